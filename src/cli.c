@@ -1,0 +1,312 @@
+#include "cli.h"
+
+#include "cli_params.h"
+#include "settings.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+  OPT_SETTING = 1000, /* options that set a wl_setting, see setting_options[] */
+  OPT_CONFIG = 2000, OPT_FILTER, OPT_DRY_RUN, OPT_COMPILE_ONLY, OPT_RESUME, OPT_SHARD,
+  OPT_DEVICES, OPT_FAIL_ABOVE, OPT_HELP, OPT_VERSION
+};
+
+/* Command-line options that set a setting; value NULL means the option takes an argument. */
+static const struct {
+  const char *option, *section, *name, *value;
+} setting_options[] = {
+    {"mode", "run", "mode", NULL},
+    {"warmup", "run", "warmup", NULL},
+    {"warmup-time", "run", "warmup_time", NULL},
+    {"iters", "run", "iters", NULL},
+    {"flush-l2", "run", "flush_l2", "true"},
+    {"no-flush-l2", "run", "flush_l2", "false"},
+    {"seed", "run", "seed", NULL},
+    {"device", "run", "device", NULL},
+    {"nvtx", "run", "nvtx", NULL},
+    {"isolate", "run", "isolate", "true"},
+    {"config-timeout", "run", "config_timeout", NULL},
+    {"adaptive", "adaptive", "enabled", "true"},
+    {"target-noise", "adaptive", "target_noise", NULL},
+    {"min-samples", "adaptive", "min_samples", NULL},
+    {"min-time", "adaptive", "min_time", NULL},
+    {"max-time", "adaptive", "max_time", NULL},
+    {"format", "output", "format", NULL},
+    {"quiet", "output", "quiet", "true"},
+    {"no-progress", "output", "progress", "false"},
+    {"arch", "compile", "arch", NULL},
+    {"cache-dir", "compile", "cache_dir", NULL},
+    {"no-cache", "compile", "cache", "false"},
+};
+#define NSETTING_OPTIONS (sizeof setting_options / sizeof setting_options[0])
+
+/* Features that exist as options but whose behaviour comes with a later version. */
+static const char *const unavailable_options[] = {
+    "-p", "-o", "--filter", "--dry-run", "--compile-only", "--resume", "--shard", "--devices",
+};
+
+static bool option_unavailable(const char *name) {
+  for (size_t i = 0; i < sizeof unavailable_options / sizeof unavailable_options[0]; i++)
+    if (strcmp(unavailable_options[i], name) == 0) return true;
+  return false;
+}
+
+static void note_unavailable(struct wl_cli *cli, const char *name) {
+  if (!option_unavailable(name)) return;
+  for (int i = 0; i < cli->nunavailable; i++)
+    if (strcmp(cli->unavailable[i], name) == 0) return;
+  if (cli->nunavailable < WL_MAX_LIST) cli->unavailable[cli->nunavailable++] = name;
+}
+
+const char *wl_output_format(const char *path) {
+  static const struct { const char *ext, *format; } formats[] = {
+      {".json", "json"}, {".csv", "csv"}, {".md", "markdown"}, {".txt", "plain"}};
+  const char *dot = strrchr(path, '.');
+  if (!dot || strchr(dot, '/')) return NULL;
+  for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+    if (strcmp(dot, formats[i].ext) == 0) return formats[i].format;
+  return NULL;
+}
+
+static bool push_list(const char **list, int *n, const char *v, const char *what, char *err,
+                      size_t errlen) {
+  if (*n >= WL_MAX_LIST) {
+    snprintf(err, errlen, "too many %s (at most %d)", what, WL_MAX_LIST);
+    return false;
+  }
+  list[(*n)++] = v;
+  return true;
+}
+
+static bool parse_shard(const char *v, struct wl_cli *cli, char *err, size_t errlen) {
+  char *end;
+  long k = strtol(v, &end, 10), n = 0;
+  if (*end == '/') n = strtol(end + 1, &end, 10);
+  if (*end || k < 1 || n < 1 || k > n || n > 1000000) {
+    snprintf(err, errlen, "--shard '%s': expected K/N with 1 <= K <= N (like 2/8)", v);
+    return false;
+  }
+  cli->shard_k = (int)k;
+  cli->shard_n = (int)n;
+  return true;
+}
+
+static bool parse_devices(const char *v, char *err, size_t errlen) {
+  const char *s = v;
+  for (;;) {
+    long long d;
+    char item[32];
+    const char *comma = strchr(s, ',');
+    size_t len = comma ? (size_t)(comma - s) : strlen(s);
+    if (len == 0 || len >= sizeof item) goto bad;
+    memcpy(item, s, len);
+    item[len] = '\0';
+    if (!wl_parse_int(item, &d) || d < 0 || d > 1023) goto bad;
+    if (!comma) return true;
+    s = comma + 1;
+  }
+bad:
+  snprintf(err, errlen, "--devices '%s': expected device indices like 0,1,2", v);
+  return false;
+}
+
+static const char *subcommands[] = {"run", "info", "compare", "merge"};
+
+bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t errlen) {
+  static struct option longopts[NSETTING_OPTIONS + 16];
+  size_t nl = 0;
+  memset(cli, 0, sizeof *cli);
+  cli->fail_above = -1;
+  for (size_t i = 0; i < NSETTING_OPTIONS; i++)
+    longopts[nl++] = (struct option){setting_options[i].option,
+                                     setting_options[i].value ? no_argument : required_argument,
+                                     NULL, OPT_SETTING + (int)i};
+  longopts[nl++] = (struct option){"config", required_argument, NULL, OPT_CONFIG};
+  longopts[nl++] = (struct option){"filter", required_argument, NULL, OPT_FILTER};
+  longopts[nl++] = (struct option){"dry-run", no_argument, NULL, OPT_DRY_RUN};
+  longopts[nl++] = (struct option){"compile-only", no_argument, NULL, OPT_COMPILE_ONLY};
+  longopts[nl++] = (struct option){"resume", required_argument, NULL, OPT_RESUME};
+  longopts[nl++] = (struct option){"shard", required_argument, NULL, OPT_SHARD};
+  longopts[nl++] = (struct option){"devices", required_argument, NULL, OPT_DEVICES};
+  longopts[nl++] = (struct option){"fail-above", required_argument, NULL, OPT_FAIL_ABOVE};
+  longopts[nl++] = (struct option){"param", required_argument, NULL, 'p'};
+  longopts[nl++] = (struct option){"output", required_argument, NULL, 'o'};
+  longopts[nl++] = (struct option){"help", no_argument, NULL, 'h'};
+  longopts[nl++] = (struct option){"version", no_argument, NULL, 'V'};
+  longopts[nl] = (struct option){0};
+
+  /* a subcommand is the first word; everything after "--" belongs to the script */
+  int first = 1;
+  if (argc > 1)
+    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
+      if (strcmp(argv[1], subcommands[i]) == 0) {
+        cli->command = (enum wl_command)i;
+        first = 2;
+      }
+  int end = argc;
+  for (int i = first; i < argc; i++)
+    if (strcmp(argv[i], "--") == 0) { end = i; break; }
+
+  /* getopt_long permutes; hand it argv[first-1 .. end) */
+  char **av = argv + first - 1;
+  int ac = end - (first - 1);
+  char *saved = ac < argc - (first - 1) ? av[ac] : NULL;
+  if (saved) av[ac] = NULL;
+  optind = 0; /* full reinitialisation (GNU) so that parse can be called again by tests */
+  opterr = 0;
+  int c;
+  bool ok = true;
+  while (ok && (c = getopt_long(ac, av, "hVqp:o:", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'h': cli->help = true; break;
+    case 'V': cli->version = true; break;
+    case 'q': c = OPT_SETTING; /* --quiet is also a setting */
+      for (size_t i = 0; i < NSETTING_OPTIONS; i++)
+        if (strcmp(setting_options[i].option, "quiet") == 0) c = OPT_SETTING + (int)i;
+      goto setting;
+    case 'p': {
+      struct wl_param_override p;
+      char why[256];
+      if (!wl_param_parse(optarg, &p, why, sizeof why)) {
+        snprintf(err, errlen, "%s", why);
+        ok = false;
+        break;
+      }
+      wl_param_free(&p);
+      ok = push_list(cli->params, &cli->nparams, optarg, "-p options", err, errlen);
+      note_unavailable(cli, "-p");
+      break;
+    }
+    case 'o':
+      if (!wl_output_format(optarg)) {
+        snprintf(err, errlen,
+                 "-o '%s': unknown output format; the extension chooses it: .json, .csv, .md, .txt",
+                 optarg);
+        ok = false;
+      } else {
+        ok = push_list(cli->outputs, &cli->noutputs, optarg, "-o files", err, errlen);
+      }
+      note_unavailable(cli, "-o");
+      break;
+    case OPT_CONFIG: cli->config = optarg; break;
+    case OPT_FILTER: cli->filter = optarg; note_unavailable(cli, "--filter"); break;
+    case OPT_DRY_RUN: cli->dry_run = true; note_unavailable(cli, "--dry-run"); break;
+    case OPT_COMPILE_ONLY: cli->compile_only = true; note_unavailable(cli, "--compile-only"); break;
+    case OPT_RESUME: cli->resume = optarg; note_unavailable(cli, "--resume"); break;
+    case OPT_SHARD: ok = parse_shard(optarg, cli, err, errlen); note_unavailable(cli, "--shard"); break;
+    case OPT_DEVICES:
+      ok = parse_devices(optarg, err, errlen);
+      cli->devices = optarg;
+      note_unavailable(cli, "--devices");
+      break;
+    case OPT_FAIL_ABOVE:
+      if (cli->command != WL_CMD_COMPARE) {
+        snprintf(err, errlen, "--fail-above belongs to 'wlrun compare'");
+        ok = false;
+      } else if (!wl_parse_percent(optarg, &cli->fail_above) || cli->fail_above < 0) {
+        snprintf(err, errlen, "--fail-above '%s': expected a percentage like 5%%", optarg);
+        ok = false;
+      }
+      break;
+    case '?':
+      if (optopt == 0)
+        snprintf(err, errlen, "unknown option '%s'", av[optind - 1]);
+      else if (optopt == 'p' || optopt == 'o' || optopt > 255)
+        snprintf(err, errlen, "option '%s' needs a value", av[optind - 1]);
+      else
+        snprintf(err, errlen, "unknown option '-%c'", optopt);
+      ok = false;
+      break;
+    default:
+    setting: {
+      size_t i = (size_t)(c - OPT_SETTING);
+      if (i >= NSETTING_OPTIONS) {
+        snprintf(err, errlen, "internal error: option %d", c);
+        ok = false;
+        break;
+      }
+      if (cli->nsets >= WL_MAX_LIST) {
+        snprintf(err, errlen, "too many options");
+        ok = false;
+        break;
+      }
+      cli->sets[cli->nsets].option = setting_options[i].option;
+      cli->sets[cli->nsets].section = setting_options[i].section;
+      cli->sets[cli->nsets].name = setting_options[i].name;
+      cli->sets[cli->nsets].value = setting_options[i].value ? setting_options[i].value : optarg;
+      cli->nsets++;
+    }
+    }
+  }
+  if (saved) av[ac] = saved;
+  if (!ok) return false;
+
+  /* positional words: the script and its arguments, or the input files */
+  int pos = optind;
+  if (cli->command == WL_CMD_RUN) {
+    if (pos < ac) cli->script = av[pos++];
+    cli->script_args = (const char **)(av + pos);
+    cli->nscript_args = ac - pos;
+    if (end < argc) { /* arguments after "--" follow the positional ones */
+      int n = cli->nscript_args + (argc - end - 1);
+      const char **args = malloc(sizeof *args * (size_t)(n + 1));
+      if (!args) { snprintf(err, errlen, "out of memory"); return false; }
+      for (int i = 0; i < cli->nscript_args; i++) args[i] = cli->script_args[i];
+      for (int i = end + 1; i < argc; i++) args[cli->nscript_args++] = argv[i];
+      args[n] = NULL;
+      cli->script_args = args;
+    }
+  } else {
+    for (; pos < ac; pos++)
+      if (!push_list(cli->inputs, &cli->ninputs, av[pos], "input files", err, errlen)) return false;
+    if (end < argc) {
+      snprintf(err, errlen, "'wlrun %s' takes no script arguments after --",
+               subcommands[cli->command]);
+      return false;
+    }
+  }
+  if (cli->help || cli->version) return true;
+  if (cli->command == WL_CMD_RUN && !cli->script) {
+    snprintf(err, errlen, "no script given (usage: wlrun [options] SCRIPT.lua [-- args])");
+    return false;
+  }
+  if (cli->command == WL_CMD_COMPARE && cli->ninputs != 2) {
+    snprintf(err, errlen, "'wlrun compare' takes two results files (BASE.json NEW.json), got %d",
+             cli->ninputs);
+    return false;
+  }
+  if (cli->command == WL_CMD_MERGE && cli->ninputs < 1) {
+    snprintf(err, errlen, "'wlrun merge' takes results files to merge");
+    return false;
+  }
+  if (cli->command == WL_CMD_INFO && cli->ninputs > 0) {
+    snprintf(err, errlen, "'wlrun info' takes no files, got '%s'", cli->inputs[0]);
+    return false;
+  }
+  /* validate setting values now, so that a bad value is a usage error before anything runs */
+  for (int i = 0; i < cli->nsets; i++) {
+    struct wl_setting probe = *wl_setting_find(cli->sets[i].section, cli->sets[i].name);
+    char why[256];
+    if (!wl_setting_assign(&probe, cli->sets[i].value, WL_FROM_CLI, "", why, sizeof why)) {
+      snprintf(err, errlen, "--%s: %s", cli->sets[i].option, why);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool wl_cli_apply_settings(const struct wl_cli *cli, char *err, size_t errlen) {
+  for (int i = 0; i < cli->nsets; i++) {
+    struct wl_setting *s = wl_setting_find(cli->sets[i].section, cli->sets[i].name);
+    char origin[80], why[256];
+    snprintf(origin, sizeof origin, "--%s", cli->sets[i].option);
+    if (!wl_setting_assign(s, cli->sets[i].value, WL_FROM_CLI, origin, why, sizeof why)) {
+      snprintf(err, errlen, "--%s: %s", cli->sets[i].option, why);
+      return false;
+    }
+  }
+  return true;
+}

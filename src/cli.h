@@ -1,0 +1,49 @@
+/* The command line: subcommands, options and their validation (docs/cli.md). */
+#ifndef WL_CLI_H
+#define WL_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum wl_command { WL_CMD_RUN, WL_CMD_INFO, WL_CMD_COMPARE, WL_CMD_MERGE };
+
+#define WL_MAX_LIST 64
+
+struct wl_cli {
+  enum wl_command command;
+  bool help, version;
+  const char *config;  /* --config FILE */
+  const char *script;  /* SCRIPT for run */
+  const char **script_args;
+  int nscript_args;
+  const char *params[WL_MAX_LIST]; /* -p NAME=VALUES, raw */
+  int nparams;
+  const char *outputs[WL_MAX_LIST]; /* -o FILE */
+  int noutputs;
+  const char *inputs[WL_MAX_LIST]; /* files of compare and merge */
+  int ninputs;
+  const char *filter;
+  const char *resume;
+  const char *devices;
+  int shard_k, shard_n; /* 0/0 when not given */
+  bool dry_run, compile_only;
+  double fail_above; /* compare --fail-above, fraction; < 0 when not given */
+  /* options given on the command line, in order, for settings (applied after wlrun.ini) */
+  struct { const char *option; const char *section, *name, *value; } sets[WL_MAX_LIST];
+  int nsets;
+  /* options this version does not provide yet, named for the error message */
+  const char *unavailable[WL_MAX_LIST];
+  int nunavailable;
+};
+
+/* Parses argv. On error writes a message into err and returns false (exit WL_EXIT_USAGE). */
+bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t errlen);
+
+/* Applies the settings given on the command line (after wlrun.ini was read). */
+bool wl_cli_apply_settings(const struct wl_cli *cli, char *err, size_t errlen);
+
+/* An output file's format from its extension: "json", "csv", "markdown", "plain"; NULL if
+ * the extension is not known. */
+const char *wl_output_format(const char *path);
+
+#endif

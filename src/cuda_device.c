@@ -1,0 +1,169 @@
+/* Devices for Lua: wl.device_count(), wl.select_device(i), wl.device() properties. */
+#include "cuda_common.h"
+#include "lhost.h"
+#include "wl_exit.h"
+
+#include <dlfcn.h>
+#include <lauxlib.h>
+#include <stdio.h>
+
+static int current_device = -1; /* selected and initialised; -1 until first use */
+static int wanted_device = 0;
+
+bool wl_cuda_is_no_device(cudaError_t err) {
+  return err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver ||
+         err == cudaErrorInvalidDevice || err == cudaErrorDevicesUnavailable ||
+         err == cudaErrorSystemDriverMismatch || err == cudaErrorCompatNotSupportedOnDevice ||
+         err == cudaErrorStubLibrary;
+}
+
+int wl_cuda_raise(lua_State *L, cudaError_t err, const char *what) {
+  cudaGetLastError(); /* clear a non-sticky error so that the state stays usable */
+  return wl_raise(L, wl_cuda_is_no_device(err) ? WL_EXIT_NO_DEVICE : WL_EXIT_CUDA, "%s: %s: %s",
+                  what, cudaGetErrorName(err), cudaGetErrorString(err));
+}
+
+/* "no NVIDIA driver" reads better than cudart's "driver version is insufficient" when the
+ * driver library is not there at all. */
+static const char *no_device_reason(cudaError_t err) {
+  if (err == cudaErrorInsufficientDriver) {
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) h = dlopen("libcuda.so.1", RTLD_LAZY);
+    if (!h) return "no NVIDIA driver (libcuda.so.1 not found)";
+    dlclose(h);
+  }
+  return cudaGetErrorString(err);
+}
+
+static cudaError_t count_devices(int *n) {
+  *n = 0;
+  cudaError_t err = cudaGetDeviceCount(n);
+  if (err != cudaSuccess) *n = 0;
+  return err;
+}
+
+void wl_cuda_require_device(lua_State *L) {
+  if (current_device >= 0) return;
+  int n;
+  cudaError_t err = count_devices(&n);
+  if (err != cudaSuccess)
+    wl_raise(L, WL_EXIT_NO_DEVICE, "no CUDA device: %s (%s)", no_device_reason(err),
+             cudaGetErrorName(err));
+  if (wanted_device >= n)
+    wl_raise(L, WL_EXIT_NO_DEVICE, "no CUDA device %d: this machine has %d", wanted_device, n);
+  WL_CUDA(L, cudaSetDevice(wanted_device), "cudaSetDevice");
+  WL_CUDA(L, cudaFree(NULL), "creating the CUDA context");
+  current_device = wanted_device;
+}
+
+/* wl.device_count() -> n, reason: never raises; reason says why n is 0 */
+static int l_device_count(lua_State *L) {
+  int n;
+  cudaError_t err = count_devices(&n);
+  lua_pushinteger(L, n);
+  if (err != cudaSuccess) {
+    lua_pushfstring(L, "%s (%s)", no_device_reason(err), cudaGetErrorName(err));
+    return 2;
+  }
+  return 1;
+}
+
+/* wl.select_device(i): before any CUDA object is made */
+static int l_select_device(lua_State *L) {
+  lua_Integer i = luaL_checkinteger(L, 1);
+  int n;
+  cudaError_t err = count_devices(&n);
+  if (err != cudaSuccess)
+    return wl_raise(L, WL_EXIT_NO_DEVICE, "no CUDA device: %s", no_device_reason(err));
+  if (i < 0 || i >= n)
+    return wl_raise(L, WL_EXIT_NO_DEVICE, "no CUDA device %d: this machine has %d (0 to %d)",
+                    (int)i, n, n - 1);
+  if (current_device >= 0 && current_device != (int)i)
+    return luaL_error(L, "device %d is already in use; select the device before using it",
+                      current_device);
+  wanted_device = (int)i;
+  wl_cuda_require_device(L);
+  return 0;
+}
+
+static void set_int(lua_State *L, const char *k, lua_Integer v) {
+  lua_pushinteger(L, v);
+  lua_setfield(L, -2, k);
+}
+
+static int attribute(lua_State *L, enum cudaDeviceAttr attr, int dev, const char *name) {
+  int v = 0;
+  WL_CUDA(L, cudaDeviceGetAttribute(&v, attr, dev), name);
+  return v;
+}
+
+/* wl.device([i]) -> properties of device i (default: the selected one) */
+static int l_device(lua_State *L) {
+  wl_cuda_require_device(L);
+  int dev = (int)luaL_optinteger(L, 1, current_device);
+  int n;
+  count_devices(&n);
+  if (dev < 0 || dev >= n)
+    return wl_raise(L, WL_EXIT_NO_DEVICE, "no CUDA device %d: this machine has %d", dev, n);
+  struct cudaDeviceProp p;
+  WL_CUDA(L, cudaGetDeviceProperties(&p, dev), "cudaGetDeviceProperties");
+  int driver = 0, runtime = 0;
+  WL_CUDA(L, cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
+  WL_CUDA(L, cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
+  int sm_clock = attribute(L, cudaDevAttrClockRate, dev, "SM clock rate");
+  int mem_clock = attribute(L, cudaDevAttrMemoryClockRate, dev, "memory clock rate");
+  int bus = attribute(L, cudaDevAttrGlobalMemoryBusWidth, dev, "memory bus width");
+  size_t free_b = 0, total_b = 0;
+  if (dev == current_device) WL_CUDA(L, cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+
+  lua_createtable(L, 0, 32);
+  set_int(L, "index", dev);
+  lua_pushstring(L, p.name);
+  lua_setfield(L, -2, "name");
+  lua_pushfstring(L, "%d.%d", p.major, p.minor);
+  lua_setfield(L, -2, "compute_capability");
+  lua_pushfstring(L, "sm_%d%d", p.major, p.minor);
+  lua_setfield(L, -2, "arch");
+  set_int(L, "major", p.major);
+  set_int(L, "minor", p.minor);
+  set_int(L, "sm_count", p.multiProcessorCount);
+  set_int(L, "l2_bytes", p.l2CacheSize);
+  set_int(L, "memory_bytes", (lua_Integer)p.totalGlobalMem);
+  if (dev == current_device) set_int(L, "memory_free_bytes", (lua_Integer)free_b);
+  set_int(L, "sm_clock_khz", sm_clock);
+  set_int(L, "memory_clock_khz", mem_clock);
+  set_int(L, "memory_bus_bits", bus);
+  /* double data rate: two transfers per memory clock, bus_width/8 bytes each */
+  lua_pushnumber(L, 2.0 * mem_clock * 1e3 * (bus / 8.0));
+  lua_setfield(L, -2, "peak_bandwidth");
+  set_int(L, "max_threads_per_block", p.maxThreadsPerBlock);
+  set_int(L, "max_threads_per_sm", p.maxThreadsPerMultiProcessor);
+  set_int(L, "warp_size", p.warpSize);
+  set_int(L, "shared_per_block", (lua_Integer)p.sharedMemPerBlock);
+  set_int(L, "shared_per_block_optin", (lua_Integer)p.sharedMemPerBlockOptin);
+  set_int(L, "shared_per_sm", (lua_Integer)p.sharedMemPerMultiprocessor);
+  set_int(L, "registers_per_sm", p.regsPerMultiprocessor);
+  set_int(L, "registers_per_block", p.regsPerBlock);
+  set_int(L, "driver_version", driver);
+  set_int(L, "runtime_version", runtime);
+  char pci[32], uuid[40];
+  snprintf(pci, sizeof pci, "%04x:%02x:%02x.0", (unsigned)p.pciDomainID, (unsigned)p.pciBusID,
+           (unsigned)p.pciDeviceID);
+  lua_pushstring(L, pci);
+  lua_setfield(L, -2, "pci_bus_id");
+  const unsigned char *u = (const unsigned char *)p.uuid.bytes;
+  snprintf(uuid, sizeof uuid, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+           u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+           u[14], u[15]);
+  lua_pushstring(L, uuid);
+  lua_setfield(L, -2, "uuid");
+  return 1;
+}
+
+void wl_open_device(lua_State *L) {
+  static const luaL_Reg fns[] = {{"device_count", l_device_count},
+                                 {"select_device", l_select_device},
+                                 {"device", l_device},
+                                 {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+}

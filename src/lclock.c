@@ -1,0 +1,42 @@
+/* Host clock primitives for Lua: wl.clock(), wl.clock_ns(), wl.sleep(). */
+#include "lhost.h"
+
+#include <errno.h>
+#include <lauxlib.h>
+#include <math.h>
+#include <time.h>
+
+static struct timespec now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts); /* cannot fail for CLOCK_MONOTONIC on Linux */
+  return ts;
+}
+
+/* seconds on the monotonic clock, as a float (resolution ~ns at the epoch of the boot) */
+static int l_clock(lua_State *L) {
+  struct timespec ts = now();
+  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec * 1e-9);
+  return 1;
+}
+
+/* nanoseconds on the monotonic clock, as an integer: exact differences */
+static int l_clock_ns(lua_State *L) {
+  struct timespec ts = now();
+  lua_pushinteger(L, (lua_Integer)ts.tv_sec * 1000000000 + ts.tv_nsec);
+  return 1;
+}
+
+/* sleeps for the given seconds, resuming after signals until the time has passed */
+static int l_sleep(lua_State *L) {
+  lua_Number s = luaL_checknumber(L, 1);
+  luaL_argcheck(L, s >= 0 && s <= 1e7 && !isnan(s), 1, "seconds from 0 to 1e7 expected");
+  struct timespec req = {(time_t)s, (long)((s - floor(s)) * 1e9)}, rem;
+  while (nanosleep(&req, &rem) != 0 && errno == EINTR) req = rem;
+  return 0;
+}
+
+void wl_open_clock(lua_State *L) {
+  static const luaL_Reg fns[] = {
+      {"clock", l_clock}, {"clock_ns", l_clock_ns}, {"sleep", l_sleep}, {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+}

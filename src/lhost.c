@@ -1,0 +1,298 @@
+#include "lhost.h"
+
+#include "cuda_common.h"
+
+#include <lauxlib.h>
+#include <lualib.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_KIND_KEY "wlrun.exit_kind"
+
+static lua_State *running_state;   /* the state inside lua_pcall, for the SIGINT handler */
+static volatile sig_atomic_t interrupt_pending;
+
+/* Ctrl-C: stop the running Lua code at its next instruction with an "interrupted" error
+ * (the pattern of lua.c's laction/lstop). */
+static void stop_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  lua_sethook(L, NULL, 0, 0);
+  lua_createtable(L, 0, 2);
+  lua_pushliteral(L, "interrupted");
+  lua_setfield(L, -2, "kind");
+  lua_pushliteral(L, "interrupted (Ctrl-C)");
+  lua_setfield(L, -2, "message");
+  lua_error(L);
+}
+
+/* The first SIGINT stops the Lua code cleanly. Another one more than a second later (the
+ * first did not get through, say a kernel that never ends) exits at once; one sooner is the
+ * same Ctrl-C delivered twice (to the process and to its group, as timeout(1) does). */
+static void on_sigint(int sig) {
+  static struct timespec first;
+  struct timespec now;
+  (void)sig;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  if (interrupt_pending) {
+    if (now.tv_sec - first.tv_sec + (now.tv_nsec - first.tv_nsec) * 1e-9 > 1.0) {
+      static const char msg[] = "\nwlrun: interrupted again, exiting at once\n";
+      if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) { /* nothing more to do */ }
+      _exit(WL_EXIT_INTERRUPTED);
+    }
+    return;
+  }
+  first = now;
+  interrupt_pending = 1;
+  if (running_state)
+    lua_sethook(running_state, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+/* Message handler of every protected call: file:line message plus a traceback; remembers
+ * the error's kind (for the exit code). */
+static int message_handler(lua_State *L) {
+  const char *kind = "script";
+  const char *msg = NULL;
+  if (lua_type(L, 1) == LUA_TTABLE && lua_getfield(L, 1, "message") == LUA_TSTRING) {
+    msg = lua_tostring(L, -1);
+    if (lua_getfield(L, 1, "kind") == LUA_TSTRING) kind = lua_tostring(L, -1);
+  } else if (lua_type(L, 1) == LUA_TSTRING) {
+    msg = lua_tostring(L, 1);
+  } else if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) {
+    msg = lua_tostring(L, -1);
+  }
+  if (!msg) msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  lua_pushstring(L, kind);
+  lua_setfield(L, LUA_REGISTRYINDEX, EXIT_KIND_KEY);
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+/* Runs the function below nargs arguments on the stack, protected; on error prints the
+ * message with its traceback and returns the error's exit code. Leaves nresults on success. */
+static enum wl_exit protected_call(lua_State *L, int nargs, int nresults) {
+  int base = lua_gettop(L) - nargs;
+  lua_pushcfunction(L, message_handler);
+  lua_insert(L, base);
+  running_state = L;
+  if (interrupt_pending) /* Ctrl-C came between two protected calls */
+    lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+  int status = lua_pcall(L, nargs, nresults, base);
+  running_state = NULL;
+  lua_remove(L, base);
+  if (status == LUA_OK) return WL_EXIT_OK;
+  fprintf(stderr, "wlrun: %s\n", lua_tostring(L, -1) ? lua_tostring(L, -1) : "(no message)");
+  lua_pop(L, 1);
+  if (status == LUA_ERRMEM) return WL_EXIT_SCRIPT;
+  lua_getfield(L, LUA_REGISTRYINDEX, EXIT_KIND_KEY);
+  enum wl_exit code = wl_exit_from_kind(lua_tostring(L, -1));
+  lua_pop(L, 1);
+  return code;
+}
+
+/* package.searchers entry for wlrun.*: the embedded library, or WLRUN_LUA_DIR when set. */
+static int search_embedded(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  if (strcmp(name, "wlrun") != 0 && strncmp(name, "wlrun.", 6) != 0) {
+    lua_pushfstring(L, "no embedded module '%s'", name);
+    return 1;
+  }
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, "wlrun/");
+  luaL_addgsub(&b, strcmp(name, "wlrun") == 0 ? "init" : name + 6, ".", "/");
+  luaL_addstring(&b, ".lua");
+  luaL_pushresult(&b);
+  const char *rel = lua_tostring(L, -1);
+  const char *dir = getenv("WLRUN_LUA_DIR");
+  int status;
+  if (dir && *dir) {
+    const char *path = lua_pushfstring(L, "%s/%s", dir, rel);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+      lua_pushfstring(L, "no file '%s' (WLRUN_LUA_DIR)", path);
+      return 1;
+    }
+    fclose(f);
+    status = luaL_loadfilex(L, path, "t");
+  } else {
+    const char *path = lua_pushfstring(L, "lua/%s", rel);
+    const struct wl_embedded_file *file = wl_embedded_find(path);
+    if (!file) {
+      lua_pushfstring(L, "no embedded file '%s'", path);
+      return 1;
+    }
+    const char *chunkname = lua_pushfstring(L, "@%s", path);
+    status = luaL_loadbufferx(L, (const char *)file->data, file->size, chunkname, "t");
+  }
+  if (status != LUA_OK)
+    return luaL_error(L, "error loading module '%s':\n\t%s", name, lua_tostring(L, -1));
+  lua_pushstring(L, rel);
+  return 2;
+}
+
+static int error_tostring(lua_State *L) {
+  lua_getfield(L, 1, "message");
+  if (lua_type(L, -1) != LUA_TSTRING) lua_pushliteral(L, "wlrun error");
+  return 1;
+}
+
+/* wl.error(kind, message [, level]): raise an error with a kind (an exit code). */
+static int core_error(lua_State *L) {
+  static const char *const kinds[] = {"script", "usage", "config", "no_device", "cuda",
+                                      "compile", "regression", "unavailable", "io", NULL};
+  int kind = luaL_checkoption(L, 1, NULL, kinds);
+  const char *msg = luaL_checkstring(L, 2);
+  int level = (int)luaL_optinteger(L, 3, 1);
+  lua_createtable(L, 0, 2);
+  lua_pushstring(L, kinds[kind]);
+  lua_setfield(L, -2, "kind");
+  if (level > 0) {
+    luaL_where(L, level);
+    lua_pushstring(L, msg);
+    lua_concat(L, 2);
+  } else {
+    lua_pushstring(L, msg);
+  }
+  lua_setfield(L, -2, "message");
+  luaL_setmetatable(L, "wlrun.error");
+  return lua_error(L);
+}
+
+static int open_core(lua_State *L) {
+  const struct wl_cli *cli = lua_touserdata(L, lua_upvalueindex(1));
+  lua_newtable(L);
+  lua_pushliteral(L, WLRUN_VERSION);
+  lua_setfield(L, -2, "version");
+  lua_pushcfunction(L, core_error);
+  lua_setfield(L, -2, "error");
+  wl_open_clock(L);
+  wl_open_stats(L);
+  wl_open_settings(L, cli);
+  wl_open_device(L);
+  return 1;
+}
+
+static int setup_state(lua_State *L) {
+  const struct wl_cli *cli = lua_touserdata(L, 1);
+  luaL_openlibs(L);
+  if (luaL_newmetatable(L, "wlrun.error")) {
+    lua_pushcfunction(L, error_tostring);
+    lua_setfield(L, -2, "__tostring");
+  }
+  lua_pop(L, 1);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushlightuserdata(L, (void *)cli);
+  lua_pushcclosure(L, open_core, 1);
+  lua_setfield(L, -2, "wlrun.core");
+  lua_pop(L, 1);
+  /* the embedded searcher goes right after the preload searcher */
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "searchers");
+  lua_pushcfunction(L, search_embedded);
+  for (lua_Integer i = (lua_Integer)luaL_len(L, -2); i >= 2; i--) {
+    lua_geti(L, -2, i);
+    lua_seti(L, -3, i + 1);
+  }
+  lua_seti(L, -2, 2);
+  lua_pop(L, 2);
+  return 0;
+}
+
+static int panic(lua_State *L) {
+  const char *msg = lua_tostring(L, -1);
+  fprintf(stderr, "wlrun: unprotected Lua error: %s\n", msg ? msg : "(no message)");
+  exit(WL_EXIT_SCRIPT);
+}
+
+lua_State *wl_host_new(const struct wl_cli *cli) {
+  lua_State *L = luaL_newstate();
+  if (!L) {
+    fprintf(stderr, "wlrun: cannot create the Lua state: out of memory\n");
+    return NULL;
+  }
+  lua_atpanic(L, panic);
+  struct sigaction sa = {.sa_handler = on_sigint};
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  lua_pushcfunction(L, setup_state);
+  lua_pushlightuserdata(L, (void *)cli);
+  if (protected_call(L, 1, 0) != WL_EXIT_OK) {
+    lua_close(L);
+    return NULL;
+  }
+  return L;
+}
+
+/* the global 'arg' as lua.c makes it: arg[0] the script, arg[1..] its arguments */
+static void push_args(lua_State *L, const struct wl_cli *cli) {
+  lua_createtable(L, cli->nscript_args, 1);
+  lua_pushstring(L, cli->script);
+  lua_rawseti(L, -2, 0);
+  for (int i = 0; i < cli->nscript_args; i++) {
+    lua_pushstring(L, cli->script_args[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setglobal(L, "arg");
+}
+
+/* the loaded chunk is on top; calls it and, when it returns a scenario, runs that */
+static int run_chunk(lua_State *L) {
+  const struct wl_cli *cli = lua_touserdata(L, 1);
+  lua_remove(L, 1);
+  for (int i = 0; i < cli->nscript_args; i++) lua_pushstring(L, cli->script_args[i]);
+  lua_call(L, cli->nscript_args, 1);
+  if (lua_type(L, -1) != LUA_TTABLE) return 0;
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "wlrun");
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, "is_scenario");
+  lua_pushvalue(L, -3);
+  lua_call(L, 1, 1);
+  if (!lua_toboolean(L, -1)) return 0;
+  lua_getfield(L, -2, "run_scenario");
+  lua_pushvalue(L, -4);
+  lua_pushstring(L, cli->script);
+  lua_call(L, 2, 0);
+  return 0;
+}
+
+enum wl_exit wl_host_run_script(lua_State *L, const struct wl_cli *cli) {
+  push_args(L, cli);
+  lua_pushcfunction(L, run_chunk);
+  lua_pushlightuserdata(L, (void *)cli);
+  int status = luaL_loadfilex(L, cli->script, "t");
+  if (status != LUA_OK) {
+    const char *msg = lua_tostring(L, -1);
+    fprintf(stderr, "wlrun: %s\n", msg ? msg : "cannot load the script");
+    lua_pop(L, 3);
+    return status == LUA_ERRFILE ? WL_EXIT_IO : WL_EXIT_SCRIPT;
+  }
+  return protected_call(L, 2, 0);
+}
+
+static int call_command(lua_State *L) {
+  const char *module = lua_tostring(L, 1), *fn = lua_tostring(L, 2);
+  lua_getglobal(L, "require");
+  lua_pushstring(L, module);
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, fn);
+  lua_call(L, 0, 0);
+  return 0;
+}
+
+enum wl_exit wl_host_run_command(lua_State *L, const char *module, const char *fn) {
+  lua_pushcfunction(L, call_command);
+  lua_pushstring(L, module);
+  lua_pushstring(L, fn);
+  return protected_call(L, 2, 0);
+}
+
+void wl_host_close(lua_State *L) {
+  if (!L) return;
+  running_state = NULL;
+  lua_close(L);
+}

@@ -1,0 +1,72 @@
+/* wl.stats for Lua: summaries and percentiles of sample arrays, computed by stats.c. */
+#include "lhost.h"
+#include "stats.h"
+
+#include <lauxlib.h>
+#include <math.h>
+#include <stdlib.h>
+
+/* Reads the array argument into a C buffer (a userdata, so an error cannot leak it). */
+static double *check_samples(lua_State *L, int arg, size_t *n) {
+  luaL_checktype(L, arg, LUA_TTABLE);
+  lua_Integer len = luaL_len(L, arg);
+  luaL_argcheck(L, len >= 1, arg, "at least one sample expected");
+  double *x = lua_newuserdatauv(L, (size_t)len * sizeof *x, 0);
+  for (lua_Integer i = 1; i <= len; i++) {
+    int isnum;
+    lua_geti(L, arg, i);
+    x[i - 1] = lua_tonumberx(L, -1, &isnum);
+    if (!isnum || !isfinite(x[i - 1]))
+      luaL_error(L, "sample %d is %s, expected a finite number", (int)i,
+                 isnum ? "not finite" : luaL_typename(L, -1));
+    lua_pop(L, 1);
+  }
+  *n = (size_t)len;
+  return x;
+}
+
+static void set_number(lua_State *L, const char *k, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, k);
+}
+
+/* wl.stats.summary(samples) -> {n, mean, std, min, max, median, p10, p25, p75, p90, p99, iqr, cv} */
+static int l_summary(lua_State *L) {
+  size_t n;
+  double *x = check_samples(L, 1, &n);
+  struct wl_summary s;
+  if (!wl_stats_summarize(x, n, &s)) return luaL_error(L, "not enough memory for the summary");
+  lua_createtable(L, 0, 13);
+  lua_pushinteger(L, (lua_Integer)s.n);
+  lua_setfield(L, -2, "n");
+  set_number(L, "mean", s.mean);
+  set_number(L, "std", s.std);
+  set_number(L, "min", s.min);
+  set_number(L, "max", s.max);
+  set_number(L, "median", s.median);
+  set_number(L, "p10", s.p10);
+  set_number(L, "p25", s.p25);
+  set_number(L, "p75", s.p75);
+  set_number(L, "p90", s.p90);
+  set_number(L, "p99", s.p99);
+  set_number(L, "iqr", s.iqr);
+  set_number(L, "cv", s.cv);
+  return 1;
+}
+
+/* wl.stats.percentile(samples, p) with p in [0, 100] */
+static int l_percentile(lua_State *L) {
+  size_t n;
+  double *x = check_samples(L, 1, &n);
+  lua_Number p = luaL_checknumber(L, 2);
+  luaL_argcheck(L, p >= 0 && p <= 100, 2, "percentile from 0 to 100 expected");
+  wl_sort_doubles(x, n);
+  lua_pushnumber(L, wl_percentile_sorted(x, n, p));
+  return 1;
+}
+
+void wl_open_stats(lua_State *L) {
+  static const luaL_Reg fns[] = {{"summary", l_summary}, {"percentile", l_percentile}, {NULL, NULL}};
+  luaL_newlib(L, fns);
+  lua_setfield(L, -2, "stats");
+}

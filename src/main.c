@@ -1,0 +1,83 @@
+/* wlrun: entry point. Parses the command line, reads wlrun.ini, and runs a script or a
+ * subcommand. Exit codes: wl_exit.h and docs/cli.md. */
+#include "cli.h"
+#include "config.h"
+#include "lhost.h"
+#include "settings.h"
+#include "wl_exit.h"
+
+#include <lua.h>
+#include <stdio.h>
+#include <string.h>
+
+static int usage_error(const char *msg) {
+  fprintf(stderr, "wlrun: %s\nTry 'wlrun --help'.\n", msg);
+  return WL_EXIT_USAGE;
+}
+
+static void print_help(void) {
+  const struct wl_embedded_file *f = wl_embedded_find("docs/cli.md");
+  if (f) fwrite(f->data, 1, f->size, stdout);
+}
+
+static void print_version(void) {
+  printf("wlrun %s (%s)\n", WLRUN_VERSION, LUA_RELEASE);
+}
+
+/* Options and settings that this version parses but does not act on yet are refused. */
+static int refuse_unavailable(const struct wl_cli *cli) {
+  const char *what = NULL;
+  char buf[400];
+  if (cli->nunavailable > 0) {
+    what = cli->unavailable[0];
+  } else {
+    for (size_t i = 0; i < wl_settings_count(); i++) {
+      const struct wl_setting *s = wl_setting_at(i);
+      if (!s->available && s->source != WL_FROM_DEFAULT) {
+        snprintf(buf, sizeof buf, "%s (setting %s.%s)", s->origin, s->section, s->name);
+        what = buf;
+        break;
+      }
+    }
+  }
+  if (!what) return WL_EXIT_OK;
+  fprintf(stderr, "wlrun: %s is not available in this version of wlrun yet\n", what);
+  return WL_EXIT_UNAVAILABLE;
+}
+
+int main(int argc, char **argv) {
+  struct wl_cli cli;
+  char err[1024];
+  bool io_error;
+
+  wl_settings_reset();
+  if (!wl_cli_parse(argc, argv, &cli, err, sizeof err)) return usage_error(err);
+  if (cli.help) {
+    print_help();
+    return WL_EXIT_OK;
+  }
+  if (cli.version) {
+    print_version();
+    return WL_EXIT_OK;
+  }
+  const char *config = wl_config_locate(cli.config);
+  if (config && !wl_config_load(config, err, sizeof err, &io_error)) {
+    fprintf(stderr, "wlrun: %s\n", err);
+    return io_error ? WL_EXIT_IO : WL_EXIT_CONFIG;
+  }
+  if (!wl_cli_apply_settings(&cli, err, sizeof err)) return usage_error(err);
+  int refused = refuse_unavailable(&cli);
+  if (refused) return refused;
+
+  if (cli.command != WL_CMD_RUN) {
+    static const char *names[] = {"run", "info", "compare", "merge"};
+    fprintf(stderr, "wlrun: 'wlrun %s' is not available in this version of wlrun yet\n",
+            names[cli.command]);
+    return WL_EXIT_UNAVAILABLE;
+  }
+  lua_State *L = wl_host_new(&cli);
+  if (!L) return WL_EXIT_SCRIPT;
+  enum wl_exit code = wl_host_run_script(L, &cli);
+  wl_host_close(L);
+  return (int)code;
+}

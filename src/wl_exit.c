@@ -1,0 +1,51 @@
+#include "wl_exit.h"
+
+#include <lauxlib.h>
+#include <stdarg.h>
+#include <string.h>
+
+static const struct {
+  enum wl_exit code;
+  const char *kind;
+} kinds[] = {
+    {WL_EXIT_OK, "ok"},
+    {WL_EXIT_SCRIPT, "script"},
+    {WL_EXIT_USAGE, "usage"},
+    {WL_EXIT_CONFIG, "config"},
+    {WL_EXIT_NO_DEVICE, "no_device"},
+    {WL_EXIT_CUDA, "cuda"},
+    {WL_EXIT_COMPILE, "compile"},
+    {WL_EXIT_REGRESSION, "regression"},
+    {WL_EXIT_UNAVAILABLE, "unavailable"},
+    {WL_EXIT_IO, "io"},
+    {WL_EXIT_INTERRUPTED, "interrupted"},
+};
+
+const char *wl_exit_kind_name(enum wl_exit code) {
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    if (kinds[i].code == code) return kinds[i].kind;
+  return "script";
+}
+
+enum wl_exit wl_exit_from_kind(const char *kind) {
+  if (kind)
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+      if (strcmp(kinds[i].kind, kind) == 0) return kinds[i].code;
+  return WL_EXIT_SCRIPT;
+}
+
+int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...) {
+  va_list ap;
+  lua_createtable(L, 0, 2);
+  lua_pushstring(L, wl_exit_kind_name(kind));
+  lua_setfield(L, -2, "kind");
+  luaL_where(L, 1);
+  va_start(ap, fmt);
+  lua_pushvfstring(L, fmt, ap);
+  va_end(ap);
+  lua_concat(L, 2);
+  lua_setfield(L, -2, "message");
+  luaL_getmetatable(L, "wlrun.error");
+  lua_setmetatable(L, -2);
+  return lua_error(L);
+}

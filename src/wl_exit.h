@@ -1,0 +1,33 @@
+/* Exit codes of wlrun and the error kinds that map to them (docs/cli.md, "Exit codes"). */
+#ifndef WL_EXIT_H
+#define WL_EXIT_H
+
+#include <lua.h>
+
+enum wl_exit {
+  WL_EXIT_OK = 0,
+  WL_EXIT_SCRIPT = 1,      /* Lua syntax or runtime error, invalid scenario */
+  WL_EXIT_USAGE = 2,       /* bad command line */
+  WL_EXIT_CONFIG = 3,      /* bad wlrun.ini */
+  WL_EXIT_NO_DEVICE = 4,   /* no CUDA device or driver */
+  WL_EXIT_CUDA = 5,        /* a CUDA call failed (launch, fault, out of memory) */
+  WL_EXIT_COMPILE = 6,     /* NVRTC compile error */
+  WL_EXIT_REGRESSION = 7,  /* compare found a regression */
+  WL_EXIT_UNAVAILABLE = 8, /* a feature that this version does not provide yet */
+  WL_EXIT_IO = 9,          /* a file could not be read or written */
+  WL_EXIT_INTERRUPTED = 130
+};
+
+/* Error kinds carried by errors raised from C into Lua; each maps to one exit code. */
+const char *wl_exit_kind_name(enum wl_exit code);
+enum wl_exit wl_exit_from_kind(const char *kind);
+
+/* Raises a Lua error whose value is a table {kind=, message=}; the message is prefixed with
+ * the position of the calling Lua code (luaL_where(L, 1)). Never returns. */
+int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+#endif

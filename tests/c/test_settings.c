@@ -1,0 +1,182 @@
+/* settings.c, config.c (wlrun.ini), cli.c and cli_params.c: parsing, validation, precedence. */
+#include "check.h"
+#include "cli.h"
+#include "cli_params.h"
+#include "config.h"
+#include "settings.h"
+
+static char err[1024];
+
+static void test_parsers(void) {
+  double v;
+  bool b;
+  long long i;
+  CHECK(wl_parse_duration("1.5", &v) && v == 1.5);
+  CHECK(wl_parse_duration("200ms", &v) && fabs(v - 0.2) < 1e-15);
+  CHECK(wl_parse_duration("50us", &v) && fabs(v - 50e-6) < 1e-18);
+  CHECK(wl_parse_duration("2m", &v) && v == 120);
+  CHECK(wl_parse_duration(" 3s ", &v) && v == 3);
+  CHECK(!wl_parse_duration("3 parsecs", &v));
+  CHECK(!wl_parse_duration("ms", &v));
+  CHECK(!wl_parse_duration("nan", &v));
+  CHECK(!wl_parse_duration("inf", &v));
+  CHECK(!wl_parse_duration("0x10", &v));
+  CHECK(wl_parse_percent("0.5%", &v) && fabs(v - 0.005) < 1e-15);
+  CHECK(wl_parse_percent("0.02", &v) && v == 0.02);
+  CHECK(!wl_parse_percent("5%%", &v));
+  CHECK(wl_parse_bool("ON", &b) && b);
+  CHECK(wl_parse_bool("no", &b) && !b);
+  CHECK(!wl_parse_bool("maybe", &b));
+  CHECK(wl_parse_int("42", &i) && i == 42);
+  CHECK(!wl_parse_int("4.2", &i));
+  CHECK(!wl_parse_int("", &i));
+  CHECK(!wl_parse_int("99999999999999999999999", &i));
+}
+
+static void test_assign(void) {
+  wl_settings_reset();
+  struct wl_setting *s = wl_setting_find("run", "iters");
+  CHECK(s && s->number == 100 && s->source == WL_FROM_DEFAULT);
+  CHECK(!wl_setting_assign(s, "0", WL_FROM_CLI, "--iters", err, sizeof err));
+  CHECK_CONTAINS(err, "a whole number from 1 to 1000000000");
+  CHECK(s->number == 100);
+  CHECK(wl_setting_assign(s, "7", WL_FROM_CLI, "--iters", err, sizeof err) && s->number == 7);
+  s = wl_setting_find("run", "mode");
+  CHECK(!wl_setting_assign(s, "fast", WL_FROM_CLI, "--mode", err, sizeof err));
+  CHECK_CONTAINS(err, "cold|batch|graph|host");
+  CHECK(wl_setting_find("run", "nope") == NULL);
+}
+
+static void test_ini(void) {
+  bool io;
+  wl_settings_reset();
+  CHECK(wl_config_load("ini/good.ini", err, sizeof err, &io));
+  struct wl_setting *s = wl_setting_find("run", "warmup");
+  CHECK(s->number == 10 && s->source == WL_FROM_INI);
+  CHECK_STR(s->origin, "ini/good.ini:4");
+  CHECK_STR(wl_setting_find("run", "mode")->text, "graph");
+  CHECK_NEAR(wl_setting_find("run", "warmup_time")->number, 0.2, 1e-15);
+  CHECK_NEAR(wl_setting_find("adaptive", "target_noise")->number, 0.01, 1e-15);
+  CHECK(wl_setting_find("output", "quiet")->number == 1);
+  CHECK(wl_setting_find("run", "device")->source == WL_FROM_DEFAULT);
+
+  wl_settings_reset();
+  CHECK(!wl_config_load("ini/unknown_key.ini", err, sizeof err, &io) && !io);
+  CHECK_STR(err, "ini/unknown_key.ini:5: unknown key 'warmpu' in section [run]");
+  CHECK(!wl_config_load("ini/unknown_section.ini", err, sizeof err, &io));
+  CHECK_CONTAINS(err, "ini/unknown_section.ini:4: unknown section [runn]");
+  CHECK(!wl_config_load("ini/bad_value.ini", err, sizeof err, &io));
+  CHECK_CONTAINS(err, "ini/bad_value.ini:3: run.iters: expected a whole number from 1 to 1000000000, got '-3'");
+  CHECK(!wl_config_load("ini/syntax.ini", err, sizeof err, &io));
+  CHECK_CONTAINS(err, "ini/syntax.ini:3: syntax error");
+  CHECK(!wl_config_load("ini/no_section.ini", err, sizeof err, &io));
+  CHECK_CONTAINS(err, "ini/no_section.ini:1: unknown section []");
+  CHECK(!wl_config_load("ini/missing.ini", err, sizeof err, &io) && io);
+  CHECK_CONTAINS(err, "No such file");
+}
+
+static bool parse(struct wl_cli *cli, char **argv) {
+  int argc = 0;
+  while (argv[argc]) argc++;
+  return wl_cli_parse(argc, argv, cli, err, sizeof err);
+}
+
+static void test_cli(void) {
+  struct wl_cli cli;
+  char *a1[] = {"wlrun", "s.lua", "--iters", "5", "x", "-p", "M=1,2", "--", "--iters", NULL};
+  CHECK(parse(&cli, a1));
+  CHECK(cli.command == WL_CMD_RUN);
+  CHECK_STR(cli.script, "s.lua");
+  CHECK(cli.nscript_args == 2);
+  CHECK_STR(cli.script_args[0], "x");
+  CHECK_STR(cli.script_args[1], "--iters"); /* after --: the script's */
+  CHECK(cli.nsets == 1 && strcmp(cli.sets[0].value, "5") == 0);
+  CHECK(cli.nparams == 1 && cli.nunavailable == 1);
+
+  char *a2[] = {"wlrun", "compare", "a.json", "b.json", "--fail-above", "5%", NULL};
+  CHECK(parse(&cli, a2));
+  CHECK(cli.command == WL_CMD_COMPARE && cli.ninputs == 2 && fabs(cli.fail_above - 0.05) < 1e-15);
+
+  char *bad[][6] = {
+      {"wlrun", "s.lua", "--iters", "zero", NULL},
+      {"wlrun", "s.lua", "--bogus", NULL},
+      {"wlrun", "s.lua", "--iters", NULL},
+      {"wlrun", NULL},
+      {"wlrun", "s.lua", "-o", "out.xlsx", NULL},
+      {"wlrun", "s.lua", "--shard", "3/2", NULL},
+      {"wlrun", "compare", "a.json", NULL},
+      {"wlrun", "s.lua", "--fail-above", "5%", NULL},
+      {"wlrun", "s.lua", "-p", "1M=3", NULL},
+      {"wlrun", "s.lua", "--mode", "warp", NULL},
+  };
+  const char *why[] = {"--iters: expected a whole number from 1 to 1000000000, got 'zero'",
+                       "unknown option '--bogus'",
+                       "option '--iters' needs a value",
+                       "no script given",
+                       "-o 'out.xlsx': unknown output format",
+                       "--shard '3/2'",
+                       "two results files",
+                       "--fail-above belongs to 'wlrun compare'",
+                       "'1M' is not a parameter name",
+                       "--mode: expected one of cold|batch|graph|host, got 'warp'"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    CHECK(!parse(&cli, bad[i]));
+    CHECK_CONTAINS(err, why[i]);
+  }
+}
+
+static void test_params(void) {
+  struct wl_param_override p;
+  CHECK(wl_param_parse("M=1024:8192:*2,100", &p, err, sizeof err));
+  CHECK_STR(p.name, "M");
+  CHECK(p.nvalues == 5);
+  CHECK_STR(p.values[0], "1024");
+  CHECK_STR(p.values[3], "8192");
+  CHECK_STR(p.values[4], "100");
+  wl_param_free(&p);
+  CHECK(wl_param_parse("K=1:3", &p, err, sizeof err) && p.nvalues == 3);
+  CHECK_STR(p.values[2], "3");
+  wl_param_free(&p);
+  CHECK(wl_param_parse("x=0:1:0.25", &p, err, sizeof err) && p.nvalues == 5);
+  CHECK_STR(p.values[1], "0.25");
+  wl_param_free(&p);
+  CHECK(wl_param_parse("variant=naive,tiled", &p, err, sizeof err) && p.nvalues == 2);
+  CHECK_STR(p.values[1], "tiled");
+  wl_param_free(&p);
+  CHECK(wl_param_parse("t=a:b", &p, err, sizeof err) && p.nvalues == 1); /* not numeric: a string */
+  wl_param_free(&p);
+  CHECK(!wl_param_parse("M", &p, err, sizeof err));
+  CHECK(!wl_param_parse("M=", &p, err, sizeof err));
+  CHECK(!wl_param_parse("M=1,,2", &p, err, sizeof err));
+  CHECK_CONTAINS(err, "empty value");
+  CHECK(!wl_param_parse("M=8:1", &p, err, sizeof err));
+  CHECK_CONTAINS(err, "below the start");
+  CHECK(!wl_param_parse("M=1:8:*1", &p, err, sizeof err));
+  CHECK(!wl_param_parse("M=1:8:-1", &p, err, sizeof err));
+  CHECK(!wl_param_parse("M=1:1e12", &p, err, sizeof err));
+  CHECK_CONTAINS(err, "at most");
+}
+
+static void test_precedence(void) {
+  struct wl_cli cli;
+  bool io;
+  char *argv[] = {"wlrun", "s.lua", "--warmup", "3", NULL};
+  wl_settings_reset();
+  CHECK(parse(&cli, argv));
+  CHECK(wl_config_load("ini/good.ini", err, sizeof err, &io));
+  CHECK(wl_cli_apply_settings(&cli, err, sizeof err));
+  struct wl_setting *w = wl_setting_find("run", "warmup"), *i = wl_setting_find("run", "iters");
+  CHECK(w->number == 3 && w->source == WL_FROM_CLI); /* command line over ini */
+  CHECK(i->number == 500 && i->source == WL_FROM_INI); /* ini over built-in */
+  CHECK(wl_setting_find("adaptive", "min_samples")->number == 10); /* built-in */
+}
+
+int main(void) {
+  test_parsers();
+  test_assign();
+  test_ini();
+  test_cli();
+  test_params();
+  test_precedence();
+  return check_report("test_settings");
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The GPU check, run on the GPU machine from the repository root with build-static/ carried
+# there (scripts/build-static.sh). Builds nothing. Runs every spec suite (the GPU specs run
+# for real there), then prints a short table. Logs go to $OUT (or /tmp/wlrun-gpu).
+set -uo pipefail
+root=$(pwd)
+out=${OUT:-/tmp/wlrun-gpu}
+mkdir -p "$out"
+bin=$root/build-static/wlrun
+bundle=$root/build-static/busted
+export WLRUN_BIN=$bin WLRUN_SOURCE_DIR=$root
+export LUA_PATH="$bundle/share/?.lua;$bundle/share/?/init.lua;$root/tests/?.lua;;"
+export LUA_CPATH="$bundle/lib/?.so;;"
+
+names=() codes=() secs=()
+step() { # step NAME COMMAND...: runs, logs to $out/NAME.log, records the exit code
+  local name=$1; shift
+  local t0=$(date +%s.%N)
+  echo "=== $name: $*" >"$out/$name.log"
+  "$@" >>"$out/$name.log" 2>&1
+  local rc=$?
+  tail -n 25 "$out/$name.log"
+  names+=("$name"); codes+=("$rc"); secs+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')")
+}
+
+step version "$bin" --version
+step nvidia-smi nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+for suite in gpu spec e2e; do
+  step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"
+done
+
+echo
+printf '%-16s %6s %8s\n' step exit seconds
+for i in "${!names[@]}"; do printf '%-16s %6s %8.1f\n' "${names[$i]}" "${codes[$i]}" "${secs[$i]}"; done
+for c in "${codes[@]}"; do [ "$c" = 0 ] || exit 1; done

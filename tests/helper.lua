@@ -1,0 +1,78 @@
+-- Shared by the busted specs: running the wlrun binary, temporary files, GPU-only specs.
+local wl = require "wlrun"
+
+local helper = {}
+
+helper.bin = os.getenv("WLRUN_BIN") or "build/wlrun"
+helper.source_dir = os.getenv("WLRUN_SOURCE_DIR") or "."
+
+local function shell_quote(s)
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+helper.quote = shell_quote
+
+local function read_all(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+helper.read = read_all
+
+function helper.write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+  return path
+end
+
+-- A fresh temporary directory, removed when the spec run ends.
+function helper.tmpdir()
+  local p = os.tmpname()
+  os.remove(p)
+  assert(os.execute("mkdir -p " .. shell_quote(p)))
+  return p
+end
+
+-- Runs wlrun with the given argument string (already shell-quoted where needed).
+-- opts.cwd: directory to run in; opts.env: "NAME=value ..." prefix; opts.prefix: a command
+-- put before wlrun (timeout ...). Returns {code=, stdout=, stderr=}.
+function helper.run(args, opts)
+  opts = opts or {}
+  local out, err = os.tmpname(), os.tmpname()
+  local bin = helper.bin:sub(1, 1) == "/" and helper.bin or (helper.source_dir .. "/" .. helper.bin)
+  local cmd = ("%s %s %s %s </dev/null >%s 2>%s"):format(
+    opts.cwd and ("cd " .. shell_quote(opts.cwd) .. " &&") or "",
+    opts.env or "", (opts.prefix or "") .. " " .. shell_quote(bin), args, out, err)
+  local _, how, code = os.execute(cmd)
+  local r = { stdout = read_all(out), stderr = read_all(err), code = code, how = how, cmd = cmd }
+  os.remove(out)
+  os.remove(err)
+  return r
+end
+
+-- Writes a Lua script into a temporary directory and runs wlrun on it.
+function helper.run_script(source, args, opts)
+  local dir = (opts and opts.cwd) or helper.tmpdir()
+  local path = helper.write(dir .. "/script.lua", source)
+  opts = opts or {}
+  opts.cwd = dir
+  return helper.run(shell_quote(path) .. " " .. (args or ""), opts), path
+end
+
+-- GPU specs: `helper.gpu_it(name, fn)` runs as `it` where a CUDA device exists and is
+-- reported as pending, by name, where there is none.
+local count, reason = wl.device_count()
+helper.has_gpu = count > 0
+helper.no_gpu_reason = reason or "no CUDA device"
+
+function helper.gpu_it(name, fn)
+  local busted = require "busted" -- its API, as the spec files see it
+  if helper.has_gpu then
+    busted.it("[gpu] " .. name, fn)
+  else
+    busted.pending("[gpu] " .. name .. " -- skipped: " .. helper.no_gpu_reason)
+  end
+end
+
+return helper

@@ -1,0 +1,37 @@
+local wl = require "wlrun"
+
+describe("settings", function()
+  it("has the methodology's defaults", function()
+    assert.equal(50, wl.settings.run.warmup)
+    assert.equal(100, wl.settings.run.iters)
+    assert.equal("cold", wl.settings.run.mode)
+    assert.equal(0.005, wl.settings.adaptive.target_noise)
+    assert.equal("default", wl.setting_origin("run", "warmup").source)
+  end)
+
+  it("lets a scenario's value win over a default, and says so", function()
+    local v, from = wl.setting("run", "iters", 20)
+    assert.equal(20, v)
+    assert.equal("scenario", from)
+    v, from = wl.setting("run", "iters")
+    assert.equal(100, v)
+    assert.equal("default", from)
+  end)
+
+  it("refuses unknown settings", function()
+    assert.has_error(function() wl.setting("run", "nope") end, "unknown setting run.nope")
+  end)
+end)
+
+describe("errors with kinds", function()
+  it("carry a kind and a message with the caller's position", function()
+    local ok, e = pcall(wl.error, "cuda", "it broke")
+    assert.is_false(ok)
+    assert.equal("cuda", e.kind)
+    assert.matches("it broke$", tostring(e))
+  end)
+
+  it("refuse an unknown kind", function()
+    assert.has_error(function() wl.error("weird", "x") end)
+  end)
+end)
