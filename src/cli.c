@@ -45,7 +45,7 @@ static const struct {
 
 /* Features that exist as options but whose behaviour comes with a later version. */
 static const char *const unavailable_options[] = {
-    "-p", "-o", "--filter", "--dry-run", "--compile-only", "--resume", "--shard", "--devices",
+    "-p", "-o", "--filter", "--dry-run", "--resume", "--shard", "--devices",
 };
 
 static bool option_unavailable(const char *name) {

@@ -24,6 +24,51 @@ bool wl_cuda_is_no_device(cudaError_t err);
  * the reason when there is none. Cheap after the first call. */
 void wl_cuda_require_device(lua_State *L);
 
+/* The stream that wlrun's work goes to when none is named: wlrun's own stream (created at
+ * first use), or the capture stream inside wl.graph(). */
+cudaStream_t wl_current_stream(lua_State *L);
+/* arg is a wl.stream, or none/nil for the current stream */
+cudaStream_t wl_opt_stream(lua_State *L, int arg);
+/* True while wl.graph() captures: synchronising calls are refused then. */
+bool wl_capturing(void);
+
+#include "tensor_dtype.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#define WL_TENSOR_MAX_DIMS 8
+
+enum wl_memory { WL_MEM_DEVICE, WL_MEM_HOST, WL_MEM_PINNED };
+
+struct wl_tensor {
+  void *data; /* NULL when empty or freed */
+  size_t nbytes, numel;
+  int ndim;
+  int64_t shape[WL_TENSOR_MAX_DIMS];
+  enum wl_dtype dtype;
+  enum wl_memory memory;
+};
+
+struct wl_dtype_info {
+  const char *name; /* "f32" */
+  unsigned size;
+  char kind; /* 'f' float, 'i' signed, 'u' unsigned */
+};
+const struct wl_dtype_info *wl_dtype_info(enum wl_dtype d);
+
+/* the tensor at arg (raises if it is not one, or was freed) */
+struct wl_tensor *wl_check_tensor(lua_State *L, int arg);
+/* the tensor at arg, or NULL if the value is not a tensor */
+struct wl_tensor *wl_test_tensor(lua_State *L, int arg);
+
+/* --compile-only: kernels are compiled and launches checked, but no device is touched: device
+ * tensors are placeholders without memory, and launches, copies and synchronisation do nothing. */
+bool wl_compile_only(void);
+void wl_set_compile_only(bool on);
+
 void wl_open_device(lua_State *L);
+void wl_open_tensor(lua_State *L);
+void wl_open_stream(lua_State *L);
+void wl_open_kernel(lua_State *L);
 
 #endif

@@ -1,6 +1,7 @@
 /* Devices for Lua: wl.device_count(), wl.select_device(i), wl.device() properties. */
 #include "cuda_common.h"
 #include "lhost.h"
+#include "settings.h"
 #include "wl_exit.h"
 
 #include <dlfcn.h>
@@ -9,6 +10,10 @@
 
 static int current_device = -1; /* selected and initialised; -1 until first use */
 static int wanted_device = 0;
+static bool compile_only;
+
+bool wl_compile_only(void) { return compile_only; }
+void wl_set_compile_only(bool on) { compile_only = on; }
 
 bool wl_cuda_is_no_device(cudaError_t err) {
   return err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver ||
@@ -44,6 +49,8 @@ static cudaError_t count_devices(int *n) {
 
 void wl_cuda_require_device(lua_State *L) {
   if (current_device >= 0) return;
+  if (compile_only)
+    wl_raise(L, WL_EXIT_USAGE, "this needs a CUDA device, which --compile-only does not use");
   int n;
   cudaError_t err = count_devices(&n);
   if (err != cudaSuccess)
@@ -161,6 +168,7 @@ static int l_device(lua_State *L) {
 }
 
 void wl_open_device(lua_State *L) {
+  wanted_device = (int)wl_setting_find("run", "device")->number;
   static const luaL_Reg fns[] = {{"device_count", l_device_count},
                                  {"select_device", l_select_device},
                                  {"device", l_device},

@@ -56,9 +56,11 @@ static void on_sigint(int sig) {
 static int message_handler(lua_State *L) {
   const char *kind = "script";
   const char *msg = NULL;
+  bool bare = false; /* an error raised for the user, not a script bug: no traceback */
   if (lua_type(L, 1) == LUA_TTABLE && lua_getfield(L, 1, "message") == LUA_TSTRING) {
     msg = lua_tostring(L, -1);
     if (lua_getfield(L, 1, "kind") == LUA_TSTRING) kind = lua_tostring(L, -1);
+    bare = lua_getfield(L, 1, "bare") == LUA_TBOOLEAN && lua_toboolean(L, -1);
   } else if (lua_type(L, 1) == LUA_TSTRING) {
     msg = lua_tostring(L, 1);
   } else if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) {
@@ -67,7 +69,8 @@ static int message_handler(lua_State *L) {
   if (!msg) msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
   lua_pushstring(L, kind);
   lua_setfield(L, LUA_REGISTRYINDEX, EXIT_KIND_KEY);
-  luaL_traceback(L, L, msg, 1);
+  if (bare) lua_pushstring(L, msg);
+  else luaL_traceback(L, L, msg, 1);
   return 1;
 }
 
@@ -156,6 +159,8 @@ static int core_error(lua_State *L) {
     lua_concat(L, 2);
   } else {
     lua_pushstring(L, msg);
+    lua_pushboolean(L, 1); /* level 0: a message for the user, printed without a traceback */
+    lua_setfield(L, -3, "bare");
   }
   lua_setfield(L, -2, "message");
   luaL_setmetatable(L, "wlrun.error");
@@ -173,11 +178,15 @@ static int open_core(lua_State *L) {
   wl_open_stats(L);
   wl_open_settings(L, cli);
   wl_open_device(L);
+  wl_open_tensor(L);
+  wl_open_stream(L);
+  wl_open_kernel(L);
   return 1;
 }
 
 static int setup_state(lua_State *L) {
   const struct wl_cli *cli = lua_touserdata(L, 1);
+  wl_set_compile_only(cli->compile_only);
   luaL_openlibs(L);
   if (luaL_newmetatable(L, "wlrun.error")) {
     lua_pushcfunction(L, error_tostring);
@@ -239,22 +248,38 @@ static void push_args(lua_State *L, const struct wl_cli *cli) {
   lua_setglobal(L, "arg");
 }
 
+/* wlrun module on top, the script's result below it */
+static bool is_scenario(lua_State *L) {
+  if (lua_getfield(L, -1, "is_scenario") != LUA_TFUNCTION) {
+    lua_pop(L, 1);
+    return false;
+  }
+  lua_pushvalue(L, -3);
+  lua_call(L, 1, 1);
+  bool yes = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return yes;
+}
+
 /* the loaded chunk is on top; calls it and, when it returns a scenario, runs that */
 static int run_chunk(lua_State *L) {
   const struct wl_cli *cli = lua_touserdata(L, 1);
   lua_remove(L, 1);
   for (int i = 0; i < cli->nscript_args; i++) lua_pushstring(L, cli->script_args[i]);
   lua_call(L, cli->nscript_args, 1);
-  if (lua_type(L, -1) != LUA_TTABLE) return 0;
+  if (lua_type(L, -1) != LUA_TTABLE && !cli->compile_only) return 0;
   lua_getglobal(L, "require");
   lua_pushliteral(L, "wlrun");
   lua_call(L, 1, 1);
-  lua_getfield(L, -1, "is_scenario");
+  if (lua_type(L, -2) != LUA_TTABLE || !is_scenario(L)) {
+    if (cli->compile_only) {
+      lua_getfield(L, -1, "report_compiled");
+      lua_call(L, 0, 0);
+    }
+    return 0;
+  }
+  lua_getfield(L, -1, "run_scenario");
   lua_pushvalue(L, -3);
-  lua_call(L, 1, 1);
-  if (!lua_toboolean(L, -1)) return 0;
-  lua_getfield(L, -2, "run_scenario");
-  lua_pushvalue(L, -4);
   lua_pushstring(L, cli->script);
   lua_call(L, 2, 0);
   return 0;

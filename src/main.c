@@ -69,6 +69,13 @@ int main(int argc, char **argv) {
   int refused = refuse_unavailable(&cli);
   if (refused) return refused;
 
+  if (cli.command == WL_CMD_INFO) {
+    lua_State *L = wl_host_new(&cli);
+    if (!L) return WL_EXIT_SCRIPT;
+    enum wl_exit code = wl_host_run_command(L, "wlrun.info", "main");
+    wl_host_close(L);
+    return (int)code;
+  }
   if (cli.command != WL_CMD_RUN) {
     static const char *names[] = {"run", "info", "compare", "merge"};
     fprintf(stderr, "wlrun: 'wlrun %s' is not available in this version of wlrun yet\n",

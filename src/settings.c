@@ -19,8 +19,8 @@ static const struct wl_setting defaults[] = {
      "minimum warmup time per configuration"},
     {"run", "iters", WL_INT, "100", 1, 1e9, NULL, false, "measured iterations per configuration"},
     {"run", "flush_l2", WL_BOOL, "false", 0, 0, NULL, false, "flush the L2 cache before each cold sample"},
-    {"run", "seed", WL_INT, "0", 0, 9007199254740991.0, NULL, false, "seed of random tensor initialisation"},
-    {"run", "device", WL_INT, "0", 0, 1023, NULL, false, "CUDA device index"},
+    {"run", "seed", WL_INT, "0", 0, 9007199254740991.0, NULL, true, "seed of random tensor initialisation"},
+    {"run", "device", WL_INT, "0", 0, 1023, NULL, true, "CUDA device index"},
     {"run", "nvtx", WL_BOOL, "true", 0, 0, NULL, false, "emit automatic NVTX ranges"},
     {"run", "isolate", WL_BOOL, "false", 0, 0, NULL, false, "run each configuration in a child process"},
     {"run", "config_timeout", WL_DURATION, "0", 0, 604800, NULL, false,
@@ -35,10 +35,10 @@ static const struct wl_setting defaults[] = {
      "format of standard output"},
     {"output", "quiet", WL_BOOL, "false", 0, 0, NULL, false, "print only results and errors"},
     {"output", "progress", WL_BOOL, "true", 0, 0, NULL, false, "progress on stderr when it is a terminal"},
-    {"compile", "arch", WL_STRING, NULL, 0, 0, NULL, false,
+    {"compile", "arch", WL_ARCH, NULL, 0, 0, NULL, true,
      "target architecture (sm_90) when compiling without a device"},
-    {"compile", "cache_dir", WL_STRING, NULL, 0, 0, NULL, false, "directory of the compiled-kernel cache"},
-    {"compile", "cache", WL_BOOL, "true", 0, 0, NULL, false, "use the compiled-kernel cache"},
+    {"compile", "cache_dir", WL_STRING, NULL, 0, 0, NULL, true, "directory of the compiled-kernel cache"},
+    {"compile", "cache", WL_BOOL, "true", 0, 0, NULL, true, "use the compiled-kernel cache"},
 };
 
 #define NSETTINGS (sizeof defaults / sizeof defaults[0])
@@ -222,6 +222,15 @@ bool wl_setting_assign(struct wl_setting *s, const char *text, enum wl_source so
       return false;
     }
     break;
+  case WL_ARCH: {
+    size_t n = strlen(text), digits = strspn(text + 3, "0123456789");
+    if (strncmp(text, "sm_", 3) != 0 || digits < 2 || digits > 3 ||
+        n > 3 + digits + (text[3 + digits] == 'a' || text[3 + digits] == 'f')) {
+      snprintf(err, errlen, "expected a GPU architecture like sm_90 or sm_90a, got '%s'", text);
+      return false;
+    }
+    break;
+  }
   case WL_STRING:
     if (*text == '\0') {
       snprintf(err, errlen, "expected a value, got an empty string");

@@ -14,7 +14,8 @@ enum wl_setting_type {
   WL_PERCENT,  /* a fraction; accepts 0.5% or 0.005 */
   WL_BOOL,     /* true/false, on/off, yes/no, 1/0 */
   WL_ENUM,     /* one of a fixed list of words */
-  WL_STRING    /* free text (paths, arch names) */
+  WL_STRING,   /* free text (paths) */
+  WL_ARCH      /* a GPU architecture: sm_90, sm_90a, sm_100f */
 };
 
 enum wl_source { WL_FROM_DEFAULT, WL_FROM_INI, WL_FROM_CLI };

@@ -2,6 +2,7 @@
 
 #include <lauxlib.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 static const struct {
@@ -40,9 +41,22 @@ int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...) {
   lua_pushstring(L, wl_exit_kind_name(kind));
   lua_setfield(L, -2, "kind");
   luaL_where(L, 1);
+  /* vsnprintf, not lua_pushvfstring: callers use the whole printf syntax (%zu, %.1f, ...) */
+  char small[512];
   va_start(ap, fmt);
-  lua_pushvfstring(L, fmt, ap);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
   va_end(ap);
+  if (n < 0) n = 0;
+  if ((size_t)n < sizeof small) {
+    lua_pushstring(L, small);
+  } else {
+    char *big = lua_newuserdatauv(L, (size_t)n + 1, 0);
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    lua_pushstring(L, big);
+    lua_remove(L, -2);
+  }
   lua_concat(L, 2);
   lua_setfield(L, -2, "message");
   luaL_getmetatable(L, "wlrun.error");

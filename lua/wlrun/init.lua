@@ -18,6 +18,38 @@ wl.device_count = core.device_count
 wl.select_device = core.select_device
 wl.device = core.device
 
+-- tensors (docs/lua-api.md, "Tensors")
+wl.tensor = core.tensor
+wl.host_tensor = core.host_tensor
+wl.memory = core.memory
+wl.reset_memory_peak = core.reset_memory_peak
+
+-- initialisers for `init =` and t:init(): generated on the device, seeded by --seed
+function wl.zeros() return { kind = "fill", a = 0, b = 0 } end
+function wl.fill(value) return { kind = "fill", a = assert(tonumber(value), "wl.fill(value)"), b = 0 } end
+function wl.arange(start, step) return { kind = "arange", a = start or 0, b = step or 1 } end
+function wl.uniform(lo, hi, opts)
+  return { kind = "uniform", a = lo or 0, b = hi or 1, seed = opts and opts.seed }
+end
+function wl.normal(mean, std, opts)
+  return { kind = "normal", a = mean or 0, b = std or 1, seed = opts and opts.seed }
+end
+
+-- kernels, launches, streams, events, graphs
+wl.source = core.source
+wl.kernel = core.kernel
+wl.compile_stats = core.compile_stats
+wl.nvrtc_version = core.nvrtc_version
+wl.compiled_kernels = core.compiled_kernels
+wl.stream = core.stream
+wl.event = core.event
+wl.sync = core.sync
+wl.elapsed = core.elapsed
+wl.graph = core.graph
+
+-- ceil(a / b) for grid sizes
+function wl.cdiv(a, b) return (a + b - 1) // b end
+
 -- errors with a kind (an exit code): wl.error("usage", "message" [, level])
 wl.error = core.error
 
@@ -61,6 +93,19 @@ end
 
 function wl.is_scenario(v)
   return getmetatable(v) == scenario_mt
+end
+
+-- called by the host after a script run with --compile-only
+function wl.report_compiled()
+  local list = core.compiled_kernels()
+  local cached = 0
+  for _, k in ipairs(list) do if k.from_cache then cached = cached + 1 end end
+  print(("compile-only: %d kernel%s compiled (%d from the cache)"):format(#list,
+    #list == 1 and "" or "s", cached))
+  for _, k in ipairs(list) do
+    print(("  %-28s %-6s %2d params  %s%s"):format(k.name, k.arch, k.nparams, k.source,
+      k.from_cache and "  (cached)" or ""))
+  end
 end
 
 -- called by the host when a script returns a scenario

@@ -23,11 +23,14 @@ step() { # step NAME COMMAND...: runs, logs to $out/NAME.log, records the exit c
   names+=("$name"); codes+=("$rc"); secs+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')")
 }
 
+export WLRUN_CACHE_DIR=$out/cache
 step version "$bin" --version
 step nvidia-smi nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+step info "$bin" info
 for suite in gpu spec e2e; do
   step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"
 done
+step bench-launch "$bin" tests/bench/launch_overhead.lua -- "$root/build-static/launch_raw"
 
 echo
 printf '%-16s %6s %8s\n' step exit seconds

@@ -1,0 +1,99 @@
+// Device-side tensor initialisation: one grid-stride kernel per element type.
+#include "cuda_init_kernels.h"
+#include "wl_rng.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace {
+
+template <typename T> __device__ T convert(double v) { return static_cast<T>(v); }
+template <> __device__ __half convert<__half>(double v) { return __double2half(v); }
+template <> __device__ __nv_bfloat16 convert<__nv_bfloat16>(double v) {
+  return __double2bfloat16(v);
+}
+
+// integers: round to nearest, saturate at the type's range
+template <typename T> __device__ T to_int(double v, double lo, double hi) {
+  v = rint(v);
+  return static_cast<T>(v < lo ? lo : v > hi ? hi : v);
+}
+template <> __device__ long long convert<long long>(double v) {
+  return to_int<long long>(v, -9223372036854775808.0, 9223372036854774784.0);
+}
+template <> __device__ int convert<int>(double v) { return to_int<int>(v, -2147483648.0, 2147483647.0); }
+template <> __device__ short convert<short>(double v) { return to_int<short>(v, -32768.0, 32767.0); }
+template <> __device__ signed char convert<signed char>(double v) {
+  return to_int<signed char>(v, -128.0, 127.0);
+}
+template <> __device__ unsigned convert<unsigned>(double v) {
+  return to_int<unsigned>(v, 0.0, 4294967295.0);
+}
+template <> __device__ unsigned char convert<unsigned char>(double v) {
+  return to_int<unsigned char>(v, 0.0, 255.0);
+}
+
+// float dtypes compute in float (fast), f64 and integers in double (exact)
+template <typename T> struct compute { typedef float type; };
+template <> struct compute<double> { typedef double type; };
+template <> struct compute<long long> { typedef double type; };
+template <> struct compute<unsigned> { typedef double type; };
+template <> struct compute<int> { typedef double type; };
+
+template <typename T>
+__global__ void init_kernel(T *out, size_t n, wl_init_kind kind, double a, double b, uint64_t seed) {
+  typedef typename compute<T>::type C;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    double v;
+    switch (kind) {
+    case WL_INIT_FILL: v = a; break;
+    case WL_INIT_ARANGE: v = a + (double)i * b; break;
+    case WL_INIT_UNIFORM: v = a + (b - a) * wl_uniform01(seed, i); break;
+    default: {
+      if (sizeof(C) == sizeof(float)) { // float Box-Muller: same draws, float math
+        float u1 = (float)wl_uniform01(seed, 2 * i), u2 = (float)wl_uniform01(seed, 2 * i + 1);
+        v = a + b * (double)(sqrtf(-2.0f * logf(1.0f - u1)) * cospif(2.0f * u2));
+      } else {
+        v = a + b * wl_normal01(seed, i);
+      }
+    }
+    }
+    out[i] = convert<T>(v);
+  }
+}
+
+template <typename T>
+cudaError_t launch(void *data, size_t n, wl_init_kind kind, double a, double b, uint64_t seed,
+                   cudaStream_t stream) {
+  int device, sms;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (err != cudaSuccess) return err;
+  const int threads = 256;
+  size_t blocks = (n + threads - 1) / threads, cap = (size_t)sms * 8;
+  if (blocks > cap) blocks = cap;
+  if (blocks == 0) blocks = 1;
+  init_kernel<T><<<(unsigned)blocks, threads, 0, stream>>>(static_cast<T *>(data), n, kind, a, b, seed);
+  return cudaGetLastError();
+}
+
+} // namespace
+
+extern "C" cudaError_t wl_init_device(void *data, size_t n, enum wl_dtype dtype,
+                                      enum wl_init_kind kind, double a, double b, uint64_t seed,
+                                      cudaStream_t stream) {
+  switch (dtype) {
+  case WL_F64: return launch<double>(data, n, kind, a, b, seed, stream);
+  case WL_F32: return launch<float>(data, n, kind, a, b, seed, stream);
+  case WL_F16: return launch<__half>(data, n, kind, a, b, seed, stream);
+  case WL_BF16: return launch<__nv_bfloat16>(data, n, kind, a, b, seed, stream);
+  case WL_I64: return launch<long long>(data, n, kind, a, b, seed, stream);
+  case WL_I32: return launch<int>(data, n, kind, a, b, seed, stream);
+  case WL_I16: return launch<short>(data, n, kind, a, b, seed, stream);
+  case WL_I8: return launch<signed char>(data, n, kind, a, b, seed, stream);
+  case WL_U32: return launch<unsigned>(data, n, kind, a, b, seed, stream);
+  case WL_U8: return launch<unsigned char>(data, n, kind, a, b, seed, stream);
+  default: return cudaErrorInvalidValue;
+  }
+}

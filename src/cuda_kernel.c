@@ -1,0 +1,524 @@
+/* Kernels for Lua: wl.source(path), wl.kernel{...} compiled with NVRTC through the on-disk
+ * cache, attributes, occupancy, and wl.compile_stats(). */
+#include "cuda_kernel.h"
+#include "lhost.h"
+#include "settings.h"
+#include "wl_exit.h"
+
+#include <lauxlib.h>
+#include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef WLRUN_CUDA_INCLUDE
+#define WLRUN_CUDA_INCLUDE "/usr/local/cuda/include"
+#endif
+
+static struct { long compiles, cache_hits, cache_errors; } counters;
+
+/* ---- paths relative to the calling script ---- */
+
+/* Pushes path resolved against the directory of the Lua code at stack level 1 (the caller of
+ * the C function); absolute paths and chunks without a file are left alone. */
+static const char *push_script_relative(lua_State *L, const char *path) {
+  lua_Debug ar;
+  if (path[0] != '/' && lua_getstack(L, 1, &ar) && lua_getinfo(L, "S", &ar) && ar.source[0] == '@') {
+    const char *file = ar.source + 1, *slash = strrchr(file, '/');
+    if (slash) return lua_pushfstring(L, "%s/%s", lua_pushlstring(L, file, (size_t)(slash - file)), path);
+  }
+  return lua_pushstring(L, path);
+}
+
+static char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n - 1, f);
+    if (n < cap - 1) break;
+    char *grown = realloc(buf, cap *= 2);
+    if (!grown) { free(buf); buf = NULL; }
+    else buf = grown;
+  }
+  bool failed = ferror(f);
+  fclose(f);
+  if (!buf || failed) { free(buf); return NULL; }
+  buf[n] = '\0';
+  if (len) *len = n;
+  return buf;
+}
+
+/* Pushes {kind = "source", path = path, code = text}; raises an io error when unreadable. */
+static void push_source(lua_State *L, const char *path) {
+  size_t len;
+  char *code = read_file(path, &len);
+  if (!code) wl_raise(L, WL_EXIT_IO, "cannot read kernel source %s", path);
+  lua_createtable(L, 0, 3);
+  lua_pushliteral(L, "source");
+  lua_setfield(L, -2, "kind");
+  lua_pushstring(L, path);
+  lua_setfield(L, -2, "path");
+  lua_pushlstring(L, code, len);
+  free(code);
+  lua_setfield(L, -2, "code");
+}
+
+/* wl.source(path) -> {kind = "source", path = resolved, code = text}; path relative to the script */
+static int l_source(lua_State *L) {
+  push_source(L, push_script_relative(L, luaL_checkstring(L, 1)));
+  return 1;
+}
+
+/* ---- compilation ---- */
+
+/* Appends the text of the local headers that code #includes "like/this.h" (relative to dir),
+ * recursively, to the key, so that editing a header changes the key. */
+static void add_local_headers(luaL_Buffer *key, const char *code, const char *dir, int depth) {
+  if (!dir || depth > 8) return;
+  for (const char *p = code; (p = strstr(p, "#include")) != NULL; p += 8) {
+    const char *q = p + 8;
+    while (*q == ' ' || *q == '\t') q++;
+    if (*q != '"') continue;
+    const char *end = strchr(q + 1, '"');
+    if (!end || end - q > 512) continue;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%.*s", dir, (int)(end - q - 1), q + 1);
+    char *text = read_file(path, NULL);
+    if (!text) continue; /* NVRTC will say so if it matters */
+    luaL_addstring(key, "\n#header ");
+    luaL_addstring(key, path);
+    luaL_addchar(key, '\n');
+    luaL_addstring(key, text);
+    char *slash = strrchr(path, '/');
+    if (slash) *slash = '\0';
+    add_local_headers(key, text, path, depth + 1);
+    free(text);
+  }
+}
+
+static const char *target_arch(lua_State *L, char *buf, size_t len) {
+  const struct wl_setting *s = wl_setting_find("compile", "arch");
+  if (s->set) {
+    snprintf(buf, len, "%.16s", s->text); /* validated: sm_ and at most 4 more characters */
+    return buf;
+  }
+  int n = 0, dev = 0, major = 0, minor = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    cudaGetLastError();
+    wl_raise(L, WL_EXIT_NO_DEVICE,
+             "no CUDA device to take the target architecture from: give one with --arch sm_90 "
+             "(or [compile] arch in wlrun.ini)");
+  }
+  wl_cuda_require_device(L);
+  WL_CUDA(L, cudaGetDevice(&dev), "cudaGetDevice");
+  WL_CUDA(L, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "compute capability");
+  WL_CUDA(L, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), "compute capability");
+  snprintf(buf, len, "sm_%d%d", major, minor);
+  return buf;
+}
+
+static void nvrtc_check(lua_State *L, nvrtcResult r, const char *what, const char *name) {
+  if (r != NVRTC_SUCCESS)
+    wl_raise(L, WL_EXIT_COMPILE, "kernel '%s': %s: %s", name, what, nvrtcGetErrorString(r));
+}
+
+/* Compiles code for the key's options; fills c. On a compile error raises with the log. */
+static void compile(lua_State *L, const char *code, const char *source_name, const char *name,
+                    const char **opts, int nopts, struct wl_compiled *c) {
+  nvrtcProgram prog = NULL;
+  nvrtc_check(L, nvrtcCreateProgram(&prog, code, source_name, 0, NULL, NULL), "nvrtcCreateProgram", name);
+  /* from here the program must be destroyed on every path: errors are raised after cleanup */
+  char msg[512] = "";
+  nvrtcResult r = nvrtcAddNameExpression(prog, name);
+  nvrtcResult cr = r == NVRTC_SUCCESS ? nvrtcCompileProgram(prog, nopts, opts) : r;
+  size_t log_len = 0;
+  nvrtcGetProgramLogSize(prog, &log_len);
+  c->log = calloc(1, log_len + 1);
+  if (c->log && log_len) nvrtcGetProgramLog(prog, c->log);
+  if (cr == NVRTC_SUCCESS) {
+    const char *lowered = NULL;
+    r = nvrtcGetLoweredName(prog, name, &lowered);
+    if (r == NVRTC_SUCCESS) c->lowered = strdup(lowered);
+    if (r == NVRTC_SUCCESS) r = nvrtcGetPTXSize(prog, &c->ptx_len);
+    if (r == NVRTC_SUCCESS && (c->ptx = malloc(c->ptx_len + 1))) {
+      r = nvrtcGetPTX(prog, c->ptx);
+      c->ptx[c->ptx_len] = '\0';
+      c->ptx_len = strlen(c->ptx);
+    }
+    if (r == NVRTC_SUCCESS) r = nvrtcGetCUBINSize(prog, &c->cubin_len);
+    if (r == NVRTC_SUCCESS && (c->cubin = malloc(c->cubin_len ? c->cubin_len : 1)))
+      r = nvrtcGetCUBIN(prog, (char *)c->cubin);
+    if (r != NVRTC_SUCCESS)
+      snprintf(msg, sizeof msg, "reading the compiled code: %s", nvrtcGetErrorString(r));
+    else if (!c->lowered || !c->ptx || !c->cubin)
+      snprintf(msg, sizeof msg, "out of memory");
+  }
+  nvrtcDestroyProgram(&prog);
+  counters.compiles++;
+  if (cr != NVRTC_SUCCESS) {
+    /* the log (with a NUL) goes on the Lua stack before c is freed */
+    lua_pushstring(L, c->log ? c->log : "");
+    wl_compiled_free(c);
+    wl_raise(L, WL_EXIT_COMPILE, "compiling kernel '%s' from %s failed (%s):\n%s", name, source_name,
+             nvrtcGetErrorString(cr), lua_tostring(L, -1));
+  }
+  if (*msg) {
+    wl_compiled_free(c);
+    wl_raise(L, WL_EXIT_COMPILE, "kernel '%s': %s", name, msg);
+  }
+}
+
+static void kernel_free(struct wl_kernel *k) {
+  if (k->library) cudaLibraryUnload(k->library);
+  k->library = NULL;
+  k->handle = NULL;
+  free(k->name);
+  free(k->source);
+  k->name = k->source = NULL;
+  wl_compiled_free(&k->code);
+}
+
+static int kernel_gc(lua_State *L) {
+  kernel_free(luaL_checkudata(L, 1, KERNEL_MT));
+  return 0;
+}
+
+struct wl_kernel *wl_check_kernel(lua_State *L, int arg) {
+  struct wl_kernel *k = luaL_checkudata(L, arg, KERNEL_MT);
+  if (!k->name) luaL_argerror(L, arg, "kernel was freed");
+  return k;
+}
+
+static void compile_options(lua_State *L, int spec, const char *arch, const char *dir, luaL_Buffer *key,
+                            const char ***opts_out, int *nopts_out) {
+  /* options live as Lua strings in a table at the top of the stack (kept alive there) */
+  lua_newtable(L);
+  int list = lua_gettop(L), n = 0;
+  lua_pushfstring(L, "-arch=%s", arch);
+  lua_rawseti(L, list, ++n);
+  lua_pushliteral(L, "--std=c++17");
+  lua_rawseti(L, list, ++n);
+  lua_pushliteral(L, "-lineinfo");
+  lua_rawseti(L, list, ++n);
+  const char *home = getenv("CUDA_HOME");
+  if (home && *home) lua_pushfstring(L, "-I%s/include", home);
+  else lua_pushliteral(L, "-I" WLRUN_CUDA_INCLUDE);
+  lua_rawseti(L, list, ++n);
+  if (dir) {
+    lua_pushfstring(L, "-I%s", dir);
+    lua_rawseti(L, list, ++n);
+  }
+  /* defines, sorted by name so that the key does not depend on table order */
+  if (lua_getfield(L, spec, "defines") == LUA_TTABLE) {
+    lua_newtable(L);
+    int names = lua_gettop(L), nn = 0;
+    lua_pushnil(L);
+    while (lua_next(L, names - 1)) {
+      lua_pop(L, 1);
+      if (lua_type(L, -1) != LUA_TSTRING)
+        wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: defines must be NAME = value pairs");
+      lua_pushvalue(L, -1);
+      lua_rawseti(L, names, ++nn);
+    }
+    lua_getglobal(L, "table");
+    lua_getfield(L, -1, "sort");
+    lua_pushvalue(L, names);
+    lua_call(L, 1, 0);
+    lua_pop(L, 1);
+    for (int i = 1; i <= nn; i++) {
+      lua_rawgeti(L, names, i);
+      lua_pushvalue(L, -1);
+      lua_gettable(L, names - 1);
+      int t = lua_type(L, -1);
+      if (t == LUA_TBOOLEAN) {
+        if (lua_toboolean(L, -1)) lua_pushfstring(L, "-D%s", lua_tostring(L, -2));
+        else { lua_pop(L, 2); continue; }
+      } else if (t == LUA_TNUMBER || t == LUA_TSTRING) {
+        lua_pushfstring(L, "-D%s=%s", lua_tostring(L, -2), luaL_tolstring(L, -1, NULL));
+        lua_remove(L, -2);
+      } else {
+        wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: define %s must be a number, string or boolean", lua_tostring(L, -2));
+      }
+      lua_rawseti(L, list, ++n);
+      lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+  } else if (!lua_isnil(L, -1)) {
+    wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: defines must be a table");
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, spec, "options") == LUA_TTABLE) {
+    for (lua_Integer i = 1; i <= luaL_len(L, -1); i++) {
+      if (lua_geti(L, -1, i) != LUA_TSTRING) wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: options must be strings");
+      lua_rawseti(L, list, ++n);
+    }
+  } else if (!lua_isnil(L, -1)) {
+    wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: options must be a list of strings");
+  }
+  lua_pop(L, 1);
+  const char **opts = lua_newuserdatauv(L, sizeof *opts * (size_t)(n + 1), 0);
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, list, i);
+    opts[i - 1] = lua_tostring(L, -1); /* kept alive by the list */
+    lua_pop(L, 1);
+    luaL_addstring(key, opts[i - 1]);
+    luaL_addchar(key, '\n');
+  }
+  *opts_out = opts;
+  *nopts_out = n;
+}
+
+/* every kernel made in this run, for the --compile-only report: registry list of tables */
+#define COMPILED_KEY "wlrun.compiled_kernels"
+
+static void record_compiled(lua_State *L, const struct wl_kernel *k) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, COMPILED_KEY) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, COMPILED_KEY);
+  }
+  lua_createtable(L, 0, 5);
+  lua_pushstring(L, k->name);
+  lua_setfield(L, -2, "name");
+  lua_pushstring(L, k->source);
+  lua_setfield(L, -2, "source");
+  lua_pushstring(L, k->arch);
+  lua_setfield(L, -2, "arch");
+  lua_pushboolean(L, k->from_cache);
+  lua_setfield(L, -2, "from_cache");
+  lua_pushinteger(L, k->sig.nparams);
+  lua_setfield(L, -2, "nparams");
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  lua_pop(L, 1);
+}
+
+/* wl.compiled_kernels() -> {{name, source, arch, from_cache, nparams}, ...} in order */
+static int l_compiled_kernels(lua_State *L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, COMPILED_KEY) != LUA_TTABLE) lua_newtable(L);
+  return 1;
+}
+
+/* wl.kernel{src_or_source, name = "k", defines = {...}, options = {...}, file = "path.cu"} */
+static int l_kernel(lua_State *L) {
+  static const char *const known[] = {"name", "defines", "options", "file", NULL};
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      const char *f = lua_tostring(L, -1);
+      int ok = 0;
+      for (int i = 0; known[i]; i++) ok |= strcmp(known[i], f) == 0;
+      if (!ok) wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: unknown field '%s'", f);
+    }
+  }
+  if (lua_getfield(L, 1, "name") != LUA_TSTRING || lua_rawlen(L, -1) == 0)
+    return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: 'name' (the kernel's name) is required");
+  const char *name = lua_tostring(L, -1);
+  /* the code: [1] a wl.source or a string, or file = path */
+  const char *code = NULL, *path = NULL;
+  if (lua_geti(L, 1, 1) == LUA_TTABLE) {
+    lua_getfield(L, -1, "code");
+    lua_getfield(L, -2, "path");
+    code = lua_tostring(L, -2);
+    path = lua_tostring(L, -1);
+  } else if (lua_type(L, -1) == LUA_TSTRING) {
+    code = lua_tostring(L, -1);
+  } else if (lua_getfield(L, 1, "file") == LUA_TSTRING) {
+    push_source(L, push_script_relative(L, lua_tostring(L, -1)));
+    lua_getfield(L, -1, "code");
+    lua_getfield(L, -2, "path");
+    code = lua_tostring(L, -2);
+    path = lua_tostring(L, -1);
+  }
+  if (!code)
+    return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': give the code as a string, a wl.source(path), or file = path", name);
+  char arch[32];
+  target_arch(L, arch, sizeof arch);
+  char *dir = NULL;
+  if (path) {
+    dir = strdup(path);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash) *slash = '\0';
+    else if (dir) strcpy(dir, ".");
+  }
+  int nvmajor = 0, nvminor = 0;
+  nvrtcVersion(&nvmajor, &nvminor);
+  luaL_Buffer key;
+  luaL_buffinit(L, &key);
+  lua_pushfstring(L, "wlrun kernel v1\nnvrtc %d.%d\nname %s\n", nvmajor, nvminor, name);
+  luaL_addvalue(&key);
+  const char **opts;
+  int nopts;
+  compile_options(L, 1, arch, dir, &key, &opts, &nopts);
+  luaL_addstring(&key, "\n#source\n");
+  luaL_addstring(&key, code);
+  add_local_headers(&key, code, dir, 0);
+  free(dir);
+  luaL_pushresult(&key);
+  size_t keylen;
+  const char *keystr = lua_tolstring(L, -1, &keylen);
+
+  struct wl_kernel *k = lua_newuserdatauv(L, sizeof *k, 1);
+  memset(k, 0, sizeof *k);
+  luaL_setmetatable(L, KERNEL_MT);
+  k->name = strdup(name);
+  k->source = strdup(path ? path : "<string>");
+  snprintf(k->arch, sizeof k->arch, "%s", arch);
+  if (!k->name || !k->source) return luaL_error(L, "out of memory");
+
+  const struct wl_setting *use_cache = wl_setting_find("compile", "cache");
+  char *cache = use_cache->number ? wl_cache_dir() : NULL;
+  if (cache && wl_cache_load(cache, keystr, keylen, &k->code)) {
+    k->from_cache = true;
+    counters.cache_hits++;
+  } else {
+    compile(L, code, path ? path : "<string>", name, opts, nopts, &k->code);
+    char err[512];
+    if (cache && !wl_cache_store(cache, keystr, keylen, &k->code, err, sizeof err)) {
+      if (counters.cache_errors++ == 0) fprintf(stderr, "wlrun: warning: %s\n", err);
+    }
+  }
+  free(cache);
+  char err[256];
+  if (!wl_ptx_params(k->code.ptx, k->code.lowered, &k->sig, err, sizeof err))
+    return wl_raise(L, WL_EXIT_COMPILE, "kernel '%s': %s", name, err);
+  wl_demangle_params(k->code.lowered, &k->sig);
+  record_compiled(L, k);
+  return 1;
+}
+
+/* ---- loading and attributes ---- */
+
+void wl_kernel_load(lua_State *L, struct wl_kernel *k) {
+  if (k->handle) return;
+  wl_cuda_require_device(L);
+  cudaError_t err = cudaLibraryLoadData(&k->library, k->code.cubin, NULL, NULL, 0, NULL, NULL, 0);
+  if (err != cudaSuccess) {
+    k->library = NULL;
+    cudaGetLastError();
+    wl_raise(L, err == cudaErrorNoKernelImageForDevice || err == cudaErrorInvalidKernelImage ? WL_EXIT_COMPILE : WL_EXIT_CUDA,
+             "loading kernel '%s' (compiled for %s): %s: %s", k->name, k->arch, cudaGetErrorName(err),
+             cudaGetErrorString(err));
+  }
+  err = cudaLibraryGetKernel(&k->handle, k->library, k->code.lowered);
+  if (err == cudaSuccess) err = cudaFuncGetAttributes(&k->attr, (const void *)k->handle);
+  if (err != cudaSuccess) {
+    k->handle = NULL;
+    wl_cuda_raise(L, err, "looking up the loaded kernel");
+  }
+}
+
+static void set_int(lua_State *L, const char *f, lua_Integer v) {
+  lua_pushinteger(L, v);
+  lua_setfield(L, -2, f);
+}
+
+static void push_attributes(lua_State *L, struct wl_kernel *k) {
+  wl_kernel_load(L, k);
+  lua_createtable(L, 0, 8);
+  set_int(L, "registers", k->attr.numRegs);
+  set_int(L, "static_shared_bytes", (lua_Integer)k->attr.sharedSizeBytes);
+  set_int(L, "local_bytes", (lua_Integer)k->attr.localSizeBytes);
+  set_int(L, "const_bytes", (lua_Integer)k->attr.constSizeBytes);
+  set_int(L, "max_threads_per_block", k->attr.maxThreadsPerBlock);
+  set_int(L, "max_dynamic_shared_bytes", k->attr.maxDynamicSharedSizeBytes);
+  set_int(L, "ptx_version", k->attr.ptxVersion);
+  set_int(L, "binary_version", k->attr.binaryVersion);
+}
+
+static void push_params(lua_State *L, const struct wl_kernel *k) {
+  lua_createtable(L, k->sig.nparams, 0);
+  for (int i = 0; i < k->sig.nparams; i++) {
+    char ptx[32];
+    lua_createtable(L, 0, 3);
+    lua_pushstring(L, wl_ptx_describe(&k->sig.params[i], ptx, sizeof ptx));
+    lua_setfield(L, -2, "ptx");
+    if (k->sig.has_ctypes) {
+      lua_pushstring(L, wl_ctype_describe(&k->sig.params[i]));
+      lua_setfield(L, -2, "ctype");
+    }
+    set_int(L, "size", k->sig.params[i].size);
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+/* k:occupancy(block [, dynamic_smem]) -> {blocks_per_sm, warps_per_sm, occupancy (0..1)} */
+static int kernel_occupancy(lua_State *L) {
+  struct wl_kernel *k = wl_check_kernel(L, 1);
+  lua_Integer block = luaL_checkinteger(L, 2), smem = luaL_optinteger(L, 3, 0);
+  luaL_argcheck(L, block >= 1 && block <= 1024, 2, "block size from 1 to 1024 expected");
+  luaL_argcheck(L, smem >= 0, 3, "shared memory bytes >= 0 expected");
+  wl_kernel_load(L, k);
+  int blocks = 0, dev, max_threads, warp;
+  WL_CUDA(L, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, (const void *)k->handle, (int)block, (size_t)smem),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  WL_CUDA(L, cudaGetDevice(&dev), "cudaGetDevice");
+  WL_CUDA(L, cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, dev), "max threads per SM");
+  WL_CUDA(L, cudaDeviceGetAttribute(&warp, cudaDevAttrWarpSize, dev), "warp size");
+  lua_Integer warps = blocks * ((block + warp - 1) / warp);
+  lua_createtable(L, 0, 3);
+  set_int(L, "blocks_per_sm", blocks);
+  set_int(L, "warps_per_sm", warps);
+  lua_pushnumber(L, (double)warps / (max_threads / warp));
+  lua_setfield(L, -2, "occupancy");
+  return 1;
+}
+
+static int kernel_index(lua_State *L) {
+  struct wl_kernel *k = wl_check_kernel(L, 1);
+  const char *f = luaL_checkstring(L, 2);
+  if (strcmp(f, "name") == 0) lua_pushstring(L, k->name);
+  else if (strcmp(f, "lowered_name") == 0) lua_pushstring(L, k->code.lowered);
+  else if (strcmp(f, "source") == 0) lua_pushstring(L, k->source);
+  else if (strcmp(f, "arch") == 0) lua_pushstring(L, k->arch);
+  else if (strcmp(f, "from_cache") == 0) lua_pushboolean(L, k->from_cache);
+  else if (strcmp(f, "log") == 0) lua_pushstring(L, k->code.log);
+  else if (strcmp(f, "ptx") == 0) lua_pushlstring(L, k->code.ptx, k->code.ptx_len);
+  else if (strcmp(f, "cubin_bytes") == 0) lua_pushinteger(L, (lua_Integer)k->code.cubin_len);
+  else if (strcmp(f, "params") == 0) push_params(L, k);
+  else if (strcmp(f, "attributes") == 0) push_attributes(L, k);
+  else if (strcmp(f, "bind") == 0) lua_pushcfunction(L, wl_kernel_bind);
+  else if (strcmp(f, "occupancy") == 0) lua_pushcfunction(L, kernel_occupancy);
+  else lua_pushnil(L);
+  return 1;
+}
+
+static int kernel_tostring(lua_State *L) {
+  struct wl_kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
+  lua_pushfstring(L, "kernel %s (%s, %s)", k->name ? k->name : "(freed)", k->source ? k->source : "", k->arch);
+  return 1;
+}
+
+/* wl.compile_stats() -> {compiles, cache_hits}: compiler calls and cache hits in this run */
+static int l_compile_stats(lua_State *L) {
+  lua_createtable(L, 0, 2);
+  set_int(L, "compiles", counters.compiles);
+  set_int(L, "cache_hits", counters.cache_hits);
+  return 1;
+}
+
+/* wl.nvrtc_version() -> "13.0" */
+static int l_nvrtc_version(lua_State *L) {
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return wl_raise(L, WL_EXIT_COMPILE, "nvrtcVersion failed");
+  lua_pushfstring(L, "%d.%d", major, minor);
+  return 1;
+}
+
+void wl_open_kernel(lua_State *L) {
+  static const luaL_Reg meta[] = {{"__index", kernel_index}, {"__gc", kernel_gc}, {"__close", kernel_gc},
+                                  {"__tostring", kernel_tostring}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"source", l_source}, {"kernel", l_kernel}, {"compile_stats", l_compile_stats},
+                                 {"nvrtc_version", l_nvrtc_version}, {"compiled_kernels", l_compiled_kernels},
+                                 {NULL, NULL}};
+  luaL_newmetatable(L, KERNEL_MT);
+  luaL_setfuncs(L, meta, 0);
+  lua_pop(L, 1);
+  luaL_setfuncs(L, fns, 0);
+  wl_open_launch(L);
+}

@@ -1,0 +1,358 @@
+/* Bound launches: k:bind{grid, block, smem, stream, args} checks the arguments against the
+ * kernel's parameters once, packs them, and gives a launch that Lua can call and that the C
+ * host can queue in a loop without returning to Lua. */
+#include "cuda_kernel.h"
+#include "half.h"
+#include "lhost.h"
+#include "wl_exit.h"
+
+#include <lauxlib.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define BOUND_MT "wlrun.bound_launch"
+#define STREAM_MT "wlrun.stream"
+
+struct wl_bound {
+  struct wl_kernel *kernel; /* kept alive by the uservalue */
+  dim3 grid, block;
+  size_t smem;
+  bool has_stream;
+  cudaStream_t stream;
+  bool prepared; /* loaded and checked on the device */
+  int nargs, ntensors;
+  void *argv[WL_MAX_PARAMS];
+  struct wl_tensor *tensors[WL_MAX_PARAMS];
+  void *tensor_data[WL_MAX_PARAMS]; /* each tensor's data at bind time */
+  unsigned char *storage;           /* the packed argument values (inside this userdata) */
+};
+
+struct wl_bound *wl_check_bound(lua_State *L, int arg) { return luaL_checkudata(L, arg, BOUND_MT); }
+
+/* ---- arguments ---- */
+
+static enum wl_dtype dtype_for(enum wl_ctype c, bool *known) {
+  *known = true;
+  switch (c) {
+  case WL_C_FLOAT: return WL_F32;
+  case WL_C_DOUBLE: return WL_F64;
+  case WL_C_HALF: return WL_F16;
+  case WL_C_BFLOAT16: return WL_BF16;
+  case WL_C_INT: return WL_I32;
+  case WL_C_UINT: return WL_U32;
+  case WL_C_SHORT: return WL_I16;
+  case WL_C_CHAR: return WL_I8;
+  case WL_C_UCHAR: return WL_U8;
+  case WL_C_LONG: case WL_C_LONGLONG: return WL_I64;
+  default: *known = false; return WL_F32;
+  }
+}
+
+struct arg_ctx {
+  lua_State *L;
+  const struct wl_kernel *k;
+  int index; /* 1-based argument number */
+  const struct wl_param *p;
+};
+
+static int arg_error(const struct arg_ctx *c, const char *expected, int value) {
+  char ptx[32];
+  lua_State *L = c->L;
+  const char *got;
+  struct wl_tensor *t = wl_test_tensor(L, value);
+  if (t) got = lua_pushfstring(L, "a %s tensor (%s)", wl_dtype_info(t->dtype)->name,
+                                t->memory == WL_MEM_DEVICE ? "device" : t->memory == WL_MEM_PINNED ? "pinned host" : "host");
+  else if (lua_type(L, value) == LUA_TNUMBER)
+    got = lua_pushfstring(L, "%s %s", lua_isinteger(L, value) ? "integer" : "float", luaL_tolstring(L, value, NULL));
+  else got = luaL_typename(L, value);
+  return wl_raise(L, WL_EXIT_SCRIPT, "kernel '%s' argument %d (%s, PTX %s): expected %s, got %s", c->k->name,
+                  c->index, c->k->sig.has_ctypes ? wl_ctype_describe(c->p) : "type unknown: extern \"C\"",
+                  wl_ptx_describe(c->p, ptx, sizeof ptx), expected, got);
+}
+
+/* an exact integer in [lo, hi] from a Lua integer or an integral float */
+static lua_Integer check_whole(const struct arg_ctx *c, int value, double lo, double hi, const char *what) {
+  lua_State *L = c->L;
+  if (lua_type(L, value) != LUA_TNUMBER) arg_error(c, what, value);
+  lua_Integer v;
+  if (lua_isinteger(L, value)) v = lua_tointeger(L, value);
+  else {
+    double d = lua_tonumber(L, value);
+    if (d != floor(d) || !(d >= -9.2e18 && d <= 9.2e18)) arg_error(c, what, value);
+    v = (lua_Integer)d;
+  }
+  /* compare in the integer domain where possible: unsigned 64 accepts any non-negative */
+  if ((double)v < lo || (double)v > hi) arg_error(c, what, value);
+  return v;
+}
+
+static bool is_unsigned(const struct wl_param *p, bool has_ctypes) {
+  if (!has_ctypes) return false; /* PTX gives int as .u32 too: the signedness is unknown */
+  switch (p->ctype) {
+  case WL_C_UCHAR: case WL_C_USHORT: case WL_C_UINT: case WL_C_ULONG: case WL_C_ULONGLONG: case WL_C_BOOL: return true;
+  default: return false;
+  }
+}
+
+/* Converts the Lua value at `value` for parameter c->p into dst (c->p->size bytes). Records
+ * tensors in b. */
+static void pack_arg(const struct arg_ctx *c, int value, unsigned char *dst, struct wl_bound *b) {
+  lua_State *L = c->L;
+  const struct wl_param *p = c->p;
+  bool typed = c->k->sig.has_ctypes;
+  bool pointer = typed ? p->ctype == WL_C_POINTER : false;
+  bool maybe_pointer = !typed && p->ptx_kind == WL_PTX_UNSIGNED && p->size == 8;
+  struct wl_tensor *t = wl_test_tensor(L, value);
+
+  if (t) {
+    if (!pointer && !maybe_pointer) arg_error(c, "a number", value);
+    if (!t->data) arg_error(c, "a live tensor (this one was freed)", value);
+    if (t->memory == WL_MEM_HOST)
+      arg_error(c, "device memory (a device tensor, or a pinned host tensor)", value);
+    bool known;
+    enum wl_dtype want = dtype_for(p->pointee, &known);
+    if (pointer && known && t->dtype != want)
+      arg_error(c, lua_pushfstring(L, "a %s tensor", wl_dtype_info(want)->name), value);
+    memcpy(dst, &t->data, sizeof t->data);
+    b->tensors[b->ntensors] = t;
+    b->tensor_data[b->ntensors++] = t->data;
+    return;
+  }
+  if (pointer) arg_error(c, "a tensor", value);
+
+  if (p->ptx_kind == WL_PTX_FLOAT || (typed && (p->ctype == WL_C_HALF || p->ctype == WL_C_BFLOAT16 ||
+                                                p->ctype == WL_C_FLOAT || p->ctype == WL_C_DOUBLE))) {
+    if (lua_type(L, value) != LUA_TNUMBER) arg_error(c, "a number", value);
+    double v = lua_tonumber(L, value);
+    if (typed && p->ctype == WL_C_HALF) { uint16_t h = wl_f32_to_f16((float)v); memcpy(dst, &h, 2); }
+    else if (typed && p->ctype == WL_C_BFLOAT16) { uint16_t h = wl_f32_to_bf16((float)v); memcpy(dst, &h, 2); }
+    else if (p->size == 4) { float f = (float)v; memcpy(dst, &f, 4); }
+    else if (p->size == 8) memcpy(dst, &v, 8);
+    else arg_error(c, "a supported floating type", value);
+    return;
+  }
+  if (p->ptx_kind == WL_PTX_BYTES && !(typed && p->ctype == WL_C_BOOL)) {
+    /* a struct by value: the script packs it (string.pack) to exactly its size */
+    size_t len;
+    const char *s = lua_type(L, value) == LUA_TSTRING ? lua_tolstring(L, value, &len) : NULL;
+    if (!s || len != p->size)
+      arg_error(c, lua_pushfstring(L, "a string of exactly %d bytes (string.pack)", (int)p->size), value);
+    memcpy(dst, s, len);
+    return;
+  }
+  if (typed && p->ctype == WL_C_BOOL && lua_type(L, value) == LUA_TBOOLEAN) {
+    unsigned char v = (unsigned char)lua_toboolean(L, value);
+    memset(dst, 0, p->size);
+    memcpy(dst, &v, 1);
+    return;
+  }
+  /* integers: signedness from the C type when known, else the union of both ranges */
+  double bits = 8.0 * p->size, lo, hi;
+  if (typed) {
+    bool u = is_unsigned(p, typed);
+    lo = u ? 0 : -ldexp(1, (int)bits - 1);
+    hi = u ? ldexp(1, (int)bits) - 1 : ldexp(1, (int)bits - 1) - 1;
+  } else {
+    lo = -ldexp(1, (int)bits - 1);
+    hi = ldexp(1, (int)bits) - 1;
+  }
+  char what[96];
+  snprintf(what, sizeof what, "an integer from %.0f to %.0f", lo, hi);
+  lua_Integer v = check_whole(c, value, lo, hi, what);
+  switch (p->size) {
+  case 1: { uint8_t x = (uint8_t)v; memcpy(dst, &x, 1); break; }
+  case 2: { uint16_t x = (uint16_t)v; memcpy(dst, &x, 2); break; }
+  case 4: { uint32_t x = (uint32_t)v; memcpy(dst, &x, 4); break; }
+  case 8: memcpy(dst, &v, 8); break;
+  default: arg_error(c, "a supported integer type", value);
+  }
+}
+
+/* ---- geometry ---- */
+
+static dim3 read_dim3(lua_State *L, int spec, const char *field, bool block) {
+  dim3 d = {1, 1, 1};
+  unsigned *v[3] = {&d.x, &d.y, &d.z};
+  int t = lua_getfield(L, spec, field);
+  int n = t == LUA_TTABLE ? (int)luaL_len(L, -1) : 1;
+  if (t == LUA_TNIL) wl_raise(L, WL_EXIT_SCRIPT, "bind: '%s' is required", field);
+  if ((t != LUA_TTABLE && t != LUA_TNUMBER) || n < 1 || n > 3)
+    wl_raise(L, WL_EXIT_SCRIPT, "bind: %s must be a number or a list of 1 to 3 numbers", field);
+  static const double grid_max[3] = {2147483647.0, 65535, 65535}, block_max[3] = {1024, 1024, 64};
+  for (int i = 0; i < n; i++) {
+    if (t == LUA_TTABLE) lua_geti(L, -1, i + 1);
+    else lua_pushvalue(L, -1);
+    int isint;
+    lua_Integer x = lua_tointegerx(L, -1, &isint);
+    double max = block ? block_max[i] : grid_max[i];
+    if (!isint || x < 1 || (double)x > max)
+      wl_raise(L, WL_EXIT_SCRIPT, "bind: %s.%c must be a whole number from 1 to %.0f, got %s", field, "xyz"[i],
+               max, luaL_tolstring(L, -1, NULL));
+    *v[i] = (unsigned)x;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  if (block && (unsigned long)d.x * d.y * d.z > 1024)
+    wl_raise(L, WL_EXIT_SCRIPT, "bind: block of %ux%ux%u = %lu threads; at most 1024", d.x, d.y, d.z,
+             (unsigned long)d.x * d.y * d.z);
+  return d;
+}
+
+/* k:bind{grid=, block=, smem=0, stream=, args={...}} */
+int wl_kernel_bind(lua_State *L) {
+  static const char *const known[] = {"grid", "block", "smem", "stream", "args", NULL};
+  struct wl_kernel *k = wl_check_kernel(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 2);
+  lua_pushnil(L);
+  while (lua_next(L, 2)) {
+    lua_pop(L, 1);
+    const char *f = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    int ok = 0;
+    for (int i = 0; f && known[i]; i++) ok |= strcmp(known[i], f) == 0;
+    if (!ok) wl_raise(L, WL_EXIT_SCRIPT, "bind: unknown field '%s'", luaL_tolstring(L, -1, NULL));
+  }
+  size_t storage_size = 0;
+  for (int i = 0; i < k->sig.nparams; i++) storage_size += k->sig.params[i].size + 16;
+  struct wl_bound *b = lua_newuserdatauv(L, sizeof *b + storage_size, 1); /* 3 */
+  memset(b, 0, sizeof *b);
+  b->storage = (unsigned char *)(b + 1);
+  b->kernel = k;
+  luaL_setmetatable(L, BOUND_MT);
+  lua_createtable(L, 4, 2); /* 4: references kept alive by the launch */
+  lua_pushvalue(L, 1);
+  lua_setfield(L, 4, "kernel");
+
+  b->grid = read_dim3(L, 2, "grid", false);
+  b->block = read_dim3(L, 2, "block", true);
+  lua_getfield(L, 2, "smem");
+  lua_Integer smem = luaL_optinteger(L, -1, 0);
+  if (smem < 0 || smem > (1 << 30)) wl_raise(L, WL_EXIT_SCRIPT, "bind: smem must be bytes >= 0");
+  b->smem = (size_t)smem;
+  lua_pop(L, 1);
+  if (lua_getfield(L, 2, "stream") != LUA_TNIL) {
+    b->stream = wl_opt_stream(L, -1);
+    b->has_stream = true;
+    lua_setfield(L, 4, "stream");
+  } else {
+    lua_pop(L, 1);
+  }
+  if (lua_getfield(L, 2, "args") != LUA_TTABLE) {
+    if (!lua_isnil(L, -1)) wl_raise(L, WL_EXIT_SCRIPT, "bind: args must be a list");
+    lua_pop(L, 1);
+    lua_newtable(L);
+  }
+  int args = lua_gettop(L);
+  lua_Integer nargs = luaL_len(L, args);
+  if (nargs != k->sig.nparams)
+    wl_raise(L, WL_EXIT_SCRIPT, "kernel '%s' takes %d argument%s, bind gave %d", k->name, k->sig.nparams,
+             k->sig.nparams == 1 ? "" : "s", (int)nargs);
+  size_t offset = 0;
+  for (int i = 0; i < k->sig.nparams; i++) {
+    const struct wl_param *p = &k->sig.params[i];
+    struct arg_ctx c = {L, k, i + 1, p};
+    unsigned align = p->align ? p->align : 1;
+    offset = (offset + align - 1) / align * align;
+    lua_geti(L, args, i + 1);
+    pack_arg(&c, lua_gettop(L), b->storage + offset, b);
+    if (wl_test_tensor(L, -1)) lua_rawseti(L, 4, i + 1); /* keep the tensor alive */
+    else lua_pop(L, 1);
+    b->argv[i] = b->storage + offset;
+    offset += p->size;
+  }
+  b->nargs = k->sig.nparams;
+  lua_pop(L, 1); /* args */
+  lua_setiuservalue(L, 3, 1);
+  return 1;
+}
+
+/* ---- launching ---- */
+
+static void prepare(lua_State *L, struct wl_bound *b) {
+  struct wl_kernel *k = b->kernel;
+  wl_kernel_load(L, k);
+  unsigned threads = b->block.x * b->block.y * b->block.z;
+  if ((int)threads > k->attr.maxThreadsPerBlock)
+    wl_raise(L, WL_EXIT_SCRIPT, "kernel '%s': block of %u threads, but it can run at most %d per block (%d registers per thread)",
+             k->name, threads, k->attr.maxThreadsPerBlock, k->attr.numRegs);
+  if (b->smem > 48 * 1024 && (int)b->smem > k->dynamic_smem_set) {
+    int dev, optin;
+    WL_CUDA(L, cudaGetDevice(&dev), "cudaGetDevice");
+    WL_CUDA(L, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), "shared memory limit");
+    if (b->smem + k->attr.sharedSizeBytes > (size_t)optin)
+      wl_raise(L, WL_EXIT_SCRIPT, "kernel '%s': %zu bytes of dynamic shared memory + %zu static exceed the device's %d per block",
+               k->name, b->smem, k->attr.sharedSizeBytes, optin);
+    WL_CUDA(L, cudaFuncSetAttribute((const void *)k->handle, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)b->smem),
+            "allowing more than 48 KiB of dynamic shared memory");
+    k->dynamic_smem_set = (int)b->smem;
+  }
+  b->prepared = true;
+}
+
+void wl_bound_launch(lua_State *L, struct wl_bound *b, cudaStream_t stream, long n) {
+  if (!b->kernel->name) wl_raise(L, WL_EXIT_SCRIPT, "launch of a kernel that was freed");
+  if (wl_compile_only()) return; /* checked at bind; nothing runs */
+  if (!b->prepared || !b->kernel->handle) prepare(L, b);
+  for (int i = 0; i < b->ntensors; i++)
+    if (b->tensors[i]->data != b->tensor_data[i])
+      wl_raise(L, WL_EXIT_SCRIPT, "kernel '%s': a tensor bound to it was freed", b->kernel->name);
+  if (b->has_stream) stream = b->stream;
+  const void *fn = (const void *)b->kernel->handle;
+  for (long i = 0; i < n; i++) {
+    cudaError_t err = cudaLaunchKernel(fn, b->grid, b->block, b->argv, b->smem, stream);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      wl_raise(L, wl_cuda_is_no_device(err) ? WL_EXIT_NO_DEVICE : WL_EXIT_CUDA,
+               "launching kernel '%s' (grid %ux%ux%u, block %ux%ux%u, %zu bytes shared): %s: %s", b->kernel->name,
+               b->grid.x, b->grid.y, b->grid.z, b->block.x, b->block.y, b->block.z, b->smem,
+               cudaGetErrorName(err), cudaGetErrorString(err));
+    }
+  }
+}
+
+/* b() or b:launch([n [, stream]]): queue one (or n) launches */
+static int bound_call(lua_State *L) {
+  struct wl_bound *b = wl_check_bound(L, 1);
+  lua_Integer n = luaL_optinteger(L, 2, 1);
+  luaL_argcheck(L, n >= 0, 2, "launch count >= 0 expected");
+  cudaStream_t s = b->has_stream ? b->stream : wl_opt_stream(L, 3);
+  wl_bound_launch(L, b, s, (long)n);
+  return 0;
+}
+
+static int bound_index(lua_State *L) {
+  struct wl_bound *b = wl_check_bound(L, 1);
+  const char *f = luaL_checkstring(L, 2);
+  if (strcmp(f, "launch") == 0) lua_pushcfunction(L, bound_call);
+  else if (strcmp(f, "kernel") == 0) {
+    lua_getiuservalue(L, 1, 1);
+    lua_getfield(L, -1, "kernel");
+  } else if (strcmp(f, "grid") == 0 || strcmp(f, "block") == 0) {
+    dim3 d = f[0] == 'g' ? b->grid : b->block;
+    lua_createtable(L, 3, 0);
+    lua_pushinteger(L, d.x);
+    lua_rawseti(L, -2, 1);
+    lua_pushinteger(L, d.y);
+    lua_rawseti(L, -2, 2);
+    lua_pushinteger(L, d.z);
+    lua_rawseti(L, -2, 3);
+  } else if (strcmp(f, "smem") == 0) lua_pushinteger(L, (lua_Integer)b->smem);
+  else lua_pushnil(L);
+  return 1;
+}
+
+static int bound_tostring(lua_State *L) {
+  struct wl_bound *b = wl_check_bound(L, 1);
+  lua_pushfstring(L, "launch of %s <<<(%d,%d,%d), (%d,%d,%d), %d>>>", b->kernel->name, (int)b->grid.x,
+                  (int)b->grid.y, (int)b->grid.z, (int)b->block.x, (int)b->block.y, (int)b->block.z, (int)b->smem);
+  return 1;
+}
+
+void wl_open_launch(lua_State *L) {
+  static const luaL_Reg meta[] = {{"__call", bound_call}, {"__index", bound_index},
+                                  {"__tostring", bound_tostring}, {NULL, NULL}};
+  luaL_newmetatable(L, BOUND_MT);
+  luaL_setfuncs(L, meta, 0);
+  lua_pop(L, 1);
+}

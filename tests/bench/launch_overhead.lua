@@ -1,0 +1,54 @@
+-- Benchmark (not a test): the host cost of enqueueing one launch of an empty kernel through
+--   (a) a raw C loop of cudaLaunchKernel (tests/bench/launch_raw.c, run as a subprocess),
+--   (b) a wlrun bound launch looped in C (b:launch(n)),
+--   (c) a wlrun bound launch called from a Lua loop (b()).
+-- Each figure is the median over 400 batches of 256 launches of the enqueue time per launch
+-- (host clock around the enqueue only; a synchronize after each batch, outside the timing).
+--   wlrun tests/bench/launch_overhead.lua -- PATH/TO/launch_raw
+local wl = require "wlrun"
+
+local raw_bin = arg[1] or "build/launch_raw"
+local BATCH, ROUNDS = 256, 400
+
+local k = wl.kernel { [[extern "C" __global__ void empty() {}]], name = "empty" }
+local s = wl.stream() -- like launch_raw.c: a stream of its own
+local bs = k:bind { grid = 1, block = 1, stream = s }
+
+local function measure(enqueue)
+  local per = {}
+  for r = -ROUNDS // 4, ROUNDS - 1 do
+    local t0 = wl.clock_ns()
+    enqueue()
+    local t1 = wl.clock_ns()
+    s:sync()
+    if r >= 0 then per[#per + 1] = (t1 - t0) / BATCH end
+  end
+  local st = wl.stats.summary(per)
+  return st.median, st.p10, st.p90
+end
+
+local function in_c() bs:launch(BATCH) end
+local function from_lua() for _ = 1, BATCH do bs() end end
+
+local p = assert(io.popen(raw_bin .. " " .. BATCH .. " " .. ROUNDS))
+local out = p:read("a")
+p:close()
+local a_med, a_p10, a_p90 = out:match("raw_c_loop ([%d.]+) ([%d.]+) ([%d.]+)")
+assert(a_med, "launch_raw printed: " .. out)
+a_med, a_p10, a_p90 = tonumber(a_med), tonumber(a_p10), tonumber(a_p90)
+local b_med, b_p10, b_p90 = measure(in_c)
+local c_med, c_p10, c_p90 = measure(from_lua)
+
+local d = wl.device()
+print(("launch overhead of an empty kernel, %s, driver %d, %d x %d launches"):format(d.name,
+  d.driver_version, ROUNDS, BATCH))
+print(("%-34s %10s %10s %10s %10s"):format("path", "median ns", "p10", "p90", "vs (a)"))
+local function row(name, med, p10, p90)
+  print(("%-34s %10.1f %10.1f %10.1f %+9.1f%%"):format(name, med, p10, p90, 100 * (med / a_med - 1)))
+end
+row("(a) raw C loop of cudaLaunchKernel", a_med, a_p10, a_p90)
+row("(b) bound launch looped in C", b_med, b_p10, b_p90)
+row("(c) bound launch from a Lua loop", c_med, c_p10, c_p90)
+print(("targets: (b) within 5%% of (a): %s (%.1f%%); (c) at most 500 ns above (a): %s (%+.0f ns)"):format(
+  math.abs(b_med / a_med - 1) <= 0.05 and "met" or "MISSED", 100 * (b_med / a_med - 1),
+  c_med - a_med <= 500 and "met" or "MISSED", c_med - a_med))
