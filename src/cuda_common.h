@@ -66,7 +66,26 @@ struct wl_tensor *wl_test_tensor(lua_State *L, int arg);
 bool wl_compile_only(void);
 void wl_set_compile_only(bool on);
 
+/* While the measurement engine measures, the Lua API counts what a timed body must not do. */
+struct wl_watch {
+  bool measuring;
+  long syncs, allocs;
+};
+extern struct wl_watch wl_watch;
+#define WL_WATCH_SYNC() (wl_watch.measuring ? (void)wl_watch.syncs++ : (void)0)
+#define WL_WATCH_ALLOC() (wl_watch.measuring ? (void)wl_watch.allocs++ : (void)0)
+
+/* Graph capture on the current stream, for wl.graph() and graph-mode timing. */
+cudaStream_t wl_capture_begin(lua_State *L);
+/* Ends the capture begun above; returns the instantiated graph (NULL on failure, with the
+ * error in *err). */
+cudaGraphExec_t wl_capture_end(cudaGraph_t *graph, cudaError_t *err);
+/* the executable graph of the wl.graph at arg, or NULL if the value is not one */
+cudaGraphExec_t wl_test_graph(lua_State *L, int arg);
+
 void wl_open_device(lua_State *L);
+void wl_open_gpu_clock(lua_State *L);
+void wl_open_timing(lua_State *L);
 void wl_open_tensor(lua_State *L);
 void wl_open_stream(lua_State *L);
 void wl_open_kernel(lua_State *L);

@@ -167,7 +167,14 @@ static int l_device(lua_State *L) {
   return 1;
 }
 
+static int l_compile_only(lua_State *L) {
+  lua_pushboolean(L, compile_only);
+  return 1;
+}
+
 void wl_open_device(lua_State *L) {
+  lua_pushcfunction(L, l_compile_only);
+  lua_setfield(L, -2, "compile_only");
   wanted_device = (int)wl_setting_find("run", "device")->number;
   static const luaL_Reg fns[] = {{"device_count", l_device_count},
                                  {"select_device", l_select_device},

@@ -78,7 +78,48 @@ cudaError_t launch(void *data, size_t n, wl_init_kind kind, double a, double b, 
   return cudaGetLastError();
 }
 
+__global__ void clock_probe(unsigned long long *out, unsigned long long ns) {
+  unsigned long long t0, t, c0 = clock64();
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+  out[0] = clock64() - c0;
+  out[1] = t - t0;
+}
+
+__global__ void count_nonzero(const unsigned char *data, size_t n, unsigned long long *count) {
+  unsigned long long mine = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    mine += data[i] != 0;
+  for (int o = 16; o > 0; o /= 2) mine += __shfl_down_sync(0xffffffffu, mine, o);
+  if ((threadIdx.x & 31) == 0 && mine) atomicAdd(count, mine);
+}
+
+__global__ void empty() {}
+
 } // namespace
+
+extern "C" cudaError_t wl_clock_probe(unsigned long long *out, unsigned long long ns, cudaStream_t stream) {
+  clock_probe<<<1, 1, 0, stream>>>(out, ns);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t wl_count_nonzero(const void *data, size_t n, unsigned long long *count,
+                                        cudaStream_t stream) {
+  cudaError_t err = cudaMemsetAsync(count, 0, sizeof *count, stream);
+  if (err != cudaSuccess) return err;
+  size_t blocks = (n + 255) / 256;
+  if (blocks > 4096) blocks = 4096;
+  if (blocks == 0) blocks = 1;
+  count_nonzero<<<(unsigned)blocks, 256, 0, stream>>>(static_cast<const unsigned char *>(data), n, count);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t wl_empty_kernel(cudaStream_t stream) {
+  empty<<<1, 1, 0, stream>>>();
+  return cudaGetLastError();
+}
 
 extern "C" cudaError_t wl_init_device(void *data, size_t n, enum wl_dtype dtype,
                                       enum wl_init_kind kind, double a, double b, uint64_t seed,

@@ -20,6 +20,17 @@ enum wl_init_kind { WL_INIT_FILL, WL_INIT_ARANGE, WL_INIT_UNIFORM, WL_INIT_NORMA
 cudaError_t wl_init_device(void *data, size_t n, enum wl_dtype dtype, enum wl_init_kind kind,
                            double a, double b, uint64_t seed, cudaStream_t stream);
 
+/* Measures the SM clock: one thread spins for about `ns` nanoseconds of %globaltimer and
+ * writes {clock64 ticks, nanoseconds} to out[0..1] (device memory). */
+cudaError_t wl_clock_probe(unsigned long long *out, unsigned long long ns, cudaStream_t stream);
+
+/* Counts the nonzero bytes of n bytes at data into *count (device memory, zeroed by the
+ * function). */
+cudaError_t wl_count_nonzero(const void *data, size_t n, unsigned long long *count, cudaStream_t stream);
+
+/* An empty kernel, for the timing floor. */
+cudaError_t wl_empty_kernel(cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

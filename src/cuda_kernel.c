@@ -236,7 +236,9 @@ static void compile_options(lua_State *L, int spec, const char *arch, const char
         if (lua_toboolean(L, -1)) lua_pushfstring(L, "-D%s", lua_tostring(L, -2));
         else { lua_pop(L, 2); continue; }
       } else if (t == LUA_TNUMBER || t == LUA_TSTRING) {
-        lua_pushfstring(L, "-D%s=%s", lua_tostring(L, -2), luaL_tolstring(L, -1, NULL));
+        const char *define = lua_tostring(L, -2); /* before luaL_tolstring pushes */
+        const char *value = luaL_tolstring(L, -1, NULL);
+        lua_pushfstring(L, "-D%s=%s", define, value);
         lua_remove(L, -2);
       } else {
         wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: define %s must be a number, string or boolean", lua_tostring(L, -2));

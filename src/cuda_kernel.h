@@ -35,7 +35,10 @@ void wl_open_launch(lua_State *L);
 /* The C side of a bound launch, for loops that never return to Lua. */
 struct wl_bound;
 struct wl_bound *wl_check_bound(lua_State *L, int arg);
-/* Queues n launches on the bound stream (or stream, when the launch has none); raises on error. */
+struct wl_bound *wl_test_bound(lua_State *L, int arg);
+/* the stream the launch goes to: its own, or the current one */
+cudaStream_t wl_bound_stream(lua_State *L, const struct wl_bound *b);
+/* Queues n launches on stream (callers pass wl_bound_stream() unless they capture); raises. */
 void wl_bound_launch(lua_State *L, struct wl_bound *b, cudaStream_t stream, long n);
 
 #endif

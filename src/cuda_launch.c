@@ -25,10 +25,17 @@ struct wl_bound {
   void *argv[WL_MAX_PARAMS];
   struct wl_tensor *tensors[WL_MAX_PARAMS];
   void *tensor_data[WL_MAX_PARAMS]; /* each tensor's data at bind time */
+  int tensor_arg[WL_MAX_PARAMS];     /* its argument index (1-based) */
+  bool tensor_input[WL_MAX_PARAMS];  /* passed to a const T* parameter: read, not written */
   unsigned char *storage;           /* the packed argument values (inside this userdata) */
 };
 
 struct wl_bound *wl_check_bound(lua_State *L, int arg) { return luaL_checkudata(L, arg, BOUND_MT); }
+struct wl_bound *wl_test_bound(lua_State *L, int arg) { return luaL_testudata(L, arg, BOUND_MT); }
+
+cudaStream_t wl_bound_stream(lua_State *L, const struct wl_bound *b) {
+  return b->has_stream ? b->stream : wl_current_stream(L);
+}
 
 /* ---- arguments ---- */
 
@@ -116,6 +123,8 @@ static void pack_arg(const struct arg_ctx *c, int value, unsigned char *dst, str
       arg_error(c, lua_pushfstring(L, "a %s tensor", wl_dtype_info(want)->name), value);
     memcpy(dst, &t->data, sizeof t->data);
     b->tensors[b->ntensors] = t;
+    b->tensor_arg[b->ntensors] = c->index;
+    b->tensor_input[b->ntensors] = pointer && p->pointee_const;
     b->tensor_data[b->ntensors++] = t->data;
     return;
   }
@@ -274,15 +283,19 @@ static void prepare(lua_State *L, struct wl_bound *b) {
   wl_kernel_load(L, k);
   unsigned threads = b->block.x * b->block.y * b->block.z;
   if ((int)threads > k->attr.maxThreadsPerBlock)
-    wl_raise(L, WL_EXIT_SCRIPT, "kernel '%s': block of %u threads, but it can run at most %d per block (%d registers per thread)",
-             k->name, threads, k->attr.maxThreadsPerBlock, k->attr.numRegs);
+    wl_raise(L, WL_EXIT_CUDA,
+             "launching kernel '%s' (grid %ux%ux%u, block %ux%ux%u): a block of %u threads, but it can run at most %d per block (%d registers per thread)",
+             k->name, b->grid.x, b->grid.y, b->grid.z, b->block.x, b->block.y, b->block.z, threads,
+             k->attr.maxThreadsPerBlock, k->attr.numRegs);
   if (b->smem > 48 * 1024 && (int)b->smem > k->dynamic_smem_set) {
     int dev, optin;
     WL_CUDA(L, cudaGetDevice(&dev), "cudaGetDevice");
     WL_CUDA(L, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), "shared memory limit");
     if (b->smem + k->attr.sharedSizeBytes > (size_t)optin)
-      wl_raise(L, WL_EXIT_SCRIPT, "kernel '%s': %zu bytes of dynamic shared memory + %zu static exceed the device's %d per block",
-               k->name, b->smem, k->attr.sharedSizeBytes, optin);
+      wl_raise(L, WL_EXIT_CUDA,
+               "launching kernel '%s' (grid %ux%ux%u, block %ux%ux%u): %zu bytes of dynamic shared memory + %zu static exceed the device's %d per block",
+               k->name, b->grid.x, b->grid.y, b->grid.z, b->block.x, b->block.y, b->block.z, b->smem,
+               k->attr.sharedSizeBytes, optin);
     WL_CUDA(L, cudaFuncSetAttribute((const void *)k->handle, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)b->smem),
             "allowing more than 48 KiB of dynamic shared memory");
     k->dynamic_smem_set = (int)b->smem;
@@ -297,7 +310,6 @@ void wl_bound_launch(lua_State *L, struct wl_bound *b, cudaStream_t stream, long
   for (int i = 0; i < b->ntensors; i++)
     if (b->tensors[i]->data != b->tensor_data[i])
       wl_raise(L, WL_EXIT_SCRIPT, "kernel '%s': a tensor bound to it was freed", b->kernel->name);
-  if (b->has_stream) stream = b->stream;
   const void *fn = (const void *)b->kernel->handle;
   for (long i = 0; i < n; i++) {
     cudaError_t err = cudaLaunchKernel(fn, b->grid, b->block, b->argv, b->smem, stream);
@@ -311,10 +323,15 @@ void wl_bound_launch(lua_State *L, struct wl_bound *b, cudaStream_t stream, long
   }
 }
 
-/* b() or b:launch([n [, stream]]): queue one (or n) launches */
+/* b() or b:launch([n [, stream]]): queue one (or n) launches. The hot path of launches from a
+ * Lua loop: the type check compares the metatable with the upvalue instead of looking its name
+ * up in the registry. */
 static int bound_call(lua_State *L) {
-  struct wl_bound *b = wl_check_bound(L, 1);
-  lua_Integer n = luaL_optinteger(L, 2, 1);
+  struct wl_bound *b = lua_touserdata(L, 1);
+  if (!b || !lua_getmetatable(L, 1) || !lua_rawequal(L, -1, lua_upvalueindex(1)))
+    return luaL_typeerror(L, 1, BOUND_MT);
+  lua_pop(L, 1);
+  lua_Integer n = lua_gettop(L) == 1 ? 1 : luaL_optinteger(L, 2, 1);
   luaL_argcheck(L, n >= 0, 2, "launch count >= 0 expected");
   cudaStream_t s = b->has_stream ? b->stream : wl_opt_stream(L, 3);
   wl_bound_launch(L, b, s, (long)n);
@@ -324,7 +341,7 @@ static int bound_call(lua_State *L) {
 static int bound_index(lua_State *L) {
   struct wl_bound *b = wl_check_bound(L, 1);
   const char *f = luaL_checkstring(L, 2);
-  if (strcmp(f, "launch") == 0) lua_pushcfunction(L, bound_call);
+  if (strcmp(f, "launch") == 0) lua_getfield(L, lua_upvalueindex(1), "__call");
   else if (strcmp(f, "kernel") == 0) {
     lua_getiuservalue(L, 1, 1);
     lua_getfield(L, -1, "kernel");
@@ -338,6 +355,20 @@ static int bound_index(lua_State *L) {
     lua_pushinteger(L, d.z);
     lua_rawseti(L, -2, 3);
   } else if (strcmp(f, "smem") == 0) lua_pushinteger(L, (lua_Integer)b->smem);
+  else if (strcmp(f, "tensors") == 0) { /* {{tensor =, arg =, input = bool}, ...} */
+    lua_getiuservalue(L, 1, 1);
+    lua_createtable(L, b->ntensors, 0);
+    for (int i = 0; i < b->ntensors; i++) {
+      lua_createtable(L, 0, 3);
+      lua_rawgeti(L, -3, b->tensor_arg[i]);
+      lua_setfield(L, -2, "tensor");
+      lua_pushinteger(L, b->tensor_arg[i]);
+      lua_setfield(L, -2, "arg");
+      lua_pushboolean(L, b->tensor_input[i]);
+      lua_setfield(L, -2, "input");
+      lua_rawseti(L, -2, i + 1);
+    }
+  }
   else lua_pushnil(L);
   return 1;
 }
@@ -349,10 +380,19 @@ static int bound_tostring(lua_State *L) {
   return 1;
 }
 
+/* core.is_launch(v) -> true for a bound launch */
+static int l_is_launch(lua_State *L) {
+  lua_pushboolean(L, wl_test_bound(L, 1) != NULL);
+  return 1;
+}
+
 void wl_open_launch(lua_State *L) {
+  lua_pushcfunction(L, l_is_launch);
+  lua_setfield(L, -2, "is_launch");
   static const luaL_Reg meta[] = {{"__call", bound_call}, {"__index", bound_index},
                                   {"__tostring", bound_tostring}, {NULL, NULL}};
   luaL_newmetatable(L, BOUND_MT);
-  luaL_setfuncs(L, meta, 0);
+  lua_pushvalue(L, -1);
+  luaL_setfuncs(L, meta, 1); /* the metatable is every metamethod's upvalue */
   lua_pop(L, 1);
 }

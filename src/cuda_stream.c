@@ -20,6 +20,44 @@ static cudaStream_t capture_stream; /* non-NULL while wl.graph() captures */
 
 bool wl_capturing(void) { return capture_stream != NULL; }
 
+struct wl_watch wl_watch;
+
+cudaStream_t wl_capture_begin(lua_State *L) {
+  if (capture_stream) wl_raise(L, WL_EXIT_SCRIPT, "graph captures cannot nest");
+  wl_cuda_require_device(L);
+  cudaStream_t s;
+  WL_CUDA(L, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "creating the capture stream");
+  cudaError_t err = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  if (err != cudaSuccess) {
+    cudaStreamDestroy(s);
+    wl_cuda_raise(L, err, "cudaStreamBeginCapture");
+  }
+  capture_stream = s;
+  return s;
+}
+
+cudaGraphExec_t wl_capture_end(cudaGraph_t *graph, cudaError_t *err) {
+  cudaStream_t s = capture_stream;
+  cudaGraphExec_t exec = NULL;
+  capture_stream = NULL;
+  *graph = NULL;
+  *err = cudaStreamEndCapture(s, graph);
+  cudaStreamDestroy(s);
+  if (*err == cudaSuccess) *err = cudaGraphInstantiate(&exec, *graph, 0);
+  if (*err != cudaSuccess) {
+    cudaGetLastError();
+    if (*graph) cudaGraphDestroy(*graph);
+    *graph = NULL;
+    return NULL;
+  }
+  return exec;
+}
+
+cudaGraphExec_t wl_test_graph(lua_State *L, int arg) {
+  struct wl_graph *g = luaL_testudata(L, arg, GRAPH_MT);
+  return g ? g->exec : NULL;
+}
+
 cudaStream_t wl_current_stream(lua_State *L) {
   if (capture_stream) return capture_stream;
   if (wl_compile_only()) return NULL;
@@ -82,6 +120,7 @@ static int stream_sync(lua_State *L) {
   cudaStream_t s = wl_opt_stream(L, 1);
   if (wl_compile_only()) return 0;
   refuse_in_capture(L, "stream:sync()");
+  WL_WATCH_SYNC();
   WL_CUDA(L, cudaStreamSynchronize(s), "synchronising a stream");
   return 0;
 }
@@ -107,6 +146,7 @@ static int stream_wait(lua_State *L) {
 /* wl.sync(): the whole device */
 static int l_sync(lua_State *L) {
   refuse_in_capture(L, "wl.sync()");
+  WL_WATCH_SYNC();
   if (wl_compile_only()) return 0;
   wl_cuda_require_device(L);
   WL_CUDA(L, cudaDeviceSynchronize(), "wl.sync()");
@@ -165,6 +205,7 @@ static int event_sync(lua_State *L) {
   struct wl_event *e = check_event(L, 1);
   if (wl_compile_only()) return 0;
   refuse_in_capture(L, "event:sync()");
+  WL_WATCH_SYNC();
   WL_CUDA(L, cudaEventSynchronize(e->e), "cudaEventSynchronize");
   return 0;
 }
@@ -184,6 +225,7 @@ static int l_elapsed(lua_State *L) {
   if (!a->recorded || !b->recorded)
     return wl_raise(L, WL_EXIT_SCRIPT, "elapsed: both events must have been recorded");
   refuse_in_capture(L, "elapsed()");
+  WL_WATCH_SYNC();
   if (wl_compile_only()) { lua_pushnumber(L, 0); return 1; }
   WL_CUDA(L, cudaEventSynchronize(b->e), "cudaEventSynchronize");
   float ms = 0;
@@ -217,31 +259,21 @@ static int l_graph(lua_State *L) {
     lua_call(L, 0, 0);
     return 1;
   }
-  wl_cuda_require_device(L);
-  cudaStream_t s;
-  WL_CUDA(L, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "creating the capture stream");
-  cudaError_t err = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
-  if (err != cudaSuccess) {
-    cudaStreamDestroy(s);
-    return wl_cuda_raise(L, err, "cudaStreamBeginCapture");
-  }
-  capture_stream = s;
+  wl_capture_begin(L);
   lua_pushvalue(L, 1);
   int status = lua_pcall(L, 0, 0, 0);
-  capture_stream = NULL;
-  cudaGraph_t graph = NULL;
-  cudaError_t end = cudaStreamEndCapture(s, &graph);
-  cudaStreamDestroy(s);
-  if (status != LUA_OK) { /* the error from fn, after capture ended */
-    if (graph) cudaGraphDestroy(graph);
-    cudaGetLastError();
+  cudaError_t err;
+  cudaGraphExec_t exec = wl_capture_end(&g->graph, &err);
+  if (status != LUA_OK) { /* the error from fn, now that the capture has ended */
+    if (exec) cudaGraphExecDestroy(exec);
+    if (g->graph) cudaGraphDestroy(g->graph);
+    g->graph = NULL;
     return lua_error(L);
   }
-  if (end != cudaSuccess) return wl_cuda_raise(L, end, "capturing a graph (cudaStreamEndCapture)");
-  g->graph = graph;
-  WL_CUDA(L, cudaGraphGetNodes(graph, NULL, &g->nodes), "cudaGraphGetNodes");
+  if (!exec) return wl_cuda_raise(L, err, "capturing a graph");
+  g->exec = exec;
+  WL_CUDA(L, cudaGraphGetNodes(g->graph, NULL, &g->nodes), "cudaGraphGetNodes");
   if (g->nodes == 0) return wl_raise(L, WL_EXIT_SCRIPT, "wl.graph(): the function queued no GPU work");
-  WL_CUDA(L, cudaGraphInstantiate(&g->exec, graph, 0), "cudaGraphInstantiate");
   lua_settop(L, 2);
   return 1;
 }

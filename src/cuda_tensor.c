@@ -57,7 +57,11 @@ struct wl_tensor *wl_check_tensor(lua_State *L, int arg) {
 
 static void release(struct wl_tensor *t) {
   if (!t->data) return;
-  if (t->memory == WL_MEM_DEVICE && wl_compile_only()) { /* a placeholder */
+  if (t->memory != WL_MEM_HOST && wl_compile_only()) { /* a placeholder, or calloc'd "pinned" */
+    if (t->memory == WL_MEM_PINNED) {
+      free(t->data);
+      mem.pinned_live -= t->nbytes;
+    }
     t->data = NULL;
     return;
   }
@@ -289,16 +293,17 @@ static struct wl_tensor *new_tensor(lua_State *L, const struct wl_tensor *model)
 
 static void allocate(lua_State *L, struct wl_tensor *t, enum wl_memory where) {
   char shape[128], want[32], avail[32], total[32], held[32];
+  WL_WATCH_ALLOC();
   t->memory = where;
   if (where != WL_MEM_HOST && wl_compile_only()) {
     /* a placeholder: never dereferenced, since nothing runs on a device in this mode */
     static uintptr_t next = 0x10000;
     t->data = (void *)next;
     next += (t->nbytes + 511) / 256 * 256;
-    if (where == WL_MEM_PINNED) { /* pinned memory is still host memory: make it real */
+    if (where == WL_MEM_PINNED) { /* pinned memory is host memory: real, from calloc here */
       t->data = calloc(1, t->nbytes);
       if (!t->data) wl_raise(L, WL_EXIT_SCRIPT, "cannot allocate host memory");
-      t->memory = WL_MEM_HOST;
+      mem.pinned_live += t->nbytes;
     }
     return;
   }
@@ -389,6 +394,7 @@ static void copy(lua_State *L, struct wl_tensor *dst, const struct wl_tensor *sr
   if (!async && wl_capturing())
     wl_raise(L, WL_EXIT_SCRIPT, "a synchronous copy inside wl.graph() capture; pass a stream");
   WL_CUDA(L, cudaMemcpyAsync(dst->data, src->data, dst->nbytes, cudaMemcpyDefault, s), "copying a tensor");
+  if (!async) WL_WATCH_SYNC();
   if (!async) WL_CUDA(L, cudaStreamSynchronize(s), "copying a tensor (synchronize)");
 }
 
@@ -414,8 +420,8 @@ static int l_to_device(lua_State *L) { return copy_to(L, WL_MEM_DEVICE); }
 /* t:fill(v) / t:init(spec): on the current stream for device tensors */
 static int l_init(lua_State *L) {
   struct wl_tensor *t = wl_check_tensor(L, 1);
-  struct init_spec s = read_init(L, 2, "init");
   if (lua_isnoneornil(L, 2)) luaL_argerror(L, 2, "an init (number, \"zeros\" or wl.normal() ...) expected");
+  struct init_spec s = read_init(L, 2, "init");
   apply_init(L, t, &s);
   lua_settop(L, 1);
   return 1;

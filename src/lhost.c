@@ -181,6 +181,8 @@ static int open_core(lua_State *L) {
   wl_open_tensor(L);
   wl_open_stream(L);
   wl_open_kernel(L);
+  wl_open_gpu_clock(L);
+  wl_open_timing(L);
   return 1;
 }
 

@@ -6,7 +6,9 @@
 #include "settings.h"
 #include "wl_exit.h"
 
+#include <cuda_runtime_api.h>
 #include <lua.h>
+#include <nvrtc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,7 +23,11 @@ static void print_help(void) {
 }
 
 static void print_version(void) {
-  printf("wlrun %s (%s)\n", WLRUN_VERSION, LUA_RELEASE);
+  int runtime = 0, nvmajor = 0, nvminor = 0;
+  cudaRuntimeGetVersion(&runtime); /* the linked runtime's version: needs no driver */
+  nvrtcVersion(&nvmajor, &nvminor);
+  printf("wlrun %s (%s, CUDA runtime %d.%d, NVRTC %d.%d)\n", WLRUN_VERSION, LUA_RELEASE,
+         runtime / 1000, runtime % 1000 / 10, nvmajor, nvminor);
 }
 
 /* Options and settings that this version parses but does not act on yet are refused. */

@@ -47,6 +47,11 @@ wl.sync = core.sync
 wl.elapsed = core.elapsed
 wl.graph = core.graph
 
+-- measuring (docs/measuring.md)
+function wl.bench(work, opts) return require("wlrun.bench").run(work, opts) end
+wl.gpu_clock = core.gpu_clock
+wl.timing_floor = function() return require("wlrun.bench").floor() end
+
 -- ceil(a / b) for grid sizes
 function wl.cdiv(a, b) return (a + b - 1) // b end
 

@@ -4,19 +4,30 @@
 --   (c) a wlrun bound launch called from a Lua loop (b()).
 -- Each figure is the median over 400 batches of 256 launches of the enqueue time per launch
 -- (host clock around the enqueue only; a synchronize after each batch, outside the timing).
+-- Before each batch a 3 ms spin kernel keeps the GPU busy, so that the launches of every path
+-- queue behind it: enqueue cost in one driver state, not raced against execution.
 --   wlrun tests/bench/launch_overhead.lua -- PATH/TO/launch_raw
 local wl = require "wlrun"
 
 local raw_bin = arg[1] or "build/launch_raw"
 local BATCH, ROUNDS = 256, 400
 
-local k = wl.kernel { [[extern "C" __global__ void empty() {}]], name = "empty" }
+local src = [[
+extern "C" __global__ void empty() {}
+extern "C" __global__ void spin(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+}]]
+local k = wl.kernel { src, name = "empty" }
 local s = wl.stream() -- like launch_raw.c: a stream of its own
 local bs = k:bind { grid = 1, block = 1, stream = s }
+local spin = wl.kernel { src, name = "spin" }:bind { grid = 1, block = 1, stream = s, args = { 3000000 } }
 
 local function measure(enqueue)
   local per = {}
   for r = -ROUNDS // 4, ROUNDS - 1 do
+    spin()
     local t0 = wl.clock_ns()
     enqueue()
     local t1 = wl.clock_ns()

@@ -1,6 +1,8 @@
 /* Baseline for tests/bench/launch_overhead.lua: the host cost of enqueueing an empty kernel
  * with a plain C loop of cudaLaunchKernel. The kernel is compiled with NVRTC and loaded with
- * cudaLibraryLoadData, as wlrun does, so that only the launch path differs.
+ * cudaLibraryLoadData, as wlrun does, so that only the launch path differs. Before each timed
+ * batch a 3 ms spin kernel keeps the GPU busy, so that every launch of every path is queued
+ * behind it: the enqueue cost is measured in one driver state, not raced against execution.
  * Prints one line: "raw_c_loop <median ns per launch> <p10> <p90>". */
 #include <cuda_runtime_api.h>
 #include <nvrtc.h>
@@ -25,6 +27,14 @@
     }                                                                                          \
   } while (0)
 
+#define SOURCE                                                                                 \
+  "extern \"C\" __global__ void empty() {}\n"                                                  \
+  "extern \"C\" __global__ void spin(unsigned long long ns) {\n"                              \
+  "  unsigned long long t0, t;\n"                                                              \
+  "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0));\n"                              \
+  "  do { asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); } while (t - t0 < ns);\n"    \
+  "}\n"
+
 static double now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -47,21 +57,25 @@ int main(int argc, char **argv) {
   snprintf(arch, sizeof arch, "-arch=sm_%d%d", major, minor);
   const char *opts[] = {arch};
   nvrtcProgram prog;
-  NVCHECK(nvrtcCreateProgram(&prog, "extern \"C\" __global__ void empty() {}", "empty.cu", 0, NULL, NULL));
+  NVCHECK(nvrtcCreateProgram(&prog, SOURCE, "empty.cu", 0, NULL, NULL));
   NVCHECK(nvrtcCompileProgram(prog, 1, opts));
   size_t size;
   NVCHECK(nvrtcGetCUBINSize(prog, &size));
   char *cubin = malloc(size);
   NVCHECK(nvrtcGetCUBIN(prog, cubin));
   cudaLibrary_t lib;
-  cudaKernel_t kernel;
+  cudaKernel_t kernel, spin;
   CHECK(cudaLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0));
   CHECK(cudaLibraryGetKernel(&kernel, lib, "empty"));
+  CHECK(cudaLibraryGetKernel(&spin, lib, "spin"));
+  unsigned long long spin_ns = 3000000;
+  void *spin_args[] = {&spin_ns};
   cudaStream_t s;
   CHECK(cudaStreamCreate(&s));
   dim3 one = {1, 1, 1};
   double *per = malloc(sizeof *per * (size_t)rounds);
   for (int r = -rounds / 4; r < rounds; r++) { /* the first quarter warms up */
+    CHECK(cudaLaunchKernel((const void *)spin, one, one, spin_args, 0, s));
     double t0 = now_ns();
     for (int i = 0; i < batch; i++) CHECK(cudaLaunchKernel((const void *)kernel, one, one, NULL, 0, s));
     double t1 = now_ns();

@@ -118,7 +118,7 @@ static void test_cli(void) {
                        "two results files",
                        "--fail-above belongs to 'wlrun compare'",
                        "'1M' is not a parameter name",
-                       "--mode: expected one of cold|batch|graph|host, got 'warp'"};
+                       "--mode: expected one of cold|batch|graph|host|auto, got 'warp'"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     CHECK(!parse(&cli, bad[i]));
     CHECK_CONTAINS(err, why[i]);

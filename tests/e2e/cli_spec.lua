@@ -5,7 +5,7 @@ describe("wlrun command line", function()
   it("prints its version", function()
     local r = h.run("--version")
     assert.equal(0, r.code)
-    assert.matches("^wlrun %d+%.%d+%.%d+ %(Lua 5%.4", r.stdout)
+    assert.matches("^wlrun %d+%.%d+%.%d+ %(Lua 5%.4%.%d+, CUDA runtime %d+%.%d, NVRTC %d+%.%d%)\n$", r.stdout)
   end)
 
   it("prints the help from docs/cli.md", function()
@@ -136,6 +136,22 @@ describe("wlrun running a script", function()
   it("names embedded library files by their source path", function()
     local r = h.run_script("print(debug.getinfo(require('wlrun').scenario, 'S').source)")
     assert.equal("@lua/wlrun/init.lua\n", r.stdout)
+  end)
+end)
+
+describe("wlrun info", function()
+  it("prints versions, and each device or why there is none (exit 4)", function()
+    local r = h.run("info")
+    assert.matches("^wlrun %S+, Lua 5%.4, NVRTC %d+%.%d", r.stdout)
+    if h.has_gpu then
+      assert.equal(0, r.code, r.stderr)
+      assert.matches("device 0: ", r.stdout)
+      assert.matches("peak bandwidth", r.stdout)
+    else
+      assert.equal(4, r.code)
+      assert.matches("no CUDA device", r.stderr)
+      assert.not_matches("traceback", r.stderr)
+    end
   end)
 end)
 

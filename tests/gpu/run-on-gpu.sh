@@ -31,6 +31,7 @@ for suite in gpu spec e2e; do
   step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"
 done
 step bench-launch "$bin" tests/bench/launch_overhead.lua -- "$root/build-static/launch_raw"
+step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/modes_raw"
 
 echo
 printf '%-16s %6s %8s\n' step exit seconds

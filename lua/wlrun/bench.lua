@@ -1,0 +1,224 @@
+-- The measurement engine (docs/measuring.md): warmup, timing modes, stopping rules, statistics
+-- and warnings around the timed loops of src/cuda_timing.c.
+local core = require "wlrun.core"
+local checks = require "wlrun.checks"
+local units = require "wlrun.units"
+
+local bench = {}
+
+bench.TARGET_SAMPLE = 100e-6 -- batch/graph: launches per sample chosen to last about this long
+bench.MAX_PER = 10000        -- at most this many launches per sample
+bench.AUTO_FACTOR = 10       -- auto: below 10x the cold-launch floor, cold is not trusted
+bench.CHUNK_TIME = 0.05      -- adaptive: a chunk of samples lasts about this long
+
+local known_opts = {
+  mode = true, warmup = true, warmup_time = true, iters = true, flush_l2 = true, batch = true,
+  adaptive = true, target_noise = true, min_samples = true, min_time = true, max_time = true,
+  graph_warmup = true, check = true,
+}
+
+local function setting(section, name, value)
+  local wl = require "wlrun"
+  return (wl.setting(section, name, value))
+end
+
+-- effective configuration: built-in < wlrun.ini < opts (the scenario) < command line
+local function configure(opts)
+  for k in pairs(opts) do
+    if not known_opts[k] then
+      core.error("script", ("wl.bench: unknown option '%s'"):format(tostring(k)), 3)
+    end
+  end
+  local modes = { cold = true, batch = true, graph = true, host = true, auto = true }
+  local cfg = {
+    mode = setting("run", "mode", opts.mode),
+    warmup = setting("run", "warmup", opts.warmup),
+    warmup_time = setting("run", "warmup_time", opts.warmup_time),
+    iters = setting("run", "iters", opts.iters),
+    flush_l2 = setting("run", "flush_l2", opts.flush_l2),
+    adaptive = setting("adaptive", "enabled", opts.adaptive),
+    target_noise = setting("adaptive", "target_noise", opts.target_noise),
+    min_samples = setting("adaptive", "min_samples", opts.min_samples),
+    min_time = setting("adaptive", "min_time", opts.min_time),
+    max_time = setting("adaptive", "max_time", opts.max_time),
+    batch = opts.batch,
+    graph_warmup = opts.graph_warmup or 3,
+  }
+  if not modes[cfg.mode] then
+    core.error("script", ("wl.bench: mode must be cold, batch, graph, host or auto, got %s"):format(tostring(cfg.mode)), 3)
+  end
+  if math.type(cfg.iters) ~= "integer" or cfg.iters < 1 then core.error("script", "wl.bench: iters must be a whole number >= 1", 3) end
+  if math.type(cfg.warmup) ~= "integer" or cfg.warmup < 0 then core.error("script", "wl.bench: warmup must be a whole number >= 0", 3) end
+  if cfg.batch ~= nil and (math.type(cfg.batch) ~= "integer" or cfg.batch < 1 or cfg.batch > 1000000) then
+    core.error("script", "wl.bench: batch (launches per sample) must be a whole number from 1 to 1e6", 3)
+  end
+  return cfg
+end
+
+local floor_cache
+function bench.floor()
+  floor_cache = floor_cache or core.timing_floor(200)
+  return floor_cache
+end
+
+local function median(t)
+  local c = table.move(t, 1, #t, 1, {})
+  table.sort(c)
+  local n = #c
+  return n % 2 == 1 and c[(n + 1) // 2] or (c[n // 2] + c[n // 2 + 1]) / 2
+end
+
+-- relative half-width of the distribution-free 95 % confidence interval of the median
+function bench.median_noise(samples)
+  local n = #samples
+  if n < 6 then return math.huge end
+  local c = table.move(samples, 1, n, 1, {})
+  table.sort(c)
+  local h = 1.96 * math.sqrt(n) / 2
+  local j, k = math.max(1, math.floor(n / 2 - h)), math.min(n, math.ceil(n / 2 + h + 1))
+  local m = median(c)
+  return m > 0 and (c[k] - c[j]) / 2 / m or math.huge
+end
+
+local function append(dst, src)
+  table.move(src.gpu, 1, #src.gpu, #dst.gpu + 1, dst.gpu)
+  table.move(src.enqueue, 1, #src.enqueue, #dst.enqueue + 1, dst.enqueue)
+end
+
+local function capturable(work)
+  local list = type(work) == "table" and getmetatable(work) == nil and work or { work }
+  for _, w in ipairs(list) do
+    if type(w) ~= "function" and not core.is_launch(w) then return false end
+  end
+  return true
+end
+
+-- warmup: cold launches until both the count and the time are reached (host mode: host loop)
+local function warmup(work, cfg)
+  local t0, got = core.clock(), { gpu = {}, enqueue = {} }
+  local time = cfg.mode == "host" and core.time_host or core.time_cold
+  while #got.gpu < cfg.warmup or core.clock() - t0 < cfg.warmup_time do
+    local chunk = math.max(1, math.min(cfg.warmup - #got.gpu, 1000))
+    if #got.gpu >= cfg.warmup then chunk = 10 end
+    append(got, time(work, chunk, false))
+  end
+  if #got.gpu == 0 then append(got, time(work, 1, false)) end -- one launch to size batches
+  return got, core.clock() - t0
+end
+
+local function measure_chunk(work, cfg, r, n)
+  if r.mode == "cold" then return core.time_cold(work, n, cfg.flush_l2)
+  elseif r.mode == "batch" then return core.time_batch(work, n, r.per)
+  elseif r.mode == "graph" then return core.time_graph(work, n, r.per, cfg.graph_warmup)
+  else return core.time_host(work, n) end
+end
+
+local function working_set(work)
+  local list = type(work) == "table" and getmetatable(work) == nil and work or { work }
+  local seen, bytes, zero, known = {}, 0, {}, false
+  for _, w in ipairs(list) do
+    local ok, tensors = pcall(function() return w.tensors end)
+    if ok and tensors then
+      known = true
+      for _, t in ipairs(tensors) do
+        if not seen[t.tensor] then
+          seen[t.tensor] = true
+          bytes = bytes + t.tensor.nbytes
+          if t.input and core.count_nonzero(t.tensor) == 0 then
+            zero[#zero + 1] = ("argument %d of %s"):format(t.arg, w.kernel.name)
+          end
+        end
+      end
+    end
+  end
+  return known and bytes or nil, zero
+end
+
+-- wl.bench(work, opts) -> result (see docs/measuring.md)
+function bench.run(work, opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then core.error("script", "wl.bench: options must be a table", 2) end
+  local cfg = configure(opts)
+  if core.compile_only() then -- nothing runs: call the work once for its checks
+    for _, w in ipairs(type(work) == "table" and getmetatable(work) == nil and work or { work }) do w() end
+    return nil
+  end
+  local wall0 = core.clock()
+  local r = {
+    requested_mode = cfg.mode, mode = cfg.mode, flush_l2 = cfg.flush_l2, per = 1, notes = {},
+    floor = bench.floor(),
+  }
+  if cfg.flush_l2 and cfg.mode ~= "cold" and cfg.mode ~= "auto" then
+    r.notes[#r.notes + 1] = "--flush-l2 applies to cold samples only; ignored in " .. cfg.mode .. " mode"
+  end
+  local ws, zero = working_set(work)
+
+  core.set_measuring(true)
+  local guard <close> = setmetatable({}, { __close = function() core.set_measuring(false) end })
+  local warm, warm_time = warmup(work, cfg)
+  r.warmup = { n = #warm.gpu, time = warm_time }
+  local est = median(warm.gpu)
+
+  if r.mode == "auto" then
+    if est >= bench.AUTO_FACTOR * r.floor.empty_kernel then
+      r.mode = "cold"
+    else
+      r.mode = capturable(work) and "graph" or "batch"
+    end
+    r.notes[#r.notes + 1] = ("auto: a launch takes about %s against a cold-launch floor of %s: %s mode"):format(
+      units.time(est), units.time(r.floor.empty_kernel), r.mode)
+  end
+  if r.mode == "batch" or r.mode == "graph" then
+    r.per = cfg.batch or math.max(1, math.min(bench.MAX_PER, math.ceil(bench.TARGET_SAMPLE / math.max(est, 1e-9))))
+  end
+
+  r.clock = { before = core.gpu_clock() }
+  local got = { gpu = {}, enqueue = {} }
+  if not cfg.adaptive then
+    append(got, measure_chunk(work, cfg, r, cfg.iters))
+  else
+    local t0, gpu_time = core.clock(), 0
+    local per_sample = math.max(est * r.per, 1e-7)
+    local chunk = math.max(cfg.min_samples, math.min(10000, math.ceil(bench.CHUNK_TIME / per_sample)))
+    r.adaptive = { target = cfg.target_noise, converged = false }
+    repeat
+      local c = measure_chunk(work, cfg, r, chunk)
+      append(got, c)
+      for _, v in ipairs(c.gpu) do gpu_time = gpu_time + v * r.per end
+      local noise, elapsed = bench.median_noise(got.gpu), core.clock() - t0
+      r.adaptive.noise, r.adaptive.elapsed, r.adaptive.gpu_time = noise, elapsed, gpu_time
+      r.adaptive.converged = noise <= cfg.target_noise and #got.gpu >= cfg.min_samples and elapsed >= cfg.min_time
+    until r.adaptive.converged or elapsed >= cfg.max_time
+  end
+  r.clock.after = core.gpu_clock()
+  core.set_measuring(false)
+  r.watch = core.watch()
+
+  r.samples, r.enqueue = got.gpu, got.enqueue
+  r.stats = core.stats.summary(r.samples)
+  r.enqueue_stats = core.stats.summary(r.enqueue)
+  r.shape = core.stats.shape and core.stats.shape(r.samples) or nil
+  r.time = core.clock() - wall0
+  local wl = require "wlrun"
+  r.warnings = checks.evaluate(r, { device = wl.device(), working_set = ws, zero_inputs = zero })
+  return setmetatable(r, bench.result_mt)
+end
+
+bench.result_mt = {
+  __name = "wlrun.result",
+  __tostring = function(r)
+    local T, s = units.time, r.stats
+    local lines = {
+      ("%s mode%s, n=%d (warmup %d): median %s, mean %s +/- %s (std), min %s, p90 %s, max %s; enqueue %s"):format(
+        r.mode, r.per > 1 and (" (" .. r.per .. " launches per sample)") or "", s.n, r.warmup.n, T(s.median),
+        T(s.mean), T(s.std), T(s.min), T(s.p90), T(s.max), T(r.enqueue_stats.median)),
+    }
+    for _, n in ipairs(r.notes) do lines[#lines + 1] = "note: " .. n end
+    for _, w in ipairs(r.warnings) do
+      lines[#lines + 1] = ("warning [%s] %s (hint: %s)"):format(w.code, w.message, w.hint)
+    end
+    return table.concat(lines, "\n")
+  end,
+}
+
+return bench

@@ -1,0 +1,106 @@
+-- Warnings on a measurement (docs/measuring.md, "Warnings"): each has a stable code, a one-line
+-- message and a hint. evaluate() looks at a result the engine made and returns the warnings
+-- that apply; a clean, well-behaved benchmark gets none.
+local units = require "wlrun.units"
+local T = units.time
+
+local checks = {}
+
+-- thresholds, documented in docs/measuring.md
+checks.limits = {
+  floor_factor = 10,      -- a sample within 10x of the device's timing floor is too short
+  noise_iqr = 0.05,       -- IQR / median above 5 %: high noise
+  far_outliers = 0.01,    -- more than 1 % of samples beyond the 3-IQR fences
+  trend_rho = -0.3,       -- Spearman's rho of value against sample index below this,
+  trend_z = -3,           -- significant (z below this),
+  trend_change = 0.02,    -- and the first 20 % slower than the last 50 % by more than 2 %
+  clock_drop = 0.05,      -- the SM clock fell by more than 5 % during the measurement
+}
+
+local defs = {
+  ["alloc-in-measure"] = "allocations inside the timed body",
+  ["sync-in-measure"] = "synchronisation inside the timed body",
+  ["short-sample"] = "samples too short for the timer",
+  ["high-noise"] = "noisy samples",
+  ["outliers"] = "outliers",
+  ["bimodal"] = "two populations of samples",
+  ["warmup-trend"] = "samples still getting faster",
+  ["cache-hot"] = "working set fits in L2 and is not flushed",
+  ["zero-inputs"] = "inputs are all zero",
+  ["launch-bound"] = "launch-bound",
+  ["throttled"] = "the GPU clock throttled",
+  ["adaptive-timeout"] = "adaptive stopping hit its time limit",
+}
+checks.codes = defs
+
+local function warn(list, code, message, hint)
+  assert(defs[code], code)
+  list[#list + 1] = { code = code, title = defs[code], message = message, hint = hint }
+end
+
+-- r: the result of bench.run; ctx: {device =, working_set =, zero_inputs = {names}}
+function checks.evaluate(r, ctx)
+  local L, w = checks.limits, {}
+  local s, shape = r.stats, r.shape
+  if r.watch.allocs > 0 then
+    warn(w, "alloc-in-measure", ("%d tensor allocation%s while measuring"):format(r.watch.allocs,
+      r.watch.allocs == 1 and "" or "s"), "allocate tensors in setup, before timing")
+  end
+  if r.watch.syncs > 0 then
+    warn(w, "sync-in-measure", ("%d synchronising call%s (wl.sync, sync copies, event waits) while measuring"):format(
+      r.watch.syncs, r.watch.syncs == 1 and "" or "s"),
+      "the engine synchronises once after the loop; remove synchronisation from the timed body")
+  end
+  if r.mode == "cold" and r.floor and s.median < L.floor_factor * r.floor.empty_kernel then
+    warn(w, "short-sample", ("median %s is within %dx of this device's cold-launch floor (empty kernel %s)"):format(
+      T(s.median), L.floor_factor, T(r.floor.empty_kernel)),
+      "launch overhead is part of each sample: use --mode graph (or batch, or auto)")
+  elseif (r.mode == "batch" or r.mode == "graph") and r.floor and s.median * r.per < L.floor_factor * r.floor.event_pair then
+    warn(w, "short-sample", ("a sample of %d launches lasts %s, within %dx of the event-pair floor (%s)"):format(
+      r.per, T(s.median * r.per), L.floor_factor, T(r.floor.event_pair)), "raise the launches per sample (batch =)")
+  end
+  if s.median > 0 and s.iqr / s.median > L.noise_iqr then
+    warn(w, "high-noise", ("IQR is %.1f%% of the median (cv %.1f%%)"):format(100 * s.iqr / s.median, 100 * s.cv),
+      "something else runs on the GPU or host, or the work varies; check clocks and other processes")
+  end
+  if shape and shape.far_outliers / s.n > L.far_outliers then
+    warn(w, "outliers", ("%d of %d samples beyond 3 IQR of the quartiles"):format(shape.far_outliers, s.n),
+      "look at the samples (-o results.json); the median is robust to them, the mean is not")
+  end
+  if shape and shape.bimodal then
+    warn(w, "bimodal", ("samples gather around %s and %s"):format(T(shape.mode_low), T(shape.mode_high)),
+      "two behaviours alternate (clocks, caches, placement); report them separately")
+  end
+  if shape and shape.trend_rho < L.trend_rho and shape.trend_z < L.trend_z and shape.trend_change > L.trend_change then
+    warn(w, "warmup-trend", ("samples get faster as the run goes on: the first 20%% are %.1f%% slower than the last half"):format(
+      100 * shape.trend_change), "raise --warmup or --warmup-time")
+  end
+  if ctx.working_set and ctx.device and not r.flush_l2 and ctx.working_set > 0 and ctx.working_set <= ctx.device.l2_bytes then
+    warn(w, "cache-hot", ("the working set (%s) fits in the L2 cache (%s) and the cache is not flushed"):format(
+      units.bytes(ctx.working_set), units.bytes(ctx.device.l2_bytes)),
+      "use --flush-l2 (cold mode) for cold-cache numbers, or sizes larger than the L2")
+  end
+  if ctx.zero_inputs and #ctx.zero_inputs > 0 then
+    warn(w, "zero-inputs", ("input%s %s hold only zeros"):format(#ctx.zero_inputs == 1 and "" or "s",
+      table.concat(ctx.zero_inputs, ", ")), "initialise inputs with real data (init = wl.normal()): zeros run faster")
+  end
+  if r.enqueue_stats and (r.mode == "cold" or r.mode == "batch") and r.enqueue_stats.median >= s.median then
+    warn(w, "launch-bound", ("host enqueue time (%s) is at least the GPU time (%s)"):format(
+      T(r.enqueue_stats.median), T(s.median)), "the GPU waits for the CPU: use --mode graph")
+  end
+  local b, a = r.clock and r.clock.before, r.clock and r.clock.after
+  if a and b then
+    local reasons = a.reasons and #a.reasons > 0 and table.concat(a.reasons, ", ")
+    if reasons or (b.sm_mhz > 0 and a.sm_mhz < (1 - L.clock_drop) * b.sm_mhz) then
+      warn(w, "throttled", ("SM clock %.0f MHz before, %.0f MHz after%s"):format(b.sm_mhz, a.sm_mhz,
+        reasons and (" (" .. reasons .. ")") or ""), "cooling or power limits; shorter runs or pauses between configurations")
+    end
+  end
+  if r.adaptive and not r.adaptive.converged then
+    warn(w, "adaptive-timeout", ("noise of the median %.2f%% after %s, target %.2f%%"):format(100 * r.adaptive.noise,
+      T(r.adaptive.elapsed), 100 * r.adaptive.target), "raise --max-time or accept a looser --target-noise")
+  end
+  return w
+end
+
+return checks

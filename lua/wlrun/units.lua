@@ -1,0 +1,25 @@
+-- Formatting of quantities with scaled units (for reports; printers format, never compute).
+local units = {}
+
+local function scaled(v, steps, fmt)
+  if v ~= v then return "nan" end
+  local a = math.abs(v)
+  for _, s in ipairs(steps) do
+    if a >= s[1] or s == steps[#steps] then return (fmt or "%.3g %s"):format(v / s[1], s[2]) end
+  end
+end
+
+local time_steps = { { 1, "s" }, { 1e-3, "ms" }, { 1e-6, "us" }, { 1e-9, "ns" } }
+-- seconds -> "1.23 ms"
+function units.time(s, fmt) return scaled(s, time_steps, fmt or "%.4g %s") end
+
+local byte_steps = { { 2 ^ 40, "TiB" }, { 2 ^ 30, "GiB" }, { 2 ^ 20, "MiB" }, { 2 ^ 10, "KiB" }, { 1, "B" } }
+function units.bytes(b) return scaled(b, byte_steps, "%.4g %s") end
+
+local rate_steps = { { 1e15, "P" }, { 1e12, "T" }, { 1e9, "G" }, { 1e6, "M" }, { 1e3, "k" }, { 1, "" } }
+-- 1.5e12, "FLOP/s" -> "1.5 TFLOP/s"
+function units.rate(v, unit) return scaled(v, rate_steps, "%.4g %s") .. unit end
+
+function units.percent(f) return ("%.2f%%"):format(100 * f) end
+
+return units

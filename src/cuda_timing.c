@@ -1,0 +1,358 @@
+/* The timed loops of the measurement engine (docs/measuring.md), in C so that nothing of Lua
+ * sits between the events of a sample when the work is a bound launch or a graph:
+ *   core.time_cold(work, n, flush)        an event pair per launch, one synchronize at the end
+ *   core.time_batch(work, n, per)         an event pair around `per` launches
+ *   core.time_graph(work, n, per, warmup) `per` launches captured in a graph, one replay a sample
+ *   core.time_host(work, n)               host clock with a device synchronize before and after
+ *   core.timing_floor(n)                  the event pair and empty-kernel floors of this device
+ *   core.count_nonzero(tensor)            nonzero bytes of a device tensor (zero-input check)
+ *   core.set_measuring(on), core.watch()  what the Lua API saw while measuring
+ * work: a bound launch, a wl.graph, a Lua function, or a list of them (rotated per sample).
+ * Each returns {gpu = {seconds...}, enqueue = {seconds...}} (host mode: gpu is the host time). */
+#include "cuda_common.h"
+#include "cuda_init_kernels.h"
+#include "cuda_kernel.h"
+#include "lhost.h"
+#include "wl_exit.h"
+
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* events are created once and reused: creating them inside a measurement would be an
+ * allocation in the timed region */
+static cudaEvent_t *events;
+static size_t nevents;
+
+static void need_events(lua_State *L, size_t n) {
+  if (n <= nevents) return;
+  cudaEvent_t *grown = realloc(events, n * sizeof *grown);
+  if (!grown) luaL_error(L, "out of memory for %d events", (int)n);
+  events = grown;
+  for (; nevents < n; nevents++)
+    WL_CUDA(L, cudaEventCreateWithFlags(&events[nevents], cudaEventDefault), "creating timing events");
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* ---- work items ---- */
+
+struct work {
+  int index; /* stack index of the item */
+  struct wl_bound *bound;
+  cudaGraphExec_t graph;
+};
+
+struct work_list {
+  int n;
+  struct work items[64];
+  cudaStream_t stream;
+};
+
+static void read_item(lua_State *L, int idx, struct work *w) {
+  w->index = lua_absindex(L, idx);
+  w->bound = wl_test_bound(L, idx);
+  w->graph = w->bound ? NULL : wl_test_graph(L, idx);
+  if (!w->bound && !w->graph && lua_type(L, idx) != LUA_TFUNCTION)
+    wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: the work must be a bound launch, a wl.graph or a function, got %s",
+             luaL_typename(L, idx));
+}
+
+/* work at arg: one item, or a list (rotated). The items of a list stay on the stack. */
+static void read_work(lua_State *L, int arg, struct work_list *wl) {
+  wl->n = 0;
+  if (lua_type(L, arg) == LUA_TTABLE && !lua_getmetatable(L, arg)) {
+    lua_Integer n = luaL_len(L, arg);
+    if (n < 1 || n > 64) wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: a rotation list holds 1 to 64 items");
+    for (lua_Integer i = 1; i <= n; i++) {
+      lua_geti(L, arg, i);
+      read_item(L, -1, &wl->items[wl->n++]);
+    }
+  } else {
+    if (lua_type(L, arg) == LUA_TTABLE) lua_pop(L, 1); /* the metatable */
+    read_item(L, arg, &wl->items[wl->n++]);
+  }
+  wl->stream = wl->items[0].bound ? wl_bound_stream(L, wl->items[0].bound) : wl_current_stream(L);
+  for (int i = 1; i < wl->n; i++) /* the events of a sample must be on the stream of its work */
+    if (wl->items[i].bound && wl_bound_stream(L, wl->items[i].bound) != wl->stream)
+      wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: the launches of a rotation list must share one stream");
+}
+
+static void enqueue(lua_State *L, const struct work *w, cudaStream_t stream, long times) {
+  if (w->bound) {
+    wl_bound_launch(L, w->bound, stream, times);
+  } else if (w->graph) {
+    for (long i = 0; i < times; i++) WL_CUDA(L, cudaGraphLaunch(w->graph, stream), "launching a graph");
+  } else {
+    for (long i = 0; i < times; i++) {
+      lua_pushvalue(L, w->index);
+      lua_call(L, 0, 0);
+    }
+  }
+}
+
+/* ---- results ---- */
+
+static void push_results(lua_State *L, const double *gpu, const double *enq, int n) {
+  lua_createtable(L, 0, 2);
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lua_pushnumber(L, gpu[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "gpu");
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lua_pushnumber(L, enq[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "enqueue");
+}
+
+static int check_count(lua_State *L, int arg) {
+  lua_Integer n = luaL_checkinteger(L, arg);
+  luaL_argcheck(L, n >= 1 && n <= 10000000, arg, "sample count from 1 to 1e7 expected");
+  return (int)n;
+}
+
+/* the elapsed times of event pairs (2i, 2i+1), divided by per; waits for the last */
+static void read_pairs(lua_State *L, double *gpu, int n, long per) {
+  WL_CUDA(L, cudaEventSynchronize(events[2 * n - 1]), "waiting for the measurement");
+  for (int i = 0; i < n; i++) {
+    float ms;
+    WL_CUDA(L, cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
+    gpu[i] = ms * 1e-3 / (double)per;
+  }
+}
+
+/* buffers of doubles that an error cannot leak: userdata */
+static double *scratch(lua_State *L, int n) { return lua_newuserdatauv(L, sizeof(double) * (size_t)n, 0); }
+
+/* ---- L2 flush ---- */
+
+static void *flush_buffer;
+static size_t flush_bytes;
+
+/* bytes written before each cold sample: twice the L2, so that no line of the work survives */
+static void need_flush(lua_State *L) {
+  if (flush_buffer) return;
+  int dev, l2;
+  WL_CUDA(L, cudaGetDevice(&dev), "cudaGetDevice");
+  WL_CUDA(L, cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev), "L2 size");
+  flush_bytes = 2 * (size_t)(l2 > 0 ? l2 : 1 << 20);
+  WL_CUDA(L, cudaMalloc(&flush_buffer, flush_bytes), "allocating the L2 flush buffer");
+}
+
+/* ---- modes ---- */
+
+static int l_time_cold(lua_State *L) {
+  int n = check_count(L, 2);
+  bool flush = lua_toboolean(L, 3);
+  lua_settop(L, 3);
+  wl_cuda_require_device(L);
+  struct work_list w;
+  read_work(L, 1, &w);
+  need_events(L, 2 * (size_t)n);
+  if (flush) need_flush(L);
+  double *gpu = scratch(L, n), *enq = scratch(L, n);
+  cudaStream_t s = w.stream;
+  for (int i = 0; i < n; i++) {
+    if (flush) WL_CUDA(L, cudaMemsetAsync(flush_buffer, i & 0xff, flush_bytes, s), "flushing the L2 cache");
+    WL_CUDA(L, cudaEventRecord(events[2 * i], s), "cudaEventRecord");
+    double t0 = now();
+    enqueue(L, &w.items[i % w.n], s, 1);
+    enq[i] = now() - t0;
+    WL_CUDA(L, cudaEventRecord(events[2 * i + 1], s), "cudaEventRecord");
+  }
+  read_pairs(L, gpu, n, 1);
+  push_results(L, gpu, enq, n);
+  return 1;
+}
+
+static int l_time_batch(lua_State *L) {
+  int n = check_count(L, 2);
+  lua_Integer per = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, per >= 1 && per <= 1000000, 3, "launches per sample from 1 to 1e6 expected");
+  lua_settop(L, 3);
+  wl_cuda_require_device(L);
+  struct work_list w;
+  read_work(L, 1, &w);
+  need_events(L, 2 * (size_t)n);
+  double *gpu = scratch(L, n), *enq = scratch(L, n);
+  cudaStream_t s = w.stream;
+  for (int i = 0; i < n; i++) {
+    WL_CUDA(L, cudaEventRecord(events[2 * i], s), "cudaEventRecord");
+    double t0 = now();
+    for (long j = 0; j < per; j++) enqueue(L, &w.items[(i * per + j) % w.n], s, 1);
+    enq[i] = (now() - t0) / (double)per;
+    WL_CUDA(L, cudaEventRecord(events[2 * i + 1], s), "cudaEventRecord");
+  }
+  read_pairs(L, gpu, n, per);
+  push_results(L, gpu, enq, n);
+  return 1;
+}
+
+/* graph mode: per launches captured once; warmup replays, then n timed replays */
+static int l_time_graph(lua_State *L) {
+  int n = check_count(L, 2);
+  lua_Integer per = luaL_checkinteger(L, 3), warmup = luaL_optinteger(L, 4, 3);
+  luaL_argcheck(L, per >= 1 && per <= 100000, 3, "launches per graph from 1 to 1e5 expected");
+  lua_settop(L, 4);
+  wl_cuda_require_device(L);
+  struct work_list w;
+  read_work(L, 1, &w);
+  for (int i = 0; i < w.n; i++)
+    if (w.items[i].graph) wl_raise(L, WL_EXIT_SCRIPT, "graph mode times bound launches or functions, not a wl.graph");
+  need_events(L, 2 * (size_t)n);
+  double *gpu = scratch(L, n), *enq = scratch(L, n);
+  cudaStream_t s = w.stream;
+  /* capture: the launches go to the capture stream, whatever stream they were bound to */
+  cudaStream_t cs = wl_capture_begin(L);
+  int status = LUA_OK;
+  for (long j = 0; j < per && status == LUA_OK; j++) {
+    const struct work *it = &w.items[j % w.n];
+    lua_getfield(L, LUA_REGISTRYINDEX, "wlrun.graph_enqueue");
+    lua_pushvalue(L, it->index);
+    lua_pushlightuserdata(L, cs);
+    status = lua_pcall(L, 2, 0, 0);
+  }
+  cudaGraph_t graph;
+  cudaError_t err;
+  cudaGraphExec_t exec = wl_capture_end(&graph, &err);
+  if (status != LUA_OK) {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    return lua_error(L);
+  }
+  if (!exec) return wl_cuda_raise(L, err, "capturing the graph of the measured work");
+  cudaError_t run = cudaSuccess;
+  for (lua_Integer i = 0; i < warmup && run == cudaSuccess; i++) run = cudaGraphLaunch(exec, s);
+  for (int i = 0; i < n && run == cudaSuccess; i++) {
+    run = cudaEventRecord(events[2 * i], s);
+    double t0 = now();
+    if (run == cudaSuccess) run = cudaGraphLaunch(exec, s);
+    enq[i] = (now() - t0) / (double)per;
+    if (run == cudaSuccess) run = cudaEventRecord(events[2 * i + 1], s);
+  }
+  if (run == cudaSuccess) run = cudaEventSynchronize(events[2 * n - 1]);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  if (run != cudaSuccess) return wl_cuda_raise(L, run, "replaying the measured graph");
+  read_pairs(L, gpu, n, per);
+  push_results(L, gpu, enq, n);
+  return 1;
+}
+
+/* registry helper for graph capture: enqueue(item, stream) through the Lua API so that a
+ * function item runs under the error handling of lua_pcall */
+static int graph_enqueue(lua_State *L) {
+  cudaStream_t cs = lua_touserdata(L, 2);
+  struct work w;
+  read_item(L, 1, &w);
+  enqueue(L, &w, cs, 1);
+  return 0;
+}
+
+static int l_time_host(lua_State *L) {
+  int n = check_count(L, 2);
+  lua_settop(L, 2);
+  wl_cuda_require_device(L);
+  struct work_list w;
+  read_work(L, 1, &w);
+  double *host = scratch(L, n), *enq = scratch(L, n);
+  for (int i = 0; i < n; i++) {
+    WL_CUDA(L, cudaDeviceSynchronize(), "synchronising before a host-timed iteration");
+    double t0 = now();
+    enqueue(L, &w.items[i % w.n], w.stream, 1);
+    double t1 = now();
+    WL_CUDA(L, cudaDeviceSynchronize(), "synchronising after a host-timed iteration");
+    host[i] = now() - t0;
+    enq[i] = t1 - t0;
+  }
+  push_results(L, host, enq, n);
+  return 1;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* core.timing_floor([n]) -> {event_pair = s, empty_kernel = s}: medians of n back-to-back
+ * event pairs and of n empty kernels each between its own pair (cold), on this device */
+static int l_timing_floor(lua_State *L) {
+  int n = (int)luaL_optinteger(L, 1, 200);
+  luaL_argcheck(L, n >= 1 && n <= 100000, 1, "count from 1 to 1e5 expected");
+  wl_cuda_require_device(L);
+  cudaStream_t s = wl_current_stream(L);
+  need_events(L, 2 * (size_t)n);
+  double *t = scratch(L, n), medians[2];
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = -n / 4; i < n; i++) { /* the first quarter warms up and is overwritten */
+      int k = i < 0 ? 0 : i;
+      WL_CUDA(L, cudaEventRecord(events[2 * k], s), "cudaEventRecord");
+      if (pass == 1) WL_CUDA(L, wl_empty_kernel(s), "launching the empty kernel");
+      WL_CUDA(L, cudaEventRecord(events[2 * k + 1], s), "cudaEventRecord");
+      if (i < 0) WL_CUDA(L, cudaEventSynchronize(events[1]), "floor warmup");
+    }
+    read_pairs(L, t, n, 1);
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    medians[pass] = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+  }
+  lua_createtable(L, 0, 2);
+  lua_pushnumber(L, medians[0]);
+  lua_setfield(L, -2, "event_pair");
+  lua_pushnumber(L, medians[1]);
+  lua_setfield(L, -2, "empty_kernel");
+  return 1;
+}
+
+/* core.count_nonzero(device tensor) -> number of nonzero bytes */
+static int l_count_nonzero(lua_State *L) {
+  struct wl_tensor *t = wl_check_tensor(L, 1);
+  if (t->memory != WL_MEM_DEVICE) {
+    unsigned long long c = 0;
+    for (size_t i = 0; i < t->nbytes; i++) c += ((const unsigned char *)t->data)[i] != 0;
+    lua_pushinteger(L, (lua_Integer)c);
+    return 1;
+  }
+  static unsigned long long *count;
+  unsigned long long host = 0;
+  cudaStream_t s = wl_current_stream(L);
+  if (!count) WL_CUDA(L, cudaMalloc((void **)&count, sizeof *count), "allocating a counter");
+  WL_CUDA(L, wl_count_nonzero(t->data, t->nbytes, count, s), "counting nonzero bytes");
+  WL_CUDA(L, cudaMemcpyAsync(&host, count, sizeof host, cudaMemcpyDeviceToHost, s), "reading the count");
+  WL_CUDA(L, cudaStreamSynchronize(s), "counting nonzero bytes");
+  lua_pushinteger(L, (lua_Integer)host);
+  return 1;
+}
+
+static int l_set_measuring(lua_State *L) {
+  wl_watch.measuring = lua_toboolean(L, 1);
+  if (wl_watch.measuring) wl_watch.syncs = wl_watch.allocs = 0;
+  return 0;
+}
+
+static int l_watch(lua_State *L) {
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, wl_watch.syncs);
+  lua_setfield(L, -2, "syncs");
+  lua_pushinteger(L, wl_watch.allocs);
+  lua_setfield(L, -2, "allocs");
+  return 1;
+}
+
+void wl_open_timing(lua_State *L) {
+  static const luaL_Reg fns[] = {{"time_cold", l_time_cold},       {"time_batch", l_time_batch},
+                                 {"time_graph", l_time_graph},     {"time_host", l_time_host},
+                                 {"timing_floor", l_timing_floor}, {"count_nonzero", l_count_nonzero},
+                                 {"set_measuring", l_set_measuring}, {"watch", l_watch},
+                                 {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+  lua_pushcfunction(L, graph_enqueue);
+  lua_setfield(L, LUA_REGISTRYINDEX, "wlrun.graph_enqueue");
+}

@@ -1,0 +1,85 @@
+-- The warning logic on synthetic results (no GPU): each warning fires on its planted case,
+-- and a clean result gets none.
+local checks = require "wlrun.checks"
+
+local function result(over)
+  local r = {
+    mode = "cold", per = 1, flush_l2 = false,
+    floor = { event_pair = 1.7e-6, empty_kernel = 5.7e-6 },
+    stats = { n = 100, median = 1e-3, mean = 1e-3, std = 5e-6, cv = 0.005, iqr = 6e-6 },
+    enqueue_stats = { median = 4e-6 },
+    shape = { far_outliers = 0, bimodal = false, trend_rho = 0.01, trend_z = 0.1, trend_change = 0 },
+    watch = { syncs = 0, allocs = 0 },
+    clock = { before = { sm_mhz = 1980, reasons = {} }, after = { sm_mhz = 1980, reasons = {} } },
+  }
+  for k, v in pairs(over or {}) do r[k] = v end
+  return r
+end
+
+local device = { l2_bytes = 60 * 2 ^ 20 }
+
+local function codes(r, ctx)
+  local c = {}
+  for _, w in ipairs(checks.evaluate(r, ctx or { device = device })) do
+    assert.is_string(w.message)
+    assert.is_string(w.hint)
+    c[#c + 1] = w.code
+  end
+  table.sort(c)
+  return table.concat(c, ",")
+end
+
+describe("checks", function()
+  it("finds nothing wrong with a clean result", function()
+    assert.equal("", codes(result(), { device = device, working_set = 2 ^ 31, zero_inputs = {} }))
+  end)
+
+  it("warns on each planted anti-pattern", function()
+    assert.equal("alloc-in-measure", codes(result { watch = { syncs = 0, allocs = 3 } }))
+    assert.equal("sync-in-measure", codes(result { watch = { syncs = 1, allocs = 0 } }))
+    local short = result()
+    short.stats = { n = 100, median = 20e-6, mean = 20e-6, std = 1e-7, cv = 0.005, iqr = 1e-7 }
+    assert.equal("short-sample", codes(short))
+    local noisy = result()
+    noisy.stats = { n = 100, median = 1e-3, mean = 1.1e-3, std = 1e-4, cv = 0.1, iqr = 1e-4 }
+    assert.equal("high-noise", codes(noisy))
+    assert.equal("outliers", codes(result { shape = { far_outliers = 5, bimodal = false, trend_rho = 0, trend_z = 0, trend_change = 0 } }))
+    assert.equal("bimodal", codes(result { shape = { far_outliers = 0, bimodal = true, mode_low = 1e-3, mode_high = 1.2e-3, trend_rho = 0, trend_z = 0, trend_change = 0 } }))
+    assert.equal("warmup-trend", codes(result { shape = { far_outliers = 0, bimodal = false, trend_rho = -0.5, trend_z = -8, trend_change = 0.1 } }))
+    assert.equal("cache-hot", codes(result(), { device = device, working_set = 8 * 2 ^ 20 }))
+    assert.equal("", codes(result { flush_l2 = true }, { device = device, working_set = 8 * 2 ^ 20 }))
+    assert.equal("zero-inputs", codes(result(), { device = device, zero_inputs = { "argument 2 of scale" } }))
+    assert.equal("launch-bound", codes(result { enqueue_stats = { median = 2e-3 } }))
+    assert.equal("throttled", codes(result { clock = { before = { sm_mhz = 1980, reasons = {} }, after = { sm_mhz = 1500, reasons = {} } } }))
+    assert.equal("throttled", codes(result { clock = { before = { sm_mhz = 1980, reasons = {} }, after = { sm_mhz = 1980, reasons = { "sw_power_cap" } } } }))
+    assert.equal("adaptive-timeout", codes(result { adaptive = { converged = false, noise = 0.02, target = 0.005, elapsed = 15 } }))
+  end)
+
+  it("does not flag a mild trend or a graph-mode result that is long enough", function()
+    assert.equal("", codes(result { shape = { far_outliers = 0, bimodal = false, trend_rho = -0.5, trend_z = -8, trend_change = 0.005 } }))
+    local g = result { mode = "graph", per = 20 }
+    g.stats = { n = 100, median = 5e-6, mean = 5e-6, std = 1e-8, cv = 0.002, iqr = 2e-8 }
+    assert.equal("", codes(g))
+  end)
+
+  it("every code has a title", function()
+    for code, title in pairs(checks.codes) do
+      assert.matches("^[a-z%-]+$", code)
+      assert.is_string(title)
+    end
+  end)
+end)
+
+describe("median noise", function()
+  local bench = require "wlrun.bench"
+  it("is the relative half-width of the median's 95 % interval", function()
+    local same = {}
+    for i = 1, 100 do same[i] = 1.0 end
+    assert.equal(0, bench.median_noise(same))
+    local spread = {}
+    for i = 1, 100 do spread[i] = 1 + (i % 10) / 100 end
+    local n = bench.median_noise(spread)
+    assert.is_true(n > 0 and n < 0.05, n)
+    assert.equal(math.huge, bench.median_noise { 1, 2, 3 })
+  end)
+end)
