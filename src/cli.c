@@ -45,7 +45,7 @@ static const struct {
 
 /* Features that exist as options but whose behaviour comes with a later version. */
 static const char *const unavailable_options[] = {
-    "-p", "-o", "--filter", "--dry-run", "--resume", "--shard", "--devices",
+    "--resume", "--shard", "--devices",
 };
 
 static bool option_unavailable(const char *name) {
@@ -120,6 +120,8 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
   size_t nl = 0;
   memset(cli, 0, sizeof *cli);
   cli->fail_above = -1;
+  cli->argc = argc;
+  cli->argv = argv;
   for (size_t i = 0; i < NSETTING_OPTIONS; i++)
     longopts[nl++] = (struct option){setting_options[i].option,
                                      setting_options[i].value ? no_argument : required_argument,

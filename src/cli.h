@@ -10,6 +10,8 @@ enum wl_command { WL_CMD_RUN, WL_CMD_INFO, WL_CMD_COMPARE, WL_CMD_MERGE };
 #define WL_MAX_LIST 64
 
 struct wl_cli {
+  int argc; /* the whole command line, for the results document */
+  char **argv;
   enum wl_command command;
   bool help, version;
   const char *config;  /* --config FILE */

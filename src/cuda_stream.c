@@ -11,7 +11,7 @@
 #define EVENT_MT "wlrun.event"
 #define GRAPH_MT "wlrun.graph"
 
-struct wl_stream { cudaStream_t s; bool owned; };
+struct wl_stream { cudaStream_t s; bool owned, borrowed; };
 struct wl_event { cudaEvent_t e; bool created, recorded; };
 struct wl_graph { cudaGraph_t graph; cudaGraphExec_t exec; size_t nodes; };
 
@@ -72,6 +72,7 @@ cudaStream_t wl_current_stream(lua_State *L) {
 cudaStream_t wl_opt_stream(lua_State *L, int arg) {
   if (lua_isnoneornil(L, arg)) return wl_current_stream(L);
   struct wl_stream *s = luaL_checkudata(L, arg, STREAM_MT);
+  if (s->borrowed) return wl_current_stream(L);
   if (!s->owned && !wl_compile_only()) luaL_argerror(L, arg, "stream was destroyed");
   return s->s;
 }
@@ -103,7 +104,7 @@ static int l_stream(lua_State *L) {
   }
   refuse_in_capture(L, "creating a stream");
   struct wl_stream *s = lua_newuserdatauv(L, sizeof *s, 0);
-  s->owned = false;
+  s->owned = s->borrowed = false;
   luaL_setmetatable(L, STREAM_MT);
   if (wl_compile_only()) { /* a stand-in: the default stream, never used */
     s->s = NULL;
@@ -113,6 +114,17 @@ static int l_stream(lua_State *L) {
   WL_CUDA(L, cudaStreamCreateWithPriority(&s->s, blocking ? cudaStreamDefault : cudaStreamNonBlocking, priority),
           "cudaStreamCreateWithPriority");
   s->owned = true;
+  return 1;
+}
+
+/* wl.current_stream(): a stream object that stands for the current stream (wlrun's own, or
+ * the capture stream inside wl.graph), for asynchronous copies that a measurement must see */
+static int l_current_stream(lua_State *L) {
+  struct wl_stream *s = lua_newuserdatauv(L, sizeof *s, 0);
+  s->s = NULL;
+  s->owned = false;
+  s->borrowed = true;
+  luaL_setmetatable(L, STREAM_MT);
   return 1;
 }
 
@@ -327,7 +339,7 @@ void wl_open_stream(lua_State *L) {
   static const luaL_Reg graph_meta[] = {{"__gc", graph_gc}, {"__close", graph_gc},
                                         {"__call", graph_launch}, {"__index", graph_index},
                                         {NULL, NULL}};
-  static const luaL_Reg fns[] = {{"stream", l_stream}, {"event", l_event}, {"sync", l_sync},
+  static const luaL_Reg fns[] = {{"stream", l_stream}, {"current_stream", l_current_stream}, {"event", l_event}, {"sync", l_sync},
                                  {"elapsed", l_elapsed}, {"graph", l_graph}, {NULL, NULL}};
   new_class(L, STREAM_MT, stream_meta, stream_methods);
   new_class(L, EVENT_MT, event_meta, event_methods);

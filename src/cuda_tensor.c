@@ -525,6 +525,11 @@ static int l_tostring(lua_State *L) {
   return 1;
 }
 
+static int l_is_tensor(lua_State *L) {
+  lua_pushboolean(L, wl_test_tensor(L, 1) != NULL);
+  return 1;
+}
+
 /* wl.memory() -> accounting of what wlrun holds */
 static int l_memory(lua_State *L) {
   lua_createtable(L, 0, 6);
@@ -559,6 +564,7 @@ void wl_open_tensor(lua_State *L) {
                                   {"__gc", l_release}, {"__close", l_release}, {NULL, NULL}};
   static const luaL_Reg fns[] = {{"tensor", l_tensor}, {"host_tensor", l_host_tensor},
                                  {"memory", l_memory}, {"reset_memory_peak", l_reset_peak},
+                                 {"is_tensor", l_is_tensor},
                                  {NULL, NULL}};
   luaL_newmetatable(L, TENSOR_MT);
   luaL_setfuncs(L, meta, 0);

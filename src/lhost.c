@@ -99,42 +99,59 @@ static enum wl_exit protected_call(lua_State *L, int nargs, int nresults) {
 /* package.searchers entry for wlrun.*: the embedded library, or WLRUN_LUA_DIR when set. */
 static int search_embedded(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
+  /* third-party pure-Lua modules embedded at build time (dkjson): the binary needs no Lua packages */
+  const char *third = lua_pushfstring(L, "thirdparty/%s.lua", name);
+  const struct wl_embedded_file *tf = wl_embedded_find(third);
+  if (tf) {
+    const char *chunkname = lua_pushfstring(L, "@%s", third);
+    if (luaL_loadbufferx(L, (const char *)tf->data, tf->size, chunkname, "t") != LUA_OK)
+      return luaL_error(L, "error loading module '%s':\n\t%s", name, lua_tostring(L, -1));
+    lua_pushstring(L, third);
+    return 2;
+  }
+  lua_pop(L, 1);
   if (strcmp(name, "wlrun") != 0 && strncmp(name, "wlrun.", 6) != 0) {
     lua_pushfstring(L, "no embedded module '%s'", name);
     return 1;
   }
+  /* wlrun.a.b is wlrun/a/b.lua, or wlrun/a/b/init.lua for a package */
+  const char *base = lua_pushfstring(L, "wlrun/%s", strcmp(name, "wlrun") == 0 ? "init" : name + 6);
   luaL_Buffer b;
   luaL_buffinit(L, &b);
-  luaL_addstring(&b, "wlrun/");
-  luaL_addgsub(&b, strcmp(name, "wlrun") == 0 ? "init" : name + 6, ".", "/");
-  luaL_addstring(&b, ".lua");
+  luaL_addgsub(&b, base, ".", "/");
   luaL_pushresult(&b);
-  const char *rel = lua_tostring(L, -1);
+  const char *stem = lua_tostring(L, -1);
   const char *dir = getenv("WLRUN_LUA_DIR");
-  int status;
-  if (dir && *dir) {
-    const char *path = lua_pushfstring(L, "%s/%s", dir, rel);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-      lua_pushfstring(L, "no file '%s' (WLRUN_LUA_DIR)", path);
-      return 1;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    const char *rel = lua_pushfstring(L, attempt == 0 ? "%s.lua" : "%s/init.lua", stem);
+    int status;
+    if (dir && *dir) {
+      const char *path = lua_pushfstring(L, "%s/%s", dir, rel);
+      FILE *f = fopen(path, "r");
+      if (!f) {
+        lua_pop(L, 2);
+        continue;
+      }
+      fclose(f);
+      status = luaL_loadfilex(L, path, "t");
+    } else {
+      const char *path = lua_pushfstring(L, "lua/%s", rel);
+      const struct wl_embedded_file *file = wl_embedded_find(path);
+      if (!file) {
+        lua_pop(L, 2);
+        continue;
+      }
+      const char *chunkname = lua_pushfstring(L, "@%s", path);
+      status = luaL_loadbufferx(L, (const char *)file->data, file->size, chunkname, "t");
     }
-    fclose(f);
-    status = luaL_loadfilex(L, path, "t");
-  } else {
-    const char *path = lua_pushfstring(L, "lua/%s", rel);
-    const struct wl_embedded_file *file = wl_embedded_find(path);
-    if (!file) {
-      lua_pushfstring(L, "no embedded file '%s'", path);
-      return 1;
-    }
-    const char *chunkname = lua_pushfstring(L, "@%s", path);
-    status = luaL_loadbufferx(L, (const char *)file->data, file->size, chunkname, "t");
+    if (status != LUA_OK)
+      return luaL_error(L, "error loading module '%s':\n\t%s", name, lua_tostring(L, -1));
+    lua_pushstring(L, rel);
+    return 2;
   }
-  if (status != LUA_OK)
-    return luaL_error(L, "error loading module '%s':\n\t%s", name, lua_tostring(L, -1));
-  lua_pushstring(L, rel);
-  return 2;
+  lua_pushfstring(L, "no %s '%s.lua' or '%s/init.lua'", dir && *dir ? "file (WLRUN_LUA_DIR)" : "embedded file",
+                  stem, stem);
+  return 1;
 }
 
 static int error_tostring(lua_State *L) {
@@ -177,6 +194,7 @@ static int open_core(lua_State *L) {
   wl_open_clock(L);
   wl_open_stats(L);
   wl_open_settings(L, cli);
+  wl_open_system(L);
   wl_open_device(L);
   wl_open_tensor(L);
   wl_open_stream(L);
@@ -274,6 +292,11 @@ static int run_chunk(lua_State *L) {
   lua_pushliteral(L, "wlrun");
   lua_call(L, 1, 1);
   if (lua_type(L, -2) != LUA_TTABLE || !is_scenario(L)) {
+    const char *scenario_only = cli->nparams ? "-p" : cli->filter ? "--filter" : cli->dry_run ? "--dry-run"
+                              : cli->noutputs ? "-o" : NULL;
+    if (scenario_only)
+      wl_raise(L, WL_EXIT_USAGE, "%s applies to scenarios, and %s returned no wl.scenario{...}",
+               scenario_only, cli->script);
     if (cli->compile_only) {
       lua_getfield(L, -1, "report_compiled");
       lua_call(L, 0, 0);

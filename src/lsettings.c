@@ -96,6 +96,7 @@ void wl_open_settings(lua_State *L, const struct wl_cli *cli) {
   lua_pushboolean(L, cli->compile_only);
   lua_setfield(L, -2, "compile_only");
   push_strings(L, cli->outputs, cli->noutputs, "outputs");
+  push_strings(L, (const char *const *)cli->argv, cli->argc, "argv");
   push_strings(L, cli->inputs, cli->ninputs, "inputs");
   push_params(L, cli);
   if (cli->fail_above >= 0) {

@@ -11,11 +11,14 @@ bench.MAX_PER = 10000        -- at most this many launches per sample
 bench.AUTO_FACTOR = 10       -- auto: below 10x the cold-launch floor, cold is not trusted
 bench.CHUNK_TIME = 0.05      -- adaptive: a chunk of samples lasts about this long
 
-local known_opts = {
+local known_opts
+known_opts = {
   mode = true, warmup = true, warmup_time = true, iters = true, flush_l2 = true, batch = true,
   adaptive = true, target_noise = true, min_samples = true, min_time = true, max_time = true,
-  graph_warmup = true, check = true,
+  graph_warmup = true,
 }
+
+bench.known_opts = known_opts
 
 local function setting(section, name, value)
   local wl = require "wlrun"

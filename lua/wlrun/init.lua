@@ -42,6 +42,7 @@ wl.compile_stats = core.compile_stats
 wl.nvrtc_version = core.nvrtc_version
 wl.compiled_kernels = core.compiled_kernels
 wl.stream = core.stream
+wl.current_stream = core.current_stream
 wl.event = core.event
 wl.sync = core.sync
 wl.elapsed = core.elapsed
@@ -81,35 +82,33 @@ function wl.setting_origin(section, name)
   return origins and origins[name]
 end
 
-local scenario_mt = { __name = "wlrun.scenario" }
+-- scenarios (docs/scenarios.md)
+local scenario, sweep = require "wlrun.scenario", require "wlrun.sweep"
+wl.scenario = function(spec) local s = scenario.declare(spec, 2) return s end -- no tail call
+wl.is_scenario = scenario.is
+wl.skip = scenario.skip
+wl.zip = sweep.zip
+wl.pow2 = sweep.pow2
+wl.range = sweep.range
+wl.compile_only = core.compile_only
 
--- wl.scenario{...}: declares a scenario; a script returns it and wlrun runs it.
-function wl.scenario(spec)
-  if type(spec) ~= "table" then
-    wl.error("script", "wl.scenario expects a table, got " .. type(spec), 2)
-  end
-  if type(spec.name) ~= "string" or spec.name == "" then
-    wl.error("script", "wl.scenario: 'name' must be a non-empty string", 2)
-  end
-  local info = debug.getinfo(2, "Sl") -- absent when the script tail-calls wl.scenario
-  if info and info.what ~= "C" then spec.defined_at = info.short_src .. ":" .. info.currentline end
-  return setmetatable(spec, scenario_mt)
-end
-
-function wl.is_scenario(v)
-  return getmetatable(v) == scenario_mt
-end
-
--- called by the host after a script run with --compile-only
+-- called by the host after a script run with --compile-only: each distinct kernel once
 function wl.report_compiled()
-  local list = core.compiled_kernels()
-  local cached = 0
-  for _, k in ipairs(list) do if k.from_cache then cached = cached + 1 end end
-  print(("compile-only: %d kernel%s compiled (%d from the cache)"):format(#list,
-    #list == 1 and "" or "s", cached))
+  local list, distinct, by_key, cached = core.compiled_kernels(), {}, {}, 0
   for _, k in ipairs(list) do
-    print(("  %-28s %-6s %2d params  %s%s"):format(k.name, k.arch, k.nparams, k.source,
-      k.from_cache and "  (cached)" or ""))
+    if k.from_cache then cached = cached + 1 end
+    local key = k.name .. "\0" .. k.source .. "\0" .. k.arch
+    if not by_key[key] then
+      by_key[key] = { k = k, uses = 0 }
+      distinct[#distinct + 1] = by_key[key]
+    end
+    by_key[key].uses = by_key[key].uses + 1
+  end
+  print(("compile-only: %d distinct kernel%s from %d wl.kernel call%s (%d served by the cache)"):format(#distinct,
+    #distinct == 1 and "" or "s", #list, #list == 1 and "" or "s", cached))
+  for _, d in ipairs(distinct) do
+    print(("  %-28s %-6s %2d params  %s%s"):format(d.k.name, d.k.arch, d.k.nparams, d.k.source,
+      d.uses > 1 and ("  (x" .. d.uses .. ")") or ""))
   end
 end
 

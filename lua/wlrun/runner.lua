@@ -1,12 +1,247 @@
--- Runs a scenario returned by a script: configurations, setup, measurement, reporting.
+-- Runs a scenario (docs/scenarios.md): expands the parameter space, and for each configuration
+-- runs setup, the check, the measurement and the teardown; records the results document
+-- (docs/results.md), writes every output after each configuration, and prints the report.
 local core = require "wlrun.core"
+local sweep = require "wlrun.sweep"
+local units = require "wlrun.units"
 
 local runner = {}
 
-function runner.run(scenario, script)
-  core.error("unavailable", ("%s: returns scenario '%s'%s, but the scenario runner is not "
-    .. "available in this version of wlrun yet"):format(script, scenario.name,
-    scenario.defined_at and (" (declared at " .. scenario.defined_at .. ")") or ""), 0)
+local function wlrun() return require "wlrun" end
+
+local function stderr(fmt, ...) io.stderr:write((fmt):format(...)) end
+
+local function settings_doc()
+  local wl = wlrun()
+  local sources = {}
+  for section, names in pairs(core.settings_origin) do
+    for name, o in pairs(names) do
+      if o.source ~= "default" then sources[section .. "." .. name] = o.source end
+    end
+  end
+  return wl.settings, sources
+end
+
+local function read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function new_document(sc, script, space, device, floor)
+  local wl = wlrun()
+  local settings, sources = settings_doc()
+  return {
+    schema = "wlrun-results", version = 1,
+    wlrun = { version = wl.version, lua = _VERSION, nvrtc = wl.nvrtc_version() },
+    command_line = core.cli.argv, cwd = core.cwd(),
+    started = core.utc_now(), complete = false,
+    scenario = { name = sc.name, description = sc.description, file = script,
+                 hash = core.hash(read_file(script) or ""), axes = space.axes },
+    settings = settings, sources = sources,
+    device = device, floor = floor,
+    configurations = {},
+  }
+end
+
+-- tensors and bound launches held by a configuration's state (tables searched 3 deep)
+local function walk_state(v, fn, depth, seen)
+  seen = seen or {}
+  if depth > 3 or seen[v] then return end
+  seen[v] = true
+  if type(v) == "table" and getmetatable(v) == nil then
+    for _, x in pairs(v) do walk_state(x, fn, depth + 1, seen) end
+  elseif type(v) == "userdata" then
+    fn(v)
+  end
+end
+
+local function kernels_of(state, work)
+  local list, seen = {}, {}
+  local function add(v)
+    if core.is_launch(v) then
+      local k = v.kernel
+      if not seen[k] then
+        seen[k] = true
+        local entry = { name = k.name, source = k.source, arch = k.arch }
+        local ok, a = pcall(function() return k.attributes end)
+        if ok then for key, val in pairs(a) do entry[key] = val end end
+        list[#list + 1] = entry
+      end
+    end
+  end
+  add(work)
+  walk_state(state, add, 0)
+  return list
+end
+
+local function resolve_work(sc, p, state)
+  if type(sc.run) == "string" then
+    local w = type(state) == "table" and state[sc.run]
+    if not w then
+      core.error("script", ("run = '%s', but setup's result has no field '%s'"):format(sc.run, sc.run), 0)
+    end
+    return w
+  end
+  return function() sc.run(p, state) end
+end
+
+local function call_work_once(work)
+  if type(work) == "function" or core.is_launch(work) then work() else work:launch() end
+end
+
+-- runs one configuration; returns its entry for the document
+local function run_config(sc, cfg, ctx)
+  local wl = wlrun()
+  local p = cfg.params
+  local entry = { index = cfg.index, params = p }
+  local state
+  local t0 = core.clock()
+  local ok, err = xpcall(function()
+    state = sc.setup and sc.setup(p) or {}
+    local work = resolve_work(sc, p, state)
+    if ctx.compile_only then
+      call_work_once(work) -- checks the bound arguments; nothing runs
+      entry.status = "compiled"
+      return
+    end
+    if sc.check then -- once, outside timing, on the output of one run
+      call_work_once(work)
+      wl.sync()
+      local good, message = sc.check(p, state)
+      entry.check = { ok = good ~= false and good ~= nil, message = message and tostring(message) or nil }
+    end
+    local r = wl.bench(work, sc.timing)
+    entry.status = "ok"
+    entry.mode, entry.per, entry.warmup = r.mode, r.per, r.warmup.n
+    entry.samples, entry.enqueue = r.samples, r.enqueue
+    entry.stats, entry.enqueue_stats, entry.shape = r.stats, r.enqueue_stats, r.shape
+    entry.clock, entry.notes, entry.adaptive = r.clock, r.notes, r.adaptive
+    entry.warnings = r.warnings
+    if entry.check and not entry.check.ok then
+      table.insert(entry.warnings, 1, { code = "check-failed", title = "the check failed",
+        message = "the check failed" .. (entry.check.message and (": " .. entry.check.message) or ""),
+        hint = "the kernel's output is wrong: its timing does not measure the intended work" })
+    end
+    entry.kernels = kernels_of(state, work)
+    if sc.work then
+      local w = sc.work(p)
+      if type(w) ~= "table" then core.error("script", "work(p) must return {flops =, bytes =}", 0) end
+      entry.work = { flops = w.flops, bytes = w.bytes }
+      local m = {}
+      if w.flops then m.flop_per_s = w.flops / r.stats.median end
+      if w.bytes then
+        m.bytes_per_s = w.bytes / r.stats.median
+        m.peak_bandwidth_fraction = ctx.device and m.bytes_per_s / ctx.device.peak_bandwidth or nil
+      end
+      entry.metrics = m
+    end
+  end, function(e)
+    if type(e) == "table" then return e end
+    return { message = debug.traceback(tostring(e), 2), kind = "script" }
+  end)
+  if sc.teardown and state ~= nil then pcall(sc.teardown, p, state) end
+  walk_state(state, function(v) if core.is_tensor(v) and not v.freed then v:free() end end, 0)
+  state = nil
+  collectgarbage()
+  entry.time = core.clock() - t0
+  if not ok then
+    if require("wlrun.scenario").is_skip(err) then
+      entry.status, entry.reason = "skipped", err.reason
+    else
+      entry.status = "failed"
+      entry.kind = err.kind or "script"
+      entry.error = err.message or tostring(err)
+      if entry.kind == "interrupted" then return entry, err end
+    end
+  end
+  return entry
+end
+
+local function save(doc, outputs)
+  local report = require "wlrun.report"
+  for _, o in ipairs(outputs) do report.write(doc, o.path, o.format) end
+end
+
+local function print_dry_run(space, sc)
+  print(("%s: %d configuration%s (%d in the space, %d pruned by where, %d by --filter)"):format(sc.name,
+    #space.list, #space.list == 1 and "" or "s", space.total, space.pruned, space.filtered))
+  for _, c in ipairs(space.list) do
+    print(("%4d  %s"):format(c.index, sweep.describe(c.params, space.axes)))
+  end
+end
+
+local function progress_line(i, n, cfg, axes, elapsed)
+  local eta = i > 1 and elapsed / (i - 1) * (n - i + 1) or nil
+  local line = ("[%d/%d] %s%s"):format(i, n, sweep.describe(cfg.params, axes),
+    eta and ("  ETA " .. units.time(eta, "%.0f %s")) or "")
+  stderr("\r\27[K%s", line:sub(1, 200))
+end
+
+function runner.run(sc, script)
+  local wl = wlrun()
+  local cli = core.cli
+  local space = sweep.expand(sc, cli.params, cli.filter)
+  if cli.dry_run then
+    print_dry_run(space, sc)
+    return
+  end
+  local compile_only = core.compile_only()
+  local device, floor
+  if not compile_only then
+    local ok, d = pcall(wl.device) -- no device: a clear error (exit 4) before anything runs
+    if not ok then
+      local why = type(d) == "table" and d.message or tostring(d)
+      core.error(type(d) == "table" and d.kind or "no_device", ("%s needs a CUDA device: %s"):format(script,
+        why:gsub("^.-no CUDA device: ", "")), 0)
+    end
+    device = d
+    floor = wl.timing_floor()
+  end
+  local doc = new_document(sc, script, space, device, floor)
+  local report = require "wlrun.report"
+  local outputs = {}
+  for _, path in ipairs(cli.outputs) do
+    outputs[#outputs + 1] = { path = path, format = report.format_for_path(path) }
+  end
+  local quiet = wl.settings.output.quiet
+  local progress = wl.settings.output.progress and not quiet and core.isatty(2)
+  local ctx = { device = device, compile_only = compile_only }
+  local t0, failed, first_failure = core.clock(), 0, nil
+  for i, cfg in ipairs(space.list) do
+    if progress then progress_line(i, #space.list, cfg, space.axes, core.clock() - t0) end
+    local entry, interrupt = run_config(sc, cfg, ctx)
+    doc.configurations[#doc.configurations + 1] = entry
+    if entry.status == "failed" then
+      failed = failed + 1
+      first_failure = first_failure or entry
+      if progress then stderr("\r\27[K") end
+      stderr("wlrun: configuration %d (%s) failed: %s\n", cfg.index, sweep.describe(cfg.params, space.axes), entry.error)
+    end
+    if not compile_only then save(doc, outputs) end
+    if interrupt then
+      if progress then stderr("\r\27[K") end
+      core.error("interrupted", ("interrupted during configuration %d of %d; %d finished configurations are in %s"):format(
+        i, #space.list, i - 1, #outputs > 0 and outputs[1].path or "no output file (-o)"), 0)
+    end
+    if entry.kind == "no_device" then break end
+  end
+  if progress then stderr("\r\27[K") end
+  if compile_only then
+    wl.report_compiled()
+    return
+  end
+  doc.finished, doc.complete = core.utc_now(), true
+  save(doc, outputs)
+  io.stdout:write(report.render(doc, wl.settings.output.format))
+  io.stdout:flush()
+  if failed > 0 then
+    core.error(first_failure.kind == "interrupted" and "script" or first_failure.kind,
+      ("%d of %d configurations failed (the first: %s)"):format(failed, #space.list,
+        first_failure.error:match("[^\n]*")), 0)
+  end
 end
 
 return runner

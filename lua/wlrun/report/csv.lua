@@ -1,0 +1,79 @@
+-- CSV of a results document (RFC 4180: CRLF line ends; a field with a comma, a double quote,
+-- CR or LF is quoted, its quotes doubled). One row per configuration; times in seconds
+-- (%.9g), an empty field where the document has no value. Formats only.
+local T = require "wlrun.report.table"
+
+local M = {}
+
+local stat_keys = { "n", "mean", "std", "median", "min", "max", "p10", "p25", "p75", "p90", "p99", "iqr", "cv" }
+
+function M.field(s)
+  s = tostring(s)
+  if s:find('[,"\r\n]') then return '"' .. s:gsub('"', '""') .. '"' end
+  return s
+end
+
+-- numbers: integers as they are; whole floats below 2^53 without exponent or decimals; other
+-- floats %.9g; NaN and infinities as nan, inf, -inf
+function M.number(v)
+  if v == nil then return "" end
+  if type(v) ~= "number" then return tostring(v) end
+  if math.type(v) == "integer" then return ("%d"):format(v) end
+  if v ~= v then return "nan" end
+  if v == math.huge then return "inf" end
+  if v == -math.huge then return "-inf" end
+  if v == math.floor(v) and math.abs(v) < 2 ^ 53 then return ("%.0f"):format(v) end
+  return ("%.9g"):format(v)
+end
+
+local function bool(v)
+  if v == nil then return "" end
+  return v and "true" or "false"
+end
+
+function M.render(doc)
+  local axes = T.axes(doc)
+  local header = { "index" }
+  for _, a in ipairs(axes) do header[#header + 1] = tostring(a) end
+  for _, k in ipairs { "status", "mode", "per" } do header[#header + 1] = k end
+  for _, k in ipairs(stat_keys) do header[#header + 1] = k end
+  for _, k in ipairs { "enqueue_median", "flops", "bytes", "flop_per_s", "bytes_per_s", "peak_bandwidth_fraction",
+                       "registers", "local_bytes", "check_ok", "warnings", "reason_or_error" } do
+    header[#header + 1] = k
+  end
+  local lines = {}
+  local function add(fields)
+    for i, f in ipairs(fields) do fields[i] = M.field(f) end
+    lines[#lines + 1] = table.concat(fields, ",")
+  end
+  add(header)
+  for i, c in ipairs(doc.configurations or {}) do
+    local f = { M.number(c.index or i) }
+    for _, a in ipairs(axes) do
+      local v = c.params and c.params[a]
+      f[#f + 1] = type(v) == "number" and M.number(v) or (v == nil and "" or tostring(v))
+    end
+    f[#f + 1] = c.status or ""
+    f[#f + 1] = c.mode or ""
+    f[#f + 1] = M.number(c.per)
+    local s = c.stats or {}
+    for _, k in ipairs(stat_keys) do f[#f + 1] = M.number(s[k]) end
+    f[#f + 1] = M.number(c.enqueue_stats and c.enqueue_stats.median)
+    local w, m = c.work or {}, c.metrics or {}
+    f[#f + 1] = M.number(w.flops)
+    f[#f + 1] = M.number(w.bytes)
+    f[#f + 1] = M.number(m.flop_per_s)
+    f[#f + 1] = M.number(m.bytes_per_s)
+    f[#f + 1] = M.number(m.peak_bandwidth_fraction)
+    local k = type(c.kernels) == "table" and c.kernels[1] or {}
+    f[#f + 1] = M.number(k.registers)
+    f[#f + 1] = M.number(k.local_bytes)
+    f[#f + 1] = bool(c.check and c.check.ok)
+    f[#f + 1] = T.warning_codes(c, ";")
+    f[#f + 1] = (c.status == "failed" and c.error) or (c.status == "skipped" and c.reason) or c.error or c.reason or ""
+    add(f)
+  end
+  return table.concat(lines, "\r\n") .. "\r\n"
+end
+
+return M

@@ -1,0 +1,66 @@
+-- Printers of the results document (docs/results.md): each formats the document and computes
+-- nothing; statistics, metrics and warnings are in it.
+--   report.render(doc, format) -> string        format: table, plain, csv, markdown, json
+--   report.format_for_path(path) -> format|nil  from the extension: .json .csv .md .txt
+--   report.write(doc, path [, format])          atomically: PATH.tmp, then renamed
+local report = {}
+
+report.formats = { "table", "plain", "csv", "markdown", "json" }
+
+local modules = {
+  table = "wlrun.report.table", plain = "wlrun.report.plain", csv = "wlrun.report.csv",
+  markdown = "wlrun.report.markdown", json = "wlrun.report.json",
+}
+
+local extensions = { json = "json", csv = "csv", md = "markdown", txt = "plain" }
+
+local function core() return require "wlrun.core" end
+
+function report.render(doc, format)
+  format = format or "table"
+  local name = modules[format]
+  if not name then
+    core().error("usage", ("unknown output format '%s' (expected %s)"):format(tostring(format),
+      table.concat(report.formats, ", ")), 0)
+  end
+  return require(name).render(doc)
+end
+
+function report.format_for_path(path)
+  local ext = tostring(path):match("%.([^./\\]+)$")
+  return ext and extensions[ext:lower()] or nil
+end
+
+function report.write(doc, path, format)
+  format = format or report.format_for_path(path)
+  if not format then
+    core().error("usage", ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(
+      tostring(path)), 0)
+  end
+  local text = report.render(doc, format)
+  local tmp = path .. ".tmp"
+  local function fail(msg)
+    os.remove(tmp)
+    -- io.open and os.rename put the file name before the OS message: keep only the latter
+    msg = tostring(msg)
+    for _, p in ipairs { tmp, path } do
+      if msg:sub(1, #p + 2) == p .. ": " then msg = msg:sub(#p + 3) break end
+    end
+    core().error("io", ("cannot write results to '%s': %s"):format(path, msg), 0)
+  end
+  local f, err = io.open(tmp, "wb")
+  if not f then fail(err) end
+  local ok, werr = f:write(text)
+  if not ok then f:close() fail(werr) end
+  ok, werr = f:close()
+  if not ok then fail(werr) end
+  ok, werr = os.rename(tmp, path)
+  if not ok then fail(werr) end
+  return path
+end
+
+-- `require "wlrun.report.init"` (a searcher without init.lua fallback) registers the module
+-- under its proper name too
+package.loaded["wlrun.report"] = package.loaded["wlrun.report"] or report
+
+return report

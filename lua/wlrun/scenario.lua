@@ -1,0 +1,67 @@
+-- Scenario declaration and validation (docs/scenarios.md).
+local core = require "wlrun.core"
+
+local scenario = {}
+
+local mt = { __name = "wlrun.scenario" }
+
+local fields = {
+  name = "string", description = "string", params = "table", order = "table", where = "function",
+  timing = "table", setup = "function", run = "function|string", check = "function",
+  work = "function", teardown = "function",
+}
+
+local function fail(where, msg) core.error("script", where .. ": " .. msg, 0) end
+
+-- wl.scenario{...}: checks the declaration and returns it marked as a scenario
+function scenario.declare(spec, level)
+  level = (level or 1) + 1
+  local info = debug.getinfo(level, "Sl")
+  -- `return wl.scenario{...}` is a tail call: the script's frame is gone, name the file alone
+  local where = info and info.what == "main" and (info.short_src .. ":" .. info.currentline)
+      or info and info.what == "Lua" and (info.short_src .. ":" .. info.currentline)
+      or core.cli.script
+  if type(spec) ~= "table" then core.error("script", "wl.scenario expects a table, got " .. type(spec), level) end
+  local at = where or "wl.scenario"
+  for k, v in pairs(spec) do
+    local want = type(k) == "string" and fields[k]
+    if not want then
+      local names = {}
+      for f in pairs(fields) do names[#names + 1] = f end
+      table.sort(names)
+      fail(at, ("unknown field '%s' in wl.scenario (fields: %s)"):format(tostring(k), table.concat(names, ", ")))
+    end
+    if not want:find(type(v), 1, true) then
+      fail(at, ("field '%s' must be a %s, got a %s"):format(k, want:gsub("|", " or "), type(v)))
+    end
+  end
+  if type(spec.name) ~= "string" or spec.name == "" then fail(at, "'name' (a non-empty string) is required") end
+  if spec.run == nil then fail(at, "'run' is required: a function(p, state), or the name of a bound launch that setup returns") end
+  if type(spec.run) == "string" and not spec.setup then
+    fail(at, ("run = '%s' names a field of setup's result, but there is no setup"):format(spec.run))
+  end
+  if spec.timing then
+    local known = require("wlrun.bench").known_opts
+    for k in pairs(spec.timing) do
+      if not known[k] then fail(at, ("unknown timing option '%s'"):format(tostring(k))) end
+    end
+  end
+  if spec.order then
+    for i, n in ipairs(spec.order) do
+      if type(n) ~= "string" then fail(at, ("order[%d] must be a parameter name"):format(i)) end
+    end
+  end
+  spec.defined_at = where
+  return setmetatable(spec, mt)
+end
+
+function scenario.is(v) return getmetatable(v) == mt end
+
+-- wl.skip(reason): from setup, marks the configuration skipped
+local skip_mt = { __name = "wlrun.skip", __tostring = function(s) return "skipped: " .. s.reason end }
+function scenario.skip(reason)
+  error(setmetatable({ skip = true, reason = tostring(reason or "skipped") }, skip_mt), 0)
+end
+function scenario.is_skip(e) return getmetatable(e) == skip_mt end
+
+return scenario
