@@ -143,6 +143,10 @@ static int l_device(lua_State *L) {
   /* double data rate: two transfers per memory clock, bus_width/8 bytes each */
   lua_pushnumber(L, 2.0 * mem_clock * 1e3 * (bus / 8.0));
   lua_setfield(L, -2, "peak_bandwidth");
+  /* FP32 lanes per SM by architecture (CUDA programming guide, arithmetic instructions) */
+  int lanes = p.major >= 8 && !(p.major == 8 && p.minor == 0) ? 128 : 64;
+  lua_pushnumber(L, 2.0 * lanes * p.multiProcessorCount * sm_clock * 1e3);
+  lua_setfield(L, -2, "peak_fp32_flops");
   set_int(L, "max_threads_per_block", p.maxThreadsPerBlock);
   set_int(L, "max_threads_per_sm", p.maxThreadsPerMultiProcessor);
   set_int(L, "warp_size", p.warpSize);

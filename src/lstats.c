@@ -1,4 +1,4 @@
-/* wl.stats for Lua: summaries and percentiles of sample arrays, computed by stats.c. */
+/* wl.stats for Lua: summaries, percentiles and shape of sample arrays, computed by stats.c. */
 #include "lhost.h"
 #include "stats.h"
 
@@ -65,8 +65,55 @@ static int l_percentile(lua_State *L) {
   return 1;
 }
 
+static void set_integer(lua_State *L, const char *k, size_t v) {
+  lua_pushinteger(L, (lua_Integer)v);
+  lua_setfield(L, -2, k);
+}
+
+/* wl.stats.shape(samples) -> {n, median, iqr, fence_low, fence_high, far_fence_low,
+ * far_fence_high, outliers_low, outliers_high, far_outliers, trend_rho, trend_z, trend_change,
+ * modes, bimodal, mode_low, mode_high, modes_at, bandwidth, kde_n} (docs/statistics.md) */
+static int l_shape(lua_State *L) {
+  size_t n;
+  double *x = check_samples(L, 1, &n);
+  struct wl_shape s;
+  if (!wl_stats_shape(x, n, &s)) return luaL_error(L, "not enough memory for the shape");
+  lua_createtable(L, 0, 20);
+  set_integer(L, "n", s.n);
+  set_number(L, "median", s.median);
+  set_number(L, "iqr", s.iqr);
+  set_number(L, "fence_low", s.fence_low);
+  set_number(L, "fence_high", s.fence_high);
+  set_number(L, "far_fence_low", s.far_fence_low);
+  set_number(L, "far_fence_high", s.far_fence_high);
+  set_integer(L, "outliers_low", s.outliers_low);
+  set_integer(L, "outliers_high", s.outliers_high);
+  set_integer(L, "far_outliers", s.far_outliers);
+  set_number(L, "trend_rho", s.trend_rho);
+  set_number(L, "trend_z", s.trend_z);
+  set_number(L, "trend_change", s.trend_change);
+  set_integer(L, "modes", (size_t)s.modes);
+  lua_pushboolean(L, s.bimodal);
+  lua_setfield(L, -2, "bimodal");
+  set_number(L, "mode_low", s.mode_low);
+  set_number(L, "mode_high", s.mode_high);
+  /* modes_at: the two largest modes, ascending, when bimodal; else the single mode */
+  lua_createtable(L, 2, 0);
+  lua_pushnumber(L, s.mode_low);
+  lua_rawseti(L, -2, 1);
+  if (s.bimodal) {
+    lua_pushnumber(L, s.mode_high);
+    lua_rawseti(L, -2, 2);
+  }
+  lua_setfield(L, -2, "modes_at");
+  set_number(L, "bandwidth", s.bandwidth);
+  set_integer(L, "kde_n", s.kde_n);
+  return 1;
+}
+
 void wl_open_stats(lua_State *L) {
-  static const luaL_Reg fns[] = {{"summary", l_summary}, {"percentile", l_percentile}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {
+      {"summary", l_summary}, {"percentile", l_percentile}, {"shape", l_shape}, {NULL, NULL}};
   luaL_newlib(L, fns);
   lua_setfield(L, -2, "stats");
 }

@@ -24,4 +24,41 @@ double wl_percentile_sorted(const double *sorted, size_t n, double p);
 
 void wl_sort_doubles(double *x, size_t n);
 
+/* Shape diagnostics of a sample sequence (docs/statistics.md, "Distribution shape"): Tukey
+ * outliers, a trend in sample order (warm-up, throttling) and modes of a kernel density
+ * estimate (bimodality). */
+struct wl_shape {
+  size_t n;
+  double median, iqr; /* as in wl_summary (type 7 percentiles) */
+
+  /* Tukey fences: Q1 - 1.5 IQR, Q3 + 1.5 IQR; the far fences at 3 IQR. A sample is an outlier
+   * when strictly beyond a fence, so with IQR = 0 every sample unequal to the median is one. */
+  double fence_low, fence_high;
+  double far_fence_low, far_fence_high;
+  size_t outliers_low, outliers_high; /* beyond fence_low, beyond fence_high */
+  size_t far_outliers;                /* beyond either far fence (also counted above) */
+
+  /* Trend in sample order: Spearman's rho between index and value (average ranks for ties; 0
+   * when undefined: n < 2 or all samples equal), trend_z = rho * sqrt(n - 1), and
+   * trend_change = (median of the first ceil(n/5) samples - median of the last ceil(n/2))
+   * / |median|, positive when early samples are slower; NaN when the median is 0. */
+  double trend_rho, trend_z, trend_change;
+
+  /* Significant modes of a Gaussian KDE (Silverman bandwidth, 512-point grid) over the samples
+   * without the far outliers, except groups of them large enough to be a mode (the rules are in
+   * docs/statistics.md). modes >= 1; bimodal = modes >= 2. mode_low <= mode_high
+   * are the locations of the two modes with the most samples when bimodal, otherwise both the
+   * location of the single mode (the median when no KDE was made: fewer than 20 samples, or all
+   * equal). bandwidth is 0 when no KDE was made; kde_n counts the samples in the KDE. */
+  int modes;
+  bool bimodal;
+  double mode_low, mode_high;
+  double bandwidth;
+  size_t kde_n;
+};
+
+/* Computes the shape of n >= 1 finite samples, in O(n log n). Returns false (and leaves out
+ * alone) when n is 0, a sample is not finite, or memory runs out. The input is not modified. */
+bool wl_stats_shape(const double *samples, size_t n, struct wl_shape *out);
+
 #endif

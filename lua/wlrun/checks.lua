@@ -10,7 +10,9 @@ local checks = {}
 checks.limits = {
   floor_factor = 10,      -- a sample within 10x of the device's timing floor is too short
   noise_iqr = 0.05,       -- IQR / median above 5 %: high noise
-  far_outliers = 0.01,    -- more than 1 % of samples beyond the 3-IQR fences
+  far_outliers = 0.01,    -- more than 1 % of samples beyond the 3-IQR fences,
+  outlier_distance = 0.05, -- that are also more than 5 % away from the median
+  bimodal_gap = 0.03,     -- two modes at least 3 % of the median apart
   trend_rho = -0.3,       -- Spearman's rho of value against sample index below this,
   trend_z = -3,           -- significant (z below this),
   trend_change = 0.02,    -- and the first 20 % slower than the last 50 % by more than 2 %
@@ -63,11 +65,25 @@ function checks.evaluate(r, ctx)
     warn(w, "high-noise", ("IQR is %.1f%% of the median (cv %.1f%%)"):format(100 * s.iqr / s.median, 100 * s.cv),
       "something else runs on the GPU or host, or the work varies; check clocks and other processes")
   end
-  if shape and shape.far_outliers / s.n > L.far_outliers then
-    warn(w, "outliers", ("%d of %d samples beyond 3 IQR of the quartiles"):format(shape.far_outliers, s.n),
+  -- outliers that matter: beyond the far fences and far from the median in relative terms
+  -- (a very steady kernel has a tiny IQR, and its 0.5 % blips are not worth a warning)
+  local far = 0
+  if shape and shape.far_outliers > 0 and r.samples then
+    local lo = math.min(shape.far_fence_low or -math.huge, s.median * (1 - L.outlier_distance))
+    local hi = math.max(shape.far_fence_high or math.huge, s.median * (1 + L.outlier_distance))
+    for _, x in ipairs(r.samples) do
+      if x < lo or x > hi then far = far + 1 end
+    end
+  elseif shape and not r.samples then
+    far = shape.far_outliers
+  end
+  if far >= 2 and far / s.n > L.far_outliers then
+    warn(w, "outliers", ("%d of %d samples beyond 3 IQR of the quartiles and %d%% from the median"):format(far,
+      s.n, math.floor(100 * L.outlier_distance + 0.5)),
       "look at the samples (-o results.json); the median is robust to them, the mean is not")
   end
-  if shape and shape.bimodal then
+  if shape and shape.bimodal and s.median > 0
+      and (shape.mode_high - shape.mode_low) / s.median >= L.bimodal_gap then
     warn(w, "bimodal", ("samples gather around %s and %s"):format(T(shape.mode_low), T(shape.mode_high)),
       "two behaviours alternate (clocks, caches, placement); report them separately")
   end

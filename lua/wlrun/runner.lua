@@ -131,7 +131,10 @@ local function run_config(sc, cfg, ctx)
       if type(w) ~= "table" then core.error("script", "work(p) must return {flops =, bytes =}", 0) end
       entry.work = { flops = w.flops, bytes = w.bytes }
       local m = {}
-      if w.flops then m.flop_per_s = w.flops / r.stats.median end
+      if w.flops then
+        m.flop_per_s = w.flops / r.stats.median
+        m.peak_fp32_fraction = ctx.device and m.flop_per_s / ctx.device.peak_fp32_flops or nil
+      end
       if w.bytes then
         m.bytes_per_s = w.bytes / r.stats.median
         m.peak_bandwidth_fraction = ctx.device and m.bytes_per_s / ctx.device.peak_bandwidth or nil

@@ -2,15 +2,17 @@
 --   (a) a raw C loop of cudaLaunchKernel (tests/bench/launch_raw.c, run as a subprocess),
 --   (b) a wlrun bound launch looped in C (b:launch(n)),
 --   (c) a wlrun bound launch called from a Lua loop (b()).
--- Each figure is the median over 400 batches of 256 launches of the enqueue time per launch
--- (host clock around the enqueue only; a synchronize after each batch, outside the timing).
+-- Each figure is the median of 5 rounds, run alternately (a, b, c, a, b, c, ...) so that a
+-- drift of the machine touches all three alike; a round is the median over 100 batches of 256
+-- launches of the enqueue time per launch (host clock around the enqueue only; a synchronize
+-- after each batch, outside the timing).
 -- Before each batch a 3 ms spin kernel keeps the GPU busy, so that the launches of every path
 -- queue behind it: enqueue cost in one driver state, not raced against execution.
 --   wlrun tests/bench/launch_overhead.lua -- PATH/TO/launch_raw
 local wl = require "wlrun"
 
 local raw_bin = arg[1] or "build/launch_raw"
-local BATCH, ROUNDS = 256, 400
+local BATCH, ROUNDS, REPEATS = 256, 100, 5
 
 local src = [[
 extern "C" __global__ void empty() {}
@@ -41,18 +43,46 @@ end
 local function in_c() bs:launch(BATCH) end
 local function from_lua() for _ = 1, BATCH do bs() end end
 
-local p = assert(io.popen(raw_bin .. " " .. BATCH .. " " .. ROUNDS))
-local out = p:read("a")
-p:close()
-local a_med, a_p10, a_p90 = out:match("raw_c_loop ([%d.]+) ([%d.]+) ([%d.]+)")
-assert(a_med, "launch_raw printed: " .. out)
-a_med, a_p10, a_p90 = tonumber(a_med), tonumber(a_p10), tonumber(a_p90)
-local b_med, b_p10, b_p90 = measure(in_c)
-local c_med, c_p10, c_p90 = measure(from_lua)
+local function raw()
+  local p = assert(io.popen(raw_bin .. " " .. BATCH .. " " .. ROUNDS))
+  local out = p:read("a")
+  p:close()
+  local med, p10, p90 = out:match("raw_c_loop ([%d.]+) ([%d.]+) ([%d.]+)")
+  assert(med, "launch_raw printed: " .. out)
+  return tonumber(med), tonumber(p10), tonumber(p90)
+end
+
+local rounds = { a = {}, b = {}, c = {} }
+for _ = 1, REPEATS do
+  rounds.a[#rounds.a + 1] = { raw() }
+  rounds.b[#rounds.b + 1] = { measure(in_c) }
+  rounds.c[#rounds.c + 1] = { measure(from_lua) }
+end
+local function med_of(list) -- medians of the rounds' median, p10 and p90
+  local out = {}
+  for j = 1, 3 do
+    local col = {}
+    for i, r in ipairs(list) do col[i] = r[j] end
+    out[j] = wl.stats.summary(col).median
+  end
+  return table.unpack(out)
+end
+local a_med, a_p10, a_p90 = med_of(rounds.a)
+local b_med, b_p10, b_p90 = med_of(rounds.b)
+local c_med, c_p10, c_p90 = med_of(rounds.c)
+local spread = {}
+for _, key in ipairs { "a", "b", "c" } do
+  local col = {}
+  for i, r in ipairs(rounds[key]) do col[i] = r[1] end
+  local st = wl.stats.summary(col)
+  spread[key] = (st.max - st.min) / st.median
+end
 
 local d = wl.device()
-print(("launch overhead of an empty kernel, %s, driver %d, %d x %d launches"):format(d.name,
-  d.driver_version, ROUNDS, BATCH))
+print(("launch overhead of an empty kernel, %s, driver %d, %d alternating rounds of %d x %d launches"):format(
+  d.name, d.driver_version, REPEATS, ROUNDS, BATCH))
+print(("round-to-round spread of the medians: (a) %.1f%%, (b) %.1f%%, (c) %.1f%%"):format(100 * spread.a,
+  100 * spread.b, 100 * spread.c))
 print(("%-34s %10s %10s %10s %10s"):format("path", "median ns", "p10", "p90", "vs (a)"))
 local function row(name, med, p10, p90)
   print(("%-34s %10.1f %10.1f %10.1f %+9.1f%%"):format(name, med, p10, p90, 100 * (med / a_med - 1)))

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The GPU check, run on the GPU machine from the repository root with build-static/ carried
 # there (scripts/build-static.sh). Builds nothing. Runs every spec suite (the GPU specs run
-# for real there), then prints a short table. Logs go to $OUT (or /tmp/wlrun-gpu).
+# for real there), the benchmarks and the scenarios, then prints a short table. Logs and result
+# files go to a work folder, packed at the end into $OUT/gpu-run.tar.gz (or /tmp/wlrun-gpu).
 set -uo pipefail
 root=$(pwd)
-out=${OUT:-/tmp/wlrun-gpu}
-mkdir -p "$out"
+dest=${OUT:-/tmp/wlrun-gpu}
+out=$(mktemp -d /tmp/wlrun-gpu.XXXXXX)
+mkdir -p "$dest"
 bin=$root/build-static/wlrun
 bundle=$root/build-static/busted
 export WLRUN_BIN=$bin WLRUN_SOURCE_DIR=$root
@@ -19,11 +21,11 @@ step() { # step NAME COMMAND...: runs, logs to $out/NAME.log, records the exit c
   echo "=== $name: $*" >"$out/$name.log"
   "$@" >>"$out/$name.log" 2>&1
   local rc=$?
-  tail -n 25 "$out/$name.log"
+  tail -n "${WLRUN_GPU_TAIL:-40}" "$out/$name.log"
   names+=("$name"); codes+=("$rc"); secs+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')")
 }
 
-export WLRUN_CACHE_DIR=$out/cache
+export WLRUN_CACHE_DIR=/tmp/wlrun-gpu-cache
 step version "$bin" --version
 step nvidia-smi nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
 step info "$bin" info
@@ -32,8 +34,14 @@ for suite in gpu spec e2e; do
 done
 step bench-launch "$bin" tests/bench/launch_overhead.lua -- "$root/build-static/launch_raw"
 step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/modes_raw"
+step gemm-sweep "$bin" scenarios/gemm_sweep.lua -o "$out/gemm.json" -o "$out/gemm.csv" -o "$out/gemm.md"
+step bandwidth "$bin" scenarios/bandwidth.lua -o "$out/bandwidth.json" -o "$out/bandwidth.md"
 
-echo
-printf '%-16s %6s %8s\n' step exit seconds
-for i in "${!names[@]}"; do printf '%-16s %6s %8.1f\n' "${names[$i]}" "${codes[$i]}" "${secs[$i]}"; done
+{
+  echo
+  printf '%-16s %6s %8s\n' step exit seconds
+  for i in "${!names[@]}"; do printf '%-16s %6s %8.1f\n' "${names[$i]}" "${codes[$i]}" "${secs[$i]}"; done
+} | tee "$out/summary.txt"
+tar -C "$out" -czf "$dest/gpu-run.tar.gz" .
+cp "$out/summary.txt" "$dest/summary.txt"
 for c in "${codes[@]}"; do [ "$c" = 0 ] || exit 1; done

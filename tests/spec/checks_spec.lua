@@ -44,7 +44,17 @@ describe("checks", function()
     noisy.stats = { n = 100, median = 1e-3, mean = 1.1e-3, std = 1e-4, cv = 0.1, iqr = 1e-4 }
     assert.equal("high-noise", codes(noisy))
     assert.equal("outliers", codes(result { shape = { far_outliers = 5, bimodal = false, trend_rho = 0, trend_z = 0, trend_change = 0 } }))
+    -- with the samples at hand only outliers far from the median count
+    local samples = {}
+    for i = 1, 100 do samples[i] = 1e-3 end
+    samples[7], samples[50], samples[90] = 1.002e-3, 1.003e-3, 1.004e-3
+    local steady = result { samples = samples, shape = { far_outliers = 3, far_fence_low = 0.999e-3, far_fence_high = 1.001e-3,
+      bimodal = false, trend_rho = 0, trend_z = 0, trend_change = 0 } }
+    assert.equal("", codes(steady))
+    samples[7], samples[50], samples[90] = 2e-3, 1.5e-3, 1.3e-3
+    assert.equal("outliers", codes(steady))
     assert.equal("bimodal", codes(result { shape = { far_outliers = 0, bimodal = true, mode_low = 1e-3, mode_high = 1.2e-3, trend_rho = 0, trend_z = 0, trend_change = 0 } }))
+    assert.equal("", codes(result { shape = { far_outliers = 0, bimodal = true, mode_low = 1e-3, mode_high = 1.02e-3, trend_rho = 0, trend_z = 0, trend_change = 0 } }))
     assert.equal("warmup-trend", codes(result { shape = { far_outliers = 0, bimodal = false, trend_rho = -0.5, trend_z = -8, trend_change = 0.1 } }))
     assert.equal("cache-hot", codes(result(), { device = device, working_set = 8 * 2 ^ 20 }))
     assert.equal("", codes(result { flush_l2 = true }, { device = device, working_set = 8 * 2 ^ 20 }))

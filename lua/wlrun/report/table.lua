@@ -99,6 +99,7 @@ M.metric_defs = {
   { key = "flop_per_s", title = "FLOP/s", fmt = function(v) return units.rate(v, "FLOP/s") end },
   { key = "bytes_per_s", title = "bytes/s", fmt = function(v) return units.rate(v, "B/s") end },
   { key = "peak_bandwidth_fraction", title = "% peak BW", fmt = function(v) return units.percent(v) end },
+  { key = "peak_fp32_fraction", title = "% peak FP32", fmt = function(v) return units.percent(v) end },
 }
 
 -- the metrics present in any configuration: list of {key, title, fmt}
