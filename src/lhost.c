@@ -287,13 +287,13 @@ static int run_chunk(lua_State *L) {
   lua_remove(L, 1);
   for (int i = 0; i < cli->nscript_args; i++) lua_pushstring(L, cli->script_args[i]);
   lua_call(L, cli->nscript_args, 1);
-  if (lua_type(L, -1) != LUA_TTABLE && !cli->compile_only) return 0;
+  const char *scenario_only = cli->nparams ? "-p" : cli->filter ? "--filter" : cli->dry_run ? "--dry-run"
+                            : cli->noutputs ? "-o" : NULL;
+  if (lua_type(L, -1) != LUA_TTABLE && !cli->compile_only && !scenario_only) return 0;
   lua_getglobal(L, "require");
   lua_pushliteral(L, "wlrun");
   lua_call(L, 1, 1);
   if (lua_type(L, -2) != LUA_TTABLE || !is_scenario(L)) {
-    const char *scenario_only = cli->nparams ? "-p" : cli->filter ? "--filter" : cli->dry_run ? "--dry-run"
-                              : cli->noutputs ? "-o" : NULL;
     if (scenario_only)
       wl_raise(L, WL_EXIT_USAGE, "%s applies to scenarios, and %s returned no wl.scenario{...}",
                scenario_only, cli->script);

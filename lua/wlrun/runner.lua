@@ -49,7 +49,7 @@ end
 -- tensors and bound launches held by a configuration's state (tables searched 3 deep)
 local function walk_state(v, fn, depth, seen)
   seen = seen or {}
-  if depth > 3 or seen[v] then return end
+  if v == nil or depth > 3 or seen[v] then return end
   seen[v] = true
   if type(v) == "table" and getmetatable(v) == nil then
     for _, x in pairs(v) do walk_state(x, fn, depth + 1, seen) end
@@ -234,12 +234,12 @@ function runner.run(sc, script)
   if progress then stderr("\r\27[K") end
   if compile_only then
     wl.report_compiled()
-    return
+  else
+    doc.finished, doc.complete = core.utc_now(), true
+    save(doc, outputs)
+    io.stdout:write(report.render(doc, wl.settings.output.format))
+    io.stdout:flush()
   end
-  doc.finished, doc.complete = core.utc_now(), true
-  save(doc, outputs)
-  io.stdout:write(report.render(doc, wl.settings.output.format))
-  io.stdout:flush()
   if failed > 0 then
     core.error(first_failure.kind == "interrupted" and "script" or first_failure.kind,
       ("%d of %d configurations failed (the first: %s)"):format(failed, #space.list,

@@ -4,28 +4,9 @@
  * batch a 3 ms spin kernel keeps the GPU busy, so that every launch of every path is queued
  * behind it: the enqueue cost is measured in one driver state, not raced against execution.
  * Prints one line: "raw_c_loop <median ns per launch> <p10> <p90>". */
-#include <cuda_runtime_api.h>
-#include <nvrtc.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
+#include "bench_nvrtc.h"
 
-#define CHECK(x)                                                                               \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                                 \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
-#define NVCHECK(x)                                                                             \
-  do {                                                                                         \
-    nvrtcResult r_ = (x);                                                                      \
-    if (r_ != NVRTC_SUCCESS) {                                                                 \
-      fprintf(stderr, "%s: %s\n", #x, nvrtcGetErrorString(r_));                                \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
+#include <time.h>
 
 #define SOURCE                                                                                 \
   "extern \"C\" __global__ void empty() {}\n"                                                  \
@@ -41,31 +22,10 @@ static double now_ns(void) {
   return t.tv_sec * 1e9 + t.tv_nsec;
 }
 
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv) {
   int batch = argc > 1 ? atoi(argv[1]) : 256, rounds = argc > 2 ? atoi(argv[2]) : 400;
-  int dev, major, minor;
-  CHECK(cudaSetDevice(0));
-  CHECK(cudaGetDevice(&dev));
-  CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-  char arch[32];
-  snprintf(arch, sizeof arch, "-arch=sm_%d%d", major, minor);
-  const char *opts[] = {arch};
-  nvrtcProgram prog;
-  NVCHECK(nvrtcCreateProgram(&prog, SOURCE, "empty.cu", 0, NULL, NULL));
-  NVCHECK(nvrtcCompileProgram(prog, 1, opts));
-  size_t size;
-  NVCHECK(nvrtcGetCUBINSize(prog, &size));
-  char *cubin = malloc(size);
-  NVCHECK(nvrtcGetCUBIN(prog, cubin));
-  cudaLibrary_t lib;
+  cudaLibrary_t lib = bench_load(SOURCE);
   cudaKernel_t kernel, spin;
-  CHECK(cudaLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0));
   CHECK(cudaLibraryGetKernel(&kernel, lib, "empty"));
   CHECK(cudaLibraryGetKernel(&spin, lib, "spin"));
   unsigned long long spin_ns = 3000000;
@@ -82,7 +42,7 @@ int main(int argc, char **argv) {
     CHECK(cudaStreamSynchronize(s));
     if (r >= 0) per[r] = (t1 - t0) / batch;
   }
-  qsort(per, (size_t)rounds, sizeof *per, cmp);
+  qsort(per, (size_t)rounds, sizeof *per, bench_cmp_double);
   printf("raw_c_loop %.1f %.1f %.1f\n", per[rounds / 2], per[rounds / 10], per[rounds * 9 / 10]);
   return 0;
 }

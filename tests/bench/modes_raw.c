@@ -2,20 +2,9 @@
  * kernel of known duration, written the way one would by hand.
  *   modes_raw NS MODE N PER   (MODE: cold | batch | graph)
  * prints "median_seconds" of N samples (per launch), after a warmup of N/5 + 5 samples. */
-#include <cuda_runtime_api.h>
-#include <nvrtc.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "bench_nvrtc.h"
 
-#define CHECK(x)                                                                               \
-  do {                                                                                         \
-    int e_ = (int)(x);                                                                         \
-    if (e_ != 0) {                                                                             \
-      fprintf(stderr, "%s failed (%d)\n", #x, e_);                                             \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
+#include <string.h>
 
 static const char *source =
     "extern \"C\" __global__ void spin(unsigned long long ns) {\n"
@@ -23,11 +12,6 @@ static const char *source =
     "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0));\n"
     "  do { asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); } while (t - t0 < ns);\n"
     "}\n";
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv) {
   if (argc != 5) {
@@ -37,24 +21,8 @@ int main(int argc, char **argv) {
   unsigned long long ns = strtoull(argv[1], NULL, 10);
   const char *mode = argv[2];
   int n = atoi(argv[3]), per = atoi(argv[4]);
-  int dev, major, minor;
-  CHECK(cudaSetDevice(0));
-  CHECK(cudaGetDevice(&dev));
-  CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-  char arch[32];
-  snprintf(arch, sizeof arch, "-arch=sm_%d%d", major, minor);
-  const char *opts[] = {arch};
-  nvrtcProgram prog;
-  CHECK(nvrtcCreateProgram(&prog, source, "spin.cu", 0, NULL, NULL));
-  CHECK(nvrtcCompileProgram(prog, 1, opts));
-  size_t size;
-  CHECK(nvrtcGetCUBINSize(prog, &size));
-  char *cubin = malloc(size);
-  CHECK(nvrtcGetCUBIN(prog, cubin));
-  cudaLibrary_t lib;
+  cudaLibrary_t lib = bench_load(source);
   cudaKernel_t k;
-  CHECK(cudaLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0));
   CHECK(cudaLibraryGetKernel(&k, lib, "spin"));
   cudaStream_t s;
   CHECK(cudaStreamCreate(&s));
@@ -90,7 +58,7 @@ int main(int argc, char **argv) {
     CHECK(cudaEventElapsedTime(&ms, ev[2 * (warm + i)], ev[2 * (warm + i) + 1]));
     t[i] = ms * 1e-3 / div;
   }
-  qsort(t, (size_t)n, sizeof *t, cmp);
+  qsort(t, (size_t)n, sizeof *t, bench_cmp_double);
   printf("%.9e\n", n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2);
   return 0;
 }
