@@ -147,3 +147,93 @@ describe("measurement engine", function()
     assert.equal(12, r.stats.n)
   end)
 end)
+
+describe("planted anti-patterns on the GPU", function()
+  -- one kernel whose duration follows a pattern over successive launches (a device counter)
+  local SHAPED = [[
+extern "C" __global__ void shaped(unsigned long long* counter, int pattern, unsigned long long base) {
+  unsigned long long k = atomicAdd(counter, 1ULL), ns = base;
+  if (pattern == 1) ns = base + (k < 60 ? (60 - k) * base / 40 : 0);          // slow start: warmup trend
+  if (pattern == 2) ns = k % 2 ? base * 3 / 2 : base;                          // two populations
+  if (pattern == 3) ns = k % 20 == 7 ? base * 3 : base;                        // 5 % outliers
+  if (pattern == 4) ns = base + (((k * 2654435761ULL) >> 7) % 1000) * base / 2500;  // noise up to 40 %
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+}
+extern "C" __global__ void tiny(float* p) { p[threadIdx.x] += 1.0f; }
+]]
+  local function shaped(pattern)
+    local counter = wl.tensor { 1, dtype = "i64" }
+    return wl.kernel { SHAPED, name = "shaped" }:bind { grid = 1, block = 1, args = { counter, pattern, 100000 } }
+  end
+
+  h.gpu_it("a slow start without warmup: warmup-trend", function()
+    local r = wl.bench(shaped(1), { mode = "cold", warmup = 0, iters = 200 })
+    assert.is_true(has(r, "warmup-trend"), codes(r))
+  end)
+
+  h.gpu_it("alternating durations: bimodal", function()
+    local r = wl.bench(shaped(2), { mode = "cold", warmup = 2, iters = 100 })
+    assert.is_true(has(r, "bimodal"), codes(r))
+  end)
+
+  h.gpu_it("every 20th launch three times longer: outliers", function()
+    local r = wl.bench(shaped(3), { mode = "cold", warmup = 2, iters = 200 })
+    assert.is_true(has(r, "outliers"), codes(r))
+  end)
+
+  h.gpu_it("durations spread by up to 40 %: high-noise", function()
+    local r = wl.bench(shaped(4), { mode = "cold", warmup = 2, iters = 100 })
+    assert.is_true(has(r, "high-noise"), codes(r))
+  end)
+
+  h.gpu_it("a tiny kernel batched: launch-bound", function()
+    local p = wl.tensor { 32, init = 1 }
+    local b = wl.kernel { SHAPED, name = "tiny" }:bind { grid = 1, block = 32, args = { p } }
+    local r = wl.bench(b, { mode = "batch", batch = 100, warmup = 10, iters = 50 })
+    assert.is_true(has(r, "launch-bound"), codes(r))
+  end)
+end)
+
+describe("scenarios on the GPU", function()
+  local SCENARIO = [[
+local wl = require "wlrun"
+local src = [=[extern "C" __global__ void fill(float* p, long n) {
+  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) p[i] = 1.0f;
+}]=]
+return wl.scenario {
+  name = "memory", params = { i = wl.range(1, 6) },
+  timing = { warmup = 2, iters = 5 },
+  setup = function(p)
+    io.stderr:write(("held %d\n"):format(wl.memory().device_bytes))
+    local s = { t = wl.tensor { 1 << 26, init = wl.normal() } } -- 256 MiB a configuration
+    if SLOW then wl.sleep(0.4) end
+    s.launch = wl.kernel { src, name = "fill" }:bind { grid = 256, block = 256, args = { s.t, 1 << 26 } }
+    return s
+  end,
+  run = "launch",
+}
+]]
+
+  h.gpu_it("free each configuration's tensors: no device memory growth across a sweep", function()
+    local r = h.run_script(SCENARIO, "--no-progress")
+    assert.equal(0, r.code, r.stderr)
+    local held = {}
+    for n in r.stderr:gmatch("held (%d+)") do held[#held + 1] = tonumber(n) end
+    assert.equal(6, #held)
+    assert.equal(held[2], held[6])
+  end)
+
+  h.gpu_it("keep finished configurations in the outputs when interrupted", function()
+    local dir = h.tmpdir()
+    local r = h.run_script("SLOW = true\n" .. SCENARIO, "-o " .. dir .. "/out.json --no-progress",
+      { cwd = dir, prefix = "timeout --preserve-status -s INT 2.5" })
+    assert.equal(130, r.code, r.stderr)
+    assert.matches("interrupted during configuration %d of 6", r.stderr)
+    local doc = require("dkjson").decode(h.read(dir .. "/out.json"))
+    assert.is_false(doc.complete)
+    assert.is_true(#doc.configurations >= 2, #doc.configurations)
+    assert.equal("ok", doc.configurations[1].status)
+  end)
+end)
