@@ -203,12 +203,12 @@ local src = [=[extern "C" __global__ void fill(float* p, long n) {
   for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) p[i] = 1.0f;
 }]=]
 return wl.scenario {
-  name = "memory", params = { i = wl.range(1, 6) },
+  name = "memory", params = { i = wl.range(1, N or 6) },
   timing = { warmup = 2, iters = 5 },
   setup = function(p)
     io.stderr:write(("held %d\n"):format(wl.memory().device_bytes))
     local s = { t = wl.tensor { 1 << 26, init = wl.normal() } } -- 256 MiB a configuration
-    if SLOW then wl.sleep(0.4) end
+    if SLOW then wl.sleep(0.6) end
     s.launch = wl.kernel { src, name = "fill" }:bind { grid = 256, block = 256, args = { s.t, 1 << 26 } }
     return s
   end,
@@ -227,10 +227,10 @@ return wl.scenario {
 
   h.gpu_it("keep finished configurations in the outputs when interrupted", function()
     local dir = h.tmpdir()
-    local r = h.run_script("SLOW = true\n" .. SCENARIO, "-o " .. dir .. "/out.json --no-progress",
+    local r = h.run_script("SLOW, N = true, 10\n" .. SCENARIO, "-o " .. dir .. "/out.json --no-progress",
       { cwd = dir, prefix = "timeout --preserve-status -s INT 2.5" })
     assert.equal(130, r.code, r.stderr)
-    assert.matches("interrupted during configuration %d of 6", r.stderr)
+    assert.matches("interrupted during configuration %d+ of 10", r.stderr)
     local doc = require("dkjson").decode(h.read(dir .. "/out.json"))
     assert.is_false(doc.complete)
     assert.is_true(#doc.configurations >= 2, #doc.configurations)
