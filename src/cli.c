@@ -113,15 +113,23 @@ bad:
   return false;
 }
 
-static const char *subcommands[] = {"run", "info", "compare", "merge"};
+static const char *subcommands[] = {"run", "info"};
+static const char *tools[] = {"compare", "merge", "plot", "export"};
 
 bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t errlen) {
   static struct option longopts[NSETTING_OPTIONS + 16];
   size_t nl = 0;
   memset(cli, 0, sizeof *cli);
-  cli->fail_above = -1;
   cli->argc = argc;
   cli->argv = argv;
+  for (size_t i = 0; argc > 1 && i < sizeof tools / sizeof tools[0]; i++)
+    if (strcmp(argv[1], tools[i]) == 0) {
+      cli->command = WL_CMD_TOOL;
+      cli->tool = tools[i];
+      cli->tool_args = (const char **)(argv + 2);
+      cli->ntool_args = argc - 2;
+      return true;
+    }
   for (size_t i = 0; i < NSETTING_OPTIONS; i++)
     longopts[nl++] = (struct option){setting_options[i].option,
                                      setting_options[i].value ? no_argument : required_argument,
@@ -133,7 +141,6 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
   longopts[nl++] = (struct option){"resume", required_argument, NULL, OPT_RESUME};
   longopts[nl++] = (struct option){"shard", required_argument, NULL, OPT_SHARD};
   longopts[nl++] = (struct option){"devices", required_argument, NULL, OPT_DEVICES};
-  longopts[nl++] = (struct option){"fail-above", required_argument, NULL, OPT_FAIL_ABOVE};
   longopts[nl++] = (struct option){"param", required_argument, NULL, 'p'};
   longopts[nl++] = (struct option){"output", required_argument, NULL, 'o'};
   longopts[nl++] = (struct option){"help", no_argument, NULL, 'h'};
@@ -204,15 +211,6 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
       cli->devices = optarg;
       note_unavailable(cli, "--devices");
       break;
-    case OPT_FAIL_ABOVE:
-      if (cli->command != WL_CMD_COMPARE) {
-        snprintf(err, errlen, "--fail-above belongs to 'wlrun compare'");
-        ok = false;
-      } else if (!wl_parse_percent(optarg, &cli->fail_above) || cli->fail_above < 0) {
-        snprintf(err, errlen, "--fail-above '%s': expected a percentage like 5%%", optarg);
-        ok = false;
-      }
-      break;
     case '?':
       if (optopt == 0)
         snprintf(err, errlen, "unknown option '%s'", av[optind - 1]);
@@ -273,15 +271,6 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
   if (cli->help || cli->version) return true;
   if (cli->command == WL_CMD_RUN && !cli->script) {
     snprintf(err, errlen, "no script given (usage: wlrun [options] SCRIPT.lua [-- args])");
-    return false;
-  }
-  if (cli->command == WL_CMD_COMPARE && cli->ninputs != 2) {
-    snprintf(err, errlen, "'wlrun compare' takes two results files (BASE.json NEW.json), got %d",
-             cli->ninputs);
-    return false;
-  }
-  if (cli->command == WL_CMD_MERGE && cli->ninputs < 1) {
-    snprintf(err, errlen, "'wlrun merge' takes results files to merge");
     return false;
   }
   if (cli->command == WL_CMD_INFO && cli->ninputs > 0) {

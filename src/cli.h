@@ -5,7 +5,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-enum wl_command { WL_CMD_RUN, WL_CMD_INFO, WL_CMD_COMPARE, WL_CMD_MERGE };
+enum wl_command {
+  WL_CMD_RUN,
+  WL_CMD_INFO,
+  WL_CMD_TOOL /* compare, merge, plot, export: Lua modules that parse their own arguments */
+};
 
 #define WL_MAX_LIST 64
 
@@ -29,7 +33,9 @@ struct wl_cli {
   const char *devices;
   int shard_k, shard_n; /* 0/0 when not given */
   bool dry_run, compile_only;
-  double fail_above; /* compare --fail-above, fraction; < 0 when not given */
+  const char *tool;        /* WL_CMD_TOOL: its name; its arguments follow */
+  const char **tool_args;
+  int ntool_args;
   /* options given on the command line, in order, for settings (applied after wlrun.ini) */
   struct { const char *option; const char *section, *name, *value; } sets[WL_MAX_LIST];
   int nsets;

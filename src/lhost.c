@@ -341,6 +341,33 @@ enum wl_exit wl_host_run_command(lua_State *L, const char *module, const char *f
   return protected_call(L, 2, 0);
 }
 
+static int call_tool(lua_State *L) {
+  const char *name = lua_tostring(L, 1);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "wlrun.core");
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, "cli");
+  lua_getfield(L, -1, "tool_args");
+  int args = lua_gettop(L);
+  lua_pushfstring(L, "lua/wlrun/tools/%s.lua", name);
+  bool present = wl_embedded_find(lua_tostring(L, -1)) || getenv("WLRUN_LUA_DIR");
+  if (!present)
+    return wl_raise(L, WL_EXIT_UNAVAILABLE, "'wlrun %s' is not available in this version of wlrun yet", name);
+  lua_getglobal(L, "require");
+  lua_pushfstring(L, "wlrun.tools.%s", name);
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, "main");
+  lua_pushvalue(L, args);
+  lua_call(L, 1, 0);
+  return 0;
+}
+
+enum wl_exit wl_host_run_tool(lua_State *L, const char *name) {
+  lua_pushcfunction(L, call_tool);
+  lua_pushstring(L, name);
+  return protected_call(L, 1, 0);
+}
+
 void wl_host_close(lua_State *L) {
   if (!L) return;
   running_state = NULL;

@@ -99,9 +99,7 @@ void wl_open_settings(lua_State *L, const struct wl_cli *cli) {
   push_strings(L, (const char *const *)cli->argv, cli->argc, "argv");
   push_strings(L, cli->inputs, cli->ninputs, "inputs");
   push_params(L, cli);
-  if (cli->fail_above >= 0) {
-    lua_pushnumber(L, cli->fail_above);
-    lua_setfield(L, -2, "fail_above");
-  }
+  set_string(L, "tool", cli->tool);
+  push_strings(L, cli->tool_args, cli->ntool_args, "tool_args");
   lua_setfield(L, -2, "cli");
 }

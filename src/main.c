@@ -75,18 +75,13 @@ int main(int argc, char **argv) {
   int refused = refuse_unavailable(&cli);
   if (refused) return refused;
 
-  if (cli.command == WL_CMD_INFO) {
+  if (cli.command != WL_CMD_RUN) { /* info and the tools are Lua modules with a main() */
     lua_State *L = wl_host_new(&cli);
     if (!L) return WL_EXIT_SCRIPT;
-    enum wl_exit code = wl_host_run_command(L, "wlrun.info", "main");
+    enum wl_exit code = cli.command == WL_CMD_INFO ? wl_host_run_command(L, "wlrun.info", "main")
+                                                   : wl_host_run_tool(L, cli.tool);
     wl_host_close(L);
     return (int)code;
-  }
-  if (cli.command != WL_CMD_RUN) {
-    static const char *names[] = {"run", "info", "compare", "merge"};
-    fprintf(stderr, "wlrun: 'wlrun %s' is not available in this version of wlrun yet\n",
-            names[cli.command]);
-    return WL_EXIT_UNAVAILABLE;
   }
   lua_State *L = wl_host_new(&cli);
   if (!L) return WL_EXIT_SCRIPT;

@@ -2,6 +2,7 @@
 
 #include <lauxlib.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -57,8 +58,13 @@ int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...) {
     lua_pushstring(L, big);
     lua_remove(L, -2);
   }
+  bool bare = lua_rawlen(L, -2) == 0; /* raised with no Lua code to point at: no traceback */
   lua_concat(L, 2);
   lua_setfield(L, -2, "message");
+  if (bare) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "bare");
+  }
   luaL_getmetatable(L, "wlrun.error");
   lua_setmetatable(L, -2);
   return lua_error(L);
