@@ -468,6 +468,38 @@ static int l_totable(lua_State *L) {
   return 1;
 }
 
+static struct wl_tensor *check_host(lua_State *L, int arg, const char *what) {
+  struct wl_tensor *t = wl_check_tensor(L, arg);
+  if (t->memory == WL_MEM_DEVICE) wl_raise(L, WL_EXIT_SCRIPT, "%s needs a host tensor: use t:to_host()", what);
+  return t;
+}
+
+/* h:bytes([offset [, length]]) -> the raw bytes of a host tensor, as a string */
+static int l_bytes(lua_State *L) {
+  struct wl_tensor *t = check_host(L, 1, "bytes()");
+  lua_Integer off = luaL_optinteger(L, 2, 0);
+  lua_Integer len = luaL_optinteger(L, 3, (lua_Integer)t->nbytes - off);
+  if (off < 0 || len < 0 || (lua_Unsigned)(off + len) > t->nbytes)
+    return wl_raise(L, WL_EXIT_SCRIPT, "bytes(%lld, %lld) outside the tensor's %zu bytes", (long long)off,
+                    (long long)len, t->nbytes);
+  lua_pushlstring(L, (const char *)t->data + off, (size_t)len);
+  return 1;
+}
+
+/* h:set_bytes(s [, offset]): copies the bytes of string s into a host tensor (file loaders) */
+static int l_set_bytes(lua_State *L) {
+  struct wl_tensor *t = check_host(L, 1, "set_bytes()");
+  size_t len;
+  const char *s = luaL_checklstring(L, 2, &len);
+  lua_Integer off = luaL_optinteger(L, 3, 0);
+  if (off < 0 || (lua_Unsigned)off + len > t->nbytes)
+    return wl_raise(L, WL_EXIT_SCRIPT, "set_bytes: %zu bytes at offset %lld do not fit the tensor's %zu", len,
+                    (long long)off, t->nbytes);
+  memcpy((char *)t->data + off, s, len);
+  lua_settop(L, 1);
+  return 1;
+}
+
 static int l_free(lua_State *L) {
   release(wl_check_tensor(L, 1));
   return 0;
@@ -558,6 +590,7 @@ void wl_open_tensor(lua_State *L) {
   static const luaL_Reg methods[] = {
       {"copy_from", l_copy_from}, {"to_host", l_to_host}, {"to_device", l_to_device},
       {"fill", l_init}, {"init", l_init}, {"totable", l_totable}, {"free", l_free},
+      {"bytes", l_bytes}, {"set_bytes", l_set_bytes},
       {NULL, NULL}};
   static const luaL_Reg meta[] = {{"__index", l_index}, {"__newindex", l_newindex},
                                   {"__len", l_len}, {"__tostring", l_tostring},

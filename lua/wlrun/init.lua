@@ -87,6 +87,8 @@ local scenario, sweep = require "wlrun.scenario", require "wlrun.sweep"
 wl.scenario = function(spec) local s = scenario.declare(spec, 2) return s end -- no tail call
 wl.is_scenario = scenario.is
 wl.skip = scenario.skip
+wl.loop = function(spec) local s = require("wlrun.loop").declare(spec, 2) return s end -- no tail call
+wl.phase = require("wlrun.loop").phase
 wl.zip = sweep.zip
 wl.pow2 = sweep.pow2
 wl.range = sweep.range

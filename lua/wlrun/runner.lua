@@ -92,6 +92,12 @@ local function call_work_once(work)
   if type(work) == "function" or core.is_launch(work) then work() else work:launch() end
 end
 
+function runner.check_failed(check)
+  return { code = "check-failed", title = "the check failed",
+    message = "the check failed" .. (check.message and (": " .. check.message) or ""),
+    hint = "the output is wrong: the timing does not measure the intended work" }
+end
+
 -- runs one configuration; returns its entry for the document
 local function run_config(sc, cfg, ctx)
   local wl = wlrun()
@@ -101,6 +107,17 @@ local function run_config(sc, cfg, ctx)
   local t0 = core.clock()
   local ok, err = xpcall(function()
     state = sc.setup and sc.setup(p) or {}
+    if sc.loop then -- a loop workload (docs/loops.md): its own timing instead of wl.bench
+      if ctx.compile_only then entry.status = "compiled" return end
+      require("wlrun.loop").run(sc, p, state, entry, ctx)
+      entry.kernels = kernels_of(state)
+      if sc.check then -- for a loop, after it: did the training do what it should?
+        local good, message = sc.check(p, state)
+        entry.check = { ok = good ~= false and good ~= nil, message = message and tostring(message) or nil }
+        if not entry.check.ok then table.insert(entry.warnings, 1, runner.check_failed(entry.check)) end
+      end
+      return
+    end
     local work = resolve_work(sc, p, state)
     if ctx.compile_only then
       call_work_once(work) -- checks the bound arguments; nothing runs
@@ -120,11 +137,7 @@ local function run_config(sc, cfg, ctx)
     entry.stats, entry.enqueue_stats, entry.shape = r.stats, r.enqueue_stats, r.shape
     entry.clock, entry.notes, entry.adaptive = r.clock, r.notes, r.adaptive
     entry.warnings = r.warnings
-    if entry.check and not entry.check.ok then
-      table.insert(entry.warnings, 1, { code = "check-failed", title = "the check failed",
-        message = "the check failed" .. (entry.check.message and (": " .. entry.check.message) or ""),
-        hint = "the kernel's output is wrong: its timing does not measure the intended work" })
-    end
+    if entry.check and not entry.check.ok then table.insert(entry.warnings, 1, runner.check_failed(entry.check)) end
     entry.kernels = kernels_of(state, work)
     if sc.work then
       local w = sc.work(p)
@@ -211,7 +224,7 @@ function runner.run(sc, script)
   end
   local quiet = wl.settings.output.quiet
   local progress = wl.settings.output.progress and not quiet and core.isatty(2)
-  local ctx = { device = device, compile_only = compile_only }
+  local ctx = { device = device, compile_only = compile_only, quiet = quiet }
   local t0, failed, first_failure = core.clock(), 0, nil
   for i, cfg in ipairs(space.list) do
     if progress then progress_line(i, #space.list, cfg, space.axes, core.clock() - t0) end

@@ -38,7 +38,7 @@ function M.render(doc)
   for _, k in ipairs { "status", "mode", "per" } do header[#header + 1] = k end
   for _, k in ipairs(stat_keys) do header[#header + 1] = k end
   for _, k in ipairs { "enqueue_median", "flops", "bytes", "flop_per_s", "bytes_per_s", "peak_bandwidth_fraction",
-                       "peak_fp32_fraction", "registers", "local_bytes", "check_ok", "warnings", "reason_or_error" } do
+                       "peak_fp32_fraction", "samples_per_s", "registers", "local_bytes", "check_ok", "warnings", "reason_or_error" } do
     header[#header + 1] = k
   end
   local lines = {}
@@ -66,6 +66,7 @@ function M.render(doc)
     f[#f + 1] = M.number(m.bytes_per_s)
     f[#f + 1] = M.number(m.peak_bandwidth_fraction)
     f[#f + 1] = M.number(m.peak_fp32_fraction)
+    f[#f + 1] = M.number(m.samples_per_s)
     local k = type(c.kernels) == "table" and c.kernels[1] or {}
     f[#f + 1] = M.number(k.registers)
     f[#f + 1] = M.number(k.local_bytes)

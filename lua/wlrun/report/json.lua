@@ -28,7 +28,7 @@ local orders = {
     "trend_z", "trend_change"),
   adaptive = list("target", "converged", "noise", "elapsed", "gpu_time"),
   work = list("flops", "bytes"),
-  metrics = list("flop_per_s", "bytes_per_s", "peak_bandwidth_fraction", "peak_fp32_fraction"),
+  metrics = list("flop_per_s", "bytes_per_s", "peak_bandwidth_fraction", "peak_fp32_fraction", "samples_per_s"),
   kernel = list("name", "arch", "registers", "static_shared_bytes", "local_bytes"),
   check = list("ok", "message"),
   warning = list("code", "title", "message", "hint"),

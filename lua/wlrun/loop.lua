@@ -1,0 +1,239 @@
+-- Loop workloads (docs/loops.md): training-loop-like timing. Per iteration the step is timed
+-- by the host clock between two device synchronisations; the data time is the time from the
+-- end of one iteration to the start of the next; phases (wl.phase) get their GPU time from
+-- event pairs read after the iteration's closing synchronisation, so they add none.
+local core = require "wlrun.core"
+local units = require "wlrun.units"
+
+local loop = {}
+
+loop.DATA_BOTTLENECK = 0.2 -- data time / iteration time above this: data loading is the bottleneck
+loop.PHASE_TOLERANCE = 0.10 -- phases plus the time outside them account for the step within 10 %
+
+local loop_fields = {
+  name = true, description = true, params = true, order = true, where = true, setup = true,
+  teardown = true, check = true, batch_size = true, warmup = true, iters = true, data = true,
+  step = true, print_iters = true,
+}
+
+-- wl.loop{...}: a scenario whose configurations run a loop instead of wl.bench
+function loop.declare(spec, level)
+  level = level + 1
+  if type(spec) ~= "table" then core.error("script", "wl.loop expects a table", level) end
+  for k in pairs(spec) do
+    if not loop_fields[k] then core.error("script", ("wl.loop: unknown field '%s'"):format(tostring(k)), level) end
+  end
+  for _, f in ipairs { "data", "step" } do
+    if type(spec[f]) ~= "function" then core.error("script", ("wl.loop: '%s' must be a function"):format(f), level) end
+  end
+  local bs = spec.batch_size
+  if not (type(bs) == "function" or (math.type(bs) == "integer" and bs >= 1)) then
+    core.error("script", "wl.loop: batch_size must be a whole number >= 1 or a function(p)", level)
+  end
+  for _, f in ipairs { "warmup", "iters" } do
+    local v = spec[f]
+    if v ~= nil and not (math.type(v) == "integer" and v >= (f == "iters" and 1 or 0)) then
+      core.error("script", ("wl.loop: %s must be a whole number >= %d"):format(f, f == "iters" and 1 or 0), level)
+    end
+  end
+  local sc = {
+    name = spec.name, description = spec.description, params = spec.params, order = spec.order,
+    where = spec.where, setup = spec.setup, teardown = spec.teardown, check = spec.check,
+    loop = {
+      batch_size = bs, warmup = spec.warmup or 5, iters = spec.iters or 30, data = spec.data,
+      step = spec.step, print_iters = spec.print_iters ~= false,
+    },
+  }
+  return require("wlrun.scenario").declare(sc, level)
+end
+
+-- ---- phases ----
+
+local active -- the iteration being recorded: {phases = {name = {starts, stops}}, order = {...}, depth}
+local pool = {} -- event pairs reused across iterations, by phase name and occurrence
+
+local function event_pair(name, k)
+  local list = pool[name]
+  if not list then list = {}; pool[name] = list end
+  local pair = list[k]
+  if not pair then
+    pair = { core.event(), core.event() }
+    list[k] = pair
+  end
+  return pair
+end
+
+-- wl.phase(name, fn, ...): inside a loop's step, times fn's GPU work with an event pair on the
+-- current stream (no synchronisation); elsewhere it just calls fn.
+function loop.phase(name, fn, ...)
+  if type(name) ~= "string" or type(fn) ~= "function" then
+    core.error("script", "wl.phase(name, fn): a name and a function", 2)
+  end
+  if not active then return fn(...) end
+  local rec = active.phases[name]
+  if not rec then
+    rec = { pairs = {}, top = active.depth == 0 }
+    active.phases[name] = rec
+    active.order[#active.order + 1] = name
+  end
+  local pair = event_pair(name, #rec.pairs + 1)
+  rec.pairs[#rec.pairs + 1] = pair
+  pair[1]:record()
+  active.depth = active.depth + 1
+  local results = table.pack(pcall(fn, ...))
+  active.depth = active.depth - 1
+  pair[2]:record()
+  if not results[1] then error(results[2], 0) end
+  return table.unpack(results, 2, results.n)
+end
+
+-- GPU seconds of each phase in the finished iteration (events already complete)
+local function read_phases(it)
+  local out = {}
+  for _, name in ipairs(it.order) do
+    local total = 0
+    for _, pair in ipairs(it.phases[name].pairs) do total = total + pair[1]:elapsed(pair[2]) end
+    out[#out + 1] = { name = name, time = total, top = it.phases[name].top }
+  end
+  return out
+end
+
+-- ---- summary (pure: tested on recorded timings) ----
+
+local function summary_of(xs) return #xs > 0 and core.stats.summary(xs) or nil end
+
+-- rec = {batch_size, iter = {s...}, data = {s...}, phases = {{name=, time=, top=}...} per
+-- iteration} for the measured iterations. Returns the summary with its warnings.
+function loop.summarize(rec)
+  local n = #rec.iter
+  local total_iter, total_data = 0, 0
+  for i = 1, n do
+    total_iter = total_iter + rec.iter[i]
+    total_data = total_data + rec.data[i]
+  end
+  local s = {
+    iters = n, batch_size = rec.batch_size,
+    iter = summary_of(rec.iter), data = summary_of(rec.data),
+    total_time = total_iter + total_data,
+    -- samples/s from the steady-state total time, not a mean of per-iteration rates
+    throughput = n > 0 and rec.batch_size * n / (total_iter + total_data) or 0,
+    data_ratio = total_iter > 0 and total_data / total_iter or 0,
+    phases = {}, warnings = {},
+  }
+  -- phases: mean GPU time per iteration, in first-seen order; "outside" = step - top phases
+  local by_name, order = {}, {}
+  for _, iteration in ipairs(rec.phases or {}) do
+    for _, ph in ipairs(iteration) do
+      local agg = by_name[ph.name]
+      if not agg then
+        agg = { name = ph.name, times = {}, top = ph.top }
+        by_name[ph.name] = agg
+        order[#order + 1] = ph.name
+      end
+      agg.times[#agg.times + 1] = ph.time
+    end
+  end
+  local top_total = 0
+  for _, name in ipairs(order) do
+    local agg = by_name[name]
+    local st = core.stats.summary(agg.times)
+    local mean_per_iter = st.mean * #agg.times / math.max(n, 1)
+    s.phases[#s.phases + 1] = { name = name, mean = mean_per_iter, median = st.median,
+      share = s.iter and mean_per_iter / s.iter.mean or 0, top = agg.top }
+    if agg.top then top_total = top_total + mean_per_iter end
+  end
+  if #order > 0 and s.iter then
+    s.outside = { mean = s.iter.mean - top_total, share = 1 - top_total / s.iter.mean }
+    -- the phases cannot hold more GPU time than the step's wall time (beyond the tolerance)
+    s.phases_consistent = top_total <= s.iter.mean * (1 + loop.PHASE_TOLERANCE)
+  end
+  if s.data_ratio > loop.DATA_BOTTLENECK then
+    s.warnings[#s.warnings + 1] = { code = "data-bottleneck", title = "data loading is the bottleneck",
+      message = ("data loading takes %.0f%% of the step time (%s against %s per iteration)"):format(
+        100 * s.data_ratio, units.time(s.data.mean), units.time(s.iter.mean)),
+      hint = "load ahead of the step (a second stream, more loader work per batch), or make batches cheaper to load" }
+  end
+  if s.phases_consistent == false then
+    s.warnings[#s.warnings + 1] = { code = "phase-overlap", title = "phases overlap",
+      message = "the phases add up to more than the step's time: they overlap (work on several streams)",
+      hint = "the breakdown by phase is not additive here" }
+  end
+  return s
+end
+
+-- the methodology's line; its fps is the batch over the step time (the summary's throughput
+-- counts the data time too)
+function loop.format_line(i, iter, data, batch_size)
+  return ("[%04d]: iter %.2f ms, data %.2f ms, fps %.1f"):format(i, iter * 1e3, data * 1e3, batch_size / iter)
+end
+
+function loop.format_summary(s, name)
+  local T = units.time
+  local out = {
+    ("%s: %d iterations of %d samples: %.1f samples/s (steady-state total %s)"):format(name or "loop",
+      s.iters, s.batch_size, s.throughput, T(s.total_time)),
+    ("  iter  mean %s  median %s  p90 %s  p99 %s"):format(T(s.iter.mean), T(s.iter.median), T(s.iter.p90), T(s.iter.p99)),
+    ("  data  mean %s  median %s  p90 %s  p99 %s  (%.1f%% of iter)"):format(T(s.data.mean), T(s.data.median),
+      T(s.data.p90), T(s.data.p99), 100 * s.data_ratio),
+  }
+  if #s.phases > 0 then
+    out[#out + 1] = "  phases (GPU time per iteration):"
+    for _, ph in ipairs(s.phases) do
+      out[#out + 1] = ("    %-16s %10s  %5.1f%%%s"):format(ph.name, T(ph.mean), 100 * ph.share, ph.top and "" or "  (nested)")
+    end
+    out[#out + 1] = ("    %-16s %10s  %5.1f%%"):format("(outside)", T(s.outside.mean), 100 * s.outside.share)
+  end
+  for _, w in ipairs(s.warnings) do
+    out[#out + 1] = ("  warning [%s] %s (hint: %s)"):format(w.code, w.message, w.hint)
+  end
+  return table.concat(out, "\n")
+end
+
+-- ---- running ----
+
+local function sync() core.sync() end
+
+-- runs the loop of a configuration; fills entry (the results document's configuration)
+function loop.run(sc, p, state, entry, ctx)
+  local L = sc.loop
+  local bs = type(L.batch_size) == "function" and L.batch_size(p) or L.batch_size
+  if math.type(bs) ~= "integer" or bs < 1 then core.error("script", "batch_size(p) must give a whole number >= 1", 0) end
+  local total = L.warmup + L.iters
+  local rec = { batch_size = bs, iter = {}, data = {}, phases = {} }
+  local quiet = ctx.quiet or not L.print_iters
+  sync()
+  local prev_end = core.clock()
+  for i = 1, total do
+    local batch = L.data(i, state, p)
+    sync()
+    local t0 = core.clock()
+    active = { phases = {}, order = {}, depth = 0 }
+    local ok, err = pcall(L.step, batch, state, p)
+    local it = active
+    active = nil
+    if not ok then error(err, 0) end
+    sync()
+    local t1 = core.clock()
+    local iter, data = t1 - t0, t0 - prev_end
+    prev_end = t1
+    if i > L.warmup then
+      rec.iter[#rec.iter + 1] = iter
+      rec.data[#rec.data + 1] = data
+      rec.phases[#rec.phases + 1] = read_phases(it)
+      if not quiet then print(loop.format_line(i - L.warmup, iter, data, bs)) end
+    end
+  end
+  local s = loop.summarize(rec)
+  if not ctx.quiet then print(loop.format_summary(s, sc.name)) end
+  entry.status, entry.mode = "ok", "loop"
+  entry.warmup = L.warmup
+  entry.samples = rec.iter
+  entry.stats = s.iter
+  entry.loop = { batch_size = bs, data = rec.data, data_stats = s.data, throughput = s.throughput,
+                 data_ratio = s.data_ratio, total_time = s.total_time, phases = s.phases, outside = s.outside }
+  entry.metrics = { samples_per_s = s.throughput }
+  entry.warnings = s.warnings
+  return s
+end
+
+return loop
