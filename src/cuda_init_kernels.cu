@@ -52,7 +52,7 @@ __global__ void init_kernel(T *out, size_t n, wl_init_kind kind, double a, doubl
     case WL_INIT_UNIFORM: v = a + (b - a) * wl_uniform01(seed, i); break;
     default: {
       if (sizeof(C) == sizeof(float)) { // float Box-Muller: same draws, float math
-        float u1 = (float)wl_uniform01(seed, 2 * i), u2 = (float)wl_uniform01(seed, 2 * i + 1);
+        float u1 = wl_uniform01f(seed, 2 * i), u2 = wl_uniform01f(seed, 2 * i + 1);
         v = a + b * (double)(sqrtf(-2.0f * logf(1.0f - u1)) * cospif(2.0f * u2));
       } else {
         v = a + b * wl_normal01(seed, i);

@@ -29,6 +29,13 @@ WL_HD double wl_uniform01(uint64_t seed, uint64_t i) {
   return (double)(x >> 11) * 0x1.0p-53;
 }
 
+/* uniform in [0, 1) with 24 random bits, exact in float: never rounds up to 1 (a double from
+ * wl_uniform01 converted to float can, and log(1 - 1) is -inf) */
+WL_HD float wl_uniform01f(uint64_t seed, uint64_t i) {
+  uint64_t x = wl_mix64(seed + 0x9e3779b97f4a7c15ULL * (i + 1));
+  return (float)(x >> 40) * 0x1.0p-24f;
+}
+
 /* standard normal by Box-Muller from two independent uniforms of the counter pair (2i, 2i+1) */
 WL_HD double wl_normal01(uint64_t seed, uint64_t i) {
   double u1 = wl_uniform01(seed, 2 * i), u2 = wl_uniform01(seed, 2 * i + 1);

@@ -91,6 +91,18 @@ describe("device tensors", function()
       ("mean %g std %g"):format(st.mean, st.std))
   end)
 
+  h.gpu_it("wl.normal() never makes a non-finite value, even over 256M f32 elements", function()
+    -- float Box-Muller takes log(1 - u): a u that rounds up to 1 would give -inf
+    local n = 1 << 28
+    local t = wl.tensor { n, dtype = "f32", init = wl.normal() }
+    local count = wl.tensor { 1, dtype = "i32" }
+    wl.kernel { [[extern "C" __global__ void nonfinite(const float* x, long n, int* c) {
+      for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
+        if (!isfinite(x[i])) atomicAdd(c, 1);
+    }]], name = "nonfinite" }:bind { grid = 4096, block = 256, args = { t, n, count } }()
+    assert.equal(0, count:to_host()[1])
+  end)
+
   h.gpu_it("wl.uniform(lo, hi) stays within its range", function()
     local v = wl.tensor { 1024 * 1024, init = wl.uniform(-3, 5) }:to_host():totable()
     local lo, hi = math.huge, -math.huge
