@@ -11,7 +11,7 @@
 enum {
   OPT_SETTING = 1000, /* options that set a wl_setting, see setting_options[] */
   OPT_CONFIG = 2000, OPT_FILTER, OPT_DRY_RUN, OPT_COMPILE_ONLY, OPT_RESUME, OPT_SHARD,
-  OPT_DEVICES, OPT_FAIL_ABOVE, OPT_HELP, OPT_VERSION
+  OPT_DEVICES, OPT_HELP, OPT_VERSION, OPT_WORKER_CONFIG, OPT_WORKER_OUTPUT
 };
 
 /* Command-line options that set a setting; value NULL means the option takes an argument. */
@@ -45,7 +45,7 @@ static const struct {
 
 /* Features that exist as options but whose behaviour comes with a later version. */
 static const char *const unavailable_options[] = {
-    "--resume", "--shard", "--devices",
+    "--shard", "--devices",
 };
 
 static bool option_unavailable(const char *name) {
@@ -117,7 +117,7 @@ static const char *subcommands[] = {"run", "info"};
 static const char *tools[] = {"compare", "merge", "plot", "export"};
 
 bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t errlen) {
-  static struct option longopts[NSETTING_OPTIONS + 16];
+  static struct option longopts[NSETTING_OPTIONS + 20];
   size_t nl = 0;
   memset(cli, 0, sizeof *cli);
   cli->argc = argc;
@@ -141,6 +141,8 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
   longopts[nl++] = (struct option){"resume", required_argument, NULL, OPT_RESUME};
   longopts[nl++] = (struct option){"shard", required_argument, NULL, OPT_SHARD};
   longopts[nl++] = (struct option){"devices", required_argument, NULL, OPT_DEVICES};
+  longopts[nl++] = (struct option){"worker-config", required_argument, NULL, OPT_WORKER_CONFIG};
+  longopts[nl++] = (struct option){"worker-output", required_argument, NULL, OPT_WORKER_OUTPUT};
   longopts[nl++] = (struct option){"param", required_argument, NULL, 'p'};
   longopts[nl++] = (struct option){"output", required_argument, NULL, 'o'};
   longopts[nl++] = (struct option){"help", no_argument, NULL, 'h'};
@@ -204,7 +206,17 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
     case OPT_FILTER: cli->filter = optarg; note_unavailable(cli, "--filter"); break;
     case OPT_DRY_RUN: cli->dry_run = true; note_unavailable(cli, "--dry-run"); break;
     case OPT_COMPILE_ONLY: cli->compile_only = true; note_unavailable(cli, "--compile-only"); break;
-    case OPT_RESUME: cli->resume = optarg; note_unavailable(cli, "--resume"); break;
+    case OPT_RESUME: cli->resume = optarg; break;
+    case OPT_WORKER_CONFIG: {
+      long long v;
+      if (!wl_parse_int(optarg, &v) || v < 1 || v > 100000000) {
+        snprintf(err, errlen, "--worker-config '%s': expected a configuration number >= 1", optarg);
+        ok = false;
+      }
+      cli->worker_config = ok ? (int)v : 0;
+      break;
+    }
+    case OPT_WORKER_OUTPUT: cli->worker_output = optarg; break;
     case OPT_SHARD: ok = parse_shard(optarg, cli, err, errlen); note_unavailable(cli, "--shard"); break;
     case OPT_DEVICES:
       ok = parse_devices(optarg, err, errlen);
@@ -257,7 +269,7 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
       for (int i = 0; i < cli->nscript_args; i++) args[i] = cli->script_args[i];
       for (int i = end + 1; i < argc; i++) args[cli->nscript_args++] = argv[i];
       args[n] = NULL;
-      cli->script_args = args;
+      cli->script_args = cli->owned_args = args;
     }
   } else {
     for (; pos < ac; pos++)
@@ -287,6 +299,11 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
     }
   }
   return true;
+}
+
+void wl_cli_free(struct wl_cli *cli) {
+  free(cli->owned_args);
+  cli->owned_args = NULL;
 }
 
 bool wl_cli_apply_settings(const struct wl_cli *cli, char *err, size_t errlen) {

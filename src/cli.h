@@ -22,6 +22,7 @@ struct wl_cli {
   const char *script;  /* SCRIPT for run */
   const char **script_args;
   int nscript_args;
+  const char **owned_args; /* script_args when allocated (arguments after "--"); wl_cli_free */
   const char *params[WL_MAX_LIST]; /* -p NAME=VALUES, raw */
   int nparams;
   const char *outputs[WL_MAX_LIST]; /* -o FILE */
@@ -33,6 +34,8 @@ struct wl_cli {
   const char *devices;
   int shard_k, shard_n; /* 0/0 when not given */
   bool dry_run, compile_only;
+  int worker_config;         /* --worker-config N (internal, for --isolate): run configuration N only */
+  const char *worker_output; /* --worker-output FILE: where that configuration's result goes */
   const char *tool;        /* WL_CMD_TOOL: its name; its arguments follow */
   const char **tool_args;
   int ntool_args;
@@ -46,6 +49,9 @@ struct wl_cli {
 
 /* Parses argv. On error writes a message into err and returns false (exit WL_EXIT_USAGE). */
 bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t errlen);
+
+/* Frees what wl_cli_parse allocated. */
+void wl_cli_free(struct wl_cli *cli);
 
 /* Applies the settings given on the command line (after wlrun.ini was read). */
 bool wl_cli_apply_settings(const struct wl_cli *cli, char *err, size_t errlen);

@@ -171,6 +171,21 @@ static int l_device(lua_State *L) {
   return 1;
 }
 
+/* core.context_ok() -> true, or false and the error: whether the CUDA context still works
+ * (a kernel fault leaves a sticky error that every later call returns) */
+static int l_context_ok(lua_State *L) {
+  if (current_device < 0 || compile_only) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  cudaError_t err = cudaDeviceSynchronize();
+  if (err == cudaSuccess) err = cudaGetLastError();
+  lua_pushboolean(L, err == cudaSuccess);
+  if (err == cudaSuccess) return 1;
+  lua_pushstring(L, cudaGetErrorName(err));
+  return 2;
+}
+
 static int l_compile_only(lua_State *L) {
   lua_pushboolean(L, compile_only);
   return 1;
@@ -179,6 +194,8 @@ static int l_compile_only(lua_State *L) {
 void wl_open_device(lua_State *L) {
   lua_pushcfunction(L, l_compile_only);
   lua_setfield(L, -2, "compile_only");
+  lua_pushcfunction(L, l_context_ok);
+  lua_setfield(L, -2, "context_ok");
   wanted_device = (int)wl_setting_find("run", "device")->number;
   static const luaL_Reg fns[] = {{"device_count", l_device_count},
                                  {"select_device", l_select_device},

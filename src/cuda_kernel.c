@@ -191,7 +191,7 @@ struct wl_kernel *wl_check_kernel(lua_State *L, int arg) {
   return k;
 }
 
-static void compile_options(lua_State *L, int spec, const char *arch, const char *dir, luaL_Buffer *key,
+static void compile_options(lua_State *L, int spec, const char *arch, const char *dir,
                             const char ***opts_out, int *nopts_out) {
   /* options live as Lua strings in a table at the top of the stack (kept alive there) */
   lua_newtable(L);
@@ -265,8 +265,6 @@ static void compile_options(lua_State *L, int spec, const char *arch, const char
     lua_rawgeti(L, list, i);
     opts[i - 1] = lua_tostring(L, -1); /* kept alive by the list */
     lua_pop(L, 1);
-    luaL_addstring(key, opts[i - 1]);
-    luaL_addchar(key, '\n');
   }
   *opts_out = opts;
   *nopts_out = n;
@@ -341,31 +339,37 @@ static int l_kernel(lua_State *L) {
     return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': give the code as a string, a wl.source(path), or file = path", name);
   char arch[32];
   target_arch(L, arch, sizeof arch);
-  char *dir = NULL;
+  const char *dir = NULL; /* the source's directory, a Lua string on the stack */
   if (path) {
-    dir = strdup(path);
-    char *slash = dir ? strrchr(dir, '/') : NULL;
-    if (slash) *slash = '\0';
-    else if (dir) strcpy(dir, ".");
+    const char *slash = strrchr(path, '/');
+    dir = slash ? lua_pushlstring(L, path, (size_t)(slash - path)) : lua_pushliteral(L, ".");
   }
   int nvmajor = 0, nvminor = 0;
   nvrtcVersion(&nvmajor, &nvminor);
-  luaL_Buffer key;
-  luaL_buffinit(L, &key);
-  lua_pushfstring(L, "wlrun kernel v1\nnvrtc %d.%d\nname %s\n", nvmajor, nvminor, name);
-  luaL_addvalue(&key);
   const char **opts;
   int nopts;
-  compile_options(L, 1, arch, dir, &key, &opts, &nopts);
+  compile_options(L, 1, arch, dir, &opts, &nopts);
+  /* the cache key; nothing else touches the stack while the buffer is open */
+  char head[160];
+  snprintf(head, sizeof head, "wlrun kernel v1\nnvrtc %d.%d\nname ", nvmajor, nvminor);
+  luaL_Buffer key;
+  luaL_buffinit(L, &key);
+  luaL_addstring(&key, head);
+  luaL_addstring(&key, name);
+  luaL_addchar(&key, '\n');
+  for (int i = 0; i < nopts; i++) {
+    luaL_addstring(&key, opts[i]);
+    luaL_addchar(&key, '\n');
+  }
   luaL_addstring(&key, "\n#source\n");
   luaL_addstring(&key, code);
   add_local_headers(&key, code, dir, 0);
-  free(dir);
   luaL_pushresult(&key);
   size_t keylen;
   const char *keystr = lua_tolstring(L, -1, &keylen);
 
   struct wl_kernel *k = lua_newuserdatauv(L, sizeof *k, 1);
+  int k_index = lua_gettop(L);
   memset(k, 0, sizeof *k);
   luaL_setmetatable(L, KERNEL_MT);
   k->name = strdup(name);
@@ -374,7 +378,9 @@ static int l_kernel(lua_State *L) {
   if (!k->name || !k->source) return luaL_error(L, "out of memory");
 
   const struct wl_setting *use_cache = wl_setting_find("compile", "cache");
-  char *cache = use_cache->number ? wl_cache_dir() : NULL;
+  char *cache_c = use_cache->number ? wl_cache_dir() : NULL;
+  const char *cache = cache_c ? lua_pushstring(L, cache_c) : NULL; /* a Lua string: errors below leak nothing */
+  free(cache_c);
   if (cache && wl_cache_load(cache, keystr, keylen, &k->code)) {
     k->from_cache = true;
     counters.cache_hits++;
@@ -385,12 +391,12 @@ static int l_kernel(lua_State *L) {
       if (counters.cache_errors++ == 0) fprintf(stderr, "wlrun: warning: %s\n", err);
     }
   }
-  free(cache);
   char err[256];
   if (!wl_ptx_params(k->code.ptx, k->code.lowered, &k->sig, err, sizeof err))
     return wl_raise(L, WL_EXIT_COMPILE, "kernel '%s': %s", name, err);
   wl_demangle_params(k->code.lowered, &k->sig);
   record_compiled(L, k);
+  lua_pushvalue(L, k_index);
   return 1;
 }
 

@@ -163,7 +163,8 @@ static int error_tostring(lua_State *L) {
 /* wl.error(kind, message [, level]): raise an error with a kind (an exit code). */
 static int core_error(lua_State *L) {
   static const char *const kinds[] = {"script", "usage", "config", "no_device", "cuda",   "compile",
-                                      "regression", "unavailable", "io", "interrupted", NULL};
+                                      "regression", "unavailable", "io", "interrupted", "timeout",
+                                      "crash", NULL};
   int kind = luaL_checkoption(L, 1, NULL, kinds);
   const char *msg = luaL_checkstring(L, 2);
   int level = (int)luaL_optinteger(L, 3, 1);
@@ -201,6 +202,7 @@ static int open_core(lua_State *L) {
   wl_open_kernel(L);
   wl_open_gpu_clock(L);
   wl_open_timing(L);
+  wl_open_nvtx(L);
   return 1;
 }
 

@@ -30,6 +30,7 @@ void wl_open_clock(lua_State *L);
 void wl_open_stats(lua_State *L);
 void wl_open_settings(lua_State *L, const struct wl_cli *cli);
 void wl_open_system(lua_State *L);
+void wl_open_nvtx(lua_State *L); /* nvtx.c: wl.nvtx */
 
 /* The files embedded at build time (lua/wlrun/... and docs/cli.md). */
 struct wl_embedded_file {

@@ -100,6 +100,11 @@ void wl_open_settings(lua_State *L, const struct wl_cli *cli) {
   push_strings(L, cli->inputs, cli->ninputs, "inputs");
   push_params(L, cli);
   set_string(L, "tool", cli->tool);
+  set_string(L, "worker_output", cli->worker_output);
+  if (cli->worker_config) {
+    lua_pushinteger(L, cli->worker_config);
+    lua_setfield(L, -2, "worker_config");
+  }
   push_strings(L, cli->tool_args, cli->ntool_args, "tool_args");
   lua_setfield(L, -2, "cli");
 }

@@ -2,8 +2,17 @@
 #include "kernel_cache.h"
 #include "lhost.h"
 
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <errno.h>
+#include <fcntl.h>
 #include <lauxlib.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,8 +50,106 @@ static int l_cwd(lua_State *L) {
   return 1;
 }
 
+static double monotonic(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* core.spawn(argv, {timeout = s, stdout = path, stderr = path}) -> {how = "exit"|"signal"|
+ * "timeout", code = n, signal = n, time = s}: runs a child process (no shell), waits at most
+ * timeout seconds (0: no limit), then kills it (SIGTERM, and SIGKILL a second later). Ctrl-C in
+ * the parent reaches the child too (same process group); the parent waits for it. */
+static int l_spawn(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer n = luaL_len(L, 1);
+  luaL_argcheck(L, n >= 1 && n < 4096, 1, "a list of program and arguments expected");
+  double timeout = 0;
+  const char *out = NULL, *err = NULL;
+  if (lua_istable(L, 2)) {
+    lua_getfield(L, 2, "timeout");
+    timeout = luaL_optnumber(L, -1, 0);
+    lua_getfield(L, 2, "stdout");
+    out = luaL_optstring(L, -1, NULL);
+    lua_getfield(L, 2, "stderr");
+    err = luaL_optstring(L, -1, NULL);
+  }
+  const char **argv = lua_newuserdatauv(L, sizeof *argv * (size_t)(n + 1), 0);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_geti(L, 1, i);
+    argv[i - 1] = luaL_checkstring(L, -1); /* kept alive by the table */
+    lua_pop(L, 1);
+  }
+  argv[n] = NULL;
+  fflush(stdout);
+  fflush(stderr);
+  double t0 = monotonic();
+  pid_t pid = fork();
+  if (pid < 0) return luaL_error(L, "cannot start %s: %s", argv[0], strerror(errno));
+  if (pid == 0) {
+    if (out) {
+      int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd < 0 || dup2(fd, 1) < 0) _exit(127);
+      close(fd);
+    }
+    if (err) {
+      int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd < 0 || dup2(fd, 2) < 0) _exit(127);
+      close(fd);
+    }
+    signal(SIGINT, SIG_DFL);
+    execvp(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  int status = 0;
+  bool timed_out = false;
+  double killed_at = 0;
+  for (;;) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) return luaL_error(L, "waiting for %s: %s", argv[0], strerror(errno));
+    double now = monotonic();
+    if (timeout > 0 && !timed_out && now - t0 > timeout) {
+      timed_out = true;
+      killed_at = now;
+      kill(pid, SIGTERM);
+    } else if (timed_out && now - killed_at > 1.0) {
+      kill(pid, SIGKILL);
+    }
+    struct timespec nap = {0, 2000000}; /* 2 ms */
+    nanosleep(&nap, NULL);
+  }
+  lua_createtable(L, 0, 4);
+  lua_pushnumber(L, monotonic() - t0);
+  lua_setfield(L, -2, "time");
+  if (timed_out) {
+    lua_pushliteral(L, "timeout");
+  } else if (WIFSIGNALED(status)) {
+    lua_pushinteger(L, WTERMSIG(status));
+    lua_setfield(L, -2, "signal");
+    lua_pushliteral(L, "signal");
+  } else {
+    lua_pushinteger(L, WEXITSTATUS(status));
+    lua_setfield(L, -2, "code");
+    lua_pushliteral(L, "exit");
+  }
+  lua_setfield(L, -2, "how");
+  return 1;
+}
+
+/* core.self_exe() -> the path of the running wlrun binary */
+static int l_self_exe(lua_State *L) {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  lua_pushstring(L, buf);
+  return 1;
+}
+
 void wl_open_system(lua_State *L) {
   static const luaL_Reg fns[] = {{"isatty", l_isatty}, {"hash", l_hash}, {"utc_now", l_utc_now},
-                                 {"cwd", l_cwd}, {NULL, NULL}};
+                                 {"cwd", l_cwd}, {"spawn", l_spawn}, {"self_exe", l_self_exe},
+                                 {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

@@ -51,13 +51,25 @@ static int refuse_unavailable(const struct wl_cli *cli) {
   return WL_EXIT_UNAVAILABLE;
 }
 
+static int run(int argc, char **argv, struct wl_cli *cli_out);
+
 int main(int argc, char **argv) {
+  struct wl_cli cli;
+  memset(&cli, 0, sizeof cli);
+  int code = run(argc, argv, &cli);
+  wl_cli_free(&cli);
+  return code;
+}
+
+static int run(int argc, char **argv, struct wl_cli *cli_out) {
   struct wl_cli cli;
   char err[1024];
   bool io_error;
 
   wl_settings_reset();
-  if (!wl_cli_parse(argc, argv, &cli, err, sizeof err)) return usage_error(err);
+  bool parsed = wl_cli_parse(argc, argv, &cli, err, sizeof err);
+  *cli_out = cli; /* main frees what the parse allocated, whatever path returns */
+  if (!parsed) return usage_error(err);
   if (cli.help) {
     print_help();
     return WL_EXIT_OK;

@@ -12,10 +12,12 @@ static const struct {
 } kinds[] = {
     {WL_EXIT_OK, "ok"},
     {WL_EXIT_SCRIPT, "script"},
+    {WL_EXIT_SCRIPT, "crash"}, /* an isolated configuration's process died */
     {WL_EXIT_USAGE, "usage"},
     {WL_EXIT_CONFIG, "config"},
     {WL_EXIT_NO_DEVICE, "no_device"},
     {WL_EXIT_CUDA, "cuda"},
+    {WL_EXIT_CUDA, "timeout"}, /* a configuration that hung and was stopped */
     {WL_EXIT_COMPILE, "compile"},
     {WL_EXIT_REGRESSION, "regression"},
     {WL_EXIT_UNAVAILABLE, "unavailable"},

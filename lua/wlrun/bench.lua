@@ -158,7 +158,7 @@ function bench.run(work, opts)
 
   core.set_measuring(true)
   local guard <close> = setmetatable({}, { __close = function() core.set_measuring(false) end })
-  local warm, warm_time = warmup(work, cfg)
+  local warm, warm_time = core.nvtx.auto_range("warmup", nil, warmup, work, cfg) -- nvtx
   r.warmup = { n = #warm.gpu, time = warm_time }
   local est = median(warm.gpu)
 
@@ -175,6 +175,7 @@ function bench.run(work, opts)
     r.per = cfg.batch or math.max(1, math.min(bench.MAX_PER, math.ceil(bench.TARGET_SAMPLE / math.max(est, 1e-9))))
   end
 
+  local measuring <close> = core.nvtx.auto_scope("measurement", nil, not cfg.adaptive and cfg.iters or nil) -- nvtx
   r.clock = { before = core.gpu_clock() }
   local got = { gpu = {}, enqueue = {} }
   if not cfg.adaptive then
@@ -194,6 +195,7 @@ function bench.run(work, opts)
     until r.adaptive.converged or elapsed >= cfg.max_time
   end
   r.clock.after = core.gpu_clock()
+  if measuring then measuring:close() end -- nvtx
   core.set_measuring(false)
   r.watch = core.watch()
 

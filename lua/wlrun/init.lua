@@ -48,6 +48,9 @@ wl.sync = core.sync
 wl.elapsed = core.elapsed
 wl.graph = core.graph
 
+-- NVTX annotation (docs/nvtx.md)
+wl.nvtx = core.nvtx
+
 -- measuring (docs/measuring.md)
 function wl.bench(work, opts) return require("wlrun.bench").run(work, opts) end
 wl.gpu_clock = core.gpu_clock

@@ -4,6 +4,7 @@
 local core = require "wlrun.core"
 local sweep = require "wlrun.sweep"
 local units = require "wlrun.units"
+local nvtx = core.nvtx -- nvtx: automatic ranges (docs/nvtx.md)
 
 local runner = {}
 
@@ -106,7 +107,9 @@ local function run_config(sc, cfg, ctx)
   local state
   local t0 = core.clock()
   local ok, err = xpcall(function()
-    state = sc.setup and sc.setup(p) or {}
+    do local _ <close> = nvtx.auto_scope("setup") -- nvtx
+      state = sc.setup and sc.setup(p) or {}
+    end
     if sc.loop then -- a loop workload (docs/loops.md): its own timing instead of wl.bench
       if ctx.compile_only then entry.status = "compiled" return end
       require("wlrun.loop").run(sc, p, state, entry, ctx)
@@ -125,6 +128,7 @@ local function run_config(sc, cfg, ctx)
       return
     end
     if sc.check then -- once, outside timing, on the output of one run
+      local _ <close> = nvtx.auto_scope("check") -- nvtx
       call_work_once(work)
       wl.sync()
       local good, message = sc.check(p, state)
@@ -158,7 +162,7 @@ local function run_config(sc, cfg, ctx)
     if type(e) == "table" then return e end
     return { message = debug.traceback(tostring(e), 2), kind = "script" }
   end)
-  if sc.teardown and state ~= nil then pcall(sc.teardown, p, state) end
+  if sc.teardown and state ~= nil then pcall(nvtx.auto_range, "teardown", nil, sc.teardown, p, state) end -- nvtx
   walk_state(state, function(v) if core.is_tensor(v) and not v.freed then v:free() end end, 0)
   state = nil
   collectgarbage()
@@ -196,6 +200,43 @@ local function progress_line(i, n, cfg, axes, elapsed)
   stderr("\r\27[K%s", line:sub(1, 200))
 end
 
+-- a configuration's identity across runs: its parameters, in name order
+function runner.params_key(params)
+  local names = {}
+  for k in pairs(params) do names[#names + 1] = k end
+  table.sort(names)
+  local parts = {}
+  for _, k in ipairs(names) do parts[#parts + 1] = k .. "=" .. tostring(params[k]) .. ":" .. type(params[k]) end
+  return table.concat(parts, "\0")
+end
+
+-- --resume FILE: the configurations FILE finished (ok or skipped), by params_key; failed ones
+-- run again
+function runner.resumed(path, sc, doc)
+  local f = io.open(path, "rb")
+  if not f then core.error("io", ("--resume %s: cannot read the file"):format(path), 0) end
+  local text = f:read("a")
+  f:close()
+  local old = require("dkjson").decode(text)
+  if type(old) ~= "table" or old.schema ~= "wlrun-results" or type(old.configurations) ~= "table" then
+    core.error("usage", ("--resume %s: not a wlrun results document"):format(path), 0)
+  end
+  if not old.scenario or old.scenario.name ~= sc.name then
+    core.error("usage", ("--resume %s: its scenario is '%s', this one is '%s'"):format(path,
+      tostring(old.scenario and old.scenario.name), sc.name), 0)
+  end
+  if old.scenario.hash ~= doc.scenario.hash then
+    stderr("wlrun: warning: --resume %s was made by another version of %s (its hash differs)\n", path, doc.scenario.file)
+  end
+  local done = {}
+  for _, c in ipairs(old.configurations) do
+    if (c.status == "ok" or c.status == "skipped") and type(c.params) == "table" then
+      done[runner.params_key(c.params)] = c
+    end
+  end
+  return done
+end
+
 function runner.run(sc, script)
   local wl = wlrun()
   local cli = core.cli
@@ -204,6 +245,7 @@ function runner.run(sc, script)
     print_dry_run(space, sc)
     return
   end
+  local scenario_range <close> = nvtx.auto_scope("scenario", "scenario " .. sc.name) -- nvtx
   local compile_only = core.compile_only()
   local device, floor
   if not compile_only then
@@ -224,11 +266,35 @@ function runner.run(sc, script)
   end
   local quiet = wl.settings.output.quiet
   local progress = wl.settings.output.progress and not quiet and core.isatty(2)
-  local ctx = { device = device, compile_only = compile_only, quiet = quiet }
+  local ctx = { device = device, compile_only = compile_only, quiet = quiet or cli.worker_config ~= nil }
+  local isolate = require "wlrun.isolate"
+  if cli.worker_config then -- a child of --isolate: one configuration, its entry to a file
+    return isolate.worker(sc, space, cli.worker_config, cli.worker_output, run_config, ctx)
+  end
+  local timeout = wl.settings.run.config_timeout
+  local isolated = not compile_only and (wl.settings.run.isolate or timeout > 0)
+  local done = cli.resume and runner.resumed(cli.resume, sc, doc) or {}
   local t0, failed, first_failure = core.clock(), 0, nil
   for i, cfg in ipairs(space.list) do
     if progress then progress_line(i, #space.list, cfg, space.axes, core.clock() - t0) end
-    local entry, interrupt = run_config(sc, cfg, ctx)
+    local config_range <close> = nvtx.auto_scope("configuration", -- nvtx
+      ("config %d: %s"):format(cfg.index, sweep.describe(cfg.params, space.axes)), cfg.index) -- nvtx
+    local key = runner.params_key(cfg.params)
+    local entry, interrupt
+    if done[key] then
+      entry = done[key]
+      entry.index, entry.resumed = cfg.index, true
+    elseif isolated then
+      entry, interrupt = isolate.run(cfg, timeout)
+    else
+      entry, interrupt = run_config(sc, cfg, ctx)
+      local healthy, why = core.context_ok()
+      if not healthy and i < #space.list then -- a fault poisoned the CUDA context for good
+        isolated = true
+        stderr("wlrun: the CUDA context is lost after configuration %d (%s); the other configurations run in child processes\n",
+          cfg.index, why)
+      end
+    end
     doc.configurations[#doc.configurations + 1] = entry
     if entry.status == "failed" then
       failed = failed + 1

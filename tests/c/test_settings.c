@@ -76,6 +76,9 @@ static void test_ini(void) {
 }
 
 static bool parse(struct wl_cli *cli, char **argv) {
+  static struct wl_cli *last;
+  if (last) wl_cli_free(last); /* the previous parse's allocations */
+  last = cli;
   int argc = 0;
   while (argv[argc]) argc++;
   return wl_cli_parse(argc, argv, cli, err, sizeof err);

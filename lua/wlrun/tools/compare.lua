@@ -1,0 +1,1030 @@
+-- `wlrun compare BASE.json NEW.json [options]` (docs/compare.md): matches the configurations of
+-- two results documents, compares each pair of sample sets (wlrun.compare: ratio of medians,
+-- bootstrap interval, Mann-Whitney U, verdict), summarises with a geometric mean, lists what is
+-- in one file only, warns when the runs differ in device, driver, version or settings, and
+-- gates: --fail-above PCT exits with code 7 when a configuration is slower by more than PCT.
+-- Also the helpers the other tools share (M.util): options, reading documents, JSON, writing.
+local stats = require "wlrun.compare"
+local T = require "wlrun.report.table"
+local dkjson = require "dkjson"
+
+local M = {}
+local util = {}
+M.util = util
+
+local function core() return require "wlrun.core" end
+
+local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+
+---------------------------------------------------------------------------------------------
+-- shared helpers
+
+function util.fail(kind, tool, msg) core().error(kind, ("%s: %s"):format(tool, msg), 0) end
+
+function util.warn(tool, msg) io.stderr:write(("wlrun %s: warning: %s\n"):format(tool, msg)) end
+
+-- io.open's messages start with the file name: keep the OS's part
+local function os_message(msg, path)
+  msg = tostring(msg)
+  if msg:sub(1, #path + 2) == path .. ": " then msg = msg:sub(#path + 3) end
+  return msg
+end
+
+-- Options: spec[name] = { value = true (takes a value), multi = true (repeatable), key = field };
+-- names with their dashes ("-o", "--fail-above"); "--name=value" is accepted; "--" ends options.
+-- Returns the options (by key) and the positional arguments.
+function util.parse_args(tool, args, spec)
+  local opts, pos = {}, {}
+  local i, n = 1, #args
+  local rest = false
+  while i <= n do
+    local a = args[i]
+    if rest or a == "-" or a:sub(1, 1) ~= "-" then
+      pos[#pos + 1] = a
+    elseif a == "--" then
+      rest = true
+    else
+      local name, inline = a:match("^(%-%-[^=]+)=(.*)$")
+      name = name or a
+      local s = spec[name]
+      if not s then util.fail("usage", tool, ("unknown option '%s' (wlrun %s --help)"):format(name, tool)) end
+      local v = true
+      if s.value then
+        if inline then
+          v = inline
+        else
+          i = i + 1
+          v = args[i]
+          if v == nil then util.fail("usage", tool, ("option %s needs a value"):format(name)) end
+        end
+      elseif inline then
+        util.fail("usage", tool, ("option %s takes no value"):format(name))
+      end
+      local key = s.key or name:gsub("^%-+", ""):gsub("%-", "_")
+      if s.multi then
+        opts[key] = opts[key] or {}
+        table.insert(opts[key], v)
+      else
+        opts[key] = v
+      end
+    end
+    i = i + 1
+  end
+  return opts, pos
+end
+
+-- "5", "5%", "0.5 %" -> 0.05; nil for anything else
+function util.percent(s)
+  local v = tonumber((tostring(s):gsub("%s*%%$", "")))
+  if not finite(v) then return nil end
+  return v / 100
+end
+
+-- a comma list of names
+function util.names(s)
+  local list = {}
+  for name in tostring(s):gmatch("[^,]+") do
+    name = name:match("^%s*(.-)%s*$")
+    if name ~= "" then list[#list + 1] = name end
+  end
+  return list
+end
+
+function util.read_file(tool, path)
+  local f, err = io.open(path, "rb")
+  if not f then util.fail("io", tool, ("cannot read '%s': %s"):format(path, os_message(err, path))) end
+  local text, rerr = f:read("a")
+  f:close()
+  if not text then util.fail("io", tool, ("cannot read '%s': %s"):format(path, os_message(rerr, path))) end
+  return text
+end
+
+-- A JSON document of one of the given schemas ({["wlrun-results"] = 1, ...}: schema -> version).
+-- Unreadable: kind io (9). Not JSON, or not such a document: kind usage (2).
+function util.load(tool, path, schemas)
+  local text = util.read_file(tool, path)
+  local ok, doc, pos, err = pcall(dkjson.decode, text, 1, nil)
+  if not ok then doc, err = nil, tostring(doc) end
+  if type(doc) ~= "table" then
+    if err then
+      local line = pos and select(2, text:sub(1, pos):gsub("\n", "")) + 1
+      util.fail("usage", tool, ("'%s' is not valid JSON: %s%s"):format(path, err,
+        (line and not err:find("line")) and (" (line " .. line .. ")") or ""))
+    end
+    util.fail("usage", tool, ("'%s' is not a JSON object"):format(path))
+  end
+  local want = {}
+  for s in pairs(schemas) do want[#want + 1] = s end
+  table.sort(want)
+  local version = schemas[doc.schema]
+  if not version then
+    util.fail("usage", tool, ("'%s' is not a %s document (its schema is %s)"):format(path,
+      table.concat(want, " or "), doc.schema == nil and "missing" or ("'" .. tostring(doc.schema) .. "'")))
+  end
+  if doc.version ~= version then
+    util.fail("usage", tool, ("'%s': %s version %s is not supported (this wlrun reads version %d)"):format(path,
+      doc.schema, tostring(doc.version), version))
+  end
+  if doc.schema == "wlrun-results" then
+    if type(doc.configurations) ~= "table" then
+      util.fail("usage", tool, ("'%s' is malformed: no configurations array"):format(path))
+    end
+    for i, c in ipairs(doc.configurations) do
+      if type(c) ~= "table" or (c.params ~= nil and type(c.params) ~= "table")
+        or (c.samples ~= nil and type(c.samples) ~= "table") or (c.stats ~= nil and type(c.stats) ~= "table") then
+        util.fail("usage", tool, ("'%s' is malformed: configuration %d"):format(path, i))
+      end
+      for j, s in ipairs(c.samples or {}) do
+        if type(s) ~= "number" then
+          util.fail("usage", tool, ("'%s' is malformed: configuration %d, sample %d is not a number"):format(path, i, j))
+        end
+      end
+    end
+  end
+  return doc
+end
+
+-- writes text to path atomically (path.tmp, then renamed); errors are kind io
+function util.write(tool, path, text)
+  local tmp = path .. ".tmp"
+  local function fail(msg)
+    os.remove(tmp)
+    msg = os_message(os_message(msg, tmp), path)
+    util.fail("io", tool, ("cannot write '%s': %s"):format(path, msg))
+  end
+  local f, err = io.open(tmp, "wb")
+  if not f then fail(err) end
+  local ok, werr = f:write(text)
+  if not ok then f:close() fail(werr) end
+  ok, werr = f:close()
+  if not ok then fail(werr) end
+  ok, werr = os.rename(tmp, path)
+  if not ok then fail(werr) end
+  return path
+end
+
+-- JSON: objects made with util.object() keep the order in which their keys were set; floats
+-- are written with the digits that read back the same (wlrun.report.json's number); NaN and
+-- infinities as null
+function util.object()
+  local order = {}
+  return setmetatable({}, {
+    __jsontype = "object", __jsonorder = order,
+    __newindex = function(t, k, v)
+      order[#order + 1] = k
+      rawset(t, k, v)
+    end,
+  })
+end
+
+function util.array(t) return setmetatable(t or {}, { __jsontype = "array" }) end
+
+local number_mt = { __tojson = function(self) return self[1] end }
+
+local function prepare(v)
+  if type(v) == "number" then
+    if math.type(v) == "integer" then return v end
+    return setmetatable({ require("wlrun.report.json").number(v) }, number_mt)
+  elseif type(v) ~= "table" then
+    return v
+  end
+  local mt = getmetatable(v)
+  if mt and mt.__tojson then return v end
+  local out = setmetatable({}, mt)
+  for k, x in pairs(v) do rawset(out, k, prepare(x)) end
+  return out
+end
+
+function util.json(value)
+  local text, err = dkjson.encode(prepare(value), { indent = true })
+  if not text then error("wlrun: JSON encoding: " .. tostring(err), 0) end
+  return text .. "\n"
+end
+
+-- a table of rows: cols = { {title=, right=bool} }, rows = { {cell, ...} } -> aligned lines
+function util.align(cols, rows, sep)
+  sep = sep or "  "
+  local w = {}
+  for j, c in ipairs(cols) do w[j] = T.width(c.title) end
+  for _, r in ipairs(rows) do
+    for j = 1, #cols do w[j] = math.max(w[j], T.width(r[j] or "")) end
+  end
+  local function line(cells)
+    local parts = {}
+    for j, c in ipairs(cols) do
+      local s = cells[j] or ""
+      local pad = string.rep(" ", w[j] - T.width(s))
+      parts[j] = c.right and (pad .. s) or (s .. pad)
+    end
+    return (table.concat(parts, sep):gsub("%s+$", ""))
+  end
+  local out = {}
+  local titles, rule = {}, {}
+  for j, c in ipairs(cols) do titles[j], rule[j] = c.title, string.rep("-", w[j]) end
+  out[1] = line(titles)
+  out[2] = line(rule)
+  for _, r in ipairs(rows) do out[#out + 1] = line(r) end
+  return out
+end
+
+-- "4.9%" without trailing zeros ("2%", "0.5%")
+function util.pct(f)
+  local s = ("%.2f"):format(100 * f):gsub("0+$", ""):gsub("%.$", "")
+  return s .. "%"
+end
+
+---------------------------------------------------------------------------------------------
+-- matching
+
+local function param_text(v)
+  if type(v) == "boolean" then return tostring(v) end
+  return T.value(v)
+end
+
+-- the parameter names of a document, in its axes' order, then any others sorted
+local function param_names(doc)
+  local names, seen = {}, {}
+  for _, a in ipairs(T.axes(doc)) do
+    if not seen[a] then seen[a], names[#names + 1] = true, a end
+  end
+  local extra = {}
+  for _, c in ipairs(doc.configurations or {}) do
+    for k in pairs(c.params or {}) do
+      if not seen[k] then seen[k], extra[#extra + 1] = true, k end
+    end
+  end
+  table.sort(extra, function(a, b) return tostring(a) < tostring(b) end)
+  for _, k in ipairs(extra) do names[#names + 1] = k end
+  return names
+end
+
+-- the names a configuration is matched on (sorted), given --match or --ignore
+local function match_names(c, opts)
+  local list = {}
+  if opts.match then
+    for _, n in ipairs(opts.match) do
+      if c.params and c.params[n] ~= nil then list[#list + 1] = n end
+    end
+  else
+    local ignore = {}
+    for _, n in ipairs(opts.ignore or {}) do ignore[n] = true end
+    for k in pairs(c.params or {}) do
+      if not ignore[k] then list[#list + 1] = k end
+    end
+  end
+  table.sort(list, function(a, b) return tostring(a) < tostring(b) end)
+  return list
+end
+
+local function key_of(scenario, c, opts)
+  local parts = { tostring(scenario) }
+  for _, k in ipairs(match_names(c, opts)) do parts[#parts + 1] = tostring(k) .. "=" .. param_text(c.params[k]) end
+  return table.concat(parts, "\0")
+end
+
+local function scenario_of(doc) return type(doc.scenario) == "table" and doc.scenario.name or "?" end
+
+-- the matched parameters of a configuration, as a plain table
+local function matched_params(c, opts)
+  local p = {}
+  for _, k in ipairs(match_names(c, opts)) do p[k] = c.params[k] end
+  return p
+end
+
+local function index_of(doc, path, opts, tool)
+  local map, order = {}, {}
+  local sc = scenario_of(doc)
+  for i, c in ipairs(doc.configurations) do
+    local key = key_of(sc, c, opts)
+    if map[key] then
+      util.fail("usage", tool, ("configurations #%s and #%s of '%s' have the same parameters%s (%s): tell them apart with --match or --ignore"):format(
+        T.value(map[key].index or "?"), T.value(c.index or i), path,
+        (opts.match or opts.ignore) and " to match on" or "",
+        T.describe(matched_params(c, opts), param_names(doc))))
+    end
+    map[key] = c
+    c.index = c.index or i
+    order[#order + 1] = key
+  end
+  return map, order
+end
+
+---------------------------------------------------------------------------------------------
+-- differences between the runs
+
+local compared_settings = {
+  { "run", "mode" }, { "run", "flush_l2" }, { "run", "warmup" }, { "run", "warmup_time" }, { "run", "seed" },
+  { "adaptive", "enabled" },
+}
+M.compared_settings = compared_settings
+
+local function show(v)
+  if v == nil then return "unset" end
+  if type(v) == "table" then return "(table)" end
+  return param_text(v)
+end
+
+local function run_warnings(base, new)
+  local w = {}
+  local function add(code, message) w[#w + 1] = { code = code, message = message } end
+  local sb, sn = scenario_of(base), scenario_of(new)
+  if sb ~= sn then
+    add("scenario-differs", ("the runs are of different scenarios: BASE %s, NEW %s (no configuration matches)"):format(sb, sn))
+  end
+  local db = type(base.device) == "table" and base.device or {}
+  local dn = type(new.device) == "table" and new.device or {}
+  if db.name ~= dn.name then
+    add("device-differs", ("the runs come from different devices: BASE %s, NEW %s"):format(show(db.name), show(dn.name)))
+  end
+  if db.driver_version ~= dn.driver_version then
+    add("driver-differs", ("the runs come from different CUDA drivers: BASE %s, NEW %s"):format(
+      show(db.driver_version), show(dn.driver_version)))
+  end
+  if db.runtime_version ~= dn.runtime_version then
+    add("runtime-differs", ("the runs used different CUDA runtimes: BASE %s, NEW %s"):format(
+      show(db.runtime_version), show(dn.runtime_version)))
+  end
+  local vb = type(base.wlrun) == "table" and base.wlrun.version
+  local vn = type(new.wlrun) == "table" and new.wlrun.version
+  if vb ~= vn then
+    add("wlrun-differs", ("the runs come from different versions of wlrun: BASE %s, NEW %s"):format(show(vb), show(vn)))
+  end
+  local diffs = {}
+  local setb = type(base.settings) == "table" and base.settings or {}
+  local setn = type(new.settings) == "table" and new.settings or {}
+  local function get(set, section, key)
+    if type(set[section]) ~= "table" then return nil end
+    return set[section][key]
+  end
+  for _, s in ipairs(compared_settings) do
+    local a, b = get(setb, s[1], s[2]), get(setn, s[1], s[2])
+    if a ~= b then diffs[#diffs + 1] = ("%s.%s %s vs %s"):format(s[1], s[2], show(a), show(b)) end
+  end
+  if #diffs > 0 then
+    add("settings-differ", "the runs used different settings: " .. table.concat(diffs, ", "))
+  end
+  if base.complete == false then add("incomplete", "BASE is incomplete (the run was interrupted or was still going on)") end
+  if new.complete == false then add("incomplete", "NEW is incomplete (the run was interrupted or was still going on)") end
+  return w
+end
+
+---------------------------------------------------------------------------------------------
+-- the comparison document (schema wlrun-compare, version 1)
+
+local function side_info(doc, path)
+  local o = util.object()
+  o.file = path
+  o.scenario = scenario_of(doc)
+  local d = type(doc.device) == "table" and doc.device or {}
+  o.device = d.name
+  o.driver_version = d.driver_version
+  o.runtime_version = d.runtime_version
+  o.wlrun_version = type(doc.wlrun) == "table" and doc.wlrun.version or nil
+  o.started = doc.started
+  o.complete = doc.complete
+  return o
+end
+
+local function plain_params(p, names)
+  local o = util.object()
+  for _, k in ipairs(names) do
+    if p[k] ~= nil then o[k] = p[k] end
+  end
+  for k, v in pairs(p) do
+    if rawget(o, k) == nil then o[k] = v end
+  end
+  return o
+end
+
+local function why(c)
+  if c.status == "ok" and not c.stats and not c.samples then return "no measurement" end
+  if c.status == "skipped" then return "skipped: " .. tostring(c.reason or "") end
+  if c.status == "failed" then return "failed [" .. tostring(c.kind or "?") .. "]: " .. tostring(c.error or "") end
+  if c.status ~= "ok" then return tostring(c.status or "no status") end
+  return nil
+end
+
+local function measured(c)
+  return c.status == "ok" and ((type(c.samples) == "table" and #c.samples > 0) or (c.stats and finite(c.stats.median)))
+end
+
+-- Compares two documents. opts: noise, alpha, resamples, seed, confidence, match, ignore,
+-- fail_above, base_path, new_path. Returns the comparison document.
+function M.compare(base, new, opts)
+  opts = opts or {}
+  local tool = "compare"
+  local sopts = {
+    noise = opts.noise or stats.defaults.noise, alpha = opts.alpha or stats.defaults.alpha,
+    resamples = opts.resamples or stats.defaults.resamples, seed = opts.seed or stats.defaults.seed,
+    confidence = opts.confidence or stats.defaults.confidence, min_samples = stats.defaults.min_samples,
+  }
+  local bpath, npath = opts.base_path or "BASE", opts.new_path or "NEW"
+
+  -- --match / --ignore name parameters that exist
+  local all = {}
+  for _, n in ipairs(param_names(base)) do all[n] = true end
+  for _, n in ipairs(param_names(new)) do all[n] = true end
+  for _, which in ipairs { "match", "ignore" } do
+    for _, n in ipairs(opts[which] or {}) do
+      if not all[n] then
+        local known = {}
+        for k in pairs(all) do known[#known + 1] = k end
+        table.sort(known)
+        util.fail("usage", tool, ("--%s: no configuration has a parameter '%s' (parameters: %s)"):format(which, n,
+          #known > 0 and table.concat(known, ", ") or "none"))
+      end
+    end
+  end
+
+  local bmap, border = index_of(base, bpath, opts, tool)
+  local nmap, norder = index_of(new, npath, opts, tool)
+  local names = {}
+  do -- the columns: matched parameter names, base axes order first
+    local seen = {}
+    for _, doc in ipairs { base, new } do
+      for _, n in ipairs(param_names(doc)) do
+        local used = false
+        for _, c in ipairs(doc.configurations) do
+          for _, k in ipairs(match_names(c, opts)) do
+            if k == n then used = true end
+          end
+        end
+        if used and not seen[n] then seen[n], names[#names + 1] = true, n end
+      end
+    end
+  end
+
+  local out = util.object()
+  out.schema = "wlrun-compare"
+  out.version = 1
+  out.wlrun = util.object()
+  out.wlrun.version = core().version
+  out.base = side_info(base, bpath)
+  out.new = side_info(new, npath)
+  local st = util.object()
+  st.noise = sopts.noise
+  st.alpha = sopts.alpha
+  st.confidence = sopts.confidence
+  st.resamples = sopts.resamples
+  st.seed = sopts.seed
+  st.min_samples = sopts.min_samples
+  st.match = opts.match and util.array(table.move(opts.match, 1, #opts.match, 1, {})) or nil
+  st.ignore = opts.ignore and util.array(table.move(opts.ignore, 1, #opts.ignore, 1, {})) or nil
+  st.fail_above = opts.fail_above
+  out.settings = st
+  out.parameters = util.array(table.move(names, 1, #names, 1, {}))
+  local warnings = run_warnings(base, new)
+
+  -- ignored parameters that differ: say what was compared with what
+  local ignored = {}
+  do
+    local seen = {}
+    for _, pair in ipairs { { base, "BASE" }, { new, "NEW" } } do
+      for _, c in ipairs(pair[1].configurations) do
+        local used = {}
+        for _, k in ipairs(match_names(c, opts)) do used[k] = true end
+        for k, v in pairs(c.params or {}) do
+          if not used[k] then
+            ignored[k] = ignored[k] or { BASE = {}, NEW = {} }
+            local text = param_text(v)
+            local id = pair[2] .. "\0" .. tostring(k) .. "\0" .. text
+            if not seen[id] then
+              seen[id] = true
+              table.insert(ignored[k][pair[2]], text)
+            end
+          end
+        end
+      end
+    end
+  end
+  local ign = {}
+  for k, v in pairs(ignored) do ign[#ign + 1] = { k, v } end
+  table.sort(ign, function(a, b) return tostring(a[1]) < tostring(b[1]) end)
+  local ignored_list = util.array()
+  for _, x in ipairs(ign) do
+    local o = util.object()
+    o.name = x[1]
+    o.base = util.array(x[2].BASE)
+    o.new = util.array(x[2].NEW)
+    ignored_list[#ignored_list + 1] = o
+  end
+  out.ignored_parameters = ignored_list
+
+  local rows, not_compared, only_base, only_new = util.array(), util.array(), util.array(), util.array()
+  local logs = {}
+  local counts = { faster = 0, slower = 0, same = 0, uncertain = 0 }
+  local mode_diffs, check_failed = {}, {}
+  local bnames, nnames = param_names(base), param_names(new)
+  local function brief(c, doc_names)
+    local o = util.object()
+    o.index = c.index
+    o.params = plain_params(c.params or {}, doc_names)
+    o.status = c.status
+    o.why = why(c)
+    return o
+  end
+  for _, key in ipairs(border) do
+    local b, n = bmap[key], nmap[key]
+    if not n then
+      only_base[#only_base + 1] = brief(b, bnames)
+    elseif not (measured(b) and measured(n)) then
+      local o = util.object()
+      o.params = plain_params(matched_params(b, opts), names)
+      o.base = brief(b, bnames)
+      o.new = brief(n, nnames)
+      not_compared[#not_compared + 1] = o
+    else
+      local bs = type(b.samples) == "table" and #b.samples > 0 and b.samples or nil
+      local ns = type(n.samples) == "table" and #n.samples > 0 and n.samples or nil
+      local x
+      if bs and ns then
+        local o = {}
+        for k, v in pairs(sopts) do o[k] = v end
+        o.seed = stats.derive_seed(sopts.seed, key)
+        x = stats.compare_samples(bs, ns, o)
+      else -- medians only: a ratio without an interval
+        local mb = bs and stats.median(bs) or b.stats.median
+        local mn = ns and stats.median(ns) or n.stats.median
+        x = { n1 = bs and #bs or 0, n2 = ns and #ns or 0, median_base = mb, median_new = mn, ratio = mn / mb,
+              change = mn / mb - 1, lo = 0 / 0, hi = 0 / 0, p = 0 / 0 }
+        x.verdict, x.reason = "uncertain", "no samples in " .. (bs and "NEW" or "BASE")
+      end
+      counts[x.verdict] = counts[x.verdict] + 1
+      if x.log_replicates then logs[#logs + 1] = x.log_replicates end
+      local o = util.object()
+      o.params = plain_params(matched_params(b, opts), names)
+      local function side(c, median, count)
+        local s = util.object()
+        s.index = c.index
+        s.median = median
+        s.n = count
+        s.mode = c.mode
+        s.per = c.per
+        return s
+      end
+      o.base = side(b, x.median_base, x.n1)
+      o.new = side(n, x.median_new, x.n2)
+      o.ratio = x.ratio
+      o.lo = x.lo
+      o.hi = x.hi
+      o.change = x.change
+      o.p = x.p
+      o.u = x.u
+      o.z = x.z
+      o.verdict = x.verdict
+      o.reason = x.reason
+      local notes = util.array()
+      if b.mode ~= n.mode or (b.per or 1) ~= (n.per or 1) then
+        notes[#notes + 1] = ("measured in different modes: BASE %s, NEW %s"):format(T.mode(b), T.mode(n))
+        mode_diffs[#mode_diffs + 1] = T.describe(o.params, names)
+      end
+      if type(n.check) == "table" and n.check.ok == false then
+        notes[#notes + 1] = "NEW's check failed: " .. tostring(n.check.message or "")
+        check_failed[#check_failed + 1] = T.describe(o.params, names)
+      end
+      o.notes = notes
+      rows[#rows + 1] = o
+    end
+  end
+  for _, key in ipairs(norder) do
+    if not bmap[key] then only_new[#only_new + 1] = brief(nmap[key], nnames) end
+  end
+  if #mode_diffs > 0 then
+    warnings[#warnings + 1] = { code = "mode-differs",
+      message = ("configurations measured in different modes: %s"):format(table.concat(mode_diffs, "; ")) }
+  end
+  if #check_failed > 0 then
+    warnings[#warnings + 1] = { code = "check-failed",
+      message = ("NEW's result check failed for: %s"):format(table.concat(check_failed, "; ")) }
+  end
+  local wl = util.array()
+  for _, w in ipairs(warnings) do
+    local o = util.object()
+    o.code = w.code
+    o.message = w.message
+    wl[#wl + 1] = o
+  end
+  out.warnings = wl
+  out.configurations = rows
+  out.not_compared = not_compared
+  out.only_in_base = only_base
+  out.only_in_new = only_new
+
+  local sum = util.object()
+  local ratios = {}
+  for _, r in ipairs(rows) do ratios[#ratios + 1] = r.ratio end
+  sum.compared = #rows
+  -- one by one: the order of a multiple assignment is not defined, and it is the keys' order
+  sum.faster = counts.faster
+  sum.slower = counts.slower
+  sum.same = counts.same
+  sum.uncertain = counts.uncertain
+  sum.geomean = stats.geomean(ratios)
+  if #logs == #rows and #rows > 0 then
+    local lo, hi = stats.geomean_interval(logs, sopts.confidence)
+    sum.geomean_lo = lo
+    sum.geomean_hi = hi
+  end
+  out.summary = sum
+
+  if opts.fail_above then
+    local g = util.object()
+    g.fail_above = opts.fail_above
+    local list = util.array()
+    for _, r in ipairs(rows) do
+      if r.verdict == "slower" and r.change > opts.fail_above then
+        local o = util.object()
+        o.params = r.params
+        o.change = r.change
+        o.lo = r.lo
+        o.hi = r.hi
+        list[#list + 1] = o
+      end
+    end
+    g.failed = #list > 0
+    g.configurations = list
+    out.gate = g
+  end
+  return out
+end
+
+---------------------------------------------------------------------------------------------
+-- printers
+
+local function ratio_text(v) return finite(v) and ("%.3f"):format(v) or "-" end
+
+local function interval_text(lo, hi)
+  if not (finite(lo) and finite(hi)) then return "-" end
+  return ("%.3f..%.3f"):format(lo, hi)
+end
+
+local function change_text(c)
+  if not finite(c) then return "-" end
+  local s = ("%+.1f%%"):format(100 * c)
+  if s == "-0.0%" then s = "+0.0%" end
+  return s
+end
+
+local function p_text(p)
+  if not finite(p) then return "-" end
+  if p >= 0.001 then return ("%.3f"):format(p) end
+  return ("%.1e"):format(p)
+end
+
+local function side_line(s)
+  local parts = {}
+  if s.device then parts[#parts + 1] = tostring(s.device) end
+  if s.driver_version then parts[#parts + 1] = "driver " .. T.value(s.driver_version) end
+  if s.wlrun_version then parts[#parts + 1] = "wlrun " .. tostring(s.wlrun_version) end
+  if s.started then parts[#parts + 1] = tostring(s.started) end
+  if s.complete == false then parts[#parts + 1] = "INCOMPLETE" end
+  return tostring(s.file) .. (#parts > 0 and (" (" .. table.concat(parts, ", ") .. ")") or "")
+end
+
+local function method_line(doc)
+  local s = doc.settings
+  return ("noise threshold %s, Mann-Whitney U alpha %s, %s bootstrap interval of the ratio of medians (%d resamples, seed %s)"):format(
+    util.pct(s.noise), T.value(s.alpha), util.pct(s.confidence), s.resamples, T.value(s.seed))
+end
+
+local function verdict_counts(sum)
+  local parts = {}
+  for _, v in ipairs { "slower", "faster", "same", "uncertain" } do
+    if sum[v] > 0 then parts[#parts + 1] = ("%d %s"):format(sum[v], v) end
+  end
+  return #parts > 0 and table.concat(parts, ", ") or "none"
+end
+
+local function geomean_line(doc)
+  local sum = doc.summary
+  if sum.compared == 0 then return "No configuration was compared." end
+  local s = ("Geometric mean of NEW/BASE over %d configuration%s: %s"):format(sum.compared,
+    sum.compared == 1 and "" or "s", ratio_text(sum.geomean))
+  if finite(sum.geomean_lo) then
+    s = s .. (" (%s interval %s)"):format(util.pct(doc.settings.confidence), interval_text(sum.geomean_lo, sum.geomean_hi))
+  end
+  return s .. ", " .. change_text(sum.geomean - 1)
+end
+
+local function gate_lines(doc)
+  local g = doc.gate
+  if not g then return {} end
+  local head = ("Gate --fail-above %s: "):format(util.pct(g.fail_above))
+  if not g.failed then return { head .. "passed (no configuration significantly slower by more than " .. util.pct(g.fail_above) .. ")" } end
+  local lines = { head .. ("FAILED: %d configuration%s significantly slower by more than %s:"):format(#g.configurations,
+    #g.configurations == 1 and "" or "s", util.pct(g.fail_above)) }
+  for _, x in ipairs(g.configurations) do
+    lines[#lines + 1] = ("  %s: %s (interval %s)"):format(T.describe(x.params, doc.parameters), change_text(x.change),
+      interval_text(x.lo, x.hi))
+  end
+  return lines
+end
+
+local function ignored_line(doc)
+  if #doc.ignored_parameters == 0 then return nil end
+  local parts = {}
+  for _, x in ipairs(doc.ignored_parameters) do
+    parts[#parts + 1] = ("%s (BASE %s; NEW %s)"):format(x.name, #x.base > 0 and table.concat(x.base, ",") or "-",
+      #x.new > 0 and table.concat(x.new, ",") or "-")
+  end
+  return "Not matched on: " .. table.concat(parts, ", ")
+end
+
+local function build_rows(doc)
+  local cols = {}
+  for _, n in ipairs(doc.parameters) do cols[#cols + 1] = { title = tostring(n), right = true, name = n } end
+  for _, c in ipairs {
+    { "BASE", true }, { "NEW", true }, { "NEW/BASE", true },
+    { util.pct(doc.settings.confidence) .. " interval", true }, { "change", true }, { "p", true }, { "n", true },
+    { "verdict", false },
+  } do cols[#cols + 1] = { title = c[1], right = c[2] } end
+  local rows = {}
+  for _, r in ipairs(doc.configurations) do
+    local cells = {}
+    for j, n in ipairs(doc.parameters) do
+      local v = r.params[n]
+      cells[j] = param_text(v)
+      if v ~= nil and type(v) ~= "number" then cols[j].right = false end
+    end
+    cells[#cells + 1] = T.time(r.base.median)
+    cells[#cells + 1] = T.time(r.new.median)
+    cells[#cells + 1] = ratio_text(r.ratio)
+    cells[#cells + 1] = interval_text(r.lo, r.hi)
+    cells[#cells + 1] = change_text(r.change)
+    cells[#cells + 1] = p_text(r.p)
+    cells[#cells + 1] = ("%s/%s"):format(T.value(r.base.n), T.value(r.new.n))
+    cells[#cells + 1] = r.verdict
+    rows[#rows + 1] = cells
+  end
+  return cols, rows
+end
+
+local function listing(doc, list, which)
+  local lines = {}
+  for _, x in ipairs(list) do
+    local names = param_names({ configurations = { x } })
+    local desc = T.describe(x.params, doc.parameters)
+    if desc == "" then desc = T.describe(x.params, names) end
+    lines[#lines + 1] = ("#%s %s%s"):format(T.value(x.index), desc,
+      x.why and (" (" .. T.first_line(x.why, 70) .. ")") or "")
+  end
+  return lines
+end
+
+local function status_text(x)
+  if x.status == "failed" then
+    return "failed" .. ((x.why or ""):match("^failed (%[[^%]]*%])") and (" " .. x.why:match("^failed (%[[^%]]*%])")) or "")
+  end
+  if x.status == "ok" and x.why then return x.why end
+  return x.status or "?"
+end
+
+local function not_compared_lines(doc)
+  local lines = {}
+  for _, x in ipairs(doc.not_compared) do
+    lines[#lines + 1] = ("%s: BASE #%s %s, NEW #%s %s"):format(T.describe(x.params, doc.parameters),
+      T.value(x.base.index), status_text(x.base), T.value(x.new.index), status_text(x.new))
+  end
+  return lines
+end
+
+function M.render_table(doc)
+  local out = {}
+  local sb, sn = doc.base.scenario, doc.new.scenario
+  out[#out + 1] = "Comparing " .. (sb == sn and tostring(sb) or (tostring(sb) .. " with " .. tostring(sn)))
+  out[#out + 1] = "  BASE " .. side_line(doc.base)
+  out[#out + 1] = "  NEW  " .. side_line(doc.new)
+  local ig = ignored_line(doc)
+  if ig then out[#out + 1] = "  " .. ig end
+  out[#out + 1] = ""
+  if #doc.configurations > 0 then
+    local cols, rows = build_rows(doc)
+    for _, l in ipairs(util.align(cols, rows)) do out[#out + 1] = l end
+    out[#out + 1] = ""
+  end
+  out[#out + 1] = geomean_line(doc)
+  out[#out + 1] = "Verdicts: " .. verdict_counts(doc.summary)
+  out[#out + 1] = "Method: " .. method_line(doc)
+  local notes = {}
+  for _, r in ipairs(doc.configurations) do
+    for _, n in ipairs(r.notes) do notes[#notes + 1] = "  " .. T.describe(r.params, doc.parameters) .. ": " .. n end
+  end
+  local function section(title, lines)
+    if #lines == 0 then return end
+    out[#out + 1] = title
+    for _, l in ipairs(lines) do out[#out + 1] = (l:sub(1, 2) == "  " and "" or "  ") .. l end
+  end
+  section("Notes:", notes)
+  section(("Not compared (%d, no measurement in a run):"):format(#doc.not_compared), not_compared_lines(doc))
+  section(("Only in BASE (%d):"):format(#doc.only_in_base), listing(doc, doc.only_in_base))
+  section(("Only in NEW (%d):"):format(#doc.only_in_new), listing(doc, doc.only_in_new))
+  local w = {}
+  for _, x in ipairs(doc.warnings) do w[#w + 1] = x.code .. ": " .. x.message end
+  section("Warnings:", w)
+  for _, l in ipairs(gate_lines(doc)) do out[#out + 1] = l end
+  return table.concat(out, "\n") .. "\n"
+end
+
+function M.render_markdown(doc)
+  local md = require "wlrun.report.markdown"
+  local function code(s) return "`" .. tostring(s):gsub("`", "'") .. "`" end
+  local out = {}
+  local sb, sn = doc.base.scenario, doc.new.scenario
+  out[#out + 1] = "## Comparison: " .. md.cell(sb == sn and sb or (tostring(sb) .. " with " .. tostring(sn)))
+  out[#out + 1] = ""
+  out[#out + 1] = "- BASE: " .. md.cell(side_line(doc.base))
+  out[#out + 1] = "- NEW: " .. md.cell(side_line(doc.new))
+  local ig = ignored_line(doc)
+  if ig then out[#out + 1] = "- " .. md.cell(ig) end
+  out[#out + 1] = "- Method: " .. method_line(doc)
+  out[#out + 1] = ""
+  if #doc.configurations > 0 then
+    local cols, rows = build_rows(doc)
+    local w = {}
+    for j, c in ipairs(cols) do w[j] = math.max(3, T.width(md.cell(c.title))) end
+    for _, r in ipairs(rows) do
+      if r[#cols] == "slower" then r[#cols] = "**slower**" end
+      for j = 1, #cols do
+        r[j] = md.cell(r[j])
+        w[j] = math.max(w[j], T.width(r[j]))
+      end
+    end
+    local function line(cells)
+      local parts = {}
+      for j, c in ipairs(cols) do
+        local pad = string.rep(" ", w[j] - T.width(cells[j]))
+        parts[j] = c.right and (pad .. cells[j]) or (cells[j] .. pad)
+      end
+      return "| " .. table.concat(parts, " | ") .. " |"
+    end
+    local titles, rule = {}, {}
+    for j, c in ipairs(cols) do
+      titles[j] = md.cell(c.title)
+      rule[j] = c.right and (string.rep("-", w[j] - 1) .. ":") or string.rep("-", w[j])
+    end
+    out[#out + 1] = line(titles)
+    out[#out + 1] = line(rule)
+    for _, r in ipairs(rows) do out[#out + 1] = line(r) end
+    out[#out + 1] = ""
+  end
+  out[#out + 1] = geomean_line(doc) .. ". Verdicts: " .. verdict_counts(doc.summary) .. "."
+  local function section(title, lines)
+    if #lines == 0 then return end
+    out[#out + 1] = ""
+    out[#out + 1] = "### " .. title
+    out[#out + 1] = ""
+    for _, l in ipairs(lines) do out[#out + 1] = "- " .. md.cell(l) end
+  end
+  local notes = {}
+  for _, r in ipairs(doc.configurations) do
+    for _, n in ipairs(r.notes) do notes[#notes + 1] = T.describe(r.params, doc.parameters) .. ": " .. n end
+  end
+  section("Notes", notes)
+  section("Not compared", not_compared_lines(doc))
+  section("Only in BASE", listing(doc, doc.only_in_base))
+  section("Only in NEW", listing(doc, doc.only_in_new))
+  local w = {}
+  for _, x in ipairs(doc.warnings) do w[#w + 1] = code(x.code) .. " " .. x.message end
+  if #w > 0 then
+    out[#out + 1] = ""
+    out[#out + 1] = "### Warnings"
+    out[#out + 1] = ""
+    for _, l in ipairs(w) do out[#out + 1] = "- " .. l:gsub("[\r\n]+", " ") end
+  end
+  local g = gate_lines(doc)
+  if #g > 0 then
+    out[#out + 1] = ""
+    out[#out + 1] = "### Gate"
+    out[#out + 1] = ""
+    out[#out + 1] = g[1]:gsub("FAILED", "**FAILED**")
+    for i = 2, #g do out[#out + 1] = "- " .. md.cell(g[i]:gsub("^%s+", "")) end
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+function M.render(doc, format)
+  if format == "table" then return M.render_table(doc) end
+  if format == "markdown" then return M.render_markdown(doc) end
+  if format == "json" then return util.json(doc) end
+  util.fail("usage", "compare", ("unknown format '%s' (expected table, markdown or json)"):format(tostring(format)))
+end
+
+---------------------------------------------------------------------------------------------
+-- the command
+
+M.usage = [[
+Usage: wlrun compare BASE.json NEW.json [options]
+
+Compares two results files configuration by configuration: the ratio of medians NEW/BASE
+with a bootstrap interval, a Mann-Whitney U test, a verdict (faster, slower, same,
+uncertain) and the geometric mean of the ratios (docs/compare.md).
+
+    --noise PCT          changes within +-PCT are "same" (default 2%)
+    --fail-above PCT     exit with code 7 when a configuration is significantly slower
+                         by more than PCT
+    --match P,Q          match configurations on these parameters only
+    --ignore P,Q         match on every parameter but these
+    --format FMT         standard output: table (default), markdown, json
+    -o, --output FILE    also write FILE; its extension gives the format: .json .md .txt
+                         (may be repeated)
+    --alpha A            significance level of the test (default 0.01)
+    --resamples N        bootstrap resamples (default 2000)
+    --seed N             bootstrap seed (default 1)
+    -q, --quiet          no warnings on standard error
+    -h, --help           this text
+]]
+
+local spec = {
+  ["--noise"] = { value = true }, ["--fail-above"] = { value = true },
+  ["--match"] = { value = true }, ["--ignore"] = { value = true },
+  ["--format"] = { value = true }, ["-o"] = { value = true, multi = true, key = "output" },
+  ["--output"] = { value = true, multi = true, key = "output" },
+  ["--alpha"] = { value = true }, ["--resamples"] = { value = true }, ["--seed"] = { value = true },
+  ["-q"] = { key = "quiet" }, ["--quiet"] = {},
+  ["-h"] = { key = "help" }, ["--help"] = {},
+}
+
+local out_formats = { json = "json", md = "markdown", txt = "table" }
+
+function M.main(args)
+  local tool = "compare"
+  local o, pos = util.parse_args(tool, args or {}, spec)
+  if o.help then
+    io.stdout:write(M.usage)
+    return
+  end
+  if #pos ~= 2 then
+    util.fail("usage", tool, ("expected BASE.json and NEW.json, got %d file%s (wlrun compare --help)"):format(#pos,
+      #pos == 1 and "" or "s"))
+  end
+  local opts = { base_path = pos[1], new_path = pos[2] }
+  local function pct_opt(name, key, min)
+    if o[key] == nil then return end
+    local v = util.percent(o[key])
+    if not v or v < min then
+      util.fail("usage", tool, ("--%s: expected a percentage >= %s, like 5 or 2.5%%, got '%s'"):format(name,
+        T.value(min * 100), tostring(o[key])))
+    end
+    opts[key] = v
+  end
+  pct_opt("noise", "noise", 0)
+  pct_opt("fail-above", "fail_above", 0)
+  if o.alpha then
+    local a = tonumber(o.alpha)
+    if not (a and a > 0 and a < 1) then util.fail("usage", tool, ("--alpha: expected a number between 0 and 1, got '%s'"):format(o.alpha)) end
+    opts.alpha = a
+  end
+  if o.resamples then
+    local n = math.tointeger(tonumber(o.resamples))
+    if not (n and n >= 100 and n <= 1000000) then
+      util.fail("usage", tool, ("--resamples: expected a whole number from 100 to 1000000, got '%s'"):format(o.resamples))
+    end
+    opts.resamples = n
+  end
+  if o.seed then
+    local n = math.tointeger(tonumber(o.seed))
+    if not n then util.fail("usage", tool, ("--seed: expected a whole number, got '%s'"):format(o.seed)) end
+    opts.seed = n
+  end
+  if o.match and o.ignore then util.fail("usage", tool, "--match and --ignore cannot be used together") end
+  if o.match then
+    opts.match = util.names(o.match)
+    if #opts.match == 0 then util.fail("usage", tool, "--match: expected parameter names, like M,N,K") end
+  end
+  if o.ignore then opts.ignore = util.names(o.ignore) end
+  local format = o.format or "table"
+  if format ~= "table" and format ~= "markdown" and format ~= "json" then
+    util.fail("usage", tool, ("--format: expected table, markdown or json, got '%s'"):format(format))
+  end
+  local files = {}
+  for _, path in ipairs(o.output or {}) do
+    local ext = path:match("%.([^./\\]+)$")
+    local f = ext and out_formats[ext:lower()]
+    if not f then
+      util.fail("usage", tool, ("cannot tell the output format of '%s' from its extension (.json .md .txt)"):format(path))
+    end
+    files[#files + 1] = { path, f }
+  end
+
+  local schemas = { ["wlrun-results"] = 1 }
+  local base = util.load(tool, pos[1], schemas)
+  local new = util.load(tool, pos[2], schemas)
+  local doc = M.compare(base, new, opts)
+
+  io.stdout:write(M.render(doc, format))
+  io.stdout:flush()
+  for _, f in ipairs(files) do util.write(tool, f[1], M.render(doc, f[2])) end
+  if not o.quiet then
+    for _, w in ipairs(doc.warnings) do util.warn(tool, w.message) end
+  end
+  if doc.gate and doc.gate.failed then
+    local list = {}
+    for _, x in ipairs(doc.gate.configurations) do
+      list[#list + 1] = ("%s (%s)"):format(T.describe(x.params, doc.parameters), change_text(x.change))
+    end
+    core().error("regression", ("compare: %d configuration%s significantly slower by more than %s: %s"):format(#list,
+      #list == 1 and "" or "s", util.pct(doc.gate.fail_above), table.concat(list, "; ")), 0)
+  end
+end
+
+return M

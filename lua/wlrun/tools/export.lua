@@ -1,0 +1,220 @@
+-- `wlrun export RESULTS.json [--format gbench] [-o FILE]` (docs/compare.md): a results document
+-- in another format. gbench: Google Benchmark's JSON output ({"context": {...}, "benchmarks":
+-- [...]}), so that tools that read it (its tools/compare.py, CI trackers of benchmark results)
+-- read wlrun results. The printers' formats (table, plain, csv, markdown, json) re-render a
+-- recorded run.
+local C = require "wlrun.tools.compare"
+local T = require "wlrun.report.table"
+
+local util = C.util
+local M = {}
+local TOOL = "export"
+
+local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+
+local function fail(kind, msg) util.fail(kind, TOOL, msg) end
+
+M.time_units = { ns = 1e9, us = 1e6, ms = 1e3, s = 1 }
+
+-- "gemm_sweep/variant:tiled/M:1024/N:1024" (Google Benchmark's named arguments)
+function M.benchmark_name(doc, c)
+  local parts = { T.scenario_name(doc) }
+  local axes, seen = {}, {}
+  for _, a in ipairs(T.axes(doc)) do
+    if not seen[a] then seen[a], axes[#axes + 1] = true, a end
+  end
+  local extra = {}
+  for k in pairs(c.params or {}) do
+    if not seen[k] then extra[#extra + 1] = k end
+  end
+  table.sort(extra, function(a, b) return tostring(a) < tostring(b) end)
+  for _, k in ipairs(extra) do axes[#axes + 1] = k end
+  for _, a in ipairs(axes) do
+    local v = c.params and c.params[a]
+    if v ~= nil then parts[#parts + 1] = ("%s:%s"):format(a, T.value(v)) end
+  end
+  return table.concat(parts, "/")
+end
+
+local counter_names = { flop_per_s = "flop_per_second", bytes_per_s = "bytes_per_second" }
+
+-- the Google Benchmark document. opts: time_unit (ns), samples (one iteration entry per sample)
+function M.gbench(doc, opts)
+  opts = opts or {}
+  local unit = opts.time_unit or "ns"
+  local scale = M.time_units[unit]
+  local out = util.object()
+  local ctx = util.object()
+  -- Google Benchmark's own keys describe the host CPU, which a results document does not
+  -- record: only those wlrun knows are written (with empty caches and load_avg lists)
+  ctx.date = doc.started or doc.finished or ""
+  ctx.host_name = type(doc.host) == "string" and doc.host or nil
+  ctx.executable = type(doc.command_line) == "table" and table.concat(doc.command_line, " ") or "wlrun"
+  ctx.caches = util.array()
+  ctx.load_avg = util.array()
+  ctx.library_build_type = "release"
+  ctx.library = "wlrun"
+  ctx.wlrun_version = type(doc.wlrun) == "table" and doc.wlrun.version or nil
+  ctx.scenario = T.scenario_name(doc)
+  ctx.scenario_file = type(doc.scenario) == "table" and doc.scenario.file or nil
+  local d = type(doc.device) == "table" and doc.device or {}
+  ctx.device = d.name
+  ctx.device_arch = d.arch
+  ctx.driver_version = d.driver_version
+  ctx.runtime_version = d.runtime_version
+  local run = type(doc.settings) == "table" and type(doc.settings.run) == "table" and doc.settings.run or {}
+  ctx.mode = run.mode
+  ctx.flush_l2 = run.flush_l2
+  ctx.complete = doc.complete
+  out.context = ctx
+
+  local list = util.array()
+  local function entry(name, run_name, instance, run_type, reps)
+    local e = util.object()
+    e.name = name
+    e.family_index = 0
+    e.per_family_instance_index = instance
+    e.run_name = run_name
+    e.run_type = run_type
+    e.repetitions = reps
+    return e
+  end
+  for i, c in ipairs(doc.configurations) do
+    local name = M.benchmark_name(doc, c)
+    local instance = i - 1
+    local k = type(c.kernels) == "table" and c.kernels[1] or nil
+    local label = k and k.name or nil
+    local s = c.stats
+    local samples = type(c.samples) == "table" and c.samples or {}
+    if c.status ~= "ok" or not (s and finite(s.median)) then
+      local e = entry(name, name, instance, "iteration", 1)
+      e.repetition_index = 0
+      e.threads = 1
+      e.error_occurred = true
+      e.error_message = c.status == "skipped" and ("skipped: " .. tostring(c.reason or ""))
+        or c.status == "failed" and ("[" .. tostring(c.kind or "?") .. "] " .. tostring(c.error or "failed"))
+        or ("no measurement (status " .. tostring(c.status) .. ")")
+      e.iterations = 0
+      e.real_time = 0.0
+      e.cpu_time = 0.0
+      e.time_unit = unit
+      list[#list + 1] = e
+    else
+      local n = math.tointeger(s.n) or #samples
+      local function counters(e)
+        local keys = {}
+        for key in pairs(c.metrics or {}) do keys[#keys + 1] = key end
+        table.sort(keys)
+        for _, key in ipairs(keys) do
+          local v = c.metrics[key]
+          if finite(v) then e[counter_names[key] or key] = v + 0.0 end
+        end
+      end
+      if opts.samples and #samples > 0 then
+        for j, x in ipairs(samples) do
+          local e = entry(name, name, instance, "iteration", #samples)
+          e.repetition_index = j - 1
+          e.threads = 1
+          e.iterations = math.tointeger(c.per) or 1
+          e.real_time = x * scale
+          e.cpu_time = x * scale
+          e.time_unit = unit
+          if label then e.label = label end
+          list[#list + 1] = e
+        end
+      else
+        local e = entry(name, name, instance, "iteration", 1)
+        e.repetition_index = 0
+        e.threads = 1
+        e.iterations = n
+        e.real_time = s.median * scale
+        e.cpu_time = s.median * scale
+        e.time_unit = unit
+        counters(e)
+        if label then e.label = label end
+        list[#list + 1] = e
+      end
+      local reps = opts.samples and #samples > 0 and #samples or n
+      for _, agg in ipairs { { "mean", s.mean, "time" }, { "median", s.median, "time" }, { "stddev", s.std, "time" },
+                            { "cv", s.cv, "percentage" } } do
+        if finite(agg[2]) then
+          local e = entry(name .. "_" .. agg[1], name, instance, "aggregate", reps)
+          e.threads = 1
+          e.aggregate_name = agg[1]
+          e.aggregate_unit = agg[3]
+          e.iterations = n
+          local v = agg[3] == "time" and agg[2] * scale or agg[2]
+          e.real_time = v + 0.0
+          e.cpu_time = v + 0.0
+          e.time_unit = unit
+          if agg[1] == "median" then counters(e) end
+          if label then e.label = label end
+          list[#list + 1] = e
+        end
+      end
+    end
+  end
+  out.benchmarks = list
+  return out
+end
+
+M.usage = [[
+Usage: wlrun export RESULTS.json [--format FMT] [-o FILE]
+
+Writes a results file in another format (docs/compare.md), to FILE or standard output.
+
+    --format FMT         gbench (default): Google Benchmark's JSON, read by its
+                         tools/compare.py and by trackers of benchmark results;
+                         or a printer's format: table, plain, csv, markdown, json
+    --time-unit U        gbench: ns (default), us, ms or s
+    --samples            gbench: one iteration entry per sample (repetitions), so
+                         that compare.py's U test has the samples
+    -o, --output FILE    write FILE (atomically) instead of standard output
+    -h, --help           this text
+]]
+
+local spec = {
+  ["--format"] = { value = true }, ["--time-unit"] = { value = true }, ["--samples"] = {},
+  ["-o"] = { value = true, key = "output" }, ["--output"] = { value = true },
+  ["-h"] = { key = "help" }, ["--help"] = {},
+}
+
+function M.main(args)
+  local o, pos = util.parse_args(TOOL, args or {}, spec)
+  if o.help then
+    io.stdout:write(M.usage)
+    return
+  end
+  if #pos ~= 1 then fail("usage", ("expected one results file, got %d (wlrun export --help)"):format(#pos)) end
+  local report
+  do
+    local ok, r = pcall(require, "wlrun.report")
+    report = ok and r or require "wlrun.report.init"
+  end
+  local format = o.format or "gbench"
+  local printer = false
+  for _, f in ipairs(report.formats) do
+    if f == format then printer = true end
+  end
+  if format ~= "gbench" and not printer then
+    fail("usage", ("--format: expected gbench, %s; got '%s'"):format(table.concat(report.formats, ", "), format))
+  end
+  if o.time_unit and not M.time_units[o.time_unit] then
+    fail("usage", ("--time-unit: expected ns, us, ms or s, got '%s'"):format(o.time_unit))
+  end
+  if format ~= "gbench" and (o.time_unit or o.samples) then fail("usage", "--time-unit and --samples apply to --format gbench") end
+  local doc = util.load(TOOL, pos[1], { ["wlrun-results"] = 1 })
+  local text
+  if format == "gbench" then
+    text = util.json(M.gbench(doc, { time_unit = o.time_unit, samples = o.samples }))
+  else
+    text = report.render(doc, format)
+  end
+  if o.output then
+    util.write(TOOL, o.output, text)
+  else
+    io.stdout:write(text)
+  end
+end
+
+return M

@@ -1,0 +1,632 @@
+-- `wlrun plot FILE.json -o OUT.svg|OUT.png [options]` (docs/compare.md): plots through gnuplot.
+--   sweep  a metric against a swept parameter, one line per combination of the other
+--          parameters (log2 x axis when the values are powers of two)
+--   hist   the distribution of one configuration's samples
+--   ratio  the ratios NEW/BASE of a comparison (wlrun compare ... -o cmp.json) with their
+--          intervals
+-- The gnuplot script and its data are written to a temporary directory (or --keep DIR), gnuplot
+-- renders into it, and the image is then written to OUT atomically.
+local C = require "wlrun.tools.compare"
+local T = require "wlrun.report.table"
+local stats = require "wlrun.compare"
+
+local util = C.util
+local M = {}
+local TOOL = "plot"
+
+local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+
+local function fail(kind, msg) util.fail(kind, TOOL, msg) end
+
+local function quote_sh(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+-- a gnuplot string literal (single quotes: only '' is special)
+local function gq(s) return "'" .. tostring(s):gsub("'", "''") .. "'" end
+
+local function num(v) return ("%.17g"):format(v) end
+
+-- a time as the reports write it, with the micro sign
+local function ptime(v) return (T.time(v):gsub(" us$", " µs")) end
+local function ptime_range(lo, hi) return (T.time_range(lo, hi):gsub(" us$", " µs")) end
+
+---------------------------------------------------------------------------------------------
+-- units of the y axis
+
+local time_keys = { mean = true, std = true, median = true, min = true, max = true, p10 = true, p25 = true,
+                    p75 = true, p90 = true, p99 = true, iqr = true }
+
+local time_units = { { 1, "s" }, { 1e-3, "ms" }, { 1e-6, "µs" }, { 1e-9, "ns" } }
+local rate_prefixes = { { 1e15, "P" }, { 1e12, "T" }, { 1e9, "G" }, { 1e6, "M" }, { 1e3, "k" }, { 1, "" } }
+
+-- the unit for values up to `max`: {scale, name}
+local function pick(steps, max)
+  for _, s in ipairs(steps) do
+    if max >= s[1] then return s end
+  end
+  return steps[#steps]
+end
+
+local function time_unit(max) return pick(time_units, max) end
+
+-- what a metric is: {label, value(c) -> number|nil, scale(max) -> scale, unit text}
+local function metric(key)
+  if time_keys[key] then
+    return {
+      name = key, label = key == "median" and "median time per launch" or (key .. " of the time per launch"),
+      value = function(c) return c.stats and c.stats[key] end,
+      unit = function(max) local u = time_unit(max) return u[1], u[2] end,
+      bars = key == "median",
+    }
+  elseif key == "n" then
+    return { name = key, label = "samples", value = function(c) return c.stats and c.stats.n end,
+             unit = function() return 1, "" end }
+  elseif key == "cv" then
+    return { name = key, label = "coefficient of variation", value = function(c) return c.stats and c.stats.cv end,
+             unit = function() return 0.01, "%" end }
+  elseif key == "flop_per_s" or key == "bytes_per_s" then
+    local base = key == "flop_per_s" and "FLOP/s" or "B/s"
+    return {
+      name = key, label = key == "flop_per_s" and "throughput" or "bandwidth",
+      value = function(c) return c.metrics and c.metrics[key] end,
+      unit = function(max) local p = pick(rate_prefixes, max) return p[1], p[2] .. base end,
+    }
+  elseif key:match("_fraction$") then
+    local what = key:gsub("_fraction$", ""):gsub("_", " ")
+    return { name = key, label = "share of " .. what, value = function(c) return c.metrics and c.metrics[key] end,
+             unit = function() return 0.01, "%" end }
+  end
+  return { name = key, label = key, value = function(c) return c.metrics and c.metrics[key] end,
+           unit = function() return 1, "" end }
+end
+
+local function available_metrics(doc)
+  local seen, list = {}, {}
+  local function add(k)
+    if not seen[k] then seen[k], list[#list + 1] = true, k end
+  end
+  for _, c in ipairs(doc.configurations) do
+    if c.stats then
+      for _, k in ipairs { "median", "mean", "min", "max", "p10", "p90", "std", "cv" } do
+        if c.stats[k] ~= nil then add(k) end
+      end
+    end
+    local ks = {}
+    for k in pairs(c.metrics or {}) do ks[#ks + 1] = k end
+    table.sort(ks)
+    for _, k in ipairs(ks) do add(k) end
+  end
+  return list
+end
+
+---------------------------------------------------------------------------------------------
+-- the terminal
+
+local function terminal(path, size)
+  local ext = (path:match("%.([^./\\]+)$") or ""):lower()
+  if ext == "svg" then
+    local w, h = 960, 600
+    if size then w, h = size[1], size[2] end
+    return ext, ("set terminal svg size %d,%d dynamic noenhanced font 'Sans,12' background rgb 'white'"):format(w, h)
+  elseif ext == "png" then
+    local w, h = 1200, 750
+    if size then w, h = size[1], size[2] end
+    return ext, ("set terminal pngcairo size %d,%d noenhanced font 'Sans,11' background rgb 'white'"):format(w, h)
+  end
+  fail("usage", ("cannot tell the image format of '%s' from its extension (.svg or .png)"):format(path))
+end
+
+local colors = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                 "#bcbd22", "#17becf" }
+
+---------------------------------------------------------------------------------------------
+-- configurations selected by --filter
+
+local function filtered(doc, expr)
+  local keep = expr and require("wlrun.sweep").compile_filter(expr)
+  local list = {}
+  for i, c in ipairs(doc.configurations) do
+    c.index = c.index or i
+    if not keep or keep(c.params or {}) then list[#list + 1] = c end
+  end
+  return list
+end
+
+local function doc_title(doc)
+  local t = T.scenario_name(doc)
+  if type(doc.device) == "table" and doc.device.name then t = t .. " on " .. tostring(doc.device.name) end
+  return t
+end
+
+---------------------------------------------------------------------------------------------
+-- sweep
+
+local function is_pow2(v)
+  local i = math.tointeger(v)
+  return i and i > 0 and (i & (i - 1)) == 0
+end
+
+local function sweep(doc, o, files)
+  local m = metric(o.y or "median")
+  local axes = T.axes(doc)
+  local configs = {}
+  for _, c in ipairs(filtered(doc, o.filter)) do
+    local v = c.status == "ok" and m.value(c)
+    if finite(v) then configs[#configs + 1] = c end
+  end
+  if #configs == 0 then
+    local avail = available_metrics(doc)
+    fail("usage", ("no measured configuration has '%s'%s (available: %s)"):format(m.name,
+      o.filter and " among those --filter keeps" or "", #avail > 0 and table.concat(avail, ", ") or "none"))
+  end
+  -- parameter names and their distinct values
+  local names, seen = {}, {}
+  for _, a in ipairs(axes) do
+    if not seen[a] then seen[a], names[#names + 1] = true, a end
+  end
+  for _, c in ipairs(configs) do
+    for k in pairs(c.params or {}) do
+      if not seen[k] then seen[k], names[#names + 1] = true, k end
+    end
+  end
+  local distinct, numeric = {}, {}
+  for _, n in ipairs(names) do
+    local set, count, allnum = {}, 0, true
+    for _, c in ipairs(configs) do
+      local v = c.params and c.params[n]
+      if type(v) ~= "number" then allnum = false end
+      local key = tostring(v)
+      if not set[key] then set[key], count = true, count + 1 end
+    end
+    distinct[n], numeric[n] = count, allnum
+  end
+  local x = o.x
+  if x then
+    if not seen[x] then fail("usage", ("--x: no configuration has a parameter '%s' (parameters: %s)"):format(x, table.concat(names, ", "))) end
+    if not numeric[x] then fail("usage", ("--x %s: its values are not all numbers"):format(x)) end
+  else
+    for _, n in ipairs(names) do
+      if numeric[n] and distinct[n] >= 2 and (not x or distinct[n] > distinct[x]) then x = n end
+    end
+    if not x then
+      fail("usage", "no numeric parameter takes several values: nothing to sweep (try --kind hist --config N)")
+    end
+  end
+  -- the other parameters: those that vary and are not a function of x form the lines
+  local group_names, fixed, tied = {}, {}, {}
+  for _, n in ipairs(names) do
+    if n ~= x then
+      if distinct[n] <= 1 then
+        fixed[#fixed + 1] = n
+      else
+        local of, func, same = {}, true, true
+        for _, c in ipairs(configs) do
+          local xv, v = tostring(c.params[x]), tostring(c.params[n])
+          if of[xv] == nil then of[xv] = v elseif of[xv] ~= v then func = false end
+          if c.params[n] ~= c.params[x] then same = false end
+        end
+        if func then tied[#tied + 1] = { n, same } else group_names[#group_names + 1] = n end
+      end
+    end
+  end
+  local groups, gorder = {}, {}
+  for _, c in ipairs(configs) do
+    local parts = {}
+    for _, n in ipairs(group_names) do parts[#parts + 1] = ("%s=%s"):format(n, T.value(c.params[n])) end
+    local label = #parts > 0 and table.concat(parts, ", ") or m.label
+    if not groups[label] then
+      groups[label] = {}
+      gorder[#gorder + 1] = label
+    end
+    table.insert(groups[label], c)
+  end
+  -- the scale of y
+  local ymax, ymin, xs, xset, pow2 = 0, math.huge, {}, {}, true
+  for _, c in ipairs(configs) do
+    local v = m.value(c)
+    ymax, ymin = math.max(ymax, math.abs(v)), math.min(ymin, v)
+    local xv = c.params[x]
+    if not xset[xv] then xset[xv], xs[#xs + 1] = true, xv end
+    if not is_pow2(xv) then pow2 = false end
+  end
+  table.sort(xs)
+  local scale, unit = m.unit(ymax)
+  local logy = ymin > 0 and ymax / ymin > 50
+  -- data: one file per line: x y [low high]
+  local plots = {}
+  for gi, label in ipairs(gorder) do
+    local list = groups[label]
+    table.sort(list, function(a, b) return a.params[x] < b.params[x] end)
+    local lines = {}
+    local bars = m.bars
+    for _, c in ipairs(list) do
+      if not (c.stats and finite(c.stats.p10) and finite(c.stats.p90)) then bars = false end
+    end
+    for _, c in ipairs(list) do
+      local v = m.value(c) / scale
+      if bars then
+        lines[#lines + 1] = ("%s %s %s %s"):format(num(c.params[x]), num(v), num(c.stats.p10 / scale), num(c.stats.p90 / scale))
+      else
+        lines[#lines + 1] = ("%s %s"):format(num(c.params[x]), num(v))
+      end
+    end
+    local name = ("line%d.dat"):format(gi)
+    files[name] = table.concat(lines, "\n") .. "\n"
+    -- past ten lines the colours repeat with other points and dashes
+    local color = colors[(gi - 1) % #colors + 1]
+    local cycle = (gi - 1) // #colors
+    local style = ("lw 2 pt %d ps 0.9 dt %d lc rgb %s"):format(({ 7, 5, 9, 11, 13 })[cycle % 5 + 1], cycle % 5 + 1,
+      gq(color))
+    if bars then
+      plots[#plots + 1] = ("%s using 1:2:3:4 with yerrorlines %s title %s"):format(gq(name), style, gq(label))
+    else
+      plots[#plots + 1] = ("%s using 1:2 with linespoints %s title %s"):format(gq(name), style, gq(label))
+    end
+  end
+  local xlabel = tostring(x)
+  local same = {}
+  for _, t in ipairs(tied) do
+    if t[2] then same[#same + 1] = t[1] end
+  end
+  if #same > 0 then xlabel = xlabel .. " = " .. table.concat(same, " = ") end
+  if pow2 and #xs >= 2 then xlabel = xlabel .. " (log2 scale)" end
+  local fixed_parts = {}
+  for _, n in ipairs(fixed) do fixed_parts[#fixed_parts + 1] = ("%s=%s"):format(n, T.value(configs[1].params[n])) end
+  local title = ("%s: %s against %s"):format(doc_title(doc), m.label, xlabel:gsub(" %(log2 scale%)$", ""))
+  if #fixed_parts > 0 then title = title .. " (" .. table.concat(fixed_parts, ", ") .. ")" end
+  local s = {}
+  s[#s + 1] = ("set title %s"):format(gq(title))
+  s[#s + 1] = ("set xlabel %s"):format(gq(xlabel))
+  s[#s + 1] = ("set ylabel %s"):format(gq(m.label .. (unit ~= "" and (" (" .. unit .. ")") or "") ..
+    (m.bars and " — bars: p10..p90" or "")))
+  if pow2 and #xs >= 2 then
+    s[#s + 1] = "set logscale x 2"
+    s[#s + 1] = ("set xrange [%s:%s]"):format(num(xs[1] / 1.3), num(xs[#xs] * 1.3))
+  else
+    local span = xs[#xs] - xs[1]
+    if span > 0 then s[#s + 1] = ("set xrange [%s:%s]"):format(num(xs[1] - 0.05 * span), num(xs[#xs] + 0.05 * span)) end
+  end
+  if #xs <= 16 then
+    local tics = {}
+    for _, v in ipairs(xs) do tics[#tics + 1] = ("%s %s"):format(gq(T.value(v)), num(v)) end
+    s[#s + 1] = "set xtics (" .. table.concat(tics, ", ") .. ")"
+  end
+  if logy then
+    s[#s + 1] = "set logscale y 10"
+    s[#s + 1] = "set format y '%g'"
+  else
+    s[#s + 1] = "set yrange [0:*]"
+  end
+  s[#s + 1] = "set key outside right top"
+  s[#s + 1] = "plot " .. table.concat(plots, ", \\\n     ")
+  return table.concat(s, "\n") .. "\n"
+end
+
+---------------------------------------------------------------------------------------------
+-- hist
+
+local function hist(doc, o, files)
+  local configs = filtered(doc, o.filter)
+  local c
+  if o.config then
+    for _, x in ipairs(doc.configurations) do
+      if x.index == o.config then c = x end
+    end
+    if not c then fail("usage", ("--config %d: no configuration has this index"):format(o.config)) end
+  else
+    local ok = {}
+    for _, x in ipairs(configs) do
+      if x.status == "ok" and type(x.samples) == "table" and #x.samples > 0 then ok[#ok + 1] = x end
+    end
+    if #ok == 0 then fail("usage", "no configuration has samples to plot") end
+    c = ok[1]
+    if #ok > 1 then
+      local idx = {}
+      for _, x in ipairs(ok) do idx[#idx + 1] = "#" .. T.value(x.index) end
+      io.stderr:write(("wlrun plot: plotting configuration #%s; choose another with --config N (%s)\n"):format(
+        T.value(c.index), table.concat(idx, ", ")))
+    end
+  end
+  local xs = c.samples
+  if c.status ~= "ok" or type(xs) ~= "table" or #xs == 0 then
+    fail("usage", ("configuration #%s has no samples (%s)"):format(T.value(c.index), tostring(c.status)))
+  end
+  local sorted = stats.sorted(xs)
+  local n = #sorted
+  local lo, hi = sorted[1], sorted[n]
+  local med = stats.quantile(sorted, 0.5)
+  local p10, p90 = stats.quantile(sorted, 0.1), stats.quantile(sorted, 0.9)
+  local u = time_unit(hi)
+  local scale = u[1]
+  -- Freedman-Diaconis bins, 5 to 80 of them
+  local iqr = stats.quantile(sorted, 0.75) - stats.quantile(sorted, 0.25)
+  local span = hi - lo
+  local nb
+  if span <= 0 then
+    nb = 1
+  else
+    local w = 2 * iqr * n ^ (-1 / 3)
+    nb = w > 0 and math.ceil(span / w) or 10
+    nb = math.max(5, math.min(80, nb))
+  end
+  local width = span > 0 and span / nb or math.max(math.abs(lo) * 1e-3, 1e-12)
+  local start = span > 0 and lo or lo - width / 2
+  local counts = {}
+  for i = 1, nb do counts[i] = 0 end
+  local maxcount = 0
+  for _, v in ipairs(sorted) do
+    local b = math.floor((v - start) / width) + 1
+    if b > nb then b = nb end
+    if b < 1 then b = 1 end
+    counts[b] = counts[b] + 1
+    maxcount = math.max(maxcount, counts[b])
+  end
+  local lines = {}
+  for i = 1, nb do
+    lines[#lines + 1] = ("%s %d"):format(num((start + (i - 0.5) * width) / scale), counts[i])
+  end
+  files["hist.dat"] = table.concat(lines, "\n") .. "\n"
+  local top = maxcount * 1.15
+  files["median.dat"] = ("%s 0\n%s %s\n"):format(num(med / scale), num(med / scale), num(top))
+  files["p10p90.dat"] = ("%s 0\n%s %s\n\n\n%s 0\n%s %s\n"):format(num(p10 / scale), num(p10 / scale), num(top),
+    num(p90 / scale), num(p90 / scale), num(top))
+  local desc = T.describe(c.params or {}, T.axes(doc))
+  local title = ("%s: #%s%s, %d samples"):format(doc_title(doc), T.value(c.index), desc ~= "" and (" (" .. desc .. ")") or "", n)
+  local s = {}
+  s[#s + 1] = ("set title %s"):format(gq(title))
+  s[#s + 1] = ("set xlabel %s"):format(gq("time per launch (" .. u[2] .. ")"))
+  s[#s + 1] = "set ylabel 'samples per bin'"
+  s[#s + 1] = ("set yrange [0:%s]"):format(num(top))
+  local pad = span > 0 and span * 0.05 or width
+  s[#s + 1] = ("set xrange [%s:%s]"):format(num((lo - pad) / scale), num((hi + pad) / scale))
+  s[#s + 1] = "set style fill solid 0.55 border rgb '#1f4e79'"
+  s[#s + 1] = ("set boxwidth %s absolute"):format(num(width / scale * 0.92))
+  s[#s + 1] = "set key top right"
+  s[#s + 1] = "plot " .. table.concat({
+    ("'hist.dat' using 1:2 with boxes lc rgb '#1f77b4' title %s"):format(gq(("samples (bin %s)"):format(ptime(width)))),
+    ("'median.dat' using 1:2 with lines lw 2 lc rgb '#d62728' title %s"):format(gq("median " .. ptime(med))),
+    ("'p10p90.dat' using 1:2 with lines lw 1.5 dt 2 lc rgb '#555555' title %s"):format(gq("p10..p90 " .. ptime_range(p10, p90))),
+  }, ", \\\n     ")
+  return table.concat(s, "\n") .. "\n"
+end
+
+---------------------------------------------------------------------------------------------
+-- ratio (a comparison document)
+
+local verdict_style = {
+  { "slower", "#d62728", 7 }, { "faster", "#2ca02c", 7 }, { "same", "#1f77b4", 7 }, { "uncertain", "#ff7f0e", 6 },
+}
+
+local function ratio(doc, o, files)
+  local rows = doc.configurations or {}
+  if #rows == 0 then fail("usage", "the comparison has no compared configuration") end
+  local names = doc.parameters or {}
+  local per = {}
+  local ymin, ymax = math.huge, 0
+  local tics = {}
+  for i, r in ipairs(rows) do
+    local desc = T.describe(r.params or {}, names)
+    tics[#tics + 1] = ("%s %d"):format(gq(desc ~= "" and desc or ("#" .. i)), i)
+    local lo, hi = r.lo, r.hi
+    if not (finite(lo) and finite(hi)) then lo, hi = r.ratio, r.ratio end
+    if finite(r.ratio) then
+      per[r.verdict] = per[r.verdict] or {}
+      table.insert(per[r.verdict], ("%d %s %s %s"):format(i, num(r.ratio), num(lo), num(hi)))
+      ymin, ymax = math.min(ymin, lo), math.max(ymax, hi)
+    end
+  end
+  local noise = doc.settings and doc.settings.noise or 0.02
+  ymin, ymax = math.min(ymin, 1 - noise), math.max(ymax, 1 + noise)
+  local logy = ymin > 0 and ymax / ymin > 10
+  local plots = {}
+  for _, v in ipairs(verdict_style) do
+    if per[v[1]] then
+      local name = v[1] .. ".dat"
+      files[name] = table.concat(per[v[1]], "\n") .. "\n"
+      plots[#plots + 1] = ("%s using 1:2:3:4 with yerrorbars lw 2 pt %d ps 1.2 lc rgb %s title %s"):format(gq(name),
+        v[3], gq(v[2]), gq(("%s (%d)"):format(v[1], #per[v[1]])))
+    end
+  end
+  local n = #rows
+  files["lines.dat"] = ("0.5 1\n%s 1\n\n\n0.5 %s\n%s %s\n\n\n0.5 %s\n%s %s\n"):format(num(n + 0.5),
+    num(1 + noise), num(n + 0.5), num(1 + noise), num(1 - noise), num(n + 0.5), num(1 - noise))
+  local sum = doc.summary or {}
+  local extra = {
+    ("'lines.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#333333' title 'no change'"),
+    ("'lines.dat' index 1:2 using 1:2 with lines lw 1 dt 2 lc rgb '#888888' title %s"):format(gq(
+      ("noise threshold ±%s"):format(util.pct(noise)))),
+  }
+  if finite(sum.geomean) then
+    files["geomean.dat"] = ("0.5 %s\n%s %s\n"):format(num(sum.geomean), num(n + 0.5), num(sum.geomean))
+    extra[#extra + 1] = ("'geomean.dat' using 1:2 with lines lw 1.5 dt 4 lc rgb '#9467bd' title %s"):format(gq(
+      ("geometric mean %.3f"):format(sum.geomean)))
+  end
+  local b, nw = doc.base or {}, doc.new or {}
+  local function side(x)
+    local f = tostring(x.file or "?"):match("[^/]*$")
+    return f .. (x.device and (" (" .. tostring(x.device) .. ")") or "")
+  end
+  local title = ("%s: NEW %s vs BASE %s"):format(tostring(b.scenario or "?"), side(nw), side(b))
+  local conf = doc.settings and doc.settings.confidence or 0.95
+  local s = {}
+  s[#s + 1] = ("set title %s"):format(gq(title))
+  s[#s + 1] = ("set ylabel %s"):format(gq(("time ratio NEW/BASE (< 1: faster), bars: %s interval"):format(util.pct(conf))))
+  s[#s + 1] = ("set xrange [0.5:%s]"):format(num(n + 0.5))
+  s[#s + 1] = "set xtics (" .. table.concat(tics, ", ") .. ")"
+  if n > 4 then s[#s + 1] = "set xtics rotate by -35 left" end
+  s[#s + 1] = "set grid ytics"
+  if logy then
+    s[#s + 1] = "set logscale y 10"
+    s[#s + 1] = "set format y '%g'"
+  else
+    local pad = (ymax - ymin) * 0.1
+    s[#s + 1] = ("set yrange [%s:%s]"):format(num(math.max(0, ymin - pad)), num(ymax + pad))
+  end
+  s[#s + 1] = "set key outside right top"
+  local all = {}
+  for _, p in ipairs(plots) do all[#all + 1] = p end
+  for _, p in ipairs(extra) do all[#all + 1] = p end
+  s[#s + 1] = "plot " .. table.concat(all, ", \\\n     ")
+  return table.concat(s, "\n") .. "\n"
+end
+
+---------------------------------------------------------------------------------------------
+-- gnuplot
+
+function M.gnuplot()
+  local g = os.getenv("WLRUN_GNUPLOT")
+  if g == "" then g = nil end
+  g = g or "gnuplot"
+  local ok = os.execute("command -v " .. quote_sh(g) .. " >/dev/null 2>&1")
+  if not ok then
+    fail("unavailable", ("gnuplot is not installed%s: install it (Debian, Ubuntu: apt-get install gnuplot-nox)"):format(
+      os.getenv("WLRUN_GNUPLOT") and (" ('" .. g .. "' from WLRUN_GNUPLOT not found)") or ""))
+  end
+  return g
+end
+
+local function make_dir(path)
+  local ok = os.execute("mkdir -p " .. quote_sh(path))
+  if not ok then fail("io", ("cannot create the directory '%s'"):format(path)) end
+end
+
+local function temp_dir()
+  local p = os.tmpname()
+  os.remove(p)
+  make_dir(p)
+  return p
+end
+
+local function write_raw(path, text)
+  local f, err = io.open(path, "wb")
+  if not f then fail("io", ("cannot write '%s': %s"):format(path, tostring(err))) end
+  f:write(text)
+  f:close()
+end
+
+-- renders: writes the data files and the script in dir, runs gnuplot, returns the image bytes
+local function render(gp, dir, term, ext, body, files)
+  for name, text in pairs(files) do write_raw(dir .. "/" .. name, text) end
+  local image = "plot." .. ext
+  local script = table.concat({
+    "# made by wlrun plot; run it again with: cd this directory && gnuplot plot.gp",
+    "set encoding utf8",
+    term,
+    ("set output %s"):format(gq(image)),
+    "set border lw 1",
+    "set grid xtics ytics lc rgb '#dddddd' lw 1",
+    body,
+    "unset output",
+  }, "\n") .. "\n"
+  write_raw(dir .. "/plot.gp", script)
+  local log = dir .. "/gnuplot.log"
+  local ok, how, code = os.execute(("cd %s && %s plot.gp >gnuplot.log 2>&1"):format(quote_sh(dir), quote_sh(gp)))
+  local f = io.open(log, "rb")
+  local msg = f and f:read("a") or ""
+  if f then f:close() end
+  if not ok then
+    fail("io", ("gnuplot failed (%s %s) on %s/plot.gp: %s"):format(tostring(how), tostring(code), dir,
+      msg:gsub("%s+$", "")))
+  end
+  local img = io.open(dir .. "/" .. image, "rb")
+  local bytes = img and img:read("a")
+  if img then img:close() end
+  if not bytes or #bytes == 0 then fail("io", "gnuplot wrote no image: " .. msg:gsub("%s+$", "")) end
+  return bytes
+end
+
+M.usage = [[
+Usage: wlrun plot FILE.json -o OUT.svg|OUT.png [options]
+
+Plots a results file or a comparison through gnuplot (docs/compare.md).
+
+    -o, --output FILE    the image: .svg or .png (required)
+    --kind KIND          sweep: a metric against a swept parameter, a line per
+                         combination of the other parameters (default for results);
+                         hist: the distribution of one configuration's samples
+                         (default with --config); ratio: the ratios of a comparison
+                         (default for a file from wlrun compare -o cmp.json)
+    --x PARAM            sweep: the parameter on the x axis (default: the numeric
+                         parameter with the most values)
+    --y METRIC           sweep: median (default), mean, min, p10, p90, cv,
+                         flop_per_s, bytes_per_s, peak_bandwidth_fraction, ...
+    --config N           hist: the configuration with index N (default: the first
+                         one measured)
+    --filter EXPR        only configurations for which the Lua expression over the
+                         parameters is true (like variant == "tiled")
+    --title TEXT         the plot's title
+    --size WxH           the image size in pixels (default 960x600 SVG, 1200x750 PNG)
+    --keep DIR           write the gnuplot script and data to DIR and keep them
+    -h, --help           this text
+
+Needs gnuplot (Debian, Ubuntu: apt-get install gnuplot-nox); WLRUN_GNUPLOT names
+another gnuplot binary.
+]]
+
+local spec = {
+  ["-o"] = { value = true, key = "output" }, ["--output"] = { value = true },
+  ["--kind"] = { value = true }, ["--x"] = { value = true }, ["--y"] = { value = true },
+  ["--config"] = { value = true }, ["--filter"] = { value = true }, ["--title"] = { value = true },
+  ["--size"] = { value = true }, ["--keep"] = { value = true },
+  ["-h"] = { key = "help" }, ["--help"] = {},
+}
+
+function M.main(args)
+  local o, pos = util.parse_args(TOOL, args or {}, spec)
+  if o.help then
+    io.stdout:write(M.usage)
+    return
+  end
+  if #pos ~= 1 then
+    fail("usage", ("expected one results or comparison file, got %d (wlrun plot --help)"):format(#pos))
+  end
+  if not o.output then fail("usage", "no image given: -o OUT.svg or -o OUT.png") end
+  local size
+  if o.size then
+    local w, h = o.size:match("^(%d+)[xX](%d+)$")
+    w, h = tonumber(w), tonumber(h)
+    if not (w and h and w >= 100 and h >= 100 and w <= 10000 and h <= 10000) then
+      fail("usage", ("--size: expected WIDTHxHEIGHT in pixels, like 1200x750, got '%s'"):format(o.size))
+    end
+    size = { w, h }
+  end
+  local ext, term = terminal(o.output, size)
+  if o.config then
+    local n = math.tointeger(tonumber(o.config))
+    if not n then fail("usage", ("--config: expected a configuration index, got '%s'"):format(o.config)) end
+    o.config = n
+  end
+  local kinds = { sweep = sweep, hist = hist, ratio = ratio }
+  if o.kind and not kinds[o.kind] then
+    fail("usage", ("--kind: expected sweep, hist or ratio, got '%s'"):format(o.kind))
+  end
+  local doc = util.load(TOOL, pos[1], { ["wlrun-results"] = 1, ["wlrun-compare"] = 1 })
+  local kind = o.kind
+  if doc.schema == "wlrun-compare" then
+    if kind and kind ~= "ratio" then
+      fail("usage", ("'%s' is a comparison (wlrun compare): it plots with --kind ratio"):format(pos[1]))
+    end
+    kind = "ratio"
+  elseif kind == "ratio" then
+    fail("usage", ("--kind ratio plots a comparison (wlrun compare BASE.json NEW.json -o cmp.json), and '%s' is a results file"):format(pos[1]))
+  elseif not kind then
+    local measured = 0
+    for _, c in ipairs(doc.configurations) do
+      if c.status == "ok" then measured = measured + 1 end
+    end
+    kind = (o.config or measured == 1) and "hist" or "sweep"
+  end
+  if kind ~= "sweep" and (o.x or o.y) then fail("usage", "--x and --y apply to --kind sweep") end
+  if kind ~= "hist" and o.config then fail("usage", "--config applies to --kind hist") end
+  local files = {}
+  local body = kinds[kind](doc, o, files)
+  local gp = M.gnuplot()
+  if o.title then body = ("set title %s\n"):format(gq(o.title)) .. body:gsub("^set title [^\n]*\n", "", 1) end
+  local dir = o.keep
+  if dir then make_dir(dir) else dir = temp_dir() end
+  local ok, bytes = pcall(render, gp, dir, term, ext, body, files)
+  if not o.keep then os.execute("rm -rf " .. quote_sh(dir)) end
+  if not ok then error(bytes, 0) end
+  util.write(TOOL, o.output, bytes)
+end
+
+return M

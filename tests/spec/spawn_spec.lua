@@ -1,0 +1,45 @@
+-- core.spawn: the child processes of --isolate (exit codes, signals, timeouts).
+local core = require "wlrun.core"
+
+describe("core.spawn", function()
+  it("reports a child's exit code and time", function()
+    local r = core.spawn({ "sh", "-c", "exit 3" })
+    assert.equal("exit", r.how)
+    assert.equal(3, r.code)
+    assert.is_true(r.time >= 0)
+  end)
+
+  it("reports a child killed by a signal", function()
+    local r = core.spawn({ "sh", "-c", "kill -SEGV $$" })
+    assert.equal("signal", r.how)
+    assert.equal(11, r.signal)
+  end)
+
+  it("stops a child that runs past its timeout", function()
+    local t0 = core.clock()
+    local r = core.spawn({ "sleep", "30" }, { timeout = 0.3 })
+    assert.equal("timeout", r.how)
+    assert.is_true(core.clock() - t0 < 5)
+  end)
+
+  it("also stops a child that ignores SIGTERM", function()
+    local r = core.spawn({ "sh", "-c", "trap '' TERM; sleep 30" }, { timeout = 0.2 })
+    assert.equal("timeout", r.how)
+    assert.is_true(r.time < 5)
+  end)
+
+  it("sends the child's output to files", function()
+    local out, err = os.tmpname(), os.tmpname()
+    local r = core.spawn({ "sh", "-c", "echo out; echo err >&2" }, { stdout = out, stderr = err })
+    assert.equal(0, r.code)
+    assert.equal("out\n", io.open(out):read("a"))
+    assert.equal("err\n", io.open(err):read("a"))
+    os.remove(out)
+    os.remove(err)
+  end)
+
+  it("reports a program that cannot be started as exit code 127", function()
+    local r = core.spawn({ "/nonexistent/program" })
+    assert.equal(127, r.code)
+  end)
+end)
