@@ -80,7 +80,7 @@ function loop.phase(name, fn, ...)
   rec.pairs[#rec.pairs + 1] = pair
   pair[1]:record()
   active.depth = active.depth + 1
-  local results = table.pack(pcall(fn, ...))
+  local results = table.pack(pcall(core.nvtx.auto_range, "phase", name, fn, ...)) -- nvtx
   active.depth = active.depth - 1
   pair[2]:record()
   if not results[1] then error(results[2], 0) end
@@ -204,11 +204,12 @@ function loop.run(sc, p, state, entry, ctx)
   sync()
   local prev_end = core.clock()
   for i = 1, total do
-    local batch = L.data(i, state, p)
+    local _ <close> = core.nvtx.auto_scope("iteration", ("iter %d"):format(i), i) -- nvtx
+    local batch = core.nvtx.auto_range("data", nil, L.data, i, state, p) -- nvtx
     sync()
     local t0 = core.clock()
     active = { phases = {}, order = {}, depth = 0 }
-    local ok, err = pcall(L.step, batch, state, p)
+    local ok, err = pcall(core.nvtx.auto_range, "step", nil, L.step, batch, state, p) -- nvtx
     local it = active
     active = nil
     if not ok then error(err, 0) end

@@ -278,7 +278,7 @@ describe("automatic NVTX ranges", function()
       assert.equal(configs[i], c.name)
       assert.equal("int64:" .. i, c.payload)
       assert.equal("0xFFF28E2B", c.color)
-      assert.equal("setup", record.shape(c.children))
+      assert.matches("^setup", record.shape(c.children)) -- nothing is measured under --compile-only
     end
   end)
 

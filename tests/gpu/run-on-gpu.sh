@@ -37,6 +37,15 @@ step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/modes_raw"
 step gemm-sweep "$bin" scenarios/gemm_sweep.lua -o "$out/gemm.json" -o "$out/gemm.csv" -o "$out/gemm.md"
 step bandwidth "$bin" scenarios/bandwidth.lua -o "$out/bandwidth.json" -o "$out/bandwidth.md"
 step training-loop "$bin" scenarios/training_loop.lua -o "$out/train.json"
+# naive against tiled GEMM through compare and plot (docs/compare.md)
+step gemm-naive "$bin" scenarios/gemm_sweep.lua -p variant=naive --quiet -o "$out/naive.json"
+step gemm-tiled "$bin" scenarios/gemm_sweep.lua -p variant=tiled --quiet -o "$out/tiled.json"
+step compare "$bin" compare "$out/naive.json" "$out/tiled.json" --ignore variant -o "$out/compare.json" -o "$out/compare.md"
+# compute-sanitizer's memcheck over the specs of wlrun's own kernels and a small sweep
+if command -v compute-sanitizer >/dev/null; then
+  step memcheck-specs compute-sanitizer --tool memcheck --error-exitcode 1 "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/cuda_spec.lua
+  step memcheck-sweep compute-sanitizer --tool memcheck --error-exitcode 1 "$bin" scenarios/gemm_sweep.lua --filter 'M == 1024 and K == 1024' --max-time 1s --quiet
+fi
 
 {
   echo
