@@ -223,8 +223,9 @@ bool wl_setting_assign(struct wl_setting *s, const char *text, enum wl_source so
     }
     break;
   case WL_ARCH: {
-    size_t n = strlen(text), digits = strspn(text + 3, "0123456789");
-    if (strncmp(text, "sm_", 3) != 0 || digits < 2 || digits > 3 ||
+    size_t n = strlen(text);
+    size_t digits = strncmp(text, "sm_", 3) == 0 ? strspn(text + 3, "0123456789") : 0; /* text may be short */
+    if (digits < 2 || digits > 3 ||
         n > 3 + digits + (text[3 + digits] == 'a' || text[3 + digits] == 'f')) {
       snprintf(err, errlen, "expected a GPU architecture like sm_90 or sm_90a, got '%s'", text);
       return false;

@@ -45,6 +45,13 @@ static void test_assign(void) {
   CHECK(!wl_setting_assign(s, "fast", WL_FROM_CLI, "--mode", err, sizeof err));
   CHECK_CONTAINS(err, "cold|batch|graph|host");
   CHECK(wl_setting_find("run", "nope") == NULL);
+  /* found by scripts/fuzz.sh: architectures shorter than "sm_" were read past their end */
+  s = wl_setting_find("compile", "arch");
+  const char *bad_arch[] = {"50", "s", "", "sm_", "sm_9", "sm_9000", "sm_90x", "SM_90"};
+  for (size_t i = 0; i < sizeof bad_arch / sizeof bad_arch[0]; i++)
+    CHECK(!wl_setting_assign(s, bad_arch[i], WL_FROM_CLI, "--arch", err, sizeof err));
+  CHECK(wl_setting_assign(s, "sm_90a", WL_FROM_CLI, "--arch", err, sizeof err));
+  CHECK(wl_setting_assign(s, "sm_100f", WL_FROM_CLI, "--arch", err, sizeof err));
 }
 
 static void test_ini(void) {
