@@ -7,7 +7,8 @@ local wl = require "wlrun"
 local src = [=[
 extern "C" __global__ void good(float* p) { p[threadIdx.x] = 1.0f; }
 extern "C" __global__ void fault(float* p) { float* bad = (float*)0x10; bad[threadIdx.x] = 1.0f; p[0] = 0; }
-extern "C" __global__ void hang(float* p) { volatile int forever = 1; while (forever) { } p[0] = 0; }
+// spins until p[1] becomes nonzero, which nothing does: an infinite loop with no UB to remove it
+extern "C" __global__ void hang(float* p) { while (((volatile float*)p)[1] == 0.0f) { } p[0] = 0; }
 ]=]
 return wl.scenario {
   name = "reliability",
