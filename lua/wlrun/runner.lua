@@ -162,6 +162,11 @@ local function run_config(sc, cfg, ctx)
     if type(e) == "table" then return e end
     return { message = debug.traceback(tostring(e), 2), kind = "script" }
   end)
+  if not ok and type(err) == "table" and err.kind == "cuda" and err.message then -- name the kernels
+    local names = {}
+    for _, k in ipairs(kernels_of(state)) do names[#names + 1] = k.name end
+    if #names > 0 then err.message = ("%s (kernels of this configuration: %s)"):format(err.message, table.concat(names, ", ")) end
+  end
   if sc.teardown and state ~= nil then pcall(nvtx.auto_range, "teardown", nil, sc.teardown, p, state) end -- nvtx
   walk_state(state, function(v) if core.is_tensor(v) and not v.freed then v:free() end end, 0)
   state = nil
