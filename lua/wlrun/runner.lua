@@ -217,7 +217,7 @@ end
 
 -- --resume FILE: the configurations FILE finished (ok or skipped), by params_key; failed ones
 -- run again
-function runner.resumed(path, sc, doc)
+function runner.resumed(path, sc, script)
   local f = io.open(path, "rb")
   if not f then core.error("io", ("--resume %s: cannot read the file"):format(path), 0) end
   local text = f:read("a")
@@ -230,8 +230,8 @@ function runner.resumed(path, sc, doc)
     core.error("usage", ("--resume %s: its scenario is '%s', this one is '%s'"):format(path,
       tostring(old.scenario and old.scenario.name), sc.name), 0)
   end
-  if old.scenario.hash ~= doc.scenario.hash then
-    stderr("wlrun: warning: --resume %s was made by another version of %s (its hash differs)\n", path, doc.scenario.file)
+  if old.scenario.hash ~= core.hash(read_file(script) or "") then
+    stderr("wlrun: warning: --resume %s was made by another version of %s (its hash differs)\n", path, script)
   end
   local done = {}
   for _, c in ipairs(old.configurations) do
@@ -252,6 +252,7 @@ function runner.run(sc, script)
   end
   local scenario_range <close> = nvtx.auto_scope("scenario", "scenario " .. sc.name) -- nvtx
   local compile_only = core.compile_only()
+  local done = cli.resume and runner.resumed(cli.resume, sc, script) or {} -- before the device: bad input first
   local device, floor
   if not compile_only then
     local ok, d = pcall(wl.device) -- no device: a clear error (exit 4) before anything runs
@@ -278,7 +279,6 @@ function runner.run(sc, script)
   end
   local timeout = wl.settings.run.config_timeout
   local isolated = not compile_only and (wl.settings.run.isolate or timeout > 0)
-  local done = cli.resume and runner.resumed(cli.resume, sc, doc) or {}
   local t0, failed, first_failure = core.clock(), 0, nil
   for i, cfg in ipairs(space.list) do
     if progress then progress_line(i, #space.list, cfg, space.axes, core.clock() - t0) end

@@ -53,6 +53,12 @@ local cases = {
   { "impossible host allocation", "require('wlrun').host_tensor { 1 << 58 }", "", 1, "cannot allocate" },
   { "bad init", "require('wlrun').host_tensor { 4, init = 'randomish' }", "", 1, "init must be" },
   { "device tensor without a device", "require('wlrun').tensor { 4 }", "", 4, "no CUDA device" },
+  { "malformed results JSON given to compare", nil, "compare " .. h.source_dir .. "/tests/fixtures/compare/malformed.json "
+      .. h.source_dir .. "/tests/fixtures/compare/base.json", 2, "malformed.json" },
+  { "a JSON file that is not a results document", nil, "compare " .. h.source_dir .. "/tests/fixtures/compare/not_results.json "
+      .. h.source_dir .. "/tests/fixtures/compare/base.json", 2, "not_results.json" },
+  { "unreadable results file given to compare", nil, "compare /nonexistent/a.json /nonexistent/b.json", 9, "/nonexistent/a.json" },
+  { "--resume with an unreadable file", SC, "--resume /nonexistent/r.json", 9, "%-%-resume /nonexistent/r.json: cannot read" },
 }
 
 -- wlrun.ini cases: {name, ini text, exit code, pattern}
