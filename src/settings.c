@@ -12,7 +12,7 @@
 
 /* Defaults follow the methodology: warmup 50, iters 100, cold mode. */
 static const struct wl_setting defaults[] = {
-    {"run", "mode", WL_ENUM, "cold", 0, 0, "cold|batch|graph|host|auto", true,
+    {"run", "mode", WL_ENUM, "auto", 0, 0, "cold|batch|graph|host|auto", true,
      "timing mode: cold, batch, graph, host or auto"},
     {"run", "warmup", WL_INT, "50", 0, 1e9, NULL, true, "warmup iterations per configuration"},
     {"run", "warmup_time", WL_DURATION, "0", 0, 86400, NULL, true,

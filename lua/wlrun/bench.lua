@@ -88,10 +88,12 @@ local function append(dst, src)
   table.move(src.enqueue, 1, #src.enqueue, #dst.enqueue + 1, dst.enqueue)
 end
 
+-- auto times short bound launches as graphs; a Lua function may synchronise or allocate, which
+-- a capture refuses, so functions are batched instead
 local function capturable(work)
   local list = type(work) == "table" and getmetatable(work) == nil and work or { work }
   for _, w in ipairs(list) do
-    if type(w) ~= "function" and not core.is_launch(w) then return false end
+    if not core.is_launch(w) then return false end
   end
   return true
 end
@@ -171,6 +173,10 @@ function bench.run(work, opts)
     r.notes[#r.notes + 1] = ("auto: a launch takes about %s against a cold-launch floor of %s: %s mode"):format(
       units.time(est), units.time(r.floor.empty_kernel), r.mode)
   end
+  if cfg.flush_l2 and r.mode ~= "cold" and cfg.mode == "auto" then
+    r.notes[#r.notes + 1] = "--flush-l2 applies to cold samples only; ignored in " .. r.mode .. " mode"
+  end
+  r.flush_l2 = cfg.flush_l2 and r.mode == "cold" -- what the samples really had
   if r.mode == "batch" or r.mode == "graph" then
     r.per = cfg.batch or math.max(1, math.min(bench.MAX_PER, math.ceil(bench.TARGET_SAMPLE / math.max(est, 1e-9))))
   end
