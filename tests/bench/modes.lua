@@ -1,10 +1,10 @@
 -- Benchmark (not a test): wlrun's timing modes against raw C event loops of the same mode
--- (tests/bench/modes_raw.c) on spin kernels of known duration, and the GPU time adaptive
+-- (tests/bench/evidence_raw.c) on spin kernels of known duration, and the GPU time adaptive
 -- stopping takes to reach 0.5 % noise of the median.
---   wlrun tests/bench/modes.lua -- PATH/TO/modes_raw
+--   wlrun tests/bench/modes.lua -- PATH/TO/evidence_raw
 local wl = require "wlrun"
 
-local raw = arg[1] or "build/modes_raw"
+local raw = arg[1] or "build/evidence_raw"
 local N = 200
 local k = wl.kernel { [[
 extern "C" __global__ void spin(unsigned long long ns) {
@@ -14,10 +14,10 @@ extern "C" __global__ void spin(unsigned long long ns) {
 }]], name = "spin" }
 
 local function raw_median(ns, mode, per)
-  local p = assert(io.popen(("%s %d %s %d %d"):format(raw, ns, mode, N, per)))
+  local p = assert(io.popen(("%s spin %d %s %d %d"):format(raw, ns, mode, N, per)))
   local out = p:read("a")
   p:close()
-  return assert(tonumber(out), "modes_raw printed: " .. out)
+  return assert(tonumber(out:match("^(%S+)")), "evidence_raw printed: " .. out)
 end
 
 local d = wl.device()

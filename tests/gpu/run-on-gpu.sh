@@ -33,7 +33,7 @@ for suite in gpu spec e2e; do
   step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"
 done
 step bench-launch "$bin" tests/bench/launch_overhead.lua -- "$root/build-static/launch_raw"
-step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/modes_raw"
+step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_raw"
 step evidence "$bin" tests/bench/evidence.lua -- "$root/build-static/evidence_raw"
 step gemm-sweep "$bin" scenarios/gemm_sweep.lua -o "$out/gemm.json" -o "$out/gemm.csv" -o "$out/gemm.md"
 step bandwidth "$bin" scenarios/bandwidth.lua -o "$out/bandwidth.json" -o "$out/bandwidth.md"

@@ -37,7 +37,12 @@ function report.write(doc, path, format)
     core().error("usage", ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(
       tostring(path)), 0)
   end
-  local text = report.render(doc, format)
+  return report.write_text(report.render(doc, format), path, "results")
+end
+
+-- writes text to path atomically (path.tmp, then renamed); errors are kind io and name the file
+-- ("cannot write WHAT to 'path': reason")
+function report.write_text(text, path, what)
   local tmp = path .. ".tmp"
   local function fail(msg)
     os.remove(tmp)
@@ -46,7 +51,7 @@ function report.write(doc, path, format)
     for _, p in ipairs { tmp, path } do
       if msg:sub(1, #p + 2) == p .. ": " then msg = msg:sub(#p + 3) break end
     end
-    core().error("io", ("cannot write results to '%s': %s"):format(path, msg), 0)
+    core().error("io", ("cannot write %s to '%s': %s"):format(what or "output", path, msg), 0)
   end
   local f, err = io.open(tmp, "wb")
   if not f then fail(err) end

@@ -146,20 +146,11 @@ end
 
 -- writes text to path atomically (path.tmp, then renamed); errors are kind io
 function util.write(tool, path, text)
-  local tmp = path .. ".tmp"
-  local function fail(msg)
-    os.remove(tmp)
-    msg = os_message(os_message(msg, tmp), path)
-    util.fail("io", tool, ("cannot write '%s': %s"):format(path, msg))
+  local ok, e = pcall(require("wlrun.report").write_text, text, path, "output")
+  if not ok then
+    local msg = type(e) == "table" and e.message or tostring(e)
+    util.fail("io", tool, (msg:gsub("^cannot write output to ", "cannot write ")))
   end
-  local f, err = io.open(tmp, "wb")
-  if not f then fail(err) end
-  local ok, werr = f:write(text)
-  if not ok then f:close() fail(werr) end
-  ok, werr = f:close()
-  if not ok then fail(werr) end
-  ok, werr = os.rename(tmp, path)
-  if not ok then fail(werr) end
   return path
 end
 
