@@ -153,9 +153,6 @@ function bench.run(work, opts)
     requested_mode = cfg.mode, mode = cfg.mode, flush_l2 = cfg.flush_l2, per = 1, notes = {},
     floor = bench.floor(),
   }
-  if cfg.flush_l2 and cfg.mode ~= "cold" and cfg.mode ~= "auto" then
-    r.notes[#r.notes + 1] = "--flush-l2 applies to cold samples only; ignored in " .. cfg.mode .. " mode"
-  end
   local ws, zero = working_set(work)
 
   core.set_measuring(true)
@@ -173,7 +170,7 @@ function bench.run(work, opts)
     r.notes[#r.notes + 1] = ("auto: a launch takes about %s against a cold-launch floor of %s: %s mode"):format(
       units.time(est), units.time(r.floor.empty_kernel), r.mode)
   end
-  if cfg.flush_l2 and r.mode ~= "cold" and cfg.mode == "auto" then
+  if cfg.flush_l2 and r.mode ~= "cold" then
     r.notes[#r.notes + 1] = "--flush-l2 applies to cold samples only; ignored in " .. r.mode .. " mode"
   end
   r.flush_l2 = cfg.flush_l2 and r.mode == "cold" -- what the samples really had
@@ -208,7 +205,7 @@ function bench.run(work, opts)
   r.samples, r.enqueue = got.gpu, got.enqueue
   r.stats = core.stats.summary(r.samples)
   r.enqueue_stats = core.stats.summary(r.enqueue)
-  r.shape = core.stats.shape and core.stats.shape(r.samples) or nil
+  r.shape = core.stats.shape(r.samples)
   r.time = core.clock() - wall0
   local wl = require "wlrun"
   r.warnings = checks.evaluate(r, { device = wl.device(), working_set = ws, zero_inputs = zero })
