@@ -11,7 +11,7 @@
 enum {
   OPT_SETTING = 1000, /* options that set a wl_setting, see setting_options[] */
   OPT_CONFIG = 2000, OPT_FILTER, OPT_DRY_RUN, OPT_COMPILE_ONLY, OPT_RESUME, OPT_SHARD,
-  OPT_DEVICES, OPT_HELP, OPT_VERSION, OPT_WORKER_CONFIG, OPT_WORKER_OUTPUT
+  OPT_DEVICES, OPT_HELP, OPT_VERSION, OPT_WORKER_CONFIG, OPT_WORKER_OUTPUT, OPT_WORKER_QUEUE
 };
 
 /* Command-line options that set a setting; value NULL means the option takes an argument. */
@@ -42,24 +42,6 @@ static const struct {
     {"no-cache", "compile", "cache", "false"},
 };
 #define NSETTING_OPTIONS (sizeof setting_options / sizeof setting_options[0])
-
-/* Features that exist as options but whose behaviour comes with a later version. */
-static const char *const unavailable_options[] = {
-    "--shard", "--devices",
-};
-
-static bool option_unavailable(const char *name) {
-  for (size_t i = 0; i < sizeof unavailable_options / sizeof unavailable_options[0]; i++)
-    if (strcmp(unavailable_options[i], name) == 0) return true;
-  return false;
-}
-
-static void note_unavailable(struct wl_cli *cli, const char *name) {
-  if (!option_unavailable(name)) return;
-  for (int i = 0; i < cli->nunavailable; i++)
-    if (strcmp(cli->unavailable[i], name) == 0) return;
-  if (cli->nunavailable < WL_MAX_LIST) cli->unavailable[cli->nunavailable++] = name;
-}
 
 const char *wl_output_format(const char *path) {
   static const struct { const char *ext, *format; } formats[] = {
@@ -143,6 +125,7 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
   longopts[nl++] = (struct option){"devices", required_argument, NULL, OPT_DEVICES};
   longopts[nl++] = (struct option){"worker-config", required_argument, NULL, OPT_WORKER_CONFIG};
   longopts[nl++] = (struct option){"worker-output", required_argument, NULL, OPT_WORKER_OUTPUT};
+  longopts[nl++] = (struct option){"worker-queue", required_argument, NULL, OPT_WORKER_QUEUE};
   longopts[nl++] = (struct option){"param", required_argument, NULL, 'p'};
   longopts[nl++] = (struct option){"output", required_argument, NULL, 'o'};
   longopts[nl++] = (struct option){"help", no_argument, NULL, 'h'};
@@ -188,7 +171,7 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
       }
       wl_param_free(&p);
       ok = push_list(cli->params, &cli->nparams, optarg, "-p options", err, errlen);
-      note_unavailable(cli, "-p");
+     
       break;
     }
     case 'o':
@@ -200,12 +183,12 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
       } else {
         ok = push_list(cli->outputs, &cli->noutputs, optarg, "-o files", err, errlen);
       }
-      note_unavailable(cli, "-o");
+     
       break;
     case OPT_CONFIG: cli->config = optarg; break;
-    case OPT_FILTER: cli->filter = optarg; note_unavailable(cli, "--filter"); break;
-    case OPT_DRY_RUN: cli->dry_run = true; note_unavailable(cli, "--dry-run"); break;
-    case OPT_COMPILE_ONLY: cli->compile_only = true; note_unavailable(cli, "--compile-only"); break;
+    case OPT_FILTER: cli->filter = optarg; break;
+    case OPT_DRY_RUN: cli->dry_run = true; break;
+    case OPT_COMPILE_ONLY: cli->compile_only = true; break;
     case OPT_RESUME: cli->resume = optarg; break;
     case OPT_WORKER_CONFIG: {
       long long v;
@@ -217,11 +200,11 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
       break;
     }
     case OPT_WORKER_OUTPUT: cli->worker_output = optarg; break;
-    case OPT_SHARD: ok = parse_shard(optarg, cli, err, errlen); note_unavailable(cli, "--shard"); break;
+    case OPT_WORKER_QUEUE: cli->worker_queue = optarg; break;
+    case OPT_SHARD: ok = parse_shard(optarg, cli, err, errlen); break;
     case OPT_DEVICES:
       ok = parse_devices(optarg, err, errlen);
       cli->devices = optarg;
-      note_unavailable(cli, "--devices");
       break;
     case '?':
       if (optopt == 0)

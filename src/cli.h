@@ -36,15 +36,13 @@ struct wl_cli {
   bool dry_run, compile_only;
   int worker_config;         /* --worker-config N (internal, for --isolate): run configuration N only */
   const char *worker_output; /* --worker-output FILE: where that configuration's result goes */
+  const char *worker_queue;  /* --worker-queue DIR (internal, for --devices): run from a shared queue */
   const char *tool;        /* WL_CMD_TOOL: its name; its arguments follow */
   const char **tool_args;
   int ntool_args;
   /* options given on the command line, in order, for settings (applied after wlrun.ini) */
   struct { const char *option; const char *section, *name, *value; } sets[WL_MAX_LIST];
   int nsets;
-  /* options this version does not provide yet, named for the error message */
-  const char *unavailable[WL_MAX_LIST];
-  int nunavailable;
 };
 
 /* Parses argv. On error writes a message into err and returns false (exit WL_EXIT_USAGE). */

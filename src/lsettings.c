@@ -101,6 +101,15 @@ void wl_open_settings(lua_State *L, const struct wl_cli *cli) {
   push_params(L, cli);
   set_string(L, "tool", cli->tool);
   set_string(L, "worker_output", cli->worker_output);
+  set_string(L, "worker_queue", cli->worker_queue);
+  if (cli->shard_n) {
+    lua_createtable(L, 0, 2);
+    lua_pushinteger(L, cli->shard_k);
+    lua_setfield(L, -2, "k");
+    lua_pushinteger(L, cli->shard_n);
+    lua_setfield(L, -2, "n");
+    lua_setfield(L, -2, "shard");
+  }
   if (cli->worker_config) {
     lua_pushinteger(L, cli->worker_config);
     lua_setfield(L, -2, "worker_config");

@@ -5,7 +5,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <lauxlib.h>
 #include <limits.h>
@@ -137,6 +139,137 @@ static int l_spawn(lua_State *L) {
   return 1;
 }
 
+/* core.spawn_async(argv, {stdout = path, stderr = path, env = {NAME = value}}) -> pid: starts a
+ * child and returns at once; core.wait_any(seconds) collects one that ended. */
+static int l_spawn_async(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer n = luaL_len(L, 1);
+  luaL_argcheck(L, n >= 1 && n < 4096, 1, "a list of program and arguments expected");
+  const char *out = NULL, *err = NULL;
+  int env = 0;
+  if (lua_istable(L, 2)) {
+    lua_getfield(L, 2, "stdout");
+    out = luaL_optstring(L, -1, NULL);
+    lua_getfield(L, 2, "stderr");
+    err = luaL_optstring(L, -1, NULL);
+    if (lua_getfield(L, 2, "env") == LUA_TTABLE) env = lua_gettop(L);
+  }
+  const char **argv = lua_newuserdatauv(L, sizeof *argv * (size_t)(n + 1), 0);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_geti(L, 1, i);
+    argv[i - 1] = luaL_checkstring(L, -1);
+    lua_pop(L, 1);
+  }
+  argv[n] = NULL;
+  /* the environment variables to set, as NAME=value strings kept on the stack */
+  int nenv = 0;
+  const char *envs[64];
+  if (env) {
+    lua_pushnil(L);
+    while (lua_next(L, env) && nenv < 64) {
+      envs[nenv++] = lua_pushfstring(L, "%s=%s", luaL_checkstring(L, -2), luaL_checkstring(L, -1));
+      lua_insert(L, -2); /* keep the string below the value, which lua_pop drops */
+      lua_pop(L, 1);
+    }
+  }
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) return luaL_error(L, "cannot start %s: %s", argv[0], strerror(errno));
+  if (pid == 0) {
+    for (int i = 0; i < nenv; i++) putenv((char *)envs[i]);
+    if (out) {
+      int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd < 0 || dup2(fd, 1) < 0) _exit(127);
+      close(fd);
+    }
+    if (err) {
+      int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd < 0 || dup2(fd, 2) < 0) _exit(127);
+      close(fd);
+    }
+    signal(SIGINT, SIG_DFL);
+    execvp(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  lua_pushinteger(L, pid);
+  return 1;
+}
+
+/* core.wait_any([seconds]) -> {pid, how = "exit"|"signal", code, signal} for a child that
+ * ended, or nil when none ended within seconds (default: wait as long as it takes) */
+static int l_wait_any(lua_State *L) {
+  double limit = luaL_optnumber(L, 1, -1), t0 = monotonic();
+  for (;;) {
+    int status;
+    pid_t r = waitpid(-1, &status, WNOHANG);
+    if (r > 0) {
+      lua_createtable(L, 0, 4);
+      lua_pushinteger(L, r);
+      lua_setfield(L, -2, "pid");
+      if (WIFSIGNALED(status)) {
+        lua_pushinteger(L, WTERMSIG(status));
+        lua_setfield(L, -2, "signal");
+        lua_pushliteral(L, "signal");
+      } else {
+        lua_pushinteger(L, WEXITSTATUS(status));
+        lua_setfield(L, -2, "code");
+        lua_pushliteral(L, "exit");
+      }
+      lua_setfield(L, -2, "how");
+      return 1;
+    }
+    if (r < 0 && errno == ECHILD) return 0;
+    if (limit >= 0 && monotonic() - t0 > limit) return 0;
+    struct timespec nap = {0, 2000000};
+    nanosleep(&nap, NULL);
+  }
+}
+
+/* core.kill(pid, signal) */
+static int l_kill(lua_State *L) {
+  lua_pushboolean(L, kill((pid_t)luaL_checkinteger(L, 1), (int)luaL_optinteger(L, 2, SIGTERM)) == 0);
+  return 1;
+}
+
+/* core.list_dir(path) -> the names in a directory (without . and ..), or nil and the error */
+static int l_list_dir(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  DIR *d = opendir(path);
+  if (!d) {
+    lua_pushnil(L);
+    lua_pushstring(L, strerror(errno));
+    return 2;
+  }
+  lua_newtable(L);
+  lua_Integer n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL)
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+      lua_pushstring(L, e->d_name);
+      lua_rawseti(L, -2, ++n);
+    }
+  closedir(d);
+  return 1;
+}
+
+/* core.make_dir(path) -> true, or nil and the error */
+static int l_make_dir(lua_State *L) {
+  if (mkdir(luaL_checkstring(L, 1), 0700) != 0 && errno != EEXIST) {
+    lua_pushnil(L);
+    lua_pushstring(L, strerror(errno));
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* core.getpid() */
+static int l_getpid(lua_State *L) {
+  lua_pushinteger(L, getpid());
+  return 1;
+}
+
 /* core.self_exe() -> the path of the running wlrun binary */
 static int l_self_exe(lua_State *L) {
   char buf[PATH_MAX];
@@ -150,6 +283,8 @@ static int l_self_exe(lua_State *L) {
 void wl_open_system(lua_State *L) {
   static const luaL_Reg fns[] = {{"isatty", l_isatty}, {"hash", l_hash}, {"utc_now", l_utc_now},
                                  {"cwd", l_cwd}, {"spawn", l_spawn}, {"self_exe", l_self_exe},
+                                 {"spawn_async", l_spawn_async}, {"wait_any", l_wait_any}, {"kill", l_kill},
+                                 {"list_dir", l_list_dir}, {"make_dir", l_make_dir}, {"getpid", l_getpid},
                                  {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

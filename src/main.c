@@ -30,20 +30,16 @@ static void print_version(void) {
          runtime / 1000, runtime % 1000 / 10, nvmajor, nvminor);
 }
 
-/* Options and settings that this version parses but does not act on yet are refused. */
+/* Settings that this version parses but does not act on yet are refused (none today; the
+ * mechanism stays for the next one). */
 static int refuse_unavailable(const struct wl_cli *cli) {
   const char *what = NULL;
   char buf[400];
-  if (cli->nunavailable > 0) {
-    what = cli->unavailable[0];
-  } else {
-    for (size_t i = 0; i < wl_settings_count(); i++) {
-      const struct wl_setting *s = wl_setting_at(i);
-      if (!s->available && s->source != WL_FROM_DEFAULT) {
-        snprintf(buf, sizeof buf, "%s (setting %s.%s)", s->origin, s->section, s->name);
-        what = buf;
-        break;
-      }
+  for (size_t i = 0; i < wl_settings_count() && !what; i++) {
+    const struct wl_setting *s = wl_setting_at(i);
+    if (!s->available && s->source != WL_FROM_DEFAULT) {
+      snprintf(buf, sizeof buf, "%s (setting %s.%s)", s->origin, s->section, s->name);
+      what = buf;
     }
   }
   if (!what) return WL_EXIT_OK;

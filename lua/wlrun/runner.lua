@@ -205,6 +205,93 @@ local function progress_line(i, n, cfg, axes, elapsed)
   stderr("\r\27[K%s", line:sub(1, 200))
 end
 
+local function compile_only_run() return core.compile_only() end
+
+-- the shard of this run: --shard K/N, else what Slurm or MPI say (nil: the whole space)
+function runner.shard_of()
+  local shard = require "wlrun.shard"
+  if core.cli.shard then
+    return { k = core.cli.shard.k, n = core.cli.shard.n, source = "--shard" }
+  end
+  return shard.detect(os.getenv)
+end
+
+-- keeps the shard's configurations in space.list (their global indices stay), and says so
+function runner.slice(space, s)
+  local shard = require "wlrun.shard"
+  local costs
+  local from = os.getenv("WLRUN_SHARD_COSTS") -- a previous results file: balance by its times
+  if from and from ~= "" then
+    local f = io.open(from, "rb")
+    if not f then core.error("io", ("WLRUN_SHARD_COSTS=%s: cannot read the file"):format(from), 0) end
+    local previous = require("dkjson").decode(f:read("a"))
+    f:close()
+    if type(previous) ~= "table" then core.error("usage", ("WLRUN_SHARD_COSTS=%s: not JSON"):format(from), 0) end
+    costs = shard.costs_from(previous)
+  end
+  space.total_configurations = #space.list
+  space.list = shard.slice(space.list, s.k, s.n, costs)
+  stderr("wlrun: shard %d/%d (from %s): %d of %d configurations%s\n", s.k, s.n, s.source, #space.list,
+    space.total_configurations, costs and ", balanced by the times in " .. from or "")
+end
+
+-- --devices 0,1,...: a child process per device at a time, each configuration to the first free
+-- device (CUDA_VISIBLE_DEVICES); results merged as they finish
+function runner.run_devices(sc, space, doc, outputs, done)
+  local wl = wlrun()
+  local devices = {}
+  for d in core.cli.devices:gmatch("%d+") do devices[#devices + 1] = tonumber(d) end
+  local n = wl.device_count()
+  for _, d in ipairs(devices) do
+    if d >= n then core.error("no_device", ("--devices: no CUDA device %d (this machine has %d)"):format(d, n), 0) end
+  end
+  local todo = {}
+  for _, cfg in ipairs(space.list) do
+    local old = done[runner.params_key(cfg.params)]
+    if old then
+      old.index, old.resumed = cfg.index, true
+      doc.configurations[#doc.configurations + 1] = old
+    else
+      todo[#todo + 1] = cfg
+    end
+  end
+  local progress = wl.settings.output.progress and not wl.settings.output.quiet and core.isatty(2)
+  local t0, finished, failed, first_failure, interrupt = core.clock(), 0, 0, nil, nil
+  require("wlrun.isolate").run_on_devices(todo, devices, wl.settings.run.config_timeout, function(entry, stop)
+    doc.configurations[#doc.configurations + 1] = entry
+    table.sort(doc.configurations, function(a, b) return a.index < b.index end)
+    finished = finished + 1
+    if entry.status == "failed" and entry.kind ~= "interrupted" then
+      failed = failed + 1
+      first_failure = first_failure or entry
+      if progress then stderr("\r\27[K") end
+      stderr("wlrun: configuration %d (%s) failed on device %d: %s\n", entry.index,
+        sweep.describe(entry.params, space.axes), entry.device_index, entry.error)
+    end
+    interrupt = interrupt or stop
+    save(doc, outputs)
+    if progress then
+      local elapsed = core.clock() - t0
+      stderr("\r\27[K[%d/%d on %d devices] ETA %s", finished, #todo, #devices,
+        units.time(elapsed / finished * (#todo - finished), "%.0f %s"))
+    end
+  end)
+  if progress then stderr("\r\27[K") end
+  if interrupt then
+    core.error("interrupted", ("interrupted; %d finished configurations are in %s"):format(
+      #doc.configurations, #outputs > 0 and outputs[1].path or "no output file (-o)"), 0)
+  end
+  doc.finished, doc.complete = core.utc_now(), true
+  doc.devices = devices
+  save(doc, outputs)
+  io.stdout:write(require("wlrun.report").render(doc, wl.settings.output.format))
+  io.stdout:flush()
+  if failed > 0 then
+    core.error(first_failure.kind, ("%d of %d configurations failed (the first: %s)"):format(failed, #todo,
+      first_failure.error:match("[^\n]*")), 0)
+  end
+end
+
 -- a configuration's identity across runs: its parameters, in name order
 function runner.params_key(params)
   local names = {}
@@ -246,7 +333,14 @@ function runner.run(sc, script)
   local wl = wlrun()
   local cli = core.cli
   local space = sweep.expand(sc, cli.params, cli.filter)
+  local shard = runner.shard_of() -- --shard K/N, or Slurm's or MPI's variables (docs/cluster.md)
+  if shard and shard.local_rank and not cli.worker_config and not cli.worker_queue and not compile_only_run()
+      and wl.setting_origin("run", "device").source == "default" and not cli.devices then
+    local n = wl.device_count()
+    if n > 0 then wl.select_device(require("wlrun.shard").local_device(shard.local_rank, n)) end
+  end
   if cli.dry_run then
+    if shard then runner.slice(space, shard) end
     print_dry_run(space, sc)
     return
   end
@@ -272,10 +366,22 @@ function runner.run(sc, script)
   end
   local quiet = wl.settings.output.quiet
   local progress = wl.settings.output.progress and not quiet and core.isatty(2)
-  local ctx = { device = device, compile_only = compile_only, quiet = quiet or cli.worker_config ~= nil }
+  local ctx = { device = device, compile_only = compile_only,
+                quiet = quiet or cli.worker_config ~= nil or cli.worker_queue ~= nil }
   local isolate = require "wlrun.isolate"
   if cli.worker_config then -- a child of --isolate: one configuration, its entry to a file
     return isolate.worker(sc, space, cli.worker_config, cli.worker_output, run_config, ctx)
+  end
+  if cli.worker_queue then -- a worker of --devices: configurations from the shared queue
+    return isolate.queue_worker(sc, space, cli.worker_queue, run_config, ctx)
+  end
+  if shard then
+    runner.slice(space, shard)
+    doc.shard = { k = shard.k, n = shard.n, source = shard.source }
+    doc.scenario.total_configurations = space.total_configurations
+  end
+  if cli.devices and not compile_only then
+    return runner.run_devices(sc, space, doc, outputs, done)
   end
   local timeout = wl.settings.run.config_timeout
   local isolated = not compile_only and (wl.settings.run.isolate or timeout > 0)
