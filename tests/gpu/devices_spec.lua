@@ -11,7 +11,7 @@ local src = [=[extern "C" __global__ void spin(unsigned long long ns) {
 }]=]
 return wl.scenario {
   name = "queue", params = { i = wl.range(1, 12) },
-  timing = { mode = "cold", warmup = 5, iters = 200 },
+  timing = { mode = "cold", warmup = 5, iters = 600 }, -- 0.6 s a configuration
   setup = function(p)
     return { launch = wl.kernel { src, name = "spin" }:bind { grid = 1, block = 1, args = { 1000000 } } }
   end,

@@ -126,7 +126,7 @@ local function check(docs, paths)
     end
     local ta, tb = total_of(a), total_of(b)
     if ta and tb and ta ~= tb then
-      util.fail("usage", TOOL, ("'%s' and '%s' are shards of different parameter spaces (%d and %d configurations: other -p or --filter?)"):format(
+      util.fail("usage", TOOL, ("'%s' and '%s' are of different parameter spaces (%d and %d configurations: other -p or --filter?): only the shards of one sweep merge"):format(
         pa, pb, ta, tb))
     end
     local da, db = device(a), device(b)
