@@ -165,11 +165,14 @@ static int l_spawn_async(lua_State *L) {
   int nenv = 0;
   const char *envs[64];
   if (env) {
+    lua_newtable(L); /* keeps the strings alive */
+    int keep = lua_gettop(L);
     lua_pushnil(L);
-    while (lua_next(L, env) && nenv < 64) {
+    while (lua_next(L, env)) {
+      if (nenv == 64) return luaL_error(L, "at most 64 environment variables");
       envs[nenv++] = lua_pushfstring(L, "%s=%s", luaL_checkstring(L, -2), luaL_checkstring(L, -1));
-      lua_insert(L, -2); /* keep the string below the value, which lua_pop drops */
-      lua_pop(L, 1);
+      lua_rawseti(L, keep, nenv);
+      lua_pop(L, 1); /* the value; the key stays for lua_next */
     }
   }
   fflush(stdout);
