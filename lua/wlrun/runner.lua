@@ -207,34 +207,6 @@ end
 
 local function compile_only_run() return core.compile_only() end
 
--- the shard of this run: --shard K/N, else what Slurm or MPI say (nil: the whole space)
-function runner.shard_of()
-  local shard = require "wlrun.shard"
-  if core.cli.shard then
-    return { k = core.cli.shard.k, n = core.cli.shard.n, source = "--shard" }
-  end
-  return shard.detect(os.getenv)
-end
-
--- keeps the shard's configurations in space.list (their global indices stay), and says so
-function runner.slice(space, s)
-  local shard = require "wlrun.shard"
-  local costs
-  local from = os.getenv("WLRUN_SHARD_COSTS") -- a previous results file: balance by its times
-  if from and from ~= "" then
-    local f = io.open(from, "rb")
-    if not f then core.error("io", ("WLRUN_SHARD_COSTS=%s: cannot read the file"):format(from), 0) end
-    local previous = require("dkjson").decode(f:read("a"))
-    f:close()
-    if type(previous) ~= "table" then core.error("usage", ("WLRUN_SHARD_COSTS=%s: not JSON"):format(from), 0) end
-    costs = shard.costs_from(previous)
-  end
-  space.total_configurations = #space.list
-  space.list = shard.slice(space.list, s.k, s.n, costs)
-  stderr("wlrun: shard %d/%d (from %s): %d of %d configurations%s\n", s.k, s.n, s.source, #space.list,
-    space.total_configurations, costs and ", balanced by the times in " .. from or "")
-end
-
 -- --devices 0,1,...: a child process per device at a time, each configuration to the first free
 -- device (CUDA_VISIBLE_DEVICES); results merged as they finish
 function runner.run_devices(sc, space, doc, outputs, done)
@@ -333,14 +305,22 @@ function runner.run(sc, script)
   local wl = wlrun()
   local cli = core.cli
   local space = sweep.expand(sc, cli.params, cli.filter)
-  local shard = runner.shard_of() -- --shard K/N, or Slurm's or MPI's variables (docs/cluster.md)
+  -- --shard K/N, or Slurm's or MPI's variables (docs/cluster.md); the slice is applied below,
+  -- after the workers of --isolate and --devices, which look configurations up by index
+  local sh = require "wlrun.shard"
+  local slice, shard = sh.select(space.list, { shard = cli.shard })
+  local function apply_shard()
+    if not shard then return end
+    space.total_configurations, space.list = shard.total, slice
+    stderr("wlrun: %s\n", sh.message(shard))
+  end
   if shard and shard.local_rank and not cli.worker_config and not cli.worker_queue and not compile_only_run()
       and wl.setting_origin("run", "device").source == "default" and not cli.devices then
     local n = wl.device_count()
-    if n > 0 then wl.select_device(require("wlrun.shard").local_device(shard.local_rank, n)) end
+    if n > 0 then wl.select_device(sh.local_device(shard.local_rank, n)) end
   end
   if cli.dry_run then
-    if shard then runner.slice(space, shard) end
+    apply_shard()
     print_dry_run(space, sc)
     return
   end
@@ -376,7 +356,7 @@ function runner.run(sc, script)
     return isolate.queue_worker(sc, space, cli.worker_queue, run_config, ctx)
   end
   if shard then
-    runner.slice(space, shard)
+    apply_shard()
     doc.shard = { k = shard.k, n = shard.n, source = shard.source }
     doc.scenario.total_configurations = space.total_configurations
   end

@@ -299,8 +299,8 @@ function shard.select(list, opts)
   if explicit then
     info = shard.parse(("%s/%s"):format(explicit.k, explicit.n))
     info.source = "--shard"
-    local env = shard.detect(getenv) -- the local rank still chooses the device
-    info.local_rank = env and env.local_rank or nil
+    local ok, env = pcall(shard.detect, getenv) -- the local rank still chooses the device
+    info.local_rank = ok and env and env.local_rank or nil
   else
     info = shard.detect(getenv)
   end

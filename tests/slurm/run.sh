@@ -58,6 +58,7 @@ chmod 755 "$T/munge"
 pids=()
 passed=0
 
+# shellcheck disable=SC2317  # (run by the trap)
 cleanup() {
   local rc=$?
   if [ -n "${SLURM_CONF:-}" ] && [ -f "$SLURM_CONF" ]; then
@@ -223,9 +224,10 @@ grep -qF "3 files: $total of $total configurations, complete" "$T/out/merge.err"
 "$WLRUN" compare "$T/out/merged.json" "$T/out/merged.json" >"$T/out/compare.txt" 2>&1 || fail "wlrun compare: $(cat "$T/out/compare.txt")"
 # the same samples on both sides: ratio 1 everywhere (host timings may be too noisy for "same"
 # everywhere: "uncertain" is allowed, "slower" and "faster" are not)
-grep -qE "^Verdicts: ([0-9]+ (same|uncertain)(, )?)+$" "$T/out/compare.txt" \
-  && grep -qE "^Geometric mean of NEW/BASE over $total configurations: 1\.000 " "$T/out/compare.txt" \
-  || fail "wlrun compare of the merged file with itself: $(grep -E '^(Verdicts|Geometric)' "$T/out/compare.txt")"
+if ! grep -qE "^Verdicts: ([0-9]+ (same|uncertain)(, )?)+$" "$T/out/compare.txt" \
+  || ! grep -qE "^Geometric mean of NEW/BASE over $total configurations: 1\.000 " "$T/out/compare.txt"; then
+  fail "wlrun compare of the merged file with itself: $(grep -E '^(Verdicts|Geometric)' "$T/out/compare.txt")"
+fi
 say "ok: wlrun merge made one complete document of $total configurations; compare finds it the same as itself"
 
 # --- 3: srun ----------------------------------------------------------------------------------

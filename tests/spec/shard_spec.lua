@@ -392,6 +392,10 @@ describe("shard.select", function()
     assert.same({ 3, 7 }, { s[1].index, s[2].index })
     assert.same({ 3, 4, "--shard", 1, 2, 10 }, { info.k, info.n, info.source, info.local_rank, info.count, info.total })
     assert.equal("shard 3/4 (from --shard): 2 of 10 configurations", shard.message(info))
+    -- malformed variables do not matter then
+    s, info = shard.select(list, { shard = { k = 1, n = 2 }, getenv = function(n) return n == "PMI_RANK" and "x" or nil end })
+    assert.same({ 1, 2, 5 }, { info.k, info.n, #s })
+    assert.is_nil(info.local_rank)
   end)
 
   it("from the environment, balanced by the costs file WLRUN_SHARD_COSTS names", function()
