@@ -58,23 +58,20 @@ static double monotonic(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* core.spawn(argv, {timeout = s, stdout = path, stderr = path}) -> {how = "exit"|"signal"|
- * "timeout", code = n, signal = n, time = s}: runs a child process (no shell), waits at most
- * timeout seconds (0: no limit), then kills it (SIGTERM, and SIGKILL a second later). Ctrl-C in
- * the parent reaches the child too (same process group); the parent waits for it. */
-static int l_spawn(lua_State *L) {
+/* Reads a child's command line (table at arg 1) and its options (table at arg 2: stdout,
+ * stderr, env) and starts it: fork, redirections, environment, exec. Returns its pid. */
+static pid_t start_child(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_Integer n = luaL_len(L, 1);
   luaL_argcheck(L, n >= 1 && n < 4096, 1, "a list of program and arguments expected");
-  double timeout = 0;
   const char *out = NULL, *err = NULL;
+  int env = 0;
   if (lua_istable(L, 2)) {
-    lua_getfield(L, 2, "timeout");
-    timeout = luaL_optnumber(L, -1, 0);
     lua_getfield(L, 2, "stdout");
     out = luaL_optstring(L, -1, NULL);
     lua_getfield(L, 2, "stderr");
     err = luaL_optstring(L, -1, NULL);
+    if (lua_getfield(L, 2, "env") == LUA_TTABLE) env = lua_gettop(L);
   }
   const char **argv = lua_newuserdatauv(L, sizeof *argv * (size_t)(n + 1), 0);
   for (lua_Integer i = 1; i <= n; i++) {
@@ -83,33 +80,60 @@ static int l_spawn(lua_State *L) {
     lua_pop(L, 1);
   }
   argv[n] = NULL;
+  /* the environment variables to set, as NAME=value strings kept alive in a table */
+  int nenv = 0;
+  const char *envs[64];
+  if (env) {
+    lua_newtable(L);
+    int keep = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, env)) {
+      if (nenv == 64) return luaL_error(L, "at most 64 environment variables");
+      envs[nenv++] = lua_pushfstring(L, "%s=%s", luaL_checkstring(L, -2), luaL_checkstring(L, -1));
+      lua_rawseti(L, keep, nenv);
+      lua_pop(L, 1); /* the value; the key stays for lua_next */
+    }
+  }
   fflush(stdout);
   fflush(stderr);
-  double t0 = monotonic();
   pid_t pid = fork();
   if (pid < 0) return luaL_error(L, "cannot start %s: %s", argv[0], strerror(errno));
   if (pid == 0) {
-    if (out) {
-      int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd < 0 || dup2(fd, 1) < 0) _exit(127);
-      close(fd);
-    }
-    if (err) {
-      int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd < 0 || dup2(fd, 2) < 0) _exit(127);
+    for (int i = 0; i < nenv; i++) putenv((char *)envs[i]);
+    const char *files[2] = {out, err};
+    for (int i = 0; i < 2; i++) {
+      if (!files[i]) continue;
+      int fd = open(files[i], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd < 0 || dup2(fd, i + 1) < 0) _exit(127);
       close(fd);
     }
     signal(SIGINT, SIG_DFL);
     execvp(argv[0], (char *const *)argv);
     _exit(127);
   }
+  return pid;
+}
+
+/* core.spawn(argv, {timeout = s, stdout = path, stderr = path}) -> {how = "exit"|"signal"|
+ * "timeout", code = n, signal = n, time = s}: runs a child process (no shell), waits at most
+ * timeout seconds (0: no limit), then kills it (SIGTERM, and SIGKILL a second later). Ctrl-C in
+ * the parent reaches the child too (same process group); the parent waits for it. */
+static int l_spawn(lua_State *L) {
+  double timeout = 0;
+  if (lua_istable(L, 2)) {
+    lua_getfield(L, 2, "timeout");
+    timeout = luaL_optnumber(L, -1, 0);
+    lua_pop(L, 1);
+  }
+  double t0 = monotonic();
+  pid_t pid = start_child(L);
   int status = 0;
   bool timed_out = false;
   double killed_at = 0;
   for (;;) {
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) break;
-    if (r < 0 && errno != EINTR) return luaL_error(L, "waiting for %s: %s", argv[0], strerror(errno));
+    if (r < 0 && errno != EINTR) return luaL_error(L, "waiting for a child process: %s", strerror(errno));
     double now = monotonic();
     if (timeout > 0 && !timed_out && now - t0 > timeout) {
       timed_out = true;
@@ -142,60 +166,7 @@ static int l_spawn(lua_State *L) {
 /* core.spawn_async(argv, {stdout = path, stderr = path, env = {NAME = value}}) -> pid: starts a
  * child and returns at once; core.wait_any(seconds) collects one that ended. */
 static int l_spawn_async(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
-  lua_Integer n = luaL_len(L, 1);
-  luaL_argcheck(L, n >= 1 && n < 4096, 1, "a list of program and arguments expected");
-  const char *out = NULL, *err = NULL;
-  int env = 0;
-  if (lua_istable(L, 2)) {
-    lua_getfield(L, 2, "stdout");
-    out = luaL_optstring(L, -1, NULL);
-    lua_getfield(L, 2, "stderr");
-    err = luaL_optstring(L, -1, NULL);
-    if (lua_getfield(L, 2, "env") == LUA_TTABLE) env = lua_gettop(L);
-  }
-  const char **argv = lua_newuserdatauv(L, sizeof *argv * (size_t)(n + 1), 0);
-  for (lua_Integer i = 1; i <= n; i++) {
-    lua_geti(L, 1, i);
-    argv[i - 1] = luaL_checkstring(L, -1);
-    lua_pop(L, 1);
-  }
-  argv[n] = NULL;
-  /* the environment variables to set, as NAME=value strings kept on the stack */
-  int nenv = 0;
-  const char *envs[64];
-  if (env) {
-    lua_newtable(L); /* keeps the strings alive */
-    int keep = lua_gettop(L);
-    lua_pushnil(L);
-    while (lua_next(L, env)) {
-      if (nenv == 64) return luaL_error(L, "at most 64 environment variables");
-      envs[nenv++] = lua_pushfstring(L, "%s=%s", luaL_checkstring(L, -2), luaL_checkstring(L, -1));
-      lua_rawseti(L, keep, nenv);
-      lua_pop(L, 1); /* the value; the key stays for lua_next */
-    }
-  }
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) return luaL_error(L, "cannot start %s: %s", argv[0], strerror(errno));
-  if (pid == 0) {
-    for (int i = 0; i < nenv; i++) putenv((char *)envs[i]);
-    if (out) {
-      int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd < 0 || dup2(fd, 1) < 0) _exit(127);
-      close(fd);
-    }
-    if (err) {
-      int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd < 0 || dup2(fd, 2) < 0) _exit(127);
-      close(fd);
-    }
-    signal(SIGINT, SIG_DFL);
-    execvp(argv[0], (char *const *)argv);
-    _exit(127);
-  }
-  lua_pushinteger(L, pid);
+  lua_pushinteger(L, start_child(L));
   return 1;
 }
 
