@@ -12,7 +12,7 @@ M.defaults = {
   min_samples = 3,    -- fewer samples on either side: "uncertain"
 }
 
-local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+local finite = require("wlrun.units").finite
 M.finite = finite
 
 ---------------------------------------------------------------------------------------------

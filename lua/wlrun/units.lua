@@ -1,6 +1,9 @@
 -- Formatting of quantities with scaled units (for reports; printers format, never compute).
 local units = {}
 
+-- a number that is neither NaN nor infinite (JSON writes the others as null)
+function units.finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+
 local function scaled(v, steps, fmt)
   if v ~= v then return "nan" end
   local a = math.abs(v)

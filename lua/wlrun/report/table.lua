@@ -6,7 +6,7 @@ local units = require "wlrun.units"
 
 local M = {}
 
-local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+local finite = require("wlrun.units").finite
 M.finite = finite
 
 -- the parameter axes: doc.scenario.axes, else every configuration's parameter names, sorted

@@ -14,7 +14,7 @@ M.util = util
 
 local function core() return require "wlrun.core" end
 
-local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+local finite = require("wlrun.units").finite
 
 ---------------------------------------------------------------------------------------------
 -- shared helpers

@@ -14,7 +14,7 @@ local util = C.util
 local M = {}
 local TOOL = "plot"
 
-local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+local finite = require("wlrun.units").finite
 
 local function fail(kind, msg) util.fail(kind, TOOL, msg) end
 
