@@ -163,8 +163,7 @@ static int error_tostring(lua_State *L) {
 /* wl.error(kind, message [, level]): raise an error with a kind (an exit code). */
 static int core_error(lua_State *L) {
   static const char *const kinds[] = {"script", "usage", "config", "no_device", "cuda",   "compile",
-                                      "regression", "unavailable", "io", "interrupted", "timeout",
-                                      "crash", NULL};
+                                      "regression", "io", "interrupted", "timeout", "crash", NULL};
   int kind = luaL_checkoption(L, 1, NULL, kinds);
   const char *msg = luaL_checkstring(L, 2);
   int level = (int)luaL_optinteger(L, 3, 1);
@@ -351,10 +350,6 @@ static int call_tool(lua_State *L) {
   lua_getfield(L, -1, "cli");
   lua_getfield(L, -1, "tool_args");
   int args = lua_gettop(L);
-  lua_pushfstring(L, "lua/wlrun/tools/%s.lua", name);
-  bool present = wl_embedded_find(lua_tostring(L, -1)) || getenv("WLRUN_LUA_DIR");
-  if (!present)
-    return wl_raise(L, WL_EXIT_UNAVAILABLE, "'wlrun %s' is not available in this version of wlrun yet", name);
   lua_getglobal(L, "require");
   lua_pushfstring(L, "wlrun.tools.%s", name);
   lua_call(L, 1, 1);

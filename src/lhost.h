@@ -19,8 +19,7 @@ enum wl_exit wl_host_run_script(lua_State *L, const struct wl_cli *cli);
 /* Calls require(module)[fn](cli) protected; for subcommands implemented in Lua. */
 enum wl_exit wl_host_run_command(lua_State *L, const char *module, const char *fn);
 
-/* Runs the tool subcommand NAME (wlrun.tools.NAME's main(args)); exit 8 if this version has
- * no such module yet. */
+/* Runs the tool subcommand NAME (wlrun.tools.NAME's main(args)). */
 enum wl_exit wl_host_run_tool(lua_State *L, const char *name);
 
 void wl_host_close(lua_State *L);

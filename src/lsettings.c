@@ -31,13 +31,11 @@ static void push_settings(lua_State *L) {
     lua_setfield(L, -2, s->name);
     lua_pop(L, 1);
     luaL_getsubtable(L, -1, s->section);
-    lua_createtable(L, 0, 4);
+    lua_createtable(L, 0, 3);
     lua_pushstring(L, wl_source_name(s->source));
     lua_setfield(L, -2, "source");
     lua_pushstring(L, s->origin);
     lua_setfield(L, -2, "origin");
-    lua_pushboolean(L, s->available);
-    lua_setfield(L, -2, "available");
     lua_pushstring(L, s->help);
     lua_setfield(L, -2, "help");
     lua_setfield(L, -2, s->name);

@@ -30,23 +30,6 @@ static void print_version(void) {
          runtime / 1000, runtime % 1000 / 10, nvmajor, nvminor);
 }
 
-/* Settings that this version parses but does not act on yet are refused (none today; the
- * mechanism stays for the next one). */
-static int refuse_unavailable(const struct wl_cli *cli) {
-  const char *what = NULL;
-  char buf[400];
-  for (size_t i = 0; i < wl_settings_count() && !what; i++) {
-    const struct wl_setting *s = wl_setting_at(i);
-    if (!s->available && s->source != WL_FROM_DEFAULT) {
-      snprintf(buf, sizeof buf, "%s (setting %s.%s)", s->origin, s->section, s->name);
-      what = buf;
-    }
-  }
-  if (!what) return WL_EXIT_OK;
-  fprintf(stderr, "wlrun: %s is not available in this version of wlrun yet\n", what);
-  return WL_EXIT_UNAVAILABLE;
-}
-
 static int run(int argc, char **argv, struct wl_cli *cli_out);
 
 int main(int argc, char **argv) {
@@ -80,8 +63,6 @@ static int run(int argc, char **argv, struct wl_cli *cli_out) {
     return io_error ? WL_EXIT_IO : WL_EXIT_CONFIG;
   }
   if (!wl_cli_apply_settings(&cli, err, sizeof err)) return usage_error(err);
-  int refused = refuse_unavailable(&cli);
-  if (refused) return refused;
 
   if (cli.command != WL_CMD_RUN) { /* info and the tools are Lua modules with a main() */
     lua_State *L = wl_host_new(&cli);

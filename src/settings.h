@@ -27,7 +27,6 @@ struct wl_setting {
   const char *fallback; /* built-in default, as text; NULL for none */
   double min, max;      /* bounds for WL_INT, WL_NUMBER, WL_DURATION, WL_PERCENT */
   const char *words;    /* WL_ENUM: the allowed words, separated by '|' */
-  bool available;       /* false: parsed and validated, refused when set (not implemented yet) */
   const char *help;
 
   /* current value */

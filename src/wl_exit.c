@@ -20,7 +20,6 @@ static const struct {
     {WL_EXIT_CUDA, "timeout"}, /* a configuration that hung and was stopped */
     {WL_EXIT_COMPILE, "compile"},
     {WL_EXIT_REGRESSION, "regression"},
-    {WL_EXIT_UNAVAILABLE, "unavailable"},
     {WL_EXIT_IO, "io"},
     {WL_EXIT_INTERRUPTED, "interrupted"},
 };

@@ -13,7 +13,6 @@ enum wl_exit {
   WL_EXIT_CUDA = 5,        /* a CUDA call failed (launch, fault, out of memory) */
   WL_EXIT_COMPILE = 6,     /* NVRTC compile error */
   WL_EXIT_REGRESSION = 7,  /* compare found a regression */
-  WL_EXIT_UNAVAILABLE = 8, /* a feature that this version does not provide yet */
   WL_EXIT_IO = 9,          /* a file could not be read or written */
   WL_EXIT_INTERRUPTED = 130
 };

@@ -76,11 +76,18 @@ describe("wlrun running a script", function()
 
   it("maps error kinds to exit codes", function()
     local codes = { usage = 2, config = 3, no_device = 4, cuda = 5, compile = 6, regression = 7,
-                    unavailable = 8, io = 9, script = 1 }
+                    io = 9, script = 1, timeout = 5, crash = 1, interrupted = 130 }
     for kind, code in pairs(codes) do
       local r = h.run_script(("require('wlrun').error(%q, 'x')"):format(kind))
       assert.equal(code, r.code, kind .. ": " .. r.stderr)
     end
+  end)
+
+  it("has no kind 'unavailable' and no exit code 8", function()
+    local r = h.run_script("require('wlrun').error('unavailable', 'x')")
+    assert.equal(1, r.code, r.stderr)
+    assert.matches("invalid option 'unavailable'", r.stderr)
+    assert.falsy(h.read(h.source_dir .. "/docs/cli.md"):find("\n    8 "), "docs/cli.md lists exit code 8")
   end)
 
   it("survives errors in coroutines, __gc and deep recursion", function()
