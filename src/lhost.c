@@ -1,6 +1,7 @@
 #include "lhost.h"
 
 #include "cuda_common.h"
+#include "ljson.h"
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -218,6 +219,8 @@ static int setup_state(lua_State *L) {
   lua_pushlightuserdata(L, (void *)cli);
   lua_pushcclosure(L, open_core, 1);
   lua_setfield(L, -2, "wlrun.core");
+  lua_pushcfunction(L, luaopen_wlrun_json);
+  lua_setfield(L, -2, "wlrun.json");
   lua_pop(L, 1);
   /* the embedded searcher goes right after the preload searcher */
   lua_getglobal(L, "package");

@@ -1,0 +1,120 @@
+/* json.decode: JSON text to Lua values through jansson (docs/architecture.md, "JSON"). jansson
+ * parses into its tree (refusing duplicate keys, trailing data, invalid UTF-8, lone surrogates,
+ * integers beyond 64 bits), then the tree becomes Lua values. The tree is owned by a userdata that
+ * is also a to-be-closed slot, so that it is freed on every path, a memory error in Lua included.
+ *
+ * JSON null becomes nil: an object's key is absent, an array gets a hole (its length is then
+ * unreliable). A table that is empty once built carries the mark of what it was (json.object or
+ * json.array), so that it is written back the same way; others carry no metatable. */
+#include "ljson.h"
+
+#include <jansson.h>
+#include <lauxlib.h>
+#include <limits.h>
+#include <string.h>
+
+struct tree {
+  json_t *root;
+};
+
+static int tree_close(lua_State *L) {
+  struct tree *t = lua_touserdata(L, 1);
+  if (t->root) json_decref(t->root);
+  t->root = NULL;
+  return 0;
+}
+
+static void set_mark(lua_State *L, const char *mark) {
+  luaL_setmetatable(L, mark);
+}
+
+/* Pushes the value of v (nil for null). jansson limits the depth to 2048, hence the recursion. */
+static void push_value(lua_State *L, json_t *v) {
+  luaL_checkstack(L, 4, "json.decode: nesting too deep");
+  switch (json_typeof(v)) {
+  case JSON_OBJECT: {
+    size_t size = json_object_size(v);
+    lua_createtable(L, 0, size > INT_MAX ? INT_MAX : (int)size);
+    const char *key;
+    size_t key_len;
+    json_t *value;
+    int empty = 1;
+    json_object_keylen_foreach(v, key, key_len, value) {
+      if (json_is_null(value)) continue;
+      lua_pushlstring(L, key, key_len);
+      push_value(L, value);
+      lua_rawset(L, -3);
+      empty = 0;
+    }
+    if (empty) set_mark(L, WL_JSON_OBJECT_MARK);
+    break;
+  }
+  case JSON_ARRAY: {
+    size_t size = json_array_size(v);
+    lua_createtable(L, size > INT_MAX ? INT_MAX : (int)size, 0);
+    int empty = 1;
+    for (size_t i = 0; i < size; i++) {
+      json_t *e = json_array_get(v, i);
+      if (!e || json_is_null(e)) continue;
+      push_value(L, e);
+      lua_rawseti(L, -2, (lua_Integer)i + 1);
+      empty = 0;
+    }
+    if (empty) set_mark(L, WL_JSON_ARRAY_MARK);
+    break;
+  }
+  case JSON_STRING: lua_pushlstring(L, json_string_value(v), json_string_length(v)); break;
+  case JSON_INTEGER: lua_pushinteger(L, (lua_Integer)json_integer_value(v)); break;
+  case JSON_REAL: lua_pushnumber(L, (lua_Number)json_real_value(v)); break;
+  case JSON_TRUE: lua_pushboolean(L, 1); break;
+  case JSON_FALSE: lua_pushboolean(L, 0); break;
+  case JSON_NULL:
+  default: lua_pushnil(L); break;
+  }
+}
+
+/* nil, message, line, column, position (1-based bytes) */
+static int decode_error(lua_State *L, const json_error_t *err, size_t len) {
+  int line = err->line > 0 ? err->line : 1, column = err->column > 0 ? err->column : 1;
+  lua_Integer position = err->position > 0 ? (lua_Integer)err->position : 1;
+  if ((size_t)position > len + 1) position = (lua_Integer)len + 1;
+  const char *extra = "";
+  if (strstr(err->text, "too big"))
+    extra = " (an integer beyond 64 bits: write it with a fraction or an exponent to read it as a float)";
+  lua_pushnil(L);
+  lua_pushfstring(L, "invalid JSON at line %d, column %d: %s%s", line, column, err->text, extra);
+  lua_pushinteger(L, line);
+  lua_pushinteger(L, column);
+  lua_pushinteger(L, position);
+  return 5;
+}
+
+int wl_json_decode(lua_State *L) {
+  size_t len;
+  const char *text = luaL_checklstring(L, 1, &len);
+  lua_settop(L, 1);
+  if (len == 0) {
+    lua_pushnil(L);
+    lua_pushliteral(L, "invalid JSON at line 1, column 1: the text is empty");
+    lua_pushinteger(L, 1);
+    lua_pushinteger(L, 1);
+    lua_pushinteger(L, 1);
+    return 5;
+  }
+  struct tree *t = lua_newuserdatauv(L, sizeof *t, 0);
+  t->root = NULL;
+  if (luaL_newmetatable(L, "wlrun.json.tree")) {
+    lua_pushcfunction(L, tree_close);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, tree_close);
+    lua_setfield(L, -2, "__close");
+  }
+  lua_setmetatable(L, -2);
+  lua_toclose(L, 2);
+  json_error_t err;
+  t->root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+  if (!t->root) return decode_error(L, &err, len);
+  push_value(L, t->root);
+  lua_closeslot(L, 2); /* frees the tree now */
+  return 1;
+}

@@ -1,0 +1,606 @@
+/* json.encode: Lua values to JSON text (docs/architecture.md, "JSON"). One pass over the value,
+ * writing into a growing buffer; tables are read raw (no metamethods), objects' keys are sorted
+ * so that the text does not depend on the hash order.
+ *
+ * The buffer is not a luaL_Buffer: that one must sit at the top of the stack whenever it grows,
+ * and the walk keeps the tables and lua_next's keys there. It is malloc'ed, owned by a userdata
+ * that is also a to-be-closed slot, so that an error (raised with the path in the document)
+ * frees it at once. */
+#include "ljson.h"
+
+#include <lauxlib.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 1000
+#define NOT_LISTED SIZE_MAX
+
+struct name { /* a string of an option's list, anchored by the options table */
+  const char *s;
+  size_t len;
+};
+
+struct names {
+  const struct name *v;
+  size_t n;
+};
+
+struct orders_entry { /* opts.orders[key] */
+  struct name key;
+  struct names order;
+};
+
+struct key { /* a key of the object being written: s (string) or i (integer) */
+  const char *s;
+  size_t len;
+  lua_Integer i;
+  size_t rank;
+};
+
+struct level { /* an open table, and the key of the member being written in it */
+  const void *table;
+  struct name owner; /* the key the table sits under (an array's key for its elements) */
+  struct key member;
+  int in_array;
+};
+
+struct encoder {
+  lua_State *L;
+  char *out;
+  size_t n, cap;
+  struct key *keys; /* a stack: each open object's keys */
+  size_t nkeys, keys_cap;
+  int depth, indent, mark_object, mark_array;
+  struct names order, objects, arrays;
+  const struct orders_entry *orders;
+  size_t norders;
+  struct level *path; /* MAX_DEPTH + 1 levels; path[0] stands for the outside */
+};
+
+static int encoder_close(lua_State *L) {
+  struct encoder *e = lua_touserdata(L, 1);
+  free(e->out);
+  free(e->keys);
+  free(e->path);
+  e->out = NULL;
+  e->keys = NULL;
+  e->path = NULL;
+  return 0;
+}
+
+/* ---- errors: "json.encode: ... at a.b[3].c" ---- */
+
+static int is_identifier(const char *s, size_t len) {
+  if (len == 0 || len > 64 || !(s[0] == '_' || ((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z')))
+    return 0;
+  for (size_t i = 1; i < len; i++) {
+    char c = s[i];
+    if (!(c == '_' || (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'))) return 0;
+  }
+  return 1;
+}
+
+static void add_member(luaL_Buffer *b, const struct level *l, int first) {
+  if (l->in_array || !l->member.s) {
+    lua_pushfstring(b->L, "[%I]", (LUAI_UACINT)l->member.i);
+    luaL_addvalue(b);
+  } else if (is_identifier(l->member.s, l->member.len)) {
+    if (!first) luaL_addchar(b, '.');
+    luaL_addlstring(b, l->member.s, l->member.len);
+  } else {
+    luaL_addstring(b, "[\"");
+    luaL_addlstring(b, l->member.s, l->member.len > 40 ? 40 : l->member.len);
+    luaL_addstring(b, l->member.len > 40 ? "...\"]" : "\"]");
+  }
+}
+
+/* Pushes the path made of the members of the first LEVELS open tables; long ones are cut in
+ * the middle. */
+static const char *push_path(struct encoder *e, int levels) {
+  lua_State *L = e->L;
+  if (levels <= 0) return lua_pushliteral(L, "the top level");
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int d = 1; d <= levels; d++) {
+    if (levels > 16 && d == 6) {
+      luaL_addstring(&b, "(...)");
+      d = levels - 8;
+    }
+    add_member(&b, &e->path[d], d == 1);
+  }
+  luaL_pushresult(&b);
+  return lua_tostring(L, -1);
+}
+
+static const char *type_name(lua_State *L, int idx) {
+  if (lua_type(L, idx) == LUA_TNUMBER) return lua_isinteger(L, idx) ? "integer" : "float";
+  return luaL_typename(L, idx);
+}
+
+/* ---- the output buffer ---- */
+
+static void reserve(struct encoder *e, size_t need) {
+  if (e->cap - e->n >= need) return;
+  size_t cap = e->cap ? e->cap : 4096;
+  while (cap - e->n < need) {
+    if (cap > SIZE_MAX / 2) luaL_error(e->L, "json.encode: the text is too large");
+    cap *= 2;
+  }
+  char *p = realloc(e->out, cap);
+  if (!p) luaL_error(e->L, "json.encode: not enough memory for %I bytes of text", (LUAI_UACINT)cap);
+  e->out = p;
+  e->cap = cap;
+}
+
+static void put(struct encoder *e, const char *s, size_t len) {
+  reserve(e, len);
+  memcpy(e->out + e->n, s, len);
+  e->n += len;
+}
+
+static void put_char(struct encoder *e, char c) {
+  reserve(e, 1);
+  e->out[e->n++] = c;
+}
+
+static void put_newline(struct encoder *e, int level) {
+  reserve(e, 1 + 2 * (size_t)level);
+  e->out[e->n++] = '\n';
+  memset(e->out + e->n, ' ', 2 * (size_t)level);
+  e->n += 2 * (size_t)level;
+}
+
+static void put_integer(struct encoder *e, lua_Integer v) {
+  char text[24], *p = text + sizeof text;
+  lua_Unsigned u = v < 0 ? 0u - (lua_Unsigned)v : (lua_Unsigned)v;
+  do {
+    *--p = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0) *--p = '-';
+  put(e, p, (size_t)(text + sizeof text - p));
+}
+
+static void put_float(struct encoder *e, double v) {
+  reserve(e, WL_JSON_DOUBLE_MAX);
+  e->n += wl_json_format_double(v, e->out + e->n);
+}
+
+/* The length of the valid UTF-8 sequence at s (1 to 4), or 0 (Unicode's table 3-7). */
+static size_t utf8_length(const unsigned char *s, size_t left) {
+  unsigned char c = s[0];
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xbf; /* the range of the second byte */
+  if (c >= 0xc2 && c <= 0xdf) n = 2;
+  else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    if (c == 0xe0) lo = 0xa0;
+    if (c == 0xed) hi = 0x9f; /* not a surrogate */
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f; /* not beyond U+10FFFF */
+  } else return 0;
+  if (left < n || s[1] < lo || s[1] > hi) return 0;
+  for (size_t i = 2; i < n; i++)
+    if ((s[i] & 0xc0) != 0x80) return 0;
+  return n;
+}
+
+/* Escaped; every byte that is not part of valid UTF-8 becomes \u00XX (its Latin-1 reading). */
+static void put_string(struct encoder *e, const char *str, size_t len) {
+  static const char hex[] = "0123456789abcdef";
+  const unsigned char *s = (const unsigned char *)str;
+  put_char(e, '"');
+  size_t run = 0; /* bytes of s before i still to copy */
+  for (size_t i = 0; i < len;) {
+    unsigned char c = s[i];
+    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+      i++;
+      continue;
+    }
+    size_t n = c >= 0x80 ? utf8_length(s + i, len - i) : 0;
+    if (n) {
+      i += n;
+      continue;
+    }
+    put(e, str + run, i - run);
+    char esc[6] = {'\\', 0};
+    size_t esc_len = 2;
+    switch (c) {
+    case '"': esc[1] = '"'; break;
+    case '\\': esc[1] = '\\'; break;
+    case '\n': esc[1] = 'n'; break;
+    case '\t': esc[1] = 't'; break;
+    case '\r': esc[1] = 'r'; break;
+    case '\b': esc[1] = 'b'; break;
+    case '\f': esc[1] = 'f'; break;
+    default:
+      memcpy(esc + 1, "u00", 3);
+      esc[4] = hex[c >> 4];
+      esc[5] = hex[c & 15];
+      esc_len = 6;
+    }
+    put(e, esc, esc_len);
+    run = ++i;
+  }
+  put(e, str + run, len - run);
+  put_char(e, '"');
+}
+
+/* ---- tables ---- */
+
+static void encode_value(struct encoder *e);
+
+static int same(struct name a, const char *s, size_t len) {
+  return a.len == len && memcmp(a.s, s, len) == 0;
+}
+
+static int listed(struct names list, struct name key) {
+  for (size_t i = 0; key.s && i < list.n; i++)
+    if (same(list.v[i], key.s, key.len)) return 1;
+  return 0;
+}
+
+static int key_compare(const void *pa, const void *pb) {
+  const struct key *a = pa, *b = pb;
+  if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+  if (!a->s || !b->s) {
+    if (a->s || b->s) return a->s ? 1 : -1; /* integers first */
+    return a->i < b->i ? -1 : a->i > b->i;
+  }
+  int c = memcmp(a->s, b->s, a->len < b->len ? a->len : b->len);
+  return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+static void push_key(struct encoder *e, struct key k) {
+  if (e->nkeys == e->keys_cap) {
+    size_t cap = e->keys_cap ? 2 * e->keys_cap : 256;
+    struct key *p = cap <= SIZE_MAX / sizeof *p ? realloc(e->keys, cap * sizeof *p) : NULL;
+    if (!p) luaL_error(e->L, "json.encode: not enough memory for the keys of a table");
+    e->keys = p;
+    e->keys_cap = cap;
+  }
+  e->keys[e->nkeys++] = k;
+}
+
+/* The canonical decimal text of an integer, as integer keys are written */
+static int integer_text(const char *s, size_t len, lua_Integer *out) {
+  size_t i = s[0] == '-';
+  if (len == i || len > 20 || (s[i] == '0' && len != 1)) return 0;
+  lua_Unsigned v = 0, limit = i ? (lua_Unsigned)LUA_MAXINTEGER + 1 : (lua_Unsigned)LUA_MAXINTEGER;
+  for (size_t j = i; j < len; j++) {
+    unsigned d = (unsigned)(s[j] - '0');
+    if (d > 9 || v > (limit - d) / 10) return 0;
+    v = v * 10 + d;
+  }
+  *out = i ? (lua_Integer)(0u - v) : (lua_Integer)v;
+  return 1;
+}
+
+/* Keys 1 and "1" would both be written "1"; the integer keys are together after sorting. */
+static void check_collision(struct encoder *e, size_t base, size_t count) {
+  size_t lo = base, hi;
+  while (lo < base + count && e->keys[lo].s) lo++;
+  for (hi = lo; hi < base + count && !e->keys[hi].s; hi++) {}
+  if (lo == hi || hi - lo == count) return;
+  for (size_t j = base; j < base + count; j++) {
+    lua_Integer v;
+    if (!e->keys[j].s || !integer_text(e->keys[j].s, e->keys[j].len, &v)) continue;
+    size_t a = lo, b = hi;
+    while (a < b) {
+      size_t m = a + (b - a) / 2;
+      if (e->keys[m].i < v) a = m + 1;
+      else b = m;
+    }
+    if (a < hi && e->keys[a].i == v)
+      luaL_error(e->L, "json.encode: the keys %I and \"%I\" in %s would both be written as \"%I\"",
+                 (LUAI_UACINT)v, (LUAI_UACINT)v, push_path(e, e->depth - 1), (LUAI_UACINT)v);
+  }
+}
+
+static struct names ranks_for(struct encoder *e, struct name owner) {
+  for (size_t i = 0; owner.s && i < e->norders; i++)
+    if (same(e->orders[i].key, owner.s, owner.len)) return e->orders[i].order;
+  return e->order;
+}
+
+static void write_object(struct encoder *e, int t, size_t base, size_t count) {
+  lua_State *L = e->L;
+  struct level *l = &e->path[e->depth];
+  struct names ranks = ranks_for(e, l->owner);
+  for (size_t j = base; j < base + count; j++) {
+    struct key *k = &e->keys[j];
+    k->rank = NOT_LISTED;
+    for (size_t r = 0; k->s && r < ranks.n; r++)
+      if (same(ranks.v[r], k->s, k->len)) {
+        k->rank = r;
+        break;
+      }
+  }
+  qsort(e->keys + base, count, sizeof *e->keys, key_compare);
+  check_collision(e, base, count);
+  put_char(e, '{');
+  for (size_t j = 0; j < count; j++) {
+    struct key k = e->keys[base + j]; /* a copy: the array moves when children add keys */
+    if (j) put_char(e, ',');
+    if (e->indent) put_newline(e, e->depth);
+    if (k.s) {
+      put_string(e, k.s, k.len);
+      lua_pushlstring(L, k.s, k.len);
+    } else {
+      put_char(e, '"');
+      put_integer(e, k.i);
+      put_char(e, '"');
+      lua_pushinteger(L, k.i);
+    }
+    if (e->indent) put(e, ": ", 2);
+    else put_char(e, ':');
+    lua_rawget(L, t);
+    l->member = k;
+    encode_value(e);
+    lua_pop(L, 1);
+  }
+  if (e->indent) put_newline(e, e->depth - 1);
+  put_char(e, '}');
+}
+
+static void write_array(struct encoder *e, int t, lua_Integer count, int scalars) {
+  lua_State *L = e->L;
+  struct level *l = &e->path[e->depth];
+  int lines = e->indent && !scalars;
+  put_char(e, '[');
+  for (lua_Integer i = 1; i <= count; i++) {
+    if (i > 1) put_char(e, ',');
+    if (lines) put_newline(e, e->depth);
+    lua_rawgeti(L, t, i);
+    l->member.i = i;
+    encode_value(e);
+    lua_pop(L, 1);
+  }
+  if (lines) put_newline(e, e->depth - 1);
+  put_char(e, ']');
+}
+
+/* The table on top of the stack. */
+static void encode_table(struct encoder *e) {
+  lua_State *L = e->L;
+  int t = lua_gettop(L);
+  const void *p = lua_topointer(L, t);
+  for (int d = 1; d <= e->depth; d++)
+    if (e->path[d].table == p) luaL_error(L, "json.encode: a reference cycle at %s", push_path(e, e->depth));
+  if (e->depth >= MAX_DEPTH)
+    luaL_error(L, "json.encode: nesting deeper than %d levels at %s", MAX_DEPTH, push_path(e, e->depth));
+  luaL_checkstack(L, 8, "json.encode: nesting too deep");
+  struct level *parent = &e->path[e->depth];
+  struct level *l = &e->path[++e->depth];
+  l->table = p;
+  l->owner = (struct name){NULL, 0};
+  if (e->depth > 1) {
+    if (parent->member.s && !parent->in_array) l->owner = (struct name){parent->member.s, parent->member.len};
+    else l->owner = parent->owner;
+  }
+  l->member = (struct key){NULL, 0, 0, 0};
+  l->in_array = 0;
+
+  size_t base = e->nkeys, count = 0;
+  int sequence = 1, scalars = 1;
+  lua_Integer max = 0;
+  lua_pushnil(L);
+  while (lua_next(L, t)) {
+    struct key k = {NULL, 0, 0, NOT_LISTED};
+    if (lua_type(L, -2) == LUA_TSTRING) {
+      k.s = lua_tolstring(L, -2, &k.len);
+      sequence = 0;
+    } else if (lua_isinteger(L, -2)) {
+      k.i = lua_tointeger(L, -2);
+      if (k.i < 1) sequence = 0;
+      else if (k.i > max) max = k.i;
+    } else {
+      const char *type = type_name(L, -2);
+      luaL_error(L, "json.encode: a key of type %s in %s", type, push_path(e, e->depth - 1));
+    }
+    int vt = lua_type(L, -1);
+    if (vt != LUA_TNUMBER && vt != LUA_TSTRING && vt != LUA_TBOOLEAN) scalars = 0;
+    push_key(e, k);
+    count++;
+    lua_pop(L, 1);
+  }
+  int mark = 0;
+  if (lua_getmetatable(L, t)) {
+    if (lua_rawequal(L, -1, e->mark_object)) mark = 'o';
+    else if (lua_rawequal(L, -1, e->mark_array)) mark = 'a';
+    lua_pop(L, 1);
+  }
+  if (count == 0) {
+    int object = mark == 'o' || (mark != 'a' && listed(e->objects, l->owner));
+    put(e, object ? "{}" : "[]", 2);
+  } else if (mark != 'o' && sequence && (lua_Unsigned)max == count) {
+    e->nkeys = base;
+    l->in_array = 1;
+    write_array(e, t, max, scalars);
+  } else {
+    write_object(e, t, base, count);
+  }
+  e->nkeys = base;
+  e->depth--;
+}
+
+static void encode_value(struct encoder *e) {
+  lua_State *L = e->L;
+  switch (lua_type(L, -1)) {
+  case LUA_TNIL: put(e, "null", 4); break;
+  case LUA_TBOOLEAN:
+    if (lua_toboolean(L, -1)) put(e, "true", 4);
+    else put(e, "false", 5);
+    break;
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, -1)) put_integer(e, lua_tointeger(L, -1));
+    else put_float(e, lua_tonumber(L, -1));
+    break;
+  case LUA_TSTRING: {
+    size_t len;
+    const char *s = lua_tolstring(L, -1, &len);
+    put_string(e, s, len);
+    break;
+  }
+  case LUA_TTABLE: encode_table(e); break;
+  default: {
+    const char *type = type_name(L, -1);
+    luaL_error(L, "json.encode: a %s at %s cannot be written as JSON", type, push_path(e, e->depth));
+  }
+  }
+}
+
+/* ---- options ---- */
+
+static size_t list_length(lua_State *L, int idx, const char *option, const char *sub) {
+  if (!lua_istable(L, idx))
+    luaL_error(L, "json.encode: option '%s%s%s' must be a list of strings, not a %s", option,
+               sub ? "." : "", sub ? sub : "", luaL_typename(L, idx));
+  return lua_rawlen(L, idx);
+}
+
+/* v[0..n) from the list at idx (n = list_length); the strings stay anchored by the options */
+static void fill_names(lua_State *L, int idx, const char *option, const char *sub, struct name *v, size_t n) {
+  size_t count = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_Integer i = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
+    if (i < 1 || (lua_Unsigned)i > n || lua_type(L, -1) != LUA_TSTRING) break;
+    v[i - 1].s = lua_tolstring(L, -1, &v[i - 1].len);
+    count++;
+    lua_pop(L, 1);
+  }
+  if (count != n)
+    luaL_error(L, "json.encode: option '%s%s%s' must be a list of strings", option, sub ? "." : "", sub ? sub : "");
+}
+
+static struct names read_names(lua_State *L, int idx, const char *option) {
+  size_t n = list_length(L, idx, option, NULL);
+  struct name *v = lua_newuserdatauv(L, (n ? n : 1) * sizeof *v, 0); /* stays on the stack */
+  fill_names(L, idx, option, NULL, v, n);
+  return (struct names){v, n};
+}
+
+/* objects and arrays: a list of keys, or a set ({params = true}) */
+static struct names read_key_set(lua_State *L, int idx, const char *option) {
+  if (!lua_istable(L, idx))
+    luaL_error(L, "json.encode: option '%s' must be a list or a set of keys, not a %s", option, luaL_typename(L, idx));
+  size_t n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    int listed_name = lua_isinteger(L, -2) && lua_type(L, -1) == LUA_TSTRING;
+    int set_member = lua_type(L, -2) == LUA_TSTRING && lua_toboolean(L, -1);
+    if (!listed_name && !set_member)
+      luaL_error(L, "json.encode: option '%s' must be a list of keys or a set of keys (key = true)", option);
+    n++;
+    lua_pop(L, 1);
+  }
+  struct name *v = lua_newuserdatauv(L, (n ? n : 1) * sizeof *v, 0); /* stays on the stack */
+  size_t i = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    v[i].s = lua_tolstring(L, lua_type(L, -2) == LUA_TSTRING ? -2 : -1, &v[i].len);
+    i++;
+    lua_pop(L, 1);
+  }
+  return (struct names){v, n};
+}
+
+static void read_orders(lua_State *L, struct encoder *e, int idx) {
+  if (!lua_istable(L, idx))
+    luaL_error(L, "json.encode: option 'orders' must be a table of lists of keys, not a %s", luaL_typename(L, idx));
+  size_t n = 0, total = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    if (lua_type(L, -2) != LUA_TSTRING)
+      luaL_error(L, "json.encode: option 'orders' must have string keys, not %s keys", type_name(L, -2));
+    total += list_length(L, lua_gettop(L), "orders", lua_tostring(L, -2));
+    n++;
+    lua_pop(L, 1);
+  }
+  struct orders_entry *v = lua_newuserdatauv(L, n * sizeof *v + total * sizeof(struct name) + 1, 0);
+  struct name *names = (struct name *)(v + n);
+  size_t i = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    v[i].key.s = lua_tolstring(L, -2, &v[i].key.len);
+    size_t len = lua_rawlen(L, -1);
+    fill_names(L, lua_gettop(L), "orders", v[i].key.s, names, len);
+    v[i].order = (struct names){names, len};
+    names += len;
+    i++;
+    lua_pop(L, 1);
+  }
+  e->orders = v;
+  e->norders = n;
+}
+
+static int option_given(lua_State *L, int opts, const char *name) {
+  lua_pushstring(L, name);
+  if (lua_rawget(L, opts) != LUA_TNIL) return lua_gettop(L);
+  lua_pop(L, 1);
+  return 0;
+}
+
+/* What the lists need stays on the stack. */
+static void read_options(lua_State *L, struct encoder *e, int opts) {
+  static const char *const known[] = {"indent", "order", "orders", "objects", "arrays"};
+  lua_pushnil(L);
+  while (lua_next(L, opts)) {
+    size_t i = 0;
+    while (i < sizeof known / sizeof *known &&
+           !(lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), known[i]) == 0))
+      i++;
+    if (i == sizeof known / sizeof *known) {
+      lua_pushvalue(L, -2);
+      luaL_error(L, "json.encode: unknown option '%s'", luaL_tolstring(L, -1, NULL));
+    }
+    lua_pop(L, 1);
+  }
+  int v;
+  if ((v = option_given(L, opts, "indent"))) {
+    if (!lua_isboolean(L, v))
+      luaL_error(L, "json.encode: option 'indent' must be a boolean, not a %s", luaL_typename(L, v));
+    e->indent = lua_toboolean(L, v);
+  }
+  if ((v = option_given(L, opts, "order"))) e->order = read_names(L, v, "order");
+  if ((v = option_given(L, opts, "orders"))) read_orders(L, e, v);
+  if ((v = option_given(L, opts, "objects"))) e->objects = read_key_set(L, v, "objects");
+  if ((v = option_given(L, opts, "arrays"))) e->arrays = read_key_set(L, v, "arrays");
+  for (size_t i = 0; i < e->objects.n; i++)
+    if (listed(e->arrays, (struct name){e->objects.v[i].s, e->objects.v[i].len}))
+      luaL_error(L, "json.encode: options 'objects' and 'arrays' both name '%s'", e->objects.v[i].s);
+}
+
+int wl_json_encode(lua_State *L) {
+  luaL_checkany(L, 1);
+  if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 2);
+  struct encoder *e = lua_newuserdatauv(L, sizeof *e, 0);
+  memset(e, 0, sizeof *e);
+  e->L = L;
+  if (luaL_newmetatable(L, "wlrun.json.encoder")) {
+    lua_pushcfunction(L, encoder_close);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, encoder_close);
+    lua_setfield(L, -2, "__close");
+  }
+  lua_setmetatable(L, -2);
+  lua_toclose(L, 3);
+  e->path = malloc((MAX_DEPTH + 1) * sizeof *e->path);
+  if (!e->path) return luaL_error(L, "json.encode: not enough memory");
+  e->path[0] = (struct level){NULL, {NULL, 0}, {NULL, 0, 0, 0}, 0};
+  if (lua_istable(L, 2)) read_options(L, e, 2);
+  luaL_getmetatable(L, WL_JSON_OBJECT_MARK);
+  e->mark_object = lua_gettop(L);
+  luaL_getmetatable(L, WL_JSON_ARRAY_MARK);
+  e->mark_array = lua_gettop(L);
+  lua_pushvalue(L, 1);
+  encode_value(e);
+  lua_pushlstring(L, e->out ? e->out : "", e->n);
+  lua_closeslot(L, 3); /* frees the buffer now */
+  return 1;
+}
