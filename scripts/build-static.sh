@@ -12,3 +12,7 @@ bundle=${WLRUN_BUSTED_BUNDLE:-$root/../shared/tools/busted-bundle.sh}
 "$bundle" "$out/busted" >/dev/null
 echo "built $out/wlrun ($(du -h "$out/wlrun" | cut -f1)); busted packed in $out/busted"
 ldd "$out/wlrun" | sed 's/^/  /'
+if ldd "$out/wlrun" | grep -qE 'liblua|libinih|libjansson'; then
+  echo "wlrun: $out/wlrun needs a shared Lua, inih or jansson; it must link them statically" >&2
+  exit 1
+fi

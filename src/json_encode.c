@@ -120,8 +120,7 @@ static const char *type_name(lua_State *L, int idx) {
 
 /* ---- the output buffer ---- */
 
-static void reserve(struct encoder *e, size_t need) {
-  if (e->cap - e->n >= need) return;
+static void grow(struct encoder *e, size_t need) {
   size_t cap = e->cap ? e->cap : 4096;
   while (cap - e->n < need) {
     if (cap > SIZE_MAX / 2) luaL_error(e->L, "json.encode: the text is too large");
@@ -131,6 +130,10 @@ static void reserve(struct encoder *e, size_t need) {
   if (!p) luaL_error(e->L, "json.encode: not enough memory for %I bytes of text", (LUAI_UACINT)cap);
   e->out = p;
   e->cap = cap;
+}
+
+static inline void reserve(struct encoder *e, size_t need) {
+  if (e->cap - e->n < need) grow(e, need);
 }
 
 static void put(struct encoder *e, const char *s, size_t len) {
@@ -206,22 +209,10 @@ static void put_string(struct encoder *e, const char *str, size_t len) {
       continue;
     }
     put(e, str + run, i - run);
-    char esc[6] = {'\\', 0};
-    size_t esc_len = 2;
-    switch (c) {
-    case '"': esc[1] = '"'; break;
-    case '\\': esc[1] = '\\'; break;
-    case '\n': esc[1] = 'n'; break;
-    case '\t': esc[1] = 't'; break;
-    case '\r': esc[1] = 'r'; break;
-    case '\b': esc[1] = 'b'; break;
-    case '\f': esc[1] = 'f'; break;
-    default:
-      memcpy(esc + 1, "u00", 3);
-      esc[4] = hex[c >> 4];
-      esc[5] = hex[c & 15];
-      esc_len = 6;
-    }
+    static const char named[] = "\"\"\\\\\nn\tt\rr\bb\ff"; /* byte, then its letter */
+    const char *m = c < 0x80 ? memchr(named, c, sizeof named - 1) : NULL;
+    char esc[6] = {'\\', m ? m[1] : 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+    size_t esc_len = m ? 2 : 6;
     put(e, esc, esc_len);
     run = ++i;
   }
@@ -354,9 +345,11 @@ static void write_array(struct encoder *e, int t, lua_Integer count, int scalars
   for (lua_Integer i = 1; i <= count; i++) {
     if (i > 1) put_char(e, ',');
     if (lines) put_newline(e, e->depth);
-    lua_rawgeti(L, t, i);
     l->member.i = i;
-    encode_value(e);
+    if (lua_rawgeti(L, t, i) == LUA_TNUMBER && !lua_isinteger(L, -1)) /* samples: the most */
+      put_float(e, lua_tonumber(L, -1));
+    else
+      encode_value(e);
     lua_pop(L, 1);
   }
   if (lines) put_newline(e, e->depth - 1);
@@ -431,10 +424,7 @@ static void encode_value(struct encoder *e) {
   lua_State *L = e->L;
   switch (lua_type(L, -1)) {
   case LUA_TNIL: put(e, "null", 4); break;
-  case LUA_TBOOLEAN:
-    if (lua_toboolean(L, -1)) put(e, "true", 4);
-    else put(e, "false", 5);
-    break;
+  case LUA_TBOOLEAN: put(e, lua_toboolean(L, -1) ? "true" : "false", lua_toboolean(L, -1) ? 4 : 5); break;
   case LUA_TNUMBER:
     if (lua_isinteger(L, -1)) put_integer(e, lua_tointeger(L, -1));
     else put_float(e, lua_tonumber(L, -1));
