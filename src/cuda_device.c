@@ -1,75 +1,57 @@
-/* Devices for Lua: wl.device_count(), wl.select_device(i), wl.device() properties. */
-#include "cuda_common.h"
-#include "lhost.h"
+/* Devices for Lua: wl.device_count(), wl.select_device(i), wl.device() properties; the device
+ * in use for the other bindings (cuda_device.h). */
+#include "cuda_device.h"
 #include "settings.h"
 #include "wl_exit.h"
+#include "wl_modules.h"
 
-#include <dlfcn.h>
 #include <lauxlib.h>
 #include <stdio.h>
+#include <string.h>
 
-static int current_device = -1; /* selected and initialised; -1 until first use */
+static int current_device = -1; /* open; -1 until first use */
 static int wanted_device = 0;
-static bool compile_only;
 
-bool wl_compile_only(void) { return compile_only; }
-void wl_set_compile_only(bool on) { compile_only = on; }
-
-bool wl_cuda_is_no_device(cudaError_t err) {
-  return err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver ||
-         err == cudaErrorInvalidDevice || err == cudaErrorDevicesUnavailable ||
-         err == cudaErrorSystemDriverMismatch || err == cudaErrorCompatNotSupportedOnDevice ||
-         err == cudaErrorStubLibrary;
-}
+struct wl_watch wl_watch;
 
 int wl_cuda_raise(lua_State *L, cudaError_t err, const char *what) {
-  cudaGetLastError(); /* clear a non-sticky error so that the state stays usable */
+  wl_backend->clear_error(); /* a non-sticky error: the state stays usable */
   return wl_raise(L, wl_cuda_is_no_device(err) ? WL_EXIT_NO_DEVICE : WL_EXIT_CUDA, "%s: %s: %s",
                   what, cudaGetErrorName(err), cudaGetErrorString(err));
 }
 
-/* "no NVIDIA driver" reads better than cudart's "driver version is insufficient" when the
- * driver library is not there at all. */
-static const char *no_device_reason(cudaError_t err) {
-  if (err == cudaErrorInsufficientDriver) {
-    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    if (!h) h = dlopen("libcuda.so.1", RTLD_LAZY);
-    if (!h) return "no NVIDIA driver (libcuda.so.1 not found)";
-    dlclose(h);
-  }
-  return cudaGetErrorString(err);
-}
-
-static cudaError_t count_devices(int *n) {
-  *n = 0;
-  cudaError_t err = cudaGetDeviceCount(n);
-  if (err != cudaSuccess) *n = 0;
-  return err;
-}
-
-void wl_cuda_require_device(lua_State *L) {
+void wl_device_ready(lua_State *L) {
   if (current_device >= 0) return;
-  if (compile_only)
-    wl_raise(L, WL_EXIT_USAGE, "this needs a CUDA device, which --compile-only does not use");
-  int n;
-  cudaError_t err = count_devices(&n);
-  if (err != cudaSuccess)
-    wl_raise(L, WL_EXIT_NO_DEVICE, "no CUDA device: %s (%s)", no_device_reason(err),
-             cudaGetErrorName(err));
-  if (wanted_device >= n)
-    wl_raise(L, WL_EXIT_NO_DEVICE, "no CUDA device %d: this machine has %d", wanted_device, n);
-  WL_CUDA(L, cudaSetDevice(wanted_device), "cudaSetDevice");
-  WL_CUDA(L, cudaFree(NULL), "creating the CUDA context");
+  char why[512] = "";
+  cudaError_t err = wl_backend->open_device(wanted_device, why, sizeof why);
+  if (err != cudaSuccess) {
+    wl_backend->clear_error();
+    wl_raise(L, wl_cuda_is_no_device(err) ? WL_EXIT_NO_DEVICE : WL_EXIT_CUDA, "%s", why);
+  }
   current_device = wanted_device;
+}
+
+void wl_device_needed(lua_State *L, const char *what) {
+  if (wl_backend->no_device)
+    wl_raise(L, WL_EXIT_USAGE, "%s needs a CUDA device, which %s does not use", what, wl_backend->no_device);
+  wl_device_ready(L);
+}
+
+int wl_device_index(void) { return current_device; }
+
+int wl_closed_error(lua_State *L, int arg, const char *fn, const char *cls, const char *verb) {
+  bool method = strpbrk(fn, ":[(") != NULL; /* "class:method", "tensor[i]", "launch(n, stream)": 1 is self */
+  if (method && arg == 1) return wl_raise(L, WL_EXIT_SCRIPT, "%s: %s used after %s", fn, cls, verb);
+  return wl_raise(L, WL_EXIT_SCRIPT, "%s: %s (argument %d) used after %s", fn, cls, method ? arg - 1 : arg, verb);
 }
 
 /* wl.device_count() -> n, reason: never raises; reason says why n is 0 */
 static int l_device_count(lua_State *L) {
   int n;
-  cudaError_t err = count_devices(&n);
+  cudaError_t err = wl_backend->device_count(&n);
   lua_pushinteger(L, n);
   if (err != cudaSuccess) {
-    lua_pushfstring(L, "%s (%s)", no_device_reason(err), cudaGetErrorName(err));
+    lua_pushfstring(L, "%s (%s)", wl_cuda_no_device_reason(err), cudaGetErrorName(err));
     return 2;
   }
   return 1;
@@ -79,9 +61,9 @@ static int l_device_count(lua_State *L) {
 static int l_select_device(lua_State *L) {
   lua_Integer i = luaL_checkinteger(L, 1);
   int n;
-  cudaError_t err = count_devices(&n);
+  cudaError_t err = wl_backend->device_count(&n);
   if (err != cudaSuccess)
-    return wl_raise(L, WL_EXIT_NO_DEVICE, "no CUDA device: %s", no_device_reason(err));
+    return wl_raise(L, WL_EXIT_NO_DEVICE, "no CUDA device: %s", wl_cuda_no_device_reason(err));
   if (i < 0 || i >= n)
     return wl_raise(L, WL_EXIT_NO_DEVICE, "no CUDA device %d: this machine has %d (0 to %d)",
                     (int)i, n, n - 1);
@@ -89,7 +71,7 @@ static int l_select_device(lua_State *L) {
     return luaL_error(L, "device %d is already in use; select the device before using it",
                       current_device);
   wanted_device = (int)i;
-  wl_cuda_require_device(L);
+  wl_device_ready(L);
   return 0;
 }
 
@@ -100,28 +82,27 @@ static void set_int(lua_State *L, const char *k, lua_Integer v) {
 
 static int attribute(lua_State *L, enum cudaDeviceAttr attr, int dev, const char *name) {
   int v = 0;
-  WL_CUDA(L, cudaDeviceGetAttribute(&v, attr, dev), name);
+  WL_CUDA(L, wl_backend->attribute(&v, attr, dev), name);
   return v;
 }
 
 /* wl.device([i]) -> properties of device i (default: the selected one) */
 static int l_device(lua_State *L) {
-  wl_cuda_require_device(L);
+  wl_device_needed(L, "wl.device()");
   int dev = (int)luaL_optinteger(L, 1, current_device);
   int n;
-  count_devices(&n);
+  WL_CUDA(L, wl_backend->device_count(&n), "cudaGetDeviceCount");
   if (dev < 0 || dev >= n)
     return wl_raise(L, WL_EXIT_NO_DEVICE, "no CUDA device %d: this machine has %d", dev, n);
   struct cudaDeviceProp p;
-  WL_CUDA(L, cudaGetDeviceProperties(&p, dev), "cudaGetDeviceProperties");
+  WL_CUDA(L, wl_backend->properties(&p, dev), "cudaGetDeviceProperties");
   int driver = 0, runtime = 0;
-  WL_CUDA(L, cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
-  WL_CUDA(L, cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
+  WL_CUDA(L, wl_backend->versions(&driver, &runtime), "the driver's and the runtime's versions");
   int sm_clock = attribute(L, cudaDevAttrClockRate, dev, "SM clock rate");
   int mem_clock = attribute(L, cudaDevAttrMemoryClockRate, dev, "memory clock rate");
   int bus = attribute(L, cudaDevAttrGlobalMemoryBusWidth, dev, "memory bus width");
   size_t free_b = 0, total_b = 0;
-  if (dev == current_device) WL_CUDA(L, cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+  if (dev == current_device) WL_CUDA(L, wl_backend->mem_info(&free_b, &total_b), "cudaMemGetInfo");
 
   lua_createtable(L, 0, 32);
   set_int(L, "index", dev);
@@ -174,20 +155,20 @@ static int l_device(lua_State *L) {
 /* core.context_ok() -> true, or false and the error: whether the CUDA context still works
  * (a kernel fault leaves a sticky error that every later call returns) */
 static int l_context_ok(lua_State *L) {
-  if (current_device < 0 || compile_only) {
+  if (current_device < 0) {
     lua_pushboolean(L, 1);
     return 1;
   }
-  cudaError_t err = cudaDeviceSynchronize();
-  if (err == cudaSuccess) err = cudaGetLastError();
+  cudaError_t err = wl_backend->check_context();
   lua_pushboolean(L, err == cudaSuccess);
   if (err == cudaSuccess) return 1;
   lua_pushstring(L, cudaGetErrorName(err));
   return 2;
 }
 
+/* core.compile_only() -> whether the do-nothing backend runs (--compile-only) */
 static int l_compile_only(lua_State *L) {
-  lua_pushboolean(L, compile_only);
+  lua_pushboolean(L, wl_backend->no_device != NULL);
   return 1;
 }
 

@@ -1,4 +1,5 @@
-/* Tensor initialisation on the device (cuda_init_kernels.cu, compiled by nvcc into wlrun). */
+/* wlrun's own kernels (cuda_init_kernels.cu, compiled by nvcc into wlrun), called by the CUDA
+ * backend only (backend_cuda.c). */
 #ifndef WL_CUDA_INIT_KERNELS_H
 #define WL_CUDA_INIT_KERNELS_H
 
@@ -11,8 +12,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-enum wl_init_kind { WL_INIT_FILL, WL_INIT_ARANGE, WL_INIT_UNIFORM, WL_INIT_NORMAL };
 
 /* Writes n elements of dtype at data on stream: FILL a; ARANGE a + i*b; UNIFORM in [a, b);
  * NORMAL with mean a and standard deviation b. Integer dtypes round to nearest and saturate.

@@ -1,9 +1,10 @@
 /* Kernels for Lua: wl.source(path), wl.kernel{...} compiled with NVRTC through the on-disk
- * cache, attributes, occupancy, and wl.compile_stats(). */
+ * cache, attributes, occupancy, and wl.compile_stats(). Compiling needs no device; loading goes
+ * through the device backend. */
 #include "cuda_kernel.h"
-#include "lhost.h"
 #include "settings.h"
 #include "wl_exit.h"
+#include "wl_modules.h"
 
 #include <lauxlib.h>
 #include <nvrtc.h>
@@ -104,17 +105,20 @@ static const char *target_arch(lua_State *L, char *buf, size_t len) {
     snprintf(buf, len, "%.16s", s->text); /* validated: sm_ and at most 4 more characters */
     return buf;
   }
-  int n = 0, dev = 0, major = 0, minor = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    cudaGetLastError();
+  int n = 0, major = 0, minor = 0;
+  if (wl_backend->no_device)
+    wl_raise(L, WL_EXIT_USAGE, "%s uses no device to take the target architecture from: give one with "
+             "--arch sm_90 (or [compile] arch in wlrun.ini)", wl_backend->no_device);
+  if (wl_backend->device_count(&n) != cudaSuccess || n == 0) {
+    wl_backend->clear_error();
     wl_raise(L, WL_EXIT_NO_DEVICE,
              "no CUDA device to take the target architecture from: give one with --arch sm_90 "
              "(or [compile] arch in wlrun.ini)");
   }
-  wl_cuda_require_device(L);
-  WL_CUDA(L, cudaGetDevice(&dev), "cudaGetDevice");
-  WL_CUDA(L, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "compute capability");
-  WL_CUDA(L, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), "compute capability");
+  wl_device_ready(L);
+  int dev = wl_device_index();
+  WL_CUDA(L, wl_backend->attribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "compute capability");
+  WL_CUDA(L, wl_backend->attribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), "compute capability");
   snprintf(buf, len, "sm_%d%d", major, minor);
   return buf;
 }
@@ -170,24 +174,26 @@ static void compile(lua_State *L, const char *code, const char *source_name, con
   }
 }
 
-static void kernel_free(struct wl_kernel *k) {
-  if (k->library) cudaLibraryUnload(k->library);
+/* the one close path: __gc, __close */
+static cudaError_t kernel_close(struct wl_kernel *k) {
+  cudaError_t err = k->library ? wl_backend->library_unload(k->library) : cudaSuccess;
   k->library = NULL;
   k->handle = NULL;
   free(k->name);
   free(k->source);
   k->name = k->source = NULL;
   wl_compiled_free(&k->code);
+  return err;
 }
 
 static int kernel_gc(lua_State *L) {
-  kernel_free(luaL_checkudata(L, 1, KERNEL_MT));
+  (void)kernel_close(luaL_checkudata(L, 1, KERNEL_MT)); /* nothing can be raised from __gc */
   return 0;
 }
 
-struct wl_kernel *wl_check_kernel(lua_State *L, int arg) {
+struct wl_kernel *wl_check_kernel(lua_State *L, int arg, const char *fn) {
   struct wl_kernel *k = luaL_checkudata(L, arg, KERNEL_MT);
-  if (!k->name) luaL_argerror(L, arg, "kernel was freed");
+  if (!k->name) wl_closed_error(L, arg, fn, "kernel", "free");
   return k;
 }
 
@@ -404,17 +410,17 @@ static int l_kernel(lua_State *L) {
 
 void wl_kernel_load(lua_State *L, struct wl_kernel *k) {
   if (k->handle) return;
-  wl_cuda_require_device(L);
-  cudaError_t err = cudaLibraryLoadData(&k->library, k->code.cubin, NULL, NULL, 0, NULL, NULL, 0);
+  wl_device_ready(L);
+  cudaError_t err = wl_backend->library_load(&k->library, k->code.cubin);
   if (err != cudaSuccess) {
     k->library = NULL;
-    cudaGetLastError();
+    wl_backend->clear_error();
     wl_raise(L, err == cudaErrorNoKernelImageForDevice || err == cudaErrorInvalidKernelImage ? WL_EXIT_COMPILE : WL_EXIT_CUDA,
              "loading kernel '%s' (compiled for %s): %s: %s", k->name, k->arch, cudaGetErrorName(err),
              cudaGetErrorString(err));
   }
-  err = cudaLibraryGetKernel(&k->handle, k->library, k->code.lowered);
-  if (err == cudaSuccess) err = cudaFuncGetAttributes(&k->attr, (const void *)k->handle);
+  err = wl_backend->kernel_get(&k->handle, k->library, k->code.lowered);
+  if (err == cudaSuccess) err = wl_backend->kernel_attributes(&k->attr, k->handle);
   if (err != cudaSuccess) {
     k->handle = NULL;
     wl_cuda_raise(L, err, "looking up the loaded kernel");
@@ -427,6 +433,7 @@ static void set_int(lua_State *L, const char *f, lua_Integer v) {
 }
 
 static void push_attributes(lua_State *L, struct wl_kernel *k) {
+  wl_device_needed(L, "k.attributes");
   wl_kernel_load(L, k);
   lua_createtable(L, 0, 8);
   set_int(L, "registers", k->attr.numRegs);
@@ -457,17 +464,17 @@ static void push_params(lua_State *L, const struct wl_kernel *k) {
 
 /* k:occupancy(block [, dynamic_smem]) -> {blocks_per_sm, warps_per_sm, occupancy (0..1)} */
 static int kernel_occupancy(lua_State *L) {
-  struct wl_kernel *k = wl_check_kernel(L, 1);
+  struct wl_kernel *k = wl_check_kernel(L, 1, "kernel:occupancy");
   lua_Integer block = luaL_checkinteger(L, 2), smem = luaL_optinteger(L, 3, 0);
   luaL_argcheck(L, block >= 1 && block <= 1024, 2, "block size from 1 to 1024 expected");
   luaL_argcheck(L, smem >= 0, 3, "shared memory bytes >= 0 expected");
+  wl_device_needed(L, "kernel:occupancy");
   wl_kernel_load(L, k);
-  int blocks = 0, dev, max_threads, warp;
-  WL_CUDA(L, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, (const void *)k->handle, (int)block, (size_t)smem),
+  int blocks = 0, dev = wl_device_index(), max_threads, warp;
+  WL_CUDA(L, wl_backend->occupancy(&blocks, k->handle, (int)block, (size_t)smem),
           "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  WL_CUDA(L, cudaGetDevice(&dev), "cudaGetDevice");
-  WL_CUDA(L, cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, dev), "max threads per SM");
-  WL_CUDA(L, cudaDeviceGetAttribute(&warp, cudaDevAttrWarpSize, dev), "warp size");
+  WL_CUDA(L, wl_backend->attribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, dev), "max threads per SM");
+  WL_CUDA(L, wl_backend->attribute(&warp, cudaDevAttrWarpSize, dev), "warp size");
   lua_Integer warps = blocks * ((block + warp - 1) / warp);
   lua_createtable(L, 0, 3);
   set_int(L, "blocks_per_sm", blocks);
@@ -478,8 +485,8 @@ static int kernel_occupancy(lua_State *L) {
 }
 
 static int kernel_index(lua_State *L) {
-  struct wl_kernel *k = wl_check_kernel(L, 1);
   const char *f = luaL_checkstring(L, 2);
+  struct wl_kernel *k = wl_check_kernel(L, 1, lua_pushfstring(L, "kernel.%s", f));
   if (strcmp(f, "name") == 0) lua_pushstring(L, k->name);
   else if (strcmp(f, "lowered_name") == 0) lua_pushstring(L, k->code.lowered);
   else if (strcmp(f, "source") == 0) lua_pushstring(L, k->source);
@@ -490,9 +497,11 @@ static int kernel_index(lua_State *L) {
   else if (strcmp(f, "cubin_bytes") == 0) lua_pushinteger(L, (lua_Integer)k->code.cubin_len);
   else if (strcmp(f, "params") == 0) push_params(L, k);
   else if (strcmp(f, "attributes") == 0) push_attributes(L, k);
-  else if (strcmp(f, "bind") == 0) lua_pushcfunction(L, wl_kernel_bind);
-  else if (strcmp(f, "occupancy") == 0) lua_pushcfunction(L, kernel_occupancy);
-  else lua_pushnil(L);
+  else { /* a method (k:occupancy, and k:bind from cuda_launch.c), or nil */
+    lua_getmetatable(L, 1);
+    lua_getfield(L, -1, "methods");
+    lua_getfield(L, -1, f);
+  }
   return 1;
 }
 
@@ -524,9 +533,11 @@ void wl_open_kernel(lua_State *L) {
   static const luaL_Reg fns[] = {{"source", l_source}, {"kernel", l_kernel}, {"compile_stats", l_compile_stats},
                                  {"nvrtc_version", l_nvrtc_version}, {"compiled_kernels", l_compiled_kernels},
                                  {NULL, NULL}};
+  static const luaL_Reg methods[] = {{"occupancy", kernel_occupancy}, {NULL, NULL}};
   luaL_newmetatable(L, KERNEL_MT);
   luaL_setfuncs(L, meta, 0);
+  luaL_newlib(L, methods);
+  lua_setfield(L, -2, "methods");
   lua_pop(L, 1);
   luaL_setfuncs(L, fns, 0);
-  wl_open_launch(L);
 }

@@ -1,15 +1,17 @@
-/* Compiled kernels (cuda_kernel.c) and their launches (cuda_launch.c). */
+/* Compiled kernels for Lua (cuda_kernel.c): wl.kernel{...} through NVRTC and the disk cache,
+ * loading on the device, attributes. Their launches are cuda_launch.h's, which registers
+ * k:bind into the kernel class's methods. */
 #ifndef WL_CUDA_KERNEL_H
 #define WL_CUDA_KERNEL_H
 
-#include "cuda_common.h"
+#include "cuda_device.h"
 #include "kernel_cache.h"
 #include "kernel_signature.h"
 
-#define KERNEL_MT "wlrun.kernel"
+#define KERNEL_MT "wlrun.kernel" /* its field "methods": the methods of kernels */
 
 struct wl_kernel {
-  char *name;    /* as the script names it: "gemm_tiled", "scale<float>" */
+  char *name;    /* as the script names it: "gemm_tiled", "scale<float>"; NULL once freed */
   char *source;  /* file path, or "<string>" */
   char arch[32]; /* "sm_90" */
   struct wl_compiled code;
@@ -21,24 +23,11 @@ struct wl_kernel {
   int dynamic_smem_set;           /* largest cudaFuncAttributeMaxDynamicSharedMemorySize set */
 };
 
-/* the kernel at arg; raises if it is not one */
-struct wl_kernel *wl_check_kernel(lua_State *L, int arg);
+/* The kernel at arg; raises when it is not one, or was freed ("FN: kernel used after free",
+ * wl_closed_error). */
+struct wl_kernel *wl_check_kernel(lua_State *L, int arg, const char *fn);
 
-/* Loads the kernel on the current device (once); raises on failure. */
+/* Loads the kernel on the device in use (once); raises on failure. */
 void wl_kernel_load(lua_State *L, struct wl_kernel *k);
-
-/* k:bind{...} (cuda_launch.c) */
-int wl_kernel_bind(lua_State *L);
-
-void wl_open_launch(lua_State *L);
-
-/* The C side of a bound launch, for loops that never return to Lua. */
-struct wl_bound;
-struct wl_bound *wl_check_bound(lua_State *L, int arg);
-struct wl_bound *wl_test_bound(lua_State *L, int arg);
-/* the stream the launch goes to: its own, or the current one */
-cudaStream_t wl_bound_stream(lua_State *L, const struct wl_bound *b);
-/* Queues n launches on stream (callers pass wl_bound_stream() unless they capture); raises. */
-void wl_bound_launch(lua_State *L, struct wl_bound *b, cudaStream_t stream, long n);
 
 #endif

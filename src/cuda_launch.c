@@ -1,10 +1,15 @@
 /* Bound launches: k:bind{grid, block, smem, stream, args} checks the arguments against the
  * kernel's parameters once, packs them, and gives a launch that Lua can call and that the C
- * host can queue in a loop without returning to Lua. */
+ * host can queue in a loop without returning to Lua. The launch holds its kernel, stream and
+ * tensors (alive, in its uservalue) and checks each time it is called that none was freed or
+ * destroyed since (wl_bound_check). */
 #include "cuda_kernel.h"
+#include "cuda_launch.h"
+#include "cuda_stream.h"
+#include "cuda_tensor.h"
 #include "half.h"
-#include "lhost.h"
 #include "wl_exit.h"
+#include "wl_modules.h"
 
 #include <lauxlib.h>
 #include <math.h>
@@ -12,30 +17,22 @@
 #include <string.h>
 
 #define BOUND_MT "wlrun.bound_launch"
-#define STREAM_MT "wlrun.stream"
 
 struct wl_bound {
   struct wl_kernel *kernel; /* kept alive by the uservalue */
   dim3 grid, block;
   size_t smem;
-  bool has_stream;
-  cudaStream_t stream;
-  bool prepared; /* loaded and checked on the device */
+  struct wl_stream *stream; /* bound stream, kept alive by the uservalue; NULL: the current one */
+  bool prepared;            /* loaded and checked on the device */
   int nargs, ntensors;
   void *argv[WL_MAX_PARAMS];
-  struct wl_tensor *tensors[WL_MAX_PARAMS];
-  void *tensor_data[WL_MAX_PARAMS]; /* each tensor's data at bind time */
-  int tensor_arg[WL_MAX_PARAMS];     /* its argument index (1-based) */
-  bool tensor_input[WL_MAX_PARAMS];  /* passed to a const T* parameter: read, not written */
-  unsigned char *storage;           /* the packed argument values (inside this userdata) */
+  struct wl_tensor *tensors[WL_MAX_PARAMS]; /* kept alive by the uservalue */
+  int tensor_arg[WL_MAX_PARAMS];            /* its argument index (1-based) */
+  bool tensor_input[WL_MAX_PARAMS];         /* passed to a const T* parameter: read, not written */
+  unsigned char *storage;                   /* the packed argument values (inside this userdata) */
 };
 
-struct wl_bound *wl_check_bound(lua_State *L, int arg) { return luaL_checkudata(L, arg, BOUND_MT); }
 struct wl_bound *wl_test_bound(lua_State *L, int arg) { return luaL_testudata(L, arg, BOUND_MT); }
-
-cudaStream_t wl_bound_stream(lua_State *L, const struct wl_bound *b) {
-  return b->has_stream ? b->stream : wl_current_stream(L);
-}
 
 /* ---- arguments ---- */
 
@@ -124,8 +121,7 @@ static void pack_arg(const struct arg_ctx *c, int value, unsigned char *dst, str
     memcpy(dst, &t->data, sizeof t->data);
     b->tensors[b->ntensors] = t;
     b->tensor_arg[b->ntensors] = c->index;
-    b->tensor_input[b->ntensors] = pointer && p->pointee_const;
-    b->tensor_data[b->ntensors++] = t->data;
+    b->tensor_input[b->ntensors++] = pointer && p->pointee_const;
     return;
   }
   if (pointer) arg_error(c, "a tensor", value);
@@ -209,9 +205,9 @@ static dim3 read_dim3(lua_State *L, int spec, const char *field, bool block) {
 }
 
 /* k:bind{grid=, block=, smem=0, stream=, args={...}} */
-int wl_kernel_bind(lua_State *L) {
+static int kernel_bind(lua_State *L) {
   static const char *const known[] = {"grid", "block", "smem", "stream", "args", NULL};
-  struct wl_kernel *k = wl_check_kernel(L, 1);
+  struct wl_kernel *k = wl_check_kernel(L, 1, "kernel:bind");
   luaL_checktype(L, 2, LUA_TTABLE);
   lua_settop(L, 2);
   lua_pushnil(L);
@@ -241,8 +237,7 @@ int wl_kernel_bind(lua_State *L) {
   b->smem = (size_t)smem;
   lua_pop(L, 1);
   if (lua_getfield(L, 2, "stream") != LUA_TNIL) {
-    b->stream = wl_opt_stream(L, -1);
-    b->has_stream = true;
+    b->stream = wl_check_stream(L, lua_gettop(L), "kernel:bind");
     lua_setfield(L, 4, "stream");
   } else {
     lua_pop(L, 1);
@@ -288,33 +283,40 @@ static void prepare(lua_State *L, struct wl_bound *b) {
              k->name, b->grid.x, b->grid.y, b->grid.z, b->block.x, b->block.y, b->block.z, threads,
              k->attr.maxThreadsPerBlock, k->attr.numRegs);
   if (b->smem > 48 * 1024 && (int)b->smem > k->dynamic_smem_set) {
-    int dev, optin;
-    WL_CUDA(L, cudaGetDevice(&dev), "cudaGetDevice");
-    WL_CUDA(L, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), "shared memory limit");
+    int optin;
+    WL_CUDA(L, wl_backend->attribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, wl_device_index()),
+            "shared memory limit");
     if (b->smem + k->attr.sharedSizeBytes > (size_t)optin)
       wl_raise(L, WL_EXIT_CUDA,
                "launching kernel '%s' (grid %ux%ux%u, block %ux%ux%u): %zu bytes of dynamic shared memory + %zu static exceed the device's %d per block",
                k->name, b->grid.x, b->grid.y, b->grid.z, b->block.x, b->block.y, b->block.z, b->smem,
                k->attr.sharedSizeBytes, optin);
-    WL_CUDA(L, cudaFuncSetAttribute((const void *)k->handle, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)b->smem),
+    WL_CUDA(L, wl_backend->kernel_max_dynamic_smem(k->handle, (int)b->smem),
             "allowing more than 48 KiB of dynamic shared memory");
     k->dynamic_smem_set = (int)b->smem;
   }
   b->prepared = true;
 }
 
-void wl_bound_launch(lua_State *L, struct wl_bound *b, cudaStream_t stream, long n) {
-  if (!b->kernel->name) wl_raise(L, WL_EXIT_SCRIPT, "launch of a kernel that was freed");
-  if (wl_compile_only()) return; /* checked at bind; nothing runs */
-  if (!b->prepared || !b->kernel->handle) prepare(L, b);
+cudaStream_t wl_bound_check(lua_State *L, struct wl_bound *b, const char *fn) {
+  if (!b->kernel->name) wl_raise(L, WL_EXIT_SCRIPT, "%s: kernel used after free", fn);
   for (int i = 0; i < b->ntensors; i++)
-    if (b->tensors[i]->data != b->tensor_data[i])
-      wl_raise(L, WL_EXIT_SCRIPT, "kernel '%s': a tensor bound to it was freed", b->kernel->name);
-  const void *fn = (const void *)b->kernel->handle;
+    if (!b->tensors[i]->data)
+      wl_raise(L, WL_EXIT_SCRIPT, "%s: kernel '%s': the tensor bound to argument %d used after free", fn,
+               b->kernel->name, b->tensor_arg[i]);
+  cudaStream_t s = b->stream ? wl_stream_get(L, b->stream) : wl_current_stream(L);
+  if (!s) wl_raise(L, WL_EXIT_SCRIPT, "%s: kernel '%s': the stream bound to it used after destroy", fn, b->kernel->name);
+  if (!b->prepared || !b->kernel->handle) prepare(L, b);
+  return s;
+}
+
+void wl_bound_enqueue(lua_State *L, struct wl_bound *b, cudaStream_t stream, long n) {
+  cudaError_t (*launch)(cudaKernel_t, dim3, dim3, void **, size_t, cudaStream_t) = wl_backend->launch;
+  cudaKernel_t fn = b->kernel->handle;
   for (long i = 0; i < n; i++) {
-    cudaError_t err = cudaLaunchKernel(fn, b->grid, b->block, b->argv, b->smem, stream);
+    cudaError_t err = launch(fn, b->grid, b->block, b->argv, b->smem, stream);
     if (err != cudaSuccess) {
-      cudaGetLastError();
+      wl_backend->clear_error();
       wl_raise(L, wl_cuda_is_no_device(err) ? WL_EXIT_NO_DEVICE : WL_EXIT_CUDA,
                "launching kernel '%s' (grid %ux%ux%u, block %ux%ux%u, %zu bytes shared): %s: %s", b->kernel->name,
                b->grid.x, b->grid.y, b->grid.z, b->block.x, b->block.y, b->block.z, b->smem,
@@ -323,23 +325,25 @@ void wl_bound_launch(lua_State *L, struct wl_bound *b, cudaStream_t stream, long
   }
 }
 
-/* b() or b:launch([n [, stream]]): queue one (or n) launches. The hot path of launches from a
- * Lua loop: the type check compares the metatable with the upvalue instead of looking its name
- * up in the registry. */
+/* b() or b:launch([n [, stream]]): queue one (or n) launches, on the bound stream, else on the
+ * stream given, else on the current one. The hot path of launches from a Lua loop: the type
+ * check compares the metatable with the upvalue instead of looking its name up in the
+ * registry. */
 static int bound_call(lua_State *L) {
   struct wl_bound *b = lua_touserdata(L, 1);
   if (!b || !lua_getmetatable(L, 1) || !lua_rawequal(L, -1, lua_upvalueindex(1)))
     return luaL_typeerror(L, 1, BOUND_MT);
   lua_pop(L, 1);
+  cudaStream_t s = wl_bound_check(L, b, "launch");
   lua_Integer n = lua_gettop(L) == 1 ? 1 : luaL_optinteger(L, 2, 1);
   luaL_argcheck(L, n >= 0, 2, "launch count >= 0 expected");
-  cudaStream_t s = b->has_stream ? b->stream : wl_opt_stream(L, 3);
-  wl_bound_launch(L, b, s, (long)n);
+  if (!b->stream && !lua_isnoneornil(L, 3)) s = wl_opt_stream(L, 3, "launch(n, stream)");
+  wl_bound_enqueue(L, b, s, (long)n);
   return 0;
 }
 
 static int bound_index(lua_State *L) {
-  struct wl_bound *b = wl_check_bound(L, 1);
+  struct wl_bound *b = luaL_checkudata(L, 1, BOUND_MT); /* fields stay readable */
   const char *f = luaL_checkstring(L, 2);
   if (strcmp(f, "launch") == 0) lua_getfield(L, lua_upvalueindex(1), "__call");
   else if (strcmp(f, "kernel") == 0) {
@@ -374,8 +378,8 @@ static int bound_index(lua_State *L) {
 }
 
 static int bound_tostring(lua_State *L) {
-  struct wl_bound *b = wl_check_bound(L, 1);
-  lua_pushfstring(L, "launch of %s <<<(%d,%d,%d), (%d,%d,%d), %d>>>", b->kernel->name, (int)b->grid.x,
+  struct wl_bound *b = luaL_checkudata(L, 1, BOUND_MT);
+  lua_pushfstring(L, "launch of %s <<<(%d,%d,%d), (%d,%d,%d), %d>>>", b->kernel->name ? b->kernel->name : "(freed kernel)", (int)b->grid.x,
                   (int)b->grid.y, (int)b->grid.z, (int)b->block.x, (int)b->block.y, (int)b->block.z, (int)b->smem);
   return 1;
 }
@@ -389,6 +393,11 @@ static int l_is_launch(lua_State *L) {
 void wl_open_launch(lua_State *L) {
   lua_pushcfunction(L, l_is_launch);
   lua_setfield(L, -2, "is_launch");
+  luaL_getmetatable(L, KERNEL_MT); /* k:bind, a method of kernels */
+  lua_getfield(L, -1, "methods");
+  lua_pushcfunction(L, kernel_bind);
+  lua_setfield(L, -2, "bind");
+  lua_pop(L, 2);
   static const luaL_Reg meta[] = {{"__call", bound_call}, {"__index", bound_index},
                                   {"__tostring", bound_tostring}, {NULL, NULL}};
   luaL_newmetatable(L, BOUND_MT);

@@ -1,19 +1,19 @@
 /* Tensors for Lua: device tensors (wl.tensor) and host tensors (wl.host_tensor, pageable or
- * pinned), initialisation on the device, copies, element access, memory accounting. */
-#include "cuda_common.h"
-#include "cuda_init_kernels.h"
+ * pinned); the class, creation, initialisation, memory and its accounting (copies and element
+ * access: cuda_tensor_data.c). Every method checks its tensor first (wl_check_tensor); free,
+ * __gc and __close share one close path that clears the data pointer. */
+#include "cuda_stream.h"
+#include "cuda_tensor.h"
 #include "half.h"
-#include "lhost.h"
 #include "settings.h"
 #include "wl_exit.h"
+#include "wl_modules.h"
 #include "wl_rng.h"
 
 #include <lauxlib.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define TENSOR_MT "wlrun.tensor"
 
 static const struct wl_dtype_info dtypes[WL_NDTYPES] = {
     [WL_F64] = {"f64", 8, 'f'}, [WL_F32] = {"f32", 4, 'f'}, [WL_F16] = {"f16", 2, 'f'},
@@ -33,7 +33,7 @@ static struct {
   uint64_t inits; /* random initialisations so far: seeds of successive tensors differ */
 } mem;
 
-static const char *memory_name(enum wl_memory m) {
+const char *wl_tensor_memory_name(enum wl_memory m) {
   return m == WL_MEM_DEVICE ? "device" : m == WL_MEM_PINNED ? "pinned" : "host";
 }
 
@@ -49,30 +49,24 @@ struct wl_tensor *wl_test_tensor(lua_State *L, int arg) {
   return luaL_testudata(L, arg, TENSOR_MT);
 }
 
-struct wl_tensor *wl_check_tensor(lua_State *L, int arg) {
+struct wl_tensor *wl_check_tensor(lua_State *L, int arg, const char *fn) {
   struct wl_tensor *t = luaL_checkudata(L, arg, TENSOR_MT);
-  if (!t->data) luaL_argerror(L, arg, "tensor was freed");
+  if (!t->data) wl_closed_error(L, arg, fn, "tensor", "free");
   return t;
 }
 
-static void release(struct wl_tensor *t) {
-  if (!t->data) return;
-  if (t->memory != WL_MEM_HOST && wl_compile_only()) { /* a placeholder, or calloc'd "pinned" */
-    if (t->memory == WL_MEM_PINNED) {
-      free(t->data);
-      mem.pinned_live -= t->nbytes;
-    }
-    t->data = NULL;
-    return;
-  }
+/* the one close path: free, __gc, __close */
+static cudaError_t tensor_close(struct wl_tensor *t) {
+  cudaError_t err = cudaSuccess;
+  if (!t->data) return err;
   switch (t->memory) {
   case WL_MEM_DEVICE:
-    cudaFree(t->data); /* in __gc nothing can be raised; a dead context frees nothing anyway */
+    err = wl_backend->release(t->data);
     mem.device_live -= t->nbytes;
     mem.device_count--;
     break;
   case WL_MEM_PINNED:
-    cudaFreeHost(t->data);
+    err = wl_backend->release_pinned(t->data);
     mem.pinned_live -= t->nbytes;
     break;
   case WL_MEM_HOST:
@@ -81,14 +75,21 @@ static void release(struct wl_tensor *t) {
     break;
   }
   t->data = NULL;
+  return err;
 }
 
-static int l_release(lua_State *L) {
-  release(luaL_checkudata(L, 1, TENSOR_MT));
+static int tensor_gc(lua_State *L) {
+  /* nothing can be raised from __gc; a dead context frees nothing anyway */
+  (void)tensor_close(luaL_checkudata(L, 1, TENSOR_MT));
   return 0;
 }
 
-static const char *shape_string(const struct wl_tensor *t, char *buf, size_t len) {
+static int l_free(lua_State *L) {
+  WL_CUDA(L, tensor_close(wl_check_tensor(L, 1, "tensor:free")), "freeing a tensor");
+  return 0;
+}
+
+const char *wl_tensor_shape(const struct wl_tensor *t, char *buf, size_t len) {
   size_t n = 0;
   buf[0] = '\0';
   for (int i = 0; i < t->ndim && n < len; i++)
@@ -217,7 +218,7 @@ static uint64_t next_seed(const struct init_spec *s) {
 }
 
 /* host element i as a double / from a double */
-static double host_get(const struct wl_tensor *t, size_t i) {
+double wl_tensor_host_get(const struct wl_tensor *t, size_t i) {
   const char *p = (const char *)t->data + i * wl_dtype_info(t->dtype)->size;
   switch (t->dtype) {
   case WL_F64: { double v; memcpy(&v, p, 8); return v; }
@@ -239,7 +240,7 @@ static double saturate(double v, double lo, double hi) {
   return v < lo ? lo : v > hi ? hi : v;
 }
 
-static void host_set(struct wl_tensor *t, size_t i, double v) {
+void wl_tensor_host_set(struct wl_tensor *t, size_t i, double v) {
   char *p = (char *)t->data + i * wl_dtype_info(t->dtype)->size;
   switch (t->dtype) {
   case WL_F64: memcpy(p, &v, 8); break;
@@ -257,15 +258,15 @@ static void host_set(struct wl_tensor *t, size_t i, double v) {
 }
 
 static void apply_init(lua_State *L, struct wl_tensor *t, const struct init_spec *s) {
-  if (s->none || (t->memory == WL_MEM_DEVICE && wl_compile_only())) return;
+  if (s->none) return;
   if (t->memory == WL_MEM_DEVICE) {
     cudaStream_t stream = wl_current_stream(L);
     if (s->kind == WL_INIT_FILL && s->a == 0 && !signbit(s->a)) {
-      WL_CUDA(L, cudaMemsetAsync(t->data, 0, t->nbytes, stream), "zeroing a tensor");
+      WL_CUDA(L, wl_backend->set_memory(t->data, 0, t->nbytes, stream), "zeroing a tensor");
       return;
     }
     uint64_t seed = (s->kind == WL_INIT_UNIFORM || s->kind == WL_INIT_NORMAL) ? next_seed(s) : 0;
-    WL_CUDA(L, wl_init_device(t->data, t->numel, t->dtype, s->kind, s->a, s->b, seed, stream),
+    WL_CUDA(L, wl_backend->init(t->data, t->numel, t->dtype, s->kind, s->a, s->b, seed, stream),
             "initialising a tensor");
     return;
   }
@@ -278,12 +279,11 @@ static void apply_init(lua_State *L, struct wl_tensor *t, const struct init_spec
     case WL_INIT_UNIFORM: v = s->a + (s->b - s->a) * wl_uniform01(seed, i); break;
     default: v = s->a + s->b * wl_normal01(seed, i);
     }
-    host_set(t, i, v);
+    wl_tensor_host_set(t, i, v);
   }
 }
 
-/* a new, empty tensor userdata with the layout of model (or zeroed) */
-static struct wl_tensor *new_tensor(lua_State *L, const struct wl_tensor *model) {
+struct wl_tensor *wl_tensor_new(lua_State *L, const struct wl_tensor *model) {
   struct wl_tensor *t = lua_newuserdatauv(L, sizeof *t, 0);
   if (model) *t = *model; else memset(t, 0, sizeof *t);
   t->data = NULL;
@@ -291,60 +291,51 @@ static struct wl_tensor *new_tensor(lua_State *L, const struct wl_tensor *model)
   return t;
 }
 
-static void allocate(lua_State *L, struct wl_tensor *t, enum wl_memory where) {
+void wl_tensor_allocate(lua_State *L, struct wl_tensor *t, enum wl_memory where) {
   char shape[128], want[32], avail[32], total[32], held[32];
   WL_WATCH_ALLOC();
   t->memory = where;
-  if (where != WL_MEM_HOST && wl_compile_only()) {
-    /* a placeholder: never dereferenced, since nothing runs on a device in this mode */
-    static uintptr_t next = 0x10000;
-    t->data = (void *)next;
-    next += (t->nbytes + 511) / 256 * 256;
-    if (where == WL_MEM_PINNED) { /* pinned memory is host memory: real, from calloc here */
-      t->data = calloc(1, t->nbytes);
-      if (!t->data) wl_raise(L, WL_EXIT_SCRIPT, "cannot allocate host memory");
-      mem.pinned_live += t->nbytes;
-    }
-    return;
-  }
   if (where == WL_MEM_DEVICE) {
     size_t free_b = 0, total_b = 0;
-    wl_cuda_require_device(L);
+    wl_device_ready(L);
     if (wl_capturing())
       wl_raise(L, WL_EXIT_SCRIPT, "allocating a tensor inside wl.graph() capture; allocate before the graph");
-    WL_CUDA(L, cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
-    cudaError_t err = t->nbytes > free_b ? cudaErrorMemoryAllocation : cudaMalloc(&t->data, t->nbytes);
+    WL_CUDA(L, wl_backend->mem_info(&free_b, &total_b), "cudaMemGetInfo");
+    void *data = NULL;
+    cudaError_t err = t->nbytes > free_b ? cudaErrorMemoryAllocation : wl_backend->alloc(&data, t->nbytes);
     if (err != cudaSuccess) {
-      cudaGetLastError();
-      t->data = NULL;
+      wl_backend->clear_error();
       wl_raise(L, WL_EXIT_CUDA,
                "out of device memory: tensor %s[%s] needs %s, %s free of %s (wlrun holds %s in %lld tensors)",
-               wl_dtype_info(t->dtype)->name, shape_string(t, shape, sizeof shape),
+               wl_dtype_info(t->dtype)->name, wl_tensor_shape(t, shape, sizeof shape),
                format_bytes(want, sizeof want, (double)t->nbytes),
                format_bytes(avail, sizeof avail, (double)free_b),
                format_bytes(total, sizeof total, (double)total_b),
                format_bytes(held, sizeof held, (double)mem.device_live), mem.device_count);
     }
+    t->data = data;
     mem.device_live += t->nbytes;
     mem.device_count++;
     mem.allocations++;
     if (mem.device_live > mem.device_peak) mem.device_peak = mem.device_live;
   } else if (where == WL_MEM_PINNED) {
-    wl_cuda_require_device(L);
-    cudaError_t err = cudaMallocHost(&t->data, t->nbytes);
+    wl_device_ready(L);
+    void *data = NULL;
+    cudaError_t err = wl_backend->alloc_pinned(&data, t->nbytes);
     if (err != cudaSuccess) {
-      t->data = NULL;
+      wl_backend->clear_error();
       wl_raise(L, WL_EXIT_CUDA, "cannot allocate %s of pinned host memory for %s[%s]: %s",
                format_bytes(want, sizeof want, (double)t->nbytes), wl_dtype_info(t->dtype)->name,
-               shape_string(t, shape, sizeof shape), cudaGetErrorString(err));
+               wl_tensor_shape(t, shape, sizeof shape), cudaGetErrorString(err));
     }
+    t->data = data;
     mem.pinned_live += t->nbytes;
   } else {
-    t->data = malloc(t->nbytes);
+    t->data = calloc(1, t->nbytes); /* zeroed: a copy from a device under --compile-only reads zeros */
     if (!t->data)
       wl_raise(L, WL_EXIT_SCRIPT, "cannot allocate %s of host memory for %s[%s]",
                format_bytes(want, sizeof want, (double)t->nbytes), wl_dtype_info(t->dtype)->name,
-               shape_string(t, shape, sizeof shape));
+               wl_tensor_shape(t, shape, sizeof shape));
     mem.host_live += t->nbytes;
   }
 }
@@ -367,8 +358,8 @@ static int create(lua_State *L, bool device) {
     where = lua_toboolean(L, -1) ? WL_MEM_PINNED : WL_MEM_HOST;
     lua_pop(L, 1);
   }
-  struct wl_tensor *t = new_tensor(L, &layout);
-  allocate(L, t, where);
+  struct wl_tensor *t = wl_tensor_new(L, &layout);
+  wl_tensor_allocate(L, t, where);
   apply_init(L, t, &init);
   return 1;
 }
@@ -376,171 +367,14 @@ static int create(lua_State *L, bool device) {
 static int l_tensor(lua_State *L) { return create(L, true); }
 static int l_host_tensor(lua_State *L) { return create(L, false); }
 
-/* ---- copies ---- */
-
-static void copy(lua_State *L, struct wl_tensor *dst, const struct wl_tensor *src, int stream_arg) {
-  char a[128], b[128];
-  if (dst->dtype != src->dtype || dst->numel != src->numel)
-    wl_raise(L, WL_EXIT_SCRIPT, "copy: source %s[%s] does not match destination %s[%s]",
-             wl_dtype_info(src->dtype)->name, shape_string(src, a, sizeof a), wl_dtype_info(dst->dtype)->name,
-             shape_string(dst, b, sizeof b));
-  if (dst->memory != WL_MEM_DEVICE && src->memory != WL_MEM_DEVICE) {
-    memmove(dst->data, src->data, dst->nbytes);
-    return;
-  }
-  if (wl_compile_only()) return; /* device tensors are placeholders */
-  bool async = stream_arg > 0 && !lua_isnoneornil(L, stream_arg);
-  cudaStream_t s = async ? wl_opt_stream(L, stream_arg) : wl_current_stream(L);
-  if (!async && wl_capturing())
-    wl_raise(L, WL_EXIT_SCRIPT, "a synchronous copy inside wl.graph() capture; pass a stream");
-  WL_CUDA(L, cudaMemcpyAsync(dst->data, src->data, dst->nbytes, cudaMemcpyDefault, s), "copying a tensor");
-  if (!async) WL_WATCH_SYNC();
-  if (!async) WL_CUDA(L, cudaStreamSynchronize(s), "copying a tensor (synchronize)");
-}
-
-/* dst:copy_from(src [, stream]): synchronous without a stream, asynchronous on one */
-static int l_copy_from(lua_State *L) {
-  copy(L, wl_check_tensor(L, 1), wl_check_tensor(L, 2), 3);
-  lua_settop(L, 1);
-  return 1;
-}
-
-static int copy_to(lua_State *L, enum wl_memory where) {
-  struct wl_tensor *src = wl_check_tensor(L, 1);
-  struct wl_tensor *dst = new_tensor(L, src);
-  allocate(L, dst, where);
-  copy(L, dst, src, 0);
-  return 1;
-}
-
-/* t:to_host([pinned]) -> a host copy; h:to_device() -> a device copy */
-static int l_to_host(lua_State *L) { return copy_to(L, lua_toboolean(L, 2) ? WL_MEM_PINNED : WL_MEM_HOST); }
-static int l_to_device(lua_State *L) { return copy_to(L, WL_MEM_DEVICE); }
-
 /* t:fill(v) / t:init(spec): on the current stream for device tensors */
 static int l_init(lua_State *L) {
-  struct wl_tensor *t = wl_check_tensor(L, 1);
+  struct wl_tensor *t = wl_check_tensor(L, 1, lua_tostring(L, lua_upvalueindex(1)));
   if (lua_isnoneornil(L, 2)) luaL_argerror(L, 2, "an init (number, \"zeros\" or wl.normal() ...) expected");
   struct init_spec s = read_init(L, 2, "init");
   apply_init(L, t, &s);
   lua_settop(L, 1);
   return 1;
-}
-
-/* ---- element access (host tensors) ---- */
-
-static size_t check_index(lua_State *L, struct wl_tensor *t, int arg) {
-  if (t->memory == WL_MEM_DEVICE)
-    wl_raise(L, WL_EXIT_SCRIPT, "element access needs a host tensor: use t:to_host()");
-  lua_Integer i = luaL_checkinteger(L, arg);
-  if (i < 1 || (lua_Unsigned)i > t->numel)
-    wl_raise(L, WL_EXIT_SCRIPT, "index %lld out of range 1..%llu", (long long)i,
-             (unsigned long long)t->numel);
-  return (size_t)(i - 1);
-}
-
-static void push_element(lua_State *L, const struct wl_tensor *t, size_t i) {
-  double v = host_get(t, i);
-  if (wl_dtype_info(t->dtype)->kind == 'f') lua_pushnumber(L, v);
-  else if (t->dtype == WL_I64) { int64_t x; memcpy(&x, (char *)t->data + i * 8, 8); lua_pushinteger(L, x); }
-  else lua_pushinteger(L, (lua_Integer)v);
-}
-
-static void set_element(lua_State *L, struct wl_tensor *t, size_t i, int arg) {
-  if (t->dtype == WL_I64 && lua_isinteger(L, arg)) {
-    int64_t x = lua_tointeger(L, arg);
-    memcpy((char *)t->data + i * 8, &x, 8);
-    return;
-  }
-  host_set(t, i, luaL_checknumber(L, arg));
-}
-
-/* h:totable() -> the elements as a Lua array */
-static int l_totable(lua_State *L) {
-  struct wl_tensor *t = wl_check_tensor(L, 1);
-  if (t->memory == WL_MEM_DEVICE) wl_raise(L, WL_EXIT_SCRIPT, "totable needs a host tensor: use t:to_host()");
-  if (t->numel > (size_t)INT32_MAX) wl_raise(L, WL_EXIT_SCRIPT, "tensor too large for a Lua table");
-  lua_createtable(L, (int)t->numel, 0);
-  for (size_t i = 0; i < t->numel; i++) {
-    push_element(L, t, i);
-    lua_rawseti(L, -2, (lua_Integer)i + 1);
-  }
-  return 1;
-}
-
-static struct wl_tensor *check_host(lua_State *L, int arg, const char *what) {
-  struct wl_tensor *t = wl_check_tensor(L, arg);
-  if (t->memory == WL_MEM_DEVICE) wl_raise(L, WL_EXIT_SCRIPT, "%s needs a host tensor: use t:to_host()", what);
-  return t;
-}
-
-/* h:bytes([offset [, length]]) -> the raw bytes of a host tensor, as a string */
-static int l_bytes(lua_State *L) {
-  struct wl_tensor *t = check_host(L, 1, "bytes()");
-  lua_Integer off = luaL_optinteger(L, 2, 0);
-  lua_Integer len = luaL_optinteger(L, 3, (lua_Integer)t->nbytes - off);
-  if (off < 0 || len < 0 || (lua_Unsigned)(off + len) > t->nbytes)
-    return wl_raise(L, WL_EXIT_SCRIPT, "bytes(%lld, %lld) outside the tensor's %zu bytes", (long long)off,
-                    (long long)len, t->nbytes);
-  lua_pushlstring(L, (const char *)t->data + off, (size_t)len);
-  return 1;
-}
-
-/* h:set_bytes(s [, offset]): copies the bytes of string s into a host tensor (file loaders) */
-static int l_set_bytes(lua_State *L) {
-  struct wl_tensor *t = check_host(L, 1, "set_bytes()");
-  size_t len;
-  const char *s = luaL_checklstring(L, 2, &len);
-  lua_Integer off = luaL_optinteger(L, 3, 0);
-  if (off < 0 || (lua_Unsigned)off + len > t->nbytes)
-    return wl_raise(L, WL_EXIT_SCRIPT, "set_bytes: %zu bytes at offset %lld do not fit the tensor's %zu", len,
-                    (long long)off, t->nbytes);
-  memcpy((char *)t->data + off, s, len);
-  lua_settop(L, 1);
-  return 1;
-}
-
-static int l_free(lua_State *L) {
-  release(wl_check_tensor(L, 1));
-  return 0;
-}
-
-static int l_index(lua_State *L) {
-  struct wl_tensor *t = luaL_checkudata(L, 1, TENSOR_MT);
-  if (lua_type(L, 2) == LUA_TNUMBER) {
-    if (!t->data) luaL_argerror(L, 1, "tensor was freed");
-    push_element(L, t, check_index(L, t, 2));
-    return 1;
-  }
-  const char *k = luaL_checkstring(L, 2);
-  if (strcmp(k, "shape") == 0) {
-    lua_createtable(L, t->ndim, 0);
-    for (int i = 0; i < t->ndim; i++) {
-      lua_pushinteger(L, t->shape[i]);
-      lua_rawseti(L, -2, i + 1);
-    }
-  } else if (strcmp(k, "dtype") == 0) lua_pushstring(L, wl_dtype_info(t->dtype)->name);
-  else if (strcmp(k, "nbytes") == 0) lua_pushinteger(L, (lua_Integer)t->nbytes);
-  else if (strcmp(k, "numel") == 0) lua_pushinteger(L, (lua_Integer)t->numel);
-  else if (strcmp(k, "ndim") == 0) lua_pushinteger(L, t->ndim);
-  else if (strcmp(k, "memory") == 0) lua_pushstring(L, memory_name(t->memory));
-  else if (strcmp(k, "freed") == 0) lua_pushboolean(L, t->data == NULL);
-  else if (strcmp(k, "address") == 0) lua_pushinteger(L, (lua_Integer)(uintptr_t)t->data);
-  else {
-    luaL_getmetatable(L, TENSOR_MT);
-    lua_getfield(L, -1, "methods");
-    lua_getfield(L, -1, k);
-  }
-  return 1;
-}
-
-static int l_newindex(lua_State *L) {
-  struct wl_tensor *t = luaL_checkudata(L, 1, TENSOR_MT);
-  if (lua_type(L, 2) != LUA_TNUMBER)
-    return wl_raise(L, WL_EXIT_SCRIPT, "tensor fields are read-only ('%s')", luaL_tolstring(L, 2, NULL));
-  if (!t->data) luaL_argerror(L, 1, "tensor was freed");
-  set_element(L, t, check_index(L, t, 2), 3);
-  return 0;
 }
 
 static int l_len(lua_State *L) {
@@ -551,8 +385,8 @@ static int l_len(lua_State *L) {
 static int l_tostring(lua_State *L) {
   struct wl_tensor *t = luaL_checkudata(L, 1, TENSOR_MT);
   char shape[128], size[32];
-  lua_pushfstring(L, "tensor %s[%s] %s %s%s", wl_dtype_info(t->dtype)->name, shape_string(t, shape, sizeof shape),
-                  memory_name(t->memory), format_bytes(size, sizeof size, (double)t->nbytes),
+  lua_pushfstring(L, "tensor %s[%s] %s %s%s", wl_dtype_info(t->dtype)->name, wl_tensor_shape(t, shape, sizeof shape),
+                  wl_tensor_memory_name(t->memory), format_bytes(size, sizeof size, (double)t->nbytes),
                   t->data ? "" : " (freed)");
   return 1;
 }
@@ -587,14 +421,10 @@ static int l_reset_peak(lua_State *L) {
 }
 
 void wl_open_tensor(lua_State *L) {
-  static const luaL_Reg methods[] = {
-      {"copy_from", l_copy_from}, {"to_host", l_to_host}, {"to_device", l_to_device},
-      {"fill", l_init}, {"init", l_init}, {"totable", l_totable}, {"free", l_free},
-      {"bytes", l_bytes}, {"set_bytes", l_set_bytes},
-      {NULL, NULL}};
-  static const luaL_Reg meta[] = {{"__index", l_index}, {"__newindex", l_newindex},
+  static const luaL_Reg methods[] = {{"free", l_free}, {NULL, NULL}};
+  static const luaL_Reg meta[] = {{"__index", wl_tensor_index}, {"__newindex", wl_tensor_newindex},
                                   {"__len", l_len}, {"__tostring", l_tostring},
-                                  {"__gc", l_release}, {"__close", l_release}, {NULL, NULL}};
+                                  {"__gc", tensor_gc}, {"__close", tensor_gc}, {NULL, NULL}};
   static const luaL_Reg fns[] = {{"tensor", l_tensor}, {"host_tensor", l_host_tensor},
                                  {"memory", l_memory}, {"reset_memory_peak", l_reset_peak},
                                  {"is_tensor", l_is_tensor},
@@ -602,6 +432,13 @@ void wl_open_tensor(lua_State *L) {
   luaL_newmetatable(L, TENSOR_MT);
   luaL_setfuncs(L, meta, 0);
   luaL_newlib(L, methods);
+  luaL_setfuncs(L, wl_tensor_data_methods, 0);
+  lua_pushliteral(L, "tensor:fill"); /* fill and init: one function, named as called */
+  lua_pushcclosure(L, l_init, 1);
+  lua_setfield(L, -2, "fill");
+  lua_pushliteral(L, "tensor:init");
+  lua_pushcclosure(L, l_init, 1);
+  lua_setfield(L, -2, "init");
   lua_setfield(L, -2, "methods");
   lua_pop(L, 1);
   luaL_setfuncs(L, fns, 0);

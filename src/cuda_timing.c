@@ -8,12 +8,16 @@
  *   core.count_nonzero(tensor)            nonzero bytes of a device tensor (zero-input check)
  *   core.set_measuring(on), core.watch()  what the Lua API saw while measuring
  * work: a bound launch, a wl.graph, a Lua function, or a list of them (rotated per sample).
- * Each returns {gpu = {seconds...}, enqueue = {seconds...}} (host mode: gpu is the host time). */
-#include "cuda_common.h"
-#include "cuda_init_kernels.h"
-#include "cuda_kernel.h"
-#include "lhost.h"
+ * Each returns {gpu = {seconds...}, enqueue = {seconds...}} (host mode: gpu is the host time).
+ * They need a real device (not --compile-only). The work is checked once per timed call (a
+ * bound launch's kernel, stream and tensors, a graph): nothing of Lua runs in between, unless
+ * the work holds a function, and then every item is checked each time it is queued. */
+#include "cuda_graph.h"
+#include "cuda_launch.h"
+#include "cuda_stream.h"
+#include "cuda_tensor.h"
 #include "wl_exit.h"
+#include "wl_modules.h"
 
 #include <lauxlib.h>
 #include <stdlib.h>
@@ -30,7 +34,7 @@ static void need_events(lua_State *L, size_t n) {
   if (!grown) luaL_error(L, "out of memory for %d events", (int)n);
   events = grown;
   for (; nevents < n; nevents++)
-    WL_CUDA(L, cudaEventCreateWithFlags(&events[nevents], cudaEventDefault), "creating timing events");
+    WL_CUDA(L, wl_backend->event_create(&events[nevents], true, false), "creating timing events");
 }
 
 static double now(void) {
@@ -45,18 +49,22 @@ struct work {
   int index; /* stack index of the item */
   struct wl_bound *bound;
   cudaGraphExec_t graph;
+  cudaStream_t stream; /* a bound launch's */
 };
 
 struct work_list {
   int n;
+  bool lua; /* a function among the items: Lua runs between launches */
   struct work items[64];
   cudaStream_t stream;
 };
 
+/* reads and checks the item at idx */
 static void read_item(lua_State *L, int idx, struct work *w) {
   w->index = lua_absindex(L, idx);
   w->bound = wl_test_bound(L, idx);
-  w->graph = w->bound ? NULL : wl_test_graph(L, idx);
+  w->graph = w->bound ? NULL : wl_graph_exec(L, idx, "wl.bench");
+  w->stream = w->bound ? wl_bound_check(L, w->bound, "wl.bench") : NULL;
   if (!w->bound && !w->graph && lua_type(L, idx) != LUA_TFUNCTION)
     wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: the work must be a bound launch, a wl.graph or a function, got %s",
              luaL_typename(L, idx));
@@ -65,6 +73,7 @@ static void read_item(lua_State *L, int idx, struct work *w) {
 /* work at arg: one item, or a list (rotated). The items of a list stay on the stack. */
 static void read_work(lua_State *L, int arg, struct work_list *wl) {
   wl->n = 0;
+  wl->lua = false;
   if (lua_type(L, arg) == LUA_TTABLE && !lua_getmetatable(L, arg)) {
     lua_Integer n = luaL_len(L, arg);
     if (n < 1 || n > 64) wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: a rotation list holds 1 to 64 items");
@@ -76,17 +85,22 @@ static void read_work(lua_State *L, int arg, struct work_list *wl) {
     if (lua_type(L, arg) == LUA_TTABLE) lua_pop(L, 1); /* the metatable */
     read_item(L, arg, &wl->items[wl->n++]);
   }
-  wl->stream = wl->items[0].bound ? wl_bound_stream(L, wl->items[0].bound) : wl_current_stream(L);
-  for (int i = 1; i < wl->n; i++) /* the events of a sample must be on the stream of its work */
-    if (wl->items[i].bound && wl_bound_stream(L, wl->items[i].bound) != wl->stream)
+  wl->stream = wl->items[0].bound ? wl->items[0].stream : wl_current_stream(L);
+  for (int i = 0; i < wl->n; i++) {
+    wl->lua = wl->lua || (!wl->items[i].bound && !wl->items[i].graph);
+    if (wl->items[i].bound && wl->items[i].stream != wl->stream) /* a sample's events: on its work's stream */
       wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: the launches of a rotation list must share one stream");
+  }
 }
 
-static void enqueue(lua_State *L, const struct work *w, cudaStream_t stream, long times) {
+/* queues the item; recheck: Lua ran since it was read, which may have freed what it uses */
+static void enqueue(lua_State *L, const struct work *w, cudaStream_t stream, long times, bool recheck) {
   if (w->bound) {
-    wl_bound_launch(L, w->bound, stream, times);
+    if (recheck) wl_bound_check(L, w->bound, "wl.bench");
+    wl_bound_enqueue(L, w->bound, stream, times);
   } else if (w->graph) {
-    for (long i = 0; i < times; i++) WL_CUDA(L, cudaGraphLaunch(w->graph, stream), "launching a graph");
+    cudaGraphExec_t g = recheck ? wl_graph_exec(L, w->index, "wl.bench") : w->graph;
+    for (long i = 0; i < times; i++) WL_CUDA(L, wl_backend->graph_launch(g, stream), "launching a graph");
   } else {
     for (long i = 0; i < times; i++) {
       lua_pushvalue(L, w->index);
@@ -121,10 +135,10 @@ static int check_count(lua_State *L, int arg) {
 
 /* the elapsed times of event pairs (2i, 2i+1), divided by per; waits for the last */
 static void read_pairs(lua_State *L, double *gpu, int n, long per) {
-  WL_CUDA(L, cudaEventSynchronize(events[2 * n - 1]), "waiting for the measurement");
+  WL_CUDA(L, wl_backend->event_sync(events[2 * n - 1]), "waiting for the measurement");
   for (int i = 0; i < n; i++) {
     float ms;
-    WL_CUDA(L, cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
+    WL_CUDA(L, wl_backend->event_elapsed(&ms, events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
     gpu[i] = ms * 1e-3 / (double)per;
   }
 }
@@ -140,11 +154,10 @@ static size_t flush_bytes;
 /* bytes written before each cold sample: twice the L2, so that no line of the work survives */
 static void need_flush(lua_State *L) {
   if (flush_buffer) return;
-  int dev, l2;
-  WL_CUDA(L, cudaGetDevice(&dev), "cudaGetDevice");
-  WL_CUDA(L, cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev), "L2 size");
+  int l2;
+  WL_CUDA(L, wl_backend->attribute(&l2, cudaDevAttrL2CacheSize, wl_device_index()), "L2 size");
   flush_bytes = 2 * (size_t)(l2 > 0 ? l2 : 1 << 20);
-  WL_CUDA(L, cudaMalloc(&flush_buffer, flush_bytes), "allocating the L2 flush buffer");
+  WL_CUDA(L, wl_backend->alloc(&flush_buffer, flush_bytes), "allocating the L2 flush buffer");
 }
 
 /* ---- modes ---- */
@@ -153,7 +166,7 @@ static int l_time_cold(lua_State *L) {
   int n = check_count(L, 2);
   bool flush = lua_toboolean(L, 3);
   lua_settop(L, 3);
-  wl_cuda_require_device(L);
+  wl_device_needed(L, "core.time_cold");
   struct work_list w;
   read_work(L, 1, &w);
   need_events(L, 2 * (size_t)n);
@@ -161,12 +174,12 @@ static int l_time_cold(lua_State *L) {
   double *gpu = scratch(L, n), *enq = scratch(L, n);
   cudaStream_t s = w.stream;
   for (int i = 0; i < n; i++) {
-    if (flush) WL_CUDA(L, cudaMemsetAsync(flush_buffer, i & 0xff, flush_bytes, s), "flushing the L2 cache");
-    WL_CUDA(L, cudaEventRecord(events[2 * i], s), "cudaEventRecord");
+    if (flush) WL_CUDA(L, wl_backend->set_memory(flush_buffer, i & 0xff, flush_bytes, s), "flushing the L2 cache");
+    WL_CUDA(L, wl_backend->event_record(events[2 * i], s), "cudaEventRecord");
     double t0 = now();
-    enqueue(L, &w.items[i % w.n], s, 1);
+    enqueue(L, &w.items[i % w.n], s, 1, w.lua);
     enq[i] = now() - t0;
-    WL_CUDA(L, cudaEventRecord(events[2 * i + 1], s), "cudaEventRecord");
+    WL_CUDA(L, wl_backend->event_record(events[2 * i + 1], s), "cudaEventRecord");
   }
   read_pairs(L, gpu, n, 1);
   push_results(L, gpu, enq, n);
@@ -178,18 +191,18 @@ static int l_time_batch(lua_State *L) {
   lua_Integer per = luaL_checkinteger(L, 3);
   luaL_argcheck(L, per >= 1 && per <= 1000000, 3, "launches per sample from 1 to 1e6 expected");
   lua_settop(L, 3);
-  wl_cuda_require_device(L);
+  wl_device_needed(L, "core.time_batch");
   struct work_list w;
   read_work(L, 1, &w);
   need_events(L, 2 * (size_t)n);
   double *gpu = scratch(L, n), *enq = scratch(L, n);
   cudaStream_t s = w.stream;
   for (int i = 0; i < n; i++) {
-    WL_CUDA(L, cudaEventRecord(events[2 * i], s), "cudaEventRecord");
+    WL_CUDA(L, wl_backend->event_record(events[2 * i], s), "cudaEventRecord");
     double t0 = now();
-    for (long j = 0; j < per; j++) enqueue(L, &w.items[(i * per + j) % w.n], s, 1);
+    for (long j = 0; j < per; j++) enqueue(L, &w.items[(i * per + j) % w.n], s, 1, w.lua);
     enq[i] = (now() - t0) / (double)per;
-    WL_CUDA(L, cudaEventRecord(events[2 * i + 1], s), "cudaEventRecord");
+    WL_CUDA(L, wl_backend->event_record(events[2 * i + 1], s), "cudaEventRecord");
   }
   read_pairs(L, gpu, n, per);
   push_results(L, gpu, enq, n);
@@ -202,7 +215,7 @@ static int l_time_graph(lua_State *L) {
   lua_Integer per = luaL_checkinteger(L, 3), warmup = luaL_optinteger(L, 4, 3);
   luaL_argcheck(L, per >= 1 && per <= 100000, 3, "launches per graph from 1 to 1e5 expected");
   lua_settop(L, 4);
-  wl_cuda_require_device(L);
+  wl_device_needed(L, "core.time_graph");
   struct work_list w;
   read_work(L, 1, &w);
   for (int i = 0; i < w.n; i++)
@@ -223,24 +236,27 @@ static int l_time_graph(lua_State *L) {
   cudaGraph_t graph;
   cudaError_t err;
   cudaGraphExec_t exec = wl_capture_end(&graph, &err);
-  if (status != LUA_OK) {
-    if (exec) cudaGraphExecDestroy(exec);
-    if (graph) cudaGraphDestroy(graph);
+  if (status != LUA_OK) { /* the error of the work is the one to report */
+    if (exec) (void)wl_backend->graph_exec_destroy(exec);
+    if (graph) (void)wl_backend->graph_destroy(graph);
     return lua_error(L);
   }
   if (!exec) return wl_cuda_raise(L, err, "capturing the graph of the measured work");
+  const struct wl_backend *be = wl_backend;
   cudaError_t run = cudaSuccess;
-  for (lua_Integer i = 0; i < warmup && run == cudaSuccess; i++) run = cudaGraphLaunch(exec, s);
+  for (lua_Integer i = 0; i < warmup && run == cudaSuccess; i++) run = be->graph_launch(exec, s);
   for (int i = 0; i < n && run == cudaSuccess; i++) {
-    run = cudaEventRecord(events[2 * i], s);
+    run = be->event_record(events[2 * i], s);
     double t0 = now();
-    if (run == cudaSuccess) run = cudaGraphLaunch(exec, s);
+    if (run == cudaSuccess) run = be->graph_launch(exec, s);
     enq[i] = (now() - t0) / (double)per;
-    if (run == cudaSuccess) run = cudaEventRecord(events[2 * i + 1], s);
+    if (run == cudaSuccess) run = be->event_record(events[2 * i + 1], s);
   }
-  if (run == cudaSuccess) run = cudaEventSynchronize(events[2 * n - 1]);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
+  if (run == cudaSuccess) run = be->event_sync(events[2 * n - 1]);
+  cudaError_t freed = be->graph_exec_destroy(exec);
+  if (run == cudaSuccess) run = freed;
+  freed = be->graph_destroy(graph);
+  if (run == cudaSuccess) run = freed;
   if (run != cudaSuccess) return wl_cuda_raise(L, run, "replaying the measured graph");
   read_pairs(L, gpu, n, per);
   push_results(L, gpu, enq, n);
@@ -252,24 +268,24 @@ static int l_time_graph(lua_State *L) {
 static int graph_enqueue(lua_State *L) {
   cudaStream_t cs = lua_touserdata(L, 2);
   struct work w;
-  read_item(L, 1, &w);
-  enqueue(L, &w, cs, 1);
+  read_item(L, 1, &w); /* checked: Lua may have run since */
+  enqueue(L, &w, cs, 1, false);
   return 0;
 }
 
 static int l_time_host(lua_State *L) {
   int n = check_count(L, 2);
   lua_settop(L, 2);
-  wl_cuda_require_device(L);
+  wl_device_needed(L, "core.time_host");
   struct work_list w;
   read_work(L, 1, &w);
   double *host = scratch(L, n), *enq = scratch(L, n);
   for (int i = 0; i < n; i++) {
-    WL_CUDA(L, cudaDeviceSynchronize(), "synchronising before a host-timed iteration");
+    WL_CUDA(L, wl_backend->device_sync(), "synchronising before a host-timed iteration");
     double t0 = now();
-    enqueue(L, &w.items[i % w.n], w.stream, 1);
+    enqueue(L, &w.items[i % w.n], w.stream, 1, w.lua);
     double t1 = now();
-    WL_CUDA(L, cudaDeviceSynchronize(), "synchronising after a host-timed iteration");
+    WL_CUDA(L, wl_backend->device_sync(), "synchronising after a host-timed iteration");
     host[i] = now() - t0;
     enq[i] = t1 - t0;
   }
@@ -287,17 +303,17 @@ static int cmp_double(const void *a, const void *b) {
 static int l_timing_floor(lua_State *L) {
   int n = (int)luaL_optinteger(L, 1, 200);
   luaL_argcheck(L, n >= 1 && n <= 100000, 1, "count from 1 to 1e5 expected");
-  wl_cuda_require_device(L);
+  wl_device_needed(L, "core.timing_floor");
   cudaStream_t s = wl_current_stream(L);
   need_events(L, 2 * (size_t)n);
   double *t = scratch(L, n), medians[2];
   for (int pass = 0; pass < 2; pass++) {
     for (int i = -n / 4; i < n; i++) { /* the first quarter warms up and is overwritten */
       int k = i < 0 ? 0 : i;
-      WL_CUDA(L, cudaEventRecord(events[2 * k], s), "cudaEventRecord");
-      if (pass == 1) WL_CUDA(L, wl_empty_kernel(s), "launching the empty kernel");
-      WL_CUDA(L, cudaEventRecord(events[2 * k + 1], s), "cudaEventRecord");
-      if (i < 0) WL_CUDA(L, cudaEventSynchronize(events[1]), "floor warmup");
+      WL_CUDA(L, wl_backend->event_record(events[2 * k], s), "cudaEventRecord");
+      if (pass == 1) WL_CUDA(L, wl_backend->empty_kernel(s), "launching the empty kernel");
+      WL_CUDA(L, wl_backend->event_record(events[2 * k + 1], s), "cudaEventRecord");
+      if (i < 0) WL_CUDA(L, wl_backend->event_sync(events[1]), "floor warmup");
     }
     read_pairs(L, t, n, 1);
     qsort(t, (size_t)n, sizeof *t, cmp_double);
@@ -313,20 +329,21 @@ static int l_timing_floor(lua_State *L) {
 
 /* core.count_nonzero(device tensor) -> number of nonzero bytes */
 static int l_count_nonzero(lua_State *L) {
-  struct wl_tensor *t = wl_check_tensor(L, 1);
+  struct wl_tensor *t = wl_check_tensor(L, 1, "core.count_nonzero");
   if (t->memory != WL_MEM_DEVICE) {
     unsigned long long c = 0;
     for (size_t i = 0; i < t->nbytes; i++) c += ((const unsigned char *)t->data)[i] != 0;
     lua_pushinteger(L, (lua_Integer)c);
     return 1;
   }
-  static unsigned long long *count;
+  static void *count;
   unsigned long long host = 0;
+  wl_device_needed(L, "core.count_nonzero");
   cudaStream_t s = wl_current_stream(L);
-  if (!count) WL_CUDA(L, cudaMalloc((void **)&count, sizeof *count), "allocating a counter");
-  WL_CUDA(L, wl_count_nonzero(t->data, t->nbytes, count, s), "counting nonzero bytes");
-  WL_CUDA(L, cudaMemcpyAsync(&host, count, sizeof host, cudaMemcpyDeviceToHost, s), "reading the count");
-  WL_CUDA(L, cudaStreamSynchronize(s), "counting nonzero bytes");
+  if (!count) WL_CUDA(L, wl_backend->alloc(&count, sizeof host), "allocating a counter");
+  WL_CUDA(L, wl_backend->count_nonzero(t->data, t->nbytes, (unsigned long long *)count, s), "counting nonzero bytes");
+  WL_CUDA(L, wl_backend->copy_memory(&host, count, sizeof host, s), "reading the count");
+  WL_CUDA(L, wl_backend->stream_sync(s), "counting nonzero bytes");
   lua_pushinteger(L, (lua_Integer)host);
   return 1;
 }

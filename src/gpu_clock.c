@@ -2,10 +2,8 @@
  * kernel (clock64 ticks over %globaltimer nanoseconds), so it is the clock while the GPU is busy
  * rather than an idle reading; NVML, through dlopen when the driver has it, adds its own
  * reading, the maximum, temperature, power and the clock event (throttle) reasons. */
-#include "cuda_common.h"
-#include "cuda_init_kernels.h"
-#include "lhost.h"
-#include "wl_exit.h"
+#include "cuda_stream.h"
+#include "wl_modules.h"
 
 #include <dlfcn.h>
 #include <lauxlib.h>
@@ -46,36 +44,37 @@ static void nvml_open(lua_State *L) {
   nvml.temperature = (int (*)(nvml_device, int, unsigned *))dlsym(h, "nvmlDeviceGetTemperature");
   nvml.power = (int (*)(nvml_device, unsigned *))dlsym(h, "nvmlDeviceGetPowerUsage");
   if (!init || !by_bus || !nvml.clock || !nvml.max_clock || init() != 0) return;
-  int dev;
   char bus[32];
-  wl_cuda_require_device(L);
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetPCIBusId(bus, sizeof bus, dev) != cudaSuccess) return;
+  wl_device_ready(L);
+  if (wl_backend->pci_bus_id(bus, sizeof bus, wl_device_index()) != cudaSuccess) { /* no NVML then */
+    wl_backend->clear_error();
+    return;
+  }
   nvml.ok = by_bus(bus, &nvml.dev) == 0;
 }
 
 /* SM clock in MHz from a kernel: clock64 ticks per %globaltimer nanosecond */
 static double probe_mhz(lua_State *L) {
-  static unsigned long long *scratch;
+  static void *scratch;
   unsigned long long host[2] = {0, 0};
   cudaStream_t s = wl_current_stream(L);
-  if (!scratch) WL_CUDA(L, cudaMalloc((void **)&scratch, 2 * sizeof *scratch), "clock probe buffer");
-  WL_CUDA(L, wl_clock_probe(scratch, 200000, s), "clock probe kernel");
-  WL_CUDA(L, cudaMemcpyAsync(host, scratch, sizeof host, cudaMemcpyDeviceToHost, s), "clock probe copy");
-  WL_CUDA(L, cudaStreamSynchronize(s), "clock probe");
+  if (!scratch) WL_CUDA(L, wl_backend->alloc(&scratch, sizeof host), "clock probe buffer");
+  WL_CUDA(L, wl_backend->clock_probe((unsigned long long *)scratch, 200000, s), "clock probe kernel");
+  WL_CUDA(L, wl_backend->copy_memory(host, scratch, sizeof host, s), "clock probe copy");
+  WL_CUDA(L, wl_backend->stream_sync(s), "clock probe");
   return host[1] ? (double)host[0] / (double)host[1] * 1e3 : 0;
 }
 
 /* wl.gpu_clock() -> {sm_mhz (measured busy), max_sm_mhz, nvml = true|false, nvml_sm_mhz,
  * temperature_c, power_w, reasons = {...}} */
 static int l_gpu_clock(lua_State *L) {
-  wl_cuda_require_device(L);
+  wl_device_needed(L, "wl.gpu_clock()");
   nvml_open(L);
   lua_createtable(L, 0, 8);
   lua_pushnumber(L, probe_mhz(L));
   lua_setfield(L, -2, "sm_mhz");
-  int dev, khz = 0;
-  WL_CUDA(L, cudaGetDevice(&dev), "cudaGetDevice");
-  WL_CUDA(L, cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev), "SM clock rate");
+  int khz = 0;
+  WL_CUDA(L, wl_backend->attribute(&khz, cudaDevAttrClockRate, wl_device_index()), "SM clock rate");
   unsigned mhz = 0, max = 0, temp = 0, mw = 0;
   unsigned long long reasons = 0;
   lua_pushnumber(L, nvml.ok && nvml.max_clock(nvml.dev, NVML_CLOCK_SM, &max) == 0 ? max : khz / 1000.0);

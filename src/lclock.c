@@ -1,5 +1,5 @@
 /* Host clock primitives for Lua: wl.clock(), wl.clock_ns(), wl.sleep(). */
-#include "lhost.h"
+#include "wl_modules.h"
 
 #include <errno.h>
 #include <lauxlib.h>

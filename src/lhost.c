@@ -1,7 +1,7 @@
 #include "lhost.h"
 
-#include "cuda_common.h"
 #include "ljson.h"
+#include "wl_modules.h"
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -199,7 +199,9 @@ static int open_core(lua_State *L) {
   wl_open_device(L);
   wl_open_tensor(L);
   wl_open_stream(L);
+  wl_open_graph(L);
   wl_open_kernel(L);
+  wl_open_launch(L);
   wl_open_gpu_clock(L);
   wl_open_timing(L);
   wl_open_nvtx(L);
@@ -208,7 +210,6 @@ static int open_core(lua_State *L) {
 
 static int setup_state(lua_State *L) {
   const struct wl_cli *cli = lua_touserdata(L, 1);
-  wl_set_compile_only(cli->compile_only);
   luaL_openlibs(L);
   if (luaL_newmetatable(L, "wlrun.error")) {
     lua_pushcfunction(L, error_tostring);

@@ -24,13 +24,6 @@ enum wl_exit wl_host_run_tool(lua_State *L, const char *name);
 
 void wl_host_close(lua_State *L);
 
-/* Registration of the C parts of wlrun.core: each adds its functions to the table on top. */
-void wl_open_clock(lua_State *L);
-void wl_open_stats(lua_State *L);
-void wl_open_settings(lua_State *L, const struct wl_cli *cli);
-void wl_open_system(lua_State *L);
-void wl_open_nvtx(lua_State *L); /* nvtx.c: wl.nvtx */
-
 /* The files embedded at build time (lua/wlrun/... and docs/cli.md). */
 struct wl_embedded_file {
   const char *path;

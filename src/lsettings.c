@@ -1,7 +1,7 @@
 /* The effective settings and command line, for the Lua library (wl.settings, wl.cli). */
 #include "cli_params.h"
-#include "lhost.h"
 #include "settings.h"
+#include "wl_modules.h"
 
 #include <lauxlib.h>
 

@@ -1,5 +1,5 @@
 /* wl.stats for Lua: summaries, percentiles and shape of sample arrays, computed by stats.c. */
-#include "lhost.h"
+#include "wl_modules.h"
 #include "stats.h"
 
 #include <lauxlib.h>

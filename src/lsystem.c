@@ -1,6 +1,6 @@
 /* Small host services for the Lua library: terminals, hashing, time stamps, the directory. */
 #include "kernel_cache.h"
-#include "lhost.h"
+#include "wl_modules.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,12 +1,12 @@
 /* wlrun: entry point. Parses the command line, reads wlrun.ini, and runs a script or a
  * subcommand. Exit codes: wl_exit.h and docs/cli.md. */
+#include "backend.h"
 #include "cli.h"
 #include "config.h"
 #include "lhost.h"
 #include "settings.h"
 #include "wl_exit.h"
 
-#include <cuda_runtime_api.h>
 #include <lua.h>
 #include <nvrtc.h>
 #include <stdio.h>
@@ -23,9 +23,11 @@ static void print_help(void) {
 }
 
 static void print_version(void) {
-  int runtime = 0, nvmajor = 0, nvminor = 0;
-  cudaRuntimeGetVersion(&runtime); /* the linked runtime's version: needs no driver */
-  nvrtcVersion(&nvmajor, &nvminor);
+  int driver = 0, runtime = 0, nvmajor = 0, nvminor = 0;
+  if (wl_backend->versions(&driver, &runtime) != cudaSuccess) { /* the linked runtime's: needs no driver */
+    wl_backend->clear_error();
+  }
+  if (nvrtcVersion(&nvmajor, &nvminor) != NVRTC_SUCCESS) nvmajor = nvminor = 0;
   printf("wlrun %s (%s, CUDA runtime %d.%d, NVRTC %d.%d)\n", WLRUN_VERSION, LUA_RELEASE,
          runtime / 1000, runtime % 1000 / 10, nvmajor, nvminor);
 }
@@ -63,6 +65,7 @@ static int run(int argc, char **argv, struct wl_cli *cli_out) {
     return io_error ? WL_EXIT_IO : WL_EXIT_CONFIG;
   }
   if (!wl_cli_apply_settings(&cli, err, sizeof err)) return usage_error(err);
+  wl_backend_select(cli.compile_only); /* once: the device backend of the whole run */
 
   if (cli.command != WL_CMD_RUN) { /* info and the tools are Lua modules with a main() */
     lua_State *L = wl_host_new(&cli);

@@ -302,9 +302,9 @@ describe("host tensor copies", function()
 
   it("copy_from refuses another dtype or size", function()
     local dst = wl.host_tensor { 6 }
-    fails_with("copy: source f64[6] does not match destination f32[6]",
+    fails_with("tensor:copy_from: source f64[6] does not match destination f32[6]",
       dst.copy_from, dst, wl.host_tensor { 6, dtype = "f64" })
-    fails_with("copy: source f32[2x2] does not match destination f32[6]",
+    fails_with("tensor:copy_from: source f32[2x2] does not match destination f32[6]",
       dst.copy_from, dst, wl.host_tensor { 2, 2 })
   end)
 

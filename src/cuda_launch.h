@@ -1,0 +1,22 @@
+/* Bound launches (cuda_launch.c): k:bind{...} checks the arguments once and packs them; the
+ * launch checks its kernel, stream and tensors each time it is called from Lua, and the C
+ * loops of the measurement engine check once per timed call and then queue launches. */
+#ifndef WL_CUDA_LAUNCH_H
+#define WL_CUDA_LAUNCH_H
+
+#include "cuda_device.h"
+
+struct wl_bound;
+
+/* the bound launch at arg, or NULL if the value is not one */
+struct wl_bound *wl_test_bound(lua_State *L, int arg);
+
+/* Checks that the launch can go (its kernel, its bound stream and tensors not freed or
+ * destroyed), loads its kernel on first use, and returns the stream it goes to (its own, or
+ * the current one). FN names the caller for errors. Raises. */
+cudaStream_t wl_bound_check(lua_State *L, struct wl_bound *b, const char *fn);
+
+/* Queues n launches on stream, after wl_bound_check (which is not repeated here); raises. */
+void wl_bound_enqueue(lua_State *L, struct wl_bound *b, cudaStream_t stream, long n);
+
+#endif

@@ -1,0 +1,25 @@
+/* The C parts of wlrun.core: each wl_open_* adds its functions (and its classes' metatables)
+ * to the table on top of the stack. The Lua host (lhost.c) calls them in this order; a binding
+ * includes this header for its own prototype and needs nothing of the host. */
+#ifndef WL_MODULES_H
+#define WL_MODULES_H
+
+#include "cli.h"
+
+#include <lua.h>
+
+void wl_open_clock(lua_State *L);                             /* lclock.c: clock, clock_ns, sleep */
+void wl_open_stats(lua_State *L);                             /* lstats.c: stats */
+void wl_open_settings(lua_State *L, const struct wl_cli *cli); /* lsettings.c: settings, cli */
+void wl_open_system(lua_State *L);                            /* lsystem.c: terminals, children, ... */
+void wl_open_device(lua_State *L);                            /* cuda_device.c: devices */
+void wl_open_tensor(lua_State *L);                            /* cuda_tensor.c: tensors */
+void wl_open_stream(lua_State *L);                            /* cuda_stream.c: streams, events, sync */
+void wl_open_graph(lua_State *L);                             /* cuda_graph.c: wl.graph */
+void wl_open_kernel(lua_State *L);                            /* cuda_kernel.c: kernels */
+void wl_open_launch(lua_State *L); /* cuda_launch.c: k:bind and bound launches (after wl_open_kernel) */
+void wl_open_gpu_clock(lua_State *L);                         /* gpu_clock.c: gpu_clock */
+void wl_open_timing(lua_State *L);                            /* cuda_timing.c: the timed loops */
+void wl_open_nvtx(lua_State *L);                              /* nvtx_api.c: nvtx */
+
+#endif
