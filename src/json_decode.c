@@ -113,6 +113,8 @@ int wl_json_decode(lua_State *L) {
   lua_toclose(L, 2);
   json_error_t err;
   t->root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+  if (!t->root && json_error_code(&err) == json_error_out_of_memory)
+    return luaL_error(L, "json.decode: not enough memory for a document of %I bytes", (LUAI_UACINT)len);
   if (!t->root) return decode_error(L, &err, len);
   push_value(L, t->root);
   lua_closeslot(L, 2); /* frees the tree now */

@@ -297,18 +297,27 @@ static struct names ranks_for(struct encoder *e, struct name owner) {
   return e->order;
 }
 
-static void write_object(struct encoder *e, int t, size_t base, size_t count) {
+static void write_object(struct encoder *e, int t) {
   lua_State *L = e->L;
   struct level *l = &e->path[e->depth];
   struct names ranks = ranks_for(e, l->owner);
-  for (size_t j = base; j < base + count; j++) {
-    struct key *k = &e->keys[j];
-    k->rank = NOT_LISTED;
-    for (size_t r = 0; k->s && r < ranks.n; r++)
-      if (same(ranks.v[r], k->s, k->len)) {
-        k->rank = r;
-        break;
-      }
+  size_t base = e->nkeys, count = 0;
+  lua_pushnil(L);
+  while (lua_next(L, t)) {
+    struct key k = {NULL, 0, 0, NOT_LISTED};
+    if (lua_type(L, -2) == LUA_TSTRING) {
+      k.s = lua_tolstring(L, -2, &k.len);
+      for (size_t r = 0; r < ranks.n && k.rank == NOT_LISTED; r++)
+        if (same(ranks.v[r], k.s, k.len)) k.rank = r;
+    } else if (lua_isinteger(L, -2)) {
+      k.i = lua_tointeger(L, -2);
+    } else {
+      const char *type = type_name(L, -2);
+      luaL_error(L, "json.encode: a key of type %s in %s", type, push_path(e, e->depth - 1));
+    }
+    push_key(e, k);
+    count++;
+    lua_pop(L, 1);
   }
   qsort(e->keys + base, count, sizeof *e->keys, key_compare);
   check_collision(e, base, count);
@@ -335,25 +344,40 @@ static void write_object(struct encoder *e, int t, size_t base, size_t count) {
   }
   if (e->indent) put_newline(e, e->depth - 1);
   put_char(e, '}');
+  e->nkeys = base;
 }
 
-static void write_array(struct encoder *e, int t, lua_Integer count, int scalars) {
+/* The table as an array if t[1..count] are all there, count being its number of keys; else
+ * nothing is written and 0 returned. */
+static int write_array(struct encoder *e, int t, lua_Integer count) {
   lua_State *L = e->L;
   struct level *l = &e->path[e->depth];
-  int lines = e->indent && !scalars;
+  size_t start = e->n;
+  int lines = 0; /* indented, one element a line, unless all are scalars */
+  for (lua_Integer i = 1; e->indent && i <= count && !lines; i++) {
+    int type = lua_rawgeti(L, t, i);
+    lua_pop(L, 1);
+    lines = type != LUA_TNUMBER && type != LUA_TSTRING && type != LUA_TBOOLEAN;
+  }
+  l->in_array = 1;
   put_char(e, '[');
   for (lua_Integer i = 1; i <= count; i++) {
     if (i > 1) put_char(e, ',');
     if (lines) put_newline(e, e->depth);
     l->member.i = i;
-    if (lua_rawgeti(L, t, i) == LUA_TNUMBER && !lua_isinteger(L, -1)) /* samples: the most */
-      put_float(e, lua_tonumber(L, -1));
-    else
-      encode_value(e);
+    int type = lua_rawgeti(L, t, i);
+    if (type == LUA_TNUMBER && !lua_isinteger(L, -1)) put_float(e, lua_tonumber(L, -1)); /* samples */
+    else if (type != LUA_TNIL) encode_value(e);
     lua_pop(L, 1);
+    if (type == LUA_TNIL) { /* a hole: other keys make up the count */
+      e->n = start;
+      l->in_array = 0;
+      return 0;
+    }
   }
   if (lines) put_newline(e, e->depth - 1);
   put_char(e, ']');
+  return 1;
 }
 
 /* The table on top of the stack. */
@@ -376,27 +400,9 @@ static void encode_table(struct encoder *e) {
   }
   l->member = (struct key){NULL, 0, 0, 0};
   l->in_array = 0;
-
-  size_t base = e->nkeys, count = 0;
-  int sequence = 1, scalars = 1;
-  lua_Integer max = 0;
+  size_t count = 0;
   lua_pushnil(L);
   while (lua_next(L, t)) {
-    struct key k = {NULL, 0, 0, NOT_LISTED};
-    if (lua_type(L, -2) == LUA_TSTRING) {
-      k.s = lua_tolstring(L, -2, &k.len);
-      sequence = 0;
-    } else if (lua_isinteger(L, -2)) {
-      k.i = lua_tointeger(L, -2);
-      if (k.i < 1) sequence = 0;
-      else if (k.i > max) max = k.i;
-    } else {
-      const char *type = type_name(L, -2);
-      luaL_error(L, "json.encode: a key of type %s in %s", type, push_path(e, e->depth - 1));
-    }
-    int vt = lua_type(L, -1);
-    if (vt != LUA_TNUMBER && vt != LUA_TSTRING && vt != LUA_TBOOLEAN) scalars = 0;
-    push_key(e, k);
     count++;
     lua_pop(L, 1);
   }
@@ -409,14 +415,9 @@ static void encode_table(struct encoder *e) {
   if (count == 0) {
     int object = mark == 'o' || (mark != 'a' && listed(e->objects, l->owner));
     put(e, object ? "{}" : "[]", 2);
-  } else if (mark != 'o' && sequence && (lua_Unsigned)max == count) {
-    e->nkeys = base;
-    l->in_array = 1;
-    write_array(e, t, max, scalars);
-  } else {
-    write_object(e, t, base, count);
+  } else if (mark == 'o' || count != lua_rawlen(L, t) || !write_array(e, t, (lua_Integer)count)) {
+    write_object(e, t);
   }
-  e->nkeys = base;
   e->depth--;
 }
 

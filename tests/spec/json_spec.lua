@@ -118,6 +118,9 @@ describe("json.encode and json.decode", function()
     local t = { 1, 2, 3 }
     t[2] = nil -- a hole
     assert.equal('{"1":1,"3":3}', json.encode(t))
+    t.x = { 4 } -- as many keys as #t may say: still not 1..n
+    assert.equal('{"1":1,"3":3,"x":[4]}', json.encode(t))
+    assert.equal('{\n  "1": 1,\n  "3": 3,\n  "x": [4]\n}', json.encode(t, { indent = true }))
   end)
 
   it("write empty tables as [] unless marked, or listed in opts.objects", function()
