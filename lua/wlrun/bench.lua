@@ -11,13 +11,18 @@ bench.MAX_PER = 10000        -- at most this many launches per sample
 bench.AUTO_FACTOR = 10       -- auto: below 10x the cold-launch floor, cold is not trusted
 bench.CHUNK_TIME = 0.05      -- adaptive: a chunk of samples lasts about this long
 
-local known_opts
-known_opts = {
-  mode = true, warmup = true, warmup_time = true, iters = true, flush_l2 = true, batch = true,
-  adaptive = true, target_noise = true, min_samples = true, min_time = true, max_time = true,
-  graph_warmup = true,
+-- the options of wl.bench (and of a scenario's timing table) that are settings: the option
+-- name -> {section, name} of the setting (docs/config.md)
+bench.settings_of = {
+  mode = { "run", "mode" }, warmup = { "run", "warmup" }, warmup_time = { "run", "warmup_time" },
+  iters = { "run", "iters" }, flush_l2 = { "run", "flush_l2" }, adaptive = { "adaptive", "enabled" },
+  target_noise = { "adaptive", "target_noise" }, min_samples = { "adaptive", "min_samples" },
+  min_time = { "adaptive", "min_time" }, max_time = { "adaptive", "max_time" },
 }
 
+-- every option: the settings, and the two that are not (launches per sample, graph warmup)
+local known_opts = { batch = true, graph_warmup = true }
+for k in pairs(bench.settings_of) do known_opts[k] = true end
 bench.known_opts = known_opts
 
 local function setting(section, name, value)
@@ -27,26 +32,10 @@ end
 
 -- effective configuration: built-in < wlrun.ini < opts (the scenario) < command line
 local function configure(opts)
-  for k in pairs(opts) do
-    if not known_opts[k] then
-      core.error("script", ("wl.bench: unknown option '%s'"):format(tostring(k)), 3)
-    end
-  end
+  require("wlrun.fields").check(opts, known_opts, "wl.bench", 3, "option")
   local modes = { cold = true, batch = true, graph = true, host = true, auto = true }
-  local cfg = {
-    mode = setting("run", "mode", opts.mode),
-    warmup = setting("run", "warmup", opts.warmup),
-    warmup_time = setting("run", "warmup_time", opts.warmup_time),
-    iters = setting("run", "iters", opts.iters),
-    flush_l2 = setting("run", "flush_l2", opts.flush_l2),
-    adaptive = setting("adaptive", "enabled", opts.adaptive),
-    target_noise = setting("adaptive", "target_noise", opts.target_noise),
-    min_samples = setting("adaptive", "min_samples", opts.min_samples),
-    min_time = setting("adaptive", "min_time", opts.min_time),
-    max_time = setting("adaptive", "max_time", opts.max_time),
-    batch = opts.batch,
-    graph_warmup = opts.graph_warmup or 3,
-  }
+  local cfg = { batch = opts.batch, graph_warmup = opts.graph_warmup or 3 }
+  for opt, s in pairs(bench.settings_of) do cfg[opt] = setting(s[1], s[2], opts[opt]) end
   if not modes[cfg.mode] then
     core.error("script", ("wl.bench: mode must be cold, batch, graph, host or auto, got %s"):format(tostring(cfg.mode)), 3)
   end

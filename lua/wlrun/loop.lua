@@ -20,9 +20,7 @@ local loop_fields = {
 function loop.declare(spec, level)
   level = level + 1
   if type(spec) ~= "table" then core.error("script", "wl.loop expects a table", level) end
-  for k in pairs(spec) do
-    if not loop_fields[k] then core.error("script", ("wl.loop: unknown field '%s'"):format(tostring(k)), level) end
-  end
+  require("wlrun.fields").check(spec, loop_fields, "wl.loop", level)
   for _, f in ipairs { "data", "step" } do
     if type(spec[f]) ~= "function" then core.error("script", ("wl.loop: '%s' must be a function"):format(f), level) end
   end
@@ -40,7 +38,7 @@ function loop.declare(spec, level)
     name = spec.name, description = spec.description, params = spec.params, order = spec.order,
     where = spec.where, setup = spec.setup, teardown = spec.teardown, check = spec.check,
     loop = {
-      batch_size = bs, warmup = spec.warmup or 5, iters = spec.iters or 30, data = spec.data,
+      batch_size = bs, warmup = spec.warmup, iters = spec.iters, data = spec.data,
       step = spec.step, print_iters = spec.print_iters ~= false,
     },
   }
@@ -167,40 +165,31 @@ function loop.format_line(i, iter, data, batch_size)
   return ("[%04d]: iter %.2f ms, data %.2f ms, fps %.1f"):format(i, iter * 1e3, data * 1e3, batch_size / iter)
 end
 
-function loop.format_summary(s, name)
-  local T = units.time
-  local out = {
-    ("%s: %d iterations of %d samples: %.1f samples/s (steady-state total %s)"):format(name or "loop",
-      s.iters, s.batch_size, s.throughput, T(s.total_time)),
-    ("  iter  mean %s  median %s  p90 %s  p99 %s"):format(T(s.iter.mean), T(s.iter.median), T(s.iter.p90), T(s.iter.p99)),
-    ("  data  mean %s  median %s  p90 %s  p99 %s  (%.1f%% of iter)"):format(T(s.data.mean), T(s.data.median),
-      T(s.data.p90), T(s.data.p99), 100 * s.data_ratio),
-  }
-  if #s.phases > 0 then
-    out[#out + 1] = "  phases (GPU time per iteration):"
-    for _, ph in ipairs(s.phases) do
-      out[#out + 1] = ("    %-16s %10s  %5.1f%%%s"):format(ph.name, T(ph.mean), 100 * ph.share, ph.top and "" or "  (nested)")
-    end
-    out[#out + 1] = ("    %-16s %10s  %5.1f%%"):format("(outside)", T(s.outside.mean), 100 * s.outside.share)
-  end
-  for _, w in ipairs(s.warnings) do
-    out[#out + 1] = ("  warning [%s] %s (hint: %s)"):format(w.code, w.message, w.hint)
-  end
-  return table.concat(out, "\n")
-end
+loop.format_summary = require("wlrun.report.loop_summary").render
 
 -- ---- running ----
 
 local function sync() core.sync() end
+
+local DEFAULTS = { iters = 30, warmup = 5 }
+
+-- a loop's iters or warmup in force, and where it came from: the loop's own default <
+-- wlrun.ini < the scenario < the command line
+function loop.count(L, field)
+  local value, source = require("wlrun").setting("run", field, L[field])
+  if source == "default" then value = DEFAULTS[field] end
+  return value, source
+end
 
 -- runs the loop of a configuration; fills entry (the results document's configuration)
 function loop.run(sc, p, state, entry, ctx)
   local L = sc.loop
   local bs = type(L.batch_size) == "function" and L.batch_size(p) or L.batch_size
   if math.type(bs) ~= "integer" or bs < 1 then core.error("script", "batch_size(p) must give a whole number >= 1", 0) end
-  local total = L.warmup + L.iters
+  local warmup, iters = loop.count(L, "warmup"), loop.count(L, "iters")
+  local total = warmup + iters
   local rec = { batch_size = bs, iter = {}, data = {}, phases = {} }
-  local quiet = ctx.quiet or not L.print_iters
+  local lines = L.print_iters and ctx.sink
   sync()
   local prev_end = core.clock()
   for i = 1, total do
@@ -217,17 +206,16 @@ function loop.run(sc, p, state, entry, ctx)
     local t1 = core.clock()
     local iter, data = t1 - t0, t0 - prev_end
     prev_end = t1
-    if i > L.warmup then
+    if i > warmup then
       rec.iter[#rec.iter + 1] = iter
       rec.data[#rec.data + 1] = data
       rec.phases[#rec.phases + 1] = read_phases(it)
-      if not quiet then print(loop.format_line(i - L.warmup, iter, data, bs)) end
+      if lines then lines:iteration(loop.format_line(i - warmup, iter, data, bs)) end
     end
   end
   local s = loop.summarize(rec)
-  if not ctx.quiet then print(loop.format_summary(s, sc.name)) end
   entry.status, entry.mode = "ok", "loop"
-  entry.warmup = L.warmup
+  entry.warmup = warmup
   entry.samples = rec.iter
   entry.stats = s.iter
   entry.loop = { batch_size = bs, data = rec.data, data_stats = s.data, throughput = s.throughput,

@@ -23,14 +23,10 @@ function scenario.declare(spec, level)
       or core.cli.script
   if type(spec) ~= "table" then core.error("script", "wl.scenario expects a table, got " .. type(spec), level) end
   local at = where or "wl.scenario"
+  local check = require("wlrun.fields").check
+  check(spec, fields, at .. ": wl.scenario", 0)
   for k, v in pairs(spec) do
-    local want = type(k) == "string" and fields[k]
-    if not want then
-      local names = {}
-      for f in pairs(fields) do names[#names + 1] = f end
-      table.sort(names)
-      fail(at, ("unknown field '%s' in wl.scenario (fields: %s)"):format(tostring(k), table.concat(names, ", ")))
-    end
+    local want = fields[k]
     if not want:find(type(v), 1, true) then
       fail(at, ("field '%s' must be a %s, got a %s"):format(k, want:gsub("|", " or "), type(v)))
     end
@@ -40,12 +36,7 @@ function scenario.declare(spec, level)
   if type(spec.run) == "string" and not spec.setup then
     fail(at, ("run = '%s' names a field of setup's result, but there is no setup"):format(spec.run))
   end
-  if spec.timing then
-    local known = require("wlrun.bench").known_opts
-    for k in pairs(spec.timing) do
-      if not known[k] then fail(at, ("unknown timing option '%s'"):format(tostring(k))) end
-    end
-  end
+  if spec.timing then check(spec.timing, require("wlrun.bench").known_opts, at .. ": timing", 0, "option") end
   if spec.order then
     for i, n in ipairs(spec.order) do
       if type(n) ~= "string" then fail(at, ("order[%d] must be a parameter name"):format(i)) end

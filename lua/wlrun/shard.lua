@@ -20,7 +20,7 @@ local function fail(kind, msg)
   error(setmetatable({ kind = kind, message = msg }, { __tostring = function(e) return e.message end }), 0)
 end
 
-local function params_key(params) return require("wlrun.runner").params_key(params) end
+local function params_key(params) return require("wlrun.results").key(params) end
 
 ---------------------------------------------------------------------------------------------
 -- the launcher's environment
@@ -226,7 +226,7 @@ end
 -- in list's order. Every configuration is in exactly one slice, for any n.
 --   without costs: round-robin by position: position i (1-based) goes to shard (i-1) % n + 1,
 --     so every shard gets a mix of the space and the counts differ by at most one;
---   with costs ({[runner.params_key(params)] = seconds}): longest processing time first:
+--   with costs ({[results.key(params)] = seconds}): longest processing time first:
 --     by estimated cost, largest first (ties by index), each to the shard with the least total
 --     so far (ties: the lowest shard); a configuration without a known cost counts as the
 --     median of the known ones. When none is known, round-robin.
@@ -255,7 +255,7 @@ end
 ---------------------------------------------------------------------------------------------
 -- costs from a previous run
 
--- {[runner.params_key(params)] = seconds}: each configuration's `time` (the wall time it took,
+-- {[results.key(params)] = seconds}: each configuration's `time` (the wall time it took,
 -- setup and teardown included) in a results document; whatever its status
 function shard.costs_from(doc)
   local costs = {}
@@ -267,18 +267,10 @@ function shard.costs_from(doc)
   return costs
 end
 
--- the same from a results file; unreadable: kind io, not a results document: kind usage
+-- the same from a results file, through the one strict loader (unreadable: kind io; not a
+-- results document: kind usage)
 function shard.load_costs(path, what)
-  what = what or path
-  local f, err = io.open(path, "rb")
-  if not f then fail("io", ("%s: cannot read the file (%s)"):format(what, tostring(err):gsub("^.-: ", ""))) end
-  local text = f:read("a")
-  f:close()
-  local ok, doc = pcall(require("dkjson").decode, text or "")
-  if not ok or type(doc) ~= "table" or doc.schema ~= "wlrun-results" or type(doc.configurations) ~= "table" then
-    fail("usage", ("%s: not a wlrun results document"):format(what))
-  end
-  return shard.costs_from(doc)
+  return shard.costs_from(require("wlrun.results.load").load(path, { name = path, prefix = what and (what .. ": ") or nil }))
 end
 
 ---------------------------------------------------------------------------------------------

@@ -4,24 +4,35 @@ local units = {}
 -- a number that is neither NaN nor infinite (JSON writes the others as null)
 function units.finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
 
-local function scaled(v, steps, fmt)
-  if v ~= v then return "nan" end
+-- the one table of each kind of unit: {scale, name}, largest first
+units.TIME = { { 1, "s" }, { 1e-3, "ms" }, { 1e-6, "us" }, { 1e-9, "ns" } }
+units.BYTES = { { 2 ^ 40, "TiB" }, { 2 ^ 30, "GiB" }, { 2 ^ 20, "MiB" }, { 2 ^ 10, "KiB" }, { 1, "B" } }
+units.RATE = { { 1e15, "P" }, { 1e12, "T" }, { 1e9, "G" }, { 1e6, "M" }, { 1e3, "k" }, { 1, "" } }
+
+-- the unit of steps that shows v (by magnitude): {scale, name}; the smallest below it all
+function units.pick(steps, v)
   local a = math.abs(v)
   for _, s in ipairs(steps) do
-    if a >= s[1] or s == steps[#steps] then return (fmt or "%.3g %s"):format(v / s[1], s[2]) end
+    if a >= s[1] then return s end
   end
+  return steps[#steps]
 end
 
-local time_steps = { { 1, "s" }, { 1e-3, "ms" }, { 1e-6, "us" }, { 1e-9, "ns" } }
+function units.time_unit(v) return units.pick(units.TIME, v) end
+
+local function scaled(v, steps, fmt)
+  if v ~= v then return "nan" end
+  local s = units.pick(steps, v)
+  return (fmt or "%.3g %s"):format(v / s[1], s[2])
+end
+
 -- seconds -> "1.23 ms"
-function units.time(s, fmt) return scaled(s, time_steps, fmt or "%.4g %s") end
+function units.time(s, fmt) return scaled(s, units.TIME, fmt or "%.4g %s") end
 
-local byte_steps = { { 2 ^ 40, "TiB" }, { 2 ^ 30, "GiB" }, { 2 ^ 20, "MiB" }, { 2 ^ 10, "KiB" }, { 1, "B" } }
-function units.bytes(b) return scaled(b, byte_steps, "%.4g %s") end
+function units.bytes(b) return scaled(b, units.BYTES, "%.4g %s") end
 
-local rate_steps = { { 1e15, "P" }, { 1e12, "T" }, { 1e9, "G" }, { 1e6, "M" }, { 1e3, "k" }, { 1, "" } }
 -- 1.5e12, "FLOP/s" -> "1.5 TFLOP/s"
-function units.rate(v, unit) return scaled(v, rate_steps, "%.4g %s") .. unit end
+function units.rate(v, unit) return scaled(v, units.RATE, "%.4g %s") .. unit end
 
 function units.percent(f) return ("%.2f%%"):format(100 * f) end
 

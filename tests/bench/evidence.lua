@@ -87,7 +87,7 @@ end
 local py = io.popen("python3 tests/bench/evidence.py 2>&1")
 local others, missing = {}, {}
 for line in py:lines() do
-  local ok, rec = pcall(require("dkjson").decode, line)
+  local ok, rec = pcall(require("wlrun.json").decode, line)
   if ok and type(rec) == "table" and rec.missing then
     missing[#missing + 1] = rec.tool .. ": " .. rec.missing
   elseif ok and type(rec) == "table" and rec.kernel then

@@ -14,7 +14,7 @@ return wl.scenario { name = "s", params = { M = { 1, 2 }, v = { "a", "b" } }, se
   run = function() end }
 ]]
 
--- {name, script (or nil), arguments, exit code, pattern in stderr}
+-- {name, script (or nil), arguments, exit code, pattern in stderr [, environment]}
 local cases = {
   { "Lua syntax error", "local x = = 1", "", 1, "script.lua:1:" },
   { "Lua runtime error", "local t = nil\nprint(t.x)", "", 1, "script.lua:2: attempt to index a nil value" },
@@ -35,7 +35,7 @@ local cases = {
   { "bad output extension", nil, "x.lua -o out.xlsx", 2, "unknown output format" },
   { "scenario without run", "local wl = require 'wlrun'\nlocal s = wl.scenario { name = 'x' }\nreturn s", "", 1, "'run' is required" },
   { "scenario with an unknown field", "local wl = require 'wlrun'\nlocal s = wl.scenario { name = 'x', run = print, colour = 1 }\nreturn s", "", 1, "unknown field 'colour'" },
-  { "scenario with a bad timing option", "local wl = require 'wlrun'\nlocal s = wl.scenario { name = 'x', run = print, timing = { iter = 3 } }\nreturn s", "", 1, "unknown timing option 'iter'" },
+  { "scenario with a bad timing option", "local wl = require 'wlrun'\nlocal s = wl.scenario { name = 'x', run = print, timing = { iter = 3 } }\nreturn s", "", 1, "timing: unknown option 'iter'" },
   { "kernel compile error", "local wl = require 'wlrun'\nwl.kernel { 'extern \"C\" __global__ void k() { undefined_thing(); }', name = 'k' }", "--arch sm_90", 6, "identifier \"undefined_thing\" is undefined" },
   { "kernel name not in the source", "local wl = require 'wlrun'\nwl.kernel { 'extern \"C\" __global__ void k() {}', name = 'nope' }", "--arch sm_90", 6, "nope" },
   { "kernel without a device or --arch", "local wl = require 'wlrun'\nwl.kernel { 'extern \"C\" __global__ void k() {}', name = 'k' }", "", 4, "give one with %-%-arch" },
@@ -58,7 +58,34 @@ local cases = {
   { "a JSON file that is not a results document", nil, "compare " .. h.source_dir .. "/tests/fixtures/compare/not_results.json "
       .. h.source_dir .. "/tests/fixtures/compare/base.json", 2, "not_results.json" },
   { "unreadable results file given to compare", nil, "compare /nonexistent/a.json /nonexistent/b.json", 9, "/nonexistent/a.json" },
-  { "--resume with an unreadable file", SC, "--resume /nonexistent/r.json", 9, "%-%-resume /nonexistent/r.json: cannot read" },
+  { "--resume with an unreadable file", SC, "--resume /nonexistent/r.json", 9, "%-%-resume: cannot read '/nonexistent/r.json'" },
+  { "--resume: a results file of version 99", SC, "--resume " .. h.source_dir .. "/tests/fixtures/bad/version99.json", 2, "version 99 is not supported" },
+  { "compare: a results file of version 99", nil, "compare " .. h.source_dir .. "/tests/fixtures/bad/version99.json " .. h.source_dir .. "/tests/fixtures/bad/version99.json", 2, "version 99 is not supported" },
+  { "merge: a results file of version 99", nil, "merge " .. h.source_dir .. "/tests/fixtures/bad/version99.json", 2, "version 99 is not supported" },
+  { "export: a results file of version 99", nil, "export " .. h.source_dir .. "/tests/fixtures/bad/version99.json", 2, "version 99 is not supported" },
+  { "plot: a results file of version 99", nil, "plot " .. h.source_dir .. "/tests/fixtures/bad/version99.json -o x.svg", 2, "version 99 is not supported" },
+  { "--resume: a results file with data after the JSON", SC, "--resume " .. h.source_dir .. "/tests/fixtures/bad/trailing.json", 2, "trailing.json' is not valid JSON: .*line" },
+  { "compare: a results file with data after the JSON", nil, "compare " .. h.source_dir .. "/tests/fixtures/bad/trailing.json " .. h.source_dir .. "/tests/fixtures/bad/trailing.json", 2, "trailing.json' is not valid JSON: .*line" },
+  { "merge: a results file with data after the JSON", nil, "merge " .. h.source_dir .. "/tests/fixtures/bad/trailing.json", 2, "trailing.json' is not valid JSON: .*line" },
+  { "export: a results file with data after the JSON", nil, "export " .. h.source_dir .. "/tests/fixtures/bad/trailing.json", 2, "trailing.json' is not valid JSON: .*line" },
+  { "plot: a results file with data after the JSON", nil, "plot " .. h.source_dir .. "/tests/fixtures/bad/trailing.json -o x.svg", 2, "trailing.json' is not valid JSON: .*line" },
+  { "--resume: a results file with a null sample", SC, "--resume " .. h.source_dir .. "/tests/fixtures/bad/null_sample.json", 2, "samples%[1%] is null" },
+  { "compare: a results file with a null sample", nil, "compare " .. h.source_dir .. "/tests/fixtures/bad/null_sample.json " .. h.source_dir .. "/tests/fixtures/bad/null_sample.json", 2, "samples%[1%] is null" },
+  { "merge: a results file with a null sample", nil, "merge " .. h.source_dir .. "/tests/fixtures/bad/null_sample.json", 2, "samples%[1%] is null" },
+  { "export: a results file with a null sample", nil, "export " .. h.source_dir .. "/tests/fixtures/bad/null_sample.json", 2, "samples%[1%] is null" },
+  { "plot: a results file with a null sample", nil, "plot " .. h.source_dir .. "/tests/fixtures/bad/null_sample.json -o x.svg", 2, "samples%[1%] is null" },
+  { "--resume: a results file with a table as a parameter", SC, "--resume " .. h.source_dir .. "/tests/fixtures/bad/param_table.json", 2, "params%.extra is a table" },
+  { "compare: a results file with a table as a parameter", nil, "compare " .. h.source_dir .. "/tests/fixtures/bad/param_table.json " .. h.source_dir .. "/tests/fixtures/bad/param_table.json", 2, "params%.extra is a table" },
+  { "merge: a results file with a table as a parameter", nil, "merge " .. h.source_dir .. "/tests/fixtures/bad/param_table.json", 2, "params%.extra is a table" },
+  { "export: a results file with a table as a parameter", nil, "export " .. h.source_dir .. "/tests/fixtures/bad/param_table.json", 2, "params%.extra is a table" },
+  { "plot: a results file with a table as a parameter", nil, "plot " .. h.source_dir .. "/tests/fixtures/bad/param_table.json -o x.svg", 2, "params%.extra is a table" },
+  { "--resume: a results file cut short", SC, "--resume " .. h.source_dir .. "/tests/fixtures/bad/truncated.json", 2, "truncated.json' is not valid JSON" },
+  { "compare: a results file cut short", nil, "compare " .. h.source_dir .. "/tests/fixtures/bad/truncated.json " .. h.source_dir .. "/tests/fixtures/bad/truncated.json", 2, "truncated.json' is not valid JSON" },
+  { "merge: a results file cut short", nil, "merge " .. h.source_dir .. "/tests/fixtures/bad/truncated.json", 2, "truncated.json' is not valid JSON" },
+  { "export: a results file cut short", nil, "export " .. h.source_dir .. "/tests/fixtures/bad/truncated.json", 2, "truncated.json' is not valid JSON" },
+  { "plot: a results file cut short", nil, "plot " .. h.source_dir .. "/tests/fixtures/bad/truncated.json -o x.svg", 2, "truncated.json' is not valid JSON" },
+  { "WLRUN_SHARD_COSTS: a results file of version 99", SC, "--shard 1/2 --dry-run", 2, "WLRUN_SHARD_COSTS=.*version 99 is not supported",
+    "WLRUN_SHARD_COSTS=" .. h.source_dir .. "/tests/fixtures/bad/version99.json" },
 }
 
 -- wlrun.ini cases: {name, ini text, exit code, pattern}
@@ -82,13 +109,13 @@ describe("bad inputs", function()
   end)
 
   for _, c in ipairs(cases) do
-    local name, script, args, code, pattern = table.unpack(c)
+    local name, script, args, code, pattern, env = table.unpack(c)
     if name == "device tensor without a device" and h.has_gpu then goto continue end
     if name == "kernel without a device or --arch" and h.has_gpu then goto continue end
     it(name .. " -> exit " .. code, function()
       local r
       if script then
-        r = h.run_script(script, args .. " --cache-dir " .. h.tmpdir())
+        r = h.run_script(script, args .. " --cache-dir " .. h.tmpdir(), { env = env })
       else
         r = h.run(args, { cwd = h.tmpdir() })
       end

@@ -118,7 +118,7 @@ describe("wlrun running a script", function()
     assert.matches("script.lua:2: 'run' is required: a function%(p, state%)", r.stderr)
     r = h.run_script("return require('wlrun').scenario { name = 'tail', run = function() end, colour = 1 }\n")
     assert.equal(1, r.code)
-    assert.matches("script.lua: unknown field 'colour' in wl.scenario", r.stderr)
+    assert.matches("script.lua: wl.scenario: unknown field 'colour'", r.stderr)
   end)
 
   it("loads the Lua library from WLRUN_LUA_DIR when set", function()

@@ -3,7 +3,7 @@
 -- shards, an overlap, missing configurations, mismatched files, errors and their exit codes;
 -- the merged document with every printer and with compare (docs/cluster.md).
 local h = require "helper"
-local dkjson = require "dkjson"
+local json = require "wlrun.json"
 
 local F = h.source_dir .. "/tests/fixtures/merge/"
 local R = h.source_dir .. "/tests/fixtures/report/"
@@ -18,7 +18,7 @@ end
 local function merge(args) return h.run("merge " .. args) end
 
 local function json_of(text)
-  local doc, _, err = dkjson.decode(text, 1, nil)
+  local doc, err = json.decode(text)
   assert(doc, err)
   return doc
 end

@@ -1,11 +1,14 @@
-/* libFuzzer target: results documents as `wlrun compare` and `--resume` read them: the bytes go
- * through dkjson and wlrun's checks of a results document inside a real wlrun Lua host. Lua
- * errors are fine (they are the clear messages); crashes, PANICs and sanitizer reports are not. */
+/* libFuzzer target: results documents as every reader takes them: the bytes go through the one
+ * strict loader (wlrun.results.load) inside a real wlrun Lua host. Its errors are fine (they are
+ * the clear messages); crashes, PANICs and sanitizer reports are not, nor is a document the
+ * loader accepted that a printer then fails on (abort). */
 #include "cli.h"
 #include "lhost.h"
 #include "settings.h"
 
 #include <lauxlib.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -13,13 +16,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const check =
     "local text = ...\n"
-    "local doc = require('dkjson').decode(text)\n"
-    "if type(doc) ~= 'table' then return end\n"
-    "local runner = require('wlrun.runner')\n"
-    "for _, c in ipairs(type(doc.configurations) == 'table' and doc.configurations or {}) do\n"
-    "  if type(c) == 'table' and type(c.params) == 'table' then runner.params_key(c.params) end\n"
+    "local ok, doc = pcall(require('wlrun.results').decode, text, 'fuzz')\n"
+    "if not ok then return end\n"
+    "local results, report = require('wlrun.results'), require('wlrun.report')\n"
+    "for _, c in ipairs(doc.configurations) do\n"
+    "  if c.params then results.key(c.params) end\n"
     "end\n"
-    "pcall(require('wlrun.report').render, doc, 'table')\n";
+    "for _, f in ipairs(report.formats) do\n"
+    "  local fine, err = pcall(report.render, doc, f)\n"
+    "  if not fine then return 'the ' .. f .. ' printer failed on an accepted document: ' .. tostring(err) end\n"
+    "end\n";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static lua_State *L;
@@ -32,7 +38,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int top = lua_gettop(L);
   if (luaL_loadbuffer(L, check, strlen(check), "=fuzz") == LUA_OK) {
     lua_pushlstring(L, (const char *)data, size);
-    lua_pcall(L, 1, 0, 0);
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_type(L, -1) == LUA_TSTRING) {
+      fprintf(stderr, "%s\n", lua_tostring(L, -1));
+      abort();
+    }
   }
   lua_settop(L, top);
   return 0;

@@ -231,7 +231,7 @@ return wl.scenario {
       { cwd = dir, prefix = "timeout --preserve-status -s INT 2.5" })
     assert.equal(130, r.code, r.stderr)
     assert.matches("interrupted during configuration %d+ of 10", r.stderr)
-    local doc = require("dkjson").decode(h.read(dir .. "/out.json"))
+    local doc = require("wlrun.results").decode(h.read(dir .. "/out.json"), "out.json")
     assert.is_false(doc.complete)
     assert.is_true(#doc.configurations >= 2, #doc.configurations)
     assert.equal("ok", doc.configurations[1].status)

@@ -24,7 +24,7 @@ local function run(args)
   h.write(dir .. "/queue.lua", SCENARIO)
   local t0 = wl.clock()
   local r = h.run("queue.lua --no-progress -o out.json " .. args, { cwd = dir })
-  local doc = r.code == 0 and require("dkjson").decode(h.read(dir .. "/out.json"))
+  local doc = r.code == 0 and require("wlrun.results").decode(h.read(dir .. "/out.json"), "out.json")
   return r, doc, wl.clock() - t0
 end
 

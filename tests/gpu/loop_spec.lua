@@ -10,7 +10,7 @@ describe("training loop", function()
     assert.equal(0, r.code, r.stderr)
     assert.matches("%[0001%]: iter [%d.]+ ms, data [%d.]+ ms, fps [%d.]+", r.stdout)
     assert.matches("training_loop: 50 iterations of 1024 samples", r.stdout)
-    local doc = require("dkjson").decode(h.read(dir .. "/train.json"))
+    local doc = require("wlrun.results").decode(h.read(dir .. "/train.json"), "train.json")
     local by = {}
     for _, c in ipairs(doc.configurations) do by[c.params.loader] = c end
     for loader, c in pairs(by) do

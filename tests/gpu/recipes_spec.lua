@@ -2,7 +2,7 @@
 -- runs as a subprocess, its JSON results are read back, and every configuration must have run,
 -- passed its check and given plausible numbers. One summary line per recipe in the log.
 local h = require "helper"
-local json = require "dkjson"
+local json = require "wlrun.json"
 
 -- runs scenarios/NAME.lua with extra arguments; returns the results document
 local function run_recipe(name, args)

@@ -29,7 +29,7 @@ local function run(cases, args, dir)
   local script = ("CASES = { %s }\n"):format(cases) .. SCENARIO
   local r = h.run_script(script, "--no-progress -o " .. dir .. "/out.json " .. (args or ""), { cwd = dir })
   local f = io.open(dir .. "/out.json")
-  local doc = f and require("dkjson").decode(f:read("a"))
+  local doc = f and require("wlrun.results").decode(f:read("a"), "out.json")
   if f then f:close() end
   return r, doc, dir
 end
@@ -70,7 +70,7 @@ describe("reliability", function()
     doc.configurations[3] = nil
     doc.complete = false
     local f = assert(io.open(dir .. "/partial.json", "w"))
-    f:write(require("dkjson").encode(doc))
+    f:write(require("wlrun.results").render(doc))
     f:close()
     local r2, doc2 = run('"ok1", "ok2", "ok3"', "--resume " .. dir .. "/partial.json", dir)
     assert.equal(0, r2.code, r2.stderr)

@@ -85,8 +85,8 @@ describe("wl.loop and wl.phase", function()
   it("declares a loop scenario and validates it", function()
     local s = wl.loop { name = "l", batch_size = 8, data = function() end, step = function() end }
     assert.is_true(wl.is_scenario(s))
-    assert.equal(5, s.loop.warmup)
-    assert.equal(30, s.loop.iters)
+    assert.equal(5, (loop.count(s.loop, "warmup"))) -- the loop's defaults, where nothing else sets them
+    assert.equal(30, (loop.count(s.loop, "iters")))
     assert.has_error(function() wl.loop { name = "l", batch_size = 8, data = function() end } end)
     assert.has_error(function() wl.loop { name = "l", batch_size = 0, data = function() end, step = function() end } end)
     assert.has_error(function() wl.loop { name = "l", batch_size = 8, data = function() end, step = function() end, itres = 3 } end,

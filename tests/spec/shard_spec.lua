@@ -3,7 +3,7 @@
 -- launcher's environment (Slurm job arrays, srun, Open MPI, PMI) with fake environments,
 -- their precedence and malformed values; the device of a local rank; costs from a document.
 local shard = require "wlrun.shard"
-local runner = require "wlrun.runner"
+local results = require "wlrun.results"
 local S = require "wlrun.compare" -- its seeded PRNG
 
 -- a space of n configurations {index =, params =}: two axes, or one, or none (n <= 1)
@@ -29,7 +29,7 @@ local function random_costs(list, seed, holes)
   local costs = {}
   for _, c in ipairs(list) do
     local v = 0.01 + 10 * rng:uniform() ^ 2
-    if not (holes and rng:uniform() < 0.2) then costs[runner.params_key(c.params)] = v end
+    if not (holes and rng:uniform() < 0.2) then costs[results.key(c.params)] = v end
   end
   return costs
 end
@@ -97,7 +97,7 @@ describe("shard.slice", function()
     end
     -- costs for other configurations only (another sweep): round-robin
     local list = space(9)
-    local other = { [runner.params_key { y = 1 }] = 3 }
+    local other = { [results.key { y = 1 }] = 3 }
     for k = 1, 3 do assert.same(shard.slice(list, k, 3), shard.slice(list, k, 3, other)) end
     assert.same(shard.slice(list, 1, 3), shard.slice(list, 1, 3, {}))
   end)
@@ -115,7 +115,7 @@ describe("shard.slice", function()
         for _, n in ipairs { 2, 3, 4, 7, 8, 16, 17 } do
           local values, total = {}, 0
           for _, c in ipairs(list) do
-            local v = costs[runner.params_key(c.params)]
+            local v = costs[results.key(c.params)]
             values[#values + 1], total = v, total + v
           end
           table.sort(values, function(a, b) return a > b end)
@@ -124,7 +124,7 @@ describe("shard.slice", function()
           local largest = 0
           for _, s in ipairs(check_partition(list, n, costs)) do
             local sum = 0
-            for _, c in ipairs(s) do sum = sum + costs[runner.params_key(c.params)] end
+            for _, c in ipairs(s) do sum = sum + costs[results.key(c.params)] end
             largest = math.max(largest, sum)
           end
           assert(largest <= 1.5 * bound + 1e-9, ("seed %d, %d configurations, %d shards: largest %.4g, bound %.4g"):format(
@@ -140,12 +140,12 @@ describe("shard.slice", function()
     -- every 4th configuration costs 100 times more: round-robin on 4 shards puts them all in one
     local list = space(48)
     local costs = {}
-    for i, c in ipairs(list) do costs[runner.params_key(c.params)] = i % 4 == 1 and 10 or 0.1 end
+    for i, c in ipairs(list) do costs[results.key(c.params)] = i % 4 == 1 and 10 or 0.1 end
     local function largest(cs)
       local worst = 0
       for k = 1, 4 do
         local sum = 0
-        for _, c in ipairs(shard.slice(list, k, 4, cs)) do sum = sum + costs[runner.params_key(c.params)] end
+        for _, c in ipairs(shard.slice(list, k, 4, cs)) do sum = sum + costs[results.key(c.params)] end
         worst = math.max(worst, sum)
       end
       return worst
@@ -156,7 +156,7 @@ describe("shard.slice", function()
 
   it("gives an unknown configuration the median known cost", function()
     local list = space(4)
-    local key = function(i) return runner.params_key(list[i].params) end
+    local key = function(i) return results.key(list[i].params) end
     -- known: #1 = 9, #2 = 1, #3 = 3 (median 3); #4 unknown -> 3. LPT over 2 shards: #1 -> 1;
     -- then #3 (3, index 3) and #4 (3, index 4) -> 2; #2 (1) -> 2 (3 + 3 = 6 < 9)
     local costs = { [key(1)] = 9, [key(2)] = 1, [key(3)] = 3 }
@@ -182,7 +182,7 @@ describe("shard.slice", function()
         assert.same(a, b)
         -- ties: all costs equal -> by index, lowest shard first: round-robin in index order
         local flat = {}
-        for _, c in ipairs(list) do flat[runner.params_key(c.params)] = 1 end
+        for _, c in ipairs(list) do flat[results.key(c.params)] = 1 end
         assert.same(shard.slice(list, k, n), shard.slice(list, k, n, flat))
       end
     end
@@ -352,7 +352,7 @@ describe("costs", function()
 
   it("shard.costs_from: each configuration's time by its parameters", function()
     local costs = shard.costs_from(doc)
-    assert.same({ [runner.params_key { v = "a", M = 1 }] = 2.5, [runner.params_key { v = "b", M = 1 }] = 0.1 }, costs)
+    assert.same({ [results.key { v = "a", M = 1 }] = 2.5, [results.key { v = "b", M = 1 }] = 0.1 }, costs)
     assert.same({}, shard.costs_from({}))
   end)
 
@@ -361,14 +361,14 @@ describe("costs", function()
     local f = assert(io.open(path, "wb"))
     f:write(require("wlrun.report").render(doc, "json"))
     f:close()
-    assert.equal(2.5, shard.load_costs(path)[runner.params_key { v = "a", M = 1 }])
+    assert.equal(2.5, shard.load_costs(path)[results.key { v = "a", M = 1 }])
     f = assert(io.open(path, "wb"))
     f:write("{}")
     f:close()
     local ok, err = pcall(shard.load_costs, path)
     assert.is_false(ok)
     assert.equal("usage", err.kind)
-    assert.matches("not a wlrun results document", err.message)
+    assert.matches("is not a wlrun%-results document %(its schema is missing%)", err.message)
     os.remove(path)
     ok, err = pcall(shard.load_costs, path)
     assert.is_false(ok)

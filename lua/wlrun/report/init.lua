@@ -9,7 +9,7 @@ report.formats = { "table", "plain", "csv", "markdown", "json" }
 
 local modules = {
   table = "wlrun.report.table", plain = "wlrun.report.plain", csv = "wlrun.report.csv",
-  markdown = "wlrun.report.markdown", json = "wlrun.report.json",
+  markdown = "wlrun.report.markdown", json = "wlrun.results",
 }
 
 local extensions = { json = "json", csv = "csv", md = "markdown", txt = "plain" }

@@ -57,15 +57,7 @@ end
 -- display width (characters of UTF-8 text; bytes where it is not UTF-8)
 function M.width(s) return utf8.len(s) or #s end
 
--- the unit that units.time would pick for v: {scale, name}
-local time_steps = { { 1, "s" }, { 1e-3, "ms" }, { 1e-6, "us" }, { 1e-9, "ns" } }
-local function time_unit(v)
-  local a = math.abs(v)
-  for _, s in ipairs(time_steps) do
-    if a >= s[1] then return s end
-  end
-  return time_steps[#time_steps]
-end
+local time_unit = units.time_unit
 
 -- decimals that show `sig` significant digits of v (scaled) without exponent
 local function decimals(v, sig)
@@ -286,6 +278,15 @@ function M.render(doc)
     end
   end
   out[#out + 1] = ""
+  local loop_summary = require "wlrun.report.loop_summary"
+  for i, c in ipairs(doc.configurations or {}) do
+    local s = loop_summary.of_entry(c)
+    if s then
+      local name = ("#%s %s"):format(M.value(c.index or i), M.scenario_name(doc))
+      out[#out + 1] = loop_summary.render(s, name)
+      out[#out + 1] = ""
+    end
+  end
   local dev, floor = M.device_line(doc.device), M.floor_line(doc.floor)
   if dev then out[#out + 1] = "Device: " .. dev end
   if floor then out[#out + 1] = "Timing floor: " .. floor end

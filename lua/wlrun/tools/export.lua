@@ -3,10 +3,9 @@
 -- [...]}), so that tools that read it (its tools/compare.py, CI trackers of benchmark results)
 -- read wlrun results. The printers' formats (table, plain, csv, markdown, json) re-render a
 -- recorded run.
-local C = require "wlrun.tools.compare"
 local T = require "wlrun.report.table"
 
-local util = C.util
+local util = require "wlrun.tools.util"
 local M = {}
 local TOOL = "export"
 
@@ -14,7 +13,8 @@ local finite = require("wlrun.units").finite
 
 local function fail(kind, msg) util.fail(kind, TOOL, msg) end
 
-M.time_units = { ns = 1e9, us = 1e6, ms = 1e3, s = 1 }
+M.time_units = {} -- Google Benchmark's time units: name -> units per second
+for _, u in ipairs(require("wlrun.units").TIME) do M.time_units[u[2]] = math.floor(1 / u[1] + 0.5) end
 
 -- "gemm_sweep/variant:tiled/M:1024/N:1024" (Google Benchmark's named arguments)
 function M.benchmark_name(doc, c)
@@ -203,7 +203,7 @@ function M.main(args)
     fail("usage", ("--time-unit: expected ns, us, ms or s, got '%s'"):format(o.time_unit))
   end
   if format ~= "gbench" and (o.time_unit or o.samples) then fail("usage", "--time-unit and --samples apply to --format gbench") end
-  local doc = util.load(TOOL, pos[1], { ["wlrun-results"] = 1 })
+  local doc = util.load(TOOL, pos[1])
   local text
   if format == "gbench" then
     text = util.json(M.gbench(doc, { time_unit = o.time_unit, samples = o.samples }))

@@ -6,11 +6,11 @@
 --          intervals
 -- The gnuplot script and its data are written to a temporary directory (or --keep DIR), gnuplot
 -- renders into it, and the image is then written to OUT atomically.
-local C = require "wlrun.tools.compare"
 local T = require "wlrun.report.table"
 local stats = require "wlrun.compare"
 
-local util = C.util
+local util = require "wlrun.tools.util"
+local gnuplot = require "wlrun.tools.gnuplot"
 local M = {}
 local TOOL = "plot"
 
@@ -18,10 +18,7 @@ local finite = require("wlrun.units").finite
 
 local function fail(kind, msg) util.fail(kind, TOOL, msg) end
 
-local function quote_sh(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
-
--- a gnuplot string literal (single quotes: only '' is special)
-local function gq(s) return "'" .. tostring(s):gsub("'", "''") .. "'" end
+local gq = gnuplot.quote -- a gnuplot string literal
 
 local function num(v) return ("%.17g"):format(v) end
 
@@ -35,18 +32,14 @@ local function ptime_range(lo, hi) return (T.time_range(lo, hi):gsub(" us$", " �
 local time_keys = { mean = true, std = true, median = true, min = true, max = true, p10 = true, p25 = true,
                     p75 = true, p90 = true, p99 = true, iqr = true }
 
-local time_units = { { 1, "s" }, { 1e-3, "ms" }, { 1e-6, "µs" }, { 1e-9, "ns" } }
-local rate_prefixes = { { 1e15, "P" }, { 1e12, "T" }, { 1e9, "G" }, { 1e6, "M" }, { 1e3, "k" }, { 1, "" } }
+local units = require "wlrun.units"
+local pick = units.pick
 
--- the unit for values up to `max`: {scale, name}
-local function pick(steps, max)
-  for _, s in ipairs(steps) do
-    if max >= s[1] then return s end
-  end
-  return steps[#steps]
+-- the time unit for values up to `max` ({scale, name}), with the micro sign
+local function time_unit(max)
+  local u = units.time_unit(max)
+  return u[2] == "us" and { u[1], "µs" } or u
 end
-
-local function time_unit(max) return pick(time_units, max) end
 
 -- what a metric is: {label, value(c) -> number|nil, scale(max) -> scale, unit text}
 local function metric(key)
@@ -68,7 +61,7 @@ local function metric(key)
     return {
       name = key, label = key == "flop_per_s" and "throughput" or "bandwidth",
       value = function(c) return c.metrics and c.metrics[key] end,
-      unit = function(max) local p = pick(rate_prefixes, max) return p[1], p[2] .. base end,
+      unit = function(max) local p = pick(units.RATE, max) return p[1], p[2] .. base end,
     }
   elseif key:match("_fraction$") then
     local what = key:gsub("_fraction$", ""):gsub("_", " ")
@@ -469,71 +462,6 @@ local function ratio(doc, o, files)
   return table.concat(s, "\n") .. "\n"
 end
 
----------------------------------------------------------------------------------------------
--- gnuplot
-
-function M.gnuplot()
-  local g = os.getenv("WLRUN_GNUPLOT")
-  if g == "" then g = nil end
-  g = g or "gnuplot"
-  local ok = os.execute("command -v " .. quote_sh(g) .. " >/dev/null 2>&1")
-  if not ok then
-    fail("unavailable", ("gnuplot is not installed%s: install it (Debian, Ubuntu: apt-get install gnuplot-nox)"):format(
-      os.getenv("WLRUN_GNUPLOT") and (" ('" .. g .. "' from WLRUN_GNUPLOT not found)") or ""))
-  end
-  return g
-end
-
-local function make_dir(path)
-  local ok = os.execute("mkdir -p " .. quote_sh(path))
-  if not ok then fail("io", ("cannot create the directory '%s'"):format(path)) end
-end
-
-local function temp_dir()
-  local p = os.tmpname()
-  os.remove(p)
-  make_dir(p)
-  return p
-end
-
-local function write_raw(path, text)
-  local f, err = io.open(path, "wb")
-  if not f then fail("io", ("cannot write '%s': %s"):format(path, tostring(err))) end
-  f:write(text)
-  f:close()
-end
-
--- renders: writes the data files and the script in dir, runs gnuplot, returns the image bytes
-local function render(gp, dir, term, ext, body, files)
-  for name, text in pairs(files) do write_raw(dir .. "/" .. name, text) end
-  local image = "plot." .. ext
-  local script = table.concat({
-    "# made by wlrun plot; run it again with: cd this directory && gnuplot plot.gp",
-    "set encoding utf8",
-    term,
-    ("set output %s"):format(gq(image)),
-    "set border lw 1",
-    "set grid xtics ytics lc rgb '#dddddd' lw 1",
-    body,
-    "unset output",
-  }, "\n") .. "\n"
-  write_raw(dir .. "/plot.gp", script)
-  local log = dir .. "/gnuplot.log"
-  local ok, how, code = os.execute(("cd %s && %s plot.gp >gnuplot.log 2>&1"):format(quote_sh(dir), quote_sh(gp)))
-  local f = io.open(log, "rb")
-  local msg = f and f:read("a") or ""
-  if f then f:close() end
-  if not ok then
-    fail("io", ("gnuplot failed (%s %s) on %s/plot.gp: %s"):format(tostring(how), tostring(code), dir,
-      msg:gsub("%s+$", "")))
-  end
-  local img = io.open(dir .. "/" .. image, "rb")
-  local bytes = img and img:read("a")
-  if img then img:close() end
-  if not bytes or #bytes == 0 then fail("io", "gnuplot wrote no image: " .. msg:gsub("%s+$", "")) end
-  return bytes
-end
-
 M.usage = [[
 Usage: wlrun plot FILE.json -o OUT.svg|OUT.png [options]
 
@@ -599,7 +527,7 @@ function M.main(args)
   if o.kind and not kinds[o.kind] then
     fail("usage", ("--kind: expected sweep, hist or ratio, got '%s'"):format(o.kind))
   end
-  local doc = util.load(TOOL, pos[1], { ["wlrun-results"] = 1, ["wlrun-compare"] = 1 })
+  local doc = util.load(TOOL, pos[1], { ["wlrun-compare"] = 1 })
   local kind = o.kind
   if doc.schema == "wlrun-compare" then
     if kind and kind ~= "ratio" then
@@ -619,12 +547,12 @@ function M.main(args)
   if kind ~= "hist" and o.config then fail("usage", "--config applies to --kind hist") end
   local files = {}
   local body = kinds[kind](doc, o, files)
-  local gp = M.gnuplot()
+  local gp = gnuplot.find()
   if o.title then body = ("set title %s\n"):format(gq(o.title)) .. body:gsub("^set title [^\n]*\n", "", 1) end
   local dir = o.keep
-  if dir then make_dir(dir) else dir = temp_dir() end
-  local ok, bytes = pcall(render, gp, dir, term, ext, body, files)
-  if not o.keep then os.execute("rm -rf " .. quote_sh(dir)) end
+  if dir then gnuplot.make_dir(dir) else dir = gnuplot.temp_dir() end
+  local ok, bytes = pcall(gnuplot.render, gp, dir, term, ext, body, files)
+  if not o.keep then gnuplot.remove_dir(dir) end
   if not ok then error(bytes, 0) end
   util.write(TOOL, o.output, bytes)
 end

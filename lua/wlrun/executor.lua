@@ -1,0 +1,188 @@
+-- Executors: where the configurations of a plan run. All have one interface:
+--
+--   exec:run(list, emit [, started]) -> nil | stop
+--
+-- runs the configurations of list ({index, params, key}...), calls started(cfg) before one
+-- starts (where the executor knows) and emit(entry) as each one finishes (in the order they
+-- finish), and returns nil when all ran, or the interruption ({kind =, message =}) that
+-- stopped it early (Ctrl-C; no device).
+--
+--   executor.in_process(ctx)        here, one after another; after a fault that poisons the
+--                                   CUDA context, the rest in child processes
+--   executor.isolated(timeout)      a child process per configuration (--isolate,
+--                                   --config-timeout)
+--   executor.devices(list, timeout) a worker process per GPU taking configurations from a
+--                                   shared queue (--devices)
+--   executor.choose(ctx, settings, cli) the one the command line asks for
+local core = require "wlrun.core"
+local isolate = require "wlrun.isolate"
+local configuration = require "wlrun.configuration"
+
+local executor = {}
+
+local function exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
+local function stops(entry)
+  if entry.kind == "interrupted" then return { kind = "interrupted", message = entry.error or "interrupted" } end
+  if entry.kind == "no_device" then return { kind = "no_device", message = entry.error } end
+end
+
+---------------------------------------------------------------------------------------------
+
+local Isolated = { name = "isolated" }
+Isolated.__index = Isolated
+
+function executor.isolated(timeout) return setmetatable({ timeout = timeout }, Isolated) end
+
+function Isolated:run(list, emit, started)
+  local dir = isolate.temp_dir()
+  local _ <close> = setmetatable({}, { __close = function() isolate.remove_dir(dir) end })
+  for _, cfg in ipairs(list) do
+    if started then started(cfg) end
+    local entry, interrupt = isolate.run(cfg, self.timeout, dir)
+    emit(entry)
+    if interrupt then return interrupt end
+    local stop = stops(entry)
+    if stop then return stop end
+  end
+end
+
+---------------------------------------------------------------------------------------------
+
+local InProcess = { name = "in-process" }
+InProcess.__index = InProcess
+
+function executor.in_process(ctx) return setmetatable({ ctx = ctx }, InProcess) end
+
+function InProcess:run(list, emit, started)
+  for i, cfg in ipairs(list) do
+    if started then started(cfg) end
+    local config_range <close> = core.nvtx.auto_scope("configuration", -- nvtx
+      ("config %d: %s"):format(cfg.index, require("wlrun.sweep").describe(cfg.params, self.ctx.axes)), cfg.index) -- nvtx
+    local entry, interrupt = configuration.run(self.ctx.scenario, cfg, self.ctx)
+    emit(entry)
+    if interrupt then return interrupt end
+    local stop = stops(entry)
+    if stop then return stop end
+    local healthy, why = core.context_ok()
+    if not healthy and i < #list then -- a fault poisoned the CUDA context for good
+      self.ctx.sink:message(("the CUDA context is lost after configuration %d (%s); the other configurations run in child processes"):format(
+        cfg.index, why))
+      return executor.isolated(0):run(table.move(list, i + 1, #list, 1, {}), emit, started)
+    end
+  end
+end
+
+---------------------------------------------------------------------------------------------
+-- --devices 0,1,...: a shared queue in a directory. DIR/todo/I stands for configuration I; a
+-- worker claims it by renaming it to DIR/taken/I.PID (a rename is atomic: two workers cannot
+-- both win), runs it and writes its entry to DIR/done/I.json. One worker per device
+-- (CUDA_VISIBLE_DEVICES), restarted when it exits early (a fault poisons its CUDA context, so
+-- a worker stops after one) while work is left.
+
+local Devices = { name = "devices" }
+Devices.__index = Devices
+
+function executor.devices(devices, timeout) return setmetatable({ devices = devices, timeout = timeout }, Devices) end
+
+function Devices:run(list, emit)
+  local dir = isolate.temp_dir()
+  local _ <close> = setmetatable({}, { __close = function() isolate.remove_dir(dir) end })
+  for _, d in ipairs { "/todo", "/taken", "/done" } do
+    local ok, err = core.make_dir(dir .. d)
+    if not ok then core.error("io", ("cannot make '%s': %s"):format(dir .. d, tostring(err)), 0) end
+  end
+  local by_index = {}
+  for _, cfg in ipairs(list) do
+    by_index[cfg.index] = cfg
+    local f = assert(io.open(("%s/todo/%d"):format(dir, cfg.index), "w"))
+    f:close()
+  end
+  local timeout = self.timeout
+  local workers, remaining, seen, claimed_at, killed = {}, #list, {}, {}, {}
+  local stop
+  local function start(dev)
+    local pid = core.spawn_async(isolate.child_args { "--worker-queue", dir },
+      { stdout = "/dev/null", stderr = ("%s/stderr.%d"):format(dir, dev), env = { CUDA_VISIBLE_DEVICES = tostring(dev) } })
+    workers[pid] = dev
+  end
+  local function finish(index, entry)
+    seen[index] = true
+    remaining = remaining - 1
+    emit(entry)
+    stop = stop or stops(entry)
+  end
+  for _, dev in ipairs(self.devices) do if #list > 0 then start(dev) end end
+  while remaining > 0 and not stop do
+    for _, name in ipairs(core.list_dir(dir .. "/done") or {}) do
+      local index = tonumber(name:match("^(%d+)%.json$"))
+      if index and not seen[index] then
+        local entry = isolate.read_entry(("%s/done/%s"):format(dir, name))
+        if entry then finish(index, entry) end
+      end
+    end
+    local now = core.clock()
+    for _, name in ipairs(core.list_dir(dir .. "/taken") or {}) do
+      local index, pid = name:match("^(%d+)%.(%d+)$")
+      claimed_at[name] = claimed_at[name] or now
+      pid = tonumber(pid)
+      if timeout > 0 and now - claimed_at[name] > timeout and workers[pid] and not killed[pid] then
+        core.kill(pid, 15)
+        killed[pid] = { at = now, index = tonumber(index) }
+      elseif killed[pid] and now - killed[pid].at > 1 then
+        core.kill(pid, 9)
+      end
+    end
+    local w = remaining > 0 and not stop and core.wait_any(0.05)
+    if w and workers[w.pid] then
+      local dev = workers[w.pid]
+      workers[w.pid] = nil
+      -- what it held and did not finish failed with it
+      for _, name in ipairs(core.list_dir(dir .. "/taken") or {}) do
+        local index, pid = name:match("^(%d+)%.(%d+)$")
+        index, pid = tonumber(index), tonumber(pid)
+        if pid == w.pid and not seen[index] and not exists(("%s/done/%d.json"):format(dir, index)) then
+          if killed[pid] then w.how = "timeout" end
+          w.time = now - (claimed_at[name] or now)
+          local entry, interrupt = isolate.collect(by_index[index], w, "/nonexistent", ("%s/stderr.%d"):format(dir, dev), timeout)
+          entry.device_index = dev
+          os.remove(("%s/taken/%s"):format(dir, name))
+          finish(index, entry)
+          stop = stop or interrupt
+        end
+      end
+      if w.how == "signal" and w.signal == 2 or w.code == 130 then
+        stop = stop or { kind = "interrupted", message = "interrupted (Ctrl-C)" }
+      end
+      if not stop and #(core.list_dir(dir .. "/todo") or {}) > 0 then start(dev) end
+    end
+  end
+  for pid in pairs(workers) do core.kill(pid, 15) end
+  while core.wait_any(2) do end
+  return stop
+end
+
+---------------------------------------------------------------------------------------------
+
+-- the executor a run asks for: --devices, --isolate or --config-timeout, or this process
+function executor.choose(ctx, settings, cli)
+  if ctx.compile_only then return executor.in_process(ctx) end
+  if cli.devices then
+    local devices = {}
+    for d in cli.devices:gmatch("%d+") do devices[#devices + 1] = tonumber(d) end
+    local n = core.device_count()
+    for _, d in ipairs(devices) do
+      if d >= n then core.error("no_device", ("--devices: no CUDA device %d (this machine has %d)"):format(d, n), 0) end
+    end
+    return executor.devices(devices, settings.run.config_timeout)
+  end
+  local timeout = settings.run.config_timeout
+  if settings.run.isolate or timeout > 0 then return executor.isolated(timeout) end
+  return executor.in_process(ctx)
+end
+
+return executor

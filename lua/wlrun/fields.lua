@@ -1,0 +1,20 @@
+-- The one check of a table's field names against the names a function takes (wl.scenario,
+-- wl.loop, wl.bench's options, a scenario's timing table): an unknown one is a script error
+-- that names it and lists the known ones, so that a typo never passes as a default.
+local fields = {}
+
+-- known: a set {name = true or anything}; what: "wl.loop" / "wl.bench: option"; level: as
+-- for error (0: the message alone, for callers that name the place themselves)
+function fields.check(t, known, what, level, noun)
+  for k in pairs(t) do
+    if type(k) ~= "string" or known[k] == nil then
+      local names = {}
+      for name in pairs(known) do names[#names + 1] = name end
+      table.sort(names)
+      require("wlrun.core").error("script", ("%s: unknown %s '%s' (%ss: %s)"):format(what, noun or "field", tostring(k),
+        noun or "field", table.concat(names, ", ")), level == 0 and 0 or level + 1)
+    end
+  end
+end
+
+return fields

@@ -1,0 +1,80 @@
+-- The plan of a scenario run (docs/scenarios.md): the parameter space expanded (wlrun.sweep:
+-- axes, where, -p, --filter), the slice of this process (--shard or a launcher's variables:
+-- wlrun.shard) and what a previous run already finished (--resume). A plan is data: it touches
+-- no device and runs nothing. Each configuration is {index =, params =, key =}: index is its
+-- position in the whole space (the same in every shard and every child process), key its
+-- identity across runs (results.key).
+--
+--   plan.build(sc, script, cli) -> {axes, space, list, todo, resumed, total, pruned, filtered,
+--                                    shard, resume_path}
+--     space     every configuration of the space, in order
+--     list      the configurations of this process (its shard), in order
+--     todo      those of list still to run
+--     resumed   {[index] = entry} of list that --resume's file finished (ok or skipped)
+local results = require "wlrun.results"
+local sweep = require "wlrun.sweep"
+local shard = require "wlrun.shard"
+
+local plan = {}
+
+-- --resume FILE: its finished entries (ok or skipped) by key; failed ones run again
+function plan.resumable(path, sc, script)
+  local core = require "wlrun.core"
+  local old = results.load(path, { prefix = "--resume: " })
+  if type(old.scenario) ~= "table" or old.scenario.name ~= sc.name then
+    core.error("usage", ("--resume %s: its scenario is '%s', this one is '%s'"):format(path,
+      tostring(type(old.scenario) == "table" and old.scenario.name or nil), sc.name), 0)
+  end
+  local f = io.open(script, "rb")
+  local text = f and f:read("a") or ""
+  if f then f:close() end
+  local warning
+  if old.scenario.hash ~= core.hash(text) then
+    warning = ("--resume %s was made by another version of %s (its hash differs)"):format(path, script)
+  end
+  local done = {}
+  for _, c in ipairs(old.configurations) do
+    if (c.status == "ok" or c.status == "skipped") and type(c.params) == "table" then
+      done[results.key(c.params)] = c
+    end
+  end
+  return done, warning
+end
+
+function plan.build(sc, script, cli)
+  local space = sweep.expand(sc, cli.params, cli.filter)
+  for _, cfg in ipairs(space.list) do cfg.key = results.key(cfg.params) end
+  local p = {
+    axes = space.axes, space = space.list, total = space.total, pruned = space.pruned, filtered = space.filtered,
+    list = space.list, todo = {}, resumed = {}, notes = {},
+  }
+  local slice, info = shard.select(space.list, { shard = cli.shard })
+  if info then
+    p.list, p.shard = slice, info
+    p.notes[#p.notes + 1] = shard.message(info)
+  end
+  local done = {}
+  if cli.resume then
+    local warning
+    done, warning = plan.resumable(cli.resume, sc, script)
+    if warning then p.notes[#p.notes + 1] = "warning: " .. warning end
+  end
+  for _, cfg in ipairs(p.list) do
+    local old = done[cfg.key]
+    if old then
+      p.resumed[cfg.index] = old
+    else
+      p.todo[#p.todo + 1] = cfg
+    end
+  end
+  return p
+end
+
+-- the configuration of the space with this index (a child process's), or nil
+function plan.find(p, index)
+  for _, cfg in ipairs(p.space) do
+    if cfg.index == index then return cfg end
+  end
+end
+
+return plan

@@ -1,0 +1,168 @@
+-- The results document (docs/results.md) and its one owner: the schema and its version, the
+-- identity of a configuration across runs, creating documents and entries, recording a
+-- measurement into an entry, and JSON in and out. Loading is wlrun.results.load, the journal
+-- wlrun.results.journal, merging wlrun.results.merge.
+local json = require "wlrun.json"
+
+local results = {}
+
+results.SCHEMA = "wlrun-results"
+results.VERSION = 1
+
+-- a configuration's identity across runs: its parameters in name order, each with its Lua
+-- type (1024 and 1024.0 are different values of a parameter)
+function results.key(params)
+  local names = {}
+  for k in pairs(params) do names[#names + 1] = k end
+  table.sort(names)
+  local parts = {}
+  for _, k in ipairs(names) do
+    local v = params[k]
+    parts[#parts + 1] = k .. "=" .. tostring(v) .. ":" .. (math.type(v) or type(v))
+  end
+  return table.concat(parts, "\0")
+end
+
+---------------------------------------------------------------------------------------------
+-- creating
+
+local function read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- A new document, incomplete until results.finish. o: {scenario, script, axes, device, floor,
+-- settings, sources, shard, total, compile_only}
+function results.new_document(o)
+  local core = require "wlrun.core"
+  local sc = o.scenario
+  local doc = {
+    schema = results.SCHEMA, version = results.VERSION,
+    wlrun = { version = core.version, lua = _VERSION, nvrtc = core.nvrtc_version() },
+    command_line = core.cli.argv, cwd = core.cwd(),
+    started = core.utc_now(), complete = false,
+    scenario = { name = sc.name, description = sc.description, file = o.script,
+                 hash = core.hash(read_file(o.script) or ""), axes = o.axes,
+                 total_configurations = o.total },
+    settings = o.settings, sources = o.sources,
+    device = o.device, floor = o.floor,
+    shard = o.shard, compile_only = o.compile_only or nil,
+    configurations = {},
+  }
+  return doc
+end
+
+-- the entries in index order, the run marked finished
+function results.finish(doc, complete)
+  table.sort(doc.configurations, function(a, b) return a.index < b.index end)
+  doc.finished = require("wlrun.core").utc_now()
+  doc.complete = complete and true or false
+  return doc
+end
+
+function results.entry(cfg) return { index = cfg.index, params = cfg.params } end
+
+-- the fields of a wl.bench result that an entry keeps
+local bench_fields = { "mode", "per", "samples", "enqueue", "stats", "enqueue_stats", "shape", "clock", "notes",
+  "adaptive", "warnings" }
+
+function results.record_bench(entry, r)
+  entry.status = "ok"
+  for _, k in ipairs(bench_fields) do entry[k] = r[k] end
+  entry.warmup = r.warmup.n
+end
+
+local function finite_amount(v) return v == nil or (type(v) == "number" and v == v and v >= 0 and v < math.huge) end
+
+-- metrics from what work(p) returned ({flops =, bytes =}) and the median time
+function results.record_work(entry, w, device)
+  local core = require "wlrun.core"
+  if type(w) ~= "table" then core.error("script", "work(p) must return a table {flops =, bytes =}", 0) end
+  for k, v in pairs(w) do
+    if k ~= "flops" and k ~= "bytes" then
+      core.error("script", ("work(p) returned an unknown field '%s' (fields: flops, bytes)"):format(tostring(k)), 0)
+    end
+    if not finite_amount(v) then
+      core.error("script", ("work(p).%s must be a finite number >= 0, got %s"):format(k, tostring(v)), 0)
+    end
+  end
+  entry.work = { flops = w.flops, bytes = w.bytes }
+  local median, m = entry.stats.median, {}
+  if w.flops then
+    m.flop_per_s = w.flops / median
+    m.peak_fp32_fraction = device and m.flop_per_s / device.peak_fp32_flops or nil
+  end
+  if w.bytes then
+    m.bytes_per_s = w.bytes / median
+    m.peak_bandwidth_fraction = device and m.bytes_per_s / device.peak_bandwidth or nil
+  end
+  entry.metrics = m
+end
+
+function results.check_failed(check)
+  return { code = "check-failed", title = "the check failed",
+    message = "the check failed" .. (check.message and (": " .. check.message) or ""),
+    hint = "the output is wrong: the timing does not measure the intended work" }
+end
+
+-- the result of check(p, state) into the entry
+function results.record_check(entry, good, message)
+  entry.check = { ok = good ~= false and good ~= nil, message = message ~= nil and tostring(message) or nil }
+end
+
+-- after the measurement: a failed check heads the warnings
+function results.flag_check(entry)
+  if entry.check and not entry.check.ok then
+    entry.warnings = entry.warnings or {}
+    table.insert(entry.warnings, 1, results.check_failed(entry.check))
+  end
+end
+
+---------------------------------------------------------------------------------------------
+-- JSON
+
+local function list(...) return { ... } end
+
+-- keys first in every object, in this order; the rest follow sorted by name
+local key_order = list(
+  -- the document
+  "schema", "version", "wlrun", "command_line", "cwd", "started", "finished", "complete", "compile_only", "scenario",
+  "settings", "sources", "device", "floor", "shard", "devices",
+  -- a configuration
+  "index", "params", "status", "reason", "error", "kind", "mode", "per", "warmup", "samples", "enqueue", "stats",
+  "enqueue_stats", "shape", "adaptive", "work", "metrics", "kernels", "check", "loop", "warnings", "notes", "clock",
+  "time",
+  -- their parts
+  "name", "description", "file", "hash", "axes", "total_configurations", "arch", "n", "mean", "std", "median", "min",
+  "max", "p10", "p25", "p75", "p90", "p99", "iqr", "cv", "code", "title", "message", "hint", "before", "after",
+  "flops", "bytes")
+
+local settings_order = list("run", "adaptive", "output", "compile")
+
+-- keys whose value is an object even when empty (every other empty table is an array)
+local objects = { params = true, settings = true, sources = true, metrics = true, work = true, output = true,
+  compile = true, run = true, scenario = true, device = true, floor = true, stats = true, wlrun = true, shape = true,
+  check = true, clock = true, before = true, after = true, loop = true, adaptive = true, shard = true }
+
+-- text of a document (or a part of one, like an entry): indented, or one line when compact
+function results.encode(value, compact, axes)
+  if axes == nil and type(value) == "table" and type(value.scenario) == "table" then axes = value.scenario.axes end
+  return json.encode(value, { indent = not compact, order = key_order, objects = objects,
+                              orders = { params = type(axes) == "table" and axes or nil, settings = settings_order } })
+end
+
+-- the JSON text of a document, as the json printer writes it
+function results.render(doc) return results.encode(doc) .. "\n" end
+
+-- `require "wlrun.results.init"` (a searcher without the init.lua fallback) registers the
+-- module under its proper name too
+package.loaded["wlrun.results"] = package.loaded["wlrun.results"] or results
+
+-- loading, the journal and merging live beside this file
+function results.load(...) return require("wlrun.results.load").load(...) end
+function results.decode(...) return require("wlrun.results.load").decode(...) end
+
+return results

@@ -1,0 +1,120 @@
+-- Writing a run's results (docs/results.md, "Writing"): each finished configuration is
+-- appended to a journal (JSON Lines: a header, then one entry per line) and flushed, so that a
+-- run killed at any point keeps what it measured; the outputs (-o) are rendered once, at the
+-- end, from the document in memory — also on Ctrl-C, a fault, an error or os.exit — and the
+-- journal is removed once every output is written. Writing is linear in the configurations.
+--
+--   local w = journal.open(doc, outputs)   outputs: {{path =, format =}...}; may be empty
+--   w:add(entry)                           into the document, and a line of the journal
+--   w:finish(complete)                     the outputs, written atomically; journal removed
+local results = require "wlrun.results"
+
+local journal = {}
+
+local open_writers = {} -- finished by journal.finish_all (os.exit, the host's last words)
+
+local Writer = {}
+Writer.__index = Writer
+
+local function core() return require "wlrun.core" end
+
+local function io_fail(path, what, err)
+  local msg = tostring(err)
+  if msg:sub(1, #path + 2) == path .. ": " then msg = msg:sub(#path + 3) end
+  core().error("io", ("cannot write %s to '%s': %s"):format(what, path, msg), 0)
+end
+
+-- the journal of a run whose first output is path
+function journal.path_for(path) return path .. ".journal" end
+
+-- refuses an output that cannot be written before anything is measured
+local function probe(path)
+  local tmp = path .. ".tmp"
+  local f, err = io.open(tmp, "wb")
+  if not f then io_fail(path, "results", err) end
+  f:close()
+  os.remove(tmp)
+end
+
+-- os.exit in a script ends the process without unwinding: the open writers finish first
+local hooked = false
+local function hook_exit()
+  if hooked then return end
+  hooked = true
+  local exit = os.exit
+  os.exit = function(...) -- luacheck: ignore (a standard library function, replaced on purpose)
+    journal.finish_all()
+    return exit(...)
+  end
+end
+
+function journal.open(doc, outputs)
+  hook_exit()
+  local w = setmetatable({ doc = doc, outputs = outputs, finished = false }, Writer)
+  for _, o in ipairs(outputs) do probe(o.path) end
+  if #outputs > 0 then
+    w.path = journal.path_for(outputs[1].path)
+    local f, err = io.open(w.path, "wb")
+    if not f then io_fail(w.path, "the journal", err) end
+    w.file = f
+    local header = {}
+    for k, v in pairs(doc) do
+      if k ~= "configurations" then header[k] = v end
+    end
+    w:line(results.encode({ schema = "wlrun-journal", version = 1, document = header }, true))
+  end
+  open_writers[w] = true
+  return w
+end
+
+function Writer:line(text)
+  local ok, err = self.file:write(text, "\n")
+  if ok then ok, err = self.file:flush() end
+  if not ok then io_fail(self.path, "the journal", err) end
+end
+
+function Writer:add(entry)
+  local list = self.doc.configurations
+  list[#list + 1] = entry
+  if self.file then self:line(results.encode(entry, true, self.doc.scenario.axes)) end
+end
+
+-- Writes every output from the document (once); the journal goes when all are written. An
+-- output that cannot be written is an io error, and the journal stays (it holds everything).
+function Writer:finish(complete)
+  if self.finished then return end
+  self.finished = true
+  open_writers[self] = nil
+  results.finish(self.doc, complete)
+  if self.file then self.file:close() end
+  local report = require "wlrun.report"
+  local failed
+  for _, o in ipairs(self.outputs) do
+    local ok, e = pcall(report.write, self.doc, o.path, o.format)
+    if not ok then failed = failed or e end
+  end
+  if failed then
+    if self.path and type(failed) == "table" and failed.message then
+      failed.message = failed.message .. ("; every finished configuration is in the journal '%s'"):format(self.path)
+    end
+    error(failed, 0)
+  end
+  if self.path then os.remove(self.path) end
+end
+
+-- a to-be-closed guard: the outputs are written however the run ends
+function Writer:guard()
+  return setmetatable({}, { __close = function(_, err)
+    if not self.finished then
+      local ok, e = pcall(self.finish, self, false)
+      if not ok and err == nil then error(e, 0) end
+    end
+  end })
+end
+
+-- every writer still open, finished as incomplete (os.exit in a script, the host at exit)
+function journal.finish_all()
+  for w in pairs(open_writers) do pcall(w.finish, w, false) end
+end
+
+return journal

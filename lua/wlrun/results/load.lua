@@ -1,0 +1,232 @@
+-- The one strict reader of results documents (docs/results.md), used by --resume, shard
+-- costs, the child processes' entries and every tool: the text must be one JSON value (nothing
+-- after it), of schema wlrun-results at the version this wlrun writes, and every part wlrun
+-- reads must have its type: parameters are numbers, strings or booleans, samples are finite
+-- numbers. A journal (results.journal) reads as the incomplete document it stands for.
+-- Errors name the file and the position: a line and column for JSON, a path for the rest.
+local json = require "wlrun.json"
+local results = require "wlrun.results"
+
+local M = {}
+
+local JOURNAL = "wlrun-journal"
+
+local function fail(opts, kind, msg)
+  require("wlrun.core").error(kind, (opts.prefix or "") .. msg, 0)
+end
+
+local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+
+-- a sequence (keys 1..n, no holes): n, or nil and the first key that is not in its place
+local function sequence(t)
+  local n, max = 0, 0
+  for k in pairs(t) do
+    if math.type(k) ~= "integer" or k < 1 then return nil, k end
+    n = n + 1
+    if k > max then max = k end
+  end
+  if max ~= n then
+    for i = 1, max do
+      if t[i] == nil then return nil, i end
+    end
+  end
+  return n
+end
+
+-- the checks of a document's parts; each returns nil or "what is wrong" for path
+local check = {}
+
+function check.numbers(v, path)
+  if type(v) ~= "table" then return path .. " is not an array" end
+  local n, bad = sequence(v)
+  if not n then
+    if math.type(bad) == "integer" then return ("%s[%d] is null: not a finite number"):format(path, bad) end
+    return path .. " is not an array"
+  end
+  for i = 1, n do
+    if not finite(v[i]) then return ("%s[%d] is not a finite number"):format(path, i) end
+  end
+end
+
+function check.object_of_numbers(v, path)
+  if type(v) ~= "table" then return path .. " is not an object" end
+  for k, x in pairs(v) do
+    if type(k) ~= "string" then return path .. " is not an object" end
+    if type(x) ~= "number" then return ("%s.%s is not a number"):format(path, k) end
+  end
+end
+
+function check.params(v, path)
+  if type(v) ~= "table" then return path .. " is not an object" end
+  for k, x in pairs(v) do
+    local t = type(x)
+    if type(k) ~= "string" then return path .. " is not an object" end
+    if t ~= "number" and t ~= "string" and t ~= "boolean" then
+      return ("%s.%s is a %s (parameters are numbers, strings or booleans)"):format(path, k, t == "table" and "table" or t)
+    end
+  end
+end
+
+function check.list_of_objects(v, path)
+  if type(v) ~= "table" then return path .. " is not an array" end
+  local n = sequence(v)
+  if not n then return path .. " is not an array" end
+  for i = 1, n do
+    if type(v[i]) ~= "table" then return ("%s[%d] is not an object"):format(path, i) end
+  end
+end
+
+local function typed(want)
+  return function(v, path)
+    if type(v) ~= want then return ("%s is not a %s"):format(path, want == "table" and "JSON object" or want) end
+  end
+end
+
+local entry_fields = {
+  index = function(v, path)
+    if math.type(v) ~= "integer" or v < 1 then return path .. " is not a whole number >= 1" end
+  end,
+  params = check.params, status = typed("string"), mode = typed("string"), error = typed("string"),
+  kind = typed("string"), reason = typed("string"),
+  samples = check.numbers, enqueue = check.numbers,
+  stats = check.object_of_numbers, enqueue_stats = check.object_of_numbers,
+  metrics = check.object_of_numbers, work = check.object_of_numbers,
+  warnings = check.list_of_objects, kernels = check.list_of_objects,
+  time = function(v, path) if not finite(v) then return path .. " is not a finite number" end end,
+  loop = function(v, path)
+    if type(v) ~= "table" then return path .. " is not an object" end
+    if v.data ~= nil then return check.numbers(v.data, path .. ".data") end
+  end,
+}
+
+local doc_fields = {
+  scenario = typed("table"), settings = typed("table"), sources = typed("table"), device = typed("table"),
+  floor = typed("table"), wlrun = typed("table"), complete = typed("boolean"),
+}
+
+-- Checks a decoded wlrun-results document; raises (kind usage) naming `name` and the path.
+function M.validate(doc, name, opts)
+  opts = opts or {}
+  local function bad(msg) fail(opts, "usage", ("'%s' is malformed: %s"):format(name, msg)) end
+  for k, f in pairs(doc_fields) do
+    if doc[k] ~= nil then
+      local e = f(doc[k], k)
+      if e then bad(e) end
+    end
+  end
+  local configs = doc.configurations
+  if type(configs) ~= "table" then bad("no configurations array") end
+  local n = sequence(configs)
+  if not n then bad("configurations is not an array") end
+  for i = 1, n do
+    local c = configs[i]
+    local path = ("configurations[%d]"):format(i)
+    if type(c) ~= "table" then bad(path .. " is not an object") end
+    for k, f in pairs(entry_fields) do
+      if c[k] ~= nil then
+        local e = f(c[k], path .. "." .. k)
+        if e then bad(e) end
+      end
+    end
+  end
+  return doc
+end
+
+-- schema and version of a decoded value; `accept` lists other schemas ({["wlrun-compare"] = 1})
+local function check_schema(doc, name, opts)
+  local want = { [results.SCHEMA] = results.VERSION }
+  for s, v in pairs(opts.accept or {}) do want[s] = v end
+  if type(doc) ~= "table" or sequence(doc) and next(doc) ~= nil then
+    fail(opts, "usage", ("'%s' is not a JSON object"):format(name))
+  end
+  local version = want[doc.schema]
+  if not version then
+    local names = {}
+    for s in pairs(want) do names[#names + 1] = s end
+    table.sort(names)
+    fail(opts, "usage", ("'%s' is not a %s document (its schema is %s)"):format(name, table.concat(names, " or "),
+      doc.schema == nil and "missing" or ("'" .. tostring(doc.schema) .. "'")))
+  end
+  if doc.version ~= version then
+    fail(opts, "usage", ("'%s': %s version %s is not supported (this wlrun reads version %d)"):format(name,
+      tostring(doc.schema), tostring(doc.version), version))
+  end
+end
+
+-- one JSON value; line: the line of a journal it is on (its errors name that line)
+local function decode_json(text, name, opts, line)
+  local v, msg = json.decode(text)
+  if v == nil and msg then
+    msg = msg:gsub("^invalid JSON at ", "")
+    if line then msg = msg:gsub("^line 1,", "line " .. line .. ",") end
+    fail(opts, "usage", ("'%s' is not valid JSON: %s"):format(name, msg))
+  end
+  return v
+end
+
+-- a journal: a header line, then one entry per line; a last line cut short by a crash is left out
+local function decode_journal(text, name, opts)
+  local lines = {}
+  for line in text:gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
+  local tail = text:match("[^\n]*$")
+  local head = decode_json(lines[1] or tail, name, opts, 1)
+  if type(head) ~= "table" or head.schema ~= JOURNAL or type(head.document) ~= "table" then
+    fail(opts, "usage", ("'%s' is not a wlrun journal"):format(name))
+  end
+  if head.version ~= 1 then
+    fail(opts, "usage", ("'%s': %s version %s is not supported (this wlrun reads version 1)"):format(name, JOURNAL,
+      tostring(head.version)))
+  end
+  local doc = head.document
+  doc.configurations = {}
+  for i = 2, #lines do
+    if lines[i] ~= "" then doc.configurations[#doc.configurations + 1] = decode_json(lines[i], name, opts, i) end
+  end
+  if #lines >= 1 and tail ~= "" then doc.truncated = true end -- the last entry was being written
+  doc.complete = false
+  doc.journal = true
+  return doc
+end
+
+function M.is_journal(text)
+  local at = text:find("%S")
+  return at ~= nil and text:find('{"schema":"' .. JOURNAL .. '"', at, true) == at
+end
+
+-- A results document from its text: decoded, schema and version checked, validated.
+-- opts: prefix (put before every message, like "compare: "), accept (other schemas).
+function M.decode(text, name, opts)
+  opts = opts or {}
+  local doc
+  if M.is_journal(text) then
+    doc = decode_journal(text, name, opts)
+  else
+    doc = decode_json(text, name, opts)
+  end
+  check_schema(doc, name, opts)
+  if doc.schema == results.SCHEMA then
+    M.validate(doc, name, opts)
+  elseif type(doc.configurations) ~= "table" then
+    fail(opts, "usage", ("'%s' is malformed: no configurations array"):format(name))
+  end
+  return doc
+end
+
+-- The document in the file at path (a results document or a journal); unreadable: kind io.
+function M.load(path, opts)
+  opts = opts or {}
+  local f, err = io.open(path, "rb")
+  local text
+  if f then
+    text, err = f:read("a")
+    f:close()
+  end
+  if not text then
+    local reason = tostring(err)
+    if reason:sub(1, #path + 2) == path .. ": " then reason = reason:sub(#path + 3) end
+    fail(opts, "io", ("cannot read '%s': %s"):format(path, reason))
+  end
+  return M.decode(text, opts.name or path, opts)
+end
+
+return M

@@ -1,0 +1,82 @@
+-- The log and progress sink of a scenario run: with the printers (wlrun.report), the only
+-- writer of standard output and standard error while a scenario runs. Standard output holds
+-- the report in the chosen format and nothing else when that format is for machines (csv,
+-- json, markdown); messages, progress and failures go to standard error.
+--
+--   local s = sink.new{format =, quiet =, progress =}
+--   s:message(text)          "wlrun: text" on stderr (unless quiet)
+--   s:warning(text)          "wlrun: warning: text" on stderr (even when quiet)
+--   s:progress(text)         one line rewritten in place (a terminal only)
+--   s:failure(text)          "wlrun: text" on stderr, always
+--   s:iteration(line)        a loop's per-iteration line: stdout for table/plain, else stderr
+--   s:report(text)           the report, on stdout
+local sink = {}
+
+local Sink = {}
+Sink.__index = Sink
+
+local human = { table = true, plain = true }
+
+function sink.new(o)
+  o = o or {}
+  return setmetatable({ format = o.format or "table", quiet = o.quiet, show_progress = o.progress, shown = false },
+    Sink)
+end
+
+-- a sink that writes nothing (child processes: their parent reports)
+function sink.silent() return setmetatable({ format = "table", quiet = true, silent = true }, Sink) end
+
+local function err(text)
+  io.stderr:write(text)
+  io.stderr:flush()
+end
+
+function Sink:clear()
+  if self.shown then
+    err("\r\27[K")
+    self.shown = false
+  end
+end
+
+function Sink:progress(text)
+  if not self.show_progress or self.silent then return end
+  err("\r\27[K" .. text:sub(1, 200))
+  self.shown = true
+end
+
+function Sink:message(text)
+  if self.quiet then return end
+  self:clear()
+  err("wlrun: " .. text .. "\n")
+end
+
+function Sink:warning(text)
+  if self.silent then return end
+  self:clear()
+  err("wlrun: warning: " .. text .. "\n")
+end
+
+function Sink:failure(text)
+  if self.silent then return end
+  self:clear()
+  err("wlrun: " .. text .. "\n")
+end
+
+function Sink:iteration(line)
+  if self.quiet then return end
+  self:clear()
+  if human[self.format] then
+    io.stdout:write(line, "\n")
+  else
+    err(line .. "\n")
+  end
+end
+
+function Sink:report(text)
+  if self.silent then return end
+  self:clear()
+  io.stdout:write(text)
+  io.stdout:flush()
+end
+
+return sink

@@ -1,0 +1,123 @@
+-- End-to-end, no GPU needed: the results document of a whole run through --compile-only (each
+-- configuration set up and its launches checked, status "compiled"): what it records, that
+-- every output is parseable, and that nothing finished is lost when the run ends early.
+local h = require "helper"
+local load = require "wlrun.results.load"
+
+local function scenario(body)
+  return [[
+local wl = require "wlrun"
+local core = require "wlrun.core"
+return wl.scenario {
+  name = "res",
+  params = { n = { 1, 2, 3, 4 } },
+  timing = { flush_l2 = true, warmup = 7 },
+  setup = function(p) ]] .. (body or "") .. [[ return {} end,
+  run = function() end,
+}
+]]
+end
+
+local function run(body, args)
+  local dir = h.tmpdir()
+  local r = h.run_script(scenario(body), "--compile-only " .. (args or "") .. " -o " .. h.quote(dir .. "/r.json")
+    .. " -o " .. h.quote(dir .. "/r.csv"), { cwd = dir })
+  return r, dir
+end
+
+describe("a run's results document", function()
+  it("holds every configuration of --compile-only, status compiled, and a CSV beside it", function()
+    local r, dir = run()
+    assert.equal(0, r.code, r.stderr)
+    local doc = load.load(dir .. "/r.json")
+    assert.is_true(doc.complete)
+    assert.is_true(doc.compile_only)
+    assert.equal(4, #doc.configurations)
+    for i, c in ipairs(doc.configurations) do
+      assert.equal("compiled", c.status)
+      assert.same({ n = i }, c.params) -- a parameter named n stays an object
+    end
+    local lines = select(2, h.read(dir .. "/r.csv"):gsub("\r\n", ""))
+    assert.equal(5, lines)
+    assert.is_nil(io.open(dir .. "/r.json.journal"))
+  end)
+
+  it("records the settings in force: the scenario's timing table, the command line", function()
+    local r, dir = run(nil, "--iters 33")
+    assert.equal(0, r.code, r.stderr)
+    local doc = load.load(dir .. "/r.json")
+    assert.is_true(doc.settings.run.flush_l2)
+    assert.equal(7, doc.settings.run.warmup)
+    assert.equal(33, doc.settings.run.iters)
+    assert.equal("scenario", doc.sources["run.flush_l2"])
+    assert.equal("scenario", doc.sources["run.warmup"])
+    assert.equal("cli", doc.sources["run.iters"])
+  end)
+
+  it("prints parseable JSON and CSV on stdout, and nothing else there", function()
+    local dir = h.tmpdir()
+    local r = h.run_script(scenario(), "--compile-only --format json", { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(4, #load.decode(r.stdout, "stdout").configurations)
+    r = h.run_script(scenario(), "--compile-only --format csv", { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    assert.matches("^index,n,status[^\n]*\r\n1,1,compiled", r.stdout)
+  end)
+
+  it("writes what finished when the script calls os.exit", function()
+    local r, dir = run("if p.n == 3 then os.exit(3) end")
+    assert.equal(3, r.code, r.stderr)
+    local doc = load.load(dir .. "/r.json")
+    assert.is_false(doc.complete)
+    assert.equal(2, #doc.configurations)
+    assert.is_nil(io.open(dir .. "/r.json.journal"))
+    assert.matches("^index,n,status", h.read(dir .. "/r.csv"))
+  end)
+
+  it("writes what finished when a configuration fails", function()
+    local r, dir = run("if p.n == 2 then error('broken setup') end")
+    assert.equal(1, r.code)
+    local doc = load.load(dir .. "/r.json")
+    assert.is_true(doc.complete)
+    assert.equal("failed", doc.configurations[2].status)
+    assert.matches("broken setup", doc.configurations[2].error)
+  end)
+
+  it("keeps a journal that the tools read when the process is killed outright", function()
+    local r, dir = run("if p.n == 3 then os.execute('kill -9 ' .. core.getpid()) end")
+    assert.is_true(r.how == "signal" or r.code == 137, r.stderr) -- killed, by the shell's account
+    assert.is_nil(io.open(dir .. "/r.json"))
+    local doc = load.load(dir .. "/r.json.journal")
+    assert.is_false(doc.complete)
+    assert.equal(2, #doc.configurations)
+    local m = h.run("merge " .. h.quote(dir .. "/r.json.journal") .. " --format json -q")
+    assert.equal(0, m.code, m.stderr)
+    assert.equal(2, #load.decode(m.stdout, "merged").configurations)
+  end)
+end)
+
+describe("a loop scenario", function()
+  local LOOP = [[
+local wl = require "wlrun"
+return wl.loop { name = "l", params = { b = { 1, 2 } }, batch_size = 4, iters = 9,
+  data = function() end, step = function() end }
+]]
+
+  it("takes --iters and --warmup from the command line", function()
+    local dir = h.tmpdir()
+    local r = h.run_script(LOOP, "--compile-only --iters 4 --warmup 2 -o " .. h.quote(dir .. "/l.json"), { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    local doc = load.load(dir .. "/l.json")
+    assert.equal(4, doc.settings.run.iters)
+    assert.equal(2, doc.settings.run.warmup)
+    assert.equal("cli", doc.sources["run.iters"])
+  end)
+
+  it("refuses options that only wl.bench reads, rather than ignoring them", function()
+    for _, opt in ipairs { "--mode cold", "--flush-l2", "--adaptive", "--warmup-time 1s", "--max-time 2s" } do
+      local r = h.run_script(LOOP, "--compile-only " .. opt)
+      assert.equal(2, r.code, opt)
+      assert.matches(opt:match("^%S+"):gsub("%-", "%%-") .. " does not apply to l: a loop", r.stderr)
+    end
+  end)
+end)

@@ -1,0 +1,248 @@
+-- The results document's owner (wlrun.results): the configuration key, JSON that round-trips
+-- whatever the parameters are called, the one strict loader (schema, version, trailing data,
+-- non-finite samples, positions in its errors), the journal that keeps every finished
+-- configuration, merging, and the settings in force that a document records.
+local h = require "helper"
+local wl = require "wlrun"
+local results = require "wlrun.results"
+local load = require "wlrun.results.load"
+local journal = require "wlrun.results.journal"
+
+local fixtures = h.source_dir .. "/tests/fixtures"
+local function sample() return dofile(fixtures .. "/results/sample.lua") end
+
+local function fails(fn, ...)
+  local ok, e = pcall(fn, ...)
+  assert.is_false(ok)
+  return e
+end
+
+local function doc_with(configurations, extra)
+  local d = { schema = "wlrun-results", version = 1, complete = true,
+              scenario = { name = "s", axes = { "n" } }, configurations = configurations }
+  for k, v in pairs(extra or {}) do d[k] = v end
+  return d
+end
+
+describe("results.key", function()
+  it("is the parameters in name order with their types", function()
+    assert.equal(results.key { b = 2, a = "x" }, results.key { a = "x", b = 2 })
+    assert.are_not.equal(results.key { n = 1024 }, results.key { n = 1024.0 })
+    assert.are_not.equal(results.key { n = 1 }, results.key { n = "1" })
+    assert.are_not.equal(results.key { v = true }, results.key { v = "true" })
+    assert.equal("", results.key {})
+  end)
+
+  it("survives the JSON round trip for every kind of value", function()
+    local params = { n = 5, m = 2.0, name = "tiled", on = false, big = math.maxinteger, tiny = 5e-324 }
+    local back = results.decode(results.render(doc_with { { index = 1, params = params, status = "ok" } }), "x")
+    assert.same(params, back.configurations[1].params)
+    assert.equal(results.key(params), results.key(back.configurations[1].params))
+  end)
+end)
+
+describe("results JSON", function()
+  it("keeps a parameter named n (or any name) an object", function()
+    for _, name in ipairs { "n", "1", "length", "__index", "schema" } do
+      local text = results.render(doc_with({ { index = 1, params = { [name] = 3 }, status = "ok" } }, {
+        scenario = { name = "s", axes = { name } } }))
+      assert.matches('"params":%s*{%s*"' .. name:gsub("_", "%%_") .. '":%s*3%s*}', text)
+      assert.same({ [name] = 3 }, results.decode(text, "x").configurations[1].params)
+    end
+  end)
+
+  it("writes empty parameters, metrics and sources as objects, empty lists as arrays", function()
+    local text = results.render(doc_with({ { index = 1, params = {}, status = "ok", metrics = {}, warnings = {},
+      notes = {}, samples = {} } }, { sources = {} }))
+    assert.matches('"params":%s*{}', text)
+    assert.matches('"metrics":%s*{}', text)
+    assert.matches('"sources":%s*{}', text)
+    assert.matches('"warnings":%s*%[%]', text)
+    assert.matches('"samples":%s*%[%]', text)
+  end)
+
+  it("round-trips the sample document, every float to the last bit", function()
+    local doc = sample()
+    local back = results.decode(results.render(doc), "sample")
+    assert.same(doc.configurations, back.configurations)
+    assert.equal(0.00043116249999999997, back.configurations[3].stats.median)
+    assert.equal("float", math.type(back.device.peak_bandwidth))
+    assert.equal("integer", math.type(back.configurations[3].work.flops))
+  end)
+
+  it("escapes invalid UTF-8 rather than writing it raw", function()
+    local text = results.render(doc_with { { index = 1, params = { v = "caf\xe9" }, status = "failed", error = "\xff\xfe" } })
+    assert.is_truthy(utf8.len(text))
+    assert.equal("caf\xc3\xa9", results.decode(text, "x").configurations[1].params.v) -- its Latin-1 reading
+  end)
+end)
+
+describe("the strict loader", function()
+  local good = results.encode(doc_with { { index = 1, params = { n = 1 }, status = "ok", samples = { 1.0, 2.0 } } }, true)
+
+  local function refuses(text, pattern, kind)
+    local e = fails(load.decode, text, "f.json")
+    assert.equal(kind or "usage", e.kind)
+    assert.matches(pattern, e.message)
+    return e
+  end
+
+  it("reads a document", function()
+    assert.same({ 1.0, 2.0 }, load.decode(good, "f.json").configurations[1].samples)
+  end)
+
+  it("refuses another version, another schema, or none", function()
+    refuses((good:gsub('"version":1', '"version":99')), "'f.json': wlrun%-results version 99 is not supported")
+    refuses((good:gsub('"version":1', '"version":"1"')), "version 1 is not supported")
+    refuses((good:gsub('"wlrun%-results"', '"other"')), "'f.json' is not a wlrun%-results document %(its schema is 'other'%)")
+    refuses("[1, 2]", "'f.json' is not a JSON object")
+    refuses("3", "'f.json' is not a JSON object")
+  end)
+
+  it("refuses trailing data, naming the line and column", function()
+    refuses(good .. "garbage", "'f.json' is not valid JSON: line 1, column %d+: end of file expected near 'garbage'")
+    refuses(good .. "{}", "'f.json' is not valid JSON")
+    refuses(good:sub(1, #good - 5), "'f.json' is not valid JSON: line 1, column %d+: ")
+    refuses("", "'f.json' is not valid JSON")
+  end)
+
+  it("refuses null and non-finite samples, naming where", function()
+    refuses((good:gsub("%[1%.0,2%.0%]", "[1.0,1e999]")), "f.json")
+    refuses((good:gsub("%[1%.0,2%.0%]", '[1.0,"2"]')), "configurations%[1%]%.samples%[2%] is not a finite number")
+  end)
+
+  it("refuses parts of the wrong type", function()
+    refuses((good:gsub('"params":{"n":1}', '"params":{"n":[1]}')), "configurations%[1%]%.params%.n is a table")
+    refuses((good:gsub('"params":{"n":1}', '"params":[1]')), "configurations%[1%]%.params is not an object")
+    refuses((good:gsub('"index":1', '"index":0')), "configurations%[1%]%.index is not a whole number")
+    refuses((good:gsub('"status":"ok"', '"status":3')), "configurations%[1%]%.status is not a string")
+    refuses((good:gsub('"configurations":', '"configurationz":')), "no configurations array")
+  end)
+
+  it("reads a comparison only where asked to", function()
+    local cmp = '{"schema":"wlrun-compare","version":1,"configurations":[]}'
+    refuses(cmp, "not a wlrun%-results document")
+    assert.equal("wlrun-compare", load.decode(cmp, "c", { accept = { ["wlrun-compare"] = 1 } }).schema)
+  end)
+
+  it("names an unreadable file with kind io", function()
+    local e = fails(load.load, "/nonexistent/r.json", { prefix = "compare: " })
+    assert.equal("io", e.kind)
+    assert.matches("^compare: cannot read '/nonexistent/r.json': No such file", e.message)
+  end)
+end)
+
+describe("the journal", function()
+  local function new_doc()
+    return { schema = "wlrun-results", version = 1, complete = false, scenario = { name = "j", axes = { "n" } },
+             settings = {}, configurations = {} }
+  end
+
+  local function entry(i)
+    return { index = i, params = { n = i }, status = "ok", samples = { i * 1e-3, i * 2e-3 }, stats = { median = i * 1e-3 } }
+  end
+
+  it("keeps every finished configuration on disk until the outputs are written", function()
+    local dir = h.tmpdir()
+    local outputs = { { path = dir .. "/r.json", format = "json" }, { path = dir .. "/r.csv", format = "csv" } }
+    local w = journal.open(new_doc(), outputs)
+    w:add(entry(2))
+    w:add(entry(1))
+    assert.is_nil(io.open(dir .. "/r.json")) -- nothing rendered yet
+    local mid = load.load(dir .. "/r.json.journal") -- a run killed here keeps both
+    assert.is_false(mid.complete)
+    assert.equal(2, #mid.configurations)
+    assert.same({ n = 2 }, mid.configurations[1].params)
+    w:finish(true)
+    assert.is_nil(io.open(dir .. "/r.json.journal"))
+    local doc = load.load(dir .. "/r.json")
+    assert.is_true(doc.complete)
+    assert.same({ 1, 2 }, { doc.configurations[1].index, doc.configurations[2].index }) -- in index order
+    assert.matches("^index,n,status", h.read(dir .. "/r.csv"))
+  end)
+
+  it("reads back when the last line was cut short by a crash", function()
+    local dir = h.tmpdir()
+    local w = journal.open(new_doc(), { { path = dir .. "/r.json", format = "json" } })
+    w:add(entry(1))
+    w:add(entry(2))
+    w.file:write('{"index":3,"params":{"n":3},"sta')
+    w.file:flush()
+    local doc = load.load(dir .. "/r.json.journal")
+    assert.equal(2, #doc.configurations)
+    assert.is_true(doc.truncated)
+    w:finish(false)
+  end)
+
+  it("refuses a journal whose middle is broken, naming the line", function()
+    local dir = h.tmpdir()
+    local w = journal.open(new_doc(), { { path = dir .. "/r.json", format = "json" } })
+    w:add(entry(1))
+    w.file:write("garbage\n")
+    w:add(entry(2))
+    w.file:flush()
+    local e = fails(load.load, dir .. "/r.json.journal")
+    assert.matches("is not valid JSON: line 3, column %d+: invalid token near 'garbage'", e.message)
+    w:finish(false)
+  end)
+
+  it("writes the outputs as incomplete when a guard closes on an error", function()
+    local dir = h.tmpdir()
+    local ok = pcall(function()
+      local w = journal.open(new_doc(), { { path = dir .. "/r.json", format = "json" } })
+      local _ <close> = w:guard()
+      w:add(entry(1))
+      error("a fault")
+    end)
+    assert.is_false(ok)
+    local doc = load.load(dir .. "/r.json")
+    assert.is_false(doc.complete)
+    assert.equal(1, #doc.configurations)
+  end)
+
+  it("refuses an output it cannot write before anything is measured", function()
+    local e = fails(journal.open, new_doc(), { { path = "/nonexistent/dir/r.json", format = "json" } })
+    assert.equal("io", e.kind)
+    assert.matches("cannot write results to '/nonexistent/dir/r.json'", e.message)
+  end)
+end)
+
+describe("merging", function()
+  it("refuses documents of different scenarios through the results module", function()
+    local merge = require "wlrun.results.merge"
+    local a = doc_with { { index = 1, params = { n = 1 }, status = "ok" } }
+    local b = doc_with { { index = 2, params = { n = 2 }, status = "ok" } }
+    local doc, found = merge.merge({ a, b }, { "a.json", "b.json" })
+    assert.equal(2, #doc.configurations)
+    assert.same({}, found.duplicates)
+    b.scenario = { name = "other" }
+    local e = fails(merge.merge, { a, b }, { "a.json", "b.json" })
+    assert.matches("runs of different scenarios", e.message)
+  end)
+end)
+
+describe("the settings in force", function()
+  it("record a scenario's timing table with its source", function()
+    local sc = wl.scenario { name = "t", run = function() end,
+      timing = { flush_l2 = true, adaptive = true, warmup = 7, max_time = 3, batch = 4 } }
+    local settings, sources = require("wlrun.runner").in_force(sc)
+    assert.is_true(settings.run.flush_l2)
+    assert.is_true(settings.adaptive.enabled)
+    assert.equal(7, settings.run.warmup)
+    assert.equal(3, settings.adaptive.max_time)
+    assert.equal("scenario", sources["run.flush_l2"])
+    assert.equal("scenario", sources["adaptive.enabled"])
+    assert.equal("scenario", sources["run.warmup"])
+    assert.is_nil(sources["run.iters"])
+    assert.is_nil(wl.settings.run.flush_l2 == true and "changed" or nil) -- the settings themselves are untouched
+  end)
+
+  it("record a loop's iterations and warmup", function()
+    local sc = wl.loop { name = "l", batch_size = 1, iters = 12, data = function() end, step = function() end }
+    local settings, sources = require("wlrun.runner").in_force(sc)
+    assert.equal(12, settings.run.iters)
+    assert.equal("scenario", sources["run.iters"])
+    assert.equal(5, settings.run.warmup) -- the loop's own default
+    assert.is_nil(sources["run.warmup"])
+  end)
+end)
