@@ -46,8 +46,10 @@ static int graph_gc(lua_State *L) {
   return 0;
 }
 
+/* g:destroy(); as s:destroy(), the runtime's answer is not raised (a lost context answers
+ * with its sticky error, and the graph is gone either way) */
 static int graph_destroy(lua_State *L) {
-  WL_CUDA(L, graph_close(check_graph(L, 1, "graph:destroy")), "destroying a graph");
+  (void)graph_close(check_graph(L, 1, "graph:destroy"));
   return 0;
 }
 
@@ -63,14 +65,17 @@ static int l_graph(lua_State *L) {
   lua_pushvalue(L, 1);
   int status = lua_pcall(L, 0, 0, 0);
   cudaError_t err;
-  g->exec = wl_capture_end(&g->graph, &err); /* released by __gc from here on */
+  g->graph = wl_capture_end(&err); /* released by __gc from here on */
   if (status != LUA_OK) { /* the error from fn, now that the capture has ended */
     (void)graph_close(g);  /* fn's error is the one to report */
     return lua_error(L);
   }
-  if (!g->exec) return wl_cuda_raise(L, err, "capturing a graph");
+  if (!g->graph) return wl_cuda_raise(L, err, "capturing a graph");
   WL_CUDA(L, wl_backend->graph_nodes(g->graph, &g->nodes), "cudaGraphGetNodes");
   if (g->nodes == 0) return wl_raise(L, WL_EXIT_SCRIPT, "wl.graph(): the function queued no GPU work");
+  cudaGraphExec_t exec = NULL;
+  WL_CUDA(L, wl_backend->graph_instantiate(&exec, g->graph), "cudaGraphInstantiate");
+  g->exec = exec;
   lua_settop(L, 2);
   return 1;
 }

@@ -237,7 +237,9 @@ static int kernel_bind(lua_State *L) {
   b->smem = (size_t)smem;
   lua_pop(L, 1);
   if (lua_getfield(L, 2, "stream") != LUA_TNIL) {
-    b->stream = wl_check_stream(L, lua_gettop(L), "kernel:bind");
+    b->stream = wl_test_stream(L, -1);
+    if (!b->stream) wl_raise(L, WL_EXIT_SCRIPT, "bind: stream must be a wl.stream, got %s", luaL_typename(L, -1));
+    if (!wl_stream_get(L, b->stream)) wl_raise(L, WL_EXIT_SCRIPT, "bind: stream used after destroy");
     lua_setfield(L, 4, "stream");
   } else {
     lua_pop(L, 1);

@@ -63,22 +63,19 @@ cudaStream_t wl_capture_begin(lua_State *L) {
   return s;
 }
 
-cudaGraphExec_t wl_capture_end(cudaGraph_t *graph, cudaError_t *err) {
+cudaGraph_t wl_capture_end(cudaError_t *err) {
   cudaStream_t s = capture_stream;
-  cudaGraphExec_t exec = NULL;
+  cudaGraph_t graph = NULL;
   capture_stream = NULL;
-  *graph = NULL;
-  *err = wl_backend->capture_end(s, graph);
+  *err = wl_backend->capture_end(s, &graph);
   cudaError_t destroyed = wl_backend->stream_destroy(s);
   if (*err == cudaSuccess) *err = destroyed;
-  if (*err == cudaSuccess) *err = wl_backend->graph_instantiate(&exec, *graph);
   if (*err != cudaSuccess) {
     wl_backend->clear_error();
-    if (*graph) (void)wl_backend->graph_destroy(*graph); /* *err is the error to report */
-    *graph = NULL;
+    if (graph) (void)wl_backend->graph_destroy(graph); /* *err is the error to report */
     return NULL;
   }
-  return exec;
+  return graph;
 }
 
 /* ---- streams ---- */
@@ -88,6 +85,8 @@ struct wl_stream *wl_check_stream(lua_State *L, int arg, const char *fn) {
   if (!s->s && !s->current) wl_closed_error(L, arg, fn, "stream", "destroy");
   return s;
 }
+
+struct wl_stream *wl_test_stream(lua_State *L, int arg) { return luaL_testudata(L, arg, STREAM_MT); }
 
 cudaStream_t wl_stream_get(lua_State *L, const struct wl_stream *s) {
   return s->current ? wl_current_stream(L) : s->s;
@@ -111,8 +110,10 @@ static int stream_gc(lua_State *L) {
   return 0;
 }
 
+/* s:destroy(); as t:free(), the runtime's answer is not raised (a lost context answers with its
+ * sticky error, and the stream is gone either way) */
 static int stream_destroy(lua_State *L) {
-  WL_CUDA(L, stream_close(wl_check_stream(L, 1, "stream:destroy")), "cudaStreamDestroy");
+  (void)stream_close(wl_check_stream(L, 1, "stream:destroy"));
   return 0;
 }
 
@@ -206,8 +207,9 @@ static int event_gc(lua_State *L) {
   return 0;
 }
 
+/* e:destroy(); as s:destroy() */
 static int event_destroy(lua_State *L) {
-  WL_CUDA(L, event_close(check_event(L, 1, "event:destroy")), "cudaEventDestroy");
+  (void)event_close(check_event(L, 1, "event:destroy"));
   return 0;
 }
 

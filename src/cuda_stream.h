@@ -10,6 +10,8 @@ struct wl_stream; /* a wl.stream() or a wl.current_stream() */
 /* The stream at arg; raises when it is not one, or was destroyed ("FN: stream used after
  * destroy", wl_closed_error). */
 struct wl_stream *wl_check_stream(lua_State *L, int arg, const char *fn);
+/* The stream at arg (destroyed or not), or NULL if the value is not a stream. */
+struct wl_stream *wl_test_stream(lua_State *L, int arg);
 
 /* The CUDA stream a stream object stands for (the current one for wl.current_stream()), or
  * NULL when it was destroyed: for objects held by others (a bound launch's stream), checked
@@ -30,8 +32,8 @@ void wl_refuse_in_capture(lua_State *L, const char *what);
 
 /* Graph capture on a new current stream, for wl.graph() and graph-mode timing. */
 cudaStream_t wl_capture_begin(lua_State *L);
-/* Ends the capture begun above; returns the instantiated graph (NULL on failure, with the
- * error in *err; *graph is then NULL too). */
-cudaGraphExec_t wl_capture_end(cudaGraph_t *graph, cudaError_t *err);
+/* Ends the capture begun above: the captured graph, not instantiated (NULL on failure, with
+ * the error in *err). */
+cudaGraph_t wl_capture_end(cudaError_t *err);
 
 #endif

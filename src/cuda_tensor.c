@@ -84,8 +84,11 @@ static int tensor_gc(lua_State *L) {
   return 0;
 }
 
+/* t:free(). What the runtime says when it frees is not raised: after a kernel fault every
+ * call returns the context's sticky error, and the tensor is gone either way (the caller learns
+ * of the fault from core.context_ok, and scenario teardown must go on). */
 static int l_free(lua_State *L) {
-  WL_CUDA(L, tensor_close(wl_check_tensor(L, 1, "tensor:free")), "freeing a tensor");
+  (void)tensor_close(wl_check_tensor(L, 1, "tensor:free"));
   return 0;
 }
 

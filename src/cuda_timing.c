@@ -233,15 +233,19 @@ static int l_time_graph(lua_State *L) {
     lua_pushlightuserdata(L, cs);
     status = lua_pcall(L, 2, 0, 0);
   }
-  cudaGraph_t graph;
   cudaError_t err;
-  cudaGraphExec_t exec = wl_capture_end(&graph, &err);
+  cudaGraph_t graph = wl_capture_end(&err);
+  cudaGraphExec_t exec = NULL;
   if (status != LUA_OK) { /* the error of the work is the one to report */
-    if (exec) (void)wl_backend->graph_exec_destroy(exec);
     if (graph) (void)wl_backend->graph_destroy(graph);
     return lua_error(L);
   }
-  if (!exec) return wl_cuda_raise(L, err, "capturing the graph of the measured work");
+  if (!graph) return wl_cuda_raise(L, err, "capturing the graph of the measured work");
+  err = wl_backend->graph_instantiate(&exec, graph);
+  if (err != cudaSuccess) {
+    (void)wl_backend->graph_destroy(graph); /* the instantiation's error is the one to report */
+    return wl_cuda_raise(L, err, "instantiating the graph of the measured work");
+  }
   const struct wl_backend *be = wl_backend;
   cudaError_t run = cudaSuccess;
   for (lua_Integer i = 0; i < warmup && run == cudaSuccess; i++) run = be->graph_launch(exec, s);
