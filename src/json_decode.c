@@ -4,13 +4,15 @@
  * is also a to-be-closed slot, so that it is freed on every path, a memory error in Lua included.
  *
  * JSON null becomes nil: an object's key is absent, an array gets a hole (its length is then
- * unreliable). A table that is empty once built carries the mark of what it was (json.object or
+ * unreliable), or, with opts.array_nulls = false, the text is refused, naming where the first
+ * null of an array is (a strict reader's choice: Lua cannot hold it in place). A table that is empty once built carries the mark of what it was (json.object or
  * json.array), so that it is written back the same way; others carry no metatable. */
 #include "ljson.h"
 
 #include <jansson.h>
 #include <lauxlib.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 struct tree {
@@ -73,6 +75,36 @@ static void push_value(lua_State *L, json_t *v) {
   }
 }
 
+/* The path of the first null held by an array in v ("configurations[3].samples[2]") into
+ * path[len..]; returns 1 when there is one. The path is cut short past its buffer's end. */
+#define PATH_MAX_LEN 400
+static int find_array_null(const json_t *v, char *path, size_t len) {
+  size_t n = 0;
+  if (json_is_array(v)) {
+    for (size_t i = 0; i < json_array_size(v); i++) {
+      const json_t *e = json_array_get(v, i);
+      n = 0;
+      if (len < PATH_MAX_LEN) n = (size_t)snprintf(path + len, PATH_MAX_LEN + 1 - len, "[%zu]", i + 1);
+      if (len + n > PATH_MAX_LEN) n = PATH_MAX_LEN - len;
+      if (json_is_null(e) || find_array_null(e, path, len + n)) return 1;
+    }
+  } else if (json_is_object(v)) {
+    const char *key;
+    size_t key_len;
+    const json_t *e;
+    json_object_keylen_foreach((json_t *)v, key, key_len, e) {
+      if (!json_is_array(e) && !json_is_object(e)) continue;
+      n = 0;
+      if (len < PATH_MAX_LEN) n = (size_t)snprintf(path + len, PATH_MAX_LEN + 1 - len, "%s%.*s", len ? "." : "",
+                                                    (int)(key_len > 200 ? 200 : key_len), key);
+      if (len + n > PATH_MAX_LEN) n = PATH_MAX_LEN - len;
+      if (find_array_null(e, path, len + n)) return 1;
+    }
+  }
+  path[len] = '\0';
+  return 0;
+}
+
 /* nil, message, line, column, position (1-based bytes) */
 static int decode_error(lua_State *L, const json_error_t *err, size_t len) {
   int line = err->line > 0 ? err->line : 1, column = err->column > 0 ? err->column : 1;
@@ -89,9 +121,28 @@ static int decode_error(lua_State *L, const json_error_t *err, size_t len) {
   return 5;
 }
 
+/* opts.array_nulls: true (the default) or false */
+static int array_nulls_allowed(lua_State *L) {
+  if (lua_isnoneornil(L, 2)) return 1;
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, 2)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING || strcmp(lua_tostring(L, -1), "array_nulls") != 0)
+      return luaL_error(L, "json.decode: unknown option '%s' (options: array_nulls)", luaL_tolstring(L, -1, NULL));
+  }
+  lua_getfield(L, 2, "array_nulls");
+  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
+    return luaL_error(L, "json.decode: option 'array_nulls' must be a boolean, not a %s", luaL_typename(L, -1));
+  int allowed = lua_isnil(L, -1) || lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return allowed;
+}
+
 int wl_json_decode(lua_State *L) {
   size_t len;
   const char *text = luaL_checklstring(L, 1, &len);
+  int nulls_allowed = array_nulls_allowed(L);
   lua_settop(L, 1);
   if (len == 0) {
     lua_pushnil(L);
@@ -116,6 +167,12 @@ int wl_json_decode(lua_State *L) {
   if (!t->root && json_error_code(&err) == json_error_out_of_memory)
     return luaL_error(L, "json.decode: not enough memory for a document of %I bytes", (LUAI_UACINT)len);
   if (!t->root) return decode_error(L, &err, len);
+  char path[PATH_MAX_LEN + 1] = "";
+  if (!nulls_allowed && find_array_null(t->root, path, 0)) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s is null (arrays may not hold null here)", path[0] ? path : "an element");
+    return 2;
+  }
   push_value(L, t->root);
   lua_closeslot(L, 2); /* frees the tree now */
   return 1;

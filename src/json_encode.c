@@ -6,57 +6,13 @@
  * and the walk keeps the tables and lua_next's keys there. It is malloc'ed, owned by a userdata
  * that is also a to-be-closed slot, so that an error (raised with the path in the document)
  * frees it at once. */
+#include "json_encode.h"
 #include "ljson.h"
 
 #include <lauxlib.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_DEPTH 1000
-#define NOT_LISTED SIZE_MAX
-
-struct name { /* a string of an option's list, anchored by the options table */
-  const char *s;
-  size_t len;
-};
-
-struct names {
-  const struct name *v;
-  size_t n;
-};
-
-struct orders_entry { /* opts.orders[key] */
-  struct name key;
-  struct names order;
-};
-
-struct key { /* a key of the object being written: s (string) or i (integer) */
-  const char *s;
-  size_t len;
-  lua_Integer i;
-  size_t rank;
-};
-
-struct level { /* an open table, and the key of the member being written in it */
-  const void *table;
-  struct name owner; /* the key the table sits under (an array's key for its elements) */
-  struct key member;
-  int in_array;
-};
-
-struct encoder {
-  lua_State *L;
-  char *out;
-  size_t n, cap;
-  struct key *keys; /* a stack: each open object's keys */
-  size_t nkeys, keys_cap;
-  int depth, indent, mark_object, mark_array;
-  struct names order, objects, arrays;
-  const struct orders_entry *orders;
-  size_t norders;
-  struct level *path; /* MAX_DEPTH + 1 levels; path[0] stands for the outside */
-};
 
 static int encoder_close(lua_State *L) {
   struct encoder *e = lua_touserdata(L, 1);
@@ -113,10 +69,6 @@ static const char *push_path(struct encoder *e, int levels) {
   return lua_tostring(L, -1);
 }
 
-static const char *type_name(lua_State *L, int idx) {
-  if (lua_type(L, idx) == LUA_TNUMBER) return lua_isinteger(L, idx) ? "integer" : "float";
-  return luaL_typename(L, idx);
-}
 
 /* ---- the output buffer ---- */
 
@@ -224,15 +176,6 @@ static void put_string(struct encoder *e, const char *str, size_t len) {
 
 static void encode_value(struct encoder *e);
 
-static int same(struct name a, const char *s, size_t len) {
-  return a.len == len && memcmp(a.s, s, len) == 0;
-}
-
-static int listed(struct names list, struct name key) {
-  for (size_t i = 0; key.s && i < list.n; i++)
-    if (same(list.v[i], key.s, key.len)) return 1;
-  return 0;
-}
 
 static int key_compare(const void *pa, const void *pb) {
   const struct key *a = pa, *b = pb;
@@ -293,14 +236,27 @@ static void check_collision(struct encoder *e, size_t base, size_t count) {
 
 static struct names ranks_for(struct encoder *e, struct name owner) {
   for (size_t i = 0; owner.s && i < e->norders; i++)
-    if (same(e->orders[i].key, owner.s, owner.len)) return e->orders[i].order;
+    if (wl_json_same(e->orders[i].key, owner.s, owner.len)) return e->orders[i].order;
   return e->order;
 }
 
-static void write_object(struct encoder *e, int t) {
+/* The strings of the list at idx (a table's own __jsonorder) as ranks, in a userdata pushed to
+ * anchor them while the object is written. */
+static struct names own_ranks(lua_State *L, int idx) {
+  size_t n = lua_rawlen(L, idx), got = 0;
+  struct name *v = lua_newuserdatauv(L, (n ? n : 1) * sizeof *v, 0);
+  for (size_t i = 1; i <= n; i++) {
+    if (lua_rawgeti(L, idx, (lua_Integer)i) == LUA_TSTRING) v[got].s = lua_tolstring(L, -1, &v[got].len), got++;
+    lua_pop(L, 1); /* the list keeps the string alive */
+  }
+  return (struct names){v, got};
+}
+
+/* order_idx: the stack index of the table's own key order (its metatable's __jsonorder), or 0 */
+static void write_object(struct encoder *e, int t, int order_idx) {
   lua_State *L = e->L;
   struct level *l = &e->path[e->depth];
-  struct names ranks = ranks_for(e, l->owner);
+  struct names ranks = order_idx ? own_ranks(L, order_idx) : ranks_for(e, l->owner);
   size_t base = e->nkeys, count = 0;
   lua_pushnil(L);
   while (lua_next(L, t)) {
@@ -308,11 +264,11 @@ static void write_object(struct encoder *e, int t) {
     if (lua_type(L, -2) == LUA_TSTRING) {
       k.s = lua_tolstring(L, -2, &k.len);
       for (size_t r = 0; r < ranks.n && k.rank == NOT_LISTED; r++)
-        if (same(ranks.v[r], k.s, k.len)) k.rank = r;
+        if (wl_json_same(ranks.v[r], k.s, k.len)) k.rank = r;
     } else if (lua_isinteger(L, -2)) {
       k.i = lua_tointeger(L, -2);
     } else {
-      const char *type = type_name(L, -2);
+      const char *type = wl_json_type_name(L, -2);
       luaL_error(L, "json.encode: a key of type %s in %s", type, push_path(e, e->depth - 1));
     }
     push_key(e, k);
@@ -345,6 +301,7 @@ static void write_object(struct encoder *e, int t) {
   if (e->indent) put_newline(e, e->depth - 1);
   put_char(e, '}');
   e->nkeys = base;
+  if (order_idx) lua_pop(L, 1); /* the ranks */
 }
 
 /* The table as an array if t[1..count] are all there, count being its number of keys; else
@@ -406,18 +363,32 @@ static void encode_table(struct encoder *e) {
     count++;
     lua_pop(L, 1);
   }
-  int mark = 0;
+  int mark = 0, order_idx = 0;
   if (lua_getmetatable(L, t)) {
     if (lua_rawequal(L, -1, e->mark_object)) mark = 'o';
     else if (lua_rawequal(L, -1, e->mark_array)) mark = 'a';
-    lua_pop(L, 1);
+    else { /* a metatable of its own may say the same with __jsontype, and give __jsonorder */
+      lua_pushliteral(L, "__jsontype");
+      if (lua_rawget(L, -2) == LUA_TSTRING)
+        mark = strcmp(lua_tostring(L, -1), "object") == 0 ? 'o' : strcmp(lua_tostring(L, -1), "array") == 0 ? 'a' : 0;
+      lua_pop(L, 1);
+      lua_pushliteral(L, "__jsonorder");
+      if (lua_rawget(L, -2) == LUA_TTABLE) {
+        lua_replace(L, -2);
+        order_idx = lua_gettop(L);
+      } else {
+        lua_pop(L, 1);
+      }
+    }
+    if (!order_idx) lua_pop(L, 1);
   }
   if (count == 0) {
-    int object = mark == 'o' || (mark != 'a' && listed(e->objects, l->owner));
+    int object = mark == 'o' || (mark != 'a' && wl_json_listed(e->objects, l->owner));
     put(e, object ? "{}" : "[]", 2);
   } else if (mark == 'o' || count != lua_rawlen(L, t) || !write_array(e, t, (lua_Integer)count)) {
-    write_object(e, t);
+    write_object(e, t, order_idx);
   }
+  if (order_idx) lua_pop(L, 1);
   e->depth--;
 }
 
@@ -438,132 +409,10 @@ static void encode_value(struct encoder *e) {
   }
   case LUA_TTABLE: encode_table(e); break;
   default: {
-    const char *type = type_name(L, -1);
+    const char *type = wl_json_type_name(L, -1);
     luaL_error(L, "json.encode: a %s at %s cannot be written as JSON", type, push_path(e, e->depth));
   }
   }
-}
-
-/* ---- options ---- */
-
-static size_t list_length(lua_State *L, int idx, const char *option, const char *sub) {
-  if (!lua_istable(L, idx))
-    luaL_error(L, "json.encode: option '%s%s%s' must be a list of strings, not a %s", option,
-               sub ? "." : "", sub ? sub : "", luaL_typename(L, idx));
-  return lua_rawlen(L, idx);
-}
-
-/* v[0..n) from the list at idx (n = list_length); the strings stay anchored by the options */
-static void fill_names(lua_State *L, int idx, const char *option, const char *sub, struct name *v, size_t n) {
-  size_t count = 0;
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    lua_Integer i = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
-    if (i < 1 || (lua_Unsigned)i > n || lua_type(L, -1) != LUA_TSTRING) break;
-    v[i - 1].s = lua_tolstring(L, -1, &v[i - 1].len);
-    count++;
-    lua_pop(L, 1);
-  }
-  if (count != n)
-    luaL_error(L, "json.encode: option '%s%s%s' must be a list of strings", option, sub ? "." : "", sub ? sub : "");
-}
-
-static struct names read_names(lua_State *L, int idx, const char *option) {
-  size_t n = list_length(L, idx, option, NULL);
-  struct name *v = lua_newuserdatauv(L, (n ? n : 1) * sizeof *v, 0); /* stays on the stack */
-  fill_names(L, idx, option, NULL, v, n);
-  return (struct names){v, n};
-}
-
-/* objects and arrays: a list of keys, or a set ({params = true}) */
-static struct names read_key_set(lua_State *L, int idx, const char *option) {
-  if (!lua_istable(L, idx))
-    luaL_error(L, "json.encode: option '%s' must be a list or a set of keys, not a %s", option, luaL_typename(L, idx));
-  size_t n = 0;
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    int listed_name = lua_isinteger(L, -2) && lua_type(L, -1) == LUA_TSTRING;
-    int set_member = lua_type(L, -2) == LUA_TSTRING && lua_toboolean(L, -1);
-    if (!listed_name && !set_member)
-      luaL_error(L, "json.encode: option '%s' must be a list of keys or a set of keys (key = true)", option);
-    n++;
-    lua_pop(L, 1);
-  }
-  struct name *v = lua_newuserdatauv(L, (n ? n : 1) * sizeof *v, 0); /* stays on the stack */
-  size_t i = 0;
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    v[i].s = lua_tolstring(L, lua_type(L, -2) == LUA_TSTRING ? -2 : -1, &v[i].len);
-    i++;
-    lua_pop(L, 1);
-  }
-  return (struct names){v, n};
-}
-
-static void read_orders(lua_State *L, struct encoder *e, int idx) {
-  if (!lua_istable(L, idx))
-    luaL_error(L, "json.encode: option 'orders' must be a table of lists of keys, not a %s", luaL_typename(L, idx));
-  size_t n = 0, total = 0;
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    if (lua_type(L, -2) != LUA_TSTRING)
-      luaL_error(L, "json.encode: option 'orders' must have string keys, not %s keys", type_name(L, -2));
-    total += list_length(L, lua_gettop(L), "orders", lua_tostring(L, -2));
-    n++;
-    lua_pop(L, 1);
-  }
-  struct orders_entry *v = lua_newuserdatauv(L, n * sizeof *v + total * sizeof(struct name) + 1, 0);
-  struct name *names = (struct name *)(v + n);
-  size_t i = 0;
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    v[i].key.s = lua_tolstring(L, -2, &v[i].key.len);
-    size_t len = lua_rawlen(L, -1);
-    fill_names(L, lua_gettop(L), "orders", v[i].key.s, names, len);
-    v[i].order = (struct names){names, len};
-    names += len;
-    i++;
-    lua_pop(L, 1);
-  }
-  e->orders = v;
-  e->norders = n;
-}
-
-static int option_given(lua_State *L, int opts, const char *name) {
-  lua_pushstring(L, name);
-  if (lua_rawget(L, opts) != LUA_TNIL) return lua_gettop(L);
-  lua_pop(L, 1);
-  return 0;
-}
-
-/* What the lists need stays on the stack. */
-static void read_options(lua_State *L, struct encoder *e, int opts) {
-  static const char *const known[] = {"indent", "order", "orders", "objects", "arrays"};
-  lua_pushnil(L);
-  while (lua_next(L, opts)) {
-    size_t i = 0;
-    while (i < sizeof known / sizeof *known &&
-           !(lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), known[i]) == 0))
-      i++;
-    if (i == sizeof known / sizeof *known) {
-      lua_pushvalue(L, -2);
-      luaL_error(L, "json.encode: unknown option '%s'", luaL_tolstring(L, -1, NULL));
-    }
-    lua_pop(L, 1);
-  }
-  int v;
-  if ((v = option_given(L, opts, "indent"))) {
-    if (!lua_isboolean(L, v))
-      luaL_error(L, "json.encode: option 'indent' must be a boolean, not a %s", luaL_typename(L, v));
-    e->indent = lua_toboolean(L, v);
-  }
-  if ((v = option_given(L, opts, "order"))) e->order = read_names(L, v, "order");
-  if ((v = option_given(L, opts, "orders"))) read_orders(L, e, v);
-  if ((v = option_given(L, opts, "objects"))) e->objects = read_key_set(L, v, "objects");
-  if ((v = option_given(L, opts, "arrays"))) e->arrays = read_key_set(L, v, "arrays");
-  for (size_t i = 0; i < e->objects.n; i++)
-    if (listed(e->arrays, (struct name){e->objects.v[i].s, e->objects.v[i].len}))
-      luaL_error(L, "json.encode: options 'objects' and 'arrays' both name '%s'", e->objects.v[i].s);
 }
 
 int wl_json_encode(lua_State *L) {
@@ -584,7 +433,7 @@ int wl_json_encode(lua_State *L) {
   e->path = malloc((MAX_DEPTH + 1) * sizeof *e->path);
   if (!e->path) return luaL_error(L, "json.encode: not enough memory");
   e->path[0] = (struct level){NULL, {NULL, 0}, {NULL, 0, 0, 0}, 0};
-  if (lua_istable(L, 2)) read_options(L, e, 2);
+  if (lua_istable(L, 2)) wl_json_read_options(L, e, 2);
   luaL_getmetatable(L, WL_JSON_OBJECT_MARK);
   e->mark_object = lua_gettop(L);
   luaL_getmetatable(L, WL_JSON_ARRAY_MARK);

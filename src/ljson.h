@@ -16,7 +16,7 @@ int luaopen_wlrun_json(lua_State *L);
 #define WL_JSON_ARRAY_MARK "wlrun.json.array"
 
 int wl_json_encode(lua_State *L); /* json.encode(value [, opts]) */
-int wl_json_decode(lua_State *L); /* json.decode(text) */
+int wl_json_decode(lua_State *L); /* json.decode(text [, {array_nulls = false}]) */
 
 /* The text of a float as json.encode writes it ("null" for NaN and infinities), into OUT of at
  * least WL_JSON_DOUBLE_MAX bytes, NUL-terminated; returns its length. The _slow one follows the

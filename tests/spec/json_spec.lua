@@ -358,3 +358,28 @@ describe("json on a large document", function()
     assert.equal(text, json.encode(doc, { indent = true }))
   end)
 end)
+
+describe("json for strict readers and ordered writers", function()
+  it("refuses a null inside an array when asked, naming where it is", function()
+    assert.same({ a = { 1, 2 } }, json.decode('{"a": [1, 2]}', { array_nulls = false }))
+    local v, msg = json.decode('{"c": [{"s": [1.0, null]}]}', { array_nulls = false })
+    assert.is_nil(v)
+    assert.equal("c[1].s[2] is null (arrays may not hold null here)", msg)
+    assert.equal("[1] is null (arrays may not hold null here)", select(2, json.decode("[null]", { array_nulls = false })))
+    assert.same({ a = 1 }, json.decode('{"a": 1, "b": null}', { array_nulls = false })) -- an object's null is absent
+    assert.has_error(function() json.decode("{}", { strict = true }) end, "json.decode: unknown option 'strict' (options: array_nulls)")
+    assert.has_error(function() json.decode("{}", { array_nulls = "no" }) end)
+  end)
+
+  it("takes a table's own metatable fields __jsontype and __jsonorder", function()
+    local order = {}
+    local o = setmetatable({}, { __jsontype = "object", __jsonorder = order,
+      __newindex = function(t, k, v) order[#order + 1] = k rawset(t, k, v) end })
+    o.zeta = 1
+    o.alpha = 2
+    o.mid = 3
+    assert.equal('{"zeta":1,"alpha":2,"mid":3}', json.encode(o))
+    assert.equal('{"e":{},"f":[]}', json.encode { e = setmetatable({}, { __jsontype = "object" }),
+                                                 f = setmetatable({}, { __jsontype = "array" }) })
+  end)
+end)

@@ -107,7 +107,9 @@ describe("the strict loader", function()
   end)
 
   it("refuses null and non-finite samples, naming where", function()
-    refuses((good:gsub("%[1%.0,2%.0%]", "[1.0,1e999]")), "f.json")
+    refuses((good:gsub("%[1%.0,2%.0%]", "[1.0,null]")), "'f.json' is malformed: configurations%[1%]%.samples%[2%] is null")
+    refuses((good:gsub("%[1%.0,2%.0%]", "[null,2.0]")), "configurations%[1%]%.samples%[1%] is null")
+    refuses((good:gsub("%[1%.0,2%.0%]", "[1.0,1e999]")), "'f.json' is not valid JSON: .*real number overflow")
     refuses((good:gsub("%[1%.0,2%.0%]", '[1.0,"2"]')), "configurations%[1%]%.samples%[2%] is not a finite number")
   end)
 

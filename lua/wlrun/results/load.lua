@@ -155,8 +155,11 @@ end
 
 -- one JSON value; line: the line of a journal it is on (its errors name that line)
 local function decode_json(text, name, opts, line)
-  local v, msg = json.decode(text)
+  local v, msg = json.decode(text, { array_nulls = false })
   if v == nil and msg then
+    if not msg:find("^invalid JSON at ") then -- a null in an array (non-finite numbers are written so)
+      fail(opts, "usage", ("'%s' is malformed: %s%s"):format(name, line and ("line " .. line .. ": ") or "", msg))
+    end
     msg = msg:gsub("^invalid JSON at ", "")
     if line then msg = msg:gsub("^line 1,", "line " .. line .. ",") end
     fail(opts, "usage", ("'%s' is not valid JSON: %s"):format(name, msg))
