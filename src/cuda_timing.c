@@ -307,7 +307,7 @@ static int cmp_double(const void *a, const void *b) {
 static int l_timing_floor(lua_State *L) {
   int n = (int)luaL_optinteger(L, 1, 200);
   luaL_argcheck(L, n >= 1 && n <= 100000, 1, "count from 1 to 1e5 expected");
-  wl_device_needed(L, "core.timing_floor");
+  wl_device_needed(L, "wl.timing_floor()");
   cudaStream_t s = wl_current_stream(L);
   need_events(L, 2 * (size_t)n);
   double *t = scratch(L, n), medians[2];
