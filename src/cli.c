@@ -162,16 +162,17 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
         if (strcmp(setting_options[i].option, "quiet") == 0) c = OPT_SETTING + (int)i;
       goto setting;
     case 'p': {
-      struct wl_param_override p;
       char why[256];
-      if (!wl_param_parse(optarg, &p, why, sizeof why)) {
+      if (cli->nparams == WL_MAX_LIST) {
+        ok = push_list(cli->params, &cli->nparams, optarg, "-p options", err, errlen); /* says too many */
+        break;
+      }
+      if (!wl_param_parse(optarg, &cli->overrides[cli->nparams], why, sizeof why)) {
         snprintf(err, errlen, "%s", why);
         ok = false;
         break;
       }
-      wl_param_free(&p);
       ok = push_list(cli->params, &cli->nparams, optarg, "-p options", err, errlen);
-     
       break;
     }
     case 'o':
@@ -287,6 +288,8 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
 void wl_cli_free(struct wl_cli *cli) {
   free(cli->owned_args);
   cli->owned_args = NULL;
+  for (int i = 0; i < cli->nparams; i++) wl_param_free(&cli->overrides[i]);
+  cli->nparams = 0;
 }
 
 bool wl_cli_apply_settings(const struct wl_cli *cli, char *err, size_t errlen) {

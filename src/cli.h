@@ -2,6 +2,8 @@
 #ifndef WL_CLI_H
 #define WL_CLI_H
 
+#include "cli_params.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -24,6 +26,7 @@ struct wl_cli {
   int nscript_args;
   const char **owned_args; /* script_args when allocated (arguments after "--"); wl_cli_free */
   const char *params[WL_MAX_LIST]; /* -p NAME=VALUES, raw */
+  struct wl_param_override overrides[WL_MAX_LIST]; /* the same, parsed once (wl_cli_free) */
   int nparams;
   const char *outputs[WL_MAX_LIST]; /* -o FILE */
   int noutputs;

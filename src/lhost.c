@@ -97,20 +97,37 @@ static enum wl_exit protected_call(lua_State *L, int nargs, int nresults) {
   return code;
 }
 
-/* package.searchers entry for wlrun.*: the embedded library, or WLRUN_LUA_DIR when set. */
+/* Loads lua/REL from the embedded library (the chunk is named after its source path); 0 when
+ * the binary has no such file. */
+static int load_embedded(lua_State *L, const char *rel, int *status) {
+  const char *path = lua_pushfstring(L, "lua/%s", rel);
+  const struct wl_embedded_file *file = wl_embedded_find(path);
+  if (!file) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  const char *chunkname = lua_pushfstring(L, "@%s", path);
+  *status = luaL_loadbufferx(L, (const char *)file->data, file->size, chunkname, "t");
+  return 1;
+}
+
+/* Loads DIR/REL; 0 when there is no such file. */
+static int load_from_dir(lua_State *L, const char *dir, const char *rel, int *status) {
+  const char *path = lua_pushfstring(L, "%s/%s", dir, rel);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  fclose(f);
+  *status = luaL_loadfilex(L, path, "t");
+  return 1;
+}
+
+/* package.searchers entry for wlrun.*: WLRUN_LUA_DIR when set (development), then the library
+ * embedded in the binary. */
 static int search_embedded(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
-  /* third-party pure-Lua modules embedded at build time (dkjson): the binary needs no Lua packages */
-  const char *third = lua_pushfstring(L, "thirdparty/%s.lua", name);
-  const struct wl_embedded_file *tf = wl_embedded_find(third);
-  if (tf) {
-    const char *chunkname = lua_pushfstring(L, "@%s", third);
-    if (luaL_loadbufferx(L, (const char *)tf->data, tf->size, chunkname, "t") != LUA_OK)
-      return luaL_error(L, "error loading module '%s':\n\t%s", name, lua_tostring(L, -1));
-    lua_pushstring(L, third);
-    return 2;
-  }
-  lua_pop(L, 1);
   if (strcmp(name, "wlrun") != 0 && strncmp(name, "wlrun.", 6) != 0) {
     lua_pushfstring(L, "no embedded module '%s'", name);
     return 1;
@@ -123,34 +140,21 @@ static int search_embedded(lua_State *L) {
   luaL_pushresult(&b);
   const char *stem = lua_tostring(L, -1);
   const char *dir = getenv("WLRUN_LUA_DIR");
-  for (int attempt = 0; attempt < 2; attempt++) {
-    const char *rel = lua_pushfstring(L, attempt == 0 ? "%s.lua" : "%s/init.lua", stem);
-    int status;
-    if (dir && *dir) {
-      const char *path = lua_pushfstring(L, "%s/%s", dir, rel);
-      FILE *f = fopen(path, "r");
-      if (!f) {
-        lua_pop(L, 2);
+  for (int source = dir && *dir ? 0 : 1; source < 2; source++) {
+    for (int form = 0; form < 2; form++) {
+      const char *rel = lua_pushfstring(L, form == 0 ? "%s.lua" : "%s/init.lua", stem);
+      int status = LUA_OK;
+      if (!(source == 0 ? load_from_dir(L, dir, rel, &status) : load_embedded(L, rel, &status))) {
+        lua_pop(L, 1);
         continue;
       }
-      fclose(f);
-      status = luaL_loadfilex(L, path, "t");
-    } else {
-      const char *path = lua_pushfstring(L, "lua/%s", rel);
-      const struct wl_embedded_file *file = wl_embedded_find(path);
-      if (!file) {
-        lua_pop(L, 2);
-        continue;
-      }
-      const char *chunkname = lua_pushfstring(L, "@%s", path);
-      status = luaL_loadbufferx(L, (const char *)file->data, file->size, chunkname, "t");
+      if (status != LUA_OK)
+        return luaL_error(L, "error loading module '%s':\n\t%s", name, lua_tostring(L, -1));
+      lua_pushstring(L, rel);
+      return 2;
     }
-    if (status != LUA_OK)
-      return luaL_error(L, "error loading module '%s':\n\t%s", name, lua_tostring(L, -1));
-    lua_pushstring(L, rel);
-    return 2;
   }
-  lua_pushfstring(L, "no %s '%s.lua' or '%s/init.lua'", dir && *dir ? "file (WLRUN_LUA_DIR)" : "embedded file",
+  lua_pushfstring(L, "no %sembedded file '%s.lua' or '%s/init.lua'", dir && *dir ? "file (WLRUN_LUA_DIR) or " : "",
                   stem, stem);
   return 1;
 }
@@ -195,7 +199,6 @@ static int open_core(lua_State *L) {
   wl_open_clock(L);
   wl_open_stats(L);
   wl_open_settings(L, cli);
-  wl_open_system(L);
   wl_open_device(L);
   wl_open_tensor(L);
   wl_open_stream(L);
@@ -203,8 +206,22 @@ static int open_core(lua_State *L) {
   wl_open_kernel(L);
   wl_open_launch(L);
   wl_open_gpu_clock(L);
-  wl_open_timing(L);
   wl_open_nvtx(L);
+  return 1;
+}
+
+/* The internals of the Lua library, apart from what scripts see: the timed loops of the
+ * measurement engine (wlrun.engine), and child processes, files and clocks of the host
+ * (wlrun.process). */
+static int open_engine(lua_State *L) {
+  lua_newtable(L);
+  wl_open_timing(L);
+  return 1;
+}
+
+static int open_process(lua_State *L) {
+  lua_newtable(L);
+  wl_open_system(L);
   return 1;
 }
 
@@ -220,6 +237,10 @@ static int setup_state(lua_State *L) {
   lua_pushlightuserdata(L, (void *)cli);
   lua_pushcclosure(L, open_core, 1);
   lua_setfield(L, -2, "wlrun.core");
+  lua_pushcfunction(L, open_engine);
+  lua_setfield(L, -2, "wlrun.engine");
+  lua_pushcfunction(L, open_process);
+  lua_setfield(L, -2, "wlrun.process");
   lua_pushcfunction(L, luaopen_wlrun_json);
   lua_setfield(L, -2, "wlrun.json");
   lua_pop(L, 1);
@@ -261,112 +282,18 @@ lua_State *wl_host_new(const struct wl_cli *cli) {
   return L;
 }
 
-/* the global 'arg' as lua.c makes it: arg[0] the script, arg[1..] its arguments */
-static void push_args(lua_State *L, const struct wl_cli *cli) {
-  lua_createtable(L, cli->nscript_args, 1);
-  lua_pushstring(L, cli->script);
-  lua_rawseti(L, -2, 0);
-  for (int i = 0; i < cli->nscript_args; i++) {
-    lua_pushstring(L, cli->script_args[i]);
-    lua_rawseti(L, -2, i + 1);
-  }
-  lua_setglobal(L, "arg");
-}
-
-/* wlrun module on top, the script's result below it */
-static bool is_scenario(lua_State *L) {
-  if (lua_getfield(L, -1, "is_scenario") != LUA_TFUNCTION) {
-    lua_pop(L, 1);
-    return false;
-  }
-  lua_pushvalue(L, -3);
-  lua_call(L, 1, 1);
-  bool yes = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  return yes;
-}
-
-/* the loaded chunk is on top; calls it and, when it returns a scenario, runs that */
-static int run_chunk(lua_State *L) {
-  const struct wl_cli *cli = lua_touserdata(L, 1);
-  lua_remove(L, 1);
-  for (int i = 0; i < cli->nscript_args; i++) lua_pushstring(L, cli->script_args[i]);
-  lua_call(L, cli->nscript_args, 1);
-  const char *scenario_only = cli->nparams ? "-p" : cli->filter ? "--filter" : cli->dry_run ? "--dry-run"
-                            : cli->noutputs ? "-o" : NULL;
-  if (lua_type(L, -1) != LUA_TTABLE && !cli->compile_only && !scenario_only) return 0;
+static int call_main(lua_State *L) {
   lua_getglobal(L, "require");
-  lua_pushliteral(L, "wlrun");
+  lua_pushliteral(L, "wlrun.host");
   lua_call(L, 1, 1);
-  if (lua_type(L, -2) != LUA_TTABLE || !is_scenario(L)) {
-    if (scenario_only)
-      wl_raise(L, WL_EXIT_USAGE, "%s applies to scenarios, and %s returned no wl.scenario{...}",
-               scenario_only, cli->script);
-    if (cli->compile_only) {
-      lua_getfield(L, -1, "report_compiled");
-      lua_call(L, 0, 0);
-    }
-    return 0;
-  }
-  lua_getfield(L, -1, "run_scenario");
-  lua_pushvalue(L, -3);
-  lua_pushstring(L, cli->script);
-  lua_call(L, 2, 0);
-  return 0;
-}
-
-enum wl_exit wl_host_run_script(lua_State *L, const struct wl_cli *cli) {
-  push_args(L, cli);
-  lua_pushcfunction(L, run_chunk);
-  lua_pushlightuserdata(L, (void *)cli);
-  int status = luaL_loadfilex(L, cli->script, "t");
-  if (status != LUA_OK) {
-    const char *msg = lua_tostring(L, -1);
-    fprintf(stderr, "wlrun: %s\n", msg ? msg : "cannot load the script");
-    lua_pop(L, 3);
-    return status == LUA_ERRFILE ? WL_EXIT_IO : WL_EXIT_SCRIPT;
-  }
-  return protected_call(L, 2, 0);
-}
-
-static int call_command(lua_State *L) {
-  const char *module = lua_tostring(L, 1), *fn = lua_tostring(L, 2);
-  lua_getglobal(L, "require");
-  lua_pushstring(L, module);
-  lua_call(L, 1, 1);
-  lua_getfield(L, -1, fn);
+  lua_getfield(L, -1, "main");
   lua_call(L, 0, 0);
   return 0;
 }
 
-enum wl_exit wl_host_run_command(lua_State *L, const char *module, const char *fn) {
-  lua_pushcfunction(L, call_command);
-  lua_pushstring(L, module);
-  lua_pushstring(L, fn);
-  return protected_call(L, 2, 0);
-}
-
-static int call_tool(lua_State *L) {
-  const char *name = lua_tostring(L, 1);
-  lua_getglobal(L, "require");
-  lua_pushliteral(L, "wlrun.core");
-  lua_call(L, 1, 1);
-  lua_getfield(L, -1, "cli");
-  lua_getfield(L, -1, "tool_args");
-  int args = lua_gettop(L);
-  lua_getglobal(L, "require");
-  lua_pushfstring(L, "wlrun.tools.%s", name);
-  lua_call(L, 1, 1);
-  lua_getfield(L, -1, "main");
-  lua_pushvalue(L, args);
-  lua_call(L, 1, 0);
-  return 0;
-}
-
-enum wl_exit wl_host_run_tool(lua_State *L, const char *name) {
-  lua_pushcfunction(L, call_tool);
-  lua_pushstring(L, name);
-  return protected_call(L, 1, 0);
+enum wl_exit wl_host_main(lua_State *L) {
+  lua_pushcfunction(L, call_main);
+  return protected_call(L, 0, 0);
 }
 
 void wl_host_close(lua_State *L) {

@@ -12,15 +12,10 @@
  * message is printed). */
 lua_State *wl_host_new(const struct wl_cli *cli);
 
-/* Runs SCRIPT with its arguments as the Lua interpreter would (global arg, varargs); when the
- * script returns a scenario, runs it. Errors are printed with file:line and a traceback. */
-enum wl_exit wl_host_run_script(lua_State *L, const struct wl_cli *cli);
-
-/* Calls require(module)[fn](cli) protected; for subcommands implemented in Lua. */
-enum wl_exit wl_host_run_command(lua_State *L, const char *module, const char *fn);
-
-/* Runs the tool subcommand NAME (wlrun.tools.NAME's main(args)). */
-enum wl_exit wl_host_run_tool(lua_State *L, const char *name);
+/* Runs what the command line asks for through the one entry point into Lua, wlrun.host's
+ * main(): a script (and the scenario it returns), info, or a tool. Errors are printed with
+ * file:line and a traceback; returns the exit code of the error's kind. */
+enum wl_exit wl_host_main(lua_State *L);
 
 void wl_host_close(lua_State *L);
 

@@ -58,19 +58,16 @@ static void push_strings(lua_State *L, const char *const *list, int n, const cha
 static void push_params(lua_State *L, const struct wl_cli *cli) {
   lua_createtable(L, cli->nparams, 0);
   for (int i = 0; i < cli->nparams; i++) {
-    struct wl_param_override p;
-    char err[256];
-    if (!wl_param_parse(cli->params[i], &p, err, sizeof err)) luaL_error(L, "-p: %s", err);
+    const struct wl_param_override *p = &cli->overrides[i]; /* parsed once, by wl_cli_parse */
     lua_createtable(L, 0, 2);
-    lua_pushstring(L, p.name);
+    lua_pushstring(L, p->name);
     lua_setfield(L, -2, "name");
-    lua_createtable(L, (int)p.nvalues, 0);
-    for (size_t j = 0; j < p.nvalues; j++) {
-      lua_pushstring(L, p.values[j]);
+    lua_createtable(L, (int)p->nvalues, 0);
+    for (size_t j = 0; j < p->nvalues; j++) {
+      lua_pushstring(L, p->values[j]);
       lua_rawseti(L, -2, (lua_Integer)j + 1);
     }
     lua_setfield(L, -2, "values");
-    wl_param_free(&p);
     lua_rawseti(L, -2, i + 1);
   }
   lua_setfield(L, -2, "params");
@@ -85,7 +82,10 @@ static void set_string(lua_State *L, const char *k, const char *v) {
 void wl_open_settings(lua_State *L, const struct wl_cli *cli) {
   push_settings(L);
   lua_newtable(L);
+  static const char *const commands[] = {[WL_CMD_RUN] = "run", [WL_CMD_INFO] = "info", [WL_CMD_TOOL] = "tool"};
+  set_string(L, "command", commands[cli->command]);
   set_string(L, "script", cli->script);
+  push_strings(L, cli->script_args, cli->nscript_args, "script_args");
   set_string(L, "filter", cli->filter);
   set_string(L, "resume", cli->resume);
   set_string(L, "devices", cli->devices);

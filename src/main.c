@@ -67,17 +67,9 @@ static int run(int argc, char **argv, struct wl_cli *cli_out) {
   if (!wl_cli_apply_settings(&cli, err, sizeof err)) return usage_error(err);
   wl_backend_select(cli.compile_only); /* once: the device backend of the whole run */
 
-  if (cli.command != WL_CMD_RUN) { /* info and the tools are Lua modules with a main() */
-    lua_State *L = wl_host_new(&cli);
-    if (!L) return WL_EXIT_SCRIPT;
-    enum wl_exit code = cli.command == WL_CMD_INFO ? wl_host_run_command(L, "wlrun.info", "main")
-                                                   : wl_host_run_tool(L, cli.tool);
-    wl_host_close(L);
-    return (int)code;
-  }
   lua_State *L = wl_host_new(&cli);
   if (!L) return WL_EXIT_SCRIPT;
-  enum wl_exit code = wl_host_run_script(L, &cli);
+  enum wl_exit code = wl_host_main(L);
   wl_host_close(L);
   return (int)code;
 }

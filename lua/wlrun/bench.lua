@@ -1,6 +1,7 @@
 -- The measurement engine (docs/measuring.md): warmup, timing modes, stopping rules, statistics
 -- and warnings around the timed loops of src/cuda_timing.c.
 local core = require "wlrun.core"
+local engine = require "wlrun.engine"
 local checks = require "wlrun.checks"
 local units = require "wlrun.units"
 
@@ -49,7 +50,7 @@ end
 
 local floor_cache
 function bench.floor()
-  floor_cache = floor_cache or core.timing_floor(200)
+  floor_cache = floor_cache or engine.timing_floor(200)
   return floor_cache
 end
 
@@ -90,7 +91,7 @@ end
 -- warmup: cold launches until both the count and the time are reached (host mode: host loop)
 local function warmup(work, cfg)
   local t0, got = core.clock(), { gpu = {}, enqueue = {} }
-  local time = cfg.mode == "host" and core.time_host or core.time_cold
+  local time = cfg.mode == "host" and engine.time_host or engine.time_cold
   while #got.gpu < cfg.warmup or core.clock() - t0 < cfg.warmup_time do
     local chunk = math.max(1, math.min(cfg.warmup - #got.gpu, 1000))
     if #got.gpu >= cfg.warmup then chunk = 10 end
@@ -101,10 +102,10 @@ local function warmup(work, cfg)
 end
 
 local function measure_chunk(work, cfg, r, n)
-  if r.mode == "cold" then return core.time_cold(work, n, cfg.flush_l2)
-  elseif r.mode == "batch" then return core.time_batch(work, n, r.per)
-  elseif r.mode == "graph" then return core.time_graph(work, n, r.per, cfg.graph_warmup)
-  else return core.time_host(work, n) end
+  if r.mode == "cold" then return engine.time_cold(work, n, cfg.flush_l2)
+  elseif r.mode == "batch" then return engine.time_batch(work, n, r.per)
+  elseif r.mode == "graph" then return engine.time_graph(work, n, r.per, cfg.graph_warmup)
+  else return engine.time_host(work, n) end
 end
 
 local function working_set(work)
@@ -118,7 +119,7 @@ local function working_set(work)
         if not seen[t.tensor] then
           seen[t.tensor] = true
           bytes = bytes + t.tensor.nbytes
-          if t.input and core.count_nonzero(t.tensor) == 0 then
+          if t.input and engine.count_nonzero(t.tensor) == 0 then
             zero[#zero + 1] = ("argument %d of %s"):format(t.arg, w.kernel.name)
           end
         end
@@ -144,8 +145,8 @@ function bench.run(work, opts)
   }
   local ws, zero = working_set(work)
 
-  core.set_measuring(true)
-  local guard <close> = setmetatable({}, { __close = function() core.set_measuring(false) end })
+  engine.set_measuring(true)
+  local guard <close> = setmetatable({}, { __close = function() engine.set_measuring(false) end })
   local warm, warm_time = core.nvtx.auto_range("warmup", nil, warmup, work, cfg) -- nvtx
   r.warmup = { n = #warm.gpu, time = warm_time }
   local est = median(warm.gpu)
@@ -188,8 +189,8 @@ function bench.run(work, opts)
   end
   r.clock.after = core.gpu_clock()
   if measuring then measuring:close() end -- nvtx
-  core.set_measuring(false)
-  r.watch = core.watch()
+  engine.set_measuring(false)
+  r.watch = engine.watch()
 
   r.samples, r.enqueue = got.gpu, got.enqueue
   r.stats = core.stats.summary(r.samples)

@@ -15,6 +15,7 @@
 --                                   shared queue (--devices)
 --   executor.choose(ctx, settings, cli) the one the command line asks for
 local core = require "wlrun.core"
+local process = require "wlrun.process"
 local isolate = require "wlrun.isolate"
 local configuration = require "wlrun.configuration"
 
@@ -93,7 +94,7 @@ function Devices:run(list, emit)
   local dir = isolate.temp_dir()
   local _ <close> = setmetatable({}, { __close = function() isolate.remove_dir(dir) end })
   for _, d in ipairs { "/todo", "/taken", "/done" } do
-    local ok, err = core.make_dir(dir .. d)
+    local ok, err = process.make_dir(dir .. d)
     if not ok then core.error("io", ("cannot make '%s': %s"):format(dir .. d, tostring(err)), 0) end
   end
   local by_index = {}
@@ -106,7 +107,7 @@ function Devices:run(list, emit)
   local workers, remaining, seen, claimed_at, killed = {}, #list, {}, {}, {}
   local stop
   local function start(dev)
-    local pid = core.spawn_async(isolate.child_args { "--worker-queue", dir },
+    local pid = process.spawn_async(isolate.child_args { "--worker-queue", dir },
       { stdout = "/dev/null", stderr = ("%s/stderr.%d"):format(dir, dev), env = { CUDA_VISIBLE_DEVICES = tostring(dev) } })
     workers[pid] = dev
   end
@@ -118,7 +119,7 @@ function Devices:run(list, emit)
   end
   for _, dev in ipairs(self.devices) do if #list > 0 then start(dev) end end
   while remaining > 0 and not stop do
-    for _, name in ipairs(core.list_dir(dir .. "/done") or {}) do
+    for _, name in ipairs(process.list_dir(dir .. "/done") or {}) do
       local index = tonumber(name:match("^(%d+)%.json$"))
       if index and not seen[index] then
         local entry = isolate.read_entry(("%s/done/%s"):format(dir, name))
@@ -126,23 +127,23 @@ function Devices:run(list, emit)
       end
     end
     local now = core.clock()
-    for _, name in ipairs(core.list_dir(dir .. "/taken") or {}) do
+    for _, name in ipairs(process.list_dir(dir .. "/taken") or {}) do
       local index, pid = name:match("^(%d+)%.(%d+)$")
       claimed_at[name] = claimed_at[name] or now
       pid = tonumber(pid)
       if timeout > 0 and now - claimed_at[name] > timeout and workers[pid] and not killed[pid] then
-        core.kill(pid, 15)
+        process.kill(pid, 15)
         killed[pid] = { at = now, index = tonumber(index) }
       elseif killed[pid] and now - killed[pid].at > 1 then
-        core.kill(pid, 9)
+        process.kill(pid, 9)
       end
     end
-    local w = remaining > 0 and not stop and core.wait_any(0.05)
+    local w = remaining > 0 and not stop and process.wait_any(0.05)
     if w and workers[w.pid] then
       local dev = workers[w.pid]
       workers[w.pid] = nil
       -- what it held and did not finish failed with it
-      for _, name in ipairs(core.list_dir(dir .. "/taken") or {}) do
+      for _, name in ipairs(process.list_dir(dir .. "/taken") or {}) do
         local index, pid = name:match("^(%d+)%.(%d+)$")
         index, pid = tonumber(index), tonumber(pid)
         if pid == w.pid and not seen[index] and not exists(("%s/done/%d.json"):format(dir, index)) then
@@ -158,11 +159,11 @@ function Devices:run(list, emit)
       if w.how == "signal" and w.signal == 2 or w.code == 130 then
         stop = stop or { kind = "interrupted", message = "interrupted (Ctrl-C)" }
       end
-      if not stop and #(core.list_dir(dir .. "/todo") or {}) > 0 then start(dev) end
+      if not stop and #(process.list_dir(dir .. "/todo") or {}) > 0 then start(dev) end
     end
   end
-  for pid in pairs(workers) do core.kill(pid, 15) end
-  while core.wait_any(2) do end
+  for pid in pairs(workers) do process.kill(pid, 15) end
+  while process.wait_any(2) do end
   return stop
 end
 

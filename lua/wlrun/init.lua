@@ -97,29 +97,4 @@ wl.pow2 = sweep.pow2
 wl.range = sweep.range
 wl.compile_only = core.compile_only
 
--- called by the host after a script run with --compile-only: each distinct kernel once
-function wl.report_compiled()
-  local list, distinct, by_key, cached = core.compiled_kernels(), {}, {}, 0
-  for _, k in ipairs(list) do
-    if k.from_cache then cached = cached + 1 end
-    local key = k.name .. "\0" .. k.source .. "\0" .. k.arch
-    if not by_key[key] then
-      by_key[key] = { k = k, uses = 0 }
-      distinct[#distinct + 1] = by_key[key]
-    end
-    by_key[key].uses = by_key[key].uses + 1
-  end
-  print(("compile-only: %d distinct kernel%s from %d wl.kernel call%s (%d served by the cache)"):format(#distinct,
-    #distinct == 1 and "" or "s", #list, #list == 1 and "" or "s", cached))
-  for _, d in ipairs(distinct) do
-    print(("  %-28s %-6s %2d params  %s%s"):format(d.k.name, d.k.arch, d.k.nparams, d.k.source,
-      d.uses > 1 and ("  (x" .. d.uses .. ")") or ""))
-  end
-end
-
--- called by the host when a script returns a scenario
-function wl.run_scenario(scenario, script)
-  return require("wlrun.runner").run(scenario, script)
-end
-
 return wl

@@ -3,6 +3,7 @@
 -- configuration (--worker-config I --worker-output FILE) and a worker of the shared queue of
 -- --devices (--worker-queue DIR). The executors (wlrun.executor) start and collect them.
 local core = require "wlrun.core"
+local process = require "wlrun.process"
 local results = require "wlrun.results"
 
 local isolate = {}
@@ -10,7 +11,7 @@ local isolate = {}
 -- the parent's command line, without what only the parent does (outputs, resume)
 function isolate.child_args(extra)
   local argv = core.cli.argv
-  local args = { core.self_exe() or argv[1] }
+  local args = { process.self_exe() or argv[1] }
   local skip = { ["-o"] = true, ["--output"] = true, ["--resume"] = true }
   local i = 2
   while i <= #argv do
@@ -59,7 +60,7 @@ function isolate.read_entry(path)
 end
 
 -- the entry of configuration cfg from what its child left: the entry it wrote to `out`, or a
--- failure made from how it ended (r: core.spawn's or core.wait_any's result) and its stderr
+-- failure made from how it ended (r: process.spawn's or process.wait_any's result) and its stderr
 function isolate.collect(cfg, r, out, errf, timeout)
   local entry, stderr = isolate.read_entry(out), read(errf)
   os.remove(out)
@@ -92,16 +93,16 @@ end
 function isolate.temp_dir()
   local dir = os.tmpname() -- a file only this process created; the directory takes its name
   os.remove(dir)
-  local ok, err = core.make_dir(dir)
+  local ok, err = process.make_dir(dir)
   if not ok then core.error("io", ("cannot make a temporary directory '%s': %s"):format(dir, tostring(err)), 0) end
   return dir
 end
 
 -- removes a directory and what is in it (no shell)
 function isolate.remove_dir(dir)
-  for _, name in ipairs(core.list_dir(dir) or {}) do
+  for _, name in ipairs(process.list_dir(dir) or {}) do
     local path = dir .. "/" .. name
-    if core.list_dir(path) then isolate.remove_dir(path) else os.remove(path) end
+    if process.list_dir(path) then isolate.remove_dir(path) else os.remove(path) end
   end
   os.remove(dir)
 end
@@ -109,7 +110,7 @@ end
 -- runs configuration cfg in a child and waits; returns its entry (and an interruption)
 function isolate.run(cfg, timeout, dir)
   local out, errf = ("%s/%d.json"):format(dir, cfg.index), ("%s/%d.err"):format(dir, cfg.index)
-  local r = core.spawn(isolate.child_args { "--worker-config", tostring(cfg.index), "--worker-output", out },
+  local r = process.spawn(isolate.child_args { "--worker-config", tostring(cfg.index), "--worker-output", out },
     { timeout = timeout, stdout = "/dev/null", stderr = errf })
   return isolate.collect(cfg, r, out, errf, timeout)
 end
@@ -133,9 +134,9 @@ end
 function isolate.queue_worker(p, dir, run, ctx)
   local by_index = {}
   for _, cfg in ipairs(p.space) do by_index[cfg.index] = cfg end
-  local pid, dev = core.getpid(), tonumber(os.getenv("CUDA_VISIBLE_DEVICES") or "")
+  local pid, dev = process.getpid(), tonumber(os.getenv("CUDA_VISIBLE_DEVICES") or "")
   while true do
-    local names = core.list_dir(dir .. "/todo") or {}
+    local names = process.list_dir(dir .. "/todo") or {}
     table.sort(names, function(a, b) return tonumber(a) < tonumber(b) end)
     local index
     for _, name in ipairs(names) do

@@ -29,7 +29,7 @@ function plan.resumable(path, sc, script)
   local text = f and f:read("a") or ""
   if f then f:close() end
   local warning
-  if old.scenario.hash ~= core.hash(text) then
+  if old.scenario.hash ~= require("wlrun.process").hash(text) then
     warning = ("--resume %s was made by another version of %s (its hash differs)"):format(path, script)
   end
   local done = {}

@@ -5,6 +5,7 @@
 --
 -- Nothing here measures, formats or writes files itself.
 local core = require "wlrun.core"
+local process = require "wlrun.process"
 local results = require "wlrun.results"
 local plan_of = require "wlrun.plan"
 local sweep = require "wlrun.sweep"
@@ -120,7 +121,7 @@ function runner.run(sc, script)
   local worker = cli.worker_config or cli.worker_queue
   local out = wl.settings.output
   local sink = worker and require("wlrun.sink").silent() or require("wlrun.sink").new {
-    format = out.format, quiet = out.quiet, progress = out.progress and not out.quiet and core.isatty(2) }
+    format = out.format, quiet = out.quiet, progress = out.progress and not out.quiet and process.isatty(2) }
   local outputs = outputs_of(cli)
   local compile_only = core.compile_only()
   pick_device(p, cli, compile_only)

@@ -16,10 +16,10 @@ local function fail(where, msg) core.error("script", where .. ": " .. msg, 0) en
 -- wl.scenario{...}: checks the declaration and returns it marked as a scenario
 function scenario.declare(spec, level)
   level = (level or 1) + 1
-  local info = debug.getinfo(level, "Sl")
   -- `return wl.scenario{...}` is a tail call: the script's frame is gone, name the file alone
-  local where = info and info.what == "main" and (info.short_src .. ":" .. info.currentline)
-      or info and info.what == "Lua" and (info.short_src .. ":" .. info.currentline)
+  local tail = debug.getinfo(level - 1, "t")
+  local info = not (tail and tail.istailcall) and debug.getinfo(level, "Sl") or nil
+  local where = info and (info.what == "main" or info.what == "Lua") and (info.short_src .. ":" .. info.currentline)
       or core.cli.script
   if type(spec) ~= "table" then core.error("script", "wl.scenario expects a table, got " .. type(spec), level) end
   local at = where or "wl.scenario"

@@ -7,7 +7,7 @@ local load = require "wlrun.results.load"
 local function scenario(body)
   return [[
 local wl = require "wlrun"
-local core = require "wlrun.core"
+local process = require "wlrun.process"
 return wl.scenario {
   name = "res",
   params = { n = { 1, 2, 3, 4 } },
@@ -84,7 +84,7 @@ describe("a run's results document", function()
   end)
 
   it("keeps a journal that the tools read when the process is killed outright", function()
-    local r, dir = run("if p.n == 3 then os.execute('kill -9 ' .. core.getpid()) end")
+    local r, dir = run("if p.n == 3 then os.execute('kill -9 ' .. process.getpid()) end")
     assert.is_true(r.how == "signal" or r.code == 137, r.stderr) -- killed, by the shell's account
     assert.is_nil(io.open(dir .. "/r.json"))
     local doc = load.load(dir .. "/r.json.journal")

@@ -7,6 +7,7 @@
 -- It stands in for `wlrun SCENARIO -o OUT.json`, which needs a CUDA device (tests/slurm/run.sh).
 local wl = require "wlrun"
 local core = require "wlrun.core"
+local process = require "wlrun.process"
 local sweep = require "wlrun.sweep"
 local shard = require "wlrun.shard"
 local report = require "wlrun.report"
@@ -27,8 +28,8 @@ local doc = {
   schema = "wlrun-results", version = 1,
   wlrun = { version = wl.version, lua = _VERSION },
   command_line = { "wlrun", "tests/slurm/host_shard.lua", script, out },
-  started = core.utc_now(), complete = false,
-  scenario = { name = sc.name, description = sc.description, file = script, hash = core.hash(source),
+  started = process.utc_now(), complete = false,
+  scenario = { name = sc.name, description = sc.description, file = script, hash = process.hash(source),
                axes = space.axes, total_configurations = #space.list },
   settings = { run = { mode = "host", iters = 20, warmup = 2 } },
   device = { name = "host CPU", index = 0 },
@@ -53,5 +54,5 @@ for _, cfg in ipairs(list) do
     samples = samples, stats = wl.stats.summary(samples), warnings = {}, time = core.clock() - t0,
   }
 end
-doc.finished, doc.complete = core.utc_now(), true
+doc.finished, doc.complete = process.utc_now(), true
 report.write(doc, out)

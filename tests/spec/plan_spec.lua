@@ -41,7 +41,7 @@ describe("plan.build", function()
     local dir = h.tmpdir()
     local script = h.write(dir .. "/s.lua", "return 1")
     local doc = { schema = "wlrun-results", version = 1, complete = false,
-      scenario = { name = "p", hash = require("wlrun.core").hash("return 1") },
+      scenario = { name = "p", hash = require("wlrun.process").hash("return 1") },
       configurations = {
         { index = 1, params = { n = 1, v = "a" }, status = "ok", samples = { 1.0 } },
         { index = 2, params = { n = 1, v = "b" }, status = "failed", error = "x" },

@@ -1,36 +1,37 @@
--- core.spawn: the child processes of --isolate (exit codes, signals, timeouts).
+-- process.spawn: the child processes of --isolate (exit codes, signals, timeouts).
 local core = require "wlrun.core"
+local process = require "wlrun.process"
 
-describe("core.spawn", function()
+describe("process.spawn", function()
   it("reports a child's exit code and time", function()
-    local r = core.spawn({ "sh", "-c", "exit 3" })
+    local r = process.spawn({ "sh", "-c", "exit 3" })
     assert.equal("exit", r.how)
     assert.equal(3, r.code)
     assert.is_true(r.time >= 0)
   end)
 
   it("reports a child killed by a signal", function()
-    local r = core.spawn({ "sh", "-c", "kill -SEGV $$" })
+    local r = process.spawn({ "sh", "-c", "kill -SEGV $$" })
     assert.equal("signal", r.how)
     assert.equal(11, r.signal)
   end)
 
   it("stops a child that runs past its timeout", function()
     local t0 = core.clock()
-    local r = core.spawn({ "sleep", "30" }, { timeout = 0.3 })
+    local r = process.spawn({ "sleep", "30" }, { timeout = 0.3 })
     assert.equal("timeout", r.how)
     assert.is_true(core.clock() - t0 < 5)
   end)
 
   it("also stops a child that ignores SIGTERM", function()
-    local r = core.spawn({ "sh", "-c", "trap '' TERM; sleep 30" }, { timeout = 0.2 })
+    local r = process.spawn({ "sh", "-c", "trap '' TERM; sleep 30" }, { timeout = 0.2 })
     assert.equal("timeout", r.how)
     assert.is_true(r.time < 5)
   end)
 
   it("sends the child's output to files", function()
     local out, err = os.tmpname(), os.tmpname()
-    local r = core.spawn({ "sh", "-c", "echo out; echo err >&2" }, { stdout = out, stderr = err })
+    local r = process.spawn({ "sh", "-c", "echo out; echo err >&2" }, { stdout = out, stderr = err })
     assert.equal(0, r.code)
     assert.equal("out\n", io.open(out):read("a"))
     assert.equal("err\n", io.open(err):read("a"))
@@ -39,29 +40,29 @@ describe("core.spawn", function()
   end)
 
   it("reports a program that cannot be started as exit code 127", function()
-    local r = core.spawn({ "/nonexistent/program" })
+    local r = process.spawn({ "/nonexistent/program" })
     assert.equal(127, r.code)
   end)
 
   it("starts children asynchronously with extra environment variables and collects them", function()
-    local pid = core.spawn_async({ "sh", "-c", "exit $WLRUN_TEST_CODE" }, { env = { WLRUN_TEST_CODE = "7", OTHER = "x" } })
+    local pid = process.spawn_async({ "sh", "-c", "exit $WLRUN_TEST_CODE" }, { env = { WLRUN_TEST_CODE = "7", OTHER = "x" } })
     assert.is_true(pid > 0)
     local w
-    repeat w = core.wait_any(5) until w == nil or w.pid == pid
+    repeat w = process.wait_any(5) until w == nil or w.pid == pid
     assert.equal(pid, w.pid)
     assert.equal("exit", w.how)
     assert.equal(7, w.code)
-    assert.is_nil(core.wait_any(0.01))
+    assert.is_nil(process.wait_any(0.01))
   end)
 
   it("lists and makes directories", function()
     local dir = os.tmpname()
     os.remove(dir)
-    assert.is_true(core.make_dir(dir))
+    assert.is_true(process.make_dir(dir))
     io.open(dir .. "/a", "w"):close()
-    assert.same({ "a" }, core.list_dir(dir))
+    assert.same({ "a" }, process.list_dir(dir))
     os.remove(dir .. "/a")
     os.remove(dir)
-    assert.is_nil(core.list_dir(dir))
+    assert.is_nil(process.list_dir(dir))
   end)
 end)

@@ -37,15 +37,15 @@ end
 -- A new document, incomplete until results.finish. o: {scenario, script, axes, device, floor,
 -- settings, sources, shard, total, compile_only}
 function results.new_document(o)
-  local core = require "wlrun.core"
+  local core, process = require "wlrun.core", require "wlrun.process"
   local sc = o.scenario
   local doc = {
     schema = results.SCHEMA, version = results.VERSION,
     wlrun = { version = core.version, lua = _VERSION, nvrtc = core.nvrtc_version() },
-    command_line = core.cli.argv, cwd = core.cwd(),
-    started = core.utc_now(), complete = false,
+    command_line = core.cli.argv, cwd = process.cwd(),
+    started = process.utc_now(), complete = false,
     scenario = { name = sc.name, description = sc.description, file = o.script,
-                 hash = core.hash(read_file(o.script) or ""), axes = o.axes,
+                 hash = process.hash(read_file(o.script) or ""), axes = o.axes,
                  total_configurations = o.total },
     settings = o.settings, sources = o.sources,
     device = o.device, floor = o.floor,
@@ -58,7 +58,7 @@ end
 -- the entries in index order, the run marked finished
 function results.finish(doc, complete)
   table.sort(doc.configurations, function(a, b) return a.index < b.index end)
-  doc.finished = require("wlrun.core").utc_now()
+  doc.finished = require("wlrun.process").utc_now()
   doc.complete = complete and true or false
   return doc
 end
