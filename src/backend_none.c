@@ -66,6 +66,7 @@ static cudaError_t attribute(int *value, enum cudaDeviceAttr attr, int dev) {
   switch (attr) {
   case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = INT_MAX; return cudaSuccess;
   case cudaDevAttrMaxThreadsPerBlock: *value = 1024; return cudaSuccess;
+  case cudaDevAttrL2CacheSize: *value = 0; return cudaSuccess; /* no cache to flush */
   default: *value = 0; return cudaErrorNotSupported; /* a fact of a device: refused before */
   }
 }

@@ -3,7 +3,9 @@
  * it, g.nodes counts its nodes. The same under --compile-only, where the backend counts what
  * was queued and replays nothing. */
 #include "cuda_graph.h"
+#include "cuda_launch.h"
 #include "cuda_stream.h"
+#include "cuda_tensor.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
 
@@ -12,12 +14,27 @@
 
 #define GRAPH_MT "wlrun.graph"
 
-/* destroyed when exec is NULL */
+/* destroyed when exec is NULL; user value: the set of what its capture used (bound launches,
+ * tensors), kept alive and checked before each replay */
 struct wl_graph {
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   size_t nodes;
 };
+
+/* what the graph at arg replays is still there: its kernels and tensors not freed since */
+static void check_uses(lua_State *L, int arg, const char *fn) {
+  lua_getiuservalue(L, arg, 1);
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    lua_pop(L, 1);
+    struct wl_tensor *t = wl_test_tensor(L, -1);
+    struct wl_bound *b = t ? NULL : wl_test_bound(L, -1);
+    if (t && !t->data) wl_raise(L, WL_EXIT_SCRIPT, "%s: a tensor captured in the graph used after free", fn);
+    if (b) wl_bound_check_alive(L, b, fn);
+  }
+  lua_pop(L, 1);
+}
 
 static struct wl_graph *check_graph(lua_State *L, int arg, const char *fn) {
   struct wl_graph *g = luaL_checkudata(L, arg, GRAPH_MT);
@@ -29,6 +46,7 @@ cudaGraphExec_t wl_graph_exec(lua_State *L, int arg, const char *fn) {
   struct wl_graph *g = luaL_testudata(L, arg, GRAPH_MT);
   if (!g) return NULL;
   if (!g->exec) wl_raise(L, WL_EXIT_SCRIPT, "%s: graph used after destroy", fn);
+  check_uses(L, arg, fn);
   return g->exec;
 }
 
@@ -58,7 +76,7 @@ static int l_graph(lua_State *L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
   lua_settop(L, 1);
   if (wl_capturing()) return wl_raise(L, WL_EXIT_SCRIPT, "wl.graph() cannot nest");
-  struct wl_graph *g = lua_newuserdatauv(L, sizeof *g, 0);
+  struct wl_graph *g = lua_newuserdatauv(L, sizeof *g, 1);
   memset(g, 0, sizeof *g);
   luaL_setmetatable(L, GRAPH_MT);
   wl_capture_begin(L);
@@ -66,10 +84,13 @@ static int l_graph(lua_State *L) {
   int status = lua_pcall(L, 0, 0, 0);
   cudaError_t err;
   g->graph = wl_capture_end(&err); /* released by __gc from here on */
+  wl_capture_push_holds(L);
   if (status != LUA_OK) { /* the error from fn, now that the capture has ended */
     (void)graph_close(g);  /* fn's error is the one to report */
+    lua_pop(L, 1);
     return lua_error(L);
   }
+  lua_setiuservalue(L, 2, 1);
   if (!g->graph) return wl_cuda_raise(L, err, "capturing a graph");
   WL_CUDA(L, wl_backend->graph_nodes(g->graph, &g->nodes), "cudaGraphGetNodes");
   if (g->nodes == 0) return wl_raise(L, WL_EXIT_SCRIPT, "wl.graph(): the function queued no GPU work");
@@ -83,6 +104,7 @@ static int l_graph(lua_State *L) {
 /* g() or g:launch([stream]) */
 static int graph_launch(lua_State *L) {
   struct wl_graph *g = check_graph(L, 1, "graph:launch");
+  check_uses(L, 1, "graph:launch");
   wl_refuse_in_capture(L, "launching a graph");
   WL_CUDA(L, wl_backend->graph_launch(g->exec, wl_opt_stream(L, 2, "graph:launch")), "cudaGraphLaunch");
   return 0;

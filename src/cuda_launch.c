@@ -300,12 +300,16 @@ static void prepare(lua_State *L, struct wl_bound *b) {
   b->prepared = true;
 }
 
-cudaStream_t wl_bound_check(lua_State *L, struct wl_bound *b, const char *fn) {
+void wl_bound_check_alive(lua_State *L, const struct wl_bound *b, const char *fn) {
   if (!b->kernel->name) wl_raise(L, WL_EXIT_SCRIPT, "%s: kernel used after free", fn);
   for (int i = 0; i < b->ntensors; i++)
     if (!b->tensors[i]->data)
       wl_raise(L, WL_EXIT_SCRIPT, "%s: kernel '%s': the tensor bound to argument %d used after free", fn,
                b->kernel->name, b->tensor_arg[i]);
+}
+
+cudaStream_t wl_bound_check(lua_State *L, struct wl_bound *b, const char *fn) {
+  wl_bound_check_alive(L, b, fn);
   cudaStream_t s = b->stream ? wl_stream_get(L, b->stream) : wl_current_stream(L);
   if (!s) wl_raise(L, WL_EXIT_SCRIPT, "%s: kernel '%s': the stream bound to it used after destroy", fn, b->kernel->name);
   if (!b->prepared || !b->kernel->handle) prepare(L, b);
@@ -340,6 +344,7 @@ static int bound_call(lua_State *L) {
   lua_Integer n = lua_gettop(L) == 1 ? 1 : luaL_optinteger(L, 2, 1);
   luaL_argcheck(L, n >= 0, 2, "launch count >= 0 expected");
   if (!b->stream && !lua_isnoneornil(L, 3)) s = wl_opt_stream(L, 3, "launch(n, stream)");
+  if (wl_capturing()) wl_capture_hold(L, 1); /* a wl.graph keeps it, and checks it at replay */
   wl_bound_enqueue(L, b, s, (long)n);
   return 0;
 }

@@ -16,6 +16,10 @@ struct wl_bound *wl_test_bound(lua_State *L, int arg);
  * the current one). FN names the caller for errors. Raises. */
 cudaStream_t wl_bound_check(lua_State *L, struct wl_bound *b, const char *fn);
 
+/* The part of wl_bound_check that a captured graph repeats before each replay: its kernel and
+ * tensors not freed. */
+void wl_bound_check_alive(lua_State *L, const struct wl_bound *b, const char *fn);
+
 /* Queues n launches on stream, after wl_bound_check (which is not repeated here); raises. */
 void wl_bound_enqueue(lua_State *L, struct wl_bound *b, cudaStream_t stream, long n);
 

@@ -11,6 +11,7 @@
 
 #define STREAM_MT "wlrun.stream"
 #define EVENT_MT "wlrun.event"
+#define HOLDS_KEY "wlrun.capture_holds" /* registry: what the capture under way uses */
 
 /* A stream object stands for a stream of its own (s) or for the current stream (current);
  * destroyed, it is neither. */
@@ -60,7 +61,29 @@ cudaStream_t wl_capture_begin(lua_State *L) {
     wl_cuda_raise(L, err, "cudaStreamBeginCapture");
   }
   capture_stream = s;
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, HOLDS_KEY);
   return s;
+}
+
+void wl_capture_hold(lua_State *L, int idx) {
+  if (!capture_stream) return;
+  idx = lua_absindex(L, idx);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, HOLDS_KEY) == LUA_TTABLE) {
+    lua_pushvalue(L, idx);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+  }
+  lua_pop(L, 1);
+}
+
+void wl_capture_push_holds(lua_State *L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, HOLDS_KEY) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+  }
+  lua_pushnil(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, HOLDS_KEY);
 }
 
 cudaGraph_t wl_capture_end(cudaError_t *err) {

@@ -35,5 +35,10 @@ cudaStream_t wl_capture_begin(lua_State *L);
 /* Ends the capture begun above: the captured graph, not instantiated (NULL on failure, with
  * the error in *err). */
 cudaGraph_t wl_capture_end(cudaError_t *err);
+/* While capturing: keeps the object at idx (a bound launch, a tensor) with the capture, so that
+ * the graph holds it alive and checks it before each replay. No-op otherwise. */
+void wl_capture_hold(lua_State *L, int idx);
+/* Pushes the set {object = true} of what the last capture held, and forgets it. */
+void wl_capture_push_holds(lua_State *L);
 
 #endif

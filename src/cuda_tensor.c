@@ -376,6 +376,7 @@ static int l_init(lua_State *L) {
   if (lua_isnoneornil(L, 2)) luaL_argerror(L, 2, "an init (number, \"zeros\" or wl.normal() ...) expected");
   struct init_spec s = read_init(L, 2, "init");
   apply_init(L, t, &s);
+  wl_capture_hold(L, 1); /* inside wl.graph: the graph keeps it, and checks it at replay */
   lua_settop(L, 1);
   return 1;
 }

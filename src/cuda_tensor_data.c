@@ -37,6 +37,8 @@ static void copy(lua_State *L, struct wl_tensor *dst, const struct wl_tensor *sr
 static int l_copy_from(lua_State *L) {
   struct wl_tensor *dst = wl_check_tensor(L, 1, "tensor:copy_from");
   copy(L, dst, wl_check_tensor(L, 2, "tensor:copy_from"), 3, "tensor:copy_from");
+  wl_capture_hold(L, 1); /* inside wl.graph: the graph keeps both, and checks them at replay */
+  wl_capture_hold(L, 2);
   lua_settop(L, 1);
   return 1;
 }

@@ -1,5 +1,6 @@
 /* The timed loops of the measurement engine (docs/measuring.md), in C so that nothing of Lua
- * sits between the events of a sample when the work is a bound launch or a graph:
+ * sits between the events of a sample when the work is a bound launch or a graph (wlrun.engine;
+ * wl_open_timing registers them, "core" below):
  *   core.time_cold(work, n, flush)        an event pair per launch, one synchronize at the end
  *   core.time_batch(work, n, per)         an event pair around `per` launches
  *   core.time_graph(work, n, per, warmup) `per` launches captured in a graph, one replay a sample
@@ -9,9 +10,11 @@
  *   core.set_measuring(on), core.watch()  what the Lua API saw while measuring
  * work: a bound launch, a wl.graph, a Lua function, or a list of them (rotated per sample).
  * Each returns {gpu = {seconds...}, enqueue = {seconds...}} (host mode: gpu is the host time).
- * They need a real device (not --compile-only). The work is checked once per timed call (a
- * bound launch's kernel, stream and tensors, a graph): nothing of Lua runs in between, unless
- * the work holds a function, and then every item is checked each time it is queued. */
+ * The work is checked once per timed call (a bound launch's kernel, stream and tensors, a graph
+ * and what it captured), with the messages of a call from Lua: nothing of Lua runs in between,
+ * unless the work holds a function, and then every item is checked each time it is queued.
+ * Under --compile-only the loops run on the do-nothing backend: the same checks, times of 0;
+ * the timing floor and count_nonzero need a real device. */
 #include "cuda_graph.h"
 #include "cuda_launch.h"
 #include "cuda_stream.h"
@@ -63,8 +66,8 @@ struct work_list {
 static void read_item(lua_State *L, int idx, struct work *w) {
   w->index = lua_absindex(L, idx);
   w->bound = wl_test_bound(L, idx);
-  w->graph = w->bound ? NULL : wl_graph_exec(L, idx, "wl.bench");
-  w->stream = w->bound ? wl_bound_check(L, w->bound, "wl.bench") : NULL;
+  w->graph = w->bound ? NULL : wl_graph_exec(L, idx, "graph:launch"); /* the messages of a call from Lua */
+  w->stream = w->bound ? wl_bound_check(L, w->bound, "launch") : NULL;
   if (!w->bound && !w->graph && lua_type(L, idx) != LUA_TFUNCTION)
     wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: the work must be a bound launch, a wl.graph or a function, got %s",
              luaL_typename(L, idx));
@@ -96,10 +99,10 @@ static void read_work(lua_State *L, int arg, struct work_list *wl) {
 /* queues the item; recheck: Lua ran since it was read, which may have freed what it uses */
 static void enqueue(lua_State *L, const struct work *w, cudaStream_t stream, long times, bool recheck) {
   if (w->bound) {
-    if (recheck) wl_bound_check(L, w->bound, "wl.bench");
+    if (recheck) wl_bound_check(L, w->bound, "launch");
     wl_bound_enqueue(L, w->bound, stream, times);
   } else if (w->graph) {
-    cudaGraphExec_t g = recheck ? wl_graph_exec(L, w->index, "wl.bench") : w->graph;
+    cudaGraphExec_t g = recheck ? wl_graph_exec(L, w->index, "graph:launch") : w->graph;
     for (long i = 0; i < times; i++) WL_CUDA(L, wl_backend->graph_launch(g, stream), "launching a graph");
   } else {
     for (long i = 0; i < times; i++) {
@@ -166,7 +169,7 @@ static int l_time_cold(lua_State *L) {
   int n = check_count(L, 2);
   bool flush = lua_toboolean(L, 3);
   lua_settop(L, 3);
-  wl_device_needed(L, "core.time_cold");
+  wl_device_ready(L);
   struct work_list w;
   read_work(L, 1, &w);
   need_events(L, 2 * (size_t)n);
@@ -191,7 +194,7 @@ static int l_time_batch(lua_State *L) {
   lua_Integer per = luaL_checkinteger(L, 3);
   luaL_argcheck(L, per >= 1 && per <= 1000000, 3, "launches per sample from 1 to 1e6 expected");
   lua_settop(L, 3);
-  wl_device_needed(L, "core.time_batch");
+  wl_device_ready(L);
   struct work_list w;
   read_work(L, 1, &w);
   need_events(L, 2 * (size_t)n);
@@ -215,7 +218,7 @@ static int l_time_graph(lua_State *L) {
   lua_Integer per = luaL_checkinteger(L, 3), warmup = luaL_optinteger(L, 4, 3);
   luaL_argcheck(L, per >= 1 && per <= 100000, 3, "launches per graph from 1 to 1e5 expected");
   lua_settop(L, 4);
-  wl_device_needed(L, "core.time_graph");
+  wl_device_ready(L);
   struct work_list w;
   read_work(L, 1, &w);
   for (int i = 0; i < w.n; i++)
@@ -235,6 +238,8 @@ static int l_time_graph(lua_State *L) {
   }
   cudaError_t err;
   cudaGraph_t graph = wl_capture_end(&err);
+  wl_capture_push_holds(L); /* its graph lives within this call: nothing to keep */
+  lua_pop(L, 1);
   cudaGraphExec_t exec = NULL;
   if (status != LUA_OK) { /* the error of the work is the one to report */
     if (graph) (void)wl_backend->graph_destroy(graph);
@@ -280,7 +285,7 @@ static int graph_enqueue(lua_State *L) {
 static int l_time_host(lua_State *L) {
   int n = check_count(L, 2);
   lua_settop(L, 2);
-  wl_device_needed(L, "core.time_host");
+  wl_device_ready(L);
   struct work_list w;
   read_work(L, 1, &w);
   double *host = scratch(L, n), *enq = scratch(L, n);

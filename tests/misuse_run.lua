@@ -11,11 +11,12 @@ function M.run(case, args)
   return h.run_script(M.fixture.prelude .. case[2] .. "\n", args .. " --cache-dir " .. h.quote(M.cache))
 end
 
--- The error's first line without "wlrun: " and the script's "FILE:LINE: " (warnings skipped).
+-- The error's first line without "wlrun: " and the "FILE:LINE: " in front (warnings skipped):
+-- the position of an error raised inside the library depends on the path the library took.
 function M.message(stderr)
   for line in stderr:gmatch("[^\n]+") do
     if not line:match("^wlrun: warning: ") then
-      return (line:gsub("^wlrun: ", ""):gsub("^[^:]*script%.lua:%d+: ", ""))
+      return (line:gsub("^wlrun: ", ""):gsub("^[^:%s]+%.lua:%d+: ", ""))
     end
   end
   return ""
