@@ -119,7 +119,7 @@ local function working_set(work)
         if not seen[t.tensor] then
           seen[t.tensor] = true
           bytes = bytes + t.tensor.nbytes
-          if t.input and engine.count_nonzero(t.tensor) == 0 then
+          if t.input and not t.tensor.freed and engine.count_nonzero(t.tensor) == 0 then
             zero[#zero + 1] = ("argument %d of %s"):format(t.arg, w.kernel.name)
           end
         end
@@ -134,8 +134,9 @@ function bench.run(work, opts)
   opts = opts or {}
   if type(opts) ~= "table" then core.error("script", "wl.bench: options must be a table", 2) end
   local cfg = configure(opts)
-  if core.compile_only() then -- nothing runs: call the work once for its checks
-    for _, w in ipairs(type(work) == "table" and getmetatable(work) == nil and work or { work }) do w() end
+  if core.compile_only() then -- the do-nothing backend: the timed loop's checks, once per work
+    local list = type(work) == "table" and getmetatable(work) == nil and work or { work }
+    engine.time_cold(work, math.max(1, #list), false)
     return nil
   end
   local wall0 = core.clock()

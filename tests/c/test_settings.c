@@ -82,13 +82,16 @@ static void test_ini(void) {
   CHECK_CONTAINS(err, "No such file");
 }
 
+/* Parses argv into cli; the previous parse's allocations are freed first (through a copy of
+ * that result: the struct it went into may be gone, or be cli itself). */
 static bool parse(struct wl_cli *cli, char **argv) {
-  static struct wl_cli *last;
-  if (last) wl_cli_free(last); /* the previous parse's allocations */
-  last = cli;
+  static struct wl_cli last;
+  wl_cli_free(&last);
   int argc = 0;
   while (argv[argc]) argc++;
-  return wl_cli_parse(argc, argv, cli, err, sizeof err);
+  bool ok = wl_cli_parse(argc, argv, cli, err, sizeof err);
+  last = *cli;
+  return ok;
 }
 
 static void test_cli(void) {

@@ -44,10 +44,7 @@ local CUDA_ANYWHERE = { cudaGetErrorName = true, cudaGetErrorString = true } -- 
 -- Lua (lua/wlrun/): the same line limit. A file listed in LUA_PENDING is over it today and is
 -- reported as pending; remove its line when it passes (the spec says so).
 local LUA_DIRS = { "lua/wlrun" }
-local LUA_PENDING = {
-  ["lua/wlrun/tools/compare.lua"] = "over 600 lines until the results rewrite (issue 14) splits it",
-  ["lua/wlrun/tools/plot.lua"] = "over 600 lines until the results rewrite (issue 14) splits it",
-}
+local LUA_PENDING = {}
 
 ---------------------------------------------------------------------------------------------
 
