@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes wlrun's parsers with libFuzzer for a bounded time each (docs/reliability.md):
 #   scripts/fuzz.sh [SECONDS per target, default 60]
-# Targets: -p overrides, setting values, wlrun.ini files, results JSON (compare/--resume).
+# Targets: -p overrides, setting values, wlrun.ini files, results documents (the one strict
+# loader, then every printer), JSON (decode, encode, decode again).
 # A crash leaves its input in build-fuzz/crashes/; turn it into a test (tests/c or tests/e2e)
 # before fixing it. Needs clang and libclang-rt-14-dev (apt-get install clang libclang-rt-14-dev).
 set -euo pipefail
@@ -9,11 +10,11 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${1:-60}
 out=$root/build-fuzz
 cmake -S "$root" -B "$out" -DCMAKE_C_COMPILER=clang -DWLRUN_FUZZ=ON >/dev/null
-cmake --build "$out" -j "$(nproc)" --target fuzz_params fuzz_settings fuzz_ini fuzz_results >"$out/build.log" 2>&1 \
+cmake --build "$out" -j "$(nproc)" --target fuzz_params fuzz_settings fuzz_ini fuzz_results fuzz_json >"$out/build.log" 2>&1 \
   || { cat "$out/build.log" >&2; exit 1; }
 mkdir -p "$out/crashes"
 status=0
-for t in params settings ini results; do
+for t in params settings ini results json; do
   corpus=$out/corpus-$t
   mkdir -p "$corpus"
   cp -n "$root/tests/fuzz/corpus/$t/"* "$corpus/" 2>/dev/null || true
