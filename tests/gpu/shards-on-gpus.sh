@@ -15,7 +15,7 @@ wait
 status=0
 for rank in 0 1; do
   head -n 1 "$out/shard$rank.err"
-  grep -o '"pci_bus_id":"[^"]*"' "$out/shard$rank.json" | sed "s/^/  shard $rank ran on /"
+  grep -o '"pci_bus_id": *"[^"]*"' "$out/shard$rank.json" | sed "s/^/  shard $rank ran on /"
 done
 "$bin" merge "$out/shard0.json" "$out/shard1.json" -o "$out/merged.json" || status=1
 "$bin" "${args[@]}" -o "$out/one.json" >/dev/null || status=1
