@@ -30,13 +30,7 @@ function isolate.child_args(extra)
   return args
 end
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = results.read_file
 
 local function tail(text, lines)
   local t = {}

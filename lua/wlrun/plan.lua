@@ -25,11 +25,8 @@ function plan.resumable(path, sc, script)
     core.error("usage", ("--resume %s: its scenario is '%s', this one is '%s'"):format(path,
       tostring(type(old.scenario) == "table" and old.scenario.name or nil), sc.name), 0)
   end
-  local f = io.open(script, "rb")
-  local text = f and f:read("a") or ""
-  if f then f:close() end
   local warning
-  if old.scenario.hash ~= require("wlrun.process").hash(text) then
+  if old.scenario.hash ~= require("wlrun.process").hash(results.read_file(script) or "") then
     warning = ("--resume %s was made by another version of %s (its hash differs)"):format(path, script)
   end
   local done = {}

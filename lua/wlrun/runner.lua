@@ -16,12 +16,7 @@ local runner = {}
 
 local function wlrun() return require "wlrun" end
 
-local function deep_copy(v)
-  if type(v) ~= "table" then return v end
-  local t = {}
-  for k, x in pairs(v) do t[k] = deep_copy(x) end
-  return t
-end
+local deep_copy = results.copy
 
 -- the settings that only wl.bench reads (a loop times its iterations its own way)
 local bench_only = { { "run", "mode" }, { "run", "warmup_time" }, { "run", "flush_l2" }, { "adaptive", "enabled" },

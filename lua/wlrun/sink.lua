@@ -44,23 +44,17 @@ function Sink:progress(text)
   self.shown = true
 end
 
-function Sink:message(text)
-  if self.quiet then return end
+-- a line on stderr, after the progress line is cleared
+function Sink:line(text)
   self:clear()
-  err("wlrun: " .. text .. "\n")
+  err(text .. "\n")
 end
 
-function Sink:warning(text)
-  if self.silent then return end
-  self:clear()
-  err("wlrun: warning: " .. text .. "\n")
-end
+function Sink:message(text) if not self.quiet then self:line("wlrun: " .. text) end end
 
-function Sink:failure(text)
-  if self.silent then return end
-  self:clear()
-  err("wlrun: " .. text .. "\n")
-end
+function Sink:warning(text) if not self.silent then self:line("wlrun: warning: " .. text) end end
+
+function Sink:failure(text) if not self.silent then self:line("wlrun: " .. text) end end
 
 function Sink:iteration(line)
   if self.quiet then return end

@@ -26,12 +26,22 @@ end
 ---------------------------------------------------------------------------------------------
 -- creating
 
-local function read_file(path)
+-- the text of a file, or nil
+function results.read_file(path)
   local f = io.open(path, "rb")
   if not f then return nil end
   local s = f:read("a")
   f:close()
   return s
+end
+local read_file = results.read_file
+
+-- a deep copy of a part of a document (plain tables, no cycles)
+function results.copy(v)
+  if type(v) ~= "table" then return v end
+  local t = {}
+  for k, x in pairs(v) do t[k] = results.copy(x) end
+  return t
 end
 
 -- A new document, incomplete until results.finish. o: {scenario, script, axes, device, floor,

@@ -136,12 +136,7 @@ local function check(docs, paths)
   return warnings
 end
 
-local function copy(v)
-  if type(v) ~= "table" then return v end
-  local t = {}
-  for k, x in pairs(v) do t[k] = copy(x) end
-  return t
-end
+local copy = results.copy
 
 -- Merges documents (loaded results documents, in the order given) read from paths. Returns
 -- the merged document and what was found: {warnings = {text...}, duplicates = {{index,
