@@ -143,7 +143,7 @@ function runner.run(sc, script)
     settings = settings, sources = sources, compile_only = compile_only,
     total = p.shard and #p.space or nil,
     shard = p.shard and { k = p.shard.k, n = p.shard.n, source = p.shard.source } or nil }
-  local writer = require("wlrun.results.journal").open(doc, outputs)
+  local writer = require("wlrun.results.journal").open(doc, outputs, cli.resume)
   local _ <close> = writer:guard() -- the outputs are written however this ends
   for _, cfg in ipairs(p.list) do
     if p.resumed[cfg.index] then writer:add(resumed_entry(p.resumed[cfg.index], cfg)) end

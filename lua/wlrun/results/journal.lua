@@ -4,7 +4,9 @@
 -- end, from the document in memory — also on Ctrl-C, a fault, an error or os.exit — and the
 -- journal is removed once every output is written. Writing is linear in the configurations.
 --
---   local w = journal.open(doc, outputs)   outputs: {{path =, format =}...}; may be empty
+--   local w = journal.open(doc, outputs [, resume])
+--                                          outputs: {{path =, format =}...}; may be empty;
+--                                          resume: the file --resume read (may be the journal)
 --   w:add(entry)                           into the document, and a line of the journal
 --   w:finish(complete)                     the outputs, written atomically; journal removed
 local results = require "wlrun.results"
@@ -48,12 +50,22 @@ local function hook_exit()
   end
 end
 
-function journal.open(doc, outputs)
+local function exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
+function journal.open(doc, outputs, resume)
   hook_exit()
   local w = setmetatable({ doc = doc, outputs = outputs, finished = false }, Writer)
   for _, o in ipairs(outputs) do probe(o.path) end
   if #outputs > 0 then
     w.path = journal.path_for(outputs[1].path)
+    if exists(w.path) and w.path ~= resume then -- what a killed run measured: never overwritten
+      core().error("io", ("'%s' is there: the journal of a run that did not finish, with what it measured; "
+        .. "go on from it with --resume %s, or remove it"):format(w.path, w.path), 0)
+    end
     local f, err = io.open(w.path, "wb")
     if not f then io_fail(w.path, "the journal", err) end
     w.file = f
