@@ -1,5 +1,5 @@
 -- The catalogue of bad inputs, class "basics": scripts, the command line, kernels, tensors,
--- results files given to every reader. See tests/catalogue/init.lua for the fields of a case.
+-- results files given to every reader. See tests/catalogue.lua for the fields of a case.
 local h = require "helper"
 
 local K = [[local wl = require "wlrun"
