@@ -41,16 +41,38 @@ local function kernels_of(state, work)
   return list
 end
 
+-- work that wl.bench takes: a bound launch, a wl.graph, a function, or a list of those
+local function is_work(w, list_ok)
+  if type(w) == "function" or core.is_launch(w) then return true end
+  local mt = type(w) == "userdata" and getmetatable(w)
+  if type(mt) == "table" and mt.__name == "wlrun.graph" then return true end
+  if list_ok and type(w) == "table" and getmetatable(w) == nil and #w > 0 then
+    for _, x in ipairs(w) do
+      if not is_work(x, false) then return false end
+    end
+    return true
+  end
+  return false
+end
+
 local function resolve_work(sc, p, state)
   if type(sc.run) == "string" then
     local w = type(state) == "table" and state[sc.run]
     if not w then
       core.error("script", ("run = '%s', but setup's result has no field '%s'"):format(sc.run, sc.run), 0)
     end
+    if not is_work(w, true) then
+      core.error("script", ("run = '%s': setup's result field '%s' is a %s, not work: a bound launch (k:bind{...}), a wl.graph, a function, or a list of them"):format(
+        sc.run, sc.run, type(w)), 0)
+    end
     return w
   end
   return function() sc.run(p, state) end
 end
+
+-- the kinds of error wlrun knows (each an exit code); anything else raised is a script error
+local kinds = { script = true, usage = true, config = true, no_device = true, cuda = true, compile = true,
+  regression = true, io = true, interrupted = true, timeout = true, crash = true }
 
 local function call_work_once(work)
   if type(work) == "function" or core.is_launch(work) then work() else work:launch() end
@@ -58,6 +80,10 @@ end
 
 local function check(sc, p, state, entry)
   local good, message = sc.check(p, state)
+  if type(good) ~= "boolean" then
+    core.error("script", ("check(p, state) must return true or false (and a message), got %s"):format(
+      good == nil and "nothing" or ("a " .. type(good))), 0)
+  end
   results.record_check(entry, good, message)
 end
 
@@ -74,6 +100,7 @@ local function measure(sc, p, state, entry, ctx)
   local work = resolve_work(sc, p, state)
   if ctx.compile_only then
     call_work_once(work) -- checks the bound arguments; nothing runs
+    if sc.work then results.check_work(sc.work(p)) end
     entry.status = "compiled"
     entry.kernels = kernels_of(state, work)
     return
@@ -102,7 +129,10 @@ function configuration.run(sc, cfg, ctx)
     end
     measure(sc, p, state, entry, ctx)
   end, function(e)
-    if type(e) == "table" then return e end
+    if type(e) == "table" and (getmetatable(e) ~= nil or type(e.message) == "string") then return e end
+    if type(e) == "table" then -- error{...} of the script's own, without a message
+      return { message = debug.traceback("an error value that is a table without a message", 2), kind = "script" }
+    end
     return { message = debug.traceback(tostring(e), 2), kind = "script" }
   end)
   if not ok and type(err) == "table" and err.kind == "cuda" and err.message then -- name the kernels
@@ -121,7 +151,7 @@ function configuration.run(sc, cfg, ctx)
       for _, k in ipairs { "check", "warnings", "kernels" } do entry[k] = nil end
     else
       entry.status = "failed"
-      entry.kind = err.kind or "script"
+      entry.kind = kinds[err.kind] and err.kind or "script"
       entry.error = err.message or tostring(err)
       if entry.kind == "interrupted" then return entry, err end
     end

@@ -166,7 +166,8 @@ function runner.run(sc, script)
     if entry.status == "failed" and entry.kind ~= "interrupted" then
       failed = failed + 1
       first_failure = first_failure or entry
-      sink:failure(("configuration %d (%s) failed%s: %s"):format(entry.index, sweep.describe(entry.params, p.axes),
+      local params = sweep.describe(entry.params, p.axes)
+      sink:failure(("configuration %d%s failed%s: %s"):format(entry.index, params ~= "" and (" (" .. params .. ")") or "",
         entry.device_index and (" on device " .. entry.device_index) or "", entry.error))
     end
     if exec.name == "devices" then sink:progress(("[%d/%d on %d devices]%s"):format(finished, n, #exec.devices, eta())) end

@@ -87,10 +87,10 @@ end
 
 local function finite_amount(v) return v == nil or (type(v) == "number" and v == v and v >= 0 and v < math.huge) end
 
--- metrics from what work(p) returned ({flops =, bytes =}) and the median time
-function results.record_work(entry, w, device)
+-- what work(p) returned: {flops =, bytes =}, finite numbers >= 0 (raises otherwise)
+function results.check_work(w)
   local core = require "wlrun.core"
-  if type(w) ~= "table" then core.error("script", "work(p) must return a table {flops =, bytes =}", 0) end
+  if type(w) ~= "table" then core.error("script", "work(p) must return a table {flops =, bytes =}, got a " .. type(w), 0) end
   for k, v in pairs(w) do
     if k ~= "flops" and k ~= "bytes" then
       core.error("script", ("work(p) returned an unknown field '%s' (fields: flops, bytes)"):format(tostring(k)), 0)
@@ -99,6 +99,12 @@ function results.record_work(entry, w, device)
       core.error("script", ("work(p).%s must be a finite number >= 0, got %s"):format(k, tostring(v)), 0)
     end
   end
+  return w
+end
+
+-- metrics from what work(p) returned and the median time
+function results.record_work(entry, w, device)
+  results.check_work(w)
   entry.work = { flops = w.flops, bytes = w.bytes }
   local median, m = entry.stats.median, {}
   if w.flops then

@@ -1,0 +1,96 @@
+-- The catalogue of bad inputs, class "errors": a scenario's own mistakes reported as messages
+-- about the scenario (never an internal error of wlrun's library), with the configuration
+-- failed, the run's exit code saying so, and the outputs kept. See tests/catalogue.lua.
+local load = require "wlrun.results.load"
+local assert = require "luassert"
+
+-- a one-configuration scenario around BODY (fields of wl.scenario), run under --compile-only
+local function scenario(body, params)
+  return ([[local wl = require "wlrun"
+return wl.scenario { name = "e", params = { M = %s },
+  %s }
+]]):format(params or "{ 1, 2 }", body)
+end
+
+local CO = "--compile-only --arch sm_90"
+
+-- the outputs hold every configuration, the failed ones with their error
+local function kept(n_failed)
+  return function(_, dir)
+    local doc = load.load(dir .. "/r.json")
+    local failed = 0
+    for _, c in ipairs(doc.configurations) do
+      if c.status == "failed" then failed = failed + 1 end
+    end
+    assert.equal(n_failed, failed)
+  end
+end
+
+local O = CO .. " -o r.json"
+
+return {
+  { name = "error{} with a kind wlrun does not know", code = 1, args = O, check = kept(2),
+    script = scenario("setup = function() error({ kind = 'bogus', message = 'my own error' }) end, run = function() end"),
+    stderr = "configuration 1 %(M=1%) failed: my own error" },
+  { name = "error{} with no message", code = 1, args = O, check = kept(2),
+    script = scenario("setup = function() error({ code = 3 }) end, run = function() end"),
+    stderr = "an error value that is a table without a message" },
+  { name = "error() with nothing", code = 1, args = O, check = kept(2),
+    script = scenario("setup = function() error() end, run = function() end"),
+    stderr = "configuration 1 %(M=1%) failed: nil" },
+  { name = "run names a field of setup's result that is not work", code = 1, args = O, check = kept(2),
+    script = scenario("setup = function() return { go = 5 } end, run = 'go'"),
+    stderr = "run = 'go': setup's result field 'go' is a number, not work: a bound launch" },
+  { name = "run names a field that setup's result lacks", code = 1, args = O,
+    script = scenario("setup = function() return { } end, run = 'go'"),
+    stderr = "run = 'go', but setup's result has no field 'go'" },
+  { name = "setup returns a number and run names a field", code = 1, args = O,
+    script = scenario("setup = function() return 5 end, run = 'go'"),
+    stderr = "setup's result has no field 'go'" },
+  { name = "a list of work with a number in it", code = 1, args = O,
+    script = scenario("setup = function() return { go = { function() end, 3 } } end, run = 'go'"),
+    stderr = "setup's result field 'go' is a table, not work" },
+  { name = "work(p) returns a string", code = 1, args = O, check = kept(2),
+    script = scenario("run = function() end, work = function() return 'lots' end"),
+    stderr = "work%(p%) must return a table {flops =, bytes =}, got a string" },
+  { name = "work(p) returns NaN flops", code = 1, args = O,
+    script = scenario("run = function() end, work = function() return { flops = 0 / 0 } end"),
+    stderr = "work%(p%)%.flops must be a finite number >= 0" },
+  { name = "work(p) returns negative bytes", code = 1, args = O,
+    script = scenario("run = function() end, work = function() return { bytes = -1 } end"),
+    stderr = "work%(p%)%.bytes must be a finite number >= 0, got %-1" },
+  { name = "work(p) returns a string of flops", code = 1, args = O,
+    script = scenario("run = function() end, work = function() return { flops = '1e9' } end"),
+    stderr = "work%(p%)%.flops must be a finite number >= 0, got 1e9" },
+  { name = "work(p) returns a field it does not know", code = 1, args = O,
+    script = scenario("run = function() end, work = function() return { flop = 1 } end"),
+    stderr = "work%(p%) returned an unknown field 'flop' %(fields: flops, bytes%)" },
+  { name = "an error in setup names the script's line", code = 1, args = O, check = kept(2),
+    script = scenario("setup = function(p) local t = nil return t.x end, run = function() end"),
+    stderr = "script%.lua:3: attempt to index a nil value" },
+  { name = "an error in run names the script's line", code = 1, args = O,
+    script = scenario("run = function(p) return p.M.x.y end"),
+    stderr = "script%.lua:3: attempt to index a number value %(field 'M'%)" },
+  { name = "--resume with a directory", code = 9, args = CO .. " --resume .",
+    script = scenario("run = function() end"), stderr = "%-%-resume: cannot read '%.': Is a directory" },
+  { name = "--resume with a journal of another scenario", code = 2, args = CO .. " --resume j.journal",
+    files = { ["j.journal"] = '{"schema":"wlrun-journal","version":1,"document":{"schema":"wlrun-results","version":1,"scenario":{"name":"other"}}}\n' },
+    script = scenario("run = function() end"), stderr = "its scenario is 'other', this one is 'e'" },
+  { name = "--resume with an empty file", code = 2, args = CO .. " --resume empty.json", files = { ["empty.json"] = "" },
+    script = scenario("run = function() end"), stderr = "'empty%.json' is not valid JSON: line 1, column 1: the text is empty" },
+  { name = "-p given to a script that returns no scenario", code = 2, args = "-p M=1",
+    script = "print('plain')", stderr = "%-p applies to scenarios, and .*script%.lua returned no wl%.scenario" },
+  { name = "-o given to a script that returns no scenario", code = 2, args = "-o out.json",
+    script = "print('plain')", stderr = "%-o applies to scenarios" },
+  { name = "--dry-run given to a script that returns no scenario", code = 2, args = "--dry-run",
+    script = "print('plain')", stderr = "%-%-dry%-run applies to scenarios" },
+  { name = "check(p, state) returns a table", code = 1, gpu = true, args = "-o r.json --iters 3 --warmup 0",
+    script = scenario("run = function() end, check = function() return {} end"),
+    stderr = "check%(p, state%) must return true or false %(and a message%), got a table" },
+  { name = "check(p, state) returns nothing", code = 1, gpu = true, args = "--iters 3 --warmup 0",
+    script = scenario("run = function() end, check = function() end"),
+    stderr = "check%(p, state%) must return true or false %(and a message%), got nothing" },
+  { name = "check(p, state) raises", code = 1, gpu = true, args = "--iters 3 --warmup 0",
+    script = scenario("run = function() end, check = function() error('wrong sum') end"),
+    stderr = "script%.lua:3: wrong sum" },
+}
