@@ -22,7 +22,9 @@ local function core() return require "wlrun.core" end
 
 local function io_fail(path, what, err)
   local msg = tostring(err)
-  if msg:sub(1, #path + 2) == path .. ": " then msg = msg:sub(#path + 3) end
+  for _, p in ipairs { path .. ".tmp", path } do -- the OS message without the file's name
+    if msg:sub(1, #p + 2) == p .. ": " then msg = msg:sub(#p + 3) break end
+  end
   core().error("io", ("cannot write %s to '%s': %s"):format(what, path, msg), 0)
 end
 
