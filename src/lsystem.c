@@ -1,4 +1,6 @@
-/* Small host services for the Lua library: terminals, hashing, time stamps, the directory. */
+/* Small host services for the Lua library (wlrun.process): terminals, hashing, time stamps,
+ * child processes (argv, never a shell), finding a program, directories (temporary ones by
+ * mkdtemp, removal that never follows a symbolic link). */
 #include "kernel_cache.h"
 #include "wl_modules.h"
 
@@ -58,25 +60,47 @@ static double monotonic(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Reads a child's command line (table at arg 1) and its options (table at arg 2: stdout,
- * stderr, env) and starts it: fork, redirections, environment, exec. Returns its pid. */
+/* A string argument that is a path or an argument of a program: C sees it up to its first NUL,
+ * so one holding a NUL is refused rather than cut short. */
+static const char *check_cstring(lua_State *L, int idx) {
+  size_t len;
+  const char *s = luaL_checklstring(L, idx, &len);
+  if (strlen(s) != len) luaL_argerror(L, idx, "a string holding a NUL byte");
+  return s;
+}
+
+static const char *opt_field(lua_State *L, int opts, const char *name) {
+  lua_getfield(L, opts, name);
+  if (lua_isnil(L, -1)) return NULL;
+  const char *s = lua_tostring(L, -1);
+  if (!s || strlen(s) != lua_rawlen(L, -1)) luaL_error(L, "option '%s': a string without NUL bytes expected", name);
+  return s; /* kept alive by the options table */
+}
+
+/* Reads a child's command line (table at arg 1) and its options (table at arg 2: stdin, stdout,
+ * stderr: paths, opened before the change of directory, stderr the same file as stdout when the
+ * same path; cwd: the child's directory; env) and starts it: fork, redirections, directory,
+ * environment, exec (no shell). Returns its pid; a child that cannot do its part exits 127. */
 static pid_t start_child(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_Integer n = luaL_len(L, 1);
   luaL_argcheck(L, n >= 1 && n < 4096, 1, "a list of program and arguments expected");
-  const char *out = NULL, *err = NULL;
+  const char *in = NULL, *out = NULL, *err = NULL, *cwd = NULL;
   int env = 0;
   if (lua_istable(L, 2)) {
-    lua_getfield(L, 2, "stdout");
-    out = luaL_optstring(L, -1, NULL);
-    lua_getfield(L, 2, "stderr");
-    err = luaL_optstring(L, -1, NULL);
+    in = opt_field(L, 2, "stdin");
+    out = opt_field(L, 2, "stdout");
+    err = opt_field(L, 2, "stderr");
+    cwd = opt_field(L, 2, "cwd");
     if (lua_getfield(L, 2, "env") == LUA_TTABLE) env = lua_gettop(L);
   }
   const char **argv = lua_newuserdatauv(L, sizeof *argv * (size_t)(n + 1), 0);
   for (lua_Integer i = 1; i <= n; i++) {
     lua_geti(L, 1, i);
-    argv[i - 1] = luaL_checkstring(L, -1); /* kept alive by the table */
+    size_t len;
+    argv[i - 1] = lua_tolstring(L, -1, &len); /* kept alive by the table */
+    if (!argv[i - 1] || strlen(argv[i - 1]) != len)
+      luaL_error(L, "argument %d of the command line: a string without NUL bytes expected", (int)i);
     lua_pop(L, 1);
   }
   argv[n] = NULL;
@@ -99,14 +123,25 @@ static pid_t start_child(lua_State *L) {
   pid_t pid = fork();
   if (pid < 0) return luaL_error(L, "cannot start %s: %s", argv[0], strerror(errno));
   if (pid == 0) {
-    for (int i = 0; i < nenv; i++) putenv((char *)envs[i]);
+    for (int i = 0; i < nenv; i++)
+      if (putenv((char *)envs[i]) != 0) _exit(127);
+    if (in) {
+      int fd = open(in, O_RDONLY);
+      if (fd < 0 || dup2(fd, 0) < 0) _exit(127);
+      if (fd != 0) close(fd);
+    }
     const char *files[2] = {out, err};
     for (int i = 0; i < 2; i++) {
       if (!files[i]) continue;
+      if (i == 1 && out && strcmp(out, err) == 0) {
+        if (dup2(1, 2) < 0) _exit(127);
+        continue;
+      }
       int fd = open(files[i], O_WRONLY | O_CREAT | O_TRUNC, 0644);
       if (fd < 0 || dup2(fd, i + 1) < 0) _exit(127);
-      close(fd);
+      if (fd != i + 1) close(fd);
     }
+    if (cwd && chdir(cwd) != 0) _exit(127);
     signal(SIGINT, SIG_DFL);
     execvp(argv[0], (char *const *)argv);
     _exit(127);
@@ -114,7 +149,7 @@ static pid_t start_child(lua_State *L) {
   return pid;
 }
 
-/* core.spawn(argv, {timeout = s, stdout = path, stderr = path}) -> {how = "exit"|"signal"|
+/* core.spawn(argv, {timeout = s, stdin, stdout, stderr = path, cwd = dir, env}) -> {how = "exit"|"signal"|
  * "timeout", code = n, signal = n, time = s}: runs a child process (no shell), waits at most
  * timeout seconds (0: no limit), then kills it (SIGTERM, and SIGKILL a second later). Ctrl-C in
  * the parent reaches the child too (same process group); the parent waits for it. */
@@ -206,35 +241,184 @@ static int l_kill(lua_State *L) {
   return 1;
 }
 
+/* nil and the reason (strerror of errno), for the functions that return their failure */
+static int push_failure(lua_State *L) {
+  lua_pushnil(L);
+  lua_pushstring(L, strerror(errno));
+  return 2;
+}
+
 /* core.list_dir(path) -> the names in a directory (without . and ..), or nil and the error */
 static int l_list_dir(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
-  DIR *d = opendir(path);
-  if (!d) {
-    lua_pushnil(L);
-    lua_pushstring(L, strerror(errno));
-    return 2;
-  }
+  DIR *d = opendir(check_cstring(L, 1));
+  if (!d) return push_failure(L);
   lua_newtable(L);
   lua_Integer n = 0;
   struct dirent *e;
-  while ((e = readdir(d)) != NULL)
+  errno = 0;
+  while ((e = readdir(d)) != NULL) {
     if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
       lua_pushstring(L, e->d_name);
       lua_rawseti(L, -2, ++n);
     }
+    errno = 0;
+  }
+  int failed = errno;
   closedir(d);
+  if (failed) {
+    errno = failed;
+    return push_failure(L);
+  }
   return 1;
 }
 
-/* core.make_dir(path) -> true, or nil and the error */
+/* core.make_dir(path) -> true (made, or already there), or nil and the error */
 static int l_make_dir(lua_State *L) {
-  if (mkdir(luaL_checkstring(L, 1), 0700) != 0 && errno != EEXIST) {
+  if (mkdir(check_cstring(L, 1), 0700) != 0 && errno != EEXIST) return push_failure(L);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* core.temp_dir([prefix]) -> a new directory only this user can enter, made by mkdtemp(3) in
+ * $TMPDIR (or /tmp), named prefix + 6 random characters; or nil, the reason and the parent */
+static int l_temp_dir(lua_State *L) {
+  const char *prefix = lua_isnoneornil(L, 1) ? "wlrun-" : check_cstring(L, 1);
+  luaL_argcheck(L, strchr(prefix, '/') == NULL, 1, "a name without '/' expected");
+  const char *parent = getenv("TMPDIR");
+  if (!parent || !*parent) parent = "/tmp";
+  char path[PATH_MAX];
+  int len = snprintf(path, sizeof path, "%s/%sXXXXXX", parent, prefix);
+  if (len < 0 || (size_t)len >= sizeof path) {
+    errno = ENAMETOOLONG;
+  } else if (mkdtemp(path)) {
+    lua_pushstring(L, path);
+    return 1;
+  }
+  push_failure(L);
+  lua_pushstring(L, parent);
+  return 3;
+}
+
+/* records the name that failed, keeping errno */
+static void failed_at(char *where, size_t size, const char *name) {
+  int e = errno;
+  snprintf(where, size, "%s", name);
+  errno = e;
+}
+
+/* Removes what the directory open as fd holds, depth first, by names relative to it (openat,
+ * unlinkat): a symbolic link is removed, never followed, so nothing outside the tree is touched.
+ * Closes fd. Returns 0, or -1 with errno and the name that failed in `where`. */
+static int remove_entries(int fd, int depth, char *where, size_t size) {
+  DIR *d = fdopendir(fd);
+  if (!d) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  int rc = 0;
+  struct dirent *e;
+  errno = 0;
+  while (rc == 0 && (e = readdir(d)) != NULL) {
+    const char *name = e->d_name;
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) continue;
+    struct stat st;
+    if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno != ENOENT) rc = -1; /* ENOENT: gone meanwhile, nothing to remove */
+    } else if (S_ISDIR(st.st_mode)) {
+      int sub = -1;
+      if (depth >= 256)
+        errno = ELOOP;
+      else
+        sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0) {
+        rc = -1;
+      } else if (remove_entries(sub, depth + 1, where, size) != 0) {
+        rc = -1;
+        name = NULL; /* `where` names the entry inside that failed */
+      } else if (unlinkat(dirfd(d), name, AT_REMOVEDIR) != 0 && errno != ENOENT) {
+        rc = -1;
+      }
+    } else if (unlinkat(dirfd(d), name, 0) != 0 && errno != ENOENT) {
+      rc = -1;
+    }
+    if (rc != 0 && name) failed_at(where, size, name);
+    if (rc == 0) errno = 0;
+  }
+  int failed = (rc != 0 || errno != 0) ? (errno ? errno : EIO) : 0;
+  closedir(d);
+  errno = failed;
+  return failed ? -1 : 0;
+}
+
+/* core.remove_tree(dir) -> true, or nil and the reason: removes the directory dir and all it
+ * holds, never following a symbolic link (dir itself being one is refused) */
+static int l_remove_tree(lua_State *L) {
+  const char *path = check_cstring(L, 1);
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode)) {
+      errno = e;
+      return push_failure(L);
+    }
     lua_pushnil(L);
-    lua_pushstring(L, strerror(errno));
+    lua_pushliteral(L, "a symbolic link, not a directory: not removed");
     return 2;
   }
+  char where[256] = "";
+  if (remove_entries(fd, 0, where, sizeof where) != 0) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s%s%s", where, *where ? ": " : "", strerror(errno));
+    return 2;
+  }
+  if (rmdir(path) != 0) return push_failure(L);
   lua_pushboolean(L, 1);
+  return 1;
+}
+
+static bool is_executable(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* core.find_program(name) -> the absolute path of the program `name`: itself when it holds a
+ * '/', else the first executable file of that name in $PATH, as execvp(3) looks; or nil and
+ * the reason */
+static int l_find_program(lua_State *L) {
+  const char *name = check_cstring(L, 1);
+  char found[PATH_MAX];
+  bool ok = false;
+  if (*name == '\0') {
+    /* nothing to find */
+  } else if (strchr(name, '/')) {
+    ok = is_executable(name) && snprintf(found, sizeof found, "%s", name) < (int)sizeof found;
+  } else {
+    const char *path = getenv("PATH");
+    if (!path) path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path; !ok; p++) {
+      size_t len = strcspn(p, ":");
+      int n = len == 0 ? snprintf(found, sizeof found, "./%s", name)
+                       : snprintf(found, sizeof found, "%.*s/%s", (int)len, p, name);
+      ok = n > 0 && (size_t)n < sizeof found && is_executable(found);
+      p += len;
+      if (*p == '\0') break;
+    }
+  }
+  if (!ok) {
+    lua_pushnil(L);
+    lua_pushstring(L, strchr(name, '/') ? "not an executable file" : "not found in PATH");
+    return 2;
+  }
+  if (found[0] == '/') {
+    lua_pushstring(L, found);
+    return 1;
+  }
+  char cwd[PATH_MAX];
+  if (!getcwd(cwd, sizeof cwd)) return push_failure(L);
+  lua_pushfstring(L, "%s/%s", cwd, found);
   return 1;
 }
 
@@ -259,6 +443,8 @@ void wl_open_system(lua_State *L) {
                                  {"cwd", l_cwd}, {"spawn", l_spawn}, {"self_exe", l_self_exe},
                                  {"spawn_async", l_spawn_async}, {"wait_any", l_wait_any}, {"kill", l_kill},
                                  {"list_dir", l_list_dir}, {"make_dir", l_make_dir}, {"getpid", l_getpid},
+                                 {"temp_dir", l_temp_dir}, {"remove_tree", l_remove_tree},
+                                 {"find_program", l_find_program},
                                  {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

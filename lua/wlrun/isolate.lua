@@ -83,23 +83,21 @@ function isolate.collect(cfg, r, out, errf, timeout)
   return entry
 end
 
--- a fresh private directory for a run's child files
-function isolate.temp_dir()
-  local dir = os.tmpname() -- a file only this process created; the directory takes its name
-  os.remove(dir)
-  local ok, err = process.make_dir(dir)
-  if not ok then core.error("io", ("cannot make a temporary directory '%s': %s"):format(dir, tostring(err)), 0) end
+-- a fresh private directory for a run's child files, or a tool's (mkdtemp: no other user can
+-- have made it or can enter it); name: the start of its name; who: put before the message
+function isolate.temp_dir(name, who)
+  local dir, err, parent = process.temp_dir(name or "wlrun-")
+  if not dir then
+    core.error("io", ("%scannot make a temporary directory in '%s': %s"):format(who and (who .. ": ") or "", parent,
+      err), 0)
+  end
   return dir
 end
 
--- removes a directory and what is in it (no shell)
-function isolate.remove_dir(dir)
-  for _, name in ipairs(process.list_dir(dir) or {}) do
-    local path = dir .. "/" .. name
-    if process.list_dir(path) then isolate.remove_dir(path) else os.remove(path) end
-  end
-  os.remove(dir)
-end
+-- removes a directory and what is in it (no shell); a symbolic link inside is removed, never
+-- followed, and dir being one is refused: nothing outside dir is touched. Returns true, or nil
+-- and the reason.
+function isolate.remove_dir(dir) return process.remove_tree(dir) end
 
 -- runs configuration cfg in a child and waits; returns its entry (and an interruption)
 function isolate.run(cfg, timeout, dir)

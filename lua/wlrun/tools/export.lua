@@ -169,7 +169,9 @@ Writes a results file in another format (docs/compare.md), to FILE or standard o
     --time-unit U        gbench: ns (default), us, ms or s
     --samples            gbench: one iteration entry per sample (repetitions), so
                          that compare.py's U test has the samples
-    -o, --output FILE    write FILE (atomically) instead of standard output
+    -o, --output FILE    write FILE (atomically) instead of standard output; one
+                         file in one format, so -o given twice is refused (run
+                         export once per format)
     -h, --help           this text
 ]]
 

@@ -18,9 +18,8 @@ local finite = require("wlrun.units").finite
 
 local function fail(kind, msg) util.fail(kind, TOOL, msg) end
 
-local gq = gnuplot.quote -- a gnuplot string literal
-
-local function num(v) return ("%.17g"):format(v) end
+-- every text and number in the script goes through these two (wlrun.tools.gnuplot)
+local gq, num = gnuplot.string, gnuplot.number
 
 -- a time as the reports write it, with the micro sign
 local function ptime(v) return (T.time(v):gsub(" us$", " µs")) end
@@ -280,7 +279,7 @@ local function sweep(doc, o, files)
   end
   if #xs <= 16 then
     local tics = {}
-    for _, v in ipairs(xs) do tics[#tics + 1] = ("%s %s"):format(gq(T.value(v)), num(v)) end
+    for _, v in ipairs(xs) do tics[#tics + 1] = ("%s %s"):format(gq(T.value(v), true), num(v)) end
     s[#s + 1] = "set xtics (" .. table.concat(tics, ", ") .. ")"
   end
   if logy then
@@ -398,7 +397,7 @@ local function ratio(doc, o, files)
   local tics = {}
   for i, r in ipairs(rows) do
     local desc = T.describe(r.params or {}, names)
-    tics[#tics + 1] = ("%s %d"):format(gq(desc ~= "" and desc or ("#" .. i)), i)
+    tics[#tics + 1] = ("%s %d"):format(gq(desc ~= "" and desc or ("#" .. i), true), i)
     local lo, hi = r.lo, r.hi
     if not (finite(lo) and finite(hi)) then lo, hi = r.ratio, r.ratio end
     if finite(r.ratio) then
@@ -407,7 +406,17 @@ local function ratio(doc, o, files)
       ymin, ymax = math.min(ymin, lo), math.max(ymax, hi)
     end
   end
-  local noise = doc.settings and doc.settings.noise or 0.02
+  local settings = type(doc.settings) == "table" and doc.settings or {}
+  for _, kv in ipairs { { "noise", 0.02 }, { "confidence", 0.95 } } do
+    local key, default = kv[1], kv[2]
+    local v = settings[key]
+    if v == nil then
+      settings[key] = default
+    elseif not (finite(v) and v > 0 and v < 1) then
+      fail("usage", ("'%s': settings.%s is not a number between 0 and 1"):format(o.file, key))
+    end
+  end
+  local noise = settings.noise
   ymin, ymax = math.min(ymin, 1 - noise), math.max(ymax, 1 + noise)
   local logy = ymin > 0 and ymax / ymin > 10
   local plots = {}
@@ -439,7 +448,7 @@ local function ratio(doc, o, files)
     return f .. (x.device and (" (" .. tostring(x.device) .. ")") or "")
   end
   local title = ("%s: NEW %s vs BASE %s"):format(tostring(b.scenario or "?"), side(nw), side(b))
-  local conf = doc.settings and doc.settings.confidence or 0.95
+  local conf = settings.confidence
   local s = {}
   s[#s + 1] = ("set title %s"):format(gq(title))
   s[#s + 1] = ("set ylabel %s"):format(gq(("time ratio NEW/BASE (< 1: faster), bars: %s interval"):format(util.pct(conf))))
@@ -467,7 +476,8 @@ Usage: wlrun plot FILE.json -o OUT.svg|OUT.png [options]
 
 Plots a results file or a comparison through gnuplot (docs/compare.md).
 
-    -o, --output FILE    the image: .svg or .png (required)
+    -o, --output FILE    the image: .svg or .png (required; one image, so -o
+                         given twice is refused)
     --kind KIND          sweep: a metric against a swept parameter, a line per
                          combination of the other parameters (default for results);
                          hist: the distribution of one configuration's samples
@@ -487,7 +497,8 @@ Plots a results file or a comparison through gnuplot (docs/compare.md).
     -h, --help           this text
 
 Needs gnuplot (Debian, Ubuntu: apt-get install gnuplot-nox); WLRUN_GNUPLOT names
-another gnuplot binary.
+another gnuplot binary. Names and titles are always text in the plot, never
+gnuplot code, whatever their characters.
 ]]
 
 local spec = {
@@ -528,6 +539,7 @@ function M.main(args)
     fail("usage", ("--kind: expected sweep, hist or ratio, got '%s'"):format(o.kind))
   end
   local doc = util.load(TOOL, pos[1], { ["wlrun-compare"] = 1 })
+  o.file = pos[1]
   local kind = o.kind
   if doc.schema == "wlrun-compare" then
     if kind and kind ~= "ratio" then

@@ -22,6 +22,7 @@ end
 
 -- Options: spec[name] = { value = true (takes a value), multi = true (repeatable), key = field };
 -- names with their dashes ("-o", "--fail-above"); "--name=value" is accepted; "--" ends options.
+-- An option with a value that is not repeatable, given twice, is refused (kind usage).
 -- Returns the options (by key) and the positional arguments.
 function util.parse_args(tool, args, spec)
   local opts, pos = {}, {}
@@ -54,6 +55,9 @@ function util.parse_args(tool, args, spec)
       if s.multi then
         opts[key] = opts[key] or {}
         table.insert(opts[key], v)
+      elseif s.value and opts[key] ~= nil then -- never drop the first silently
+        util.fail("usage", tool, ("%s given twice ('%s', then '%s'): it takes one value (wlrun %s --help)"):format(name,
+          opts[key], v, tool))
       else
         opts[key] = v
       end
