@@ -160,6 +160,17 @@ add("plot: a comparison whose noise threshold is text", {
   files = { ["cmp.json"] = comparison(function(d) d.settings.noise = "0.02'\n!" .. TOUCH .. "\n'" end) },
   args = "plot cmp.json -o o.svg", code = 2, stderr = "^wlrun: plot: 'cmp%.json': settings%.noise is not a number",
   check = refused })
+add("plot: a comparison whose configuration is a number", {
+  files = { ["cmp.json"] = comparison(function(d) d.configurations[2] = 5 end) },
+  args = "plot cmp.json -o o.svg", code = 2,
+  stderr = "^wlrun: plot: 'cmp%.json': configurations%[2%] is not a compared configuration", check = refused })
+add("plot: a comparison whose parameters are a number, and its summary too", {
+  files = { ["cmp.json"] = comparison(function(d) d.configurations[1].params, d.summary = 5, 5 end) },
+  args = "plot cmp.json -o o.svg", code = 2,
+  stderr = "^wlrun: plot: 'cmp%.json': configurations%[1%] is not a compared configuration", check = refused })
+add("plot: a comparison whose summary is a number", {
+  files = { ["cmp.json"] = comparison(function(d) d.summary = 5 end) },
+  args = "plot cmp.json -o o.svg", code = 0, stderr = "^$", check = plotted("no change") })
 add("plot: WLRUN_GNUPLOT holding a shell command", {
   files = { ["h.json"] = doc("sweep.json", function() end) },
   env = "WLRUN_GNUPLOT=" .. h.quote("gnuplot; " .. TOUCH), args = "plot h.json -o o.svg", code = 9,

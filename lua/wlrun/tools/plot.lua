@@ -396,6 +396,9 @@ local function ratio(doc, o, files)
   local ymin, ymax = math.huge, 0
   local tics = {}
   for i, r in ipairs(rows) do
+    if type(r) ~= "table" or type(r.params or {}) ~= "table" then
+      fail("usage", ("'%s': configurations[%d] is not a compared configuration"):format(o.file, i))
+    end
     local desc = T.describe(r.params or {}, names)
     tics[#tics + 1] = ("%s %d"):format(gq(desc ~= "" and desc or ("#" .. i), true), i)
     local lo, hi = r.lo, r.hi
@@ -431,7 +434,7 @@ local function ratio(doc, o, files)
   local n = #rows
   files["lines.dat"] = ("0.5 1\n%s 1\n\n\n0.5 %s\n%s %s\n\n\n0.5 %s\n%s %s\n"):format(num(n + 0.5),
     num(1 + noise), num(n + 0.5), num(1 + noise), num(1 - noise), num(n + 0.5), num(1 - noise))
-  local sum = doc.summary or {}
+  local sum = type(doc.summary) == "table" and doc.summary or {}
   local extra = {
     ("'lines.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#333333' title 'no change'"),
     ("'lines.dat' index 1:2 using 1:2 with lines lw 1 dt 2 lc rgb '#888888' title %s"):format(gq(
