@@ -21,7 +21,9 @@ local function ensure_data()
   if wl.compile_only() then return end -- nothing runs: no data to make
   local f = io.open(DATA, "rb")
   if f then f:close() return end
-  os.execute("mkdir -p '" .. DATA:match("^(.*)/") .. "'")
+  local dir = DATA:match("^(.*)/")
+  local made, why = require("wlrun.process").make_dir(dir) -- no shell: the path is data
+  assert(made, ("cannot make the directory '%s': %s"):format(dir, tostring(why)))
   local X = wl.tensor { N, D, init = wl.normal(0, 1, { seed = 1 }) }
   local Tch = wl.tensor { D, C, init = wl.normal(0, 1, { seed = 2 }) }
   local R = wl.tensor { N, D + 1 }
