@@ -10,6 +10,7 @@
 --   check     function(r, dir): more assertions (r: code, stdout, stderr; dir: where it ran)
 --   gpu       true: runs only where there is a GPU (tests/gpu/catalogue_spec.lua)
 --   no_gpu    true: runs only where there is none
+--   skip      a reason: the case is reported as pending, by name, instead (like gnuplot missing)
 -- Every case also asserts: no death by a signal, no Lua PANIC, and a message that is not placed
 -- in wlrun's own library files (an internal error instead of a message about the input).
 local h = require "helper"
