@@ -76,23 +76,43 @@ static bool parse_shard(const char *v, struct wl_cli *cli, char *err, size_t err
   return true;
 }
 
+/* "0,1,2": device indices from 0 to 1023, digits only, each once */
 static bool parse_devices(const char *v, char *err, size_t errlen) {
+  static bool seen[1024];
+  memset(seen, 0, sizeof seen);
   const char *s = v;
   for (;;) {
     long long d;
     char item[32];
     const char *comma = strchr(s, ',');
     size_t len = comma ? (size_t)(comma - s) : strlen(s);
-    if (len == 0 || len >= sizeof item) goto bad;
+    if (len == 0 || len >= sizeof item || strspn(s, "0123456789") != len) goto bad;
     memcpy(item, s, len);
     item[len] = '\0';
-    if (!wl_parse_int(item, &d) || d < 0 || d > 1023) goto bad;
+    if (!wl_parse_int(item, &d) || d > 1023) goto bad;
+    if (seen[d]) {
+      snprintf(err, errlen, "--devices '%s': device %lld is given twice", v, d);
+      return false;
+    }
+    seen[d] = true;
     if (!comma) return true;
     s = comma + 1;
   }
 bad:
-  snprintf(err, errlen, "--devices '%s': expected device indices like 0,1,2", v);
+  snprintf(err, errlen, "--devices '%s': expected device indices from 0 to 1023, each once, like 0,1,2", v);
   return false;
+}
+
+/* a parameter given by two -p options: the first would be silently replaced */
+static bool param_given_once(const struct wl_cli *cli, char *err, size_t errlen) {
+  const struct wl_param_override *last = &cli->overrides[cli->nparams];
+  for (int i = 0; i < cli->nparams; i++)
+    if (strcmp(cli->overrides[i].name, last->name) == 0) {
+      snprintf(err, errlen, "-p %s is given twice ('%s' and '%s'): give its values in one -p, like -p %s=1,2",
+               last->name, cli->params[i], optarg, last->name);
+      return false;
+    }
+  return true;
 }
 
 static const char *subcommands[] = {"run", "info"};
@@ -169,6 +189,11 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
       }
       if (!wl_param_parse(optarg, &cli->overrides[cli->nparams], why, sizeof why)) {
         snprintf(err, errlen, "%s", why);
+        ok = false;
+        break;
+      }
+      if (!param_given_once(cli, err, errlen)) {
+        wl_param_free(&cli->overrides[cli->nparams]);
         ok = false;
         break;
       }
@@ -275,9 +300,10 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
   }
   /* validate setting values now, so that a bad value is a usage error before anything runs */
   for (int i = 0; i < cli->nsets; i++) {
-    struct wl_setting probe = *wl_setting_find(cli->sets[i].section, cli->sets[i].name);
-    char why[256];
-    if (!wl_setting_assign(&probe, cli->sets[i].value, WL_FROM_CLI, "", why, sizeof why)) {
+    double value;
+    char why[1024];
+    if (!wl_setting_check(wl_setting_find(cli->sets[i].section, cli->sets[i].name), cli->sets[i].value,
+                          &value, why, sizeof why)) {
       snprintf(err, errlen, "--%s: %s", cli->sets[i].option, why);
       return false;
     }
@@ -295,7 +321,7 @@ void wl_cli_free(struct wl_cli *cli) {
 bool wl_cli_apply_settings(const struct wl_cli *cli, char *err, size_t errlen) {
   for (int i = 0; i < cli->nsets; i++) {
     struct wl_setting *s = wl_setting_find(cli->sets[i].section, cli->sets[i].name);
-    char origin[80], why[256];
+    char origin[80], why[1024];
     snprintf(origin, sizeof origin, "--%s", cli->sets[i].option);
     if (!wl_setting_assign(s, cli->sets[i].value, WL_FROM_CLI, origin, why, sizeof why)) {
       snprintf(err, errlen, "--%s: %s", cli->sets[i].option, why);

@@ -4,6 +4,8 @@
 #include "wl_modules.h"
 
 #include <lauxlib.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 static void push_value(lua_State *L, const struct wl_setting *s) {
   if (!s->set) {
@@ -18,6 +20,80 @@ static void push_value(lua_State *L, const struct wl_setting *s) {
   case WL_PERCENT: lua_pushnumber(L, s->number); break;
   default: lua_pushstring(L, s->text);
   }
+}
+
+/* a number as text that reads back to the same double (the shortest of %.15g..%.17g) */
+static void number_text(lua_State *L, int arg, char *buf, size_t len) {
+  if (lua_isinteger(L, arg)) {
+    snprintf(buf, len, LUA_INTEGER_FMT, lua_tointeger(L, arg));
+    return;
+  }
+  double v = lua_tonumber(L, arg);
+  for (int digits = 15; digits <= 17; digits++) {
+    snprintf(buf, len, "%.*g", digits, v);
+    if (strtod(buf, NULL) == v) return;
+  }
+}
+
+/* core.setting_value(section, name, value) -> the value as wl.settings holds it (a percentage
+ * as a fraction, a duration in seconds), or nil and what was expected. A Lua value goes
+ * through the setting's own parser and range (wl_setting_check), as the command line and
+ * wlrun.ini do: a number or a text with its unit for durations and percentages (0.5 is
+ * 0.5 %), a whole number for counts, a boolean for switches, a string for words. */
+static int l_setting_value(lua_State *L) {
+  const char *section = luaL_checkstring(L, 1), *name = luaL_checkstring(L, 2);
+  const struct wl_setting *s = wl_setting_find(section, name);
+  if (!s) return luaL_error(L, "unknown setting %s.%s", section, name);
+  bool numeric = s->type == WL_INT || s->type == WL_NUMBER || s->type == WL_DURATION || s->type == WL_PERCENT;
+  bool text = s->type != WL_INT && s->type != WL_NUMBER && s->type != WL_BOOL;
+  char buf[64], err[1024];
+  const char *given = NULL;
+  int t = lua_type(L, 3);
+  if (t == LUA_TNUMBER && numeric) {
+    number_text(L, 3, buf, sizeof buf);
+    given = buf;
+  } else if (t == LUA_TSTRING && text) {
+    given = lua_tostring(L, 3);
+  } else if (t == LUA_TBOOLEAN && s->type == WL_BOOL) {
+    given = lua_toboolean(L, 3) ? "true" : "false";
+  }
+  struct wl_setting probe = *s;
+  if (!given) {
+    if (s->type == WL_BOOL) snprintf(err, sizeof err, "a boolean (true or false)");
+    else wl_setting_describe(s, err, sizeof err);
+    lua_pushnil(L);
+    if (t == LUA_TSTRING)
+      lua_pushfstring(L, "expected %s, got a string ('%s')", err, lua_tostring(L, 3));
+    else
+      lua_pushfstring(L, "expected %s, got a %s", err, luaL_typename(L, 3));
+    return 2;
+  }
+  if (!wl_setting_check(s, given, &probe.number, err, sizeof err)) {
+    lua_pushnil(L);
+    lua_pushstring(L, err);
+    return 2;
+  }
+  snprintf(probe.text, sizeof probe.text, "%s", given); /* checked: it fits */
+  probe.set = true;
+  push_value(L, &probe);
+  return 1;
+}
+
+/* core.percent(text) -> the fraction (0.5 and "0.5%" are both 0.005), or nil: the rule of every
+ * percentage wlrun reads (settings.c) */
+static int l_percent(lua_State *L) {
+  double v;
+  char buf[64];
+  const char *text = NULL;
+  if (lua_type(L, 1) == LUA_TNUMBER) {
+    number_text(L, 1, buf, sizeof buf);
+    text = buf;
+  } else if (lua_type(L, 1) == LUA_TSTRING) {
+    text = lua_tostring(L, 1);
+  }
+  if (text && wl_parse_percent(text, &v)) lua_pushnumber(L, v);
+  else lua_pushnil(L);
+  return 1;
 }
 
 /* settings = {section = {name = value}}, settings_origin = {section = {name = {source=, origin=}}} */
@@ -80,6 +156,8 @@ static void set_string(lua_State *L, const char *k, const char *v) {
 }
 
 void wl_open_settings(lua_State *L, const struct wl_cli *cli) {
+  static const luaL_Reg fns[] = {{"setting_value", l_setting_value}, {"percent", l_percent}, {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
   push_settings(L);
   lua_newtable(L);
   static const char *const commands[] = {[WL_CMD_RUN] = "run", [WL_CMD_INFO] = "info", [WL_CMD_TOOL] = "tool"};

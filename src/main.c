@@ -32,6 +32,34 @@ static void print_version(void) {
          runtime / 1000, runtime % 1000 / 10, nvmajor, nvminor);
 }
 
+/* What this NVRTC compiles for, so that --arch and [compile] arch are checked up front. */
+static int nvrtc_archs(int *archs, int max) {
+  int n = 0;
+  if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > max) return 0;
+  return nvrtcGetSupportedArchs(archs) == NVRTC_SUCCESS ? n : 0;
+}
+
+/* an architecture with a suffix (sm_90a, sm_100f): whether NVRTC compiles an empty program */
+static bool nvrtc_accepts(const char *arch) {
+  char option[48];
+  const char *options[] = {option};
+  nvrtcProgram p;
+  snprintf(option, sizeof option, "-arch=%s", arch);
+  if (nvrtcCreateProgram(&p, "", "probe", 0, NULL, NULL) != NVRTC_SUCCESS) return true; /* cannot tell */
+  nvrtcResult r = nvrtcCompileProgram(p, 1, options);
+  (void)nvrtcDestroyProgram(&p); /* the probe's answer is known; nothing to do if freeing fails */
+  return r == NVRTC_SUCCESS;
+}
+
+static void install_arch_support(void) {
+  static char name[32];
+  static struct wl_arch_support support = {name, nvrtc_archs, nvrtc_accepts};
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) major = minor = 0;
+  snprintf(name, sizeof name, "NVRTC %d.%d", major, minor);
+  wl_settings_set_arch_support(&support);
+}
+
 static int run(int argc, char **argv, struct wl_cli *cli_out);
 
 int main(int argc, char **argv) {
@@ -48,6 +76,7 @@ static int run(int argc, char **argv, struct wl_cli *cli_out) {
   bool io_error;
 
   wl_settings_reset();
+  install_arch_support();
   bool parsed = wl_cli_parse(argc, argv, &cli, err, sizeof err);
   *cli_out = cli; /* main frees what the parse allocated, whatever path returns */
   if (!parsed) return usage_error(err);

@@ -26,7 +26,7 @@ static const struct wl_setting defaults[] = {
     {"run", "config_timeout", WL_DURATION, "0", 0, 604800, NULL,
      "per-configuration timeout (0: none)"},
     {"adaptive", "enabled", WL_BOOL, "false", 0, 0, NULL, "adaptive stopping"},
-    {"adaptive", "target_noise", WL_PERCENT, "0.005", 1e-6, 1, NULL,
+    {"adaptive", "target_noise", WL_PERCENT, "0.5%", 1e-6, 1, NULL,
      "relative noise of the estimate to reach"},
     {"adaptive", "min_samples", WL_INT, "10", 1, 1e9, NULL, "minimum samples"},
     {"adaptive", "min_time", WL_DURATION, "0", 0, 86400, NULL, "minimum measuring time"},
@@ -43,6 +43,9 @@ static const struct wl_setting defaults[] = {
 
 #define NSETTINGS (sizeof defaults / sizeof defaults[0])
 static struct wl_setting table[NSETTINGS];
+static const struct wl_arch_support *arch_support;
+
+void wl_settings_set_arch_support(const struct wl_arch_support *support) { arch_support = support; }
 
 const char *wl_source_name(enum wl_source s) {
   switch (s) {
@@ -133,13 +136,15 @@ bool wl_parse_duration(const char *text, double *seconds) {
   return false;
 }
 
+/* A percentage means percent, with or without its sign: "0.5" and "0.5%" are both 0.005. */
 bool wl_parse_percent(const char *text, double *fraction) {
   const char *rest;
   double v;
   if (!number_with_suffix(text, &v, &rest)) return false;
-  if (*rest == '\0') { *fraction = v; return true; }
-  if (rest[0] == '%' && *skip_space(rest + 1) == '\0') { *fraction = v / 100.0; return true; }
-  return false;
+  if (rest[0] == '%') rest = skip_space(rest + 1);
+  if (*rest != '\0') return false;
+  *fraction = v / 100.0;
+  return true;
 }
 
 bool wl_parse_bool(const char *text, bool *out) {
@@ -170,79 +175,104 @@ static void describe_bounds(const struct wl_setting *s, char *buf, size_t len, c
     snprintf(buf, len, "%s from %.15g to %.15g", what, s->min, s->max);
 }
 
-bool wl_setting_assign(struct wl_setting *s, const char *text, enum wl_source source,
-                       const char *origin, char *err, size_t errlen) {
+/* "sm_90", "sm_90a", "sm_100f": the number and the suffix ('\0', 'a' or 'f') */
+static bool parse_arch(const char *text, int *number, char *suffix) {
+  if (strncmp(text, "sm_", 3) != 0) return false; /* text may be shorter than "sm_" */
+  size_t digits = strspn(text + 3, "0123456789");
+  if (digits < 2 || digits > 3) return false;
+  const char *rest = text + 3 + digits;
+  *suffix = *rest == 'a' || *rest == 'f' ? *rest++ : '\0';
+  *number = atoi(text + 3);
+  return *rest == '\0';
+}
+
+/* whether the compiler (main installs NVRTC's answers) compiles for this architecture */
+static bool arch_supported(const char *text, int number, char suffix) {
+  int archs[128];
+  int n = arch_support ? arch_support->list(archs, 128) : 0;
+  if (n <= 0) return true; /* nothing to ask: the form alone is checked */
+  bool listed = false;
+  for (int i = 0; i < n; i++) listed = listed || archs[i] == number;
+  return listed && (!suffix || arch_support->accepts(text));
+}
+
+static void describe_archs(char *buf, size_t len) {
+  int archs[128];
+  int n = arch_support ? arch_support->list(archs, 128) : 0;
+  if (n <= 0) {
+    snprintf(buf, len, "a GPU architecture like sm_90 or sm_90a");
+    return;
+  }
+  size_t used = (size_t)snprintf(buf, len, "a GPU architecture like sm_90 that %s compiles for (", arch_support->name);
+  for (int i = 0; i < n && used < len; i++)
+    used += (size_t)snprintf(buf + used, len - used, "%ssm_%d", i ? ", " : "", archs[i]);
+  if (used < len) snprintf(buf + used, len - used, "; a or f after the number where it has one)");
+}
+
+void wl_setting_describe(const struct wl_setting *s, char *buf, size_t len) {
+  switch (s->type) {
+  case WL_INT: describe_bounds(s, buf, len, "a whole number"); break;
+  case WL_NUMBER: describe_bounds(s, buf, len, "a number"); break;
+  case WL_DURATION:
+    snprintf(buf, len, "a duration from %gs to %gs (like 2s, 500ms, 50us)", s->min, s->max);
+    break;
+  case WL_PERCENT:
+    snprintf(buf, len, "a percentage from %g%% to %g%% (like 0.5 or 0.5%%)", s->min * 100, s->max * 100);
+    break;
+  case WL_BOOL: snprintf(buf, len, "true/false (on/off, yes/no, 1/0)"); break;
+  case WL_ENUM: snprintf(buf, len, "one of %s", s->words); break;
+  case WL_ARCH: describe_archs(buf, len); break;
+  case WL_STRING: snprintf(buf, len, "a value"); break;
+  }
+}
+
+bool wl_setting_check(const struct wl_setting *s, const char *text, double *value, char *err,
+                      size_t errlen) {
   double v = 0;
-  char bounds[128];
+  bool ok = true;
   switch (s->type) {
   case WL_INT: {
-    long long i;
-    describe_bounds(s, bounds, sizeof bounds, "a whole number");
-    if (!wl_parse_int(text, &i) || (double)i < s->min || (double)i > s->max) {
-      snprintf(err, errlen, "expected %s, got '%s'", bounds, text);
-      return false;
-    }
+    long long i = 0;
+    ok = wl_parse_int(text, &i) && (double)i >= s->min && (double)i <= s->max;
     v = (double)i;
     break;
   }
-  case WL_NUMBER:
-    describe_bounds(s, bounds, sizeof bounds, "a number");
-    if (!wl_parse_number(text, &v) || v < s->min || v > s->max) {
-      snprintf(err, errlen, "expected %s, got '%s'", bounds, text);
-      return false;
-    }
-    break;
-  case WL_DURATION:
-    if (!wl_parse_duration(text, &v) || v < s->min || v > s->max) {
-      snprintf(err, errlen,
-               "expected a duration from %gs to %gs (like 2s, 500ms, 50us), got '%s'", s->min,
-               s->max, text);
-      return false;
-    }
-    break;
-  case WL_PERCENT:
-    if (!wl_parse_percent(text, &v) || v < s->min || v > s->max) {
-      snprintf(err, errlen, "expected a percentage from %g%% to %g%% (like 0.5%%), got '%s'",
-               s->min * 100, s->max * 100, text);
-      return false;
-    }
-    break;
+  case WL_NUMBER: ok = wl_parse_number(text, &v) && v >= s->min && v <= s->max; break;
+  case WL_DURATION: ok = wl_parse_duration(text, &v) && v >= s->min && v <= s->max; break;
+  case WL_PERCENT: ok = wl_parse_percent(text, &v) && v >= s->min && v <= s->max; break;
   case WL_BOOL: {
-    bool b;
-    if (!wl_parse_bool(text, &b)) {
-      snprintf(err, errlen, "expected true/false (on/off, yes/no, 1/0), got '%s'", text);
-      return false;
-    }
+    bool b = false;
+    ok = wl_parse_bool(text, &b);
     v = b;
     break;
   }
-  case WL_ENUM:
-    if (!enum_has(s->words, text)) {
-      snprintf(err, errlen, "expected one of %s, got '%s'", s->words, text);
-      return false;
-    }
-    break;
+  case WL_ENUM: ok = enum_has(s->words, text); break;
   case WL_ARCH: {
-    size_t n = strlen(text);
-    size_t digits = strncmp(text, "sm_", 3) == 0 ? strspn(text + 3, "0123456789") : 0; /* text may be short */
-    if (digits < 2 || digits > 3 ||
-        n > 3 + digits + (text[3 + digits] == 'a' || text[3 + digits] == 'f')) {
-      snprintf(err, errlen, "expected a GPU architecture like sm_90 or sm_90a, got '%s'", text);
-      return false;
-    }
+    int number = 0;
+    char suffix = '\0';
+    ok = parse_arch(text, &number, &suffix) && arch_supported(text, number, suffix);
     break;
   }
-  case WL_STRING:
-    if (*text == '\0') {
-      snprintf(err, errlen, "expected a value, got an empty string");
-      return false;
-    }
-    break;
+  case WL_STRING: ok = *text != '\0'; break;
+  }
+  if (!ok) {
+    char expected[1024];
+    wl_setting_describe(s, expected, sizeof expected);
+    snprintf(err, errlen, "expected %s, got '%s'", expected, text);
+    return false;
   }
   if (strlen(text) >= sizeof s->text) {
     snprintf(err, errlen, "value longer than %zu characters", sizeof s->text - 1);
     return false;
   }
+  *value = v;
+  return true;
+}
+
+bool wl_setting_assign(struct wl_setting *s, const char *text, enum wl_source source,
+                       const char *origin, char *err, size_t errlen) {
+  double v;
+  if (!wl_setting_check(s, text, &v, err, errlen)) return false;
   snprintf(s->text, sizeof s->text, "%s", text);
   snprintf(s->origin, sizeof s->origin, "%s", origin);
   s->number = v;

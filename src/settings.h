@@ -11,7 +11,7 @@ enum wl_setting_type {
   WL_INT,      /* whole number within [min, max] */
   WL_NUMBER,   /* real number within [min, max] */
   WL_DURATION, /* seconds; accepts 1.5, 1.5s, 200ms, 50us, 10ns, 2m */
-  WL_PERCENT,  /* a fraction; accepts 0.5% or 0.005 */
+  WL_PERCENT,  /* a percentage, kept as a fraction: 0.5 and 0.5% are both 0.005 */
   WL_BOOL,     /* true/false, on/off, yes/no, 1/0 */
   WL_ENUM,     /* one of a fixed list of words */
   WL_STRING,   /* free text (paths) */
@@ -44,8 +44,17 @@ struct wl_setting *wl_setting_at(size_t i);
 struct wl_setting *wl_setting_find(const char *section, const char *name);
 struct wl_setting *wl_setting_find_name(const char *name);
 
-/* Parses text into the setting's type. On error writes a message (what was expected) into
- * err and returns false; the setting is unchanged. */
+/* Parses text into the setting's type and checks its range: the one validator of values from
+ * the command line, wlrun.ini and Lua. On success stores the parsed number (numeric and bool
+ * types) in *value; on error writes "expected ..., got '...'" into err and returns false. */
+bool wl_setting_check(const struct wl_setting *s, const char *text, double *value, char *err,
+                      size_t errlen);
+
+/* What the setting takes, as in the messages: "a whole number from 1 to 1000000000". */
+void wl_setting_describe(const struct wl_setting *s, char *buf, size_t len);
+
+/* Checks text (wl_setting_check) and stores it. On error writes a message (what was expected)
+ * into err and returns false; the setting is unchanged. */
 bool wl_setting_assign(struct wl_setting *s, const char *text, enum wl_source source,
                        const char *origin, char *err, size_t errlen);
 
@@ -57,5 +66,15 @@ bool wl_parse_percent(const char *text, double *fraction);
 bool wl_parse_bool(const char *text, bool *out);
 
 const char *wl_source_name(enum wl_source s);
+
+/* The architectures the kernel compiler supports, for WL_ARCH values; main installs NVRTC's.
+ * Without it only the form sm_NN[a|f] is checked. list: the numbers (75, 90, 100), 0 when
+ * unknown; accepts: whether the compiler takes this architecture with its suffix. */
+struct wl_arch_support {
+  const char *name; /* "NVRTC 13.0" */
+  int (*list)(int *archs, int max);
+  bool (*accepts)(const char *arch);
+};
+void wl_settings_set_arch_support(const struct wl_arch_support *support);
 
 #endif

@@ -21,30 +21,41 @@ bench.settings_of = {
   min_time = { "adaptive", "min_time" }, max_time = { "adaptive", "max_time" },
 }
 
--- every option: the settings, and the two that are not (launches per sample, graph warmup)
+-- every option: the settings, and the two that are not (launches per sample, graph warmup):
+-- {lowest, highest} whole number
+local own_opts = { batch = { 1, 1000000 }, graph_warmup = { 0, 1000000 } }
 local known_opts = { batch = true, graph_warmup = true }
 for k in pairs(bench.settings_of) do known_opts[k] = true end
 bench.known_opts = known_opts
 
-local function setting(section, name, value)
-  local wl = require "wlrun"
-  return (wl.setting(section, name, value))
+-- Checks a table of options (wl.bench's, a scenario's timing table): unknown names, and each
+-- value by the rule of the setting it maps to (src/settings.c: the same parser and range as
+-- its command-line option and wlrun.ini key). what: "wl.bench" or "FILE:LINE: timing"; level:
+-- as for error (0: the message alone).
+function bench.check_options(opts, what, level)
+  local fields = require "wlrun.fields"
+  fields.check(opts, known_opts, what, level, "option")
+  local names = {}
+  for k in pairs(opts) do names[#names + 1] = k end
+  table.sort(names)
+  for _, opt in ipairs(names) do
+    local v, s, err = opts[opt], bench.settings_of[opt], nil
+    if s then
+      err = select(2, core.setting_value(s[1], s[2], v))
+    elseif type(v) ~= "number" or math.tointeger(v) == nil or v < own_opts[opt][1] or v > own_opts[opt][2] then
+      err = ("expected a whole number from %d to %d, got %s"):format(own_opts[opt][1], own_opts[opt][2],
+        type(v) == "number" and tostring(v) or type(v) == "string" and ("a string ('%s')"):format(v) or "a " .. type(v))
+    end
+    if err then core.error("script", ("%s: option '%s': %s"):format(what, opt, err), level == 0 and 0 or level + 1) end
+  end
 end
 
 -- effective configuration: built-in < wlrun.ini < opts (the scenario) < command line
 local function configure(opts)
-  require("wlrun.fields").check(opts, known_opts, "wl.bench", 3, "option")
-  local modes = { cold = true, batch = true, graph = true, host = true, auto = true }
-  local cfg = { batch = opts.batch, graph_warmup = opts.graph_warmup or 3 }
-  for opt, s in pairs(bench.settings_of) do cfg[opt] = setting(s[1], s[2], opts[opt]) end
-  if not modes[cfg.mode] then
-    core.error("script", ("wl.bench: mode must be cold, batch, graph, host or auto, got %s"):format(tostring(cfg.mode)), 3)
-  end
-  if math.type(cfg.iters) ~= "integer" or cfg.iters < 1 then core.error("script", "wl.bench: iters must be a whole number >= 1", 3) end
-  if math.type(cfg.warmup) ~= "integer" or cfg.warmup < 0 then core.error("script", "wl.bench: warmup must be a whole number >= 0", 3) end
-  if cfg.batch ~= nil and (math.type(cfg.batch) ~= "integer" or cfg.batch < 1 or cfg.batch > 1000000) then
-    core.error("script", "wl.bench: batch (launches per sample) must be a whole number from 1 to 1e6", 3)
-  end
+  bench.check_options(opts, "wl.bench", 3)
+  local wl = require "wlrun"
+  local cfg = { batch = opts.batch and math.tointeger(opts.batch), graph_warmup = opts.graph_warmup and math.tointeger(opts.graph_warmup) or 3 }
+  for opt, s in pairs(bench.settings_of) do cfg[opt] = (wl.setting(s[1], s[2], opts[opt])) end
   return cfg
 end
 

@@ -68,11 +68,18 @@ wl.cli = core.cli
 
 -- The value of setting section.name for a scenario that asks for scenario_value:
 -- built-in < wlrun.ini < scenario < command line. Returns the value and where it came from.
+-- scenario_value is checked by the setting's own rule (as on the command line and in wlrun.ini)
+-- and returned as wl.settings holds it (a percentage as a fraction, a duration in seconds).
 function wl.setting(section, name, scenario_value)
   local origins = core.settings_origin[section]
   local origin = origins and origins[name]
   if not origin then
     error(("unknown setting %s.%s"):format(tostring(section), tostring(name)), 2)
+  end
+  if scenario_value ~= nil then
+    local v, err = core.setting_value(section, name, scenario_value)
+    if err then core.error("script", ("wl.setting: %s.%s: %s"):format(section, name, err), 2) end
+    scenario_value = v
   end
   if origin.source == "cli" or scenario_value == nil then
     return core.settings[section][name], origin.source

@@ -36,8 +36,13 @@ function scenario.declare(spec, level)
   if type(spec.run) == "string" and not spec.setup then
     fail(at, ("run = '%s' names a field of setup's result, but there is no setup"):format(spec.run))
   end
-  if spec.timing then check(spec.timing, require("wlrun.bench").known_opts, at .. ": timing", 0, "option") end
+  if spec.timing then require("wlrun.bench").check_options(spec.timing, at .. ": wl.scenario: timing", 0) end
   if spec.order then
+    for k in pairs(spec.order) do
+      if math.type(k) ~= "integer" or k < 1 or k > #spec.order then
+        fail(at, ("'order' is a list of parameter names; it has the field '%s'"):format(tostring(k)))
+      end
+    end
     for i, n in ipairs(spec.order) do
       if type(n) ~= "string" then fail(at, ("order[%d] must be a parameter name"):format(i)) end
     end

@@ -21,9 +21,13 @@ static void test_parsers(void) {
   CHECK(!wl_parse_duration("nan", &v));
   CHECK(!wl_parse_duration("inf", &v));
   CHECK(!wl_parse_duration("0x10", &v));
+  /* a percentage means percent, with or without its sign */
   CHECK(wl_parse_percent("0.5%", &v) && fabs(v - 0.005) < 1e-15);
-  CHECK(wl_parse_percent("0.02", &v) && v == 0.02);
+  CHECK(wl_parse_percent("0.5", &v) && fabs(v - 0.005) < 1e-15);
+  CHECK(wl_parse_percent(" 2 % ", &v) && fabs(v - 0.02) < 1e-15);
   CHECK(!wl_parse_percent("5%%", &v));
+  CHECK(!wl_parse_percent("%", &v));
+  CHECK(!wl_parse_percent("inf%", &v));
   CHECK(wl_parse_bool("ON", &b) && b);
   CHECK(wl_parse_bool("no", &b) && !b);
   CHECK(!wl_parse_bool("maybe", &b));
@@ -32,6 +36,14 @@ static void test_parsers(void) {
   CHECK(!wl_parse_int("", &i));
   CHECK(!wl_parse_int("99999999999999999999999", &i));
 }
+
+static int fake_archs(int *archs, int max) {
+  if (max < 2) return 0;
+  archs[0] = 75;
+  archs[1] = 90;
+  return 2;
+}
+static bool fake_accepts(const char *arch) { return strcmp(arch, "sm_90a") == 0; }
 
 static void test_assign(void) {
   wl_settings_reset();
@@ -52,6 +64,28 @@ static void test_assign(void) {
     CHECK(!wl_setting_assign(s, bad_arch[i], WL_FROM_CLI, "--arch", err, sizeof err));
   CHECK(wl_setting_assign(s, "sm_90a", WL_FROM_CLI, "--arch", err, sizeof err));
   CHECK(wl_setting_assign(s, "sm_100f", WL_FROM_CLI, "--arch", err, sizeof err));
+  /* with a compiler to ask: what it does not list, or refuses with a suffix, is refused */
+  static const struct wl_arch_support fake = {"NVRTC 0.0", fake_archs, fake_accepts};
+  wl_settings_set_arch_support(&fake);
+  double v;
+  CHECK(wl_setting_check(s, "sm_90", &v, err, sizeof err));
+  CHECK(wl_setting_check(s, "sm_90a", &v, err, sizeof err));
+  CHECK(!wl_setting_check(s, "sm_75a", &v, err, sizeof err));
+  CHECK(!wl_setting_check(s, "sm_10", &v, err, sizeof err));
+  CHECK_STR(err, "expected a GPU architecture like sm_90 that NVRTC 0.0 compiles for (sm_75, sm_90; a or f after the number "
+                 "where it has one), got 'sm_10'");
+  CHECK(!wl_setting_check(s, "compute_90", &v, err, sizeof err));
+  CHECK_CONTAINS(err, "(sm_75, sm_90;");
+  wl_settings_set_arch_support(NULL);
+  CHECK(wl_setting_check(s, "sm_10", &v, err, sizeof err)); /* nothing to ask: the form alone */
+  /* the one validator: checks without storing */
+  s = wl_setting_find("adaptive", "target_noise");
+  CHECK(wl_setting_check(s, "2", &v, err, sizeof err) && fabs(v - 0.02) < 1e-15 && fabs(s->number - 0.005) < 1e-15);
+  CHECK(!wl_setting_check(s, "-3", &v, err, sizeof err));
+  CHECK_STR(err, "expected a percentage from 0.0001% to 100% (like 0.5 or 0.5%), got '-3'");
+  char what[128];
+  wl_setting_describe(wl_setting_find("run", "warmup_time"), what, sizeof what);
+  CHECK_STR(what, "a duration from 0s to 86400s (like 2s, 500ms, 50us)");
 }
 
 static void test_ini(void) {
@@ -111,7 +145,7 @@ static void test_cli(void) {
   CHECK(cli.command == WL_CMD_TOOL && strcmp(cli.tool, "compare") == 0 && cli.ntool_args == 4);
   CHECK_STR(cli.tool_args[3], "5%");
 
-  char *bad[][6] = {
+  char *bad[][7] = {
       {"wlrun", "s.lua", "--iters", "zero", NULL},
       {"wlrun", "s.lua", "--bogus", NULL},
       {"wlrun", "s.lua", "--iters", NULL},
@@ -122,6 +156,11 @@ static void test_cli(void) {
       {"wlrun", "s.lua", "--fail-above", "5%", NULL},
       {"wlrun", "s.lua", "-p", "1M=3", NULL},
       {"wlrun", "s.lua", "--mode", "warp", NULL},
+      {"wlrun", "s.lua", "-p", "M=1", "-p", "M=2", NULL},
+      {"wlrun", "s.lua", "--devices", "0,1,0", NULL},
+      {"wlrun", "s.lua", "--devices", "+1", NULL},
+      {"wlrun", "s.lua", "--devices", "1024", NULL},
+      {"wlrun", "s.lua", "--target-noise", "0", NULL},
   };
   const char *why[] = {"--iters: expected a whole number from 1 to 1000000000, got 'zero'",
                        "unknown option '--bogus'",
@@ -132,7 +171,12 @@ static void test_cli(void) {
                        "'wlrun info' takes no files",
                        "unknown option '--fail-above'",
                        "'1M' is not a parameter name",
-                       "--mode: expected one of cold|batch|graph|host|auto, got 'warp'"};
+                       "--mode: expected one of cold|batch|graph|host|auto, got 'warp'",
+                       "-p M is given twice ('M=1' and 'M=2')",
+                       "--devices '0,1,0': device 0 is given twice",
+                       "--devices '+1': expected device indices from 0 to 1023",
+                       "--devices '1024': expected device indices",
+                       "--target-noise: expected a percentage from 0.0001% to 100%"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     CHECK(!parse(&cli, bad[i]));
     CHECK_CONTAINS(err, why[i]);

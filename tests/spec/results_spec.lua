@@ -226,8 +226,9 @@ end)
 describe("the settings in force", function()
   it("record a scenario's timing table with its source", function()
     local sc = wl.scenario { name = "t", run = function() end,
-      timing = { flush_l2 = true, adaptive = true, warmup = 7, max_time = 3, batch = 4 } }
+      timing = { flush_l2 = true, adaptive = true, warmup = 7, max_time = "3s", batch = 4, target_noise = 2 } }
     local settings, sources = require("wlrun.runner").in_force(sc)
+    assert.equal(0.02, settings.adaptive.target_noise) -- 2 %, as wl.settings holds it
     assert.is_true(settings.run.flush_l2)
     assert.is_true(settings.adaptive.enabled)
     assert.equal(7, settings.run.warmup)

@@ -7,8 +7,6 @@ local util = {}
 
 local function core() return require "wlrun.core" end
 
-local finite = require("wlrun.units").finite
-
 function util.fail(kind, tool, msg) core().error(kind, ("%s: %s"):format(tool, msg), 0) end
 
 function util.warn(tool, msg) io.stderr:write(("wlrun %s: warning: %s\n"):format(tool, msg)) end
@@ -67,12 +65,8 @@ function util.parse_args(tool, args, spec)
   return opts, pos
 end
 
--- "5", "5%", "0.5 %" -> 0.05; nil for anything else
-function util.percent(s)
-  local v = tonumber((tostring(s):gsub("%s*%%$", "")))
-  if not finite(v) then return nil end
-  return v / 100
-end
+-- "5", "5%", "5 %" -> 0.05; nil for anything else: the rule of every percentage (settings.c)
+function util.percent(s) return core().percent(s) end
 
 -- a comma list of names
 function util.names(s)
