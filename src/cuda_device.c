@@ -45,6 +45,35 @@ int wl_closed_error(lua_State *L, int arg, const char *fn, const char *cls, cons
   return wl_raise(L, WL_EXIT_SCRIPT, "%s: %s (argument %d) used after %s", fn, cls, method ? arg - 1 : arg, verb);
 }
 
+void wl_check_fields(lua_State *L, int arg, const char *fn, const char *const *known) {
+  lua_pushnil(L);
+  while (lua_next(L, arg)) {
+    lua_pop(L, 1);
+    const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    bool ok = false;
+    for (const char *const *p = known; k && *p; p++) ok = ok || strcmp(*p, k) == 0;
+    if (ok) continue;
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (const char *const *p = known; *p; p++) {
+      if (p != known) luaL_addstring(&b, ", ");
+      luaL_addstring(&b, *p);
+    }
+    luaL_pushresult(&b);
+    const char *names = lua_tostring(L, -1), *key = luaL_tolstring(L, -2, NULL);
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: unknown field '%s' (fields: %s)", fn, key, names);
+  }
+}
+
+bool wl_bool_field(lua_State *L, int arg, const char *field, const char *fn, bool absent) {
+  int t = lua_getfield(L, arg, field);
+  bool v = lua_toboolean(L, -1);
+  if (t != LUA_TNIL && t != LUA_TBOOLEAN)
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: %s must be true or false, got a %s", fn, field, luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return t == LUA_TNIL ? absent : v;
+}
+
 /* wl.device_count() -> n, reason: never raises; reason says why n is 0 */
 static int l_device_count(lua_State *L) {
   int n;

@@ -39,6 +39,14 @@ int wl_device_index(void);
  * (argument 1 is self) or a function's name ("wl.elapsed"). Never returns. */
 int wl_closed_error(lua_State *L, int arg, const char *fn, const char *cls, const char *verb);
 
+/* Refuses a key of the table at stack index arg that is not one of known (a NULL-terminated
+ * list): "FN: unknown field 'x' (fields: a, b)", so that a typo is never ignored. */
+void wl_check_fields(lua_State *L, int arg, const char *fn, const char *const *known);
+
+/* The field of the table at arg as a boolean, absent when nil; anything else than a boolean
+ * raises "FN: FIELD must be true or false, got a string" (a string "false" is true in Lua). */
+bool wl_bool_field(lua_State *L, int arg, const char *field, const char *fn, bool absent);
+
 /* While the measurement engine measures, the Lua API counts what a timed body must not do. */
 struct wl_watch {
   bool measuring;

@@ -7,6 +7,7 @@
 #include "wl_modules.h"
 
 #include <lauxlib.h>
+#include <limits.h>
 #include <string.h>
 
 #define STREAM_MT "wlrun.stream"
@@ -142,14 +143,20 @@ static int stream_destroy(lua_State *L) {
 
 /* wl.stream{priority = n, blocking = false} */
 static int l_stream(lua_State *L) {
+  static const char *const known[] = {"priority", "blocking", NULL};
   int priority = 0;
   bool blocking = false;
-  if (lua_istable(L, 1)) {
-    lua_getfield(L, 1, "priority");
-    priority = (int)luaL_optinteger(L, -1, 0);
-    lua_getfield(L, 1, "blocking");
-    blocking = lua_toboolean(L, -1);
-    lua_pop(L, 2);
+  if (!lua_isnoneornil(L, 1)) {
+    if (!lua_istable(L, 1)) wl_raise(L, WL_EXIT_SCRIPT, "wl.stream: expected a table of options, got a %s", luaL_typename(L, 1));
+    wl_check_fields(L, 1, "wl.stream", known);
+    int whole = 0, t = lua_getfield(L, 1, "priority");
+    lua_Integer p = lua_tointegerx(L, -1, &whole);
+    if (t != LUA_TNIL && (t != LUA_TNUMBER || !whole || p < INT_MIN || p > INT_MAX))
+      wl_raise(L, WL_EXIT_SCRIPT, "wl.stream: priority must be a whole number (0, or below 0 for a higher priority), got '%s'",
+               luaL_tolstring(L, -1, NULL));
+    priority = t == LUA_TNIL ? 0 : (int)p;
+    lua_pop(L, 1);
+    blocking = wl_bool_field(L, 1, "blocking", "wl.stream", false);
   }
   wl_refuse_in_capture(L, "creating a stream");
   struct wl_stream *s = lua_newuserdatauv(L, sizeof *s, 0);
@@ -238,12 +245,13 @@ static int event_destroy(lua_State *L) {
 
 /* wl.event{timing = true, blocking = false} */
 static int l_event(lua_State *L) {
+  static const char *const known[] = {"timing", "blocking", NULL};
   bool timing = true, blocking = false;
-  if (lua_istable(L, 1)) {
-    if (lua_getfield(L, 1, "timing") != LUA_TNIL) timing = lua_toboolean(L, -1);
-    lua_getfield(L, 1, "blocking");
-    blocking = lua_toboolean(L, -1);
-    lua_pop(L, 2);
+  if (!lua_isnoneornil(L, 1)) {
+    if (!lua_istable(L, 1)) wl_raise(L, WL_EXIT_SCRIPT, "wl.event: expected a table of options, got a %s", luaL_typename(L, 1));
+    wl_check_fields(L, 1, "wl.event", known);
+    timing = wl_bool_field(L, 1, "timing", "wl.event", true);
+    blocking = wl_bool_field(L, 1, "blocking", "wl.event", false);
   }
   struct wl_event *e = lua_newuserdatauv(L, sizeof *e, 0);
   memset(e, 0, sizeof *e);
