@@ -48,9 +48,45 @@ function sweep.range(lo, hi, step)
   return t
 end
 
+-- "M, N, variant" or "none"
+local function sorted_names(set)
+  local names = {}
+  for n in pairs(set) do names[#names + 1] = n end
+  table.sort(names)
+  return #names > 0 and table.concat(names, ", ") or "none"
+end
+
 local function valid_value(v)
   local t = type(v)
   return t == "number" or t == "string" or t == "boolean"
+end
+
+local function finite(v) return v == v and v ~= math.huge and v ~= -math.huge end
+
+-- numbers by value (1 and 1.0 alike), strings and booleans apart
+local function tuple_key(tuple)
+  local parts = {}
+  for j, v in ipairs(tuple) do
+    local i = type(v) == "number" and math.tointeger(v)
+    parts[j] = i and ("n%d"):format(i) or type(v) == "number" and ("n%.17g"):format(v) or type(v):sub(1, 1) .. tostring(v)
+  end
+  return table.concat(parts, "\0")
+end
+
+-- a configuration given twice is measured twice under one key: refused. what: the message's
+-- start ("FILE:LINE: parameter 'M'" or "-p M")
+local function check_distinct(g, what, kind)
+  local first = {}
+  for i, tuple in ipairs(g.values) do
+    local k = tuple_key(tuple)
+    if first[k] then
+      local shown = {}
+      for j, name in ipairs(g.names) do shown[j] = name .. "=" .. tostring(tuple[j]) end
+      core.error(kind, ("%s: value %d repeats value %d (%s); give each value once"):format(what, i, first[k],
+        table.concat(shown, ", ")), 0)
+    end
+    first[k] = i
+  end
 end
 
 -- Reads a scenario's params table into groups: {{names = {...}, values = {{...}, ...}}, ...}
@@ -74,16 +110,28 @@ local function read_groups(params, where_defined)
           core.error("script", ("%s: value %d of parameter '%s' is a %s (numbers, strings, booleans)"):format(
             where_defined, i, names[j], type(col[i])), 0)
         end
+        if type(col[i]) == "number" and not finite(col[i]) then
+          core.error("script", ("%s: value %d of parameter '%s' is %s (numbers must be finite)"):format(
+            where_defined, i, names[j], col[i] ~= col[i] and "nan" or tostring(col[i])), 0)
+        end
         tuple[j] = col[i]
       end
       tuples[i] = tuple
     end
-    groups[#groups + 1] = { names = names, values = tuples }
+    local g = { names = names, values = tuples }
+    check_distinct(g, ("%s: parameter%s '%s'"):format(where_defined, #names > 1 and "s" or "", table.concat(names, "', '")), "script")
+    groups[#groups + 1] = g
   end
   for k, v in pairs(params) do
     if type(k) == "string" then
       if type(v) == "table" and getmetatable(v) == nil then
         if #v == 0 then core.error("script", ("%s: parameter '%s' has no values"):format(where_defined, k), 0) end
+        for i in pairs(v) do
+          if math.type(i) ~= "integer" or i < 1 or i > #v then
+            core.error("script", ("%s: parameter '%s' is a list of values; it has the field '%s'"):format(where_defined, k,
+              tostring(i)), 0)
+          end
+        end
         add({ k }, { v })
       elseif valid_value(v) then
         add({ k }, { { v } })
@@ -107,9 +155,16 @@ end
 
 local function convert(text, like, name)
   if type(like) == "number" then
-    local n = tonumber(text)
+    local n = not text:find("^%s*[-+]?0[xX]") and tonumber(text) -- hexadecimal integers wrap around
     if not n then core.error("usage", ("-p %s: '%s' is not a number"):format(name, text), 0) end
-    if math.type(like) == "integer" and n == math.floor(n) then n = math.tointeger(n) end
+    if not finite(n) then core.error("usage", ("-p %s: '%s' is not a finite number"):format(name, text), 0) end
+    if math.type(like) == "integer" and n == math.floor(n) then
+      n = math.tointeger(n)
+      if not n then
+        core.error("usage", ("-p %s: '%s' does not fit in an integer (%s's values are integers, from %d to %d)"):format(
+          name, text, name, math.mininteger, math.maxinteger), 0)
+      end
+    end
     return n
   elseif type(like) == "boolean" then
     if text == "true" then return true elseif text == "false" then return false end
@@ -122,11 +177,8 @@ end
 local function apply_overrides(groups, known, overrides)
   for _, o in ipairs(overrides or {}) do
     if not known[o.name] then
-      local names = {}
-      for n in pairs(known) do names[#names + 1] = n end
-      table.sort(names)
       core.error("usage", ("-p %s: the scenario has no parameter '%s' (it has: %s)"):format(o.name, o.name,
-        #names > 0 and table.concat(names, ", ") or "none"), 0)
+        sorted_names(known)), 0)
     end
     for _, g in ipairs(groups) do
       for j, name in ipairs(g.names) do
@@ -143,17 +195,16 @@ local function apply_overrides(groups, known, overrides)
             end
             for i, text in ipairs(o.values) do g.values[i][j] = convert(text, like, name) end
           end
+          check_distinct(g, "-p " .. name, "usage")
         end
       end
     end
   end
 end
 
-local function order_groups(groups, order, where_defined)
+local function order_groups(groups, order, where_defined, known)
   local rank = {}
-  if order then
-    for i, name in ipairs(order) do rank[name] = i end
-  end
+  for i, name in ipairs(order or {}) do rank[name] = rank[name] or i end
   for _, g in ipairs(groups) do
     g.key = math.huge
     for _, name in ipairs(g.names) do
@@ -163,6 +214,15 @@ local function order_groups(groups, order, where_defined)
       g.key = math.min(g.key, order and rank[name] or 0)
     end
     g.sortname = g.names[1]
+  end
+  local seen = {}
+  for _, name in ipairs(order or {}) do
+    if seen[name] then core.error("script", ("%s: 'order' names parameter '%s' twice"):format(where_defined, name), 0) end
+    if not known[name] then
+      core.error("script", ("%s: 'order' names '%s', which is not a parameter (parameters: %s)"):format(where_defined,
+        name, sorted_names(known)), 0)
+    end
+    seen[name] = true
   end
   table.sort(groups, function(a, b)
     if a.key ~= b.key then return a.key < b.key end
@@ -198,7 +258,7 @@ function sweep.expand(scenario, overrides, filter)
   local where_defined = scenario.defined_at or scenario.name
   local groups, known = read_groups(scenario.params or {}, where_defined)
   apply_overrides(groups, known, overrides)
-  order_groups(groups, scenario.order, where_defined)
+  order_groups(groups, scenario.order, where_defined, known)
   local axes = {}
   for _, g in ipairs(groups) do for _, n in ipairs(g.names) do axes[#axes + 1] = n end end
   local keep = filter and sweep.compile_filter(filter)
