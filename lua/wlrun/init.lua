@@ -24,15 +24,49 @@ wl.host_tensor = core.host_tensor
 wl.memory = core.memory
 wl.reset_memory_peak = core.reset_memory_peak
 
--- initialisers for `init =` and t:init(): generated on the device, seeded by --seed
+-- initialisers for `init =` and t:init(): generated on the device, seeded by --seed. Each
+-- argument is checked here, so that the error names it and the script's line.
+local function show(v)
+  if v ~= v then return "nan" end
+  if type(v) == "number" then return tostring(v) end
+  return type(v) == "string" and ("a string ('%s')"):format(v) or "a " .. type(v)
+end
+local function init_arg(fn, name, v, default, finite)
+  if v == nil and default ~= nil then return default end
+  if type(v) ~= "number" or (finite and (v ~= v or v == math.huge or v == -math.huge)) then
+    core.error("script", ("%s: %s must be a %snumber, got %s"):format(fn, name, finite and "finite " or "", show(v)), 3)
+  end
+  return v
+end
+local function init_seed(fn, opts)
+  if opts == nil then return nil end
+  if type(opts) ~= "table" then core.error("script", ("%s: opts must be a table {seed = N}, got a %s"):format(fn, type(opts)), 3) end
+  require("wlrun.fields").check(opts, { seed = true }, fn, 3, "option")
+  local seed = opts.seed
+  if seed ~= nil and math.type(seed) ~= "integer" then
+    core.error("script", ("%s: seed must be a whole number, got %s"):format(fn, show(seed)), 3)
+  end
+  return seed
+end
 function wl.zeros() return { kind = "fill", a = 0, b = 0 } end
-function wl.fill(value) return { kind = "fill", a = assert(tonumber(value), "wl.fill(value)"), b = 0 } end
-function wl.arange(start, step) return { kind = "arange", a = start or 0, b = step or 1 } end
+function wl.fill(value)
+  local a = init_arg("wl.fill(value)", "value", value, nil, false) -- NaN and infinities are values to fill with
+  return { kind = "fill", a = a, b = 0 }
+end
+function wl.arange(start, step)
+  local a = init_arg("wl.arange(start, step)", "start", start, 0, true)
+  local b = init_arg("wl.arange(start, step)", "step", step, 1, true)
+  return { kind = "arange", a = a, b = b }
+end
 function wl.uniform(lo, hi, opts)
-  return { kind = "uniform", a = lo or 0, b = hi or 1, seed = opts and opts.seed }
+  local fn = "wl.uniform(lo, hi, opts)"
+  local a, b = init_arg(fn, "lo", lo, 0, true), init_arg(fn, "hi", hi, 1, true) -- lo < hi: checked by the tensor
+  return { kind = "uniform", a = a, b = b, seed = init_seed(fn, opts) }
 end
 function wl.normal(mean, std, opts)
-  return { kind = "normal", a = mean or 0, b = std or 1, seed = opts and opts.seed }
+  local fn = "wl.normal(mean, std, opts)"
+  local a, b = init_arg(fn, "mean", mean, 0, true), init_arg(fn, "std", std, 1, true) -- std >= 0: by the tensor
+  return { kind = "normal", a = a, b = b, seed = init_seed(fn, opts) }
 end
 
 -- kernels, launches, streams, events, graphs
