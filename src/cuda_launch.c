@@ -176,6 +176,18 @@ static void pack_arg(const struct arg_ctx *c, int value, unsigned char *dst, str
 
 /* ---- geometry ---- */
 
+/* a field's value in an error: numbers, booleans and wlrun objects as they print, strings
+ * quoted, other values by their type */
+static const char *got(lua_State *L, int idx) {
+  switch (lua_type(L, idx)) {
+  case LUA_TSTRING: return lua_pushfstring(L, "'%s'", lua_tostring(L, idx));
+  case LUA_TNUMBER: case LUA_TBOOLEAN: return luaL_tolstring(L, idx, NULL);
+  case LUA_TUSERDATA: if (luaL_getmetafield(L, idx, "__tostring") != LUA_TNIL) { lua_pop(L, 1); return luaL_tolstring(L, idx, NULL); }
+  /* fall through */
+  default: return luaL_typename(L, idx);
+  }
+}
+
 static dim3 read_dim3(lua_State *L, int spec, const char *field, bool block) {
   dim3 d = {1, 1, 1};
   unsigned *v[3] = {&d.x, &d.y, &d.z};
@@ -183,7 +195,7 @@ static dim3 read_dim3(lua_State *L, int spec, const char *field, bool block) {
   int n = t == LUA_TTABLE ? (int)luaL_len(L, -1) : 1;
   if (t == LUA_TNIL) wl_raise(L, WL_EXIT_SCRIPT, "bind: '%s' is required", field);
   if ((t != LUA_TTABLE && t != LUA_TNUMBER) || n < 1 || n > 3)
-    wl_raise(L, WL_EXIT_SCRIPT, "bind: %s must be a number or a list of 1 to 3 numbers", field);
+    wl_raise(L, WL_EXIT_SCRIPT, "bind: %s must be a number or a list of 1 to 3 numbers, got %s", field, got(L, -1));
   static const double grid_max[3] = {2147483647.0, 65535, 65535}, block_max[3] = {1024, 1024, 64};
   for (int i = 0; i < n; i++) {
     if (t == LUA_TTABLE) lua_geti(L, -1, i + 1);
@@ -193,7 +205,7 @@ static dim3 read_dim3(lua_State *L, int spec, const char *field, bool block) {
     double max = block ? block_max[i] : grid_max[i];
     if (!isint || x < 1 || (double)x > max)
       wl_raise(L, WL_EXIT_SCRIPT, "bind: %s.%c must be a whole number from 1 to %.0f, got %s", field, "xyz"[i],
-               max, luaL_tolstring(L, -1, NULL));
+               max, got(L, -1));
     *v[i] = (unsigned)x;
     lua_pop(L, 1);
   }
@@ -208,7 +220,9 @@ static dim3 read_dim3(lua_State *L, int spec, const char *field, bool block) {
 static int kernel_bind(lua_State *L) {
   static const char *const known[] = {"grid", "block", "smem", "stream", "args", NULL};
   struct wl_kernel *k = wl_check_kernel(L, 1, "kernel:bind");
-  luaL_checktype(L, 2, LUA_TTABLE);
+  if (lua_type(L, 2) != LUA_TTABLE)
+    wl_raise(L, WL_EXIT_SCRIPT, "bind: expected a table {grid =, block =, smem =, stream =, args =}, got %s",
+             luaL_typename(L, 2));
   lua_settop(L, 2);
   lua_pushnil(L);
   while (lua_next(L, 2)) {
@@ -231,21 +245,24 @@ static int kernel_bind(lua_State *L) {
 
   b->grid = read_dim3(L, 2, "grid", false);
   b->block = read_dim3(L, 2, "block", true);
-  lua_getfield(L, 2, "smem");
-  lua_Integer smem = luaL_optinteger(L, -1, 0);
-  if (smem < 0 || smem > (1 << 30)) wl_raise(L, WL_EXIT_SCRIPT, "bind: smem must be bytes >= 0");
+  int isint = 1;
+  lua_Integer smem = lua_getfield(L, 2, "smem") == LUA_TNIL ? 0 : lua_tointegerx(L, -1, &isint);
+  if (!isint || smem < 0 || smem > (1 << 30))
+    wl_raise(L, WL_EXIT_SCRIPT, "bind: smem must be a whole number of bytes from 0 to %d, got %s", 1 << 30,
+             got(L, -1));
   b->smem = (size_t)smem;
   lua_pop(L, 1);
   if (lua_getfield(L, 2, "stream") != LUA_TNIL) {
     b->stream = wl_test_stream(L, -1);
-    if (!b->stream) wl_raise(L, WL_EXIT_SCRIPT, "bind: stream must be a wl.stream, got %s", luaL_typename(L, -1));
+    if (!b->stream) wl_raise(L, WL_EXIT_SCRIPT, "bind: stream must be a wl.stream, got %s",
+                             lua_type(L, -1) == LUA_TUSERDATA ? got(L, -1) : luaL_typename(L, -1));
     if (!wl_stream_get(L, b->stream)) wl_raise(L, WL_EXIT_SCRIPT, "bind: stream used after destroy");
     lua_setfield(L, 4, "stream");
   } else {
     lua_pop(L, 1);
   }
   if (lua_getfield(L, 2, "args") != LUA_TTABLE) {
-    if (!lua_isnil(L, -1)) wl_raise(L, WL_EXIT_SCRIPT, "bind: args must be a list");
+    if (!lua_isnil(L, -1)) wl_raise(L, WL_EXIT_SCRIPT, "bind: args must be a list, got %s", luaL_typename(L, -1));
     lua_pop(L, 1);
     lua_newtable(L);
   }
@@ -320,6 +337,7 @@ void wl_bound_enqueue(lua_State *L, struct wl_bound *b, cudaStream_t stream, lon
   cudaError_t (*launch)(cudaKernel_t, dim3, dim3, void **, size_t, cudaStream_t) = wl_backend->launch;
   cudaKernel_t fn = b->kernel->handle;
   for (long i = 0; i < n; i++) {
+    if (wl_stop_pending()) wl_stop_check(L); /* Ctrl-C: one load per launch, a launch costs microseconds */
     cudaError_t err = launch(fn, b->grid, b->block, b->argv, b->smem, stream);
     if (err != cudaSuccess) {
       wl_backend->clear_error();

@@ -36,8 +36,10 @@ static void need_events(lua_State *L, size_t n) {
   cudaEvent_t *grown = realloc(events, n * sizeof *grown);
   if (!grown) luaL_error(L, "out of memory for %d events", (int)n);
   events = grown;
-  for (; nevents < n; nevents++)
+  for (; nevents < n; nevents++) {
+    if (wl_stop_pending()) wl_stop_check(L); /* a million samples ask for two million events */
     WL_CUDA(L, wl_backend->event_create(&events[nevents], true, false), "creating timing events");
+  }
 }
 
 static double now(void) {
@@ -103,7 +105,10 @@ static void enqueue(lua_State *L, const struct work *w, cudaStream_t stream, lon
     wl_bound_enqueue(L, w->bound, stream, times);
   } else if (w->graph) {
     cudaGraphExec_t g = recheck ? wl_graph_exec(L, w->index, "graph:launch") : w->graph;
-    for (long i = 0; i < times; i++) WL_CUDA(L, wl_backend->graph_launch(g, stream), "launching a graph");
+    for (long i = 0; i < times; i++) {
+      if (wl_stop_pending()) wl_stop_check(L);
+      WL_CUDA(L, wl_backend->graph_launch(g, stream), "launching a graph");
+    }
   } else {
     for (long i = 0; i < times; i++) {
       lua_pushvalue(L, w->index);
@@ -177,6 +182,7 @@ static int l_time_cold(lua_State *L) {
   double *gpu = scratch(L, n), *enq = scratch(L, n);
   cudaStream_t s = w.stream;
   for (int i = 0; i < n; i++) {
+    if (wl_stop_pending()) wl_stop_check(L);
     if (flush) WL_CUDA(L, wl_backend->set_memory(flush_buffer, i & 0xff, flush_bytes, s), "flushing the L2 cache");
     WL_CUDA(L, wl_backend->event_record(events[2 * i], s), "cudaEventRecord");
     double t0 = now();
@@ -201,6 +207,7 @@ static int l_time_batch(lua_State *L) {
   double *gpu = scratch(L, n), *enq = scratch(L, n);
   cudaStream_t s = w.stream;
   for (int i = 0; i < n; i++) {
+    if (wl_stop_pending()) wl_stop_check(L);
     WL_CUDA(L, wl_backend->event_record(events[2 * i], s), "cudaEventRecord");
     double t0 = now();
     for (long j = 0; j < per; j++) enqueue(L, &w.items[(i * per + j) % w.n], s, 1, w.lua);
@@ -253,20 +260,22 @@ static int l_time_graph(lua_State *L) {
   }
   const struct wl_backend *be = wl_backend;
   cudaError_t run = cudaSuccess;
-  for (lua_Integer i = 0; i < warmup && run == cudaSuccess; i++) run = be->graph_launch(exec, s);
-  for (int i = 0; i < n && run == cudaSuccess; i++) {
+  /* Ctrl-C ends the replays; the graph is destroyed before the stop is raised */
+  for (lua_Integer i = 0; i < warmup && run == cudaSuccess && !wl_stop_pending(); i++) run = be->graph_launch(exec, s);
+  for (int i = 0; i < n && run == cudaSuccess && !wl_stop_pending(); i++) {
     run = be->event_record(events[2 * i], s);
     double t0 = now();
     if (run == cudaSuccess) run = be->graph_launch(exec, s);
     enq[i] = (now() - t0) / (double)per;
     if (run == cudaSuccess) run = be->event_record(events[2 * i + 1], s);
   }
-  if (run == cudaSuccess) run = be->event_sync(events[2 * n - 1]);
+  if (run == cudaSuccess && !wl_stop_pending()) run = be->event_sync(events[2 * n - 1]);
   cudaError_t freed = be->graph_exec_destroy(exec);
   if (run == cudaSuccess) run = freed;
   freed = be->graph_destroy(graph);
   if (run == cudaSuccess) run = freed;
   if (run != cudaSuccess) return wl_cuda_raise(L, run, "replaying the measured graph");
+  wl_stop_check(L);
   read_pairs(L, gpu, n, per);
   push_results(L, gpu, enq, n);
   return 1;
@@ -290,6 +299,7 @@ static int l_time_host(lua_State *L) {
   read_work(L, 1, &w);
   double *host = scratch(L, n), *enq = scratch(L, n);
   for (int i = 0; i < n; i++) {
+    if (wl_stop_pending()) wl_stop_check(L);
     WL_CUDA(L, wl_backend->device_sync(), "synchronising before a host-timed iteration");
     double t0 = now();
     enqueue(L, &w.items[i % w.n], w.stream, 1, w.lua);

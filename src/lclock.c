@@ -1,9 +1,11 @@
 /* Host clock primitives for Lua: wl.clock(), wl.clock_ns(), wl.sleep(). */
+#include "wl_exit.h"
 #include "wl_modules.h"
 
 #include <errno.h>
 #include <lauxlib.h>
 #include <math.h>
+#include <string.h>
 #include <time.h>
 
 static struct timespec now(void) {
@@ -26,13 +28,25 @@ static int l_clock_ns(lua_State *L) {
   return 1;
 }
 
-/* sleeps for the given seconds, resuming after signals until the time has passed */
+/* sleeps for the given seconds, until a deadline on the monotonic clock, in slices of at most
+ * 20 ms: Ctrl-C (or the time limit) stops it within a slice, at once when the signal comes to
+ * this thread (EINTR) */
 static int l_sleep(lua_State *L) {
   lua_Number s = luaL_checknumber(L, 1);
   luaL_argcheck(L, s >= 0 && s <= 1e7 && !isnan(s), 1, "seconds from 0 to 1e7 expected");
-  struct timespec req = {(time_t)s, (long)((s - floor(s)) * 1e9)}, rem;
-  while (nanosleep(&req, &rem) != 0 && errno == EINTR) req = rem;
-  return 0;
+  const long long slice = 20000000; /* ns */
+  struct timespec t0 = now();
+  long long end = (long long)t0.tv_sec * 1000000000 + t0.tv_nsec + (long long)(s * 1e9);
+  for (;;) {
+    wl_stop_check(L);
+    struct timespec t = now();
+    long long at = (long long)t.tv_sec * 1000000000 + t.tv_nsec;
+    if (at >= end) return 0;
+    long long next = end - at > slice ? at + slice : end;
+    struct timespec until = {(time_t)(next / 1000000000), (long)(next % 1000000000)};
+    int err = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
+    if (err != 0 && err != EINTR) return luaL_error(L, "wl.sleep: %s", strerror(err));
+  }
 }
 
 void wl_open_clock(lua_State *L) {

@@ -9,25 +9,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
 #define EXIT_KIND_KEY "wlrun.exit_kind"
+#define EXIT_CODE_KEY "wlrun.exit_code"
 
 static lua_State *running_state;   /* the state inside lua_pcall, for the SIGINT handler */
 static volatile sig_atomic_t interrupt_pending;
 
-/* Ctrl-C: stop the running Lua code at its next instruction with an "interrupted" error
- * (the pattern of lua.c's laction/lstop). */
+/* Ctrl-C or the time limit: stop the running Lua code at its next instruction with an
+ * "interrupted" or "timeout" error (the pattern of lua.c's laction/lstop), unless a C loop of
+ * the bindings raised it first (wl_stop_check). */
 static void stop_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   lua_sethook(L, NULL, 0, 0);
-  lua_createtable(L, 0, 2);
-  lua_pushliteral(L, "interrupted");
-  lua_setfield(L, -2, "kind");
-  lua_pushliteral(L, "interrupted (Ctrl-C)");
-  lua_setfield(L, -2, "message");
-  lua_error(L);
+  wl_stop_check(L);
+}
+
+static void stop_lua(void) {
+  if (running_state)
+    lua_sethook(running_state, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
 /* The first SIGINT stops the Lua code cleanly. Another one more than a second later (the
@@ -48,8 +51,49 @@ static void on_sigint(int sig) {
   }
   first = now;
   interrupt_pending = 1;
-  if (running_state)
-    lua_sethook(running_state, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+  wl_stop_request(WL_STOP_INTERRUPT);
+  stop_lua();
+}
+
+/* The time limit of core.time_limit: the first SIGALRM stops the code like Ctrl-C, with an error
+ * of kind timeout; the next, a second later (the stop did not get through: a call that never
+ * returns, a pcall that swallowed it), exits at once. */
+static char limit_exit_message[600];
+static volatile sig_atomic_t limit_stopped;
+static bool limit_armed;
+
+static void on_alarm(int sig) {
+  (void)sig;
+  if (limit_stopped) {
+    if (write(STDERR_FILENO, limit_exit_message, strlen(limit_exit_message)) < 0) { /* nothing more to do */ }
+    _exit(WL_EXIT_CUDA); /* the exit code of kind timeout */
+  }
+  limit_stopped = 1;
+  wl_stop_request(WL_STOP_TIMEOUT);
+  stop_lua();
+}
+
+/* core.time_limit(seconds, message): from now, the running code is stopped after seconds with
+ * an error of kind timeout and this message, and the process exits (code 5) a second later if
+ * it still runs; core.time_limit(0) cancels. */
+static int core_time_limit(lua_State *L) {
+  lua_Number s = luaL_checknumber(L, 1);
+  luaL_argcheck(L, s >= 0 && s <= 1e7, 1, "seconds from 0 to 1e7 expected");
+  struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_REAL, &off, NULL);
+  limit_stopped = 0;
+  limit_armed = s > 0;
+  if (s == 0) return 0;
+  const char *msg = luaL_checkstring(L, 2);
+  wl_stop_set_timeout_message(msg);
+  snprintf(limit_exit_message, sizeof limit_exit_message, "\nwlrun: %s; still running a second later, exiting at once\n", msg);
+  struct sigaction sa = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGALRM, &sa, NULL);
+  long us = (long)(s * 1e6) % 1000000;
+  struct itimerval t = {{1, 0}, {(time_t)s, us > 0 || s >= 1 ? us : 1}};
+  setitimer(ITIMER_REAL, &t, NULL);
+  return 0;
 }
 
 /* Message handler of every protected call: file:line message plus a traceback; remembers
@@ -70,6 +114,11 @@ static int message_handler(lua_State *L) {
   if (!msg) msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
   lua_pushstring(L, kind);
   lua_setfield(L, LUA_REGISTRYINDEX, EXIT_KIND_KEY);
+  /* an exit code of its own (os.exit(3) that stopped a scenario run): 1 to 125 */
+  lua_Integer code = 0;
+  if (lua_type(L, 1) == LUA_TTABLE && lua_getfield(L, 1, "exit_code") == LUA_TNUMBER) code = lua_tointeger(L, -1);
+  lua_pushinteger(L, code >= 1 && code <= 125 ? code : 0);
+  lua_setfield(L, LUA_REGISTRYINDEX, EXIT_CODE_KEY);
   if (bare) lua_pushstring(L, msg);
   else luaL_traceback(L, L, msg, 1);
   return 1;
@@ -86,6 +135,11 @@ static enum wl_exit protected_call(lua_State *L, int nargs, int nresults) {
     lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
   int status = lua_pcall(L, nargs, nresults, base);
   running_state = NULL;
+  if (limit_armed) { /* the code it limited has ended */
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    limit_armed = false;
+  }
   lua_remove(L, base);
   if (status == LUA_OK) return WL_EXIT_OK;
   fprintf(stderr, "wlrun: %s\n", lua_tostring(L, -1) ? lua_tostring(L, -1) : "(no message)");
@@ -93,7 +147,9 @@ static enum wl_exit protected_call(lua_State *L, int nargs, int nresults) {
   if (status == LUA_ERRMEM) return WL_EXIT_SCRIPT;
   lua_getfield(L, LUA_REGISTRYINDEX, EXIT_KIND_KEY);
   enum wl_exit code = wl_exit_from_kind(lua_tostring(L, -1));
-  lua_pop(L, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, EXIT_CODE_KEY);
+  if (lua_tointeger(L, -1) > 0) code = (enum wl_exit)lua_tointeger(L, -1);
+  lua_pop(L, 2);
   return code;
 }
 
@@ -196,6 +252,8 @@ static int open_core(lua_State *L) {
   lua_setfield(L, -2, "version");
   lua_pushcfunction(L, core_error);
   lua_setfield(L, -2, "error");
+  lua_pushcfunction(L, core_time_limit);
+  lua_setfield(L, -2, "time_limit");
   wl_open_clock(L);
   wl_open_stats(L);
   wl_open_settings(L, cli);

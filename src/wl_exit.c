@@ -70,3 +70,28 @@ int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...) {
   lua_setmetatable(L, -2);
   return lua_error(L);
 }
+
+volatile sig_atomic_t wl_stop_requested = WL_STOP_NONE;
+static char timeout_message[512] = "ran past its time limit and was stopped";
+
+void wl_stop_request(enum wl_stop why) {
+  if (wl_stop_requested == WL_STOP_NONE) wl_stop_requested = why;
+}
+
+void wl_stop_set_timeout_message(const char *message) {
+  snprintf(timeout_message, sizeof timeout_message, "%s", message);
+}
+
+void wl_stop_check(lua_State *L) {
+  sig_atomic_t why = wl_stop_requested;
+  if (why == WL_STOP_NONE) return;
+  wl_stop_requested = WL_STOP_NONE;
+  lua_createtable(L, 0, 2);
+  lua_pushstring(L, why == WL_STOP_TIMEOUT ? "timeout" : "interrupted");
+  lua_setfield(L, -2, "kind");
+  lua_pushstring(L, why == WL_STOP_TIMEOUT ? timeout_message : "interrupted (Ctrl-C)");
+  lua_setfield(L, -2, "message");
+  luaL_getmetatable(L, "wlrun.error");
+  lua_setmetatable(L, -2);
+  lua_error(L);
+}

@@ -3,6 +3,8 @@
 #define WL_EXIT_H
 
 #include <lua.h>
+#include <signal.h>
+#include <stdbool.h>
 
 enum wl_exit {
   WL_EXIT_OK = 0,
@@ -28,5 +30,26 @@ int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* Stopping the running code from a signal handler (docs/reliability.md, "Interrupts"): the
+ * host (lhost.c) asks for a stop when Ctrl-C comes or the script's time limit passes, and
+ * stops the Lua code at its next instruction; the long loops and waits of the bindings in C
+ * (launch loops, the timed loops, graph replays, wl.sleep) look at wl_stop_pending() between
+ * steps and call wl_stop_check. A stop is raised once: the code that runs after it (teardown,
+ * the outputs) runs normally. */
+enum wl_stop { WL_STOP_NONE, WL_STOP_INTERRUPT, WL_STOP_TIMEOUT };
+extern volatile sig_atomic_t wl_stop_requested;
+static inline bool wl_stop_pending(void) { return wl_stop_requested != WL_STOP_NONE; }
+
+/* Asks for a stop (async-signal-safe); the first one asked wins until it is raised. */
+void wl_stop_request(enum wl_stop why);
+
+/* The message of a timeout stop ("script.lua ran past ..."); copied. */
+void wl_stop_set_timeout_message(const char *message);
+
+/* Raises the pending stop, if any, and forgets it: an error {kind = "interrupted", message =
+ * "interrupted (Ctrl-C)"} or {kind = "timeout", message = the timeout message}. Returns when
+ * no stop is pending. */
+void wl_stop_check(lua_State *L);
 
 #endif

@@ -1,23 +1,40 @@
--- What --compile-only reports: each distinct kernel compiled by the script, once.
+-- What --compile-only reports: each distinct kernel compiled by the script, once. With
+-- --isolate or --config-timeout the configurations run in child processes: the kernels they
+-- bound come from their entries of doc (name, arch and source; the parameter count is not
+-- known here, "?").
 local core = require "wlrun.core"
 
 local compiled = {}
 
-function compiled.text()
+function compiled.text(doc)
   local list, distinct, by_key, cached = core.compiled_kernels(), {}, {}, 0
-  for _, k in ipairs(list) do
-    if k.from_cache then cached = cached + 1 end
+  local function add(k)
     local key = k.name .. "\0" .. k.source .. "\0" .. k.arch
     if not by_key[key] then
       by_key[key] = { k = k, uses = 0 }
       distinct[#distinct + 1] = by_key[key]
     end
-    by_key[key].uses = by_key[key].uses + 1
+    return by_key[key]
   end
-  local out = { ("compile-only: %d distinct kernel%s from %d wl.kernel call%s (%d served by the cache)"):format(#distinct,
-    #distinct == 1 and "" or "s", #list, #list == 1 and "" or "s", cached) }
+  for _, k in ipairs(list) do
+    if k.from_cache then cached = cached + 1 end
+    local d = add(k)
+    d.uses = d.uses + 1
+  end
+  local children = 0
+  for _, e in ipairs(doc and doc.configurations or {}) do
+    if e.isolated then
+      children = children + 1
+      for _, k in ipairs(e.kernels or {}) do
+        if type(k.name) == "string" and type(k.source) == "string" and type(k.arch) == "string" then add(k) end
+      end
+    end
+  end
+  local out = { ("compile-only: %d distinct kernel%s from %d wl.kernel call%s (%d served by the cache)%s"):format(#distinct,
+    #distinct == 1 and "" or "s", #list, #list == 1 and "" or "s", cached,
+    children > 0 and (", and those of %d configuration%s in child processes"):format(children, children == 1 and "" or "s") or "") }
   for _, d in ipairs(distinct) do
-    out[#out + 1] = ("  %-28s %-6s %2d params  %s%s"):format(d.k.name, d.k.arch, d.k.nparams, d.k.source,
+    out[#out + 1] = ("  %-28s %-6s %2s params  %s%s"):format(d.k.name, d.k.arch, d.k.nparams or "?", d.k.source,
       d.uses > 1 and ("  (x" .. d.uses .. ")") or "")
   end
   return table.concat(out, "\n") .. "\n"

@@ -118,11 +118,33 @@ local function measure(sc, p, state, entry, ctx)
   if sc.work then results.record_work(entry, sc.work(p), ctx.device) end
 end
 
+-- an error that stops the run, not only its configuration: Ctrl-C, os.exit (results.journal)
+local function stop_of(e)
+  if type(e) ~= "table" then return nil end
+  if e.exit ~= nil then return { kind = "exit", message = e.message, code = e.exit } end
+  if e.kind == "interrupted" then return e end
+end
+
+-- a teardown that raised: the configuration fails with it (what was measured stays); after
+-- another failure, the first stays the configuration's and the teardown's is added
+local function teardown_failed(entry, e)
+  local message = "teardown: " .. (type(e) == "table" and tostring(e.message) or tostring(e))
+  if entry.status == "failed" then
+    entry.error = ("%s\n(and %s)"):format(entry.error, message)
+    return
+  end
+  entry.status, entry.reason, entry.error = "failed", nil, message
+  entry.kind = type(e) == "table" and kinds[e.kind] and e.kind or "script"
+end
+
 function configuration.run(sc, cfg, ctx)
   local p = cfg.params
   local entry = results.entry(cfg)
   local state
   local t0 = core.clock()
+  local journal = require "wlrun.results.journal" -- os.exit in here stops the run (journal.hook_exit)
+  local described = require("wlrun.sweep").describe(p, ctx.axes)
+  journal.in_configuration = ("configuration %d%s"):format(cfg.index, described ~= "" and (" (" .. described .. ")") or "")
   local ok, err = xpcall(function()
     do local _ <close> = nvtx.auto_scope("setup") -- nvtx
       state = sc.setup and sc.setup(p) or {}
@@ -140,7 +162,9 @@ function configuration.run(sc, cfg, ctx)
     for _, k in ipairs(kernels_of(state)) do names[#names + 1] = k.name end
     if #names > 0 then err.message = ("%s (kernels of this configuration: %s)"):format(err.message, table.concat(names, ", ")) end
   end
-  if sc.teardown and state ~= nil then pcall(nvtx.auto_range, "teardown", nil, sc.teardown, p, state) end -- nvtx
+  local torn, terr = true, nil
+  if sc.teardown and state ~= nil then torn, terr = pcall(nvtx.auto_range, "teardown", nil, sc.teardown, p, state) end -- nvtx
+  journal.in_configuration = nil
   walk_state(state, function(v) if core.is_tensor(v) and not v.freed then v:free() end end, 0)
   state = nil
   collectgarbage()
@@ -153,9 +177,11 @@ function configuration.run(sc, cfg, ctx)
       entry.status = "failed"
       entry.kind = kinds[err.kind] and err.kind or "script"
       entry.error = err.message or tostring(err)
-      if entry.kind == "interrupted" then return entry, err end
     end
   end
+  if not torn then teardown_failed(entry, terr) end
+  local stop = not ok and stop_of(err) or not torn and stop_of(terr) or nil
+  if stop then return entry, stop end
   return entry
 end
 

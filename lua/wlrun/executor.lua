@@ -169,9 +169,15 @@ end
 
 ---------------------------------------------------------------------------------------------
 
--- the executor a run asks for: --devices, --isolate or --config-timeout, or this process
+-- the executor a run asks for: --devices, --isolate or --config-timeout, or this process. Under
+-- --compile-only too, --isolate and --config-timeout run each configuration in a child process
+-- (a setup that hangs is stopped as on a GPU); --devices has no devices to spread over there.
 function executor.choose(ctx, settings, cli)
-  if ctx.compile_only then return executor.in_process(ctx) end
+  if ctx.compile_only then
+    local timeout = settings.run.config_timeout
+    if settings.run.isolate or timeout > 0 then return executor.isolated(timeout) end
+    return executor.in_process(ctx)
+  end
   if cli.devices then
     local devices = {}
     for d in cli.devices:gmatch("%d+") do devices[#devices + 1] = tonumber(d) end

@@ -17,6 +17,25 @@ end
 -- the script's chunk, called by a tail call: its traceback line reads "in main chunk"
 local function call(chunk, ...) return chunk(...) end
 
+-- a table returned in place of wl.scenario{...}: refused, since it would run nothing
+local scenario_fields = { "run", "params", "setup", "name" }
+local function looks_like_scenario(v)
+  if type(v) ~= "table" or getmetatable(v) ~= nil then return nil end
+  for _, f in ipairs(scenario_fields) do
+    if rawget(v, f) ~= nil then return f end
+  end
+end
+
+-- --config-timeout T limits the script's top level too (docs/reliability.md): a plain script
+-- as a whole, a scenario script until it returns its scenario (each configuration then gets
+-- T in its child process). Not in a child process: the parent's limit covers it.
+local function limit_top_level(cli)
+  local t = core.settings.run.config_timeout
+  if t > 0 and not cli.worker_config and not cli.worker_queue then
+    core.time_limit(t, ("%s ran past --config-timeout (%.3g s) and was stopped"):format(cli.script, t))
+  end
+end
+
 local function run_script(cli)
   local args = cli.script_args
   _G.arg = table.move(args, 1, #args, 1, { [0] = cli.script })
@@ -24,8 +43,16 @@ local function run_script(cli)
   if not chunk then -- "cannot open/read FILE": the file (exit 9); else its syntax (exit 1)
     core.error(err:find("^cannot %a+ ") and "io" or "script", err, 0)
   end
+  require("wlrun.results.journal").hook_exit() -- before the script can keep its own os.exit
+  limit_top_level(cli)
   local result = call(chunk, table.unpack(args))
+  core.time_limit(0)
   if require("wlrun.scenario").is(result) then return require("wlrun.runner").run(result, cli.script) end
+  local field = looks_like_scenario(result)
+  if field then
+    core.error("script", ("%s returned a plain table with a scenario's field '%s': wrap it in wl.scenario{...} "
+      .. "to run it as a scenario"):format(cli.script, field), 0)
+  end
   local only = scenario_only(cli)
   if only then
     core.error("usage", ("%s applies to scenarios, and %s returned no wl.scenario{...}"):format(only, cli.script), 0)

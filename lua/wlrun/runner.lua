@@ -179,8 +179,12 @@ function runner.run(sc, script)
     core.error("interrupted", ("interrupted during configuration %d of %d; %d finished configurations are in %s"):format(
       at, n, #doc.configurations - (interrupted_at and 1 or 0), #outputs > 0 and outputs[1].path or "no output file (-o)"), 0)
   end
+  if stop and stop.kind == "exit" then -- os.exit in a configuration: the run stops, never as a success
+    error({ kind = "script", bare = true, exit_code = stop.code, message = ("%s; %d finished configurations are in %s"):format(
+      stop.message, #doc.configurations - 1, #outputs > 0 and outputs[1].path or "no output file (-o)") }, 0)
+  end
   if compile_only and (out.format == "table" or out.format == "plain") then
-    sink:report(require("wlrun.compiled").text())
+    sink:report(require("wlrun.compiled").text(doc))
   else
     sink:report(require("wlrun.report").render(doc, out.format))
   end

@@ -40,15 +40,41 @@ local function probe(path)
   os.remove(tmp)
 end
 
--- os.exit in a script ends the process without unwinding: the open writers finish first
+-- os.exit in a script ends the process without unwinding, and must not report success for a
+-- scenario run cut short (docs/reliability.md). Inside a configuration (journal.in_configuration,
+-- set by wlrun.configuration: "configuration 3 (n=3)") it raises an error that stops the run;
+-- elsewhere while outputs are open they are written first, as incomplete, and an exit code of 0
+-- becomes 1. Hooked by the host before the script runs, so that a script's own copy of os.exit
+-- is the hooked one.
+journal.in_configuration = nil
+
+local function exit_code(code)
+  if code == nil or code == true or code == 0 then return 1 end
+  local n = type(code) == "number" and math.tointeger(code)
+  return n and n > 0 and n < 256 and n or 1
+end
+
 local hooked = false
-local function hook_exit()
+function journal.hook_exit()
   if hooked then return end
   hooked = true
   local exit = os.exit
-  os.exit = function(...) -- luacheck: ignore (a standard library function, replaced on purpose)
-    journal.finish_all()
-    return exit(...)
+  os.exit = function(code, close) -- luacheck: ignore (a standard library function, replaced on purpose)
+    local call = ("os.exit(%s)"):format(code == nil and "" or tostring(code))
+    if journal.in_configuration then
+      local at = debug.getinfo(2, "Sl")
+      local where = at and at.currentline > 0 and ("%s:%d: "):format(at.short_src, at.currentline) or ""
+      local cli = require("wlrun.core").cli
+      local child = cli.worker_config or cli.worker_queue -- a child process: its configuration fails, the run goes on
+      error({ kind = "script", exit = exit_code(code), message = ("%s%s during %s: %s"):format(where, call,
+        journal.in_configuration, child and "the configuration fails (in a child process)" or "the run stops here") }, 0)
+    end
+    if next(open_writers) then
+      journal.finish_all()
+      io.stderr:write(("wlrun: %s during a scenario run: the run stops, its outputs are incomplete\n"):format(call))
+      return exit(exit_code(code), close)
+    end
+    return exit(code, close)
   end
 end
 
@@ -59,7 +85,7 @@ local function exists(path)
 end
 
 function journal.open(doc, outputs, resume)
-  hook_exit()
+  journal.hook_exit()
   local w = setmetatable({ doc = doc, outputs = outputs, finished = false }, Writer)
   for _, o in ipairs(outputs) do probe(o.path) end
   if #outputs > 0 then

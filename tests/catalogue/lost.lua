@@ -1,0 +1,226 @@
+-- The catalogue of bad inputs, class "lost": nothing lost, nothing hung, no error swallowed or
+-- misplaced. Ctrl-C honoured inside wlrun's own loops in C and in wl.sleep; --config-timeout
+-- applied to plain scripts and under --compile-only; a teardown error, os.exit in a sweep and a
+-- plain table returned instead of wl.scenario{} reported; every field of k:bind{} named in its
+-- errors. See tests/catalogue.lua for the fields of a case.
+local load = require "wlrun.results.load"
+local assert = require "luassert"
+
+local CO = "--compile-only --arch sm_90"
+-- Ctrl-C after N seconds; killed outright (a signal: the case fails) 10 s after that, so that a
+-- Ctrl-C that is not honoured ends the case instead of hanging it
+local function ctrl_c(n) return ("timeout --preserve-status -k 10 -s INT %s"):format(n) end
+
+-- a scenario over n = 1..4 around BODY (fields of wl.scenario)
+local function sweep(body)
+  return ([[local wl = require "wlrun"
+return wl.scenario { name = "lost", params = { n = { 1, 2, 3, 4 } },
+  %s }
+]]):format(body)
+end
+
+-- the results document r.json holds these statuses (and the run says whether it completed)
+local function doc_is(complete, statuses, more)
+  return function(_, dir)
+    local doc = load.load(dir .. "/r.json")
+    assert.equal(complete, doc.complete)
+    local got = {}
+    for i, c in ipairs(doc.configurations) do got[i] = c.status end
+    assert.same(statuses, got)
+    assert.is_nil(io.open(dir .. "/r.json.journal")) -- every output written, the journal gone
+    if more then more(doc, dir) end
+  end
+end
+
+-- of the four configurations, the second alone failed, with this kind
+local function second_failed(kind)
+  return doc_is(true, { "compiled", "failed", "compiled", "compiled" }, function(doc)
+    assert.equal(kind, doc.configurations[2].kind)
+  end)
+end
+
+-- a bound launch of an empty kernel, for the launch loops (CPU: under --compile-only; Ctrl-C
+-- after 2 s, once NVRTC has compiled it)
+local LAUNCH = [[local wl = require "wlrun"
+local k = wl.kernel { 'extern "C" __global__ void nop(float* p) { }', name = "nop" }
+local x = wl.tensor { 16 }
+local l = k:bind { grid = 1, block = 1, args = { x } }
+]]
+
+-- a bind with one field changed
+local function bind(field)
+  return LAUNCH .. "k:bind { grid = 1, block = 1, args = { x }, " .. field .. " }\n"
+end
+
+return {
+  ---- Ctrl-C inside wlrun's own loops and waits ----
+  { name = "Ctrl-C during a long wl.sleep", code = 130, prefix = ctrl_c(1),
+    script = "require('wlrun').sleep(60)", stderr = "interrupted %(Ctrl%-C%)" },
+  { name = "Ctrl-C stops wl.sleep within 0.1 s", code = 130,
+    script = [[local wl = require "wlrun"
+os.execute(("(sleep 0.5; kill -INT %d) &"):format(require("wlrun.process").getpid()))
+local t0 = wl.clock()
+local ok, e = pcall(wl.sleep, 30)
+local f = assert(io.open("elapsed", "w"))
+f:write(wl.clock() - t0)
+f:close()
+error(e, 0)
+]], stderr = "interrupted %(Ctrl%-C%)",
+    check = function(_, dir)
+      local f = assert(io.open(dir .. "/elapsed"))
+      local elapsed = tonumber(f:read("a"))
+      f:close()
+      assert.is_true(elapsed < 0.5 + 0.1 + 0.1, ("Ctrl-C at 0.5 s stopped wl.sleep at %.3f s"):format(elapsed))
+    end },
+  { name = "Ctrl-C during launch:launch(n) looped in C", code = 130, prefix = ctrl_c(2), args = CO,
+    script = LAUNCH .. "l:launch(1e11)", stderr = "interrupted %(Ctrl%-C%).*in method 'launch'" },
+  { name = "Ctrl-C during the batch loop of the measurement", code = 130, prefix = ctrl_c(2), args = CO,
+    script = LAUNCH .. "require('wlrun.engine').time_batch(l, 1000, 1000000)", stderr = "interrupted %(Ctrl%-C%)" },
+  { name = "Ctrl-C during graph replays of the measurement", code = 130, prefix = ctrl_c(2), args = CO,
+    script = LAUNCH .. "local g = wl.graph(function() l() end)\nrequire('wlrun.engine').time_batch(g, 1000, 1000000)",
+    stderr = "interrupted %(Ctrl%-C%)" },
+  { name = "Ctrl-C during the warm-up replays of graph mode", code = 130, prefix = ctrl_c(2), args = CO,
+    script = LAUNCH .. "require('wlrun.engine').time_graph(l, 10, 100, 1e11)", stderr = "interrupted %(Ctrl%-C%)" },
+  { name = "Ctrl-C during a configuration keeps the finished ones", code = 130, prefix = ctrl_c(1),
+    args = CO .. " -o r.json",
+    script = sweep("setup = function(p) if p.n == 2 then wl.sleep(60) end return {} end, run = function() end"),
+    stderr = "interrupted during configuration 2 of 4; 1 finished configurations are in r%.json",
+    check = doc_is(false, { "compiled", "failed" }, function(doc)
+      assert.equal("interrupted", doc.configurations[2].kind)
+    end) },
+  { name = "Ctrl-C during a teardown", code = 130, prefix = ctrl_c(1), args = CO .. " -o r.json",
+    script = sweep("setup = function() return {} end, run = function() end, teardown = function() wl.sleep(60) end"),
+    stderr = "interrupted during configuration 1 of 4",
+    check = doc_is(false, { "failed" }, function(doc)
+      assert.equal("interrupted", doc.configurations[1].kind)
+      assert.matches("^teardown: interrupted", doc.configurations[1].error)
+    end) },
+
+  ---- --config-timeout: applied to plain scripts and under --compile-only ----
+  { name = "--config-timeout: a plain script that never ends", code = 5, args = "--config-timeout 1s",
+    script = "while true do end", stderr = "script%.lua ran past %-%-config%-timeout %(1 s%) and was stopped" },
+  { name = "--config-timeout: a plain script in a long wl.sleep", code = 5, args = "--config-timeout 0.5s",
+    script = "require('wlrun').sleep(60)", stderr = "ran past %-%-config%-timeout %(0%.5 s%)" },
+  { name = "--config-timeout: a plain script that swallows the stop", code = 5, args = "--config-timeout 0.5s",
+    script = "while true do pcall(function() while true do end end) end",
+    stderr = "ran past %-%-config%-timeout %(0%.5 s%) and was stopped; still running a second later, exiting at once" },
+  { name = "config_timeout from wlrun.ini: a plain script that never ends", code = 5, ini = "[run]\nconfig_timeout = 1s\n",
+    script = "while true do end", stderr = "ran past %-%-config%-timeout %(1 s%)" },
+  { name = "--config-timeout: a scenario script whose top level never ends", code = 5, args = CO .. " --config-timeout 1s",
+    script = "while true do end\n" .. sweep("run = function() end"), stderr = "ran past %-%-config%-timeout" },
+  { name = "--config-timeout under --compile-only: a setup that never ends", code = 5,
+    args = CO .. " --config-timeout 1s -o r.json",
+    script = sweep("setup = function(p) if p.n == 2 then while true do end end return {} end, run = function() end"),
+    stderr = "configuration 2 %(n=2%) failed: ran past %-%-config%-timeout %(1 s%) and was stopped",
+    check = second_failed("timeout") },
+  { name = "--isolate under --compile-only runs each configuration in a child process", code = 0,
+    args = CO .. " --isolate -o r.json", script = sweep("run = function() end"),
+    stdout = "and those of 4 configurations in child processes",
+    check = doc_is(true, { "compiled", "compiled", "compiled", "compiled" }, function(doc)
+      for _, c in ipairs(doc.configurations) do assert.is_true(c.isolated) end
+    end) },
+
+  ---- a teardown error is not swallowed ----
+  { name = "a teardown that raises fails its configuration", code = 1, args = CO .. " -o r.json",
+    script = sweep("run = function() end, teardown = function(p) if p.n == 2 then error('cleanup broke') end end"),
+    stderr = "configuration 2 %(n=2%) failed: teardown: .*script%.lua:%d+: cleanup broke",
+    check = second_failed("script") },
+  { name = "a teardown error after a run error: both named, the first the configuration's", code = 1,
+    args = CO .. " -o r.json",
+    script = sweep("run = function() error('run broke') end, teardown = function() error('cleanup broke') end"),
+    stderr = "failed: .*script%.lua:%d+: run broke",
+    check = doc_is(true, { "failed", "failed", "failed", "failed" }, function(doc)
+      assert.matches("^[^\n]*script%.lua:%d+: run broke.*%(and teardown: [^\n]*script%.lua:%d+: cleanup broke%)$",
+        doc.configurations[1].error)
+    end) },
+  { name = "a teardown error of a skipped configuration", code = 1, args = CO .. " -o r.json",
+    script = sweep("run = function(p) if p.n == 1 then wl.skip('not this one') end end, "
+      .. "teardown = function() error('cleanup broke') end"),
+    stderr = "configuration 1 %(n=1%) failed: teardown: ",
+    check = doc_is(true, { "failed", "failed", "failed", "failed" }) },
+  { name = "a teardown error keeps the measurement already in the entry", code = 1, gpu = true,
+    args = "--iters 5 --warmup 2 -o r.json",
+    script = [[local wl = require "wlrun"
+local k = wl.kernel { 'extern "C" __global__ void nop(float* p) { }', name = "nop" }
+return wl.scenario { name = "td", params = { n = { 1, 2 } },
+  setup = function() local x = wl.tensor { 16 } return { x = x, l = k:bind { grid = 1, block = 1, args = { x } } } end,
+  run = "l", teardown = function(p) if p.n == 1 then error('cleanup broke') end end }
+]], stderr = "configuration 1 %(n=1%) failed: teardown: .*script%.lua:%d+: cleanup broke",
+    check = doc_is(true, { "failed", "ok" }, function(doc)
+      local c = doc.configurations[1]
+      assert.equal(5, #c.samples)
+      assert.is_number(c.stats.median)
+    end) },
+
+  ---- os.exit during a sweep never reports success ----
+  { name = "os.exit(0) in the middle of a sweep", code = 1, args = CO .. " -o r.json",
+    script = sweep("setup = function(p) if p.n == 3 then os.exit(0) end return {} end, run = function() end"),
+    stderr = "script%.lua:%d+: os%.exit%(0%) during configuration 3 %(n=3%): the run stops here; 2 finished configurations are in r%.json",
+    check = doc_is(false, { "compiled", "compiled", "failed" }) },
+  { name = "os.exit(true) in a run function", code = 1, args = CO .. " -o r.json",
+    script = sweep("run = function() os.exit(true) end"),
+    stderr = "os%.exit%(true%) during configuration 1 %(n=1%): the run stops here",
+    check = doc_is(false, { "failed" }) },
+  { name = "os.exit with a code of its own keeps it", code = 7, args = CO .. " -o r.json",
+    script = sweep("setup = function(p) if p.n == 2 then os.exit(7) end return {} end, run = function() end"),
+    stderr = "os%.exit%(7%) during configuration 2", check = doc_is(false, { "compiled", "failed" }) },
+  { name = "os.exit kept in a local before the run", code = 1, args = CO .. " -o r.json",
+    script = "local exit = os.exit\n" .. sweep("setup = function(p) if p.n == 2 then exit() end return {} end, run = function() end"),
+    stderr = "os%.exit%(%) during configuration 2", check = doc_is(false, { "compiled", "failed" }) },
+  { name = "os.exit in a teardown", code = 1, args = CO .. " -o r.json",
+    script = sweep("run = function() end, teardown = function(p) if p.n == 2 then os.exit(0) end end"),
+    stderr = "os%.exit%(0%) during configuration 2 %(n=2%): the run stops here",
+    check = doc_is(false, { "compiled", "failed" }) },
+  { name = "os.exit(0) in a child process fails its configuration", code = 1, args = CO .. " --isolate -o r.json",
+    script = sweep("setup = function(p) if p.n == 3 then os.exit(0) end return {} end, run = function() end"),
+    stderr = "configuration 3 %(n=3%) failed: .*os%.exit%(0%) during configuration 3 %(n=3%): the configuration fails",
+    check = doc_is(true, { "compiled", "compiled", "failed", "compiled" }) },
+
+  ---- a plain table returned instead of wl.scenario{} ----
+  { name = "a plain table returned instead of wl.scenario{}", code = 1,
+    script = "return { name = 'x', params = { n = { 1, 2 } }, run = function() end }",
+    stderr = "script%.lua returned a plain table with a scenario's field 'run': wrap it in wl%.scenario{%.%.%.}" },
+  { name = "a plain table with a setup but no run", code = 1,
+    script = "return { setup = function() return {} end }", stderr = "a scenario's field 'setup'" },
+  { name = "a plain script may still return a list", code = 0, script = "print('ran')\nreturn { 1, 2, 3 }",
+    stdout = "^ran\n$" },
+
+  ---- every field of k:bind{} named in its errors ----
+  { name = "bind: smem of the wrong type", code = 1, args = CO, script = bind("smem = 'lots'"),
+    stderr = "script%.lua:5: bind: smem must be a whole number of bytes from 0 to 1073741824, got 'lots'" },
+  { name = "bind: a fractional smem", code = 1, args = CO, script = bind("smem = 1.5"),
+    stderr = "bind: smem must be a whole number of bytes .*, got 1%.5" },
+  { name = "bind: a table for smem", code = 1, args = CO, script = bind("smem = {}"),
+    stderr = "bind: smem must be a whole number of bytes .*, got table" },
+  { name = "bind: a tensor for the stream", code = 1, args = CO, script = bind("stream = x"),
+    stderr = "bind: stream must be a wl%.stream, got tensor f32%[16%]" },
+  { name = "bind: args that are not a list", code = 1, args = CO, script = bind("args = 3"),
+    stderr = "bind: args must be a list, got number" },
+  { name = "bind: a string for the grid", code = 1, args = CO, script = LAUNCH .. "k:bind { grid = 'x', block = 1, args = { x } }",
+    stderr = "bind: grid must be a number or a list of 1 to 3 numbers, got 'x'" },
+  { name = "bind: a table in the block's list", code = 1, args = CO, script = LAUNCH .. "k:bind { grid = 1, block = { 1, {} }, args = { x } }",
+    stderr = "bind: block%.y must be a whole number from 1 to 1024, got table" },
+  { name = "bind: no table at all", code = 1, args = CO, script = LAUNCH .. "k:bind(16)",
+    stderr = "bind: expected a table {grid =, block =, smem =, stream =, args =}, got number" },
+
+  ---- on a GPU: the long loops of real launches (Ctrl-C once the CUDA context is up) ----
+  { name = "Ctrl-C during launch:launch(2e7) on a GPU", code = 130, gpu = true, prefix = ctrl_c(5),
+    script = LAUNCH .. "l:launch(2e7)\nprint('all launched')",
+    stderr = "interrupted %(Ctrl%-C%).*in method 'launch'",
+    check = function(r) assert.not_matches("all launched", r.stdout) end },
+  { name = "Ctrl-C during wl.bench's batch loop on a GPU", code = 130, gpu = true, prefix = ctrl_c(5),
+    script = LAUNCH .. "wl.bench(l, { mode = 'batch', batch = 1000000, iters = 1000, warmup = 1 })\nprint('measured')",
+    stderr = "interrupted %(Ctrl%-C%)", check = function(r) assert.not_matches("measured", r.stdout) end },
+  { name = "Ctrl-C during graph mode's warm-up replays on a GPU", code = 130, gpu = true, prefix = ctrl_c(5),
+    script = LAUNCH .. "wl.bench(l, { mode = 'graph', batch = 100, graph_warmup = 1000000, iters = 10, warmup = 1 })\nprint('measured')",
+    stderr = "interrupted %(Ctrl%-C%)", check = function(r) assert.not_matches("measured", r.stdout) end },
+  { name = "Ctrl-C during a measurement on a GPU keeps the configurations measured before", code = 130, gpu = true,
+    prefix = ctrl_c(8), args = "-o r.json",
+    script = LAUNCH .. [[return wl.scenario { name = "long", params = { n = { 1, 2 } },
+  timing = { mode = "host", iters = 1, warmup = 0 },
+  run = function(p) l:launch(p.n == 1 and 1 or 2e7) end }
+]], stderr = "interrupted during configuration 2 of 2; 1 finished configurations are in r%.json",
+    check = doc_is(false, { "ok", "failed" }, function(doc)
+      assert.equal("interrupted", doc.configurations[2].kind)
+    end) },
+}
