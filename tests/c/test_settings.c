@@ -5,6 +5,10 @@
 #include "config.h"
 #include "settings.h"
 
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 static char err[1024];
 
 static void test_parsers(void) {
@@ -103,19 +107,163 @@ static void test_ini(void) {
 
   wl_settings_reset();
   CHECK(!wl_config_load("ini/unknown_key.ini", err, sizeof err, &io) && !io);
-  CHECK_STR(err, "ini/unknown_key.ini:5: unknown key 'warmpu' in section [run]");
+  CHECK_CONTAINS(err, "ini/unknown_key.ini:5: unknown key 'warmpu' in section [run] (its keys: mode, warmup,");
   CHECK(!wl_config_load("ini/unknown_section.ini", err, sizeof err, &io));
-  CHECK_CONTAINS(err, "ini/unknown_section.ini:4: unknown section [runn]");
+  CHECK_CONTAINS(err, "ini/unknown_section.ini:3: unknown section [runn] (sections: run, adaptive, output, compile)");
   CHECK(!wl_config_load("ini/bad_value.ini", err, sizeof err, &io));
   CHECK_CONTAINS(err, "ini/bad_value.ini:3: run.iters: expected a whole number from 1 to 1000000000, got '-3'");
   CHECK(!wl_config_load("ini/syntax.ini", err, sizeof err, &io));
-  CHECK_CONTAINS(err, "ini/syntax.ini:3: syntax error");
+  CHECK_CONTAINS(err, "ini/syntax.ini:3: syntax error: expected [section] or key = value, got 'this line has no equals sign'");
   CHECK(!wl_config_load("ini/no_section.ini", err, sizeof err, &io));
-  CHECK_CONTAINS(err, "ini/no_section.ini:1: unknown section []");
+  CHECK_CONTAINS(err, "ini/no_section.ini:1: 'warmup' comes before any section header (it belongs in [run])");
   CHECK(!wl_config_load("ini/missing.ini", err, sizeof err, &io) && io);
-  CHECK_CONTAINS(err, "No such file");
+  CHECK_CONTAINS(err, "ini/missing.ini: cannot read configuration: No such file");
 }
 
+/* Loads n bytes of wlrun.ini text from a temporary file; the message names it "T.ini". */
+static bool load_text(const char *text, size_t n, bool *io) {
+  char path[] = "/tmp/wlrun-test-XXXXXX.ini";
+  int fd = mkstemps(path, 4);
+  CHECK(fd >= 0);
+  if (fd < 0) return false;
+  CHECK(write(fd, text, n) == (ssize_t)n);
+  CHECK(close(fd) == 0);
+  wl_settings_reset();
+  bool ok = wl_config_load(path, err, sizeof err, io);
+  CHECK(unlink(path) == 0);
+  size_t len = strlen(path); /* "/tmp/wlrun-test-abc123.ini:3: ..." -> "T.ini:3: ..." */
+  if (!ok && strncmp(err, path, len) == 0) {
+    memmove(err + 5, err + len, strlen(err + len) + 1);
+    memcpy(err, "T.ini", 5);
+  }
+  return ok;
+}
+#define LOAD(text) load_text(text, sizeof text - 1, &io)
+
+/* docs/config.md, "The rules of the file": line length, duplicates, comments, encodings. */
+static void test_ini_rules(void) {
+  bool io;
+  char text[4096];
+  /* lines of any length, read whole and numbered as in the file: around inih's default
+   * buffer of 200 bytes, and a long comment before a key */
+  for (size_t len = 190; len <= 210; len++) {
+    int n = snprintf(text, sizeof text, "[run]\n;%*s\niters = 7 ;%*s\nwarmpu = 1\n", (int)len, "x",
+                     (int)len, "y");
+    CHECK(!load_text(text, (size_t)n, &io) && !io);
+    CHECK_CONTAINS(err, "T.ini:4: unknown key 'warmpu'");
+  }
+  wl_settings_reset();
+  CHECK(wl_config_load("ini/long_lines.ini", err, sizeof err, &io));
+  CHECK(wl_setting_find("run", "iters")->number == 7);
+  CHECK_STR(wl_setting_find("run", "iters")->origin, "ini/long_lines.ini:4");
+  CHECK(strlen(wl_setting_find("compile", "cache_dir")->text) == 312);
+  CHECK_STR(wl_setting_find("compile", "cache_dir")->origin, "ini/long_lines.ini:6");
+  CHECK_STR(wl_setting_find("output", "quiet")->origin, "ini/long_lines.ini:10");
+  static char huge[300001]; /* one comment line of 299982 bytes */
+  int n = snprintf(huge, sizeof huge, "[run]\n;%299980s\nmode = cold\n", "z");
+  CHECK(load_text(huge, (size_t)n, &io));
+  CHECK_STR(wl_setting_find("run", "mode")->origin + strlen(wl_setting_find("run", "mode")->origin) - 2, ":3");
+  memset(huge, ';', sizeof huge); /* over 1 MiB: refused, naming the line where it goes over */
+  FILE *f = fopen("/tmp/wlrun-test-big.ini", "w");
+  CHECK(f != NULL);
+  for (int i = 0; f && i < 4; i++) CHECK(fwrite(huge, 1, sizeof huge, f) == sizeof huge && fputc('\n', f) == '\n');
+  CHECK(f && fclose(f) == 0);
+  CHECK(!wl_config_load("/tmp/wlrun-test-big.ini", err, sizeof err, &io) && !io);
+  CHECK_CONTAINS(err, "/tmp/wlrun-test-big.ini:4: the file is over 1048576 bytes");
+  CHECK(unlink("/tmp/wlrun-test-big.ini") == 0);
+
+  /* duplicates: both lines named */
+  CHECK(!wl_config_load("ini/duplicate_key.ini", err, sizeof err, &io) && !io);
+  CHECK_STR(err, "ini/duplicate_key.ini:4: duplicate key 'iters' in section [run] (first on line 2)");
+  CHECK(!wl_config_load("ini/duplicate_section.ini", err, sizeof err, &io) && !io);
+  CHECK_CONTAINS(err, "ini/duplicate_section.ini:8: duplicate section [run] (first on line 1)");
+  CHECK(!LOAD("[run]\n[output]\n[run]\n") && !io); /* empty ones too */
+  CHECK_CONTAINS(err, "T.ini:3: duplicate section [run] (first on line 1)");
+  CHECK(!LOAD("[run]\niters = 5\nITERS = 6\n")); /* keys differ by case: the second is unknown */
+  CHECK_CONTAINS(err, "T.ini:3: unknown key 'ITERS' in section [run] (keys are lower case: 'iters')");
+  CHECK(!LOAD("[Run]\niters = 5\n"));
+  CHECK_CONTAINS(err, "T.ini:1: unknown section [Run] (section names are lower case: [run])");
+  CHECK(!LOAD("[run]\nmin_time = 5\n"));
+  CHECK_CONTAINS(err, "T.ini:2: unknown key 'min_time' in section [run] ('min_time' is a key of [adaptive])");
+
+  /* syntax: an unclosed header on its own line, not the next key's */
+  CHECK(!wl_config_load("ini/unclosed.ini", err, sizeof err, &io) && !io);
+  CHECK_STR(err, "ini/unclosed.ini:1: syntax error: the section header '[run' has no closing ']'");
+  CHECK(!LOAD("[run ; [x]\n"));
+  CHECK_CONTAINS(err, "T.ini:1: syntax error: the comment (a ';' or '#' after a blank) in the section header");
+  CHECK(!LOAD("[run] iters = 5\n"));
+  CHECK_CONTAINS(err, "T.ini:1: text after the section header [run]: 'iters = 5'");
+  CHECK(!LOAD("[run]\n= 5\n"));
+  CHECK_CONTAINS(err, "T.ini:2: a value without a key");
+  CHECK(!LOAD("[run]\niters\n"));
+  CHECK_CONTAINS(err, "T.ini:2: syntax error: expected [section] or key = value, got 'iters'");
+
+  /* comments, blanks, empty values, quotes */
+  CHECK(LOAD("  # a comment\n[run] ; the run\n\titers=10 ; ten\n  warmup   :  3   # three\n"
+             "[compile]\ncache_dir = /tmp/a#b;c\n"));
+  CHECK(wl_setting_find("run", "iters")->number == 10 && wl_setting_find("run", "warmup")->number == 3);
+  CHECK_STR(wl_setting_find("compile", "cache_dir")->text, "/tmp/a#b;c");
+  CHECK(!LOAD("[run]\nseed = 4;5\n")); /* no blank before ';': part of the value */
+  CHECK_CONTAINS(err, "T.ini:2: run.seed: expected a whole number");
+  CHECK(!LOAD("[run]\nseed = 4\niters =   ; none\n"));
+  CHECK_CONTAINS(err, "T.ini:3: run.iters: empty value (delete the line to keep the default)");
+  CHECK(!LOAD("[run]\nmode = \"cold\"\n"));
+  CHECK_CONTAINS(err, "T.ini:2: run.mode: values are written without quotes: mode = cold, not mode = \"cold\"");
+
+  /* encodings: UTF-8 text, CRLF and a byte order mark accepted */
+  CHECK(LOAD("\xEF\xBB\xBF[run]\r\niters = 9\r\n; caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\r\n[output]\r\nquiet = on"));
+  CHECK(wl_setting_find("run", "iters")->number == 9 && wl_setting_find("output", "quiet")->number == 1);
+#define TEXT(s) s, sizeof s - 1
+  static const struct { const char *text; size_t n; const char *why; } bad[] = {
+      {TEXT("[run]\niters = 1\0 2\n"), "T.ini:2: a NUL byte at column 10"},
+      {TEXT("[run]\n; \xFF\n"), "T.ini:2: byte 0xFF at column 3 is not UTF-8"},
+      {TEXT("[run]\n; \xC0\xAF overlong\n"), "T.ini:2: byte 0xC0 at column 3 is not UTF-8"},
+      {TEXT("[run]\n; \xED\xA0\x80 surrogate\n"), "T.ini:2: byte 0xED at column 3 is not UTF-8"},
+      {TEXT("[run]\n; cut \xE2\x82"), "T.ini:2: byte 0xE2 at column 7 is not UTF-8"},
+      {TEXT("\xFF\xFE[\0r\0"), "T.ini:1: byte 0xFF at column 1 is not UTF-8: wlrun.ini is UTF-8 text (this file is UTF-16)"},
+      {TEXT("[run]\riters = 5\r"), "T.ini:1: a carriage return (CR) inside the line, at column 6"},
+      {TEXT("[run]\n; \x1B[31m red\n"), "T.ini:2: control character U+001B at column 3"},
+      {TEXT("[run]\n; \xC2\x9B\n"), "T.ini:2: control character U+009B at column 3"},
+      {TEXT("[run]\n\xEF\xBB\xBFiters = 1\n"), "T.ini:2: a byte order mark (U+FEFF) at column 1"},
+      {TEXT("\x7F" "ELF\x02\x01\x01\0\0"), "T.ini:1: control character U+007F at column 1"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    CHECK(!load_text(bad[i].text, bad[i].n, &io) && !io);
+    CHECK_CONTAINS(err, bad[i].why);
+  }
+}
+
+/* What cannot be read is an I/O error (exit 9) naming the path; a FIFO is not waited on. */
+static void test_ini_files(void) {
+  bool io;
+  char dir[] = "/tmp/wlrun-test-XXXXXX", path[64];
+  CHECK(mkdtemp(dir) != NULL);
+  CHECK(!wl_config_load(dir, err, sizeof err, &io) && io);
+  CHECK_CONTAINS(err, ": cannot read configuration: it is a directory, not a file");
+  CHECK(strncmp(err, dir, strlen(dir)) == 0);
+  snprintf(path, sizeof path, "%s/fifo.ini", dir);
+  CHECK(mkfifo(path, 0600) == 0);
+  CHECK(!wl_config_load(path, err, sizeof err, &io) && io);
+  CHECK_CONTAINS(err, "fifo.ini: cannot read configuration: it is a FIFO (a pipe), not a file");
+  CHECK(unlink(path) == 0);
+  snprintf(path, sizeof path, "%s/loop.ini", dir);
+  CHECK(symlink("loop.ini", path) == 0);
+  CHECK(!wl_config_load(path, err, sizeof err, &io) && io);
+  CHECK_CONTAINS(err, "loop.ini: cannot read configuration: Too many levels of symbolic links");
+  CHECK(unlink(path) == 0);
+  snprintf(path, sizeof path, "%s/locked.ini", dir);
+  FILE *f = fopen(path, "w");
+  CHECK(f && fputs("[run]\n", f) >= 0 && fclose(f) == 0 && chmod(path, 0) == 0);
+  if (geteuid() != 0) { /* root reads it anyway */
+    CHECK(!wl_config_load(path, err, sizeof err, &io) && io);
+    CHECK_CONTAINS(err, "locked.ini: cannot read configuration: Permission denied");
+  }
+  CHECK(unlink(path) == 0);
+  CHECK(rmdir(dir) == 0);
+  CHECK(wl_config_load("/dev/null", err, sizeof err, &io)); /* no configuration */
+  CHECK(!wl_config_load("/dev/zero", err, sizeof err, &io) && io);
+  CHECK_CONTAINS(err, "/dev/zero: cannot read configuration: it is a character device, not a file");
+}
 /* Parses argv into cli; the previous parse's allocations are freed first (through a copy of
  * that result: the struct it went into may be gone, or be cli itself). */
 static bool parse(struct wl_cli *cli, char **argv) {
@@ -233,6 +381,8 @@ int main(void) {
   test_parsers();
   test_assign();
   test_ini();
+  test_ini_rules();
+  test_ini_files();
   test_cli();
   test_params();
   test_precedence();

@@ -88,7 +88,7 @@ local cases = {
 
 local ini_cases = {
   { "ini syntax error", "[run]\nthis is not a setting\n", 3, "wlrun.ini:2: syntax error" },
-  { "ini unknown section", "[turbo]\nx = 1\n", 3, "wlrun.ini:2: unknown section %[turbo%]" },
+  { "ini unknown section", "[turbo]\nx = 1\n", 3, "wlrun.ini:1: unknown section %[turbo%]" },
   { "ini unknown key", "[run]\nwarmpu = 1\n", 3, "wlrun.ini:2: unknown key 'warmpu'" },
   { "ini bad value", "[adaptive]\ntarget_noise = lots\n", 3, "wlrun.ini:2: adaptive.target_noise: expected a percentage" },
 }
