@@ -8,13 +8,14 @@ local results = require "wlrun.results"
 
 local isolate = {}
 
--- the parent's command line, without what only the parent does (outputs, resume)
+-- the parent's command line, without what only the parent does (outputs, resume), with extra
+-- options before a "--" (after it, everything is the script's and goes through as it is)
 function isolate.child_args(extra)
   local argv = core.cli.argv
   local args = { process.self_exe() or argv[1] }
   local skip = { ["-o"] = true, ["--output"] = true, ["--resume"] = true }
   local i = 2
-  while i <= #argv do
+  while i <= #argv and argv[i] ~= "--" do
     local a = argv[i]
     if skip[a] then
       i = i + 2
@@ -27,6 +28,7 @@ function isolate.child_args(extra)
   end
   for _, a in ipairs(extra) do args[#args + 1] = a end
   for _, a in ipairs { "--no-progress", "--quiet" } do args[#args + 1] = a end
+  table.move(argv, i, #argv, #args + 1, args) -- "--" and the script's own arguments
   return args
 end
 

@@ -11,6 +11,7 @@
 --     list      the configurations of this process (its shard), in order
 --     todo      those of list still to run
 --     resumed   {[index] = entry} of list that --resume's file finished (ok or skipped)
+--     resume_outside  how many finished entries of that file this run's selection leaves out
 local results = require "wlrun.results"
 local sweep = require "wlrun.sweep"
 local shard = require "wlrun.shard"
@@ -56,13 +57,19 @@ function plan.build(sc, script, cli)
     done, warning = plan.resumable(cli.resume, sc, script)
     if warning then p.notes[#p.notes + 1] = "warning: " .. warning end
   end
+  local taken = {}
   for _, cfg in ipairs(p.list) do
     local old = done[cfg.key]
     if old then
       p.resumed[cfg.index] = old
+      taken[cfg.key] = true
     else
       p.todo[#p.todo + 1] = cfg
     end
+  end
+  p.resume_outside = 0 -- finished in --resume's file, but not in this run's selection
+  for key in pairs(done) do
+    if not taken[key] then p.resume_outside = p.resume_outside + 1 end
   end
   return p
 end

@@ -143,7 +143,18 @@ function runner.run(sc, script)
     settings = settings, sources = sources, compile_only = compile_only,
     total = p.shard and #p.space or nil,
     shard = p.shard and { k = p.shard.k, n = p.shard.n, source = p.shard.source } or nil }
-  local writer = require("wlrun.results.journal").open(doc, outputs, cli.resume)
+  local journal = require "wlrun.results.journal"
+  if cli.resume and p.resume_outside > 0 then -- what this run leaves out of the file it overwrites
+    for _, o in ipairs(outputs) do
+      for _, path in ipairs { o.path, journal.path_for(o.path) } do
+        if journal.same_file(path, cli.resume) then
+          core.error("usage", ("--resume %s: it holds %d finished configuration%s outside this run's selection (-p, --filter, --shard), and this run writes '%s': they would be lost; resume with the same selection, or write to another -o"):format(
+            cli.resume, p.resume_outside, p.resume_outside == 1 and "" or "s", o.path), 0)
+        end
+      end
+    end
+  end
+  local writer = journal.open(doc, outputs, cli.resume)
   local _ <close> = writer:guard() -- the outputs are written however this ends
   for _, cfg in ipairs(p.list) do
     if p.resumed[cfg.index] then writer:add(resumed_entry(p.resumed[cfg.index], cfg)) end

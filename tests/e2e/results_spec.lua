@@ -144,3 +144,47 @@ describe("a journal left by a killed run", function()
     assert.is_nil(io.open(dir .. "/r.json.journal"))
   end)
 end)
+
+describe("resuming", function()
+  local KILL = [[
+local wl = require "wlrun"
+local process = require "wlrun.process"
+return wl.scenario { name = "k", params = { i = { 1, 2, 3, 4, 5, 6 } },
+  setup = function(p) if p.i == 5 and not os.getenv("DONE") then os.execute("kill -9 " .. process.getpid()) end return {} end,
+  run = function() end }
+]]
+
+  it("refuses to overwrite a file whose finished configurations this run's selection leaves out", function()
+    local dir = h.tmpdir()
+    local script = h.write(dir .. "/k.lua", KILL)
+    -- host mode needs a device; skipped configurations are finished ones, and run anywhere
+    h.write(script, KILL:gsub("return {} end", "wl.skip('done') end"))
+    h.run(h.quote(script) .. " --compile-only -o k.json", { cwd = dir })
+    assert.equal(4, #load.load(dir .. "/k.json.journal").configurations)
+    local r = h.run(h.quote(script) .. " --compile-only --resume ./k.json.journal -o k.json --filter 'i >= 3'",
+      { cwd = dir, env = "DONE=1" })
+    assert.equal(2, r.code)
+    assert.matches("%-%-resume %./k%.json%.journal: it holds 2 finished configurations outside this run's selection", r.stderr)
+    assert.equal(4, #load.load(dir .. "/k.json.journal").configurations) -- untouched
+    r = h.run(h.quote(script) .. " --compile-only --resume ./k.json.journal -o k.json", { cwd = dir, env = "DONE=1" })
+    assert.equal(0, r.code, r.stderr)
+    local doc = load.load(dir .. "/k.json")
+    assert.equal(6, #doc.configurations)
+    assert.is_true(doc.configurations[1].resumed)
+  end)
+
+  it("passes the script's own arguments after -- to child processes untouched", function()
+    local dir = h.tmpdir()
+    local script = h.write(dir .. "/a.lua", [[
+local wl = require "wlrun"
+local args = { ... }
+return wl.scenario { name = "a", params = { M = { 1, 2 } }, run = function() end,
+  setup = function() assert(#args == 2 and args[1] == "x" and args[2] == "-o", table.concat(args, " ")) return {} end }
+]])
+    local r = h.run(h.quote(script) .. " --compile-only --isolate -o a.json -- x -o", { cwd = dir, prefix = "timeout 60" })
+    assert.equal(0, r.code, r.stderr)
+    local doc = load.load(dir .. "/a.json")
+    assert.equal(2, #doc.configurations)
+    assert.equal("compiled", doc.configurations[2].status)
+  end)
+end)

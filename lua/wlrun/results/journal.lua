@@ -84,16 +84,33 @@ local function exists(path)
   return f ~= nil
 end
 
+-- a path made absolute and plain ("a/./b//c" and "/x/a/b/c" are the same file), to tell whether
+-- two names are one file
+function journal.same_file(a, b)
+  local function plain(p)
+    if p:sub(1, 1) ~= "/" then p = (require("wlrun.process").cwd() or ".") .. "/" .. p end
+    local parts = {}
+    for part in p:gmatch("[^/]+") do
+      if part == ".." then parts[#parts] = nil elseif part ~= "." then parts[#parts + 1] = part end
+    end
+    return "/" .. table.concat(parts, "/")
+  end
+  return a ~= nil and b ~= nil and plain(a) == plain(b)
+end
+
 function journal.open(doc, outputs, resume)
   journal.hook_exit()
   local w = setmetatable({ doc = doc, outputs = outputs, finished = false }, Writer)
-  for _, o in ipairs(outputs) do probe(o.path) end
+  for _, o in ipairs(outputs) do
+    probe(o.path)
+    local left = journal.path_for(o.path)
+    if exists(left) and not journal.same_file(left, resume) then -- what a killed run measured: never overwritten
+      core().error("io", ("'%s' is there: the journal of a run that did not finish, with what it measured; "
+        .. "go on from it with --resume %s, or remove it"):format(left, left), 0)
+    end
+  end
   if #outputs > 0 then
     w.path = journal.path_for(outputs[1].path)
-    if exists(w.path) and w.path ~= resume then -- what a killed run measured: never overwritten
-      core().error("io", ("'%s' is there: the journal of a run that did not finish, with what it measured; "
-        .. "go on from it with --resume %s, or remove it"):format(w.path, w.path), 0)
-    end
     local f, err = io.open(w.path, "wb")
     if not f then io_fail(w.path, "the journal", err) end
     w.file = f
