@@ -13,14 +13,12 @@ template <> __device__ __nv_bfloat16 convert<__nv_bfloat16>(double v) {
   return __double2bfloat16(v);
 }
 
-// integers: round to nearest, saturate at the type's range
+// integers: round to nearest, NaN -> 0, saturate at the type's range (tensor_dtype.h, as on
+// the host)
 template <typename T> __device__ T to_int(double v, double lo, double hi) {
-  v = rint(v);
-  return static_cast<T>(v < lo ? lo : v > hi ? hi : v);
+  return static_cast<T>(wl_to_whole(v, lo, hi));
 }
-template <> __device__ long long convert<long long>(double v) {
-  return to_int<long long>(v, -9223372036854775808.0, 9223372036854774784.0);
-}
+template <> __device__ long long convert<long long>(double v) { return wl_to_i64(v); }
 template <> __device__ int convert<int>(double v) { return to_int<int>(v, -2147483648.0, 2147483647.0); }
 template <> __device__ short convert<short>(double v) { return to_int<short>(v, -32768.0, 32767.0); }
 template <> __device__ signed char convert<signed char>(double v) {

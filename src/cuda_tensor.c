@@ -196,11 +196,15 @@ static struct init_spec read_init(lua_State *L, int idx, const char *fn) {
     s.a = lua_tonumber(L, -2);
     s.b = lua_tonumber(L, -1);
     if (lua_getfield(L, idx, "seed") != LUA_TNIL) {
+      int isint;
       s.has_seed = true;
-      s.seed = (uint64_t)luaL_checkinteger(L, -1);
+      s.seed = (uint64_t)lua_tointegerx(L, -1, &isint);
+      if (!isint) wl_raise(L, WL_EXIT_SCRIPT, "%s: the seed must be a whole number, got %s", fn, luaL_tolstring(L, -1, NULL));
     }
     lua_pop(L, 4);
-    if (!isfinite(s.a) || !isfinite(s.b)) break;
+    /* a fill may be NaN or infinite (integer dtypes saturate); the others need finite numbers */
+    if (s.kind == WL_INIT_FILL ? isnan(s.b) : !isfinite(s.a) || !isfinite(s.b))
+      wl_raise(L, WL_EXIT_SCRIPT, "%s: wl.%s(...) needs finite numbers, got %g and %g", fn, kinds[i], s.a, s.b);
     if (s.kind == WL_INIT_UNIFORM && !(s.b > s.a))
       wl_raise(L, WL_EXIT_SCRIPT, "%s: uniform(lo, hi) needs lo < hi", fn);
     if (s.kind == WL_INIT_NORMAL && !(s.b >= 0))
@@ -238,11 +242,6 @@ double wl_tensor_host_get(const struct wl_tensor *t, size_t i) {
   }
 }
 
-static double saturate(double v, double lo, double hi) {
-  v = nearbyint(v);
-  return v < lo ? lo : v > hi ? hi : v;
-}
-
 void wl_tensor_host_set(struct wl_tensor *t, size_t i, double v) {
   char *p = (char *)t->data + i * wl_dtype_info(t->dtype)->size;
   switch (t->dtype) {
@@ -250,12 +249,13 @@ void wl_tensor_host_set(struct wl_tensor *t, size_t i, double v) {
   case WL_F32: { float f = (float)v; memcpy(p, &f, 4); break; }
   case WL_F16: { uint16_t h = wl_f32_to_f16((float)v); memcpy(p, &h, 2); break; }
   case WL_BF16: { uint16_t h = wl_f32_to_bf16((float)v); memcpy(p, &h, 2); break; }
-  case WL_I64: { int64_t x = (int64_t)saturate(v, -9223372036854775808.0, 9223372036854774784.0); memcpy(p, &x, 8); break; }
-  case WL_I32: { int32_t x = (int32_t)saturate(v, -2147483648.0, 2147483647.0); memcpy(p, &x, 4); break; }
-  case WL_I16: { int16_t x = (int16_t)saturate(v, -32768, 32767); memcpy(p, &x, 2); break; }
-  case WL_I8: *p = (char)(int8_t)saturate(v, -128, 127); break;
-  case WL_U32: { uint32_t x = (uint32_t)saturate(v, 0, 4294967295.0); memcpy(p, &x, 4); break; }
-  case WL_U8: *p = (char)(uint8_t)saturate(v, 0, 255); break;
+  /* integers: rounded, NaN -> 0, saturated (tensor_dtype.h) */
+  case WL_I64: { int64_t x = wl_to_i64(v); memcpy(p, &x, 8); break; }
+  case WL_I32: { int32_t x = (int32_t)wl_to_whole(v, -2147483648.0, 2147483647.0); memcpy(p, &x, 4); break; }
+  case WL_I16: { int16_t x = (int16_t)wl_to_whole(v, -32768, 32767); memcpy(p, &x, 2); break; }
+  case WL_I8: { int8_t x = (int8_t)wl_to_whole(v, -128, 127); memcpy(p, &x, 1); break; }
+  case WL_U32: { uint32_t x = (uint32_t)wl_to_whole(v, 0, 4294967295.0); memcpy(p, &x, 4); break; }
+  case WL_U8: { uint8_t x = (uint8_t)wl_to_whole(v, 0, 255); memcpy(p, &x, 1); break; }
   default: break;
   }
 }
