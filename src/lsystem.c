@@ -438,13 +438,37 @@ static int l_self_exe(lua_State *L) {
   return 1;
 }
 
+/* process.hold_stdout() -> fd: from now on what anyone writes to standard output (a script's
+ * print, a library's printf) goes to standard error; fd is the real standard output, which
+ * process.release_stdout(fd) puts back. For reports that must parse (--format json). */
+static int l_hold_stdout(lua_State *L) {
+  fflush(stdout);
+  int saved = dup(STDOUT_FILENO);
+  if (saved < 0) return luaL_error(L, "cannot hold standard output: %s", strerror(errno));
+  if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    int e = errno;
+    close(saved);
+    return luaL_error(L, "cannot hold standard output: %s", strerror(e));
+  }
+  lua_pushinteger(L, saved);
+  return 1;
+}
+
+static int l_release_stdout(lua_State *L) {
+  int saved = (int)luaL_checkinteger(L, 1);
+  fflush(stdout);
+  if (dup2(saved, STDOUT_FILENO) < 0) return luaL_error(L, "cannot give standard output back: %s", strerror(errno));
+  close(saved);
+  return 0;
+}
+
 void wl_open_system(lua_State *L) {
   static const luaL_Reg fns[] = {{"isatty", l_isatty}, {"hash", l_hash}, {"utc_now", l_utc_now},
                                  {"cwd", l_cwd}, {"spawn", l_spawn}, {"self_exe", l_self_exe},
                                  {"spawn_async", l_spawn_async}, {"wait_any", l_wait_any}, {"kill", l_kill},
                                  {"list_dir", l_list_dir}, {"make_dir", l_make_dir}, {"getpid", l_getpid},
                                  {"temp_dir", l_temp_dir}, {"remove_tree", l_remove_tree},
-                                 {"find_program", l_find_program},
-                                 {NULL, NULL}};
+                                 {"find_program", l_find_program}, {"hold_stdout", l_hold_stdout},
+                                 {"release_stdout", l_release_stdout}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

@@ -176,7 +176,12 @@ function configuration.run(sc, cfg, ctx)
     else
       entry.status = "failed"
       entry.kind = kinds[err.kind] and err.kind or "script"
-      entry.error = err.message or tostring(err)
+      local msg = err.message
+      if type(msg) ~= "string" then -- an error value of the script's own: as text, whatever it holds
+        local mt = getmetatable(err)
+        msg = type(mt) == "table" and mt.__tostring and tostring(err) or ("an error value: " .. tostring(msg or err))
+      end
+      entry.error = msg
     end
   end
   if not torn then teardown_failed(entry, terr) end

@@ -105,6 +105,10 @@ function Devices:run(list, emit)
   end
   local timeout = self.timeout
   local workers, remaining, seen, claimed_at, killed = {}, #list, {}, {}, {}
+  local _ <close> = setmetatable({}, { __close = function() -- however this ends, no worker is left
+    for pid in pairs(workers) do process.kill(pid, 15) end
+    while process.wait_any(2) do end
+  end })
   local stop
   local function start(dev)
     local pid = process.spawn_async(isolate.child_args { "--worker-queue", dir },
@@ -162,8 +166,6 @@ function Devices:run(list, emit)
       if not stop and #(process.list_dir(dir .. "/todo") or {}) > 0 then start(dev) end
     end
   end
-  for pid in pairs(workers) do process.kill(pid, 15) end
-  while process.wait_any(2) do end
   return stop
 end
 

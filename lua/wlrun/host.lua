@@ -12,6 +12,13 @@ local function scenario_only(cli)
   if cli.filter then return "--filter" end
   if cli.dry_run then return "--dry-run" end
   if #cli.outputs > 0 then return "-o" end
+  if cli.resume then return "--resume" end
+  if cli.shard then return "--shard" end
+  if cli.devices then return "--devices" end
+  local wl = require "wlrun"
+  for _, s in ipairs { { "run", "isolate", "--isolate" }, { "output", "format", "--format" } } do
+    if wl.setting_origin(s[1], s[2]).source == "cli" then return s[3] end
+  end
 end
 
 -- the script's chunk, called by a tail call: its traceback line reads "in main chunk"

@@ -115,14 +115,18 @@ function runner.run(sc, script)
   local settings, sources = runner.in_force(sc)
   local worker = cli.worker_config or cli.worker_queue
   local out = wl.settings.output
-  local sink = worker and require("wlrun.sink").silent() or require("wlrun.sink").new {
+  local sink <close> = worker and require("wlrun.sink").silent() or require("wlrun.sink").new {
     format = out.format, quiet = out.quiet, progress = out.progress and not out.quiet and process.isatty(2) }
   local outputs = outputs_of(cli)
   local compile_only = core.compile_only()
   pick_device(p, cli, compile_only)
   if cli.dry_run then
     for _, n in ipairs(p.notes) do sink:message(n) end
-    return sink:report(dry_run_text(p, sc))
+    if out.format == "table" or out.format == "plain" then return sink:report(dry_run_text(p, sc)) end
+    local planned = { schema = results.SCHEMA, version = results.VERSION, complete = false,
+      scenario = { name = sc.name, axes = p.axes }, configurations = {} }
+    for i, c in ipairs(p.list) do planned.configurations[i] = { index = c.index, params = c.params, status = "planned" } end
+    return sink:report(require("wlrun.report").render(planned, out.format))
   end
   local scenario_range <close> = nvtx.auto_scope("scenario", "scenario " .. sc.name) -- nvtx
   local device, floor
@@ -185,19 +189,21 @@ function runner.run(sc, script)
   end, started)
   sink:clear()
   writer:finish(stop == nil)
-  if stop and stop.kind == "interrupted" then
-    local at = interrupted_at or finished + 1
-    core.error("interrupted", ("interrupted during configuration %d of %d; %d finished configurations are in %s"):format(
-      at, n, #doc.configurations - (interrupted_at and 1 or 0), #outputs > 0 and outputs[1].path or "no output file (-o)"), 0)
-  end
-  if stop and stop.kind == "exit" then -- os.exit in a configuration: the run stops, never as a success
-    error({ kind = "script", bare = true, exit_code = stop.code, message = ("%s; %d finished configurations are in %s"):format(
-      stop.message, #doc.configurations - 1, #outputs > 0 and outputs[1].path or "no output file (-o)") }, 0)
-  end
+  -- the report, also of a run that stopped early: what was measured is shown, not only kept
   if compile_only and (out.format == "table" or out.format == "plain") then
     sink:report(require("wlrun.compiled").text(doc))
   else
     sink:report(require("wlrun.report").render(doc, out.format))
+  end
+  local where = #outputs > 0 and ("in " .. outputs[1].path) or "above (no -o file was given)"
+  if stop and stop.kind == "interrupted" then
+    local at = interrupted_at or finished + 1
+    core.error("interrupted", ("interrupted during configuration %d of %d; %d finished configurations are %s"):format(
+      at, n, #doc.configurations - (interrupted_at and 1 or 0), where), 0)
+  end
+  if stop and stop.kind == "exit" then -- os.exit in a configuration: the run stops, never as a success
+    error({ kind = "script", bare = true, exit_code = stop.code, message = ("%s; %d finished configurations are %s"):format(
+      stop.message, #doc.configurations - 1, where) }, 0)
   end
   if failed > 0 then
     core.error(first_failure.kind == "interrupted" and "script" or first_failure.kind,

@@ -17,11 +17,26 @@ Sink.__index = Sink
 
 local human = { table = true, plain = true }
 
+-- With a format for machines, standard output is held (wlrun.process.hold_stdout) from the
+-- start: whatever else writes there (a script's print, a library) goes to standard error, and
+-- the report alone reaches standard output. Closing the sink gives it back.
 function sink.new(o)
   o = o or {}
-  return setmetatable({ format = o.format or "table", quiet = o.quiet, show_progress = o.progress, shown = false },
+  local s = setmetatable({ format = o.format or "table", quiet = o.quiet, show_progress = o.progress, shown = false },
     Sink)
+  if not human[s.format] then s.held = require("wlrun.process").hold_stdout() end
+  return s
 end
+
+function Sink:release()
+  if self.held then
+    local fd = self.held
+    self.held = nil
+    require("wlrun.process").release_stdout(fd)
+  end
+end
+
+Sink.__close = Sink.release
 
 -- a sink that writes nothing (child processes: their parent reports)
 function sink.silent() return setmetatable({ format = "table", quiet = true, silent = true }, Sink) end
@@ -69,6 +84,7 @@ end
 function Sink:report(text)
   if self.silent then return end
   self:clear()
+  self:release()
   io.stdout:write(text)
   io.stdout:flush()
 end

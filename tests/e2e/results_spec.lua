@@ -61,7 +61,7 @@ describe("a run's results document", function()
     assert.equal(4, #load.decode(r.stdout, "stdout").configurations)
     r = h.run_script(scenario(), "--compile-only --format csv", { cwd = dir })
     assert.equal(0, r.code, r.stderr)
-    assert.matches("^index,n,status[^\n]*\r\n1,1,compiled", r.stdout)
+    assert.matches("^index,param%.n,status[^\n]*\r\n1,1,compiled", r.stdout)
   end)
 
   it("writes what finished when the script calls os.exit, which stops the run as a failure", function()
@@ -73,7 +73,7 @@ describe("a run's results document", function()
     assert.equal("failed", doc.configurations[3].status)
     assert.matches("os%.exit%(3%) during configuration 3 %(n=3%)", doc.configurations[3].error)
     assert.is_nil(io.open(dir .. "/r.json.journal"))
-    assert.matches("^index,n,status", h.read(dir .. "/r.csv"))
+    assert.matches("^index,param%.n,status", h.read(dir .. "/r.csv"))
   end)
 
   it("writes what finished when a configuration fails", function()
@@ -186,5 +186,32 @@ return wl.scenario { name = "a", params = { M = { 1, 2 } }, run = function() end
     local doc = load.load(dir .. "/a.json")
     assert.equal(2, #doc.configurations)
     assert.equal("compiled", doc.configurations[2].status)
+  end)
+end)
+
+describe("standard output for machines", function()
+  local PRINTS = [[
+local wl = require "wlrun"
+return wl.scenario { name = "pr", params = { n = { 1, 2 }, status = { "x" } },
+  setup = function(p) print("a line from setup", p.n) io.write("raw\n") return {} end, run = function() end }
+]]
+
+  it("holds only the report, whatever the script prints", function()
+    local dir = h.tmpdir()
+    local r = h.run_script(PRINTS, "--compile-only --format json", { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(2, #load.decode(r.stdout, "stdout").configurations)
+    assert.matches("a line from setup\t2\nraw\n", r.stderr)
+    r = h.run_script(PRINTS, "--compile-only --format csv", { cwd = dir })
+    assert.matches("^index,param%.n,param%.status,status,", r.stdout) -- a parameter named like a column
+    assert.not_matches("a line from setup", r.stdout)
+  end)
+
+  it("holds the plan with --dry-run --format json", function()
+    local r = h.run_script(PRINTS, "--dry-run --format json", { cwd = h.tmpdir() })
+    assert.equal(0, r.code, r.stderr)
+    local doc = load.decode(r.stdout, "stdout")
+    assert.equal("planned", doc.configurations[2].status)
+    assert.same({ n = 2, status = "x" }, doc.configurations[2].params)
   end)
 end)

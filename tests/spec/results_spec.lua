@@ -31,6 +31,7 @@ describe("results.key", function()
     assert.are_not.equal(results.key { n = 1 }, results.key { n = "1" })
     assert.are_not.equal(results.key { v = true }, results.key { v = "true" })
     assert.equal("", results.key {})
+    assert.are_not.equal(results.key { x = 0.3 }, results.key { x = 0.1 + 0.2 }) -- every digit counts
   end)
 
   it("survives the JSON round trip for every kind of value", function()
@@ -115,9 +116,9 @@ describe("the strict loader", function()
 
   it("refuses parts of the wrong type", function()
     refuses((good:gsub('"params":{"n":1}', '"params":{"n":[1]}')), "configurations%[1%]%.params%.n is a table")
-    refuses((good:gsub('"params":{"n":1}', '"params":[1]')), "configurations%[1%]%.params is not an object")
-    refuses((good:gsub('"index":1', '"index":0')), "configurations%[1%]%.index is not a whole number")
-    refuses((good:gsub('"status":"ok"', '"status":3')), "configurations%[1%]%.status is not a string")
+    refuses((good:gsub('"params":{"n":1}', '"params":[1]')), "configurations%[1%]%.params is an array, not an object")
+    refuses((good:gsub('"index":1', '"index":0')), "configurations%[1%]%.index is a number, not a whole number >= 1")
+    refuses((good:gsub('"status":"ok"', '"status":3')), "configurations%[1%]%.status is a number, not a string")
     refuses((good:gsub('"configurations":', '"configurationz":')), "no configurations array")
   end)
 
@@ -160,7 +161,7 @@ describe("the journal", function()
     local doc = load.load(dir .. "/r.json")
     assert.is_true(doc.complete)
     assert.same({ 1, 2 }, { doc.configurations[1].index, doc.configurations[2].index }) -- in index order
-    assert.matches("^index,n,status", h.read(dir .. "/r.csv"))
+    assert.matches("^index,param%.n,status", h.read(dir .. "/r.csv"))
   end)
 
   it("reads back when the last line was cut short by a crash", function()

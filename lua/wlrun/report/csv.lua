@@ -31,16 +31,24 @@ local function bool(v)
   return v and "true" or "false"
 end
 
+local fixed_after = { "enqueue_median", "flops", "bytes", "flop_per_s", "bytes_per_s", "peak_bandwidth_fraction",
+  "peak_fp32_fraction", "samples_per_s", "registers", "local_bytes", "check_ok", "warnings", "reason_or_error" }
+
+-- the names of wlrun's own columns: a parameter of the same name is headed "param.NAME"
+local fixed = { index = true, status = true, mode = true, per = true }
+for _, k in ipairs(stat_keys) do fixed[k] = true end
+for _, k in ipairs(fixed_after) do fixed[k] = true end
+
 function M.render(doc)
   local axes = T.axes(doc)
   local header = { "index" }
-  for _, a in ipairs(axes) do header[#header + 1] = tostring(a) end
+  for _, a in ipairs(axes) do
+    local name = tostring(a)
+    header[#header + 1] = (fixed[name] or name:match("^param%.")) and ("param." .. name) or name
+  end
   for _, k in ipairs { "status", "mode", "per" } do header[#header + 1] = k end
   for _, k in ipairs(stat_keys) do header[#header + 1] = k end
-  for _, k in ipairs { "enqueue_median", "flops", "bytes", "flop_per_s", "bytes_per_s", "peak_bandwidth_fraction",
-                       "peak_fp32_fraction", "samples_per_s", "registers", "local_bytes", "check_ok", "warnings", "reason_or_error" } do
-    header[#header + 1] = k
-  end
+  for _, k in ipairs(fixed_after) do header[#header + 1] = k end
   local lines = {}
   local function add(fields)
     for i, f in ipairs(fields) do fields[i] = M.field(f) end

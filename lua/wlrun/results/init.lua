@@ -9,17 +9,20 @@ local results = {}
 results.SCHEMA = "wlrun-results"
 results.VERSION = 1
 
--- a configuration's identity across runs: its parameters in name order, each with its Lua
--- type (1024 and 1024.0 are different values of a parameter)
+-- a parameter's value as exact text: every float digit that tells it apart (0.3 and 0.1 + 0.2
+-- differ), and its Lua type (1024 and 1024.0 are different values)
+function results.value_key(v)
+  local t = math.type(v)
+  return (t == "float" and ("%.17g"):format(v) or tostring(v)) .. ":" .. (t or type(v))
+end
+
+-- a configuration's identity across runs: its parameters in name order, each value exact
 function results.key(params)
   local names = {}
   for k in pairs(params) do names[#names + 1] = k end
   table.sort(names)
   local parts = {}
-  for _, k in ipairs(names) do
-    local v = params[k]
-    parts[#parts + 1] = k .. "=" .. tostring(v) .. ":" .. (math.type(v) or type(v))
-  end
+  for _, k in ipairs(names) do parts[#parts + 1] = k .. "=" .. results.value_key(params[k]) end
   return table.concat(parts, "\0")
 end
 

@@ -151,10 +151,9 @@ function Writer:finish(complete)
     if not ok then failed = failed or e end
   end
   if failed then
-    if self.path and type(failed) == "table" and failed.message then
-      failed.message = failed.message .. ("; every finished configuration is in the journal '%s'"):format(self.path)
-    end
-    error(failed, 0)
+    local msg = type(failed) == "table" and failed.message or tostring(failed)
+    if self.path then msg = msg .. ("; every finished configuration is in the journal '%s'"):format(self.path) end
+    core().error(type(failed) == "table" and failed.kind or "io", msg, 0)
   end
   if self.path then os.remove(self.path) end
 end

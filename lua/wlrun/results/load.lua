@@ -15,120 +15,21 @@ local function fail(opts, kind, msg)
   require("wlrun.core").error(kind, (opts.prefix or "") .. msg, 0)
 end
 
-local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
-
--- a sequence (keys 1..n, no holes): n, or nil and the first key that is not in its place
+-- a sequence (keys 1..n, no holes, or none): for telling an array from an object
 local function sequence(t)
-  local n, max = 0, 0
+  local n = 0
   for k in pairs(t) do
-    if math.type(k) ~= "integer" or k < 1 then return nil, k end
+    if math.type(k) ~= "integer" or k < 1 then return nil end
     n = n + 1
-    if k > max then max = k end
   end
-  if max ~= n then
-    for i = 1, max do
-      if t[i] == nil then return nil, i end
-    end
-  end
-  return n
+  return #t == n and n or nil
 end
 
--- the checks of a document's parts; each returns nil or "what is wrong" for path
-local check = {}
-
-function check.numbers(v, path)
-  if type(v) ~= "table" then return path .. " is not an array" end
-  local n, bad = sequence(v)
-  if not n then
-    if math.type(bad) == "integer" then return ("%s[%d] is null: not a finite number"):format(path, bad) end
-    return path .. " is not an array"
-  end
-  for i = 1, n do
-    if not finite(v[i]) then return ("%s[%d] is not a finite number"):format(path, i) end
-  end
-end
-
-function check.object_of_numbers(v, path)
-  if type(v) ~= "table" then return path .. " is not an object" end
-  for k, x in pairs(v) do
-    if type(k) ~= "string" then return path .. " is not an object" end
-    if type(x) ~= "number" then return ("%s.%s is not a number"):format(path, k) end
-  end
-end
-
-function check.params(v, path)
-  if type(v) ~= "table" then return path .. " is not an object" end
-  for k, x in pairs(v) do
-    local t = type(x)
-    if type(k) ~= "string" then return path .. " is not an object" end
-    if t ~= "number" and t ~= "string" and t ~= "boolean" then
-      return ("%s.%s is a %s (parameters are numbers, strings or booleans)"):format(path, k, t == "table" and "table" or t)
-    end
-  end
-end
-
-function check.list_of_objects(v, path)
-  if type(v) ~= "table" then return path .. " is not an array" end
-  local n = sequence(v)
-  if not n then return path .. " is not an array" end
-  for i = 1, n do
-    if type(v[i]) ~= "table" then return ("%s[%d] is not an object"):format(path, i) end
-  end
-end
-
-local function typed(want)
-  return function(v, path)
-    if type(v) ~= want then return ("%s is not a %s"):format(path, want == "table" and "JSON object" or want) end
-  end
-end
-
-local entry_fields = {
-  index = function(v, path)
-    if math.type(v) ~= "integer" or v < 1 then return path .. " is not a whole number >= 1" end
-  end,
-  params = check.params, status = typed("string"), mode = typed("string"), error = typed("string"),
-  kind = typed("string"), reason = typed("string"),
-  samples = check.numbers, enqueue = check.numbers,
-  stats = check.object_of_numbers, enqueue_stats = check.object_of_numbers,
-  metrics = check.object_of_numbers, work = check.object_of_numbers,
-  warnings = check.list_of_objects, kernels = check.list_of_objects,
-  time = function(v, path) if not finite(v) then return path .. " is not a finite number" end end,
-  loop = function(v, path)
-    if type(v) ~= "table" then return path .. " is not an object" end
-    if v.data ~= nil then return check.numbers(v.data, path .. ".data") end
-  end,
-}
-
-local doc_fields = {
-  scenario = typed("table"), settings = typed("table"), sources = typed("table"), device = typed("table"),
-  floor = typed("table"), wlrun = typed("table"), complete = typed("boolean"),
-}
-
--- Checks a decoded wlrun-results document; raises (kind usage) naming `name` and the path.
+-- Checks a decoded wlrun-results document (wlrun.results.schema); raises (kind usage) naming
+-- `name` and the path of what is wrong.
 function M.validate(doc, name, opts)
-  opts = opts or {}
-  local function bad(msg) fail(opts, "usage", ("'%s' is malformed: %s"):format(name, msg)) end
-  for k, f in pairs(doc_fields) do
-    if doc[k] ~= nil then
-      local e = f(doc[k], k)
-      if e then bad(e) end
-    end
-  end
-  local configs = doc.configurations
-  if type(configs) ~= "table" then bad("no configurations array") end
-  local n = sequence(configs)
-  if not n then bad("configurations is not an array") end
-  for i = 1, n do
-    local c = configs[i]
-    local path = ("configurations[%d]"):format(i)
-    if type(c) ~= "table" then bad(path .. " is not an object") end
-    for k, f in pairs(entry_fields) do
-      if c[k] ~= nil then
-        local e = f(c[k], path .. "." .. k)
-        if e then bad(e) end
-      end
-    end
-  end
+  local e = require("wlrun.results.schema").check(doc)
+  if e then fail(opts or {}, "usage", ("'%s' is malformed: %s"):format(name, e)) end
   return doc
 end
 

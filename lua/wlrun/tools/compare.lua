@@ -40,7 +40,8 @@ end
 
 local function key_of(scenario, c, opts)
   local parts = { tostring(scenario) }
-  for _, k in ipairs(match_names(c, opts)) do parts[#parts + 1] = tostring(k) .. "=" .. param_text(c.params[k]) end
+  local exact = require("wlrun.results").value_key -- matching is exact; the tables show param_text
+  for _, k in ipairs(match_names(c, opts)) do parts[#parts + 1] = tostring(k) .. "=" .. exact(c.params[k]) end
   return table.concat(parts, "\0")
 end
 

@@ -1,0 +1,127 @@
+-- The shape of a results document (docs/results.md), as the strict loader checks it: every
+-- part that wlrun or a printer reads has its type, so that a document the loader accepts can
+-- be printed, compared, merged, plotted and exported without an error of wlrun's own. Parts it
+-- does not know are let through (a newer wlrun may add some).
+--
+--   schema.check(doc) -> nil, or "what is wrong" naming the path (configurations[3].samples[2])
+local schema = {}
+
+local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+
+-- a sequence (keys 1..n, no holes): n, or nil and the first key out of place
+local function sequence(t)
+  local n, max = 0, 0
+  for k in pairs(t) do
+    if math.type(k) ~= "integer" or k < 1 then return nil, k end
+    n = n + 1
+    if k > max then max = k end
+  end
+  if max ~= n then
+    for i = 1, max do
+      if t[i] == nil then return nil, i end
+    end
+  end
+  return n
+end
+
+-- A shape is a function(v, path) -> nil or the message.
+
+local function kind(want, test, what)
+  return function(v, path)
+    if not test(v) then return ("%s is %s, not %s"):format(path, type(v) == "table" and "a JSON object or array"
+      or ("a " .. type(v)), what or want) end
+  end
+end
+
+local string_ = kind("string", function(v) return type(v) == "string" end, "a string")
+local boolean = kind("boolean", function(v) return type(v) == "boolean" end, "true or false")
+local number = kind("number", finite, "a finite number")
+local scalar = kind("scalar", function(v) return type(v) ~= "table" end, "a number, a string or a boolean")
+local any = function() end
+
+local function integer(min)
+  return kind("integer", function(v) return math.type(v) == "integer" and v >= min end,
+    ("a whole number >= %d"):format(min))
+end
+
+local function array(of)
+  return function(v, path)
+    if type(v) ~= "table" then return ("%s is a %s, not an array"):format(path, type(v)) end
+    local n, bad = sequence(v)
+    if not n then
+      if math.type(bad) == "integer" then return ("%s[%d] is null"):format(path, bad) end
+      return path .. " is an object, not an array"
+    end
+    for i = 1, n do
+      local e = of(v[i], ("%s[%d]"):format(path, i))
+      if e then return e end
+    end
+  end
+end
+
+-- fields: the known keys and their shapes; others: the shape of every other key (nil: any)
+local function object(fields, others)
+  return function(v, path)
+    if type(v) ~= "table" then return ("%s is a %s, not an object"):format(path, type(v)) end
+    for k, x in pairs(v) do
+      if type(k) ~= "string" then return path .. " is an array, not an object" end
+      local shape = fields[k] or others
+      if shape then
+        local e = shape(x, path .. "." .. k)
+        if e then return e end
+      end
+    end
+  end
+end
+
+local numbers = array(function(v, path) -- samples: finite numbers, a null named as such
+  if not finite(v) then return ("%s is not a finite number"):format(path) end
+end)
+
+local params = object({}, function(v, path)
+  if type(v) == "table" then return ("%s is a table (parameters are numbers, strings or booleans)"):format(path) end
+end)
+
+local warning = object { code = string_, title = string_, message = string_, hint = string_ }
+
+local loop = object {
+  batch_size = number, data = numbers, data_stats = object({}, number), throughput = number, data_ratio = number,
+  total_time = number, outside = object({}, number),
+  phases = array(object({ name = string_, mean = number, median = number, share = number, top = boolean })),
+}
+
+local entry = object {
+  index = integer(1), params = params, status = string_, reason = string_, error = string_, kind = string_,
+  mode = string_, per = number, warmup = number, samples = numbers, enqueue = numbers,
+  stats = object({}, number), enqueue_stats = object({}, number), shape = object({}, scalar),
+  adaptive = object({}, scalar), work = object({}, number), metrics = object({}, number),
+  kernels = array(object({ name = string_, source = string_, arch = string_ }, scalar)),
+  check = object { ok = boolean, message = string_ },
+  warnings = array(warning), notes = array(string_),
+  clock = object({ before = object({}, any), after = object({}, any) }),
+  time = number, loop = loop, device_index = integer(0), resumed = boolean, isolated = boolean,
+}
+
+local document = object {
+  schema = string_, version = integer(1),
+  wlrun = object({ version = string_, lua = string_, nvrtc = string_ }, scalar),
+  command_line = array(string_), cwd = string_, started = string_, finished = string_,
+  complete = boolean, compile_only = boolean, truncated = boolean, journal = boolean,
+  scenario = object({ name = string_, description = string_, file = string_, hash = string_, axes = array(string_),
+    total_configurations = integer(0) }),
+  settings = object({}, object({}, scalar)), sources = object({}, string_),
+  device = object({ name = string_, arch = string_, index = integer(0), sm_count = number, memory_bytes = number,
+    l2_bytes = number, peak_bandwidth = number, peak_fp32_flops = number, driver_version = number,
+    runtime_version = number, pci_bus_id = string_ }, any),
+  floor = object({}, number), shard = object { k = integer(1), n = integer(1), source = string_ },
+  devices = array(integer(0)), missing = array(integer(1)),
+  configurations = array(entry),
+}
+
+function schema.check(doc)
+  if doc.configurations == nil then return "no configurations array" end
+  local e = document(doc, "")
+  return e and (e:gsub("^%.", "")) -- "configurations[3]...", not ".configurations[3]..."
+end
+
+return schema
