@@ -45,10 +45,11 @@ int wl_closed_error(lua_State *L, int arg, const char *fn, const char *cls, cons
   return wl_raise(L, WL_EXIT_SCRIPT, "%s: %s (argument %d) used after %s", fn, cls, method ? arg - 1 : arg, verb);
 }
 
-void wl_check_fields(lua_State *L, int arg, const char *fn, const char *const *known) {
+void wl_check_fields(lua_State *L, int arg, const char *fn, const char *const *known, bool positional) {
   lua_pushnil(L);
   while (lua_next(L, arg)) {
     lua_pop(L, 1);
+    if (positional && lua_isinteger(L, -1)) continue;
     const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
     bool ok = false;
     for (const char *const *p = known; k && *p; p++) ok = ok || strcmp(*p, k) == 0;

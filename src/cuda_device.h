@@ -39,9 +39,11 @@ int wl_device_index(void);
  * (argument 1 is self) or a function's name ("wl.elapsed"). Never returns. */
 int wl_closed_error(lua_State *L, int arg, const char *fn, const char *cls, const char *verb);
 
-/* Refuses a key of the table at stack index arg that is not one of known (a NULL-terminated
- * list): "FN: unknown field 'x' (fields: a, b)", so that a typo is never ignored. */
-void wl_check_fields(lua_State *L, int arg, const char *fn, const char *const *known);
+/* The one check of a creation table's keys in C: refuses a key of the table at stack index arg
+ * that is not one of known (a NULL-terminated list): "FN: unknown field 'x' (fields: a, b)",
+ * so that a typo is never ignored. positional: integer keys (the table's list part: a shape,
+ * a kernel's source) are allowed; any other key that is not a string is refused. */
+void wl_check_fields(lua_State *L, int arg, const char *fn, const char *const *known, bool positional);
 
 /* The field of the table at arg as a boolean, absent when nil; anything else than a boolean
  * raises "FN: FIELD must be true or false, got a string" (a string "false" is true in Lua). */

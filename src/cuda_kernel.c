@@ -312,16 +312,7 @@ static int l_kernel(lua_State *L) {
   static const char *const known[] = {"name", "defines", "options", "file", NULL};
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
-  lua_pushnil(L);
-  while (lua_next(L, 1)) {
-    lua_pop(L, 1);
-    if (lua_type(L, -1) == LUA_TSTRING) {
-      const char *f = lua_tostring(L, -1);
-      int ok = 0;
-      for (int i = 0; known[i]; i++) ok |= strcmp(known[i], f) == 0;
-      if (!ok) wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: unknown field '%s'", f);
-    }
-  }
+  wl_check_fields(L, 1, "wl.kernel", known, true);
   if (lua_getfield(L, 1, "name") != LUA_TSTRING || lua_rawlen(L, -1) == 0)
     return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: 'name' (the kernel's name) is required");
   const char *name = lua_tostring(L, -1);
@@ -394,7 +385,7 @@ static int l_kernel(lua_State *L) {
     compile(L, code, path ? path : "<string>", name, opts, nopts, &k->code);
     char err[512];
     if (cache && !wl_cache_store(cache, keystr, keylen, &k->code, err, sizeof err)) {
-      if (counters.cache_errors++ == 0) fprintf(stderr, "wlrun: warning: %s\n", err);
+      if (counters.cache_errors++ == 0) wl_warn(L, "%s", err);
     }
   }
   char err[256];

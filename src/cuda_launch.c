@@ -224,14 +224,7 @@ static int kernel_bind(lua_State *L) {
     wl_raise(L, WL_EXIT_SCRIPT, "bind: expected a table {grid =, block =, smem =, stream =, args =}, got %s",
              luaL_typename(L, 2));
   lua_settop(L, 2);
-  lua_pushnil(L);
-  while (lua_next(L, 2)) {
-    lua_pop(L, 1);
-    const char *f = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-    int ok = 0;
-    for (int i = 0; f && known[i]; i++) ok |= strcmp(known[i], f) == 0;
-    if (!ok) wl_raise(L, WL_EXIT_SCRIPT, "bind: unknown field '%s'", luaL_tolstring(L, -1, NULL));
-  }
+  wl_check_fields(L, 2, "bind", known, false);
   size_t storage_size = 0;
   for (int i = 0; i < k->sig.nparams; i++) storage_size += k->sig.params[i].size + 16;
   struct wl_bound *b = lua_newuserdatauv(L, sizeof *b + storage_size, 1); /* 3 */

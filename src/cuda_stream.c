@@ -148,7 +148,7 @@ static int l_stream(lua_State *L) {
   bool blocking = false;
   if (!lua_isnoneornil(L, 1)) {
     if (!lua_istable(L, 1)) wl_raise(L, WL_EXIT_SCRIPT, "wl.stream: expected a table of options, got a %s", luaL_typename(L, 1));
-    wl_check_fields(L, 1, "wl.stream", known);
+    wl_check_fields(L, 1, "wl.stream", known, false);
     int whole = 0, t = lua_getfield(L, 1, "priority");
     lua_Integer p = lua_tointegerx(L, -1, &whole);
     if (t != LUA_TNIL && (t != LUA_TNUMBER || !whole || p < INT_MIN || p > INT_MAX))
@@ -249,7 +249,7 @@ static int l_event(lua_State *L) {
   bool timing = true, blocking = false;
   if (!lua_isnoneornil(L, 1)) {
     if (!lua_istable(L, 1)) wl_raise(L, WL_EXIT_SCRIPT, "wl.event: expected a table of options, got a %s", luaL_typename(L, 1));
-    wl_check_fields(L, 1, "wl.event", known);
+    wl_check_fields(L, 1, "wl.event", known, false);
     timing = wl_bool_field(L, 1, "timing", "wl.event", true);
     blocking = wl_bool_field(L, 1, "blocking", "wl.event", false);
   }

@@ -148,21 +148,6 @@ static void read_layout(lua_State *L, int arg, const char *fn, struct wl_tensor 
   t->nbytes = numel * wl_dtype_info(t->dtype)->size;
 }
 
-/* refuses fields a creation table does not know (a typo must not be ignored) */
-static void check_fields(lua_State *L, int arg, const char *fn, const char *const *known) {
-  lua_pushnil(L);
-  while (lua_next(L, arg)) {
-    lua_pop(L, 1);
-    if (lua_type(L, -1) == LUA_TSTRING) {
-      const char *k = lua_tostring(L, -1);
-      bool ok = false;
-      for (const char *const *p = known; *p; p++) ok = ok || strcmp(*p, k) == 0;
-      if (!ok) wl_raise(L, WL_EXIT_SCRIPT, "%s: unknown field '%s'", fn, k);
-    } else if (!lua_isinteger(L, -1)) {
-      wl_raise(L, WL_EXIT_SCRIPT, "%s: unexpected key of type %s", fn, luaL_typename(L, -1));
-    }
-  }
-}
 
 struct init_spec {
   enum wl_init_kind kind;
@@ -348,7 +333,7 @@ static int create(lua_State *L, bool device) {
   static const char *const host_fields[] = {"shape", "dtype", "init", "pinned", NULL};
   const char *fn = device ? "wl.tensor" : "wl.host_tensor";
   luaL_checktype(L, 1, LUA_TTABLE);
-  check_fields(L, 1, fn, device ? device_fields : host_fields);
+  wl_check_fields(L, 1, fn, device ? device_fields : host_fields, true);
   struct wl_tensor layout;
   memset(&layout, 0, sizeof layout);
   read_layout(L, 1, fn, &layout);

@@ -3,6 +3,7 @@
 #include "json_encode.h"
 
 #include <lauxlib.h>
+#include <stdint.h>
 #include <string.h>
 
 const char *wl_json_type_name(lua_State *L, int idx) {
@@ -32,9 +33,13 @@ static size_t list_length(lua_State *L, int idx, const char *option, const char 
 static void fill_names(lua_State *L, int idx, const char *option, const char *sub, struct name *v, size_t n) {
   size_t count = 0;
   lua_pushnil(L);
-  while (lua_next(L, idx)) {
+  while (lua_next(L, idx)) { /* every key 1..n and a string at each, nothing else */
     lua_Integer i = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
-    if (i < 1 || (lua_Unsigned)i > n || lua_type(L, -1) != LUA_TSTRING) break;
+    if (i < 1 || (lua_Unsigned)i > n || lua_type(L, -1) != LUA_TSTRING) {
+      count = SIZE_MAX;
+      lua_pop(L, 2);
+      break;
+    }
     v[i - 1].s = lua_tolstring(L, -1, &v[i - 1].len);
     count++;
     lua_pop(L, 1);

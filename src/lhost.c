@@ -245,6 +245,14 @@ static int core_error(lua_State *L) {
   return lua_error(L);
 }
 
+/* core.on_warning(fn | nil): who writes the warnings of the C parts (wl_warn) */
+static int core_on_warning(lua_State *L) {
+  if (!lua_isnil(L, 1)) luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, WL_WARNING_HANDLER);
+  return 0;
+}
+
 static int open_core(lua_State *L) {
   const struct wl_cli *cli = lua_touserdata(L, lua_upvalueindex(1));
   lua_newtable(L);
@@ -252,6 +260,8 @@ static int open_core(lua_State *L) {
   lua_setfield(L, -2, "version");
   lua_pushcfunction(L, core_error);
   lua_setfield(L, -2, "error");
+  lua_pushcfunction(L, core_on_warning);
+  lua_setfield(L, -2, "on_warning");
   lua_pushcfunction(L, core_time_limit);
   lua_setfield(L, -2, "time_limit");
   wl_open_clock(L);

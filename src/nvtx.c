@@ -186,11 +186,7 @@ static const char *stack_names(lua_State *L, int didx, int from) {
   return lua_tostring(L, -1);
 }
 
-static void warn(lua_State *L, const char *msg) {
-  (void)L;
-  fprintf(stderr, "wlrun: warning: NVTX: %s\n", msg);
-  fflush(stderr);
-}
+static void warn(lua_State *L, const char *msg) { wl_warn(L, "NVTX: %s", msg); }
 
 void wl_nvtx_end_range(lua_State *L, const struct domain *d, int info) {
   lua_rawgeti(L, info, 2);

@@ -95,3 +95,20 @@ void wl_stop_check(lua_State *L) {
   lua_setmetatable(L, -2);
   lua_error(L);
 }
+
+void wl_warn(lua_State *L, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (lua_checkstack(L, 3) && lua_getfield(L, LUA_REGISTRYINDEX, WL_WARNING_HANDLER) == LUA_TFUNCTION) {
+    lua_pushstring(L, msg);
+    if (lua_pcall(L, 1, 0, 0) == LUA_OK) return;
+    lua_pop(L, 1); /* the handler's error: the warning still gets out below */
+  } else {
+    lua_pop(L, 1);
+  }
+  fprintf(stderr, "wlrun: warning: %s\n", msg);
+  fflush(stderr);
+}

@@ -31,6 +31,16 @@ int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...)
 #endif
     ;
 
+/* A warning for the user from C ("the kernel cache is not writable"): handed to the Lua function
+ * that core.on_warning(fn) registered (during a scenario, the sink: the one writer of stderr),
+ * or written to stderr as "wlrun: warning: ..." when none is. Never raises. */
+void wl_warn(lua_State *L, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+#define WL_WARNING_HANDLER "wlrun.warning_handler" /* its registry key */
+
 /* Stopping the running code from a signal handler (docs/reliability.md, "Interrupts"): the
  * host (lhost.c) asks for a stop when Ctrl-C comes or the script's time limit passes, and
  * stops the Lua code at its next instruction; the long loops and waits of the bindings in C

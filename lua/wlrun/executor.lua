@@ -13,7 +13,8 @@
 --                                   --config-timeout)
 --   executor.devices(list, timeout) a worker process per GPU taking configurations from a
 --                                   shared queue (--devices)
---   executor.choose(ctx, settings, cli) the one the command line asks for
+--   executor.choose(ctx, settings, cli) the one the command line asks for (under --compile-only,
+--                                   --isolate, --config-timeout and --devices: isolated)
 local core = require "wlrun.core"
 local process = require "wlrun.process"
 local isolate = require "wlrun.isolate"
@@ -175,9 +176,9 @@ end
 -- --compile-only too, --isolate and --config-timeout run each configuration in a child process
 -- (a setup that hangs is stopped as on a GPU); --devices has no devices to spread over there.
 function executor.choose(ctx, settings, cli)
-  if ctx.compile_only then
+  if ctx.compile_only then -- no device: what --devices asks for is each configuration in a child
     local timeout = settings.run.config_timeout
-    if settings.run.isolate or timeout > 0 then return executor.isolated(timeout) end
+    if settings.run.isolate or timeout > 0 or cli.devices then return executor.isolated(timeout) end
     return executor.in_process(ctx)
   end
   if cli.devices then

@@ -117,6 +117,8 @@ function runner.run(sc, script)
   local out = wl.settings.output
   local sink <close> = worker and require("wlrun.sink").silent() or require("wlrun.sink").new {
     format = out.format, quiet = out.quiet, progress = out.progress and not out.quiet and process.isatty(2) }
+  core.on_warning(function(msg) sink:warning(msg) end) -- the C parts' warnings, through the sink
+  local _ <close> = setmetatable({}, { __close = function() core.on_warning(nil) end })
   local outputs = outputs_of(cli)
   local compile_only = core.compile_only()
   pick_device(p, cli, compile_only)

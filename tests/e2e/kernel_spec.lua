@@ -158,8 +158,8 @@ print(select(2, pcall(wl.kernel, { %q, name = "addone", define = { N = 1 } })))
 print(select(2, pcall(wl.kernel, { %q })))
 ]]):format(ADDONE, ADDONE))
     assert.equal(0, r.code, r.stderr)
-    assert.equal("wl.kernel: unknown field 'define'\nwl.kernel: 'name' (the kernel's name) is required\n",
-      r.stdout)
+    assert.equal("wl.kernel: unknown field 'define' (fields: name, defines, options, file)\n"
+      .. "wl.kernel: 'name' (the kernel's name) is required\n", r.stdout)
   end)
 
   it("reports a compile error with the NVRTC log at the wl.kernel line (exit 6)", function()

@@ -371,6 +371,13 @@ describe("json for strict readers and ordered writers", function()
     assert.has_error(function() json.decode("{}", { array_nulls = "no" }) end)
   end)
 
+  it("refuses an order that is not a list of strings", function()
+    for _, o in ipairs { { order = { a = 1 } }, { order = { "a", 2 } }, { orders = { params = { a = 1 } } },
+                         { orders = { params = { [2] = "x" } } } } do
+      assert.has_error(function() json.encode({ a = 1 }, o) end)
+    end
+  end)
+
   it("takes a table's own metatable fields __jsontype and __jsonorder", function()
     local order = {}
     local o = setmetatable({}, { __jsontype = "object", __jsonorder = order,
