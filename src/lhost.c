@@ -221,15 +221,17 @@ static int error_tostring(lua_State *L) {
   return 1;
 }
 
+/* the kinds of error (each an exit code, wl_exit.c); core.error_kinds in Lua */
+static const char *const error_kinds[] = {"script", "usage", "config", "no_device", "cuda", "compile",
+                                          "regression", "io", "interrupted", "timeout", "crash", NULL};
+
 /* wl.error(kind, message [, level]): raise an error with a kind (an exit code). */
 static int core_error(lua_State *L) {
-  static const char *const kinds[] = {"script", "usage", "config", "no_device", "cuda",   "compile",
-                                      "regression", "io", "interrupted", "timeout", "crash", NULL};
-  int kind = luaL_checkoption(L, 1, NULL, kinds);
+  int kind = luaL_checkoption(L, 1, NULL, error_kinds);
   const char *msg = luaL_checkstring(L, 2);
   int level = (int)luaL_optinteger(L, 3, 1);
   lua_createtable(L, 0, 2);
-  lua_pushstring(L, kinds[kind]);
+  lua_pushstring(L, error_kinds[kind]);
   lua_setfield(L, -2, "kind");
   if (level > 0) {
     luaL_where(L, level);
@@ -262,6 +264,12 @@ static int open_core(lua_State *L) {
   lua_setfield(L, -2, "error");
   lua_pushcfunction(L, core_on_warning);
   lua_setfield(L, -2, "on_warning");
+  lua_newtable(L);
+  for (int i = 0; error_kinds[i]; i++) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, error_kinds[i]);
+  }
+  lua_setfield(L, -2, "error_kinds");
   lua_pushcfunction(L, core_time_limit);
   lua_setfield(L, -2, "time_limit");
   wl_open_clock(L);

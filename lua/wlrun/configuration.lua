@@ -71,8 +71,7 @@ local function resolve_work(sc, p, state)
 end
 
 -- the kinds of error wlrun knows (each an exit code); anything else raised is a script error
-local kinds = { script = true, usage = true, config = true, no_device = true, cuda = true, compile = true,
-  regression = true, io = true, interrupted = true, timeout = true, crash = true }
+local kinds = core.error_kinds
 
 local function call_work_once(work)
   if type(work) == "function" or core.is_launch(work) then work() else work:launch() end

@@ -22,11 +22,7 @@ local configuration = require "wlrun.configuration"
 
 local executor = {}
 
-local function exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
+local exists = require("wlrun.results").exists
 
 local function stops(entry)
   if entry.kind == "interrupted" then return { kind = "interrupted", message = entry.error or "interrupted" } end

@@ -18,9 +18,16 @@ local function wlrun() return require "wlrun" end
 
 local deep_copy = results.copy
 
--- the settings that only wl.bench reads (a loop times its iterations its own way)
-local bench_only = { { "run", "mode" }, { "run", "warmup_time" }, { "run", "flush_l2" }, { "adaptive", "enabled" },
-  { "adaptive", "target_noise" }, { "adaptive", "min_samples" }, { "adaptive", "min_time" }, { "adaptive", "max_time" } }
+-- the settings that only wl.bench reads (a loop times its iterations its own way): its
+-- options but the counts a loop has too, in a fixed order
+local function bench_only()
+  local list = {}
+  for opt, s in pairs(require("wlrun.bench").settings_of) do
+    if opt ~= "iters" and opt ~= "warmup" then list[#list + 1] = s end
+  end
+  table.sort(list, function(a, b) return a[1] .. "." .. a[2] < b[1] .. "." .. b[2] end)
+  return list
+end
 
 local function option_name(section, name)
   if section == "adaptive" and name == "enabled" then return "--adaptive" end
@@ -43,7 +50,7 @@ function runner.in_force(sc)
     sources[section .. "." .. name] = source ~= "default" and source or nil
   end
   if sc.loop then
-    for _, s in ipairs(bench_only) do
+    for _, s in ipairs(bench_only()) do
       if wl.setting_origin(s[1], s[2]).source == "cli" then
         core.error("usage", ("%s does not apply to %s: a loop (wl.loop) times each iteration between two synchronisations (docs/loops.md)"):format(
           option_name(s[1], s[2]), sc.name), 0)

@@ -48,12 +48,7 @@ local LUA_PENDING = {}
 
 ---------------------------------------------------------------------------------------------
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = h.read
 
 local function count_lines(text)
   local n = select(2, text:gsub("\n", "\n"))

@@ -39,6 +39,13 @@ function results.read_file(path)
 end
 local read_file = results.read_file
 
+-- whether a file is there (readable)
+function results.exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
 -- a deep copy of a part of a document (plain tables, no cycles)
 function results.copy(v)
   if type(v) ~= "table" then return v end

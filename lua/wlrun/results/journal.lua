@@ -78,11 +78,7 @@ function journal.hook_exit()
   end
 end
 
-local function exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
+local exists = require("wlrun.results").exists
 
 -- a path made absolute and plain ("a/./b//c" and "/x/a/b/c" are the same file), to tell whether
 -- two names are one file
