@@ -204,14 +204,20 @@ function bench.run(work, opts)
   engine.set_measuring(false)
   r.watch = engine.watch()
 
-  r.samples, r.enqueue = got.gpu, got.enqueue
-  r.stats = core.stats.summary(r.samples)
-  r.enqueue_stats = core.stats.summary(r.enqueue)
-  r.shape = core.stats.shape(r.samples)
+  bench.summarize(r, got.gpu, got.enqueue)
   r.time = core.clock() - wall0
   local wl = require "wlrun"
   r.warnings = checks.evaluate(r, { device = wl.device(), working_set = ws, zero_inputs = zero })
   return setmetatable(r, bench.result_mt)
+end
+
+-- the samples and their summaries into result r (what results.record_bench keeps)
+function bench.summarize(r, samples, enqueue)
+  r.samples, r.enqueue = samples, enqueue
+  r.stats = core.stats.summary(samples)
+  r.enqueue_stats = core.stats.summary(enqueue)
+  r.shape = core.stats.shape(samples)
+  return r
 end
 
 bench.result_mt = {

@@ -123,7 +123,9 @@ function Devices:run(list, emit)
     for _, name in ipairs(process.list_dir(dir .. "/done") or {}) do
       local index = tonumber(name:match("^(%d+)%.json$"))
       if index and not seen[index] then
-        local entry = isolate.read_entry(("%s/done/%s"):format(dir, name))
+        -- a worker writes its entry under another name and renames it: what is here is whole
+        local entry, unreadable = isolate.read_entry(("%s/done/%s"):format(dir, name))
+        if unreadable and by_index[index] then entry = isolate.unreadable(by_index[index], unreadable) end
         if entry then finish(index, entry) end
       end
     end
@@ -161,6 +163,13 @@ function Devices:run(list, emit)
         stop = stop or { kind = "interrupted", message = "interrupted (Ctrl-C)" }
       end
       if not stop and #(process.list_dir(dir .. "/todo") or {}) > 0 then start(dev) end
+    end
+    if remaining > 0 and not stop and next(workers) == nil then -- nothing left that could finish the rest
+      for _, cfg in ipairs(list) do
+        if not seen[cfg.index] and not exists(("%s/done/%d.json"):format(dir, cfg.index)) then
+          finish(cfg.index, isolate.failed(cfg, "crash", "no worker ran it (every worker of --devices exited)"))
+        end
+      end
     end
   end
   return stop

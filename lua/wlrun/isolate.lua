@@ -45,27 +45,43 @@ local signals = { [4] = "SIGILL", [6] = "SIGABRT", [7] = "SIGBUS", [8] = "SIGFPE
 
 local INTERRUPTED = { kind = "interrupted", message = "interrupted" }
 
--- the entry a child wrote (a one-entry results document), or nil
+-- the entry a child wrote (a one-entry results document); nil when it wrote none, or nil and
+-- why when what it wrote cannot be read (the strict loader's message)
 function isolate.read_entry(path)
   local text = read(path)
   if not text then return nil end
   local ok, doc = pcall(results.decode, text, path)
-  local entry = ok and doc.configurations[1]
-  if entry then entry.isolated = true end
-  return entry or nil
+  if not ok then return nil, tostring(type(doc) == "table" and doc.message or doc) end
+  local entry = doc.configurations[1]
+  if type(entry) ~= "table" then return nil, ("'%s' holds no configuration"):format(path) end
+  entry.isolated = true
+  return entry
+end
+
+-- the entry of configuration cfg that failed outside this process (kind: timeout, crash, ...)
+function isolate.failed(cfg, kind, message, time)
+  return { index = cfg.index, params = cfg.params, status = "failed", isolated = true, kind = kind, error = message,
+           time = time }
+end
+
+-- a failed entry for configuration cfg, whose child wrote a result that cannot be read
+function isolate.unreadable(cfg, why)
+  return isolate.failed(cfg, "crash", "the child process wrote a result wlrun cannot read: " .. why)
 end
 
 -- the entry of configuration cfg from what its child left: the entry it wrote to `out`, or a
 -- failure made from how it ended (r: process.spawn's or process.wait_any's result) and its stderr
 function isolate.collect(cfg, r, out, errf, timeout)
-  local entry, stderr = isolate.read_entry(out), read(errf)
+  local entry, unreadable = isolate.read_entry(out)
+  local stderr = read(errf)
   os.remove(out)
   os.remove(errf)
   if entry then
     if entry.kind == "interrupted" then return entry, { kind = "interrupted", message = entry.error } end
     return entry
   end
-  entry = { index = cfg.index, params = cfg.params, status = "failed", isolated = true, time = r.time }
+  if unreadable then return isolate.unreadable(cfg, unreadable) end
+  entry = isolate.failed(cfg, nil, nil, r.time)
   if r.how == "timeout" then
     entry.kind = "timeout"
     entry.error = ("ran past --config-timeout (%.3g s) and was stopped"):format(timeout)

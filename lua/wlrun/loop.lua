@@ -213,12 +213,17 @@ function loop.run(sc, p, state, entry, ctx)
       if lines then lines:iteration(loop.format_line(i - warmup, iter, data, bs)) end
     end
   end
+  return loop.record(entry, rec, warmup)
+end
+
+-- the measured iterations rec (see loop.summarize) into entry; returns the summary
+function loop.record(entry, rec, warmup)
   local s = loop.summarize(rec)
   entry.status, entry.mode = "ok", "loop"
   entry.warmup = warmup
   entry.samples = rec.iter
   entry.stats = s.iter
-  entry.loop = { batch_size = bs, data = rec.data, data_stats = s.data, throughput = s.throughput,
+  entry.loop = { batch_size = rec.batch_size, data = rec.data, data_stats = s.data, throughput = s.throughput,
                  data_ratio = s.data_ratio, total_time = s.total_time, phases = s.phases, outside = s.outside }
   entry.metrics = { samples_per_s = s.throughput }
   entry.warnings = s.warnings

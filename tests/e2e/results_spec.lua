@@ -98,6 +98,32 @@ describe("a run's results document", function()
   end)
 end)
 
+-- A document an H200 wrote (scenarios/bandwidth.lua, tests/gpu/run-on-gpu.sh rest): every
+-- part a measurement records (shape, clocks, warnings, kernels) reads back in every tool here.
+describe("a document measured on a GPU", function()
+  local measured = h.source_dir .. "/tests/fixtures/results/h200-bandwidth.json"
+
+  it("loads through the strict loader with the shape of its samples", function()
+    local doc = load.load(measured)
+    assert.is_true(#doc.configurations > 0)
+    for _, c in ipairs(doc.configurations) do
+      assert.equal("ok", c.status)
+      assert.is_table(c.shape.modes_at)
+    end
+  end)
+
+  it("is compared, exported and merged by the tools", function()
+    local dir = h.tmpdir()
+    local r = h.run("compare " .. h.quote(measured) .. " " .. h.quote(measured) .. " -o " .. h.quote(dir .. "/c.json"))
+    assert.equal(0, r.code, r.stderr)
+    r = h.run("export " .. h.quote(measured) .. " --format csv -o " .. h.quote(dir .. "/x.csv"))
+    assert.equal(0, r.code, r.stderr)
+    r = h.run("merge " .. h.quote(measured) .. " -o " .. h.quote(dir .. "/m.json"))
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(#load.load(measured).configurations, #load.load(dir .. "/m.json").configurations)
+  end)
+end)
+
 describe("a loop scenario", function()
   local LOOP = [[
 local wl = require "wlrun"

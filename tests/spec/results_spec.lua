@@ -135,6 +135,70 @@ describe("the strict loader", function()
   end)
 end)
 
+-- What the GPU paths write, built here by the same functions from synthetic samples: a CPU
+-- machine cannot measure, but every part of a measured entry must load back through the one
+-- strict loader (--resume, children, --devices, compare and merge all read through it).
+describe("a measured entry, as the GPU paths write it", function()
+  local bench = require "wlrun.bench"
+  local loop = require "wlrun.loop"
+  local checks = require "wlrun.checks"
+
+  local function bimodal(n)
+    local xs = {}
+    for i = 1, n do xs[i] = (i % 3 == 0 and 2e-5 or 1e-5) * (1 + (i % 7) * 1e-3) end
+    xs[n] = 1e-3 -- a far outlier
+    return xs
+  end
+  local clock = { sm_mhz = 1980.5, max_sm_mhz = 1980, nvml = true, nvml_sm_mhz = 1980, temperature_c = 41,
+                  power_w = 120.5, reasons = { "sw_power_cap" } }
+  local device = { name = "synthetic", sm_count = 132, peak_bandwidth = 4.8e12, peak_fp32_flops = 6.7e13,
+                   l2_bytes = 60 * 2 ^ 20 }
+
+  local function loads_back(entry)
+    local doc = doc_with({ entry }, { device = device, floor = { event_pair = 1.3e-6, empty_kernel = 4.4e-6 } })
+    local back = load.decode(results.render(doc), "measured.json").configurations[1]
+    assert.same(entry, back)
+    return back
+  end
+
+  for _, n in ipairs { 1, 2, 5, 100 } do
+    it(("from wl.bench (%d samples, adaptive, warnings, work, check)"):format(n), function()
+      local r = { requested_mode = "auto", mode = "cold", per = 1, notes = { "auto: cold" }, flush_l2 = true,
+                  floor = { event_pair = 1.3e-6, empty_kernel = 4.4e-6 }, warmup = { n = 5, time = 1e-3 },
+                  clock = { before = clock, after = clock }, watch = { allocs = 1, syncs = 2 },
+                  adaptive = { target = 0.005, converged = false, noise = 0.02, elapsed = 0.5, gpu_time = 0.25 } }
+      local samples = bimodal(n)
+      local enqueue = {}
+      for i = 1, n do enqueue[i] = 3.5e-6 end
+      bench.summarize(r, samples, enqueue)
+      r.warnings = checks.evaluate(r, { device = device, working_set = 2 ^ 20, zero_inputs = { "x" } })
+      local entry = results.entry { index = 1, params = { n = n } }
+      results.record_bench(entry, r)
+      results.record_work(entry, { flops = 2e9, bytes = 4e6 }, device)
+      results.record_check(entry, false, "off by 1")
+      results.flag_check(entry)
+      entry.kernels = { { name = "k", source = "extern \"C\" __global__ void k() {}", arch = "sm_90",
+                          num_regs = 32, max_threads_per_block = 1024, shared_size_bytes = 0 } }
+      entry.time, entry.device_index, entry.isolated = 0.75, 0, true
+      local back = loads_back(entry)
+      assert.is_table(back.shape.modes_at)
+    end)
+  end
+
+  it("from wl.loop (phases, data time, the time outside the phases)", function()
+    local rec = { batch_size = 32, iter = {}, data = {}, phases = {} }
+    for i = 1, 20 do
+      rec.iter[i], rec.data[i] = 0.02 + i * 1e-5, 0.001
+      rec.phases[i] = { { name = "forward", time = 0.008, top = true }, { name = "matmul", time = 0.005, top = false },
+                        { name = "backward", time = 0.009, top = true } }
+    end
+    local entry = results.entry { index = 1, params = { n = 1 } }
+    loop.record(entry, rec, 5)
+    results.record_check(entry, true)
+    loads_back(entry)
+  end)
+end)
+
 describe("the journal", function()
   local function new_doc()
     return { schema = "wlrun-results", version = 1, complete = false, scenario = { name = "j", axes = { "n" } },

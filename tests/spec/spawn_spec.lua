@@ -66,3 +66,42 @@ describe("process.spawn", function()
     assert.is_nil(process.list_dir(dir))
   end)
 end)
+
+-- what a child left, as the executors collect it (wlrun.isolate)
+describe("isolate.collect", function()
+  local h = require "helper"
+  local isolate = require "wlrun.isolate"
+  local results = require "wlrun.results"
+  local cfg = { index = 3, params = { n = 7 } }
+
+  local function left(text)
+    local dir = h.tmpdir()
+    if text then h.write(dir .. "/3.json", text) end
+    h.write(dir .. "/3.err", "line one\nline two\n")
+    return isolate.collect(cfg, { how = "exit", code = 0, time = 0.5 }, dir .. "/3.json", dir .. "/3.err", 0)
+  end
+
+  it("takes the entry the child wrote", function()
+    local doc = { schema = results.SCHEMA, version = results.VERSION,
+                  configurations = { { index = 3, params = { n = 7 }, status = "ok", samples = { 1e-3 } } } }
+    local entry = left(results.render(doc))
+    assert.equal("ok", entry.status)
+    assert.is_true(entry.isolated)
+  end)
+
+  it("names why a result it cannot read was refused, instead of saying there was none", function()
+    local doc = { schema = results.SCHEMA, version = results.VERSION,
+                  configurations = { { index = 3, params = { n = 7 }, status = "ok", samples = { "fast" } } } }
+    local entry = left(results.render(doc))
+    assert.equal("failed", entry.status)
+    assert.equal("crash", entry.kind)
+    assert.matches("wrote a result wlrun cannot read: .*configurations%[1%]%.samples%[1%]", entry.error)
+    assert.same({ n = 7 }, entry.params)
+  end)
+
+  it("says the child wrote nothing, with the end of its stderr", function()
+    local entry = left(nil)
+    assert.equal("crash", entry.kind)
+    assert.matches("exited with code 0 and wrote no result:\nline one\nline two", entry.error)
+  end)
+end)

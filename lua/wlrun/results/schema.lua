@@ -93,7 +93,7 @@ local loop = object {
 local entry = object {
   index = integer(1), params = params, status = string_, reason = string_, error = string_, kind = string_,
   mode = string_, per = number, warmup = number, samples = numbers, enqueue = numbers,
-  stats = object({}, number), enqueue_stats = object({}, number), shape = object({}, scalar),
+  stats = object({}, number), enqueue_stats = object({}, number), shape = object({ modes_at = numbers }, scalar),
   adaptive = object({}, scalar), work = object({}, number), metrics = object({}, number),
   kernels = array(object({ name = string_, source = string_, arch = string_ }, scalar)),
   check = object { ok = boolean, message = string_ },
