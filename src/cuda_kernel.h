@@ -5,6 +5,7 @@
 #define WL_CUDA_KERNEL_H
 
 #include "cuda_device.h"
+#include "host_work.h"
 #include "kernel_cache.h"
 #include "kernel_signature.h"
 
@@ -21,6 +22,7 @@ struct wl_kernel {
   cudaKernel_t handle;
   struct cudaFuncAttributes attr; /* valid once loaded */
   int dynamic_smem_set;           /* largest cudaFuncAttributeMaxDynamicSharedMemorySize set */
+  struct wl_host_work host;       /* host work (host_work.h) when host.call is set; else a GPU kernel */
 };
 
 /* The kernel at arg; raises when it is not one, or was freed ("FN: kernel used after free",
