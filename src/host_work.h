@@ -8,6 +8,7 @@
 #define WL_HOST_WORK_H
 
 #include <cuda_runtime_api.h>
+#include <lua.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -24,5 +25,15 @@ struct wl_host_work {
   /* What it is, for reports: "cublas", "cublaslt", "runtime", "library" */
   const char *kind;
 };
+
+struct wl_kernel;
+
+/* Pushes a new kernel object for host work. name: what messages and reports call it
+ * ("cublas.gemm bf16", "saxpy in libexample.so"); params: its C parameter list, parsed like a
+ * kernel's ("const float* x, float* y, float a, int n"), which bind checks arguments against.
+ * Takes ownership of host->ctx (released on an error too). Raises on a bad parameter list.
+ * (host_kernel.c) */
+struct wl_kernel *wl_push_host_kernel(lua_State *L, const char *name, const char *params,
+                                      const struct wl_host_work *host);
 
 #endif
