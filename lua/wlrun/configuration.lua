@@ -71,6 +71,26 @@ local function resolve_work(sc, p, state)
 end
 
 -- the kinds of error wlrun knows (each an exit code); anything else raised is a script error
+-- the parameters of the configuration baseline(p) names: p with the overrides it returns, or nil
+local function baseline_of(sc, p)
+  local over = sc.baseline(p)
+  if over == nil then return nil end
+  if type(over) ~= "table" then
+    core.error("script", "baseline(p) must return a table of parameters or nil, got a " .. type(over), 0)
+  end
+  local params = results.copy(p)
+  for k, v in pairs(over) do
+    if p[k] == nil then
+      core.error("script", ("baseline(p) returned '%s', which is not a parameter of the scenario"):format(tostring(k)), 0)
+    end
+    if type(v) ~= type(p[k]) then
+      core.error("script", ("baseline(p).%s must be a %s like the parameter, got a %s"):format(k, type(p[k]), type(v)), 0)
+    end
+    params[k] = v
+  end
+  return params
+end
+
 local kinds = core.error_kinds
 
 local function call_work_once(work)
@@ -100,6 +120,7 @@ local function measure(sc, p, state, entry, ctx)
   if ctx.compile_only then
     call_work_once(work) -- checks the bound arguments; nothing runs
     if sc.work then results.check_work(sc.work(p)) end
+    if sc.baseline then entry.baseline = baseline_of(sc, p) end
     entry.status = "compiled"
     entry.kernels = kernels_of(state, work)
     return
@@ -115,6 +136,7 @@ local function measure(sc, p, state, entry, ctx)
   results.flag_check(entry)
   entry.kernels = kernels_of(state, work)
   if sc.work then results.record_work(entry, sc.work(p), ctx.device) end
+  if sc.baseline then entry.baseline = baseline_of(sc, p) end
 end
 
 -- an error that stops the run, not only its configuration: Ctrl-C, os.exit (results.journal)

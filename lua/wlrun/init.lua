@@ -17,6 +17,13 @@ wl.stats = core.stats
 wl.device_count = core.device_count
 wl.select_device = core.select_device
 wl.device = core.device
+-- {f32 =, tf32 =, bf16 =, f16 =} dense FLOP/s of a wl.device() table (wlrun/peaks.lua); {} where unknown
+wl.peak_flops = function(device)
+  if device ~= nil and type(device) ~= "table" then
+    core.error("script", "wl.peak_flops: expected a table from wl.device(), got a " .. type(device), 2)
+  end
+  return require("wlrun.peaks").of(device or core.device())
+end
 
 -- tensors (docs/lua-api.md, "Tensors")
 wl.tensor = core.tensor

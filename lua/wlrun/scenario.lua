@@ -8,7 +8,7 @@ local mt = { __name = "wlrun.scenario" }
 local fields = {
   name = "string", description = "string", params = "table", order = "table", where = "function",
   timing = "table", setup = "function", run = "function|string", check = "function",
-  work = "function", teardown = "function", loop = "table",
+  work = "function", baseline = "function", teardown = "function", loop = "table",
 }
 
 local function fail(where, msg) core.error("script", where .. ": " .. msg, 0) end

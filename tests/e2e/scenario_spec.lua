@@ -91,7 +91,7 @@ describe("scenario validation", function()
   end
 
   it("names unknown fields, wrong types and missing ones", function()
-    check("name = 'x', run = function() end, paramz = {}", "wl.scenario: unknown field 'paramz' %(fields: check, description")
+    check("name = 'x', run = function() end, paramz = {}", "wl.scenario: unknown field 'paramz' %(fields: baseline, check, description")
     check("name = 'x'", "'run' is required")
     check("name = 'x', run = function() end, where = 3", "field 'where' must be a function, got a number")
     check("run = function() end", "'name' %(a non%-empty string%) is required")
@@ -110,7 +110,7 @@ describe("scenario validation", function()
 end)
 
 describe("the shipped scenarios without a GPU", function()
-  for name, kernels in pairs { gemm_sweep = 3, bandwidth = 3, training_loop = 10 } do
+  for name, kernels in pairs { gemm_sweep = 4, gemm_tc = 3, bandwidth = 3, training_loop = 10 } do
     it(name .. " lists its configurations and compiles every kernel", function()
       local cache = h.tmpdir()
       local r = h.run("scenarios/" .. name .. ".lua --dry-run", { cwd = h.source_dir })

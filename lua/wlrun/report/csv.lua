@@ -32,7 +32,7 @@ local function bool(v)
 end
 
 local fixed_after = { "enqueue_median", "flops", "bytes", "flop_per_s", "bytes_per_s", "peak_bandwidth_fraction",
-  "peak_fp32_fraction", "samples_per_s", "registers", "local_bytes", "check_ok", "warnings", "reason_or_error" }
+  "peak_fp32_fraction", "peak_fraction", "baseline_fraction", "samples_per_s", "registers", "local_bytes", "check_ok", "warnings", "reason_or_error" }
 
 -- the names of wlrun's own columns: a parameter of the same name is headed "param.NAME"
 local fixed = { index = true, status = true, mode = true, per = true }
@@ -74,6 +74,8 @@ function M.render(doc)
     f[#f + 1] = M.number(m.bytes_per_s)
     f[#f + 1] = M.number(m.peak_bandwidth_fraction)
     f[#f + 1] = M.number(m.peak_fp32_fraction)
+    f[#f + 1] = M.number(m.peak_fraction)
+    f[#f + 1] = M.number(m.baseline_fraction)
     f[#f + 1] = M.number(m.samples_per_s)
     local k = type(c.kernels) == "table" and c.kernels[1] or {}
     f[#f + 1] = M.number(k.registers)

@@ -92,6 +92,8 @@ M.metric_defs = {
   { key = "bytes_per_s", title = "bytes/s", fmt = function(v) return units.rate(v, "B/s") end },
   { key = "peak_bandwidth_fraction", title = "% peak BW", fmt = function(v) return units.percent(v) end },
   { key = "peak_fp32_fraction", title = "% peak FP32", fmt = function(v) return units.percent(v) end },
+  { key = "peak_fraction", title = "% peak", fmt = function(v) return units.percent(v) end },
+  { key = "baseline_fraction", title = "% of baseline", fmt = function(v) return units.percent(v) end },
   { key = "samples_per_s", title = "samples/s", fmt = function(v) return ("%.1f"):format(v) end },
 }
 

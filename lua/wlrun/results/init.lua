@@ -80,7 +80,24 @@ function results.finish(doc, complete)
   table.sort(doc.configurations, function(a, b) return a.index < b.index end)
   doc.finished = require("wlrun.process").utc_now()
   doc.complete = complete and true or false
+  results.relate_baselines(doc)
   return doc
+end
+
+-- metrics.baseline_fraction of every measured entry that names a measured baseline (entry.baseline:
+-- the baseline configuration's parameters, from the scenario's baseline(p)): the baseline's
+-- median over the entry's, 1.25 for a configuration 25 % faster. Derived from the document
+-- alone, so that a merge of shards computes it again.
+function results.relate_baselines(doc)
+  local by_key = {}
+  for _, c in ipairs(doc.configurations) do by_key[results.key(c.params)] = c end
+  local function median(c) return c and c.status == "ok" and c.stats and c.stats.median end
+  for _, c in ipairs(doc.configurations) do
+    if c.metrics and c.baseline then
+      local mine, theirs = median(c), median(by_key[results.key(c.baseline)])
+      c.metrics.baseline_fraction = mine and theirs and mine > 0 and theirs / mine or nil
+    end
+  end
 end
 
 function results.entry(cfg) return { index = cfg.index, params = cfg.params } end
@@ -97,15 +114,20 @@ end
 
 local function finite_amount(v) return v == nil or (type(v) == "number" and v == v and v >= 0 and v < math.huge) end
 
--- what work(p) returned: {flops =, bytes =}, finite numbers >= 0 (raises otherwise)
+-- what work(p) returned: {flops =, bytes =, dtype =}, finite numbers >= 0 and the dtype of the
+-- arithmetic, one of wlrun.peaks.DTYPES (raises otherwise)
 function results.check_work(w)
-  local core = require "wlrun.core"
+  local core, peaks = require "wlrun.core", require "wlrun.peaks"
   if type(w) ~= "table" then core.error("script", "work(p) must return a table {flops =, bytes =}, got a " .. type(w), 0) end
   for k, v in pairs(w) do
-    if k ~= "flops" and k ~= "bytes" then
-      core.error("script", ("work(p) returned an unknown field '%s' (fields: flops, bytes)"):format(tostring(k)), 0)
-    end
-    if not finite_amount(v) then
+    if k == "dtype" then
+      if not peaks.is_dtype(v) then
+        core.error("script", ("work(p).dtype must be one of %s, got %s"):format(table.concat(peaks.DTYPES, ", "),
+          tostring(v)), 0)
+      end
+    elseif k ~= "flops" and k ~= "bytes" then
+      core.error("script", ("work(p) returned an unknown field '%s' (fields: flops, bytes, dtype)"):format(tostring(k)), 0)
+    elseif not finite_amount(v) then
       core.error("script", ("work(p).%s must be a finite number >= 0, got %s"):format(k, tostring(v)), 0)
     end
   end
@@ -115,11 +137,16 @@ end
 -- metrics from what work(p) returned and the median time
 function results.record_work(entry, w, device)
   results.check_work(w)
-  entry.work = { flops = w.flops, bytes = w.bytes }
+  entry.work = { flops = w.flops, bytes = w.bytes, dtype = w.dtype }
   local median, m = entry.stats.median, {}
   if w.flops then
     m.flop_per_s = w.flops / median
-    m.peak_fp32_fraction = device and m.flop_per_s / device.peak_fp32_flops or nil
+    if w.dtype then -- against the peak of the work's own dtype, where the architecture's is known
+      local peak = require("wlrun.peaks").flops(device, w.dtype)
+      m.peak_fraction = peak and m.flop_per_s / peak or nil
+    else
+      m.peak_fp32_fraction = device and m.flop_per_s / device.peak_fp32_flops or nil
+    end
   end
   if w.bytes then
     m.bytes_per_s = w.bytes / median
@@ -159,12 +186,12 @@ local key_order = list(
   "settings", "sources", "device", "floor", "shard", "devices",
   -- a configuration
   "index", "params", "status", "reason", "error", "kind", "mode", "per", "warmup", "samples", "enqueue", "stats",
-  "enqueue_stats", "shape", "adaptive", "work", "metrics", "kernels", "check", "loop", "warnings", "notes", "clock",
+  "enqueue_stats", "shape", "adaptive", "work", "metrics", "baseline", "kernels", "check", "loop", "warnings", "notes", "clock",
   "time",
   -- their parts
   "name", "description", "file", "hash", "axes", "total_configurations", "arch", "n", "mean", "std", "median", "min",
   "max", "p10", "p25", "p75", "p90", "p99", "iqr", "cv", "code", "title", "message", "hint", "before", "after",
-  "flops", "bytes")
+  "flops", "bytes", "dtype")
 
 local settings_order = list("run", "adaptive", "output", "compile")
 

@@ -272,6 +272,7 @@ function M.merge(docs, paths)
                   finished = d.finished, complete = d.complete, configurations = n }
   end
   doc.shards = shards
+  results.relate_baselines(doc)
   return doc, found
 end
 
