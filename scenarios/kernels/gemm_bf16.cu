@@ -7,7 +7,8 @@
 // by cp.async (16 bytes, zero-filled outside the matrices) in a STAGES-deep ring; shared ->
 // registers by ldmatrix (.trans for B, which is k-major in memory but "col" for the mma).
 // Shared memory is XOR-swizzled in 16-byte chunks so that neither ldmatrix nor cp.async has
-// bank conflicts. Dynamic shared memory: STAGES * (BM * BK + BK * BN) * 2 bytes.
+// bank conflicts. Blocks are rasterized in groups of 8 block rows for L2 reuse. Dynamic shared
+// memory: STAGES * (BM * BK + BK * BN) * 2 bytes.
 // Needs N and K multiples of 8 (16-byte rows of chunks); M, N, K otherwise arbitrary.
 #include <cuda_bf16.h>
 
@@ -87,7 +88,14 @@ __global__ void __launch_bounds__(BN) gemm_bf16_mma(const __nv_bfloat16* __restr
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N; // 2 x WARPS_N warps of 64 x 64
-  const int m0 = blockIdx.y * GEMM_BM, n0 = blockIdx.x * BN;
+  // blocks in launch order walk down groups of GROUP_M block rows, column by column, so that
+  // the blocks resident at once share rows of A and columns of B in L2
+  constexpr int GROUP_M = 8;
+  const int grid_n = gridDim.x, grid_m = gridDim.y;
+  const int bid = blockIdx.y * grid_n + blockIdx.x, in_group = GROUP_M * grid_n;
+  const int first_m = (bid / in_group) * GROUP_M, group_rows = min(grid_m - first_m, GROUP_M);
+  const int block_m = first_m + (bid % in_group) % group_rows, block_n = (bid % in_group) / group_rows;
+  const int m0 = block_m * GEMM_BM, n0 = block_n * BN;
   const int ktiles = (K + GEMM_BK - 1) / GEMM_BK;
 
   float acc[4][8][4];
