@@ -41,6 +41,9 @@ struct wl_backend {
   cudaError_t (*release_pinned)(void *p);
   cudaError_t (*set_memory)(void *p, int value, size_t n, cudaStream_t s);
   cudaError_t (*copy_memory)(void *dst, const void *src, size_t n, cudaStream_t s); /* any direction */
+  /* height rows of width bytes, pitch bytes apart on each side (strided tensor views) */
+  cudaError_t (*copy_memory_2d)(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                size_t height, cudaStream_t s);
 
   /* ---- wlrun's own kernels (cuda_init_kernels.h) ---- */
   cudaError_t (*init)(void *data, size_t n, enum wl_dtype dtype, enum wl_init_kind kind, double a,

@@ -101,6 +101,11 @@ static cudaError_t copy_memory(void *dst, const void *src, size_t n, cudaStream_
   return cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s);
 }
 
+static cudaError_t copy_memory_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                  size_t height, cudaStream_t s) {
+  return cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDefault, s);
+}
+
 /* ---- streams and events ---- */
 
 static cudaError_t stream_create(cudaStream_t *s, bool blocking, int priority) {
@@ -188,6 +193,7 @@ const struct wl_backend wl_backend_cuda = {
     .release_pinned = release_pinned,
     .set_memory = set_memory,
     .copy_memory = copy_memory,
+    .copy_memory_2d = copy_memory_2d,
     .init = wl_init_device,
     .count_nonzero = wl_count_nonzero,
     .clock_probe = wl_clock_probe,

@@ -116,6 +116,10 @@ static cudaError_t release_pinned(void *p) {
 
 static cudaError_t set_memory(void *p, int value, size_t n, cudaStream_t s) { return queued(s); }
 static cudaError_t copy_memory(void *dst, const void *src, size_t n, cudaStream_t s) { return queued(s); }
+static cudaError_t copy_memory_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                  size_t height, cudaStream_t s) {
+  return queued(s);
+}
 
 /* ---- wlrun's own kernels ---- */
 
@@ -232,6 +236,7 @@ const struct wl_backend wl_backend_none = {
     .release_pinned = release_pinned,
     .set_memory = set_memory,
     .copy_memory = copy_memory,
+    .copy_memory_2d = copy_memory_2d,
     .init = init,
     .count_nonzero = count_nonzero,
     .clock_probe = clock_probe,

@@ -177,6 +177,8 @@ bool wl_c_params(const char *text, struct wl_signature *sig, char *err, size_t e
   for (const char *end = p;; p = end + 1) {
     end = strchr(p, ',');
     size_t len = end ? (size_t)(end - p) : strlen(p);
+    while (len > 0 && isspace((unsigned char)*p)) p++, len--; /* trimmed, for messages */
+    while (len > 0 && isspace((unsigned char)p[len - 1])) len--;
     if (sig->nparams == WL_MAX_PARAMS) {
       set_err(err, errlen, "more than %d parameters", WL_MAX_PARAMS);
       return false;

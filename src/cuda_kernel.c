@@ -31,6 +31,8 @@ static const char *push_script_relative(lua_State *L, const char *path) {
   return lua_pushstring(L, path);
 }
 
+const char *wl_push_script_relative(lua_State *L, const char *path) { return push_script_relative(L, path); }
+
 static char *read_file(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
@@ -179,6 +181,9 @@ static cudaError_t kernel_close(struct wl_kernel *k) {
   cudaError_t err = k->library ? wl_backend->library_unload(k->library) : cudaSuccess;
   k->library = NULL;
   k->handle = NULL;
+  if (k->host.release) k->host.release(k->host.ctx); /* host work (host_kernel.c): once */
+  k->host.release = NULL;
+  k->host.ctx = NULL;
   free(k->name);
   free(k->source);
   k->name = k->source = NULL;
@@ -424,6 +429,7 @@ static void set_int(lua_State *L, const char *f, lua_Integer v) {
 }
 
 static void push_attributes(lua_State *L, struct wl_kernel *k) {
+  wl_refuse_host_work(L, k, "k.attributes");
   wl_device_needed(L, "k.attributes");
   wl_kernel_load(L, k);
   lua_createtable(L, 0, 8);
@@ -456,6 +462,7 @@ static void push_params(lua_State *L, const struct wl_kernel *k) {
 /* k:occupancy(block [, dynamic_smem]) -> {blocks_per_sm, warps_per_sm, occupancy (0..1)} */
 static int kernel_occupancy(lua_State *L) {
   struct wl_kernel *k = wl_check_kernel(L, 1, "kernel:occupancy");
+  wl_refuse_host_work(L, k, "kernel:occupancy");
   lua_Integer block = luaL_checkinteger(L, 2), smem = luaL_optinteger(L, 3, 0);
   luaL_argcheck(L, block >= 1 && block <= 1024, 2, "block size from 1 to 1024 expected");
   luaL_argcheck(L, smem >= 0, 3, "shared memory bytes >= 0 expected");
@@ -483,6 +490,7 @@ static int kernel_index(lua_State *L) {
   else if (strcmp(f, "source") == 0) lua_pushstring(L, k->source);
   else if (strcmp(f, "arch") == 0) lua_pushstring(L, k->arch);
   else if (strcmp(f, "from_cache") == 0) lua_pushboolean(L, k->from_cache);
+  else if (strcmp(f, "kind") == 0) lua_pushstring(L, k->host.call ? k->host.kind : "kernel"); /* host work: its kind */
   else if (strcmp(f, "log") == 0) lua_pushstring(L, k->code.log);
   else if (strcmp(f, "ptx") == 0) lua_pushlstring(L, k->code.ptx, k->code.ptx_len);
   else if (strcmp(f, "cubin_bytes") == 0) lua_pushinteger(L, (lua_Integer)k->code.cubin_len);
@@ -498,7 +506,8 @@ static int kernel_index(lua_State *L) {
 
 static int kernel_tostring(lua_State *L) {
   struct wl_kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
-  lua_pushfstring(L, "kernel %s (%s, %s)", k->name ? k->name : "(freed)", k->source ? k->source : "", k->arch);
+  lua_pushfstring(L, "%s %s (%s, %s)", k->host.call ? "host work" : "kernel", k->name ? k->name : "(freed)",
+                  k->source ? k->source : "", k->arch);
   return 1;
 }
 

@@ -29,6 +29,10 @@ struct wl_kernel {
  * wl_closed_error). */
 struct wl_kernel *wl_check_kernel(lua_State *L, int arg, const char *fn);
 
+/* Pushes path resolved against the directory of the script that called the running C
+ * function, as wl.kernel's file is (absolute paths as they are). */
+const char *wl_push_script_relative(lua_State *L, const char *path);
+
 /* Loads the kernel on the device in use (once); raises on failure. */
 void wl_kernel_load(lua_State *L, struct wl_kernel *k);
 

@@ -70,6 +70,9 @@ static int arg_error(const struct arg_ctx *c, const char *expected, int value) {
   else if (lua_type(L, value) == LUA_TNUMBER)
     got = lua_pushfstring(L, "%s %s", lua_isinteger(L, value) ? "integer" : "float", luaL_tolstring(L, value, NULL));
   else got = luaL_typename(L, value);
+  if (c->k->host.call) /* host work: its C parameter list, no PTX */
+    return wl_raise(L, WL_EXIT_SCRIPT, "host work '%s' argument %d (%s): expected %s, got %s", c->k->name, c->index,
+                    wl_ctype_describe(c->p), expected, got);
   return wl_raise(L, WL_EXIT_SCRIPT, "kernel '%s' argument %d (%s, PTX %s): expected %s, got %s", c->k->name,
                   c->index, c->k->sig.has_ctypes ? wl_ctype_describe(c->p) : "type unknown: extern \"C\"",
                   wl_ptx_describe(c->p, ptx, sizeof ptx), expected, got);
@@ -216,45 +219,67 @@ static dim3 read_dim3(lua_State *L, int spec, const char *field, bool block) {
   return d;
 }
 
-/* k:bind{grid=, block=, smem=0, stream=, args={...}} */
-static int kernel_bind(lua_State *L) {
+/* host work has no geometry: grid, block and smem given to it are refused */
+static void refuse_geometry(lua_State *L, int spec, const struct wl_kernel *k) {
+  static const char *const fields[] = {"grid", "block", "smem"};
+  for (int i = 0; i < 3; i++) {
+    if (lua_getfield(L, spec, fields[i]) != LUA_TNIL)
+      wl_raise(L, WL_EXIT_SCRIPT,
+               "bind: '%s' does not apply to host work ('%s' is a function that queues its own GPU work): leave it out",
+               fields[i], k->name);
+    lua_pop(L, 1);
+  }
+}
+
+struct wl_bound *wl_bind(lua_State *L, int kernel, int spec) {
   static const char *const known[] = {"grid", "block", "smem", "stream", "args", NULL};
-  struct wl_kernel *k = wl_check_kernel(L, 1, "kernel:bind");
-  if (lua_type(L, 2) != LUA_TTABLE)
-    wl_raise(L, WL_EXIT_SCRIPT, "bind: expected a table {grid =, block =, smem =, stream =, args =}, got %s",
-             luaL_typename(L, 2));
-  lua_settop(L, 2);
-  wl_check_fields(L, 2, "bind", known, false);
+  kernel = lua_absindex(L, kernel);
+  spec = lua_absindex(L, spec);
+  struct wl_kernel *k = wl_check_kernel(L, kernel, "kernel:bind");
+  if (lua_type(L, spec) != LUA_TTABLE)
+    wl_raise(L, WL_EXIT_SCRIPT, "bind: expected a table {%sstream =, args =}, got %s",
+             k->host.call ? "" : "grid =, block =, smem =, ", luaL_typename(L, spec));
+  wl_check_fields(L, spec, "bind", known, false);
+  if (k->host.sealed)
+    wl_raise(L, WL_EXIT_SCRIPT, "bind: '%s' was bound by what made it, to the tensors its sizes were checked "
+             "against: make another one for other tensors", k->name);
   size_t storage_size = 0;
   for (int i = 0; i < k->sig.nparams; i++) storage_size += k->sig.params[i].size + 16;
-  struct wl_bound *b = lua_newuserdatauv(L, sizeof *b + storage_size, 1); /* 3 */
+  struct wl_bound *b = lua_newuserdatauv(L, sizeof *b + storage_size, 1);
+  int bound = lua_gettop(L);
   memset(b, 0, sizeof *b);
   b->storage = (unsigned char *)(b + 1);
   b->kernel = k;
   luaL_setmetatable(L, BOUND_MT);
-  lua_createtable(L, 4, 2); /* 4: references kept alive by the launch */
-  lua_pushvalue(L, 1);
-  lua_setfield(L, 4, "kernel");
+  lua_createtable(L, 4, 2); /* references kept alive by the launch */
+  int refs = lua_gettop(L);
+  lua_pushvalue(L, kernel);
+  lua_setfield(L, refs, "kernel");
 
-  b->grid = read_dim3(L, 2, "grid", false);
-  b->block = read_dim3(L, 2, "block", true);
+  if (k->host.call) {
+    refuse_geometry(L, spec, k);
+    b->grid = b->block = (dim3){1, 1, 1};
+  } else {
+    b->grid = read_dim3(L, spec, "grid", false);
+    b->block = read_dim3(L, spec, "block", true);
+  }
   int isint = 1;
-  lua_Integer smem = lua_getfield(L, 2, "smem") == LUA_TNIL ? 0 : lua_tointegerx(L, -1, &isint);
+  lua_Integer smem = lua_getfield(L, spec, "smem") == LUA_TNIL ? 0 : lua_tointegerx(L, -1, &isint);
   if (!isint || smem < 0 || smem > (1 << 30))
     wl_raise(L, WL_EXIT_SCRIPT, "bind: smem must be a whole number of bytes from 0 to %d, got %s", 1 << 30,
              got(L, -1));
   b->smem = (size_t)smem;
   lua_pop(L, 1);
-  if (lua_getfield(L, 2, "stream") != LUA_TNIL) {
+  if (lua_getfield(L, spec, "stream") != LUA_TNIL) {
     b->stream = wl_test_stream(L, -1);
     if (!b->stream) wl_raise(L, WL_EXIT_SCRIPT, "bind: stream must be a wl.stream, got %s",
                              lua_type(L, -1) == LUA_TUSERDATA ? got(L, -1) : luaL_typename(L, -1));
     if (!wl_stream_get(L, b->stream)) wl_raise(L, WL_EXIT_SCRIPT, "bind: stream used after destroy");
-    lua_setfield(L, 4, "stream");
+    lua_setfield(L, refs, "stream");
   } else {
     lua_pop(L, 1);
   }
-  if (lua_getfield(L, 2, "args") != LUA_TTABLE) {
+  if (lua_getfield(L, spec, "args") != LUA_TTABLE) {
     if (!lua_isnil(L, -1)) wl_raise(L, WL_EXIT_SCRIPT, "bind: args must be a list, got %s", luaL_typename(L, -1));
     lua_pop(L, 1);
     lua_newtable(L);
@@ -262,8 +287,8 @@ static int kernel_bind(lua_State *L) {
   int args = lua_gettop(L);
   lua_Integer nargs = luaL_len(L, args);
   if (nargs != k->sig.nparams)
-    wl_raise(L, WL_EXIT_SCRIPT, "kernel '%s' takes %d argument%s, bind gave %d", k->name, k->sig.nparams,
-             k->sig.nparams == 1 ? "" : "s", (int)nargs);
+    wl_raise(L, WL_EXIT_SCRIPT, "%s '%s' takes %d argument%s, bind gave %d", k->host.call ? "host work" : "kernel",
+             k->name, k->sig.nparams, k->sig.nparams == 1 ? "" : "s", (int)nargs);
   size_t offset = 0;
   for (int i = 0; i < k->sig.nparams; i++) {
     const struct wl_param *p = &k->sig.params[i];
@@ -272,14 +297,21 @@ static int kernel_bind(lua_State *L) {
     offset = (offset + align - 1) / align * align;
     lua_geti(L, args, i + 1);
     pack_arg(&c, lua_gettop(L), b->storage + offset, b);
-    if (wl_test_tensor(L, -1)) lua_rawseti(L, 4, i + 1); /* keep the tensor alive */
+    if (wl_test_tensor(L, -1)) lua_rawseti(L, refs, i + 1); /* keep the tensor alive */
     else lua_pop(L, 1);
     b->argv[i] = b->storage + offset;
     offset += p->size;
   }
   b->nargs = k->sig.nparams;
   lua_pop(L, 1); /* args */
-  lua_setiuservalue(L, 3, 1);
+  lua_setiuservalue(L, bound, 1);
+  return b;
+}
+
+/* k:bind{grid=, block=, smem=0, stream=, args={...}}; host work: k:bind{stream=, args={...}} */
+static int kernel_bind(lua_State *L) {
+  lua_settop(L, 2);
+  wl_bind(L, 1, 2);
   return 1;
 }
 
@@ -287,6 +319,11 @@ static int kernel_bind(lua_State *L) {
 
 static void prepare(lua_State *L, struct wl_bound *b) {
   struct wl_kernel *k = b->kernel;
+  if (k->host.call) { /* no module to load: the device is all it needs */
+    wl_device_ready(L);
+    b->prepared = true;
+    return;
+  }
   wl_kernel_load(L, k);
   unsigned threads = b->block.x * b->block.y * b->block.z;
   if ((int)threads > k->attr.maxThreadsPerBlock)
@@ -322,11 +359,39 @@ cudaStream_t wl_bound_check(lua_State *L, struct wl_bound *b, const char *fn) {
   wl_bound_check_alive(L, b, fn);
   cudaStream_t s = b->stream ? wl_stream_get(L, b->stream) : wl_current_stream(L);
   if (!s) wl_raise(L, WL_EXIT_SCRIPT, "%s: kernel '%s': the stream bound to it used after destroy", fn, b->kernel->name);
-  if (!b->prepared || !b->kernel->handle) prepare(L, b);
+  if (!b->prepared || (!b->kernel->handle && !b->kernel->host.call)) prepare(L, b);
   return s;
 }
 
+/* Host work: n calls of its function (none under --compile-only: the backend counts them), each
+ * checked: its answer, and the CUDA error that a launch inside it left. */
+static void enqueue_host(lua_State *L, struct wl_bound *b, cudaStream_t stream, long n) {
+  const struct wl_kernel *k = b->kernel;
+  if (!k->host.capturable && wl_capturing())
+    wl_raise(L, WL_EXIT_SCRIPT,
+             "host work '%s' (%s) cannot be captured in a CUDA graph (it does more than queue work on its stream): "
+             "time it in batch, cold or host mode",
+             k->name, k->host.kind);
+  for (long i = 0; i < n; i++) {
+    if (wl_stop_pending()) wl_stop_check(L);
+    char why[512] = "";
+    cudaError_t after = cudaSuccess;
+    int rc = wl_backend->host_call(k->host.call, k->host.ctx, b->argv, stream, why, sizeof why, &after);
+    if (rc != 0)
+      wl_raise(L, WL_EXIT_CUDA, "host work '%s' (%s) failed: %s", k->name, k->host.kind,
+               why[0] ? why : "no reason given");
+    if (after != cudaSuccess)
+      wl_raise(L, wl_cuda_is_no_device(after) ? WL_EXIT_NO_DEVICE : WL_EXIT_CUDA,
+               "host work '%s' (%s): a CUDA error after its call: %s: %s", k->name, k->host.kind,
+               cudaGetErrorName(after), cudaGetErrorString(after));
+  }
+}
+
 void wl_bound_enqueue(lua_State *L, struct wl_bound *b, cudaStream_t stream, long n) {
+  if (b->kernel->host.call) {
+    enqueue_host(L, b, stream, n);
+    return;
+  }
   cudaError_t (*launch)(cudaKernel_t, dim3, dim3, void **, size_t, cudaStream_t) = wl_backend->launch;
   cudaKernel_t fn = b->kernel->handle;
   for (long i = 0; i < n; i++) {
@@ -367,6 +432,8 @@ static int bound_index(lua_State *L) {
   else if (strcmp(f, "kernel") == 0) {
     lua_getiuservalue(L, 1, 1);
     lua_getfield(L, -1, "kernel");
+  } else if (b->kernel->host.call && (strcmp(f, "grid") == 0 || strcmp(f, "block") == 0 || strcmp(f, "smem") == 0)) {
+    lua_pushnil(L); /* host work has no geometry */
   } else if (strcmp(f, "grid") == 0 || strcmp(f, "block") == 0) {
     dim3 d = f[0] == 'g' ? b->grid : b->block;
     lua_createtable(L, 3, 0);
@@ -397,6 +464,10 @@ static int bound_index(lua_State *L) {
 
 static int bound_tostring(lua_State *L) {
   struct wl_bound *b = luaL_checkudata(L, 1, BOUND_MT);
+  if (b->kernel->host.call) {
+    lua_pushfstring(L, "call of host work %s", b->kernel->name ? b->kernel->name : "(freed)");
+    return 1;
+  }
   lua_pushfstring(L, "launch of %s <<<(%d,%d,%d), (%d,%d,%d), %d>>>", b->kernel->name ? b->kernel->name : "(freed kernel)", (int)b->grid.x,
                   (int)b->grid.y, (int)b->grid.z, (int)b->block.x, (int)b->block.y, (int)b->block.z, (int)b->smem);
   return 1;
@@ -408,9 +479,19 @@ static int l_is_launch(lua_State *L) {
   return 1;
 }
 
+/* core.launch_capturable(v) -> true for a bound launch that a CUDA graph may capture (a kernel,
+ * or host work that only queues work on its stream) */
+static int l_launch_capturable(lua_State *L) {
+  struct wl_bound *b = wl_test_bound(L, 1);
+  lua_pushboolean(L, b && (!b->kernel->host.call || b->kernel->host.capturable));
+  return 1;
+}
+
 void wl_open_launch(lua_State *L) {
   lua_pushcfunction(L, l_is_launch);
   lua_setfield(L, -2, "is_launch");
+  lua_pushcfunction(L, l_launch_capturable);
+  lua_setfield(L, -2, "launch_capturable");
   luaL_getmetatable(L, KERNEL_MT); /* k:bind, a method of kernels */
   lua_getfield(L, -1, "methods");
   lua_pushcfunction(L, kernel_bind);

@@ -8,6 +8,12 @@
 
 struct wl_bound;
 
+/* Binds the kernel object at stack index kernel as k:bind(spec) does, spec the table at stack
+ * index spec ({args =, stream =} for host work), and pushes the bound work: bind in one call
+ * from C (host work's makers: wl.ops, cuBLAS). Its errors are bind's, placed at the script
+ * line that called the running C function (a lua_call of k.bind would place them nowhere). */
+struct wl_bound *wl_bind(lua_State *L, int kernel, int spec);
+
 /* the bound launch at arg, or NULL if the value is not one */
 struct wl_bound *wl_test_bound(lua_State *L, int arg);
 

@@ -1,7 +1,8 @@
 /* Tensors for Lua: device tensors (wl.tensor) and host tensors (wl.host_tensor, pageable or
  * pinned); the class, creation, initialisation, memory and its accounting (copies and element
- * access: cuda_tensor_data.c). Every method checks its tensor first (wl_check_tensor); free,
- * __gc and __close share one close path that clears the data pointer. */
+ * access: cuda_tensor_data.c; views: cuda_tensor_view.c). Every method checks its tensor first
+ * (wl_check_tensor); free, __gc and __close share one close path (wl_tensor_free) that clears
+ * the data pointer, and those of the tensor's views. */
 #include "cuda_stream.h"
 #include "cuda_tensor.h"
 #include "half.h"
@@ -12,6 +13,7 @@
 
 #include <lauxlib.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,40 +57,44 @@ struct wl_tensor *wl_check_tensor(lua_State *L, int arg, const char *fn) {
   return t;
 }
 
-/* the one close path: free, __gc, __close */
-static cudaError_t tensor_close(struct wl_tensor *t) {
-  cudaError_t err = cudaSuccess;
-  if (!t->data) return err;
-  switch (t->memory) {
-  case WL_MEM_DEVICE:
-    err = wl_backend->release(t->data);
-    mem.device_live -= t->nbytes;
-    mem.device_count--;
-    break;
-  case WL_MEM_PINNED:
-    err = wl_backend->release_pinned(t->data);
-    mem.pinned_live -= t->nbytes;
-    break;
-  case WL_MEM_HOST:
-    free(t->data);
-    mem.host_live -= t->nbytes;
-    break;
+/* The one close path: free, __gc, __close. What the runtime says when it frees is not raised:
+ * after a kernel fault every call returns the context's sticky error, and the tensor is gone
+ * either way (the caller learns of the fault from core.context_ok, and scenario teardown must
+ * go on); nothing can be raised from __gc, and a dead context frees nothing anyway. A view
+ * releases nothing. */
+void wl_tensor_free(lua_State *L, int idx) {
+  struct wl_tensor *t = luaL_checkudata(L, idx, TENSOR_MT);
+  if (!t->data) return;
+  if (!t->view) {
+    switch (t->memory) {
+    case WL_MEM_DEVICE:
+      (void)wl_backend->release(t->data);
+      mem.device_live -= t->nbytes;
+      mem.device_count--;
+      break;
+    case WL_MEM_PINNED:
+      (void)wl_backend->release_pinned(t->data);
+      mem.pinned_live -= t->nbytes;
+      break;
+    case WL_MEM_HOST:
+      free(t->data);
+      mem.host_live -= t->nbytes;
+      break;
+    }
+    wl_tensor_free_views(L, idx);
   }
   t->data = NULL;
-  return err;
 }
 
 static int tensor_gc(lua_State *L) {
-  /* nothing can be raised from __gc; a dead context frees nothing anyway */
-  (void)tensor_close(luaL_checkudata(L, 1, TENSOR_MT));
+  wl_tensor_free(L, 1);
   return 0;
 }
 
-/* t:free(). What the runtime says when it frees is not raised: after a kernel fault every
- * call returns the context's sticky error, and the tensor is gone either way (the caller learns
- * of the fault from core.context_ok, and scenario teardown must go on). */
+/* t:free() */
 static int l_free(lua_State *L) {
-  (void)tensor_close(wl_check_tensor(L, 1, "tensor:free"));
+  wl_check_tensor(L, 1, "tensor:free");
+  wl_tensor_free(L, 1);
   return 0;
 }
 
@@ -211,7 +217,7 @@ static uint64_t next_seed(const struct init_spec *s) {
 
 /* host element i as a double / from a double */
 double wl_tensor_host_get(const struct wl_tensor *t, size_t i) {
-  const char *p = (const char *)t->data + i * wl_dtype_info(t->dtype)->size;
+  const char *p = (const char *)t->data + wl_tensor_element(t, i) * wl_dtype_info(t->dtype)->size;
   switch (t->dtype) {
   case WL_F64: { double v; memcpy(&v, p, 8); return v; }
   case WL_F32: { float v; memcpy(&v, p, 4); return v; }
@@ -228,7 +234,7 @@ double wl_tensor_host_get(const struct wl_tensor *t, size_t i) {
 }
 
 void wl_tensor_host_set(struct wl_tensor *t, size_t i, double v) {
-  char *p = (char *)t->data + i * wl_dtype_info(t->dtype)->size;
+  char *p = (char *)t->data + wl_tensor_element(t, i) * wl_dtype_info(t->dtype)->size;
   switch (t->dtype) {
   case WL_F64: memcpy(p, &v, 8); break;
   case WL_F32: { float f = (float)v; memcpy(p, &f, 4); break; }
@@ -245,9 +251,10 @@ void wl_tensor_host_set(struct wl_tensor *t, size_t i, double v) {
   }
 }
 
-static void apply_init(lua_State *L, struct wl_tensor *t, const struct init_spec *s) {
+static void apply_init(lua_State *L, struct wl_tensor *t, const struct init_spec *s, const char *fn) {
   if (s->none) return;
   if (t->memory == WL_MEM_DEVICE) {
+    wl_tensor_need_contiguous(L, t, fn); /* a host tensor's elements are set one by one */
     cudaStream_t stream = wl_current_stream(L);
     if (s->kind == WL_INIT_FILL && s->a == 0 && !signbit(s->a)) {
       WL_CUDA(L, wl_backend->set_memory(t->data, 0, t->nbytes, stream), "zeroing a tensor");
@@ -272,9 +279,11 @@ static void apply_init(lua_State *L, struct wl_tensor *t, const struct init_spec
 }
 
 struct wl_tensor *wl_tensor_new(lua_State *L, const struct wl_tensor *model) {
-  struct wl_tensor *t = lua_newuserdatauv(L, sizeof *t, 0);
+  struct wl_tensor *t = lua_newuserdatauv(L, sizeof *t, 1); /* the uservalue: its views */
   if (model) *t = *model; else memset(t, 0, sizeof *t);
   t->data = NULL;
+  t->nbytes = t->numel * wl_dtype_info(t->dtype)->size;
+  wl_tensor_set_row_major(t);
   luaL_setmetatable(L, TENSOR_MT);
   return t;
 }
@@ -348,7 +357,7 @@ static int create(lua_State *L, bool device) {
   }
   struct wl_tensor *t = wl_tensor_new(L, &layout);
   wl_tensor_allocate(L, t, where);
-  apply_init(L, t, &init);
+  apply_init(L, t, &init, fn);
   return 1;
 }
 
@@ -357,10 +366,11 @@ static int l_host_tensor(lua_State *L) { return create(L, false); }
 
 /* t:fill(v) / t:init(spec): on the current stream for device tensors */
 static int l_init(lua_State *L) {
-  struct wl_tensor *t = wl_check_tensor(L, 1, lua_tostring(L, lua_upvalueindex(1)));
+  const char *fn = lua_tostring(L, lua_upvalueindex(1));
+  struct wl_tensor *t = wl_check_tensor(L, 1, fn);
   if (lua_isnoneornil(L, 2)) luaL_argerror(L, 2, "an init (number, \"zeros\" or wl.normal() ...) expected");
   struct init_spec s = read_init(L, 2, "init");
-  apply_init(L, t, &s);
+  apply_init(L, t, &s, fn);
   wl_capture_hold(L, 1); /* inside wl.graph: the graph keeps it, and checks it at replay */
   lua_settop(L, 1);
   return 1;
@@ -373,9 +383,11 @@ static int l_len(lua_State *L) {
 
 static int l_tostring(lua_State *L) {
   struct wl_tensor *t = luaL_checkudata(L, 1, TENSOR_MT);
-  char shape[128], size[32];
-  lua_pushfstring(L, "tensor %s[%s] %s %s%s", wl_dtype_info(t->dtype)->name, wl_tensor_shape(t, shape, sizeof shape),
-                  wl_tensor_memory_name(t->memory), format_bytes(size, sizeof size, (double)t->nbytes),
+  char shape[128], size[32], view[64] = "";
+  if (t->view)
+    snprintf(view, sizeof view, " %sview at %zu", t->contiguous ? "" : "strided ", t->offset);
+  lua_pushfstring(L, "tensor %s[%s] %s %s%s%s", wl_dtype_info(t->dtype)->name, wl_tensor_shape(t, shape, sizeof shape),
+                  wl_tensor_memory_name(t->memory), format_bytes(size, sizeof size, (double)t->nbytes), view,
                   t->data ? "" : " (freed)");
   return 1;
 }
@@ -422,6 +434,7 @@ void wl_open_tensor(lua_State *L) {
   luaL_setfuncs(L, meta, 0);
   luaL_newlib(L, methods);
   luaL_setfuncs(L, wl_tensor_data_methods, 0);
+  luaL_setfuncs(L, wl_tensor_view_methods, 0);
   lua_pushliteral(L, "tensor:fill"); /* fill and init: one function, named as called */
   lua_pushcclosure(L, l_init, 1);
   lua_setfield(L, -2, "fill");

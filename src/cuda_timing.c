@@ -346,12 +346,15 @@ static int l_timing_floor(lua_State *L) {
   return 1;
 }
 
-/* core.count_nonzero(device tensor) -> number of nonzero bytes */
+/* core.count_nonzero(tensor) -> number of nonzero bytes (of a strided view: of its elements,
+ * counted in a contiguous copy) */
 static int l_count_nonzero(lua_State *L) {
-  struct wl_tensor *t = wl_check_tensor(L, 1, "core.count_nonzero");
+  lua_settop(L, 1);
+  struct wl_tensor *t = wl_tensor_compact(L, 1, "core.count_nonzero");
   if (t->memory != WL_MEM_DEVICE) {
     unsigned long long c = 0;
     for (size_t i = 0; i < t->nbytes; i++) c += ((const unsigned char *)t->data)[i] != 0;
+    if (lua_gettop(L) == 2) wl_tensor_free(L, 2);
     lua_pushinteger(L, (lua_Integer)c);
     return 1;
   }
@@ -363,6 +366,7 @@ static int l_count_nonzero(lua_State *L) {
   WL_CUDA(L, wl_backend->count_nonzero(t->data, t->nbytes, (unsigned long long *)count, s), "counting nonzero bytes");
   WL_CUDA(L, wl_backend->copy_memory(&host, count, sizeof host, s), "reading the count");
   WL_CUDA(L, wl_backend->stream_sync(s), "counting nonzero bytes");
+  if (lua_gettop(L) == 2) wl_tensor_free(L, 2); /* the contiguous copy */
   lua_pushinteger(L, (lua_Integer)host);
   return 1;
 }

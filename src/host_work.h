@@ -24,6 +24,9 @@ struct wl_host_work {
   bool capturable;
   /* What it is, for reports: "cublas", "cublaslt", "runtime", "library" */
   const char *kind;
+  /* Bound once by its maker, which checked sizes against the tensors (wl.ops.memcpy): k:bind
+   * refuses to bind it again to other tensors. The maker sets it after its wl_bind. */
+  bool sealed;
 };
 
 struct wl_kernel;
@@ -35,5 +38,11 @@ struct wl_kernel;
  * (host_kernel.c) */
 struct wl_kernel *wl_push_host_kernel(lua_State *L, const char *name, const char *params,
                                       const struct wl_host_work *host);
+
+/* Raises "WHAT: 'NAME' is host work (KIND), it has no kernel attributes or occupancy" when k is
+ * host work; returns otherwise. (host_kernel.c) */
+void wl_refuse_host_work(lua_State *L, const struct wl_kernel *k, const char *what);
+
+/* Binding host work in one call from C: wl_bind (cuda_launch.h). */
 
 #endif

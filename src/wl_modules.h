@@ -18,6 +18,7 @@ void wl_open_stream(lua_State *L);                            /* cuda_stream.c: 
 void wl_open_graph(lua_State *L);                             /* cuda_graph.c: wl.graph */
 void wl_open_kernel(lua_State *L);                            /* cuda_kernel.c: kernels */
 void wl_open_launch(lua_State *L); /* cuda_launch.c: k:bind and bound launches (after wl_open_kernel) */
+void wl_open_library(lua_State *L); /* user_library.c: wl.library, a user's shared library as host work */
 void wl_open_gpu_clock(lua_State *L);                         /* gpu_clock.c: gpu_clock */
 void wl_open_timing(lua_State *L);                            /* cuda_timing.c: the timed loops */
 void wl_open_nvtx(lua_State *L);                              /* nvtx_api.c: nvtx */

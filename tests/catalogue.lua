@@ -18,7 +18,7 @@ local assert = require "luassert"
 
 local catalogue = {}
 
-catalogue.classes = { "basics", "security", "memory", "values", "errors", "config", "lost" }
+catalogue.classes = { "basics", "security", "memory", "values", "errors", "config", "lost", "host_work" }
 
 function catalogue.load()
   local all, names = {}, {}

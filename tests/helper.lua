@@ -60,6 +60,16 @@ function helper.run_script(source, args, opts)
   return helper.run(shell_quote(path) .. " " .. (args or ""), opts), path
 end
 
+-- Asserts that fn(...) raises an error of kind script whose message contains text (a plain
+-- substring). For specs that run in-process.
+function helper.fails_with(text, fn, ...)
+  local assert = require "luassert"
+  local ok, e = pcall(fn, ...)
+  assert.is_false(ok, "expected an error containing: " .. text)
+  assert.equal("script", type(e) == "table" and e.kind or type(e), tostring(e))
+  assert.truthy(tostring(e):find(text, 1, true), "expected «" .. text .. "» in: " .. tostring(e))
+end
+
 -- GPU specs: `helper.gpu_it(name, fn)` runs as `it` where a CUDA device exists and is
 -- reported as pending, by name, where there is none.
 local count, reason = wl.device_count()

@@ -90,13 +90,22 @@ local function append(dst, src)
 end
 
 -- auto times short bound launches as graphs; a Lua function may synchronise or allocate, which
--- a capture refuses, so functions are batched instead
+-- a capture refuses, so functions are batched instead, and so is host work that may not be
+-- captured (docs/libraries.md)
 local function capturable(work)
   local list = type(work) == "table" and getmetatable(work) == nil and work or { work }
   for _, w in ipairs(list) do
-    if not core.is_launch(w) then return false end
+    if not core.is_launch(w) or not core.launch_capturable(w) then return false end
   end
   return true
+end
+
+-- the name of the first bound host work in work that a graph may not capture, or nil
+local function uncapturable(work)
+  local list = type(work) == "table" and getmetatable(work) == nil and work or { work }
+  for _, w in ipairs(list) do
+    if core.is_launch(w) and not core.launch_capturable(w) then return w.kernel.name end
+  end
 end
 
 -- warmup: cold launches until both the count and the time are reached (host mode: host loop)
@@ -171,6 +180,11 @@ function bench.run(work, opts)
     end
     r.notes[#r.notes + 1] = ("auto: a launch takes about %s against a cold-launch floor of %s: %s mode"):format(
       units.time(est), units.time(r.floor.empty_kernel), r.mode)
+  end
+  local refused = r.mode == "graph" and uncapturable(work)
+  if refused then
+    r.mode = "batch"
+    r.notes[#r.notes + 1] = ("graph: '%s' may not be captured in a CUDA graph: batch mode"):format(refused)
   end
   if cfg.flush_l2 and r.mode ~= "cold" then
     r.notes[#r.notes + 1] = "--flush-l2 applies to cold samples only; ignored in " .. r.mode .. " mode"

@@ -88,6 +88,7 @@ wl.event = core.event
 wl.sync = core.sync
 wl.elapsed = core.elapsed
 wl.graph = core.graph
+wl.library = core.library -- a user's shared library (docs/libraries.md); direct: paths relative to the caller
 
 -- NVTX annotation (docs/nvtx.md)
 wl.nvtx = core.nvtx

@@ -120,4 +120,59 @@ for _, dt in ipairs { "i8", "u8", "i16" } do
 end
 ]], stdout = "^i8\t%-128\t127\nu8\t0\t255\ni16\t%-32768\t32767\n$" }
 
+---- views: a sub-range of a tensor never reaches outside it, and dies with it ----
+local CO = "--compile-only --arch sm_90"
+-- a script whose line 3 is LINE, after t = a 16-element f32 tensor (a host one unless DEVICE)
+local function view3(line, device)
+  return ("local wl = require 'wlrun'\nlocal t = wl.%s { 16 }\n%s\n"):format(device and "tensor" or "host_tensor", line)
+end
+-- a kernel writing p[0..n) on line 2, t on line 3, then LINES
+local function bound(lines)
+  return "local wl = require 'wlrun'\nlocal k = wl.kernel { '__global__ void w(float* p, int n) { if (threadIdx.x < n) p[threadIdx.x] = 1; }', name = 'w' }\n"
+    .. "local t = wl.tensor { 16 }\n" .. lines .. "\n"
+end
+local function view_case(name, script, args, stderr, gpu)
+  cases[#cases + 1] = { name = name, script = script, args = args, code = 1, stderr = stderr, gpu = gpu }
+end
+view_case("a view one element past its tensor", view3 "t:view(15, 2)", nil,
+  "script%.lua:3: tensor:view: the view f32%[2%] at offset 15 reaches to element 16, outside the tensor f32%[16%] %(elements 0 to 15%)")
+view_case("a strided view past its tensor", view3 "t:view { offset = 1, shape = { 4, 4 }, strides = { 4, 1 } }", nil,
+  "script%.lua:3: tensor:view: the view f32%[4x4%] at offset 1 reaches to element 16, outside the tensor")
+view_case("a view whose strides overflow", view3 "t:view { shape = { 3, 3 }, strides = { math.maxinteger, 1 } }", nil,
+  "script%.lua:3: tensor:view: the view f32%[3x3%] at offset 0 reaches beyond any tensor")
+view_case("a view of a view past the first view", view3 "t:view(4, 8):view(2, 7)", nil,
+  "script%.lua:3: tensor:view: the view f32%[7%] at offset 2 reaches to element 8, outside the view f32%[8%] %(elements 0 to 7%)")
+view_case("rows past the last row", view3 "t:rows(10, 17)", nil, "script%.lua:3: tensor:rows: rows 10 to 17 of a tensor with 16 rows")
+view_case("a negative offset", view3 "t:view(-1, 2)", nil,
+  "script%.lua:3: tensor:view: offset must be a whole number of elements >= 0, got %-1")
+view_case("a fractional offset", view3 "t:view { offset = 0.5, shape = { 2 } }", nil,
+  "script%.lua:3: tensor:view: offset must be a whole number of elements >= 0, got 0%.5")
+view_case("a negative stride", view3 "t:view { offset = 15, shape = { 4 }, strides = { -1 } }", nil,
+  "script%.lua:3: tensor:view: strides%[1%] is %-1: a stride is a whole number of elements >= 1 %(zero and negative strides are not supported%)")
+view_case("a zero stride", view3 "t:view { shape = { 4, 2 }, strides = { 0, 1 } }", nil, "script%.lua:3: tensor:view: strides%[1%] is 0")
+view_case("a view whose elements overlap", view3 "t:view { shape = { 4, 4 }, strides = { 1, 2 } }", nil,
+  "script%.lua:3: tensor:view: the view's elements overlap: dimension 1 %(size 4, stride 1%) covers 4 elements, more than the stride 2 of dimension 2")
+view_case("a view with a shape of size 0", view3 "t:view { shape = { 0 } }", nil,
+  "script%.lua:3: tensor:view: shape%[1%] must be a whole number >= 1, got 0")
+view_case("a view with more strides than dimensions", view3 "t:view { shape = { 4 }, strides = { 1, 1 } }", nil,
+  "script%.lua:3: tensor:view: strides has 2 entries for a shape of 1 dimensions")
+view_case("a view with an unknown field", view3 "t:view { size = 4 }", nil,
+  "script%.lua:3: tensor:view: unknown field 'size' %(fields: offset, shape, strides%)")
+view_case("a view read after its tensor was freed", view3 "local v = t:view(0, 4) t:free() print(v[1])", nil,
+  "script%.lua:3: tensor%[i%]: tensor used after free")
+view_case("a device view outside its tensor under --compile-only", view3("t:view(8, 9)", true), CO,
+  "script%.lua:3: tensor:view: the view f32%[9%] at offset 8 reaches to element 16")
+view_case("a strided device view filled", view3("t:view { shape = { 2, 2 }, strides = { 8, 1 } }:fill(1)", true), CO,
+  "script%.lua:3: tensor:fill: the view f32%[2x2%] with strides {8,1} is not contiguous")
+view_case("a launch through a view of a freed tensor", bound "local b = k:bind { grid = 1, block = 4, args = { t:view(4, 4), 4 } }\nt:free()\nb()", CO,
+  "script%.lua:6: launch: kernel 'w': the tensor bound to argument 1 used after free")
+view_case("a graph replay through a view of a freed tensor",
+  bound "local v = t:view(4, 4)\nlocal g = wl.graph(function() v:fill(1) end)\nt:free()\ng()", CO,
+  "script%.lua:7: graph:launch: a tensor captured in the graph used after free")
+view_case("a launch through a view of a freed tensor (on a GPU)",
+  bound "local b = k:bind { grid = 1, block = 4, args = { t:view(4, 4), 4 } }\nb()\nt:free()\nb()", "",
+  "script%.lua:7: launch: kernel 'w': the tensor bound to argument 1 used after free", true)
+view_case("a device view outside its tensor (on a GPU)", view3("t:view { offset = 1, shape = { 4, 4 } }", true), "",
+  "script%.lua:3: tensor:view: the view f32%[4x4%] at offset 1 reaches to element 16", true)
+
 return cases

@@ -11,6 +11,7 @@ mkdir -p "$dest"
 bin=$root/build-static/wlrun
 bundle=$root/build-static/busted
 export WLRUN_BIN=$bin WLRUN_SOURCE_DIR=$root WLRUN_NVTX_RECORDER=$root/build-static/libnvtx_recorder.so WLRUN_NVTX_SECOND=$root/build-static/nvtx_second.so
+export WLRUN_USERLIB=$root/build-static/libwlrun_userlib.so # docs/libraries.md: the library the specs load
 export LUA_PATH="$bundle/share/?.lua;$bundle/share/?/init.lua;$root/tests/?.lua;;"
 export LUA_CPATH="$bundle/lib/?.so;;"
 

@@ -10,13 +10,7 @@ local function mean_std(values)
   return mean, math.sqrt(ss / (n - 1))
 end
 
--- pcall(fn, ...) must fail with an error of kind script whose message contains text
-local function fails_with(text, fn, ...)
-  local ok, e = pcall(fn, ...)
-  assert.is_false(ok, "expected an error containing: " .. text)
-  assert.equal("script", type(e) == "table" and e.kind or type(e), tostring(e))
-  assert.truthy(tostring(e):find(text, 1, true), "expected «" .. text .. "» in: " .. tostring(e))
-end
+local fails_with = h.fails_with
 
 describe("host tensors", function()
   it("have a shape, dtype, nbytes, numel, #, ndim and memory", function()

@@ -1,0 +1,108 @@
+-- End-to-end, no device needed: host work under --compile-only (docs/libraries.md). A user's
+-- own library (tests/fixtures/userlib, built by CMake: WLRUN_USERLIB) and the runtime
+-- operations of wl.ops bind, check their arguments and sizes, and go through wl.bench and
+-- wl.graph on the do-nothing backend; nothing of them is called. The bad input of the same
+-- API is in the catalogue (tests/catalogue/libraries.lua).
+local h = require "helper"
+
+local LIB = os.getenv("WLRUN_USERLIB")
+
+-- runs BODY after a prelude that opens the library as `lib` and makes tensors x, y (1024 f32)
+local function run(body, args)
+  local script = ([[
+local wl = require "wlrun"
+local lib = wl.library { file = %q }
+local x = wl.tensor { 1024, dtype = "f32", init = wl.arange() }
+local y = wl.tensor { 1024, dtype = "f32", init = 1 }
+%s
+]]):format(LIB or "WLRUN_USERLIB is not set", body)
+  return h.run_script(script, args or "--compile-only --arch sm_90")
+end
+
+-- stdout without --compile-only's closing report
+local function ok(r)
+  assert.equal(0, r.code, r.stderr)
+  return (r.stdout:gsub("compile%-only: [^\n]*\n$", ""))
+end
+
+describe("host work: a user's library under --compile-only", function()
+  it("has the library built by the tests", function()
+    assert.is_not_nil(LIB, "WLRUN_USERLIB: the path of libwlrun_userlib.so (ctest sets it)")
+  end)
+
+  it("makes a kernel object of a function, with its parameter list given", function()
+    local out = ok(run([[
+local saxpy = lib:func { name = "saxpy", params = "float* y, const float* x, float a, int n" }
+print(saxpy.kind, saxpy.name, #saxpy.params, saxpy.params[1].ctype, saxpy.params[2].ctype, saxpy.params[4].ctype)
+print(tostring(saxpy))
+print(lib.path == os.getenv("WLRUN_USERLIB"), lib.closed)
+]]))
+    assert.matches("library\tsaxpy in libwlrun_userlib.so\t4\tfloat%*\tconst float%*\tint\n", out)
+    assert.matches("host work saxpy in libwlrun_userlib.so %(library, host%)", out)
+    assert.matches("true\tfalse", out)
+  end)
+
+  it("reads the parameter list from wlrun_params_NAME", function()
+    local out = ok(run([[
+local scale = lib:func { name = "scale" }
+print(#scale.params, scale.params[1].ctype, scale.params[2].ctype, scale.params[3].ctype)
+]]))
+    assert.equal("3\tfloat*\tfloat\tint\n", out)
+  end)
+
+  it("binds: inputs (const T*) and outputs told apart, no geometry", function()
+    local out = ok(run([[
+local saxpy = lib:func { name = "saxpy", params = "float* y, const float* x, float a, int n" }
+local b = saxpy:bind { args = { y, x, 2.0, 1024 } }
+for _, t in ipairs(b.tensors) do print(t.arg, t.input, t.tensor == (t.arg == 1 and y or x)) end
+print(b.grid, b.block, b.smem, tostring(b), b.kernel == saxpy)
+]]))
+    assert.equal("1\tfalse\ttrue\n2\ttrue\ttrue\nnil\tnil\tnil\tcall of host work saxpy in libwlrun_userlib.so\ttrue\n", out)
+  end)
+
+  it("goes through wl.bench, wl.graph and a launch without calling the function", function()
+    -- 'fails' returns its argument: called, it would fail
+    local out = ok(run([[
+local fails = lib:func { name = "fails" }:bind { args = { 3 } }
+fails()
+fails:launch(5)
+print(wl.bench(fails, { mode = "graph" }))
+local g = wl.graph(function() fails() fails() end)
+print(g.nodes)
+]]))
+    assert.equal("nil\n2\n", out)
+  end)
+
+  it("keeps the library loaded while a function from it lives", function()
+    local out = ok(run([[
+local scale = lib:func { name = "scale" }
+lib:close()
+print(lib.closed, tostring(lib))
+local b = scale:bind { args = { y, 2.0, 1024 } }
+b()
+collectgarbage()
+print(#scale.params)
+]]))
+    assert.equal("true\tlibrary (closed)\n3\n", out)
+  end)
+
+  it("refuses a capture of host work that may not be captured", function()
+    local r = run([[
+local w = lib:func { name = "scale_and_wait", capturable = false }:bind { args = { y, 1.0, 4 } }
+w()
+wl.graph(function() w() end)
+]])
+    assert.equal(1, r.code)
+    assert.matches("script.lua:7: host work 'scale_and_wait in libwlrun_userlib.so' %(library%) cannot be captured in a CUDA graph", r.stderr)
+  end)
+
+  it("has no kernel attributes or occupancy", function()
+    local out = ok(run([[
+local saxpy = lib:func { name = "saxpy", params = "float* y, const float* x, float a, int n" }
+print(select(2, pcall(function() return saxpy.attributes end)))
+print(select(2, pcall(saxpy.occupancy, saxpy, 128)))
+]]))
+    assert.matches("k.attributes: 'saxpy in libwlrun_userlib.so' is host work %(library%), it has no kernel attributes", out)
+    assert.matches("kernel:occupancy: 'saxpy in libwlrun_userlib.so' is host work", out)
+  end)
+end)
