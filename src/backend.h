@@ -17,6 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* the function of host work (host_work.h: struct wl_host_work's call) */
+typedef int (*wl_host_call_fn)(void *ctx, void *const *args, cudaStream_t stream, char *why, size_t whylen);
+
 struct wl_backend {
   const char *name;      /* "cuda" or "none" */
   const char *no_device; /* NULL for a real device; else the option that uses none ("--compile-only") */
@@ -82,6 +85,16 @@ struct wl_backend {
   cudaError_t (*kernel_max_dynamic_smem)(cudaKernel_t k, int bytes);
   cudaError_t (*occupancy)(int *blocks, cudaKernel_t k, int block, size_t smem);
   cudaError_t (*launch)(cudaKernel_t k, dim3 grid, dim3 block, void **args, size_t smem, cudaStream_t s);
+
+  /* ---- host work (host_work.h): a function that queues its own work on s ---- */
+  /* cuda: calls it, clearing the runtime's pending error first; its answer (0, or nonzero with
+   * why), and in *after the runtime's error pending after a call that answered 0 (a launch it
+   * made that failed), cleared. none: calls nothing, counts it as queued on s (a capture's
+   * node), answers 0. */
+  int (*host_call)(wl_host_call_fn call, void *ctx, void *const *args, cudaStream_t s, char *why, size_t whylen,
+                   cudaError_t *after);
+  /* height rows of width bytes set to value, pitch bytes apart (wl.ops.memset2d) */
+  cudaError_t (*set_memory_2d)(void *p, size_t pitch, int value, size_t width, size_t height, cudaStream_t s);
 
   /* ---- tools ---- */
   void (*name_stream)(cudaStream_t s, const char *name); /* the stream's name in NVTX tools */

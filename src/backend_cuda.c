@@ -172,6 +172,18 @@ static cudaError_t launch(cudaKernel_t k, dim3 grid, dim3 block, void **args, si
   return cudaLaunchKernel((const void *)k, grid, block, args, smem, s);
 }
 
+static int host_call(wl_host_call_fn call, void *ctx, void *const *args, cudaStream_t s, char *why, size_t whylen,
+                     cudaError_t *after) {
+  (void)cudaGetLastError(); /* an error left by earlier work is not this work's */
+  int rc = call(ctx, args, s, why, whylen);
+  *after = rc == 0 ? cudaGetLastError() : cudaSuccess;
+  return rc;
+}
+
+static cudaError_t set_memory_2d(void *p, size_t pitch, int value, size_t width, size_t height, cudaStream_t s) {
+  return cudaMemset2DAsync(p, pitch, value, width, height, s);
+}
+
 static void name_stream(cudaStream_t s, const char *name) { nvtxNameCudaStreamA(s, name); }
 
 const struct wl_backend wl_backend_cuda = {
@@ -223,5 +235,7 @@ const struct wl_backend wl_backend_cuda = {
     .kernel_max_dynamic_smem = kernel_max_dynamic_smem,
     .occupancy = occupancy,
     .launch = launch,
+    .host_call = host_call,
+    .set_memory_2d = set_memory_2d,
     .name_stream = name_stream,
 };

@@ -215,6 +215,17 @@ static cudaError_t launch(cudaKernel_t k, dim3 grid, dim3 block, void **args, si
   return queued(s);
 }
 
+/* host work: not called (it would touch the device), queued as far as a capture counts */
+static int host_call(wl_host_call_fn call, void *ctx, void *const *args, cudaStream_t s, char *why, size_t whylen,
+                     cudaError_t *after) {
+  *after = queued(s);
+  return 0;
+}
+
+static cudaError_t set_memory_2d(void *p, size_t pitch, int value, size_t width, size_t height, cudaStream_t s) {
+  return queued(s);
+}
+
 static void name_stream(cudaStream_t s, const char *name) {}
 
 const struct wl_backend wl_backend_none = {
@@ -266,5 +277,7 @@ const struct wl_backend wl_backend_none = {
     .kernel_max_dynamic_smem = kernel_max_dynamic_smem,
     .occupancy = occupancy,
     .launch = launch,
+    .host_call = host_call,
+    .set_memory_2d = set_memory_2d,
     .name_stream = name_stream,
 };

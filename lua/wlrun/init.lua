@@ -89,6 +89,8 @@ wl.sync = core.sync
 wl.elapsed = core.elapsed
 wl.graph = core.graph
 wl.library = core.library -- a user's shared library (docs/libraries.md); direct: paths relative to the caller
+wl.cublas = core.cublas     -- cuBLAS and cuBLASLt GEMM as bound work (docs/cublas.md)
+wl.cublaslt = core.cublaslt
 
 -- NVTX annotation (docs/nvtx.md)
 wl.nvtx = core.nvtx

@@ -1,0 +1,114 @@
+-- End-to-end, no device needed: wl.cublas.gemm and wl.cublaslt.matmul under --compile-only
+-- (docs/cublas.md): every check runs, the library's symbols are
+-- resolved where it is installed, the work binds, launches, is captured and measured as a
+-- launch is. The bad options are in the catalogue (tests/catalogue/libraries.lua).
+local h = require "helper"
+
+local CO = "--compile-only --arch sm_90"
+
+local function run(body, opts)
+  opts = opts or {}
+  local dir = h.tmpdir()
+  local r = h.run_script('local wl = require "wlrun"\n' .. body,
+    CO .. " --cache-dir " .. h.quote(dir .. "/cache") .. " " .. (opts.args or ""), { env = opts.env })
+  return r
+end
+
+local TENSORS = [[
+local function gemm_tensors(dtype, m, n, k)
+  return wl.tensor { m, k, dtype = dtype }, wl.tensor { k, n, dtype = dtype }, wl.tensor { m, n, dtype = dtype }
+end
+]]
+
+describe("wl.cublas and wl.cublaslt under --compile-only", function()
+  it("bind a GEMM of each dtype and compute: names, parameters, inputs and output", function()
+    local r = run(TENSORS .. [[
+for _, case in ipairs { { "f32", "fp32" }, { "f32", "tf32" }, { "f64", "fp64" }, { "f16", "fp32" }, { "f16", "fp16" },
+                        { "bf16", "fp32" } } do
+  local a, b, c = gemm_tensors(case[1], 64, 16, 32)
+  for _, make in ipairs { wl.cublas.gemm, wl.cublaslt.matmul } do
+    local g = make { a = a, b = b, c = c, m = 64, n = 16, k = 32, compute = case[2] }
+    local roles = {}
+    for _, t in ipairs(g.tensors) do roles[#roles + 1] = t.arg .. (t.input and "in" or "out") end
+    print(g.kernel.name, #g.kernel.params, table.concat(roles, " "))
+  end
+end
+]])
+    assert.equal(0, r.code, r.stderr)
+    assert.matches("cublas.gemm f32 fp32 64x16x32\t3\t1in 2in 3out\n", r.stdout, 1, true)
+    assert.matches("cublaslt.matmul f32 tf32 64x16x32\t3\t1in 2in 3out\n", r.stdout, 1, true)
+    assert.matches("cublas.gemm f64 fp64 64x16x32\t", r.stdout, 1, true)
+    assert.matches("cublas.gemm f16 fp16 64x16x32\t", r.stdout, 1, true)
+    assert.matches("cublaslt.matmul bf16 fp32 64x16x32\t", r.stdout, 1, true)
+    assert.equal("", r.stderr)
+  end)
+
+  it("defaults: fp32 compute (fp64 for f64), alpha 1, beta 0; transposes and leading dimensions checked", function()
+    local r = run([[
+local a, b, c = wl.tensor { 40, 64 }, wl.tensor { 16, 40 }, wl.tensor { 64, 20 }
+local g = wl.cublas.gemm { a = a, b = b, c = c, m = 64, n = 16, k = 32, transa = true, transb = true, lda = 64,
+                           ldb = 40, ldc = 20, alpha = 2, beta = 0.5, workspace = 0 }
+print(g.kernel.name)
+local d = wl.tensor { 8, 8, dtype = "f64" }
+print(wl.cublaslt.matmul { a = d, b = d, c = d, m = 8, n = 8, k = 8 }.kernel.name)
+]])
+    assert.equal(0, r.code, r.stderr)
+    assert.matches("^cublas%.gemm f32 fp32 64x16x32 transa transb\ncublaslt%.matmul f64 fp64 8x8x8\n", r.stdout)
+  end)
+
+  it("is launched, captured in a graph and measured in a scenario like a kernel launch", function()
+    local r = run(TENSORS .. [[
+return wl.scenario { name = "gemm", params = { n = { 64, 128 } },
+  setup = function(p)
+    local a, b, c = gemm_tensors("bf16", p.n, p.n, p.n)
+    local g = wl.cublas.gemm { a = a, b = b, c = c, m = p.n, n = p.n, k = p.n }
+    local l = wl.cublaslt.matmul { a = a, b = b, c = c, m = p.n, n = p.n, k = p.n }
+    g() l:launch(2)
+    local graph = wl.graph(function() g() l() end)
+    assert(graph.nodes == 2, "graph nodes: " .. tostring(graph.nodes))
+    return { gemm = g }
+  end,
+  run = function(w) return w.gemm end }
+]], { args = "--iters 3 --warmup 1" })
+    assert.equal(0, r.code, r.stderr)
+    assert.not_matches("failed", r.stderr)
+  end)
+
+  it("wl.cublas.library() and wl.cublaslt.library() say where the libraries are, or why not", function()
+    local r = run([[
+local lib, why = wl.cublas.library()
+print(lib and lib.path or why)
+print(lib and lib.version >= 130000)
+local lt, whylt = wl.cublaslt.library()
+print(lt and lt.path or whylt)
+]])
+    assert.equal(0, r.code, r.stderr)
+    assert.matches("libcublas%.so%.13\ntrue\n.*libcublasLt%.so%.13\n", r.stdout)
+  end)
+
+  it("an explicit path that does not load is an error (exit 4) that says how to point wlrun at the library", function()
+    local r = run("local t = wl.tensor { 4 }\nwl.cublas.gemm { a = t, b = t, c = t, m = 2, n = 2, k = 2 }",
+      { env = "WLRUN_CUBLAS=/nonexistent" })
+    assert.equal(4, r.code, r.stderr)
+    assert.matches("script.lua:3: wl.cublas.gemm: cuBLAS: WLRUN_CUBLAS=/nonexistent does not load: "
+      .. "/nonexistent: cannot open shared object file: No such file or directory; point WLRUN_CUBLAS at "
+      .. "libcublas.so.13 (or unset it to search the usual places)", r.stderr, 1, true)
+    r = run("print(wl.cublas.library())", { env = "WLRUN_CUBLAS=/nonexistent" })
+    assert.equal(0, r.code, r.stderr)
+    assert.matches("^nil\tcuBLAS: WLRUN_CUBLAS=/nonexistent does not load", r.stdout)
+  end)
+
+  it("a library without the symbols is named with the symbol it lacks", function()
+    local r = run("local t = wl.tensor { 4 }\nwl.cublaslt.matmul { a = t, b = t, c = t, m = 2, n = 2, k = 2 }",
+      { env = "WLRUN_CUBLASLT=libm.so.6" })
+    assert.equal(4, r.code, r.stderr)
+    assert.matches("script.lua:3: wl.cublaslt.matmul: cuBLASLt: libm.so.6 has no symbol cublasLtCreate "
+      .. "(is it libcublasLt.so.13 of CUDA 13?)", r.stderr, 1, true)
+  end)
+
+  it("loads nothing at start: a script without library work runs where WLRUN_CUBLAS points nowhere", function()
+    local r = run("print(type(wl.cublas.gemm), type(wl.cublaslt.matmul))", { env = "WLRUN_CUBLAS=/nonexistent" })
+    assert.equal(0, r.code, r.stderr)
+    assert.matches("^function\tfunction\n", r.stdout)
+  end)
+end)

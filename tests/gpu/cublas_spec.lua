@@ -1,0 +1,142 @@
+-- GPU specs of wl.cublas.gemm and wl.cublaslt.matmul (docs/cublas.md):
+-- results against a host reference for each dtype and compute type, transposes,
+-- leading dimensions, alpha and beta; every timing mode, graph capture included; and the
+-- TFLOP/s of the GEMMs users compare with, printed (SGEMM 4096^3; TF32, BF16, FP16 8192^3).
+-- Elsewhere each is reported as pending by name.
+local h = require "helper"
+local wl = require "wlrun"
+
+local LIBS = { { "cublas.gemm", function(o) return wl.cublas.gemm(o) end },
+               { "cublaslt.matmul", function(o) return wl.cublaslt.matmul(o) end } }
+
+-- relative error allowed against sum |alpha a b| + |beta c|: the rounding of the inputs (tf32),
+-- of the accumulation (fp16) and of the output (f16, bf16)
+local TOLERANCE = { ["f64 fp64"] = 1e-12, ["f32 fp32"] = 1e-5, ["f32 tf32"] = 4e-3, ["f16 fp32"] = 2e-3,
+                    ["f16 fp16"] = 2e-2, ["bf16 fp32"] = 1e-2 }
+
+-- element (r, c) of a row-major matrix with leading dimension ld, in a flat table
+local function at(t, r, c, ld) return t[(r - 1) * ld + c] end
+
+-- checks C = alpha op(A) op(B) + beta C0 computed by make with options o (the tensors are made here)
+local function check_gemm(make, dtype, compute, o)
+  local m, n, k = o.m, o.n, o.k
+  local arows, acols = o.transa and k or m, o.transa and m or k
+  local brows, bcols = o.transb and n or k, o.transb and k or n
+  local lda, ldb, ldc = o.lda or acols, o.ldb or bcols, o.ldc or n
+  local A = wl.tensor { (arows - 1) * lda + acols, dtype = dtype, init = wl.uniform(-1, 1) }
+  local B = wl.tensor { (brows - 1) * ldb + bcols, dtype = dtype, init = wl.uniform(-1, 1) }
+  local C = wl.tensor { (m - 1) * ldc + n, dtype = dtype, init = wl.uniform(-1, 1) }
+  local a, b, c0 = A:to_host():totable(), B:to_host():totable(), C:to_host():totable()
+  local g = make { a = A, b = B, c = C, m = m, n = n, k = k, transa = o.transa, transb = o.transb, alpha = o.alpha,
+                   beta = o.beta, lda = o.lda, ldb = o.ldb, ldc = o.ldc, compute = compute }
+  g()
+  wl.sync()
+  local c = C:to_host():totable()
+  local alpha, beta, worst = o.alpha or 1, o.beta or 0, 0
+  for i = 1, m do
+    for j = 1, n do
+      local sum, scale = 0, 0
+      for p = 1, k do
+        local x = o.transa and at(a, p, i, lda) or at(a, i, p, lda)
+        local y = o.transb and at(b, j, p, ldb) or at(b, p, j, ldb)
+        sum, scale = sum + x * y, scale + math.abs(x * y)
+      end
+      local old = at(c0, i, j, ldc)
+      local want = alpha * sum + beta * old
+      local err = math.abs(at(c, i, j, ldc) - want) / (math.abs(alpha) * scale + math.abs(beta * old) + 1e-30)
+      worst = math.max(worst, err)
+    end
+  end
+  -- the padding between rows of C is not written
+  for i = 1, m - 1 do
+    for j = n + 1, ldc do assert.equal(at(c0, i, j, ldc), at(c, i, j, ldc)) end
+  end
+  A:free(); B:free(); C:free()
+  return worst
+end
+
+local CASES = { { "f32", "fp32" }, { "f32", "tf32" }, { "f64", "fp64" }, { "f16", "fp32" }, { "f16", "fp16" },
+                { "bf16", "fp32" } }
+
+describe("cuBLAS and cuBLASLt GEMM on a GPU", function()
+  h.gpu_it("finds the libraries", function()
+    local lib = assert(wl.cublas.library())
+    local lt = assert(wl.cublaslt.library())
+    print(("\n    cuBLAS %d at %s; cuBLASLt %d at %s"):format(lib.version, lib.path, lt.version, lt.path))
+  end)
+
+  h.gpu_it("computes row-major C = alpha op(A) op(B) + beta C for each dtype, compute, transpose and ld", function()
+    local shapes = {
+      { m = 37, n = 29, k = 23 },
+      { m = 37, n = 29, k = 23, transa = true },
+      { m = 37, n = 29, k = 23, transb = true },
+      { m = 37, n = 29, k = 23, transa = true, transb = true, alpha = -1.5, beta = 0.5 },
+      { m = 16, n = 24, k = 40, lda = 43, ldb = 27, ldc = 30, alpha = 0.25, beta = 2 },
+    }
+    for _, lib in ipairs(LIBS) do
+      for _, case in ipairs(CASES) do
+        local key = case[1] .. " " .. case[2]
+        for _, o in ipairs(shapes) do
+          local worst = check_gemm(lib[2], case[1], case[2], o)
+          assert.is_true(worst <= TOLERANCE[key], ("%s %s %dx%dx%d%s%s: relative error %.3g above %.3g"):format(
+            lib[1], key, o.m, o.n, o.k, o.transa and " transa" or "", o.transb and " transb" or "", worst,
+            TOLERANCE[key]))
+        end
+      end
+    end
+  end)
+
+  h.gpu_it("is timed in every mode and captured in a graph, leaving the right result", function()
+    for _, lib in ipairs(LIBS) do
+      local n = 256
+      local A = wl.tensor { n, n, init = wl.uniform(-1, 1) }
+      local I = wl.tensor { n, n }
+      local eye = wl.host_tensor { n, n }
+      for i = 1, n do eye[(i - 1) * n + i] = 1 end
+      I:copy_from(eye)
+      local C = wl.tensor { n, n }
+      local g = lib[2] { a = A, b = I, c = C, m = n, n = n, k = n } -- C = A I = A, whatever the mode
+      for _, mode in ipairs { "cold", "batch", "graph", "host" } do
+        C:fill(0)
+        local r = wl.bench(g, { mode = mode, warmup = 3, iters = 10 })
+        assert.equal(mode, r.mode)
+        assert.is_true(r.stats.median > 0)
+        assert.same(A:to_host():totable(), C:to_host():totable())
+      end
+      local graph = wl.graph(function() g() g() end)
+      C:fill(0)
+      graph:launch()
+      wl.sync()
+      assert.same(A:to_host():totable(), C:to_host():totable())
+    end
+  end)
+
+  h.gpu_it("prints TFLOP/s: SGEMM 4096^3, TF32, BF16 and FP16 8192^3, graph and cold mode", function()
+    local rows = { { "f32", "fp32", 4096 }, { "f32", "tf32", 8192 }, { "bf16", "fp32", 8192 }, { "f16", "fp32", 8192 } }
+    local d = wl.device()
+    print(("\n    %s: TFLOP/s (median)"):format(d.name))
+    local bf16
+    for _, row in ipairs(rows) do
+      local dtype, compute, n = row[1], row[2], row[3]
+      local A = wl.tensor { n, n, dtype = dtype, init = wl.uniform(-1, 1) }
+      local B = wl.tensor { n, n, dtype = dtype, init = wl.uniform(-1, 1) }
+      local C = wl.tensor { n, n, dtype = dtype }
+      for _, lib in ipairs(LIBS) do
+        local g = lib[2] { a = A, b = B, c = C, m = n, n = n, k = n, compute = compute }
+        local rate = {}
+        for _, mode in ipairs { "graph", "cold" } do
+          local r = wl.bench(g, { mode = mode, warmup = 10, iters = 50 })
+          rate[mode] = 2 * n ^ 3 / r.stats.median / 1e12
+        end
+        print(("    %-16s %-4s %-4s %d^3: graph %7.1f, cold %7.1f"):format(lib[1], dtype, compute, n, rate.graph,
+          rate.cold))
+        if dtype == "bf16" and lib[1] == "cublas.gemm" then bf16 = rate.graph end
+        if dtype ~= "f32" or compute == "tf32" then
+          assert.is_true(rate.graph > 150, lib[1] .. " " .. dtype .. ": tensor cores not in use?")
+        end
+      end
+      A:free(); B:free(); C:free()
+    end
+    print(("    target: bf16 cuBLAS 8192^3 above 700 TFLOP/s: %s (%.1f)"):format(bf16 > 700 and "met" or "MISSED", bf16))
+  end)
+end)
