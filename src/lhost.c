@@ -282,6 +282,7 @@ static int open_core(lua_State *L) {
   wl_open_kernel(L);
   wl_open_launch(L);
   wl_open_library(L);
+  wl_open_ops(L);
   wl_open_cublas(L);
   wl_open_cublaslt(L);
   wl_open_gpu_clock(L);

@@ -19,6 +19,7 @@ void wl_open_graph(lua_State *L);                             /* cuda_graph.c: w
 void wl_open_kernel(lua_State *L);                            /* cuda_kernel.c: kernels */
 void wl_open_launch(lua_State *L); /* cuda_launch.c: k:bind and bound launches (after wl_open_kernel) */
 void wl_open_library(lua_State *L); /* user_library.c: wl.library, a user's shared library as host work */
+void wl_open_ops(lua_State *L);     /* runtime_ops.c: wl.ops, runtime copies and sets as bound work */
 void wl_open_cublas(lua_State *L);   /* lib_cublas.c: cublas.gemm (after wl_open_launch) */
 void wl_open_cublaslt(lua_State *L); /* lib_cublaslt.c: cublaslt.matmul (after wl_open_launch) */
 void wl_open_gpu_clock(lua_State *L);                         /* gpu_clock.c: gpu_clock */

@@ -89,6 +89,7 @@ wl.sync = core.sync
 wl.elapsed = core.elapsed
 wl.graph = core.graph
 wl.library = core.library -- a user's shared library (docs/libraries.md); direct: paths relative to the caller
+wl.ops = core.ops         -- runtime copies and sets as bound work
 wl.cublas = core.cublas     -- cuBLAS and cuBLASLt GEMM as bound work (docs/cublas.md)
 wl.cublaslt = core.cublaslt
 

@@ -106,3 +106,49 @@ print(select(2, pcall(saxpy.occupancy, saxpy, 128)))
     assert.matches("kernel:occupancy: 'saxpy in libwlrun_userlib.so' is host work", out)
   end)
 end)
+
+describe("host work: wl.ops under --compile-only", function()
+  it("copies the source's bytes by default, in the direction of where the tensors live", function()
+    local out = ok(run([[
+local p = wl.host_tensor { 1024, dtype = "f32", pinned = true }
+local c = wl.ops.memcpy { dst = y, src = x }
+print(c.kernel.name, c.kernel.kind, #c.tensors, c.tensors[1].input, c.tensors[2].input)
+print(wl.ops.memcpy { dst = p, src = x, bytes = 16 }.kernel.name)
+print(wl.ops.memcpy { dst = x, src = p }.kernel.name)
+print(wl.ops.memset { dst = y, value = 255 }.kernel.name)
+print(wl.ops.memcpy2d { dst = y, dpitch = 64, src = x, spitch = 128, width = 32, height = 32 }.kernel.name)
+print(wl.ops.memset2d { dst = y, pitch = 128, width = 64, height = 32, value = 1 }.kernel.name)
+print(wl.graph(function() c() c() end).nodes)
+print(wl.bench(c))
+]]))
+    assert.equal(table.concat({
+      "memcpy device to device, 4096 bytes\truntime\t2\tfalse\ttrue",
+      "memcpy device to host, 16 bytes",
+      "memcpy host to device, 4096 bytes",
+      "memset device, 4096 bytes",
+      "memcpy2d device to device, 32 rows of 32 bytes",
+      "memset2d device, 32 rows of 64 bytes",
+      "2", "nil", "" }, "\n"), out)
+  end)
+
+  it("copies rows of a strided view within its extent, and into a contiguous view", function()
+    local out = ok(run([[
+local m = wl.tensor { 4, 4 }
+local cols = m:view { offset = 2, shape = { 4, 2 }, strides = { 4, 1 } }
+local c = wl.ops.memcpy2d { dst = y, dpitch = 8, src = cols, spitch = 16, width = 8, height = 4 }
+print(c.kernel.name, c.tensors[2].tensor == cols)
+print(wl.ops.memcpy { dst = m:rows(2, 3), src = x, bytes = 32 }.kernel.name)
+]]))
+    assert.equal("memcpy2d device to device, 4 rows of 8 bytes\ttrue\nmemcpy device to device, 32 bytes\n", out)
+  end)
+
+  it("binds on the stream given", function()
+    local out = ok(run([[
+local s = wl.stream()
+local c = wl.ops.memset { dst = y, stream = s }
+c()
+print(tostring(c))
+]]))
+    assert.equal("call of host work memset device, 4096 bytes\n", out)
+  end)
+end)

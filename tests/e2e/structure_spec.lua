@@ -29,7 +29,7 @@ local LAYERS = {
       cuda_graph = { "cuda_graph" }, cuda_tensor = { "cuda_tensor", "cuda_tensor_*" },
       cuda_kernel = { "cuda_kernel", "host_work", "host_kernel" }, cuda_launch = { "cuda_launch" }, cuda_timing = { "cuda_timing" },
       gpu_clock = { "gpu_clock" }, nvtx = { "nvtx", "nvtx_*" }, lclock = { "lclock" }, lstats = { "lstats" },
-      lsettings = { "lsettings" }, lsystem = { "lsystem" }, user_library = { "user_library" },
+      lsettings = { "lsettings" }, lsystem = { "lsystem" }, user_library = { "user_library" }, runtime_ops = { "runtime_ops" },
       gemm_args = { "gemm_args" }, lib_cublas = { "lib_cublas*" },
   } },
   { name = "Lua host", modules = { lhost = { "lhost" }, main = { "main" } } },

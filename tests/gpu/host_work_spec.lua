@@ -59,6 +59,58 @@ describe("host work on a GPU", function()
     end
   end)
 
+  h.gpu_it("memcpy of 1 GiB device to device is timed in every mode, graph included", function()
+    local bytes = 1 << 30
+    local x = wl.tensor { bytes // 4, init = 1 }
+    local y = wl.tensor { bytes // 4, init = "none" }
+    local copy = wl.ops.memcpy { dst = y, src = x }
+    local s = wl.stream()
+    local raw = function() y:copy_from(x, s) end -- the same copy, from Lua: batch mode
+    local rates = {}
+    for _, mode in ipairs(MODES) do
+      local r = wl.bench(copy, { mode = mode, warmup = 3, iters = 20 })
+      assert.equal(mode, r.mode)
+      rates[mode] = bytes / r.stats.median / 1e9
+      print(("\n    memcpy 1 GiB device to device, %s: %.1f us, %.1f GB/s copied (%.1f GB/s of traffic)"):format(
+        mode, r.stats.median * 1e6, rates[mode], 2 * rates[mode]))
+    end
+    local r = wl.bench(raw, { mode = "batch", warmup = 3, iters = 20, batch = 1 })
+    print(("\n    t:copy_from of the same 1 GiB, batch: %.1f GB/s"):format(bytes / r.stats.median / 1e9))
+    assert.is_true(rates.batch > 300, "an H200 copies far faster than 300 GB/s")
+    assert.is_true(math.abs(rates.graph - rates.batch) <= 0.05 * rates.batch)
+    assert.is_true(math.abs(rates.cold - rates.batch) <= 0.05 * rates.batch)
+    assert.is_true(math.abs(bytes / r.stats.median / 1e9 - rates.batch) <= 0.05 * rates.batch)
+  end)
+
+  h.gpu_it("wl.ops copy and set the right bytes, between device and pinned host memory too", function()
+    local x = wl.tensor { 256, init = wl.arange() }
+    local p = wl.host_tensor { 256, pinned = true }
+    local y = wl.tensor { 256, init = 0 }
+    wl.ops.memcpy { dst = p, src = x }()
+    wl.ops.memcpy { dst = y, src = p, bytes = 64 }() -- the first 16 floats
+    wl.sync()
+    assert.equal(255, p[256])
+    local got = y:to_host():totable()
+    assert.equal(15, got[16])
+    assert.equal(0, got[17])
+    local b = wl.tensor { 64, dtype = "u8", init = 0 }
+    wl.ops.memset { dst = b, value = 7, bytes = 32 }()
+    -- rows of 4 bytes, 16 apart: bytes 0-3, 16-19, 32-35, 48-51 of the first 64
+    wl.ops.memset2d { dst = b, pitch = 16, value = 9, width = 4, height = 4 }()
+    got = b:to_host():totable()
+    assert.same({ 9, 9, 9, 9, 7 }, { got[1], got[2], got[3], got[4], got[5] })
+    assert.same({ 9, 7, 0, 9 }, { got[17], got[21], got[33], got[49] })
+    -- columns 2-3 of a 4x4 f32 matrix (rows 16 bytes apart, a strided view) into a dense 4x2
+    local m = wl.tensor { 4, 4, init = wl.arange() }
+    local c = wl.tensor { 4, 2, init = 0 }
+    local cols = m:view { offset = 2, shape = { 4, 2 }, strides = { 4, 1 } }
+    wl.ops.memcpy2d { dst = c, dpitch = 8, src = cols, spitch = 16, width = 8, height = 4 }()
+    assert.same({ 2, 3, 6, 7, 10, 11, 14, 15 }, c:to_host():totable())
+    -- a contiguous view as a copy's destination: rows 2-3 of m from c
+    wl.ops.memcpy { dst = m:rows(2, 3), src = c }()
+    assert.same({ 2, 3, 6, 7, 10, 11, 14, 15 }, m:rows(2, 3):to_host():totable())
+  end)
+
   h.gpu_it("host work that may not be captured is timed in batch mode when graph is asked", function()
     local y = wl.tensor { 1024, init = 1 }
     local w = lib():func { name = "scale_and_wait", capturable = false }:bind { args = { y, 1.0, 1024 } }
