@@ -60,7 +60,7 @@ describe("tensor views on a GPU", function()
         assert.equal(1, host[i])
       end
     end
-    print(("\n    addone into t:view(1000, 4096) of 1M elements: %d elements changed, %d to %d"):format(changed, first, last))
+    print(("\n    addone into t:view(1000, 4096) of 1M elements: %d elements changed, %s to %s"):format(changed, first, last))
     assert.equal(4096, changed)
     assert.equal(1000, first)
     assert.equal(5095, last)
