@@ -166,6 +166,24 @@ describe("views of host tensors", function()
     fails_with("tensor:copy_from: tensor (argument 1) used after free", wl.host_tensor({ 2 }).copy_from, wl.host_tensor { 2 }, v)
   end)
 
+  it("survive the collector in any order, with their tensor or before it", function()
+    for round = 1, 40 do
+      local t = iota { 64 }
+      local views = {}
+      for i = 1, 16 do views[i] = t:view(i, 4) end
+      for i = 1, 16, 2 do views[i] = nil end
+      collectgarbage()
+      if round % 2 == 0 then
+        t:free()
+        for i = 2, 16, 2 do assert.is_true(views[i].freed) end
+      else
+        assert.same({ 2, 3, 4, 5 }, views[2]:totable())
+      end
+      t, views = nil, nil
+      collectgarbage()
+    end
+  end)
+
   it("free nothing of their tensor when freed", function()
     local t = iota { 8 }
     local v, w = t:view(0, 4), t:view(2, 4)
