@@ -42,6 +42,7 @@ if [ "$part" != specs ]; then
 step bench-launch "$bin" tests/bench/launch_overhead.lua -- "$root/build-static/launch_raw"
 step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_raw"
 step evidence "$bin" tests/bench/evidence.lua -- "$root/build-static/evidence_raw"
+step bench-cublas "$bin" tests/bench/cublas.lua -- "$root/build-static/cublas_raw" all
 step bench-json "$bin" tests/bench/json.lua
 step bench-output "$bin" tests/bench/output_cost.lua
 step gemm-sweep "$bin" scenarios/gemm_sweep.lua -o "$out/gemm.json" -o "$out/gemm.csv" -o "$out/gemm.md"
