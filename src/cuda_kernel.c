@@ -2,10 +2,12 @@
  * cache, attributes, occupancy, and wl.compile_stats(). Compiling needs no device; loading goes
  * through the device backend. */
 #include "cuda_kernel.h"
+#include "kernel_module.h"
 #include "settings.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
 
+#include <errno.h>
 #include <lauxlib.h>
 #include <nvrtc.h>
 #include <stdio.h>
@@ -213,9 +215,13 @@ static void compile_options(lua_State *L, int spec, const char *arch, const char
   lua_rawseti(L, list, ++n);
   lua_pushliteral(L, "-lineinfo");
   lua_rawseti(L, list, ++n);
+  /* the toolkit's headers, and include/cccl (CUB, libcu++, Thrust in CUDA 13), as nvcc has them */
   const char *home = getenv("CUDA_HOME");
   if (home && *home) lua_pushfstring(L, "-I%s/include", home);
   else lua_pushliteral(L, "-I" WLRUN_CUDA_INCLUDE);
+  lua_rawseti(L, list, ++n);
+  if (home && *home) lua_pushfstring(L, "-I%s/include/cccl", home);
+  else lua_pushliteral(L, "-I" WLRUN_CUDA_INCLUDE "/cccl");
   lua_rawseti(L, list, ++n);
   if (dir) {
     lua_pushfstring(L, "-I%s", dir);
@@ -284,7 +290,7 @@ static void compile_options(lua_State *L, int spec, const char *arch, const char
 /* every kernel made in this run, for the --compile-only report: registry list of tables */
 #define COMPILED_KEY "wlrun.compiled_kernels"
 
-static void record_compiled(lua_State *L, const struct wl_kernel *k) {
+void wl_kernel_record(lua_State *L, const struct wl_kernel *k) {
   if (lua_getfield(L, LUA_REGISTRYINDEX, COMPILED_KEY) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_newtable(L);
@@ -312,9 +318,10 @@ static int l_compiled_kernels(lua_State *L) {
   return 1;
 }
 
-/* wl.kernel{src_or_source, name = "k", defines = {...}, options = {...}, file = "path.cu"} */
+/* wl.kernel{src_or_source, name = "k", defines = {...}, options = {...}, file = "path.cu"}; or
+ * precompiled code: file = "k.cubin" | "k.fatbin" | "k.ptx" [, format =, params =] (cuda_module.c) */
 static int l_kernel(lua_State *L) {
-  static const char *const known[] = {"name", "defines", "options", "file", NULL};
+  static const char *const known[] = {"name", "defines", "options", "file", "format", "params", NULL};
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
   wl_check_fields(L, 1, "wl.kernel", known, true);
@@ -331,7 +338,24 @@ static int l_kernel(lua_State *L) {
   } else if (lua_type(L, -1) == LUA_TSTRING) {
     code = lua_tostring(L, -1);
   } else if (lua_getfield(L, 1, "file") == LUA_TSTRING) {
-    push_source(L, push_script_relative(L, lua_tostring(L, -1)));
+    const char *file = push_script_relative(L, lua_tostring(L, -1));
+    bool module = wl_module_format_of_path(file) != WL_MODULE_UNKNOWN;
+    if (!module) {
+      module = lua_getfield(L, 1, "format") != LUA_TNIL;
+      lua_pop(L, 1);
+    }
+    if (module) {
+      size_t len;
+      FILE *f = fopen(file, "rb");
+      if (!f) return wl_raise(L, WL_EXIT_IO, "wl.kernel '%s': cannot read %s: %s", name, file, strerror(errno));
+      fclose(f);
+      push_source(L, file);
+      lua_getfield(L, -1, "code");
+      const char *data = lua_tolstring(L, -1, &len);
+      char arch[32];
+      return wl_kernel_from_module(L, 1, name, file, data, len, target_arch(L, arch, sizeof arch));
+    }
+    push_source(L, file);
     lua_getfield(L, -1, "code");
     lua_getfield(L, -2, "path");
     code = lua_tostring(L, -2);
@@ -339,6 +363,10 @@ static int l_kernel(lua_State *L) {
   }
   if (!code)
     return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': give the code as a string, a wl.source(path), or file = path", name);
+  for (const char *const *f = (const char *const[]){"format", "params", NULL}; *f; f++)
+    if (lua_getfield(L, 1, *f) != LUA_TNIL)
+      return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': %s is for precompiled code (file = \"k.cubin\", \"k.fatbin\" or \"k.ptx\")", name, *f);
+    else lua_pop(L, 1);
   char arch[32];
   target_arch(L, arch, sizeof arch);
   const char *dir = NULL; /* the source's directory, a Lua string on the stack */
@@ -397,7 +425,7 @@ static int l_kernel(lua_State *L) {
   if (!wl_ptx_params(k->code.ptx, k->code.lowered, &k->sig, err, sizeof err))
     return wl_raise(L, WL_EXIT_COMPILE, "kernel '%s': %s", name, err);
   wl_demangle_params(k->code.lowered, &k->sig);
-  record_compiled(L, k);
+  wl_kernel_record(L, k);
   lua_pushvalue(L, k_index);
   return 1;
 }

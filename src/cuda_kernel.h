@@ -29,6 +29,15 @@ struct wl_kernel {
  * wl_closed_error). */
 struct wl_kernel *wl_check_kernel(lua_State *L, int arg, const char *fn);
 
+/* Adds k to the kernels of this run (wl.compiled_kernels, the --compile-only report). */
+void wl_kernel_record(lua_State *L, const struct wl_kernel *k);
+
+/* wl.kernel{file = "k.cubin" | "k.fatbin" | "k.ptx", name =, format =, params =} (cuda_module.c):
+ * spec is the table's index, path the resolved file, data its bytes (len, a NUL after them),
+ * arch the target ("sm_90"). Pushes the kernel object; raises on bad input. */
+int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *path, const char *data, size_t len,
+                          const char *arch);
+
 /* Pushes path resolved against the directory of the script that called the running C
  * function, as wl.kernel's file is (absolute paths as they are). */
 const char *wl_push_script_relative(lua_State *L, const char *path);

@@ -109,7 +109,8 @@ static void pack_arg(const struct arg_ctx *c, int value, unsigned char *dst, str
   const struct wl_param *p = c->p;
   bool typed = c->k->sig.has_ctypes;
   bool pointer = typed ? p->ctype == WL_C_POINTER : false;
-  bool maybe_pointer = !typed && p->ptx_kind == WL_PTX_UNSIGNED && p->size == 8;
+  bool untyped = p->ptx_kind == WL_PTX_UNTYPED; /* a cubin's sizes only (docs/kernels.md) */
+  bool maybe_pointer = !typed && (p->ptx_kind == WL_PTX_UNSIGNED || untyped) && p->size == 8;
   struct wl_tensor *t = wl_test_tensor(L, value);
 
   if (t) {
@@ -129,7 +130,12 @@ static void pack_arg(const struct arg_ctx *c, int value, unsigned char *dst, str
   }
   if (pointer) arg_error(c, "a tensor", value);
 
-  if (p->ptx_kind == WL_PTX_FLOAT || (typed && (p->ctype == WL_C_HALF || p->ctype == WL_C_BFLOAT16 ||
+  /* untyped: a Lua float is a float, a Lua integer an integer, a string the bytes */
+  bool untyped_float = untyped && !typed && lua_type(L, value) == LUA_TNUMBER && !lua_isinteger(L, value) &&
+                       (p->size == 4 || p->size == 8);
+  bool untyped_bytes = untyped && ((typed && p->ctype == WL_C_OTHER) || (!typed && lua_type(L, value) == LUA_TSTRING) ||
+                                   (p->size != 1 && p->size != 2 && p->size != 4 && p->size != 8));
+  if (p->ptx_kind == WL_PTX_FLOAT || untyped_float || (typed && (p->ctype == WL_C_HALF || p->ctype == WL_C_BFLOAT16 ||
                                                 p->ctype == WL_C_FLOAT || p->ctype == WL_C_DOUBLE))) {
     if (lua_type(L, value) != LUA_TNUMBER) arg_error(c, "a number", value);
     double v = lua_tonumber(L, value);
@@ -140,7 +146,7 @@ static void pack_arg(const struct arg_ctx *c, int value, unsigned char *dst, str
     else arg_error(c, "a supported floating type", value);
     return;
   }
-  if (p->ptx_kind == WL_PTX_BYTES && !(typed && p->ctype == WL_C_BOOL)) {
+  if ((p->ptx_kind == WL_PTX_BYTES || untyped_bytes) && !(typed && p->ctype == WL_C_BOOL)) {
     /* a struct by value: the script packs it (string.pack) to exactly its size */
     size_t len;
     const char *s = lua_type(L, value) == LUA_TSTRING ? lua_tolstring(L, value, &len) : NULL;

@@ -567,8 +567,10 @@ const char *wl_ctype_describe(const struct wl_param *p) {
 const char *wl_ptx_describe(const struct wl_param *p, char *buf, size_t len) {
   static const char letter[] = {[WL_PTX_UNSIGNED] = 'u', [WL_PTX_SIGNED] = 's',
                                 [WL_PTX_FLOAT] = 'f'};
-  if (p->ptx_kind == WL_PTX_BYTES)
+  if (p->ptx_kind == WL_PTX_BYTES || (p->ptx_kind == WL_PTX_UNTYPED && p->size > 8))
     snprintf(buf, len, ".b8[%u]", p->size);
+  else if (p->ptx_kind == WL_PTX_UNTYPED)
+    snprintf(buf, len, ".b%u", p->size * 8);
   else
     snprintf(buf, len, ".%c%u", letter[p->ptx_kind], p->size * 8);
   return buf;

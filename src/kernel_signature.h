@@ -15,7 +15,8 @@ enum wl_ptx_kind {
   WL_PTX_UNSIGNED, /* .u8 .u16 .u32 .u64 (PTX gives ints and pointers as .u) */
   WL_PTX_SIGNED,   /* .s8 .s16 .s32 .s64 */
   WL_PTX_FLOAT,    /* .f16 .f32 .f64 */
-  WL_PTX_BYTES     /* .align N .b8 name[SIZE]: structs, __half, arrays by value; also .bN */
+  WL_PTX_BYTES,    /* .align N .b8 name[SIZE]: structs, __half, arrays by value; also .bN */
+  WL_PTX_UNTYPED   /* only the size is known (a cubin's own parameter table, no PTX) */
 };
 
 /* What the C type of a parameter is, as far as the mangled name tells. */

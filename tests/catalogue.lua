@@ -18,7 +18,7 @@ local assert = require "luassert"
 
 local catalogue = {}
 
-catalogue.classes = { "basics", "security", "memory", "values", "errors", "config", "lost", "host_work", "libraries" }
+catalogue.classes = { "basics", "security", "memory", "values", "errors", "config", "lost", "host_work", "libraries", "modules" }
 
 function catalogue.load()
   local all, names = {}, {}

@@ -60,6 +60,11 @@ function helper.run_script(source, args, opts)
   return helper.run(shell_quote(path) .. " " .. (args or ""), opts), path
 end
 
+-- The precompiled modules that nvcc built beside the binary (CMake target wlrun_modules:
+-- <build>/modules/kernels.cubin, ...); WLRUN_MODULES overrides.
+helper.modules = os.getenv("WLRUN_MODULES")
+  or ((helper.bin:sub(1, 1) == "/" and helper.bin or (helper.source_dir .. "/" .. helper.bin)):match("^(.*)/") or ".") .. "/modules"
+
 -- Asserts that fn(...) raises an error of kind script whose message contains text (a plain
 -- substring). For specs that run in-process.
 function helper.fails_with(text, fn, ...)
