@@ -49,8 +49,8 @@ local a, b, c = wl.tensor { 40, 64 }, wl.tensor { 16, 40 }, wl.tensor { 64, 20 }
 local g = wl.cublas.gemm { a = a, b = b, c = c, m = 64, n = 16, k = 32, transa = true, transb = true, lda = 64,
                            ldb = 40, ldc = 20, alpha = 2, beta = 0.5, workspace = 0 }
 print(g.kernel.name)
-local d = wl.tensor { 8, 8, dtype = "f64" }
-print(wl.cublaslt.matmul { a = d, b = d, c = d, m = 8, n = 8, k = 8 }.kernel.name)
+local d, e = wl.tensor { 8, 8, dtype = "f64" }, wl.tensor { 8, 8, dtype = "f64" }
+print(wl.cublaslt.matmul { a = d, b = d, c = e, m = 8, n = 8, k = 8 }.kernel.name)
 ]])
     assert.equal(0, r.code, r.stderr)
     assert.matches("^cublas%.gemm f32 fp32 64x16x32 transa transb\ncublaslt%.matmul f64 fp64 8x8x8\n", r.stdout)
@@ -87,7 +87,7 @@ print(lt and lt.path or whylt)
   end)
 
   it("an explicit path that does not load is an error (exit 4) that says how to point wlrun at the library", function()
-    local r = run("local t = wl.tensor { 4 }\nwl.cublas.gemm { a = t, b = t, c = t, m = 2, n = 2, k = 2 }",
+    local r = run("local t, u = wl.tensor { 4 }, wl.tensor { 4 }\nwl.cublas.gemm { a = t, b = t, c = u, m = 2, n = 2, k = 2 }",
       { env = "WLRUN_CUBLAS=/nonexistent" })
     assert.equal(4, r.code, r.stderr)
     assert.matches("script.lua:3: wl.cublas.gemm: cuBLAS: WLRUN_CUBLAS=/nonexistent does not load: "
@@ -99,7 +99,7 @@ print(lt and lt.path or whylt)
   end)
 
   it("a library without the symbols is named with the symbol it lacks", function()
-    local r = run("local t = wl.tensor { 4 }\nwl.cublaslt.matmul { a = t, b = t, c = t, m = 2, n = 2, k = 2 }",
+    local r = run("local t, u = wl.tensor { 4 }, wl.tensor { 4 }\nwl.cublaslt.matmul { a = t, b = t, c = u, m = 2, n = 2, k = 2 }",
       { env = "WLRUN_CUBLASLT=libm.so.6" })
     assert.equal(4, r.code, r.stderr)
     assert.matches("script.lua:3: wl.cublaslt.matmul: cuBLASLt: libm.so.6 has no symbol cublasLtCreate "
