@@ -264,7 +264,9 @@ void wl_gemm_library_missing(lua_State *L, const char *fn, const char *why, enum
 
 void *wl_gemm_workspace(lua_State *L, const struct wl_gemm *g) {
   void *p = NULL;
-  if (g->workspace == 0 || wl_backend->no_device) return NULL;
+  if (g->workspace == 0) return NULL;
+  WL_WATCH_ALLOC(); /* made inside a timed body: the measurement engine warns, as for a tensor */
+  if (wl_backend->no_device) return NULL;
   char what[96];
   snprintf(what, sizeof what, "%s: allocating its workspace of %zu bytes", g->fn, g->workspace);
   WL_CUDA(L, wl_backend->alloc(&p, g->workspace), what);

@@ -111,6 +111,15 @@ describe("cuBLAS and cuBLASLt GEMM on a GPU", function()
     end
   end)
 
+  h.gpu_it("made inside a timed body, its workspace is an allocation there (warning alloc-in-measure)", function()
+    local A, B, C = wl.tensor { 64, 64 }, wl.tensor { 64, 64 }, wl.tensor { 64, 64 }
+    local r = wl.bench(function() wl.cublas.gemm { a = A, b = B, c = C, m = 64, n = 64, k = 64 }() end,
+                       { warmup = 2, iters = 5 })
+    local codes = {}
+    for _, w in ipairs(r.warnings) do codes[#codes + 1] = w.code end
+    assert.truthy(table.concat(codes, " "):find("alloc-in-measure", 1, true), table.concat(codes, " "))
+  end)
+
   h.gpu_it("prints TFLOP/s: SGEMM 4096^3, TF32, BF16 and FP16 8192^3, graph and cold mode", function()
     local rows = { { "f32", "fp32", 4096 }, { "f32", "tf32", 8192 }, { "bf16", "fp32", 8192 }, { "f16", "fp32", 8192 } }
     local d = wl.device()
