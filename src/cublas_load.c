@@ -46,7 +46,7 @@ static void open_library(struct library *lib) {
   const char *const dirs[] = {home_lib, "/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"};
   bool found = false;
   for (size_t i = 0; i < sizeof dirs / sizeof *dirs && !found; i++) {
-    if (!*dirs[i]) continue;
+    if (!*dirs[i] || (i > 0 && strcmp(dirs[i], dirs[0]) == 0)) continue; /* empty, or $CUDA_HOME's again */
     snprintf(path, sizeof path, "%s/%s", dirs[i], lib->soname);
     found = try_open(lib, path);
     if (!found && used > 0 && (size_t)used < sizeof tried)
