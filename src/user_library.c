@@ -3,12 +3,14 @@
  * up and makes it host work (host_work.h): a kernel object that binds, launches and is timed
  * like a kernel. The library stays loaded while the library object or any function made from
  * it lives: the handle counts its holders, and the last one closes it. */
+#define _GNU_SOURCE /* dladdr1: the size of an exported symbol */
 #include "cuda_kernel.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <lauxlib.h>
 #include <stdio.h>
@@ -94,14 +96,16 @@ static int library_close_method(lua_State *L) {
   return 0;
 }
 
-/* A string that the library exports: an array of printable text that ends within 4 KiB (a
- * pointer exported instead of an array reads as a few bytes that are not text). */
+/* A string that the library exports: an array of printable text whose NUL is its symbol's last
+ * byte (a pointer exported instead is a symbol of 8 bytes that are not that). */
 static bool exported_text(const char *s) {
-  for (int i = 0; i < 4096; i++) {
-    if (s[i] == '\0') return i > 0;
-    if (!isprint((unsigned char)s[i]) && !isspace((unsigned char)s[i])) return false;
-  }
-  return false;
+  Dl_info info;
+  const ElfW(Sym) *sym = NULL;
+  if (!dladdr1(s, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || sym->st_size < 2 || sym->st_size > 4096)
+    return false;
+  for (size_t i = 0; i + 1 < sym->st_size; i++)
+    if (s[i] == '\0' || (!isprint((unsigned char)s[i]) && !isspace((unsigned char)s[i]))) return false;
+  return s[sym->st_size - 1] == '\0';
 }
 
 /* lib:func{name = "saxpy", params = "float* y, ...", capturable = true} -> a kernel object */
