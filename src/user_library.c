@@ -167,7 +167,11 @@ static int library_func(lua_State *L) {
   struct wl_host_work host = {.call = func_call, .ctx = f, .release = func_release, .capturable = capturable,
                               .kind = "library"};
   lua_pushfstring(L, "%s in %s", name, file);
-  wl_push_host_kernel(L, lua_tostring(L, -1), params, &host);
+  struct wl_kernel *k = wl_push_host_kernel(L, lua_tostring(L, -1), params, &host);
+  char *source = strdup(f->h->path); /* k.source and the results' kernels: the library's path */
+  if (!source) return luaL_error(L, "out of memory");
+  free(k->source);
+  k->source = source;
   return 1;
 }
 
