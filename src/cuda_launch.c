@@ -383,9 +383,11 @@ static void enqueue_host(lua_State *L, struct wl_bound *b, cudaStream_t stream, 
     char why[512] = "";
     cudaError_t after = cudaSuccess;
     int rc = wl_backend->host_call(k->host.call, k->host.ctx, b->argv, stream, why, sizeof why, &after);
-    if (rc != 0)
+    if (rc != 0) {
+      wl_backend->clear_error(); /* what the call left is reported here, not by the next call */
       wl_raise(L, WL_EXIT_CUDA, "host work '%s' (%s) failed: %s", k->name, k->host.kind,
                why[0] ? why : "no reason given");
+    }
     if (after != cudaSuccess)
       wl_raise(L, wl_cuda_is_no_device(after) ? WL_EXIT_NO_DEVICE : WL_EXIT_CUDA,
                "host work '%s' (%s): a CUDA error after its call: %s: %s", k->name, k->host.kind,
