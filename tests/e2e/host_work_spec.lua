@@ -73,6 +73,19 @@ print(g.nodes)
     assert.equal("nil\n2\n", out)
   end)
 
+  it("is taken by every timed loop of the engine (cold, batch, graph, host)", function()
+    local out = ok(run([[
+local engine = require "wlrun.engine"
+local b = lib:func { name = "scale" }:bind { args = { y, 2.0, 1024 } }
+local c = wl.ops.memcpy { dst = y, src = x }
+for _, w in ipairs { b, c, { b, c } } do
+  print(#engine.time_cold(w, 3, true).gpu, #engine.time_batch(w, 3, 4).gpu, #engine.time_graph(w, 3, 4, 1).gpu,
+    #engine.time_host(w, 3).gpu)
+end
+]]))
+    assert.equal(("3\t3\t3\t3\n"):rep(3), out)
+  end)
+
   it("keeps the library loaded while a function from it lives", function()
     local out = ok(run([[
 local scale = lib:func { name = "scale" }
