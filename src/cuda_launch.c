@@ -380,7 +380,8 @@ static void enqueue_host(lua_State *L, struct wl_bound *b, cudaStream_t stream, 
              k->name, k->host.kind);
   for (long i = 0; i < n; i++) {
     if (wl_stop_pending()) wl_stop_check(L);
-    char why[512] = "";
+    char why[512];
+    why[0] = '\0'; /* not the whole buffer: this is the hot path of batch mode */
     cudaError_t after = cudaSuccess;
     int rc = wl_backend->host_call(k->host.call, k->host.ctx, b->argv, stream, why, sizeof why, &after);
     if (rc != 0) {
