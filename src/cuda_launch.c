@@ -314,6 +314,12 @@ struct wl_bound *wl_bind(lua_State *L, int kernel, int spec) {
   return b;
 }
 
+struct wl_bound *wl_bind_sealed(lua_State *L, int kernel, int spec) {
+  struct wl_bound *b = wl_bind(L, kernel, spec);
+  b->kernel->host.sealed = true;
+  return b;
+}
+
 /* k:bind{grid=, block=, smem=0, stream=, args={...}}; host work: k:bind{stream=, args={...}} */
 static int kernel_bind(lua_State *L) {
   lua_settop(L, 2);

@@ -14,6 +14,10 @@ struct wl_bound;
  * line that called the running C function (a lua_call of k.bind would place them nowhere). */
 struct wl_bound *wl_bind(lua_State *L, int kernel, int spec);
 
+/* wl_bind for host work whose maker checked sizes against these very tensors (wl.ops, cuBLAS):
+ * binds, then seals the kernel object, so that k:bind refuses other tensors later. */
+struct wl_bound *wl_bind_sealed(lua_State *L, int kernel, int spec);
+
 /* the bound launch at arg, or NULL if the value is not one */
 struct wl_bound *wl_test_bound(lua_State *L, int arg);
 

@@ -250,7 +250,7 @@ void wl_gemm_push_work(lua_State *L, int arg, const struct wl_gemm *g, const cha
   lua_setfield(L, -2, "args");
   lua_getfield(L, arg, "stream");
   lua_setfield(L, -2, "stream");
-  wl_bind(L, kernel, kernel + 1);
+  wl_bind_sealed(L, kernel, kernel + 1);
   lua_replace(L, kernel);
   lua_settop(L, kernel);
 }

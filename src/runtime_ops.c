@@ -124,7 +124,7 @@ static int push_op(lua_State *L, int spec, const struct op *model, const char *n
   if (!o) return luaL_error(L, "out of memory");
   *o = *model;
   struct wl_host_work host = {.call = op_call, .ctx = o, .release = free, .capturable = true, .kind = "runtime"};
-  struct wl_kernel *k = wl_push_host_kernel(L, name, has_src ? "void* dst, const void* src" : "void* dst", &host);
+  wl_push_host_kernel(L, name, has_src ? "void* dst, const void* src" : "void* dst", &host);
   int kernel = lua_gettop(L);
   lua_createtable(L, 0, 2);
   lua_createtable(L, 2, 0);
@@ -137,8 +137,7 @@ static int push_op(lua_State *L, int spec, const struct op *model, const char *n
   lua_setfield(L, -2, "args");
   lua_getfield(L, spec, "stream");
   lua_setfield(L, -2, "stream");
-  wl_bind(L, kernel, kernel + 1);
-  k->host.sealed = true;
+  wl_bind_sealed(L, kernel, kernel + 1);
   return 1;
 }
 
