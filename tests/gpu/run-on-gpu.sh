@@ -43,6 +43,7 @@ step bench-launch "$bin" tests/bench/launch_overhead.lua -- "$root/build-static/
 step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_raw"
 step evidence "$bin" tests/bench/evidence.lua -- "$root/build-static/evidence_raw"
 step bench-cublas "$bin" tests/bench/cublas.lua -- "$root/build-static/cublas_raw" all
+step bench-nvrtc-nvcc "$bin" tests/bench/nvrtc_vs_nvcc.lua -- "$root/build-static/modules"
 step bench-json "$bin" tests/bench/json.lua
 step bench-output "$bin" tests/bench/output_cost.lua
 step gemm-sweep "$bin" scenarios/gemm_sweep.lua -o "$out/gemm.json" -o "$out/gemm.csv" -o "$out/gemm.md"
