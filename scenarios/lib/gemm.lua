@@ -8,43 +8,57 @@ local wl = require "wlrun"
 local f32_src, bf16_src = ...
 
 -- the tensor-core kernel: block tile 128 x BN x 32, BN threads, STAGES k-tiles in flight
-local MMA = { bn = 128, stages = 4 }
-MMA.name = ("gemm_bf16_mma<%d, %d>"):format(MMA.bn, MMA.stages)
-MMA.smem = MMA.stages * (128 * 32 + 32 * MMA.bn) * 2 -- bytes of bf16
+local function mma(bn, stages)
+  return { name = ("gemm_bf16_mma<%d, %d>"):format(bn, stages), bn = bn,
+           smem = stages * (128 * 32 + 32 * bn) * 2 } -- bytes of bf16
+end
 
--- Each variant: the dtype of its arithmetic (f32: CUDA cores; bf16: tensor cores, f32
--- accumulation) and its launch. `tol` bounds the check's scaled error (see check below).
+-- Each variant: the dtype of its arithmetic (f32: CUDA cores; tf32, bf16: tensor cores, f32
+-- accumulation), the element type of its tensors, the check's bound on the scaled error, the
+-- variant it is compared with (cuBLAS of the same dtype; none for cuBLAS itself) and how it is
+-- launched: a kernel of ours, or `cublas` (the options of wl.cublas.gemm). Errors of f32
+-- accumulation grow like sqrt(K) eps_f32; tf32 rounds the inputs to 10 bits (2^-11 relative)
+-- and a bf16 output is rounded once more (2^-8 relative).
 local variants = {
   naive = { dtype = "f32", tile = 32, block = { 32, 32 } },
   tiled = { dtype = "f32", tile = 32, block = { 32, 32 } },
   tiled4x4 = { dtype = "f32", tile = 64, block = { 16, 16 } },
-  mma_bf16 = { dtype = "bf16", tile_m = 128, tile_n = MMA.bn, block = MMA.bn },
+  mma_bf16 = { dtype = "bf16", mma = mma(128, 4) },       -- 2 blocks of 4 warps per SM
+  mma_bf16_n256 = { dtype = "bf16", mma = mma(256, 3) },  -- 1 block of 8 warps per SM
+  cublas_f32 = { dtype = "f32", cublas = { compute = "fp32" } },
+  cublas_tf32 = { dtype = "tf32", cublas = { compute = "tf32" } },
+  cublas_bf16 = { dtype = "bf16", cublas = { compute = "fp32" } },
 }
-
--- the element type of the tensors and the check's bound, by dtype: f32 accumulation of K
--- products errs like sqrt(K) eps_f32; a bf16 output is rounded once more (2^-8 relative)
-local tensors = { f32 = { dtype = "f32", tol = 1e-4 }, bf16 = { dtype = "bf16", tol = 1e-2 } }
+local by_dtype = { f32 = { tensor = "f32", tol = 1e-4 }, tf32 = { tensor = "f32", tol = 1e-2 },
+                   bf16 = { tensor = "bf16", tol = 1e-2 } }
+for name, v in pairs(variants) do
+  v.tensor, v.tol = by_dtype[v.dtype].tensor, by_dtype[v.dtype].tol
+  if not v.cublas then v.baseline = "cublas_" .. v.dtype end
+  v.name = name
+end
 
 local function bind(p, s, v)
-  if v.dtype == "bf16" then
-    if p.N % 8 ~= 0 or p.K % 8 ~= 0 then wl.skip("mma_bf16 needs N and K multiples of 8 (16-byte rows)") end
-    local k = wl.kernel { bf16_src, name = MMA.name }
-    return k:bind { grid = { wl.cdiv(p.N, v.tile_n), wl.cdiv(p.M, v.tile_m) }, block = v.block, smem = MMA.smem,
+  if v.cublas then
+    return wl.cublas.gemm { a = s.A, b = s.B, c = s.C, m = p.M, n = p.N, k = p.K, compute = v.cublas.compute }
+  elseif v.mma then
+    if p.N % 8 ~= 0 or p.K % 8 ~= 0 then wl.skip(v.name .. " needs N and K multiples of 8 (16-byte rows)") end
+    local k = wl.kernel { bf16_src, name = v.mma.name }
+    return k:bind { grid = { wl.cdiv(p.N, v.mma.bn), wl.cdiv(p.M, 128) }, block = v.mma.bn, smem = v.mma.smem,
                     args = { s.A, s.B, s.C, p.M, p.N, p.K } }
   end
-  local k = wl.kernel { f32_src, name = "gemm_" .. p.variant, defines = { TILE = 32 } }
+  local k = wl.kernel { f32_src, name = "gemm_" .. v.name, defines = { TILE = 32 } }
   return k:bind { grid = { wl.cdiv(p.N, v.tile), wl.cdiv(p.M, v.tile) }, block = v.block,
                   args = { s.A, s.B, s.C, p.M, p.N, p.K } }
 end
 
 local gemm = {}
 
-gemm.variants = { "naive", "tiled", "tiled4x4", "mma_bf16" }
+gemm.variants = { "naive", "tiled", "tiled4x4", "mma_bf16", "cublas_f32", "cublas_tf32", "cublas_bf16" }
 
 function gemm.setup(p)
   local v = variants[p.variant]
-  local t = tensors[v.dtype].dtype
-  local s = { dtype = t }
+  local t = v.tensor
+  local s = { variant = v }
   s.A = wl.tensor { p.M, p.K, dtype = t, init = wl.normal() }
   s.B = wl.tensor { p.K, p.N, dtype = t, init = wl.normal() }
   s.C = wl.tensor { p.M, p.N, dtype = t }
@@ -58,8 +72,8 @@ function gemm.check(p, s)
   for i = 1, 8 do rows[i] = (i - 1) * (p.M // 8) + (i * 37) % (p.M // 8) end
   local drows = rows:to_device()
   local R = wl.tensor { 8, p.N, dtype = "f64" }
-  local ref = wl.kernel { s.dtype == "bf16" and bf16_src or f32_src,
-                          name = s.dtype == "bf16" and "gemm_bf16_reference_rows" or "gemm_reference_rows" }
+  local bf16 = s.variant.tensor == "bf16"
+  local ref = wl.kernel { bf16 and bf16_src or f32_src, name = bf16 and "gemm_bf16_reference_rows" or "gemm_reference_rows" }
   ref:bind { grid = { wl.cdiv(p.N, 128), 8 }, block = 128, args = { s.A, s.B, R, drows, 8, p.N, p.K } }()
   local c, r = s.C:to_host(), R:to_host()
   local worst = 0
@@ -73,14 +87,20 @@ function gemm.check(p, s)
       if err > worst or err ~= err then worst = err end
     end
   end
-  local tol = tensors[s.dtype].tol
+  local tol = s.variant.tol
   return worst < tol, ("max scaled error %.2e over 8 rows (bound %.0e)"):format(worst, tol)
 end
 
 function gemm.work(p)
   local v = variants[p.variant]
-  local size = v.dtype == "bf16" and 2 or 4
+  local size = v.tensor == "bf16" and 2 or 4
   return { flops = 2 * p.M * p.N * p.K, bytes = size * (p.M * p.K + p.K * p.N + p.M * p.N), dtype = v.dtype }
+end
+
+-- each variant against cuBLAS of its dtype, where the sweep has that variant
+function gemm.baseline(p)
+  local b = variants[p.variant].baseline
+  return b and { variant = b } or nil
 end
 
 -- the scenario over a shape list
@@ -96,8 +116,8 @@ function gemm.scenario(o)
     run = "launch",
     check = gemm.check,
     work = gemm.work,
+    baseline = gemm.baseline,
   }
 end
-
 
 return gemm

@@ -194,7 +194,7 @@ describe("the main command", function()
     end
     local r = h.run("scenarios/gemm_sweep.lua --dry-run", { cwd = h.source_dir })
     assert.equal(0, r.code, r.stderr)
-    assert.matches("^gemm_sweep: 40 configurations", r.stdout)
+    assert.matches("^gemm_sweep: 70 configurations", r.stdout)
   end)
 end)
 

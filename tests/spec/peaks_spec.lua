@@ -98,17 +98,25 @@ describe("results.relate_baselines", function()
 end)
 
 describe("the shipped GEMM scenarios under --compile-only", function()
-  it("record each configuration's dtype and its baseline's parameters", function()
+  it("compare each kernel with cuBLAS of its dtype at the same shape, and cuBLAS with nothing", function()
     local dir = h.tmpdir()
     local r = h.run("scenarios/gemm_sweep.lua --compile-only --arch sm_90 -p K=1024 -o " .. h.quote(dir .. "/g.json"),
       { cwd = h.source_dir })
     assert.equal(0, r.code, r.stderr)
     local doc = results.load(dir .. "/g.json")
-    local seen = {}
+    local want = { naive = "cublas_f32", tiled = "cublas_f32", tiled4x4 = "cublas_f32", mma_bf16 = "cublas_bf16" }
+    local seen = 0
     for _, c in ipairs(doc.configurations) do
       assert.equal("compiled", c.status)
-      seen[c.params.variant] = c
+      local p, b = c.params, c.baseline
+      if want[p.variant] then
+        assert.same({ variant = want[p.variant], M = p.M, N = p.N, K = p.K }, b)
+        seen = seen + 1
+      else
+        assert.matches("^cublas_", p.variant)
+        assert.is_nil(b)
+      end
     end
-    assert.is_table(seen.mma_bf16)
+    assert.equal(20, seen)
   end)
 end)
