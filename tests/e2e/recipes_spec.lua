@@ -65,6 +65,7 @@ describe("the recipes without a GPU", function()
       ["reduce.cu"] = { "reduce_tree", "reduce_atomic", "zero_scalar", "reduce_vec4", "reduce_reference" },
       ["softmax.cu"] = { "softmax<float>", "softmax<__nv_bfloat16>" },
       ["tiny.cu"] = { "tiny" },
+      ["gemm_bf16.cu"] = { "gemm_bf16_mma<128, 4>", "gemm_bf16_mma<256, 3>", "gemm_bf16_reference_rows" },
     } do
       for _, kname in ipairs(names) do
         lines[#lines + 1] = ("do local k = wl.kernel { file = %q, name = %q } "
@@ -77,7 +78,20 @@ describe("the recipes without a GPU", function()
     assert.not_matches("WARNING", r.stdout)
     local clean = 0
     for _ in r.stdout:gmatch("clean ") do clean = clean + 1 end
-    assert.equal(8, clean, r.stdout)
+    assert.equal(11, clean, r.stdout)
+  end)
+
+  it("gemm_sweep skips the tensor-core kernel where K is not a multiple of 8, and cuBLAS binds any K", function()
+    local dir = h.tmpdir()
+    local r = h.run(h.quote(root .. "/scenarios/gemm_sweep.lua") .. " --compile-only --arch sm_90 -p K=1000,1004 -o r.json"
+      .. " --filter " .. h.quote("M == 1024 and (variant == 'mma_bf16' or variant == 'cublas_bf16')"), { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    local status = {}
+    for _, c in ipairs(require("wlrun.results").load(dir .. "/r.json").configurations) do
+      status[c.params.variant .. " " .. c.params.K] = c.status .. (c.reason and (": " .. c.reason) or "")
+    end
+    assert.same({ ["mma_bf16 1000"] = "compiled", ["mma_bf16 1004"] = "skipped: mma_bf16 needs N and K multiples of 8 (16-byte rows)",
+                  ["cublas_bf16 1000"] = "compiled", ["cublas_bf16 1004"] = "compiled" }, status)
   end)
 
   it("reduction skips vec4 where n is not a multiple of 4, and compiles the rest", function()
