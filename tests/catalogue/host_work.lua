@@ -108,7 +108,7 @@ local cases = {
     stderr = "script.lua:3: host work 'fails in libwlrun_userlib.so' %(library%) failed: it returned 42" },
   { name = "host work: a launch inside it that cannot go", code = 5, gpu = true, args = "",
     script = with_lib('lib:func { name = "bad_launch" }:bind { args = { y } }()'),
-    stderr = "script.lua:3: host work 'bad_launch in libwlrun_userlib.so' %(library%) failed: it returned 9 %(cudaErrorInvalidConfiguration" },
+    stderr = "script.lua:3: host work 'bad_launch in libwlrun_userlib.so' %(library%) failed: it returned %d+ %(cudaError%a+: " },
 }
 
 for _, c in ipairs(cases) do
