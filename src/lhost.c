@@ -180,6 +180,22 @@ static int load_from_dir(lua_State *L, const char *dir, const char *rel, int *st
   return 1;
 }
 
+/* records the chunk on top of the stack as wlrun's own (WL_LIBRARY_CHUNKS) */
+static void mark_library_chunk(lua_State *L) {
+  lua_Debug ar;
+  lua_pushvalue(L, -1);
+  lua_getinfo(L, ">S", &ar);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, WL_LIBRARY_CHUNKS) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, WL_LIBRARY_CHUNKS);
+  }
+  lua_pushboolean(L, 1);
+  lua_setfield(L, -2, ar.source);
+  lua_pop(L, 1);
+}
+
 /* package.searchers entry for wlrun.*: WLRUN_LUA_DIR when set (development), then the library
  * embedded in the binary. */
 static int search_embedded(lua_State *L) {
@@ -206,6 +222,7 @@ static int search_embedded(lua_State *L) {
       }
       if (status != LUA_OK)
         return luaL_error(L, "error loading module '%s':\n\t%s", name, lua_tostring(L, -1));
+      mark_library_chunk(L);
       lua_pushstring(L, rel);
       return 2;
     }

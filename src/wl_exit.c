@@ -37,12 +37,31 @@ enum wl_exit wl_exit_from_kind(const char *kind) {
   return WL_EXIT_SCRIPT;
 }
 
+/* Pushes "chunk:line: " as luaL_where(L, level) does, for the first level from the caller up
+ * that is not a frame of wlrun's own Lua library: an error of a bound launch timed by wl.bench
+ * names the script's wl.bench line, not bench.lua's. A C frame there (pcall) gives nothing,
+ * as it does to luaL_where; the caller's position when every frame is the library's. */
+static void push_where(lua_State *L) {
+  lua_Debug ar;
+  int library = lua_getfield(L, LUA_REGISTRYINDEX, WL_LIBRARY_CHUNKS) == LUA_TTABLE ? lua_gettop(L) : 0;
+  int level = 1;
+  while (library && lua_getstack(L, level, &ar) && lua_getinfo(L, "S", &ar) && ar.what[0] != 'C') {
+    bool own = lua_getfield(L, library, ar.source) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (!own) break;
+    level++;
+  }
+  lua_pop(L, 1);
+  if (!lua_getstack(L, level, &ar)) level = 1;
+  luaL_where(L, level);
+}
+
 int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...) {
   va_list ap;
   lua_createtable(L, 0, 2);
   lua_pushstring(L, wl_exit_kind_name(kind));
   lua_setfield(L, -2, "kind");
-  luaL_where(L, 1);
+  push_where(L);
   /* vsnprintf, not lua_pushvfstring: callers use the whole printf syntax (%zu, %.1f, ...) */
   char small[512];
   va_start(ap, fmt);

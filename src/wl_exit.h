@@ -28,6 +28,11 @@ enum wl_exit wl_exit_from_kind(const char *kind);
 int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
+/* Registry table of the chunk names of wlrun's own Lua library ({["@lua/wlrun/bench.lua"] =
+ * true, ...}), filled as its modules load (lhost.c): wl_raise places an error at the first
+ * frame above that is not the library's, the script line that led there. */
+#define WL_LIBRARY_CHUNKS "wlrun.library_chunks"
+
 #endif
     ;
 
@@ -37,6 +42,11 @@ int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...)
 void wl_warn(lua_State *L, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
+/* Registry table of the chunk names of wlrun's own Lua library ({["@lua/wlrun/bench.lua"] =
+ * true, ...}), filled as its modules load (lhost.c): wl_raise places an error at the first
+ * frame above that is not the library's, the script line that led there. */
+#define WL_LIBRARY_CHUNKS "wlrun.library_chunks"
+
 #endif
     ;
 #define WL_WARNING_HANDLER "wlrun.warning_handler" /* its registry key */
@@ -61,5 +71,10 @@ void wl_stop_set_timeout_message(const char *message);
  * "interrupted (Ctrl-C)"} or {kind = "timeout", message = the timeout message}. Returns when
  * no stop is pending. */
 void wl_stop_check(lua_State *L);
+
+/* Registry table of the chunk names of wlrun's own Lua library ({["@lua/wlrun/bench.lua"] =
+ * true, ...}), filled as its modules load (lhost.c): wl_raise places an error at the first
+ * frame above that is not the library's, the script line that led there. */
+#define WL_LIBRARY_CHUNKS "wlrun.library_chunks"
 
 #endif

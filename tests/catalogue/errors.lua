@@ -29,6 +29,21 @@ end
 local O = CO .. " -o r.json"
 
 return {
+  ---- an error raised in C under wlrun's own Lua library names the script's line ----
+  { name = "a freed tensor under wl.bench: the script's wl.bench line, not bench.lua's", code = 1, args = CO,
+    script = [[local wl = require "wlrun"
+local t = wl.tensor { 16 }
+local l = wl.kernel { 'extern "C" __global__ void f(float* p) {}', name = "f" }:bind { grid = 1, block = 1, args = { t } }
+t:free()
+wl.bench(l, { iters = 3, warmup = 1 })
+]], stderr = "^wlrun: [^\n]*script%.lua:5: launch: kernel 'f': the tensor bound to argument 1 used after free" },
+  { name = "a freed tensor under wl.graph's capture: the script's line", code = 1, args = CO,
+    script = [[local wl = require "wlrun"
+local t = wl.tensor { 16 }
+local l = wl.kernel { 'extern "C" __global__ void f(float* p) {}', name = "f" }:bind { grid = 1, block = 1, args = { t } }
+t:free()
+local g = wl.graph(function() l() end)
+]], stderr = "^wlrun: [^\n]*script%.lua:5: launch: kernel 'f': the tensor bound to argument 1 used after free" },
   { name = "error{} with a kind wlrun does not know", code = 1, args = O, check = kept(2),
     script = scenario("setup = function() error({ kind = 'bogus', message = 'my own error' }) end, run = function() end"),
     stderr = "configuration 1 %(M=1%) failed: my own error" },
