@@ -104,11 +104,14 @@ static void check_size(lua_State *L, const struct wl_gemm *g, const struct wl_te
   if (ld < cols)
     wl_raise(L, WL_EXIT_SCRIPT, "%s: %s = %d is less than the %d columns of %s (%s, row-major)", g->fn, ldname, ld,
              cols, field, shape);
+  /* the library reads need elements from the first: a strided view (a block of a larger
+   * matrix, its ld the parent's row length) offers its extent, first element to last */
   int64_t need = (int64_t)(rows - 1) * ld + cols;
-  if ((int64_t)t->numel < need)
+  if ((int64_t)t->span < need)
     wl_raise(L, WL_EXIT_SCRIPT,
-             "%s: %s has %zu elements, but %s (%d x %d, row-major, %s = %d) needs %lld (m = %d, n = %d, k = %d%s%s)",
-             g->fn, field, t->numel, field, rows, cols, ldname, ld, (long long)need, g->m, g->n, g->k,
+             "%s: %s %s %zu elements, but %s (%d x %d, row-major, %s = %d) needs %lld (m = %d, n = %d, k = %d%s%s)",
+             g->fn, field, t->contiguous ? "has" : "spans", t->span, field, rows, cols, ldname, ld, (long long)need,
+             g->m, g->n, g->k,
              g->transa ? ", transa" : "", g->transb ? ", transb" : "");
 }
 

@@ -56,6 +56,23 @@ print(wl.cublaslt.matmul { a = d, b = d, c = e, m = 8, n = 8, k = 8 }.kernel.nam
     assert.matches("^cublas%.gemm f32 fp32 64x16x32 transa transb\ncublaslt%.matmul f64 fp64 8x8x8\n", r.stdout)
   end)
 
+  it("takes a block of a larger matrix as a strided view with the parent's row length as ld", function()
+    local r = run([[
+local wl = require "wlrun"
+local big = wl.tensor { 64, 64 }
+local a = big:view { offset = 2 * 64 + 3, shape = { 16, 32 }, strides = { 64, 1 } } -- rows 3-18, columns 4-35
+local b, c = wl.tensor { 32, 8 }, wl.tensor { 16, 8 }
+for _, make in ipairs { wl.cublas.gemm, wl.cublaslt.matmul } do
+  print(make { a = a, b = b, c = c, m = 16, n = 8, k = 32, lda = 64 }.kernel.name)
+  print(select(2, pcall(make, { a = a, b = b, c = c, m = 17, n = 8, k = 32, lda = 64 })))
+end
+]])
+    assert.equal(0, r.code, r.stderr)
+    assert.matches("cublas.gemm f32 fp32 16x8x32\n", r.stdout)
+    assert.matches("cublaslt.matmul f32 fp32 16x8x32\n", r.stdout)
+    assert.matches("a spans 992 elements, but a %(17 x 32, row%-major, lda = 64%) needs 1056", r.stdout)
+  end)
+
   it("is launched, captured in a graph and measured in a scenario like a kernel launch", function()
     local r = run(TENSORS .. [[
 return wl.scenario { name = "gemm", params = { n = { 64, 128 } },
