@@ -64,7 +64,11 @@ static bool elf_section(const struct elf *e, unsigned i, struct section *s) {
   s->offset = rd64(h + 24);
   s->size = rd64(h + 32);
   s->link = rd32(h + 40);
-  return s->type == 8 /* SHT_NOBITS */ || (s->offset <= e->len && s->size <= e->len - s->offset);
+  if (s->type == 8) { /* SHT_NOBITS: memory at load time, no bytes in the file to read */
+    s->offset = s->size = 0;
+    return true;
+  }
+  return s->offset <= e->len && s->size <= e->len - s->offset;
 }
 
 /* a NUL-terminated string at off in string table section i, or NULL */

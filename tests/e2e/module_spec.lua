@@ -112,6 +112,39 @@ print(select(2, pcall(wl.kernel, { file = M .. "/kernels.cubin", name = "scale",
   end
 end)
 
+describe("a hostile cubin", function()
+  -- kernels.cubin with its section-name table and its symbol table's string table turned into
+  -- NOBITS sections (no bytes in the file) at an offset far past the end: names are unreadable,
+  -- and nothing may be read from where the headers point
+  it("whose string tables are NOBITS sections far past its end is refused, never read", function()
+    local f = assert(io.open(M .. "/kernels.cubin", "rb"))
+    local data = f:read("a")
+    f:close()
+    local shoff, shnum, shstrndx = string.unpack("<I8", data, 0x29), string.unpack("<I2", data, 0x3D),
+      string.unpack("<I2", data, 0x3F)
+    local function header(i) return shoff + i * 64 + 1 end -- 1-based position of section i's header
+    local function nobits(bytes, i)
+      local at = header(i)
+      bytes = bytes:sub(1, at + 3) .. string.pack("<I4", 8) .. bytes:sub(at + 8)
+      return bytes:sub(1, at + 23) .. string.pack("<I8", 0x4000000000) .. bytes:sub(at + 32)
+    end
+    local hostile = nobits(data, shstrndx)
+    for i = 0, shnum - 1 do
+      if string.unpack("<I4", data, header(i) + 4) == 2 then -- SHT_SYMTAB: its sh_link names the strings
+        hostile = nobits(hostile, string.unpack("<I4", data, header(i) + 40))
+      end
+    end
+    assert.equal(#data, #hostile)
+    local dir = h.tmpdir()
+    local out = assert(io.open(dir .. "/hostile.cubin", "wb"))
+    out:write(hostile)
+    out:close()
+    local r = run(("wl.kernel { file = %q, name = 'scale' }"):format(dir .. "/hostile.cubin"))
+    assert.equal(6, r.code, r.stderr)
+    assert.matches("script.lua:3: wl.kernel: no kernel 'scale' in", r.stderr, 1, true)
+  end)
+end)
+
 describe("NVRTC and the toolkit's include/cccl", function()
   it("compiles CUB's block reduce (cub/block/), libcu++ and cooperative groups for sm_90", function()
     local r = run([==[
