@@ -64,6 +64,18 @@ void wl_check_fields(lua_State *L, int arg, const char *fn, const char *const *k
     const char *names = lua_tostring(L, -1), *key = luaL_tolstring(L, -2, NULL);
     wl_raise(L, WL_EXIT_SCRIPT, "%s: unknown field '%s' (fields: %s)", fn, key, names);
   }
+  /* From here the fields are read from a plain copy of the table's own fields: a metatable's
+   * __index cannot answer one field differently each time it is read (a size checked against
+   * one tensor, then another tensor bound). */
+  arg = lua_absindex(L, arg);
+  lua_newtable(L);
+  lua_pushnil(L);
+  while (lua_next(L, arg)) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, -4);
+  }
+  lua_replace(L, arg);
 }
 
 bool wl_bool_field(lua_State *L, int arg, const char *field, const char *fn, bool absent) {

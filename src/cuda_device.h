@@ -42,7 +42,9 @@ int wl_closed_error(lua_State *L, int arg, const char *fn, const char *cls, cons
 /* The one check of a creation table's keys in C: refuses a key of the table at stack index arg
  * that is not one of known (a NULL-terminated list): "FN: unknown field 'x' (fields: a, b)",
  * so that a typo is never ignored. positional: integer keys (the table's list part: a shape,
- * a kernel's source) are allowed; any other key that is not a string is refused. */
+ * a kernel's source) are allowed; any other key that is not a string is refused. Then replaces
+ * the table at arg with a plain copy of its own fields (no metatable): every field read after
+ * the check is the value that was checked. */
 void wl_check_fields(lua_State *L, int arg, const char *fn, const char *const *known, bool positional);
 
 /* The field of the table at arg as a boolean, absent when nil; anything else than a boolean

@@ -211,4 +211,26 @@ add("plot: --title given twice", { files = { ["h.json"] = doc("sweep.json", func
   args = "plot h.json -o o.svg --title a --title b", code = 2,
   stderr = "^wlrun: plot: %-%-title given twice %('a', then 'b'%)", check = refused })
 
+-- an option table whose metatable answers a field one way when it is checked and another when
+-- it is used: only a table's own fields are options, each read once
+local FLIP = [[local wl = require "wlrun"
+local big, small = wl.tensor { 1024 }, wl.tensor { 16 }
+local n = 0
+local function flip(own, field, first, later)
+  return setmetatable(own, { __index = function(_, k) if k == field then n = n + 1 return n == 1 and first or later end end })
+end
+%s
+]]
+add("wl.ops.memcpy: a dst that __index answers big when checked, small when bound",
+  { args = "--compile-only --arch sm_90", code = 1,
+    script = FLIP:format("wl.ops.memcpy(flip({ src = big }, 'dst', big, small))"),
+    stderr = "script%.lua:7: wl%.ops%.memcpy: 'dst' %(a tensor%) is required, got nil" })
+add("wl.cublas.gemm: a c that __index answers once, then another tensor",
+  { args = "--compile-only --arch sm_90", code = 1,
+    script = FLIP:format("wl.cublas.gemm(flip({ a = big, b = big, m = 32, n = 32, k = 32 }, 'c', big, small))"),
+    stderr = "script%.lua:7: wl%.cublas%.gemm: c is required" })
+add("bind: a stream that only __index answers is not an option (the current stream)",
+  { args = "--compile-only --arch sm_90", code = 0,
+    script = FLIP:format("assert(wl.kernel { 'extern \"C\" __global__ void f(float* p) {}', name = 'f' }:bind(flip({ grid = 1, block = 1, args = { big } }, 'stream', 7, 7)).stream == nil)") })
+
 return cases
