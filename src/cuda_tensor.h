@@ -50,6 +50,18 @@ struct wl_tensor *wl_test_tensor(lua_State *L, int arg);
 /* Raises "FN: ... a strided view ... is not contiguous" unless t's numel elements lie one after
  * the other from t->data (code that takes a pointer and a length: fill, bytes, a byte count). */
 void wl_tensor_need_contiguous(lua_State *L, const struct wl_tensor *t, const char *fn);
+
+/* A library reads or writes t as a matrix of rows x cols elements whose rows start ld elements
+ * apart (cuBLAS's lda, a 2-D copy's pitch / element size). Any ld on a contiguous t (its extent
+ * is checked by the caller); a strided view only as what it is: 2-D, unit column stride, at
+ * least rows x cols, and ld its row stride — else the library would touch its base's elements
+ * outside the view. Raises naming fn, field and ld_name. */
+void wl_tensor_need_matrix(lua_State *L, const struct wl_tensor *t, const char *fn, const char *field,
+                           const char *ld_name, int64_t rows, int64_t cols, int64_t ld);
+
+/* The ld a library should use over t when none is given: a strided view's row stride, else
+ * cols (dense rows). */
+int64_t wl_tensor_default_ld(const struct wl_tensor *t, int64_t cols);
 /* The tensor at arg if it is contiguous; else pushes a contiguous copy of it (same memory
  * kind) and returns that: free it with wl_tensor_free(L, -1) when done. */
 struct wl_tensor *wl_tensor_compact(lua_State *L, int arg, const char *fn);

@@ -35,6 +35,28 @@ size_t wl_tensor_element(const struct wl_tensor *t, size_t i) {
   return at;
 }
 
+int64_t wl_tensor_default_ld(const struct wl_tensor *t, int64_t cols) {
+  return !t->contiguous && t->ndim == 2 && t->strides[1] == 1 ? t->strides[0] : cols;
+}
+
+void wl_tensor_need_matrix(lua_State *L, const struct wl_tensor *t, const char *fn, const char *field,
+                           const char *ld_name, int64_t rows, int64_t cols, int64_t ld) {
+  if (t->contiguous) return;
+  char shape[128];
+  wl_tensor_shape(t, shape, sizeof shape);
+  if (t->ndim != 2 || t->strides[1] != 1)
+    wl_raise(L, WL_EXIT_SCRIPT,
+             "%s: %s is a strided view [%s] whose elements are not rows of adjacent elements; a library can "
+             "take a 2-D view with column stride 1 (a block of a matrix), or copy it into a tensor first",
+             fn, field, shape);
+  if (ld != t->strides[0])
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: %s = %lld, but %s is a view [%s] whose rows are %lld elements apart: give %s = %lld",
+             fn, ld_name, (long long)ld, field, shape, (long long)t->strides[0], ld_name, (long long)t->strides[0]);
+  if (rows > t->shape[0] || cols > t->shape[1])
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: %s (%lld x %lld) is larger than the view [%s] given as %s", fn, field,
+             (long long)rows, (long long)cols, shape, field);
+}
+
 void wl_tensor_need_contiguous(lua_State *L, const struct wl_tensor *t, const char *fn) {
   if (t->contiguous) return;
   char shape[128], strides[128];

@@ -173,9 +173,12 @@ void wl_gemm_read(lua_State *L, int arg, const char *fn, struct wl_gemm *g) {
   g->k = whole_field(L, arg, g, "k", 1, 0);
   int arows = g->transa ? g->k : g->m, acols = g->transa ? g->m : g->k;
   int brows = g->transb ? g->n : g->k, bcols = g->transb ? g->k : g->n;
-  g->lda = whole_field(L, arg, g, "lda", 1, acols);
-  g->ldb = whole_field(L, arg, g, "ldb", 1, bcols);
-  g->ldc = whole_field(L, arg, g, "ldc", 1, g->n);
+  g->lda = whole_field(L, arg, g, "lda", 1, (int)wl_tensor_default_ld(a, acols));
+  g->ldb = whole_field(L, arg, g, "ldb", 1, (int)wl_tensor_default_ld(b, bcols));
+  g->ldc = whole_field(L, arg, g, "ldc", 1, (int)wl_tensor_default_ld(c, g->n));
+  wl_tensor_need_matrix(L, a, fn, "a", "lda", arows, acols, g->lda);
+  wl_tensor_need_matrix(L, b, fn, "b", "ldb", brows, bcols, g->ldb);
+  wl_tensor_need_matrix(L, c, fn, "c", "ldc", g->m, g->n, g->ldc);
   check_size(L, g, a, "a", g->transa ? "K x M: transa" : "M x K", arows, acols, g->lda);
   check_size(L, g, b, "b", g->transb ? "N x K: transb" : "K x N", brows, bcols, g->ldb);
   check_size(L, g, c, "c", "M x N", g->m, g->n, g->ldc);

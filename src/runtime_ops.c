@@ -115,6 +115,26 @@ static void check_rows_fit(lua_State *L, const char *fn, const char *f, const ch
   check_fits(L, fn, f, t, span, what);
 }
 
+/* A 2-D operation over a strided view goes over the view's own rows: pitch its row stride, the
+ * rows within its shape (wl_tensor_need_matrix, in elements) */
+static void check_view_rows(lua_State *L, const char *fn, const char *f, const char *pitch_name,
+                            const struct wl_tensor *t, size_t pitch, size_t width, size_t height) {
+  if (t->contiguous) return;
+  size_t size = wl_dtype_info(t->dtype)->size;
+  if (pitch % size || width % size)
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: %s (%zu bytes) and width (%zu bytes) must be whole elements (%zu bytes) of the "
+             "view given as %s", fn, pitch_name, pitch, width, size, f);
+  char ld_name[64];
+  snprintf(ld_name, sizeof ld_name, "%s / %zu bytes", pitch_name, size);
+  wl_tensor_need_matrix(L, t, fn, f, ld_name, (int64_t)height, (int64_t)(width / size), (int64_t)(pitch / size));
+}
+
+/* the pitch of a 2-D operation over t when none is given: a strided view's row stride in bytes */
+static lua_Integer default_pitch(const struct wl_tensor *t, size_t width) {
+  int64_t ld = wl_tensor_default_ld(t, -1);
+  return ld < 0 ? (lua_Integer)width : (lua_Integer)ld * (lua_Integer)wl_dtype_info(t->dtype)->size;
+}
+
 /* ---- making the work ---- */
 
 /* Pushes the host work of o, named name, bound to the tensors of spec's fields dst (and src),
@@ -191,8 +211,10 @@ static int l_memcpy2d(lua_State *L) {
   struct op o = {.kind = OP_COPY_2D};
   o.width = size_field(L, 1, fn, "width", 1, -1);
   o.height = size_field(L, 1, fn, "height", 1, -1);
-  o.dpitch = size_field(L, 1, fn, "dpitch", 1, (lua_Integer)o.width);
-  o.spitch = size_field(L, 1, fn, "spitch", 1, (lua_Integer)o.width);
+  o.dpitch = size_field(L, 1, fn, "dpitch", 1, default_pitch(dst, o.width));
+  o.spitch = size_field(L, 1, fn, "spitch", 1, default_pitch(src, o.width));
+  check_view_rows(L, fn, "src", "spitch", src, o.spitch, o.width, o.height);
+  check_view_rows(L, fn, "dst", "dpitch", dst, o.dpitch, o.width, o.height);
   check_rows_fit(L, fn, "src", "spitch", src, o.spitch, o.width, o.height);
   check_rows_fit(L, fn, "dst", "dpitch", dst, o.dpitch, o.width, o.height);
   char name[128];
@@ -210,7 +232,8 @@ static int l_memset2d(lua_State *L) {
   struct op o = {.kind = OP_SET_2D, .value = byte_field(L, 1, fn)};
   o.width = size_field(L, 1, fn, "width", 1, -1);
   o.height = size_field(L, 1, fn, "height", 1, -1);
-  o.dpitch = size_field(L, 1, fn, "pitch", 1, (lua_Integer)o.width);
+  o.dpitch = size_field(L, 1, fn, "pitch", 1, default_pitch(dst, o.width));
+  check_view_rows(L, fn, "dst", "pitch", dst, o.dpitch, o.width, o.height);
   check_rows_fit(L, fn, "dst", "pitch", dst, o.dpitch, o.width, o.height);
   char name[128];
   snprintf(name, sizeof name, "memset2d %s, %zu rows of %zu bytes", where_name(dst), o.height, o.width);

@@ -65,12 +65,14 @@ local b, c = wl.tensor { 32, 8 }, wl.tensor { 16, 8 }
 for _, make in ipairs { wl.cublas.gemm, wl.cublaslt.matmul } do
   print(make { a = a, b = b, c = c, m = 16, n = 8, k = 32, lda = 64 }.kernel.name)
   print(select(2, pcall(make, { a = a, b = b, c = c, m = 17, n = 8, k = 32, lda = 64 })))
+  print(select(2, pcall(make, { a = a, b = b, c = c, m = 16, n = 8, k = 32, lda = 32 })))
 end
 ]])
     assert.equal(0, r.code, r.stderr)
     assert.matches("cublas.gemm f32 fp32 16x8x32\n", r.stdout)
     assert.matches("cublaslt.matmul f32 fp32 16x8x32\n", r.stdout)
-    assert.matches("a spans 992 elements, but a %(17 x 32, row%-major, lda = 64%) needs 1056", r.stdout)
+    assert.matches("a %(17 x 32%) is larger than the view %[16x32%] given as a", r.stdout)
+    assert.matches("lda = 32, but a is a view %[16x32%] whose rows are 64 elements apart: give lda = 64", r.stdout)
   end)
 
   it("is launched, captured in a graph and measured in a scenario like a kernel launch", function()
