@@ -345,6 +345,11 @@ static int l_kernel(lua_State *L) {
       lua_pop(L, 1);
     }
     if (module) {
+      for (const char *const *f = (const char *const[]){"defines", "options", NULL}; *f; f++)
+        if (lua_getfield(L, 1, *f) != LUA_TNIL)
+          return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': %s is for code NVRTC compiles; %s is compiled already "
+                          "(give them to nvcc when you build it)", name, *f, file);
+        else lua_pop(L, 1);
       size_t len;
       FILE *f = fopen(file, "rb");
       if (!f) return wl_raise(L, WL_EXIT_IO, "wl.kernel '%s': cannot read %s: %s", name, file, strerror(errno));

@@ -59,6 +59,10 @@ void wl_tensor_need_contiguous(lua_State *L, const struct wl_tensor *t, const ch
 void wl_tensor_need_matrix(lua_State *L, const struct wl_tensor *t, const char *fn, const char *field,
                            const char *ld_name, int64_t rows, int64_t cols, int64_t ld);
 
+/* a and b may share memory: the bytes from the first element to the last of each meet (views
+ * of one tensor, or one tensor twice) */
+bool wl_tensors_overlap(const struct wl_tensor *a, const struct wl_tensor *b);
+
 /* The ld a library should use over t when none is given: a strided view's row stride, else
  * cols (dense rows). */
 int64_t wl_tensor_default_ld(const struct wl_tensor *t, int64_t cols);

@@ -59,12 +59,12 @@ static void copy_strided(lua_State *L, struct wl_tensor *dst, const struct wl_te
   }
 }
 
-/* the bytes from t's first element to its last */
-static bool spans_overlap(const struct wl_tensor *a, const struct wl_tensor *b) {
-  uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
-  size_t size = wl_dtype_info(a->dtype)->size;
-  return (a->memory == WL_MEM_DEVICE) == (b->memory == WL_MEM_DEVICE) && a0 < b0 + b->span * size &&
-         b0 < a0 + a->span * size;
+/* a copy onto itself: the same elements in the same order (nothing moves) */
+static bool same_layout(const struct wl_tensor *a, const struct wl_tensor *b) {
+  if (a->data != b->data || a->ndim != b->ndim) return false;
+  for (int d = 0; d < a->ndim; d++)
+    if (a->shape[d] != b->shape[d] || a->strides[d] != b->strides[d]) return false;
+  return true;
 }
 
 /* dst <- src: on stream_arg when it is given (asynchronous), else synchronous on the current
@@ -75,7 +75,7 @@ static void copy(lua_State *L, struct wl_tensor *dst, const struct wl_tensor *sr
     wl_raise(L, WL_EXIT_SCRIPT, "%s: source %s[%s] does not match destination %s[%s]", fn,
              wl_dtype_info(src->dtype)->name, wl_tensor_shape(src, a, sizeof a), wl_dtype_info(dst->dtype)->name,
              wl_tensor_shape(dst, b, sizeof b));
-  if (dst->data != src->data && spans_overlap(dst, src))
+  if (!same_layout(dst, src) && wl_tensors_overlap(dst, src))
     wl_raise(L, WL_EXIT_SCRIPT, "%s: the source and the destination overlap (views of one tensor)", fn);
   bool async = stream_arg > 0 && !lua_isnoneornil(L, stream_arg);
   if (async) wl_check_stream(L, stream_arg, fn);

@@ -35,6 +35,13 @@ size_t wl_tensor_element(const struct wl_tensor *t, size_t i) {
   return at;
 }
 
+bool wl_tensors_overlap(const struct wl_tensor *a, const struct wl_tensor *b) {
+  uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
+  size_t asize = wl_dtype_info(a->dtype)->size, bsize = wl_dtype_info(b->dtype)->size;
+  return (a->memory == WL_MEM_DEVICE) == (b->memory == WL_MEM_DEVICE) && a0 < b0 + b->span * bsize &&
+         b0 < a0 + a->span * asize;
+}
+
 int64_t wl_tensor_default_ld(const struct wl_tensor *t, int64_t cols) {
   return !t->contiguous && t->ndim == 2 && t->strides[1] == 1 ? t->strides[0] : cols;
 }

@@ -155,9 +155,14 @@ void wl_gemm_read(lua_State *L, int arg, const char *fn, struct wl_gemm *g) {
   wl_check_fields(L, arg, fn, known, false);
   const struct wl_tensor *a = tensor_field(L, arg, g, "a"), *b = tensor_field(L, arg, g, "b"),
                          *c = tensor_field(L, arg, g, "c");
-  if (c == a || c == b)
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: c is the tensor given as %s: the library reads a and b while it writes c", fn,
-             c == a ? "a" : "b");
+  if (wl_tensors_overlap(c, a) || wl_tensors_overlap(c, b)) {
+    const char *other = wl_tensors_overlap(c, a) ? "a" : "b";
+    if (c == a || c == b)
+      wl_raise(L, WL_EXIT_SCRIPT, "%s: c is the tensor given as %s: the library reads a and b while it writes c", fn,
+               other);
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: c shares memory with %s (views of one tensor): the library reads a and b while "
+             "it writes c", fn, other);
+  }
   if (!supported(a->dtype))
     wl_raise(L, WL_EXIT_SCRIPT, "%s: a is a %s tensor; the GEMM takes f32, f64, f16 or bf16", fn,
              wl_dtype_info(a->dtype)->name);

@@ -37,6 +37,8 @@ local cases = {
     stderr = "script.lua:3: wl.cublas.gemm: ldc = 16, but c is a view %[64x16%] whose rows are 64 elements apart: give ldc = 64" },
   { name = "cublas.gemm: a transposed (column-strided) view", script = gemm("wl.cublas.gemm { a = wl.tensor { 32, 64 }:view { shape = { 64, 32 }, strides = { 1, 64 } }, b = b, c = c, m = 64, n = 16, k = 32 }"),
     stderr = "script.lua:3: wl.cublas.gemm: a is a strided view %[64x32%] whose elements are not rows of adjacent elements" },
+  { name = "cublas.gemm: c a view overlapping a", script = gemm("wl.cublas.gemm { a = a, b = b, c = a:view(0, 1024), m = 64, n = 16, k = 32 }"),
+    stderr = "script.lua:3: wl.cublas.gemm: c shares memory with a %(views of one tensor%)" },
   { name = "cublas.gemm: unknown field", script = gemm("wl.cublas.gemm { " .. OK .. ", trans_a = true }"),
     stderr = "script.lua:3: wl.cublas.gemm: unknown field 'trans_a' %(fields: a, b, c, m, n, k, transa," },
   { name = "cublas.gemm: a number for a tensor", script = gemm("wl.cublas.gemm { a = a, b = 3, c = c, m = 64, n = 16, k = 32 }"),

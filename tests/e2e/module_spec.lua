@@ -101,6 +101,10 @@ print(select(2, pcall(wl.kernel, { file = M .. "/kernels.cubin", name = "scale",
       "format must be \"cubin\", \"fatbin\" or \"ptx\", got 'elf'" },
     { "params for NVRTC source", [[wl.kernel { "__global__ void q() {}", name = "q", params = "" }]], 1,
       "params is for precompiled code" },
+    { "defines for a cubin", [[wl.kernel { file = M .. "/kernels.cubin", name = "scale", defines = { N = 4 } }]], 1,
+      "defines is for code NVRTC compiles; .*kernels%.cubin is compiled already" },
+    { "options for a PTX file", [[wl.kernel { file = M .. "/kernels.ptx", name = "scale", options = { "-O3" } }]], 1,
+      "options is for code NVRTC compiles" },
   }
   for _, b in ipairs(bad) do
     it("refuses " .. b[1] .. " with the script line", function()
