@@ -6,7 +6,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${WLRUN_BUILD_DIR:-$root/build}
-packages="cmake make gcc g++ pkg-config liblua5.4-dev lua5.4 libinih-dev libjansson-dev lua-busted gnuplot-nox"
+packages="cmake make gcc g++ pkg-config liblua5.4-dev lua5.4 libinih-dev libjansson-dev libsqlite3-dev lua-busted gnuplot-nox"
 
 missing=""
 for p in $packages; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the static wlrun (Lua, inih and cudart linked in) into build-static/, and packs busted
+# Builds the static wlrun (Lua, inih, jansson, SQLite and cudart linked in) into build-static/, and packs busted
 # beside it (build-static/busted) so that the tests run on a GPU machine without Lua packages.
 # Carry build-static/ to that machine and run tests/gpu/run-on-gpu.sh there (docs/testing.md).
 set -euo pipefail
@@ -12,7 +12,7 @@ bundle=${WLRUN_BUSTED_BUNDLE:-$root/../shared/tools/busted-bundle.sh}
 "$bundle" "$out/busted" >/dev/null
 echo "built $out/wlrun ($(du -h "$out/wlrun" | cut -f1)); busted packed in $out/busted"
 ldd "$out/wlrun" | sed 's/^/  /'
-if ldd "$out/wlrun" | grep -qE 'liblua|libinih|libjansson'; then
-  echo "wlrun: $out/wlrun needs a shared Lua, inih or jansson; it must link them statically" >&2
+if ldd "$out/wlrun" | grep -qE 'liblua|libinih|libjansson|libsqlite3'; then
+  echo "wlrun: $out/wlrun needs a shared Lua, inih, jansson or SQLite; it must link them statically" >&2
   exit 1
 fi

@@ -1,6 +1,7 @@
 #include "lhost.h"
 
 #include "ljson.h"
+#include "lsqlite.h"
 #include "wl_modules.h"
 
 #include <lauxlib.h>
@@ -340,6 +341,8 @@ static int setup_state(lua_State *L) {
   lua_setfield(L, -2, "wlrun.process");
   lua_pushcfunction(L, luaopen_wlrun_json);
   lua_setfield(L, -2, "wlrun.json");
+  lua_pushcfunction(L, luaopen_wlrun_sqlite);
+  lua_setfield(L, -2, "wlrun.sqlite");
   lua_pop(L, 1);
   /* the embedded searcher goes right after the preload searcher */
   lua_getglobal(L, "package");
