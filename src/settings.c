@@ -39,6 +39,7 @@ static const struct wl_setting defaults[] = {
      "target architecture (sm_90) when compiling without a device"},
     {"compile", "cache_dir", WL_STRING, NULL, 0, 0, NULL, "directory of the compiled-kernel cache"},
     {"compile", "cache", WL_BOOL, "true", 0, 0, NULL, "use the compiled-kernel cache"},
+    {"history", "db", WL_STRING, NULL, 0, 0, NULL, "the history database (wlrun history; docs/history.md)"},
 };
 
 #define NSETTINGS (sizeof defaults / sizeof defaults[0])

@@ -40,9 +40,10 @@ end
 function runner.in_force(sc)
   local wl = wlrun()
   local settings, sources = deep_copy(wl.settings), {}
+  settings.history = nil -- where runs are kept (wlrun history), not how this one measured
   for section, names in pairs(core.settings_origin) do
     for name, o in pairs(names) do
-      if o.source ~= "default" then sources[section .. "." .. name] = o.source end
+      if o.source ~= "default" and settings[section] then sources[section .. "." .. name] = o.source end
     end
   end
   local function set(section, name, value, source)

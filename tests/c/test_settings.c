@@ -109,7 +109,7 @@ static void test_ini(void) {
   CHECK(!wl_config_load("ini/unknown_key.ini", err, sizeof err, &io) && !io);
   CHECK_CONTAINS(err, "ini/unknown_key.ini:5: unknown key 'warmpu' in section [run] (its keys: mode, warmup,");
   CHECK(!wl_config_load("ini/unknown_section.ini", err, sizeof err, &io));
-  CHECK_CONTAINS(err, "ini/unknown_section.ini:3: unknown section [runn] (sections: run, adaptive, output, compile)");
+  CHECK_CONTAINS(err, "ini/unknown_section.ini:3: unknown section [runn] (sections: run, adaptive, output, compile, history)");
   CHECK(!wl_config_load("ini/bad_value.ini", err, sizeof err, &io));
   CHECK_CONTAINS(err, "ini/bad_value.ini:3: run.iters: expected a whole number from 1 to 1000000000, got '-3'");
   CHECK(!wl_config_load("ini/syntax.ini", err, sizeof err, &io));

@@ -19,7 +19,7 @@ local LAYERS = {
       cli_params = { "cli_params" }, stats = { "stats" }, kernel_signature = { "kernel_signature" },
       kernel_cache = { "kernel_cache" }, json = { "ljson", "json_*" }, half = { "half" },
       wl_rng = { "wl_rng" }, tensor_dtype = { "tensor_dtype" }, c_params = { "c_params" },
-      cublas_load = { "cublas_load" }, kernel_module = { "kernel_module" },
+      cublas_load = { "cublas_load" }, kernel_module = { "kernel_module" }, lsqlite = { "lsqlite" },
   } },
   { name = "device backend", modules = {
       backend = { "backend", "backend_*" }, cuda_init_kernels = { "cuda_init_kernels" },
