@@ -149,26 +149,95 @@ static pid_t start_child(lua_State *L) {
   return pid;
 }
 
-/* core.spawn(argv, {timeout = s, stdin, stdout, stderr = path, cwd = dir, env}) -> {how = "exit"|"signal"|
- * "timeout", code = n, signal = n, time = s}: runs a child process (no shell), waits at most
- * timeout seconds (0: no limit), then kills it (SIGTERM, and SIGKILL a second later). Ctrl-C in
- * the parent reaches the child too (same process group); the parent waits for it. */
+/* start_child in a protected call: (argv, options) -> pid */
+static int protected_start(lua_State *L) {
+  lua_pushinteger(L, start_child(L));
+  return 1;
+}
+
+/* spawn's forward_signals: the child that SIGINT and SIGTERM are passed on to, and the first
+ * such signal that came */
+static volatile sig_atomic_t forward_to, forwarded;
+
+static void forward_signal(int sig, siginfo_t *info, void *context) {
+  (void)context;
+  if (!forwarded) forwarded = sig;
+  /* Ctrl-C at the terminal (si_code SI_KERNEL) went to the whole foreground process group,
+   * the child included: passing it on would deliver it twice */
+  if (forward_to > 0 && !(sig == SIGINT && info && info->si_code == SI_KERNEL)) kill((pid_t)forward_to, sig);
+}
+
+struct forwarding {
+  bool on;
+  struct sigaction old_int, old_term;
+};
+
+static void forwarding_end(struct forwarding *f) {
+  if (!f->on) return;
+  f->on = false;
+  forward_to = 0;
+  sigaction(SIGINT, &f->old_int, NULL);
+  sigaction(SIGTERM, &f->old_term, NULL);
+}
+
+/* starts the child (argv and options at 1 and 2) with SIGINT and SIGTERM passed on to it */
+static pid_t start_forwarding(lua_State *L, struct forwarding *f) {
+  struct sigaction sa = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART};
+  sigemptyset(&sa.sa_mask);
+  forward_to = 0;
+  forwarded = 0;
+  if (sigaction(SIGINT, &sa, &f->old_int) != 0) luaL_error(L, "cannot pass signals on to a child: %s", strerror(errno));
+  if (sigaction(SIGTERM, &sa, &f->old_term) != 0) {
+    int e = errno;
+    sigaction(SIGINT, &f->old_int, NULL);
+    luaL_error(L, "cannot pass signals on to a child: %s", strerror(e));
+  }
+  f->on = true;
+  lua_pushcfunction(L, protected_start); /* a bad argument raises: the handlers go back first */
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+    forwarding_end(f);
+    lua_error(L);
+  }
+  pid_t pid = (pid_t)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  forward_to = pid;
+  if (forwarded) kill(pid, forwarded); /* one that came before there was a child to pass it to */
+  return pid;
+}
+
+/* core.spawn(argv, {timeout = s, stdin, stdout, stderr = path, cwd = dir, env, forward_signals})
+ * -> {how = "exit"|"signal"|"timeout", code = n, signal = n, time = s, interrupted = n}: runs a
+ * child process (no shell), waits at most timeout seconds (0: no limit), then kills it (SIGTERM,
+ * and SIGKILL a second later). Ctrl-C in the parent reaches the child too (same process group);
+ * the parent waits for it. With forward_signals, SIGINT and SIGTERM sent to the parent while it
+ * waits are passed on to the child instead of stopping the parent, which goes on waiting;
+ * `interrupted` is the first such signal. */
 static int l_spawn(lua_State *L) {
   double timeout = 0;
+  bool forward = false;
   if (lua_istable(L, 2)) {
     lua_getfield(L, 2, "timeout");
     timeout = luaL_optnumber(L, -1, 0);
-    lua_pop(L, 1);
+    lua_getfield(L, 2, "forward_signals");
+    forward = lua_toboolean(L, -1);
+    lua_pop(L, 2);
   }
   double t0 = monotonic();
-  pid_t pid = start_child(L);
+  struct forwarding fw = {.on = false};
+  pid_t pid = forward ? start_forwarding(L, &fw) : start_child(L);
   int status = 0;
   bool timed_out = false;
   double killed_at = 0;
   for (;;) {
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) break;
-    if (r < 0 && errno != EINTR) return luaL_error(L, "waiting for a child process: %s", strerror(errno));
+    if (r < 0 && errno != EINTR) {
+      int e = errno;
+      forwarding_end(&fw);
+      return luaL_error(L, "waiting for a child process: %s", strerror(e));
+    }
     double now = monotonic();
     if (timeout > 0 && !timed_out && now - t0 > timeout) {
       timed_out = true;
@@ -180,7 +249,12 @@ static int l_spawn(lua_State *L) {
     struct timespec nap = {0, 2000000}; /* 2 ms */
     nanosleep(&nap, NULL);
   }
-  lua_createtable(L, 0, 4);
+  forwarding_end(&fw);
+  lua_createtable(L, 0, 5);
+  if (forward && forwarded) {
+    lua_pushinteger(L, forwarded);
+    lua_setfield(L, -2, "interrupted");
+  }
   lua_pushnumber(L, monotonic() - t0);
   lua_setfield(L, -2, "time");
   if (timed_out) {

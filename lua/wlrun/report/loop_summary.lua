@@ -17,7 +17,7 @@ function M.render(s, name)
       T(s.data.p90), T(s.data.p99), 100 * s.data_ratio),
   }
   if #s.phases > 0 and s.outside then
-    out[#out + 1] = "  phases (GPU time per iteration):"
+    out[#out + 1] = s.timing == "cpu" and "  phases (CPU time per iteration):" or "  phases (GPU time per iteration):"
     for _, ph in ipairs(s.phases) do
       out[#out + 1] = ("    %-16s %10s  %5.1f%%%s"):format(ph.name, T(ph.mean), 100 * ph.share, ph.top and "" or "  (nested)")
     end
@@ -38,7 +38,8 @@ function M.of_entry(c)
   return { iters = math.tointeger(c.stats.n) or #(c.samples or {}), batch_size = math.tointeger(L.batch_size) or 0,
     throughput = number(L.throughput), total_time = number(L.total_time), iter = c.stats, data = L.data_stats,
     data_ratio = number(L.data_ratio), phases = type(L.phases) == "table" and L.phases or {},
-    outside = type(L.outside) == "table" and L.outside or nil, warnings = {} }
+    outside = type(L.outside) == "table" and L.outside or nil, warnings = {},
+    timing = type(c.trace) == "table" and c.trace.timing or nil } -- wlrun trace: "cpu" without CUPTI
 end
 
 return M

@@ -90,6 +90,28 @@ local loop = object {
   phases = array(object({ name = string_, mean = number, median = number, share = number, top = boolean })),
 }
 
+-- wlrun trace (docs/trace.md): a configuration's process, and the run that traced it
+local trace_kernels = array(object { name = string_, count = integer(0), time = number })
+
+local trace = object {
+  step = string_, data = string_, timing = string_, steps = integer(0), data_source = string_, data_threads = string_,
+  batch_source = string_,
+  process = object { pid = integer(0), ppid = integer(0), command = string_, thread = string_, exited = boolean,
+    truncated = boolean },
+  cupti = object { state = string_, reason = string_ },
+  phases = array(object { name = string_, top = boolean, cpu = numbers, cpu_mean = number, gpu = numbers,
+    gpu_mean = number, kernels = trace_kernels }),
+  gpu_busy = numbers, gpu_busy_mean = number, gpu_outside = numbers, gpu_outside_mean = number,
+  gpu_unattributed = numbers, gpu_unattributed_mean = number, data_gpu = numbers, data_gpu_mean = number,
+  data_kernels = trace_kernels,
+}
+
+local trace_run = object {
+  command = array(string_), program = string_, library = string_, time = number, dir = string_,
+  exit = object { how = string_, code = integer(0), signal = integer(1) }, interrupted = integer(1),
+  sync_steps = boolean, processes = integer(0),
+}
+
 local entry = object {
   index = integer(1), params = params, status = string_, reason = string_, error = string_, kind = string_,
   mode = string_, per = number, warmup = number, samples = numbers, enqueue = numbers,
@@ -100,7 +122,7 @@ local entry = object {
   check = object { ok = boolean, message = string_ },
   warnings = array(warning), notes = array(string_),
   clock = object({ before = object({}, any), after = object({}, any) }),
-  time = number, loop = loop, device_index = integer(0), resumed = boolean, isolated = boolean,
+  time = number, loop = loop, device_index = integer(0), resumed = boolean, isolated = boolean, trace = trace,
 }
 
 local document = object {
@@ -115,7 +137,7 @@ local document = object {
     l2_bytes = number, peak_bandwidth = number, peak_fp32_flops = number, driver_version = number,
     runtime_version = number, pci_bus_id = string_ }, any),
   floor = object({}, number), shard = object { k = integer(1), n = integer(1), source = string_ },
-  devices = array(integer(0)), missing = array(integer(1)),
+  devices = array(integer(0)), missing = array(integer(1)), trace = trace_run,
   configurations = array(entry),
 }
 
