@@ -1,0 +1,358 @@
+-- The reader of the files that wlrun's trace library writes (src/trace/trace_format.h: one
+-- DIR/<pid>.wltrace per process), strict and bounded (docs/trace.md, "The trace files").
+--
+--   read.parse(text, name [, limits]) -> process   one file's text; name is used in messages
+--   read.dir(path [, limits]) -> trace             every *.wltrace file of a directory
+--   read.printable(s [, max]) -> text              a name from a trace, safe to print
+--
+-- A malformed file is an error of kind io (exit 9, "a file could not be read") naming the file
+-- and the line: "123.wltrace:7: R: 8 fields, expected 9". A last line without its newline is the
+-- end of a file cut short (the process was killed while writing): it is dropped and the process
+-- marked truncated, not refused. Sizes are bounded (read.LIMITS): a hostile file is refused
+-- before it can eat the memory, and ranges nest at most LIMITS.depth deep, with no cycle.
+--
+-- A process: {file, pid, ppid, command, threads = {[tid] = name}, ranges = {range...},
+--   by_rid = {[rid] = range}, corr = {[correlation] = rid}, gpu = {work...}, cupti = {state,
+--   reason} | nil, dropped = {[what] = count}, errors = {text...}, errors_more = n,
+--   exit = reason | nil (no X: killed), truncated = bool, orphans = n, unknown_corr = n}
+-- A range: {rid, tid, parent = range | nil, name, domain, start, stop (nil: still open),
+--   payload = integer | nil, async = bool (start/end), open = bool, depth}
+-- A GPU work record: {corr, kind, device, stream, start, stop, bytes, name}; times in ns.
+local read = {}
+
+read.LIMITS = {
+  bytes = 512 * 1024 * 1024, -- all files together
+  records = 4000000, -- all files together
+  line = 1024 * 1024, -- one line (a kernel's demangled name can be long, not this long)
+  files = 4096, -- processes
+  depth = 256, -- push/pop ranges nested in one another
+  errors = 100, -- E records kept per process (the rest are counted)
+}
+
+read.KINDS = { kernel = true, memcpy = true, memset = true }
+
+local function core() return require "wlrun.core" end
+
+-- the limits in force: read.LIMITS with the given ones over them
+local function limits_of(given)
+  local l = {}
+  for k, v in pairs(read.LIMITS) do l[k] = given and given[k] or v end
+  return l
+end
+
+-- A name as it may be printed: control bytes as \xHH, cut to max bytes (default 120) at a
+-- character boundary, with "..." when cut.
+function read.printable(s, max)
+  max = max or 120
+  s = tostring(s):gsub("[\0-\31\127]", function(c) return ("\\x%02x"):format(c:byte()) end)
+  if #s <= max then return s end
+  local cut = max - 3
+  while cut > 0 and (s:byte(cut + 1) or 0) & 0xc0 == 0x80 do cut = cut - 1 end -- not inside a UTF-8 character
+  return s:sub(1, cut) .. "..."
+end
+
+---------------------------------------------------------------------------------------------
+-- one file
+
+local Parser = {}
+Parser.__index = Parser
+
+local function new_parser(name, budget)
+  return setmetatable({
+    name = name, budget = budget, lineno = 0, strings = {},
+    p = { file = name, threads = {}, ranges = {}, by_rid = {}, corr = {}, gpu = {}, dropped = {}, errors = {},
+          errors_more = 0, truncated = false, orphans = 0, unknown_corr = 0 },
+  }, Parser)
+end
+
+function Parser:fail(msg)
+  core().error("io", ("%s:%d: %s"):format(self.name, self.lineno, msg), 0)
+end
+
+local UNESCAPE = { ["\\"] = "\\", t = "\t", n = "\n", r = "\r" }
+
+function Parser:text(s)
+  local bad = s:find("[\0-\31\127]")
+  if bad then self:fail(("a raw control byte 0x%02x in a field (they are written escaped)"):format(s:byte(bad))) end
+  if not s:find("\\", 1, true) then return s end
+  local out, i = {}, 1
+  while true do
+    local j = s:find("\\", i, true)
+    if not j then
+      out[#out + 1] = s:sub(i)
+      break
+    end
+    out[#out + 1] = s:sub(i, j - 1)
+    local c = s:sub(j + 1, j + 1)
+    if UNESCAPE[c] then
+      out[#out + 1] = UNESCAPE[c]
+      i = j + 2
+    elseif c == "x" and s:find("^%x%x", j + 2) then
+      out[#out + 1] = string.char(tonumber(s:sub(j + 2, j + 3), 16))
+      i = j + 4
+    else
+      self:fail(("a bad escape '\\%s' (expected \\\\ \\t \\n \\r or \\xHH)"):format(read.printable(c)))
+    end
+  end
+  return table.concat(out)
+end
+
+-- a whole number in decimal (a leading '-' only where signed), within a 64-bit integer
+function Parser:int(s, what, signed)
+  local digits = signed and s:match("^%-?(%d+)$") or s:match("^(%d+)$")
+  local v = digits and #digits <= 19 and math.tointeger(tonumber(s))
+  if not v then self:fail(("%s: '%s' is not a whole number%s"):format(what, read.printable(s, 40),
+    signed and "" or " >= 0")) end
+  return v
+end
+
+function Parser:string_ref(s, what)
+  local sid = self:int(s, what)
+  if sid == 0 then return nil end -- the default domain
+  local v = self.strings[sid]
+  if not v then self:fail(("%s: string %d is used before it is defined (S %d ...)"):format(what, sid, sid)) end
+  return v
+end
+
+local FIELDS = { S = 3, T = 3, R = 9, A = 8, O = 8, C = 3, K = 9, D = 3, E = 2, X = 2 } -- G: 2 or 3
+
+function Parser:range(f, letter)
+  local p = self.p
+  local rid = self:int(f[2], "rid")
+  if rid == 0 then self:fail("rid 0 (range ids start at 1)") end
+  if p.by_rid[rid] then self:fail(("range %d is defined twice"):format(rid)) end
+  local r = { rid = rid, tid = self:int(f[3], "tid") }
+  local at = 4
+  if letter == "R" or (letter == "O" and f[4] ~= "-") then
+    r.parent_rid = self:int(f[4], "parent")
+    at = 5
+  elseif letter == "O" then
+    at = 5
+  end
+  r.async = letter == "A" or (letter == "O" and f[4] == "-")
+  r.name = self:string_ref(f[at], "name") or ""
+  r.domain = self:string_ref(f[at + 1], "domain")
+  r.start = self:int(f[at + 2], "start")
+  local payload
+  if letter == "O" then
+    r.open = true
+    payload = f[at + 3]
+  else
+    r.stop = self:int(f[at + 3], "end")
+    if r.stop < r.start then self:fail(("range %d ends (%d) before it starts (%d)"):format(rid, r.stop, r.start)) end
+    payload = f[at + 4]
+  end
+  if payload ~= "-" then r.payload = self:int(payload, "payload", true) end
+  p.by_rid[rid] = r
+  p.ranges[#p.ranges + 1] = r
+end
+
+function Parser:line(line)
+  self.lineno = self.lineno + 1
+  if #line > self.budget.line then self:fail(("a line of %d bytes (at most %d)"):format(#line, self.budget.line)) end
+  self.budget.records = self.budget.records - 1
+  if self.budget.records < 0 then
+    self:fail(("more than %d records in the trace: trace fewer steps (the report needs --warmup and a few dozen more)"):format(
+      self.budget.max_records))
+  end
+  local f = {}
+  for field in (line .. "\t"):gmatch("([^\t]*)\t") do
+    f[#f + 1] = field
+    if #f > 10 then break end
+  end
+  local p = self.p
+  if self.lineno == 1 then
+    if f[1] ~= "wltrace" then self:fail("not a wlrun trace file (it does not start with 'wltrace')") end
+    if #f ~= 5 then self:fail(("the header has %d fields, expected 5"):format(#f)) end
+    local version = self:int(f[2], "version")
+    if version ~= 1 then self:fail(("trace format version %d; this wlrun reads version 1"):format(version)) end
+    p.pid, p.ppid, p.command = self:int(f[3], "pid"), self:int(f[4], "ppid"), self:text(f[5])
+    return
+  end
+  local letter = f[1]
+  local want = FIELDS[letter]
+  if letter == "G" then
+    if #f ~= 2 and #f ~= 3 then self:fail(("G: %d fields, expected 2 or 3"):format(#f)) end
+  elseif not want then
+    self:fail(("an unknown record '%s'"):format(read.printable(letter, 20)))
+  elseif #f ~= want then
+    self:fail(("%s: %d fields, expected %d"):format(letter, #f, want))
+  end
+  if letter == "S" then
+    local sid = self:int(f[2], "sid")
+    if sid == 0 then self:fail("string id 0 (string ids start at 1)") end
+    if self.strings[sid] then self:fail(("string %d is defined twice"):format(sid)) end
+    self.strings[sid] = self:text(f[3])
+  elseif letter == "T" then
+    p.threads[self:int(f[2], "tid")] = self:string_ref(f[3], "name") -- a thread named again: the last name
+  elseif letter == "R" or letter == "A" or letter == "O" then
+    self:range(f, letter)
+  elseif letter == "C" then
+    local corr = self:int(f[2], "correlation")
+    if p.corr[corr] then self:fail(("correlation %d is given twice"):format(corr)) end
+    p.corr[corr] = self:int(f[3], "rid")
+  elseif letter == "K" then
+    local kind = f[3]
+    if not read.KINDS[kind] then
+      self:fail(("K: an unknown kind of GPU work '%s' (kernel, memcpy, memset)"):format(read.printable(kind, 20)))
+    end
+    local w = { corr = self:int(f[2], "correlation"), kind = kind, device = self:int(f[4], "device"),
+      stream = self:int(f[5], "stream"), start = self:int(f[6], "start"), stop = self:int(f[7], "end"),
+      bytes = self:int(f[8], "bytes"), name = self:string_ref(f[9], "name") or "" }
+    if w.stop < w.start then self:fail(("K: GPU work ends (%d) before it starts (%d)"):format(w.stop, w.start)) end
+    p.gpu[#p.gpu + 1] = w
+  elseif letter == "G" then
+    if f[2] ~= "on" and f[2] ~= "off" then self:fail(("G: state '%s', expected on or off"):format(read.printable(f[2], 20))) end
+    p.cupti = { state = f[2], reason = f[3] and self:text(f[3]) or nil }
+  elseif letter == "D" then
+    local what = self:text(f[2])
+    p.dropped[what] = (p.dropped[what] or 0) + self:int(f[3], "count")
+  elseif letter == "E" then
+    if #p.errors < self.budget.errors then
+      p.errors[#p.errors + 1] = self:text(f[2])
+    else
+      p.errors_more = p.errors_more + 1
+    end
+  elseif letter == "X" then
+    p.exit = self:text(f[2])
+  end
+end
+
+-- after the last line: parents and correlations resolved, nesting checked
+function Parser:finish()
+  local p = self.p
+  self.lineno = 0 -- messages below name the range, not a line
+  for _, r in ipairs(p.ranges) do
+    if r.parent_rid and r.parent_rid ~= 0 then
+      local parent = p.by_rid[r.parent_rid]
+      if not parent then
+        p.orphans = p.orphans + 1 -- its parent was never written (the process was killed inside it)
+      elseif parent.async then
+        core().error("io", ("%s: range %d names range %d as its parent, a start/end range (parents are push/pop ranges)"):format(
+          self.name, r.rid, parent.rid), 0)
+      elseif parent.tid ~= r.tid then
+        core().error("io", ("%s: range %d (thread %d) names range %d of another thread (%d) as its parent"):format(
+          self.name, r.rid, r.tid, parent.rid, parent.tid), 0)
+      else
+        r.parent = parent
+      end
+    end
+    r.parent_rid = nil
+  end
+  -- depth of every range, parents first; a chain that does not end is a cycle
+  for _, r in ipairs(p.ranges) do
+    if not r.depth then
+      local chain, at = {}, r
+      while at and not at.depth do
+        if at.visiting then
+          core().error("io", ("%s: range %d is its own ancestor (a cycle of parents)"):format(self.name, at.rid), 0)
+        end
+        at.visiting = true
+        chain[#chain + 1] = at
+        at = at.parent
+      end
+      local d = at and at.depth or 0
+      for i = #chain, 1, -1 do
+        d = d + 1
+        chain[i].depth, chain[i].visiting = d, nil
+        if d > self.budget.depth then
+          core().error("io", ("%s: range %d is nested %d deep (at most %d)"):format(self.name, chain[i].rid, d,
+            self.budget.depth), 0)
+        end
+      end
+    end
+  end
+  for corr, rid in pairs(p.corr) do
+    if not p.by_rid[rid] then -- the range was never written (lost with a killed process)
+      p.corr[corr] = nil
+      p.unknown_corr = p.unknown_corr + 1
+    end
+  end
+  return p
+end
+
+local function budget_of(limits)
+  local l = limits_of(limits)
+  return { records = l.records, max_records = l.records, line = l.line, depth = l.depth, errors = l.errors }
+end
+
+local function parse_with(text, name, budget)
+  local ps = new_parser(name, budget)
+  local n = #text
+  local i = 1
+  while i <= n do
+    local j = text:find("\n", i, true)
+    if not j then
+      ps.p.truncated = true -- a last line without its newline: the file was cut short
+      break
+    end
+    ps:line(text:sub(i, j - 1))
+    i = j + 1
+  end
+  if ps.lineno == 0 then ps.p.empty = true end
+  return ps:finish()
+end
+
+function read.parse(text, name, limits) return parse_with(text, name or "trace", budget_of(limits)) end
+
+---------------------------------------------------------------------------------------------
+-- a directory
+
+local CHUNK = 1024 * 1024
+
+-- the text of a file, refused past `left` bytes (a file that grows, or one like /dev/zero)
+local function read_bounded(path, name, left, max)
+  local f, err = io.open(path, "rb")
+  if not f then core().error("io", ("cannot read the trace file %s: %s"):format(path, tostring(err)), 0) end
+  local parts, size = {}, 0
+  while true do
+    local s, rerr = f:read(CHUNK)
+    if not s then
+      if rerr then
+        f:close()
+        core().error("io", ("cannot read the trace file %s: %s"):format(path, tostring(rerr)), 0)
+      end
+      break
+    end
+    size = size + #s
+    if size > left then
+      f:close()
+      core().error("io", ("%s: the trace files hold more than %d MiB: trace fewer steps (the report needs --warmup and a few dozen more)"):format(
+        name, max // (1024 * 1024)), 0)
+    end
+    parts[#parts + 1] = s
+  end
+  f:close()
+  return table.concat(parts), size
+end
+
+-- every DIR/*.wltrace, in the order of their pids: {dir, processes = {process...}}
+function read.dir(path, limits)
+  local l = limits_of(limits)
+  local names, err = require("wlrun.process").list_dir(path)
+  if not names then core().error("io", ("cannot read the trace directory %s: %s"):format(path, tostring(err)), 0) end
+  local files = {}
+  for _, n in ipairs(names) do
+    if n:sub(-8) == ".wltrace" then files[#files + 1] = n end
+  end
+  if #files > l.files then
+    core().error("io", ("%s: %d trace files, more than %d processes"):format(path, #files, l.files), 0)
+  end
+  table.sort(files, function(a, b)
+    local x, y = tonumber(a:match("^(%d+)%.")), tonumber(b:match("^(%d+)%."))
+    if x and y and x ~= y then return x < y end
+    return a < b
+  end)
+  local budget, left = budget_of(l), l.bytes
+  local trace = { dir = path, processes = {} }
+  for _, n in ipairs(files) do
+    local text, size = read_bounded(path .. "/" .. n, n, left, l.bytes)
+    left = left - size
+    local p = parse_with(text, n, budget)
+    p.pid = p.pid or tonumber(n:match("^(%d+)%.")) -- an empty file: the pid of its name
+    trace.processes[#trace.processes + 1] = p
+  end
+  return trace
+end
+
+return read

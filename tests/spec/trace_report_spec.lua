@@ -1,0 +1,275 @@
+-- wlrun trace's report (lua/wlrun/trace/report.lua) on parsed fixtures (tests/fixtures/trace/)
+-- and handwritten traces: iterations, data time, phases and their CPU and GPU times, the
+-- attribution of GPU work by correlation, the warnings; and a traced run's document through the
+-- strict loader, compare and export.
+local h = require "helper"
+local read = require "wlrun.trace.read"
+local report = require "wlrun.trace.report"
+
+local F = h.source_dir .. "/tests/fixtures/trace/"
+local MS = 1000000
+
+local function near(a, b, tol) return math.abs(a - b) <= (tol or 1e-9) * math.max(1, math.abs(b)) end
+
+local function entries_of(dir, opts) return report.entries(read.dir(F .. dir), opts) end
+
+-- a parsed trace of one process from its lines (after the header)
+local function trace_of(...)
+  local text = table.concat({ "wltrace\t1\t7\t1\tprog", ... }, "\n") .. "\n"
+  return { processes = { read.parse(text, "7.wltrace") } }
+end
+
+-- the entry of the one process of a handwritten trace
+local function entry_of(opts, ...) return report.entries(trace_of(...), opts)[1] end
+
+local function codes(e)
+  local list = {}
+  for _, w in ipairs(e.warnings or {}) do list[#list + 1] = w.code end
+  return list
+end
+
+local function phase(e, name)
+  for _, ph in ipairs(e.trace.phases) do
+    if ph.name == name then return ph end
+  end
+end
+
+local function fails(fn, text)
+  local ok, err = pcall(fn)
+  assert.is_false(ok, "expected an error: " .. text)
+  assert.equal("usage", err.kind)
+  assert.truthy(err.message:find(text, 1, true), "expected «" .. text .. "» in: " .. err.message)
+  return err.message
+end
+
+describe("trace report", function()
+  it("makes a loop configuration of a process's steps, with GPU time per phase by correlation", function()
+    local es = entries_of("basic", { warmup = 1 })
+    assert.equal(1, #es)
+    local e = es[1]
+    assert.equal("ok", e.status)
+    assert.equal("loop", e.mode)
+    assert.same({}, e.params)
+    assert.equal(1, e.warmup)
+    assert.equal(3, #e.samples)
+    for j = 1, 3 do
+      assert.is_true(near(e.samples[j], 0.010))
+      assert.is_true(near(e.loop.data[j], 0.002))
+    end
+    assert.equal(64, e.loop.batch_size)
+    assert.equal("payload", e.trace.batch_source)
+    assert.is_true(near(e.loop.throughput, 64 * 3 / 0.036))
+    -- the phases hold GPU time: forward 2 + 0.5 ms, backward 4 ms, optimizer 0.5 ms
+    assert.equal("gpu", e.trace.timing)
+    local names = {}
+    for i, ph in ipairs(e.loop.phases) do names[i] = ph.name end
+    assert.same({ "forward", "backward", "optimizer" }, names)
+    assert.is_true(near(e.loop.phases[1].mean, 0.0025))
+    assert.is_true(near(e.loop.phases[2].mean, 0.004))
+    assert.is_true(near(e.loop.phases[3].mean, 0.0005))
+    assert.is_true(e.loop.phases[1].top)
+    -- and their CPU times beside
+    assert.is_true(near(phase(e, "forward").cpu_mean, 0.0029))
+    assert.is_true(near(phase(e, "backward").cpu[2], 0.005))
+    -- the step's GPU busy time is the union of its work (two adjacent kernels: 2.5 ms)
+    assert.is_true(near(e.trace.gpu_busy_mean, 0.007))
+    assert.is_true(near(e.trace.gpu_outside_mean, 0))
+    -- the work with no correlation that ran during the third step (the second measured)
+    assert.same({ 0, 0.0001, 0 }, e.trace.gpu_unattributed)
+    assert.is_true(near(e.trace.data_gpu_mean, 0.0005))
+    assert.equal("ranges", e.trace.data_source)
+    assert.equal("step", e.trace.data_threads)
+    assert.equal(100, e.trace.process.pid)
+    assert.equal("MainThread", e.trace.process.thread)
+    assert.is_true(e.trace.process.exited)
+    assert.same({}, codes(e))
+    assert.is_nil(phase(e, "forward").kernels) -- only with kernels = true
+  end)
+
+  it("lists the top kernels of each phase and of the data loading with kernels = true", function()
+    local e = entries_of("basic", { warmup = 1, kernels = true })[1]
+    local k = phase(e, "forward").kernels
+    assert.equal(2, #k)
+    assert.same({ name = "gemm_kernel", count = 3 }, { name = k[1].name, count = k[1].count })
+    assert.is_true(near(k[1].time, 0.006))
+    assert.equal("relu_kernel", k[2].name)
+    assert.equal("memcpy HtoD", e.trace.data_kernels[1].name)
+    local one = entries_of("basic", { warmup = 1, kernels = true, top_kernels = 1 })[1]
+    assert.equal(1, #phase(one, "forward").kernels)
+  end)
+
+  it("takes --batch-size over the payload, and counts every step with warmup 0", function()
+    local e = entries_of("basic", { warmup = 0, batch_size = 100 })[1]
+    assert.equal(100, e.loop.batch_size)
+    assert.equal("option", e.trace.batch_source)
+    assert.equal(4, #e.samples)
+    assert.is_true(near(e.loop.data[1], 0.002)) -- the first window: everything before the first step's end
+  end)
+
+  it("reports CPU times when CUPTI was off, and the gap as data time without data ranges", function()
+    local e = entries_of("cpu_only", { warmup = 1 })[1]
+    assert.equal("cpu", e.trace.timing)
+    assert.equal("gap", e.trace.data_source)
+    assert.same({ 0.005, 0.005 }, e.loop.data) -- 15 ms apart, 10 ms long
+    assert.is_true(near(e.loop.phases[1].mean, 0.003)) -- fwd's CPU time
+    assert.is_nil(e.trace.gpu_busy)
+    assert.equal(1, e.loop.batch_size)
+    assert.equal("default", e.trace.batch_source)
+    assert.same({ "data-bottleneck", "cpu-only", "open-ranges", "process-killed" }, codes(e))
+    assert.matches("CPU times only %(no GPU / CUPTI: libcupti%.so%.13: cannot open shared object file%)", e.warnings[2].message)
+    assert.matches("'train_step' %(1%)", e.warnings[3].message)
+    assert.equal(2, #e.notes)
+    assert.matches("no 'data' ranges: the data time is the gap", e.notes[1])
+    assert.matches("batch size 1", e.notes[2])
+  end)
+
+  it("makes one configuration per process with steps (DDP ranks), none for the others", function()
+    local es = entries_of("ranks", { warmup = 1 })
+    assert.equal(2, #es)
+    assert.same({ process = 1 }, es[1].params)
+    assert.same({ process = 2 }, es[2].params)
+    assert.equal(300, es[1].trace.process.pid)
+    assert.equal(301, es[2].trace.process.pid)
+    assert.is_true(near(es[1].samples[1], 0.007))
+    assert.is_true(near(es[2].samples[1], 0.005))
+    assert.is_true(near(es[2].loop.data[1], 0.001)) -- start/end data ranges
+    assert.equal("none", es[1].trace.cupti.state)
+  end)
+
+  it("says which ranges it saw when none is the step, and suggests --step", function()
+    local msg = fails(function() entries_of("basic", { step = "step" }) end,
+      "no closed range named 'step' in the 1 process traced; the ranges seen (20 in all), by count: ")
+    assert.matches("'backward' %(4%), 'data' %(4%), 'forward' %(4%), 'optimizer' %(4%), 'train_step' %(4%); name the step's range with %-%-step NAME", msg)
+    fails(function() report.entries({ processes = {} }, {}) end, "the program wrote no trace")
+    fails(function() report.entries(trace_of("S\t1\tx"), {}) end, "no NVTX range was seen in the 1 process traced")
+    -- at most 20 names, and names printed safely
+    local lines = {}
+    for i = 1, 30 do
+      lines[#lines + 1] = ("S\t%d\tr%02d\\x1b"):format(i, i)
+      lines[#lines + 1] = ("R\t%d\t7\t0\t%d\t0\t10\t20\t-"):format(i, i)
+    end
+    msg = fails(function() report.entries(trace_of(table.unpack(lines)), {}) end, "... (30 names in all)")
+    assert.truthy(msg:find("'r01\\x1b' (1)", 1, true))
+    assert.is_nil(msg:find("\27", 1, true))
+  end)
+
+  it("fails a process with no step beyond the warmup, saying so", function()
+    local e = entries_of("basic", { warmup = 4 })[1]
+    assert.equal("failed", e.status)
+    assert.equal("usage", e.kind)
+    assert.matches("process 100 has 4 closed 'train_step' ranges, not more than %-%-warmup 4", e.error)
+    assert.equal(4, e.trace.steps)
+  end)
+
+  describe("on handwritten traces", function()
+    -- a step [0, 10 ms] on thread 7 with a phase and a nested one, a second step [11, 21 ms]
+    local base = {
+      "S\t1\ttrain_step", "S\t2\tfwd", "S\t3\tlayer", "S\t4\tdata", "S\t5\tk1", "S\t6\tk2", "G\ton",
+      "R\t1\t7\t0\t1\t0\t0\t10000000\t-",
+      "R\t2\t7\t1\t2\t0\t1000000\t9000000\t-",
+      "R\t3\t7\t2\t3\t0\t2000000\t4000000\t-",
+      "R\t4\t7\t3\t3\t0\t2500000\t3000000\t-", -- a layer inside a layer: counted once
+      "R\t5\t7\t0\t1\t0\t11000000\t21000000\t-", "X\texit",
+    }
+    local function with(...)
+      local lines = table.move(base, 1, #base, 1, {})
+      for _, l in ipairs { ... } do lines[#lines + 1] = l end
+      return table.unpack(lines)
+    end
+
+    it("counts a nested phase's work in it and in its top phase, the step's own as in no phase", function()
+      local e = entry_of({ warmup = 0 }, with(
+        "C\t1\t4", "K\t1\tkernel\t0\t0\t2000000\t3000000\t0\t5", -- in layer (inner) -> layer and fwd
+        "C\t2\t1", "K\t2\tkernel\t0\t0\t9500000\t9700000\t0\t6")) -- in the step itself
+      assert.is_true(near(phase(e, "fwd").gpu[1], 0.001))
+      assert.is_true(near(phase(e, "layer").gpu[1], 0.001))
+      assert.is_true(phase(e, "fwd").top)
+      assert.is_false(phase(e, "layer").top)
+      assert.is_true(near(phase(e, "layer").cpu[1], 0.002)) -- the outer layer only
+      assert.is_true(near(e.trace.gpu_outside[1], 0.0002))
+      assert.is_true(near(e.trace.gpu_busy[1], 0.0012))
+      assert.equal(0, phase(e, "fwd").gpu[2]) -- absent from the second step: no time
+      -- the loop's summary: the nested phase is shown, not counted in the breakdown
+      assert.is_false(e.loop.phases[2].top)
+    end)
+
+    it("prefers the data ranges of the step's thread, and takes any thread's when it has none", function()
+      local own = entry_of({ warmup = 0 }, with("R\t10\t7\t0\t4\t0\t12000000\t15000000\t-",
+        "R\t11\t8\t0\t4\t0\t12000000\t19000000\t-"))
+      assert.equal("step", own.trace.data_threads)
+      assert.is_true(near(own.loop.data[2], 0.003))
+      local other = entry_of({ warmup = 0 }, with("R\t11\t8\t0\t4\t0\t12000000\t19000000\t-",
+        "R\t12\t8\t0\t4\t0\t19500000\t19600000\t-"))
+      assert.equal("all", other.trace.data_threads)
+      assert.is_true(near(other.loop.data[2], 0.0071))
+      -- a data range after the last step's end belongs to no iteration
+      local late = entry_of({ warmup = 0 }, with("R\t10\t7\t0\t4\t0\t22000000\t23000000\t-"))
+      assert.same({ 0, 0 }, late.loop.data)
+    end)
+
+    it("warns when much GPU work of the steps was launched outside every range", function()
+      local e = entry_of({ warmup = 0 }, with("C\t1\t2", "K\t1\tkernel\t0\t0\t1000000\t2000000\t0\t5",
+        "K\t9\tkernel\t0\t0\t3000000\t8000000\t0\t6")) -- no C: from a thread with no range open
+      assert.same({ "gpu-unattributed" }, codes(e))
+      assert.matches("83%% of the GPU work that ran during the steps", e.warnings[1].message)
+    end)
+
+    it("reads the batch size from payloads, their mean when they differ", function()
+      local e = entry_of({ warmup = 0, step = "s" }, "S\t1\ts", "R\t1\t7\t0\t1\t0\t0\t10\t32", "R\t2\t7\t0\t1\t0\t20\t30\t64")
+      assert.equal(48, e.loop.batch_size)
+      assert.matches("payloads differ %(32 to 64%)", e.notes[2])
+    end)
+
+    it("names the library's errors, lost records and open ranges", function()
+      local e = entry_of({ warmup = 0 }, with("D\tcupti\t12", "E\tcuptiActivityFlushAll: error 7", "O\t20\t7\t0\t2\t0\t40000000\t-"))
+      assert.same({ "open-ranges", "records-lost", "trace-errors" }, codes(e))
+      assert.matches("'fwd' %(1%)", e.warnings[1].message)
+      assert.matches("lost records %(12 cupti%)", e.warnings[2].message)
+      assert.matches("cuptiActivityFlushAll: error 7", e.warnings[3].message)
+    end)
+  end)
+end)
+
+describe("a traced run's results document", function()
+  local trace_tool = require "wlrun.tools.trace"
+
+  local function doc_of(dir)
+    local o = { step = "train_step", data = "data", warmup = 1, kernels = true, sync_steps = false }
+    local entries = entries_of(dir, o)
+    local r = { how = "exit", code = 0, time = 0.5 }
+    return trace_tool.document(o, { "python3", "train.py" }, "/usr/bin/python3", { started = "2026-11-30T00:00:00Z",
+      info = { command = { "python3", "train.py" }, program = "/usr/bin/python3", library = "/x/libwlrun_trace.so",
+        time = r.time, exit = { how = "exit", code = 0 }, sync_steps = false, processes = 3 }, complete = true }, entries)
+  end
+
+  it("loads through the strict loader, compares and exports like a loop's", function()
+    for _, dir in ipairs { "basic", "ranks", "cpu_only" } do
+      local doc = doc_of(dir)
+      assert.equal("python3 train.py", doc.scenario.name)
+      local path = os.tmpname()
+      require("wlrun.report").write(doc, path, "json")
+      local back = require("wlrun.results.load").load(path)
+      assert.same(doc.configurations[1].trace, back.configurations[1].trace)
+      assert.same(doc.trace, back.trace)
+      local cmp = require("wlrun.tools.compare").compare(back, back, {})
+      assert.truthy(cmp)
+      local g = require("wlrun.tools.export").gbench(back)
+      assert.equal(doc.configurations[1].stats.median * 1e9, g.benchmarks[1].real_time)
+      for _, f in ipairs { "table", "plain", "csv", "markdown" } do
+        assert.truthy(require("wlrun.report").render(back, f))
+      end
+      os.remove(path)
+    end
+  end)
+
+  it("is refused by the loader when a trace field has the wrong type", function()
+    local doc = doc_of("basic")
+    doc.configurations[1].trace.phases[1].gpu[2] = "fast"
+    local path = os.tmpname()
+    require("wlrun.report").write(doc, path, "json")
+    local ok, e = pcall(require("wlrun.results.load").load, path)
+    assert.is_false(ok)
+    assert.matches("configurations%[1%]%.trace%.phases%[1%]%.gpu%[2%] is not a finite number", e.message)
+    os.remove(path)
+  end)
+end)
