@@ -4,7 +4,7 @@
  * the handle. A statement keeps its connection alive (its user value) and is refused once the
  * connection is closed (sqlite3_close_v2 leaves a closed connection to the last finalize).
  *
- *   sqlite.open(path, {readonly =, create =, timeout = seconds, label = text}) -> db
+ *   sqlite.open(path, {readonly =, create =, immutable =, timeout = seconds, label = text}) -> db
  *   db:exec(sql)                 statements that take no values: the schema, BEGIN, COMMIT
  *   db:prepare(sql) -> stmt      one statement; values only through its parameters ?1..?n
  *   stmt:run(...) -> changes     binds the arguments, steps to the end, resets
@@ -133,12 +133,33 @@ static int harden(sqlite3 *h) {
   return rc;
 }
 
-/* sqlite.open(path, {readonly =, create =, timeout = seconds (default 30), label =}) -> db */
+/* pushes the URI of a file read as immutable: no lock, no -shm file (a WAL database in a
+ * directory this process may not write to), every byte of the path but the plain ones escaped */
+static const char *immutable_uri(lua_State *L, const char *path) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, "file:");
+  for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("-._~/", *p)) {
+      luaL_addchar(&b, (char)*p);
+    } else {
+      char hex[4];
+      snprintf(hex, sizeof hex, "%%%02X", *p);
+      luaL_addstring(&b, hex);
+    }
+  }
+  luaL_addstring(&b, "?immutable=1");
+  luaL_pushresult(&b);
+  return lua_tostring(L, -1);
+}
+
+/* sqlite.open(path, {readonly =, create =, immutable =, timeout = seconds (default 30), label =})
+ * -> db; immutable: read-only, and the file is taken as one that nobody changes meanwhile */
 static int l_open(lua_State *L) {
   size_t len;
   const char *path = luaL_checklstring(L, 1, &len);
   if (strlen(path) != len || len == 0) luaL_argerror(L, 1, "a path without NUL bytes expected");
-  bool readonly = opt_bool(L, 2, "readonly"), create = opt_bool(L, 2, "create");
+  bool readonly = opt_bool(L, 2, "readonly"), create = opt_bool(L, 2, "create"), immutable = opt_bool(L, 2, "immutable");
   double timeout = 30;
   const char *label = NULL;
   if (lua_type(L, 2) == LUA_TTABLE) {
@@ -161,10 +182,15 @@ static int l_open(lua_State *L) {
   else
     lua_pushfstring(L, "SQLite database '%s'", path);
   lua_setiuservalue(L, arg, 1);
-  /* SQLite reads a name that starts with "file:" as a URI with options (Debian builds it with
-   * SQLITE_USE_URI): a path is a path */
-  if (strncmp(path, "file:", 5) == 0) path = lua_pushfstring(L, "./%s", path);
   int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+  if (immutable) {
+    path = immutable_uri(L, path);
+    flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
+  } else if (strncmp(path, "file:", 5) == 0) {
+    /* SQLite reads a name that starts with "file:" as a URI with options (Debian builds it
+     * with SQLITE_USE_URI): a path is a path */
+    path = lua_pushfstring(L, "./%s", path);
+  }
   int rc = sqlite3_open_v2(path, &d->handle, flags, NULL);
   if (rc == SQLITE_OK) rc = harden(d->handle);
   if (rc == SQLITE_OK) rc = sqlite3_busy_handler(d->handle, busy_wait, d);

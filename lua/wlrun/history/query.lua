@@ -1,0 +1,140 @@
+-- Reading the history (docs/history.md): the stored results as rows, grouped into series (one
+-- per configuration: scenario, device, parameters) and, within a series, into commits. The
+-- order of a series is the order of its runs' times (the time each run started; runs of the
+-- same time in the order they were added). `wlrun history` and the report read it here.
+--
+--   query.rows(db, {scenario =, device =, keep = function(params)}) -> rows, oldest first
+--   query.series(rows) -> { {scenario, device, params, params_json, rows}, ... }
+--   query.commits(series) -> { {commit, dirty, time, rows, median}, ... } in the series' order
+--   query.samples(db, row) -> the row's samples
+local json = require "wlrun.json"
+
+local query = {}
+
+local SELECT = [[
+SELECT r.id AS run, r.scenario, r.device, r.commit_sha, r.dirty, r.commit_source, r.time, r.added, r.file,
+       x.params, x.unit, x.n, x.median, x.mean, x.min, x.max, x.stddev
+FROM results x JOIN runs r ON r.id = x.run
+WHERE (?1 IS NULL OR r.scenario = ?1) AND (?2 IS NULL OR r.device = ?2)
+ORDER BY r.time, r.id]]
+
+local function finite(v) return type(v) == "number" and v == v and v > -math.huge and v < math.huge end
+
+local function corrupt(db, msg) require("wlrun.core").error("io", ("%s: %s"):format(tostring(db), msg), 0) end
+
+-- the parameters of a row: a JSON object of numbers, strings and booleans (a file someone
+-- else wrote is checked like any input)
+local function decode_params(db, row)
+  local p = json.decode(row.params or "")
+  local ok = type(p) == "table" and not json.is_array(p)
+  for k, v in pairs(ok and p or {}) do
+    ok = ok and type(k) == "string" and (type(v) == "string" or type(v) == "boolean" or finite(v))
+  end
+  if not ok then corrupt(db, ("run %s: parameters that are not a JSON object of values: %s"):format(row.run, row.params)) end
+  return p
+end
+
+local STATS = { "median", "mean", "min", "max", "stddev" }
+
+function query.rows(db, sel)
+  sel = sel or {}
+  local out = {}
+  for _, row in ipairs(db:rows(SELECT, sel.scenario, sel.device)) do
+    for _, k in ipairs(STATS) do
+      if not finite(row[k]) then corrupt(db, ("run %s: a %s that is not a finite number"):format(row.run, k)) end
+    end
+    if type(row.commit_sha) ~= "string" or type(row.time) ~= "string" then
+      corrupt(db, ("run %s: no commit or time"):format(row.run))
+    end
+    row.param_values = decode_params(db, row)
+    row.commit, row.commit_sha = row.commit_sha, nil
+    row.dirty = row.dirty == 1
+    if not sel.keep or sel.keep(row.param_values) then out[#out + 1] = row end
+  end
+  return out
+end
+
+-- orders two values of a parameter: numbers by value, before strings, before booleans
+local function less(a, b)
+  local ta, tb = type(a), type(b)
+  if ta ~= tb then return ta == "number" or (ta == "string" and tb == "boolean") end
+  if ta == "boolean" then return not a and b end
+  return a < b
+end
+
+local function params_less(a, b)
+  local names, seen = {}, {}
+  for _, p in ipairs { a, b } do
+    for k in pairs(p) do
+      if not seen[k] then seen[k], names[#names + 1] = true, k end
+    end
+  end
+  table.sort(names)
+  for _, k in ipairs(names) do
+    local x, y = a[k], b[k]
+    if x == nil or y == nil then
+      if x ~= y then return x == nil end
+    elseif x ~= y then
+      return less(x, y)
+    end
+  end
+  return false
+end
+
+function query.series(rows)
+  local by_key, list = {}, {}
+  for _, row in ipairs(rows) do
+    local key = row.scenario .. "\0" .. row.device .. "\0" .. row.params
+    local s = by_key[key]
+    if not s then
+      s = { scenario = row.scenario, device = row.device, params = row.param_values, params_json = row.params, rows = {} }
+      by_key[key] = s
+      list[#list + 1] = s
+    end
+    s.rows[#s.rows + 1] = row
+  end
+  table.sort(list, function(a, b)
+    if a.scenario ~= b.scenario then return a.scenario < b.scenario end
+    if a.device ~= b.device then return a.device < b.device end
+    if params_less(a.params, b.params) ~= params_less(b.params, a.params) then return params_less(a.params, b.params) end
+    return a.params_json < b.params_json
+  end)
+  return list
+end
+
+local median = require("wlrun.compare").median
+
+-- A series by commit: the runs of one commit (and one state of its work tree: a dirty run is
+-- not the commit's) are one point, at the time of its first run, whose value is the median of
+-- its runs' medians. A run of no known commit is a point of its own.
+function query.commits(series)
+  local points, by = {}, {}
+  for _, row in ipairs(series.rows) do
+    local key = row.commit ~= "" and (row.commit .. (row.dirty and "+" or "")) or ("#" .. row.run)
+    local p = by[key]
+    if not p then
+      p = { commit = row.commit, dirty = row.dirty, time = row.time, rows = {} }
+      by[key] = p
+      points[#points + 1] = p
+    end
+    p.rows[#p.rows + 1] = row
+  end
+  for _, p in ipairs(points) do
+    local m = {}
+    for i, row in ipairs(p.rows) do m[i] = row.median end
+    p.median = median(m)
+  end
+  return points
+end
+
+-- the samples of a row, checked: finite numbers
+function query.samples(db, row)
+  local r = db:rows("SELECT samples FROM results WHERE run = ?1 AND params = ?2", row.run, row.params)[1]
+  local xs = r and json.decode(r.samples or "", { array_nulls = false })
+  local ok = type(xs) == "table" and not json.is_object(xs)
+  for k, v in pairs(ok and xs or {}) do ok = ok and math.type(k) == "integer" and k >= 1 and k <= #xs and finite(v) end
+  if not ok then corrupt(db, ("run %s: samples that are not a JSON array of numbers"):format(row.run)) end
+  return xs
+end
+
+return query

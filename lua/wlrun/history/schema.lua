@@ -1,0 +1,105 @@
+-- The history database's schema (docs/history.md, "The database") and its migrations: the
+-- version is PRAGMA user_version, each migration takes a database from the version before it
+-- to its own, and a file is marked as a wlrun history by PRAGMA application_id.
+--
+--   schema.VERSION                   the version this wlrun writes
+--   schema.migrate(db, label)        brings db up to VERSION inside the caller's transaction;
+--                                    returns the version it had (0: a new file)
+--   schema.check(db, label)          what a reader needs: raises unless db is a wlrun history at
+--                                    VERSION; returns "migrate" when it is an older one
+local schema = {}
+
+schema.APPLICATION_ID = 0x776C7268 -- "wlrh"
+
+-- MIGRATIONS[v]: the statements that take a database from version v - 1 to v. A migration is
+-- never edited once released: a change of the schema is a new one at the end.
+local MIGRATIONS = {
+  -- 1: runs and their configurations' results
+  [[
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  scenario TEXT NOT NULL,      -- the scenario's name
+  device TEXT NOT NULL,        -- the device's name; '' for none
+  commit_sha TEXT NOT NULL,    -- the commit of the scenario's repository; '' when unknown
+  dirty INTEGER NOT NULL,      -- 1: the work tree had changes
+  time TEXT NOT NULL,          -- when the run started, UTC (2026-11-29T22:31:07Z)
+  added TEXT NOT NULL,         -- when it was added
+  file TEXT NOT NULL           -- the results file it was added from
+);
+CREATE TABLE results (
+  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  params TEXT NOT NULL,        -- the parameters as canonical JSON (keys sorted)
+  unit TEXT NOT NULL,          -- of the summary and the samples: 's'
+  n INTEGER NOT NULL,
+  median REAL NOT NULL,
+  mean REAL NOT NULL,
+  min REAL NOT NULL,
+  max REAL NOT NULL,
+  stddev REAL NOT NULL,
+  samples TEXT NOT NULL,       -- a JSON array of numbers
+  PRIMARY KEY (run, params)
+) WITHOUT ROWID;
+]],
+  -- 2: a run's identity, so that adding it again changes nothing (rows of version 1 have
+  -- none); where its commit came from; the index of the series
+  [[
+ALTER TABLE runs ADD COLUMN identity TEXT;
+ALTER TABLE runs ADD COLUMN commit_source TEXT NOT NULL DEFAULT '';
+CREATE UNIQUE INDEX runs_identity ON runs(identity);
+CREATE INDEX runs_series ON runs(scenario, device, time);
+]],
+}
+
+schema.VERSION = #MIGRATIONS
+
+-- the statements of migration v (for the tests, which build a database of an older version)
+function schema.migration(v) return MIGRATIONS[v] end
+
+local function fail(label, msg) require("wlrun.core").error("io", ("%s: %s"):format(label, msg), 0) end
+
+local function pragma(db, name) return db:rows("PRAGMA " .. name)[1][name] end
+
+-- the names of the tables in db, sorted
+local function tables(db)
+  local names = {}
+  for _, r in ipairs(db:rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")) do
+    names[#names + 1] = r.name
+  end
+  return names
+end
+
+-- The version of db, or raises when db is not a wlrun history, or one newer than this wlrun.
+local function version_of(db, label)
+  local id, v = pragma(db, "application_id"), pragma(db, "user_version")
+  if id ~= schema.APPLICATION_ID then
+    local names = tables(db)
+    if id ~= 0 or v ~= 0 or #names > 0 then
+      fail(label, ("an SQLite database, but not a wlrun history (%s)"):format(#names > 0 and
+        ("its tables: " .. table.concat(names, ", ")) or ("application id " .. id)))
+    end
+    return 0
+  end
+  if v > schema.VERSION then
+    fail(label, ("a history of schema version %d, newer than this wlrun's (%d): use a newer wlrun"):format(v,
+      schema.VERSION))
+  end
+  return v
+end
+
+function schema.migrate(db, label)
+  local from = version_of(db, label)
+  for v = from + 1, schema.VERSION do
+    db:exec(MIGRATIONS[v])
+    db:exec(("PRAGMA user_version = %d"):format(v)) -- a number of ours, never data
+  end
+  if from == 0 then db:exec(("PRAGMA application_id = %d"):format(schema.APPLICATION_ID)) end
+  return from
+end
+
+function schema.check(db, label)
+  local v = version_of(db, label)
+  if v == 0 then fail(label, "an empty database: no run was added to it (wlrun history add)") end
+  if v < schema.VERSION then return "migrate" end
+end
+
+return schema

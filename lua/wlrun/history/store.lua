@@ -1,0 +1,101 @@
+-- Where the history database is and opening it (docs/history.md, "The database"): --db, else
+-- [history] db in wlrun.ini, else .wlrun/history.db at the root of the git repository holding
+-- the current directory (the current directory outside one). Writers open it in WAL mode with
+-- a busy timeout, so that parallel CI jobs adding at once wait for each other instead of
+-- failing, and migrate it in the transaction that writes; readers open it read-only (a file
+-- without write access can be read) and migrate an older one only where they may write.
+local schema = require "wlrun.history.schema"
+
+local store = {}
+
+store.TIMEOUT = 60 -- seconds a writer waits for another one
+
+local function core() return require "wlrun.core" end
+local function process() return require "wlrun.process" end
+
+local function fail(kind, msg) core().error(kind, "history: " .. msg, 0) end
+
+local function exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
+local function dir_of(path) return path:match("^(.*)/[^/]*$") or "." end
+
+local function is_dir(path)
+  local f = io.open(path .. "/", "rb") -- opens a directory, never a file
+  if f then f:close() end
+  return f ~= nil
+end
+
+-- the database's path and where it came from: "--db", "wlrun.ini" or "default"
+function store.locate(option)
+  if option then return option, "--db" end
+  local setting = core().settings.history and core().settings.history.db
+  if setting then return setting, "wlrun.ini" end
+  local root = require("wlrun.history.git").toplevel(process().cwd() or ".") or process().cwd() or "."
+  return root .. "/.wlrun/history.db", "default"
+end
+
+function store.label(path) return ("history: database '%s'"):format(path) end
+
+-- BEGIN IMMEDIATE (the write lock, waited for), fn(db), COMMIT; ROLLBACK when fn raises
+function store.transaction(db, fn)
+  db:exec("BEGIN IMMEDIATE")
+  local ok, e = pcall(fn, db)
+  if not ok then
+    pcall(db.exec, db, "ROLLBACK") -- the error raised is fn's
+    error(e, 0)
+  end
+  db:exec("COMMIT")
+end
+
+-- The database for writing, made when missing (its directory too when it is the default one),
+-- at the current schema version.
+function store.open_writer(path, source)
+  local dir = dir_of(path)
+  if source == "default" and not is_dir(dir) then
+    local ok, err = process().make_dir(dir)
+    if not ok then fail("io", ("cannot make the directory '%s' of the database: %s"):format(dir, err)) end
+  elseif not is_dir(dir) then
+    fail("io", ("cannot make the database '%s': the directory '%s' does not exist"):format(path, dir))
+  end
+  local label = store.label(path)
+  local db = require("wlrun.sqlite").open(path, { create = true, timeout = store.TIMEOUT, label = label })
+  if db:readonly() then fail("io", ("the database '%s' is read-only: adding needs write access"):format(path)) end
+  db:rows("PRAGMA journal_mode = WAL") -- kept in the file: set once, by the first writer
+  db:exec("PRAGMA foreign_keys = ON")
+  store.transaction(db, function() schema.migrate(db, label) end)
+  return db
+end
+
+-- The database for reading; it must exist and hold a history.
+function store.open_reader(path)
+  if not exists(path) then
+    fail("io", ("no history database at '%s' (wlrun history add RESULTS.json makes it)"):format(path))
+  end
+  local label = store.label(path)
+  local sqlite = require "wlrun.sqlite"
+  local db = sqlite.open(path, { readonly = true, timeout = store.TIMEOUT, label = label })
+  local ok, state = pcall(schema.check, db, label)
+  if not ok and tostring(state):find("attempt to write a readonly database", 1, true) then
+    -- a WAL database where its -shm file cannot be made (a read-only directory): read as is
+    db:close()
+    db = sqlite.open(path, { immutable = true, label = label })
+    ok, state = pcall(schema.check, db, label)
+  end
+  if not ok then error(state, 0) end
+  if state == "migrate" then
+    db:close()
+    local ok, writer = pcall(require("wlrun.sqlite").open, path, { timeout = store.TIMEOUT, label = label })
+    if not ok or writer:readonly() then
+      fail("io", ("the database '%s' has an older schema and is read-only: open it once with write access (wlrun history add) to update it"):format(path))
+    end
+    store.transaction(writer, function() schema.migrate(writer, label) end)
+    return writer
+  end
+  return db
+end
+
+return store

@@ -1,0 +1,238 @@
+-- `wlrun history add|show|trend|blame` (docs/history.md): results documents kept in an SQLite
+-- database across commits; the runs stored, each configuration's series over the commits, the
+-- commits where a lasting shift began, and --fail-on for CI (exit 7, as compare's gate).
+-- Reading and analysing live in wlrun.history.*, the printers in wlrun.tools.history_render.
+local util = require "wlrun.tools.util"
+local query = require "wlrun.history.query"
+local store = require "wlrun.history.store"
+local analysis = require "wlrun.history.analysis"
+local render = require "wlrun.tools.history_render"
+
+local M = {}
+
+local TOOL = "history"
+
+M.usage = [[
+Usage: wlrun history add RESULTS.json... [--db FILE] [--commit SHA] [-q]
+       wlrun history show|trend|blame [--db FILE] [selection] [options] [-o FILE]...
+
+Keeps results across commits in an SQLite database (docs/history.md): by default
+.wlrun/history.db at the root of the git repository (or of the current directory),
+or [history] db in wlrun.ini.
+
+    add RESULTS.json...  store each run (the same run twice is stored once); the
+                         commit is the document's, else git's HEAD (and whether the
+                         work tree is dirty) where the scenario lives
+    show                 the runs stored
+    trend                per configuration, its median at each commit and the change
+                         against the first commit and the one before
+    blame                per configuration, the first commit of each lasting shift
+                         (a step) and each slow drift
+
+    --db FILE            the database
+    --commit SHA         add: the commit of the runs, whatever they or git say
+    --scenario NAME      only this scenario;  --device NAME  only this device
+    -p NAME=V1,V2        only configurations with one of these values (repeatable)
+    --filter EXPR        only configurations for which the Lua expression is true
+    --fail-on PCT        trend, blame: exit with code 7 when the latest commit of a
+                         configuration is significantly slower than its baseline by
+                         more than PCT
+    --min-effect PCT     blame: the smallest shift reported (default 2%)
+    --min-runs N         blame: commits on each side of a shift (default 3)
+    --alpha A            blame: significance level (default 0.01)
+    -o, --output FILE    also write FILE: .json or .txt (may be repeated)
+    -q, --quiet          add: print nothing
+    -h, --help           this text
+]]
+
+local spec = {
+  ["--db"] = { value = true }, ["--commit"] = { value = true }, ["--scenario"] = { value = true },
+  ["--device"] = { value = true }, ["-p"] = { value = true, multi = true, key = "param" },
+  ["--param"] = { value = true, multi = true, key = "param" }, ["--filter"] = { value = true },
+  ["--fail-on"] = { value = true }, ["--min-effect"] = { value = true }, ["--min-runs"] = { value = true },
+  ["--alpha"] = { value = true }, ["-o"] = { value = true, multi = true, key = "output" },
+  ["--output"] = { value = true, multi = true, key = "output" }, ["-q"] = { key = "quiet" }, ["--quiet"] = {},
+  ["-h"] = { key = "help" }, ["--help"] = {},
+}
+
+-- the options each command takes (beyond --db and --help)
+local takes = {
+  add = { commit = true, quiet = true },
+  show = { scenario = true, device = true, param = true, filter = true, output = true },
+  trend = { scenario = true, device = true, param = true, filter = true, output = true, fail_on = true },
+  blame = { scenario = true, device = true, param = true, filter = true, output = true, fail_on = true,
+            min_effect = true, min_runs = true, alpha = true },
+}
+
+local function fail(kind, msg) util.fail(kind, TOOL, msg) end
+
+local function percent(o, key, name)
+  if o[key] == nil then return nil end
+  local v = util.percent(o[key])
+  if not v or v < 0 then fail("usage", ("%s: expected a percentage >= 0, like 5 or 2.5%%, got '%s'"):format(name, o[key])) end
+  return v
+end
+
+local function check_options(cmd, o)
+  for key in pairs(o) do
+    if key ~= "db" and key ~= "help" and not takes[cmd][key] then
+      fail("usage", ("--%s does not apply to %s (wlrun history --help)"):format(key:gsub("_", "-"), cmd))
+    end
+  end
+  local opts = { fail_on = percent(o, "fail_on", "--fail-on"), min_effect = percent(o, "min_effect", "--min-effect") }
+  if o.min_runs then
+    opts.min_segment = math.tointeger(tonumber(o.min_runs))
+    if not (opts.min_segment and opts.min_segment >= 1 and opts.min_segment <= 1000) then
+      fail("usage", ("--min-runs: expected a whole number from 1 to 1000, got '%s'"):format(o.min_runs))
+    end
+  end
+  if o.alpha then
+    opts.alpha = tonumber(o.alpha)
+    if not (opts.alpha and opts.alpha > 0 and opts.alpha < 1) then
+      fail("usage", ("--alpha: expected a number between 0 and 1, got '%s'"):format(o.alpha))
+    end
+  end
+  if o.commit and not (#o.commit <= 100 and o.commit:match("^[%w][%w._/-]*$")) then
+    fail("usage", ("--commit: expected a commit (hex digits) or a name of letters, digits, '.', '_', '/' and '-', got '%s'"):format(o.commit))
+  end
+  opts.outputs = {}
+  for _, path in ipairs(o.output or {}) do
+    local ext = (path:match("%.([^./]+)$") or ""):lower()
+    if ext ~= "json" and ext ~= "txt" then
+      fail("usage", ("cannot tell the output format of '%s' from its extension (.json .txt)"):format(path))
+    end
+    opts.outputs[#opts.outputs + 1] = { path = path, json = ext == "json" }
+  end
+  return opts
+end
+
+---------------------------------------------------------------------------------------------
+-- add
+
+local function add(o, files)
+  if #files == 0 then fail("usage", "add: expected one or more results files (wlrun history add RESULTS.json...)") end
+  local record = require "wlrun.history.record"
+  local runs = {}
+  for _, path in ipairs(files) do -- every file read and checked before the database is touched
+    local doc = util.load(TOOL, path)
+    if doc.journal then
+      fail("usage", ("'%s' is the journal of a run that did not finish: make it a results file first (wlrun merge %s -o FILE.json)"):format(path, path))
+    end
+    local run, left = record.run(doc, path)
+    if #run.configurations == 0 then
+      util.warn(TOOL, ("'%s' has no measured configuration: nothing to add"):format(path))
+    else
+      if doc.complete == false then util.warn(TOOL, ("'%s' is the result of a run that did not finish"):format(path)) end
+      run.commit, run.left = record.commit(doc, o.commit), left
+      if run.commit.commit == "" then
+        util.warn(TOOL, ("no commit is known for '%s' (not in a git repository): give it with --commit"):format(path))
+      end
+      runs[#runs + 1] = run
+    end
+  end
+  if #runs == 0 then return end
+  local path, source = store.locate(o.db)
+  local db <close> = store.open_writer(path, source)
+  local done = {}
+  store.transaction(db, function() -- all the files or none
+    for i, run in ipairs(runs) do done[i] = record.insert(db, run, run.commit) end
+  end)
+  if o.quiet then return end
+  for i, run in ipairs(runs) do
+    io.stdout:write(render.added_line(run, done[i], path))
+  end
+end
+
+---------------------------------------------------------------------------------------------
+-- show, trend, blame
+
+local function select_series(db, o)
+  local keep, finish = require("wlrun.history.select").selector(o.param, o.filter)
+  local rows = query.rows(db, { scenario = o.scenario, device = o.device, keep = keep })
+  finish()
+  return rows
+end
+
+local function base_doc(cmd, path)
+  local doc = util.object()
+  doc.schema = "wlrun-history"
+  doc.version = 1
+  doc.command = cmd
+  doc.database = path
+  return doc
+end
+
+local function series_entry(s)
+  local e = util.object()
+  e.scenario = s.scenario -- one by one: the order of a multiple assignment is not defined
+  e.device = s.device
+  e.params = require("wlrun.json").object(s.params)
+  return e
+end
+
+local function show(db, path, o)
+  local doc = base_doc("show", path)
+  local runs, by = util.array(), {}
+  for _, row in ipairs(select_series(db, o)) do
+    local r = by[row.run]
+    if not r then
+      r = { id = row.run, time = row.time, added = row.added, scenario = row.scenario, device = row.device,
+        commit = row.commit, dirty = row.dirty, commit_source = row.commit_source, file = row.file, configurations = 0 }
+      by[row.run] = r
+      runs[#runs + 1] = r
+    end
+    r.configurations = r.configurations + 1
+  end
+  doc.runs = runs
+  return doc
+end
+
+local function analyse(db, path, o, opts, cmd)
+  local doc = base_doc(cmd, path)
+  if cmd == "blame" then
+    local cp = require("wlrun.history.changepoint").defaults
+    doc.settings = { min_effect = opts.min_effect or cp.min_effect, min_runs = opts.min_segment or cp.min_segment,
+      alpha = opts.alpha or cp.alpha, permutations = cp.permutations }
+  end
+  local list = util.array()
+  local gate = opts.fail_on and { fail_on = opts.fail_on, failed = false, failing = 0 } or nil
+  local samples = function(row) return query.samples(db, row) end
+  for _, s in ipairs(query.series(select_series(db, o))) do
+    local points = query.commits(s)
+    local e = series_entry(s)
+    e.commits = #points
+    local found = (cmd == "blame" or gate) and analysis.blame(s, points, opts)
+    if cmd == "trend" then e.points = analysis.trend(points) else e.steps, e.drifts = found.steps, found.drifts end
+    if gate then
+      e.gate = analysis.gate(points, found, samples, { fail_on = opts.fail_on, alpha = opts.alpha })
+      if e.gate.failed then gate.failed, gate.failing = true, gate.failing + 1 end
+    end
+    list[#list + 1] = e
+  end
+  doc.configurations = list
+  doc.gate = gate
+  return doc
+end
+
+function M.main(args)
+  local o, pos = util.parse_args(TOOL, args or {}, spec)
+  local cmd = table.remove(pos, 1)
+  if o.help or cmd == nil then
+    io.stdout:write(M.usage)
+    if cmd == nil and not o.help then fail("usage", "expected a command: add, show, trend or blame") end
+    return
+  end
+  if not takes[cmd] then fail("usage", ("unknown command '%s' (add, show, trend, blame)"):format(cmd)) end
+  local opts = check_options(cmd, o)
+  if cmd == "add" then return add(o, pos) end
+  if #pos > 0 then fail("usage", ("%s takes no file: '%s' (the database is given with --db)"):format(cmd, pos[1])) end
+  local path = store.locate(o.db)
+  local db <close> = store.open_reader(path)
+  local doc = cmd == "show" and show(db, path, o) or analyse(db, path, o, opts, cmd)
+  io.stdout:write(render.text(doc))
+  io.stdout:flush()
+  for _, f in ipairs(opts.outputs) do util.write(TOOL, f.path, f.json and util.json(doc) or render.text(doc)) end
+  if doc.gate and doc.gate.failed then require("wlrun.core").error("regression", render.gate_message(doc), 0) end
+end
+
+return M
