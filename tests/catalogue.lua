@@ -18,7 +18,7 @@ local assert = require "luassert"
 
 local catalogue = {}
 
-catalogue.classes = { "basics", "security", "memory", "values", "errors", "config", "lost", "host_work", "libraries", "modules" }
+catalogue.classes = { "basics", "security", "memory", "values", "errors", "config", "lost", "host_work", "libraries", "modules", "trace" }
 
 function catalogue.load()
   local all, names = {}, {}

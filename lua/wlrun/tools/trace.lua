@@ -1,0 +1,386 @@
+-- `wlrun trace [options] -- CMD [ARGS...]` (docs/trace.md): runs a program with wlrun's trace
+-- library injected (NVTX_INJECTION64_PATH, CUDA_INJECTION64_PATH), reads what each of its
+-- processes wrote (wlrun.trace.read) and reports its step ranges as a training loop
+-- (wlrun.trace.report): a results document of loop configurations, printed and written as
+-- `wlrun run` does.
+--
+-- Exit codes: those of wlrun for its own errors (2: bad options, CMD not found or not
+-- executable, no step range; 9: the trace library missing, a trace file malformed); otherwise
+-- the program's: its exit code when it failed, 128 + N when signal N killed it; 130 (143) when
+-- wlrun was sent SIGINT (SIGTERM), which the program got too; 5 when --timeout stopped it. The
+-- report of what the program did is printed and written in every case it can be made.
+local util = require "wlrun.tools.util"
+local process = require "wlrun.process"
+local read = require "wlrun.trace.read"
+local trace_report = require "wlrun.trace.report"
+
+local M = {}
+local TOOL = "trace"
+
+local function fail(kind, msg) util.fail(kind, TOOL, msg) end
+
+local function printers() return require "wlrun.report" end
+
+M.usage = [[
+Usage: wlrun trace [options] -- CMD [ARGS...]
+
+Runs CMD with wlrun's NVTX and CUPTI trace library and reports its training loop from its
+NVTX ranges (docs/trace.md): the ranges named --step are the iterations, those named --data
+the data loading, the ranges nested in a step its phases, with each phase's GPU time where
+CUPTI works (CPU times otherwise). The report is a results document of loop configurations
+(docs/loops.md), one per process with steps: -o, compare, plot, export and merge read it.
+
+    --step NAME          the step's range (default train_step)
+    --data NAME          the data loading's range (default data); without any, the data
+                         time is the gap between one step's end and the next one's start
+    --batch-size N       samples per step (default: the step range's integer payload, else 1)
+    --warmup N           steps left out at the start (default 5)
+    --sync-steps         synchronise the device before the start and the end of each step
+                         (for programs that do not; the methodology's template does)
+    --kernels            the top kernels by GPU time of each phase
+    --timeout T          stop CMD after T (2s, 500ms, 1m): SIGTERM, SIGKILL a second later
+    --trace-dir DIR      keep the raw trace files in DIR (default: a temporary directory,
+                         removed afterwards)
+    --name NAME          the report's name (default: CMD's name and its script's)
+    -o, --output FILE    write the results; the extension gives the format: .json .csv .md
+                         .txt (may be repeated)
+    --format FMT         standard output: table (default), plain, csv, markdown, json
+    -q, --quiet          no per-iteration lines and no notes
+    -h, --help           this text
+
+Exit code: CMD's when it failed (128 + N when signal N killed it), 130 after Ctrl-C, 5 after
+--timeout, else wlrun's (2: a bad command line or no step range; 9: the trace library or a
+trace file); the report is written in every case it can be made.
+]]
+
+local spec = {
+  ["--step"] = { value = true }, ["--data"] = { value = true }, ["--batch-size"] = { value = true },
+  ["--warmup"] = { value = true }, ["--sync-steps"] = {}, ["--kernels"] = {}, ["--timeout"] = { value = true },
+  ["--trace-dir"] = { value = true }, ["--name"] = { value = true },
+  ["-o"] = { value = true, multi = true, key = "output" }, ["--output"] = { value = true, multi = true, key = "output" },
+  ["--format"] = { value = true }, ["-q"] = { key = "quiet" }, ["--quiet"] = {},
+  ["-h"] = { key = "help" }, ["--help"] = {},
+}
+
+-- wlrun's options, then CMD: after "--", or from the first argument that is no option (nor an
+-- option's value)
+function M.split(args)
+  local i, n = 1, #args
+  while i <= n do
+    local a = args[i]
+    if a == "--" then return table.move(args, 1, i - 1, 1, {}), table.move(args, i + 1, n, 1, {}) end
+    if a:sub(1, 1) ~= "-" or a == "-" then return table.move(args, 1, i - 1, 1, {}), table.move(args, i, n, 1, {}) end
+    local s = spec[a]
+    if s and s.value then i = i + 1 end -- its value, even one that starts with '-'
+    i = i + 1
+  end
+  return args, {}
+end
+
+local function whole(v, name, min)
+  local n = tostring(v):match("^%d+$") and math.tointeger(tonumber(v))
+  if not n or n < min then fail("usage", ("%s: expected a whole number >= %d, got '%s'"):format(name, min, v)) end
+  return n
+end
+
+-- the options, checked
+function M.options(args)
+  local o, pos = util.parse_args(TOOL, args, spec)
+  if #pos > 0 then fail("usage", ("unexpected argument '%s' (CMD follows the options, after --)"):format(pos[1])) end
+  local step, data = o.step or trace_report.DEFAULTS.step, o.data or trace_report.DEFAULTS.data
+  for _, x in ipairs { { "--step", step }, { "--data", data } } do
+    if x[2] == "" then fail("usage", x[1] .. ": a range name expected") end
+  end
+  local opts = {
+    step = step, data = data, warmup = o.warmup and whole(o.warmup, "--warmup", 0) or trace_report.DEFAULTS.warmup,
+    batch_size = o.batch_size and whole(o.batch_size, "--batch-size", 1) or nil,
+    kernels = o.kernels or false, sync_steps = o.sync_steps or false, quiet = o.quiet or false,
+    format = o.format or "table", trace_dir = o.trace_dir, name = o.name, help = o.help,
+    warmup_given = o.warmup ~= nil,
+  }
+  local known = {}
+  for _, f in ipairs(printers().formats) do known[f] = true end
+  if not known[opts.format] then
+    fail("usage", ("--format: expected %s, got '%s'"):format(table.concat(printers().formats, ", "), opts.format))
+  end
+  if o.timeout then
+    local t, err = require("wlrun.core").setting_value("run", "config_timeout", o.timeout)
+    if not t or t <= 0 then
+      fail("usage", ("--timeout: expected a duration > 0 like 30s or 2m, got '%s'%s"):format(o.timeout,
+        err and (" (" .. err .. ")") or ""))
+    end
+    opts.timeout = t
+  end
+  opts.outputs = {}
+  for _, path in ipairs(o.output or {}) do
+    local f = printers().format_for_path(path)
+    if not f then fail("usage", ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(path)) end
+    opts.outputs[#opts.outputs + 1] = { path = path, format = f }
+  end
+  return opts
+end
+
+local function dirname(path) return path:match("^(.*)/[^/]*$") or "." end
+
+local function basename(path) return path:match("([^/]*)$") end
+
+local function is_library(path)
+  local f = io.open(path, "rb")
+  if not f then return false end
+  local head = f:read(4)
+  f:close()
+  return head == "\127ELF"
+end
+
+-- the trace library: WLRUN_TRACE_LIB, else beside the wlrun binary, else ../lib/wlrun/
+function M.library()
+  local env = os.getenv("WLRUN_TRACE_LIB")
+  if env and env ~= "" then
+    if not is_library(env) then
+      fail("io", ("WLRUN_TRACE_LIB='%s' is not a shared library that can be read"):format(env))
+    end
+    return env
+  end
+  local exe = process.self_exe()
+  local tried = {}
+  if exe then
+    local dir = dirname(exe)
+    for _, p in ipairs { dir .. "/libwlrun_trace.so", dir .. "/../lib/wlrun/libwlrun_trace.so" } do
+      if is_library(p) then return p end
+      tried[#tried + 1] = p
+    end
+  end
+  fail("io", ("the trace library libwlrun_trace.so is missing (looked for %s): build it with wlrun (CMake target wlrun_trace), or name it with WLRUN_TRACE_LIB"):format(
+    #tried > 0 and table.concat(tried, " and ") or "it beside the wlrun binary"))
+end
+
+-- CMD's path: found as execvp would, refused when missing or not executable (usage, exit 2)
+function M.program(name)
+  local path, why = process.find_program(name)
+  if not path then
+    if name:find("/", 1, true) then
+      fail("usage", ("cannot run '%s': %s"):format(name, why == "not an executable file" and
+        "not an executable file (missing, a directory, or without execute permission)" or why))
+    end
+    fail("usage", ("cannot run '%s': not found in PATH"):format(name))
+  end
+  return path
+end
+
+-- "python3 train.py": the program's name and, when its first argument is a file, that one's
+function M.default_name(cmd)
+  local name = basename(cmd[1])
+  local a = cmd[2]
+  if a and a:sub(1, 1) ~= "-" and a:find("%.%w+$") then name = name .. " " .. basename(a) end
+  return name
+end
+
+local function prepare_dir(dir)
+  local ok, err = process.make_dir(dir)
+  if not ok then fail("io", ("--trace-dir: cannot create '%s': %s"):format(dir, tostring(err))) end
+  local names, lerr = process.list_dir(dir)
+  if not names then fail("io", ("--trace-dir: cannot read '%s': %s"):format(dir, tostring(lerr))) end
+  for _, n in ipairs(names) do
+    if n:sub(-8) == ".wltrace" then
+      fail("usage", ("--trace-dir: '%s' already holds trace files (%s): give an empty or new directory"):format(dir, n))
+    end
+  end
+end
+
+-- the document of a traced run
+function M.document(o, cmd, program, run, entries)
+  local core, results = require "wlrun.core", require "wlrun.results"
+  local multi = #entries > 1
+  local settings = { run = { warmup = o.warmup }, trace = { step = o.step, data = o.data, batch_size = o.batch_size,
+    sync_steps = o.sync_steps, kernels = o.kernels } }
+  local ok, nvrtc = pcall(core.nvrtc_version)
+  local doc = {
+    schema = results.SCHEMA, version = results.VERSION,
+    wlrun = { version = core.version, lua = _VERSION, nvrtc = ok and nvrtc or nil },
+    command_line = core.cli.argv, cwd = process.cwd(), started = run.started, complete = false,
+    scenario = { name = o.name or M.default_name(cmd), description = "wlrun trace of: " .. table.concat(cmd, " "),
+      file = program, hash = process.hash(table.concat(cmd, "\0")), axes = multi and { "process" } or {} },
+    settings = settings, sources = o.warmup_given and { ["run.warmup"] = "cli" } or {},
+    trace = run.info,
+    configurations = entries,
+  }
+  return results.finish(doc, run.complete)
+end
+
+-- the per-iteration lines of the measured steps (the methodology's form: wl.loop's)
+local function iteration_lines(sink, entries)
+  local loop = require "wlrun.loop"
+  for _, e in ipairs(entries) do
+    if e.status == "ok" then
+      if #entries > 1 then
+        sink:iteration(("process %d (pid %d):"):format(e.index, e.trace.process.pid))
+      end
+      for j, iter in ipairs(e.samples) do sink:iteration(loop.format_line(j, iter, e.loop.data[j], e.loop.batch_size)) end
+    end
+  end
+end
+
+-- below the report (table and plain): per process what it was, the step's GPU busy time and
+-- where it went, and with --kernels the top kernels of each phase per iteration
+function M.details(entries, kernels)
+  local units = require "wlrun.units"
+  local out = {}
+  for _, e in ipairs(entries) do
+    local t = e.trace
+    if e.status == "ok" and t then
+      local n = #e.samples
+      local pr = t.process
+      out[#out + 1] = ("#%d trace of process %d (%s): %d '%s' steps, %d measured; %s"):format(e.index, pr.pid,
+        read.printable(pr.command or "?", 60), t.steps, t.step, n, t.timing == "gpu" and "GPU times from CUPTI"
+        or ("CPU times only (no GPU / CUPTI: %s)"):format(t.cupti.reason or t.cupti.state))
+      if t.timing == "gpu" then
+        local phases = 0
+        for _, ph in ipairs(t.phases) do
+          if ph.top then phases = phases + ph.gpu_mean end
+        end
+        local iter = e.stats.mean
+        out[#out + 1] = ("  GPU per step: busy %s (%.1f%% of the step): top phases %s, in no phase %s; outside every range %s%s"):format(
+          units.time(t.gpu_busy_mean), 100 * t.gpu_busy_mean / iter, units.time(phases), units.time(t.gpu_outside_mean),
+          units.time(t.gpu_unattributed_mean), t.data_gpu_mean and ("; data %s"):format(units.time(t.data_gpu_mean)) or "")
+      end
+      if kernels and t.timing == "gpu" then
+        local rows = {}
+        local groups = {}
+        for _, ph in ipairs(t.phases or {}) do groups[#groups + 1] = { ph.name, ph.kernels } end
+        if t.data_kernels then groups[#groups + 1] = { "(" .. t.data .. ")", t.data_kernels } end
+        for _, g in ipairs(groups) do
+          for _, k in ipairs(g[2] or {}) do
+            rows[#rows + 1] = { read.printable(g[1], 24), read.printable(k.name, 72), ("%.1f"):format(k.count / n),
+              units.time(k.time / n) }
+          end
+        end
+        out[#out + 1] = ("  top kernels by GPU time per step:")
+        if #rows == 0 then
+          out[#out + 1] = "    (no GPU work was attributed to a phase)"
+        else
+          for _, line in ipairs(util.align({ { title = "phase" }, { title = "kernel" }, { title = "calls", right = true },
+            { title = "GPU time", right = true } }, rows)) do
+            out[#out + 1] = "    " .. line
+          end
+        end
+      end
+      out[#out + 1] = ""
+    end
+  end
+  return table.concat(out, "\n")
+end
+
+-- how the program ended, in words, and the exit code wlrun passes on (nil: it succeeded)
+function M.outcome(r)
+  if r.interrupted then
+    local name = r.interrupted == 15 and "SIGTERM" or "Ctrl-C (SIGINT)"
+    return ("interrupted by %s, passed on to the program"):format(name), 128 + r.interrupted, "interrupted"
+  end
+  if r.how == "timeout" then return "stopped by --timeout", nil, "timeout" end
+  if r.how == "signal" then return ("the program was killed by signal %d"):format(r.signal), 128 + r.signal, "signal" end
+  if r.code == 127 then -- execvp failed after find_program found it (or the program's own 127)
+    return "the program exited with code 127 (it could not be started, or a command it ran was not found)", 127, "exit"
+  end
+  if r.code ~= 0 then return ("the program exited with code %d"):format(r.code), r.code, "exit" end
+  return nil
+end
+
+local function run_info(o, cmd, program, lib, r, dir, nprocs)
+  local exit = { how = r.how, code = r.code, signal = r.signal }
+  return { command = cmd, program = program, library = lib, time = r.time, exit = exit,
+    interrupted = r.interrupted, sync_steps = o.sync_steps, dir = o.trace_dir and dir or nil, processes = nprocs }
+end
+
+-- runs CMD traced; returns the exit code and the message of the end (nil, nil: success)
+local function trace(o, cmd)
+  local program = M.program(cmd[1])
+  local lib = M.library()
+  local dir
+  if o.trace_dir then
+    prepare_dir(o.trace_dir)
+    dir = o.trace_dir
+  else
+    dir = require("wlrun.isolate").temp_dir("wlrun-trace-", "wlrun " .. TOOL)
+  end
+  local sink <close> = require("wlrun.sink").new { format = o.format, quiet = o.quiet, progress = false }
+  local env = { WLRUN_TRACE_DIR = dir, NVTX_INJECTION64_PATH = lib, CUDA_INJECTION64_PATH = lib }
+  for _, v in ipairs { "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH" } do
+    local old = os.getenv(v)
+    if old and old ~= "" and old ~= lib then sink:warning(("trace: %s was '%s': replaced by wlrun's trace library"):format(v, old)) end
+  end
+  if o.sync_steps then env.WLRUN_TRACE_SYNC = o.step end
+  local argv = { program }
+  for i = 2, #cmd do argv[i] = cmd[i] end
+  local started = process.utc_now()
+  local r = process.spawn(argv, { env = env, timeout = o.timeout or 0, forward_signals = true })
+  local how, code, kind = M.outcome(r)
+
+  local ok, res = pcall(read.dir, dir)
+  local parsed, entries = ok and res or nil, nil
+  if ok then ok, res = pcall(trace_report.entries, parsed, o) end
+  if ok then entries = res end
+  local problem = not ok and res or nil -- the report could not be made
+  if type(problem) == "table" and type(problem.message) == "string" then problem.message = "trace: " .. problem.message end
+  if entries then
+    local info = run_info(o, cmd, program, lib, r, dir, #parsed.processes)
+    local doc = M.document(o, cmd, program, { started = started, info = info,
+      complete = r.how == "exit" and not r.interrupted }, entries)
+    if not o.quiet then
+      iteration_lines(sink, entries)
+      for _, e in ipairs(entries) do
+        for _, n in ipairs(e.notes or {}) do sink:message(("trace: #%d: %s"):format(e.index, n)) end
+      end
+    end
+    for _, out in ipairs(o.outputs) do printers().write(doc, out.path, out.format) end
+    local text = printers().render(doc, o.format)
+    if o.format == "table" or o.format == "plain" then
+      text = text .. (text:sub(-2) == "\n\n" and "" or "\n") .. M.details(entries, o.kernels)
+    end
+    sink:report(text)
+  end
+  -- the raw files: kept where the user asked, and where they could not be read
+  if not o.trace_dir then
+    if problem and type(problem) == "table" and problem.kind == "io" then
+      sink:warning(("trace: the trace files are kept in %s"):format(dir))
+    else
+      local done, err = process.remove_tree(dir)
+      if not done then sink:warning(("trace: cannot remove %s: %s"):format(dir, tostring(err))) end
+    end
+  end
+  if how then
+    if problem then sink:warning(tostring(type(problem) == "table" and problem.message or problem)) end
+    local where = entries and (#o.outputs > 0 and ("the report is in " .. o.outputs[1].path) or "the report is above")
+      or "no report"
+    if kind == "timeout" then
+      require("wlrun.core").error("timeout", ("trace: %s after %s; %s"):format(how, require("wlrun.units").time(o.timeout,
+        "%.3g %s"), where), 0)
+    end
+    return code, ("trace: %s; %s"):format(how, where)
+  end
+  if problem then error(problem, 0) end
+  local failed = {}
+  for _, e in ipairs(entries) do
+    if e.status == "failed" then failed[#failed + 1] = e.error end
+  end
+  if #failed > 0 then fail("usage", failed[1] .. (#failed > 1 and (" (and %d more processes)"):format(#failed - 1) or "")) end
+end
+
+function M.main(args)
+  local before, cmd = M.split(args or {})
+  local o = M.options(before)
+  if o.help then
+    io.stdout:write(M.usage)
+    return
+  end
+  if #cmd == 0 then fail("usage", "no command to trace: wlrun trace [options] -- CMD [ARGS...] (wlrun trace --help)") end
+  local code, message = trace(o, cmd)
+  if code then
+    -- the program's own exit code, which may lie beyond wlrun's error codes (126 to 255)
+    io.stderr:write("wlrun: ", message, "\n")
+    io.stderr:flush()
+    io.stdout:flush()
+    os.exit(code, true)
+  end
+end
+
+return M
