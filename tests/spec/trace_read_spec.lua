@@ -196,5 +196,17 @@ describe("trace reader", function()
     local s = read.printable(string.rep("é", 10), 10)
     assert.equal("ééé...", s)
     assert.equal("short", read.printable("short", 10))
+    -- bytes that are not UTF-8, and C1 controls (U+009B is a terminal's CSI), escaped too
+    assert.equal("bad\\xff\\xfe|\\xc2\\x9b|\\xed\\xa0\\x80|é ✓", read.printable("bad\xff\xfe|\xc2\x9b|\xed\xa0\x80|é ✓"))
+    assert.equal("\\x1b...", read.printable("\27\27\27", 8)) -- never cut inside an escape
+  end)
+
+  it("reads payloads of every integer type NVTX has", function()
+    local p = read.parse(file("S\t1\tx", "R\t1\t7\t0\t1\t0\t1\t2\t-9223372036854775808",
+      "R\t2\t7\t0\t1\t0\t1\t2\t18446744073709551615", "R\t3\t7\t0\t1\t0\t1\t2\t4000000000"))
+    assert.equal(math.mininteger, p.by_rid[1].payload)
+    assert.equal("float", math.type(p.by_rid[2].payload)) -- beyond a signed 64-bit integer
+    assert.equal(4000000000, p.by_rid[3].payload)
+    refused(file("S\t1\tx", "R\t1\t7\t0\t1\t0\t1\t2\t999999999999999999999"), "payload: '999999999999999999999' is not a whole number")
   end)
 end)

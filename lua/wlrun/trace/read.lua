@@ -16,7 +16,7 @@
 --   reason} | nil, dropped = {[what] = count}, errors = {text...}, errors_more = n,
 --   exit = reason | nil (no X: killed), truncated = bool, orphans = n, unknown_corr = n}
 -- A range: {rid, tid, parent = range | nil, name, domain, start, stop (nil: still open),
---   payload = integer | nil, async = bool (start/end), open = bool, depth}
+--   payload = integer (a float beyond int64) | nil, async = bool (start/end), open = bool, depth}
 -- A GPU work record: {corr, kind, device, stream, start, stop, bytes, name}; times in ns.
 local read = {}
 
@@ -40,15 +40,36 @@ local function limits_of(given)
   return l
 end
 
--- A name as it may be printed: control bytes as \xHH, cut to max bytes (default 120) at a
--- character boundary, with "..." when cut.
+local function hex(bytes) return (bytes:gsub(".", function(c) return ("\\x%02x"):format(c:byte()) end)) end
+
+-- A name as it may be printed on a terminal: control characters (C0, DEL, C1) and bytes that are
+-- not UTF-8 as \xHH, cut to max bytes (default 120) at a character boundary, with "..." when cut.
 function read.printable(s, max)
   max = max or 120
-  s = tostring(s):gsub("[\0-\31\127]", function(c) return ("\\x%02x"):format(c:byte()) end)
+  s = tostring(s)
+  if s:find("[\0-\31\127-\255]") then
+    local out, i, n = {}, 1, #s
+    while i <= n do
+      local b = s:byte(i)
+      if b >= 0x20 and b < 0x7f then
+        local j = s:find("[\0-\31\127-\255]", i) or n + 1
+        out[#out + 1] = s:sub(i, j - 1)
+        i = j
+      else
+        local len = b >= 0x80 and utf8.len(s, i, i) == 1 and utf8.offset(s, 2, i) - i or 1
+        local c = s:sub(i, i + len - 1)
+        local cp = len > 1 and utf8.codepoint(c) or b
+        out[#out + 1] = (cp < 0x20 or (cp >= 0x7f and cp < 0xa0) or len == 1) and hex(c) or c
+        i = i + len
+      end
+    end
+    s = table.concat(out)
+  end
   if #s <= max then return s end
   local cut = max - 3
   while cut > 0 and (s:byte(cut + 1) or 0) & 0xc0 == 0x80 do cut = cut - 1 end -- not inside a UTF-8 character
-  return s:sub(1, cut) .. "..."
+  local head = s:sub(1, cut):gsub("\\x?%x?$", "") -- nor inside an escape
+  return head .. "..."
 end
 
 ---------------------------------------------------------------------------------------------
@@ -97,12 +118,22 @@ function Parser:text(s)
   return table.concat(out)
 end
 
--- a whole number in decimal (a leading '-' only where signed), within a 64-bit integer
-function Parser:int(s, what, signed)
-  local digits = signed and s:match("^%-?(%d+)$") or s:match("^(%d+)$")
+-- a whole number >= 0 in decimal, within a 64-bit integer
+function Parser:int(s, what)
+  local digits = s:match("^(%d+)$")
   local v = digits and #digits <= 19 and math.tointeger(tonumber(s))
-  if not v then self:fail(("%s: '%s' is not a whole number%s"):format(what, read.printable(s, 40),
-    signed and "" or " >= 0")) end
+  if not v then self:fail(("%s: '%s' is not a whole number >= 0"):format(what, read.printable(s, 40))) end
+  return v
+end
+
+-- an integer payload: NVTX's int32, uint32, int64 and uint64 alike, so -2^63 to 2^64 - 1; one
+-- beyond a signed 64-bit integer is kept as a float (never a batch size)
+function Parser:payload(s)
+  local digits = s:match("^%-?(%d+)$")
+  local v = digits and #digits <= 20 and tonumber(s)
+  if not v or (math.type(v) == "float" and not (v >= -2 ^ 63 and v <= 2 ^ 64)) then
+    self:fail(("payload: '%s' is not a whole number"):format(read.printable(s, 40)))
+  end
   return v
 end
 
@@ -142,7 +173,7 @@ function Parser:range(f, letter)
     if r.stop < r.start then self:fail(("range %d ends (%d) before it starts (%d)"):format(rid, r.stop, r.start)) end
     payload = f[at + 4]
   end
-  if payload ~= "-" then r.payload = self:int(payload, "payload", true) end
+  if payload ~= "-" then r.payload = self:payload(payload) end
   p.by_rid[rid] = r
   p.ranges[#p.ranges + 1] = r
 end

@@ -198,7 +198,7 @@ local function batch_of(o, measured, notes)
   if o.batch_size then return o.batch_size, "option" end
   local lo, hi, total, n = math.huge, -math.huge, 0, 0
   for _, s in ipairs(measured) do
-    if s.payload and s.payload >= 1 then
+    if math.type(s.payload) == "integer" and s.payload >= 1 then
       lo, hi, total, n = math.min(lo, s.payload), math.max(hi, s.payload), total + s.payload, n + 1
     end
   end
