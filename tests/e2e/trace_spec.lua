@@ -1,9 +1,11 @@
--- End-to-end: `wlrun trace -- CMD` (docs/trace.md) on real programs. The programs here are
+-- End-to-end: `wlrun trace -- CMD` (docs/trace.md) on real programs. Most programs here are
 -- shell scripts that write .wltrace files themselves into $WLRUN_TRACE_DIR (fixtures of
 -- tests/fixtures/trace/), which runs the reader, the report, the printers and the exit codes
 -- for real without the trace library; WLRUN_TRACE_LIB names a stand-in shared library that
 -- they never load. The bad inputs: CMD missing, not found, not executable, failing, killed;
--- no step range; a hostile trace file; Ctrl-C and SIGTERM; --timeout.
+-- no step range; a hostile trace file; Ctrl-C and SIGTERM; --timeout. The last cases run
+-- tests/trace/nvtx_program.c (WLRUN_TRACE_PROGRAM) under the real trace library
+-- (WLRUN_TRACE_LIB, as ctest sets them): the CPU-only path of a C program with NVTX3 ranges.
 local h = require "helper"
 local json = require "wlrun.json"
 
@@ -291,6 +293,80 @@ i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done]])
       assert.equal(5, r.code, r.stderr)
       assert.matches("wlrun: trace: stopped by %-%-timeout after 300 ms; the report is in", r.stderr)
       assert.is_false(require("wlrun.results.load").load(dir .. "/r.json").complete)
+    end)
+  end)
+
+  describe("with the trace library, on a C program with NVTX3 ranges", function()
+    local lib, nvtx = os.getenv("WLRUN_TRACE_LIB"), os.getenv("WLRUN_TRACE_PROGRAM")
+    local function real(name, fn)
+      if lib and nvtx then
+        it(name, fn)
+      else
+        pending(name .. " -- skipped: WLRUN_TRACE_LIB and WLRUN_TRACE_PROGRAM not set (ctest sets them)")
+      end
+    end
+    local function run(args, mode) return trace(args .. " -- " .. q(nvtx) .. " " .. mode, nil, { lib = lib }) end
+
+    real("reports its steps: data 4 ms, forward 6, backward 12, optimizer 3, batch 32 from the payload", function()
+      local r = run("--warmup 1 --format json", "steps")
+      assert.equal(0, r.code, r.stderr)
+      local doc = json_of(r.stdout)
+      local c = doc.configurations[1]
+      assert.equal(2, #c.samples)
+      for j = 1, 2 do
+        assert.is_true(c.samples[j] >= 0.021 and c.samples[j] < 0.035, tostring(c.samples[j]))
+        assert.is_true(c.loop.data[j] >= 0.004 and c.loop.data[j] < 0.012, tostring(c.loop.data[j]))
+      end
+      assert.equal(32, c.loop.batch_size)
+      local want = { forward = 0.006, backward = 0.012, optimizer = 0.003 }
+      for _, ph in ipairs(c.loop.phases) do
+        assert.is_true(ph.top)
+        assert.is_true(ph.mean >= want[ph.name] and ph.mean < want[ph.name] + 0.008, ph.name .. " " .. ph.mean)
+      end
+      assert.equal(3, #c.loop.phases)
+      assert.equal("cpu", c.trace.timing)
+      assert.equal("trainer", c.trace.process.thread)
+      assert.equal("none", c.trace.cupti.state)
+      assert.equal("cpu-only", c.warnings[1].code)
+      assert.equal("ranges", c.trace.data_source)
+    end)
+
+    real("says there are fewer steps than the warmup (exit 2)", function()
+      local r = run("", "steps")
+      assert.equal(2, r.code)
+      assert.matches("wlrun: trace: process %d+ has 3 closed 'train_step' ranges, not more than %-%-warmup 5", r.stderr)
+    end)
+
+    real("passes exit(3) on, with the ranges left open named", function()
+      local r = run("--warmup 0 --step before_exit", "exit3")
+      assert.equal(3, r.code, r.stderr)
+      assert.matches("open%-ranges: ranges still open when process %d+ ended: 'open_at_exit' %(1%)", r.stdout)
+      assert.matches("wlrun: trace: the program exited with code 3; the report is above", r.stderr)
+    end)
+
+    real("passes a SIGKILL on as 137, with the report of what was written", function()
+      local r = run("--warmup 0 --step before_kill", "kill")
+      assert.equal(137, r.code, r.stderr)
+      assert.matches("process%-killed: process %d+ ended without exiting", r.stdout)
+    end)
+
+    real("follows a forked child: its own process, its own steps", function()
+      local r = run("--warmup 0 --step child --format json", "fork")
+      assert.equal(0, r.code, r.stderr)
+      local doc = json_of(r.stdout)
+      assert.equal(2, doc.trace.processes)
+      assert.equal(1, #doc.configurations)
+      local c = doc.configurations[1]
+      assert.is_true(c.samples[1] >= 0.005)
+      assert.is_true(c.trace.process.ppid > 1)
+    end)
+
+    real("takes the steps of every thread", function()
+      local r = run("--warmup 0 --step worker --format json", "threads")
+      assert.equal(0, r.code, r.stderr)
+      local c = json_of(r.stdout).configurations[1]
+      assert.equal(800, #c.samples)
+      assert.equal("inner", c.loop.phases[1].name)
     end)
   end)
 end)
