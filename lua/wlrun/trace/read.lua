@@ -219,9 +219,11 @@ function Parser:line(line)
   elseif letter == "R" or letter == "A" or letter == "O" then
     self:range(f, letter)
   elseif letter == "C" then
-    local corr = self:int(f[2], "correlation")
-    if p.corr[corr] then self:fail(("correlation %d is given twice"):format(corr)) end
-    p.corr[corr] = self:int(f[3], "rid")
+    local corr, rid = self:int(f[2], "correlation"), self:int(f[3], "rid")
+    if p.corr[corr] and p.corr[corr] ~= rid then -- the same twice (a driver call inside the runtime's) is one
+      self:fail(("correlation %d is given to range %d and to range %d"):format(corr, p.corr[corr], rid))
+    end
+    p.corr[corr] = rid
   elseif letter == "K" then
     local kind = f[3]
     if not read.KINDS[kind] then

@@ -452,9 +452,9 @@ local function process_entry(p, steps, k, n, o)
       cupti.reason or cupti.state), "run where CUPTI loads (a GPU, libcupti.so.13: WLRUN_TRACE_CUPTI) for GPU time per phase")
   elseif t.gpu_busy_mean > 0 and t.gpu_unattributed_mean > report.UNATTRIBUTED_SHARE * t.gpu_busy_mean then
     warning(warnings, "gpu-unattributed", "GPU work outside every range",
-      ("%.0f%% of the GPU work that ran during the steps was launched with no range open on the launching thread: it counts in no phase"):format(
+      ("%.0f%% of the GPU work that ran during the steps was launched while no range of the step was open: it counts in no phase"):format(
         100 * t.gpu_unattributed_mean / (t.gpu_busy_mean + t.gpu_unattributed_mean)),
-      "GPU work launched from another thread (PyTorch's autograd thread for backward) has none of the main thread's ranges; docs/trace.md")
+      "work launched before the step's range was pushed (or with no range open at all) runs inside the step all the same; docs/trace.md, \"Attribution\"")
   end
   process_warnings(p, warnings)
   entry.warnings = warnings
