@@ -339,9 +339,11 @@ static int run_stmt(lua_State *L, struct stmt *s, bool rows, const char *fn) {
 static int stmt_run(lua_State *L) { return run_stmt(L, check_stmt(L, 1, "statement:run"), false, "statement:run"); }
 static int stmt_rows(lua_State *L) { return run_stmt(L, check_stmt(L, 1, "statement:rows"), true, "statement:rows"); }
 
+/* statement:close(), also after its connection was closed (the last finalize frees it) */
 static int stmt_close(lua_State *L) {
-  struct stmt *s = check_stmt(L, 1, "statement:close");
-  if (stmt_close_handle(s) != SQLITE_OK) {
+  struct stmt *s = luaL_checkudata(L, 1, STMT_MT);
+  if (!s->handle) return wl_raise(L, WL_EXIT_SCRIPT, "statement:close: statement used after close");
+  if (stmt_close_handle(s) != SQLITE_OK && s->db->handle) {
     lua_getiuservalue(L, 1, 1);
     return db_error(L, lua_gettop(L), s->db->handle, "");
   }

@@ -4,13 +4,15 @@
 --
 -- Binary segmentation with a rank test: over a stretch of the series, every split point with at
 -- least `min_segment` values on each side is scored by the Mann-Whitney rank-sum statistic of
--- the two sides, standardised (|z|); the best split is kept when
---   1. a permutation test of that maximum (the stretch's values shuffled `permutations` times,
---      the maximum over all splits each time) gives p < alpha: the score is not one that the
---      many splits tried would give to noise alone;
+-- the two sides, standardised (|z|); the stretch has a shift when
+--   1. a permutation test of the largest score (the stretch's values shuffled `permutations`
+--      times, the largest over all splits each time) gives p < alpha: the score is not one
+--      that the many splits tried would give to noise alone;
+-- the shift is where two flat levels fit the stretch best (least squares on the logarithms,
+-- the same minimum of values each side), and it is kept when
 --   2. the medians of the two sides differ by at least min_effect;
--- and then it is a step when two flat levels fit the stretch better than a straight line (least
--- squares on the logarithms), a drift otherwise. A step splits the stretch and both sides are
+-- and then it is a step when those two levels fit better than a straight line, a drift
+-- otherwise. A step splits the stretch and both sides are
 -- searched again; a drift is reported over its stretch and ends the search there. One outlier
 -- moves a rank sum by at most the length of a side, which the permutation test absorbs, and
 -- can never be a segment of its own.
@@ -111,21 +113,39 @@ local function slice(xs, lo, hi) return table.move(xs, lo, hi, 1, {}) end
 
 local function ratio(a, b) return b ~= 0 and a / b - 1 or 0 / 0 end
 
+-- where two levels fit y best (least squares), with at least m values on each side: the
+-- rank test says whether there is a shift, the levels say where (ranks alone cannot tell a
+-- high value of the old level from the new one when both sides are separated anyway)
+local function best_step(y, m)
+  local best, at = math.huge, nil
+  for k = m + 1, #y - m + 1 do
+    local rss = rss_step(y, k)
+    if rss < best - 1e-15 then best, at = rss, k end
+  end
+  return at, best
+end
+
 -- the best split of xs[lo..hi]: nil, or {kind = "step", at} or {kind = "drift"}, with p
 local function search(xs, lo, hi, o, rng)
   local n, m = hi - lo + 1, o.min_segment
   if n < 2 * m then return nil end
   local r, ties = ranks(xs, lo, hi)
-  local z, k = max_split(r, n, m, ties)
-  if not k then return nil end
+  local z = max_split(r, n, m, ties)
+  if z < 0 then return nil end -- every value the same
   local p = permutation_p(r, n, m, ties, z, o.permutations, o.alpha, rng)
   if p >= o.alpha then return nil end
+  local y, positive = scale(xs, lo, hi)
+  local k, rss = best_step(y, m)
+  -- at the edge of where a shift may be, and fitting better one step further out: the shift
+  -- has fewer than min_segment values on that side, it has not lasted yet
+  if (k == n - m + 1 and k < n and rss_step(y, k + 1) < rss) or (k == m + 1 and k > 2 and rss_step(y, k - 1) < rss) then
+    return nil
+  end
   local at = lo + k - 1
   local effect = ratio(median(slice(xs, at, hi)), median(slice(xs, lo, at - 1)))
   if not (math.abs(effect) >= o.min_effect) then return nil end
-  local y, positive = scale(xs, lo, hi)
   local rss_line, first, last = line(y)
-  if rss_line <= rss_step(y, k) then
+  if rss_line <= rss then
     local change = positive and math.exp(last - first) - 1 or ratio(last, first)
     return { kind = "drift", first = lo, last = hi, change = change, p = p, z = z }
   end
