@@ -1,0 +1,441 @@
+/* The GPU side: InitializeInjection, which the CUDA driver calls through CUDA_INJECTION64_PATH
+ * when the program initialises CUDA. CUPTI is loaded with dlopen (WLRUN_TRACE_CUPTI, or
+ * libcupti.so.13, then libcupti.so) and used for two things:
+ *   - activity: kernels, copies and sets, with CLOCK_MONOTONIC times (a timestamp callback),
+ *     delivered in 8 MiB buffers and written as K records when CUPTI hands a buffer back;
+ *   - callbacks on entry to the runtime and driver calls that start GPU work (launches, copies,
+ *     sets, graph launches), which note (correlation id, innermost range) as C records.
+ * Every CUPTI call's result is checked; a failure is an E record, or G off with the reason, and
+ * the program runs on untouched. */
+#include <cupti.h>
+
+#include "trace_internal.h"
+#include "trace_format.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+enum { BUFFER_SIZE = 8 << 20, SPARE_BUFFERS = 4, MAX_CBID = 4096 };
+
+enum state { CUPTI_NONE, CUPTI_ACTIVE, CUPTI_OFF, CUPTI_INHERITED };
+
+/* the CUPTI functions used, found with dlsym */
+#define API(name) __typeof__(cupti##name) *name
+static struct {
+  API(ActivityEnable);
+  API(ActivityRegisterCallbacks);
+  API(ActivityRegisterTimestampCallback); /* optional: without it, K times are shifted by an offset */
+  API(ActivityGetNextRecord);
+  API(ActivityGetNumDroppedRecords);
+  API(ActivityFlushAll);
+  API(Subscribe);
+  API(EnableCallback);
+  API(GetCallbackName);
+  API(GetResultString);
+  API(GetTimestamp); /* optional */
+  API(GetVersion);   /* optional */
+} cupti;
+#undef API
+
+static atomic_int state = CUPTI_NONE;
+static char library[256];           /* the CUPTI loaded */
+static int64_t clock_offset;        /* CUPTI's clock minus CLOCK_MONOTONIC, without the timestamp callback */
+static atomic_uint_fast64_t dropped; /* activity records CUPTI dropped */
+static atomic_uint_fast64_t untimed; /* activity records without valid times, left out */
+static atomic_int buffer_failed, parse_failed;
+
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *spare[SPARE_BUFFERS];
+static int nspare;
+
+static const char *result_text(CUptiResult r) {
+  const char *s = NULL;
+  if (cupti.GetResultString && cupti.GetResultString(r, &s) == CUPTI_SUCCESS && s) return s;
+  return "unknown CUPTI error";
+}
+
+static void error_record(const char *what, CUptiResult r, const char *consequence) {
+  char text[512];
+  snprintf(text, sizeof text, "%s: %s (%d)%s%s", what, result_text(r), (int)r, consequence ? "; " : "",
+           consequence ? consequence : "");
+  wt_record_text('E', NULL, text);
+}
+
+static uint64_t CUPTIAPI monotonic_ns(void) { return wt_now(); }
+
+/* ---- names of activity records ---- */
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+/* __cxa_demangle from a libstdc++ the program has loaded (a C++ or PyTorch program); else none */
+static demangle_fn find_demangler(void) {
+  void *f = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+  if (!f) {
+    void *cxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD); /* kept: f is used from now on */
+    if (cxx) f = dlsym(cxx, "__cxa_demangle");
+  }
+  return (demangle_fn)f;
+}
+
+/* Kernel names by CUPTI's pointer (one per kernel, shared by its records), under names_lock. */
+struct kernel_name {
+  const char *key;
+  struct wt_string *name;
+};
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct kernel_name *names;
+static size_t names_cap, names_used;
+
+static size_t slot_of(const struct kernel_name *table, size_t cap, const char *key) {
+  size_t i = ((uintptr_t)key >> 4) * 11400714819323198485ull & (cap - 1);
+  while (table[i].key && table[i].key != key) i = (i + 1) & (cap - 1);
+  return i;
+}
+
+static int grow_names(void) {
+  size_t cap = names_cap ? 2 * names_cap : 1024;
+  struct kernel_name *t = calloc(cap, sizeof *t);
+  if (!t) return 0;
+  for (size_t i = 0; i < names_cap; i++)
+    if (names[i].key) t[slot_of(t, cap, names[i].key)] = names[i];
+  free(names);
+  names = t;
+  names_cap = cap;
+  return 1;
+}
+
+/* The interned string for text, its S line written (the K lines that name it come after). */
+static struct wt_string *defined(struct wt_string *s) {
+  if (!s) return NULL;
+  wt_lock();
+  if (wt_ready()) wt_define(s);
+  wt_unlock();
+  return s;
+}
+
+static struct wt_string *demangled(const char *mangled) {
+  static demangle_fn demangle;
+  static int looked;
+  if (!looked) demangle = find_demangler(), looked = 1;
+  char *plain = NULL;
+  int status = -1;
+  if (demangle && strncmp(mangled, "_Z", 2) == 0) plain = demangle(mangled, NULL, NULL, &status);
+  struct wt_string *s = wt_intern_cstr(status == 0 && plain ? plain : mangled);
+  free(plain);
+  return defined(s);
+}
+
+static struct wt_string *kernel_name(const char *key) {
+  if (!key) key = "(unnamed kernel)";
+  pthread_mutex_lock(&names_lock);
+  struct wt_string *s = NULL;
+  if (names_cap) {
+    size_t i = slot_of(names, names_cap, key);
+    if (names[i].key) s = names[i].name;
+  }
+  if (!s && (s = demangled(key)) && (2 * (names_used + 1) <= names_cap || grow_names())) {
+    size_t i = slot_of(names, names_cap, key);
+    names[i].key = key;
+    names[i].name = s;
+    names_used++;
+  }
+  pthread_mutex_unlock(&names_lock);
+  return s;
+}
+
+static struct wt_string *copy_name(unsigned kind) {
+  static const char *const text[] = {"memcpy", "memcpy HtoD", "memcpy DtoH", "memcpy HtoA", "memcpy AtoH", "memcpy AtoA",
+                                     "memcpy AtoD", "memcpy DtoA", "memcpy DtoD", "memcpy HtoH", "memcpy PtoP"};
+  static struct wt_string *known[sizeof text / sizeof text[0]];
+  if (kind >= sizeof text / sizeof text[0]) kind = 0;
+  pthread_mutex_lock(&names_lock);
+  if (!known[kind]) known[kind] = defined(wt_intern_cstr(text[kind]));
+  struct wt_string *s = known[kind];
+  pthread_mutex_unlock(&names_lock);
+  return s;
+}
+
+static struct wt_string *set_name(void) {
+  static struct wt_string *known;
+  pthread_mutex_lock(&names_lock);
+  if (!known) known = defined(wt_intern_cstr("memset"));
+  struct wt_string *s = known;
+  pthread_mutex_unlock(&names_lock);
+  return s;
+}
+
+/* ---- activity buffers ---- */
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
+  void *b = NULL;
+  pthread_mutex_lock(&spare_lock);
+  if (nspare) b = spare[--nspare];
+  pthread_mutex_unlock(&spare_lock);
+  if (!b && posix_memalign(&b, ACTIVITY_RECORD_ALIGNMENT, BUFFER_SIZE) != 0) b = NULL;
+  *buffer = b;
+  *size = b ? BUFFER_SIZE : 0;
+  *max_records = 0;
+  if (!b) {
+    wt_lost(1);
+    if (!atomic_exchange(&buffer_failed, 1))
+      wt_record_text('E', NULL, "cannot allocate an activity buffer of 8 MiB: CUPTI drops GPU activity records");
+  }
+}
+
+/* One activity record as a K line appended to out (room for it checked by the caller). */
+static size_t activity_line(char *out, size_t room, const CUpti_Activity *rec) {
+  uint64_t correlation, start, end, bytes = 0;
+  uint32_t device, stream;
+  const char *kind;
+  struct wt_string *name;
+  switch (rec->kind) {
+  case CUPTI_ACTIVITY_KIND_KERNEL:
+  case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+    const CUpti_ActivityKernel10 *k = (const void *)rec;
+    kind = "kernel", correlation = k->correlationId, device = k->deviceId, stream = k->streamId;
+    start = k->start, end = k->end, name = kernel_name(k->name);
+    break;
+  }
+  case CUPTI_ACTIVITY_KIND_MEMCPY: {
+    const CUpti_ActivityMemcpy6 *m = (const void *)rec;
+    kind = "memcpy", correlation = m->correlationId, device = m->deviceId, stream = m->streamId;
+    start = m->start, end = m->end, bytes = m->bytes, name = copy_name(m->copyKind);
+    break;
+  }
+  case CUPTI_ACTIVITY_KIND_MEMSET: {
+    const CUpti_ActivityMemset4 *m = (const void *)rec;
+    kind = "memset", correlation = m->correlationId, device = m->deviceId, stream = m->streamId;
+    start = m->start, end = m->end, bytes = m->bytes, name = set_name();
+    break;
+  }
+  default: return 0;
+  }
+  if (!name) return 0; /* counted as lost by the interning */
+  if (start == 0 || end < start) {
+    atomic_fetch_add(&untimed, 1);
+    return 0;
+  }
+  start -= (uint64_t)clock_offset, end -= (uint64_t)clock_offset;
+  int n = snprintf(out, room, "K\t%llu\t%s\t%u\t%u\t%llu\t%llu\t%llu\t%u\n", (unsigned long long)correlation, kind,
+                   device, stream, (unsigned long long)start, (unsigned long long)end, (unsigned long long)bytes,
+                   name->sid);
+  return n > 0 && (size_t)n < room ? (size_t)n : 0;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid) {
+  (void)size;
+  char lines[32768];
+  size_t n = 0;
+  CUpti_Activity *rec = NULL;
+  CUptiResult r;
+  while (buffer && (r = cupti.ActivityGetNextRecord(buffer, valid, &rec)) == CUPTI_SUCCESS) {
+    if (sizeof lines - n < 512) {
+      wt_write_lines(lines, n);
+      n = 0;
+    }
+    n += activity_line(lines + n, sizeof lines - n, rec);
+  }
+  if (n) wt_write_lines(lines, n);
+  if (buffer && r != CUPTI_ERROR_MAX_LIMIT_REACHED && !atomic_exchange(&parse_failed, 1))
+    error_record("cuptiActivityGetNextRecord", r, "the rest of an activity buffer is left out");
+  size_t lost = 0;
+  r = cupti.ActivityGetNumDroppedRecords(ctx, stream, &lost);
+  if (r == CUPTI_SUCCESS) atomic_fetch_add(&dropped, lost);
+  pthread_mutex_lock(&spare_lock);
+  if (buffer && nspare < SPARE_BUFFERS) spare[nspare++] = buffer, buffer = NULL;
+  pthread_mutex_unlock(&spare_lock);
+  free(buffer);
+}
+
+/* ---- callbacks: the calls that start GPU work ---- */
+
+static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data) {
+  (void)userdata, (void)cbid;
+  const CUpti_CallbackData *call = data;
+  if ((domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) &&
+      call->callbackSite == CUPTI_API_ENTER)
+    wt_note_launch(call->correlationId);
+}
+
+/* Launches (Ex, cooperative, _ptsz forms), copies, sets and graph launches; not host functions. */
+static int starts_gpu_work(CUpti_CallbackDomain domain, const char *name) {
+  static const char *const runtime[] = {"cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset"};
+  static const char *const driver[] = {"cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset"};
+  const char *const *prefixes = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime : driver;
+  if (strstr(name, "HostFunc")) return 0;
+  for (size_t i = 0; i < 4; i++)
+    if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) return 1;
+  return 0;
+}
+
+static void enable_callbacks(CUpti_SubscriberHandle sub) {
+  static const CUpti_CallbackDomain domains[] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API};
+  int enabled = 0, failed = 0;
+  CUptiResult first = CUPTI_SUCCESS;
+  for (size_t d = 0; d < 2; d++) {
+    for (uint32_t cbid = 1; cbid < MAX_CBID; cbid++) {
+      const char *name = NULL;
+      if (cupti.GetCallbackName(domains[d], cbid, &name) != CUPTI_SUCCESS || !name) continue; /* no such id */
+      if (!starts_gpu_work(domains[d], name)) continue;
+      CUptiResult r = cupti.EnableCallback(1, sub, domains[d], cbid);
+      if (r == CUPTI_SUCCESS) enabled++;
+      else if (!failed++) first = r;
+    }
+  }
+  if (failed) {
+    char what[128];
+    snprintf(what, sizeof what, "cuptiEnableCallback failed for %d of %d calls", failed, failed + enabled);
+    error_record(what, first, "GPU work they start is not attributed to ranges");
+  }
+  if (!enabled && !failed)
+    wt_record_text('E', NULL, "cuptiGetCallbackName named no launch, copy or set: GPU work is not attributed to ranges");
+}
+
+/* ---- start ---- */
+
+/* Loads CUPTI and finds its functions; on failure, why in reason. */
+static int load(char *reason, size_t room) {
+  const char *chosen = getenv(WL_TRACE_ENV_CUPTI);
+  const char *candidates[] = {chosen && *chosen ? chosen : "libcupti.so.13", chosen && *chosen ? NULL : "libcupti.so"};
+  void *lib = NULL;
+  const char *why = "";
+  for (size_t i = 0; i < 2 && !lib && candidates[i]; i++) {
+    lib = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
+    if (lib) snprintf(library, sizeof library, "%s", candidates[i]);
+    else why = dlerror();
+  }
+  if (!lib) {
+    snprintf(reason, room, "%s: cannot open%s (%s)", candidates[0], candidates[1] ? ", nor libcupti.so" : "",
+             why ? why : "");
+    return 0;
+  }
+#define FIND(name, required)                                                                                        \
+  do {                                                                                                              \
+    cupti.name = (__typeof__(cupti.name))dlsym(lib, "cupti" #name);                                                   \
+    if (!cupti.name && (required)) {                                                                                \
+      snprintf(reason, room, "%s: no cupti" #name " (a CUPTI older than CUDA 12?)", library);                        \
+      return 0;                                                                                                     \
+    }                                                                                                               \
+  } while (0)
+  FIND(GetResultString, 1);
+  FIND(ActivityEnable, 1);
+  FIND(ActivityRegisterCallbacks, 1);
+  FIND(ActivityGetNextRecord, 1);
+  FIND(ActivityGetNumDroppedRecords, 1);
+  FIND(ActivityFlushAll, 1);
+  FIND(Subscribe, 1);
+  FIND(EnableCallback, 1);
+  FIND(GetCallbackName, 1);
+  FIND(ActivityRegisterTimestampCallback, 0);
+  FIND(GetTimestamp, 0);
+  FIND(GetVersion, 0);
+#undef FIND
+  return 1;
+}
+
+/* K times in CLOCK_MONOTONIC ns: CUPTI asks us for its timestamps; failing that, the offset of its
+ * own clock (CLOCK_REALTIME on Linux) is measured once and taken off. */
+static void choose_clock(void) {
+  CUptiResult r = CUPTI_ERROR_NOT_SUPPORTED;
+  if (cupti.ActivityRegisterTimestampCallback) {
+    r = cupti.ActivityRegisterTimestampCallback(monotonic_ns);
+    if (r == CUPTI_SUCCESS) return;
+  }
+  uint64_t before = wt_now(), theirs = 0;
+  if (!cupti.GetTimestamp || cupti.GetTimestamp(&theirs) != CUPTI_SUCCESS) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    theirs = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  }
+  uint64_t after = wt_now();
+  clock_offset = (int64_t)(theirs - (before + (after - before) / 2));
+  error_record(cupti.ActivityRegisterTimestampCallback ? "cuptiActivityRegisterTimestampCallback"
+                                                       : "cuptiActivityRegisterTimestampCallback not in CUPTI",
+               r, "K times are CUPTI's clock less an offset measured once");
+}
+
+/* Sets CUPTI up; on failure (GPU timing off), why in reason. */
+static int start(char *reason, size_t room) {
+  choose_clock();
+  CUptiResult r = cupti.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
+  if (r != CUPTI_SUCCESS) {
+    snprintf(reason, room, "cuptiActivityRegisterCallbacks: %s (%d)", result_text(r), (int)r);
+    return 0;
+  }
+  r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (r != CUPTI_SUCCESS) {
+    snprintf(reason, room, "cuptiActivityEnable(CONCURRENT_KERNEL): %s (%d)", result_text(r), (int)r);
+    return 0;
+  }
+  if ((r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY)) != CUPTI_SUCCESS)
+    error_record("cuptiActivityEnable(MEMCPY)", r, "copies are not timed");
+  if ((r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET)) != CUPTI_SUCCESS)
+    error_record("cuptiActivityEnable(MEMSET)", r, "sets are not timed");
+  CUpti_SubscriberHandle sub;
+  if ((r = cupti.Subscribe(&sub, api_called, NULL)) != CUPTI_SUCCESS)
+    error_record("cuptiSubscribe", r, "GPU work is not attributed to ranges");
+  else enable_callbacks(sub);
+  return 1;
+}
+
+EXPORT int InitializeInjection(void);
+
+/* Called by the CUDA driver, once, while the program initialises CUDA. Returns 1 whatever happens:
+ * the program's CUDA must work, traced or not. */
+int InitializeInjection(void) {
+  if (!wt_init()) return 1;
+  int expected = CUPTI_NONE;
+  if (!atomic_compare_exchange_strong(&state, &expected, CUPTI_OFF)) return 1;
+  const char *gpu = getenv(WL_TRACE_ENV_GPU);
+  char reason[768];
+  if (gpu && strcmp(gpu, "0") == 0) {
+    wt_record_text('G', "off", WL_TRACE_ENV_GPU "=0");
+    return 1;
+  }
+  if (!load(reason, sizeof reason) || !start(reason, sizeof reason)) {
+    wt_record_text('G', "off", reason);
+    return 1;
+  }
+  uint32_t version = 0;
+  if (cupti.GetVersion && cupti.GetVersion(&version) == CUPTI_SUCCESS)
+    snprintf(reason, sizeof reason, "%s (CUPTI API %u)", library, version);
+  else snprintf(reason, sizeof reason, "%s", library);
+  wt_record_text('G', "on", reason);
+  atomic_store(&state, CUPTI_ACTIVE);
+  wt_register_exit(); /* after CUPTI's own exit handlers: ours runs first, while CUPTI still works */
+  return 1;
+}
+
+/* ---- exit and fork ---- */
+
+void wt_cupti_at_exit(void) {
+  if (atomic_load(&state) != CUPTI_ACTIVE) return;
+  CUptiResult r = cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (r != CUPTI_SUCCESS) error_record("cuptiActivityFlushAll", r, "the last GPU activity may be missing");
+  uint64_t n = atomic_load(&untimed);
+  if (n) {
+    char text[128];
+    snprintf(text, sizeof text, "%llu activity records without valid times were left out", (unsigned long long)n);
+    wt_record_text('E', NULL, text);
+  }
+}
+
+uint64_t wt_cupti_dropped(void) { return atomic_load(&dropped); }
+
+/* A forked child does nothing CUDA-related: its parent's CUPTI is not its own. */
+void wt_cupti_fork_child(void) {
+  if (atomic_load(&state) != CUPTI_NONE) atomic_store(&state, CUPTI_INHERITED);
+  pthread_mutex_init(&spare_lock, NULL);
+  pthread_mutex_init(&names_lock, NULL);
+  for (int i = 0; i < nspare; i++) free(spare[i]);
+  nspare = 0;
+  atomic_store(&dropped, 0);
+  atomic_store(&untimed, 0);
+}

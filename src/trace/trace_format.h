@@ -1,0 +1,75 @@
+/* The contract between wlrun's trace library (libwlrun_trace.so, loaded into a traced program
+ * through NVTX_INJECTION64_PATH and CUDA_INJECTION64_PATH) and `wlrun trace`, which reads what it
+ * wrote (lua/wlrun/trace/). docs/trace.md describes the command.
+ *
+ * Environment, set by `wlrun trace` for the program it starts (inherited by its children):
+ *   WLRUN_TRACE_DIR     a directory; without it the library records nothing
+ *   WLRUN_TRACE_SYNC    a range name: the device is synchronised (cuCtxSynchronize on the
+ *                       calling thread's context) before the start and before the end of
+ *                       every range of that name is timed (wlrun trace --sync-steps)
+ *   WLRUN_TRACE_CUPTI   the CUPTI library to load (default: libcupti.so.13, then libcupti.so)
+ *   WLRUN_TRACE_GPU     "0": no CUPTI at all (CPU times only)
+ *
+ * Files: one per process, DIR/<pid>.wltrace, created when the process's first NVTX or CUDA
+ * injection initialises (a forked child opens its own on its first record). A program exec'd by
+ * a traced process keeps its pid: when that name is taken, the file is DIR/<pid>.<n>.wltrace,
+ * n from 2 (read every *.wltrace; the pid is the first line's). UTF-8 text, one
+ * record per line, fields separated by one tab, numbers in decimal. Strings are valid UTF-8 (a
+ * program's invalid bytes become U+FFFD, wide strings are converted) and escaped:
+ * backslash, tab, newline and carriage return as \\ \t \n \r, other bytes below 0x20 and 0x7f
+ * as \xHH. A line that does not end in a newline is the end of a file cut short (the process was
+ * killed while writing).
+ *
+ * The first line:
+ *   wltrace <TAB> 1 <TAB> <pid> <TAB> <ppid> <TAB> <command line, arguments joined by spaces>
+ * Then, in any order except that a string is defined before any line that names it:
+ *   S   sid text                 a string (range name, domain, kernel name), ids from 1
+ *   T   tid name-sid             a thread's name (nvtxNameOsThread); tid is the kernel's thread id
+ *   R   rid tid parent name-sid domain-sid start end payload
+ *                                a push/pop range, closed. parent: the rid of the range it was
+ *                                pushed inside on that thread (any domain), 0 at the top.
+ *                                domain-sid 0 is the default domain. payload: an integer
+ *                                payload given with the range, or - (none)
+ *   A   rid tid name-sid domain-sid start end payload
+ *                                a start/end range (tid: the thread that started it), closed
+ *   O   rid tid parent name-sid domain-sid start payload
+ *                                a range still open when the process ended, or when its thread
+ *                                ended for a push/pop range (nothing can close it then)
+ *                                (push/pop: parent as for R; start/end: parent -)
+ *   C   correlation rid          a CUDA API call that can start GPU work (a launch, a copy, a
+ *                                set, a graph launch) made while range rid was the innermost
+ *                                push/pop range open on the calling thread; correlation is
+ *                                CUPTI's correlation id of the runtime or driver call (both, when
+ *                                they differ). A call on a thread with no range open names the
+ *                                innermost range left by the process's last push or pop (PyTorch
+ *                                launches backward's kernels from autograd's own thread while the
+ *                                thread that pushed "backward" waits); none when there is none
+ *   K   correlation kind device stream start end bytes name-sid
+ *                                GPU work from CUPTI activity: kind kernel, memcpy or memset;
+ *                                bytes 0 for kernels; name-sid: the kernel's (demangled) name or
+ *                                the copy's direction ("memcpy HtoD")
+ *   G   state text               GPU timing in this process: "on" (CUPTI activity enabled) or
+ *                                "off" with the reason, e.g. "off	libcupti.so.13: cannot open"
+ *   D   what count               records lost: "cupti" (CUPTI dropped activity records),
+ *                                "memory" (the library could not allocate); written at exit,
+ *                                one line of each with its total, none when nothing was lost
+ *   E   text                     an error the library met (a CUPTI call that failed)
+ *   X   reason                   the process ended normally ("exit"); absent when it was killed
+ *                                or ended with _exit (as Python's multiprocessing workers do)
+ * Times are nanoseconds of CLOCK_MONOTONIC, for CPU records and (through CUPTI's timestamp
+ * callback) for K records alike. Record letters and field counts never change within version 1;
+ * a reader refuses a line it does not know, naming the file and the line.
+ */
+#ifndef WL_TRACE_FORMAT_H
+#define WL_TRACE_FORMAT_H
+
+#define WL_TRACE_VERSION 1
+#define WL_TRACE_MAGIC "wltrace"
+#define WL_TRACE_SUFFIX ".wltrace"
+
+#define WL_TRACE_ENV_DIR "WLRUN_TRACE_DIR"
+#define WL_TRACE_ENV_SYNC "WLRUN_TRACE_SYNC"
+#define WL_TRACE_ENV_CUPTI "WLRUN_TRACE_CUPTI"
+#define WL_TRACE_ENV_GPU "WLRUN_TRACE_GPU"
+
+#endif

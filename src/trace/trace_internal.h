@@ -1,0 +1,120 @@
+/* The parts of libwlrun_trace.so (trace_format.h is what it writes; docs/trace.md). Everything here is
+ * hidden in the shared library; only InitializeInjectionNvtx2 and InitializeInjection are exported.
+ *
+ * Locks: the trace lock (trace_output.c) guards the file, the thread registry, every thread's
+ * stack of open ranges, the start/end ranges and the counters; the string table has its own lock,
+ * never taken while the trace lock is held; a thread's launch buffer has its own, taken after the
+ * trace lock when both are needed. Nothing is called into CUDA or CUPTI while a lock is held. */
+#ifndef WL_TRACE_INTERNAL_H
+#define WL_TRACE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <wchar.h>
+
+/* ---- strings (trace_strings.c) ---- */
+
+/* An interned string: one per distinct text, never freed; NVTX domain and registered-string
+ * handles point at these. */
+struct wt_string {
+  uint32_t sid;
+  uint32_t defined; /* the file generation whose file holds its S line (under the trace lock) */
+  uint32_t hash;
+  uint32_t len;
+  struct wt_string *next; /* the hash chain */
+  char text[];            /* valid UTF-8, NUL-terminated */
+};
+
+/* The interned string of text[0..len) (invalid UTF-8 replaced by U+FFFD); NULL when out of memory. */
+struct wt_string *wt_intern(const char *text, size_t len);
+struct wt_string *wt_intern_cstr(const char *text); /* NULL text: "" */
+/* The interned UTF-8 form of a wide (UTF-32) string. */
+struct wt_string *wt_intern_wide(const wchar_t *text);
+void wt_strings_fork_prepare(void);
+void wt_strings_fork_parent(void);
+void wt_strings_fork_child(void);
+
+/* ---- the file (trace_output.c) ---- */
+
+uint64_t wt_now(void); /* CLOCK_MONOTONIC, ns */
+pid_t wt_gettid(void);
+
+int wt_out_open(const char *dir); /* at the first initialisation: the file of this process; 0: none */
+void wt_lock(void);
+void wt_unlock(void);         /* writes out what was added under the lock, then unlocks */
+/* The same for a range closed inside another: written when 16 KiB have gathered or 100 ms have
+ * passed since the last write (now: wt_now()), else with the next record written out. */
+void wt_unlock_soon(uint64_t now);
+int wt_ready(void);           /* under the lock: records can be written (opens a forked child's file) */
+int wt_is_open(void);         /* under the lock: this process's file is open */
+int wt_finished(void);        /* the X record is written: no more records */
+void wt_finish(void);         /* under the lock: X, then the file closed */
+void wt_out_fork_child(void); /* the child forgets the parent's file and starts its own on its first record */
+void wt_out_fork_prepare(void);
+void wt_out_fork_parent(void);
+
+/* A record, under the lock and after wt_ready(): wt_define every string it names, then
+ * wt_line(letter), its fields, wt_end(). */
+void wt_define(struct wt_string *s);
+void wt_line(char letter);
+void wt_u64(uint64_t v);
+void wt_i64(int64_t v);
+void wt_sid(const struct wt_string *s); /* 0 for NULL (the default domain) */
+void wt_text(const char *s);            /* escaped */
+void wt_dash(void);                     /* "-" */
+void wt_end(void);
+
+/* A record of one text field (E, or G with its state) written whole, taking the lock. */
+void wt_record_text(char letter, const char *state, const char *text);
+/* Lines made elsewhere (launch and activity batches), written whole, taking the lock. */
+void wt_write_lines(const char *lines, size_t len);
+
+/* Records lost for want of memory, written as "D memory" at exit. */
+void wt_lost(uint64_t n);
+uint64_t wt_lost_count(void);
+
+/* ---- ranges (trace_threads.c: per-thread push/pop; trace_ranges.c: start/end) ---- */
+
+/* An integer payload given with a range */
+struct wt_payload {
+  int kind; /* 0 none, 1 signed, 2 unsigned */
+  uint64_t bits;
+};
+
+int wt_push(struct wt_string *domain, struct wt_string *name, struct wt_payload payload);
+int wt_pop(struct wt_string *domain);
+uint64_t wt_start(struct wt_string *domain, struct wt_string *name, struct wt_payload payload);
+void wt_end_range(uint64_t rid);
+void wt_name_thread(uint32_t tid, struct wt_string *name);
+
+/* A CUDA call that can start GPU work, made on the calling thread: its C record. */
+void wt_note_launch(uint64_t correlation);
+
+uint64_t wt_next_rid(void);       /* under the lock */
+void wt_payload_field(struct wt_payload p);
+
+void wt_threads_init(void);       /* the key whose destructor flushes a thread that ends */
+void wt_threads_at_exit(void);    /* under the lock: every thread's launches, O for its open ranges */
+void wt_threads_fork_child(void); /* only the forking thread remains, with nothing open */
+void wt_ranges_at_exit(void);     /* under the lock: O for the open start/end ranges */
+void wt_ranges_fork_child(void);
+
+/* ---- the device (trace_sync.c, trace_cupti.c) ---- */
+
+void wt_sync_init(void);            /* reads WLRUN_TRACE_SYNC */
+int wt_sync_wanted(const struct wt_string *name);
+void wt_sync_device(void);          /* cuCtxSynchronize where CUDA is loaded; never under a lock */
+void wt_sync_fork_child(void);
+
+void wt_cupti_at_exit(void);        /* flushes CUPTI's buffers into K records; never under a lock */
+void wt_cupti_fork_child(void);
+uint64_t wt_cupti_dropped(void);    /* activity records CUPTI dropped */
+
+/* ---- the process (trace_process.c) ---- */
+
+extern struct wt_string *wt_empty; /* "", for a name that could not be stored */
+int wt_init(void);                  /* the first initialisation of NVTX or CUDA: 1 when tracing */
+void wt_register_exit(void);        /* (again) registers the exit handler: after CUPTI is loaded */
+
+#endif

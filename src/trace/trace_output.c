@@ -1,0 +1,260 @@
+/* The process's trace file, DIR/<pid>.wltrace (trace_format.h): opened at the first
+ * initialisation (a forked child opens its own on its first record), written under the trace
+ * lock. Records are gathered in a buffer while the lock is held and written out when it is
+ * released, so that what the program has done is in the file even if it is killed the next
+ * moment; only a range closed inside another may wait (wt_unlock_soon), since a write costs
+ * more than the rest of a push and pop together. Launches and GPU activity come in batches
+ * (trace_threads.c, trace_cupti.c). */
+#include "trace_internal.h"
+#include "trace_format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+enum state { OUT_NONE, OUT_OPEN, OUT_FAILED, OUT_DONE };
+
+static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
+static char dir[PATH_MAX];
+static char path[PATH_MAX + 64];
+static int fd = -1;
+static enum state state = OUT_NONE;
+static uint32_t generation = 1; /* one per file: a forked child's file defines its strings again */
+static char buf[65536];
+static size_t len;
+static uint64_t last_write; /* wt_now() of the last drain */
+static atomic_int finished;
+static atomic_uint_fast64_t lost;
+
+uint64_t wt_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+pid_t wt_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+
+void wt_lost(uint64_t n) { atomic_fetch_add(&lost, n); }
+uint64_t wt_lost_count(void) { return atomic_load(&lost); }
+int wt_finished(void) { return atomic_load_explicit(&finished, memory_order_relaxed); }
+
+/* ---- writing ---- */
+
+/* Writes the buffer out; a failure is told once, and ends this process's trace. */
+static void drain(void) {
+  size_t done = 0;
+  last_write = wt_now();
+  while (state == OUT_OPEN && done < len) {
+    ssize_t n = write(fd, buf + done, len - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      fprintf(stderr, "wlrun trace: %s: write failed: %s; the trace of process %d stops here\n", path,
+              n < 0 ? strerror(errno) : "nothing written", (int)getpid());
+      close(fd);
+      fd = -1;
+      state = OUT_FAILED;
+      break;
+    }
+    done += (size_t)n;
+  }
+  len = 0;
+}
+
+static void append(const char *s, size_t n) {
+  while (n) {
+    if (len == sizeof buf) drain();
+    size_t k = sizeof buf - len < n ? sizeof buf - len : n;
+    memcpy(buf + len, s, k);
+    len += k, s += k, n -= k;
+  }
+}
+
+static void append_char(char c) {
+  if (len == sizeof buf) drain();
+  buf[len++] = c;
+}
+
+/* backslash, tab, newline, carriage return as \\ \t \n \r; other control bytes as \xHH */
+static void append_escaped(const char *s, size_t n) {
+  static const char hex[] = "0123456789ABCDEF";
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    const char *esc = c == '\\' ? "\\\\" : c == '\t' ? "\\t" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : NULL;
+    if (esc) {
+      append(esc, 2);
+    } else if (c < 0x20 || c == 0x7f) {
+      char x[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+      append(x, 4);
+    } else {
+      append_char((char)c);
+    }
+  }
+}
+
+void wt_line(char letter) { append_char(letter); }
+void wt_dash(void) { append("\t-", 2); }
+void wt_end(void) { append_char('\n'); }
+void wt_sid(const struct wt_string *s) { wt_u64(s ? s->sid : 0); }
+
+/* a field: tab, then v in decimal, with a minus sign when negative */
+static void append_number(uint64_t v, int negative) {
+  char d[24];
+  size_t i = sizeof d;
+  do d[--i] = (char)('0' + v % 10);
+  while (v /= 10);
+  if (negative) d[--i] = '-';
+  d[--i] = '\t';
+  append(d + i, sizeof d - i);
+}
+
+void wt_u64(uint64_t v) { append_number(v, 0); }
+void wt_i64(int64_t v) { append_number(v < 0 ? 0 - (uint64_t)v : (uint64_t)v, v < 0); }
+
+void wt_text(const char *s) {
+  append_char('\t');
+  append_escaped(s, strlen(s));
+}
+
+void wt_define(struct wt_string *s) {
+  if (!s || s->defined == generation) return;
+  s->defined = generation;
+  append_char('S');
+  wt_u64(s->sid);
+  append_char('\t');
+  append_escaped(s->text, s->len);
+  append_char('\n');
+}
+
+/* ---- the file ---- */
+
+/* the command line from /proc/self/cmdline, its arguments joined by spaces (escaped) */
+static void append_command_line(void) {
+  char cmd[16384];
+  int f = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  ssize_t n = f >= 0 ? read(f, cmd, sizeof cmd) : -1;
+  if (f >= 0) close(f);
+  if (n <= 0) return;
+  while (n > 0 && cmd[n - 1] == 0) n--;
+  for (ssize_t i = 0; i < n; i++)
+    if (cmd[i] == 0) cmd[i] = ' ';
+  append_escaped(cmd, (size_t)n);
+}
+
+/* Under the lock: creates this process's file and writes its first line. DIR/<pid>.wltrace, or,
+ * when a file of that name is there (a program exec'd by a traced process keeps its pid),
+ * DIR/<pid>.<n>.wltrace. */
+static int open_file(void) {
+  int pid = (int)getpid();
+  for (int n = 1; n < 100; n++) {
+    if (n == 1) snprintf(path, sizeof path, "%s/%d%s", dir, pid, WL_TRACE_SUFFIX);
+    else snprintf(path, sizeof path, "%s/%d.%d%s", dir, pid, n, WL_TRACE_SUFFIX);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST) break;
+  }
+  if (fd < 0) {
+    fprintf(stderr, "wlrun trace: cannot create %s: %s; process %d is not traced\n", path, strerror(errno), pid);
+    state = OUT_FAILED;
+    return 0;
+  }
+  state = OUT_OPEN;
+  generation++;
+  len = 0;
+  append(WL_TRACE_MAGIC, strlen(WL_TRACE_MAGIC));
+  wt_u64(WL_TRACE_VERSION);
+  wt_u64((uint64_t)pid);
+  wt_u64((uint64_t)getppid());
+  append_char('\t');
+  append_command_line();
+  append_char('\n');
+  drain();
+  return state == OUT_OPEN;
+}
+
+int wt_out_open(const char *d) {
+  wt_lock();
+  int ok = state == OUT_OPEN;
+  if (state == OUT_NONE) {
+    if (strlen(d) >= sizeof dir) {
+      fprintf(stderr, "wlrun trace: %s: the directory's name is too long; process %d is not traced\n", WL_TRACE_ENV_DIR,
+              (int)getpid());
+      state = OUT_FAILED;
+    } else {
+      strcpy(dir, d);
+      ok = open_file();
+    }
+  }
+  wt_unlock();
+  return ok;
+}
+
+void wt_lock(void) { pthread_mutex_lock(&trace_lock); }
+
+void wt_unlock(void) {
+  if (len) drain();
+  pthread_mutex_unlock(&trace_lock);
+}
+
+void wt_unlock_soon(uint64_t now) {
+  if (len >= 16384 || now - last_write >= 100000000u) drain();
+  pthread_mutex_unlock(&trace_lock);
+}
+
+int wt_ready(void) {
+  if (state == OUT_NONE && dir[0] && !wt_finished()) open_file();
+  return state == OUT_OPEN && !wt_finished();
+}
+
+int wt_is_open(void) { return state == OUT_OPEN; }
+
+void wt_finish(void) {
+  if (state == OUT_OPEN) {
+    wt_line('X');
+    wt_text("exit");
+    wt_end();
+    drain();
+    if (state == OUT_OPEN) close(fd);
+    fd = -1;
+  }
+  state = OUT_DONE;
+  atomic_store(&finished, 1);
+}
+
+void wt_record_text(char letter, const char *st, const char *text) {
+  wt_lock();
+  if (wt_ready()) {
+    wt_line(letter);
+    if (st) wt_text(st);
+    wt_text(text);
+    wt_end();
+  }
+  wt_unlock();
+}
+
+void wt_write_lines(const char *lines, size_t n) {
+  wt_lock();
+  if (wt_ready()) append(lines, n);
+  wt_unlock();
+}
+
+/* ---- fork ---- */
+
+void wt_out_fork_prepare(void) { pthread_mutex_lock(&trace_lock); }
+void wt_out_fork_parent(void) { pthread_mutex_unlock(&trace_lock); }
+
+/* The child: the parent's file and what was waiting for it are the parent's. */
+void wt_out_fork_child(void) {
+  pthread_mutex_init(&trace_lock, NULL);
+  if (fd >= 0) close(fd);
+  fd = -1;
+  len = 0;
+  if (state == OUT_OPEN) state = OUT_NONE;
+  atomic_store(&lost, 0);
+}

@@ -1,0 +1,83 @@
+/* The traced process's life: the first initialisation (NVTX's or CUDA's, whichever comes first),
+ * fork (the child starts its own file, without the parent's open ranges, launches or CUDA) and
+ * exit (GPU activity flushed, the ranges still open, what was lost, then X). */
+#include "trace_internal.h"
+#include "trace_format.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+struct wt_string *wt_empty;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int tracing;
+static atomic_int exited;
+
+static void losses(const char *what, uint64_t n) {
+  if (!n) return;
+  wt_line('D');
+  wt_text(what);
+  wt_u64(n);
+  wt_end();
+}
+
+static void at_exit(void) {
+  if (atomic_exchange(&exited, 1)) return;
+  wt_cupti_at_exit(); /* K records from CUPTI's last buffers, before the file is closed */
+  wt_lock();
+  if (wt_is_open()) {
+    wt_threads_at_exit();
+    wt_ranges_at_exit();
+    losses("cupti", wt_cupti_dropped());
+    losses("memory", wt_lost_count());
+  }
+  wt_finish();
+  wt_unlock();
+}
+
+void wt_register_exit(void) {
+  if (atexit(at_exit) != 0)
+    fprintf(stderr, "wlrun trace: cannot register the exit handler; process %d's trace will end without X\n", (int)getpid());
+}
+
+static void fork_prepare(void) {
+  wt_out_fork_prepare();
+  wt_strings_fork_prepare();
+}
+
+static void fork_parent(void) {
+  wt_strings_fork_parent();
+  wt_out_fork_parent();
+}
+
+static void fork_child(void) {
+  wt_strings_fork_child();
+  wt_out_fork_child();
+  wt_threads_fork_child();
+  wt_ranges_fork_child();
+  wt_sync_fork_child();
+  wt_cupti_fork_child();
+}
+
+static void init_once(void) {
+  const char *dir = getenv(WL_TRACE_ENV_DIR);
+  if (!dir || !*dir || !(wt_empty = wt_intern_cstr(""))) return;
+  wt_threads_init();
+  wt_sync_init();
+  /* without the fork handlers a child would write into its parent's file */
+  if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
+    fprintf(stderr, "wlrun trace: cannot register the fork handlers; process %d is not traced\n", (int)getpid());
+    return;
+  }
+  if (!wt_out_open(dir)) return;
+  wt_register_exit();
+  tracing = 1;
+}
+
+int wt_init(void) {
+  pthread_once(&once, init_once);
+  return tracing;
+}

@@ -1,0 +1,294 @@
+/* Each thread's stack of open push/pop ranges (across domains: a range's parent is the innermost
+ * range open on its thread, whatever its domain) and its buffer of launches (C records).
+ *
+ * A launch is cheap: the calling thread reads its own innermost range and adds (correlation,
+ * range) to its own buffer, under its own lock, which nobody else takes but the exit handler; the
+ * buffer is written out when it fills, when the thread ends (the key's destructor) and at exit.
+ * The stack changes only on its own thread, under the trace lock, so that the exit handler can
+ * read every thread's stack. */
+#include "trace_internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { LAUNCHES = 512, MAX_DEPTH = 65536, LAUNCH_LINE = 44 /* "C", two numbers, tabs, newline */ };
+
+struct open_range {
+  uint64_t rid, parent, start;
+  struct wt_string *name, *domain;
+  struct wt_payload payload;
+  int sync; /* WLRUN_TRACE_SYNC's range: the device is synchronised before its end is timed */
+};
+
+struct launch {
+  uint64_t correlation, rid;
+};
+
+struct thread {
+  pid_t tid;
+  int depth, cap;
+  uint64_t overflow; /* pushes past MAX_DEPTH, not recorded: as many pops are ignored */
+  struct open_range *stack;
+  pthread_mutex_t launch_lock;
+  unsigned nlaunch;
+  uint64_t last_correlation, last_rid;
+  struct launch launch[LAUNCHES];
+  char text[LAUNCHES * LAUNCH_LINE]; /* the owner's flush formats here */
+  struct thread *prev, *next;
+};
+
+static __thread struct thread *self;
+static struct thread *threads; /* every thread with a state, under the trace lock */
+static pthread_key_t key;
+static uint64_t next_rid = 1;  /* under the trace lock */
+/* The innermost range after the process's last push or pop: a launch from a thread with no range
+ * open is attributed to it (PyTorch's autograd launches backward's kernels from its own thread
+ * while the thread that pushed "backward" waits). */
+static atomic_uint_fast64_t last_innermost;
+
+uint64_t wt_next_rid(void) { return next_rid++; }
+
+void wt_payload_field(struct wt_payload p) {
+  if (p.kind == 1) wt_i64((int64_t)p.bits);
+  else if (p.kind == 2) wt_u64(p.bits);
+  else wt_dash();
+}
+
+/* ---- records (under the trace lock, the file ready) ---- */
+
+static void launch_records(struct thread *t) {
+  pthread_mutex_lock(&t->launch_lock);
+  for (unsigned i = 0; i < t->nlaunch; i++) {
+    wt_line('C');
+    wt_u64(t->launch[i].correlation);
+    wt_u64(t->launch[i].rid);
+    wt_end();
+  }
+  t->nlaunch = 0;
+  pthread_mutex_unlock(&t->launch_lock);
+}
+
+/* O for each range still open on t, outermost first */
+static void open_records(const struct thread *t) {
+  for (int i = 0; i < t->depth; i++) {
+    const struct open_range *o = &t->stack[i];
+    wt_define(o->name);
+    wt_define(o->domain);
+    wt_line('O');
+    wt_u64(o->rid);
+    wt_u64((uint64_t)t->tid);
+    wt_u64(o->parent);
+    wt_sid(o->name);
+    wt_sid(o->domain);
+    wt_u64(o->start);
+    wt_payload_field(o->payload);
+    wt_end();
+  }
+}
+
+/* ---- thread states ---- */
+
+static void unlink_thread(struct thread *t) {
+  if (t->prev) t->prev->next = t->next;
+  else threads = t->next;
+  if (t->next) t->next->prev = t->prev;
+}
+
+/* The key's destructor: a thread that ends writes its launches and, as open, its ranges left open
+ * (nothing can close them now). */
+static void thread_ended(void *p) {
+  struct thread *t = p;
+  wt_lock();
+  if (wt_ready()) {
+    launch_records(t);
+    open_records(t);
+  }
+  unlink_thread(t);
+  wt_unlock();
+  self = NULL;
+  pthread_mutex_destroy(&t->launch_lock);
+  free(t->stack);
+  free(t);
+}
+
+void wt_threads_init(void) {
+  if (pthread_key_create(&key, thread_ended) != 0) key = (pthread_key_t)-1;
+}
+
+static struct thread *self_state(void) {
+  if (self) return self;
+  struct thread *t = calloc(1, sizeof *t);
+  if (!t) {
+    wt_lost(1);
+    return NULL;
+  }
+  t->tid = wt_gettid();
+  pthread_mutex_init(&t->launch_lock, NULL);
+  wt_lock();
+  t->next = threads;
+  if (threads) threads->prev = t;
+  threads = t;
+  wt_unlock();
+  if (key != (pthread_key_t)-1) pthread_setspecific(key, t);
+  self = t;
+  return t;
+}
+
+static int same_domain_below(const struct thread *t, int top, const struct wt_string *domain) {
+  int n = 0;
+  for (int i = 0; i < top; i++) n += t->stack[i].domain == domain;
+  return n;
+}
+
+/* ---- push and pop ---- */
+
+int wt_push(struct wt_string *domain, struct wt_string *name, struct wt_payload payload) {
+  if (wt_finished()) return -1;
+  struct thread *t = self_state();
+  if (!t) return -1;
+  int sync = wt_sync_wanted(name);
+  if (sync) wt_sync_device();
+  int level = -1;
+  uint64_t now = 0;
+  wt_lock();
+  if (t->depth == t->cap && t->depth < MAX_DEPTH) {
+    int cap = t->cap ? 2 * t->cap : 16;
+    struct open_range *s = realloc(t->stack, (size_t)cap * sizeof *s);
+    if (s) t->stack = s, t->cap = cap;
+  }
+  if (t->depth == t->cap) {
+    t->overflow++;
+    wt_lost(1);
+  } else {
+    level = same_domain_below(t, t->depth, domain);
+    struct open_range *o = &t->stack[t->depth];
+    o->rid = wt_next_rid();
+    o->parent = t->depth ? t->stack[t->depth - 1].rid : 0;
+    o->name = name;
+    o->domain = domain;
+    o->payload = payload;
+    o->sync = sync;
+    o->start = now = wt_now();
+    t->depth++;
+    atomic_store_explicit(&last_innermost, o->rid, memory_order_relaxed);
+  }
+  wt_unlock_soon(now ? now : wt_now()); /* a push writes nothing: what waits, waits on */
+  return level;
+}
+
+int wt_pop(struct wt_string *domain) {
+  struct thread *t = self;
+  if (!t || wt_finished()) return -1;
+  if (t->overflow) {
+    t->overflow--;
+    return -1;
+  }
+  int i = t->depth - 1;
+  while (i >= 0 && t->stack[i].domain != domain) i--;
+  if (i < 0) return -1; /* a pop with nothing pushed in that domain: ignored */
+  if (t->stack[i].sync) wt_sync_device();
+  uint64_t end = wt_now();
+  wt_lock();
+  struct open_range o = t->stack[i];
+  memmove(&t->stack[i], &t->stack[i + 1], (size_t)(t->depth - i - 1) * sizeof o);
+  t->depth--;
+  atomic_store_explicit(&last_innermost, t->depth ? t->stack[t->depth - 1].rid : 0, memory_order_relaxed);
+  if (wt_ready()) {
+    wt_define(o.name);
+    wt_define(o.domain);
+    wt_line('R');
+    wt_u64(o.rid);
+    wt_u64((uint64_t)t->tid);
+    wt_u64(o.parent);
+    wt_sid(o.name);
+    wt_sid(o.domain);
+    wt_u64(o.start);
+    wt_u64(end);
+    wt_payload_field(o.payload);
+    wt_end();
+  }
+  int level = same_domain_below(t, i, domain);
+  if (t->depth) wt_unlock_soon(end);
+  else wt_unlock(); /* the thread's outermost range: written at once */
+  return level;
+}
+
+void wt_name_thread(uint32_t tid, struct wt_string *name) {
+  if (!name) return;
+  wt_lock();
+  if (wt_ready()) {
+    wt_define(name);
+    wt_line('T');
+    wt_u64(tid);
+    wt_sid(name);
+    wt_end();
+  }
+  wt_unlock();
+}
+
+/* ---- launches ---- */
+
+static void flush_launches(struct thread *t) {
+  pthread_mutex_lock(&t->launch_lock);
+  size_t n = 0;
+  for (unsigned i = 0; i < t->nlaunch; i++)
+    n += (size_t)snprintf(t->text + n, LAUNCH_LINE, "C\t%llu\t%llu\n", (unsigned long long)t->launch[i].correlation,
+                          (unsigned long long)t->launch[i].rid);
+  t->nlaunch = 0;
+  pthread_mutex_unlock(&t->launch_lock);
+  wt_write_lines(t->text, n);
+}
+
+void wt_note_launch(uint64_t correlation) {
+  struct thread *t = self;
+  uint64_t rid = t && t->depth ? t->stack[t->depth - 1].rid : 0;
+  if (!rid) {
+    rid = atomic_load_explicit(&last_innermost, memory_order_relaxed);
+    if (!rid || wt_finished()) return;
+    if (!t && !(t = self_state())) return;
+  }
+  /* the driver's call inside the runtime's, when CUPTI gives both one correlation id */
+  if (correlation == t->last_correlation && rid == t->last_rid) return;
+  t->last_correlation = correlation;
+  t->last_rid = rid;
+  pthread_mutex_lock(&t->launch_lock);
+  t->launch[t->nlaunch].correlation = correlation;
+  t->launch[t->nlaunch].rid = rid;
+  int full = ++t->nlaunch == LAUNCHES;
+  pthread_mutex_unlock(&t->launch_lock);
+  if (full) flush_launches(t);
+}
+
+/* ---- exit and fork ---- */
+
+void wt_threads_at_exit(void) {
+  for (struct thread *t = threads; t; t = t->next) {
+    launch_records(t);
+    open_records(t);
+  }
+}
+
+/* The child of fork: the other threads are gone, and this one's ranges and launches are the
+ * parent's to write. */
+void wt_threads_fork_child(void) {
+  for (struct thread *t = threads, *next; t; t = next) {
+    next = t->next;
+    if (t == self) continue;
+    free(t->stack);
+    free(t);
+  }
+  threads = self;
+  /* next_rid goes on: an id of the parent's start/end range, ended in the child, names nothing */
+  atomic_store(&last_innermost, 0);
+  if (!self) return;
+  self->prev = self->next = NULL;
+  self->tid = wt_gettid();
+  self->depth = 0;
+  self->overflow = 0;
+  self->nlaunch = 0;
+  self->last_correlation = self->last_rid = 0;
+  pthread_mutex_init(&self->launch_lock, NULL);
+}
