@@ -239,7 +239,7 @@ function M.details(entries, kernels)
           if ph.top then phases = phases + ph.gpu_mean end
         end
         local iter = e.stats.mean
-        out[#out + 1] = ("  GPU per step: busy %s (%.1f%% of the step): top phases %s, in no phase %s; outside every range %s%s"):format(
+        out[#out + 1] = ("  GPU per step: busy %s (%.1f%% of the step): top phases %s, in no phase %s; launched outside the step %s%s"):format(
           units.time(t.gpu_busy_mean), 100 * t.gpu_busy_mean / iter, units.time(phases), units.time(t.gpu_outside_mean),
           units.time(t.gpu_unattributed_mean), t.data_gpu_mean and ("; data %s"):format(units.time(t.data_gpu_mean)) or "")
       end
