@@ -51,9 +51,14 @@ function store.transaction(db, fn)
   db:exec("COMMIT")
 end
 
+local function not_a_directory(path)
+  if is_dir(path) then fail("io", ("the database '%s' is a directory, not a file"):format(path)) end
+end
+
 -- The database for writing, made when missing (its directory too when it is the default one),
 -- at the current schema version.
 function store.open_writer(path, source)
+  not_a_directory(path)
   local dir = dir_of(path)
   if source == "default" and not is_dir(dir) then
     local ok, err = process().make_dir(dir)
@@ -72,6 +77,7 @@ end
 
 -- The database for reading; it must exist and hold a history.
 function store.open_reader(path)
+  not_a_directory(path)
   if not exists(path) then
     fail("io", ("no history database at '%s' (wlrun history add RESULTS.json makes it)"):format(path))
   end

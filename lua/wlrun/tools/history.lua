@@ -147,9 +147,8 @@ end
 -- show, trend, blame
 
 local function select_series(db, o)
-  local keep, finish = require("wlrun.history.select").selector(o.param, o.filter)
-  local rows = query.rows(db, { scenario = o.scenario, device = o.device, keep = keep })
-  finish()
+  local rows = query.rows(db, { scenario = o.scenario, device = o.device, keep = o.keep })
+  o.finish()
   return rows
 end
 
@@ -226,6 +225,7 @@ function M.main(args)
   local opts = check_options(cmd, o)
   if cmd == "add" then return add(o, pos) end
   if #pos > 0 then fail("usage", ("%s takes no file: '%s' (the database is given with --db)"):format(cmd, pos[1])) end
+  o.keep, o.finish = require("wlrun.history.select").selector(o.param, o.filter) -- its errors before the file's
   local path = store.locate(o.db)
   local db <close> = store.open_reader(path)
   local doc = cmd == "show" and show(db, path, o) or analyse(db, path, o, opts, cmd)
