@@ -1,6 +1,6 @@
 /* The GPU side: InitializeInjection, which the CUDA driver calls through CUDA_INJECTION64_PATH
- * when the program initialises CUDA. CUPTI is loaded with dlopen (WLRUN_TRACE_CUPTI, or
- * libcupti.so.13, then libcupti.so) and used for two things:
+ * when the program initialises CUDA. CUPTI is loaded with dlopen (WLRUN_TRACE_CUPTI, or the
+ * one the program has loaded, or libcupti.so.13, then libcupti.so) and used for two things:
  *   - activity: kernels, copies and sets, with CLOCK_MONOTONIC times (a timestamp callback),
  *     delivered in 8 MiB buffers and written as K records when CUPTI hands a buffer back;
  *   - callbacks on entry to the runtime and driver calls that start GPU work (launches, copies,
@@ -300,20 +300,46 @@ static void enable_callbacks(CUpti_SubscriberHandle sub) {
 
 /* ---- start ---- */
 
-/* Loads CUPTI and finds its functions; on failure, why in reason. */
+/* A CUPTI the program has loaded already (PyTorch links its own): two in one process would
+ * both drive the same driver. */
+static void *loaded_cupti(void) {
+  static const char *const sonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"};
+  for (size_t i = 0; i < sizeof sonames / sizeof sonames[0]; i++) {
+    void *lib = dlopen(sonames[i], RTLD_NOW | RTLD_NOLOAD);
+    if (lib) {
+      snprintf(library, sizeof library, "%s", sonames[i]);
+      return lib;
+    }
+  }
+  return NULL;
+}
+
+#ifndef WLRUN_TRACE_TOOLKIT_LIB
+#define WLRUN_TRACE_TOOLKIT_LIB "/usr/local/cuda/lib64"
+#endif
+
+/* Loads CUPTI and finds its functions; on failure, why in reason. Without WLRUN_TRACE_CUPTI: the
+ * CUPTI loaded already, else the loader's, else the toolkit's copies (not always on its path). */
 static int load(char *reason, size_t room) {
+  static const char *const defaults[] = {"libcupti.so.13", "libcupti.so", WLRUN_TRACE_TOOLKIT_LIB "/libcupti.so.13",
+                                         "/usr/local/cuda/lib64/libcupti.so.13",
+                                         "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"};
   const char *chosen = getenv(WL_TRACE_ENV_CUPTI);
-  const char *candidates[] = {chosen && *chosen ? chosen : "libcupti.so.13", chosen && *chosen ? NULL : "libcupti.so"};
-  void *lib = NULL;
-  const char *why = "";
-  for (size_t i = 0; i < 2 && !lib && candidates[i]; i++) {
+  const char *const *candidates = chosen && *chosen ? &chosen : defaults;
+  size_t n = chosen && *chosen ? 1 : sizeof defaults / sizeof defaults[0];
+  void *lib = chosen && *chosen ? NULL : loaded_cupti();
+  char why[256] = "";
+  for (size_t i = 0; i < n && !lib; i++) {
     lib = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
     if (lib) snprintf(library, sizeof library, "%s", candidates[i]);
-    else why = dlerror();
+    else if (i == 0) {
+      const char *e = dlerror();
+      snprintf(why, sizeof why, "%s", e ? e : "dlopen failed");
+    }
   }
   if (!lib) {
-    snprintf(reason, room, "%s: cannot open%s (%s)", candidates[0], candidates[1] ? ", nor libcupti.so" : "",
-             why ? why : "");
+    snprintf(reason, room, "%s: cannot open (%s)%s", candidates[0], why,
+             n > 1 ? "; nor libcupti.so, nor the toolkit's (set " WL_TRACE_ENV_CUPTI ")" : "");
     return 0;
   }
 #define FIND(name, required)                                                                                        \

@@ -7,7 +7,9 @@
  *   WLRUN_TRACE_SYNC    a range name: the device is synchronised (cuCtxSynchronize on the
  *                       calling thread's context) before the start and before the end of
  *                       every range of that name is timed (wlrun trace --sync-steps)
- *   WLRUN_TRACE_CUPTI   the CUPTI library to load (default: libcupti.so.13, then libcupti.so)
+ *   WLRUN_TRACE_CUPTI   the CUPTI library to load (default: the one the program has loaded
+ *                       already, as PyTorch does, else libcupti.so.13, then libcupti.so, then
+ *                       the toolkit's libcupti.so.13: the build's, /usr/local/cuda's)
  *   WLRUN_TRACE_GPU     "0": no CUPTI at all (CPU times only)
  *
  * Files: one per process, DIR/<pid>.wltrace, created when the process's first NVTX or CUDA

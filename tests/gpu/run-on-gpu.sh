@@ -12,6 +12,9 @@ bin=$root/build-static/wlrun
 bundle=$root/build-static/busted
 export WLRUN_BIN=$bin WLRUN_SOURCE_DIR=$root WLRUN_NVTX_RECORDER=$root/build-static/libnvtx_recorder.so WLRUN_NVTX_SECOND=$root/build-static/nvtx_second.so
 export WLRUN_USERLIB=$root/build-static/libwlrun_userlib.so # docs/libraries.md: the library the specs load
+# wlrun trace: the injection library and the programs its specs run under it
+export WLRUN_TRACE_LIB=$root/build-static/libwlrun_trace.so WLRUN_TRACE_PROGRAM=$root/build-static/trace_nvtx_program
+export WLRUN_TRACE_CUDA_PROGRAM=$root/build-static/trace_cuda_program
 export LUA_PATH="$bundle/share/?.lua;$bundle/share/?/init.lua;$root/tests/?.lua;;"
 export LUA_CPATH="$bundle/lib/?.so;;"
 
