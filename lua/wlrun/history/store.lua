@@ -29,13 +29,17 @@ local function is_dir(path)
   return f ~= nil
 end
 
--- the database's path and where it came from: "--db", "wlrun.ini" or "default"
+-- the database's path and where it came from: "--db", "wlrun.ini" or "default" (shown from
+-- the current directory when it is below it)
 function store.locate(option)
   if option then return option, "--db" end
   local setting = core().settings.history and core().settings.history.db
   if setting then return setting, "wlrun.ini" end
-  local root = require("wlrun.history.git").toplevel(process().cwd() or ".") or process().cwd() or "."
-  return root .. "/.wlrun/history.db", "default"
+  local cwd = process().cwd() or "."
+  local root = require("wlrun.history.git").toplevel(cwd) or cwd
+  local path = root .. "/.wlrun/history.db"
+  if path:sub(1, #cwd + 1) == cwd .. "/" then path = path:sub(#cwd + 2) end
+  return path, "default"
 end
 
 function store.label(path) return ("history: database '%s'"):format(path) end

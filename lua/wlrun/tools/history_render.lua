@@ -110,7 +110,9 @@ local function blame(doc, out)
     lines_of(out, cols, rows)
     out[#out + 1] = ""
   end
-  out[#out + 1] = ("No lasting shift in %s of %d."):format(plural(quiet, "configuration"), #doc.configurations)
+  if quiet > 0 then
+    out[#out + 1] = ("No lasting shift in %d of %s."):format(quiet, plural(#doc.configurations, "configuration"))
+  end
 end
 
 local function gate_lines(doc, out)
