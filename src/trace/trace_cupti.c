@@ -189,8 +189,8 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
   }
 }
 
-/* One activity record as a K line appended to out (room for it checked by the caller). */
-static size_t activity_line(char *out, size_t room, const CUpti_Activity *rec) {
+size_t wt_activity_line(char *out, size_t room, const void *record) {
+  const CUpti_Activity *rec = record;
   uint64_t correlation, start, end, bytes = 0;
   uint32_t device, stream;
   const char *kind;
@@ -240,7 +240,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
       wt_write_lines(lines, n);
       n = 0;
     }
-    n += activity_line(lines + n, sizeof lines - n, rec);
+    n += wt_activity_line(lines + n, sizeof lines - n, rec);
   }
   if (n) wt_write_lines(lines, n);
   if (buffer && r != CUPTI_ERROR_MAX_LIMIT_REACHED && !atomic_exchange(&parse_failed, 1))

@@ -107,6 +107,9 @@ int wt_sync_wanted(const struct wt_string *name);
 void wt_sync_device(void);          /* cuCtxSynchronize where CUDA is loaded; never under a lock */
 void wt_sync_fork_child(void);
 
+/* One CUPTI activity record (kernel, memcpy, memset) as a K line at out, its name's S line written
+ * first; 0 for another kind or a record without valid times. */
+size_t wt_activity_line(char *out, size_t room, const void *record);
 void wt_cupti_at_exit(void);        /* flushes CUPTI's buffers into K records; never under a lock */
 void wt_cupti_fork_child(void);
 uint64_t wt_cupti_dropped(void);    /* activity records CUPTI dropped */

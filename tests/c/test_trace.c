@@ -1,11 +1,16 @@
-/* The trace library's launch records (src/trace/trace_threads.c): what CUPTI's callback gives it on
- * entry to a launch, wt_note_launch(correlation), becomes C records naming the innermost range,
- * through each thread's buffer (written when full, when the thread ends, at exit). Without a GPU
- * CUPTI never calls it, so this test calls it as the callback does, in a child process that
- * traces into a temporary directory and exits; the parent reads the child's file. */
+/* The trace library's records of GPU work, which CUPTI drives and a machine without a GPU never
+ * sees: launches (src/trace/trace_threads.c: what CUPTI's callback gives on entry to a launch,
+ * wt_note_launch(correlation), becomes C records naming the innermost range, through each
+ * thread's buffer written when full, when the thread ends, at exit) and activity records
+ * (src/trace/trace_cupti.c: a kernel, copy or set as a K line, its name demangled where the
+ * process has libstdc++). The test calls them as CUPTI does, with records as CUPTI lays them out,
+ * in child processes that trace into a temporary directory and exit; the parent reads the files. */
+#include <cupti.h>
+
 #include "check.h"
 #include "trace_internal.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -97,6 +102,98 @@ static void threads(void) {
   /* exits with backward open and 8000 buffered */
 }
 
+/* a kernel record as CUPTI gives it */
+static CUpti_ActivityKernel10 kernel(uint32_t correlation, uint64_t start, uint64_t end, const char *name) {
+  CUpti_ActivityKernel10 k;
+  memset(&k, 0, sizeof k);
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.correlationId = correlation;
+  k.deviceId = 1;
+  k.streamId = 7;
+  k.start = start;
+  k.end = end;
+  k.name = name;
+  return k;
+}
+
+/* K lines of synthetic records, written to the file as CUPTI's completion callback writes them */
+static void activity(void) {
+  static const char mangled[] = "_Z12forward_spinm", plain[] = "extern_c_kernel";
+  char again[sizeof mangled];
+  memcpy(again, mangled, sizeof mangled); /* the same name at another address */
+  CUpti_ActivityKernel10 k[] = {kernel(42, 1000, 3000, mangled), kernel(43, 3000, 4000, mangled),
+                                kernel(44, 5000, 6000, again), kernel(45, 7000, 8000, plain),
+                                kernel(46, 9000, 8999, plain), kernel(47, 0, 10, plain)};
+  CUpti_ActivityMemcpy6 copy;
+  memset(&copy, 0, sizeof copy);
+  copy.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  copy.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+  copy.bytes = 8 << 20;
+  copy.correlationId = 50, copy.start = 100, copy.end = 200, copy.streamId = 3;
+  CUpti_ActivityMemset4 set;
+  memset(&set, 0, sizeof set);
+  set.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  set.bytes = 1 << 20;
+  set.correlationId = 51, set.start = 300, set.end = 400, set.streamId = 3;
+  CUpti_Activity other = {CUPTI_ACTIVITY_KIND_MARKER};
+  char lines[4096];
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) n += wt_activity_line(lines + n, sizeof lines - n, &k[i]);
+  n += wt_activity_line(lines + n, sizeof lines - n, &copy);
+  n += wt_activity_line(lines + n, sizeof lines - n, &set);
+  n += wt_activity_line(lines + n, sizeof lines - n, &other);
+  wt_write_lines(lines, n);
+}
+
+/* the same, in a process that has libstdc++ (a C++ or PyTorch program) */
+static void activity_with_cxx(void) {
+  if (!dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL)) _exit(7);
+  activity();
+}
+
+/* the sid of the S line whose text is text, or -1 */
+static long sid_of(const char *t, const char *text) {
+  char want[256];
+  snprintf(want, sizeof want, "\t%s\n", text);
+  for (const char *p = t; p && (p = strstr(p, "\nS\t")); p++) {
+    const char *end = strchr(p + 1, '\n');
+    const char *tab = strchr(p + 3, '\t');
+    if (tab && end && (size_t)(end - tab + 1) == strlen(want) && strncmp(tab, want, strlen(want)) == 0)
+      return strtol(p + 3, NULL, 10);
+  }
+  return -1;
+}
+
+static void test_activity(void) {
+  char line[256];
+  char *t = traced(activity);
+  long mangled = sid_of(t, "_Z12forward_spinm"), plain = sid_of(t, "extern_c_kernel");
+  /* without libstdc++: the name as CUPTI gave it (a sanitizer's runtime has its own demangler) */
+  if (mangled < 0 && dlsym(RTLD_DEFAULT, "__cxa_demangle")) mangled = sid_of(t, "forward_spin(unsigned long)");
+  CHECK(mangled > 0 && plain > 0);
+  snprintf(line, sizeof line, "\nK\t42\tkernel\t1\t7\t1000\t3000\t0\t%ld\n", mangled);
+  CHECK_CONTAINS(t, line);
+  snprintf(line, sizeof line, "\nK\t44\tkernel\t1\t7\t5000\t6000\t0\t%ld\n", mangled); /* one string */
+  CHECK_CONTAINS(t, line);
+  snprintf(line, sizeof line, "\nK\t45\tkernel\t1\t7\t7000\t8000\t0\t%ld\n", plain);
+  CHECK_CONTAINS(t, line);
+  CHECK(!strstr(t, "\nK\t46\t") && !strstr(t, "\nK\t47\t")); /* no valid times */
+  snprintf(line, sizeof line, "\nK\t50\tmemcpy\t0\t3\t100\t200\t8388608\t%ld\n", sid_of(t, "memcpy HtoD"));
+  CHECK_CONTAINS(t, line);
+  snprintf(line, sizeof line, "\nK\t51\tmemset\t0\t3\t300\t400\t1048576\t%ld\n", sid_of(t, "memset"));
+  CHECK_CONTAINS(t, line);
+  CHECK(lines_with(t, "K\t") == 6);
+  CHECK(lines_with(t, "S\t") == 4); /* two kernels, a copy, a set: each once, before its K */
+  CHECK(strstr(t, "\tmemset\n") < strstr(t, "\nK\t51\t"));
+
+  t = traced(activity_with_cxx);
+  long demangled = sid_of(t, "forward_spin(unsigned long)");
+  CHECK(demangled > 0);
+  snprintf(line, sizeof line, "\nK\t43\tkernel\t1\t7\t3000\t4000\t0\t%ld\n", demangled);
+  CHECK_CONTAINS(t, line);
+  CHECK(sid_of(t, "extern_c_kernel") > 0); /* not mangled: kept */
+}
+
 int main(void) {
   if (!mkdtemp(dir)) {
     perror("mkdtemp");
@@ -126,6 +223,7 @@ int main(void) {
   const char *x = strstr(t, "\nX\texit\n");
   CHECK(x && !strstr(x, "\nC\t"));
 
+  test_activity();
   rmdir(dir);
   return check_report("test_trace");
 }
