@@ -156,6 +156,37 @@ describe("wlrun history", function()
     assert.equal("ok", count(d .. "/p.db", "PRAGMA integrity_check"))
   end)
 
+  it("waits for another writer's lock, and stops waiting on Ctrl-C (exit 130)", function()
+    local d = fixtures(h.tmpdir())
+    assert.equal(0, history("add r01.json --db h.db --commit a", d).code)
+    -- a script that holds the write lock for `seconds`, started in the background
+    h.write(d .. "/hold.lua", [[
+local db = require("wlrun.sqlite").open("h.db")
+db:exec("BEGIN IMMEDIATE")
+io.open("held", "w"):close()
+require("wlrun").sleep(tonumber(arg[1]))
+db:exec("ROLLBACK")
+]])
+    local function hold(seconds)
+      os.remove(d .. "/held")
+      assert(os.execute(("cd %s && %s hold.lua %s >/dev/null 2>&1 &"):format(q(d), q(h.bin), seconds)))
+      for _ = 1, 500 do
+        if io.open(d .. "/held") then return end
+        require("wlrun").sleep(0.01)
+      end
+      error("the lock was not taken")
+    end
+    hold(1)
+    local waited = history("add r02.json --db h.db --commit b", d)
+    assert.equal(0, waited.code, waited.stderr)
+    assert.matches("as run 2", waited.stdout)
+    hold(4)
+    local stopped = history("add r03.json --db h.db --commit c", d, { prefix = "timeout --preserve-status -s INT 1" })
+    assert.equal(130, stopped.code, stopped.stderr)
+    assert.matches("^wlrun: interrupted %(Ctrl%-C%)", stopped.stderr)
+    assert.equal(2, count(d .. "/h.db", "SELECT count(*) AS n FROM runs")) -- a reader is not held up
+  end)
+
   it("refuses a corrupt database, another program's and a missing one, exit 9, naming the file", function()
     local d = fixtures(h.tmpdir())
     h.write(d .. "/junk.db", ("this is not SQLite\n"):rep(300))
