@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Distinct strings kept at most: a program naming each range anew ("step 1", "step 2", ...)
+ * would otherwise grow the table for ever; past it, a new name is lost (D memory). */
+enum { MAX_STRINGS = 1 << 20 };
+
 static pthread_mutex_t strings_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct wt_string **buckets;
 static size_t nbuckets, count;
@@ -117,7 +121,7 @@ static struct wt_string *lookup_or_add(const char *text, size_t n) {
     for (struct wt_string *s = buckets[h & (nbuckets - 1)]; s; s = s->next)
       if (s->hash == h && s->len == n && memcmp(s->text, text, n) == 0) return s;
   }
-  if (n > UINT32_MAX - 1) return NULL;
+  if (n > UINT32_MAX - 1 || count >= MAX_STRINGS) return NULL;
   if (count + 1 > 2 * nbuckets && !grow() && !nbuckets) return NULL; /* a full table still takes more */
   struct wt_string *s = malloc(sizeof *s + n + 1);
   if (!s) return NULL;

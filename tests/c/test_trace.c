@@ -4,13 +4,15 @@
  * thread's buffer written when full, when the thread ends, at exit) and activity records
  * (src/trace/trace_cupti.c: a kernel, copy or set as a K line, its name demangled where the
  * process has libstdc++). The test calls them as CUPTI does, with records as CUPTI lays them out,
- * in child processes that trace into a temporary directory and exit; the parent reads the files. */
+ * in child processes that trace into a temporary directory and exit; the parent reads the files.
+ * Last, a write that fails (a full disk): told once on standard error, the program unharmed. */
 #include <cupti.h>
 
 #include "check.h"
 #include "trace_internal.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -194,6 +196,41 @@ static void test_activity(void) {
   CHECK(sid_of(t, "extern_c_kernel") > 0); /* not mangled: kept */
 }
 
+/* The file's descriptor made to fail (as a full disk does), standard error kept in dir/stderr. */
+static void full_disk(void) {
+  char link[64], target[512], err[300];
+  int full = open("/dev/full", O_WRONLY);
+  snprintf(err, sizeof err, "%s/stderr", dir);
+  int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (full < 0 || e < 0 || dup2(e, 2) < 0) _exit(6);
+  for (int fd = 3; fd < 64; fd++) {
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n > 0 && (target[n] = 0, strstr(target, ".wltrace")) && dup2(full, fd) < 0) _exit(6);
+  }
+  for (int i = 0; i < 3; i++) {
+    wt_push(NULL, wt_intern_cstr("lost"), none());
+    wt_pop(NULL);
+  }
+}
+
+static void test_write_error(void) {
+  char *t = traced(full_disk);
+  CHECK(t && lines_with(t, "R\t") == 0);
+  char path[300];
+  snprintf(path, sizeof path, "%s/stderr", dir);
+  FILE *f = fopen(path, "rb");
+  char text[1024] = "";
+  if (f) {
+    text[fread(text, 1, sizeof text - 1, f)] = 0;
+    fclose(f);
+  }
+  unlink(path);
+  CHECK(strncmp(text, "wlrun trace: ", 13) == 0);
+  CHECK_CONTAINS(text, ".wltrace: write failed: No space left on device; the trace of process ");
+  CHECK(strchr(text, '\n') == text + strlen(text) - 1); /* once */
+}
+
 int main(void) {
   if (!mkdtemp(dir)) {
     perror("mkdtemp");
@@ -224,6 +261,7 @@ int main(void) {
   CHECK(x && !strstr(x, "\nC\t"));
 
   test_activity();
+  test_write_error();
   rmdir(dir);
   return check_report("test_trace");
 }
