@@ -377,21 +377,18 @@ describe("the trace library", function()
       assert.matches("^/nonexistent/libcupti%.so%.13: cannot open %(", g[1][2])
     end)
 
-    lib_it("with the toolkit's CUPTI: one G record, on or off with CUPTI's reason, and the program goes on", function()
+    -- where there is a driver, CUPTI called outside cuInit could start CUDA itself: the GPU
+    -- specs below take the real path there
+    local no_driver_it = h.has_gpu and function(name) pending(name .. " -- on a GPU machine: the GPU specs cover it") end
+      or lib_it
+    no_driver_it("without a driver, with the toolkit's CUPTI: G off with CUPTI's reason, and the program goes on", function()
       local t = traced({ "gpu_init" })
       local g = ranges(t, "G")
       assert.equal(1, #g)
-      if g[1][1] == "off" then
-        assert.is_true(#g[1][2] > 0)
-        if not h.has_gpu then
-          -- without a driver CUPTI refuses to enable activity, if it is there at all
-          local why = g[1][2]
-          assert.is_true(why:find(": cannot open", 1, true) ~= nil or why:match("^cupti%w+") ~= nil, why)
-        end
-      else
-        assert.equal("on", g[1][1])
-        assert.matches("libcupti", g[1][2])
-      end
+      assert.equal("off", g[1][1])
+      -- CUPTI refuses to enable activity, if it is there at all
+      local why = g[1][2]
+      assert.is_true(why:find(": cannot open", 1, true) ~= nil or why:match("^cupti%w+") ~= nil, why)
       assert.equal(2, #ranges(t, "R"))
       assert.equal("X", t.records[#t.records][1])
     end)
