@@ -279,6 +279,50 @@ echo $? > rc
       assert.equal(3, #doc.configurations[1].samples)
     end)
 
+    -- Ctrl-C typed at a terminal goes to its whole foreground process group, the program
+    -- included: wlrun must not send it a second time (python3's pty module plays the terminal)
+    local python = require("wlrun.process").find_program("python3")
+    local at_terminal = python and it or function(name) pending(name .. " -- skipped: no python3 to play a terminal") end
+    at_terminal("Ctrl-C at a terminal reaches the program once, and wlrun waits for it", function()
+      local prog, dir = program([[
+n=0
+trap 'n=$((n+1)); echo "program: INT $n"' INT
+: > ready
+i=0; while [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done
+echo "program: $n INT in all"]])
+      local driver = h.write(dir .. "/terminal.py", ([[
+import os, pty, sys, time
+os.chdir(%q)
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ.update(WLRUN_TRACE_LIB=%q, FIXTURE=%q)
+    os.execv(%q, ["wlrun", "trace", "--warmup", "1", "-q", "--", %q])
+for _ in range(300):
+    if os.path.exists("ready"): break
+    time.sleep(0.05)
+time.sleep(0.2)
+os.write(fd, b"")
+out = b""
+while True:
+    try:
+        d = os.read(fd, 4096)
+    except OSError:
+        break
+    if not d: break
+    out += d
+_, status = os.waitpid(pid, 0)
+open("out", "wb").write(out)
+print(os.waitstatus_to_exitcode(status))
+]]):format(dir, STAND_IN, BASIC, bin, prog))
+      local f = assert(io.popen(q(python) .. " " .. q(driver)))
+      local code = tonumber(f:read("a"))
+      f:close()
+      local out = h.read(dir .. "/out")
+      assert.equal(130, code, out)
+      assert.matches("program: 1 INT in all", out)
+      assert.matches("interrupted by Ctrl%-C %(SIGINT%), passed on to the program; the report is above", out)
+    end)
+
     it("SIGTERM: exit 143", function()
       local r = signalled("TERM")
       assert.equal(143, r.code, r.stderr)
