@@ -178,6 +178,52 @@ function Parser:range(f, letter)
   p.ranges[#p.ranges + 1] = r
 end
 
+-- The records that make up most of a trace (K, C, R), read with one match each; anything
+-- unusual in them (a number too long, an unknown string, an id seen before) is left to the
+-- general reader below, which names what is wrong.
+local K_LINE = "^K\t(%d+)\t(%l+)\t(%d+)\t(%d+)\t(%d+)\t(%d+)\t(%d+)\t(%d+)$"
+local C_LINE = "^C\t(%d+)\t(%d+)$"
+local R_LINE = "^R\t(%d+)\t(%d+)\t(%d+)\t(%d+)\t(%d+)\t(%d+)\t(%d+)\t([%-%d]+)$"
+
+local function num(s) return #s <= 19 and math.tointeger(tonumber(s)) or nil end
+
+function Parser:fast(line)
+  local p, c = self.p, line:byte(1)
+  if c == 75 then -- K
+    local corr, kind, device, stream, start, stop, bytes, sid = line:match(K_LINE)
+    if not corr or not read.KINDS[kind] then return false end
+    local w = { corr = num(corr), kind = kind, device = num(device), stream = num(stream), start = num(start),
+      stop = num(stop), bytes = num(bytes), name = self.strings[num(sid) or 0] }
+    if not (w.corr and w.device and w.stream and w.start and w.stop and w.bytes and w.name) or w.stop < w.start then
+      return false
+    end
+    p.gpu[#p.gpu + 1] = w
+    return true
+  elseif c == 67 then -- C
+    local corr, rid = line:match(C_LINE)
+    corr, rid = corr and num(corr), rid and num(rid)
+    if not (corr and rid) or (p.corr[corr] and p.corr[corr] ~= rid) then return false end
+    p.corr[corr] = rid
+    return true
+  elseif c == 82 then -- R
+    local rid, tid, parent, sid, dom, start, stop, payload = line:match(R_LINE)
+    if not rid then return false end
+    local r = { rid = num(rid), tid = num(tid), parent_rid = num(parent), name = self.strings[num(sid) or 0],
+      start = num(start), stop = num(stop), async = false }
+    dom = num(dom)
+    r.domain = dom ~= 0 and dom and self.strings[dom] or nil
+    if payload ~= "-" then r.payload = #payload <= 19 and math.tointeger(tonumber(payload)) or nil end
+    if not (r.rid and r.rid > 0 and r.tid and r.parent_rid and r.name and dom and (dom == 0 or r.domain) and r.start
+        and r.stop and r.stop >= r.start and (payload == "-" or r.payload)) or p.by_rid[r.rid] then
+      return false
+    end
+    p.by_rid[r.rid] = r
+    p.ranges[#p.ranges + 1] = r
+    return true
+  end
+  return false
+end
+
 function Parser:line(line)
   self.lineno = self.lineno + 1
   if #line > self.budget.line then self:fail(("a line of %d bytes (at most %d)"):format(#line, self.budget.line)) end
@@ -186,6 +232,7 @@ function Parser:line(line)
     self:fail(("more than %d records in the trace: trace fewer steps (the report needs --warmup and a few dozen more)"):format(
       self.budget.max_records))
   end
+  if self.lineno > 1 and self:fast(line) then return end
   local f = {}
   for field in (line .. "\t"):gmatch("([^\t]*)\t") do
     f[#f + 1] = field
@@ -311,17 +358,13 @@ end
 
 local function parse_with(text, name, budget)
   local ps = new_parser(name, budget)
-  local n = #text
-  local i = 1
-  while i <= n do
-    local j = text:find("\n", i, true)
-    if not j then
-      ps.p.truncated = true -- a last line without its newline: the file was cut short
-      break
-    end
-    ps:line(text:sub(i, j - 1))
-    i = j + 1
+  local whole = #text
+  if whole > 0 and text:byte(whole) ~= 10 then -- a last line without its newline: the file was cut short
+    ps.p.truncated = true
+    local last = text:find("\n[^\n]*$")
+    text = last and text:sub(1, last) or ""
   end
+  for line in text:gmatch("([^\n]*)\n") do ps:line(line) end
   if ps.lineno == 0 then ps.p.empty = true end
   return ps:finish()
 end
