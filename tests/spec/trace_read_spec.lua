@@ -88,12 +88,16 @@ describe("trace reader", function()
     h.write(dir .. "/9.wltrace", "wltrace\t1\t9\t1\ta\n")
     h.write(dir .. "/notes.txt", "not a trace")
     h.write(dir .. "/11.wltrace", "") -- a process that wrote nothing
+    h.write(dir .. "/9.2.wltrace", "wltrace\t1\t9\t1\tan exec'd program\n") -- the same pid after an exec
+    h.write(dir .. "/9.10.wltrace", "wltrace\t1\t9\t1\tanother\n")
     local t = read.dir(dir)
-    assert.equal(3, #t.processes)
-    assert.equal(9, t.processes[1].pid)
-    assert.equal(10, t.processes[2].pid)
-    assert.equal(11, t.processes[3].pid)
-    assert.is_true(t.processes[3].empty)
+    assert.equal(5, #t.processes)
+    local order = {}
+    for i, p in ipairs(t.processes) do order[i] = p.file end
+    assert.same({ "9.wltrace", "9.2.wltrace", "9.10.wltrace", "10.wltrace", "11.wltrace" }, order)
+    assert.equal(9, t.processes[3].pid)
+    assert.equal(11, t.processes[5].pid)
+    assert.is_true(t.processes[5].empty)
   end)
 
   it("resolves a parent or a correlation that was never written as none, and counts them", function()

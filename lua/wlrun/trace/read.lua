@@ -402,7 +402,8 @@ local function read_bounded(path, name, left, max)
   return table.concat(parts), size
 end
 
--- every DIR/*.wltrace, in the order of their pids: {dir, processes = {process...}}
+-- every DIR/*.wltrace, in the order of their pids: {dir, processes = {process...}}; a file's
+-- pid is its first line's (an empty file: its name's)
 function read.dir(path, limits)
   local l = limits_of(limits)
   local names, err = require("wlrun.process").list_dir(path)
@@ -414,9 +415,17 @@ function read.dir(path, limits)
   if #files > l.files then
     core().error("io", ("%s: %d trace files, more than %d processes"):format(path, #files, l.files), 0)
   end
+  -- <pid>.wltrace, then <pid>.<n>.wltrace for the programs that process exec'd (n from 2)
+  local function order(name)
+    local pid, n = name:match("^(%d+)%.(%d+)%.wltrace$")
+    if not pid then pid, n = name:match("^(%d+)%.wltrace$"), 1 end
+    return tonumber(pid), tonumber(n)
+  end
   table.sort(files, function(a, b)
-    local x, y = tonumber(a:match("^(%d+)%.")), tonumber(b:match("^(%d+)%."))
-    if x and y and x ~= y then return x < y end
+    local x, i = order(a)
+    local y, j = order(b)
+    if x and y and (x ~= y or i ~= j) then return x < y or (x == y and i < j) end
+    if (x == nil) ~= (y == nil) then return x ~= nil end
     return a < b
   end)
   local budget, left = budget_of(l), l.bytes

@@ -244,7 +244,7 @@ local function process_warnings(p, w)
       table.concat(list, "; "), more > 0 and ("; and %d more"):format(more) or ""), "docs/trace.md")
   end
   if not p.exit then
-    warning(w, "process-killed", "the process did not exit", ("process %d ended without exiting (killed by a signal?)%s: what it did last may be missing"):format(
+    warning(w, "process-killed", "the process did not exit", ("process %d ended without a normal exit (killed by a signal, or _exit)%s: what it did last may be missing"):format(
       p.pid, p.truncated and ", its trace file cut short" or ""), "the report covers the steps that were written")
   end
 end
