@@ -5,8 +5,9 @@
 local h = require "helper"
 
 local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
--- any ELF shared library passes the check of WLRUN_TRACE_LIB; `sh -c` loads none
-local LIB = "WLRUN_TRACE_LIB=" .. h.quote(os.getenv("WLRUN_NVTX_RECORDER") or bin)
+-- any ELF shared library passes the check of WLRUN_TRACE_LIB; `sh -c` loads none. The trace
+-- directory is made in the case's own (TMPDIR=.): one that cannot be read is kept
+local LIB = "TMPDIR=. WLRUN_TRACE_LIB=" .. h.quote(os.getenv("WLRUN_NVTX_RECORDER") or bin)
 
 -- `wlrun trace` of a shell command that writes TEXT as its process's trace file
 local function writes(text, options)
@@ -41,7 +42,12 @@ return {
   { name = "trace: fewer steps than the warmup", args = writes(STEP .. "R\t1\t5\t0\t1\t0\t1\t2\t-\nX\texit\n"),
     env = LIB, code = 2, stderr = "wlrun: trace: process %d+ has 1 closed 'train_step' range, not more than %-%-warmup 5" },
   { name = "trace: a file that is not a trace", args = writes("hello\n"), env = LIB, code = 9,
-    stderr = "wlrun: trace: %d+%.wltrace:1: not a wlrun trace file" },
+    stderr = "wlrun: trace: %d+%.wltrace:1: not a wlrun trace file",
+    check = function(r, dir) -- the files kept, where it says
+      local kept = r.stderr:match("the trace files are kept in ([^\n]+)")
+      assert(kept and kept:sub(1, #dir + 1) == dir .. "/", r.stderr)
+      assert(io.open(kept .. "/" .. r.stderr:match("(%d+%.wltrace):1:")))
+    end },
   { name = "trace: an unknown record", args = writes(HEAD .. "Q\t1\n"), env = LIB, code = 9,
     stderr = "wlrun: trace: %d+%.wltrace:2: an unknown record 'Q'" },
   { name = "trace: a record with a field too many", args = writes(STEP .. "R\t1\t5\t0\t1\t0\t1\t2\t-\t9\n"), env = LIB,

@@ -111,6 +111,11 @@ describe("wlrun trace", function()
     r = trace("--trace-dir " .. q(dir .. "/raw") .. " -- " .. q(prog), BASIC)
     assert.equal(2, r.code)
     assert.matches("already holds trace files %(100%.wltrace%)", r.stderr)
+    -- a relative directory is given to the program as an absolute one: it may change its own
+    r = trace("--warmup 1 --trace-dir raw2 -- sh -c " .. q('cd / && cp "$FIXTURE" "$WLRUN_TRACE_DIR/5.wltrace"'), BASIC,
+      { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    assert.truthy(io.open(dir .. "/raw2/5.wltrace"))
   end)
 
   it("reports CPU times only, and says why, when CUPTI was off", function()

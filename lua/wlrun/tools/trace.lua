@@ -302,6 +302,8 @@ local function trace(o, cmd)
   else
     dir = require("wlrun.isolate").temp_dir("wlrun-trace-", "wlrun " .. TOOL)
   end
+  -- absolute, for a program that changes its directory (and a relative TMPDIR)
+  if dir:sub(1, 1) ~= "/" then dir = (process.cwd() or ".") .. "/" .. dir end
   local sink <close> = require("wlrun.sink").new { format = o.format, quiet = o.quiet, progress = false }
   local env = { WLRUN_TRACE_DIR = dir, NVTX_INJECTION64_PATH = lib, CUDA_INJECTION64_PATH = lib }
   for _, v in ipairs { "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH" } do
