@@ -116,7 +116,7 @@ static bool param_given_once(const struct wl_cli *cli, char *err, size_t errlen)
 }
 
 static const char *subcommands[] = {"run", "info"};
-static const char *tools[] = {"compare", "merge", "plot", "export", "history", "trace"};
+static const char *tools[] = {"compare", "merge", "plot", "export", "history", "trace", "report"};
 
 bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t errlen) {
   static struct option longopts[NSETTING_OPTIONS + 20];
