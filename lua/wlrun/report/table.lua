@@ -147,8 +147,10 @@ function M.why(c)
 end
 
 -- The table of a document: columns {title, right = bool} and rows
--- {cells = {...}, ok = bool, lead = number of leading cells, why = text}; `lead` cells (index,
--- parameters, status) are shown on every row; the others on rows with a measurement.
+-- {cells = {...}, keys = {...}, ok = bool, lead = number of leading cells, why = text}; `lead`
+-- cells (index, parameters, status) are shown on every row; the others on rows with a
+-- measurement. keys[j]: the number behind cells[j] where it has one (for sorting: the median
+-- in seconds, the p10 of "p10..p90"), nil otherwise.
 function M.build(doc)
   local axes = M.axes(doc)
   local metrics = M.metrics_present(doc)
@@ -164,10 +166,11 @@ function M.build(doc)
 
   local rows = {}
   for i, c in ipairs(doc.configurations or {}) do
-    local cells = { M.value(c.index or i) }
+    local cells, keys = { M.value(c.index or i) }, { c.index or i }
     for _, a in ipairs(axes) do
       local v = c.params and c.params[a]
       cells[#cells + 1] = M.value(v)
+      keys[#cells] = type(v) == "number" and v or nil
       -- a column is right-aligned when all its values are numbers
       if v ~= nil and type(v) ~= "number" then cols[#cells].right = false end
     end
@@ -175,15 +178,22 @@ function M.build(doc)
     local ok = c.stats ~= nil
     if ok then
       local s = c.stats
-      cells[#cells + 1] = M.time(s.median)
-      cells[#cells + 1] = M.time_range(s.p10, s.p90)
-      cells[#cells + 1] = M.percent(s.cv)
-      cells[#cells + 1] = s.n and M.value(s.n) or "-"
-      cells[#cells + 1] = M.mode(c)
-      for _, d in ipairs(metrics) do cells[#cells + 1] = M.metric(d, c.metrics and c.metrics[d.key]) end
-      cells[#cells + 1] = M.warning_codes(c)
+      local function put(text, key)
+        local j = #cells + 1
+        cells[j], keys[j] = text, key
+      end
+      put(M.time(s.median), s.median)
+      put(M.time_range(s.p10, s.p90), s.p10)
+      put(M.percent(s.cv), s.cv)
+      put(s.n and M.value(s.n) or "-", s.n)
+      put(M.mode(c))
+      for _, d in ipairs(metrics) do
+        local v = c.metrics and c.metrics[d.key]
+        put(M.metric(d, v), type(v) == "number" and v or nil)
+      end
+      put(M.warning_codes(c))
     end
-    rows[#rows + 1] = { cells = cells, ok = ok, lead = lead, why = M.why(c), config = c }
+    rows[#rows + 1] = { cells = cells, keys = keys, ok = ok, lead = lead, why = M.why(c), config = c }
   end
   return { columns = cols, rows = rows, lead = lead, axes = axes, metrics = metrics }
 end
