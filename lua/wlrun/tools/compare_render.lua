@@ -95,25 +95,31 @@ local function build_rows(doc)
     { util.pct(doc.settings.confidence) .. " interval", true }, { "change", true }, { "p", true }, { "n", true },
     { "verdict", false },
   } do cols[#cols + 1] = { title = c[1], right = c[2] } end
-  local rows = {}
+  local rows, keys = {}, {}
   for _, r in ipairs(doc.configurations) do
-    local cells = {}
+    local cells, k = {}, {}
     for j, n in ipairs(doc.parameters) do
       local v = r.params[n]
       cells[j] = param_text(v)
+      k[j] = type(v) == "number" and v or nil
       if v ~= nil and type(v) ~= "number" then cols[j].right = false end
     end
-    cells[#cells + 1] = T.time(r.base.median)
-    cells[#cells + 1] = T.time(r.new.median)
-    cells[#cells + 1] = ratio_text(r.ratio)
-    cells[#cells + 1] = interval_text(r.lo, r.hi)
-    cells[#cells + 1] = M.change_text(r.change)
-    cells[#cells + 1] = p_text(r.p)
-    cells[#cells + 1] = ("%s/%s"):format(T.value(r.base.n), T.value(r.new.n))
-    cells[#cells + 1] = r.verdict
+    local function put(text, key)
+      local j = #cells + 1
+      cells[j], k[j] = text, key
+    end
+    put(T.time(r.base.median), r.base.median)
+    put(T.time(r.new.median), r.new.median)
+    put(ratio_text(r.ratio), r.ratio)
+    put(interval_text(r.lo, r.hi), r.lo)
+    put(M.change_text(r.change), r.change)
+    put(p_text(r.p), r.p)
+    put(("%s/%s"):format(T.value(r.base.n), T.value(r.new.n)), r.new.n)
+    put(r.verdict)
     rows[#rows + 1] = cells
+    keys[#rows] = k
   end
-  return cols, rows
+  return cols, rows, keys
 end
 
 local function listing(doc, list, which)
@@ -258,6 +264,12 @@ function M.render_markdown(doc)
   end
   return table.concat(out, "\n") .. "\n"
 end
+
+-- for wlrun report's page (wlrun.html.comparison): the same lines and table; build_rows also
+-- gives each row's sort keys (the numbers behind its cells)
+M.build_rows, M.side_line, M.ignored_line, M.method_line, M.geomean_line = build_rows, side_line, ignored_line,
+  method_line, geomean_line
+M.verdict_counts, M.listing, M.not_compared_lines = verdict_counts, listing, not_compared_lines
 
 function M.render(doc, format)
   if format == "table" then return M.render_table(doc) end
