@@ -148,6 +148,9 @@ function M.gate_message(doc)
     plural(g.failing, "configuration"), util.pct(g.fail_on), table.concat(list, "; "))
 end
 
+-- for wlrun report's page (wlrun.html.history): a series' heading and a p-value as here
+M.heading, M.p_text, M.params_text = heading, p_text, params_text
+
 function M.text(doc)
   local out = {}
   if doc.command == "show" then
