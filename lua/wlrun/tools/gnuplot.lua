@@ -24,18 +24,7 @@ M.LIMIT = 500 -- characters of one text in a plot; more are cut, with "…"
 function M.string(s, format)
   s = tostring(s)
   if #s > 4 * M.LIMIT then s = s:sub(1, 4 * M.LIMIT) end
-  s = s:gsub("[%z\1-\31\127]", " ")
-  local parts, i = {}, 1
-  while i <= #s do
-    local ok, bad = utf8.len(s, i)
-    if ok then
-      parts[#parts + 1] = s:sub(i)
-      break
-    end
-    parts[#parts + 1] = s:sub(i, bad - 1) .. "\u{FFFD}"
-    i = bad + 1
-  end
-  s = table.concat(parts)
+  s = require("wlrun.utf8_text").valid((s:gsub("[%z\1-\31\127]", " ")))
   if utf8.len(s) > M.LIMIT then s = s:sub(1, utf8.offset(s, M.LIMIT + 1) - 1) .. "…" end
   if format then s = s:gsub("%%", "%%%%") end
   return '"' .. s:gsub('[\\"`@]', { ["\\"] = "\\\\", ['"'] = '\\"', ["`"] = "\\140", ["@"] = "\\100" }) .. '"'
