@@ -48,6 +48,7 @@ step evidence "$bin" tests/bench/evidence.lua -- "$root/build-static/evidence_ra
 step bench-cublas "$bin" tests/bench/cublas.lua -- "$root/build-static/cublas_raw" all
 step bench-nvrtc-nvcc "$bin" tests/bench/nvrtc_vs_nvcc.lua -- "$root/build-static/modules"
 step bench-json "$bin" tests/bench/json.lua
+step bench-trace "$bin" tests/bench/trace_overhead.lua # PyTorch: wlrun trace's cost by step length
 step bench-output "$bin" tests/bench/output_cost.lua
 step gemm-sweep "$bin" scenarios/gemm_sweep.lua -o "$out/gemm.json" -o "$out/gemm.csv" -o "$out/gemm.md"
 step bandwidth "$bin" scenarios/bandwidth.lua -o "$out/bandwidth.json" -o "$out/bandwidth.md"

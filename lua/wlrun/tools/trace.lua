@@ -291,6 +291,36 @@ local function run_info(o, cmd, program, lib, r, dir, nprocs)
     interrupted = r.interrupted, sync_steps = o.sync_steps, dir = o.trace_dir and dir or nil, processes = nprocs }
 end
 
+-- the environment that injects the trace library; warn(text) hears of variables it replaces
+function M.environment(o, dir, lib, warn)
+  local env = { WLRUN_TRACE_DIR = dir, NVTX_INJECTION64_PATH = lib, CUDA_INJECTION64_PATH = lib }
+  for _, v in ipairs { "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH" } do
+    local old = os.getenv(v)
+    if old and old ~= "" and old ~= lib then warn(("trace: %s was '%s': replaced by wlrun's trace library"):format(v, old)) end
+  end
+  if o.sync_steps then env.WLRUN_TRACE_SYNC = o.step end
+  for k, v in pairs(o.env or {}) do env[k] = v end
+  return env
+end
+
+-- runs the program (its path and arguments in argv) with the trace library injected, writing
+-- into dir, and reads what its processes wrote: {result = core.spawn's, trace = the parsed
+-- files, entries = the report's configurations, problem = the error that stopped reading or
+-- reporting, dir = the directory, absolute}. spawn: core.spawn's options besides env.
+function M.run(o, argv, lib, dir, spawn, warn)
+  -- absolute, for a program that changes its directory (and a relative TMPDIR)
+  if dir:sub(1, 1) ~= "/" then dir = (process.cwd() or ".") .. "/" .. dir end
+  spawn.env = M.environment(o, dir, lib, warn)
+  local r = process.spawn(argv, spawn)
+  local ok, res = pcall(read.dir, dir)
+  local out = { result = r, trace = ok and res or nil, dir = dir }
+  if ok then ok, res = pcall(trace_report.entries, out.trace, o) end
+  if ok then out.entries = res else out.problem = res end
+  local problem = out.problem
+  if type(problem) == "table" and type(problem.message) == "string" then problem.message = "trace: " .. problem.message end
+  return out
+end
+
 -- runs CMD traced; returns the exit code and the message of the end (nil, nil: success)
 local function trace(o, cmd)
   local program = M.program(cmd[1])
@@ -302,27 +332,15 @@ local function trace(o, cmd)
   else
     dir = require("wlrun.isolate").temp_dir("wlrun-trace-", "wlrun " .. TOOL)
   end
-  -- absolute, for a program that changes its directory (and a relative TMPDIR)
-  if dir:sub(1, 1) ~= "/" then dir = (process.cwd() or ".") .. "/" .. dir end
   local sink <close> = require("wlrun.sink").new { format = o.format, quiet = o.quiet, progress = false }
-  local env = { WLRUN_TRACE_DIR = dir, NVTX_INJECTION64_PATH = lib, CUDA_INJECTION64_PATH = lib }
-  for _, v in ipairs { "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH" } do
-    local old = os.getenv(v)
-    if old and old ~= "" and old ~= lib then sink:warning(("trace: %s was '%s': replaced by wlrun's trace library"):format(v, old)) end
-  end
-  if o.sync_steps then env.WLRUN_TRACE_SYNC = o.step end
   local argv = { program }
   for i = 2, #cmd do argv[i] = cmd[i] end
   local started = process.utc_now()
-  local r = process.spawn(argv, { env = env, timeout = o.timeout or 0, forward_signals = true })
+  local run = M.run(o, argv, lib, dir, { timeout = o.timeout or 0, forward_signals = true },
+    function(text) sink:warning(text) end)
+  local r, parsed, entries, problem = run.result, run.trace, run.entries, run.problem
+  dir = run.dir
   local how, code, kind = M.outcome(r)
-
-  local ok, res = pcall(read.dir, dir)
-  local parsed, entries = ok and res or nil, nil
-  if ok then ok, res = pcall(trace_report.entries, parsed, o) end
-  if ok then entries = res end
-  local problem = not ok and res or nil -- the report could not be made
-  if type(problem) == "table" and type(problem.message) == "string" then problem.message = "trace: " .. problem.message end
   if entries then
     local info = run_info(o, cmd, program, lib, r, dir, #parsed.processes)
     local doc = M.document(o, cmd, program, { started = started, info = info,

@@ -1,0 +1,63 @@
+-- Benchmark (not a test): what `wlrun trace` costs a PyTorch training loop
+-- (tests/trace/torch_train.py), by step length. For each model size the same script runs
+-- untraced (no ranges, no wlrun), traced with NVTX only (WLRUN_TRACE_GPU=0: ranges, no CUPTI)
+-- and traced in full (ranges, CUPTI kernel/memcpy/memset activity, launch correlation); each
+-- run times its steps the methodology's manual way (synchronise, perf_counter) and the ratio
+-- of the medians against the untraced run is the overhead. The target of issue 17: at most
+-- 2 % for a step of 10 ms or more.
+--   wlrun tests/bench/trace_overhead.lua [python3]       (from the repository root)
+local python = arg[1] or os.getenv("WLRUN_PYTHON") or "python3"
+local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
+local STEPS, SKIP = 60, 10
+
+local sizes = {
+  { hidden = 1024, batch = 256, layers = 4 },
+  { hidden = 4096, batch = 256, layers = 4 },
+  { hidden = 8192, batch = 256, layers = 4 },
+  { hidden = 8192, batch = 1024, layers = 4 },
+}
+
+local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+local function median(xs)
+  table.sort(xs)
+  local n = #xs
+  return n % 2 == 1 and xs[(n + 1) // 2] or (xs[n // 2] + xs[n // 2 + 1]) / 2
+end
+
+local function run(size, variant)
+  local template = os.tmpname()
+  local script = ("%s tests/trace/torch_train.py --steps %d --hidden %d --batch %d --layers %d --workers 4 --template %s"):format(
+    q(python), STEPS, size.hidden, size.batch, size.layers, q(template))
+  local cmd
+  if variant == "untraced" then
+    cmd = script .. " --no-nvtx"
+  else
+    cmd = ("%s%s trace --quiet --batch-size %d -- %s"):format(variant == "nvtx" and "WLRUN_TRACE_GPU=0 " or "", q(bin),
+      size.batch, script)
+  end
+  local ok = os.execute(cmd .. " >/dev/null 2>&1")
+  assert(ok, "failed: " .. cmd)
+  local f = assert(io.open(template))
+  local times = require("wlrun.json").decode(f:read("a")).step_times
+  f:close()
+  os.remove(template)
+  local kept = {}
+  for i = SKIP + 1, #times do kept[#kept + 1] = times[i] end
+  return median(kept)
+end
+
+print(("wlrun trace overhead on %s: %d steps, the median of the last %d, manual step timing"):format(
+  require("wlrun").device().name, STEPS, STEPS - SKIP))
+print(("%-22s %12s %12s %12s %10s %10s"):format("model", "untraced", "NVTX only", "full", "NVTX", "full"))
+local missed = {}
+for _, s in ipairs(sizes) do
+  local t = {}
+  for _, v in ipairs { "untraced", "nvtx", "full" } do t[v] = run(s, v) end
+  local nv, full = t.nvtx / t.untraced - 1, t.full / t.untraced - 1
+  print(("%-22s %9.3f ms %9.3f ms %9.3f ms %+9.2f%% %+9.2f%%"):format(("h%d b%d x%d"):format(s.hidden, s.batch, s.layers),
+    t.untraced * 1e3, t.nvtx * 1e3, t.full * 1e3, 100 * nv, 100 * full))
+  if t.untraced >= 0.010 and full > 0.02 then missed[#missed + 1] = ("h%d b%d"):format(s.hidden, s.batch) end
+end
+print(("\ntarget: at most 2 %% for steps of 10 ms or more: %s"):format(#missed == 0 and "met"
+  or ("MISSED (" .. table.concat(missed, ", ") .. ")")))

@@ -1,0 +1,96 @@
+-- GPU specs of `wlrun trace` on a real PyTorch training loop (tests/trace/torch_train.py, issue
+-- 17): the traced iteration times agree with the methodology's own manual timing of the same
+-- steps in the same run, the slow loader trips data-bottleneck and the fast one does not, and
+-- the phases' GPU times add up to the step's GPU busy time. Skipped by name where PyTorch with
+-- CUDA is missing. WLRUN_PYTHON names the interpreter (default python3).
+local h = require "helper"
+
+local python = os.getenv("WLRUN_PYTHON") or "python3"
+local function has_torch()
+  local p = io.popen(h.quote(python) .. " -c 'import torch; print(torch.cuda.is_available())' 2>/dev/null")
+  local out = p and p:read("a") or ""
+  if p then p:close() end
+  return out:match("True") ~= nil
+end
+local torch_ok = h.has_gpu and has_torch()
+
+local function torch_it(name, fn)
+  if torch_ok then return h.gpu_it(name, fn) end
+  pending("[gpu] " .. name .. " -- skipped: " .. (h.has_gpu and ("PyTorch with CUDA is not importable by " .. python)
+    or h.no_gpu_reason))
+end
+
+local function median(xs)
+  local s = {}
+  for i, x in ipairs(xs) do s[i] = x end
+  table.sort(s)
+  local n = #s
+  return n % 2 == 1 and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
+end
+
+local json = require("wlrun.results")
+
+-- traces torch_train.py with args; returns the configuration and the manual step times
+local function trace(dir, args, extra)
+  local template = dir .. "/template.json"
+  local r = h.run(("trace --batch-size 256 --quiet %s -o %s -- %s %s --template %s %s"):format(extra or "",
+    h.quote(dir .. "/trace.json"), h.quote(python), h.quote(h.source_dir .. "/tests/trace/torch_train.py"),
+    h.quote(template), args))
+  assert.equal(0, r.code, r.stdout .. r.stderr)
+  local doc = json.decode(h.read(dir .. "/trace.json"), "trace.json")
+  assert.equal(1, #doc.configurations, r.stdout)
+  local manual = require("wlrun.json").decode(h.read(template)).step_times
+  return doc.configurations[1], manual, r
+end
+
+local function codes(c)
+  local t = {}
+  for _, w in ipairs(c.warnings or {}) do t[#t + 1] = w.code end
+  return table.concat(t, ",")
+end
+
+describe("wlrun trace of a PyTorch training loop", function()
+  torch_it("agrees with the manual timing within 2 %, phases add up to the GPU busy time within 5 %", function()
+    local dir = h.tmpdir()
+    local c, manual = trace(dir, "--steps 40 --hidden 8192 --batch 256 --workers 4")
+    assert.equal("ok", c.status)
+    assert.equal("gpu", c.trace.timing, c.trace.cupti.reason)
+    assert.equal(35, #c.samples) -- 40 steps, 5 of warmup
+    -- the same steps, pairwise: the step range inside the template's synchronised window
+    local worst, ratios = 0, {}
+    for i, t in ipairs(c.samples) do
+      local m = manual[i + 5]
+      ratios[i] = t / m
+      worst = math.max(worst, math.abs(t / m - 1))
+    end
+    local phases = 0
+    for _, ph in ipairs(c.trace.phases) do if ph.top then phases = phases + ph.gpu_mean end end
+    print(("\n    iter %.3f ms (manual %.3f ms), median ratio %.4f, worst %.2f%%; GPU busy %.3f ms, phases %.3f ms (%.1f%%)"):format(
+      median(c.samples) * 1e3, median(manual) * 1e3, median(ratios), 100 * worst, c.trace.gpu_busy_mean * 1e3,
+      phases * 1e3, 100 * phases / c.trace.gpu_busy_mean))
+    assert.is_true(math.abs(median(ratios) - 1) <= 0.02, "median ratio " .. median(ratios))
+    assert.is_true(math.abs(phases / c.trace.gpu_busy_mean - 1) <= 0.05)
+    assert.equal("", codes(c))
+  end)
+
+  torch_it("a slow loader trips data-bottleneck; the fast one above does not", function()
+    local dir = h.tmpdir()
+    local c = trace(dir, "--steps 30 --hidden 8192 --batch 256 --workers 2 --delay-ms 0.2")
+    print(("\n    slow loader: iter %.3f ms, data %.3f ms (%.0f%%): %s"):format(c.stats.mean * 1e3,
+      c.loop.data_stats.mean * 1e3, 100 * c.loop.data_ratio, codes(c)))
+    assert.matches("data%-bottleneck", codes(c))
+  end)
+
+  torch_it("--sync-steps and --kernels: each phase's top kernels, the step synchronised", function()
+    local dir = h.tmpdir()
+    local c, _, r = trace(dir, "--steps 12 --hidden 2048 --batch 256 --workers 2", "--sync-steps --kernels")
+    assert.equal("ok", c.status)
+    local names = {}
+    for _, ph in ipairs(c.trace.phases) do
+      names[#names + 1] = ph.name
+      if ph.top then assert.is_true(#ph.kernels > 0, ph.name) end
+    end
+    assert.same({ "forward", "backward", "optimizer" }, names)
+    assert.is_truthy(r.stdout:find("top kernels", 1, true))
+  end)
+end)
