@@ -87,11 +87,11 @@ local function prepare(dir)
   end
 end
 
--- the history's errors name the report, not `wlrun history`
+-- the history's errors name the report, not `wlrun history` ("report: database 'h.db': ...")
 local function as_report(fn, ...)
   local ok, a, b = pcall(fn, ...)
   if ok then return a, b end
-  if type(a) == "table" and type(a.message) == "string" then a.message = a.message:gsub("^history: ", "") end
+  if type(a) == "table" and type(a.message) == "string" then a.message = a.message:gsub("^history: ", TOOL .. ": ") end
   error(a, 0)
 end
 
