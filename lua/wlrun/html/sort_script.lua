@@ -1,7 +1,8 @@
 -- The one script of wlrun report's page, written for it (no library): a click (or Enter) on a
 -- header of a table.sortable sorts its rows by that column, ascending then descending; numbers
--- by their data-v, other cells by their text (numerically where they hold digits), empty cells
--- last, ties in their first order. A location ending in #sort=TABLE.COLUMN[.desc] opens sorted
+-- by their data-v, other cells by their text (numerically where they hold digits); in either
+-- direction numbers come first, then text (a failure's reason in a column of times), then
+-- empty cells; ties keep their order. A location ending in #sort=TABLE.COLUMN[.desc] opens sorted
 -- that way (a link to a sorted view; clicking sets it). The page is whole without it. It holds
 -- no data: the page's Content Security Policy allows it by its hash (wlrun.html.page).
 return [[
@@ -22,10 +23,10 @@ return [[
     if (v !== null && v !== "" && !isNaN(Number(v))) return Number(v);
     return cell.textContent.trim();
   }
+  // numbers, then text, then empty cells, whichever the direction
+  function rank(k) { return typeof k === "number" ? 0 : k === "" ? 2 : 1; }
   function compare(a, b) {
-    if (typeof a === "number" && typeof b === "number") return a - b;
-    if (typeof a === "number") return -1;
-    if (typeof b === "number") return 1;
+    if (typeof a === "number") return a - b;
     return a.localeCompare(b, undefined, { numeric: true });
   }
   function sort(table, col, descending) {
@@ -34,8 +35,8 @@ return [[
       return { row: row, key: key(cellAt(row, col)), i: i };
     });
     rows.sort(function (x, y) {
-      var ex = x.key === "" ? 1 : 0, ey = y.key === "" ? 1 : 0;
-      if (ex !== ey) return ex - ey;
+      var rx = rank(x.key), ry = rank(y.key);
+      if (rx !== ry) return rx - ry;
       var c = compare(x.key, y.key);
       return (descending ? -c : c) || x.i - y.i;
     });
