@@ -4,10 +4,13 @@
 # n=16777216 turns 12 % slower at the ninth commit, n=1048576 stays flat), added with `wlrun
 # history add`; then show, trend, blame and the --fail-on gate. Fixed names and dates make the
 # same commits every time, so the output is the one the page shows.
+# Last, the HTML report of the history and of the last results file (wlrun report).
 #   WLRUN   the wlrun to run (default: build/wlrun)
+#   REPORT  a directory to copy the report's index.html into (default: not kept)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 wlrun=$(realpath "${WLRUN:-$root/build/wlrun}")
+keep=${REPORT:+$(realpath -m "$REPORT")}
 base=$(mktemp -d /tmp/wlrun-history-example.XXXXXX)
 trap 'rm -rf "$base"' EXIT
 repo=$base/repo
@@ -62,3 +65,6 @@ run history blame --fail-on 5 -p n=16777216
 echo
 echo "\$ git log --oneline | sed -n '7,8p'"
 git log --oneline | sed -n '7,8p'
+echo
+run report --html out/report --db .wlrun/history.db out/reduce.json
+if [ -n "$keep" ]; then mkdir -p "$keep" && cp out/report/index.html "$keep/"; fi

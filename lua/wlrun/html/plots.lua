@@ -3,7 +3,8 @@
 --                                      box: p25..p75, the median, whiskers p10..p90 (the
 --                                      document's stats); its own axis, so that each spread shows
 --   plots.trend(points, found, label)  a history series: the median of each commit, the levels
---                                      blame found, its steps (the first commit marked) and drifts
+--                                      blame found, its steps (the first commit marked) and drifts,
+--                                      on an axis of at least 10 % of the level
 -- Plots draw what the document or the history holds; they compute only positions.
 local svg = require "wlrun.html.svg"
 local units = require "wlrun.units"
@@ -16,6 +17,7 @@ local finite, num, el = svg.finite, svg.num, svg.el
 local function text(attrs, s) return el("text", attrs, require("wlrun.html.escape").text(s)) end
 
 M.MAX_POINTS = 2000 -- samples drawn at most per plot (every k-th beyond): the page stays small
+M.TREND_SPAN = 0.1 -- the least span of a history's axis, relative to its level
 
 local function axis(x, lo, hi, y, left, right, nticks)
   local ticks, step = svg.ticks(lo, hi, nticks)
@@ -81,6 +83,9 @@ function M.trend(points, found, label)
   if n == 0 then return nil end
   local lo, hi = math.huge, -math.huge
   for _, p in ipairs(points) do lo, hi = math.min(lo, p.median), math.max(hi, p.median) end
+  -- at least 10 % of the level: noise of a fraction of a percent must not look like a shift
+  local least = M.TREND_SPAN * math.max(math.abs(lo), math.abs(hi))
+  if hi - lo < least then lo, hi = (lo + hi - least) / 2, (lo + hi + least) / 2 end
   lo, hi = svg.span(lo, hi, 0.12)
   local W, H, left, right, top, bottom = 720, 220, 64, 700, 22, 186
   local x = function(i) return n == 1 and (left + right) / 2 or left + (i - 1) / (n - 1) * (right - left) end
