@@ -152,6 +152,20 @@ describe("html page", function()
     assert.equal(1, count(text, "<script"))
   end)
 
+  it("shows a training loop's summary, its phase names escaped", function()
+    local wl = require "wlrun"
+    local xs = { 1e-3, 1.1e-3, 0.9e-3, 1e-3 }
+    local doc = { scenario = { name = "train" }, configurations = { { index = 1, params = { batch = 64 }, status = "ok",
+      mode = "loop", samples = xs, stats = wl.stats.summary(xs), metrics = { samples_per_s = 64000 },
+      loop = { batch_size = 64, data_stats = wl.stats.summary { 1e-4, 1e-4 }, throughput = 64000, total_time = 4e-3,
+        data_ratio = 0.1, phases = { { name = "<fwd>", mean = 5e-4, median = 5e-4, share = 0.5, top = true } },
+        outside = { mean = 4e-4, share = 0.4 } } } } }
+    local text = require("wlrun.html.report").render { documents = { { doc = doc, path = "t.json" } } }
+    assert.truthy(text:find("<h3>Training loops</h3><pre>#1 train: 4 iterations of 64 samples: 64000.0 samples/s", 1, true))
+    assert.truthy(text:find("    &lt;fwd&gt;  ", 1, true))
+    assert.falsy(text:find("<fwd>", 1, true))
+  end)
+
   it("compares each document after the first with the first, as wlrun compare does", function()
     local a, pa = doc_of(R.sweep(), "a.json")
     local b, pb = doc_of(R.sweep { slow = 1.2, seed = 40 }, "b.json")
