@@ -251,13 +251,14 @@ static int core_error(lua_State *L) {
   lua_createtable(L, 0, 2);
   lua_pushstring(L, error_kinds[kind]);
   lua_setfield(L, -2, "kind");
+  if (level > 0) level = wl_user_level(L, level); /* never a position inside wlrun's library */
   if (level > 0) {
     luaL_where(L, level);
     lua_pushstring(L, msg);
     lua_concat(L, 2);
   } else {
     lua_pushstring(L, msg);
-    lua_pushboolean(L, 1); /* level 0: a message for the user, printed without a traceback */
+    lua_pushboolean(L, 1); /* level 0 (or no script's frame): a message for the user, without a traceback */
     lua_setfield(L, -3, "bare");
   }
   lua_setfield(L, -2, "message");

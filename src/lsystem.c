@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,7 +80,8 @@ static const char *opt_field(lua_State *L, int opts, const char *name) {
 
 /* Reads a child's command line (table at arg 1) and its options (table at arg 2: stdin, stdout,
  * stderr: paths, opened before the change of directory, stderr the same file as stdout when the
- * same path; cwd: the child's directory; env) and starts it: fork, redirections, directory,
+ * same path; cwd: the child's directory; env; die_with_parent: SIGKILL when this process ends
+ * first) and starts it: fork, redirections, directory,
  * environment, exec (no shell). Returns its pid; a child that cannot do its part exits 127. */
 static pid_t start_child(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -87,7 +89,11 @@ static pid_t start_child(lua_State *L) {
   luaL_argcheck(L, n >= 1 && n < 4096, 1, "a list of program and arguments expected");
   const char *in = NULL, *out = NULL, *err = NULL, *cwd = NULL;
   int env = 0;
+  bool die_with_parent = false;
   if (lua_istable(L, 2)) {
+    lua_getfield(L, 2, "die_with_parent");
+    die_with_parent = lua_toboolean(L, -1);
+    lua_pop(L, 1);
     in = opt_field(L, 2, "stdin");
     out = opt_field(L, 2, "stdout");
     err = opt_field(L, 2, "stderr");
@@ -120,9 +126,12 @@ static pid_t start_child(lua_State *L) {
   }
   fflush(stdout);
   fflush(stderr);
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) return luaL_error(L, "cannot start %s: %s", argv[0], strerror(errno));
   if (pid == 0) {
+    /* a program that must not outlive wlrun (wl.command's): killed if wlrun ends first */
+    if (die_with_parent && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)) _exit(127);
     for (int i = 0; i < nenv; i++)
       if (putenv((char *)envs[i]) != 0) _exit(127);
     if (in) {

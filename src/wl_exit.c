@@ -37,14 +37,9 @@ enum wl_exit wl_exit_from_kind(const char *kind) {
   return WL_EXIT_SCRIPT;
 }
 
-/* Pushes "chunk:line: " as luaL_where(L, level) does, for the first level from the caller up
- * that is not a frame of wlrun's own Lua library: an error of a bound launch timed by wl.bench
- * names the script's wl.bench line, not bench.lua's. A C frame there (pcall) gives nothing,
- * as it does to luaL_where; the caller's position when every frame is the library's. */
-static void push_where(lua_State *L) {
+int wl_user_level(lua_State *L, int level) {
   lua_Debug ar;
   int library = lua_getfield(L, LUA_REGISTRYINDEX, WL_LIBRARY_CHUNKS) == LUA_TTABLE ? lua_gettop(L) : 0;
-  int level = 1;
   while (library && lua_getstack(L, level, &ar) && lua_getinfo(L, "S", &ar) && ar.what[0] != 'C') {
     bool own = lua_getfield(L, library, ar.source) != LUA_TNIL;
     lua_pop(L, 1);
@@ -52,8 +47,17 @@ static void push_where(lua_State *L) {
     level++;
   }
   lua_pop(L, 1);
-  if (!lua_getstack(L, level, &ar)) level = 1;
-  luaL_where(L, level);
+  return lua_getstack(L, level, &ar) && lua_getinfo(L, "S", &ar) && ar.what[0] != 'C' ? level : 0;
+}
+
+/* Pushes "chunk:line: " as luaL_where(L, level) does, for the first level from the caller up
+ * that is not a frame of wlrun's own Lua library: an error of a bound launch timed by wl.bench
+ * names the script's wl.bench line, not bench.lua's. A C frame there (pcall), or no frame of
+ * the script's at all, gives nothing, as luaL_where does for a C function. */
+static void push_where(lua_State *L) {
+  int level = wl_user_level(L, 1);
+  if (level) luaL_where(L, level);
+  else lua_pushliteral(L, ""); /* as luaL_where says of a C function's level */
 }
 
 int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...) {

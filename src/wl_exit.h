@@ -23,6 +23,11 @@ enum wl_exit {
 const char *wl_exit_kind_name(enum wl_exit code);
 enum wl_exit wl_exit_from_kind(const char *kind);
 
+/* The first stack level from level up that is a function of the script's, not of wlrun's own
+ * Lua library; 0 when a C function or the end of the stack comes first (a tail call left no
+ * frame of the script's). */
+int wl_user_level(lua_State *L, int level);
+
 /* Raises a Lua error whose value is a table {kind=, message=}; the message is prefixed with
  * the position of the calling Lua code (luaL_where(L, 1)). Never returns. */
 int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...)

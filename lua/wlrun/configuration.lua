@@ -108,6 +108,10 @@ end
 
 -- the measured part of a configuration, into entry
 local function measure(sc, p, state, entry, ctx)
+  if sc.command then -- a program traced (wl.command, docs/trace.md): its report is the entry
+    require("wlrun.trace.command").run(sc, p, state, entry, ctx)
+    return
+  end
   if sc.loop then -- a loop workload (docs/loops.md): its own timing instead of wl.bench
     if not ctx.compile_only then require("wlrun.loop").run(sc, p, state, entry, ctx) end
     entry.kernels = kernels_of(state)

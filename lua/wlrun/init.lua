@@ -144,6 +144,7 @@ wl.is_scenario = scenario.is
 wl.skip = scenario.skip
 wl.loop = function(spec) local s = require("wlrun.loop").declare(spec, 2) return s end -- no tail call
 wl.phase = require("wlrun.loop").phase
+wl.command = function(spec) local s = require("wlrun.trace.command").declare(spec, 2) return s end -- no tail call
 wl.zip = sweep.zip
 wl.pow2 = sweep.pow2
 wl.range = sweep.range

@@ -50,15 +50,22 @@ function runner.in_force(sc)
     settings[section][name] = value
     sources[section .. "." .. name] = source ~= "default" and source or nil
   end
-  if sc.loop then
-    for _, s in ipairs(bench_only()) do
+  if sc.loop or sc.command then
+    local why = sc.loop and "a loop (wl.loop) times each iteration between two synchronisations (docs/loops.md)"
+      or "a traced program (wl.command) is timed by its own NVTX step ranges (docs/trace.md)"
+    local refused = bench_only()
+    if sc.command then refused[#refused + 1] = { "run", "iters" } end -- the program decides how many steps
+    for _, s in ipairs(refused) do
       if wl.setting_origin(s[1], s[2]).source == "cli" then
-        core.error("usage", ("%s does not apply to %s: a loop (wl.loop) times each iteration between two synchronisations (docs/loops.md)"):format(
-          option_name(s[1], s[2]), sc.name), 0)
+        core.error("usage", ("%s does not apply to %s: %s"):format(option_name(s[1], s[2]), sc.name, why), 0)
       end
     end
     local loop = require "wlrun.loop"
-    for _, f in ipairs { "iters", "warmup" } do set("run", f, loop.count(sc.loop, f)) end
+    if sc.loop then
+      for _, f in ipairs { "iters", "warmup" } do set("run", f, loop.count(sc.loop, f)) end
+    else
+      set("run", "warmup", loop.count({ warmup = sc.command.warmup }, "warmup"))
+    end
   else
     local map = require("wlrun.bench").settings_of
     for opt, v in pairs(sc.timing or {}) do
@@ -140,7 +147,7 @@ function runner.run(sc, script)
   end
   local scenario_range <close> = nvtx.auto_scope("scenario", "scenario " .. sc.name) -- nvtx
   local device, floor
-  if not compile_only then
+  if not compile_only and not sc.command then -- a traced program has the device to itself
     device = require_device(script)
     floor = wl.timing_floor()
   end

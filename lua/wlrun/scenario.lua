@@ -8,7 +8,7 @@ local mt = { __name = "wlrun.scenario" }
 local fields = {
   name = "string", description = "string", params = "table", order = "table", where = "function",
   timing = "table", setup = "function", run = "function|string", check = "function",
-  work = "function", baseline = "function", teardown = "function", loop = "table",
+  work = "function", baseline = "function", teardown = "function", loop = "table", command = "table",
 }
 
 local function fail(where, msg) core.error("script", where .. ": " .. msg, 0) end
@@ -32,7 +32,7 @@ function scenario.declare(spec, level)
     end
   end
   if type(spec.name) ~= "string" or spec.name == "" then fail(at, "'name' (a non-empty string) is required") end
-  if spec.run == nil and not spec.loop then fail(at, "'run' is required: a function(p, state), or the name of a bound launch that setup returns") end
+  if spec.run == nil and not spec.loop and not spec.command then fail(at, "'run' is required: a function(p, state), or the name of a bound launch that setup returns") end
   if type(spec.run) == "string" and not spec.setup then
     fail(at, ("run = '%s' names a field of setup's result, but there is no setup"):format(spec.run))
   end

@@ -91,7 +91,7 @@ describe("scenario validation", function()
   end
 
   it("names unknown fields, wrong types and missing ones", function()
-    check("name = 'x', run = function() end, paramz = {}", "wl.scenario: unknown field 'paramz' %(fields: baseline, check, description")
+    check("name = 'x', run = function() end, paramz = {}", "wl.scenario: unknown field 'paramz' %(fields: baseline, check, command, description")
     check("name = 'x'", "'run' is required")
     check("name = 'x', run = function() end, where = 3", "field 'where' must be a function, got a number")
     check("run = function() end", "'name' %(a non%-empty string%) is required")
