@@ -93,4 +93,32 @@ describe("wlrun trace of a PyTorch training loop", function()
     assert.same({ "forward", "backward", "optimizer" }, names)
     assert.is_truthy(r.stdout:find("top kernels", 1, true))
   end)
+
+  torch_it("wl.command sweeps the script's own parameters, one trace each, GPU phases in every entry", function()
+    local dir = h.tmpdir()
+    local script = ([[
+local wl = require "wlrun"
+return wl.command {
+  name = "torch_mlp",
+  params = { hidden = { 1024, 4096 } },
+  command = function(p)
+    return { %q, %q, "--steps", 20, "--hidden", p.hidden, "--batch", 256, "--workers", 2 }
+  end,
+  batch_size = 256, timeout = "5m",
+}
+]]):format(python, h.source_dir .. "/tests/trace/torch_train.py")
+    local r = h.run_script(script, "--quiet -o " .. h.quote(dir .. "/sweep.json"))
+    assert.equal(0, r.code, r.stdout .. r.stderr)
+    local doc = json.decode(h.read(dir .. "/sweep.json"), "sweep.json")
+    assert.equal(2, #doc.configurations)
+    local means = {}
+    for i, c in ipairs(doc.configurations) do
+      assert.equal("ok", c.status, c.error)
+      assert.equal("gpu", c.trace.timing)
+      assert.equal(15, #c.samples)
+      means[i] = c.stats.mean
+    end
+    print(("\n    wl.command: hidden 1024 %.3f ms, 4096 %.3f ms per step"):format(means[1] * 1e3, means[2] * 1e3))
+    assert.is_true(means[2] > means[1])
+  end)
 end)
