@@ -1,10 +1,10 @@
 -- End-to-end: `wlrun report --html DIR` (docs/history.md, "A report as a web page") — the page
 -- it writes and the directories it refuses, then the page in a real headless browser (Debian's
--- chromium-headless-shell, or chromium): it loads from file:// with no console message at all
--- (an error, a blocked script or load would be one), its script ran, its tables have the rows
--- and its plots are there in the DOM the browser built, a #sort= link sorts, a hostile results
--- file stays text, and a screenshot is a PNG of the window's size. Without a browser those
--- specs are pending, by name.
+-- chromium-headless-shell, or chromium; tests/browser.lua): it loads from file:// with no
+-- console message at all (an error, a blocked script or load would be one), its script ran, its
+-- tables have the rows and its plots are there in the DOM the browser built, a #sort= link, a
+-- mouse click on a header and Enter on one sort, a hostile results file stays text, and a
+-- screenshot is a PNG of the window's size. Without a browser those specs are pending, by name.
 local h = require "helper"
 local R = require "report_fixtures"
 local F = require "history_fixtures"
@@ -97,51 +97,14 @@ end)
 ---------------------------------------------------------------------------------------------
 -- in a real browser
 
--- the browser: WLRUN_CHROMIUM, else chromium-headless-shell, else chromium (in its headless mode)
-local function find_browser()
-  local function found(name)
-    local p = io.popen("command -v " .. q(name) .. " 2>/dev/null")
-    local path = p:read("l")
-    p:close()
-    return path
-  end
-  local env = os.getenv("WLRUN_CHROMIUM")
-  if env and env ~= "" then return found(env), env:find("headless%-shell") == nil end
-  local shell = found("chromium-headless-shell")
-  if shell then return shell, false end
-  local full = found("chromium")
-  return full, true
-end
-
-local browser, needs_headless = find_browser()
+local browser = require "browser"
 
 local function browser_it(name, fn)
-  if browser then
+  if browser.path then
     it("[browser] " .. name, fn)
   else
     pending("[browser] " .. name .. " -- skipped: no headless browser (apt-get install chromium-headless-shell)")
   end
-end
-
--- Runs the browser on a file of the page; mode: "--dump-dom" or "--screenshot=FILE".
--- Returns the DOM after the page's script ran, and the page's console lines.
-local function open(path, mode, fragment, size)
-  local profile = h.tmpdir()
-  local out, err = os.tmpname(), os.tmpname()
-  local cmd = ("timeout 90 %s %s--no-sandbox --disable-gpu --no-first-run --user-data-dir=%s --enable-logging=stderr --v=0 "
-    .. "--hide-scrollbars --window-size=%s %s %s >%s 2>%s"):format(q(browser), needs_headless and "--headless " or "",
-    q(profile), size or "1280,2000", mode, q("file://" .. path .. (fragment or "")), q(out), q(err))
-  local ok = os.execute(cmd)
-  local dom, log = h.read(out), h.read(err)
-  os.remove(out)
-  os.remove(err)
-  os.execute("rm -rf " .. q(profile))
-  assert.is_true(ok == true, "the browser failed: " .. cmd .. "\n" .. log)
-  local console = {}
-  for line in log:gmatch("[^\n]+") do
-    if line:find("CONSOLE", 1, true) or line:find("Uncaught", 1, true) then console[#console + 1] = line end
-  end
-  return dom, console
 end
 
 -- the first cells of a table's body rows, in the order the DOM has them
@@ -162,14 +125,14 @@ describe("wlrun report's page in a browser", function()
   end)
 
   browser_it("loads from file:// with no console message, and its script ran", function()
-    local dom, console = open(dir .. "/page/index.html", "--dump-dom")
+    local dom, console = browser.dump(dir .. "/page/index.html")
     assert.same({}, console)
     assert.matches('^<!DOCTYPE html>\n<html lang="en" data%-sortable="7">', dom)
     assert.equal(count(dom, "<th "), count(dom, '<th [^>]*tabindex="0"'), "every header sorts")
   end)
 
   browser_it("has the tables' rows and the plots in its DOM", function()
-    local dom = open(dir .. "/page/index.html", "--dump-dom")
+    local dom = browser.dump(dir .. "/page/index.html")
     assert.same({ "1", "2", "3", "4", "5" }, first_cells(dom, "doc%-1%-table"))
     assert.same({ "1", "2", "3", "4" }, first_cells(dom, "doc%-1%-dist"))
     assert.same({ "naive", "naive", "tiled", "tiled" }, first_cells(dom, "cmp%-2%-table"))
@@ -182,17 +145,38 @@ describe("wlrun report's page in a browser", function()
   end)
 
   browser_it("sorts a table as a #sort= link says, and by the numbers behind the text", function()
-    local dom, console = open(dir .. "/page/index.html", "--dump-dom", "#sort=doc-1-table.4.desc")
+    local dom, console = browser.dump(dir .. "/page/index.html", "#sort=doc-1-table.4.desc")
     assert.same({}, console)
     -- medians 800 us, 400 us, 200.5 us, 100 us (as text, "800" < "400" would not hold), the failure last
     assert.same({ "2", "4", "1", "3", "5" }, first_cells(dom, "doc%-1%-table"))
     assert.matches('<th class="num" scope="col" tabindex="0" title="sort by this column" aria%-sort="descending">median</th>', dom)
-    dom = open(dir .. "/page/index.html", "--dump-dom", "#sort=doc-1-table.2")
+    dom = browser.dump(dir .. "/page/index.html", "#sort=doc-1-table.2")
     assert.same({ "1", "3", "2", "4", "5" }, first_cells(dom, "doc%-1%-table"))
   end)
 
+  browser_it("sorts a table by a click on a header, the other way by a second, and by Enter", function()
+    local page = browser.session(dir .. "/page/index.html")
+    local ok, e = pcall(function()
+      local function order() return page:eval([[Array.from(document.querySelectorAll("#doc-1-table tbody tr"),
+        function (r) { return r.cells[0].textContent; }).join(" ")]]) end
+      local median = "#doc-1-table thead th:nth-child(5)"
+      assert.equal("1 2 3 4 5", order())
+      page:click(median)
+      assert.equal("3 1 4 2 5", order()) -- 100 us, 200.5 us, 400 us, 800 us, the failure
+      assert.equal("#sort=doc-1-table.4", page:eval("location.hash"))
+      page:click(median)
+      assert.equal("2 4 1 3 5", order())
+      assert.equal("descending", page:eval(("document.querySelector(%q).getAttribute('aria-sort')"):format(median)))
+      page:key("#doc-1-table thead th:nth-child(2)", "Enter") -- by variant; ties keep the order they had
+      assert.equal("2 1 5 4 3", order())
+      assert.equal("#sort=doc-1-table.1", page:eval("location.hash"))
+    end)
+    page:close()
+    if not ok then error(e, 0) end
+  end)
+
   browser_it("shows a hostile results file as text: no element, no script, no load from it", function()
-    local dom, console = open(dir .. "/bad/index.html", "--dump-dom")
+    local dom, console = browser.dump(dir .. "/bad/index.html")
     assert.same({}, console)
     assert.falsy(dom:find("<img", 1, true))
     assert.falsy(dom:find("<svg onload", 1, true))
@@ -202,7 +186,7 @@ describe("wlrun report's page in a browser", function()
 
   browser_it("writes a screenshot: a PNG of the window's size", function()
     local png = dir .. "/page.png"
-    open(dir .. "/page/index.html", "--screenshot=" .. q(png), nil, "1200,1800")
+    assert.same({}, browser.screenshot(dir .. "/page/index.html", png, "1200,1800"))
     local bytes = h.read(png)
     assert.equal("\137PNG\r\n\26\n", bytes:sub(1, 8))
     assert.equal("IHDR", bytes:sub(13, 16))
