@@ -11,6 +11,27 @@ bench.TARGET_SAMPLE = 100e-6 -- batch/graph: launches per sample chosen to last 
 bench.MAX_PER = 10000        -- at most this many launches per sample
 bench.AUTO_FACTOR = 10       -- auto: below 10x the cold-launch floor, cold is not trusted
 bench.CHUNK_TIME = 0.05      -- adaptive: a chunk of samples lasts about this long
+bench.PLATEAU_CHUNKS = 8     -- adaptive: the best noise of the last 8 chunks against the 8 before...
+bench.PLATEAU_GAIN = 0.01    -- ...better by less than 1 %: the noise has stopped improving
+
+-- Why adaptive sampling stops after a chunk, or nil to take another: noise is the noise of the
+-- median after each chunk so far, n the samples, elapsed the seconds measuring. "target": the
+-- target is met (with min_samples and min_time); "plateau": the noise has stopped improving
+-- (drifting or multi-modal samples, which more samples do not make quieter: nvbench's stdrel
+-- criterion stops on the same grounds); "max_time": the time limit.
+function bench.stop_reason(noise, cfg, n, elapsed)
+  local enough = n >= cfg.min_samples and elapsed >= cfg.min_time
+  if enough and noise[#noise] <= cfg.target_noise then return "target" end
+  local k = bench.PLATEAU_CHUNKS
+  if enough and #noise >= 2 * k then
+    local before, recent = math.huge, math.huge
+    for i = #noise - 2 * k + 1, #noise - k do before = math.min(before, noise[i]) end
+    for i = #noise - k + 1, #noise do recent = math.min(recent, noise[i]) end
+    if recent > before * (1 - bench.PLATEAU_GAIN) then return "plateau" end
+  end
+  if elapsed >= cfg.max_time then return "max_time" end
+  return nil
+end
 
 -- the options of wl.bench (and of a scenario's timing table) that are settings: the option
 -- name -> {section, name} of the setting (docs/config.md)
@@ -204,14 +225,17 @@ function bench.run(work, opts)
     local per_sample = math.max(est * r.per, 1e-7)
     local chunk = math.max(cfg.min_samples, math.min(10000, math.ceil(bench.CHUNK_TIME / per_sample)))
     r.adaptive = { target = cfg.target_noise, converged = false }
+    local history = {}
     repeat
       local c = measure_chunk(work, cfg, r, chunk)
       append(got, c)
       for _, v in ipairs(c.gpu) do gpu_time = gpu_time + v * r.per end
       local noise, elapsed = bench.median_noise(got.gpu), core.clock() - t0
+      history[#history + 1] = noise
       r.adaptive.noise, r.adaptive.elapsed, r.adaptive.gpu_time = noise, elapsed, gpu_time
-      r.adaptive.converged = noise <= cfg.target_noise and #got.gpu >= cfg.min_samples and elapsed >= cfg.min_time
-    until r.adaptive.converged or elapsed >= cfg.max_time
+      r.adaptive.stopped = bench.stop_reason(history, cfg, #got.gpu, elapsed)
+      r.adaptive.converged = r.adaptive.stopped == "target"
+    until r.adaptive.stopped
   end
   r.clock.after = core.gpu_clock()
   if measuring then measuring:close() end -- nvtx

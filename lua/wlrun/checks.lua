@@ -33,6 +33,7 @@ local defs = {
   ["launch-bound"] = "launch-bound",
   ["throttled"] = "the GPU clock throttled",
   ["adaptive-timeout"] = "adaptive stopping hit its time limit",
+  ["adaptive-plateau"] = "the noise stopped improving above the target",
 }
 checks.codes = defs
 
@@ -116,7 +117,11 @@ function checks.evaluate(r, ctx)
         reasons and (" (" .. reasons .. ")") or ""), "cooling or power limits; shorter runs or pauses between configurations")
     end
   end
-  if r.adaptive and not r.adaptive.converged then
+  if r.adaptive and r.adaptive.stopped == "plateau" then
+    warn(w, "adaptive-plateau", ("noise of the median %.2f%% after %s, target %.2f%%: more samples stopped making it smaller"):format(
+      100 * r.adaptive.noise, T(r.adaptive.elapsed), 100 * r.adaptive.target),
+      "the samples drift or fall into groups (see the shape warnings); the median is as good as it gets here")
+  elseif r.adaptive and not r.adaptive.converged then
     warn(w, "adaptive-timeout", ("noise of the median %.2f%% after %s, target %.2f%%"):format(100 * r.adaptive.noise,
       T(r.adaptive.elapsed), 100 * r.adaptive.target), "raise --max-time or accept a looser --target-noise")
   end

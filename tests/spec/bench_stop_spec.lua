@@ -1,0 +1,47 @@
+-- Adaptive stopping's rule (lua/wlrun/bench.lua, bench.stop_reason) on synthetic noise
+-- histories: the target, the plateau (nvbench's stdrel stops on the same grounds), the time limit.
+local bench = require "wlrun.bench"
+
+local cfg = { target_noise = 0.005, min_samples = 10, min_time = 0, max_time = 15 }
+
+-- the noise of the median of n stationary samples falls as 1/sqrt(n): chunks of 100 samples
+local function shrinking(chunks, start)
+  local h = {}
+  for i = 1, chunks do h[i] = start / math.sqrt(i) end
+  return h
+end
+
+describe("adaptive stopping", function()
+  it("stops at the target once min_samples and min_time are met", function()
+    assert.equal("target", bench.stop_reason({ 0.004 }, cfg, 100, 0.05))
+    assert.is_nil(bench.stop_reason({ 0.004 }, cfg, 5, 0.05)) -- too few samples
+    assert.is_nil(bench.stop_reason({ 0.004 }, { target_noise = 0.005, min_samples = 10, min_time = 0.5, max_time = 15 },
+      100, 0.05)) -- too soon
+  end)
+
+  it("goes on while the noise still shrinks as 1/sqrt(n)", function()
+    for chunks = 1, 200 do
+      assert.is_nil(bench.stop_reason(shrinking(chunks, 0.2), cfg, 100 * chunks, 0.05 * chunks), tostring(chunks))
+    end
+  end)
+
+  it("stops when the noise has stopped improving (drifting or two-group samples)", function()
+    local h = {}
+    for i = 1, 16 do h[i] = 0.02 + 0.0005 * ((i * 7) % 3) end -- flat around 2 %, jittering
+    assert.equal("plateau", bench.stop_reason(h, cfg, 1600, 0.8))
+    assert.is_nil(bench.stop_reason({ table.unpack(h, 1, 15) }, cfg, 1500, 0.75)) -- not enough chunks to tell
+    h[16] = 0.015 -- a real improvement in the last window: go on
+    assert.is_nil(bench.stop_reason(h, cfg, 1600, 0.8))
+  end)
+
+  it("says max_time at the time limit, and the plateau is not judged before min_time", function()
+    assert.equal("max_time", bench.stop_reason(shrinking(300, 0.5), cfg, 30000, 15.01))
+    local flat = {}
+    for i = 1, 20 do flat[i] = 0.03 end
+    assert.is_nil(bench.stop_reason(flat, { target_noise = 0.005, min_samples = 10, min_time = 5, max_time = 15 }, 2000, 1))
+  end)
+
+  it("an infinite noise (too few samples to bound the median) never meets the target", function()
+    assert.is_nil(bench.stop_reason({ math.huge }, cfg, 3, 0.01))
+  end)
+end)
