@@ -9,9 +9,10 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${WLRUN_BUILD_DIR:-$root/build}
 packages="cmake make gcc g++ pkg-config liblua5.4-dev lua5.4 libinih-dev libjansson-dev libsqlite3-dev lua-busted gnuplot-nox"
 # the headless browser that the HTML report's page is checked in (tests/e2e/report_spec.lua);
-# a distribution without it (Ubuntu ships Chromium as a snap) runs those specs as pending
+# a distribution without it (Ubuntu ships Chromium as a snap) runs those specs as pending;
+# dpkg-dev (dpkg-shlibdeps) builds the .deb and zsh checks its completion (tests/e2e/install_spec.lua)
 optional=""
-[ "${WLRUN_TESTS:-}" = 1 ] && optional="chromium-headless-shell"
+[ "${WLRUN_TESTS:-}" = 1 ] && optional="chromium-headless-shell dpkg-dev zsh"
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing="" missing_optional=""
