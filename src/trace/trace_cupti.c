@@ -134,7 +134,7 @@ static struct wt_string *demangled(const char *mangled) {
 
 static struct wt_string *kernel_name(const char *key) {
   if (!key) key = "(unnamed kernel)";
-  pthread_mutex_lock(&names_lock);
+  wt_mutex_lock(&names_lock);
   struct wt_string *s = NULL;
   if (names_cap) {
     size_t i = slot_of(names, names_cap, key);
@@ -146,7 +146,7 @@ static struct wt_string *kernel_name(const char *key) {
     names[i].name = s;
     names_used++;
   }
-  pthread_mutex_unlock(&names_lock);
+  wt_mutex_unlock(&names_lock);
   return s;
 }
 
@@ -155,19 +155,19 @@ static struct wt_string *copy_name(unsigned kind) {
                                      "memcpy AtoD", "memcpy DtoA", "memcpy DtoD", "memcpy HtoH", "memcpy PtoP"};
   static struct wt_string *known[sizeof text / sizeof text[0]];
   if (kind >= sizeof text / sizeof text[0]) kind = 0;
-  pthread_mutex_lock(&names_lock);
+  wt_mutex_lock(&names_lock);
   if (!known[kind]) known[kind] = defined(wt_intern_cstr(text[kind]));
   struct wt_string *s = known[kind];
-  pthread_mutex_unlock(&names_lock);
+  wt_mutex_unlock(&names_lock);
   return s;
 }
 
 static struct wt_string *set_name(void) {
   static struct wt_string *known;
-  pthread_mutex_lock(&names_lock);
+  wt_mutex_lock(&names_lock);
   if (!known) known = defined(wt_intern_cstr("memset"));
   struct wt_string *s = known;
-  pthread_mutex_unlock(&names_lock);
+  wt_mutex_unlock(&names_lock);
   return s;
 }
 
@@ -175,9 +175,9 @@ static struct wt_string *set_name(void) {
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
   void *b = NULL;
-  pthread_mutex_lock(&spare_lock);
+  wt_mutex_lock(&spare_lock);
   if (nspare) b = spare[--nspare];
-  pthread_mutex_unlock(&spare_lock);
+  wt_mutex_unlock(&spare_lock);
   if (!b && posix_memalign(&b, ACTIVITY_RECORD_ALIGNMENT, BUFFER_SIZE) != 0) b = NULL;
   *buffer = b;
   *size = b ? BUFFER_SIZE : 0;
@@ -248,9 +248,9 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
   size_t lost = 0;
   r = cupti.ActivityGetNumDroppedRecords(ctx, stream, &lost);
   if (r == CUPTI_SUCCESS) atomic_fetch_add(&dropped, lost);
-  pthread_mutex_lock(&spare_lock);
+  wt_mutex_lock(&spare_lock);
   if (buffer && nspare < SPARE_BUFFERS) spare[nspare++] = buffer, buffer = NULL;
-  pthread_mutex_unlock(&spare_lock);
+  wt_mutex_unlock(&spare_lock);
   free(buffer);
 }
 

@@ -53,11 +53,15 @@
  *   G   state text               GPU timing in this process: "on" (CUPTI activity enabled) or
  *                                "off" with the reason, e.g. "off	libcupti.so.13: cannot open"
  *   D   what count               records lost: "cupti" (CUPTI dropped activity records),
- *                                "memory" (the library could not allocate); written at exit,
- *                                one line of each with its total, none when nothing was lost
+ *                                "memory" (the library could not allocate), "depth" (push/pop
+ *                                ranges opened on a thread already WL_TRACE_MAX_DEPTH deep: not
+ *                                recorded, nor their pops); written at exit, one line of each
+ *                                with its total, none when nothing was lost
  *   E   text                     an error the library met (a CUPTI call that failed)
  *   X   reason                   the process ended normally ("exit"); absent when it was killed
  *                                or ended with _exit (as Python's multiprocessing workers do)
+ * Bounds a reader may rely on: push/pop ranges nest at most WL_TRACE_MAX_DEPTH deep; a string
+ * holds at most WL_TRACE_MAX_STRING bytes (a longer name is cut at a character boundary).
  * Times are nanoseconds of CLOCK_MONOTONIC, for CPU records and (through CUPTI's timestamp
  * callback) for K records alike. Record letters and field counts never change within version 1;
  * a reader refuses a line it does not know, naming the file and the line.
@@ -68,6 +72,8 @@
 #define WL_TRACE_VERSION 1
 #define WL_TRACE_MAGIC "wltrace"
 #define WL_TRACE_SUFFIX ".wltrace"
+#define WL_TRACE_MAX_DEPTH 256      /* lua/wlrun/trace/read.lua's LIMITS.depth */
+#define WL_TRACE_MAX_STRING 65536   /* bytes; escaped, an S line stays far below the reader's 1 MiB */
 
 #define WL_TRACE_ENV_DIR "WLRUN_TRACE_DIR"
 #define WL_TRACE_ENV_SYNC "WLRUN_TRACE_SYNC"

@@ -8,6 +8,7 @@
 #ifndef WL_TRACE_INTERNAL_H
 #define WL_TRACE_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -41,6 +42,12 @@ uint64_t wt_now(void); /* CLOCK_MONOTONIC, ns */
 pid_t wt_gettid(void);
 
 int wt_out_open(const char *dir); /* at the first initialisation: the file of this process; 0: none */
+/* Every lock of the library is taken and released through these, which count the locks the
+ * calling thread holds or is taking: the exit handler, run by exit() from a signal handler that
+ * interrupted the library on that thread, must not wait for a lock that thread holds. */
+void wt_mutex_lock(pthread_mutex_t *m);
+void wt_mutex_unlock(pthread_mutex_t *m);
+int wt_inside(void); /* locks of the library held (or being taken) by the calling thread */
 void wt_lock(void);
 void wt_unlock(void);         /* writes out what was added under the lock, then unlocks */
 /* The same for a range closed inside another: written when 16 KiB have gathered or 100 ms have
@@ -92,6 +99,7 @@ void wt_name_thread(uint32_t tid, struct wt_string *name);
 void wt_note_launch(uint64_t correlation);
 
 uint64_t wt_next_rid(void);       /* under the lock */
+uint64_t wt_depth_lost(void);     /* pushes not recorded: the thread's ranges were nested too deep */
 void wt_payload_field(struct wt_payload p);
 
 void wt_threads_init(void);       /* the key whose destructor flushes a thread that ends */

@@ -4,7 +4,13 @@
  * released, so that what the program has done is in the file even if it is killed the next
  * moment; only a range closed inside another may wait (wt_unlock_soon), since a write costs
  * more than the rest of a push and pop together. Launches and GPU activity come in batches
- * (trace_threads.c, trace_cupti.c). */
+ * (trace_threads.c, trace_cupti.c).
+ *
+ * The descriptor is the program's to close or reuse: programs close every descriptor above 2,
+ * or dup2 a file of theirs over any number. So the file is moved to a high number (a closed one
+ * is not handed out again soon), and before each write fstat says whether it is still the trace
+ * file: when it is not, the trace stops there and the descriptor, now the program's, is left
+ * alone. */
 #include "trace_internal.h"
 #include "trace_format.h"
 
@@ -16,16 +22,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 enum state { OUT_NONE, OUT_OPEN, OUT_FAILED, OUT_DONE };
+enum { HIGH_FD = 768 }; /* the trace file's descriptor, at or above (below 1024, a common limit) */
 
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static char dir[PATH_MAX];
 static char path[PATH_MAX + 64];
 static int fd = -1;
+static dev_t file_dev; /* what fd is: the trace file, as long as fstat says so */
+static ino_t file_ino;
 static enum state state = OUT_NONE;
 static uint32_t generation = 1; /* one per file: a forked child's file defines its strings again */
 static char buf[65536];
@@ -48,19 +58,33 @@ int wt_finished(void) { return atomic_load_explicit(&finished, memory_order_rela
 
 /* ---- writing ---- */
 
+/* whether fd is still the trace file (the program may have closed it, or put its own file there) */
+static int still_ours(void) {
+  struct stat st;
+  return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == file_dev && st.st_ino == file_ino;
+}
+
+/* The trace stops: the file is closed when fd is still it, else left to the program. */
+static void give_up(const char *why) {
+  fprintf(stderr, "wlrun trace: %s: %s; the trace of process %d stops here\n", path, why, (int)getpid());
+  if (still_ours()) close(fd);
+  fd = -1;
+  state = OUT_FAILED;
+}
+
 /* Writes the buffer out; a failure is told once, and ends this process's trace. */
 static void drain(void) {
   size_t done = 0;
   last_write = wt_now();
+  if (state == OUT_OPEN && len && !still_ours())
+    give_up("the program closed the trace file's descriptor, or put another file in its place");
   while (state == OUT_OPEN && done < len) {
     ssize_t n = write(fd, buf + done, len - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      fprintf(stderr, "wlrun trace: %s: write failed: %s; the trace of process %d stops here\n", path,
-              n < 0 ? strerror(errno) : "nothing written", (int)getpid());
-      close(fd);
-      fd = -1;
-      state = OUT_FAILED;
+      char why[128];
+      snprintf(why, sizeof why, "write failed: %s", n < 0 ? strerror(errno) : "nothing written");
+      give_up(why);
       break;
     }
     done += (size_t)n;
@@ -164,6 +188,21 @@ static int open_file(void) {
     state = OUT_FAILED;
     return 0;
   }
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, HIGH_FD); /* fails past RLIMIT_NOFILE: the number stays */
+  if (high >= 0) {
+    close(fd);
+    fd = high;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    fprintf(stderr, "wlrun trace: %s: fstat failed: %s; process %d is not traced\n", path, strerror(errno), pid);
+    close(fd);
+    fd = -1;
+    state = OUT_FAILED;
+    return 0;
+  }
+  file_dev = st.st_dev;
+  file_ino = st.st_ino;
   state = OUT_OPEN;
   generation++;
   len = 0;
@@ -195,16 +234,30 @@ int wt_out_open(const char *d) {
   return ok;
 }
 
-void wt_lock(void) { pthread_mutex_lock(&trace_lock); }
+static __thread int inside; /* counted before a lock is taken and after it is released */
+
+void wt_mutex_lock(pthread_mutex_t *m) {
+  inside++;
+  pthread_mutex_lock(m);
+}
+
+void wt_mutex_unlock(pthread_mutex_t *m) {
+  pthread_mutex_unlock(m);
+  inside--;
+}
+
+int wt_inside(void) { return inside; }
+
+void wt_lock(void) { wt_mutex_lock(&trace_lock); }
 
 void wt_unlock(void) {
   if (len) drain();
-  pthread_mutex_unlock(&trace_lock);
+  wt_mutex_unlock(&trace_lock);
 }
 
 void wt_unlock_soon(uint64_t now) {
   if (len >= 16384 || now - last_write >= 100000000u) drain();
-  pthread_mutex_unlock(&trace_lock);
+  wt_mutex_unlock(&trace_lock);
 }
 
 int wt_ready(void) {
@@ -220,7 +273,7 @@ void wt_finish(void) {
     wt_text("exit");
     wt_end();
     drain();
-    if (state == OUT_OPEN) close(fd);
+    if (state == OUT_OPEN && still_ours()) close(fd);
     fd = -1;
   }
   state = OUT_DONE;
@@ -252,7 +305,7 @@ void wt_out_fork_parent(void) { pthread_mutex_unlock(&trace_lock); }
 /* The child: the parent's file and what was waiting for it are the parent's. */
 void wt_out_fork_child(void) {
   pthread_mutex_init(&trace_lock, NULL);
-  if (fd >= 0) close(fd);
+  if (still_ours()) close(fd);
   fd = -1;
   len = 0;
   if (state == OUT_OPEN) state = OUT_NONE;

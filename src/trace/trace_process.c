@@ -26,6 +26,9 @@ static void losses(const char *what, uint64_t n) {
 
 static void at_exit(void) {
   if (atomic_exchange(&exited, 1)) return;
+  /* exit() from a signal handler that interrupted the library on this thread: what it was doing
+   * is half done and its lock held; the file ends where it is, without X */
+  if (wt_inside()) return;
   wt_cupti_at_exit(); /* K records from CUPTI's last buffers, before the file is closed */
   wt_lock();
   if (wt_is_open()) {
@@ -33,6 +36,7 @@ static void at_exit(void) {
     wt_ranges_at_exit();
     losses("cupti", wt_cupti_dropped());
     losses("memory", wt_lost_count());
+    losses("depth", wt_depth_lost());
   }
   wt_finish();
   wt_unlock();

@@ -3,6 +3,7 @@
  * names it (trace_output.c). Texts are kept as valid UTF-8: a program's invalid bytes become
  * U+FFFD, wide strings are converted. */
 #include "trace_internal.h"
+#include "trace_format.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -139,6 +140,11 @@ static struct wt_string *lookup_or_add(const char *text, size_t n) {
 
 struct wt_string *wt_intern(const char *text, size_t len) {
   char *fixed = NULL;
+  if (len > WL_TRACE_MAX_STRING) { /* cut, not inside a character (3 continuation bytes at most) */
+    size_t cut = WL_TRACE_MAX_STRING;
+    while (cut > WL_TRACE_MAX_STRING - 3 && ((unsigned char)text[cut] & 0xc0) == 0x80) cut--;
+    len = cut;
+  }
   if (!valid_utf8(text, len)) {
     fixed = repaired(text, len, &len);
     if (!fixed) {
@@ -147,9 +153,9 @@ struct wt_string *wt_intern(const char *text, size_t len) {
     }
     text = fixed;
   }
-  pthread_mutex_lock(&strings_lock);
+  wt_mutex_lock(&strings_lock);
   struct wt_string *s = lookup_or_add(text, len);
-  pthread_mutex_unlock(&strings_lock);
+  wt_mutex_unlock(&strings_lock);
   free(fixed);
   if (!s) wt_lost(1);
   return s;

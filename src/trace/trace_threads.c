@@ -7,6 +7,7 @@
  * The stack changes only on its own thread, under the trace lock, so that the exit handler can
  * read every thread's stack. */
 #include "trace_internal.h"
+#include "trace_format.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { LAUNCHES = 512, MAX_DEPTH = 65536, LAUNCH_LINE = 44 /* "C", two numbers, tabs, newline */ };
+enum { LAUNCHES = 512, MAX_DEPTH = WL_TRACE_MAX_DEPTH, LAUNCH_LINE = 44 /* "C", two numbers, tabs, newline */ };
 
 struct open_range {
   uint64_t rid, parent, start;
@@ -30,7 +31,7 @@ struct launch {
 struct thread {
   pid_t tid;
   int depth, cap;
-  uint64_t overflow; /* pushes past MAX_DEPTH, not recorded: as many pops are ignored */
+  uint64_t overflow; /* pushes past MAX_DEPTH (the reader's bound), not recorded: as many pops are ignored */
   struct open_range *stack;
   pthread_mutex_t launch_lock;
   unsigned nlaunch;
@@ -48,6 +49,9 @@ static uint64_t next_rid = 1;  /* under the trace lock */
  * open is attributed to it (PyTorch's autograd launches backward's kernels from its own thread
  * while the thread that pushed "backward" waits). */
 static atomic_uint_fast64_t last_innermost;
+static atomic_uint_fast64_t too_deep; /* pushes past MAX_DEPTH: D depth */
+
+uint64_t wt_depth_lost(void) { return atomic_load(&too_deep); }
 
 uint64_t wt_next_rid(void) { return next_rid++; }
 
@@ -60,7 +64,7 @@ void wt_payload_field(struct wt_payload p) {
 /* ---- records (under the trace lock, the file ready) ---- */
 
 static void launch_records(struct thread *t) {
-  pthread_mutex_lock(&t->launch_lock);
+  wt_mutex_lock(&t->launch_lock);
   for (unsigned i = 0; i < t->nlaunch; i++) {
     wt_line('C');
     wt_u64(t->launch[i].correlation);
@@ -68,7 +72,7 @@ static void launch_records(struct thread *t) {
     wt_end();
   }
   t->nlaunch = 0;
-  pthread_mutex_unlock(&t->launch_lock);
+  wt_mutex_unlock(&t->launch_lock);
 }
 
 /* O for each range still open on t, outermost first */
@@ -159,7 +163,10 @@ int wt_push(struct wt_string *domain, struct wt_string *name, struct wt_payload 
     struct open_range *s = realloc(t->stack, (size_t)cap * sizeof *s);
     if (s) t->stack = s, t->cap = cap;
   }
-  if (t->depth == t->cap) {
+  if (t->depth == MAX_DEPTH) {
+    t->overflow++;
+    atomic_fetch_add(&too_deep, 1);
+  } else if (t->depth == t->cap) {
     t->overflow++;
     wt_lost(1);
   } else {
@@ -232,13 +239,13 @@ void wt_name_thread(uint32_t tid, struct wt_string *name) {
 /* ---- launches ---- */
 
 static void flush_launches(struct thread *t) {
-  pthread_mutex_lock(&t->launch_lock);
+  wt_mutex_lock(&t->launch_lock);
   size_t n = 0;
   for (unsigned i = 0; i < t->nlaunch; i++)
     n += (size_t)snprintf(t->text + n, LAUNCH_LINE, "C\t%llu\t%llu\n", (unsigned long long)t->launch[i].correlation,
                           (unsigned long long)t->launch[i].rid);
   t->nlaunch = 0;
-  pthread_mutex_unlock(&t->launch_lock);
+  wt_mutex_unlock(&t->launch_lock);
   wt_write_lines(t->text, n);
 }
 
@@ -254,11 +261,11 @@ void wt_note_launch(uint64_t correlation) {
   if (correlation == t->last_correlation && rid == t->last_rid) return;
   t->last_correlation = correlation;
   t->last_rid = rid;
-  pthread_mutex_lock(&t->launch_lock);
+  wt_mutex_lock(&t->launch_lock);
   t->launch[t->nlaunch].correlation = correlation;
   t->launch[t->nlaunch].rid = rid;
   int full = ++t->nlaunch == LAUNCHES;
-  pthread_mutex_unlock(&t->launch_lock);
+  wt_mutex_unlock(&t->launch_lock);
   if (full) flush_launches(t);
 }
 
@@ -283,6 +290,7 @@ void wt_threads_fork_child(void) {
   threads = self;
   /* next_rid goes on: an id of the parent's start/end range, ended in the child, names nothing */
   atomic_store(&last_innermost, 0);
+  atomic_store(&too_deep, 0);
   if (!self) return;
   self->prev = self->next = NULL;
   self->tid = wt_gettid();

@@ -5,7 +5,8 @@
  * (src/trace/trace_cupti.c: a kernel, copy or set as a K line, its name demangled where the
  * process has libstdc++). The test calls them as CUPTI does, with records as CUPTI lays them out,
  * in child processes that trace into a temporary directory and exit; the parent reads the files.
- * Last, a write that fails (a full disk): told once on standard error, the program unharmed. */
+ * Last, a write that fails (a file that may grow no more): told once on standard error, the
+ * program unharmed. */
 #include <cupti.h>
 
 #include "check.h"
@@ -14,8 +15,10 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -197,18 +200,17 @@ static void test_activity(void) {
 }
 
 /* The file's descriptor made to fail (as a full disk does), standard error kept in dir/stderr. */
+/* a write that fails as on a full disk: the file may grow to 256 KiB and no more (RLIMIT_FSIZE,
+ * SIGXFSZ ignored: write fails with EFBIG), and the ranges need more. Putting /dev/full in the
+ * descriptor's place would be the program's own file, which the library leaves alone
+ * (tests/e2e/trace_hostile_spec.lua). */
 static void full_disk(void) {
-  char link[64], target[512], err[300];
-  int full = open("/dev/full", O_WRONLY);
+  char err[300];
   snprintf(err, sizeof err, "%s/stderr", dir);
   int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (full < 0 || e < 0 || dup2(e, 2) < 0) _exit(6);
-  for (int fd = 3; fd < 64; fd++) {
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(link, target, sizeof target - 1);
-    if (n > 0 && (target[n] = 0, strstr(target, ".wltrace")) && dup2(full, fd) < 0) _exit(6);
-  }
-  for (int i = 0; i < 3; i++) {
+  struct rlimit small = {256 << 10, 256 << 10};
+  if (e < 0 || dup2(e, 2) < 0 || signal(SIGXFSZ, SIG_IGN) == SIG_ERR || setrlimit(RLIMIT_FSIZE, &small) != 0) _exit(6);
+  for (int i = 0; i < 20000; i++) {
     wt_push(NULL, wt_intern_cstr("lost"), none());
     wt_pop(NULL);
   }
@@ -216,7 +218,7 @@ static void full_disk(void) {
 
 static void test_write_error(void) {
   char *t = traced(full_disk);
-  CHECK(t && lines_with(t, "R\t") == 0);
+  CHECK(t && lines_with(t, "R\t") < 20000 && lines_with(t, "X\t") == 0);
   char path[300];
   snprintf(path, sizeof path, "%s/stderr", dir);
   FILE *f = fopen(path, "rb");
@@ -227,7 +229,7 @@ static void test_write_error(void) {
   }
   unlink(path);
   CHECK(strncmp(text, "wlrun trace: ", 13) == 0);
-  CHECK_CONTAINS(text, ".wltrace: write failed: No space left on device; the trace of process ");
+  CHECK_CONTAINS(text, ".wltrace: write failed: File too large; the trace of process ");
   CHECK(strchr(text, '\n') == text + strlen(text) - 1); /* once */
 }
 

@@ -16,11 +16,23 @@
  *   kill       a range closed, one open, then SIGKILL
  *   gpu_init   calls the library's InitializeInjection as the CUDA driver would, then one range
  *   loop N     N push/pop pairs at the top of the stack, N inside a range; prints the mean ns
+ * Hostile programs (tests/spec/trace_hostile_spec.lua): the library must leave them unharmed.
+ *   closefds F closes every descriptor above 2, opens its own file F (the lowest number, maybe the
+ *              trace file's), writes "user\n" in it between ranges; exits 1 if F holds more
+ *   dup2 F     opens F and dup2s it over the trace file's descriptor (found in /proc/self/fd),
+ *              writes "user\n", pushes ranges; exits 1 if F holds more
+ *   sigexit    push/pop pairs until SIGALRM (every 50 us) calls exit(0) from its handler
+ *   deep N     N ranges nested in one another (never more than the reader's 256 recorded), all
+ *              popped, then steps as in `steps` without sleeps
+ *   longname N a range whose name has N bytes, then steps as in `steps` without sleeps
+ *   nulls      NULL messages, attributes, domains and thread names; then steps without sleeps
  */
 #include <nvtx3/nvToolsExt.h>
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -28,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -267,6 +280,143 @@ static int loop(long n) {
   return 0;
 }
 
+/* ---- hostile programs ---- */
+
+/* steps as in `steps`, without sleeps: what the report needs after a hostile start */
+static int quick_steps(int n) {
+  for (int i = 0; i < n; i++) {
+    range("data", 0);
+    nvtxRangePushA("train_step");
+    range("forward", 0);
+    range("backward", 0);
+    nvtxRangePop();
+  }
+  return 0;
+}
+
+/* 0 when path holds exactly "user\n" */
+static int holds_only_user(const char *path) {
+  char text[64] = "";
+  FILE *f = fopen(path, "rb");
+  size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+  if (f) fclose(f);
+  text[n] = 0;
+  if (strcmp(text, "user\n") == 0) return 0;
+  fprintf(stderr, "nvtx_program: %s holds %zu bytes, not only \"user\\n\"\n", path, n);
+  return 1;
+}
+
+static int write_user(int fd) { return write(fd, "user\n", 5) == 5 ? 0 : 1; }
+
+static int closefds(const char *path) {
+  range("before_close", 0); /* the trace file is open from here */
+  for (int fd = 3; fd < 1024; fd++) close(fd);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0 || write_user(fd)) return 1;
+  for (int i = 0; i < 100; i++) range("after_close", 0);
+  quick_steps(8);
+  close(fd);
+  return holds_only_user(path);
+}
+
+/* the descriptor of this process's trace file, from /proc/self/fd; -1 when there is none */
+static int trace_fd(void) {
+  DIR *d = opendir("/proc/self/fd");
+  struct dirent *e;
+  int found = -1;
+  while (d && (e = readdir(d)) != NULL) {
+    char link[300], target[4096];
+    snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = 0;
+    if (strstr(target, ".wltrace")) found = atoi(e->d_name);
+  }
+  if (d) closedir(d);
+  return found;
+}
+
+static int dup2_over(const char *path) {
+  range("before_dup2", 0);
+  int tfd = trace_fd();
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (tfd < 0 || fd < 0 || dup2(fd, tfd) != tfd || write_user(fd)) return 1;
+  for (int i = 0; i < 100; i++) range("after_dup2", 0);
+  quick_steps(8);
+  close(fd);
+  close(tfd);
+  return holds_only_user(path);
+}
+
+static void exit_now(int sig) {
+  (void)sig;
+  exit(0); /* not async-signal-safe, and common all the same */
+}
+
+static int sigexit(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = exit_now;
+  struct itimerval every = {{0, 50}, {0, 50}};
+  range("loaded", 0); /* the library is loaded, and its file open, before the first signal */
+  if (sigaction(SIGALRM, &sa, NULL) != 0 || setitimer(ITIMER_REAL, &every, NULL) != 0) return 1;
+  for (;;) {
+    nvtxRangePushA("outer");
+    nvtxRangePushA("inner");
+    nvtxRangePop();
+    nvtxRangePop();
+  }
+}
+
+static int deep(int n) {
+  for (int i = 0; i < n; i++) nvtxRangePushA("deep");
+  for (int i = 0; i < n; i++) nvtxRangePop();
+  return quick_steps(8);
+}
+
+static int longname(long n) {
+  char *name = malloc((size_t)n + 1);
+  if (!name) return 1;
+  for (long i = 0; i < n; i++) name[i] = (char)('a' + i % 26);
+  name[n] = 0;
+  range(name, 0);
+  free(name);
+  return quick_steps(8);
+}
+
+static int nulls(void) {
+  nvtxRangePushA(NULL);
+  nvtxRangePop();
+  nvtxRangePushW(NULL);
+  nvtxRangePop();
+  nvtxRangePushEx(NULL);
+  nvtxRangePop();
+  nvtxEventAttributes_t a = attributes(NULL);
+  nvtxRangePushEx(&a);
+  nvtxRangePop();
+  a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  a.message.registered = NULL;
+  nvtxRangePushEx(&a);
+  nvtxRangePop();
+  a.messageType = NVTX_MESSAGE_TYPE_UNICODE;
+  a.message.unicode = NULL;
+  nvtxRangePushEx(&a);
+  nvtxRangePop();
+  nvtxRangeEnd(nvtxRangeStartA(NULL));
+  nvtxRangeEnd(nvtxRangeStartEx(NULL));
+  nvtxDomainHandle_t d = nvtxDomainCreateA(NULL);
+  nvtxDomainRangePushEx(d, NULL);
+  nvtxDomainRangePop(d);
+  nvtxDomainRangePushEx(NULL, NULL);
+  nvtxDomainRangePop(NULL);
+  nvtxDomainRangeEnd(NULL, nvtxDomainRangeStartEx(NULL, NULL));
+  nvtxDomainRegisterStringA(NULL, NULL);
+  nvtxDomainRegisterStringW(NULL, NULL);
+  nvtxNameOsThreadA(tid(), NULL);
+  nvtxNameOsThreadW(tid(), NULL);
+  return quick_steps(8);
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
   if (strcmp(mode, "steps") == 0) return steps();
@@ -281,7 +431,15 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "kill") == 0) return killed();
   if (strcmp(mode, "gpu_init") == 0) return gpu_init();
   if (strcmp(mode, "loop") == 0 && argc > 2) return loop(strtol(argv[2], NULL, 10));
-  fprintf(stderr, "usage: %s steps|threads|fork|startend|domains|payloads|names|open|exit3|kill|gpu_init|loop N\n",
+  if (strcmp(mode, "closefds") == 0 && argc > 2) return closefds(argv[2]);
+  if (strcmp(mode, "dup2") == 0 && argc > 2) return dup2_over(argv[2]);
+  if (strcmp(mode, "sigexit") == 0) return sigexit();
+  if (strcmp(mode, "deep") == 0 && argc > 2) return deep((int)strtol(argv[2], NULL, 10));
+  if (strcmp(mode, "longname") == 0 && argc > 2) return longname(strtol(argv[2], NULL, 10));
+  if (strcmp(mode, "nulls") == 0) return nulls();
+  fprintf(stderr,
+          "usage: %s steps|threads|fork|startend|domains|payloads|names|open|exit3|kill|gpu_init|loop N|closefds F|"
+          "dup2 F|sigexit|deep N|longname N|nulls\n",
           argv[0]);
   return 2;
 }

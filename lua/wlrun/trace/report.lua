@@ -217,6 +217,12 @@ local function warning(list, code, title, message, hint)
   list[#list + 1] = { code = code, title = title, message = message, hint = hint }
 end
 
+-- what each kind of D record counts (src/trace/trace_format.h)
+local LOST = {
+  cupti = "GPU activity records CUPTI dropped", memory = "records for want of memory",
+  depth = "ranges pushed inside 256 open ones (not recorded: a push without its pop?)",
+}
+
 -- the warnings about the process itself: open ranges, lost records, the library's errors
 local function process_warnings(p, w)
   local open = {}
@@ -229,12 +235,12 @@ local function process_warnings(p, w)
   end
   local lost = {}
   for what, n in pairs(p.dropped) do
-    if n > 0 then lost[#lost + 1] = ("%d %s"):format(n, name_of(what)) end
+    if n > 0 then lost[#lost + 1] = ("%d %s"):format(n, LOST[what] or name_of(what)) end
   end
   table.sort(lost)
   if #lost > 0 then
-    warning(w, "records-lost", "trace records lost", ("process %d lost records (%s): the GPU times are short of the lost work"):format(
-      p.pid, table.concat(lost, ", ")), "docs/trace.md, \"Lost records\"")
+    warning(w, "records-lost", "trace records lost", ("process %d lost records (%s): the times are short of what was lost"):format(
+      p.pid, table.concat(lost, ", ")), "docs/trace.md, \"The results document\"")
   end
   if #p.errors > 0 then
     local list = {}
