@@ -26,6 +26,8 @@
  *              popped, then steps as in `steps` without sleeps
  *   longname N a range whose name has N bytes, then steps as in `steps` without sleeps
  *   nulls      NULL messages, attributes, domains and thread names; then steps without sleeps
+ *   forkstress 4 threads push, pop, start and end ranges while the main thread forks 20 children
+ *              that do the same and exit (a lock held by another thread at fork must not hang)
  */
 #include <nvtx3/nvToolsExt.h>
 
@@ -35,6 +37,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -417,6 +420,38 @@ static int nulls(void) {
   return quick_steps(8);
 }
 
+static atomic_int stop_spinning;
+
+static void *spin(void *arg) {
+  (void)arg;
+  while (!atomic_load(&stop_spinning)) {
+    nvtxRangePushA("spin");
+    nvtxRangeEnd(nvtxRangeStartA("spin_async"));
+    nvtxRangePop();
+  }
+  return NULL;
+}
+
+static int forkstress(void) {
+  pthread_t t[4];
+  range("before_threads", 0);
+  for (int i = 0; i < 4; i++)
+    if (pthread_create(&t[i], NULL, spin, NULL) != 0) return 1;
+  for (int i = 0; i < 20; i++) {
+    pid_t pid = fork();
+    if (pid < 0) return 1;
+    if (pid == 0) {
+      for (int k = 0; k < 100; k++) range("in_child", 0);
+      exit(0);
+    }
+    int status;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
+  }
+  atomic_store(&stop_spinning, 1);
+  for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
   if (strcmp(mode, "steps") == 0) return steps();
@@ -437,9 +472,10 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "deep") == 0 && argc > 2) return deep((int)strtol(argv[2], NULL, 10));
   if (strcmp(mode, "longname") == 0 && argc > 2) return longname(strtol(argv[2], NULL, 10));
   if (strcmp(mode, "nulls") == 0) return nulls();
+  if (strcmp(mode, "forkstress") == 0) return forkstress();
   fprintf(stderr,
           "usage: %s steps|threads|fork|startend|domains|payloads|names|open|exit3|kill|gpu_init|loop N|closefds F|"
-          "dup2 F|sigexit|deep N|longname N|nulls\n",
+          "dup2 F|sigexit|deep N|longname N|nulls|forkstress\n",
           argv[0]);
   return 2;
 }
