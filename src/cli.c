@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum {
   OPT_SETTING = 1000, /* options that set a wl_setting, see setting_options[] */
@@ -116,7 +117,40 @@ static bool param_given_once(const struct wl_cli *cli, char *err, size_t errlen)
 }
 
 static const char *subcommands[] = {"run", "info"};
-static const char *tools[] = {"compare", "merge", "plot", "export", "history", "trace", "report"};
+static const char *tools[] = {"compare", "merge", "plot", "export", "history", "trace", "report", "init"};
+
+/* edit distance between two short words (longer ones are never close) */
+static size_t edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b), row[33];
+  if (la > 32 || lb > 32) return 99;
+  for (size_t j = 0; j <= lb; j++) row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      diag = up;
+      row[j] = best;
+    }
+  }
+  return row[lb];
+}
+
+/* a first word that is no file but a subcommand mistyped (wlrun comapre): the subcommand */
+static const char *mistyped_command(const char *word) {
+  if (word[0] == '-' || strchr(word, '/') || strchr(word, '.') || access(word, F_OK) == 0) return NULL;
+  const char *best = NULL;
+  size_t best_d = 3; /* at most 2 edits */
+  for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0] + sizeof tools / sizeof tools[0]; i++) {
+    const char *name = i < sizeof subcommands / sizeof subcommands[0] ? subcommands[i]
+                                                                       : tools[i - sizeof subcommands / sizeof subcommands[0]];
+    size_t d = edit_distance(word, name);
+    if (d < best_d && d < strlen(name)) best = name, best_d = d;
+  }
+  return best;
+}
 
 bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t errlen) {
   static struct option longopts[NSETTING_OPTIONS + 20];
@@ -132,6 +166,11 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
       cli->ntool_args = argc - 2;
       return true;
     }
+  const char *meant = argc > 1 ? mistyped_command(argv[1]) : NULL;
+  if (meant) {
+    snprintf(err, errlen, "'%s' is neither a subcommand nor a file: did you mean %s?", argv[1], meant);
+    return false;
+  }
   for (size_t i = 0; i < NSETTING_OPTIONS; i++)
     longopts[nl++] = (struct option){setting_options[i].option,
                                      setting_options[i].value ? no_argument : required_argument,

@@ -1,0 +1,143 @@
+-- The files of `wlrun init` (wlrun/tools/init.lua), as written. The scenario must pass
+-- `wlrun --compile-only --arch sm_90` as it is (tests/e2e/init_spec.lua).
+local T = {}
+
+T.scenario = [==[
+-- axpy (y = a x + y) in fp32 over vector lengths: a memory-bound kernel compiled by NVRTC,
+-- checked against the host, reported in GB/s and % of the device's peak bandwidth.
+--   wlrun bench/axpy.lua                       the sweep, as a table
+--   wlrun bench/axpy.lua -p n=1048576 -o out/axpy.json
+--   wlrun --compile-only bench/axpy.lua        compile and bind every kernel, no GPU needed
+-- Replace the kernel and the check with your own; keep the check (a wrong kernel is fast).
+local wl = require "wlrun"
+
+local src = [[
+extern "C" __global__ void axpy(float* y, const float* x, float a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}]]
+
+local A = 2.0
+
+return wl.scenario {
+  name = "axpy",
+  description = "y = a x + y in fp32, 2^20 to 2^26 elements",
+  params = {
+    n = { 1 << 20, 1 << 22, 1 << 24, 1 << 26 },
+    block = { 256 },
+  },
+  timing = { mode = "cold", flush_l2 = true, warmup = 10, iters = 50 },
+
+  setup = function(p)
+    local s = {}
+    s.x = wl.tensor { p.n, dtype = "f32", init = wl.normal() }
+    s.y = wl.tensor { p.n, dtype = "f32", init = 1 }
+    local k = wl.kernel { src, name = "axpy" }
+    s.launch = k:bind { grid = wl.cdiv(p.n, p.block), block = p.block, args = { s.y, s.x, A, p.n } }
+    return s
+  end,
+
+  run = "launch",
+
+  -- run once on y = 1 before timing: y must be a x + 1 (checked at a few places)
+  check = function(p, s)
+    local x, y = s.x:to_host(), s.y:to_host()
+    for _, i in ipairs { 1, 2, p.n // 2, p.n } do
+      local want = A * x[i] + 1
+      if math.abs(y[i] - want) > 1e-5 * math.max(1, math.abs(want)) then
+        return false, ("y[%d] = %.7g, expected %.7g"):format(i, y[i], want)
+      end
+    end
+    return true
+  end,
+
+  -- what one launch moves and computes: GB/s, GFLOP/s and % of peak bandwidth come from it
+  work = function(p)
+    return { bytes = 3 * 4 * p.n, flops = 2 * p.n }
+  end,
+}
+]==]
+
+T.ini = [==[
+; wlrun.ini: the settings of the benchmarks run from this directory (wlrun reads ./wlrun.ini).
+; Precedence: wlrun's defaults < this file < the scenario's timing table < the command line.
+; Every key: `wlrun --help` (CONFIGURATION) and docs/config.md of wlrun. Uncomment to change.
+
+[run]
+; mode = auto          ; auto | cold | batch | graph | host
+; warmup = 50          ; iterations before measuring
+; iters = 100          ; measured iterations
+; seed = 0             ; random tensor initialisation
+; device = 0
+; config_timeout = 0   ; stop a configuration running longer than this (like 5m); 0: never
+
+[adaptive]
+; enabled = off        ; stop measuring once the median's noise is below target_noise
+; target_noise = 0.5%
+; max_time = 15s
+
+[output]
+; format = table       ; table | plain | csv | markdown | json
+
+[compile]
+; --compile-only compiles for this architecture where there is no GPU (CI without one)
+arch = sm_90
+]==]
+
+T.readme = [==[
+## Benchmarks
+
+The recipes in `bench/` run with wlrun (a Lua-scriptable CUDA benchmark
+harness): each is a scenario that compiles its kernels with NVRTC, checks the result and
+reports times and bandwidth.
+
+    wlrun bench/axpy.lua                          # the sweep on this machine's GPU
+    wlrun --compile-only bench/axpy.lua           # compile and bind every kernel, no GPU needed
+    sh bench/ci.sh                                # what CI runs
+
+`bench/ci.sh` compiles every kernel on any machine; where a GPU is present it also runs the
+recipe and fails (exit 7) when a configuration is significantly slower than
+`bench/baseline.json` by more than 5 %. Store the baseline from the GPU that CI runs on:
+
+    wlrun bench/axpy.lua -o bench/baseline.json && git add bench/baseline.json
+]==]
+
+T.ci = [==[
+#!/bin/sh
+# CI job of the benchmarks (any CI: call `sh bench/ci.sh` from the repository's root or elsewhere).
+# Without a GPU: compile and bind every kernel of each recipe (--compile-only, for [compile] arch
+# of wlrun.ini). With a GPU: run each recipe and compare it with its stored baseline,
+# bench/NAME.baseline.json for bench/NAME.lua (bench/baseline.json for the first one made
+# by `wlrun init`): exit 7 when a configuration is significantly slower by more than 5 %.
+#   WLRUN=/path/to/wlrun   the wlrun to run (default: wlrun on PATH)
+#   FAIL_ABOVE=5           the regression gate, in percent
+set -eu
+cd "$(dirname "$0")/.."
+wlrun=${WLRUN:-wlrun}
+fail_above=${FAIL_ABOVE:-5}
+"$wlrun" --version
+
+for recipe in bench/*.lua; do
+  "$wlrun" --compile-only "$recipe"
+done
+
+if ! "$wlrun" info >/dev/null 2>&1; then
+  echo "ci.sh: no GPU here (wlrun info): kernels compiled, nothing measured"
+  exit 0
+fi
+
+mkdir -p out
+for recipe in bench/*.lua; do
+  name=$(basename "$recipe" .lua)
+  "$wlrun" "$recipe" -o "out/$name.json"
+  baseline=bench/$name.baseline.json
+  [ -f "$baseline" ] || baseline=bench/baseline.json
+  if [ -f "$baseline" ]; then
+    "$wlrun" compare "$baseline" "out/$name.json" --fail-above "$fail_above"
+  else
+    echo "ci.sh: no baseline for $recipe: store one with: cp out/$name.json bench/$name.baseline.json"
+  fi
+done
+]==]
+
+return T

@@ -1,0 +1,96 @@
+-- End-to-end, no GPU needed: what users expect of a command line. A mistyped subcommand is
+-- named with the one meant; the defaults that --help gives are the ones wlrun uses; every
+-- environment variable that wlrun's sources read is in docs/cli.md (the text of --help).
+local h = require "helper"
+
+local root = h.source_dir:sub(1, 1) == "/" and h.source_dir or (os.getenv("PWD") .. "/" .. h.source_dir)
+
+describe("a mistyped subcommand", function()
+  it("is named with the one meant (exit 2), where no file has that name", function()
+    for typo, meant in pairs { comapre = "compare", hitsory = "history", exprot = "export", inof = "info",
+      reprot = "report" } do
+      local r = h.run(typo .. " a.json", { cwd = h.tmpdir() })
+      assert.equal(2, r.code, typo)
+      assert.truthy(r.stderr:find(("'%s' is neither a subcommand nor a file: did you mean %s?"):format(typo, meant), 1, true),
+        r.stderr)
+    end
+  end)
+
+  it("is still a script where a file has that name, and a word far from any is a missing file (exit 9)", function()
+    local dir = h.tmpdir()
+    h.write(dir .. "/comapre", "print('ran')\n")
+    local r = h.run("comapre", { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("ran\n", r.stdout)
+    r = h.run("benchmark", { cwd = dir })
+    assert.equal(9, r.code)
+    assert.truthy(r.stderr:find("cannot open benchmark", 1, true), r.stderr)
+  end)
+end)
+
+describe("--help's defaults", function()
+  it("are the values wlrun uses when the option is not given", function()
+    -- each option of OPTIONS with its text, continuation lines joined
+    local help = h.run("--help").stdout
+    local options, current = {}, nil
+    for line in help:match("\nOPTIONS\n(.-)\n%u"):gmatch("[^\n]+") do
+      local name = line:match("^    %-%-([%w-]+)") or line:match("^    %-%a, %-%-([%w-]+)")
+      if name then
+        current = { name = name, text = line }
+        options[#options + 1] = current
+      elseif current then
+        current.text = current.text .. " " .. line
+      end
+    end
+    local dir = h.tmpdir() -- no wlrun.ini there
+    local script = h.write(dir .. "/settings.lua", [[
+      local c = require "wlrun.core"
+      for s, t in pairs(c.settings) do for k, v in pairs(t) do print(s .. "." .. k .. "=" .. tostring(v)) end end]])
+    local function settings(args)
+      local r = h.run(args .. " " .. h.quote(script), { cwd = dir })
+      assert.equal(0, r.code, r.stderr)
+      local t = {}
+      for k, v in r.stdout:gmatch("([%w_]+%.[%w_]+)=([^\n]*)") do t[k] = v end
+      return t
+    end
+    local defaults = settings("")
+    local checked = 0
+    for _, o in ipairs(options) do
+      local value = o.text:match("default ([^;%)%s]+)")
+      local key = o.name:gsub("-", "_")
+      local setting
+      for k in pairs(defaults) do
+        if k:match("%.(.*)$") == key then setting = k end
+      end
+      if value and setting and o.name ~= "cache-dir" then -- its default is made from $HOME
+        local given = settings(("--%s %s"):format(o.name, h.quote(value)))
+        assert.equal(given[setting], defaults[setting], ("--%s: the help says 'default %s'"):format(o.name, value))
+        checked = checked + 1
+      end
+    end
+    assert.is_true(checked >= 10, "checked " .. checked .. " options")
+  end)
+end)
+
+describe("docs/cli.md", function()
+  it("names every environment variable that wlrun reads", function()
+    local names = {}
+    local files = io.popen("cd " .. h.quote(root) .. " && find src lua -name '*.c' -o -name '*.h' -o -name '*.lua'")
+    for path in files:lines() do
+      local text = h.read(root .. "/" .. path)
+      for name in text:gmatch('getenv%("([%w_]+)"%)') do names[name] = path end
+      for name in text:gmatch('"(WLRUN_[%w_]+)"') do names[name] = path end
+      if path == "lua/wlrun/shard.lua" then -- the launchers' variables, read through shard.detect
+        for name in text:gmatch('"(%u[%u%d]*_[%u%d_]+)"') do names[name] = path end
+      end
+    end
+    files:close()
+    local doc = h.read(root .. "/docs/cli.md")
+    local n = 0
+    for name, path in pairs(names) do
+      n = n + 1
+      assert.truthy(doc:find("%f[%w_]" .. name .. "%f[^%w_]"), ("%s (read in %s) is not in docs/cli.md"):format(name, path))
+    end
+    assert.is_true(n >= 20, n .. " names")
+  end)
+end)

@@ -1,0 +1,73 @@
+-- End-to-end, no GPU needed: `wlrun init` into a temporary git repository writes the recipe
+-- skeleton, which compiles as written (--compile-only --arch sm_90), and its CI script runs
+-- there (the path without a GPU: every kernel compiled, nothing measured); a second init
+-- overwrites nothing; README.md is appended to once.
+local h = require "helper"
+
+local q = h.quote
+local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
+
+local function repo()
+  local dir = h.tmpdir()
+  assert(os.execute("git init -q " .. q(dir)))
+  return dir
+end
+
+describe("wlrun init", function()
+  it("writes a scenario, wlrun.ini, a README section and a CI script that runs in the repository", function()
+    local dir = repo()
+    h.write(dir .. "/README.md", "# my project\n")
+    local r = h.run("init", { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    for _, f in ipairs { "bench/axpy.lua", "bench/ci.sh", "wlrun.ini", "README.md" } do
+      assert.truthy(r.stdout:find(f, 1, true), f)
+    end
+    local readme = h.read(dir .. "/README.md")
+    assert.truthy(readme:find("^# my project\n\n## Benchmarks\n"), readme)
+    assert.truthy(h.read(dir .. "/bench/axpy.lua"):find("check = function", 1, true))
+
+    local c = h.run("--compile-only --arch sm_90 bench/axpy.lua", { cwd = dir })
+    assert.equal(0, c.code, c.stderr)
+    assert.truthy(c.stdout:find("axpy", 1, true))
+    assert.equal("", c.stderr) -- no warning from NVRTC or wlrun
+
+    -- the CI script, as a CI would call it, from another directory
+    local out = os.tmpname()
+    local _, _, code = os.execute(("cd / && WLRUN=%s sh %s/bench/ci.sh >%s 2>&1"):format(q(bin), q(dir), out))
+    local log = h.read(out)
+    os.remove(out)
+    if h.has_gpu then
+      assert.equal(0, code, log)
+      assert.truthy(log:find("no baseline for bench/axpy.lua", 1, true), log)
+    else
+      assert.equal(0, code, log)
+      assert.truthy(log:find("no GPU here", 1, true), log)
+      assert.truthy(log:find("axpy%s+sm_90"), log)
+    end
+  end)
+
+  it("into a new DIR; a second time overwrites nothing (exit 2, nothing written) and keeps one README section", function()
+    local dir = repo()
+    local r = h.run("init sub/recipes", { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    local target = dir .. "/sub/recipes"
+    h.write(target .. "/wlrun.ini", "; mine\n")
+    local again = h.run("init sub/recipes", { cwd = dir })
+    assert.equal(2, again.code)
+    assert.truthy(again.stderr:find("not overwriting sub/recipes/bench/axpy.lua, sub/recipes/bench/ci.sh, sub/recipes/wlrun.ini", 1, true), again.stderr)
+    assert.equal("; mine\n", h.read(target .. "/wlrun.ini"))
+    local readme = h.read(target .. "/README.md")
+    assert.equal(1, select(2, readme:gsub("## Benchmarks", "")))
+  end)
+
+  it("refuses a file as DIR and two DIRs (exit 2)", function()
+    local dir = repo()
+    h.write(dir .. "/f", "")
+    local r = h.run("init f", { cwd = dir })
+    assert.equal(2, r.code)
+    assert.truthy(r.stderr:find("'f' is a file, not a directory", 1, true), r.stderr)
+    r = h.run("init a b", { cwd = dir })
+    assert.equal(2, r.code)
+    assert.truthy(r.stderr:find("one directory at most", 1, true), r.stderr)
+  end)
+end)
