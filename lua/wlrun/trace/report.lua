@@ -6,8 +6,8 @@
 --     opts: step (default "train_step"), data ("data"), warmup (5), batch_size (nil: the step
 --     ranges' payload, else 1), kernels (true: the top kernels per phase), top_kernels (10)
 --
--- Per process: its closed step ranges (push/pop or start/end) in start order are the
--- iterations, the first `warmup` skipped. iter = the step's duration. data = the total duration
+-- Per process: its closed step ranges (push/pop or start/end; the outermost ones) in start
+-- order are the iterations, the first `warmup` skipped. iter = the step's duration. data = the total duration
 -- of the outermost data ranges that start in the iteration's window (the previous step's end,
 -- this step's end] — those of the step's thread when it has any, else those of every thread;
 -- with no data range in the process, data = the gap between the previous step's end and this
@@ -149,7 +149,7 @@ end
 -- the length of the union of intervals {start, stop}
 local function union_length(list)
   table.sort(list, function(a, b) return a[1] < b[1] end)
-  local total, lo, hi = 0, nil, nil
+  local total, lo, hi = 0.0, nil, nil
   for _, iv in ipairs(list) do
     if not hi or iv[1] > hi then
       if hi then total = total + (hi - lo) end
@@ -166,7 +166,7 @@ local function tally(t, key, w)
   local k = t[key]
   if not k then k = {}; t[key] = k end
   local e = k[w.name]
-  if not e then e = { count = 0, time = 0 }; k[w.name] = e end
+  if not e then e = { count = 0, time = 0.0 }; k[w.name] = e end
   e.count = e.count + 1
   e.time = e.time + (w.stop - w.start)
 end
@@ -295,7 +295,7 @@ local function process_entry(p, steps, k, n, o)
     end
   end
   local data_time, data_iter = {}, {}
-  for i = 1, #steps do data_time[i] = 0 end
+  for i = 1, #steps do data_time[i] = 0.0 end -- floats: sums of ns past 2^63 do not wrap round
   if #data > 0 then
     t.data_source, t.data_threads = "ranges", on_thread and "step" or "all"
     for _, r in ipairs(data) do
@@ -320,7 +320,7 @@ local function process_entry(p, steps, k, n, o)
   local function phase(i, name, first)
     local ph = phases[i].by[name]
     if not ph then
-      ph = { cpu = 0, gpu = 0, first = first }
+      ph = { cpu = 0.0, gpu = 0.0, first = first }
       phases[i].by[name] = ph
     elseif first < ph.first then
       ph.first = first
@@ -340,7 +340,7 @@ local function process_entry(p, steps, k, n, o)
 
   -- GPU work, by the range its launch was made in
   local busy, outside, data_gpu, unattributed, kernels = {}, {}, {}, {}, {}
-  for i = 1, #steps do busy[i], outside[i], data_gpu[i], unattributed[i], kernels[i] = {}, 0, 0, 0, {} end
+  for i = 1, #steps do busy[i], outside[i], data_gpu[i], unattributed[i], kernels[i] = {}, 0.0, 0.0, 0.0, {} end
   if gpu then
     for _, w in ipairs(p.gpu) do
       local r = p.by_rid[p.corr[w.corr] or -1]
@@ -417,7 +417,7 @@ local function process_entry(p, steps, k, n, o)
       if not agg then agg = {}; tallies[key] = agg end
       for kname, e in pairs(k) do
         local a = agg[kname]
-        if not a then a = { count = 0, time = 0 }; agg[kname] = a end
+        if not a then a = { count = 0, time = 0.0 }; agg[kname] = a end
         a.count, a.time = a.count + e.count, a.time + e.time
       end
     end
@@ -468,11 +468,22 @@ local function process_entry(p, steps, k, n, o)
   return entry
 end
 
--- the closed step ranges of a process, in start order
+-- whether a closed range named `name` holds r (its parent chain)
+local function inside_closed(r, name)
+  local at = r.parent
+  while at do
+    if at.name == name and not at.open then return true end
+    at = at.parent
+  end
+  return false
+end
+
+-- the closed step ranges of a process, in start order: the outermost ones (a step range inside a
+-- closed one is one of its phases, not an iteration of its own)
 local function steps_of(p, name)
   local list = {}
   for _, r in ipairs(p.ranges) do
-    if r.name == name and not r.open then list[#list + 1] = r end
+    if r.name == name and not r.open and not inside_closed(r, name) then list[#list + 1] = r end
   end
   table.sort(list, function(a, b)
     if a.start ~= b.start then return a.start < b.start end
