@@ -355,6 +355,20 @@ static int l_list_dir(lua_State *L) {
   return 1;
 }
 
+/* core.file_type(path) -> "file", "directory", "link", "fifo" or "other", never following a
+ * symbolic link (lstat); or nil and the error. For directories another program writes into: a
+ * FIFO put there would block whoever opens it to read. */
+static int l_file_type(lua_State *L) {
+  struct stat st;
+  if (lstat(check_cstring(L, 1), &st) != 0) return push_failure(L);
+  lua_pushstring(L, S_ISREG(st.st_mode)    ? "file"
+                    : S_ISDIR(st.st_mode)  ? "directory"
+                    : S_ISLNK(st.st_mode)  ? "link"
+                    : S_ISFIFO(st.st_mode) ? "fifo"
+                                           : "other");
+  return 1;
+}
+
 /* core.make_dir(path) -> true (made, or already there), or nil and the error */
 static int l_make_dir(lua_State *L) {
   if (mkdir(check_cstring(L, 1), 0700) != 0 && errno != EEXIST) return push_failure(L);
@@ -549,7 +563,8 @@ void wl_open_system(lua_State *L) {
   static const luaL_Reg fns[] = {{"isatty", l_isatty}, {"hash", l_hash}, {"utc_now", l_utc_now},
                                  {"cwd", l_cwd}, {"spawn", l_spawn}, {"self_exe", l_self_exe},
                                  {"spawn_async", l_spawn_async}, {"wait_any", l_wait_any}, {"kill", l_kill},
-                                 {"list_dir", l_list_dir}, {"make_dir", l_make_dir}, {"getpid", l_getpid},
+                                 {"list_dir", l_list_dir}, {"file_type", l_file_type},
+                                 {"make_dir", l_make_dir}, {"getpid", l_getpid},
                                  {"temp_dir", l_temp_dir}, {"remove_tree", l_remove_tree},
                                  {"find_program", l_find_program}, {"hold_stdout", l_hold_stdout},
                                  {"release_stdout", l_release_stdout}, {NULL, NULL}};

@@ -64,6 +64,16 @@ return {
       assert(r.stderr:find("'\\x1b[2Jname' (1)", 1, true), r.stderr)
       assert(not r.stderr:find("\27", 1, true), "a raw escape byte reached the terminal")
     end },
+  -- not regular files: a FIFO hung the reader for ever (opening it waits for a writer)
+  { name = "trace: a FIFO named like a trace file", prefix = "timeout 20",
+    args = "trace -- sh -c " .. h.quote('mkfifo "$WLRUN_TRACE_DIR/$$.wltrace"'), env = LIB, code = 9,
+    stderr = "wlrun: trace: %d+%.wltrace: a fifo: the trace library writes regular files only" },
+  { name = "trace: a symbolic link named like a trace file", prefix = "timeout 20",
+    args = "trace -- sh -c " .. h.quote('ln -s /dev/tty "$WLRUN_TRACE_DIR/$$.wltrace"'), env = LIB, code = 9,
+    stderr = "wlrun: trace: %d+%.wltrace: a symbolic link: the trace library writes regular files only" },
+  { name = "trace: a directory named like a trace file",
+    args = "trace -- sh -c " .. h.quote('mkdir "$WLRUN_TRACE_DIR/$$.wltrace"'), env = LIB, code = 9,
+    stderr = "wlrun: trace: %d+%.wltrace: a directory: the trace library writes regular files only" },
   { name = "trace: a file cut short is read up to its last whole line",
     args = writes(STEP .. "R\t1\t5\t0\t1\t0\t1\t2\t-\nR\t2\t5\t0\t1\t0\t3\t4", "--warmup 0"), env = LIB, code = 0,
     stdout = "process%-killed: process %d+ ended without a normal exit %(killed by a signal, or _exit%), its trace file cut short" },

@@ -430,7 +430,14 @@ function read.dir(path, limits)
   end)
   local budget, left = budget_of(l), l.bytes
   local trace = { dir = path, processes = {} }
+  local process = require "wlrun.process"
   for _, n in ipairs(files) do
+    -- the library writes files; a FIFO would block the read for ever, a link lead anywhere
+    local kind, kerr = process.file_type(path .. "/" .. n)
+    if kind ~= "file" then
+      core().error("io", ("%s: %s: the trace library writes regular files only"):format(n,
+        kind and ("a " .. (kind == "link" and "symbolic link" or kind)) or ("cannot read it: " .. tostring(kerr))), 0)
+    end
     local text, size = read_bounded(path .. "/" .. n, n, left, l.bytes)
     left = left - size
     local p = parse_with(text, n, budget)
