@@ -147,6 +147,7 @@ static const char *mistyped_command(const char *word) {
     const char *name = i < sizeof subcommands / sizeof subcommands[0] ? subcommands[i]
                                                                        : tools[i - sizeof subcommands / sizeof subcommands[0]];
     size_t d = edit_distance(word, name);
+    if (d == 0) return NULL; /* the subcommand itself */
     if (d < best_d && d < strlen(name)) best = name, best_d = d;
   }
   return best;

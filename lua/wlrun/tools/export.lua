@@ -169,9 +169,11 @@ Writes a results file in another format (docs/compare.md), to FILE or standard o
     --time-unit U        gbench: ns (default), us, ms or s
     --samples            gbench: one iteration entry per sample (repetitions), so
                          that compare.py's U test has the samples
-    -o, --output FILE    write FILE (atomically) instead of standard output; one
-                         file in one format, so -o given twice is refused (run
-                         export once per format)
+    -o, --output FILE    write FILE (atomically) instead of standard output (- is
+                         standard output); its extension gives the format: .json
+                         gbench (or json with --format json), .csv .md .txt; a
+                         --format that does not match it is refused; one file in
+                         one format, so -o given twice is refused
     -h, --help           this text
 ]]
 
@@ -193,7 +195,18 @@ function M.main(args)
     local ok, r = pcall(require, "wlrun.report")
     report = ok and r or require "wlrun.report.init"
   end
-  local format = o.format or "gbench"
+  if o.output == "-" then o.output = nil end -- standard output, as without -o
+  -- -o's extension gives the format, as for run, merge and compare: .json is gbench's (or, with
+  -- --format json, the results document), .csv .md .txt a printer's; a mismatch is refused
+  local by_ext = o.output and ({ json = { gbench = true, json = true }, csv = { csv = true },
+    md = { markdown = true }, txt = { plain = true, table = true } })[o.output:match("%.(%w+)$") or ""]
+  if o.output and not by_ext and not o.format then
+    fail("usage", ("cannot tell the format of '%s' from its extension (.json .csv .md .txt): give --format"):format(o.output))
+  end
+  if by_ext and o.format and not by_ext[o.format] then
+    fail("usage", ("--format %s does not match the extension of '%s'"):format(o.format, o.output))
+  end
+  local format = o.format or (by_ext and (by_ext.gbench and "gbench" or next(by_ext))) or "gbench"
   local printer = false
   for _, f in ipairs(report.formats) do
     if f == format then printer = true end
