@@ -126,6 +126,21 @@ describe("trace report's numbers, worked out by hand", function()
     assert_list({ 0.008, 0.008 }, e.samples, "iter")
   end)
 
+  it("escapes a huge phase name once, not once per iteration (was: minutes for 1000 steps)", function()
+    local name = ("\\x01a"):rep(200000) -- 600 KB escaped in the file: 200000 control bytes
+    local list = { "S\t1\ttrain_step", "S\t2\t" .. name }
+    for i = 1, 1000 do
+      list[#list + 1] = R(2 * i, 7, 0, 1, i, i + 0.5)
+      list[#list + 1] = R(2 * i + 1, 7, 2 * i, 2, i + 0.1, i + 0.4)
+    end
+    local t0 = os.clock()
+    local e = report.entries(trace_of(list), { warmup = 1 })[1]
+    assert.is_true(os.clock() - t0 < 10, ("took %.1f s"):format(os.clock() - t0))
+    assert.equal(999, #e.samples)
+    assert.is_true(#e.trace.phases[1].name <= report.NAME_MAX)
+    assert.matches("^\\x01a\\x01a", e.trace.phases[1].name)
+  end)
+
   it("sums times near 2^63 ns without wrapping round to negative ones", function()
     -- data D1 [20, 20 + 5e18], D2 [30, 30 + 5e18] start in S2's window: 1e19 ns together, past 2^63
     local big = 5000000000000000000

@@ -47,6 +47,9 @@ local function hex(bytes) return (bytes:gsub(".", function(c) return ("\\x%02x")
 function read.printable(s, max)
   max = max or 120
   s = tostring(s)
+  -- every byte gives at least one character: what lies past max + 8 bytes is cut anyway (a name
+  -- of a megabyte is not escaped whole)
+  if #s > max + 8 then s = s:sub(1, max + 8) end
   if s:find("[\0-\31\127-\255]") then
     local out, i, n = {}, 1, #s
     while i <= n do

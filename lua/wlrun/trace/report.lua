@@ -29,7 +29,17 @@ local function core() return require "wlrun.core" end
 
 local function seconds(ns) return ns / 1e9 end
 
-local function name_of(s) return read.printable(s, report.NAME_MAX) end
+-- printable names, made once each during report.entries (a phase's name is asked for in every
+-- iteration)
+local printed = {}
+local function name_of(s)
+  local p = printed[s]
+  if not p then
+    p = read.printable(s, report.NAME_MAX)
+    printed[s] = p
+  end
+  return p
+end
 
 local function sum(xs)
   local t = 0
@@ -503,7 +513,9 @@ function report.entries(trace, opts)
   end
   if #with == 0 then core().error("usage", no_steps(trace, o), 0) end
   local entries = {}
+  printed = {}
   for k, x in ipairs(with) do entries[k] = process_entry(x.p, x.steps, k, #with, o) end
+  printed = {}
   return entries
 end
 
