@@ -241,9 +241,9 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
       break;
     }
     case 'o':
-      if (!wl_output_format(optarg)) {
+      if (strcmp(optarg, "-") != 0 && !wl_output_format(optarg)) { /* - is standard output */
         snprintf(err, errlen,
-                 "-o '%s': unknown output format; the extension chooses it: .json, .csv, .md, .txt",
+                 "-o '%s': unknown output format; the extension chooses it: .json, .csv, .md, .txt (or - for standard output)",
                  optarg);
         ok = false;
       } else {

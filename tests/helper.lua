@@ -36,14 +36,16 @@ end
 
 -- Runs wlrun with the given argument string (already shell-quoted where needed).
 -- opts.cwd: directory to run in; opts.env: "NAME=value ..." prefix; opts.prefix: a command
--- put before wlrun (timeout ...). Returns {code=, stdout=, stderr=}.
+-- put before wlrun (timeout ...); opts.stdin: a file piped into wlrun (else /dev/null).
+-- Returns {code=, stdout=, stderr=}.
 function helper.run(args, opts)
   opts = opts or {}
   local out, err = os.tmpname(), os.tmpname()
   local bin = helper.bin:sub(1, 1) == "/" and helper.bin or (helper.source_dir .. "/" .. helper.bin)
-  local cmd = ("%s %s %s %s </dev/null >%s 2>%s"):format(
+  local cmd = ("%s %s %s %s %s %s >%s 2>%s"):format(
     opts.cwd and ("cd " .. shell_quote(opts.cwd) .. " &&") or "",
-    opts.env or "", (opts.prefix or "") .. " " .. shell_quote(bin), args, out, err)
+    opts.stdin and ("cat " .. shell_quote(opts.stdin) .. " |") or "",
+    opts.env or "", (opts.prefix or "") .. " " .. shell_quote(bin), args, opts.stdin and "" or "</dev/null", out, err)
   local _, how, code = os.execute(cmd)
   local r = { stdout = read_all(out), stderr = read_all(err), code = code, how = how, cmd = cmd }
   os.remove(out)

@@ -42,6 +42,17 @@ local function limit_top_level(cli)
   end
 end
 
+-- Where standard output is the report's alone (-o -, or --format for machines on the command
+-- line: both for scenarios only), the script's top level writes to standard error too; the
+-- returned value gives standard output back when closed (the sink holds it again).
+local function stdout_held(cli)
+  local format, hold = core.settings.output.format, false
+  for _, path in ipairs(cli.outputs) do hold = hold or path == "-" end
+  if core.settings_origin.output.format.source == "cli" and format ~= "table" and format ~= "plain" then hold = true end
+  local fd = hold and require("wlrun.process").hold_stdout() or nil
+  return setmetatable({}, { __close = function() if fd then require("wlrun.process").release_stdout(fd) end end })
+end
+
 local function run_script(cli)
   local args = cli.script_args
   _G.arg = table.move(args, 1, #args, 1, { [0] = cli.script })
@@ -51,7 +62,11 @@ local function run_script(cli)
   end
   require("wlrun.results.journal").hook_exit() -- before the script can keep its own os.exit
   limit_top_level(cli)
-  local result = call(chunk, table.unpack(args))
+  local result
+  do
+    local _ <close> = stdout_held(cli)
+    result = call(chunk, table.unpack(args))
+  end
   core.time_limit(0)
   if require("wlrun.scenario").is(result) then return require("wlrun.runner").run(result, cli.script) end
   local field = looks_like_scenario(result)

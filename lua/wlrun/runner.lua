@@ -94,17 +94,23 @@ local function require_device(script)
   return d
 end
 
-local function outputs_of(cli)
+-- the -o files, and the format of standard output: -o - puts the report there in --format's
+-- format (json when --format is not given) and nothing else, in place of the table
+local function outputs_of(cli, out)
   local report = require "wlrun.report"
-  local list = {}
+  require("wlrun.stdio").refuse_twice(function(kind, msg) core.error(kind, msg, 0) end, nil, cli.outputs)
+  local list, stdout_format, to_stdout = {}, out.format, nil
   for _, path in ipairs(cli.outputs) do
     local format = report.format_for_path(path)
-    if not format then
+    if path == "-" then
+      to_stdout = true
+      stdout_format = core.settings_origin.output.format.source == "cli" and out.format or "json"
+    elseif not format then
       core.error("usage", ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(path), 0)
     end
-    list[#list + 1] = { path = path, format = format }
+    if format then list[#list + 1] = { path = path, format = format } end
   end
-  return list
+  return list, stdout_format, to_stdout
 end
 
 -- a resumed entry, renumbered to this run's space
@@ -130,20 +136,21 @@ function runner.run(sc, script)
   local settings, sources = runner.in_force(sc)
   local worker = cli.worker_config or cli.worker_queue
   local out = wl.settings.output
+  local outputs, format, report_only = outputs_of(cli, out)
   local sink <close> = worker and require("wlrun.sink").silent() or require("wlrun.sink").new {
-    format = out.format, quiet = out.quiet, progress = out.progress and not out.quiet and process.isatty(2) }
+    format = format, quiet = out.quiet, progress = out.progress and not out.quiet and process.isatty(2),
+    report_only = report_only }
   core.on_warning(function(msg) sink:warning(msg) end) -- the C parts' warnings, through the sink
   local _ <close> = setmetatable({}, { __close = function() core.on_warning(nil) end })
-  local outputs = outputs_of(cli)
   local compile_only = core.compile_only()
   pick_device(p, cli, compile_only)
   if cli.dry_run then
     for _, n in ipairs(p.notes) do sink:message(n) end
-    if out.format == "table" or out.format == "plain" then return sink:report(dry_run_text(p, sc)) end
+    if format == "table" or format == "plain" then return sink:report(dry_run_text(p, sc)) end
     local planned = { schema = results.SCHEMA, version = results.VERSION, complete = false,
       scenario = { name = sc.name, axes = p.axes }, configurations = {} }
     for i, c in ipairs(p.list) do planned.configurations[i] = { index = c.index, params = c.params, status = "planned" } end
-    return sink:report(require("wlrun.report").render(planned, out.format))
+    return sink:report(require("wlrun.report").render(planned, format))
   end
   local scenario_range <close> = nvtx.auto_scope("scenario", "scenario " .. sc.name) -- nvtx
   local device, floor
@@ -207,10 +214,10 @@ function runner.run(sc, script)
   sink:clear()
   writer:finish(stop == nil)
   -- the report, also of a run that stopped early: what was measured is shown, not only kept
-  if compile_only and (out.format == "table" or out.format == "plain") then
+  if compile_only and (format == "table" or format == "plain") then
     sink:report(require("wlrun.compiled").text(doc))
   else
-    sink:report(require("wlrun.report").render(doc, out.format))
+    sink:report(require("wlrun.report").render(doc, format))
   end
   local where = #outputs > 0 and ("in " .. outputs[1].path) or "above (no -o file was given)"
   if stop and stop.kind == "interrupted" then

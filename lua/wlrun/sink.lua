@@ -1,14 +1,16 @@
 -- The log and progress sink of a scenario run: with the printers (wlrun.report), the only
 -- writer of standard output and standard error while a scenario runs. Standard output holds
 -- the report in the chosen format and nothing else when that format is for machines (csv,
--- json, markdown); messages, progress and failures go to standard error.
+-- json, markdown) or is named by -o - (report_only); messages, progress and failures go to
+-- standard error.
 --
---   local s = sink.new{format =, quiet =, progress =}
+--   local s = sink.new{format =, quiet =, progress =, report_only =}
 --   s:message(text)          "wlrun: text" on stderr (unless quiet)
 --   s:warning(text)          "wlrun: warning: text" on stderr (even when quiet)
 --   s:progress(text)         one line rewritten in place (a terminal only)
 --   s:failure(text)          "wlrun: text" on stderr, always
---   s:iteration(line)        a loop's per-iteration line: stdout for table/plain, else stderr
+--   s:iteration(line)        a loop's per-iteration line: stdout for table/plain (not
+--                            report_only), else stderr
 --   s:report(text)           the report, on stdout
 local sink = {}
 
@@ -24,7 +26,8 @@ function sink.new(o)
   o = o or {}
   local s = setmetatable({ format = o.format or "table", quiet = o.quiet, show_progress = o.progress, shown = false },
     Sink)
-  if not human[s.format] then s.held = require("wlrun.process").hold_stdout() end
+  s.report_only = o.report_only or not human[s.format]
+  if s.report_only then s.held = require("wlrun.process").hold_stdout() end
   return s
 end
 
@@ -74,7 +77,7 @@ function Sink:failure(text) if not self.silent then self:line("wlrun: " .. text)
 function Sink:iteration(line)
   if self.quiet then return end
   self:clear()
-  if human[self.format] then
+  if not self.report_only then
     io.stdout:write(line, "\n")
   else
     err(line .. "\n")

@@ -117,3 +117,104 @@ describe("wlrun export -o", function()
     assert.truthy(r.stdout:find('"benchmarks"', 1, true))
   end)
 end)
+
+-- `-o -` and `-` (docs/cli.md): standard output holds the output alone, standard input is read
+-- (once) where a file is
+describe("- for standard input and output", function()
+  local fixtures = root .. "/tests/fixtures/compare/"
+  local base, slower = fixtures .. "base.json", fixtures .. "slower.json"
+  local json = require "wlrun.json"
+
+  -- stdout is one JSON value and nothing else
+  local function parsed(r)
+    assert.equal(0, r.code, r.stderr)
+    local v, err = json.decode(r.stdout, { array_nulls = false })
+    assert.is_table(v, tostring(err) .. ": " .. r.stdout:sub(1, 200))
+    return v
+  end
+
+  it("run: -o - is the report alone, in json (or --format's format), the script's prints on stderr", function()
+    local script = [[
+      local wl = require "wlrun"
+      print("the top level")
+      return wl.scenario { name = "s", params = { n = { 1, 2 } }, run = function(p) print("a configuration") end }]]
+    local r = h.run_script(script, "--compile-only --arch sm_90 -o -")
+    local doc = parsed(r)
+    assert.equal("wlrun-results", doc.schema)
+    assert.equal(2, #doc.configurations)
+    assert.truthy(r.stderr:find("the top level", 1, true), r.stderr)
+    assert.truthy(r.stderr:find("a configuration", 1, true), r.stderr)
+    r = h.run_script(script, "--compile-only --arch sm_90 --format csv -o -")
+    assert.equal(0, r.code, r.stderr)
+    assert.truthy(r.stdout:find("^index,"), r.stdout)
+    r = h.run_script(script, "--compile-only --arch sm_90 -o - -o -")
+    assert.equal(2, r.code)
+    assert.truthy(r.stderr:find("-o - (standard output) is given twice", 1, true), r.stderr)
+  end)
+
+  it("merge, compare, export: -o - is the output alone; - reads standard input, named <stdin> in errors", function()
+    local doc = parsed(h.run("merge - -o -", { stdin = base }))
+    assert.equal("wlrun-results", doc.schema)
+    assert.equal(4, #doc.configurations)
+    local r = h.run("merge - --format csv -o -", { stdin = base })
+    assert.equal(0, r.code, r.stderr)
+    assert.truthy(r.stdout:find("^index,"), r.stdout)
+    doc = parsed(h.run(("compare %s - -o -"):format(h.quote(base)), { stdin = slower }))
+    assert.equal("wlrun-compare", doc.schema)
+    r = h.run(("compare %s - --format markdown -o -"):format(h.quote(base)), { stdin = slower })
+    assert.equal(0, r.code, r.stderr)
+    assert.is_nil(r.stdout:find("^%s*{"), r.stdout)
+    doc = parsed(h.run("export - -o -", { stdin = base }))
+    assert.is_table(doc.benchmarks)
+    r = h.run("export -", { stdin = fixtures .. "malformed.json" })
+    assert.equal(2, r.code)
+    assert.truthy(r.stderr:find("'<stdin>'", 1, true), r.stderr)
+  end)
+
+  it("history: add - reads standard input, show -o - is JSON alone", function()
+    local db = h.tmpdir() .. "/h.db"
+    local r = h.run(("history add - --db %s --commit abc123"):format(h.quote(db)), { stdin = base })
+    assert.equal(0, r.code, r.stderr)
+    local doc = parsed(h.run(("history show --db %s -o -"):format(h.quote(db))))
+    assert.equal(1, #doc.runs, h.run(("history show --db %s -o -"):format(h.quote(db))).stdout)
+  end)
+
+  it("report: a RESULTS file - reads standard input; --html - is refused", function()
+    local dir = h.tmpdir() .. "/page"
+    local r = h.run(("report --html %s - -q"):format(h.quote(dir)), { stdin = base })
+    assert.equal(0, r.code, r.stderr)
+    assert.truthy(h.read(dir .. "/index.html"):find("gemm_sweep", 1, true))
+    r = h.run(("report --html - %s"):format(h.quote(base)))
+    assert.equal(2, r.code)
+    assert.truthy(r.stderr:find("--html -: the report is a directory", 1, true), r.stderr)
+  end)
+
+  it("two - on one command line are refused (standard input is read once), as are two -o -", function()
+    for _, args in ipairs { "compare - -", "merge - -", "merge " .. h.quote(base) .. " -o - -o -",
+                            "report --html " .. h.quote(h.tmpdir()) .. " - -" } do
+      local r = h.run(args, { stdin = base })
+      assert.equal(2, r.code, args)
+      assert.truthy(r.stderr:find("is given twice", 1, true), args .. ": " .. r.stderr)
+      assert.equal("", r.stdout, args)
+    end
+  end)
+
+  local has_gnuplot = os.execute("command -v gnuplot >/dev/null 2>&1") and true or false
+  local plot_it = has_gnuplot and it or function(name) pending(name .. " -- skipped: gnuplot is not installed") end
+  plot_it("plot: - reads standard input, -o - writes SVG alone", function()
+    local r = h.run("plot - -o -", { stdin = fixtures .. "sweep.json" })
+    assert.equal(0, r.code, r.stderr)
+    assert.truthy(r.stdout:find("^<%?xml"), r.stdout:sub(1, 100))
+    assert.truthy(r.stdout:find("</svg>%s*$"), r.stdout:sub(-100))
+  end)
+
+  local lib, program = os.getenv("WLRUN_TRACE_LIB"), os.getenv("WLRUN_TRACE_PROGRAM")
+  local trace_it = lib and program and it or function(name) pending(name .. " -- skipped: WLRUN_TRACE_LIB and WLRUN_TRACE_PROGRAM not set (ctest sets them)") end
+  trace_it("trace: -o - is the report alone, in json", function()
+    local r = h.run(("trace --warmup 0 -o - -- %s steps"):format(h.quote(program)),
+      { env = ("WLRUN_TRACE_LIB=%s"):format(h.quote(lib)) })
+    local doc = parsed(r)
+    assert.equal("wlrun-results", doc.schema)
+    assert.equal(1, #doc.configurations)
+  end)
+end)

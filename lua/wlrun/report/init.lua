@@ -2,7 +2,7 @@
 -- nothing; statistics, metrics and warnings are in it.
 --   report.render(doc, format) -> string        format: table, plain, csv, markdown, json
 --   report.format_for_path(path) -> format|nil  from the extension: .json .csv .md .txt
---   report.write(doc, path [, format])          atomically: PATH.tmp, then renamed
+--   report.write(doc, path [, format])          atomically: PATH.tmp, then renamed; "-": stdout
 local report = {}
 
 report.formats = { "table", "plain", "csv", "markdown", "json" }
@@ -32,7 +32,7 @@ function report.format_for_path(path)
 end
 
 function report.write(doc, path, format)
-  format = format or report.format_for_path(path)
+  format = format or (path == "-" and "json") or report.format_for_path(path)
   if not format then
     core().error("usage", ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(
       tostring(path)), 0)
@@ -41,8 +41,12 @@ function report.write(doc, path, format)
 end
 
 -- writes text to path atomically (path.tmp, then renamed); errors are kind io and name the file
--- ("cannot write WHAT to 'path': reason")
+-- ("cannot write WHAT to 'path': reason"); "-" is standard output
 function report.write_text(text, path, what)
+  if path == "-" then
+    require("wlrun.stdio").write(text)
+    return path
+  end
   local tmp = path .. ".tmp"
   local function fail(msg)
     os.remove(tmp)

@@ -116,21 +116,12 @@ function M.decode(text, name, opts)
   return doc
 end
 
--- The document in the file at path (a results document or a journal); unreadable: kind io.
+-- The document in the file at path (a results document or a journal), or on standard input
+-- for "-" (named "<stdin>"); unreadable: kind io.
 function M.load(path, opts)
   opts = opts or {}
-  local f, err = io.open(path, "rb")
-  local text
-  if f then
-    text, err = f:read("a")
-    f:close()
-  end
-  if not text then
-    local reason = tostring(err)
-    if reason:sub(1, #path + 2) == path .. ": " then reason = reason:sub(#path + 3) end
-    fail(opts, "io", ("cannot read '%s': %s"):format(path, reason))
-  end
-  return M.decode(text, opts.name or path, opts)
+  local text, name = require("wlrun.stdio").read(path, function(kind, msg) fail(opts, kind, msg) end)
+  return M.decode(text, opts.name or name, opts)
 end
 
 return M

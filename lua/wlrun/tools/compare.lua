@@ -422,7 +422,8 @@ Usage: wlrun compare BASE.json NEW.json [options]
 
 Compares two results files configuration by configuration: the ratio of medians NEW/BASE
 with a bootstrap interval, a Mann-Whitney U test, a verdict (faster, slower, same,
-uncertain) and the geometric mean of the ratios (docs/compare.md).
+uncertain) and the geometric mean of the ratios (docs/compare.md). A file - is standard
+input.
 
     --noise PCT          changes within +-PCT are "same" (default 2%)
     --fail-above PCT     exit with code 7 when a configuration is significantly slower
@@ -431,7 +432,8 @@ uncertain) and the geometric mean of the ratios (docs/compare.md).
     --ignore P,Q         match on every parameter but these
     --format FMT         standard output: table (default), markdown, json
     -o, --output FILE    also write FILE; its extension gives the format: .json .md .txt
-                         (may be repeated)
+                         (may be repeated); - is standard output, in --format's
+                         format (default json) and alone there
     --alpha A            significance level of the test (default 0.01)
     --resamples N        bootstrap resamples (default 2000)
     --seed N             bootstrap seed (default 1)
@@ -501,10 +503,11 @@ function M.main(args)
   if format ~= "table" and format ~= "markdown" and format ~= "json" then
     util.fail("usage", tool, ("--format: expected table, markdown or json, got '%s'"):format(format))
   end
-  local files = {}
+  local files, to_stdout = {}, false
   for _, path in ipairs(o.output or {}) do
     local ext = path:match("%.([^./\\]+)$")
-    local f = ext and out_formats[ext:lower()]
+    local f = path == "-" and (o.format or "json") or ext and out_formats[ext:lower()]
+    to_stdout = to_stdout or path == "-"
     if not f then
       util.fail("usage", tool, ("cannot tell the output format of '%s' from its extension (.json .md .txt)"):format(path))
     end
@@ -515,8 +518,10 @@ function M.main(args)
   local new = util.load(tool, pos[2])
   local doc = M.compare(base, new, opts)
 
-  io.stdout:write(M.render(doc, format))
-  io.stdout:flush()
+  if not to_stdout then -- -o - is standard output's alone
+    io.stdout:write(M.render(doc, format))
+    io.stdout:flush()
+  end
   for _, f in ipairs(files) do util.write(tool, f[1], M.render(doc, f[2])) end
   if not o.quiet then
     for _, w in ipairs(doc.warnings) do util.warn(tool, w.message) end

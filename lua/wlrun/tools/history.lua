@@ -22,7 +22,8 @@ or [history] db in wlrun.ini.
 
     add RESULTS.json...  store each run (the same run twice is stored once); the
                          commit is the document's, else git's HEAD (and whether the
-                         work tree is dirty) where the scenario lives
+                         work tree is dirty) where the scenario lives; - reads
+                         standard input
     show                 the runs stored
     trend                per configuration, its median at each commit and the change
                          against the first commit and the one before
@@ -40,7 +41,8 @@ or [history] db in wlrun.ini.
     --min-effect PCT     blame: the smallest shift reported (default 2%)
     --min-runs N         blame: commits on each side of a shift (default 3)
     --alpha A            blame: significance level (default 0.01)
-    -o, --output FILE    also write FILE: .json or .txt (may be repeated)
+    -o, --output FILE    also write FILE: .json or .txt (may be repeated); - is
+                         standard output, in JSON, and alone there
     -q, --quiet          add: print nothing
     -h, --help           this text
 ]]
@@ -98,6 +100,7 @@ local function check_options(cmd, o)
   opts.outputs = {}
   for _, path in ipairs(o.output or {}) do
     local ext = (path:match("%.([^./]+)$") or ""):lower()
+    if path == "-" then ext, opts.to_stdout = "json", true end
     if ext ~= "json" and ext ~= "txt" then
       fail("usage", ("cannot tell the output format of '%s' from its extension (.json .txt)"):format(path))
     end
@@ -229,8 +232,10 @@ function M.main(args)
   local path = store.locate(o.db)
   local db <close> = store.open_reader(path)
   local doc = cmd == "show" and show(db, path, o) or analyse(db, path, o, opts, cmd)
-  io.stdout:write(render.text(doc))
-  io.stdout:flush()
+  if not opts.to_stdout then -- -o - is standard output's alone
+    io.stdout:write(render.text(doc))
+    io.stdout:flush()
+  end
   for _, f in ipairs(opts.outputs) do util.write(TOOL, f.path, f.json and util.json(doc) or render.text(doc)) end
   if doc.gate and doc.gate.failed then require("wlrun.core").error("regression", render.gate_message(doc), 0) end
 end

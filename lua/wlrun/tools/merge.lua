@@ -75,9 +75,11 @@ array task or MPI rank) into one results document (docs/cluster.md). Files of di
 scenarios, scenario scripts or settings are refused; different devices are a warning. A
 configuration in two files is kept once (the first file's); the configurations missing from
 the sweep are listed. The merged document works with every printer and with wlrun compare.
+A file - is standard input.
 
     -o, --output FILE    write the merged document; the extension gives the format: .json
-                         .csv .md .txt (may be repeated)
+                         .csv .md .txt (may be repeated); - is standard output, in
+                         --format's format (default json) and alone there
     --format FMT         standard output: table, plain, csv, markdown, json (default: the
                          table when there is no -o, nothing otherwise)
     -q, --quiet          no summary and no warnings on standard error
@@ -104,9 +106,10 @@ function M.main(args)
   if o.format and not known[o.format] then
     util.fail("usage", TOOL, ("--format: expected %s, got '%s'"):format(table.concat(formats, ", "), o.format))
   end
-  local files = {}
+  local files, to_stdout = {}, false
   for _, path in ipairs(o.output or {}) do
-    local f = report().format_for_path(path)
+    local f = path == "-" and (o.format or "json") or report().format_for_path(path)
+    to_stdout = to_stdout or path == "-"
     if not f then
       util.fail("usage", TOOL, ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(path))
     end
@@ -118,7 +121,7 @@ function M.main(args)
   local doc, found = require("wlrun.results.merge").merge(docs, pos)
 
   for _, f in ipairs(files) do util.write(TOOL, f[1], report().render(doc, f[2])) end
-  if o.format or #files == 0 then
+  if (o.format or #files == 0) and not to_stdout then -- -o - is standard output's alone
     io.stdout:write(report().render(doc, o.format or "table"))
     io.stdout:flush()
   end

@@ -94,7 +94,7 @@ end
 -- the terminal
 
 local function terminal(path, size)
-  local ext = (path:match("%.([^./\\]+)$") or ""):lower()
+  local ext = path == "-" and "svg" or (path:match("%.([^./\\]+)$") or ""):lower() -- standard output: text, SVG
   if ext == "svg" then
     local w, h = 960, 600
     if size then w, h = size[1], size[2] end
@@ -477,10 +477,11 @@ end
 M.usage = [[
 Usage: wlrun plot FILE.json -o OUT.svg|OUT.png [options]
 
-Plots a results file or a comparison through gnuplot (docs/compare.md).
+Plots a results file or a comparison (- reads standard input) through gnuplot
+(docs/compare.md).
 
     -o, --output FILE    the image: .svg or .png (required; one image, so -o
-                         given twice is refused)
+                         given twice is refused); - is standard output, in SVG
     --kind KIND          sweep: a metric against a swept parameter, a line per
                          combination of the other parameters (default for results);
                          hist: the distribution of one configuration's samples

@@ -23,6 +23,8 @@ tables read without JavaScript and sort on a click where it runs.
 
     --html DIR           where the page goes: made when missing; a directory
                          that holds anything but a previous report is refused
+                         (- is refused: a page is a directory); a RESULTS file
+                         - reads standard input
     --db FILE            a history database (wlrun history add makes it)
     --scenario NAME      the history of this scenario only
     --device NAME        the history of this device only
@@ -105,6 +107,9 @@ function M.main(args)
   end
   if not o.html then fail("usage", "--html DIR is needed: the directory the page goes into (wlrun report --help)") end
   if o.html == "" then fail("usage", "--html: expected a directory, got ''") end
+  if o.html == "-" then
+    fail("usage", "--html -: the report is a directory (index.html), which standard output cannot be: give a directory")
+  end
   if #pos == 0 and not o.db then
     fail("usage", "expected results files, --db FILE, or both (wlrun report --help)")
   end

@@ -43,7 +43,8 @@ CUPTI works (CPU times otherwise). The report is a results document of loop conf
                          removed afterwards)
     --name NAME          the report's name (default: CMD's name and its script's)
     -o, --output FILE    write the results; the extension gives the format: .json .csv .md
-                         .txt (may be repeated)
+                         .txt (may be repeated); - is standard output, in --format's
+                         format (default json) and alone there
     --format FMT         standard output: table (default), plain, csv, markdown, json
     -q, --quiet          no per-iteration lines and no notes
     -h, --help           this text
@@ -112,10 +113,12 @@ function M.options(args)
     opts.timeout = t
   end
   opts.outputs = {}
-  for _, path in ipairs(o.output or {}) do
-    local f = printers().format_for_path(path)
-    if not f then fail("usage", ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(path)) end
-    opts.outputs[#opts.outputs + 1] = { path = path, format = f }
+  for _, path in ipairs(o.output or {}) do -- -o -: the report on standard output, alone, in json unless --format
+    local f = path == "-" and "-" or printers().format_for_path(path)
+    if f == "-" then
+      opts.format, opts.report_only = o.format or "json", true
+    elseif not f then fail("usage", ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(path)) end
+    if f ~= "-" then opts.outputs[#opts.outputs + 1] = { path = path, format = f } end
   end
   return opts
 end
@@ -332,7 +335,8 @@ local function trace(o, cmd)
   else
     dir = require("wlrun.isolate").temp_dir("wlrun-trace-", "wlrun " .. TOOL)
   end
-  local sink <close> = require("wlrun.sink").new { format = o.format, quiet = o.quiet, progress = false }
+  local sink <close> = require("wlrun.sink").new { format = o.format, quiet = o.quiet, progress = false,
+    report_only = o.report_only }
   local argv = { program }
   for i = 2, #cmd do argv[i] = cmd[i] end
   local started = process.utc_now()

@@ -11,13 +11,6 @@ function util.fail(kind, tool, msg) core().error(kind, ("%s: %s"):format(tool, m
 
 function util.warn(tool, msg) io.stderr:write(("wlrun %s: warning: %s\n"):format(tool, msg)) end
 
--- io.open's messages start with the file name: keep the OS's part
-local function os_message(msg, path)
-  msg = tostring(msg)
-  if msg:sub(1, #path + 2) == path .. ": " then msg = msg:sub(#path + 3) end
-  return msg
-end
-
 -- Options: spec[name] = { value = true (takes a value), multi = true (repeatable), key = field };
 -- names with their dashes ("-o", "--fail-above"); "--name=value" is accepted; "--" ends options.
 -- An option with a value that is not repeatable, given twice, is refused (kind usage).
@@ -62,6 +55,8 @@ function util.parse_args(tool, args, spec)
     end
     i = i + 1
   end
+  require("wlrun.stdio").refuse_twice(function(kind, msg) util.fail(kind, tool, msg) end, pos,
+    type(opts.output) == "table" and opts.output or { opts.output })
   return opts, pos
 end
 
@@ -78,13 +73,9 @@ function util.names(s)
   return list
 end
 
+-- the text of a file, or of standard input for "-"
 function util.read_file(tool, path)
-  local f, err = io.open(path, "rb")
-  if not f then util.fail("io", tool, ("cannot read '%s': %s"):format(path, os_message(err, path))) end
-  local text, rerr = f:read("a")
-  f:close()
-  if not text then util.fail("io", tool, ("cannot read '%s': %s"):format(path, os_message(rerr, path))) end
-  return text
+  return (require("wlrun.stdio").read(path, function(kind, msg) util.fail(kind, tool, msg) end))
 end
 
 -- A results document (or, with accept = {["wlrun-compare"] = 1}, one of those too), through
@@ -94,7 +85,8 @@ function util.load(tool, path, accept)
   return require("wlrun.results.load").load(path, { prefix = tool .. ": ", accept = accept })
 end
 
--- writes text to path atomically (path.tmp, then renamed); errors are kind io
+-- writes text to path atomically (path.tmp, then renamed), or to standard output for "-";
+-- errors are kind io
 function util.write(tool, path, text)
   local ok, e = pcall(require("wlrun.report").write_text, text, path, "output")
   if not ok then
