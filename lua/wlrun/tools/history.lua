@@ -116,8 +116,9 @@ local function add(o, files)
   if #files == 0 then fail("usage", "add: expected one or more results files (wlrun history add RESULTS.json...)") end
   local record = require "wlrun.history.record"
   local runs = {}
-  for _, path in ipairs(files) do -- every file read and checked before the database is touched
-    local doc = util.load(TOOL, path)
+  for _, file in ipairs(files) do -- every file read and checked before the database is touched
+    local doc = util.load(TOOL, file)
+    local path = file == "-" and require("wlrun.stdio").NAME or file -- as the run's file and in messages
     if doc.journal then
       fail("usage", ("'%s' is the journal of a run that did not finish: make it a results file first (wlrun merge %s -o FILE.json)"):format(path, path))
     end
