@@ -151,7 +151,15 @@ static pid_t start_child(lua_State *L) {
       if (fd != i + 1) close(fd);
     }
     if (cwd && chdir(cwd) != 0) _exit(127);
+    /* a clean start whatever wlrun inherited: SIGCHLD ignored makes a program's waitpid fail
+     * (its children are reaped for it), SIGPIPE ignored hides a closed pipe, a blocked signal
+     * stays blocked across exec; a deliberate SIGHUP of nohup stays ignored */
     signal(SIGINT, SIG_DFL);
+    signal(SIGCHLD, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    if (sigprocmask(SIG_SETMASK, &none, NULL) != 0) _exit(127);
     execvp(argv[0], (char *const *)argv);
     _exit(127);
   }

@@ -66,9 +66,11 @@ static void fork_child(void) {
   wt_cupti_fork_child();
 }
 
+/* The file first: when it cannot be made, NVTX unloads the library (InitializeInjectionNvtx2
+ * returned 0), and anything allocated before would be lost with it. */
 static void init_once(void) {
   const char *dir = getenv(WL_TRACE_ENV_DIR);
-  if (!dir || !*dir || !(wt_empty = wt_intern_cstr(""))) return;
+  if (!dir || !*dir || !wt_out_open(dir) || !(wt_empty = wt_intern_cstr(""))) return;
   wt_threads_init();
   wt_sync_init();
   /* without the fork handlers a child would write into its parent's file */
@@ -76,7 +78,6 @@ static void init_once(void) {
     fprintf(stderr, "wlrun trace: cannot register the fork handlers; process %d is not traced\n", (int)getpid());
     return;
   }
-  if (!wt_out_open(dir)) return;
   wt_register_exit();
   tracing = 1;
 }

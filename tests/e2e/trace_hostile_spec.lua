@@ -16,8 +16,9 @@ local function real(name, fn)
   end
 end
 
-local function trace(args, mode)
-  return h.run(("trace %s -- %s %s"):format(args, q(PROGRAM), mode), { env = "WLRUN_TRACE_LIB=" .. q(LIB or "") })
+local function trace(args, mode, env)
+  return h.run(("trace %s -- %s %s"):format(args, q(PROGRAM), mode),
+    { env = "WLRUN_TRACE_LIB=" .. q(LIB or "") .. (env and (" " .. env) or "") })
 end
 
 local function config(r)
@@ -77,7 +78,11 @@ describe("the trace library, in a hostile program", function()
   end)
 
   real("follows 20 forks made while 4 threads push and pop: no hang, every child's file", function()
-    local r = trace("--warmup 0 --step in_child --timeout 60s --format json", "forkstress")
+    -- under the sanitizers (CI's ASan build), a forked child keeps what another thread was
+    -- allocating at the moment of fork, unreachable (docs/trace.md): LeakSanitizer would fail
+    -- the children, so their leak check is off here
+    local r = trace("--warmup 0 --step in_child --timeout 60s --format json", "forkstress",
+      "ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1")
     assert.equal(0, r.code, r.stderr)
     local doc = json.decode(r.stdout)
     assert.equal(21, doc.trace.processes)

@@ -10,6 +10,29 @@ describe("process.spawn", function()
     assert.is_true(r.time >= 0)
   end)
 
+  it("starts a child with SIGCHLD and SIGPIPE at their defaults and no signal blocked, whatever wlrun inherited", function()
+    -- wlrun started with SIGCHLD and SIGPIPE ignored (as some CI runners start jobs): a child
+    -- that inherited SIGCHLD ignored would have its own children reaped for it (waitpid fails)
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p " .. dir))
+    local f = assert(io.open(dir .. "/s.lua", "w"))
+    f:write([[local process = require "wlrun.process"
+local r = process.spawn({ "cat", "/proc/self/status" }, { stdout = arg[1] })
+assert(r.code == 0)
+]])
+    f:close()
+    local bin = os.getenv("WLRUN_BIN") or "build/wlrun"
+    assert(os.execute(("sh -c 'trap \"\" CHLD PIPE; exec %s %s/s.lua %s/status'"):format(bin, dir, dir)))
+    local status = assert(io.open(dir .. "/status")):read("a")
+    local ign = tonumber(status:match("SigIgn:%s*(%x+)"), 16)
+    local blk = tonumber(status:match("SigBlk:%s*(%x+)"), 16)
+    assert.equal(0, (ign >> 16) & 1, "SIGCHLD ignored in the child") -- bit n-1 for signal n
+    assert.equal(0, (ign >> 12) & 1, "SIGPIPE ignored in the child")
+    assert.equal(0, blk)
+    os.execute("rm -rf " .. dir)
+  end)
+
   it("reports a child killed by a signal", function()
     local r = process.spawn({ "sh", "-c", "kill -SEGV $$" })
     assert.equal("signal", r.how)
