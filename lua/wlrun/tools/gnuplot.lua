@@ -51,16 +51,7 @@ function M.find()
 end
 
 -- makes the directory path and those above it that are missing
-function M.make_dir(path)
-  local at = path:sub(1, 1) == "/" and "/" or ""
-  for part in path:gmatch("[^/]+") do
-    at = at .. part
-    local ok, err = process.make_dir(at)
-    if not ok then fail("io", ("cannot create the directory '%s': %s"):format(at, tostring(err))) end
-    at = at .. "/"
-  end
-  if not process.list_dir(path) then fail("io", ("'%s' is not a directory"):format(path)) end
-end
+function M.make_dir(path) util.make_dirs(TOOL, path) end
 
 -- a new private directory (mkdtemp)
 function M.temp_dir() return require("wlrun.isolate").temp_dir("wlrun-plot-", TOOL) end

@@ -63,15 +63,7 @@ local function prepare(dir)
       f:close()
       fail("io", ("--html '%s' is a file, not a directory"):format(dir))
     end
-    local at = dir:sub(1, 1) == "/" and "/" or ""
-    for part in dir:gmatch("[^/]+") do
-      at = at .. part
-      local ok, err = process().make_dir(at)
-      if not ok then fail("io", ("cannot make the directory '%s': %s"):format(at, tostring(err))) end
-      at = at .. "/"
-    end
-    if not process().list_dir(dir) then fail("io", ("cannot make the directory '%s'"):format(dir)) end
-    return
+    return util.make_dirs(TOOL, dir)
   end
   local others = {}
   for _, name in ipairs(names) do

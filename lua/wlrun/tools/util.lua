@@ -60,6 +60,19 @@ function util.parse_args(tool, args, spec)
   return opts, pos
 end
 
+-- path made as a directory, with the directories above it (a tool's output directory)
+function util.make_dirs(tool, path)
+  local process = require "wlrun.process"
+  local at = path:sub(1, 1) == "/" and "/" or ""
+  for part in path:gmatch("[^/]+") do
+    at = at .. part
+    local ok, err = process.make_dir(at)
+    if not ok then util.fail("io", tool, ("cannot make the directory '%s': %s"):format(at, tostring(err))) end
+    at = at .. "/"
+  end
+  if not process.list_dir(path) then util.fail("io", tool, ("'%s' is not a directory"):format(path)) end
+end
+
 -- "5", "5%", "5 %" -> 0.05; nil for anything else: the rule of every percentage (settings.c)
 function util.percent(s) return core().percent(s) end
 
