@@ -268,9 +268,20 @@ static void bind_args(lua_State *L, int stmt_arg, struct stmt *s, int first, con
   }
 }
 
-/* one step: SQLITE_ROW or SQLITE_DONE; any other answer is raised, the statement reset */
-static int step(lua_State *L, int stmt_arg, struct stmt *s) {
+/* One step: SQLITE_ROW or SQLITE_DONE; any other answer is raised, the statement reset.
+ * SQLite answers SQLITE_BUSY without asking the busy handler where waiting could deadlock: a
+ * statement that upgrades its own read transaction to a write while another connection writes
+ * (PRAGMA journal_mode = WAL on a database that parallel processes are making). A statement
+ * outside an explicit transaction that has given no row yet was its own transaction, rolled back
+ * by the reset, so it is run again (its values stay bound) after the same waits as the busy
+ * handler's, until the timeout. */
+static int step(lua_State *L, int stmt_arg, struct stmt *s, bool first) {
   int rc = sqlite3_step(s->handle);
+  for (int tries = 0; rc == SQLITE_BUSY && first && sqlite3_get_autocommit(s->db->handle);) {
+    (void)sqlite3_reset(s->handle); /* answers the SQLITE_BUSY just had */
+    if (!busy_wait(s->db, tries++)) break;
+    rc = sqlite3_step(s->handle);
+  }
   if (rc == SQLITE_ROW || rc == SQLITE_DONE) return rc;
   char msg[512];
   snprintf(msg, sizeof msg, "%s", sqlite3_errmsg(s->db->handle));
@@ -318,7 +329,7 @@ static int run_stmt(lua_State *L, struct stmt *s, bool rows, const char *fn) {
   if (rows) lua_newtable(L);
   int ncols = sqlite3_column_count(s->handle);
   lua_Integer n = 0;
-  while (step(L, 1, s) == SQLITE_ROW) {
+  for (bool first = true; step(L, 1, s, first) == SQLITE_ROW; first = false) {
     if (!rows) continue;
     lua_createtable(L, 0, ncols);
     for (int i = 0; i < ncols; i++) {

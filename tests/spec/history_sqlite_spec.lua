@@ -3,6 +3,7 @@
 -- the database (kind io) and misuse (kind script).
 local h = require "helper"
 local sqlite = require "wlrun.sqlite"
+local wl = require "wlrun"
 
 local function fails(kind, text, fn, ...)
   local ok, e = pcall(fn, ...)
@@ -101,6 +102,37 @@ describe("wlrun.sqlite", function()
     assert.equal(1, #im:rows("SELECT a FROM t"))
     local rw <close> = sqlite.open(path)
     assert.is_false(rw:readonly())
+  end)
+
+  -- SQLite answers SQLITE_BUSY at once, without the busy handler, to a statement that upgrades
+  -- its own read transaction while another connection writes: PRAGMA journal_mode = WAL on a
+  -- rollback-journal database is one (parallel `history add` into a new database failed so)
+  it("waits, up to its timeout, for a writer before a statement that upgrades its own read", function()
+    local _, path = fresh()
+    local writer <close> = sqlite.open(path)
+    writer:exec("BEGIN IMMEDIATE")
+    local waiting <close> = sqlite.open(path, { timeout = 0.3 })
+    local t0 = wl.clock()
+    fails("io", "database is locked", waiting.rows, waiting, "PRAGMA journal_mode = WAL")
+    assert.is_true(wl.clock() - t0 >= 0.29, "gave up after " .. (wl.clock() - t0) .. " s, not the timeout")
+    -- the writer finishes in another process while this one waits
+    writer:exec("ROLLBACK")
+    writer:close()
+    local dir = path:match("^(.*)/")
+    h.write(dir .. "/hold.lua", [[
+local db = require("wlrun.sqlite").open("t.db")
+db:exec("BEGIN IMMEDIATE")
+io.open("held", "w"):close()
+require("wlrun").sleep(0.5)
+db:exec("ROLLBACK")
+]])
+    assert(os.execute(("cd %s && %s hold.lua >/dev/null 2>&1 &"):format(h.quote(dir), h.quote(h.bin))))
+    for _ = 1, 500 do
+      if io.open(dir .. "/held") then break end
+      wl.sleep(0.01)
+    end
+    local patient <close> = sqlite.open(path, { timeout = 30 })
+    assert.equal("wal", patient:rows("PRAGMA journal_mode = WAL")[1].journal_mode)
   end)
 
   it("does not load extensions nor trust the functions in a file's schema", function()
