@@ -71,9 +71,13 @@ describe("a run as the history records it", function()
     assert.same({ commit = "abcdef1234", dirty = true, source = "document" }, record.document_commit(d))
     assert.same({ commit = "abcdef1234567", dirty = false, source = "document" },
       record.document_commit(doc { configs = {}, provenance = { git = { commit = "abcdef1234567" } } }))
-    for _, bad in ipairs { { commit = "not hex!" }, { commit = 12345678 }, { commit = "abc" }, "text" } do
+    for _, bad in ipairs { { commit = "not hex!" }, { commit = 12345678 }, { commit = "abc" } } do
       assert.is_nil(record.document_commit(doc { configs = {}, provenance = bad }))
     end
+    assert.is_nil(record.document_commit { provenance = "text", configurations = {} }) -- the loader refuses it
+    assert.same({ commit = "abcdef1234567", dirty = true, source = "document" }, -- what a run of wlrun writes
+      record.document_commit(doc { configs = {}, provenance = { git = { commit = "abcdef1234567", dirty = true,
+        branch = "main" }, host = "h" } }))
     assert.same({ commit = "v1.2", dirty = false, source = "option" }, record.commit(d, "v1.2"))
     local odd = record.run(doc { started = "yesterday", configs = {} }, "x")
     assert.matches("^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%dZ$", odd.time)

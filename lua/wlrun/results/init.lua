@@ -57,7 +57,7 @@ end
 -- A new document, incomplete until results.finish. o: {scenario, script, axes, device, floor,
 -- settings, sources, shard, total, compile_only}
 function results.new_document(o)
-  local core, process = require "wlrun.core", require "wlrun.process"
+  local core, process, provenance = require "wlrun.core", require "wlrun.process", require "wlrun.provenance"
   local sc = o.scenario
   local doc = {
     schema = results.SCHEMA, version = results.VERSION,
@@ -70,6 +70,7 @@ function results.new_document(o)
     settings = o.settings, sources = o.sources,
     device = o.device, floor = o.floor,
     shard = o.shard, compile_only = o.compile_only or nil,
+    provenance = provenance.collect { dir = provenance.dir_of(o.script), device = o.device },
     configurations = {},
   }
   return doc
@@ -183,7 +184,7 @@ local function list(...) return { ... } end
 local key_order = list(
   -- the document
   "schema", "version", "wlrun", "command_line", "cwd", "started", "finished", "complete", "compile_only", "scenario",
-  "settings", "sources", "device", "floor", "shard", "devices",
+  "provenance", "settings", "sources", "device", "floor", "shard", "devices",
   -- a configuration
   "index", "params", "status", "reason", "error", "kind", "mode", "per", "warmup", "samples", "enqueue", "stats",
   "enqueue_stats", "shape", "adaptive", "work", "metrics", "baseline", "kernels", "check", "loop", "warnings", "notes", "clock",
@@ -194,17 +195,21 @@ local key_order = list(
   "flops", "bytes", "dtype")
 
 local settings_order = list("run", "adaptive", "output", "compile")
+local provenance_order = list("git", "host", "cpu", "os", "driver", "toolkit", "wlrun", "command_line")
 
 -- keys whose value is an object even when empty (every other empty table is an array)
 local objects = { params = true, settings = true, sources = true, metrics = true, work = true, output = true,
   compile = true, run = true, scenario = true, device = true, floor = true, stats = true, wlrun = true, shape = true,
-  check = true, clock = true, before = true, after = true, loop = true, adaptive = true, shard = true }
+  check = true, clock = true, before = true, after = true, loop = true, adaptive = true, shard = true,
+  provenance = true }
 
 -- text of a document (or a part of one, like an entry): indented, or one line when compact
 function results.encode(value, compact, axes)
   if axes == nil and type(value) == "table" and type(value.scenario) == "table" then axes = value.scenario.axes end
   return json.encode(value, { indent = not compact, order = key_order, objects = objects,
-                              orders = { params = type(axes) == "table" and axes or nil, settings = settings_order } })
+                              orders = { params = type(axes) == "table" and axes or nil, settings = settings_order,
+                                            provenance = provenance_order, git = list("commit", "dirty", "branch"),
+                                            cpu = list("model", "count"), os = list("name", "release", "arch") } })
 end
 
 -- the JSON text of a document, as the json printer writes it

@@ -125,11 +125,25 @@ local entry = object {
   time = number, loop = loop, device_index = integer(0), resumed = boolean, isolated = boolean, trace = trace,
 }
 
+-- where the run's numbers come from (wlrun.provenance); the older form {commit =, dirty =} of
+-- the history's fixtures and a newer wlrun's parts are let through
+local commit = kind("commit", function(v) return type(v) == "string" and #v >= 7 and #v <= 64 and v:match("^%x+$") end,
+  "a commit (7 to 64 hex digits)")
+local provenance = object({
+  git = object({ commit = commit, dirty = boolean, branch = string_ }, scalar), host = string_,
+  cpu = object({ model = string_, count = integer(1) }, scalar),
+  os = object({ name = string_, release = string_, arch = string_ }, scalar),
+  driver = object({ cuda = string_, nvidia = string_ }, scalar),
+  toolkit = object({ runtime = string_, nvrtc = string_ }, scalar),
+  wlrun = string_, command_line = array(string_),
+}, any)
+
 local document = object {
   schema = string_, version = integer(1),
   wlrun = object({ version = string_, lua = string_, nvrtc = string_ }, scalar),
   command_line = array(string_), cwd = string_, started = string_, finished = string_,
   complete = boolean, compile_only = boolean, truncated = boolean, journal = boolean,
+  provenance = provenance,
   scenario = object({ name = string_, description = string_, file = string_, hash = string_, axes = array(string_),
     total_configurations = integer(0) }),
   settings = object({}, object({}, scalar)), sources = object({}, string_),

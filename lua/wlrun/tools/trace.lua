@@ -205,6 +205,8 @@ function M.document(o, cmd, program, run, entries)
       file = program, hash = process.hash(table.concat(cmd, "\0")), axes = multi and { "process" } or {} },
     settings = settings, sources = o.warmup_given and { ["run.warmup"] = "cli" } or {},
     trace = run.info,
+    -- no scenario file: the commit is that of the repository the program was started from
+    provenance = require("wlrun.provenance").collect { dir = process.cwd() },
     configurations = entries,
   }
   return results.finish(doc, run.complete)

@@ -1,0 +1,93 @@
+-- A run's provenance (docs/results.md, "Provenance"): what made its numbers — the commit of the
+-- repository holding the scenario, the machine, the CUDA driver and toolkit, wlrun, the command
+-- line. Read from git (wlrun.git, no shell), the kernel's /proc and /sys files and the device
+-- the run measured on; a part that cannot be known is left out (no git or no repository, no
+-- device under --compile-only or without a GPU).
+--
+--   provenance.collect { dir =, device = } -> the document's `provenance` object
+local provenance = {}
+
+-- the text of a small kernel file, or nil
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read(1 << 20)
+  f:close()
+  return s
+end
+
+local function trim(s) return s and s:match("^%s*(.-)%s*$") or nil end
+local function some(s) return s ~= nil and s ~= "" and s or nil end
+
+-- 13000 -> "13.0", 12080 -> "12.8" (cudaDriverGetVersion's form)
+function provenance.cuda_version(v)
+  if math.type(v) ~= "integer" or v <= 0 then return nil end
+  return ("%d.%d"):format(v // 1000, (v % 1000) // 10)
+end
+
+-- the number of CPUs in a list like "0-15,32-47" (/sys/devices/system/cpu/online)
+function provenance.count_cpus(list)
+  local n = 0
+  for part in (list or ""):gmatch("[^,%s]+") do
+    local a, b = part:match("^(%d+)%-(%d+)$")
+    if a then
+      n = n + tonumber(b) - tonumber(a) + 1
+    elseif part:match("^%d+$") then
+      n = n + 1
+    else
+      return nil
+    end
+  end
+  return n > 0 and n or nil
+end
+
+-- the CPU's model from /proc/cpuinfo's text: "model name" (x86), else what other
+-- architectures call it
+function provenance.cpu_model(text)
+  text = "\n" .. (text or "")
+  for _, key in ipairs { "model name", "Model", "cpu model", "Hardware", "cpu" } do
+    local v = some(trim(text:match("\n" .. key .. "[ \t]*:([^\n]*)")))
+    if v then return v end
+  end
+  return nil
+end
+
+-- the NVIDIA kernel module's version from /proc/driver/nvidia/version's text ("NVRM version:
+-- NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 ...")
+function provenance.nvidia_version(text)
+  return text and text:match("NVRM version:[^\n]-Kernel Module%s+(%d[%w%.%-]*)") or nil
+end
+
+local function nonempty(t) return next(t) ~= nil and t or nil end
+
+-- dir: where the scenario's file is (its repository's commit); device: the run's device, or nil
+function provenance.collect(o)
+  local core = require "wlrun.core"
+  local p = {}
+  p.git = o.dir and require("wlrun.git").head(o.dir) or nil
+  p.host = some(trim(read("/proc/sys/kernel/hostname")))
+  local cpus = provenance.count_cpus(trim(read("/sys/devices/system/cpu/online")))
+  p.cpu = nonempty { model = provenance.cpu_model(read("/proc/cpuinfo")), count = cpus }
+  p.os = nonempty { name = some(trim(read("/proc/sys/kernel/ostype"))),
+    release = some(trim(read("/proc/sys/kernel/osrelease"))), arch = some(trim(read("/proc/sys/kernel/arch"))) }
+  local d = type(o.device) == "table" and o.device or {}
+  p.driver = nonempty { cuda = provenance.cuda_version(d.driver_version),
+    nvidia = provenance.nvidia_version(read("/proc/driver/nvidia/version")) }
+  local ok, nvrtc = pcall(core.nvrtc_version)
+  p.toolkit = nonempty { runtime = provenance.cuda_version(d.runtime_version), nvrtc = ok and nvrtc or nil }
+  p.wlrun = core.version
+  local argv = {}
+  for i, a in ipairs(core.cli.argv or {}) do argv[i] = a end
+  p.command_line = argv
+  return p
+end
+
+-- the directory holding a script's file ("." for a bare name)
+function provenance.dir_of(path)
+  if type(path) ~= "string" then return nil end
+  local dir = path:match("^(.*)/[^/]*$")
+  if dir == "" then return "/" end
+  return dir or "."
+end
+
+return provenance
