@@ -93,6 +93,12 @@ end
 
 local kinds = core.error_kinds
 
+-- where the scenario's work function is written (file:line), for an error in what it returns
+function configuration.work_at(sc)
+  local info = debug.getinfo(sc.work, "S")
+  return info.short_src .. ":" .. info.linedefined
+end
+
 local function call_work_once(work)
   if type(work) == "function" or core.is_launch(work) then work() else work:launch() end
 end
@@ -123,7 +129,7 @@ local function measure(sc, p, state, entry, ctx)
   local work = resolve_work(sc, p, state)
   if ctx.compile_only then
     call_work_once(work) -- checks the bound arguments; nothing runs
-    if sc.work then results.check_work(sc.work(p)) end
+    if sc.work then results.check_work(sc.work(p), configuration.work_at(sc)) end
     if sc.baseline then entry.baseline = baseline_of(sc, p) end
     entry.status = "compiled"
     entry.kernels = kernels_of(state, work)
@@ -139,7 +145,7 @@ local function measure(sc, p, state, entry, ctx)
   results.record_bench(entry, r)
   results.flag_check(entry)
   entry.kernels = kernels_of(state, work)
-  if sc.work then results.record_work(entry, sc.work(p), ctx.device) end
+  if sc.work then results.record_work(entry, sc.work(p), ctx.device, configuration.work_at(sc)) end
   if sc.baseline then entry.baseline = baseline_of(sc, p) end
 end
 

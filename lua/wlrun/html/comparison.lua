@@ -40,6 +40,7 @@ function M.render(cmp, id)
     for _, n in ipairs(r.notes) do notes[#notes + 1] = T.describe(r.params, cmp.parameters) .. ": " .. n end
   end
   out[#out + 1] = list("Notes", notes)
+  out[#out + 1] = list("Work metrics (NEW/BASE)", require("wlrun.tools.compare_metrics").lines(cmp))
   out[#out + 1] = list(("Not compared (%d, no measurement in a run)"):format(#cmp.not_compared), render.not_compared_lines(cmp))
   out[#out + 1] = list(("Only in BASE (%d)"):format(#cmp.only_in_base), render.listing(cmp, cmp.only_in_base))
   out[#out + 1] = list(("Only in NEW (%d)"):format(#cmp.only_in_new), render.listing(cmp, cmp.only_in_new))

@@ -39,16 +39,51 @@ local fixed = { index = true, status = true, mode = true, per = true }
 for _, k in ipairs(stat_keys) do fixed[k] = true end
 for _, k in ipairs(fixed_after) do fixed[k] = true end
 
+-- columns of work(p)'s reads, writes, items and custom metrics, where any configuration has
+-- them (after samples_per_s): {name, value = function(c)}
+local function work_columns(doc)
+  local has, cols = {}, {}
+  for _, c in ipairs(doc.configurations or {}) do
+    for _, k in ipairs { "reads", "writes", "items" } do has[k] = has[k] or (c.work and c.work[k]) ~= nil end
+    has.items_per_s = has.items_per_s or (c.metrics and c.metrics.items_per_s) ~= nil
+  end
+  local function from(part, k) return function(c) return M.number(c[part] and c[part][k]) end end
+  for _, k in ipairs { "reads", "writes", "items" } do
+    if has[k] then cols[#cols + 1] = { name = k, value = from("work", k) } end
+  end
+  if has.items_per_s then cols[#cols + 1] = { name = "items_per_s", value = from("metrics", "items_per_s") } end
+  for _, d in ipairs(T.custom_metrics_present(doc)) do
+    local function field(k)
+      return function(c)
+        local x = type(c.custom_metrics) == "table" and c.custom_metrics[d.name]
+        return type(x) == "table" and (k == "unit" and (x.unit or "") or M.number(x[k])) or ""
+      end
+    end
+    local base = "metric." .. tostring(d.name)
+    cols[#cols + 1] = { name = base, value = field("value") }
+    cols[#cols + 1] = { name = base .. ".unit", value = field("unit") }
+    cols[#cols + 1] = { name = base .. ".per_s", value = field("per_s") }
+  end
+  return cols
+end
+
 function M.render(doc)
   local axes = T.axes(doc)
+  local extra, taken = work_columns(doc), {}
+  for _, x in ipairs(extra) do taken[x.name] = true end
   local header = { "index" }
   for _, a in ipairs(axes) do
     local name = tostring(a)
-    header[#header + 1] = (fixed[name] or name:match("^param%.")) and ("param." .. name) or name
+    header[#header + 1] = (fixed[name] or taken[name] or name:match("^param%.")) and ("param." .. name) or name
   end
   for _, k in ipairs { "status", "mode", "per" } do header[#header + 1] = k end
   for _, k in ipairs(stat_keys) do header[#header + 1] = k end
-  for _, k in ipairs(fixed_after) do header[#header + 1] = k end
+  for _, k in ipairs(fixed_after) do
+    header[#header + 1] = k
+    if k == "samples_per_s" then
+      for _, x in ipairs(extra) do header[#header + 1] = x.name end
+    end
+  end
   local lines = {}
   local function add(fields)
     for i, f in ipairs(fields) do fields[i] = M.field(f) end
@@ -77,6 +112,7 @@ function M.render(doc)
     f[#f + 1] = M.number(m.peak_fraction)
     f[#f + 1] = M.number(m.baseline_fraction)
     f[#f + 1] = M.number(m.samples_per_s)
+    for _, x in ipairs(extra) do f[#f + 1] = x.value(c) end
     local k = type(c.kernels) == "table" and c.kernels[1] or {}
     f[#f + 1] = M.number(k.registers)
     f[#f + 1] = M.number(k.local_bytes)

@@ -47,6 +47,10 @@ local function block(doc, c, axes)
   elseif T.finite(m.bytes_per_s) then
     out[#out + 1] = "Throughput: " .. units.rate(m.bytes_per_s, "B/s")
   end
+  if T.finite(m.items_per_s) then out[#out + 1] = "Items: " .. units.rate(m.items_per_s, "/s") end
+  for _, d in ipairs(T.custom_metrics_present({ configurations = { c } })) do
+    out[#out + 1] = ("Metric %s: %s"):format(d.name, T.custom_metric(c.custom_metrics[d.name]) or "-")
+  end
   for _, w in ipairs(c.warnings or {}) do
     out[#out + 1] = ("Warning [%s]: %s"):format(tostring(w.code), tostring(w.message or ""))
   end

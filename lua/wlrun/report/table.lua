@@ -90,6 +90,7 @@ function M.percent(f) return finite(f) and units.percent(f) or "-" end
 M.metric_defs = {
   { key = "flop_per_s", title = "FLOP/s", fmt = function(v) return units.rate(v, "FLOP/s") end },
   { key = "bytes_per_s", title = "bytes/s", fmt = function(v) return units.rate(v, "B/s") end },
+  { key = "items_per_s", title = "items/s", fmt = function(v) return units.rate(v, "/s") end },
   { key = "peak_bandwidth_fraction", title = "% peak BW", fmt = function(v) return units.percent(v) end },
   { key = "peak_fp32_fraction", title = "% peak FP32", fmt = function(v) return units.percent(v) end },
   { key = "peak_fraction", title = "% peak", fmt = function(v) return units.percent(v) end },
@@ -117,6 +118,29 @@ function M.metrics_present(doc)
     list[#list + 1] = { key = k, title = tostring(k), fmt = function(v) return ("%.4g"):format(v) end }
   end
   return list
+end
+
+-- the custom metrics of work(p) (entry.custom_metrics) in any configuration, by name: list of
+-- {name, title}; a metric that is a rate in some configuration is titled "NAME/s"
+function M.custom_metrics_present(doc)
+  local rate, list = {}, {}
+  for _, c in ipairs(doc.configurations or {}) do
+    for k, x in pairs(type(c.custom_metrics) == "table" and c.custom_metrics or {}) do
+      if rate[k] == nil then list[#list + 1] = k end
+      rate[k] = rate[k] or (type(x) == "table" and x.per_s ~= nil)
+    end
+  end
+  table.sort(list, function(a, b) return tostring(a) < tostring(b) end)
+  for i, k in ipairs(list) do list[i] = { name = k, title = tostring(k) .. (rate[k] and "/s" or "") } end
+  return list
+end
+
+-- a custom metric as text: its rate in UNIT/s, or its value in UNIT; nil without one
+function M.custom_metric(x)
+  if type(x) ~= "table" then return nil end
+  local unit = x.unit and tostring(x.unit) or ""
+  if finite(x.per_s) then return units.rate(x.per_s, unit .. "/s") end
+  if finite(x.value) then return ("%.4g"):format(x.value) .. (unit ~= "" and (" " .. unit) or "") end
 end
 
 function M.metric(def, v)
@@ -162,6 +186,8 @@ function M.build(doc)
     cols[#cols + 1] = { title = t[1], right = t[2] }
   end
   for _, d in ipairs(metrics) do cols[#cols + 1] = { title = d.title, right = true } end
+  local custom = M.custom_metrics_present(doc)
+  for _, d in ipairs(custom) do cols[#cols + 1] = { title = d.title, right = true } end
   cols[#cols + 1] = { title = "warnings" }
 
   local rows = {}
@@ -191,11 +217,15 @@ function M.build(doc)
         local v = c.metrics and c.metrics[d.key]
         put(M.metric(d, v), type(v) == "number" and v or nil)
       end
+      for _, d in ipairs(custom) do
+        local x = type(c.custom_metrics) == "table" and c.custom_metrics[d.name] or nil
+        put(M.custom_metric(x) or "-", type(x) == "table" and (x.per_s or x.value) or nil)
+      end
       put(M.warning_codes(c))
     end
     rows[#rows + 1] = { cells = cells, keys = keys, ok = ok, lead = lead, why = M.why(c), config = c }
   end
-  return { columns = cols, rows = rows, lead = lead, axes = axes, metrics = metrics }
+  return { columns = cols, rows = rows, lead = lead, axes = axes, metrics = metrics, custom_metrics = custom }
 end
 
 local function pad(s, w, right)

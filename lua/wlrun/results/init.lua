@@ -113,48 +113,10 @@ function results.record_bench(entry, r)
   entry.warmup = r.warmup.n
 end
 
-local function finite_amount(v) return v == nil or (type(v) == "number" and v == v and v >= 0 and v < math.huge) end
-
--- what work(p) returned: {flops =, bytes =, dtype =}, finite numbers >= 0 and the dtype of the
--- arithmetic, one of wlrun.peaks.DTYPES (raises otherwise)
-function results.check_work(w)
-  local core, peaks = require "wlrun.core", require "wlrun.peaks"
-  if type(w) ~= "table" then core.error("script", "work(p) must return a table {flops =, bytes =}, got a " .. type(w), 0) end
-  for k, v in pairs(w) do
-    if k == "dtype" then
-      if not peaks.is_dtype(v) then
-        core.error("script", ("work(p).dtype must be one of %s, got %s"):format(table.concat(peaks.DTYPES, ", "),
-          tostring(v)), 0)
-      end
-    elseif k ~= "flops" and k ~= "bytes" then
-      core.error("script", ("work(p) returned an unknown field '%s' (fields: flops, bytes, dtype)"):format(tostring(k)), 0)
-    elseif not finite_amount(v) then
-      core.error("script", ("work(p).%s must be a finite number >= 0, got %s"):format(k, tostring(v)), 0)
-    end
-  end
-  return w
-end
-
--- metrics from what work(p) returned and the median time
-function results.record_work(entry, w, device)
-  results.check_work(w)
-  entry.work = { flops = w.flops, bytes = w.bytes, dtype = w.dtype }
-  local median, m = entry.stats.median, {}
-  if w.flops then
-    m.flop_per_s = w.flops / median
-    if w.dtype then -- against the peak of the work's own dtype, where the architecture's is known
-      local peak = require("wlrun.peaks").flops(device, w.dtype)
-      m.peak_fraction = peak and m.flop_per_s / peak or nil
-    else
-      m.peak_fp32_fraction = device and m.flop_per_s / device.peak_fp32_flops or nil
-    end
-  end
-  if w.bytes then
-    m.bytes_per_s = w.bytes / median
-    m.peak_bandwidth_fraction = device and m.bytes_per_s / device.peak_bandwidth or nil
-  end
-  entry.metrics = m
-end
+-- what work(p) returned, checked (raises naming `where`, the work function's file:line), and the
+-- entry's work and metrics made of it with the median time: wlrun.results.work
+function results.check_work(w, where) return require("wlrun.results.work").check(w, where) end
+function results.record_work(entry, w, device, where) require("wlrun.results.work").record(entry, w, device, where) end
 
 function results.check_failed(check)
   return { code = "check-failed", title = "the check failed",
@@ -187,12 +149,12 @@ local key_order = list(
   "provenance", "settings", "sources", "device", "floor", "shard", "devices",
   -- a configuration
   "index", "params", "status", "reason", "error", "kind", "mode", "per", "warmup", "samples", "enqueue", "stats",
-  "enqueue_stats", "shape", "adaptive", "work", "metrics", "baseline", "kernels", "check", "loop", "warnings", "notes", "clock",
+  "enqueue_stats", "shape", "adaptive", "work", "metrics", "custom_metrics", "baseline", "kernels", "check", "loop", "warnings", "notes", "clock",
   "time",
   -- their parts
   "name", "description", "file", "hash", "axes", "total_configurations", "arch", "n", "mean", "std", "median", "min",
   "max", "p10", "p25", "p75", "p90", "p99", "iqr", "cv", "code", "title", "message", "hint", "before", "after",
-  "flops", "bytes", "dtype")
+  "flops", "bytes", "reads", "writes", "items", "dtype", "value", "unit", "per_s")
 
 local settings_order = list("run", "adaptive", "output", "compile")
 local provenance_order = list("git", "host", "cpu", "os", "driver", "toolkit", "wlrun", "command_line")

@@ -117,6 +117,7 @@ local entry = object {
   mode = string_, per = number, warmup = number, samples = numbers, enqueue = numbers,
   stats = object({}, number), enqueue_stats = object({}, number), shape = object({ modes_at = numbers }, scalar),
   adaptive = object({}, scalar), work = object({ dtype = string_ }, number), metrics = object({}, number),
+  custom_metrics = require("wlrun.results.work").shape,
   baseline = params,
   kernels = array(object({ name = string_, source = string_, arch = string_ }, scalar)),
   check = object { ok = boolean, message = string_ },

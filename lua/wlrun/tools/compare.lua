@@ -346,6 +346,7 @@ function M.compare(base, new, opts)
         check_failed[#check_failed + 1] = T.describe(o.params, names)
       end
       o.notes = notes
+      o.metrics = require("wlrun.tools.compare_metrics").of(b, n) -- nil when neither has any
       rows[#rows + 1] = o
     end
   end

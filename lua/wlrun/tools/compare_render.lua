@@ -178,6 +178,7 @@ function M.render_table(doc)
     for _, l in ipairs(lines) do out[#out + 1] = (l:sub(1, 2) == "  " and "" or "  ") .. l end
   end
   section("Notes:", notes)
+  section("Work metrics (NEW/BASE):", require("wlrun.tools.compare_metrics").lines(doc))
   section(("Not compared (%d, no measurement in a run):"):format(#doc.not_compared), not_compared_lines(doc))
   section(("Only in BASE (%d):"):format(#doc.only_in_base), listing(doc, doc.only_in_base))
   section(("Only in NEW (%d):"):format(#doc.only_in_new), listing(doc, doc.only_in_new))
@@ -243,6 +244,7 @@ function M.render_markdown(doc)
     for _, n in ipairs(r.notes) do notes[#notes + 1] = T.describe(r.params, doc.parameters) .. ": " .. n end
   end
   section("Notes", notes)
+  section("Work metrics (NEW/BASE)", require("wlrun.tools.compare_metrics").lines(doc))
   section("Not compared", not_compared_lines(doc))
   section("Only in BASE", listing(doc, doc.only_in_base))
   section("Only in NEW", listing(doc, doc.only_in_new))
