@@ -27,6 +27,8 @@ function M.render(cmp, id)
   local ig = render.ignored_line(cmp)
   if ig then out[#out + 1] = "<li>" .. esc.text(ig) .. "</li>" end
   out[#out + 1] = "<li>Method: " .. esc.text(render.method_line(cmp)) .. "</li></ul>"
+  local provenance = require "wlrun.tools.compare_provenance"
+  out[#out + 1] = list(provenance.TITLE, provenance.lines(cmp))
   if #cmp.configurations > 0 then
     local cols, cells, keys = render.build_rows(cmp)
     local rows = {}

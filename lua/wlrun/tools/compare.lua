@@ -145,6 +145,7 @@ local function side_info(doc, path)
   o.wlrun_version = type(doc.wlrun) == "table" and doc.wlrun.version or nil
   o.started = doc.started
   o.complete = doc.complete
+  o.provenance = doc.provenance
   return o
 end
 
@@ -224,6 +225,7 @@ function M.compare(base, new, opts)
   out.wlrun.version = core().version
   out.base = side_info(base, bpath)
   out.new = side_info(new, npath)
+  out.provenance_differences = require("wlrun.tools.compare_provenance").differences(base, new)
   local st = util.object()
   st.noise = sopts.noise
   st.alpha = sopts.alpha

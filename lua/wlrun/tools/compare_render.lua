@@ -157,6 +157,7 @@ function M.render_table(doc)
   out[#out + 1] = "Comparing " .. (sb == sn and tostring(sb) or (tostring(sb) .. " with " .. tostring(sn)))
   out[#out + 1] = "  BASE " .. side_line(doc.base)
   out[#out + 1] = "  NEW  " .. side_line(doc.new)
+  for _, l in ipairs(require("wlrun.tools.compare_provenance").table_lines(doc)) do out[#out + 1] = l end
   local ig = ignored_line(doc)
   if ig then out[#out + 1] = "  " .. ig end
   out[#out + 1] = ""
@@ -198,6 +199,7 @@ function M.render_markdown(doc)
   out[#out + 1] = ""
   out[#out + 1] = "- BASE: " .. md.cell(side_line(doc.base))
   out[#out + 1] = "- NEW: " .. md.cell(side_line(doc.new))
+  for _, l in ipairs(require("wlrun.tools.compare_provenance").markdown_lines(doc, md.cell)) do out[#out + 1] = l end
   local ig = ignored_line(doc)
   if ig then out[#out + 1] = "- " .. md.cell(ig) end
   out[#out + 1] = "- Method: " .. method_line(doc)
