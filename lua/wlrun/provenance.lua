@@ -53,9 +53,11 @@ function provenance.cpu_model(text)
 end
 
 -- the NVIDIA kernel module's version from /proc/driver/nvidia/version's text ("NVRM version:
--- NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 ...")
+-- NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 ...", or "... Open Kernel Module for
+-- x86_64  570.133.20  Release Build ...": the first word of digits and dots)
 function provenance.nvidia_version(text)
-  return text and text:match("NVRM version:[^\n]-Kernel Module%s+(%d[%w%.%-]*)") or nil
+  local line = text and text:match("NVRM version:([^\n]*)")
+  return line and line:match("%s(%d+%.%d+[%.%d]*)%s") or nil
 end
 
 local function nonempty(t) return next(t) ~= nil and t or nil end

@@ -12,8 +12,8 @@ local T = require "wlrun.report.table"
 local M = {}
 
 -- the provenance's fields in the order a reader looks for them; the others follow, sorted
-local FIRST = { "scenario", "device", "wlrun", "command_line", "cwd", "started", "finished", "complete", "settings",
-  "sources", "floor", "shard", "devices", "trace" }
+local FIRST = { "scenario", "provenance", "device", "wlrun", "command_line", "cwd", "started", "finished", "complete",
+  "settings", "sources", "floor", "shard", "devices", "trace" }
 
 local function h3(text) return "<h3>" .. esc.text(text) .. "</h3>" end
 

@@ -1,6 +1,6 @@
 -- Merging results documents (docs/cluster.md): the shards of one sweep into one document.
 -- Refuses (usage) documents of different scenarios, scenario scripts (hash), settings or
--- parameter spaces; returns warnings for different devices, drivers or wlrun versions, the
+-- parameter spaces; returns warnings for different devices, drivers, wlrun versions or commits, the
 -- duplicated configurations (the first document's is kept) and the missing ones (when the
 -- documents say how large the sweep is).
 local T = require "wlrun.report.table"
@@ -73,6 +73,13 @@ local function shard_of(doc)
   return nil
 end
 
+-- the commit a document's provenance records, "(dirty)" after it when the work tree had changes
+local function commit_of(doc)
+  local g = type(doc.provenance) == "table" and type(doc.provenance.git) == "table" and doc.provenance.git or {}
+  if type(g.commit) ~= "string" then return nil end
+  return g.commit .. (g.dirty == true and " (dirty)" or "")
+end
+
 local function describe(c, axes)
   local d = T.describe(c.params or {}, axes)
   if d == "" then
@@ -126,6 +133,10 @@ local function check(docs, paths)
     local vb = type(b.wlrun) == "table" and b.wlrun.version or nil
     if va ~= vb then
       warn(("'%s' and '%s' come from different versions of wlrun (%s and %s)"):format(pa, pb, show(va), show(vb)))
+    end
+    local ca, cb = commit_of(a), commit_of(b)
+    if ca and cb and ca ~= cb then
+      warn(("'%s' and '%s' come from different commits of the scenario's repository (%s and %s)"):format(pa, pb, ca, cb))
     end
   end
   for i, d in ipairs(docs) do
@@ -268,8 +279,8 @@ function M.merge(docs, paths)
     for _, x in ipairs(list) do
       if x.doc == i then n = n + 1 end
     end
-    shards[i] = { file = paths[i], shard = shard_of(d), device = d.device, started = d.started,
-                  finished = d.finished, complete = d.complete, configurations = n }
+    shards[i] = { file = paths[i], shard = shard_of(d), device = d.device, provenance = d.provenance,
+                  started = d.started, finished = d.finished, complete = d.complete, configurations = n }
   end
   doc.shards = shards
   results.relate_baselines(doc)
