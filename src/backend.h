@@ -54,6 +54,10 @@ struct wl_backend {
   cudaError_t (*count_nonzero)(const void *data, size_t n, unsigned long long *count, cudaStream_t s);
   cudaError_t (*clock_probe)(unsigned long long *out, unsigned long long ns, cudaStream_t s);
   cudaError_t (*empty_kernel)(cudaStream_t s);
+  /* holds s until *release >= generation or timeout_ns pass (then ++*timeouts); both are in
+   * page-locked host memory (alloc_pinned) */
+  cudaError_t (*block_stream)(volatile int *release, volatile int *timeouts, int generation,
+                              unsigned long long timeout_ns, cudaStream_t s);
 
   /* ---- streams and events ---- */
   cudaError_t (*stream_create)(cudaStream_t *s, bool blocking, int priority);

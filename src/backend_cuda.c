@@ -210,6 +210,7 @@ const struct wl_backend wl_backend_cuda = {
     .count_nonzero = wl_count_nonzero,
     .clock_probe = wl_clock_probe,
     .empty_kernel = wl_empty_kernel,
+    .block_stream = wl_block_stream,
     .stream_create = stream_create,
     .stream_destroy = stream_destroy,
     .stream_sync = stream_sync,

@@ -134,6 +134,11 @@ static cudaError_t count_nonzero(const void *data, size_t n, unsigned long long 
 
 static cudaError_t clock_probe(unsigned long long *out, unsigned long long ns, cudaStream_t s) { return queued(s); }
 static cudaError_t empty_kernel(cudaStream_t s) { return queued(s); }
+static cudaError_t block_stream(volatile int *release, volatile int *timeouts, int generation,
+                                unsigned long long timeout_ns, cudaStream_t s) {
+  (void)release, (void)timeouts, (void)generation, (void)timeout_ns;
+  return queued(s);
+}
 
 /* ---- streams and events ---- */
 
@@ -252,6 +257,7 @@ const struct wl_backend wl_backend_none = {
     .count_nonzero = count_nonzero,
     .clock_probe = clock_probe,
     .empty_kernel = empty_kernel,
+    .block_stream = block_stream,
     .stream_create = stream_create,
     .stream_destroy = stream_destroy,
     .stream_sync = stream_done,

@@ -96,6 +96,21 @@ __global__ void count_nonzero(const unsigned char *data, size_t n, unsigned long
 
 __global__ void empty() {}
 
+/* spins until the host writes `generation` (or more) to *release, or timeout_ns of %globaltimer
+ * pass; a timeout is counted in *timeouts. Both live in mapped host memory. */
+__global__ void block_stream(volatile int *release, volatile int *timeouts, int generation,
+                             unsigned long long timeout_ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  while (*release < generation) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    if (t - t0 >= timeout_ns) {
+      *timeouts = *timeouts + 1;
+      return;
+    }
+  }
+}
+
 } // namespace
 
 extern "C" cudaError_t wl_clock_probe(unsigned long long *out, unsigned long long ns, cudaStream_t stream) {
@@ -116,6 +131,17 @@ extern "C" cudaError_t wl_count_nonzero(const void *data, size_t n, unsigned lon
 
 extern "C" cudaError_t wl_empty_kernel(cudaStream_t stream) {
   empty<<<1, 1, 0, stream>>>();
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t wl_block_stream(volatile int *release, volatile int *timeouts, int generation,
+                                       unsigned long long timeout_ns, cudaStream_t stream) {
+  void *r, *t;
+  cudaError_t err = cudaHostGetDevicePointer(&r, (void *)release, 0);
+  if (err == cudaSuccess) err = cudaHostGetDevicePointer(&t, (void *)timeouts, 0);
+  if (err != cudaSuccess) return err;
+  block_stream<<<1, 1, 0, stream>>>(static_cast<volatile int *>(r), static_cast<volatile int *>(t), generation,
+                                    timeout_ns);
   return cudaGetLastError();
 }
 

@@ -30,6 +30,12 @@ cudaError_t wl_count_nonzero(const void *data, size_t n, unsigned long long *cou
 /* An empty kernel, for the timing floor. */
 cudaError_t wl_empty_kernel(cudaStream_t stream);
 
+/* Holds the stream (nvbench's blocking kernel): one thread spins until the host writes
+ * `generation` or more to *release, or for at most timeout_ns, then counts the timeout in
+ * *timeouts. release and timeouts are page-locked host memory (cudaMallocHost: mapped). */
+cudaError_t wl_block_stream(volatile int *release, volatile int *timeouts, int generation,
+                            unsigned long long timeout_ns, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,8 @@
 /* The timed loops of the measurement engine (docs/measuring.md), in C so that nothing of Lua
  * sits between the events of a sample when the work is a bound launch or a graph (wlrun.engine;
  * wl_open_timing registers them, "core" below):
- *   core.time_cold(work, n, flush)        an event pair per launch, one synchronize at the end
+ *   core.time_cold(work, n, flush, blocked) an event pair per launch, one synchronize at the end;
+ *                                         blocked: queued behind a blocking kernel, 16 at a time
  *   core.time_batch(work, n, per)         an event pair around `per` launches
  *   core.time_graph(work, n, per, warmup) `per` launches captured in a graph, one replay a sample
  *   core.time_host(work, n)               host clock with a device synchronize before and after
@@ -170,17 +171,99 @@ static void need_flush(lua_State *L) {
 
 /* ---- modes ---- */
 
+/* ---- the blocking kernel (nvbench's technique) ---- */
+
+/* Cold samples with the L2 flushed, free of launch overhead: a kernel holds the stream while
+ * BLOCK_SAMPLES samples are queued behind it (each a flush, the start event, the launch, the stop
+ * event), then the host releases it and the GPU runs them back to back, without waiting for the
+ * host between an event and its launch. Few enough per block that the queue never fills (a full
+ * queue would make the host wait on a GPU that waits on the host); the kernel gives up after
+ * BLOCK_TIMEOUT_NS (the host was descheduled, or an error ended the loop while it held the
+ * stream), and a block whose kernel gave up is queued again, at most BLOCK_RETRIES times. */
+enum { BLOCK_SAMPLES = 16, BLOCK_RETRIES = 3 };
+static const unsigned long long BLOCK_TIMEOUT_NS = 100000000ull; /* 100 ms */
+
+static struct {
+  volatile int *flag; /* [0]: the generation released; [1]: timeouts counted by the kernel */
+  int generation;
+} blocker;
+
+static void need_blocker(lua_State *L) {
+  if (blocker.flag) return;
+  void *p;
+  WL_CUDA(L, wl_backend->alloc_pinned(&p, 2 * sizeof(int)), "allocating the blocking kernel's flag");
+  blocker.flag = p;
+  blocker.flag[0] = blocker.flag[1] = 0;
+}
+
+/* samples [done, done + k) behind one blocking kernel; false when the kernel gave up */
+static bool cold_block(lua_State *L, const struct work_list *w, int done, int k, double *gpu, double *enq) {
+  cudaStream_t s = w->stream;
+  int generation = ++blocker.generation, timeouts = blocker.flag[1];
+  WL_CUDA(L, wl_backend->block_stream(blocker.flag, blocker.flag + 1, generation, BLOCK_TIMEOUT_NS, s),
+          "launching the blocking kernel");
+  for (int j = 0; j < k; j++) {
+    int i = done + j;
+    WL_CUDA(L, wl_backend->set_memory(flush_buffer, i & 0xff, flush_bytes, s), "flushing the L2 cache");
+    WL_CUDA(L, wl_backend->event_record(events[2 * j], s), "cudaEventRecord");
+    double t0 = now();
+    enqueue(L, &w->items[i % w->n], s, 1, false);
+    enq[i] = now() - t0;
+    WL_CUDA(L, wl_backend->event_record(events[2 * j + 1], s), "cudaEventRecord");
+  }
+  __atomic_store_n(blocker.flag, generation, __ATOMIC_SEQ_CST); /* release */
+  read_pairs(L, gpu + done, k, 1);
+  return __atomic_load_n(blocker.flag + 1, __ATOMIC_SEQ_CST) == timeouts;
+}
+
+/* cold samples behind blocking kernels; *gave_up: blocks whose kernel timed out, *kept:
+ * samples kept although their block's kernel gave up each time (they may hold launch overhead) */
+static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, double *gpu, double *enq,
+                              int *gave_up, int *kept) {
+  need_blocker(L);
+  need_events(L, 2 * BLOCK_SAMPLES);
+  *gave_up = *kept = 0;
+  for (int done = 0; done < n;) {
+    int k = n - done < BLOCK_SAMPLES ? n - done : BLOCK_SAMPLES;
+    bool ok = false;
+    for (int attempt = 0; !ok && attempt <= BLOCK_RETRIES; attempt++) {
+      if (wl_stop_pending()) wl_stop_check(L);
+      ok = cold_block(L, w, done, k, gpu, enq);
+      if (!ok) ++*gave_up;
+    }
+    if (!ok) *kept += k;
+    done += k;
+  }
+}
+
+/* core.time_cold(work, n, flush, blocked): blocked (with flush) queues the samples behind
+ * blocking kernels, for bound launches and graphs only (a function may wait for the stream the
+ * kernel holds); the result then has blocked = {gave_up =, kept =} */
 static int l_time_cold(lua_State *L) {
   int n = check_count(L, 2);
-  bool flush = lua_toboolean(L, 3);
-  lua_settop(L, 3);
+  bool flush = lua_toboolean(L, 3), blocked = lua_toboolean(L, 4);
+  lua_settop(L, 4);
   wl_device_ready(L);
   struct work_list w;
   read_work(L, 1, &w);
-  need_events(L, 2 * (size_t)n);
+  if (blocked && (!flush || w.lua))
+    wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: blocked cold samples need the L2 flush and bound launches or graphs");
   if (flush) need_flush(L);
   double *gpu = scratch(L, n), *enq = scratch(L, n);
   cudaStream_t s = w.stream;
+  if (blocked) {
+    int gave_up, kept;
+    time_cold_blocked(L, &w, n, gpu, enq, &gave_up, &kept);
+    push_results(L, gpu, enq, n);
+    lua_createtable(L, 0, 2);
+    lua_pushinteger(L, gave_up);
+    lua_setfield(L, -2, "gave_up");
+    lua_pushinteger(L, kept);
+    lua_setfield(L, -2, "kept");
+    lua_setfield(L, -2, "blocked");
+    return 1;
+  }
+  need_events(L, 2 * (size_t)n);
   for (int i = 0; i < n; i++) {
     if (wl_stop_pending()) wl_stop_check(L);
     if (flush) WL_CUDA(L, wl_backend->set_memory(flush_buffer, i & 0xff, flush_bytes, s), "flushing the L2 cache");

@@ -105,9 +105,13 @@ function bench.median_noise(samples)
   return m > 0 and (c[k] - c[j]) / 2 / m or math.huge
 end
 
-local function append(dst, src)
+local function append(dst, src, r)
   table.move(src.gpu, 1, #src.gpu, #dst.gpu + 1, dst.gpu)
   table.move(src.enqueue, 1, #src.enqueue, #dst.enqueue + 1, dst.enqueue)
+  if src.blocked and r and r.blocked then
+    r.blocked.gave_up = r.blocked.gave_up + src.blocked.gave_up
+    r.blocked.kept = r.blocked.kept + src.blocked.kept
+  end
 end
 
 -- auto times short bound launches as graphs; a Lua function may synchronise or allocate, which
@@ -117,6 +121,18 @@ local function capturable(work)
   local list = type(work) == "table" and getmetatable(work) == nil and work or { work }
   for _, w in ipairs(list) do
     if not core.is_launch(w) or not core.launch_capturable(w) then return false end
+  end
+  return true
+end
+
+-- cold samples with the L2 flush are queued behind a blocking kernel (free of launch overhead)
+-- when every item only queues GPU work: a kernel, host work a graph may capture, a wl.graph
+local function blockable(work)
+  local list = type(work) == "table" and getmetatable(work) == nil and work or { work }
+  for _, w in ipairs(list) do
+    local mt = type(w) == "userdata" and getmetatable(w)
+    local graph = type(mt) == "table" and mt.__name == "wlrun.graph"
+    if not graph and not (core.is_launch(w) and core.launch_capturable(w)) then return false end
   end
   return true
 end
@@ -143,9 +159,10 @@ local function warmup(work, cfg)
 end
 
 local function measure_chunk(work, cfg, r, n)
-  if r.mode == "cold" then return engine.time_cold(work, n, cfg.flush_l2)
+  if r.mode == "cold" then return engine.time_cold(work, n, cfg.flush_l2, r.blocked ~= nil)
   elseif r.mode == "batch" then return engine.time_batch(work, n, r.per)
   elseif r.mode == "graph" then return engine.time_graph(work, n, r.per, cfg.graph_warmup)
+  elseif r.mode == "cupti" then return require("wlrun.kernel_times").measure(work, n, r)
   else return engine.time_host(work, n) end
 end
 
@@ -177,7 +194,7 @@ function bench.run(work, opts)
   local cfg = configure(opts)
   if core.compile_only() then -- the do-nothing backend: the timed loop's checks, once per work
     local list = type(work) == "table" and getmetatable(work) == nil and work or { work }
-    engine.time_cold(work, math.max(1, #list), false)
+    (cfg.mode == "cupti" and engine.time_cupti or engine.time_cold)(work, math.max(1, #list), false)
     return nil
   end
   local wall0 = core.clock()
@@ -193,14 +210,20 @@ function bench.run(work, opts)
   r.warmup = { n = #warm.gpu, time = warm_time }
   local est = median(warm.gpu)
 
+  local blocks = cfg.flush_l2 and blockable(work)
   if r.mode == "auto" then
-    if est >= bench.AUTO_FACTOR * r.floor.empty_kernel then
+    if blocks then
+      r.mode = "cold"
+      r.notes[#r.notes + 1] = "auto: the L2 is flushed before each sample: cold mode, each sample queued behind a blocking kernel"
+    elseif est >= bench.AUTO_FACTOR * r.floor.empty_kernel then
       r.mode = "cold"
     else
       r.mode = capturable(work) and "graph" or "batch"
     end
-    r.notes[#r.notes + 1] = ("auto: a launch takes about %s against a cold-launch floor of %s: %s mode"):format(
-      units.time(est), units.time(r.floor.empty_kernel), r.mode)
+    if not blocks then
+      r.notes[#r.notes + 1] = ("auto: a launch takes about %s against a cold-launch floor of %s: %s mode"):format(
+        units.time(est), units.time(r.floor.empty_kernel), r.mode)
+    end
   end
   local refused = r.mode == "graph" and uncapturable(work)
   if refused then
@@ -211,6 +234,12 @@ function bench.run(work, opts)
     r.notes[#r.notes + 1] = "--flush-l2 applies to cold samples only; ignored in " .. r.mode .. " mode"
   end
   r.flush_l2 = cfg.flush_l2 and r.mode == "cold" -- what the samples really had
+  if r.flush_l2 and blocks then
+    r.blocked = { gave_up = 0, kept = 0 }
+    if r.requested_mode == "cold" then
+      r.notes[#r.notes + 1] = "cold: the L2 is flushed before each sample: each sample queued behind a blocking kernel"
+    end
+  end
   if r.mode == "batch" or r.mode == "graph" then
     r.per = cfg.batch or math.max(1, math.min(bench.MAX_PER, math.ceil(bench.TARGET_SAMPLE / math.max(est, 1e-9))))
   end
@@ -219,7 +248,7 @@ function bench.run(work, opts)
   r.clock = { before = core.gpu_clock() }
   local got = { gpu = {}, enqueue = {} }
   if not cfg.adaptive then
-    append(got, measure_chunk(work, cfg, r, cfg.iters))
+    append(got, measure_chunk(work, cfg, r, cfg.iters), r)
   else
     local t0, gpu_time = core.clock(), 0
     local per_sample = math.max(est * r.per, 1e-7)
@@ -228,7 +257,7 @@ function bench.run(work, opts)
     local history = {}
     repeat
       local c = measure_chunk(work, cfg, r, chunk)
-      append(got, c)
+      append(got, c, r)
       for _, v in ipairs(c.gpu) do gpu_time = gpu_time + v * r.per end
       local noise, elapsed = bench.median_noise(got.gpu), core.clock() - t0
       history[#history + 1] = noise
@@ -242,6 +271,7 @@ function bench.run(work, opts)
   engine.set_measuring(false)
   r.watch = engine.watch()
 
+  if r.mode == "cupti" then require("wlrun.kernel_times").finish(r) end
   bench.summarize(r, got.gpu, got.enqueue)
   r.time = core.clock() - wall0
   local wl = require "wlrun"

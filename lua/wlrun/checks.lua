@@ -34,6 +34,7 @@ local defs = {
   ["throttled"] = "the GPU clock throttled",
   ["adaptive-timeout"] = "adaptive stopping hit its time limit",
   ["adaptive-plateau"] = "the noise stopped improving above the target",
+  ["blocking-timeout"] = "samples taken after the blocking kernel gave up",
 }
 checks.codes = defs
 
@@ -55,11 +56,12 @@ function checks.evaluate(r, ctx)
       r.watch.syncs, r.watch.syncs == 1 and "" or "s"),
       "the engine synchronises once after the loop; remove synchronisation from the timed body")
   end
-  if r.mode == "cold" and r.floor and s.median < L.floor_factor * r.floor.empty_kernel then
+  if r.mode == "cold" and not r.blocked and r.floor and s.median < L.floor_factor * r.floor.empty_kernel then
     warn(w, "short-sample", ("median %s is within %dx of this device's cold-launch floor (empty kernel %s)"):format(
       T(s.median), L.floor_factor, T(r.floor.empty_kernel)),
       "launch overhead is part of each sample: use --mode graph (or batch, or auto)")
-  elseif (r.mode == "batch" or r.mode == "graph") and r.floor and s.median * r.per < L.floor_factor * r.floor.event_pair then
+  elseif (r.mode == "batch" or r.mode == "graph" or r.blocked) and r.floor
+      and s.median * r.per < L.floor_factor * r.floor.event_pair then
     warn(w, "short-sample", ("a sample of %d launches lasts %s, within %dx of the event-pair floor (%s)"):format(
       r.per, T(s.median * r.per), L.floor_factor, T(r.floor.event_pair)), "raise the launches per sample (batch =)")
   end
@@ -102,9 +104,13 @@ function checks.evaluate(r, ctx)
     warn(w, "zero-inputs", ("input%s %s hold only zeros"):format(#ctx.zero_inputs == 1 and "" or "s",
       table.concat(ctx.zero_inputs, ", ")), "initialise inputs with real data (init = wl.normal()): zeros run faster")
   end
+  if r.blocked and r.blocked.kept > 0 then
+    warn(w, "blocking-timeout", ("%d samples were queued while no blocking kernel held the stream (it gave up after 100 ms, %d times)"):format(
+      r.blocked.kept, r.blocked.gave_up), "the host was too slow to queue 16 samples: a busy or descheduled CPU; run again")
+  end
   -- a launch-bound GPU idles until each launch arrives, so its time stretches to the enqueue
   -- time: they come out about equal, and the test is a ratio
-  if r.enqueue_stats and (r.mode == "cold" or r.mode == "batch")
+  if r.enqueue_stats and ((r.mode == "cold" and not r.blocked) or r.mode == "batch")
       and r.enqueue_stats.median >= L.launch_bound * s.median then
     warn(w, "launch-bound", ("host enqueue time (%s) is close to or above the GPU time (%s)"):format(
       T(r.enqueue_stats.median), T(s.median)), "the GPU waits for the CPU: use --mode graph")
