@@ -12,8 +12,8 @@
 
 /* Defaults follow the methodology: warmup 50, iters 100, cold mode. */
 static const struct wl_setting defaults[] = {
-    {"run", "mode", WL_ENUM, "auto", 0, 0, "cold|batch|graph|host|auto",
-     "timing mode: cold, batch, graph, host or auto"},
+    {"run", "mode", WL_ENUM, "auto", 0, 0, "cold|batch|graph|host|auto|cupti",
+     "timing mode: cold, batch, graph, host, auto or cupti (kernel time through CUPTI)"},
     {"run", "warmup", WL_INT, "50", 0, 1e9, NULL, "warmup iterations per configuration"},
     {"run", "warmup_time", WL_DURATION, "0", 0, 86400, NULL,
      "minimum warmup time per configuration"},

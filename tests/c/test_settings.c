@@ -319,7 +319,7 @@ static void test_cli(void) {
                        "'wlrun info' takes no files",
                        "unknown option '--fail-above'",
                        "'1M' is not a parameter name",
-                       "--mode: expected one of cold|batch|graph|host|auto, got 'warp'",
+                       "--mode: expected one of cold|batch|graph|host|auto|cupti, got 'warp'",
                        "-p M is given twice ('M=1' and 'M=2')",
                        "--devices '0,1,0': device 0 is given twice",
                        "--devices '+1': expected device indices from 0 to 1023",

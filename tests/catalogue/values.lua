@@ -36,7 +36,7 @@ local cases = {
   { "wl.bench: min_samples = 0", bench "{ min_samples = 0 }", CO, 1,
     "script%.lua:3: wl%.bench: option 'min_samples': expected a whole number from 1 to 1000000000, got '0'" },
   { "wl.bench: mode = 'turbo' under --compile-only", bench "{ mode = 'turbo' }", CO, 1,
-    "script%.lua:3: wl%.bench: option 'mode': expected one of cold|batch|graph|host|auto, got 'turbo'" },
+    "script%.lua:3: wl%.bench: option 'mode': expected one of cold|batch|graph|host|auto|cupti, got 'turbo'" },
   { "wl.bench: mode = 'turbo' while --mode gives the mode", bench "{ mode = 'turbo' }", CO .. " --mode cold", 1,
     "script%.lua:3: wl%.bench: option 'mode': expected one of" },
   { "wl.bench: iters = 2.5", bench "{ iters = 2.5 }", CO, 1,

@@ -41,7 +41,7 @@ describe("settings", function()
       { "adaptive", "min_samples", 0, "expected a whole number from 1 to 1000000000, got '0'" },
       { "run", "iters", "100", "expected a whole number from 1 to 1000000000, got a string %('100'%)" },
       { "run", "iters", 2.5, "got '2.5'" },
-      { "run", "mode", "turbo", "expected one of cold|batch|graph|host|auto, got 'turbo'" },
+      { "run", "mode", "turbo", "expected one of cold|batch|graph|host|auto|cupti, got 'turbo'" },
       { "run", "warmup_time", 0 / 0, "got '%-?nan'" },
       { "run", "flush_l2", 1, "expected a boolean %(true or false%), got a number" },
     }

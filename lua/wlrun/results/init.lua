@@ -111,6 +111,7 @@ function results.record_bench(entry, r)
   entry.status = "ok"
   for _, k in ipairs(bench_fields) do entry[k] = r[k] end
   entry.warmup = r.warmup.n
+  entry.kernel_times, entry.span_stats = r.kernel_times, r.span_stats -- cupti mode
 end
 
 -- what work(p) returned, checked (raises naming `where`, the work function's file:line), and the

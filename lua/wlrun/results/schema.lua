@@ -84,6 +84,10 @@ end)
 
 local warning = object { code = string_, title = string_, message = string_, hint = string_ }
 
+-- cupti mode: the per-kernel breakdown
+local amount = kind("number", function(v) return finite(v) and v >= 0 end, "a finite number >= 0")
+local kernel_times = array(object { name = string_, count = amount, median = amount, share = amount })
+
 local loop = object {
   batch_size = number, data = numbers, data_stats = object({}, number), throughput = number, data_ratio = number,
   total_time = number, outside = object({}, number),
@@ -121,7 +125,7 @@ local entry = object {
   baseline = params,
   kernels = array(object({ name = string_, source = string_, arch = string_ }, scalar)),
   check = object { ok = boolean, message = string_ },
-  warnings = array(warning), notes = array(string_),
+  warnings = array(warning), notes = array(string_), kernel_times = kernel_times, span_stats = object({}, number),
   clock = object({ before = object({}, any), after = object({}, any) }),
   time = number, loop = loop, device_index = integer(0), resumed = boolean, isolated = boolean, trace = trace,
 }
