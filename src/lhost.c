@@ -315,6 +315,7 @@ static int open_core(lua_State *L) {
 static int open_engine(lua_State *L) {
   lua_newtable(L);
   wl_open_timing(L);
+  wl_open_cupti_timing(L);
   return 1;
 }
 

@@ -24,6 +24,7 @@ void wl_open_cublas(lua_State *L);   /* lib_cublas.c: cublas.gemm (after wl_open
 void wl_open_cublaslt(lua_State *L); /* lib_cublaslt.c: cublaslt.matmul (after wl_open_launch) */
 void wl_open_gpu_clock(lua_State *L);                         /* gpu_clock.c: gpu_clock */
 void wl_open_timing(lua_State *L);                            /* cuda_timing.c: the timed loops */
+void wl_open_cupti_timing(lua_State *L); /* cupti_timing.c: time_cupti, kernel time from CUPTI */
 void wl_open_nvtx(lua_State *L);                              /* nvtx_api.c: nvtx */
 
 #endif

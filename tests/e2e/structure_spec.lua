@@ -19,7 +19,7 @@ local LAYERS = {
       cli_params = { "cli_params" }, stats = { "stats" }, kernel_signature = { "kernel_signature" },
       kernel_cache = { "kernel_cache" }, json = { "ljson", "json_*" }, half = { "half" },
       wl_rng = { "wl_rng" }, tensor_dtype = { "tensor_dtype" }, c_params = { "c_params" },
-      cublas_load = { "cublas_load" }, kernel_module = { "kernel_module" }, lsqlite = { "lsqlite" },
+      cublas_load = { "cublas_load" }, cupti_load = { "cupti_load" }, kernel_module = { "kernel_module" }, lsqlite = { "lsqlite" },
   } },
   { name = "device backend", modules = {
       backend = { "backend", "backend_*" }, cuda_init_kernels = { "cuda_init_kernels" },
@@ -27,7 +27,7 @@ local LAYERS = {
   { name = "bindings (wlrun.core)", modules = {
       wl_modules = { "wl_modules" }, cuda_device = { "cuda_device" }, cuda_stream = { "cuda_stream" },
       cuda_graph = { "cuda_graph" }, cuda_tensor = { "cuda_tensor", "cuda_tensor_*" },
-      cuda_kernel = { "cuda_kernel", "host_work", "host_kernel", "cuda_module" }, cuda_launch = { "cuda_launch" }, cuda_timing = { "cuda_timing" },
+      cuda_kernel = { "cuda_kernel", "host_work", "host_kernel", "cuda_module" }, cuda_launch = { "cuda_launch" }, cuda_timing = { "cuda_timing" }, cupti_timing = { "cupti_timing" },
       gpu_clock = { "gpu_clock" }, nvtx = { "nvtx", "nvtx_*" }, lclock = { "lclock" }, lstats = { "lstats" },
       lsettings = { "lsettings" }, lsystem = { "lsystem" }, user_library = { "user_library" }, runtime_ops = { "runtime_ops" },
       gemm_args = { "gemm_args" }, lib_cublas = { "lib_cublas*" },
