@@ -59,6 +59,13 @@ describe("a run's provenance", function()
     assert.is_nil(p.toolkit and p.toolkit.runtime)
     assert.matches('"provenance": {\n    "git": {\n      "commit": "' .. sha .. '",\n      "dirty": false',
       h.read(dir .. "/r.json"))
+    -- the history takes it (a configuration given samples: --compile-only measures none)
+    local measured = json.decode(h.read(dir .. "/r.json"))
+    measured.configurations[1].status, measured.configurations[1].samples = "ok", { 1.0, 1.1 }
+    h.write(dir .. "/m.json", json.encode(measured))
+    local hist = h.run("history add m.json --db h.db", { cwd = dir })
+    assert.equal(0, hist.code, hist.stderr)
+    assert.matches(("commit %s %%(document%%)"):format(sha:sub(1, 10)), hist.stdout)
     local page = h.run("report --html page r.json", { cwd = dir }) -- wlrun report's page shows it
     assert.equal(0, page.code, page.stderr)
     assert.matches("<dt>provenance</dt><dd>.-<dt>commit</dt><dd>" .. sha, h.read(dir .. "/page/index.html"))
