@@ -4,8 +4,8 @@
  * n samples of the work (a bound launch, a wl.graph, a Lua function, or a list of them, rotated),
  * queued back to back with no event; CUPTI's kernel records (CONCURRENT_KERNEL) give the time.
  * Each sample is tagged with its own external correlation id (cuptiActivityPushExternalCorrelationId),
- * which CUPTI attaches to every driver call made inside it (the launches of a function, a
- * library's kernels, a graph's launch), so that each kernel record is given to its sample
+ * which CUPTI attaches to every runtime and driver call made inside it (the launches of a
+ * function, a library's kernels, a graph's launch), so that each kernel record is given to its sample
  * whatever stream or order it ran in. A sample's gpu time is the sum of its kernels' durations
  * (the gaps between them left out); span is its first kernel's start to its last kernel's end;
  * kernels lists every kernel name in the order of first launch, with the duration of each launch.
@@ -122,12 +122,16 @@ static void forget_records(void) {
 
 /* ---- CUPTI for the length of one timed call ---- */
 
+/* The API records are never read, but CUPTI writes an external correlation record only beside
+ * one: RUNTIME for wlrun's own launches and graph launches (cudaLaunchKernel, cudaGraphLaunch),
+ * DRIVER for work that calls the driver itself (a library's cuLaunchKernel). */
 static const CUpti_ActivityKind KINDS[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-    CUPTI_ACTIVITY_KIND_DRIVER, /* never read, but without it CUPTI writes no external correlation */
+    CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_DRIVER,
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 };
-static const char *const KIND_NAMES[] = {"CONCURRENT_KERNEL", "DRIVER", "EXTERNAL_CORRELATION"};
+static const char *const KIND_NAMES[] = {"CONCURRENT_KERNEL", "RUNTIME", "DRIVER", "EXTERNAL_CORRELATION"};
 enum { NKINDS = sizeof KINDS / sizeof KINDS[0] };
 
 static void CUPTIAPI no_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data) {
