@@ -6,12 +6,13 @@
 -- identity across runs (results.key).
 --
 --   plan.build(sc, script, cli) -> {axes, space, list, todo, resumed, total, pruned, filtered,
---                                    shard, resume_path}
+--                                    shard, resume_path, resumed_from}
 --     space     every configuration of the space, in order
 --     list      the configurations of this process (its shard), in order
 --     todo      those of list still to run
 --     resumed   {[index] = entry} of list that --resume's file finished (ok or skipped)
 --     resume_outside  how many finished entries of that file this run's selection leaves out
+--     resumed_from    {path, provenance} of that file (its provenance a table or nil)
 local results = require "wlrun.results"
 local sweep = require "wlrun.sweep"
 local shard = require "wlrun.shard"
@@ -36,7 +37,7 @@ function plan.resumable(path, sc, script)
       done[results.key(c.params)] = c
     end
   end
-  return done, warning
+  return done, warning, type(old.provenance) == "table" and old.provenance or nil
 end
 
 function plan.build(sc, script, cli)
@@ -53,8 +54,9 @@ function plan.build(sc, script, cli)
   end
   local done = {}
   if cli.resume then
-    local warning
-    done, warning = plan.resumable(cli.resume, sc, script)
+    local warning, provenance
+    done, warning, provenance = plan.resumable(cli.resume, sc, script)
+    p.resumed_from = { path = cli.resume, provenance = provenance }
     if warning then p.notes[#p.notes + 1] = "warning: " .. warning end
   end
   local taken = {}

@@ -5,6 +5,7 @@
 -- device under --compile-only or without a GPU).
 --
 --   provenance.collect { dir =, device = } -> the document's `provenance` object
+--   provenance.resume_warning(from, now)    -> a warning when --resume's file is of another commit
 local provenance = {}
 
 -- the text of a small kernel file, or nil
@@ -82,6 +83,20 @@ function provenance.collect(o)
   for i, a in ipairs(core.cli.argv or {}) do argv[i] = a end
   p.command_line = argv
   return p
+end
+
+-- A warning when --resume's file (from: {path, provenance}) was measured at another commit of
+-- the scenario's repository than this run's provenance (now), or nil
+function provenance.resume_warning(from, now)
+  local function commit(p)
+    local g = type(p) == "table" and type(p.git) == "table" and p.git or {}
+    if type(g.commit) ~= "string" then return nil end
+    return g.commit:sub(1, 10) .. (g.dirty == true and " (dirty)" or "")
+  end
+  local was, is = commit(from.provenance), commit(now)
+  if not (was and is) or was == is then return nil end
+  return ("--resume %s was measured at commit %s, this run is at %s: the results mix the two (the file's "
+    .. "provenance is kept as provenance.resumed_from)"):format(from.path, was, is)
 end
 
 -- the directory holding a script's file ("." for a bare name)

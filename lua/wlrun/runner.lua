@@ -170,7 +170,10 @@ function runner.run(sc, script)
   local doc = results.new_document { scenario = sc, script = script, axes = p.axes, device = device, floor = floor,
     settings = settings, sources = sources, compile_only = compile_only,
     total = p.shard and #p.space or nil,
-    shard = p.shard and { k = p.shard.k, n = p.shard.n, source = p.shard.source } or nil }
+    shard = p.shard and { k = p.shard.k, n = p.shard.n, source = p.shard.source } or nil,
+    resumed_from = p.resumed_from and p.resumed_from.provenance }
+  local resumed_commit = p.resumed_from and require("wlrun.provenance").resume_warning(p.resumed_from, doc.provenance)
+  if resumed_commit then sink:warning(resumed_commit) end
   local journal = require "wlrun.results.journal"
   if cli.resume and p.resume_outside > 0 then -- what this run leaves out of the file it overwrites
     for _, o in ipairs(outputs) do

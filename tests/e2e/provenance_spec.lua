@@ -20,16 +20,17 @@ return wl.scenario { name = "pv", params = { n = { 1, 2, 3 } },
   run = function() end }
 ]]
 
+local function git(repo, args) assert(os.execute(("cd %s && git %s >/dev/null 2>&1"):format(q(repo), args))) end
+local function head(repo) return h.read(repo .. "/.git/refs/heads/bench"):match("%x+") end
+
 -- a git repository made for the test, the scenario in a directory of it, committed
 local function repository()
   local repo = h.tmpdir()
-  local function git(args) assert(os.execute(("cd %s && git %s >/dev/null 2>&1"):format(q(repo), args))) end
-  git("init -q . && git config user.email t@example.com && git config user.name t && git checkout -q -b bench")
+  git(repo, "init -q . && git config user.email t@example.com && git config user.name t && git checkout -q -b bench")
   os.execute("mkdir -p " .. q(repo .. "/bench"))
   h.write(repo .. "/bench/pv.lua", SCENARIO)
-  git("add bench/pv.lua && git commit -q -m one")
-  local sha = h.read(repo .. "/.git/refs/heads/bench"):match("%x+")
-  return repo, sha
+  git(repo, "add bench/pv.lua && git commit -q -m one")
+  return repo, head(repo)
 end
 
 -- a run of the scenario at path from another directory (not the repository's)
@@ -99,12 +100,18 @@ describe("a run's provenance", function()
     local _, dir = run(path, "-o r.json", "KILL=1")
     local journal = load.load(dir .. "/r.json.journal")
     assert.equal(sha, journal.provenance.git.commit)
+    h.write(repo .. "/README", "another commit\n") -- the resumed run is of the next commit
+    git(repo, "add README && git commit -q -m two")
     local r = h.run(q(path) .. " --compile-only --resume r.json.journal -o r.json", { cwd = dir })
     assert.equal(0, r.code, r.stderr)
+    assert.matches(("%%-%%-resume r%%.json%%.journal was measured at commit %s, this run is at %s: the results mix the two")
+      :format(sha:sub(1, 10), head(repo):sub(1, 10)), r.stderr)
     local resumed = load.load(dir .. "/r.json")
     assert.is_true(resumed.complete)
-    assert.equal(sha, resumed.provenance.git.commit)
+    assert.equal(head(repo), resumed.provenance.git.commit)
+    assert.equal(sha, resumed.provenance.resumed_from.git.commit) -- the file's, kept
     assert.same(resumed.command_line, resumed.provenance.command_line)
+    sha = head(repo)
 
     r = h.run(q(path) .. " --compile-only --isolate -o i.json", { cwd = dir, prefix = "timeout 60" })
     assert.equal(0, r.code, r.stderr)

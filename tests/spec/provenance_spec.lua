@@ -61,6 +61,17 @@ describe("provenance.collect's readers", function()
     assert.is_nil(provenance.dir_of(nil))
   end)
 
+  it("warns when --resume's file is of another commit, and only then", function()
+    local at = function(c, dirty) return { git = { commit = c, dirty = dirty } } end
+    assert.equal("--resume r.json was measured at commit 1a2b3c4d5e (dirty), this run is at 9f8e7d6c5b: the results "
+      .. "mix the two (the file's provenance is kept as provenance.resumed_from)",
+      provenance.resume_warning({ path = "r.json", provenance = at(SHA1, true) }, at(SHA2, false)))
+    assert.is_string(provenance.resume_warning({ path = "r", provenance = at(SHA1, false) }, at(SHA1, true)))
+    assert.is_nil(provenance.resume_warning({ path = "r", provenance = at(SHA1, true) }, at(SHA1, true)))
+    assert.is_nil(provenance.resume_warning({ path = "r", provenance = nil }, at(SHA1, false))) -- an older wlrun's
+    assert.is_nil(provenance.resume_warning({ path = "r", provenance = {} }, {}))
+  end)
+
   it("collects this machine's facts, without a device's when there is none", function()
     local p = provenance.collect { dir = nil, device = nil }
     assert.is_nil(p.git)
@@ -86,6 +97,7 @@ describe("the strict loader on a provenance", function()
     assert.is_table(load.decode(json.encode(doc(prov())), "a.json").provenance)
     assert.is_table(load.decode(json.encode(doc { commit = "abcdef1234", dirty = true }), "b.json").provenance)
     assert.is_table(load.decode(json.encode(doc(prov { future = { x = 1 } })), "c.json").provenance)
+    assert.is_table(load.decode(json.encode(doc(prov { resumed_from = prov() })), "d.json").provenance.resumed_from)
   end)
 
   it("refuses each part of the wrong type, naming its path", function()
@@ -105,6 +117,8 @@ describe("the strict loader on a provenance", function()
     refused(prov { wlrun = 1 }, "provenance.wlrun is a number, not a string")
     refused(prov { command_line = { "wlrun", 3 } }, "provenance.command_line[2] is a number, not a string")
     refused(prov { command_line = "wlrun s.lua" }, "provenance.command_line is a string, not an array")
+    refused(prov { resumed_from = "r.json" }, "provenance.resumed_from is a string, not an object")
+    refused(prov { resumed_from = prov { git = { commit = "HEAD~1" } } }, "provenance.resumed_from.git.commit is a string, not a commit")
   end)
 end)
 

@@ -55,7 +55,7 @@ function results.copy(v)
 end
 
 -- A new document, incomplete until results.finish. o: {scenario, script, axes, device, floor,
--- settings, sources, shard, total, compile_only}
+-- settings, sources, shard, total, compile_only, resumed_from}
 function results.new_document(o)
   local core, process, provenance = require "wlrun.core", require "wlrun.process", require "wlrun.provenance"
   local sc = o.scenario
@@ -73,6 +73,7 @@ function results.new_document(o)
     provenance = provenance.collect { dir = provenance.dir_of(o.script), device = o.device },
     configurations = {},
   }
+  doc.provenance.resumed_from = o.resumed_from -- the provenance of --resume's file
   return doc
 end
 

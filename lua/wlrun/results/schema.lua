@@ -134,14 +134,16 @@ local entry = object {
 -- the history's fixtures and a newer wlrun's parts are let through
 local commit = kind("commit", function(v) return type(v) == "string" and #v >= 7 and #v <= 64 and v:match("^%x+$") end,
   "a commit (7 to 64 hex digits)")
-local provenance = object({
+local provenance_fields = {
   git = object({ commit = commit, dirty = boolean, branch = string_ }, scalar), host = string_,
   cpu = object({ model = string_, count = integer(1) }, scalar),
   os = object({ name = string_, release = string_, arch = string_ }, scalar),
   driver = object({ cuda = string_, nvidia = string_ }, scalar),
   toolkit = object({ runtime = string_, nvrtc = string_ }, scalar),
   wlrun = string_, command_line = array(string_),
-}, any)
+}
+local provenance = object(provenance_fields, any)
+provenance_fields.resumed_from = provenance -- a resumed run's: the provenance of the file it resumed
 
 local document = object {
   schema = string_, version = integer(1),
