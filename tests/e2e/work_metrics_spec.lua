@@ -85,6 +85,14 @@ describe("a document with the new metrics", function()
     assert.is_nil(r.stdout:find("Work metrics", 1, true))
   end)
 
+  it("exports items/s as Google Benchmark's items_per_second", function()
+    local r = h.run("export " .. base .. " --format gbench")
+    assert.equal(0, r.code, r.stderr)
+    local b = json.decode(r.stdout).benchmarks[1]
+    assert.equal(1024000, b.items_per_second)
+    assert.is_nil(b.items_per_s)
+  end)
+
   it("shows them on the HTML page", function()
     local dir = h.tmpdir()
     local r = h.run("report --html " .. h.quote(dir .. "/page") .. " " .. base .. " " .. new)

@@ -36,7 +36,7 @@ function M.benchmark_name(doc, c)
   return table.concat(parts, "/")
 end
 
-local counter_names = { flop_per_s = "flop_per_second", bytes_per_s = "bytes_per_second" }
+local counter_names = { flop_per_s = "flop_per_second", bytes_per_s = "bytes_per_second", items_per_s = "items_per_second" }
 
 -- the Google Benchmark document. opts: time_unit (ns), samples (one iteration entry per sample)
 function M.gbench(doc, opts)
