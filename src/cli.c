@@ -25,6 +25,7 @@ static const struct {
     {"iters", "run", "iters", NULL},
     {"flush-l2", "run", "flush_l2", "true"},
     {"no-flush-l2", "run", "flush_l2", "false"},
+    {"lock-clocks", "run", "lock_clocks", NULL},
     {"seed", "run", "seed", NULL},
     {"device", "run", "device", NULL},
     {"nvtx", "run", "nvtx", NULL},

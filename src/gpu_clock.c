@@ -1,57 +1,16 @@
 /* The GPU's clocks for throttling detection: wl.gpu_clock(). The SM clock is measured by a
  * kernel (clock64 ticks over %globaltimer nanoseconds), so it is the clock while the GPU is busy
- * rather than an idle reading; NVML, through dlopen when the driver has it, adds its own
- * reading, the maximum, temperature, power and the clock event (throttle) reasons. */
+ * rather than an idle reading; NVML (nvml.h), where the driver has it, adds its own reading, the
+ * maximum, temperature, power and the clock event (throttle) reasons. Also what the engine reads
+ * between chunks of samples, outside every timed window: the SM clock and throttle reasons, the
+ * energy counter and the device's used memory; and locking the SM clocks (--lock-clocks). */
 #include "cuda_stream.h"
+#include "nvml.h"
 #include "wl_modules.h"
 
-#include <dlfcn.h>
 #include <lauxlib.h>
 #include <stdio.h>
-
-/* NVML's C ABI, declared here since the toolkit has no nvml.h: return 0 is NVML_SUCCESS */
-typedef void *nvml_device;
-static struct {
-  bool tried, ok;
-  nvml_device dev;
-  int (*clock)(nvml_device, int, unsigned *);     /* nvmlDeviceGetClockInfo */
-  int (*max_clock)(nvml_device, int, unsigned *); /* nvmlDeviceGetMaxClockInfo */
-  int (*reasons)(nvml_device, unsigned long long *);
-  int (*temperature)(nvml_device, int, unsigned *);
-  int (*power)(nvml_device, unsigned *);
-} nvml;
-
-enum { NVML_CLOCK_SM = 1, NVML_TEMPERATURE_GPU = 0 };
-
-static const struct { unsigned long long bit; const char *name; } reason_names[] = {
-    {0x4, "sw_power_cap"},          {0x8, "hw_slowdown"},           {0x20, "sw_thermal_slowdown"},
-    {0x40, "hw_thermal_slowdown"},  {0x80, "hw_power_brake"},
-};
-
-static void nvml_open(lua_State *L) {
-  if (nvml.tried) return;
-  nvml.tried = true;
-  void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!h) return;
-  int (*init)(void) = (int (*)(void))dlsym(h, "nvmlInit_v2");
-  int (*by_bus)(const char *, nvml_device *) =
-      (int (*)(const char *, nvml_device *))dlsym(h, "nvmlDeviceGetHandleByPciBusId_v2");
-  nvml.clock = (int (*)(nvml_device, int, unsigned *))dlsym(h, "nvmlDeviceGetClockInfo");
-  nvml.max_clock = (int (*)(nvml_device, int, unsigned *))dlsym(h, "nvmlDeviceGetMaxClockInfo");
-  nvml.reasons = (int (*)(nvml_device, unsigned long long *))dlsym(h, "nvmlDeviceGetCurrentClocksEventReasons");
-  if (!nvml.reasons)
-    nvml.reasons = (int (*)(nvml_device, unsigned long long *))dlsym(h, "nvmlDeviceGetCurrentClocksThrottleReasons");
-  nvml.temperature = (int (*)(nvml_device, int, unsigned *))dlsym(h, "nvmlDeviceGetTemperature");
-  nvml.power = (int (*)(nvml_device, unsigned *))dlsym(h, "nvmlDeviceGetPowerUsage");
-  if (!init || !by_bus || !nvml.clock || !nvml.max_clock || init() != 0) return;
-  char bus[32];
-  wl_device_ready(L);
-  if (wl_backend->pci_bus_id(bus, sizeof bus, wl_device_index()) != cudaSuccess) { /* no NVML then */
-    wl_backend->clear_error();
-    return;
-  }
-  nvml.ok = by_bus(bus, &nvml.dev) == 0;
-}
+#include <string.h>
 
 /* SM clock in MHz from a kernel: clock64 ticks per %globaltimer nanosecond */
 static double probe_mhz(lua_State *L) {
@@ -65,11 +24,21 @@ static double probe_mhz(lua_State *L) {
   return host[1] ? (double)host[0] / (double)host[1] * 1e3 : 0;
 }
 
+static void push_reasons(lua_State *L, unsigned long long reasons, bool throttled_only) {
+  const char *names[WL_NVML_REASONS];
+  int n = wl_nvml_reason_names(reasons, throttled_only, names);
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lua_pushstring(L, names[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
 /* wl.gpu_clock() -> {sm_mhz (measured busy), max_sm_mhz, nvml = true|false, nvml_sm_mhz,
  * temperature_c, power_w, reasons = {...}} */
 static int l_gpu_clock(lua_State *L) {
   wl_device_needed(L, "wl.gpu_clock()");
-  nvml_open(L);
+  bool ok = wl_nvml_ready(L);
   lua_createtable(L, 0, 8);
   lua_pushnumber(L, probe_mhz(L));
   lua_setfield(L, -2, "sm_mhz");
@@ -77,36 +46,90 @@ static int l_gpu_clock(lua_State *L) {
   WL_CUDA(L, wl_backend->attribute(&khz, cudaDevAttrClockRate, wl_device_index()), "SM clock rate");
   unsigned mhz = 0, max = 0, temp = 0, mw = 0;
   unsigned long long reasons = 0;
-  lua_pushnumber(L, nvml.ok && nvml.max_clock(nvml.dev, NVML_CLOCK_SM, &max) == 0 ? max : khz / 1000.0);
+  lua_pushnumber(L, wl_nvml_max_sm_mhz(&max) ? max : khz / 1000.0);
   lua_setfield(L, -2, "max_sm_mhz");
-  lua_pushboolean(L, nvml.ok);
+  lua_pushboolean(L, ok);
   lua_setfield(L, -2, "nvml");
-  lua_newtable(L);
-  if (nvml.ok) {
-    if (nvml.reasons && nvml.reasons(nvml.dev, &reasons) == 0)
-      for (size_t i = 0; i < sizeof reason_names / sizeof reason_names[0]; i++)
-        if (reasons & reason_names[i].bit) {
-          lua_pushstring(L, reason_names[i].name);
-          lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
-        }
-    if (nvml.clock(nvml.dev, NVML_CLOCK_SM, &mhz) == 0) {
-      lua_pushnumber(L, mhz);
-      lua_setfield(L, -3, "nvml_sm_mhz");
-    }
-    if (nvml.temperature && nvml.temperature(nvml.dev, NVML_TEMPERATURE_GPU, &temp) == 0) {
-      lua_pushinteger(L, temp);
-      lua_setfield(L, -3, "temperature_c");
-    }
-    if (nvml.power && nvml.power(nvml.dev, &mw) == 0) {
-      lua_pushnumber(L, mw / 1000.0);
-      lua_setfield(L, -3, "power_w");
-    }
-  }
+  push_reasons(L, wl_nvml_reasons(&reasons) ? reasons : 0, false);
   lua_setfield(L, -2, "reasons");
+  if (wl_nvml_sm_mhz(&mhz)) {
+    lua_pushnumber(L, mhz);
+    lua_setfield(L, -2, "nvml_sm_mhz");
+  }
+  if (wl_nvml_temperature(&temp)) {
+    lua_pushinteger(L, temp);
+    lua_setfield(L, -2, "temperature_c");
+  }
+  if (wl_nvml_power_mw(&mw)) {
+    lua_pushnumber(L, mw / 1000.0);
+    lua_setfield(L, -2, "power_w");
+  }
+  return 1;
+}
+
+/* core.gpu_sample() -> {sm_mhz = NVML's current SM clock, throttle = {reasons that slow the clock
+ * below the power budget}, energy_j = the energy counter in joules, used_bytes = the device's
+ * used memory}: what the engine reads after a chunk of samples; fields NVML cannot give are
+ * absent. Cheap: no kernel, no synchronisation. */
+static int l_gpu_sample(lua_State *L) {
+  wl_device_needed(L, "core.gpu_sample()");
+  wl_nvml_ready(L);
+  lua_createtable(L, 0, 4);
+  unsigned mhz;
+  unsigned long long reasons, mj;
+  if (wl_nvml_sm_mhz(&mhz)) {
+    lua_pushinteger(L, mhz);
+    lua_setfield(L, -2, "sm_mhz");
+  }
+  if (wl_nvml_reasons(&reasons)) {
+    push_reasons(L, reasons, true);
+    lua_setfield(L, -2, "throttle");
+  }
+  if (wl_nvml_energy_mj(&mj)) {
+    lua_pushnumber(L, (double)mj / 1e3);
+    lua_setfield(L, -2, "energy_j");
+  }
+  size_t free_b = 0, total_b = 0;
+  WL_CUDA(L, wl_backend->mem_info(&free_b, &total_b), "cudaMemGetInfo");
+  lua_pushinteger(L, (lua_Integer)(total_b - free_b));
+  lua_setfield(L, -2, "used_bytes");
+  return 1;
+}
+
+/* core.lock_clocks(what) -> mhz | nil, why: locks the SM clock for the rest of the run (reset at
+ * exit). what: "base" (the default applications clock), "max", or a clock in MHz. */
+static int l_lock_clocks(lua_State *L) {
+  wl_device_needed(L, "--lock-clocks");
+  unsigned mhz = 0;
+  char why[256] = "";
+  if (!wl_nvml_ready(L)) {
+    lua_pushnil(L);
+    lua_pushstring(L, "NVML (libnvidia-ml.so.1) is not available");
+    return 2;
+  }
+  const char *what = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
+  bool found = what && strcmp(what, "base") == 0 ? wl_nvml_default_sm_mhz(&mhz)
+             : what && strcmp(what, "max") == 0 ? wl_nvml_max_sm_mhz(&mhz)
+                                                 : (mhz = (unsigned)luaL_checkinteger(L, 1), true);
+  if (!found) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "NVML does not give the %s clock of this device", what);
+    return 2;
+  }
+  if (!wl_nvml_lock_clocks(mhz, mhz, why, sizeof why)) {
+    lua_pushnil(L);
+    lua_pushstring(L, why);
+    return 2;
+  }
+  lua_pushinteger(L, mhz);
   return 1;
 }
 
 void wl_open_gpu_clock(lua_State *L) {
   lua_pushcfunction(L, l_gpu_clock);
   lua_setfield(L, -2, "gpu_clock");
+  lua_pushcfunction(L, l_gpu_sample);
+  lua_setfield(L, -2, "gpu_sample");
+  lua_pushcfunction(L, l_lock_clocks);
+  lua_setfield(L, -2, "lock_clocks");
 }

@@ -19,6 +19,8 @@ static const struct wl_setting defaults[] = {
      "minimum warmup time per configuration"},
     {"run", "iters", WL_INT, "100", 1, 1e9, NULL, "measured iterations per configuration"},
     {"run", "flush_l2", WL_BOOL, "false", 0, 0, NULL, "flush the L2 cache before each cold sample"},
+    {"run", "lock_clocks", WL_STRING, "off", 0, 0, NULL,
+     "lock the SM clock for the run: off, base, max or MHz (NVML, where permitted)"},
     {"run", "seed", WL_INT, "0", 0, 9007199254740991.0, NULL, "seed of random tensor initialisation"},
     {"run", "device", WL_INT, "0", 0, 1023, NULL, "CUDA device index"},
     {"run", "nvtx", WL_BOOL, "true", 0, 0, NULL, "emit automatic NVTX ranges"},

@@ -247,25 +247,39 @@ function bench.run(work, opts)
   local measuring <close> = core.nvtx.auto_scope("measurement", nil, not cfg.adaptive and cfg.iters or nil) -- nvtx
   r.clock = { before = core.gpu_clock() }
   local got = { gpu = {}, enqueue = {} }
+  local per_sample = math.max(est * r.per, 1e-7)
+  local chunk = math.max(1, math.min(10000, math.ceil(bench.CHUNK_TIME / per_sample)))
+  local watch = require("wlrun.chunk_watch").new(r.clock.before.max_sm_mhz, core.gpu_sample, core.clock)
+  -- one chunk: its samples are kept, or discarded when the GPU throttled (then a pause)
+  local function take(n)
+    local c = measure_chunk(work, cfg, r, n)
+    if watch:after_chunk(#c.gpu, #c.gpu * r.per) == "keep" then
+      append(got, c, r)
+      return c
+    end
+    watch:pause(core.sleep)
+  end
   if not cfg.adaptive then
-    append(got, measure_chunk(work, cfg, r, cfg.iters), r)
+    -- in chunks where NVML gives the clock of each; else in one, as the methodology's loop
+    local size = watch.enabled and chunk or cfg.iters
+    while #got.gpu < cfg.iters do take(math.min(size, cfg.iters - #got.gpu)) end
   else
     local t0, gpu_time = core.clock(), 0
-    local per_sample = math.max(est * r.per, 1e-7)
-    local chunk = math.max(cfg.min_samples, math.min(10000, math.ceil(bench.CHUNK_TIME / per_sample)))
+    chunk = math.max(cfg.min_samples, chunk)
     r.adaptive = { target = cfg.target_noise, converged = false }
     local history = {}
     repeat
-      local c = measure_chunk(work, cfg, r, chunk)
-      append(got, c, r)
-      for _, v in ipairs(c.gpu) do gpu_time = gpu_time + v * r.per end
+      local c = take(chunk)
+      for _, v in ipairs(c and c.gpu or {}) do gpu_time = gpu_time + v * r.per end
       local noise, elapsed = bench.median_noise(got.gpu), core.clock() - t0
-      history[#history + 1] = noise
+      if c then history[#history + 1] = noise end
       r.adaptive.noise, r.adaptive.elapsed, r.adaptive.gpu_time = noise, elapsed, gpu_time
-      r.adaptive.stopped = bench.stop_reason(history, cfg, #got.gpu, elapsed)
+      r.adaptive.stopped = #history > 0 and bench.stop_reason(history, cfg, #got.gpu, elapsed)
+        or (elapsed >= cfg.max_time and "max_time") or nil
       r.adaptive.converged = r.adaptive.stopped == "target"
     until r.adaptive.stopped
   end
+  watch:finish(r)
   r.clock.after = core.gpu_clock()
   if measuring then measuring:close() end -- nvtx
   engine.set_measuring(false)

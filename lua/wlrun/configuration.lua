@@ -143,9 +143,18 @@ local function measure(sc, p, state, entry, ctx)
   end
   local r = require("wlrun.bench").run(work, sc.timing)
   results.record_bench(entry, r)
+  entry.memory.tensor_peak_bytes = core.memory().device_peak_bytes -- since this configuration's setup
   results.flag_check(entry)
   entry.kernels = kernels_of(state, work)
   if sc.work then results.record_work(entry, sc.work(p), ctx.device, configuration.work_at(sc)) end
+  -- energy and memory beside the work's metrics, so that printers and compare show them
+  local m = entry.metrics or {}
+  if entry.energy then
+    m.mean_power_w, m.joules_per_launch = entry.energy.mean_power_w, entry.energy.joules_per_launch
+    if entry.work and entry.work.flops then m.flop_per_joule = entry.work.flops / entry.energy.joules_per_launch end
+  end
+  m.tensor_peak_bytes = entry.memory.tensor_peak_bytes
+  entry.metrics = m
   if sc.baseline then entry.baseline = baseline_of(sc, p) end
 end
 
@@ -176,6 +185,7 @@ function configuration.run(sc, cfg, ctx)
   local journal = require "wlrun.results.journal" -- os.exit in here stops the run (journal.hook_exit)
   local described = require("wlrun.sweep").describe(p, ctx.axes)
   journal.in_configuration = ("configuration %d%s"):format(cfg.index, described ~= "" and (" (" .. described .. ")") or "")
+  if not ctx.compile_only then core.reset_memory_peak() end
   local ok, err = xpcall(function()
     do local _ <close> = nvtx.auto_scope("setup") -- nvtx
       state = sc.setup and sc.setup(p) or {}

@@ -135,6 +135,7 @@ function runner.run(sc, script)
   local p = plan_of.build(sc, script, cli) -- bad input (-p, --filter, --resume) before the device
   local settings, sources = runner.in_force(sc)
   local worker = cli.worker_config or cli.worker_queue
+  require("wlrun.clocks").parse(wl.setting("run", "lock_clocks")) -- a bad value before anything runs
   local out = wl.settings.output
   local outputs, format, report_only = outputs_of(cli, out)
   local sink <close> = worker and require("wlrun.sink").silent() or require("wlrun.sink").new {
@@ -156,6 +157,9 @@ function runner.run(sc, script)
   local device, floor
   if not compile_only and not sc.command then -- a traced program has the device to itself
     device = require_device(script)
+    if not worker then -- the parent holds the lock: a child's exit would reset it
+      device.clocks = require("wlrun.clocks").apply(wl.setting("run", "lock_clocks"), function(m) sink:warning(m) end)
+    end
     floor = wl.timing_floor()
   end
   local ctx = { scenario = sc, axes = p.axes, device = device, compile_only = compile_only, sink = sink }

@@ -7,6 +7,7 @@ function units.finite(v) return type(v) == "number" and v == v and v ~= math.hug
 -- the one table of each kind of unit: {scale, name}, largest first
 units.TIME = { { 1, "s" }, { 1e-3, "ms" }, { 1e-6, "us" }, { 1e-9, "ns" } }
 units.BYTES = { { 2 ^ 40, "TiB" }, { 2 ^ 30, "GiB" }, { 2 ^ 20, "MiB" }, { 2 ^ 10, "KiB" }, { 1, "B" } }
+units.ENERGY = { { 1, "J" }, { 1e-3, "mJ" }, { 1e-6, "uJ" }, { 1e-9, "nJ" } }
 units.RATE = { { 1e15, "P" }, { 1e12, "T" }, { 1e9, "G" }, { 1e6, "M" }, { 1e3, "k" }, { 1, "" } }
 
 -- the unit of steps that shows v (by magnitude): {scale, name}; the smallest below it all
@@ -28,6 +29,9 @@ end
 
 -- seconds -> "1.23 ms"
 function units.time(s, fmt) return scaled(s, units.TIME, fmt or "%.4g %s") end
+
+-- joules -> "12.3 uJ"
+function units.energy(j) return scaled(j, units.ENERGY, "%.4g %s") end
 
 function units.bytes(b) return scaled(b, units.BYTES, "%.4g %s") end
 

@@ -96,6 +96,10 @@ M.metric_defs = {
   { key = "peak_fraction", title = "% peak", fmt = function(v) return units.percent(v) end },
   { key = "baseline_fraction", title = "% of baseline", fmt = function(v) return units.percent(v) end },
   { key = "samples_per_s", title = "samples/s", fmt = function(v) return ("%.1f"):format(v) end },
+  { key = "mean_power_w", title = "power", fmt = function(v) return ("%.0f W"):format(v) end },
+  { key = "joules_per_launch", title = "energy/launch", fmt = function(v) return units.energy(v) end },
+  { key = "flop_per_joule", title = "FLOP/J", fmt = function(v) return units.rate(v, "FLOP/J") end },
+  { key = "tensor_peak_bytes", title = "tensor mem", fmt = function(v) return units.bytes(v) end },
 }
 
 -- the metrics present in any configuration: list of {key, title, fmt}
@@ -241,6 +245,7 @@ function M.device_line(dev)
   if dev.arch then extra[#extra + 1] = tostring(dev.arch) end
   if dev.sm_count then extra[#extra + 1] = M.value(dev.sm_count) .. " SMs" end
   if finite(dev.peak_bandwidth) then extra[#extra + 1] = "peak bandwidth " .. units.rate(dev.peak_bandwidth, "B/s") end
+  extra[#extra + 1] = require("wlrun.clocks").describe(dev.clocks)
   return tostring(dev.name or "unknown device") .. (#extra > 0 and (" (" .. table.concat(extra, ", ") .. ")") or "")
 end
 

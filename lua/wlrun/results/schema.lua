@@ -118,7 +118,8 @@ local trace_run = object {
 
 local entry = object {
   index = integer(1), params = params, status = string_, reason = string_, error = string_, kind = string_,
-  mode = string_, per = number, warmup = number, samples = numbers, enqueue = numbers,
+  mode = string_, per = number, blocked = object { gave_up = integer(0), kept = integer(0) }, warmup = number,
+  samples = numbers, enqueue = numbers,
   stats = object({}, number), enqueue_stats = object({}, number), shape = object({ modes_at = numbers }, scalar),
   adaptive = object({}, scalar), work = object({ dtype = string_ }, number), metrics = object({}, number),
   custom_metrics = require("wlrun.results.work").shape,
@@ -126,7 +127,10 @@ local entry = object {
   kernels = array(object({ name = string_, source = string_, arch = string_ }, scalar)),
   check = object { ok = boolean, message = string_ },
   warnings = array(warning), notes = array(string_), kernel_times = kernel_times, span_stats = object({}, number),
-  clock = object({ before = object({}, any), after = object({}, any) }),
+  clock = object({ before = object({}, any), after = object({}, any), chunks = numbers }),
+  throttle = object { discarded_chunks = integer(0), discarded_samples = integer(0), kept_chunks = integer(0),
+    reasons = array(string_) },
+  energy = object({}, number), memory = object({}, number),
   time = number, loop = loop, device_index = integer(0), resumed = boolean, isolated = boolean, trace = trace,
 }
 

@@ -1,6 +1,7 @@
 -- The work metrics of a compared pair of configurations (docs/compare.md, "Work metrics"): for
--- each metric both have beyond the time — items_per_s and the custom metrics of work(p), per
--- second, or as they are where rate = false — BASE's, NEW's and NEW/BASE. The time's ratio
+-- each metric both have beyond the time — items_per_s, the custom metrics of work(p), per
+-- second, or as they are where rate = false, and the energy and memory of the measurement —
+-- BASE's, NEW's and NEW/BASE. The time's ratio
 -- stays the verdict; these say what it means in the scenario's own units, and differ from it
 -- where the two runs did different work per launch.
 --
@@ -13,11 +14,20 @@ local finite = require("wlrun.units").finite
 
 local M = {}
 
+-- the metrics of the measurement itself: {key in metrics, name, unit}
+local MEASURED = { { "mean_power_w", "power", "W" }, { "joules_per_launch", "energy/launch", "J" },
+  { "flop_per_joule", "FLOP/J", "FLOP/J" }, { "tensor_peak_bytes", "tensor memory", "B" } }
+
 -- the metrics of one entry: {name = {value =, unit =}}; name "items/s", "tokens/s" or "acc"
 local function metrics_of(c)
   local list = {}
   if type(c.metrics) == "table" and finite(c.metrics.items_per_s) then
     list["items/s"] = { value = c.metrics.items_per_s, unit = "/s" }
+  end
+  -- energy and memory (docs/measuring.md, "Clocks, throttling, energy and memory")
+  local m = type(c.metrics) == "table" and c.metrics or {}
+  for _, x in ipairs(MEASURED) do
+    if finite(m[x[1]]) then list[x[2]] = { value = m[x[1]], unit = x[3] } end
   end
   for k, x in pairs(type(c.custom_metrics) == "table" and c.custom_metrics or {}) do
     if type(x) == "table" then

@@ -1,0 +1,100 @@
+-- GPU specs of issue 18's measurement (docs/measuring.md): cold samples with the L2 flush behind
+-- a blocking kernel, the SM clock of each chunk, energy and memory per configuration, and
+-- --lock-clocks (locked, or refused with a warning, never a failed run).
+local h = require "helper"
+local wl = require "wlrun"
+local json = require "wlrun.json"
+
+local SPIN = [[
+extern "C" __global__ void spin(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+}
+extern "C" __global__ void copy(float* __restrict__ y, const float* __restrict__ x, long n) {
+  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) y[i] = x[i];
+}]]
+
+local function spin(us)
+  return wl.kernel({ SPIN, name = "spin" }):bind { grid = 1, block = 1, args = { math.floor(us * 1000) } }
+end
+
+describe("deep measurement on a GPU", function()
+  -- docs/measuring.md: behind the blocking kernel no host latency is in a sample; what stays is
+  -- the GPU's own cost of an event pair around one launch, which only a graph amortises
+  h.gpu_it("flushed cold samples of a 7 us kernel are taken behind a blocking kernel, never slower than without it", function()
+    local b = spin(7)
+    local cold = wl.bench(b, { flush_l2 = true, warmup = 20, iters = 400 })
+    assert.equal("cold", cold.mode)
+    assert.is_true(cold.flush_l2)
+    assert.same({ gave_up = 0, kept = 0 }, cold.blocked)
+    assert.matches("blocking kernel", table.concat(cold.notes, "\n"))
+    -- without the blocking kernel (a function: Lua between launches)
+    local plain = wl.bench(function() b:launch() end, { mode = "cold", flush_l2 = true, warmup = 20, iters = 400 })
+    assert.is_nil(plain.blocked)
+    local graph = wl.bench(b, { mode = "graph", warmup = 20, iters = 400 })
+    assert.is_true(cold.stats.median <= plain.stats.median + 0.2e-6,
+      ("blocked %.3f us, unblocked %.3f us"):format(cold.stats.median * 1e6, plain.stats.median * 1e6))
+    assert.is_true(cold.stats.median > graph.stats.median and cold.stats.median < graph.stats.median + cold.floor.event_pair + 1e-6,
+      ("blocked %.3f us, graph %.3f us, event pair %.3f us"):format(cold.stats.median * 1e6, graph.stats.median * 1e6,
+        cold.floor.event_pair * 1e6))
+  end)
+
+  h.gpu_it("the flush is in every blocked sample: a copy that fits the L2 reads slower flushed than hot", function()
+    local n = 2 * 1024 * 1024 -- 8 MB each way: fits the H200's 50 MB L2
+    local x, y = wl.tensor { n, dtype = "f32", init = wl.normal() }, wl.tensor { n, dtype = "f32" }
+    local k = wl.kernel({ SPIN, name = "copy" }):bind { grid = 264, block = 256, args = { y, x, n } }
+    local flushed = wl.bench(k, { mode = "cold", flush_l2 = true, warmup = 20, iters = 200 })
+    local hot = wl.bench(k, { mode = "graph", warmup = 20, iters = 200 })
+    assert.truthy(flushed.blocked)
+    assert.is_true(flushed.stats.median > 1.1 * hot.stats.median,
+      ("flushed %.2f us, hot %.2f us"):format(flushed.stats.median * 1e6, hot.stats.median * 1e6))
+    x:free(); y:free()
+  end)
+
+  h.gpu_it("records the SM clock of each chunk, the energy and mean power, and the used memory", function()
+    local r = wl.bench(spin(200), { mode = "cold", warmup = 10, iters = 6000 }) -- 1.2 s
+    assert.truthy(r.memory and r.memory.device_used_bytes > 0)
+    if not wl.gpu_clock().nvml then return end -- no NVML: no clock per chunk, no energy
+    assert.is_true(#r.clock.chunks >= 20, "chunks: " .. #r.clock.chunks)
+    for _, mhz in ipairs(r.clock.chunks) do assert.is_true(mhz > 100 and mhz < 5000, tostring(mhz)) end
+    assert.truthy(r.energy, table.concat(r.notes, "\n"))
+    assert.is_true(r.energy.mean_power_w > 20 and r.energy.mean_power_w < 1500, tostring(r.energy.mean_power_w))
+    assert.near(r.energy.joules / r.energy.seconds, r.energy.mean_power_w, 1e-9)
+    assert.near(r.energy.joules / 6000, r.energy.joules_per_launch, 1e-12)
+  end)
+
+  h.gpu_it("a scenario's entries carry energy, memory and FLOP/J; --lock-clocks locks or is refused with a warning", function()
+    local dir = h.tmpdir()
+    h.write(dir .. "/s.lua", ([[
+local wl = require "wlrun"
+local K = [==[%s]==]
+return wl.scenario {
+  name = "energy", params = { n = { 1048576, 4194304 } }, timing = { mode = "cold", iters = 300, warmup = 10, min_time = 1.1, adaptive = true },
+  setup = function(p)
+    local x, y = wl.tensor { p.n, dtype = "f32", init = wl.normal() }, wl.tensor { p.n, dtype = "f32" }
+    return { x = x, y = y, go = wl.kernel({ K, name = "copy" }):bind { grid = 264, block = 256, args = { y, x, p.n } } }
+  end,
+  run = "go",
+  work = function(p) return { flops = p.n, bytes = 8 * p.n } end,
+}]]):format(SPIN))
+    local r = h.run(("%s -o %s --lock-clocks base"):format(h.quote(dir .. "/s.lua"), h.quote(dir .. "/o.json")))
+    assert.equal(0, r.code, r.stderr)
+    local doc = json.decode(h.read(dir .. "/o.json"))
+    local c = doc.device.clocks
+    if c.locked then
+      assert.matches("SM clock locked at %d+ MHz", r.stdout)
+    else
+      assert.matches("%-%-lock%-clocks base refused: ", r.stderr)
+      assert.truthy(c.refused)
+    end
+    for i, e in ipairs(doc.configurations) do
+      local n = e.params.n
+      assert.equal(8 * n, e.memory.tensor_peak_bytes, "configuration " .. i)
+      assert.is_true(e.memory.device_used_bytes >= 8 * n)
+      if wl.gpu_clock().nvml and e.energy then
+        assert.near(n / e.energy.joules_per_launch, e.metrics.flop_per_joule, 1e-6 * e.metrics.flop_per_joule)
+      end
+    end
+  end)
+end)

@@ -1,0 +1,122 @@
+-- wlrun.chunk_watch (docs/measuring.md, "Clocks, throttling, energy and memory") on synthetic
+-- readings through the interface the engine gives it (core.gpu_sample's fields and a clock):
+-- throttled chunks discarded up to the limit, the recovery pause left out of the energy, the
+-- energy and power of the chunks kept, too short a measurement, no NVML; and --lock-clocks'
+-- values.
+local watch = require "wlrun.chunk_watch"
+local clocks = require "wlrun.clocks"
+
+-- readings[i] is what the i-th read gives; each read advances the clock by dt seconds
+local function fake(readings, dt)
+  local i, t = 0, 0
+  return function() i = i + 1 return readings[math.min(i, #readings)] end, function() t = t + dt return t end
+end
+
+local function r0() return { notes = {}, clock = {} } end
+
+describe("wlrun.chunk_watch", function()
+  it("keeps chunks at full clock and reports their energy, mean power and energy per launch", function()
+    local read, now = fake({
+      { sm_mhz = 1980, energy_j = 100, used_bytes = 10, throttle = {} },
+      { sm_mhz = 1980, energy_j = 130, used_bytes = 30, throttle = {} },
+      { sm_mhz = 1965, energy_j = 160, used_bytes = 20, throttle = {} },
+    }, 1)
+    local w = watch.new(1980, read, now)
+    assert.is_true(w.enabled)
+    assert.equal("keep", w:after_chunk(100, 100))
+    assert.equal("keep", w:after_chunk(100, 100))
+    local r = r0()
+    w:finish(r)
+    assert.same({ 1980, 1965 }, r.clock.chunks)
+    assert.near(60, r.energy.joules, 1e-9)
+    assert.near(2, r.energy.seconds, 1e-9)
+    assert.near(30, r.energy.mean_power_w, 1e-6)
+    assert.near(0.3, r.energy.joules_per_launch, 1e-9)
+    assert.equal(30, r.memory.device_used_bytes)
+    assert.is_nil(r.throttle)
+  end)
+
+  it("discards a chunk taken below 75 % of the maximum clock or under thermal slowdown, and leaves the pause out", function()
+    local read, now = fake({
+      { sm_mhz = 1980, energy_j = 0 },
+      { sm_mhz = 1200, energy_j = 50 },                                        -- below 75 %: discarded
+      { sm_mhz = 1980, energy_j = 60 },                                        -- after the pause
+      { sm_mhz = 1980, energy_j = 90, throttle = { "sw_thermal_slowdown" } },   -- discarded
+      { sm_mhz = 1980, energy_j = 100 },                                       -- after the pause
+      { sm_mhz = 1980, energy_j = 130 },                                       -- kept
+    }, 1)
+    local w, slept = watch.new(1980, read, now), 0
+    local sleep = function(s) slept = slept + s end
+    assert.equal("discard", w:after_chunk(50, 50))
+    w:pause(sleep)
+    assert.equal("discard", w:after_chunk(50, 50))
+    w:pause(sleep)
+    assert.equal("keep", w:after_chunk(50, 50))
+    local r = r0()
+    w:finish(r)
+    assert.equal(2 * watch.RECOVERY_PAUSE, slept)
+    assert.same({ discarded_chunks = 2, discarded_samples = 100, kept_chunks = 0,
+      reasons = { "sm_clock_below_75_percent", "sw_thermal_slowdown" } }, r.throttle)
+    assert.matches("^throttle: 2 chunks %(100 samples%)", r.notes[1])
+    assert.near(30, r.energy.joules, 1e-9) -- only the kept chunk's
+    assert.same({ 1980 }, r.clock.chunks)
+  end)
+
+  it("keeps throttled chunks once MAX_DISCARDED were discarded, and says so", function()
+    local read, now = fake({ { sm_mhz = 900, energy_j = 0 } }, 0.1)
+    local w = watch.new(1980, read, now)
+    for _ = 1, watch.MAX_DISCARDED do
+      assert.equal("discard", w:after_chunk(10, 10))
+      w:pause(function() end)
+    end
+    assert.equal("keep", w:after_chunk(10, 10))
+    local r = r0()
+    w:finish(r)
+    assert.equal(1, r.throttle.kept_chunks)
+    assert.matches("1 kept when the limit of 10 was reached", r.notes[1])
+  end)
+
+  it("does not report the energy of a measurement shorter than the counter needs", function()
+    local read, now = fake({ { sm_mhz = 1980, energy_j = 1 }, { sm_mhz = 1980, energy_j = 1.5 } }, 0.01)
+    local w = watch.new(1980, read, now)
+    w:after_chunk(10, 10)
+    local r = r0()
+    w:finish(r)
+    assert.is_nil(r.energy)
+    assert.equal(0, #r.notes)
+  end)
+
+  it("without NVML: one chunk, no clock per chunk, no energy, the used memory still", function()
+    local read, now = fake({ { used_bytes = 5 }, { used_bytes = 7 } }, 0.5)
+    local w = watch.new(1980, read, now)
+    assert.is_false(w.enabled)
+    assert.equal("keep", w:after_chunk(100, 100))
+    local r = r0()
+    w:finish(r)
+    assert.is_nil(r.clock.chunks)
+    assert.is_nil(r.energy)
+    assert.equal(0, #r.notes)
+    assert.equal(7, r.memory.device_used_bytes)
+  end)
+end)
+
+describe("--lock-clocks values", function()
+  it("takes off, base, max and a clock in MHz, and refuses anything else naming it", function()
+    assert.equal("off", clocks.parse("off"))
+    assert.equal("base", clocks.parse("base"))
+    assert.equal(1500, clocks.parse("1500"))
+    for _, bad in ipairs { "fast", "99", "10001", "1500.5", "-1", "", "0x600" } do
+      local ok, e = pcall(clocks.parse, bad)
+      assert.is_false(ok, bad)
+      assert.equal("usage", e.kind)
+      assert.matches("%-%-lock%-clocks: expected off, base, max or a clock in MHz", tostring(e.message or e))
+    end
+  end)
+
+  it("describes the device's clocks record", function()
+    assert.equal("SM clock locked at 1980 MHz", clocks.describe { locked = true, mhz = 1980 })
+    assert.equal("SM clock not locked", clocks.describe { locked = false })
+    assert.equal("SM clock not locked (--lock-clocks refused)", clocks.describe { locked = false, refused = "NVML: x" })
+    assert.is_nil(clocks.describe(nil))
+  end)
+end)
