@@ -20,6 +20,7 @@
 #include "cuda_launch.h"
 #include "cuda_stream.h"
 #include "cuda_tensor.h"
+#include "l2_flush.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
 
@@ -155,22 +156,6 @@ static void read_pairs(lua_State *L, double *gpu, int n, long per) {
 /* buffers of doubles that an error cannot leak: userdata */
 static double *scratch(lua_State *L, int n) { return lua_newuserdatauv(L, sizeof(double) * (size_t)n, 0); }
 
-/* ---- L2 flush ---- */
-
-static void *flush_buffer;
-static size_t flush_bytes;
-
-/* bytes written before each cold sample: twice the L2, so that no line of the work survives */
-static void need_flush(lua_State *L) {
-  if (flush_buffer) return;
-  int l2;
-  WL_CUDA(L, wl_backend->attribute(&l2, cudaDevAttrL2CacheSize, wl_device_index()), "L2 size");
-  flush_bytes = 2 * (size_t)(l2 > 0 ? l2 : 1 << 20);
-  WL_CUDA(L, wl_backend->alloc(&flush_buffer, flush_bytes), "allocating the L2 flush buffer");
-}
-
-/* ---- modes ---- */
-
 /* ---- the blocking kernel (nvbench's technique) ---- */
 
 /* Cold samples with the L2 flushed, free of launch overhead: a kernel holds the stream while
@@ -204,7 +189,7 @@ static bool cold_block(lua_State *L, const struct work_list *w, int done, int k,
           "launching the blocking kernel");
   for (int j = 0; j < k; j++) {
     int i = done + j;
-    WL_CUDA(L, wl_backend->set_memory(flush_buffer, i & 0xff, flush_bytes, s), "flushing the L2 cache");
+    wl_flush_l2(L, s, i);
     WL_CUDA(L, wl_backend->event_record(events[2 * j], s), "cudaEventRecord");
     double t0 = now();
     enqueue(L, &w->items[i % w->n], s, 1, false);
@@ -248,7 +233,6 @@ static int l_time_cold(lua_State *L) {
   read_work(L, 1, &w);
   if (blocked && (!flush || w.lua))
     wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: blocked cold samples need the L2 flush and bound launches or graphs");
-  if (flush) need_flush(L);
   double *gpu = scratch(L, n), *enq = scratch(L, n);
   cudaStream_t s = w.stream;
   if (blocked) {
@@ -266,7 +250,7 @@ static int l_time_cold(lua_State *L) {
   need_events(L, 2 * (size_t)n);
   for (int i = 0; i < n; i++) {
     if (wl_stop_pending()) wl_stop_check(L);
-    if (flush) WL_CUDA(L, wl_backend->set_memory(flush_buffer, i & 0xff, flush_bytes, s), "flushing the L2 cache");
+    if (flush) wl_flush_l2(L, s, i);
     WL_CUDA(L, wl_backend->event_record(events[2 * i], s), "cudaEventRecord");
     double t0 = now();
     enqueue(L, &w.items[i % w.n], s, 1, w.lua);

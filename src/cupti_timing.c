@@ -1,5 +1,5 @@
 /* Kernel-only time through CUPTI (wlrun.engine; docs/measuring.md, "Kernel time through CUPTI"):
- *   core.time_cupti(work, n) -> {gpu = {s...}, span = {s...}, enqueue = {s...},
+ *   core.time_cupti(work, n, flush) -> {gpu = {s...}, span = {s...}, enqueue = {s...},
  *                                kernels = {{name =, durations = {s...}}...}, unattributed = k}
  * n samples of the work (a bound launch, a wl.graph, a Lua function, or a list of them, rotated),
  * queued back to back with no event; CUPTI's kernel records (CONCURRENT_KERNEL) give the time.
@@ -12,12 +12,14 @@
  * Copies and sets are not kernels and are not counted. CUPTI is loaded at the first call
  * (cupti_load.c) and its activity is on only during the call; another tool using CUPTI (wlrun
  * trace, Nsight) is an error of kind no_device naming it, as is a CUPTI that does not load.
+ * flush: the L2 flushed before each sample (l2_flush.h), outside its tag: a set, not counted.
  * Under --compile-only the work is queued n times with its checks and the times are 0. */
 #include "cupti_load.h"
 
 #include "cuda_graph.h"
 #include "cuda_launch.h"
 #include "cuda_stream.h"
+#include "l2_flush.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
 
@@ -188,6 +190,7 @@ struct run {
   double *enqueue;
   uint64_t base; /* the tag of sample i is base + i; 0: no tags (--compile-only) */
   bool tagged;   /* a tag is pushed now */
+  bool flush;    /* the L2 flushed before each sample */
 };
 
 /* checks the item at idx as a timed loop does; raises for what is not work */
@@ -197,6 +200,12 @@ static void check_item(lua_State *L, int idx) {
   else if (!wl_graph_exec(L, idx, "graph:launch") && lua_type(L, idx) != LUA_TFUNCTION)
     wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: the work must be a bound launch, a wl.graph or a function, got %s",
              luaL_typename(L, idx));
+}
+
+/* the stream the item at idx queues its work on: a bound launch's own, else the current one */
+static cudaStream_t item_stream(lua_State *L, int idx) {
+  struct wl_bound *b = wl_test_bound(L, idx);
+  return b ? wl_bound_check(L, b, "launch") : wl_current_stream(L);
 }
 
 /* queues the item at idx once, checked again: Lua may have run since */
@@ -243,6 +252,7 @@ static int queue_samples(lua_State *L) {
   for (int i = 0; i < count; i++) check_item(L, first + i);
   for (int i = 0; i < run->n; i++) {
     if (wl_stop_pending()) wl_stop_check(L);
+    if (run->flush) wl_flush_l2(L, item_stream(L, first + i % count), i);
     if (run->base) push_tag(L, run, run->base + (uint64_t)i);
     double t0 = now();
     queue_item(L, first + i % count);
@@ -353,10 +363,10 @@ static int l_time_cupti(lua_State *L) {
   lua_Integer count = luaL_checkinteger(L, 2);
   luaL_argcheck(L, count >= 1 && count <= 10000000, 2, "sample count from 1 to 1e7 expected");
   int n = (int)count;
-  lua_settop(L, 2);
+  lua_settop(L, 3);
   wl_device_ready(L);
   double *gpu = lua_newuserdatauv(L, 3 * sizeof(double) * (size_t)n, 0), *span = gpu + n;
-  struct run run = {n, span + n, 0, false};
+  struct run run = {n, span + n, 0, false, lua_toboolean(L, 3)};
   CUpti_SubscriberHandle sub = NULL;
   if (!wl_backend->no_device) {
     static uint64_t calls;
@@ -400,7 +410,32 @@ static int l_time_cupti(lua_State *L) {
   return 1;
 }
 
+/* core.cupti_ready() -> true | false, why: whether cupti mode can run here now (CUPTI loads and
+ * no other tool holds it), for auto; claims and releases, queues nothing */
+static int claim_and_release(lua_State *L) {
+  release(claim(L), NKINDS);
+  return 0;
+}
+
+static int l_cupti_ready(lua_State *L) {
+  if (wl_backend->no_device) {
+    lua_pushboolean(L, false);
+    lua_pushstring(L, "no device");
+    return 2;
+  }
+  lua_pushcfunction(L, claim_and_release);
+  if (lua_pcall(L, 0, 0, 0) == LUA_OK) {
+    lua_pushboolean(L, true);
+    return 1;
+  }
+  lua_pushboolean(L, false);
+  lua_insert(L, -2); /* false, the error */
+  return 2;
+}
+
 void wl_open_cupti_timing(lua_State *L) {
   lua_pushcfunction(L, l_time_cupti);
   lua_setfield(L, -2, "time_cupti");
+  lua_pushcfunction(L, l_cupti_ready);
+  lua_setfield(L, -2, "cupti_ready");
 }

@@ -137,6 +137,16 @@ local function blockable(work)
   return true
 end
 
+-- every item a bound launch of a kernel (not host work, not a graph): one kernel a sample, whose
+-- own time CUPTI gives
+local function kernels_only(work)
+  local list = type(work) == "table" and getmetatable(work) == nil and work or { work }
+  for _, w in ipairs(list) do
+    if not core.is_launch(w) or w.kernel.kind ~= "kernel" then return false end
+  end
+  return true
+end
+
 -- the name of the first bound host work in work that a graph may not capture, or nil
 local function uncapturable(work)
   local list = type(work) == "table" and getmetatable(work) == nil and work or { work }
@@ -162,7 +172,7 @@ local function measure_chunk(work, cfg, r, n)
   if r.mode == "cold" then return engine.time_cold(work, n, cfg.flush_l2, r.blocked ~= nil)
   elseif r.mode == "batch" then return engine.time_batch(work, n, r.per)
   elseif r.mode == "graph" then return engine.time_graph(work, n, r.per, cfg.graph_warmup)
-  elseif r.mode == "cupti" then return require("wlrun.kernel_times").measure(work, n, r)
+  elseif r.mode == "cupti" then return require("wlrun.kernel_times").measure(work, n, r, cfg.flush_l2)
   else return engine.time_host(work, n) end
 end
 
@@ -212,7 +222,12 @@ function bench.run(work, opts)
 
   local blocks = cfg.flush_l2 and blockable(work)
   if r.mode == "auto" then
-    if blocks then
+    local short = est < bench.AUTO_FACTOR * r.floor.empty_kernel
+    if blocks and short and kernels_only(work) and engine.cupti_ready() then
+      r.mode = "cupti"
+      r.notes[#r.notes + 1] = ("auto: a launch takes about %s, within %dx of the cold-launch floor, and the L2 is flushed before each sample: cupti mode, the kernel's own time"):format(
+        units.time(est), bench.AUTO_FACTOR)
+    elseif blocks then
       r.mode = "cold"
       r.notes[#r.notes + 1] = "auto: the L2 is flushed before each sample: cold mode, each sample queued behind a blocking kernel"
     elseif est >= bench.AUTO_FACTOR * r.floor.empty_kernel then
@@ -230,11 +245,12 @@ function bench.run(work, opts)
     r.mode = "batch"
     r.notes[#r.notes + 1] = ("graph: '%s' may not be captured in a CUDA graph: batch mode"):format(refused)
   end
-  if cfg.flush_l2 and r.mode ~= "cold" then
-    r.notes[#r.notes + 1] = "--flush-l2 applies to cold samples only; ignored in " .. r.mode .. " mode"
+  local flushes = r.mode == "cold" or r.mode == "cupti"
+  if cfg.flush_l2 and not flushes then
+    r.notes[#r.notes + 1] = "--flush-l2 applies to cold and cupti samples only; ignored in " .. r.mode .. " mode"
   end
-  r.flush_l2 = cfg.flush_l2 and r.mode == "cold" -- what the samples really had
-  if r.flush_l2 and blocks then
+  r.flush_l2 = cfg.flush_l2 and flushes -- what the samples really had
+  if r.flush_l2 and blocks and r.mode == "cold" then
     r.blocked = { gave_up = 0, kept = 0 }
     if r.requested_mode == "cold" then
       r.notes[#r.notes + 1] = "cold: the L2 is flushed before each sample: each sample queued behind a blocking kernel"

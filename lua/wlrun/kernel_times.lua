@@ -12,9 +12,10 @@ local kernel_times = {}
 -- durations = {[name] = {s...}}, unattributed =}
 local gathered = setmetatable({}, { __mode = "k" })
 
--- n samples of work in cupti mode, gathered into r's breakdown; returns the chunk (gpu, enqueue)
-function kernel_times.measure(work, n, r)
-  local c = engine.time_cupti(work, n)
+-- n samples of work in cupti mode (flush: the L2 flushed before each), gathered into r's
+-- breakdown; returns the chunk (gpu, enqueue)
+function kernel_times.measure(work, n, r, flush)
+  local c = engine.time_cupti(work, n, flush)
   local g = gathered[r] or { samples = 0, order = {}, durations = {}, unattributed = 0 }
   gathered[r] = g
   g.samples = g.samples + #c.gpu

@@ -1,0 +1,17 @@
+/* The L2 flush of cold samples (l2_flush.h). */
+#include "l2_flush.h"
+#include "cuda_stream.h"
+#include "wl_modules.h"
+
+static void *buffer;
+static size_t bytes;
+
+void wl_flush_l2(lua_State *L, cudaStream_t s, int value) {
+  if (!buffer) {
+    int l2;
+    WL_CUDA(L, wl_backend->attribute(&l2, cudaDevAttrL2CacheSize, wl_device_index()), "L2 size");
+    bytes = 2 * (size_t)(l2 > 0 ? l2 : 1 << 20);
+    WL_CUDA(L, wl_backend->alloc(&buffer, bytes), "allocating the L2 flush buffer");
+  }
+  WL_CUDA(L, wl_backend->set_memory(buffer, value & 0xff, bytes, s), "flushing the L2 cache");
+}

@@ -1,0 +1,13 @@
+/* The L2 flush of cold samples (docs/measuring.md, flush_l2): a device buffer of twice the L2,
+ * made at the first flush and kept, written before a sample so that no line of its work
+ * survives in the cache. Used by cold mode (cuda_timing.c) and cupti mode (cupti_timing.c). */
+#ifndef WL_L2_FLUSH_H
+#define WL_L2_FLUSH_H
+
+#include <cuda_runtime_api.h>
+#include <lua.h>
+
+/* Queues the flush on s (value: the byte written, varied so that no write is skipped); raises. */
+void wl_flush_l2(lua_State *L, cudaStream_t s, int value);
+
+#endif
