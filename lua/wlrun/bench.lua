@@ -276,9 +276,9 @@ function bench.run(work, opts)
     watch:pause(core.sleep)
   end
   if not cfg.adaptive then
-    -- in chunks where NVML gives the clock of each; else in one, as the methodology's loop
-    local size = watch.enabled and chunk or cfg.iters
-    while #got.gpu < cfg.iters do take(math.min(size, cfg.iters - #got.gpu)) end
+    -- in chunks of about CHUNK_TIME: the clock of each where NVML gives it, and the timing events
+    -- of one chunk reused by the next (a sample costs its two numbers, not two events)
+    while #got.gpu < cfg.iters do take(math.min(chunk, cfg.iters - #got.gpu)) end
   else
     local t0, gpu_time = core.clock(), 0
     chunk = math.max(cfg.min_samples, chunk)
