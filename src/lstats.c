@@ -1,9 +1,13 @@
-/* wl.stats for Lua: summaries, percentiles and shape of sample arrays, computed by stats.c. */
+/* wl.stats for Lua: summaries, percentiles and shape of sample arrays, computed by stats.c, and
+ * the bootstrap and rank sum of `wlrun compare` (compare_stats.c). */
 #include "wl_modules.h"
+#include "compare_stats.h"
 #include "stats.h"
 
 #include <lauxlib.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 /* Reads the array argument into a C buffer (a userdata, so an error cannot leak it). */
@@ -111,9 +115,80 @@ static int l_shape(lua_State *L) {
   return 1;
 }
 
+/* Reads an array of numbers into a C buffer (a userdata) and sorts it; NULL (and nothing pushed)
+ * when an element is not a number or fails `accept`: the caller then keeps the Lua definition,
+ * whose behaviour on such values C does not reproduce. */
+static double *sorted_numbers(lua_State *L, int arg, size_t *n, bool (*accept)(double)) {
+  luaL_checktype(L, arg, LUA_TTABLE);
+  lua_Integer len = luaL_len(L, arg);
+  luaL_argcheck(L, len >= 0 && len < INT32_MAX, arg, "too many samples");
+  double *x = lua_newuserdatauv(L, (len ? (size_t)len : 1) * sizeof *x, 0);
+  for (lua_Integer i = 1; i <= len; i++) {
+    bool ok = lua_geti(L, arg, i) == LUA_TNUMBER;
+    x[i - 1] = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    if (!ok || !accept(x[i - 1])) {
+      lua_pop(L, 1);
+      return NULL;
+    }
+  }
+  wl_sort_doubles(x, (size_t)len);
+  *n = (size_t)len;
+  return x;
+}
+
+static bool finite_positive(double v) { return v > 0 && isfinite(v); }
+static bool not_nan(double v) { return !isnan(v); }
+
+/* wl.stats.bootstrap_ratio(base, new, resamples, confidence, seed) -> lo, hi, log_replicates:
+ * lua/wlrun/compare.lua's bootstrap_ratio in C; nil when a sample is not a finite positive
+ * number. */
+static int l_bootstrap_ratio(lua_State *L) {
+  lua_Integer resamples = luaL_checkinteger(L, 3);
+  lua_Number confidence = luaL_checknumber(L, 4);
+  lua_Integer seed = luaL_checkinteger(L, 5);
+  luaL_argcheck(L, resamples >= 0 && resamples <= INT32_MAX, 3, "resamples from 0 to 2^31 - 1 expected");
+  size_t n1, n2;
+  const double *base = sorted_numbers(L, 1, &n1, finite_positive);
+  const double *new = base ? sorted_numbers(L, 2, &n2, finite_positive) : NULL;
+  if (!new) return 0;
+  luaL_argcheck(L, n1 >= 1 && n2 >= 1, n1 >= 1 ? 2 : 1, "at least one sample expected");
+  double *logs = lua_newuserdatauv(L, (resamples ? (size_t)resamples : 1) * sizeof *logs, 0);
+  double lo, hi;
+  if (!wl_bootstrap_ratio(base, n1, new, n2, (size_t)resamples, confidence, (uint64_t)seed, logs, &lo,
+                          &hi))
+    return luaL_error(L, "not enough memory for a bootstrap of %d resamples", (int)resamples);
+  lua_pushnumber(L, lo);
+  lua_pushnumber(L, hi);
+  lua_createtable(L, (int)resamples, 0);
+  for (lua_Integer r = 0; r < resamples; r++) {
+    lua_pushnumber(L, logs[r]);
+    lua_rawseti(L, -2, r + 1);
+  }
+  return 3;
+}
+
+/* wl.stats.rank_sum(a, b) -> r1, ties: the rank sum of a among a and b and the tie term of the
+ * Mann-Whitney U test; nil when a sample is not a number or NaN. */
+static int l_rank_sum(lua_State *L) {
+  size_t n1, n2;
+  const double *a = sorted_numbers(L, 1, &n1, not_nan);
+  const double *b = a ? sorted_numbers(L, 2, &n2, not_nan) : NULL;
+  if (!b) return 0;
+  struct wl_rank_sum s;
+  wl_rank_sum(a, n1, b, n2, &s);
+  lua_pushnumber(L, s.r1);
+  lua_pushinteger(L, (lua_Integer)s.ties);
+  return 2;
+}
+
 void wl_open_stats(lua_State *L) {
-  static const luaL_Reg fns[] = {
-      {"summary", l_summary}, {"percentile", l_percentile}, {"shape", l_shape}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"summary", l_summary},
+                                 {"percentile", l_percentile},
+                                 {"shape", l_shape},
+                                 {"bootstrap_ratio", l_bootstrap_ratio},
+                                 {"rank_sum", l_rank_sum},
+                                 {NULL, NULL}};
   luaL_newlib(L, fns);
   lua_setfield(L, -2, "stats");
 }

@@ -1,7 +1,15 @@
--- The statistics of comparing two runs (docs/compare.md), pure Lua: a seeded PRNG, the
--- Mann-Whitney U test, a bootstrap interval of the ratio of medians, the verdict rule and the
--- geometric mean. `wlrun compare` (wlrun.tools.compare) matches configurations and formats.
+-- The statistics of comparing two runs (docs/compare.md): a seeded PRNG, the Mann-Whitney U
+-- test, a bootstrap interval of the ratio of medians, the verdict rule and the geometric mean.
+-- `wlrun compare` (wlrun.tools.compare) matches configurations and formats. The two hot loops,
+-- the bootstrap's resampling and the rank sum of the U test, run in C (core.stats.bootstrap_ratio
+-- and rank_sum, src/compare_stats.c), which gives the same numbers bit for bit as the Lua
+-- definitions kept below; those still serve samples C leaves to them (not finite, not positive
+-- for the bootstrap, NaN for the test), and M.use_c = false selects them for every pair (the
+-- benchmark tests/bench/compare_scale.lua and tests/spec/compare_c_spec.lua run both).
 local M = {}
+
+local cstats = require("wlrun.core").stats
+M.use_c = true
 
 M.defaults = {
   noise = 0.02,       -- a change within +-2 % is "same"
@@ -141,7 +149,9 @@ function M.normal_sf(z) return 0.5 * M.erfc(z / math.sqrt(2)) end
 --             mean = n1 n2 / 2, sd, z, p }
 -- With `a` the base and `b` the new samples, u < mean means the new samples tend to be larger.
 
-function M.mann_whitney(a, b)
+-- the rank sum of `a` among a and b together (average ranks for ties) and the tie term, the sum
+-- of t^3 - t over the tied groups: the Lua definition
+local function rank_sum_lua(a, b)
   local n1, n2 = #a, #b
   local all = {}
   for i = 1, n1 do all[#all + 1] = { a[i], 1 } end
@@ -161,6 +171,15 @@ function M.mann_whitney(a, b)
     end
     i = j + 1
   end
+  return r1, ties
+end
+
+function M.mann_whitney(a, b)
+  local n1, n2 = #a, #b
+  local r1, ties
+  if M.use_c then r1, ties = cstats.rank_sum(a, b) end
+  if not r1 then r1, ties = rank_sum_lua(a, b) end
+  local N = n1 + n2
   local u = r1 - n1 * (n1 + 1) / 2
   local mean = n1 * n2 / 2
   local var = 0
@@ -186,11 +205,13 @@ end
 --   opts: resamples (2000), confidence (0.95), seed (1)
 --   returns { ratio, lo, hi, log_replicates = { log ratio of each resample } }
 
+local bootstrap_lua
+
 function M.bootstrap_ratio(base, new, opts)
   opts = opts or {}
   local B = opts.resamples or M.defaults.resamples
   local conf = opts.confidence or M.defaults.confidence
-  local rng = M.rng(opts.seed or M.defaults.seed)
+  local seed = math.tointeger(opts.seed or M.defaults.seed) or 0 -- as M.rng takes it
   local n1, n2 = #base, #new
   local mb, mn = M.median(base), M.median(new)
   local result = { ratio = mn / mb, median_base = mb, median_new = mn, resamples = B, confidence = conf }
@@ -198,12 +219,23 @@ function M.bootstrap_ratio(base, new, opts)
     result.lo, result.hi = 0 / 0, 0 / 0
     return result
   end
+  local lo, hi, logs
+  local whole = math.tointeger(B)
+  if M.use_c and whole and whole >= 0 then lo, hi, logs = cstats.bootstrap_ratio(base, new, whole, conf, seed) end
+  if not lo then lo, hi, logs = bootstrap_lua(base, new, B, conf, seed) end
+  result.lo, result.hi, result.log_replicates = lo, hi, logs
+  return result
+end
+
+-- the bootstrap's interval and log replicates: the Lua definition
+function bootstrap_lua(base, new, B, conf, seed)
+  local n1, n2 = #base, #new
   -- A resample draws n indices into the sorted set: its median is the value at the k-th
   -- smallest index drawn, found by counting the draws per index (no values are copied or
   -- sorted). The generator is Rng:next inlined: the same stream.
   local sb, sn = sorted_copy(base), sorted_copy(new)
   local cb, cn = {}, {}
-  local st = rng.state
+  local st = seed
   local function resample_median(sorted, n, counts)
     for i = 1, n do counts[i] = 0 end
     for _ = 1, n do
@@ -237,13 +269,9 @@ function M.bootstrap_ratio(base, new, opts)
     ratios[r] = q
     logs[r] = math.log(q)
   end
-  rng.state = st
   table.sort(ratios)
   local tail = (1 - conf) / 2
-  result.lo = M.quantile(ratios, tail)
-  result.hi = M.quantile(ratios, 1 - tail)
-  result.log_replicates = logs
-  return result
+  return M.quantile(ratios, tail), M.quantile(ratios, 1 - tail), logs
 end
 
 ---------------------------------------------------------------------------------------------
