@@ -6,12 +6,7 @@ local wl = require "wlrun"
 
 local raw = arg[1] or "build/evidence_raw"
 local N = 200
-local k = wl.kernel { [[
-extern "C" __global__ void spin(unsigned long long ns) {
-  unsigned long long t0, t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
-}]], name = "spin" }
+local k = wl.kernel { wl.source "kernels/spin.cu", name = "spin" }
 
 local function raw_median(ns, mode, per)
   local p = assert(io.popen(("%s spin %d %s %d %d"):format(raw, ns, mode, N, per)))

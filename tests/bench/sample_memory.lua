@@ -15,12 +15,7 @@ local function rss_mb()
   return tonumber(kb) / 1024
 end
 
-local k = wl.kernel { [[
-extern "C" __global__ void spin(unsigned long long ns) {
-  unsigned long long t0, t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
-}]], name = "spin" }
+local k = wl.kernel { wl.source "kernels/spin.cu", name = "spin" }
 local b = k:bind { grid = 1, block = 1, args = { 7000 } }
 wl.bench(b, { mode = "cold", warmup = 100, iters = 1000 }) -- the events and buffers of a small run
 collectgarbage()
