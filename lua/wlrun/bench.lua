@@ -261,7 +261,10 @@ function bench.run(work, opts)
   end
 
   local measuring <close> = core.nvtx.auto_scope("measurement", nil, not cfg.adaptive and cfg.iters or nil) -- nvtx
+  local t_clock = core.clock()
   r.clock = { before = core.gpu_clock() }
+  r.wall = { warmup = warm_time, clocks = core.clock() - t_clock }
+  local t_measure = core.clock()
   local got = { gpu = {}, enqueue = {} }
   local per_sample = math.max(est * r.per, 1e-7)
   local chunk = math.max(1, math.min(10000, math.ceil(bench.CHUNK_TIME / per_sample)))
@@ -296,7 +299,10 @@ function bench.run(work, opts)
     until r.adaptive.stopped
   end
   watch:finish(r)
+  r.wall.measure = core.clock() - t_measure
+  t_clock = core.clock()
   r.clock.after = core.gpu_clock()
+  r.wall.clocks = r.wall.clocks + (core.clock() - t_clock)
   if measuring then measuring:close() end -- nvtx
   engine.set_measuring(false)
   r.watch = engine.watch()

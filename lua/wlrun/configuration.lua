@@ -137,11 +137,14 @@ local function measure(sc, p, state, entry, ctx)
   end
   if sc.check then -- once, outside timing, on the output of one run
     local _ <close> = nvtx.auto_scope("check") -- nvtx
+    local t0 = core.clock()
     call_work_once(work)
     core.sync()
     check(sc, p, state, entry)
+    entry.wall.check = core.clock() - t0
   end
   local r = require("wlrun.bench").run(work, sc.timing)
+  for k, v in pairs(r.wall) do entry.wall[k] = v end
   results.record_bench(entry, r)
   entry.memory.tensor_peak_bytes = core.memory().device_peak_bytes -- since this configuration's setup
   results.flag_check(entry)
@@ -186,10 +189,12 @@ function configuration.run(sc, cfg, ctx)
   local described = require("wlrun.sweep").describe(p, ctx.axes)
   journal.in_configuration = ("configuration %d%s"):format(cfg.index, described ~= "" and (" (" .. described .. ")") or "")
   if not ctx.compile_only then core.reset_memory_peak() end
+  entry.wall = {} -- seconds of each phase (issue 21: where a configuration's time goes)
   local ok, err = xpcall(function()
     do local _ <close> = nvtx.auto_scope("setup") -- nvtx
       state = sc.setup and sc.setup(p) or {}
     end
+    entry.wall.setup = core.clock() - t0
     measure(sc, p, state, entry, ctx)
   end, function(e)
     if type(e) == "table" and (getmetatable(e) ~= nil or type(e.message) == "string") then return e end
@@ -203,13 +208,16 @@ function configuration.run(sc, cfg, ctx)
     for _, k in ipairs(kernels_of(state)) do names[#names + 1] = k.name end
     if #names > 0 then err.message = ("%s (kernels of this configuration: %s)"):format(err.message, table.concat(names, ", ")) end
   end
+  local t_teardown = core.clock()
   local torn, terr = true, nil
   if sc.teardown and state ~= nil then torn, terr = pcall(nvtx.auto_range, "teardown", nil, sc.teardown, p, state) end -- nvtx
   journal.in_configuration = nil
   walk_state(state, function(v) if core.is_tensor(v) and not v.freed then v:free() end end, 0)
   state = nil
   collectgarbage()
+  entry.wall.teardown = core.clock() - t_teardown
   entry.time = core.clock() - t0
+  if next(entry.wall) == nil or entry.status == "compiled" then entry.wall = nil end
   if not ok then
     if require("wlrun.scenario").is_skip(err) then
       entry.status, entry.reason = "skipped", err.reason

@@ -152,7 +152,7 @@ local key_order = list(
   -- a configuration
   "index", "params", "status", "reason", "error", "kind", "mode", "per", "blocked", "warmup", "samples", "enqueue", "stats",
   "enqueue_stats", "shape", "adaptive", "work", "metrics", "custom_metrics", "baseline", "kernels", "check", "loop", "warnings", "notes", "clock",
-  "throttle", "energy", "memory", "time",
+  "throttle", "energy", "memory", "time", "wall",
   -- their parts
   "name", "description", "file", "hash", "axes", "total_configurations", "arch", "n", "mean", "std", "median", "min",
   "max", "p10", "p25", "p75", "p90", "p99", "iqr", "cv", "code", "title", "message", "hint", "before", "after",
@@ -165,7 +165,7 @@ local provenance_order = list("git", "host", "cpu", "os", "driver", "toolkit", "
 local objects = { params = true, settings = true, sources = true, metrics = true, work = true, output = true,
   compile = true, run = true, scenario = true, device = true, floor = true, stats = true, wlrun = true, shape = true,
   check = true, clock = true, before = true, after = true, loop = true, adaptive = true, shard = true,
-  provenance = true, blocked = true, energy = true, memory = true, throttle = true }
+  provenance = true, blocked = true, energy = true, memory = true, throttle = true, wall = true }
 
 -- text of a document (or a part of one, like an entry): indented, or one line when compact
 function results.encode(value, compact, axes)

@@ -130,7 +130,7 @@ local entry = object {
   clock = object({ before = object({}, any), after = object({}, any), chunks = numbers }),
   throttle = object { discarded_chunks = integer(0), discarded_samples = integer(0), kept_chunks = integer(0),
     reasons = array(string_) },
-  energy = object({}, number), memory = object({}, number),
+  energy = object({}, number), memory = object({}, number), wall = object({}, number),
   time = number, loop = loop, device_index = integer(0), resumed = boolean, isolated = boolean, trace = trace,
 }
 

@@ -1,0 +1,49 @@
+-- Benchmark (not a test): where a sweep's wall time goes besides measuring (issue 21). Runs a
+-- scenario (default scenarios/gemm_sweep.lua) as its own wlrun process with -o JSON, twice (the
+-- first fills the kernel cache), and from the second run's document adds up, over the
+-- configurations, the GPU time measured (every sample x its launches) and each phase's wall
+-- time (entry.wall: setup, check, warmup, clocks, measure, teardown), against the process's wall
+-- time; what no phase holds is process start, compiling, the timing floor and the outputs.
+--   WLRUN_BIN=build-static/wlrun wlrun tests/bench/config_overhead.lua [SCENARIO]
+local core = require "wlrun.core"
+local json = require "wlrun.json"
+
+local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
+local scenario = arg[1] or "scenarios/gemm_sweep.lua"
+local out = os.tmpname() .. ".json"
+
+local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+local function run()
+  local t0 = core.clock()
+  assert(os.execute(("%s %s --quiet -o %s >/dev/null 2>&1"):format(q(bin), q(scenario), q(out))), "the scenario failed")
+  return core.clock() - t0
+end
+
+run() -- the kernel cache, warm
+local wall = run()
+local f = assert(io.open(out))
+local doc = json.decode(f:read("a"))
+f:close()
+os.remove(out)
+
+local gpu, phases, order, configs = 0, {}, { "setup", "check", "warmup", "clocks", "measure", "teardown" }, 0
+for _, e in ipairs(doc.configurations) do
+  if e.status == "ok" then
+    configs = configs + 1
+    for _, s in ipairs(e.samples or {}) do gpu = gpu + s * (e.per or 1) end
+    for k, v in pairs(e.wall or {}) do phases[k] = (phases[k] or 0) + v end
+  end
+end
+local in_phases = 0
+print(("%s: %d configurations measured, %.2f s of wall time for %.2f s of GPU time measured (%.2fx; target <= 1.5x)"):format(
+  scenario, configs, wall, gpu, wall / gpu))
+print(("%-28s %9s %9s %14s"):format("phase", "seconds", "share", "per config (ms)"))
+for _, k in ipairs(order) do
+  local v = phases[k] or 0
+  in_phases = in_phases + v
+  print(("%-28s %9.3f %8.1f%% %14.2f"):format(k, v, 100 * v / wall, 1e3 * v / math.max(configs, 1)))
+end
+local rest = wall - in_phases
+print(("%-28s %9.3f %8.1f%% %14.2f"):format("outside the phases", rest, 100 * rest / wall, 1e3 * rest / math.max(configs, 1)))
+print(("(GPU time measured is part of 'measure': %.3f s, %.1f%% of it)"):format(gpu, 100 * gpu / math.max(phases.measure or 0, 1e-9)))
