@@ -4,8 +4,10 @@
 #include "stats.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 uint64_t wl_splitmix64_next(uint64_t *state) {
   uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
@@ -50,23 +52,66 @@ static double resample_median(const double *sorted, size_t n, uint32_t *counts, 
   return (lo + sorted[j]) / 2;
 }
 
+/* A range of resamples [r0, r1): splitmix64 is a counter, so the state before resample r is the
+ * seed advanced by r (n1 + n2) draws, and ranges run on their own threads with the stream of
+ * one sequential run. */
+struct span {
+  const double *base, *new;
+  size_t n1, n2, r0, r1;
+  uint64_t seed;
+  double *ratios, *logs;
+  uint32_t *counts;
+};
+
+static void *run_span(void *arg) {
+  struct span *s = arg;
+  uint64_t state = s->seed + (uint64_t)s->r0 * (uint64_t)(s->n1 + s->n2) * UINT64_C(0x9E3779B97F4A7C15);
+  for (size_t r = s->r0; r < s->r1; r++) {
+    double m1 = resample_median(s->base, s->n1, s->counts, &state);
+    double q = resample_median(s->new, s->n2, s->counts, &state) / m1;
+    s->ratios[r] = q;
+    if (s->logs) s->logs[r] = log(q);
+  }
+  return NULL;
+}
+
+#define MAX_THREADS 8
+#define DRAWS_PER_THREAD 100000 /* below this a thread costs more than it saves */
+
+static size_t thread_count(size_t draws) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t t = cpus > 1 ? (size_t)cpus : 1, by_work = draws / DRAWS_PER_THREAD;
+  if (t > by_work) t = by_work;
+  if (t > MAX_THREADS) t = MAX_THREADS;
+  return t ? t : 1;
+}
+
 bool wl_bootstrap_ratio(const double *sorted_base, size_t n1, const double *sorted_new, size_t n2,
                         size_t resamples, double confidence, uint64_t seed, double *log_replicates,
                         double *lo, double *hi) {
-  uint32_t *counts = malloc((n1 > n2 ? n1 : n2) * sizeof *counts);
+  size_t threads = thread_count(resamples * (n1 + n2)), longest = n1 > n2 ? n1 : n2;
+  uint32_t *counts = malloc(threads * longest * sizeof *counts);
   double *ratios = malloc((resamples ? resamples : 1) * sizeof *ratios);
   if (!counts || !ratios) {
     free(counts);
     free(ratios);
     return false;
   }
-  uint64_t state = seed;
-  for (size_t r = 0; r < resamples; r++) {
-    double m1 = resample_median(sorted_base, n1, counts, &state);
-    double q = resample_median(sorted_new, n2, counts, &state) / m1;
-    ratios[r] = q;
-    if (log_replicates) log_replicates[r] = log(q);
+  struct span spans[MAX_THREADS];
+  pthread_t ids[MAX_THREADS];
+  bool started[MAX_THREADS] = {false};
+  for (size_t t = 0; t < threads; t++) {
+    spans[t] = (struct span){.base = sorted_base, .new = sorted_new, .n1 = n1, .n2 = n2,
+                             .r0 = resamples * t / threads, .r1 = resamples * (t + 1) / threads,
+                             .seed = seed, .ratios = ratios, .logs = log_replicates,
+                             .counts = counts + t * longest};
+    /* the last range on this thread; a thread that cannot start leaves its range here too */
+    if (t + 1 < threads) started[t] = pthread_create(&ids[t], NULL, run_span, &spans[t]) == 0;
   }
+  for (size_t t = 0; t < threads; t++)
+    if (!started[t]) run_span(&spans[t]);
+  for (size_t t = 0; t < threads; t++)
+    if (started[t]) pthread_join(ids[t], NULL);
   free(counts);
   wl_sort_doubles(ratios, resamples);
   double tail = (1 - confidence) / 2;
@@ -74,6 +119,15 @@ bool wl_bootstrap_ratio(const double *sorted_base, size_t n1, const double *sort
   *hi = wl_quantile_type7(ratios, resamples, 1 - tail);
   free(ratios);
   return true;
+}
+
+void wl_geomean_interval(double *log_sums, size_t lists, size_t resamples, double confidence,
+                         double *lo, double *hi) {
+  for (size_t r = 0; r < resamples; r++) log_sums[r] = exp(log_sums[r] / (double)lists);
+  wl_sort_doubles(log_sums, resamples);
+  double tail = (1 - confidence) / 2;
+  *lo = wl_quantile_type7(log_sums, resamples, tail);
+  *hi = wl_quantile_type7(log_sums, resamples, 1 - tail);
 }
 
 void wl_rank_sum(const double *sorted_a, size_t n1, const double *sorted_b, size_t n2,

@@ -24,10 +24,19 @@ double wl_quantile_type7(const double *sorted, size_t n, double p);
  * index = (next >> 11) mod n), and takes the ratio of the two resample medians. Writes the
  * interval at `confidence` to lo and hi and, when log_replicates is not NULL, the log of each
  * resample's ratio in resample order. n1, n2 >= 1 and below 2^31; the samples should be finite
- * and positive (the ratios are then never NaN). Returns false when memory runs out. */
+ * and positive (the ratios are then never NaN). Large bootstraps run on up to 8 threads (one per
+ * online CPU), each on a range of resamples with the stream's state jumped to its start: the
+ * same numbers as one thread. Returns false when memory runs out. */
 bool wl_bootstrap_ratio(const double *sorted_base, size_t n1, const double *sorted_new, size_t n2,
                         size_t resamples, double confidence, uint64_t seed, double *log_replicates,
                         double *lo, double *hi);
+
+/* The interval of the geometric mean of several ratios from their bootstrap replicates:
+ * log_sums[r] holds the sum of the `lists` configurations' r-th log replicates, added in the
+ * configurations' order; it becomes the sorted replicates of the geometric mean. lo and hi are
+ * their quantiles at `confidence` (NaN when resamples is 0). */
+void wl_geomean_interval(double *log_sums, size_t lists, size_t resamples, double confidence,
+                         double *lo, double *hi);
 
 /* Mann-Whitney's rank sum: the sum of the ranks of a's values in a and b together (ties get
  * their average rank) and the tie term, the sum over tied groups of t^3 - t. a and b ascending,

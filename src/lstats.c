@@ -182,12 +182,47 @@ static int l_rank_sum(lua_State *L) {
   return 2;
 }
 
+/* wl.stats.geomean_interval(lists, confidence) -> lo, hi: lua/wlrun/compare.lua's
+ * geomean_interval in C for one list or more, each of at least one log replicate; nil when an
+ * element is not a number. */
+static int l_geomean_interval(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Number confidence = luaL_checknumber(L, 2);
+  lua_Integer lists = luaL_len(L, 1), resamples = -1;
+  luaL_argcheck(L, lists >= 1, 1, "at least one list expected");
+  for (lua_Integer i = 1; i <= lists; i++) {
+    if (lua_rawgeti(L, 1, i) != LUA_TTABLE) return luaL_argerror(L, 1, "a list of lists expected");
+    lua_Integer len = luaL_len(L, -1);
+    if (resamples < 0 || len < resamples) resamples = len;
+    lua_pop(L, 1);
+  }
+  luaL_argcheck(L, resamples >= 1 && resamples <= INT32_MAX, 1, "lists of 1 to 2^31 - 1 replicates expected");
+  double *sums = lua_newuserdatauv(L, (size_t)resamples * sizeof *sums, 0);
+  for (lua_Integer r = 0; r < resamples; r++) sums[r] = 0;
+  for (lua_Integer i = 1; i <= lists; i++) { /* the configurations' order: Lua's order of addition */
+    lua_rawgeti(L, 1, i);
+    for (lua_Integer r = 0; r < resamples; r++) {
+      bool ok = lua_rawgeti(L, -1, r + 1) == LUA_TNUMBER;
+      sums[r] += lua_tonumber(L, -1);
+      lua_pop(L, 1);
+      if (!ok) return 0;
+    }
+    lua_pop(L, 1);
+  }
+  double lo, hi;
+  wl_geomean_interval(sums, (size_t)lists, (size_t)resamples, confidence, &lo, &hi);
+  lua_pushnumber(L, lo);
+  lua_pushnumber(L, hi);
+  return 2;
+}
+
 void wl_open_stats(lua_State *L) {
   static const luaL_Reg fns[] = {{"summary", l_summary},
                                  {"percentile", l_percentile},
                                  {"shape", l_shape},
                                  {"bootstrap_ratio", l_bootstrap_ratio},
                                  {"rank_sum", l_rank_sum},
+                                 {"geomean_interval", l_geomean_interval},
                                  {NULL, NULL}};
   luaL_newlib(L, fns);
   lua_setfield(L, -2, "stats");

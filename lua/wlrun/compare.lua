@@ -1,11 +1,12 @@
 -- The statistics of comparing two runs (docs/compare.md): a seeded PRNG, the Mann-Whitney U
 -- test, a bootstrap interval of the ratio of medians, the verdict rule and the geometric mean.
--- `wlrun compare` (wlrun.tools.compare) matches configurations and formats. The two hot loops,
--- the bootstrap's resampling and the rank sum of the U test, run in C (core.stats.bootstrap_ratio
--- and rank_sum, src/compare_stats.c), which gives the same numbers bit for bit as the Lua
--- definitions kept below; those still serve samples C leaves to them (not finite, not positive
--- for the bootstrap, NaN for the test), and M.use_c = false selects them for every pair (the
--- benchmark tests/bench/compare_scale.lua and tests/spec/compare_c_spec.lua run both).
+-- `wlrun compare` (wlrun.tools.compare) matches configurations and formats. The hot loops (the
+-- bootstrap's resampling, the rank sum of the U test, the geometric mean's interval) run in C
+-- (core.stats.bootstrap_ratio, rank_sum and geomean_interval, src/compare_stats.c), which gives
+-- the same numbers bit for bit as the Lua definitions kept below; those still serve samples C
+-- leaves to them (not finite and positive for the bootstrap, NaN for the test), and
+-- M.use_c = false selects them everywhere (tests/bench/compare_scale.lua and
+-- tests/spec/compare_c_spec.lua run both).
 local M = {}
 
 local cstats = require("wlrun.core").stats
@@ -350,6 +351,10 @@ function M.geomean_interval(lists, confidence)
   local B = #lists[1]
   for _, l in ipairs(lists) do B = math.min(B, #l) end
   if B == 0 then return 0 / 0, 0 / 0 end
+  if M.use_c then
+    local lo, hi = cstats.geomean_interval(lists, confidence)
+    if lo then return lo, hi end
+  end
   local reps = {}
   for r = 1, B do
     local s = 0

@@ -1,6 +1,6 @@
 /* compare_stats.c: splitmix64's published stream, the rank sum on hand-ranked samples, and the
- * bootstrap against a direct reference (sorted copies of each resample, a division for the
- * index), which it must equal bit for bit. */
+ * bootstrap against a direct reference (sorted copies of each resample, one thread), which it
+ * must equal bit for bit, and the geometric mean's interval. */
 #include "check.h"
 #include "compare_stats.h"
 
@@ -78,6 +78,19 @@ static void test_bootstrap(size_t n1, size_t n2, size_t B, uint64_t seed) {
   free(a), free(b), free(tmp), free(logs), free(ratios);
 }
 
+/* the geometric mean's replicates: exp of the mean of the log replicates, sorted, quantiles */
+static void test_geomean(void) {
+  double sums[4] = {log(1.0) + log(4.0), log(2.0) + log(2.0), log(1.0) + log(1.0), log(9.0) + log(1.0)};
+  double lo, hi;
+  wl_geomean_interval(sums, 2, 4, 0.5, &lo, &hi);
+  CHECK_NEAR(sums[0], 1, 1e-15);
+  CHECK_NEAR(sums[3], 3, 1e-14);
+  CHECK_NEAR(lo, 1.75, 1e-14); /* type 7 at 0.25 of {1, 2, 2, 3} */
+  CHECK_NEAR(hi, 2.25, 1e-14);
+  wl_geomean_interval(sums, 2, 0, 0.5, &lo, &hi);
+  CHECK(isnan(lo) && isnan(hi));
+}
+
 static void test_bootstrap_edges(void) {
   double one[] = {2}, same[] = {3, 3, 3, 3};
   double lo, hi;
@@ -95,6 +108,8 @@ int main(void) {
   test_bootstrap(7, 12, 300, UINT64_C(0xFEDCBA9876543210));
   test_bootstrap(1, 2, 50, 42);
   test_bootstrap(1000, 999, 50, 7);
+  test_bootstrap(200, 201, 3001, 99); /* 1.2 million draws: on several threads where there are CPUs */
+  test_geomean();
   test_bootstrap_edges();
   return check_report("test_compare_stats");
 }

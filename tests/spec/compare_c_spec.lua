@@ -1,5 +1,6 @@
--- The bootstrap and the rank sum of `wlrun compare` in C (core.stats.bootstrap_ratio and rank_sum,
--- src/compare_stats.c) against the Lua definitions they replaced (wlrun.compare.use_c = false):
+-- The bootstrap, the rank sum and the geometric mean's interval of `wlrun compare` in C
+-- (core.stats.bootstrap_ratio, rank_sum, geomean_interval; src/compare_stats.c) against the Lua
+-- definitions they replaced (wlrun.compare.use_c = false):
 -- the same verdicts, intervals, p-values and replicates, to the last bit, on the results
 -- fixtures and on random sample sets; and the samples C leaves to Lua.
 local S = require "wlrun.compare"
@@ -82,7 +83,7 @@ describe("compare in C and in Lua", function()
 
   it("gives the same numbers and replicates on random sample sets", function()
     local rng = S.rng(2026)
-    local verdicts = {}
+    local verdicts, logs = {}, {}
     for trial = 1, 150 do
       local n1, n2 = 1 + rng:index(trial % 3 == 0 and 300 or 40), 1 + rng:index(trial % 3 == 0 and 300 or 40)
       local step = trial % 2 == 0 and 1e-3 or nil
@@ -94,7 +95,11 @@ describe("compare in C and in Lua", function()
       same(a, b, "trial " .. trial)
       assert.equal(opts.resamples, #b.log_replicates)
       verdicts[b.verdict] = (verdicts[b.verdict] or 0) + 1
+      logs[#logs + 1] = b.log_replicates -- of unequal lengths: the shortest counts
     end
+    local a, b = both(function() return { S.geomean_interval(logs, 0.9) } end)
+    same(a, b, "geometric mean's interval")
+    assert.is_true(b[1] < b[2])
     -- the trials reach more than one verdict
     local kinds = 0
     for _ in pairs(verdicts) do kinds = kinds + 1 end
