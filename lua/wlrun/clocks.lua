@@ -32,7 +32,7 @@ end
 -- "SM clock locked at 1980 MHz", "SM clock not locked", or nil (no record)
 function clocks.describe(c)
   if type(c) ~= "table" then return nil end
-  if c.locked == true and type(c.mhz) == "number" then return ("SM clock locked at %d MHz"):format(c.mhz) end
+  if c.locked == true and math.tointeger(c.mhz) then return ("SM clock locked at %d MHz"):format(c.mhz) end
   if c.locked == false then return "SM clock not locked" .. (c.refused and " (--lock-clocks refused)" or "") end
 end
 

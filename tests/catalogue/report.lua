@@ -53,6 +53,16 @@ local cases = {
     stderr = "^wlrun: report: no history database at 'none%.db'" },
   { name = "report: no --html", code = 2, args = "report r.json",
     stderr = "^wlrun: report: %-%-html DIR is needed" },
+  { name = "report: a device's clocks record that is not a clock", code = 2, args = "report --html out r.json",
+    files = { ["r.json"] = (function()
+      local results = require "wlrun.results"
+      local doc = results.decode(GOOD, "r.json")
+      doc.device = doc.device or { name = "d" }
+      doc.device.clocks = { locked = true, mhz = 1.5 }
+      return results.encode(doc)
+    end)() },
+    stderr = "^wlrun: report: 'r%.json' is malformed: device%.clocks%.mhz is a number, not a whole number >= 0\n",
+    check = no_page },
 }
 
 -- a directory without write access (as root only under another user: root writes anywhere)

@@ -86,6 +86,18 @@ describe("wlrun.chunk_watch", function()
     assert.equal(0, #r.notes)
   end)
 
+  it("reports no energy when a reading lost the counter (its chunk's time would count, not its joules)", function()
+    local read, now = fake({
+      { sm_mhz = 1980, energy_j = 0 }, { sm_mhz = 1980, energy_j = 100 }, { sm_mhz = 1980 },
+      { sm_mhz = 1980, energy_j = 300 }, { sm_mhz = 1980, energy_j = 400 },
+    }, 1)
+    local w = watch.new(1980, read, now)
+    for _ = 1, 4 do assert.equal("keep", w:after_chunk(10, 10)) end
+    local r = r0()
+    w:finish(r)
+    assert.is_nil(r.energy)
+  end)
+
   it("without NVML: one chunk, no clock per chunk, no energy, the used memory still", function()
     local read, now = fake({ { used_bytes = 5 }, { used_bytes = 7 } }, 0.5)
     local w = watch.new(1980, read, now)
@@ -118,5 +130,28 @@ describe("--lock-clocks values", function()
     assert.equal("SM clock not locked", clocks.describe { locked = false })
     assert.equal("SM clock not locked (--lock-clocks refused)", clocks.describe { locked = false, refused = "NVML: x" })
     assert.is_nil(clocks.describe(nil))
+    assert.is_nil(clocks.describe { locked = true, mhz = 1.5 }) -- a bad record says nothing, and raises nothing
+  end)
+
+  it("is checked by the strict loader in a results document, naming the path", function()
+    local load = require "wlrun.results.load"
+    local function doc(clocks_record)
+      return require("wlrun.results").render { schema = "wlrun-results", version = 1, complete = true,
+        scenario = { name = "s", axes = {} }, device = { name = "d", clocks = clocks_record }, configurations = {} }
+    end
+    assert.same({ locked = true, mhz = 1980, requested = "max" },
+      load.decode(doc { locked = true, mhz = 1980, requested = "max" }, "f.json").device.clocks)
+    assert.equal("NVML: x", load.decode(doc { locked = false, requested = "base", refused = "NVML: x" }, "f.json").device.clocks.refused)
+    for _, bad in ipairs {
+      { { locked = true, mhz = 1.5 }, "device%.clocks%.mhz is a number, not a whole number >= 0" },
+      { { locked = true, mhz = 1e300 }, "device%.clocks%.mhz is a number, not a whole number" },
+      { { locked = "yes" }, "device%.clocks%.locked is a string, not true or false" },
+      { { locked = false, refused = { 1 } }, "device%.clocks%.refused is a JSON object or array, not a string" },
+      { "fast", "device%.clocks is a string, not an object" },
+    } do
+      local ok, e = pcall(load.decode, doc(bad[1]), "f.json")
+      assert.is_false(ok)
+      assert.matches("'f%.json' is malformed: " .. bad[2], e.message)
+    end
   end)
 end)
