@@ -116,11 +116,15 @@ function checks.evaluate(r, ctx)
       T(r.enqueue_stats.median), T(s.median)), "the GPU waits for the CPU: use --mode graph")
   end
   local b, a = r.clock and r.clock.before, r.clock and r.clock.after
+  local kept = r.throttle and r.throttle.kept_chunks or 0 -- throttled chunks kept past the discard limit
   if a and b then
     local reasons = a.reasons and #a.reasons > 0 and table.concat(a.reasons, ", ")
-    if reasons or (b.sm_mhz > 0 and a.sm_mhz < (1 - L.clock_drop) * b.sm_mhz) then
-      warn(w, "throttled", ("SM clock %.0f MHz before, %.0f MHz after%s"):format(b.sm_mhz, a.sm_mhz,
-        reasons and (" (" .. reasons .. ")") or ""), "cooling or power limits; shorter runs or pauses between configurations")
+    if reasons or kept > 0 or (b.sm_mhz > 0 and a.sm_mhz < (1 - L.clock_drop) * b.sm_mhz) then
+      warn(w, "throttled", ("SM clock %.0f MHz before, %.0f MHz after%s%s"):format(b.sm_mhz, a.sm_mhz,
+        reasons and (" (" .. reasons .. ")") or "",
+        kept > 0 and ("; %d chunk%s taken while the GPU throttled kept after %d discarded"):format(kept,
+          kept == 1 and "" or "s", r.throttle.discarded_chunks) or ""),
+        "cooling or power limits; shorter runs or pauses between configurations")
     end
   end
   if r.adaptive and r.adaptive.stopped == "plateau" then

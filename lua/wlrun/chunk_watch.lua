@@ -57,7 +57,9 @@ function W:after_chunk(samples, launches)
   end
   if why then self.kept_throttled = self.kept_throttled + 1 end
   if s.sm_mhz then self.sm_mhz[#self.sm_mhz + 1] = s.sm_mhz end
-  if self.energy and s.energy_j and self.last.energy_j then self.energy = self.energy + (s.energy_j - self.last.energy_j) end
+  -- a reading without the counter leaves a chunk's energy out but not its time: no energy at all
+  if self.energy and not (s.energy_j and self.last.energy_j) then self.energy = nil end
+  if self.energy then self.energy = self.energy + (s.energy_j - self.last.energy_j) end
   self.time, self.launches = self.time + (t - self.t), self.launches + launches
   self.last, self.t = s, t
   return "keep"

@@ -67,6 +67,16 @@ describe("checks", function()
     assert.equal("adaptive-timeout", codes(result { adaptive = { converged = false, noise = 0.02, target = 0.005, elapsed = 15 } }))
   end)
 
+  it("warns of throttled chunks kept past the discard limit, even when the clock recovered by the end", function()
+    local throttle = { discarded_chunks = 10, discarded_samples = 500, kept_chunks = 3, reasons = { "hw_slowdown" } }
+    local w = checks.evaluate(result { throttle = throttle }, {})
+    assert.equal(1, #w)
+    assert.equal("throttled", w[1].code)
+    assert.matches("; 3 chunks taken while the GPU throttled kept after 10 discarded$", w[1].message)
+    throttle.kept_chunks = 0 -- all discarded: the samples kept are clean
+    assert.equal("", codes(result { throttle = throttle }))
+  end)
+
   it("does not flag a mild trend or a graph-mode result that is long enough", function()
     assert.equal("", codes(result { shape = { far_outliers = 0, bimodal = false, trend_rho = -0.5, trend_z = -8, trend_change = 0.005 } }))
     local g = result { mode = "graph", per = 20 }
