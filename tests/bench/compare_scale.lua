@@ -4,7 +4,8 @@
 -- Each side reads the two documents from disk, compares and renders the table, as the command
 -- does. The documents are made here: SAMPLES samples per configuration, quantised to 10 ns (ties
 -- for the U test), a quarter each meant to come out same, slower, faster and uncertain. It also
--- checks that both paths give the same verdicts, intervals and p-values. Needs no GPU.
+-- checks that both paths give the same verdicts, intervals and p-values. Wall times, and the C
+-- path's CPU time (it runs a bootstrap on several threads where there are CPUs). Needs no GPU.
 --   wlrun tests/bench/compare_scale.lua [SAMPLES] [MAX_CONFIGS]
 local core = require "wlrun.core"
 local report = require "wlrun.report"
@@ -48,12 +49,12 @@ local base_path, new_path = dir .. "/base.json", dir .. "/new.json"
 -- the command's work: read both, compare, render the table
 local function run(use_c)
   stats.use_c = use_c
-  local t0 = core.clock()
+  local t0, c0 = core.clock(), os.clock()
   local doc = tool.compare(util.load("compare", base_path), util.load("compare", new_path), {})
   tool.render(doc, "table")
-  local t = core.clock() - t0
+  local t, cpu = core.clock() - t0, os.clock() - c0
   stats.use_c = true
-  return t, doc
+  return t, doc, cpu
 end
 
 local function same_results(a, b)
@@ -68,32 +69,41 @@ local function same_results(a, b)
   return s.geomean_lo == t.geomean_lo and s.geomean_hi == t.geomean_hi
 end
 
+local function first_line(path)
+  local f = io.open(path)
+  if not f then return "?" end
+  local line = f:read("l") or "?"
+  f:close()
+  return line
+end
 print(("wlrun compare of two documents, %d samples per configuration, 2000 resamples"):format(SAMPLES))
-print(("%8s %12s %12s %8s %16s %10s %s"):format("configs", "Lua (s)", "C (s)", "ratio", "C per config (ms)",
-  "vs first", "verdicts (same/slower/faster/uncertain)"))
+print(("load average before: %s (wall times: the C path uses up to one thread per CPU)"):format(
+  first_line("/proc/loadavg")))
+print(("%8s %10s %10s %12s %8s %18s %9s %s"):format("configs", "Lua (s)", "C (s)", "C CPU (s)", "ratio",
+  "C per config (ms)", "vs first", "verdicts (same/slower/faster/uncertain)"))
 local first, all_same = nil, true
 for _, n in ipairs { 100, 300, 1000 } do
   if n > MAX then break end
   report.write(document(n, false), base_path, "json")
   report.write(document(n, true), new_path, "json")
   local t_lua, doc_lua = run(false)
-  local t_c, doc_c = math.huge, nil
+  local t_c, doc_c, cpu_c = math.huge, nil, nil
   for _ = 1, 3 do -- the best of three
-    local t, d = run(true)
-    if t < t_c then t_c, doc_c = t, d end
+    local t, d, cpu = run(true)
+    if t < t_c then t_c, doc_c, cpu_c = t, d, cpu end
   end
   local per = t_c / n
   first = first or per
   local same = same_results(doc_lua, doc_c)
   all_same = all_same and same
   local s = doc_c.summary
-  print(("%8d %12.3f %12.3f %7.1fx %16.3f %10.2f %d/%d/%d/%d %s"):format(n, t_lua, t_c, t_lua / t_c, per * 1e3,
-    per / first, s.same, s.slower, s.faster, s.uncertain, same and "identical" or "DIFFERENT"))
+  print(("%8d %10.3f %10.3f %12.3f %7.1fx %18.3f %9.2f %d/%d/%d/%d %s"):format(n, t_lua, t_c, cpu_c, t_lua / t_c,
+    per * 1e3, per / first, s.same, s.slower, s.faster, s.uncertain, same and "identical" or "DIFFERENT"))
 end
 os.remove(base_path)
 os.remove(new_path)
 os.remove(dir)
-print("ratio: the Lua baseline's time over C's; linear: 'vs first' near 1")
+print("ratio: the Lua baseline's wall time over C's; C CPU: all threads' CPU time; linear: 'vs first' near 1")
 if not all_same then
   print("the C and Lua paths DISAGREE")
   os.exit(1)
