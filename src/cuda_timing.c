@@ -207,6 +207,7 @@ static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, do
                               int *gave_up, int *kept) {
   need_blocker(L);
   need_events(L, 2 * BLOCK_SAMPLES);
+  wl_flush_l2_ready(L);
   *gave_up = *kept = 0;
   for (int done = 0; done < n;) {
     int k = n - done < BLOCK_SAMPLES ? n - done : BLOCK_SAMPLES;

@@ -6,12 +6,15 @@
 static void *buffer;
 static size_t bytes;
 
+void wl_flush_l2_ready(lua_State *L) {
+  if (buffer) return;
+  int l2;
+  WL_CUDA(L, wl_backend->attribute(&l2, cudaDevAttrL2CacheSize, wl_device_index()), "L2 size");
+  bytes = 2 * (size_t)(l2 > 0 ? l2 : 1 << 20);
+  WL_CUDA(L, wl_backend->alloc(&buffer, bytes), "allocating the L2 flush buffer");
+}
+
 void wl_flush_l2(lua_State *L, cudaStream_t s, int value) {
-  if (!buffer) {
-    int l2;
-    WL_CUDA(L, wl_backend->attribute(&l2, cudaDevAttrL2CacheSize, wl_device_index()), "L2 size");
-    bytes = 2 * (size_t)(l2 > 0 ? l2 : 1 << 20);
-    WL_CUDA(L, wl_backend->alloc(&buffer, bytes), "allocating the L2 flush buffer");
-  }
+  wl_flush_l2_ready(L);
   WL_CUDA(L, wl_backend->set_memory(buffer, value & 0xff, bytes, s), "flushing the L2 cache");
 }

@@ -7,6 +7,9 @@
 #include <cuda_runtime_api.h>
 #include <lua.h>
 
+/* Makes the buffer now (a cudaMalloc may wait for the device: not behind a blocking kernel). */
+void wl_flush_l2_ready(lua_State *L);
+
 /* Queues the flush on s (value: the byte written, varied so that no write is skipped); raises. */
 void wl_flush_l2(lua_State *L, cudaStream_t s, int value);
 

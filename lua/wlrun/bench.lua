@@ -172,7 +172,7 @@ local function measure_chunk(work, cfg, r, n)
   if r.mode == "cold" then return engine.time_cold(work, n, cfg.flush_l2, r.blocked ~= nil)
   elseif r.mode == "batch" then return engine.time_batch(work, n, r.per)
   elseif r.mode == "graph" then return engine.time_graph(work, n, r.per, cfg.graph_warmup)
-  elseif r.mode == "cupti" then return require("wlrun.kernel_times").measure(work, n, r, cfg.flush_l2)
+  elseif r.mode == "cupti" then return require("wlrun.kernel_times").measure(work, n, cfg.flush_l2)
   else return engine.time_host(work, n) end
 end
 
@@ -268,12 +268,13 @@ function bench.run(work, opts)
   local got = { gpu = {}, enqueue = {} }
   local per_sample = math.max(est * r.per, 1e-7)
   local chunk = math.max(1, math.min(10000, math.ceil(bench.CHUNK_TIME / per_sample)))
-  local watch = require("wlrun.chunk_watch").new(r.clock.before.max_sm_mhz, core.gpu_sample, core.clock)
+  local watch = require("wlrun.chunk_watch").new(core.gpu_sample, core.clock)
   -- one chunk: its samples are kept, or discarded when the GPU throttled (then a pause)
   local function take(n)
     local c = measure_chunk(work, cfg, r, n)
     if watch:after_chunk(#c.gpu, #c.gpu * r.per) == "keep" then
       append(got, c, r)
+      if r.mode == "cupti" then require("wlrun.kernel_times").gather(r, c) end
       return c
     end
     watch:pause(core.sleep)

@@ -3,7 +3,7 @@
 -- GPU throttled (discarded, after a recovery pause, at most MAX_DISCARDED of them), the energy
 -- and wall time of the chunks kept, and the most device memory in use.
 --
---   watch.new(max_sm_mhz, read, now) -> w   read() -> {sm_mhz =, throttle = {names}, energy_j =,
+--   watch.new(read, now) -> w               read() -> {sm_mhz =, throttle = {names}, energy_j =,
 --                                            used_bytes =} (core.gpu_sample); now() -> seconds
 --   w.enabled                               NVML gives the SM clock: measure in chunks
 --   w:after_chunk(samples, launches)        -> "keep" or "discard" (then w:pause())
@@ -12,7 +12,7 @@
 --                                           least ENERGY_MIN_TIME), r.memory, notes
 local watch = {}
 
-watch.THROTTLE_FRACTION = 0.75 -- a chunk whose SM clock is below 75 % of the maximum is throttled
+watch.THROTTLE_FRACTION = 0.75 -- a chunk whose SM clock is below 75 % of the highest read is throttled
 watch.RECOVERY_PAUSE = 0.05    -- seconds the GPU is left idle after a throttled chunk
 watch.MAX_DISCARDED = 10       -- after this many throttled chunks the rest are kept (and warned of)
 watch.ENERGY_MIN_TIME = 1      -- the energy of a shorter measurement is not reported: NVML's
@@ -21,21 +21,25 @@ watch.ENERGY_MIN_TIME = 1      -- the energy of a shorter measurement is not rep
 local W = {}
 W.__index = W
 
-function watch.new(max_sm_mhz, read, now)
+function watch.new(read, now)
   local first = read()
   return setmetatable({
-    read = read, now = now, max_sm_mhz = max_sm_mhz, enabled = first.sm_mhz ~= nil,
-    last = first, t = now(), used = first.used_bytes or 0,
+    read = read, now = now, enabled = first.sm_mhz ~= nil,
+    last = first, t = now(), used = first.used_bytes or 0, top_mhz = first.sm_mhz,
     sm_mhz = {}, kept_throttled = 0, discarded = { chunks = 0, samples = 0, reasons = {} },
     energy = first.energy_j and 0 or nil, time = 0, launches = 0,
   }, W)
 end
 
--- the reasons a reading says the chunk before it ran throttled, or nil
+-- the reasons a reading says the chunk before it ran throttled, or nil. The clock is compared
+-- with the highest one read in this measurement (the reading before the first chunk included),
+-- not with the device's maximum: a clock locked low (--lock-clocks 1000, in this process or by
+-- the parent of an --isolate child, or by an administrator) is not a throttled one.
 function W:throttled(s)
   local why = {}
   for _, name in ipairs(s.throttle or {}) do why[#why + 1] = name end
-  if s.sm_mhz and self.max_sm_mhz and self.max_sm_mhz > 0 and s.sm_mhz < watch.THROTTLE_FRACTION * self.max_sm_mhz then
+  self.top_mhz = math.max(self.top_mhz or 0, s.sm_mhz or 0)
+  if s.sm_mhz and s.sm_mhz < watch.THROTTLE_FRACTION * self.top_mhz then
     why[#why + 1] = ("sm_clock_%d_mhz"):format(s.sm_mhz)
   end
   return #why > 0 and why or nil
@@ -49,7 +53,7 @@ function W:after_chunk(samples, launches)
     local d = self.discarded
     d.chunks, d.samples = d.chunks + 1, d.samples + samples
     for _, name in ipairs(why) do
-      if name:match("^sm_clock_") then name = "sm_clock_below_75_percent" end
+      if name:match("^sm_clock_") then name = "sm_clock_below_75_percent_of_highest" end
       d.reasons[name] = true
     end
     self.last, self.t = s, t

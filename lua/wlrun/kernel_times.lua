@@ -12,10 +12,12 @@ local kernel_times = {}
 -- durations = {[name] = {s...}}, unattributed =}
 local gathered = setmetatable({}, { __mode = "k" })
 
--- n samples of work in cupti mode (flush: the L2 flushed before each), gathered into r's
--- breakdown; returns the chunk (gpu, enqueue)
-function kernel_times.measure(work, n, r, flush)
-  local c = engine.time_cupti(work, n, flush)
+-- n samples of work in cupti mode (flush: the L2 flushed before each): the chunk (gpu,
+-- enqueue, span, kernels), for kernel_times.gather once the engine keeps it
+function kernel_times.measure(work, n, flush) return engine.time_cupti(work, n, flush) end
+
+-- a chunk kept, into r's breakdown (a chunk discarded for throttling is not gathered)
+function kernel_times.gather(r, c)
   local g = gathered[r] or { samples = 0, order = {}, durations = {}, unattributed = 0 }
   gathered[r] = g
   g.samples = g.samples + #c.gpu

@@ -157,7 +157,9 @@ function runner.run(sc, script)
   local device, floor
   if not compile_only and not sc.command then -- a traced program has the device to itself
     device = require_device(script)
-    if not worker then -- the parent holds the lock: a child's exit would reset it
+    if cli.devices and wl.setting("run", "lock_clocks") ~= "off" then -- the workers measure on other GPUs
+      sink:warning("--lock-clocks is not applied with --devices: lock each GPU's clock with nvidia-smi --lock-gpu-clocks")
+    elseif not worker then -- the parent holds the lock: a child's exit would reset it
       device.clocks = require("wlrun.clocks").apply(wl.setting("run", "lock_clocks"), function(m) sink:warning(m) end)
     end
     floor = wl.timing_floor()

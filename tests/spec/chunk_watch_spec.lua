@@ -21,7 +21,7 @@ describe("wlrun.chunk_watch", function()
       { sm_mhz = 1980, energy_j = 130, used_bytes = 30, throttle = {} },
       { sm_mhz = 1965, energy_j = 160, used_bytes = 20, throttle = {} },
     }, 1)
-    local w = watch.new(1980, read, now)
+    local w = watch.new(read, now)
     assert.is_true(w.enabled)
     assert.equal("keep", w:after_chunk(100, 100))
     assert.equal("keep", w:after_chunk(100, 100))
@@ -45,7 +45,7 @@ describe("wlrun.chunk_watch", function()
       { sm_mhz = 1980, energy_j = 100 },                                       -- after the pause
       { sm_mhz = 1980, energy_j = 130 },                                       -- kept
     }, 1)
-    local w, slept = watch.new(1980, read, now), 0
+    local w, slept = watch.new(read, now), 0
     local sleep = function(s) slept = slept + s end
     assert.equal("discard", w:after_chunk(50, 50))
     w:pause(sleep)
@@ -56,15 +56,15 @@ describe("wlrun.chunk_watch", function()
     w:finish(r)
     assert.equal(2 * watch.RECOVERY_PAUSE, slept)
     assert.same({ discarded_chunks = 2, discarded_samples = 100, kept_chunks = 0,
-      reasons = { "sm_clock_below_75_percent", "sw_thermal_slowdown" } }, r.throttle)
+      reasons = { "sm_clock_below_75_percent_of_highest", "sw_thermal_slowdown" } }, r.throttle)
     assert.matches("^throttle: 2 chunks %(100 samples%)", r.notes[1])
     assert.near(30, r.energy.joules, 1e-9) -- only the kept chunk's
     assert.same({ 1980 }, r.clock.chunks)
   end)
 
   it("keeps throttled chunks once MAX_DISCARDED were discarded, and says so", function()
-    local read, now = fake({ { sm_mhz = 900, energy_j = 0 } }, 0.1)
-    local w = watch.new(1980, read, now)
+    local read, now = fake({ { sm_mhz = 1980, energy_j = 0 }, { sm_mhz = 900, energy_j = 0 } }, 0.1)
+    local w = watch.new(read, now)
     for _ = 1, watch.MAX_DISCARDED do
       assert.equal("discard", w:after_chunk(10, 10))
       w:pause(function() end)
@@ -76,9 +76,20 @@ describe("wlrun.chunk_watch", function()
     assert.matches("1 kept when the limit of 10 was reached", r.notes[1])
   end)
 
+  it("takes a clock locked low for what it is, not for throttling: the reference is the highest clock read", function()
+    local read, now = fake({ { sm_mhz = 1000, energy_j = 0 }, { sm_mhz = 1005, energy_j = 1 }, { sm_mhz = 995, energy_j = 2 } }, 1)
+    local w = watch.new(read, now)
+    assert.equal("keep", w:after_chunk(10, 10))
+    assert.equal("keep", w:after_chunk(10, 10))
+    local r = r0()
+    w:finish(r)
+    assert.is_nil(r.throttle)
+    assert.same({ 1005, 995 }, r.clock.chunks)
+  end)
+
   it("does not report the energy of a measurement shorter than the counter needs", function()
     local read, now = fake({ { sm_mhz = 1980, energy_j = 1 }, { sm_mhz = 1980, energy_j = 1.5 } }, 0.01)
-    local w = watch.new(1980, read, now)
+    local w = watch.new(read, now)
     w:after_chunk(10, 10)
     local r = r0()
     w:finish(r)
@@ -91,7 +102,7 @@ describe("wlrun.chunk_watch", function()
       { sm_mhz = 1980, energy_j = 0 }, { sm_mhz = 1980, energy_j = 100 }, { sm_mhz = 1980 },
       { sm_mhz = 1980, energy_j = 300 }, { sm_mhz = 1980, energy_j = 400 },
     }, 1)
-    local w = watch.new(1980, read, now)
+    local w = watch.new(read, now)
     for _ = 1, 4 do assert.equal("keep", w:after_chunk(10, 10)) end
     local r = r0()
     w:finish(r)
@@ -100,7 +111,7 @@ describe("wlrun.chunk_watch", function()
 
   it("without NVML: one chunk, no clock per chunk, no energy, the used memory still", function()
     local read, now = fake({ { used_bytes = 5 }, { used_bytes = 7 } }, 0.5)
-    local w = watch.new(1980, read, now)
+    local w = watch.new(read, now)
     assert.is_false(w.enabled)
     assert.equal("keep", w:after_chunk(100, 100))
     local r = r0()
