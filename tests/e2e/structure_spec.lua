@@ -16,7 +16,8 @@ local MAX_LINES = 600
 local LAYERS = {
   { name = "pure C (no device, no host)", modules = {
       wl_exit = { "wl_exit" }, settings = { "settings" }, config = { "config" }, cli = { "cli" },
-      cli_params = { "cli_params" }, stats = { "stats" }, kernel_signature = { "kernel_signature" },
+      cli_params = { "cli_params" }, stats = { "stats" }, compare_stats = { "compare_stats" },
+      kernel_signature = { "kernel_signature" },
       kernel_cache = { "kernel_cache" }, json = { "ljson", "json_*" }, half = { "half" },
       wl_rng = { "wl_rng" }, tensor_dtype = { "tensor_dtype" }, c_params = { "c_params" },
       cublas_load = { "cublas_load" }, cupti_load = { "cupti_load" }, kernel_module = { "kernel_module" }, lsqlite = { "lsqlite" },
