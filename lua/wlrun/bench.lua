@@ -114,12 +114,14 @@ local function append(dst, src, r)
   end
 end
 
+-- the items of work: a rotation list (a plain table), or the one item
+local function items(work) return type(work) == "table" and getmetatable(work) == nil and work or { work } end
+
 -- auto times short bound launches as graphs; a Lua function may synchronise or allocate, which
 -- a capture refuses, so functions are batched instead, and so is host work that may not be
 -- captured (docs/libraries.md)
 local function capturable(work)
-  local list = type(work) == "table" and getmetatable(work) == nil and work or { work }
-  for _, w in ipairs(list) do
+  for _, w in ipairs(items(work)) do
     if not core.is_launch(w) or not core.launch_capturable(w) then return false end
   end
   return true
@@ -128,8 +130,7 @@ end
 -- cold samples with the L2 flush are queued behind a blocking kernel (free of launch overhead)
 -- when every item only queues GPU work: a kernel, host work a graph may capture, a wl.graph
 local function blockable(work)
-  local list = type(work) == "table" and getmetatable(work) == nil and work or { work }
-  for _, w in ipairs(list) do
+  for _, w in ipairs(items(work)) do
     local mt = type(w) == "userdata" and getmetatable(w)
     local graph = type(mt) == "table" and mt.__name == "wlrun.graph"
     if not graph and not (core.is_launch(w) and core.launch_capturable(w)) then return false end
@@ -140,8 +141,7 @@ end
 -- every item a bound launch of a kernel (not host work, not a graph): one kernel a sample, whose
 -- own time CUPTI gives
 local function kernels_only(work)
-  local list = type(work) == "table" and getmetatable(work) == nil and work or { work }
-  for _, w in ipairs(list) do
+  for _, w in ipairs(items(work)) do
     if not core.is_launch(w) or w.kernel.kind ~= "kernel" then return false end
   end
   return true
@@ -149,8 +149,7 @@ end
 
 -- the name of the first bound host work in work that a graph may not capture, or nil
 local function uncapturable(work)
-  local list = type(work) == "table" and getmetatable(work) == nil and work or { work }
-  for _, w in ipairs(list) do
+  for _, w in ipairs(items(work)) do
     if core.is_launch(w) and not core.launch_capturable(w) then return w.kernel.name end
   end
 end
@@ -177,7 +176,7 @@ local function measure_chunk(work, cfg, r, n)
 end
 
 local function working_set(work)
-  local list = type(work) == "table" and getmetatable(work) == nil and work or { work }
+  local list = items(work)
   local seen, bytes, zero, known = {}, 0, {}, false
   for _, w in ipairs(list) do
     local ok, tensors = pcall(function() return w.tensors end)
@@ -203,8 +202,8 @@ function bench.run(work, opts)
   if type(opts) ~= "table" then core.error("script", "wl.bench: options must be a table", 2) end
   local cfg = configure(opts)
   if core.compile_only() then -- the do-nothing backend: the timed loop's checks, once per work
-    local list = type(work) == "table" and getmetatable(work) == nil and work or { work }
-    (cfg.mode == "cupti" and engine.time_cupti or engine.time_cold)(work, math.max(1, #list), false)
+    local time = cfg.mode == "cupti" and engine.time_cupti or engine.time_cold
+    time(work, math.max(1, #items(work)), false)
     return nil
   end
   local wall0 = core.clock()
