@@ -1,0 +1,152 @@
+-- wl.bench's engine (lua/wlrun/bench.lua, bench.run) on the CPU, through a simulated timing
+-- engine and a virtual clock: the same module with `wlrun.engine` (src/cuda_timing.c's timed
+-- loops) and the device readings replaced by ones that give known samples and advance the clock
+-- by what the samples would have cost. What runs is all of bench.run's own logic: the warmup,
+-- auto's choice of mode, the chunks and their NVML readings, throttled chunks discarded, the
+-- stopping rules, the result's fields and warnings. The timed loops themselves are the GPU
+-- specs' (tests/gpu).
+local core = require "wlrun.core"
+
+-- a virtual clock; sample(i) -> the GPU seconds of the i-th sample taken; flush: the wall
+-- seconds an L2 flush adds to a cold sample; mhz(i) -> the SM clock after the i-th chunk
+local function simulation(o)
+  local sim = { t = 0, taken = 0, calls = {}, chunks = 0, flush = o.flush or 0 }
+  local function samples(n, extra)
+    local gpu, enqueue = {}, {}
+    for i = 1, n do
+      sim.taken = sim.taken + 1
+      gpu[i] = o.sample(sim.taken)
+      enqueue[i] = 2e-6
+      sim.t = sim.t + gpu[i] + (extra or 0) + 1e-6
+    end
+    return { gpu = gpu, enqueue = enqueue }
+  end
+  sim.engine = {
+    time_cold = function(_, n, flush, blocked)
+      sim.calls[#sim.calls + 1] = { "cold", n, flush, blocked }
+      local c = samples(n, flush and sim.flush or 3e-6)
+      if blocked then c.blocked = { gave_up = 0, kept = 0 } end
+      return c
+    end,
+    time_batch = function(_, n, per)
+      sim.calls[#sim.calls + 1] = { "batch", n, per }
+      return samples(n)
+    end,
+    time_graph = function(_, n, per)
+      sim.calls[#sim.calls + 1] = { "graph", n, per }
+      return samples(n)
+    end,
+    time_host = function(_, n) return samples(n) end,
+    timing_floor = function() return { event_pair = 2e-6, empty_kernel = 4e-6 } end,
+    count_nonzero = function() return 1 end,
+    set_measuring = function() end,
+    watch = function() return { allocs = 0, syncs = 0 } end,
+    cupti_ready = function() return false end,
+  }
+  sim.patch = {
+    clock = function() return sim.t end,
+    sleep = function(s) sim.t = sim.t + s end,
+    gpu_sample = function()
+      sim.chunks = sim.chunks + 1
+      return { sm_mhz = o.mhz and o.mhz(sim.chunks) or 1980, throttle = {}, energy_j = sim.t * 300,
+               used_bytes = 1 << 30 }
+    end,
+    gpu_clock = function() return { sm_mhz = 1980, max_sm_mhz = 1980, nvml = true, reasons = {} } end,
+    compile_only = function() return false end,
+    is_launch = function(w) return type(w) == "table" and w.simulated == true end,
+    launch_capturable = function() return true end,
+  }
+  return sim
+end
+
+-- runs fn(bench) with bench.run using simulation sim; everything patched is restored
+local function with(sim, fn)
+  local saved_core, saved = {}, {}
+  for k, v in pairs(sim.patch) do saved_core[k], core[k] = core[k], v end
+  for _, name in ipairs { "wlrun.engine", "wlrun.bench" } do saved[name] = package.loaded[name] end
+  local wl = require "wlrun"
+  local saved_device = wl.device
+  wl.device = function() return { l2_bytes = 60 << 20 } end
+  package.loaded["wlrun.engine"], package.loaded["wlrun.bench"] = sim.engine, nil
+  local ok, err = pcall(function() fn(require "wlrun.bench") end)
+  for k, v in pairs(saved_core) do core[k] = v end
+  for name, v in pairs(saved) do package.loaded[name] = v end
+  wl.device = saved_device
+  if not ok then error(err, 0) end
+end
+
+-- a bound launch of one kernel, as far as bench.run looks at it
+local function launch()
+  return setmetatable({ simulated = true, kernel = { name = "k", kind = "kernel" }, tensors = {} }, {})
+end
+
+local function steady(seconds) return function(i) return seconds * (1 + 0.001 * (i % 7)) end end
+
+describe("wl.bench's engine, simulated", function()
+  it("takes fixed iterations in chunks of about 50 ms, with an NVML reading after each", function()
+    local sim = simulation { sample = steady(200e-6) }
+    with(sim, function(bench)
+      local r = bench.run(launch(), { mode = "cold", warmup = 10, iters = 6000 })
+      assert.equal(6000, #r.samples)
+      assert.equal("cold", r.mode)
+      assert.is_true(#r.clock.chunks >= 20 and #r.clock.chunks <= 30, "chunks: " .. #r.clock.chunks)
+      assert.near(200e-6, r.stats.median, 1e-6)
+      assert.same({}, r.warnings)
+    end)
+  end)
+
+  it("stops an adaptive measurement at the target and says so", function()
+    local sim = simulation { sample = steady(100e-6) }
+    with(sim, function(bench)
+      local r = bench.run(launch(), { mode = "cold", warmup = 5, adaptive = true, min_samples = 10, max_time = 3 })
+      assert.equal("target", r.adaptive.stopped)
+      assert.is_true(r.adaptive.converged)
+      assert.is_true(r.adaptive.noise <= r.adaptive.target)
+    end)
+  end)
+
+  it("stops at max_time when the noise never meets the target, with the adaptive-timeout warning", function()
+    local sim = simulation { sample = function(i) return 100e-6 * (1 + 0.5 * ((i * 7919) % 13) / 13 + 0.001 * i) end }
+    with(sim, function(bench)
+      local r = bench.run(launch(), { mode = "cold", warmup = 5, adaptive = true, target_noise = 0.0001, max_time = 1 })
+      assert.is_true(r.adaptive.stopped == "max_time" or r.adaptive.stopped == "plateau", r.adaptive.stopped)
+      local codes = {}
+      for _, w in ipairs(r.warnings) do codes[#codes + 1] = w.code end
+      assert.matches("adaptive%-", table.concat(codes, " "))
+    end)
+  end)
+
+  it("discards the chunks taken while the SM clock was below 75 % of the highest, after a pause", function()
+    -- readings: 1 before the first chunk, 3 after the second (throttled: discarded), 4 after the
+    -- pause (the next chunk's start), 5 after the second taken again (throttled), 6 after a pause
+    local sim = simulation { sample = steady(200e-6), mhz = function(i) return (i >= 3 and i <= 5) and 1000 or 1980 end }
+    with(sim, function(bench)
+      local r = bench.run(launch(), { mode = "cold", warmup = 10, iters = 2000 })
+      assert.equal(2000, #r.samples)
+      assert.equal(2, r.throttle.discarded_chunks)
+      assert.matches("throttle: 2 chunks", table.concat(r.notes, "\n"))
+    end)
+  end)
+
+  it("queues flushed cold samples behind the blocking kernel in auto mode", function()
+    local sim = simulation { sample = steady(5e-6), flush = 40e-6 }
+    with(sim, function(bench)
+      local r = bench.run(launch(), { mode = "auto", flush_l2 = true, warmup = 5, iters = 500 })
+      assert.equal("cold", r.mode)
+      assert.truthy(r.blocked)
+      assert.is_true(r.flush_l2)
+      local last = sim.calls[#sim.calls]
+      assert.same({ "cold", last[2], true, true }, last)
+    end)
+  end)
+
+  it("times a short kernel as graphs in auto mode without the flush, a launch per ~100 us sample", function()
+    local sim = simulation { sample = steady(5e-6) }
+    with(sim, function(bench)
+      local r = bench.run(launch(), { mode = "auto", warmup = 5, iters = 100 })
+      assert.equal("graph", r.mode)
+      assert.equal(20, r.per)
+      assert.matches("auto: a launch takes about", table.concat(r.notes, "\n"))
+    end)
+  end)
+end)
