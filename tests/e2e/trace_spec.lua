@@ -338,9 +338,11 @@ print(os.waitstatus_to_exitcode(status))
     it("--timeout stops the program (SIGTERM) and exits 5 with the report", function()
       local prog, dir = program([[trap 'exit 143' TERM
 i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done]])
-      local r = trace("--warmup 1 --timeout 300ms -o " .. q(dir .. "/r.json") .. " -- " .. q(prog), BASIC)
+      -- the fixture must be in the trace directory when --timeout (timed from the program's
+      -- start) stops the program: 3 s leave room for a slow cp on a busy machine
+      local r = trace("--warmup 1 --timeout 3s -o " .. q(dir .. "/r.json") .. " -- " .. q(prog), BASIC)
       assert.equal(5, r.code, r.stderr)
-      assert.matches("wlrun: trace: stopped by %-%-timeout after 300 ms; the report is in", r.stderr)
+      assert.matches("wlrun: trace: stopped by %-%-timeout after 3 s; the report is in", r.stderr)
       assert.is_false(require("wlrun.results.load").load(dir .. "/r.json").complete)
     end)
   end)
