@@ -364,16 +364,22 @@ i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done]])
       local doc = json_of(r.stdout)
       local c = doc.configurations[1]
       assert.equal(2, #c.samples)
+      -- at least the time slept (a loaded machine only adds to it), and the phases inside their
+      -- step: no ceilings tied to the scheduler beyond a second
       for j = 1, 2 do
-        assert.is_true(c.samples[j] >= 0.021 and c.samples[j] < 0.035, tostring(c.samples[j]))
-        assert.is_true(c.loop.data[j] >= 0.004 and c.loop.data[j] < 0.012, tostring(c.loop.data[j]))
+        assert.is_true(c.samples[j] >= 0.021 and c.samples[j] < 1, tostring(c.samples[j]))
+        assert.is_true(c.loop.data[j] >= 0.004 and c.loop.data[j] < 1, tostring(c.loop.data[j]))
       end
       assert.equal(32, c.loop.batch_size)
       local want = { forward = 0.006, backward = 0.012, optimizer = 0.003 }
+      local phases = 0
       for _, ph in ipairs(c.loop.phases) do
         assert.is_true(ph.top)
-        assert.is_true(ph.mean >= want[ph.name] and ph.mean < want[ph.name] + 0.008, ph.name .. " " .. ph.mean)
+        assert.is_true(ph.mean >= want[ph.name], ph.name .. " " .. ph.mean)
+        phases = phases + ph.mean
       end
+      local step = (c.samples[1] + c.samples[2]) / 2
+      assert.is_true(phases <= step * (1 + 1e-9), ("phases %.9f in a step of %.9f"):format(phases, step))
       assert.equal(3, #c.loop.phases)
       assert.equal("cpu", c.trace.timing)
       assert.equal("trainer", c.trace.process.thread)
