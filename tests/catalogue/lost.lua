@@ -10,6 +10,13 @@ local CO = "--compile-only --arch sm_90"
 -- Ctrl-C after N seconds; killed outright (a signal: the case fails) 10 s after that, so that a
 -- Ctrl-C that is not honoured ends the case instead of hanging it
 local function ctrl_c(n) return ("timeout --preserve-status -k 10 -s INT %s"):format(n) end
+-- Ctrl-C once the script has written the file READY where it must be interrupted (a fifth of a
+-- second later, for the few instructions between the file and the loop), however long it took to
+-- get there; timeout(1) passes the Ctrl-C on and kills wlrun outright 10 s after it
+local function ctrl_c_at(ready)
+  return ([[sh -c 'timeout --preserve-status -k 10 -s INT 120 "$@" & t=$!; ]]
+    .. [[while [ ! -e %s ] && kill -0 $t 2>/dev/null; do sleep 0.05; done; sleep 0.2; kill -INT $t; wait $t' sh]]):format(ready)
+end
 
 -- a scenario over n = 1..4 around BODY (fields of wl.scenario)
 local function sweep(body)
@@ -39,13 +46,15 @@ local function second_failed(kind)
   end)
 end
 
--- a bound launch of an empty kernel, for the launch loops (CPU: under --compile-only; Ctrl-C
--- after 2 s, once NVRTC has compiled it)
+-- a bound launch of an empty kernel, for the launch loops (CPU: under --compile-only; on a GPU,
+-- Ctrl-C after 5 s, once NVRTC has compiled it)
 local LAUNCH = [[local wl = require "wlrun"
 local k = wl.kernel { 'extern "C" __global__ void nop(float* p) { }', name = "nop" }
 local x = wl.tensor { 16 }
 local l = k:bind { grid = 1, block = 1, args = { x } }
 ]]
+-- the same, then the file 'bound' that ctrl_c_at waits for: the loop comes next
+local BOUND = LAUNCH .. "io.open('bound', 'w'):close()\n"
 
 -- a bind with one field changed
 local function bind(field)
@@ -72,15 +81,15 @@ error(e, 0)
       f:close()
       assert.is_true(elapsed < 0.5 + 0.1 + 0.1, ("Ctrl-C at 0.5 s stopped wl.sleep at %.3f s"):format(elapsed))
     end },
-  { name = "Ctrl-C during launch:launch(n) looped in C", code = 130, prefix = ctrl_c(2), args = CO,
-    script = LAUNCH .. "l:launch(1e11)", stderr = "interrupted %(Ctrl%-C%).*in method 'launch'" },
-  { name = "Ctrl-C during the batch loop of the measurement", code = 130, prefix = ctrl_c(2), args = CO,
-    script = LAUNCH .. "require('wlrun.engine').time_batch(l, 1000, 1000000)", stderr = "interrupted %(Ctrl%-C%)" },
-  { name = "Ctrl-C during graph replays of the measurement", code = 130, prefix = ctrl_c(2), args = CO,
-    script = LAUNCH .. "local g = wl.graph(function() l() end)\nrequire('wlrun.engine').time_batch(g, 1000, 1000000)",
+  { name = "Ctrl-C during launch:launch(n) looped in C", code = 130, prefix = ctrl_c_at("bound"), args = CO,
+    script = BOUND .. "l:launch(1e11)", stderr = "interrupted %(Ctrl%-C%).*in method 'launch'" },
+  { name = "Ctrl-C during the batch loop of the measurement", code = 130, prefix = ctrl_c_at("bound"), args = CO,
+    script = BOUND .. "require('wlrun.engine').time_batch(l, 1000, 1000000)", stderr = "interrupted %(Ctrl%-C%)" },
+  { name = "Ctrl-C during graph replays of the measurement", code = 130, prefix = ctrl_c_at("bound"), args = CO,
+    script = BOUND .. "local g = wl.graph(function() l() end)\nrequire('wlrun.engine').time_batch(g, 1000, 1000000)",
     stderr = "interrupted %(Ctrl%-C%)" },
-  { name = "Ctrl-C during the warm-up replays of graph mode", code = 130, prefix = ctrl_c(2), args = CO,
-    script = LAUNCH .. "require('wlrun.engine').time_graph(l, 10, 100, 1e11)", stderr = "interrupted %(Ctrl%-C%)" },
+  { name = "Ctrl-C during the warm-up replays of graph mode", code = 130, prefix = ctrl_c_at("bound"), args = CO,
+    script = BOUND .. "require('wlrun.engine').time_graph(l, 10, 100, 1e11)", stderr = "interrupted %(Ctrl%-C%)" },
   { name = "Ctrl-C during a configuration keeps the finished ones", code = 130, prefix = ctrl_c(1),
     args = CO .. " -o r.json",
     script = sweep("setup = function(p) if p.n == 2 then wl.sleep(60) end return {} end, run = function() end"),
