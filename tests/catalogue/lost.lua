@@ -63,8 +63,8 @@ end
 
 return {
   ---- Ctrl-C inside wlrun's own loops and waits ----
-  { name = "Ctrl-C during a long wl.sleep", code = 130, prefix = ctrl_c(1),
-    script = "require('wlrun').sleep(60)", stderr = "interrupted %(Ctrl%-C%)" },
+  { name = "Ctrl-C during a long wl.sleep", code = 130, prefix = ctrl_c_at("sleeping"),
+    script = "io.open('sleeping', 'w'):close()\nrequire('wlrun').sleep(60)", stderr = "interrupted %(Ctrl%-C%)" },
   { name = "Ctrl-C stops wl.sleep within 0.1 s", code = 130,
     script = [[local wl = require "wlrun"
 os.execute(("(sleep 0.5; kill -INT %d) &"):format(require("wlrun.process").getpid()))
@@ -90,15 +90,17 @@ error(e, 0)
     stderr = "interrupted %(Ctrl%-C%)" },
   { name = "Ctrl-C during the warm-up replays of graph mode", code = 130, prefix = ctrl_c_at("bound"), args = CO,
     script = BOUND .. "require('wlrun.engine').time_graph(l, 10, 100, 1e11)", stderr = "interrupted %(Ctrl%-C%)" },
-  { name = "Ctrl-C during a configuration keeps the finished ones", code = 130, prefix = ctrl_c(1),
+  { name = "Ctrl-C during a configuration keeps the finished ones", code = 130, prefix = ctrl_c_at("second"),
     args = CO .. " -o r.json",
-    script = sweep("setup = function(p) if p.n == 2 then wl.sleep(60) end return {} end, run = function() end"),
+    script = sweep("setup = function(p) if p.n == 2 then io.open('second', 'w'):close() wl.sleep(60) end return {} end, "
+      .. "run = function() end"),
     stderr = "interrupted during configuration 2 of 4; 1 finished configurations are in r%.json",
     check = doc_is(false, { "compiled", "failed" }, function(doc)
       assert.equal("interrupted", doc.configurations[2].kind)
     end) },
-  { name = "Ctrl-C during a teardown", code = 130, prefix = ctrl_c(1), args = CO .. " -o r.json",
-    script = sweep("setup = function() return {} end, run = function() end, teardown = function() wl.sleep(60) end"),
+  { name = "Ctrl-C during a teardown", code = 130, prefix = ctrl_c_at("teardown"), args = CO .. " -o r.json",
+    script = sweep("setup = function() return {} end, run = function() end, "
+      .. "teardown = function() io.open('teardown', 'w'):close() wl.sleep(60) end"),
     stderr = "interrupted during configuration 1 of 4",
     check = doc_is(false, { "failed" }, function(doc)
       assert.equal("interrupted", doc.configurations[1].kind)
