@@ -65,11 +65,12 @@ return {
   ---- Ctrl-C inside wlrun's own loops and waits ----
   { name = "Ctrl-C during a long wl.sleep", code = 130, prefix = ctrl_c_at("sleeping"),
     script = "io.open('sleeping', 'w'):close()\nrequire('wlrun').sleep(60)", stderr = "interrupted %(Ctrl%-C%)" },
-  { name = "Ctrl-C stops wl.sleep within 0.1 s", code = 130,
+  { name = "Ctrl-C stops wl.sleep(30) long before its end", code = 130,
     script = [[local wl = require "wlrun"
-os.execute(("(sleep 0.5; kill -INT %d) &"):format(require("wlrun.process").getpid()))
+os.execute(("(i=0; while [ ! -e sleeping ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; kill -INT %d) &")
+  :format(require("wlrun.process").getpid()))
 local t0 = wl.clock()
-local ok, e = pcall(wl.sleep, 30)
+local ok, e = pcall(function() io.open("sleeping", "w"):close() wl.sleep(30) end)
 local f = assert(io.open("elapsed", "w"))
 f:write(wl.clock() - t0)
 f:close()
@@ -79,7 +80,9 @@ error(e, 0)
       local f = assert(io.open(dir .. "/elapsed"))
       local elapsed = tonumber(f:read("a"))
       f:close()
-      assert.is_true(elapsed < 0.5 + 0.1 + 0.1, ("Ctrl-C at 0.5 s stopped wl.sleep at %.3f s"):format(elapsed))
+      -- interrupted, not slept out: the signal comes within a poll (50 ms) of the file, and the
+      -- sleep ends at once (EINTR) or within its 20 ms slice; 5 s leave room for a loaded machine
+      assert.is_true(elapsed < 5, ("Ctrl-C stopped wl.sleep(30) at %.3f s"):format(elapsed))
     end },
   { name = "Ctrl-C during launch:launch(n) looped in C", code = 130, prefix = ctrl_c_at("bound"), args = CO,
     script = BOUND .. "l:launch(1e11)", stderr = "interrupted %(Ctrl%-C%).*in method 'launch'" },
