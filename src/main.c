@@ -7,6 +7,7 @@
 #include "settings.h"
 #include "wl_exit.h"
 
+#include <errno.h>
 #include <lua.h>
 #include <nvrtc.h>
 #include <stdio.h>
@@ -67,6 +68,13 @@ int main(int argc, char **argv) {
   memset(&cli, 0, sizeof cli);
   int code = run(argc, argv, &cli);
   wl_cli_free(&cli);
+  /* what went to standard output and could not be written (a full disk, a closed pipe) fails
+   * the run, whatever wrote it: the help, a report, a table of results */
+  const char *why = fflush(stdout) != 0 ? strerror(errno) : ferror(stdout) ? "a write failed" : NULL;
+  if (why && code != WL_EXIT_IO) { /* an I/O error has been reported already: this one */
+    fprintf(stderr, "wlrun: cannot write to standard output: %s\n", why);
+    if (code == WL_EXIT_OK) code = WL_EXIT_IO;
+  }
   return code;
 }
 

@@ -78,7 +78,7 @@ function Sink:iteration(line)
   if self.quiet then return end
   self:clear()
   if not self.report_only then
-    io.stdout:write(line, "\n")
+    require("wlrun.stdio").write(line .. "\n")
   else
     err(line .. "\n")
   end
@@ -88,8 +88,7 @@ function Sink:report(text)
   if self.silent then return end
   self:clear()
   self:release()
-  io.stdout:write(text)
-  io.stdout:flush()
+  require("wlrun.stdio").write(text)
 end
 
 return sink

@@ -460,7 +460,7 @@ function M.main(args)
   local tool = "compare"
   local o, pos = util.parse_args(tool, args or {}, spec)
   if o.help then
-    io.stdout:write(M.usage)
+    require("wlrun.stdio").write(M.usage)
     return
   end
   if #pos ~= 2 then
@@ -522,7 +522,7 @@ function M.main(args)
   local doc = M.compare(base, new, opts)
 
   if not to_stdout then -- -o - is standard output's alone
-    io.stdout:write(M.render(doc, format))
+    require("wlrun.stdio").write(M.render(doc, format))
     io.stdout:flush()
   end
   for _, f in ipairs(files) do util.write(tool, f[1], M.render(doc, f[2])) end

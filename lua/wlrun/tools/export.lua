@@ -186,7 +186,7 @@ local spec = {
 function M.main(args)
   local o, pos = util.parse_args(TOOL, args or {}, spec)
   if o.help then
-    io.stdout:write(M.usage)
+    require("wlrun.stdio").write(M.usage)
     return
   end
   if #pos ~= 1 then fail("usage", ("expected one results file, got %d (wlrun export --help)"):format(#pos)) end
@@ -228,7 +228,7 @@ function M.main(args)
   if o.output then
     util.write(TOOL, o.output, text)
   else
-    io.stdout:write(text)
+    require("wlrun.stdio").write(text)
   end
 end
 

@@ -143,7 +143,7 @@ local function add(o, files)
   end)
   if o.quiet then return end
   for i, run in ipairs(runs) do
-    io.stdout:write(render.added_line(run, done[i], path))
+    require("wlrun.stdio").write(render.added_line(run, done[i], path))
   end
 end
 
@@ -221,7 +221,7 @@ function M.main(args)
   local o, pos = util.parse_args(TOOL, args or {}, spec)
   local cmd = table.remove(pos, 1)
   if o.help or cmd == nil then
-    io.stdout:write(M.usage)
+    require("wlrun.stdio").write(M.usage)
     if cmd == nil and not o.help then fail("usage", "expected a command: add, show, trend or blame") end
     return
   end
@@ -234,7 +234,7 @@ function M.main(args)
   local db <close> = store.open_reader(path)
   local doc = cmd == "show" and show(db, path, o) or analyse(db, path, o, opts, cmd)
   if not opts.to_stdout then -- -o - is standard output's alone
-    io.stdout:write(render.text(doc))
+    require("wlrun.stdio").write(render.text(doc))
     io.stdout:flush()
   end
   for _, f in ipairs(opts.outputs) do util.write(TOOL, f.path, f.json and util.json(doc) or render.text(doc)) end

@@ -52,7 +52,7 @@ end
 function M.main(args)
   local o, pos = util.parse_args(TOOL, args, { ["-h"] = { key = "help" }, ["--help"] = {} })
   if o.help then
-    io.stdout:write(HELP)
+    require("wlrun.stdio").write(HELP)
     return
   end
   if #pos > 1 then util.fail("usage", TOOL, ("one directory at most, got '%s' and '%s'"):format(pos[1], pos[2])) end
@@ -78,19 +78,19 @@ function M.main(args)
   mkdir(dir .. "/bench")
   for _, f in ipairs(files) do
     local path = util.write(TOOL, dir .. "/" .. f.path, f.text)
-    io.stdout:write(("wrote %s\n"):format(path))
+    require("wlrun.stdio").write(("wrote %s\n"):format(path))
   end
 
   local readme = dir .. "/README.md"
   local old = exists(readme) and util.read_file(TOOL, readme) or ""
   if old:find("\n## Benchmarks\n", 1, true) or old:find("^## Benchmarks\n") then
-    io.stdout:write(("%s has a Benchmarks section already: left as it is\n"):format(readme))
+    require("wlrun.stdio").write(("%s has a Benchmarks section already: left as it is\n"):format(readme))
   else
     local sep = old == "" and "" or (old:sub(-1) == "\n" and "\n" or "\n\n")
     util.write(TOOL, readme, old .. sep .. templates.readme)
-    io.stdout:write(("%s %s\n"):format(old == "" and "wrote" or "added a Benchmarks section to", readme))
+    require("wlrun.stdio").write(("%s %s\n"):format(old == "" and "wrote" or "added a Benchmarks section to", readme))
   end
-  io.stdout:write("next: wlrun --compile-only bench/axpy.lua (no GPU needed); sh bench/ci.sh in CI\n")
+  require("wlrun.stdio").write("next: wlrun --compile-only bench/axpy.lua (no GPU needed); sh bench/ci.sh in CI\n")
 end
 
 return M

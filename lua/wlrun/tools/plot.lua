@@ -516,7 +516,7 @@ local spec = {
 function M.main(args)
   local o, pos = util.parse_args(TOOL, args or {}, spec)
   if o.help then
-    io.stdout:write(M.usage)
+    require("wlrun.stdio").write(M.usage)
     return
   end
   if #pos ~= 1 then

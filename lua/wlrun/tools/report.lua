@@ -94,7 +94,7 @@ local function plural(n, word) return ("%d %s%s"):format(n, word, n == 1 and "" 
 function M.main(args)
   local o, pos = util.parse_args(TOOL, args or {}, spec)
   if o.help then
-    io.stdout:write(M.usage)
+    require("wlrun.stdio").write(M.usage)
     return
   end
   if not o.html then fail("usage", "--html DIR is needed: the directory the page goes into (wlrun report --help)") end
@@ -129,7 +129,7 @@ function M.main(args)
   local parts = { plural(#documents, "results file") }
   if holds.comparisons > 0 then parts[#parts + 1] = plural(holds.comparisons, "comparison") end
   if holds.series then parts[#parts + 1] = ("the history of %s"):format(plural(holds.series, "configuration")) end
-  io.stdout:write(("wrote '%s': %s\n"):format(path, table.concat(parts, ", ")))
+  require("wlrun.stdio").write(("wrote '%s': %s\n"):format(path, table.concat(parts, ", ")))
 end
 
 return M

@@ -395,7 +395,7 @@ function M.main(args)
   local before, cmd = M.split(args or {})
   local o = M.options(before)
   if o.help then
-    io.stdout:write(M.usage)
+    require("wlrun.stdio").write(M.usage)
     return
   end
   if #cmd == 0 then fail("usage", "no command to trace: wlrun trace [options] -- CMD [ARGS...] (wlrun trace --help)") end
