@@ -40,40 +40,9 @@ local function limits_of(given)
   return l
 end
 
-local function hex(bytes) return (bytes:gsub(".", function(c) return ("\\x%02x"):format(c:byte()) end)) end
-
--- A name as it may be printed on a terminal: control characters (C0, DEL, C1) and bytes that are
--- not UTF-8 as \xHH, cut to max bytes (default 120) at a character boundary, with "..." when cut.
-function read.printable(s, max)
-  max = max or 120
-  s = tostring(s)
-  -- every byte gives at least one character: what lies past max + 8 bytes is cut anyway (a name
-  -- of a megabyte is not escaped whole)
-  if #s > max + 8 then s = s:sub(1, max + 8) end
-  if s:find("[\0-\31\127-\255]") then
-    local out, i, n = {}, 1, #s
-    while i <= n do
-      local b = s:byte(i)
-      if b >= 0x20 and b < 0x7f then
-        local j = s:find("[\0-\31\127-\255]", i) or n + 1
-        out[#out + 1] = s:sub(i, j - 1)
-        i = j
-      else
-        local len = b >= 0x80 and utf8.len(s, i, i) == 1 and utf8.offset(s, 2, i) - i or 1
-        local c = s:sub(i, i + len - 1)
-        local cp = len > 1 and utf8.codepoint(c) or b
-        out[#out + 1] = (cp < 0x20 or (cp >= 0x7f and cp < 0xa0) or len == 1) and hex(c) or c
-        i = i + len
-      end
-    end
-    s = table.concat(out)
-  end
-  if #s <= max then return s end
-  local cut = max - 3
-  while cut > 0 and (s:byte(cut + 1) or 0) & 0xc0 == 0x80 do cut = cut - 1 end -- not inside a UTF-8 character
-  local head = s:sub(1, cut):gsub("\\x?%x?$", "") -- nor inside an escape
-  return head .. "..."
-end
+-- A name as it may be printed on a terminal (wlrun.printable, shared with every printer): control
+-- characters and bytes that are not UTF-8 as \xHH, cut to max bytes (default 120).
+read.printable = require("wlrun.printable").text
 
 ---------------------------------------------------------------------------------------------
 -- one file
