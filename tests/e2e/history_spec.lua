@@ -159,13 +159,17 @@ describe("wlrun history", function()
   it("waits for another writer's lock, and stops waiting on Ctrl-C (exit 130)", function()
     local d = fixtures(h.tmpdir())
     assert.equal(0, history("add r01.json --db h.db --commit a", d).code)
-    -- a script that holds the write lock for `seconds`, started in the background
+    -- a script that holds the write lock for `seconds`, or until the file 'release' appears,
+    -- started in the background; then it writes 'let_go_<seconds>'
     h.write(d .. "/hold.lua", [[
+local wl = require "wlrun"
 local db = require("wlrun.sqlite").open("h.db")
 db:exec("BEGIN IMMEDIATE")
 io.open("held", "w"):close()
-require("wlrun").sleep(tonumber(arg[1]))
+local limit = wl.clock() + tonumber(arg[1])
+repeat wl.sleep(0.01) until wl.clock() >= limit or os.rename("release", "released")
 db:exec("ROLLBACK")
+io.open("let_go_" .. arg[1], "w"):close()
 ]])
     local function hold(seconds)
       os.remove(d .. "/held")
@@ -180,10 +184,16 @@ db:exec("ROLLBACK")
     local waited = history("add r02.json --db h.db --commit b", d)
     assert.equal(0, waited.code, waited.stderr)
     assert.matches("as run 2", waited.stdout)
-    hold(4)
-    local stopped = history("add r03.json --db h.db --commit c", d, { prefix = "timeout --preserve-status -s INT 1" })
+    hold(60)
+    finally(function() h.write(d .. "/release", "") end)
+    -- Ctrl-C once `history add` sleeps between its tries for the lock (the kernel names the
+    -- nanosleep in /proc/PID/wchan; where it does not, after 30 s), however slow its start
+    local waiting = [[sh -c '"$@" & w=$!; i=0; while [ $i -lt 600 ] && ! grep -q nanosleep /proc/$w/wchan 2>/dev/null; ]]
+      .. [[do sleep 0.05; i=$((i+1)); done; kill -INT $w; wait $w' sh]]
+    local stopped = history("add r03.json --db h.db --commit c", d, { prefix = waiting })
     assert.equal(130, stopped.code, stopped.stderr)
     assert.matches("^wlrun: interrupted %(Ctrl%-C%)", stopped.stderr)
+    assert.is_nil(io.open(d .. "/let_go_60"), "history add stopped only when the lock was let go")
     assert.equal(2, count(d .. "/h.db", "SELECT count(*) AS n FROM runs")) -- a reader is not held up
   end)
 
