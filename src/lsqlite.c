@@ -5,6 +5,8 @@
  * connection is closed (sqlite3_close_v2 leaves a closed connection to the last finalize).
  *
  *   sqlite.open(path, {readonly =, create =, immutable =, timeout = seconds, label = text}) -> db
+ *                                a file's path, never one of SQLite's special names (":memory:",
+ *                                "file:..." URIs); a FIFO, a directory or a device is refused
  *   db:exec(sql)                 statements that take no values: the schema, BEGIN, COMMIT
  *   db:prepare(sql) -> stmt      one statement; values only through its parameters ?1..?n
  *   stmt:run(...) -> changes     binds the arguments, steps to the end, resets
@@ -23,6 +25,7 @@
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define DB_MT "wlrun.sqlite.db"
@@ -68,6 +71,15 @@ static int busy_wait(void *arg, int count) {
   struct timespec nap = {0, ms * 1000000L};
   nanosleep(&nap, NULL);
   return 1;
+}
+
+/* Every PROGRESS_STEPS steps of SQLite's virtual machine: a stop (Ctrl-C) asked for ends the
+ * statement with SQLITE_INTERRUPT, which step() and db_error() raise as the interrupt. A query
+ * can run for as long as a file's schema makes it (a view over a recursive query). */
+#define PROGRESS_STEPS 10000
+static int progress_stop(void *arg) {
+  (void)arg;
+  return wl_stop_pending();
 }
 
 static struct db *check_db(lua_State *L, int arg, const char *fn) {
@@ -153,6 +165,14 @@ static const char *immutable_uri(lua_State *L, const char *path) {
   return lua_tostring(L, -1);
 }
 
+/* what path is when something other than a regular file is there (through symbolic links),
+ * else NULL: SQLite would block on a FIFO and take a device for a file */
+static const char *not_a_file(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0 || S_ISREG(st.st_mode)) return NULL; /* a missing file is SQLite's to report */
+  return S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or a socket";
+}
+
 /* sqlite.open(path, {readonly =, create =, immutable =, timeout = seconds (default 30), label =})
  * -> db; immutable: read-only, and the file is taken as one that nobody changes meanwhile */
 static int l_open(lua_State *L) {
@@ -182,18 +202,25 @@ static int l_open(lua_State *L) {
   else
     lua_pushfstring(L, "SQLite database '%s'", path);
   lua_setiuservalue(L, arg, 1);
+  const char *kind = not_a_file(path);
+  if (kind) {
+    lua_getiuservalue(L, arg, 1);
+    return wl_raise(L, WL_EXIT_IO, "%s: cannot open: %s, not a file", lua_tostring(L, -1), kind);
+  }
   int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
   if (immutable) {
     path = immutable_uri(L, path);
     flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
-  } else if (strncmp(path, "file:", 5) == 0) {
-    /* SQLite reads a name that starts with "file:" as a URI with options (Debian builds it
-     * with SQLITE_USE_URI): a path is a path */
+  } else if (path[0] != '/') {
+    /* a path is a path: SQLite reads ":memory:" as a database in memory and a name that starts
+     * with "file:" as a URI with options (Debian builds it with SQLITE_USE_URI); neither
+     * begins with "./" */
     path = lua_pushfstring(L, "./%s", path);
   }
   int rc = sqlite3_open_v2(path, &d->handle, flags, NULL);
   if (rc == SQLITE_OK) rc = harden(d->handle);
   if (rc == SQLITE_OK) rc = sqlite3_busy_handler(d->handle, busy_wait, d);
+  if (rc == SQLITE_OK) sqlite3_progress_handler(d->handle, PROGRESS_STEPS, progress_stop, NULL);
   if (rc != SQLITE_OK) {
     char msg[512];
     snprintf(msg, sizeof msg, "%s", d->handle ? sqlite3_errmsg(d->handle) : sqlite3_errstr(rc));

@@ -63,9 +63,24 @@ local function pragma(db, name) return db:rows("PRAGMA " .. name)[1][name] end
 local function tables(db)
   local names = {}
   for _, r in ipairs(db:rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")) do
-    names[#names + 1] = r.name
+    names[#names + 1] = require("wlrun.printable").text(r.name, 60) -- another program's names
   end
   return names
+end
+
+-- Raises unless runs and results are tables: a view of the same name (a file made to look like
+-- a history) could make every query of it run for ever.
+local function check_tables(db, label)
+  local kind = {}
+  for _, r in ipairs(db:rows("SELECT name, type FROM sqlite_schema WHERE name IN ('runs', 'results')")) do
+    kind[r.name] = r.type
+  end
+  for _, name in ipairs { "runs", "results" } do
+    if kind[name] ~= "table" then
+      fail(label, ("not a wlrun history: its '%s' is %s"):format(name,
+        kind[name] and ("a " .. kind[name] .. ", not a table") or "missing"))
+    end
+  end
 end
 
 -- The version of db, or raises when db is not a wlrun history, or one newer than this wlrun.
@@ -83,6 +98,7 @@ local function version_of(db, label)
     fail(label, ("a history of schema version %d, newer than this wlrun's (%d): use a newer wlrun"):format(v,
       schema.VERSION))
   end
+  if v > 0 then check_tables(db, label) end
   return v
 end
 

@@ -15,12 +15,6 @@ local function process() return require "wlrun.process" end
 
 local function fail(kind, msg) core().error(kind, "history: " .. msg, 0) end
 
-local function exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
-
 local function dir_of(path) return path:match("^(.*)/[^/]*$") or "." end
 
 local function is_dir(path)
@@ -55,14 +49,28 @@ function store.transaction(db, fn)
   db:exec("COMMIT")
 end
 
-local function not_a_directory(path)
-  if is_dir(path) then fail("io", ("the database '%s' is a directory, not a file"):format(path)) end
+local function says(e, text) return tostring(e):find(text, 1, true) ~= nil end
+
+local WHAT = { directory = "a directory", fifo = "a FIFO", other = "a device or a socket" }
+
+-- Raises unless path can name a database file: standard input and output cannot hold one, and
+-- a directory, a FIFO (opening it would wait for a writer) or a device is not one. Returns
+-- whether something is there (a symbolic link is left to wlrun.sqlite, which looks at what it
+-- points to).
+local function check_path(path)
+  if path == "" then fail("usage", "the database's name is empty (--db FILE, or [history] db in wlrun.ini)") end
+  if path == "-" then
+    fail("usage", "the database cannot be standard input or output ('-'): give a file (./- for a file named '-')")
+  end
+  local kind = process().file_type(path)
+  if WHAT[kind] then fail("io", ("the database '%s' is %s, not a file"):format(path, WHAT[kind])) end
+  return kind ~= nil
 end
 
 -- The database for writing, made when missing (its directory too when it is the default one),
 -- at the current schema version.
 function store.open_writer(path, source)
-  not_a_directory(path)
+  check_path(path)
   local dir = dir_of(path)
   if source == "default" and not is_dir(dir) then
     local ok, err = process().make_dir(dir)
@@ -73,27 +81,39 @@ function store.open_writer(path, source)
   local label = store.label(path)
   local db = require("wlrun.sqlite").open(path, { create = true, timeout = store.TIMEOUT, label = label })
   if db:readonly() then fail("io", ("the database '%s' is read-only: adding needs write access"):format(path)) end
-  db:rows("PRAGMA journal_mode = WAL") -- kept in the file: set once, by the first writer
-  db:exec("PRAGMA foreign_keys = ON")
-  store.transaction(db, function() schema.migrate(db, label) end)
+  local ok, e = pcall(function()
+    db:rows("PRAGMA journal_mode = WAL") -- kept in the file: set once, by the first writer
+    db:exec("PRAGMA foreign_keys = ON")
+    store.transaction(db, function() schema.migrate(db, label) end)
+  end)
+  if not ok and (says(e, "attempt to write a readonly database") or says(e, "unable to open database file")) then
+    -- the file may be written, what SQLite makes beside it may not
+    fail("io", ("cannot write the database '%s': SQLite keeps its log in '%s-wal' and '%s-shm' beside it, and the directory '%s' (or those files) cannot be written"):format(
+      path, path, path, dir))
+  end
+  if not ok then error(e, 0) end
   return db
 end
 
 -- The database for reading; it must exist and hold a history.
 function store.open_reader(path)
-  not_a_directory(path)
-  if not exists(path) then
+  if not check_path(path) then
     fail("io", ("no history database at '%s' (wlrun history add RESULTS.json makes it)"):format(path))
   end
   local label = store.label(path)
   local sqlite = require "wlrun.sqlite"
   local db = sqlite.open(path, { readonly = true, timeout = store.TIMEOUT, label = label })
   local ok, state = pcall(schema.check, db, label)
-  if not ok and tostring(state):find("attempt to write a readonly database", 1, true) then
+  if not ok and says(state, "attempt to write a readonly database") then
     -- a WAL database where its -shm file cannot be made (a read-only directory): read as is
     db:close()
     db = sqlite.open(path, { immutable = true, label = label })
     ok, state = pcall(schema.check, db, label)
+  end
+  if not ok and says(state, "unable to open database file") and process().file_type(path .. "-wal")
+    and not process().file_type(path .. "-shm") then
+    fail("io", ("cannot read the database '%s': its log '%s-wal' holds changes not yet in it, and SQLite cannot make '%s-shm' to read them in the directory '%s': read it where a directory can be written (copy '%s' and '%s-wal' there together)"):format(
+      path, path, path, dir_of(path), path, path))
   end
   if not ok then error(state, 0) end
   if state == "migrate" then

@@ -1,0 +1,169 @@
+-- End-to-end: `wlrun history` against hostile or mistaken input (docs/history.md): a selection
+-- that names nothing known never lets a --fail-on gate pass; a results file's paths never make
+-- wlrun run git in a repository they name; a database made to hang (a view for a table), a FIFO,
+-- a device or SQLite's special names; escape codes in the data; and the messages of a few
+-- mistakes. SQLite and git are the real ones.
+local h = require "helper"
+local F = require "history_fixtures"
+
+local q = h.quote
+
+local function history(args, dir, opts)
+  opts = opts or {}
+  opts.cwd = dir
+  return h.run("history " .. args, opts)
+end
+
+-- a database of ten commits: M=1024 is 20 % slower from the sixth on, M=4096 is flat
+local function regressed(dir)
+  for i = 1, 10 do
+    h.write(("%s/r%02d.json"):format(dir, i), F.document { started = F.time(i), configs = {
+      { params = { M = 1024 }, samples = F.samples(i >= 6 and 1.2e-3 or 1e-3, 30, 0.01, i) },
+      { params = { M = 4096 }, samples = F.samples(4e-3, 30, 0.01, 100 + i) },
+    } })
+    local r = history(("add r%02d.json --db h.db --commit c%02d"):format(i, i), dir)
+    assert.equal(0, r.code, r.stderr)
+  end
+  return dir
+end
+
+local function one_run(dir, o)
+  o = o or {}
+  o.started = o.started or F.time(1)
+  o.configs = o.configs or { { params = { M = 1024 }, samples = F.samples(1e-3, 20, 0.01, 1) } }
+  return h.write(dir .. "/" .. (o.name or "r.json"), F.document(o))
+end
+
+-- the prefix of a command run as a user who cannot write what root made (setpriv when root),
+-- or nil
+local function unprivileged()
+  local root = io.popen("id -u"):read("l") == "0"
+  if not root then return "" end
+  if not require("wlrun.process").find_program("setpriv") then return nil end
+  return "setpriv --reuid=nobody --regid=nogroup --clear-groups"
+end
+
+describe("wlrun history, a hostile database", function()
+  it("refuses a history whose runs is a view (it could make every query endless), exit 9", function()
+    local d = h.tmpdir()
+    one_run(d)
+    assert.equal(0, history("add r.json --db h.db --commit a", d).code)
+    h.write(d .. "/view.lua", [[
+local db = require("wlrun.sqlite").open("h.db")
+db:exec("ALTER TABLE runs RENAME TO runs_real")
+db:exec("CREATE VIEW runs AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT r.* FROM runs_real r, c")
+]])
+    assert.equal(0, h.run("view.lua", { cwd = d }).code)
+    for _, cmd in ipairs { "show --db h.db", "trend --db h.db", "add r.json --db h.db --commit b" } do
+      local r = history(cmd, d, { prefix = "timeout -s KILL 20" })
+      assert.equal(9, r.code, cmd)
+      assert.matches("history: database 'h%.db': not a wlrun history: its 'runs' is a view, not a table\n", r.stderr)
+    end
+  end)
+
+  it("stops a query that runs for ever on Ctrl-C (exit 130)", function()
+    local d = h.tmpdir()
+    h.write(d .. "/q.lua", [[
+local db = require("wlrun.sqlite").open("q.db", { create = true })
+io.open("querying", "w"):close()
+db:rows("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) AS n FROM c")
+]])
+    -- one Ctrl-C once the query runs; a second one, 10 s later, would exit at once
+    local ctrl_c = [[sh -c '"$@" & w=$!; i=0; while [ $i -lt 600 ] && [ ! -e querying ]; do sleep 0.05; i=$((i+1)); done; ]]
+      .. [[sleep 0.2; kill -INT $w; i=0; while [ $i -lt 100 ] && kill -0 $w 2>/dev/null; do sleep 0.1; i=$((i+1)); done; ]]
+      .. [[kill -INT $w 2>/dev/null; wait $w' sh]]
+    local r = h.run("q.lua", { cwd = d, prefix = ctrl_c })
+    assert.equal(130, r.code, r.stderr)
+    assert.matches("^wlrun: interrupted %(Ctrl%-C%)", r.stderr)
+    assert.not_matches("again", r.stderr)
+  end)
+
+  it("refuses a FIFO, a device and a directory as --db before opening it, exit 9", function()
+    local d = h.tmpdir()
+    one_run(d)
+    assert(os.execute(("cd %s && mkfifo fifo && ln -s fifo link && mkdir dir"):format(q(d))))
+    for db, msg in pairs {
+      fifo = "the database 'fifo' is a FIFO, not a file",
+      ["/dev/null"] = "the database '/dev/null' is a device or a socket, not a file",
+      dir = "the database 'dir' is a directory, not a file",
+    } do
+      for _, cmd in ipairs { "show", "add r.json --commit a" } do
+        local r = history(("%s --db %s"):format(cmd, db), d, { prefix = "timeout -s KILL 20" })
+        assert.equal(9, r.code, db .. " " .. cmd)
+        assert.equal("wlrun: history: " .. msg .. "\n", r.stderr)
+      end
+    end
+    local r = history("show --db link", d, { prefix = "timeout -s KILL 20" })
+    assert.equal(9, r.code)
+    assert.equal("wlrun: history: database 'link': cannot open: a FIFO, not a file\n", r.stderr)
+  end)
+end)
+
+-- a user who cannot write what root made (the prefix of setpriv when root; "" otherwise), a
+-- directory holding h.db of one run and an empty one to make read-only; nil without setpriv
+local function read_only()
+  local prefix = unprivileged()
+  if not prefix then return nil end
+  local d = h.tmpdir()
+  one_run(d)
+  assert.equal(0, history("add r.json --db h.db --commit a", d).code)
+  return prefix, d, h.tmpdir()
+end
+
+describe("wlrun history --db", function()
+  it("takes SQLite's special names as the names of files", function()
+    local d = h.tmpdir()
+    one_run(d)
+    for _, name in ipairs { ":memory:", "file:h.db?mode=memory&cache=shared", "file::memory:" } do
+      local r = history(("add r.json --db %s --commit a"):format(q(name)), d)
+      assert.equal(0, r.code, r.stderr)
+      assert.truthy(h.read(d .. "/" .. name):find("^SQLite format 3"), name)
+      local shown = history(("show --db %s"):format(q(name)), d)
+      assert.equal(0, shown.code, shown.stderr)
+      assert.matches("1 run\n", shown.stdout)
+    end
+  end)
+
+  it("refuses - and an empty name, exit 2", function()
+    local d = h.tmpdir()
+    one_run(d)
+    for _, cmd in ipairs { "add r.json --commit a", "show" } do
+      local r = history(cmd .. " --db -", d)
+      assert.equal(2, r.code)
+      assert.equal("wlrun: history: the database cannot be standard input or output ('-'): give a file (./- for a file named '-')\n", r.stderr)
+      local e = history(cmd .. " --db ''", d)
+      assert.equal(2, e.code)
+      assert.equal("wlrun: history: the database's name is empty (--db FILE, or [history] db in wlrun.ini)\n", e.stderr)
+    end
+    assert.is_nil(io.open(d .. "/-"))
+    assert.equal(0, history("add r.json --db ./- --commit a", d).code)
+  end)
+
+  it("says why a database in a directory that cannot be written cannot be added to, exit 9", function()
+    local prefix, d, ro = read_only()
+    if not prefix then return pending("running as root without setpriv: a directory cannot be read-only") end
+    one_run(ro, { started = F.time(2) })
+    os.execute(("cp %s %s && chmod 666 %s/h.db && chmod 755 %s"):format(q(d .. "/h.db"), q(ro), q(ro), q(ro)))
+    local r = history("add r.json --db h.db --commit b", ro, { prefix = prefix })
+    assert.equal(9, r.code, r.stderr)
+    assert.equal("wlrun: history: cannot write the database 'h.db': SQLite keeps its log in 'h.db-wal' and 'h.db-shm' beside it, and the directory '.' (or those files) cannot be written\n", r.stderr)
+  end)
+
+  it("says why a database whose log cannot be read in a read-only directory cannot be read, exit 9", function()
+    local prefix, d, ro = read_only()
+    if not prefix then return pending("running as root without setpriv: a directory cannot be read-only") end
+    -- a writer that never folds its log into the file leaves h.db-wal, as a crash would
+    h.write(d .. "/keep.lua", ([[
+local db = require("wlrun.sqlite").open("h.db")
+db:exec("PRAGMA wal_autocheckpoint = 0")
+db:exec("UPDATE runs SET file = 'changed'")
+assert(os.execute("cp h.db h.db-wal %s/"))
+]]):format(q(ro)))
+    assert.equal(0, h.run("keep.lua", { cwd = d }).code)
+    os.execute(("chmod 644 %s/h.db %s/h.db-wal && chmod 755 %s"):format(q(ro), q(ro), q(ro)))
+    local r = history("show --db h.db", ro, { prefix = prefix })
+    assert.equal(9, r.code, r.stderr)
+    assert.equal("wlrun: history: cannot read the database 'h.db': its log 'h.db-wal' holds changes not yet in it, and SQLite cannot make 'h.db-shm' to read them in the directory '.': read it where a directory can be written (copy 'h.db' and 'h.db-wal' there together)\n", r.stderr)
+  end)
+end)
+
