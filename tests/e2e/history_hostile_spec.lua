@@ -43,6 +43,49 @@ local function unprivileged()
   return "setpriv --reuid=nobody --regid=nogroup --clear-groups"
 end
 
+describe("wlrun history, a selection", function()
+  local dir
+  setup(function() dir = regressed(h.tmpdir()) end)
+
+  it("fails the gate on the regression it selects (exit 7)", function()
+    assert.equal(7, history("trend --db h.db --fail-on 1 -p M=1024", dir).code)
+  end)
+
+  it("refuses a -p name that no configuration has, exit 2, listing the names there are", function()
+    for _, cmd in ipairs { "show", "trend --fail-on 1", "blame --fail-on 1" } do
+      local r = history(cmd .. " --db h.db -p m=1024", dir)
+      assert.equal(2, r.code, cmd .. ": " .. r.stdout .. r.stderr)
+      assert.equal("", r.stdout)
+      assert.equal("wlrun: history: -p 'm=1024': no configuration has a parameter 'm' (the parameters: M)\n", r.stderr)
+    end
+    local r = history("trend --db h.db --scenario spin -p M=1024 -p x=1", dir)
+    assert.equal(2, r.code)
+    assert.matches("no configuration of scenario 'spin' has a parameter 'x' %(the parameters: M%)", r.stderr)
+  end)
+
+  it("refuses a --scenario or --device that the database does not hold, exit 2, listing those it does", function()
+    local r = history("trend --db h.db --fail-on 1 --scenario gemm-sweep", dir)
+    assert.equal(2, r.code, r.stdout)
+    assert.equal("wlrun: history: --scenario 'gemm-sweep': no run in 'h.db' has this scenario (its scenarios: 'spin')\n", r.stderr)
+    local d = history("blame --db h.db --fail-on 1 --device H200", dir)
+    assert.equal(2, d.code, d.stdout)
+    assert.equal("wlrun: history: --device 'H200': no run in 'h.db' has this device (its devices: 'NVIDIA H200')\n", d.stderr)
+    assert.equal(2, history("show --db h.db --device H200", dir).code)
+  end)
+
+  it("never passes a gate that selected nothing: exit 2; without a gate, says that nothing matches", function()
+    for _, cmd in ipairs { "trend", "blame" } do
+      local r = history(cmd .. " --db h.db --fail-on 1 -p M=1024 -p M=4096", dir)
+      assert.equal(2, r.code, r.stdout)
+      assert.not_matches("passed", r.stdout)
+      assert.equal("wlrun: history: --fail-on: no configuration in 'h.db' matches the selection: the gate has nothing to check\n", r.stderr)
+    end
+    local plain = history("trend --db h.db -p M=1024 -p M=4096", dir)
+    assert.equal(0, plain.code, plain.stderr)
+    assert.equal("No configuration in 'h.db' matches.\n", plain.stdout)
+  end)
+end)
+
 describe("wlrun history, a hostile database", function()
   it("refuses a history whose runs is a view (it could make every query endless), exit 9", function()
     local d = h.tmpdir()

@@ -71,7 +71,10 @@ describe("wlrun history", function()
     assert.matches("\n 20  2026%-01%-01T19:00:00Z  spin      NVIDIA H200  c20           2  r20%.json\n$", r.stdout)
     local one = history("show --db h.db -p n=1024 --scenario spin", dir)
     assert.matches("c01           1  r01%.json", one.stdout)
-    assert.matches("^History in 'h%.db': 0 runs\n$", history("show --db h.db --device other", dir).stdout)
+    assert.matches("^History in 'h%.db': 0 runs\n$", history("show --db h.db -p n=1", dir).stdout)
+    local other = history("show --db h.db --device other", dir) -- a name the database does not hold
+    assert.equal(2, other.code)
+    assert.matches("%-%-device 'other': no run in 'h%.db' has this device %(its devices: 'NVIDIA H200'%)", other.stderr)
   end)
 
   it("prints each configuration's median by commit, against the first and the previous", function()

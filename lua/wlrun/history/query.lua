@@ -7,6 +7,7 @@
 --   query.series(rows) -> { {scenario, device, params, params_json, rows}, ... }
 --   query.commits(series) -> { {commit, dirty, time, rows, median}, ... } in the series' order
 --   query.samples(db, row) -> the row's samples
+--   query.names(db, "scenario" or "device") -> the scenarios or devices of the runs, sorted
 local json = require "wlrun.json"
 
 local query = {}
@@ -30,7 +31,10 @@ local function decode_params(db, row)
   for k, v in pairs(ok and p or {}) do
     ok = ok and type(k) == "string" and (type(v) == "string" or type(v) == "boolean" or finite(v))
   end
-  if not ok then corrupt(db, ("run %s: parameters that are not a JSON object of values: %s"):format(row.run, row.params)) end
+  if not ok then
+    corrupt(db, ("run %s: parameters that are not a JSON object of values: %s"):format(row.run,
+      require("wlrun.printable").text(tostring(row.params))))
+  end
   return p
 end
 
@@ -125,6 +129,18 @@ function query.commits(series)
     p.median = median(m)
   end
   return points
+end
+
+local NAMES = {
+  scenario = "SELECT DISTINCT scenario AS name FROM runs ORDER BY name",
+  device = "SELECT DISTINCT device AS name FROM runs ORDER BY name",
+}
+
+function query.names(db, what)
+  local out = {}
+  local sql = assert(NAMES[what], what)
+  for i, r in ipairs(db:rows(sql)) do out[i] = r.name end
+  return out
 end
 
 -- the samples of a row, checked: finite numbers

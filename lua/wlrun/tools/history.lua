@@ -7,6 +7,7 @@ local query = require "wlrun.history.query"
 local store = require "wlrun.history.store"
 local analysis = require "wlrun.history.analysis"
 local render = require "wlrun.tools.history_render"
+local printable = require("wlrun.printable").text
 
 local M = {}
 
@@ -33,11 +34,12 @@ or [history] db in wlrun.ini.
     --db FILE            the database
     --commit SHA         add: the commit of the runs, whatever they or git say
     --scenario NAME      only this scenario;  --device NAME  only this device
-    -p NAME=V1,V2        only configurations with one of these values (repeatable)
+    -p NAME=V1,V2        only configurations with one of these values (repeatable);
+                         a name that the database does not hold is exit 2
     --filter EXPR        only configurations for which the Lua expression is true
     --fail-on PCT        trend, blame: exit with code 7 when the latest commit of a
                          configuration is significantly slower than its baseline by
-                         more than PCT
+                         more than PCT (exit 2 when the selection matches none)
     --min-effect PCT     blame: the smallest shift reported (default 2%)
     --min-runs N         blame: commits on each side of a shift (default 3)
     --alpha A            blame: significance level (default 0.01)
@@ -150,9 +152,28 @@ end
 ---------------------------------------------------------------------------------------------
 -- show, trend, blame
 
-local function select_series(db, o)
+-- raises unless --scenario or --device (what) names one of the database's (a name it does not
+-- hold is misspelt, or its runs were never added: a selection of nothing is not an answer)
+local function check_known(db, path, what, name)
+  if name == nil then return end
+  local names = query.names(db, what)
+  for _, n in ipairs(names) do
+    if n == name then return end
+  end
+  for i, n in ipairs(names) do names[i] = ("'%s'"):format(printable(n, 60)) end
+  if #names > 20 then names = { table.concat(names, ", ", 1, 20) .. (", and %d more"):format(#names - 20) } end
+  fail("usage", ("--%s '%s': no run in '%s' has this %s (%s)"):format(what, printable(name, 60), printable(path),
+    what, #names > 0 and ("its " .. what .. "s: " .. table.concat(names, ", ")) or "it holds no run"))
+end
+
+local function select_series(db, path, o)
+  check_known(db, path, "scenario", o.scenario)
+  check_known(db, path, "device", o.device)
   local rows = query.rows(db, { scenario = o.scenario, device = o.device, keep = o.keep })
-  o.finish()
+  local where = {}
+  if o.scenario then where[#where + 1] = ("of scenario '%s'"):format(printable(o.scenario, 60)) end
+  if o.device then where[#where + 1] = ("on device '%s'"):format(printable(o.device, 60)) end
+  o.finish(#where > 0 and (" " .. table.concat(where, " ")) or nil)
   return rows
 end
 
@@ -176,7 +197,7 @@ end
 local function show(db, path, o)
   local doc = base_doc("show", path)
   local runs, by = util.array(), {}
-  for _, row in ipairs(select_series(db, o)) do
+  for _, row in ipairs(select_series(db, path, o)) do
     local r = by[row.run]
     if not r then
       r = { id = row.run, time = row.time, added = row.added, scenario = row.scenario, device = row.device,
@@ -200,7 +221,7 @@ local function analyse(db, path, o, opts, cmd)
   local list = util.array()
   local gate = opts.fail_on and { fail_on = opts.fail_on, failed = false, failing = 0 } or nil
   local samples = function(row) return query.samples(db, row) end
-  for _, s in ipairs(query.series(select_series(db, o))) do
+  for _, s in ipairs(query.series(select_series(db, path, o))) do
     local points = query.commits(s)
     local e = series_entry(s)
     e.commits = #points
@@ -211,6 +232,11 @@ local function analyse(db, path, o, opts, cmd)
       if e.gate.failed then gate.failed, gate.failing = true, gate.failing + 1 end
     end
     list[#list + 1] = e
+  end
+  if gate and #list == 0 then
+    -- a gate that looked at nothing would pass whatever the latest commit did
+    fail("usage", ("--fail-on: no configuration in '%s' matches the selection: the gate has nothing to check"):format(
+      printable(path)))
   end
   doc.configurations = list
   doc.gate = gate
