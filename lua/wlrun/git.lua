@@ -1,8 +1,15 @@
 -- What git says about a directory's repository, for a run's provenance and the history: its
 -- root, the commit checked out, its branch and whether the work tree has changes. git runs as
--- a child process with an argument list (no shell), with the repository's fsmonitor hook off
--- (a repository named by a results file is not made to run its own program); no answer (git
--- missing, not a repository, no commit yet) is nil.
+-- a child process with an argument list (no shell); no answer (git missing, not a repository,
+-- no commit yet) is nil.
+--
+-- git is no sandbox: a repository's own configuration (.git/config, .git/info/attributes) can
+-- make `git status` run programs it names (a clean filter, an fsmonitor hook), so the callers
+-- ask only about repositories the user runs wlrun in anyway: a run's provenance (wlrun.
+-- provenance) asks the repository of the scenario it is running, whose code it executes; the
+-- history (wlrun.history.record, wlrun.history.store) asks the current directory's. Never a
+-- directory that a results file or other data names. The fsmonitor hook is turned off all the
+-- same: a status needs none.
 local process = require "wlrun.process"
 
 local git = {}

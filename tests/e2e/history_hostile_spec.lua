@@ -86,6 +86,44 @@ describe("wlrun history, a selection", function()
   end)
 end)
 
+describe("wlrun history add, the commit", function()
+  local git = require("wlrun.process").find_program("git")
+
+  -- a repository of one commit, its own (the message is its path)
+  local function repo(path)
+    assert(os.execute(("mkdir -p %s && cd %s && git init -q . && git config user.email t@example.com && git config user.name t && echo a > a.txt && git add a.txt && git commit -q -m %s"):format(q(path), q(path), q(path))))
+    return path
+  end
+
+  it("never runs git in a repository that a results file names (its cwd, its scenario's file)", function()
+    if not git then return pending("git is not installed") end
+    local d = h.tmpdir()
+    local evil = repo(d .. "/evil")
+    -- a clean filter runs when git status looks at a file whose time changed
+    h.write(evil .. "/.gitattributes", "*.txt filter=evil\n")
+    assert(os.execute(("cd %s && git add .gitattributes && git commit -q -m two && git config filter.evil.clean %s && sleep 1 && touch a.txt"):format(
+      q(evil), q("sh -c 'touch " .. d .. "/PWNED; cat'"))))
+    local out = h.tmpdir() -- not in a git repository
+    one_run(out, { cwd = evil, file = evil .. "/a.lua" })
+    local r = history("add r.json --db h.db", out)
+    assert.equal(0, r.code, r.stderr)
+    assert.is_nil(io.open(d .. "/PWNED"), "git ran the repository's filter")
+    assert.matches("commit %-\n", r.stdout)
+    assert.matches("no commit is known for 'r%.json' %(it records none, and the current directory is not in a git repository%)", r.stderr)
+  end)
+
+  it("takes it from the current directory's repository, not from the one the document names", function()
+    if not git then return pending("git is not installed") end
+    local d = h.tmpdir()
+    local theirs, mine = repo(d .. "/theirs"), repo(d .. "/mine")
+    one_run(mine, { cwd = theirs, file = theirs .. "/a.lua" })
+    local r = history("add r.json --db h.db", mine)
+    assert.equal(0, r.code, r.stderr)
+    local sha = io.popen(("git -C %s rev-parse HEAD"):format(q(mine))):read("l")
+    assert.matches(("commit %s%%+? %%(git%%)"):format(sha:sub(1, 10)), r.stdout)
+  end)
+end)
+
 describe("wlrun history, a hostile database", function()
   it("refuses a history whose runs is a view (it could make every query endless), exit 9", function()
     local d = h.tmpdir()

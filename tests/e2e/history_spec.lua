@@ -112,7 +112,7 @@ describe("wlrun history", function()
     assert.equal(0, history("blame --db h.db --fail-on 5 -p n=4096", dir).code)
   end)
 
-  it("takes the commit from git where the scenario lives, and keeps the database at the repository's root", function()
+  it("takes the commit from git in the current directory's repository, and keeps the database at the repository's root", function()
     if not require("wlrun.process").find_program("git") then return pending("git is not installed") end
     local repo = h.tmpdir()
     local function git(args) assert(os.execute(("cd %s && git %s >/dev/null 2>&1"):format(q(repo), args))) end

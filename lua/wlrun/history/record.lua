@@ -24,29 +24,16 @@ function record.document_commit(doc)
   return { commit = sha:lower(), dirty = g.dirty == true, source = "document" }
 end
 
--- the directory of the scenario's script when it is still there, else the current one
-local function scenario_dir(doc)
-  local file = type(doc.scenario) == "table" and str(doc.scenario.file)
-  local cwd = str(doc.cwd) or process().cwd() or "."
-  if file then
-    if file:sub(1, 1) ~= "/" then file = cwd .. "/" .. file end
-    local dir = file:match("^(.*)/[^/]*$")
-    local f = dir and io.open(dir .. "/", "rb")
-    if f then
-      f:close()
-      return dir
-    end
-  end
-  return process().cwd() or "."
-end
-
--- The commit of a run: --commit, else the document's, else the one checked out in the
--- scenario's repository now; {commit = "" , source = ""} when none is known.
+-- The commit of a run: --commit, else the document's, else the one checked out in the current
+-- directory's repository now (the checkout the user runs wlrun in, as their own `git status`
+-- would); {commit = "" , source = ""} when none is known. Never git in a directory the
+-- document names (its cwd, its scenario's file): a repository's configuration can make git run
+-- a program of its own (a filter, a hook), and a results file is data, whoever wrote it.
 function record.commit(doc, option)
   if option then return { commit = option, dirty = false, source = "option" } end
   local c = record.document_commit(doc)
   if c then return c end
-  local head = require("wlrun.git").head(scenario_dir(doc))
+  local head = require("wlrun.git").head(process().cwd() or ".")
   if head then return { commit = head.commit, dirty = head.dirty, source = "git" } end
   return { commit = "", dirty = false, source = "" }
 end

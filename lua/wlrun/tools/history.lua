@@ -23,8 +23,8 @@ or [history] db in wlrun.ini.
 
     add RESULTS.json...  store each run (the same run twice is stored once); the
                          commit is the document's, else git's HEAD (and whether the
-                         work tree is dirty) where the scenario lives; - reads
-                         standard input
+                         work tree is dirty) of the current directory's repository;
+                         - reads standard input
     show                 the runs stored
     trend                per configuration, its median at each commit and the change
                          against the first commit and the one before
@@ -131,7 +131,7 @@ local function add(o, files)
       if doc.complete == false then util.warn(TOOL, ("'%s' is the result of a run that did not finish"):format(path)) end
       run.commit, run.left = record.commit(doc, o.commit), left
       if run.commit.commit == "" then
-        util.warn(TOOL, ("no commit is known for '%s' (not in a git repository): give it with --commit"):format(path))
+        util.warn(TOOL, ("no commit is known for '%s' (it records none, and the current directory is not in a git repository): give it with --commit"):format(path))
       end
       runs[#runs + 1] = run
     end
