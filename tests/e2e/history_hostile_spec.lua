@@ -248,3 +248,29 @@ assert(os.execute("cp h.db h.db-wal %s/"))
   end)
 end)
 
+describe("wlrun history, escape codes in the data", function()
+  it("prints no control character of a results file or the database", function()
+    local d = h.tmpdir()
+    local evil = "\27]0;PWNED\7\27[31mX\r\nGate --fail-on 1%: passed"
+    for i = 1, 12 do
+      one_run(d, { name = ("r%d.json"):format(i), started = F.time(i), scenario = "s" .. evil, device = "d" .. evil,
+        configs = { { params = { ["p" .. evil] = "v" .. evil }, samples = F.samples(i >= 7 and 2e-3 or 1e-3, 20, 0.01, i) } } })
+      local r = history(("add r%d.json --db h.db --commit c%d"):format(i, i), d)
+      assert.equal(0, r.code, r.stderr)
+      assert.falsy(r.stdout:find("[\0-\9\11-\31\127]"), r.stdout)
+      assert.matches("\\x1b%]0;PWNED\\x07\\x1b%[31mX\\x0d\\x0aGate", r.stdout)
+    end
+    for _, cmd in ipairs { "show", "trend", "blame", "trend --fail-on 10", "blame --fail-on 10" } do
+      local r = history(cmd .. " --db h.db", d)
+      assert.truthy(r.code == 0 or r.code == 7, cmd .. ": " .. r.stderr)
+      assert.falsy((r.stdout .. r.stderr):find("[\0-\9\11-\31\127]"), cmd .. ": " .. r.stdout .. r.stderr)
+      assert.matches("\\x1b", r.stdout, cmd)
+    end
+    local gate = history("trend --fail-on 10 --db h.db", d)
+    assert.equal(7, gate.code)
+    assert.matches("\\x1b", gate.stderr)
+    -- the JSON keeps the text as it is (JSON escapes it)
+    local j = history("show --db h.db -o -", d)
+    assert.equal("s" .. evil, require("wlrun.json").decode(j.stdout).runs[1].scenario)
+  end)
+end)

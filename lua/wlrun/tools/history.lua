@@ -121,17 +121,18 @@ local function add(o, files)
   for _, file in ipairs(files) do -- every file read and checked before the database is touched
     local doc = util.load(TOOL, file)
     local path = file == "-" and require("wlrun.stdio").NAME or file -- as the run's file and in messages
+    local shown = printable(path) -- a file's name is data too (a glob's)
     if doc.journal then
-      fail("usage", ("'%s' is the journal of a run that did not finish: make it a results file first (wlrun merge %s -o FILE.json)"):format(path, path))
+      fail("usage", ("'%s' is the journal of a run that did not finish: make it a results file first (wlrun merge %s -o FILE.json)"):format(shown, shown))
     end
     local run, left = record.run(doc, path)
     if #run.configurations == 0 then
-      util.warn(TOOL, ("'%s' has no measured configuration: nothing to add"):format(path))
+      util.warn(TOOL, ("'%s' has no measured configuration: nothing to add"):format(shown))
     else
-      if doc.complete == false then util.warn(TOOL, ("'%s' is the result of a run that did not finish"):format(path)) end
+      if doc.complete == false then util.warn(TOOL, ("'%s' is the result of a run that did not finish"):format(shown)) end
       run.commit, run.left = record.commit(doc, o.commit), left
       if run.commit.commit == "" then
-        util.warn(TOOL, ("no commit is known for '%s' (it records none, and the current directory is not in a git repository): give it with --commit"):format(path))
+        util.warn(TOOL, ("no commit is known for '%s' (it records none, and the current directory is not in a git repository): give it with --commit"):format(shown))
       end
       runs[#runs + 1] = run
     end

@@ -1,8 +1,11 @@
 -- The printers of `wlrun history` (wlrun.tools.history): aligned text tables of the runs, of
 -- each configuration's series and of the shifts found, and the gate's lines. Formats only:
--- every number shown is in the document that -o writes as JSON.
+-- every number shown is in the document that -o writes as JSON. Every text of the database or a
+-- results file (names, parameters, commits, times, files) goes out through wlrun.printable: an
+-- escape sequence in the data cannot reach the terminal or fake a line of the output.
 local T = require "wlrun.report.table"
 local util = require "wlrun.tools.util"
+local printable = require("wlrun.printable").whole
 
 local M = {}
 
@@ -35,7 +38,7 @@ end
 
 local function plural(n, word) return ("%d %s%s"):format(n, word, n == 1 and "" or "s") end
 
-function M.added_line(run, done, db)
+local function added_line(run, done, db)
   local what = ("%s, %s, commit %s%s"):format(run.scenario, plural(#run.configurations, "configuration"),
     M.commit_text(run.commit), run.commit.source ~= "" and (" (" .. run.commit.source .. ")") or "")
   if not done.added then
@@ -46,7 +49,13 @@ function M.added_line(run, done, db)
     run.left > 0 and ("; " .. plural(run.left, "configuration") .. " not measured, left out") or "")
 end
 
+function M.added_line(run, done, db) return printable(added_line(run, done, db):sub(1, -2)) .. "\n" end
+
+-- the cells escaped before they are aligned (an escape is wider than the byte it stands for)
 local function lines_of(out, cols, rows)
+  for _, r in ipairs(rows) do
+    for j = 1, #cols do r[j] = r[j] and printable(r[j]) end
+  end
   for _, l in ipairs(util.align(cols, rows)) do out[#out + 1] = l end
 end
 
@@ -144,8 +153,8 @@ function M.gate_message(doc)
       list[#list + 1] = ("%s %s (%s)"):format(e.scenario, params_text(e.params), M.change_text(e.gate.change))
     end
   end
-  return ("history: %s significantly slower than its baseline by more than %s: %s"):format(
-    plural(g.failing, "configuration"), util.pct(g.fail_on), table.concat(list, "; "))
+  return printable(("history: %s significantly slower than its baseline by more than %s: %s"):format(
+    plural(g.failing, "configuration"), util.pct(g.fail_on), table.concat(list, "; ")))
 end
 
 -- for wlrun report's page (wlrun.html.history): a series' heading and a p-value as here
@@ -168,6 +177,7 @@ function M.text(doc)
       gate_lines(doc, out)
     end
   end
+  for i, l in ipairs(out) do out[i] = printable(l) end -- the cells of the tables are already: no change to them
   return table.concat(out, "\n") .. "\n"
 end
 
