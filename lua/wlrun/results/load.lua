@@ -15,6 +15,13 @@ local function fail(opts, kind, msg)
   require("wlrun.core").error(kind, (opts.prefix or "") .. msg, 0)
 end
 
+-- the error of a version this wlrun does not read; one that is not a number (the text "1") says so
+local function unsupported(opts, name, schema, got, want)
+  local what = got == nil and "has no version" or math.type(got) and ("version %s is not supported"):format(got)
+    or ("has a version that is not a number: %s"):format(require("wlrun.printable").text(require("wlrun.json").encode(got), 40))
+  fail(opts, "usage", ("'%s': %s %s (this wlrun reads version %d)"):format(name, tostring(schema), what, want))
+end
+
 -- a sequence (keys 1..n, no holes, or none): for telling an array from an object
 local function sequence(t)
   local n = 0
@@ -48,10 +55,7 @@ local function check_schema(doc, name, opts)
     fail(opts, "usage", ("'%s' is not a %s document (its schema is %s)"):format(name, table.concat(names, " or "),
       doc.schema == nil and "missing" or ("'" .. tostring(doc.schema) .. "'")))
   end
-  if doc.version ~= version then
-    fail(opts, "usage", ("'%s': %s version %s is not supported (this wlrun reads version %d)"):format(name,
-      tostring(doc.schema), tostring(doc.version), version))
-  end
+  if doc.version ~= version then unsupported(opts, name, doc.schema, doc.version, version) end
 end
 
 -- one JSON value; line: the line of a journal it is on (its errors name that line)
@@ -77,10 +81,7 @@ local function decode_journal(text, name, opts)
   if type(head) ~= "table" or head.schema ~= JOURNAL or type(head.document) ~= "table" then
     fail(opts, "usage", ("'%s' is not a wlrun journal"):format(name))
   end
-  if head.version ~= 1 then
-    fail(opts, "usage", ("'%s': %s version %s is not supported (this wlrun reads version 1)"):format(name, JOURNAL,
-      tostring(head.version)))
-  end
+  if head.version ~= 1 then unsupported(opts, name, JOURNAL, head.version, 1) end
   local doc = head.document
   doc.configurations = {}
   for i = 2, #lines do

@@ -96,8 +96,10 @@ local function check_options(cmd, o)
       fail("usage", ("--alpha: expected a number between 0 and 1, got '%s'"):format(o.alpha))
     end
   end
-  if o.commit and not (#o.commit <= 100 and o.commit:match("^[%w][%w._/-]*$")) then
-    fail("usage", ("--commit: expected a commit (hex digits) or a name of letters, digits, '.', '_', '/' and '-', got '%s'"):format(o.commit))
+  if o.commit and #o.commit > 100 then
+    fail("usage", ("--commit: at most 100 characters, got %d ('%s')"):format(#o.commit, printable(o.commit, 40)))
+  elseif o.commit and not o.commit:match("^[%w][%w._/-]*$") then
+    fail("usage", ("--commit: expected a commit (hex digits) or a name of letters, digits, '.', '_', '/' and '-', got '%s'"):format(printable(o.commit, 100)))
   end
   opts.outputs = {}
   for _, path in ipairs(o.output or {}) do
