@@ -1,5 +1,6 @@
 #include "kernel_cache.h"
 
+#include "file_beside.h"
 #include "settings.h"
 
 #include <errno.h>
@@ -129,8 +130,10 @@ bool wl_cache_store(const char *dir, const char *key, size_t keylen, const struc
   size_t plen = strlen(path);
   char *tmp = malloc(plen + 32);
   if (!tmp) { free(path); snprintf(err, errlen, "out of memory"); return false; }
-  snprintf(tmp, plen + 32, "%s.%ld.tmp", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
+  int fd = wl_create_beside(path, tmp, plen + 32);
+  FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
+  if (fd >= 0 && !f) close(fd);
+  bool made = fd >= 0;
   bool ok = f && fwrite(MAGIC, 1, sizeof MAGIC - 1, f) == sizeof MAGIC - 1 &&
             write_field(f, key, keylen) && write_field(f, c->lowered, strlen(c->lowered)) &&
             write_field(f, c->ptx, c->ptx_len) && write_field(f, c->cubin, c->cubin_len) &&
@@ -139,7 +142,7 @@ bool wl_cache_store(const char *dir, const char *key, size_t keylen, const struc
   if (ok && rename(tmp, path) != 0) ok = false;
   if (!ok) {
     snprintf(err, errlen, "cannot write the kernel cache entry %s: %s", path, strerror(errno));
-    unlink(tmp);
+    if (made) unlink(tmp);
   }
   free(tmp);
   free(path);

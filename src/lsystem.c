@@ -1,13 +1,13 @@
 /* Small host services for the Lua library (wlrun.process): terminals, hashing, time stamps,
- * child processes (argv, never a shell), finding a program, directories (temporary ones by
- * mkdtemp, removal that never follows a symbolic link). */
+ * child processes (argv, never a shell), finding a program; files and directories are in
+ * lsystem_files.c. */
 #include "kernel_cache.h"
+#include "lsystem.h"
 #include "wl_modules.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <sys/stat.h>
 #include <fcntl.h>
@@ -63,7 +63,7 @@ static double monotonic(void) {
 
 /* A string argument that is a path or an argument of a program: C sees it up to its first NUL,
  * so one holding a NUL is refused rather than cut short. */
-static const char *check_cstring(lua_State *L, int idx) {
+const char *wl_check_cstring(lua_State *L, int idx) {
   size_t len;
   const char *s = luaL_checklstring(L, idx, &len);
   if (strlen(s) != len) luaL_argerror(L, idx, "a string holding a NUL byte");
@@ -333,155 +333,10 @@ static int l_kill(lua_State *L) {
 }
 
 /* nil and the reason (strerror of errno), for the functions that return their failure */
-static int push_failure(lua_State *L) {
+int wl_push_failure(lua_State *L) {
   lua_pushnil(L);
   lua_pushstring(L, strerror(errno));
   return 2;
-}
-
-/* core.list_dir(path) -> the names in a directory (without . and ..), or nil and the error */
-static int l_list_dir(lua_State *L) {
-  DIR *d = opendir(check_cstring(L, 1));
-  if (!d) return push_failure(L);
-  lua_newtable(L);
-  lua_Integer n = 0;
-  struct dirent *e;
-  errno = 0;
-  while ((e = readdir(d)) != NULL) {
-    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-      lua_pushstring(L, e->d_name);
-      lua_rawseti(L, -2, ++n);
-    }
-    errno = 0;
-  }
-  int failed = errno;
-  closedir(d);
-  if (failed) {
-    errno = failed;
-    return push_failure(L);
-  }
-  return 1;
-}
-
-/* core.file_type(path) -> "file", "directory", "link", "fifo" or "other", never following a
- * symbolic link (lstat); or nil and the error. For directories another program writes into: a
- * FIFO put there would block whoever opens it to read. */
-static int l_file_type(lua_State *L) {
-  struct stat st;
-  if (lstat(check_cstring(L, 1), &st) != 0) return push_failure(L);
-  lua_pushstring(L, S_ISREG(st.st_mode)    ? "file"
-                    : S_ISDIR(st.st_mode)  ? "directory"
-                    : S_ISLNK(st.st_mode)  ? "link"
-                    : S_ISFIFO(st.st_mode) ? "fifo"
-                                           : "other");
-  return 1;
-}
-
-/* core.make_dir(path) -> true (made, or already there), or nil and the error */
-static int l_make_dir(lua_State *L) {
-  if (mkdir(check_cstring(L, 1), 0700) != 0 && errno != EEXIST) return push_failure(L);
-  lua_pushboolean(L, 1);
-  return 1;
-}
-
-/* core.temp_dir([prefix]) -> a new directory only this user can enter, made by mkdtemp(3) in
- * $TMPDIR (or /tmp), named prefix + 6 random characters; or nil, the reason and the parent */
-static int l_temp_dir(lua_State *L) {
-  const char *prefix = lua_isnoneornil(L, 1) ? "wlrun-" : check_cstring(L, 1);
-  luaL_argcheck(L, strchr(prefix, '/') == NULL, 1, "a name without '/' expected");
-  const char *parent = getenv("TMPDIR");
-  if (!parent || !*parent) parent = "/tmp";
-  char path[PATH_MAX];
-  int len = snprintf(path, sizeof path, "%s/%sXXXXXX", parent, prefix);
-  if (len < 0 || (size_t)len >= sizeof path) {
-    errno = ENAMETOOLONG;
-  } else if (mkdtemp(path)) {
-    lua_pushstring(L, path);
-    return 1;
-  }
-  push_failure(L);
-  lua_pushstring(L, parent);
-  return 3;
-}
-
-/* records the name that failed, keeping errno */
-static void failed_at(char *where, size_t size, const char *name) {
-  int e = errno;
-  snprintf(where, size, "%s", name);
-  errno = e;
-}
-
-/* Removes what the directory open as fd holds, depth first, by names relative to it (openat,
- * unlinkat): a symbolic link is removed, never followed, so nothing outside the tree is touched.
- * Closes fd. Returns 0, or -1 with errno and the name that failed in `where`. */
-static int remove_entries(int fd, int depth, char *where, size_t size) {
-  DIR *d = fdopendir(fd);
-  if (!d) {
-    int e = errno;
-    close(fd);
-    errno = e;
-    return -1;
-  }
-  int rc = 0;
-  struct dirent *e;
-  errno = 0;
-  while (rc == 0 && (e = readdir(d)) != NULL) {
-    const char *name = e->d_name;
-    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) continue;
-    struct stat st;
-    if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      if (errno != ENOENT) rc = -1; /* ENOENT: gone meanwhile, nothing to remove */
-    } else if (S_ISDIR(st.st_mode)) {
-      int sub = -1;
-      if (depth >= 256)
-        errno = ELOOP;
-      else
-        sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (sub < 0) {
-        rc = -1;
-      } else if (remove_entries(sub, depth + 1, where, size) != 0) {
-        rc = -1;
-        name = NULL; /* `where` names the entry inside that failed */
-      } else if (unlinkat(dirfd(d), name, AT_REMOVEDIR) != 0 && errno != ENOENT) {
-        rc = -1;
-      }
-    } else if (unlinkat(dirfd(d), name, 0) != 0 && errno != ENOENT) {
-      rc = -1;
-    }
-    if (rc != 0 && name) failed_at(where, size, name);
-    if (rc == 0) errno = 0;
-  }
-  int failed = (rc != 0 || errno != 0) ? (errno ? errno : EIO) : 0;
-  closedir(d);
-  errno = failed;
-  return failed ? -1 : 0;
-}
-
-/* core.remove_tree(dir) -> true, or nil and the reason: removes the directory dir and all it
- * holds, never following a symbolic link (dir itself being one is refused) */
-static int l_remove_tree(lua_State *L) {
-  const char *path = check_cstring(L, 1);
-  int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    int e = errno;
-    struct stat st;
-    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode)) {
-      errno = e;
-      return push_failure(L);
-    }
-    lua_pushnil(L);
-    lua_pushliteral(L, "a symbolic link, not a directory: not removed");
-    return 2;
-  }
-  char where[256] = "";
-  if (remove_entries(fd, 0, where, sizeof where) != 0) {
-    lua_pushnil(L);
-    lua_pushfstring(L, "%s%s%s", where, *where ? ": " : "", strerror(errno));
-    return 2;
-  }
-  if (rmdir(path) != 0) return push_failure(L);
-  lua_pushboolean(L, 1);
-  return 1;
 }
 
 static bool is_executable(const char *path) {
@@ -493,7 +348,7 @@ static bool is_executable(const char *path) {
  * '/', else the first executable file of that name in $PATH, as execvp(3) looks; or nil and
  * the reason */
 static int l_find_program(lua_State *L) {
-  const char *name = check_cstring(L, 1);
+  const char *name = wl_check_cstring(L, 1);
   char found[PATH_MAX];
   bool ok = false;
   if (*name == '\0') {
@@ -522,7 +377,7 @@ static int l_find_program(lua_State *L) {
     return 1;
   }
   char cwd[PATH_MAX];
-  if (!getcwd(cwd, sizeof cwd)) return push_failure(L);
+  if (!getcwd(cwd, sizeof cwd)) return wl_push_failure(L);
   lua_pushfstring(L, "%s/%s", cwd, found);
   return 1;
 }
@@ -571,10 +426,8 @@ void wl_open_system(lua_State *L) {
   static const luaL_Reg fns[] = {{"isatty", l_isatty}, {"hash", l_hash}, {"utc_now", l_utc_now},
                                  {"cwd", l_cwd}, {"spawn", l_spawn}, {"self_exe", l_self_exe},
                                  {"spawn_async", l_spawn_async}, {"wait_any", l_wait_any}, {"kill", l_kill},
-                                 {"list_dir", l_list_dir}, {"file_type", l_file_type},
-                                 {"make_dir", l_make_dir}, {"getpid", l_getpid},
-                                 {"temp_dir", l_temp_dir}, {"remove_tree", l_remove_tree},
-                                 {"find_program", l_find_program}, {"hold_stdout", l_hold_stdout},
+                                 {"getpid", l_getpid}, {"find_program", l_find_program}, {"hold_stdout", l_hold_stdout},
                                  {"release_stdout", l_release_stdout}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
+  wl_open_system_files(L);
 }

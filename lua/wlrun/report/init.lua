@@ -2,7 +2,7 @@
 -- nothing; statistics, metrics and warnings are in it.
 --   report.render(doc, format) -> string        format: table, plain, csv, markdown, json
 --   report.format_for_path(path) -> format|nil  from the extension: .json .csv .md .txt
---   report.write(doc, path [, format])          atomically: PATH.tmp, then renamed; "-": stdout
+--   report.write(doc, path [, format])          whole (wlrun.files), or "-": stdout
 local report = {}
 
 report.formats = { "table", "plain", "csv", "markdown", "json" }
@@ -40,31 +40,15 @@ function report.write(doc, path, format)
   return report.write_text(report.render(doc, format), path, "results")
 end
 
--- writes text to path atomically (path.tmp, then renamed); errors are kind io and name the file
--- ("cannot write WHAT to 'path': reason"); "-" is standard output
+-- writes text to path whole (wlrun.files: a new file beside it, renamed over it); errors are
+-- kind io and name the file ("cannot write WHAT to 'path': reason"); "-" is standard output
 function report.write_text(text, path, what)
   if path == "-" then
     require("wlrun.stdio").write(text)
     return path
   end
-  local tmp = path .. ".tmp"
-  local function fail(msg)
-    os.remove(tmp)
-    -- io.open and os.rename put the file name before the OS message: keep only the latter
-    msg = tostring(msg)
-    for _, p in ipairs { tmp, path } do
-      if msg:sub(1, #p + 2) == p .. ": " then msg = msg:sub(#p + 3) break end
-    end
-    core().error("io", ("cannot write %s to '%s': %s"):format(what or "output", path, msg), 0)
-  end
-  local f, err = io.open(tmp, "wb")
-  if not f then fail(err) end
-  local ok, werr = f:write(text)
-  if not ok then f:close() fail(werr) end
-  ok, werr = f:close()
-  if not ok then fail(werr) end
-  ok, werr = os.rename(tmp, path)
-  if not ok then fail(werr) end
+  local ok, err = require("wlrun.files").write(path, text)
+  if not ok then core().error("io", ("cannot write %s to '%s': %s"):format(what or "output", path, err), 0) end
   return path
 end
 

@@ -21,23 +21,18 @@ Writer.__index = Writer
 local function core() return require "wlrun.core" end
 
 local function io_fail(path, what, err)
-  local msg = tostring(err)
-  for _, p in ipairs { path .. ".tmp", path } do -- the OS message without the file's name
-    if msg:sub(1, #p + 2) == p .. ": " then msg = msg:sub(#p + 3) break end
-  end
-  core().error("io", ("cannot write %s to '%s': %s"):format(what, path, msg), 0)
+  core().error("io", ("cannot write %s to '%s': %s"):format(what, path, tostring(err)), 0)
 end
 
 -- the journal of a run whose first output is path
 function journal.path_for(path) return path .. ".journal" end
 
--- refuses an output that cannot be written before anything is measured
-local function probe(path)
-  local tmp = path .. ".tmp"
-  local f, err = io.open(tmp, "wb")
-  if not f then io_fail(path, "results", err) end
-  f:close()
-  os.remove(tmp)
+-- refuses an output that cannot be written before anything is measured (a directory that is
+-- not there or not writable, a directory in the file's place): a new file is made beside it and
+-- removed (wlrun.files), nothing that is there is touched
+function journal.check_output(path)
+  local ok, err = require("wlrun.files").check(path)
+  if not ok then io_fail(path, "results", err) end
 end
 
 -- os.exit in a script ends the process without unwinding, and must not report success for a
@@ -78,7 +73,8 @@ function journal.hook_exit()
   end
 end
 
-local exists = require("wlrun.results").exists
+-- whether anything is at path: a file (readable or not), a directory, a FIFO, a link
+local function exists(path) return require("wlrun.process").file_type(path) ~= nil end
 
 -- a path made absolute and plain ("a/./b//c" and "/x/a/b/c" are the same file), to tell whether
 -- two names are one file
@@ -98,7 +94,7 @@ function journal.open(doc, outputs, resume)
   journal.hook_exit()
   local w = setmetatable({ doc = doc, outputs = outputs, finished = false }, Writer)
   for _, o in ipairs(outputs) do
-    probe(o.path)
+    journal.check_output(o.path)
     local left = journal.path_for(o.path)
     if exists(left) and not journal.same_file(left, resume) then -- what a killed run measured: never overwritten
       core().error("io", ("'%s' is there: the journal of a run that did not finish, with what it measured; "
@@ -106,15 +102,24 @@ function journal.open(doc, outputs, resume)
     end
   end
   if #outputs > 0 then
+    -- made new with its header, then renamed into place (over the journal --resume read)
     w.path = journal.path_for(outputs[1].path)
-    local f, err = io.open(w.path, "wb")
+    local files = require "wlrun.files"
+    local f, err = files.create(w.path)
     if not f then io_fail(w.path, "the journal", err) end
     w.file = f
     local header = {}
     for k, v in pairs(doc) do
       if k ~= "configurations" then header[k] = v end
     end
-    w:line(results.encode({ schema = "wlrun-journal", version = 1, document = header }, true))
+    local ok, werr = f:write(results.encode({ schema = "wlrun-journal", version = 1, document = header }, true), "\n")
+    if ok then ok, werr = f:flush() end
+    if ok then
+      ok, werr = files.rename(f)
+    else
+      files.discard(f)
+    end
+    if not ok then io_fail(w.path, "the journal", werr) end
   end
   open_writers[w] = true
   return w

@@ -66,8 +66,10 @@ local function prepare(dir)
     return util.make_dirs(TOOL, dir)
   end
   local others = {}
-  for _, name in ipairs(names) do
-    if not (name == INDEX or name == INDEX .. ".tmp") then others[#others + 1] = name end
+  for _, name in ipairs(names) do -- index.html, and what a killed writer of it left (wlrun.files)
+    if not (name == INDEX or name == INDEX .. ".tmp" or name:match("^index%.html%.%w%w%w%w%w%w%.tmp$")) then
+      others[#others + 1] = name
+    end
   end
   table.sort(others)
   if #others > 0 then

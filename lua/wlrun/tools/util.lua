@@ -98,7 +98,7 @@ function util.load(tool, path, accept)
   return require("wlrun.results.load").load(path, { prefix = tool .. ": ", accept = accept })
 end
 
--- writes text to path atomically (path.tmp, then renamed), or to standard output for "-";
+-- writes text to path whole (wlrun.files: a new file, renamed over it), or to standard output for "-";
 -- errors are kind io
 function util.write(tool, path, text)
   local ok, e = pcall(require("wlrun.report").write_text, text, path, "output")

@@ -1,0 +1,198 @@
+/* wlrun.process, files and directories: listing, what a path is (never following a link), making
+ * directories (temporary ones by mkdtemp), removing a tree without following a symbolic link,
+ * new files made beside a target (file_beside.h). */
+#include "file_beside.h"
+#include "lsystem.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <lauxlib.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* core.list_dir(path) -> the names in a directory (without . and ..), or nil and the error */
+static int l_list_dir(lua_State *L) {
+  DIR *d = opendir(wl_check_cstring(L, 1));
+  if (!d) return wl_push_failure(L);
+  lua_newtable(L);
+  lua_Integer n = 0;
+  struct dirent *e;
+  errno = 0;
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+      lua_pushstring(L, e->d_name);
+      lua_rawseti(L, -2, ++n);
+    }
+    errno = 0;
+  }
+  int failed = errno;
+  closedir(d);
+  if (failed) {
+    errno = failed;
+    return wl_push_failure(L);
+  }
+  return 1;
+}
+
+/* core.file_type(path) -> "file", "directory", "link", "fifo" or "other", never following a
+ * symbolic link (lstat); or nil and the error. For directories another program writes into: a
+ * FIFO put there would block whoever opens it to read. */
+static int l_file_type(lua_State *L) {
+  struct stat st;
+  if (lstat(wl_check_cstring(L, 1), &st) != 0) return wl_push_failure(L);
+  lua_pushstring(L, S_ISREG(st.st_mode)    ? "file"
+                    : S_ISDIR(st.st_mode)  ? "directory"
+                    : S_ISLNK(st.st_mode)  ? "link"
+                    : S_ISFIFO(st.st_mode) ? "fifo"
+                                           : "other");
+  return 1;
+}
+
+/* core.make_dir(path) -> true (made, or already there), or nil and the error */
+static int l_make_dir(lua_State *L) {
+  if (mkdir(wl_check_cstring(L, 1), 0700) != 0 && errno != EEXIST) return wl_push_failure(L);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* core.temp_dir([prefix]) -> a new directory only this user can enter, made by mkdtemp(3) in
+ * $TMPDIR (or /tmp), named prefix + 6 random characters; or nil, the reason and the parent */
+static int l_temp_dir(lua_State *L) {
+  const char *prefix = lua_isnoneornil(L, 1) ? "wlrun-" : wl_check_cstring(L, 1);
+  luaL_argcheck(L, strchr(prefix, '/') == NULL, 1, "a name without '/' expected");
+  const char *parent = getenv("TMPDIR");
+  if (!parent || !*parent) parent = "/tmp";
+  char path[PATH_MAX];
+  int len = snprintf(path, sizeof path, "%s/%sXXXXXX", parent, prefix);
+  if (len < 0 || (size_t)len >= sizeof path) {
+    errno = ENAMETOOLONG;
+  } else if (mkdtemp(path)) {
+    lua_pushstring(L, path);
+    return 1;
+  }
+  wl_push_failure(L);
+  lua_pushstring(L, parent);
+  return 3;
+}
+
+/* closes a file of process.create_beside, as io.open's files close */
+static int close_stream(lua_State *L) {
+  luaL_Stream *p = luaL_checkudata(L, 1, LUA_FILEHANDLE);
+  return luaL_fileresult(L, fclose(p->f) == 0, NULL);
+}
+
+/* process.create_beside(path) -> a Lua file open for writing, new (never one that was there: no
+ * link followed, nothing truncated), in path's directory, and its name (file_beside.h); or nil
+ * and the error. The caller writes, closes, and renames it over path (wlrun.files). */
+static int l_create_beside(lua_State *L) {
+  const char *target = wl_check_cstring(L, 1);
+  char tmp[PATH_MAX];
+  luaL_Stream *p = lua_newuserdatauv(L, sizeof *p, 0);
+  p->closef = NULL; /* a closed file until it is open */
+  luaL_setmetatable(L, LUA_FILEHANDLE);
+  int fd = wl_create_beside(target, tmp, sizeof tmp);
+  if (fd < 0) return wl_push_failure(L);
+  p->f = fdopen(fd, "wb");
+  if (!p->f) {
+    int e = errno;
+    close(fd);
+    unlink(tmp);
+    errno = e;
+    return wl_push_failure(L);
+  }
+  p->closef = close_stream;
+  lua_pushstring(L, tmp);
+  return 2;
+}
+
+/* records the name that failed, keeping errno */
+static void failed_at(char *where, size_t size, const char *name) {
+  int e = errno;
+  snprintf(where, size, "%s", name);
+  errno = e;
+}
+
+/* Removes what the directory open as fd holds, depth first, by names relative to it (openat,
+ * unlinkat): a symbolic link is removed, never followed, so nothing outside the tree is touched.
+ * Closes fd. Returns 0, or -1 with errno and the name that failed in `where`. */
+static int remove_entries(int fd, int depth, char *where, size_t size) {
+  DIR *d = fdopendir(fd);
+  if (!d) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  int rc = 0;
+  struct dirent *e;
+  errno = 0;
+  while (rc == 0 && (e = readdir(d)) != NULL) {
+    const char *name = e->d_name;
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) continue;
+    struct stat st;
+    if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno != ENOENT) rc = -1; /* ENOENT: gone meanwhile, nothing to remove */
+    } else if (S_ISDIR(st.st_mode)) {
+      int sub = -1;
+      if (depth >= 256)
+        errno = ELOOP;
+      else
+        sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0) {
+        rc = -1;
+      } else if (remove_entries(sub, depth + 1, where, size) != 0) {
+        rc = -1;
+        name = NULL; /* `where` names the entry inside that failed */
+      } else if (unlinkat(dirfd(d), name, AT_REMOVEDIR) != 0 && errno != ENOENT) {
+        rc = -1;
+      }
+    } else if (unlinkat(dirfd(d), name, 0) != 0 && errno != ENOENT) {
+      rc = -1;
+    }
+    if (rc != 0 && name) failed_at(where, size, name);
+    if (rc == 0) errno = 0;
+  }
+  int failed = (rc != 0 || errno != 0) ? (errno ? errno : EIO) : 0;
+  closedir(d);
+  errno = failed;
+  return failed ? -1 : 0;
+}
+
+/* core.remove_tree(dir) -> true, or nil and the reason: removes the directory dir and all it
+ * holds, never following a symbolic link (dir itself being one is refused) */
+static int l_remove_tree(lua_State *L) {
+  const char *path = wl_check_cstring(L, 1);
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode)) {
+      errno = e;
+      return wl_push_failure(L);
+    }
+    lua_pushnil(L);
+    lua_pushliteral(L, "a symbolic link, not a directory: not removed");
+    return 2;
+  }
+  char where[256] = "";
+  if (remove_entries(fd, 0, where, sizeof where) != 0) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s%s%s", where, *where ? ": " : "", strerror(errno));
+    return 2;
+  }
+  if (rmdir(path) != 0) return wl_push_failure(L);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+void wl_open_system_files(lua_State *L) {
+  static const luaL_Reg fns[] = {{"list_dir", l_list_dir}, {"file_type", l_file_type}, {"make_dir", l_make_dir},
+                                 {"temp_dir", l_temp_dir}, {"remove_tree", l_remove_tree},
+                                 {"create_beside", l_create_beside}, {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+}

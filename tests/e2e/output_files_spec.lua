@@ -1,0 +1,125 @@
+-- End-to-end, no GPU needed: how wlrun writes its files (docs/results.md, "Writing"), against
+-- what a hostile or careless directory holds. Every output is made new beside its target and
+-- renamed over it: a FILE.tmp that is there (a symbolic link planted to a victim, or the user's
+-- own file) is never opened, truncated or removed; a target that is a link is replaced, not
+-- written through.
+local h = require "helper"
+
+local q = h.quote
+
+local function fixture(dir)
+  local path = dir .. "/base.json"
+  h.write(path, h.read(h.source_dir .. "/tests/fixtures/results/metrics-base.json"))
+  return path
+end
+
+-- "file", "link", "fifo", "directory" or nil, not following a link
+local function kind(path)
+  local p = io.popen("stat -c %F " .. q(path) .. " 2>/dev/null")
+  local out = p:read("a")
+  p:close()
+  return ({ ["regular file"] = "file", ["regular empty file"] = "file", ["symbolic link"] = "link", fifo = "fifo",
+    directory = "directory" })[out:gsub("%s+$", "")]
+end
+
+local function names(dir)
+  local p = io.popen("ls -A " .. q(dir))
+  local list = {}
+  for name in p:lines() do list[#list + 1] = name end
+  p:close()
+  table.sort(list)
+  return table.concat(list, " ")
+end
+
+-- a victim file and a link to it at path
+local function plant(dir, path)
+  local victim = h.write(dir .. "/victim.txt", "VICTIM\n")
+  assert(os.execute("ln -s " .. q(victim) .. " " .. q(path)))
+  return victim
+end
+
+local SCENARIO = [[
+local wl = require "wlrun"
+return wl.scenario { name = "out", params = { n = { 1, 2 } }, setup = function() return {} end, run = function() end }
+]]
+
+describe("an output file", function()
+  it("is not written through a link planted at FILE.tmp (export -o)", function()
+    local dir = h.tmpdir()
+    local victim = plant(dir, dir .. "/ex.json.tmp")
+    fixture(dir)
+    local r = h.run("export base.json -o ex.json", { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("VICTIM\n", h.read(victim))
+    assert.equal("file", kind(dir .. "/ex.json"))
+    assert.truthy(h.read(dir .. "/ex.json"):find('"benchmarks"', 1, true)) -- Google Benchmark's JSON
+    assert.equal("link", kind(dir .. "/ex.json.tmp")) -- left as it was
+  end)
+
+  it("is not written through a link planted at index.html.tmp (report --html)", function()
+    local dir = h.tmpdir()
+    fixture(dir)
+    assert(os.execute("mkdir " .. q(dir .. "/page")))
+    local victim = plant(dir, dir .. "/page/index.html.tmp")
+    local r = h.run("report -q --html page base.json", { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("VICTIM\n", h.read(victim))
+    assert.equal("file", kind(dir .. "/page/index.html"))
+    assert.equal("index.html index.html.tmp", names(dir .. "/page"))
+  end)
+
+  it("of a scenario run leaves the user's FILE.tmp alone, before the run and after it", function()
+    local dir = h.tmpdir()
+    h.write(dir .. "/out.json.tmp", "mine\n")
+    local victim = plant(dir, dir .. "/out.csv.tmp")
+    local r = h.run_script(SCENARIO, "--compile-only -o out.json -o out.csv", { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("mine\n", h.read(dir .. "/out.json.tmp"))
+    assert.equal("VICTIM\n", h.read(victim))
+    assert.truthy(h.read(dir .. "/out.json"):find('"configurations"', 1, true))
+    assert.equal("file", kind(dir .. "/out.csv"))
+    assert.equal("out.csv out.csv.tmp out.json out.json.tmp script.lua victim.txt", names(dir))
+  end)
+
+  it("of a scenario run is refused when a link (even to nothing) is where its journal goes", function()
+    local dir = h.tmpdir()
+    assert(os.execute("ln -s " .. q(dir .. "/elsewhere") .. " " .. q(dir .. "/out.json.journal")))
+    local r = h.run_script(SCENARIO, "--compile-only -o out.json", { cwd = dir })
+    assert.equal(9, r.code, r.stderr)
+    assert.truthy(r.stderr:find("'out.json.journal' is there", 1, true), r.stderr)
+    assert.is_nil(kind(dir .. "/elsewhere"))
+    assert.equal("link", kind(dir .. "/out.json.journal"))
+  end)
+
+  it("that is a link is replaced by the file, never written through", function()
+    local dir = h.tmpdir()
+    local victim = plant(dir, dir .. "/link.json")
+    fixture(dir)
+    local r = h.run("export base.json -o link.json", { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("VICTIM\n", h.read(victim))
+    assert.equal("file", kind(dir .. "/link.json"))
+  end)
+
+  it("gets the mode of a new file under the umask, and leaves no temporary file", function()
+    local dir = h.tmpdir()
+    fixture(dir)
+    for _, case in ipairs { { "022", "644" }, { "077", "600" } } do
+      local r = h.run("export base.json -o m" .. case[1] .. ".json", { cwd = dir, prefix = "umask " .. case[1] .. " &&" })
+      assert.equal(0, r.code, r.stderr)
+      local p = io.popen("stat -c %a " .. q(dir .. "/m" .. case[1] .. ".json"))
+      assert.equal(case[2], p:read("a"):gsub("%s+$", ""))
+      p:close()
+    end
+    assert.equal("base.json m022.json m077.json", names(dir))
+  end)
+
+  it("is an io error naming it when its directory is not there, and nothing is left", function()
+    local dir = h.tmpdir()
+    fixture(dir)
+    local r = h.run("export base.json -o no/ex.json", { cwd = dir })
+    assert.equal(9, r.code)
+    assert.truthy(r.stderr:find("cannot write 'no/ex.json': No such file or directory", 1, true), r.stderr)
+    assert.equal("base.json", names(dir))
+  end)
+end)
