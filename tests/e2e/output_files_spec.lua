@@ -2,7 +2,7 @@
 -- what a hostile or careless directory holds. Every output is made new beside its target and
 -- renamed over it: a FILE.tmp that is there (a symbolic link planted to a victim, or the user's
 -- own file) is never opened, truncated or removed; a target that is a link is replaced, not
--- written through.
+-- written through; a FIFO where a report page goes does not hang the report.
 local h = require "helper"
 
 local q = h.quote
@@ -121,5 +121,36 @@ describe("an output file", function()
     assert.equal(9, r.code)
     assert.truthy(r.stderr:find("cannot write 'no/ex.json': No such file or directory", 1, true), r.stderr)
     assert.equal("base.json", names(dir))
+  end)
+end)
+
+describe("report --html", function()
+  it("refuses a FIFO at DIR/index.html without opening it (no hang)", function()
+    local dir = h.tmpdir()
+    fixture(dir)
+    assert(os.execute("mkdir " .. q(dir .. "/page") .. " && mkfifo " .. q(dir .. "/page/index.html")))
+    local r = h.run("report --html page base.json", { cwd = dir, prefix = "timeout 20" })
+    assert.equal(2, r.code, r.stderr)
+    assert.truthy(r.stderr:find("its index.html was not made by wlrun report", 1, true), r.stderr)
+    assert.equal("fifo", kind(dir .. "/page/index.html"))
+  end)
+
+  it("refuses a FIFO as DIR (no hang)", function()
+    local dir = h.tmpdir()
+    fixture(dir)
+    assert(os.execute("mkfifo " .. q(dir .. "/page")))
+    local r = h.run("report --html page base.json", { cwd = dir, prefix = "timeout 20" })
+    assert.equal(9, r.code, r.stderr)
+    assert.truthy(r.stderr:find("--html 'page' is a FIFO, not a directory", 1, true), r.stderr)
+  end)
+
+  it("refuses a link at DIR/index.html, leaving what it points to alone", function()
+    local dir = h.tmpdir()
+    fixture(dir)
+    assert(os.execute("mkdir " .. q(dir .. "/page")))
+    local victim = plant(dir, dir .. "/page/index.html")
+    local r = h.run("report --html page base.json", { cwd = dir })
+    assert.equal(2, r.code, r.stderr)
+    assert.equal("VICTIM\n", h.read(victim))
   end)
 end)

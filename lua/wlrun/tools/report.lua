@@ -45,8 +45,10 @@ local function fail(kind, msg) util.fail(kind, TOOL, msg) end
 
 local function process() return require "wlrun.process" end
 
--- whether the file at path begins as a page of wlrun report
+-- whether the file at path begins as a page of wlrun report; only a regular file is opened (a
+-- FIFO would block the read; a link is not a page this tool wrote)
 local function is_report(path)
+  if process().file_type(path) ~= "file" then return false end
   local f = io.open(path, "rb")
   local head = f and f:read(4096)
   if f then f:close() end
@@ -56,13 +58,12 @@ end
 
 -- DIR made (with the directories above it) or checked: empty, or only a previous report
 local function prepare(dir)
-  local names = process().list_dir(dir)
+  local names, err = process().list_dir(dir)
   if not names then
-    local f = io.open(dir, "rb")
-    if f then
-      f:close()
-      fail("io", ("--html '%s' is a file, not a directory"):format(dir))
-    end
+    local kind = process().file_type(dir)
+    if kind == "directory" then fail("io", ("--html '%s': cannot list it: %s"):format(dir, err)) end
+    local words = { file = "a file", fifo = "a FIFO", link = "a symbolic link to nothing", other = "a special file" }
+    if kind then fail("io", ("--html '%s' is %s, not a directory"):format(dir, words[kind])) end
     return util.make_dirs(TOOL, dir)
   end
   local others = {}
