@@ -2,10 +2,13 @@
 -- what a hostile or careless directory holds. Every output is made new beside its target and
 -- renamed over it: a FILE.tmp that is there (a symbolic link planted to a victim, or the user's
 -- own file) is never opened, truncated or removed; a target that is a link is replaced, not
--- written through; a FIFO where a report page goes does not hang the report.
+-- written through; a FIFO where a report page goes does not hang the report; `wlrun trace -o`
+-- checks its outputs before it runs the program, and a write that still fails at the end costs
+-- neither the report nor the raw trace.
 local h = require "helper"
 
 local q = h.quote
+local LIB, PROGRAM = os.getenv("WLRUN_TRACE_LIB"), os.getenv("WLRUN_TRACE_PROGRAM")
 
 local function fixture(dir)
   local path = dir .. "/base.json"
@@ -152,5 +155,43 @@ describe("report --html", function()
     local r = h.run("report --html page base.json", { cwd = dir })
     assert.equal(2, r.code, r.stderr)
     assert.equal("VICTIM\n", h.read(victim))
+  end)
+end)
+
+local function real(name, fn)
+  if LIB and PROGRAM then
+    it(name, fn)
+  else
+    pending(name .. " -- skipped: WLRUN_TRACE_LIB and WLRUN_TRACE_PROGRAM not set (ctest sets them)")
+  end
+end
+
+describe("trace -o", function()
+  local function trace(dir, args, before)
+    return h.run(("trace --warmup 0 %s -- sh -c %s"):format(args, q(before .. "; exec " .. q(PROGRAM) .. " steps")),
+      { cwd = dir, env = "WLRUN_TRACE_LIB=" .. q(LIB or "") .. " TMPDIR=" .. q(dir) })
+  end
+
+  real("is checked before the program runs: a directory that is not there is exit 9, the program never started", function()
+    local dir = h.tmpdir()
+    local r = trace(dir, "-o no/x.json", "touch ran")
+    assert.equal(9, r.code, r.stderr)
+    assert.truthy(r.stderr:find("trace: cannot write results to 'no/x.json': No such file or directory", 1, true), r.stderr)
+    assert.is_nil(kind(dir .. "/ran"))
+    assert.equal("", names(dir))
+  end)
+
+  real("that fails at the end still prints the report and keeps the raw trace, named", function()
+    local dir = h.tmpdir()
+    assert(os.execute("mkdir " .. q(dir .. "/out")))
+    local r = trace(dir, "-o out/x.json -o y.csv", "rmdir out")
+    assert.equal(9, r.code, r.stderr)
+    assert.truthy(r.stdout:find("train_step", 1, true) or r.stdout:find("iter", 1, true), r.stdout)
+    assert.truthy(r.stdout:find("median", 1, true), r.stdout)
+    local kept = r.stderr:match("the report is above, the trace files are kept in (%S+)")
+    assert.truthy(kept, r.stderr)
+    assert.equal("directory", kind(kept))
+    assert.truthy(names(kept):find("%.wltrace"), names(kept))
+    assert.truthy(h.read(dir .. "/y.csv"):find("median", 1, true)) -- the outputs that could be written are
   end)
 end)

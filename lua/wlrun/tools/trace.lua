@@ -330,6 +330,10 @@ end
 local function trace(o, cmd)
   local program = M.program(cmd[1])
   local lib = M.library()
+  for _, out in ipairs(o.outputs) do -- before CMD runs, as a scenario run checks its outputs
+    local ok, err = require("wlrun.files").check(out.path)
+    if not ok then fail("io", ("cannot write results to '%s': %s"):format(out.path, err)) end
+  end
   local dir
   if o.trace_dir then
     prepare_dir(o.trace_dir)
@@ -347,6 +351,7 @@ local function trace(o, cmd)
   local r, parsed, entries, problem = run.result, run.trace, run.entries, run.problem
   dir = run.dir
   local how, code, kind = M.outcome(r)
+  local unwritten -- the first output that could not be written
   if entries then
     local info = run_info(o, cmd, program, lib, r, dir, #parsed.processes)
     local doc = M.document(o, cmd, program, { started = started, info = info,
@@ -357,15 +362,22 @@ local function trace(o, cmd)
         for _, n in ipairs(e.notes or {}) do sink:message(("trace: #%d: %s"):format(e.index, n)) end
       end
     end
-    for _, out in ipairs(o.outputs) do printers().write(doc, out.path, out.format) end
     local text = printers().render(doc, o.format)
     if o.format == "table" or o.format == "plain" then
       text = text .. (text:sub(-2) == "\n\n" and "" or "\n") .. M.details(entries, o.kernels)
     end
     sink:report(text)
+    for _, out in ipairs(o.outputs) do -- after the report, which a failed write must not cost
+      local ok, e = pcall(printers().write, doc, out.path, out.format)
+      if not ok then unwritten = unwritten or tostring(type(e) == "table" and e.message or e) end
+    end
   end
-  -- the raw files: kept where the user asked, and where they could not be read
-  if not o.trace_dir then
+  -- the raw files: kept where the user asked, where they could not be read, and where an
+  -- output could not be written (what was measured is in them)
+  if unwritten then
+    unwritten = ("%s; the report is above, the trace files are %s %s"):format(unwritten,
+      o.trace_dir and "in" or "kept in", dir)
+  elseif not o.trace_dir then
     if problem and type(problem) == "table" and problem.kind == "io" then
       sink:warning(("trace: the trace files are kept in %s"):format(dir))
     else
@@ -375,8 +387,9 @@ local function trace(o, cmd)
   end
   if how then
     if problem then sink:warning(tostring(type(problem) == "table" and problem.message or problem)) end
-    local where = entries and (#o.outputs > 0 and ("the report is in " .. o.outputs[1].path) or "the report is above")
-      or "no report"
+    if unwritten then sink:warning("trace: " .. unwritten) end
+    local where = entries and (#o.outputs > 0 and not unwritten and ("the report is in " .. o.outputs[1].path)
+      or "the report is above") or "no report"
     if kind == "timeout" then
       require("wlrun.core").error("timeout", ("trace: %s after %s; %s"):format(how, require("wlrun.units").time(o.timeout,
         "%.3g %s"), where), 0)
@@ -384,6 +397,7 @@ local function trace(o, cmd)
     return code, ("trace: %s; %s"):format(how, where)
   end
   if problem then error(problem, 0) end
+  if unwritten then fail("io", unwritten) end
   local failed = {}
   for _, e in ipairs(entries) do
     if e.status == "failed" then failed[#failed + 1] = e.error end
