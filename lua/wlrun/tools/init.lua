@@ -3,7 +3,9 @@
 -- (bench/axpy.lua), a commented wlrun.ini, a section of README.md and a CI script
 -- (bench/ci.sh) that compiles every kernel without a GPU and, with one, runs the recipe and
 -- compares it with a stored baseline. Files that exist are never overwritten: nothing is
--- written when one of them is there (usage, exit 2); README.md is appended to, once.
+-- written when one of them is there (usage, exit 2), whatever it is (a file, even one we cannot
+-- read, a directory, a FIFO, a link); README.md is appended to, once, when it is a file we can
+-- read, and anything else there is refused.
 local util = require "wlrun.tools.util"
 local templates = require "wlrun.tools.init_templates"
 
@@ -31,24 +33,45 @@ A file that exists is not overwritten: nothing is written then (exit 2). Then:
     -h, --help           this text
 ]]
 
-local function exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
+local function process() return require "wlrun.process" end
 
-local function is_dir(path) return require("wlrun.process").list_dir(path) ~= nil end
+-- what is at path, never following a link nor opening anything: "file", "directory", "link",
+-- "fifo", "other", or nil when nothing is there
+local function kind_of(path) return (process().file_type(path)) end
 
--- path and the directories above it, as mkdir -p
-local function mkdir(path)
-  local at = path:sub(1, 1) == "/" and "" or nil
+local KINDS = { file = "a file", directory = "a directory", link = "a symbolic link", fifo = "a FIFO",
+  other = "a special file" }
+
+local function is_dir(path) return process().list_dir(path) ~= nil end
+
+local function refuse(kind, msg) util.fail(kind, TOOL, msg .. ": nothing written") end
+
+-- the directories to make, outermost first (those that are not there), as mkdir -p would
+local function missing_dirs(path)
+  local list, at = {}, path:sub(1, 1) == "/" and "" or nil
   for part in path:gmatch("[^/]+") do
     at = at and (at .. "/" .. part) or part
-    local ok, err = require("wlrun.process").make_dir(at)
-    if not ok and not is_dir(at) then util.fail("io", TOOL, ("cannot make directory '%s': %s"):format(at, err)) end
+    local kind = kind_of(at)
+    if not kind then
+      list[#list + 1] = at
+    elseif not is_dir(at) then
+      refuse("usage", ("'%s' is %s, not a directory"):format(at, KINDS[kind]))
+    end
   end
+  return list
 end
 
+-- README.md: nil when missing, else its text; anything but a regular file we can read is refused
+local function readme_text(path)
+  local kind = kind_of(path)
+  if not kind then return nil end
+  if kind ~= "file" then refuse("usage", ("%s is %s, not a file to add a section to"):format(path, KINDS[kind])) end
+  return (require("wlrun.stdio").read(path, function(_, msg) refuse("io", msg) end))
+end
+
+-- Everything is checked before anything is written; then each file is made new beside its
+-- target (wlrun.files), and all are renamed into place once all are made, README.md last. A
+-- failure before the renames removes what was made, the directories too.
 function M.main(args)
   local o, pos = util.parse_args(TOOL, args, { ["-h"] = { key = "help" }, ["--help"] = {} })
   if o.help then
@@ -58,39 +81,63 @@ function M.main(args)
   if #pos > 1 then util.fail("usage", TOOL, ("one directory at most, got '%s' and '%s'"):format(pos[1], pos[2])) end
   local dir = pos[1] or "."
   if dir == "-" then util.fail("usage", TOOL, "DIR is a directory; '-' names none") end
-  if exists(dir) and not is_dir(dir) then util.fail("usage", TOOL, ("'%s' is a file, not a directory"):format(dir)) end
+  local kind = kind_of(dir)
+  if kind and not is_dir(dir) then util.fail("usage", TOOL, ("'%s' is %s, not a directory"):format(dir, KINDS[kind])) end
 
   local files = {
-    { path = "bench/axpy.lua", text = templates.scenario },
-    { path = "bench/ci.sh", text = templates.ci },
-    { path = "wlrun.ini", text = templates.ini },
+    { path = dir .. "/bench/axpy.lua", text = templates.scenario },
+    { path = dir .. "/bench/ci.sh", text = templates.ci },
+    { path = dir .. "/wlrun.ini", text = templates.ini },
   }
   local there = {}
   for _, f in ipairs(files) do
-    if exists(dir .. "/" .. f.path) then there[#there + 1] = dir .. "/" .. f.path end
+    if kind_of(f.path) then there[#there + 1] = f.path end
   end
   if #there > 0 then
     util.fail("usage", TOOL, ("not overwriting %s: nothing written (move %s away, or init another directory)"):format(
       table.concat(there, ", "), #there == 1 and "it" or "them"))
   end
-
-  mkdir(dir)
-  mkdir(dir .. "/bench")
-  for _, f in ipairs(files) do
-    local path = util.write(TOOL, dir .. "/" .. f.path, f.text)
-    require("wlrun.stdio").write(("wrote %s\n"):format(path))
-  end
-
+  local dirs = missing_dirs(dir .. "/bench")
   local readme = dir .. "/README.md"
-  local old = exists(readme) and util.read_file(TOOL, readme) or ""
-  if old:find("\n## Benchmarks\n", 1, true) or old:find("^## Benchmarks\n") then
-    require("wlrun.stdio").write(("%s has a Benchmarks section already: left as it is\n"):format(readme))
+  local old = readme_text(readme)
+  local said
+  if old and (old:find("\n## Benchmarks\n", 1, true) or old:find("^## Benchmarks\n")) then
+    said = ("%s has a Benchmarks section already: left as it is\n"):format(readme)
   else
-    local sep = old == "" and "" or (old:sub(-1) == "\n" and "\n" or "\n\n")
-    util.write(TOOL, readme, old .. sep .. templates.readme)
-    require("wlrun.stdio").write(("%s %s\n"):format(old == "" and "wrote" or "added a Benchmarks section to", readme))
+    local sep = (old or "") == "" and "" or (old:sub(-1) == "\n" and "\n" or "\n\n")
+    files[#files + 1] = { path = readme, text = (old or "") .. sep .. templates.readme }
+    said = ("%s %s\n"):format(old and "added a Benchmarks section to" or "wrote", readme)
   end
-  require("wlrun.stdio").write("next: wlrun --compile-only bench/axpy.lua (no GPU needed); sh bench/ci.sh in CI\n")
+
+  local writer = require "wlrun.files"
+  local made = {}
+  local function undo(msg)
+    for _, f in ipairs(made) do writer.discard(f) end
+    for i = #dirs, 1, -1 do os.remove(dirs[i]) end
+    refuse("io", msg)
+  end
+  for _, d in ipairs(dirs) do
+    local ok, err = process().make_dir(d)
+    if not ok then undo(("cannot make directory '%s': %s"):format(d, tostring(err))) end
+  end
+  for i, f in ipairs(files) do
+    local file, err = writer.create(f.path)
+    local ok = file ~= nil
+    if ok then
+      made[i] = file
+      ok, err = file:write(f.text)
+    end
+    if ok then ok, err = file:close() end
+    if not ok then undo(("cannot write %s: %s"):format(f.path, tostring(err))) end
+  end
+  local out = require "wlrun.stdio"
+  for i, f in ipairs(files) do
+    local ok, err = writer.rename(made[i])
+    if not ok then util.fail("io", TOOL, ("cannot write %s: %s"):format(f.path, tostring(err))) end
+    if f.path ~= readme then out.write(("wrote %s\n"):format(f.path)) end
+  end
+  out.write(said)
+  out.write("next: wlrun --compile-only bench/axpy.lua (no GPU needed); sh bench/ci.sh in CI\n")
 end
 
 return M
