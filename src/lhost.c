@@ -125,6 +125,39 @@ static int message_handler(lua_State *L) {
   return 1;
 }
 
+/* The length of the well-formed UTF-8 character of two or more bytes at s (n bytes left), or 0. */
+static size_t utf8_length(const unsigned char *s, size_t n) {
+  size_t len = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+  if (len == 0 || len > n) return 0;
+  unsigned char lo = s[0] == 0xe0 ? 0xa0 : s[0] == 0xf0 ? 0x90 : 0x80;
+  unsigned char hi = s[0] == 0xed ? 0x9f : s[0] == 0xf4 ? 0x8f : 0xbf;
+  if (s[1] < lo || s[1] > hi) return 0;
+  for (size_t i = 2; i < len; i++)
+    if ((s[i] & 0xc0) != 0x80) return 0;
+  return len;
+}
+
+/* "wlrun: MESSAGE" on stderr. A message quotes data (a name from a results file, a script's
+ * error value): no control character of it reaches the terminal. C0 but newline and tab, DEL,
+ * C1 and bytes that are not UTF-8 are written \xHH, as wlrun.printable writes them. */
+static void print_message(const char *msg) {
+  const unsigned char *s = (const unsigned char *)msg;
+  size_t n = strlen(msg);
+  fputs("wlrun: ", stderr);
+  for (size_t i = 0; i < n;) {
+    size_t len = s[i] >= 0x80 ? utf8_length(s + i, n - i) : 1;
+    bool c1 = len == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0;
+    if (len == 0 || c1 || (s[i] < 0x20 && s[i] != '\n' && s[i] != '\t') || s[i] == 0x7f) {
+      for (size_t k = 0; k < (len ? len : 1); k++) fprintf(stderr, "\\x%02x", s[i + k]);
+      i += len ? len : 1;
+    } else {
+      fwrite(s + i, 1, len, stderr);
+      i += len;
+    }
+  }
+  fputc('\n', stderr);
+}
+
 /* Runs the function below nargs arguments on the stack, protected; on error prints the
  * message with its traceback and returns the error's exit code. Leaves nresults on success. */
 static enum wl_exit protected_call(lua_State *L, int nargs, int nresults) {
@@ -143,7 +176,7 @@ static enum wl_exit protected_call(lua_State *L, int nargs, int nresults) {
   }
   lua_remove(L, base);
   if (status == LUA_OK) return WL_EXIT_OK;
-  fprintf(stderr, "wlrun: %s\n", lua_tostring(L, -1) ? lua_tostring(L, -1) : "(no message)");
+  print_message(lua_tostring(L, -1) ? lua_tostring(L, -1) : "(no message)");
   lua_pop(L, 1);
   if (status == LUA_ERRMEM) return WL_EXIT_SCRIPT;
   lua_getfield(L, LUA_REGISTRYINDEX, EXIT_KIND_KEY);

@@ -34,7 +34,8 @@ function compiled.text(doc)
     #distinct == 1 and "" or "s", #list, #list == 1 and "" or "s", cached,
     children > 0 and (", and those of %d configuration%s in child processes"):format(children, children == 1 and "" or "s") or "") }
   for _, d in ipairs(distinct) do
-    out[#out + 1] = ("  %-28s %-6s %2s params  %s%s"):format(d.k.name, d.k.arch, d.k.nparams or "?", d.k.source,
+    local P = require("wlrun.printable").whole -- names from a script or a child's entry
+    out[#out + 1] = ("  %-28s %-6s %2s params  %s%s"):format(P(d.k.name), P(d.k.arch), d.k.nparams or "?", P(d.k.source),
       d.uses > 1 and ("  (x" .. d.uses .. ")") or "")
   end
   return table.concat(out, "\n") .. "\n"

@@ -44,6 +44,10 @@ Sink.__close = Sink.release
 -- a sink that writes nothing (child processes: their parent reports)
 function sink.silent() return setmetatable({ format = "table", quiet = true, silent = true }, Sink) end
 
+-- text from the run (names, parameter values, messages) reaches the terminal with its newlines
+-- and no other control character (wlrun.printable)
+local printable = require "wlrun.printable"
+
 local function err(text)
   io.stderr:write(text)
   io.stderr:flush()
@@ -58,14 +62,14 @@ end
 
 function Sink:progress(text)
   if not self.show_progress or self.silent then return end
-  err("\r\27[K" .. text:sub(1, 200))
+  err("\r\27[K" .. printable.text(text, 200))
   self.shown = true
 end
 
 -- a line on stderr, after the progress line is cleared
 function Sink:line(text)
   self:clear()
-  err(text .. "\n")
+  err(printable.lines(text) .. "\n")
 end
 
 function Sink:message(text) if not self.quiet then self:line("wlrun: " .. text) end end
@@ -77,6 +81,7 @@ function Sink:failure(text) if not self.silent then self:line("wlrun: " .. text)
 function Sink:iteration(line)
   if self.quiet then return end
   self:clear()
+  line = printable.lines(line)
   if not self.report_only then
     require("wlrun.stdio").write(line .. "\n")
   else

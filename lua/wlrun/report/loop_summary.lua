@@ -3,6 +3,7 @@
 --   render(s, name)        s: a summary as wlrun.loop.summarize makes it
 --   of_entry(c)            the same summary from a loop configuration of a results document
 local units = require "wlrun.units"
+local P = require("wlrun.printable").whole
 
 local M = {}
 
@@ -10,7 +11,7 @@ local function T(v) return units.finite(v) and units.time(v) or "-" end
 
 function M.render(s, name)
   local out = {
-    ("%s: %d iterations of %d samples: %.1f samples/s (steady-state total %s)"):format(name or "loop",
+    ("%s: %d iterations of %d samples: %.1f samples/s (steady-state total %s)"):format(P(name or "loop"),
       s.iters, s.batch_size, s.throughput, T(s.total_time)),
     ("  iter  mean %s  median %s  p90 %s  p99 %s"):format(T(s.iter.mean), T(s.iter.median), T(s.iter.p90), T(s.iter.p99)),
     ("  data  mean %s  median %s  p90 %s  p99 %s  (%.1f%% of iter)"):format(T(s.data.mean), T(s.data.median),
@@ -19,12 +20,12 @@ function M.render(s, name)
   if #s.phases > 0 and s.outside then
     out[#out + 1] = s.timing == "cpu" and "  phases (CPU time per iteration):" or "  phases (GPU time per iteration):"
     for _, ph in ipairs(s.phases) do
-      out[#out + 1] = ("    %-16s %10s  %5.1f%%%s"):format(ph.name, T(ph.mean), 100 * ph.share, ph.top and "" or "  (nested)")
+      out[#out + 1] = ("    %-16s %10s  %5.1f%%%s"):format(P(ph.name), T(ph.mean), 100 * ph.share, ph.top and "" or "  (nested)")
     end
     out[#out + 1] = ("    %-16s %10s  %5.1f%%"):format("(outside)", T(s.outside.mean), 100 * s.outside.share)
   end
   for _, w in ipairs(s.warnings or {}) do
-    out[#out + 1] = ("  warning [%s] %s (hint: %s)"):format(w.code, w.message, w.hint)
+    out[#out + 1] = ("  warning [%s] %s (hint: %s)"):format(P(w.code), P(w.message), P(w.hint))
   end
   return table.concat(out, "\n")
 end

@@ -22,6 +22,7 @@ end
 local function text(s) return (tostring(s):gsub("[\r\n]+", " ")) end
 
 function M.render(doc)
+  doc = T.printable(doc)
   local t = T.build(doc)
   local out = { "## " .. text(T.scenario_name(doc)), "" }
   local sc = type(doc.scenario) == "table" and doc.scenario or {}

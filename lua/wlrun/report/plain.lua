@@ -27,7 +27,7 @@ local function block(doc, c, axes)
     out[#out + 1] = "Skipped: " .. tostring(c.reason or "")
     return out
   elseif c.status == "failed" then
-    out[#out + 1] = ("Failed [%s]: %s"):format(tostring(c.kind or "?"), tostring(c.error or ""))
+    out[#out + 1] = ("Failed [%s]: %s"):format(tostring(c.kind or "?"), (tostring(c.error or ""):gsub("\n", "\n  ")))
     return out
   elseif not c.stats then
     out[#out + 1] = "Status: " .. tostring(c.status)
@@ -58,6 +58,7 @@ local function block(doc, c, axes)
 end
 
 function M.render(doc)
+  doc = T.printable(doc)
   local axes = T.axes(doc)
   local blocks = {}
   for _, c in ipairs(doc.configurations or {}) do

@@ -3,6 +3,7 @@
 -- configuration's warnings and the full text of failures. Formats only: every number shown is
 -- in the document. The helpers below (M.axes, M.value, M.build, ...) serve the other printers.
 local units = require "wlrun.units"
+local printable = require "wlrun.printable"
 
 local M = {}
 
@@ -49,7 +50,7 @@ function M.first_line(s, max)
   s = tostring(s or ""):match("[^\r\n]*")
   if max and M.width(s) > max then
     local cut = utf8.offset(s, max - 2)
-    s = (cut and s:sub(1, cut - 1) or s:sub(1, max - 3)):gsub("%s+$", "") .. "..."
+    s = (cut and s:sub(1, cut - 1) or s:sub(1, max - 3)):gsub("\\x?%x?$", ""):gsub("%s+$", "") .. "..." -- not in an escape
   end
   return s
 end
@@ -285,7 +286,14 @@ end
 -- a failure or skip reason on its row is cut to the table's width (at least this long)
 local MIN_WHY = 48
 
+-- The document as the text printers show it: every string from the data (names, parameter
+-- values, messages) with its control characters as \xHH, so that none reaches a terminal and
+-- every width is measured on what is shown; an error keeps its lines (wlrun.printable).
+M.LINES = { error = true }
+function M.printable(doc) return printable.data(doc, M.LINES) end
+
 function M.render(doc)
+  doc = M.printable(doc)
   local t = M.build(doc)
   local cols, out = t.columns, {}
   out[#out + 1] = M.title(doc)

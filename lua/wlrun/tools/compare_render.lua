@@ -152,6 +152,7 @@ local function not_compared_lines(doc)
 end
 
 function M.render_table(doc)
+  doc = require("wlrun.printable").data(doc) -- names and messages from the results: see report.table
   local out = {}
   local sb, sn = doc.base.scenario, doc.new.scenario
   out[#out + 1] = "Comparing " .. (sb == sn and tostring(sb) or (tostring(sb) .. " with " .. tostring(sn)))
@@ -191,6 +192,7 @@ function M.render_table(doc)
 end
 
 function M.render_markdown(doc)
+  doc = require("wlrun.printable").data(doc)
   local md = require "wlrun.report.markdown"
   local function code(s) return "`" .. tostring(s):gsub("`", "'") .. "`" end
   local out = {}

@@ -9,7 +9,9 @@ local function core() return require "wlrun.core" end
 
 function util.fail(kind, tool, msg) core().error(kind, ("%s: %s"):format(tool, msg), 0) end
 
-function util.warn(tool, msg) io.stderr:write(("wlrun %s: warning: %s\n"):format(tool, msg)) end
+function util.warn(tool, msg)
+  io.stderr:write(("wlrun %s: warning: %s\n"):format(tool, require("wlrun.printable").lines(msg)))
+end
 
 -- Options: spec[name] = { value = true (takes a value), multi = true (repeatable), key = field };
 -- names with their dashes ("-o", "--fail-above"); "--name=value" is accepted; "--" ends options.
