@@ -7,6 +7,7 @@
 local core = require "wlrun.core"
 local results = require "wlrun.results"
 local nvtx = core.nvtx -- nvtx: automatic ranges (docs/nvtx.md)
+local error_value = require "wlrun.error_value"
 
 local configuration = {}
 
@@ -109,7 +110,7 @@ local function check(sc, p, state, entry)
     core.error("script", ("check(p, state) must return true or false (and a message), got %s"):format(
       good == nil and "nothing" or ("a " .. type(good))), 0)
   end
-  results.record_check(entry, good, message)
+  results.record_check(entry, good, message ~= nil and error_value.text(message) or nil)
 end
 
 -- the measured part of a configuration, into entry
@@ -171,7 +172,7 @@ end
 -- a teardown that raised: the configuration fails with it (what was measured stays); after
 -- another failure, the first stays the configuration's and the teardown's is added
 local function teardown_failed(entry, e)
-  local message = "teardown: " .. (type(e) == "table" and tostring(e.message) or tostring(e))
+  local message = "teardown: " .. error_value.text(type(e) == "table" and e.message or e)
   if entry.status == "failed" then
     entry.error = ("%s\n(and %s)"):format(entry.error, message)
     return
@@ -201,8 +202,9 @@ function configuration.run(sc, cfg, ctx)
     if type(e) == "table" then -- error{...} of the script's own, without a message
       return { message = debug.traceback("an error value that is a table without a message", 2), kind = "script" }
     end
-    return { message = debug.traceback(tostring(e), 2), kind = "script" }
+    return { message = debug.traceback(error_value.text(e), 2), kind = "script" }
   end)
+  if not ok then err = error_value.of(err) end -- its metamethods run here, protected, and never again
   if not ok and type(err) == "table" and err.kind == "cuda" and err.message then -- name the kernels
     local names = {}
     for _, k in ipairs(kernels_of(state)) do names[#names + 1] = k.name end
@@ -211,6 +213,7 @@ function configuration.run(sc, cfg, ctx)
   local t_teardown = core.clock()
   local torn, terr = true, nil
   if sc.teardown and state ~= nil then torn, terr = pcall(nvtx.auto_range, "teardown", nil, sc.teardown, p, state) end -- nvtx
+  if not torn then terr = error_value.of(terr) end
   journal.in_configuration = nil
   walk_state(state, function(v) if core.is_tensor(v) and not v.freed then v:free() end end, 0)
   state = nil
@@ -225,12 +228,7 @@ function configuration.run(sc, cfg, ctx)
     else
       entry.status = "failed"
       entry.kind = kinds[err.kind] and err.kind or "script"
-      local msg = err.message
-      if type(msg) ~= "string" then -- an error value of the script's own: as text, whatever it holds
-        local mt = getmetatable(err)
-        msg = type(mt) == "table" and mt.__tostring and tostring(err) or ("an error value: " .. tostring(msg or err))
-      end
-      entry.error = msg
+      entry.error = err.message
     end
   end
   if not torn then teardown_failed(entry, terr) end
