@@ -38,9 +38,15 @@ end
 -- wl.range(lo, hi [, step]): lo, lo+step, ..., up to hi inclusive
 function sweep.range(lo, hi, step)
   step = step or 1
-  if type(lo) ~= "number" or type(hi) ~= "number" or type(step) ~= "number" or step <= 0 or hi < lo then
-    core.error("script", "wl.range(lo, hi [, step]): numbers with lo <= hi and step > 0", 2)
+  for _, a in ipairs { { "lo", lo }, { "hi", hi }, { "step", step } } do
+    local v = a[2]
+    if type(v) ~= "number" or v ~= v or v == math.huge or v == -math.huge then
+      core.error("script", ("wl.range(lo, hi [, step]): %s must be a finite number, got %s"):format(a[1],
+        v ~= v and "nan" or type(v) == "number" and tostring(v) or ("a " .. type(v))), 2)
+    end
   end
+  if step <= 0 then core.error("script", ("wl.range(lo, hi [, step]): step must be > 0, got %s"):format(step), 2) end
+  if hi < lo then core.error("script", ("wl.range(lo, hi [, step]): hi (%s) is below lo (%s)"):format(hi, lo), 2) end
   local t = {}
   local count = math.floor((hi - lo) / step + 1e-9)
   if count > 1e6 then core.error("script", "wl.range: more than a million values", 2) end
@@ -146,8 +152,11 @@ local function read_groups(params, where_defined)
       for i, name in ipairs(names) do cols[i] = v.axes[name] end
       add(names, cols)
     else
+      local what = type(v) == "table" and ("a table at [%s] (a list of values needs a name: NAME = {...})"):format(
+        tostring(k)) or ("%s at [%s]"):format(
+        type(v) == "string" and ("the string %q"):format(v) or ("the " .. type(v) .. " " .. tostring(v)), tostring(k))
       core.error("script", ("%s: params holds NAME = values pairs and wl.zip{...} groups, not %s"):format(
-        where_defined, tostring(v)), 0)
+        where_defined, what), 0)
     end
   end
   return groups, seen
