@@ -78,6 +78,24 @@ local numbers = array(function(v, path) -- samples: finite numbers, a null named
   if not finite(v) then return ("%s is not a finite number"):format(path) end
 end)
 
+-- times measured (samples, their statistics): never negative
+local function duration(v, path)
+  if not finite(v) then return ("%s is not a finite number"):format(path) end
+  if v < 0 then return ("%s is %.17g: a time measured is not negative"):format(path, v) end
+end
+local durations = array(duration)
+local time_stats = object({ n = duration, mean = duration, std = duration, median = duration, min = duration,
+  max = duration, p10 = duration, p25 = duration, p75 = duration, p90 = duration, p99 = duration, iqr = duration,
+  cv = duration }, number)
+
+-- "2026-11-29T22:31:07Z", as wlrun writes the time a run started and finished (UTC)
+local function timestamp(v, path)
+  if type(v) ~= "string" or not v:match("^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%dZ$") then
+    return ("%s is %s, not a time stamp like 2026-11-29T22:31:07Z"):format(path, type(v) == "string" and
+      ("'" .. require("wlrun.printable").text(v, 40) .. "'") or ("a " .. type(v)))
+  end
+end
+
 local params = object({}, function(v, path)
   if type(v) == "table" then return ("%s is a table (parameters are numbers, strings or booleans)"):format(path) end
 end)
@@ -119,8 +137,8 @@ local trace_run = object {
 local entry = object {
   index = integer(1), params = params, status = string_, reason = string_, error = string_, kind = string_,
   mode = string_, per = number, blocked = object { gave_up = integer(0), kept = integer(0) }, warmup = number,
-  samples = numbers, enqueue = numbers,
-  stats = object({}, number), enqueue_stats = object({}, number), shape = object({ modes_at = numbers }, scalar),
+  samples = durations, enqueue = durations,
+  stats = time_stats, enqueue_stats = time_stats, shape = object({ modes_at = numbers }, scalar),
   adaptive = object({}, scalar), work = object({ dtype = string_ }, number), metrics = object({}, number),
   custom_metrics = require("wlrun.results.work").shape,
   baseline = params,
@@ -152,7 +170,7 @@ provenance_fields.resumed_from = provenance -- a resumed run's: the provenance o
 local document = object {
   schema = string_, version = integer(1),
   wlrun = object({ version = string_, lua = string_, nvrtc = string_ }, scalar),
-  command_line = array(string_), cwd = string_, started = string_, finished = string_,
+  command_line = array(string_), cwd = string_, started = timestamp, finished = timestamp,
   complete = boolean, compile_only = boolean, truncated = boolean, journal = boolean,
   provenance = provenance,
   scenario = object({ name = string_, description = string_, file = string_, hash = string_, axes = array(string_),
