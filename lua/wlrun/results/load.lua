@@ -58,9 +58,21 @@ local function check_schema(doc, name, opts)
   if doc.version ~= version then unsupported(opts, name, doc.schema, doc.version, version) end
 end
 
+-- entries one per line without the journal's header line before them (its first line is an
+-- entry: a JSON object with an index, status or params), which reads as JSON with extra text
+local function headless_journal(text)
+  local first = text:match("^%s*([^\n]*)\n%s*%S")
+  local v = first and json.decode(first, { array_nulls = false })
+  return type(v) == "table" and (v.index ~= nil or v.status ~= nil or v.params ~= nil)
+end
+
 -- one JSON value; line: the line of a journal it is on (its errors name that line)
 local function decode_json(text, name, opts, line)
   local v, msg = json.decode(text, { array_nulls = false })
+  if v == nil and msg and not line and headless_journal(text) then
+    fail(opts, "usage", ("'%s' is not a wlrun journal: it has no header line (its first line is a configuration's entry, "
+      .. "not {\"schema\":\"%s\",...})"):format(name, JOURNAL))
+  end
   if v == nil and msg then
     if not msg:find("^invalid JSON at ") then -- a null in an array (non-finite numbers are written so)
       fail(opts, "usage", ("'%s' is malformed: %s%s"):format(name, line and ("line " .. line .. ": ") or "", msg))
