@@ -79,7 +79,7 @@ describe("a run as the history records it", function()
       record.document_commit(doc { configs = {}, provenance = { git = { commit = "abcdef1234567", dirty = true,
         branch = "main" }, host = "h" } }))
     assert.same({ commit = "v1.2", dirty = false, source = "option" }, record.commit(d, "v1.2"))
-    fails("usage", "started is 'yesterday', not a time stamp", doc, { started = "yesterday", configs = {} })
+    fails("usage", "is 'yesterday', not a time stamp", doc, { started = "yesterday", configs = {} })
     -- the loader refuses it; a document that did not come through the loader gets the time of reading
     local odd = record.run(require("wlrun.json").decode(F.document { started = "yesterday", configs = {} }), "x")
     assert.matches("^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%dZ$", odd.time)
