@@ -182,8 +182,9 @@ describe("wlrun trace", function()
         { "--batch-size 0 -- true", "%-%-batch%-size: expected a whole number >= 1, got '0'" },
         { "--format xml -- true", "%-%-format: expected table, plain, csv, markdown, json, got 'xml'" },
         { "-o r.xyz -- true", "cannot tell the output format of 'r%.xyz'" },
-        { "--timeout 0 -- true", "%-%-timeout: expected a duration > 0" },
-        { "--timeout soon -- true", "%-%-timeout: expected a duration > 0 like 30s or 2m, got 'soon'" },
+        { "--timeout 0 -- true", "%-%-timeout: expected a duration above 0" },
+        { "--timeout -1s -- true", "%-%-timeout: expected a duration above 0 and at most 604800s %(like 30s or 2m%), got '%-1s'" },
+        { "--timeout soon -- true", "%-%-timeout: expected a duration above 0 and at most 604800s %(like 30s or 2m%), got 'soon'" },
         { "--bogus -- true", "unknown option '%-%-bogus'" },
         { "--step '' -- true", "%-%-step: a range name expected" },
       } do

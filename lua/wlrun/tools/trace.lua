@@ -107,8 +107,8 @@ function M.options(args)
   if o.timeout then
     local t, err = require("wlrun.core").setting_value("run", "config_timeout", o.timeout)
     if not t or t <= 0 then
-      fail("usage", ("--timeout: expected a duration > 0 like 30s or 2m, got '%s'%s"):format(o.timeout,
-        err and (" (" .. err .. ")") or ""))
+      fail("usage", ("--timeout: expected a duration above 0 and at most 604800s (like 30s or 2m), got '%s'"):format(
+        o.timeout))
     end
     opts.timeout = t
   end
