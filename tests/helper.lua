@@ -92,4 +92,18 @@ function helper.gpu_it(name, fn)
   end
 end
 
+-- Specs of the trace library: `helper.trace_it(name, fn)` runs as `it` where the library and
+-- the NVTX test program are built and named (ctest sets WLRUN_TRACE_LIB and
+-- WLRUN_TRACE_PROGRAM), and is reported as pending, by name, elsewhere.
+helper.trace_lib, helper.trace_program = os.getenv("WLRUN_TRACE_LIB"), os.getenv("WLRUN_TRACE_PROGRAM")
+
+function helper.trace_it(name, fn)
+  local busted = require "busted"
+  if helper.trace_lib and helper.trace_program then
+    busted.it(name, fn)
+  else
+    busted.pending(name .. " -- skipped: WLRUN_TRACE_LIB and WLRUN_TRACE_PROGRAM not set (ctest sets them)")
+  end
+end
+
 return helper

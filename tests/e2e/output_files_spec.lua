@@ -158,13 +158,7 @@ describe("report --html", function()
   end)
 end)
 
-local function real(name, fn)
-  if LIB and PROGRAM then
-    it(name, fn)
-  else
-    pending(name .. " -- skipped: WLRUN_TRACE_LIB and WLRUN_TRACE_PROGRAM not set (ctest sets them)")
-  end
-end
+local real = h.trace_it
 
 describe("trace -o", function()
   local function trace(dir, args, before)

@@ -8,13 +8,7 @@ local json = require "wlrun.json"
 local q = h.quote
 local LIB, PROGRAM = os.getenv("WLRUN_TRACE_LIB"), os.getenv("WLRUN_TRACE_PROGRAM")
 
-local function real(name, fn)
-  if LIB and PROGRAM then
-    it(name, fn)
-  else
-    pending(name .. " -- skipped: WLRUN_TRACE_LIB and WLRUN_TRACE_PROGRAM not set (ctest sets them)")
-  end
-end
+local real = h.trace_it
 
 local function trace(args, mode, env)
   return h.run(("trace %s -- %s %s"):format(args, q(PROGRAM), mode),

@@ -358,13 +358,7 @@ i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done]])
 
   describe("with the trace library, on a C program with NVTX3 ranges", function()
     local lib, nvtx = os.getenv("WLRUN_TRACE_LIB"), os.getenv("WLRUN_TRACE_PROGRAM")
-    local function real(name, fn)
-      if lib and nvtx then
-        it(name, fn)
-      else
-        pending(name .. " -- skipped: WLRUN_TRACE_LIB and WLRUN_TRACE_PROGRAM not set (ctest sets them)")
-      end
-    end
+    local real = h.trace_it
     local function run(args, mode) return trace(args .. " -- " .. q(nvtx) .. " " .. mode, nil, { lib = lib }) end
 
     real("reports its steps: data 4 ms, forward 6, backward 12, optimizer 3, batch 32 from the payload", function()
