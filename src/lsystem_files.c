@@ -53,6 +53,16 @@ static int l_file_type(lua_State *L) {
   return 1;
 }
 
+/* process.file_id(path) -> "DEVICE:INODE" of the file path names, through symbolic links
+ * (stat); or nil and the error. Two paths name one file when their ids are equal: a link, a
+ * hard link, another spelling. */
+static int l_file_id(lua_State *L) {
+  struct stat st;
+  if (stat(wl_check_cstring(L, 1), &st) != 0) return wl_push_failure(L);
+  lua_pushfstring(L, "%I:%I", (lua_Integer)st.st_dev, (lua_Integer)st.st_ino);
+  return 1;
+}
+
 /* core.make_dir(path) -> true (made, or already there), or nil and the error */
 static int l_make_dir(lua_State *L) {
   if (mkdir(wl_check_cstring(L, 1), 0700) != 0 && errno != EEXIST) return wl_push_failure(L);
@@ -191,7 +201,8 @@ static int l_remove_tree(lua_State *L) {
 }
 
 void wl_open_system_files(lua_State *L) {
-  static const luaL_Reg fns[] = {{"list_dir", l_list_dir}, {"file_type", l_file_type}, {"make_dir", l_make_dir},
+  static const luaL_Reg fns[] = {{"list_dir", l_list_dir}, {"file_type", l_file_type}, {"file_id", l_file_id},
+                                 {"make_dir", l_make_dir},
                                  {"temp_dir", l_temp_dir}, {"remove_tree", l_remove_tree},
                                  {"create_beside", l_create_beside}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);

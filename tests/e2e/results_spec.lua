@@ -199,6 +199,21 @@ return wl.scenario { name = "k", params = { i = { 1, 2, 3, 4, 5, 6 } },
     assert.is_true(doc.configurations[1].resumed)
   end)
 
+  it("knows the file it would overwrite through a symbolic or hard link to it", function()
+    local dir = h.tmpdir()
+    local script = h.write(dir .. "/k.lua", (KILL:gsub("return {} end", "wl.skip('done') end")))
+    h.run(h.quote(script) .. " --compile-only -o k.json", { cwd = dir, env = "DONE=1" })
+    assert.equal(6, #load.load(dir .. "/k.json").configurations)
+    assert.is_true(os.execute(("cd %s && ln -s k.json soft.json && ln k.json hard.json"):format(h.quote(dir))))
+    for _, name in ipairs { "soft.json", "hard.json" } do
+      local r = h.run(h.quote(script) .. " --compile-only --resume " .. name .. " -o k.json --filter 'i >= 3'",
+        { cwd = dir, env = "DONE=1" })
+      assert.equal(2, r.code, name .. ": " .. r.stderr)
+      assert.matches("it holds 2 finished configurations outside this run's selection", r.stderr)
+      assert.equal(6, #load.load(dir .. "/k.json").configurations) -- untouched
+    end
+  end)
+
   it("passes the script's own arguments after -- to child processes untouched", function()
     local dir = h.tmpdir()
     local script = h.write(dir .. "/a.lua", [[

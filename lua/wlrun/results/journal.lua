@@ -76,8 +76,8 @@ end
 -- whether anything is at path: a file (readable or not), a directory, a FIFO, a link
 local function exists(path) return require("wlrun.process").file_type(path) ~= nil end
 
--- a path made absolute and plain ("a/./b//c" and "/x/a/b/c" are the same file), to tell whether
--- two names are one file
+-- whether two names are one file: by stat where both are there (a link to it, a hard link),
+-- else made absolute and plain ("a/./b//c" and "/x/a/b/c" are the same file)
 function journal.same_file(a, b)
   local function plain(p)
     if p:sub(1, 1) ~= "/" then p = (require("wlrun.process").cwd() or ".") .. "/" .. p end
@@ -87,7 +87,13 @@ function journal.same_file(a, b)
     end
     return "/" .. table.concat(parts, "/")
   end
-  return a ~= nil and b ~= nil and plain(a) == plain(b)
+  if a == nil or b == nil then return false end
+  -- two files that are there are one when stat says so (a symbolic or hard link, another
+  -- spelling); a path to nothing yet is compared as text
+  local process = require "wlrun.process"
+  local ia, ib = process.file_id(a), process.file_id(b)
+  if ia and ib then return ia == ib end
+  return plain(a) == plain(b)
 end
 
 function journal.open(doc, outputs, resume)
