@@ -126,6 +126,7 @@ function Devices:run(list, emit)
         -- a worker writes its entry under another name and renames it: what is here is whole
         local entry, unreadable = isolate.read_entry(("%s/done/%s"):format(dir, name))
         if unreadable and by_index[index] then entry = isolate.unreadable(by_index[index], unreadable) end
+        if entry and by_index[index] then entry = isolate.own_entry(by_index[index], entry) end
         if entry then finish(index, entry) end
       end
     end

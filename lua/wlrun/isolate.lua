@@ -69,6 +69,17 @@ function isolate.unreadable(cfg, why)
   return isolate.failed(cfg, "crash", "the child process wrote a result wlrun cannot read: " .. why)
 end
 
+-- the entry a child wrote, if it is configuration cfg's (its index and parameters): a child's
+-- script can write the file itself, and what it wrote for another configuration would take
+-- that one's place; else the failure that says so
+function isolate.own_entry(cfg, entry)
+  local key = results.key
+  local ok, same = pcall(function() return entry.index == cfg.index and key(entry.params) == key(cfg.params) end)
+  if ok and same then return entry end
+  return isolate.unreadable(cfg, ("it holds configuration %s, not configuration %d"):format(
+    type(entry.index) == "number" and ("%d"):format(entry.index) or "without an index", cfg.index))
+end
+
 -- the entry of configuration cfg from what its child left: the entry it wrote to `out`, or a
 -- failure made from how it ended (r: process.spawn's or process.wait_any's result) and its stderr
 function isolate.collect(cfg, r, out, errf, timeout)
@@ -77,6 +88,7 @@ function isolate.collect(cfg, r, out, errf, timeout)
   os.remove(out)
   os.remove(errf)
   if entry then
+    entry = isolate.own_entry(cfg, entry)
     if entry.kind == "interrupted" then return entry, { kind = "interrupted", message = entry.error } end
     return entry
   end
