@@ -301,6 +301,14 @@ void wl_tensor_allocate(lua_State *L, struct wl_tensor *t, enum wl_memory where)
     void *data = NULL;
     cudaError_t err = t->nbytes > free_b ? cudaErrorMemoryAllocation : wl_backend->alloc(&data, t->nbytes);
     if (err != cudaSuccess) {
+      /* tensors nobody holds may still hold the memory: Lua paces its collector by its own
+       * heap, where a tensor is a few bytes; collect them, and try once more */
+      wl_backend->clear_error();
+      lua_gc(L, LUA_GCCOLLECT);
+      WL_CUDA(L, wl_backend->mem_info(&free_b, &total_b), "cudaMemGetInfo");
+      err = t->nbytes > free_b ? cudaErrorMemoryAllocation : wl_backend->alloc(&data, t->nbytes);
+    }
+    if (err != cudaSuccess) {
       wl_backend->clear_error();
       wl_raise(L, WL_EXIT_CUDA,
                "out of device memory: tensor %s[%s] needs %s, %s free of %s (wlrun holds %s in %lld tensors)",
