@@ -8,11 +8,16 @@
 #include "wl_modules.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <lauxlib.h>
 #include <nvrtc.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef WLRUN_CUDA_INCLUDE
 #define WLRUN_CUDA_INCLUDE "/usr/local/cuda/include"
@@ -35,31 +40,52 @@ static const char *push_script_relative(lua_State *L, const char *path) {
 
 const char *wl_push_script_relative(lua_State *L, const char *path) { return push_script_relative(L, path); }
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n - 1, f);
-    if (n < cap - 1) break;
-    char *grown = realloc(buf, cap *= 2);
-    if (!grown) { free(buf); buf = NULL; }
-    else buf = grown;
+#define MAX_SOURCE_BYTES ((size_t)64 << 20)
+
+/* The whole of a regular file of at most MAX_SOURCE_BYTES, NUL-terminated; or NULL with *why
+ * set. Opened without blocking and checked before it is read: a FIFO would hang the read, and
+ * a device (/dev/zero) never ends. */
+static char *read_file(const char *path, size_t *len, const char **why) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    *why = strerror(errno);
+    if (fd >= 0) close(fd);
+    return NULL;
   }
-  bool failed = ferror(f);
-  fclose(f);
-  if (!buf || failed) { free(buf); return NULL; }
+  if (!S_ISREG(st.st_mode) || (size_t)st.st_size > MAX_SOURCE_BYTES) {
+    *why = S_ISDIR(st.st_mode) ? "a directory, not a file" : !S_ISREG(st.st_mode) ? "not a regular file (a FIFO, a device or a socket)"
+                                                                                  : "larger than 64 MiB";
+    close(fd);
+    return NULL;
+  }
+  size_t n = 0, size = (size_t)st.st_size;
+  char *buf = malloc(size + 1);
+  *why = buf ? NULL : "out of memory";
+  while (buf && n < size && !*why) {
+    ssize_t got = read(fd, buf + n, size - n);
+    if (got < 0 && errno != EINTR) *why = strerror(errno);
+    if (got == 0) break; /* a file that shrank: what is there */
+    if (got > 0) n += (size_t)got;
+  }
+  close(fd);
+  if (*why) {
+    free(buf);
+    return NULL;
+  }
   buf[n] = '\0';
   if (len) *len = n;
   return buf;
 }
 
-/* Pushes {kind = "source", path = path, code = text}; raises an io error when unreadable. */
-static void push_source(lua_State *L, const char *path) {
+/* Pushes {kind = "source", path = path, code = text}; raises an io error when unreadable, as
+ * wl.kernel 'KERNEL's where kernel is given. */
+static void push_source(lua_State *L, const char *path, const char *kernel) {
   size_t len;
-  char *code = read_file(path, &len);
-  if (!code) wl_raise(L, WL_EXIT_IO, "cannot read kernel source %s", path);
+  const char *why = "";
+  char *code = read_file(path, &len, &why);
+  if (!code && kernel) wl_raise(L, WL_EXIT_IO, "wl.kernel '%s': cannot read %s: %s", kernel, path, why);
+  if (!code) wl_raise(L, WL_EXIT_IO, "cannot read kernel source %s: %s", path, why);
   lua_createtable(L, 0, 3);
   lua_pushliteral(L, "source");
   lua_setfield(L, -2, "kind");
@@ -72,16 +98,39 @@ static void push_source(lua_State *L, const char *path) {
 
 /* wl.source(path) -> {kind = "source", path = resolved, code = text}; path relative to the script */
 static int l_source(lua_State *L) {
-  push_source(L, push_script_relative(L, luaL_checkstring(L, 1)));
+  push_source(L, push_script_relative(L, luaL_checkstring(L, 1)), NULL);
   return 1;
 }
 
 /* ---- compilation ---- */
 
 /* Appends the text of the local headers that code #includes "like/this.h" (relative to dir),
- * recursively, to the key, so that editing a header changes the key. */
-static void add_local_headers(luaL_Buffer *key, const char *code, const char *dir, int depth) {
-  if (!dir || depth > 8) return;
+ * recursively, to the key, so that editing a header changes the key. Each header once (by its
+ * real path): headers that include one another would be read exponentially often. */
+#define MAX_HEADERS 512
+struct headers_seen {
+  char *paths[MAX_HEADERS];
+  int n;
+};
+
+static bool seen_before(struct headers_seen *seen, const char *path) {
+  char *real = realpath(path, NULL);
+  if (!real) return true; /* not there: NVRTC will say so if it matters */
+  for (int i = 0; i < seen->n; i++)
+    if (strcmp(seen->paths[i], real) == 0) {
+      free(real);
+      return true;
+    }
+  if (seen->n == MAX_HEADERS) {
+    free(real);
+    return true;
+  }
+  seen->paths[seen->n++] = real;
+  return false;
+}
+
+static void add_headers(luaL_Buffer *key, const char *code, const char *dir, struct headers_seen *seen) {
+  if (!dir) return;
   for (const char *p = code; (p = strstr(p, "#include")) != NULL; p += 8) {
     const char *q = p + 8;
     while (*q == ' ' || *q == '\t') q++;
@@ -90,7 +139,9 @@ static void add_local_headers(luaL_Buffer *key, const char *code, const char *di
     if (!end || end - q > 512) continue;
     char path[1200];
     snprintf(path, sizeof path, "%s/%.*s", dir, (int)(end - q - 1), q + 1);
-    char *text = read_file(path, NULL);
+    if (seen_before(seen, path)) continue;
+    const char *why;
+    char *text = read_file(path, NULL, &why);
     if (!text) continue; /* NVRTC will say so if it matters */
     luaL_addstring(key, "\n#header ");
     luaL_addstring(key, path);
@@ -98,9 +149,15 @@ static void add_local_headers(luaL_Buffer *key, const char *code, const char *di
     luaL_addstring(key, text);
     char *slash = strrchr(path, '/');
     if (slash) *slash = '\0';
-    add_local_headers(key, text, path, depth + 1);
+    add_headers(key, text, path, seen);
     free(text);
   }
+}
+
+static void add_local_headers(luaL_Buffer *key, const char *code, const char *dir) {
+  struct headers_seen seen = {.n = 0};
+  add_headers(key, code, dir, &seen);
+  for (int i = 0; i < seen.n; i++) free(seen.paths[i]);
 }
 
 static const char *target_arch(lua_State *L, char *buf, size_t len) {
@@ -140,7 +197,16 @@ static void compile(lua_State *L, const char *code, const char *source_name, con
   /* from here the program must be destroyed on every path: errors are raised after cleanup */
   char msg[512] = "";
   nvrtcResult r = nvrtcAddNameExpression(prog, name);
+  /* NVRTC puts handlers of its own for SIGINT and SIGTERM in place during its first compile,
+   * which exit(4) at once: those signals wait until the compile is over, for wlrun's own
+   * handler (a clean stop, the results written) */
+  sigset_t stop, old;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  bool masked = pthread_sigmask(SIG_BLOCK, &stop, &old) == 0;
   nvrtcResult cr = r == NVRTC_SUCCESS ? nvrtcCompileProgram(prog, nopts, opts) : r;
+  if (masked) pthread_sigmask(SIG_SETMASK, &old, NULL);
   size_t log_len = 0;
   nvrtcGetProgramLogSize(prog, &log_len);
   c->log = calloc(1, log_len + 1);
@@ -330,13 +396,14 @@ static int l_kernel(lua_State *L) {
   const char *name = lua_tostring(L, -1);
   /* the code: [1] a wl.source or a string, or file = path */
   const char *code = NULL, *path = NULL;
+  size_t code_len = 0;
   if (lua_geti(L, 1, 1) == LUA_TTABLE) {
     lua_getfield(L, -1, "code");
     lua_getfield(L, -2, "path");
-    code = lua_tostring(L, -2);
+    code = lua_tolstring(L, -2, &code_len);
     path = lua_tostring(L, -1);
   } else if (lua_type(L, -1) == LUA_TSTRING) {
-    code = lua_tostring(L, -1);
+    code = lua_tolstring(L, -1, &code_len);
   } else if (lua_getfield(L, 1, "file") == LUA_TSTRING) {
     const char *file = push_script_relative(L, lua_tostring(L, -1));
     bool module = wl_module_format_of_path(file) != WL_MODULE_UNKNOWN;
@@ -351,23 +418,23 @@ static int l_kernel(lua_State *L) {
                           "(give them to nvcc when you build it)", name, *f, file);
         else lua_pop(L, 1);
       size_t len;
-      FILE *f = fopen(file, "rb");
-      if (!f) return wl_raise(L, WL_EXIT_IO, "wl.kernel '%s': cannot read %s: %s", name, file, strerror(errno));
-      fclose(f);
-      push_source(L, file);
+      push_source(L, file, name);
       lua_getfield(L, -1, "code");
       const char *data = lua_tolstring(L, -1, &len);
       char arch[32];
       return wl_kernel_from_module(L, 1, name, file, data, len, target_arch(L, arch, sizeof arch));
     }
-    push_source(L, file);
+    push_source(L, file, NULL);
     lua_getfield(L, -1, "code");
     lua_getfield(L, -2, "path");
-    code = lua_tostring(L, -2);
+    code = lua_tolstring(L, -2, &code_len);
     path = lua_tostring(L, -1);
   }
   if (!code)
     return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': give the code as a string, a wl.source(path), or file = path", name);
+  if (strlen(code) != code_len) /* NVRTC takes a C string: what follows a NUL byte would be dropped */
+    return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': the code%s%s holds a NUL byte at offset %zu", name,
+                    path ? " of " : "", path ? path : "", strlen(code));
   for (const char *const *f = (const char *const[]){"format", "params", NULL}; *f; f++)
     if (lua_getfield(L, 1, *f) != LUA_TNIL)
       return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': %s is for precompiled code (file = \"k.cubin\", \"k.fatbin\" or \"k.ptx\")", name, *f);
@@ -398,7 +465,7 @@ static int l_kernel(lua_State *L) {
   }
   luaL_addstring(&key, "\n#source\n");
   luaL_addstring(&key, code);
-  add_local_headers(&key, code, dir, 0);
+  add_local_headers(&key, code, dir);
   luaL_pushresult(&key);
   size_t keylen;
   const char *keystr = lua_tolstring(L, -1, &keylen);

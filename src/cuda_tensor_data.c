@@ -183,8 +183,9 @@ static int l_bytes(lua_State *L) {
   struct wl_tensor *t = check_host(L, 1, "tensor:bytes");
   wl_tensor_need_contiguous(L, t, "tensor:bytes");
   lua_Integer off = luaL_optinteger(L, 2, 0);
-  lua_Integer len = luaL_optinteger(L, 3, (lua_Integer)t->nbytes - off);
-  if (off < 0 || len < 0 || (lua_Unsigned)(off + len) > t->nbytes)
+  lua_Integer len = off >= 0 && (lua_Unsigned)off <= t->nbytes ? luaL_optinteger(L, 3, (lua_Integer)t->nbytes - off)
+                                                               : luaL_optinteger(L, 3, 0);
+  if (off < 0 || len < 0 || (lua_Unsigned)off > t->nbytes || (lua_Unsigned)len > t->nbytes - (lua_Unsigned)off)
     return wl_raise(L, WL_EXIT_SCRIPT, "bytes(%lld, %lld) outside the tensor's %zu bytes", (long long)off,
                     (long long)len, t->nbytes);
   lua_pushlstring(L, (const char *)t->data + off, (size_t)len);
