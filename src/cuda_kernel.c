@@ -11,8 +11,6 @@
 #include <fcntl.h>
 #include <lauxlib.h>
 #include <nvrtc.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +109,7 @@ static int l_source(lua_State *L) {
 struct headers_seen {
   char *paths[MAX_HEADERS];
   int n;
+  char bad[1300]; /* a header there that is not a regular file: NVRTC would block on a FIFO */
 };
 
 static bool seen_before(struct headers_seen *seen, const char *path) {
@@ -139,6 +138,11 @@ static void add_headers(luaL_Buffer *key, const char *code, const char *dir, str
     if (!end || end - q > 512) continue;
     char path[1200];
     snprintf(path, sizeof path, "%s/%.*s", dir, (int)(end - q - 1), q + 1);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !seen->bad[0]) {
+      snprintf(seen->bad, sizeof seen->bad, "%s is %s", path, S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+      continue;
+    }
     if (seen_before(seen, path)) continue;
     const char *why;
     char *text = read_file(path, NULL, &why);
@@ -154,10 +158,15 @@ static void add_headers(luaL_Buffer *key, const char *code, const char *dir, str
   }
 }
 
-static void add_local_headers(luaL_Buffer *key, const char *code, const char *dir) {
-  struct headers_seen seen = {.n = 0};
+/* false, with why, when a header the code includes is not a regular file */
+static bool add_local_headers(luaL_Buffer *key, const char *code, const char *dir, char *why, size_t size) {
+  static struct headers_seen seen; /* a few KiB: not on the stack */
+  seen.n = 0;
+  seen.bad[0] = '\0';
   add_headers(key, code, dir, &seen);
   for (int i = 0; i < seen.n; i++) free(seen.paths[i]);
+  snprintf(why, size, "%s", seen.bad);
+  return !seen.bad[0];
 }
 
 static const char *target_arch(lua_State *L, char *buf, size_t len) {
@@ -197,16 +206,7 @@ static void compile(lua_State *L, const char *code, const char *source_name, con
   /* from here the program must be destroyed on every path: errors are raised after cleanup */
   char msg[512] = "";
   nvrtcResult r = nvrtcAddNameExpression(prog, name);
-  /* NVRTC puts handlers of its own for SIGINT and SIGTERM in place during its first compile,
-   * which exit(4) at once: those signals wait until the compile is over, for wlrun's own
-   * handler (a clean stop, the results written) */
-  sigset_t stop, old;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  bool masked = pthread_sigmask(SIG_BLOCK, &stop, &old) == 0;
   nvrtcResult cr = r == NVRTC_SUCCESS ? nvrtcCompileProgram(prog, nopts, opts) : r;
-  if (masked) pthread_sigmask(SIG_SETMASK, &old, NULL);
   size_t log_len = 0;
   nvrtcGetProgramLogSize(prog, &log_len);
   c->log = calloc(1, log_len + 1);
@@ -465,8 +465,10 @@ static int l_kernel(lua_State *L) {
   }
   luaL_addstring(&key, "\n#source\n");
   luaL_addstring(&key, code);
-  add_local_headers(&key, code, dir);
+  char bad_header[1300];
+  bool headers_ok = add_local_headers(&key, code, dir, bad_header, sizeof bad_header);
   luaL_pushresult(&key);
+  if (!headers_ok) return wl_raise(L, WL_EXIT_IO, "wl.kernel '%s': #include of %s", name, bad_header);
   size_t keylen;
   const char *keystr = lua_tolstring(L, -1, &keylen);
 

@@ -19,6 +19,7 @@ describe("kernel source files", function()
     for i = 2, 11 do header[i] = '#include "self.h"' end
     h.write(dir .. "/self.h", table.concat(header, "\n") .. "\n")
     h.write(dir .. "/k.cu", '#include "self.h"\nextern "C" __global__ void k() {}\n')
+    h.write(dir .. "/f.cu", '#include "fifo"\nextern "C" __global__ void k() {}\n')
   end)
 
   it("refuses a FIFO, a device and a directory by what they are", function()
@@ -27,6 +28,8 @@ describe("kernel source files", function()
       { "wl.source 'fifo'", "cannot read kernel source fifo: not a regular file" },
       { "wl.kernel { file = '/dev/zero', name = 'k', format = 'cubin' }", "wl.kernel 'k': cannot read /dev/zero: not a regular file" },
       { "wl.kernel { file = 'adir', name = 'k' }", "cannot read kernel source adir: a directory, not a file" },
+      -- NVRTC would open it and block
+      { "wl.kernel { wl.source 'f.cu', name = 'k' }", "wl.kernel 'k': #include of ./fifo is not a regular file" },
     } do
       local r = run(dir, c[1])
       assert.equal(9, r.code, c[1] .. ": " .. r.stderr)
