@@ -10,7 +10,10 @@ local bench = {}
 bench.TARGET_SAMPLE = 100e-6 -- batch/graph: launches per sample chosen to last about this long
 bench.MAX_PER = 10000        -- at most this many launches per sample
 bench.AUTO_FACTOR = 10       -- auto: below 10x the cold-launch floor, cold is not trusted
-bench.CHUNK_TIME = 0.05      -- adaptive: a chunk of samples lasts about this long
+bench.CHUNK_TIME = 0.05      -- a chunk of samples lasts about this long...
+bench.FIRST_CHUNK_TIME = 0.005 -- ...after a first one of about this long by the warmup's estimate
+bench.CHUNK_GROWTH = 4       -- each chunk at most 4x the one before
+bench.MAX_CHUNK = 10000      -- samples
 bench.PLATEAU_CHUNKS = 8     -- adaptive: the best noise of the last 8 chunks against the 8 before...
 bench.PLATEAU_GAIN = 0.01    -- ...better by less than 1 %: the noise has stopped improving
 
@@ -31,6 +34,23 @@ function bench.stop_reason(noise, cfg, n, elapsed)
   end
   if elapsed >= cfg.max_time then return "max_time" end
   return nil
+end
+
+-- The samples of the next chunk. est: a sample's GPU time by the warmup (without the L2 flush,
+-- the blocking kernel or the synchronisation a sample also costs); done, wall: the samples of
+-- the chunks taken so far and their wall time, everything included; last: the last chunk's
+-- samples; min: the first chunk's least (adaptive: min_samples). The first chunk lasts about
+-- FIRST_CHUNK_TIME by est, so that a measurement which meets its target at once is not held for
+-- a whole chunk of flushes; the next ones about CHUNK_TIME by what a sample really took, growing
+-- at most CHUNK_GROWTH times a chunk.
+function bench.chunk_size(est, done, wall, last, min)
+  local n
+  if done == 0 then
+    n = math.max(min or 1, math.ceil(bench.FIRST_CHUNK_TIME / math.max(est, 1e-9)))
+  else
+    n = math.min(math.ceil(bench.CHUNK_TIME / math.max(wall / done, 1e-9)), last * bench.CHUNK_GROWTH)
+  end
+  return math.max(1, math.min(bench.MAX_CHUNK, n))
 end
 
 -- the options of wl.bench (and of a scenario's timing table) that are settings: the option
@@ -265,12 +285,17 @@ function bench.run(work, opts)
   r.wall = { warmup = warm_time, clocks = core.clock() - t_clock }
   local t_measure = core.clock()
   local got = { gpu = {}, enqueue = {} }
-  local per_sample = math.max(est * r.per, 1e-7)
-  local chunk = math.max(1, math.min(10000, math.ceil(bench.CHUNK_TIME / per_sample)))
   local watch = require("wlrun.chunk_watch").new(core.gpu_sample, core.clock)
+  -- the chunks' own samples and wall time (kept or discarded), for the size of the next
+  local sized = { done = 0, wall = 0, last = 0, min = cfg.adaptive and cfg.min_samples or 1 }
+  local function next_chunk()
+    return bench.chunk_size(est * r.per, sized.done, sized.wall, sized.last, sized.min)
+  end
   -- one chunk: its samples are kept, or discarded when the GPU throttled (then a pause)
   local function take(n)
+    local t_chunk = core.clock()
     local c = measure_chunk(work, cfg, r, n)
+    sized.done, sized.wall, sized.last = sized.done + #c.gpu, sized.wall + (core.clock() - t_chunk), n
     if watch:after_chunk(#c.gpu, #c.gpu * r.per) == "keep" then
       append(got, c, r)
       if r.mode == "cupti" then require("wlrun.kernel_times").gather(r, c) end
@@ -281,14 +306,13 @@ function bench.run(work, opts)
   if not cfg.adaptive then
     -- in chunks of about CHUNK_TIME: the clock of each where NVML gives it, and the timing events
     -- of one chunk reused by the next (a sample costs its two numbers, not two events)
-    while #got.gpu < cfg.iters do take(math.min(chunk, cfg.iters - #got.gpu)) end
+    while #got.gpu < cfg.iters do take(math.min(next_chunk(), cfg.iters - #got.gpu)) end
   else
     local t0, gpu_time = core.clock(), 0
-    chunk = math.max(cfg.min_samples, chunk)
     r.adaptive = { target = cfg.target_noise, converged = false }
     local history = {}
     repeat
-      local c = take(chunk)
+      local c = take(next_chunk())
       for _, v in ipairs(c and c.gpu or {}) do gpu_time = gpu_time + v * r.per end
       local noise, elapsed = bench.median_noise(got.gpu), core.clock() - t0
       if c then history[#history + 1] = noise end

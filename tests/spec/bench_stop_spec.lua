@@ -1,5 +1,6 @@
 -- Adaptive stopping's rule (lua/wlrun/bench.lua, bench.stop_reason) on synthetic noise
--- histories: the target, the plateau (nvbench's stdrel stops on the same grounds), the time limit.
+-- histories: the target, the plateau (nvbench's stdrel stops on the same grounds), the time limit;
+-- and the sizes of the chunks samples are taken in (bench.chunk_size).
 local bench = require "wlrun.bench"
 
 local cfg = { target_noise = 0.005, min_samples = 10, min_time = 0, max_time = 15 }
@@ -43,5 +44,26 @@ describe("adaptive stopping", function()
 
   it("an infinite noise (too few samples to bound the median) never meets the target", function()
     assert.is_nil(bench.stop_reason({ math.huge }, cfg, 3, 0.01))
+  end)
+end)
+
+describe("the chunks samples are taken in", function()
+  it("start at about 5 ms by the warmup's estimate, at least min_samples", function()
+    assert.equal(1000, bench.chunk_size(5e-6, 0, 0, 0, 10))  -- a 5 us kernel
+    assert.equal(10, bench.chunk_size(0.1, 0, 0, 0, 10))     -- a 100 ms kernel: min_samples
+    assert.equal(1, bench.chunk_size(0.1, 0, 0, 0, 1))        -- fixed stopping: no least
+    assert.equal(10000, bench.chunk_size(1e-9, 0, 0, 0, 10))  -- never more than 10,000
+  end)
+
+  it("then last about 50 ms by what a sample really took, flushes and synchronisation included", function()
+    -- 1000 samples of a 5 us kernel took 45 ms (a 40 us L2 flush each): 1112 more, not 10,000
+    assert.equal(1112, bench.chunk_size(5e-6, 1000, 0.045, 1000, 10))
+    -- a 100 ms kernel: one sample a chunk, so that the time limit is kept to the sample
+    assert.equal(1, bench.chunk_size(0.1, 10, 1.0, 10, 10))
+  end)
+
+  it("grow at most 4x a chunk, so that a first chunk slowed by one-time costs does not mislead", function()
+    assert.equal(400, bench.chunk_size(1e-6, 100, 0.0001, 100, 10)) -- 1 us a sample: would be 50,000
+    assert.equal(10000, bench.chunk_size(1e-6, 20000, 0.02, 5000, 10))
   end)
 end)
