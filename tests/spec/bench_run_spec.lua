@@ -149,4 +149,15 @@ describe("wl.bench's engine, simulated", function()
       assert.matches("auto: a launch takes about", table.concat(r.notes, "\n"))
     end)
   end)
+
+  it("sizes chunks by what a sample really costs: a flushed 5 us kernel meets its target in a first chunk of 1000", function()
+    local sim = simulation { sample = steady(5e-6), flush = 40e-6 }
+    with(sim, function(bench)
+      local r = bench.run(launch(), { mode = "cold", flush_l2 = true, warmup = 5, adaptive = true, min_samples = 10,
+        max_time = 3 })
+      assert.equal("target", r.adaptive.stopped)
+      assert.is_true(#r.samples > 900 and #r.samples <= 1000, tostring(#r.samples)) -- 5 ms by the estimate
+      assert.is_true(r.adaptive.elapsed < 0.06, tostring(r.adaptive.elapsed)) -- not the 10,000 samples of old
+    end)
+  end)
 end)
