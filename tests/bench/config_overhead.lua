@@ -2,8 +2,10 @@
 -- scenario (default scenarios/gemm_sweep.lua) as its own wlrun process with -o JSON, twice (the
 -- first fills the kernel cache), and from the second run's document adds up, over the
 -- configurations, the GPU time measured (every sample x its launches) and each phase's wall
--- time (entry.wall: setup, check, warmup, clocks, measure, teardown), against the process's wall
--- time; what no phase holds is process start, compiling, the timing floor and the outputs.
+-- time (entry.wall: setup, floor, check, warmup, clocks, measure, teardown; measure split into
+-- the timed loops, flushes and synchronisation included, and what runs between chunks: NVML's
+-- readings, the stopping rule, recovery pauses), against the process's wall time; what no phase
+-- holds is process start, the run's own timing floor, compiling outside setup and the outputs.
 --   WLRUN_BIN=build-static/wlrun wlrun tests/bench/config_overhead.lua [SCENARIO]
 local core = require "wlrun.core"
 local json = require "wlrun.json"
@@ -27,7 +29,7 @@ local doc = json.decode(f:read("a"))
 f:close()
 os.remove(out)
 
-local gpu, phases, order, configs = 0, {}, { "setup", "check", "warmup", "clocks", "measure", "teardown" }, 0
+local gpu, phases, order, configs = 0, {}, { "setup", "floor", "check", "warmup", "clocks", "measure", "teardown" }, 0
 for _, e in ipairs(doc.configurations) do
   if e.status == "ok" then
     configs = configs + 1
@@ -43,6 +45,13 @@ for _, k in ipairs(order) do
   local v = phases[k] or 0
   in_phases = in_phases + v
   print(("%-28s %9.3f %8.1f%% %14.2f"):format(k, v, 100 * v / wall, 1e3 * v / math.max(configs, 1)))
+end
+if phases.chunks then -- measure's own split: inside the timed loops, and between the chunks
+  local between = (phases.measure or 0) - phases.chunks
+  print(("%-28s %9.3f %8.1f%% %14.2f"):format("  of which timed loops", phases.chunks, 100 * phases.chunks / wall,
+    1e3 * phases.chunks / math.max(configs, 1)))
+  print(("%-28s %9.3f %8.1f%% %14.2f"):format("  of which between chunks", between, 100 * between / wall,
+    1e3 * between / math.max(configs, 1)))
 end
 local rest = wall - in_phases
 print(("%-28s %9.3f %8.1f%% %14.2f"):format("outside the phases", rest, 100 * rest / wall, 1e3 * rest / math.max(configs, 1)))
