@@ -47,6 +47,7 @@ step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_ra
 step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"
 step bench-sample-memory "$bin" tests/bench/sample_memory.lua -- "$root/build-static/evidence_raw"
 step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua
+step bench-harness-costs "$bin" tests/bench/harness_costs.lua
 step evidence "$bin" tests/bench/evidence.lua -- "$root/build-static/evidence_raw"
 step bench-cublas "$bin" tests/bench/cublas.lua -- "$root/build-static/cublas_raw" all
 step bench-nvrtc-nvcc "$bin" tests/bench/nvrtc_vs_nvcc.lua -- "$root/build-static/modules"

@@ -1,0 +1,47 @@
+-- Benchmark (not a test): what the harness's own steps cost on this device, each the mean of
+-- repeated calls (issue 21: the per-phase account of tests/bench/config_overhead.lua, broken down
+-- to the calls behind it): NVML's readings after a chunk, the clock probes, a synchronisation,
+-- cold chunks with and without the L2 flush and the blocking kernel, the stopping rule's
+-- median noise, a tensor's copy to the host, element access from Lua, allocation, a full
+-- garbage collection, a cached kernel lookup and the timing floor.
+--   wlrun tests/bench/harness_costs.lua
+local wl = require "wlrun"
+local core = require "wlrun.core"
+local engine = require "wlrun.engine"
+local bench = require "wlrun.bench"
+
+local function cost(name, n, f)
+  f()
+  local t0 = core.clock()
+  for _ = 1, n do f() end
+  print(("%-44s %10.3f ms"):format(name, (core.clock() - t0) / n * 1e3))
+end
+
+cost("core.gpu_sample (after each chunk)", 200, core.gpu_sample)
+cost("core.gpu_clock (before and after)", 20, core.gpu_clock)
+cost("core.sync", 200, core.sync)
+local k = wl.kernel { wl.source "kernels/spin.cu", name = "spin" }
+local spin5 = k:bind { grid = 1, block = 1, args = { 5000 } }
+local empty = k:bind { grid = 1, block = 1, args = { 0 } }
+cost("1000 cold samples, 5 us kernel", 3, function() engine.time_cold(spin5, 1000, false, false) end)
+cost("1000 cold samples, 5 us kernel, flushed", 3, function() engine.time_cold(spin5, 1000, true, false) end)
+cost("1000 cold samples, 5 us, flushed, blocked", 3, function() engine.time_cold(spin5, 1000, true, true) end)
+cost("1000 cold samples, empty kernel, flushed, blocked", 3, function() engine.time_cold(empty, 1000, true, true) end)
+for _, n in ipairs { 1000, 10000, 100000 } do
+  local s = {}
+  for i = 1, n do s[i] = 5e-6 * (1 + 0.01 * ((i * 7919) % 101) / 101) end
+  cost(("median noise of %d samples"):format(n), 5, function() bench.median_noise(s) end)
+end
+local A = wl.tensor { 4096, 4096, dtype = "f32" }
+cost("to_host of 64 MB", 5, function() A:to_host() end)
+cost("to_host of a 32 KB view", 50, function() A:view(4096 * 17, 8192):to_host() end)
+local h = A:view(0, 65536):to_host()
+cost("65536 elements read from Lua, h[i]", 5, function() local x = 0 for i = 1, 65536 do x = x + h[i] end end)
+cost("65536 elements read from Lua, totable", 5, function() local t, x = h:totable(), 0 for i = 1, 65536 do x = x + t[i] end end)
+cost("a 64 MB tensor allocated and freed", 10, function() wl.tensor({ 4096, 4096, dtype = "f32" }):free() end)
+cost("the same, initialised with wl.normal()", 10, function() wl.tensor({ 4096, 4096, dtype = "f32", init = wl.normal() }):free() end)
+cost("collectgarbage()", 10, collectgarbage)
+cost("wl.kernel of a compiled kernel (cached)", 20, function() wl.kernel { wl.source "kernels/spin.cu", name = "spin" } end)
+local t0 = core.clock()
+engine.timing_floor(200)
+print(("%-44s %10.3f ms"):format("the timing floor, 200 samples", (core.clock() - t0) * 1e3))
