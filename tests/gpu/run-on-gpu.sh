@@ -29,19 +29,27 @@ step() { # step NAME COMMAND...: runs, logs to $out/NAME.log, records the exit c
   names+=("$name"); codes+=("$rc"); secs+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')")
 }
 
-# PART (first argument): all (default), specs (the spec suites), or rest (benchmarks,
-# scenarios, compute-sanitizer): two calls of the device machine each stay under its 10 minutes
+# PART (first argument): all (default), specs (the spec suites), rest (benchmarks, scenarios,
+# compute-sanitizer): two calls of the device machine each stay under its 10 minutes; or costs
+# (the GPU specs and the benchmarks of the harness's own cost and accuracy, issue 21)
 part=${1:-all}
 export WLRUN_CACHE_DIR=/tmp/wlrun-gpu-cache
 step version "$bin" --version
 step nvidia-smi nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
 step info "$bin" info
-if [ "$part" != rest ]; then
+if [ "$part" = costs ]; then
+  step busted-gpu "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu
+  step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua
+  step bench-harness-costs "$bin" tests/bench/harness_costs.lua
+  step bench-sample-memory "$bin" tests/bench/sample_memory.lua -- "$root/build-static/evidence_raw"
+  step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_raw"
+  step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"
+elif [ "$part" != rest ]; then
   for suite in gpu spec e2e; do
     step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"
   done
 fi
-if [ "$part" != specs ]; then
+if [ "$part" != specs ] && [ "$part" != costs ]; then
 step bench-launch "$bin" tests/bench/launch_overhead.lua -- "$root/build-static/launch_raw"
 step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_raw"
 step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"
