@@ -4,7 +4,8 @@
 -- cold chunks with and without the L2 flush and the blocking kernel, the stopping rule's
 -- median noise, a tensor's copy to the host, element access from Lua, allocation, a full
 -- garbage collection, a cached kernel lookup and the timing floor.
---   wlrun tests/bench/harness_costs.lua
+-- With the path of build-static/nvml_raw, that program's costs of each query alone, first.
+--   wlrun tests/bench/harness_costs.lua [-- build-static/nvml_raw]
 local wl = require "wlrun"
 local core = require "wlrun.core"
 local engine = require "wlrun.engine"
@@ -17,7 +18,12 @@ local function cost(name, n, f)
   print(("%-44s %10.3f ms"):format(name, (core.clock() - t0) / n * 1e3))
 end
 
+if arg[1] then
+  print("each device query alone (" .. arg[1] .. "):")
+  assert(os.execute(("'%s'"):format(arg[1]:gsub("'", "'\\''"))), arg[1] .. " failed")
+end
 cost("core.gpu_sample (after each chunk)", 200, core.gpu_sample)
+cost("core.gpu_sample(true), the energy counter too", 50, function() core.gpu_sample(true) end)
 cost("core.gpu_clock (before and after)", 20, core.gpu_clock)
 cost("core.sync", 200, core.sync)
 local k = wl.kernel { wl.source "kernels/spin.cu", name = "spin" }
