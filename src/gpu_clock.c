@@ -67,12 +67,14 @@ static int l_gpu_clock(lua_State *L) {
   return 1;
 }
 
-/* core.gpu_sample() -> {sm_mhz = NVML's current SM clock, throttle = {reasons that slow the clock
- * below the power budget}, energy_j = the energy counter in joules, used_bytes = the device's
- * used memory}: what the engine reads after a chunk of samples; fields NVML cannot give are
- * absent. Cheap: no kernel, no synchronisation. */
+/* core.gpu_sample([energy]) -> {sm_mhz = NVML's current SM clock, throttle = {reasons that slow
+ * the clock below the power budget}, used_bytes = the device's used memory, energy_j = the
+ * energy counter in joules, read only when energy is true}: what the engine reads after a chunk
+ * of samples; fields NVML cannot give are absent. No kernel, no synchronisation; microseconds,
+ * but the energy counter takes milliseconds (tests/bench/harness_costs.lua). */
 static int l_gpu_sample(lua_State *L) {
   wl_device_needed(L, "core.gpu_sample()");
+  bool energy = lua_toboolean(L, 1);
   wl_nvml_ready(L);
   lua_createtable(L, 0, 4);
   unsigned mhz;
@@ -85,7 +87,7 @@ static int l_gpu_sample(lua_State *L) {
     push_reasons(L, reasons, true);
     lua_setfield(L, -2, "throttle");
   }
-  if (wl_nvml_energy_mj(&mj)) {
+  if (energy && wl_nvml_energy_mj(&mj)) {
     lua_pushnumber(L, (double)mj / 1e3);
     lua_setfield(L, -2, "energy_j");
   }

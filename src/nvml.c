@@ -66,7 +66,13 @@ bool wl_nvml_ready(lua_State *L) {
 }
 
 bool wl_nvml_sm_mhz(unsigned *mhz) { return nvml.ok && nvml.clock(nvml.dev, NVML_CLOCK_SM, mhz) == 0; }
-bool wl_nvml_max_sm_mhz(unsigned *mhz) { return nvml.ok && nvml.max_clock(nvml.dev, NVML_CLOCK_SM, mhz) == 0; }
+/* read once: it does not change, and NVML takes over a millisecond to give it (H200) */
+bool wl_nvml_max_sm_mhz(unsigned *mhz) {
+  static unsigned max;
+  if (!max && !(nvml.ok && nvml.max_clock(nvml.dev, NVML_CLOCK_SM, &max) == 0)) return false;
+  *mhz = max;
+  return true;
+}
 bool wl_nvml_default_sm_mhz(unsigned *mhz) {
   return nvml.ok && nvml.default_clock && nvml.default_clock(nvml.dev, NVML_CLOCK_SM, mhz) == 0;
 }

@@ -3,13 +3,21 @@
 -- GPU throttled (discarded, after a recovery pause, at most MAX_DISCARDED of them), the energy
 -- and wall time of the chunks kept, and the most device memory in use.
 --
---   watch.new(read, now) -> w               read() -> {sm_mhz =, throttle = {names}, energy_j =,
---                                            used_bytes =} (core.gpu_sample); now() -> seconds
+--   watch.new(read, now) -> w               read(energy) -> {sm_mhz =, throttle = {names},
+--                                            used_bytes =, energy_j = (when energy is true)}
+--                                            (core.gpu_sample); now() -> seconds
 --   w.enabled                               NVML gives the SM clock: measure in chunks
 --   w:after_chunk(samples, launches)        -> "keep" or "discard" (then w:pause())
 --   w:pause(sleep)                          the recovery pause; its energy is not counted
 --   w:finish(r)                             r.clock.chunks, r.throttle, r.energy (measurements of at
 --                                           least ENERGY_MIN_TIME), r.memory, notes
+--
+-- NVML's energy counter is slow to read (3.4 ms a reading on an H200, up to 17 ms, against a few
+-- microseconds for the clock: tests/bench/harness_costs.lua) and moves only every 100 ms, so it
+-- is read after a chunk only once ENERGY_PERIOD has passed since its last reading (or since the
+-- measurement began, or a recovery pause ended), and once more at the end of a measurement long
+-- enough to report it. The energy covers the kept chunks from its first reading on; a
+-- discarded chunk takes the chunks since the last reading out of it with itself.
 local watch = {}
 
 watch.THROTTLE_FRACTION = 0.75 -- a chunk whose SM clock is below 75 % of the highest read is throttled
@@ -17,18 +25,32 @@ watch.RECOVERY_PAUSE = 0.05    -- seconds the GPU is left idle after a throttled
 watch.MAX_DISCARDED = 10       -- after this many throttled chunks the rest are kept (and warned of)
 watch.ENERGY_MIN_TIME = 1      -- the energy of a shorter measurement is not reported: NVML's
                                -- counter moves every 100 ms (H200, tests/bench/cold_l2.lua)
+watch.ENERGY_PERIOD = 0.1      -- seconds between readings of the energy counter
 
 local W = {}
 W.__index = W
 
 function watch.new(read, now)
-  local first = read()
+  local first, t = read(false), now()
   return setmetatable({
     read = read, now = now, enabled = first.sm_mhz ~= nil,
-    last = first, t = now(), used = first.used_bytes or 0, top_mhz = first.sm_mhz,
+    used = first.used_bytes or 0, top_mhz = first.sm_mhz,
     sm_mhz = {}, kept_throttled = 0, discarded = { chunks = 0, samples = 0, reasons = {} },
-    energy = first.energy_j and 0 or nil, time = 0, launches = 0,
+    -- the energy: joules, seconds and launches between readings of the counter so far (nil once
+    -- a reading could not give it); e_last, e_t: the last reading and its time (e_last nil
+    -- before the first, and after a discarded chunk); pending: launches kept since e_t
+    energy = first.sm_mhz ~= nil and 0 or nil, time = 0, launches = 0, e_t = t, pending = 0,
   }, W)
+end
+
+-- reads the energy counter at time t: what the kept chunks since the last reading took is added
+function W:energy_at(j, t)
+  if not j then self.energy = nil return end -- a reading without the counter: no energy at all
+  if self.e_last then
+    self.energy, self.time = self.energy + (j - self.e_last), self.time + (t - self.e_t)
+    self.launches = self.launches + self.pending
+  end
+  self.e_last, self.e_t, self.pending = j, t, 0
 end
 
 -- the reasons a reading says the chunk before it ran throttled, or nil. The clock is compared
@@ -46,7 +68,9 @@ function W:throttled(s)
 end
 
 function W:after_chunk(samples, launches)
-  local s, t = self.read(), self.now()
+  local t = self.now()
+  local energy = self.energy ~= nil and t - self.e_t >= watch.ENERGY_PERIOD
+  local s = self.read(energy)
   self.used = math.max(self.used, s.used_bytes or 0)
   local why = self.enabled and self:throttled(s)
   if why and self.discarded.chunks < watch.MAX_DISCARDED then
@@ -56,26 +80,27 @@ function W:after_chunk(samples, launches)
       if name:match("^sm_clock_") then name = "sm_clock_below_75_percent_of_highest" end
       d.reasons[name] = true
     end
-    self.last, self.t = s, t
+    self.e_last, self.pending = nil, 0 -- the kept chunks since the last reading go with it
     return "discard"
   end
   if why then self.kept_throttled = self.kept_throttled + 1 end
   if s.sm_mhz then self.sm_mhz[#self.sm_mhz + 1] = s.sm_mhz end
-  -- a reading without the counter leaves a chunk's energy out but not its time: no energy at all
-  if self.energy and not (s.energy_j and self.last.energy_j) then self.energy = nil end
-  if self.energy then self.energy = self.energy + (s.energy_j - self.last.energy_j) end
-  self.time, self.launches = self.time + (t - self.t), self.launches + launches
-  self.last, self.t = s, t
+  self.pending = self.pending + launches
+  if energy then self:energy_at(s.energy_j, t) end
   return "keep"
 end
 
 function W:pause(sleep)
   sleep(watch.RECOVERY_PAUSE)
-  self.last, self.t = self.read(), self.now()
+  self.e_t = self.now()
 end
 
 function W:finish(r)
   local units = require "wlrun.units"
+  local t = self.now()
+  if self.energy and self.e_last and self.pending > 0 and self.time + (t - self.e_t) >= watch.ENERGY_MIN_TIME then
+    self:energy_at(self.read(true).energy_j, t)
+  end
   r.clock = r.clock or {}
   if #self.sm_mhz > 0 then r.clock.chunks = self.sm_mhz end
   local d = self.discarded

@@ -39,14 +39,14 @@ print(("target: a 7 us kernel, flushed, in cupti mode (auto's choice) within 0.5
   missed == 0 and "met" or "MISSED"))
 
 -- NVML's energy counter: how often it moves, read every 0.2 ms for 1 s under load
-local s0 = core.gpu_sample()
+local s0 = core.gpu_sample(true)
 if s0.energy_j then
   local b = k:bind { grid = 132, block = 32, args = { 1200 * 1000 * 1000 } } -- 1.2 s of spinning
   b:launch()
   local last, t_last, changes, gaps = s0.energy_j, core.clock(), 0, {}
   local t_end = core.clock() + 1
   while core.clock() < t_end do
-    local e = core.gpu_sample().energy_j
+    local e = core.gpu_sample(true).energy_j
     if e ~= last then
       changes = changes + 1
       gaps[#gaps + 1] = core.clock() - t_last

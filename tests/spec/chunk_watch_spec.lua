@@ -6,51 +6,97 @@
 local watch = require "wlrun.chunk_watch"
 local clocks = require "wlrun.clocks"
 
--- readings[i] is what the i-th read gives; each read advances the clock by dt seconds
+-- readings[i] is what the i-th read gives, without energy_j where the read did not ask for the
+-- counter; each now() advances the clock by dt seconds (one now() a chunk: the time passes in the
+-- chunks). reads.energy counts the readings of the counter.
 local function fake(readings, dt)
-  local i, t = 0, 0
-  return function() i = i + 1 return readings[math.min(i, #readings)] end, function() t = t + dt return t end
+  local i, t, reads = 0, 0, { energy = 0 }
+  local function read(energy)
+    i = i + 1
+    local r = {}
+    for k, v in pairs(readings[math.min(i, #readings)]) do r[k] = v end
+    if energy then reads.energy = reads.energy + 1 else r.energy_j = nil end
+    return r
+  end
+  return read, function() t = t + dt return t end, reads
 end
 
 local function r0() return { notes = {}, clock = {} } end
 
 describe("wlrun.chunk_watch", function()
-  it("keeps chunks at full clock and reports their energy, mean power and energy per launch", function()
-    local read, now = fake({
+  it("keeps chunks at full clock and reports the energy, mean power and energy per launch of those after the counter's first reading", function()
+    local read, now, reads = fake({
       { sm_mhz = 1980, energy_j = 100, used_bytes = 10, throttle = {} },
       { sm_mhz = 1980, energy_j = 130, used_bytes = 30, throttle = {} },
       { sm_mhz = 1965, energy_j = 160, used_bytes = 20, throttle = {} },
+      { sm_mhz = 1965, energy_j = 200, used_bytes = 20, throttle = {} },
     }, 1)
     local w = watch.new(read, now)
     assert.is_true(w.enabled)
-    assert.equal("keep", w:after_chunk(100, 100))
-    assert.equal("keep", w:after_chunk(100, 100))
+    assert.equal(0, reads.energy) -- not before the first chunk
+    for _ = 1, 3 do assert.equal("keep", w:after_chunk(100, 100)) end
     local r = r0()
     w:finish(r)
-    assert.same({ 1980, 1965 }, r.clock.chunks)
-    assert.near(60, r.energy.joules, 1e-9)
+    assert.equal(3, reads.energy)
+    assert.same({ 1980, 1965, 1965 }, r.clock.chunks)
+    assert.near(70, r.energy.joules, 1e-9) -- 130 -> 200: the second and third chunks
     assert.near(2, r.energy.seconds, 1e-9)
-    assert.near(30, r.energy.mean_power_w, 1e-6)
-    assert.near(0.3, r.energy.joules_per_launch, 1e-9)
+    assert.near(35, r.energy.mean_power_w, 1e-6)
+    assert.near(0.35, r.energy.joules_per_launch, 1e-9)
     assert.equal(30, r.memory.device_used_bytes)
     assert.is_nil(r.throttle)
   end)
 
-  it("discards a chunk taken below 75 % of the maximum clock or under thermal slowdown, and leaves the pause out", function()
+  it("reads the counter at most every ENERGY_PERIOD, and once more at the end of a measurement long enough to report it", function()
+    local e = 0
+    local function read(energy)
+      e = e + 1
+      return { sm_mhz = 1980, energy_j = energy and e or nil }
+    end
+    local t, energy_reads = 0, 0
+    local counted = function(energy) if energy then energy_reads = energy_reads + 1 end return read(energy) end
+    local w = watch.new(counted, function() t = t + 0.03 return t end) -- chunks of 30 ms
+    for _ = 1, 40 do assert.equal("keep", w:after_chunk(10, 10)) end -- 1.2 s
+    local r = r0()
+    w:finish(r)
+    assert.equal(10, energy_reads) -- after every fourth chunk (0.12 s): the 40th is the last, so none at the end
+    assert.near(1.08, r.energy.seconds, 1e-9) -- from the first reading, after the fourth chunk
+    assert.near(36, r.energy.joules, 1e-9)
+    assert.near(0.1, r.energy.joules_per_launch, 1e-12) -- over the 36 chunks after the first reading
+    e, t, energy_reads = 0, 0, 0
+    w = watch.new(counted, function() t = t + 0.03 return t end)
+    for _ = 1, 42 do w:after_chunk(10, 10) end
+    w:finish(r0())
+    assert.equal(11, energy_reads) -- the two chunks after the last reading: one more at the end
+  end)
+
+  it("never reads the counter in a measurement shorter than ENERGY_PERIOD", function()
+    local read, now, reads = fake({ { sm_mhz = 1980, energy_j = 1 } }, 0.02)
+    local w = watch.new(read, now)
+    for _ = 1, 4 do w:after_chunk(10, 10) end
+    local r = r0()
+    w:finish(r)
+    assert.equal(0, reads.energy)
+    assert.is_nil(r.energy)
+  end)
+
+  it("discards a chunk taken below 75 % of the maximum clock or under thermal slowdown, and leaves it and the pause out of the energy", function()
     local read, now = fake({
-      { sm_mhz = 1980, energy_j = 0 },
+      { sm_mhz = 1980, energy_j = 0 },                                         -- before the first chunk
+      { sm_mhz = 1980, energy_j = 10 },                                        -- kept: the counter's first reading
       { sm_mhz = 1200, energy_j = 50 },                                        -- below 75 %: discarded
-      { sm_mhz = 1980, energy_j = 60 },                                        -- after the pause
       { sm_mhz = 1980, energy_j = 90, throttle = { "sw_thermal_slowdown" } },   -- discarded
-      { sm_mhz = 1980, energy_j = 100 },                                       -- after the pause
+      { sm_mhz = 1980, energy_j = 100 },                                       -- kept: a reading again
       { sm_mhz = 1980, energy_j = 130 },                                       -- kept
     }, 1)
     local w, slept = watch.new(read, now), 0
     local sleep = function(s) slept = slept + s end
+    assert.equal("keep", w:after_chunk(50, 50))
     assert.equal("discard", w:after_chunk(50, 50))
     w:pause(sleep)
     assert.equal("discard", w:after_chunk(50, 50))
     w:pause(sleep)
+    assert.equal("keep", w:after_chunk(50, 50))
     assert.equal("keep", w:after_chunk(50, 50))
     local r = r0()
     w:finish(r)
@@ -58,8 +104,9 @@ describe("wlrun.chunk_watch", function()
     assert.same({ discarded_chunks = 2, discarded_samples = 100, kept_chunks = 0,
       reasons = { "sm_clock_below_75_percent_of_highest", "sw_thermal_slowdown" } }, r.throttle)
     assert.matches("^throttle: 2 chunks %(100 samples%)", r.notes[1])
-    assert.near(30, r.energy.joules, 1e-9) -- only the kept chunk's
-    assert.same({ 1980 }, r.clock.chunks)
+    assert.near(30, r.energy.joules, 1e-9) -- only the last kept chunk's: 100 -> 130
+    assert.near(1, r.energy.seconds, 1e-9)
+    assert.same({ 1980, 1980, 1980 }, r.clock.chunks)
   end)
 
   it("keeps throttled chunks once MAX_DISCARDED were discarded, and says so", function()
@@ -88,11 +135,13 @@ describe("wlrun.chunk_watch", function()
   end)
 
   it("does not report the energy of a measurement shorter than the counter needs", function()
-    local read, now = fake({ { sm_mhz = 1980, energy_j = 1 }, { sm_mhz = 1980, energy_j = 1.5 } }, 0.01)
+    local read, now, reads = fake({ { sm_mhz = 1980, energy_j = 1 }, { sm_mhz = 1980, energy_j = 1.5 } }, 0.3)
     local w = watch.new(read, now)
+    w:after_chunk(10, 10)
     w:after_chunk(10, 10)
     local r = r0()
     w:finish(r)
+    assert.equal(2, reads.energy) -- after each chunk, and not at the end: 0.9 s could not reach 1 s
     assert.is_nil(r.energy)
     assert.equal(0, #r.notes)
   end)
