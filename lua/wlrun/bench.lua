@@ -39,18 +39,22 @@ end
 -- The samples of the next chunk. est: a sample's GPU time by the warmup (without the L2 flush,
 -- the blocking kernel or the synchronisation a sample also costs); done, wall: the samples of
 -- the chunks taken so far and their wall time, everything included; last: the last chunk's
--- samples; min: the first chunk's least (adaptive: min_samples). The first chunk lasts about
+-- samples; min: the first chunk's least (adaptive: min_samples); whole: the items of a rotation
+-- list, which each chunk begins again from the first (src/cuda_timing.c), so that a chunk holds
+-- whole rotations and every item has as many samples. The first chunk lasts about
 -- FIRST_CHUNK_TIME by est, so that a measurement which meets its target at once is not held for
 -- a whole chunk of flushes; the next ones about CHUNK_TIME by what a sample really took, growing
 -- at most CHUNK_GROWTH times a chunk.
-function bench.chunk_size(est, done, wall, last, min)
+function bench.chunk_size(est, done, wall, last, min, whole)
   local n
   if done == 0 then
     n = math.max(min or 1, math.ceil(bench.FIRST_CHUNK_TIME / math.max(est, 1e-9)))
   else
     n = math.min(math.ceil(bench.CHUNK_TIME / math.max(wall / done, 1e-9)), last * bench.CHUNK_GROWTH)
   end
-  return math.max(1, math.min(bench.MAX_CHUNK, n))
+  whole = whole or 1
+  n = math.max(1, math.min(bench.MAX_CHUNK, n))
+  return math.max(whole, n // whole * whole + (n % whole > 0 and whole or 0))
 end
 
 -- the options of wl.bench (and of a scenario's timing table) that are settings: the option
@@ -290,7 +294,7 @@ function bench.run(work, opts)
   -- the chunks' own samples and wall time (kept or discarded), for the size of the next
   local sized = { done = 0, wall = 0, last = 0, min = cfg.adaptive and cfg.min_samples or 1 }
   local function next_chunk()
-    return bench.chunk_size(est * r.per, sized.done, sized.wall, sized.last, sized.min)
+    return bench.chunk_size(est * r.per, sized.done, sized.wall, sized.last, sized.min, #items(work))
   end
   -- one chunk: its samples are kept, or discarded when the GPU throttled (then a pause)
   local function take(n)

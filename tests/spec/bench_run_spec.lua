@@ -120,14 +120,28 @@ describe("wl.bench's engine, simulated", function()
   end)
 
   it("discards the chunks taken while the SM clock was below 75 % of the highest, after a pause", function()
-    -- readings: 1 before the first chunk, 3 after the second (throttled: discarded), 4 after the
-    -- pause (the next chunk's start), 5 after the second taken again (throttled), 6 after a pause
-    local sim = simulation { sample = steady(200e-6), mhz = function(i) return (i >= 3 and i <= 5) and 1000 or 1980 end }
+    -- readings: 1 before the first chunk, 3 after the second (throttled: discarded; a pause), 4
+    -- after the second taken again (throttled; a pause), 5 after it is taken a third time
+    local sim = simulation { sample = steady(200e-6), mhz = function(i) return (i == 3 or i == 4) and 1000 or 1980 end }
     with(sim, function(bench)
       local r = bench.run(launch(), { mode = "cold", warmup = 10, iters = 2000 })
       assert.equal(2000, #r.samples)
       assert.equal(2, r.throttle.discarded_chunks)
       assert.matches("throttle: 2 chunks", table.concat(r.notes, "\n"))
+    end)
+  end)
+
+  it("takes a rotation list's samples in chunks of whole rotations (each chunk begins again from the first item)", function()
+    local sim = simulation { sample = steady(200e-6) }
+    with(sim, function(bench)
+      local r = bench.run({ launch(), launch() }, { mode = "cold", warmup = 3, adaptive = true, min_samples = 11,
+        target_noise = "0.0001%", max_time = 0.2 })
+      assert.equal(3, sim.calls[1][2]) -- the warmup's
+      assert.is_true(#sim.calls > 3, #sim.calls)
+      for i = 2, #sim.calls do
+        assert.equal(0, sim.calls[i][2] % 2, ("chunk %d: %d samples"):format(i, sim.calls[i][2]))
+      end
+      assert.equal(0, #r.samples % 2)
     end)
   end)
 

@@ -66,4 +66,12 @@ describe("the chunks samples are taken in", function()
     assert.equal(400, bench.chunk_size(1e-6, 100, 0.0001, 100, 10)) -- 1 us a sample: would be 50,000
     assert.equal(10000, bench.chunk_size(1e-6, 20000, 0.02, 5000, 10))
   end)
+
+  it("hold whole rotations of a rotation list, which each chunk begins again from its first item", function()
+    assert.equal(26, bench.chunk_size(200e-6, 0, 0, 0, 1, 2))   -- 25 by time: one more for the second item
+    assert.equal(27, bench.chunk_size(200e-6, 0, 0, 0, 1, 3))
+    assert.equal(24, bench.chunk_size(1, 0, 0, 0, 10, 24))      -- the least is a whole rotation
+    assert.equal(10010, bench.chunk_size(1e-9, 0, 0, 0, 10, 22)) -- past 10,000 rather than a part rotation
+    assert.equal(25, bench.chunk_size(200e-6, 0, 0, 0, 1, 1))
+  end)
 end)
