@@ -66,30 +66,18 @@ function gemm.setup(p)
   return s
 end
 
--- 8 rows of C against a double-precision reference computed on the device from the same inputs
+-- 8 rows of C against a double-precision reference computed on the device from the same
+-- inputs; the kernel compares them there and gives back the largest scaled error alone
 function gemm.check(p, s)
   local rows = wl.host_tensor { 8, dtype = "i32" }
   for i = 1, 8 do rows[i] = (i - 1) * (p.M // 8) + (i * 37) % (p.M // 8) end
   local drows = rows:to_device()
-  local R = wl.tensor { 8, p.N, dtype = "f64" }
+  local worst = wl.tensor { 1, dtype = "f64" } -- zeros: the bits of 0.0
   local bf16 = s.variant.tensor == "bf16"
-  local ref = wl.kernel { bf16 and bf16_src or f32_src, name = bf16 and "gemm_bf16_reference_rows" or "gemm_reference_rows" }
-  ref:bind { grid = { wl.cdiv(p.N, 128), 8 }, block = 128, args = { s.A, s.B, R, drows, 8, p.N, p.K } }()
-  -- the 8 rows of C alone (C may be 128 MB), as plain Lua tables: the comparison is 8N pairs
-  local r = R:to_host():totable()
-  local worst = 0
-  for i = 1, 8 do
-    local c = s.C:view(rows[i] * p.N, p.N):to_host():totable()
-    for col = 1, p.N do
-      local want = r[(i - 1) * p.N + col]
-      local got = c[col]
-      -- error relative to the size of the terms: the sum of K products of N(0, 1) values is about sqrt(K)
-      local err = math.abs(got - want) / (math.sqrt(p.K) + math.abs(want))
-      if err > worst or err ~= err then worst = err end
-    end
-  end
-  local tol = s.variant.tol
-  return worst < tol, ("max scaled error %.2e over 8 rows (bound %.0e)"):format(worst, tol)
+  local k = wl.kernel { bf16 and bf16_src or f32_src, name = bf16 and "gemm_bf16_check_rows" or "gemm_check_rows" }
+  k:bind { grid = { wl.cdiv(p.N, 128), 8 }, block = 128, args = { s.A, s.B, s.C, drows, 8, p.N, p.K, worst } }()
+  local err, tol = worst:to_host()[1], s.variant.tol
+  return err < tol, ("max scaled error %.2e over 8 rows (bound %.0e)"):format(err, tol)
 end
 
 function gemm.work(p)
@@ -111,8 +99,10 @@ function gemm.scenario(o)
     description = o.description,
     params = o.params,
     order = { "variant", "M", "N", "K" },
-    -- cold L2 for every sample: the smaller shapes fit in the H200's 60 MiB L2
-    timing = { flush_l2 = true, adaptive = true, warmup = 5, min_samples = 10, max_time = 3 },
+    -- cold L2 for every sample: the smaller shapes fit in the H200's 60 MiB L2. One warmup
+    -- launch: the check has run the work once before it, and the GPU stays busy from one
+    -- configuration to the next (docs/benchmarks.md: the medians with --warmup 5 against this)
+    timing = { flush_l2 = true, adaptive = true, warmup = 1, min_samples = 10, max_time = 3 },
     setup = gemm.setup,
     run = "launch",
     check = gemm.check,

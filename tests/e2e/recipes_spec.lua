@@ -65,7 +65,7 @@ describe("the recipes without a GPU", function()
       ["reduce.cu"] = { "reduce_tree", "reduce_atomic", "zero_scalar", "reduce_vec4", "reduce_reference" },
       ["softmax.cu"] = { "softmax<float>", "softmax<__nv_bfloat16>" },
       ["tiny.cu"] = { "tiny" },
-      ["gemm_bf16.cu"] = { "gemm_bf16_mma<128, 4>", "gemm_bf16_mma<256, 3>", "gemm_bf16_reference_rows" },
+      ["gemm_bf16.cu"] = { "gemm_bf16_mma<128, 4>", "gemm_bf16_mma<256, 3>", "gemm_bf16_check_rows" },
     } do
       for _, kname in ipairs(names) do
         lines[#lines + 1] = ("do local k = wl.kernel { file = %q, name = %q } "

@@ -76,4 +76,28 @@ describe("the GEMM recipe", function()
       if c.params.M == 4096 and c.params.N == 4096 then print("    " .. line(c)) end
     end
   end)
+
+  -- the check compares on the device and gives back one number: it must still see a wrong C
+  h.gpu_it("the check passes a right C and fails a wrong one, a NaN and an infinity among them", function()
+    local wl = require "wlrun"
+    local dir = h.source_dir .. "/scenarios/"
+    local gemm = assert(loadfile(dir .. "lib/gemm.lua"))(wl.source(dir .. "kernels/gemm.cu"),
+      wl.source(dir .. "kernels/gemm_bf16.cu"))
+    for _, variant in ipairs { "tiled", "mma_bf16", "cublas_f32" } do
+      local p = { variant = variant, M = 256, N = 512, K = 256 }
+      local s = gemm.setup(p)
+      s.launch()
+      local ok, message = gemm.check(p, s)
+      assert.is_true(ok, variant .. ": " .. message)
+      assert.matches("max scaled error %d%.%d+e%-%d+ over 8 rows", message)
+      local row = 3 * (p.M // 8) + (4 * 37) % (p.M // 8) -- the fourth row the check samples
+      for _, bad in ipairs { 1e3, 0 / 0, math.huge } do
+        s.launch()
+        s.C:view(row * p.N + 100, 1):fill(bad) -- one element of one sampled row
+        local good, said = gemm.check(p, s)
+        assert.is_false(good, ("%s with %s: %s"):format(variant, tostring(bad), said))
+      end
+      for _, t in ipairs { s.A, s.B, s.C } do t:free() end
+    end
+  end)
 end)

@@ -40,10 +40,16 @@ step info "$bin" info
 if [ "$part" = costs ]; then
   step busted-gpu "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu
   step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua
-  step bench-harness-costs "$bin" tests/bench/harness_costs.lua
+  step bench-harness-costs "$bin" tests/bench/harness_costs.lua -- "$root/build-static/nvml_raw"
   step bench-sample-memory "$bin" tests/bench/sample_memory.lua -- "$root/build-static/evidence_raw"
   step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_raw"
   step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"
+  # gemm_sweep's one warmup launch against five: the same medians (a second run of one as the control)
+  step gemm-warmup1 "$bin" scenarios/gemm_sweep.lua --quiet -o "$out/warmup1.json"
+  step gemm-warmup5 "$bin" scenarios/gemm_sweep.lua --quiet --warmup 5 -o "$out/warmup5.json"
+  step gemm-warmup1b "$bin" scenarios/gemm_sweep.lua --quiet -o "$out/warmup1b.json"
+  step compare-control "$bin" compare "$out/warmup1.json" "$out/warmup1b.json"
+  step compare-warmup "$bin" compare "$out/warmup1.json" "$out/warmup5.json"
 elif [ "$part" != rest ]; then
   for suite in gpu spec e2e; do
     step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"
@@ -55,7 +61,7 @@ step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_ra
 step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"
 step bench-sample-memory "$bin" tests/bench/sample_memory.lua -- "$root/build-static/evidence_raw"
 step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua
-step bench-harness-costs "$bin" tests/bench/harness_costs.lua
+step bench-harness-costs "$bin" tests/bench/harness_costs.lua -- "$root/build-static/nvml_raw"
 step evidence "$bin" tests/bench/evidence.lua -- "$root/build-static/evidence_raw"
 step bench-cublas "$bin" tests/bench/cublas.lua -- "$root/build-static/cublas_raw" all
 step bench-nvrtc-nvcc "$bin" tests/bench/nvrtc_vs_nvcc.lua -- "$root/build-static/modules"
