@@ -30,11 +30,19 @@ f:close()
 os.remove(out)
 
 local gpu, phases, order, configs = 0, {}, { "setup", "floor", "check", "warmup", "clocks", "measure", "teardown" }, 0
+local in_configs, worst = 0, {} -- the configurations' own wall time (entry.time), all of them
 for _, e in ipairs(doc.configurations) do
+  in_configs = in_configs + (e.time or 0)
   if e.status == "ok" then
     configs = configs + 1
-    for _, s in ipairs(e.samples or {}) do gpu = gpu + s * (e.per or 1) end
+    local g = 0
+    for _, s in ipairs(e.samples or {}) do g = g + s * (e.per or 1) end
+    gpu = gpu + g
     for k, v in pairs(e.wall or {}) do phases[k] = (phases[k] or 0) + v end
+    local described = {}
+    for _, a in ipairs(doc.scenario.axes or {}) do described[#described + 1] = ("%s=%s"):format(a, tostring(e.params[a])) end
+    worst[#worst + 1] = { what = table.concat(described, " "), gpu = g, time = e.time or 0, n = #(e.samples or {}),
+      wall = e.wall or {} }
   end
 end
 local in_phases = 0
@@ -53,6 +61,18 @@ if phases.chunks then -- measure's own split: inside the timed loops, and betwee
   print(("%-28s %9.3f %8.1f%% %14.2f"):format("  of which between chunks", between, 100 * between / wall,
     1e3 * between / math.max(configs, 1)))
 end
-local rest = wall - in_phases
-print(("%-28s %9.3f %8.1f%% %14.2f"):format("outside the phases", rest, 100 * rest / wall, 1e3 * rest / math.max(configs, 1)))
-print(("(GPU time measured is part of 'measure': %.3f s, %.1f%% of it)"):format(gpu, 100 * gpu / math.max(phases.measure or 0, 1e-9)))
+local rest, between = in_configs - in_phases, wall - in_configs
+print(("%-28s %9.3f %8.1f%% %14.2f"):format("configurations, no phase", rest, 100 * rest / wall, 1e3 * rest / math.max(configs, 1)))
+print(("%-28s %9.3f %8.1f%% %14.2f"):format("outside the configurations", between, 100 * between / wall,
+  1e3 * between / math.max(configs, 1)))
+print(("(GPU time measured is part of 'measure': %.3f s, %.1f%% of it; 'no phase': recording the results,"):format(gpu,
+  100 * gpu / math.max(phases.measure or 0, 1e-9)))
+print(" statistics, warnings, the working set's zero check; 'outside': process start, CUDA context, plan, journal, outputs)")
+table.sort(worst, function(a, b) return a.time - a.gpu > b.time - b.gpu end)
+print("\nthe 8 configurations with the most wall time besides their GPU time measured (ms):")
+print(("%-40s %8s %8s %6s %8s %8s %8s %8s"):format("configuration", "wall", "gpu", "n", "check", "warmup", "clocks", "measure"))
+for i = 1, math.min(8, #worst) do
+  local w = worst[i]
+  print(("%-40s %8.1f %8.1f %6d %8.1f %8.1f %8.1f %8.1f"):format(w.what, w.time * 1e3, w.gpu * 1e3, w.n,
+    (w.wall.check or 0) * 1e3, (w.wall.warmup or 0) * 1e3, (w.wall.clocks or 0) * 1e3, (w.wall.measure or 0) * 1e3))
+end
