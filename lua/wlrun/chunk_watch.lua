@@ -116,7 +116,7 @@ function W:finish(r)
   end
   if self.energy and self.time >= watch.ENERGY_MIN_TIME and self.launches > 0 and self.energy > 0 then
     r.energy = { joules = self.energy, seconds = self.time, mean_power_w = self.energy / self.time,
-      joules_per_launch = self.energy / self.launches }
+      launches = self.launches, joules_per_launch = self.energy / self.launches }
   end -- a shorter measurement has no energy, and says nothing of it: most are shorter
   r.memory = { device_used_bytes = self.used }
 end

@@ -94,7 +94,10 @@ describe("deep measurement on a GPU", function()
     assert.truthy(r.energy, table.concat(r.notes, "\n"))
     assert.is_true(r.energy.mean_power_w > 20 and r.energy.mean_power_w < 1500, tostring(r.energy.mean_power_w))
     assert.near(r.energy.joules / r.energy.seconds, r.energy.mean_power_w, 1e-9)
-    assert.near(r.energy.joules / 6000, r.energy.joules_per_launch, 1e-12)
+    -- the chunks from the counter's first reading (about 100 ms in) on
+    assert.is_true(r.energy.launches >= 4500 and r.energy.launches < 6000, tostring(r.energy.launches))
+    assert.is_true(r.energy.seconds >= 1 and r.energy.seconds < 1.2, tostring(r.energy.seconds))
+    assert.near(r.energy.joules / r.energy.launches, r.energy.joules_per_launch, 1e-12)
   end)
 
   h.gpu_it("a scenario's entries carry energy, memory and FLOP/J; --lock-clocks locks or is refused with a warning", function()
