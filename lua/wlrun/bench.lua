@@ -178,9 +178,11 @@ local function uncapturable(work)
   end
 end
 
--- warmup: cold launches until both the count and the time are reached (host mode: host loop)
-local function warmup(work, cfg)
-  local t0, got = core.clock(), { gpu = {}, enqueue = {} }
+-- warmup: cold launches until both the count and the time are reached (host mode: host loop);
+-- got: what the warmup's first launch gave where it ran already (the scenario's check's run)
+local function warmup(work, cfg, got)
+  local t0 = core.clock()
+  got = got or { gpu = {}, enqueue = {} }
   local time = cfg.mode == "host" and engine.time_host or engine.time_cold
   while #got.gpu < cfg.warmup or core.clock() - t0 < cfg.warmup_time do
     local chunk = math.max(1, math.min(cfg.warmup - #got.gpu, 1000))
@@ -220,8 +222,11 @@ local function working_set(work)
   return known and bytes or nil, zero
 end
 
--- wl.bench(work, opts) -> result (see docs/measuring.md)
-function bench.run(work, opts)
+-- wl.bench(work, opts) -> result (see docs/measuring.md). checked(run_once), given by a
+-- scenario with a check: called before the warmup, outside the watch, to call run_once() — the
+-- warmup's first launch, whose sample the warmup keeps — and check its output, so that the
+-- check's run is not a launch of its own besides the warmup's.
+function bench.run(work, opts, checked)
   opts = opts or {}
   if type(opts) ~= "table" then core.error("script", "wl.bench: options must be a table", 2) end
   local cfg = configure(opts)
@@ -238,9 +243,18 @@ function bench.run(work, opts)
   local floor_time = core.clock() - wall0
   local ws, zero = working_set(work)
 
+  local first, first_time
+  if checked then
+    checked(function()
+      local t = core.clock()
+      first = (cfg.mode == "host" and engine.time_host or engine.time_cold)(work, 1, false)
+      first_time = core.clock() - t
+    end)
+  end
   engine.set_measuring(true)
   local guard <close> = setmetatable({}, { __close = function() engine.set_measuring(false) end })
-  local warm, warm_time = core.nvtx.auto_range("warmup", nil, warmup, work, cfg) -- nvtx
+  local warm, warm_time = core.nvtx.auto_range("warmup", nil, warmup, work, cfg, first) -- nvtx
+  warm_time = warm_time + (first_time or 0)
   r.warmup = { n = #warm.gpu, time = warm_time }
   local est = median(warm.gpu)
 

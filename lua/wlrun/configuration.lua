@@ -136,15 +136,17 @@ local function measure(sc, p, state, entry, ctx)
     entry.kernels = kernels_of(state, work)
     return
   end
-  if sc.check then -- once, outside timing, on the output of one run
+  -- the check: once, outside timing, on the output of one run, the warmup's first launch (it is
+  -- not a launch of its own); entry.wall.check is the check's own time, the launch the warmup's
+  local checked = sc.check and function(run_once)
     local _ <close> = nvtx.auto_scope("check") -- nvtx
+    run_once()
     local t0 = core.clock()
-    call_work_once(work)
-    core.sync()
+    core.sync() -- the whole device: work may queue on streams of its own
     check(sc, p, state, entry)
     entry.wall.check = core.clock() - t0
   end
-  local r = require("wlrun.bench").run(work, sc.timing)
+  local r = require("wlrun.bench").run(work, sc.timing, checked)
   for k, v in pairs(r.wall) do entry.wall[k] = v end
   results.record_bench(entry, r)
   entry.memory.tensor_peak_bytes = core.memory().device_peak_bytes -- since this configuration's setup

@@ -51,3 +51,34 @@ cost("wl.kernel of a compiled kernel (cached)", 20, function() wl.kernel { wl.so
 local t0 = core.clock()
 engine.timing_floor(200)
 print(("%-44s %10.3f ms"):format("the timing floor, 200 samples", (core.clock() - t0) * 1e3))
+
+-- whole wlrun processes (WLRUN_BIN), the best of 3: what a run costs before its first
+-- configuration (process start, the CUDA context, NVML, the timing floor) and around it
+local bin = os.getenv("WLRUN_BIN")
+if bin then
+  local dir = require("wlrun.process").temp_dir("wlrun-costs-")
+  local function script(name, text)
+    local f = assert(io.open(dir .. "/" .. name, "w"))
+    f:write(text)
+    f:close()
+    return dir .. "/" .. name
+  end
+  local function process(name, args)
+    local best = math.huge
+    for _ = 1, 3 do
+      local t0 = core.clock()
+      assert(os.execute(("'%s' %s >/dev/null 2>&1"):format(bin, args)), name .. " failed")
+      best = math.min(best, core.clock() - t0)
+    end
+    print(("%-44s %10.3f ms"):format(name, best * 1e3))
+  end
+  print("whole processes (best of 3):")
+  process("wlrun --version", "--version")
+  process("a script: nothing", script("none.lua", "local wl = require 'wlrun'\n"))
+  process("a script: wl.device() (the CUDA context)", script("device.lua", "require('wlrun').device()\n"))
+  process("  and NVML (wl.gpu_clock())", script("nvml.lua", "local wl = require('wlrun') wl.device() wl.gpu_clock()\n"))
+  process("  and the timing floor", script("floor.lua", "local wl = require('wlrun') wl.device() wl.gpu_clock() wl.timing_floor()\n"))
+  process("gemm_sweep, one configuration, -o JSON", "scenarios/gemm_sweep.lua --quiet --filter \"variant == 'tiled' and M == 1024 and K == 1024\" -o " .. dir .. "/one.json")
+  process("  the same, with a cuBLAS f32 configuration", "scenarios/gemm_sweep.lua --quiet --filter \"(variant == 'tiled' or variant == 'cublas_f32') and M == 1024 and K == 1024\" -o " .. dir .. "/two.json")
+  os.execute(("rm -rf '%s'"):format(dir))
+end

@@ -145,6 +145,24 @@ describe("wl.bench's engine, simulated", function()
     end)
   end)
 
+  it("runs a scenario's check on the output of the warmup's first launch, outside the watch, and keeps that sample", function()
+    local sim = simulation { sample = steady(200e-6) }
+    local measuring, order = false, {}
+    sim.engine.set_measuring = function(on) measuring = on end
+    with(sim, function(bench)
+      local r = bench.run(launch(), { mode = "cold", warmup = 3, iters = 50 }, function(run_once)
+        order[#order + 1] = "check begins, measuring " .. tostring(measuring)
+        run_once()
+        order[#order + 1] = ("ran %d launch"):format(sim.taken)
+      end)
+      assert.same({ "check begins, measuring false", "ran 1 launch" }, order)
+      assert.same({ "cold", 1, false }, { sim.calls[1][1], sim.calls[1][2], sim.calls[1][3] })
+      assert.same({ "cold", 2, false }, { sim.calls[2][1], sim.calls[2][2], sim.calls[2][3] }) -- the rest of the warmup
+      assert.equal(3, r.warmup.n)
+      assert.equal(50, #r.samples)
+    end)
+  end)
+
   it("queues flushed cold samples behind the blocking kernel in auto mode", function()
     local sim = simulation { sample = steady(5e-6), flush = 40e-6 }
     with(sim, function(bench)
