@@ -89,17 +89,17 @@ static const char *target_arch(lua_State *L, char *buf, size_t len) {
   return buf;
 }
 
-static void nvrtc_check(lua_State *L, nvrtcResult r, const char *what, const char *name) {
-  if (r != NVRTC_SUCCESS)
-    wl_raise(L, WL_EXIT_COMPILE, "kernel '%s': %s: %s", name, what, nvrtcGetErrorString(r));
-}
-
-/* Compiles code for the key's options; fills c. On a compile error raises with the log. */
-static void compile(lua_State *L, const char *code, const char *source_name, const char *name,
+/* Compiles code for the key's options; fills c. On an error returns false with the message
+ * (and NVRTC's log) pushed, for the caller to raise once it has let go of the cache's lock. */
+static bool compile(lua_State *L, const char *code, const char *source_name, const char *name,
                     const char **opts, int nopts, struct wl_compiled *c) {
   nvrtcProgram prog = NULL;
-  nvrtc_check(L, nvrtcCreateProgram(&prog, code, source_name, 0, NULL, NULL), "nvrtcCreateProgram", name);
-  /* from here the program must be destroyed on every path: errors are raised after cleanup */
+  nvrtcResult created = nvrtcCreateProgram(&prog, code, source_name, 0, NULL, NULL);
+  if (created != NVRTC_SUCCESS) {
+    lua_pushfstring(L, "kernel '%s': nvrtcCreateProgram: %s", name, nvrtcGetErrorString(created));
+    return false;
+  }
+  /* from here the program must be destroyed on every path */
   char msg[512] = "";
   nvrtcResult r = nvrtcAddNameExpression(prog, name);
   nvrtcResult cr = r == NVRTC_SUCCESS ? nvrtcCompileProgram(prog, nopts, opts) : r;
@@ -128,16 +128,17 @@ static void compile(lua_State *L, const char *code, const char *source_name, con
   nvrtcDestroyProgram(&prog);
   counters.compiles++;
   if (cr != NVRTC_SUCCESS) {
-    /* the log (with a NUL) goes on the Lua stack before c is freed */
-    lua_pushstring(L, c->log ? c->log : "");
+    lua_pushfstring(L, "compiling kernel '%s' from %s failed (%s):\n%s", name, source_name,
+                    nvrtcGetErrorString(cr), c->log ? c->log : "");
     wl_compiled_free(c);
-    wl_raise(L, WL_EXIT_COMPILE, "compiling kernel '%s' from %s failed (%s):\n%s", name, source_name,
-             nvrtcGetErrorString(cr), lua_tostring(L, -1));
+    return false;
   }
   if (*msg) {
     wl_compiled_free(c);
-    wl_raise(L, WL_EXIT_COMPILE, "kernel '%s': %s", name, msg);
+    lua_pushfstring(L, "kernel '%s': %s", name, msg);
+    return false;
   }
+  return true;
 }
 
 /* the one close path: __gc, __close */
@@ -381,16 +382,26 @@ static int l_kernel(lua_State *L) {
   char *cache_c = use_cache->number ? wl_cache_dir() : NULL;
   const char *cache = cache_c ? lua_pushstring(L, cache_c) : NULL; /* a Lua string: errors below leak nothing */
   free(cache_c);
-  if (cache && wl_cache_load(cache, keystr, keylen, &k->code)) {
+  /* a miss waits for another process compiling the same key, and looks again */
+  int lock = -1;
+  bool stored = true;
+  char store_err[512];
+  bool hit = cache && (wl_cache_load(cache, keystr, keylen, &k->code) ||
+                       ((lock = wl_cache_lock(cache, keystr, keylen, wl_stop_pending)) >= 0 &&
+                        wl_cache_load(cache, keystr, keylen, &k->code)));
+  if (hit) {
     k->from_cache = true;
     counters.cache_hits++;
   } else {
-    compile(L, code, path ? path : "<string>", name, opts, nopts, &k->code);
-    char err[512];
-    if (cache && !wl_cache_store(cache, keystr, keylen, &k->code, err, sizeof err)) {
-      if (counters.cache_errors++ == 0) wl_warn(L, "%s", err);
+    if (!compile(L, code, path ? path : "<string>", name, opts, nopts, &k->code)) {
+      if (cache) wl_cache_unlock(cache, keystr, keylen, lock);
+      return wl_raise(L, WL_EXIT_COMPILE, "%s", lua_tostring(L, -1));
     }
+    if (cache && !wl_cache_store(cache, keystr, keylen, &k->code, store_err, sizeof store_err))
+      stored = false;
   }
+  if (cache) wl_cache_unlock(cache, keystr, keylen, lock);
+  if (!stored && counters.cache_errors++ == 0) wl_warn(L, "%s", store_err);
   char err[256];
   if (!wl_ptx_params(k->code.ptx, k->code.lowered, &k->sig, err, sizeof err))
     return wl_raise(L, WL_EXIT_COMPILE, "kernel '%s': %s", name, err);

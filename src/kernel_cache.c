@@ -4,11 +4,14 @@
 #include "settings.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAGIC "WLRUN-KERNEL-1\n"
@@ -52,11 +55,15 @@ void wl_cache_hash(const void *data, size_t len, char hex[33]) {
   snprintf(hex, 33, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
 }
 
-static char *entry_path(const char *dir, const char *key, size_t keylen) {
+static char *named_path(const char *dir, const char *key, size_t keylen, const char *suffix) {
   char hex[33], name[48];
   wl_cache_hash(key, keylen, hex);
-  snprintf(name, sizeof name, "%s.wlk", hex);
+  snprintf(name, sizeof name, "%s%s", hex, suffix);
   return join(dir, name);
+}
+
+static char *entry_path(const char *dir, const char *key, size_t keylen) {
+  return named_path(dir, key, keylen, ".wlk");
 }
 
 static bool write_field(FILE *f, const void *data, size_t len) {
@@ -117,6 +124,40 @@ static bool make_dirs(const char *dir) {
   bool ok = mkdir(p, 0777) == 0 || errno == EEXIST;
   free(p);
   return ok;
+}
+
+static bool make_dirs(const char *dir);
+
+int wl_cache_lock(const char *dir, const char *key, size_t keylen, bool (*stop_pending)(void)) {
+  char *path = make_dirs(dir) ? named_path(dir, key, keylen, ".lock") : NULL;
+  if (!path) return -1;
+  int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+  free(path);
+  struct stat st;
+  if (fd < 0) return -1;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return -1;
+  }
+  const struct timespec step = {0, 10 * 1000 * 1000};
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if ((errno != EWOULDBLOCK && errno != EINTR) || stop_pending()) {
+      close(fd);
+      return -1;
+    }
+    nanosleep(&step, NULL);
+  }
+  return fd;
+}
+
+/* the lock's name goes before the lock: a process that opens it later makes a new one, takes it
+ * at once and finds the entry stored */
+void wl_cache_unlock(const char *dir, const char *key, size_t keylen, int fd) {
+  if (fd < 0) return;
+  char *path = named_path(dir, key, keylen, ".lock");
+  if (path) unlink(path);
+  free(path);
+  close(fd);
 }
 
 bool wl_cache_store(const char *dir, const char *key, size_t keylen, const struct wl_compiled *c,

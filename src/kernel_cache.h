@@ -28,6 +28,15 @@ void wl_cache_hash(const void *data, size_t len, char hex[33]);
 /* Looks the key up; true and *out filled on a hit. */
 bool wl_cache_load(const char *dir, const char *key, size_t keylen, struct wl_compiled *out);
 
+/* Holds the compile of key against other processes (--devices workers, shards on one machine,
+ * two runs) that would compile it at the same time: an flock on DIR/HASH.lock, waited for in
+ * steps of 10 ms while stop_pending() is false. Returns the lock's descriptor for
+ * wl_cache_unlock, or -1 when it could not be taken (no directory, a lock name that is not a
+ * regular file, a stop): then the caller compiles without it. The lock saves work and is never
+ * needed for correctness: every entry is written whole and renamed into place. */
+int wl_cache_lock(const char *dir, const char *key, size_t keylen, bool (*stop_pending)(void));
+void wl_cache_unlock(const char *dir, const char *key, size_t keylen, int fd);
+
 /* Stores c under key, creating dir when needed. False with a message on failure. */
 bool wl_cache_store(const char *dir, const char *key, size_t keylen, const struct wl_compiled *c,
                     char *err, size_t errlen);

@@ -23,7 +23,7 @@ local function run(source, opts)
   opts = opts or {}
   local cache = opts.cache or h.tmpdir()
   local args = "--arch sm_90 --cache-dir " .. h.quote(cache) .. " " .. (opts.args or "")
-  local r, path = h.run_script(source, args, { cwd = opts.cwd, env = opts.env })
+  local r, path = h.run_script(source, args, { cwd = opts.cwd, env = opts.env, prefix = opts.prefix })
   return r, path, cache
 end
 
@@ -321,6 +321,75 @@ print(k.from_cache, k.log:find('variable "unused" was declared but never referen
     assert.equal(COMPILED, r.stdout)
     assert.equal(1, #cache_entries(cache))
     assert.equal(CACHED, h.run_script(script, "--arch sm_90", { env = env }).stdout)
+  end)
+
+  -- a kernel that takes NVRTC a few seconds (CUB's block radix sort), so that two processes
+  -- started together compile it at the same time
+  local SLOW = [==[
+#include <cub/block/block_radix_sort.cuh>
+extern "C" __global__ void slow(int *d) {
+  typedef cub::BlockRadixSort<int, 128, 4> S;
+  __shared__ typename S::TempStorage t;
+  int k[4] = {d[threadIdx.x], 1, 2, 3};
+  S(t).Sort(k);
+  d[threadIdx.x] = k[0];
+}
+]==]
+
+  -- runs script in n wlrun processes at once on one cache; their outputs (stdout, then stderr)
+  -- and exit codes
+  local function together(script, cache, n)
+    local dir = h.tmpdir()
+    h.write(dir .. "/s.lua", script)
+    local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
+    local cmd = {}
+    for i = 1, n do
+      cmd[#cmd + 1] = ("(%s %s --arch sm_90 --compile-only --cache-dir %s >%s/out.%d 2>&1; echo $? >%s/code.%d) &"):format(
+        h.quote(bin), h.quote(dir .. "/s.lua"), h.quote(cache), dir, i, dir, i)
+    end
+    assert(os.execute(table.concat(cmd, " ") .. " wait"))
+    local outs, codes = {}, {}
+    for i = 1, n do
+      outs[i] = h.read(("%s/out.%d"):format(dir, i))
+      codes[i] = tonumber(h.read(("%s/code.%d"):format(dir, i)))
+    end
+    return outs, codes
+  end
+
+  it("compiles a kernel once for processes that ask for it at the same time: the others wait and load it", function()
+    local cache = h.tmpdir()
+    local script = ("local wl = require 'wlrun'\nprint('from_cache=' .. tostring(wl.kernel { %q, name = 'slow' }.from_cache))\n"):format(SLOW)
+    local outs, codes = together(script, cache, 3)
+    local compiled = 0
+    for i = 1, 3 do
+      assert.equal(0, codes[i], outs[i])
+      if outs[i]:match("from_cache=false") then compiled = compiled + 1 end
+    end
+    assert.equal(1, compiled, table.concat(outs, "\n"))
+    assert.same(1, #cache_entries(cache)) -- the entry, and no lock left behind
+  end)
+
+  it("lets a process waiting for another's compile go on when that compile fails", function()
+    local cache = h.tmpdir()
+    local script = ("local wl = require 'wlrun'\nwl.kernel { %q, name = 'slow' }\n"):format(SLOW:gsub("Sort%(k%);", "Sort(k) oops;"))
+    local outs, codes = together(script, cache, 2)
+    for i = 1, 2 do
+      assert.equal(6, codes[i], outs[i])
+      assert.matches("compiling kernel 'slow' from <string> failed", outs[i])
+    end
+    assert.same({}, cache_entries(cache))
+  end)
+
+  it("compiles without the lock where its name is not a regular file (a FIFO planted there)", function()
+    local script = cache_script(("%q"):format(AXPY))
+    local _, _, cache = run(script)
+    local entry = cache_entries(cache)[1]
+    assert.matches("^%x+%.wlk$", entry)
+    os.remove(cache .. "/" .. entry)
+    assert(os.execute("mkfifo " .. h.quote(cache .. "/" .. entry:gsub("%.wlk$", ".lock"))))
+    local r = run(script, { cache = cache, args = "", prefix = "timeout 60" })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(COMPILED, r.stdout)
   end)
 
   it("is filled by --compile-only", function()
