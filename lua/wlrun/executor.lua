@@ -12,7 +12,9 @@
 --   executor.isolated(timeout)      a child process per configuration (--isolate,
 --                                   --config-timeout)
 --   executor.devices(list, timeout) a worker process per GPU taking configurations from a
---                                   shared queue (--devices)
+--                                   shared queue (--devices); exec:describe(doc) then gives the
+--                                   document the device record and floor of the first GPU's
+--                                   worker, and the devices that ran configurations
 --   executor.choose(ctx, settings, cli) the one the command line asks for (under --compile-only,
 --                                   --isolate, --config-timeout and --devices: isolated)
 local core = require "wlrun.core"
@@ -90,7 +92,7 @@ function executor.devices(devices, timeout) return setmetatable({ devices = devi
 function Devices:run(list, emit)
   local dir = isolate.temp_dir()
   local _ <close> = setmetatable({}, { __close = function() isolate.remove_dir(dir) end })
-  for _, d in ipairs { "/todo", "/taken", "/done" } do
+  for _, d in ipairs { "/todo", "/taken", "/done", "/device" } do
     local ok, err = process.make_dir(dir .. d)
     if not ok then core.error("io", ("cannot make '%s': %s"):format(dir .. d, tostring(err)), 0) end
   end
@@ -119,7 +121,12 @@ function Devices:run(list, emit)
     stop = stop or stops(entry)
   end
   for _, dev in ipairs(self.devices) do if #list > 0 then start(dev) end end
+  self.records = {}
+  local function read_devices()
+    for _, dev in ipairs(self.devices) do self.records[dev] = self.records[dev] or isolate.read_device(dir, dev) end
+  end
   while remaining > 0 and not stop do
+    read_devices()
     for _, name in ipairs(process.list_dir(dir .. "/done") or {}) do
       local index = tonumber(name:match("^(%d+)%.json$"))
       if index and not seen[index] then
@@ -173,7 +180,32 @@ function Devices:run(list, emit)
       end
     end
   end
+  read_devices()
   return stop
+end
+
+-- doc.device and doc.floor: the first listed GPU's worker's, else the first other's that wrote
+-- them (none: a document without a device record, as the loader allows); doc.devices: the GPUs
+-- that ran configurations
+function Devices:describe(doc)
+  local records = self.records or {}
+  for _, dev in ipairs(self.devices) do
+    local r = records[dev]
+    if r then
+      doc.device, doc.floor = r.device, r.floor
+      require("wlrun.provenance").add_device(doc.provenance, r.device)
+      break
+    end
+  end
+  local used, list = {}, {}
+  for _, c in ipairs(doc.configurations) do
+    if math.type(c.device_index) == "integer" and not used[c.device_index] then
+      used[c.device_index] = true
+      list[#list + 1] = c.device_index
+    end
+  end
+  table.sort(list)
+  doc.devices = #list > 0 and list or nil
 end
 
 ---------------------------------------------------------------------------------------------

@@ -151,12 +151,32 @@ function isolate.worker(p, index, out, run, ctx)
   write_entry(run(cfg, ctx), out)
 end
 
+-- A worker of --devices says what its GPU is before it takes a configuration: DIR/device/DEV.json,
+-- a document of the device record and the timing floor alone, which the parent's document takes
+-- (the parent does no GPU work of its own)
+local function device_path(dir, dev) return ("%s/device/%s.json"):format(dir, tostring(dev)) end
+
+function isolate.write_device(dir, dev, device, floor)
+  local doc = { schema = results.SCHEMA, version = results.VERSION, device = device, floor = floor, configurations = {} }
+  require("wlrun.report").write_text(results.render(doc), device_path(dir, dev), "the device record")
+end
+
+-- {device =, floor =} of DEV's worker, or nil while it has not written them (or they cannot be
+-- read: the document then has no device record, which the loader allows)
+function isolate.read_device(dir, dev)
+  local text = read(device_path(dir, dev))
+  local ok, doc = pcall(results.decode, text or "", device_path(dir, dev))
+  if not (text and ok) then return nil end
+  return { device = doc.device, floor = doc.floor }
+end
+
 -- the worker of --devices: claims configurations from the queue in DIR until it is empty (see
 -- executor.devices for the queue)
 function isolate.queue_worker(p, dir, run, ctx)
   local by_index = {}
   for _, cfg in ipairs(p.space) do by_index[cfg.index] = cfg end
   local pid, dev = process.getpid(), tonumber(os.getenv("CUDA_VISIBLE_DEVICES") or "")
+  if ctx and ctx.device then isolate.write_device(dir, dev, ctx.device, ctx.floor) end
   while true do
     local names = process.list_dir(dir .. "/todo") or {}
     table.sort(names, function(a, b) return tonumber(a) < tonumber(b) end)

@@ -63,6 +63,16 @@ end
 
 local function nonempty(t) return next(t) ~= nil and t or nil end
 
+-- p.driver and p.toolkit, with the parts that come from device (the run's device record, or nil)
+function provenance.add_device(p, device)
+  local d = type(device) == "table" and device or {}
+  p.driver = nonempty { cuda = provenance.cuda_version(d.driver_version),
+    nvidia = provenance.nvidia_version(read("/proc/driver/nvidia/version")) }
+  local ok, nvrtc = pcall(require("wlrun.core").nvrtc_version)
+  p.toolkit = nonempty { runtime = provenance.cuda_version(d.runtime_version), nvrtc = ok and nvrtc or nil }
+  return p
+end
+
 -- dir: where the scenario's file is (its repository's commit); device: the run's device, or nil
 function provenance.collect(o)
   local core = require "wlrun.core"
@@ -73,11 +83,7 @@ function provenance.collect(o)
   p.cpu = nonempty { model = provenance.cpu_model(read("/proc/cpuinfo")), count = cpus }
   p.os = nonempty { name = some(trim(read("/proc/sys/kernel/ostype"))),
     release = some(trim(read("/proc/sys/kernel/osrelease"))), arch = some(trim(read("/proc/sys/kernel/arch"))) }
-  local d = type(o.device) == "table" and o.device or {}
-  p.driver = nonempty { cuda = provenance.cuda_version(d.driver_version),
-    nvidia = provenance.nvidia_version(read("/proc/driver/nvidia/version")) }
-  local ok, nvrtc = pcall(core.nvrtc_version)
-  p.toolkit = nonempty { runtime = provenance.cuda_version(d.runtime_version), nvrtc = ok and nvrtc or nil }
+  provenance.add_device(p, o.device)
   p.wlrun = core.version
   local argv = {}
   for i, a in ipairs(core.cli.argv or {}) do argv[i] = a end

@@ -155,20 +155,25 @@ function runner.run(sc, script)
   end
   local scenario_range <close> = nvtx.auto_scope("scenario", "scenario " .. sc.name) -- nvtx
   local device, floor
-  if not compile_only and not sc.command then -- a traced program has the device to itself
+  -- with --devices the parent does no GPU work (its workers start without waiting for a CUDA
+  -- context and a timing floor of its own), and the document takes the device record and timing
+  -- floor that the first listed GPU's worker measured (executor.devices)
+  local spreads = cli.devices and not worker and not compile_only and not sc.command
+  if spreads and wl.setting("run", "lock_clocks") ~= "off" then -- the workers measure on other GPUs
+    sink:warning("--lock-clocks is not applied with --devices: lock each GPU's clock with nvidia-smi --lock-gpu-clocks")
+  end
+  if not compile_only and not sc.command and not spreads then -- a traced program has the device to itself
     device = require_device(script)
-    if cli.devices and wl.setting("run", "lock_clocks") ~= "off" then -- the workers measure on other GPUs
-      sink:warning("--lock-clocks is not applied with --devices: lock each GPU's clock with nvidia-smi --lock-gpu-clocks")
-    elseif not worker then -- the parent holds the lock: a child's exit would reset it
+    if not worker then -- the parent holds the lock: a child's exit would reset it
       device.clocks = require("wlrun.clocks").apply(wl.setting("run", "lock_clocks"), function(m) sink:warning(m) end)
     end
     floor = wl.timing_floor()
   end
-  local ctx = { scenario = sc, axes = p.axes, device = device, compile_only = compile_only, sink = sink }
+  local ctx = { scenario = sc, axes = p.axes, device = device, floor = floor, compile_only = compile_only, sink = sink }
   local run = function(cfg) return require("wlrun.configuration").run(sc, cfg, ctx) end
   local isolate = require "wlrun.isolate"
   if cli.worker_config then return isolate.worker(p, cli.worker_config, cli.worker_output, run) end
-  if cli.worker_queue then return isolate.queue_worker(p, cli.worker_queue, run) end
+  if cli.worker_queue then return isolate.queue_worker(p, cli.worker_queue, run, ctx) end
   for _, n in ipairs(p.notes) do
     if n:match("^warning: ") then sink:warning(n:sub(10)) else sink:message(n) end
   end
@@ -221,6 +226,7 @@ function runner.run(sc, script)
     if exec.name == "devices" then sink:progress(("[%d/%d on %d devices]%s"):format(finished, n, #exec.devices, eta())) end
   end, started)
   sink:clear()
+  if spreads then exec:describe(doc) end
   writer:finish(stop == nil)
   -- the report, also of a run that stopped early: what was measured is shown, not only kept
   if compile_only and (format == "table" or format == "plain") then

@@ -38,6 +38,13 @@ describe("--devices", function()
       assert.equal("ok", c.status)
       assert.equal(0, c.device_index)
     end
+    -- the parent did no GPU work: the device record and the floor are its worker's
+    assert.is_string(doc.device.name)
+    assert.is_true(doc.floor.event_pair > 0 and doc.floor.empty_kernel > 0)
+    assert.same({ 0 }, doc.devices)
+    assert.is_string(doc.provenance.driver.cuda)
+    assert.is_string(doc.provenance.toolkit.runtime)
+    assert.matches("Device: ", r.stdout)
   end)
 
   if wl.device_count and (wl.device_count()) >= 2 then
@@ -56,6 +63,8 @@ describe("--devices", function()
       print(("\n    12 configurations: one GPU %.2f s, --devices 0,1 %.2f s: ratio %.2f; device 0 ran %d, device 1 ran %d"):format(
         t1, t2, t2 / t1, used[0] or 0, used[1] or 0))
       assert.is_true((used[0] or 0) > 0 and (used[1] or 0) > 0)
+      assert.same({ 0, 1 }, two.devices)
+      assert.equal(one.device.name, two.device.name)
       assert.is_true(t2 < 0.8 * t1, ("%.2f s against %.2f s"):format(t2, t1))
     end)
   else

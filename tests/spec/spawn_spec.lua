@@ -128,3 +128,48 @@ describe("isolate.collect", function()
     assert.matches("exited with code 0 and wrote no result:\nline one\nline two", entry.error)
   end)
 end)
+
+-- --devices: the parent does no GPU work; each worker writes its GPU's device record and floor
+-- (DIR/device/DEV.json) and the document takes the first listed GPU's (wlrun.executor)
+describe("--devices' device records", function()
+  local isolate = require "wlrun.isolate"
+  local executor = require "wlrun.executor"
+  local h = require "helper"
+  local function queue()
+    local dir = h.tmpdir()
+    assert(os.execute("mkdir -p " .. h.quote(dir .. "/device")))
+    return dir
+  end
+  local H200 = { name = "NVIDIA H200", arch = "sm_90", driver_version = 13000, runtime_version = 13000, l2_bytes = 62914560 }
+
+  it("are written and read back whole through the strict loader", function()
+    local dir = queue()
+    assert.is_nil(isolate.read_device(dir, 1)) -- not written yet
+    isolate.write_device(dir, 1, H200, { event_pair = 1.3e-6, empty_kernel = 4.5e-6 })
+    local r = isolate.read_device(dir, 1)
+    assert.same(H200, r.device)
+    assert.same({ event_pair = 1.3e-6, empty_kernel = 4.5e-6 }, r.floor)
+    h.write(dir .. "/device/2.json", '{"schema": "wlrun-results", "version": 1, "device": "not an object"}')
+    assert.is_nil(isolate.read_device(dir, 2)) -- a record that cannot be read is none
+  end)
+
+  it("give the document the first listed GPU's device and floor, the driver's provenance and the GPUs used", function()
+    local exec = executor.devices({ 3, 1 }, 0)
+    exec.records = { [1] = { device = { name = "other" }, floor = { event_pair = 1 } },
+                     [3] = { device = H200, floor = { event_pair = 2e-6, empty_kernel = 5e-6 } } }
+    local doc = { provenance = {}, configurations = { { index = 1, device_index = 3 }, { index = 2, device_index = 1 },
+      { index = 3, device_index = 3 }, { index = 4, status = "failed" } } }
+    exec:describe(doc)
+    assert.equal("NVIDIA H200", doc.device.name)
+    assert.equal(2e-6, doc.floor.event_pair)
+    assert.equal("13.0", doc.provenance.driver.cuda)
+    assert.equal("13.0", doc.provenance.toolkit.runtime)
+    assert.same({ 1, 3 }, doc.devices)
+    exec.records = { [1] = { device = { name = "other" }, floor = {} } } -- the first GPU's worker never wrote one
+    doc = { provenance = {}, configurations = {} }
+    exec:describe(doc)
+    assert.equal("other", doc.device.name)
+    assert.is_nil(doc.devices)
+    executor.devices({ 0 }, 0):describe(doc) -- no worker wrote one: nothing is taken
+  end)
+end)
