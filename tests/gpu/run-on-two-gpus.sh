@@ -2,7 +2,8 @@
 # The two-GPU check, run on a machine with two GPUs from the repository root with build-static/
 # carried there (scripts/build-static.sh). Builds nothing. Runs the GPU specs that need two
 # devices (--devices), the pipeline and reliability specs, the shards started as srun starts
-# them (shards-on-gpus.sh), and gemm_sweep on one GPU and on two; prints a short table last.
+# them (shards-on-gpus.sh), gemm_sweep on one GPU and on two, and tests/bench/devices_speedup.lua;
+# with the argument costs, run-on-gpu.sh costs besides (on GPU 0); prints a short table last.
 set -uo pipefail
 root=$(pwd)
 bin=$root/build-static/wlrun
@@ -27,6 +28,13 @@ step shards bash tests/gpu/shards-on-gpus.sh
 step sweep-one-gpu "$bin" scenarios/gemm_sweep.lua --quiet --no-progress -o "$out/one.json"
 step sweep-two-gpus "$bin" scenarios/gemm_sweep.lua --quiet --no-progress --devices 0,1 -o "$out/two.json"
 step compare "$bin" compare "$out/one.json" "$out/two.json"
+step bench-devices "$bin" tests/bench/devices_speedup.lua
+# the single-GPU costs of issue 21 on GPU 0 of this machine, in the same call: PART=costs
+if [ "${1:-}" = costs ]; then
+  OUT=$out/costs bash tests/gpu/run-on-gpu.sh costs >"$out/costs.log" 2>&1
+  names+=("costs"); codes+=("$?"); secs+=("0")
+  tail -n 60 "$out/costs.log"
+fi
 {
   echo
   printf '%-16s %6s %8s\n' step exit seconds
