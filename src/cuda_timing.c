@@ -143,18 +143,15 @@ static int check_count(lua_State *L, int arg) {
   return (int)n;
 }
 
-/* the elapsed times of event pairs (base + 2i, base + 2i + 1), divided by per; waits for the last */
-static void read_pairs_at(lua_State *L, int base, double *gpu, int n, long per) {
-  cudaEvent_t *e = events + base;
-  WL_CUDA(L, wl_backend->event_sync(e[2 * n - 1]), "waiting for the measurement");
+/* the elapsed times of event pairs (2i, 2i+1), divided by per; waits for the last */
+static void read_pairs(lua_State *L, double *gpu, int n, long per) {
+  WL_CUDA(L, wl_backend->event_sync(events[2 * n - 1]), "waiting for the measurement");
   for (int i = 0; i < n; i++) {
     float ms;
-    WL_CUDA(L, wl_backend->event_elapsed(&ms, e[2 * i], e[2 * i + 1]), "cudaEventElapsedTime");
+    WL_CUDA(L, wl_backend->event_elapsed(&ms, events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
     gpu[i] = ms * 1e-3 / (double)per;
   }
 }
-
-static void read_pairs(lua_State *L, double *gpu, int n, long per) { read_pairs_at(L, 0, gpu, n, per); }
 
 /* buffers of doubles that an error cannot leak: userdata */
 static double *scratch(lua_State *L, int n) { return lua_newuserdatauv(L, sizeof(double) * (size_t)n, 0); }
@@ -164,59 +161,44 @@ static double *scratch(lua_State *L, int n) { return lua_newuserdatauv(L, sizeof
 /* Cold samples with the L2 flushed, free of launch overhead: a kernel holds the stream while
  * BLOCK_SAMPLES samples are queued behind it (each a flush, the start event, the launch, the stop
  * event), then the host releases it and the GPU runs them back to back, without waiting for the
- * host between an event and its launch. Two blocks are in flight: the host queues the next
- * behind its own blocking kernel while the GPU runs the one before, so that the GPU does not idle
- * while a block is queued (it did, about 10 us a sample on an H200: tests/bench/harness_costs.lua).
- * Few enough per block that the queue never fills (a full queue would make the host wait on a GPU
- * that waits on the host); the kernel gives up after BLOCK_TIMEOUT_NS (the host was descheduled,
- * or an error ended the loop while it held the stream), and a block whose kernel gave up is
- * queued again, at most BLOCK_RETRIES times. */
-enum { BLOCK_SAMPLES = 16, BLOCK_RETRIES = 3, BLOCK_SLOTS = 2 };
+ * host between an event and its launch. Few enough per block that the queue never fills (a full
+ * queue would make the host wait on a GPU that waits on the host); the kernel gives up after
+ * BLOCK_TIMEOUT_NS (the host was descheduled, or an error ended the loop while it held the
+ * stream), and a block whose kernel gave up is queued again, at most BLOCK_RETRIES times. */
+enum { BLOCK_SAMPLES = 16, BLOCK_RETRIES = 3 };
 static const unsigned long long BLOCK_TIMEOUT_NS = 100000000ull; /* 100 ms */
 
 static struct {
-  volatile int *flag; /* [0]: the generation released; [1 + slot]: timeouts counted by the kernels of a slot */
+  volatile int *flag; /* [0]: the generation released; [1]: timeouts counted by the kernel */
   int generation;
 } blocker;
 
 static void need_blocker(lua_State *L) {
   if (blocker.flag) return;
   void *p;
-  WL_CUDA(L, wl_backend->alloc_pinned(&p, (1 + BLOCK_SLOTS) * sizeof(int)), "allocating the blocking kernel's flag");
+  WL_CUDA(L, wl_backend->alloc_pinned(&p, 2 * sizeof(int)), "allocating the blocking kernel's flag");
   blocker.flag = p;
-  for (int i = 0; i <= BLOCK_SLOTS; i++) blocker.flag[i] = 0;
+  blocker.flag[0] = blocker.flag[1] = 0;
 }
 
-/* a block of samples [done, done + k) queued with the events of slot; timeouts: its slot's
- * count when it was queued; attempt: how many times it was queued before */
-struct block {
-  int done, k, slot, timeouts, attempt;
-};
-
-static void queue_block(lua_State *L, const struct work_list *w, struct block *b, double *enq) {
+/* samples [done, done + k) behind one blocking kernel; false when the kernel gave up */
+static bool cold_block(lua_State *L, const struct work_list *w, int done, int k, double *gpu, double *enq) {
   cudaStream_t s = w->stream;
-  volatile int *counter = blocker.flag + 1 + b->slot;
-  cudaEvent_t *e = events + 2 * BLOCK_SAMPLES * b->slot;
-  int generation = ++blocker.generation;
-  b->timeouts = __atomic_load_n(counter, __ATOMIC_SEQ_CST);
-  WL_CUDA(L, wl_backend->block_stream(blocker.flag, counter, generation, BLOCK_TIMEOUT_NS, s),
+  int generation = ++blocker.generation, timeouts = blocker.flag[1];
+  WL_CUDA(L, wl_backend->block_stream(blocker.flag, blocker.flag + 1, generation, BLOCK_TIMEOUT_NS, s),
           "launching the blocking kernel");
-  for (int j = 0; j < b->k; j++) {
-    int i = b->done + j;
+  for (int j = 0; j < k; j++) {
+    int i = done + j;
     wl_flush_l2(L, s, i);
-    WL_CUDA(L, wl_backend->event_record(e[2 * j], s), "cudaEventRecord");
+    WL_CUDA(L, wl_backend->event_record(events[2 * j], s), "cudaEventRecord");
     double t0 = now();
     enqueue(L, &w->items[i % w->n], s, 1, false);
     enq[i] = now() - t0;
-    WL_CUDA(L, wl_backend->event_record(e[2 * j + 1], s), "cudaEventRecord");
+    WL_CUDA(L, wl_backend->event_record(events[2 * j + 1], s), "cudaEventRecord");
   }
   __atomic_store_n(blocker.flag, generation, __ATOMIC_SEQ_CST); /* release */
-}
-
-/* waits for block b; false when its kernel gave up */
-static bool read_block(lua_State *L, const struct block *b, double *gpu) {
-  read_pairs_at(L, 2 * BLOCK_SAMPLES * b->slot, gpu + b->done, b->k, 1);
-  return __atomic_load_n(blocker.flag + 1 + b->slot, __ATOMIC_SEQ_CST) == b->timeouts;
+  read_pairs(L, gpu + done, k, 1);
+  return __atomic_load_n(blocker.flag + 1, __ATOMIC_SEQ_CST) == timeouts;
 }
 
 /* cold samples behind blocking kernels; *gave_up: blocks whose kernel timed out, *kept:
@@ -224,35 +206,19 @@ static bool read_block(lua_State *L, const struct block *b, double *gpu) {
 static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, double *gpu, double *enq,
                               int *gave_up, int *kept) {
   need_blocker(L);
-  need_events(L, 2 * BLOCK_SAMPLES * BLOCK_SLOTS);
+  need_events(L, 2 * BLOCK_SAMPLES);
   wl_flush_l2_ready(L);
   *gave_up = *kept = 0;
-  struct block fly[BLOCK_SLOTS], redo = {0};
-  int next = 0, head = 0, count = 0;
-  bool redoing = false;
-  while (next < n || count > 0 || redoing) {
-    if (count < BLOCK_SLOTS && (redoing || next < n)) { /* queue one more: a block to take again first */
-      struct block b = redoing ? redo : (struct block){.done = next, .k = n - next < BLOCK_SAMPLES ? n - next : BLOCK_SAMPLES};
-      if (!redoing) next += b.k;
-      redoing = false;
-      b.slot = count == 0 ? 0 : 1 - fly[head].slot;
+  for (int done = 0; done < n;) {
+    int k = n - done < BLOCK_SAMPLES ? n - done : BLOCK_SAMPLES;
+    bool ok = false;
+    for (int attempt = 0; !ok && attempt <= BLOCK_RETRIES; attempt++) {
       if (wl_stop_pending()) wl_stop_check(L);
-      queue_block(L, w, &b, enq);
-      fly[(head + count++) % BLOCK_SLOTS] = b;
-      continue;
+      ok = cold_block(L, w, done, k, gpu, enq);
+      if (!ok) ++*gave_up;
     }
-    struct block b = fly[head];
-    head = (head + 1) % BLOCK_SLOTS;
-    count--;
-    if (read_block(L, &b, gpu)) continue;
-    ++*gave_up;
-    if (b.attempt < BLOCK_RETRIES) {
-      redo = b;
-      redo.attempt++;
-      redoing = true;
-    } else {
-      *kept += b.k;
-    }
+    if (!ok) *kept += k;
+    done += k;
   }
 }
 
