@@ -42,6 +42,8 @@ if [ "$part" = costs ]; then
   step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua
   step bench-harness-costs "$bin" tests/bench/harness_costs.lua -- "$root/build-static/nvml_raw"
   step bench-sample-memory "$bin" tests/bench/sample_memory.lua -- "$root/build-static/evidence_raw"
+  # the same with its kernel compiled in the process (an empty cache): NVRTC's freed memory
+  step bench-sample-memory-compiling env WLRUN_CACHE_DIR="$(mktemp -d)" "$bin" tests/bench/sample_memory.lua -- "$root/build-static/evidence_raw"
   step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_raw"
   step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"
   # gemm_sweep's one warmup launch against five: the same medians (a second run of one as the control)
