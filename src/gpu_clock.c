@@ -42,11 +42,14 @@ static int l_gpu_clock(lua_State *L) {
   lua_createtable(L, 0, 8);
   lua_pushnumber(L, probe_mhz(L));
   lua_setfield(L, -2, "sm_mhz");
-  int khz = 0;
-  WL_CUDA(L, wl_backend->attribute(&khz, cudaDevAttrClockRate, wl_device_index()), "SM clock rate");
   unsigned mhz = 0, max = 0, temp = 0, mw = 0;
   unsigned long long reasons = 0;
-  lua_pushnumber(L, wl_nvml_max_sm_mhz(&max) ? max : khz / 1000.0);
+  if (!wl_nvml_max_sm_mhz(&max)) { /* the runtime's figure where NVML has none */
+    int khz = 0;
+    WL_CUDA(L, wl_backend->attribute(&khz, cudaDevAttrClockRate, wl_device_index()), "SM clock rate");
+    max = (unsigned)(khz / 1000);
+  }
+  lua_pushnumber(L, max);
   lua_setfield(L, -2, "max_sm_mhz");
   lua_pushboolean(L, ok);
   lua_setfield(L, -2, "nvml");

@@ -1,6 +1,7 @@
 /* Benchmark (not a test) for tests/bench/harness_costs.lua: what each device query the engine
  * makes between chunks of samples costs on its own, in plain C: NVML's readings (through
- * dlopen, as src/nvml.c), cudaMemGetInfo and an empty synchronisation. Prints one line a call:
+ * dlopen, as src/nvml.c), cudaMemGetInfo, the SM clock rate attribute and an empty
+ * synchronisation. Prints one line a call:
  * "<name> <mean us> <max us>" over 100 calls. */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -28,6 +29,7 @@ static int dev_uint(void) { unsigned v; return ((dev_uint_fn)fn)(nvml_dev, &v); 
 static int dev_ull(void) { unsigned long long v; return ((dev_ull_fn)fn)(nvml_dev, &v); }
 static int mem_get_info(void) { size_t f, t; return (int)cudaMemGetInfo(&f, &t); }
 static int sync_device(void) { return (int)cudaDeviceSynchronize(); }
+static int clock_rate(void) { int khz; return (int)cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0); }
 
 static void cost(const char *name, int (*call)(void)) {
   double sum = 0, max = 0;
@@ -69,6 +71,7 @@ int main(void) {
   nvml_cost(h, "nvmlDeviceGetPowerUsage", dev_uint);
   nvml_cost(h, "nvmlDeviceGetTotalEnergyConsumption", dev_ull);
   cost("cudaMemGetInfo", mem_get_info);
+  cost("cudaDeviceGetAttribute(cudaDevAttrClockRate)", clock_rate);
   cost("cudaDeviceSynchronize (idle)", sync_device);
   return 0;
 }
