@@ -163,6 +163,22 @@ describe("wl.bench's engine, simulated", function()
     end)
   end)
 
+  it("decides auto's mode by a launch after the configuration's first, which may hold one-time costs", function()
+    -- the first launch takes 1 ms (a module loaded, a library's first call), the others 5 us
+    local sim = simulation { sample = function(i) return i == 1 and 1e-3 or 5e-6 end }
+    with(sim, function(bench)
+      local r = bench.run(launch(), { mode = "auto", warmup = 1, iters = 50 }, function(run_once) run_once() end)
+      assert.equal("graph", r.mode) -- 5 us is within 10x of the 4 us floor; 1 ms is not
+      assert.equal(2, r.warmup.n) -- the check's launch, and one more to decide by
+      assert.matches("about 5 us", table.concat(r.notes, "\n"))
+    end)
+    sim = simulation { sample = function(i) return i == 1 and 1e-3 or 5e-6 end }
+    with(sim, function(bench)
+      local r = bench.run(launch(), { mode = "cold", warmup = 1, iters = 50 }, function(run_once) run_once() end)
+      assert.equal(1, r.warmup.n) -- cold decides nothing by it: no launch more
+    end)
+  end)
+
   it("queues flushed cold samples behind the blocking kernel in auto mode", function()
     local sim = simulation { sample = steady(5e-6), flush = 40e-6 }
     with(sim, function(bench)
