@@ -122,6 +122,7 @@ function Devices:run(list, emit)
   end
   for _, dev in ipairs(self.devices) do if #list > 0 then start(dev) end end
   self.records = {}
+  local lost = {} -- why the workers that never got their GPU exited
   local function read_devices()
     for _, dev in ipairs(self.devices) do self.records[dev] = self.records[dev] or isolate.read_device(dir, dev) end
   end
@@ -170,12 +171,21 @@ function Devices:run(list, emit)
       if w.how == "signal" and w.signal == 2 or w.code == 130 then
         stop = stop or { kind = "interrupted", message = "interrupted (Ctrl-C)" }
       end
-      if not stop and #(process.list_dir(dir .. "/todo") or {}) > 0 then start(dev) end
+      -- a worker that exited before it wrote its device record never got its GPU (no context:
+      -- a GPU in exclusive mode, out of memory): started again it would fail again, for ever
+      read_devices()
+      if not self.records[dev] then
+        lost[#lost + 1] = ("device %d: %s"):format(dev, isolate.stderr_tail(("%s/stderr.%d"):format(dir, dev)))
+      elseif not stop and #(process.list_dir(dir .. "/todo") or {}) > 0 then
+        start(dev)
+      end
     end
     if remaining > 0 and not stop and next(workers) == nil then -- nothing left that could finish the rest
+      local why = #lost > 0 and ("no worker ran it (every worker of --devices exited; %s)"):format(table.concat(lost, "; "))
+        or "no worker ran it (every worker of --devices exited)"
       for _, cfg in ipairs(list) do
         if not seen[cfg.index] and not exists(("%s/done/%d.json"):format(dir, cfg.index)) then
-          finish(cfg.index, isolate.failed(cfg, "crash", "no worker ran it (every worker of --devices exited)"))
+          finish(cfg.index, isolate.failed(cfg, "crash", why))
         end
       end
     end
@@ -185,17 +195,18 @@ function Devices:run(list, emit)
 end
 
 -- doc.device and doc.floor: the first listed GPU's worker's, else the first other's that wrote
--- them (none: a document without a device record, as the loader allows); doc.devices: the GPUs
--- that ran configurations
-function Devices:describe(doc)
-  local records = self.records or {}
+-- them, else those of resumed (--resume's file: {device =, floor =}, when no worker ran); none:
+-- a document without a device record, as the loader allows. doc.devices: the GPUs that ran
+-- configurations
+function Devices:describe(doc, resumed)
+  local records, taken = self.records or {}, nil
   for _, dev in ipairs(self.devices) do
-    local r = records[dev]
-    if r then
-      doc.device, doc.floor = r.device, r.floor
-      require("wlrun.provenance").add_device(doc.provenance, r.device)
-      break
-    end
+    if records[dev] then taken = records[dev] break end
+  end
+  if not taken and type(resumed) == "table" and type(resumed.device) == "table" then taken = resumed end
+  if taken then
+    doc.device, doc.floor = taken.device, taken.floor
+    require("wlrun.provenance").add_device(doc.provenance, taken.device)
   end
   local used, list = {}, {}
   for _, c in ipairs(doc.configurations) do

@@ -40,6 +40,12 @@ local function tail(text, lines)
   return table.concat(t, "\n", math.max(1, #t - lines + 1))
 end
 
+-- the last lines a child wrote to its standard error, as one line, for a message
+function isolate.stderr_tail(path)
+  local text = tail(read(path), 3):gsub("%s*\n%s*", " | ")
+  return text ~= "" and text or "it wrote nothing on its standard error"
+end
+
 local signals = { [4] = "SIGILL", [6] = "SIGABRT", [7] = "SIGBUS", [8] = "SIGFPE", [9] = "SIGKILL",
                   [11] = "SIGSEGV", [15] = "SIGTERM" }
 

@@ -12,7 +12,7 @@
 --     todo      those of list still to run
 --     resumed   {[index] = entry} of list that --resume's file finished (ok or skipped)
 --     resume_outside  how many finished entries of that file this run's selection leaves out
---     resumed_from    {path, provenance} of that file (its provenance a table or nil)
+--     resumed_from    {path, provenance, device, floor} of that file (each may be nil)
 local results = require "wlrun.results"
 local sweep = require "wlrun.sweep"
 local shard = require "wlrun.shard"
@@ -37,7 +37,7 @@ function plan.resumable(path, sc, script)
       done[results.key(c.params)] = c
     end
   end
-  return done, warning, type(old.provenance) == "table" and old.provenance or nil
+  return done, warning, type(old.provenance) == "table" and old.provenance or nil, old
 end
 
 function plan.build(sc, script, cli)
@@ -54,9 +54,9 @@ function plan.build(sc, script, cli)
   end
   local done = {}
   if cli.resume then
-    local warning, provenance
-    done, warning, provenance = plan.resumable(cli.resume, sc, script)
-    p.resumed_from = { path = cli.resume, provenance = provenance }
+    local warning, provenance, old
+    done, warning, provenance, old = plan.resumable(cli.resume, sc, script)
+    p.resumed_from = { path = cli.resume, provenance = provenance, device = old.device, floor = old.floor }
     if warning then p.notes[#p.notes + 1] = "warning: " .. warning end
   end
   local taken = {}

@@ -162,6 +162,8 @@ function runner.run(sc, script)
   if spreads and wl.setting("run", "lock_clocks") ~= "off" then -- the workers measure on other GPUs
     sink:warning("--lock-clocks is not applied with --devices: lock each GPU's clock with nvidia-smi --lock-gpu-clocks")
   end
+  -- the devices named are checked before any output is opened (no device: nothing is written)
+  local exec = spreads and require("wlrun.executor").choose({ compile_only = false }, settings, cli) or nil
   if not compile_only and not sc.command and not spreads then -- a traced program has the device to itself
     device = require_device(script)
     if not worker then -- the parent holds the lock: a child's exit would reset it
@@ -198,11 +200,16 @@ function runner.run(sc, script)
   end
   local writer = journal.open(doc, outputs, cli.resume)
   local _ <close> = writer:guard() -- the outputs are written however this ends
+  -- with --devices, the device record of a worker (else of --resume's file) before the outputs,
+  -- however this ends (closed before the guard above)
+  local _ <close> = setmetatable({}, { __close = function()
+    if spreads then exec:describe(doc, p.resumed_from) end
+  end })
   for _, cfg in ipairs(p.list) do
     if p.resumed[cfg.index] then writer:add(resumed_entry(p.resumed[cfg.index], cfg)) end
   end
 
-  local exec = require("wlrun.executor").choose(ctx, settings, cli)
+  exec = exec or require("wlrun.executor").choose(ctx, settings, cli)
   local n, finished, failed, first_failure, t0 = #p.todo, 0, 0, nil, core.clock()
   local function eta()
     if finished == 0 then return "" end
@@ -226,7 +233,7 @@ function runner.run(sc, script)
     if exec.name == "devices" then sink:progress(("[%d/%d on %d devices]%s"):format(finished, n, #exec.devices, eta())) end
   end, started)
   sink:clear()
-  if spreads then exec:describe(doc) end
+  if spreads then exec:describe(doc, p.resumed_from) end
   writer:finish(stop == nil)
   -- the report, also of a run that stopped early: what was measured is shown, not only kept
   if compile_only and (format == "table" or format == "plain") then

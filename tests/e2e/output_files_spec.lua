@@ -94,6 +94,19 @@ describe("an output file", function()
     assert.equal("link", kind(dir .. "/out.json.journal"))
   end)
 
+  -- with --devices the parent makes no CUDA context: the devices named are still checked first
+  if not h.has_gpu then
+    it("of a scenario run is not touched when --devices names a device this machine does not have", function()
+      local dir = h.tmpdir()
+      h.write(dir .. "/out.json", '{"keep": "me"}\n')
+      local r = h.run_script(SCENARIO, "--devices 0 -o out.json", { cwd = dir })
+      assert.equal(4, r.code, r.stderr)
+      assert.matches("%-%-devices: no CUDA device 0", r.stderr)
+      assert.equal('{"keep": "me"}\n', h.read(dir .. "/out.json"))
+      assert.equal("out.json script.lua", names(dir))
+    end)
+  end
+
   it("that is a link is replaced by the file, never written through", function()
     local dir = h.tmpdir()
     local victim = plant(dir, dir .. "/link.json")

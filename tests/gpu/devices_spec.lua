@@ -47,6 +47,22 @@ describe("--devices", function()
     assert.matches("Device: ", r.stdout)
   end)
 
+  h.gpu_it("does not start again, for ever, a worker that exits before it has its GPU; the configurations fail naming why", function()
+    local dir = h.tmpdir()
+    -- the worker (CUDA_VISIBLE_DEVICES set by the parent) fails loading the scenario
+    h.write(dir .. "/early.lua", [[
+if os.getenv("CUDA_VISIBLE_DEVICES") and os.getenv("WLRUN_EARLY_TEST") then error("this worker has no GPU for you") end
+return require("wlrun").scenario { name = "early", params = { i = { 1, 2, 3 } }, run = function() end }
+]])
+    local r = h.run("early.lua --no-progress --devices 0 -o out.json",
+      { cwd = dir, env = "env -u CUDA_VISIBLE_DEVICES WLRUN_EARLY_TEST=1", prefix = "timeout 60" })
+    assert.is_true(r.code ~= 0 and r.code ~= 124, r.code .. ": " .. r.stderr)
+    assert.matches("3 of 3 configurations failed", r.stderr)
+    assert.matches("device 0: .*this worker has no GPU for you", r.stderr)
+    local failed = select(2, h.read(dir .. "/out.json"):gsub('"status":%s*"failed"', ""))
+    assert.equal(3, failed)
+  end)
+
   if wl.device_count and (wl.device_count()) >= 2 then
     h.gpu_it("two GPUs finish a sweep in clearly less time than one, with the same results", function()
       local r1, one, t1 = run("")

@@ -171,5 +171,11 @@ describe("--devices' device records", function()
     assert.equal("other", doc.device.name)
     assert.is_nil(doc.devices)
     executor.devices({ 0 }, 0):describe(doc) -- no worker wrote one: nothing is taken
+    assert.equal("other", doc.device.name)
+    doc = { provenance = {}, configurations = {} } -- --resume with nothing left to run: the file's
+    executor.devices({ 0 }, 0):describe(doc, { device = H200, floor = { event_pair = 3e-6 } })
+    assert.equal("NVIDIA H200", doc.device.name)
+    assert.equal(3e-6, doc.floor.event_pair)
+    assert.equal("13.0", doc.provenance.driver.cuda)
   end)
 end)
