@@ -386,9 +386,12 @@ static int l_kernel(lua_State *L) {
   int lock = -1;
   bool stored = true;
   char store_err[512];
-  bool hit = cache && (wl_cache_load(cache, keystr, keylen, &k->code) ||
-                       ((lock = wl_cache_lock(cache, keystr, keylen, wl_stop_pending)) >= 0 &&
-                        wl_cache_load(cache, keystr, keylen, &k->code)));
+  bool hit = cache && wl_cache_load(cache, keystr, keylen, &k->code);
+  if (cache && !hit) {
+    lock = wl_cache_lock(cache, keystr, keylen, wl_stop_pending);
+    if (lock < 0 && wl_stop_pending()) wl_stop_check(L); /* Ctrl-C while waiting: no compile */
+    hit = lock >= 0 && wl_cache_load(cache, keystr, keylen, &k->code);
+  }
   if (hit) {
     k->from_cache = true;
     counters.cache_hits++;

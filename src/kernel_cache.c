@@ -131,7 +131,7 @@ static bool make_dirs(const char *dir);
 int wl_cache_lock(const char *dir, const char *key, size_t keylen, bool (*stop_pending)(void)) {
   char *path = make_dirs(dir) ? named_path(dir, key, keylen, ".lock") : NULL;
   if (!path) return -1;
-  int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+  int fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666); /* flock needs no write access */
   free(path);
   struct stat st;
   if (fd < 0) return -1;

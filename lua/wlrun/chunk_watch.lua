@@ -39,7 +39,7 @@ function watch.new(read, now)
     -- the energy: joules, seconds and launches between readings of the counter so far (nil once
     -- a reading could not give it); e_last, e_t: the last reading and its time (e_last nil
     -- before the first, and after a discarded chunk); pending: launches kept since e_t
-    energy = first.sm_mhz ~= nil and 0 or nil, time = 0, launches = 0, e_t = t, pending = 0,
+    energy = 0, time = 0, launches = 0, e_t = t, pending = 0,
   }, W)
 end
 
