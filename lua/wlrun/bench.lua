@@ -278,7 +278,8 @@ function bench.run(work, opts, checked)
         units.time(est), bench.AUTO_FACTOR)
     elseif blocks then
       r.mode = "cold"
-      r.notes[#r.notes + 1] = "auto: the L2 is flushed before each sample: cold mode, each sample queued behind a blocking kernel"
+      r.notes[#r.notes + 1] = ("auto: a launch takes about %s, not within %dx of the cold-launch floor (%s), or is not one kernel CUPTI can time, and the L2 is flushed before each sample: cold mode, each sample queued behind a blocking kernel"):format(
+        units.time(est), bench.AUTO_FACTOR, units.time(r.floor.empty_kernel))
     elseif est >= bench.AUTO_FACTOR * r.floor.empty_kernel then
       r.mode = "cold"
     else

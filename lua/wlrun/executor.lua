@@ -175,7 +175,7 @@ function Devices:run(list, emit)
       -- a GPU in exclusive mode, out of memory): started again it would fail again, for ever
       read_devices()
       if not self.records[dev] then
-        lost[#lost + 1] = ("device %d: %s"):format(dev, isolate.stderr_tail(("%s/stderr.%d"):format(dir, dev)))
+        lost[#lost + 1] = ("device %d: %s"):format(dev, isolate.stderr_first(("%s/stderr.%d"):format(dir, dev)))
       elseif not stop and #(process.list_dir(dir .. "/todo") or {}) > 0 then
         start(dev)
       end

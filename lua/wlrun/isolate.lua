@@ -40,10 +40,13 @@ local function tail(text, lines)
   return table.concat(t, "\n", math.max(1, #t - lines + 1))
 end
 
--- the last lines a child wrote to its standard error, as one line, for a message
-function isolate.stderr_tail(path)
-  local text = tail(read(path), 3):gsub("%s*\n%s*", " | ")
-  return text ~= "" and text or "it wrote nothing on its standard error"
+-- the first line a child wrote to its standard error (its error message; a traceback
+-- follows it), for a message
+function isolate.stderr_first(path)
+  local line = (read(path) or ""):match("[^\n]*%S[^\n]*")
+  if not line then return "it wrote nothing on its standard error" end
+  line = line:gsub("^%s+", "")
+  return #line > 300 and line:sub(1, 300) .. "..." or line
 end
 
 local signals = { [4] = "SIGILL", [6] = "SIGABRT", [7] = "SIGBUS", [8] = "SIGFPE", [9] = "SIGKILL",

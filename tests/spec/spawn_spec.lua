@@ -179,3 +179,16 @@ describe("--devices' device records", function()
     assert.equal("13.0", doc.provenance.driver.cuda)
   end)
 end)
+
+describe("isolate.stderr_first", function()
+  local isolate = require "wlrun.isolate"
+  local h = require "helper"
+  it("is the first line a child wrote, its error message, without the traceback after it", function()
+    local dir = h.tmpdir()
+    h.write(dir .. "/e", "\n  wlrun: early.lua:1: this worker has no GPU for you\nstack traceback:\n\t[C]: in ?\n")
+    assert.equal("wlrun: early.lua:1: this worker has no GPU for you", isolate.stderr_first(dir .. "/e"))
+    h.write(dir .. "/long", ("x"):rep(400) .. "\n")
+    assert.equal(303, #isolate.stderr_first(dir .. "/long"))
+    assert.equal("it wrote nothing on its standard error", isolate.stderr_first(dir .. "/none"))
+  end)
+end)
