@@ -10,6 +10,7 @@ local bench = {}
 bench.TARGET_SAMPLE = 100e-6 -- batch/graph: launches per sample chosen to last about this long
 bench.MAX_PER = 10000        -- at most this many launches per sample
 bench.AUTO_FACTOR = 10       -- auto: below 10x the cold-launch floor, cold is not trusted
+bench.SURE_FACTOR = 4        -- auto decides by a first launch whose GPU time, less its enqueue, is 4x that
 bench.CHUNK_TIME = 0.05      -- a chunk of samples lasts about this long...
 bench.FIRST_CHUNK_TIME = 0.005 -- ...after a first one of about this long by the warmup's estimate
 bench.CHUNK_GROWTH = 4       -- each chunk at most 4x the one before
@@ -171,6 +172,19 @@ local function kernels_only(work)
   return true
 end
 
+-- Whether the first rotation's launches (warm: all the warmup has) say that the work is long
+-- beyond the one-time costs they may hold. Those costs are the host's: a module loaded, a
+-- library's first call happen in the enqueue, while the GPU, its start event taken, waits. So a
+-- launch whose GPU time, less its enqueue's host time, is still SURE_FACTOR times auto's line
+-- is long: auto measures it cold without a launch more to decide by.
+local function long_beyond_doubt(warm, floor)
+  local line = bench.SURE_FACTOR * bench.AUTO_FACTOR * floor.empty_kernel
+  for i = 1, #warm.gpu do
+    if warm.gpu[i] - (warm.enqueue[i] or math.huge) < line then return false end
+  end
+  return #warm.gpu > 0
+end
+
 -- the name of the first bound host work in work that a graph may not capture, or nil
 local function uncapturable(work)
   for _, w in ipairs(items(work)) do
@@ -257,10 +271,11 @@ function bench.run(work, opts, checked)
   -- What decides auto's mode and the launches of a batch or graph sample is a launch after the
   -- configuration's first rotation, which may hold one-time costs (loading a module, a library's
   -- first call: 77 ms for cuBLAS's first f32 GEMM on the H200, docs/benchmarks.md): one more
-  -- rotation where the warmup holds no other.
+  -- rotation where the warmup holds no other, unless auto sees that the first is long beyond
+  -- those costs (long_beyond_doubt).
   local rotation = #items(work)
   local decides = cfg.mode == "auto" or cfg.mode == "batch" or cfg.mode == "graph"
-  if decides and #warm.gpu <= rotation then
+  if decides and #warm.gpu <= rotation and not (cfg.mode == "auto" and long_beyond_doubt(warm, r.floor)) then
     local t = core.clock()
     append(warm, engine.time_cold(work, rotation, false))
     warm_time = warm_time + (core.clock() - t)

@@ -100,8 +100,8 @@ function gemm.scenario(o)
     params = o.params,
     order = { "variant", "M", "N", "K" },
     -- cold L2 for every sample: the smaller shapes fit in the H200's 60 MiB L2. One warmup
-    -- launch, the one the check checks, and the one auto takes to decide its mode by (the
-    -- first may hold one-time costs, docs/measuring.md): the GPU stays busy from one
+    -- launch, the one the check checks, and for a short kernel the one auto takes to decide its
+    -- mode by (the first may hold one-time costs, docs/measuring.md): the GPU stays busy from one
     -- configuration to the next (docs/benchmarks.md: the medians with --warmup 5 against this)
     timing = { flush_l2 = true, adaptive = true, warmup = 1, min_samples = 10, max_time = 3 },
     setup = gemm.setup,

@@ -7,8 +7,9 @@
 -- specs' (tests/gpu).
 local core = require "wlrun.core"
 
--- a virtual clock; sample(i) -> the GPU seconds of the i-th sample taken; flush: the wall
--- seconds an L2 flush adds to a cold sample; mhz(i) -> the SM clock after the i-th chunk
+-- a virtual clock; sample(i) -> the GPU seconds of the i-th sample taken; enqueue(i) -> the
+-- host seconds its enqueue took (2 us unless given); flush: the wall seconds an L2 flush adds
+-- to a cold sample; mhz(i) -> the SM clock after the i-th chunk
 local function simulation(o)
   local sim = { t = 0, taken = 0, calls = {}, chunks = 0, flush = o.flush or 0 }
   local function samples(n, extra)
@@ -16,7 +17,7 @@ local function simulation(o)
     for i = 1, n do
       sim.taken = sim.taken + 1
       gpu[i] = o.sample(sim.taken)
-      enqueue[i] = 2e-6
+      enqueue[i] = o.enqueue and o.enqueue(sim.taken) or 2e-6
       sim.t = sim.t + gpu[i] + (extra or 0) + 1e-6
     end
     return { gpu = gpu, enqueue = enqueue }
@@ -164,18 +165,53 @@ describe("wl.bench's engine, simulated", function()
   end)
 
   it("decides auto's mode by a launch after the configuration's first, which may hold one-time costs", function()
-    -- the first launch takes 1 ms (a module loaded, a library's first call), the others 5 us
-    local sim = simulation { sample = function(i) return i == 1 and 1e-3 or 5e-6 end }
+    -- the first launch takes 1 ms, spent in its enqueue (a module loaded, a library's first
+    -- call) while the GPU waited; the others 5 us
+    local one_time = { sample = function(i) return i == 1 and 1e-3 or 5e-6 end,
+                       enqueue = function(i) return i == 1 and 0.997e-3 or 2e-6 end }
+    local sim = simulation(one_time)
     with(sim, function(bench)
       local r = bench.run(launch(), { mode = "auto", warmup = 1, iters = 50 }, function(run_once) run_once() end)
       assert.equal("graph", r.mode) -- 5 us is within 10x of the 4 us floor; 1 ms is not
       assert.equal(2, r.warmup.n) -- the check's launch, and one more to decide by
       assert.matches("about 5 us", table.concat(r.notes, "\n"))
     end)
-    sim = simulation { sample = function(i) return i == 1 and 1e-3 or 5e-6 end }
+    sim = simulation(one_time)
     with(sim, function(bench)
       local r = bench.run(launch(), { mode = "cold", warmup = 1, iters = 50 }, function(run_once) run_once() end)
       assert.equal(1, r.warmup.n) -- cold decides nothing by it: no launch more
+    end)
+  end)
+
+  it("decides auto's mode by the first launch alone when, less its enqueue, it is long beyond doubt", function()
+    -- 1 ms of GPU time for 2 us of enqueue: 4x auto's line (10x the 4 us floor) is 160 us
+    local sim = simulation { sample = steady(1e-3) }
+    with(sim, function(bench)
+      local r = bench.run(launch(), { mode = "auto", warmup = 1, iters = 20 }, function(run_once) run_once() end)
+      assert.equal("cold", r.mode)
+      assert.equal(1, r.warmup.n) -- the check's launch decided
+      assert.equal(21, sim.taken)
+      assert.matches("about 1.00%d ms", table.concat(r.notes, "\n"))
+    end)
+    -- 150 us of GPU time is beyond the line (40 us) but not 4x beyond it: a launch more
+    sim = simulation { sample = steady(150e-6) }
+    with(sim, function(bench)
+      local r = bench.run(launch(), { mode = "auto", warmup = 1, iters = 20 }, function(run_once) run_once() end)
+      assert.equal("cold", r.mode)
+      assert.equal(2, r.warmup.n)
+    end)
+    -- graph and batch size their samples by the launch after the first, whatever the first says
+    sim = simulation { sample = steady(1e-3) }
+    with(sim, function(bench)
+      local r = bench.run(launch(), { mode = "graph", warmup = 1, iters = 20 }, function(run_once) run_once() end)
+      assert.equal(2, r.warmup.n)
+    end)
+    -- a rotation list: every item's first launch must say it
+    sim = simulation { sample = function(i) return i == 2 and 20e-6 or 1e-3 end }
+    with(sim, function(bench)
+      local r = bench.run({ launch(), launch() }, { mode = "auto", warmup = 1, iters = 20 },
+        function(run_once) run_once() end)
+      assert.equal(4, r.warmup.n)
     end)
   end)
 
