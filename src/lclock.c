@@ -1,4 +1,4 @@
-/* Host clock primitives for Lua: wl.clock(), wl.clock_ns(), wl.sleep(). */
+/* Host clock primitives for Lua: wl.clock(), wl.clock_ns(), wl.sleep(); core.started. */
 #include "wl_exit.h"
 #include "wl_modules.h"
 
@@ -6,7 +6,9 @@
 #include <lauxlib.h>
 #include <math.h>
 #include <string.h>
+#include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 static struct timespec now(void) {
   struct timespec ts;
@@ -14,10 +16,36 @@ static struct timespec now(void) {
   return ts;
 }
 
+static double seconds(struct timespec ts) { return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9; }
+
+static double started; /* the process's start on the monotonic clock (0: not marked) */
+
+/* The process's start (its exec, before the libraries' initialisers, which take tens of
+ * milliseconds with NVRTC's) on the monotonic clock, from /proc/self/stat's starttime (clock
+ * ticks since boot: 10 ms steps); main's own start where that cannot be read. */
+void wl_clock_mark_start(void) {
+  struct timespec mono = now(), boot;
+  started = seconds(mono);
+  char line[1024];
+  FILE *f = fopen("/proc/self/stat", "r");
+  if (!f) return;
+  size_t n = fread(line, 1, sizeof line - 1, f);
+  fclose(f);
+  line[n] = '\0';
+  const char *p = strrchr(line, ')'); /* the command's name may hold spaces and parentheses */
+  unsigned long long ticks;
+  long hz = sysconf(_SC_CLK_TCK);
+  /* after the name: field 3 (state) to 21, then 22, starttime */
+  if (!p || hz <= 0 || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                                  &ticks) != 1 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0)
+    return;
+  double age = seconds(boot) - (double)ticks / (double)hz;
+  if (age >= 0 && age < 60) started -= age;
+}
+
 /* seconds on the monotonic clock, as a float (resolution ~ns at the epoch of the boot) */
 static int l_clock(lua_State *L) {
-  struct timespec ts = now();
-  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec * 1e-9);
+  lua_pushnumber(L, (lua_Number)seconds(now()));
   return 1;
 }
 
@@ -53,4 +81,6 @@ void wl_open_clock(lua_State *L) {
   static const luaL_Reg fns[] = {
       {"clock", l_clock}, {"clock_ns", l_clock_ns}, {"sleep", l_sleep}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
+  lua_pushnumber(L, (lua_Number)(started > 0 ? started : seconds(now())));
+  lua_setfield(L, -2, "started"); /* where a run's own wall account begins (doc.wall) */
 }

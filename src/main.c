@@ -6,6 +6,7 @@
 #include "lhost.h"
 #include "settings.h"
 #include "wl_exit.h"
+#include "wl_modules.h"
 
 #include <errno.h>
 #include <lua.h>
@@ -64,6 +65,7 @@ static void install_arch_support(void) {
 static int run(int argc, char **argv, struct wl_cli *cli_out);
 
 int main(int argc, char **argv) {
+  wl_clock_mark_start();
   struct wl_cli cli;
   memset(&cli, 0, sizeof cli);
   int code = run(argc, argv, &cli);

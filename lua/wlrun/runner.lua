@@ -132,6 +132,14 @@ end
 
 function runner.run(sc, script)
   local wl, cli = wlrun(), core.cli
+  -- the run's own wall account (doc.wall): from the process's start to the run (the script
+  -- loaded), then each phase outside the configurations
+  local t, wall = core.clock(), {}
+  wall.start = t - core.started
+  local function mark(phase)
+    local now = core.clock()
+    wall[phase], t = (wall[phase] or 0) + (now - t), now
+  end
   local p = plan_of.build(sc, script, cli) -- bad input (-p, --filter, --resume) before the device
   local settings, sources = runner.in_force(sc)
   local worker = cli.worker_config or cli.worker_queue
@@ -164,12 +172,15 @@ function runner.run(sc, script)
   end
   -- the devices named are checked before any output is opened (no device: nothing is written)
   local exec = spreads and require("wlrun.executor").choose({ compile_only = false }, settings, cli) or nil
+  mark("plan")
   if not compile_only and not sc.command and not spreads then -- a traced program has the device to itself
     device = require_device(script)
     if not worker then -- the parent holds the lock: a child's exit would reset it
       device.clocks = require("wlrun.clocks").apply(wl.setting("run", "lock_clocks"), function(m) sink:warning(m) end)
     end
+    mark("device")
     floor = wl.timing_floor()
+    mark("floor")
   end
   local ctx = { scenario = sc, axes = p.axes, device = device, floor = floor, compile_only = compile_only, sink = sink }
   local run = function(cfg) return require("wlrun.configuration").run(sc, cfg, ctx) end
@@ -210,6 +221,8 @@ function runner.run(sc, script)
   end
 
   exec = exec or require("wlrun.executor").choose(ctx, settings, cli)
+  mark("document")
+  local journal_time = 0
   local n, finished, failed, first_failure, t0 = #p.todo, 0, 0, nil, core.clock()
   local function eta()
     if finished == 0 then return "" end
@@ -220,7 +233,9 @@ function runner.run(sc, script)
   end
   local interrupted_at
   local stop = exec:run(p.todo, function(entry)
+    local t_add = core.clock()
     writer:add(entry)
+    journal_time = journal_time + (core.clock() - t_add)
     finished = finished + 1
     if entry.kind == "interrupted" then interrupted_at = interrupted_at or finished end
     if entry.status == "failed" and entry.kind ~= "interrupted" then
@@ -233,7 +248,11 @@ function runner.run(sc, script)
     if exec.name == "devices" then sink:progress(("[%d/%d on %d devices]%s"):format(finished, n, #exec.devices, eta())) end
   end, started)
   sink:clear()
+  mark("configurations")
+  wall.journal = journal_time
   if spreads then exec:describe(doc, p.resumed_from) end
+  wall.total = core.clock() - core.started
+  doc.wall = wall
   writer:finish(stop == nil)
   -- the report, also of a run that stopped early: what was measured is shown, not only kept
   if compile_only and (format == "table" or format == "plain") then

@@ -4,8 +4,11 @@
 -- configurations, the GPU time measured (every sample x its launches) and each phase's wall
 -- time (entry.wall: setup, floor, check, warmup, clocks, measure, teardown; measure split into
 -- the timed loops, flushes and synchronisation included, and what runs between chunks: NVML's
--- readings, the stopping rule, recovery pauses), against the process's wall time; what no phase
--- holds is process start, the run's own timing floor, compiling outside setup and the outputs.
+-- readings, the stopping rule, recovery pauses), against the process's wall time; then what lies
+-- outside the configurations, by the run's own account (doc.wall: the process's start and the
+-- script, the plan, the CUDA context, the timing floor, the document's provenance, the journal
+-- between configurations) and, from the process's wall time less the account's total, what
+-- follows it (the document and outputs written, the report, the process's exit).
 --   WLRUN_BIN=build-static/wlrun wlrun tests/bench/config_overhead.lua [SCENARIO]
 local core = require "wlrun.core"
 local json = require "wlrun.json"
@@ -65,9 +68,23 @@ local rest, between = in_configs - in_phases, wall - in_configs
 print(("%-28s %9.3f %8.1f%% %14.2f"):format("configurations, no phase", rest, 100 * rest / wall, 1e3 * rest / math.max(configs, 1)))
 print(("%-28s %9.3f %8.1f%% %14.2f"):format("outside the configurations", between, 100 * between / wall,
   1e3 * between / math.max(configs, 1)))
+local w = doc.wall or {}
+local function part(name, v)
+  print(("%-28s %9.3f %8.1f%%"):format("  " .. name, v, 100 * v / wall))
+end
+if w.total then
+  part("start: exec, libraries, script", w.start or 0)
+  part("plan", w.plan or 0)
+  part("device: context, NVML", w.device or 0)
+  part("floor", w.floor or 0)
+  part("document: provenance", w.document or 0)
+  part("journal and outputs", w.journal or 0)
+  part("between, the rest", (w.configurations or 0) - in_configs - (w.journal or 0))
+  part("end: document, report, exit", wall - w.total)
+end
 print(("(GPU time measured is part of 'measure': %.3f s, %.1f%% of it; 'no phase': recording the results,"):format(gpu,
   100 * gpu / math.max(phases.measure or 0, 1e-9)))
-print(" statistics, warnings, the working set's zero check; 'outside': process start, CUDA context, plan, journal, outputs)")
+print(" statistics, warnings, the working set's zero check; 'outside': by the run's own account, doc.wall)")
 table.sort(worst, function(a, b) return a.time - a.gpu > b.time - b.gpu end)
 print("\nthe 8 configurations with the most wall time besides their GPU time measured (ms):")
 print(("%-40s %8s %8s %6s %8s %8s %8s %8s"):format("configuration", "wall", "gpu", "n", "check", "warmup", "clocks", "measure"))

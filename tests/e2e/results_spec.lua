@@ -42,6 +42,23 @@ describe("a run's results document", function()
     assert.is_nil(io.open(dir .. "/r.json.journal"))
   end)
 
+  it("accounts for the run's wall time outside the configurations (doc.wall)", function()
+    local t0 = require("wlrun.core").clock()
+    local r, dir = run("wl.sleep(0.05)")
+    local elapsed = require("wlrun.core").clock() - t0
+    assert.equal(0, r.code, r.stderr)
+    local w = load.load(dir .. "/r.json").wall
+    for _, k in ipairs { "start", "plan", "document", "configurations", "journal", "total" } do
+      assert.is_true(type(w[k]) == "number" and w[k] >= 0, k)
+    end
+    assert.is_nil(w.device) -- --compile-only makes no context and measures no floor
+    assert.is_true(w.configurations >= 4 * 0.05, "four setups of 50 ms: " .. w.configurations)
+    assert.is_true(w.journal < w.configurations)
+    local parts = w.start + w.plan + w.document + w.configurations
+    assert.is_true(parts <= w.total + 1e-6 and w.total - parts < 0.05, ("parts %g, total %g"):format(parts, w.total))
+    assert.is_true(w.total < elapsed, ("total %g, the process %g"):format(w.total, elapsed))
+  end)
+
   it("records the settings in force: the scenario's timing table, the command line", function()
     local r, dir = run(nil, "--iters 33")
     assert.equal(0, r.code, r.stderr)

@@ -181,7 +181,7 @@ local document = object {
     runtime_version = number, pci_bus_id = string_,
     clocks = object { locked = boolean, mhz = integer(0), requested = string_, refused = string_ } }, any),
   floor = object({}, number), shard = object { k = integer(1), n = integer(1), source = string_ },
-  devices = array(integer(0)), missing = array(integer(1)), trace = trace_run,
+  devices = array(integer(0)), missing = array(integer(1)), trace = trace_run, wall = object({}, number),
   configurations = array(entry),
 }
 
