@@ -150,7 +150,7 @@ function Devices:run(list, emit)
         process.kill(pid, 9)
       end
     end
-    local w = remaining > 0 and not stop and process.wait_any(0.05)
+    local w = remaining > 0 and not stop and process.wait_any(0.01) -- the last entry found within 10 ms
     if w and workers[w.pid] then
       local dev = workers[w.pid]
       workers[w.pid] = nil

@@ -20,10 +20,11 @@ local function run(args, out)
 end
 
 run("", dir .. "/warm.json")
-local one, many = math.huge, math.huge
+local one, many, last = math.huge, math.huge, nil
 for _ = 1, 2 do
   one = math.min(one, run("", dir .. "/one.json"))
-  many = math.min(many, run("--devices " .. devices, dir .. "/many.json"))
+  last = run("--devices " .. devices, dir .. "/many.json")
+  many = math.min(many, last)
 end
 local f = assert(io.open(dir .. "/many.json"))
 local doc = json.decode(f:read("a"))
@@ -38,4 +39,9 @@ for d, n in pairs(per) do counts[#counts + 1] = ("device %s ran %d"):format(d, n
 table.sort(counts)
 print(("%s: one GPU %.2f s, --devices %s %.2f s: %.2fx (target <= 0.55x on two GPUs); %s"):format(scenario, one,
   devices, many, many / one, table.concat(counts, ", ")))
+-- the parent's own account of the last --devices run (doc.wall): the plan holds the devices
+-- counted (the CUDA driver loaded), configurations the workers' whole lives but their exits
+local w = doc.wall or {}
+print(("  the last --devices run, %.2f s: start %.3f, plan %.3f, document %.3f, configurations %.3f, end %.3f s"):format(
+  last, w.start or 0, w.plan or 0, w.document or 0, w.configurations or 0, last - (w.total or last)))
 os.execute("rm -rf " .. q(dir))

@@ -75,6 +75,7 @@ if bin then
   print("whole processes (best of 3):")
   process("wlrun --version", "--version")
   process("a script: nothing", script("none.lua", "local wl = require 'wlrun'\n"))
+  process("a script: wl.device_count() (the driver)", script("count.lua", "require('wlrun').device_count()\n"))
   process("a script: wl.device() (the CUDA context)", script("device.lua", "require('wlrun').device()\n"))
   process("  and NVML (wl.gpu_clock())", script("nvml.lua", "local wl = require('wlrun') wl.device() wl.gpu_clock()\n"))
   process("  and the timing floor", script("floor.lua", "local wl = require('wlrun') wl.device() wl.gpu_clock() wl.timing_floor()\n"))
