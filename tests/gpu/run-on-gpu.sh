@@ -31,7 +31,8 @@ step() { # step NAME COMMAND...: runs, logs to $out/NAME.log, records the exit c
 
 # PART (first argument): all (default), specs (the spec suites), rest (benchmarks, scenarios,
 # compute-sanitizer): two calls of the device machine each stay under its 10 minutes; or costs
-# (the GPU specs and the benchmarks of the harness's own cost and accuracy, issue 21)
+# (the GPU specs and the benchmarks of the harness's own cost and accuracy, issue 21); or ratios
+# (a short call: the sweep's per-phase account, the harness's costs, the specs of wl.bench)
 part=${1:-all}
 export WLRUN_CACHE_DIR=/tmp/wlrun-gpu-cache
 step version "$bin" --version
@@ -52,12 +53,16 @@ if [ "$part" = costs ]; then
   step gemm-warmup1b "$bin" scenarios/gemm_sweep.lua --quiet -o "$out/warmup1b.json"
   step compare-control "$bin" compare "$out/warmup1.json" "$out/warmup1b.json"
   step compare-warmup "$bin" compare "$out/warmup1.json" "$out/warmup5.json"
+elif [ "$part" = ratios ]; then
+  step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua
+  step bench-harness-costs "$bin" tests/bench/harness_costs.lua -- "$root/build-static/nvml_raw"
+  step busted-bench "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua
 elif [ "$part" != rest ]; then
   for suite in gpu spec e2e; do
     step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"
   done
 fi
-if [ "$part" != specs ] && [ "$part" != costs ]; then
+if [ "$part" != specs ] && [ "$part" != costs ] && [ "$part" != ratios ]; then
 step bench-launch "$bin" tests/bench/launch_overhead.lua -- "$root/build-static/launch_raw"
 step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_raw"
 step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"
