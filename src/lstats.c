@@ -69,6 +69,29 @@ static int l_percentile(lua_State *L) {
   return 1;
 }
 
+/* wl.stats.median_noise(samples) -> the relative half-width of the 95 % confidence interval of
+ * the median (wl_median_noise_sorted); math.huge for fewer than 6 samples, or when one is not a
+ * finite number (then nothing can be said of the noise) */
+static int l_median_noise(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer len = luaL_len(L, 1);
+  double noise = HUGE_VAL;
+  if (len >= 6) {
+    double *x = lua_newuserdatauv(L, (size_t)len * sizeof *x, 0);
+    bool finite = true;
+    for (lua_Integer i = 1; i <= len && finite; i++) {
+      int isnum;
+      lua_geti(L, 1, i);
+      x[i - 1] = lua_tonumberx(L, -1, &isnum);
+      finite = isnum && isfinite(x[i - 1]);
+      lua_pop(L, 1);
+    }
+    if (finite) noise = wl_median_noise(x, (size_t)len);
+  }
+  lua_pushnumber(L, noise);
+  return 1;
+}
+
 static void set_integer(lua_State *L, const char *k, size_t v) {
   lua_pushinteger(L, (lua_Integer)v);
   lua_setfield(L, -2, k);
@@ -219,6 +242,7 @@ static int l_geomean_interval(lua_State *L) {
 void wl_open_stats(lua_State *L) {
   static const luaL_Reg fns[] = {{"summary", l_summary},
                                  {"percentile", l_percentile},
+                                 {"median_noise", l_median_noise},
                                  {"shape", l_shape},
                                  {"bootstrap_ratio", l_bootstrap_ratio},
                                  {"rank_sum", l_rank_sum},

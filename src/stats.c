@@ -139,6 +139,23 @@ static double median_inplace(double *x, size_t n) {
   return below + 0.5 * (x[k] - below);
 }
 
+double wl_median_noise(double *x, size_t n) {
+  if (n < 6) return HUGE_VAL;
+  double h = 1.96 * sqrt((double)n) / 2, half = (double)n / 2;
+  size_t j = (size_t)fmax(1, floor(half - h)) - 1, k = (size_t)fmin((double)n, ceil(half + h + 1)) - 1;
+  size_t m_lo = n % 2 ? n / 2 : n / 2 - 1, m_hi = n / 2;
+  /* ascending, j <= m_lo <= m_hi <= k: each selected among what lies above the one before (an
+   * index equal to the one before is in place already) */
+  size_t at[4] = {j, m_lo, m_hi, k}, from = 0;
+  for (int i = 0; i < 4; i++) {
+    if (at[i] < from) continue;
+    select_kth(x + from, n - from, at[i] - from);
+    from = at[i] + 1;
+  }
+  double m = (x[m_lo] + x[m_hi]) / 2;
+  return m > 0 ? (x[k] - x[j]) / 2 / m : HUGE_VAL;
+}
+
 struct peak {
   size_t s, e; /* first and last grid index of the peak's plateau (usually s == e) */
 };

@@ -24,6 +24,13 @@ double wl_percentile_sorted(const double *sorted, size_t n, double p);
 
 void wl_sort_doubles(double *x, size_t n);
 
+/* The relative half-width of the distribution-free 95 % confidence interval of the median of n
+ * samples (order statistics j = max(1, floor(n/2 - h)) and k = min(n, ceil(n/2 + h + 1)),
+ * h = 1.96 sqrt(n) / 2, 1-based, of the samples sorted): (x_k - x_j) / 2 / median; HUGE_VAL
+ * when n < 6 or the median is not above 0. What adaptive stopping compares with its target
+ * (docs/measuring.md). Reorders x: the four order statistics are selected in place, in O(n). */
+double wl_median_noise(double *x, size_t n);
+
 /* Shape diagnostics of a sample sequence (docs/statistics.md, "Distribution shape"): Tukey
  * outliers, a trend in sample order (warm-up, throttling) and modes of a kernel density
  * estimate (bimodality). */

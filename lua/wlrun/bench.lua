@@ -119,16 +119,9 @@ local function median(t)
 end
 
 -- relative half-width of the distribution-free 95 % confidence interval of the median
-function bench.median_noise(samples)
-  local n = #samples
-  if n < 6 then return math.huge end
-  local c = table.move(samples, 1, n, 1, {})
-  table.sort(c)
-  local h = 1.96 * math.sqrt(n) / 2
-  local j, k = math.max(1, math.floor(n / 2 - h)), math.min(n, math.ceil(n / 2 + h + 1))
-  local m = median(c)
-  return m > 0 and (c[k] - c[j]) / 2 / m or math.huge
-end
+-- (src/stats.c, wl_median_noise_sorted: sorted in C, as it is after every chunk of an adaptive
+-- measurement; math.huge for fewer than 6 samples)
+function bench.median_noise(samples) return core.stats.median_noise(samples) end
 
 local function append(dst, src, r)
   table.move(src.gpu, 1, #src.gpu, #dst.gpu + 1, dst.gpu)

@@ -71,6 +71,29 @@ static void test_ten(void) {
   CHECK_NEAR(s.p90, 9.1, EPS);
 }
 
+/* noise of n samples 1..n, given in the order step * i mod n (step prime to n: every value once) */
+static double noise_of(int n, int step) {
+  double x[100];
+  for (int i = 0; i < n; i++) x[i] = 1 + (i * step) % n;
+  return wl_median_noise(x, (size_t)n);
+}
+
+static void test_median_noise(void) {
+  CHECK(noise_of(5, 1) == HUGE_VAL);
+  for (int step = 1; step <= 13; step += 6) { /* 1, 7, 13: ascending and two shuffles */
+    /* n = 10: h = 3.099, order statistics 1 and 10, median 5.5 */
+    CHECK_NEAR(noise_of(10, step == 7 ? 3 : step), 9.0 / 2 / 5.5, EPS);
+    /* n = 100: h = 9.8, order statistics 40 and 61 (ceil(60.8)), median 50.5 */
+    CHECK_NEAR(noise_of(100, step), 21.0 / 2 / 50.5, EPS);
+    /* n = 7 (odd): h = 2.593, order statistics 1 and 7, median 4 */
+    CHECK_NEAR(noise_of(7, step == 7 ? 3 : step), 6.0 / 2 / 4, EPS);
+  }
+  double zero[8] = {0};
+  CHECK(wl_median_noise(zero, 8) == HUGE_VAL); /* no median above 0 */
+  double ties[12] = {3, 1, 3, 3, 2, 3, 3, 1, 3, 3, 2, 3}; /* sorted: 1 1 2 2 3 ... ; j = 2, k = 11 */
+  CHECK_NEAR(wl_median_noise(ties, 12), (3.0 - 1.0) / 2 / 3, EPS);
+}
+
 static void test_precision(void) {
   /* a naive sum-of-squares formula loses these digits */
   double x[] = {1e9 + 1, 1e9 + 2, 1e9 + 3};
@@ -368,6 +391,7 @@ int main(void) {
   test_odd();
   test_even();
   test_ten();
+  test_median_noise();
   test_precision();
   test_edges();
   test_shape_hand();

@@ -103,5 +103,25 @@ describe("median noise", function()
     local n = bench.median_noise(spread)
     assert.is_true(n > 0 and n < 0.05, n)
     assert.equal(math.huge, bench.median_noise { 1, 2, 3 })
+    assert.equal(math.huge, bench.median_noise { 1, 2, 3, 0 / 0, 5, 6, 7 }) -- nothing to say of a NaN
+  end)
+
+  it("is, in C, the order statistics of the sorted samples, on random and tied samples", function()
+    local function lua_noise(samples) -- the definition, as it was written in Lua
+      local n = #samples
+      if n < 6 then return math.huge end
+      local c = table.move(samples, 1, n, 1, {})
+      table.sort(c)
+      local h = 1.96 * math.sqrt(n) / 2
+      local j, k = math.max(1, math.floor(n / 2 - h)), math.min(n, math.ceil(n / 2 + h + 1))
+      local m = n % 2 == 1 and c[(n + 1) // 2] or (c[n // 2] + c[n // 2 + 1]) / 2
+      return m > 0 and (c[k] - c[j]) / 2 / m or math.huge
+    end
+    local rng = require("wlrun.compare").rng(7) -- its seeded PRNG
+    for trial = 1, 500 do
+      local n, s = trial % 97, {}
+      for i = 1, n do s[i] = trial % 3 == 0 and (1 + rng:uniform() * 5 // 1) * 32e-9 or rng:uniform() * 1e-5 end
+      assert.equal(lua_noise(s), bench.median_noise(s))
+    end
   end)
 end)
