@@ -42,6 +42,7 @@ if [ "$part" = costs ]; then
   step busted-gpu "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu
   step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua
   step bench-harness-costs "$bin" tests/bench/harness_costs.lua -- "$root/build-static/nvml_raw"
+  step bench-tiny-sweep env WLRUN_BIN="$bin" "$bin" tests/bench/tiny_sweep.lua
   step bench-sample-memory "$bin" tests/bench/sample_memory.lua -- "$root/build-static/evidence_raw"
   # the same with its kernel compiled in the process (an empty cache): NVRTC's freed memory
   step bench-sample-memory-compiling env WLRUN_CACHE_DIR="$(mktemp -d)" "$bin" tests/bench/sample_memory.lua -- "$root/build-static/evidence_raw"
@@ -56,6 +57,7 @@ if [ "$part" = costs ]; then
 elif [ "$part" = ratios ]; then
   step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua
   step bench-harness-costs "$bin" tests/bench/harness_costs.lua -- "$root/build-static/nvml_raw"
+  step bench-tiny-sweep env WLRUN_BIN="$bin" "$bin" tests/bench/tiny_sweep.lua
   step busted-bench "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua
 elif [ "$part" != rest ]; then
   for suite in gpu spec e2e; do
