@@ -91,6 +91,30 @@ static const char *target_arch(lua_State *L, char *buf, size_t len) {
 
 /* Compiles code for the key's options; fills c. On an error returns false with the message
  * (and NVRTC's log) pushed, for the caller to raise once it has let go of the cache's lock. */
+/* The cache lock's descriptor while wl.kernel holds it (-1: none), in a to-be-closed slot: an
+ * error raised while compiling (out of memory) closes it, so that another process waiting for
+ * the lock goes on; the normal paths unlock it (wl_cache_unlock) and set it to -1 first. */
+static int held_lock_close(lua_State *L) {
+  int *fd = luaL_checkudata(L, 1, "wlrun.cache_lock");
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
+  return 0;
+}
+
+static int *held_lock(lua_State *L) {
+  int *fd = lua_newuserdatauv(L, sizeof *fd, 0);
+  *fd = -1;
+  if (luaL_newmetatable(L, "wlrun.cache_lock")) {
+    lua_pushcfunction(L, held_lock_close);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, held_lock_close);
+    lua_setfield(L, -2, "__close");
+  }
+  lua_setmetatable(L, -2);
+  lua_toclose(L, -1);
+  return fd;
+}
+
 static bool compile(lua_State *L, const char *code, const char *source_name, const char *name,
                     const char **opts, int nopts, struct wl_compiled *c) {
   nvrtcProgram prog = NULL;
@@ -383,27 +407,29 @@ static int l_kernel(lua_State *L) {
   const char *cache = cache_c ? lua_pushstring(L, cache_c) : NULL; /* a Lua string: errors below leak nothing */
   free(cache_c);
   /* a miss waits for another process compiling the same key, and looks again */
-  int lock = -1;
+  int *lock = held_lock(L);
   bool stored = true;
   char store_err[512];
   bool hit = cache && wl_cache_load(cache, keystr, keylen, &k->code);
   if (cache && !hit) {
-    lock = wl_cache_lock(cache, keystr, keylen, wl_stop_pending);
-    if (lock < 0 && wl_stop_pending()) wl_stop_check(L); /* Ctrl-C while waiting: no compile */
-    hit = lock >= 0 && wl_cache_load(cache, keystr, keylen, &k->code);
+    *lock = wl_cache_lock(cache, keystr, keylen, wl_stop_pending);
+    if (*lock < 0 && wl_stop_pending()) wl_stop_check(L); /* Ctrl-C while waiting: no compile */
+    hit = *lock >= 0 && wl_cache_load(cache, keystr, keylen, &k->code);
   }
   if (hit) {
     k->from_cache = true;
     counters.cache_hits++;
   } else {
     if (!compile(L, code, path ? path : "<string>", name, opts, nopts, &k->code)) {
-      if (cache) wl_cache_unlock(cache, keystr, keylen, lock);
+      if (cache) wl_cache_unlock(cache, keystr, keylen, *lock);
+      *lock = -1;
       return wl_raise(L, WL_EXIT_COMPILE, "%s", lua_tostring(L, -1));
     }
     if (cache && !wl_cache_store(cache, keystr, keylen, &k->code, store_err, sizeof store_err))
       stored = false;
   }
-  if (cache) wl_cache_unlock(cache, keystr, keylen, lock);
+  if (cache) wl_cache_unlock(cache, keystr, keylen, *lock);
+  *lock = -1;
   if (!stored && counters.cache_errors++ == 0) wl_warn(L, "%s", store_err);
   char err[256];
   if (!wl_ptx_params(k->code.ptx, k->code.lowered, &k->sig, err, sizeof err))
