@@ -4,6 +4,7 @@
 #include "cuda_kernel.h"
 #include "kernel_source.h"
 #include "kernel_module.h"
+#include "lua_guard.h"
 #include "settings.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
@@ -102,15 +103,8 @@ static int held_lock_close(lua_State *L) {
 }
 
 static int *held_lock(lua_State *L) {
-  int *fd = lua_newuserdatauv(L, sizeof *fd, 0);
+  int *fd = wl_guard_new(L, sizeof *fd, "wlrun.cache_lock", held_lock_close);
   *fd = -1;
-  if (luaL_newmetatable(L, "wlrun.cache_lock")) {
-    lua_pushcfunction(L, held_lock_close);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, held_lock_close);
-    lua_setfield(L, -2, "__close");
-  }
-  lua_setmetatable(L, -2);
   lua_toclose(L, -1);
   return fd;
 }

@@ -8,6 +8,7 @@
  * null of an array is (a strict reader's choice: Lua cannot hold it in place). A table that is empty once built carries the mark of what it was (json.object or
  * json.array), so that it is written back the same way; others carry no metatable. */
 #include "ljson.h"
+#include "lua_guard.h"
 
 #include <jansson.h>
 #include <lauxlib.h>
@@ -152,15 +153,7 @@ int wl_json_decode(lua_State *L) {
     lua_pushinteger(L, 1);
     return 5;
   }
-  struct tree *t = lua_newuserdatauv(L, sizeof *t, 0);
-  t->root = NULL;
-  if (luaL_newmetatable(L, "wlrun.json.tree")) {
-    lua_pushcfunction(L, tree_close);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, tree_close);
-    lua_setfield(L, -2, "__close");
-  }
-  lua_setmetatable(L, -2);
+  struct tree *t = wl_guard_new(L, sizeof *t, "wlrun.json.tree", tree_close);
   lua_toclose(L, 2);
   json_error_t err;
   t->root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);

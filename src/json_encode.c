@@ -8,6 +8,7 @@
  * frees it at once. */
 #include "json_encode.h"
 #include "ljson.h"
+#include "lua_guard.h"
 
 #include <lauxlib.h>
 #include <stdint.h>
@@ -419,16 +420,8 @@ int wl_json_encode(lua_State *L) {
   luaL_checkany(L, 1);
   if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
   lua_settop(L, 2);
-  struct encoder *e = lua_newuserdatauv(L, sizeof *e, 0);
-  memset(e, 0, sizeof *e);
+  struct encoder *e = wl_guard_new(L, sizeof *e, "wlrun.json.encoder", encoder_close);
   e->L = L;
-  if (luaL_newmetatable(L, "wlrun.json.encoder")) {
-    lua_pushcfunction(L, encoder_close);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, encoder_close);
-    lua_setfield(L, -2, "__close");
-  }
-  lua_setmetatable(L, -2);
   lua_toclose(L, 3);
   e->path = malloc((MAX_DEPTH + 1) * sizeof *e->path);
   if (!e->path) return luaL_error(L, "json.encode: not enough memory");
