@@ -119,8 +119,8 @@ local function median(t)
 end
 
 -- relative half-width of the distribution-free 95 % confidence interval of the median
--- (src/stats.c, wl_median_noise_sorted: sorted in C, as it is after every chunk of an adaptive
--- measurement; math.huge for fewer than 6 samples)
+-- (src/stats.c, wl_median_noise: its order statistics selected in C, in O(n), as it is taken
+-- after every chunk of an adaptive measurement; math.huge for fewer than 6 samples)
 function bench.median_noise(samples) return core.stats.median_noise(samples) end
 
 local function append(dst, src, r)
