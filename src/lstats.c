@@ -70,7 +70,7 @@ static int l_percentile(lua_State *L) {
 }
 
 /* wl.stats.median_noise(samples) -> the relative half-width of the 95 % confidence interval of
- * the median (wl_median_noise_sorted); math.huge for fewer than 6 samples, or when one is not a
+ * the median (wl_median_noise); math.huge for fewer than 6 samples, or when one is not a
  * finite number (then nothing can be said of the noise) */
 static int l_median_noise(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
