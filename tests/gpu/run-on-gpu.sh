@@ -48,6 +48,7 @@ if [ "$part" = costs ]; then
   step bench-sample-memory-compiling env WLRUN_CACHE_DIR="$(mktemp -d)" "$bin" tests/bench/sample_memory.lua -- "$root/build-static/evidence_raw"
   step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_raw"
   step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"
+  step bench-flush-size "$root/build-static/flush_size_raw"
   # gemm_sweep's one warmup launch against five: the same medians (a second run of one as the control)
   step gemm-warmup1 "$bin" scenarios/gemm_sweep.lua --quiet -o "$out/warmup1.json"
   step gemm-warmup5 "$bin" scenarios/gemm_sweep.lua --quiet --warmup 5 -o "$out/warmup5.json"
@@ -58,6 +59,7 @@ elif [ "$part" = ratios ]; then
   step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua
   step bench-harness-costs "$bin" tests/bench/harness_costs.lua -- "$root/build-static/nvml_raw"
   step bench-tiny-sweep env WLRUN_BIN="$bin" "$bin" tests/bench/tiny_sweep.lua
+  step bench-flush-size "$root/build-static/flush_size_raw"
   step busted-bench "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua
 elif [ "$part" != rest ]; then
   for suite in gpu spec e2e; do

@@ -1,0 +1,100 @@
+// Benchmark helper (docs/benchmarks.md, "How much an L2 flush must write"): how cold a read is
+// after a flush of a given size. A kernel reads a buffer that fits in the L2 (a quarter, a half,
+// four fifths of it) once per sample; before each sample a memset of F bytes of another buffer
+// is the flush, F from none to twice the L2 (what wlrun writes, src/l2_flush.c). Each sample:
+// the flush, the start event, the read, the stop event, a synchronisation. Prints the median
+// read time of each pair in microseconds, the flush's own time, and the smallest flush whose
+// reads are within 1 % of those after twice the L2 at every size (as cold as wlrun's).
+//   flush_size_raw [SAMPLES]
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <cuda_runtime.h>
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
+
+__global__ void read_all(const float4 *p, size_t n, float *out) {
+  float s = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    float4 v = p[i];
+    s += v.x + v.y + v.z + v.w;
+  }
+  if (s == 12345.678f) out[0] = s; // keeps the loads; never true for the zeros read here
+}
+
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int main(int argc, char **argv) {
+  int samples = argc > 1 ? atoi(argv[1]) : 200;
+  if (samples < 10) samples = 10;
+  int l2, sms;
+  CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const double reads[] = {0.25, 0.5, 0.8};                             // x the L2
+  const double flushes[] = {0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2};      // x the L2
+  const int R = sizeof reads / sizeof *reads, F = sizeof flushes / sizeof *flushes;
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  size_t fb = 2 * (size_t)l2, rb = (size_t)(reads[R - 1] * l2) / 16 * 16;
+  void *flush, *buf;
+  float *out;
+  CK(cudaMalloc(&flush, fb));
+  CK(cudaMalloc(&buf, rb));
+  CK(cudaMalloc(&out, sizeof(float)));
+  CK(cudaMemset(buf, 0, rb));
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  printf("L2 %.1f MiB, %d samples a cell; median read time (us) after a flush of F x the L2\n", l2 / 1048576.0, samples);
+  printf("%-12s", "read \\ F");
+  for (int f = 0; f < F; f++) printf("%9.2f", flushes[f]);
+  printf("\n");
+  std::vector<std::vector<double>> med(R, std::vector<double>(F));
+  std::vector<double> flush_us(F);
+  for (int r = 0; r < R; r++) {
+    size_t n = (size_t)(reads[r] * l2) / 16;
+    for (int f = 0; f < F; f++) {
+      size_t fbytes = (size_t)(flushes[f] * l2);
+      std::vector<double> t, ft;
+      for (int i = 0; i < samples + 5; i++) {
+        if (fbytes) CK(cudaEventRecord(a, s));
+        if (fbytes) CK(cudaMemsetAsync(flush, i & 0xff, fbytes, s));
+        if (fbytes) CK(cudaEventRecord(b, s));
+        CK(cudaStreamSynchronize(s));
+        float ms;
+        if (fbytes) {
+          CK(cudaEventElapsedTime(&ms, a, b));
+          if (i >= 5) ft.push_back(ms * 1e3);
+        }
+        CK(cudaEventRecord(a, s));
+        read_all<<<sms * 8, 256, 0, s>>>((const float4 *)buf, n, out);
+        CK(cudaGetLastError());
+        CK(cudaEventRecord(b, s));
+        CK(cudaStreamSynchronize(s));
+        CK(cudaEventElapsedTime(&ms, a, b));
+        if (i >= 5) t.push_back(ms * 1e3); // the first few warm the clocks and the code
+      }
+      med[r][f] = median(t);
+      if (fbytes && r == 0) flush_us[f] = median(ft);
+    }
+    printf("%6.2f x L2 ", reads[r]);
+    for (int f = 0; f < F; f++) printf("%9.2f", med[r][f]);
+    printf("\n");
+  }
+  printf("%-12s", "flush (us)");
+  for (int f = 0; f < F; f++) printf("%9.2f", flush_us[f]);
+  printf("\n");
+  int smallest = F - 1;
+  for (int f = F - 1; f >= 1; f--) {
+    bool same = true;
+    for (int r = 0; r < R; r++) same = same && med[r][f] >= 0.99 * med[r][F - 1];
+    if (!same) break;
+    smallest = f;
+  }
+  printf("the smallest flush as cold as 2 x L2 (within 1 %% at every read size): %.2f x L2 (%.2f us a flush, against %.2f)\n",
+         flushes[smallest], flush_us[smallest], flush_us[F - 1]);
+  return 0;
+}
