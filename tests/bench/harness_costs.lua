@@ -79,6 +79,10 @@ if bin then
   process("a script: wl.device() (the CUDA context)", script("device.lua", "require('wlrun').device()\n"))
   process("  and NVML (wl.gpu_clock())", script("nvml.lua", "local wl = require('wlrun') wl.device() wl.gpu_clock()\n"))
   process("  and the timing floor", script("floor.lua", "local wl = require('wlrun') wl.device() wl.gpu_clock() wl.timing_floor()\n"))
+  local gemm = "local wl = require('wlrun') local A, B, C = wl.tensor { 1024, 1024 }, wl.tensor { 1024, 1024 }, wl.tensor { 1024, 1024 }\n"
+    .. "local g = wl.cublas.gemm { a = A, b = B, c = C, m = 1024, n = 1024, k = 1024 }\n"
+  process("a script: a cuBLAS GEMM bound (dlopen, handle)", script("cublas.lua", gemm))
+  process("  and called once (cuBLAS's first call)", script("cublas1.lua", gemm .. "g() wl.sync()\n"))
   process("gemm_sweep, one configuration, -o JSON", "scenarios/gemm_sweep.lua --quiet --filter \"variant == 'tiled' and M == 1024 and K == 1024\" -o " .. dir .. "/one.json")
   process("  the same, with a cuBLAS f32 configuration", "scenarios/gemm_sweep.lua --quiet --filter \"(variant == 'tiled' or variant == 'cublas_f32') and M == 1024 and K == 1024\" -o " .. dir .. "/two.json")
   os.execute(("rm -rf '%s'"):format(dir))
