@@ -72,6 +72,22 @@ describe("wlrun merge", function()
     assert.same({ 1, 2, 3, 4 }, indices(json_of(r2.stdout)))
   end)
 
+  it("keeps each shard's own wall account with its shard, not as the merged document's", function()
+    local paths = {}
+    for k = 1, 2 do
+      local doc = json_of(h.read(F .. ("shard_%d.json"):format(k)))
+      doc.wall = { start = 0.02 * k, device = 0.2, configurations = k, total = 1 + k }
+      paths[k] = ("%s/s%d.json"):format(dir, k)
+      h.write(paths[k], json.encode(doc))
+    end
+    local r = merge(q(paths[1]) .. " " .. q(paths[2]) .. " --format json -q")
+    assert.equal(0, r.code, r.stderr)
+    local doc = json_of(r.stdout)
+    assert.is_nil(doc.wall)
+    assert.same({ start = 0.02, device = 0.2, configurations = 1, total = 2 }, doc.shards[1].wall)
+    assert.same({ start = 0.04, device = 0.2, configurations = 2, total = 3 }, doc.shards[2].wall)
+  end)
+
   it("renders with every printer as the unsharded run does", function()
     local args = fx("shard_1.json", "shard_2.json") .. " -q --format "
     -- the same table, CSV and plain text as the run that was split (golden files of the printers)

@@ -262,6 +262,7 @@ function M.merge(docs, paths)
   local doc = {}
   for k, v in pairs(first) do doc[k] = v end
   doc.shard = nil
+  doc.wall = nil -- each run's own account (shards[i].wall): the merge is no run of its own
   doc.scenario = copy(scenario(first))
   doc.scenario.total_configurations = total
   local started, finished
@@ -280,7 +281,8 @@ function M.merge(docs, paths)
       if x.doc == i then n = n + 1 end
     end
     shards[i] = { file = paths[i], shard = shard_of(d), device = d.device, provenance = d.provenance,
-                  started = d.started, finished = d.finished, complete = d.complete, configurations = n }
+                  started = d.started, finished = d.finished, complete = d.complete, configurations = n,
+                  wall = d.wall }
   end
   doc.shards = shards
   results.relate_baselines(doc)
