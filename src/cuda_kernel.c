@@ -90,11 +90,10 @@ static const char *target_arch(lua_State *L, char *buf, size_t len) {
   return buf;
 }
 
-/* Compiles code for the key's options; fills c. On an error returns false with the message
- * (and NVRTC's log) pushed, for the caller to raise once it has let go of the cache's lock. */
 /* The cache lock's descriptor while wl.kernel holds it (-1: none), in a to-be-closed slot: an
  * error raised while compiling (out of memory) closes it, so that another process waiting for
- * the lock goes on; the normal paths unlock it (wl_cache_unlock) and set it to -1 first. */
+ * the lock goes on (the lock's file stays, free: the next holder removes it); the normal paths
+ * unlock it (wl_cache_unlock) and set it to -1 first. */
 static int held_lock_close(lua_State *L) {
   int *fd = luaL_checkudata(L, 1, "wlrun.cache_lock");
   if (*fd >= 0) close(*fd);
@@ -109,6 +108,8 @@ static int *held_lock(lua_State *L) {
   return fd;
 }
 
+/* Compiles code for the key's options; fills c. On an error returns false with the message
+ * (and NVRTC's log) pushed, for the caller to raise once it has let go of the cache's lock. */
 static bool compile(lua_State *L, const char *code, const char *source_name, const char *name,
                     const char **opts, int nopts, struct wl_compiled *c) {
   nvrtcProgram prog = NULL;

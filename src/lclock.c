@@ -20,9 +20,10 @@ static double seconds(struct timespec ts) { return (double)ts.tv_sec + (double)t
 
 static double started; /* the process's start on the monotonic clock (0: not marked) */
 
-/* The process's start (its exec, before the libraries' initialisers, which take tens of
- * milliseconds with NVRTC's) on the monotonic clock, from /proc/self/stat's starttime (clock
- * ticks since boot: 10 ms steps); main's own start where that cannot be read. */
+/* The process's start (its creation, before its exec and the libraries' initialisers, which
+ * take tens of milliseconds with NVRTC's) on the monotonic clock, from /proc/self/stat's
+ * starttime (clock ticks since boot, rounded down: up to 10 ms early); main's own start where
+ * that cannot be read. */
 void wl_clock_mark_start(void) {
   struct timespec mono = now(), boot;
   started = seconds(mono);

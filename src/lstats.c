@@ -80,10 +80,9 @@ static int l_median_noise(lua_State *L) {
     double *x = lua_newuserdatauv(L, (size_t)len * sizeof *x, 0);
     bool finite = true;
     for (lua_Integer i = 1; i <= len && finite; i++) {
-      int isnum;
-      lua_geti(L, 1, i);
-      x[i - 1] = lua_tonumberx(L, -1, &isnum);
-      finite = isnum && isfinite(x[i - 1]);
+      finite = lua_geti(L, 1, i) == LUA_TNUMBER; /* a string is no sample, whatever it reads as */
+      x[i - 1] = finite ? lua_tonumber(L, -1) : 0;
+      finite = finite && isfinite(x[i - 1]);
       lua_pop(L, 1);
     }
     if (finite) noise = wl_median_noise(x, (size_t)len);

@@ -98,7 +98,8 @@ static double spearman_index(const struct ranked *r, size_t n) {
 }
 
 /* Rearranges x[0..n) so that x[k] is the value that sorting would put there, with no larger
- * value before it (quickselect, median-of-3 pivots; sorts instead after too many rounds). */
+ * value before it and no smaller one after it (quickselect, median-of-3 pivots; sorts instead
+ * after too many rounds). */
 static void select_kth(double *x, size_t n, size_t k) {
   size_t lo = 0, hi = n - 1, rounds = 0;
   while (lo < hi) {

@@ -165,17 +165,20 @@ local function kernels_only(work)
   return true
 end
 
--- Whether the first rotation's launches (warm: all the warmup has) say that the work is long
--- beyond the one-time costs they may hold. Those costs are the host's: a module loaded, a
+-- The first rotation's launches (warm: the warmup's, each item of a rotation list once, in its
+-- order) without the host's time of their enqueues, when every one says that the work is long
+-- beyond the one-time costs it may hold; else nil. Those costs are the host's: a module loaded, a
 -- library's first call happen in the enqueue, while the GPU, its start event taken, waits. So a
 -- launch whose GPU time, less its enqueue's host time, is still SURE_FACTOR times auto's line
 -- is long: auto measures it cold without a launch more to decide by.
-local function long_beyond_doubt(warm, floor)
-  local line = bench.SURE_FACTOR * bench.AUTO_FACTOR * floor.empty_kernel
+local function long_beyond_doubt(warm, rotation, floor)
+  if #warm.gpu < rotation then return nil end -- an item not launched yet
+  local line, kernel = bench.SURE_FACTOR * bench.AUTO_FACTOR * floor.empty_kernel, {}
   for i = 1, #warm.gpu do
-    if warm.gpu[i] - (warm.enqueue[i] or math.huge) < line then return false end
+    kernel[i] = warm.gpu[i] - (warm.enqueue[i] or math.huge)
+    if kernel[i] < line then return nil end
   end
-  return #warm.gpu > 0
+  return kernel
 end
 
 -- the name of the first bound host work in work that a graph may not capture, or nil
@@ -268,14 +271,16 @@ function bench.run(work, opts, checked)
   -- those costs (long_beyond_doubt).
   local rotation = #items(work)
   local decides = cfg.mode == "auto" or cfg.mode == "batch" or cfg.mode == "graph"
-  if decides and #warm.gpu <= rotation and not (cfg.mode == "auto" and long_beyond_doubt(warm, r.floor)) then
+  local only_first = #warm.gpu <= rotation
+  local long = decides and only_first and cfg.mode == "auto" and long_beyond_doubt(warm, rotation, r.floor)
+  if decides and only_first and not long then
     local t = core.clock()
     append(warm, engine.time_cold(work, rotation, false))
     warm_time = warm_time + (core.clock() - t)
   end
   warm_time = warm_time + (first_time or 0)
   r.warmup = { n = #warm.gpu, time = warm_time }
-  local est = median(#warm.gpu > rotation and table.move(warm.gpu, rotation + 1, #warm.gpu, 1, {}) or warm.gpu)
+  local est = median(long or #warm.gpu > rotation and table.move(warm.gpu, rotation + 1, #warm.gpu, 1, {}) or warm.gpu)
 
   local blocks = cfg.flush_l2 and blockable(work)
   if r.mode == "auto" then

@@ -21,6 +21,7 @@ local LAYERS = {
       kernel_cache = { "kernel_cache" }, file_beside = { "file_beside" }, json = { "ljson", "json_*" }, half = { "half" },
       wl_rng = { "wl_rng" }, tensor_dtype = { "tensor_dtype" }, c_params = { "c_params" },
       cublas_load = { "cublas_load" }, cupti_load = { "cupti_load" }, kernel_module = { "kernel_module" }, lsqlite = { "lsqlite" },
+      lua_guard = { "lua_guard" },
   } },
   { name = "device backend", modules = {
       backend = { "backend", "backend_*" }, cuda_init_kernels = { "cuda_init_kernels" },

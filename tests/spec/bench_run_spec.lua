@@ -191,7 +191,7 @@ describe("wl.bench's engine, simulated", function()
       assert.equal("cold", r.mode)
       assert.equal(1, r.warmup.n) -- the check's launch decided
       assert.equal(21, sim.taken)
-      assert.matches("about 1.00%d ms", table.concat(r.notes, "\n"))
+      assert.matches("about 999 us", table.concat(r.notes, "\n")) -- 1.001 ms less its 2 us enqueue
     end)
     -- 150 us of GPU time is beyond the line (40 us) but not 4x beyond it: a launch more
     sim = simulation { sample = steady(150e-6) }
@@ -212,6 +212,20 @@ describe("wl.bench's engine, simulated", function()
       local r = bench.run({ launch(), launch() }, { mode = "auto", warmup = 1, iters = 20 },
         function(run_once) run_once() end)
       assert.equal(4, r.warmup.n)
+    end)
+    -- ... and every item must have had one: without a check, a warmup of 1 launched the first
+    -- item only, whose 1 ms says nothing of the second's
+    sim = simulation { sample = function(i) return i % 2 == 1 and 1e-3 or 5e-6 end }
+    with(sim, function(bench)
+      local r = bench.run({ launch(), launch() }, { mode = "auto", warmup = 1, iters = 20 })
+      assert.equal(3, r.warmup.n) -- the first item, then a whole rotation
+    end)
+    -- a whole rotation, each long: no launch more
+    sim = simulation { sample = steady(1e-3) }
+    with(sim, function(bench)
+      local r = bench.run({ launch(), launch() }, { mode = "auto", warmup = 2, iters = 20 })
+      assert.equal(2, r.warmup.n)
+      assert.equal("cold", r.mode)
     end)
   end)
 

@@ -104,6 +104,7 @@ describe("median noise", function()
     assert.is_true(n > 0 and n < 0.05, n)
     assert.equal(math.huge, bench.median_noise { 1, 2, 3 })
     assert.equal(math.huge, bench.median_noise { 1, 2, 3, 0 / 0, 5, 6, 7 }) -- nothing to say of a NaN
+    assert.equal(math.huge, bench.median_noise { 1, 2, 3, "4", 5, 6, 7 }) -- nor of a string
   end)
 
   it("is, in C, the order statistics of the sorted samples, on random and tied samples", function()
