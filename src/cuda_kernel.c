@@ -101,6 +101,19 @@ static int held_lock_close(lua_State *L) {
   return 0;
 }
 
+/* says once that wl.kernel waits for another process's compile of the same kernel */
+struct lock_wait {
+  lua_State *L;
+  const char *name;
+};
+
+static void lock_waiting(void *ctx, const char *path) {
+  struct lock_wait *w = ctx;
+  wl_warn(w->L, "wl.kernel '%s': waiting for another process that compiles it (%d s so far; the lock is %s, "
+          "which a process that hangs holds: end it, or give --cache-dir another directory)", w->name,
+          WL_CACHE_LOCK_NOTE, path);
+}
+
 static int *held_lock(lua_State *L) {
   int *fd = wl_guard_new(L, sizeof *fd, "wlrun.cache_lock", held_lock_close);
   *fd = -1;
@@ -407,7 +420,8 @@ static int l_kernel(lua_State *L) {
   char store_err[512];
   bool hit = cache && wl_cache_load(cache, keystr, keylen, &k->code);
   if (cache && !hit) {
-    *lock = wl_cache_lock(cache, keystr, keylen, wl_stop_pending);
+    struct lock_wait wait = {L, name};
+    *lock = wl_cache_lock(cache, keystr, keylen, wl_stop_pending, lock_waiting, &wait);
     if (*lock < 0 && wl_stop_pending()) wl_stop_check(L); /* Ctrl-C while waiting: no compile */
     hit = *lock >= 0 && wl_cache_load(cache, keystr, keylen, &k->code);
   }

@@ -128,25 +128,27 @@ static bool make_dirs(const char *dir) {
 
 static bool make_dirs(const char *dir);
 
-int wl_cache_lock(const char *dir, const char *key, size_t keylen, bool (*stop_pending)(void)) {
+int wl_cache_lock(const char *dir, const char *key, size_t keylen, bool (*stop_pending)(void),
+                  void (*waiting)(void *ctx, const char *path), void *ctx) {
   char *path = make_dirs(dir) ? named_path(dir, key, keylen, ".lock") : NULL;
   if (!path) return -1;
   int fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666); /* flock needs no write access */
-  free(path);
   struct stat st;
-  if (fd < 0) return -1;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
     close(fd);
-    return -1;
+    fd = -1;
   }
   const struct timespec step = {0, 10 * 1000 * 1000};
-  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  for (long steps = 0; fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0; steps++) {
     if ((errno != EWOULDBLOCK && errno != EINTR) || stop_pending()) {
       close(fd);
-      return -1;
+      fd = -1;
+      break;
     }
+    if (steps == WL_CACHE_LOCK_NOTE * 100L && waiting) waiting(ctx, path);
     nanosleep(&step, NULL);
   }
+  free(path);
   return fd;
 }
 

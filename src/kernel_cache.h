@@ -30,11 +30,15 @@ bool wl_cache_load(const char *dir, const char *key, size_t keylen, struct wl_co
 
 /* Holds the compile of key against other processes (--devices workers, shards on one machine,
  * two runs) that would compile it at the same time: an flock on DIR/HASH.lock, waited for in
- * steps of 10 ms while stop_pending() is false. Returns the lock's descriptor for
- * wl_cache_unlock, or -1 when it could not be taken (no directory, a lock name that is not a
- * regular file, a stop): then the caller compiles without it. The lock saves work and is never
- * needed for correctness: every entry is written whole and renamed into place. */
-int wl_cache_lock(const char *dir, const char *key, size_t keylen, bool (*stop_pending)(void));
+ * steps of 10 ms while stop_pending() is false; after WL_CACHE_LOCK_NOTE seconds of waiting,
+ * waiting(ctx, the lock's path) is called once (a compile that long, or a holder that hangs).
+ * Returns the lock's descriptor for wl_cache_unlock, or -1 when it could not be taken (no
+ * directory, a lock name that is not a regular file, a stop): then the caller compiles without
+ * it. The lock saves work and is never needed for correctness: every entry is written whole and
+ * renamed into place. */
+#define WL_CACHE_LOCK_NOTE 5
+int wl_cache_lock(const char *dir, const char *key, size_t keylen, bool (*stop_pending)(void),
+                  void (*waiting)(void *ctx, const char *path), void *ctx);
 void wl_cache_unlock(const char *dir, const char *key, size_t keylen, int fd);
 
 /* Stores c under key, creating dir when needed. False with a message on failure. */

@@ -380,6 +380,50 @@ extern "C" __global__ void slow(int *d) {
     assert.same({}, cache_entries(cache))
   end)
 
+  it("says once that it waits for another process's compile that takes long (its lock held), then goes on", function()
+    local script = cache_script(("%q"):format(AXPY))
+    local _, _, cache = run(script)
+    local entry = cache_entries(cache)[1]
+    os.remove(cache .. "/" .. entry)
+    local lock, dir = cache .. "/" .. entry:gsub("%.wlk$", ".lock"), h.tmpdir()
+    h.write(dir .. "/s.lua", script)
+    local function wait_for(path)
+      for _ = 1, 6000 do -- at most 60 s
+        local f = io.open(path)
+        if f then
+          local text = f:read("a")
+          f:close()
+          return text
+        end
+        os.execute("sleep 0.01")
+      end
+      error("no " .. path)
+    end
+    -- a process that holds the lock (flock, util-linux) until told to let go, as a hung compile would
+    finally(function() h.write(dir .. "/release", "") end)
+    assert(os.execute(("flock -x %s sh -c 'touch %s/held; while [ ! -e %s/release ]; do sleep 0.05; done' >/dev/null 2>&1 &"):format(
+      h.quote(lock), h.quote(dir), h.quote(dir))))
+    wait_for(dir .. "/held")
+    local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
+    assert(os.execute(("(%s %s --arch sm_90 --cache-dir %s >%s/out 2>%s/err; echo $? >%s/code.tmp; mv %s/code.tmp %s/code) >/dev/null 2>&1 &"):format(
+      h.quote(bin), h.quote(dir .. "/s.lua"), h.quote(cache), h.quote(dir), h.quote(dir), h.quote(dir), h.quote(dir), h.quote(dir))))
+    local said
+    for _ = 1, 600 do -- the note comes after 5 s of waiting; at most 60 s
+      local f = io.open(dir .. "/err") -- made by the shell, which may not have started yet
+      said = f and f:read("a") or ""
+      if f then f:close() end
+      if said:find("waiting for another process", 1, true) then break end
+      os.execute("sleep 0.1")
+    end
+    h.write(dir .. "/release", "")
+    assert.equal("0\n", wait_for(dir .. "/code"), h.read(dir .. "/err"))
+    assert.equal(COMPILED, h.read(dir .. "/out")) -- it compiled once the lock was let go (nothing was stored)
+    local err = h.read(dir .. "/err")
+    local _, n = err:gsub("waiting for another process that compiles it", "")
+    assert.equal(1, n, err)
+    assert.matches("wl.kernel 'axpy<float>': waiting for another process that compiles it %(5 s so far; the lock is .-%.lock", err)
+  end)
+
   it("compiles without the lock where its name is not a regular file (a FIFO planted there)", function()
     local script = cache_script(("%q"):format(AXPY))
     local _, _, cache = run(script)
