@@ -8,7 +8,10 @@
 -- outside the configurations, by the run's own account (doc.wall: the process's start and the
 -- script, the plan, the CUDA context, the timing floor, the document's provenance, the journal
 -- between configurations) and, from the process's wall time less the account's total, what
--- follows it (the document and outputs written, the report, the process's exit).
+-- follows it (the document and outputs written, the report, the process's exit). The L2
+-- flushes within the timed loops are estimated: the samples flushed (cold and cupti samples of a
+-- run with flush_l2, the discarded ones too) times one flush's cost on this device, measured
+-- here (1,000 cold samples of an empty kernel with the flush, less 1,000 without).
 --   WLRUN_BIN=build-static/wlrun wlrun tests/bench/config_overhead.lua [SCENARIO]
 local core = require "wlrun.core"
 local json = require "wlrun.json"
@@ -63,6 +66,28 @@ if phases.chunks then -- measure's own split: inside the timed loops, and betwee
     1e3 * phases.chunks / math.max(configs, 1)))
   print(("%-28s %9.3f %8.1f%% %14.2f"):format("  of which between chunks", between, 100 * between / wall,
     1e3 * between / math.max(configs, 1)))
+end
+local flushed = 0
+if doc.settings and doc.settings.run and doc.settings.run.flush_l2 then
+  for _, e in ipairs(doc.configurations) do
+    if e.status == "ok" and (e.mode == "cold" or e.mode == "cupti") then
+      flushed = flushed + #(e.samples or {}) + (e.throttle and e.throttle.discarded_samples or 0)
+    end
+  end
+end
+if flushed > 0 then
+  local wl, engine = require "wlrun", require "wlrun.engine"
+  local empty = wl.kernel { wl.source "kernels/spin.cu", name = "spin" }:bind { grid = 1, block = 1, args = { 0 } }
+  local function took(flush)
+    engine.time_cold(empty, 100, flush, false)
+    local t0 = core.clock()
+    engine.time_cold(empty, 1000, flush, false)
+    return core.clock() - t0
+  end
+  local each = (took(true) - took(false)) / 1000
+  local v = flushed * each
+  print(("%-28s %9.3f %8.1f%% %14.2f   (%d flushes x %.1f us, estimated)"):format("  of which L2 flushes", v,
+    100 * v / wall, 1e3 * v / math.max(configs, 1), flushed, each * 1e6))
 end
 local rest, between = in_configs - in_phases, wall - in_configs
 print(("%-28s %9.3f %8.1f%% %14.2f"):format("configurations, no phase", rest, 100 * rest / wall, 1e3 * rest / math.max(configs, 1)))
