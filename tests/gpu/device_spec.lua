@@ -30,6 +30,17 @@ describe("devices", function()
     assert.matches("^%d+%.%d+$", d.compute_capability)
   end)
 
+  h.gpu_it("gives the same properties again (read once), the free memory read anew", function()
+    local a = wl.device()
+    local t = wl.tensor { 64 << 20, dtype = "u8" } -- 64 MiB more in use
+    local b = wl.device()
+    assert.is_true(b.memory_free_bytes < a.memory_free_bytes)
+    a.memory_free_bytes, b.memory_free_bytes = nil, nil
+    assert.same(a, b)
+    assert.are_not.equal(a, b) -- a fresh table each call: a caller may change its own
+    t:free()
+  end)
+
   h.gpu_it("refuses a device index that does not exist", function()
     local ok, e = pcall(wl.device, 4096)
     assert.is_false(ok)
