@@ -10,7 +10,9 @@ void wl_flush_l2_ready(lua_State *L) {
   if (buffer) return;
   int l2;
   WL_CUDA(L, wl_backend->attribute(&l2, cudaDevAttrL2CacheSize, wl_device_index()), "L2 size");
-  bytes = 2 * (size_t)(l2 > 0 ? l2 : 1 << 20);
+  /* the L2's size once, as nvbench writes: on the H200, reads after it are as slow as after
+   * twice the L2 (tests/bench/flush_size_raw.cu, docs/benchmarks.md) at two thirds the cost */
+  bytes = (size_t)(l2 > 0 ? l2 : 1 << 20);
   WL_CUDA(L, wl_backend->alloc(&buffer, bytes), "allocating the L2 flush buffer");
 }
 

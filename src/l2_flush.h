@@ -1,4 +1,4 @@
-/* The L2 flush of cold samples (docs/measuring.md, flush_l2): a device buffer of twice the L2,
+/* The L2 flush of cold samples (docs/measuring.md, flush_l2): a device buffer of the L2's size,
  * made at the first flush and kept, written before a sample so that no line of its work
  * survives in the cache. Used by cold mode (cuda_timing.c) and cupti mode (cupti_timing.c). */
 #ifndef WL_L2_FLUSH_H

@@ -1,10 +1,11 @@
 // Benchmark helper (docs/benchmarks.md, "How much an L2 flush must write"): how cold a read is
 // after a flush of a given size. A kernel reads a buffer that fits in the L2 (a quarter, a half,
 // four fifths of it) once per sample; before each sample a memset of F bytes of another buffer
-// is the flush, F from none to twice the L2 (what wlrun writes, src/l2_flush.c). Each sample:
-// the flush, the start event, the read, the stop event, a synchronisation. Prints the median
+// is the flush, F from none to twice the L2 (what wlrun wrote before 2026-12-01; it now writes
+// the L2's size once, src/l2_flush.c, by this program's table). Each sample:
+// the flush, the start event, the read, the stop event; the cells interleaved. Prints the median
 // read time of each pair in microseconds, the flush's own time, and the smallest flush whose
-// reads are within 1 % of those after twice the L2 at every size (as cold as wlrun's).
+// reads are within 1 % of those after twice the L2 at every size.
 //   flush_size_raw [SAMPLES]
 #include <algorithm>
 #include <cstdio>
@@ -28,7 +29,7 @@ static double median(std::vector<double> v) {
 }
 
 int main(int argc, char **argv) {
-  int samples = argc > 1 ? atoi(argv[1]) : 200;
+  int samples = argc > 1 ? atoi(argv[1]) : 400;
   if (samples < 10) samples = 10;
   int l2, sms;
   CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
@@ -52,37 +53,50 @@ int main(int argc, char **argv) {
   printf("%-12s", "read \\ F");
   for (int f = 0; f < F; f++) printf("%9.2f", flushes[f]);
   printf("\n");
-  std::vector<std::vector<double>> med(R, std::vector<double>(F));
-  std::vector<double> flush_us(F);
-  for (int r = 0; r < R; r++) {
-    size_t n = (size_t)(reads[r] * l2) / 16;
-    for (int f = 0; f < F; f++) {
-      size_t fbytes = (size_t)(flushes[f] * l2);
-      std::vector<double> t, ft;
-      for (int i = 0; i < samples + 5; i++) {
-        if (fbytes) CK(cudaEventRecord(a, s));
-        if (fbytes) CK(cudaMemsetAsync(flush, i & 0xff, fbytes, s));
-        if (fbytes) CK(cudaEventRecord(b, s));
-        CK(cudaStreamSynchronize(s));
-        float ms;
-        if (fbytes) {
-          CK(cudaEventElapsedTime(&ms, a, b));
-          if (i >= 5) ft.push_back(ms * 1e3);
-        }
-        CK(cudaEventRecord(a, s));
-        read_all<<<sms * 8, 256, 0, s>>>((const float4 *)buf, n, out);
-        CK(cudaGetLastError());
-        CK(cudaEventRecord(b, s));
-        CK(cudaStreamSynchronize(s));
-        CK(cudaEventElapsedTime(&ms, a, b));
-        if (i >= 5) t.push_back(ms * 1e3); // the first few warm the clocks and the code
-      }
-      med[r][f] = median(t);
-      if (fbytes && r == 0) flush_us[f] = median(ft);
+  // Interleaved: each round times every (read, flush) cell once, in an order rotated by the
+  // round, with no synchronisation between the flush and its read (as in wlrun's cold samples:
+  // the flush, the start event, the work, the stop event), so that a drift of the clocks over
+  // the run falls on every cell alike. One synchronisation per round.
+  std::vector<std::vector<std::vector<double>>> t(R, std::vector<std::vector<double>>(F));
+  std::vector<cudaEvent_t> ev(2 * R * F);
+  for (auto &event : ev) CK(cudaEventCreate(&event));
+  for (int i = 0; i < samples + 5; i++) {
+    for (int c = 0; c < R * F; c++) {
+      int cell = (c + i) % (R * F), r = cell / F, f = cell % F;
+      size_t fbytes = (size_t)(flushes[f] * l2), n = (size_t)(reads[r] * l2) / 16;
+      if (fbytes) CK(cudaMemsetAsync(flush, (i + c) & 0xff, fbytes, s));
+      CK(cudaEventRecord(ev[2 * cell], s));
+      read_all<<<sms * 8, 256, 0, s>>>((const float4 *)buf, n, out);
+      CK(cudaGetLastError());
+      CK(cudaEventRecord(ev[2 * cell + 1], s));
     }
+    CK(cudaStreamSynchronize(s));
+    for (int cell = 0; cell < R * F && i >= 5; cell++) { // the first few warm the clocks and the code
+      float ms;
+      CK(cudaEventElapsedTime(&ms, ev[2 * cell], ev[2 * cell + 1]));
+      t[cell / F][cell % F].push_back(ms * 1e3);
+    }
+  }
+  std::vector<std::vector<double>> med(R, std::vector<double>(F));
+  for (int r = 0; r < R; r++) {
     printf("%6.2f x L2 ", reads[r]);
-    for (int f = 0; f < F; f++) printf("%9.2f", med[r][f]);
+    for (int f = 0; f < F; f++) printf("%9.2f", med[r][f] = median(t[r][f]));
     printf("\n");
+  }
+  std::vector<double> flush_us(F);
+  for (int f = 1; f < F; f++) {
+    size_t fbytes = (size_t)(flushes[f] * l2);
+    std::vector<double> ft;
+    for (int i = 0; i < samples + 5; i++) {
+      CK(cudaEventRecord(a, s));
+      CK(cudaMemsetAsync(flush, i & 0xff, fbytes, s));
+      CK(cudaEventRecord(b, s));
+      CK(cudaStreamSynchronize(s));
+      float ms;
+      CK(cudaEventElapsedTime(&ms, a, b));
+      if (i >= 5) ft.push_back(ms * 1e3);
+    }
+    flush_us[f] = median(ft);
   }
   printf("%-12s", "flush (us)");
   for (int f = 0; f < F; f++) printf("%9.2f", flush_us[f]);
