@@ -252,6 +252,7 @@ function bench.run(work, opts, checked)
   }
   local floor_time = core.clock() - wall0
   local ws, zero = working_set(work)
+  local inputs_time = core.clock() - wall0 - floor_time
 
   local first, first_time
   if checked then
@@ -326,7 +327,7 @@ function bench.run(work, opts, checked)
   local measuring <close> = core.nvtx.auto_scope("measurement", nil, not cfg.adaptive and cfg.iters or nil) -- nvtx
   local t_clock = core.clock()
   r.clock = { before = core.gpu_clock() }
-  r.wall = { floor = floor_time, warmup = warm_time, clocks = core.clock() - t_clock }
+  r.wall = { floor = floor_time, inputs = inputs_time, warmup = warm_time, clocks = core.clock() - t_clock }
   local t_measure = core.clock()
   local got = { gpu = {}, enqueue = {} }
   local watch = require("wlrun.chunk_watch").new(core.gpu_sample, core.clock)
@@ -377,10 +378,12 @@ function bench.run(work, opts, checked)
   r.watch = engine.watch()
 
   if r.mode == "cupti" then require("wlrun.kernel_times").finish(r) end
+  local t_summary = core.clock()
   bench.summarize(r, got.gpu, got.enqueue)
-  r.time = core.clock() - wall0
   local wl = require "wlrun"
   r.warnings = checks.evaluate(r, { device = wl.device(), working_set = ws, zero_inputs = zero })
+  r.wall.summary = core.clock() - t_summary
+  r.time = core.clock() - wall0
   return setmetatable(r, bench.result_mt)
 end
 

@@ -147,6 +147,7 @@ local function measure(sc, p, state, entry, ctx)
     entry.wall.check = core.clock() - t0
   end
   local r = require("wlrun.bench").run(work, sc.timing, checked)
+  local t_record = core.clock()
   for k, v in pairs(r.wall) do entry.wall[k] = v end
   results.record_bench(entry, r)
   entry.memory.tensor_peak_bytes = core.memory().device_peak_bytes -- since this configuration's setup
@@ -162,6 +163,7 @@ local function measure(sc, p, state, entry, ctx)
   m.tensor_peak_bytes = entry.memory.tensor_peak_bytes
   entry.metrics = m
   if sc.baseline then entry.baseline = baseline_of(sc, p) end
+  entry.wall.record = core.clock() - t_record
 end
 
 -- the bytes of wlrun's tensors alive, on the device, pinned and on the host

@@ -2,7 +2,8 @@
 -- scenario (default scenarios/gemm_sweep.lua) as its own wlrun process with -o JSON, twice (the
 -- first fills the kernel cache), and from the second run's document adds up, over the
 -- configurations, the GPU time measured (every sample x its launches) and each phase's wall
--- time (entry.wall: setup, floor, check, warmup, clocks, measure, teardown; measure split into
+-- time (entry.wall: setup, floor, inputs, check, warmup, clocks, measure, summary, record,
+-- teardown; measure split into
 -- the timed loops, flushes and synchronisation included, and what runs between chunks: NVML's
 -- readings, the stopping rule, recovery pauses), against the process's wall time; then what lies
 -- outside the configurations, by the run's own account (doc.wall: the process's start and the
@@ -12,12 +13,13 @@
 -- flushes within the timed loops are estimated: the samples flushed (cold and cupti samples of a
 -- run with flush_l2, the discarded ones too) times one flush's cost on this device, measured
 -- here (1,000 cold samples of an empty kernel with the flush, less 1,000 without).
---   WLRUN_BIN=build-static/wlrun wlrun tests/bench/config_overhead.lua [SCENARIO]
+--   WLRUN_BIN=build-static/wlrun wlrun tests/bench/config_overhead.lua [SCENARIO [KEEP.json]]
 local core = require "wlrun.core"
 local json = require "wlrun.json"
 
 local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
 local scenario = arg[1] or "scenarios/gemm_sweep.lua"
+local keep = arg[2] -- where the second run's document is kept, if given
 local out = os.tmpname() .. ".json"
 
 local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
@@ -31,11 +33,18 @@ end
 run() -- the kernel cache, warm
 local wall = run()
 local f = assert(io.open(out))
-local doc = json.decode(f:read("a"))
+local text = f:read("a")
 f:close()
 os.remove(out)
+if keep then
+  local k = assert(io.open(keep, "w"))
+  assert(k:write(text))
+  assert(k:close())
+end
+local doc = json.decode(text)
 
-local gpu, phases, order, configs = 0, {}, { "setup", "floor", "check", "warmup", "clocks", "measure", "teardown" }, 0
+local gpu, phases, configs = 0, {}, 0
+local order = { "setup", "floor", "inputs", "check", "warmup", "clocks", "measure", "summary", "record", "teardown" }
 local in_configs, worst = 0, {} -- the configurations' own wall time (entry.time), all of them
 for _, e in ipairs(doc.configurations) do
   in_configs = in_configs + (e.time or 0)
@@ -100,16 +109,16 @@ end
 if w.total then
   part("start: exec, libraries, script", w.start or 0)
   part("plan", w.plan or 0)
-  part("device: context, NVML", w.device or 0)
+  part("device: the CUDA context", w.device or 0)
   part("floor", w.floor or 0)
   part("document: provenance", w.document or 0)
   part("journal and outputs", w.journal or 0)
   part("between, the rest", (w.configurations or 0) - in_configs - (w.journal or 0))
   part("end: document, report, exit", wall - w.total)
 end
-print(("(GPU time measured is part of 'measure': %.3f s, %.1f%% of it; 'no phase': recording the results,"):format(gpu,
+print(("(GPU time measured is part of 'measure': %.3f s, %.1f%% of it; 'no phase': the entry begun,"):format(gpu,
   100 * gpu / math.max(phases.measure or 0, 1e-9)))
-print(" statistics, warnings, the working set's zero check; 'outside': by the run's own account, doc.wall)")
+print(" the memory's peak, the results' checks; 'outside': by the run's own account, doc.wall)")
 table.sort(worst, function(a, b) return a.time - a.gpu > b.time - b.gpu end)
 print("\nthe 8 configurations with the most wall time besides their GPU time measured (ms):")
 print(("%-40s %8s %8s %6s %8s %8s %8s %8s"):format("configuration", "wall", "gpu", "n", "check", "warmup", "clocks", "measure"))

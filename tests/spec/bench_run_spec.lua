@@ -95,6 +95,7 @@ describe("wl.bench's engine, simulated", function()
       -- the phases' account (entry.wall): the timed loops are part of measure
       assert.is_true(r.wall.chunks > 6000 * 200e-6 and r.wall.chunks <= r.wall.measure + 1e-9)
       assert.is_true(r.wall.floor >= 0 and r.wall.warmup > 0 and r.wall.clocks >= 0, require("wlrun.json").encode(r.wall))
+      assert.is_true(r.wall.inputs >= 0 and r.wall.summary >= 0, require("wlrun.json").encode(r.wall))
       assert.same({}, r.warnings)
     end)
   end)
