@@ -130,7 +130,17 @@ static int l_lock_clocks(lua_State *L) {
   return 1;
 }
 
+/* core.nvml_start(): begins opening NVML on a thread while the CUDA context is made (the run
+ * calls it just before its device); nothing with the do-nothing backend */
+static int l_nvml_start(lua_State *L) {
+  (void)L;
+  if (!wl_backend->no_device) wl_nvml_start();
+  return 0;
+}
+
 void wl_open_gpu_clock(lua_State *L) {
+  lua_pushcfunction(L, l_nvml_start);
+  lua_setfield(L, -2, "nvml_start");
   lua_pushcfunction(L, l_gpu_clock);
   lua_setfield(L, -2, "gpu_clock");
   lua_pushcfunction(L, l_gpu_sample);

@@ -4,6 +4,7 @@
 #include "wl_modules.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,8 +12,9 @@ typedef void *nvml_device;
 enum { NVML_CLOCK_SM = 1, NVML_TEMPERATURE_GPU = 0 };
 
 static struct {
-  bool tried, ok, locked;
+  bool tried, loaded, ok, locked;
   nvml_device dev;
+  int (*by_bus)(const char *, nvml_device *);     /* nvmlDeviceGetHandleByPciBusId_v2 */
   int (*clock)(nvml_device, int, unsigned *);     /* nvmlDeviceGetClockInfo */
   int (*max_clock)(nvml_device, int, unsigned *); /* nvmlDeviceGetMaxClockInfo */
   int (*default_clock)(nvml_device, int, unsigned *);
@@ -36,14 +38,15 @@ static const struct {
 
 #define SYM(field, name) (*(void **)&nvml.field = dlsym(h, name))
 
-bool wl_nvml_ready(lua_State *L) {
-  if (nvml.tried) return nvml.ok;
-  nvml.tried = true;
+/* The slow part of opening NVML, which needs no device: the library, its symbols, nvmlInit
+ * (about 20 ms on an H200, tests/bench/harness_costs.lua). wl_nvml_start runs it on a thread of
+ * its own while the CUDA context is made; the first wl_nvml_ready waits for it. */
+static void *load(void *unused) {
+  (void)unused;
   void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!h) return false;
+  if (!h) return NULL;
   int (*init)(void) = (int (*)(void))dlsym(h, "nvmlInit_v2");
-  int (*by_bus)(const char *, nvml_device *) =
-      (int (*)(const char *, nvml_device *))dlsym(h, "nvmlDeviceGetHandleByPciBusId_v2");
+  *(void **)&nvml.by_bus = dlsym(h, "nvmlDeviceGetHandleByPciBusId_v2");
   SYM(clock, "nvmlDeviceGetClockInfo");
   SYM(max_clock, "nvmlDeviceGetMaxClockInfo");
   SYM(default_clock, "nvmlDeviceGetDefaultApplicationsClock");
@@ -54,14 +57,38 @@ bool wl_nvml_ready(lua_State *L) {
   SYM(lock, "nvmlDeviceSetGpuLockedClocks");
   SYM(unlock, "nvmlDeviceResetGpuLockedClocks");
   SYM(error_string, "nvmlErrorString");
-  if (!init || !by_bus || !nvml.clock || !nvml.max_clock || init() != 0) return false;
+  nvml.loaded = init && nvml.by_bus && nvml.clock && nvml.max_clock && init() == 0;
+  return NULL;
+}
+
+static pthread_t loader;
+static bool loading;
+
+static void wait_for_loader(void) {
+  if (loading) (void)pthread_join(loader, NULL);
+  loading = false;
+}
+
+void wl_nvml_start(void) {
+  if (nvml.tried || loading) return;
+  loading = pthread_create(&loader, NULL, load, NULL) == 0; /* else wl_nvml_ready loads it */
+  /* a process that ends first waits for the thread, not exiting under NVML's initialisation */
+  if (loading && atexit(wait_for_loader) != 0) wait_for_loader();
+}
+
+bool wl_nvml_ready(lua_State *L) {
+  if (nvml.tried) return nvml.ok;
+  nvml.tried = true;
+  if (loading) wait_for_loader();
+  else load(NULL);
+  if (!nvml.loaded) return false;
   char bus[32];
   wl_device_ready(L);
   if (wl_backend->pci_bus_id(bus, sizeof bus, wl_device_index()) != cudaSuccess) { /* no NVML then */
     wl_backend->clear_error();
     return false;
   }
-  nvml.ok = by_bus(bus, &nvml.dev) == 0;
+  nvml.ok = nvml.by_bus(bus, &nvml.dev) == 0;
   return nvml.ok;
 }
 

@@ -12,6 +12,10 @@
 /* The NVML device of wlrun's CUDA device (by PCI bus id), opened once; false without NVML. */
 bool wl_nvml_ready(lua_State *L);
 
+/* Begins opening NVML on a thread of its own (the library and nvmlInit, no device needed), for
+ * the first wl_nvml_ready to find done: called as the CUDA context is made. */
+void wl_nvml_start(void);
+
 bool wl_nvml_sm_mhz(unsigned *mhz);          /* the current SM clock */
 bool wl_nvml_max_sm_mhz(unsigned *mhz);      /* the highest SM clock */
 bool wl_nvml_default_sm_mhz(unsigned *mhz);  /* the default applications clock (base) */

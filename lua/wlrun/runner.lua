@@ -174,6 +174,7 @@ function runner.run(sc, script)
   local exec = spreads and require("wlrun.executor").choose({ compile_only = false }, settings, cli) or nil
   mark("plan")
   if not compile_only and not sc.command and not spreads then -- a traced program has the device to itself
+    core.nvml_start() -- NVML opens on a thread while the context is made
     device = require_device(script)
     if not worker then -- the parent holds the lock: a child's exit would reset it
       device.clocks = require("wlrun.clocks").apply(wl.setting("run", "lock_clocks"), function(m) sink:warning(m) end)
