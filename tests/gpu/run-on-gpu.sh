@@ -40,7 +40,7 @@ step nvidia-smi nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.s
 step info "$bin" info
 if [ "$part" = costs ]; then
   step busted-gpu "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu
-  step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua
+  step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua -- scenarios/gemm_sweep.lua "$out/config_overhead.json"
   step bench-harness-costs "$bin" tests/bench/harness_costs.lua -- "$root/build-static/nvml_raw"
   step bench-tiny-sweep env WLRUN_BIN="$bin" "$bin" tests/bench/tiny_sweep.lua
   step bench-sample-memory "$bin" tests/bench/sample_memory.lua -- "$root/build-static/evidence_raw"
@@ -49,6 +49,7 @@ if [ "$part" = costs ]; then
   step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_raw"
   step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"
   step bench-flush-size "$root/build-static/flush_size_raw"
+  step bench-exit "$root/build-static/exit_raw"
   # gemm_sweep's one warmup launch against five: the same medians (a second run of one as the control)
   step gemm-warmup1 "$bin" scenarios/gemm_sweep.lua --quiet -o "$out/warmup1.json"
   step gemm-warmup5 "$bin" scenarios/gemm_sweep.lua --quiet --warmup 5 -o "$out/warmup5.json"
@@ -56,11 +57,12 @@ if [ "$part" = costs ]; then
   step compare-control "$bin" compare "$out/warmup1.json" "$out/warmup1b.json"
   step compare-warmup "$bin" compare "$out/warmup1.json" "$out/warmup5.json"
 elif [ "$part" = ratios ]; then
-  step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua
+  step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua -- scenarios/gemm_sweep.lua "$out/config_overhead.json"
   step bench-harness-costs "$bin" tests/bench/harness_costs.lua -- "$root/build-static/nvml_raw"
   step bench-tiny-sweep env WLRUN_BIN="$bin" "$bin" tests/bench/tiny_sweep.lua
   step bench-flush-size "$root/build-static/flush_size_raw"
-  step busted-bench "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua
+  step bench-exit "$root/build-static/exit_raw"
+  step busted-bench "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua tests/gpu/device_spec.lua
 elif [ "$part" != rest ]; then
   for suite in gpu spec e2e; do
     step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"
