@@ -326,6 +326,7 @@ static int open_core(lua_State *L) {
   lua_setfield(L, -2, "time_limit");
   wl_open_clock(L);
   wl_open_stats(L);
+  wl_open_printable(L);
   wl_open_settings(L, cli);
   wl_open_device(L);
   wl_open_tensor(L);

@@ -11,6 +11,7 @@
 void wl_open_clock(lua_State *L);                             /* lclock.c: clock, clock_ns, sleep, started */
 void wl_clock_mark_start(void); /* lclock.c: core.started is now (main calls it first) */
 void wl_open_stats(lua_State *L);                             /* lstats.c: stats */
+void wl_open_printable(lua_State *L);                         /* lprintable.c: printable_clean */
 void wl_open_settings(lua_State *L, const struct wl_cli *cli); /* lsettings.c: settings, cli */
 void wl_open_system(lua_State *L);                            /* lsystem.c: terminals, children, ... */
 void wl_open_device(lua_State *L);                            /* cuda_device.c: devices */

@@ -70,12 +70,19 @@ local function copy(v, lines, keep, key, seen)
   if type(v) ~= "table" then return v end
   if seen[v] then return seen[v] end
   seen[v] = v
-  local changed = {}
+  local changed
   for k, x in pairs(v) do
-    local k2, x2 = copy(k, nil, keep, nil, seen), copy(x, lines, keep, k, seen)
-    if k2 ~= k or x2 ~= x then changed[#changed + 1] = { k, k2, x2 } end
+    local tk, tx = type(k), type(x)
+    -- a number or a boolean is copied as it is: the samples of a document pass without a call
+    if tk == "string" or tk == "table" or tx == "string" or tx == "table" then
+      local k2, x2 = copy(k, nil, keep, nil, seen), copy(x, lines, keep, k, seen)
+      if k2 ~= k or x2 ~= x then
+        changed = changed or {}
+        changed[#changed + 1] = { k, k2, x2 }
+      end
+    end
   end
-  if #changed == 0 then return v end
+  if not changed then return v end
   local t = {}
   for k, x in pairs(v) do t[k] = x end
   for _, c in ipairs(changed) do
@@ -86,6 +93,11 @@ local function copy(v, lines, keep, key, seen)
   return setmetatable(t, getmetatable(v))
 end
 
-function printable.data(v, lines, keep) return copy(v, lines, keep, nil, {}) end
+-- a value whose every string is printable ASCII is returned as it is, found so in C (a results
+-- document of 400 configurations: 28 ms of walking in Lua)
+function printable.data(v, lines, keep)
+  if require("wlrun.core").printable_clean(v) then return v end
+  return copy(v, lines, keep, nil, {})
+end
 
 return printable

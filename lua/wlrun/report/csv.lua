@@ -70,7 +70,7 @@ local function work_columns(doc)
 end
 
 function M.render(doc)
-  doc = require("wlrun.printable").data(doc, nil, "\t\n")
+  doc = require("wlrun.printable").data(T.shown(doc), nil, "\t\n")
   local axes = T.axes(doc)
   local extra, taken = work_columns(doc), {}
   for _, x in ipairs(extra) do taken[x.name] = true end

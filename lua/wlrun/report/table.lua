@@ -290,7 +290,30 @@ local MIN_WHY = 48
 -- values, messages) with its control characters as \xHH, so that none reaches a terminal and
 -- every width is measured on what is shown; an error keeps its lines (wlrun.printable).
 M.LINES = { error = true }
-function M.printable(doc) return printable.data(doc, M.LINES) end
+function M.printable(doc) return printable.data(M.shown(doc), M.LINES) end
+
+-- The document without what no text printer shows: each configuration's samples and enqueue
+-- times (kept where its stats have no count, which a loop's summary then takes from them), so
+-- that making it printable walks the configurations, not every sample (400 configurations of
+-- a thousand samples each: most of the time of writing each text output).
+local HIDDEN = { samples = true, enqueue = true }
+function M.shown(doc)
+  if type(doc) ~= "table" or type(doc.configurations) ~= "table" then return doc end
+  local shown, configs = {}, {}
+  for k, v in pairs(doc) do shown[k] = v end
+  for i, c in pairs(doc.configurations) do
+    if type(c) == "table" and type(c.stats) == "table" and math.tointeger(c.stats.n) then
+      local e = {}
+      for k, v in pairs(c) do
+        if not HIDDEN[k] then e[k] = v end
+      end
+      c = setmetatable(e, getmetatable(c))
+    end
+    configs[i] = c
+  end
+  shown.configurations = setmetatable(configs, getmetatable(doc.configurations))
+  return setmetatable(shown, getmetatable(doc))
+end
 
 function M.render(doc)
   doc = M.printable(doc)
