@@ -4,8 +4,9 @@
 -- cold chunks with and without the L2 flush and the blocking kernel, the stopping rule's
 -- median noise, a tensor's copy to the host, element access from Lua, allocation, a full
 -- garbage collection, a cached kernel lookup and the timing floor.
--- With the path of build-static/nvml_raw, that program's costs of each query alone, first.
---   wlrun tests/bench/harness_costs.lua [-- build-static/nvml_raw]
+-- With the path of build-static/nvml_raw, that program's costs of each query alone, first; with
+-- that of build-static/cublas_raw besides, a whole cuBLAS run in raw C beside wlrun's.
+--   wlrun tests/bench/harness_costs.lua [-- build-static/nvml_raw [build-static/cublas_raw]]
 local wl = require "wlrun"
 local core = require "wlrun.core"
 local engine = require "wlrun.engine"
@@ -63,17 +64,18 @@ if bin then
   -- closed (tensors freed, modules unloaded, cuBLAS's handle destroyed), the CUDA context torn
   -- down, NVML shut down. For a run of a scenario, what follows the run's own account
   -- (doc.wall.total): the document and outputs written, the report, the exit.
-  local function process(name, args, ends)
+  local function command(name, line, ends) -- a shell command line
     local best, exit = math.huge, nil
     for _ = 1, 3 do
       local t0 = core.clock()
-      assert(os.execute(("'%s' %s >/dev/null 2>&1"):format(bin, args)), name .. " failed")
+      assert(os.execute(line .. " >/dev/null 2>&1"), name .. " failed")
       local t1 = core.clock()
       local e = ends and ends(t0, t1)
       if t1 - t0 < best then best, exit = t1 - t0, e end
     end
     print(("%-44s %10.3f ms%s"):format(name, best * 1e3, exit and ("   (%s %.1f ms)"):format(exit[1], exit[2] * 1e3) or ""))
   end
+  local function process(name, args, ends) command(name, ("'%s' %s"):format(bin, args), ends) end
   local function script(name, text) -- with its last statement's clock in NAME.end
     local path = dir .. "/" .. name
     local f = assert(io.open(path, "w"))
@@ -106,6 +108,10 @@ if bin then
   process("a script: a cuBLAS GEMM bound (dlopen, handle)", script("cublas.lua", gemm))
   process("  and called once (cuBLAS's first call)", script("cublas1.lua", gemm .. "g() wl.sync()\n"))
   process("  and a kernel of ours launched", script("kernel.lua", gemm .. "g() wl.kernel { [[extern \"C\" __global__ void noop() {}]], name = 'noop' }:bind { grid = 1, block = 1, args = {} }() wl.sync()\n"))
+  if arg[2] then -- the same work in a raw C program that links cuBLAS: what cuBLAS itself costs
+    command("  a raw C program: cuBLAS f32 1024^3, 10 samples", ("'%s' f32 1024 cold 10 1"):format(arg[2]))
+    process("  wlrun: the same, wl.bench cold, 10 samples", script("cublas10.lua", gemm .. "wl.bench(g, { mode = 'cold', warmup = 7, iters = 10 })\n"))
+  end
   process("gemm_sweep, one configuration, -o JSON", "scenarios/gemm_sweep.lua --quiet --filter \"variant == 'tiled' and M == 1024 and K == 1024\" -o " .. dir .. "/one.json",
     run_of(dir .. "/one.json"))
   process("  the same, with a cuBLAS f32 configuration", "scenarios/gemm_sweep.lua --quiet --filter \"(variant == 'tiled' or variant == 'cublas_f32') and M == 1024 and K == 1024\" -o " .. dir .. "/two.json",
