@@ -41,7 +41,7 @@ step info "$bin" info
 if [ "$part" = costs ]; then
   step busted-gpu "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu
   step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua -- scenarios/gemm_sweep.lua "$out/config_overhead.json"
-  step bench-harness-costs "$bin" tests/bench/harness_costs.lua -- "$root/build-static/nvml_raw"
+  step bench-harness-costs env WLRUN_BIN="$bin" "$bin" tests/bench/harness_costs.lua -- "$root/build-static/nvml_raw" "$root/build-static/cublas_raw"
   step bench-tiny-sweep env WLRUN_BIN="$bin" "$bin" tests/bench/tiny_sweep.lua
   step bench-sample-memory "$bin" tests/bench/sample_memory.lua -- "$root/build-static/evidence_raw"
   # the same with its kernel compiled in the process (an empty cache): NVRTC's freed memory
@@ -58,7 +58,7 @@ if [ "$part" = costs ]; then
   step compare-warmup "$bin" compare "$out/warmup1.json" "$out/warmup5.json"
 elif [ "$part" = ratios ]; then
   step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua -- scenarios/gemm_sweep.lua "$out/config_overhead.json"
-  step bench-harness-costs "$bin" tests/bench/harness_costs.lua -- "$root/build-static/nvml_raw"
+  step bench-harness-costs env WLRUN_BIN="$bin" "$bin" tests/bench/harness_costs.lua -- "$root/build-static/nvml_raw" "$root/build-static/cublas_raw"
   step bench-tiny-sweep env WLRUN_BIN="$bin" "$bin" tests/bench/tiny_sweep.lua
   step bench-flush-size "$root/build-static/flush_size_raw"
   step bench-exit "$root/build-static/exit_raw"
