@@ -1,10 +1,13 @@
 /* NVML through dlopen (nvml.h). */
+#define _GNU_SOURCE /* pthread_timedjoin_np: the exit waits for the loader, not for ever */
 #include "nvml.h"
 #include "cuda_stream.h"
 #include "wl_modules.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -69,11 +72,28 @@ static void wait_for_loader(void) {
   loading = false;
 }
 
+/* A process that ends first waits for the thread rather than exiting under NVML's
+ * initialisation, but at most EXIT_WAIT_S: a run that failed because the device is in a bad
+ * state must not hang in an nvmlInit it never needed. */
+enum { EXIT_WAIT_S = 2 };
+static void wait_for_loader_at_exit(void) {
+  if (!loading) return;
+  struct timespec until;
+  if (clock_gettime(CLOCK_REALTIME, &until) == 0) {
+    until.tv_sec += EXIT_WAIT_S;
+    if (pthread_timedjoin_np(loader, NULL, &until) == 0) loading = false;
+  }
+}
+
 void wl_nvml_start(void) {
   if (nvml.tried || loading) return;
+  /* the thread takes no signal: Ctrl-C's and the time limit's handlers act on the Lua state */
+  sigset_t all, old;
+  sigfillset(&all);
+  bool masked = pthread_sigmask(SIG_SETMASK, &all, &old) == 0;
   loading = pthread_create(&loader, NULL, load, NULL) == 0; /* else wl_nvml_ready loads it */
-  /* a process that ends first waits for the thread, not exiting under NVML's initialisation */
-  if (loading && atexit(wait_for_loader) != 0) wait_for_loader();
+  if (masked) (void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (loading && atexit(wait_for_loader_at_exit) != 0) wait_for_loader();
 }
 
 bool wl_nvml_ready(lua_State *L) {

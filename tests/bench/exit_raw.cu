@@ -82,6 +82,6 @@ int main(int argc, char **argv) {
   }
   printf("a CUDA process's end after its last statement (1 GiB, one kernel), median of %d:\n", rounds);
   for (int how = 0; how < 3; how++) printf("  %-44s %8.1f ms\n", names[how], median(end[how]) * 1e3);
-  printf("  %-44s %8.1f ms\n", "  of which before it, cudaDeviceReset itself", median(reset) * 1e3);
+  printf("  %-44s %8.1f ms\n", "  plus, before it, cudaDeviceReset itself", median(reset) * 1e3);
   return 0;
 }
