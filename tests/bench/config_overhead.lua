@@ -12,7 +12,10 @@
 -- follows it (the document and outputs written, the report, the process's exit). The L2
 -- flushes within the timed loops are estimated: the samples flushed (cold and cupti samples of a
 -- run with flush_l2, the discarded ones too) times one flush's cost on this device, measured
--- here (1,000 cold samples of an empty kernel with the flush, less 1,000 without).
+-- here (1,000 cold samples of an empty kernel with the flush, less 1,000 without). Last, the same
+-- wall time by whose it is: the GPU time measured, the driver's (context, end), one-time costs
+-- in the warmups, the warmups' GPU time, the flushes, the queueing in the timed loops, the
+-- scenario's setup, check and teardown, and wlrun's own.
 --   WLRUN_BIN=build-static/wlrun wlrun tests/bench/config_overhead.lua [SCENARIO [KEEP.json]]
 local core = require "wlrun.core"
 local json = require "wlrun.json"
@@ -84,6 +87,7 @@ if doc.settings and doc.settings.run and doc.settings.run.flush_l2 then
     end
   end
 end
+local flush_time = 0
 if flushed > 0 then
   local wl, engine = require "wlrun", require "wlrun.engine"
   local empty = wl.kernel { wl.source "kernels/spin.cu", name = "spin" }:bind { grid = 1, block = 1, args = { 0 } }
@@ -94,9 +98,9 @@ if flushed > 0 then
     return core.clock() - t0
   end
   local each = (took(true) - took(false)) / 1000
-  local v = flushed * each
-  print(("%-28s %9.3f %8.1f%% %14.2f   (%d flushes x %.1f us, estimated)"):format("  of which L2 flushes", v,
-    100 * v / wall, 1e3 * v / math.max(configs, 1), flushed, each * 1e6))
+  flush_time = flushed * each
+  print(("%-28s %9.3f %8.1f%% %14.2f   (%d flushes x %.1f us, estimated)"):format("  of which L2 flushes", flush_time,
+    100 * flush_time / wall, 1e3 * flush_time / math.max(configs, 1), flushed, each * 1e6))
 end
 local rest, between = in_configs - in_phases, wall - in_configs
 print(("%-28s %9.3f %8.1f%% %14.2f"):format("configurations, no phase", rest, 100 * rest / wall, 1e3 * rest / math.max(configs, 1)))
@@ -119,6 +123,36 @@ end
 print(("(GPU time measured is part of 'measure': %.3f s, %.1f%% of it; 'no phase': the entry begun,"):format(gpu,
   100 * gpu / math.max(phases.measure or 0, 1e-9)))
 print(" the memory's peak, the results' checks; 'outside': by the run's own account, doc.wall)")
+
+-- The same wall time by whose it is. The warmups' GPU time is estimated as their launches times
+-- the configuration's median; the rest of a warmup is one-time costs (a library's first call,
+-- a module loaded) and its host time. The timed loops less the GPU time measured and the
+-- flushes is the queueing behind the blocking kernel and the chunks' synchronisations.
+if w.total then
+  local warm_gpu, one_time = 0, 0
+  for _, e in ipairs(doc.configurations) do
+    if e.status == "ok" and e.wall and e.stats and e.stats.median then
+      local g = (e.warmup or 0) * e.stats.median * (e.per or 1)
+      warm_gpu = warm_gpu + math.min(g, e.wall.warmup or 0)
+      one_time = one_time + math.max(0, (e.wall.warmup or 0) - g)
+    end
+  end
+  local driver = (w.device or 0) + (wall - w.total)
+  local queueing = (phases.chunks or 0) - gpu - flush_time
+  local scenario_own = (phases.setup or 0) + (phases.check or 0) + (phases.teardown or 0)
+  local own = wall - gpu - driver - one_time - warm_gpu - flush_time - queueing - scenario_own
+  print("\nby whose it is:")
+  local function cause(name, v) print(("  %-66s %7.3f s %6.1f%%"):format(name, v, 100 * v / wall)) end
+  cause("the GPU time measured", gpu)
+  cause("the CUDA context, and the end (the document, the report, the exit)", driver)
+  cause("one-time costs in the warmups (libraries' first calls, modules)", one_time)
+  cause("the warmup launches' GPU time (estimated)", warm_gpu)
+  cause("the L2 flushes (estimated)", flush_time)
+  cause("queueing and synchronisation in the timed loops", queueing)
+  cause("the scenario's setup, check and teardown", scenario_own)
+  cause("wlrun's own (the rest)", own)
+end
+
 table.sort(worst, function(a, b) return a.time - a.gpu > b.time - b.gpu end)
 print("\nthe 8 configurations with the most wall time besides their GPU time measured (ms):")
 print(("%-40s %8s %8s %6s %8s %8s %8s %8s"):format("configuration", "wall", "gpu", "n", "check", "warmup", "clocks", "measure"))
