@@ -160,51 +160,50 @@ static int l_device(lua_State *L) {
     return wl_raise(L, WL_EXIT_NO_DEVICE, "no CUDA device %d: this machine has %d", dev, n);
   struct device_facts uncached = {0};
   const struct device_facts *f = facts_of(L, dev, &uncached);
-  const struct cudaDeviceProp p = f->p;
-  int driver = f->driver, runtime = f->runtime, sm_clock = f->sm_clock, mem_clock = f->mem_clock, bus = f->bus;
+  const struct cudaDeviceProp *p = &f->p;
   size_t free_b = 0, total_b = 0;
   if (dev == current_device) WL_CUDA(L, wl_backend->mem_info(&free_b, &total_b), "cudaMemGetInfo");
 
   lua_createtable(L, 0, 32);
   set_int(L, "index", dev);
-  lua_pushstring(L, p.name);
+  lua_pushstring(L, p->name);
   lua_setfield(L, -2, "name");
-  lua_pushfstring(L, "%d.%d", p.major, p.minor);
+  lua_pushfstring(L, "%d.%d", p->major, p->minor);
   lua_setfield(L, -2, "compute_capability");
-  lua_pushfstring(L, "sm_%d%d", p.major, p.minor);
+  lua_pushfstring(L, "sm_%d%d", p->major, p->minor);
   lua_setfield(L, -2, "arch");
-  set_int(L, "major", p.major);
-  set_int(L, "minor", p.minor);
-  set_int(L, "sm_count", p.multiProcessorCount);
-  set_int(L, "l2_bytes", p.l2CacheSize);
-  set_int(L, "memory_bytes", (lua_Integer)p.totalGlobalMem);
+  set_int(L, "major", p->major);
+  set_int(L, "minor", p->minor);
+  set_int(L, "sm_count", p->multiProcessorCount);
+  set_int(L, "l2_bytes", p->l2CacheSize);
+  set_int(L, "memory_bytes", (lua_Integer)p->totalGlobalMem);
   if (dev == current_device) set_int(L, "memory_free_bytes", (lua_Integer)free_b);
-  set_int(L, "sm_clock_khz", sm_clock);
-  set_int(L, "memory_clock_khz", mem_clock);
-  set_int(L, "memory_bus_bits", bus);
+  set_int(L, "sm_clock_khz", f->sm_clock);
+  set_int(L, "memory_clock_khz", f->mem_clock);
+  set_int(L, "memory_bus_bits", f->bus);
   /* double data rate: two transfers per memory clock, bus_width/8 bytes each */
-  lua_pushnumber(L, 2.0 * mem_clock * 1e3 * (bus / 8.0));
+  lua_pushnumber(L, 2.0 * f->mem_clock * 1e3 * (f->bus / 8.0));
   lua_setfield(L, -2, "peak_bandwidth");
   /* FP32 lanes per SM by architecture (CUDA programming guide, arithmetic instructions) */
-  int lanes = p.major >= 8 && !(p.major == 8 && p.minor == 0) ? 128 : 64;
-  lua_pushnumber(L, 2.0 * lanes * p.multiProcessorCount * sm_clock * 1e3);
+  int lanes = p->major >= 8 && !(p->major == 8 && p->minor == 0) ? 128 : 64;
+  lua_pushnumber(L, 2.0 * lanes * p->multiProcessorCount * f->sm_clock * 1e3);
   lua_setfield(L, -2, "peak_fp32_flops");
-  set_int(L, "max_threads_per_block", p.maxThreadsPerBlock);
-  set_int(L, "max_threads_per_sm", p.maxThreadsPerMultiProcessor);
-  set_int(L, "warp_size", p.warpSize);
-  set_int(L, "shared_per_block", (lua_Integer)p.sharedMemPerBlock);
-  set_int(L, "shared_per_block_optin", (lua_Integer)p.sharedMemPerBlockOptin);
-  set_int(L, "shared_per_sm", (lua_Integer)p.sharedMemPerMultiprocessor);
-  set_int(L, "registers_per_sm", p.regsPerMultiprocessor);
-  set_int(L, "registers_per_block", p.regsPerBlock);
-  set_int(L, "driver_version", driver);
-  set_int(L, "runtime_version", runtime);
+  set_int(L, "max_threads_per_block", p->maxThreadsPerBlock);
+  set_int(L, "max_threads_per_sm", p->maxThreadsPerMultiProcessor);
+  set_int(L, "warp_size", p->warpSize);
+  set_int(L, "shared_per_block", (lua_Integer)p->sharedMemPerBlock);
+  set_int(L, "shared_per_block_optin", (lua_Integer)p->sharedMemPerBlockOptin);
+  set_int(L, "shared_per_sm", (lua_Integer)p->sharedMemPerMultiprocessor);
+  set_int(L, "registers_per_sm", p->regsPerMultiprocessor);
+  set_int(L, "registers_per_block", p->regsPerBlock);
+  set_int(L, "driver_version", f->driver);
+  set_int(L, "runtime_version", f->runtime);
   char pci[32], uuid[40];
-  snprintf(pci, sizeof pci, "%04x:%02x:%02x.0", (unsigned)p.pciDomainID, (unsigned)p.pciBusID,
-           (unsigned)p.pciDeviceID);
+  snprintf(pci, sizeof pci, "%04x:%02x:%02x.0", (unsigned)p->pciDomainID, (unsigned)p->pciBusID,
+           (unsigned)p->pciDeviceID);
   lua_pushstring(L, pci);
   lua_setfield(L, -2, "pci_bus_id");
-  const unsigned char *u = (const unsigned char *)p.uuid.bytes;
+  const unsigned char *u = (const unsigned char *)p->uuid.bytes;
   snprintf(uuid, sizeof uuid, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
            u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
            u[14], u[15]);
