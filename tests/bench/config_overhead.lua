@@ -39,10 +39,11 @@ local f = assert(io.open(out))
 local text = f:read("a")
 f:close()
 os.remove(out)
-if keep then
-  local k = assert(io.open(keep, "w"))
-  assert(k:write(text))
-  assert(k:close())
+if keep then -- a path that cannot be written is said, and the account printed all the same
+  local k, err = io.open(keep, "w")
+  local ok, werr = k and k:write(text)
+  if k then ok, werr = k:close() and ok, werr end
+  if not ok then io.stderr:write(("config_overhead: the document is not kept: %s\n"):format(err or werr or keep)) end
 end
 local doc = json.decode(text)
 
