@@ -112,6 +112,14 @@ static cudaError_t stream_create(cudaStream_t *s, bool blocking, int priority) {
   return cudaStreamCreateWithPriority(s, blocking ? cudaStreamDefault : cudaStreamNonBlocking, priority);
 }
 
+static cudaError_t stream_properties(cudaStream_t s, bool *blocking, int *priority) {
+  unsigned flags = 0;
+  cudaError_t err = cudaStreamGetFlags(s, &flags);
+  if (err == cudaSuccess) err = cudaStreamGetPriority(s, priority);
+  *blocking = !(flags & cudaStreamNonBlocking);
+  return err;
+}
+
 static cudaError_t stream_destroy(cudaStream_t s) { return cudaStreamDestroy(s); }
 static cudaError_t stream_sync(cudaStream_t s) { return cudaStreamSynchronize(s); }
 static cudaError_t stream_query(cudaStream_t s) { return cudaStreamQuery(s); }
@@ -212,6 +220,7 @@ const struct wl_backend wl_backend_cuda = {
     .empty_kernel = wl_empty_kernel,
     .block_stream = wl_block_stream,
     .stream_create = stream_create,
+    .stream_properties = stream_properties,
     .stream_destroy = stream_destroy,
     .stream_sync = stream_sync,
     .stream_query = stream_query,

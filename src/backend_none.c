@@ -146,6 +146,11 @@ static cudaError_t stream_create(cudaStream_t *s, bool blocking, int priority) {
   return new_stand_in((void **)s, 's', 0);
 }
 
+static cudaError_t stream_properties(cudaStream_t s, bool *blocking, int *priority) {
+  *blocking = false, *priority = 0;
+  return cudaSuccess;
+}
+
 static cudaError_t stream_destroy(cudaStream_t s) { return free_stand_in(s); }
 static cudaError_t stream_done(cudaStream_t s) { return cudaSuccess; }
 static cudaError_t stream_wait(cudaStream_t s, cudaEvent_t e) { return cudaSuccess; }
@@ -259,6 +264,7 @@ const struct wl_backend wl_backend_none = {
     .empty_kernel = empty_kernel,
     .block_stream = block_stream,
     .stream_create = stream_create,
+    .stream_properties = stream_properties,
     .stream_destroy = stream_destroy,
     .stream_sync = stream_done,
     .stream_query = stream_done,

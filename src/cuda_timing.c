@@ -143,15 +143,17 @@ static int check_count(lua_State *L, int arg) {
   return (int)n;
 }
 
-/* the elapsed times of event pairs (2i, 2i+1), divided by per; waits for the last */
-static void read_pairs(lua_State *L, double *gpu, int n, long per) {
-  WL_CUDA(L, wl_backend->event_sync(events[2 * n - 1]), "waiting for the measurement");
+/* the elapsed times of event pairs (ev[2i], ev[2i+1]), divided by per; waits for the last */
+static void read_pairs_of(lua_State *L, const cudaEvent_t *ev, double *gpu, int n, long per) {
+  WL_CUDA(L, wl_backend->event_sync(ev[2 * n - 1]), "waiting for the measurement");
   for (int i = 0; i < n; i++) {
     float ms;
-    WL_CUDA(L, wl_backend->event_elapsed(&ms, events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
+    WL_CUDA(L, wl_backend->event_elapsed(&ms, ev[2 * i], ev[2 * i + 1]), "cudaEventElapsedTime");
     gpu[i] = ms * 1e-3 / (double)per;
   }
 }
+
+static void read_pairs(lua_State *L, double *gpu, int n, long per) { read_pairs_of(L, events, gpu, n, per); }
 
 /* buffers of doubles that an error cannot leak: userdata */
 static double *scratch(lua_State *L, int n) { return lua_newuserdatauv(L, sizeof(double) * (size_t)n, 0); }
@@ -164,62 +166,145 @@ static double *scratch(lua_State *L, int n) { return lua_newuserdatauv(L, sizeof
  * host between an event and its launch. Few enough per block that the queue never fills (a full
  * queue would make the host wait on a GPU that waits on the host); the kernel gives up after
  * BLOCK_TIMEOUT_NS (the host was descheduled, or an error ended the loop while it held the
- * stream), and a block whose kernel gave up is queued again, at most BLOCK_RETRIES times. */
+ * stream), and a block whose kernel gave up is queued again, at most BLOCK_RETRIES times.
+ *
+ * Two blocks are in flight: the host queues the next block while the GPU runs the one before, on
+ * a second stream, behind the last event of the block before. On the same stream the host's
+ * submissions reached into the samples running (+0.16-0.22 us on the H200); on another stream
+ * they do not, and the GPU no longer waits while each block is queued (tests/bench/pipeline_raw.cu,
+ * docs/benchmarks.md). */
 enum { BLOCK_SAMPLES = 16, BLOCK_RETRIES = 3 };
 static const unsigned long long BLOCK_TIMEOUT_NS = 100000000ull; /* 100 ms */
 
 static struct {
-  volatile int *flag; /* [0]: the generation released; [1]: timeouts counted by the kernel */
+  volatile int *flag; /* [0]: the generation released; [1 + slot]: timeouts counted by the kernels */
   int generation;
 } blocker;
 
 static void need_blocker(lua_State *L) {
   if (blocker.flag) return;
   void *p;
-  WL_CUDA(L, wl_backend->alloc_pinned(&p, 2 * sizeof(int)), "allocating the blocking kernel's flag");
+  WL_CUDA(L, wl_backend->alloc_pinned(&p, 3 * sizeof(int)), "allocating the blocking kernel's flag");
   blocker.flag = p;
-  blocker.flag[0] = blocker.flag[1] = 0;
+  blocker.flag[0] = blocker.flag[1] = blocker.flag[2] = 0;
 }
 
-/* samples [done, done + k) behind one blocking kernel; false when the kernel gave up */
-static bool cold_block(lua_State *L, const struct work_list *w, int done, int k, double *gpu, double *enq) {
-  cudaStream_t s = w->stream;
-  int generation = ++blocker.generation, timeouts = blocker.flag[1];
-  WL_CUDA(L, wl_backend->block_stream(blocker.flag, blocker.flag + 1, generation, BLOCK_TIMEOUT_NS, s),
+/* The second stream of the work's stream s: on the same device, with its flags and priority;
+ * made at first use and kept (a few: one per stream a measurement has used, most recent kept). */
+enum { PARTNERS = 8 };
+static struct partner {
+  int device, priority;
+  bool blocking;
+  cudaStream_t of, stream;
+} partners[PARTNERS];
+
+static cudaStream_t partner_of(lua_State *L, cudaStream_t s) {
+  struct partner want = {.device = wl_device_index(), .of = s};
+  WL_CUDA(L, wl_backend->stream_properties(s, &want.blocking, &want.priority), "reading the work's stream's flags");
+  for (int i = 0; i < PARTNERS; i++) {
+    struct partner *p = &partners[i];
+    if (p->stream && p->of == s && p->device == want.device && p->blocking == want.blocking &&
+        p->priority == want.priority)
+      return p->stream;
+  }
+  static int next;
+  struct partner *p = &partners[next];
+  next = (next + 1) % PARTNERS;
+  if (p->stream) { /* its blocks were all waited for; a failure to destroy it is only a leak */
+    wl_backend->stream_destroy(p->stream);
+    p->stream = NULL;
+  }
+  WL_CUDA(L, wl_backend->stream_create(&want.stream, want.blocking, want.priority),
+          "creating the second stream of the blocked samples");
+  wl_backend->name_stream(want.stream, "wlrun: blocked samples, second stream");
+  *p = want;
+  return p->stream;
+}
+
+struct block {
+  int done, k, attempt; /* samples [done, done + k), queued attempt + 1 times */
+  int timeouts;         /* its slot's timeouts counted before it was queued */
+};
+
+/* the events of slot 0 or 1 */
+static cudaEvent_t *slot_events(int slot) { return events + 2 * BLOCK_SAMPLES * slot; }
+
+/* queues block b in its slot on stream s, behind the stop event `after` of the block queued
+ * before (none for the first), and releases it */
+static void queue_block(lua_State *L, const struct work_list *w, struct block *b, int slot, cudaStream_t s,
+                        cudaEvent_t after, double *enq) {
+  cudaEvent_t *ev = slot_events(slot);
+  int generation = ++blocker.generation;
+  b->timeouts = blocker.flag[1 + slot];
+  if (after) WL_CUDA(L, wl_backend->stream_wait(s, after), "cudaStreamWaitEvent");
+  WL_CUDA(L, wl_backend->block_stream(blocker.flag, blocker.flag + 1 + slot, generation, BLOCK_TIMEOUT_NS, s),
           "launching the blocking kernel");
-  for (int j = 0; j < k; j++) {
-    int i = done + j;
+  for (int j = 0; j < b->k; j++) {
+    int i = b->done + j;
     wl_flush_l2(L, s, i);
-    WL_CUDA(L, wl_backend->event_record(events[2 * j], s), "cudaEventRecord");
+    WL_CUDA(L, wl_backend->event_record(ev[2 * j], s), "cudaEventRecord");
     double t0 = now();
     enqueue(L, &w->items[i % w->n], s, 1, false);
     enq[i] = now() - t0;
-    WL_CUDA(L, wl_backend->event_record(events[2 * j + 1], s), "cudaEventRecord");
+    WL_CUDA(L, wl_backend->event_record(ev[2 * j + 1], s), "cudaEventRecord");
   }
   __atomic_store_n(blocker.flag, generation, __ATOMIC_SEQ_CST); /* release */
-  read_pairs(L, gpu + done, k, 1);
-  return __atomic_load_n(blocker.flag + 1, __ATOMIC_SEQ_CST) == timeouts;
 }
 
-/* cold samples behind blocking kernels; *gave_up: blocks whose kernel timed out, *kept:
- * samples kept although their block's kernel gave up each time (they may hold launch overhead) */
+/* waits for block b of its slot and reads its samples; false when its kernel gave up */
+static bool finish_block(lua_State *L, const struct block *b, int slot, double *gpu) {
+  read_pairs_of(L, slot_events(slot), gpu + b->done, b->k, 1);
+  return __atomic_load_n(blocker.flag + 1 + slot, __ATOMIC_SEQ_CST) == b->timeouts;
+}
+
+/* cold samples behind blocking kernels, two blocks in flight on the work's stream and its second
+ * stream in turn; *gave_up: blocks whose kernel timed out (each queued again, after the block in
+ * flight), *kept: samples kept although their block's kernel gave up each time (they may hold
+ * launch overhead) */
 static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, double *gpu, double *enq,
                               int *gave_up, int *kept) {
   need_blocker(L);
-  need_events(L, 2 * BLOCK_SAMPLES);
+  need_events(L, 4 * BLOCK_SAMPLES);
   wl_flush_l2_ready(L);
+  cudaStream_t streams[2] = {w->stream, partner_of(L, w->stream)};
   *gave_up = *kept = 0;
-  for (int done = 0; done < n;) {
-    int k = n - done < BLOCK_SAMPLES ? n - done : BLOCK_SAMPLES;
-    bool ok = false;
-    for (int attempt = 0; !ok && attempt <= BLOCK_RETRIES; attempt++) {
+  struct block blocks[2], retry = {0};
+  bool busy[2] = {false, false}, have_retry = false;
+  cudaEvent_t last = NULL; /* the stop event of the block queued last */
+  int slot = 0, done = 0;
+  for (;;) {
+    bool more = have_retry || done < n;
+    if (more) {
       if (wl_stop_pending()) wl_stop_check(L);
-      ok = cold_block(L, w, done, k, gpu, enq);
-      if (!ok) ++*gave_up;
+      struct block *b = &blocks[slot];
+      if (have_retry) {
+        *b = retry, have_retry = false;
+      } else {
+        *b = (struct block){.done = done, .k = n - done < BLOCK_SAMPLES ? n - done : BLOCK_SAMPLES};
+        done += b->k;
+      }
+      queue_block(L, w, b, slot, streams[slot], last, enq);
+      last = slot_events(slot)[2 * b->k - 1];
+      busy[slot] = true;
     }
-    if (!ok) *kept += k;
-    done += k;
+    slot = 1 - slot; /* the block queued before this one */
+    if (busy[slot]) {
+      busy[slot] = false;
+      struct block *b = &blocks[slot];
+      if (!finish_block(L, b, slot, gpu)) {
+        ++*gave_up;
+        if (b->attempt < BLOCK_RETRIES) {
+          retry = *b, retry.attempt++, have_retry = true;
+        } else {
+          *kept += b->k;
+        }
+      }
+    } else if (!more) {
+      break;
+    }
   }
+  /* work queued on the work's stream after this runs after the samples */
+  if (last) WL_CUDA(L, wl_backend->stream_wait(streams[0], last), "cudaStreamWaitEvent");
 }
 
 /* core.time_cold(work, n, flush, blocked): blocked (with flush) queues the samples behind

@@ -76,7 +76,11 @@ function gemm.check(p, s)
   local bf16 = s.variant.tensor == "bf16"
   local k = wl.kernel { bf16 and bf16_src or f32_src, name = bf16 and "gemm_bf16_check_rows" or "gemm_check_rows" }
   k:bind { grid = { wl.cdiv(p.N, 128), 8 }, block = 128, args = { s.A, s.B, s.C, drows, 8, p.N, p.K, worst } }()
-  local err, tol = worst:to_host()[1], s.variant.tol
+  local back = worst:to_host()
+  local err, tol = back[1], s.variant.tol
+  -- freed here, not left to the collector: a configuration that leaves tensors behind costs a
+  -- full collection at its end (docs/lua-api.md)
+  for _, t in ipairs { rows, drows, worst, back } do t:free() end
   return err < tol, ("max scaled error %.2e over 8 rows (bound %.0e)"):format(err, tol)
 end
 

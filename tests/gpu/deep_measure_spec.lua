@@ -11,6 +11,13 @@ extern "C" __global__ void spin(unsigned long long ns) {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
   do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
 }
+extern "C" __global__ void stamp(long long *log, unsigned int *count, unsigned long long ns, int item) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+  unsigned int i = atomicAdd(count, 1u);
+  log[3 * i] = t0, log[3 * i + 1] = t, log[3 * i + 2] = item;
+}
 extern "C" __global__ void copy(float* __restrict__ y, const float* __restrict__ x, long n) {
   for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) y[i] = x[i];
 }]]
@@ -38,6 +45,51 @@ describe("deep measurement on a GPU", function()
     assert.is_true(cold.stats.median > graph.stats.median and cold.stats.median < graph.stats.median + 3.5e-6,
       ("blocked %.3f us, graph %.3f us, event pair %.3f us"):format(cold.stats.median * 1e6, graph.stats.median * 1e6,
         cold.floor.event_pair * 1e6))
+  end)
+
+  -- docs/measuring.md: the next block is queued on a second stream while the GPU runs the one
+  -- before; the samples still run one at a time, in order, each of its own item
+  h.gpu_it("blocked samples on two streams never overlap: in order, each of its item, on a stream of any priority", function()
+    local stream = wl.stream { priority = -1 }
+    local k = wl.kernel { SPIN, name = "stamp" }
+    -- each launch of the items logs its start, its end (globaltimer) and its item
+    local function logged(n, warmup, items, after)
+      local log, count = wl.tensor { 3 * (n + warmup + 1), dtype = "i64" }, wl.tensor { 1, dtype = "u32" }
+      wl.current_stream():sync() -- their zeros, queued on wlrun's stream, before the launches on this one
+      local list = {}
+      for item = 1, items do
+        list[item] = k:bind { grid = 1, block = 1, stream = stream, args = { log, count, 20000, item } }
+      end
+      local r = wl.bench(#list == 1 and list[1] or list, { mode = "cold", flush_l2 = true, warmup = warmup, iters = n })
+      if after then k:bind { grid = 1, block = 1, stream = stream, args = { log, count, 1000, 9 } }() end
+      stream:sync()
+      local launches, t = count:to_host()[1], log:to_host()
+      log:free(); count:free()
+      return r, launches, t
+    end
+    local n, warmup = 100, 3 -- 7 blocks, the last one short
+    local r, launches, t = logged(n, warmup, 3)
+    assert.same({ gave_up = 0, kept = 0 }, r.blocked)
+    assert.equal(n, #r.samples)
+    assert.equal(n + warmup, launches)
+    local ended, item = 0, 0
+    for i = 0, launches - 1 do
+      local t0, t1, it = t[3 * i + 1], t[3 * i + 2], t[3 * i + 3]
+      assert.is_true(t0 >= ended, ("launch %d began %d ns before the one before it ended"):format(i + 1, ended - t0))
+      -- the items in turn: the warmup's from the first, and each chunk of samples from the first again
+      assert.is_true(it == item % 3 + 1 or (i >= warmup and it == 1), ("launch %d: item %d after item %d"):format(i + 1, it, item))
+      ended, item = t1, it
+    end
+    -- each sample holds its kernel's 20 us and the event pair's own: no flush, no wait for the host
+    for i, s in ipairs(r.samples) do assert.is_true(s > 19e-6 and s < 30e-6, ("sample %d: %.3f us"):format(i, s * 1e6)) end
+    -- 20 samples: the second block, on the second stream, is the last; work queued on the work's
+    -- stream after the measurement runs after it
+    local r2, launches2, t2 = logged(20, 0, 1, true)
+    assert.same({ gave_up = 0, kept = 0 }, r2.blocked)
+    assert.equal(21, launches2)
+    assert.equal(9, t2[3 * 20 + 3])
+    for i = 0, 19 do assert.is_true(t2[3 * 20 + 1] >= t2[3 * i + 2], "the launch after began before sample " .. (i + 1)) end
+    stream:destroy()
   end)
 
   h.gpu_it("the flush is in every blocked sample: a copy that fits the L2 reads slower flushed than hot", function()

@@ -61,6 +61,7 @@ elif [ "$part" = ratios ]; then
   step bench-harness-costs env WLRUN_BIN="$bin" "$bin" tests/bench/harness_costs.lua -- "$root/build-static/nvml_raw" "$root/build-static/cublas_raw"
   step bench-tiny-sweep env WLRUN_BIN="$bin" "$bin" tests/bench/tiny_sweep.lua
   step bench-flush-size "$root/build-static/flush_size_raw"
+  step bench-pipeline "$root/build-static/pipeline_raw"
   step bench-exit "$root/build-static/exit_raw"
   step busted-bench "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua tests/gpu/device_spec.lua
 elif [ "$part" != rest ]; then
