@@ -116,5 +116,7 @@ if bin then
     run_of(dir .. "/one.json"))
   process("  the same, with a cuBLAS f32 configuration", "scenarios/gemm_sweep.lua --quiet --filter \"(variant == 'tiled' or variant == 'cublas_f32') and M == 1024 and K == 1024\" -o " .. dir .. "/two.json",
     run_of(dir .. "/two.json"))
+  process("  the same, with an mma_bf16 configuration (cupti mode)", "scenarios/gemm_sweep.lua --quiet --filter \"(variant == 'tiled' or variant == 'mma_bf16') and M == 1024 and K == 1024\" -o " .. dir .. "/cupti.json",
+    run_of(dir .. "/cupti.json"))
   os.execute(("rm -rf '%s'"):format(dir))
 end

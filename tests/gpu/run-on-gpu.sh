@@ -32,7 +32,8 @@ step() { # step NAME COMMAND...: runs, logs to $out/NAME.log, records the exit c
 # PART (first argument): all (default), specs (the spec suites), rest (benchmarks, scenarios,
 # compute-sanitizer): two calls of the device machine each stay under its 10 minutes; or costs
 # (the GPU specs and the benchmarks of the harness's own cost and accuracy, issue 21); or ratios
-# (a short call: the sweep's per-phase account, the harness's costs, the specs of wl.bench)
+# (a short call: the sweep's per-phase account, the harness's costs, the specs of wl.bench;
+# with WLRUN_AB_OLD, the sweep's medians against that wlrun's)
 part=${1:-all}
 export WLRUN_CACHE_DIR=/tmp/wlrun-gpu-cache
 step version "$bin" --version
@@ -63,7 +64,10 @@ elif [ "$part" = ratios ]; then
   step bench-flush-size "$root/build-static/flush_size_raw"
   step bench-pipeline "$root/build-static/pipeline_raw"
   step bench-exit "$root/build-static/exit_raw"
-  step busted-bench "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua tests/gpu/device_spec.lua
+  step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"
+  # a change to the measurement against the build before it (WLRUN_AB_OLD: that build's wlrun)
+  [ -n "${WLRUN_AB_OLD:-}" ] && step ab-sweep tests/bench/ab_sweep.sh "$WLRUN_AB_OLD" "$bin" scenarios/gemm_sweep.lua "$out/ab"
+  step busted-bench "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua tests/gpu/device_spec.lua tests/gpu/deep_measure_spec.lua
 elif [ "$part" != rest ]; then
   for suite in gpu spec e2e; do
     step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"
