@@ -1,8 +1,9 @@
 /* The timed loops of the measurement engine (docs/measuring.md), in C so that nothing of Lua
  * sits between the events of a sample when the work is a bound launch or a graph (wlrun.engine;
  * wl_open_timing registers them, "core" below):
- *   core.time_cold(work, n, flush, blocked) an event pair per launch, one synchronize at the end;
- *                                         blocked: queued behind a blocking kernel, 16 at a time
+ *   core.time_cold(work, n, flush, blocked [, in_flight]) an event pair per launch, one synchronize
+ *                                         at the end; blocked: queued behind a blocking kernel, 16
+ *                                         at a time, two such blocks in flight (or one)
  *   core.time_batch(work, n, per)         an event pair around `per` launches
  *   core.time_graph(work, n, per, warmup) `per` launches captured in a graph, one replay a sample
  *   core.time_host(work, n)               host clock with a device synchronize before and after
@@ -257,16 +258,17 @@ static bool finish_block(lua_State *L, const struct block *b, int slot, double *
   return __atomic_load_n(blocker.flag + 1 + slot, __ATOMIC_SEQ_CST) == b->timeouts;
 }
 
-/* cold samples behind blocking kernels, two blocks in flight on the work's stream and its second
- * stream in turn; *gave_up: blocks whose kernel timed out (each queued again, after the block in
- * flight), *kept: samples kept although their block's kernel gave up each time (they may hold
- * launch overhead) */
-static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, double *gpu, double *enq,
-                              int *gave_up, int *kept) {
+/* cold samples behind blocking kernels, in_flight (2) blocks at a time on the work's stream and
+ * its second stream in turn, or one (1) on the work's stream, each waited for before the next is
+ * queued (tests/bench/blocks_in_flight.lua compares them); *gave_up: blocks whose kernel timed
+ * out (each queued again, after the block in flight), *kept: samples kept although their block's
+ * kernel gave up each time (they may hold launch overhead) */
+static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, int in_flight, double *gpu,
+                              double *enq, int *gave_up, int *kept) {
   need_blocker(L);
   need_events(L, 4 * BLOCK_SAMPLES);
   wl_flush_l2_ready(L);
-  cudaStream_t streams[2] = {w->stream, partner_of(L, w->stream)};
+  cudaStream_t streams[2] = {w->stream, in_flight == 2 ? partner_of(L, w->stream) : w->stream};
   *gave_up = *kept = 0;
   struct block blocks[2], retry = {0};
   bool busy[2] = {false, false}, have_retry = false;
@@ -283,11 +285,11 @@ static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, do
         *b = (struct block){.done = done, .k = n - done < BLOCK_SAMPLES ? n - done : BLOCK_SAMPLES};
         done += b->k;
       }
-      queue_block(L, w, b, slot, streams[slot], last, enq);
+      queue_block(L, w, b, slot, streams[slot], in_flight == 2 ? last : NULL, enq);
       last = slot_events(slot)[2 * b->k - 1];
       busy[slot] = true;
     }
-    slot = 1 - slot; /* the block queued before this one */
+    if (in_flight == 2) slot = 1 - slot; /* the block queued before this one; else this one */
     if (busy[slot]) {
       busy[slot] = false;
       struct block *b = &blocks[slot];
@@ -304,15 +306,18 @@ static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, do
     }
   }
   /* work queued on the work's stream after this runs after the samples */
-  if (last) WL_CUDA(L, wl_backend->stream_wait(streams[0], last), "cudaStreamWaitEvent");
+  if (last && in_flight == 2) WL_CUDA(L, wl_backend->stream_wait(streams[0], last), "cudaStreamWaitEvent");
 }
 
-/* core.time_cold(work, n, flush, blocked): blocked (with flush) queues the samples behind
- * blocking kernels, for bound launches and graphs only (a function may wait for the stream the
- * kernel holds); the result then has blocked = {gave_up =, kept =} */
+/* core.time_cold(work, n, flush, blocked [, in_flight]): blocked (with flush) queues the samples
+ * behind blocking kernels, for bound launches and graphs only (a function may wait for the stream
+ * the kernel holds), in_flight (1 or 2, default 2) blocks at a time; the result then has
+ * blocked = {gave_up =, kept =} */
 static int l_time_cold(lua_State *L) {
   int n = check_count(L, 2);
   bool flush = lua_toboolean(L, 3), blocked = lua_toboolean(L, 4);
+  lua_Integer in_flight = luaL_optinteger(L, 5, 2);
+  luaL_argcheck(L, in_flight == 1 || in_flight == 2, 5, "1 or 2 blocks in flight expected");
   lua_settop(L, 4);
   wl_device_ready(L);
   struct work_list w;
@@ -323,7 +328,7 @@ static int l_time_cold(lua_State *L) {
   cudaStream_t s = w.stream;
   if (blocked) {
     int gave_up, kept;
-    time_cold_blocked(L, &w, n, gpu, enq, &gave_up, &kept);
+    time_cold_blocked(L, &w, n, (int)in_flight, gpu, enq, &gave_up, &kept);
     push_results(L, gpu, enq, n);
     lua_createtable(L, 0, 2);
     lua_pushinteger(L, gave_up);

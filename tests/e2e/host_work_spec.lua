@@ -86,6 +86,22 @@ end
     assert.equal(("3\t3\t3\t3\n"):rep(3), out)
   end)
 
+  it("goes through the blocked cold loop, one or two blocks in flight, a list rotated", function()
+    local out = ok(run([[
+local engine = require "wlrun.engine"
+local b = lib:func { name = "scale" }:bind { args = { y, 2.0, 1024 } }
+local c = wl.ops.memcpy { dst = y, src = x }
+for _, in_flight in ipairs { 1, 2 } do
+  for _, n in ipairs { 1, 16, 37 } do
+    local r = engine.time_cold({ b, c }, n, true, true, in_flight)
+    io.write(#r.gpu, " ", #r.enqueue, " ", r.blocked.gave_up, " ", r.blocked.kept, "; ")
+  end
+end
+print(#engine.time_cold(b, 20, true, true).gpu, pcall(engine.time_cold, b, 2, true, true, 3))
+]]))
+    assert.matches("^1 1 0 0; 16 16 0 0; 37 37 0 0; 1 1 0 0; 16 16 0 0; 37 37 0 0; 20\tfalse\t.*1 or 2 blocks in flight expected", out)
+  end)
+
   it("keeps the library loaded while a function from it lives", function()
     local out = ok(run([[
 local scale = lib:func { name = "scale" }

@@ -65,6 +65,7 @@ elif [ "$part" = ratios ]; then
   step bench-pipeline "$root/build-static/pipeline_raw"
   step bench-exit "$root/build-static/exit_raw"
   step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"
+  step bench-blocks-in-flight "$bin" tests/bench/blocks_in_flight.lua
   # a change to the measurement against the build before it (WLRUN_AB_OLD: that build's wlrun)
   [ -n "${WLRUN_AB_OLD:-}" ] && step ab-sweep tests/bench/ab_sweep.sh "$WLRUN_AB_OLD" "$bin" scenarios/gemm_sweep.lua "$out/ab"
   step busted-bench "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua tests/gpu/device_spec.lua tests/gpu/deep_measure_spec.lua
