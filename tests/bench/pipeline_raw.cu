@@ -10,11 +10,7 @@
 //                        before, held by the blocking kernel
 //   two streams, wait    the same, held by a stream wait on the flag (cuStreamWaitValue32)
 //                        instead of a kernel
-//   two streams, one queue  two streams as above that the driver put on one hardware queue
-//                        (found by the probe below among the streams made after the first)
 //   not blocked          no gate: the host queues each sample as the GPU runs the ones before
-// The probe: the first stream held by a blocking kernel, an event recorded on the other; where
-// the event completes while the first is held, the two are on separate hardware queues.
 // Kernels: spins of 3, 7 and 20 us and a read of a quarter of the L2. Prints each cell's median
 // (us) and each arrangement's difference from one block at a time, then the wall time a sample
 // took in each arrangement. With `blocking`, the streams are blocking streams (ordered with the
@@ -55,13 +51,13 @@ static double now() {
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-enum { K = 16, BLOCKS = 4, ARR = 7, KERNELS = 4 };
+enum { K = 16, BLOCKS = 4, ARR = 6, KERNELS = 4 };
 static const char *arr_names[ARR] = {"one block at a time", "the same, again", "same stream", "two streams",
-                                     "two streams, wait", "not blocked", "two streams, one queue"};
+                                     "two streams, wait", "not blocked"};
 static const char *kernel_names[KERNELS] = {"spin 3 us", "spin 7 us", "spin 20 us", "read L2/4"};
 
 struct rig {
-  cudaStream_t s[3]; /* the work's, its second, a second on the same hardware queue */
+  cudaStream_t s[2];
   cudaEvent_t ev[2][2 * K];
   int *flag, gen;
   void *flush, *buf;
@@ -93,7 +89,7 @@ static void read_set(rig &r, int set, std::vector<double> &t) {
 // queues block b of arrangement a on stream s, behind its gate, and opens the gate
 static void queue_block(rig &r, int a, int b, cudaStream_t s, int kernel) {
   int set = b % 2, gen = ++r.gen;
-  if ((a == 3 || a == 4 || a == 6) && b > 0) CK(cudaStreamWaitEvent(s, r.ev[1 - set][2 * K - 1], 0));
+  if ((a == 3 || a == 4) && b > 0) CK(cudaStreamWaitEvent(s, r.ev[1 - set][2 * K - 1], 0));
   if (a == 4) {
     if (r.wait_value(s, (CUdeviceptr)r.flag, (cuuint32_t)gen, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) {
       printf("cuStreamWaitValue32 failed\n");
@@ -107,35 +103,17 @@ static void queue_block(rig &r, int a, int b, cudaStream_t s, int kernel) {
   __atomic_store_n(r.flag, gen, __ATOMIC_SEQ_CST);
 }
 
-// whether b waits behind a: a held by a blocking kernel, an event on b not done after 2 ms
-static bool shares_queue(rig &r, cudaStream_t a, cudaStream_t b) {
-  cudaEvent_t done;
-  CK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
-  int gen = ++r.gen;
-  block<<<1, 1, 0, a>>>(r.flag, gen);
-  CK(cudaGetLastError());
-  CK(cudaEventRecord(done, b));
-  double t0 = now();
-  cudaError_t q = cudaErrorNotReady;
-  while (now() - t0 < 0.002 && (q = cudaEventQuery(done)) == cudaErrorNotReady) {}
-  __atomic_store_n(r.flag, gen, __ATOMIC_SEQ_CST);
-  CK(cudaDeviceSynchronize());
-  CK(cudaEventDestroy(done));
-  if (q != cudaSuccess && q != cudaErrorNotReady) CK(q);
-  return q == cudaErrorNotReady;
-}
-
 // BLOCKS blocks of arrangement a; returns the wall time
 static double run(rig &r, int a, int kernel, std::vector<double> &t) {
   double t0 = now();
   for (int b = 0; b < BLOCKS; b++) {
-    cudaStream_t s = (a == 3 || a == 4) ? r.s[b % 2] : a == 6 ? r.s[b % 2 ? 2 : 0] : r.s[0];
+    cudaStream_t s = (a == 3 || a == 4) ? r.s[b % 2] : r.s[0];
     queue_block(r, a, b, s, kernel);
-    bool pipelined = (a >= 2 && a <= 4) || a == 6;
+    bool pipelined = a >= 2 && a <= 4;
     if (!pipelined) read_set(r, b % 2, t);
     else if (b > 0) read_set(r, (b - 1) % 2, t);
   }
-  if ((a >= 2 && a <= 4) || a == 6) read_set(r, (BLOCKS - 1) % 2, t);
+  if (a >= 2 && a <= 4) read_set(r, (BLOCKS - 1) % 2, t);
   return now() - t0;
 }
 
@@ -168,14 +146,6 @@ int main(int argc, char **argv) {
     return 1;
   }
   r.wait_value = (CUresult(*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int))fn;
-  printf("probe: the first two streams on %s hardware queues\n", shares_queue(r, r.s[0], r.s[1]) ? "one" : "separate");
-  int made = 0;
-  for (; made < 64; made++) { // streams are kept alive so that the next is another
-    CK(cudaStreamCreateWithFlags(&r.s[2], flags));
-    if (shares_queue(r, r.s[0], r.s[2])) break;
-  }
-  printf("probe: the stream made %d after the second shares the first's hardware queue%s\n", made + 1,
-         made == 64 ? " (none found: the last is used)" : "");
   std::vector<double> t[ARR][KERNELS], wall[ARR], count[ARR];
   for (int a = 0; a < ARR; a++) wall[a].assign(1, 0), count[a].assign(1, 0);
   const int cells = ARR * KERNELS;

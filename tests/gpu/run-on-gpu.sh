@@ -62,7 +62,7 @@ elif [ "$part" = ratios ]; then
   step bench-harness-costs env WLRUN_BIN="$bin" "$bin" tests/bench/harness_costs.lua -- "$root/build-static/nvml_raw" "$root/build-static/cublas_raw"
   step bench-tiny-sweep env WLRUN_BIN="$bin" "$bin" tests/bench/tiny_sweep.lua
   step bench-flush-size "$root/build-static/flush_size_raw"
-  step bench-pipeline "$root/build-static/pipeline_raw"
+  step bench-pipeline "$root/build-static/pipeline_raw" 100 blocking
   step bench-exit "$root/build-static/exit_raw"
   step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"
   step bench-blocks-in-flight "$bin" tests/bench/blocks_in_flight.lua
