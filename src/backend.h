@@ -61,7 +61,8 @@ struct wl_backend {
 
   /* ---- streams and events ---- */
   cudaError_t (*stream_create)(cudaStream_t *s, bool blocking, int priority);
-  /* what stream_create was given for s: whether it waits for the legacy default stream, its priority */
+  /* s's flags and priority: whether it waits for the legacy default stream, and its priority as
+   * CUDA keeps it (clamped to the device's range) */
   cudaError_t (*stream_properties)(cudaStream_t s, bool *blocking, int *priority);
   cudaError_t (*stream_destroy)(cudaStream_t s);
   cudaError_t (*stream_sync)(cudaStream_t s);

@@ -1,9 +1,10 @@
 /* The timed loops of the measurement engine (docs/measuring.md), in C so that nothing of Lua
  * sits between the events of a sample when the work is a bound launch or a graph (wlrun.engine;
  * wl_open_timing registers them, "core" below):
- *   core.time_cold(work, n, flush, blocked [, in_flight]) an event pair per launch, one synchronize
- *                                         at the end; blocked: queued behind a blocking kernel, 16
- *                                         at a time, two such blocks in flight (or one)
+ *   core.time_cold(work, n, flush, blocked [, in_flight])
+ *                                         an event pair per launch, one synchronize at the end;
+ *                                         blocked: queued behind a blocking kernel, 16 at a time,
+ *                                         two such blocks in flight (or one)
  *   core.time_batch(work, n, per)         an event pair around `per` launches
  *   core.time_graph(work, n, per, warmup) `per` launches captured in a graph, one replay a sample
  *   core.time_host(work, n)               host clock with a device synchronize before and after
@@ -22,6 +23,7 @@
 #include "cuda_stream.h"
 #include "cuda_tensor.h"
 #include "l2_flush.h"
+#include "lua_guard.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
 
@@ -166,53 +168,57 @@ static double *scratch(lua_State *L, int n) { return lua_newuserdatauv(L, sizeof
  * event), then the host releases it and the GPU runs them back to back, without waiting for the
  * host between an event and its launch. Few enough per block that the queue never fills (a full
  * queue would make the host wait on a GPU that waits on the host); the kernel gives up after
- * BLOCK_TIMEOUT_NS (the host was descheduled, or an error ended the loop while it held the
- * stream), and a block whose kernel gave up is queued again, at most BLOCK_RETRIES times.
+ * BLOCK_TIMEOUT_NS (the host was descheduled; an error that ends the loop releases it at once,
+ * struct blocked_end), and a block whose kernel gave up is queued again, at most BLOCK_RETRIES
+ * times.
  *
  * Two blocks are in flight: the host queues the next block while the GPU runs the one before, on
  * a second stream, behind the last event of the block before. On the same stream the host's
  * submissions reached into the samples running (+0.16-0.22 us on the H200); on another stream
  * they do not, and the GPU no longer waits while each block is queued (tests/bench/pipeline_raw.cu,
  * docs/benchmarks.md). */
-enum { BLOCK_SAMPLES = 16, BLOCK_RETRIES = 3 };
+enum { BLOCK_SAMPLES = 16, BLOCK_RETRIES = 3, SLOTS = 2 };
 static const unsigned long long BLOCK_TIMEOUT_NS = 100000000ull; /* 100 ms */
 
 static struct {
-  volatile int *flag; /* [0]: the generation released; [1 + slot]: timeouts counted by the kernels */
+  volatile int *flag;  /* [0]: the generation released; [1 + slot]: timeouts counted by the kernels */
   int generation;
+  cudaEvent_t settled; /* for an error's end: the work's stream waits for the second one */
 } blocker;
 
 static void need_blocker(lua_State *L) {
   if (blocker.flag) return;
+  if (!blocker.settled)
+    WL_CUDA(L, wl_backend->event_create(&blocker.settled, false, false), "creating the blocking kernel's event");
   void *p;
-  WL_CUDA(L, wl_backend->alloc_pinned(&p, 3 * sizeof(int)), "allocating the blocking kernel's flag");
+  WL_CUDA(L, wl_backend->alloc_pinned(&p, (1 + SLOTS) * sizeof(int)), "allocating the blocking kernel's flag");
   blocker.flag = p;
-  blocker.flag[0] = blocker.flag[1] = blocker.flag[2] = 0;
+  for (int i = 0; i < 1 + SLOTS; i++) blocker.flag[i] = 0;
 }
 
-/* The second stream of the work's stream s: on the same device, with its flags and priority;
- * made at first use and kept (a few: one per stream a measurement has used, most recent kept). */
+/* The second stream for work on a stream with these flags and this priority, on the current
+ * device: made at first use and kept (a few; the oldest made gives way). Any work's stream may
+ * share it: its blocks are all waited for before the timed call returns. */
 enum { PARTNERS = 8 };
 static struct partner {
   int device, priority;
   bool blocking;
-  cudaStream_t of, stream;
+  cudaStream_t stream;
 } partners[PARTNERS];
 
 static cudaStream_t partner_of(lua_State *L, cudaStream_t s) {
-  struct partner want = {.device = wl_device_index(), .of = s};
+  struct partner want = {.device = wl_device_index()};
   WL_CUDA(L, wl_backend->stream_properties(s, &want.blocking, &want.priority), "reading the work's stream's flags");
   for (int i = 0; i < PARTNERS; i++) {
     struct partner *p = &partners[i];
-    if (p->stream && p->of == s && p->device == want.device && p->blocking == want.blocking &&
-        p->priority == want.priority)
+    if (p->stream && p->device == want.device && p->blocking == want.blocking && p->priority == want.priority)
       return p->stream;
   }
   static int next;
   struct partner *p = &partners[next];
   next = (next + 1) % PARTNERS;
   if (p->stream) { /* its blocks were all waited for; a failure to destroy it is only a leak */
-    wl_backend->stream_destroy(p->stream);
+    (void)wl_backend->stream_destroy(p->stream);
     p->stream = NULL;
   }
   WL_CUDA(L, wl_backend->stream_create(&want.stream, want.blocking, want.priority),
@@ -236,7 +242,7 @@ static void queue_block(lua_State *L, const struct work_list *w, struct block *b
                         cudaEvent_t after, double *enq) {
   cudaEvent_t *ev = slot_events(slot);
   int generation = ++blocker.generation;
-  b->timeouts = blocker.flag[1 + slot];
+  b->timeouts = __atomic_load_n(blocker.flag + 1 + slot, __ATOMIC_SEQ_CST);
   if (after) WL_CUDA(L, wl_backend->stream_wait(s, after), "cudaStreamWaitEvent");
   WL_CUDA(L, wl_backend->block_stream(blocker.flag, blocker.flag + 1 + slot, generation, BLOCK_TIMEOUT_NS, s),
           "launching the blocking kernel");
@@ -258,6 +264,25 @@ static bool finish_block(lua_State *L, const struct block *b, int slot, double *
   return __atomic_load_n(blocker.flag + 1 + slot, __ATOMIC_SEQ_CST) == b->timeouts;
 }
 
+/* What an error (a failed launch or host work, Ctrl-C) leaves of a blocked measurement: a block
+ * held by its kernel, and blocks on the second stream that the work's stream is not ordered
+ * after. Its close releases every block at once and orders the work's stream after the second
+ * one, as the measurement's own end does (best effort: the error is the one to report). */
+struct blocked_end {
+  cudaStream_t work, second;
+  bool open;
+};
+
+static int blocked_end_close(lua_State *L) {
+  struct blocked_end *e = lua_touserdata(L, 1);
+  if (!e || !e->open) return 0;
+  e->open = false;
+  __atomic_store_n(blocker.flag, blocker.generation, __ATOMIC_SEQ_CST);
+  if (e->second != e->work && wl_backend->event_record(blocker.settled, e->second) == cudaSuccess)
+    (void)wl_backend->stream_wait(e->work, blocker.settled);
+  return 0;
+}
+
 /* cold samples behind blocking kernels, in_flight (2) blocks at a time on the work's stream and
  * its second stream in turn, or one (1) on the work's stream, each waited for before the next is
  * queued (tests/bench/blocks_in_flight.lua compares them); *gave_up: blocks whose kernel timed
@@ -266,12 +291,16 @@ static bool finish_block(lua_State *L, const struct block *b, int slot, double *
 static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, int in_flight, double *gpu,
                               double *enq, int *gave_up, int *kept) {
   need_blocker(L);
-  need_events(L, 4 * BLOCK_SAMPLES);
+  need_events(L, 2 * SLOTS * BLOCK_SAMPLES);
   wl_flush_l2_ready(L);
-  cudaStream_t streams[2] = {w->stream, in_flight == 2 ? partner_of(L, w->stream) : w->stream};
+  cudaStream_t streams[SLOTS] = {w->stream, in_flight == 2 ? partner_of(L, w->stream) : w->stream};
+  struct blocked_end *end = wl_guard_new(L, sizeof *end, "wlrun.blocked_end", blocked_end_close);
+  *end = (struct blocked_end){.work = streams[0], .second = streams[1], .open = true};
+  lua_toclose(L, -1);
+  int guard = lua_gettop(L);
   *gave_up = *kept = 0;
-  struct block blocks[2], retry = {0};
-  bool busy[2] = {false, false}, have_retry = false;
+  struct block blocks[SLOTS], retry = {0};
+  bool busy[SLOTS] = {false, false}, have_retry = false;
   cudaEvent_t last = NULL; /* the stop event of the block queued last */
   int slot = 0, done = 0;
   for (;;) {
@@ -289,7 +318,7 @@ static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, in
       last = slot_events(slot)[2 * b->k - 1];
       busy[slot] = true;
     }
-    if (in_flight == 2) slot = 1 - slot; /* the block queued before this one; else this one */
+    if (in_flight == 2) slot = 1 - slot; /* two in flight: the other slot's block, queued before; one: this one */
     if (busy[slot]) {
       busy[slot] = false;
       struct block *b = &blocks[slot];
@@ -307,12 +336,14 @@ static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, in
   }
   /* work queued on the work's stream after this runs after the samples */
   if (last && in_flight == 2) WL_CUDA(L, wl_backend->stream_wait(streams[0], last), "cudaStreamWaitEvent");
+  end->open = false;
+  lua_settop(L, guard - 1); /* the guard, which now does nothing */
 }
 
 /* core.time_cold(work, n, flush, blocked [, in_flight]): blocked (with flush) queues the samples
  * behind blocking kernels, for bound launches and graphs only (a function may wait for the stream
- * the kernel holds), in_flight (1 or 2, default 2) blocks at a time; the result then has
- * blocked = {gave_up =, kept =} */
+ * the kernel holds), in_flight (1 or 2, default 2; checked, and unused when not blocked) blocks at
+ * a time; the result then has blocked = {gave_up =, kept =} */
 static int l_time_cold(lua_State *L) {
   int n = check_count(L, 2);
   bool flush = lua_toboolean(L, 3), blocked = lua_toboolean(L, 4);

@@ -145,4 +145,46 @@ wl.bench(lib:func { name = "fails" }:bind { args = { 3 } }, { mode = "batch" })
     assert.equal(5, r.code)
     assert.matches("host work 'fails in libwlrun_userlib.so' %(library%) failed: it returned 3", r.stderr)
   end)
+
+  -- docs/measuring.md: an error in the middle of blocked cold samples, with a block on the second
+  -- stream, releases the blocks held and orders the work's stream after them
+  h.gpu_it("a function that fails in the second block of blocked samples leaves nothing held or unordered", function()
+    local stamp = wl.kernel { [[
+extern "C" __global__ void stamp(long long *log, unsigned int *count, int item) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < 5000);
+  unsigned int i = atomicAdd(count, 1u);
+  log[3 * i] = t0, log[3 * i + 1] = t, log[3 * i + 2] = item;
+}]], name = "stamp" }
+    local log, count = wl.tensor { 3 * 128, dtype = "i64" }, wl.tensor { 1, dtype = "u32" }
+    local function item(i) return stamp:bind { grid = 1, block = 1, args = { log, count, i } } end
+    -- the first block: 16 launches of item 1; the second, on the second stream: 3 of item 2, then
+    -- host work that fails
+    local list = {}
+    for i = 1, 16 do list[i] = item(1) end
+    for i = 17, 19 do list[i] = item(2) end
+    list[20] = lib():func { name = "fails" }:bind { args = { 7 } }
+    local engine = require "wlrun.engine"
+    local ok, err = pcall(engine.time_cold, list, 20, true, true)
+    assert.is_false(ok)
+    assert.matches("it returned 7", err.message)
+    item(9)() -- on the work's stream, after the failed measurement
+    wl.sync()
+    local n, t = count:to_host()[1], log:to_host()
+    assert.equal(20, n) -- 16, 3, and the one after
+    local after
+    for i = 0, n - 1 do if t[3 * i + 3] == 9 then after = t[3 * i + 1] end end
+    for i = 0, n - 1 do
+      if t[3 * i + 3] == 2 then
+        -- released with the error, not 100 ms later when its blocking kernel gives up, and before
+        -- what the work's stream runs next
+        assert.is_true(t[3 * i + 2] <= after, ("a sample of the failed block ended %.1f us after the launch that followed it began"):format((t[3 * i + 2] - after) / 1e3))
+      end
+    end
+    -- the next measurement counts no blocking kernel that gave up
+    local r = engine.time_cold(item(1), 48, true, true)
+    assert.same({ gave_up = 0, kept = 0 }, r.blocked)
+    log:free(); count:free()
+  end)
 end)
