@@ -112,11 +112,14 @@ if bin then
     command("  a raw C program: cuBLAS f32 1024^3, 10 samples", ("'%s' f32 1024 cold 10 1"):format(arg[2]))
     process("  wlrun: the same, wl.bench cold, 10 samples", script("cublas10.lua", gemm .. "wl.bench(g, { mode = 'cold', warmup = 7, iters = 10 })\n"))
   end
-  process("gemm_sweep, one configuration, -o JSON", "scenarios/gemm_sweep.lua --quiet --filter \"variant == 'tiled' and M == 1024 and K == 1024\" -o " .. dir .. "/one.json",
-    run_of(dir .. "/one.json"))
-  process("  the same, with a cuBLAS f32 configuration", "scenarios/gemm_sweep.lua --quiet --filter \"(variant == 'tiled' or variant == 'cublas_f32') and M == 1024 and K == 1024\" -o " .. dir .. "/two.json",
-    run_of(dir .. "/two.json"))
-  process("  the same, with an mma_bf16 configuration (cupti mode)", "scenarios/gemm_sweep.lua --quiet --filter \"(variant == 'tiled' or variant == 'mma_bf16') and M == 1024 and K == 1024\" -o " .. dir .. "/cupti.json",
-    run_of(dir .. "/cupti.json"))
+  -- gemm_sweep's tiled configuration at 1024, alone or with one of another variant
+  local function sweep(name, also, file)
+    local variants = also and ("(variant == 'tiled' or variant == '%s')"):format(also) or "variant == 'tiled'"
+    process(name, ("scenarios/gemm_sweep.lua --quiet --filter \"%s and M == 1024 and K == 1024\" -o %s/%s"):format(
+      variants, dir, file), run_of(dir .. "/" .. file))
+  end
+  sweep("gemm_sweep, one configuration, -o JSON", nil, "one.json")
+  sweep("  the same, with a cuBLAS f32 configuration", "cublas_f32", "two.json")
+  sweep("  the same, with an mma_bf16 configuration (cupti mode)", "mma_bf16", "cupti.json")
   os.execute(("rm -rf '%s'"):format(dir))
 end

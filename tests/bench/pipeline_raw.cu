@@ -146,8 +146,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   r.wait_value = (CUresult(*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int))fn;
-  std::vector<double> t[ARR][KERNELS], wall[ARR], count[ARR];
-  for (int a = 0; a < ARR; a++) wall[a].assign(1, 0), count[a].assign(1, 0);
+  std::vector<double> t[ARR][KERNELS];
+  double wall[ARR] = {}, count[ARR] = {}; // seconds and samples of each arrangement
   const int cells = ARR * KERNELS;
   for (int i = 0; i < rounds + 3; i++) {
     for (int c = 0; c < cells; c++) {
@@ -156,7 +156,7 @@ int main(int argc, char **argv) {
       double w = run(r, a, k, got);
       if (i < 3) continue; // the first rounds warm the clocks and the code
       t[a][k].insert(t[a][k].end(), got.begin(), got.end());
-      wall[a][0] += w, count[a][0] += got.size();
+      wall[a] += w, count[a] += got.size();
     }
   }
   printf("%d rounds, %d blocks of %d flushed samples a cell, %s streams; median (us)\n", rounds, BLOCKS, K,
@@ -172,7 +172,7 @@ int main(int argc, char **argv) {
       if (a == 0) base[k] = m;
       printf("%12.3f", m);
     }
-    printf("   %8.2f\n", wall[a][0] / count[a][0] * 1e6);
+    printf("   %8.2f\n", wall[a] / count[a] * 1e6);
   }
   printf("difference from one block at a time (us):\n");
   for (int a = 1; a < ARR; a++) {
