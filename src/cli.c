@@ -31,6 +31,7 @@ static const struct {
     {"nvtx", "run", "nvtx", NULL},
     {"isolate", "run", "isolate", "true"},
     {"config-timeout", "run", "config_timeout", NULL},
+    {"no-prepare", "run", "prepare", "false"},
     {"adaptive", "adaptive", "enabled", "true"},
     {"target-noise", "adaptive", "target_noise", NULL},
     {"min-samples", "adaptive", "min_samples", NULL},

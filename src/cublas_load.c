@@ -122,7 +122,8 @@ const struct wl_cublaslt_api *wl_cublaslt_load(char *why, size_t whylen, enum wl
   open_library(&lib);
   if (!lib.handle) return failed(&lib, why, whylen, failure);
   __typeof__(cublasLtGetVersion) *version;
-  bool ok = RESOLVE(&lib, &api, create, "cublasLtCreate") && RESOLVE(&lib, &api, desc_create, "cublasLtMatmulDescCreate") &&
+  bool ok = RESOLVE(&lib, &api, create, "cublasLtCreate") && RESOLVE(&lib, &api, destroy, "cublasLtDestroy") &&
+            RESOLVE(&lib, &api, desc_create, "cublasLtMatmulDescCreate") &&
             RESOLVE(&lib, &api, desc_destroy, "cublasLtMatmulDescDestroy") &&
             RESOLVE(&lib, &api, desc_set, "cublasLtMatmulDescSetAttribute") &&
             RESOLVE(&lib, &api, layout_create, "cublasLtMatrixLayoutCreate") &&

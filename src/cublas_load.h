@@ -5,7 +5,8 @@
  *   1. WLRUN_CUBLAS (WLRUN_CUBLASLT): an explicit path; when set, the only place tried;
  *   2. the loader's own search (LD_LIBRARY_PATH, wlrun's run path, ld.so.cache);
  *   3. $CUDA_HOME/lib64, /usr/local/cuda/lib64, /usr/local/cuda/targets/x86_64-linux/lib.
- * Every symbol used is resolved with dlsym and checked. Pure C: no Lua, no device. */
+ * Every symbol used is resolved with dlsym and checked. Pure C: no Lua, no device. One thread
+ * at a time: the main thread waits for a preparation's thread (cublas_prepare.h) before it loads. */
 #ifndef WL_CUBLAS_LOAD_H
 #define WL_CUBLAS_LOAD_H
 
@@ -29,6 +30,7 @@ struct wl_cublaslt_api {
   char path[512];
   size_t version; /* cublasLtGetVersion */
   __typeof__(cublasLtCreate) *create;
+  __typeof__(cublasLtDestroy) *destroy;
   __typeof__(cublasLtMatmulDescCreate) *desc_create;
   __typeof__(cublasLtMatmulDescDestroy) *desc_destroy;
   __typeof__(cublasLtMatmulDescSetAttribute) *desc_set;

@@ -195,6 +195,25 @@ void wl_gemm_read(lua_State *L, int arg, const char *fn, struct wl_gemm *g) {
   lua_pop(L, 1);
 }
 
+void wl_gemm_read_kind(lua_State *L, int arg, const char *fn, struct wl_gemm *g) {
+  static const char *const known[] = {"dtype", "compute", NULL};
+  memset(g, 0, sizeof *g);
+  g->fn = fn;
+  if (lua_type(L, arg) != LUA_TTABLE)
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: expected a table {dtype =, compute =}, got %s", fn, luaL_typename(L, arg));
+  wl_check_fields(L, arg, fn, known, false);
+  lua_getfield(L, arg, "dtype");
+  const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+  int d = 0;
+  while (name && d < WL_NDTYPES && strcmp(name, wl_dtype_info((enum wl_dtype)d)->name) != 0) d++;
+  if (!name || d == WL_NDTYPES || !supported((enum wl_dtype)d))
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: dtype must be f32, f64, f16 or bf16, got %s", fn,
+             lua_isnil(L, -1) ? "nothing" : value_text(L, -1));
+  lua_pop(L, 1);
+  g->dtype = (enum wl_dtype)d;
+  g->compute = compute_field(L, arg, g);
+}
+
 const char *wl_gemm_params(enum wl_dtype dtype) {
   switch (dtype) {
   case WL_F64: return "const double* A, const double* B, double* C";

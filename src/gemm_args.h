@@ -42,6 +42,11 @@ union wl_gemm_scale {
  * script's line. */
 void wl_gemm_read(lua_State *L, int arg, const char *fn, struct wl_gemm *g);
 
+/* One kind of GEMM, the table {dtype =, compute =} at arg (wl.cublas.prepare): dtype f32, f64,
+ * f16 or bf16 (required), compute as wl.cublas.gemm takes it for that dtype (its default when
+ * absent); into g's dtype and compute. Raises (kind script) naming FN and the field. */
+void wl_gemm_read_kind(lua_State *L, int arg, const char *fn, struct wl_gemm *g);
+
 /* "const float* A, const float* B, float* C": the parameter list bind checks a, b, c against */
 const char *wl_gemm_params(enum wl_dtype dtype);
 /* "cublas.gemm f32 tf32 4096x4096x4096 transa" */

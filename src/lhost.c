@@ -1,5 +1,7 @@
 #include "lhost.h"
 
+#include "cublas_prepare.h"
+
 #include "ljson.h"
 #include "lsqlite.h"
 #include "wl_modules.h"
@@ -435,5 +437,6 @@ enum wl_exit wl_host_main(lua_State *L) {
 void wl_host_close(lua_State *L) {
   if (!L) return;
   running_state = NULL;
+  wl_cublas_prepare_wait(); /* its thread uses cuBLASLt, which the state's close may release */
   lua_close(L);
 }

@@ -3,6 +3,7 @@
  * the device's handle and the call's workspace before anything is measured, and gives a bound
  * launch of host work (host_work.h) that queues cublasGemmEx on the launch's stream. */
 #include "cublas_load.h"
+#include "cublas_prepare.h"
 #include "cuda_kernel.h"
 #include "gemm_args.h"
 #include "host_work.h"
@@ -110,6 +111,7 @@ static int l_gemm(lua_State *L) {
   lua_settop(L, 1);
   char why[2048];
   enum wl_lib_failure failure;
+  wl_cublas_prepare_wait();
   const struct wl_cublas_api *api = wl_cublas_load(why, sizeof why, &failure);
   if (!api) wl_gemm_library_missing(L, fn, why, failure, &warned);
   struct cublas_device *dev = api && !wl_backend->no_device ? device_handle(L, api, fn) : NULL;
@@ -133,12 +135,80 @@ static int l_gemm(lua_State *L) {
 static int l_library(lua_State *L) {
   char why[2048];
   enum wl_lib_failure failure;
+  wl_cublas_prepare_wait();
   const struct wl_cublas_api *api = wl_cublas_load(why, sizeof why, &failure);
   return wl_gemm_push_library(L, api ? api->path : NULL, api ? (lua_Integer)api->version : 0, why);
 }
 
+/* wl.cublas.prepare{{dtype =, compute =}, ...} -> true when a thread started to ask cuBLASLt's
+ * heuristics for those kinds ahead (cublas_prepare.h); false when there is nothing new to ask
+ * or no device (--compile-only); false and why when the thread cannot start */
+static int l_prepare(lua_State *L) {
+  const char *fn = "wl.cublas.prepare";
+  if (lua_type(L, 1) != LUA_TTABLE || lua_rawlen(L, 1) == 0)
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: expected a list of kinds {{dtype =, compute =}, ...}, got %s", fn,
+             lua_type(L, 1) == LUA_TTABLE ? "an empty table" : luaL_typename(L, 1));
+  lua_Integer len = (lua_Integer)lua_rawlen(L, 1);
+  for (lua_pushnil(L); lua_next(L, 1); lua_pop(L, 1)) {
+    lua_Integer i = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
+    if (i < 1 || i > len)
+      wl_raise(L, WL_EXIT_SCRIPT, "%s: expected a list of kinds {{dtype =, compute =}, ...}; it has the key %s", fn,
+               lua_type(L, -2) == LUA_TSTRING ? lua_pushfstring(L, "'%s'", lua_tostring(L, -2)) : luaL_tolstring(L, -2, NULL));
+  }
+  struct wl_gemm_kind kinds[WL_PREPARE_MAX];
+  int n = 0;
+  for (lua_Integer i = 1; i <= len; i++) {
+    char at[64];
+    struct wl_gemm g;
+    snprintf(at, sizeof at, "%s: kind %lld", fn, (long long)i);
+    lua_rawgeti(L, 1, i);
+    wl_gemm_read_kind(L, lua_gettop(L), at, &g);
+    lua_pop(L, 1);
+    struct wl_gemm_kind k = {wl_gemm_data_type(g.dtype), wl_gemm_compute_type(g.compute), wl_gemm_scale_type(g.compute)};
+    bool known = false;
+    for (int j = 0; j < n && !known; j++)
+      known = kinds[j].type == k.type && kinds[j].compute == k.compute && kinds[j].scale == k.scale;
+    if (!known && n < WL_PREPARE_MAX) kinds[n++] = k; /* fewer kinds exist than WL_PREPARE_MAX */
+  }
+  if (wl_backend->no_device) {
+    lua_pushboolean(L, false);
+    return 1;
+  }
+  wl_device_ready(L);
+  char why[256] = "";
+  bool started = wl_cublas_prepare_start(wl_device_index(), kinds, n, why, sizeof why);
+  lua_pushboolean(L, started);
+  if (started || !*why) return 1;
+  lua_pushstring(L, why);
+  return 2;
+}
+
+/* wl.cublas.prepared() -> {asked =, prepared =, seconds =, waited =, running =, why =}: what
+ * wl.cublas.prepare's threads did, up to the last one waited for (why: the last failure) */
+static int l_prepared(lua_State *L) {
+  struct wl_prepare_report r;
+  wl_cublas_prepare_report(&r);
+  lua_createtable(L, 0, 6);
+  lua_pushinteger(L, r.asked);
+  lua_setfield(L, -2, "asked");
+  lua_pushinteger(L, r.prepared);
+  lua_setfield(L, -2, "prepared");
+  lua_pushnumber(L, r.seconds);
+  lua_setfield(L, -2, "seconds");
+  lua_pushnumber(L, r.waited);
+  lua_setfield(L, -2, "waited");
+  lua_pushboolean(L, r.running);
+  lua_setfield(L, -2, "running");
+  if (*r.why) {
+    lua_pushstring(L, r.why);
+    lua_setfield(L, -2, "why");
+  }
+  return 1;
+}
+
 void wl_open_cublas(lua_State *L) {
-  static const luaL_Reg fns[] = {{"gemm", l_gemm}, {"library", l_library}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"gemm", l_gemm}, {"library", l_library}, {"prepare", l_prepare},
+                                     {"prepared", l_prepared}, {NULL, NULL}};
   luaL_newlib(L, fns);
   lua_setfield(L, -2, "cublas");
 }

@@ -3,6 +3,7 @@
  * the descriptors, allocates the workspace, and asks cublasLtMatmulAlgoGetHeuristic for the
  * algorithm, so that a call only queues cublasLtMatmul on the launch's stream. */
 #include "cublas_load.h"
+#include "cublas_prepare.h"
 #include "cuda_kernel.h"
 #include "cuda_tensor.h"
 #include "gemm_args.h"
@@ -156,6 +157,7 @@ static int l_matmul(lua_State *L) {
   lua_settop(L, 1);
   char why[2048];
   enum wl_lib_failure failure;
+  wl_cublas_prepare_wait();
   const struct wl_cublaslt_api *api = wl_cublaslt_load(why, sizeof why, &failure);
   if (!api) wl_gemm_library_missing(L, fn, why, failure, &warned);
   if (api && !wl_backend->no_device) wl_device_ready(L);
@@ -181,6 +183,7 @@ static int l_matmul(lua_State *L) {
 static int l_library(lua_State *L) {
   char why[2048];
   enum wl_lib_failure failure;
+  wl_cublas_prepare_wait();
   const struct wl_cublaslt_api *api = wl_cublaslt_load(why, sizeof why, &failure);
   return wl_gemm_push_library(L, api ? api->path : NULL, api ? (lua_Integer)api->version : 0, why);
 }

@@ -27,6 +27,8 @@ static const struct wl_setting defaults[] = {
     {"run", "isolate", WL_BOOL, "false", 0, 0, NULL, "run each configuration in a child process"},
     {"run", "config_timeout", WL_DURATION, "0", 0, 604800, NULL,
      "per-configuration timeout (0: none)"},
+    {"run", "prepare", WL_BOOL, "true", 0, 0, NULL,
+     "call the scenario's prepare (libraries' first-use costs paid ahead, on a thread)"},
     {"adaptive", "enabled", WL_BOOL, "false", 0, 0, NULL, "adaptive stopping"},
     {"adaptive", "target_noise", WL_PERCENT, "0.5%", 1e-6, 1, NULL,
      "relative noise of the estimate to reach"},

@@ -15,7 +15,8 @@ local function scenario_only(cli)
   if cli.resume then return "--resume" end
   if cli.shard then return "--shard" end
   if cli.devices then return "--devices" end
-  for _, s in ipairs { { "run", "isolate", "--isolate" }, { "output", "format", "--format" } } do
+  for _, s in ipairs { { "run", "isolate", "--isolate" }, { "run", "prepare", "--no-prepare" },
+                       { "output", "format", "--format" } } do
     if core.settings_origin[s[1]][s[2]].source == "cli" then return s[3] end
   end
 end

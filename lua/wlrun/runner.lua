@@ -183,6 +183,19 @@ function runner.run(sc, script)
     floor = wl.timing_floor()
     mark("floor")
   end
+  -- what the configurations will need, started ahead (wl.cublas.prepare), where this process
+  -- runs them: not in a child that runs one, nor where children or another program run them
+  -- (--devices, isolation, a config timeout, a command)
+  local in_children = spreads or settings.run.isolate or settings.run.config_timeout > 0
+  if sc.prepare and settings.run.prepare and not cli.worker_config and not in_children and not sc.command then
+    local params = {}
+    for i, cfg in ipairs(p.todo) do -- copies: the hook cannot change the plan
+      params[i] = {}
+      for k, v in pairs(cfg.params) do params[i][k] = v end
+    end
+    sc.prepare(params)
+    mark("prepare")
+  end
   local ctx = { scenario = sc, axes = p.axes, device = device, floor = floor, compile_only = compile_only, sink = sink }
   local run = function(cfg) return require("wlrun.configuration").run(sc, cfg, ctx) end
   local isolate = require "wlrun.isolate"

@@ -9,6 +9,7 @@ local fields = {
   name = "string", description = "string", params = "table", order = "table", where = "function",
   timing = "table", setup = "function", run = "function|string", check = "function",
   work = "function", baseline = "function", teardown = "function", loop = "table", command = "table",
+  prepare = "function",
 }
 
 local function fail(where, msg) core.error("script", where .. ": " .. msg, 0) end

@@ -96,6 +96,21 @@ function gemm.baseline(p)
   return b and { variant = b } or nil
 end
 
+-- cuBLAS's first GEMM of each kind costs the host up to about 100 ms (its heuristics,
+-- docs/cublas.md): asked ahead, on a thread of its own, for the cuBLAS variants this run has,
+-- while the configurations before them run
+function gemm.prepare(configs)
+  local kinds, seen = {}, {}
+  for _, p in ipairs(configs) do
+    local v = variants[p.variant]
+    if v.cublas and not seen[v.name] then
+      seen[v.name] = true
+      kinds[#kinds + 1] = { dtype = v.tensor, compute = v.cublas.compute }
+    end
+  end
+  if #kinds > 0 then wl.cublas.prepare(kinds) end
+end
+
 -- the scenario over a shape list
 function gemm.scenario(o)
   return wl.scenario {
@@ -108,6 +123,7 @@ function gemm.scenario(o)
     -- mode by (the first may hold one-time costs, docs/measuring.md): the GPU stays busy from one
     -- configuration to the next (docs/benchmarks.md: the medians with --warmup 5 against this)
     timing = { flush_l2 = true, adaptive = true, warmup = 1, min_samples = 10, max_time = 3 },
+    prepare = gemm.prepare,
     setup = gemm.setup,
     run = "launch",
     check = gemm.check,

@@ -4,12 +4,15 @@
 # the kernel cache filled by a run of A before), prints each run's wall time and GPU time
 # measured, then `wlrun compare` of A against A (the control: what two runs of one binary
 # differ by), and of A against B, twice, with a noise threshold of AB_NOISE percent (1).
+# AB_ARGS_A and AB_ARGS_B: options for A's runs and B's (one binary both ways: --no-prepare
+# against the default, for instance).
 #   tests/bench/ab_sweep.sh A B [SCENARIO [DIR]]
 set -uo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 A B [SCENARIO [DIR]]" >&2; exit 2; }
 a=$1 b=$2 scenario=${3:-scenarios/gemm_sweep.lua} dir=${4:-$(mktemp -d)}
 mkdir -p "$dir"
-"$a" "$scenario" --quiet -o "$dir/fill.json" >/dev/null || exit 1
+# shellcheck disable=SC2086 # the options are words
+"$a" ${AB_ARGS_A:-} "$scenario" --quiet -o "$dir/fill.json" >/dev/null || exit 1
 # the GPU time measured in a results file: its samples, added as config_overhead.lua adds them
 sum_lua=$dir/gpu_time.lua
 cat >"$sum_lua" <<'LUA'
@@ -23,9 +26,10 @@ io.write(("%.3f"):format(sum))
 LUA
 for round in 1 2; do
   for which in A B; do
-    bin=$a; [ "$which" = B ] && bin=$b
+    bin=$a opts=${AB_ARGS_A:-}; [ "$which" = B ] && bin=$b opts=${AB_ARGS_B:-}
     t0=$(date +%s.%N)
-    "$bin" "$scenario" --quiet -o "$dir/$which$round.json" >/dev/null || exit 1
+    # shellcheck disable=SC2086
+    "$bin" $opts "$scenario" --quiet -o "$dir/$which$round.json" >/dev/null || exit 1
     wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.3f", b-a}')
     gpu=$("$b" "$sum_lua" "$dir/$which$round.json")
     awk -v w="$which" -v r="$round" -v wall="$wall" -v gpu="$gpu" \

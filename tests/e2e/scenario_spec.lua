@@ -140,3 +140,52 @@ return wl.scenario {
     assert.matches("1 of 3 configurations failed", r.stderr)
   end)
 end)
+
+describe("a scenario's prepare", function()
+  -- prepare prints what it gets and changes it; setup prints each configuration it sets up
+  local PREPARED = [[
+local wl = require "wlrun"
+return wl.scenario {
+  name = "prep", params = { n = { 1, 2, 3 }, kind = { "x" } },
+  prepare = function(configs)
+    local seen = {}
+    for _, p in ipairs(configs) do seen[#seen + 1] = p.kind .. p.n; p.n = 99 end
+    configs[#configs + 1] = { n = 7, kind = "y" }
+    print("prepare " .. table.concat(seen, " "))
+    print("cublas.prepare", wl.cublas.prepare { { dtype = "bf16" } })
+  end,
+  setup = function(p) print("setup " .. p.kind .. p.n) return {} end,
+  run = function() end,
+}
+]]
+  local CO = "--compile-only --arch sm_90 -q "
+
+  it("is called once, before the first configuration, with copies of the run's configurations", function()
+    local dir = h.tmpdir()
+    local r = h.run_script(PREPARED, CO .. "-p n=1,3 -o r.json", { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    assert.matches("^prepare x1 x3\ncublas.prepare\tfalse\nsetup x1\nsetup x3\n", r.stdout)
+    local doc = require("wlrun.json").decode(h.read(dir .. "/r.json"))
+    assert.is_number(doc.wall.prepare)
+    assert.equal(2, #doc.configurations)
+  end)
+
+  it("is not called with --no-prepare, --dry-run, --isolate or [run] prepare = off", function()
+    for _, args in ipairs { "--no-prepare", "--dry-run", "--isolate" } do
+      local r = h.run_script(PREPARED, CO .. args)
+      assert.equal(0, r.code, r.stderr)
+      assert.not_matches("prepare", r.stdout, 1, true)
+    end
+    local dir = h.tmpdir()
+    h.write(dir .. "/wlrun.ini", "[run]\nprepare = off\n")
+    local r = h.run_script(PREPARED, CO .. "--config wlrun.ini", { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    assert.matches("^setup x1\n", r.stdout)
+  end)
+
+  it("gets the configurations --filter leaves", function()
+    local r = h.run_script(PREPARED, CO .. "--filter 'n ~= 2'")
+    assert.equal(0, r.code, r.stderr)
+    assert.matches("^prepare x1 x3\n", r.stdout)
+  end)
+end)

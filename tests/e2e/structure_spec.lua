@@ -25,6 +25,7 @@ local LAYERS = {
   } },
   { name = "device backend", modules = {
       backend = { "backend", "backend_*" }, cuda_init_kernels = { "cuda_init_kernels" },
+      cublas_prepare = { "cublas_prepare" },
   } },
   { name = "bindings (wlrun.core)", modules = {
       wl_modules = { "wl_modules" }, cuda_device = { "cuda_device" }, cuda_stream = { "cuda_stream" },

@@ -170,3 +170,72 @@ describe("cuBLAS and cuBLASLt GEMM on a GPU", function()
     print(("    target: bf16 cuBLAS 8192^3 above 700 TFLOP/s: %s (%.1f)"):format(bf16 > 700 and "met" or "MISSED", bf16))
   end)
 end)
+
+-- wl.cublas.prepare in processes of their own: cuBLAS and cuBLASLt are loaded and warm in this one
+describe("cuBLAS's first call of each kind asked ahead (wl.cublas.prepare)", function()
+  -- C = A B with A, B of ones: every element of C is k
+  local GEMM = [[
+local function ones_gemm(dtype, compute)
+  local A = wl.tensor { 64, 32, dtype = dtype, init = wl.fill(1) }
+  local B = wl.tensor { 32, 16, dtype = dtype, init = wl.fill(1) }
+  local C = wl.tensor { 64, 16, dtype = dtype }
+  wl.cublas.gemm { a = A, b = B, c = C, m = 64, n = 16, k = 32, compute = compute }()
+  local c = C:to_host():totable()
+  for i = 1, #c do assert(c[i] == 32, ("C[%d] = %s"):format(i, c[i])) end
+  return "ok"
+end
+]]
+
+  local function script(body) return 'local wl = require "wlrun"\n' .. GEMM .. body end
+
+  h.gpu_it("asks each kind once on a thread; the GEMMs after it are right; prepared() says what it did", function()
+    local r = h.run_script(script([[
+print("started", wl.cublas.prepare { { dtype = "f32" }, { dtype = "f32", compute = "tf32" }, { dtype = "bf16" }, { dtype = "f32" } })
+print("again", wl.cublas.prepare { { dtype = "bf16" }, { dtype = "f32", compute = "fp32" } })
+print(ones_gemm("f32", "fp32"), ones_gemm("f32", "tf32"), ones_gemm("bf16"), ones_gemm("f16", "fp16"))
+local p = wl.cublas.prepared()
+print(("asked %d prepared %d running %s why %s seconds %s"):format(p.asked, p.prepared, p.running, p.why,
+  p.seconds > 0 and p.seconds < 10 and p.waited >= 0))
+]]), "")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("", r.stderr)
+    assert.matches("^started\ttrue\nagain\tfalse\nok\tok\tok\tok\nasked 3 prepared 3 running false why nil seconds true\n",
+      r.stdout)
+  end)
+
+  h.gpu_it("a process that ends while the thread works ends as it would: returning, failing, os.exit", function()
+    for _, case in ipairs { { "", 0, "^$" }, { "error('stop here')", 1, "script%.lua:%d+: stop here" },
+                            { "os.exit(3)", 3, "^$" } } do
+      local r = h.run_script(script("wl.cublas.prepare { { dtype = 'f32' }, { dtype = 'bf16' }, { dtype = 'f16' } }\n"
+        .. case[1]), "")
+      assert.equal(case[2], r.code, case[1] .. ": " .. r.stderr)
+      assert.matches(case[3], r.stderr)
+    end
+  end)
+
+  h.gpu_it("a cuBLASLt that does not load is kept in prepared().why and changes nothing else", function()
+    local r = h.run_script(script([[
+print(wl.cublas.prepare { { dtype = "bf16" } })
+print(ones_gemm("bf16"))
+local p = wl.cublas.prepared()
+print(p.asked, p.prepared, p.why)
+print(pcall(wl.cublaslt.matmul, {}))
+]]), "", { env = "WLRUN_CUBLASLT=/nonexistent.so" })
+    assert.equal(0, r.code, r.stderr)
+    assert.matches("^true\nok\n1\t0\tcuBLASLt: WLRUN_CUBLASLT=/nonexistent%.so does not load", r.stdout)
+  end)
+
+  h.gpu_it("the GEMM recipe asks for its cuBLAS kinds in prepare; --no-prepare leaves them to the first call", function()
+    for _, args in ipairs { "", "--no-prepare" } do
+      local dir = h.tmpdir()
+      local r = h.run(h.quote(h.source_dir .. "/scenarios/gemm_sweep.lua") .. " -q -o " .. h.quote(dir .. "/r.json")
+        .. " -p variant=cublas_bf16,cublas_tf32 -p M=1024 -p K=1024 --max-time 0.2 " .. args)
+      assert.equal(0, r.code, r.stderr)
+      local doc = require("wlrun.json").decode(h.read(dir .. "/r.json"))
+      assert.equal(2, #doc.configurations)
+      for _, c in ipairs(doc.configurations) do assert.equal("ok", c.status) end
+      if args == "" then assert.is_number(doc.wall.prepare) else assert.is_nil(doc.wall.prepare) end
+      assert.equal(args == "", doc.settings.run.prepare)
+    end
+  end)
+end)

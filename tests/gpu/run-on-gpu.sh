@@ -32,8 +32,9 @@ step() { # step NAME COMMAND...: runs, logs to $out/NAME.log, records the exit c
 # PART (first argument): all (default), specs (the spec suites), rest (benchmarks, scenarios,
 # compute-sanitizer): two calls of the device machine each stay under its 10 minutes; or costs
 # (the GPU specs and the benchmarks of the harness's own cost and accuracy, issue 21); or ratios
-# (a short call: the sweep's per-phase account, the harness's costs, the specs of wl.bench;
-# with WLRUN_AB_OLD, the sweep's medians against that wlrun's)
+# (a short call: the sweep's per-phase account, the harness's costs, cuBLAS's first calls, the
+# sweep without the scenario's prepare against with it, the specs of wl.bench; with
+# WLRUN_AB_OLD, the sweep's medians against that wlrun's)
 part=${1:-all}
 export WLRUN_CACHE_DIR=/tmp/wlrun-gpu-cache
 step version "$bin" --version
@@ -68,7 +69,11 @@ elif [ "$part" = ratios ]; then
   step bench-blocks-in-flight "$bin" tests/bench/blocks_in_flight.lua
   # a change to the measurement against the build before it (WLRUN_AB_OLD: that build's wlrun)
   [ -n "${WLRUN_AB_OLD:-}" ] && step ab-sweep tests/bench/ab_sweep.sh "$WLRUN_AB_OLD" "$bin" scenarios/gemm_sweep.lua "$out/ab"
-  step busted-bench "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua tests/gpu/device_spec.lua tests/gpu/deep_measure_spec.lua
+  # cuBLAS's first calls asked ahead (wl.cublas.prepare): the first calls, and what the thread
+  # changes in launches timed meanwhile; the sweep with --no-prepare (A) against the default (B)
+  step bench-cublas-first env WLRUN_BIN="$bin" "$bin" tests/bench/cublas_first.lua
+  step ab-prepare env AB_ARGS_A=--no-prepare tests/bench/ab_sweep.sh "$bin" "$bin" scenarios/gemm_sweep.lua "$out/ab-prepare"
+  step busted-bench "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua tests/gpu/device_spec.lua tests/gpu/deep_measure_spec.lua tests/gpu/cublas_spec.lua
 elif [ "$part" != rest ]; then
   for suite in gpu spec e2e; do
     step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"

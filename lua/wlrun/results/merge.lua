@@ -17,7 +17,8 @@ local function params_key(p) return results.key(p) end
 -- the shards (a device per rank, a cache per node, --isolate for a rerun).
 M.ignored_settings = {
   ["output"] = true, ["run.device"] = true, ["run.devices"] = true, ["run.isolate"] = true,
-  ["run.config_timeout"] = true, ["run.nvtx"] = true, ["compile.cache"] = true, ["compile.cache_dir"] = true,
+  ["run.config_timeout"] = true, ["run.nvtx"] = true, ["run.prepare"] = true, ["compile.cache"] = true,
+  ["compile.cache_dir"] = true,
 }
 
 local function show(v)

@@ -1,0 +1,41 @@
+/* cuBLAS's first GEMM of each kind (data type and compute type) costs the host 15-110 ms on
+ * the H200, the same in a raw C program: cuBLASLt works out its heuristics for that kind
+ * (docs/cublas.md). wl.cublas.prepare asks for them ahead: a thread of its own loads cuBLASLt
+ * and asks its heuristics once for each kind, on the device in use, while the run goes on.
+ * Host work only: nothing is queued on the GPU. The main thread waits for that thread before
+ * it loads or calls cuBLAS itself (so that one thread at a time loads the libraries) and before
+ * the process ends. */
+#ifndef WL_CUBLAS_PREPARE_H
+#define WL_CUBLAS_PREPARE_H
+
+#include <cublasLt.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define WL_PREPARE_MAX 16 /* kinds a process prepares, in all */
+
+struct wl_gemm_kind {
+  cudaDataType_t type;
+  cublasComputeType_t compute;
+  cudaDataType_t scale;
+};
+
+/* Starts preparing the kinds not asked for before, on device; waits first for a preparation
+ * under way. Returns whether a thread started (false: nothing new to prepare); on a failure to
+ * start it, false with the reason in why. */
+bool wl_cublas_prepare_start(int device, const struct wl_gemm_kind *kinds, int n, char *why, size_t whylen);
+
+/* Waits for the preparation under way, if any; the time waited goes into the report. */
+void wl_cublas_prepare_wait(void);
+
+/* What the preparations did, in all, up to the last one waited for. */
+struct wl_prepare_report {
+  int asked, prepared; /* kinds asked for; kinds whose heuristics answered */
+  double seconds;      /* the threads' own time */
+  double waited;       /* the main thread's time in wl_cublas_prepare_wait */
+  bool running;        /* a preparation not waited for yet */
+  char why[600];       /* the last failure, "" if none */
+};
+void wl_cublas_prepare_report(struct wl_prepare_report *r);
+
+#endif

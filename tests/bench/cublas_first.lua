@@ -1,0 +1,102 @@
+-- Benchmark (not a test): cuBLAS's first GEMM of each kind (docs/cublas.md, "The first call of
+-- each kind"), in fresh wlrun processes, with and without wl.cublas.prepare, interleaved, ROUNDS
+-- of each (3):
+--   first:   the host time of the first GEMM of f32, tf32 and bf16 at 1024^3 (its bind, call
+--            and synchronisation), as a script pays it;
+--   prepared: the same after wl.cublas.prepare for the three kinds and a pause for its thread,
+--            with the thread's own time;
+--   during:  flushed cold samples of a 20 us spin kernel timed while the preparation's thread
+--            runs, against the same in a process without it: the GPU time's and the enqueue
+--            time's medians, and the enqueue's 90th percentile (what the thread's host work
+--            could disturb).
+-- Prints the medians over the rounds.
+--   WLRUN_BIN=build-static/wlrun build-static/wlrun tests/bench/cublas_first.lua [-- ROUNDS]
+local core = require "wlrun.core"
+
+local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
+local ROUNDS = tonumber(arg[1]) or 3
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+local spin = here .. "kernels/spin.cu"
+if spin:sub(1, 1) ~= "/" then spin = os.getenv("PWD") .. "/" .. spin end
+
+local CHILD = [=[
+local wl = require "wlrun"
+local core = require "wlrun.core"
+local how, spin = arg[1], arg[2]
+local kinds = { { dtype = "f32", compute = "fp32" }, { dtype = "f32", compute = "tf32" }, { dtype = "bf16", compute = "fp32" } }
+wl.device()
+if how ~= "first" and how ~= "during" then assert(wl.cublas.prepare(kinds)) end
+if how == "first" or how == "prepared" then
+  if how == "prepared" then wl.sleep(1) end -- the thread done: what is left of each first call
+  for _, k in ipairs(kinds) do
+    local a = wl.tensor { 1024, 1024, dtype = k.dtype, init = wl.normal() }
+    local b = wl.tensor { 1024, 1024, dtype = k.dtype, init = wl.normal() }
+    local c = wl.tensor { 1024, 1024, dtype = k.dtype }
+    wl.sync()
+    local t0 = core.clock()
+    wl.cublas.gemm { a = a, b = b, c = c, m = 1024, n = 1024, k = 1024, compute = k.compute }()
+    wl.sync()
+    print(("%s %s %.6f"):format(k.dtype, k.compute, core.clock() - t0))
+  end
+  local p = wl.cublas.prepared()
+  print(("thread %.6f"):format(p.seconds))
+else
+  local g = wl.kernel { wl.source(spin), name = "spin" }:bind { grid = 1, block = 1, args = { 20000 } }
+  local r = wl.bench(g, { mode = "cold", flush_l2 = true, warmup = 2, iters = 6000 })
+  local e = {}
+  for i, v in ipairs(r.enqueue) do e[i] = v end
+  table.sort(e)
+  print(("gpu %.9f"):format(r.stats.median))
+  print(("enqueue %.9f"):format(r.enqueue_stats.median))
+  print(("enqueue_p90 %.9f"):format(e[math.ceil(0.9 * #e)]))
+  print(("running %s"):format(tostring(wl.cublas.prepared().running)))
+end
+]=]
+
+local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+local script = os.tmpname() .. ".lua"
+local f = assert(io.open(script, "w"))
+assert(f:write(CHILD))
+assert(f:close())
+
+local HOWS = { "first", "prepared", "during", "during-prepared" }
+local got = {} -- got[how][name] = {values over the rounds}
+for _, how in ipairs(HOWS) do got[how] = {} end
+for round = 1, ROUNDS do
+  for i = 1, #HOWS do
+    local how = HOWS[(i + round - 2) % #HOWS + 1] -- the order turned every round
+    local p = assert(io.popen(("%s %s -- %s %s 2>&1"):format(q(bin), q(script), how, q(spin))))
+    local text = p:read("a")
+    assert(p:close(), how .. " failed:\n" .. text)
+    for line in text:gmatch("[^\n]+") do
+      local name, value = line:match("^(.-) (%S+)$")
+      if name and tonumber(value) then
+        got[how][name] = got[how][name] or {}
+        table.insert(got[how][name], tonumber(value))
+      elseif name == "running" then
+        got[how].running = value
+      end
+    end
+  end
+end
+os.remove(script)
+
+local function median(t)
+  t = table.move(t or {}, 1, #(t or {}), 1, {})
+  table.sort(t)
+  return t[#t // 2 + 1] or 0 / 0
+end
+
+print(("cuBLAS's first GEMM of each kind at 1024^3 in a fresh process, host ms (median of %d processes):"):format(ROUNDS))
+print(("%-12s %12s %14s"):format("kind", "first call", "after prepare"))
+for _, kind in ipairs { "f32 fp32", "f32 tf32", "bf16 fp32" } do
+  print(("%-12s %12.2f %14.2f"):format(kind, 1e3 * median(got.first[kind]), 1e3 * median(got.prepared[kind])))
+end
+print(("the preparation's thread: %.1f ms"):format(1e3 * median(got.prepared.thread)))
+print(("cold flushed samples of a 20 us spin kernel while the thread runs (median of %d processes, us):"):format(ROUNDS))
+print(("%-14s %10s %12s %10s"):format("", "without", "thread runs", "change"))
+for _, name in ipairs { "gpu", "enqueue", "enqueue_p90" } do
+  local a, b = median(got.during[name]), median(got["during-prepared"][name])
+  print(("%-14s %10.3f %12.3f %+10.3f"):format(name, 1e6 * a, 1e6 * b, 1e6 * (b - a)))
+end
+print(("(the thread still ran when the samples ended: %s)"):format(got["during-prepared"].running or "?"))
