@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ static struct {
   double seconds, waited;
   char why[600];
 } prep;
+static atomic_bool working; /* from the thread's start to its last step: read by the main thread */
 
 static double now(void) {
   struct timespec t;
@@ -113,6 +115,7 @@ static void *prepare(void *unused) {
     (void)api->destroy(handle); /* what it asked stays known to the library: the handle is not needed */
   }
   prep.seconds += now() - t0;
+  atomic_store(&working, false);
   return NULL;
 }
 
@@ -137,8 +140,10 @@ bool wl_cublas_prepare_start(int device, const struct wl_gemm_kind *kinds, int n
     return false;
   }
   registered = true;
+  atomic_store(&working, true);
   int err = pthread_create(&prep.thread, NULL, prepare, NULL);
   if (err != 0) {
+    atomic_store(&working, false);
     prep.n_asked = first; /* not asked after all: a later call may try again */
     snprintf(why, whylen, "cannot start a thread: %s", strerror(err));
     return false;
@@ -158,6 +163,7 @@ void wl_cublas_prepare_wait(void) {
 void wl_cublas_prepare_report(struct wl_prepare_report *r) {
   memset(r, 0, sizeof *r);
   r->running = prep.running;
+  r->working = atomic_load(&working);
   r->waited = prep.waited;
   if (prep.running) return; /* the thread's fields are its own until it is joined */
   r->asked = prep.n_asked;

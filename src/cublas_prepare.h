@@ -34,6 +34,7 @@ struct wl_prepare_report {
   double seconds;      /* the threads' own time */
   double waited;       /* the main thread's time in wl_cublas_prepare_wait */
   bool running;        /* a preparation not waited for yet */
+  bool working;        /* its thread still at work (running, and not at its end) */
   char why[600];       /* the last failure, "" if none */
 };
 void wl_cublas_prepare_report(struct wl_prepare_report *r);

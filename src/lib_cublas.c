@@ -183,12 +183,13 @@ static int l_prepare(lua_State *L) {
   return 2;
 }
 
-/* wl.cublas.prepared() -> {asked =, prepared =, seconds =, waited =, running =, why =}: what
- * wl.cublas.prepare's threads did, up to the last one waited for (why: the last failure) */
+/* wl.cublas.prepared() -> {asked =, prepared =, seconds =, waited =, running =, working =, why =}:
+ * what wl.cublas.prepare's threads did, up to the last one waited for (why: the last failure);
+ * running: a thread not waited for yet; working: one still at work */
 static int l_prepared(lua_State *L) {
   struct wl_prepare_report r;
   wl_cublas_prepare_report(&r);
-  lua_createtable(L, 0, 6);
+  lua_createtable(L, 0, 7);
   lua_pushinteger(L, r.asked);
   lua_setfield(L, -2, "asked");
   lua_pushinteger(L, r.prepared);
@@ -199,6 +200,8 @@ static int l_prepared(lua_State *L) {
   lua_setfield(L, -2, "waited");
   lua_pushboolean(L, r.running);
   lua_setfield(L, -2, "running");
+  lua_pushboolean(L, r.working);
+  lua_setfield(L, -2, "working");
   if (*r.why) {
     lua_pushstring(L, r.why);
     lua_setfield(L, -2, "why");

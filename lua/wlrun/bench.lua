@@ -329,6 +329,9 @@ function bench.run(work, opts, checked)
   r.clock = { before = core.gpu_clock() }
   r.wall = { floor = floor_time, inputs = inputs_time, warmup = warm_time, clocks = core.clock() - t_clock }
   local t_measure = core.clock()
+  if core.cublas.prepared().working then -- host work on a thread of wlrun's own (docs/cublas.md)
+    r.notes[#r.notes + 1] = "measured while wl.cublas.prepare's thread asked cuBLAS's heuristics: the host's enqueue times may read higher (docs/cublas.md); the GPU's are not touched"
+  end
   local got = { gpu = {}, enqueue = {} }
   local watch = require("wlrun.chunk_watch").new(core.gpu_sample, core.clock)
   -- the chunks' own samples and wall time (kept or discarded), for the size of the next

@@ -7,15 +7,15 @@
 -- the timed loops, flushes and synchronisation included, and what runs between chunks: NVML's
 -- readings, the stopping rule, recovery pauses), against the process's wall time; then what lies
 -- outside the configurations, by the run's own account (doc.wall: the process's start and the
--- script, the plan, the CUDA context, the timing floor, the document's provenance, the journal
--- between configurations) and, from the process's wall time less the account's total, what
--- follows it (the document and outputs written, the report, the process's exit). The L2
--- flushes within the timed loops are estimated: the samples flushed (cold and cupti samples of a
--- run with flush_l2, the discarded ones too) times one flush's cost on this device, measured
--- here (1,000 cold samples of an empty kernel with the flush, less 1,000 without). Last, the same
--- wall time by whose it is: the GPU time measured, the driver's (context, end), one-time costs
--- in the warmups, the warmups' GPU time, the flushes, the queueing in the timed loops, the
--- scenario's setup, check and teardown, and wlrun's own.
+-- script, the plan, the CUDA context, the timing floor, the scenario's prepare, the document's
+-- provenance, the journal between configurations) and, from the process's wall time less the
+-- account's total, what follows it (the document and outputs written, the report, the process's
+-- exit). The L2 flushes within the timed loops are estimated: the samples flushed (cold and
+-- cupti samples of a run with flush_l2, the discarded ones too) times one flush's cost on this
+-- device, measured here (1,000 cold samples of an empty kernel with the flush, less 1,000
+-- without). Last, the same wall time by whose it is: the GPU time measured, the driver's
+-- (context, end), one-time costs in the warmups, the warmups' GPU time, the flushes, the
+-- queueing in the timed loops, the scenario's setup, check and teardown, and wlrun's own.
 --   WLRUN_BIN=build-static/wlrun wlrun tests/bench/config_overhead.lua [SCENARIO [KEEP.json]]
 local core = require "wlrun.core"
 local json = require "wlrun.json"
@@ -116,6 +116,7 @@ if w.total then
   part("plan", w.plan or 0)
   part("device: the CUDA context", w.device or 0)
   part("floor", w.floor or 0)
+  part("prepare: the scenario's", w.prepare or 0)
   part("document: provenance", w.document or 0)
   part("journal and outputs", w.journal or 0)
   part("between, the rest", (w.configurations or 0) - in_configs - (w.journal or 0))

@@ -29,12 +29,22 @@ step() { # step NAME COMMAND...: runs, logs to $out/NAME.log, records the exit c
   names+=("$name"); codes+=("$rc"); secs+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')")
 }
 
+# cuBLAS's first calls asked ahead (wl.cublas.prepare): the first calls, and what the thread
+# changes in launches timed meanwhile; the sweep with --no-prepare (A) against the default (B),
+# with the clocks free and locked (the GPU's heat: docs/benchmarks.md)
+prepare_steps() {
+  step bench-cublas-first env WLRUN_BIN="$bin" "$bin" tests/bench/cublas_first.lua -- 5
+  step ab-prepare env AB_ARGS_A=--no-prepare tests/bench/ab_sweep.sh "$bin" "$bin" scenarios/gemm_sweep.lua "$out/ab-prepare"
+  step ab-prepare-locked env AB_ARGS_A="--no-prepare --lock-clocks base" AB_ARGS_B="--lock-clocks base" \
+    tests/bench/ab_sweep.sh "$bin" "$bin" scenarios/gemm_sweep.lua "$out/ab-prepare-locked"
+}
+
 # PART (first argument): all (default), specs (the spec suites), rest (benchmarks, scenarios,
 # compute-sanitizer): two calls of the device machine each stay under its 10 minutes; or costs
 # (the GPU specs and the benchmarks of the harness's own cost and accuracy, issue 21); or ratios
-# (a short call: the sweep's per-phase account, the harness's costs, cuBLAS's first calls, the
-# sweep without the scenario's prepare against with it, the specs of wl.bench; with
-# WLRUN_AB_OLD, the sweep's medians against that wlrun's)
+# (a short call: the sweep's per-phase account, the harness's costs, the prepare steps above,
+# the specs of wl.bench; with WLRUN_AB_OLD, the sweep's medians against that wlrun's); or
+# prepare (the sweep's account, the prepare steps and the cuBLAS specs)
 part=${1:-all}
 export WLRUN_CACHE_DIR=/tmp/wlrun-gpu-cache
 step version "$bin" --version
@@ -69,17 +79,18 @@ elif [ "$part" = ratios ]; then
   step bench-blocks-in-flight "$bin" tests/bench/blocks_in_flight.lua
   # a change to the measurement against the build before it (WLRUN_AB_OLD: that build's wlrun)
   [ -n "${WLRUN_AB_OLD:-}" ] && step ab-sweep tests/bench/ab_sweep.sh "$WLRUN_AB_OLD" "$bin" scenarios/gemm_sweep.lua "$out/ab"
-  # cuBLAS's first calls asked ahead (wl.cublas.prepare): the first calls, and what the thread
-  # changes in launches timed meanwhile; the sweep with --no-prepare (A) against the default (B)
-  step bench-cublas-first env WLRUN_BIN="$bin" "$bin" tests/bench/cublas_first.lua
-  step ab-prepare env AB_ARGS_A=--no-prepare tests/bench/ab_sweep.sh "$bin" "$bin" scenarios/gemm_sweep.lua "$out/ab-prepare"
+  prepare_steps
   step busted-bench "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua tests/gpu/device_spec.lua tests/gpu/deep_measure_spec.lua tests/gpu/cublas_spec.lua
+elif [ "$part" = prepare ]; then # the sweep's account, and the prepare steps alone
+  step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua -- scenarios/gemm_sweep.lua "$out/config_overhead.json"
+  prepare_steps
+  step busted-cublas "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/cublas_spec.lua
 elif [ "$part" != rest ]; then
   for suite in gpu spec e2e; do
     step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"
   done
 fi
-if [ "$part" != specs ] && [ "$part" != costs ] && [ "$part" != ratios ]; then
+if [ "$part" != specs ] && [ "$part" != costs ] && [ "$part" != ratios ] && [ "$part" != prepare ]; then
 step bench-launch "$bin" tests/bench/launch_overhead.lua -- "$root/build-static/launch_raw"
 step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_raw"
 step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"
