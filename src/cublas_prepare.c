@@ -1,22 +1,27 @@
 /* cuBLASLt's heuristics asked ahead, on a thread of their own (cublas_prepare.h). */
+#define _GNU_SOURCE /* pthread_timedjoin_np: the process's end waits for the thread, not for ever */
 #include "cublas_prepare.h"
 
 #include "backend.h"
 #include "cublas_load.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define SIDE 1024           /* the matrices the heuristics are asked about: any size warms the kind */
 #define WORKSPACE (32u << 20) /* wl.cublas.gemm's default workspace */
+#define EXIT_WAIT_S 10        /* the longest the process's end waits for the thread */
 
 /* Written by the main thread while no preparation runs; the thread reads its kinds and writes
- * prepared, seconds and why, which the main thread reads after joining it. */
+ * prepared, seconds and why, which the main thread reads after joining it (then copied into
+ * done, what the report gives while a later preparation runs). */
 static struct {
   struct wl_gemm_kind asked[WL_PREPARE_MAX];
   int n_asked;     /* every kind asked for, in this process */
@@ -27,6 +32,7 @@ static struct {
   int prepared;
   double seconds, waited;
   char why[600];
+  struct wl_prepare_report done;
 } prep;
 static atomic_bool working; /* from the thread's start to its last step: read by the main thread */
 
@@ -83,29 +89,25 @@ static bool ask(const struct wl_cublaslt_api *api, cublasLtHandle_t handle, cons
   return st == CUBLAS_STATUS_SUCCESS && found > 0;
 }
 
-/* The process's end waits for the thread (exit handlers run on the thread that calls exit, the
- * main thread): registered before the thread starts, for an end that comes while it loads the
- * library, and again once the library is loaded, so that it also runs before the library's own
- * exit handlers (they run in the reverse order of their registration). */
+/* A last resort for an end that comes by a path that did not call wl_cublas_prepare_finish:
+ * registered before the thread starts, for an end that comes while it loads the libraries. (An
+ * end that comes later would run the library's own exit handlers first, which were registered
+ * after it: wlrun's ends, main's return and os.exit, call wl_cublas_prepare_finish instead.) */
 static void wait_at_exit(void) { wl_cublas_prepare_wait(); }
-
-static void register_exit_wait(void) {
-  if (atexit(wait_at_exit) != 0) failed("atexit: cannot register the wait at the process's end");
-}
 
 static void *prepare(void *unused) {
   (void)unused;
-  static pthread_once_t registered = PTHREAD_ONCE_INIT;
   double t0 = now();
   char why[512] = "";
   enum wl_lib_failure failure;
   cublasLtHandle_t handle = NULL;
+  /* cuBLAS first, where it is: it brings the cuBLASLt beside it (WLRUN_CUBLAS's), which the
+   * search for cuBLASLt then finds loaded, as for a script that calls wl.cublas.gemm first */
+  (void)wl_cublas_load(why, sizeof why, &failure); /* a failure is the GEMM's to report */
   const struct wl_cublaslt_api *api = wl_cublaslt_load(why, sizeof why, &failure);
   cublasStatus_t st;
   if (!api) {
     failed("%s", why);
-  } else if (pthread_once(&registered, register_exit_wait) != 0) {
-    failed("pthread_once failed");
   } else if (wl_backend->open_device(prep.device, why, sizeof why) != cudaSuccess) {
     failed("device %d: %s", prep.device, why);
   } else if ((st = api->create(&handle)) != CUBLAS_STATUS_SUCCESS) {
@@ -123,25 +125,39 @@ static bool same(const struct wl_gemm_kind *a, const struct wl_gemm_kind *b) {
   return a->type == b->type && a->compute == b->compute && a->scale == b->scale;
 }
 
+/* whether kind k is asked for already, or among the first n of kinds */
+static bool known(const struct wl_gemm_kind *k, const struct wl_gemm_kind *kinds, int n) {
+  for (int j = 0; j < prep.n_asked; j++)
+    if (same(&prep.asked[j], k)) return true;
+  for (int j = 0; j < n; j++)
+    if (same(&kinds[j], k)) return true;
+  return false;
+}
+
 bool wl_cublas_prepare_start(int device, const struct wl_gemm_kind *kinds, int n, char *why, size_t whylen) {
-  wl_cublas_prepare_wait();
-  int first = prep.n_asked;
-  for (int i = 0; i < n && prep.n_asked < WL_PREPARE_MAX; i++) {
-    bool known = false;
-    for (int j = 0; j < prep.n_asked && !known; j++) known = same(&prep.asked[j], &kinds[i]);
-    if (!known) prep.asked[prep.n_asked++] = kinds[i];
-  }
-  if (prep.n_asked == first) return false;
-  prep.first = first, prep.last = prep.n_asked, prep.device = device;
+  struct wl_gemm_kind fresh[WL_PREPARE_MAX];
+  int n_fresh = 0;
+  for (int i = 0; i < n && prep.n_asked + n_fresh < WL_PREPARE_MAX; i++)
+    if (!known(&kinds[i], fresh, n_fresh)) fresh[n_fresh++] = kinds[i];
+  if (n_fresh == 0) return false; /* without waiting for a preparation under way */
+  wl_cublas_prepare_wait();       /* the thread reads asked, first and last */
   static bool registered;
   if (!registered && atexit(wait_at_exit) != 0) {
-    prep.n_asked = first;
     snprintf(why, whylen, "atexit: cannot register the wait at the process's end");
     return false;
   }
   registered = true;
+  int first = prep.n_asked;
+  memcpy(&prep.asked[first], fresh, (size_t)n_fresh * sizeof *fresh);
+  prep.n_asked += n_fresh;
+  prep.first = first, prep.last = prep.n_asked, prep.device = device;
   atomic_store(&working, true);
+  /* the thread takes no signal: Ctrl-C's and the time limit's handlers act on the Lua state */
+  sigset_t all, old;
+  sigfillset(&all);
+  bool masked = pthread_sigmask(SIG_SETMASK, &all, &old) == 0;
   int err = pthread_create(&prep.thread, NULL, prepare, NULL);
+  if (masked) (void)pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (err != 0) {
     atomic_store(&working, false);
     prep.n_asked = first; /* not asked after all: a later call may try again */
@@ -152,22 +168,46 @@ bool wl_cublas_prepare_start(int device, const struct wl_gemm_kind *kinds, int n
   return true;
 }
 
+/* after the join: the thread's fields are the main thread's again */
+static void joined(double t0) {
+  prep.running = false;
+  prep.waited += now() - t0;
+  prep.done = (struct wl_prepare_report){.asked = prep.n_asked, .prepared = prep.prepared, .seconds = prep.seconds};
+  snprintf(prep.done.why, sizeof prep.done.why, "%s", prep.why);
+}
+
 void wl_cublas_prepare_wait(void) {
   if (!prep.running) return;
   double t0 = now();
   (void)pthread_join(prep.thread, NULL); /* a thread of ours, joinable, joined once: cannot fail */
-  prep.running = false;
-  prep.waited += now() - t0;
+  joined(t0);
+}
+
+void wl_cublas_prepare_finish(int code) {
+  if (!prep.running) return;
+  double t0 = now();
+  struct timespec until;
+  if (clock_gettime(CLOCK_REALTIME, &until) == 0) {
+    until.tv_sec += EXIT_WAIT_S;
+    if (pthread_timedjoin_np(prep.thread, NULL, &until) == 0) {
+      joined(t0);
+      return;
+    }
+  } else {
+    wl_cublas_prepare_wait();
+    return;
+  }
+  /* still inside the library: its exit handlers, run by exit, would pull it from under the thread */
+  fprintf(stderr, "wlrun: wl.cublas.prepare's thread still works after %d s; the process ends without the libraries' "
+                  "exit handlers\n", EXIT_WAIT_S);
+  fflush(NULL); /* every stream, the script's files too: _exit writes none of them */
+  _exit(code);
 }
 
 void wl_cublas_prepare_report(struct wl_prepare_report *r) {
-  memset(r, 0, sizeof *r);
+  if (prep.running && !atomic_load(&working)) wl_cublas_prepare_wait(); /* at its end: no wait */
+  *r = prep.done; /* the finished preparations' account */
   r->running = prep.running;
   r->working = atomic_load(&working);
   r->waited = prep.waited;
-  if (prep.running) return; /* the thread's fields are its own until it is joined */
-  r->asked = prep.n_asked;
-  r->prepared = prep.prepared;
-  r->seconds = prep.seconds;
-  snprintf(r->why, sizeof r->why, "%s", prep.why);
 }

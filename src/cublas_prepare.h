@@ -3,8 +3,8 @@
  * (docs/cublas.md). wl.cublas.prepare asks for them ahead: a thread of its own loads cuBLASLt
  * and asks its heuristics once for each kind, on the device in use, while the run goes on.
  * Host work only: nothing is queued on the GPU. The main thread waits for that thread before
- * it loads or calls cuBLAS itself (so that one thread at a time loads the libraries) and before
- * the process ends. */
+ * it loads cuBLAS or cuBLASLt or binds a GEMM of theirs (so that one thread at a time loads the
+ * libraries) and before the process ends. */
 #ifndef WL_CUBLAS_PREPARE_H
 #define WL_CUBLAS_PREPARE_H
 
@@ -20,15 +20,20 @@ struct wl_gemm_kind {
   cudaDataType_t scale;
 };
 
-/* Starts preparing the kinds not asked for before, on device; waits first for a preparation
- * under way. Returns whether a thread started (false: nothing new to prepare); on a failure to
- * start it, false with the reason in why. */
+/* Starts preparing the kinds not asked for before, on device; where there are any, waits first
+ * for a preparation under way. Returns whether a thread started (false: nothing new to
+ * prepare); on a failure to start it, false with the reason in why. */
 bool wl_cublas_prepare_start(int device, const struct wl_gemm_kind *kinds, int n, char *why, size_t whylen);
 
 /* Waits for the preparation under way, if any; the time waited goes into the report. */
 void wl_cublas_prepare_wait(void);
 
-/* What the preparations did, in all, up to the last one waited for. */
+/* For the process's end (main's return, os.exit): waits for the preparation under way, at most
+ * 10 s; a thread still inside the library then would crash under the library's exit handlers,
+ * so the process ends at once with code, its streams flushed, without any exit handler. */
+void wl_cublas_prepare_finish(int code);
+
+/* What the preparations did, in all, up to the last one finished (one at its end is joined). */
 struct wl_prepare_report {
   int asked, prepared; /* kinds asked for; kinds whose heuristics answered */
   double seconds;      /* the threads' own time */

@@ -361,9 +361,28 @@ static int open_process(lua_State *L) {
   return 1;
 }
 
+/* os.exit ends the process there (C's exit, after closing the state when asked): the threads
+ * of wlrun's own are finished first (cublas_prepare.h), then the library's os.exit, the upvalue */
+static int exit_after_threads(lua_State *L) {
+  int isint = 0;
+  lua_Integer n = lua_tointegerx(L, 1, &isint);
+  int code = lua_isboolean(L, 1) ? (lua_toboolean(L, 1) ? EXIT_SUCCESS : EXIT_FAILURE)
+             : lua_isnoneornil(L, 1) ? EXIT_SUCCESS : isint ? (int)n : EXIT_FAILURE;
+  wl_cublas_prepare_finish(code);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
 static int setup_state(lua_State *L) {
   const struct wl_cli *cli = lua_touserdata(L, 1);
   luaL_openlibs(L);
+  lua_getglobal(L, "os");
+  lua_getfield(L, -1, "exit");
+  lua_pushcclosure(L, exit_after_threads, 1);
+  lua_setfield(L, -2, "exit");
+  lua_pop(L, 1);
   if (luaL_newmetatable(L, "wlrun.error")) {
     lua_pushcfunction(L, error_tostring);
     lua_setfield(L, -2, "__tostring");
@@ -398,8 +417,10 @@ static int setup_state(lua_State *L) {
 static int panic(lua_State *L) {
   const char *msg = lua_tostring(L, -1);
   fprintf(stderr, "wlrun: unprotected Lua error: %s\n", msg ? msg : "(no message)");
+  wl_cublas_prepare_finish(WL_EXIT_SCRIPT);
   exit(WL_EXIT_SCRIPT);
 }
+
 
 lua_State *wl_host_new(const struct wl_cli *cli) {
   lua_State *L = luaL_newstate();

@@ -145,9 +145,12 @@ static int l_library(lua_State *L) {
  * or no device (--compile-only); false and why when the thread cannot start */
 static int l_prepare(lua_State *L) {
   const char *fn = "wl.cublas.prepare";
-  if (lua_type(L, 1) != LUA_TTABLE || lua_rawlen(L, 1) == 0)
+  if (lua_type(L, 1) != LUA_TTABLE || lua_rawlen(L, 1) == 0) {
+    bool fields = lua_type(L, 1) == LUA_TTABLE && (lua_pushnil(L), lua_next(L, 1));
     wl_raise(L, WL_EXIT_SCRIPT, "%s: expected a list of kinds {{dtype =, compute =}, ...}, got %s", fn,
-             lua_type(L, 1) == LUA_TTABLE ? "an empty table" : luaL_typename(L, 1));
+             fields ? "a table with no list entries (one kind is written {{dtype = ...}})"
+             : lua_type(L, 1) == LUA_TTABLE ? "an empty table" : luaL_typename(L, 1));
+  }
   lua_Integer len = (lua_Integer)lua_rawlen(L, 1);
   for (lua_pushnil(L); lua_next(L, 1); lua_pop(L, 1)) {
     lua_Integer i = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;

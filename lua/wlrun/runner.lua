@@ -185,14 +185,12 @@ function runner.run(sc, script)
   end
   -- what the configurations will need, started ahead (wl.cublas.prepare), where this process
   -- runs them: not in a child that runs one, nor where children or another program run them
-  -- (--devices, isolation, a config timeout, a command)
-  local in_children = spreads or settings.run.isolate or settings.run.config_timeout > 0
+  -- (--devices, isolation, a config timeout, a command); a --devices worker runs its own
+  local in_children = not cli.worker_queue
+    and (cli.devices ~= nil or settings.run.isolate or settings.run.config_timeout > 0)
   if sc.prepare and settings.run.prepare and not cli.worker_config and not in_children and not sc.command then
     local params = {}
-    for i, cfg in ipairs(p.todo) do -- copies: the hook cannot change the plan
-      params[i] = {}
-      for k, v in pairs(cfg.params) do params[i][k] = v end
-    end
+    for i, cfg in ipairs(p.todo) do params[i] = deep_copy(cfg.params) end -- the hook cannot change the plan
     sc.prepare(params)
     mark("prepare")
   end

@@ -102,8 +102,8 @@ end
 function gemm.prepare(configs)
   local kinds, seen = {}, {}
   for _, p in ipairs(configs) do
-    local v = variants[p.variant]
-    if v.cublas and not seen[v.name] then
+    local v = variants[p.variant] -- nil for a variant -p made up: its setup says so
+    if v and v.cublas and not seen[v.name] then
       seen[v.name] = true
       kinds[#kinds + 1] = { dtype = v.tensor, compute = v.cublas.compute }
     end

@@ -85,7 +85,7 @@ local cases = {
   { name = "cublas.prepare: an empty list", script = gemm("wl.cublas.prepare {}"),
     stderr = "script.lua:3: wl.cublas.prepare: expected a list of kinds {{dtype =, compute =}, ...}, got an empty table" },
   { name = "cublas.prepare: one kind not in a list", script = gemm("wl.cublas.prepare { dtype = 'bf16' }"),
-    stderr = "script.lua:3: wl.cublas.prepare: expected a list of kinds {{dtype =, compute =}, ...}, got an empty table" },
+    stderr = "script.lua:3: wl.cublas.prepare: expected a list of kinds {{dtype =, compute =}, ...}, got a table with no list entries %(one kind is written {{dtype = ...}}%)" },
   { name = "cublas.prepare: a list with a named field", script = gemm("wl.cublas.prepare { { dtype = 'f32' }, compute = 'tf32' }"),
     stderr = "script.lua:3: wl.cublas.prepare: expected a list of kinds {{dtype =, compute =}, ...}; it has the key 'compute'" },
   { name = "cublas.prepare: a kind that is a string", script = gemm("wl.cublas.prepare { { dtype = 'f32' }, 'bf16' }"),

@@ -170,8 +170,8 @@ return wl.scenario {
     assert.equal(2, #doc.configurations)
   end)
 
-  it("is not called with --no-prepare, --dry-run, --isolate or [run] prepare = off", function()
-    for _, args in ipairs { "--no-prepare", "--dry-run", "--isolate" } do
+  it("is not called with --no-prepare, --dry-run, in children (--isolate, --devices, a timeout), or [run] prepare = off", function()
+    for _, args in ipairs { "--no-prepare", "--dry-run", "--isolate", "--devices 0,1", "--config-timeout 60" } do
       local r = h.run_script(PREPARED, CO .. args)
       assert.equal(0, r.code, r.stderr)
       assert.not_matches("prepare", r.stdout, 1, true)
