@@ -13,11 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #define SIDE 1024           /* the matrices the heuristics are asked about: any size warms the kind */
 #define WORKSPACE (32u << 20) /* wl.cublas.gemm's default workspace */
-#define EXIT_WAIT_S 10        /* the longest the process's end waits for the thread */
+#define EXIT_WAIT_S WL_PREPARE_EXIT_WAIT_S
 
 /* Written by the main thread while no preparation runs; the thread reads its kinds and writes
  * prepared, seconds and why, which the main thread reads after joining it (then copied into
@@ -92,7 +91,8 @@ static bool ask(const struct wl_cublaslt_api *api, cublasLtHandle_t handle, cons
 /* A last resort for an end that comes by a path that did not call wl_cublas_prepare_finish:
  * registered before the thread starts, for an end that comes while it loads the libraries. (An
  * end that comes later would run the library's own exit handlers first, which were registered
- * after it: wlrun's ends, main's return and os.exit, call wl_cublas_prepare_finish instead.) */
+ * after it: wlrun's ends, main's return, os.exit and a panic, finish the thread first,
+ * wl_host_finish_threads.) */
 static void wait_at_exit(void) { wl_cublas_prepare_wait(); }
 
 static void *prepare(void *unused) {
@@ -183,25 +183,18 @@ void wl_cublas_prepare_wait(void) {
   joined(t0);
 }
 
-void wl_cublas_prepare_finish(int code) {
-  if (!prep.running) return;
+bool wl_cublas_prepare_finish(void) {
+  if (!prep.running) return true;
   double t0 = now();
   struct timespec until;
-  if (clock_gettime(CLOCK_REALTIME, &until) == 0) {
-    until.tv_sec += EXIT_WAIT_S;
-    if (pthread_timedjoin_np(prep.thread, NULL, &until) == 0) {
-      joined(t0);
-      return;
-    }
-  } else {
+  if (clock_gettime(CLOCK_REALTIME, &until) != 0) {
     wl_cublas_prepare_wait();
-    return;
+    return true;
   }
-  /* still inside the library: its exit handlers, run by exit, would pull it from under the thread */
-  fprintf(stderr, "wlrun: wl.cublas.prepare's thread still works after %d s; the process ends without the libraries' "
-                  "exit handlers\n", EXIT_WAIT_S);
-  fflush(NULL); /* every stream, the script's files too: _exit writes none of them */
-  _exit(code);
+  until.tv_sec += EXIT_WAIT_S;
+  if (pthread_timedjoin_np(prep.thread, NULL, &until) != 0) return false;
+  joined(t0);
+  return true;
 }
 
 void wl_cublas_prepare_report(struct wl_prepare_report *r) {

@@ -1,4 +1,4 @@
-/* cuBLAS's first GEMM of each kind (data type and compute type) costs the host 15-110 ms on
+/* cuBLAS's first GEMM of each kind (data type and compute type) costs the host 15-170 ms on
  * the H200, the same in a raw C program: cuBLASLt works out its heuristics for that kind
  * (docs/cublas.md). wl.cublas.prepare asks for them ahead: a thread of its own loads cuBLASLt
  * and asks its heuristics once for each kind, on the device in use, while the run goes on.
@@ -28,10 +28,11 @@ bool wl_cublas_prepare_start(int device, const struct wl_gemm_kind *kinds, int n
 /* Waits for the preparation under way, if any; the time waited goes into the report. */
 void wl_cublas_prepare_wait(void);
 
-/* For the process's end (main's return, os.exit): waits for the preparation under way, at most
- * 10 s; a thread still inside the library then would crash under the library's exit handlers,
- * so the process ends at once with code, its streams flushed, without any exit handler. */
-void wl_cublas_prepare_finish(int code);
+/* For the process's end: waits for the preparation under way, at most WL_PREPARE_EXIT_WAIT_S;
+ * whether it ended (or none was under way). A thread still inside the library would crash under
+ * the library's exit handlers: the caller ends the process without them (lhost.h). */
+#define WL_PREPARE_EXIT_WAIT_S 10
+bool wl_cublas_prepare_finish(void);
 
 /* What the preparations did, in all, up to the last one finished (one at its end is joined). */
 struct wl_prepare_report {

@@ -1,6 +1,7 @@
 #include "lhost.h"
 
 #include "cublas_prepare.h"
+#include "nvml.h"
 
 #include "ljson.h"
 #include "lsqlite.h"
@@ -361,6 +362,15 @@ static int open_process(lua_State *L) {
   return 1;
 }
 
+void wl_host_finish_threads(int code) {
+  if (wl_cublas_prepare_finish()) return;
+  fprintf(stderr, "wlrun: wl.cublas.prepare's thread still works after %d s; the process ends without the libraries' "
+                  "exit handlers\n", WL_PREPARE_EXIT_WAIT_S);
+  wl_nvml_unlock_clocks();
+  fflush(NULL); /* every stream, the script's files too: _exit writes none of them */
+  _exit(code);
+}
+
 /* os.exit ends the process there (C's exit, after closing the state when asked): the threads
  * of wlrun's own are finished first (cublas_prepare.h), then the library's os.exit, the upvalue */
 static int exit_after_threads(lua_State *L) {
@@ -368,7 +378,7 @@ static int exit_after_threads(lua_State *L) {
   lua_Integer n = lua_tointegerx(L, 1, &isint);
   int code = lua_isboolean(L, 1) ? (lua_toboolean(L, 1) ? EXIT_SUCCESS : EXIT_FAILURE)
              : lua_isnoneornil(L, 1) ? EXIT_SUCCESS : isint ? (int)n : EXIT_FAILURE;
-  wl_cublas_prepare_finish(code);
+  wl_host_finish_threads(code);
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
@@ -417,7 +427,7 @@ static int setup_state(lua_State *L) {
 static int panic(lua_State *L) {
   const char *msg = lua_tostring(L, -1);
   fprintf(stderr, "wlrun: unprotected Lua error: %s\n", msg ? msg : "(no message)");
-  wl_cublas_prepare_finish(WL_EXIT_SCRIPT);
+  wl_host_finish_threads(WL_EXIT_SCRIPT);
   exit(WL_EXIT_SCRIPT);
 }
 

@@ -19,6 +19,11 @@ enum wl_exit wl_host_main(lua_State *L);
 
 void wl_host_close(lua_State *L);
 
+/* Before the process ends with code (main's return, os.exit, a panic): finishes wlrun's own
+ * threads (cublas_prepare.h); one still at work after its time ends the process here, with
+ * code, the clocks unlocked and every stream flushed, without the exit handlers. */
+void wl_host_finish_threads(int code);
+
 /* The files embedded at build time (lua/wlrun/... and docs/cli.md). */
 struct wl_embedded_file {
   const char *path;

@@ -3,7 +3,6 @@
 #include "backend.h"
 #include "cli.h"
 #include "config.h"
-#include "cublas_prepare.h"
 #include "lhost.h"
 #include "settings.h"
 #include "wl_exit.h"
@@ -110,7 +109,7 @@ static int run(int argc, char **argv, struct wl_cli *cli_out) {
   lua_State *L = wl_host_new(&cli);
   if (!L) return WL_EXIT_SCRIPT;
   enum wl_exit code = wl_host_main(L);
-  wl_cublas_prepare_finish((int)code); /* before the state's close and the exit handlers */
+  wl_host_finish_threads((int)code); /* before the state's close and the exit handlers */
   wl_host_close(L);
   return (int)code;
 }
