@@ -1,4 +1,4 @@
-/* cuBLAS's first GEMM of each kind (data type and compute type) costs the host 15-170 ms on
+/* cuBLAS's first GEMM of each kind (data type and compute type) costs the host 12-180 ms on
  * the H200, the same in a raw C program: cuBLASLt works out its heuristics for that kind
  * (docs/cublas.md). wl.cublas.prepare asks for them ahead: a thread of its own loads cuBLASLt
  * and asks its heuristics once for each kind, on the device in use, while the run goes on.

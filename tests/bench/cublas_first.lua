@@ -3,6 +3,8 @@
 -- of each (3):
 --   first:   the host time of the first GEMM of f32, tf32 and bf16 at 1024^3 (its bind, call
 --            and synchronisation), as a script pays it;
+--   eager:   the same with CUDA_MODULE_LOADING=EAGER (every kernel of the libraries loaded when
+--            they are: whether the first calls' cost is loading kernels);
 --   prepared: the same after wl.cublas.prepare for the three kinds and a pause for its thread,
 --            with the thread's own time;
 --   during:  flushed cold samples of a 20 us spin kernel timed while the preparation's thread
@@ -25,8 +27,8 @@ local core = require "wlrun.core"
 local how, spin = arg[1], arg[2]
 local kinds = { { dtype = "f32", compute = "fp32" }, { dtype = "f32", compute = "tf32" }, { dtype = "bf16", compute = "fp32" } }
 wl.device()
-if how ~= "first" and how ~= "during" then assert(wl.cublas.prepare(kinds)) end
-if how == "first" or how == "prepared" then
+if how == "prepared" or how == "during-prepared" then assert(wl.cublas.prepare(kinds)) end
+if how == "first" or how == "eager" or how == "prepared" then
   if how == "prepared" then wl.sleep(1) end -- the thread done: what is left of each first call
   for _, k in ipairs(kinds) do
     local a = wl.tensor { 1024, 1024, dtype = k.dtype, init = wl.normal() }
@@ -59,13 +61,14 @@ local f = assert(io.open(script, "w"))
 assert(f:write(CHILD))
 assert(f:close())
 
-local HOWS = { "first", "prepared", "during", "during-prepared" }
+local HOWS = { "first", "eager", "prepared", "during", "during-prepared" }
 local got = {} -- got[how][name] = {values over the rounds}
 for _, how in ipairs(HOWS) do got[how] = {} end
 for round = 1, ROUNDS do
   for i = 1, #HOWS do
     local how = HOWS[(i + round - 2) % #HOWS + 1] -- the order turned every round
-    local p = assert(io.popen(("%s %s -- %s %s 2>&1"):format(q(bin), q(script), how, q(spin))))
+    local env = how == "eager" and "CUDA_MODULE_LOADING=EAGER " or ""
+    local p = assert(io.popen(("%s%s %s -- %s %s 2>&1"):format(env, q(bin), q(script), how, q(spin))))
     local text = p:read("a")
     assert(p:close(), how .. " failed:\n" .. text)
     for line in text:gmatch("[^\n]+") do
@@ -88,9 +91,10 @@ local function median(t)
 end
 
 print(("cuBLAS's first GEMM of each kind at 1024^3 in a fresh process, host ms (median of %d processes):"):format(ROUNDS))
-print(("%-12s %12s %14s"):format("kind", "first call", "after prepare"))
+print(("%-12s %12s %14s %12s"):format("kind", "first call", "after prepare", "eager"))
 for _, kind in ipairs { "f32 fp32", "f32 tf32", "bf16 fp32" } do
-  print(("%-12s %12.2f %14.2f"):format(kind, 1e3 * median(got.first[kind]), 1e3 * median(got.prepared[kind])))
+  print(("%-12s %12.2f %14.2f %12.2f"):format(kind, 1e3 * median(got.first[kind]), 1e3 * median(got.prepared[kind]),
+    1e3 * median(got.eager[kind])))
 end
 print(("the preparation's thread: %.1f ms"):format(1e3 * median(got.prepared.thread)))
 print(("cold flushed samples of a 20 us spin kernel while the thread runs (median of %d processes, us):"):format(ROUNDS))
