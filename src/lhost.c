@@ -431,7 +431,6 @@ static int panic(lua_State *L) {
   exit(WL_EXIT_SCRIPT);
 }
 
-
 lua_State *wl_host_new(const struct wl_cli *cli) {
   lua_State *L = luaL_newstate();
   if (!L) {

@@ -187,8 +187,8 @@ static int l_prepare(lua_State *L) {
 }
 
 /* wl.cublas.prepared() -> {asked =, prepared =, seconds =, waited =, running =, working =, why =}:
- * what wl.cublas.prepare's threads did, up to the last one waited for (why: the last failure);
- * running: a thread not waited for yet; working: one still at work */
+ * what wl.cublas.prepare's threads that ended did (why: the last failure); running: a thread
+ * not waited for yet; working: one still at work */
 static int l_prepared(lua_State *L) {
   struct wl_prepare_report r;
   wl_cublas_prepare_report(&r);
