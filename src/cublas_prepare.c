@@ -121,16 +121,12 @@ static void *prepare(void *unused) {
   return NULL;
 }
 
-static bool same(const struct wl_gemm_kind *a, const struct wl_gemm_kind *b) {
-  return a->type == b->type && a->compute == b->compute && a->scale == b->scale;
-}
-
 /* whether kind k is asked for already, or among the first n of kinds */
 static bool known(const struct wl_gemm_kind *k, const struct wl_gemm_kind *kinds, int n) {
   for (int j = 0; j < prep.n_asked; j++)
-    if (same(&prep.asked[j], k)) return true;
+    if (wl_gemm_kind_same(&prep.asked[j], k)) return true;
   for (int j = 0; j < n; j++)
-    if (same(&kinds[j], k)) return true;
+    if (wl_gemm_kind_same(&kinds[j], k)) return true;
   return false;
 }
 

@@ -20,6 +20,10 @@ struct wl_gemm_kind {
   cudaDataType_t scale;
 };
 
+static inline bool wl_gemm_kind_same(const struct wl_gemm_kind *a, const struct wl_gemm_kind *b) {
+  return a->type == b->type && a->compute == b->compute && a->scale == b->scale;
+}
+
 /* Starts preparing the kinds not asked for before, on device; where there are any, waits first
  * for a preparation under way. Returns whether a thread started (false: nothing new to
  * prepare); on a failure to start it, false with the reason in why. */

@@ -108,11 +108,20 @@ const char *wl_tensor_shape(const struct wl_tensor *t, char *buf, size_t len) {
 
 /* ---- creation ---- */
 
-static enum wl_dtype check_dtype(lua_State *L, const char *name) {
+bool wl_dtype_named(const char *name, enum wl_dtype *d) {
   for (int i = 0; i < WL_NDTYPES; i++)
-    if (strcmp(dtypes[i].name, name) == 0) return (enum wl_dtype)i;
-  wl_raise(L, WL_EXIT_SCRIPT, "unknown dtype '%s' (f64 f32 f16 bf16 i64 i32 i16 i8 u32 u8)", name);
-  return WL_F32;
+    if (strcmp(dtypes[i].name, name) == 0) {
+      *d = (enum wl_dtype)i;
+      return true;
+    }
+  return false;
+}
+
+static enum wl_dtype check_dtype(lua_State *L, const char *name) {
+  enum wl_dtype d = WL_F32;
+  if (!wl_dtype_named(name, &d))
+    wl_raise(L, WL_EXIT_SCRIPT, "unknown dtype '%s' (f64 f32 f16 bf16 i64 i32 i16 i8 u32 u8)", name);
+  return d;
 }
 
 /* Reads the shape (array part, or shape = {...}) and dtype of a creation table at arg. */

@@ -41,6 +41,8 @@ struct wl_dtype_info {
   char kind; /* 'f' float, 'i' signed, 'u' unsigned */
 };
 const struct wl_dtype_info *wl_dtype_info(enum wl_dtype d);
+/* The dtype named name ("bf16") into *d; false for a name that is none. */
+bool wl_dtype_named(const char *name, enum wl_dtype *d);
 
 /* The tensor at arg; raises when it is not one, or was freed ("FN: tensor used after free",
  * wl_closed_error). */

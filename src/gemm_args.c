@@ -204,13 +204,10 @@ void wl_gemm_read_kind(lua_State *L, int arg, const char *fn, struct wl_gemm *g)
   wl_check_fields(L, arg, fn, known, false);
   lua_getfield(L, arg, "dtype");
   const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-  int d = 0;
-  while (name && d < WL_NDTYPES && strcmp(name, wl_dtype_info((enum wl_dtype)d)->name) != 0) d++;
-  if (!name || d == WL_NDTYPES || !supported((enum wl_dtype)d))
+  if (!name || !wl_dtype_named(name, &g->dtype) || !supported(g->dtype))
     wl_raise(L, WL_EXIT_SCRIPT, "%s: dtype must be f32, f64, f16 or bf16, got %s", fn,
              lua_isnil(L, -1) ? "nothing" : value_text(L, -1));
   lua_pop(L, 1);
-  g->dtype = (enum wl_dtype)d;
   g->compute = compute_field(L, arg, g);
 }
 

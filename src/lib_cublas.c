@@ -169,8 +169,7 @@ static int l_prepare(lua_State *L) {
     lua_pop(L, 1);
     struct wl_gemm_kind k = {wl_gemm_data_type(g.dtype), wl_gemm_compute_type(g.compute), wl_gemm_scale_type(g.compute)};
     bool known = false;
-    for (int j = 0; j < n && !known; j++)
-      known = kinds[j].type == k.type && kinds[j].compute == k.compute && kinds[j].scale == k.scale;
+    for (int j = 0; j < n && !known; j++) known = wl_gemm_kind_same(&kinds[j], &k);
     if (!known && n < WL_PREPARE_MAX) kinds[n++] = k; /* fewer kinds exist than WL_PREPARE_MAX */
   }
   if (wl_backend->no_device) {
