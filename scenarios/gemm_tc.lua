@@ -5,7 +5,8 @@
 --   wlrun scenarios/gemm_tc.lua -o out/gemm_tc.json
 local wl = require "wlrun"
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or ""
-local gemm = assert(loadfile(here .. "lib/gemm.lua"))(wl.source "kernels/gemm.cu", wl.source "kernels/gemm_bf16.cu")
+local gemm = assert(loadfile(here .. "lib/gemm.lua"))(wl.source "kernels/gemm.cu", wl.source "kernels/gemm_bf16.cu",
+  wl.source "kernels/gemm_check.cu")
 
 local variants = {}
 for _, v in ipairs(gemm.variants) do

@@ -76,9 +76,17 @@ cudaError_t launch(void *data, size_t n, wl_init_kind kind, double a, double b, 
   return cudaGetLastError();
 }
 
+/* SM clock ticks over %globaltimer nanoseconds, both ends taken just after a tick of
+ * %globaltimer (it may advance a microsecond at a time): the window is then exact to a few
+ * loop iterations, and 50 us give the clock to about 0.1 % where a window begun anywhere in a
+ * tick would need 1 ms for that */
 __global__ void clock_probe(unsigned long long *out, unsigned long long ns) {
-  unsigned long long t0, t, c0 = clock64();
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  unsigned long long first, t0, t, c0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(first));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  } while (t0 == first);
+  c0 = clock64();
   do {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   } while (t - t0 < ns);

@@ -12,13 +12,14 @@
 #include <stdio.h>
 #include <string.h>
 
-/* SM clock in MHz from a kernel: clock64 ticks per %globaltimer nanosecond */
+/* SM clock in MHz from a kernel: clock64 ticks per %globaltimer nanosecond, over 50 us (the
+ * kernel times the window from a tick to a tick, cuda_init_kernels.cu) */
 static double probe_mhz(lua_State *L) {
   static void *scratch;
   unsigned long long host[2] = {0, 0};
   cudaStream_t s = wl_current_stream(L);
   if (!scratch) WL_CUDA(L, wl_backend->alloc(&scratch, sizeof host), "clock probe buffer");
-  WL_CUDA(L, wl_backend->clock_probe((unsigned long long *)scratch, 200000, s), "clock probe kernel");
+  WL_CUDA(L, wl_backend->clock_probe((unsigned long long *)scratch, 50000, s), "clock probe kernel");
   WL_CUDA(L, wl_backend->copy_memory(host, scratch, sizeof host, s), "clock probe copy");
   WL_CUDA(L, wl_backend->stream_sync(s), "clock probe");
   return host[1] ? (double)host[0] / (double)host[1] * 1e3 : 0;

@@ -33,10 +33,13 @@ function compiled.text(doc)
   local out = { ("compile-only: %d distinct kernel%s from %d wl.kernel call%s (%d served by the cache)%s"):format(#distinct,
     #distinct == 1 and "" or "s", #list, #list == 1 and "" or "s", cached,
     children > 0 and (", and those of %d configuration%s in child processes"):format(children, children == 1 and "" or "s") or "") }
+  local P = require("wlrun.printable").whole -- names from a script or a child's entry
+  local width = 28 -- the longest name's, at least
+  for _, d in ipairs(distinct) do width = math.max(width, utf8.len(P(d.k.name)) or #P(d.k.name)) end
   for _, d in ipairs(distinct) do
-    local P = require("wlrun.printable").whole -- names from a script or a child's entry
-    out[#out + 1] = ("  %-28s %-6s %2s params  %s%s"):format(P(d.k.name), P(d.k.arch), d.k.nparams or "?", P(d.k.source),
-      d.uses > 1 and ("  (x" .. d.uses .. ")") or "")
+    local name = P(d.k.name)
+    out[#out + 1] = ("  %s%s %-6s %2s params  %s%s"):format(name, (" "):rep(width - (utf8.len(name) or #name)), P(d.k.arch),
+      d.k.nparams or "?", P(d.k.source), d.uses > 1 and ("  (x" .. d.uses .. ")") or "")
   end
   return table.concat(out, "\n") .. "\n"
 end

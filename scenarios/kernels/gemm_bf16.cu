@@ -178,18 +178,3 @@ __global__ void __launch_bounds__(BN) gemm_bf16_mma(const __nv_bfloat16* __restr
     }
   }
 }
-
-// The check: sampled rows of C against a double-precision reference from the same bf16 inputs,
-// the largest scaled error into *worst as gemm_check_rows (gemm.cu) does.
-extern "C" __global__ void gemm_bf16_check_rows(const __nv_bfloat16* __restrict__ A,
-    const __nv_bfloat16* __restrict__ B, const __nv_bfloat16* __restrict__ C, const int* __restrict__ rows,
-    int nrows, int N, int K, unsigned long long* worst) {
-  int col = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y;
-  if (col >= N || r >= nrows) return;
-  int row = rows[r];
-  double acc = 0.0;
-  for (int k = 0; k < K; ++k)
-    acc += (double)__bfloat162float(A[(size_t)row * K + k]) * (double)__bfloat162float(B[(size_t)k * N + col]);
-  double err = fabs((double)__bfloat162float(C[(size_t)row * N + col]) - acc) / (sqrt((double)K) + fabs(acc));
-  atomicMax(worst, (unsigned long long)__double_as_longlong(err));
-}

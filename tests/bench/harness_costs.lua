@@ -26,6 +26,17 @@ end
 cost("core.gpu_sample (after each chunk)", 200, core.gpu_sample)
 cost("core.gpu_sample(true), the energy counter too", 50, function() core.gpu_sample(true) end)
 cost("core.gpu_clock (before and after)", 20, core.gpu_clock)
+do -- the probe's 50 us window (tick to tick of %globaltimer) against NVML's reading, back to back
+  local probe, nvml = {}, {}
+  for i = 1, 21 do
+    local c = core.gpu_clock()
+    probe[i], nvml[i] = c.sm_mhz, c.nvml_sm_mhz or 0 / 0
+  end
+  table.sort(probe)
+  table.sort(nvml)
+  print(("%-44s %10.1f MHz (min %.1f, max %.1f; NVML %.0f-%.0f)"):format("the clock probe's reading, median of 21",
+    probe[11], probe[1], probe[21], nvml[1], nvml[21]))
+end
 cost("core.sync", 200, core.sync)
 cost("wl.device() (properties read once, then kept)", 200, wl.device)
 local k = wl.kernel { wl.source "kernels/spin.cu", name = "spin" }

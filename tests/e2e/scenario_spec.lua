@@ -110,7 +110,7 @@ describe("scenario validation", function()
 end)
 
 describe("the shipped scenarios without a GPU", function()
-  for name, kernels in pairs { gemm_sweep = 4, gemm_tc = 4, bandwidth = 3, training_loop = 10 } do
+  for name, kernels in pairs { gemm_sweep = 6, gemm_tc = 6, bandwidth = 3, training_loop = 10 } do
     it(name .. " lists its configurations and compiles every kernel", function()
       local cache = h.tmpdir()
       local r = h.run("scenarios/" .. name .. ".lua --dry-run", { cwd = h.source_dir })

@@ -82,22 +82,26 @@ describe("the GEMM recipe", function()
     local wl = require "wlrun"
     local dir = h.source_dir .. "/scenarios/"
     local gemm = assert(loadfile(dir .. "lib/gemm.lua"))(wl.source(dir .. "kernels/gemm.cu"),
-      wl.source(dir .. "kernels/gemm_bf16.cu"))
-    for _, variant in ipairs { "tiled", "mma_bf16", "cublas_f32" } do
-      local p = { variant = variant, M = 256, N = 512, K = 256 }
-      local s = gemm.setup(p)
-      s.launch()
-      local ok, message = gemm.check(p, s)
-      assert.is_true(ok, variant .. ": " .. message)
-      assert.matches("max scaled error %d%.%d+e%-%d+ over 8 rows", message)
-      local row = 3 * (p.M // 8) + (4 * 37) % (p.M // 8) -- the fourth row the check samples
-      for _, bad in ipairs { 1e3, 0 / 0, math.huge } do
+      wl.source(dir .. "kernels/gemm_bf16.cu"), wl.source(dir .. "kernels/gemm_check.cu"))
+    -- the second shape: N not a whole number of the check's 32-column blocks, the bad element in
+    -- the last column
+    for _, case in ipairs { { M = 256, N = 512, K = 256, col = 100 }, { M = 100, N = 200, K = 72, col = 199 } } do
+      for _, variant in ipairs { "tiled", "mma_bf16", "cublas_f32" } do
+        local p = { variant = variant, M = case.M, N = case.N, K = case.K }
+        local s = gemm.setup(p)
         s.launch()
-        s.C:view(row * p.N + 100, 1):fill(bad) -- one element of one sampled row
-        local good, said = gemm.check(p, s)
-        assert.is_false(good, ("%s with %s: %s"):format(variant, tostring(bad), said))
+        local ok, message = gemm.check(p, s)
+        assert.is_true(ok, variant .. ": " .. message)
+        assert.matches("max scaled error %d%.%d+e%-%d+ over 8 rows", message)
+        local row = 3 * (p.M // 8) + (4 * 37) % (p.M // 8) -- the fourth row the check samples
+        for _, bad in ipairs { 1e3, 0 / 0, math.huge } do
+          s.launch()
+          s.C:view(row * p.N + case.col, 1):fill(bad) -- one element of one sampled row
+          local good, said = gemm.check(p, s)
+          assert.is_false(good, ("%s %dx%dx%d with %s: %s"):format(variant, p.M, p.N, p.K, tostring(bad), said))
+        end
+        for _, t in ipairs { s.A, s.B, s.C, s.worst, s.worst_host } do t:free() end
       end
-      for _, t in ipairs { s.A, s.B, s.C } do t:free() end
     end
   end)
 end)
