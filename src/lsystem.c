@@ -224,6 +224,28 @@ static pid_t start_forwarding(lua_State *L, struct forwarding *f) {
   return pid;
 }
 
+/* into the table on top: how = "exit" with code, or "signal" with signal, from a wait status */
+static void set_how(lua_State *L, int status) {
+  if (WIFSIGNALED(status)) {
+    lua_pushinteger(L, WTERMSIG(status));
+    lua_setfield(L, -2, "signal");
+    lua_pushliteral(L, "signal");
+  } else {
+    lua_pushinteger(L, WEXITSTATUS(status));
+    lua_setfield(L, -2, "code");
+    lua_pushliteral(L, "exit");
+  }
+  lua_setfield(L, -2, "how");
+}
+
+/* {pid, how = "exit"|"signal", code, signal}: how the child pid ended */
+static void push_ended(lua_State *L, pid_t pid, int status) {
+  lua_createtable(L, 0, 4);
+  lua_pushinteger(L, pid);
+  lua_setfield(L, -2, "pid");
+  set_how(L, status);
+}
+
 /* core.spawn(argv, {timeout = s, stdin, stdout, stderr = path, cwd = dir, env, forward_signals})
  * -> {how = "exit"|"signal"|"timeout", code = n, signal = n, time = s, interrupted = n}: runs a
  * child process (no shell), waits at most timeout seconds (0: no limit), then kills it (SIGTERM,
@@ -276,16 +298,10 @@ static int l_spawn(lua_State *L) {
   lua_setfield(L, -2, "time");
   if (timed_out) {
     lua_pushliteral(L, "timeout");
-  } else if (WIFSIGNALED(status)) {
-    lua_pushinteger(L, WTERMSIG(status));
-    lua_setfield(L, -2, "signal");
-    lua_pushliteral(L, "signal");
+    lua_setfield(L, -2, "how");
   } else {
-    lua_pushinteger(L, WEXITSTATUS(status));
-    lua_setfield(L, -2, "code");
-    lua_pushliteral(L, "exit");
+    set_how(L, status);
   }
-  lua_setfield(L, -2, "how");
   return 1;
 }
 
@@ -296,34 +312,35 @@ static int l_spawn_async(lua_State *L) {
   return 1;
 }
 
-/* core.wait_any([seconds]) -> {pid, how = "exit"|"signal", code, signal} for a child that
- * ended, or nil when none ended within seconds (default: wait as long as it takes) */
-static int l_wait_any(lua_State *L) {
-  double limit = luaL_optnumber(L, 1, -1), t0 = monotonic();
+/* waits for the child pid (-1: any child), at most limit seconds (< 0: as long as it takes):
+ * pushes how it ended and returns 1, or returns 0 (nothing pushed) when none ended in time or
+ * there is no such child */
+static int wait_child(lua_State *L, pid_t pid, double limit) {
+  double t0 = monotonic();
   for (;;) {
     int status;
-    pid_t r = waitpid(-1, &status, WNOHANG);
+    pid_t r = waitpid(pid, &status, WNOHANG);
     if (r > 0) {
-      lua_createtable(L, 0, 4);
-      lua_pushinteger(L, r);
-      lua_setfield(L, -2, "pid");
-      if (WIFSIGNALED(status)) {
-        lua_pushinteger(L, WTERMSIG(status));
-        lua_setfield(L, -2, "signal");
-        lua_pushliteral(L, "signal");
-      } else {
-        lua_pushinteger(L, WEXITSTATUS(status));
-        lua_setfield(L, -2, "code");
-        lua_pushliteral(L, "exit");
-      }
-      lua_setfield(L, -2, "how");
+      push_ended(L, r, status);
       return 1;
     }
     if (r < 0 && errno == ECHILD) return 0;
     if (limit >= 0 && monotonic() - t0 > limit) return 0;
-    struct timespec nap = {0, 2000000};
+    struct timespec nap = {0, 1000000};
     nanosleep(&nap, NULL);
   }
+}
+
+/* core.wait_any([seconds]) -> {pid, how = "exit"|"signal", code, signal} for a child that
+ * ended, or nil when none ended within seconds (default: wait as long as it takes) */
+static int l_wait_any(lua_State *L) { return wait_child(L, -1, luaL_optnumber(L, 1, -1)); }
+
+/* core.wait_pid(pid [, seconds]) -> the same for the child pid (started by spawn_async), or nil
+ * when it did not end within seconds or is no child of this process */
+static int l_wait_pid(lua_State *L) {
+  lua_Integer pid = luaL_checkinteger(L, 1);
+  luaL_argcheck(L, pid > 0, 1, "a process id expected");
+  return wait_child(L, (pid_t)pid, luaL_optnumber(L, 2, -1));
 }
 
 /* core.kill(pid, signal) */
@@ -425,7 +442,7 @@ static int l_release_stdout(lua_State *L) {
 void wl_open_system(lua_State *L) {
   static const luaL_Reg fns[] = {{"isatty", l_isatty}, {"hash", l_hash}, {"utc_now", l_utc_now},
                                  {"cwd", l_cwd}, {"spawn", l_spawn}, {"self_exe", l_self_exe},
-                                 {"spawn_async", l_spawn_async}, {"wait_any", l_wait_any}, {"kill", l_kill},
+                                 {"spawn_async", l_spawn_async}, {"wait_any", l_wait_any}, {"wait_pid", l_wait_pid}, {"kill", l_kill},
                                  {"getpid", l_getpid}, {"find_program", l_find_program}, {"hold_stdout", l_hold_stdout},
                                  {"release_stdout", l_release_stdout}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);

@@ -14,23 +14,45 @@ local process = require "wlrun.process"
 
 local git = {}
 
--- the standard output of `git -C dir args...`, or nil when it does not exit with 0
-local function run(dir, args)
+-- `git -C dir args...` started (no shell), its standard output going to a file: {pid =, tmp =},
+-- or nil when it cannot start
+local function start(dir, args)
   local program = process.find_program("git")
   if not program then return nil end
   local tmp = process.temp_dir("wlrun-git-")
   if not tmp then return nil end
-  local out = tmp .. "/out"
   local argv = { program, "-c", "core.fsmonitor=false", "-C", dir }
   for _, a in ipairs(args) do argv[#argv + 1] = a end
-  local ok, r = pcall(process.spawn, argv, { stdin = "/dev/null", stdout = out, stderr = "/dev/null", timeout = 30 })
-  local f = io.open(out, "rb")
+  local ok, pid = pcall(process.spawn_async, argv, { stdin = "/dev/null", stdout = tmp .. "/out", stderr = "/dev/null" })
+  if not ok then
+    process.remove_tree(tmp)
+    return nil
+  end
+  return { pid = pid, tmp = tmp }
+end
+
+-- the standard output of a started git once it ends, or nil when it does not exit with 0; one
+-- still running after 30 s is stopped (SIGTERM, then SIGKILL a second later)
+local function finish(child)
+  if not child then return nil end
+  local r = process.wait_pid(child.pid, 30)
+  if not r then
+    process.kill(child.pid, 15)
+    r = process.wait_pid(child.pid, 1)
+    if not r then
+      process.kill(child.pid, 9)
+      process.wait_pid(child.pid)
+    end
+  end
+  local f = io.open(child.tmp .. "/out", "rb")
   local text = f and f:read("a")
   if f then f:close() end
-  process.remove_tree(tmp)
-  if not (ok and r.how == "exit" and r.code == 0) then return nil end
+  process.remove_tree(child.tmp)
+  if not (r and r.how == "exit" and r.code == 0) then return nil end
   return text
 end
+
+local function run(dir, args) return finish(start(dir, args)) end
 
 local function line(text) return text and text:match("^([^\n]*)\n?$") end
 
@@ -41,9 +63,8 @@ function git.toplevel(dir)
 end
 
 -- {commit = 40 (or 64) hex digits, dirty = whether tracked files differ from it, branch = its
--- name, nil when detached} of dir's repository; one `git status` says all three
-function git.head(dir)
-  local status = run(dir, { "status", "--porcelain=v2", "--branch", "--untracked-files=no" })
+-- name, nil when detached} from `git status --porcelain=v2 --branch`'s output, or nil
+local function head_of(status)
   if not status then return nil end
   local sha = status:match("\n?# branch%.oid (%x+)\n")
   if not (sha and #sha >= 40) then return nil end -- "(initial)": no commit yet
@@ -51,5 +72,23 @@ function git.head(dir)
   local dirty = status:find("^[^#]") ~= nil or status:find("\n[^#]") ~= nil
   return { commit = sha:lower(), dirty = dirty, branch = branch ~= "(detached)" and branch or nil }
 end
+
+local STATUS = { "status", "--porcelain=v2", "--branch", "--untracked-files=no" }
+
+-- git.head(dir) as it will be: git starts now and runs while this process goes on (a run's
+-- provenance: while the CUDA context is made). The result is a to-be-closed callable: calling
+-- it waits for git and gives git.head's value (the same on every call); closing it, or its
+-- collection, waits for a git still running and removes its file.
+function git.head_started(dir)
+  local child, done, value = start(dir, STATUS), false, nil
+  local function collect()
+    if not done then done, value = true, head_of(finish(child)) end
+    return value
+  end
+  return setmetatable({}, { __call = collect, __close = collect, __gc = collect })
+end
+
+-- {commit, dirty, branch} of dir's repository (above), or nil; one `git status` says all three
+function git.head(dir) return head_of(run(dir, STATUS)) end
 
 return git

@@ -4,7 +4,7 @@
 -- the run measured on; a part that cannot be known is left out (no git or no repository, no
 -- device under --compile-only or without a GPU).
 --
---   provenance.collect { dir =, device = } -> the document's `provenance` object
+--   provenance.collect { dir =, git =, device = } -> the document's `provenance` object
 --   provenance.resume_warning(from, now)    -> a warning when --resume's file is of another commit
 local provenance = {}
 
@@ -73,11 +73,13 @@ function provenance.add_device(p, device)
   return p
 end
 
--- dir: where the scenario's file is (its repository's commit); device: the run's device, or nil
+-- dir: where the scenario's file is (its repository's commit); git: instead of asking git about
+-- dir now, wlrun.git.head_started(dir)'s result, to call; device: the run's device, or nil
 function provenance.collect(o)
   local core = require "wlrun.core"
   local p = {}
-  p.git = o.dir and require("wlrun.git").head(o.dir) or nil
+  if o.git ~= nil then p.git = o.git() -- git.head_started's, begun earlier
+  else p.git = o.dir and require("wlrun.git").head(o.dir) or nil end
   p.host = some(trim(read("/proc/sys/kernel/hostname")))
   local cpus = provenance.count_cpus(trim(read("/sys/devices/system/cpu/online")))
   p.cpu = nonempty { model = provenance.cpu_model(read("/proc/cpuinfo")), count = cpus }

@@ -172,6 +172,10 @@ function runner.run(sc, script)
   end
   -- the devices named are checked before any output is opened (no device: nothing is written)
   local exec = spreads and require("wlrun.executor").choose({ compile_only = false }, settings, cli) or nil
+  -- the provenance's `git status` runs while the context is made (13-15 ms, more in a large
+  -- repository); a child that runs one configuration makes no document and asks nothing
+  local script_dir = require("wlrun.provenance").dir_of(script)
+  local git_head <close> = not worker and script_dir and require("wlrun.git").head_started(script_dir) or nil
   mark("plan")
   if not compile_only and not sc.command and not spreads then -- a traced program has the device to itself
     core.nvml_start() -- NVML opens on a thread while the context is made
@@ -204,7 +208,7 @@ function runner.run(sc, script)
   end
 
   local doc = results.new_document { scenario = sc, script = script, axes = p.axes, device = device, floor = floor,
-    settings = settings, sources = sources, compile_only = compile_only,
+    settings = settings, sources = sources, compile_only = compile_only, git = git_head,
     total = p.shard and #p.space or nil,
     shard = p.shard and { k = p.shard.k, n = p.shard.n, source = p.shard.source } or nil,
     resumed_from = p.resumed_from and p.resumed_from.provenance }

@@ -170,3 +170,33 @@ describe("compare's provenance differences", function()
     assert.same({}, diff.table_lines {}) -- a comparison made by an older wlrun
   end)
 end)
+
+-- the provenance's git status, started before the CUDA context and collected at the document
+describe("wlrun.git.head_started", function()
+  local git = require "wlrun.git"
+  local process = require "wlrun.process"
+  local h = require "helper"
+
+  it("gives what git.head gives, once, however often it is called", function()
+    if not process.find_program("git") then return pending("git is not installed") end
+    local repo = h.tmpdir()
+    assert(os.execute(("cd '%s' && git init -q . && git config user.email t@example.com && git config user.name t"
+      .. " && git checkout -q -b b && echo x > f && git add f && git commit -q -m one"):format(repo)))
+    local started = git.head_started(repo)
+    local got = started()
+    assert.same(git.head(repo), got)
+    assert.equal("b", got.branch)
+    assert.is_false(got.dirty)
+    assert.equal(got, started()) -- the same table: git ran once
+    local dirty = io.open(repo .. "/f", "w")
+    dirty:write("y\n")
+    dirty:close()
+    assert.is_true(git.head_started(repo)().dirty)
+  end)
+
+  it("gives nil outside a repository, and may be closed without being called", function()
+    local dir = h.tmpdir()
+    assert.is_nil(git.head_started(dir)())
+    do local _ <close> = git.head_started(dir) end -- waits for git and removes its file
+  end)
+end)

@@ -55,7 +55,7 @@ function results.copy(v)
 end
 
 -- A new document, incomplete until results.finish. o: {scenario, script, axes, device, floor,
--- settings, sources, shard, total, compile_only, resumed_from}
+-- settings, sources, shard, total, compile_only, resumed_from, git (provenance.collect's)}
 function results.new_document(o)
   local core, process, provenance = require "wlrun.core", require "wlrun.process", require "wlrun.provenance"
   local sc = o.scenario
@@ -70,7 +70,7 @@ function results.new_document(o)
     settings = o.settings, sources = o.sources,
     device = o.device, floor = o.floor,
     shard = o.shard, compile_only = o.compile_only or nil,
-    provenance = provenance.collect { dir = provenance.dir_of(o.script), device = o.device },
+    provenance = provenance.collect { dir = provenance.dir_of(o.script), git = o.git, device = o.device },
     configurations = {},
   }
   doc.provenance.resumed_from = o.resumed_from -- the provenance of --resume's file
