@@ -1,14 +1,13 @@
 /* cuBLAS and cuBLASLt through dlopen (cublas_load.c, docs/cublas.md):
  * loaded at their first use, never at start, so that wlrun runs where they are not installed.
  * The toolkit's headers give the types only; wlrun does not link the libraries. Each library
- * is looked for, in order:
- *   1. WLRUN_CUBLAS (WLRUN_CUBLASLT): an explicit path; when set, the only place tried;
- *   2. the loader's own search (LD_LIBRARY_PATH, wlrun's run path, ld.so.cache);
- *   3. $CUDA_HOME/lib64, /usr/local/cuda/lib64, /usr/local/cuda/targets/x86_64-linux/lib.
+ * is looked for as toolkit_lib.h says, WLRUN_CUBLAS (WLRUN_CUBLASLT) its explicit path.
  * Every symbol used is resolved with dlsym and checked. Pure C: no Lua, no device. One thread
  * at a time: the main thread waits for a preparation's thread (cublas_prepare.h) before it loads. */
 #ifndef WL_CUBLAS_LOAD_H
 #define WL_CUBLAS_LOAD_H
+
+#include "toolkit_lib.h"
 
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -43,11 +42,6 @@ struct wl_cublaslt_api {
   __typeof__(cublasLtMatmul) *matmul;
   __typeof__(cublasLtGetStatusString) *status_string;
 };
-
-/* What a failed load was: the library is not anywhere wlrun looked (a missing optional
- * dependency; under --compile-only only a note), or something is wrong with what was found or
- * pointed at (an explicit path that does not load, a library without a symbol). */
-enum wl_lib_failure { WL_LIB_NOT_FOUND = 1, WL_LIB_BAD };
 
 /* The loaded library, or NULL with the reason (where it looked, how to point wlrun at it) in
  * why and the kind of failure in *failure. Loads once per process; a failure is remembered

@@ -5,6 +5,8 @@
 #include "kernel_source.h"
 #include "kernel_module.h"
 #include "lua_guard.h"
+#include "kernel_compile.h"
+#include "nvrtc_load.h"
 #include "settings.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
@@ -12,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <lauxlib.h>
-#include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,58 +120,6 @@ static int *held_lock(lua_State *L) {
   *fd = -1;
   lua_toclose(L, -1);
   return fd;
-}
-
-/* Compiles code for the key's options; fills c. On an error returns false with the message
- * (and NVRTC's log) pushed, for the caller to raise once it has let go of the cache's lock. */
-static bool compile(lua_State *L, const char *code, const char *source_name, const char *name,
-                    const char **opts, int nopts, struct wl_compiled *c) {
-  nvrtcProgram prog = NULL;
-  nvrtcResult created = nvrtcCreateProgram(&prog, code, source_name, 0, NULL, NULL);
-  if (created != NVRTC_SUCCESS) {
-    lua_pushfstring(L, "kernel '%s': nvrtcCreateProgram: %s", name, nvrtcGetErrorString(created));
-    return false;
-  }
-  /* from here the program must be destroyed on every path */
-  char msg[512] = "";
-  nvrtcResult r = nvrtcAddNameExpression(prog, name);
-  nvrtcResult cr = r == NVRTC_SUCCESS ? nvrtcCompileProgram(prog, nopts, opts) : r;
-  size_t log_len = 0;
-  nvrtcGetProgramLogSize(prog, &log_len);
-  c->log = calloc(1, log_len + 1);
-  if (c->log && log_len) nvrtcGetProgramLog(prog, c->log);
-  if (cr == NVRTC_SUCCESS) {
-    const char *lowered = NULL;
-    r = nvrtcGetLoweredName(prog, name, &lowered);
-    if (r == NVRTC_SUCCESS) c->lowered = strdup(lowered);
-    if (r == NVRTC_SUCCESS) r = nvrtcGetPTXSize(prog, &c->ptx_len);
-    if (r == NVRTC_SUCCESS && (c->ptx = malloc(c->ptx_len + 1))) {
-      r = nvrtcGetPTX(prog, c->ptx);
-      c->ptx[c->ptx_len] = '\0';
-      c->ptx_len = strlen(c->ptx);
-    }
-    if (r == NVRTC_SUCCESS) r = nvrtcGetCUBINSize(prog, &c->cubin_len);
-    if (r == NVRTC_SUCCESS && (c->cubin = malloc(c->cubin_len ? c->cubin_len : 1)))
-      r = nvrtcGetCUBIN(prog, (char *)c->cubin);
-    if (r != NVRTC_SUCCESS)
-      snprintf(msg, sizeof msg, "reading the compiled code: %s", nvrtcGetErrorString(r));
-    else if (!c->lowered || !c->ptx || !c->cubin)
-      snprintf(msg, sizeof msg, "out of memory");
-  }
-  nvrtcDestroyProgram(&prog);
-  counters.compiles++;
-  if (cr != NVRTC_SUCCESS) {
-    lua_pushfstring(L, "compiling kernel '%s' from %s failed (%s):\n%s", name, source_name,
-                    nvrtcGetErrorString(cr), c->log ? c->log : "");
-    wl_compiled_free(c);
-    return false;
-  }
-  if (*msg) {
-    wl_compiled_free(c);
-    lua_pushfstring(L, "kernel '%s': %s", name, msg);
-    return false;
-  }
-  return true;
 }
 
 /* the one close path: __gc, __close */
@@ -375,14 +324,13 @@ static int l_kernel(lua_State *L) {
     const char *slash = strrchr(path, '/');
     dir = slash ? lua_pushlstring(L, path, (size_t)(slash - path)) : lua_pushliteral(L, ".");
   }
-  int nvmajor = 0, nvminor = 0;
-  nvrtcVersion(&nvmajor, &nvminor);
+  const struct wl_nvrtc_api *nv = wl_nvrtc_or_raise(L, "wl.kernel", name);
   const char **opts;
   int nopts;
   compile_options(L, 1, arch, dir, &opts, &nopts);
   /* the cache key; nothing else touches the stack while the buffer is open */
   char head[160];
-  snprintf(head, sizeof head, "wlrun kernel v1\nnvrtc %d.%d\nname ", nvmajor, nvminor);
+  snprintf(head, sizeof head, "wlrun kernel v1\nnvrtc %d.%d\nname ", nv->major, nv->minor);
   luaL_Buffer key;
   luaL_buffinit(L, &key);
   luaL_addstring(&key, head);
@@ -429,7 +377,8 @@ static int l_kernel(lua_State *L) {
     k->from_cache = true;
     counters.cache_hits++;
   } else {
-    if (!compile(L, code, path ? path : "<string>", name, opts, nopts, &k->code)) {
+    counters.compiles++;
+    if (!wl_kernel_compile(L, nv, code, path ? path : "<string>", name, opts, nopts, &k->code)) {
       if (cache) wl_cache_unlock(cache, keystr, keylen, *lock);
       *lock = -1;
       return wl_raise(L, WL_EXIT_COMPILE, "%s", lua_tostring(L, -1));
@@ -566,19 +515,25 @@ static int l_compile_stats(lua_State *L) {
   return 1;
 }
 
-/* wl.nvrtc_version() -> "13.0" */
+/* wl.nvrtc_version() -> "13.0"; an error (exit 6) where NVRTC is not found */
 static int l_nvrtc_version(lua_State *L) {
-  int major = 0, minor = 0;
-  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return wl_raise(L, WL_EXIT_COMPILE, "nvrtcVersion failed");
-  lua_pushfstring(L, "%d.%d", major, minor);
+  const struct wl_nvrtc_api *nv = wl_nvrtc_or_raise(L, "wl.nvrtc_version", NULL);
+  lua_pushfstring(L, "%d.%d", nv->major, nv->minor);
   return 1;
+}
+
+/* core.nvrtc_start(): NVRTC loads on a thread while the CUDA context is made (nvrtc_load.h) */
+static int l_nvrtc_start(lua_State *L) {
+  (void)L;
+  wl_nvrtc_start();
+  return 0;
 }
 
 void wl_open_kernel(lua_State *L) {
   static const luaL_Reg meta[] = {{"__index", kernel_index}, {"__gc", kernel_gc}, {"__close", kernel_gc},
                                   {"__tostring", kernel_tostring}, {NULL, NULL}};
   static const luaL_Reg fns[] = {{"source", l_source}, {"kernel", l_kernel}, {"compile_stats", l_compile_stats},
-                                 {"nvrtc_version", l_nvrtc_version}, {"compiled_kernels", l_compiled_kernels},
+                                 {"nvrtc_version", l_nvrtc_version}, {"nvrtc_start", l_nvrtc_start}, {"compiled_kernels", l_compiled_kernels},
                                  {NULL, NULL}};
   static const luaL_Reg methods[] = {{"occupancy", kernel_occupancy}, {NULL, NULL}};
   luaL_newmetatable(L, KERNEL_MT);

@@ -2,6 +2,7 @@
 
 #include "cublas_prepare.h"
 #include "nvml.h"
+#include "nvrtc_load.h"
 
 #include "ljson.h"
 #include "lsqlite.h"
@@ -363,6 +364,7 @@ static int open_process(lua_State *L) {
 }
 
 void wl_host_finish_threads(int code) {
+  wl_nvrtc_finish(); /* milliseconds at most: a library's load */
   if (wl_cublas_prepare_finish()) return;
   fprintf(stderr, "wlrun: wl.cublas.prepare's thread still works after %d s; the process ends without the libraries' "
                   "exit handlers\n", WL_PREPARE_EXIT_WAIT_S);

@@ -4,13 +4,13 @@
 #include "cli.h"
 #include "config.h"
 #include "lhost.h"
+#include "nvrtc_load.h"
 #include "settings.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
 
 #include <errno.h>
 #include <lua.h>
-#include <nvrtc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,40 +25,53 @@ static void print_help(void) {
 }
 
 static void print_version(void) {
-  int driver = 0, runtime = 0, nvmajor = 0, nvminor = 0;
+  int driver = 0, runtime = 0;
   if (wl_backend->versions(&driver, &runtime) != cudaSuccess) { /* the linked runtime's: needs no driver */
     wl_backend->clear_error();
   }
-  if (nvrtcVersion(&nvmajor, &nvminor) != NVRTC_SUCCESS) nvmajor = nvminor = 0;
-  printf("wlrun %s (%s, CUDA runtime %d.%d, NVRTC %d.%d)\n", WLRUN_VERSION, LUA_RELEASE,
-         runtime / 1000, runtime % 1000 / 10, nvmajor, nvminor);
+  char why[1536];
+  const struct wl_nvrtc_api *nv = wl_nvrtc_load(why, sizeof why, NULL);
+  if (nv)
+    printf("wlrun %s (%s, CUDA runtime %d.%d, NVRTC %d.%d)\n", WLRUN_VERSION, LUA_RELEASE, runtime / 1000,
+           runtime % 1000 / 10, nv->major, nv->minor);
+  else
+    printf("wlrun %s (%s, CUDA runtime %d.%d, NVRTC not found: %s)\n", WLRUN_VERSION, LUA_RELEASE, runtime / 1000,
+           runtime % 1000 / 10, why);
 }
 
-/* What this NVRTC compiles for, so that --arch and [compile] arch are checked up front. */
+/* What this NVRTC compiles for, so that --arch and [compile] arch are checked up front (NVRTC is
+ * loaded for it: only where an architecture is given). */
+static const struct wl_nvrtc_api *nvrtc(void) { return wl_nvrtc_load(NULL, 0, NULL); }
+
 static int nvrtc_archs(int *archs, int max) {
+  const struct wl_nvrtc_api *nv = nvrtc();
   int n = 0;
-  if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > max) return 0;
-  return nvrtcGetSupportedArchs(archs) == NVRTC_SUCCESS ? n : 0;
+  if (!nv || nv->num_archs(&n) != NVRTC_SUCCESS || n <= 0 || n > max) return 0;
+  return nv->archs(archs) == NVRTC_SUCCESS ? n : 0;
 }
 
 /* an architecture with a suffix (sm_90a, sm_100f): whether NVRTC compiles an empty program */
 static bool nvrtc_accepts(const char *arch) {
+  const struct wl_nvrtc_api *nv = nvrtc();
   char option[48];
   const char *options[] = {option};
   nvrtcProgram p;
   snprintf(option, sizeof option, "-arch=%s", arch);
-  if (nvrtcCreateProgram(&p, "", "probe", 0, NULL, NULL) != NVRTC_SUCCESS) return true; /* cannot tell */
-  nvrtcResult r = nvrtcCompileProgram(p, 1, options);
-  (void)nvrtcDestroyProgram(&p); /* the probe's answer is known; nothing to do if freeing fails */
+  if (!nv || nv->create(&p, "", "probe", 0, NULL, NULL) != NVRTC_SUCCESS) return true; /* cannot tell */
+  nvrtcResult r = nv->compile(p, 1, options);
+  (void)nv->destroy(&p); /* the probe's answer is known; nothing to do if freeing fails */
   return r == NVRTC_SUCCESS;
 }
 
-static void install_arch_support(void) {
+static const char *nvrtc_name(void) {
   static char name[32];
-  static struct wl_arch_support support = {name, nvrtc_archs, nvrtc_accepts};
-  int major = 0, minor = 0;
-  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) major = minor = 0;
-  snprintf(name, sizeof name, "NVRTC %d.%d", major, minor);
+  const struct wl_nvrtc_api *nv = nvrtc();
+  snprintf(name, sizeof name, "NVRTC %d.%d", nv ? nv->major : 0, nv ? nv->minor : 0);
+  return name;
+}
+
+static void install_arch_support(void) {
+  static const struct wl_arch_support support = {nvrtc_name, nvrtc_archs, nvrtc_accepts};
   wl_settings_set_arch_support(&support);
 }
 

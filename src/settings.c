@@ -208,7 +208,7 @@ static void describe_archs(char *buf, size_t len) {
     snprintf(buf, len, "a GPU architecture like sm_90 or sm_90a");
     return;
   }
-  size_t used = (size_t)snprintf(buf, len, "a GPU architecture like sm_90 that %s compiles for (", arch_support->name);
+  size_t used = (size_t)snprintf(buf, len, "a GPU architecture like sm_90 that %s compiles for (", arch_support->name());
   for (int i = 0; i < n && used < len; i++)
     used += (size_t)snprintf(buf + used, len - used, "%ssm_%d", i ? ", " : "", archs[i]);
   if (used < len) snprintf(buf + used, len - used, "; a or f after the number where it has one)");

@@ -71,7 +71,7 @@ const char *wl_source_name(enum wl_source s);
  * Without it only the form sm_NN[a|f] is checked. list: the numbers (75, 90, 100), 0 when
  * unknown; accepts: whether the compiler takes this architecture with its suffix. */
 struct wl_arch_support {
-  const char *name; /* "NVRTC 13.0" */
+  const char *(*name)(void); /* "NVRTC 13.0" */
   int (*list)(int *archs, int max);
   bool (*accepts)(const char *arch);
 };

@@ -15,7 +15,9 @@ local function version(v) -- 13000 -> 13.0
 end
 
 function info.main()
-  print(("wlrun %s, %s, NVRTC %s"):format(wl.version, _VERSION, wl.nvrtc_version()))
+  local has_nvrtc, nvrtc = pcall(wl.nvrtc_version)
+  print(("wlrun %s, %s, NVRTC %s"):format(wl.version, _VERSION,
+    has_nvrtc and nvrtc or ("not found (" .. tostring(type(nvrtc) == "table" and nvrtc.message or nvrtc) .. ")")))
   local n, reason = wl.device_count()
   if n == 0 then
     wl.error("no_device", "no CUDA device: " .. tostring(reason), 0)

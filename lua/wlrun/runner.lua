@@ -179,6 +179,10 @@ function runner.run(sc, script)
   mark("plan")
   if not compile_only and not sc.command and not spreads then -- a traced program has the device to itself
     core.nvml_start() -- NVML opens on a thread while the context is made
+    -- and NVRTC, once the driver is loaded (a library's load holds the loader's lock, which the
+    -- driver's own needs): the first wl.kernel finds it ready (15-35 ms on the main thread else)
+    core.device_count()
+    core.nvrtc_start()
     device = require_device(script)
     if not worker then -- the parent holds the lock: a child's exit would reset it
       device.clocks = require("wlrun.clocks").apply(wl.setting("run", "lock_clocks"), function(m) sink:warning(m) end)

@@ -41,6 +41,7 @@ static void test_parsers(void) {
   CHECK(!wl_parse_int("99999999999999999999999", &i));
 }
 
+static const char *fake_name(void) { return "NVRTC 0.0"; }
 static int fake_archs(int *archs, int max) {
   if (max < 2) return 0;
   archs[0] = 75;
@@ -69,7 +70,7 @@ static void test_assign(void) {
   CHECK(wl_setting_assign(s, "sm_90a", WL_FROM_CLI, "--arch", err, sizeof err));
   CHECK(wl_setting_assign(s, "sm_100f", WL_FROM_CLI, "--arch", err, sizeof err));
   /* with a compiler to ask: what it does not list, or refuses with a suffix, is refused */
-  static const struct wl_arch_support fake = {"NVRTC 0.0", fake_archs, fake_accepts};
+  static const struct wl_arch_support fake = {fake_name, fake_archs, fake_accepts};
   wl_settings_set_arch_support(&fake);
   double v;
   CHECK(wl_setting_check(s, "sm_90", &v, err, sizeof err));

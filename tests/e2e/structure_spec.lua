@@ -20,6 +20,7 @@ local LAYERS = {
       kernel_signature = { "kernel_signature" },
       kernel_cache = { "kernel_cache" }, file_beside = { "file_beside" }, json = { "ljson", "json_*" }, half = { "half" },
       wl_rng = { "wl_rng" }, tensor_dtype = { "tensor_dtype" }, c_params = { "c_params" },
+      toolkit_lib = { "toolkit_lib" }, nvrtc_load = { "nvrtc_load" },
       cublas_load = { "cublas_load" }, cupti_load = { "cupti_load" }, kernel_module = { "kernel_module" }, lsqlite = { "lsqlite" },
       lua_guard = { "lua_guard" },
   } },
@@ -30,7 +31,7 @@ local LAYERS = {
   { name = "bindings (wlrun.core)", modules = {
       wl_modules = { "wl_modules" }, cuda_device = { "cuda_device" }, cuda_stream = { "cuda_stream" },
       cuda_graph = { "cuda_graph" }, cuda_tensor = { "cuda_tensor", "cuda_tensor_*" },
-      cuda_kernel = { "cuda_kernel", "kernel_source", "host_work", "host_kernel", "cuda_module" }, cuda_launch = { "cuda_launch" }, cuda_timing = { "cuda_timing", "l2_flush" }, cupti_timing = { "cupti_timing" },
+      cuda_kernel = { "cuda_kernel", "kernel_compile", "kernel_source", "host_work", "host_kernel", "cuda_module" }, cuda_launch = { "cuda_launch" }, cuda_timing = { "cuda_timing", "l2_flush" }, cupti_timing = { "cupti_timing" },
       gpu_clock = { "gpu_clock", "nvml" }, nvtx = { "nvtx", "nvtx_*" }, lclock = { "lclock" }, lstats = { "lstats" }, lprintable = { "lprintable" },
       lsettings = { "lsettings" }, lsystem = { "lsystem", "lsystem_files" }, user_library = { "user_library" }, runtime_ops = { "runtime_ops" },
       gemm_args = { "gemm_args" }, lib_cublas = { "lib_cublas*" },

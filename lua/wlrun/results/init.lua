@@ -59,9 +59,10 @@ end
 function results.new_document(o)
   local core, process, provenance = require "wlrun.core", require "wlrun.process", require "wlrun.provenance"
   local sc = o.scenario
+  local has_nvrtc, nvrtc = pcall(core.nvrtc_version) -- absent where NVRTC is not installed
   local doc = {
     schema = results.SCHEMA, version = results.VERSION,
-    wlrun = { version = core.version, lua = _VERSION, nvrtc = core.nvrtc_version() },
+    wlrun = { version = core.version, lua = _VERSION, nvrtc = has_nvrtc and nvrtc or nil },
     command_line = core.cli.argv, cwd = process.cwd(),
     started = process.utc_now(), complete = false,
     scenario = { name = sc.name, description = sc.description, file = o.script,

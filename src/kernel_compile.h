@@ -1,0 +1,21 @@
+/* One kernel compiled by NVRTC (kernel_compile.c), for wl.kernel (cuda_kernel.c) */
+#ifndef WL_KERNEL_COMPILE_H
+#define WL_KERNEL_COMPILE_H
+
+#include "kernel_cache.h"
+#include "nvrtc_load.h"
+
+#include <lua.h>
+#include <stdbool.h>
+
+/* NVRTC, loaded at its first use; an error (exit 6) naming fn (and the kernel, where not NULL)
+ * where it is not found */
+const struct wl_nvrtc_api *wl_nvrtc_or_raise(lua_State *L, const char *fn, const char *kernel);
+
+/* Compiles name (an NVRTC name expression) from code with opts; fills c (its code, lowered name
+ * and log). On an error returns false with the message (and NVRTC's log) pushed, for the caller
+ * to raise once it has let go of the cache's lock. */
+bool wl_kernel_compile(lua_State *L, const struct wl_nvrtc_api *nv, const char *code, const char *source_name,
+                       const char *name, const char **opts, int nopts, struct wl_compiled *c);
+
+#endif
