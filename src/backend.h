@@ -28,6 +28,10 @@ struct wl_backend {
   cudaError_t (*device_count)(int *n); /* the driver's count (both backends); creates nothing */
   /* selects device dev and creates its context; on failure writes the reason into why */
   cudaError_t (*open_device)(int dev, char *why, size_t whylen);
+  /* makes dev current on the calling thread (its primary context made if none is), and nothing
+   * more: for wlrun's own threads, whose calls must never wait for the device (a synchronising
+   * call waits for a blocking kernel that the main thread cannot release meanwhile) */
+  cudaError_t (*use_device)(int dev);
   cudaError_t (*check_context)(void); /* synchronises; the context's sticky error, if any */
   void (*clear_error)(void);          /* forgets a non-sticky error */
   cudaError_t (*device_sync)(void);

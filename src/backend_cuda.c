@@ -62,6 +62,8 @@ static cudaError_t open_device(int dev, char *why, size_t whylen) {
   return err;
 }
 
+static cudaError_t use_device(int dev) { return cudaSetDevice(dev); }
+
 static cudaError_t check_context(void) {
   cudaError_t err = cudaDeviceSynchronize();
   return err == cudaSuccess ? cudaGetLastError() : err;
@@ -199,6 +201,7 @@ const struct wl_backend wl_backend_cuda = {
     .no_device = NULL,
     .device_count = device_count,
     .open_device = open_device,
+    .use_device = use_device,
     .check_context = check_context,
     .clear_error = clear_error,
     .device_sync = device_sync,

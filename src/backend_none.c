@@ -59,6 +59,7 @@ static cudaError_t device_count(int *n) {
 }
 
 static cudaError_t open_device(int dev, char *why, size_t whylen) { return cudaSuccess; }
+static cudaError_t use_device(int dev) { return cudaSuccess; }
 static cudaError_t nothing(void) { return cudaSuccess; }
 static void clear_error(void) {}
 
@@ -243,6 +244,7 @@ const struct wl_backend wl_backend_none = {
     .no_device = "--compile-only",
     .device_count = device_count,
     .open_device = open_device,
+    .use_device = use_device,
     .check_context = nothing,
     .clear_error = clear_error,
     .device_sync = nothing,

@@ -43,7 +43,7 @@ const struct wl_cublaslt_api *wl_cublaslt_load(char *why, size_t whylen, enum wl
   wl_toolkit_lib_open(&lib);
   if (!lib.handle) return wl_toolkit_lib_failed(&lib, why, whylen, failure);
   __typeof__(cublasLtGetVersion) *version;
-  bool ok = SYMBOL(&api, create, "cublasLtCreate") && SYMBOL(&api, destroy, "cublasLtDestroy") &&
+  bool ok = SYMBOL(&api, create, "cublasLtCreate") &&
             SYMBOL(&api, desc_create, "cublasLtMatmulDescCreate") &&
             SYMBOL(&api, desc_destroy, "cublasLtMatmulDescDestroy") &&
             SYMBOL(&api, desc_set, "cublasLtMatmulDescSetAttribute") &&

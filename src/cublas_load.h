@@ -29,7 +29,6 @@ struct wl_cublaslt_api {
   char path[512];
   size_t version; /* cublasLtGetVersion */
   __typeof__(cublasLtCreate) *create;
-  __typeof__(cublasLtDestroy) *destroy;
   __typeof__(cublasLtMatmulDescCreate) *desc_create;
   __typeof__(cublasLtMatmulDescDestroy) *desc_destroy;
   __typeof__(cublasLtMatmulDescSetAttribute) *desc_set;

@@ -95,6 +95,17 @@ static bool ask(const struct wl_cublaslt_api *api, cublasLtHandle_t handle, cons
  * wl_host_finish_threads.) */
 static void wait_at_exit(void) { wl_cublas_prepare_wait(); }
 
+/* The thread's cuBLASLt handle, made once and kept for the process: destroying it frees device
+ * memory, and cudaFree waits for the device, which may be held by a blocking kernel that only
+ * the main thread releases, the main thread meanwhile waiting for the driver that the free
+ * holds (the blocking kernel's timeout ends that: 100 ms lost). For the same reason the thread
+ * makes its device current with use_device (cudaSetDevice), not open_device (cudaFree(NULL)). */
+static cublasLtHandle_t lt_handle(const struct wl_cublaslt_api *api, cublasStatus_t *st) {
+  static cublasLtHandle_t handle;
+  if (!handle && (*st = api->create(&handle)) != CUBLAS_STATUS_SUCCESS) handle = NULL;
+  return handle;
+}
+
 static void *prepare(void *unused) {
   (void)unused;
   double t0 = now();
@@ -105,16 +116,16 @@ static void *prepare(void *unused) {
    * search for cuBLASLt then finds loaded, as for a script that calls wl.cublas.gemm first */
   (void)wl_cublas_load(why, sizeof why, &failure); /* a failure is the GEMM's to report */
   const struct wl_cublaslt_api *api = wl_cublaslt_load(why, sizeof why, &failure);
-  cublasStatus_t st;
+  cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+  cudaError_t err;
   if (!api) {
     failed("%s", why);
-  } else if (wl_backend->open_device(prep.device, why, sizeof why) != cudaSuccess) {
-    failed("device %d: %s", prep.device, why);
-  } else if ((st = api->create(&handle)) != CUBLAS_STATUS_SUCCESS) {
+  } else if ((err = wl_backend->use_device(prep.device)) != cudaSuccess) {
+    failed("device %d: cudaSetDevice: %s: %s", prep.device, cudaGetErrorName(err), cudaGetErrorString(err));
+  } else if (!(handle = lt_handle(api, &st))) {
     failed("cublasLtCreate: %s", status_text(api, st));
   } else {
     for (int i = prep.first; i < prep.last; i++) prep.prepared += ask(api, handle, &prep.asked[i]);
-    (void)api->destroy(handle); /* what it asked stays known to the library: the handle is not needed */
   }
   prep.seconds += now() - t0;
   atomic_store(&working, false);

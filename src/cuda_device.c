@@ -39,6 +39,8 @@ void wl_device_needed(lua_State *L, const char *what) {
 
 int wl_device_index(void) { return current_device; }
 
+int wl_device_wanted(void) { return current_device >= 0 ? current_device : wanted_device; }
+
 int wl_closed_error(lua_State *L, int arg, const char *fn, const char *cls, const char *verb) {
   bool method = strpbrk(fn, ":[(") != NULL; /* "class:method", "tensor[i]", "launch(n, stream)": 1 is self */
   if (method && arg == 1) return wl_raise(L, WL_EXIT_SCRIPT, "%s: %s used after %s", fn, cls, verb);

@@ -33,6 +33,10 @@ void wl_device_needed(lua_State *L, const char *what);
 /* The index of the open device (after wl_device_ready). */
 int wl_device_index(void);
 
+/* The device this process uses: the open one, else the one wl_device_ready will open (selected,
+ * or the run.device setting), for work that starts on a thread before the context is made. */
+int wl_device_wanted(void);
+
 /* Raises "FN: CLASS used after VERB" for the closed object at stack index arg, naming the
  * argument when it is not the method's self: "event:query: event used after destroy",
  * "stream:wait: event (argument 1) used after destroy". FN is "class:method" for a method

@@ -163,14 +163,20 @@ static double *scratch(lua_State *L, int n) { return lua_newuserdatauv(L, sizeof
 
 /* ---- the blocking kernel (nvbench's technique) ---- */
 
-/* Cold samples with the L2 flushed, free of launch overhead: a kernel holds the stream while
- * BLOCK_SAMPLES samples are queued behind it (each a flush, the start event, the launch, the stop
- * event), then the host releases it and the GPU runs them back to back, without waiting for the
- * host between an event and its launch. Few enough per block that the queue never fills (a full
- * queue would make the host wait on a GPU that waits on the host); the kernel gives up after
- * BLOCK_TIMEOUT_NS (the host was descheduled; an error that ends the loop releases it at once,
- * struct blocked_end), and a block whose kernel gave up is queued again, at most BLOCK_RETRIES
- * times.
+/* Cold samples with the L2 flushed, free of launch overhead: a kernel holds the stream while up
+ * to BLOCK_SAMPLES samples are queued behind it (each a flush, the start event, the launch, the
+ * stop event), then the host releases it and the GPU runs them back to back, without waiting for
+ * the host between an event and its launch. Few enough per block that the queue never fills (a
+ * full queue would make the host wait on a GPU that waits on the host); the kernel gives up after
+ * BLOCK_TIMEOUT_NS, and a block whose kernel gave up is queued again, at most BLOCK_RETRIES times
+ * (an error that ends the loop releases it at once, struct blocked_end).
+ *
+ * A kernel gives up where the host cannot queue its block: descheduled, or waiting in the driver
+ * for another thread's call that waits for the device, which the blocking kernel holds (cuBLASLt's
+ * handle and first heuristics on wl.cublas.prepare's thread do: each waited 100 ms, the former
+ * timeout, in tests/bench/stall_probe.lua). A block's queueing takes well under a millisecond,
+ * so the kernel gives up after 10 ms, and the caller sizes blocks to a few milliseconds of
+ * samples, so that one queued again costs little.
  *
  * Two blocks are in flight: the host queues the next block while the GPU runs the one before, on
  * a second stream, behind the last event of the block before. On the same stream the host's
@@ -178,7 +184,7 @@ static double *scratch(lua_State *L, int n) { return lua_newuserdatauv(L, sizeof
  * they do not, and the GPU no longer waits while each block is queued (tests/bench/pipeline_raw.cu,
  * docs/benchmarks.md). */
 enum { BLOCK_SAMPLES = 16, BLOCK_RETRIES = 3, SLOTS = 2 };
-static const unsigned long long BLOCK_TIMEOUT_NS = 100000000ull; /* 100 ms */
+static const unsigned long long BLOCK_TIMEOUT_NS = 10000000ull; /* 10 ms */
 
 static struct {
   volatile int *flag;  /* [0]: the generation released; [1 + slot]: timeouts counted by the kernels */
@@ -288,8 +294,8 @@ static int blocked_end_close(lua_State *L) {
  * queued (tests/bench/blocks_in_flight.lua compares them); *gave_up: blocks whose kernel timed
  * out (each queued again, after the block in flight), *kept: samples kept although their block's
  * kernel gave up each time (they may hold launch overhead) */
-static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, int in_flight, double *gpu,
-                              double *enq, int *gave_up, int *kept) {
+static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, int in_flight, int per_block,
+                              double *gpu, double *enq, int *gave_up, int *kept) {
   need_blocker(L);
   need_events(L, 2 * SLOTS * BLOCK_SAMPLES);
   wl_flush_l2_ready(L);
@@ -311,7 +317,7 @@ static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, in
       if (have_retry) {
         *b = retry, have_retry = false;
       } else {
-        *b = (struct block){.done = done, .k = n - done < BLOCK_SAMPLES ? n - done : BLOCK_SAMPLES};
+        *b = (struct block){.done = done, .k = n - done < per_block ? n - done : per_block};
         done += b->k;
       }
       queue_block(L, w, b, slot, streams[slot], in_flight == 2 ? last : NULL, enq);
@@ -340,15 +346,17 @@ static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, in
   lua_settop(L, guard - 1); /* the guard, which now does nothing */
 }
 
-/* core.time_cold(work, n, flush, blocked [, in_flight]): blocked (with flush) queues the samples
- * behind blocking kernels, for bound launches and graphs only (a function may wait for the stream
- * the kernel holds), in_flight (1 or 2, default 2; checked, and unused when not blocked) blocks at
- * a time; the result then has blocked = {gave_up =, kept =} */
+/* core.time_cold(work, n, flush, blocked [, in_flight [, per_block]]): blocked (with flush) queues
+ * the samples behind blocking kernels, for bound launches and graphs only (a function may wait for
+ * the stream the kernel holds), in_flight (1 or 2, default 2) blocks at a time of per_block samples
+ * (1 to 16, default 16; both checked, and unused when not blocked); the result then has blocked =
+ * {gave_up =, kept =} */
 static int l_time_cold(lua_State *L) {
   int n = check_count(L, 2);
   bool flush = lua_toboolean(L, 3), blocked = lua_toboolean(L, 4);
-  lua_Integer in_flight = luaL_optinteger(L, 5, 2);
+  lua_Integer in_flight = luaL_optinteger(L, 5, 2), per_block = luaL_optinteger(L, 6, BLOCK_SAMPLES);
   luaL_argcheck(L, in_flight == 1 || in_flight == 2, 5, "1 or 2 blocks in flight expected");
+  luaL_argcheck(L, per_block >= 1 && per_block <= BLOCK_SAMPLES, 6, "1 to 16 samples a block expected");
   lua_settop(L, 4);
   wl_device_ready(L);
   struct work_list w;
@@ -359,7 +367,7 @@ static int l_time_cold(lua_State *L) {
   cudaStream_t s = w.stream;
   if (blocked) {
     int gave_up, kept;
-    time_cold_blocked(L, &w, n, (int)in_flight, gpu, enq, &gave_up, &kept);
+    time_cold_blocked(L, &w, n, (int)in_flight, (int)per_block, gpu, enq, &gave_up, &kept);
     push_results(L, gpu, enq, n);
     lua_createtable(L, 0, 2);
     lua_pushinteger(L, gave_up);

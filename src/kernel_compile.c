@@ -50,7 +50,7 @@ bool wl_kernel_compile(lua_State *L, const struct wl_nvrtc_api *nv, const char *
     else if (!c->lowered || !c->ptx || !c->cubin)
       snprintf(msg, sizeof msg, "out of memory");
   }
-  nv->destroy(&prog);
+  (void)nv->destroy(&prog); /* what it made is read: nothing to do if freeing fails */
   if (cr != NVRTC_SUCCESS) {
     lua_pushfstring(L, "compiling kernel '%s' from %s failed (%s):\n%s", name, source_name,
                     nv->error_string(cr), c->log ? c->log : "");

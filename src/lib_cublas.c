@@ -176,9 +176,10 @@ static int l_prepare(lua_State *L) {
     lua_pushboolean(L, false);
     return 1;
   }
-  wl_device_ready(L);
   char why[256] = "";
-  bool started = wl_cublas_prepare_start(wl_device_index(), kinds, n, why, sizeof why);
+  /* the thread opens the device itself: a run asks before its context is made, which the
+   * libraries' load then overlaps */
+  bool started = wl_cublas_prepare_start(wl_device_wanted(), kinds, n, why, sizeof why);
   lua_pushboolean(L, started);
   if (started || !*why) return 1;
   lua_pushstring(L, why);

@@ -15,6 +15,8 @@ bench.CHUNK_TIME = 0.05      -- a chunk of samples lasts about this long...
 bench.FIRST_CHUNK_TIME = 0.005 -- ...after a first one of about this long by the warmup's estimate
 bench.CHUNK_GROWTH = 4       -- each chunk at most 4x the one before
 bench.MAX_CHUNK = 10000      -- samples
+bench.BLOCK_TIME = 0.002     -- blocked cold samples: a block holds about this much GPU time (1 to 16
+                             -- samples; one queued again, its blocking kernel having given up, costs little)
 bench.PLATEAU_CHUNKS = 8     -- adaptive: the best noise of the last 8 chunks against the 8 before...
 bench.PLATEAU_GAIN = 0.01    -- ...better by less than 1 %: the noise has stopped improving
 
@@ -203,8 +205,11 @@ local function warmup(work, cfg, got)
   return got, core.clock() - t0
 end
 
-local function measure_chunk(work, cfg, r, n)
-  if r.mode == "cold" then return engine.time_cold(work, n, cfg.flush_l2, r.blocked ~= nil)
+-- the samples of a block of blocked cold samples, for a sample of est seconds
+function bench.per_block(est) return math.max(1, math.min(16, math.floor(bench.BLOCK_TIME / math.max(est, 1e-9)))) end
+
+local function measure_chunk(work, cfg, r, n, est)
+  if r.mode == "cold" then return engine.time_cold(work, n, cfg.flush_l2, r.blocked ~= nil, 2, bench.per_block(est))
   elseif r.mode == "batch" then return engine.time_batch(work, n, r.per)
   elseif r.mode == "graph" then return engine.time_graph(work, n, r.per, cfg.graph_warmup)
   elseif r.mode == "cupti" then return require("wlrun.kernel_times").measure(work, n, cfg.flush_l2)
@@ -342,7 +347,7 @@ function bench.run(work, opts, checked)
   -- one chunk: its samples are kept, or discarded when the GPU throttled (then a pause)
   local function take(n)
     local t_chunk = core.clock()
-    local c = measure_chunk(work, cfg, r, n)
+    local c = measure_chunk(work, cfg, r, n, est)
     sized.done, sized.wall, sized.last = sized.done + #c.gpu, sized.wall + (core.clock() - t_chunk), n
     if watch:after_chunk(#c.gpu, #c.gpu * r.per) == "keep" then
       append(got, c, r)

@@ -177,23 +177,20 @@ function runner.run(sc, script)
   local script_dir = require("wlrun.provenance").dir_of(script)
   local git_head <close> = not worker and script_dir and require("wlrun.git").head_started(script_dir) or nil
   mark("plan")
-  if not compile_only and not sc.command and not spreads then -- a traced program has the device to itself
+  local on_device = not compile_only and not sc.command and not spreads -- a traced program has the device to itself
+  if on_device then
     core.nvml_start() -- NVML opens on a thread while the context is made
-    -- and NVRTC, once the driver is loaded (a library's load holds the loader's lock, which the
-    -- driver's own needs): the first wl.kernel finds it ready (15-35 ms on the main thread else)
+    -- the driver loaded (cuInit): from here a library loads on a thread while the context is made
+    -- (a library's load holds the loader's lock, which the driver's own load needs). NVRTC: the
+    -- first wl.kernel finds it ready (15-35 ms on the main thread else)
     core.device_count()
     core.nvrtc_start()
-    device = require_device(script)
-    if not worker then -- the parent holds the lock: a child's exit would reset it
-      device.clocks = require("wlrun.clocks").apply(wl.setting("run", "lock_clocks"), function(m) sink:warning(m) end)
-    end
     mark("device")
-    floor = wl.timing_floor()
-    mark("floor")
   end
-  -- what the configurations will need, started ahead (wl.cublas.prepare), where this process
-  -- runs them: not in a child that runs one, nor where children or another program run them
-  -- (--devices, isolation, a config timeout, a command); a --devices worker runs its own
+  -- what the configurations will need, started ahead (wl.cublas.prepare: its libraries load
+  -- while the context is made), where this process runs them: not in a child that runs one,
+  -- nor where children or another program run them (--devices, isolation, a config timeout, a
+  -- command); a --devices worker runs its own
   local in_children = not cli.worker_queue
     and (cli.devices ~= nil or settings.run.isolate or settings.run.config_timeout > 0)
   if sc.prepare and settings.run.prepare and not cli.worker_config and not in_children and not sc.command then
@@ -201,6 +198,15 @@ function runner.run(sc, script)
     for i, cfg in ipairs(p.todo) do params[i] = deep_copy(cfg.params) end -- the hook cannot change the plan
     sc.prepare(params)
     mark("prepare")
+  end
+  if on_device then
+    device = require_device(script)
+    if not worker then -- the parent holds the lock: a child's exit would reset it
+      device.clocks = require("wlrun.clocks").apply(wl.setting("run", "lock_clocks"), function(m) sink:warning(m) end)
+    end
+    mark("device")
+    floor = wl.timing_floor()
+    mark("floor")
   end
   local ctx = { scenario = sc, axes = p.axes, device = device, floor = floor, compile_only = compile_only, sink = sink }
   local run = function(cfg) return require("wlrun.configuration").run(sc, cfg, ctx) end

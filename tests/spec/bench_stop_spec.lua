@@ -74,4 +74,13 @@ describe("the chunks samples are taken in", function()
     assert.equal(10010, bench.chunk_size(1e-9, 0, 0, 0, 10, 22)) -- past 10,000 rather than a part rotation
     assert.equal(25, bench.chunk_size(200e-6, 0, 0, 0, 1, 1))
   end)
+
+  it("sizes a block of blocked cold samples to about 2 ms of GPU time, 1 to 16 samples", function()
+    assert.equal(1, bench.per_block(0.1))    -- a 100 ms kernel: one a block
+    assert.equal(1, bench.per_block(0.002))
+    assert.equal(2, bench.per_block(0.001))
+    assert.equal(10, bench.per_block(200e-6))
+    assert.equal(16, bench.per_block(10e-6)) -- short kernels: the most a block holds
+    assert.equal(16, bench.per_block(0))
+  end)
 end)
