@@ -131,11 +131,16 @@ static int l_lock_clocks(lua_State *L) {
   return 1;
 }
 
-/* core.nvml_start(): begins opening NVML on a thread while the CUDA context is made (the run
- * calls it just before its device); nothing with the do-nothing backend */
+/* core.nvml_start(): begins opening NVML on a thread while the CUDA context is made, for the
+ * device the run will use (the run calls it once the driver is loaded, to read its PCI bus id);
+ * nothing with the do-nothing backend */
 static int l_nvml_start(lua_State *L) {
   (void)L;
-  if (!wl_backend->no_device) wl_nvml_start();
+  if (wl_backend->no_device) return 0;
+  char bus[32];
+  bool known = wl_backend->pci_bus_id(bus, sizeof bus, wl_device_wanted()) == cudaSuccess;
+  if (!known) wl_backend->clear_error(); /* the thread opens NVML all the same; the device's, later */
+  wl_nvml_start(known ? bus : NULL);
   return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef void *nvml_device;
 enum { NVML_CLOCK_SM = 1, NVML_TEMPERATURE_GPU = 0 };
@@ -29,6 +30,15 @@ static struct {
   int (*unlock)(nvml_device);
   const char *(*error_string)(int);
 } nvml;
+
+/* what the thread found for the device wl_nvml_start named (by its PCI bus id): its handle and
+ * its maximum SM clock, which NVML takes over a millisecond to give (H200) and never changes */
+static struct {
+  char bus[32];
+  bool found;
+  nvml_device dev;
+  unsigned max_sm_mhz;
+} ahead;
 
 static const struct {
   unsigned long long bit;
@@ -61,6 +71,10 @@ static void *load(void *unused) {
   SYM(unlock, "nvmlDeviceResetGpuLockedClocks");
   SYM(error_string, "nvmlErrorString");
   nvml.loaded = init && nvml.by_bus && nvml.clock && nvml.max_clock && init() == 0;
+  if (nvml.loaded && ahead.bus[0] && nvml.by_bus(ahead.bus, &ahead.dev) == 0) {
+    ahead.found = true;
+    if (nvml.max_clock(ahead.dev, NVML_CLOCK_SM, &ahead.max_sm_mhz) != 0) ahead.max_sm_mhz = 0;
+  }
   return NULL;
 }
 
@@ -85,8 +99,9 @@ static void wait_for_loader_at_exit(void) {
   }
 }
 
-void wl_nvml_start(void) {
+void wl_nvml_start(const char *bus) {
   if (nvml.tried || loading) return;
+  snprintf(ahead.bus, sizeof ahead.bus, "%s", bus ? bus : "");
   /* the thread takes no signal: Ctrl-C's and the time limit's handlers act on the Lua state */
   sigset_t all, old;
   sigfillset(&all);
@@ -108,16 +123,23 @@ bool wl_nvml_ready(lua_State *L) {
     wl_backend->clear_error();
     return false;
   }
-  nvml.ok = nvml.by_bus(bus, &nvml.dev) == 0;
+  if (ahead.found && strcmp(ahead.bus, bus) == 0) { /* the thread's, for this device */
+    nvml.dev = ahead.dev;
+    nvml.ok = true;
+  } else {
+    ahead.max_sm_mhz = 0;
+    nvml.ok = nvml.by_bus(bus, &nvml.dev) == 0;
+  }
   return nvml.ok;
 }
 
 bool wl_nvml_sm_mhz(unsigned *mhz) { return nvml.ok && nvml.clock(nvml.dev, NVML_CLOCK_SM, mhz) == 0; }
-/* read once: it does not change, and NVML takes over a millisecond to give it (H200) */
+/* read once (by the thread, where it could): it does not change, and NVML takes over a
+ * millisecond to give it (H200) */
 bool wl_nvml_max_sm_mhz(unsigned *mhz) {
-  static unsigned max;
-  if (!max && !(nvml.ok && nvml.max_clock(nvml.dev, NVML_CLOCK_SM, &max) == 0)) return false;
-  *mhz = max;
+  unsigned *max = &ahead.max_sm_mhz;
+  if (!*max && !(nvml.ok && nvml.max_clock(nvml.dev, NVML_CLOCK_SM, max) == 0)) return false;
+  *mhz = *max;
   return true;
 }
 bool wl_nvml_default_sm_mhz(unsigned *mhz) {

@@ -13,8 +13,10 @@
 bool wl_nvml_ready(lua_State *L);
 
 /* Begins opening NVML on a thread of its own (the library and nvmlInit, no device needed), for
- * the first wl_nvml_ready to find done: called as the CUDA context is made. */
-void wl_nvml_start(void);
+ * the first wl_nvml_ready to find done: called as the CUDA context is made. With bus (the CUDA
+ * device's PCI bus id, or NULL), the thread also finds that device's handle and maximum clock,
+ * which took the first wl_nvml_ready 12-16 ms more on an H200. */
+void wl_nvml_start(const char *bus);
 
 bool wl_nvml_sm_mhz(unsigned *mhz);          /* the current SM clock */
 bool wl_nvml_max_sm_mhz(unsigned *mhz);      /* the highest SM clock */

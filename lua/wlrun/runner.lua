@@ -179,11 +179,12 @@ function runner.run(sc, script)
   mark("plan")
   local on_device = not compile_only and not sc.command and not spreads -- a traced program has the device to itself
   if on_device then
-    core.nvml_start() -- NVML opens on a thread while the context is made
     -- the driver loaded (cuInit): from here a library loads on a thread while the context is made
-    -- (a library's load holds the loader's lock, which the driver's own load needs). NVRTC: the
-    -- first wl.kernel finds it ready (15-35 ms on the main thread else)
+    -- (a library's load holds the loader's lock, which the driver's own load needs). NVML, with
+    -- the device's handle: the first clock probe finds it ready; NVRTC: the first wl.kernel
+    -- (15-35 ms on the main thread else)
     core.device_count()
+    core.nvml_start()
     core.nvrtc_start()
     mark("device")
   end

@@ -2,7 +2,7 @@
 -- (docs/benchmarks.md, "cuBLAS's first calls asked ahead"). In fresh processes (the heuristics
 -- are asked once a process), chunks of 10 blocked, flushed cold samples of a 5 us kernel run back
 -- to back for 0.6 s while the thread prepares f32, bf16 and tf32; each chunk that takes more than
--- 3 ms is a stall, printed with when it came after the thread's start, beside the blocks whose
+-- 3 ms is a stall, printed with when it came after the measuring began, beside the blocks whose
 -- blocking kernel gave up and the thread's own time. "late": the thread starts after the CUDA
 -- context, as a script's wl.cublas.prepare does; "early": before it, as a run's prepare hook.
 -- A blocking kernel that gives up marks a call on the thread that waited for the device.
@@ -30,7 +30,7 @@ local function child(early)
     if d > 0.003 then stalls[#stalls + 1] = ("%.0f ms at %.0f ms"):format(d * 1e3, (a - started) * 1e3) end
   end
   local p = wl.cublas.prepared()
-  print(("%-5s thread started %3.0f ms after the process, ran %3.0f ms; %4d chunks, %d blocks gave up; stalls: %s"):format(
+  print(("%-5s measuring from %3.0f ms after the script's start; the thread ran %3.0f ms; %4d chunks, %d blocks gave up; stalls (from the measuring's start): %s"):format(
     early and "early" or "late", (started - t0) * 1e3, p.seconds * 1e3, chunks, gave_up,
     #stalls > 0 and table.concat(stalls, ", ") or "none"))
 end
