@@ -183,7 +183,8 @@ function runner.run(sc, script)
     -- (a library's load holds the loader's lock, which the driver's own load needs). NVML, with
     -- the device's handle: the first clock probe finds it ready; NVRTC: the first wl.kernel
     -- (15-35 ms on the main thread else)
-    core.device_count()
+    -- no device: its error now, before any thread starts (a scenario's prepare included)
+    if core.device_count() == 0 then require_device(script) end
     core.nvml_start()
     core.nvrtc_start()
     mark("device")
