@@ -114,6 +114,13 @@ local cases = {
   { name = "WLRUN_CUBLAS names no file, on a GPU", code = 4, gpu = true, args = "", env = "WLRUN_CUBLAS=/nonexistent.so",
     script = gemm("wl.cublas.gemm { " .. OK .. " }"),
     stderr = "script.lua:3: wl.cublas.gemm: cuBLAS: WLRUN_CUBLAS=/nonexistent.so does not load" },
+  -- NVRTC, opened at its first use: exit 6 (the compiler)
+  { name = "WLRUN_NVRTC names no file", code = 6, env = "WLRUN_NVRTC=/nonexistent/libnvrtc.so.13",
+    script = 'local wl = require "wlrun"\nwl.kernel { \'extern "C" __global__ void k() {}\', name = "k" }\n',
+    stderr = "script.lua:2: wl.kernel 'k': NVRTC: WLRUN_NVRTC=/nonexistent/libnvrtc.so.13 does not load: .*point WLRUN_NVRTC at libnvrtc.so.13" },
+  { name = "WLRUN_NVRTC names a library without NVRTC's symbols", code = 6, env = "WLRUN_NVRTC=libm.so.6",
+    script = 'local wl = require "wlrun"\nprint(wl.nvrtc_version())\n',
+    stderr = "script.lua:2: wl.nvrtc_version: NVRTC: libm.so.6 has no symbol nvrtc" },
 }
 
 for _, c in ipairs(cases) do

@@ -117,6 +117,14 @@ print(lt and lt.path or whylt)
     assert.matches("^nil\tcuBLAS: WLRUN_CUBLAS=/nonexistent does not load", r.stdout)
   end)
 
+  it("NVRTC where WLRUN_NVRTC points at something else is exit 6 naming the symbol it lacks; nothing else needs it", function()
+    local r = run("print(pcall(wl.nvrtc_version))\nprint(#wl.tensor { 4 })\n"
+      .. "wl.kernel { 'extern \"C\" __global__ void k() {}', name = 'k' }", { env = "WLRUN_NVRTC=libm.so.6" })
+    assert.equal(6, r.code, r.stderr)
+    assert.matches("^false\t.*NVRTC: libm%.so%.6 has no symbol nvrtc%a+ %(is it libnvrtc%.so%.13 of CUDA 13%?%)\n4\n", r.stdout)
+    assert.matches("script.lua:4: wl.kernel 'k': NVRTC: libm.so.6 has no symbol ", r.stderr, 1, true)
+  end)
+
   it("a library without the symbols is named with the symbol it lacks", function()
     local r = run("local t, u = wl.tensor { 4 }, wl.tensor { 4 }\nwl.cublaslt.matmul { a = t, b = t, c = u, m = 2, n = 2, k = 2 }",
       { env = "WLRUN_CUBLASLT=libm.so.6" })

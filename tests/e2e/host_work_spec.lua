@@ -86,7 +86,7 @@ end
     assert.equal(("3\t3\t3\t3\n"):rep(3), out)
   end)
 
-  it("goes through the blocked cold loop, one or two blocks in flight, a list rotated", function()
+  it("goes through the blocked cold loop, one or two blocks in flight, blocks of 1 to 16, a list rotated", function()
     local out = ok(run([[
 local engine = require "wlrun.engine"
 local b = lib:func { name = "scale" }:bind { args = { y, 2.0, 1024 } }
@@ -97,9 +97,12 @@ for _, in_flight in ipairs { 1, 2 } do
     io.write(#r.gpu, " ", #r.enqueue, " ", r.blocked.gave_up, " ", r.blocked.kept, "; ")
   end
 end
+for _, per_block in ipairs { 1, 5, 16 } do io.write(#engine.time_cold({ b, c }, 37, true, true, 2, per_block).gpu, " ") end
 print(#engine.time_cold(b, 20, true, true).gpu, pcall(engine.time_cold, b, 2, true, true, 3))
+for _, per_block in ipairs { 0, 17 } do print(pcall(engine.time_cold, b, 2, true, true, 2, per_block)) end
 ]]))
-    assert.matches("^1 1 0 0; 16 16 0 0; 37 37 0 0; 1 1 0 0; 16 16 0 0; 37 37 0 0; 20\tfalse\t.*1 or 2 blocks in flight expected", out)
+    assert.matches("^1 1 0 0; 16 16 0 0; 37 37 0 0; 1 1 0 0; 16 16 0 0; 37 37 0 0; 37 37 37 20\tfalse\t.*1 or 2 blocks in flight expected%)\n"
+      .. "false\t.*1 to 16 samples a block expected%)\nfalse\t.*1 to 16 samples a block expected%)\n$", out)
   end)
 
   it("keeps the library loaded while a function from it lives", function()
