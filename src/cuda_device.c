@@ -11,6 +11,7 @@
 
 static int current_device = -1; /* open; -1 until first use */
 static int wanted_device = 0;
+static bool promised; /* wanted_device given to work on a thread before the context (wl_device_promise) */
 
 struct wl_watch wl_watch;
 
@@ -40,6 +41,12 @@ void wl_device_needed(lua_State *L, const char *what) {
 int wl_device_index(void) { return current_device; }
 
 int wl_device_wanted(void) { return current_device >= 0 ? current_device : wanted_device; }
+
+int wl_device_promise(void) {
+  if (current_device >= 0) return current_device;
+  promised = true;
+  return wanted_device;
+}
 
 int wl_closed_error(lua_State *L, int arg, const char *fn, const char *cls, const char *verb) {
   bool method = strpbrk(fn, ":[(") != NULL; /* "class:method", "tensor[i]", "launch(n, stream)": 1 is self */
@@ -111,9 +118,9 @@ static int l_select_device(lua_State *L) {
   if (i < 0 || i >= n)
     return wl_raise(L, WL_EXIT_NO_DEVICE, "no CUDA device %d: this machine has %d (0 to %d)",
                     (int)i, n, n - 1);
-  if (current_device >= 0 && current_device != (int)i)
-    return luaL_error(L, "device %d is already in use; select the device before using it",
-                      current_device);
+  int in_use = current_device >= 0 ? current_device : promised ? wanted_device : -1;
+  if (in_use >= 0 && in_use != (int)i)
+    return luaL_error(L, "device %d is already in use; select the device before using it", in_use);
   wanted_device = (int)i;
   wl_device_ready(L);
   return 0;

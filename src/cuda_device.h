@@ -33,9 +33,13 @@ void wl_device_needed(lua_State *L, const char *what);
 /* The index of the open device (after wl_device_ready). */
 int wl_device_index(void);
 
-/* The device this process uses: the open one, else the one wl_device_ready will open (selected,
- * or the run.device setting), for work that starts on a thread before the context is made. */
+/* The device this process will use: the open one, else the one wl_device_ready will open. */
 int wl_device_wanted(void);
+
+/* The same, for work that starts on a thread before the context is made:
+ * the open one, else the one wl_device_ready will open (selected, or the run.device setting),
+ * which wl.select_device then keeps as if it were open. */
+int wl_device_promise(void);
 
 /* Raises "FN: CLASS used after VERB" for the closed object at stack index arg, naming the
  * argument when it is not the method's self: "event:query: event used after destroy",

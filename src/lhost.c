@@ -364,10 +364,12 @@ static int open_process(lua_State *L) {
 }
 
 void wl_host_finish_threads(int code) {
-  wl_nvrtc_finish(); /* milliseconds at most: a library's load */
-  if (wl_cublas_prepare_finish()) return;
-  fprintf(stderr, "wlrun: wl.cublas.prepare's thread still works after %d s; the process ends without the libraries' "
-                  "exit handlers\n", WL_PREPARE_EXIT_WAIT_S);
+  const char *still = !wl_nvrtc_finish(WL_PREPARE_EXIT_WAIT_S) ? "NVRTC's loading thread"
+                      : !wl_cublas_prepare_finish()           ? "wl.cublas.prepare's thread"
+                                                              : NULL;
+  if (!still) return;
+  fprintf(stderr, "wlrun: %s still works after %d s; the process ends without the libraries' exit handlers\n", still,
+          WL_PREPARE_EXIT_WAIT_S);
   wl_nvml_unlock_clocks();
   fflush(NULL); /* every stream, the script's files too: _exit writes none of them */
   _exit(code);

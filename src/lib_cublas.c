@@ -177,9 +177,12 @@ static int l_prepare(lua_State *L) {
     return 1;
   }
   char why[256] = "";
-  /* the thread opens the device itself: a run asks before its context is made, which the
-   * libraries' load then overlaps */
-  bool started = wl_cublas_prepare_start(wl_device_wanted(), kinds, n, why, sizeof why);
+  /* the driver loaded first: the thread's load of the libraries holds the loader's lock, which
+   * the driver's own load needs; the device's context is the thread's to make, so that a run
+   * that asks before its context is made overlaps the two */
+  int count;
+  if (wl_backend->device_count(&count) != cudaSuccess) wl_backend->clear_error(); /* the thread says why */
+  bool started = wl_cublas_prepare_start(wl_device_promise(), kinds, n, why, sizeof why);
   lua_pushboolean(L, started);
   if (started || !*why) return 1;
   lua_pushstring(L, why);

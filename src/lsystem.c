@@ -313,8 +313,9 @@ static int l_spawn_async(lua_State *L) {
 }
 
 /* waits for the child pid (-1: any child), at most limit seconds (< 0: as long as it takes):
- * pushes how it ended and returns 1, or returns 0 (nothing pushed) when none ended in time or
- * there is no such child */
+ * pushes how it ended and returns 1, or returns 0 (nothing pushed) when none ended in time;
+ * where there is no such child, pushes nil and "no such child" for a pid (returns 2), nothing
+ * for any (returns 0) */
 static int wait_child(lua_State *L, pid_t pid, double limit) {
   double t0 = monotonic();
   for (;;) {
@@ -324,7 +325,12 @@ static int wait_child(lua_State *L, pid_t pid, double limit) {
       push_ended(L, r, status);
       return 1;
     }
-    if (r < 0 && errno == ECHILD) return 0;
+    if (r < 0 && errno == ECHILD) {
+      if (pid < 0) return 0;
+      lua_pushnil(L);
+      lua_pushliteral(L, "no such child");
+      return 2;
+    }
     if (limit >= 0 && monotonic() - t0 > limit) return 0;
     struct timespec nap = {0, 1000000};
     nanosleep(&nap, NULL);
@@ -335,8 +341,9 @@ static int wait_child(lua_State *L, pid_t pid, double limit) {
  * ended, or nil when none ended within seconds (default: wait as long as it takes) */
 static int l_wait_any(lua_State *L) { return wait_child(L, -1, luaL_optnumber(L, 1, -1)); }
 
-/* core.wait_pid(pid [, seconds]) -> the same for the child pid (started by spawn_async), or nil
- * when it did not end within seconds or is no child of this process */
+/* core.wait_pid(pid [, seconds]) -> the same for the child pid (started by spawn_async); nil
+ * when it did not end within seconds; nil, "no such child" when it is no child of this process
+ * (collected already, or never one) */
 static int l_wait_pid(lua_State *L) {
   lua_Integer pid = luaL_checkinteger(L, 1);
   luaL_argcheck(L, pid > 0, 1, "a process id expected");

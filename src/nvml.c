@@ -138,7 +138,7 @@ bool wl_nvml_sm_mhz(unsigned *mhz) { return nvml.ok && nvml.clock(nvml.dev, NVML
  * millisecond to give it (H200) */
 bool wl_nvml_max_sm_mhz(unsigned *mhz) {
   unsigned *max = &ahead.max_sm_mhz;
-  if (!*max && !(nvml.ok && nvml.max_clock(nvml.dev, NVML_CLOCK_SM, max) == 0)) return false;
+  if (!nvml.ok || (!*max && nvml.max_clock(nvml.dev, NVML_CLOCK_SM, max) != 0)) return false;
   *mhz = *max;
   return true;
 }

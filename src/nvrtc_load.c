@@ -1,10 +1,12 @@
 /* NVRTC through dlopen, once, from any thread (nvrtc_load.h). */
+#define _GNU_SOURCE /* pthread_timedjoin_np: the process's end waits for the thread, not for ever */
 #include "nvrtc_load.h"
 
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <time.h>
 
 static struct wl_toolkit_lib lib = {"NVRTC", "libnvrtc.so.13", "WLRUN_NVRTC"};
 static struct wl_nvrtc_api api;
@@ -67,8 +69,12 @@ void wl_nvrtc_start(void) {
   (void)pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-void wl_nvrtc_finish(void) {
-  if (!started) return;
+bool wl_nvrtc_finish(int seconds) {
+  if (!started) return true;
+  struct timespec until;
+  if (clock_gettime(CLOCK_REALTIME, &until) != 0) return false;
+  until.tv_sec += seconds;
+  if (pthread_timedjoin_np(loader, NULL, &until) != 0) return false;
   started = false;
-  (void)pthread_join(loader, NULL); /* a thread that did start ends: nothing to do if join fails */
+  return true;
 }

@@ -12,6 +12,7 @@
 #include "toolkit_lib.h"
 
 #include <nvrtc.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct wl_nvrtc_api {
@@ -42,8 +43,9 @@ const struct wl_nvrtc_api *wl_nvrtc_load(char *why, size_t whylen, enum wl_lib_f
  * start: the first use then loads it). */
 void wl_nvrtc_start(void);
 
-/* Waits for wl_nvrtc_start's thread: before the process ends, so that no exit handler runs
- * while it is inside the library. */
-void wl_nvrtc_finish(void);
+/* Waits for wl_nvrtc_start's thread, at most seconds: before the process ends, so that no exit
+ * handler runs while it is inside the library. False when it still works (a load that hangs: the
+ * caller ends the process without the exit handlers). */
+bool wl_nvrtc_finish(int seconds);
 
 #endif

@@ -32,14 +32,16 @@ local function start(dir, args)
 end
 
 -- the standard output of a started git once it ends, or nil when it does not exit with 0; one
--- still running after 30 s is stopped (SIGTERM, then SIGKILL a second later)
-local function finish(child)
+-- still running after `patience` seconds (30; 0: stop it now) is stopped (SIGTERM, then SIGKILL
+-- a second later). A git that is no longer a child (collected by another wait) is not signalled:
+-- its pid may be another process's by now.
+local function finish(child, patience)
   if not child then return nil end
-  local r = process.wait_pid(child.pid, 30)
-  if not r then
+  local r, gone = process.wait_pid(child.pid, patience or 30)
+  if not r and not gone then
     process.kill(child.pid, 15)
-    r = process.wait_pid(child.pid, 1)
-    if not r then
+    r, gone = process.wait_pid(child.pid, 1)
+    if not r and not gone then
       process.kill(child.pid, 9)
       process.wait_pid(child.pid)
     end
@@ -78,14 +80,19 @@ local STATUS = { "status", "--porcelain=v2", "--branch", "--untracked-files=no" 
 -- git.head(dir) as it will be: git starts now and runs while this process goes on (a run's
 -- provenance: while the CUDA context is made). The result is a to-be-closed callable: calling
 -- it waits for git and gives git.head's value (the same on every call); closing it, or its
--- collection, waits for a git still running and removes its file.
+-- collection, waits for a git still running and removes its file, and closing it with an error
+-- (the run failed before it asked) stops git at once rather than wait.
 function git.head_started(dir)
   local child, done, value = start(dir, STATUS), false, nil
-  local function collect()
-    if not done then done, value = true, head_of(finish(child)) end
+  local function collect(patience)
+    if not done then done, value = true, head_of(finish(child, patience)) end
     return value
   end
-  return setmetatable({}, { __call = collect, __close = collect, __gc = collect })
+  return setmetatable({}, {
+    __call = function() return collect() end,
+    __close = function(_, err) collect(err ~= nil and 0 or nil) end,
+    __gc = function() collect() end,
+  })
 end
 
 -- {commit, dirty, branch} of dir's repository (above), or nil; one `git status` says all three

@@ -144,11 +144,22 @@ print(lt and lt.path or whylt)
     local real = io.popen("readlink -e " .. h.quote(d) .. " 2>/dev/null"):read("l")
     if real and real:find("cuda", 1, true) and not hide[real] then hide[real] = true; hide[#hide + 1] = real end
   end
-  local hiding = #hide > 0 and os.execute("unshare -m true 2>/dev/null")
+  -- a copy of either library that the loader's cache finds outside them would be found: pending then
+  local elsewhere
+  for path in (io.popen("ldconfig -p 2>/dev/null"):read("a") or ""):gmatch("lib[%w]+%.so%.13 [^\n]*=> (%S+)") do
+    if path:match("/libnvrtc%.so%.13$") or path:match("/libcublas%.so%.13$") then
+      local real = io.popen("readlink -e " .. h.quote(path) .. " 2>/dev/null"):read("l") or path
+      local inside = false
+      for _, d in ipairs(hide) do inside = inside or real:sub(1, #d + 1) == d .. "/" end
+      if not inside then elsewhere = path end
+    end
+  end
+  local hiding = #hide > 0 and not elsewhere and os.execute("unshare -m true 2>/dev/null")
   local NOT_INSTALLED = "where the toolkit's libraries are not installed: --compile-only checks cuBLAS work and warns "
     .. "that a GPU needs it; a kernel says NVRTC is missing (exit 6)"
   if not hiding then
-    pending(NOT_INSTALLED .. " -- skipped: needs unshare -m (root) and a CUDA toolkit's library directory")
+    pending(NOT_INSTALLED .. " -- skipped: needs unshare -m (root), a CUDA toolkit's library directory, and no "
+      .. "copy of NVRTC or cuBLAS elsewhere on the loader's path" .. (elsewhere and (" (" .. elsewhere .. ")") or ""))
   else it(NOT_INSTALLED, function()
     local mounts = {}
     for _, d in ipairs(hide) do mounts[#mounts + 1] = "mount -t tmpfs none " .. h.quote(d) end
@@ -164,7 +175,7 @@ print(pcall(wl.nvrtc_version))
 wl.kernel { 'extern "C" __global__ void k() {}', name = "k" }
 ]])
     local cmd = ("unshare -m sh -c %s"):format(h.quote(table.concat(mounts, " && ") .. " && cd " .. h.quote(dir)
-      .. " && " .. h.quote(bin) .. " --version >version; " .. h.quote(bin) .. " " .. CO
+      .. " && unset LD_LIBRARY_PATH && " .. h.quote(bin) .. " --version >version; " .. h.quote(bin) .. " " .. CO
       .. " --cache-dir cache script.lua >out 2>err; echo $? >code"))
     assert.is_true(os.execute(cmd))
     local out, err = h.read(dir .. "/out"), h.read(dir .. "/err")

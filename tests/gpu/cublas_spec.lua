@@ -204,6 +204,17 @@ print(("asked %d prepared %d running %s working %s why %s seconds %s"):format(p.
       .. "asked 3 prepared 3 running false working false why nil seconds true\n", r.stdout)
   end)
 
+  h.gpu_it("asked before any context, the thread makes it; the device it took stays the process's", function()
+    local r = h.run_script(script([[
+print("started", wl.cublas.prepare { { dtype = "f32" } })
+local other = wl.device_count() > 1 and 1 or nil
+print("other", other == nil or not pcall(wl.select_device, other), pcall(wl.select_device, 0))
+print(ones_gemm("f32", "fp32"), wl.cublas.prepared().prepared, wl.device().index)
+]]), "")
+    assert.equal(0, r.code, r.stderr)
+    assert.matches("^started\ttrue\nother\ttrue\ttrue\nok\t1\t0\n", r.stdout)
+  end)
+
   h.gpu_it("a measurement taken while the thread works says so in a note; one after it does not", function()
     local r = h.run_script(script([[
 local k = wl.kernel { 'extern "C" __global__ void nothing() {}', name = "nothing" }:bind { grid = 1, block = 1 }

@@ -83,10 +83,10 @@ assert(r.code == 0)
     local fast = process.spawn_async({ "sh", "-c", "exit 5" })
     local w = process.wait_pid(fast, 5)
     assert.same({ pid = fast, how = "exit", code = 5 }, w)
-    assert.is_nil(process.wait_pid(slow, 0.01)) -- not ended within the limit: nil, and still a child
+    assert.same({}, { process.wait_pid(slow, 0.01) }) -- not ended within the limit: nil alone, still a child
     assert.same({ pid = slow, how = "exit", code = 4 }, process.wait_pid(slow))
-    assert.is_nil(process.wait_pid(slow, 0.01)) -- collected: no such child any more
-    assert.is_nil(process.wait_pid(1, 0.01)) -- no child of this process
+    assert.same({ nil, "no such child" }, { process.wait_pid(slow, 0.01) }) -- collected: gone
+    assert.same({ nil, "no such child" }, { process.wait_pid(1, 0.01) }) -- no child of this process
     assert.has_error(function() process.wait_pid(0) end)
   end)
 
