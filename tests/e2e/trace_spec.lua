@@ -387,7 +387,11 @@ i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done]])
       assert.equal("cpu", c.trace.timing)
       assert.equal("trainer", c.trace.process.thread)
       assert.equal("none", c.trace.cupti.state)
-      assert.equal("cpu-only", c.warnings[1].code)
+      -- among its warnings (a loaded machine may stretch the 4 ms of data into a data-bottleneck
+      -- warning beside it, first in the list)
+      local codes = {}
+      for _, w in ipairs(c.warnings) do codes[w.code] = true end
+      assert.is_true(codes["cpu-only"], json.encode(c.warnings))
       assert.equal("ranges", c.trace.data_source)
     end)
 
