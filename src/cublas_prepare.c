@@ -1,12 +1,11 @@
 /* cuBLASLt's heuristics asked ahead, on a thread of their own (cublas_prepare.h). */
-#define _GNU_SOURCE /* pthread_timedjoin_np: the process's end waits for the thread, not for ever */
 #include "cublas_prepare.h"
 
 #include "backend.h"
 #include "cublas_load.h"
+#include "side_thread.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -159,12 +158,7 @@ bool wl_cublas_prepare_start(int device, const struct wl_gemm_kind *kinds, int n
   prep.n_asked += n_fresh;
   prep.first = first, prep.last = prep.n_asked, prep.device = device;
   atomic_store(&working, true);
-  /* the thread takes no signal: Ctrl-C's and the time limit's handlers act on the Lua state */
-  sigset_t all, old;
-  sigfillset(&all);
-  bool masked = pthread_sigmask(SIG_SETMASK, &all, &old) == 0;
-  int err = pthread_create(&prep.thread, NULL, prepare, NULL);
-  if (masked) (void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+  int err = wl_side_thread_start(&prep.thread, prepare);
   if (err != 0) {
     atomic_store(&working, false);
     prep.n_asked = first; /* not asked after all: a later call may try again */
@@ -193,13 +187,7 @@ void wl_cublas_prepare_wait(void) {
 bool wl_cublas_prepare_finish(void) {
   if (!prep.running) return true;
   double t0 = now();
-  struct timespec until;
-  if (clock_gettime(CLOCK_REALTIME, &until) != 0) {
-    wl_cublas_prepare_wait();
-    return true;
-  }
-  until.tv_sec += EXIT_WAIT_S;
-  if (pthread_timedjoin_np(prep.thread, NULL, &until) != 0) return false;
+  if (!wl_side_thread_join(prep.thread, EXIT_WAIT_S)) return false;
   joined(t0);
   return true;
 }

@@ -1,13 +1,11 @@
 /* NVML through dlopen (nvml.h). */
-#define _GNU_SOURCE /* pthread_timedjoin_np: the exit waits for the loader, not for ever */
 #include "nvml.h"
 #include "cuda_stream.h"
+#include "side_thread.h"
 #include "wl_modules.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <signal.h>
-#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,23 +89,13 @@ static void wait_for_loader(void) {
  * state must not hang in an nvmlInit it never needed. */
 enum { EXIT_WAIT_S = 2 };
 static void wait_for_loader_at_exit(void) {
-  if (!loading) return;
-  struct timespec until;
-  if (clock_gettime(CLOCK_REALTIME, &until) == 0) {
-    until.tv_sec += EXIT_WAIT_S;
-    if (pthread_timedjoin_np(loader, NULL, &until) == 0) loading = false;
-  }
+  if (loading && wl_side_thread_join(loader, EXIT_WAIT_S)) loading = false;
 }
 
 void wl_nvml_start(const char *bus) {
   if (nvml.tried || loading) return;
   snprintf(ahead.bus, sizeof ahead.bus, "%s", bus ? bus : "");
-  /* the thread takes no signal: Ctrl-C's and the time limit's handlers act on the Lua state */
-  sigset_t all, old;
-  sigfillset(&all);
-  bool masked = pthread_sigmask(SIG_SETMASK, &all, &old) == 0;
-  loading = pthread_create(&loader, NULL, load, NULL) == 0; /* else wl_nvml_ready loads it */
-  if (masked) (void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+  loading = wl_side_thread_start(&loader, load) == 0; /* else wl_nvml_ready loads it */
   if (loading && atexit(wait_for_loader_at_exit) != 0) wait_for_loader();
 }
 

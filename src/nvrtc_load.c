@@ -1,12 +1,9 @@
 /* NVRTC through dlopen, once, from any thread (nvrtc_load.h). */
-#define _GNU_SOURCE /* pthread_timedjoin_np: the process's end waits for the thread, not for ever */
 #include "nvrtc_load.h"
+#include "side_thread.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <time.h>
 
 static struct wl_toolkit_lib lib = {"NVRTC", "libnvrtc.so.13", "WLRUN_NVRTC"};
 static struct wl_nvrtc_api api;
@@ -60,21 +57,10 @@ static void *load_on_thread(void *unused) {
 }
 
 void wl_nvrtc_start(void) {
-  if (started) return;
-  /* the thread takes no signal: they stay the main thread's (Ctrl-C, the timeouts' SIGALRM) */
-  sigset_t all, old;
-  sigfillset(&all);
-  if (pthread_sigmask(SIG_SETMASK, &all, &old) != 0) return;
-  started = pthread_create(&loader, NULL, load_on_thread, NULL) == 0;
-  (void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (!started) started = wl_side_thread_start(&loader, load_on_thread) == 0;
 }
 
 bool wl_nvrtc_finish(int seconds) {
-  if (!started) return true;
-  struct timespec until;
-  if (clock_gettime(CLOCK_REALTIME, &until) != 0) return false;
-  until.tv_sec += seconds;
-  if (pthread_timedjoin_np(loader, NULL, &until) != 0) return false;
-  started = false;
-  return true;
+  if (started && wl_side_thread_join(loader, seconds)) started = false;
+  return !started;
 }
