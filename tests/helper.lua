@@ -26,11 +26,16 @@ function helper.write(path, text)
   return path
 end
 
--- A fresh temporary directory, removed when the spec run ends.
+-- A fresh temporary directory, removed when the spec run ends: when the Lua state closes
+-- (busted ends with os.exit(code, true)), the finaliser of the list below removes them all.
+local made = setmetatable({}, { __gc = function(list)
+  for _, p in ipairs(list) do os.execute("rm -rf " .. shell_quote(p)) end
+end })
 function helper.tmpdir()
   local p = os.tmpname()
   os.remove(p)
   assert(os.execute("mkdir -p " .. shell_quote(p)))
+  made[#made + 1] = p
   return p
 end
 
