@@ -48,27 +48,56 @@ describe("wlrun.chunk_watch", function()
     assert.is_nil(r.throttle)
   end)
 
-  it("reads the counter at most every ENERGY_PERIOD, and once more at the end of a measurement long enough to report it", function()
-    local e = 0
-    local function read(energy)
-      e = e + 1
-      return { sm_mhz = 1980, energy_j = energy and e or nil }
+  -- a counter of 100 W (the joules are 100 times the time read) and chunks of 1/32 s (times
+  -- exact in binary); each now() is the end of a chunk, at 1/32 s steps counted from 1 (watch.new's
+  -- own); at: the steps at which the counter was read
+  local function counter()
+    local c = { t = 0, at = {}, clock = 1980 }
+    c.read = function(energy)
+      if energy then c.at[#c.at + 1] = math.floor(c.t * 32 + 0.5) end
+      return { sm_mhz = c.clock, energy_j = energy and 100 * c.t or nil }
     end
-    local t, energy_reads = 0, 0
-    local counted = function(energy) if energy then energy_reads = energy_reads + 1 end return read(energy) end
-    local w = watch.new(counted, function() t = t + 0.03 return t end) -- chunks of 30 ms
-    for _ = 1, 40 do assert.equal("keep", w:after_chunk(10, 10)) end -- 1.2 s
+    c.now = function() c.t = c.t + 1 / 32 return c.t end
+    return c
+  end
+
+  it("reads the counter after ENERGY_PERIOD, then as the span it covers doubles, and once more at the end of a measurement long enough to report it", function()
+    local c = counter()
+    local w = watch.new(c.read, c.now)
+    for _ = 1, 40 do assert.equal("keep", w:after_chunk(10, 10)) end -- 1.25 s
     local r = r0()
     w:finish(r)
-    assert.equal(10, energy_reads) -- after every fourth chunk (0.12 s): the 40th is the last, so none at the end
-    assert.near(1.08, r.energy.seconds, 1e-9) -- from the first reading, after the fourth chunk
-    assert.near(36, r.energy.joules, 1e-9)
-    assert.near(0.1, r.energy.joules_per_launch, 1e-12) -- over the 36 chunks after the first reading
-    e, t, energy_reads = 0, 0, 0
-    w = watch.new(counted, function() t = t + 0.03 return t end)
-    for _ = 1, 42 do w:after_chunk(10, 10) end
-    w:finish(r0())
-    assert.equal(11, energy_reads) -- the two chunks after the last reading: one more at the end
+    -- 4 steps (0.125 s) after the start, then 4, 4, 8 and 16 steps on; the end's (step 42)
+    assert.same({ 5, 9, 13, 21, 37, 42 }, c.at)
+    assert.near(37 / 32, r.energy.seconds, 1e-12) -- from the first reading
+    assert.near(100 * 37 / 32, r.energy.joules, 1e-9)
+    assert.equal(360, r.energy.launches) -- the 36 chunks after the first reading
+    -- a measurement of 10 s: 9 readings, where one every 100 ms would be 80 and more
+    c = counter()
+    w = watch.new(c.read, c.now)
+    for _ = 1, 320 do w:after_chunk(10, 10) end
+    r = r0()
+    w:finish(r)
+    assert.same({ 5, 9, 13, 21, 37, 69, 133, 261, 322 }, c.at)
+    assert.near(100, r.energy.mean_power_w, 1e-9)
+  end)
+
+  it("begins the doubling again after a discarded chunk, which takes at most the chunks since the last reading", function()
+    local c = counter()
+    local w = watch.new(c.read, c.now)
+    for _ = 1, 30 do w:after_chunk(10, 10) end -- readings at steps 5, 9, 13, 21
+    c.clock = 900
+    assert.equal("discard", w:after_chunk(10, 10)) -- step 32: the 10 chunks since step 21 go with it
+    c.clock = 1980
+    w:pause(function() end) -- step 33 (the pause's own time is not the fake clock's)
+    for _ = 1, 60 do w:after_chunk(10, 10) end -- steps 34-93
+    local r = r0()
+    w:finish(r)
+    -- 4 steps after the pause, then 4, 4, 8 and 16 on; the end's (step 94)
+    assert.same({ 5, 9, 13, 21, 37, 41, 45, 53, 69, 94 }, c.at)
+    assert.near((21 - 5) / 32 + (94 - 37) / 32, r.energy.seconds, 1e-12)
+    assert.near(100 * r.energy.seconds, r.energy.joules, 1e-9)
+    assert.equal((16 + 56) * 10, r.energy.launches) -- steps 6-21 and 38-93
   end)
 
   it("never reads the counter in a measurement shorter than ENERGY_PERIOD", function()
