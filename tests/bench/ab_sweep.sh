@@ -2,8 +2,8 @@
 # Benchmark helper (docs/benchmarks.md): a change to the measurement against the build before it,
 # on the same GPU in the same call. Runs SCENARIO with wlrun binaries A and B in turn (A, B, A, B;
 # the kernel cache filled by a run of each before), prints each run's wall time and GPU time
-# measured, then `wlrun compare` of A against A (the control: what two runs of one binary
-# differ by), and of A against B, twice, with a noise threshold of AB_NOISE percent (1).
+# measured and its timing floor (the empty kernel's), then `wlrun compare` of A against A (the
+# control: what two runs of one binary differ by), and of A against B, twice, with a noise threshold of AB_NOISE percent (1).
 # AB_ARGS_A and AB_ARGS_B: options for A's runs and B's (one binary both ways: --no-prepare
 # against the default, for instance); AB_SCENARIO_A: A's scenario where it is not SCENARIO (a copy
 # of a recipe before a change to it).
@@ -27,7 +27,8 @@ local sum = 0
 for _, c in ipairs(doc.configurations) do
   if c.status == "ok" then for _, s in ipairs(c.samples or {}) do sum = sum + s * (c.per or 1) end end
 end
-io.write(("%.3f"):format(sum))
+local floor = doc.floor and doc.floor.empty_kernel
+io.write(("%.3f %s"):format(sum, floor and ("%.2f"):format(floor * 1e6) or "?"))
 LUA
 for round in 1 2; do
   for which in A B; do
@@ -36,9 +37,9 @@ for round in 1 2; do
     # shellcheck disable=SC2086
     "$bin" $opts "$sc" --quiet -o "$dir/$which$round.json" >/dev/null || exit 1
     wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.3f", b-a}')
-    gpu=$("$b" "$sum_lua" "$dir/$which$round.json")
-    awk -v w="$which" -v r="$round" -v wall="$wall" -v gpu="$gpu" \
-      'BEGIN{printf "%s, run %d: %s s of wall time for %s s of GPU time measured (%.2fx)\n", w, r, wall, gpu, wall/gpu}'
+    read -r gpu floor < <("$b" "$sum_lua" "$dir/$which$round.json")
+    awk -v w="$which" -v r="$round" -v wall="$wall" -v gpu="$gpu" -v floor="$floor" \
+      'BEGIN{printf "%s, run %d: %s s of wall time for %s s of GPU time measured (%.2fx); timing floor: empty kernel %s us\n", w, r, wall, gpu, wall/gpu, floor}'
   done
 done
 for pair in "A1 A2" "A1 B1" "A2 B2"; do

@@ -10,10 +10,10 @@
 --   during:  flushed cold samples of a 20 us spin kernel timed while the preparation's thread
 --            runs, against the same in a process without it: the GPU time's and the enqueue
 --            time's medians, and the enqueue's 90th percentile (what the thread's host work
---            could disturb).
+--            could disturb); and the timing floor (core.timing_floor) taken as the thread
+--            starts, and again once it is done.
 -- Prints the medians over the rounds.
 --   WLRUN_BIN=build-static/wlrun build-static/wlrun tests/bench/cublas_first.lua [-- ROUNDS]
-local core = require "wlrun.core"
 
 local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
 local ROUNDS = tonumber(arg[1]) or 3
@@ -43,6 +43,11 @@ if how == "first" or how == "eager" or how == "prepared" then
   local p = wl.cublas.prepared()
   print(("thread %.6f"):format(p.seconds))
 else
+  -- the timing floor (an empty kernel between its own pair, the queue drained) taken at once,
+  -- while the thread starts its work, and again once it is done
+  local f = core.timing_floor(200)
+  print(("floor_empty %.9f"):format(f.empty_kernel))
+  print(("floor_pair %.9f"):format(f.event_pair))
   local g = wl.kernel { wl.source(spin), name = "spin" }:bind { grid = 1, block = 1, args = { 20000 } }
   local r = wl.bench(g, { mode = "cold", flush_l2 = true, warmup = 2, iters = 6000 })
   local e = {}
@@ -52,43 +57,17 @@ else
   print(("enqueue %.9f"):format(r.enqueue_stats.median))
   print(("enqueue_p90 %.9f"):format(e[math.ceil(0.9 * #e)]))
   print(("running %s"):format(tostring(wl.cublas.prepared().running)))
+  while wl.cublas.prepared().working do wl.sleep(0.01) end
+  f = core.timing_floor(200)
+  print(("floor_empty_after %.9f"):format(f.empty_kernel))
 end
 ]=]
 
-local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
-local script = os.tmpname() .. ".lua"
-local f = assert(io.open(script, "w"))
-assert(f:write(CHILD))
-assert(f:close())
-
-local HOWS = { "first", "eager", "prepared", "during", "during-prepared" }
-local got = {} -- got[how][name] = {values over the rounds}
-for _, how in ipairs(HOWS) do got[how] = {} end
-for round = 1, ROUNDS do
-  for i = 1, #HOWS do
-    local how = HOWS[(i + round - 2) % #HOWS + 1] -- the order turned every round
-    local env = how == "eager" and "CUDA_MODULE_LOADING=EAGER " or ""
-    local p = assert(io.popen(("%s%s %s -- %s %s 2>&1"):format(env, q(bin), q(script), how, q(spin))))
-    local text = p:read("a")
-    assert(p:close(), how .. " failed:\n" .. text)
-    for line in text:gmatch("[^\n]+") do
-      local name, value = line:match("^(.-) (%S+)$")
-      if name and tonumber(value) then
-        got[how][name] = got[how][name] or {}
-        table.insert(got[how][name], tonumber(value))
-      elseif name == "running" then
-        got[how].running = value
-      end
-    end
-  end
-end
-os.remove(script)
-
-local function median(t)
-  t = table.move(t or {}, 1, #(t or {}), 1, {})
-  table.sort(t)
-  return t[#t // 2 + 1] or 0 / 0
-end
+local fresh = dofile(here .. "fresh_processes.lua")
+local got = fresh.run { bin = bin, child = CHILD, hows = { "first", "eager", "prepared", "during", "during-prepared" },
+  rounds = ROUNDS, args = function(how) return { how, spin } end,
+  env = function(how) return how == "eager" and "CUDA_MODULE_LOADING=EAGER " or "" end }
+local median = fresh.median
 
 print(("cuBLAS's first GEMM of each kind at 1024^3 in a fresh process, host ms (median of %d processes):"):format(ROUNDS))
 print(("%-12s %12s %14s %12s"):format("kind", "first call", "after prepare", "eager"))
@@ -99,8 +78,10 @@ end
 print(("the preparation's thread: %.1f ms"):format(1e3 * median(got.prepared.thread)))
 print(("cold flushed samples of a 20 us spin kernel while the thread runs (median of %d processes, us):"):format(ROUNDS))
 print(("%-14s %10s %12s %10s"):format("", "without", "thread runs", "change"))
-for _, name in ipairs { "gpu", "enqueue", "enqueue_p90" } do
+for _, name in ipairs { "gpu", "enqueue", "enqueue_p90", "floor_empty", "floor_pair", "floor_empty_after" } do
   local a, b = median(got.during[name]), median(got["during-prepared"][name])
   print(("%-14s %10.3f %12.3f %+10.3f"):format(name, 1e6 * a, 1e6 * b, 1e6 * (b - a)))
 end
-print(("(the thread still ran when the samples ended: %s)"):format(got["during-prepared"].running or "?"))
+print(("(the thread still ran when the samples ended: %s)"):format(got["during-prepared"].words.running or "?"))
+print("(floor_*: the timing floor's empty kernel and event pair, taken at once after wl.cublas.prepare, and")
+print(" floor_empty_after once its thread is done)")

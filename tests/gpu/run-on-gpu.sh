@@ -30,11 +30,14 @@ step() { # step NAME COMMAND...: runs, logs to $out/NAME.log, records the exit c
 }
 
 # cuBLAS's first calls asked ahead (wl.cublas.prepare): the first calls, what the thread
-# changes in launches timed meanwhile and the blocking kernels it makes give up; the sweep with --no-prepare (A) against the default (B),
-# with the clocks free and locked (the GPU's heat: docs/benchmarks.md)
+# changes in launches timed meanwhile (and in the timing floor) and the blocking kernels it makes
+# give up; the CUDA context's cost with each of wlrun's threads started before it; the sweep with
+# --no-prepare (A) against the default (B), with the clocks free and locked (the GPU's heat:
+# docs/benchmarks.md)
 prepare_steps() {
   step bench-cublas-first env WLRUN_BIN="$bin" "$bin" tests/bench/cublas_first.lua -- 5
   step bench-stall-probe env WLRUN_BIN="$bin" "$bin" tests/bench/stall_probe.lua -- 3
+  step bench-context-cost env WLRUN_BIN="$bin" "$bin" tests/bench/context_cost.lua -- 7
   step ab-prepare env AB_ARGS_A=--no-prepare tests/bench/ab_sweep.sh "$bin" "$bin" scenarios/gemm_sweep.lua "$out/ab-prepare"
   step ab-prepare-locked env AB_ARGS_A="--no-prepare --lock-clocks base" AB_ARGS_B="--lock-clocks base" \
     tests/bench/ab_sweep.sh "$bin" "$bin" scenarios/gemm_sweep.lua "$out/ab-prepare-locked"
