@@ -38,6 +38,10 @@ void wl_device_needed(lua_State *L, const char *what) {
   wl_device_ready(L);
 }
 
+void wl_device_finish(void) {
+  if (current_device >= 0 && !wl_backend->no_device) (void)wl_backend->device_sync();
+}
+
 int wl_device_index(void) { return current_device; }
 
 int wl_device_wanted(void) { return current_device >= 0 ? current_device : wanted_device; }

@@ -30,6 +30,12 @@ void wl_device_ready(lua_State *L);
  * under the do-nothing backend; else as wl_device_ready. */
 void wl_device_needed(lua_State *L, const char *what);
 
+/* At the process's end, after the Lua state's close (lhost.c): waits for the work queued on the
+ * open device, if one is (kernels still running, their printf output), as the context's
+ * release at the exit handlers would; makes no context. Its answer goes nowhere: there is no
+ * one left to tell. */
+void wl_device_finish(void);
+
 /* The index of the open device (after wl_device_ready). */
 int wl_device_index(void);
 

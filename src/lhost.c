@@ -1,6 +1,7 @@
 #include "lhost.h"
 
 #include "cublas_prepare.h"
+#include "cuda_device.h"
 #include "nvml.h"
 #include "nvrtc_load.h"
 
@@ -363,6 +364,14 @@ static int open_process(lua_State *L) {
   return 1;
 }
 
+/* Ends the process now, without the exit handlers: the clocks unlocked (nvml.c's own handler)
+ * and every stream flushed, the script's files too (_exit writes none of them). */
+static _Noreturn void end_now(int code) {
+  wl_nvml_unlock_clocks();
+  fflush(NULL);
+  _exit(code);
+}
+
 void wl_host_finish_threads(int code) {
   const char *still = !wl_nvrtc_finish(WL_PREPARE_EXIT_WAIT_S) ? "NVRTC's loading thread"
                       : !wl_cublas_prepare_finish()           ? "wl.cublas.prepare's thread"
@@ -370,9 +379,33 @@ void wl_host_finish_threads(int code) {
   if (!still) return;
   fprintf(stderr, "wlrun: %s still works after %d s; the process ends without the libraries' exit handlers\n", still,
           WL_PREPARE_EXIT_WAIT_S);
-  wl_nvml_unlock_clocks();
-  fflush(NULL); /* every stream, the script's files too: _exit writes none of them */
-  _exit(code);
+  end_now(code);
+}
+
+/* Variables by which a tool puts code of its own into the process (a profiler, a sanitizer, a
+ * preloaded library): its exit handlers may still have work to do; and wlrun's own switch. */
+static const char *const tool_variables[] = {"LD_PRELOAD", "LD_AUDIT", "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH",
+                                             "WLRUN_EXIT_HANDLERS"};
+
+static bool exit_handlers_wanted(void) {
+#if defined(__SANITIZE_ADDRESS__)
+  return true; /* the leak check is an exit handler */
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return true;
+#endif
+#endif
+  for (size_t i = 0; i < sizeof tool_variables / sizeof *tool_variables; i++) {
+    const char *v = getenv(tool_variables[i]);
+    if (v && *v) return true;
+  }
+  return false;
+}
+
+void wl_host_end(int code) {
+  if (exit_handlers_wanted()) return;
+  wl_device_finish();
+  end_now(code);
 }
 
 /* os.exit ends the process there (C's exit, after closing the state when asked): the threads

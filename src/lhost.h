@@ -24,6 +24,14 @@ void wl_host_close(lua_State *L);
  * code, the clocks unlocked and every stream flushed, without the exit handlers. */
 void wl_host_finish_threads(int code);
 
+/* After the state's close, at main's return: waits for the work queued on the device, then ends
+ * the process with code at once, without the exit handlers of the libraries wlrun loaded and keeps (cuBLASLt's static destructors alone take
+ * 30 ms on the CPU machine, docs/architecture.md "The end of a run"), the clocks unlocked and every
+ * stream flushed; returns (the exit handlers then run) where a tool put code of its own into the
+ * process (LD_PRELOAD, LD_AUDIT, CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH), where
+ * WLRUN_EXIT_HANDLERS is set, and in a build with AddressSanitizer. */
+void wl_host_end(int code);
+
 /* The files embedded at build time (lua/wlrun/... and docs/cli.md). */
 struct wl_embedded_file {
   const char *path;

@@ -124,5 +124,6 @@ static int run(int argc, char **argv, struct wl_cli *cli_out) {
   enum wl_exit code = wl_host_main(L);
   wl_host_finish_threads((int)code); /* before the state's close and the exit handlers */
   wl_host_close(L);
+  wl_host_end((int)code);
   return (int)code;
 }

@@ -12,6 +12,8 @@ bin=$root/build-static/wlrun
 bundle=$root/build-static/busted
 export WLRUN_BIN=$bin WLRUN_SOURCE_DIR=$root WLRUN_NVTX_RECORDER=$root/build-static/libnvtx_recorder.so WLRUN_NVTX_SECOND=$root/build-static/nvtx_second.so
 export WLRUN_USERLIB=$root/build-static/libwlrun_userlib.so # docs/libraries.md: the library the specs load
+# the process's end (tests/e2e/process_end_spec.lua): libraries whose destructors leave a mark
+export WLRUN_EXIT_MARK_LIB=$root/build-static/libexit_mark.so WLRUN_EXIT_MARK_KEPT_LIB=$root/build-static/libexit_mark_kept.so
 # wlrun trace: the injection library and the programs its specs run under it
 export WLRUN_TRACE_LIB=$root/build-static/libwlrun_trace.so WLRUN_TRACE_PROGRAM=$root/build-static/trace_nvtx_program
 export WLRUN_TRACE_CUDA_PROGRAM=$root/build-static/trace_cuda_program
@@ -31,13 +33,16 @@ step() { # step NAME COMMAND...: runs, logs to $out/NAME.log, records the exit c
 
 # cuBLAS's first calls asked ahead (wl.cublas.prepare): the first calls, what the thread
 # changes in launches timed meanwhile (and in the timing floor) and the blocking kernels it makes
-# give up; the CUDA context's cost with each of wlrun's threads started before it; the sweep with
+# give up; the CUDA context's cost with each of wlrun's threads started before it; the run's end
+# without the exit handlers and with them (WLRUN_EXIT_HANDLERS=1); the sweep with
 # --no-prepare (A) against the default (B), with the clocks free and locked (the GPU's heat:
 # docs/benchmarks.md)
 prepare_steps() {
   step bench-cublas-first env WLRUN_BIN="$bin" "$bin" tests/bench/cublas_first.lua -- 5
   step bench-stall-probe env WLRUN_BIN="$bin" "$bin" tests/bench/stall_probe.lua -- 3
   step bench-context-cost env WLRUN_BIN="$bin" "$bin" tests/bench/context_cost.lua -- 7
+  step bench-end-cost tests/bench/end_cost.sh "$bin" scenarios/gemm_sweep.lua 4
+  step bench-end-cost-handlers env WLRUN_EXIT_HANDLERS=1 tests/bench/end_cost.sh "$bin" scenarios/gemm_sweep.lua 4
   step ab-prepare env AB_ARGS_A=--no-prepare tests/bench/ab_sweep.sh "$bin" "$bin" scenarios/gemm_sweep.lua "$out/ab-prepare"
   step ab-prepare-locked env AB_ARGS_A="--no-prepare --lock-clocks base" AB_ARGS_B="--lock-clocks base" \
     tests/bench/ab_sweep.sh "$bin" "$bin" scenarios/gemm_sweep.lua "$out/ab-prepare-locked"
