@@ -31,6 +31,12 @@ step() { # step NAME COMMAND...: runs, logs to $out/NAME.log, records the exit c
   names+=("$name"); codes+=("$rc"); secs+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')")
 }
 
+# what compute-sanitizer puts into its target's environment: wlrun keeps every exit handler
+# where it finds LD_PRELOAD, CUDA_INJECTION64_PATH and the like (docs/architecture.md)
+sanitizer_env_step() {
+  step sanitizer-env bash -c 'compute-sanitizer /usr/bin/env | grep -E "PRELOAD|INJECTION|AUDIT|SANITIZER" || echo "none of them"'
+}
+
 # cuBLAS's first calls asked ahead (wl.cublas.prepare): the first calls, what the thread
 # changes in launches timed meanwhile (and in the timing floor) and the blocking kernels it makes
 # give up; the CUDA context's cost with each of wlrun's threads started before it; the run's end
@@ -43,6 +49,7 @@ prepare_steps() {
   step bench-context-cost env WLRUN_BIN="$bin" "$bin" tests/bench/context_cost.lua -- 7
   step bench-end-cost tests/bench/end_cost.sh "$bin" scenarios/gemm_sweep.lua 4
   step bench-end-cost-handlers env WLRUN_EXIT_HANDLERS=1 tests/bench/end_cost.sh "$bin" scenarios/gemm_sweep.lua 4
+  command -v compute-sanitizer >/dev/null && sanitizer_env_step
   step ab-prepare env AB_ARGS_A=--no-prepare tests/bench/ab_sweep.sh "$bin" "$bin" scenarios/gemm_sweep.lua "$out/ab-prepare"
   step ab-prepare-locked env AB_ARGS_A="--no-prepare --lock-clocks base" AB_ARGS_B="--lock-clocks base" \
     tests/bench/ab_sweep.sh "$bin" "$bin" scenarios/gemm_sweep.lua "$out/ab-prepare-locked"
@@ -121,6 +128,7 @@ step gemm-tiled "$bin" scenarios/gemm_sweep.lua -p variant=tiled --quiet -o "$ou
 step compare "$bin" compare "$out/naive.json" "$out/tiled.json" --ignore variant -o "$out/compare.json" -o "$out/compare.md"
 # compute-sanitizer's memcheck over the specs of wlrun's own kernels and a small sweep
 if command -v compute-sanitizer >/dev/null; then
+  sanitizer_env_step
   step memcheck-specs compute-sanitizer --tool memcheck --error-exitcode 1 "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/cuda_spec.lua
   step memcheck-misuse compute-sanitizer --tool memcheck --error-exitcode 1 "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/misuse_spec.lua
   step memcheck-sweep compute-sanitizer --tool memcheck --error-exitcode 1 "$bin" scenarios/gemm_sweep.lua --filter 'M == 1024 and K == 1024' --max-time 1s --quiet
