@@ -1,7 +1,9 @@
 /* Devices for Lua: wl.device_count(), wl.select_device(i), wl.device() properties; the device
  * in use for the other bindings (cuda_device.h). */
 #include "cuda_device.h"
+
 #include "settings.h"
+#include "side_thread.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
 
@@ -38,8 +40,26 @@ void wl_device_needed(lua_State *L, const char *what) {
   wl_device_ready(L);
 }
 
-void wl_device_finish(void) {
-  if (current_device >= 0 && !wl_backend->no_device) (void)wl_backend->device_sync();
+static cudaError_t finish_err;
+
+static void *finish_on_thread(void *unused) {
+  (void)unused;
+  cudaError_t err = wl_backend->use_device(current_device);
+  finish_err = err != cudaSuccess ? err : wl_backend->device_sync();
+  return NULL;
+}
+
+bool wl_device_finish(int seconds, cudaError_t *err) {
+  *err = cudaSuccess;
+  if (current_device < 0 || wl_backend->no_device) return true;
+  pthread_t t;
+  if (wl_side_thread_start(&t, finish_on_thread) != 0) { /* no thread: wait here, unbounded */
+    *err = wl_backend->device_sync();
+    return true;
+  }
+  if (!wl_side_thread_join(t, seconds)) return false;
+  *err = finish_err;
+  return true;
 }
 
 int wl_device_index(void) { return current_device; }

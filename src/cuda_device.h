@@ -31,10 +31,10 @@ void wl_device_ready(lua_State *L);
 void wl_device_needed(lua_State *L, const char *what);
 
 /* At the process's end, after the Lua state's close (lhost.c): waits for the work queued on the
- * open device, if one is (kernels still running, their printf output), as the context's
- * release at the exit handlers would; makes no context. Its answer goes nowhere: there is no
- * one left to tell. */
-void wl_device_finish(void);
+ * open device, if one is (kernels still running, their printf output), at most seconds, on a
+ * thread of its own; makes no context. true once done, with the synchronisation's answer in
+ * *err (an error of work the script never waited for); false while the device still works. */
+bool wl_device_finish(int seconds, cudaError_t *err);
 
 /* The index of the open device (after wl_device_ready). */
 int wl_device_index(void);

@@ -9,6 +9,7 @@
 #include "lsqlite.h"
 #include "wl_modules.h"
 
+#include <errno.h>
 #include <lauxlib.h>
 #include <lualib.h>
 #include <signal.h>
@@ -373,13 +374,27 @@ static _Noreturn void end_now(int code) {
 }
 
 void wl_host_finish_threads(int code) {
+  int waited = WL_PREPARE_EXIT_WAIT_S;
   const char *still = !wl_nvrtc_finish(WL_PREPARE_EXIT_WAIT_S) ? "NVRTC's loading thread"
                       : !wl_cublas_prepare_finish()           ? "wl.cublas.prepare's thread"
-                                                              : NULL;
+                      : !wl_nvml_finish(waited = WL_NVML_EXIT_WAIT_S) ? "NVML's loading thread"
+                                                                      : NULL;
   if (!still) return;
   fprintf(stderr, "wlrun: %s still works after %d s; the process ends without the libraries' exit handlers\n", still,
-          WL_PREPARE_EXIT_WAIT_S);
+          waited);
   end_now(code);
+}
+
+int wl_host_check_stdout(int code) {
+  static bool checked; /* once: main's return comes after wl_host_end's */
+  if (checked) return code;
+  checked = true;
+  const char *why = fflush(stdout) != 0 ? strerror(errno) : ferror(stdout) ? "a write failed" : NULL;
+  if (why && code != WL_EXIT_IO) { /* an I/O error has been reported already: this one */
+    fprintf(stderr, "wlrun: cannot write to standard output: %s\n", why);
+    if (code == WL_EXIT_OK) code = WL_EXIT_IO;
+  }
+  return code;
 }
 
 /* Variables by which a tool puts code of its own into the process (a profiler, a sanitizer, a
@@ -387,14 +402,16 @@ void wl_host_finish_threads(int code) {
 static const char *const tool_variables[] = {"LD_PRELOAD", "LD_AUDIT", "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH",
                                              "WLRUN_EXIT_HANDLERS"};
 
+/* Runtimes whose work at the end is an exit handler, found by a symbol of theirs in the process
+ * (linked in, or preloaded): a sanitizer's report (its leak check, ThreadSanitizer's exit
+ * code), gcov's counts (--coverage), gprof's gmon.out (-pg). */
+extern void __lsan_do_leak_check(void) __attribute__((weak));
+extern void __tsan_init(void) __attribute__((weak));
+extern void __gcov_dump(void) __attribute__((weak));
+extern void __gmon_start__(void) __attribute__((weak));
+
 static bool exit_handlers_wanted(void) {
-#if defined(__SANITIZE_ADDRESS__)
-  return true; /* the leak check is an exit handler */
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return true;
-#endif
-#endif
+  if (__lsan_do_leak_check || __tsan_init || __gcov_dump || __gmon_start__) return true;
   for (size_t i = 0; i < sizeof tool_variables / sizeof *tool_variables; i++) {
     const char *v = getenv(tool_variables[i]);
     if (v && *v) return true;
@@ -402,10 +419,26 @@ static bool exit_handlers_wanted(void) {
   return false;
 }
 
-void wl_host_end(int code) {
-  if (exit_handlers_wanted()) return;
-  wl_device_finish();
-  end_now(code);
+int wl_host_finish_device(int code) {
+  cudaError_t err;
+  if (!wl_device_finish(WL_PREPARE_EXIT_WAIT_S, &err)) {
+    fprintf(stderr, "wlrun: the device still runs work that the script queued and never waited for, %d s after its "
+            "end; the process ends without it\n", WL_PREPARE_EXIT_WAIT_S);
+    /* not through the state's close, whose frees would wait for the device, nor the runtime's teardown */
+    end_now(wl_host_check_stdout(code == WL_EXIT_OK ? WL_EXIT_CUDA : code));
+  }
+  if (err != cudaSuccess && code == WL_EXIT_OK) {
+    fprintf(stderr, "wlrun: work that the script queued and never waited for failed on the device: %s: %s\n",
+            cudaGetErrorName(err), cudaGetErrorString(err));
+    code = WL_EXIT_CUDA;
+  }
+  return code;
+}
+
+int wl_host_end(int code) {
+  code = wl_host_check_stdout(code);
+  if (!exit_handlers_wanted()) end_now(code);
+  return code;
 }
 
 /* os.exit ends the process there (C's exit, after closing the state when asked): the threads

@@ -24,13 +24,26 @@ void wl_host_close(lua_State *L);
  * code, the clocks unlocked and every stream flushed, without the exit handlers. */
 void wl_host_finish_threads(int code);
 
-/* After the state's close, at main's return: waits for the work queued on the device, then ends
- * the process with code at once, without the exit handlers of the libraries wlrun loaded and keeps (cuBLASLt's static destructors alone take
- * 30 ms on the CPU machine, docs/architecture.md "The end of a run"), the clocks unlocked and every
- * stream flushed; returns (the exit handlers then run) where a tool put code of its own into the
- * process (LD_PRELOAD, LD_AUDIT, CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH), where
- * WLRUN_EXIT_HANDLERS is set, and in a build with AddressSanitizer. */
-void wl_host_end(int code);
+/* Before the state's close, once the threads are finished: waits for the work queued on the
+ * device, at most WL_PREPARE_EXIT_WAIT_S, on a thread of its own (the state's close would wait
+ * for it in its frees, unbounded). An error of that work fails a run that succeeded (exit 5,
+ * with a message); work still running then ends the process here, without the state's close
+ * (exit 5 for a run that succeeded, with a message). Returns the code. */
+int wl_host_finish_device(int code);
+
+/* After the state's close, at main's return (docs/architecture.md, "The end of a run"): checks
+ * standard output (wl_host_check_stdout), then ends the process with the code at once, without
+ * the exit handlers of the libraries wlrun keeps loaded (cuBLASLt's static destructors alone
+ * take 30 ms on the CPU machine), the clocks unlocked and every stream flushed. Returns the
+ * code (the exit handlers then run) where a tool put code of its own into the process
+ * (LD_PRELOAD, LD_AUDIT, CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH), where
+ * WLRUN_EXIT_HANDLERS is set, and where a sanitizer, gcov or gprof runtime is in the process. */
+int wl_host_end(int code);
+
+/* What went to standard output and could not be written (a full disk, a closed pipe) fails the
+ * run, whatever wrote it (the help, a report, a script's print): the message, once, and exit 9
+ * for a run that succeeded. Returns the code. */
+int wl_host_check_stdout(int code);
 
 /* The files embedded at build time (lua/wlrun/... and docs/cli.md). */
 struct wl_embedded_file {

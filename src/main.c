@@ -9,7 +9,6 @@
 #include "wl_exit.h"
 #include "wl_modules.h"
 
-#include <errno.h>
 #include <lua.h>
 #include <stdio.h>
 #include <string.h>
@@ -83,14 +82,7 @@ int main(int argc, char **argv) {
   memset(&cli, 0, sizeof cli);
   int code = run(argc, argv, &cli);
   wl_cli_free(&cli);
-  /* what went to standard output and could not be written (a full disk, a closed pipe) fails
-   * the run, whatever wrote it: the help, a report, a table of results */
-  const char *why = fflush(stdout) != 0 ? strerror(errno) : ferror(stdout) ? "a write failed" : NULL;
-  if (why && code != WL_EXIT_IO) { /* an I/O error has been reported already: this one */
-    fprintf(stderr, "wlrun: cannot write to standard output: %s\n", why);
-    if (code == WL_EXIT_OK) code = WL_EXIT_IO;
-  }
-  return code;
+  return wl_host_check_stdout(code);
 }
 
 static int run(int argc, char **argv, struct wl_cli *cli_out) {
@@ -123,7 +115,7 @@ static int run(int argc, char **argv, struct wl_cli *cli_out) {
   if (!L) return WL_EXIT_SCRIPT;
   enum wl_exit code = wl_host_main(L);
   wl_host_finish_threads((int)code); /* before the state's close and the exit handlers */
+  code = (enum wl_exit)wl_host_finish_device((int)code);
   wl_host_close(L);
-  wl_host_end((int)code);
-  return (int)code;
+  return wl_host_end((int)code);
 }

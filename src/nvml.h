@@ -18,6 +18,11 @@ bool wl_nvml_ready(lua_State *L);
  * which took the first wl_nvml_ready 12-16 ms more on an H200. */
 void wl_nvml_start(const char *bus);
 
+/* At the process's end: waits for wl_nvml_start's thread, at most seconds; true once it is done
+ * (or was never started), false while it still works. */
+bool wl_nvml_finish(int seconds);
+enum { WL_NVML_EXIT_WAIT_S = 2 }; /* what the process's end gives it: nvmlInit takes 20 ms */
+
 bool wl_nvml_sm_mhz(unsigned *mhz);          /* the current SM clock */
 bool wl_nvml_max_sm_mhz(unsigned *mhz);      /* the highest SM clock */
 bool wl_nvml_default_sm_mhz(unsigned *mhz);  /* the default applications clock (base) */

@@ -1,7 +1,8 @@
--- End-to-end, no device needed: how a wlrun process ends (docs/architecture.md, "The end of a
--- run"). After the Lua state's close, wlrun ends at once, without the exit handlers of the
--- libraries it keeps loaded (cuBLAS's static destructors and the like); a tool's code put into
--- the process (LD_PRELOAD, CUDA_INJECTION64_PATH, ...) and WLRUN_EXIT_HANDLERS=1 keep them.
+-- End-to-end: how a wlrun process ends (docs/architecture.md, "The end of a run"). After the Lua
+-- state's close, wlrun waits for the work left on the device (its errors fail the run) and ends
+-- at once, without the exit handlers of the libraries it keeps loaded (cuBLAS's static
+-- destructors and the like); a tool's code put into the process (LD_PRELOAD,
+-- CUDA_INJECTION64_PATH, ...) and WLRUN_EXIT_HANDLERS=1 keep them. The device's cases need a GPU.
 -- The marks come from tests/fixtures/exit_mark (built by CMake: WLRUN_EXIT_MARK_LIB, and
 -- WLRUN_EXIT_MARK_KEPT_LIB linked with -z nodelete, which the process keeps after dlclose).
 local h = require "helper"
@@ -62,6 +63,31 @@ k:bind { grid = 1, block = 32, args = { 42 } }()
 ]])
     assert.equal(0, r.code, r.stderr)
     assert.matches("hello from the kernel 42\n", r.stdout)
+  end)
+
+  h.gpu_it("fails a run whose last kernel, never waited for, faults: exit 5, naming it", function()
+    local r = h.run_script([[
+local wl = require "wlrun"
+local k = wl.kernel { 'extern "C" __global__ void trap() { __trap(); }', name = "trap" }
+k:bind { grid = 1, block = 1 }()
+print("queued")
+]])
+    assert.equal(5, r.code, r.stderr)
+    assert.matches("queued\n", r.stdout)
+    assert.matches("work that the script queued and never waited for failed on the device: cuda", r.stderr)
+  end)
+
+  h.gpu_it("ends a run whose last kernel never ends after 10 s: exit 5, saying so", function()
+    local t0 = os.time()
+    local r = h.run_script([[
+local wl = require "wlrun"
+-- about 20 s (40e9 cycles at 2 GHz), not forever: a wait that does not hold ends the test, not the run
+local k = wl.kernel { 'extern "C" __global__ void forever() { long long t0 = clock64(); while (clock64() - t0 < 40000000000LL) {} }', name = "forever" }
+k:bind { grid = 1, block = 1 }()
+]])
+    assert.equal(5, r.code, r.stderr)
+    assert.matches("the device still runs work that the script queued and never waited for, 10 s after its end", r.stderr)
+    assert.is_true(os.time() - t0 < 60)
   end)
 
   it("ends with the exit code of the run's error", function()

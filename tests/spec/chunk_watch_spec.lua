@@ -61,7 +61,7 @@ describe("wlrun.chunk_watch", function()
     return c
   end
 
-  it("reads the counter after ENERGY_PERIOD, then as the span it covers doubles, and once more at the end of a measurement long enough to report it", function()
+  it("reads the counter after ENERGY_PERIOD, then as the span it covers doubles up to ENERGY_MAX_PERIOD, and once more at the end of a measurement long enough to report it", function()
     local c = counter()
     local w = watch.new(c.read, c.now)
     for _ = 1, 40 do assert.equal("keep", w:after_chunk(10, 10)) end -- 1.25 s
@@ -72,13 +72,18 @@ describe("wlrun.chunk_watch", function()
     assert.near(37 / 32, r.energy.seconds, 1e-12) -- from the first reading
     assert.near(100 * 37 / 32, r.energy.joules, 1e-9)
     assert.equal(360, r.energy.launches) -- the 36 chunks after the first reading
-    -- a measurement of 10 s: 9 readings, where one every 100 ms would be 80 and more
+    -- a measurement of 10 s: then every ENERGY_MAX_PERIOD (16 steps), 23 readings in all, where
+    -- one every 100 ms would be 80 and more
     c = counter()
     w = watch.new(c.read, c.now)
     for _ = 1, 320 do w:after_chunk(10, 10) end
     r = r0()
     w:finish(r)
-    assert.same({ 5, 9, 13, 21, 37, 69, 133, 261, 322 }, c.at)
+    local want = { 5, 9, 13, 21 }
+    for step = 37, 321, 16 do want[#want + 1] = step end
+    want[#want + 1] = 322
+    assert.same(want, c.at)
+    assert.equal(23, #c.at)
     assert.near(100, r.energy.mean_power_w, 1e-9)
   end)
 
@@ -93,8 +98,8 @@ describe("wlrun.chunk_watch", function()
     for _ = 1, 60 do w:after_chunk(10, 10) end -- steps 34-93
     local r = r0()
     w:finish(r)
-    -- 4 steps after the pause, then 4, 4, 8 and 16 on; the end's (step 94)
-    assert.same({ 5, 9, 13, 21, 37, 41, 45, 53, 69, 94 }, c.at)
+    -- 4 steps after the pause, then 4, 4, 8, 16 and 16 (ENERGY_MAX_PERIOD) on; the end's (step 94)
+    assert.same({ 5, 9, 13, 21, 37, 41, 45, 53, 69, 85, 94 }, c.at)
     assert.near((21 - 5) / 32 + (94 - 37) / 32, r.energy.seconds, 1e-12)
     assert.near(100 * r.energy.seconds, r.energy.joules, 1e-9)
     assert.equal((16 + 56) * 10, r.energy.launches) -- steps 6-21 and 38-93
