@@ -30,7 +30,7 @@ void wl_device_ready(lua_State *L);
  * under the do-nothing backend; else as wl_device_ready. */
 void wl_device_needed(lua_State *L, const char *what);
 
-/* At the process's end, after the Lua state's close (lhost.c): waits for the work queued on the
+/* At the process's end, before the Lua state's close (lhost.c): waits for the work queued on the
  * open device, if one is (kernels still running, their printf output), at most seconds, on a
  * thread of its own; makes no context. true once done, with the synchronisation's answer in
  * *err (an error of work the script never waited for); false while the device still works. */

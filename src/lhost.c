@@ -374,11 +374,14 @@ static _Noreturn void end_now(int code) {
 }
 
 void wl_host_finish_threads(int code) {
+  const char *still = NULL;
   int waited = WL_PREPARE_EXIT_WAIT_S;
-  const char *still = !wl_nvrtc_finish(WL_PREPARE_EXIT_WAIT_S) ? "NVRTC's loading thread"
-                      : !wl_cublas_prepare_finish()           ? "wl.cublas.prepare's thread"
-                      : !wl_nvml_finish(waited = WL_NVML_EXIT_WAIT_S) ? "NVML's loading thread"
-                                                                      : NULL;
+  if (!wl_nvrtc_finish(WL_PREPARE_EXIT_WAIT_S)) still = "NVRTC's loading thread";
+  else if (!wl_cublas_prepare_finish()) still = "wl.cublas.prepare's thread";
+  else if (!wl_nvml_finish(WL_NVML_EXIT_WAIT_S)) {
+    still = "NVML's loading thread";
+    waited = WL_NVML_EXIT_WAIT_S;
+  }
   if (!still) return;
   fprintf(stderr, "wlrun: %s still works after %d s; the process ends without the libraries' exit handlers\n", still,
           waited);

@@ -20,8 +20,9 @@ enum wl_exit wl_host_main(lua_State *L);
 void wl_host_close(lua_State *L);
 
 /* Before the process ends with code (main's return, os.exit, a panic): finishes wlrun's own
- * threads (nvrtc_load.h, cublas_prepare.h); one still at work after its time ends the process here, with
- * code, the clocks unlocked and every stream flushed, without the exit handlers. */
+ * threads (nvrtc_load.h, cublas_prepare.h, nvml.h); one still at work after its time ends the
+ * process here, with code, the clocks unlocked and every stream flushed, without the exit
+ * handlers. */
 void wl_host_finish_threads(int code);
 
 /* Before the state's close, once the threads are finished: waits for the work queued on the

@@ -85,9 +85,9 @@ static void wait_for_loader(void) {
 }
 
 /* A process that ends first waits for the thread rather than exiting under NVML's
- * initialisation, but at most WL_NVML_EXIT_WAIT_S: a run that failed because the device is in a bad
- * state must not hang in an nvmlInit it never needed. wlrun's own end waits for it the same way
- * (wl_host_finish_threads), as it skips the exit handlers; this one stays for os.exit. */
+ * initialisation, but at most WL_NVML_EXIT_WAIT_S: a run that failed because the device is in a
+ * bad state must not hang in an nvmlInit it never needed. wlrun's own end waits for it the same
+ * way (wl_host_finish_threads), as it skips the exit handlers; this one stays for os.exit. */
 static void wait_for_loader_at_exit(void) { (void)wl_nvml_finish(WL_NVML_EXIT_WAIT_S); }
 
 bool wl_nvml_finish(int seconds) {
