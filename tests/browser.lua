@@ -53,7 +53,9 @@ local function once(file, args, fragment)
   local stdout, log = h.read(out), h.read(err)
   os.remove(out)
   os.remove(err)
-  os.execute("rm -rf " .. q(profile))
+  -- the browser's helper processes may still write into the profile as it goes: what is left then
+  -- goes with helper.tmpdir's at the end of the run
+  os.execute("rm -rf " .. q(profile) .. " 2>/dev/null")
   assert(ok == true, "the browser failed: " .. cmd .. "\n" .. log)
   local console = {}
   for line in log:gmatch("[^\n]+") do
@@ -127,7 +129,7 @@ function Session:close()
   pcall(self.send, self, "Browser.close")
   self.w:close()
   self.r:close()
-  os.execute("rm -rf " .. q(self.dir))
+  os.execute("rm -rf " .. q(self.dir) .. " 2>/dev/null") -- as in once()
 end
 
 function B.session(file)
