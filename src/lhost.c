@@ -4,6 +4,7 @@
 #include "cuda_device.h"
 #include "nvml.h"
 #include "nvrtc_load.h"
+#include "side_thread.h"
 
 #include "ljson.h"
 #include "lsqlite.h"
@@ -25,6 +26,7 @@
 
 static lua_State *running_state;   /* the state inside lua_pcall, for the SIGINT handler */
 static volatile sig_atomic_t interrupt_pending;
+static volatile sig_atomic_t ending; /* in the process's end: its waits (wl_host_finish_threads on) */
 
 /* Ctrl-C or the time limit: stop the running Lua code at its next instruction with an
  * "interrupted" or "timeout" error (the pattern of lua.c's laction/lstop), unless a C loop of
@@ -42,12 +44,20 @@ static void stop_lua(void) {
 
 /* The first SIGINT stops the Lua code cleanly. Another one more than a second later (the
  * first did not get through, say a kernel that never ends) exits at once; one sooner is the
- * same Ctrl-C delivered twice (to the process and to its group, as timeout(1) does). */
+ * same Ctrl-C delivered twice (to the process and to its group, as timeout(1) does). In the
+ * process's end, where no Lua code runs, the first gives up its waits (wl_side_thread_abandon),
+ * which then end the process with the clocks unlocked and the streams flushed. */
 static void on_sigint(int sig) {
   static struct timespec first;
   struct timespec now;
   (void)sig;
   clock_gettime(CLOCK_MONOTONIC, &now);
+  if (ending && !wl_side_thread_abandon) {
+    first = now;
+    interrupt_pending = 1;
+    wl_side_thread_abandon = 1;
+    return;
+  }
   if (interrupt_pending) {
     if (now.tv_sec - first.tv_sec + (now.tv_nsec - first.tv_nsec) * 1e-9 > 1.0) {
       static const char msg[] = "\nwlrun: interrupted again, exiting at once\n";
@@ -365,27 +375,32 @@ static int open_process(lua_State *L) {
   return 1;
 }
 
-/* Ends the process now, without the exit handlers: the clocks unlocked (nvml.c's own handler)
- * and every stream flushed, the script's files too (_exit writes none of them). */
+/* Ends the process now, without the exit handlers: standard output checked
+ * (wl_host_check_stdout), the clocks unlocked (nvml.c's own handler) and every stream flushed, the
+ * script's files too (_exit writes none of them). */
 static _Noreturn void end_now(int code) {
+  code = wl_host_check_stdout(code);
   wl_nvml_unlock_clocks();
   fflush(NULL);
   _exit(code);
 }
 
-void wl_host_finish_threads(int code) {
-  const char *still = NULL;
-  int waited = WL_PREPARE_EXIT_WAIT_S;
-  if (!wl_nvrtc_finish(WL_PREPARE_EXIT_WAIT_S)) still = "NVRTC's loading thread";
-  else if (!wl_cublas_prepare_finish()) still = "wl.cublas.prepare's thread";
-  else if (!wl_nvml_finish(WL_NVML_EXIT_WAIT_S)) {
-    still = "NVML's loading thread";
-    waited = WL_NVML_EXIT_WAIT_S;
+/* A wait of the end that gave up (what: what it waited for; waited: its limit): ends the
+ * process, saying why; code: the run's, else `otherwise`. */
+static _Noreturn void gave_up(const char *what, int waited, int code, int otherwise) {
+  if (wl_side_thread_abandon) {
+    fprintf(stderr, "wlrun: interrupted while waiting for %s at the end; the process ends at once\n", what);
+    end_now(code == WL_EXIT_OK ? WL_EXIT_INTERRUPTED : code);
   }
-  if (!still) return;
-  fprintf(stderr, "wlrun: %s still works after %d s; the process ends without the libraries' exit handlers\n", still,
-          waited);
-  end_now(code);
+  fprintf(stderr, "wlrun: %s still works after %d s; the process ends without it\n", what, waited);
+  end_now(code == WL_EXIT_OK ? otherwise : code);
+}
+
+void wl_host_finish_threads(int code) {
+  ending = 1;
+  if (!wl_nvrtc_finish(WL_PREPARE_EXIT_WAIT_S)) gave_up("NVRTC's loading thread", WL_PREPARE_EXIT_WAIT_S, code, code);
+  if (!wl_cublas_prepare_finish()) gave_up("wl.cublas.prepare's thread", WL_PREPARE_EXIT_WAIT_S, code, code);
+  if (!wl_nvml_finish(WL_NVML_EXIT_WAIT_S)) gave_up("NVML's loading thread", WL_NVML_EXIT_WAIT_S, code, code);
 }
 
 int wl_host_check_stdout(int code) {
@@ -410,11 +425,11 @@ static const char *const tool_variables[] = {"LD_PRELOAD", "LD_AUDIT", "CUDA_INJ
  * code), gcov's counts (--coverage), gprof's gmon.out (-pg). */
 extern void __lsan_do_leak_check(void) __attribute__((weak));
 extern void __tsan_init(void) __attribute__((weak));
-extern void __gcov_dump(void) __attribute__((weak));
+extern void __gcov_init(void *) __attribute__((weak));
 extern void __gmon_start__(void) __attribute__((weak));
 
 static bool exit_handlers_wanted(void) {
-  if (__lsan_do_leak_check || __tsan_init || __gcov_dump || __gmon_start__) return true;
+  if (__lsan_do_leak_check || __tsan_init || __gcov_init || __gmon_start__) return true;
   for (size_t i = 0; i < sizeof tool_variables / sizeof *tool_variables; i++) {
     const char *v = getenv(tool_variables[i]);
     if (v && *v) return true;
@@ -424,12 +439,10 @@ static bool exit_handlers_wanted(void) {
 
 int wl_host_finish_device(int code) {
   cudaError_t err;
-  if (!wl_device_finish(WL_PREPARE_EXIT_WAIT_S, &err)) {
-    fprintf(stderr, "wlrun: the device still runs work that the script queued and never waited for, %d s after its "
-            "end; the process ends without it\n", WL_PREPARE_EXIT_WAIT_S);
-    /* not through the state's close, whose frees would wait for the device, nor the runtime's teardown */
-    end_now(wl_host_check_stdout(code == WL_EXIT_OK ? WL_EXIT_CUDA : code));
-  }
+  /* given up: not through the state's close, whose frees would wait for the device, nor the
+   * runtime's teardown */
+  if (!wl_device_finish(WL_PREPARE_EXIT_WAIT_S, &err))
+    gave_up("the work queued on the device (never waited for)", WL_PREPARE_EXIT_WAIT_S, code, WL_EXIT_CUDA);
   if (err != cudaSuccess && code == WL_EXIT_OK) {
     fprintf(stderr, "wlrun: work that the script queued and never waited for failed on the device: %s: %s\n",
             cudaGetErrorName(err), cudaGetErrorString(err));

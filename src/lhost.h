@@ -19,17 +19,19 @@ enum wl_exit wl_host_main(lua_State *L);
 
 void wl_host_close(lua_State *L);
 
-/* Before the process ends with code (main's return, os.exit, a panic): finishes wlrun's own
- * threads (nvrtc_load.h, cublas_prepare.h, nvml.h); one still at work after its time ends the
- * process here, with code, the clocks unlocked and every stream flushed, without the exit
- * handlers. */
+/* Before the process ends with code (main's return, os.exit, a panic): the process's end begins
+ * (a Ctrl-C from now on gives up the end's waits: side_thread.h); finishes wlrun's own threads
+ * (nvrtc_load.h, cublas_prepare.h, nvml.h); one still at work after its time, or a Ctrl-C, ends
+ * the process here with a message: with code (130 for a Ctrl-C where code was 0), standard
+ * output checked, the clocks unlocked and every stream flushed, without the exit handlers. */
 void wl_host_finish_threads(int code);
 
 /* Before the state's close, once the threads are finished: waits for the work queued on the
  * device, at most WL_PREPARE_EXIT_WAIT_S, on a thread of its own (the state's close would wait
  * for it in its frees, unbounded). An error of that work fails a run that succeeded (exit 5,
- * with a message); work still running then ends the process here, without the state's close
- * (exit 5 for a run that succeeded, with a message). Returns the code. */
+ * with a message); work still running then (or a Ctrl-C) ends the process here as
+ * wl_host_finish_threads does, without the state's close (exit 5, or 130, for a run that
+ * succeeded). Returns the code. */
 int wl_host_finish_device(int code);
 
 /* After the state's close, at main's return (docs/architecture.md, "The end of a run"): checks

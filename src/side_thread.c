@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* pthread_timedjoin_np */
 #include "side_thread.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <time.h>
 
@@ -14,9 +15,32 @@ int wl_side_thread_start(pthread_t *t, void *(*fn)(void *)) {
   return err;
 }
 
+volatile sig_atomic_t wl_side_thread_abandon;
+
+static double seconds_of(clockid_t clock) {
+  struct timespec ts;
+  clock_gettime(clock, &ts); /* cannot fail for these clocks on Linux */
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* in slices of SLICE_NS, each timed by the real-time clock as pthread_timedjoin_np wants, the
+ * whole by the monotonic one (a step of the wall clock changes nothing), looking at the
+ * abandon flag between slices */
+enum { SLICE_NS = 50 * 1000 * 1000 };
+
 bool wl_side_thread_join(pthread_t t, int seconds) {
-  struct timespec until;
-  if (clock_gettime(CLOCK_REALTIME, &until) != 0) return pthread_join(t, NULL) == 0; /* cannot fail on Linux */
-  until.tv_sec += seconds;
-  return pthread_timedjoin_np(t, NULL, &until) == 0;
+  double until = seconds_of(CLOCK_MONOTONIC) + seconds;
+  while (!wl_side_thread_abandon) {
+    struct timespec slice;
+    clock_gettime(CLOCK_REALTIME, &slice);
+    slice.tv_nsec += SLICE_NS;
+    if (slice.tv_nsec >= 1000000000L) {
+      slice.tv_sec += 1;
+      slice.tv_nsec -= 1000000000L;
+    }
+    int err = pthread_timedjoin_np(t, NULL, &slice);
+    if (err == 0) return true;
+    if (err != ETIMEDOUT || seconds_of(CLOCK_MONOTONIC) >= until) return false;
+  }
+  return false;
 }

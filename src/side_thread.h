@@ -6,12 +6,18 @@
 #define WL_SIDE_THREAD_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 
 /* pthread_create(t, fn) with every signal masked in the new thread: pthread_create's result */
 int wl_side_thread_start(pthread_t *t, void *(*fn)(void *));
 
-/* Joins t, waiting at most seconds: true once joined, false while it still works. */
+/* Joins t, waiting at most seconds (by the monotonic clock): true once joined, false while it
+ * still works, and false at once when wl_side_thread_abandon is set. */
 bool wl_side_thread_join(pthread_t t, int seconds);
+
+/* Set from a signal handler (Ctrl-C during the process's end, lhost.c): every join waiting, and
+ * every join to come, gives up at once. */
+extern volatile sig_atomic_t wl_side_thread_abandon;
 
 #endif

@@ -86,8 +86,34 @@ local k = wl.kernel { 'extern "C" __global__ void forever() { long long t0 = clo
 k:bind { grid = 1, block = 1 }()
 ]])
     assert.equal(5, r.code, r.stderr)
-    assert.matches("the device still runs work that the script queued and never waited for, 10 s after its end", r.stderr)
+    assert.matches("the work queued on the device %(never waited for%) still works after 10 s; the process ends without it",
+      r.stderr)
     assert.is_true(os.time() - t0 < 60)
+  end)
+
+  marks_it("gives up its waits at a Ctrl-C: exit 130, saying so, the output flushed and checked", function()
+    -- NVRTC's loading thread is kept busy for 20 s by a library that is slow to load: the end
+    -- waits for it (at most 10 s) until the Ctrl-C a second after the script's start
+    local dir = h.tmpdir()
+    h.write(dir .. "/s.lua", "require('wlrun.core').nvrtc_start()\nprint('printed')\nio.write('written')\n")
+    local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
+    local function run(out)
+      local t0 = os.time()
+      local rc = dir .. "/rc"
+      os.execute(([[cd %s && (WLRUN_NVRTC=%s WLRUN_TEST_SLOW_LOAD=20 %s s.lua >%s 2>err </dev/null & pid=$!;
+        sleep 1; kill -INT $pid; wait $pid; echo $? >%s)]]):format(h.quote(dir), h.quote(MARK_LIB), h.quote(bin), out,
+        h.quote(rc)))
+      return tonumber(h.read(rc)), h.read(dir .. "/err"), os.time() - t0
+    end
+    local code, err, took = run("out")
+    assert.equal(130, code, err)
+    assert.matches("wlrun: interrupted while waiting for NVRTC's loading thread at the end; the process ends at once", err)
+    assert.equal("printed\nwritten", h.read(dir .. "/out"))
+    assert.is_true(took < 8, ("%d s"):format(took))
+    -- standard output that cannot be written is still said, the Ctrl-C's code kept
+    code, err = run("/dev/full")
+    assert.equal(130, code, err)
+    assert.matches("cannot write to standard output", err)
   end)
 
   it("ends with the exit code of the run's error", function()
