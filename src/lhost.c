@@ -398,6 +398,8 @@ static _Noreturn void gave_up(const char *what, int waited, int code, int otherw
 
 void wl_host_finish_threads(int code) {
   ending = 1;
+  /* a Ctrl-C after the Lua code's last instruction, which no Lua code raised: the end's */
+  if (wl_stop_pending()) wl_side_thread_abandon = 1;
   if (!wl_nvrtc_finish(WL_PREPARE_EXIT_WAIT_S)) gave_up("NVRTC's loading thread", WL_PREPARE_EXIT_WAIT_S, code, code);
   if (!wl_cublas_prepare_finish()) gave_up("wl.cublas.prepare's thread", WL_PREPARE_EXIT_WAIT_S, code, code);
   if (!wl_nvml_finish(WL_NVML_EXIT_WAIT_S)) gave_up("NVML's loading thread", WL_NVML_EXIT_WAIT_S, code, code);

@@ -30,7 +30,8 @@ enum { SLICE_NS = 50 * 1000 * 1000 };
 
 bool wl_side_thread_join(pthread_t t, int seconds) {
   double until = seconds_of(CLOCK_MONOTONIC) + seconds;
-  while (!wl_side_thread_abandon) {
+  for (;;) {
+    if (wl_side_thread_abandon) return pthread_tryjoin_np(t, NULL) == 0; /* one done is still joined */
     struct timespec slice;
     clock_gettime(CLOCK_REALTIME, &slice);
     slice.tv_nsec += SLICE_NS;
@@ -42,5 +43,4 @@ bool wl_side_thread_join(pthread_t t, int seconds) {
     if (err == 0) return true;
     if (err != ETIMEDOUT || seconds_of(CLOCK_MONOTONIC) >= until) return false;
   }
-  return false;
 }

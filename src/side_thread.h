@@ -13,7 +13,7 @@
 int wl_side_thread_start(pthread_t *t, void *(*fn)(void *));
 
 /* Joins t, waiting at most seconds (by the monotonic clock): true once joined, false while it
- * still works, and false at once when wl_side_thread_abandon is set. */
+ * still works; once wl_side_thread_abandon is set, it waits no more (true if t is done). */
 bool wl_side_thread_join(pthread_t t, int seconds);
 
 /* Set from a signal handler (Ctrl-C during the process's end, lhost.c): every join waiting, and
