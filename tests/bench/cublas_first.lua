@@ -10,7 +10,7 @@
 --   during:  flushed cold samples of a 20 us spin kernel timed while the preparation's thread
 --            runs, against the same in a process without it: the GPU time's and the enqueue
 --            time's medians, and the enqueue's 90th percentile (what the thread's host work
---            could disturb); and the timing floor (core.timing_floor) taken as the thread
+--            could disturb); and the timing floor (engine.timing_floor, uncached) taken as the thread
 --            starts, and again once it is done.
 -- Prints the medians over the rounds.
 --   WLRUN_BIN=build-static/wlrun build-static/wlrun tests/bench/cublas_first.lua [-- ROUNDS]
@@ -45,7 +45,7 @@ if how == "first" or how == "eager" or how == "prepared" then
 else
   -- the timing floor (an empty kernel between its own pair, the queue drained) taken at once,
   -- while the thread starts its work, and again once it is done
-  local f = core.timing_floor(200)
+  local f = require("wlrun.engine").timing_floor(200)
   print(("floor_empty %.9f"):format(f.empty_kernel))
   print(("floor_pair %.9f"):format(f.event_pair))
   local g = wl.kernel { wl.source(spin), name = "spin" }:bind { grid = 1, block = 1, args = { 20000 } }
@@ -58,7 +58,7 @@ else
   print(("enqueue_p90 %.9f"):format(e[math.ceil(0.9 * #e)]))
   print(("running %s"):format(tostring(wl.cublas.prepared().running)))
   while wl.cublas.prepared().working do wl.sleep(0.01) end
-  f = core.timing_floor(200)
+  f = require("wlrun.engine").timing_floor(200)
   print(("floor_empty_after %.9f"):format(f.empty_kernel))
 end
 ]=]
