@@ -12,9 +12,13 @@
 --   executor.isolated(timeout)      a child process per configuration (--isolate,
 --                                   --config-timeout)
 --   executor.devices(list, timeout) a worker process per GPU taking configurations from a
---                                   shared queue (--devices); exec:describe(doc) then gives the
---                                   document the device record and floor of the first GPU's
---                                   worker, and the devices that ran configurations
+--                                   shared queue (--devices); exec:start(list) starts the
+--                                   workers before the run needs them, exec:check() then checks
+--                                   the devices named while they start, exec:describe(doc) gives
+--                                   the document the device record and floor of the first GPU's
+--                                   worker and the devices that ran configurations, and
+--                                   exec:close() (also __close) waits for the workers, ending any
+--                                   still there, and removes the queue
 --   executor.choose(ctx, settings, cli) the one the command line asks for (under --compile-only,
 --                                   --isolate, --config-timeout and --devices: isolated)
 local core = require "wlrun.core"
@@ -87,41 +91,84 @@ end
 local Devices = { name = "devices" }
 Devices.__index = Devices
 
-function executor.devices(devices, timeout) return setmetatable({ devices = devices, timeout = timeout }, Devices) end
+function executor.devices(devices, timeout)
+  -- stopped until a run has taken every configuration: a close before then ends the workers
+  return setmetatable({ devices = devices, timeout = timeout, workers = {}, records = {}, stopped = true }, Devices)
+end
 
-function Devices:run(list, emit)
-  local dir = isolate.temp_dir()
-  local _ <close> = setmetatable({}, { __close = function() isolate.remove_dir(dir) end })
+-- a worker for device dev, its standard error kept in the queue's directory
+function Devices:spawn(dev)
+  local pid = process.spawn_async(isolate.child_args { "--worker-queue", self.dir },
+    { stdout = "/dev/null", stderr = ("%s/stderr.%d"):format(self.dir, dev), env = { CUDA_VISIBLE_DEVICES = tostring(dev) } })
+  self.workers[pid] = dev
+end
+
+-- the queue of list's configurations, and a worker per device taking from it: started as soon as
+-- the plan is known, so that the workers make their CUDA contexts while this process does the
+-- rest of its start (the devices' check included: exec:check)
+function Devices:start(list)
+  if self.dir then return end
+  self.dir = isolate.temp_dir()
   for _, d in ipairs { "/todo", "/taken", "/done", "/device" } do
-    local ok, err = process.make_dir(dir .. d)
-    if not ok then core.error("io", ("cannot make '%s': %s"):format(dir .. d, tostring(err)), 0) end
+    local ok, err = process.make_dir(self.dir .. d)
+    if not ok then core.error("io", ("cannot make '%s': %s"):format(self.dir .. d, tostring(err)), 0) end
   end
-  local by_index = {}
   for _, cfg in ipairs(list) do
-    by_index[cfg.index] = cfg
-    local f = assert(io.open(("%s/todo/%d"):format(dir, cfg.index), "w"))
+    local f = assert(io.open(("%s/todo/%d"):format(self.dir, cfg.index), "w"))
     f:close()
   end
-  local timeout = self.timeout
-  local workers, remaining, seen, claimed_at, killed = {}, #list, {}, {}, {}
-  local _ <close> = setmetatable({}, { __close = function() -- however this ends, no worker is left
-    for pid in pairs(workers) do process.kill(pid, 15) end
-    while process.wait_any(2) do end
-  end })
-  local stop
-  local function start(dev)
-    local pid = process.spawn_async(isolate.child_args { "--worker-queue", dir },
-      { stdout = "/dev/null", stderr = ("%s/stderr.%d"):format(dir, dev), env = { CUDA_VISIBLE_DEVICES = tostring(dev) } })
-    workers[pid] = dev
+  for _, dev in ipairs(self.devices) do if #list > 0 then self:spawn(dev) end end
+end
+
+-- the devices named exist: the driver's count (loading it takes about 100 ms, which the workers
+-- started before spend on their own)
+function Devices:check()
+  local n = core.device_count()
+  for _, d in ipairs(self.devices) do
+    if d >= n then core.error("no_device", ("--devices: no CUDA device %d (this machine has %d)"):format(d, n), 0) end
   end
+end
+
+-- Every worker gone, then the queue: a worker still there after a run that finished everything
+-- is ending on its own (its context released as its process ends, while this one wrote the
+-- outputs and the report); after a stop, or past the wait, it is ended (SIGTERM, then SIGKILL)
+function Devices:close()
+  if self.closed then return end
+  self.closed = true
+  local function wait(seconds)
+    local deadline = core.clock() + seconds
+    while next(self.workers) do
+      local left = deadline - core.clock()
+      local w = left > 0 and process.wait_any(left)
+      if not w then return end
+      self.workers[w.pid] = nil
+    end
+  end
+  if not self.stopped then wait(Devices.EXIT_WAIT_S) end
+  for _, sig in ipairs { 15, 9 } do
+    if not next(self.workers) then break end
+    for pid in pairs(self.workers) do process.kill(pid, sig) end
+    wait(2)
+  end
+  if self.dir then isolate.remove_dir(self.dir) end
+end
+Devices.__close = Devices.close
+Devices.EXIT_WAIT_S = 10 -- a worker's own end waits up to 10 s for its device (docs/architecture.md)
+
+function Devices:run(list, emit)
+  self:start(list)
+  local dir, workers = self.dir, self.workers
+  local by_index = {}
+  for _, cfg in ipairs(list) do by_index[cfg.index] = cfg end
+  local timeout = self.timeout
+  local remaining, seen, claimed_at, killed = #list, {}, {}, {}
+  local stop
   local function finish(index, entry)
     seen[index] = true
     remaining = remaining - 1
     emit(entry)
     stop = stop or stops(entry)
   end
-  for _, dev in ipairs(self.devices) do if #list > 0 then start(dev) end end
-  self.records = {}
   local lost = {} -- why the workers that never got their GPU exited
   local function read_devices()
     for _, dev in ipairs(self.devices) do self.records[dev] = self.records[dev] or isolate.read_device(dir, dev) end
@@ -177,7 +224,7 @@ function Devices:run(list, emit)
       if not self.records[dev] then
         lost[#lost + 1] = ("device %d: %s"):format(dev, isolate.stderr_first(("%s/stderr.%d"):format(dir, dev)))
       elseif not stop and #(process.list_dir(dir .. "/todo") or {}) > 0 then
-        start(dev)
+        self:spawn(dev)
       end
     end
     if remaining > 0 and not stop and next(workers) == nil then -- nothing left that could finish the rest
@@ -191,8 +238,13 @@ function Devices:run(list, emit)
     end
   end
   read_devices()
+  -- a stop ends the workers at once, the queue they would go on taking from being full (an error
+  -- from emit, the journal's, leaves the run stopped, for close)
+  self.stopped = stop ~= nil or remaining > 0
+  if self.stopped then for pid in pairs(workers) do process.kill(pid, 15) end end
   return stop
 end
+
 
 -- doc.device and doc.floor: the first listed GPU's worker's, else the first other's that wrote
 -- them, else those of resumed (--resume's file: {device =, floor =}, when no worker ran); none:
@@ -230,13 +282,9 @@ function executor.choose(ctx, settings, cli)
     if settings.run.isolate or timeout > 0 or cli.devices then return executor.isolated(timeout) end
     return executor.in_process(ctx)
   end
-  if cli.devices then
+  if cli.devices then -- the devices named are checked by exec:check, once the workers have started
     local devices = {}
     for d in cli.devices:gmatch("%d+") do devices[#devices + 1] = tonumber(d) end
-    local n = core.device_count()
-    for _, d in ipairs(devices) do
-      if d >= n then core.error("no_device", ("--devices: no CUDA device %d (this machine has %d)"):format(d, n), 0) end
-    end
     return executor.devices(devices, settings.run.config_timeout)
   end
   local timeout = settings.run.config_timeout

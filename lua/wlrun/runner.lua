@@ -161,6 +161,18 @@ function runner.run(sc, script)
     for i, c in ipairs(p.list) do planned.configurations[i] = { index = c.index, params = c.params, status = "planned" } end
     return sink:report(require("wlrun.report").render(planned, format))
   end
+  local journal = require "wlrun.results.journal"
+  -- bad input before any device: what this run would leave out of the file it overwrites
+  if cli.resume and p.resume_outside > 0 then
+    for _, o in ipairs(outputs) do
+      for _, path in ipairs { o.path, journal.path_for(o.path) } do
+        if journal.same_file(path, cli.resume) then
+          core.error("usage", ("--resume %s: it holds %d finished configuration%s outside this run's selection (-p, --filter, --shard), and this run writes '%s': they would be lost; resume with the same selection, or write to another -o"):format(
+            cli.resume, p.resume_outside, p.resume_outside == 1 and "" or "s", o.path), 0)
+        end
+      end
+    end
+  end
   local scenario_range <close> = nvtx.auto_scope("scenario", "scenario " .. sc.name) -- nvtx
   local device, floor
   -- with --devices the parent does no GPU work (its workers start without waiting for a CUDA
@@ -170,8 +182,15 @@ function runner.run(sc, script)
   if spreads and wl.setting("run", "lock_clocks") ~= "off" then -- the workers measure on other GPUs
     sink:warning("--lock-clocks is not applied with --devices: lock each GPU's clock with nvidia-smi --lock-gpu-clocks")
   end
-  -- the devices named are checked before any output is opened (no device: nothing is written)
+  -- the workers start at once, and make their contexts while this process checks the devices
+  -- named (the driver's load, about 100 ms), before any output is opened (no device: nothing is
+  -- written, the workers ended); they are waited for last, after the outputs and the report
   local exec = spreads and require("wlrun.executor").choose({ compile_only = false }, settings, cli) or nil
+  local _ <close> = exec
+  if exec then
+    exec:start(p.todo)
+    exec:check()
+  end
   -- the provenance's `git status` runs while the context is made (13-15 ms, more in a large
   -- repository); a child that runs one configuration makes no document and asks nothing
   local script_dir = require("wlrun.provenance").dir_of(script)
@@ -226,17 +245,6 @@ function runner.run(sc, script)
     resumed_from = p.resumed_from and p.resumed_from.provenance }
   local resumed_commit = p.resumed_from and require("wlrun.provenance").resume_warning(p.resumed_from, doc.provenance)
   if resumed_commit then sink:warning(resumed_commit) end
-  local journal = require "wlrun.results.journal"
-  if cli.resume and p.resume_outside > 0 then -- what this run leaves out of the file it overwrites
-    for _, o in ipairs(outputs) do
-      for _, path in ipairs { o.path, journal.path_for(o.path) } do
-        if journal.same_file(path, cli.resume) then
-          core.error("usage", ("--resume %s: it holds %d finished configuration%s outside this run's selection (-p, --filter, --shard), and this run writes '%s': they would be lost; resume with the same selection, or write to another -o"):format(
-            cli.resume, p.resume_outside, p.resume_outside == 1 and "" or "s", o.path), 0)
-        end
-      end
-    end
-  end
   local writer = journal.open(doc, outputs, cli.resume)
   local _ <close> = writer:guard() -- the outputs are written however this ends
   -- with --devices, the device record of a worker (else of --resume's file) before the outputs,
