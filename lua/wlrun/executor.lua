@@ -170,8 +170,15 @@ function Devices:run(list, emit)
     stop = stop or stops(entry)
   end
   local lost = {} -- why the workers that never got their GPU exited
+  -- each worker's device record, written once it has its context and timing floor; the first
+  -- one's time from the process's start is the run's workers_ready (doc.wall)
   local function read_devices()
-    for _, dev in ipairs(self.devices) do self.records[dev] = self.records[dev] or isolate.read_device(dir, dev) end
+    for _, dev in ipairs(self.devices) do
+      if not self.records[dev] then
+        self.records[dev] = isolate.read_device(dir, dev)
+        if self.records[dev] and not self.ready then self.ready = core.clock() - core.started end
+      end
+    end
   end
   while remaining > 0 and not stop do
     read_devices()

@@ -286,7 +286,10 @@ function runner.run(sc, script)
   sink:clear()
   mark("configurations")
   wall.journal = journal_time
-  if spreads then exec:describe(doc, p.resumed_from) end
+  if spreads then
+    wall.workers_ready = exec.ready
+    exec:describe(doc, p.resumed_from)
+  end
   wall.total = core.clock() - core.started
   doc.wall = wall
   writer:finish(stop == nil)

@@ -64,8 +64,9 @@ print(("  wall time less GPU time measured: one GPU %.3f s, %.3f s; --devices %s
   one_rest[1], one_rest[2], devices, many_rest[1], many_rest[2]))
 -- the parent's own account of the last --devices run (doc.wall): the plan holds the workers'
 -- start and the devices counted (the CUDA driver loaded, while the workers start), configurations
--- up to the last entry, and the end the outputs, the report and the workers' exits
+-- up to the last entry, and the end the outputs, the report and the workers' exits; the first
+-- worker ready (its context and floor) from the process's start
 local w = doc.wall or {}
-print(("  the last --devices run, %.2f s: start %.3f, plan %.3f, document %.3f, configurations %.3f, end %.3f s"):format(
-  last, w.start or 0, w.plan or 0, w.document or 0, w.configurations or 0, last - (w.total or last)))
+print(("  the last --devices run, %.2f s: start %.3f, plan %.3f, document %.3f, configurations %.3f, end %.3f s; first worker ready at %.3f s"):format(
+  last, w.start or 0, w.plan or 0, w.document or 0, w.configurations or 0, last - (w.total or last), w.workers_ready or 0))
 os.execute("rm -rf " .. q(dir))
