@@ -3,6 +3,7 @@
  * lsystem_files.c. */
 #include "kernel_cache.h"
 #include "lsystem.h"
+#include "wl_exit.h"
 #include "wl_modules.h"
 
 #include <stdbool.h>
@@ -315,7 +316,7 @@ static int l_spawn_async(lua_State *L) {
 /* waits for the child pid (-1: any child), at most limit seconds (< 0: as long as it takes):
  * pushes how it ended and returns 1, or returns 0 (nothing pushed) when none ended in time;
  * where there is no such child, pushes nil and "no such child" for a pid (returns 2), nothing
- * for any (returns 0) */
+ * for any (returns 0). A stop asked meanwhile (Ctrl-C, the time limit) raises its error at once. */
 static int wait_child(lua_State *L, pid_t pid, double limit) {
   double t0 = monotonic();
   for (;;) {
@@ -332,6 +333,7 @@ static int wait_child(lua_State *L, pid_t pid, double limit) {
       return 2;
     }
     if (limit >= 0 && monotonic() - t0 > limit) return 0;
+    if (wl_stop_pending()) wl_stop_check(L); /* Ctrl-C: the caller's error now, not after the wait */
     struct timespec nap = {0, 1000000};
     nanosleep(&nap, NULL);
   }

@@ -97,9 +97,11 @@ function executor.devices(devices, timeout)
 end
 
 -- a worker for device dev, its standard error kept in the queue's directory
+-- (killed with this process, however it ends: no worker goes on taking from the queue alone)
 function Devices:spawn(dev)
   local pid = process.spawn_async(isolate.child_args { "--worker-queue", self.dir },
-    { stdout = "/dev/null", stderr = ("%s/stderr.%d"):format(self.dir, dev), env = { CUDA_VISIBLE_DEVICES = tostring(dev) } })
+    { stdout = "/dev/null", stderr = ("%s/stderr.%d"):format(self.dir, dev), env = { CUDA_VISIBLE_DEVICES = tostring(dev) },
+      die_with_parent = true })
   self.workers[pid] = dev
 end
 
@@ -107,8 +109,11 @@ end
 -- the plan is known, so that the workers make their CUDA contexts while this process does the
 -- rest of its start (the devices' check included: exec:check)
 function Devices:start(list)
-  if self.dir then return end
-  self.dir = isolate.temp_dir()
+  if self.dir then
+    assert(list == self.list, "Devices:start: the queue holds another list")
+    return
+  end
+  self.list, self.dir = list, isolate.temp_dir()
   for _, d in ipairs { "/todo", "/taken", "/done", "/device" } do
     local ok, err = process.make_dir(self.dir .. d)
     if not ok then core.error("io", ("cannot make '%s': %s"):format(self.dir .. d, tostring(err)), 0) end
@@ -129,34 +134,47 @@ function Devices:check()
   end
 end
 
+-- the workers that end within seconds, collected
+function Devices:wait(seconds)
+  local deadline = core.clock() + seconds
+  while next(self.workers) do
+    local left = deadline - core.clock()
+    local w = left > 0 and process.wait_any(left)
+    if not w then return end
+    self.workers[w.pid] = nil
+  end
+end
+
 -- Every worker gone, then the queue: a worker still there after a run that finished everything
 -- is ending on its own (its context released as its process ends, while this one wrote the
--- outputs and the report); after a stop, or past the wait, it is ended (SIGTERM, then SIGKILL)
-function Devices:close()
+-- outputs and the report); after a stop or an error (err: __close's), or past the wait, it is
+-- ended (SIGTERM, then SIGKILL). A Ctrl-C during the waits kills what is left at once; the
+-- queue is removed whatever happens, and the interruption raised again.
+function Devices:close(err)
   if self.closed then return end
   self.closed = true
-  local function wait(seconds)
-    local deadline = core.clock() + seconds
-    while next(self.workers) do
-      local left = deadline - core.clock()
-      local w = left > 0 and process.wait_any(left)
-      if not w then return end
-      self.workers[w.pid] = nil
+  local ok, why = pcall(function()
+    if not self.stopped and err == nil then self:wait(Devices.EXIT_WAIT_S) end
+    for _, sig in ipairs { 15, 9 } do
+      if not next(self.workers) then break end
+      for pid in pairs(self.workers) do process.kill(pid, sig) end
+      self:wait(2)
     end
-  end
-  if not self.stopped then wait(Devices.EXIT_WAIT_S) end
-  for _, sig in ipairs { 15, 9 } do
-    if not next(self.workers) then break end
-    for pid in pairs(self.workers) do process.kill(pid, sig) end
-    wait(2)
+  end)
+  if not ok then
+    for pid in pairs(self.workers) do process.kill(pid, 9) end
+    pcall(self.wait, self, 1)
   end
   if self.dir then isolate.remove_dir(self.dir) end
+  if not ok then error(why, 0) end
 end
 Devices.__close = Devices.close
 Devices.EXIT_WAIT_S = 10 -- a worker's own end waits up to 10 s for its device (docs/architecture.md)
 
 function Devices:run(list, emit)
+  local owned = not self.dir -- not started before: this run closes what it starts
   self:start(list)
+  local _ <close> = owned and self or nil
   local dir, workers = self.dir, self.workers
   local by_index = {}
   for _, cfg in ipairs(list) do by_index[cfg.index] = cfg end
@@ -170,13 +188,16 @@ function Devices:run(list, emit)
     stop = stop or stops(entry)
   end
   local lost = {} -- why the workers that never got their GPU exited
-  -- each worker's device record, written once it has its context and timing floor; the first
-  -- one's time from the process's start is the run's workers_ready (doc.wall)
+  -- each worker's device record, written once it has its context and timing floor, at a time
+  -- on the monotonic clock that all processes share: the first of them, from this process's
+  -- start, is the run's workers_ready (doc.wall)
   local function read_devices()
     for _, dev in ipairs(self.devices) do
       if not self.records[dev] then
-        self.records[dev] = isolate.read_device(dir, dev)
-        if self.records[dev] and not self.ready then self.ready = core.clock() - core.started end
+        local r = isolate.read_device(dir, dev)
+        self.records[dev] = r
+        local at = r and (r.ready_at or core.clock()) - core.started
+        if at and at < (self.ready or math.huge) then self.ready = at end
       end
     end
   end

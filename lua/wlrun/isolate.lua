@@ -165,18 +165,20 @@ end
 -- (the parent does no GPU work of its own)
 local function device_path(dir, dev) return ("%s/device/%s.json"):format(dir, tostring(dev)) end
 
+-- (wall.ready_at: when, on the monotonic clock, which all processes share)
 function isolate.write_device(dir, dev, device, floor)
-  local doc = { schema = results.SCHEMA, version = results.VERSION, device = device, floor = floor, configurations = {} }
+  local doc = { schema = results.SCHEMA, version = results.VERSION, device = device, floor = floor, configurations = {},
+    wall = { ready_at = core.clock() } }
   require("wlrun.report").write_text(results.render(doc), device_path(dir, dev), "the device record")
 end
 
--- {device =, floor =} of DEV's worker, or nil while it has not written them (or they cannot be
+-- {device =, floor =, ready_at =} of DEV's worker, or nil while it has not written them (or they cannot be
 -- read: the document then has no device record, which the loader allows)
 function isolate.read_device(dir, dev)
   local text = read(device_path(dir, dev))
   local ok, doc = pcall(results.decode, text or "", device_path(dir, dev))
   if not (text and ok) then return nil end
-  return { device = doc.device, floor = doc.floor }
+  return { device = doc.device, floor = doc.floor, ready_at = doc.wall and doc.wall.ready_at }
 end
 
 -- the worker of --devices: claims configurations from the queue in DIR until it is empty (see

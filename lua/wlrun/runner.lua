@@ -182,10 +182,12 @@ function runner.run(sc, script)
   if spreads and wl.setting("run", "lock_clocks") ~= "off" then -- the workers measure on other GPUs
     sink:warning("--lock-clocks is not applied with --devices: lock each GPU's clock with nvidia-smi --lock-gpu-clocks")
   end
-  -- the workers start at once, and make their contexts while this process checks the devices
-  -- named (the driver's load, about 100 ms), before any output is opened (no device: nothing is
-  -- written, the workers ended); they are waited for last, after the outputs and the report
-  local exec = spreads and require("wlrun.executor").choose({ compile_only = false }, settings, cli) or nil
+  -- the workers of --devices (a command scenario's too) start at once, and make their contexts
+  -- while this process checks the devices named (the driver's load, about 100 ms), before any
+  -- output is opened (no device: nothing is written, the workers ended); they are waited for
+  -- last, after the outputs and the report
+  local queued = cli.devices and not worker and not compile_only
+  local exec = queued and require("wlrun.executor").choose({ compile_only = false }, settings, cli) or nil
   local _ <close> = exec
   if exec then
     exec:start(p.todo)

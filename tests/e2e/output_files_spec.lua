@@ -109,22 +109,29 @@ describe("an output file", function()
 
   -- the workers start before the devices are checked (docs/cluster.md): a device missing ends
   -- them, and their queue goes with them
-  it("of a scenario run is not touched when --devices names a missing device, and no worker or queue is left", function()
-    local dir = h.tmpdir()
-    assert(os.execute("mkdir " .. q(dir .. "/tmp")))
-    h.write(dir .. "/out.json", '{"keep": "me"}\n')
-    local r = h.run_script(SCENARIO, "--devices 0,1023 -o out.json", { cwd = dir, env = "TMPDIR=" .. q(dir .. "/tmp") })
-    assert.equal(4, r.code, r.stderr)
-    assert.matches("%-%-devices: no CUDA device %d+ %(this machine has %d+%)", r.stderr)
-    assert.equal('{"keep": "me"}\n', h.read(dir .. "/out.json"))
-    assert.equal("out.json script.lua tmp", names(dir))
-    assert.equal("", names(dir .. "/tmp"))
-    -- a process whose arguments name the queue's parent (written tm[p] so that grep's own do not)
-    local p = assert(io.popen("grep -lsa -- " .. q(dir .. "/tm[p]/wlrun-") .. " /proc/[0-9]*/cmdline"))
-    local left = p:read("a")
-    p:close()
-    assert.equal("", left)
-  end)
+  -- a command scenario's (wl.command: each configuration a program of the user's) as well
+  local COMMAND = [[
+return require("wlrun").command { name = "cmd", params = { i = { 1, 2, 3 } },
+  command = function() return { "sleep", "5" } end }
+]]
+  for _, case in ipairs { { "scenario", SCENARIO }, { "command scenario", COMMAND } } do
+    it(("of a %s run is not touched when --devices names a missing device, and no worker or queue is left"):format(case[1]), function()
+      local dir = h.tmpdir()
+      assert(os.execute("mkdir " .. q(dir .. "/tmp")))
+      h.write(dir .. "/out.json", '{"keep": "me"}\n')
+      local r = h.run_script(case[2], "--devices 0,1023 -o out.json", { cwd = dir, env = "TMPDIR=" .. q(dir .. "/tmp") })
+      assert.equal(4, r.code, r.stderr)
+      assert.matches("%-%-devices: no CUDA device %d+ %(this machine has %d+%)", r.stderr)
+      assert.equal('{"keep": "me"}\n', h.read(dir .. "/out.json"))
+      assert.equal("out.json script.lua tmp", names(dir))
+      assert.equal("", names(dir .. "/tmp"))
+      -- a process whose arguments name the queue's parent (written tm[p] so that grep's own do not)
+      local p = assert(io.popen("grep -lsa -- " .. q(dir .. "/tm[p]/wlrun-") .. " /proc/[0-9]*/cmdline"))
+      local left = p:read("a")
+      p:close()
+      assert.equal("", left)
+    end)
+  end
 
   it("that is a link is replaced by the file, never written through", function()
     local dir = h.tmpdir()
