@@ -78,6 +78,10 @@ if [ "$part" = costs ]; then
   step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"
   step bench-flush-size "$root/build-static/flush_size_raw"
   step bench-exit "$root/build-static/exit_raw"
+  # the timing floor of an idle GPU against a busy one; --devices 0 against a plain run (what
+  # the queue and its worker cost on one GPU)
+  step bench-floor-warmth env WLRUN_BIN="$bin" "$bin" tests/bench/floor_warmth.lua -- 7
+  step bench-devices-one env WLRUN_BIN="$bin" "$bin" tests/bench/devices_speedup.lua -- scenarios/gemm_sweep.lua 0
   # gemm_sweep's one warmup launch against five: the same medians (a second run of one as the control)
   step gemm-warmup1 "$bin" scenarios/gemm_sweep.lua --quiet -o "$out/warmup1.json"
   step gemm-warmup5 "$bin" scenarios/gemm_sweep.lua --quiet --warmup 5 -o "$out/warmup5.json"
