@@ -18,8 +18,8 @@
 local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
 local ROUNDS = tonumber(arg[1]) or 3
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-local spin = here .. "kernels/spin.cu"
-if spin:sub(1, 1) ~= "/" then spin = os.getenv("PWD") .. "/" .. spin end
+local fresh = dofile(here .. "fresh_processes.lua")
+local spin = fresh.kernel(here, "spin.cu")
 
 local CHILD = [=[
 local wl = require "wlrun"
@@ -63,7 +63,6 @@ else
 end
 ]=]
 
-local fresh = dofile(here .. "fresh_processes.lua")
 local got = fresh.run { bin = bin, child = CHILD, hows = { "first", "eager", "prepared", "during", "during-prepared" },
   rounds = ROUNDS, args = function(how) return { how, spin } end,
   env = function(how) return how == "eager" and "CUDA_MODULE_LOADING=EAGER " or "" end }

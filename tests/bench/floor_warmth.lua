@@ -8,8 +8,8 @@
 local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
 local ROUNDS = tonumber(arg[1]) or 5
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-local spin = here .. "kernels/spin.cu"
-if spin:sub(1, 1) ~= "/" then spin = os.getenv("PWD") .. "/" .. spin end
+local fresh = dofile(here .. "fresh_processes.lua")
+local spin = fresh.kernel(here, "spin.cu")
 
 local CHILD = [=[
 local wl = require "wlrun"
@@ -33,7 +33,6 @@ wl.sync()
 floor("after_120ms")
 ]=]
 
-local fresh = dofile(here .. "fresh_processes.lua")
 local got = fresh.run { bin = bin, child = CHILD, hows = { "run" }, rounds = ROUNDS, args = function() return { spin } end }
 local median = fresh.median
 local r = got.run

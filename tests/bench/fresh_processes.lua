@@ -7,7 +7,7 @@
 --     env = function(how) return "NAME=VALUE " end }   -- a prefix of its command line (default: none)
 --   got[how][name]: the numbers printed under name, one a process; got[how].words[name]: the
 --   last word printed under name where it is no number
---   fresh.median(list)
+--   fresh.median(list); fresh.kernel(here, "spin.cu"): a kernel's source, as an absolute path
 local fresh = {}
 
 local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
@@ -46,6 +46,13 @@ function fresh.run(o)
   end
   clean()
   return got
+end
+
+-- the absolute path of a kernel's source beside the benchmarks (kernels/NAME under here, the
+-- benchmark's own directory), for a child script that runs from elsewhere
+function fresh.kernel(here, name)
+  local path = here .. "kernels/" .. name
+  return path:sub(1, 1) == "/" and path or os.getenv("PWD") .. "/" .. path
 end
 
 function fresh.median(t)
