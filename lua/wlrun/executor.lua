@@ -85,8 +85,8 @@ end
 -- --devices 0,1,...: a shared queue in a directory. DIR/todo/I stands for configuration I; a
 -- worker claims it by renaming it to DIR/taken/I.PID (a rename is atomic: two workers cannot
 -- both win), runs it and writes its entry to DIR/done/I.json. One worker per device
--- (CUDA_VISIBLE_DEVICES), restarted when it exits early (a fault poisons its CUDA context, so
--- a worker stops after one) while work is left.
+-- (CUDA_VISIBLE_DEVICES: executor.visible_device), restarted when it exits early (a fault
+-- poisons its CUDA context, so a worker stops after one) while work is left.
 
 local Devices = { name = "devices" }
 Devices.__index = Devices
@@ -96,12 +96,33 @@ function executor.devices(devices, timeout)
   return setmetatable({ devices = devices, timeout = timeout, workers = {}, records = {}, stopped = true }, Devices)
 end
 
--- a worker for device dev, its standard error kept in the queue's directory
--- (killed with this process, however it ends: no worker goes on taking from the queue alone)
+-- The CUDA_VISIBLE_DEVICES of the worker for dev, an index among the devices this process sees:
+-- dev's entry of this process's own CUDA_VISIBLE_DEVICES (visible) where that is set (an index,
+-- a GPU-... or MIG-... UUID; Slurm sets it to the job's GPUs), else dev. nil where visible has no
+-- entry dev: this process sees no such device (Devices:check refuses it).
+function executor.visible_device(dev, visible)
+  if visible == nil then return tostring(dev) end
+  local i = 0
+  for entry in (visible .. ","):gmatch("([^,]*),") do
+    if i == dev then
+      entry = entry:match("^%s*(.-)%s*$")
+      return entry ~= "" and entry or nil
+    end
+    i = i + 1
+  end
+  return nil
+end
+
+-- a worker for device dev, its standard error kept in the queue's directory (killed with this
+-- process, however it ends: no worker goes on taking from the queue alone); none for a device
+-- this process does not see (the check then refuses the run). WLRUN_WORKER_DEVICE: dev, which
+-- the worker records (its CUDA_VISIBLE_DEVICES may be a UUID).
 function Devices:spawn(dev)
+  local visible = executor.visible_device(dev, os.getenv("CUDA_VISIBLE_DEVICES"))
+  if not visible then return end
   local pid = process.spawn_async(isolate.child_args { "--worker-queue", self.dir },
-    { stdout = "/dev/null", stderr = ("%s/stderr.%d"):format(self.dir, dev), env = { CUDA_VISIBLE_DEVICES = tostring(dev) },
-      die_with_parent = true })
+    { stdout = "/dev/null", stderr = ("%s/stderr.%d"):format(self.dir, dev),
+      env = { CUDA_VISIBLE_DEVICES = visible, WLRUN_WORKER_DEVICE = tostring(dev) }, die_with_parent = true })
   self.workers[pid] = dev
 end
 

@@ -186,7 +186,7 @@ end
 function isolate.queue_worker(p, dir, run, ctx)
   local by_index = {}
   for _, cfg in ipairs(p.space) do by_index[cfg.index] = cfg end
-  local pid, dev = process.getpid(), tonumber(os.getenv("CUDA_VISIBLE_DEVICES") or "")
+  local pid, dev = process.getpid(), tonumber(os.getenv("WLRUN_WORKER_DEVICE") or os.getenv("CUDA_VISIBLE_DEVICES") or "")
   if ctx and ctx.device then isolate.write_device(dir, dev, ctx.device, ctx.floor) end
   while true do
     local names = process.list_dir(dir .. "/todo") or {}

@@ -66,6 +66,24 @@ return require("wlrun").scenario { name = "early", params = { i = { 1, 2, 3 } },
     assert.equal(3, failed)
   end)
 
+  h.gpu_it("gives its worker the GPU this process sees as that index, where CUDA_VISIBLE_DEVICES names it by UUID", function()
+    -- as under Slurm: --devices 0 is the first GPU of the job's list, not the host's GPU 0
+    local dir = h.tmpdir()
+    h.write(dir .. "/seen.lua", [[
+return require("wlrun").scenario { name = "seen", params = { i = { 1, 2 } },
+  setup = function() local f = assert(io.open("seen." .. os.getenv("WLRUN_WORKER_DEVICE"), "w"))
+    f:write(os.getenv("CUDA_VISIBLE_DEVICES")) f:close() end,
+  run = function() end }
+]])
+    local gpu = "GPU-" .. wl.device().uuid
+    local r = h.run("seen.lua --no-progress --devices 0 -o out.json", { cwd = dir, env = "CUDA_VISIBLE_DEVICES=" .. gpu })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(gpu, h.read(dir .. "/seen.0"))
+    local doc = require("wlrun.results").decode(h.read(dir .. "/out.json"), "out.json")
+    for _, c in ipairs(doc.configurations) do assert.equal(0, c.device_index) end
+    assert.equal(wl.device().pci_bus_id, doc.device.pci_bus_id)
+  end)
+
   if wl.device_count and (wl.device_count()) >= 2 then
     h.gpu_it("two GPUs finish a sweep in clearly less time than one, with the same results", function()
       local r1, one, t1 = run("")

@@ -192,6 +192,28 @@ describe("--devices' device records", function()
   end)
 end)
 
+-- --devices names devices as this process sees them: under Slurm (CUDA_VISIBLE_DEVICES=2,3),
+-- --devices 0,1 are the job's GPUs 2 and 3, never the host's 0 and 1
+describe("the GPU a --devices worker is given (executor.visible_device)", function()
+  local executor = require "wlrun.executor"
+  it("is the index itself where this process sees every GPU", function()
+    assert.equal("0", executor.visible_device(0, nil))
+    assert.equal("3", executor.visible_device(3, nil))
+  end)
+  it("is that entry of this process's CUDA_VISIBLE_DEVICES: an index, a GPU or MIG UUID, spaces trimmed", function()
+    assert.equal("2", executor.visible_device(0, "2,3"))
+    assert.equal("3", executor.visible_device(1, "2,3"))
+    assert.equal("GPU-8f6a2c1e-0000-1111-2222-333344445555",
+      executor.visible_device(1, "GPU-1b2c3d4e-aaaa-bbbb-cccc-ddddeeeeffff, GPU-8f6a2c1e-0000-1111-2222-333344445555"))
+    assert.equal("MIG-5c0f2e0a-1234-5678-9abc-def012345678", executor.visible_device(0, "MIG-5c0f2e0a-1234-5678-9abc-def012345678"))
+  end)
+  it("is none for a device this process does not see (the devices' check refuses it)", function()
+    assert.is_nil(executor.visible_device(2, "2,3"))
+    assert.is_nil(executor.visible_device(0, ""))
+    assert.is_nil(executor.visible_device(1, "0,,1"))
+  end)
+end)
+
 describe("isolate.stderr_first", function()
   local isolate = require "wlrun.isolate"
   local h = require "helper"
