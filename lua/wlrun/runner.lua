@@ -120,14 +120,23 @@ local function resumed_entry(old, cfg)
   return e
 end
 
+-- The device of a process from its launcher's local rank (docs/cluster.md), or nil: none given,
+-- a device set (--device, wlrun.ini), --devices (each worker has its own GPU), --compile-only,
+-- or no device. A child of --isolate, --config-timeout or a run whose context a fault broke
+-- (--worker-config) has the same environment and arguments, so it takes the same device as the
+-- process that started it.
+function runner.rank_device(p, cli, compile_only, device_source, count)
+  if not (p.shard and p.shard.local_rank) or compile_only or cli.devices or cli.worker_queue then return nil end
+  if device_source ~= "default" or count < 1 then return nil end
+  return require("wlrun.shard").local_device(p.shard.local_rank, count)
+end
+
 -- the process-wide part of a run: this process's device from its launcher's local rank
 local function pick_device(p, cli, compile_only)
   local wl = wlrun()
-  if p.shard and p.shard.local_rank and not cli.worker_config and not cli.worker_queue and not compile_only
-      and wl.setting_origin("run", "device").source == "default" and not cli.devices then
-    local n = wl.device_count()
-    if n > 0 then wl.select_device(require("wlrun.shard").local_device(p.shard.local_rank, n)) end
-  end
+  if not (p.shard and p.shard.local_rank) then return end
+  local dev = runner.rank_device(p, cli, compile_only, wl.setting_origin("run", "device").source, wl.device_count())
+  if dev then wl.select_device(dev) end
 end
 
 function runner.run(sc, script)

@@ -339,6 +339,26 @@ describe("shard.local_device", function()
   end)
 end)
 
+describe("runner.rank_device: the device a run takes from its launcher's local rank", function()
+  local runner = require "wlrun.runner"
+  local p = { shard = { k = 2, n = 4, local_rank = 1 } }
+  it("is the rank's device in the run, and in its children of --isolate, --config-timeout or a broken context", function()
+    assert.equal(1, runner.rank_device(p, {}, false, "default", 2))
+    -- a --worker-config child has the same environment: the same device as its parent, not 0
+    assert.equal(1, runner.rank_device(p, { worker_config = 3 }, false, "default", 2))
+  end)
+  it("is none where a device is set, with --devices (each worker has its GPU), --compile-only, or no rank or device", function()
+    assert.is_nil(runner.rank_device(p, {}, false, "command line", 2))
+    assert.is_nil(runner.rank_device(p, {}, false, "wlrun.ini", 2))
+    assert.is_nil(runner.rank_device(p, { devices = "0,1" }, false, "default", 2))
+    assert.is_nil(runner.rank_device(p, { worker_queue = "/tmp/q" }, false, "default", 2))
+    assert.is_nil(runner.rank_device(p, {}, true, "default", 2))
+    assert.is_nil(runner.rank_device({ shard = { k = 1, n = 2 } }, {}, false, "default", 2))
+    assert.is_nil(runner.rank_device({}, {}, false, "default", 2))
+    assert.is_nil(runner.rank_device(p, {}, false, "default", 0))
+  end)
+end)
+
 describe("costs", function()
   local doc = {
     schema = "wlrun-results", version = 1,
