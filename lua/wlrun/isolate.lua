@@ -172,8 +172,8 @@ function isolate.write_device(dir, dev, device, floor)
   require("wlrun.report").write_text(results.render(doc), device_path(dir, dev), "the device record")
 end
 
--- {device =, floor =, ready_at =} of DEV's worker, or nil while it has not written them (or they cannot be
--- read: the document then has no device record, which the loader allows)
+-- {device =, floor =, ready_at =} of DEV's worker, or nil while it has not written them (or
+-- they cannot be read: the document then has no device record, which the loader allows)
 function isolate.read_device(dir, dev)
   local text = read(device_path(dir, dev))
   local ok, doc = pcall(results.decode, text or "", device_path(dir, dev))
