@@ -150,8 +150,13 @@ end
 -- started before spend on their own)
 function Devices:check()
   local n = core.device_count()
+  local visible = os.getenv("CUDA_VISIBLE_DEVICES") -- the GPUs a job was given (Slurm): say so
+  local seen = visible and (", as CUDA_VISIBLE_DEVICES=%s shows them"):format(require("wlrun.printable").text(visible))
+    or ""
   for _, d in ipairs(self.devices) do
-    if d >= n then core.error("no_device", ("--devices: no CUDA device %d (this machine has %d)"):format(d, n), 0) end
+    if d >= n then
+      core.error("no_device", ("--devices: no CUDA device %d (this machine has %d%s)"):format(d, n, seen), 0)
+    end
   end
 end
 

@@ -122,6 +122,11 @@ return require("wlrun").command { name = "cmd", params = { i = { 1, 2, 3 } },
       local r = h.run_script(case[2], "--devices 0,1023 -o out.json", { cwd = dir, env = "TMPDIR=" .. q(dir .. "/tmp") })
       assert.equal(4, r.code, r.stderr)
       assert.matches("%-%-devices: no CUDA device %d+ %(this machine has %d+%)", r.stderr)
+      -- the GPUs a job was given: the message says where the count comes from
+      r = h.run_script(case[2], "--devices 1023 -o out.json",
+        { cwd = dir, env = "TMPDIR=" .. q(dir .. "/tmp") .. " CUDA_VISIBLE_DEVICES=" .. q("0,\n1") })
+      assert.equal(4, r.code, r.stderr)
+      assert.matches("no CUDA device 1023 %(this machine has %d+, as CUDA_VISIBLE_DEVICES=0,\\x0a1 shows them%)", r.stderr)
       assert.equal('{"keep": "me"}\n', h.read(dir .. "/out.json"))
       assert.equal("out.json script.lua tmp", names(dir))
       assert.equal("", names(dir .. "/tmp"))
