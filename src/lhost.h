@@ -37,9 +37,9 @@ int wl_host_finish_device(int code);
 /* After the state's close, at main's return (docs/architecture.md, "The end of a run"): checks
  * standard output (wl_host_check_stdout), then ends the process with the code at once, without
  * the exit handlers of the libraries wlrun keeps loaded (cuBLAS's and cuBLASLt's static
- * destructors take about 30 ms on the CPU machine), the clocks unlocked and every stream flushed. Returns the
- * code (the exit handlers then run) where a tool put code of its own into the process
- * (LD_PRELOAD, LD_AUDIT, CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH), where
+ * destructors take about 30 ms on the CPU machine), the clocks unlocked and every stream
+ * flushed. Returns the code (the exit handlers then run) where a tool put code of its own into
+ * the process (LD_PRELOAD, LD_AUDIT, CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH), where
  * WLRUN_EXIT_HANDLERS is set, and where a sanitizer, gcov or gprof runtime is in the process. */
 int wl_host_end(int code);
 

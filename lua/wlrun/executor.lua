@@ -299,7 +299,6 @@ function Devices:run(list, emit)
   return stop
 end
 
-
 -- doc.device and doc.floor: the first listed GPU's worker's, else the first other's that wrote
 -- them, else those of resumed (--resume's file: {device =, floor =}, when no worker ran); none:
 -- a document without a device record, as the loader allows. doc.devices: the GPUs that ran
