@@ -1,6 +1,7 @@
 -- Benchmark (not a test): a sweep on one GPU against the same sweep spread over several with
 -- --devices, each a whole wlrun process with -o JSON, after a first run that fills the kernel
--- cache; twice each, alternating, the better of the two (issue 21: at most 0.55x on two GPUs).
+-- cache; twice each, alternating, the better of the two (issue 21: at most 0.55x on two GPUs),
+-- and the best ratio that any spread could reach, from the one-GPU run's own account.
 -- Each run's wall time less its GPU time measured is printed too: it moves less between runs
 -- than the wall time, whose GPU time the adaptive rule changes by up to 10 %. With DEVICES 0 on
 -- a one-GPU machine, that difference is what --devices itself costs (its worker, the queue).
@@ -41,14 +42,22 @@ local function run(args, out)
 end
 
 run("", dir .. "/warm.json")
-local one, many, last = math.huge, math.huge, nil
+local one, many, last, one_last = math.huge, math.huge, nil, nil
 local one_rest, many_rest = {}, {}
 for r = 1, 2 do
   local w, rest = run("", dir .. "/one.json")
-  one, one_rest[r] = math.min(one, w), rest
+  one, one_rest[r], one_last = math.min(one, w), rest, w
   last, many_rest[r] = run("--devices " .. devices, dir .. "/many.json")
   many = math.min(many, last)
 end
+-- Amdahl's bound from the last one-GPU run: only its configurations phase (doc.wall) can be
+-- spread; the rest (the start, the CUDA context, the outputs, the process's end, the driver's
+-- release of the context) is paid once by every worker, so no spread over n GPUs can take less
+-- than (rest + configurations / n) / wall of the one-GPU run's wall time
+local one_doc = read_doc(dir .. "/one.json")
+local spread = (one_doc.wall or {}).configurations or 0
+local rest = one_last - spread
+local function bound(n) return (rest + spread / n) / one_last end
 local doc = read_doc(dir .. "/many.json")
 local per = {}
 for _, c in ipairs(doc.configurations) do
@@ -62,6 +71,8 @@ print(("%s: one GPU %.2f s, --devices %s %.2f s: %.2fx (target <= 0.55x on two G
   devices, many, many / one, table.concat(counts, ", ")))
 print(("  wall time less GPU time measured: one GPU %.3f s, %.3f s; --devices %s %.3f s, %.3f s"):format(
   one_rest[1], one_rest[2], devices, many_rest[1], many_rest[2]))
+print(("  the last one-GPU run, %.2f s: configurations %.3f s, the rest %.3f s: at best %.3fx on two GPUs, %.3fx on four"):format(
+  one_last, spread, rest, bound(2), bound(4)))
 -- the parent's own account of the last --devices run (doc.wall): the plan holds the workers'
 -- start and the devices counted (the CUDA driver loaded, while the workers start), configurations
 -- up to the last entry, and the end the outputs, the report and the workers' exits; the first
