@@ -84,9 +84,11 @@ static int expand_range(struct wl_param_override *p, const char *item, size_t *c
 
 bool wl_param_parse(const char *text, struct wl_param_override *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
+  char shown[80]; /* the option as the messages show it: its start, so that the reason fits after it */
+  snprintf(shown, sizeof shown, "%.60s%s", text, strlen(text) > 60 ? "..." : "");
   const char *eq = strchr(text, '=');
   if (!eq) {
-    snprintf(err, errlen, "-p '%s': expected NAME=VALUE[,VALUE...]", text);
+    snprintf(err, errlen, "-p '%s': expected NAME=VALUE[,VALUE...]", shown);
     return false;
   }
   size_t nlen = (size_t)(eq - text);
@@ -94,19 +96,20 @@ bool wl_param_parse(const char *text, struct wl_param_override *out, char *err, 
   for (size_t i = 0; ident && i < nlen; i++)
     ident = isalnum((unsigned char)text[i]) || text[i] == '_';
   if (!ident) {
-    snprintf(err, errlen, "-p '%s': '%.*s' is not a parameter name (letters, digits, _)", text,
+    snprintf(err, errlen, "-p '%s': '%.*s' is not a parameter name (letters, digits, _)", shown,
              (int)(nlen > 60 ? 60 : nlen), text);
     return false;
   }
   memcpy(out->name, text, nlen);
   size_t cap = 0;
   const char *s = eq + 1;
-  for (;;) {
+  for (size_t nvalue = 1;; nvalue++) {
     const char *comma = strchr(s, ',');
     size_t len = comma ? (size_t)(comma - s) : strlen(s);
     char item[256];
     if (len == 0 || len >= sizeof item) {
-      snprintf(err, errlen, "-p '%s': %s value", text, len ? "overlong" : "empty");
+      if (len) snprintf(err, errlen, "-p '%s': value %zu is %zu bytes long (at most %zu)", shown, nvalue, len, sizeof item - 1);
+      else snprintf(err, errlen, "-p '%s': value %zu is empty", shown, nvalue);
       wl_param_free(out);
       return false;
     }
@@ -114,7 +117,7 @@ bool wl_param_parse(const char *text, struct wl_param_override *out, char *err, 
     item[len] = '\0';
     int r = expand_range(out, item, &cap, err, errlen);
     if (r < 0 || (r == 0 && !push(out, item, len, &cap))) {
-      if (r == 0) snprintf(err, errlen, "-p '%s': too many values", text);
+      if (r == 0) snprintf(err, errlen, "-p '%s': too many values", shown);
       wl_param_free(out);
       return false;
     }

@@ -313,6 +313,23 @@ static int l_kernel(lua_State *L) {
   if (strlen(code) != code_len) /* NVRTC takes a C string: what follows a NUL byte would be dropped */
     return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': the code%s%s holds a NUL byte at offset %zu", name,
                     path ? " of " : "", path ? path : "", strlen(code));
+  size_t name_len, at;
+  lua_tolstring(L, 2, &name_len);
+  const char *name_problem = wl_kernel_name_problem(name, name_len, &at);
+  if (name_problem) { /* NVRTC pastes the name into the program it compiles: text must not become code */
+    luaL_Buffer b; /* the name shown with its control characters as \xHH: one line */
+    luaL_buffinit(L, &b);
+    for (size_t i = 0; i < name_len && i < 200; i++) {
+      unsigned char ch = (unsigned char)name[i];
+      char shown[5] = {(char)ch, '\0'};
+      if (ch < 0x20 || ch == 0x7f) snprintf(shown, sizeof shown, "\\x%02X", ch);
+      luaL_addstring(&b, shown);
+    }
+    luaL_pushresult(&b);
+    return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: the name '%s%s' holds %s at byte %zu: a kernel's name is a C++ "
+                    "name, with its template arguments, and nothing else", lua_tostring(L, -1),
+                    name_len > 200 ? "..." : "", name_problem, at + 1);
+  }
   for (const char *const *f = (const char *const[]){"format", "params", NULL}; *f; f++)
     if (lua_getfield(L, 1, *f) != LUA_TNIL)
       return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': %s is for precompiled code (file = \"k.cubin\", \"k.fatbin\" or \"k.ptx\")", name, *f);

@@ -7,6 +7,7 @@
  * unreliable), or, with opts.array_nulls = false, the text is refused, naming where the first
  * null of an array is (a strict reader's choice: Lua cannot hold it in place). A table that is empty once built carries the mark of what it was (json.object or
  * json.array), so that it is written back the same way; others carry no metatable. */
+#include "json_encode.h" /* MAX_DEPTH: what json.encode writes, json.decode reads */
 #include "ljson.h"
 #include "lua_guard.h"
 
@@ -140,6 +141,21 @@ static int array_nulls_allowed(lua_State *L) {
   return allowed;
 }
 
+/* whether v nests more than levels deep (a scalar: 0 levels; [] and {}: 1) */
+static int deeper_than(json_t *v, int levels) {
+  if (!json_is_object(v) && !json_is_array(v)) return 0;
+  if (levels <= 0) return 1;
+  if (json_is_object(v)) {
+    const char *key;
+    json_t *value;
+    json_object_foreach(v, key, value) if (deeper_than(value, levels - 1)) return 1;
+  } else {
+    for (size_t i = 0; i < json_array_size(v); i++)
+      if (deeper_than(json_array_get(v, i), levels - 1)) return 1;
+  }
+  return 0;
+}
+
 int wl_json_decode(lua_State *L) {
   size_t len;
   const char *text = luaL_checklstring(L, 1, &len);
@@ -160,6 +176,11 @@ int wl_json_decode(lua_State *L) {
   if (!t->root && json_error_code(&err) == json_error_out_of_memory)
     return luaL_error(L, "json.decode: not enough memory for a document of %I bytes", (LUAI_UACINT)len);
   if (!t->root) return decode_error(L, &err, len);
+  if (deeper_than(t->root, MAX_DEPTH)) { /* what json.encode could not write back */
+    lua_pushnil(L);
+    lua_pushfstring(L, "nesting deeper than %d levels", MAX_DEPTH);
+    return 2;
+  }
   char path[PATH_MAX_LEN + 1] = "";
   if (!nulls_allowed && find_array_null(t->root, path, 0)) {
     lua_pushnil(L);

@@ -3,6 +3,8 @@
 #include "wl_exit.h"
 
 #include <lauxlib.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,42 @@ const struct wl_nvrtc_api *wl_nvrtc_or_raise(lua_State *L, const char *fn, const
   return NULL;
 }
 
+const char *wl_kernel_name_problem(const char *name, size_t len, size_t *at) {
+  static const char punctuation[] = " :<>,()*&+-.~!=|^%?/[]";
+  for (*at = 0; *at < len; (*at)++) {
+    unsigned char ch = (unsigned char)name[*at];
+    if (ch == '\0') return "a NUL byte";
+    if (ch < 0x20 || ch == 0x7f) return "a control character";
+    bool word = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
+    if (!word && (ch >= 0x80 || !strchr(punctuation, ch))) return "a character that no name expression holds";
+  }
+  return NULL;
+}
+
+/* nvrtcCompileProgram with SIGINT and SIGTERM held until it returns. While it compiles, NVRTC
+ * puts handlers of its own on SIGINT, SIGTERM and SIGXFSZ that end the process with exit 4 (no
+ * message, no outputs written), and it puts wlrun's back with other flags. So wlrun's handlers
+ * are saved and put back as they were, and a Ctrl-C during a compile reaches wlrun's own handler
+ * when the compile ends (the run stops cleanly, its outputs written). */
+static nvrtcResult compile_with_signals_held(const struct wl_nvrtc_api *nv, nvrtcProgram prog, int nopts,
+                                             const char **opts) {
+  static const int handled[] = {SIGINT, SIGTERM, SIGXFSZ};
+  enum { N = sizeof handled / sizeof *handled };
+  sigset_t held, before;
+  sigemptyset(&held);
+  sigaddset(&held, SIGINT);
+  sigaddset(&held, SIGTERM);
+  bool masked = pthread_sigmask(SIG_BLOCK, &held, &before) == 0;
+  struct sigaction saved[N];
+  bool have[N];
+  for (int i = 0; i < N; i++) have[i] = sigaction(handled[i], NULL, &saved[i]) == 0;
+  nvrtcResult r = nv->compile(prog, nopts, opts);
+  for (int i = 0; i < N; i++)
+    if (have[i]) (void)sigaction(handled[i], &saved[i], NULL); /* put back what was read: cannot fail */
+  if (masked) (void)pthread_sigmask(SIG_SETMASK, &before, NULL);
+  return r;
+}
+
 bool wl_kernel_compile(lua_State *L, const struct wl_nvrtc_api *nv, const char *code, const char *source_name,
                        const char *name, const char **opts, int nopts, struct wl_compiled *c) {
   nvrtcProgram prog = NULL;
@@ -27,7 +65,7 @@ bool wl_kernel_compile(lua_State *L, const struct wl_nvrtc_api *nv, const char *
   /* from here the program must be destroyed on every path */
   char msg[512] = "";
   nvrtcResult r = nv->add_name(prog, name);
-  nvrtcResult cr = r == NVRTC_SUCCESS ? nv->compile(prog, nopts, opts) : r;
+  nvrtcResult cr = r == NVRTC_SUCCESS ? compile_with_signals_held(nv, prog, nopts, opts) : r;
   size_t log_len = 0;
   if (nv->log_size(prog, &log_len) != NVRTC_SUCCESS) log_len = 0;
   c->log = calloc(1, log_len + 1);

@@ -156,22 +156,55 @@ static size_t utf8_length(const unsigned char *s, size_t n) {
 /* "wlrun: MESSAGE" on stderr. A message quotes data (a name from a results file, a script's
  * error value): no control character of it reaches the terminal. C0 but newline and tab, DEL,
  * C1 and bytes that are not UTF-8 are written \xHH, as wlrun.printable writes them. */
+/* the most of a message printed (a script's error() of a huge string, a huge compile log) */
+enum { WL_MESSAGE_MAX = 1 << 20 };
+
+/* one write for many bytes: stderr is unbuffered */
+struct message_out {
+  char buf[4096];
+  size_t used;
+};
+
+static void message_put(struct message_out *o, const void *bytes, size_t n) {
+  if (o->used + n > sizeof o->buf) {
+    fwrite(o->buf, 1, o->used, stderr);
+    o->used = 0;
+  }
+  if (n > sizeof o->buf) {
+    fwrite(bytes, 1, n, stderr);
+    return;
+  }
+  memcpy(o->buf + o->used, bytes, n);
+  o->used += n;
+}
+
 static void print_message(const char *msg) {
   const unsigned char *s = (const unsigned char *)msg;
-  size_t n = strlen(msg);
-  fputs("wlrun: ", stderr);
-  for (size_t i = 0; i < n;) {
+  size_t n = strlen(msg), shown = n > WL_MESSAGE_MAX ? WL_MESSAGE_MAX : n;
+  struct message_out o = {.used = 0};
+  message_put(&o, "wlrun: ", 7);
+  for (size_t i = 0; i < shown;) {
     size_t len = s[i] >= 0x80 ? utf8_length(s + i, n - i) : 1;
     bool c1 = len == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0;
     if (len == 0 || c1 || (s[i] < 0x20 && s[i] != '\n' && s[i] != '\t') || s[i] == 0x7f) {
-      for (size_t k = 0; k < (len ? len : 1); k++) fprintf(stderr, "\\x%02x", s[i + k]);
+      for (size_t k = 0; k < (len ? len : 1); k++) {
+        char hex[5];
+        snprintf(hex, sizeof hex, "\\x%02x", s[i + k]);
+        message_put(&o, hex, 4);
+      }
       i += len ? len : 1;
     } else {
-      fwrite(s + i, 1, len, stderr);
+      message_put(&o, s + i, len);
       i += len;
     }
   }
-  fputc('\n', stderr);
+  if (shown < n) {
+    char more[96];
+    int m = snprintf(more, sizeof more, "... (%zu more bytes of the message not shown)", n - shown);
+    message_put(&o, more, (size_t)m);
+  }
+  message_put(&o, "\n", 1);
+  fwrite(o.buf, 1, o.used, stderr);
 }
 
 /* Runs the function below nargs arguments on the stack, protected; on error prints the

@@ -44,7 +44,8 @@ static int l_setting_value(lua_State *L) {
   const char *section = luaL_checkstring(L, 1), *name = luaL_checkstring(L, 2);
   const struct wl_setting *s = wl_setting_find(section, name);
   if (!s) return luaL_error(L, "unknown setting %s.%s", section, name);
-  bool numeric = s->type == WL_INT || s->type == WL_NUMBER || s->type == WL_DURATION || s->type == WL_PERCENT;
+  bool numeric = s->type == WL_INT || s->type == WL_NUMBER || s->type == WL_DURATION || s->type == WL_PERCENT ||
+                 s->type == WL_CLOCKS; /* a clock in MHz */
   bool text = s->type != WL_INT && s->type != WL_NUMBER && s->type != WL_BOOL;
   char buf[64], err[1024];
   const char *given = NULL;

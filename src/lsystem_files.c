@@ -39,16 +39,19 @@ static int l_list_dir(lua_State *L) {
   return 1;
 }
 
-/* core.file_type(path) -> "file", "directory", "link", "fifo" or "other", never following a
- * symbolic link (lstat); or nil and the error. For directories another program writes into: a
- * FIFO put there would block whoever opens it to read. */
+/* core.file_type(path [, follow]) -> "file", "directory", "link", "fifo", "socket" or "other" (a
+ * device), never following a symbolic link (lstat), or through them with follow (stat: what
+ * opening path reaches); or nil and the error. For directories another program writes into, and for files a
+ * user names: a FIFO would block whoever opens it to read, a device like /dev/zero never ends. */
 static int l_file_type(lua_State *L) {
   struct stat st;
-  if (lstat(wl_check_cstring(L, 1), &st) != 0) return wl_push_failure(L);
+  const char *path = wl_check_cstring(L, 1);
+  if ((lua_toboolean(L, 2) ? stat(path, &st) : lstat(path, &st)) != 0) return wl_push_failure(L);
   lua_pushstring(L, S_ISREG(st.st_mode)    ? "file"
                     : S_ISDIR(st.st_mode)  ? "directory"
                     : S_ISLNK(st.st_mode)  ? "link"
                     : S_ISFIFO(st.st_mode) ? "fifo"
+                    : S_ISSOCK(st.st_mode) ? "socket"
                                            : "other");
   return 1;
 }

@@ -19,7 +19,7 @@ static const struct wl_setting defaults[] = {
      "minimum warmup time per configuration"},
     {"run", "iters", WL_INT, "100", 1, 1e9, NULL, "measured iterations per configuration"},
     {"run", "flush_l2", WL_BOOL, "false", 0, 0, NULL, "flush the L2 cache before each cold sample"},
-    {"run", "lock_clocks", WL_STRING, "off", 0, 0, NULL,
+    {"run", "lock_clocks", WL_CLOCKS, "off", 100, 10000, NULL,
      "lock the SM clock for the run: off, base, max or MHz (NVML, where permitted)"},
     {"run", "seed", WL_INT, "0", 0, 9007199254740991.0, NULL, "seed of random tensor initialisation"},
     {"run", "device", WL_INT, "0", 0, 1023, NULL, "CUDA device index"},
@@ -174,10 +174,16 @@ static bool enum_has(const char *words, const char *w) {
 }
 
 static void describe_bounds(const struct wl_setting *s, char *buf, size_t len, const char *what) {
-  if (s->max >= BIG || s->max >= 9e15)
-    snprintf(buf, len, "%s >= %.15g", what, s->min);
+  /* a whole bound in full (2^53 - 1, not 9.00719925474099e+15) */
+  const char *lo = s->min == floor(s->min) && fabs(s->min) < 1e17 ? "%.0f" : "%.15g";
+  const char *hi = s->max == floor(s->max) && fabs(s->max) < 1e17 ? "%.0f" : "%.15g";
+  char a[40], b[40];
+  snprintf(a, sizeof a, lo, s->min);
+  snprintf(b, sizeof b, hi, s->max);
+  if (s->max >= BIG)
+    snprintf(buf, len, "%s >= %s", what, a);
   else
-    snprintf(buf, len, "%s from %.15g to %.15g", what, s->min, s->max);
+    snprintf(buf, len, "%s from %s to %s", what, a, b);
 }
 
 /* "sm_90", "sm_90a", "sm_100f": the number and the suffix ('\0', 'a' or 'f') */
@@ -228,6 +234,7 @@ void wl_setting_describe(const struct wl_setting *s, char *buf, size_t len) {
   case WL_ENUM: snprintf(buf, len, "one of %s", s->words); break;
   case WL_ARCH: describe_archs(buf, len); break;
   case WL_STRING: snprintf(buf, len, "a value"); break;
+  case WL_CLOCKS: snprintf(buf, len, "off, base, max or a clock in MHz (%.0f to %.0f)", s->min, s->max); break;
   }
 }
 
@@ -259,6 +266,12 @@ bool wl_setting_check(const struct wl_setting *s, const char *text, double *valu
     break;
   }
   case WL_STRING: ok = *text != '\0'; break;
+  case WL_CLOCKS: {
+    size_t digits = strspn(text, "0123456789");
+    long mhz = digits > 0 && digits < 6 && text[digits] == '\0' ? strtol(text, NULL, 10) : -1;
+    ok = enum_has("off|base|max", text) || (mhz >= s->min && mhz <= s->max);
+    break;
+  }
   }
   if (!ok) {
     char expected[1024];

@@ -15,7 +15,8 @@ enum wl_setting_type {
   WL_BOOL,     /* true/false, on/off, yes/no, 1/0 */
   WL_ENUM,     /* one of a fixed list of words */
   WL_STRING,   /* free text (paths) */
-  WL_ARCH      /* a GPU architecture: sm_90, sm_90a, sm_100f */
+  WL_ARCH,     /* a GPU architecture: sm_90, sm_90a, sm_100f */
+  WL_CLOCKS    /* a clock lock: off, base, max, or a clock in MHz within [min, max] */
 };
 
 enum wl_source { WL_FROM_DEFAULT, WL_FROM_INI, WL_FROM_CLI };

@@ -18,7 +18,7 @@ local assert = require "luassert"
 
 local catalogue = {}
 
-catalogue.classes = { "basics", "security", "memory", "values", "errors", "config", "lost", "host_work", "libraries", "modules", "trace", "history", "report" }
+catalogue.classes = { "basics", "security", "memory", "values", "errors", "config", "lost", "host_work", "libraries", "modules", "trace", "history", "report", "results" }
 
 function catalogue.load()
   local all, names = {}, {}

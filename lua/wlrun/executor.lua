@@ -105,7 +105,7 @@ function executor.visible_device(dev, visible)
   local i = 0
   for entry in (visible .. ","):gmatch("([^,]*),") do
     if i == dev then
-      entry = entry:match("^%s*(.-)%s*$")
+      entry = require("wlrun.trim").both(entry)
       return entry ~= "" and entry or nil
     end
     i = i + 1

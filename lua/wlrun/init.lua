@@ -107,8 +107,33 @@ function wl.cdiv(a, b) return (a + b - 1) // b end
 -- errors with a kind (an exit code): wl.error("usage", "message" [, level])
 wl.error = core.error
 
--- effective settings (built-in < wlrun.ini < command line) and the parsed command line
-wl.settings = core.settings
+-- effective settings (built-in < wlrun.ini < command line), a read-only view of wlrun's own
+-- (core.settings: a script that assigns to it is told so at its line, and never takes a
+-- section away from the code that reads it), and the parsed command line
+local function read_only(t, name)
+  local view = {}
+  for k, v in pairs(t) do
+    if type(v) == "table" then view[k] = read_only(v, name .. "." .. k) end
+  end
+  return setmetatable({}, {
+    __index = function(_, k)
+      if view[k] ~= nil then return view[k] end
+      return t[k]
+    end,
+    __newindex = function(_, k)
+      error(("%s.%s cannot be set: a setting comes from wlrun.ini, the command line, a scenario's fields or "
+        .. "wl.setting(section, name, value)"):format(name, tostring(k)), 2)
+    end,
+    __pairs = function()
+      return function(_, k)
+        local nk, v = next(t, k)
+        if nk ~= nil and view[nk] ~= nil then v = view[nk] end
+        return nk, v
+      end, t, nil
+    end,
+  })
+end
+wl.settings = read_only(core.settings, "wl.settings")
 wl.cli = core.cli
 
 -- The value of setting section.name for a scenario that asks for scenario_value:

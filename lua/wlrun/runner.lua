@@ -77,7 +77,8 @@ function runner.in_force(sc)
 end
 
 local function dry_run_text(p, sc)
-  local out = { ("%s: %d configuration%s (%d in the space, %d pruned by where, %d by --filter)"):format(sc.name,
+  local out = { ("%s: %d configuration%s (%d in the space, %d pruned by where, %d by --filter)"):format(
+    require("wlrun.printable").whole(sc.name),
     #p.list, #p.list == 1 and "" or "s", p.total, p.pruned, p.filtered) }
   for _, c in ipairs(p.list) do out[#out + 1] = ("%4d  %s"):format(c.index, sweep.describe(c.params, p.axes)) end
   return table.concat(out, "\n") .. "\n"
@@ -149,6 +150,9 @@ function runner.run(sc, script)
     local now = core.clock()
     wall[phase], t = (wall[phase] or 0) + (now - t), now
   end
+  local journal = require "wlrun.results.journal"
+  journal.in_run = ("scenario '%s'"):format(require("wlrun.printable").text(tostring(sc.name), 60))
+  local _ <close> = setmetatable({}, { __close = function() journal.in_run = nil end })
   local p = plan_of.build(sc, script, cli) -- bad input (-p, --filter, --resume) before the device
   local settings, sources = runner.in_force(sc)
   local worker = cli.worker_config or cli.worker_queue
@@ -170,7 +174,6 @@ function runner.run(sc, script)
     for i, c in ipairs(p.list) do planned.configurations[i] = { index = c.index, params = c.params, status = "planned" } end
     return sink:report(require("wlrun.report").render(planned, format))
   end
-  local journal = require "wlrun.results.journal"
   -- bad input before any device: what this run would leave out of the file it overwrites
   if cli.resume and p.resume_outside > 0 then
     for _, o in ipairs(outputs) do
@@ -256,16 +259,18 @@ function runner.run(sc, script)
     resumed_from = p.resumed_from and p.resumed_from.provenance }
   local resumed_commit = p.resumed_from and require("wlrun.provenance").resume_warning(p.resumed_from, doc.provenance)
   if resumed_commit then sink:warning(resumed_commit) end
-  local writer = journal.open(doc, outputs, cli.resume)
+  local carried = {}
+  for _, cfg in ipairs(p.list) do
+    if p.resumed[cfg.index] then carried[#carried + 1] = resumed_entry(p.resumed[cfg.index], cfg) end
+  end
+  local writer = journal.open(doc, outputs, cli.resume, carried)
+  journal.in_run = nil -- an os.exit from here on finds the outputs open (journal.hook_exit)
   local _ <close> = writer:guard() -- the outputs are written however this ends
   -- with --devices, the device record of a worker (else of --resume's file) before the outputs,
   -- however this ends (closed before the guard above)
   local _ <close> = setmetatable({}, { __close = function()
     if spreads then exec:describe(doc, p.resumed_from) end
   end })
-  for _, cfg in ipairs(p.list) do
-    if p.resumed[cfg.index] then writer:add(resumed_entry(p.resumed[cfg.index], cfg)) end
-  end
 
   exec = exec or require("wlrun.executor").choose(ctx, settings, cli)
   mark("document")

@@ -22,9 +22,19 @@ function stdio.read(path, fail)
   if path == stdio.DASH then
     if stdin_taken then fail("usage", "'-' (standard input) is given twice: it can be read once") end
     stdin_taken = true
+    local process = require "wlrun.process"
+    if process.file_type("/dev/stdin", true) == "other" and not process.isatty(0) then -- a device like /dev/zero
+      fail("io", ("cannot read %s: it is a device, not a file, a pipe, a socket or a terminal"):format(stdio.NAME))
+    end
     local text, err = io.stdin:read("a")
     if not text then fail("io", ("cannot read %s: %s"):format(stdio.NAME, tostring(err))) end
     return text, stdio.NAME
+  end
+  -- a file or a pipe (a shell's <(...)); a device like /dev/zero would never end the read
+  local kind = require("wlrun.process").file_type(path, true)
+  if kind and kind ~= "file" and kind ~= "fifo" then
+    fail("io", ("cannot read '%s': it is %s, not a file"):format(path,
+      ({ directory = "a directory", socket = "a socket" })[kind] or "a device"))
   end
   local f, err = io.open(path, "rb")
   local text

@@ -262,7 +262,24 @@ function sweep.compile_filter(expr)
 end
 
 -- The configurations of a scenario: {axes = {names in order}, list = {{index=, params=}...},
--- pruned = n (by where), filtered = n (by --filter)}
+-- pruned = n (by where), filtered = n (by --filter)}. The space of the parameters (every
+-- combination, each seen by where and --filter) holds at most MAX_SPACE; what they keep, at most
+-- MAX_CONFIGURATIONS, each held in memory with its parameters (about 1 KB) until the run ends
+sweep.MAX_SPACE, sweep.MAX_CONFIGURATIONS = 1e7, 1e6
+
+local function short(n) return (("%.0e"):format(n):gsub("e%+0*", "e")) end
+
+-- a configuration's parameters, copied (tables too) for code that could change them
+local function copy(v, seen)
+  if type(v) ~= "table" then return v end
+  seen = seen or {}
+  if seen[v] then return seen[v] end
+  local t = {}
+  seen[v] = t
+  for k, x in pairs(v) do t[k] = copy(x, seen) end
+  return t
+end
+
 function sweep.expand(scenario, overrides, filter)
   local where_defined = scenario.defined_at or scenario.name
   local groups, known = read_groups(scenario.params or {}, where_defined)
@@ -274,20 +291,33 @@ function sweep.expand(scenario, overrides, filter)
   local list, pruned, filtered = {}, 0, 0
   local idx = {}
   for i = 1, #groups do idx[i] = 1 end
-  local total = 1
-  for _, g in ipairs(groups) do total = total * #g.values end
-  if total > 10000000 then core.error("script", ("%s: %d configurations; at most 1e7"):format(where_defined, total), 0) end
+  -- the space's size, counted in floating point (a product of axes can pass 2^63)
+  local space = 1.0
+  for _, g in ipairs(groups) do space = space * #g.values end
+  if space > sweep.MAX_SPACE then
+    core.error("script", ("%s: %.4g configurations in the space of its parameters; at most %s"):format(where_defined,
+      space, short(sweep.MAX_SPACE)), 0)
+  end
+  local total = math.tointeger(space)
+  if total > sweep.MAX_CONFIGURATIONS and not scenario.where and not keep then -- all of them kept: said at once
+    core.error("script", ("%s: %d configurations; at most %s (narrow the sweep: -p, --filter, where)"):format(where_defined,
+      total, short(sweep.MAX_CONFIGURATIONS)), 0)
+  end
   for _ = 1, total do
     local p = {}
     for gi, g in ipairs(groups) do
       for j, name in ipairs(g.names) do p[name] = g.values[idx[gi]][j] end
     end
     local ok = true
-    if scenario.where then
-      ok = scenario.where(p)
+    if scenario.where then -- on a copy: a where that changes its argument changes no configuration
+      ok = scenario.where(copy(p))
       if not ok then pruned = pruned + 1 end
     end
-    if ok and keep and not keep(p) then ok, filtered = false, filtered + 1 end
+    if ok and keep and not keep(copy(p)) then ok, filtered = false, filtered + 1 end
+    if ok and #list == sweep.MAX_CONFIGURATIONS then
+      core.error("script", ("%s: more than %s configurations after where and --filter; narrow the sweep (-p, --filter, where)"):format(
+        where_defined, short(sweep.MAX_CONFIGURATIONS)), 0)
+    end
     if ok then list[#list + 1] = { index = #list + 1, params = p } end
     for gi = #groups, 1, -1 do -- advance, the last group fastest
       idx[gi] = idx[gi] + 1
@@ -298,10 +328,11 @@ function sweep.expand(scenario, overrides, filter)
   return { axes = axes, list = list, pruned = pruned, filtered = filtered, total = total }
 end
 
--- "M=1024, N=2048, variant=tiled" in axes order
+-- "M=1024, N=2048, variant=tiled" in axes order, printable (printable.whole: no control
+-- character of a name or value reaches a terminal or fakes a line)
 function sweep.describe(params, axes)
-  local parts = {}
-  for _, name in ipairs(axes) do parts[#parts + 1] = name .. "=" .. tostring(params[name]) end
+  local whole, parts = require("wlrun.printable").whole, {}
+  for _, name in ipairs(axes) do parts[#parts + 1] = whole(name) .. "=" .. whole(tostring(params[name])) end
   return table.concat(parts, ", ")
 end
 

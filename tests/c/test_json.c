@@ -162,11 +162,13 @@ static void test_lua(void) {
             "integerfloat");
   CHECK_STR(run(L, "return select(2, require('wlrun.json').decode('{\"a\": 1,}'))", out, sizeof out),
             "invalid JSON at line 1, column 9: string or '}' expected near '}'");
-  /* jansson's depth limit, and wlrun's own for writing */
-  CHECK_STR(run(L, "local v = require('wlrun.json').decode(('['):rep(2048) .. (']'):rep(2048))"
-                   " for i = 1, 2047 do v = v[1] end return getmetatable(v) ~= nil and next(v) == nil",
+  /* decode's depth limit is encode's (1000 levels: what is read can be written again); jansson's own */
+  CHECK_STR(run(L, "local v = require('wlrun.json').decode(('['):rep(1000) .. (']'):rep(1000))"
+                   " for i = 1, 999 do v = v[1] end return getmetatable(v) ~= nil and next(v) == nil",
                 out, sizeof out),
             "true");
+  CHECK_STR(run(L, "return select(2, require('wlrun.json').decode(('['):rep(1001) .. (']'):rep(1001)))", out, sizeof out),
+            "nesting deeper than 1000 levels");
   CHECK_CONTAINS(run(L, "return select(2, require('wlrun.json').decode(('['):rep(2049) .. (']'):rep(2049)))", out, sizeof out),
                  "maximum parsing depth reached");
   CHECK_STR(run(L, "local t = {} local c = t for i = 1, 999 do c[1] = {} c = c[1] end"

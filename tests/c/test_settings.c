@@ -203,6 +203,13 @@ static void test_ini_rules(void) {
   CHECK_STR(wl_setting_find("compile", "cache_dir")->text, "/tmp/a#b;c");
   CHECK(!LOAD("[run]\nseed = 4;5\n")); /* no blank before ';': part of the value */
   CHECK_CONTAINS(err, "T.ini:2: run.seed: expected a whole number");
+  CHECK(!LOAD("[run]\nseed = 9007199254740992\n")); /* the message names the largest seed */
+  CHECK_CONTAINS(err, "T.ini:2: run.seed: expected a whole number from 0 to 9007199254740991");
+  CHECK(!LOAD("[run]\nlock_clocks = abc\n")); /* checked when the file is read, like every key */
+  CHECK_CONTAINS(err, "T.ini:2: run.lock_clocks: expected off, base, max or a clock in MHz (100 to 10000), got 'abc'");
+  CHECK(!LOAD("[run]\nlock_clocks = 99\n"));
+  CHECK(!LOAD("[run]\nlock_clocks = 1500.5\n"));
+  CHECK(LOAD("[run]\nlock_clocks = 1500\n") && LOAD("[run]\nlock_clocks = max\n"));
   CHECK(!LOAD("[run]\nseed = 4\niters =   ; none\n"));
   CHECK_CONTAINS(err, "T.ini:3: run.iters: empty value (delete the line to keep the default)");
   CHECK(!LOAD("[run]\nmode = \"cold\"\n"));
@@ -352,7 +359,13 @@ static void test_params(void) {
   CHECK(!wl_param_parse("M", &p, err, sizeof err));
   CHECK(!wl_param_parse("M=", &p, err, sizeof err));
   CHECK(!wl_param_parse("M=1,,2", &p, err, sizeof err));
-  CHECK_CONTAINS(err, "empty value");
+  CHECK_CONTAINS(err, "-p 'M=1,,2': value 2 is empty");
+  {
+    char long_value[400] = "M=1,";
+    memset(long_value + 4, 'a', 300);
+    CHECK(!wl_param_parse(long_value, &p, err, sizeof err)); /* the reason is never cut off by the value */
+    CHECK_CONTAINS(err, "...': value 2 is 300 bytes long (at most 255)");
+  }
   CHECK(!wl_param_parse("M=8:1", &p, err, sizeof err));
   CHECK_CONTAINS(err, "below the start");
   CHECK(!wl_param_parse("M=1:8:*1", &p, err, sizeof err));

@@ -126,7 +126,7 @@ local g = wl.graph(function() l() end)
     script = scenario("run = function(p) return p.M.x.y end"),
     stderr = "script%.lua:3: attempt to index a number value %(field 'M'%)" },
   { name = "--resume with a directory", code = 9, args = CO .. " --resume .",
-    script = scenario("run = function() end"), stderr = "%-%-resume: cannot read '%.': Is a directory" },
+    script = scenario("run = function() end"), stderr = "%-%-resume: cannot read '%.': it is a directory, not a file" },
   { name = "--resume with a journal of another scenario", code = 2, args = CO .. " --resume j.journal",
     files = { ["j.journal"] = '{"schema":"wlrun-journal","version":1,"document":{"schema":"wlrun-results","version":1,"scenario":{"name":"other"}}}\n' },
     script = scenario("run = function() end"), stderr = "its scenario is 'other', this one is 'e'" },
@@ -156,4 +156,15 @@ local g = wl.graph(function() l() end)
   { name = "check(p, state) raises", code = 1, gpu = true, args = "--iters 3 --warmup 0",
     script = scenario("run = function() end, check = function() error('wrong sum') end"),
     stderr = "script%.lua:3: wrong sum" },
+  { name = "error() of a 3 MB message: printed cut, at once", code = 1, script = "error(string.rep('x', 3e6) .. '\\27[2J')",
+    stderr = "script%.lua:1: x+%.%.%. %(%d+ more bytes of the message not shown%)\n",
+    check = function(r) assert.is_true(#r.stderr < 1100000, "the whole message was printed") end },
+
+  { name = "wl.settings.run = nil: read-only, said at the script's line", code = 1,
+    script = "local wl = require 'wlrun'\nwl.settings.run = nil\nprint(wl.bench(function() end))",
+    stderr = "script%.lua:2: wl%.settings%.run cannot be set: a setting comes from wlrun%.ini, the command line" },
+  { name = "wl.settings.run.iters = 'x': read-only", code = 1,
+    script = "local wl = require 'wlrun'\nwl.settings.run.iters = 'x'",
+    stderr = "script%.lua:2: wl%.settings%.run%.iters cannot be set" },
+
 }

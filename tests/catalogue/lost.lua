@@ -237,4 +237,34 @@ return wl.scenario { name = "td", params = { n = { 1, 2 } },
     check = doc_is(false, { "ok", "failed" }, function(doc)
       assert.equal("interrupted", doc.configurations[2].kind)
     end) },
+  ---- os.exit before the first configuration: never a success; where cannot change the sweep ----
+  { name = "os.exit(0) in prepare", code = 1, args = CO .. " -o r.json",
+    script = sweep("prepare = function() os.exit(0) end, setup = function() return {} end, run = function() end"),
+    stderr = "script%.lua:3: os%.exit%(0%) during scenario 'lost', before its first configuration: the run stops; nothing was measured",
+    check = function(_, dir) assert.is_nil(io.open(dir .. "/r.json")) end },
+  { name = "os.exit(3) in where", code = 3, args = CO,
+    script = sweep("where = function() os.exit(3) end, run = function() end"),
+    stderr = "os%.exit%(3%) during scenario 'lost', before its first configuration" },
+  { name = "where changes the parameters it is given: no configuration changes", code = 0, args = CO .. " -o r.json",
+    script = sweep("where = function(p) p.n = 7 return true end, setup = function() return {} end, run = function() end"),
+    check = doc_is(true, { "compiled", "compiled", "compiled", "compiled" }, function(doc)
+      for i, c in ipairs(doc.configurations) do assert.equal(i, c.params.n) end
+    end) },
+  ---- Ctrl-C while NVRTC compiles: NVRTC's own handler would end the process with exit 4 ----
+  { name = "Ctrl-C during a kernel's compile keeps the finished configurations", code = 130,
+    prefix = ctrl_c_at("compiling"), args = CO .. " --no-cache -o r.json",
+    script = sweep([[setup = function(p)
+    if p.n == 2 then io.open("compiling", "w"):close() end
+    -- about 2 s of NVRTC's time (templates instantiated 2^17 times)
+    wl.kernel { "template <int N> struct F { __device__ static float f(float x) { return F<N - 1>::f(x * 1.0001f + N) + F<N - 2>::f(x) * 0.5f; } };\n"
+      .. "template <> struct F<0> { __device__ static float f(float x) { return x; } };\n"
+      .. "template <> struct F<1> { __device__ static float f(float x) { return x + 1.0f; } };\n"
+      .. "extern \"C\" __global__ void k(float *p) { p[threadIdx.x] = F<" .. (p.n == 2 and 17 or 2) .. ">::f(p[threadIdx.x]); }", name = "k" }
+    return {}
+  end, run = function() end]]),
+    stderr = "interrupted during configuration 2 of 4; 1 finished configurations are in r%.json",
+    check = doc_is(false, { "compiled", "failed" }, function(doc)
+      assert.equal("interrupted", doc.configurations[2].kind)
+    end) },
+
 }

@@ -80,4 +80,19 @@ else
   cases[#cases + 1] = unwritable
 end
 
+
+-- results files that are not files: a device never ends a read; a directory is not one
+for _, c in ipairs {
+  { "compare: /dev/zero as a results file", "compare /dev/zero /dev/zero", "compare: cannot read '/dev/zero': it is a device, not a file" },
+  { "export: a directory as a results file", "export .", "cannot read '%.': it is a directory, not a file" },
+  { "--resume /dev/zero", "--dry-run --resume /dev/zero script.lua", "%-%-resume: cannot read '/dev/zero': it is a device, not a file" },
+} do
+  cases[#cases + 1] = { name = c[1], code = 9, args = c[2], stderr = c[3],
+    files = { ["script.lua"] = "local wl = require 'wlrun'\nreturn wl.scenario { name = 's', params = { n = { 1 } }, run = function() end }\n" } }
+end
+cases[#cases + 1] = { name = "WLRUN_SHARD_COSTS=/dev/zero", code = 9, args = "--dry-run script.lua",
+  env = "SLURM_STEP_ID=0 SLURM_PROCID=0 SLURM_NTASKS=2 WLRUN_SHARD_COSTS=/dev/zero",
+  files = { ["script.lua"] = "local wl = require 'wlrun'\nreturn wl.scenario { name = 's', params = { n = { 1, 2 } }, run = function() end }\n" },
+  stderr = "WLRUN_SHARD_COSTS=/dev/zero: cannot read '/dev/zero': it is a device, not a file" }
+
 return cases

@@ -233,4 +233,37 @@ add("bind: a stream that only __index answers is not an option (the current stre
   { args = "--compile-only --arch sm_90", code = 0,
     script = FLIP:format("assert(wl.kernel { 'extern \"C\" __global__ void f(float* p) {}', name = 'f' }:bind(flip({ grid = 1, block = 1, args = { big } }, 'stream', 7, 7)).stream == nil)") })
 
+
+-- a kernel's name built from a parameter, as docs/kernels.md shows (name = "gemm_" .. p.variant):
+-- NVRTC pastes the name into the program it compiles, so a -p value must not become code there
+local NAMED = [[local wl = require "wlrun"
+local src = 'extern "C" __global__ void gemm_naive(float* p) {}'
+return wl.scenario { name = "kp", params = { variant = { "naive" } },
+  setup = function(p) return { k = wl.kernel { src, name = "gemm_" .. p.variant } } end, run = function() end }
+]]
+add("wl.kernel: a name with a newline and a declaration after it (from -p)",
+  { args = "--compile-only --arch sm_90 --no-cache -p 'variant=naive\n__device__ int injected = 1;'", code = 1, script = NAMED,
+    stderr = "the name 'gemm_naive\\x0A__device__ int injected = 1;' holds a control character at byte 11: a kernel's name is a C%+%+ name" })
+add("wl.kernel: a name with an #include of a file on a line of its own",
+  { args = "--compile-only --arch sm_90 --no-cache -p 'variant=naive\n#include \"/etc/passwd\"'", code = 1, script = NAMED,
+    stderr = "holds a control character at byte 11",
+    check = function(r) assert.not_matches("root:", r.stderr) end })
+add("wl.kernel: a name with ';' and braces",
+  { args = "--compile-only --arch sm_90 --no-cache -p 'variant=naive; __device__ void f() {}'", code = 1, script = NAMED,
+    stderr = "holds a character that no name expression holds at byte 11" })
+add("wl.kernel: a template name with its arguments is a name",
+  { args = "--compile-only --arch sm_90 --no-cache", code = 0,
+    script = [[local k = require("wlrun").kernel { "template <int N> __global__ void t(float *p) {}", name = "t<(2 + 1) * 4>" }
+print(k.lowered_name)]], stdout = "_Z1tILi12EEvPf" })
+add("--dry-run: a parameter value and a scenario name with escape sequences and a newline",
+  { args = "--dry-run -p 'v=\27[31mred,x\ny'", code = 0,
+    script = [[local wl = require "wlrun"
+return wl.scenario { name = "a\27[2Jb", params = { v = { "a" } }, run = function() end }]],
+    stdout = "a\\x1b%[2Jb: 2 configurations",
+    check = function(r)
+      assert.not_matches("\27", r.stdout)
+      assert.matches("v=\\x1b%[31mred\n", r.stdout)
+      assert.matches("v=x\\x0ay\n", r.stdout)
+    end })
+
 return cases

@@ -125,20 +125,46 @@ describe("wlrun history add, the commit", function()
 end)
 
 describe("wlrun history, a hostile database", function()
-  it("refuses a history whose runs is a view (it could make every query endless), exit 9", function()
+  -- a directory with a history of one run, then changed by hand: the Lua code SPOIL run on it
+  local function spoilt(spoil)
     local d = h.tmpdir()
     one_run(d)
     assert.equal(0, history("add r.json --db h.db --commit a", d).code)
-    h.write(d .. "/view.lua", [[
-local db = require("wlrun.sqlite").open("h.db")
+    h.write(d .. "/spoil.lua", 'local db = require("wlrun.sqlite").open("h.db")\n' .. spoil)
+    assert.equal(0, h.run("spoil.lua", { cwd = d }).code)
+    return d
+  end
+
+  it("refuses a history whose runs is a view (it could make every query endless), exit 9", function()
+    local d = spoilt [[
 db:exec("ALTER TABLE runs RENAME TO runs_real")
 db:exec("CREATE VIEW runs AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT r.* FROM runs_real r, c")
-]])
-    assert.equal(0, h.run("view.lua", { cwd = d }).code)
+]]
     for _, cmd in ipairs { "show --db h.db", "trend --db h.db", "add r.json --db h.db --commit b" } do
       local r = history(cmd, d, { prefix = "timeout -s KILL 20" })
       assert.equal(9, r.code, cmd)
       assert.matches("history: database 'h%.db': not a wlrun history: its 'runs' is a view, not a table\n", r.stderr)
+    end
+  end)
+
+  it("says a database made by hand is corrupt: a run with no scenario, a version below 0 (exit 9)", function()
+    local d = spoilt [[
+db:exec("PRAGMA foreign_keys = OFF")
+db:exec("CREATE TABLE runs2 AS SELECT * FROM runs")
+db:exec("DROP TABLE runs")
+db:exec("ALTER TABLE runs2 RENAME TO runs") -- a table made without NOT NULL
+db:exec("UPDATE runs SET scenario = NULL")
+]]
+    for _, cmd in ipairs { "trend --db h.db", "blame --db h.db" } do
+      local r = history(cmd, d)
+      assert.equal(9, r.code, cmd .. ": " .. r.stderr)
+      assert.matches("run 1: no scenario or device\n", r.stderr)
+    end
+    local e = spoilt 'db:exec("PRAGMA user_version = -1")'
+    for _, cmd in ipairs { "show --db h.db", "add r.json --db h.db --commit b" } do
+      local r = history(cmd, e)
+      assert.equal(9, r.code, cmd .. ": " .. r.stderr)
+      assert.matches("not a wlrun history: its schema version %(user_version%) is %-1\n", r.stderr)
     end
   end)
 

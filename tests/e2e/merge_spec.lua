@@ -226,7 +226,7 @@ describe("wlrun merge", function()
       assert.equal("", r.stdout)
       r = merge(fx("shard_1.json") .. " " .. q(F))
       assert.equal(9, r.code)
-      assert.matches("cannot read .*: Is a directory", r.stderr)
+      assert.matches("cannot read .*: it is a directory, not a file", r.stderr)
     end)
 
     it("not a results document or not JSON: exit 2", function()

@@ -178,7 +178,7 @@ describe("wlrun compare", function()
       assert.equal("", r.stdout)
       r = compare(fx("base.json") .. " " .. q(F))
       assert.equal(9, r.code)
-      assert.matches("cannot read .*: Is a directory", r.stderr)
+      assert.matches("cannot read .*: it is a directory, not a file", r.stderr)
     end)
 
     it("malformed JSON or another kind of document: exit 2, naming it", function()

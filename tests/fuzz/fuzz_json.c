@@ -1,8 +1,8 @@
 /* libFuzzer target: wlrun.json (src/json_decode.c, src/json_encode.c). Any bytes through
  * json.decode; what it accepts is encoded, decoded again and encoded again: encode must write
  * what decode reads back, the second text must equal the first (compact and indented), and
- * without nulls (which leave holes in arrays) the two values must be equal. A refusal to encode
- * is fine only for nesting deeper than encode's 1000 levels (decode takes jansson's 2048). */
+ * without nulls (which leave holes in arrays) the two values must be equal. Decode refuses
+ * nesting deeper than encode's 1000 levels, so encode writes whatever decode accepts. */
 #include "ljson.h"
 
 #include <lauxlib.h>
@@ -17,6 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *const check =
     "local json, text = ...\n"
     "local v, err = json.decode(text)\n"
+    "if err == 'nesting deeper than 1000 levels' then return end\n"
     "if err ~= nil then\n"
     "  local line, column, position = select(3, json.decode(text))\n"
     "  assert(type(err) == 'string' and err:find('^invalid JSON at line %d+, column %d+: '), err)\n"
@@ -25,10 +26,7 @@ static const char *const check =
     "  return\n"
     "end\n"
     "local ok, a = pcall(json.encode, v)\n"
-    "if not ok then\n"
-    "  assert(a:find('^json.encode: nesting deeper than 1000 levels'), a)\n"
-    "  return\n"
-    "end\n"
+    "assert(ok, a)\n"
     "local w, err2 = json.decode(a)\n"
     "assert(err2 == nil, err2)\n"
     "assert(json.encode(w) == a, 'encode(decode(encode(v))) differs from encode(v)')\n"

@@ -331,13 +331,23 @@ describe("json.decode refuses", function()
     end
   end)
 
-  it("nothing else: any value at the top, NUL in strings, deep nesting", function()
+  it("nothing else: any value at the top, NUL in strings, nesting as deep as json.encode writes", function()
     assert.equal("x", json.decode('"x"'))
     assert.equal(1.5, json.decode(" 1.5 "))
     assert.is_false(json.decode("false"))
     assert.equal("a\0b", json.decode('"a\\u0000b"'))
-    local deep = json.decode(("["):rep(2000) .. ("]"):rep(2000))
+    local deep = json.decode(("["):rep(1000) .. ("]"):rep(1000))
     assert.is_table(deep)
+    assert.equal(2000, #json.encode(deep)) -- what decode reads, encode writes again
+  end)
+
+  it("nesting deeper than json.encode writes (1000 levels): nil and the reason", function()
+    local v, msg = json.decode(("["):rep(1001) .. ("]"):rep(1001))
+    assert.is_nil(v)
+    assert.equal("nesting deeper than 1000 levels", msg)
+    v, msg = json.decode('{"a":' .. ('{"b":'):rep(1000) .. "1" .. ("}"):rep(1001))
+    assert.is_nil(v)
+    assert.equal("nesting deeper than 1000 levels", msg)
   end)
 end)
 

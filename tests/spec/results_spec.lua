@@ -31,6 +31,10 @@ describe("results.key", function()
     assert.are_not.equal(results.key { n = 1 }, results.key { n = "1" })
     assert.are_not.equal(results.key { v = true }, results.key { v = "true" })
     assert.equal("", results.key {})
+    -- a value that holds the text of other parameters is not those parameters
+    assert.are_not.equal(results.key { M = 1024, N = 1024, variant = "tiled" },
+      results.key { M = "1024:integer\0N=1024:integer\0variant=tiled" })
+    assert.are_not.equal(results.key { a = "1;1:b=string:1:x" }, results.key { a = "1", b = "x" })
     assert.are_not.equal(results.key { x = 0.3 }, results.key { x = 0.1 + 0.2 }) -- every digit counts
   end)
 
@@ -117,7 +121,7 @@ describe("the strict loader", function()
   it("refuses parts of the wrong type", function()
     refuses((good:gsub('"params":{"n":1}', '"params":{"n":[1]}')), "configurations%[1%]%.params%.n is a table")
     refuses((good:gsub('"params":{"n":1}', '"params":[1]')), "configurations%[1%]%.params is an array, not an object")
-    refuses((good:gsub('"index":1', '"index":0')), "configurations%[1%]%.index is a number, not a whole number >= 1")
+    refuses((good:gsub('"index":1', '"index":0')), "configurations%[1%]%.index is a number, not a whole number from 1 to 10000000")
     refuses((good:gsub('"status":"ok"', '"status":3')), "configurations%[1%]%.status is a number, not a string")
     refuses((good:gsub('"configurations":', '"configurationz":')), "no configurations array")
   end)

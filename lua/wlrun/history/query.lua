@@ -50,6 +50,9 @@ function query.rows(db, sel)
     if type(row.commit_sha) ~= "string" or type(row.time) ~= "string" then
       corrupt(db, ("run %s: no commit or time"):format(row.run))
     end
+    if type(row.scenario) ~= "string" or type(row.device) ~= "string" then -- a table made without NOT NULL
+      corrupt(db, ("run %s: no scenario or device"):format(row.run))
+    end
     row.param_values = decode_params(db, row)
     row.commit, row.commit_sha = row.commit_sha, nil
     row.dirty = row.dirty == 1

@@ -94,6 +94,9 @@ local function version_of(db, label)
     end
     return 0
   end
+  if math.type(v) ~= "integer" or v < 0 then
+    fail(label, ("not a wlrun history: its schema version (user_version) is %s"):format(tostring(v)))
+  end
   if v > schema.VERSION then
     fail(label, ("a history of schema version %d, newer than this wlrun's (%d): use a newer wlrun"):format(v,
       schema.VERSION))

@@ -14,7 +14,7 @@ local function parse_param(text)
   if not name then fail(("-p '%s': expected NAME=VALUE or NAME=V1,V2"):format(text)) end
   local values = {}
   for v in list:gmatch("[^,]+") do
-    v = v:match("^%s*(.-)%s*$")
+    v = require("wlrun.trim").both(v)
     if v ~= "" then values[#values + 1] = v end
   end
   if #values == 0 then fail(("-p '%s': no value after '='"):format(text)) end

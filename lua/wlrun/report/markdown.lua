@@ -7,9 +7,15 @@ local M = {}
 
 local MAX_WHY = 60
 
+-- text from data as Markdown shows it, never as markup: HTML (<b>, <img ...>, <https://...>)
+-- is written as entities, and a ']' escaped, so that no link or image ([text](url), ![..](..),
+-- [text][ref]) can close (a report goes into PR comments and job summaries, which render both)
+local ESCAPED = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ["]"] = "\\]" }
+local function escape(s) return (s:gsub("[&<>%]]", ESCAPED)) end
+
 -- a table cell: one line, pipes escaped
 function M.cell(s)
-  return (tostring(s):gsub("[\r\n]+", " "):gsub("|", "\\|"))
+  return (escape(tostring(s)):gsub("[\r\n]+", " "):gsub("|", "\\|"))
 end
 
 -- inline code that survives backticks inside
@@ -19,7 +25,7 @@ local function code(s)
   return "`" .. s .. "`"
 end
 
-local function text(s) return (tostring(s):gsub("[\r\n]+", " ")) end
+local function text(s) return (escape(tostring(s)):gsub("[\r\n]+", " ")) end
 
 function M.render(doc)
   doc = T.printable(doc)

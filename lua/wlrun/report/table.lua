@@ -50,7 +50,7 @@ function M.first_line(s, max)
   s = tostring(s or ""):match("[^\r\n]*")
   if max and M.width(s) > max then
     local cut = utf8.offset(s, max - 2)
-    s = (cut and s:sub(1, cut - 1) or s:sub(1, max - 3)):gsub("\\x?%x?$", ""):gsub("%s+$", "") .. "..." -- not in an escape
+    s = require("wlrun.trim").right((cut and s:sub(1, cut - 1) or s:sub(1, max - 3)):gsub("\\x?%x?$", "")) .. "..." -- not in an escape
   end
   return s
 end
@@ -337,7 +337,7 @@ function M.render(doc)
       local parts = {}
       for j = 1, upto do parts[j] = pad(cells[j], w[j], cols[j].right) end
       if tail then parts[#parts + 1] = tail end
-      return (table.concat(parts, "  "):gsub("%s+$", ""))
+      return require("wlrun.trim").right(table.concat(parts, "  "))
     end
     local total = (#cols - 1) * 2
     for j = 1, #cols do total = total + w[j] end

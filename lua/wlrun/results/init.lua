@@ -9,21 +9,26 @@ local results = {}
 results.SCHEMA = "wlrun-results"
 results.VERSION = 1
 
+-- text with its length before it: no text, whatever it holds, reads as more or fewer parts
+local function counted(s) return #s .. ":" .. s end
+
 -- a parameter's value as exact text: every float digit that tells it apart (0.3 and 0.1 + 0.2
 -- differ), and its Lua type (1024 and 1024.0 are different values)
 function results.value_key(v)
   local t = math.type(v)
-  return (t == "float" and ("%.17g"):format(v) or tostring(v)) .. ":" .. (t or type(v))
+  return (t or type(v)) .. ":" .. counted(t == "float" and ("%.17g"):format(v) or tostring(v))
 end
 
--- a configuration's identity across runs: its parameters in name order, each value exact
+-- a configuration's identity across runs: its parameters in name order, each value exact; each
+-- name and value counted, so that a value holding what looks like other parameters ("1024\0N=")
+-- is never another configuration's identity
 function results.key(params)
   local names = {}
   for k in pairs(params) do names[#names + 1] = k end
   table.sort(names)
   local parts = {}
-  for _, k in ipairs(names) do parts[#parts + 1] = k .. "=" .. results.value_key(params[k]) end
-  return table.concat(parts, "\0")
+  for _, k in ipairs(names) do parts[#parts + 1] = counted(k) .. "=" .. results.value_key(params[k]) end
+  return table.concat(parts, ";")
 end
 
 ---------------------------------------------------------------------------------------------

@@ -4,9 +4,11 @@
 -- end, from the document in memory — also on Ctrl-C, a fault, an error or os.exit — and the
 -- journal is removed once every output is written. Writing is linear in the configurations.
 --
---   local w = journal.open(doc, outputs [, resume])
+--   local w = journal.open(doc, outputs [, resume [, resumed]])
 --                                          outputs: {{path =, format =}...}; may be empty;
---                                          resume: the file --resume read (may be the journal)
+--                                          resume: the file --resume read (may be the journal);
+--                                          resumed: the entries it carries over, written into
+--                                          the new journal before it takes the old one's place
 --   w:add(entry)                           into the document, and a line of the journal
 --   w:finish(complete)                     the outputs, written atomically; journal removed
 local results = require "wlrun.results"
@@ -37,11 +39,14 @@ end
 
 -- os.exit in a script ends the process without unwinding, and must not report success for a
 -- scenario run cut short (docs/reliability.md). Inside a configuration (journal.in_configuration,
--- set by wlrun.configuration: "configuration 3 (n=3)") it raises an error that stops the run;
--- elsewhere while outputs are open they are written first, as incomplete, and an exit code of 0
--- becomes 1. Hooked by the host before the script runs, so that a script's own copy of os.exit
--- is the hooked one.
+-- set by wlrun.configuration: "configuration 3 (n=3)") it raises an error that stops the run, and
+-- so it does in a scenario run before its outputs are open (journal.in_run); while outputs are
+-- open they are written first, as incomplete, and an exit code of 0 becomes 1. Hooked by the
+-- host before the script runs, so that a script's own copy of os.exit is the hooked one.
 journal.in_configuration = nil
+-- set by wlrun.runner while a scenario's run has not opened its outputs ("scenario 'gemm'"): an
+-- os.exit there (in where, prepare, a parameter's function) stops the run as an error, never 0
+journal.in_run = nil
 
 local function exit_code(code)
   if code == nil or code == true or code == 0 then return 1 end
@@ -63,6 +68,12 @@ function journal.hook_exit()
       local child = cli.worker_config or cli.worker_queue -- a child process: its configuration fails, the run goes on
       error({ kind = "script", exit = exit_code(code), message = ("%s%s during %s: %s"):format(where, call,
         journal.in_configuration, child and "the configuration fails (in a child process)" or "the run stops here") }, 0)
+    end
+    if journal.in_run and not next(open_writers) then
+      local at = debug.getinfo(2, "Sl")
+      local where = at and at.currentline > 0 and ("%s:%d: "):format(at.short_src, at.currentline) or ""
+      error({ kind = "script", bare = true, exit_code = exit_code(code), message = ("%s%s during %s, before its first configuration: the run stops; nothing was measured"):format(
+        where, call, journal.in_run) }, 0)
     end
     if next(open_writers) then
       journal.finish_all()
@@ -96,9 +107,10 @@ function journal.same_file(a, b)
   return plain(a) == plain(b)
 end
 
-function journal.open(doc, outputs, resume)
+function journal.open(doc, outputs, resume, resumed)
   journal.hook_exit()
   local w = setmetatable({ doc = doc, outputs = outputs, finished = false }, Writer)
+  for _, entry in ipairs(resumed or {}) do doc.configurations[#doc.configurations + 1] = entry end
   for _, o in ipairs(outputs) do
     journal.check_output(o.path)
     local left = journal.path_for(o.path)
@@ -118,7 +130,19 @@ function journal.open(doc, outputs, resume)
     for k, v in pairs(doc) do
       if k ~= "configurations" then header[k] = v end
     end
-    local ok, werr = f:write(results.encode({ schema = "wlrun-journal", version = 1, document = header }, true), "\n")
+    -- the header, then what --resume carries over, all written before the new journal takes the
+    -- old one's place: an entry that cannot be written leaves the old journal as it was
+    local encoded, lines = pcall(function()
+      local lines = { results.encode({ schema = "wlrun-journal", version = 1, document = header }, true) }
+      for _, entry in ipairs(resumed or {}) do lines[#lines + 1] = results.encode(entry, true, doc.scenario.axes) end
+      lines[#lines + 1] = ""
+      return table.concat(lines, "\n")
+    end)
+    if not encoded then
+      files.discard(f)
+      error(lines, 0)
+    end
+    local ok, werr = f:write(lines)
     if ok then ok, werr = f:flush() end
     if ok then
       ok, werr = files.rename(f)

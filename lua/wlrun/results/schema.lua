@@ -39,10 +39,17 @@ local number = kind("number", finite, "a finite number")
 local scalar = kind("scalar", function(v) return type(v) ~= "table" end, "a number, a string or a boolean")
 local any = function() end
 
-local function integer(min)
+local function integer(min, max)
+  if max then
+    return kind("integer", function(v) return math.type(v) == "integer" and v >= min and v <= max end,
+      ("a whole number from %d to %d"):format(min, max))
+  end
   return kind("integer", function(v) return math.type(v) == "integer" and v >= min end,
     ("a whole number >= %d"):format(min))
 end
+-- the most configurations a sweep has (wlrun.sweep's MAX_SPACE): a count read from a file is
+-- looped over (merge), so it is bounded by what a run can make
+local MAX_COUNT = 10000000
 
 local function array(of)
   return function(v, path)
@@ -78,10 +85,13 @@ local numbers = array(function(v, path) -- samples: finite numbers, a null named
   if not finite(v) then return ("%s is not a finite number"):format(path) end
 end)
 
--- times measured (samples, their statistics): never negative
+-- times measured (samples, their statistics): never negative, and at most a year (a sum, a
+-- mean or a variance of them stays finite: 1e308 would overflow the statistics and a history)
+local MAX_SECONDS = 365 * 86400
 local function duration(v, path)
   if not finite(v) then return ("%s is not a finite number"):format(path) end
   if v < 0 then return ("%s is %.17g: a time measured is not negative"):format(path, v) end
+  if v > MAX_SECONDS then return ("%s is %.17g: a time measured is at most a year (%d s)"):format(path, v, MAX_SECONDS) end
 end
 local durations = array(duration)
 local time_stats = object({ n = duration, mean = duration, std = duration, median = duration, min = duration,
@@ -135,7 +145,7 @@ local trace_run = object {
 }
 
 local entry = object {
-  index = integer(1), params = params, status = string_, reason = string_, error = string_, kind = string_,
+  index = integer(1, MAX_COUNT), params = params, status = string_, reason = string_, error = string_, kind = string_,
   mode = string_, per = number, blocked = object { gave_up = integer(0), kept = integer(0) }, warmup = number,
   samples = durations, enqueue = durations,
   stats = time_stats, enqueue_stats = time_stats, shape = object({ modes_at = numbers }, scalar),
@@ -174,13 +184,13 @@ local document = object {
   complete = boolean, compile_only = boolean, truncated = boolean, journal = boolean,
   provenance = provenance,
   scenario = object({ name = string_, description = string_, file = string_, hash = string_, axes = array(string_),
-    total_configurations = integer(0) }),
+    total_configurations = integer(0, MAX_COUNT) }),
   settings = object({}, object({}, scalar)), sources = object({}, string_),
   device = object({ name = string_, arch = string_, index = integer(0), sm_count = number, memory_bytes = number,
     l2_bytes = number, peak_bandwidth = number, peak_fp32_flops = number, driver_version = number,
     runtime_version = number, pci_bus_id = string_,
     clocks = object { locked = boolean, mhz = integer(0), requested = string_, refused = string_ } }, any),
-  floor = object({}, number), shard = object { k = integer(1), n = integer(1), source = string_ },
+  floor = object({}, number), shard = object { k = integer(1, MAX_COUNT), n = integer(1, MAX_COUNT), source = string_ },
   devices = array(integer(0)), missing = array(integer(1)), trace = trace_run, wall = object({}, number),
   configurations = array(entry),
 }
@@ -188,7 +198,10 @@ local document = object {
 function schema.check(doc)
   if doc.configurations == nil then return "no configurations array" end
   local e = document(doc, "")
-  return e and (e:gsub("^%.", "")) -- "configurations[3]...", not ".configurations[3]..."
+  if e then return (e:gsub("^%.", "")) end -- "configurations[3]...", not ".configurations[3]..."
+  for i, c in ipairs(doc.configurations) do -- every configuration is of some parameters ({} for none)
+    if c.params == nil then return ("configurations[%d] has no params"):format(i) end
+  end
 end
 
 return schema

@@ -39,10 +39,12 @@ local function match_names(c, opts)
 end
 
 local function key_of(scenario, c, opts)
-  local parts = { tostring(scenario) }
+  -- each part counted (its length before it): no name or value reads as other parts
+  local function counted(s) return #s .. ":" .. s end
+  local parts = { counted(tostring(scenario)) }
   local exact = require("wlrun.results").value_key -- matching is exact; the tables show param_text
-  for _, k in ipairs(match_names(c, opts)) do parts[#parts + 1] = tostring(k) .. "=" .. exact(c.params[k]) end
-  return table.concat(parts, "\0")
+  for _, k in ipairs(match_names(c, opts)) do parts[#parts + 1] = counted(tostring(k)) .. "=" .. exact(c.params[k]) end
+  return table.concat(parts, ";")
 end
 
 local function scenario_of(doc) return type(doc.scenario) == "table" and doc.scenario.name or "?" end

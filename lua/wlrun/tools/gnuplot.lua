@@ -82,7 +82,7 @@ function M.render(gp, dir, term, ext, body, files)
   local log = dir .. "/gnuplot.log"
   local r = process.spawn({ gp, "plot.gp" }, { cwd = dir, stdin = "/dev/null", stdout = log, stderr = log })
   local f = io.open(log, "rb")
-  local msg = (f and f:read("a") or ""):gsub("%s+$", "")
+  local msg = require("wlrun.trim").right(f and f:read("a") or "")
   if f then f:close() end
   if r.how ~= "exit" or r.code ~= 0 then
     local how = r.how == "exit" and ("exit " .. r.code) or r.how == "signal" and ("signal " .. r.signal) or r.how

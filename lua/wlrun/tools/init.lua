@@ -36,11 +36,11 @@ A file that exists is not overwritten: nothing is written then (exit 2). Then:
 local function process() return require "wlrun.process" end
 
 -- what is at path, never following a link nor opening anything: "file", "directory", "link",
--- "fifo", "other", or nil when nothing is there
+-- "fifo", "socket", "other" (a device), or nil when nothing is there
 local function kind_of(path) return (process().file_type(path)) end
 
 local KINDS = { file = "a file", directory = "a directory", link = "a symbolic link", fifo = "a FIFO",
-  other = "a special file" }
+  socket = "a socket", other = "a special file" }
 
 local function is_dir(path) return process().list_dir(path) ~= nil end
 

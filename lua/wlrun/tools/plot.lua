@@ -340,7 +340,9 @@ local function hist(doc, o, files)
     nb = w > 0 and math.ceil(span / w) or 10
     nb = math.max(5, math.min(80, nb))
   end
-  local width = span > 0 and span / nb or math.max(math.abs(lo) * 1e-3, 1e-12)
+  -- a span too small to divide (subnormal samples: span / nb is 0) is plotted as no span
+  local width = span > 0 and span / nb or 0
+  if not (width > 0) then span, width = 0, math.max(math.abs(lo) * 1e-3, 1e-12) end
   local start = span > 0 and lo or lo - width / 2
   local counts = {}
   for i = 1, nb do counts[i] = 0 end
@@ -388,7 +390,27 @@ local verdict_style = {
   { "slower", "#d62728", 7 }, { "faster", "#2ca02c", 7 }, { "same", "#1f77b4", 7 }, { "uncertain", "#ff7f0e", 6 },
 }
 
+-- a comparison document's parts that the plot reads, of the shapes wlrun compare writes them
+local function check_comparison(doc, file)
+  local function bad(what) fail("usage", ("'%s': %s"):format(file, what)) end
+  for _, side in ipairs { "base", "new" } do
+    if doc[side] ~= nil and type(doc[side]) ~= "table" then bad(("its %s is a %s, not an object"):format(side, type(doc[side]))) end
+  end
+  if doc.parameters ~= nil then
+    if type(doc.parameters) ~= "table" then bad(("its parameters are a %s, not a list"):format(type(doc.parameters))) end
+    for i, name in ipairs(doc.parameters) do
+      if type(name) ~= "string" then bad(("parameters[%d] is a %s, not a name"):format(i, type(name))) end
+    end
+  end
+  for i, r in ipairs(type(doc.configurations) == "table" and doc.configurations or {}) do
+    if type(r) ~= "table" or type(r.params or {}) ~= "table" or type(r.verdict) ~= "string" then
+      bad(("configurations[%d] is not a compared configuration (an object with params and a verdict)"):format(i))
+    end
+  end
+end
+
 local function ratio(doc, o, files)
+  check_comparison(doc, o.file)
   local rows = doc.configurations or {}
   if #rows == 0 then fail("usage", "the comparison has no compared configuration") end
   local names = doc.parameters or {}

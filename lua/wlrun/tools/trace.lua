@@ -128,6 +128,7 @@ local function dirname(path) return path:match("^(.*)/[^/]*$") or "." end
 local function basename(path) return path:match("([^/]*)$") end
 
 local function is_library(path)
+  if require("wlrun.process").file_type(path, true) ~= "file" then return false end -- a FIFO would block
   local f = io.open(path, "rb")
   if not f then return false end
   local head = f:read(4)

@@ -82,7 +82,7 @@ function util.percent(s) return core().percent(s) end
 function util.names(s)
   local list = {}
   for name in tostring(s):gmatch("[^,]+") do
-    name = name:match("^%s*(.-)%s*$")
+    name = require("wlrun.trim").both(name)
     if name ~= "" then list[#list + 1] = name end
   end
   return list
@@ -143,7 +143,7 @@ function util.align(cols, rows, sep)
       local pad = string.rep(" ", w[j] - T.width(s))
       parts[j] = c.right and (pad .. s) or (s .. pad)
     end
-    return (table.concat(parts, sep):gsub("%s+$", ""))
+    return require("wlrun.trim").right(table.concat(parts, sep))
   end
   local out = {}
   local titles, rule = {}, {}
