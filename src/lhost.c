@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -295,6 +296,9 @@ static int search_embedded(lua_State *L) {
   luaL_pushresult(&b);
   const char *stem = lua_tostring(L, -1);
   const char *dir = getenv("WLRUN_LUA_DIR");
+  struct stat st; /* a copy of the library that is not there is said, never replaced by the embedded one */
+  if (dir && *dir && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
+    return luaL_error(L, "WLRUN_LUA_DIR=%s: not a directory (it names where wlrun/*.lua are)", dir);
   for (int source = dir && *dir ? 0 : 1; source < 2; source++) {
     for (int form = 0; form < 2; form++) {
       const char *rel = lua_pushfstring(L, form == 0 ? "%s.lua" : "%s/init.lua", stem);

@@ -24,8 +24,10 @@ function plan.resumable(path, sc, script)
   local core = require "wlrun.core"
   local old = results.load(path, { prefix = "--resume: " })
   if type(old.scenario) ~= "table" or old.scenario.name ~= sc.name then
-    core.error("usage", ("--resume %s: its scenario is '%s', this one is '%s'"):format(path,
-      tostring(type(old.scenario) == "table" and old.scenario.name or nil), sc.name), 0)
+    local text = require("wlrun.printable").text
+    local name = type(old.scenario) == "table" and old.scenario.name
+    core.error("usage", ("--resume %s: its scenario is %s, this one is '%s'"):format(path,
+      type(name) == "string" and ("'" .. text(name, 60) .. "'") or "not named", text(tostring(sc.name), 60)), 0)
   end
   local warning
   if old.scenario.hash ~= require("wlrun.process").hash(results.read_file(script) or "") then

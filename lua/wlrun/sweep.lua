@@ -11,15 +11,15 @@ local zip_mt = { __name = "wlrun.zip" }
 -- wl.zip{M = {...}, N = {...}}: axes that advance together
 function sweep.zip(axes)
   if type(axes) ~= "table" then core.error("script", "wl.zip expects a table of axes", 2) end
-  local n
+  local n, first
   for name, values in pairs(axes) do
     if type(name) ~= "string" or type(values) ~= "table" or #values == 0 then
       core.error("script", "wl.zip: each axis is NAME = {values...}", 2)
     end
     if n and #values ~= n then
-      core.error("script", ("wl.zip: axes must have the same number of values (%s has %d, another %d)"):format(name, #values, n), 2)
+      core.error("script", ("wl.zip: axes must have the same number of values (%s has %d, %s %d)"):format(name, #values, first, n), 2)
     end
-    n = #values
+    n, first = #values, first or name
   end
   if not n then core.error("script", "wl.zip: no axes", 2) end
   return setmetatable({ axes = axes }, zip_mt)

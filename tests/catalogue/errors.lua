@@ -167,4 +167,10 @@ local g = wl.graph(function() l() end)
     script = "local wl = require 'wlrun'\nwl.settings.run.iters = 'x'",
     stderr = "script%.lua:2: wl%.settings%.run%.iters cannot be set" },
 
+  { name = "WLRUN_LUA_DIR naming nothing: said, not replaced by the embedded library", code = 1, env = "WLRUN_LUA_DIR=/nonexistent",
+    script = "print('ran')", stderr = "^wlrun: WLRUN_LUA_DIR=/nonexistent: not a directory" },
+  { name = "wl.zip of axes of two lengths names both", code = 1,
+    script = "local wl = require 'wlrun'\nlocal z = wl.zip { A = { 1, 2 }, B = { 1 } }",
+    stderr = "script%.lua:2: wl%.zip: axes must have the same number of values %([AB] has %d, [AB] %d%)" },
+
 }

@@ -77,4 +77,11 @@ for _, c in ipairs {
     stderr = "plot: 'c%.json': " .. c[3] }
 end
 
+cases[#cases + 1] = { name = "export: a schema that is an object", code = 2, args = "export s.json",
+  files = { ["s.json"] = '{"schema":{"a":1},"version":1,"configurations":[]}' },
+  stderr = "'s%.json' is not a wlrun%-results document %(its schema is a table, not a name%)" }
+cases[#cases + 1] = { name = "--resume: a file whose scenario has no name", code = 2, args = "--dry-run --resume n.json",
+  script = SCENARIO, files = { ["n.json"] = '{"schema":"wlrun-results","version":1,"configurations":[]}' },
+  stderr = "%-%-resume n%.json: its scenario is not named, this one is 's'" }
+
 return cases

@@ -53,7 +53,8 @@ local function check_schema(doc, name, opts)
     for s in pairs(want) do names[#names + 1] = s end
     table.sort(names)
     fail(opts, "usage", ("'%s' is not a %s document (its schema is %s)"):format(name, table.concat(names, " or "),
-      doc.schema == nil and "missing" or ("'" .. tostring(doc.schema) .. "'")))
+      doc.schema == nil and "missing" or type(doc.schema) ~= "string" and ("a " .. type(doc.schema) .. ", not a name")
+        or ("'" .. require("wlrun.printable").text(doc.schema, 60) .. "'")))
   end
   if doc.version ~= version then unsupported(opts, name, doc.schema, doc.version, version) end
 end
