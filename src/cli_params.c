@@ -108,8 +108,11 @@ bool wl_param_parse(const char *text, struct wl_param_override *out, char *err, 
     size_t len = comma ? (size_t)(comma - s) : strlen(s);
     char item[256];
     if (len == 0 || len >= sizeof item) {
-      if (len) snprintf(err, errlen, "-p '%s': value %zu is %zu bytes long (at most %zu)", shown, nvalue, len, sizeof item - 1);
-      else snprintf(err, errlen, "-p '%s': value %zu is empty", shown, nvalue);
+      if (len)
+        snprintf(err, errlen, "-p '%s': value %zu is %zu bytes long (at most %zu)", shown, nvalue, len,
+                 sizeof item - 1);
+      else
+        snprintf(err, errlen, "-p '%s': value %zu is empty", shown, nvalue);
       wl_param_free(out);
       return false;
     }

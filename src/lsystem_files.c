@@ -41,8 +41,8 @@ static int l_list_dir(lua_State *L) {
 
 /* core.file_type(path [, follow]) -> "file", "directory", "link", "fifo", "socket" or "other" (a
  * device), never following a symbolic link (lstat), or through them with follow (stat: what
- * opening path reaches); or nil and the error. For directories another program writes into, and for files a
- * user names: a FIFO would block whoever opens it to read, a device like /dev/zero never ends. */
+ * opening path reaches); or nil and the error. For directories another program writes into and
+ * files a user names: a FIFO would block whoever opens it to read, /dev/zero never ends. */
 static int l_file_type(lua_State *L) {
   struct stat st;
   const char *path = wl_check_cstring(L, 1);

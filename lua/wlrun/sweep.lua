@@ -17,7 +17,8 @@ function sweep.zip(axes)
       core.error("script", "wl.zip: each axis is NAME = {values...}", 2)
     end
     if n and #values ~= n then
-      core.error("script", ("wl.zip: axes must have the same number of values (%s has %d, %s %d)"):format(name, #values, first, n), 2)
+      core.error("script", ("wl.zip: axes must have the same number of values (%s has %d, %s %d)"):format(name,
+        #values, first, n), 2)
     end
     n, first = #values, first or name
   end
@@ -300,8 +301,8 @@ function sweep.expand(scenario, overrides, filter)
   end
   local total = math.tointeger(space)
   if total > sweep.MAX_CONFIGURATIONS and not scenario.where and not keep then -- all of them kept: said at once
-    core.error("script", ("%s: %d configurations; at most %s (narrow the sweep: -p, --filter, where)"):format(where_defined,
-      total, short(sweep.MAX_CONFIGURATIONS)), 0)
+    core.error("script", ("%s: %d configurations; at most %s (narrow the sweep: -p, --filter, where)"):format(
+      where_defined, total, short(sweep.MAX_CONFIGURATIONS)), 0)
   end
   for _ = 1, total do
     local p = {}
@@ -315,8 +316,8 @@ function sweep.expand(scenario, overrides, filter)
     end
     if ok and keep and not keep(copy(p)) then ok, filtered = false, filtered + 1 end
     if ok and #list == sweep.MAX_CONFIGURATIONS then
-      core.error("script", ("%s: more than %s configurations after where and --filter; narrow the sweep (-p, --filter, where)"):format(
-        where_defined, short(sweep.MAX_CONFIGURATIONS)), 0)
+      core.error("script", ("%s: more than %s configurations after where and --filter; narrow the sweep "
+        .. "(-p, --filter, where)"):format(where_defined, short(sweep.MAX_CONFIGURATIONS)), 0)
     end
     if ok then list[#list + 1] = { index = #list + 1, params = p } end
     for gi = #groups, 1, -1 do -- advance, the last group fastest

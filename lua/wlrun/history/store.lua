@@ -51,7 +51,8 @@ end
 
 local function says(e, text) return tostring(e):find(text, 1, true) ~= nil end
 
-local WHAT = { directory = "a directory", fifo = "a FIFO", socket = "a device or a socket", other = "a device or a socket" }
+local WHAT = { directory = "a directory", fifo = "a FIFO", socket = "a device or a socket",
+  other = "a device or a socket" }
 
 -- Raises unless path can name a database file: standard input and output cannot hold one, and
 -- a directory, a FIFO (opening it would wait for a writer) or a device is not one. Returns

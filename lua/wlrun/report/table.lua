@@ -50,7 +50,8 @@ function M.first_line(s, max)
   s = tostring(s or ""):match("[^\r\n]*")
   if max and M.width(s) > max then
     local cut = utf8.offset(s, max - 2)
-    s = require("wlrun.trim").right((cut and s:sub(1, cut - 1) or s:sub(1, max - 3)):gsub("\\x?%x?$", "")) .. "..." -- not in an escape
+    local head = (cut and s:sub(1, cut - 1) or s:sub(1, max - 3)):gsub("\\x?%x?$", "") -- not in an escape
+    s = require("wlrun.trim").right(head) .. "..."
   end
   return s
 end

@@ -72,8 +72,9 @@ function journal.hook_exit()
     if journal.in_run and not next(open_writers) then
       local at = debug.getinfo(2, "Sl")
       local where = at and at.currentline > 0 and ("%s:%d: "):format(at.short_src, at.currentline) or ""
-      error({ kind = "script", bare = true, exit_code = exit_code(code), message = ("%s%s during %s, before its first configuration: the run stops; nothing was measured"):format(
-        where, call, journal.in_run) }, 0)
+      local message = ("%s%s during %s, before its first configuration: the run stops; nothing was measured"):format(
+        where, call, journal.in_run)
+      error({ kind = "script", bare = true, exit_code = exit_code(code), message = message }, 0)
     end
     if next(open_writers) then
       journal.finish_all()

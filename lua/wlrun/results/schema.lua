@@ -91,7 +91,9 @@ local MAX_SECONDS = 365 * 86400
 local function duration(v, path)
   if not finite(v) then return ("%s is not a finite number"):format(path) end
   if v < 0 then return ("%s is %.17g: a time measured is not negative"):format(path, v) end
-  if v > MAX_SECONDS then return ("%s is %.17g: a time measured is at most a year (%d s)"):format(path, v, MAX_SECONDS) end
+  if v > MAX_SECONDS then
+    return ("%s is %.17g: a time measured is at most a year (%d s)"):format(path, v, MAX_SECONDS)
+  end
 end
 local durations = array(duration)
 local time_stats = object({ n = duration, mean = duration, std = duration, median = duration, min = duration,

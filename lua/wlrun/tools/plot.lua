@@ -394,7 +394,9 @@ local verdict_style = {
 local function check_comparison(doc, file)
   local function bad(what) fail("usage", ("'%s': %s"):format(file, what)) end
   for _, side in ipairs { "base", "new" } do
-    if doc[side] ~= nil and type(doc[side]) ~= "table" then bad(("its %s is a %s, not an object"):format(side, type(doc[side]))) end
+    if doc[side] ~= nil and type(doc[side]) ~= "table" then
+      bad(("its %s is a %s, not an object"):format(side, type(doc[side])))
+    end
   end
   if doc.parameters ~= nil then
     if type(doc.parameters) ~= "table" then bad(("its parameters are a %s, not a list"):format(type(doc.parameters))) end
