@@ -19,11 +19,11 @@ const struct wl_nvrtc_api *wl_nvrtc_or_raise(lua_State *L, const char *fn, const
 }
 
 const char *wl_kernel_name_problem(const char *name, size_t len, size_t *at) {
-  static const char punctuation[] = " :<>,()*&+-.~!=|^%?/[]";
+  static const char punctuation[] = " \t:<>,()*&+-.~!=|^%?/[]'"; /* ' for 'a' and 1'000 */
   for (*at = 0; *at < len; (*at)++) {
     unsigned char ch = (unsigned char)name[*at];
     if (ch == '\0') return "a NUL byte";
-    if (ch < 0x20 || ch == 0x7f) return "a control character";
+    if ((ch < 0x20 && ch != '\t') || ch == 0x7f) return "a control character";
     bool word = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
     if (!word && (ch >= 0x80 || !strchr(punctuation, ch))) return "a character that no name expression holds";
   }

@@ -15,8 +15,9 @@ const struct wl_nvrtc_api *wl_nvrtc_or_raise(lua_State *L, const char *fn, const
 /* NULL where name (len bytes) can be given to NVRTC as a name expression, else what is wrong
  * with it (the offending byte's offset in *at). NVRTC pastes the expression into the program
  * it compiles, so a name is a C++ name with its template arguments and nothing else: letters,
- * digits, _ and the punctuation of a name expression; never a newline (a line of its own, like
- * an #include), a ';', braces, quotes, a backslash or '#', by which text would become code. */
+ * digits, _, blanks and the punctuation of a name expression ('a' and 1'000 included); never a
+ * newline (a line of its own, like an #include), a ';', braces, a double quote, a backslash or
+ * '#', by which text would become code. */
 const char *wl_kernel_name_problem(const char *name, size_t len, size_t *at);
 
 /* Compiles name (an NVRTC name expression) from code with opts; fills c (its code, lowered name

@@ -264,9 +264,9 @@ end
 
 -- The configurations of a scenario: {axes = {names in order}, list = {{index=, params=}...},
 -- pruned = n (by where), filtered = n (by --filter)}. The space of the parameters (every
--- combination, each seen by where and --filter) holds at most MAX_SPACE; what they keep, at most
--- MAX_CONFIGURATIONS, each held in memory with its parameters (about 1 KB) until the run ends
-sweep.MAX_SPACE, sweep.MAX_CONFIGURATIONS = 1e7, 1e6
+-- combination, each seen by where and --filter) holds at most MAX_SPACE; each configuration kept
+-- is held in memory with its parameters (about 1 KB) until the run ends, a shard's too
+sweep.MAX_SPACE = 1e7
 
 local function short(n) return (("%.0e"):format(n):gsub("e%+0*", "e")) end
 
@@ -300,10 +300,6 @@ function sweep.expand(scenario, overrides, filter)
       space, short(sweep.MAX_SPACE)), 0)
   end
   local total = math.tointeger(space)
-  if total > sweep.MAX_CONFIGURATIONS and not scenario.where and not keep then -- all of them kept: said at once
-    core.error("script", ("%s: %d configurations; at most %s (narrow the sweep: -p, --filter, where)"):format(
-      where_defined, total, short(sweep.MAX_CONFIGURATIONS)), 0)
-  end
   for _ = 1, total do
     local p = {}
     for gi, g in ipairs(groups) do
@@ -315,10 +311,6 @@ function sweep.expand(scenario, overrides, filter)
       if not ok then pruned = pruned + 1 end
     end
     if ok and keep and not keep(copy(p)) then ok, filtered = false, filtered + 1 end
-    if ok and #list == sweep.MAX_CONFIGURATIONS then
-      core.error("script", ("%s: more than %s configurations after where and --filter; narrow the sweep "
-        .. "(-p, --filter, where)"):format(where_defined, short(sweep.MAX_CONFIGURATIONS)), 0)
-    end
     if ok then list[#list + 1] = { index = #list + 1, params = p } end
     for gi = #groups, 1, -1 do -- advance, the last group fastest
       idx[gi] = idx[gi] + 1

@@ -251,6 +251,13 @@ add("wl.kernel: a name with an #include of a file on a line of its own",
 add("wl.kernel: a name with ';' and braces",
   { args = "--compile-only --arch sm_90 --no-cache -p 'variant=naive; __device__ void f() {}'", code = 1, script = NAMED,
     stderr = "holds a character that no name expression holds at byte 11" })
+add("wl.kernel: names with character literals, a digit separator and a tab are names",
+  { args = "--compile-only --arch sm_90 --no-cache", code = 0,
+    script = [[local wl = require "wlrun"
+local src = "template <char C> __global__ void c(int *p) {}\ntemplate <long long N> __global__ void h(int *p) {}\n"
+  .. "template <typename T> __global__ void g(T *p) {}"
+for _, name in ipairs { "c<'a'>", "h<1'000>", "g<unsigned\tint>" } do print(wl.kernel { src, name = name }.lowered_name) end]],
+    stdout = "_Z1cILc97EEvPi\n_Z1hILx1000EEvPi\n_Z1gIjEvPT_\n" })
 add("wl.kernel: a template name with its arguments is a name",
   { args = "--compile-only --arch sm_90 --no-cache", code = 0,
     script = [[local k = require("wlrun").kernel { "template <int N> __global__ void t(float *p) {}", name = "t<(2 + 1) * 4>" }
