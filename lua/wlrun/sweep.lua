@@ -270,16 +270,8 @@ sweep.MAX_SPACE = 1e7
 
 local function short(n) return (("%.0e"):format(n):gsub("e%+0*", "e")) end
 
--- a configuration's parameters, copied (tables too) for code that could change them
-local function copy(v, seen)
-  if type(v) ~= "table" then return v end
-  seen = seen or {}
-  if seen[v] then return seen[v] end
-  local t = {}
-  seen[v] = t
-  for k, x in pairs(v) do t[k] = copy(x, seen) end
-  return t
-end
+-- a configuration's parameters (numbers, strings, booleans), copied for code that could change them
+local function copy(p) return require("wlrun.results").copy(p) end
 
 function sweep.expand(scenario, overrides, filter)
   local where_defined = scenario.defined_at or scenario.name

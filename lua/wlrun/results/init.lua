@@ -9,8 +9,10 @@ local results = {}
 results.SCHEMA = "wlrun-results"
 results.VERSION = 1
 
--- text with its length before it: no text, whatever it holds, reads as more or fewer parts
-local function counted(s) return #s .. ":" .. s end
+-- text with its length before it: no text, whatever it holds, reads as more or fewer parts of
+-- an identity (results.key, compare's match)
+function results.counted(s) return #s .. ":" .. s end
+local counted = results.counted
 
 -- a parameter's value as exact text: every float digit that tells it apart (0.3 and 0.1 + 0.2
 -- differ), and its Lua type (1024 and 1024.0 are different values)

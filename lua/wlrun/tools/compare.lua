@@ -39,8 +39,7 @@ local function match_names(c, opts)
 end
 
 local function key_of(scenario, c, opts)
-  -- each part counted (its length before it): no name or value reads as other parts
-  local function counted(s) return #s .. ":" .. s end
+  local counted = require("wlrun.results").counted -- no name or value reads as other parts
   local parts = { counted(tostring(scenario)) }
   local exact = require("wlrun.results").value_key -- matching is exact; the tables show param_text
   for _, k in ipairs(match_names(c, opts)) do parts[#parts + 1] = counted(tostring(k)) .. "=" .. exact(c.params[k]) end
