@@ -4,6 +4,7 @@
 #define WL_LHOST_H
 
 #include "cli.h"
+#include "embedded.h"
 #include "wl_exit.h"
 
 #include <lua.h>
@@ -47,15 +48,5 @@ int wl_host_end(int code);
  * run, whatever wrote it (the help, a report, a script's print): the message, once, and exit 9
  * for a run that succeeded. Returns the code. */
 int wl_host_check_stdout(int code);
-
-/* The files embedded at build time (lua/wlrun/... and docs/cli.md). */
-struct wl_embedded_file {
-  const char *path;
-  const unsigned char *data;
-  size_t size;
-};
-extern const struct wl_embedded_file wl_embedded_files[];
-extern const size_t wl_embedded_count;
-const struct wl_embedded_file *wl_embedded_find(const char *path);
 
 #endif

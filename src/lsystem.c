@@ -1,6 +1,7 @@
 /* Small host services for the Lua library (wlrun.process): terminals, hashing, time stamps,
  * child processes (argv, never a shell), finding a program; files and directories are in
  * lsystem_files.c. */
+#include "embedded.h"
 #include "kernel_cache.h"
 #include "lsystem.h"
 #include "wl_exit.h"
@@ -424,6 +425,14 @@ static int l_self_exe(lua_State *L) {
   return 1;
 }
 
+/* process.embedded_file(path) -> the text of a file embedded in the binary (embedded.h), or nil */
+static int l_embedded_file(lua_State *L) {
+  const struct wl_embedded_file *f = wl_embedded_find(luaL_checkstring(L, 1));
+  if (!f) return 0;
+  lua_pushlstring(L, (const char *)f->data, f->size);
+  return 1;
+}
+
 /* process.hold_stdout() -> fd: from now on what anyone writes to standard output (a script's
  * print, a library's printf) goes to standard error; fd is the real standard output, which
  * process.release_stdout(fd) puts back. For reports that must parse (--format json). */
@@ -453,7 +462,8 @@ void wl_open_system(lua_State *L) {
                                  {"cwd", l_cwd}, {"spawn", l_spawn}, {"self_exe", l_self_exe},
                                  {"spawn_async", l_spawn_async}, {"wait_any", l_wait_any}, {"wait_pid", l_wait_pid}, {"kill", l_kill},
                                  {"getpid", l_getpid}, {"find_program", l_find_program}, {"hold_stdout", l_hold_stdout},
-                                 {"release_stdout", l_release_stdout}, {NULL, NULL}};
+                                 {"release_stdout", l_release_stdout}, {"embedded_file", l_embedded_file},
+                                 {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
   wl_open_system_files(L);
 }

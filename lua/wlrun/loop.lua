@@ -101,7 +101,10 @@ end
 local function summary_of(xs) return #xs > 0 and core.stats.summary(xs) or nil end
 
 -- rec = {batch_size, iter = {s...}, data = {s...}, phases = {{name=, time=, top=}...} per
--- iteration} for the measured iterations. Returns the summary with its warnings.
+-- iteration} for the measured iterations; optional: total_time (the iterations' whole period, s:
+-- wlrun trace's, which may hold time that is neither data nor step; default iter + data),
+-- overlap = {work, busy, tolerance} (the step's GPU work per iteration, its busy time: the
+-- phases overlap when work > busy * (1 + tolerance)). Returns the summary with its warnings.
 function loop.summarize(rec)
   local n = #rec.iter
   local total_iter, total_data = 0, 0
@@ -109,16 +112,18 @@ function loop.summarize(rec)
     total_iter = total_iter + rec.iter[i]
     total_data = total_data + rec.data[i]
   end
+  local total = rec.total_time or total_iter + total_data
   local s = {
     iters = n, batch_size = rec.batch_size,
     iter = summary_of(rec.iter), data = summary_of(rec.data),
-    total_time = total_iter + total_data,
+    total_time = total,
     -- samples/s from the steady-state total time, not a mean of per-iteration rates
-    throughput = n > 0 and rec.batch_size * n / (total_iter + total_data) or 0,
+    throughput = n > 0 and total > 0 and rec.batch_size * n / total or 0,
     data_ratio = total_iter > 0 and total_data / total_iter or 0,
     phases = {}, warnings = {},
   }
-  -- phases: mean GPU time per iteration, in first-seen order; "outside" = step - top phases
+  -- phases: mean time per iteration, in first-seen order; "outside" = step - top phases, never
+  -- below 0 (phases on several streams at once can add up to more than the step)
   local by_name, order = {}, {}
   for _, iteration in ipairs(rec.phases or {}) do
     for _, ph in ipairs(iteration) do
@@ -137,13 +142,17 @@ function loop.summarize(rec)
     local st = core.stats.summary(agg.times)
     local mean_per_iter = st.mean * #agg.times / math.max(n, 1)
     s.phases[#s.phases + 1] = { name = name, mean = mean_per_iter, median = st.median,
-      share = s.iter and mean_per_iter / s.iter.mean or 0, top = agg.top }
+      share = s.iter and s.iter.mean > 0 and mean_per_iter / s.iter.mean or 0, top = agg.top }
     if agg.top then top_total = top_total + mean_per_iter end
   end
   if #order > 0 and s.iter then
-    s.outside = { mean = s.iter.mean - top_total, share = 1 - top_total / s.iter.mean }
-    -- the phases cannot hold more GPU time than the step's wall time (beyond the tolerance)
-    s.phases_consistent = top_total <= s.iter.mean * (1 + loop.PHASE_TOLERANCE)
+    local out = math.max(0, s.iter.mean - top_total)
+    s.outside = { mean = out, share = s.iter.mean > 0 and out / s.iter.mean or 0 }
+    if rec.overlap then -- the GPU work itself: does it overlap in time?
+      s.phases_consistent = rec.overlap.work <= rec.overlap.busy * (1 + rec.overlap.tolerance) + 1e-12
+    else -- the phases cannot hold more GPU time than the step's wall time (beyond the tolerance)
+      s.phases_consistent = top_total <= s.iter.mean * (1 + loop.PHASE_TOLERANCE)
+    end
   end
   if s.data_ratio > loop.DATA_BOTTLENECK then
     s.warnings[#s.warnings + 1] = { code = "data-bottleneck", title = "data loading is the bottleneck",
@@ -152,8 +161,10 @@ function loop.summarize(rec)
       hint = "load ahead of the step (a second stream, more loader work per batch), or make batches cheaper to load" }
   end
   if s.phases_consistent == false then
-    s.warnings[#s.warnings + 1] = { code = "phase-overlap", title = "phases overlap",
-      message = "the phases add up to more than the step's time: they overlap (work on several streams)",
+    local message = rec.overlap and ("the step's GPU work adds up to %s per iteration in %s of busy GPU time: the phases' work overlaps in time (several streams at once)"):format(
+      units.time(rec.overlap.work), units.time(rec.overlap.busy))
+      or "the phases add up to more than the step's time: they overlap (work on several streams)"
+    s.warnings[#s.warnings + 1] = { code = "phase-overlap", title = "phases overlap", message = message,
       hint = "the breakdown by phase is not additive here" }
   end
   return s

@@ -12,6 +12,9 @@
  *                       the toolkit's libcupti.so.13: the build's, /usr/local/cuda's)
  *   WLRUN_TRACE_GPU     "0": no CUPTI at all (CPU times only)
  *
+ * Ranges in the NVTX domain "wlrun.auto" are pushed by wlrun's Python start-up hook
+ * (src/trace/python/sitecustomize.py, through trace_auto.c), not by the program.
+ *
  * Files: one per process, DIR/<pid>.wltrace, created when the process's first NVTX or CUDA
  * injection initialises (a forked child opens its own on its first record). A program exec'd by
  * a traced process keeps its pid: when that name is taken, the file is DIR/<pid>.<n>.wltrace,
@@ -23,7 +26,7 @@
  * killed while writing).
  *
  * The first line:
- *   wltrace <TAB> 1 <TAB> <pid> <TAB> <ppid> <TAB> <command line, arguments joined by spaces>
+ *   wltrace <TAB> 2 <TAB> <pid> <TAB> <ppid> <TAB> <command line, arguments joined by spaces>
  * Then, in any order except that a string is defined before any line that names it:
  *   S   sid text                 a string (range name, domain, kernel name), ids from 1
  *   T   tid name-sid             a thread's name (nvtxNameOsThread); tid is the kernel's thread id
@@ -38,14 +41,18 @@
  *                                a range still open when the process ended, or when its thread
  *                                ended for a push/pop range (nothing can close it then)
  *                                (push/pop: parent as for R; start/end: parent -)
- *   C   correlation rid          a CUDA API call that can start GPU work (a launch, a copy, a
- *                                set, a graph launch) made while range rid was the innermost
- *                                push/pop range open on the calling thread; correlation is
- *                                CUPTI's correlation id of the runtime or driver call (both, when
- *                                they differ). A call on a thread with no range open names the
- *                                innermost range left by the process's last push or pop (PyTorch
- *                                launches backward's kernels from autograd's own thread while the
- *                                thread that pushed "backward" waits); none when there is none
+ *   C   correlation rid time     a CUDA API call that can start GPU work (a launch, a copy, a
+ *                                set, a graph launch), made at time (CLOCK_MONOTONIC ns, on entry
+ *                                to the call) while range rid was the innermost push/pop range
+ *                                open on the calling thread; correlation is CUPTI's correlation
+ *                                id of the runtime or driver call (both, when they differ). A
+ *                                call on a thread with no range open names the innermost range
+ *                                left by the process's last push or pop (PyTorch launches
+ *                                backward's kernels from autograd's own thread while the thread
+ *                                that pushed "backward" waits); rid 0 when there is none. Every
+ *                                such call is noted, in a range or not: the report bounds an
+ *                                iteration by the end of the GPU work launched before it ended
+ *                                (version 1 had no time field and no rid 0)
  *   K   correlation kind device stream start end bytes name-sid
  *                                GPU work from CUPTI activity: kind kernel, memcpy or memset;
  *                                bytes 0 for kernels; name-sid: the kernel's (demangled) name or
@@ -63,13 +70,13 @@
  * Bounds a reader may rely on: push/pop ranges nest at most WL_TRACE_MAX_DEPTH deep; a string
  * holds at most WL_TRACE_MAX_STRING bytes (a longer name is cut at a character boundary).
  * Times are nanoseconds of CLOCK_MONOTONIC, for CPU records and (through CUPTI's timestamp
- * callback) for K records alike. Record letters and field counts never change within version 1;
+ * callback) for K records alike. Record letters and field counts never change within a version (readers take 1 and 2);
  * a reader refuses a line it does not know, naming the file and the line.
  */
 #ifndef WL_TRACE_FORMAT_H
 #define WL_TRACE_FORMAT_H
 
-#define WL_TRACE_VERSION 1
+#define WL_TRACE_VERSION 2
 #define WL_TRACE_MAGIC "wltrace"
 #define WL_TRACE_SUFFIX ".wltrace"
 #define WL_TRACE_MAX_DEPTH 256      /* lua/wlrun/trace/read.lua's LIMITS.depth */
@@ -79,5 +86,8 @@
 #define WL_TRACE_ENV_SYNC "WLRUN_TRACE_SYNC"
 #define WL_TRACE_ENV_CUPTI "WLRUN_TRACE_CUPTI"
 #define WL_TRACE_ENV_GPU "WLRUN_TRACE_GPU"
+
+/* The domain of the ranges that wlrun's Python start-up hook pushes (src/trace/trace_auto.c) */
+#define WL_TRACE_AUTO_DOMAIN "wlrun.auto"
 
 #endif

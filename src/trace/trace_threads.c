@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { LAUNCHES = 512, MAX_DEPTH = WL_TRACE_MAX_DEPTH, LAUNCH_LINE = 44 /* "C", two numbers, tabs, newline */ };
+enum { LAUNCHES = 512, MAX_DEPTH = WL_TRACE_MAX_DEPTH, LAUNCH_LINE = 68 /* "C", three numbers, tabs, newline */ };
 
 struct open_range {
   uint64_t rid, parent, start;
@@ -25,7 +25,7 @@ struct open_range {
 };
 
 struct launch {
-  uint64_t correlation, rid;
+  uint64_t correlation, rid, time; /* rid 0: no range open in the process */
 };
 
 struct thread {
@@ -69,6 +69,7 @@ static void launch_records(struct thread *t) {
     wt_line('C');
     wt_u64(t->launch[i].correlation);
     wt_u64(t->launch[i].rid);
+    wt_u64(t->launch[i].time);
     wt_end();
   }
   t->nlaunch = 0;
@@ -186,7 +187,9 @@ int wt_push(struct wt_string *domain, struct wt_string *name, struct wt_payload 
   return level;
 }
 
-int wt_pop(struct wt_string *domain) {
+int wt_pop(struct wt_string *domain) { return wt_pop_with(domain, NULL); }
+
+int wt_pop_with(struct wt_string *domain, const struct wt_payload *payload) {
   struct thread *t = self;
   if (!t || wt_finished()) return -1;
   if (t->overflow) {
@@ -200,6 +203,7 @@ int wt_pop(struct wt_string *domain) {
   uint64_t end = wt_now();
   wt_lock();
   struct open_range o = t->stack[i];
+  if (payload) o.payload = *payload;
   memmove(&t->stack[i], &t->stack[i + 1], (size_t)(t->depth - i - 1) * sizeof o);
   t->depth--;
   atomic_store_explicit(&last_innermost, t->depth ? t->stack[t->depth - 1].rid : 0, memory_order_relaxed);
@@ -242,21 +246,22 @@ static void flush_launches(struct thread *t) {
   wt_mutex_lock(&t->launch_lock);
   size_t n = 0;
   for (unsigned i = 0; i < t->nlaunch; i++)
-    n += (size_t)snprintf(t->text + n, LAUNCH_LINE, "C\t%llu\t%llu\n", (unsigned long long)t->launch[i].correlation,
-                          (unsigned long long)t->launch[i].rid);
+    n += (size_t)snprintf(t->text + n, LAUNCH_LINE, "C\t%llu\t%llu\t%llu\n", (unsigned long long)t->launch[i].correlation,
+                          (unsigned long long)t->launch[i].rid, (unsigned long long)t->launch[i].time);
   t->nlaunch = 0;
   wt_mutex_unlock(&t->launch_lock);
   wt_write_lines(t->text, n);
 }
 
+/* Every launch is noted with its time, in a range or not: the report bounds an iteration by the
+ * end of the GPU work launched before its range closed, wherever that work was launched. */
 void wt_note_launch(uint64_t correlation) {
+  if (wt_finished()) return;
+  uint64_t now = wt_now();
   struct thread *t = self;
   uint64_t rid = t && t->depth ? t->stack[t->depth - 1].rid : 0;
-  if (!rid) {
-    rid = atomic_load_explicit(&last_innermost, memory_order_relaxed);
-    if (!rid || wt_finished()) return;
-    if (!t && !(t = self_state())) return;
-  }
+  if (!rid) rid = atomic_load_explicit(&last_innermost, memory_order_relaxed);
+  if (!t && !(t = self_state())) return;
   /* the driver's call inside the runtime's, when CUPTI gives both one correlation id */
   if (correlation == t->last_correlation && rid == t->last_rid) return;
   t->last_correlation = correlation;
@@ -264,6 +269,7 @@ void wt_note_launch(uint64_t correlation) {
   wt_mutex_lock(&t->launch_lock);
   t->launch[t->nlaunch].correlation = correlation;
   t->launch[t->nlaunch].rid = rid;
+  t->launch[t->nlaunch].time = now;
   int full = ++t->nlaunch == LAUNCHES;
   wt_mutex_unlock(&t->launch_lock);
   if (full) flush_launches(t);

@@ -66,8 +66,30 @@ static int lines_with(const char *text, const char *prefix) {
   return n;
 }
 
+/* the time of the C record of a correlation (0: none) */
+static unsigned long long launch_time(const char *text, unsigned long long correlation) {
+  char key[48];
+  snprintf(key, sizeof key, "\nC\t%llu\t", correlation);
+  const char *p = strstr(text, key);
+  unsigned long long corr, rid, time;
+  if (!p || sscanf(p + 1, "C\t%llu\t%llu\t%llu", &corr, &rid, &time) != 3) return 0;
+  return time;
+}
+
+/* the start (which 0) or end (1) of the R record of a range (0: none) */
+static unsigned long long range_time(const char *text, unsigned long long rid, int which) {
+  char key[48];
+  snprintf(key, sizeof key, "\nR\t%llu\t", rid);
+  const char *p = strstr(text, key);
+  unsigned long long id, tid, parent, name, domain, start, end;
+  if (!p || sscanf(p + 1, "R\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu", &id, &tid, &parent, &name, &domain, &start,
+                   &end) != 7)
+    return 0;
+  return which ? end : start;
+}
+
 static void no_range(void) {
-  wt_note_launch(1); /* nothing open anywhere: no C */
+  wt_note_launch(1); /* nothing open anywhere: C with rid 0, its time all the same */
   wt_push(NULL, wt_intern_cstr("late"), none());
   wt_pop(NULL);
 }
@@ -241,21 +263,27 @@ int main(void) {
   char *t = traced(no_range);
   CHECK(t != NULL);
   CHECK_CONTAINS(t, "\nR\t1\t");
-  CHECK(lines_with(t, "C\t") == 0);
+  CHECK(lines_with(t, "C\t") == 1);
+  CHECK(lines_with(t, "C\t1\t0\t") == 1);
+  CHECK(launch_time(t, 1) > 0 && launch_time(t, 1) < range_time(t, 1, 0)); /* before the range "late" */
 
   t = traced(many);
   CHECK(lines_with(t, "C\t") == 1002);
-  CHECK(lines_with(t, "C\t1\t1\n") == 1);
-  CHECK_CONTAINS(t, "\nC\t1000\t1\n");
-  CHECK_CONTAINS(t, "\nC\t2000\t2\n");
-  CHECK_CONTAINS(t, "\nC\t2001\t1\n");
+  CHECK(lines_with(t, "C\t1\t1\t") == 1);
+  CHECK_CONTAINS(t, "\nC\t1000\t1\t");
+  CHECK_CONTAINS(t, "\nC\t2000\t2\t");
+  CHECK_CONTAINS(t, "\nC\t2001\t1\t");
+  /* each launch's time lies in the range it names, in the order of the calls */
+  CHECK(launch_time(t, 2000) >= range_time(t, 2, 0) && launch_time(t, 2000) <= range_time(t, 2, 1));
+  CHECK(launch_time(t, 2001) >= range_time(t, 2, 1) && launch_time(t, 2001) <= range_time(t, 1, 1));
+  CHECK(launch_time(t, 1) >= range_time(t, 1, 0) && launch_time(t, 1) <= launch_time(t, 1000));
   CHECK(lines_with(t, "X\texit") == 1);
 
   t = traced(threads);
-  CHECK_CONTAINS(t, "\nC\t7000\t1\n"); /* from a thread without a range: backward */
-  CHECK_CONTAINS(t, "\nC\t5009\t2\n"); /* written when its thread ended */
+  CHECK_CONTAINS(t, "\nC\t7000\t1\t"); /* from a thread without a range: backward */
+  CHECK_CONTAINS(t, "\nC\t5009\t2\t"); /* written when its thread ended */
   CHECK(lines_with(t, "C\t50") == 10);
-  CHECK_CONTAINS(t, "\nC\t8000\t1\n"); /* written at exit */
+  CHECK_CONTAINS(t, "\nC\t8000\t1\t"); /* written at exit */
   CHECK(lines_with(t, "O\t2\t") == 1); /* the worker's range, open when its thread ended */
   CHECK(lines_with(t, "O\t1\t") == 1);
   /* every C before X */

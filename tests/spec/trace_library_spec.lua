@@ -27,7 +27,7 @@ local PROGRAM = built("WLRUN_TRACE_PROGRAM", "trace_nvtx_program")
 local CUDA_PROGRAM = built("WLRUN_TRACE_CUDA_PROGRAM", "trace_cuda_program")
 
 -- the fields of each record, after the letter (trace_format.h)
-local FIELDS = { S = 2, T = 2, R = 8, A = 7, O = 7, C = 2, K = 8, G = 2, D = 2, E = 1, X = 1 }
+local FIELDS = { S = 2, T = 2, R = 8, A = 7, O = 7, C = 3, K = 8, G = 2, D = 2, E = 1, X = 1 }
 local MS = 1000000
 
 -- Reads one .wltrace file: {pid =, ppid =, command =, records = {{letter, field...}...},
@@ -43,7 +43,7 @@ local function read_trace(path)
     for part in (line .. "\t"):gmatch("([^\t]*)\t") do f[#f + 1] = part end
     if n == 1 then
       assert.equal("wltrace", f[1], path)
-      assert.equal("1", f[2], path)
+      assert.equal("2", f[2], path)
       t.pid, t.ppid, t.command = tonumber(f[3]), tonumber(f[4]), record.unescape(f[5] or "")
     else
       local letter = f[1]
@@ -88,7 +88,7 @@ local function ranges(t, letter)
         r = { correlation = num(f[2]), kind = f[3], device = num(f[4]), stream = num(f[5]), start = num(f[6]),
               stop = num(f[7]), bytes = num(f[8]), name = t.strings[f[9]] }
       else
-        r = { f[2], f[3] }
+        r = { f[2], f[3], f[4] }
       end
       out[#out + 1] = r
     end
@@ -430,11 +430,21 @@ describe("the trace library on the GPU", function()
   local function joined(t)
     local rs, by_rid, range_of = ranges(t, "R"), {}, {}
     for _, x in ipairs(rs) do by_rid[x.rid] = x end
+    local launched = {}
     for _, c in ipairs(ranges(t, "C")) do
-      local corr, rid = tonumber(c[1]), tonumber(c[2])
-      assert.is_not_nil(by_rid[rid], "C names a range that was written")
-      assert.is_true(range_of[corr] == nil or range_of[corr] == by_rid[rid], "one correlation, one range")
-      range_of[corr] = by_rid[rid]
+      local corr, rid, time = tonumber(c[1]), tonumber(c[2]), tonumber(c[3])
+      launched[corr] = launched[corr] or time
+      if rid ~= 0 then -- 0: launched with no range open
+        local r = by_rid[rid]
+        assert.is_not_nil(r, "C names a range that was written")
+        assert.is_true(range_of[corr] == nil or range_of[corr] == r, "one correlation, one range")
+        range_of[corr] = r
+      end
+    end
+    -- a launch's time is the CPU's, before its work ran on the GPU (one clock for both)
+    for _, k in ipairs(ranges(t, "K")) do
+      local at = launched[k.correlation]
+      if at then assert.is_true(at <= k.start, ("launched at %d, ran from %d"):format(at, k.start)) end
     end
     return rs, range_of
   end

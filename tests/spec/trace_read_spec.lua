@@ -112,7 +112,7 @@ describe("trace reader", function()
   describe("refuses, naming the file and the line,", function()
     it("a file that is not a trace, or of another version", function()
       refused("hello\n", "42.wltrace:1: not a wlrun trace file")
-      refused("wltrace\t2\t1\t1\tx\n", "42.wltrace:1: trace format version 2; this wlrun reads version 1")
+      refused("wltrace\t3\t1\t1\tx\n", "42.wltrace:1: trace format version 3; this wlrun reads versions 1 and 2")
       refused("wltrace\t1\t1\t1\n", "42.wltrace:1: the header has 4 fields, expected 5")
     end)
 

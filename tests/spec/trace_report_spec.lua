@@ -58,7 +58,10 @@ describe("trace report", function()
     end
     assert.equal(64, e.loop.batch_size)
     assert.equal("payload", e.trace.batch_source)
-    assert.is_true(near(e.loop.throughput, 64 * 3 / 0.036))
+    -- throughput over the whole period: the steps are 20 ms apart (10 ms step, 2 ms data, 8 ms
+    -- between that is neither)
+    assert.is_true(near(e.loop.throughput, 64 * 3 / 0.060))
+    assert.is_true(near(e.trace.between_mean, 0.008))
     -- the phases hold GPU time: forward 2 + 0.5 ms, backward 4 ms, optimizer 0.5 ms
     assert.equal("gpu", e.trace.timing)
     local names = {}
@@ -119,7 +122,7 @@ describe("trace report", function()
     assert.matches("CPU times only %(no GPU / CUPTI: libcupti%.so%.13: cannot open shared object file%)", e.warnings[2].message)
     assert.matches("'train_step' %(1%)", e.warnings[3].message)
     assert.equal(2, #e.notes)
-    assert.matches("no 'data' ranges: the data time is the gap", e.notes[1])
+    assert.matches("no 'data' ranges: the data time is the whole gap", e.notes[1])
     assert.matches("batch size 1", e.notes[2])
   end)
 
@@ -194,17 +197,28 @@ describe("trace report", function()
     end)
 
     it("prefers the data ranges of the step's thread, and takes any thread's when it has none", function()
-      local own = entry_of({ warmup = 0 }, with("R\t10\t7\t0\t4\t0\t12000000\t15000000\t-",
+      -- steps [0, 10] and [20, 30] ms: the gap before the second is [10, 20]
+      local function two(...)
+        return "S\t1\ttrain_step", "S\t4\tdata", "R\t1\t7\t0\t1\t0\t0\t10000000\t-",
+          "R\t5\t7\t0\t1\t0\t20000000\t30000000\t-", "X\texit", ...
+      end
+      local own = entry_of({ warmup = 0 }, two("R\t10\t7\t0\t4\t0\t12000000\t15000000\t-",
         "R\t11\t8\t0\t4\t0\t12000000\t19000000\t-"))
       assert.equal("step", own.trace.data_threads)
       assert.is_true(near(own.loop.data[2], 0.003))
-      local other = entry_of({ warmup = 0 }, with("R\t11\t8\t0\t4\t0\t12000000\t19000000\t-",
+      assert.is_true(near(own.trace.between[2], 0.007)) -- the rest of the gap
+      local other = entry_of({ warmup = 0 }, two("R\t11\t8\t0\t4\t0\t12000000\t19000000\t-",
         "R\t12\t8\t0\t4\t0\t19500000\t19600000\t-"))
       assert.equal("all", other.trace.data_threads)
       assert.is_true(near(other.loop.data[2], 0.0071))
-      -- a data range after the last step's end belongs to no iteration
-      local late = entry_of({ warmup = 0 }, with("R\t10\t7\t0\t4\t0\t22000000\t23000000\t-"))
+      -- a data range after the last step's end belongs to no iteration; one inside a step is
+      -- not data (the step's time holds it)
+      local late = entry_of({ warmup = 0 }, two("R\t10\t7\t0\t4\t0\t32000000\t33000000\t-",
+        "R\t11\t7\t0\t4\t0\t22000000\t23000000\t-"))
       assert.same({ 0, 0 }, late.loop.data)
+      -- the part of a data range in the gap counts
+      local across = entry_of({ warmup = 0 }, two("R\t10\t7\t0\t4\t0\t8000000\t12000000\t-"))
+      assert.is_true(near(across.loop.data[2], 0.002))
     end)
 
     it("warns when much GPU work of the steps was launched outside every range", function()

@@ -30,13 +30,17 @@ the data loading, the ranges nested in a step its phases, with each phase's GPU 
 CUPTI works (CPU times otherwise). The report is a results document of loop configurations
 (docs/loops.md), one per process with steps: -o, compare, plot, export and merge read it.
 
-    --step NAME          the step's range (default train_step)
+    --step NAME          the step's range (default train_step; without one, a PyTorch
+                         program's steps are found by wlrun's hook: its optimizer steps)
     --data NAME          the data loading's range (default data); without any, the data
                          time is the gap between one step's end and the next one's start
     --batch-size N       samples per step (default: the step range's integer payload, else 1)
     --warmup N           steps left out at the start (default 5)
     --sync-steps         synchronise the device before the start and the end of each step
-                         (for programs that do not; the methodology's template does)
+                         (not needed: an iteration ends with its GPU work anyway; this
+                         changes the program, as the methodology's template does)
+    --no-auto-ranges     no start-up hook in Python programs (the automatic ranges of
+                         PyTorch's DataLoader, forward, backward and optimizer steps)
     --kernels            the top kernels by GPU time of each phase
     --timeout T          stop CMD after T (2s, 500ms, 1m): SIGTERM, SIGKILL a second later
     --trace-dir DIR      keep the raw trace files in DIR (default: a temporary directory,
@@ -57,7 +61,7 @@ trace file); the report is written in every case it can be made.
 local spec = {
   ["--step"] = { value = true }, ["--data"] = { value = true }, ["--batch-size"] = { value = true },
   ["--warmup"] = { value = true }, ["--sync-steps"] = {}, ["--kernels"] = {}, ["--timeout"] = { value = true },
-  ["--trace-dir"] = { value = true }, ["--name"] = { value = true },
+  ["--trace-dir"] = { value = true }, ["--name"] = { value = true }, ["--no-auto-ranges"] = {},
   ["-o"] = { value = true, multi = true, key = "output" }, ["--output"] = { value = true, multi = true, key = "output" },
   ["--format"] = { value = true }, ["-q"] = { key = "quiet" }, ["--quiet"] = {},
   ["-h"] = { key = "help" }, ["--help"] = {},
@@ -98,6 +102,9 @@ function M.options(args)
     kernels = o.kernels or false, sync_steps = o.sync_steps or false, quiet = o.quiet or false,
     format = o.format or "table", trace_dir = o.trace_dir, name = o.name, help = o.help,
     warmup_given = o.warmup ~= nil,
+    -- wlrun's Python hook: put into the program unless --no-auto-ranges; its steps taken when the
+    -- program has none of its own, unless --step names the step's range
+    auto_ranges = not o.no_auto_ranges, auto = not o.no_auto_ranges and o.step == nil,
   }
   local known = {}
   for _, f in ipairs(printers().formats) do known[f] = true end
@@ -196,7 +203,7 @@ function M.document(o, cmd, program, run, entries)
   local core, results = require "wlrun.core", require "wlrun.results"
   local multi = #entries > 1
   local settings = { run = { warmup = o.warmup }, trace = { step = o.step, data = o.data, batch_size = o.batch_size,
-    sync_steps = o.sync_steps, kernels = o.kernels } }
+    sync_steps = o.sync_steps, kernels = o.kernels, auto_ranges = o.auto_ranges ~= false } }
   local ok, nvrtc = pcall(core.nvrtc_version)
   local doc = {
     schema = results.SCHEMA, version = results.VERSION,
@@ -297,7 +304,26 @@ local function run_info(o, cmd, program, lib, r, dir, nprocs)
     interrupted = r.interrupted, sync_steps = o.sync_steps, dir = o.trace_dir and dir or nil, processes = nprocs }
 end
 
--- the environment that injects the trace library; warn(text) hears of variables it replaces
+-- the directory of wlrun's Python start-up hook in the trace directory
+local function hook_dir(dir) return dir .. "/python" end
+
+-- writes the hook (src/trace/python/sitecustomize.py, embedded in wlrun) into the trace directory
+local function write_hook(dir)
+  local text = process.embedded_file("src/trace/python/sitecustomize.py")
+  if not text then fail("io", "this wlrun was built without its Python hook (src/trace/python/sitecustomize.py)") end
+  local ok, err = process.make_dir(hook_dir(dir))
+  local f
+  if ok then f, err = io.open(hook_dir(dir) .. "/sitecustomize.py", "wb") end
+  if not f then fail("io", ("cannot write the Python hook into %s: %s"):format(hook_dir(dir), tostring(err))) end
+  local written, werr = f:write(text)
+  local closed, cerr = f:close()
+  if not (written and closed) then
+    fail("io", ("cannot write the Python hook into %s: %s"):format(hook_dir(dir), tostring(werr or cerr)))
+  end
+end
+
+-- the environment that injects the trace library (and, in Python programs, the hook of the
+-- automatic ranges); warn(text) hears of variables it replaces
 function M.environment(o, dir, lib, warn)
   local env = { WLRUN_TRACE_DIR = dir, NVTX_INJECTION64_PATH = lib, CUDA_INJECTION64_PATH = lib }
   for _, v in ipairs { "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH" } do
@@ -306,6 +332,11 @@ function M.environment(o, dir, lib, warn)
   end
   if o.sync_steps then env.WLRUN_TRACE_SYNC = o.step end
   for k, v in pairs(o.env or {}) do env[k] = v end
+  if o.auto_ranges ~= false then -- first on Python's path, before the program's own
+    local path = env.PYTHONPATH or os.getenv("PYTHONPATH")
+    env.PYTHONPATH = hook_dir(dir) .. ((path and path ~= "") and (":" .. path) or "")
+    env.WLRUN_TRACE_AUTO = lib
+  end
   return env
 end
 
@@ -316,6 +347,7 @@ end
 function M.run(o, argv, lib, dir, spawn, warn)
   -- absolute, for a program that changes its directory (and a relative TMPDIR)
   if dir:sub(1, 1) ~= "/" then dir = (process.cwd() or ".") .. "/" .. dir end
+  if o.auto_ranges ~= false then write_hook(dir) end
   spawn.env = M.environment(o, dir, lib, warn)
   local r = process.spawn(argv, spawn)
   local ok, res = pcall(read.dir, dir)

@@ -9,7 +9,7 @@ local command = {}
 local fields = {
   name = true, description = true, params = true, order = true, where = true, setup = true, teardown = true,
   command = true, env = true, cwd = true, batch_size = true, step = true, data = true, warmup = true,
-  sync_steps = true, kernels = true, timeout = true, print_iters = true,
+  sync_steps = true, kernels = true, timeout = true, print_iters = true, auto_ranges = true,
 }
 
 local function fail(msg, level) core.error("script", "wl.command: " .. msg, level + 1) end
@@ -50,7 +50,7 @@ function command.declare(spec, level)
     end
     timeout = t
   end
-  for _, f in ipairs { "sync_steps", "kernels", "print_iters" } do
+  for _, f in ipairs { "sync_steps", "kernels", "print_iters", "auto_ranges" } do
     if spec[f] ~= nil and type(spec[f]) ~= "boolean" then fail(("'%s' must be true or false"):format(f), level) end
   end
   local sc = {
@@ -59,7 +59,7 @@ function command.declare(spec, level)
     command = {
       command = c, env = spec.env, cwd = spec.cwd, batch_size = bs, warmup = spec.warmup, timeout = timeout,
       step = spec.step, data = spec.data, sync_steps = spec.sync_steps == true, kernels = spec.kernels == true,
-      print_iters = spec.print_iters ~= false,
+      print_iters = spec.print_iters ~= false, auto_ranges = spec.auto_ranges ~= false,
     },
   }
   return require("wlrun.scenario").declare(sc, level)
@@ -115,7 +115,8 @@ local function options_of(C, p, state)
   local timeout = C.timeout
   if timeout == 0 then timeout = require("wlrun").settings.run.config_timeout or 0 end
   return { step = C.step or defaults.step, data = C.data or defaults.data, warmup = warmup, batch_size = bs,
-    kernels = C.kernels, sync_steps = C.sync_steps, timeout = timeout, env = env_of(C, p, state) }
+    kernels = C.kernels, sync_steps = C.sync_steps, timeout = timeout, env = env_of(C, p, state),
+    auto_ranges = C.auto_ranges, auto = C.auto_ranges and C.step == nil }
 end
 
 -- the report's configuration (the first process with steps) into the runner's entry

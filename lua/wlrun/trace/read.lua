@@ -12,7 +12,9 @@
 -- before it can eat the memory, and ranges nest at most LIMITS.depth deep, with no cycle.
 --
 -- A process: {file, pid, ppid, command, threads = {[tid] = name}, ranges = {range...},
---   by_rid = {[rid] = range}, corr = {[correlation] = rid}, gpu = {work...}, cupti = {state,
+--   by_rid = {[rid] = range}, corr = {[correlation] = rid}, launched = {[correlation] = time of the
+--   call (ns; version 2: every call that can start GPU work, in a range or not)}, version,
+--   gpu = {work...}, cupti = {state,
 --   reason} | nil, dropped = {[what] = count}, errors = {text...}, errors_more = n,
 --   exit = reason | nil (no X: killed), truncated = bool, orphans = n, unknown_corr = n}
 -- A range: {rid, tid, parent = range | nil, name, domain, start, stop (nil: still open),
@@ -53,7 +55,7 @@ Parser.__index = Parser
 local function new_parser(name, budget)
   return setmetatable({
     name = name, budget = budget, lineno = 0, strings = {},
-    p = { file = name, threads = {}, ranges = {}, by_rid = {}, corr = {}, gpu = {}, dropped = {}, errors = {},
+    p = { file = name, threads = {}, ranges = {}, by_rid = {}, corr = {}, launched = {}, gpu = {}, dropped = {}, errors = {},
           errors_more = 0, truncated = false, orphans = 0, unknown_corr = 0 },
   }, Parser)
 end
@@ -117,7 +119,8 @@ function Parser:string_ref(s, what)
   return v
 end
 
-local FIELDS = { S = 3, T = 3, R = 9, A = 8, O = 8, C = 3, K = 9, D = 3, E = 2, X = 2 } -- G: 2 or 3
+local FIELDS = { S = 3, T = 3, R = 9, A = 8, O = 8, C = 4, K = 9, D = 3, E = 2, X = 2 } -- G: 2 or 3; C: 3 in version 1
+read.VERSIONS = { [1] = true, [2] = true }
 
 function Parser:range(f, letter)
   local p = self.p
@@ -154,10 +157,22 @@ end
 -- unusual in them (a number too long, an unknown string, an id seen before) is left to the
 -- general reader below, which names what is wrong.
 local K_LINE = "^K\t(%d+)\t(%l+)\t(%d+)\t(%d+)\t(%d+)\t(%d+)\t(%d+)\t(%d+)$"
-local C_LINE = "^C\t(%d+)\t(%d+)$"
+local C_LINE = "^C\t(%d+)\t(%d+)\t(%d+)$"
+local C1_LINE = "^C\t(%d+)\t(%d+)$" -- version 1: no time
 local R_LINE = "^R\t(%d+)\t(%d+)\t(%d+)\t(%d+)\t(%d+)\t(%d+)\t(%d+)\t([%-%d]+)$"
 
 local function num(s) return #s <= 19 and math.tointeger(tonumber(s)) or nil end
+
+-- a C record: the call's time, and its range unless rid is 0; false when the correlation was
+-- given to another range already (the same twice, a driver call inside the runtime's, is one)
+function Parser:launch(corr, rid, time)
+  local p = self.p
+  local had = p.corr[corr]
+  if had and rid ~= 0 and had ~= rid then return false end
+  if rid ~= 0 then p.corr[corr] = rid end
+  if self.version ~= 1 and not p.launched[corr] then p.launched[corr] = time end
+  return true
+end
 
 function Parser:fast(line)
   local p, c = self.p, line:byte(1)
@@ -172,11 +187,16 @@ function Parser:fast(line)
     p.gpu[#p.gpu + 1] = w
     return true
   elseif c == 67 then -- C
-    local corr, rid = line:match(C_LINE)
-    corr, rid = corr and num(corr), rid and num(rid)
-    if not (corr and rid) or (p.corr[corr] and p.corr[corr] ~= rid) then return false end
-    p.corr[corr] = rid
-    return true
+    local corr, rid, time
+    if self.version == 1 then
+      corr, rid = line:match(C1_LINE)
+      time = "0"
+    else
+      corr, rid, time = line:match(C_LINE)
+    end
+    corr, rid, time = corr and num(corr), rid and num(rid), time and num(time)
+    if not (corr and rid and time) then return false end
+    return self:launch(corr, rid, time)
   elseif c == 82 then -- R
     local rid, tid, parent, sid, dom, start, stop, payload = line:match(R_LINE)
     if not rid then return false end
@@ -215,7 +235,8 @@ function Parser:line(line)
     if f[1] ~= "wltrace" then self:fail("not a wlrun trace file (it does not start with 'wltrace')") end
     if #f ~= 5 then self:fail(("the header has %d fields, expected 5"):format(#f)) end
     local version = self:int(f[2], "version")
-    if version ~= 1 then self:fail(("trace format version %d; this wlrun reads version 1"):format(version)) end
+    if not read.VERSIONS[version] then self:fail(("trace format version %d; this wlrun reads versions 1 and 2"):format(version)) end
+    self.version, p.version = version, version
     p.pid, p.ppid, p.command = self:int(f[3], "pid"), self:int(f[4], "ppid"), self:text(f[5])
     return
   end
@@ -225,6 +246,8 @@ function Parser:line(line)
     if #f ~= 2 and #f ~= 3 then self:fail(("G: %d fields, expected 2 or 3"):format(#f)) end
   elseif not want then
     self:fail(("an unknown record '%s'"):format(read.printable(letter, 20)))
+  elseif letter == "C" and self.version == 1 then
+    if #f ~= 3 then self:fail(("C: %d fields, expected 3 (version 1)"):format(#f)) end
   elseif #f ~= want then
     self:fail(("%s: %d fields, expected %d"):format(letter, #f, want))
   end
@@ -239,10 +262,10 @@ function Parser:line(line)
     self:range(f, letter)
   elseif letter == "C" then
     local corr, rid = self:int(f[2], "correlation"), self:int(f[3], "rid")
-    if p.corr[corr] and p.corr[corr] ~= rid then -- the same twice (a driver call inside the runtime's) is one
+    local time = self.version == 1 and 0 or self:int(f[4], "time")
+    if not self:launch(corr, rid, time) then
       self:fail(("correlation %d is given to range %d and to range %d"):format(corr, p.corr[corr], rid))
     end
-    p.corr[corr] = rid
   elseif letter == "K" then
     local kind = f[3]
     if not read.KINDS[kind] then

@@ -4,24 +4,31 @@
 --
 --   report.entries(trace, opts) -> entries
 --     opts: step (default "train_step"), data ("data"), warmup (5), batch_size (nil: the step
---     ranges' payload, else 1), kernels (true: the top kernels per phase), top_kernels (10)
+--     ranges' payload, else 1), kernels (true: the top kernels per phase), top_kernels (10),
+--     sync_steps (the library synchronised the steps), auto (false: never the steps of wlrun's
+--     Python hook; default true, used when the process has no step range of its own)
 --
 -- Per process: its closed step ranges (push/pop or start/end; the outermost ones) in start
--- order are the iterations, the first `warmup` skipped. iter = the step's duration. data = the total duration
--- of the outermost data ranges that start in the iteration's window (the previous step's end,
--- this step's end] — those of the step's thread when it has any, else those of every thread;
--- with no data range in the process, data = the gap between the previous step's end and this
--- step's start (data_source "gap"). Phases are the push/pop ranges nested in a step on its
--- thread (each name counted at its outermost occurrence), top phases its direct children. GPU
--- work belongs to the range its launch's correlation names (C records) and to that range's
--- ancestors: a phase's GPU time is the sum of its work's durations, the step's GPU busy time
--- the union of its subtree's work intervals, "outside" the step's work in no phase.
+-- order are the iterations, the first `warmup` skipped. Each iteration's window runs from the
+-- later of its range's start and the end of the GPU work launched before it, to the later of its
+-- range's end and the end of the GPU work launched before that (wlrun.trace.windows): the
+-- template's synchronisations, without them. iter = the window; data = the part of the gap
+-- since the previous window that data ranges (with their own GPU work) cover, or the whole gap
+-- without data ranges; throughput counts the whole period. Phases are the push/pop ranges
+-- nested in a step on its thread (each name counted at its outermost occurrence), top phases its
+-- direct children. GPU work belongs to the range its launch's correlation names (C records) and
+-- to that range's ancestors: a phase's GPU time is the sum of its work's durations, the step's
+-- GPU busy time the union of its subtree's work intervals, "outside" the step's work in no phase.
 local loop = require "wlrun.loop"
 local read = require "wlrun.trace.read"
+local ranges = require "wlrun.trace.ranges"
+local windows = require "wlrun.trace.windows"
 
 local report = {}
 
-report.DEFAULTS = { step = "train_step", data = "data", warmup = 5, top_kernels = 10 }
+report.DEFAULTS = { step = "train_step", data = "data", warmup = 5, top_kernels = 10, auto = true }
+report.OVERLAP = 0.01 -- the step's GPU work adds up to more than its busy time by this share: phases overlap
+report.RUN_AHEAD = 0.02 -- windows outlast their ranges by more than this share of iter: a note says how far
 report.UNATTRIBUTED_SHARE = 0.05 -- GPU work in steps' windows without a range, above this share of busy time: a warning
 report.NAME_MAX = 200 -- bytes of a name kept in the document
 
@@ -78,56 +85,18 @@ local function no_steps(trace, o)
   local counts, n = {}, 0
   for _, p in ipairs(trace.processes) do
     for _, r in ipairs(p.ranges) do
-      counts[r.name] = (counts[r.name] or 0) + 1
+      local name = ranges.is_auto(r) and r.name .. " [wlrun's hook]" or r.name
+      counts[name] = (counts[name] or 0) + 1
       n = n + 1
     end
   end
   local where = ("%d process%s"):format(procs, procs == 1 and "" or "es")
   if n == 0 then
-    return ("no NVTX range was seen in the %s traced, so none named '%s': push a range around each step (docs/trace.md)"):format(
+    return ("no NVTX range was seen in the %s traced, so none named '%s': push a range around each step (docs/trace.md; a PyTorch program needs none when it steps a torch.optim optimizer: wlrun's hook then finds the steps)"):format(
       where, read.printable(o.step, 60))
   end
   return ("no closed range named '%s' in the %s traced; the ranges seen (%d in all), by count: %s; name the step's range with --step NAME"):format(
     read.printable(o.step, 60), where, n, (by_count(counts, 20)))
-end
-
--- the nearest step at or above each range (its parent chain), memoised
-local function step_finder(is_step)
-  local memo = {}
-  return function(r)
-    local chain, at = {}, r
-    while at and memo[at] == nil do
-      if is_step[at] then
-        memo[at] = at
-        break
-      end
-      chain[#chain + 1] = at
-      at = at.parent
-    end
-    local s = at and memo[at] or false
-    for _, c in ipairs(chain) do memo[c] = s end
-    return s or nil
-  end
-end
-
--- the outermost range named `name` at or above r, or nil
-local function outermost(r, name)
-  local found
-  while r do
-    if r.name == name then found = r end
-    r = r.parent
-  end
-  return found
-end
-
--- whether a range between r (excluded) and the step s has r's name
-local function shadowed(r, s)
-  local at = r.parent
-  while at and at ~= s do
-    if at.name == r.name then return true end
-    at = at.parent
-  end
-  return false
 end
 
 -- the index i with pm[i-1] < t <= pm[i] (pm non-decreasing, pm[0] = -inf), or nil past the end
@@ -141,19 +110,15 @@ local function window_of(pm, t)
   return lo
 end
 
--- the step whose [start, stop] holds t, or nil (steps sorted by start)
-local function step_at(steps, t)
-  local lo, hi = 1, #steps
-  if hi == 0 or t < steps[1].start then return nil end
+-- the iteration whose window [start, stop] holds t, or nil (windows sorted and disjoint)
+local function window_at(win, t)
+  local lo, hi = 1, #win.start
+  if hi == 0 or t < win.start[1] then return nil end
   while lo < hi do
     local mid = (lo + hi + 1) // 2
-    if steps[mid].start <= t then lo = mid else hi = mid - 1 end
+    if win.start[mid] <= t then lo = mid else hi = mid - 1 end
   end
-  for i = lo, 1, -1 do -- overlapping steps (start/end ranges): the latest that holds t
-    if steps[i].stop >= t then return i end
-    if i < lo - 8 then break end
-  end
-  return nil
+  return t <= win.stop[lo] and lo or nil
 end
 
 -- the length of the union of intervals {start, stop}
@@ -237,7 +202,7 @@ local LOST = {
 local function process_warnings(p, w)
   local open = {}
   for _, r in ipairs(p.ranges) do
-    if r.open then open[r.name] = (open[r.name] or 0) + 1 end
+    if r.open and not ranges.is_auto(r) then open[r.name] = (open[r.name] or 0) + 1 end -- the hook's: never closed at exit
   end
   if next(open) then
     warning(w, "open-ranges", "ranges never closed", ("ranges still open when process %d ended: %s"):format(p.pid,
@@ -265,15 +230,289 @@ local function process_warnings(p, w)
   end
 end
 
+-- ---- one process, in phases ----
+
+-- GPU work by the range its launch names: the step it belongs to (through the range's parent
+-- chain) or the outermost data range around it; the end of each data range's own work
+local function classify_work(p, o, step_of)
+  local of = {} -- w -> {range, step} | {range, data} | {}
+  local data_end = {}
+  for _, w in ipairs(p.gpu) do
+    local r = p.by_rid[p.corr[w.corr] or -1]
+    local s = r and step_of(r)
+    local c = { range = r, step = s }
+    if not s then
+      local d = r and ranges.outermost(r, o.data)
+      if d then
+        c.data = d
+        if not data_end[d] or w.stop > data_end[d] then data_end[d] = w.stop end
+      end
+    end
+    of[w] = c
+  end
+  return of, data_end
+end
+
+-- when each piece of GPU work was launched: the C record's time (version 2), else the start of the
+-- range it was launched in (version 1 wrote no time, and no launch outside a range)
+local function launch_time(p)
+  if p.version ~= 1 then
+    local at = p.launched
+    return function(w) return at[w.corr] end
+  end
+  return function(w)
+    local r = p.by_rid[p.corr[w.corr] or -1]
+    return r and r.start
+  end
+end
+
+-- 1. the iterations' windows (wlrun.trace.windows)
+local function iteration_windows(p, steps, gpu)
+  local F = {}
+  if gpu then
+    local times = {}
+    for _, s in ipairs(steps) do
+      times[#times + 1] = s.start
+      times[#times + 1] = s.stop
+    end
+    F = windows.frontier(p.gpu, launch_time(p), times)
+  end
+  return windows.of(steps, F, gpu)
+end
+
+-- 2. data: the part of each gap between windows (from the previous window's end to this one's
+-- start) that the outermost data ranges cover, each with its own GPU work (the batch's copy);
+-- the whole gap without data ranges. Data ranges of the step's thread when it has any.
+local function data_times(p, steps, win, data_end, o, t, notes)
+  local tid = steps[1].tid
+  local list, on_thread = {}, false
+  for _, r in ipairs(p.ranges) do
+    if not r.open and r.name == o.data and ranges.outermost(r, o.data) == r then
+      list[#list + 1] = r
+      on_thread = on_thread or r.tid == tid
+    end
+  end
+  local lo, hi = {}, {}
+  for i = 1, #steps do lo[i], hi[i] = win.stop[i - 1] or -math.huge, win.start[i] end
+  local data_iter = {} -- a data range -> the iteration whose CPU window (previous step's end, this one's end] it starts in
+  local pm = {}
+  for i, s in ipairs(steps) do pm[i] = math.max(pm[i - 1] or s.stop, s.stop) end
+  if #list == 0 then
+    t.data_source = "gap"
+    notes[#notes + 1] = ("no '%s' ranges: the data time is the whole gap between one step's end and the next one's start"):format(t.data)
+    local time = { 0.0 }
+    for i = 2, #steps do time[i] = hi[i] - lo[i] end
+    return time, data_iter
+  end
+  t.data_source, t.data_threads = "ranges", on_thread and "step" or "all"
+  local intervals = {}
+  for _, r in ipairs(list) do
+    if not on_thread or r.tid == tid then
+      intervals[#intervals + 1] = { r.start, math.max(r.stop, data_end[r] or r.stop) }
+      data_iter[r] = window_of(pm, r.start)
+    end
+  end
+  return windows.clip(intervals, lo, hi), data_iter
+end
+
+-- 3. phases: the CPU time of each name's outermost occurrences in each step; top[name]: a
+-- direct child of a step somewhere
+local function phase_times(p, steps, iter_of, step_of)
+  local phases, top = {}, {}
+  for i = 1, #steps do phases[i] = { by = {} } end
+  local function phase(i, name, first)
+    local ph = phases[i].by[name]
+    if not ph then
+      ph = { cpu = 0.0, gpu = 0.0, first = first }
+      phases[i].by[name] = ph
+    elseif first < ph.first then
+      ph.first = first
+    end
+    return ph
+  end
+  for _, r in ipairs(p.ranges) do
+    if not r.async then
+      local s = step_of(r)
+      if s and s ~= r and not ranges.shadowed(r, s) then
+        local ph = phase(iter_of[s], r.name, r.start)
+        if r.stop then ph.cpu = ph.cpu + (r.stop - r.start) end
+        top[r.name] = top[r.name] or r.parent == s
+      end
+    end
+  end
+  return phases, top, phase
+end
+
+-- 4. GPU times per iteration: busy (union), the sum of the step's work, in no phase, launched
+-- outside the step (ran in its window), the data's; each phase's, through phase(i, name, first)
+local function gpu_times(p, steps, win, of, iter_of, data_iter, phase)
+  local g = { busy = {}, work = {}, outside = {}, data = {}, unattributed = {}, kernels = {} }
+  for i = 1, #steps do
+    g.busy[i], g.work[i], g.outside[i], g.data[i], g.unattributed[i], g.kernels[i] = {}, 0.0, 0.0, 0.0, 0.0, {}
+  end
+  for _, w in ipairs(p.gpu) do
+    local c, dur = of[w], w.stop - w.start
+    if c.step then
+      local i, r, s = iter_of[c.step], c.range, c.step
+      g.busy[i][#g.busy[i] + 1] = { w.start, w.stop }
+      g.work[i] = g.work[i] + dur
+      if r == s then
+        g.outside[i] = g.outside[i] + dur
+      else
+        local seen, at = {}, r
+        while at ~= s do
+          if not seen[at.name] then
+            seen[at.name] = true
+            local ph = phase(i, at.name, at.start)
+            ph.gpu = ph.gpu + dur
+            tally(g.kernels[i], at.name, w)
+          end
+          at = at.parent
+        end
+      end
+    else
+      local i = c.data and data_iter[c.data]
+      if i then
+        g.data[i] = g.data[i] + dur
+        tally(g.kernels[i], "\0data", w)
+      else
+        i = window_at(win, w.start)
+        if i then g.unattributed[i] = g.unattributed[i] + dur end
+      end
+    end
+  end
+  return g
+end
+
+-- 5. the measured iterations: the loop's record (rec) and the trace's per-iteration lists
+local function measured_iterations(steps, W, win, data, phases, top, g, gpu)
+  local rec = { iter = {}, data = {}, phases = {}, total_time = 0.0 }
+  local m = { steps = {}, between = {}, busy = {}, work = {}, outside = {}, data_gpu = {}, unattributed = {},
+    names = {}, cpu_of = {}, gpu_of = {}, tallies = {} }
+  local seen_name = {}
+  for i = W + 1, #steps do
+    local j = i - W
+    m.steps[j] = steps[i]
+    local iter = win.stop[i] - win.start[i]
+    local period = win.stop[i] - (win.stop[i - 1] or win.start[i] - data[i])
+    rec.iter[j], rec.data[j] = seconds(iter), seconds(data[i])
+    rec.total_time = rec.total_time + seconds(period)
+    m.between[j] = seconds(math.max(0, period - iter - data[i]))
+    local order = {}
+    for name, ph in pairs(phases[i].by) do order[#order + 1] = { name = name, ph = ph } end
+    table.sort(order, function(a, b)
+      if a.ph.first ~= b.ph.first then return a.ph.first < b.ph.first end
+      return a.name < b.name
+    end)
+    local list = {}
+    for _, x in ipairs(order) do
+      list[#list + 1] = { name = name_of(x.name), time = seconds(gpu and x.ph.gpu or x.ph.cpu), top = top[x.name] or false }
+      if not seen_name[x.name] then
+        seen_name[x.name] = true
+        m.names[#m.names + 1] = x.name
+        m.cpu_of[x.name], m.gpu_of[x.name] = {}, {}
+      end
+      m.cpu_of[x.name][j] = seconds(x.ph.cpu)
+      m.gpu_of[x.name][j] = seconds(x.ph.gpu)
+    end
+    rec.phases[j] = list
+    m.busy[j] = seconds(union_length(g.busy[i]))
+    m.work[j] = seconds(g.work[i])
+    m.outside[j] = seconds(g.outside[i])
+    m.data_gpu[j] = seconds(g.data[i])
+    m.unattributed[j] = seconds(g.unattributed[i])
+    for key, k in pairs(g.kernels[i]) do
+      local agg = m.tallies[key]
+      if not agg then agg = {}; m.tallies[key] = agg end
+      for kname, e in pairs(k) do
+        local a = agg[kname]
+        if not a then a = { count = 0, time = 0.0 }; agg[kname] = a end
+        a.count, a.time = a.count + e.count, a.time + e.time
+      end
+    end
+  end
+  return rec, m
+end
+
+-- 6. the trace's fields of the document from the measured iterations
+local function trace_fields(t, m, top, gpu, o)
+  local nm = #m.steps
+  local function filled(xs) -- a phase absent from an iteration took no time in it
+    local out = {}
+    for j = 1, nm do out[j] = xs[j] or 0 end
+    return out
+  end
+  t.phases = {}
+  for _, name in ipairs(m.names) do
+    local ph = { name = name_of(name), top = top[name] or false, cpu = filled(m.cpu_of[name]) }
+    ph.cpu_mean = mean(ph.cpu)
+    if gpu then
+      ph.gpu = filled(m.gpu_of[name])
+      ph.gpu_mean = mean(ph.gpu)
+      if o.kernels then ph.kernels = top_kernels(m.tallies[name], o.top_kernels) end
+    end
+    t.phases[#t.phases + 1] = ph
+  end
+  t.between, t.between_mean = m.between, mean(m.between)
+  if gpu then
+    t.gpu_busy, t.gpu_busy_mean = m.busy, mean(m.busy)
+    t.gpu_outside, t.gpu_outside_mean = m.outside, mean(m.outside)
+    t.gpu_unattributed, t.gpu_unattributed_mean = m.unattributed, mean(m.unattributed)
+    if t.data_source == "ranges" then
+      t.data_gpu, t.data_gpu_mean = m.data_gpu, mean(m.data_gpu)
+      if o.kernels then t.data_kernels = top_kernels(m.tallies["\0data"], o.top_kernels) end
+    end
+  end
+end
+
+-- how far the GPU work outlasts the step ranges: a note when it is more than a trace of the step
+local function run_ahead_note(t, steps, win, W, iter_mean, notes)
+  local ra = windows.run_ahead(steps, win, W + 1)
+  local lag_max, ahead_max = 0, 0
+  for j, l in ipairs(ra.lag) do
+    lag_max, ahead_max = math.max(lag_max, l), math.max(ahead_max, ra.ahead[j])
+  end
+  t.run_ahead = { lag_mean = seconds(mean(ra.lag)), lag_max = seconds(lag_max), steps_mean = mean(ra.ahead),
+    steps_max = ahead_max }
+  if iter_mean > 0 and t.run_ahead.lag_mean > report.RUN_AHEAD * iter_mean then
+    local units = require "wlrun.units"
+    notes[#notes + 1] = ("the GPU work of a step ends %s after its '%s' range closes (mean; at most %s): the program runs %s ahead of the GPU (mean %.1f); each iteration is timed to the end of its GPU work"):format(
+      units.time(t.run_ahead.lag_mean), t.step, units.time(t.run_ahead.lag_max),
+      ahead_max == 0 and "less than a step" or ("up to %d step%s"):format(ahead_max, ahead_max == 1 and "" or "s"),
+      t.run_ahead.steps_mean)
+  end
+end
+
+-- the warnings and notes of a measured process
+local function process_notes(p, t, cupti, o, warnings, notes)
+  local gpu = t.timing == "gpu"
+  if not gpu then
+    local how = o.sync_steps and "the steps were synchronised (--sync-steps), so each range ends with its GPU work"
+      or "an iteration is its step range's CPU time, which can end before the step's GPU work does (a loop that does not synchronise)"
+    warning(warnings, "cpu-only", "CPU times only", ("CPU times only (no GPU / CUPTI: %s): the phases' times are their ranges' durations on the CPU; %s"):format(
+      cupti.reason or cupti.state, how), "run where CUPTI loads (a GPU, libcupti.so.13: WLRUN_TRACE_CUPTI) for GPU times and iterations bounded by their GPU work")
+  elseif t.gpu_busy_mean > 0 and t.gpu_unattributed_mean > report.UNATTRIBUTED_SHARE * t.gpu_busy_mean then
+    warning(warnings, "gpu-unattributed", "GPU work outside every range",
+      ("%.0f%% of the GPU work that ran during the steps was launched while no range of the step was open: it counts in no phase"):format(
+        100 * t.gpu_unattributed_mean / (t.gpu_busy_mean + t.gpu_unattributed_mean)),
+      "work launched before the step's range was pushed (or with no range open at all) runs inside the step all the same; docs/trace.md, \"Attribution\"")
+  end
+  if t.ranges == "auto" then
+    notes[#notes + 1] = ("no '%s' ranges of the program's own: the steps are wlrun's automatic PyTorch ranges (one per optimizer step; docs/trace.md, \"No annotation needed\")"):format(
+      t.step)
+  end
+  process_warnings(p, warnings)
+end
+
 -- the report of one process: its entry (k: its index, of n processes with steps)
-local function process_entry(p, steps, k, n, o)
+local function process_entry(p, steps, k, n, o, mode)
   local entry = { index = k, params = n > 1 and { process = k } or {} }
   local notes, warnings = {}, {}
   local cupti = cupti_of(p)
   local gpu = cupti.state == "on"
   local tid = steps[1].tid
   local t = {
-    step = name_of(o.step), data = name_of(o.data), timing = gpu and "gpu" or "cpu", steps = #steps,
+    step = name_of(o.step), data = name_of(o.data), timing = gpu and "gpu" or "cpu", steps = #steps, ranges = mode,
     process = { pid = p.pid, ppid = p.ppid, command = p.command and read.printable(p.command, 1000) or nil,
                 thread = p.threads[tid] and name_of(p.threads[tid]) or tostring(tid),
                 exited = p.exit ~= nil, truncated = p.truncated },
@@ -292,214 +531,49 @@ local function process_entry(p, steps, k, n, o)
 
   local iter_of, is_step = {}, {}
   for i, s in ipairs(steps) do iter_of[s], is_step[s] = i, true end
-  local step_of = step_finder(is_step)
-  local pm = {} -- the iterations' windows: (pm[i-1], pm[i]]
-  for i, s in ipairs(steps) do pm[i] = math.max(pm[i - 1] or s.stop, s.stop) end
-
-  -- data: the outermost data ranges, of the step's thread when it has any
-  local data, on_thread = {}, false
-  for _, r in ipairs(p.ranges) do
-    if not r.open and r.name == o.data and outermost(r, o.data) == r then
-      data[#data + 1] = r
-      on_thread = on_thread or r.tid == tid
-    end
-  end
-  local data_time, data_iter = {}, {}
-  for i = 1, #steps do data_time[i] = 0.0 end -- floats: sums of ns past 2^63 do not wrap round
-  if #data > 0 then
-    t.data_source, t.data_threads = "ranges", on_thread and "step" or "all"
-    for _, r in ipairs(data) do
-      if not on_thread or r.tid == tid then
-        local i = window_of(pm, r.start)
-        if i then
-          data_time[i] = data_time[i] + (r.stop - r.start)
-          data_iter[r] = i
-        end
-      end
-    end
-  else
-    t.data_source = "gap"
-    for i = 2, #steps do data_time[i] = math.max(0, steps[i].start - pm[i - 1]) end
-    notes[#notes + 1] = ("no '%s' ranges: the data time is the gap between one step's end and the next one's start"):format(t.data)
-  end
-
-  -- phases: CPU time of each name's outermost occurrences in each step
-  local phases = {} -- per iteration: {by = {name = {cpu, gpu, first}}, order}
-  for i = 1, #steps do phases[i] = { by = {} } end
-  local top = {}
-  local function phase(i, name, first)
-    local ph = phases[i].by[name]
-    if not ph then
-      ph = { cpu = 0.0, gpu = 0.0, first = first }
-      phases[i].by[name] = ph
-    elseif first < ph.first then
-      ph.first = first
-    end
-    return ph
-  end
-  for _, r in ipairs(p.ranges) do
-    if not r.async then
-      local s = step_of(r)
-      if s and s ~= r and not shadowed(r, s) then
-        local ph = phase(iter_of[s], r.name, r.start)
-        if r.stop then ph.cpu = ph.cpu + (r.stop - r.start) end
-        top[r.name] = top[r.name] or r.parent == s
-      end
-    end
-  end
-
-  -- GPU work, by the range its launch was made in
-  local busy, outside, data_gpu, unattributed, kernels = {}, {}, {}, {}, {}
-  for i = 1, #steps do busy[i], outside[i], data_gpu[i], unattributed[i], kernels[i] = {}, 0.0, 0.0, 0.0, {} end
+  local step_of = ranges.step_finder(is_step)
+  local of, data_end = classify_work(p, o, step_of)
+  local win = iteration_windows(p, steps, gpu)
+  local data, data_iter = data_times(p, steps, win, data_end, o, t, notes)
+  local phases, top, phase = phase_times(p, steps, iter_of, step_of)
+  local g = gpu_times(p, steps, win, of, iter_of, data_iter, phase)
+  local rec, m = measured_iterations(steps, W, win, data, phases, top, g, gpu)
+  trace_fields(t, m, top, gpu, o)
   if gpu then
-    for _, w in ipairs(p.gpu) do
-      local r = p.by_rid[p.corr[w.corr] or -1]
-      local s = r and step_of(r)
-      local dur = w.stop - w.start
-      if s then
-        local i = iter_of[s]
-        busy[i][#busy[i] + 1] = { w.start, w.stop }
-        if r == s then
-          outside[i] = outside[i] + dur
-        else
-          local seen, at = {}, r
-          while at ~= s do
-            if not seen[at.name] then
-              seen[at.name] = true
-              local ph = phase(i, at.name, at.start)
-              ph.gpu = ph.gpu + dur
-              tally(kernels[i], at.name, w)
-            end
-            at = at.parent
-          end
-        end
-      else
-        local d = r and outermost(r, o.data)
-        local i = d and data_iter[d]
-        if i then
-          data_gpu[i] = data_gpu[i] + dur
-          tally(kernels[i], "\0data", w)
-        else
-          i = step_at(steps, w.start)
-          if i then unattributed[i] = unattributed[i] + dur end
-        end
-      end
-    end
+    rec.overlap = { work = mean(m.work), busy = t.gpu_busy_mean, tolerance = report.OVERLAP }
   end
-
-  -- the measured iterations
-  local rec = { iter = {}, data = {}, phases = {} }
-  local measured = {}
-  local cpu_of, gpu_of, names, seen_name = {}, {}, {}, {}
-  local busy_s, outside_s, data_gpu_s, unattributed_s = {}, {}, {}, {}
-  local tallies = {}
-  for i = W + 1, #steps do
-    local j = i - W
-    local s = steps[i]
-    measured[j] = s
-    rec.iter[j] = seconds(s.stop - s.start)
-    rec.data[j] = seconds(data_time[i])
-    local order = {}
-    for name, ph in pairs(phases[i].by) do order[#order + 1] = { name = name, ph = ph } end
-    table.sort(order, function(a, b)
-      if a.ph.first ~= b.ph.first then return a.ph.first < b.ph.first end
-      return a.name < b.name
-    end)
-    local list = {}
-    for _, x in ipairs(order) do
-      local time = seconds(gpu and x.ph.gpu or x.ph.cpu)
-      list[#list + 1] = { name = name_of(x.name), time = time, top = top[x.name] or false }
-      if not seen_name[x.name] then
-        seen_name[x.name] = true
-        names[#names + 1] = x.name
-        cpu_of[x.name], gpu_of[x.name] = {}, {}
-      end
-      cpu_of[x.name][j] = seconds(x.ph.cpu)
-      gpu_of[x.name][j] = seconds(x.ph.gpu)
-    end
-    rec.phases[j] = list
-    busy_s[j] = seconds(union_length(busy[i]))
-    outside_s[j] = seconds(outside[i])
-    data_gpu_s[j] = seconds(data_gpu[i])
-    unattributed_s[j] = seconds(unattributed[i])
-    for key, k in pairs(kernels[i]) do
-      local agg = tallies[key]
-      if not agg then agg = {}; tallies[key] = agg end
-      for kname, e in pairs(k) do
-        local a = agg[kname]
-        if not a then a = { count = 0, time = 0.0 }; agg[kname] = a end
-        a.count, a.time = a.count + e.count, a.time + e.time
-      end
-    end
-  end
-  local nm = #rec.iter
-  local function filled(xs) -- a phase absent from an iteration took no time in it
-    local out = {}
-    for j = 1, nm do out[j] = xs[j] or 0 end
-    return out
-  end
-  t.phases = {}
-  for _, name in ipairs(names) do
-    local ph = { name = name_of(name), top = top[name] or false, cpu = filled(cpu_of[name]) }
-    ph.cpu_mean = mean(ph.cpu)
-    if gpu then
-      ph.gpu = filled(gpu_of[name])
-      ph.gpu_mean = mean(ph.gpu)
-      if o.kernels then ph.kernels = top_kernels(tallies[name], o.top_kernels) end
-    end
-    t.phases[#t.phases + 1] = ph
-  end
-  if gpu then
-    t.gpu_busy, t.gpu_busy_mean = busy_s, mean(busy_s)
-    t.gpu_outside, t.gpu_outside_mean = outside_s, mean(outside_s)
-    t.gpu_unattributed, t.gpu_unattributed_mean = unattributed_s, mean(unattributed_s)
-    if t.data_source == "ranges" then
-      t.data_gpu, t.data_gpu_mean = data_gpu_s, mean(data_gpu_s)
-      if o.kernels then t.data_kernels = top_kernels(tallies["\0data"], o.top_kernels) end
-    end
-  end
-  local bs, source = batch_of(o, measured, notes)
+  local bs, source = batch_of(o, m.steps, notes)
+  if source == "payload" and mode == "auto" then source = "loader" end
   rec.batch_size, t.batch_source = bs, source
 
-  loop.record(entry, rec, W)
+  local s = loop.record(entry, rec, W)
+  if gpu then run_ahead_note(t, steps, win, W, s.iter.mean, notes) end
   for _, x in ipairs(entry.warnings) do warnings[#warnings + 1] = x end
-  if not gpu then
-    warning(warnings, "cpu-only", "CPU times only", ("CPU times only (no GPU / CUPTI: %s): the phases' times are their ranges' durations on the CPU"):format(
-      cupti.reason or cupti.state), "run where CUPTI loads (a GPU, libcupti.so.13: WLRUN_TRACE_CUPTI) for GPU time per phase")
-  elseif t.gpu_busy_mean > 0 and t.gpu_unattributed_mean > report.UNATTRIBUTED_SHARE * t.gpu_busy_mean then
-    warning(warnings, "gpu-unattributed", "GPU work outside every range",
-      ("%.0f%% of the GPU work that ran during the steps was launched while no range of the step was open: it counts in no phase"):format(
-        100 * t.gpu_unattributed_mean / (t.gpu_busy_mean + t.gpu_unattributed_mean)),
-      "work launched before the step's range was pushed (or with no range open at all) runs inside the step all the same; docs/trace.md, \"Attribution\"")
-  end
-  process_warnings(p, warnings)
+  process_notes(p, t, cupti, o, warnings, notes)
   entry.warnings = warnings
   entry.notes = #notes > 0 and notes or nil
   return entry
 end
 
--- whether a closed range named `name` holds r (its parent chain)
-local function inside_closed(r, name)
-  local at = r.parent
-  while at do
-    if at.name == name and not at.open then return true end
-    at = at.parent
+-- the steps of a process and whose ranges they are: the program's own (without the hook's
+-- ranges, if any), else those of wlrun's Python hook when opts allow
+local function steps_of(p, o)
+  local steps = ranges.steps(p, o.step, false)
+  if #steps > 0 then
+    local auto, own_data = false, false
+    for _, r in ipairs(p.ranges) do
+      if ranges.is_auto(r) then auto = true elseif r.name == o.data then own_data = true end
+    end
+    if not auto then return p, steps, "program" end
+    -- the hook's data ranges stay where the program has none of its own
+    p = ranges.without_auto(p, function(r) return not own_data and r.name == o.data end)
+    return p, ranges.steps(p, o.step, false), "program"
   end
-  return false
-end
-
--- the closed step ranges of a process, in start order: the outermost ones (a step range inside a
--- closed one is one of its phases, not an iteration of its own)
-local function steps_of(p, name)
-  local list = {}
-  for _, r in ipairs(p.ranges) do
-    if r.name == name and not r.open and not inside_closed(r, name) then list[#list + 1] = r end
+  if o.auto then
+    steps = ranges.steps(p, o.step, true)
+    if #steps > 0 then return p, steps, "auto" end
   end
-  table.sort(list, function(a, b)
-    if a.start ~= b.start then return a.start < b.start end
-    return a.rid < b.rid
-  end)
-  return list
+  return p, steps, "program"
 end
 
 function report.entries(trace, opts)
@@ -508,13 +582,13 @@ function report.entries(trace, opts)
   for k, v in pairs(opts or {}) do o[k] = v end
   local with = {}
   for _, p in ipairs(trace.processes) do
-    local steps = steps_of(p, o.step)
-    if #steps > 0 then with[#with + 1] = { p = p, steps = steps } end
+    local view, steps, mode = steps_of(p, o)
+    if #steps > 0 then with[#with + 1] = { p = view, steps = steps, mode = mode } end
   end
   if #with == 0 then core().error("usage", no_steps(trace, o), 0) end
   local entries = {}
   printed = {}
-  for k, x in ipairs(with) do entries[k] = process_entry(x.p, x.steps, k, #with, o) end
+  for k, x in ipairs(with) do entries[k] = process_entry(x.p, x.steps, k, #with, o, x.mode) end
   printed = {}
   return entries
 end

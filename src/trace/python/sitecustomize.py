@@ -1,0 +1,416 @@
+"""wlrun trace's start-up hook for Python programs (docs/trace.md, "No annotation needed").
+
+`wlrun trace` writes this file into its trace directory, puts that directory first on
+PYTHONPATH and names its trace library in WLRUN_TRACE_AUTO, so that Python runs it at start-up
+(the site module imports `sitecustomize`). It does nothing until the program imports torch.
+Then it opens ranges in the NVTX domain "wlrun.auto" through the trace library (ctypes, its
+wlrun_trace_auto_* functions: src/trace/trace_auto.c), on the thread that trains:
+
+  data        from a DataLoader iterator's __next__ until the training work on the batch begins
+              (its copy to the GPU included), or until __next__ returns on another thread
+  train_step  from the first forward, backward or optimizer step after the previous step's end to
+              the end of the optimizer step that closes the iteration; its payload is the number
+              of samples of the batches fetched since the previous step ended
+  forward     from the first module call of the step (grad enabled) until backward or the
+              optimizer begins
+  backward    torch.autograd.backward (loss.backward(), a GradScaler's scaled loss)
+  optimizer   the optimizer's step (torch's global step hooks; a closure's forward and backward,
+              as Lightning passes them, stay outside it)
+
+With several optimizers stepping in one iteration (a GAN), the first iteration teaches the order
+and later steps end at the last optimizer of that order. Any other sitecustomize on the path is
+run after this one, as if this one were not there; the hook never stops the program: a failure
+of its own turns it off with one line on standard error.
+"""
+import os
+import sys
+
+
+def _chain():
+    """Runs the sitecustomize this one hides (Debian's, a virtualenv's), if any."""
+    import importlib.machinery
+    import importlib.util
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", sys.path)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["sitecustomize"] = module
+    spec.loader.exec_module(module)
+
+
+def _batch_size(batch, depth=0):
+    """The first dimension of the first tensor in a batch (a tensor, a sequence or a mapping)."""
+    import torch
+
+    if isinstance(batch, torch.Tensor):
+        return int(batch.shape[0]) if batch.dim() > 0 else 0
+    if depth < 3:
+        items = batch.values() if isinstance(batch, dict) else batch if isinstance(batch, (list, tuple)) else ()
+        for x in items:
+            n = _batch_size(x, depth + 1)
+            if n:
+                return n
+    return 0
+
+
+class _Loop:
+    """Where the training loop stands, and the hook's ranges open on each thread."""
+
+    def __init__(self, lib):
+        import threading
+
+        self._push, self._pop = lib.wlrun_trace_auto_push, lib.wlrun_trace_auto_pop
+        self.local = threading.local()  # .stack: the names of the hook's ranges open on the thread
+        self.ident = threading.get_ident
+        self.thread = None  # the thread of the step open, or of the last one
+        self.step = False
+        self.phase = None  # "forward", "backward" or "optimizer", open in the step
+        self.samples = 0  # the samples fetched since the last step ended
+        self.order, self.learned = [], False  # the optimizers of one iteration
+        self.depth = 0  # optimizer steps running inside one another (a subclass's super().step())
+
+    def stack(self):
+        s = getattr(self.local, "stack", None)
+        if s is None:
+            s = self.local.stack = []
+        return s
+
+    def push(self, name, payload=0):
+        if self._push(name, payload) >= 0:
+            self.stack().append(name)
+
+    def pop(self, payload=0):
+        s = self.stack()
+        if s:
+            s.pop()
+            self._pop(payload)
+
+    def pop_to(self, name):
+        """Pops the hook's ranges down to (and without) the innermost one named name."""
+        s = self.stack()
+        while s and s[-1] != name and name in s:
+            self.pop()
+
+    def ours(self):
+        """Whether the calling thread is the one that trains (or none trains yet)."""
+        return not self.step or self.thread == self.ident()
+
+    # ---- data ----
+    def data_begin(self):
+        s = self.stack()
+        if s and s[-1] == "data":
+            self.pop()
+        self.push("data")
+
+    def data_end(self, batch):
+        if batch is not None:
+            self.samples += _batch_size(batch)
+        if self.thread is not None and self.thread != self.ident():
+            self.pop_to("data")
+            self.pop()  # fetched on a thread that does not train: the fetch alone
+
+    def data_close(self):
+        s = self.stack()
+        if s and s[-1] == "data":
+            self.pop()
+
+    # ---- the step and its phases ----
+    def begin(self):
+        """Training work begins on this thread: closes its data range, opens the step if none."""
+        self.data_close()
+        if not self.step:
+            self.push("train_step")
+            self.step, self.thread = True, self.ident()
+
+    def end_phase(self):
+        if self.phase is not None:
+            if self.phase in self.stack():
+                self.pop_to(self.phase)
+                self.pop()
+            self.phase = None
+
+    def forward(self):
+        if not self.ours():
+            return
+        self.begin()
+        if self.phase is None:
+            self.push("forward")
+            self.phase = "forward"
+
+    def backward_begin(self):
+        if not self.ours():
+            return False
+        self.begin()
+        self.end_phase()
+        self.push("backward")
+        self.phase = "backward"
+        return True
+
+    def backward_end(self):
+        if self.phase == "backward":
+            self.end_phase()
+
+    def optimizer_begin(self):
+        if not self.ours():
+            return False
+        self.begin()
+        self.end_phase()
+        self.push("optimizer")
+        self.phase = "optimizer"
+        return True
+
+    def ends_iteration(self, optimizer):
+        key = id(optimizer)
+        if not self.learned:
+            if key in self.order:
+                self.learned = True
+            else:
+                self.order.append(key)
+                return True
+        return key == self.order[-1]
+
+    def optimizer_end(self, optimizer):
+        if self.phase == "optimizer":
+            self.end_phase()
+        if self.step and self.thread == self.ident() and self.ends_iteration(optimizer):
+            if "train_step" in self.stack():
+                self.pop_to("train_step")
+                self.pop(self.samples)
+            self.step, self.samples = False, 0
+
+
+def _install(torch, loop, report):
+    """Hooks torch's DataLoader, module calls, autograd and optimizers into loop."""
+    import functools
+    import importlib
+
+    compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
+    grad_enabled = torch.is_grad_enabled
+
+    def guarded(fn):
+        """The hook's own bookkeeping: a failure turns the hook off, never the program."""
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            if not report.on:
+                return None
+            try:
+                return fn(*args, **kwargs)
+            except Exception as e:  # noqa: BLE001 - any failure of the hook's own
+                report.off(e)
+                return None
+
+        return run
+
+    # DataLoader: every iterator's __next__ (single- and multi-process)
+    from torch.utils.data import dataloader
+
+    base = dataloader._BaseDataLoaderIter
+    next_impl = base.__next__
+    data_begin, data_end = guarded(loop.data_begin), guarded(loop.data_end)
+
+    @functools.wraps(next_impl)
+    def __next__(self):
+        data_begin()
+        try:
+            batch = next_impl(self)
+        except BaseException:
+            data_end(None)
+            raise
+        data_end(batch)
+        return batch
+
+    base.__next__ = __next__
+
+    # forward: the first module call of a step, grad enabled
+    forward = guarded(loop.forward)
+
+    def forward_pre(module, args):
+        if loop.phase is None and not compiling() and grad_enabled():
+            forward()
+
+    importlib.import_module("torch.nn.modules.module").register_module_forward_pre_hook(forward_pre)
+
+    # backward
+    backward_impl = torch.autograd.backward
+    backward_begin, backward_end = guarded(loop.backward_begin), guarded(loop.backward_end)
+
+    @functools.wraps(backward_impl)
+    def backward(*args, **kwargs):
+        mine = backward_begin()
+        try:
+            return backward_impl(*args, **kwargs)
+        finally:
+            if mine:
+                backward_end()
+
+    torch.autograd.backward = backward
+
+    # the optimizers
+    optimizer_begin, end_phase = guarded(loop.optimizer_begin), guarded(loop.end_phase)
+
+    @guarded
+    def pre(optimizer, args, kwargs):
+        loop.depth += 1
+        if loop.depth > 1:
+            return None
+        closure = kwargs.get("closure") if kwargs else None
+        at = "kwargs" if closure is not None else None
+        if closure is None and args and callable(args[0]):
+            closure, at = args[0], "args"
+        if closure is None:
+            loop.optimizer_begin()
+            return None
+        if not loop.ours():
+            return None
+        loop.begin()  # the optimizer's own work begins after the closure's forward and backward
+
+        @functools.wraps(closure)
+        def wrapped(*a, **k):  # the closure's forward and backward are phases of their own
+            end_phase()  # a second call (LBFGS): the optimizer's work between closes
+            try:
+                return closure(*a, **k)
+            finally:
+                end_phase()
+                optimizer_begin()
+
+        if at == "kwargs":
+            kwargs = dict(kwargs, closure=wrapped)
+        else:
+            args = (wrapped,) + tuple(args[1:])
+        return args, kwargs
+
+    @guarded
+    def post(optimizer, args, kwargs):
+        loop.depth -= 1
+        if loop.depth == 0:
+            loop.optimizer_end(optimizer)
+
+    optim = importlib.import_module("torch.optim.optimizer")
+    if hasattr(optim, "register_optimizer_step_pre_hook"):
+        optim.register_optimizer_step_pre_hook(pre)
+        optim.register_optimizer_step_post_hook(post)
+    else:  # torch before 2.0: each optimizer class's step, wrapped at its first instance
+        init_impl = torch.optim.Optimizer.__init__
+
+        def wrap_step(cls):
+            step_impl = cls.step
+            if getattr(step_impl, "_wlrun_auto", False):
+                return
+
+            @functools.wraps(step_impl)
+            def step(self, *args, **kwargs):
+                changed = pre(self, args, kwargs)
+                if changed is not None:
+                    args, kwargs = changed
+                try:
+                    return step_impl(self, *args, **kwargs)
+                finally:
+                    post(self, args, kwargs)
+
+            step._wlrun_auto = True
+            cls.step = step
+
+        @functools.wraps(init_impl)
+        def __init__(self, *args, **kwargs):
+            init_impl(self, *args, **kwargs)
+            try:
+                wrap_step(type(self))
+            except Exception as e:  # noqa: BLE001
+                report.off(e)
+
+        torch.optim.Optimizer.__init__ = __init__
+
+
+class _Report:
+    """Whether the hook is on; turned off, with one line, at its first failure."""
+
+    on = True
+
+    def off(self, error):
+        if self.on:
+            self.on = False
+            sys.stderr.write("wlrun trace: the automatic PyTorch ranges are off in process %d: %s: %s\n"
+                             % (os.getpid(), type(error).__name__, error))
+
+
+def _when_torch_imported(then):
+    """Calls then(torch) once torch has been imported, whenever that happens."""
+    import importlib.abc
+    import importlib.util
+
+    class Watcher(importlib.abc.MetaPathFinder):
+        busy = False
+
+        def find_spec(self, name, path=None, target=None):
+            if name != "torch" or self.busy:
+                return None
+            self.busy = True
+            try:
+                spec = importlib.util.find_spec(name)
+            finally:
+                self.busy = False
+            if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+                return spec
+            exec_module = spec.loader.exec_module
+
+            def run(module):
+                exec_module(module)
+                if self in sys.meta_path:
+                    sys.meta_path.remove(self)
+                then(module)
+
+            spec.loader.exec_module = run
+            return spec
+
+    if "torch" in sys.modules:
+        then(sys.modules["torch"])
+    else:
+        sys.meta_path.insert(0, Watcher())
+
+
+def _start():
+    path = os.environ.get("WLRUN_TRACE_AUTO")
+    if not path:
+        return
+    report = _Report()
+
+    def with_torch(torch):
+        try:
+            import ctypes
+
+            lib = ctypes.CDLL(path)
+            lib.wlrun_trace_auto_push.argtypes = (ctypes.c_char_p, ctypes.c_int64)
+            lib.wlrun_trace_auto_pop.argtypes = (ctypes.c_int64,)
+            lib.wlrun_trace_auto_enabled.argtypes = ()
+            if not lib.wlrun_trace_auto_enabled():
+                return  # not traced (WLRUN_TRACE_DIR missing): nothing to record
+            loop = _Loop(_Encoded(lib))
+            _install(torch, loop, report)
+        except Exception as e:  # noqa: BLE001
+            report.off(e)
+
+    _when_torch_imported(with_torch)
+
+
+class _Encoded:
+    """The library's functions with names as str, encoded once each."""
+
+    def __init__(self, lib):
+        self.names = {}
+        self.push_raw, self.wlrun_trace_auto_pop = lib.wlrun_trace_auto_push, lib.wlrun_trace_auto_pop
+
+    def wlrun_trace_auto_push(self, name, payload):
+        b = self.names.get(name)
+        if b is None:
+            b = self.names[name] = name.encode()
+        return self.push_raw(b, payload)
+
+
+try:
+    _start()
+finally:
+    _chain()

@@ -1,0 +1,49 @@
+/* The entry points of wlrun's Python start-up hook (src/trace/python/sitecustomize.py), called
+ * through ctypes: push/pop ranges in the domain "wlrun.auto" (WL_TRACE_AUTO_DOMAIN), which the
+ * report takes as the program's steps, data loading and phases when the program has no step
+ * ranges of its own (docs/trace.md, "No annotation needed"). They are ordinary push/pop ranges:
+ * the same records, the same nesting with the program's own ranges on the thread. */
+#include "trace_internal.h"
+#include "trace_format.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+static _Atomic(struct wt_string *) domain;
+
+static struct wt_string *auto_domain(void) {
+  struct wt_string *d = atomic_load(&domain);
+  if (!d && (d = wt_intern_cstr(WL_TRACE_AUTO_DOMAIN))) atomic_store(&domain, d);
+  return d;
+}
+
+EXPORT int wlrun_trace_auto_enabled(void);
+EXPORT int wlrun_trace_auto_push(const char *name, int64_t payload);
+EXPORT int wlrun_trace_auto_pop(int64_t payload);
+
+/* 1 when this process is traced (WLRUN_TRACE_DIR names a directory the file could be made in) */
+int wlrun_trace_auto_enabled(void) { return wt_init() && auto_domain() != NULL; }
+
+static struct wt_payload payload_of(int64_t n) {
+  struct wt_payload p = {n > 0 ? 1 : 0, n > 0 ? (uint64_t)n : 0};
+  return p;
+}
+
+/* payload: an integer payload (a step's batch size), 0 for none; returns the range's level, -1
+ * when nothing was recorded */
+int wlrun_trace_auto_push(const char *name, int64_t payload) {
+  if (!wlrun_trace_auto_enabled() || !name) return -1;
+  struct wt_string *s = wt_intern_cstr(name);
+  if (!s) return -1;
+  return wt_push(auto_domain(), s, payload_of(payload));
+}
+
+/* pops the innermost of the hook's ranges on this thread; payload > 0 replaces its payload (the
+ * samples of a step are known when it ends) */
+int wlrun_trace_auto_pop(int64_t payload) {
+  if (!wlrun_trace_auto_enabled()) return -1;
+  struct wt_payload p = payload_of(payload);
+  return wt_pop_with(auto_domain(), payload > 0 ? &p : NULL);
+}

@@ -1,0 +1,253 @@
+-- wlrun trace's iterations bounded by their GPU work (lua/wlrun/trace/windows.lua and the report,
+-- docs/trace.md "Iterations"), on handwritten version-2 traces of the loop shapes the
+-- methodology's template meets: the step's synchronisation inside its range, just after it, none
+-- at all (the loop runs ahead of the GPU), work launched outside every range; and the steps of
+-- wlrun's Python hook (the domain "wlrun.auto") where the program has none of its own.
+local read = require "wlrun.trace.read"
+local report = require "wlrun.trace.report"
+local windows = require "wlrun.trace.windows"
+
+local MS = 1000000
+
+local function near(a, b, tol) return math.abs(a - b) <= (tol or 1e-9) * math.max(1, math.abs(b)) end
+
+local function assert_near(want, got, what, tol)
+  assert.is_true(got ~= nil and near(got, want, tol), ("%s: expected %.9g, got %s"):format(what, want, tostring(got)))
+end
+
+local function ms(x) return math.floor(x * MS + 0.5) end
+
+-- a version-2 trace of one process from its lines
+local function entry_of(opts, lines)
+  local text = "wltrace\t2\t7\t1\tprog\n" .. table.concat(lines, "\n") .. "\n"
+  return report.entries({ processes = { read.parse(text, "7.wltrace") } }, opts)[1]
+end
+
+local function codes(e)
+  local s = {}
+  for _, w in ipairs(e.warnings or {}) do s[#s + 1] = w.code end
+  return table.concat(s, " ")
+end
+
+-- A loop of n steps on thread 7 with ids from 100: data [d0, d1], then a step range [s0, s1]
+-- holding fwd [s0, f1] and bwd [f1, s1]; each step launches a copy in data (GPU [c0, c1]) and a
+-- kernel in fwd and in bwd (GPU [k0, k1] and [k1, k2]). shape(i) gives the times in ms.
+local function loop_lines(n, shape, extra)
+  local lines = { "S\t1\ttrain_step", "S\t2\tdata", "S\t3\tfwd", "S\t4\tbwd", "S\t5\tk", "G\ton" }
+  for i = 1, n do
+    local t = shape(i)
+    local id = 100 + 10 * i
+    lines[#lines + 1] = ("R\t%d\t7\t0\t2\t0\t%d\t%d\t-"):format(id, ms(t.d0), ms(t.d1))
+    lines[#lines + 1] = ("R\t%d\t7\t%d\t3\t0\t%d\t%d\t-"):format(id + 2, id + 1, ms(t.s0), ms(t.f1))
+    lines[#lines + 1] = ("R\t%d\t7\t%d\t4\t0\t%d\t%d\t-"):format(id + 3, id + 1, ms(t.f1), ms(t.s1))
+    lines[#lines + 1] = ("R\t%d\t7\t0\t1\t0\t%d\t%d\t64"):format(id + 1, ms(t.s0), ms(t.s1))
+    lines[#lines + 1] = ("C\t%d\t%d\t%d"):format(id, id, ms(t.d1) - 1)
+    lines[#lines + 1] = ("C\t%d\t%d\t%d"):format(id + 2, id + 2, ms(t.s0) + 1)
+    lines[#lines + 1] = ("C\t%d\t%d\t%d"):format(id + 3, id + 3, ms(t.f1) + 1)
+    lines[#lines + 1] = ("K\t%d\tmemcpy\t0\t7\t%d\t%d\t4096\t5"):format(id, ms(t.c0), ms(t.c1))
+    lines[#lines + 1] = ("K\t%d\tkernel\t0\t7\t%d\t%d\t0\t5"):format(id + 2, ms(t.k0), ms(t.k1))
+    lines[#lines + 1] = ("K\t%d\tkernel\t0\t7\t%d\t%d\t0\t5"):format(id + 3, ms(t.k1), ms(t.k2))
+  end
+  for _, l in ipairs(extra or {}) do lines[#lines + 1] = l end
+  lines[#lines + 1] = "X\texit"
+  return lines
+end
+
+local function phase(e, name)
+  for _, ph in ipairs(e.loop.phases) do
+    if ph.name == name then return ph end
+  end
+end
+
+describe("trace windows", function()
+  it("frontier: the latest end of the work launched strictly before each time", function()
+    local work = { { start = 0, stop = 5, at = 1 }, { start = 5, stop = 9, at = 2 }, { start = 9, stop = 7, at = 6 },
+      { start = 1, stop = 100, at = nil } }
+    local F = windows.frontier(work, function(w) return w.at end, { 1, 2, 3, 6, 7 })
+    assert.is_nil(F[1])
+    assert.equal(5, F[2])
+    assert.equal(9, F[3])
+    assert.equal(9, F[6])
+    assert.equal(9, F[7]) -- a later launch that ends sooner moves nothing back
+  end)
+
+  it("clip: the union of intervals within each window", function()
+    local out = windows.clip({ { 5, 12 }, { 0, 3 }, { 2, 4 }, { 11, 15 }, { 20, 20 } }, { 1, 10, 16 }, { 6, 14, 30 })
+    assert.same({ 4, 4, 0 }, out) -- [1,4] + [5,6]; [10,14]; nothing
+  end)
+end)
+
+describe("trace iterations bounded by their GPU work", function()
+  -- the template's shape: data 1 ms (its copy done in it), the step range 2 ms of launches, its GPU
+  -- work 6 ms, then torch.cuda.synchronize() just after the range closes; period 8 ms
+  local function sync_after(i)
+    local b = 8 * (i - 1)
+    return { d0 = b, d1 = b + 1, c0 = b + 0.5, c1 = b + 0.9, s0 = b + 1, f1 = b + 2, s1 = b + 3,
+      k0 = b + 1.1, k1 = b + 4, k2 = b + 7 }
+  end
+
+  it("a sync just after the step range: iter runs to the end of the GPU work, nothing negative", function()
+    local e = entry_of({ warmup = 1 }, loop_lines(6, sync_after))
+    assert.equal(5, #e.samples)
+    for j = 1, 5 do
+      assert_near(0.006, e.samples[j], "iter " .. j) -- from the range's start (1) to the GPU's end (7)
+      assert_near(0.001, e.loop.data[j], "data " .. j) -- [0, 1]: the data range, its copy inside
+    end
+    assert_near(64 / 0.008, e.loop.throughput, "samples/s")
+    assert_near(0.0029, phase(e, "fwd").mean, "fwd GPU")
+    assert_near(0.003, phase(e, "bwd").mean, "bwd GPU")
+    assert.is_true(e.loop.outside.mean >= 0)
+    assert_near(0.0001, e.loop.outside.mean, "outside") -- [1, 1.1]: the GPU idle at the start
+    assert.equal("", codes(e)) -- one stream: no phase-overlap
+    assert_near(0.004, e.trace.run_ahead.lag_mean, "the GPU's work outlasts the range by 4 ms")
+    assert.equal(0, e.trace.run_ahead.steps_max)
+    assert.matches("ends 4 ms after its 'train_step' range closes", table.concat(e.notes or {}, "\n"))
+  end)
+
+  it("no sync at all: the loop runs ahead, each iteration is one period of the GPU", function()
+    -- the CPU makes a step every 2 ms (data 0.5 ms, launches 1.5 ms); the GPU needs 6 ms a step
+    -- (a 0.5 ms copy, kernels of 2.5 and 3 ms), so it runs 6 ms per step, far behind
+    local function none(i)
+      local b = 2 * (i - 1)
+      local g = 6 * (i - 1)
+      return { d0 = b, d1 = b + 0.5, s0 = b + 0.5, f1 = b + 1, s1 = b + 2,
+        c0 = g + 0.5, c1 = g + 1, k0 = g + 1, k1 = g + 3.5, k2 = g + 6.5 }
+    end
+    local e = entry_of({ warmup = 2 }, loop_lines(12, none))
+    assert.equal(10, #e.samples)
+    for j = 1, 10 do
+      assert_near(0.0055, e.samples[j], "iter " .. j) -- [copy's end, kernels' end]
+      assert_near(0.0005, e.loop.data[j], "data " .. j) -- the copy, after the previous step's work
+    end
+    assert_near(64 / 0.006, e.loop.throughput, "samples/s: one step per 6 ms of GPU")
+    local notes = table.concat(e.notes or {}, "\n")
+    assert.matches("the program runs up to %d+ steps ahead of the GPU", notes)
+    assert.is_true(e.trace.run_ahead.steps_max >= 5)
+    assert.is_true(e.loop.outside.mean >= 0)
+    assert.equal("", codes(e))
+  end)
+
+  it("a sync inside the step range: the windows are the ranges", function()
+    local function inside(i)
+      local t = sync_after(i)
+      t.s1 = t.k2 + 0.1 -- the range closes after the GPU work
+      t.f1 = t.s0 + 1
+      return t
+    end
+    local e = entry_of({ warmup = 1 }, loop_lines(6, inside))
+    for j = 1, 5 do assert_near(0.0061, e.samples[j], "iter " .. j) end
+    assert_near(0, e.trace.run_ahead.lag_mean, "lag")
+    assert.is_nil(e.notes)
+  end)
+
+  it("work launched outside every range still bounds the windows (C with rid 0)", function()
+    -- a copy launched at 1.5 ms with no range open runs [1.6, 2.6]; the step's range opens at 2
+    local e = entry_of({ warmup = 0 }, {
+      "S\t1\ttrain_step", "S\t5\tk", "G\ton",
+      "R\t1\t7\t0\t1\t0\t0\t1000000\t-",
+      "C\t9\t0\t1500000", "K\t9\tmemcpy\t0\t7\t1600000\t2600000\t64\t5",
+      "R\t2\t7\t0\t1\t0\t2000000\t3000000\t-",
+      "X\texit",
+    })
+    assert_near(0.0004, e.samples[2], "iter: from the copy's end (2.6) to the range's end (3)")
+    assert_near(0.0016, e.loop.data[2], "data: the whole gap without data ranges")
+  end)
+
+  it("phase-overlap only when the step's GPU work overlaps in time", function()
+    local function streams(i)
+      local t = sync_after(i)
+      t.k1 = t.k0 + 3 -- fwd's kernel [1.1, 4.1] and bwd's [1.1 + ..]: made to overlap below
+      return t
+    end
+    local lines = loop_lines(4, streams)
+    -- bwd's kernels start with fwd's, on another stream
+    for i, l in ipairs(lines) do
+      local corr, start, stop = l:match("^K\t(%d+)\tkernel\t0\t7\t(%d+)\t(%d+)")
+      if corr and tonumber(corr) % 10 == 3 then
+        local s0 = tonumber(start) - 3 * MS
+        lines[i] = ("K\t%s\tkernel\t0\t8\t%d\t%d\t0\t5"):format(corr, s0, s0 + (tonumber(stop) - tonumber(start)))
+      end
+    end
+    local e = entry_of({ warmup = 1 }, lines)
+    assert.matches("phase%-overlap", codes(e))
+    assert.is_true(e.loop.outside.mean >= 0)
+  end)
+
+  it("CPU times only: says an iteration is its range's CPU time", function()
+    local lines = loop_lines(4, sync_after)
+    lines[6] = "G\toff\tWLRUN_TRACE_GPU=0"
+    local e = entry_of({ warmup = 1 }, lines)
+    assert_near(0.002, e.samples[1], "the range")
+    local function cpu_only(entry)
+      for _, w in ipairs(entry.warnings) do
+        if w.code == "cpu-only" then return w.message end
+      end
+    end
+    assert.matches("an iteration is its step range's CPU time, which can end before the step's GPU work does", cpu_only(e))
+    local synced = entry_of({ warmup = 1, sync_steps = true }, lines)
+    assert.matches("the steps were synchronised", cpu_only(synced))
+  end)
+end)
+
+describe("trace report with wlrun's Python hook", function()
+  -- the hook's ranges: data, then train_step (payload: the batch) holding forward, backward and
+  -- optimizer, in the domain wlrun.auto (sid 9)
+  local function auto_lines(user)
+    local lines = { "S\t1\ttrain_step", "S\t2\tdata", "S\t3\tforward", "S\t4\tbackward", "S\t5\toptimizer",
+      "S\t6\tk", "S\t9\twlrun.auto", "S\t10\tmy_fwd", "G\ton" }
+    for i = 1, 5 do
+      local b = 10 * MS * (i - 1)
+      local id = 100 + 10 * i
+      lines[#lines + 1] = ("R\t%d\t7\t0\t2\t9\t%d\t%d\t-"):format(id, b, b + MS)
+      lines[#lines + 1] = ("R\t%d\t7\t%d\t3\t9\t%d\t%d\t-"):format(id + 2, id + 1, b + MS, b + 3 * MS)
+      if user then -- the program's own range inside the hook's forward
+        lines[#lines + 1] = ("R\t%d\t7\t%d\t10\t0\t%d\t%d\t-"):format(id + 5, id + 2, b + MS, b + 2 * MS)
+        lines[#lines + 1] = ("R\t%d\t7\t0\t%s\t0\t%d\t%d\t-"):format(id + 6, user, b + MS - 1, b + 9 * MS + 1)
+      end
+      lines[#lines + 1] = ("R\t%d\t7\t%d\t4\t9\t%d\t%d\t-"):format(id + 3, id + 1, b + 3 * MS, b + 7 * MS)
+      lines[#lines + 1] = ("R\t%d\t7\t%d\t5\t9\t%d\t%d\t-"):format(id + 4, id + 1, b + 7 * MS, b + 9 * MS)
+      -- the hook's step pushed inside the program's own step range, when there is one
+      lines[#lines + 1] = ("R\t%d\t7\t%d\t1\t9\t%d\t%d\t32"):format(id + 1, user and id + 6 or 0, b + MS, b + 9 * MS)
+      lines[#lines + 1] = ("C\t%d\t%d\t%d"):format(id, user and id + 5 or id + 2, b + MS + 1)
+      lines[#lines + 1] = ("K\t%d\tkernel\t0\t7\t%d\t%d\t0\t6"):format(id, b + MS + 10, b + 2 * MS)
+    end
+    lines[#lines + 1] = "O\t999\t7\t0\t2\t9\t60000000\t-" -- the hook's last data range, never closed
+    lines[#lines + 1] = "X\texit"
+    return lines
+  end
+
+  it("takes the hook's steps where the program has none, its payload as the batch size", function()
+    local e = entry_of({ warmup = 1 }, auto_lines())
+    assert.equal("ok", e.status)
+    assert.equal("auto", e.trace.ranges)
+    assert.equal(4, #e.samples)
+    assert.equal(32, e.loop.batch_size)
+    assert.equal("loader", e.trace.batch_source)
+    assert_near(0.008, e.samples[1], "iter")
+    assert_near(0.001, e.loop.data[1], "data")
+    local names = {}
+    for _, ph in ipairs(e.trace.phases) do names[#names + 1] = ph.name end
+    assert.same({ "forward", "backward", "optimizer" }, names)
+    assert.matches("wlrun's automatic PyTorch ranges", table.concat(e.notes, "\n"))
+    assert.equal("", codes(e)) -- the hook's open range is no open-ranges warning
+  end)
+
+  it("takes the program's own steps when it has them, the hook's ranges left out", function()
+    local e = entry_of({ warmup = 1, step = "my_step" }, (function()
+      local l = auto_lines("11")
+      table.insert(l, 1, "S\t11\tmy_step")
+      return l
+    end)())
+    assert.equal("program", e.trace.ranges)
+    local names = {}
+    for _, ph in ipairs(e.trace.phases) do names[#names + 1] = ph.name end
+    assert.same({ "my_fwd" }, names) -- the hook's forward gone, its work is my_fwd's
+    assert_near(0.00099999, e.trace.phases[1].gpu_mean, "my_fwd's GPU time", 1e-6)
+  end)
+
+  it("never takes the hook's steps with auto = false (--step given)", function()
+    local ok, err = pcall(entry_of, { warmup = 1, auto = false }, auto_lines())
+    assert.is_false(ok)
+    assert.matches("no closed range named 'train_step'", err.message)
+  end)
+end)

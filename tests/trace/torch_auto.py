@@ -1,0 +1,90 @@
+"""A PyTorch training loop with no NVTX range at all, for wlrun trace's Python hook (docs/trace.md,
+"No annotation needed"). Runs on the CPU or a GPU; its shapes are those a hook must survive:
+
+    --closure          optimizer.step(closure) with forward and backward in the closure (Lightning)
+    --optimizers 2     two optimizers stepping in each iteration (a GAN's)
+    --accumulate K     K micro-batches of forward and backward per optimizer step
+    --ranges           the program pushes its own train_step range (the hook's steps are left out)
+    --no-loader        batches made in the loop, no DataLoader (no batch size for the hook)
+
+    python3 torch_auto.py --steps 12 --batch 16 [--device cuda] [--closure] ...
+"""
+import argparse
+import sys
+
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=12)
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--closure", action="store_true")
+    ap.add_argument("--optimizers", type=int, default=1)
+    ap.add_argument("--accumulate", type=int, default=1)
+    ap.add_argument("--ranges", action="store_true")
+    ap.add_argument("--no-loader", action="store_true")
+    ap.add_argument("--workers", type=int, default=0)
+    a = ap.parse_args()
+
+    torch.manual_seed(0)
+    dev = torch.device(a.device)
+    models = [nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4)).to(dev) for _ in range(a.optimizers)]
+    opts = [torch.optim.SGD(m.parameters(), lr=0.01) for m in models]
+    loss_fn = nn.CrossEntropyLoss()
+    n = a.steps * a.accumulate * a.optimizers * a.batch
+    data = TensorDataset(torch.randn(n, 32), torch.randint(0, 4, (n,)))
+    loader = DataLoader(data, batch_size=a.batch, num_workers=a.workers)
+    batches = iter(loader)
+
+    def batch():
+        if a.no_loader:
+            return torch.randn(a.batch, 32), torch.randint(0, 4, (a.batch,))
+        return next(batches)
+
+    for _ in range(a.steps):
+        if a.ranges:
+            range_push("train_step")
+        for model, opt in zip(models, opts):
+            opt.zero_grad()
+            if a.closure:
+                x, y = batch()
+                x, y = x.to(dev), y.to(dev)
+
+                def closure():
+                    loss = loss_fn(model(x), y)
+                    loss.backward()
+                    return loss
+
+                opt.step(closure)
+            else:
+                for _ in range(a.accumulate):
+                    x, y = batch()
+                    x, y = x.to(dev), y.to(dev)
+                    loss_fn(model(x), y).backward()
+                opt.step()
+        if a.ranges:
+            range_pop()
+    return 0
+
+
+def _nvtx():
+    """The program's own ranges: torch's NVTX where it has CUDA, else the C NVTX through ctypes."""
+    if torch.cuda.is_available():
+        return torch.cuda.nvtx.range_push, torch.cuda.nvtx.range_pop
+    import ctypes
+    import os
+    lib = ctypes.CDLL(os.environ["WLRUN_TRACE_NVTX_PUSH"])  # tests/trace/nvtx_push.c: NVTX from C
+    push = lib.wlrun_test_push
+    push.argtypes = (ctypes.c_char_p,)
+    return (lambda name: push(name.encode())), lib.wlrun_test_pop
+
+
+range_push = range_pop = None
+if __name__ == "__main__":
+    if "--ranges" in sys.argv:
+        range_push, range_pop = _nvtx()
+    sys.exit(main())
