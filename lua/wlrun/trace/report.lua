@@ -79,7 +79,7 @@ end
 local function no_steps(trace, o)
   local procs = #trace.processes
   if procs == 0 then
-    return ("the program wrote no trace: no process of it started NVTX or CUDA with the trace library, so there is no range named '%s' (wlrun trace reads NVTX ranges: push them around the step, docs/trace.md)"):format(
+    return ("the program wrote no trace: no process of it started NVTX or CUDA with the trace library, so there is no range named '%s' (wlrun trace reads NVTX ranges: push them around the step, docs/trace.md; a PyTorch program needs none while wlrun's hook is on: it finds the optimizer's steps)"):format(
       read.printable(o.step, 60))
   end
   local counts, n = {}, 0

@@ -1,0 +1,157 @@
+-- wlrun trace's Python start-up hook (src/trace/python/sitecustomize.py; docs/trace.md, "No
+-- annotation needed") on a PyTorch program with no NVTX range at all (tests/trace/torch_auto.py),
+-- on the CPU: the steps are the optimizer's, the data ranges the DataLoader's, the batch size the
+-- loader's; a closure (Lightning), two optimizers (a GAN), gradient accumulation, the program's
+-- own step ranges, a sitecustomize of the program's own, --no-auto-ranges and wl.command.
+-- Pending by name where no Python can import torch (Debian: python3-torch; WLRUN_PYTHON names
+-- one) or where ctest does not name the trace library.
+local h = require "helper"
+
+local function torch_python()
+  for _, py in ipairs { os.getenv("WLRUN_PYTHON") or "", "/usr/bin/python3", "python3" } do
+    if py ~= "" then
+      local p = io.popen(h.quote(py) .. " -c 'import torch; print(torch.__version__)' 2>/dev/null")
+      local out = p and p:read("a") or ""
+      if p then p:close() end
+      if out:match("%d") then return py end
+    end
+  end
+end
+
+local python = torch_python()
+local push_lib = os.getenv("WLRUN_TRACE_NVTX_PUSH")
+
+local function auto_it(name, fn)
+  if python and h.trace_lib then return it(name, fn) end
+  pending(name .. " -- skipped: " .. (python and "WLRUN_TRACE_LIB not set (ctest sets it)"
+    or "no Python that imports torch (apt-get install python3-torch, or WLRUN_PYTHON)"))
+end
+
+local PROGRAM = h.source_dir .. "/tests/trace/torch_auto.py"
+
+local function env(extra)
+  return ("WLRUN_TRACE_LIB=%s WLRUN_TRACE_NVTX_PUSH=%s %s"):format(h.quote(h.trace_lib), h.quote(push_lib or ""),
+    extra or "")
+end
+
+-- traces torch_auto.py with args; returns the run and its only configuration
+local function trace(args, opts)
+  local dir = h.tmpdir()
+  local r = h.run(("trace --warmup 2 %s -o %s -- %s %s %s"):format(opts and opts.trace or "", h.quote(dir .. "/r.json"),
+    h.quote(python), h.quote(PROGRAM), args), { env = env(opts and opts.env) })
+  local doc = r.code == 0 and require("wlrun.results.load").load(dir .. "/r.json") or nil
+  return r, doc and doc.configurations[1], doc
+end
+
+local function names(c)
+  local list = {}
+  for _, ph in ipairs(c.trace.phases) do list[#list + 1] = ph.name end
+  return table.concat(list, " ")
+end
+
+local function codes(c)
+  local list = {}
+  for _, w in ipairs(c.warnings or {}) do list[#list + 1] = w.code end
+  return table.concat(list, " ")
+end
+
+describe("wlrun trace's Python hook", function()
+  auto_it("finds the steps of a loop with no range: one per optimizer step, the loader's batches as data", function()
+    local r, c, doc = trace("--steps 12 --batch 16")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("auto", c.trace.ranges)
+    assert.equal(12, c.trace.steps)
+    assert.equal(10, #c.samples)
+    assert.equal(16, c.loop.batch_size)
+    assert.equal("loader", c.trace.batch_source)
+    assert.equal("ranges", c.trace.data_source)
+    assert.equal("forward backward optimizer", names(c))
+    assert.matches("wlrun's automatic PyTorch ranges", r.stderr)
+    assert.is_nil(codes(c):find("open-ranges", 1, true)) -- the hook's last data range is its own
+    assert.is_true(doc.settings.trace.auto_ranges)
+    for _, ph in ipairs(c.loop.phases) do assert.is_true(ph.mean > 0, ph.name) end
+  end)
+
+  auto_it("keeps a closure's forward and backward out of the optimizer (Lightning's step)", function()
+    local r, c = trace("--steps 12 --closure")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(12, c.trace.steps)
+    assert.equal("forward backward optimizer", names(c))
+  end)
+
+  auto_it("learns the order of two optimizers in one iteration (a GAN): a step ends at the last", function()
+    local r, c = trace("--steps 12 --optimizers 2 --batch 16")
+    assert.equal(0, r.code, r.stderr)
+    -- the first iteration's two optimizer steps are two steps (the order is learned then)
+    assert.equal(13, c.trace.steps)
+    assert.equal(32, c.loop.batch_size) -- each step fetches two batches
+  end)
+
+  auto_it("counts every batch of a step with gradient accumulation", function()
+    local r, c = trace("--steps 10 --accumulate 3 --batch 8")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(10, c.trace.steps)
+    assert.equal(24, c.loop.batch_size)
+  end)
+
+  auto_it("takes the program's own step ranges when it has them, the hook's data ranges kept", function()
+    if not push_lib then return pending("WLRUN_TRACE_NVTX_PUSH not set (ctest sets it)") end
+    local r, c = trace("--steps 12 --ranges")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("program", c.trace.ranges)
+    assert.equal(12, c.trace.steps)
+    assert.equal("ranges", c.trace.data_source) -- the hook's, as the program has none
+    assert.is_nil(names(c):find("forward", 1, true)) -- the hook's phases left out
+  end)
+
+  auto_it("works with DataLoader worker processes", function()
+    local r, c = trace("--steps 12 --workers 2")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("auto", c.trace.ranges)
+    assert.equal(16, c.loop.batch_size)
+  end)
+
+  auto_it("runs the program's own sitecustomize too", function()
+    local dir = h.tmpdir()
+    h.write(dir .. "/sitecustomize.py", ("open(%q, 'w').write('ran')\n"):format(dir .. "/mark"))
+    local r, c = trace("--steps 8", { env = "PYTHONPATH=" .. h.quote(dir) })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("auto", c.trace.ranges)
+    assert.equal("ran", h.read(dir .. "/mark"))
+  end)
+
+  auto_it("--no-auto-ranges: no hook, so a program without ranges has no steps (exit 2)", function()
+    local r = trace("--steps 8", { trace = "--no-auto-ranges" })
+    assert.equal(2, r.code, r.stderr)
+    assert.matches("the program wrote no trace", r.stderr) -- no CUDA, no NVTX: no file at all
+    -- --step names the step's range: the hook's steps are never taken for it
+    local named = trace("--steps 8", { trace = "--step train_step" })
+    assert.equal(2, named.code, named.stderr)
+    assert.matches("'train_step %[wlrun's hook%]' %(8%)", named.stderr)
+  end)
+
+  auto_it("wl.command: the hook's steps in a scenario, and auto_ranges = false", function()
+    local function run(flag)
+      local dir = h.tmpdir()
+      local script = ([[
+local wl = require "wlrun"
+return wl.command {
+  name = "auto", warmup = 2, auto_ranges = %s,
+  command = { %q, %q, "--steps", 8 },
+}
+]]):format(flag, python, PROGRAM)
+      local r = h.run_script(script, "--quiet -o " .. h.quote(dir .. "/r.json"), { env = env() })
+      local doc = require("wlrun.results.load").load(dir .. "/r.json")
+      return r, doc.configurations[1]
+    end
+    local r, c = run("true")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("ok", c.status, c.error)
+    assert.equal("auto", c.trace.ranges)
+    assert.equal(6, #c.samples)
+    local off, failed = run("false")
+    assert.is_true(off.code ~= 0)
+    assert.equal("failed", failed.status)
+    assert.matches("the program wrote no trace", failed.error)
+  end)
+end)
