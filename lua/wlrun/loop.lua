@@ -13,7 +13,7 @@ loop.PHASE_TOLERANCE = 0.10 -- phases plus the time outside them account for the
 local loop_fields = {
   name = true, description = true, params = true, order = true, where = true, setup = true,
   teardown = true, check = true, batch_size = true, warmup = true, iters = true, data = true,
-  step = true, print_iters = true,
+  step = true, print_iters = true, flops_per_sample = true, dtype = true,
 }
 
 -- wl.loop{...}: a scenario whose configurations run a loop instead of wl.bench
@@ -28,6 +28,9 @@ function loop.declare(spec, level)
   if not (type(bs) == "function" or (math.type(bs) == "integer" and bs >= 1)) then
     core.error("script", "wl.loop: batch_size must be a whole number >= 1 or a function(p)", level)
   end
+  local fps = spec.flops_per_sample
+  if type(fps) ~= "function" then loop.check_flops(fps, nil, "wl.loop", level) end
+  loop.check_flops(nil, spec.dtype, "wl.loop", level)
   for _, f in ipairs { "warmup", "iters" } do
     local v = spec[f]
     if v ~= nil and not (math.type(v) == "integer" and v >= (f == "iters" and 1 or 0)) then
@@ -39,7 +42,8 @@ function loop.declare(spec, level)
     where = spec.where, setup = spec.setup, teardown = spec.teardown, check = spec.check,
     loop = {
       batch_size = bs, warmup = spec.warmup, iters = spec.iters, data = spec.data,
-      step = spec.step, print_iters = spec.print_iters ~= false,
+      step = spec.step, print_iters = spec.print_iters ~= false, flops_per_sample = fps,
+      dtype = spec.dtype or loop.DEFAULT_DTYPE,
     },
   }
   return require("wlrun.scenario").declare(sc, level)
@@ -224,8 +228,46 @@ function loop.run(sc, p, state, entry, ctx)
       if lines then lines:iteration(loop.format_line(i - warmup, iter, data, bs)) end
     end
   end
-  return loop.record(entry, rec, warmup)
+  local s = loop.record(entry, rec, warmup)
+  local fps = type(L.flops_per_sample) == "function" and L.flops_per_sample(p) or L.flops_per_sample
+  if fps ~= nil then
+    loop.check_flops(fps, nil, "wl.loop: flops_per_sample(p)", 1)
+    local device = core.device()
+    loop.add_mfu(entry, fps, L.dtype, require("wlrun.peaks").flops(device, L.dtype),
+      ("no dense %s peak for %s (%s) in wlrun's table"):format(L.dtype, device.name, device.arch))
+  end
+  return s
 end
+
+-- MFU (docs/loops.md, "MFU"): the model FLOP the user gives per sample times samples/s, against
+-- the dense peak of dtype on the device (wlrun.peaks; nil where unknown: no MFU, a note says why)
+function loop.add_mfu(entry, flops_per_sample, dtype, peak, why)
+  local L = entry.loop
+  if not (L and entry.status == "ok") then return end
+  L.flops_per_sample, L.dtype = flops_per_sample, dtype
+  L.achieved_flops = flops_per_sample * L.throughput
+  entry.metrics.flops = L.achieved_flops
+  if peak and peak > 0 then
+    L.peak_flops, L.mfu = peak, L.achieved_flops / peak
+    entry.metrics.mfu = L.mfu
+  else
+    entry.notes = entry.notes or {}
+    entry.notes[#entry.notes + 1] = ("no MFU: %s"):format(why or ("no dense %s peak for this device in wlrun's table"):format(dtype))
+  end
+end
+
+-- a loop's flops_per_sample and dtype, checked (wl.loop's fields, wlrun trace's options)
+function loop.check_flops(flops, dtype, where, level)
+  if flops ~= nil and not (type(flops) == "number" and flops > 0 and flops < math.huge) then
+    core.error("script", ("%s: flops_per_sample must be a number > 0 (the model's FLOP per sample)"):format(where), level + 1)
+  end
+  if dtype ~= nil and not require("wlrun.peaks").is_dtype(dtype) then
+    core.error("script", ("%s: dtype must be one of %s (the peak MFU is taken against)"):format(where,
+      table.concat(require("wlrun.peaks").DTYPES, ", ")), level + 1)
+  end
+end
+
+loop.DEFAULT_DTYPE = "bf16"
 
 -- the measured iterations rec (see loop.summarize) into entry; returns the summary
 function loop.record(entry, rec, warmup)

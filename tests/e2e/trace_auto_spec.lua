@@ -155,3 +155,28 @@ return wl.command {
     assert.matches("the program wrote no trace", failed.error)
   end)
 end)
+
+describe("wlrun trace of several processes", function()
+  auto_it("reports each rank and a line over all of them: the global batch, the pace, the spread", function()
+    local dir = h.tmpdir()
+    local r = h.run(("trace --warmup 2 -o %s -- %s %s --spawn 2 --steps 12 --batch 16"):format(h.quote(dir .. "/r.json"),
+      h.quote(python), h.quote(h.source_dir .. "/tests/trace/torch_ddp.py")), { env = env() })
+    assert.equal(0, r.code, r.stderr)
+    local doc = require("wlrun.results.load").load(dir .. "/r.json")
+    assert.equal(2, #doc.configurations)
+    for k, c in ipairs(doc.configurations) do
+      assert.same({ process = k }, c.params)
+      assert.equal("auto", c.trace.ranges)
+      assert.equal(16, c.loop.batch_size)
+      assert.equal(10, #c.samples)
+    end
+    local g = doc.trace.ranks
+    assert.equal(2, g.processes)
+    assert.equal(32, g.batch)
+    assert.equal(10, g.steps)
+    assert.is_true(g.spread_max >= g.spread_mean and g.spread_mean >= 0)
+    local slow = doc.configurations[g.slowest]
+    assert.is_true(math.abs(g.samples_per_s - 32 / (slow.loop.total_time / 10)) < 1e-6 * g.samples_per_s)
+    assert.matches("all 2 processes: global batch 32, [%d.]+ samples/s %(the slowest, #%d", r.stdout)
+  end)
+end)

@@ -81,6 +81,41 @@ describe("loop summary", function()
   end)
 end)
 
+describe("loop MFU", function()
+  it("achieved FLOP/s is FLOP per sample times samples/s; MFU is that over the dense peak", function()
+    local entry = { status = "ok", metrics = {} }
+    loop.record(entry, record({ 0.010, 0.010 }, { 0, 0 }), 0) -- 256 samples per 10 ms
+    loop.add_mfu(entry, 2e9, "bf16", 1e15)
+    assert.is_true(near(entry.loop.achieved_flops, 2e9 * 25600))
+    assert.is_true(near(entry.loop.mfu, 2e9 * 25600 / 1e15))
+    assert.is_true(near(entry.metrics.mfu, entry.loop.mfu))
+    assert.equal("bf16", entry.loop.dtype)
+    local text = require("wlrun.report.loop_summary").render(require("wlrun.report.loop_summary").of_entry(entry), "m")
+    assert.matches("51%.2 TFLOP/s %(2e%+09 FLOP per sample%); MFU 5%.1%% of the dense bf16 peak, 1 PFLOP/s", text)
+    -- without a peak: the achieved FLOP/s, no MFU, and a note that says why
+    local bare = { status = "ok", metrics = {} }
+    loop.record(bare, record({ 0.010 }, { 0 }), 0)
+    loop.add_mfu(bare, 1e9, "f32", nil, "no device")
+    assert.is_nil(bare.loop.mfu)
+    assert.matches("no MFU: no device", bare.notes[1])
+  end)
+
+  it("refuses a flops_per_sample that is not a positive number, and an unknown dtype", function()
+    local function declare(extra)
+      local spec = { name = "m", batch_size = 1, data = function() end, step = function() end }
+      for k, v in pairs(extra) do spec[k] = v end
+      return pcall(wl.loop, spec)
+    end
+    local ok, e = declare { flops_per_sample = -1 }
+    assert.is_false(ok)
+    assert.matches("flops_per_sample must be a number > 0", e.message)
+    ok, e = declare { flops_per_sample = 1e9, dtype = "f64" }
+    assert.is_false(ok)
+    assert.matches("dtype must be one of f32, tf32, bf16, f16", e.message)
+    assert.is_true((declare { flops_per_sample = function(p) return 1 end, dtype = "tf32" }))
+  end)
+end)
+
 describe("wl.loop and wl.phase", function()
   it("declares a loop scenario and validates it", function()
     local s = wl.loop { name = "l", batch_size = 8, data = function() end, step = function() end }

@@ -126,6 +126,19 @@ describe("trace report", function()
     assert.matches("batch size 1", e.notes[2])
   end)
 
+  it("sums up several processes with steps: the global batch, the slowest's pace, the spread", function()
+    local es = entries_of("ranks", { warmup = 1 })
+    local g = require("wlrun.trace.ranks").summary(es)
+    assert.equal(2, g.processes)
+    assert.equal(64, g.batch)
+    local slow = es[g.slowest]
+    for _, e in ipairs(es) do assert.is_true(e.loop.total_time <= slow.loop.total_time) end
+    assert.is_true(near(g.samples_per_s, 64 / (slow.loop.total_time / #slow.samples)))
+    local hi, lo = math.max(es[1].samples[1], es[2].samples[1]), math.min(es[1].samples[1], es[2].samples[1])
+    assert.is_true(g.spread_max >= hi - lo - 1e-12)
+    assert.is_nil(require("wlrun.trace.ranks").summary { es[1] }) -- one process: no line
+  end)
+
   it("makes one configuration per process with steps (DDP ranks), none for the others", function()
     local es = entries_of("ranks", { warmup = 1 })
     assert.equal(2, #es)

@@ -17,6 +17,11 @@ function M.render(s, name)
     ("  data  mean %s  median %s  p90 %s  p99 %s  (%.1f%% of iter)"):format(T(s.data.mean), T(s.data.median),
       T(s.data.p90), T(s.data.p99), 100 * s.data_ratio),
   }
+  if s.flops then
+    out[#out + 1] = ("  %s (%.4g FLOP per sample)%s"):format(units.rate(s.flops.achieved, "FLOP/s"),
+      s.flops.per_sample, s.flops.mfu and ("; MFU %.1f%% of the dense %s peak, %s"):format(
+        100 * s.flops.mfu, P(s.flops.dtype), units.rate(s.flops.peak, "FLOP/s")) or "")
+  end
   if #s.phases > 0 and s.outside then
     out[#out + 1] = s.timing == "cpu" and "  phases (CPU time per iteration):" or "  phases (GPU time per iteration):"
     for _, ph in ipairs(s.phases) do
@@ -40,6 +45,9 @@ function M.of_entry(c)
     throughput = number(L.throughput), total_time = number(L.total_time), iter = c.stats, data = L.data_stats,
     data_ratio = number(L.data_ratio), phases = type(L.phases) == "table" and L.phases or {},
     outside = type(L.outside) == "table" and L.outside or nil, warnings = {},
+    flops = type(L.achieved_flops) == "number" and { achieved = L.achieved_flops, per_sample = number(L.flops_per_sample),
+      mfu = type(L.mfu) == "number" and L.mfu or nil, dtype = type(L.dtype) == "string" and L.dtype or "?",
+      peak = number(L.peak_flops) } or nil,
     timing = type(c.trace) == "table" and c.trace.timing or nil } -- wlrun trace: "cpu" without CUPTI
 end
 

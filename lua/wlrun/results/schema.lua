@@ -120,7 +120,8 @@ local kernel_times = array(object { name = string_, count = amount, median = amo
 
 local loop = object {
   batch_size = number, data = numbers, data_stats = object({}, number), throughput = number, data_ratio = number,
-  total_time = number, outside = object({}, number),
+  total_time = number, outside = object({}, number), flops_per_sample = number, achieved_flops = number,
+  peak_flops = number, mfu = number, dtype = string_,
   phases = array(object({ name = string_, mean = number, median = number, share = number, top = boolean })),
 }
 
@@ -137,13 +138,14 @@ local trace = object {
     gpu_mean = number, kernels = trace_kernels }),
   gpu_busy = numbers, gpu_busy_mean = number, gpu_outside = numbers, gpu_outside_mean = number,
   gpu_unattributed = numbers, gpu_unattributed_mean = number, data_gpu = numbers, data_gpu_mean = number,
-  data_kernels = trace_kernels,
+  data_kernels = trace_kernels, ranges = string_, device = integer(0), between = numbers, between_mean = number,
+  run_ahead = object({}, number), ranks = object({}, number),
 }
 
 local trace_run = object {
   command = array(string_), program = string_, library = string_, time = number, dir = string_,
   exit = object { how = string_, code = integer(0), signal = integer(1) }, interrupted = integer(1),
-  sync_steps = boolean, processes = integer(0),
+  sync_steps = boolean, processes = integer(0), ranks = object({}, number),
 }
 
 local entry = object {

@@ -41,6 +41,9 @@ CUPTI works (CPU times otherwise). The report is a results document of loop conf
                          changes the program, as the methodology's template does)
     --no-auto-ranges     no start-up hook in Python programs (the automatic ranges of
                          PyTorch's DataLoader, forward, backward and optimizer steps)
+    --flops-per-sample F the model's FLOP per sample (forward and backward): achieved
+                         FLOP/s and MFU against the device's dense peak
+    --dtype D            the dtype of that peak: f32, tf32, bf16 (default), f16
     --kernels            the top kernels by GPU time of each phase
     --timeout T          stop CMD after T (2s, 500ms, 1m): SIGTERM, SIGKILL a second later
     --trace-dir DIR      keep the raw trace files in DIR (default: a temporary directory,
@@ -62,6 +65,7 @@ local spec = {
   ["--step"] = { value = true }, ["--data"] = { value = true }, ["--batch-size"] = { value = true },
   ["--warmup"] = { value = true }, ["--sync-steps"] = {}, ["--kernels"] = {}, ["--timeout"] = { value = true },
   ["--trace-dir"] = { value = true }, ["--name"] = { value = true }, ["--no-auto-ranges"] = {},
+  ["--flops-per-sample"] = { value = true }, ["--dtype"] = { value = true },
   ["-o"] = { value = true, multi = true, key = "output" }, ["--output"] = { value = true, multi = true, key = "output" },
   ["--format"] = { value = true }, ["-q"] = { key = "quiet" }, ["--quiet"] = {},
   ["-h"] = { key = "help" }, ["--help"] = {},
@@ -106,6 +110,18 @@ function M.options(args)
     -- program has none of its own, unless --step names the step's range
     auto_ranges = not o.no_auto_ranges, auto = not o.no_auto_ranges and o.step == nil,
   }
+  if o.flops_per_sample then
+    local f = tonumber(o.flops_per_sample)
+    if not (f and f > 0 and f < math.huge) then
+      fail("usage", ("--flops-per-sample: expected a number > 0 (like 1.2e9), got '%s'"):format(o.flops_per_sample))
+    end
+    opts.flops_per_sample = f
+  end
+  local peaks = require "wlrun.peaks"
+  if o.dtype and not peaks.is_dtype(o.dtype) then
+    fail("usage", ("--dtype: expected %s, got '%s'"):format(table.concat(peaks.DTYPES, ", "), o.dtype))
+  end
+  opts.dtype = o.dtype or require("wlrun.loop").DEFAULT_DTYPE
   local known = {}
   for _, f in ipairs(printers().formats) do known[f] = true end
   if not known[opts.format] then
@@ -203,7 +219,8 @@ function M.document(o, cmd, program, run, entries)
   local core, results = require "wlrun.core", require "wlrun.results"
   local multi = #entries > 1
   local settings = { run = { warmup = o.warmup }, trace = { step = o.step, data = o.data, batch_size = o.batch_size,
-    sync_steps = o.sync_steps, kernels = o.kernels, auto_ranges = o.auto_ranges ~= false } }
+    sync_steps = o.sync_steps, kernels = o.kernels, auto_ranges = o.auto_ranges ~= false,
+    flops_per_sample = o.flops_per_sample, dtype = o.flops_per_sample and o.dtype or nil } }
   local ok, nvrtc = pcall(core.nvrtc_version)
   local doc = {
     schema = results.SCHEMA, version = results.VERSION,
@@ -218,6 +235,29 @@ function M.document(o, cmd, program, run, entries)
     configurations = entries,
   }
   return results.finish(doc, run.complete)
+end
+
+-- MFU of each measured process (docs/trace.md, "MFU"): the dense peak of the device that ran
+-- most of its GPU work, read after the program has ended
+function M.add_mfu(entries, flops, dtype)
+  local peaks, loop = require "wlrun.peaks", require "wlrun.loop"
+  for _, e in ipairs(entries) do
+    if e.status == "ok" then
+      local dev, peak, why = e.trace and e.trace.device, nil, nil
+      if dev == nil then
+        why = "no GPU work was seen in this process (CPU times only): no device to take the peak of"
+      else
+        local ok, d = pcall(require("wlrun.core").device, dev)
+        if ok then
+          peak = peaks.flops(d, dtype)
+          why = ("no dense %s peak for %s (%s) in wlrun's table"):format(dtype, d.name, d.arch)
+        else
+          why = ("device %d could not be read: %s"):format(dev, tostring(type(d) == "table" and d.message or d))
+        end
+      end
+      loop.add_mfu(e, flops, dtype, peak, why)
+    end
+  end
 end
 
 -- the per-iteration lines of the measured steps (the methodology's form: wl.loop's)
@@ -298,10 +338,20 @@ function M.outcome(r)
   return nil
 end
 
-local function run_info(o, cmd, program, lib, r, dir, nprocs)
+local function run_info(o, cmd, program, lib, r, dir, nprocs, entries)
   local exit = { how = r.how, code = r.code, signal = r.signal }
   return { command = cmd, program = program, library = lib, time = r.time, exit = exit,
-    interrupted = r.interrupted, sync_steps = o.sync_steps, dir = o.trace_dir and dir or nil, processes = nprocs }
+    interrupted = r.interrupted, sync_steps = o.sync_steps, dir = o.trace_dir and dir or nil, processes = nprocs,
+    ranks = require("wlrun.trace.ranks").summary(entries) }
+end
+
+-- the line over several processes with steps (DDP ranks), below the details
+function M.ranks_line(g)
+  if not g then return "" end
+  local units = require "wlrun.units"
+  return ("all %d processes: global batch %d, %.1f samples/s (the slowest, #%d, sets the pace: iter %s); per step, the slowest process's iteration less the fastest's: mean %s, max %s over %d steps\n"):format(
+    g.processes, g.batch, g.samples_per_s, g.slowest, units.time(g.slowest_iter), units.time(g.spread_mean),
+    units.time(g.spread_max), g.steps)
 end
 
 -- the directory of wlrun's Python start-up hook in the trace directory
@@ -354,6 +404,7 @@ function M.run(o, argv, lib, dir, spawn, warn)
   local out = { result = r, trace = ok and res or nil, dir = dir }
   if ok then ok, res = pcall(trace_report.entries, out.trace, o) end
   if ok then out.entries = res else out.problem = res end
+  if out.entries and o.flops_per_sample then M.add_mfu(out.entries, o.flops_per_sample, o.dtype) end
   local problem = out.problem
   if type(problem) == "table" and type(problem.message) == "string" then problem.message = "trace: " .. problem.message end
   return out
@@ -386,7 +437,7 @@ local function trace(o, cmd)
   local how, code, kind = M.outcome(r)
   local unwritten -- the first output that could not be written
   if entries then
-    local info = run_info(o, cmd, program, lib, r, dir, #parsed.processes)
+    local info = run_info(o, cmd, program, lib, r, dir, #parsed.processes, entries)
     local doc = M.document(o, cmd, program, { started = started, info = info,
       complete = r.how == "exit" and not r.interrupted }, entries)
     if not o.quiet then
@@ -397,7 +448,7 @@ local function trace(o, cmd)
     end
     local text = printers().render(doc, o.format)
     if o.format == "table" or o.format == "plain" then
-      text = text .. (text:sub(-2) == "\n\n" and "" or "\n") .. M.details(entries, o.kernels)
+      text = text .. (text:sub(-2) == "\n\n" and "" or "\n") .. M.details(entries, o.kernels) .. M.ranks_line(info.ranks)
     end
     sink:report(text)
     for _, out in ipairs(o.outputs) do -- after the report, which a failed write must not cost

@@ -10,6 +10,7 @@ local fields = {
   name = true, description = true, params = true, order = true, where = true, setup = true, teardown = true,
   command = true, env = true, cwd = true, batch_size = true, step = true, data = true, warmup = true,
   sync_steps = true, kernels = true, timeout = true, print_iters = true, auto_ranges = true,
+  flops_per_sample = true, dtype = true,
 }
 
 local function fail(msg, level) core.error("script", "wl.command: " .. msg, level + 1) end
@@ -50,6 +51,9 @@ function command.declare(spec, level)
     end
     timeout = t
   end
+  local loop = require "wlrun.loop"
+  if type(spec.flops_per_sample) ~= "function" then loop.check_flops(spec.flops_per_sample, nil, "wl.command", level) end
+  loop.check_flops(nil, spec.dtype, "wl.command", level)
   for _, f in ipairs { "sync_steps", "kernels", "print_iters", "auto_ranges" } do
     if spec[f] ~= nil and type(spec[f]) ~= "boolean" then fail(("'%s' must be true or false"):format(f), level) end
   end
@@ -60,6 +64,7 @@ function command.declare(spec, level)
       command = c, env = spec.env, cwd = spec.cwd, batch_size = bs, warmup = spec.warmup, timeout = timeout,
       step = spec.step, data = spec.data, sync_steps = spec.sync_steps == true, kernels = spec.kernels == true,
       print_iters = spec.print_iters ~= false, auto_ranges = spec.auto_ranges ~= false,
+      flops_per_sample = spec.flops_per_sample, dtype = spec.dtype or loop.DEFAULT_DTYPE,
     },
   }
   return require("wlrun.scenario").declare(sc, level)
@@ -103,6 +108,12 @@ local function env_of(C, p, state)
   return out
 end
 
+local function flops_of(C, p, state)
+  local f = value_of(C.flops_per_sample, p, state)
+  require("wlrun.loop").check_flops(f, nil, "wl.command: flops_per_sample(p)", 1)
+  return f
+end
+
 -- the settings of the trace, as `wlrun trace`'s options
 local function options_of(C, p, state)
   local defaults = require("wlrun.trace.report").DEFAULTS
@@ -116,7 +127,8 @@ local function options_of(C, p, state)
   if timeout == 0 then timeout = require("wlrun").settings.run.config_timeout or 0 end
   return { step = C.step or defaults.step, data = C.data or defaults.data, warmup = warmup, batch_size = bs,
     kernels = C.kernels, sync_steps = C.sync_steps, timeout = timeout, env = env_of(C, p, state),
-    auto_ranges = C.auto_ranges, auto = C.auto_ranges and C.step == nil }
+    auto_ranges = C.auto_ranges, auto = C.auto_ranges and C.step == nil, dtype = C.dtype,
+    flops_per_sample = flops_of(C, p, state) }
 end
 
 -- the report's configuration (the first process with steps) into the runner's entry
@@ -131,6 +143,7 @@ local function fill(entry, entries)
     entry.notes = entry.notes or {}
     entry.notes[#entry.notes + 1] = ("%d processes had steps: this is the first (pid %d); not reported: pids %s"):format(
       #entries, e.trace.process.pid, table.concat(pids, ", "))
+    if entry.trace then entry.trace.ranks = require("wlrun.trace.ranks").summary(entries) end
   end
 end
 

@@ -266,6 +266,16 @@ local function launch_time(p)
   end
 end
 
+-- the device that ran the most of the process's GPU work (its peak is the MFU's), or nil
+local function busiest_device(p)
+  local time, best = {}, nil
+  for _, w in ipairs(p.gpu) do
+    time[w.device] = (time[w.device] or 0) + (w.stop - w.start)
+    if not best or time[w.device] > time[best] or (time[w.device] == time[best] and w.device < best) then best = w.device end
+  end
+  return best
+end
+
 -- 1. the iterations' windows (wlrun.trace.windows)
 local function iteration_windows(p, steps, gpu)
   local F = {}
@@ -542,6 +552,7 @@ local function process_entry(p, steps, k, n, o, mode)
   if gpu then
     rec.overlap = { work = mean(m.work), busy = t.gpu_busy_mean, tolerance = report.OVERLAP }
   end
+  t.device = busiest_device(p)
   local bs, source = batch_of(o, m.steps, notes)
   if source == "payload" and mode == "auto" then source = "loader" end
   rec.batch_size, t.batch_source = bs, source
