@@ -1,10 +1,11 @@
 -- Benchmark (not a test): what `wlrun trace` costs a PyTorch training loop
 -- (tests/trace/torch_train.py), by step length. For each model size the same script runs
--- untraced (no ranges, no wlrun), traced with NVTX only (WLRUN_TRACE_GPU=0: ranges, no CUPTI)
--- and traced in full (ranges, CUPTI kernel/memcpy/memset activity, launch correlation); each
--- run times its steps the methodology's manual way (synchronise, perf_counter) and the ratio
--- of the medians against the untraced run is the overhead. The target of issue 17: at most
--- 2 % for a step of 10 ms or more.
+-- untraced (no ranges, no wlrun), traced with NVTX only (WLRUN_TRACE_GPU=0: ranges, no CUPTI),
+-- traced in full (ranges, CUPTI kernel/memcpy/memset activity, every launch noted) and traced
+-- in full without ranges of its own (wlrun's Python hook makes them: "auto"); each run times its
+-- steps the methodology's manual way (synchronise, perf_counter) and the ratio of the medians
+-- against the untraced run is the overhead. The targets of issue 34: at most 5 % on a
+-- launch-bound step of about 2 ms, at most 1 % for a step of 9 ms or more.
 --   wlrun tests/bench/trace_overhead.lua [python3]       (from the repository root)
 local python = arg[1] or os.getenv("WLRUN_PYTHON") or "python3"
 local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
@@ -33,8 +34,8 @@ local function run(size, variant)
   if variant == "untraced" then
     cmd = script .. " --no-nvtx"
   else
-    cmd = ("%s%s trace --quiet --batch-size %d -- %s"):format(variant == "nvtx" and "WLRUN_TRACE_GPU=0 " or "", q(bin),
-      size.batch, script)
+    cmd = ("%s%s trace --quiet --batch-size %d -- %s%s"):format(variant == "nvtx" and "WLRUN_TRACE_GPU=0 " or "", q(bin),
+      size.batch, script, variant == "auto" and " --no-nvtx" or "")
   end
   local ok = os.execute(cmd .. " >/dev/null 2>&1")
   assert(ok, "failed: " .. cmd)
@@ -49,15 +50,19 @@ end
 
 print(("wlrun trace overhead on %s: %d steps, the median of the last %d, manual step timing"):format(
   require("wlrun").device().name, STEPS, STEPS - SKIP))
-print(("%-22s %12s %12s %12s %10s %10s"):format("model", "untraced", "NVTX only", "full", "NVTX", "full"))
+print(("%-22s %12s %12s %12s %12s %9s %9s %9s"):format("model", "untraced", "NVTX only", "full", "auto", "NVTX",
+  "full", "auto"))
 local missed = {}
 for _, s in ipairs(sizes) do
   local t = {}
-  for _, v in ipairs { "untraced", "nvtx", "full" } do t[v] = run(s, v) end
-  local nv, full = t.nvtx / t.untraced - 1, t.full / t.untraced - 1
-  print(("%-22s %9.3f ms %9.3f ms %9.3f ms %+9.2f%% %+9.2f%%"):format(("h%d b%d x%d"):format(s.hidden, s.batch, s.layers),
-    t.untraced * 1e3, t.nvtx * 1e3, t.full * 1e3, 100 * nv, 100 * full))
-  if t.untraced >= 0.010 and full > 0.02 then missed[#missed + 1] = ("h%d b%d"):format(s.hidden, s.batch) end
+  for _, v in ipairs { "untraced", "nvtx", "full", "auto" } do t[v] = run(s, v) end
+  local nv, full, auto = t.nvtx / t.untraced - 1, t.full / t.untraced - 1, t.auto / t.untraced - 1
+  print(("%-22s %9.3f ms %9.3f ms %9.3f ms %9.3f ms %+8.2f%% %+8.2f%% %+8.2f%%"):format(("h%d b%d x%d"):format(s.hidden,
+    s.batch, s.layers), t.untraced * 1e3, t.nvtx * 1e3, t.full * 1e3, t.auto * 1e3, 100 * nv, 100 * full, 100 * auto))
+  local limit = t.untraced >= 0.009 and 0.01 or t.untraced <= 0.0025 and 0.05 or nil
+  if limit and math.max(full, auto) > limit then
+    missed[#missed + 1] = ("h%d b%d (%.0f %%)"):format(s.hidden, s.batch, 100 * limit)
+  end
 end
-print(("\ntarget: at most 2 %% for steps of 10 ms or more: %s"):format(#missed == 0 and "met"
+print(("\ntargets: at most 5 %% at about 2 ms, at most 1 %% from 9 ms: %s"):format(#missed == 0 and "met"
   or ("MISSED (" .. table.concat(missed, ", ") .. ")")))

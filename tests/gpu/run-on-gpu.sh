@@ -16,7 +16,7 @@ export WLRUN_USERLIB=$root/build-static/libwlrun_userlib.so # docs/libraries.md:
 export WLRUN_EXIT_MARK_LIB=$root/build-static/libexit_mark.so WLRUN_EXIT_MARK_KEPT_LIB=$root/build-static/libexit_mark_kept.so
 # wlrun trace: the injection library and the programs its specs run under it
 export WLRUN_TRACE_LIB=$root/build-static/libwlrun_trace.so WLRUN_TRACE_PROGRAM=$root/build-static/trace_nvtx_program
-export WLRUN_TRACE_CUDA_PROGRAM=$root/build-static/trace_cuda_program
+export WLRUN_TRACE_CUDA_PROGRAM=$root/build-static/trace_cuda_program WLRUN_TRACE_NVTX_PUSH=$root/build-static/libtrace_nvtx_push.so
 export LUA_PATH="$bundle/share/?.lua;$bundle/share/?/init.lua;$root/tests/?.lua;;"
 export LUA_CPATH="$bundle/lib/?.so;;"
 
@@ -60,7 +60,8 @@ prepare_steps() {
 # (the GPU specs and the benchmarks of the harness's own cost and accuracy, issue 21); or ratios
 # (a short call: the sweep's per-phase account, the harness's costs, the prepare steps above,
 # the specs of wl.bench; with WLRUN_AB_OLD, the sweep's medians against that wlrun's); or
-# prepare (the sweep's account, the prepare steps and the cuBLAS specs)
+# prepare (the sweep's account, the prepare steps and the cuBLAS specs); or trace (wlrun trace on
+# PyTorch: the loop shapes against the program's own timing, the hook, MFU, ranks, the tracing cost)
 part=${1:-all}
 export WLRUN_CACHE_DIR=/tmp/wlrun-gpu-cache
 step version "$bin" --version
@@ -101,6 +102,11 @@ elif [ "$part" = ratios ]; then
   [ -n "${WLRUN_AB_OLD:-}" ] && step ab-sweep tests/bench/ab_sweep.sh "$WLRUN_AB_OLD" "$bin" scenarios/gemm_sweep.lua "$out/ab"
   prepare_steps
   step busted-bench "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua tests/gpu/device_spec.lua tests/gpu/deep_measure_spec.lua tests/gpu/cublas_spec.lua
+elif [ "$part" = trace ]; then # wlrun trace on PyTorch: loop shapes, the hook, MFU, ranks; its cost
+  export WLRUN_TRACE_NVTX_PUSH=$root/build-static/libtrace_nvtx_push.so WLRUN_PYTHON=${WLRUN_PYTHON:-python3}
+  step busted-trace-torch "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/trace_shapes_spec.lua tests/gpu/trace_torch_spec.lua
+  step busted-trace-lib "$bin" "$bundle/run.lua" -- -o utfTerminal tests/spec/trace_library_spec.lua tests/e2e/trace_auto_spec.lua tests/e2e/trace_spec.lua
+  step bench-trace "$bin" tests/bench/trace_overhead.lua
 elif [ "$part" = prepare ]; then # the sweep's account, and the prepare steps alone
   step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua -- scenarios/gemm_sweep.lua "$out/config_overhead.json"
   prepare_steps
@@ -110,7 +116,7 @@ elif [ "$part" != rest ]; then
     step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"
   done
 fi
-if [ "$part" != specs ] && [ "$part" != costs ] && [ "$part" != ratios ] && [ "$part" != prepare ]; then
+if [ "$part" != specs ] && [ "$part" != costs ] && [ "$part" != ratios ] && [ "$part" != prepare ] && [ "$part" != trace ]; then
 step bench-launch "$bin" tests/bench/launch_overhead.lua -- "$root/build-static/launch_raw"
 step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_raw"
 step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"

@@ -31,7 +31,7 @@ end
 local json = require("wlrun.results")
 
 -- traces torch_train.py with args; returns the configuration and the manual step times
-local function trace(dir, args, extra)
+local function trace(dir, args, extra) -- extra: wlrun trace's options
   local template = dir .. "/template.json"
   local r = h.run(("trace --batch-size 256 --quiet %s -o %s -- %s %s --template %s %s"):format(extra or "",
     h.quote(dir .. "/trace.json"), h.quote(python), h.quote(h.source_dir .. "/tests/trace/torch_train.py"),
@@ -92,6 +92,41 @@ describe("wlrun trace of a PyTorch training loop", function()
     end
     assert.same({ "forward", "backward", "optimizer" }, names)
     assert.is_truthy(r.stdout:find("top kernels", 1, true))
+  end)
+
+  torch_it("MFU: achieved FLOP/s from --flops-per-sample, against the H200's dense bf16 peak", function()
+    local dir = h.tmpdir()
+    -- the MLP's FLOP per sample: 6 x its weights (2 forward, 4 backward), 1024 -> 4 x 4096 -> 1000
+    local weights = 1024 * 4096 + 3 * 4096 * 4096 + 4096 * 1000
+    local c = trace(dir, "--steps 30 --hidden 4096 --batch 256 --workers 4", ("--flops-per-sample %d"):format(6 * weights))
+    assert.equal("ok", c.status)
+    local L = c.loop
+    print(("\n    MFU %.1f%%: %.1f TFLOP/s of the %s peak %.1f TFLOP/s (device %d)"):format(100 * L.mfu, L.achieved_flops / 1e12,
+      L.dtype, L.peak_flops / 1e12, c.trace.device))
+    assert.equal("bf16", L.dtype)
+    assert.is_true(L.peak_flops > 5e14, tostring(L.peak_flops))
+    assert.is_true(L.mfu > 0 and L.mfu < 1, tostring(L.mfu))
+    assert.is_true(math.abs(L.achieved_flops - 6 * weights * L.throughput) < 1e-6 * L.achieved_flops)
+  end)
+
+  torch_it("torchrun with two ranks on one GPU (gloo): a report per rank and the line over them", function()
+    local dir = h.tmpdir()
+    local r = h.run(("trace --warmup 5 --quiet -o %s -- %s -m torch.distributed.run --nproc_per_node 2 %s --device cuda --steps 40 --slow-rank 1"):format(
+      h.quote(dir .. "/ddp.json"), h.quote(python), h.quote(h.source_dir .. "/tests/trace/torch_ddp.py")))
+    assert.equal(0, r.code, r.stdout .. r.stderr)
+    local doc = json.decode(h.read(dir .. "/ddp.json"), "ddp.json")
+    assert.equal(2, #doc.configurations, r.stdout)
+    for _, c in ipairs(doc.configurations) do
+      assert.equal("ok", c.status)
+      assert.equal("gpu", c.trace.timing)
+      assert.equal("auto", c.trace.ranges)
+      assert.equal(32, c.loop.batch_size)
+    end
+    local g = doc.trace.ranks
+    print(("\n    2 ranks: global batch %d, %.1f samples/s, slowest #%d, spread mean %.3f ms, max %.3f ms"):format(g.batch,
+      g.samples_per_s, g.slowest, g.spread_mean * 1e3, g.spread_max * 1e3))
+    assert.equal(64, g.batch)
+    assert.equal(2, g.processes)
   end)
 
   torch_it("wl.command sweeps the script's own parameters, one trace each, GPU phases in every entry", function()
