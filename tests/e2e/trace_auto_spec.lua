@@ -123,7 +123,8 @@ describe("wlrun trace's Python hook", function()
   auto_it("--no-auto-ranges: no hook, so a program without ranges has no steps (exit 2)", function()
     local r = trace("--steps 8", { trace = "--no-auto-ranges" })
     assert.equal(2, r.code, r.stderr)
-    assert.matches("the program wrote no trace", r.stderr) -- no CUDA, no NVTX: no file at all
+    -- no NVTX: no file at all, or one without ranges where torch initialised CUDA (torch 2 does)
+    assert.is_truthy(r.stderr:find("the program wrote no trace", 1, true) or r.stderr:find("no NVTX range was seen", 1, true))
     -- --step names the step's range: the hook's steps are never taken for it
     local named = trace("--steps 8", { trace = "--step train_step" })
     assert.equal(2, named.code, named.stderr)
@@ -152,7 +153,7 @@ return wl.command {
     local off, failed = run("false")
     assert.is_true(off.code ~= 0)
     assert.equal("failed", failed.status)
-    assert.matches("the program wrote no trace", failed.error)
+    assert.is_truthy(failed.error:find("the program wrote no trace", 1, true) or failed.error:find("no NVTX range was seen", 1, true))
   end)
 end)
 

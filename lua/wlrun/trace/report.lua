@@ -161,6 +161,12 @@ local function top_kernels(t, max)
   return out
 end
 
+-- why a process's report holds CPU times only
+function report.cpu_reason(cupti)
+  if cupti.state == "on" then return "CUPTI was on, but the process ran no GPU work" end
+  return cupti.reason or cupti.state
+end
+
 local function cupti_of(p)
   if not p.cupti then
     return { state = "none", reason = "no CUDA in this process (the trace library's CUDA injection never started)" }
@@ -500,7 +506,7 @@ local function process_notes(p, t, cupti, o, warnings, notes)
     local how = o.sync_steps and "the steps were synchronised (--sync-steps), so each range ends with its GPU work"
       or "an iteration is its step range's CPU time, which can end before the step's GPU work does (a loop that does not synchronise)"
     warning(warnings, "cpu-only", "CPU times only", ("CPU times only (no GPU / CUPTI: %s): the phases' times are their ranges' durations on the CPU; %s"):format(
-      cupti.reason or cupti.state, how), "run where CUPTI loads (a GPU, libcupti.so.13: WLRUN_TRACE_CUPTI) for GPU times and iterations bounded by their GPU work")
+      report.cpu_reason(cupti), how), "run where CUPTI loads (a GPU, libcupti.so.13: WLRUN_TRACE_CUPTI) for GPU times and iterations bounded by their GPU work")
   elseif t.gpu_busy_mean > 0 and t.gpu_unattributed_mean > report.UNATTRIBUTED_SHARE * t.gpu_busy_mean then
     warning(warnings, "gpu-unattributed", "GPU work outside every range",
       ("%.0f%% of the GPU work that ran during the steps was launched while no range of the step was open: it counts in no phase"):format(
@@ -519,7 +525,9 @@ local function process_entry(p, steps, k, n, o, mode)
   local entry = { index = k, params = n > 1 and { process = k } or {} }
   local notes, warnings = {}, {}
   local cupti = cupti_of(p)
-  local gpu = cupti.state == "on"
+  -- GPU times where CUPTI was on and saw GPU work (a CPU-only loop in a process that initialised
+  -- CUDA has none: its times are the CPU's)
+  local gpu = cupti.state == "on" and #p.gpu > 0
   local tid = steps[1].tid
   local t = {
     step = name_of(o.step), data = name_of(o.data), timing = gpu and "gpu" or "cpu", steps = #steps, ranges = mode,

@@ -259,8 +259,9 @@ def _install(torch, loop, report):
             return None
         closure = kwargs.get("closure") if kwargs else None
         at = "kwargs" if closure is not None else None
-        if closure is None and args and callable(args[0]):
-            closure, at = args[0], "args"
+        first = 1 if args and args[0] is optimizer else 0  # torch's hooks get step's args with self first
+        if closure is None and len(args) > first and callable(args[first]):
+            closure, at = args[first], "args"
         if closure is None:
             loop.optimizer_begin()
             return None
@@ -280,7 +281,7 @@ def _install(torch, loop, report):
         if at == "kwargs":
             kwargs = dict(kwargs, closure=wrapped)
         else:
-            args = (wrapped,) + tuple(args[1:])
+            args = tuple(args[:first]) + (wrapped,) + tuple(args[first + 1:])
         return args, kwargs
 
     @guarded
