@@ -10,13 +10,17 @@
 local python = arg[1] or os.getenv("WLRUN_PYTHON") or "python3"
 local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
 local STEPS, SKIP = 60, 10
+-- each variant runs ROUNDS times, the variants in a rotated order each round, and the median of
+-- its runs' medians is taken: at 2-3 ms a step moves by several per cent from one process to the
+-- next, more than what is measured
+local ROUNDS = tonumber(os.getenv("WLRUN_TRACE_ROUNDS") or "") or 2
 
 local sizes = {
   { hidden = 1024, batch = 256, layers = 4 },
   { hidden = 4096, batch = 256, layers = 4 },
   { hidden = 8192, batch = 256, layers = 4 },
-  { hidden = 8192, batch = 1024, layers = 4 },
 }
+local VARIANTS = { "untraced", "nvtx", "full", "auto" }
 
 local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
@@ -48,14 +52,21 @@ local function run(size, variant)
   return median(kept)
 end
 
-print(("wlrun trace overhead on %s: %d steps, the median of the last %d, manual step timing"):format(
-  require("wlrun").device().name, STEPS, STEPS - SKIP))
+print(("wlrun trace overhead on %s: %d steps, the median of the last %d, manual step timing; %d runs of each, interleaved"):format(
+  require("wlrun").device().name, STEPS, STEPS - SKIP, ROUNDS))
 print(("%-22s %12s %12s %12s %12s %9s %9s %9s"):format("model", "untraced", "NVTX only", "full", "auto", "NVTX",
   "full", "auto"))
 local missed = {}
 for _, s in ipairs(sizes) do
-  local t = {}
-  for _, v in ipairs { "untraced", "nvtx", "full", "auto" } do t[v] = run(s, v) end
+  local runs, t = {}, {}
+  for _, v in ipairs(VARIANTS) do runs[v] = {} end
+  for round = 1, ROUNDS do
+    for k = 1, #VARIANTS do
+      local v = VARIANTS[(k + round - 2) % #VARIANTS + 1]
+      runs[v][#runs[v] + 1] = run(s, v)
+    end
+  end
+  for _, v in ipairs(VARIANTS) do t[v] = median(runs[v]) end
   local nv, full, auto = t.nvtx / t.untraced - 1, t.full / t.untraced - 1, t.auto / t.untraced - 1
   print(("%-22s %9.3f ms %9.3f ms %9.3f ms %9.3f ms %+8.2f%% %+8.2f%% %+8.2f%%"):format(("h%d b%d x%d"):format(s.hidden,
     s.batch, s.layers), t.untraced * 1e3, t.nvtx * 1e3, t.full * 1e3, t.auto * 1e3, 100 * nv, 100 * full, 100 * auto))

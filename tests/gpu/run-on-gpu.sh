@@ -104,8 +104,8 @@ elif [ "$part" = ratios ]; then
   step busted-bench "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua tests/gpu/device_spec.lua tests/gpu/deep_measure_spec.lua tests/gpu/cublas_spec.lua
 elif [ "$part" = trace ]; then # wlrun trace on PyTorch: loop shapes, the hook, MFU, ranks; its cost
   export WLRUN_TRACE_NVTX_PUSH=$root/build-static/libtrace_nvtx_push.so WLRUN_PYTHON=${WLRUN_PYTHON:-python3}
-  step busted-trace-torch "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/trace_shapes_spec.lua tests/gpu/trace_torch_spec.lua
-  step busted-trace-lib "$bin" "$bundle/run.lua" -- -o utfTerminal tests/spec/trace_library_spec.lua tests/e2e/trace_auto_spec.lua tests/e2e/trace_spec.lua
+  step busted-trace-torch "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/trace_loops_spec.lua tests/gpu/trace_torch_spec.lua
+  step busted-trace-lib "$bin" "$bundle/run.lua" -- -o utfTerminal tests/spec/trace_library_spec.lua tests/e2e/trace_auto_spec.lua
   step bench-trace "$bin" tests/bench/trace_overhead.lua
 elif [ "$part" = prepare ]; then # the sweep's account, and the prepare steps alone
   step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua -- scenarios/gemm_sweep.lua "$out/config_overhead.json"

@@ -1,0 +1,150 @@
+"""PyTorch training loops of several shapes that time themselves, for checking `wlrun trace`
+against the program's own numbers in the same run (tests/gpu/trace_loops_spec.lua, docs/trace.md
+"Measured on the H200").
+
+A conv net (six conv3x3 + BatchNorm + ReLU blocks, AdamW) trained on synthetic 3x64x64 images
+from a DataLoader with worker processes and pinned memory. Only where the step synchronises
+changes between the shapes (--shape):
+
+  after   the methodology's template: torch.cuda.synchronize() before the step and just after
+          its train_step range closes; iter = between the two, data = from the previous step's
+          end to the batch in hand
+  inside  the same, the closing synchronisation inside the train_step range
+  none    no synchronisation at all: the loop runs ahead of the GPU; the program measures its
+          steady-state throughput (one synchronisation at the end of the warmup, one at the end)
+  item10  like none, with loss.item() every 10th step, outside the step range
+
+    python3 torch_loops.py --shape none --steps 80 --warmup 10 --out prog.json [--amp bf16]
+        [--delay-ms 2] [--no-ranges] [--device cpu]
+
+--out writes {shape, batch, warmup, steps, iter, data (s, every step; template shapes),
+samples_per_s and period (over the measured steps W+1..N)}.
+"""
+import argparse
+import json
+import sys
+import time
+
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Images(Dataset):
+    """Random 3x64x64 images and labels made on the CPU, seeded by index; delay_ms of sleep per
+    sample plays a slow loader."""
+
+    def __init__(self, n, classes, delay_ms):
+        self.n, self.classes, self.delay = n, classes, delay_ms / 1e3
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if self.delay:
+            time.sleep(self.delay)
+        g = torch.Generator().manual_seed(i)
+        return torch.randn(3, 64, 64, generator=g), int(torch.randint(self.classes, (1,), generator=g))
+
+
+def net(classes):
+    chans, layers, c_in = [64, 64, 128, 128, 256, 256], [], 3
+    for k, c in enumerate(chans):
+        layers += [nn.Conv2d(c_in, c, 3, stride=2 if k % 2 == 1 else 1, padding=1, bias=False), nn.BatchNorm2d(c),
+                   nn.ReLU(inplace=True)]
+        c_in = c
+    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c_in, classes))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shape", choices=["after", "inside", "none", "item10"], default="after")
+    ap.add_argument("--steps", type=int, default=80)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--delay-ms", type=float, default=0.0)
+    ap.add_argument("--amp", choices=["bf16"], default=None)
+    ap.add_argument("--no-ranges", action="store_true")
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--out")
+    a = ap.parse_args()
+
+    dev = torch.device(a.device)
+    cuda = dev.type == "cuda"
+    torch.manual_seed(0)
+    model = net(100).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    loss_fn = nn.CrossEntropyLoss()
+    loader = DataLoader(Images(a.steps * a.batch, 100, a.delay_ms), batch_size=a.batch, num_workers=a.workers,
+                        pin_memory=cuda, persistent_workers=a.workers > 0, drop_last=True)
+    ranges = cuda and not a.no_ranges
+    push = torch.cuda.nvtx.range_push if ranges else (lambda name: None)
+    pop = torch.cuda.nvtx.range_pop if ranges else (lambda: None)
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    template = a.shape in ("after", "inside")
+
+    def step(x, y):
+        push("forward")
+        if a.amp:
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = loss_fn(model(x), y)
+        else:
+            loss = loss_fn(model(x), y)
+        pop()
+        push("backward")
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        pop()
+        push("optimizer")
+        opt.step()
+        pop()
+        return loss
+
+    iters, datas = [], []
+    it = iter(loader)
+    prev_end = time.perf_counter()
+    t_start = None
+    for i in range(1, a.steps + 1):
+        push("data")
+        x, y = next(it)
+        x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
+        pop()
+        in_hand = time.perf_counter()
+        if template:
+            sync()
+            t0 = time.perf_counter()
+        push("train_step")
+        loss = step(x, y)
+        if a.shape == "inside":
+            sync()
+        pop()
+        if template:
+            if a.shape == "after":
+                sync()
+            t1 = time.perf_counter()
+            iters.append(t1 - t0)
+            datas.append(in_hand - prev_end)
+            prev_end = t1
+        elif a.shape == "item10" and i % 10 == 0:
+            loss.item()
+        if i == a.warmup:
+            sync()
+            t_start = time.perf_counter()
+    sync()
+    t_end = time.perf_counter()
+    measured = a.steps - a.warmup
+    if template:
+        period = sum(iters[a.warmup:]) / measured + sum(datas[a.warmup:]) / measured
+    else:
+        period = (t_end - t_start) / measured
+    out = {"shape": a.shape, "batch": a.batch, "warmup": a.warmup, "steps": a.steps, "iter": iters, "data": datas,
+           "period": period, "samples_per_s": a.batch / period}
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(out, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
