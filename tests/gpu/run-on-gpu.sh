@@ -6,7 +6,8 @@
 set -uo pipefail
 root=$(pwd)
 dest=${OUT:-/tmp/wlrun-gpu}
-out=$(mktemp -d /tmp/wlrun-gpu.XXXXXX)
+# WLRUN_GPU_LOGS=out: the logs straight into $OUT (they come back even when a call runs out of time)
+if [ "${WLRUN_GPU_LOGS:-}" = out ] && [ -n "${OUT:-}" ]; then out=$OUT; else out=$(mktemp -d /tmp/wlrun-gpu.XXXXXX); fi
 mkdir -p "$dest"
 bin=$root/build-static/wlrun
 bundle=$root/build-static/busted
@@ -25,7 +26,11 @@ step() { # step NAME COMMAND...: runs, logs to $out/NAME.log, records the exit c
   local name=$1; shift
   local t0=$(date +%s.%N)
   echo "=== $name: $*" >"$out/$name.log"
-  "$@" >>"$out/$name.log" 2>&1
+  if [ -n "${WLRUN_GPU_STEP_TIMEOUT:-}" ]; then # each step ends within it, so the summary is written
+    timeout "$WLRUN_GPU_STEP_TIMEOUT" "$@" >>"$out/$name.log" 2>&1
+  else
+    "$@" >>"$out/$name.log" 2>&1
+  fi
   local rc=$?
   tail -n "${WLRUN_GPU_TAIL:-40}" "$out/$name.log"
   names+=("$name"); codes+=("$rc"); secs+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')")
@@ -102,6 +107,8 @@ elif [ "$part" = ratios ]; then
   [ -n "${WLRUN_AB_OLD:-}" ] && step ab-sweep tests/bench/ab_sweep.sh "$WLRUN_AB_OLD" "$bin" scenarios/gemm_sweep.lua "$out/ab"
   prepare_steps
   step busted-bench "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua tests/gpu/device_spec.lua tests/gpu/deep_measure_spec.lua tests/gpu/cublas_spec.lua
+elif [ "$part" = loops ]; then # wlrun trace against the programs' own timing, by loop shape
+  step busted-trace-loops "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/trace_loops_spec.lua
 elif [ "$part" = trace ]; then # wlrun trace on PyTorch: loop shapes, the hook, MFU, ranks; its cost
   export WLRUN_TRACE_NVTX_PUSH=$root/build-static/libtrace_nvtx_push.so WLRUN_PYTHON=${WLRUN_PYTHON:-python3}
   step busted-trace-torch "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/trace_loops_spec.lua tests/gpu/trace_torch_spec.lua
@@ -116,7 +123,7 @@ elif [ "$part" != rest ]; then
     step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"
   done
 fi
-if [ "$part" != specs ] && [ "$part" != costs ] && [ "$part" != ratios ] && [ "$part" != prepare ] && [ "$part" != trace ]; then
+if [ "$part" != specs ] && [ "$part" != costs ] && [ "$part" != ratios ] && [ "$part" != prepare ] && [ "$part" != trace ] && [ "$part" != loops ]; then
 step bench-launch "$bin" tests/bench/launch_overhead.lua -- "$root/build-static/launch_raw"
 step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_raw"
 step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"
@@ -150,6 +157,8 @@ fi
   printf '%-16s %6s %8s\n' step exit seconds
   for i in "${!names[@]}"; do printf '%-16s %6s %8.1f\n' "${names[$i]}" "${codes[$i]}" "${secs[$i]}"; done
 } | tee "$out/summary.txt"
-tar -C "$out" -czf "$dest/gpu-run.tar.gz" .
-cp "$out/summary.txt" "$dest/summary.txt"
+if [ "$out" != "$dest" ]; then
+  tar -C "$out" -czf "$dest/gpu-run.tar.gz" .
+  cp "$out/summary.txt" "$dest/summary.txt"
+fi
 for c in "${codes[@]}"; do [ "$c" = 0 ] || exit 1; done

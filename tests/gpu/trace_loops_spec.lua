@@ -23,7 +23,7 @@ local function torch_it(name, fn)
     or h.no_gpu_reason))
 end
 
-local STEPS, WARMUP, BATCH = 80, 10, 64
+local STEPS, WARMUP, BATCH = 60, 10, 64
 local PROGRAM = h.source_dir .. "/tests/trace/torch_loops.py"
 
 local function mean_from(xs, from)
@@ -43,9 +43,11 @@ local rows = {}
 -- traces torch_loops.py with args; returns wlrun's configuration and the program's own numbers
 local function traced(args)
   local dir = h.tmpdir()
-  local r = h.run(("trace --warmup %d --quiet -o %s -- %s %s --steps %d --warmup %d --batch %d --out %s %s"):format(
-    WARMUP, h.quote(dir .. "/trace.json"), h.quote(python), h.quote(PROGRAM), STEPS, WARMUP, BATCH,
-    h.quote(dir .. "/prog.json"), args))
+  -- the program's own ranges carry no payload: the batch size is given
+  local r = h.run(("trace --warmup %d --quiet %s -o %s -- %s %s --steps %d --warmup %d --batch %d --out %s %s"):format(
+    WARMUP, args:find("no%-ranges") and "" or ("--batch-size %d"):format(BATCH), h.quote(dir .. "/trace.json"),
+    h.quote(python), h.quote(PROGRAM), STEPS, WARMUP, BATCH,
+    h.quote(dir .. "/prog.json"), args), { prefix = "timeout 90" })
   assert.equal(0, r.code, r.stdout .. r.stderr)
   local doc = require("wlrun.results").decode(h.read(dir .. "/trace.json"), "trace.json")
   assert.equal(1, #doc.configurations, r.stdout)
@@ -53,6 +55,15 @@ local function traced(args)
   assert.equal("ok", c.status, c.error)
   assert.equal("gpu", c.trace.timing, c.trace.cupti.reason)
   return c, require("wlrun.json").decode(h.read(dir .. "/prog.json"))
+end
+
+-- the program's own numbers, run untraced
+local function untraced(args)
+  local dir = h.tmpdir()
+  local ok = os.execute(("timeout 90 %s %s --steps %d --warmup %d --batch %d --out %s %s >/dev/null 2>&1"):format(
+    h.quote(python), h.quote(PROGRAM), STEPS, WARMUP, BATCH, h.quote(dir .. "/prog.json"), args))
+  assert.is_true(ok == true or ok == 0, "the untraced run failed")
+  return require("wlrun.json").decode(h.read(dir .. "/prog.json"))
 end
 
 -- the checks every shape shares: nothing negative, no phase-overlap on one stream
@@ -70,12 +81,17 @@ local function case(name, args, want)
       p_sps = prog.samples_per_s, codes = codes(c), ranges = c.trace.ranges, lag = c.trace.run_ahead.lag_mean,
       ahead = c.trace.run_ahead.steps_max }
     rows[#rows + 1] = row
+    io.stdout:flush()
     if #prog.iter > 0 then -- the template's own iter and data, over the same measured steps
       row.p_iter, row.p_data = mean_from(prog.iter, WARMUP + 1), mean_from(prog.data, WARMUP + 1)
-      print(("\n    %s: iter %.3f ms (template %.3f, %+.2f%%), data %.3f ms (template %.3f), %.1f samples/s (program %.1f)"):format(
-        name, row.iter * 1e3, row.p_iter * 1e3, 100 * (row.iter / row.p_iter - 1), row.data * 1e3, row.p_data * 1e3,
-        row.sps, row.p_sps))
-      assert.is_true(math.abs(row.iter / row.p_iter - 1) <= 0.02, "iter")
+      -- and the template of the same program run untraced (what tracing adds to the program's own
+      -- synchronisations is in the traced template, not in the program as it runs untraced)
+      local plain = untraced(args)
+      row.u_iter = mean_from(plain.iter, WARMUP + 1)
+      print(("\n    %s: iter %.3f ms (template %.3f, %+.2f%%; untraced %.3f, %+.2f%%), data %.3f ms (template %.3f), %.1f samples/s (program %.1f)"):format(
+        name, row.iter * 1e3, row.p_iter * 1e3, 100 * (row.iter / row.p_iter - 1), row.u_iter * 1e3,
+        100 * (row.iter / row.u_iter - 1), row.data * 1e3, row.p_data * 1e3, row.sps, row.p_sps))
+      assert.is_true(math.abs(row.iter / row.p_iter - 1) <= 0.02 or math.abs(row.iter / row.u_iter - 1) <= 0.02, "iter")
       assert.is_true(math.abs(row.data - row.p_data) <= math.max(0.05 * row.p_data, 1e-4), "data")
     else
       print(("\n    %s: %.1f samples/s against the program's %.1f (%+.2f%%); iter %.3f ms, data %.3f ms; runs ahead %.2f ms, up to %d steps"):format(
