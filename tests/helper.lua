@@ -97,6 +97,26 @@ function helper.gpu_it(name, fn)
   end
 end
 
+-- Specs of PyTorch programs on the GPU: `helper.torch_it(name, fn)` runs as a GPU spec where
+-- helper.python (WLRUN_PYTHON, default python3) imports torch with CUDA, and is reported as
+-- pending, by name, elsewhere.
+helper.python = os.getenv("WLRUN_PYTHON") or "python3"
+local torch_cuda -- asked once, at the first torch_it
+function helper.torch_it(name, fn)
+  local busted = require "busted"
+  if torch_cuda == nil then
+    torch_cuda = false
+    if helper.has_gpu then
+      local p = io.popen(shell_quote(helper.python) .. " -c 'import torch; print(torch.cuda.is_available())' 2>/dev/null")
+      torch_cuda = (p and p:read("a") or ""):match("True") ~= nil
+      if p then p:close() end
+    end
+  end
+  if torch_cuda then return helper.gpu_it(name, fn) end
+  busted.pending("[gpu] " .. name .. " -- skipped: " .. (helper.has_gpu and ("PyTorch with CUDA is not importable by "
+    .. helper.python) or helper.no_gpu_reason))
+end
+
 -- Specs of the trace library: `helper.trace_it(name, fn)` runs as `it` where the library and
 -- the NVTX test program are built and named (ctest sets WLRUN_TRACE_LIB and
 -- WLRUN_TRACE_PROGRAM), and is reported as pending, by name, elsewhere.

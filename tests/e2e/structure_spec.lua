@@ -22,7 +22,7 @@ local LAYERS = {
       wl_rng = { "wl_rng" }, tensor_dtype = { "tensor_dtype" }, c_params = { "c_params" },
       toolkit_lib = { "toolkit_lib" }, nvrtc_load = { "nvrtc_load" }, side_thread = { "side_thread" },
       cublas_load = { "cublas_load" }, cupti_load = { "cupti_load" }, kernel_module = { "kernel_module" }, lsqlite = { "lsqlite" },
-      lua_guard = { "lua_guard" },
+      lua_guard = { "lua_guard" }, embedded = { "embedded" },
   } },
   { name = "device backend", modules = {
       backend = { "backend", "backend_*" }, cuda_init_kernels = { "cuda_init_kernels" },

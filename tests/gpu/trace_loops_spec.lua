@@ -8,20 +8,7 @@
 -- (docs/trace.md, "Measured on the H200"). Pending by name where PyTorch with CUDA is missing.
 local h = require "helper"
 
-local python = os.getenv("WLRUN_PYTHON") or "python3"
-local function has_torch()
-  local p = io.popen(h.quote(python) .. " -c 'import torch; print(torch.cuda.is_available())' 2>/dev/null")
-  local out = p and p:read("a") or ""
-  if p then p:close() end
-  return out:match("True") ~= nil
-end
-local torch_ok = h.has_gpu and has_torch()
-
-local function torch_it(name, fn)
-  if torch_ok then return h.gpu_it(name, fn) end
-  pending("[gpu] " .. name .. " -- skipped: " .. (h.has_gpu and ("PyTorch with CUDA is not importable by " .. python)
-    or h.no_gpu_reason))
-end
+local python, torch_it = h.python, h.torch_it
 
 local STEPS, WARMUP, BATCH = 60, 10, 64
 local PROGRAM = h.source_dir .. "/tests/trace/torch_loops.py"

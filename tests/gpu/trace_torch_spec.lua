@@ -5,20 +5,7 @@
 -- CUDA is missing. WLRUN_PYTHON names the interpreter (default python3).
 local h = require "helper"
 
-local python = os.getenv("WLRUN_PYTHON") or "python3"
-local function has_torch()
-  local p = io.popen(h.quote(python) .. " -c 'import torch; print(torch.cuda.is_available())' 2>/dev/null")
-  local out = p and p:read("a") or ""
-  if p then p:close() end
-  return out:match("True") ~= nil
-end
-local torch_ok = h.has_gpu and has_torch()
-
-local function torch_it(name, fn)
-  if torch_ok then return h.gpu_it(name, fn) end
-  pending("[gpu] " .. name .. " -- skipped: " .. (h.has_gpu and ("PyTorch with CUDA is not importable by " .. python)
-    or h.no_gpu_reason))
-end
+local python, torch_it = h.python, h.torch_it
 
 local function median(xs)
   local s = {}

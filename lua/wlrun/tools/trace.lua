@@ -285,7 +285,7 @@ function M.details(entries, kernels)
       local pr = t.process
       out[#out + 1] = ("#%d trace of process %d (%s): %d '%s' steps, %d measured; %s"):format(e.index, pr.pid,
         read.printable(pr.command or "?", 60), t.steps, t.step, n, t.timing == "gpu" and "GPU times from CUPTI"
-        or ("CPU times only (no GPU / CUPTI: %s)"):format(trace_report.cpu_reason(t.cupti)))
+        or ("CPU times only (no GPU / CUPTI: %s)"):format(require("wlrun.trace.notes").cpu_reason(t.cupti)))
       if t.timing == "gpu" then
         local phases = 0
         for _, ph in ipairs(t.phases) do

@@ -1,0 +1,138 @@
+-- What wlrun trace's report says beside its numbers (docs/trace.md): the error when no process
+-- has steps, the warnings about a process (open ranges, lost records, the library's errors, no
+-- normal exit, CPU times only, work outside every range) and the notes (the hook's steps, how
+-- far the loop runs ahead of the GPU). Pure: parsed processes and report fields in, text out.
+local read = require "wlrun.trace.read"
+local ranges = require "wlrun.trace.ranges"
+
+local notes = {}
+
+notes.UNATTRIBUTED_SHARE = 0.05 -- GPU work in steps' windows without a range, above this share of busy time: a warning
+notes.RUN_AHEAD = 0.02 -- windows outlast their ranges by more than this share of iter: a note says how far
+
+-- "forward (120), backward (120)": the names of a count table, most frequent first
+local function by_count(counts, max)
+  local list = {}
+  for n, c in pairs(counts) do list[#list + 1] = { n, c } end
+  table.sort(list, function(a, b)
+    if a[2] ~= b[2] then return a[2] > b[2] end
+    return a[1] < b[1]
+  end)
+  local parts = {}
+  for i, x in ipairs(list) do
+    if i > max then
+      parts[#parts + 1] = ("... (%d names in all)"):format(#list)
+      break
+    end
+    parts[#parts + 1] = ("'%s' (%d)"):format(read.printable(x[1], 60), x[2])
+  end
+  return table.concat(parts, ", "), list
+end
+
+-- no step range anywhere: say what there was
+function notes.no_steps(trace, o)
+  local procs = #trace.processes
+  if procs == 0 then
+    return ("the program wrote no trace: no process of it started NVTX or CUDA with the trace library, so there is no range named '%s' (wlrun trace reads NVTX ranges: push them around the step, docs/trace.md; a PyTorch program needs none while wlrun's hook is on: it finds the optimizer's steps)"):format(
+      read.printable(o.step, 60))
+  end
+  local counts, n = {}, 0
+  for _, p in ipairs(trace.processes) do
+    for _, r in ipairs(p.ranges) do
+      local name = ranges.is_auto(r) and r.name .. " [wlrun's hook]" or r.name
+      counts[name] = (counts[name] or 0) + 1
+      n = n + 1
+    end
+  end
+  local where = ("%d process%s"):format(procs, procs == 1 and "" or "es")
+  if n == 0 then
+    return ("no NVTX range was seen in the %s traced, so none named '%s': push a range around each step (docs/trace.md; a PyTorch program needs none when it steps a torch.optim optimizer: wlrun's hook then finds the steps)"):format(
+      where, read.printable(o.step, 60))
+  end
+  return ("no closed range named '%s' in the %s traced; the ranges seen (%d in all), by count: %s; name the step's range with --step NAME"):format(
+    read.printable(o.step, 60), where, n, (by_count(counts, 20)))
+end
+
+-- why a process's report holds CPU times only
+function notes.cpu_reason(cupti)
+  if cupti.state == "on" then return "CUPTI was on, but the process ran no GPU work" end
+  return cupti.reason or cupti.state
+end
+
+local function warning(list, code, title, message, hint)
+  list[#list + 1] = { code = code, title = title, message = message, hint = hint }
+end
+
+-- what each kind of D record counts (src/trace/trace_format.h)
+local LOST = {
+  cupti = "GPU activity records CUPTI dropped", memory = "records for want of memory",
+  depth = "ranges pushed inside 256 open ones (not recorded: a push without its pop?)",
+}
+
+-- the warnings about the process itself: open ranges, lost records, the library's errors
+function notes.process(p, w)
+  local open = {}
+  for _, r in ipairs(p.ranges) do
+    if r.open and not ranges.is_auto(r) then open[r.name] = (open[r.name] or 0) + 1 end -- the hook's: never closed at exit
+  end
+  if next(open) then
+    warning(w, "open-ranges", "ranges never closed", ("ranges still open when process %d ended: %s"):format(p.pid,
+      (by_count(open, 10))), "a range pushed without its pop, or the program stopped inside it; open ranges are not measured")
+  end
+  local lost = {}
+  for what, n in pairs(p.dropped) do
+    if n > 0 then lost[#lost + 1] = ("%d %s"):format(n, LOST[what] or read.printable(what, 200)) end
+  end
+  table.sort(lost)
+  if #lost > 0 then
+    warning(w, "records-lost", "trace records lost", ("process %d lost records (%s): the times are short of what was lost"):format(
+      p.pid, table.concat(lost, ", ")), "docs/trace.md, \"The results document\"")
+  end
+  if #p.errors > 0 then
+    local list = {}
+    for i = 1, math.min(3, #p.errors) do list[i] = read.printable(p.errors[i], 160) end
+    local more = #p.errors - #list + p.errors_more
+    warning(w, "trace-errors", "the trace library met errors", ("in process %d: %s%s"):format(p.pid,
+      table.concat(list, "; "), more > 0 and ("; and %d more"):format(more) or ""), "docs/trace.md")
+  end
+  if not p.exit then
+    warning(w, "process-killed", "the process did not exit", ("process %d ended without a normal exit (killed by a signal, or _exit)%s: what it did last may be missing"):format(
+      p.pid, p.truncated and ", its trace file cut short" or ""), "the report covers the steps that were written")
+  end
+end
+
+-- how far the GPU work outlasts the step ranges (t.run_ahead): a note when the lag is more than
+-- RUN_AHEAD of an iteration
+function notes.run_ahead(t, iter_mean, list)
+  local r = t.run_ahead
+  if iter_mean > 0 and r.lag_mean > notes.RUN_AHEAD * iter_mean then
+    local units = require "wlrun.units"
+    list[#list + 1] = ("the GPU work of a step ends %s after its '%s' range closes (mean; at most %s): the program runs %s ahead of the GPU (mean %.1f); each iteration is timed to the end of its GPU work"):format(
+      units.time(r.lag_mean), t.step, units.time(r.lag_max),
+      r.steps_max == 0 and "less than a step" or ("up to %d step%s"):format(r.steps_max, r.steps_max == 1 and "" or "s"),
+      r.steps_mean)
+  end
+end
+
+-- the warnings and notes of a measured process (t: its trace fields)
+function notes.measured(p, t, cupti, o, warnings, list)
+  local gpu = t.timing == "gpu"
+  if not gpu then
+    local how = o.sync_steps and "the steps were synchronised (--sync-steps), so each range ends with its GPU work"
+      or "an iteration is its step range's CPU time, which can end before the step's GPU work does (a loop that does not synchronise)"
+    warning(warnings, "cpu-only", "CPU times only", ("CPU times only (no GPU / CUPTI: %s): the phases' times are their ranges' durations on the CPU; %s"):format(
+      notes.cpu_reason(cupti), how), "run where CUPTI loads (a GPU, libcupti.so.13: WLRUN_TRACE_CUPTI) for GPU times and iterations bounded by their GPU work")
+  elseif t.gpu_busy_mean > 0 and t.gpu_unattributed_mean > notes.UNATTRIBUTED_SHARE * t.gpu_busy_mean then
+    warning(warnings, "gpu-unattributed", "GPU work outside every range",
+      ("%.0f%% of the GPU work that ran during the steps was launched while no range of the step was open: it counts in no phase"):format(
+        100 * t.gpu_unattributed_mean / (t.gpu_busy_mean + t.gpu_unattributed_mean)),
+      "work launched before the step's range was pushed (or with no range open at all) runs inside the step all the same; docs/trace.md, \"Attribution\"")
+  end
+  if t.ranges == "auto" then
+    list[#list + 1] = ("no '%s' ranges of the program's own: the steps are wlrun's automatic PyTorch ranges (one per optimizer step; docs/trace.md, \"No annotation needed\")"):format(
+      t.step)
+  end
+  notes.process(p, warnings)
+end
+
+return notes
