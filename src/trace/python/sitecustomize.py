@@ -43,12 +43,14 @@ def _chain():
 
 def _batch_size(batch, depth=0):
     """The first dimension of the first tensor in a batch (a tensor, a sequence or a mapping)."""
+    from collections.abc import Mapping
+
     import torch
 
     if isinstance(batch, torch.Tensor):
         return int(batch.shape[0]) if batch.dim() > 0 else 0
-    if depth < 3:
-        items = batch.values() if isinstance(batch, dict) else batch if isinstance(batch, (list, tuple)) else ()
+    if depth < 3:  # a Hugging Face BatchEncoding is a Mapping, not a dict
+        items = batch.values() if isinstance(batch, Mapping) else batch if isinstance(batch, (list, tuple)) else ()
         for x in items:
             n = _batch_size(x, depth + 1)
             if n:
@@ -108,7 +110,7 @@ class _Loop:
     def data_end(self, batch):
         if batch is not None:
             self.samples += _batch_size(batch)
-        if self.thread is not None and self.thread != self.ident():
+        if self.thread is not None and self.thread != self.ident() and "data" in self.stack():
             self.pop_to("data")
             self.pop()  # fetched on a thread that does not train: the fetch alone
 
