@@ -56,15 +56,6 @@ local l = k:bind { grid = 1, block = 1, args = { x } }
 -- the same, then the file 'bound' that ctrl_c_at waits for: the loop comes next
 local BOUND = LAUNCH .. "io.open('bound', 'w'):close()\n"
 
--- Under the sanitizers (the second suite of .ci/run), a Ctrl-C in one of wlrun's loops in C after
--- an NVRTC compile can crash LeakSanitizer's own check at the process's end: the runtime of
--- Debian 12's GCC 12 reads a dynamic TLS block of the main thread at an address that is not one
--- ("DTLS 6 at 0x000000000a15-0x002000001b17", then "Tracer caught signal 11"), depending on how
--- the heap was laid out. These cases run unsanitized in the first suite, and on a GPU.
-local SANITIZER_TLS = os.getenv("WLRUN_TEST_SANITIZED") == "1"
-  and "LeakSanitizer's exit check crashes on a dynamic TLS block here (Debian 12's GCC 12 runtime); run unsanitized"
-  or nil
-
 -- a bind with one field changed
 local function bind(field)
   return LAUNCH .. "k:bind { grid = 1, block = 1, args = { x }, " .. field .. " }\n"
@@ -93,14 +84,14 @@ error(e, 0)
       -- sleep ends at once (EINTR) or within its 20 ms slice; 5 s leave room for a loaded machine
       assert.is_true(elapsed < 5, ("Ctrl-C stopped wl.sleep(30) at %.3f s"):format(elapsed))
     end },
-  { name = "Ctrl-C during launch:launch(n) looped in C", code = 130, skip = SANITIZER_TLS, prefix = ctrl_c_at("bound"), args = CO,
+  { name = "Ctrl-C during launch:launch(n) looped in C", code = 130, prefix = ctrl_c_at("bound"), args = CO,
     script = BOUND .. "l:launch(1e11)", stderr = "interrupted %(Ctrl%-C%).*in method 'launch'" },
-  { name = "Ctrl-C during the batch loop of the measurement", code = 130, skip = SANITIZER_TLS, prefix = ctrl_c_at("bound"), args = CO,
+  { name = "Ctrl-C during the batch loop of the measurement", code = 130, prefix = ctrl_c_at("bound"), args = CO,
     script = BOUND .. "require('wlrun.engine').time_batch(l, 1000, 1000000)", stderr = "interrupted %(Ctrl%-C%)" },
-  { name = "Ctrl-C during graph replays of the measurement", code = 130, skip = SANITIZER_TLS, prefix = ctrl_c_at("bound"), args = CO,
+  { name = "Ctrl-C during graph replays of the measurement", code = 130, prefix = ctrl_c_at("bound"), args = CO,
     script = BOUND .. "local g = wl.graph(function() l() end)\nrequire('wlrun.engine').time_batch(g, 1000, 1000000)",
     stderr = "interrupted %(Ctrl%-C%)" },
-  { name = "Ctrl-C during the warm-up replays of graph mode", code = 130, skip = SANITIZER_TLS, prefix = ctrl_c_at("bound"), args = CO,
+  { name = "Ctrl-C during the warm-up replays of graph mode", code = 130, prefix = ctrl_c_at("bound"), args = CO,
     script = BOUND .. "require('wlrun.engine').time_graph(l, 10, 100, 1e11)", stderr = "interrupted %(Ctrl%-C%)" },
   { name = "Ctrl-C during a configuration keeps the finished ones", code = 130, prefix = ctrl_c_at("second"),
     args = CO .. " -o r.json",
