@@ -232,27 +232,28 @@ function loop.run(sc, p, state, entry, ctx)
   local fps = type(L.flops_per_sample) == "function" and L.flops_per_sample(p) or L.flops_per_sample
   if fps ~= nil then
     loop.check_flops(fps, nil, "wl.loop: flops_per_sample(p)", 1)
-    local device = core.device()
-    loop.add_mfu(entry, fps, L.dtype, require("wlrun.peaks").flops(device, L.dtype),
-      ("no dense %s peak for %s (%s) in wlrun's table"):format(L.dtype, device.name, device.arch))
+    loop.add_mfu(entry, fps, L.dtype, core.device())
   end
   return s
 end
 
 -- MFU (docs/loops.md, "MFU"): the model FLOP the user gives per sample times samples/s, against
--- the dense peak of dtype on the device (wlrun.peaks; nil where unknown: no MFU, a note says why)
-function loop.add_mfu(entry, flops_per_sample, dtype, peak, why)
+-- the dense peak of dtype on device (a wl.device() table; wlrun.peaks). Without a device, or a
+-- peak for it, no MFU: a note says why (why: the reason there is no device).
+function loop.add_mfu(entry, flops_per_sample, dtype, device, why)
   local L = entry.loop
   if not (L and entry.status == "ok") then return end
   L.flops_per_sample, L.dtype = flops_per_sample, dtype
   L.achieved_flops = flops_per_sample * L.throughput
   entry.metrics.flops = L.achieved_flops
+  local peak = device and require("wlrun.peaks").flops(device, dtype)
   if peak and peak > 0 then
     L.peak_flops, L.mfu = peak, L.achieved_flops / peak
     entry.metrics.mfu = L.mfu
   else
     entry.notes = entry.notes or {}
-    entry.notes[#entry.notes + 1] = ("no MFU: %s"):format(why or ("no dense %s peak for this device in wlrun's table"):format(dtype))
+    entry.notes[#entry.notes + 1] = ("no MFU: %s"):format(device and ("no dense %s peak for %s (%s) in wlrun's table"):format(
+      dtype, device.name or "?", device.arch or "?") or why or "no device")
   end
 end
 

@@ -85,7 +85,8 @@ describe("loop MFU", function()
   it("achieved FLOP/s is FLOP per sample times samples/s; MFU is that over the dense peak", function()
     local entry = { status = "ok", metrics = {} }
     loop.record(entry, record({ 0.010, 0.010 }, { 0, 0 }), 0) -- 256 samples per 10 ms
-    loop.add_mfu(entry, 2e9, "bf16", 1e15)
+    -- a device whose dense bf16 peak is 1e15 FLOP/s: 4096 FLOP per clock on one SM at 2.44e11 Hz
+    loop.add_mfu(entry, 2e9, "bf16", { arch = "sm_90", sm_count = 1, sm_clock_khz = 244140625 })
     assert.is_true(near(entry.loop.achieved_flops, 2e9 * 25600))
     assert.is_true(near(entry.loop.mfu, 2e9 * 25600 / 1e15))
     assert.is_true(near(entry.metrics.mfu, entry.loop.mfu))

@@ -240,22 +240,17 @@ end
 -- MFU of each measured process (docs/trace.md, "MFU"): the dense peak of the device that ran
 -- most of its GPU work, read after the program has ended
 function M.add_mfu(entries, flops, dtype)
-  local peaks, loop = require "wlrun.peaks", require "wlrun.loop"
   for _, e in ipairs(entries) do
     if e.status == "ok" then
-      local dev, peak, why = e.trace and e.trace.device, nil, nil
+      local dev, device, why = e.trace and e.trace.device, nil, nil
       if dev == nil then
         why = "no GPU work was seen in this process (CPU times only): no device to take the peak of"
       else
         local ok, d = pcall(require("wlrun.core").device, dev)
-        if ok then
-          peak = peaks.flops(d, dtype)
-          why = ("no dense %s peak for %s (%s) in wlrun's table"):format(dtype, d.name, d.arch)
-        else
-          why = ("device %d could not be read: %s"):format(dev, tostring(type(d) == "table" and d.message or d))
-        end
+        if ok then device = d
+        else why = ("device %d could not be read: %s"):format(dev, tostring(type(d) == "table" and d.message or d)) end
       end
-      loop.add_mfu(e, flops, dtype, peak, why)
+      require("wlrun.loop").add_mfu(e, flops, dtype, device, why)
     end
   end
 end
@@ -362,14 +357,8 @@ local function write_hook(dir)
   local text = process.embedded_file("src/trace/python/sitecustomize.py")
   if not text then fail("io", "this wlrun was built without its Python hook (src/trace/python/sitecustomize.py)") end
   local ok, err = process.make_dir(hook_dir(dir))
-  local f
-  if ok then f, err = io.open(hook_dir(dir) .. "/sitecustomize.py", "wb") end
-  if not f then fail("io", ("cannot write the Python hook into %s: %s"):format(hook_dir(dir), tostring(err))) end
-  local written, werr = f:write(text)
-  local closed, cerr = f:close()
-  if not (written and closed) then
-    fail("io", ("cannot write the Python hook into %s: %s"):format(hook_dir(dir), tostring(werr or cerr)))
-  end
+  if ok then ok, err = require("wlrun.files").write(hook_dir(dir) .. "/sitecustomize.py", text) end
+  if not ok then fail("io", ("cannot write the Python hook into %s: %s"):format(hook_dir(dir), tostring(err))) end
 end
 
 -- the environment that injects the trace library (and, in Python programs, the hook of the

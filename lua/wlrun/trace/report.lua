@@ -219,8 +219,6 @@ local function data_times(p, steps, win, data_end, o, t, notes)
   local lo, hi = {}, {}
   for i = 1, #steps do lo[i], hi[i] = win.stop[i - 1] or -math.huge, win.start[i] end
   local data_iter = {} -- a data range -> the iteration whose CPU window (previous step's end, this one's end] it starts in
-  local pm = {}
-  for i, s in ipairs(steps) do pm[i] = math.max(pm[i - 1] or s.stop, s.stop) end
   if #list == 0 then
     t.data_source = "gap"
     notes[#notes + 1] = ("no '%s' ranges: the data time is the whole gap between one step's end and the next one's start"):format(t.data)
@@ -229,6 +227,8 @@ local function data_times(p, steps, win, data_end, o, t, notes)
     return time, data_iter
   end
   t.data_source, t.data_threads = "ranges", on_thread and "step" or "all"
+  local pm = {}
+  for i, s in ipairs(steps) do pm[i] = math.max(pm[i - 1] or s.stop, s.stop) end
   local intervals = {}
   for _, r in ipairs(list) do
     if not on_thread or r.tid == tid then

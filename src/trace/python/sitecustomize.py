@@ -142,27 +142,25 @@ class _Loop:
             self.push("forward")
             self.phase = "forward"
 
-    def backward_begin(self):
+    def phase_begin(self, name):
+        """A phase that ends the one open (backward, the optimizer); False on another thread."""
         if not self.ours():
             return False
         self.begin()
         self.end_phase()
-        self.push("backward")
-        self.phase = "backward"
+        self.push(name)
+        self.phase = name
         return True
+
+    def backward_begin(self):
+        return self.phase_begin("backward")
 
     def backward_end(self):
         if self.phase == "backward":
             self.end_phase()
 
     def optimizer_begin(self):
-        if not self.ours():
-            return False
-        self.begin()
-        self.end_phase()
-        self.push("optimizer")
-        self.phase = "optimizer"
-        return True
+        return self.phase_begin("optimizer")
 
     def ends_iteration(self, optimizer):
         key = id(optimizer)
