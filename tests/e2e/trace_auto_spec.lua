@@ -115,6 +115,13 @@ describe("wlrun trace's Python hook", function()
     assert.equal(16, c.loop.batch_size)
   end)
 
+  auto_it("says so, and runs without the hook, where the trace directory holds a ':'", function()
+    local dir = h.tmpdir() .. "/a:b"
+    local r = trace("--steps 8", { trace = "--trace-dir " .. h.quote(dir) })
+    assert.equal(2, r.code, r.stderr)
+    assert.matches("no Python hook: the trace directory '.*a:b' holds a ':'", r.stderr)
+  end)
+
   auto_it("runs the program's own sitecustomize too", function()
     local dir = h.tmpdir()
     h.write(dir .. "/sitecustomize.py", ("open(%q, 'w').write('ran')\n"):format(dir .. "/mark"))

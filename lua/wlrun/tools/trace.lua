@@ -371,7 +371,9 @@ function M.environment(o, dir, lib, warn)
   end
   if o.sync_steps then env.WLRUN_TRACE_SYNC = o.step end
   for k, v in pairs(o.env or {}) do env[k] = v end
-  if o.auto_ranges ~= false then -- first on Python's path, before the program's own
+  if o.auto_ranges ~= false and dir:find(":", 1, true) then -- PYTHONPATH's separator: it cannot name it
+    warn(("trace: no Python hook: the trace directory '%s' holds a ':', which PYTHONPATH cannot hold"):format(dir))
+  elseif o.auto_ranges ~= false then -- first on Python's path, before the program's own
     local path = env.PYTHONPATH or os.getenv("PYTHONPATH")
     env.PYTHONPATH = hook_dir(dir) .. ((path and path ~= "") and (":" .. path) or "")
     env.WLRUN_TRACE_AUTO = lib
@@ -386,7 +388,7 @@ end
 function M.run(o, argv, lib, dir, spawn, warn)
   -- absolute, for a program that changes its directory (and a relative TMPDIR)
   if dir:sub(1, 1) ~= "/" then dir = (process.cwd() or ".") .. "/" .. dir end
-  if o.auto_ranges ~= false then write_hook(dir) end
+  if o.auto_ranges ~= false and not dir:find(":", 1, true) then write_hook(dir) end
   spawn.env = M.environment(o, dir, lib, warn)
   local r = process.spawn(argv, spawn)
   local ok, res = pcall(read.dir, dir)
