@@ -41,6 +41,7 @@ static const struct {
     {"quiet", "output", "quiet", "true"},
     {"no-progress", "output", "progress", "false"},
     {"arch", "compile", "arch", NULL},
+    {"compiler", "compile", "compiler", NULL},
     {"cache-dir", "compile", "cache_dir", NULL},
     {"no-cache", "compile", "cache", "false"},
 };

@@ -6,6 +6,7 @@
 #include "kernel_module.h"
 #include "lua_guard.h"
 #include "kernel_compile.h"
+#include "nvcc_run.h"
 #include "nvrtc_load.h"
 #include "settings.h"
 #include "wl_exit.h"
@@ -19,12 +20,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#ifndef WLRUN_CUDA_INCLUDE
-#define WLRUN_CUDA_INCLUDE "/usr/local/cuda/include"
-#endif
-
-static struct { long compiles, cache_hits, cache_errors; } counters;
 
 /* ---- paths relative to the calling script ---- */
 
@@ -91,37 +86,6 @@ static const char *target_arch(lua_State *L, char *buf, size_t len) {
   return buf;
 }
 
-/* The cache lock's descriptor while wl.kernel holds it (-1: none), in a to-be-closed slot: an
- * error raised while compiling (out of memory) closes it, so that another process waiting for
- * the lock goes on (the lock's file stays, free: the next holder removes it); the normal paths
- * unlock it (wl_cache_unlock) and set it to -1 first. */
-static int held_lock_close(lua_State *L) {
-  int *fd = luaL_checkudata(L, 1, "wlrun.cache_lock");
-  if (*fd >= 0) close(*fd);
-  *fd = -1;
-  return 0;
-}
-
-/* says once that wl.kernel waits for another process's compile of the same kernel */
-struct lock_wait {
-  lua_State *L;
-  const char *name;
-};
-
-static void lock_waiting(void *ctx, const char *path) {
-  struct lock_wait *w = ctx;
-  wl_warn(w->L, "wl.kernel '%s': waiting for another process that compiles it (%d s so far; the lock is %s, "
-          "which a process that hangs holds: end it, or give --cache-dir another directory)", w->name,
-          WL_CACHE_LOCK_NOTE, path);
-}
-
-static int *held_lock(lua_State *L) {
-  int *fd = wl_guard_new(L, sizeof *fd, "wlrun.cache_lock", held_lock_close);
-  *fd = -1;
-  lua_toclose(L, -1);
-  return fd;
-}
-
 /* the one close path: __gc, __close */
 static cudaError_t kernel_close(struct wl_kernel *k) {
   cudaError_t err = k->library ? wl_backend->library_unload(k->library) : cudaSuccess;
@@ -148,89 +112,6 @@ struct wl_kernel *wl_check_kernel(lua_State *L, int arg, const char *fn) {
   return k;
 }
 
-static void compile_options(lua_State *L, int spec, const char *arch, const char *dir,
-                            const char ***opts_out, int *nopts_out) {
-  /* options live as Lua strings in a table at the top of the stack (kept alive there) */
-  lua_newtable(L);
-  int list = lua_gettop(L), n = 0;
-  lua_pushfstring(L, "-arch=%s", arch);
-  lua_rawseti(L, list, ++n);
-  lua_pushliteral(L, "--std=c++17");
-  lua_rawseti(L, list, ++n);
-  lua_pushliteral(L, "-lineinfo");
-  lua_rawseti(L, list, ++n);
-  /* the toolkit's headers, and include/cccl (CUB, libcu++, Thrust in CUDA 13), as nvcc has them */
-  const char *home = getenv("CUDA_HOME");
-  if (home && *home) lua_pushfstring(L, "-I%s/include", home);
-  else lua_pushliteral(L, "-I" WLRUN_CUDA_INCLUDE);
-  lua_rawseti(L, list, ++n);
-  if (home && *home) lua_pushfstring(L, "-I%s/include/cccl", home);
-  else lua_pushliteral(L, "-I" WLRUN_CUDA_INCLUDE "/cccl");
-  lua_rawseti(L, list, ++n);
-  if (dir) {
-    lua_pushfstring(L, "-I%s", dir);
-    lua_rawseti(L, list, ++n);
-  }
-  /* defines, sorted by name so that the key does not depend on table order */
-  if (lua_getfield(L, spec, "defines") == LUA_TTABLE) {
-    lua_newtable(L);
-    int names = lua_gettop(L), nn = 0;
-    lua_pushnil(L);
-    while (lua_next(L, names - 1)) {
-      lua_pop(L, 1);
-      if (lua_type(L, -1) != LUA_TSTRING)
-        wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: defines must be NAME = value pairs");
-      lua_pushvalue(L, -1);
-      lua_rawseti(L, names, ++nn);
-    }
-    lua_getglobal(L, "table");
-    lua_getfield(L, -1, "sort");
-    lua_pushvalue(L, names);
-    lua_call(L, 1, 0);
-    lua_pop(L, 1);
-    for (int i = 1; i <= nn; i++) {
-      lua_rawgeti(L, names, i);
-      lua_pushvalue(L, -1);
-      lua_gettable(L, names - 1);
-      int t = lua_type(L, -1);
-      if (t == LUA_TBOOLEAN) {
-        if (lua_toboolean(L, -1)) lua_pushfstring(L, "-D%s", lua_tostring(L, -2));
-        else { lua_pop(L, 2); continue; }
-      } else if (t == LUA_TNUMBER || t == LUA_TSTRING) {
-        const char *define = lua_tostring(L, -2); /* before luaL_tolstring pushes */
-        const char *value = luaL_tolstring(L, -1, NULL);
-        lua_pushfstring(L, "-D%s=%s", define, value);
-        lua_remove(L, -2);
-      } else {
-        wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: define %s must be a number, string or boolean", lua_tostring(L, -2));
-      }
-      lua_rawseti(L, list, ++n);
-      lua_pop(L, 2);
-    }
-    lua_pop(L, 1);
-  } else if (!lua_isnil(L, -1)) {
-    wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: defines must be a table");
-  }
-  lua_pop(L, 1);
-  if (lua_getfield(L, spec, "options") == LUA_TTABLE) {
-    for (lua_Integer i = 1; i <= luaL_len(L, -1); i++) {
-      if (lua_geti(L, -1, i) != LUA_TSTRING) wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: options must be strings");
-      lua_rawseti(L, list, ++n);
-    }
-  } else if (!lua_isnil(L, -1)) {
-    wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: options must be a list of strings");
-  }
-  lua_pop(L, 1);
-  const char **opts = lua_newuserdatauv(L, sizeof *opts * (size_t)(n + 1), 0);
-  for (int i = 1; i <= n; i++) {
-    lua_rawgeti(L, list, i);
-    opts[i - 1] = lua_tostring(L, -1); /* kept alive by the list */
-    lua_pop(L, 1);
-  }
-  *opts_out = opts;
-  *nopts_out = n;
-}
-
 /* every kernel made in this run, for the --compile-only report: registry list of tables */
 #define COMPILED_KEY "wlrun.compiled_kernels"
 
@@ -252,20 +133,25 @@ void wl_kernel_record(lua_State *L, const struct wl_kernel *k) {
   lua_setfield(L, -2, "from_cache");
   lua_pushinteger(L, k->sig.nparams);
   lua_setfield(L, -2, "nparams");
+  lua_pushstring(L, k->compiler);
+  lua_setfield(L, -2, "compiler");
+  lua_pushstring(L, k->compiler_version);
+  lua_setfield(L, -2, "compiler_version");
   lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
   lua_pop(L, 1);
 }
 
-/* wl.compiled_kernels() -> {{name, source, arch, from_cache, nparams}, ...} in order */
+/* wl.compiled_kernels() -> {{name, source, arch, from_cache, nparams, compiler, compiler_version}, ...} in order */
 static int l_compiled_kernels(lua_State *L) {
   if (lua_getfield(L, LUA_REGISTRYINDEX, COMPILED_KEY) != LUA_TTABLE) lua_newtable(L);
   return 1;
 }
 
-/* wl.kernel{src_or_source, name = "k", defines = {...}, options = {...}, file = "path.cu"}; or
+/* wl.kernel{src_or_source, name = "k", defines = {...}, options = {...}, compiler = "nvrtc" | "nvcc",
+ * file = "path.cu"}; or
  * precompiled code: file = "k.cubin" | "k.fatbin" | "k.ptx" [, format =, params =] (cuda_module.c) */
 static int l_kernel(lua_State *L) {
-  static const char *const known[] = {"name", "defines", "options", "file", "format", "params", NULL};
+  static const char *const known[] = {"name", "defines", "options", "compiler", "file", "format", "params", NULL};
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
   wl_check_fields(L, 1, "wl.kernel", known, true);
@@ -290,9 +176,9 @@ static int l_kernel(lua_State *L) {
       lua_pop(L, 1);
     }
     if (module) {
-      for (const char *const *f = (const char *const[]){"defines", "options", NULL}; *f; f++)
+      for (const char *const *f = (const char *const[]){"defines", "options", "compiler", NULL}; *f; f++)
         if (lua_getfield(L, 1, *f) != LUA_TNIL)
-          return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': %s is for code NVRTC compiles; %s is compiled already "
+          return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': %s is for code compiled from source; %s is compiled already "
                           "(give them to nvcc when you build it)", name, *f, file);
         else lua_pop(L, 1);
       size_t len;
@@ -341,31 +227,6 @@ static int l_kernel(lua_State *L) {
     const char *slash = strrchr(path, '/');
     dir = slash ? lua_pushlstring(L, path, (size_t)(slash - path)) : lua_pushliteral(L, ".");
   }
-  const struct wl_nvrtc_api *nv = wl_nvrtc_or_raise(L, "wl.kernel", name);
-  const char **opts;
-  int nopts;
-  compile_options(L, 1, arch, dir, &opts, &nopts);
-  /* the cache key; nothing else touches the stack while the buffer is open */
-  char head[160];
-  snprintf(head, sizeof head, "wlrun kernel v1\nnvrtc %d.%d\nname ", nv->major, nv->minor);
-  luaL_Buffer key;
-  luaL_buffinit(L, &key);
-  luaL_addstring(&key, head);
-  luaL_addstring(&key, name);
-  luaL_addchar(&key, '\n');
-  for (int i = 0; i < nopts; i++) {
-    luaL_addstring(&key, opts[i]);
-    luaL_addchar(&key, '\n');
-  }
-  luaL_addstring(&key, "\n#source\n");
-  luaL_addstring(&key, code);
-  char bad_header[1300];
-  bool headers_ok = wl_add_local_headers(&key, code, dir, bad_header, sizeof bad_header);
-  luaL_pushresult(&key);
-  if (!headers_ok) return wl_raise(L, WL_EXIT_IO, "wl.kernel '%s': #include of %s", name, bad_header);
-  size_t keylen;
-  const char *keystr = lua_tolstring(L, -1, &keylen);
-
   struct wl_kernel *k = lua_newuserdatauv(L, sizeof *k, 1);
   int k_index = lua_gettop(L);
   memset(k, 0, sizeof *k);
@@ -375,41 +236,7 @@ static int l_kernel(lua_State *L) {
   snprintf(k->arch, sizeof k->arch, "%s", arch);
   if (!k->name || !k->source) return luaL_error(L, "out of memory");
 
-  const struct wl_setting *use_cache = wl_setting_find("compile", "cache");
-  char *cache_c = use_cache->number ? wl_cache_dir() : NULL;
-  const char *cache = cache_c ? lua_pushstring(L, cache_c) : NULL; /* a Lua string: errors below leak nothing */
-  free(cache_c);
-  /* a miss waits for another process compiling the same key, and looks again */
-  int *lock = held_lock(L);
-  bool stored = true;
-  char store_err[512];
-  bool hit = cache && wl_cache_load(cache, keystr, keylen, &k->code);
-  if (cache && !hit) {
-    struct lock_wait wait = {L, name};
-    *lock = wl_cache_lock(cache, keystr, keylen, wl_stop_pending, lock_waiting, &wait);
-    if (*lock < 0 && wl_stop_pending()) wl_stop_check(L); /* Ctrl-C while waiting: no compile */
-    hit = *lock >= 0 && wl_cache_load(cache, keystr, keylen, &k->code);
-  }
-  if (hit) {
-    k->from_cache = true;
-    counters.cache_hits++;
-  } else {
-    counters.compiles++;
-    if (!wl_kernel_compile(L, nv, code, path ? path : "<string>", name, opts, nopts, &k->code)) {
-      if (cache) wl_cache_unlock(cache, keystr, keylen, *lock);
-      *lock = -1;
-      return wl_raise(L, WL_EXIT_COMPILE, "%s", lua_tostring(L, -1));
-    }
-    if (cache && !wl_cache_store(cache, keystr, keylen, &k->code, store_err, sizeof store_err))
-      stored = false;
-  }
-  if (cache) wl_cache_unlock(cache, keystr, keylen, *lock);
-  *lock = -1;
-  if (!stored && counters.cache_errors++ == 0) wl_warn(L, "%s", store_err);
-  char err[256];
-  if (!wl_ptx_params(k->code.ptx, k->code.lowered, &k->sig, err, sizeof err))
-    return wl_raise(L, WL_EXIT_COMPILE, "kernel '%s': %s", name, err);
-  wl_demangle_params(k->code.lowered, &k->sig);
+  wl_kernel_build(L, 1, k, code, dir);
   wl_kernel_record(L, k);
   lua_pushvalue(L, k_index);
   return 1;
@@ -503,6 +330,8 @@ static int kernel_index(lua_State *L) {
   else if (strcmp(f, "source") == 0) lua_pushstring(L, k->source);
   else if (strcmp(f, "arch") == 0) lua_pushstring(L, k->arch);
   else if (strcmp(f, "from_cache") == 0) lua_pushboolean(L, k->from_cache);
+  else if (strcmp(f, "compiler") == 0) lua_pushstring(L, k->compiler ? k->compiler : "host");
+  else if (strcmp(f, "compiler_version") == 0) lua_pushstring(L, k->compiler_version);
   else if (strcmp(f, "kind") == 0) lua_pushstring(L, k->host.call ? k->host.kind : "kernel"); /* host work: its kind */
   else if (strcmp(f, "log") == 0) lua_pushstring(L, k->code.log);
   else if (strcmp(f, "ptx") == 0) lua_pushlstring(L, k->code.ptx, k->code.ptx_len);
@@ -526,9 +355,27 @@ static int kernel_tostring(lua_State *L) {
 
 /* wl.compile_stats() -> {compiles, cache_hits}: compiler calls and cache hits in this run */
 static int l_compile_stats(lua_State *L) {
+  long compiles, hits;
+  wl_kernel_compile_counts(&compiles, &hits);
   lua_createtable(L, 0, 2);
-  set_int(L, "compiles", counters.compiles);
-  set_int(L, "cache_hits", counters.cache_hits);
+  set_int(L, "compiles", compiles);
+  set_int(L, "cache_hits", hits);
+  return 1;
+}
+
+/* wl.compilers() -> {"nvrtc", "nvcc"}: the compilers wl.kernel finds here, NVRTC first */
+static int l_compilers(lua_State *L) {
+  char why[1100];
+  int n = 0;
+  lua_newtable(L);
+  if (wl_nvrtc_load(why, sizeof why, NULL)) {
+    lua_pushliteral(L, "nvrtc");
+    lua_rawseti(L, -2, ++n);
+  }
+  if (wl_nvcc_find(why, sizeof why)) {
+    lua_pushliteral(L, "nvcc");
+    lua_rawseti(L, -2, ++n);
+  }
   return 1;
 }
 
@@ -551,6 +398,7 @@ void wl_open_kernel(lua_State *L) {
                                   {"__tostring", kernel_tostring}, {NULL, NULL}};
   static const luaL_Reg fns[] = {{"source", l_source}, {"kernel", l_kernel}, {"compile_stats", l_compile_stats},
                                  {"nvrtc_version", l_nvrtc_version}, {"nvrtc_start", l_nvrtc_start}, {"compiled_kernels", l_compiled_kernels},
+                                 {"compilers", l_compilers},
                                  {NULL, NULL}};
   static const luaL_Reg methods[] = {{"occupancy", kernel_occupancy}, {NULL, NULL}};
   luaL_newmetatable(L, KERNEL_MT);

@@ -1,4 +1,4 @@
-/* Compiled kernels for Lua (cuda_kernel.c): wl.kernel{...} through NVRTC and the disk cache,
+/* Compiled kernels for Lua (cuda_kernel.c): wl.kernel{...} through NVRTC or nvcc and the disk cache,
  * loading on the device, attributes. Their launches are cuda_launch.h's, which registers
  * k:bind into the kernel class's methods. */
 #ifndef WL_CUDA_KERNEL_H
@@ -15,6 +15,8 @@ struct wl_kernel {
   char *name;    /* as the script names it: "gemm_tiled", "scale<float>"; NULL once freed */
   char *source;  /* file path, or "<string>" */
   char arch[32]; /* "sm_90" */
+  const char *compiler;      /* "nvrtc", "nvcc" or "precompiled" (a file nvcc built) */
+  char compiler_version[48]; /* "13.0", "13.0.88"; empty for precompiled code */
   struct wl_compiled code;
   struct wl_signature sig;
   bool from_cache;
@@ -37,6 +39,12 @@ void wl_kernel_record(lua_State *L, const struct wl_kernel *k);
  * arch the target ("sm_90"). Pushes the kernel object; raises on bad input. */
 int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *path, const char *data, size_t len,
                           const char *arch);
+
+/* Pushes the mangled name of the kernel name in module m, matched as wl.kernel{file = ...} does
+ * (the mangled name, or the demangled one without its parameters, spaces not counted), and
+ * returns it; else pushes the list of the module's kernels (for a message) and returns NULL. */
+struct wl_module;
+const char *wl_module_find_kernel(lua_State *L, const struct wl_module *m, const char *name);
 
 /* Pushes path resolved against the directory of the script that called the running C
  * function, as wl.kernel's file is (absolute paths as they are). */

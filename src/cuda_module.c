@@ -71,9 +71,8 @@ static void match_one(const char *name, size_t len, void *ctx) {
   else lua_pop(L, 1);
 }
 
-/* Pushes the mangled name of the kernel the script names and returns it; else pushes the list
- * of the module's kernels (for the message) and returns NULL. Raises nothing but memory errors. */
-static const char *find_kernel(lua_State *L, const struct wl_module *m, const char *name) {
+/* cuda_kernel.h; raises nothing but memory errors */
+const char *wl_module_find_kernel(lua_State *L, const struct wl_module *m, const char *name) {
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   for (const char *p = name; *p; p++)
@@ -126,7 +125,7 @@ int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *
     return wl_raise(L, WL_EXIT_COMPILE, "wl.kernel '%s': %s (%s): %s", name, path, wl_module_format_name(f), err);
   /* from here m owns memory: nothing raises until it is closed */
   struct wl_signature sig;
-  const char *lowered = find_kernel(L, &m, name);
+  const char *lowered = wl_module_find_kernel(L, &m, name);
   bool ok = lowered && wl_module_params(&m, lowered, &sig, err, sizeof err);
   char image_arch[24];
   snprintf(image_arch, sizeof image_arch, "%s_%d", m.sm_is_ptx ? "compute" : "sm", m.sm);
@@ -163,6 +162,7 @@ int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *
   luaL_setmetatable(L, KERNEL_MT);
   k->name = strdup(name);
   k->source = strdup(path);
+  k->compiler = "precompiled";
   snprintf(k->arch, sizeof k->arch, "%s", image_arch);
   k->sig = sig;
   k->code.lowered = strdup(lowered);

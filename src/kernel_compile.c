@@ -1,5 +1,10 @@
-/* One kernel compiled by NVRTC, and NVRTC found or its absence raised (kernel_compile.h). */
+/* A kernel's source compiled by NVRTC or nvcc through the cache (kernel_compile.h). */
 #include "kernel_compile.h"
+#include "kernel_module.h"
+#include "kernel_source.h"
+#include "lua_guard.h"
+#include "nvcc_run.h"
+#include "settings.h"
 #include "wl_exit.h"
 
 #include <lauxlib.h>
@@ -8,6 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#ifndef WLRUN_CUDA_INCLUDE
+#define WLRUN_CUDA_INCLUDE "/usr/local/cuda/include"
+#endif
+
+static struct { long compiles, cache_hits, cache_errors; } counters;
 
 const struct wl_nvrtc_api *wl_nvrtc_or_raise(lua_State *L, const char *fn, const char *kernel) {
   char why[1536];
@@ -54,8 +66,11 @@ static nvrtcResult compile_with_signals_held(const struct wl_nvrtc_api *nv, nvrt
   return r;
 }
 
-bool wl_kernel_compile(lua_State *L, const struct wl_nvrtc_api *nv, const char *code, const char *source_name,
-                       const char *name, const char **opts, int nopts, struct wl_compiled *c) {
+/* Compiles name (an NVRTC name expression) from code with opts; fills c (its code, lowered name
+ * and log). On an error returns false with the message (and NVRTC's log) pushed, for the caller
+ * to raise once it has let go of the cache's lock. */
+static bool nvrtc_compile(lua_State *L, const struct wl_nvrtc_api *nv, const char *code, const char *source_name,
+                          const char *name, const char **opts, int nopts, struct wl_compiled *c) {
   nvrtcProgram prog = NULL;
   nvrtcResult created = nv->create(&prog, code, source_name, 0, NULL, NULL);
   if (created != NVRTC_SUCCESS) {
@@ -101,4 +116,268 @@ bool wl_kernel_compile(lua_State *L, const struct wl_nvrtc_api *nv, const char *
     return false;
   }
   return true;
+}
+
+/* Compiles name from code with nvcc; fills c and finds the kernel's mangled name in the cubin
+ * (as wl.kernel{file = "k.cubin"} does). False with the message pushed, as nvrtc_compile. */
+static bool nvcc_compile(lua_State *L, const struct wl_nvcc *nv, const char *code, const char *source_name,
+                         const char *name, const char *arch, const char **opts, int nopts, struct wl_compiled *c) {
+  char err[600];
+  /* a mangled name is found as it is; any other is referenced, which instantiates a template */
+  struct wl_nvcc_job job = {code, source_name, strncmp(name, "_Z", 2) == 0 ? NULL : name, arch, opts, nopts};
+  enum wl_nvcc_result r = wl_nvcc_compile(nv, &job, c, err, sizeof err);
+  if (r == WL_NVCC_FAILED) {
+    lua_pushfstring(L, "compiling kernel '%s' from %s with nvcc %s failed (%s):\n%s", name, source_name, nv->version,
+                    err, c->log ? c->log : "");
+    wl_compiled_free(c);
+    return false;
+  }
+  if (r != WL_NVCC_OK) {
+    wl_compiled_free(c);
+    lua_pushfstring(L, "kernel '%s': %s", name, err);
+    return false;
+  }
+  struct wl_module m;
+  bool opened = wl_module_open(&m, c->cubin, c->cubin_len, WL_MODULE_CUBIN, atoi(arch + 3), "the target", err,
+                               sizeof err);
+  const char *lowered = opened ? wl_module_find_kernel(L, &m, name) : NULL;
+  if (opened) wl_module_close(&m);
+  if (lowered) c->lowered = strdup(lowered);
+  if (!opened) lua_pushfstring(L, "kernel '%s': the cubin nvcc made: %s", name, err);
+  else if (!lowered) lua_pushfstring(L, "kernel '%s': nvcc's cubin holds no kernel of that name; it has %s (give the "
+                                     "name as one of these)", name, lua_tostring(L, -1));
+  else if (!c->lowered) lua_pushliteral(L, "out of memory");
+  else return true;
+  wl_compiled_free(c);
+  return false;
+}
+
+/* ---- options ---- */
+
+/* Pushes a list (a Lua table, which keeps the strings alive) and fills *opts_out with the
+ * options given to the compiler: the architecture, the language, line info, include
+ * directories (the toolkit's for NVRTC: nvcc has them), the sorted defines, the script's own. */
+static void compile_options(lua_State *L, int spec, const char *arch, bool toolkit_includes, const char *dir,
+                            const char ***opts_out, int *nopts_out) {
+  lua_newtable(L);
+  int list = lua_gettop(L), n = 0;
+  lua_pushfstring(L, "-arch=%s", arch); /* nvcc is given its own form of it (nvcc_run.c) */
+  lua_rawseti(L, list, ++n);
+  lua_pushliteral(L, "--std=c++17");
+  lua_rawseti(L, list, ++n);
+  lua_pushliteral(L, "-lineinfo");
+  lua_rawseti(L, list, ++n);
+  /* the toolkit's headers, and include/cccl (CUB, libcu++, Thrust in CUDA 13), as nvcc has them */
+  const char *home = getenv("CUDA_HOME");
+  if (toolkit_includes) {
+    if (home && *home) lua_pushfstring(L, "-I%s/include", home);
+    else lua_pushliteral(L, "-I" WLRUN_CUDA_INCLUDE);
+    lua_rawseti(L, list, ++n);
+    if (home && *home) lua_pushfstring(L, "-I%s/include/cccl", home);
+    else lua_pushliteral(L, "-I" WLRUN_CUDA_INCLUDE "/cccl");
+    lua_rawseti(L, list, ++n);
+  }
+  if (dir) {
+    lua_pushfstring(L, "-I%s", dir);
+    lua_rawseti(L, list, ++n);
+  }
+  /* defines, sorted by name so that the key does not depend on table order */
+  if (lua_getfield(L, spec, "defines") == LUA_TTABLE) {
+    lua_newtable(L);
+    int names = lua_gettop(L), nn = 0;
+    lua_pushnil(L);
+    while (lua_next(L, names - 1)) {
+      lua_pop(L, 1);
+      if (lua_type(L, -1) != LUA_TSTRING)
+        wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: defines must be NAME = value pairs");
+      lua_pushvalue(L, -1);
+      lua_rawseti(L, names, ++nn);
+    }
+    lua_getglobal(L, "table");
+    lua_getfield(L, -1, "sort");
+    lua_pushvalue(L, names);
+    lua_call(L, 1, 0);
+    lua_pop(L, 1);
+    for (int i = 1; i <= nn; i++) {
+      lua_rawgeti(L, names, i);
+      lua_pushvalue(L, -1);
+      lua_gettable(L, names - 1);
+      int t = lua_type(L, -1);
+      if (t == LUA_TBOOLEAN) {
+        if (lua_toboolean(L, -1)) lua_pushfstring(L, "-D%s", lua_tostring(L, -2));
+        else { lua_pop(L, 2); continue; }
+      } else if (t == LUA_TNUMBER || t == LUA_TSTRING) {
+        const char *define = lua_tostring(L, -2); /* before luaL_tolstring pushes */
+        const char *value = luaL_tolstring(L, -1, NULL);
+        lua_pushfstring(L, "-D%s=%s", define, value);
+        lua_remove(L, -2);
+      } else {
+        wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: define %s must be a number, string or boolean", lua_tostring(L, -2));
+      }
+      lua_rawseti(L, list, ++n);
+      lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+  } else if (!lua_isnil(L, -1)) {
+    wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: defines must be a table");
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, spec, "options") == LUA_TTABLE) {
+    for (lua_Integer i = 1; i <= luaL_len(L, -1); i++) {
+      if (lua_geti(L, -1, i) != LUA_TSTRING) wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: options must be strings");
+      lua_rawseti(L, list, ++n);
+    }
+  } else if (!lua_isnil(L, -1)) {
+    wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: options must be a list of strings");
+  }
+  lua_pop(L, 1);
+  const char **opts = lua_newuserdatauv(L, sizeof *opts * (size_t)(n + 1), 0);
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, list, i);
+    opts[i - 1] = lua_tostring(L, -1); /* kept alive by the list */
+    lua_pop(L, 1);
+  }
+  opts[n] = NULL;
+  *opts_out = opts;
+  *nopts_out = n;
+}
+
+/* ---- the cache's lock ---- */
+
+/* The cache lock's descriptor while wl.kernel holds it (-1: none), in a to-be-closed slot: an
+ * error raised while compiling (out of memory) closes it, so that another process waiting for
+ * the lock goes on (the lock's file stays, free: the next holder removes it); the normal paths
+ * unlock it (wl_cache_unlock) and set it to -1 first. */
+static int held_lock_close(lua_State *L) {
+  int *fd = luaL_checkudata(L, 1, "wlrun.cache_lock");
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
+  return 0;
+}
+
+/* says once that wl.kernel waits for another process's compile of the same kernel */
+struct lock_wait {
+  lua_State *L;
+  const char *name;
+};
+
+static void lock_waiting(void *ctx, const char *path) {
+  struct lock_wait *w = ctx;
+  wl_warn(w->L, "wl.kernel '%s': waiting for another process that compiles it (%d s so far; the lock is %s, "
+          "which a process that hangs holds: end it, or give --cache-dir another directory)", w->name,
+          WL_CACHE_LOCK_NOTE, path);
+}
+
+static int *held_lock(lua_State *L) {
+  int *fd = wl_guard_new(L, sizeof *fd, "wlrun.cache_lock", held_lock_close);
+  *fd = -1;
+  lua_toclose(L, -1);
+  return fd;
+}
+
+/* ---- one kernel, through the cache ---- */
+
+/* the compiler the table names, else the setting's: "nvrtc" or "nvcc" */
+static const char *chosen_compiler(lua_State *L, int spec, const char *name) {
+  int t = lua_getfield(L, spec, "compiler");
+  const char *c = t == LUA_TNIL ? wl_setting_find("compile", "compiler")->text : lua_tostring(L, -1);
+  if (t != LUA_TNIL && (t != LUA_TSTRING || (strcmp(c, "nvrtc") != 0 && strcmp(c, "nvcc") != 0)))
+    wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': compiler must be \"nvrtc\" or \"nvcc\", got %s", name,
+             t == LUA_TSTRING ? lua_pushfstring(L, "'%s'", c) : luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return strcmp(c, "nvcc") == 0 ? "nvcc" : "nvrtc";
+}
+
+/* Pushes the cache key: the compiler and its version ("nvrtc 13.0", "nvcc 13.0.88"), the name, the
+ * options (the architecture first), the code and the local headers it includes. NVRTC's keys are
+ * as they were before nvcc came. */
+static const char *push_key(lua_State *L, const char *compiler, const char *name, const char **opts, int nopts,
+                            const char *code, const char *dir, size_t *keylen) {
+  luaL_Buffer key; /* nothing else touches the stack while the buffer is open */
+  luaL_buffinit(L, &key);
+  luaL_addstring(&key, "wlrun kernel v1\n");
+  luaL_addstring(&key, compiler);
+  luaL_addstring(&key, "\nname ");
+  luaL_addstring(&key, name);
+  luaL_addchar(&key, '\n');
+  for (int i = 0; i < nopts; i++) {
+    luaL_addstring(&key, opts[i]);
+    luaL_addchar(&key, '\n');
+  }
+  luaL_addstring(&key, "\n#source\n");
+  luaL_addstring(&key, code);
+  char bad_header[1300];
+  bool headers_ok = wl_add_local_headers(&key, code, dir, bad_header, sizeof bad_header);
+  luaL_pushresult(&key);
+  if (!headers_ok) wl_raise(L, WL_EXIT_IO, "wl.kernel '%s': #include of %s", name, bad_header);
+  return lua_tolstring(L, -1, keylen);
+}
+
+/* Compiles with the chosen compiler into k->code, the cache's lock held; false with the message
+ * pushed */
+static bool compile_now(lua_State *L, struct wl_kernel *k, const struct wl_nvrtc_api *nv, const struct wl_nvcc *cc,
+                        const char *code, const char **opts, int nopts) {
+  counters.compiles++;
+  if (cc) return nvcc_compile(L, cc, code, k->source, k->name, k->arch, opts + 1, nopts - 1, &k->code);
+  return nvrtc_compile(L, nv, code, k->source, k->name, opts, nopts, &k->code);
+}
+
+void wl_kernel_build(lua_State *L, int spec, struct wl_kernel *k, const char *code, const char *dir) {
+  const char *name = k->name;
+  k->compiler = chosen_compiler(L, spec, name);
+  const struct wl_nvrtc_api *nv = NULL;
+  const struct wl_nvcc *cc = NULL;
+  char why[1100];
+  if (strcmp(k->compiler, "nvcc") == 0) {
+    if (!(cc = wl_nvcc_find(why, sizeof why))) wl_raise(L, WL_EXIT_COMPILE, "wl.kernel '%s': %s", name, why);
+    snprintf(k->compiler_version, sizeof k->compiler_version, "%s", cc->version);
+  } else {
+    nv = wl_nvrtc_or_raise(L, "wl.kernel", name);
+    snprintf(k->compiler_version, sizeof k->compiler_version, "%d.%d", nv->major, nv->minor);
+  }
+  const char **opts;
+  int nopts;
+  compile_options(L, spec, k->arch, nv != NULL, dir, &opts, &nopts);
+  size_t keylen;
+  const char *keystr = push_key(L, lua_pushfstring(L, "%s %s", k->compiler, k->compiler_version), name, opts, nopts,
+                                code, dir, &keylen);
+  const struct wl_setting *use_cache = wl_setting_find("compile", "cache");
+  char *cache_c = use_cache->number ? wl_cache_dir() : NULL;
+  const char *cache = cache_c ? lua_pushstring(L, cache_c) : NULL; /* a Lua string: errors below leak nothing */
+  free(cache_c);
+  /* a miss waits for another process compiling the same key, and looks again */
+  int *lock = held_lock(L);
+  bool stored = true, compiled = true;
+  char store_err[512];
+  bool hit = cache && wl_cache_load(cache, keystr, keylen, &k->code);
+  if (cache && !hit) {
+    struct lock_wait wait = {L, name};
+    *lock = wl_cache_lock(cache, keystr, keylen, wl_stop_pending, lock_waiting, &wait);
+    if (*lock < 0 && wl_stop_pending()) wl_stop_check(L); /* Ctrl-C while waiting: no compile */
+    hit = *lock >= 0 && wl_cache_load(cache, keystr, keylen, &k->code);
+  }
+  if (hit) {
+    k->from_cache = true;
+    counters.cache_hits++;
+  } else {
+    compiled = compile_now(L, k, nv, cc, code, opts, nopts);
+    if (compiled && cache && !wl_cache_store(cache, keystr, keylen, &k->code, store_err, sizeof store_err))
+      stored = false;
+  }
+  if (cache) wl_cache_unlock(cache, keystr, keylen, *lock);
+  *lock = -1;
+  if (!compiled) {
+    if (wl_stop_pending()) wl_stop_check(L); /* a Ctrl-C ended the compiler: the run stops as it does */
+    wl_raise(L, WL_EXIT_COMPILE, "%s", lua_tostring(L, -1));
+  }
+  if (!stored && counters.cache_errors++ == 0) wl_warn(L, "%s", store_err);
+  char err[256];
+  if (!wl_ptx_params(k->code.ptx, k->code.lowered, &k->sig, err, sizeof err))
+    wl_raise(L, WL_EXIT_COMPILE, "kernel '%s': %s", name, err);
+  wl_demangle_params(k->code.lowered, &k->sig);
+}
+
+void wl_kernel_compile_counts(long *compiles, long *cache_hits) {
+  *compiles = counters.compiles;
+  *cache_hits = counters.cache_hits;
 }

@@ -1,8 +1,10 @@
-/* One kernel compiled by NVRTC (kernel_compile.c), for wl.kernel (cuda_kernel.c) */
+/* A kernel's source compiled, for wl.kernel (cuda_kernel.c), by NVRTC or by nvcc (the
+ * `compiler` field, else --compiler / [compile] compiler), through the on-disk cache
+ * (kernel_compile.c, docs/kernels.md). */
 #ifndef WL_KERNEL_COMPILE_H
 #define WL_KERNEL_COMPILE_H
 
-#include "kernel_cache.h"
+#include "cuda_kernel.h"
 #include "nvrtc_load.h"
 
 #include <lua.h>
@@ -17,13 +19,16 @@ const struct wl_nvrtc_api *wl_nvrtc_or_raise(lua_State *L, const char *fn, const
  * it compiles, so a name is a C++ name with its template arguments and nothing else: letters,
  * digits, _, blanks and the punctuation of a name expression ('a' and 1'000 included); never a
  * newline (a line of its own, like an #include), a ';', braces, a double quote, a backslash or
- * '#', by which text would become code. */
+ * '#', by which text would become code. nvcc gets the same name in the same way. */
 const char *wl_kernel_name_problem(const char *name, size_t len, size_t *at);
 
-/* Compiles name (an NVRTC name expression) from code with opts; fills c (its code, lowered name
- * and log). On an error returns false with the message (and NVRTC's log) pushed, for the caller
- * to raise once it has let go of the cache's lock. */
-bool wl_kernel_compile(lua_State *L, const struct wl_nvrtc_api *nv, const char *code, const char *source_name,
-                       const char *name, const char **opts, int nopts, struct wl_compiled *c);
+/* Compiles code (the source of wl.kernel's table at index spec: its defines, options and
+ * compiler) into k, whose name, source and arch are set: k->code, k->sig, k->from_cache,
+ * k->compiler and k->compiler_version. dir is the source's directory (its local headers), or
+ * NULL. Raises on every error (exit 6 for the compiler's, 1 for the table's). */
+void wl_kernel_build(lua_State *L, int spec, struct wl_kernel *k, const char *code, const char *dir);
+
+/* compiler runs and cache hits in this run, for wl.compile_stats */
+void wl_kernel_compile_counts(long *compiles, long *cache_hits);
 
 #endif

@@ -41,6 +41,8 @@ static const struct wl_setting defaults[] = {
     {"output", "progress", WL_BOOL, "true", 0, 0, NULL, "progress on stderr when it is a terminal"},
     {"compile", "arch", WL_ARCH, NULL, 0, 0, NULL,
      "target architecture (sm_90) when compiling without a device"},
+    {"compile", "compiler", WL_ENUM, "nvrtc", 0, 0, "nvrtc|nvcc",
+     "compiler of wl.kernel's source where it names none: nvrtc or nvcc"},
     {"compile", "cache_dir", WL_STRING, NULL, 0, 0, NULL, "directory of the compiled-kernel cache"},
     {"compile", "cache", WL_BOOL, "true", 0, 0, NULL, "use the compiled-kernel cache"},
     {"history", "db", WL_STRING, NULL, 0, 0, NULL, "the history database (wlrun history; docs/history.md)"},

@@ -9,6 +9,7 @@ local bench = {}
 
 bench.TARGET_SAMPLE = 100e-6 -- batch/graph: launches per sample chosen to last about this long
 bench.MAX_PER = 10000        -- at most this many launches per sample
+bench.PAIR_SHARE = 0.005     -- batch/graph: the event pair's floor at most 0.5 % of a sample
 bench.AUTO_FACTOR = 10       -- auto: below 10x the cold-launch floor, cold is not trusted
 bench.SURE_FACTOR = 4        -- auto decides by a first launch whose GPU time, less its enqueue, is 4x that
 bench.CHUNK_TIME = 0.05      -- a chunk of samples lasts about this long...
@@ -237,6 +238,41 @@ local function working_set(work)
   return known and bytes or nil, zero
 end
 
+-- Launches per batch or graph sample for a launch of est seconds: a sample of about
+-- TARGET_SAMPLE, and long enough that the event pair's floor is at most PAIR_SHARE of it.
+function bench.launches_per_sample(est, floor)
+  est = math.max(est, 1e-9)
+  local pair = floor and floor.event_pair or 0
+  local per = math.max(math.ceil(bench.TARGET_SAMPLE / est), math.ceil(pair / (bench.PAIR_SHARE * est)))
+  return math.max(1, math.min(bench.MAX_PER, per))
+end
+
+-- auto's mode (docs/measuring.md): CUPTI's record of the kernel itself wherever every item is
+-- one kernel and CUPTI is free (no launch cost in any sample, warm or flushed); else cold
+-- behind the blocking kernel with the flush; else cold for launches long beyond the floor, and
+-- graph (batch for what a graph cannot capture) below it.
+local function choose_auto(r, work, est, blocks)
+  local floor, flush = r.floor.empty_kernel, r.flush_l2
+  local cupti_free, why = false, nil
+  if kernels_only(work) then cupti_free, why = engine.cupti_ready() end
+  if cupti_free then
+    r.mode = "cupti"
+    r.notes[#r.notes + 1] = ("auto: every sample is one kernel and CUPTI is free: cupti mode, the kernel's own time%s (no launch cost in the samples)"):format(
+      flush and " with the L2 flushed before each" or ", warm")
+    return
+  end
+  local because = kernels_only(work) and ("CUPTI is not free here (%s)"):format(why or "it does not load")
+    or "the work is not one bound kernel a sample (a function, a graph, host work or a library call)"
+  if blocks then
+    r.mode = "cold"
+    r.notes[#r.notes + 1] = ("auto: %s, and the L2 is flushed before each sample: cold mode, each sample queued behind a blocking kernel"):format(because)
+    return
+  end
+  r.mode = est >= bench.AUTO_FACTOR * floor and "cold" or (capturable(work) and "graph" or "batch")
+  r.notes[#r.notes + 1] = ("auto: %s; a launch takes about %s against a cold-launch floor of %s: %s mode"):format(
+    because, units.time(est), units.time(floor), r.mode)
+end
+
 -- wl.bench(work, opts) -> result (see docs/measuring.md). checked(run_once), given by a
 -- scenario with a check: called before the warmup, outside the watch, to call run_once() — the
 -- warmup's first launch, whose sample the warmup keeps — and check its output, so that the
@@ -289,26 +325,7 @@ function bench.run(work, opts, checked)
   local est = median(long or #warm.gpu > rotation and table.move(warm.gpu, rotation + 1, #warm.gpu, 1, {}) or warm.gpu)
 
   local blocks = cfg.flush_l2 and blockable(work)
-  if r.mode == "auto" then
-    local short = est < bench.AUTO_FACTOR * r.floor.empty_kernel
-    if blocks and short and kernels_only(work) and engine.cupti_ready() then
-      r.mode = "cupti"
-      r.notes[#r.notes + 1] = ("auto: a launch takes about %s, within %dx of the cold-launch floor, and the L2 is flushed before each sample: cupti mode, the kernel's own time"):format(
-        units.time(est), bench.AUTO_FACTOR)
-    elseif blocks then
-      r.mode = "cold"
-      r.notes[#r.notes + 1] = ("auto: a launch takes about %s, not within %dx of the cold-launch floor (%s), or is not one kernel CUPTI can time, and the L2 is flushed before each sample: cold mode, each sample queued behind a blocking kernel"):format(
-        units.time(est), bench.AUTO_FACTOR, units.time(r.floor.empty_kernel))
-    elseif est >= bench.AUTO_FACTOR * r.floor.empty_kernel then
-      r.mode = "cold"
-    else
-      r.mode = capturable(work) and "graph" or "batch"
-    end
-    if not blocks then
-      r.notes[#r.notes + 1] = ("auto: a launch takes about %s against a cold-launch floor of %s: %s mode"):format(
-        units.time(est), units.time(r.floor.empty_kernel), r.mode)
-    end
-  end
+  if r.mode == "auto" then choose_auto(r, work, est, blocks) end
   local refused = r.mode == "graph" and uncapturable(work)
   if refused then
     r.mode = "batch"
@@ -325,9 +342,7 @@ function bench.run(work, opts, checked)
       r.notes[#r.notes + 1] = "cold: the L2 is flushed before each sample: each sample queued behind a blocking kernel"
     end
   end
-  if r.mode == "batch" or r.mode == "graph" then
-    r.per = cfg.batch or math.max(1, math.min(bench.MAX_PER, math.ceil(bench.TARGET_SAMPLE / math.max(est, 1e-9))))
-  end
+  if r.mode == "batch" or r.mode == "graph" then r.per = cfg.batch or bench.launches_per_sample(est, r.floor) end
 
   local measuring <close> = core.nvtx.auto_scope("measurement", nil, not cfg.adaptive and cfg.iters or nil) -- nvtx
   local t_clock = core.clock()
@@ -363,12 +378,16 @@ function bench.run(work, opts, checked)
   else
     local t0, gpu_time = core.clock(), 0
     r.adaptive = { target = cfg.target_noise, converged = false }
+    r.adaptive_chunks = {} -- each kept chunk's samples, median and the noise after it: why a plateau
     local history = {}
     repeat
       local c = take(next_chunk())
       for _, v in ipairs(c and c.gpu or {}) do gpu_time = gpu_time + v * r.per end
       local noise, elapsed = bench.median_noise(got.gpu), core.clock() - t0
-      if c then history[#history + 1] = noise end
+      if c then
+        history[#history + 1] = noise
+        r.adaptive_chunks[#r.adaptive_chunks + 1] = { n = #c.gpu, median = core.stats.summary(c.gpu).median, noise = noise }
+      end
       r.adaptive.noise, r.adaptive.elapsed, r.adaptive.gpu_time = noise, elapsed, gpu_time
       r.adaptive.stopped = #history > 0 and bench.stop_reason(history, cfg, #got.gpu, elapsed)
         or (elapsed >= cfg.max_time and "max_time") or nil
@@ -388,6 +407,10 @@ function bench.run(work, opts, checked)
   if r.mode == "cupti" then require("wlrun.kernel_times").finish(r) end
   local t_summary = core.clock()
   bench.summarize(r, got.gpu, got.enqueue)
+  if r.mode == "cold" and r.stats.n > 0 and r.stats.median > 0 then
+    r.notes[#r.notes + 1] = ("cold: each sample holds the GPU's own cost of one launch between its events, up to the cold-launch floor (%s, %.1f %% of the median); cupti mode leaves it out"):format(
+      units.time(r.floor.empty_kernel), 100 * r.floor.empty_kernel / r.stats.median)
+  end
   local wl = require "wlrun"
   r.warnings = checks.evaluate(r, { device = wl.device(), working_set = ws, zero_inputs = zero })
   r.wall.summary = core.clock() - t_summary

@@ -1,6 +1,7 @@
 -- Warnings on a measurement (docs/measuring.md, "Warnings"): each has a stable code, a one-line
 -- message and a hint. evaluate() looks at a result the engine made and returns the warnings
 -- that apply; a clean, well-behaved benchmark gets none.
+local core = require "wlrun.core"
 local units = require "wlrun.units"
 local T = units.time
 
@@ -128,14 +129,48 @@ function checks.evaluate(r, ctx)
     end
   end
   if r.adaptive and r.adaptive.stopped == "plateau" then
-    warn(w, "adaptive-plateau", ("noise of the median %.2f%% after %s, target %.2f%%: more samples stopped making it smaller"):format(
-      100 * r.adaptive.noise, T(r.adaptive.elapsed), 100 * r.adaptive.target),
-      "the samples drift or fall into groups (see the shape warnings); the median is as good as it gets here")
+    warn(w, "adaptive-plateau", ("noise of the median %.2f%% after %s, target %.2f%%: more samples stopped making it smaller; %s"):format(
+      100 * r.adaptive.noise, T(r.adaptive.elapsed), 100 * r.adaptive.target, checks.plateau_cause(r)),
+      "the median is as good as it gets here: a drift needs --lock-clocks or a longer warmup; groups are two behaviours of the work")
   elseif r.adaptive and not r.adaptive.converged then
     warn(w, "adaptive-timeout", ("noise of the median %.2f%% after %s, target %.2f%%"):format(100 * r.adaptive.noise,
       T(r.adaptive.elapsed), 100 * r.adaptive.target), "raise --max-time or accept a looser --target-noise")
   end
   return w
+end
+
+-- Why the noise of the median stopped shrinking, from the chunks' own medians
+-- (r.adaptive_chunks) and the SM clock read after each (r.clock.chunks): a drift (the first
+-- half's chunks against the second half's), two groups of samples with the median between
+-- them, or chunks that scatter more than the target.
+local function middle(list) return core.stats.summary(list).median end
+
+function checks.plateau_cause(r)
+  local T, chunks = units.time, r.adaptive_chunks or {}
+  if #chunks >= 4 then
+    local medians = {}
+    for i, c in ipairs(chunks) do medians[i] = c.median end
+    local half = #medians // 2
+    local a, b = middle(table.move(medians, 1, half, 1, {})), middle(table.move(medians, half + 1, #medians, 1, {}))
+    if a > 0 and math.abs(b - a) / a > r.adaptive.target then
+      local clocks = r.clock and r.clock.chunks or {}
+      local c1, c2 = clocks[1], clocks[#clocks] -- the SM clock (MHz) after each chunk
+      return ("a drift: the chunks' medians moved by %+.2f%% from the first half of the measurement to the second (%s to %s)%s"):format(
+        100 * (b - a) / a, T(a), T(b), c1 and c2 and (", the SM clock %s to %s MHz"):format(c1, c2) or "")
+    end
+  end
+  local shape = r.shape
+  if shape and shape.mode_low and shape.mode_high and shape.mode_high > shape.mode_low
+      and r.stats and (shape.mode_high - shape.mode_low) / r.stats.median > r.adaptive.target then
+    return ("two groups of samples (about %s and %s) with the median between them: its interval spans their gap"):format(
+      T(shape.mode_low), T(shape.mode_high))
+  end
+  if #chunks >= 2 then
+    local lo, hi = math.huge, -math.huge
+    for _, c in ipairs(chunks) do lo, hi = math.min(lo, c.median), math.max(hi, c.median) end
+    return ("the chunks' medians scatter over %.2f%% (%s to %s) with no drift"):format(100 * (hi - lo) / lo, T(lo), T(hi))
+  end
+  return "too few chunks to say why"
 end
 
 return checks

@@ -30,7 +30,8 @@ local function kernels_of(state, work)
       local k = v.kernel
       if not seen[k] then
         seen[k] = true
-        local entry = { name = k.name, source = k.source, arch = k.arch }
+        local entry = { name = k.name, source = k.source, arch = k.arch, compiler = k.compiler }
+        if k.compiler_version ~= "" then entry.compiler_version = k.compiler_version end
         local ok, a = pcall(function() return k.attributes end)
         if ok then for key, val in pairs(a) do entry[key] = val end end
         list[#list + 1] = entry

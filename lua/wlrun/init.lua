@@ -81,6 +81,7 @@ wl.source = core.source
 wl.kernel = core.kernel
 wl.compile_stats = core.compile_stats
 wl.nvrtc_version = core.nvrtc_version
+wl.compilers = core.compilers
 wl.compiled_kernels = core.compiled_kernels
 wl.stream = core.stream
 wl.current_stream = core.current_stream

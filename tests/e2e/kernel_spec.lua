@@ -158,7 +158,7 @@ print(select(2, pcall(wl.kernel, { %q, name = "addone", define = { N = 1 } })))
 print(select(2, pcall(wl.kernel, { %q })))
 ]]):format(ADDONE, ADDONE))
     assert.equal(0, r.code, r.stderr)
-    assert.equal("wl.kernel: unknown field 'define' (fields: name, defines, options, file, format, params)\n"
+    assert.equal("wl.kernel: unknown field 'define' (fields: name, defines, options, compiler, file, format, params)\n"
       .. "wl.kernel: 'name' (the kernel's name) is required\n", r.stdout)
   end)
 

@@ -26,7 +26,7 @@ describe("precompiled modules under --compile-only", function()
     local r = run(SHOW .. [[show(wl.kernel { file = M .. "/kernels.cubin", name = "scale" })]])
     assert.equal(0, r.code, r.stderr)
     assert.matches("scale\tscale\tsm_90\tkernels.cubin\t? .b64 8, ? .b64 8, ? .b32 4, ? .b32 4\n", r.stdout, 1, true)
-    assert.matches("scale%s+sm_90%s+4 params%s+.*kernels%.cubin", r.stdout)
+    assert.matches("scale%s+sm_90%s+precompiled%s+4 params%s+.*kernels%.cubin", r.stdout)
   end)
 
   it("finds a C++ template by its demangled or its mangled name, with C types", function()
@@ -102,9 +102,9 @@ print(select(2, pcall(wl.kernel, { file = M .. "/kernels.cubin", name = "scale",
     { "params for NVRTC source", [[wl.kernel { "__global__ void q() {}", name = "q", params = "" }]], 1,
       "params is for precompiled code" },
     { "defines for a cubin", [[wl.kernel { file = M .. "/kernels.cubin", name = "scale", defines = { N = 4 } }]], 1,
-      "defines is for code NVRTC compiles; .*kernels%.cubin is compiled already" },
+      "defines is for code compiled from source; .*kernels%.cubin is compiled already" },
     { "options for a PTX file", [[wl.kernel { file = M .. "/kernels.ptx", name = "scale", options = { "-O3" } }]], 1,
-      "options is for code NVRTC compiles" },
+      "options is for code compiled from source" },
   }
   for _, b in ipairs(bad) do
     it("refuses " .. b[1] .. " with the script line", function()

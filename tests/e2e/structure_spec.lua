@@ -20,7 +20,7 @@ local LAYERS = {
       kernel_signature = { "kernel_signature" },
       kernel_cache = { "kernel_cache" }, file_beside = { "file_beside" }, json = { "ljson", "json_*" }, half = { "half" },
       wl_rng = { "wl_rng" }, tensor_dtype = { "tensor_dtype" }, c_params = { "c_params" },
-      toolkit_lib = { "toolkit_lib" }, nvrtc_load = { "nvrtc_load" }, side_thread = { "side_thread" },
+      toolkit_lib = { "toolkit_lib" }, nvrtc_load = { "nvrtc_load" }, nvcc_run = { "nvcc_run" }, side_thread = { "side_thread" },
       cublas_load = { "cublas_load" }, cupti_load = { "cupti_load" }, kernel_module = { "kernel_module" }, lsqlite = { "lsqlite" },
       lua_guard = { "lua_guard" }, embedded = { "embedded" },
   } },

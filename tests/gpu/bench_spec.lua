@@ -78,12 +78,19 @@ describe("measurement engine", function()
     end
   end)
 
-  h.gpu_it("auto mode picks graph for a short kernel and says so", function()
+  h.gpu_it("auto times a bound kernel in cupti mode, short or long; a function as graphs or cold, and says so", function()
     local r = wl.bench(spin_launch(3), { mode = "auto", warmup = 10, iters = 50 })
-    assert.equal("graph", r.mode)
-    assert.matches("auto:", r.notes[1])
+    assert.equal("cupti", r.mode)
+    assert.matches("auto: every sample is one kernel and CUPTI is free", r.notes[1], 1, true)
     local r2 = wl.bench(spin_launch(200), { mode = "auto", warmup = 3, iters = 10 })
-    assert.equal("cold", r2.mode)
+    assert.equal("cupti", r2.mode)
+    local short, long = spin_launch(3), spin_launch(200)
+    local f = wl.bench(function() short() end, { mode = "auto", warmup = 10, iters = 50 })
+    assert.equal("batch", f.mode) -- a function: no capture
+    assert.matches("the work is not one bound kernel a sample", f.notes[1], 1, true)
+    local c = wl.bench(function() long() end, { mode = "auto", warmup = 3, iters = 10 })
+    assert.equal("cold", c.mode)
+    assert.matches("cold: each sample holds the GPU's own cost of one launch", table.concat(c.notes, "\n"), 1, true)
   end)
 
   h.gpu_it("adaptive stopping reaches 0.5 % noise of the median quickly on a steady kernel", function()

@@ -117,10 +117,14 @@ describe("deep measurement on a GPU", function()
     local graph = wl.bench(b, { mode = "graph", warmup = 20, iters = 400 })
     assert.is_true(math.abs(r.stats.median - graph.stats.median) < 0.5e-6,
       ("auto %.3f us, graph %.3f us"):format(r.stats.median * 1e6, graph.stats.median * 1e6))
-    -- a long kernel stays cold, behind the blocking kernel
+    -- a long kernel too; a graph of it stays cold, behind the blocking kernel
     local long = wl.bench(spin(200), { flush_l2 = true, warmup = 5, iters = 50 })
-    assert.equal("cold", long.mode)
-    assert.truthy(long.blocked)
+    assert.equal("cupti", long.mode)
+    local l = spin(200)
+    local g = wl.graph(function() l() end)
+    local graphed = wl.bench(g, { flush_l2 = true, warmup = 5, iters = 50 })
+    assert.equal("cold", graphed.mode)
+    assert.truthy(graphed.blocked)
   end)
 
   h.gpu_it("cupti mode flushes the L2 before each sample: kernel-only time, flushed, without the event pair's cost", function()

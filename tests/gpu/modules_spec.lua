@@ -57,3 +57,16 @@ describe("precompiled modules on a GPU", function()
     assert.matches("built for sm_80; this device is sm_%d+", err.message)
   end)
 end)
+
+describe("kernels compiled by nvcc through wl.kernel on a GPU", function()
+  h.gpu_it("runs a template and an extern \"C\" kernel that nvcc compiled, as NVRTC's do", function()
+    local src = wl.source(h.source_dir .. "/tests/fixtures/modules/kernels.cu")
+    for _, compiler in ipairs { "nvcc", "nvrtc" } do
+      run_and_check(wl.kernel { src, name = "scale", compiler = compiler }, "scale")
+      run_and_check(wl.kernel { src, name = "axpy<float>", compiler = compiler }, "axpy")
+    end
+    local k = wl.kernel { src, name = "axpy<float>", compiler = "nvcc" }
+    assert.equal("nvcc", k.compiler)
+    assert.equal("sm_90", k.arch)
+  end)
+end)

@@ -67,6 +67,8 @@ prepare_steps() {
 # the specs of wl.bench; with WLRUN_AB_OLD, the sweep's medians against that wlrun's); or
 # prepare (the sweep's account, the prepare steps and the cuBLAS specs); or trace (wlrun trace on
 # PyTorch: the loop shapes against the program's own timing, the hook, MFU, ranks, the tracing cost)
+# or exact (auto's samples against raw C graphs, adaptive stopping's chunks, nvcc beside NVRTC,
+# the kernel panel where panel/ is carried, and with WLRUN_AB_OLD the sweep against that wlrun)
 part=${1:-all}
 export WLRUN_CACHE_DIR=/tmp/wlrun-gpu-cache
 step version "$bin" --version
@@ -114,6 +116,13 @@ elif [ "$part" = trace ]; then # wlrun trace on PyTorch: loop shapes, the hook, 
   step busted-trace-torch "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/trace_loops_spec.lua tests/gpu/trace_torch_spec.lua
   step busted-trace-lib "$bin" "$bundle/run.lua" -- -o utfTerminal tests/spec/trace_library_spec.lua tests/e2e/trace_auto_spec.lua
   step bench-trace "$bin" tests/bench/trace_overhead.lua
+elif [ "$part" = exact ]; then # auto's samples against raw C graphs, adaptive stopping, nvcc beside NVRTC
+  step toolkit bash -c 'command -v nvcc && nvcc --version | tail -1 && g++ --version | head -1'
+  step busted-exact "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/deep_measure_spec.lua tests/gpu/cupti_spec.lua tests/gpu/modules_spec.lua
+  step bench-auto-exact "$bin" tests/bench/auto_exact.lua -- "$root/build-static/evidence_raw"
+  step bench-nvrtc-nvcc "$bin" tests/bench/nvrtc_vs_nvcc.lua -- "$root/build-static/modules"
+  [ -f panel/panel.lua ] && step panel "$bin" panel/panel.lua # docs/kernels.md: public kernels, NVRTC and nvcc
+  [ -n "${WLRUN_AB_OLD:-}" ] && step ab-sweep tests/bench/ab_sweep.sh "$WLRUN_AB_OLD" "$bin" scenarios/gemm_sweep.lua "$out/ab"
 elif [ "$part" = prepare ]; then # the sweep's account, and the prepare steps alone
   step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua -- scenarios/gemm_sweep.lua "$out/config_overhead.json"
   prepare_steps
@@ -123,7 +132,7 @@ elif [ "$part" != rest ]; then
     step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"
   done
 fi
-if [ "$part" != specs ] && [ "$part" != costs ] && [ "$part" != ratios ] && [ "$part" != prepare ] && [ "$part" != trace ] && [ "$part" != loops ]; then
+if [ "$part" != specs ] && [ "$part" != costs ] && [ "$part" != ratios ] && [ "$part" != prepare ] && [ "$part" != trace ] && [ "$part" != loops ] && [ "$part" != exact ]; then
 step bench-launch "$bin" tests/bench/launch_overhead.lua -- "$root/build-static/launch_raw"
 step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_raw"
 step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"

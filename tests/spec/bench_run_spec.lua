@@ -42,7 +42,13 @@ local function simulation(o)
     count_nonzero = function() return 1 end,
     set_measuring = function() end,
     watch = function() return { allocs = 0, syncs = 0 } end,
-    cupti_ready = function() return false end,
+    cupti_ready = function() if o.cupti then return true end return false, "taken by a profiler" end,
+    time_cupti = function(_, n, flush)
+      sim.calls[#sim.calls + 1] = { "cupti", n, flush }
+      local c = samples(n, flush and sim.flush or 0)
+      c.span, c.unattributed, c.kernels = c.gpu, 0, { { name = "k", durations = c.gpu } }
+      return c
+    end,
   }
   sim.patch = {
     clock = function() return sim.t end,
@@ -64,11 +70,11 @@ end
 local function with(sim, fn)
   local saved_core, saved = {}, {}
   for k, v in pairs(sim.patch) do saved_core[k], core[k] = core[k], v end
-  for _, name in ipairs { "wlrun.engine", "wlrun.bench" } do saved[name] = package.loaded[name] end
+  for _, name in ipairs { "wlrun.engine", "wlrun.bench", "wlrun.kernel_times" } do saved[name] = package.loaded[name] end
   local wl = require "wlrun"
   local saved_device = wl.device
   wl.device = function() return { l2_bytes = 60 << 20 } end
-  package.loaded["wlrun.engine"], package.loaded["wlrun.bench"] = sim.engine, nil
+  package.loaded["wlrun.engine"], package.loaded["wlrun.bench"], package.loaded["wlrun.kernel_times"] = sim.engine, nil, nil
   local ok, err = pcall(function() fn(require "wlrun.bench") end)
   for k, v in pairs(saved_core) do core[k] = v end
   for name, v in pairs(saved) do package.loaded[name] = v end
@@ -242,13 +248,43 @@ describe("wl.bench's engine, simulated", function()
     end)
   end)
 
-  it("times a short kernel as graphs in auto mode without the flush, a launch per ~100 us sample", function()
+  it("times a short kernel as graphs where CUPTI is not free, the event pair's floor 0.5 % of a sample", function()
     local sim = simulation { sample = steady(5e-6) }
     with(sim, function(bench)
       local r = bench.run(launch(), { mode = "auto", warmup = 5, iters = 100 })
       assert.equal("graph", r.mode)
-      assert.equal(20, r.per)
-      assert.matches("auto: a launch takes about", table.concat(r.notes, "\n"))
+      assert.equal(80, r.per) -- 2 us of event pair / (0.5 % of 5 us); 100 us alone would be 20
+      assert.matches("auto: CUPTI is not free here (taken by a profiler); a launch takes about 5.0", table.concat(r.notes, "\n"), 1, true)
+    end)
+    sim = simulation { sample = steady(50e-6) }
+    with(sim, function(bench)
+      assert.equal(8, bench.run(launch(), { mode = "batch", warmup = 5, iters = 10 }).per) -- ceil(2 / 0.25)
+      assert.equal(3, bench.run(launch(), { mode = "batch", warmup = 5, iters = 10, batch = 3 }).per) -- as asked
+    end)
+  end)
+
+  it("times every kernel in cupti mode wherever CUPTI is free, warm or flushed, short or long", function()
+    for _, case in ipairs { { 5e-6, false }, { 5e-6, true }, { 1e-3, false }, { 1e-3, true } } do
+      local sim = simulation { sample = steady(case[1]), flush = 40e-6, cupti = true }
+      with(sim, function(bench)
+        local r = bench.run({ launch(), launch() }, { mode = "auto", flush_l2 = case[2], warmup = 5, iters = 100 })
+        assert.equal("cupti", r.mode)
+        assert.equal(case[2], r.flush_l2)
+        assert.equal(100, #r.samples)
+        assert.same({ "cupti", case[2] }, { sim.calls[#sim.calls][1], sim.calls[#sim.calls][3] })
+        assert.matches(case[2] and "the kernel's own time with the L2 flushed before each" or "the kernel's own time, warm",
+          table.concat(r.notes, "\n"), 1, true)
+        assert.near(case[1], r.stats.median, case[1] * 0.01)
+      end)
+    end
+    -- work that is not one kernel a sample (a function) is timed with events
+    local sim = simulation { sample = steady(1e-3), cupti = true }
+    with(sim, function(bench)
+      local r = bench.run(function() end, { mode = "auto", warmup = 5, iters = 20 })
+      assert.equal("cold", r.mode)
+      assert.matches("the work is not one bound kernel a sample", table.concat(r.notes, "\n"), 1, true)
+      assert.matches("cold: each sample holds the GPU's own cost of one launch between its events, up to the "
+        .. "cold-launch floor (4 us, 0.4 % of the median)", table.concat(r.notes, "\n"), 1, true)
     end)
   end)
 

@@ -126,3 +126,36 @@ describe("median noise", function()
     end
   end)
 end)
+
+describe("why adaptive stopping reached a plateau", function()
+  local function chunks(medians)
+    local list = {}
+    for i, m in ipairs(medians) do list[i] = { n = 500, median = m, noise = 0.01 } end
+    return list
+  end
+
+  it("names a drift of the chunks' medians, with the SM clock before and after", function()
+    local cause = checks.plateau_cause {
+      adaptive = { target = 0.005 }, adaptive_chunks = chunks { 100e-6, 100.1e-6, 102e-6, 102.1e-6 },
+      clock = { chunks = { 1980, 1980, 1755, 1755 } }, stats = { median = 101e-6 }, shape = {},
+    }
+    assert.matches("a drift: the chunks' medians moved by +2.00% from the first half of the measurement to the second", cause, 1, true)
+    assert.matches("the SM clock 1980 to 1755 MHz", cause, 1, true)
+  end)
+
+  it("names two groups of samples when the chunks agree", function()
+    local cause = checks.plateau_cause {
+      adaptive = { target = 0.005 }, adaptive_chunks = chunks { 76.6e-6, 76.61e-6, 76.6e-6, 76.6e-6 },
+      stats = { median = 76.6e-6 }, shape = { mode_low = 76.2e-6, mode_high = 76.9e-6 },
+    }
+    assert.matches("two groups of samples (about 76.2 us and 76.9 us) with the median between them", cause, 1, true)
+  end)
+
+  it("says the chunks scatter otherwise", function()
+    local cause = checks.plateau_cause {
+      adaptive = { target = 0.005 }, adaptive_chunks = chunks { 76.6e-6, 76.9e-6, 76.5e-6, 76.7e-6 },
+      stats = { median = 76.6e-6 }, shape = { mode_low = 76.6e-6, mode_high = 76.6e-6 },
+    }
+    assert.matches("the chunks' medians scatter over 0.52% (76.5 us to 76.9 us) with no drift", cause, 1, true)
+  end)
+end)
