@@ -85,16 +85,27 @@ local layer_of = {}
 for li, l in ipairs(LAYERS) do for m in pairs(l.modules) do layer_of[m] = li end end
 
 -- the sources of src/: {name, text, module}
+-- Folders of src/ that hold one layer each (docs/architecture.md, issue 36: the tree shows the
+-- layers, one folder at a time); the files still at src/'s top level are placed by LAYERS alone.
+-- src/trace is the injected library of wlrun trace, built apart (its own spec: trace_library_spec).
+local FOLDERS = { device = "device backend" }
+local APART = { trace = true }
+
 local function sources()
-  local names = assert(process.list_dir(ROOT .. "/src"))
-  table.sort(names)
   local files = {}
-  for _, n in ipairs(names) do
-    if n:match("%.[ch]$") or n:match("%.cu$") then
-      local text = read(ROOT .. "/src/" .. n)
-      files[#files + 1] = { name = n, text = text, module = (module_of(stem(n))) }
+  local function scan(dir, folder)
+    local names = assert(process.list_dir(dir))
+    table.sort(names)
+    for _, n in ipairs(names) do
+      if not folder and FOLDERS[n] then
+        scan(dir .. "/" .. n, n)
+      elseif n:match("%.[ch]$") or n:match("%.cu$") then
+        files[#files + 1] = { name = (folder and folder .. "/" or "") .. n, base = n, folder = folder,
+                              text = read(dir .. "/" .. n), module = (module_of(stem(n))) }
+      end
     end
   end
+  scan(ROOT .. "/src")
   return files
 end
 
@@ -192,6 +203,27 @@ describe("the C host's structure (src/)", function()
     end
   end)
 
+  it("keeps each layer's folder to that layer, and every folder of src/ is a layer's", function()
+    for _, f in ipairs(files) do
+      if f.folder and f.module then
+        assert.equal(FOLDERS[f.folder], LAYERS[layer_of[f.module]].name,
+          ("src/%s is in folder %s (layer '%s') but its module %s is of layer '%s'"):format(f.name, f.folder,
+            FOLDERS[f.folder], f.module, LAYERS[layer_of[f.module]].name))
+      elseif f.module then
+        for folder, layer in pairs(FOLDERS) do
+          assert.is_true(LAYERS[layer_of[f.module]].name ~= layer,
+            ("src/%s is of layer '%s', whose files live in src/%s/"):format(f.name, layer, folder))
+        end
+      end
+    end
+    for _, n in ipairs(assert(process.list_dir(ROOT .. "/src"))) do
+      if not n:find("%.") then
+        assert.truthy(FOLDERS[n] or APART[n], ("src/%s/ is no layer's folder: name it in FOLDERS of %s"):format(n,
+          "tests/e2e/structure_spec.lua (and docs/architecture.md)"))
+      end
+    end
+  end)
+
   it("has no source file over " .. MAX_LINES .. " lines", function()
     for _, f in ipairs(files) do
       local n = count_lines(f.text)
@@ -202,7 +234,7 @@ describe("the C host's structure (src/)", function()
 
   it("includes only its own project headers, and each exists", function()
     local present = {}
-    for _, f in ipairs(files) do present[f.name] = true end
+    for _, f in ipairs(files) do present[f.base] = true end
     for _, f in ipairs(files) do
       for _, inc in ipairs(includes(f.text)) do
         assert.truthy(present[inc], ("src/%s includes \"%s\", which is not in src/"):format(f.name, inc))
@@ -285,7 +317,7 @@ describe("the C host's structure (src/)", function()
     for _, f in ipairs(files) do
       for _, inc in ipairs(includes(f.text)) do
         if inc == HOST_HEADER then
-          assert.truthy(HOST_INCLUDERS[f.name], ("src/%s includes %s, which only the host includes"):format(f.name, HOST_HEADER))
+          assert.truthy(HOST_INCLUDERS[f.base], ("src/%s includes %s, which only the host includes"):format(f.name, HOST_HEADER))
         end
       end
     end
