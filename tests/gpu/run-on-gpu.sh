@@ -123,6 +123,10 @@ elif [ "$part" = exact ]; then # auto's samples against raw C graphs, adaptive s
   step bench-nvrtc-nvcc "$bin" tests/bench/nvrtc_vs_nvcc.lua -- "$root/build-static/modules"
   [ -f panel/panel.lua ] && step panel "$bin" panel/panel.lua # docs/kernels.md: public kernels, NVRTC and nvcc
   [ -n "${WLRUN_AB_OLD:-}" ] && step ab-sweep tests/bench/ab_sweep.sh "$WLRUN_AB_OLD" "$bin" scenarios/gemm_sweep.lua "$out/ab"
+  step evidence "$bin" tests/bench/evidence.lua -- "$root/build-static/evidence_raw"
+elif [ "$part" = tracecost ]; then # wlrun trace's cost on the launch-bound 2 ms step, interleaved rounds
+  step bench-trace env WLRUN_TRACE_ROUNDS="${WLRUN_TRACE_ROUNDS:-5}" "$bin" tests/bench/trace_overhead.lua -- python3 1024 \
+    "${WLRUN_TRACE_VARIANTS:-untraced,nvtx,full,auto}"
 elif [ "$part" = prepare ]; then # the sweep's account, and the prepare steps alone
   step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua -- scenarios/gemm_sweep.lua "$out/config_overhead.json"
   prepare_steps
@@ -132,7 +136,7 @@ elif [ "$part" != rest ]; then
     step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"
   done
 fi
-if [ "$part" != specs ] && [ "$part" != costs ] && [ "$part" != ratios ] && [ "$part" != prepare ] && [ "$part" != trace ] && [ "$part" != loops ] && [ "$part" != exact ]; then
+if [ "$part" != specs ] && [ "$part" != costs ] && [ "$part" != ratios ] && [ "$part" != prepare ] && [ "$part" != trace ] && [ "$part" != loops ] && [ "$part" != exact ] && [ "$part" != tracecost ]; then
 step bench-launch "$bin" tests/bench/launch_overhead.lua -- "$root/build-static/launch_raw"
 step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_raw"
 step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"

@@ -73,6 +73,10 @@ class _Loop:
         self.samples = 0  # the samples fetched since the last step ended
         self.order, self.learned = [], False  # the optimizers of one iteration
         self.depth = 0  # optimizer steps running inside one another (a subclass's super().step())
+        # told True when no phase is open (a forward would begin one), False when one opens:
+        # _install hooks module calls only then, so that the model's own calls run on torch's
+        # fast path (a global module hook sends every module call through the slow one)
+        self.waiting = lambda waiting: None
 
     def stack(self):
         s = getattr(self.local, "stack", None)
@@ -133,6 +137,7 @@ class _Loop:
                 self.pop_to(self.phase)
                 self.pop()
             self.phase = None
+            self.waiting(True)
 
     def forward(self):
         if not self.ours():
@@ -141,6 +146,7 @@ class _Loop:
         if self.phase is None:
             self.push("forward")
             self.phase = "forward"
+            self.waiting(False)
 
     def phase_begin(self, name):
         """A phase that ends the one open (backward, the optimizer); False on another thread."""
@@ -150,6 +156,7 @@ class _Loop:
         self.end_phase()
         self.push(name)
         self.phase = name
+        self.waiting(False)
         return True
 
     def backward_begin(self):
@@ -225,14 +232,26 @@ def _install(torch, loop, report):
 
     base.__next__ = __next__
 
-    # forward: the first module call of a step, grad enabled
+    # forward: the first module call of a step, grad enabled; the global hook is there only while
+    # no phase is open
     forward = guarded(loop.forward)
 
     def forward_pre(module, args):
         if loop.phase is None and not compiling() and grad_enabled():
             forward()
 
-    importlib.import_module("torch.nn.modules.module").register_module_forward_pre_hook(forward_pre)
+    modules = importlib.import_module("torch.nn.modules.module")
+    handle = [modules.register_module_forward_pre_hook(forward_pre)]
+
+    @guarded
+    def waiting(now):
+        if now and handle[0] is None:
+            handle[0] = modules.register_module_forward_pre_hook(forward_pre)
+        elif not now and handle[0] is not None:
+            h, handle[0] = handle[0], None
+            h.remove()
+
+    loop.waiting = waiting
 
     # backward
     backward_impl = torch.autograd.backward
