@@ -17,12 +17,14 @@ local LAYERS = {
   { name = "pure C (no device, no host)", modules = {
       wl_exit = { "wl_exit" }, settings = { "settings" }, config = { "config" }, cli = { "cli" },
       cli_params = { "cli_params" }, stats = { "stats" }, compare_stats = { "compare_stats" },
-      kernel_signature = { "kernel_signature" },
-      kernel_cache = { "kernel_cache" }, file_beside = { "file_beside" }, json = { "ljson", "json_*" }, half = { "half" },
-      wl_rng = { "wl_rng" }, tensor_dtype = { "tensor_dtype" }, c_params = { "c_params" },
-      toolkit_lib = { "toolkit_lib" }, nvrtc_load = { "nvrtc_load" }, nvcc_run = { "nvcc_run" }, side_thread = { "side_thread" },
-      cublas_load = { "cublas_load" }, cupti_load = { "cupti_load" }, kernel_module = { "kernel_module" }, lsqlite = { "lsqlite" },
+      file_beside = { "file_beside" }, json = { "ljson", "json_*" }, half = { "half" },
+      wl_rng = { "wl_rng" }, tensor_dtype = { "tensor_dtype" }, side_thread = { "side_thread" }, lsqlite = { "lsqlite" },
       lua_guard = { "lua_guard" }, embedded = { "embedded" },
+  } },
+  { name = "toolkit (its libraries, compilers and code formats; no device)", modules = {
+      toolkit_lib = { "toolkit_lib" }, nvrtc_load = { "nvrtc_load" }, nvcc_run = { "nvcc_run" },
+      cublas_load = { "cublas_load" }, cupti_load = { "cupti_load" }, kernel_signature = { "kernel_signature" },
+      kernel_module = { "kernel_module" }, kernel_cache = { "kernel_cache" }, c_params = { "c_params" },
   } },
   { name = "device backend", modules = {
       backend = { "backend", "backend_*" }, cuda_init_kernels = { "cuda_init_kernels" },
@@ -88,7 +90,7 @@ for li, l in ipairs(LAYERS) do for m in pairs(l.modules) do layer_of[m] = li end
 -- Folders of src/ that hold one layer each (docs/architecture.md, issue 36: the tree shows the
 -- layers, one folder at a time); the files still at src/'s top level are placed by LAYERS alone.
 -- src/trace is the injected library of wlrun trace, built apart (its own spec: trace_library_spec).
-local FOLDERS = { device = "device backend" }
+local FOLDERS = { toolkit = "toolkit (its libraries, compilers and code formats; no device)", device = "device backend" }
 local APART = { trace = true }
 
 local function sources()
