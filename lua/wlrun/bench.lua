@@ -1,5 +1,5 @@
 -- The measurement engine (docs/measuring.md): warmup, timing modes, stopping rules, statistics
--- and warnings around the timed loops of src/cuda_timing.c.
+-- and warnings around the timed loops of src/engine/cuda_timing.c.
 local core = require "wlrun.core"
 local engine = require "wlrun.engine"
 local checks = require "wlrun.checks"
@@ -44,7 +44,7 @@ end
 -- the blocking kernel or the synchronisation a sample also costs); done, wall: the samples of
 -- the chunks taken so far and their wall time, everything included; last: the last chunk's
 -- samples; min: the first chunk's least (adaptive: min_samples); whole: the items of a rotation
--- list, which each chunk begins again from the first (src/cuda_timing.c), so that a chunk holds
+-- list, which each chunk begins again from the first (src/engine/cuda_timing.c), so that a chunk holds
 -- whole rotations and every item has as many samples. The first chunk lasts about
 -- FIRST_CHUNK_TIME by est, so that a measurement which meets its target at once is not held for
 -- a whole chunk of flushes; the next ones about CHUNK_TIME by what a sample really took, growing
@@ -78,7 +78,7 @@ for k in pairs(bench.settings_of) do known_opts[k] = true end
 bench.known_opts = known_opts
 
 -- Checks a table of options (wl.bench's, a scenario's timing table): unknown names, and each
--- value by the rule of the setting it maps to (src/settings.c: the same parser and range as
+-- value by the rule of the setting it maps to (src/base/settings.c: the same parser and range as
 -- its command-line option and wlrun.ini key). what: "wl.bench" or "FILE:LINE: timing"; level:
 -- as for error (0: the message alone).
 function bench.check_options(opts, what, level)
@@ -122,7 +122,7 @@ local function median(t)
 end
 
 -- relative half-width of the distribution-free 95 % confidence interval of the median
--- (src/stats.c, wl_median_noise: its order statistics selected in C, in O(n), as it is taken
+-- (src/base/stats.c, wl_median_noise: its order statistics selected in C, in O(n), as it is taken
 -- after every chunk of an adaptive measurement; math.huge for fewer than 6 samples)
 function bench.median_noise(samples) return core.stats.median_noise(samples) end
 

@@ -2,7 +2,7 @@
 -- test, a bootstrap interval of the ratio of medians, the verdict rule and the geometric mean.
 -- `wlrun compare` (wlrun.tools.compare) matches configurations and formats. The hot loops (the
 -- bootstrap's resampling, the rank sum of the U test, the geometric mean's interval) run in C
--- (core.stats.bootstrap_ratio, rank_sum and geomean_interval, src/compare_stats.c), which gives
+-- (core.stats.bootstrap_ratio, rank_sum and geomean_interval, src/base/compare_stats.c), which gives
 -- the same numbers bit for bit as the Lua definitions kept below; those still serve samples C
 -- leaves to them (not finite and positive for the bootstrap, NaN for the test), and
 -- M.use_c = false selects them everywhere (tests/bench/compare_scale.lua and

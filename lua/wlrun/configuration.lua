@@ -233,7 +233,7 @@ function configuration.run(sc, cfg, ctx)
   -- the host): a full collection frees their memory now, which Lua's own pace would not, as it
   -- sees a few bytes of userdata. Only then: a full collection walks every entry measured so
   -- far, and one a configuration made a long sweep quadratic (4,000 configurations: 3.7 s).
-  -- A device allocation that fails collects and tries again besides (src/cuda_tensor.c).
+  -- A device allocation that fails collects and tries again besides (src/bind/cuda_tensor.c).
   if tensor_bytes() > held_before then collectgarbage() end
   entry.wall.teardown = core.clock() - t_teardown
   entry.time = core.clock() - t0

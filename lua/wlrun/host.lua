@@ -1,4 +1,4 @@
--- The one entry point of the C host into Lua (src/lhost.c calls host.main() in a protected
+-- The one entry point of the C host into Lua (src/host/lhost.c calls host.main() in a protected
 -- call): what wlrun does with its command line. A script runs as lua.c would run it (global
 -- arg, its arguments as ...); when it returns a scenario, the scenario runs (wlrun.runner);
 -- info and the tools are modules with a main(args).

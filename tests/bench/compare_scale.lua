@@ -1,5 +1,5 @@
 -- Benchmark (not a test): what `wlrun compare` costs against the number of configurations,
--- with the bootstrap and the rank sum of the U test in C (src/compare_stats.c) and, as the
+-- with the bootstrap and the rank sum of the U test in C (src/base/compare_stats.c) and, as the
 -- baseline in the same run, with the Lua definitions they replaced (wlrun.compare.use_c = false).
 -- Each side reads the two documents from disk, compares and renders the table, as the command
 -- does. The documents are made here: SAMPLES samples per configuration, quantised to 10 ns (ties

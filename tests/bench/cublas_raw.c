@@ -5,7 +5,7 @@
  *   cublas_raw f32|tf32|bf16|f16 SIZE cold|batch|graph N PER
  * Prints "median p10 p90 enqueue" in seconds per call, after a warmup of N/5 + 5 samples;
  * enqueue is the median host time to queue one call. Inputs are uniform in [-1, 1). */
-#include "../../src/half.h" /* fp16 and bf16 from float */
+#include "../../src/base/half.h" /* fp16 and bf16 from float */
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>

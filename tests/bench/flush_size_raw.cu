@@ -2,7 +2,7 @@
 // after a flush of a given size. A kernel reads a buffer that fits in the L2 (a quarter, a half,
 // four fifths of it) once per sample; before each sample a memset of F bytes of another buffer
 // is the flush, F from none to twice the L2 (what wlrun wrote before 2026-12-01; it now writes
-// the L2's size once, src/l2_flush.c, by this program's table). Each sample:
+// the L2's size once, src/engine/l2_flush.c, by this program's table). Each sample:
 // the flush, the start event, the read, the stop event; the cells interleaved. Prints the median
 // read time of each pair in microseconds, the flush's own time, each flush's warmest read as a
 // ratio to the same read after twice the L2, and the smallest flush with no read faster than

@@ -1,6 +1,6 @@
 /* Benchmark (not a test) for tests/bench/harness_costs.lua: what each device query the engine
  * makes between chunks of samples costs on its own, in plain C: NVML's readings (through
- * dlopen, as src/nvml.c), cudaMemGetInfo, the SM clock rate attribute and an empty
+ * dlopen, as src/bind/nvml.c), cudaMemGetInfo, the SM clock rate attribute and an empty
  * synchronisation. Prints one line a call:
  * "<name> <mean us> <max us>" over 100 calls. */
 #include <cuda_runtime_api.h>

@@ -1,6 +1,6 @@
 -- The catalogue of bad inputs, class "values": values that must be refused, each with a message
 -- naming the field or option and where (the script's line, the option, the wlrun.ini line).
--- Timing options are read by the rule of the setting they map to (src/settings.c), so a value
+-- Timing options are read by the rule of the setting they map to (src/base/settings.c), so a value
 -- wl.bench refuses is the value --option and wlrun.ini refuse. See tests/catalogue.lua.
 
 local CO = "--compile-only --arch sm_90"

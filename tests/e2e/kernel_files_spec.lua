@@ -1,5 +1,5 @@
 -- End-to-end: what wl.kernel and wl.source read is a regular file of at most 64 MiB, read once
--- per header, and the code NVRTC gets is the whole of it (src/cuda_kernel.c): a FIFO, a device
+-- per header, and the code NVRTC gets is the whole of it (src/bind/cuda_kernel.c): a FIFO, a device
 -- or a directory is refused by what it is (no hang, no endless read), headers that include one
 -- another are read once each (not exponentially often), and a NUL byte in the code is refused
 -- (NVRTC would drop what follows it).

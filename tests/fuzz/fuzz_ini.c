@@ -1,4 +1,4 @@
-/* libFuzzer target: wlrun.ini files (src/config.c through inih). */
+/* libFuzzer target: wlrun.ini files (src/base/config.c through inih). */
 #include "config.h"
 #include "settings.h"
 

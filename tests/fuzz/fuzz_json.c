@@ -1,4 +1,4 @@
-/* libFuzzer target: wlrun.json (src/json_decode.c, src/json_encode.c). Any bytes through
+/* libFuzzer target: wlrun.json (src/laux/json_decode.c, src/laux/json_encode.c). Any bytes through
  * json.decode; what it accepts is encoded, decoded again and encoded again: encode must write
  * what decode reads back, the second text must equal the first (compact and indented), and
  * without nulls (which leave holes in arrays) the two values must be equal. Decode refuses

@@ -1,4 +1,4 @@
-/* libFuzzer target: -p NAME=VALUES parsing and range expansion (src/cli_params.c). */
+/* libFuzzer target: -p NAME=VALUES parsing and range expansion (src/base/cli_params.c). */
 #include "cli_params.h"
 
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* libFuzzer target: setting values (src/settings.c), each setting's parser, as the command line
+/* libFuzzer target: setting values (src/base/settings.c), each setting's parser, as the command line
  * and wlrun.ini hand them over. The first byte picks the setting. */
 #include "settings.h"
 

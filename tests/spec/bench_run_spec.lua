@@ -1,5 +1,5 @@
 -- wl.bench's engine (lua/wlrun/bench.lua, bench.run) on the CPU, through a simulated timing
--- engine and a virtual clock: the same module with `wlrun.engine` (src/cuda_timing.c's timed
+-- engine and a virtual clock: the same module with `wlrun.engine` (src/engine/cuda_timing.c's timed
 -- loops) and the device readings replaced by ones that give known samples and advance the clock
 -- by what the samples would have cost. What runs is all of bench.run's own logic: the warmup,
 -- auto's choice of mode, the chunks and their NVML readings, throttled chunks discarded, the

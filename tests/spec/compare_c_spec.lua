@@ -1,5 +1,5 @@
 -- The bootstrap, the rank sum and the geometric mean's interval of `wlrun compare` in C
--- (core.stats.bootstrap_ratio, rank_sum, geomean_interval; src/compare_stats.c) against the Lua
+-- (core.stats.bootstrap_ratio, rank_sum, geomean_interval; src/base/compare_stats.c) against the Lua
 -- definitions they replaced (wlrun.compare.use_c = false):
 -- the same verdicts, intervals, p-values and replicates, to the last bit, on the results
 -- fixtures and on random sample sets; and the samples C leaves to Lua.

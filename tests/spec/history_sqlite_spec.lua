@@ -1,4 +1,4 @@
--- wlrun.sqlite (src/lsqlite.c): connections and statements, values only through bound
+-- wlrun.sqlite (src/laux/lsqlite.c): connections and statements, values only through bound
 -- parameters, every value type there and back, the close paths of liolib.c, errors that name
 -- the database (kind io) and misuse (kind script).
 local h = require "helper"

@@ -1,4 +1,4 @@
--- wlrun.json (src/ljson.c, json_encode.c, json_decode.c, json_double.c): round trips of every
+-- wlrun.json (src/laux/ljson.c, json_encode.c, json_decode.c, json_double.c): round trips of every
 -- kind of value, the float text, the table rules (arrays, objects, marks, opts.objects), the key
 -- order, strings (escapes, invalid UTF-8), errors with their paths, and decode's refusals with
 -- line, column and position.
