@@ -3,6 +3,7 @@
 local core = require "wlrun.core"
 local engine = require "wlrun.engine"
 local checks = require "wlrun.checks"
+local settings = require "wlrun.settings"
 local units = require "wlrun.units"
 
 local bench = {}
@@ -102,9 +103,8 @@ end
 -- effective configuration: built-in < wlrun.ini < opts (the scenario) < command line
 local function configure(opts)
   bench.check_options(opts, "wl.bench", 3)
-  local wl = require "wlrun"
   local cfg = { batch = opts.batch and math.tointeger(opts.batch), graph_warmup = opts.graph_warmup and math.tointeger(opts.graph_warmup) or 3 }
-  for opt, s in pairs(bench.settings_of) do cfg[opt] = (wl.setting(s[1], s[2], opts[opt])) end
+  for opt, s in pairs(bench.settings_of) do cfg[opt] = (settings.value(s[1], s[2], opts[opt])) end
   return cfg
 end
 
@@ -411,8 +411,7 @@ function bench.run(work, opts, checked)
     r.notes[#r.notes + 1] = ("cold: each sample holds the GPU's own cost of one launch between its events, up to the cold-launch floor (%s, %.1f %% of the median); cupti mode leaves it out"):format(
       units.time(r.floor.empty_kernel), 100 * r.floor.empty_kernel / r.stats.median)
   end
-  local wl = require "wlrun"
-  r.warnings = checks.evaluate(r, { device = wl.device(), working_set = ws, zero_inputs = zero })
+  r.warnings = checks.evaluate(r, { device = core.device(), working_set = ws, zero_inputs = zero })
   r.wall.summary = core.clock() - t_summary
   r.time = core.clock() - wall0
   return setmetatable(r, bench.result_mt)

@@ -3,6 +3,7 @@
 -- end of one iteration to the start of the next; phases (wl.phase) get their GPU time from
 -- event pairs read after the iteration's closing synchronisation, so they add none.
 local core = require "wlrun.core"
+local settings = require "wlrun.settings"
 local units = require "wlrun.units"
 
 local loop = {}
@@ -191,7 +192,7 @@ local DEFAULTS = { iters = 30, warmup = 5 }
 -- a loop's iters or warmup in force, and where it came from: the loop's own default <
 -- wlrun.ini < the scenario < the command line
 function loop.count(L, field)
-  local value, source = require("wlrun").setting("run", field, L[field])
+  local value, source = settings.value("run", field, L[field])
   if source == "default" then value = DEFAULTS[field] end
   return value, source
 end

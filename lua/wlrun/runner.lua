@@ -9,12 +9,11 @@ local process = require "wlrun.process"
 local results = require "wlrun.results"
 local plan_of = require "wlrun.plan"
 local sweep = require "wlrun.sweep"
+local settings = require "wlrun.settings"
 local units = require "wlrun.units"
 local nvtx = core.nvtx -- nvtx: automatic ranges (docs/nvtx.md)
 
 local runner = {}
-
-local function wlrun() return require "wlrun" end
 
 local deep_copy = results.copy
 
@@ -38,16 +37,15 @@ end
 -- built-in < wlrun.ini < the scenario (its timing table, a loop's iters and warmup) < the
 -- command line. Bench-only options given on the command line to a loop are refused.
 function runner.in_force(sc)
-  local wl = wlrun()
-  local settings, sources = deep_copy(wl.settings), {}
-  settings.history = nil -- where runs are kept (wlrun history), not how this one measured
+  local in_force, sources = deep_copy(settings.view), {}
+  in_force.history = nil -- where runs are kept (wlrun history), not how this one measured
   for section, names in pairs(core.settings_origin) do
     for name, o in pairs(names) do
-      if o.source ~= "default" and settings[section] then sources[section .. "." .. name] = o.source end
+      if o.source ~= "default" and in_force[section] then sources[section .. "." .. name] = o.source end
     end
   end
   local function set(section, name, value, source)
-    settings[section][name] = value
+    in_force[section][name] = value
     sources[section .. "." .. name] = source ~= "default" and source or nil
   end
   if sc.loop or sc.command then
@@ -56,7 +54,7 @@ function runner.in_force(sc)
     local refused = bench_only()
     if sc.command then refused[#refused + 1] = { "run", "iters" } end -- the program decides how many steps
     for _, s in ipairs(refused) do
-      if wl.setting_origin(s[1], s[2]).source == "cli" then
+      if settings.origin(s[1], s[2]).source == "cli" then
         core.error("usage", ("%s does not apply to %s: %s"):format(option_name(s[1], s[2]), sc.name, why), 0)
       end
     end
@@ -70,10 +68,10 @@ function runner.in_force(sc)
     local map = require("wlrun.bench").settings_of
     for opt, v in pairs(sc.timing or {}) do
       local s = map[opt]
-      if s then set(s[1], s[2], wl.setting(s[1], s[2], v)) end
+      if s then set(s[1], s[2], settings.value(s[1], s[2], v)) end
     end
   end
-  return settings, sources
+  return in_force, sources
 end
 
 local function dry_run_text(p, sc)
@@ -134,14 +132,13 @@ end
 
 -- the process-wide part of a run: this process's device from its launcher's local rank
 local function pick_device(p, cli, compile_only)
-  local wl = wlrun()
   if not (p.shard and p.shard.local_rank) then return end
-  local dev = runner.rank_device(p, cli, compile_only, wl.setting_origin("run", "device").source, wl.device_count())
-  if dev then wl.select_device(dev) end
+  local dev = runner.rank_device(p, cli, compile_only, settings.origin("run", "device").source, core.device_count())
+  if dev then core.select_device(dev) end
 end
 
 function runner.run(sc, script)
-  local wl, cli = wlrun(), core.cli
+  local cli = core.cli
   -- the run's own wall account (doc.wall): from the process's start to the run (the script
   -- loaded), then each phase outside the configurations
   local t, wall = core.clock(), {}
@@ -154,10 +151,10 @@ function runner.run(sc, script)
   journal.in_run = ("scenario '%s'"):format(require("wlrun.printable").text(tostring(sc.name), 60))
   local _ <close> = setmetatable({}, { __close = function() journal.in_run = nil end })
   local p = plan_of.build(sc, script, cli) -- bad input (-p, --filter, --resume) before the device
-  local settings, sources = runner.in_force(sc)
+  local in_force, sources = runner.in_force(sc)
   local worker = cli.worker_config or cli.worker_queue
-  require("wlrun.clocks").parse(wl.setting("run", "lock_clocks")) -- a bad value before anything runs
-  local out = wl.settings.output
+  require("wlrun.clocks").parse(settings.value("run", "lock_clocks")) -- a bad value before anything runs
+  local out = settings.view.output
   local outputs, format, report_only = outputs_of(cli, out)
   local sink <close> = worker and require("wlrun.sink").silent() or require("wlrun.sink").new {
     format = format, quiet = out.quiet, progress = out.progress and not out.quiet and process.isatty(2),
@@ -191,7 +188,7 @@ function runner.run(sc, script)
   -- context and a timing floor of its own), and the document takes the device record and timing
   -- floor that the first listed GPU's worker measured (executor.devices)
   local spreads = cli.devices and not worker and not compile_only and not sc.command
-  if spreads and wl.setting("run", "lock_clocks") ~= "off" then -- the workers measure on other GPUs
+  if spreads and settings.value("run", "lock_clocks") ~= "off" then -- the workers measure on other GPUs
     sink:warning("--lock-clocks is not applied with --devices: lock each GPU's clock with nvidia-smi --lock-gpu-clocks")
   end
   -- the workers of --devices (a command scenario's too) start at once, and make their contexts
@@ -199,7 +196,7 @@ function runner.run(sc, script)
   -- output is opened (no device: nothing is written, the workers ended); they are waited for
   -- last, after the outputs and the report
   local queued = cli.devices and not worker and not compile_only
-  local exec = queued and require("wlrun.executor").choose({ compile_only = false }, settings, cli) or nil
+  local exec = queued and require("wlrun.executor").choose({ compile_only = false }, in_force, cli) or nil
   local _ <close> = exec
   if exec then
     exec:start(p.todo)
@@ -227,8 +224,8 @@ function runner.run(sc, script)
   -- nor where children or another program run them (--devices, isolation, a config timeout, a
   -- command); a --devices worker runs its own
   local in_children = not cli.worker_queue
-    and (cli.devices ~= nil or settings.run.isolate or settings.run.config_timeout > 0)
-  if sc.prepare and settings.run.prepare and not cli.worker_config and not in_children and not sc.command then
+    and (cli.devices ~= nil or in_force.run.isolate or in_force.run.config_timeout > 0)
+  if sc.prepare and in_force.run.prepare and not cli.worker_config and not in_children and not sc.command then
     local params = {}
     for i, cfg in ipairs(p.todo) do params[i] = deep_copy(cfg.params) end -- the hook cannot change the plan
     sc.prepare(params)
@@ -237,10 +234,10 @@ function runner.run(sc, script)
   if on_device then
     device = require_device(script)
     if not worker then -- the parent holds the lock: a child's exit would reset it
-      device.clocks = require("wlrun.clocks").apply(wl.setting("run", "lock_clocks"), function(m) sink:warning(m) end)
+      device.clocks = require("wlrun.clocks").apply(settings.value("run", "lock_clocks"), function(m) sink:warning(m) end)
     end
     mark("device")
-    floor = wl.timing_floor()
+    floor = require("wlrun.bench").floor()
     mark("floor")
   end
   local ctx = { scenario = sc, axes = p.axes, device = device, floor = floor, compile_only = compile_only, sink = sink }
@@ -253,7 +250,7 @@ function runner.run(sc, script)
   end
 
   local doc = results.new_document { scenario = sc, script = script, axes = p.axes, device = device, floor = floor,
-    settings = settings, sources = sources, compile_only = compile_only, git = git_head,
+    settings = in_force, sources = sources, compile_only = compile_only, git = git_head,
     total = p.shard and #p.space or nil,
     shard = p.shard and { k = p.shard.k, n = p.shard.n, source = p.shard.source } or nil,
     resumed_from = p.resumed_from and p.resumed_from.provenance }
@@ -272,7 +269,7 @@ function runner.run(sc, script)
     if spreads then exec:describe(doc, p.resumed_from) end
   end })
 
-  exec = exec or require("wlrun.executor").choose(ctx, settings, cli)
+  exec = exec or require("wlrun.executor").choose(ctx, in_force, cli)
   mark("document")
   local journal_time = 0
   local n, finished, failed, first_failure, t0 = #p.todo, 0, 0, nil, core.clock()

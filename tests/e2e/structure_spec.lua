@@ -363,7 +363,7 @@ describe("the C host's structure (src/)", function()
   end)
 end)
 
-describe("the Lua library's size (lua/wlrun/)", function()
+describe("the Lua library's size and requires (lua/wlrun/)", function()
   local function walk(dir, out)
     local names = process.list_dir(ROOT .. "/" .. dir)
     if not names then return out end
@@ -379,6 +379,39 @@ describe("the Lua library's size (lua/wlrun/)", function()
   for _, d in ipairs(LUA_DIRS) do walk(d, files) end
 
   it("finds the library", function() assert.is_true(#files > 10) end)
+
+  -- Every require of the library's own modules, wherever it sits in the file (one inside a
+  -- function still makes a circle), comments left out. "wlrun" is the public API: the modules
+  -- it loads must not need it back (settings come from wlrun.settings, a leaf).
+  it("has no circle of requires: no module needs one that needs it back", function()
+    local edges, names = {}, {}
+    for _, p in ipairs(files) do
+      local m = p:gsub("^lua/", ""):gsub("%.lua$", ""):gsub("/", "."):gsub("%.init$", "")
+      names[#names + 1] = m
+      local code = read(ROOT .. "/" .. p):gsub("%-%-%[%[.-%]%]", ""):gsub("%-%-[^\n]*", "")
+      edges[m] = {}
+      for dep in code:gmatch("require%s*%(?%s*[\"']([%w_%.]+)[\"']") do
+        if dep ~= m then edges[m][#edges[m] + 1] = dep end
+      end
+    end
+    local state, path = {}, {}
+    local function visit(m)
+      if state[m] == "done" or not edges[m] then return end
+      if state[m] == "open" then
+        local i = #path
+        while path[i] ~= m do i = i - 1 end
+        local circle = { table.unpack(path, i) }
+        circle[#circle + 1] = m
+        error("require circle: " .. table.concat(circle, " -> "), 0)
+      end
+      state[m], path[#path + 1] = "open", m
+      for _, d in ipairs(edges[m]) do visit(d) end
+      state[m], path[#path] = "done", nil
+    end
+    table.sort(names)
+    for _, m in ipairs(names) do visit(m) end
+    assert.is_true(#names > 10)
+  end)
 
   for _, p in ipairs(files) do
     local n = count_lines(read(ROOT .. "/" .. p))

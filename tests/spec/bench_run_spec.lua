@@ -62,6 +62,7 @@ local function simulation(o)
     compile_only = function() return false end,
     is_launch = function(w) return type(w) == "table" and w.simulated == true end,
     launch_capturable = function() return true end,
+    device = function() return { l2_bytes = 60 << 20 } end,
   }
   return sim
 end
@@ -71,14 +72,10 @@ local function with(sim, fn)
   local saved_core, saved = {}, {}
   for k, v in pairs(sim.patch) do saved_core[k], core[k] = core[k], v end
   for _, name in ipairs { "wlrun.engine", "wlrun.bench", "wlrun.kernel_times" } do saved[name] = package.loaded[name] end
-  local wl = require "wlrun"
-  local saved_device = wl.device
-  wl.device = function() return { l2_bytes = 60 << 20 } end
   package.loaded["wlrun.engine"], package.loaded["wlrun.bench"], package.loaded["wlrun.kernel_times"] = sim.engine, nil, nil
   local ok, err = pcall(function() fn(require "wlrun.bench") end)
   for k, v in pairs(saved_core) do core[k] = v end
   for name, v in pairs(saved) do package.loaded[name] = v end
-  wl.device = saved_device
   if not ok then error(err, 0) end
 end
 

@@ -3,11 +3,12 @@
 -- measurement into an entry, and JSON in and out. Loading is wlrun.results.load, the journal
 -- wlrun.results.journal, merging wlrun.results.merge.
 local json = require "wlrun.json"
+local schema = require "wlrun.results.schema"
 
 local results = {}
 
-results.SCHEMA = "wlrun-results"
-results.VERSION = 1
+results.SCHEMA = schema.NAME
+results.VERSION = schema.VERSION
 
 -- text with its length before it: no text, whatever it holds, reads as more or fewer parts of
 -- an identity (results.key, compare's match)

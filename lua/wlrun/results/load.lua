@@ -5,7 +5,7 @@
 -- numbers. A journal (results.journal) reads as the incomplete document it stands for.
 -- Errors name the file and the position: a line and column for JSON, a path for the rest.
 local json = require "wlrun.json"
-local results = require "wlrun.results"
+local schema = require "wlrun.results.schema"
 
 local M = {}
 
@@ -35,14 +35,14 @@ end
 -- Checks a decoded wlrun-results document (wlrun.results.schema); raises (kind usage) naming
 -- `name` and the path of what is wrong.
 function M.validate(doc, name, opts)
-  local e = require("wlrun.results.schema").check(doc)
+  local e = schema.check(doc)
   if e then fail(opts or {}, "usage", ("'%s' is malformed: %s"):format(name, e)) end
   return doc
 end
 
 -- schema and version of a decoded value; `accept` lists other schemas ({["wlrun-compare"] = 1})
 local function check_schema(doc, name, opts)
-  local want = { [results.SCHEMA] = results.VERSION }
+  local want = { [schema.NAME] = schema.VERSION }
   for s, v in pairs(opts.accept or {}) do want[s] = v end
   if type(doc) ~= "table" or sequence(doc) and next(doc) ~= nil then
     fail(opts, "usage", ("'%s' is not a JSON object"):format(name))
@@ -122,7 +122,7 @@ function M.decode(text, name, opts)
     doc = decode_json(text, name, opts)
   end
   check_schema(doc, name, opts)
-  if doc.schema == results.SCHEMA then
+  if doc.schema == schema.NAME then
     M.validate(doc, name, opts)
   elseif type(doc.configurations) ~= "table" then
     fail(opts, "usage", ("'%s' is malformed: no configurations array"):format(name))

@@ -6,6 +6,9 @@
 --   schema.check(doc) -> nil, or "what is wrong" naming the path (configurations[3].samples[2])
 local schema = {}
 
+schema.NAME = "wlrun-results" -- a document's "schema" field, and the version of that schema
+schema.VERSION = 1
+
 local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
 
 -- a sequence (keys 1..n, no holes): n, or nil and the first key out of place

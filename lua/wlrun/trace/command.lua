@@ -3,6 +3,7 @@
 -- each configuration's entry is the report of that run (a loop configuration).
 local core = require "wlrun.core"
 local process = require "wlrun.process"
+local settings = require "wlrun.settings"
 
 local command = {}
 
@@ -117,14 +118,14 @@ end
 -- the settings of the trace, as `wlrun trace`'s options
 local function options_of(C, p, state)
   local defaults = require("wlrun.trace.report").DEFAULTS
-  local warmup, source = require("wlrun").setting("run", "warmup", C.warmup)
+  local warmup, source = settings.value("run", "warmup", C.warmup)
   if source == "default" then warmup = defaults.warmup end
   local bs = value_of(C.batch_size, p, state)
   if bs ~= nil and not (math.type(bs) == "integer" and bs >= 1) then
     core.error("script", "wl.command: batch_size(p) must give a whole number >= 1", 0)
   end
   local timeout = C.timeout
-  if timeout == 0 then timeout = require("wlrun").settings.run.config_timeout or 0 end
+  if timeout == 0 then timeout = settings.view.run.config_timeout or 0 end
   return { step = C.step or defaults.step, data = C.data or defaults.data, warmup = warmup, batch_size = bs,
     kernels = C.kernels, sync_steps = C.sync_steps, timeout = timeout, env = env_of(C, p, state),
     auto_ranges = C.auto_ranges, auto = C.auto_ranges and C.step == nil, dtype = C.dtype,
