@@ -204,6 +204,31 @@ local function defined(text)
   return names
 end
 
+-- Fails naming the first circle of a graph (edges[a][b]: a uses b), walked in name order.
+local function assert_no_circle(edges, what)
+  local state, path = {}, {}
+  local function visit(m)
+    if state[m] == "done" or not edges[m] then return end
+    if state[m] == "open" then
+      local i = #path
+      while path[i] ~= m do i = i - 1 end
+      local circle = { table.unpack(path, i) }
+      circle[#circle + 1] = m
+      error(what .. ": " .. table.concat(circle, " -> "), 0)
+    end
+    state[m], path[#path + 1] = "open", m
+    local next = {}
+    for n in pairs(edges[m]) do next[#next + 1] = n end
+    table.sort(next)
+    for _, n in ipairs(next) do visit(n) end
+    state[m], path[#path] = "done", nil
+  end
+  local all = {}
+  for m in pairs(edges) do all[#all + 1] = m end
+  table.sort(all)
+  for _, m in ipairs(all) do visit(m) end
+end
+
 ---------------------------------------------------------------------------------------------
 
 describe("the C host's structure (src/)", function()
@@ -276,29 +301,7 @@ describe("the C host's structure (src/)", function()
       end
       ::next_file::
     end
-    local state, path = {}, {}
-    local function visit(m)
-      if state[m] == "done" then return end
-      if state[m] == "open" then
-        local i = #path
-        while path[i] ~= m do i = i - 1 end
-        local circle = { table.unpack(path, i) }
-        circle[#circle + 1] = m
-        error("include circle: " .. table.concat(circle, " -> "), 0)
-      end
-      state[m] = "open"
-      path[#path + 1] = m
-      local next = {}
-      for n in pairs(edges[m] or {}) do next[#next + 1] = n end
-      table.sort(next)
-      for _, n in ipairs(next) do visit(n) end
-      path[#path] = nil
-      state[m] = "done"
-    end
-    local all = {}
-    for m in pairs(edges) do all[#all + 1] = m end
-    table.sort(all)
-    for _, m in ipairs(all) do visit(m) end
+    assert_no_circle(edges, "include circle")
   end)
 
   it("declares each function in the header of the module that defines it", function()
@@ -391,25 +394,10 @@ describe("the Lua library's size and requires (lua/wlrun/)", function()
       local code = read(ROOT .. "/" .. p):gsub("%-%-%[%[.-%]%]", ""):gsub("%-%-[^\n]*", "")
       edges[m] = {}
       for dep in code:gmatch("require%s*%(?%s*[\"']([%w_%.]+)[\"']") do
-        if dep ~= m then edges[m][#edges[m] + 1] = dep end
+        if dep ~= m then edges[m][dep] = true end
       end
     end
-    local state, path = {}, {}
-    local function visit(m)
-      if state[m] == "done" or not edges[m] then return end
-      if state[m] == "open" then
-        local i = #path
-        while path[i] ~= m do i = i - 1 end
-        local circle = { table.unpack(path, i) }
-        circle[#circle + 1] = m
-        error("require circle: " .. table.concat(circle, " -> "), 0)
-      end
-      state[m], path[#path + 1] = "open", m
-      for _, d in ipairs(edges[m]) do visit(d) end
-      state[m], path[#path] = "done", nil
-    end
-    table.sort(names)
-    for _, m in ipairs(names) do visit(m) end
+    assert_no_circle(edges, "require circle")
     assert.is_true(#names > 10)
   end)
 
