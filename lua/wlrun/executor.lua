@@ -269,8 +269,8 @@ function Devices:run(list, emit)
           stop = stop or interrupt
         end
       end
-      if w.how == "signal" and w.signal == 2 or w.code == 130 then
-        stop = stop or { kind = "interrupted", message = "interrupted (Ctrl-C)" }
+      if isolate.interrupted_end(w) then
+        stop = stop or { kind = "interrupted", message = ("interrupted (%s)"):format(core.stop_signal() or "Ctrl-C") }
       end
       -- a worker that exited before it wrote its device record never got its GPU (no context:
       -- a GPU in exclusive mode, out of memory): started again it would fail again, for ever

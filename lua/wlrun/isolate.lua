@@ -89,6 +89,18 @@ function isolate.own_entry(cfg, entry)
     type(entry.index) == "number" and ("%d"):format(entry.index) or "without an index", cfg.index))
 end
 
+-- The signals that end a run as Ctrl-C does (lhost.c: SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2,
+-- SIGTERM). A child process (an isolated configuration, a --devices worker) was interrupted when
+-- one of them ended it, or it exited with the code of a run they ended (130 for Ctrl-C, 128 + the
+-- signal): Ctrl-C always (the terminal's whole group gets it), the others only when this process
+-- got one too (wlrun itself stops a child that ran past --config-timeout with SIGTERM).
+local STOP_SIGNALS = { [1] = true, [2] = true, [3] = true, [10] = true, [12] = true, [15] = true }
+function isolate.interrupted_end(r)
+  local sig = r.how == "signal" and r.signal or (r.code and r.code > 128 and r.code - 128)
+  if not sig or not STOP_SIGNALS[sig] then return false end
+  return sig == 2 or core.stop_signal() ~= nil
+end
+
 -- the entry of configuration cfg from what its child left: the entry it wrote to `out`, or a
 -- failure made from how it ended (r: process.spawn's or process.wait_any's result) and its stderr
 function isolate.collect(cfg, r, out, errf, timeout)
@@ -96,6 +108,9 @@ function isolate.collect(cfg, r, out, errf, timeout)
   local stderr = read(errf)
   os.remove(out)
   os.remove(errf)
+  -- a child stopped for running past --config-timeout (SIGTERM, which it takes as a stop) may
+  -- have written an interrupted entry: what happened is the timeout
+  if r.how == "timeout" then entry, unreadable = nil, nil end
   if entry then
     entry = isolate.own_entry(cfg, entry)
     if entry.kind == "interrupted" then return entry, { kind = "interrupted", message = entry.error } end
@@ -107,10 +122,10 @@ function isolate.collect(cfg, r, out, errf, timeout)
     entry.kind = "timeout"
     entry.error = ("ran past --config-timeout (%.3g s) and was stopped"):format(timeout)
   elseif r.how == "signal" then
-    if r.signal == 2 then return entry, INTERRUPTED end
+    if isolate.interrupted_end(r) then return entry, INTERRUPTED end
     entry.kind = "crash"
     entry.error = ("the child process died of signal %d (%s)"):format(r.signal, signals[r.signal] or "?")
-  elseif r.code == 130 then
+  elseif isolate.interrupted_end(r) then
     entry.kind, entry.error = "interrupted", "interrupted"
     return entry, INTERRUPTED
   else

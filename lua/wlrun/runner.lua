@@ -315,8 +315,8 @@ function runner.run(sc, script)
   local where = #outputs > 0 and ("in " .. outputs[1].path) or "above (no -o file was given)"
   if stop and stop.kind == "interrupted" then
     local at = interrupted_at or finished + 1
-    core.error("interrupted", ("interrupted during configuration %d of %d; %d finished configurations are %s"):format(
-      at, n, #doc.configurations - (interrupted_at and 1 or 0), where), 0)
+    core.error("interrupted", ("interrupted (%s) during configuration %d of %d; %d finished configurations are %s"):format(
+      core.stop_signal() or "Ctrl-C", at, n, #doc.configurations - (interrupted_at and 1 or 0), where), 0)
   end
   if stop and stop.kind == "exit" then -- os.exit in a configuration: the run stops, never as a success
     error({ kind = "script", bare = true, exit_code = stop.code, message = ("%s; %d finished configurations are %s"):format(

@@ -174,13 +174,16 @@ static int protected_start(lua_State *L) {
   return 1;
 }
 
-/* spawn's forward_signals: the child that SIGINT and SIGTERM are passed on to, and the first
- * such signal that came */
+/* spawn's forward_signals: the child that the signals which end a run (SIGINT, SIGTERM, SIGHUP,
+ * SIGQUIT, SIGUSR1, SIGUSR2: lhost.c's) are passed on to, and the first such signal that came */
 static volatile sig_atomic_t forward_to, forwarded;
+static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+enum { NFORWARDED = sizeof forwarded_signals / sizeof forwarded_signals[0] };
 
 static void forward_signal(int sig, siginfo_t *info, void *context) {
   (void)context;
   if (!forwarded) forwarded = sig;
+  if (!wl_stop_signal) wl_stop_signal = sig; /* the run's message and exit code name it */
   /* Ctrl-C at the terminal (si_code SI_KERNEL) went to the whole foreground process group,
    * the child included: passing it on would deliver it twice */
   if (forward_to > 0 && !(sig == SIGINT && info && info->si_code == SI_KERNEL)) kill((pid_t)forward_to, sig);
@@ -188,30 +191,31 @@ static void forward_signal(int sig, siginfo_t *info, void *context) {
 
 struct forwarding {
   bool on;
-  struct sigaction old_int, old_term;
+  int n; /* the handlers set, in forwarded_signals' order */
+  struct sigaction old[NFORWARDED];
 };
 
 static void forwarding_end(struct forwarding *f) {
   if (!f->on) return;
   f->on = false;
   forward_to = 0;
-  sigaction(SIGINT, &f->old_int, NULL);
-  sigaction(SIGTERM, &f->old_term, NULL);
+  for (int i = 0; i < f->n; i++) sigaction(forwarded_signals[i], &f->old[i], NULL);
 }
 
-/* starts the child (argv and options at 1 and 2) with SIGINT and SIGTERM passed on to it */
+/* starts the child (argv and options at 1 and 2) with the run's stop signals passed on to it */
 static pid_t start_forwarding(lua_State *L, struct forwarding *f) {
   struct sigaction sa = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART};
   sigemptyset(&sa.sa_mask);
   forward_to = 0;
   forwarded = 0;
-  if (sigaction(SIGINT, &sa, &f->old_int) != 0) luaL_error(L, "cannot pass signals on to a child: %s", strerror(errno));
-  if (sigaction(SIGTERM, &sa, &f->old_term) != 0) {
-    int e = errno;
-    sigaction(SIGINT, &f->old_int, NULL);
-    luaL_error(L, "cannot pass signals on to a child: %s", strerror(e));
-  }
   f->on = true;
+  for (f->n = 0; f->n < NFORWARDED; f->n++) {
+    if (sigaction(forwarded_signals[f->n], &sa, &f->old[f->n]) != 0) {
+      int e = errno;
+      forwarding_end(f);
+      luaL_error(L, "cannot pass signals on to a child: %s", strerror(e));
+    }
+  }
   lua_pushcfunction(L, protected_start); /* a bad argument raises: the handlers go back first */
   lua_pushvalue(L, 1);
   lua_pushvalue(L, 2);

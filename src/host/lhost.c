@@ -1,4 +1,5 @@
 #include "lhost.h"
+#include "lhost_signals.h"
 
 #include "cublas_prepare.h"
 #include "cuda_device.h"
@@ -13,106 +14,14 @@
 #include <errno.h>
 #include <lauxlib.h>
 #include <lualib.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 #define EXIT_KIND_KEY "wlrun.exit_kind"
 #define EXIT_CODE_KEY "wlrun.exit_code"
-
-static lua_State *running_state;   /* the state inside lua_pcall, for the SIGINT handler */
-static volatile sig_atomic_t interrupt_pending;
-static volatile sig_atomic_t ending; /* in the process's end: its waits (wl_host_finish_threads on) */
-
-/* Ctrl-C or the time limit: stop the running Lua code at its next instruction with an
- * "interrupted" or "timeout" error (the pattern of lua.c's laction/lstop), unless a C loop of
- * the bindings raised it first (wl_stop_check). */
-static void stop_hook(lua_State *L, lua_Debug *ar) {
-  (void)ar;
-  lua_sethook(L, NULL, 0, 0);
-  wl_stop_check(L);
-}
-
-static void stop_lua(void) {
-  if (running_state)
-    lua_sethook(running_state, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
-}
-
-/* The first SIGINT stops the Lua code cleanly. Another one more than a second later (the
- * first did not get through, say a kernel that never ends) exits at once; one sooner is the
- * same Ctrl-C delivered twice (to the process and to its group, as timeout(1) does). In the
- * process's end, where no Lua code runs, the first gives up its waits (wl_side_thread_abandon),
- * which then end the process with the clocks unlocked and the streams flushed. */
-static void on_sigint(int sig) {
-  static struct timespec first;
-  struct timespec now;
-  (void)sig;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  if (ending && !wl_side_thread_abandon) {
-    first = now;
-    interrupt_pending = 1;
-    wl_side_thread_abandon = 1;
-    return;
-  }
-  if (interrupt_pending) {
-    if (now.tv_sec - first.tv_sec + (now.tv_nsec - first.tv_nsec) * 1e-9 > 1.0) {
-      static const char msg[] = "\nwlrun: interrupted again, exiting at once\n";
-      if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) { /* nothing more to do */ }
-      _exit(WL_EXIT_INTERRUPTED);
-    }
-    return;
-  }
-  first = now;
-  interrupt_pending = 1;
-  wl_stop_request(WL_STOP_INTERRUPT);
-  stop_lua();
-}
-
-/* The time limit of core.time_limit: the first SIGALRM stops the code like Ctrl-C, with an error
- * of kind timeout; the next, a second later (the stop did not get through: a call that never
- * returns, a pcall that swallowed it), exits at once. */
-static char limit_exit_message[600];
-static volatile sig_atomic_t limit_stopped;
-static bool limit_armed;
-
-static void on_alarm(int sig) {
-  (void)sig;
-  if (limit_stopped) {
-    if (write(STDERR_FILENO, limit_exit_message, strlen(limit_exit_message)) < 0) { /* nothing more to do */ }
-    _exit(WL_EXIT_CUDA); /* the exit code of kind timeout */
-  }
-  limit_stopped = 1;
-  wl_stop_request(WL_STOP_TIMEOUT);
-  stop_lua();
-}
-
-/* core.time_limit(seconds, message): from now, the running code is stopped after seconds with
- * an error of kind timeout and this message, and the process exits (code 5) a second later if
- * it still runs; core.time_limit(0) cancels. */
-static int core_time_limit(lua_State *L) {
-  lua_Number s = luaL_checknumber(L, 1);
-  luaL_argcheck(L, s >= 0 && s <= 1e7, 1, "seconds from 0 to 1e7 expected");
-  struct itimerval off = {{0, 0}, {0, 0}};
-  setitimer(ITIMER_REAL, &off, NULL);
-  limit_stopped = 0;
-  limit_armed = s > 0;
-  if (s == 0) return 0;
-  const char *msg = luaL_checkstring(L, 2);
-  wl_stop_set_timeout_message(msg);
-  snprintf(limit_exit_message, sizeof limit_exit_message, "\nwlrun: %s; still running a second later, exiting at once\n", msg);
-  struct sigaction sa = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGALRM, &sa, NULL);
-  long us = (long)(s * 1e6) % 1000000;
-  struct itimerval t = {{1, 0}, {(time_t)s, us > 0 || s >= 1 ? us : 1}};
-  setitimer(ITIMER_REAL, &t, NULL);
-  return 0;
-}
 
 /* Message handler of every protected call: file:line message plus a traceback; remembers
  * the error's kind (for the exit code). */
@@ -215,16 +124,9 @@ static enum wl_exit protected_call(lua_State *L, int nargs, int nresults) {
   int base = lua_gettop(L) - nargs;
   lua_pushcfunction(L, message_handler);
   lua_insert(L, base);
-  running_state = L;
-  if (interrupt_pending) /* Ctrl-C came between two protected calls */
-    lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+  wl_signals_running(L); /* a stop that came between two protected calls is raised at once */
   int status = lua_pcall(L, nargs, nresults, base);
-  running_state = NULL;
-  if (limit_armed) { /* the code it limited has ended */
-    struct itimerval off = {{0, 0}, {0, 0}};
-    setitimer(ITIMER_REAL, &off, NULL);
-    limit_armed = false;
-  }
+  wl_signals_running(NULL); /* and the time limit, if any, is over: the code it limited ended */
   lua_remove(L, base);
   if (status == LUA_OK) return WL_EXIT_OK;
   print_message(lua_tostring(L, -1) ? lua_tostring(L, -1) : "(no message)");
@@ -232,6 +134,7 @@ static enum wl_exit protected_call(lua_State *L, int nargs, int nresults) {
   if (status == LUA_ERRMEM) return WL_EXIT_SCRIPT;
   lua_getfield(L, LUA_REGISTRYINDEX, EXIT_KIND_KEY);
   enum wl_exit code = wl_exit_from_kind(lua_tostring(L, -1));
+  if (code == WL_EXIT_INTERRUPTED) code = (enum wl_exit)wl_stop_exit_code(); /* 128 + the signal */
   lua_getfield(L, LUA_REGISTRYINDEX, EXIT_CODE_KEY);
   if (lua_tointeger(L, -1) > 0) code = (enum wl_exit)lua_tointeger(L, -1);
   lua_pop(L, 2);
@@ -376,8 +279,7 @@ static int open_core(lua_State *L) {
     lua_setfield(L, -2, error_kinds[i]);
   }
   lua_setfield(L, -2, "error_kinds");
-  lua_pushcfunction(L, core_time_limit);
-  lua_setfield(L, -2, "time_limit");
+  wl_signals_open(L);
   wl_open_clock(L);
   wl_open_stats(L);
   wl_open_printable(L);
@@ -428,14 +330,14 @@ static _Noreturn void end_now(int code) {
 static _Noreturn void gave_up(const char *what, int waited, int code, int otherwise) {
   if (wl_side_thread_abandon) {
     fprintf(stderr, "wlrun: interrupted while waiting for %s at the end; the process ends at once\n", what);
-    end_now(code == WL_EXIT_OK ? WL_EXIT_INTERRUPTED : code);
+    end_now(code == WL_EXIT_OK ? wl_stop_exit_code() : (int)code);
   }
   fprintf(stderr, "wlrun: %s still works after %d s; the process ends without it\n", what, waited);
   end_now(code == WL_EXIT_OK ? otherwise : code);
 }
 
 void wl_host_finish_threads(int code) {
-  ending = 1;
+  wl_signals_ending();
   /* a Ctrl-C after the Lua code's last instruction, which no Lua code raised: the end's */
   if (wl_stop_pending()) wl_side_thread_abandon = 1;
   if (!wl_nvrtc_finish(WL_PREPARE_EXIT_WAIT_S)) gave_up("NVRTC's loading thread", WL_PREPARE_EXIT_WAIT_S, code, code);
@@ -564,9 +466,7 @@ lua_State *wl_host_new(const struct wl_cli *cli) {
     return NULL;
   }
   lua_atpanic(L, panic);
-  struct sigaction sa = {.sa_handler = on_sigint};
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
+  wl_signals_install();
   lua_pushcfunction(L, setup_state);
   lua_pushlightuserdata(L, (void *)cli);
   if (protected_call(L, 1, 0) != WL_EXIT_OK) {
@@ -592,7 +492,7 @@ enum wl_exit wl_host_main(lua_State *L) {
 
 void wl_host_close(lua_State *L) {
   if (!L) return;
-  running_state = NULL;
+  wl_signals_running(NULL);
   wl_cublas_prepare_wait(); /* its thread uses cuBLASLt, which the state's close may release */
   lua_close(L);
 }

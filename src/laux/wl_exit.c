@@ -97,6 +97,25 @@ int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...) {
 volatile sig_atomic_t wl_stop_requested = WL_STOP_NONE;
 static char timeout_message[512] = "ran past its time limit and was stopped";
 
+volatile sig_atomic_t wl_stop_signal;
+
+const char *wl_stop_signal_name(void) {
+  switch (wl_stop_signal) {
+  case 0: return NULL;
+  case SIGINT: return "Ctrl-C";
+  case SIGTERM: return "SIGTERM";
+  case SIGHUP: return "SIGHUP";
+  case SIGQUIT: return "SIGQUIT";
+  case SIGUSR1: return "SIGUSR1";
+  case SIGUSR2: return "SIGUSR2";
+  default: return "a signal";
+  }
+}
+
+int wl_stop_exit_code(void) {
+  return wl_stop_signal && wl_stop_signal != SIGINT ? 128 + wl_stop_signal : WL_EXIT_INTERRUPTED;
+}
+
 void wl_stop_request(enum wl_stop why) {
   if (wl_stop_requested == WL_STOP_NONE) wl_stop_requested = why;
 }
@@ -112,7 +131,8 @@ void wl_stop_check(lua_State *L) {
   lua_createtable(L, 0, 2);
   lua_pushstring(L, why == WL_STOP_TIMEOUT ? "timeout" : "interrupted");
   lua_setfield(L, -2, "kind");
-  lua_pushstring(L, why == WL_STOP_TIMEOUT ? timeout_message : "interrupted (Ctrl-C)");
+  if (why == WL_STOP_TIMEOUT) lua_pushstring(L, timeout_message);
+  else lua_pushfstring(L, "interrupted (%s)", wl_stop_signal_name() ? wl_stop_signal_name() : "Ctrl-C");
   lua_setfield(L, -2, "message");
   luaL_getmetatable(L, "wlrun.error");
   lua_setmetatable(L, -2);

@@ -64,6 +64,17 @@ void wl_warn(lua_State *L, const char *fmt, ...)
  * the outputs) runs normally. */
 enum wl_stop { WL_STOP_NONE, WL_STOP_INTERRUPT, WL_STOP_TIMEOUT };
 extern volatile sig_atomic_t wl_stop_requested;
+/* The signal that asked for the interrupt (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2:
+ * the signals of a terminal and of a cluster's scheduler, each ending a run as Ctrl-C does), 0
+ * before any; kept after the stop is raised, for the message and the exit code. */
+extern volatile sig_atomic_t wl_stop_signal;
+
+/* "Ctrl-C" for SIGINT, else the signal's name ("SIGTERM"); NULL before any signal */
+const char *wl_stop_signal_name(void);
+
+/* The exit code of a run interrupted by wl_stop_signal: 130 for Ctrl-C (and before any signal),
+ * else 128 + the signal, as a shell reports a process that a signal ended. */
+int wl_stop_exit_code(void);
 static inline bool wl_stop_pending(void) { return wl_stop_requested != WL_STOP_NONE; }
 
 /* Asks for a stop (async-signal-safe); the first one asked wins until it is raised. */

@@ -18,6 +18,15 @@ local function ctrl_c_at(ready)
     .. [[while [ ! -e %s ] && kill -0 $t 2>/dev/null; do sleep 0.05; done; sleep 0.2; kill -INT $t; wait $t' sh]]):format(ready)
 end
 
+-- SIG (TERM, HUP, QUIT, USR1, USR2) sent to wlrun itself once READY exists, as a cluster's
+-- scheduler sends it (no timeout(1) between them: it would not pass SIGUSR1 on); a watchdog kills
+-- wlrun outright 120 s later, so that a signal not honoured ends the case instead of hanging it
+local function signal_at(sig, ready)
+  return ([[sh -c '"$@" & t=$!; (sleep 120; kill -KILL $t 2>/dev/null) & w=$!; ]]
+    .. [[while [ ! -e %s ] && kill -0 $t 2>/dev/null; do sleep 0.05; done; sleep 0.2; kill -%s $t; ]]
+    .. [[wait $t; r=$?; kill $w 2>/dev/null; exit $r' sh]]):format(ready, sig)
+end
+
 -- a scenario over n = 1..4 around BODY (fields of wl.scenario)
 local function sweep(body)
   return ([[local wl = require "wlrun"
@@ -62,6 +71,63 @@ local function bind(field)
 end
 
 return {
+  ---- the signals of a terminal and a cluster end a run as Ctrl-C does; a closed pipe is an io error ----
+  { name = "SIGTERM during a configuration keeps the finished ones, exit 143", code = 143,
+    prefix = signal_at("TERM", "second"), args = CO .. " -o r.json -o r.csv",
+    script = sweep("setup = function(p) if p.n == 2 then io.open('second', 'w'):close() wl.sleep(60) end return {} end, "
+      .. "run = function() end"),
+    stderr = "interrupted %(SIGTERM%) during configuration 2 of 4; 1 finished configurations are in r%.json",
+    check = doc_is(false, { "compiled", "failed" }, function(doc, dir)
+      assert.equal("interrupted", doc.configurations[2].kind)
+      assert.equal("interrupted (SIGTERM)", doc.configurations[2].error)
+      assert.truthy(io.open(dir .. "/r.csv")) -- every output written
+    end) },
+  { name = "SIGHUP during a configuration keeps the finished ones, exit 129", code = 129,
+    prefix = signal_at("HUP", "second"), args = CO .. " -o r.json -o r.csv",
+    script = sweep("setup = function(p) if p.n == 2 then io.open('second', 'w'):close() wl.sleep(60) end return {} end, "
+      .. "run = function() end"),
+    stderr = "interrupted %(SIGHUP%) during configuration 2 of 4; 1 finished configurations are in r%.json",
+    check = doc_is(false, { "compiled", "failed" }, function(doc, dir)
+      assert.equal("interrupted", doc.configurations[2].kind)
+      assert.equal("interrupted (SIGHUP)", doc.configurations[2].error)
+      assert.truthy(io.open(dir .. "/r.csv")) -- every output written
+    end) },
+  { name = "SIGQUIT during a configuration keeps the finished ones, exit 131", code = 131,
+    prefix = signal_at("QUIT", "second"), args = CO .. " -o r.json -o r.csv",
+    script = sweep("setup = function(p) if p.n == 2 then io.open('second', 'w'):close() wl.sleep(60) end return {} end, "
+      .. "run = function() end"),
+    stderr = "interrupted %(SIGQUIT%) during configuration 2 of 4; 1 finished configurations are in r%.json",
+    check = doc_is(false, { "compiled", "failed" }, function(doc, dir)
+      assert.equal("interrupted", doc.configurations[2].kind)
+      assert.equal("interrupted (SIGQUIT)", doc.configurations[2].error)
+      assert.truthy(io.open(dir .. "/r.csv")) -- every output written
+    end) },
+  { name = "SIGUSR1 during a configuration keeps the finished ones, exit 138", code = 138,
+    prefix = signal_at("USR1", "second"), args = CO .. " -o r.json -o r.csv",
+    script = sweep("setup = function(p) if p.n == 2 then io.open('second', 'w'):close() wl.sleep(60) end return {} end, "
+      .. "run = function() end"),
+    stderr = "interrupted %(SIGUSR1%) during configuration 2 of 4; 1 finished configurations are in r%.json",
+    check = doc_is(false, { "compiled", "failed" }, function(doc, dir)
+      assert.equal("interrupted", doc.configurations[2].kind)
+      assert.equal("interrupted (SIGUSR1)", doc.configurations[2].error)
+      assert.truthy(io.open(dir .. "/r.csv")) -- every output written
+    end) },
+  { name = "SIGUSR2 during a configuration keeps the finished ones, exit 140", code = 140,
+    prefix = signal_at("USR2", "second"), args = CO .. " -o r.json -o r.csv",
+    script = sweep("setup = function(p) if p.n == 2 then io.open('second', 'w'):close() wl.sleep(60) end return {} end, "
+      .. "run = function() end"),
+    stderr = "interrupted %(SIGUSR2%) during configuration 2 of 4; 1 finished configurations are in r%.json",
+    check = doc_is(false, { "compiled", "failed" }, function(doc, dir)
+      assert.equal("interrupted", doc.configurations[2].kind)
+      assert.equal("interrupted (SIGUSR2)", doc.configurations[2].error)
+      assert.truthy(io.open(dir .. "/r.csv")) -- every output written
+    end) },
+  { name = "a closed standard output (| head -c 1) is an io error, exit 9, with every -o written", code = 9,
+    prefix = [[sh -c '("$@"; echo $? > code) | head -c 1 >/dev/null; exit $(cat code)' sh]], args = CO .. " -o r.json",
+    script = sweep("setup = function(p) if p.n == 1 then print(('x'):rep(10)) io.stdout:flush() wl.sleep(0.5) end "
+      .. "return {} end, run = function() end"),
+    stderr = "cannot write to standard output: Broken pipe",
+    check = doc_is(true, { "compiled", "compiled", "compiled", "compiled" }) },
   ---- Ctrl-C inside wlrun's own loops and waits ----
   { name = "Ctrl-C during a long wl.sleep", code = 130, prefix = ctrl_c_at("sleeping"),
     script = "io.open('sleeping', 'w'):close()\nrequire('wlrun').sleep(60)", stderr = "interrupted %(Ctrl%-C%)" },
@@ -97,14 +163,14 @@ error(e, 0)
     args = CO .. " -o r.json",
     script = sweep("setup = function(p) if p.n == 2 then io.open('second', 'w'):close() wl.sleep(60) end return {} end, "
       .. "run = function() end"),
-    stderr = "interrupted during configuration 2 of 4; 1 finished configurations are in r%.json",
+    stderr = "interrupted %(Ctrl%-C%) during configuration 2 of 4; 1 finished configurations are in r%.json",
     check = doc_is(false, { "compiled", "failed" }, function(doc)
       assert.equal("interrupted", doc.configurations[2].kind)
     end) },
   { name = "Ctrl-C during a teardown", code = 130, prefix = ctrl_c_at("teardown"), args = CO .. " -o r.json",
     script = sweep("setup = function() return {} end, run = function() end, "
       .. "teardown = function() io.open('teardown', 'w'):close() wl.sleep(60) end"),
-    stderr = "interrupted during configuration 1 of 4",
+    stderr = "interrupted %(Ctrl%-C%) during configuration 1 of 4",
     check = doc_is(false, { "failed" }, function(doc)
       assert.equal("interrupted", doc.configurations[1].kind)
       assert.matches("^teardown: interrupted", doc.configurations[1].error)
@@ -233,7 +299,7 @@ return wl.scenario { name = "td", params = { n = { 1, 2 } },
     script = LAUNCH .. [[return wl.scenario { name = "long", params = { n = { 1, 2 } },
   timing = { mode = "host", iters = 1, warmup = 0 },
   run = function(p) l:launch(p.n == 1 and 1 or 2e7) end }
-]], stderr = "interrupted during configuration 2 of 2; 1 finished configurations are in r%.json",
+]], stderr = "interrupted %(Ctrl%-C%) during configuration 2 of 2; 1 finished configurations are in r%.json",
     check = doc_is(false, { "ok", "failed" }, function(doc)
       assert.equal("interrupted", doc.configurations[2].kind)
     end) },
@@ -262,7 +328,7 @@ return wl.scenario { name = "td", params = { n = { 1, 2 } },
       .. "extern \"C\" __global__ void k(float *p) { p[threadIdx.x] = F<" .. (p.n == 2 and 17 or 2) .. ">::f(p[threadIdx.x]); }", name = "k" }
     return {}
   end, run = function() end]]),
-    stderr = "interrupted during configuration 2 of 4; 1 finished configurations are in r%.json",
+    stderr = "interrupted %(Ctrl%-C%) during configuration 2 of 4; 1 finished configurations are in r%.json",
     check = doc_is(false, { "compiled", "failed" }, function(doc)
       assert.equal("interrupted", doc.configurations[2].kind)
     end) },

@@ -50,7 +50,7 @@ local LAYERS = {
   { name = ENGINE, modules = {
       cuda_timing = { "cuda_timing", "l2_flush" }, cupti_timing = { "cupti_timing" },
   } },
-  { name = HOST, modules = { lhost = { "lhost" }, main = { "main" } } },
+  { name = HOST, modules = { lhost = { "lhost" }, lhost_signals = { "lhost_signals" }, main = { "main" } } },
 }
 
 -- The one header that declares what other modules define: the registration functions.
