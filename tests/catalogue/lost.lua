@@ -70,58 +70,29 @@ local function bind(field)
   return LAUNCH .. "k:bind { grid = 1, block = 1, args = { x }, " .. field .. " }\n"
 end
 
-return {
-  ---- the signals of a terminal and a cluster end a run as Ctrl-C does; a closed pipe is an io error ----
-  { name = "SIGTERM during a configuration keeps the finished ones, exit 143", code = 143,
-    prefix = signal_at("TERM", "second"), args = CO .. " -o r.json -o r.csv",
-    script = sweep("setup = function(p) if p.n == 2 then io.open('second', 'w'):close() wl.sleep(60) end return {} end, "
-      .. "run = function() end"),
-    stderr = "interrupted %(SIGTERM%) during configuration 2 of 4; 1 finished configurations are in r%.json",
-    check = doc_is(false, { "compiled", "failed" }, function(doc, dir)
-      assert.equal("interrupted", doc.configurations[2].kind)
-      assert.equal("interrupted (SIGTERM)", doc.configurations[2].error)
-      assert.truthy(io.open(dir .. "/r.csv")) -- every output written
-    end) },
-  { name = "SIGHUP during a configuration keeps the finished ones, exit 129", code = 129,
-    prefix = signal_at("HUP", "second"), args = CO .. " -o r.json -o r.csv",
-    script = sweep("setup = function(p) if p.n == 2 then io.open('second', 'w'):close() wl.sleep(60) end return {} end, "
-      .. "run = function() end"),
-    stderr = "interrupted %(SIGHUP%) during configuration 2 of 4; 1 finished configurations are in r%.json",
-    check = doc_is(false, { "compiled", "failed" }, function(doc, dir)
-      assert.equal("interrupted", doc.configurations[2].kind)
-      assert.equal("interrupted (SIGHUP)", doc.configurations[2].error)
-      assert.truthy(io.open(dir .. "/r.csv")) -- every output written
-    end) },
-  { name = "SIGQUIT during a configuration keeps the finished ones, exit 131", code = 131,
-    prefix = signal_at("QUIT", "second"), args = CO .. " -o r.json -o r.csv",
-    script = sweep("setup = function(p) if p.n == 2 then io.open('second', 'w'):close() wl.sleep(60) end return {} end, "
-      .. "run = function() end"),
-    stderr = "interrupted %(SIGQUIT%) during configuration 2 of 4; 1 finished configurations are in r%.json",
-    check = doc_is(false, { "compiled", "failed" }, function(doc, dir)
-      assert.equal("interrupted", doc.configurations[2].kind)
-      assert.equal("interrupted (SIGQUIT)", doc.configurations[2].error)
-      assert.truthy(io.open(dir .. "/r.csv")) -- every output written
-    end) },
-  { name = "SIGUSR1 during a configuration keeps the finished ones, exit 138", code = 138,
-    prefix = signal_at("USR1", "second"), args = CO .. " -o r.json -o r.csv",
-    script = sweep("setup = function(p) if p.n == 2 then io.open('second', 'w'):close() wl.sleep(60) end return {} end, "
-      .. "run = function() end"),
-    stderr = "interrupted %(SIGUSR1%) during configuration 2 of 4; 1 finished configurations are in r%.json",
-    check = doc_is(false, { "compiled", "failed" }, function(doc, dir)
-      assert.equal("interrupted", doc.configurations[2].kind)
-      assert.equal("interrupted (SIGUSR1)", doc.configurations[2].error)
-      assert.truthy(io.open(dir .. "/r.csv")) -- every output written
-    end) },
-  { name = "SIGUSR2 during a configuration keeps the finished ones, exit 140", code = 140,
-    prefix = signal_at("USR2", "second"), args = CO .. " -o r.json -o r.csv",
-    script = sweep("setup = function(p) if p.n == 2 then io.open('second', 'w'):close() wl.sleep(60) end return {} end, "
-      .. "run = function() end"),
-    stderr = "interrupted %(SIGUSR2%) during configuration 2 of 4; 1 finished configurations are in r%.json",
-    check = doc_is(false, { "compiled", "failed" }, function(doc, dir)
-      assert.equal("interrupted", doc.configurations[2].kind)
-      assert.equal("interrupted (SIGUSR2)", doc.configurations[2].error)
-      assert.truthy(io.open(dir .. "/r.csv")) -- every output written
-    end) },
+-- The signals of a terminal and a cluster end a run as Ctrl-C does: each during a
+-- configuration, with its exit code (128 + the signal), its message and every output
+local function signal_cases()
+  local cases = {}
+  for _, s in ipairs { { "TERM", 15 }, { "HUP", 1 }, { "QUIT", 3 }, { "USR1", 10 }, { "USR2", 12 } } do
+    local sig, code = s[1], 128 + s[2]
+    cases[#cases + 1] = {
+      name = ("SIG%s during a configuration keeps the finished ones, exit %d"):format(sig, code), code = code,
+      prefix = signal_at(sig, "second"), args = CO .. " -o r.json -o r.csv",
+      script = sweep("setup = function(p) if p.n == 2 then io.open('second', 'w'):close() wl.sleep(60) end return {} end, "
+        .. "run = function() end"),
+      stderr = ("interrupted %%(SIG%s%%) during configuration 2 of 4; 1 finished configurations are in r%%.json"):format(sig),
+      check = doc_is(false, { "compiled", "failed" }, function(doc, dir)
+        assert.equal("interrupted", doc.configurations[2].kind)
+        assert.equal(("interrupted (SIG%s)"):format(sig), doc.configurations[2].error)
+        assert.truthy(io.open(dir .. "/r.csv")) -- every output written
+      end) }
+  end
+  return cases
+end
+
+local cases = {
+  ---- a closed pipe is an io error (the signals of a terminal and a cluster: below) ----
   { name = "a closed standard output (| head -c 1) is an io error, exit 9, with every -o written", code = 9,
     prefix = [[sh -c '("$@"; echo $? > code) | head -c 1 >/dev/null; exit $(cat code)' sh]], args = CO .. " -o r.json",
     script = sweep("setup = function(p) if p.n == 1 then print(('x'):rep(10)) io.stdout:flush() wl.sleep(0.5) end "
@@ -334,3 +305,5 @@ return wl.scenario { name = "td", params = { n = { 1, 2 } },
     end) },
 
 }
+for _, c in ipairs(signal_cases()) do cases[#cases + 1] = c end
+return cases
