@@ -138,9 +138,11 @@ function isolate.collect(cfg, r, out, errf, timeout)
 end
 
 -- a fresh private directory for a run's child files, or a tool's (mkdtemp: no other user can
--- have made it or can enter it); name: the start of its name; who: put before the message
+-- have made it or can enter it); name: the start of its name; who: put before the message. A
+-- worker of --devices makes it inside the run's queue, which the run removes whole at its end:
+-- a worker ended while its directory exists (SIGTERM, SIGKILL) leaves nothing behind.
 function isolate.temp_dir(name, who)
-  local dir, err, parent = process.temp_dir(name or "wlrun-")
+  local dir, err, parent = process.temp_dir(name or "wlrun-", core.cli.worker_queue)
   if not dir then
     core.error("io", ("%scannot make a temporary directory in '%s': %s"):format(who and (who .. ": ") or "", parent,
       err), 0)

@@ -207,7 +207,9 @@ static pid_t start_forwarding(lua_State *L, struct forwarding *f) {
   struct sigaction sa = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART};
   sigemptyset(&sa.sa_mask);
   forward_to = 0;
-  forwarded = 0;
+  /* a stop signal that came before this child existed (wlrun is stopping): the child gets it too,
+   * as soon as it starts, instead of running to its end while wlrun waits for it */
+  forwarded = wl_stop_requested == WL_STOP_INTERRUPT && wl_stop_signal ? wl_stop_signal : 0;
   f->on = true;
   for (f->n = 0; f->n < NFORWARDED; f->n++) {
     if (sigaction(forwarded_signals[f->n], &sa, &f->old[f->n]) != 0) {

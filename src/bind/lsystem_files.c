@@ -73,12 +73,13 @@ static int l_make_dir(lua_State *L) {
   return 1;
 }
 
-/* core.temp_dir([prefix]) -> a new directory only this user can enter, made by mkdtemp(3) in
- * $TMPDIR (or /tmp), named prefix + 6 random characters; or nil, the reason and the parent */
+/* core.temp_dir([prefix [, parent]]) -> a new directory only this user can enter, made by
+ * mkdtemp(3) in parent, else $TMPDIR (or /tmp), named prefix + 6 random characters; or nil, the
+ * reason and the parent */
 static int l_temp_dir(lua_State *L) {
   const char *prefix = lua_isnoneornil(L, 1) ? "wlrun-" : wl_check_cstring(L, 1);
   luaL_argcheck(L, strchr(prefix, '/') == NULL, 1, "a name without '/' expected");
-  const char *parent = getenv("TMPDIR");
+  const char *parent = lua_isnoneornil(L, 2) ? getenv("TMPDIR") : wl_check_cstring(L, 2);
   if (!parent || !*parent) parent = "/tmp";
   char path[PATH_MAX];
   int len = snprintf(path, sizeof path, "%s/%sXXXXXX", parent, prefix);

@@ -466,7 +466,7 @@ lua_State *wl_host_new(const struct wl_cli *cli) {
     return NULL;
   }
   lua_atpanic(L, panic);
-  wl_signals_install();
+  wl_signals_install(cli && cli->worker_queue != NULL);
   lua_pushcfunction(L, setup_state);
   lua_pushlightuserdata(L, (void *)cli);
   if (protected_call(L, 1, 0) != WL_EXIT_OK) {

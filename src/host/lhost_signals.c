@@ -119,13 +119,14 @@ static int core_time_limit(lua_State *L) {
   return 0;
 }
 
-void wl_signals_install(void) {
+void wl_signals_install(bool worker) {
   struct sigaction sa = {.sa_handler = on_stop_signal};
   sigemptyset(&sa.sa_mask);
   for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++) {
     struct sigaction old;
     /* nohup's ignored SIGHUP stays ignored: a run kept alive past its terminal on purpose */
     if (stop_signals[i] == SIGHUP && sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    if (worker && stop_signals[i] != SIGINT) continue;
     sigaction(stop_signals[i], &sa, NULL);
   }
   /* a closed pipe is a write that fails (EPIPE: an io error, exit 9, every -o still written),

@@ -6,9 +6,12 @@
 #define WL_LHOST_SIGNALS_H
 
 #include <lua.h>
+#include <stdbool.h>
 
-/* The handlers, once, at the state's creation. */
-void wl_signals_install(void);
+/* The handlers, once, at the state's creation. A worker of --devices (worker: true) takes only
+ * SIGINT as a stop: the run that started it ends it with SIGTERM (then SIGKILL) and writes its
+ * outputs itself, so the other signals keep their default there and end it at once. */
+void wl_signals_install(bool worker);
 
 /* The state running a protected call (NULL when it returned): a stop asked meanwhile, or before,
  * stops its Lua code; at NULL the time limit, if armed, is cancelled (the code it limited ended). */

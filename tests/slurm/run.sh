@@ -18,7 +18,9 @@
 #      itself;
 #   3. `srun -n 3` (a job step of 3 tasks): each task must say "(from SLURM_PROCID)", and the
 #      listings must cover the space once;
-#   4. a batch script with 2 tasks that runs wlrun itself (no srun) is not sharded.
+#   4. a batch script with 2 tasks that runs wlrun itself (no srun) is not sharded;
+#   5. `scancel --signal=TERM --batch` during a run's second configuration: the run says so and
+#      its outputs hold the finished configuration and the interrupted one, marked.
 # Prints PASS or FAIL and exits 0 or 1; exits 77 (skipped) when Slurm cannot be installed or
 # started here, saying why. Stops the daemons it started on exit.
 set -u
@@ -260,6 +262,40 @@ timeout 300 sbatch --wait --chdir="$T" "$T/batch.sh" >"$T/out/sbatch2.txt" 2>&1 
 grep -q "shard" "$T/out/batch.err" && fail "a batch script of 2 tasks (no srun) was sharded: $(cat "$T/out/batch.err")"
 listing "$T/out/batch.out" | sort -n | cmp -s - "$T/out/all.list" || fail "the batch script did not list the whole space"
 say "ok: a batch script with --ntasks=2 but no srun runs the whole sweep"
+
+# --- 5: scancel --signal=TERM during a run: the finished configurations are written --------
+# (a scheduler's time limit or scancel: docs/reliability.md, "Interrupts")
+cat >"$T/sig.lua" <<'LUA'
+local wl = require "wlrun"
+return wl.scenario { name = "signalled", params = { n = { 1, 2, 3, 4 } },
+  setup = function(p) if p.n == 2 then io.open("second", "w"):close() wl.sleep(120) end return {} end,
+  run = function() end }
+LUA
+cat >"$T/sig.sh" <<JOB
+#!/bin/bash
+#SBATCH --job-name=wlrun-signal
+#SBATCH --ntasks=1
+#SBATCH --time=5
+#SBATCH --output=$T/out/sig.out
+#SBATCH --error=$T/out/sig.err
+exec "$WLRUN" --compile-only --arch sm_90 -o "$T/out/sig.json" -o "$T/out/sig.csv" "$T/sig.lua"
+JOB
+t0=$(date +%s)
+jobid=$(timeout 30 sbatch --parsable --chdir="$T" "$T/sig.sh" 2>"$T/out/sbatch3.txt") \
+  || fail "sbatch of the signal job: $(cat "$T/out/sbatch3.txt")"
+jobid=${jobid%%;*}
+for _ in $(seq 600); do [ -e "$T/second" ] && break; sleep 0.1; done
+[ -e "$T/second" ] || fail "the signal job never reached its second configuration: $(cat "$T/out/sig.err" 2>/dev/null)"
+sleep 0.3
+timeout 30 scancel --signal=TERM --batch "$jobid" || fail "scancel --signal=TERM --batch $jobid failed"
+for _ in $(seq 300); do grep -q "interrupted" "$T/out/sig.err" 2>/dev/null && [ -s "$T/out/sig.json" ] && break; sleep 0.1; done
+grep -qF "interrupted (SIGTERM) during configuration 2 of 4; 1 finished configurations are in $T/out/sig.json" \
+  "$T/out/sig.err" || fail "the signalled job did not say so: $(cat "$T/out/sig.err")"
+grep -q '"complete": *false' "$T/out/sig.json" || fail "sig.json does not say complete = false"
+[ "$(grep -c '"status": *"compiled"' "$T/out/sig.json")" = 1 ] || fail "sig.json does not hold the one finished configuration"
+grep -q '"kind": *"interrupted"' "$T/out/sig.json" || fail "sig.json does not mark the interrupted configuration"
+[ -s "$T/out/sig.csv" ] || fail "sig.csv was not written"
+say "ok: scancel --signal=TERM during configuration 2 in $(( $(date +%s) - t0 )) s: the finished one in every output, the interrupted one marked"
 
 passed=1
 say "PASS ($(( $(date +%s) - t_start )) s)"

@@ -416,6 +416,10 @@ local function trace(o, cmd)
   else
     dir = require("wlrun.isolate").temp_dir("wlrun-trace-", "wlrun " .. TOOL)
   end
+  -- a directory of wlrun's own goes however this ends (an error, a stop before the report),
+  -- unless it is kept below for what it holds
+  local settled = o.trace_dir ~= nil
+  local _ <close> = setmetatable({}, { __close = function() if not settled then process.remove_tree(dir) end end })
   local sink <close> = require("wlrun.sink").new { format = o.format, quiet = o.quiet, progress = false,
     report_only = o.report_only }
   local argv = { program }
@@ -460,6 +464,7 @@ local function trace(o, cmd)
       if not done then sink:warning(("trace: cannot remove %s: %s"):format(dir, tostring(err))) end
     end
   end
+  settled = true
   if how then
     if problem then sink:warning(tostring(type(problem) == "table" and problem.message or problem)) end
     if unwritten then sink:warning("trace: " .. unwritten) end

@@ -163,13 +163,16 @@ function command.run(sc, p, state, entry, ctx)
     return
   end
   local dir = require("wlrun.isolate").temp_dir("wlrun-trace-", "wl.command")
+  -- removed however this ends (an error, a stop by a signal before the program runs), unless
+  -- the trace files must be kept
+  local keep = false
+  local _ <close> = setmetatable({}, { __close = function() if not keep then process.remove_tree(dir) end end })
   local sink = ctx.sink
   local run = tool.run(o, argv, lib, dir, { timeout = o.timeout, cwd = cwd, die_with_parent = true, forward_signals = true },
     function(text) if sink then sink:warning(text) end end)
   if run.problem and type(run.problem) == "table" and run.problem.kind == "io" then
+    keep = true
     if sink then sink:warning(("wl.command: the trace files are kept in %s"):format(run.dir)) end
-  else
-    process.remove_tree(run.dir)
   end
   if run.entries then
     fill(entry, run.entries)
@@ -182,8 +185,8 @@ function command.run(sc, p, state, entry, ctx)
   local name = table.concat(argv, " ")
   if #name > 200 then name = name:sub(1, 197) .. "..." end
   if r.interrupted then -- passed on to the program, which has ended: the run stops here
-    core.error("interrupted", ("wl.command: %s, interrupted by %s"):format(name, r.interrupted == 15 and "SIGTERM"
-      or "Ctrl-C"), 0)
+    core.error("interrupted", ("wl.command: %s, interrupted by %s"):format(name, core.stop_signal()
+      or (r.interrupted == 15 and "SIGTERM" or "Ctrl-C")), 0)
   end
   if r.how == "timeout" then
     core.error("timeout", ("wl.command: %s was stopped after %s"):format(name, require("wlrun.units").time(o.timeout,
