@@ -253,15 +253,16 @@ end
 -- graph (batch for what a graph cannot capture) below it.
 local function choose_auto(r, work, est, blocks)
   local floor, flush = r.floor.empty_kernel, r.flush_l2
+  local kernels = kernels_only(work)
   local cupti_free, why = false, nil
-  if kernels_only(work) then cupti_free, why = engine.cupti_ready() end
+  if kernels then cupti_free, why = engine.cupti_ready() end
   if cupti_free then
     r.mode = "cupti"
     r.notes[#r.notes + 1] = ("auto: every sample is one kernel and CUPTI is free: cupti mode, the kernel's own time%s (no launch cost in the samples)"):format(
       flush and " with the L2 flushed before each" or ", warm")
     return
   end
-  local because = kernels_only(work) and ("CUPTI is not free here (%s)"):format(why or "it does not load")
+  local because = kernels and ("CUPTI is not free here (%s)"):format(why or "it does not load")
     or "the work is not one bound kernel a sample (a function, a graph, host work or a library call)"
   if blocks then
     r.mode = "cold"

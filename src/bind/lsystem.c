@@ -174,11 +174,9 @@ static int protected_start(lua_State *L) {
   return 1;
 }
 
-/* spawn's forward_signals: the child that the signals which end a run (SIGINT, SIGTERM, SIGHUP,
- * SIGQUIT, SIGUSR1, SIGUSR2: lhost.c's) are passed on to, and the first such signal that came */
+/* spawn's forward_signals: the child that the signals which end a run (wl_stop_signals) are
+ * passed on to, and the first such signal that came */
 static volatile sig_atomic_t forward_to, forwarded;
-static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-enum { NFORWARDED = sizeof forwarded_signals / sizeof forwarded_signals[0] };
 
 static void forward_signal(int sig, siginfo_t *info, void *context) {
   (void)context;
@@ -191,15 +189,15 @@ static void forward_signal(int sig, siginfo_t *info, void *context) {
 
 struct forwarding {
   bool on;
-  int n; /* the handlers set, in forwarded_signals' order */
-  struct sigaction old[NFORWARDED];
+  int n; /* the handlers set, in wl_stop_signals' order */
+  struct sigaction old[WL_NSTOP_SIGNALS];
 };
 
 static void forwarding_end(struct forwarding *f) {
   if (!f->on) return;
   f->on = false;
   forward_to = 0;
-  for (int i = 0; i < f->n; i++) sigaction(forwarded_signals[i], &f->old[i], NULL);
+  for (int i = 0; i < f->n; i++) sigaction(wl_stop_signals[i], &f->old[i], NULL);
 }
 
 /* starts the child (argv and options at 1 and 2) with the run's stop signals passed on to it */
@@ -211,8 +209,8 @@ static pid_t start_forwarding(lua_State *L, struct forwarding *f) {
    * as soon as it starts, instead of running to its end while wlrun waits for it */
   forwarded = wl_stop_requested == WL_STOP_INTERRUPT && wl_stop_signal ? wl_stop_signal : 0;
   f->on = true;
-  for (f->n = 0; f->n < NFORWARDED; f->n++) {
-    if (sigaction(forwarded_signals[f->n], &sa, &f->old[f->n]) != 0) {
+  for (f->n = 0; f->n < WL_NSTOP_SIGNALS; f->n++) {
+    if (sigaction(wl_stop_signals[f->n], &sa, &f->old[f->n]) != 0) {
       int e = errno;
       forwarding_end(f);
       luaL_error(L, "cannot pass signals on to a child: %s", strerror(e));

@@ -31,12 +31,9 @@ static void stop_lua(void) {
     lua_sethook(running_state, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
-/* The signals that end a run as Ctrl-C does (docs/reliability.md, "Interrupts"): a terminal's
- * (SIGINT, SIGQUIT, SIGHUP) and a scheduler's (SIGTERM at a time limit or scancel, SIGUSR1/2 as
- * a warning before it). */
-static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-
-/* The first of them stops the Lua code cleanly: the finished configurations are written, and
+/* The signals that end a run as Ctrl-C does (wl_stop_signals; docs/reliability.md, "Interrupts"):
+ * a terminal's (SIGINT, SIGQUIT, SIGHUP) and a scheduler's (SIGTERM at a time limit or scancel,
+ * SIGUSR1/2 as a warning before it). The first of them stops the Lua code cleanly: the finished configurations are written, and
  * the run exits 130 for Ctrl-C, else 128 + the signal. Another one more than a second later
  * (the first did not get through, say a kernel that never ends) exits at once; one sooner is
  * the same signal delivered twice (to the process and to its group, as timeout(1) does). In the
@@ -122,12 +119,12 @@ static int core_time_limit(lua_State *L) {
 void wl_signals_install(bool worker) {
   struct sigaction sa = {.sa_handler = on_stop_signal};
   sigemptyset(&sa.sa_mask);
-  for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++) {
+  for (int i = 0; i < WL_NSTOP_SIGNALS; i++) {
     struct sigaction old;
     /* nohup's ignored SIGHUP stays ignored: a run kept alive past its terminal on purpose */
-    if (stop_signals[i] == SIGHUP && sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
-    if (worker && stop_signals[i] != SIGINT) continue;
-    sigaction(stop_signals[i], &sa, NULL);
+    if (wl_stop_signals[i] == SIGHUP && sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    if (worker && wl_stop_signals[i] != SIGINT) continue;
+    sigaction(wl_stop_signals[i], &sa, NULL);
   }
   /* a closed pipe is a write that fails (EPIPE: an io error, exit 9, every -o still written),
    * not a silent death. A handler, not SIG_IGN: an ignored signal would stay ignored in every

@@ -98,6 +98,7 @@ volatile sig_atomic_t wl_stop_requested = WL_STOP_NONE;
 static char timeout_message[512] = "ran past its time limit and was stopped";
 
 volatile sig_atomic_t wl_stop_signal;
+const int wl_stop_signals[WL_NSTOP_SIGNALS] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
 const char *wl_stop_signal_name(void) {
   switch (wl_stop_signal) {

@@ -69,6 +69,11 @@ extern volatile sig_atomic_t wl_stop_requested;
  * before any; kept after the stop is raised, for the message and the exit code. */
 extern volatile sig_atomic_t wl_stop_signal;
 
+/* Those signals, for the host's handlers (lhost_signals.c) and the children they are passed on
+ * to (lsystem.c) */
+enum { WL_NSTOP_SIGNALS = 6 };
+extern const int wl_stop_signals[WL_NSTOP_SIGNALS];
+
 /* "Ctrl-C" for SIGINT, else the signal's name ("SIGTERM"); NULL before any signal */
 const char *wl_stop_signal_name(void);
 
