@@ -183,11 +183,7 @@ db:exec("UPDATE runs SET scenario = NULL")
     local dir = regressed(h.tmpdir())
     local bytes = h.read(dir .. "/h.db")
     local n = math.max(20, (tonumber(os.getenv("WLRUN_FUZZ_MUTATIONS") or "") or 1500) // 25)
-    local state = 37
-    local function rng(k)
-      state = (state * 6364136223846793005 + 1442695040888963407) & 0x7fffffffffffffff
-      return (state >> 33) % k + 1
-    end
+    local rng = h.lcg(37)
     local bad = {}
     for i = 1, n do
       local t = bytes

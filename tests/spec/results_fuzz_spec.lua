@@ -16,12 +16,8 @@ local ROOT = os.getenv("WLRUN_SOURCE_DIR") or "."
 local N = tonumber(os.getenv("WLRUN_FUZZ_MUTATIONS") or "") or 1500
 local SEED = tonumber(os.getenv("WLRUN_FUZZ_SEED") or "") or 20261204
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local h = require "helper"
+local read = h.read
 
 local SEEDS = {
   "tests/fixtures/results/sample.json", "tests/fixtures/results/h200-bandwidth.json",
@@ -144,11 +140,7 @@ describe("results documents under mutation", function()
         assert.is_true(ok or internal(e) == nil, ("%s: %s on the seed itself: %s"):format(s.name, c[1], internal(e)))
       end
     end
-    local state = SEED
-    local function rng(n) -- a small LCG: the same mutations on every machine
-      state = (state * 6364136223846793005 + 1442695040888963407) & 0x7fffffffffffffff
-      return (state >> 33) % n + 1
-    end
+    local rng = h.lcg(SEED)
     local failures, accepted = {}, 0
     for i = 1, N do
       local seed = seeds[(i - 1) % #seeds + 1]
@@ -180,9 +172,7 @@ describe("results documents under mutation", function()
     for _, p in ipairs(SEEDS) do texts[#texts + 1] = { name = p, text = read(ROOT .. "/" .. p) } end
     do -- a journal as a run leaves it: the header line, then one configuration a line
       local doc = json.decode(texts[1].text)
-      local dir = os.tmpname()
-      os.remove(dir)
-      os.execute("mkdir -p '" .. dir .. "'")
+      local dir = h.tmpdir()
       local configs = doc.configurations
       doc.configurations, doc.complete = {}, false
       local w = journal.open(doc, { { path = dir .. "/r.json", format = "json" } })
@@ -191,11 +181,7 @@ describe("results documents under mutation", function()
       texts[#texts + 1] = { name = "journal", text = read(dir .. "/r.json.journal"), journal = dir .. "/m.json.journal" }
       w:finish(false)
     end
-    local state = SEED + 1
-    local function rng(n)
-      state = (state * 6364136223846793005 + 1442695040888963407) & 0x7fffffffffffffff
-      return (state >> 33) % n + 1
-    end
+    local rng = h.lcg(SEED + 1)
     local failures = {}
     for i = 1, N do
       local seed = texts[(i - 1) % #texts + 1]
