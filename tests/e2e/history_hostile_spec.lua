@@ -169,6 +169,18 @@ db:exec("UPDATE runs SET scenario = NULL")
     end
   end)
 
+  it("never calls a database that a first add is making another program's (show racing add)", function()
+    local dir = h.tmpdir()
+    one_run(dir)
+    local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
+    local script = ("cd %s && for i in $(seq 150); do rm -f h.db h.db-wal h.db-shm; (%s history add r.json --db h.db --commit a1 -q >/dev/null 2>&1 &); %s history show --db h.db 2>&1 | head -1; done"):format(
+      q(dir), q(bin), q(bin))
+    local p = io.popen(script)
+    local out = p:read("a")
+    p:close()
+    assert.is_nil(out:find("not a wlrun history", 1, true), out)
+  end)
+
   it("refuses to add to a damaged database (SQLite's quick_check), exit 9", function()
     local dir = regressed(h.tmpdir())
     local bytes = h.read(dir .. "/h.db")

@@ -116,7 +116,13 @@ function schema.migrate(db, label)
 end
 
 function schema.check(db, label)
-  local v = version_of(db, label)
+  -- one read transaction: its reads see one state of the file (a writer making the database
+  -- commits its tables and its id at once; read one by one, a reader could see the tables
+  -- without the id and call it another program's)
+  db:exec("BEGIN")
+  local ok, v = pcall(version_of, db, label)
+  pcall(db.exec, db, "COMMIT")
+  if not ok then error(v, 0) end
   if v == 0 then fail(label, "an empty database: no run was added to it (wlrun history add)") end
   if v < schema.VERSION then return "migrate" end
 end
