@@ -6,10 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Opens path; where it is there but does not load (no memory under ulimit -v, a missing
+ * dependency, the wrong architecture), keeps the first such reason: that is not "not found". */
 static bool try_open(struct wl_toolkit_lib *lib, const char *path) {
   lib->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (lib->handle) snprintf(lib->path, sizeof lib->path, "%s", path);
-  return lib->handle != NULL;
+  if (lib->handle) {
+    snprintf(lib->path, sizeof lib->path, "%s", path);
+    return true;
+  }
+  const char *err = dlerror();
+  if (!err) err = "unknown error";
+  snprintf(lib->last_error, sizeof lib->last_error, "%s", err);
+  if (!strstr(err, "No such file or directory") && !lib->load_error[0])
+    snprintf(lib->load_error, sizeof lib->load_error, "%s", err);
+  return false;
 }
 
 void wl_toolkit_lib_open(struct wl_toolkit_lib *lib) {
@@ -18,9 +28,8 @@ void wl_toolkit_lib_open(struct wl_toolkit_lib *lib) {
   const char *explicit_path = getenv(lib->env);
   if (explicit_path && *explicit_path) {
     if (try_open(lib, explicit_path)) return;
-    const char *err = dlerror();
     snprintf(lib->why, sizeof lib->why, "%s: %s=%s does not load: %s; point %s at %s (or unset it to search the usual places)",
-             lib->what, lib->env, explicit_path, err ? err : "unknown error", lib->env, lib->soname);
+             lib->what, lib->env, explicit_path, lib->last_error, lib->env, lib->soname);
     lib->failure = WL_LIB_BAD;
     return;
   }
@@ -40,6 +49,13 @@ void wl_toolkit_lib_open(struct wl_toolkit_lib *lib) {
       used += snprintf(tried + used, sizeof tried - (size_t)used, ", %s", dirs[i]);
   }
   if (found) return;
+  if (lib->load_error[0]) {
+    snprintf(lib->why, sizeof lib->why, "%s (%s) is there but does not load: %s%s", lib->what, lib->soname,
+             lib->load_error,
+             strstr(lib->load_error, "failed to map segment") ? " (no memory to map it: a limit such as ulimit -v?)" : "");
+    lib->failure = WL_LIB_BAD;
+    return;
+  }
   snprintf(lib->why, sizeof lib->why,
            "%s (%s) not found; looked in %s; install the CUDA toolkit's %s or set %s=/path/to/%s",
            lib->what, lib->soname, tried, lib->what, lib->env, lib->soname);

@@ -26,6 +26,8 @@ struct wl_toolkit_lib {
   enum wl_lib_failure failure;
   char path[512]; /* as dlopen was given it */
   char why[1536];
+  char load_error[512]; /* the first dlerror of a candidate that is there but did not load */
+  char last_error[512]; /* the last dlerror */
 };
 
 /* Opens lib once (RTLD_NOW | RTLD_LOCAL); on failure lib->handle is NULL, lib->why and

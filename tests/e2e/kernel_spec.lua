@@ -151,6 +151,22 @@ print(src.kind, src.path, a.source, b.source)
     assert.matches("cannot read kernel source .*/missing%.cu", r.stderr)
   end)
 
+  it("says that NVRTC is there but does not load, with the loader's reason, not that it is missing", function()
+    local src = "require('wlrun').kernel { 'extern \"C\" __global__ void k() {}', name = 'k' }\n"
+    -- no memory to map it: a limit on the address space that wlrun itself fits in (not under
+    -- AddressSanitizer, whose shadow memory no such limit leaves room for)
+    if os.getenv("WLRUN_TEST_SANITIZED") ~= "1" then
+      local r = run(src, { prefix = "ulimit -v 100000;" })
+      assert.equal(6, r.code, r.stderr) -- the compiler not there to use
+      assert.matches("wl.kernel 'k': NVRTC %(libnvrtc%.so%.13%) is there but does not load: .*no memory to map it", r.stderr)
+      assert.is_nil(r.stderr:find("not found", 1, true), r.stderr)
+    end
+    -- WLRUN_NVRTC naming a file that is not a library
+    local r = run(src, { env = "WLRUN_NVRTC=/etc/hostname" })
+    assert.equal(6, r.code, r.stderr)
+    assert.matches("WLRUN_NVRTC=/etc/hostname does not load: /etc/hostname: ", r.stderr)
+  end)
+
   it("refuses an unknown wl.kernel field and a missing name", function()
     local r = run(([[
 local wl = require "wlrun"
