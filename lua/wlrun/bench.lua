@@ -4,7 +4,7 @@ local core = require "wlrun.core"
 local engine = require "wlrun.engine"
 local checks = require "wlrun.checks"
 local settings = require "wlrun.settings"
-local units = require "wlrun.units"
+local units = require "wlrun.text.units"
 
 local bench = {}
 

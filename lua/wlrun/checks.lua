@@ -2,7 +2,7 @@
 -- message and a hint. evaluate() looks at a result the engine made and returns the warnings
 -- that apply; a clean, well-behaved benchmark gets none.
 local core = require "wlrun.core"
-local units = require "wlrun.units"
+local units = require "wlrun.text.units"
 local T = units.time
 
 local checks = {}

@@ -109,7 +109,7 @@ function W:pause(sleep)
 end
 
 function W:finish(r)
-  local units = require "wlrun.units"
+  local units = require "wlrun.text.units"
   local t = self.now()
   if self.energy and self.e_last and self.pending > 0 and self.time + (t - self.e_t) >= watch.ENERGY_MIN_TIME then
     self:energy_at(self.read(true).energy_j, t)

@@ -21,7 +21,7 @@ M.defaults = {
   min_samples = 3,    -- fewer samples on either side: "uncertain"
 }
 
-local finite = require("wlrun.units").finite
+local finite = require("wlrun.text.units").finite
 M.finite = finite
 
 ---------------------------------------------------------------------------------------------

@@ -105,7 +105,7 @@ function executor.visible_device(dev, visible)
   local i = 0
   for entry in (visible .. ","):gmatch("([^,]*),") do
     if i == dev then
-      entry = require("wlrun.trim").both(entry)
+      entry = require("wlrun.text.trim").both(entry)
       return entry ~= "" and entry or nil
     end
     i = i + 1
@@ -151,7 +151,7 @@ end
 function Devices:check()
   local n = core.device_count()
   local visible = os.getenv("CUDA_VISIBLE_DEVICES") -- the GPUs a job was given (Slurm): say so
-  local seen = visible and (", as CUDA_VISIBLE_DEVICES=%s shows them"):format(require("wlrun.printable").text(visible))
+  local seen = visible and (", as CUDA_VISIBLE_DEVICES=%s shows them"):format(require("wlrun.text.printable").text(visible))
     or ""
   for _, d in ipairs(self.devices) do
     if d >= n then

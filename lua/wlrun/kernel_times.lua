@@ -4,7 +4,7 @@
 -- duration of one launch (median, seconds) and its share of the kernel time (share, 0..1).
 local core = require "wlrun.core"
 local engine = require "wlrun.engine"
-local units = require "wlrun.units"
+local units = require "wlrun.text.units"
 
 local kernel_times = {}
 

@@ -4,7 +4,7 @@
 -- event pairs read after the iteration's closing synchronisation, so they add none.
 local core = require "wlrun.core"
 local settings = require "wlrun.settings"
-local units = require "wlrun.units"
+local units = require "wlrun.text.units"
 
 local loop = {}
 

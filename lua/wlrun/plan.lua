@@ -24,7 +24,7 @@ function plan.resumable(path, sc, script)
   local core = require "wlrun.core"
   local old = results.load(path, { prefix = "--resume: " })
   if type(old.scenario) ~= "table" or old.scenario.name ~= sc.name then
-    local text = require("wlrun.printable").text
+    local text = require("wlrun.text.printable").text
     local name = type(old.scenario) == "table" and old.scenario.name
     core.error("usage", ("--resume %s: its scenario is %s, this one is '%s'"):format(path,
       type(name) == "string" and ("'" .. text(name, 60) .. "'") or "not named", text(tostring(sc.name), 60)), 0)

@@ -17,7 +17,7 @@ local function read(path)
   return s
 end
 
-local function trim(s) return s and require("wlrun.trim").both(s) or nil end
+local function trim(s) return s and require("wlrun.text.trim").both(s) or nil end
 local function some(s) return s ~= nil and s ~= "" and s or nil end
 
 -- 13000 -> "13.0", 12080 -> "12.8" (cudaDriverGetVersion's form)

@@ -10,7 +10,7 @@ local results = require "wlrun.results"
 local plan_of = require "wlrun.plan"
 local sweep = require "wlrun.sweep"
 local settings = require "wlrun.settings"
-local units = require "wlrun.units"
+local units = require "wlrun.text.units"
 local nvtx = core.nvtx -- nvtx: automatic ranges (docs/nvtx.md)
 
 local runner = {}
@@ -76,7 +76,7 @@ end
 
 local function dry_run_text(p, sc)
   local out = { ("%s: %d configuration%s (%d in the space, %d pruned by where, %d by --filter)"):format(
-    require("wlrun.printable").whole(sc.name),
+    require("wlrun.text.printable").whole(sc.name),
     #p.list, #p.list == 1 and "" or "s", p.total, p.pruned, p.filtered) }
   for _, c in ipairs(p.list) do out[#out + 1] = ("%4d  %s"):format(c.index, sweep.describe(c.params, p.axes)) end
   return table.concat(out, "\n") .. "\n"
@@ -97,7 +97,7 @@ end
 -- format (json when --format is not given) and nothing else, in place of the table
 local function outputs_of(cli, out)
   local report = require "wlrun.report"
-  require("wlrun.stdio").refuse_twice(function(kind, msg) core.error(kind, msg, 0) end, nil, cli.outputs)
+  require("wlrun.text.stdio").refuse_twice(function(kind, msg) core.error(kind, msg, 0) end, nil, cli.outputs)
   local list, stdout_format, to_stdout = {}, out.format, nil
   for _, path in ipairs(cli.outputs) do
     local format = report.format_for_path(path)
@@ -148,7 +148,7 @@ function runner.run(sc, script)
     wall[phase], t = (wall[phase] or 0) + (now - t), now
   end
   local journal = require "wlrun.results.journal"
-  journal.in_run = ("scenario '%s'"):format(require("wlrun.printable").text(tostring(sc.name), 60))
+  journal.in_run = ("scenario '%s'"):format(require("wlrun.text.printable").text(tostring(sc.name), 60))
   local _ <close> = setmetatable({}, { __close = function() journal.in_run = nil end })
   local p = plan_of.build(sc, script, cli) -- bad input (-p, --filter, --resume) before the device
   local in_force, sources = runner.in_force(sc)

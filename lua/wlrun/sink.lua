@@ -45,8 +45,8 @@ Sink.__close = Sink.release
 function sink.silent() return setmetatable({ format = "table", quiet = true, silent = true }, Sink) end
 
 -- text from the run (names, parameter values, messages) reaches the terminal with its newlines
--- and no other control character (wlrun.printable)
-local printable = require "wlrun.printable"
+-- and no other control character (wlrun.text.printable)
+local printable = require "wlrun.text.printable"
 
 local function err(text)
   io.stderr:write(text)
@@ -83,7 +83,7 @@ function Sink:iteration(line)
   self:clear()
   line = printable.lines(line)
   if not self.report_only then
-    require("wlrun.stdio").write(line .. "\n")
+    require("wlrun.text.stdio").write(line .. "\n")
   else
     err(line .. "\n")
   end
@@ -93,7 +93,7 @@ function Sink:report(text)
   if self.silent then return end
   self:clear()
   self:release()
-  require("wlrun.stdio").write(text)
+  require("wlrun.text.stdio").write(text)
 end
 
 return sink

@@ -316,7 +316,7 @@ end
 -- "M=1024, N=2048, variant=tiled" in axes order, printable (printable.whole: no control
 -- character of a name or value reaches a terminal or fakes a line)
 function sweep.describe(params, axes)
-  local whole, parts = require("wlrun.printable").whole, {}
+  local whole, parts = require("wlrun.text.printable").whole, {}
   for _, name in ipairs(axes) do parts[#parts + 1] = whole(name) .. "=" .. whole(tostring(params[name])) end
   return table.concat(parts, ", ")
 end

@@ -33,7 +33,7 @@ local function decode_params(db, row)
   end
   if not ok then
     corrupt(db, ("run %s: parameters that are not a JSON object of values: %s"):format(row.run,
-      require("wlrun.printable").text(tostring(row.params))))
+      require("wlrun.text.printable").text(tostring(row.params))))
   end
   return p
 end

@@ -63,7 +63,7 @@ local function pragma(db, name) return db:rows("PRAGMA " .. name)[1][name] end
 local function tables(db)
   local names = {}
   for _, r in ipairs(db:rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")) do
-    names[#names + 1] = require("wlrun.printable").text(r.name, 60) -- another program's names
+    names[#names + 1] = require("wlrun.text.printable").text(r.name, 60) -- another program's names
   end
   return names
 end

@@ -14,7 +14,7 @@ local function parse_param(text)
   if not name then fail(("-p '%s': expected NAME=VALUE or NAME=V1,V2"):format(text)) end
   local values = {}
   for v in list:gmatch("[^,]+") do
-    v = require("wlrun.trim").both(v)
+    v = require("wlrun.text.trim").both(v)
     if v ~= "" then values[#values + 1] = v end
   end
   if #values == 0 then fail(("-p '%s': no value after '='"):format(text)) end
@@ -38,7 +38,7 @@ local function unknown_name(x, names, where)
   local list = {}
   for k in pairs(names) do list[#list + 1] = k end
   table.sort(list)
-  local printable = require("wlrun.printable").text
+  local printable = require("wlrun.text.printable").text
   for i, k in ipairs(list) do list[i] = printable(k, 60) end
   fail(("-p '%s=%s': no configuration%s has a parameter '%s' (%s)"):format(printable(x.name, 60),
     printable(table.concat(x.values, ","), 60), where or "", printable(x.name, 60),

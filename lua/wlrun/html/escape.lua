@@ -10,7 +10,7 @@ local REFS = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;"
 
 -- any value as text that is safe in HTML text and attribute values
 function M.text(v)
-  local s = require("wlrun.utf8_text").valid(tostring(v == nil and "" or v))
+  local s = require("wlrun.text.utf8_text").valid(tostring(v == nil and "" or v))
   s = s:gsub("[%z\1-\8\11-\31\127]", " ")
   return (s:gsub("[&<>\"']", REFS))
 end

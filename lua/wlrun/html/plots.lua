@@ -7,7 +7,7 @@
 --                                      on an axis of at least 10 % of the level
 -- Plots draw what the document or the history holds; they compute only positions.
 local svg = require "wlrun.html.svg"
-local units = require "wlrun.units"
+local units = require "wlrun.text.units"
 
 local M = {}
 

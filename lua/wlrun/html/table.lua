@@ -13,7 +13,7 @@ local json = require "wlrun.json"
 
 local M = {}
 
-local finite = require("wlrun.units").finite
+local finite = require("wlrun.text.units").finite
 
 local function cell(tag, content, class, key, span)
   local attrs = {}

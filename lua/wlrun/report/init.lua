@@ -2,7 +2,7 @@
 -- nothing; statistics, metrics and warnings are in it.
 --   report.render(doc, format) -> string        format: table, plain, csv, markdown, json
 --   report.format_for_path(path) -> format|nil  from the extension: .json .csv .md .txt
---   report.write(doc, path [, format])          whole (wlrun.files), or "-": stdout
+--   report.write(doc, path [, format])          whole (wlrun.text.files), or "-": stdout
 local report = {}
 
 report.formats = { "table", "plain", "csv", "markdown", "json" }
@@ -40,14 +40,14 @@ function report.write(doc, path, format)
   return report.write_text(report.render(doc, format), path, "results")
 end
 
--- writes text to path whole (wlrun.files: a new file beside it, renamed over it); errors are
+-- writes text to path whole (wlrun.text.files: a new file beside it, renamed over it); errors are
 -- kind io and name the file ("cannot write WHAT to 'path': reason"); "-" is standard output
 function report.write_text(text, path, what)
   if path == "-" then
-    require("wlrun.stdio").write(text)
+    require("wlrun.text.stdio").write(text)
     return path
   end
-  local ok, err = require("wlrun.files").write(path, text)
+  local ok, err = require("wlrun.text.files").write(path, text)
   if not ok then core().error("io", ("cannot write %s to '%s': %s"):format(what or "output", path, err), 0) end
   return path
 end

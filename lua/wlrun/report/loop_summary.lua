@@ -2,8 +2,8 @@
 -- phases and what lies outside them, the warnings. Formats only.
 --   render(s, name)        s: a summary as wlrun.loop.summarize makes it
 --   of_entry(c)            the same summary from a loop configuration of a results document
-local units = require "wlrun.units"
-local P = require("wlrun.printable").whole
+local units = require "wlrun.text.units"
+local P = require("wlrun.text.printable").whole
 
 local M = {}
 

@@ -31,9 +31,9 @@ function journal.path_for(path) return path .. ".journal" end
 
 -- refuses an output that cannot be written before anything is measured (a directory that is
 -- not there or not writable, a directory in the file's place): a new file is made beside it and
--- removed (wlrun.files), nothing that is there is touched
+-- removed (wlrun.text.files), nothing that is there is touched
 function journal.check_output(path)
-  local ok, err = require("wlrun.files").check(path)
+  local ok, err = require("wlrun.text.files").check(path)
   if not ok then io_fail(path, "results", err) end
 end
 
@@ -123,7 +123,7 @@ function journal.open(doc, outputs, resume, resumed)
   if #outputs > 0 then
     -- made new with its header, then renamed into place (over the journal --resume read)
     w.path = journal.path_for(outputs[1].path)
-    local files = require "wlrun.files"
+    local files = require "wlrun.text.files"
     local f, err = files.create(w.path)
     if not f then io_fail(w.path, "the journal", err) end
     w.file = f

@@ -107,7 +107,7 @@ local time_stats = object({ n = duration, mean = duration, std = duration, media
 local function timestamp(v, path)
   if type(v) ~= "string" or not v:match("^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%dZ$") then
     return ("%s is %s, not a time stamp like 2026-11-29T22:31:07Z"):format(path, type(v) == "string" and
-      ("'" .. require("wlrun.printable").text(v, 40) .. "'") or ("a " .. type(v)))
+      ("'" .. require("wlrun.text.printable").text(v, 40) .. "'") or ("a " .. type(v)))
   end
 end
 

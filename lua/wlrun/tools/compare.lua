@@ -13,7 +13,7 @@ M.util = util
 
 local function core() return require "wlrun.core" end
 
-local finite = require("wlrun.units").finite
+local finite = require("wlrun.text.units").finite
 
 ---------------------------------------------------------------------------------------------
 -- matching
@@ -461,7 +461,7 @@ function M.main(args)
   local tool = "compare"
   local o, pos = util.parse_args(tool, args or {}, spec)
   if o.help then
-    require("wlrun.stdio").write(M.usage)
+    require("wlrun.text.stdio").write(M.usage)
     return
   end
   if #pos ~= 2 then
@@ -523,7 +523,7 @@ function M.main(args)
   local doc = M.compare(base, new, opts)
 
   if not to_stdout then -- -o - is standard output's alone
-    require("wlrun.stdio").write(M.render(doc, format))
+    require("wlrun.text.stdio").write(M.render(doc, format))
     io.stdout:flush()
   end
   for _, f in ipairs(files) do util.write(tool, f[1], M.render(doc, f[2])) end

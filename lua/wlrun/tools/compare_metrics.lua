@@ -10,7 +10,7 @@
 local T = require "wlrun.report.table"
 local util = require "wlrun.tools.util"
 
-local finite = require("wlrun.units").finite
+local finite = require("wlrun.text.units").finite
 
 local M = {}
 
@@ -65,7 +65,7 @@ end
 
 local function amount(v, unit)
   if not finite(v) then return "-" end
-  if unit:sub(-2) == "/s" then return require("wlrun.units").rate(v, unit) end
+  if unit:sub(-2) == "/s" then return require("wlrun.text.units").rate(v, unit) end
   return ("%.4g"):format(v) .. (unit ~= "" and (" " .. unit) or "")
 end
 

@@ -3,7 +3,7 @@
 local T = require "wlrun.report.table"
 local util = require "wlrun.tools.util"
 
-local finite = require("wlrun.units").finite
+local finite = require("wlrun.text.units").finite
 local param_text, param_names = util.param_text, util.param_names
 
 local M = {}
@@ -152,7 +152,7 @@ local function not_compared_lines(doc)
 end
 
 function M.render_table(doc)
-  doc = require("wlrun.printable").data(doc) -- names and messages from the results: see report.table
+  doc = require("wlrun.text.printable").data(doc) -- names and messages from the results: see report.table
   local out = {}
   local sb, sn = doc.base.scenario, doc.new.scenario
   out[#out + 1] = "Comparing " .. (sb == sn and tostring(sb) or (tostring(sb) .. " with " .. tostring(sn)))
@@ -192,7 +192,7 @@ function M.render_table(doc)
 end
 
 function M.render_markdown(doc)
-  doc = require("wlrun.printable").data(doc)
+  doc = require("wlrun.text.printable").data(doc)
   local md = require "wlrun.report.markdown"
   local function code(s) return "`" .. tostring(s):gsub("`", "'") .. "`" end
   local out = {}

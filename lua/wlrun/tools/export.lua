@@ -9,12 +9,12 @@ local util = require "wlrun.tools.util"
 local M = {}
 local TOOL = "export"
 
-local finite = require("wlrun.units").finite
+local finite = require("wlrun.text.units").finite
 
 local function fail(kind, msg) util.fail(kind, TOOL, msg) end
 
 M.time_units = {} -- Google Benchmark's time units: name -> units per second
-for _, u in ipairs(require("wlrun.units").TIME) do M.time_units[u[2]] = math.floor(1 / u[1] + 0.5) end
+for _, u in ipairs(require("wlrun.text.units").TIME) do M.time_units[u[2]] = math.floor(1 / u[1] + 0.5) end
 
 -- "gemm_sweep/variant:tiled/M:1024/N:1024" (Google Benchmark's named arguments)
 function M.benchmark_name(doc, c)
@@ -186,7 +186,7 @@ local spec = {
 function M.main(args)
   local o, pos = util.parse_args(TOOL, args or {}, spec)
   if o.help then
-    require("wlrun.stdio").write(M.usage)
+    require("wlrun.text.stdio").write(M.usage)
     return
   end
   if #pos ~= 1 then fail("usage", ("expected one results file, got %d (wlrun export --help)"):format(#pos)) end
@@ -228,7 +228,7 @@ function M.main(args)
   if o.output then
     util.write(TOOL, o.output, text)
   else
-    require("wlrun.stdio").write(text)
+    require("wlrun.text.stdio").write(text)
   end
 end
 

@@ -24,7 +24,7 @@ M.LIMIT = 500 -- characters of one text in a plot; more are cut, with "…"
 function M.string(s, format)
   s = tostring(s)
   if #s > 4 * M.LIMIT then s = s:sub(1, 4 * M.LIMIT) end
-  s = require("wlrun.utf8_text").valid((s:gsub("[%z\1-\31\127]", " ")))
+  s = require("wlrun.text.utf8_text").valid((s:gsub("[%z\1-\31\127]", " ")))
   if utf8.len(s) > M.LIMIT then s = s:sub(1, utf8.offset(s, M.LIMIT + 1) - 1) .. "…" end
   if format then s = s:gsub("%%", "%%%%") end
   return '"' .. s:gsub('[\\"`@]', { ["\\"] = "\\\\", ['"'] = '\\"', ["`"] = "\\140", ["@"] = "\\100" }) .. '"'
@@ -82,7 +82,7 @@ function M.render(gp, dir, term, ext, body, files)
   local log = dir .. "/gnuplot.log"
   local r = process.spawn({ gp, "plot.gp" }, { cwd = dir, stdin = "/dev/null", stdout = log, stderr = log })
   local f = io.open(log, "rb")
-  local msg = require("wlrun.trim").right(f and f:read("a") or "")
+  local msg = require("wlrun.text.trim").right(f and f:read("a") or "")
   if f then f:close() end
   if r.how ~= "exit" or r.code ~= 0 then
     local how = r.how == "exit" and ("exit " .. r.code) or r.how == "signal" and ("signal " .. r.signal) or r.how

@@ -7,7 +7,7 @@ local query = require "wlrun.history.query"
 local store = require "wlrun.history.store"
 local analysis = require "wlrun.history.analysis"
 local render = require "wlrun.tools.history_render"
-local printable = require("wlrun.printable").text
+local printable = require("wlrun.text.printable").text
 
 local M = {}
 
@@ -122,7 +122,7 @@ local function add(o, files)
   local runs = {}
   for _, file in ipairs(files) do -- every file read and checked before the database is touched
     local doc = util.load(TOOL, file)
-    local path = file == "-" and require("wlrun.stdio").NAME or file -- as the run's file and in messages
+    local path = file == "-" and require("wlrun.text.stdio").NAME or file -- as the run's file and in messages
     local shown = printable(path) -- a file's name is data too (a glob's)
     if doc.journal then
       fail("usage", ("'%s' is the journal of a run that did not finish: make it a results file first (wlrun merge %s -o FILE.json)"):format(shown, shown))
@@ -148,7 +148,7 @@ local function add(o, files)
   end)
   if o.quiet then return end
   for i, run in ipairs(runs) do
-    require("wlrun.stdio").write(render.added_line(run, done[i], path))
+    require("wlrun.text.stdio").write(render.added_line(run, done[i], path))
   end
 end
 
@@ -250,7 +250,7 @@ function M.main(args)
   local o, pos = util.parse_args(TOOL, args or {}, spec)
   local cmd = table.remove(pos, 1)
   if o.help or cmd == nil then
-    require("wlrun.stdio").write(M.usage)
+    require("wlrun.text.stdio").write(M.usage)
     if cmd == nil and not o.help then fail("usage", "expected a command: add, show, trend or blame") end
     return
   end
@@ -263,7 +263,7 @@ function M.main(args)
   local db <close> = store.open_reader(path)
   local doc = cmd == "show" and show(db, path, o) or analyse(db, path, o, opts, cmd)
   if not opts.to_stdout then -- -o - is standard output's alone
-    require("wlrun.stdio").write(render.text(doc))
+    require("wlrun.text.stdio").write(render.text(doc))
     io.stdout:flush()
   end
   for _, f in ipairs(opts.outputs) do util.write(TOOL, f.path, f.json and util.json(doc) or render.text(doc)) end

@@ -1,11 +1,11 @@
 -- The printers of `wlrun history` (wlrun.tools.history): aligned text tables of the runs, of
 -- each configuration's series and of the shifts found, and the gate's lines. Formats only:
 -- every number shown is in the document that -o writes as JSON. Every text of the database or a
--- results file (names, parameters, commits, times, files) goes out through wlrun.printable: an
+-- results file (names, parameters, commits, times, files) goes out through wlrun.text.printable: an
 -- escape sequence in the data cannot reach the terminal or fake a line of the output.
 local T = require "wlrun.report.table"
 local util = require "wlrun.tools.util"
-local printable = require("wlrun.printable").whole
+local printable = require("wlrun.text.printable").whole
 
 local M = {}
 

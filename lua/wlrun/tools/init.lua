@@ -66,16 +66,16 @@ local function readme_text(path)
   local kind = kind_of(path)
   if not kind then return nil end
   if kind ~= "file" then refuse("usage", ("%s is %s, not a file to add a section to"):format(path, KINDS[kind])) end
-  return (require("wlrun.stdio").read(path, function(_, msg) refuse("io", msg) end))
+  return (require("wlrun.text.stdio").read(path, function(_, msg) refuse("io", msg) end))
 end
 
 -- Everything is checked before anything is written; then each file is made new beside its
--- target (wlrun.files), and all are renamed into place once all are made, README.md last. A
+-- target (wlrun.text.files), and all are renamed into place once all are made, README.md last. A
 -- failure before the renames removes what was made, the directories too.
 function M.main(args)
   local o, pos = util.parse_args(TOOL, args, { ["-h"] = { key = "help" }, ["--help"] = {} })
   if o.help then
-    require("wlrun.stdio").write(HELP)
+    require("wlrun.text.stdio").write(HELP)
     return
   end
   if #pos > 1 then util.fail("usage", TOOL, ("one directory at most, got '%s' and '%s'"):format(pos[1], pos[2])) end
@@ -109,7 +109,7 @@ function M.main(args)
     said = ("%s %s\n"):format(old and "added a Benchmarks section to" or "wrote", readme)
   end
 
-  local writer = require "wlrun.files"
+  local writer = require "wlrun.text.files"
   local made = {}
   local function undo(msg)
     for _, f in ipairs(made) do writer.discard(f) end
@@ -130,7 +130,7 @@ function M.main(args)
     if ok then ok, err = file:close() end
     if not ok then undo(("cannot write %s: %s"):format(f.path, tostring(err))) end
   end
-  local out = require "wlrun.stdio"
+  local out = require "wlrun.text.stdio"
   for i, f in ipairs(files) do
     local ok, err = writer.rename(made[i])
     if not ok then util.fail("io", TOOL, ("cannot write %s: %s"):format(f.path, tostring(err))) end

@@ -96,7 +96,7 @@ local spec = {
 function M.main(args)
   local o, pos = util.parse_args(TOOL, args or {}, spec)
   if o.help then
-    require("wlrun.stdio").write(M.usage)
+    require("wlrun.text.stdio").write(M.usage)
     return
   end
   if #pos == 0 then util.fail("usage", TOOL, "expected results files to merge (wlrun merge --help)") end
@@ -122,7 +122,7 @@ function M.main(args)
 
   for _, f in ipairs(files) do util.write(TOOL, f[1], report().render(doc, f[2])) end
   if (o.format or #files == 0) and not to_stdout then -- -o - is standard output's alone
-    require("wlrun.stdio").write(report().render(doc, o.format or "table"))
+    require("wlrun.text.stdio").write(report().render(doc, o.format or "table"))
     io.stdout:flush()
   end
   if not o.quiet then

@@ -14,7 +14,7 @@ local gnuplot = require "wlrun.tools.gnuplot"
 local M = {}
 local TOOL = "plot"
 
-local finite = require("wlrun.units").finite
+local finite = require("wlrun.text.units").finite
 
 local function fail(kind, msg) util.fail(kind, TOOL, msg) end
 
@@ -31,7 +31,7 @@ local function ptime_range(lo, hi) return (T.time_range(lo, hi):gsub(" us$", " Â
 local time_keys = { mean = true, std = true, median = true, min = true, max = true, p10 = true, p25 = true,
                     p75 = true, p90 = true, p99 = true, iqr = true }
 
-local units = require "wlrun.units"
+local units = require "wlrun.text.units"
 local pick = units.pick
 
 -- the time unit for values up to `max` ({scale, name}), with the micro sign
@@ -540,7 +540,7 @@ local spec = {
 function M.main(args)
   local o, pos = util.parse_args(TOOL, args or {}, spec)
   if o.help then
-    require("wlrun.stdio").write(M.usage)
+    require("wlrun.text.stdio").write(M.usage)
     return
   end
   if #pos ~= 1 then

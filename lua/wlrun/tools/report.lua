@@ -67,7 +67,7 @@ local function prepare(dir)
     return util.make_dirs(TOOL, dir)
   end
   local others = {}
-  for _, name in ipairs(names) do -- index.html, and what a killed writer of it left (wlrun.files)
+  for _, name in ipairs(names) do -- index.html, and what a killed writer of it left (wlrun.text.files)
     if not (name == INDEX or name == INDEX .. ".tmp" or name:match("^index%.html%.%w%w%w%w%w%w%.tmp$")) then
       others[#others + 1] = name
     end
@@ -97,7 +97,7 @@ local function plural(n, word) return ("%d %s%s"):format(n, word, n == 1 and "" 
 function M.main(args)
   local o, pos = util.parse_args(TOOL, args or {}, spec)
   if o.help then
-    require("wlrun.stdio").write(M.usage)
+    require("wlrun.text.stdio").write(M.usage)
     return
   end
   if not o.html then fail("usage", "--html DIR is needed: the directory the page goes into (wlrun report --help)") end
@@ -132,7 +132,7 @@ function M.main(args)
   local parts = { plural(#documents, "results file") }
   if holds.comparisons > 0 then parts[#parts + 1] = plural(holds.comparisons, "comparison") end
   if holds.series then parts[#parts + 1] = ("the history of %s"):format(plural(holds.series, "configuration")) end
-  require("wlrun.stdio").write(("wrote '%s': %s\n"):format(path, table.concat(parts, ", ")))
+  require("wlrun.text.stdio").write(("wrote '%s': %s\n"):format(path, table.concat(parts, ", ")))
 end
 
 return M

@@ -271,7 +271,7 @@ end
 -- below the report (table and plain): per process what it was, the step's GPU busy time and
 -- where it went, and with --kernels the top kernels of each phase per iteration
 function M.details(entries, kernels)
-  local units = require "wlrun.units"
+  local units = require "wlrun.text.units"
   local out = {}
   for _, e in ipairs(entries) do
     local t = e.trace
@@ -343,7 +343,7 @@ end
 -- the line over several processes with steps (DDP ranks), below the details
 function M.ranks_line(g)
   if not g then return "" end
-  local units = require "wlrun.units"
+  local units = require "wlrun.text.units"
   return ("all %d processes: global batch %d, %.1f samples/s (the slowest, #%d, sets the pace: iter %s); per step, the slowest process's iteration less the fastest's: mean %s, max %s over %d steps\n"):format(
     g.processes, g.batch, g.samples_per_s, g.slowest, units.time(g.slowest_iter), units.time(g.spread_mean),
     units.time(g.spread_max), g.steps)
@@ -357,7 +357,7 @@ local function write_hook(dir)
   local text = process.embedded_file("src/trace/python/sitecustomize.py")
   if not text then fail("io", "this wlrun was built without its Python hook (src/trace/python/sitecustomize.py)") end
   local ok, err = process.make_dir(hook_dir(dir))
-  if ok then ok, err = require("wlrun.files").write(hook_dir(dir) .. "/sitecustomize.py", text) end
+  if ok then ok, err = require("wlrun.text.files").write(hook_dir(dir) .. "/sitecustomize.py", text) end
   if not ok then fail("io", ("cannot write the Python hook into %s: %s"):format(hook_dir(dir), tostring(err))) end
 end
 
@@ -406,7 +406,7 @@ local function trace(o, cmd)
   local program = M.program(cmd[1])
   local lib = M.library()
   for _, out in ipairs(o.outputs) do -- before CMD runs, as a scenario run checks its outputs
-    local ok, err = require("wlrun.files").check(out.path)
+    local ok, err = require("wlrun.text.files").check(out.path)
     if not ok then fail("io", ("cannot write results to '%s': %s"):format(out.path, err)) end
   end
   local dir
@@ -471,7 +471,7 @@ local function trace(o, cmd)
     local where = entries and (#o.outputs > 0 and not unwritten and ("the report is in " .. o.outputs[1].path)
       or "the report is above") or "no report"
     if kind == "timeout" then
-      require("wlrun.core").error("timeout", ("trace: %s after %s; %s"):format(how, require("wlrun.units").time(o.timeout,
+      require("wlrun.core").error("timeout", ("trace: %s after %s; %s"):format(how, require("wlrun.text.units").time(o.timeout,
         "%.3g %s"), where), 0)
     end
     return code, ("trace: %s; %s"):format(how, where)
@@ -489,7 +489,7 @@ function M.main(args)
   local before, cmd = M.split(args or {})
   local o = M.options(before)
   if o.help then
-    require("wlrun.stdio").write(M.usage)
+    require("wlrun.text.stdio").write(M.usage)
     return
   end
   if #cmd == 0 then fail("usage", "no command to trace: wlrun trace [options] -- CMD [ARGS...] (wlrun trace --help)") end

@@ -10,7 +10,7 @@ local function core() return require "wlrun.core" end
 function util.fail(kind, tool, msg) core().error(kind, ("%s: %s"):format(tool, msg), 0) end
 
 function util.warn(tool, msg)
-  io.stderr:write(("wlrun %s: warning: %s\n"):format(tool, require("wlrun.printable").lines(msg)))
+  io.stderr:write(("wlrun %s: warning: %s\n"):format(tool, require("wlrun.text.printable").lines(msg)))
 end
 
 -- Options: spec[name] = { value = true (takes a value), multi = true (repeatable), key = field };
@@ -57,7 +57,7 @@ function util.parse_args(tool, args, spec)
     end
     i = i + 1
   end
-  require("wlrun.stdio").refuse_twice(function(kind, msg) util.fail(kind, tool, msg) end, pos,
+  require("wlrun.text.stdio").refuse_twice(function(kind, msg) util.fail(kind, tool, msg) end, pos,
     type(opts.output) == "table" and opts.output or { opts.output })
   return opts, pos
 end
@@ -82,7 +82,7 @@ function util.percent(s) return core().percent(s) end
 function util.names(s)
   local list = {}
   for name in tostring(s):gmatch("[^,]+") do
-    name = require("wlrun.trim").both(name)
+    name = require("wlrun.text.trim").both(name)
     if name ~= "" then list[#list + 1] = name end
   end
   return list
@@ -90,7 +90,7 @@ end
 
 -- the text of a file, or of standard input for "-"
 function util.read_file(tool, path)
-  return (require("wlrun.stdio").read(path, function(kind, msg) util.fail(kind, tool, msg) end))
+  return (require("wlrun.text.stdio").read(path, function(kind, msg) util.fail(kind, tool, msg) end))
 end
 
 -- A results document (or, with accept = {["wlrun-compare"] = 1}, one of those too), through
@@ -100,7 +100,7 @@ function util.load(tool, path, accept)
   return require("wlrun.results.load").load(path, { prefix = tool .. ": ", accept = accept })
 end
 
--- writes text to path whole (wlrun.files: a new file, renamed over it), or to standard output for "-";
+-- writes text to path whole (wlrun.text.files: a new file, renamed over it), or to standard output for "-";
 -- errors are kind io
 function util.write(tool, path, text)
   local ok, e = pcall(require("wlrun.report").write_text, text, path, "output")
@@ -143,7 +143,7 @@ function util.align(cols, rows, sep)
       local pad = string.rep(" ", w[j] - T.width(s))
       parts[j] = c.right and (pad .. s) or (s .. pad)
     end
-    return require("wlrun.trim").right(table.concat(parts, sep))
+    return require("wlrun.text.trim").right(table.concat(parts, sep))
   end
   local out = {}
   local titles, rule = {}, {}

@@ -189,7 +189,7 @@ function command.run(sc, p, state, entry, ctx)
       or (r.interrupted == 15 and "SIGTERM" or "Ctrl-C")), 0)
   end
   if r.how == "timeout" then
-    core.error("timeout", ("wl.command: %s was stopped after %s"):format(name, require("wlrun.units").time(o.timeout,
+    core.error("timeout", ("wl.command: %s was stopped after %s"):format(name, require("wlrun.text.units").time(o.timeout,
       "%.3g %s")), 0)
   end
   if r.how == "signal" then core.error("script", ("wl.command: %s was killed by signal %d"):format(name, r.signal), 0) end

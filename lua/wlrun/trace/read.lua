@@ -42,9 +42,9 @@ local function limits_of(given)
   return l
 end
 
--- A name as it may be printed on a terminal (wlrun.printable, shared with every printer): control
+-- A name as it may be printed on a terminal (wlrun.text.printable, shared with every printer): control
 -- characters and bytes that are not UTF-8 as \xHH, cut to max bytes (default 120).
-read.printable = require("wlrun.printable").text
+read.printable = require("wlrun.text.printable").text
 
 ---------------------------------------------------------------------------------------------
 -- one file

@@ -4,6 +4,9 @@
 --   stdio.read(path, fail) -> text, name     fail(kind, msg) raises; kinds io and usage
 --   stdio.write(text)                        the text on standard output, flushed
 --   stdio.refuse_twice(fail, pos, outputs)   more than one '-' in either list is refused
+local core = require "wlrun.core"
+local process = require "wlrun.process"
+
 local stdio = {}
 
 stdio.DASH = "-"
@@ -22,7 +25,6 @@ function stdio.read(path, fail)
   if path == stdio.DASH then
     if stdin_taken then fail("usage", "'-' (standard input) is given twice: it can be read once") end
     stdin_taken = true
-    local process = require "wlrun.process"
     if process.file_type("/dev/stdin", true) == "other" and not process.isatty(0) then -- a device like /dev/zero
       fail("io", ("cannot read %s: it is a device, not a file, a pipe, a socket or a terminal"):format(stdio.NAME))
     end
@@ -31,7 +33,7 @@ function stdio.read(path, fail)
     return text, stdio.NAME
   end
   -- a file or a pipe (a shell's <(...)); a device like /dev/zero would never end the read
-  local kind = require("wlrun.process").file_type(path, true)
+  local kind = process.file_type(path, true)
   if kind and kind ~= "file" and kind ~= "fifo" then
     fail("io", ("cannot read '%s': it is %s, not a file"):format(path,
       ({ directory = "a directory", socket = "a socket" })[kind] or "a device"))
@@ -49,7 +51,7 @@ end
 function stdio.write(text)
   local ok, err = io.stdout:write(text)
   if ok then ok, err = io.stdout:flush() end
-  if not ok then require("wlrun.core").error("io", ("cannot write to standard output: %s"):format(tostring(err)), 0) end
+  if not ok then core.error("io", ("cannot write to standard output: %s"):format(tostring(err)), 0) end
 end
 
 -- inputs: positional arguments; outputs: the -o values (either may be nil)

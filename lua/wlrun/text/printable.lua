@@ -18,6 +18,8 @@
 --
 -- A backslash is left as it is: "\x1b" in the output is either an escape or those four
 -- characters in the data (JSON and CSV keep the data).
+local core = require "wlrun.core"
+
 local printable = {}
 
 local BAD = "[\0-\31\127-\255]"
@@ -96,7 +98,7 @@ end
 -- a value whose every string is printable ASCII is returned as it is, found so in C (a results
 -- document of 400 configurations: 28 ms of walking in Lua)
 function printable.data(v, lines, keep)
-  if require("wlrun.core").printable_clean(v) then return v end
+  if core.printable_clean(v) then return v end
   return copy(v, lines, keep, nil, {})
 end
 

@@ -14,7 +14,7 @@
 -- msg is the OS's reason without the file's name, for the caller's message naming the file.
 local files = {}
 
-local function process() return require "wlrun.process" end
+local process = require "wlrun.process"
 
 -- os.rename and os.remove put the file's name before the OS's reason: keep the reason
 local function reason(msg, ...)
@@ -28,7 +28,7 @@ end
 local made = setmetatable({}, { __mode = "k" }) -- file of files.create -> {tmp =, path =}
 
 function files.create(path)
-  local f, tmp = process().create_beside(path)
+  local f, tmp = process.create_beside(path)
   if not f then return nil, tmp end
   made[f] = { tmp = tmp, path = path }
   return f
@@ -75,7 +75,7 @@ function files.write(path, text)
 end
 
 function files.check(path)
-  if process().file_type(path) == "directory" then return nil, "Is a directory" end
+  if process.file_type(path) == "directory" then return nil, "Is a directory" end
   local f, err = files.create(path)
   if not f then return nil, err end
   files.discard(f)
