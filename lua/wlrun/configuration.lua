@@ -121,7 +121,7 @@ local function measure(sc, p, state, entry, ctx)
     return
   end
   if sc.loop then -- a loop workload (docs/loops.md): its own timing instead of wl.bench
-    if not ctx.compile_only then require("wlrun.loop").run(sc, p, state, entry, ctx) end
+    if not ctx.compile_only then require("wlrun.measure.loop").run(sc, p, state, entry, ctx) end
     entry.kernels = kernels_of(state)
     if ctx.compile_only then entry.status = "compiled" return end
     if sc.check then check(sc, p, state, entry) end -- after the loop: did the training do what it should?
@@ -147,7 +147,7 @@ local function measure(sc, p, state, entry, ctx)
     check(sc, p, state, entry)
     entry.wall.check = core.clock() - t0
   end
-  local r = require("wlrun.bench").run(work, sc.timing, checked)
+  local r = require("wlrun.measure.bench").run(work, sc.timing, checked)
   local t_record = core.clock()
   for k, v in pairs(r.wall) do entry.wall[k] = v end
   results.record_bench(entry, r)

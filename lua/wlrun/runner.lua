@@ -21,7 +21,7 @@ local deep_copy = results.copy
 -- options but the counts a loop has too, in a fixed order
 local function bench_only()
   local list = {}
-  for opt, s in pairs(require("wlrun.bench").settings_of) do
+  for opt, s in pairs(require("wlrun.measure.bench").settings_of) do
     if opt ~= "iters" and opt ~= "warmup" then list[#list + 1] = s end
   end
   table.sort(list, function(a, b) return a[1] .. "." .. a[2] < b[1] .. "." .. b[2] end)
@@ -58,14 +58,14 @@ function runner.in_force(sc)
         core.error("usage", ("%s does not apply to %s: %s"):format(option_name(s[1], s[2]), sc.name, why), 0)
       end
     end
-    local loop = require "wlrun.loop"
+    local loop = require "wlrun.measure.loop"
     if sc.loop then
       for _, f in ipairs { "iters", "warmup" } do set("run", f, loop.count(sc.loop, f)) end
     else
       set("run", "warmup", loop.count({ warmup = sc.command.warmup }, "warmup"))
     end
   else
-    local map = require("wlrun.bench").settings_of
+    local map = require("wlrun.measure.bench").settings_of
     for opt, v in pairs(sc.timing or {}) do
       local s = map[opt]
       if s then set(s[1], s[2], settings.value(s[1], s[2], v)) end
@@ -153,7 +153,7 @@ function runner.run(sc, script)
   local p = plan_of.build(sc, script, cli) -- bad input (-p, --filter, --resume) before the device
   local in_force, sources = runner.in_force(sc)
   local worker = cli.worker_config or cli.worker_queue
-  require("wlrun.clocks").parse(settings.value("run", "lock_clocks")) -- a bad value before anything runs
+  require("wlrun.measure.clocks").parse(settings.value("run", "lock_clocks")) -- a bad value before anything runs
   local out = settings.view.output
   local outputs, format, report_only = outputs_of(cli, out)
   local sink <close> = worker and require("wlrun.sink").silent() or require("wlrun.sink").new {
@@ -234,10 +234,10 @@ function runner.run(sc, script)
   if on_device then
     device = require_device(script)
     if not worker then -- the parent holds the lock: a child's exit would reset it
-      device.clocks = require("wlrun.clocks").apply(settings.value("run", "lock_clocks"), function(m) sink:warning(m) end)
+      device.clocks = require("wlrun.measure.clocks").apply(settings.value("run", "lock_clocks"), function(m) sink:warning(m) end)
     end
     mark("device")
-    floor = require("wlrun.bench").floor()
+    floor = require("wlrun.measure.bench").floor()
     mark("floor")
   end
   local ctx = { scenario = sc, axes = p.axes, device = device, floor = floor, compile_only = compile_only, sink = sink }

@@ -1,6 +1,6 @@
 -- The warning logic on synthetic results (no GPU): each warning fires on its planted case,
 -- and a clean result gets none.
-local checks = require "wlrun.checks"
+local checks = require "wlrun.measure.checks"
 
 local function result(over)
   local r = {
@@ -93,7 +93,7 @@ describe("checks", function()
 end)
 
 describe("median noise", function()
-  local bench = require "wlrun.bench"
+  local bench = require "wlrun.measure.bench"
   it("is the relative half-width of the median's 95 % interval", function()
     local same = {}
     for i = 1, 100 do same[i] = 1.0 end

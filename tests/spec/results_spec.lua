@@ -143,9 +143,9 @@ end)
 -- machine cannot measure, but every part of a measured entry must load back through the one
 -- strict loader (--resume, children, --devices, compare and merge all read through it).
 describe("a measured entry, as the GPU paths write it", function()
-  local bench = require "wlrun.bench"
-  local loop = require "wlrun.loop"
-  local checks = require "wlrun.checks"
+  local bench = require "wlrun.measure.bench"
+  local loop = require "wlrun.measure.loop"
+  local checks = require "wlrun.measure.checks"
 
   local function bimodal(n)
     local xs = {}

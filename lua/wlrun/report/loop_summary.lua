@@ -1,6 +1,6 @@
 -- The text of a loop's summary (docs/loops.md): throughput, iteration and data times, the
 -- phases and what lies outside them, the warnings. Formats only.
---   render(s, name)        s: a summary as wlrun.loop.summarize makes it
+--   render(s, name)        s: a summary as wlrun.measure.loop.summarize makes it
 --   of_entry(c)            the same summary from a loop configuration of a results document
 local units = require "wlrun.text.units"
 local P = require("wlrun.text.printable").whole

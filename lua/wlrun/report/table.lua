@@ -247,7 +247,7 @@ function M.device_line(dev)
   if dev.arch then extra[#extra + 1] = tostring(dev.arch) end
   if dev.sm_count then extra[#extra + 1] = M.value(dev.sm_count) .. " SMs" end
   if finite(dev.peak_bandwidth) then extra[#extra + 1] = "peak bandwidth " .. units.rate(dev.peak_bandwidth, "B/s") end
-  extra[#extra + 1] = require("wlrun.clocks").describe(dev.clocks)
+  extra[#extra + 1] = require("wlrun.measure.clocks").describe(dev.clocks)
   return tostring(dev.name or "unknown device") .. (#extra > 0 and (" (" .. table.concat(extra, ", ") .. ")") or "")
 end
 

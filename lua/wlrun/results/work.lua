@@ -71,10 +71,10 @@ local function check_metrics(ms, where)
   if n > M.MAX_METRICS then fail(where, ("work(p).metrics has %d metrics; at most %d"):format(n, M.MAX_METRICS)) end
 end
 
--- what work(p) returned: amounts (finite numbers >= 0), a dtype of wlrun.peaks.DTYPES, custom
+-- what work(p) returned: amounts (finite numbers >= 0), a dtype of wlrun.measure.peaks.DTYPES, custom
 -- metrics; bytes is reads + writes when those are given
 function M.check(w, where)
-  local peaks = require "wlrun.peaks"
+  local peaks = require "wlrun.measure.peaks"
   if type(w) ~= "table" then fail(where, "work(p) must return a table {flops =, bytes =}, got a " .. type(w)) end
   for k, v in pairs(w) do
     if k == "dtype" then
@@ -112,7 +112,7 @@ function M.record(entry, w, device, where)
   if w.flops then
     m.flop_per_s = w.flops / median
     if w.dtype then -- against the peak of the work's own dtype, where the architecture's is known
-      local peak = require("wlrun.peaks").flops(device, w.dtype)
+      local peak = require("wlrun.measure.peaks").flops(device, w.dtype)
       m.peak_fraction = peak and m.flop_per_s / peak or nil
     else
       m.peak_fp32_fraction = device and m.flop_per_s / device.peak_fp32_flops or nil

@@ -117,11 +117,11 @@ function M.options(args)
     end
     opts.flops_per_sample = f
   end
-  local peaks = require "wlrun.peaks"
+  local peaks = require "wlrun.measure.peaks"
   if o.dtype and not peaks.is_dtype(o.dtype) then
     fail("usage", ("--dtype: expected %s, got '%s'"):format(table.concat(peaks.DTYPES, ", "), o.dtype))
   end
-  opts.dtype = o.dtype or require("wlrun.loop").DEFAULT_DTYPE
+  opts.dtype = o.dtype or require("wlrun.measure.loop").DEFAULT_DTYPE
   local known = {}
   for _, f in ipairs(printers().formats) do known[f] = true end
   if not known[opts.format] then
@@ -250,14 +250,14 @@ function M.add_mfu(entries, flops, dtype)
         if ok then device = d
         else why = ("device %d could not be read: %s"):format(dev, tostring(type(d) == "table" and d.message or d)) end
       end
-      require("wlrun.loop").add_mfu(e, flops, dtype, device, why)
+      require("wlrun.measure.loop").add_mfu(e, flops, dtype, device, why)
     end
   end
 end
 
 -- the per-iteration lines of the measured steps (the methodology's form: wl.loop's)
 local function iteration_lines(sink, entries)
-  local loop = require "wlrun.loop"
+  local loop = require "wlrun.measure.loop"
   for _, e in ipairs(entries) do
     if e.status == "ok" then
       if #entries > 1 then

@@ -7,70 +7,6 @@ local settings = require "wlrun.settings"
 
 local command = {}
 
-local fields = {
-  name = true, description = true, params = true, order = true, where = true, setup = true, teardown = true,
-  command = true, env = true, cwd = true, batch_size = true, step = true, data = true, warmup = true,
-  sync_steps = true, kernels = true, timeout = true, print_iters = true, auto_ranges = true,
-  flops_per_sample = true, dtype = true,
-}
-
-local function fail(msg, level) core.error("script", "wl.command: " .. msg, level + 1) end
-
--- wl.command{...}: checks the declaration and returns the scenario
-function command.declare(spec, level)
-  level = level + 1
-  if type(spec) ~= "table" then core.error("script", "wl.command expects a table", level) end
-  require("wlrun.fields").check(spec, fields, "wl.command", level)
-  local c = spec.command
-  if type(c) ~= "function" and not (type(c) == "table" and #c > 0) then
-    fail("'command' must be a function(p, state) returning the program and its arguments, or that list", level)
-  end
-  for _, f in ipairs { "env", "cwd" } do
-    local v, want = spec[f], f == "env" and "table" or "string"
-    if v ~= nil and type(v) ~= want and type(v) ~= "function" then
-      fail(("'%s' must be a %s or a function(p, state)"):format(f, want), level)
-    end
-  end
-  for _, f in ipairs { "step", "data" } do
-    if spec[f] ~= nil and (type(spec[f]) ~= "string" or spec[f] == "") then
-      fail(("'%s' must be a range name"):format(f), level)
-    end
-  end
-  local bs = spec.batch_size
-  if bs ~= nil and not (type(bs) == "function" or (math.type(bs) == "integer" and bs >= 1)) then
-    fail("batch_size must be a whole number >= 1 or a function(p)", level)
-  end
-  if spec.warmup ~= nil and not (math.type(spec.warmup) == "integer" and spec.warmup >= 0) then
-    fail("warmup must be a whole number >= 0", level)
-  end
-  local timeout = 0
-  if spec.timeout ~= nil then
-    local t, err = core.setting_value("run", "config_timeout", spec.timeout)
-    if not t or t <= 0 then
-      fail(("timeout: expected seconds > 0 or a duration like 10m, got '%s'%s"):format(tostring(spec.timeout),
-        err and (" (" .. err .. ")") or ""), level)
-    end
-    timeout = t
-  end
-  local loop = require "wlrun.loop"
-  if type(spec.flops_per_sample) ~= "function" then loop.check_flops(spec.flops_per_sample, nil, "wl.command", level) end
-  loop.check_flops(nil, spec.dtype, "wl.command", level)
-  for _, f in ipairs { "sync_steps", "kernels", "print_iters", "auto_ranges" } do
-    if spec[f] ~= nil and type(spec[f]) ~= "boolean" then fail(("'%s' must be true or false"):format(f), level) end
-  end
-  local sc = {
-    name = spec.name, description = spec.description, params = spec.params, order = spec.order,
-    where = spec.where, setup = spec.setup, teardown = spec.teardown,
-    command = {
-      command = c, env = spec.env, cwd = spec.cwd, batch_size = bs, warmup = spec.warmup, timeout = timeout,
-      step = spec.step, data = spec.data, sync_steps = spec.sync_steps == true, kernels = spec.kernels == true,
-      print_iters = spec.print_iters ~= false, auto_ranges = spec.auto_ranges ~= false,
-      flops_per_sample = spec.flops_per_sample, dtype = spec.dtype or loop.DEFAULT_DTYPE,
-    },
-  }
-  return require("wlrun.scenario").declare(sc, level)
-end
-
 -- a field that is a value or a function(p, state) of one
 local function value_of(v, p, state) if type(v) == "function" then return v(p, state) end return v end
 
@@ -111,7 +47,7 @@ end
 
 local function flops_of(C, p, state)
   local f = value_of(C.flops_per_sample, p, state)
-  require("wlrun.loop").check_flops(f, nil, "wl.command: flops_per_sample(p)", 1)
+  require("wlrun.measure.loop").check_flops(f, nil, "wl.command: flops_per_sample(p)", 1)
   return f
 end
 
@@ -177,7 +113,7 @@ function command.run(sc, p, state, entry, ctx)
   if run.entries then
     fill(entry, run.entries)
     if C.print_iters and sink and entry.status == "ok" then
-      local loop = require "wlrun.loop"
+      local loop = require "wlrun.measure.loop"
       for j, iter in ipairs(entry.samples) do sink:iteration(loop.format_line(j, iter, entry.loop.data[j], entry.loop.batch_size)) end
     end
   end

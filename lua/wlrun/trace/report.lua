@@ -19,7 +19,7 @@
 -- direct children. GPU work belongs to the range its launch's correlation names (C records) and
 -- to that range's ancestors: a phase's GPU time is the sum of its work's durations, the step's
 -- GPU busy time the union of its subtree's work intervals, "outside" the step's work in no phase.
-local loop = require "wlrun.loop"
+local loop = require "wlrun.measure.loop"
 local read = require "wlrun.trace.read"
 local ranges = require "wlrun.trace.ranges"
 local windows = require "wlrun.trace.windows"

@@ -5,50 +5,12 @@
 local core = require "wlrun.core"
 local settings = require "wlrun.settings"
 local units = require "wlrun.text.units"
+local peaks = require "wlrun.measure.peaks"
 
 local loop = {}
 
 loop.DATA_BOTTLENECK = 0.2 -- data time / iteration time above this: data loading is the bottleneck
 loop.PHASE_TOLERANCE = 0.10 -- phases plus the time outside them account for the step within 10 %
-
-local loop_fields = {
-  name = true, description = true, params = true, order = true, where = true, setup = true,
-  teardown = true, check = true, batch_size = true, warmup = true, iters = true, data = true,
-  step = true, print_iters = true, flops_per_sample = true, dtype = true,
-}
-
--- wl.loop{...}: a scenario whose configurations run a loop instead of wl.bench
-function loop.declare(spec, level)
-  level = level + 1
-  if type(spec) ~= "table" then core.error("script", "wl.loop expects a table", level) end
-  require("wlrun.fields").check(spec, loop_fields, "wl.loop", level)
-  for _, f in ipairs { "data", "step" } do
-    if type(spec[f]) ~= "function" then core.error("script", ("wl.loop: '%s' must be a function"):format(f), level) end
-  end
-  local bs = spec.batch_size
-  if not (type(bs) == "function" or (math.type(bs) == "integer" and bs >= 1)) then
-    core.error("script", "wl.loop: batch_size must be a whole number >= 1 or a function(p)", level)
-  end
-  local fps = spec.flops_per_sample
-  if type(fps) ~= "function" then loop.check_flops(fps, nil, "wl.loop", level) end
-  loop.check_flops(nil, spec.dtype, "wl.loop", level)
-  for _, f in ipairs { "warmup", "iters" } do
-    local v = spec[f]
-    if v ~= nil and not (math.type(v) == "integer" and v >= (f == "iters" and 1 or 0)) then
-      core.error("script", ("wl.loop: %s must be a whole number >= %d"):format(f, f == "iters" and 1 or 0), level)
-    end
-  end
-  local sc = {
-    name = spec.name, description = spec.description, params = spec.params, order = spec.order,
-    where = spec.where, setup = spec.setup, teardown = spec.teardown, check = spec.check,
-    loop = {
-      batch_size = bs, warmup = spec.warmup, iters = spec.iters, data = spec.data,
-      step = spec.step, print_iters = spec.print_iters ~= false, flops_per_sample = fps,
-      dtype = spec.dtype or loop.DEFAULT_DTYPE,
-    },
-  }
-  return require("wlrun.scenario").declare(sc, level)
-end
 
 -- ---- phases ----
 
@@ -181,8 +143,6 @@ function loop.format_line(i, iter, data, batch_size)
   return ("[%04d]: iter %.2f ms, data %.2f ms, fps %.1f"):format(i, iter * 1e3, data * 1e3, batch_size / iter)
 end
 
-loop.format_summary = require("wlrun.report.loop_summary").render
-
 -- ---- running ----
 
 local function sync() core.sync() end
@@ -239,7 +199,7 @@ function loop.run(sc, p, state, entry, ctx)
 end
 
 -- MFU (docs/loops.md, "MFU"): the model FLOP the user gives per sample times samples/s, against
--- the dense peak of dtype on device (a wl.device() table; wlrun.peaks). Without a device, or a
+-- the dense peak of dtype on device (a wl.device() table; wlrun.measure.peaks). Without a device, or a
 -- peak for it, no MFU: a note says why (why: the reason there is no device).
 function loop.add_mfu(entry, flops_per_sample, dtype, device, why)
   local L = entry.loop
@@ -247,7 +207,7 @@ function loop.add_mfu(entry, flops_per_sample, dtype, device, why)
   L.flops_per_sample, L.dtype = flops_per_sample, dtype
   L.achieved_flops = flops_per_sample * L.throughput
   entry.metrics.flops = L.achieved_flops
-  local peak = device and require("wlrun.peaks").flops(device, dtype)
+  local peak = device and peaks.flops(device, dtype)
   if peak and peak > 0 then
     L.peak_flops, L.mfu = peak, L.achieved_flops / peak
     entry.metrics.mfu = L.mfu
@@ -263,9 +223,9 @@ function loop.check_flops(flops, dtype, where, level)
   if flops ~= nil and not (type(flops) == "number" and flops > 0 and flops < math.huge) then
     core.error("script", ("%s: flops_per_sample must be a number > 0 (the model's FLOP per sample)"):format(where), level + 1)
   end
-  if dtype ~= nil and not require("wlrun.peaks").is_dtype(dtype) then
+  if dtype ~= nil and not peaks.is_dtype(dtype) then
     core.error("script", ("%s: dtype must be one of %s (the peak MFU is taken against)"):format(where,
-      table.concat(require("wlrun.peaks").DTYPES, ", ")), level + 1)
+      table.concat(peaks.DTYPES, ", ")), level + 1)
   end
 end
 

@@ -24,6 +24,8 @@
 -- less its first): so a discard loses at most half the span and at most ENERGY_MAX_PERIOD of
 -- it, and a long measurement reads the counter twice a second, not ten times (each reading
 -- 3.4 ms on the H200: 3.4 % of its wall time, now 0.7 %).
+local units = require "wlrun.text.units"
+
 local watch = {}
 
 watch.THROTTLE_FRACTION = 0.75 -- a chunk whose SM clock is below 75 % of the highest read is throttled
@@ -109,7 +111,6 @@ function W:pause(sleep)
 end
 
 function W:finish(r)
-  local units = require "wlrun.text.units"
   local t = self.now()
   if self.energy and self.e_last and self.pending > 0 and self.time + (t - self.e_t) >= watch.ENERGY_MIN_TIME then
     self:energy_at(self.read(true).energy_j, t)

@@ -2,7 +2,10 @@
 -- and warnings around the timed loops of src/engine/cuda_timing.c.
 local core = require "wlrun.core"
 local engine = require "wlrun.engine"
-local checks = require "wlrun.checks"
+local checks = require "wlrun.measure.checks"
+local chunk_watch = require "wlrun.measure.chunk_watch"
+local kernel_times = require "wlrun.measure.kernel_times"
+local fields = require "wlrun.fields"
 local settings = require "wlrun.settings"
 local units = require "wlrun.text.units"
 
@@ -83,7 +86,6 @@ bench.known_opts = known_opts
 -- its command-line option and wlrun.ini key). what: "wl.bench" or "FILE:LINE: timing"; level:
 -- as for error (0: the message alone).
 function bench.check_options(opts, what, level)
-  local fields = require "wlrun.fields"
   fields.check(opts, known_opts, what, level, "option")
   local names = {}
   for k in pairs(opts) do names[#names + 1] = k end
@@ -213,7 +215,7 @@ local function measure_chunk(work, cfg, r, n, est)
   if r.mode == "cold" then return engine.time_cold(work, n, cfg.flush_l2, r.blocked ~= nil, 2, bench.per_block(est))
   elseif r.mode == "batch" then return engine.time_batch(work, n, r.per)
   elseif r.mode == "graph" then return engine.time_graph(work, n, r.per, cfg.graph_warmup)
-  elseif r.mode == "cupti" then return require("wlrun.kernel_times").measure(work, n, cfg.flush_l2)
+  elseif r.mode == "cupti" then return kernel_times.measure(work, n, cfg.flush_l2)
   else return engine.time_host(work, n) end
 end
 
@@ -354,7 +356,7 @@ function bench.run(work, opts, checked)
     r.notes[#r.notes + 1] = "measured while wl.cublas.prepare's thread asked cuBLAS's heuristics: the host's enqueue times may read higher (docs/cublas.md); the GPU's are not touched"
   end
   local got = { gpu = {}, enqueue = {} }
-  local watch = require("wlrun.chunk_watch").new(core.gpu_sample, core.clock)
+  local watch = chunk_watch.new(core.gpu_sample, core.clock)
   -- the chunks' own samples and wall time (kept or discarded), for the size of the next
   local sized = { done = 0, wall = 0, last = 0, min = cfg.adaptive and cfg.min_samples or 1 }
   local function next_chunk()
@@ -367,7 +369,7 @@ function bench.run(work, opts, checked)
     sized.done, sized.wall, sized.last = sized.done + #c.gpu, sized.wall + (core.clock() - t_chunk), n
     if watch:after_chunk(#c.gpu, #c.gpu * r.per) == "keep" then
       append(got, c, r)
-      if r.mode == "cupti" then require("wlrun.kernel_times").gather(r, c) end
+      if r.mode == "cupti" then kernel_times.gather(r, c) end
       return c
     end
     watch:pause(core.sleep)
@@ -405,7 +407,7 @@ function bench.run(work, opts, checked)
   engine.set_measuring(false)
   r.watch = engine.watch()
 
-  if r.mode == "cupti" then require("wlrun.kernel_times").finish(r) end
+  if r.mode == "cupti" then kernel_times.finish(r) end
   local t_summary = core.clock()
   bench.summarize(r, got.gpu, got.enqueue)
   if r.mode == "cold" and r.stats.n > 0 and r.stats.median > 0 then
