@@ -80,7 +80,7 @@ local function run_script(cli)
     core.error("usage", ("%s applies to scenarios, and %s returned no wl.scenario{...}"):format(only, cli.script), 0)
   end
   if core.compile_only() then
-    require("wlrun.text.stdio").write(require("wlrun.compiled").text())
+    require("wlrun.text.stdio").write(require("wlrun.report.compiled").text())
     io.stdout:flush()
   end
 end

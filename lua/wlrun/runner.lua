@@ -1,7 +1,7 @@
 -- Runs a scenario (docs/scenarios.md), one way through:
 --
 --   plan (wlrun.plan) -> executor (wlrun.executor) -> entries -> document and journal
---   (wlrun.results) -> printers (wlrun.report) through the sink (wlrun.sink)
+--   (wlrun.results) -> printers (wlrun.report) through the sink (wlrun.report.sink)
 --
 -- Nothing here measures, formats or writes files itself.
 local core = require "wlrun.core"
@@ -156,7 +156,7 @@ function runner.run(sc, script)
   require("wlrun.measure.clocks").parse(settings.value("run", "lock_clocks")) -- a bad value before anything runs
   local out = settings.view.output
   local outputs, format, report_only = outputs_of(cli, out)
-  local sink <close> = worker and require("wlrun.sink").silent() or require("wlrun.sink").new {
+  local sink <close> = worker and require("wlrun.report.sink").silent() or require("wlrun.report.sink").new {
     format = format, quiet = out.quiet, progress = out.progress and not out.quiet and process.isatty(2),
     report_only = report_only }
   core.on_warning(function(msg) sink:warning(msg) end) -- the C parts' warnings, through the sink
@@ -308,7 +308,7 @@ function runner.run(sc, script)
   writer:finish(stop == nil)
   -- the report, also of a run that stopped early: what was measured is shown, not only kept
   if compile_only and (format == "table" or format == "plain") then
-    sink:report(require("wlrun.compiled").text(doc))
+    sink:report(require("wlrun.report.compiled").text(doc))
   else
     sink:report(require("wlrun.report").render(doc, format))
   end

@@ -3,6 +3,7 @@
 -- (%.9g), an empty field where the document has no value. Formats only. Text keeps its tabs and
 -- newlines (quoted) but no other control character: C0, DEL, C1 and bytes that are not UTF-8
 -- are written \xHH (wlrun.text.printable), as a CSV file is also read on a terminal.
+local printable = require "wlrun.text.printable"
 local T = require "wlrun.report.table"
 
 local M = {}
@@ -70,7 +71,7 @@ local function work_columns(doc)
 end
 
 function M.render(doc)
-  doc = require("wlrun.text.printable").data(T.shown(doc), nil, "\t\n")
+  doc = printable.data(T.shown(doc), nil, "\t\n")
   local axes = T.axes(doc)
   local extra, taken = work_columns(doc), {}
   for _, x in ipairs(extra) do taken[x.name] = true end

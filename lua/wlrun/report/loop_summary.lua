@@ -3,7 +3,9 @@
 --   render(s, name)        s: a summary as wlrun.measure.loop.summarize makes it
 --   of_entry(c)            the same summary from a loop configuration of a results document
 local units = require "wlrun.text.units"
-local P = require("wlrun.text.printable").whole
+local printable = require "wlrun.text.printable"
+
+local P = printable.whole
 
 local M = {}
 

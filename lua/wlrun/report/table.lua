@@ -4,10 +4,13 @@
 -- in the document. The helpers below (M.axes, M.value, M.build, ...) serve the other printers.
 local units = require "wlrun.text.units"
 local printable = require "wlrun.text.printable"
+local trim = require "wlrun.text.trim"
+local clocks = require "wlrun.measure.clocks"
+local loop_summary = require "wlrun.report.loop_summary"
 
 local M = {}
 
-local finite = require("wlrun.text.units").finite
+local finite = units.finite
 M.finite = finite
 
 -- the parameter axes: doc.scenario.axes, else every configuration's parameter names, sorted
@@ -51,7 +54,7 @@ function M.first_line(s, max)
   if max and M.width(s) > max then
     local cut = utf8.offset(s, max - 2)
     local head = (cut and s:sub(1, cut - 1) or s:sub(1, max - 3)):gsub("\\x?%x?$", "") -- not in an escape
-    s = require("wlrun.text.trim").right(head) .. "..."
+    s = trim.right(head) .. "..."
   end
   return s
 end
@@ -247,7 +250,7 @@ function M.device_line(dev)
   if dev.arch then extra[#extra + 1] = tostring(dev.arch) end
   if dev.sm_count then extra[#extra + 1] = M.value(dev.sm_count) .. " SMs" end
   if finite(dev.peak_bandwidth) then extra[#extra + 1] = "peak bandwidth " .. units.rate(dev.peak_bandwidth, "B/s") end
-  extra[#extra + 1] = require("wlrun.measure.clocks").describe(dev.clocks)
+  extra[#extra + 1] = clocks.describe(dev.clocks)
   return tostring(dev.name or "unknown device") .. (#extra > 0 and (" (" .. table.concat(extra, ", ") .. ")") or "")
 end
 
@@ -338,7 +341,7 @@ function M.render(doc)
       local parts = {}
       for j = 1, upto do parts[j] = pad(cells[j], w[j], cols[j].right) end
       if tail then parts[#parts + 1] = tail end
-      return require("wlrun.text.trim").right(table.concat(parts, "  "))
+      return trim.right(table.concat(parts, "  "))
     end
     local total = (#cols - 1) * 2
     for j = 1, #cols do total = total + w[j] end
@@ -357,7 +360,6 @@ function M.render(doc)
     end
   end
   out[#out + 1] = ""
-  local loop_summary = require "wlrun.report.loop_summary"
   for i, c in ipairs(doc.configurations or {}) do
     local s = loop_summary.of_entry(c)
     if s then

@@ -1,8 +1,9 @@
 -- The results document (docs/results.md) and its one owner: the schema and its version, the
 -- identity of a configuration across runs, creating documents and entries, recording a
--- measurement into an entry, and JSON in and out. Loading is wlrun.results.load, the journal
--- wlrun.results.journal, merging wlrun.results.merge.
-local json = require "wlrun.json"
+-- measurement into an entry, and JSON in (wlrun.results.load) and out (the json printer,
+-- wlrun.report.json). Loading is wlrun.results.load, the journal wlrun.results.journal, merging
+-- wlrun.results.merge.
+local json_printer = require "wlrun.report.json"
 local schema = require "wlrun.results.schema"
 
 local results = {}
@@ -149,44 +150,10 @@ function results.flag_check(entry)
 end
 
 ---------------------------------------------------------------------------------------------
--- JSON
+-- JSON: the json printer's (wlrun.report.json), whose key order the document keeps
 
-local function list(...) return { ... } end
-
--- keys first in every object, in this order; the rest follow sorted by name
-local key_order = list(
-  -- the document
-  "schema", "version", "wlrun", "command_line", "cwd", "started", "finished", "complete", "compile_only", "scenario",
-  "provenance", "settings", "sources", "device", "floor", "shard", "devices",
-  -- a configuration
-  "index", "params", "status", "reason", "error", "kind", "mode", "per", "blocked", "warmup", "samples", "enqueue", "stats",
-  "enqueue_stats", "shape", "adaptive", "work", "metrics", "custom_metrics", "baseline", "kernels", "check", "loop", "warnings", "notes", "clock",
-  "throttle", "energy", "memory", "time", "wall",
-  -- their parts
-  "name", "description", "file", "hash", "axes", "total_configurations", "arch", "n", "mean", "std", "median", "min",
-  "max", "p10", "p25", "p75", "p90", "p99", "iqr", "cv", "code", "title", "message", "hint", "before", "after",
-  "flops", "bytes", "reads", "writes", "items", "dtype", "value", "unit", "per_s")
-
-local settings_order = list("run", "adaptive", "output", "compile")
-local provenance_order = list("git", "host", "cpu", "os", "driver", "toolkit", "wlrun", "command_line")
-
--- keys whose value is an object even when empty (every other empty table is an array)
-local objects = { params = true, settings = true, sources = true, metrics = true, work = true, output = true,
-  compile = true, run = true, scenario = true, device = true, floor = true, stats = true, wlrun = true, shape = true,
-  check = true, clock = true, before = true, after = true, loop = true, adaptive = true, shard = true,
-  provenance = true, blocked = true, energy = true, memory = true, throttle = true, wall = true }
-
--- text of a document (or a part of one, like an entry): indented, or one line when compact
-function results.encode(value, compact, axes)
-  if axes == nil and type(value) == "table" and type(value.scenario) == "table" then axes = value.scenario.axes end
-  return json.encode(value, { indent = not compact, order = key_order, objects = objects,
-                              orders = { params = type(axes) == "table" and axes or nil, settings = settings_order,
-                                            provenance = provenance_order, git = list("commit", "dirty", "branch"),
-                                            cpu = list("model", "count"), os = list("name", "release", "arch") } })
-end
-
--- the JSON text of a document, as the json printer writes it
-function results.render(doc) return results.encode(doc) .. "\n" end
+results.encode = json_printer.encode
+results.render = json_printer.render
 
 -- `require "wlrun.results.init"` (a searcher without the init.lua fallback) registers the
 -- module under its proper name too

@@ -420,7 +420,7 @@ local function trace(o, cmd)
   -- unless it is kept below for what it holds
   local settled = o.trace_dir ~= nil
   local _ <close> = setmetatable({}, { __close = function() if not settled then process.remove_tree(dir) end end })
-  local sink <close> = require("wlrun.sink").new { format = o.format, quiet = o.quiet, progress = false,
+  local sink <close> = require("wlrun.report.sink").new { format = o.format, quiet = o.quiet, progress = false,
     report_only = o.report_only }
   local argv = { program }
   for i = 2, #cmd do argv[i] = cmd[i] end

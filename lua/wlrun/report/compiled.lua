@@ -3,6 +3,7 @@
 -- bound come from their entries of doc (name, arch and source; the parameter count is not
 -- known here, "?").
 local core = require "wlrun.core"
+local printable = require "wlrun.text.printable"
 
 local compiled = {}
 
@@ -36,7 +37,7 @@ function compiled.text(doc)
   local out = { ("compile-only: %d distinct kernel%s from %d wl.kernel call%s (%d served by the cache)%s"):format(#distinct,
     #distinct == 1 and "" or "s", #list, #list == 1 and "" or "s", cached,
     children > 0 and (", and those of %d configuration%s in child processes"):format(children, children == 1 and "" or "s") or "") }
-  local P = require("wlrun.text.printable").whole -- names from a script or a child's entry
+  local P = printable.whole -- names from a script or a child's entry
   local width = 28 -- the longest name's, at least
   for _, d in ipairs(distinct) do width = math.max(width, utf8.len(P(d.k.name)) or #P(d.k.name)) end
   local function compiler(k)

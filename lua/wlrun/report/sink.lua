@@ -12,6 +12,10 @@
 --   s:iteration(line)        a loop's per-iteration line: stdout for table/plain (not
 --                            report_only), else stderr
 --   s:report(text)           the report, on stdout
+local process = require "wlrun.process"
+local printable = require "wlrun.text.printable"
+local stdio = require "wlrun.text.stdio"
+
 local sink = {}
 
 local Sink = {}
@@ -27,7 +31,7 @@ function sink.new(o)
   local s = setmetatable({ format = o.format or "table", quiet = o.quiet, show_progress = o.progress, shown = false },
     Sink)
   s.report_only = o.report_only or not human[s.format]
-  if s.report_only then s.held = require("wlrun.process").hold_stdout() end
+  if s.report_only then s.held = process.hold_stdout() end
   return s
 end
 
@@ -35,7 +39,7 @@ function Sink:release()
   if self.held then
     local fd = self.held
     self.held = nil
-    require("wlrun.process").release_stdout(fd)
+    process.release_stdout(fd)
   end
 end
 
@@ -46,7 +50,6 @@ function sink.silent() return setmetatable({ format = "table", quiet = true, sil
 
 -- text from the run (names, parameter values, messages) reaches the terminal with its newlines
 -- and no other control character (wlrun.text.printable)
-local printable = require "wlrun.text.printable"
 
 local function err(text)
   io.stderr:write(text)
@@ -83,7 +86,7 @@ function Sink:iteration(line)
   self:clear()
   line = printable.lines(line)
   if not self.report_only then
-    require("wlrun.text.stdio").write(line .. "\n")
+    stdio.write(line .. "\n")
   else
     err(line .. "\n")
   end
@@ -93,7 +96,7 @@ function Sink:report(text)
   if self.silent then return end
   self:clear()
   self:release()
-  require("wlrun.text.stdio").write(text)
+  stdio.write(text)
 end
 
 return sink
