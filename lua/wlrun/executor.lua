@@ -311,7 +311,7 @@ function Devices:describe(doc, resumed)
   if not taken and type(resumed) == "table" and type(resumed.device) == "table" then taken = resumed end
   if taken then
     doc.device, doc.floor = taken.device, taken.floor
-    require("wlrun.provenance").add_device(doc.provenance, taken.device)
+    require("wlrun.results.provenance").add_device(doc.provenance, taken.device)
   end
   local used, list = {}, {}
   for _, c in ipairs(doc.configurations) do

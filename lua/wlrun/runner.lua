@@ -204,8 +204,8 @@ function runner.run(sc, script)
   end
   -- the provenance's `git status` runs while the context is made (13-15 ms, more in a large
   -- repository); a child that runs one configuration makes no document and asks nothing
-  local script_dir = require("wlrun.provenance").dir_of(script)
-  local git_head <close> = not worker and script_dir and require("wlrun.git").head_started(script_dir) or nil
+  local script_dir = require("wlrun.results.provenance").dir_of(script)
+  local git_head <close> = not worker and script_dir and require("wlrun.results.git").head_started(script_dir) or nil
   mark("plan")
   local on_device = not compile_only and not sc.command and not spreads -- a traced program has the device to itself
   if on_device then
@@ -254,7 +254,7 @@ function runner.run(sc, script)
     total = p.shard and #p.space or nil,
     shard = p.shard and { k = p.shard.k, n = p.shard.n, source = p.shard.source } or nil,
     resumed_from = p.resumed_from and p.resumed_from.provenance }
-  local resumed_commit = p.resumed_from and require("wlrun.provenance").resume_warning(p.resumed_from, doc.provenance)
+  local resumed_commit = p.resumed_from and require("wlrun.results.provenance").resume_warning(p.resumed_from, doc.provenance)
   if resumed_commit then sink:warning(resumed_commit) end
   local carried = {}
   for _, cfg in ipairs(p.list) do

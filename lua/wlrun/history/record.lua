@@ -33,7 +33,7 @@ function record.commit(doc, option)
   if option then return { commit = option, dirty = false, source = "option" } end
   local c = record.document_commit(doc)
   if c then return c end
-  local head = require("wlrun.git").head(process().cwd() or ".")
+  local head = require("wlrun.results.git").head(process().cwd() or ".")
   if head then return { commit = head.commit, dirty = head.dirty, source = "git" } end
   return { commit = "", dirty = false, source = "" }
 end

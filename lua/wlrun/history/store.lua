@@ -30,7 +30,7 @@ function store.locate(option)
   local setting = core().settings.history and core().settings.history.db
   if setting then return setting, "wlrun.ini" end
   local cwd = process().cwd() or "."
-  local root = require("wlrun.git").toplevel(cwd) or cwd
+  local root = require("wlrun.results.git").toplevel(cwd) or cwd
   local path = root .. "/.wlrun/history.db"
   if path:sub(1, #cwd + 1) == cwd .. "/" then path = path:sub(#cwd + 2) end
   return path, "default"

@@ -3,8 +3,13 @@
 -- measurement into an entry, and JSON in (wlrun.results.load) and out (the json printer,
 -- wlrun.report.json). Loading is wlrun.results.load, the journal wlrun.results.journal, merging
 -- wlrun.results.merge.
+local core = require "wlrun.core"
+local process = require "wlrun.process"
 local json_printer = require "wlrun.report.json"
 local schema = require "wlrun.results.schema"
+local loader = require "wlrun.results.load"
+local work = require "wlrun.results.work"
+local provenance = require "wlrun.results.provenance"
 
 local results = {}
 
@@ -66,7 +71,6 @@ end
 -- A new document, incomplete until results.finish. o: {scenario, script, axes, device, floor,
 -- settings, sources, shard, total, compile_only, resumed_from, git (provenance.collect's)}
 function results.new_document(o)
-  local core, process, provenance = require "wlrun.core", require "wlrun.process", require "wlrun.provenance"
   local sc = o.scenario
   local has_nvrtc, nvrtc = pcall(core.nvrtc_version) -- absent where NVRTC is not installed
   local doc = {
@@ -90,7 +94,7 @@ end
 -- the entries in index order, the run marked finished
 function results.finish(doc, complete)
   table.sort(doc.configurations, function(a, b) return a.index < b.index end)
-  doc.finished = require("wlrun.process").utc_now()
+  doc.finished = process.utc_now()
   doc.complete = complete and true or false
   results.relate_baselines(doc)
   return doc
@@ -127,8 +131,8 @@ end
 
 -- what work(p) returned, checked (raises naming `where`, the work function's file:line), and the
 -- entry's work and metrics made of it with the median time: wlrun.results.work
-function results.check_work(w, where) return require("wlrun.results.work").check(w, where) end
-function results.record_work(entry, w, device, where) require("wlrun.results.work").record(entry, w, device, where) end
+function results.check_work(w, where) return work.check(w, where) end
+function results.record_work(entry, w, device, where) work.record(entry, w, device, where) end
 
 function results.check_failed(check)
   return { code = "check-failed", title = "the check failed",
@@ -159,8 +163,8 @@ results.render = json_printer.render
 -- module under its proper name too
 package.loaded["wlrun.results"] = package.loaded["wlrun.results"] or results
 
--- loading, the journal and merging live beside this file
-function results.load(...) return require("wlrun.results.load").load(...) end
-function results.decode(...) return require("wlrun.results.load").decode(...) end
+-- the one strict loader (wlrun.results.load), under this module's name too
+results.load = loader.load
+results.decode = loader.decode
 
 return results

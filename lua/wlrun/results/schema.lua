@@ -4,6 +4,9 @@
 -- does not know are let through (a newer wlrun may add some).
 --
 --   schema.check(doc) -> nil, or "what is wrong" naming the path (configurations[3].samples[2])
+local printable = require "wlrun.text.printable"
+local work = require "wlrun.results.work"
+
 local schema = {}
 
 schema.NAME = "wlrun-results" -- a document's "schema" field, and the version of that schema
@@ -107,7 +110,7 @@ local time_stats = object({ n = duration, mean = duration, std = duration, media
 local function timestamp(v, path)
   if type(v) ~= "string" or not v:match("^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%dZ$") then
     return ("%s is %s, not a time stamp like 2026-11-29T22:31:07Z"):format(path, type(v) == "string" and
-      ("'" .. require("wlrun.text.printable").text(v, 40) .. "'") or ("a " .. type(v)))
+      ("'" .. printable.text(v, 40) .. "'") or ("a " .. type(v)))
   end
 end
 
@@ -157,7 +160,7 @@ local entry = object {
   samples = durations, enqueue = durations,
   stats = time_stats, enqueue_stats = time_stats, shape = object({ modes_at = numbers }, scalar),
   adaptive = object({}, scalar), work = object({ dtype = string_ }, number), metrics = object({}, number),
-  custom_metrics = require("wlrun.results.work").shape,
+  custom_metrics = work.shape,
   baseline = params,
   kernels = array(object({ name = string_, source = string_, arch = string_, compiler = string_,
                            compiler_version = string_ }, scalar)),
@@ -170,7 +173,7 @@ local entry = object {
   time = number, loop = loop, device_index = integer(0), resumed = boolean, isolated = boolean, trace = trace,
 }
 
--- where the run's numbers come from (wlrun.provenance); the older form {commit =, dirty =} of
+-- where the run's numbers come from (wlrun.results.provenance); the older form {commit =, dirty =} of
 -- the history's fixtures and a newer wlrun's parts are let through
 local commit = kind("commit", function(v) return type(v) == "string" and #v >= 7 and #v <= 64 and v:match("^%x+$") end,
   "a commit (7 to 64 hex digits)")

@@ -231,7 +231,7 @@ function M.document(o, cmd, program, run, entries)
     settings = settings, sources = o.warmup_given and { ["run.warmup"] = "cli" } or {},
     trace = run.info,
     -- no scenario file: the commit is that of the repository the program was started from
-    provenance = require("wlrun.provenance").collect { dir = process.cwd() },
+    provenance = require("wlrun.results.provenance").collect { dir = process.cwd() },
     configurations = entries,
   }
   return results.finish(doc, run.complete)

@@ -1,11 +1,15 @@
 -- A run's provenance (docs/results.md, "Provenance"): what made its numbers — the commit of the
 -- repository holding the scenario, the machine, the CUDA driver and toolkit, wlrun, the command
--- line. Read from git (wlrun.git, no shell), the kernel's /proc and /sys files and the device
+-- line. Read from git (wlrun.results.git, no shell), the kernel's /proc and /sys files and the device
 -- the run measured on; a part that cannot be known is left out (no git or no repository, no
 -- device under --compile-only or without a GPU).
 --
 --   provenance.collect { dir =, git =, device = } -> the document's `provenance` object
 --   provenance.resume_warning(from, now)    -> a warning when --resume's file is of another commit
+local core = require "wlrun.core"
+local text_trim = require "wlrun.text.trim"
+local git = require "wlrun.results.git"
+
 local provenance = {}
 
 -- the text of a small kernel file, or nil
@@ -17,7 +21,7 @@ local function read(path)
   return s
 end
 
-local function trim(s) return s and require("wlrun.text.trim").both(s) or nil end
+local function trim(s) return s and text_trim.both(s) or nil end
 local function some(s) return s ~= nil and s ~= "" and s or nil end
 
 -- 13000 -> "13.0", 12080 -> "12.8" (cudaDriverGetVersion's form)
@@ -68,18 +72,17 @@ function provenance.add_device(p, device)
   local d = type(device) == "table" and device or {}
   p.driver = nonempty { cuda = provenance.cuda_version(d.driver_version),
     nvidia = provenance.nvidia_version(read("/proc/driver/nvidia/version")) }
-  local ok, nvrtc = pcall(require("wlrun.core").nvrtc_version)
+  local ok, nvrtc = pcall(core.nvrtc_version)
   p.toolkit = nonempty { runtime = provenance.cuda_version(d.runtime_version), nvrtc = ok and nvrtc or nil }
   return p
 end
 
 -- dir: where the scenario's file is (its repository's commit); git: instead of asking git about
--- dir now, wlrun.git.head_started(dir)'s result, to call; device: the run's device, or nil
+-- dir now, wlrun.results.git.head_started(dir)'s result, to call; device: the run's device, or nil
 function provenance.collect(o)
-  local core = require "wlrun.core"
   local p = {}
   if o.git ~= nil then p.git = o.git() -- git.head_started's, begun earlier
-  else p.git = o.dir and require("wlrun.git").head(o.dir) or nil end
+  else p.git = o.dir and git.head(o.dir) or nil end
   p.host = some(trim(read("/proc/sys/kernel/hostname")))
   local cpus = provenance.count_cpus(trim(read("/sys/devices/system/cpu/online")))
   p.cpu = nonempty { model = provenance.cpu_model(read("/proc/cpuinfo")), count = cpus }
