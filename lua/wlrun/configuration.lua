@@ -117,7 +117,7 @@ end
 -- the measured part of a configuration, into entry
 local function measure(sc, p, state, entry, ctx)
   if sc.command then -- a program traced (wl.command, docs/trace.md): its report is the entry
-    require("wlrun.trace.command").run(sc, p, state, entry, ctx)
+    require("wlrun.run.command").run(sc, p, state, entry, ctx)
     return
   end
   if sc.loop then -- a loop workload (docs/loops.md): its own timing instead of wl.bench

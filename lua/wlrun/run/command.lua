@@ -4,6 +4,12 @@
 local core = require "wlrun.core"
 local process = require "wlrun.process"
 local settings = require "wlrun.settings"
+local units = require "wlrun.text.units"
+local loop = require "wlrun.measure.loop"
+local trace_report = require "wlrun.trace.report"
+local ranks = require "wlrun.trace.ranks"
+local traced = require "wlrun.trace.run"
+local isolate = require "wlrun.isolate"
 
 local command = {}
 
@@ -47,13 +53,13 @@ end
 
 local function flops_of(C, p, state)
   local f = value_of(C.flops_per_sample, p, state)
-  require("wlrun.measure.loop").check_flops(f, nil, "wl.command: flops_per_sample(p)", 1)
+  loop.check_flops(f, nil, "wl.command: flops_per_sample(p)", 1)
   return f
 end
 
 -- the settings of the trace, as `wlrun trace`'s options
 local function options_of(C, p, state)
-  local defaults = require("wlrun.trace.report").DEFAULTS
+  local defaults = trace_report.DEFAULTS
   local warmup, source = settings.value("run", "warmup", C.warmup)
   if source == "default" then warmup = defaults.warmup end
   local bs = value_of(C.batch_size, p, state)
@@ -80,31 +86,30 @@ local function fill(entry, entries)
     entry.notes = entry.notes or {}
     entry.notes[#entry.notes + 1] = ("%d processes had steps: this is the first (pid %d); not reported: pids %s"):format(
       #entries, e.trace.process.pid, table.concat(pids, ", "))
-    if entry.trace then entry.trace.ranks = require("wlrun.trace.ranks").summary(entries) end
+    if entry.trace then entry.trace.ranks = ranks.summary(entries) end
   end
 end
 
 -- runs the configuration's program traced; fills entry (the results document's configuration)
 function command.run(sc, p, state, entry, ctx)
   local C = sc.command
-  local tool = require "wlrun.tools.trace"
   local argv = argv_of(C, p, state)
   local o = options_of(C, p, state)
-  argv[1] = tool.program(argv[1])
-  local lib = tool.library()
+  argv[1] = traced.program(argv[1])
+  local lib = traced.library()
   local cwd = value_of(C.cwd, p, state)
   if cwd ~= nil and type(cwd) ~= "string" then core.error("script", "wl.command: cwd(p) must return a directory", 0) end
   if ctx.compile_only then -- the program and the library are there; nothing runs
     entry.status = "compiled"
     return
   end
-  local dir = require("wlrun.isolate").temp_dir("wlrun-trace-", "wl.command")
+  local dir = isolate.temp_dir("wlrun-trace-", "wl.command")
   -- removed however this ends (an error, a stop by a signal before the program runs), unless
   -- the trace files must be kept
   local keep = false
   local _ <close> = setmetatable({}, { __close = function() if not keep then process.remove_tree(dir) end end })
   local sink = ctx.sink
-  local run = tool.run(o, argv, lib, dir, { timeout = o.timeout, cwd = cwd, die_with_parent = true, forward_signals = true },
+  local run = traced.run(o, argv, lib, dir, { timeout = o.timeout, cwd = cwd, die_with_parent = true, forward_signals = true },
     function(text) if sink then sink:warning(text) end end)
   if run.problem and type(run.problem) == "table" and run.problem.kind == "io" then
     keep = true
@@ -113,7 +118,6 @@ function command.run(sc, p, state, entry, ctx)
   if run.entries then
     fill(entry, run.entries)
     if C.print_iters and sink and entry.status == "ok" then
-      local loop = require "wlrun.measure.loop"
       for j, iter in ipairs(entry.samples) do sink:iteration(loop.format_line(j, iter, entry.loop.data[j], entry.loop.batch_size)) end
     end
   end
@@ -125,7 +129,7 @@ function command.run(sc, p, state, entry, ctx)
       or (r.interrupted == 15 and "SIGTERM" or "Ctrl-C")), 0)
   end
   if r.how == "timeout" then
-    core.error("timeout", ("wl.command: %s was stopped after %s"):format(name, require("wlrun.text.units").time(o.timeout,
+    core.error("timeout", ("wl.command: %s was stopped after %s"):format(name, units.time(o.timeout,
       "%.3g %s")), 0)
   end
   if r.how == "signal" then core.error("script", ("wl.command: %s was killed by signal %d"):format(name, r.signal), 0) end
