@@ -1,6 +1,6 @@
 -- The one entry point of the C host into Lua (src/host/lhost.c calls host.main() in a protected
 -- call): what wlrun does with its command line. A script runs as lua.c would run it (global
--- arg, its arguments as ...); when it returns a scenario, the scenario runs (wlrun.runner);
+-- arg, its arguments as ...); when it returns a scenario, the scenario runs (wlrun.run.runner);
 -- info and the tools are modules with a main(args).
 local core = require "wlrun.core"
 
@@ -69,7 +69,7 @@ local function run_script(cli)
     result = call(chunk, table.unpack(args))
   end
   core.time_limit(0)
-  if require("wlrun.scenario").is(result) then return require("wlrun.runner").run(result, cli.script) end
+  if require("wlrun.run.scenario").is(result) then return require("wlrun.run.runner").run(result, cli.script) end
   local field = looks_like_scenario(result)
   if field then
     core.error("script", ("%s returned a plain table with a scenario's field '%s': wrap it in wl.scenario{...} "

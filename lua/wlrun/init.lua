@@ -5,8 +5,8 @@ local fields = require "wlrun.fields"
 local peaks = require "wlrun.measure.peaks"
 local bench = require "wlrun.measure.bench"
 local loop = require "wlrun.measure.loop"
-local scenario = require "wlrun.scenario"
-local sweep = require "wlrun.sweep"
+local scenario = require "wlrun.run.scenario"
+local sweep = require "wlrun.run.sweep"
 
 local wl = {}
 

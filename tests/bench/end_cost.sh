@@ -26,7 +26,7 @@ marks = [
 ]
 for old, new in marks:
     if s.count(old) != 1:
-        sys.exit("end_cost.sh: lua/wlrun/runner.lua has changed: mark the points again (%r)" % old[:40])
+        sys.exit("end_cost.sh: lua/wlrun/run/runner.lua has changed: mark the points again (%r)" % old[:40])
     s = s.replace(old, new)
 open(p, "w").write(s)
 PY

@@ -52,7 +52,7 @@ end
 function M.selector(params, filter)
   local ps = {}
   for _, t in ipairs(params or {}) do ps[#ps + 1] = parse_param(t) end
-  local keep = filter and require("wlrun.sweep").compile_filter(filter)
+  local keep = filter and require("wlrun.run.sweep").compile_filter(filter)
   if #ps == 0 and not keep then return nil, function() end end
   local tried, errors, first, names = 0, 0, nil, {}
   local function predicate(p)

@@ -41,12 +41,12 @@ end
 
 -- os.exit in a script ends the process without unwinding, and must not report success for a
 -- scenario run cut short (docs/reliability.md). Inside a configuration (journal.in_configuration,
--- set by wlrun.configuration: "configuration 3 (n=3)") it raises an error that stops the run, and
+-- set by wlrun.run.configuration: "configuration 3 (n=3)") it raises an error that stops the run, and
 -- so it does in a scenario run before its outputs are open (journal.in_run); while outputs are
 -- open they are written first, as incomplete, and an exit code of 0 becomes 1. Hooked by the
 -- host before the script runs, so that a script's own copy of os.exit is the hooked one.
 journal.in_configuration = nil
--- set by wlrun.runner while a scenario's run has not opened its outputs ("scenario 'gemm'"): an
+-- set by wlrun.run.runner while a scenario's run has not opened its outputs ("scenario 'gemm'"): an
 -- os.exit there (in where, prepare, a parameter's function) stops the run as an error, never 0
 journal.in_run = nil
 

@@ -53,7 +53,7 @@ local function integer(min, max)
   return kind("integer", function(v) return math.type(v) == "integer" and v >= min end,
     ("a whole number >= %d"):format(min))
 end
--- the most configurations a sweep has (wlrun.sweep's MAX_SPACE): a count read from a file is
+-- the most configurations a sweep has (wlrun.run.sweep's MAX_SPACE): a count read from a file is
 -- looped over (merge), so it is bounded by what a run can make
 local MAX_COUNT = 10000000
 

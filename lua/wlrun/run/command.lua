@@ -9,7 +9,7 @@ local loop = require "wlrun.measure.loop"
 local trace_report = require "wlrun.trace.report"
 local ranks = require "wlrun.trace.ranks"
 local traced = require "wlrun.trace.run"
-local isolate = require "wlrun.isolate"
+local isolate = require "wlrun.run.isolate"
 
 local command = {}
 

@@ -54,7 +54,7 @@ end
 function M.make_dir(path) util.make_dirs(TOOL, path) end
 
 -- a new private directory (mkdtemp)
-function M.temp_dir() return require("wlrun.isolate").temp_dir("wlrun-plot-", TOOL) end
+function M.temp_dir() return require("wlrun.run.isolate").temp_dir("wlrun-plot-", TOOL) end
 
 local function write_raw(path, text)
   local f, err = io.open(path, "wb")
@@ -96,6 +96,6 @@ function M.render(gp, dir, term, ext, body, files)
 end
 
 -- removes the directory and what is in it (no shell, no symbolic link followed)
-function M.remove_dir(dir) require("wlrun.isolate").remove_dir(dir) end
+function M.remove_dir(dir) require("wlrun.run.isolate").remove_dir(dir) end
 
 return M

@@ -114,7 +114,7 @@ local colors = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b
 -- configurations selected by --filter
 
 local function filtered(doc, expr)
-  local keep = expr and require("wlrun.sweep").compile_filter(expr)
+  local keep = expr and require("wlrun.run.sweep").compile_filter(expr)
   local list = {}
   for i, c in ipairs(doc.configurations) do
     c.index = c.index or i

@@ -25,7 +25,7 @@ local trace_report = require "wlrun.trace.report"
 local notes = require "wlrun.trace.notes"
 local ranks = require "wlrun.trace.ranks"
 local traced = require "wlrun.trace.run"
-local isolate = require "wlrun.isolate"
+local isolate = require "wlrun.run.isolate"
 local util = require "wlrun.tools.util"
 
 local M = {}

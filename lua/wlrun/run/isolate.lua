@@ -1,10 +1,12 @@
 -- Configurations in child processes (docs/reliability.md): the child's command line, the entry
 -- a child leaves (or the failure made from how it ended), and the two kinds of child: one
 -- configuration (--worker-config I --worker-output FILE) and a worker of the shared queue of
--- --devices (--worker-queue DIR). The executors (wlrun.executor) start and collect them.
+-- --devices (--worker-queue DIR). The executors (wlrun.run.executor) start and collect them.
 local core = require "wlrun.core"
 local process = require "wlrun.process"
+local report = require "wlrun.report"
 local results = require "wlrun.results"
+local plan = require "wlrun.run.plan"
 
 local isolate = {}
 
@@ -165,12 +167,12 @@ end
 
 local function write_entry(entry, path)
   local doc = { schema = results.SCHEMA, version = results.VERSION, configurations = { entry } }
-  require("wlrun.report").write_text(results.render(doc), path, "a result")
+  report.write_text(results.render(doc), path, "a result")
 end
 
 -- the child's side of isolate.run: configuration `index` of the plan, written to `out`
 function isolate.worker(p, index, out, run, ctx)
-  local cfg = require("wlrun.plan").find(p, index)
+  local cfg = plan.find(p, index)
   if not cfg then
     core.error("usage", ("--worker-config %d: the space has %d configurations"):format(index, #p.space), 0)
   end
@@ -186,7 +188,7 @@ local function device_path(dir, dev) return ("%s/device/%s.json"):format(dir, to
 function isolate.write_device(dir, dev, device, floor)
   local doc = { schema = results.SCHEMA, version = results.VERSION, device = device, floor = floor, configurations = {},
     wall = { ready_at = core.clock() } }
-  require("wlrun.report").write_text(results.render(doc), device_path(dir, dev), "the device record")
+  report.write_text(results.render(doc), device_path(dir, dev), "the device record")
 end
 
 -- {device =, floor =, ready_at =} of DEV's worker, or nil while it has not written them (or

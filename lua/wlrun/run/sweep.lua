@@ -3,6 +3,8 @@
 -- deterministic: axes in the scenario's `order`, else sorted by name (a zipped group sorts by
 -- its first name); the last axis varies fastest.
 local core = require "wlrun.core"
+local printable = require "wlrun.text.printable"
+local results = require "wlrun.results"
 
 local sweep = {}
 
@@ -271,7 +273,7 @@ sweep.MAX_SPACE = 1e7
 local function short(n) return (("%.0e"):format(n):gsub("e%+0*", "e")) end
 
 -- a configuration's parameters (numbers, strings, booleans), copied for code that could change them
-local function copy(p) return require("wlrun.results").copy(p) end
+local function copy(p) return results.copy(p) end
 
 function sweep.expand(scenario, overrides, filter)
   local where_defined = scenario.defined_at or scenario.name
@@ -316,7 +318,7 @@ end
 -- "M=1024, N=2048, variant=tiled" in axes order, printable (printable.whole: no control
 -- character of a name or value reaches a terminal or fakes a line)
 function sweep.describe(params, axes)
-  local whole, parts = require("wlrun.text.printable").whole, {}
+  local whole, parts = printable.whole, {}
   for _, name in ipairs(axes) do parts[#parts + 1] = whole(name) .. "=" .. whole(tostring(params[name])) end
   return table.concat(parts, ", ")
 end

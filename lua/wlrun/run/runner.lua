@@ -1,16 +1,31 @@
 -- Runs a scenario (docs/scenarios.md), one way through:
 --
---   plan (wlrun.plan) -> executor (wlrun.executor) -> entries -> document and journal
+--   plan (wlrun.run.plan) -> executor (wlrun.run.executor) -> entries -> document and journal
 --   (wlrun.results) -> printers (wlrun.report) through the sink (wlrun.report.sink)
 --
 -- Nothing here measures, formats or writes files itself.
 local core = require "wlrun.core"
 local process = require "wlrun.process"
-local results = require "wlrun.results"
-local plan_of = require "wlrun.plan"
-local sweep = require "wlrun.sweep"
 local settings = require "wlrun.settings"
+local printable = require "wlrun.text.printable"
+local stdio = require "wlrun.text.stdio"
 local units = require "wlrun.text.units"
+local bench = require "wlrun.measure.bench"
+local clocks = require "wlrun.measure.clocks"
+local loop = require "wlrun.measure.loop"
+local report = require "wlrun.report"
+local compiled = require "wlrun.report.compiled"
+local sink_of = require "wlrun.report.sink"
+local results = require "wlrun.results"
+local journal = require "wlrun.results.journal"
+local provenance = require "wlrun.results.provenance"
+local git = require "wlrun.results.git"
+local plan_of = require "wlrun.run.plan"
+local sweep = require "wlrun.run.sweep"
+local shard = require "wlrun.run.shard"
+local configuration = require "wlrun.run.configuration"
+local isolate = require "wlrun.run.isolate"
+local executor = require "wlrun.run.executor"
 local nvtx = core.nvtx -- nvtx: automatic ranges (docs/nvtx.md)
 
 local runner = {}
@@ -21,7 +36,7 @@ local deep_copy = results.copy
 -- options but the counts a loop has too, in a fixed order
 local function bench_only()
   local list = {}
-  for opt, s in pairs(require("wlrun.measure.bench").settings_of) do
+  for opt, s in pairs(bench.settings_of) do
     if opt ~= "iters" and opt ~= "warmup" then list[#list + 1] = s end
   end
   table.sort(list, function(a, b) return a[1] .. "." .. a[2] < b[1] .. "." .. b[2] end)
@@ -58,14 +73,13 @@ function runner.in_force(sc)
         core.error("usage", ("%s does not apply to %s: %s"):format(option_name(s[1], s[2]), sc.name, why), 0)
       end
     end
-    local loop = require "wlrun.measure.loop"
     if sc.loop then
       for _, f in ipairs { "iters", "warmup" } do set("run", f, loop.count(sc.loop, f)) end
     else
       set("run", "warmup", loop.count({ warmup = sc.command.warmup }, "warmup"))
     end
   else
-    local map = require("wlrun.measure.bench").settings_of
+    local map = bench.settings_of
     for opt, v in pairs(sc.timing or {}) do
       local s = map[opt]
       if s then set(s[1], s[2], settings.value(s[1], s[2], v)) end
@@ -76,7 +90,7 @@ end
 
 local function dry_run_text(p, sc)
   local out = { ("%s: %d configuration%s (%d in the space, %d pruned by where, %d by --filter)"):format(
-    require("wlrun.text.printable").whole(sc.name),
+    printable.whole(sc.name),
     #p.list, #p.list == 1 and "" or "s", p.total, p.pruned, p.filtered) }
   for _, c in ipairs(p.list) do out[#out + 1] = ("%4d  %s"):format(c.index, sweep.describe(c.params, p.axes)) end
   return table.concat(out, "\n") .. "\n"
@@ -96,8 +110,7 @@ end
 -- the -o files, and the format of standard output: -o - puts the report there in --format's
 -- format (json when --format is not given) and nothing else, in place of the table
 local function outputs_of(cli, out)
-  local report = require "wlrun.report"
-  require("wlrun.text.stdio").refuse_twice(function(kind, msg) core.error(kind, msg, 0) end, nil, cli.outputs)
+  stdio.refuse_twice(function(kind, msg) core.error(kind, msg, 0) end, nil, cli.outputs)
   local list, stdout_format, to_stdout = {}, out.format, nil
   for _, path in ipairs(cli.outputs) do
     local format = report.format_for_path(path)
@@ -127,7 +140,7 @@ end
 function runner.rank_device(p, cli, compile_only, device_source, count)
   if not (p.shard and p.shard.local_rank) or compile_only or cli.devices or cli.worker_queue then return nil end
   if device_source ~= "default" or count < 1 then return nil end
-  return require("wlrun.shard").local_device(p.shard.local_rank, count)
+  return shard.local_device(p.shard.local_rank, count)
 end
 
 -- the process-wide part of a run: this process's device from its launcher's local rank
@@ -147,16 +160,15 @@ function runner.run(sc, script)
     local now = core.clock()
     wall[phase], t = (wall[phase] or 0) + (now - t), now
   end
-  local journal = require "wlrun.results.journal"
-  journal.in_run = ("scenario '%s'"):format(require("wlrun.text.printable").text(tostring(sc.name), 60))
+  journal.in_run = ("scenario '%s'"):format(printable.text(tostring(sc.name), 60))
   local _ <close> = setmetatable({}, { __close = function() journal.in_run = nil end })
   local p = plan_of.build(sc, script, cli) -- bad input (-p, --filter, --resume) before the device
   local in_force, sources = runner.in_force(sc)
   local worker = cli.worker_config or cli.worker_queue
-  require("wlrun.measure.clocks").parse(settings.value("run", "lock_clocks")) -- a bad value before anything runs
+  clocks.parse(settings.value("run", "lock_clocks")) -- a bad value before anything runs
   local out = settings.view.output
   local outputs, format, report_only = outputs_of(cli, out)
-  local sink <close> = worker and require("wlrun.report.sink").silent() or require("wlrun.report.sink").new {
+  local sink <close> = worker and sink_of.silent() or sink_of.new {
     format = format, quiet = out.quiet, progress = out.progress and not out.quiet and process.isatty(2),
     report_only = report_only }
   core.on_warning(function(msg) sink:warning(msg) end) -- the C parts' warnings, through the sink
@@ -169,7 +181,7 @@ function runner.run(sc, script)
     local planned = { schema = results.SCHEMA, version = results.VERSION, complete = false,
       scenario = { name = sc.name, axes = p.axes }, configurations = {} }
     for i, c in ipairs(p.list) do planned.configurations[i] = { index = c.index, params = c.params, status = "planned" } end
-    return sink:report(require("wlrun.report").render(planned, format))
+    return sink:report(report.render(planned, format))
   end
   -- bad input before any device: what this run would leave out of the file it overwrites
   if cli.resume and p.resume_outside > 0 then
@@ -196,7 +208,7 @@ function runner.run(sc, script)
   -- output is opened (no device: nothing is written, the workers ended); they are waited for
   -- last, after the outputs and the report
   local queued = cli.devices and not worker and not compile_only
-  local exec = queued and require("wlrun.executor").choose({ compile_only = false }, in_force, cli) or nil
+  local exec = queued and executor.choose({ compile_only = false }, in_force, cli) or nil
   local _ <close> = exec
   if exec then
     exec:start(p.todo)
@@ -204,8 +216,8 @@ function runner.run(sc, script)
   end
   -- the provenance's `git status` runs while the context is made (13-15 ms, more in a large
   -- repository); a child that runs one configuration makes no document and asks nothing
-  local script_dir = require("wlrun.results.provenance").dir_of(script)
-  local git_head <close> = not worker and script_dir and require("wlrun.results.git").head_started(script_dir) or nil
+  local script_dir = provenance.dir_of(script)
+  local git_head <close> = not worker and script_dir and git.head_started(script_dir) or nil
   mark("plan")
   local on_device = not compile_only and not sc.command and not spreads -- a traced program has the device to itself
   if on_device then
@@ -234,15 +246,14 @@ function runner.run(sc, script)
   if on_device then
     device = require_device(script)
     if not worker then -- the parent holds the lock: a child's exit would reset it
-      device.clocks = require("wlrun.measure.clocks").apply(settings.value("run", "lock_clocks"), function(m) sink:warning(m) end)
+      device.clocks = clocks.apply(settings.value("run", "lock_clocks"), function(m) sink:warning(m) end)
     end
     mark("device")
-    floor = require("wlrun.measure.bench").floor()
+    floor = bench.floor()
     mark("floor")
   end
   local ctx = { scenario = sc, axes = p.axes, device = device, floor = floor, compile_only = compile_only, sink = sink }
-  local run = function(cfg) return require("wlrun.configuration").run(sc, cfg, ctx) end
-  local isolate = require "wlrun.isolate"
+  local run = function(cfg) return configuration.run(sc, cfg, ctx) end
   if cli.worker_config then return isolate.worker(p, cli.worker_config, cli.worker_output, run) end
   if cli.worker_queue then return isolate.queue_worker(p, cli.worker_queue, run, ctx) end
   for _, n in ipairs(p.notes) do
@@ -254,7 +265,7 @@ function runner.run(sc, script)
     total = p.shard and #p.space or nil,
     shard = p.shard and { k = p.shard.k, n = p.shard.n, source = p.shard.source } or nil,
     resumed_from = p.resumed_from and p.resumed_from.provenance }
-  local resumed_commit = p.resumed_from and require("wlrun.results.provenance").resume_warning(p.resumed_from, doc.provenance)
+  local resumed_commit = p.resumed_from and provenance.resume_warning(p.resumed_from, doc.provenance)
   if resumed_commit then sink:warning(resumed_commit) end
   local carried = {}
   for _, cfg in ipairs(p.list) do
@@ -269,7 +280,7 @@ function runner.run(sc, script)
     if spreads then exec:describe(doc, p.resumed_from) end
   end })
 
-  exec = exec or require("wlrun.executor").choose(ctx, in_force, cli)
+  exec = exec or executor.choose(ctx, in_force, cli)
   mark("document")
   local journal_time = 0
   local n, finished, failed, first_failure, t0 = #p.todo, 0, 0, nil, core.clock()
@@ -308,9 +319,9 @@ function runner.run(sc, script)
   writer:finish(stop == nil)
   -- the report, also of a run that stopped early: what was measured is shown, not only kept
   if compile_only and (format == "table" or format == "plain") then
-    sink:report(require("wlrun.report.compiled").text(doc))
+    sink:report(compiled.text(doc))
   else
-    sink:report(require("wlrun.report").render(doc, format))
+    sink:report(report.render(doc, format))
   end
   local where = #outputs > 0 and ("in " .. outputs[1].path) or "above (no -o file was given)"
   if stop and stop.kind == "interrupted" then

@@ -1,6 +1,6 @@
--- The plan of a scenario run (docs/scenarios.md): the parameter space expanded (wlrun.sweep:
+-- The plan of a scenario run (docs/scenarios.md): the parameter space expanded (wlrun.run.sweep:
 -- axes, where, -p, --filter), the slice of this process (--shard or a launcher's variables:
--- wlrun.shard) and what a previous run already finished (--resume). A plan is data: it touches
+-- wlrun.run.shard) and what a previous run already finished (--resume). A plan is data: it touches
 -- no device and runs nothing. Each configuration is {index =, params =, key =}: index is its
 -- position in the whole space (the same in every shard and every child process), key its
 -- identity across runs (results.key).
@@ -13,24 +13,26 @@
 --     resumed   {[index] = entry} of list that --resume's file finished (ok or skipped)
 --     resume_outside  how many finished entries of that file this run's selection leaves out
 --     resumed_from    {path, provenance, device, floor} of that file (each may be nil)
+local core = require "wlrun.core"
+local process = require "wlrun.process"
+local printable = require "wlrun.text.printable"
 local results = require "wlrun.results"
-local sweep = require "wlrun.sweep"
-local shard = require "wlrun.shard"
+local sweep = require "wlrun.run.sweep"
+local shard = require "wlrun.run.shard"
 
 local plan = {}
 
 -- --resume FILE: its finished entries (ok or skipped) by key; failed ones run again
 function plan.resumable(path, sc, script)
-  local core = require "wlrun.core"
   local old = results.load(path, { prefix = "--resume: " })
   if type(old.scenario) ~= "table" or old.scenario.name ~= sc.name then
-    local text = require("wlrun.text.printable").text
+    local text = printable.text
     local name = type(old.scenario) == "table" and old.scenario.name
     core.error("usage", ("--resume %s: its scenario is %s, this one is '%s'"):format(path,
       type(name) == "string" and ("'" .. text(name, 60) .. "'") or "not named", text(tostring(sc.name), 60)), 0)
   end
   local warning
-  if old.scenario.hash ~= require("wlrun.process").hash(results.read_file(script) or "") then
+  if old.scenario.hash ~= process.hash(results.read_file(script) or "") then
     warning = ("--resume %s was made by another version of %s (its hash differs)"):format(path, script)
   end
   local done = {}

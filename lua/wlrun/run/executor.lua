@@ -23,12 +23,17 @@
 --                                   --isolate, --config-timeout and --devices: isolated)
 local core = require "wlrun.core"
 local process = require "wlrun.process"
-local isolate = require "wlrun.isolate"
-local configuration = require "wlrun.configuration"
+local printable = require "wlrun.text.printable"
+local trim = require "wlrun.text.trim"
+local results = require "wlrun.results"
+local provenance = require "wlrun.results.provenance"
+local sweep = require "wlrun.run.sweep"
+local isolate = require "wlrun.run.isolate"
+local configuration = require "wlrun.run.configuration"
 
 local executor = {}
 
-local exists = require("wlrun.results").exists
+local exists = results.exists
 
 local function stops(entry)
   if entry.kind == "interrupted" then return { kind = "interrupted", message = entry.error or "interrupted" } end
@@ -66,7 +71,7 @@ function InProcess:run(list, emit, started)
   for i, cfg in ipairs(list) do
     if started then started(cfg) end
     local config_range <close> = core.nvtx.auto_scope("configuration", -- nvtx
-      ("config %d: %s"):format(cfg.index, require("wlrun.sweep").describe(cfg.params, self.ctx.axes)), cfg.index) -- nvtx
+      ("config %d: %s"):format(cfg.index, sweep.describe(cfg.params, self.ctx.axes)), cfg.index) -- nvtx
     local entry, interrupt = configuration.run(self.ctx.scenario, cfg, self.ctx)
     emit(entry)
     if interrupt then return interrupt end
@@ -105,7 +110,7 @@ function executor.visible_device(dev, visible)
   local i = 0
   for entry in (visible .. ","):gmatch("([^,]*),") do
     if i == dev then
-      entry = require("wlrun.text.trim").both(entry)
+      entry = trim.both(entry)
       return entry ~= "" and entry or nil
     end
     i = i + 1
@@ -151,7 +156,7 @@ end
 function Devices:check()
   local n = core.device_count()
   local visible = os.getenv("CUDA_VISIBLE_DEVICES") -- the GPUs a job was given (Slurm): say so
-  local seen = visible and (", as CUDA_VISIBLE_DEVICES=%s shows them"):format(require("wlrun.text.printable").text(visible))
+  local seen = visible and (", as CUDA_VISIBLE_DEVICES=%s shows them"):format(printable.text(visible))
     or ""
   for _, d in ipairs(self.devices) do
     if d >= n then
@@ -311,7 +316,7 @@ function Devices:describe(doc, resumed)
   if not taken and type(resumed) == "table" and type(resumed.device) == "table" then taken = resumed end
   if taken then
     doc.device, doc.floor = taken.device, taken.floor
-    require("wlrun.results.provenance").add_device(doc.provenance, taken.device)
+    provenance.add_device(doc.provenance, taken.device)
   end
   local used, list = {}, {}
   for _, c in ipairs(doc.configurations) do

@@ -7,7 +7,13 @@
 local core = require "wlrun.core"
 local results = require "wlrun.results"
 local nvtx = core.nvtx -- nvtx: automatic ranges (docs/nvtx.md)
-local error_value = require "wlrun.error_value"
+local bench = require "wlrun.measure.bench"
+local loop = require "wlrun.measure.loop"
+local journal = require "wlrun.results.journal" -- os.exit in a configuration stops the run (journal.hook_exit)
+local scenario = require "wlrun.run.scenario"
+local sweep = require "wlrun.run.sweep"
+local command = require "wlrun.run.command"
+local error_value = require "wlrun.run.error_value"
 
 local configuration = {}
 
@@ -117,11 +123,11 @@ end
 -- the measured part of a configuration, into entry
 local function measure(sc, p, state, entry, ctx)
   if sc.command then -- a program traced (wl.command, docs/trace.md): its report is the entry
-    require("wlrun.run.command").run(sc, p, state, entry, ctx)
+    command.run(sc, p, state, entry, ctx)
     return
   end
   if sc.loop then -- a loop workload (docs/loops.md): its own timing instead of wl.bench
-    if not ctx.compile_only then require("wlrun.measure.loop").run(sc, p, state, entry, ctx) end
+    if not ctx.compile_only then loop.run(sc, p, state, entry, ctx) end
     entry.kernels = kernels_of(state)
     if ctx.compile_only then entry.status = "compiled" return end
     if sc.check then check(sc, p, state, entry) end -- after the loop: did the training do what it should?
@@ -147,7 +153,7 @@ local function measure(sc, p, state, entry, ctx)
     check(sc, p, state, entry)
     entry.wall.check = core.clock() - t0
   end
-  local r = require("wlrun.measure.bench").run(work, sc.timing, checked)
+  local r = bench.run(work, sc.timing, checked)
   local t_record = core.clock()
   for k, v in pairs(r.wall) do entry.wall[k] = v end
   results.record_bench(entry, r)
@@ -197,8 +203,7 @@ function configuration.run(sc, cfg, ctx)
   local entry = results.entry(cfg)
   local state
   local t0 = core.clock()
-  local journal = require "wlrun.results.journal" -- os.exit in here stops the run (journal.hook_exit)
-  local described = require("wlrun.sweep").describe(p, ctx.axes)
+  local described = sweep.describe(p, ctx.axes)
   journal.in_configuration = ("configuration %d%s"):format(cfg.index, described ~= "" and (" (" .. described .. ")") or "")
   if not ctx.compile_only then core.reset_memory_peak() end
   entry.wall = {} -- seconds of each phase (issue 21: where a configuration's time goes)
@@ -239,7 +244,7 @@ function configuration.run(sc, cfg, ctx)
   entry.time = core.clock() - t0
   if next(entry.wall) == nil or entry.status == "compiled" then entry.wall = nil end
   if not ok then
-    if require("wlrun.scenario").is_skip(err) then
+    if scenario.is_skip(err) then
       entry.status, entry.reason = "skipped", err.reason
       for _, k in ipairs { "check", "warnings", "kernels" } do entry[k] = nil end
     else

@@ -8,7 +8,7 @@ local loop = require "wlrun.measure.loop"
 
 local scenario = {}
 
-local mt = { __name = "wlrun.scenario" }
+local mt = { __name = "wlrun.run.scenario" }
 
 local scenario_fields = {
   name = "string", description = "string", params = "table", order = "table", where = "function",

@@ -10,6 +10,8 @@
 --                                            a message (wlrun's own errors) or a wl.skip, else a
 --                                            plain table of its message (a string), kind, exit
 --                                            and reason
+local scenario = require "wlrun.run.scenario"
+
 local error_value = {}
 
 function error_value.field(v, k)
@@ -34,7 +36,7 @@ end
 function error_value.of(e)
   if type(e) ~= "table" then return { message = error_value.text(e), kind = "script" } end
   if getmetatable(e) == nil and type(e.message) == "string" then return e end
-  if require("wlrun.scenario").is_skip(e) then return e end
+  if scenario.is_skip(e) then return e end
   local f = error_value.field
   local message = f(e, "message")
   if type(message) ~= "string" then -- an error value of the script's own: as text, whatever it holds

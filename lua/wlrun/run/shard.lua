@@ -11,16 +11,16 @@
 --   shard.load_costs(path)            -> the same, from a results file
 --   shard.select(list, opts)          -> slice, info                  (all of the above)
 --   shard.message(info)               -> "shard K/N (from SOURCE): M of T configurations"
+local core = require "wlrun.core"
+local results = require "wlrun.results"
+local loader = require "wlrun.results.load"
+
 local shard = {}
 
--- an error of kind `kind` (usage: exit 2; io: exit 9), through wlrun.core when it is there
-local function fail(kind, msg)
-  local ok, core = pcall(require, "wlrun.core")
-  if ok and type(core) == "table" and core.error then core.error(kind, msg, 0) end
-  error(setmetatable({ kind = kind, message = msg }, { __tostring = function(e) return e.message end }), 0)
-end
+-- an error of kind `kind` (usage: exit 2; io: exit 9)
+local function fail(kind, msg) core.error(kind, msg, 0) end
 
-local function params_key(params) return require("wlrun.results").key(params) end
+local function params_key(params) return results.key(params) end
 
 ---------------------------------------------------------------------------------------------
 -- the launcher's environment
@@ -270,7 +270,7 @@ end
 -- the same from a results file, through the one strict loader (unreadable: kind io; not a
 -- results document: kind usage)
 function shard.load_costs(path, what)
-  return shard.costs_from(require("wlrun.results.load").load(path, { name = path, prefix = what and (what .. ": ") or nil }))
+  return shard.costs_from(loader.load(path, { name = path, prefix = what and (what .. ": ") or nil }))
 end
 
 ---------------------------------------------------------------------------------------------
