@@ -1,8 +1,8 @@
 -- A run's provenance (docs/results.md, "Provenance"): reading the kernel's files, what the
 -- strict loader refuses in it (naming the path), and what compare says differs between two
--- runs (wlrun.tools.compare_provenance).
+-- runs (wlrun.compare.provenance).
 local provenance = require "wlrun.results.provenance"
-local diff = require "wlrun.tools.compare_provenance"
+local diff = require "wlrun.compare.provenance"
 local load = require "wlrun.results.load"
 local json = require "wlrun.json"
 

@@ -4,7 +4,7 @@
 -- their precedence and malformed values; the device of a local rank; costs from a document.
 local shard = require "wlrun.run.shard"
 local results = require "wlrun.results"
-local S = require "wlrun.compare" -- its seeded PRNG
+local S = require "wlrun.compare.stats" -- its seeded PRNG
 
 -- a space of n configurations {index =, params =}: two axes, or one, or none (n <= 1)
 local function space(n, shape)

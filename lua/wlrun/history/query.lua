@@ -109,7 +109,7 @@ function query.series(rows)
   return list
 end
 
-local median = require("wlrun.compare").median
+local median = require("wlrun.compare.stats").median
 
 -- A series by commit: the runs of one commit (and one state of its work tree: a dirty run is
 -- not the commit's) are one point, at the time of its first run, whose value is the median of

@@ -11,7 +11,7 @@ local plots = require "wlrun.html.plots"
 local query = require "wlrun.history.query"
 local render = require "wlrun.tools.history_render"
 local T = require "wlrun.report.table"
-local util = require "wlrun.tools.util"
+local columns = require "wlrun.report.columns"
 
 local M = {}
 
@@ -50,7 +50,7 @@ function M.render(db, path, sel, id)
   out[#out + 1] = ("<p>%d configuration%s. Each line is a configuration's median by commit, in the order the runs started; "
     .. "dashed green: the levels between shifts; dashed red: the first commit of a step (a shift that lasted %d or more "
     .. "commits on each side, of %s or more: Mann-Whitney over the commits' medians, permutation test, alpha %s); "
-    .. "orange: a slow drift.</p>"):format(#all, #all == 1 and "" or "s", cp.min_segment, esc.text(util.pct(cp.min_effect)),
+    .. "orange: a slow drift.</p>"):format(#all, #all == 1 and "" or "s", cp.min_segment, esc.text(columns.pct(cp.min_effect)),
       esc.text(T.value(cp.alpha)))
   for k, s in ipairs(all) do
     local points = query.commits(s)

@@ -5,6 +5,11 @@
 --   printer.encode(value [, compact [, axes]]) -> text   indented, or one line when compact;
 --                                                     params in the order of axes
 --   printer.render(doc) -> text                        the document as the printer writes it
+--   printer.object(), printer.array(t), printer.text(value)
+--                                                      the other documents wlrun writes (a
+--                                                      comparison, the history, gbench):
+--                                                      objects that keep the order their keys
+--                                                      were set in, arrays, indented text
 local json = require "wlrun.json"
 
 local printer = {}
@@ -45,5 +50,24 @@ end
 
 -- the JSON text of a document, as the json printer writes it
 function printer.render(doc) return printer.encode(doc) .. "\n" end
+
+-- The other documents wlrun writes (a comparison, the history, gbench): objects made with
+-- object() keep the order in which their keys were set; floats are written with the digits
+-- that read back the same; NaN and infinities as null
+function printer.object()
+  local order = {}
+  return setmetatable({}, {
+    __jsontype = "object", __jsonorder = order,
+    __newindex = function(t, k, v)
+      order[#order + 1] = k
+      rawset(t, k, v)
+    end,
+  })
+end
+
+function printer.array(t) return json.array(t or {}) end
+
+-- indented text of such a document
+function printer.text(value) return json.encode(value, { indent = true }) .. "\n" end
 
 return printer

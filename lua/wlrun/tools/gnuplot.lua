@@ -3,13 +3,13 @@
 -- enters gnuplot code: M.string (text) and M.number (numbers). No shell anywhere: gnuplot is
 -- started with a list of arguments in the directory of its files.
 local process = require "wlrun.process"
-local util = require "wlrun.tools.util"
+local cli = require "wlrun.tools.cli"
 
 local M = {}
 
 local TOOL = "plot"
 
-local function fail(kind, msg) util.fail(kind, TOOL, msg) end
+local function fail(kind, msg) cli.fail(kind, TOOL, msg) end
 
 M.LIMIT = 500 -- characters of one text in a plot; more are cut, with "…"
 
@@ -51,7 +51,7 @@ function M.find()
 end
 
 -- makes the directory path and those above it that are missing
-function M.make_dir(path) util.make_dirs(TOOL, path) end
+function M.make_dir(path) cli.make_dirs(TOOL, path) end
 
 -- a new private directory (mkdtemp)
 function M.temp_dir() return require("wlrun.run.isolate").temp_dir("wlrun-plot-", TOOL) end

@@ -2,7 +2,8 @@
 -- database across commits; the runs stored, each configuration's series over the commits, the
 -- commits where a lasting shift began, and --fail-on for CI (exit 7, as compare's gate).
 -- Reading and analysing live in wlrun.history.*, the printers in wlrun.tools.history_render.
-local util = require "wlrun.tools.util"
+local json_out = require "wlrun.report.json"
+local cli = require "wlrun.tools.cli"
 local query = require "wlrun.history.query"
 local store = require "wlrun.history.store"
 local analysis = require "wlrun.history.analysis"
@@ -68,11 +69,11 @@ local takes = {
             min_effect = true, min_runs = true, alpha = true },
 }
 
-local function fail(kind, msg) util.fail(kind, TOOL, msg) end
+local function fail(kind, msg) cli.fail(kind, TOOL, msg) end
 
 local function percent(o, key, name)
   if o[key] == nil then return nil end
-  local v = util.percent(o[key])
+  local v = cli.percent(o[key])
   if not v or v < 0 then fail("usage", ("%s: expected a percentage >= 0, like 5 or 2.5%%, got '%s'"):format(name, o[key])) end
   return v
 end
@@ -121,7 +122,7 @@ local function add(o, files)
   local record = require "wlrun.history.record"
   local runs = {}
   for _, file in ipairs(files) do -- every file read and checked before the database is touched
-    local doc = util.load(TOOL, file)
+    local doc = cli.load(TOOL, file)
     local path = file == "-" and require("wlrun.text.stdio").NAME or file -- as the run's file and in messages
     local shown = printable(path) -- a file's name is data too (a glob's)
     if doc.journal then
@@ -129,12 +130,12 @@ local function add(o, files)
     end
     local run, left = record.run(doc, path)
     if #run.configurations == 0 then
-      util.warn(TOOL, ("'%s' has no measured configuration: nothing to add"):format(shown))
+      cli.warn(TOOL, ("'%s' has no measured configuration: nothing to add"):format(shown))
     else
-      if doc.complete == false then util.warn(TOOL, ("'%s' is the result of a run that did not finish"):format(shown)) end
+      if doc.complete == false then cli.warn(TOOL, ("'%s' is the result of a run that did not finish"):format(shown)) end
       run.commit, run.left = record.commit(doc, o.commit), left
       if run.commit.commit == "" then
-        util.warn(TOOL, ("no commit is known for '%s' (it records none, and the current directory is not in a git repository): give it with --commit"):format(shown))
+        cli.warn(TOOL, ("no commit is known for '%s' (it records none, and the current directory is not in a git repository): give it with --commit"):format(shown))
       end
       runs[#runs + 1] = run
     end
@@ -181,7 +182,7 @@ local function select_series(db, path, o)
 end
 
 local function base_doc(cmd, path)
-  local doc = util.object()
+  local doc = json_out.object()
   doc.schema = "wlrun-history"
   doc.version = 1
   doc.command = cmd
@@ -190,7 +191,7 @@ local function base_doc(cmd, path)
 end
 
 local function series_entry(s)
-  local e = util.object()
+  local e = json_out.object()
   e.scenario = s.scenario -- one by one: the order of a multiple assignment is not defined
   e.device = s.device
   e.params = require("wlrun.json").object(s.params)
@@ -199,7 +200,7 @@ end
 
 local function show(db, path, o)
   local doc = base_doc("show", path)
-  local runs, by = util.array(), {}
+  local runs, by = json_out.array(), {}
   for _, row in ipairs(select_series(db, path, o)) do
     local r = by[row.run]
     if not r then
@@ -221,7 +222,7 @@ local function analyse(db, path, o, opts, cmd)
     doc.settings = { min_effect = opts.min_effect or cp.min_effect, min_runs = opts.min_segment or cp.min_segment,
       alpha = opts.alpha or cp.alpha, permutations = cp.permutations }
   end
-  local list = util.array()
+  local list = json_out.array()
   local gate = opts.fail_on and { fail_on = opts.fail_on, failed = false, failing = 0 } or nil
   local samples = function(row) return query.samples(db, row) end
   for _, s in ipairs(query.series(select_series(db, path, o))) do
@@ -247,7 +248,7 @@ local function analyse(db, path, o, opts, cmd)
 end
 
 function M.main(args)
-  local o, pos = util.parse_args(TOOL, args or {}, spec)
+  local o, pos = cli.parse_args(TOOL, args or {}, spec)
   local cmd = table.remove(pos, 1)
   if o.help or cmd == nil then
     require("wlrun.text.stdio").write(M.usage)
@@ -266,7 +267,7 @@ function M.main(args)
     require("wlrun.text.stdio").write(render.text(doc))
     io.stdout:flush()
   end
-  for _, f in ipairs(opts.outputs) do util.write(TOOL, f.path, f.json and util.json(doc) or render.text(doc)) end
+  for _, f in ipairs(opts.outputs) do cli.write(TOOL, f.path, f.json and json_out.text(doc) or render.text(doc)) end
   if doc.gate and doc.gate.failed then require("wlrun.core").error("regression", render.gate_message(doc), 0) end
 end
 

@@ -4,7 +4,7 @@
 -- results file (names, parameters, commits, times, files) goes out through wlrun.text.printable: an
 -- escape sequence in the data cannot reach the terminal or fake a line of the output.
 local T = require "wlrun.report.table"
-local util = require "wlrun.tools.util"
+local columns = require "wlrun.report.columns"
 local printable = require("wlrun.text.printable").whole
 
 local M = {}
@@ -56,7 +56,7 @@ local function lines_of(out, cols, rows)
   for _, r in ipairs(rows) do
     for j = 1, #cols do r[j] = r[j] and printable(r[j]) end
   end
-  for _, l in ipairs(util.align(cols, rows)) do out[#out + 1] = l end
+  for _, l in ipairs(columns.align(cols, rows)) do out[#out + 1] = l end
 end
 
 local function show(doc, out)
@@ -96,7 +96,7 @@ end
 local function blame(doc, out)
   local s = doc.settings
   out[#out + 1] = ("Shifts that lasted %s or more on each side, of %s or more (Mann-Whitney over the commits' medians, permutation test, alpha %s):"):format(
-    plural(s.min_runs, "commit"), util.pct(s.min_effect), T.value(s.alpha))
+    plural(s.min_runs, "commit"), columns.pct(s.min_effect), T.value(s.alpha))
   local cols = { { title = "scenario" }, { title = "device" }, { title = "parameters" }, { title = "kind" },
     { title = "commit" }, { title = "before", right = true }, { title = "after", right = true },
     { title = "change", right = true }, { title = "p", right = true } }
@@ -127,14 +127,14 @@ end
 local function gate_lines(doc, out)
   local g = doc.gate
   if not g then return end
-  local head = ("Gate --fail-on %s: "):format(util.pct(g.fail_on))
+  local head = ("Gate --fail-on %s: "):format(columns.pct(g.fail_on))
   if not g.failed then
     out[#out + 1] = head .. "passed (no configuration's latest commit significantly slower than its baseline by more than " ..
-      util.pct(g.fail_on) .. ")"
+      columns.pct(g.fail_on) .. ")"
     return
   end
   out[#out + 1] = head .. ("FAILED: %s significantly slower than its baseline by more than %s:"):format(
-    plural(g.failing, "configuration"), util.pct(g.fail_on))
+    plural(g.failing, "configuration"), columns.pct(g.fail_on))
   for _, e in ipairs(doc.configurations) do
     local x = e.gate
     if x and x.failed then
@@ -154,7 +154,7 @@ function M.gate_message(doc)
     end
   end
   return printable(("history: %s significantly slower than its baseline by more than %s: %s"):format(
-    plural(g.failing, "configuration"), util.pct(g.fail_on), table.concat(list, "; ")))
+    plural(g.failing, "configuration"), columns.pct(g.fail_on), table.concat(list, "; ")))
 end
 
 -- for wlrun report's page (wlrun.html.history): a series' heading and a p-value as here

@@ -6,7 +6,7 @@
 -- written when one of them is there (usage, exit 2), whatever it is (a file, even one we cannot
 -- read, a directory, a FIFO, a link); README.md is appended to, once, when it is a file we can
 -- read, and anything else there is refused.
-local util = require "wlrun.tools.util"
+local cli = require "wlrun.tools.cli"
 local templates = require "wlrun.tools.init_templates"
 
 local TOOL = "init"
@@ -44,7 +44,7 @@ local KINDS = { file = "a file", directory = "a directory", link = "a symbolic l
 
 local function is_dir(path) return process().list_dir(path) ~= nil end
 
-local function refuse(kind, msg) util.fail(kind, TOOL, msg .. ": nothing written") end
+local function refuse(kind, msg) cli.fail(kind, TOOL, msg .. ": nothing written") end
 
 -- the directories to make, outermost first (those that are not there), as mkdir -p would
 local function missing_dirs(path)
@@ -73,16 +73,16 @@ end
 -- target (wlrun.text.files), and all are renamed into place once all are made, README.md last. A
 -- failure before the renames removes what was made, the directories too.
 function M.main(args)
-  local o, pos = util.parse_args(TOOL, args, { ["-h"] = { key = "help" }, ["--help"] = {} })
+  local o, pos = cli.parse_args(TOOL, args, { ["-h"] = { key = "help" }, ["--help"] = {} })
   if o.help then
     require("wlrun.text.stdio").write(HELP)
     return
   end
-  if #pos > 1 then util.fail("usage", TOOL, ("one directory at most, got '%s' and '%s'"):format(pos[1], pos[2])) end
+  if #pos > 1 then cli.fail("usage", TOOL, ("one directory at most, got '%s' and '%s'"):format(pos[1], pos[2])) end
   local dir = pos[1] or "."
-  if dir == "-" then util.fail("usage", TOOL, "DIR is a directory; '-' names none") end
+  if dir == "-" then cli.fail("usage", TOOL, "DIR is a directory; '-' names none") end
   local kind = kind_of(dir)
-  if kind and not is_dir(dir) then util.fail("usage", TOOL, ("'%s' is %s, not a directory"):format(dir, KINDS[kind])) end
+  if kind and not is_dir(dir) then cli.fail("usage", TOOL, ("'%s' is %s, not a directory"):format(dir, KINDS[kind])) end
 
   local files = {
     { path = dir .. "/bench/axpy.lua", text = templates.scenario },
@@ -94,7 +94,7 @@ function M.main(args)
     if kind_of(f.path) then there[#there + 1] = f.path end
   end
   if #there > 0 then
-    util.fail("usage", TOOL, ("not overwriting %s: nothing written (move %s away, or init another directory)"):format(
+    cli.fail("usage", TOOL, ("not overwriting %s: nothing written (move %s away, or init another directory)"):format(
       table.concat(there, ", "), #there == 1 and "it" or "them"))
   end
   local dirs = missing_dirs(dir .. "/bench")
@@ -133,7 +133,7 @@ function M.main(args)
   local out = require "wlrun.text.stdio"
   for i, f in ipairs(files) do
     local ok, err = writer.rename(made[i])
-    if not ok then util.fail("io", TOOL, ("cannot write %s: %s"):format(f.path, tostring(err))) end
+    if not ok then cli.fail("io", TOOL, ("cannot write %s: %s"):format(f.path, tostring(err))) end
     if f.path ~= readme then out.write(("wrote %s\n"):format(f.path)) end
   end
   out.write(said)

@@ -4,7 +4,7 @@
 -- touched; DIR is made when missing, and an existing one is written into only when it is empty
 -- or holds a previous report (its index.html says it was made by wlrun report), so that a
 -- mistyped directory never loses files.
-local util = require "wlrun.tools.util"
+local cli = require "wlrun.tools.cli"
 
 local M = {}
 
@@ -41,7 +41,7 @@ local spec = {
 
 local INDEX = "index.html"
 
-local function fail(kind, msg) util.fail(kind, TOOL, msg) end
+local function fail(kind, msg) cli.fail(kind, TOOL, msg) end
 
 local function process() return require "wlrun.process" end
 
@@ -64,7 +64,7 @@ local function prepare(dir)
     if kind == "directory" then fail("io", ("--html '%s': cannot list it: %s"):format(dir, err)) end
     local words = { file = "a file", fifo = "a FIFO", link = "a symbolic link to nothing", other = "a special file" }
     if kind then fail("io", ("--html '%s' is %s, not a directory"):format(dir, words[kind])) end
-    return util.make_dirs(TOOL, dir)
+    return cli.make_dirs(TOOL, dir)
   end
   local others = {}
   for _, name in ipairs(names) do -- index.html, and what a killed writer of it left (wlrun.text.files)
@@ -95,7 +95,7 @@ end
 local function plural(n, word) return ("%d %s%s"):format(n, word, n == 1 and "" or "s") end
 
 function M.main(args)
-  local o, pos = util.parse_args(TOOL, args or {}, spec)
+  local o, pos = cli.parse_args(TOOL, args or {}, spec)
   if o.help then
     require("wlrun.text.stdio").write(M.usage)
     return
@@ -111,7 +111,7 @@ function M.main(args)
   if (o.scenario or o.device) and not o.db then fail("usage", "--scenario and --device select the history: they need --db") end
   local documents = {}
   for i, path in ipairs(pos) do
-    local doc = util.load(TOOL, path)
+    local doc = cli.load(TOOL, path)
     documents[i] = { doc = doc, path = path }
   end
   local report = require "wlrun.html.report"
@@ -127,7 +127,7 @@ function M.main(args)
   end
   local dir = o.html:gsub("(.)/+$", "%1")
   prepare(dir)
-  local path = util.write(TOOL, dir .. "/" .. INDEX, text)
+  local path = cli.write(TOOL, dir .. "/" .. INDEX, text)
   if o.quiet then return end
   local parts = { plural(#documents, "results file") }
   if holds.comparisons > 0 then parts[#parts + 1] = plural(holds.comparisons, "comparison") end

@@ -26,12 +26,13 @@ local notes = require "wlrun.trace.notes"
 local ranks = require "wlrun.trace.ranks"
 local traced = require "wlrun.trace.run"
 local isolate = require "wlrun.run.isolate"
-local util = require "wlrun.tools.util"
+local columns = require "wlrun.report.columns"
+local cli = require "wlrun.tools.cli"
 
 local M = {}
 local TOOL = "trace"
 
-local function fail(kind, msg) util.fail(kind, TOOL, msg) end
+local function fail(kind, msg) cli.fail(kind, TOOL, msg) end
 
 M.usage = [[
 Usage: wlrun trace [options] -- CMD [ARGS...]
@@ -106,7 +107,7 @@ end
 
 -- the options, checked
 function M.options(args)
-  local o, pos = util.parse_args(TOOL, args, spec)
+  local o, pos = cli.parse_args(TOOL, args, spec)
   if #pos > 0 then fail("usage", ("unexpected argument '%s' (CMD follows the options, after --)"):format(pos[1])) end
   local step, data = o.step or trace_report.DEFAULTS.step, o.data or trace_report.DEFAULTS.data
   for _, x in ipairs { { "--step", step }, { "--data", data } } do
@@ -250,7 +251,7 @@ function M.details(entries, kernels)
         if #rows == 0 then
           out[#out + 1] = "    (no GPU work was attributed to a phase)"
         else
-          for _, line in ipairs(util.align({ { title = "phase" }, { title = "kernel" }, { title = "calls", right = true },
+          for _, line in ipairs(columns.align({ { title = "phase" }, { title = "kernel" }, { title = "calls", right = true },
             { title = "GPU time", right = true } }, rows)) do
             out[#out + 1] = "    " .. line
           end

@@ -1,10 +1,17 @@
--- The printers of a comparison document (schema wlrun-compare, made by wlrun.tools.compare):
+-- The printers of a comparison document (schema wlrun-compare, made by wlrun.compare.document):
 -- the terminal table, Markdown, JSON. Formats only: every number shown is in the document.
+local core = require "wlrun.core"
+local printable = require "wlrun.text.printable"
+local units = require "wlrun.text.units"
 local T = require "wlrun.report.table"
-local util = require "wlrun.tools.util"
+local columns = require "wlrun.report.columns"
+local json_out = require "wlrun.report.json"
+local md = require "wlrun.report.markdown"
+local metrics = require "wlrun.compare.metrics"
+local provenance = require "wlrun.compare.provenance"
 
-local finite = require("wlrun.text.units").finite
-local param_text, param_names = util.param_text, util.param_names
+local finite = units.finite
+local param_text, param_names = columns.param_text, columns.param_names
 
 local M = {}
 
@@ -41,7 +48,7 @@ end
 local function method_line(doc)
   local s = doc.settings
   return ("noise threshold %s, Mann-Whitney U alpha %s, %s bootstrap interval of the ratio of medians (%d resamples, seed %s)"):format(
-    util.pct(s.noise), T.value(s.alpha), util.pct(s.confidence), s.resamples, T.value(s.seed))
+    columns.pct(s.noise), T.value(s.alpha), columns.pct(s.confidence), s.resamples, T.value(s.seed))
 end
 
 local function verdict_counts(sum)
@@ -58,7 +65,7 @@ local function geomean_line(doc)
   local s = ("Geometric mean of NEW/BASE over %d configuration%s: %s"):format(sum.compared,
     sum.compared == 1 and "" or "s", ratio_text(sum.geomean))
   if finite(sum.geomean_lo) then
-    s = s .. (" (%s interval %s)"):format(util.pct(doc.settings.confidence), interval_text(sum.geomean_lo, sum.geomean_hi))
+    s = s .. (" (%s interval %s)"):format(columns.pct(doc.settings.confidence), interval_text(sum.geomean_lo, sum.geomean_hi))
   end
   return s .. ", " .. M.change_text(sum.geomean - 1)
 end
@@ -66,10 +73,10 @@ end
 local function gate_lines(doc)
   local g = doc.gate
   if not g then return {} end
-  local head = ("Gate --fail-above %s: "):format(util.pct(g.fail_above))
-  if not g.failed then return { head .. "passed (no configuration significantly slower by more than " .. util.pct(g.fail_above) .. ")" } end
+  local head = ("Gate --fail-above %s: "):format(columns.pct(g.fail_above))
+  if not g.failed then return { head .. "passed (no configuration significantly slower by more than " .. columns.pct(g.fail_above) .. ")" } end
   local lines = { head .. ("FAILED: %d configuration%s significantly slower by more than %s:"):format(#g.configurations,
-    #g.configurations == 1 and "" or "s", util.pct(g.fail_above)) }
+    #g.configurations == 1 and "" or "s", columns.pct(g.fail_above)) }
   for _, x in ipairs(g.configurations) do
     lines[#lines + 1] = ("  %s: %s (interval %s)"):format(T.describe(x.params, doc.parameters), M.change_text(x.change),
       interval_text(x.lo, x.hi))
@@ -92,7 +99,7 @@ local function build_rows(doc)
   for _, n in ipairs(doc.parameters) do cols[#cols + 1] = { title = tostring(n), right = true, name = n } end
   for _, c in ipairs {
     { "BASE", true }, { "NEW", true }, { "NEW/BASE", true },
-    { util.pct(doc.settings.confidence) .. " interval", true }, { "change", true }, { "p", true }, { "n", true },
+    { columns.pct(doc.settings.confidence) .. " interval", true }, { "change", true }, { "p", true }, { "n", true },
     { "verdict", false },
   } do cols[#cols + 1] = { title = c[1], right = c[2] } end
   local rows, keys = {}, {}
@@ -152,19 +159,19 @@ local function not_compared_lines(doc)
 end
 
 function M.render_table(doc)
-  doc = require("wlrun.text.printable").data(doc) -- names and messages from the results: see report.table
+  doc = printable.data(doc) -- names and messages from the results: see report.table
   local out = {}
   local sb, sn = doc.base.scenario, doc.new.scenario
   out[#out + 1] = "Comparing " .. (sb == sn and tostring(sb) or (tostring(sb) .. " with " .. tostring(sn)))
   out[#out + 1] = "  BASE " .. side_line(doc.base)
   out[#out + 1] = "  NEW  " .. side_line(doc.new)
-  for _, l in ipairs(require("wlrun.tools.compare_provenance").table_lines(doc)) do out[#out + 1] = l end
+  for _, l in ipairs(provenance.table_lines(doc)) do out[#out + 1] = l end
   local ig = ignored_line(doc)
   if ig then out[#out + 1] = "  " .. ig end
   out[#out + 1] = ""
   if #doc.configurations > 0 then
     local cols, rows = build_rows(doc)
-    for _, l in ipairs(util.align(cols, rows)) do out[#out + 1] = l end
+    for _, l in ipairs(columns.align(cols, rows)) do out[#out + 1] = l end
     out[#out + 1] = ""
   end
   out[#out + 1] = geomean_line(doc)
@@ -180,7 +187,7 @@ function M.render_table(doc)
     for _, l in ipairs(lines) do out[#out + 1] = (l:sub(1, 2) == "  " and "" or "  ") .. l end
   end
   section("Notes:", notes)
-  section("Work metrics (NEW/BASE):", require("wlrun.tools.compare_metrics").lines(doc))
+  section("Work metrics (NEW/BASE):", metrics.lines(doc))
   section(("Not compared (%d, no measurement in a run):"):format(#doc.not_compared), not_compared_lines(doc))
   section(("Only in BASE (%d):"):format(#doc.only_in_base), listing(doc, doc.only_in_base))
   section(("Only in NEW (%d):"):format(#doc.only_in_new), listing(doc, doc.only_in_new))
@@ -192,8 +199,7 @@ function M.render_table(doc)
 end
 
 function M.render_markdown(doc)
-  doc = require("wlrun.text.printable").data(doc)
-  local md = require "wlrun.report.markdown"
+  doc = printable.data(doc)
   local function code(s) return "`" .. tostring(s):gsub("`", "'") .. "`" end
   local out = {}
   local sb, sn = doc.base.scenario, doc.new.scenario
@@ -201,7 +207,7 @@ function M.render_markdown(doc)
   out[#out + 1] = ""
   out[#out + 1] = "- BASE: " .. md.cell(side_line(doc.base))
   out[#out + 1] = "- NEW: " .. md.cell(side_line(doc.new))
-  for _, l in ipairs(require("wlrun.tools.compare_provenance").markdown_lines(doc, md.cell)) do out[#out + 1] = l end
+  for _, l in ipairs(provenance.markdown_lines(doc, md.cell)) do out[#out + 1] = l end
   local ig = ignored_line(doc)
   if ig then out[#out + 1] = "- " .. md.cell(ig) end
   out[#out + 1] = "- Method: " .. method_line(doc)
@@ -248,7 +254,7 @@ function M.render_markdown(doc)
     for _, n in ipairs(r.notes) do notes[#notes + 1] = T.describe(r.params, doc.parameters) .. ": " .. n end
   end
   section("Notes", notes)
-  section("Work metrics (NEW/BASE)", require("wlrun.tools.compare_metrics").lines(doc))
+  section("Work metrics (NEW/BASE)", metrics.lines(doc))
   section("Not compared", not_compared_lines(doc))
   section("Only in BASE", listing(doc, doc.only_in_base))
   section("Only in NEW", listing(doc, doc.only_in_new))
@@ -280,8 +286,8 @@ M.verdict_counts, M.listing, M.not_compared_lines = verdict_counts, listing, not
 function M.render(doc, format)
   if format == "table" then return M.render_table(doc) end
   if format == "markdown" then return M.render_markdown(doc) end
-  if format == "json" then return util.json(doc) end
-  util.fail("usage", "compare", ("unknown format '%s' (expected table, markdown or json)"):format(tostring(format)))
+  if format == "json" then return json_out.text(doc) end
+  core.error("usage", ("compare: unknown format '%s' (expected table, markdown or json)"):format(tostring(format)), 0)
 end
 
 return M

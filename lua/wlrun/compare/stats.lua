@@ -1,15 +1,18 @@
 -- The statistics of comparing two runs (docs/compare.md): a seeded PRNG, the Mann-Whitney U
 -- test, a bootstrap interval of the ratio of medians, the verdict rule and the geometric mean.
--- `wlrun compare` (wlrun.tools.compare) matches configurations and formats. The hot loops (the
+-- wlrun.compare.document matches configurations and compares them with these. The hot loops (the
 -- bootstrap's resampling, the rank sum of the U test, the geometric mean's interval) run in C
 -- (core.stats.bootstrap_ratio, rank_sum and geomean_interval, src/base/compare_stats.c), which gives
 -- the same numbers bit for bit as the Lua definitions kept below; those still serve samples C
 -- leaves to them (not finite and positive for the bootstrap, NaN for the test), and
 -- M.use_c = false selects them everywhere (tests/bench/compare_scale.lua and
 -- tests/spec/compare_c_spec.lua run both).
+local core = require "wlrun.core"
+local units = require "wlrun.text.units"
+
 local M = {}
 
-local cstats = require("wlrun.core").stats
+local cstats = core.stats
 M.use_c = true
 
 M.defaults = {
@@ -21,7 +24,7 @@ M.defaults = {
   min_samples = 3,    -- fewer samples on either side: "uncertain"
 }
 
-local finite = require("wlrun.text.units").finite
+local finite = units.finite
 M.finite = finite
 
 ---------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
 --
 --   M.differences(base, new) -> {{field =, base =, new =}...}   two results documents
 --   M.lines(cmp)             -> {"commit 1a2b3c4 (dirty) vs 9f8e7d6", ...}  of a comparison
-local util = require "wlrun.tools.util"
+local json_out = require "wlrun.report.json"
 
 local M = {}
 
@@ -73,9 +73,9 @@ local NONE = "none"
 -- of an older wlrun, without provenance, is one difference: {field = "provenance"}.
 function M.differences(base, new)
   local pb, pn = type(base.provenance) == "table" and base.provenance, type(new.provenance) == "table" and new.provenance
-  local out = util.array()
+  local out = json_out.array()
   local function add(field, b, n)
-    local o = util.object()
+    local o = json_out.object()
     o.field = field
     o.base = b or NONE
     o.new = n or NONE
@@ -95,7 +95,7 @@ function M.differences(base, new)
   return out
 end
 
--- the differences of a comparison document (wlrun.tools.compare), one line each
+-- the differences of a comparison document (wlrun.compare.document), one line each
 function M.lines(cmp)
   local lines = {}
   for _, d in ipairs(type(cmp.provenance_differences) == "table" and cmp.provenance_differences or {}) do

@@ -5,12 +5,13 @@
 -- stays the verdict; these say what it means in the scenario's own units, and differ from it
 -- where the two runs did different work per launch.
 --
---   compare_metrics.of(b, n) -> array of {name, unit, base, new, ratio}, or nil when none
---   compare_metrics.lines(doc) -> a line per compared configuration and metric
+--   metrics.of(b, n) -> array of {name, unit, base, new, ratio}, or nil when none
+--   metrics.lines(doc) -> a line per compared configuration and metric
+local units = require "wlrun.text.units"
 local T = require "wlrun.report.table"
-local util = require "wlrun.tools.util"
+local json_out = require "wlrun.report.json"
 
-local finite = require("wlrun.text.units").finite
+local finite = units.finite
 
 local M = {}
 
@@ -50,9 +51,9 @@ function M.of(b, n)
   end
   if #names == 0 then return nil end
   table.sort(names)
-  local out = util.array()
+  local out = json_out.array()
   for _, k in ipairs(names) do
-    local o = util.object()
+    local o = json_out.object()
     o.name = k
     o.unit = mb[k].unit
     o.base = mb[k].value
@@ -65,7 +66,7 @@ end
 
 local function amount(v, unit)
   if not finite(v) then return "-" end
-  if unit:sub(-2) == "/s" then return require("wlrun.text.units").rate(v, unit) end
+  if unit:sub(-2) == "/s" then return units.rate(v, unit) end
   return ("%.4g"):format(v) .. (unit ~= "" and (" " .. unit) or "")
 end
 
