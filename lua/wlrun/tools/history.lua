@@ -1,13 +1,13 @@
 -- `wlrun history add|show|trend|blame` (docs/history.md): results documents kept in an SQLite
 -- database across commits; the runs stored, each configuration's series over the commits, the
 -- commits where a lasting shift began, and --fail-on for CI (exit 7, as compare's gate).
--- Reading and analysing live in wlrun.history.*, the printers in wlrun.tools.history_render.
+-- Reading and analysing live in wlrun.history.*, the printers in wlrun.history.render.
 local json_out = require "wlrun.report.json"
 local cli = require "wlrun.tools.cli"
 local query = require "wlrun.history.query"
 local store = require "wlrun.history.store"
 local analysis = require "wlrun.history.analysis"
-local render = require "wlrun.tools.history_render"
+local render = require "wlrun.history.render"
 local printable = require("wlrun.text.printable").text
 
 local M = {}
