@@ -5,15 +5,15 @@
 --   configuration.run(sc, cfg, ctx) -> entry [, interruption]
 --     ctx: {device =, compile_only =, sink =, timing =}
 local core = require "wlrun.core"
-local results = require "wlrun.results"
-local nvtx = core.nvtx -- nvtx: automatic ranges (docs/nvtx.md)
 local bench = require "wlrun.measure.bench"
 local loop = require "wlrun.measure.loop"
+local results = require "wlrun.results"
 local journal = require "wlrun.results.journal" -- os.exit in a configuration stops the run (journal.hook_exit)
 local scenario = require "wlrun.run.scenario"
 local sweep = require "wlrun.run.sweep"
 local command = require "wlrun.run.command"
 local error_value = require "wlrun.run.error_value"
+local nvtx = core.nvtx -- nvtx: automatic ranges (docs/nvtx.md)
 
 local configuration = {}
 

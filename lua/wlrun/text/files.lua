@@ -12,9 +12,9 @@
 --   files.check(path) -> true | nil, msg      whether path can be written: a file can be made
 --                                             beside it, and path is not a directory
 -- msg is the OS's reason without the file's name, for the caller's message naming the file.
-local files = {}
-
 local process = require "wlrun.process"
+
+local files = {}
 
 -- os.rename and os.remove put the file's name before the OS's reason: keep the reason
 local function reason(msg, ...)

@@ -3,19 +3,22 @@
 -- [...]}), so that tools that read it (its tools/compare.py, CI trackers of benchmark results)
 -- read wlrun results. The printers' formats (table, plain, csv, markdown, json) re-render a
 -- recorded run.
+local stdio = require "wlrun.text.stdio"
+local units = require "wlrun.text.units"
+local report = require "wlrun.report"
 local T = require "wlrun.report.table"
-
 local json_out = require "wlrun.report.json"
 local cli = require "wlrun.tools.cli"
+
 local M = {}
 local TOOL = "export"
 
-local finite = require("wlrun.text.units").finite
+local finite = units.finite
 
 local function fail(kind, msg) cli.fail(kind, TOOL, msg) end
 
 M.time_units = {} -- Google Benchmark's time units: name -> units per second
-for _, u in ipairs(require("wlrun.text.units").TIME) do M.time_units[u[2]] = math.floor(1 / u[1] + 0.5) end
+for _, u in ipairs(units.TIME) do M.time_units[u[2]] = math.floor(1 / u[1] + 0.5) end
 
 -- "gemm_sweep/variant:tiled/M:1024/N:1024" (Google Benchmark's named arguments)
 function M.benchmark_name(doc, c)
@@ -187,15 +190,10 @@ local spec = {
 function M.main(args)
   local o, pos = cli.parse_args(TOOL, args or {}, spec)
   if o.help then
-    require("wlrun.text.stdio").write(M.usage)
+    stdio.write(M.usage)
     return
   end
   if #pos ~= 1 then fail("usage", ("expected one results file, got %d (wlrun export --help)"):format(#pos)) end
-  local report
-  do
-    local ok, r = pcall(require, "wlrun.report")
-    report = ok and r or require "wlrun.report.init"
-  end
   if o.output == "-" then o.output = nil end -- standard output, as without -o
   -- -o's extension gives the format, as for run, merge and compare: .json is gbench's (or, with
   -- --format json, the results document), .csv .md .txt a printer's; a mismatch is refused
@@ -229,7 +227,7 @@ function M.main(args)
   if o.output then
     cli.write(TOOL, o.output, text)
   else
-    require("wlrun.text.stdio").write(text)
+    stdio.write(text)
   end
 end
 

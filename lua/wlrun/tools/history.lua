@@ -2,11 +2,17 @@
 -- database across commits; the runs stored, each configuration's series over the commits, the
 -- commits where a lasting shift began, and --fail-on for CI (exit 7, as compare's gate).
 -- Reading and analysing live in wlrun.history.*, the printers in wlrun.history.render.
+local core = require "wlrun.core"
+local json = require "wlrun.json"
+local stdio = require "wlrun.text.stdio"
 local json_out = require "wlrun.report.json"
 local cli = require "wlrun.tools.cli"
 local query = require "wlrun.history.query"
 local store = require "wlrun.history.store"
 local analysis = require "wlrun.history.analysis"
+local changepoint = require "wlrun.history.changepoint"
+local record = require "wlrun.history.record"
+local selection = require "wlrun.history.select"
 local render = require "wlrun.history.render"
 local printable = require("wlrun.text.printable").text
 
@@ -119,11 +125,10 @@ end
 
 local function add(o, files)
   if #files == 0 then fail("usage", "add: expected one or more results files (wlrun history add RESULTS.json...)") end
-  local record = require "wlrun.history.record"
   local runs = {}
   for _, file in ipairs(files) do -- every file read and checked before the database is touched
     local doc = cli.load(TOOL, file)
-    local path = file == "-" and require("wlrun.text.stdio").NAME or file -- as the run's file and in messages
+    local path = file == "-" and stdio.NAME or file -- as the run's file and in messages
     local shown = printable(path) -- a file's name is data too (a glob's)
     if doc.journal then
       fail("usage", ("'%s' is the journal of a run that did not finish: make it a results file first (wlrun merge %s -o FILE.json)"):format(shown, shown))
@@ -149,7 +154,7 @@ local function add(o, files)
   end)
   if o.quiet then return end
   for i, run in ipairs(runs) do
-    require("wlrun.text.stdio").write(render.added_line(run, done[i], path))
+    stdio.write(render.added_line(run, done[i], path))
   end
 end
 
@@ -194,7 +199,7 @@ local function series_entry(s)
   local e = json_out.object()
   e.scenario = s.scenario -- one by one: the order of a multiple assignment is not defined
   e.device = s.device
-  e.params = require("wlrun.json").object(s.params)
+  e.params = json.object(s.params)
   return e
 end
 
@@ -218,7 +223,7 @@ end
 local function analyse(db, path, o, opts, cmd)
   local doc = base_doc(cmd, path)
   if cmd == "blame" then
-    local cp = require("wlrun.history.changepoint").defaults
+    local cp = changepoint.defaults
     doc.settings = { min_effect = opts.min_effect or cp.min_effect, min_runs = opts.min_segment or cp.min_segment,
       alpha = opts.alpha or cp.alpha, permutations = cp.permutations }
   end
@@ -251,7 +256,7 @@ function M.main(args)
   local o, pos = cli.parse_args(TOOL, args or {}, spec)
   local cmd = table.remove(pos, 1)
   if o.help or cmd == nil then
-    require("wlrun.text.stdio").write(M.usage)
+    stdio.write(M.usage)
     if cmd == nil and not o.help then fail("usage", "expected a command: add, show, trend or blame") end
     return
   end
@@ -259,16 +264,16 @@ function M.main(args)
   local opts = check_options(cmd, o)
   if cmd == "add" then return add(o, pos) end
   if #pos > 0 then fail("usage", ("%s takes no file: '%s' (the database is given with --db)"):format(cmd, pos[1])) end
-  o.keep, o.finish = require("wlrun.history.select").selector(o.param, o.filter) -- its errors before the file's
+  o.keep, o.finish = selection.selector(o.param, o.filter) -- its errors before the file's
   local path = store.locate(o.db)
   local db <close> = store.open_reader(path)
   local doc = cmd == "show" and show(db, path, o) or analyse(db, path, o, opts, cmd)
   if not opts.to_stdout then -- -o - is standard output's alone
-    require("wlrun.text.stdio").write(render.text(doc))
+    stdio.write(render.text(doc))
     io.stdout:flush()
   end
   for _, f in ipairs(opts.outputs) do cli.write(TOOL, f.path, f.json and json_out.text(doc) or render.text(doc)) end
-  if doc.gate and doc.gate.failed then require("wlrun.core").error("regression", render.gate_message(doc), 0) end
+  if doc.gate and doc.gate.failed then core.error("regression", render.gate_message(doc), 0) end
 end
 
 return M

@@ -6,16 +6,17 @@
 --          intervals
 -- The gnuplot script and its data are written to a temporary directory (or --keep DIR), gnuplot
 -- renders into it, and the image is then written to OUT atomically.
+local stdio = require "wlrun.text.stdio"
+local units = require "wlrun.text.units"
 local T = require "wlrun.report.table"
-local stats = require "wlrun.compare.stats"
-
 local columns = require "wlrun.report.columns"
+local sweep = require "wlrun.run.sweep"
+local stats = require "wlrun.compare.stats"
 local cli = require "wlrun.tools.cli"
 local gnuplot = require "wlrun.tools.gnuplot"
 local M = {}
 local TOOL = "plot"
-
-local finite = require("wlrun.text.units").finite
+local finite = units.finite
 
 local function fail(kind, msg) cli.fail(kind, TOOL, msg) end
 
@@ -31,8 +32,6 @@ local function ptime_range(lo, hi) return (T.time_range(lo, hi):gsub(" us$", " Â
 
 local time_keys = { mean = true, std = true, median = true, min = true, max = true, p10 = true, p25 = true,
                     p75 = true, p90 = true, p99 = true, iqr = true }
-
-local units = require "wlrun.text.units"
 local pick = units.pick
 
 -- the time unit for values up to `max` ({scale, name}), with the micro sign
@@ -115,7 +114,7 @@ local colors = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b
 -- configurations selected by --filter
 
 local function filtered(doc, expr)
-  local keep = expr and require("wlrun.run.sweep").compile_filter(expr)
+  local keep = expr and sweep.compile_filter(expr)
   local list = {}
   for i, c in ipairs(doc.configurations) do
     c.index = c.index or i
@@ -541,7 +540,7 @@ local spec = {
 function M.main(args)
   local o, pos = cli.parse_args(TOOL, args or {}, spec)
   if o.help then
-    require("wlrun.text.stdio").write(M.usage)
+    stdio.write(M.usage)
     return
   end
   if #pos ~= 1 then

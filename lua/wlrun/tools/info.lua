@@ -1,5 +1,6 @@
--- `wlrun info`: versions, and the properties of every CUDA device.
-local wl = require "wlrun"
+-- `wlrun info`: versions, and the properties of every CUDA device (wlrun.core's, as wl.device()
+-- gives them).
+local core = require "wlrun.core"
 
 local info = {}
 
@@ -15,15 +16,15 @@ local function version(v) -- 13000 -> 13.0
 end
 
 function info.main()
-  local has_nvrtc, nvrtc = pcall(wl.nvrtc_version)
-  print(("wlrun %s, %s, NVRTC %s"):format(wl.version, _VERSION,
+  local has_nvrtc, nvrtc = pcall(core.nvrtc_version)
+  print(("wlrun %s, %s, NVRTC %s"):format(core.version, _VERSION,
     has_nvrtc and nvrtc or ("not found (" .. tostring(type(nvrtc) == "table" and nvrtc.message or nvrtc) .. ")")))
-  local n, reason = wl.device_count()
+  local n, reason = core.device_count()
   if n == 0 then
-    wl.error("no_device", "no CUDA device: " .. tostring(reason), 0)
+    core.error("no_device", "no CUDA device: " .. tostring(reason), 0)
   end
   for i = 0, n - 1 do
-    local d = wl.device(i)
+    local d = core.device(i)
     if i == 0 then
       print(("CUDA driver %s, runtime %s"):format(version(d.driver_version), version(d.runtime_version)))
     end
