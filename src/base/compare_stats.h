@@ -1,7 +1,7 @@
 /* The resampling statistics of `wlrun compare` in C (docs/compare.md, docs/statistics.md): the
  * bootstrap of the ratio of medians and the rank sum of the Mann-Whitney U test. They compute the
- * same numbers, bit for bit, as the Lua definitions they replace in lua/wlrun/compare/stats.lua (same
- * splitmix64 stream, same order of draws, same arithmetic). Pure C, no Lua. */
+ * same numbers, bit for bit, as the Lua definitions they replace in lua/wlrun/compare/stats.lua
+ * (same splitmix64 stream, same order of draws, same arithmetic). Pure C, no Lua. */
 #ifndef WL_COMPARE_STATS_H
 #define WL_COMPARE_STATS_H
 

@@ -13,7 +13,7 @@ bin=$1 scenario=${2:-scenarios/gemm_sweep.lua} rounds=${3:-4}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r lua/wlrun "$work/wlrun" || exit 1
-python3 - "$work/wlrun/runner.lua" <<'PY' || exit 1
+python3 - "$work/wlrun/run/runner.lua" <<'PY' || exit 1
 import sys
 p = sys.argv[1]
 s = open(p).read()

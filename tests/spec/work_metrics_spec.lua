@@ -168,7 +168,7 @@ describe("the printers of a document with the new metrics", function()
   end)
 end)
 
-describe("compare_metrics", function()
+describe("wlrun.compare.metrics", function()
   local cm = require "wlrun.compare.metrics"
 
   it("gives NEW/BASE of items/s and of each custom metric both have, with the same unit", function()
