@@ -19,6 +19,16 @@ local function read_all(path)
 end
 helper.read = read_all
 
+-- rng(n) -> a whole number from 1 to n: a small linear congruential generator, so that a spec's
+-- random mutations are the same on every machine for one seed
+function helper.lcg(seed)
+  local state = seed
+  return function(n)
+    state = (state * 6364136223846793005 + 1442695040888963407) & 0x7fffffffffffffff
+    return (state >> 33) % n + 1
+  end
+end
+
 function helper.write(path, text)
   local f = assert(io.open(path, "wb"))
   f:write(text)

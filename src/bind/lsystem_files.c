@@ -1,8 +1,10 @@
 /* wlrun.process, files and directories: listing, what a path is (never following a link), making
  * directories (temporary ones by mkdtemp), removing a tree without following a symbolic link,
- * new files made beside a target (file_beside.h). */
+ * new files made beside a target (file_beside.h), links made only where nothing is, and flock
+ * locks (one writer per output: wlrun.results.journal). */
 #include "file_beside.h"
 #include "lsystem.h"
+#include "wl_exit.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,9 +69,10 @@ static int l_file_id(lua_State *L) {
   return 1;
 }
 
-/* core.make_dir(path) -> true (made, or already there), or nil and the error */
+/* core.make_dir(path) -> true (made, or already there), or nil and the error; its mode is the
+ * umask's, as mkdir(1) makes it (a private directory is temp_dir's) */
 static int l_make_dir(lua_State *L) {
-  if (mkdir(wl_check_cstring(L, 1), 0700) != 0 && errno != EEXIST) return wl_push_failure(L);
+  if (mkdir(wl_check_cstring(L, 1), 0777) != 0 && errno != EEXIST) return wl_push_failure(L);
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -122,6 +126,64 @@ static int l_create_beside(lua_State *L) {
   p->closef = close_stream;
   lua_pushstring(L, tmp);
   return 2;
+}
+
+/* pushes nil and "busy" where flock found the lock held (EWOULDBLOCK), else nil and the error */
+static int push_lock_failure(lua_State *L) {
+  if (errno != EWOULDBLOCK) return wl_push_failure(L);
+  lua_pushnil(L);
+  lua_pushliteral(L, "busy");
+  return 2;
+}
+
+/* process.lock(file) -> true, or nil and "busy" (another open file holds it) or the error: an
+ * exclusive flock(2) on an open Lua file, which lasts while it stays open in this process (the
+ * kernel lets go of it when the process ends, however it ends) */
+static int l_lock(lua_State *L) {
+  luaL_Stream *p = luaL_checkudata(L, 1, LUA_FILEHANDLE);
+  if (!p->closef || !p->f) return wl_raise(L, WL_EXIT_SCRIPT, "process.lock: the file is closed");
+  if (flock(fileno(p->f), LOCK_EX | LOCK_NB) != 0) return push_lock_failure(L);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* process.lock_path(path) -> a Lua file (read-only) holding an exclusive flock on the file at
+ * path, and its id as file_id gives it; or nil and "busy" (a live process holds it), or the error
+ * (nothing there: "No such file or directory"). A symbolic link is not followed; a FIFO or a
+ * device is not waited on. Closing the file lets go of the lock. */
+static int l_lock_path(lua_State *L) {
+  const char *path = wl_check_cstring(L, 1);
+  luaL_Stream *p = lua_newuserdatauv(L, sizeof *p, 0);
+  p->closef = NULL; /* a closed file until it is open */
+  luaL_setmetatable(L, LUA_FILEHANDLE);
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return wl_push_failure(L);
+  struct stat st;
+  int failed = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL /* never a journal of wlrun's */
+                                   : flock(fd, LOCK_EX | LOCK_NB) != 0 ? errno : 0;
+  if (failed) {
+    close(fd);
+    errno = failed;
+    return push_lock_failure(L);
+  }
+  p->f = fdopen(fd, "rb");
+  if (!p->f) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return wl_push_failure(L);
+  }
+  p->closef = close_stream;
+  lua_pushfstring(L, "%I:%I", (lua_Integer)st.st_dev, (lua_Integer)st.st_ino);
+  return 2;
+}
+
+/* process.link(from, to) -> true, or nil and the error: a second name for a file, made only where
+ * nothing is (link(2): "File exists" otherwise), so that two processes cannot both take a name */
+static int l_link(lua_State *L) {
+  if (link(wl_check_cstring(L, 1), wl_check_cstring(L, 2)) != 0) return wl_push_failure(L);
+  lua_pushboolean(L, 1);
+  return 1;
 }
 
 /* records the name that failed, keeping errno */
@@ -208,6 +270,7 @@ void wl_open_system_files(lua_State *L) {
   static const luaL_Reg fns[] = {{"list_dir", l_list_dir}, {"file_type", l_file_type}, {"file_id", l_file_id},
                                  {"make_dir", l_make_dir},
                                  {"temp_dir", l_temp_dir}, {"remove_tree", l_remove_tree},
-                                 {"create_beside", l_create_beside}, {NULL, NULL}};
+                                 {"create_beside", l_create_beside}, {"lock", l_lock},
+                                 {"lock_path", l_lock_path}, {"link", l_link}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

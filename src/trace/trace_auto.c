@@ -22,6 +22,7 @@ static struct wt_string *auto_domain(void) {
 EXPORT int wlrun_trace_auto_enabled(void);
 EXPORT int wlrun_trace_auto_push(const char *name, int64_t payload);
 EXPORT int wlrun_trace_auto_pop(int64_t payload);
+EXPORT int wlrun_trace_auto_pop_later(int64_t payload);
 
 /* 1 when this process is traced (WLRUN_TRACE_DIR names a directory the file could be made in) */
 int wlrun_trace_auto_enabled(void) { return wt_init() && auto_domain() != NULL; }
@@ -46,4 +47,12 @@ int wlrun_trace_auto_pop(int64_t payload) {
   if (!wlrun_trace_auto_enabled()) return -1;
   struct wt_payload p = payload_of(payload);
   return wt_pop_with(auto_domain(), payload > 0 ? &p : NULL);
+}
+
+/* the same, the range ended at the thread's next push or pop (the loop's next work), or, where the
+ * thread or the process ends first, now (wt_pop_later) */
+int wlrun_trace_auto_pop_later(int64_t payload) {
+  if (!wlrun_trace_auto_enabled()) return -1;
+  struct wt_payload p = payload_of(payload);
+  return wt_pop_later(auto_domain(), payload > 0 ? &p : NULL);
 }

@@ -36,6 +36,9 @@ struct thread {
   pthread_mutex_t launch_lock;
   unsigned nlaunch;
   uint64_t last_correlation, last_rid;
+  /* not 0: the top range was ended then (wt_pop_later) and is written, ended now, at the thread's
+   * next push or pop (ended then where the thread or the process ends first) */
+  uint64_t later;
   struct launch launch[LAUNCHES];
   char text[LAUNCHES * LAUNCH_LINE]; /* the owner's flush formats here */
   struct thread *prev, *next;
@@ -94,6 +97,44 @@ static void open_records(const struct thread *t) {
   }
 }
 
+static int same_domain_below(const struct thread *t, int top, const struct wt_string *domain) {
+  int n = 0;
+  for (int i = 0; i < top; i++) n += t->stack[i].domain == domain;
+  return n;
+}
+
+/* R for the range at i of t, ended at end, taken off the stack (payload: a new payload, or NULL);
+ * the range's level among its domain's */
+static int pop_record(struct thread *t, int i, const struct wt_payload *payload, uint64_t end) {
+  struct open_range o = t->stack[i];
+  if (payload) o.payload = *payload;
+  memmove(&t->stack[i], &t->stack[i + 1], (size_t)(t->depth - i - 1) * sizeof o);
+  t->depth--;
+  atomic_store_explicit(&last_innermost, t->depth ? t->stack[t->depth - 1].rid : 0, memory_order_relaxed);
+  if (wt_ready()) {
+    wt_define(o.name);
+    wt_define(o.domain);
+    wt_line('R');
+    wt_u64(o.rid);
+    wt_u64((uint64_t)t->tid);
+    wt_u64(o.parent);
+    wt_sid(o.name);
+    wt_sid(o.domain);
+    wt_u64(o.start);
+    wt_u64(end);
+    wt_payload_field(o.payload);
+    wt_end();
+  }
+  return same_domain_below(t, i, o.domain);
+}
+
+/* The range wt_pop_later left open on t, ended at end (the trace lock held) */
+static void end_later(struct thread *t, uint64_t end) {
+  if (!t->later || !t->depth) return;
+  t->later = 0;
+  pop_record(t, t->depth - 1, NULL, end);
+}
+
 /* ---- thread states ---- */
 
 static void unlink_thread(struct thread *t) {
@@ -107,6 +148,7 @@ static void unlink_thread(struct thread *t) {
 static void thread_ended(void *p) {
   struct thread *t = p;
   wt_lock();
+  end_later(t, t->later);
   if (wt_ready()) {
     launch_records(t);
     open_records(t);
@@ -142,11 +184,6 @@ static struct thread *self_state(void) {
   return t;
 }
 
-static int same_domain_below(const struct thread *t, int top, const struct wt_string *domain) {
-  int n = 0;
-  for (int i = 0; i < top; i++) n += t->stack[i].domain == domain;
-  return n;
-}
 
 /* ---- push and pop ---- */
 
@@ -159,6 +196,7 @@ int wt_push(struct wt_string *domain, struct wt_string *name, struct wt_payload 
   int level = -1;
   uint64_t now = 0;
   wt_lock();
+  if (t->later) end_later(t, wt_now());
   if (t->depth == t->cap && t->depth < MAX_DEPTH) {
     int cap = t->cap ? 2 * t->cap : 16;
     struct open_range *s = realloc(t->stack, (size_t)cap * sizeof *s);
@@ -192,6 +230,11 @@ int wt_pop(struct wt_string *domain) { return wt_pop_with(domain, NULL); }
 int wt_pop_with(struct wt_string *domain, const struct wt_payload *payload) {
   struct thread *t = self;
   if (!t || wt_finished()) return -1;
+  if (t->later) {
+    wt_lock();
+    end_later(t, wt_now());
+    wt_unlock_soon(wt_now());
+  }
   if (t->overflow) {
     t->overflow--;
     return -1;
@@ -202,29 +245,29 @@ int wt_pop_with(struct wt_string *domain, const struct wt_payload *payload) {
   if (t->stack[i].sync) wt_sync_device();
   uint64_t end = wt_now();
   wt_lock();
-  struct open_range o = t->stack[i];
-  if (payload) o.payload = *payload;
-  memmove(&t->stack[i], &t->stack[i + 1], (size_t)(t->depth - i - 1) * sizeof o);
-  t->depth--;
-  atomic_store_explicit(&last_innermost, t->depth ? t->stack[t->depth - 1].rid : 0, memory_order_relaxed);
-  if (wt_ready()) {
-    wt_define(o.name);
-    wt_define(o.domain);
-    wt_line('R');
-    wt_u64(o.rid);
-    wt_u64((uint64_t)t->tid);
-    wt_u64(o.parent);
-    wt_sid(o.name);
-    wt_sid(o.domain);
-    wt_u64(o.start);
-    wt_u64(end);
-    wt_payload_field(o.payload);
-    wt_end();
-  }
-  int level = same_domain_below(t, i, domain);
+  int level = pop_record(t, i, payload, end);
   if (t->depth) wt_unlock_soon(end);
   else wt_unlock(); /* the thread's outermost range: written at once */
   return level;
+}
+
+int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload) {
+  struct thread *t = self;
+  if (!t || wt_finished() || t->overflow || !t->depth) return wt_pop_with(domain, payload);
+  struct open_range *top = &t->stack[t->depth - 1];
+  if (top->domain != domain || top->sync) return wt_pop_with(domain, payload);
+  if (t->later) { /* two in a row: the first ends at the second's time */
+    wt_lock();
+    end_later(t, wt_now());
+    wt_unlock_soon(wt_now());
+    return wt_pop_later(domain, payload);
+  }
+  uint64_t now = wt_now();
+  wt_lock();
+  if (payload) top->payload = *payload;
+  t->later = now;
+  wt_unlock_soon(now);
+  return same_domain_below(t, t->depth - 1, domain);
 }
 
 void wt_name_thread(uint32_t tid, struct wt_string *name) {
@@ -279,6 +322,7 @@ void wt_note_launch(uint64_t correlation) {
 
 void wt_threads_at_exit(void) {
   for (struct thread *t = threads; t; t = t->next) {
+    end_later(t, t->later);
     launch_records(t);
     open_records(t);
   }
@@ -304,5 +348,6 @@ void wt_threads_fork_child(void) {
   self->overflow = 0;
   self->nlaunch = 0;
   self->last_correlation = self->last_rid = 0;
+  self->later = 0;
   pthread_mutex_init(&self->launch_lock, NULL);
 }

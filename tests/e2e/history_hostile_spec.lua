@@ -1,7 +1,8 @@
 -- End-to-end: `wlrun history` against hostile or mistaken input (docs/history.md): a selection
 -- that names nothing known never lets a --fail-on gate pass; a results file's paths never make
 -- wlrun run git in a repository they name; a database made to hang (a view for a table), a FIFO,
--- a device or SQLite's special names; escape codes in the data; and the messages of a few
+-- a device or SQLite's special names; escape codes in the data; a damaged database (never added
+-- to) and one with bytes changed at random (wlrun's own errors only); and the messages of a few
 -- mistakes. SQLite and git are the real ones.
 local h = require "helper"
 local F = require "history_fixtures"
@@ -166,6 +167,44 @@ db:exec("UPDATE runs SET scenario = NULL")
       assert.equal(9, r.code, cmd .. ": " .. r.stderr)
       assert.matches("not a wlrun history: its schema version %(user_version%) is %-1\n", r.stderr)
     end
+  end)
+
+  it("refuses to add to a damaged database (SQLite's quick_check), exit 9", function()
+    local dir = regressed(h.tmpdir())
+    local bytes = h.read(dir .. "/h.db")
+    local page = 4096 -- the first page of the runs' table holds its rows: overwrite its middle
+    h.write(dir .. "/bad.db", bytes:sub(1, 2 * page + 100) .. ("\255"):rep(3000) .. bytes:sub(2 * page + 3101))
+    local r = history("add r01.json --db bad.db --commit ff01", dir)
+    assert.equal(9, r.code, r.stdout .. r.stderr)
+    assert.matches("history: the database 'bad.db' is damaged %(SQLite's quick_check: ", r.stderr)
+  end)
+
+  it("gives wlrun's own errors only on a database with bytes changed at random (show and add)", function()
+    local dir = regressed(h.tmpdir())
+    local bytes = h.read(dir .. "/h.db")
+    local n = math.max(20, (tonumber(os.getenv("WLRUN_FUZZ_MUTATIONS") or "") or 1500) // 25)
+    local rng = h.lcg(37)
+    local bad = {}
+    for i = 1, n do
+      local t = bytes
+      for _ = 1, rng(8) do
+        local a = rng(#t)
+        t = t:sub(1, a - 1) .. string.char(rng(256) - 1) .. t:sub(a + 1)
+      end
+      if i % 7 == 0 then t = t:sub(1, rng(#t)) end
+      h.write(dir .. "/m.db", t)
+      os.remove(dir .. "/m.db-wal")
+      os.remove(dir .. "/m.db-shm")
+      for _, cmd in ipairs { "show --db m.db", "blame --db m.db", "add r01.json --db m.db --commit ee01" } do
+        local r = history(cmd, dir)
+        local out = r.stdout .. r.stderr
+        if r.code == 1 or out:find("attempt to", 1, true) or out:find("traceback", 1, true) then
+          bad[#bad + 1] = ("mutation %d, %s: exit %d: %s"):format(i, cmd, r.code, out:sub(1, 300))
+        end
+      end
+      if #bad >= 5 then break end
+    end
+    assert.equal(0, #bad, table.concat(bad, "\n"))
   end)
 
   it("stops a query that runs for ever on Ctrl-C (exit 130)", function()

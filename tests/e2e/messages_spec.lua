@@ -1,7 +1,8 @@
 -- End-to-end: bad input named for what it is and where (docs/scenarios.md, docs/results.md):
 -- a list of values without a name in params, wl.range given what is not a finite number, a
--- results file whose 'started' is not a time stamp or whose times measured are negative, and
--- a journal without its header line.
+-- results file whose 'started' is not a real time stamp, whose times measured are negative or
+-- disagree with its own stats, or whose loop phase has no share, and a journal without its header
+-- line.
 local h = require "helper"
 local json = require "wlrun.json"
 local results = require "wlrun.results"
@@ -91,6 +92,41 @@ describe("the strict loader", function()
     r = export("median.json", doc)
     assert.equal(2, r.code)
     assert.matches(("configurations%%[%d%%].stats.median is %%-0.002: a time measured is not negative"):format(i), r.stderr)
+  end)
+
+  it("refuses a time stamp that is no real date or time, and takes a leap day", function()
+    for _, t in ipairs { "2026-02-31T10:00:00Z", "2026-11-29T99:99:99Z", "2025-02-29T00:00:00Z", "2026-13-01T00:00:00Z" } do
+      local doc = copy()
+      doc.started = t
+      local r = export("date.json", doc)
+      assert.equal(2, r.code, t)
+      assert.matches("started is '" .. t:gsub("%-", "%%-") .. "', not a time stamp like", r.stderr)
+    end
+    local doc = copy()
+    doc.started = "2024-02-29T23:59:60Z"
+    assert.equal(0, export("leap.json", doc).code)
+  end)
+
+  it("refuses a sample that its own stats disagree with, and a loop phase with no share", function()
+    local doc = copy()
+    local c, i = measured(doc)
+    c.samples[1] = c.samples[1] + 4
+    local r = export("edited.json", doc)
+    assert.equal(2, r.code)
+    assert.matches(("configurations%%[%d%%].stats.%%a+ is [%%d.e-]+ but its samples %%(configurations%%[%d%%].samples%%) give"):format(i, i),
+      r.stderr)
+    doc = copy()
+    c, i = measured(doc)
+    c.stats.n = c.stats.n + 1
+    r = export("count.json", doc)
+    assert.equal(2, r.code)
+    assert.matches(("configurations%%[%d%%].stats.n is %%d+ but configurations%%[%d%%].samples holds %%d+ samples"):format(i, i), r.stderr)
+    doc = copy()
+    c, i = measured(doc)
+    c.loop = { batch_size = 8, throughput = 1.0, phases = { { name = "forward", mean = 1e-3 } }, outside = { mean = 0, share = 0 } }
+    r = export("share.json", doc)
+    assert.equal(2, r.code)
+    assert.matches(("configurations%%[%d%%].loop.phases%%[1%%] has no share"):format(i), r.stderr)
   end)
 
   it("says that a journal without its header line has none", function()

@@ -4,7 +4,8 @@
 -- own file) is never opened, truncated or removed; a target that is a link is replaced, not
 -- written through; a FIFO where a report page goes does not hang the report; `wlrun trace -o`
 -- checks its outputs before it runs the program, and a write that still fails at the end costs
--- neither the report nor the raw trace.
+-- neither the report nor the raw trace. One writer per output: a run aiming at an output that
+-- a live run writes is refused, one of 100 runs started at once writes it.
 local h = require "helper"
 
 local q = h.quote
@@ -231,5 +232,99 @@ describe("trace -o", function()
     assert.equal("directory", kind(kept))
     assert.truthy(names(kept):find("%.wltrace"), names(kept))
     assert.truthy(h.read(dir .. "/y.csv"):find("median", 1, true)) -- the outputs that could be written are
+  end)
+end)
+
+describe("devices, FIFOs and sockets", function()
+  it("are never replaced by an output: exit 9, the node left as it was", function()
+    local dir = h.tmpdir()
+    local base = fixture(dir)
+    local root = io.popen("id -u"):read("l") == "0"
+    assert(os.execute("mkfifo " .. q(dir .. "/f.json")))
+    local nodes = { { "f.json", "fifo", "a FIFO" } }
+    if root then -- only root makes a device node
+      assert(os.execute("mknod " .. q(dir .. "/d.json") .. " c 1 3"))
+      nodes[#nodes + 1] = { "d.json", "character special file", "a device" }
+    end
+    for _, n in ipairs(nodes) do
+      local r = h.run(("export %s -o %s"):format(q(base), n[1]), { cwd = dir, prefix = "timeout 20" })
+      assert.equal(9, r.code, r.stderr)
+      assert.truthy(r.stderr:find(("cannot write '%s': it is %s, which a file written whole"):format(n[1], n[3]), 1, true), r.stderr)
+      local p = io.popen("stat -c %F " .. q(dir .. "/" .. n[1]))
+      assert.equal(n[2], p:read("l"))
+      p:close()
+    end
+  end)
+end)
+
+describe("directories wlrun makes", function()
+  it("follow the umask, as mkdir(1) makes them (report --html DIR, its parents)", function()
+    local dir = h.tmpdir()
+    local base = fixture(dir)
+    for _, x in ipairs { { umask = "022", mode = "755" }, { umask = "077", mode = "700" } } do
+      local out = dir .. "/u" .. x.umask .. "/page"
+      local r = h.run(("report %s --html %s -q"):format(q(base), q(out)), { env = "", prefix = "umask " .. x.umask .. ";" })
+      assert.equal(0, r.code, r.stderr)
+      for _, d in ipairs { out, dir .. "/u" .. x.umask } do
+        local p = io.popen("stat -c %a " .. q(d))
+        assert.equal(x.mode, p:read("l"), d)
+        p:close()
+      end
+    end
+  end)
+end)
+
+describe("one writer per output", function()
+  -- a scenario that runs with no GPU (--compile-only) and holds its outputs for HOLD seconds
+  local SCRIPT = [[
+local wl = require "wlrun"
+return wl.scenario { name = "lock", params = { n = { 1 } },
+  setup = function() wl.sleep(tonumber(os.getenv("HOLD") or "0")) end,
+  run = function() return { metrics = { x = 1 } } end }
+]]
+  local RUN = "--compile-only --arch sm_90 -o r.json"
+
+  it("refuses a second run aiming at an output that a live run writes, exit 9, naming both", function()
+    local dir = h.tmpdir()
+    local script = h.write(dir .. "/s.lua", SCRIPT)
+    local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
+    assert(os.execute(("cd %s && (HOLD=3 %s %s %s >a.out 2>&1; echo $? >a.code) &"):format(q(dir), q(bin), q(script), RUN)))
+    for _ = 1, 200 do -- until the first run holds its journal
+      if io.open(dir .. "/r.json.journal") then break end
+      os.execute("sleep 0.02")
+    end
+    local r = h.run(q(script) .. " " .. RUN, { cwd = dir })
+    assert.equal(9, r.code, r.stderr)
+    assert.equal("wlrun: 'r.json' is being written by another run: its journal 'r.json.journal' is held by a live process; wait for that run to end, or give another -o\n",
+      r.stderr)
+    for _ = 1, 500 do
+      if io.open(dir .. "/a.code") then break end
+      os.execute("sleep 0.02")
+    end
+    assert.equal("0", h.read(dir .. "/a.code"):match("%d+"), h.read(dir .. "/a.out"))
+    assert.is_true(require("wlrun.results.load").load(dir .. "/r.json").complete)
+    assert.equal("a.code a.out r.json s.lua", names(dir))
+  end)
+
+  it("lets one of 100 runs started at the same moment write the output; the others are refused", function()
+    local dir = h.tmpdir()
+    local script = h.write(dir .. "/s.lua", SCRIPT)
+    local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
+    assert(os.execute("mkfifo " .. q(dir .. "/go")))
+    -- each waits on opening the FIFO, which a writer's open releases for all at once
+    local start = ("cd %s && for i in $(seq 100); do (cat go >/dev/null; HOLD=6 %s %s %s >out.$i 2>&1; echo $? >code.$i) & done; sleep 1; : >go; wait"):format(
+      q(dir), q(bin), q(script), RUN)
+    assert(os.execute(start))
+    local codes, held = {}, 0
+    for i = 1, 100 do
+      local c = h.read(("%s/code.%d"):format(dir, i)):match("%d+")
+      codes[c] = (codes[c] or 0) + 1
+      if h.read(("%s/out.%d"):format(dir, i)):find("is being written by another run", 1, true) then held = held + 1 end
+    end
+    assert.same({ ["0"] = 1, ["9"] = 99 }, codes)
+    assert.equal(99, held)
+    assert.is_true(require("wlrun.results.load").load(dir .. "/r.json").complete)
+    assert.is_nil(io.open(dir .. "/r.json.journal"))
+    assert.is_nil(names(dir):find("tmp", 1, true), names(dir)) -- no run left a file of its own behind
   end)
 end)

@@ -91,6 +91,15 @@ describe("wlrun trace's Python hook", function()
     assert.equal(32, c.loop.batch_size) -- each step fetches two batches
   end)
 
+  auto_it("ends a step at the loop's next range: the work after the optimizer is the step's, what follows the loop is not", function()
+    local r, c = trace("--steps 8 --after-ms 30 --tail-ms 400")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(8, c.trace.steps)
+    for i, s in ipairs(c.samples) do -- the last step ends at its optimizer's end
+      assert.is_true((i == #c.samples or s >= 0.030) and s < 0.3, ("step %d: %.4f s"):format(i, s))
+    end
+  end)
+
   auto_it("counts every batch of a step with gradient accumulation", function()
     local r, c = trace("--steps 10 --accumulate 3 --batch 8")
     assert.equal(0, r.code, r.stderr)

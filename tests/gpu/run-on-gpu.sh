@@ -127,6 +127,7 @@ elif [ "$part" = exact ]; then # auto's samples against raw C graphs, adaptive s
 elif [ "$part" = tracecost ]; then # wlrun trace's cost on the launch-bound 2 ms step, interleaved rounds
   step bench-trace env WLRUN_TRACE_ROUNDS="${WLRUN_TRACE_ROUNDS:-5}" "$bin" tests/bench/trace_overhead.lua -- python3 1024 \
     "${WLRUN_TRACE_VARIANTS:-untraced,nvtx,full,auto}"
+  step bench-trace-launch env WLRUN_BIN="$bin" "$bin" tests/bench/trace_launch_cost.lua -- python3
 elif [ "$part" = prepare ]; then # the sweep's account, and the prepare steps alone
   step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua -- scenarios/gemm_sweep.lua "$out/config_overhead.json"
   prepare_steps

@@ -210,7 +210,7 @@ describe("the journal", function()
   end
 
   local function entry(i)
-    return { index = i, params = { n = i }, status = "ok", samples = { i * 1e-3, i * 2e-3 }, stats = { median = i * 1e-3 } }
+    return { index = i, params = { n = i }, status = "ok", samples = { i * 1e-3, i * 1e-3 }, stats = { median = i * 1e-3 } }
   end
 
   it("keeps every finished configuration on disk until the outputs are written", function()

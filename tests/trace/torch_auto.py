@@ -11,6 +11,7 @@
 """
 import argparse
 import sys
+import time
 
 import torch
 import torch.nn as nn
@@ -28,6 +29,8 @@ def main():
     ap.add_argument("--ranges", action="store_true")
     ap.add_argument("--no-loader", action="store_true")
     ap.add_argument("--workers", type=int, default=0)
+    ap.add_argument("--after-ms", type=float, default=0.0)  # work after each optimizer step (logging)
+    ap.add_argument("--tail-ms", type=float, default=0.0)  # work after the loop (a checkpoint saved)
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -68,6 +71,10 @@ def main():
                 opt.step()
         if a.ranges:
             range_pop()
+        if a.after_ms:
+            time.sleep(a.after_ms / 1e3)
+    if a.tail_ms:
+        time.sleep(a.tail_ms / 1e3)
     return 0
 
 

@@ -18,7 +18,8 @@ changes between the shapes (--shape):
         [--delay-ms 2] [--no-ranges] [--device cpu]
 
 --out writes {shape, batch, warmup, steps, iter, data (s, every step; template shapes),
-samples_per_s and period (over the measured steps W+1..N)}.
+marks ({in_hand, t0, t1} of every step, time.perf_counter()'s CLOCK_MONOTONIC seconds, the clock of
+wlrun's trace files; template shapes), samples_per_s and period (over the measured steps W+1..N)}.
 """
 import argparse
 import json
@@ -101,7 +102,7 @@ def main():
         pop()
         return loss
 
-    iters, datas = [], []
+    iters, datas, marks = [], [], []
     it = iter(loader)
     prev_end = time.perf_counter()
     t_start = None
@@ -125,6 +126,7 @@ def main():
             t1 = time.perf_counter()
             iters.append(t1 - t0)
             datas.append(in_hand - prev_end)
+            marks.append([in_hand, t0, t1])
             prev_end = t1
         elif a.shape == "item10" and i % 10 == 0:
             loss.item()
@@ -138,7 +140,7 @@ def main():
         period = sum(iters[a.warmup:]) / measured + sum(datas[a.warmup:]) / measured
     else:
         period = (t_end - t_start) / measured
-    out = {"shape": a.shape, "batch": a.batch, "warmup": a.warmup, "steps": a.steps, "iter": iters, "data": datas,
+    out = {"shape": a.shape, "batch": a.batch, "warmup": a.warmup, "steps": a.steps, "iter": iters, "data": datas, "marks": marks,
            "period": period, "samples_per_s": a.batch / period}
     if a.out:
         with open(a.out, "w") as f:

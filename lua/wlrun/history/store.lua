@@ -7,6 +7,7 @@
 local core = require "wlrun.core"
 local process = require "wlrun.process"
 local sqlite = require "wlrun.sqlite"
+local printable = require "wlrun.text.printable"
 local git = require "wlrun.results.git"
 local schema = require "wlrun.history.schema"
 
@@ -69,10 +70,24 @@ local function check_path(path)
   return kind ~= nil
 end
 
+-- Raises (kind io) unless SQLite's quick check finds the database whole: runs are never added
+-- to a damaged file, where they could be lost with it.
+function store.intact(db, path)
+  local ok, rows = pcall(db.rows, db, "PRAGMA quick_check(5)")
+  local first = ok and rows[1] and rows[1].quick_check
+  if first == "ok" then return end
+  -- SQLite's own error (not a database, its log not made beside it) is left to the steps that
+  -- say it as they do for a reader
+  if not ok then return end
+  local why = tostring(first)
+  fail("io", ("the database '%s' is damaged (SQLite's quick_check: %s): nothing is added to it; restore it from a copy, or give another --db"):format(
+    path, printable.text(why, 200)))
+end
+
 -- The database for writing, made when missing (its directory too when it is the default one),
 -- at the current schema version.
 function store.open_writer(path, source)
-  check_path(path)
+  local existed = check_path(path)
   local dir = dir_of(path)
   if source == "default" and not is_dir(dir) then
     local ok, err = process.make_dir(dir)
@@ -83,6 +98,7 @@ function store.open_writer(path, source)
   local label = store.label(path)
   local db = sqlite.open(path, { create = true, timeout = store.TIMEOUT, label = label })
   if db:readonly() then fail("io", ("the database '%s' is read-only: adding needs write access"):format(path)) end
+  if existed then store.intact(db, path) end
   local ok, e = pcall(function()
     db:rows("PRAGMA journal_mode = WAL") -- kept in the file: set once, by the first writer
     db:exec("PRAGMA foreign_keys = ON")

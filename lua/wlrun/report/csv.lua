@@ -1,9 +1,8 @@
 -- CSV of a results document (RFC 4180: CRLF line ends; a field with a comma, a double quote,
 -- CR or LF is quoted, its quotes doubled). One row per configuration; times in seconds
--- (%.9g), an empty field where the document has no value. Formats only. Text keeps its tabs and
--- newlines (quoted) but no other control character: C0, DEL, C1 and bytes that are not UTF-8
--- are written \xHH (wlrun.text.printable), as a CSV file is also read on a terminal.
-local printable = require "wlrun.text.printable"
+-- (%.9g), an empty field where the document has no value. Formats only. Text keeps every byte
+-- of the data (a CSV is data, read back by programs: a carriage return in a name stays one,
+-- inside its quoted field); nothing is prefixed to a cell that looks like a formula.
 local T = require "wlrun.report.table"
 
 local M = {}
@@ -71,7 +70,7 @@ local function work_columns(doc)
 end
 
 function M.render(doc)
-  doc = printable.data(T.shown(doc), nil, "\t\n")
+  doc = T.shown(doc)
   local axes = T.axes(doc)
   local extra, taken = work_columns(doc), {}
   for _, x in ipairs(extra) do taken[x.name] = true end

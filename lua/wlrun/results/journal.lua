@@ -109,6 +109,52 @@ function journal.same_file(a, b)
   return plain(a) == plain(b)
 end
 
+-- a journal that a live run holds (its flock): the output is that run's
+local function held(path)
+  local h, err = process.lock_path(path)
+  if h then h:close() end
+  return err == "busy"
+end
+
+local function refuse_held(output, path)
+  core.error("io", ("'%s' is being written by another run: its journal '%s' is held by a live process; "
+    .. "wait for that run to end, or give another -o"):format(output, path), 0)
+end
+
+local function refuse_left(path)
+  core.error("io", ("'%s' is there: the journal of a run that did not finish, with what it measured; "
+    .. "go on from it with --resume %s, or remove it"):format(path, path), 0)
+end
+
+-- Puts the new journal f (written, locked) at its place: a name taken only where nothing is
+-- (link: two runs starting at once cannot both take it), or, resuming, over the journal resumed,
+-- locked first so that two runs cannot both resume it.
+local function take_place(f, path, output)
+  if not exists(path) then
+    local ok, err = files.claim(f)
+    if ok then return end
+    if exists(path) then
+      if held(path) then refuse_held(output, path) end
+      refuse_left(path)
+    end
+    io_fail(path, "the journal", err)
+  end
+  local old, id = process.lock_path(path)
+  if not old then
+    files.discard(f)
+    if id == "busy" then refuse_held(output, path) end
+    io_fail(path, "the journal", id)
+  end
+  if id ~= process.file_id(path) then -- replaced while it was being locked: another run's now
+    old:close()
+    files.discard(f)
+    refuse_held(output, path)
+  end
+  local ok, err = files.rename(f)
+  old:close()
+  if not ok then io_fail(path, "the journal", err) end
+end
+
 function journal.open(doc, outputs, resume, resumed)
   journal.hook_exit()
   local w = setmetatable({ doc = doc, outputs = outputs, finished = false }, Writer)
@@ -116,9 +162,9 @@ function journal.open(doc, outputs, resume, resumed)
   for _, o in ipairs(outputs) do
     journal.check_output(o.path)
     local left = journal.path_for(o.path)
-    if exists(left) and not journal.same_file(left, resume) then -- what a killed run measured: never overwritten
-      core.error("io", ("'%s' is there: the journal of a run that did not finish, with what it measured; "
-        .. "go on from it with --resume %s, or remove it"):format(left, left), 0)
+    if exists(left) then -- a live run's output, or what a killed run measured: never overwritten
+      if held(left) then refuse_held(o.path, left) end
+      if not journal.same_file(left, resume) then refuse_left(left) end
     end
   end
   if #outputs > 0 then
@@ -145,12 +191,12 @@ function journal.open(doc, outputs, resume, resumed)
     end
     local ok, werr = f:write(lines)
     if ok then ok, werr = f:flush() end
-    if ok then
-      ok, werr = files.rename(f)
-    else
+    if ok then ok, werr = process.lock(f) end -- held until the run ends: one writer
+    if not ok then
       files.discard(f)
+      io_fail(w.path, "the journal", werr)
     end
-    if not ok then io_fail(w.path, "the journal", werr) end
+    take_place(f, w.path, outputs[1].path)
   end
   open_writers[w] = true
   return w
@@ -175,18 +221,19 @@ function Writer:finish(complete)
   self.finished = true
   open_writers[self] = nil
   results.finish(self.doc, complete)
-  if self.file then self.file:close() end
   local failed
   for _, o in ipairs(self.outputs) do
     local ok, e = pcall(report.write, self.doc, o.path, o.format)
     if not ok then failed = failed or e end
   end
+  if not failed and self.path then os.remove(self.path) end
+  -- closed last: its lock keeps another run off these outputs until they are written
+  if self.file then self.file:close() end
   if failed then
     local msg = type(failed) == "table" and failed.message or tostring(failed)
     if self.path then msg = msg .. ("; every finished configuration is in the journal '%s'"):format(self.path) end
     core.error(type(failed) == "table" and failed.kind or "io", msg, 0)
   end
-  if self.path then os.remove(self.path) end
 end
 
 -- a to-be-closed guard: the outputs are written however the run ends

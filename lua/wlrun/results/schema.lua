@@ -4,6 +4,7 @@
 -- does not know are let through (a newer wlrun may add some).
 --
 --   schema.check(doc) -> nil, or "what is wrong" naming the path (configurations[3].samples[2])
+local core = require "wlrun.core"
 local printable = require "wlrun.text.printable"
 local work = require "wlrun.results.work"
 
@@ -72,10 +73,14 @@ local function array(of)
   end
 end
 
--- fields: the known keys and their shapes; others: the shape of every other key (nil: any)
-local function object(fields, others)
+-- fields: the known keys and their shapes; others: the shape of every other key (nil: any);
+-- required: the keys that must be there (what a printer reads without a fallback)
+local function object(fields, others, required)
   return function(v, path)
     if type(v) ~= "table" then return ("%s is a %s, not an object"):format(path, type(v)) end
+    for _, k in ipairs(required or {}) do
+      if v[k] == nil then return ("%s has no %s"):format(path, k) end
+    end
     for k, x in pairs(v) do
       if type(k) ~= "string" then return path .. " is an array, not an object" end
       local shape = fields[k] or others
@@ -106,11 +111,21 @@ local time_stats = object({ n = duration, mean = duration, std = duration, media
   max = duration, p10 = duration, p25 = duration, p75 = duration, p90 = duration, p99 = duration, iqr = duration,
   cv = duration }, number)
 
--- "2026-11-29T22:31:07Z", as wlrun writes the time a run started and finished (UTC)
+-- "2026-11-29T22:31:07Z", as wlrun writes the time a run started and finished (UTC): a real date
+-- (February 29th in leap years only) and time (a leap second's :60 allowed)
+local DAYS = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 }
+local function real_date(v)
+  local y, mo, d, h, mi, sec = v:match("^(%d%d%d%d)%-(%d%d)%-(%d%d)T(%d%d):(%d%d):(%d%d)Z$")
+  if not y then return false end
+  y, mo, d, h, mi, sec = tonumber(y), tonumber(mo), tonumber(d), tonumber(h), tonumber(mi), tonumber(sec)
+  if mo < 1 or mo > 12 or d < 1 or h > 23 or mi > 59 or sec > 60 then return false end
+  local leap = y % 4 == 0 and (y % 100 ~= 0 or y % 400 == 0)
+  return d <= DAYS[mo] + ((mo == 2 and leap) and 1 or 0)
+end
 local function timestamp(v, path)
-  if type(v) ~= "string" or not v:match("^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%dZ$") then
-    return ("%s is %s, not a time stamp like 2026-11-29T22:31:07Z"):format(path, type(v) == "string" and
-      ("'" .. printable.text(v, 40) .. "'") or ("a " .. type(v)))
+  if type(v) ~= "string" or not real_date(v) then
+    return ("%s is %s, not a time stamp like 2026-11-29T22:31:07Z (a real date and time, UTC)"):format(path,
+      type(v) == "string" and ("'" .. printable.text(v, 40) .. "'") or ("a " .. type(v)))
   end
 end
 
@@ -126,9 +141,10 @@ local kernel_times = array(object { name = string_, count = amount, median = amo
 
 local loop = object {
   batch_size = number, data = numbers, data_stats = object({}, number), throughput = number, data_ratio = number,
-  total_time = number, outside = object({}, number), flops_per_sample = number, achieved_flops = number,
+  total_time = number, outside = object({}, number, { "mean", "share" }), flops_per_sample = number, achieved_flops = number,
   peak_flops = number, mfu = number, dtype = string_,
-  phases = array(object({ name = string_, mean = number, median = number, share = number, top = boolean })),
+  phases = array(object({ name = string_, mean = number, median = number, share = number, top = boolean }, nil,
+    { "name", "mean", "share" })),
 }
 
 -- wlrun trace (docs/trace.md): a configuration's process, and the run that traced it
@@ -206,12 +222,38 @@ local document = object {
   configurations = array(entry),
 }
 
+-- A statistics block against the samples it summarises (wlrun writes both from the same list):
+-- the count, and the median, mean, min and max within rounding; nil, or what disagrees
+local AGREE = { "median", "mean", "min", "max" }
+local function agrees(list, stats, path, of)
+  if type(list) ~= "table" or #list == 0 or type(stats) ~= "table" then return nil end
+  if stats.n ~= nil and stats.n ~= #list then
+    return ("%s.n is %s but %s holds %d samples"):format(path, tostring(stats.n), of, #list)
+  end
+  local s = core.stats.summary(list)
+  for _, k in ipairs(AGREE) do
+    local want, got = s[k], stats[k]
+    if got ~= nil and math.abs(got - want) > 1e-9 * math.max(math.abs(want), math.abs(got)) + 1e-300 then
+      return ("%s.%s is %.17g but its samples (%s) give %.17g"):format(path, k, got, of, want)
+    end
+  end
+end
+
+local function consistent(i, c)
+  local at = ("configurations[%d]"):format(i)
+  return agrees(c.samples, c.stats, at .. ".stats", at .. ".samples")
+    or agrees(c.enqueue, c.enqueue_stats, at .. ".enqueue_stats", at .. ".enqueue")
+    or (type(c.loop) == "table" and agrees(c.loop.data, c.loop.data_stats, at .. ".loop.data_stats", at .. ".loop.data"))
+end
+
 function schema.check(doc)
   if doc.configurations == nil then return "no configurations array" end
   local e = document(doc, "")
   if e then return (e:gsub("^%.", "")) end -- "configurations[3]...", not ".configurations[3]..."
   for i, c in ipairs(doc.configurations) do -- every configuration is of some parameters ({} for none)
     if c.params == nil then return ("configurations[%d] has no params"):format(i) end
+    e = consistent(i, c)
+    if e then return e end
   end
 end
 

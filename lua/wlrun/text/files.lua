@@ -3,10 +3,12 @@
 -- of any new file under the umask), then renamed over it. Nothing that is there already is
 -- opened, truncated or removed: not a TARGET.tmp of the user's, nor a symbolic link planted
 -- beside the target. A target that is itself a symbolic link is replaced by the file (rename
--- does not follow it), never written through to where it points.
+-- does not follow it), never written through to where it points. A device, a FIFO or a socket at
+-- the target is refused, never replaced.
 --   files.create(path) -> file | nil, msg     a new file open for writing, beside path
 --   files.commit(file) -> true | nil, msg     closed and renamed over path
 --   files.rename(file) -> true | nil, msg     renamed over path, still open (a journal)
+--   files.claim(file) -> true | nil, msg      given path's name where nothing has it, still open
 --   files.discard(file)                       closed and removed; path left as it was
 --   files.write(path, text) -> true | nil, msg
 --   files.check(path) -> true | nil, msg      whether path can be written: a file can be made
@@ -27,7 +29,15 @@ end
 
 local made = setmetatable({}, { __mode = "k" }) -- file of files.create -> {tmp =, path =}
 
+-- what a file written whole would replace and must not: a device (/dev/null named as an output
+-- by a user who is root), a FIFO or a socket another program reads
+local SPECIAL = { fifo = "a FIFO", socket = "a socket", other = "a device" }
+
 function files.create(path)
+  local special = SPECIAL[process.file_type(path)]
+  if special then
+    return nil, ("it is %s, which a file written whole (made beside it and renamed over it) would replace: give a regular file, or - for standard output where the command takes it"):format(special)
+  end
   local f, tmp = process.create_beside(path)
   if not f then return nil, tmp end
   made[f] = { tmp = tmp, path = path }
@@ -55,6 +65,17 @@ function files.rename(f)
   local m = made[f]
   local ok, err = os.rename(m.tmp, m.path)
   if not ok then return fail(f, err) end
+  made[f] = nil
+  return true
+end
+
+-- gives a file of files.create its target's name only where nothing has it (a link, then the
+-- temporary name removed), still open; nil and the reason ("File exists") where something has
+function files.claim(f)
+  local m = made[f]
+  local ok, err = process.link(m.tmp, m.path)
+  if not ok then return fail(f, err) end
+  os.remove(m.tmp)
   made[f] = nil
   return true
 end

@@ -9,8 +9,10 @@ wlrun_trace_auto_* functions: src/trace/trace_auto.c), on the thread that trains
   data        from a DataLoader iterator's __next__ until the training work on the batch begins
               (its copy to the GPU included), or until __next__ returns on another thread
   train_step  from the first forward, backward or optimizer step after the previous step's end to
-              the end of the optimizer step that closes the iteration; its payload is the number
-              of samples of the batches fetched since the previous step ended
+              the loop's next range after the optimizer step that closes the iteration (the next
+              batch's fetch, the next forward; the last step: that optimizer step's end): what the
+              loop does after the optimizer (waiting for the GPU, logging) is the step's; its
+              payload is the number of samples of the batches fetched since the previous step ended
   forward     from the first module call of the step (grad enabled) until backward or the
               optimizer begins
   backward    torch.autograd.backward (loss.backward(), a GradScaler's scaled loss)
@@ -65,6 +67,7 @@ class _Loop:
         import threading
 
         self._push, self._pop = lib.wlrun_trace_auto_push, lib.wlrun_trace_auto_pop
+        self._pop_later = lib.wlrun_trace_auto_pop_later
         self.local = threading.local()  # .stack: the names of the hook's ranges open on the thread
         self.ident = threading.get_ident
         self.thread = None  # the thread of the step open, or of the last one
@@ -183,9 +186,14 @@ class _Loop:
         if self.phase == "optimizer":
             self.end_phase()
         if self.step and self.thread == self.ident() and self.ends_iteration(optimizer):
-            if "train_step" in self.stack():
+            s = self.stack()
+            if "train_step" in s:
+                # the step ends at the thread's next range (the next batch's fetch, the next
+                # forward): what the loop does after the optimizer (waiting for the GPU, logging) is
+                # the step's, as the template's closing synchronisation makes it
                 self.pop_to("train_step")
-                self.pop(self.samples)
+                s.pop()
+                self._pop_later(self.samples)
             self.step, self.samples = False, 0
 
 
@@ -405,6 +413,7 @@ def _start():
             lib = ctypes.CDLL(path)
             lib.wlrun_trace_auto_push.argtypes = (ctypes.c_char_p, ctypes.c_int64)
             lib.wlrun_trace_auto_pop.argtypes = (ctypes.c_int64,)
+            lib.wlrun_trace_auto_pop_later.argtypes = (ctypes.c_int64,)
             lib.wlrun_trace_auto_enabled.argtypes = ()
             if not lib.wlrun_trace_auto_enabled():
                 return  # not traced (WLRUN_TRACE_DIR missing): nothing to record
@@ -422,6 +431,7 @@ class _Encoded:
     def __init__(self, lib):
         self.names = {}
         self.push_raw, self.wlrun_trace_auto_pop = lib.wlrun_trace_auto_push, lib.wlrun_trace_auto_pop
+        self.wlrun_trace_auto_pop_later = lib.wlrun_trace_auto_pop_later
 
     def wlrun_trace_auto_push(self, name, payload):
         b = self.names.get(name)
