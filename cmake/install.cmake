@@ -1,6 +1,6 @@
 # ---- install and package (docs/install.md) ----
 # The installed wlrun finds what it needs relative to itself: the trace library in
-# ../lib/wlrun/ (lua/wlrun/tools/trace.lua, M.library); the Lua library and the help are inside
+# ../lib/wlrun/ (lua/wlrun/trace/run.lua, traced.library); the Lua library and the help are inside
 # the binary. Scenarios, examples and docs go to share/wlrun/; the man page is made from
 # docs/cli.md (the text of --help) by the wlrun just built, so that it never drifts.
 set(WLRUN_MAN ${CMAKE_BINARY_DIR}/man/wlrun.1)

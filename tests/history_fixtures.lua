@@ -2,7 +2,7 @@
 -- seeded generator: the strict loader reads them as it reads a run's (their stats are
 -- computed from their samples as a run's are).
 local results = require "wlrun.results"
-local stats = require "wlrun.compare"
+local stats = require "wlrun.compare.stats"
 
 local F = {}
 

@@ -1,6 +1,8 @@
 -- The one check of a table's field names against the names a function takes (wl.scenario,
 -- wl.loop, wl.bench's options, a scenario's timing table): an unknown one is a script error
 -- that names it and lists the known ones, so that a typo never passes as a default.
+local core = require "wlrun.core"
+
 local fields = {}
 
 -- known: a set {name = true or anything}; what: "wl.loop" / "wl.bench: option"; level: as
@@ -11,7 +13,7 @@ function fields.check(t, known, what, level, noun)
       local names = {}
       for name in pairs(known) do names[#names + 1] = name end
       table.sort(names)
-      require("wlrun.core").error("script", ("%s: unknown %s '%s' (%ss: %s)"):format(what, noun or "field", tostring(k),
+      core.error("script", ("%s: unknown %s '%s' (%ss: %s)"):format(what, noun or "field", tostring(k),
         noun or "field", table.concat(names, ", ")), level == 0 and 0 or level + 1)
     end
   end

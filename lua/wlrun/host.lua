@@ -1,8 +1,13 @@
 -- The one entry point of the C host into Lua (src/host/lhost.c calls host.main() in a protected
 -- call): what wlrun does with its command line. A script runs as lua.c would run it (global
--- arg, its arguments as ...); when it returns a scenario, the scenario runs (wlrun.runner);
--- info and the tools are modules with a main(args).
+-- arg, its arguments as ...); when it returns a scenario, the scenario runs (wlrun.run.runner);
+-- info and the tools are modules of wlrun.tools with a main(args).
 local core = require "wlrun.core"
+local process = require "wlrun.process"
+local stdio = require "wlrun.text.stdio"
+local compiled = require "wlrun.report.compiled"
+local journal = require "wlrun.results.journal"
+local scenario = require "wlrun.run.scenario"
 
 local host = {}
 
@@ -50,8 +55,8 @@ local function stdout_held(cli)
   local format, hold = core.settings.output.format, false
   for _, path in ipairs(cli.outputs) do hold = hold or path == "-" end
   if core.settings_origin.output.format.source == "cli" and format ~= "table" and format ~= "plain" then hold = true end
-  local fd = hold and require("wlrun.process").hold_stdout() or nil
-  return setmetatable({}, { __close = function() if fd then require("wlrun.process").release_stdout(fd) end end })
+  local fd = hold and process.hold_stdout() or nil
+  return setmetatable({}, { __close = function() if fd then process.release_stdout(fd) end end })
 end
 
 local function run_script(cli)
@@ -61,7 +66,7 @@ local function run_script(cli)
   if not chunk then -- "cannot open/read FILE": the file (exit 9); else its syntax (exit 1)
     core.error(err:find("^cannot %a+ ") and "io" or "script", err, 0)
   end
-  require("wlrun.results.journal").hook_exit() -- before the script can keep its own os.exit
+  journal.hook_exit() -- before the script can keep its own os.exit
   limit_top_level(cli)
   local result
   do
@@ -69,7 +74,8 @@ local function run_script(cli)
     result = call(chunk, table.unpack(args))
   end
   core.time_limit(0)
-  if require("wlrun.scenario").is(result) then return require("wlrun.runner").run(result, cli.script) end
+  -- the runner (and the run machinery it needs) is loaded for a scenario only: a plain script runs without it
+  if scenario.is(result) then return require("wlrun.run.runner").run(result, cli.script) end
   local field = looks_like_scenario(result)
   if field then
     core.error("script", ("%s returned a plain table with a scenario's field '%s': wrap it in wl.scenario{...} "
@@ -80,14 +86,16 @@ local function run_script(cli)
     core.error("usage", ("%s applies to scenarios, and %s returned no wl.scenario{...}"):format(only, cli.script), 0)
   end
   if core.compile_only() then
-    require("wlrun.stdio").write(require("wlrun.compiled").text())
+    stdio.write(compiled.text())
     io.stdout:flush()
   end
 end
 
 function host.main()
   local cli = core.cli
-  if cli.command == "info" then return require("wlrun.info").main() end
+  -- info and a tool load their own modules, the command asked for only
+  if cli.command == "info" then return require("wlrun.tools.info").main() end
+  -- the tool named on the command line (cli.c's list): wlrun.tools.<name>
   if cli.command == "tool" then return require("wlrun.tools." .. cli.tool).main(cli.tool_args) end
   return run_script(cli)
 end

@@ -1,5 +1,12 @@
 -- wlrun: the Lua API that scripts `require "wlrun"` (docs/lua-api.md).
 local core = require "wlrun.core"
+local settings = require "wlrun.settings"
+local fields = require "wlrun.fields"
+local peaks = require "wlrun.measure.peaks"
+local bench = require "wlrun.measure.bench"
+local loop = require "wlrun.measure.loop"
+local scenario = require "wlrun.run.scenario"
+local sweep = require "wlrun.run.sweep"
 
 local wl = {}
 
@@ -22,7 +29,7 @@ wl.peak_flops = function(device)
   if device ~= nil and type(device) ~= "table" then
     core.error("script", "wl.peak_flops: expected a table from wl.device(), got a " .. type(device), 2)
   end
-  return require("wlrun.peaks").of(device or core.device())
+  return peaks.of(device or core.device())
 end
 
 -- tensors (docs/lua-api.md, "Tensors")
@@ -48,7 +55,7 @@ end
 local function init_seed(fn, opts)
   if opts == nil then return nil end
   if type(opts) ~= "table" then core.error("script", ("%s: opts must be a table {seed = N}, got a %s"):format(fn, type(opts)), 3) end
-  require("wlrun.fields").check(opts, { seed = true }, fn, 3, "option")
+  fields.check(opts, { seed = true }, fn, 3, "option")
   local seed = opts.seed
   if seed ~= nil and math.type(seed) ~= "integer" then
     core.error("script", ("%s: seed must be a whole number, got %s"):format(fn, show(seed)), 3)
@@ -98,9 +105,9 @@ wl.cublaslt = core.cublaslt
 wl.nvtx = core.nvtx
 
 -- measuring (docs/measuring.md)
-function wl.bench(work, opts) return require("wlrun.bench").run(work, opts) end
+function wl.bench(work, opts) return bench.run(work, opts) end
 wl.gpu_clock = core.gpu_clock
-wl.timing_floor = function() return require("wlrun.bench").floor() end
+wl.timing_floor = function() return bench.floor() end
 
 -- ceil(a / b) for grid sizes
 function wl.cdiv(a, b) return (a + b - 1) // b end
@@ -111,20 +118,18 @@ wl.error = core.error
 -- effective settings (built-in < wlrun.ini < command line), the parsed command line, and the
 -- value in force for a scenario (lua/wlrun/settings.lua: a leaf module, which the library's own
 -- modules read without requiring this one)
-local settings = require "wlrun.settings"
 wl.settings = settings.view
 wl.cli = core.cli
 wl.setting = settings.value
 wl.setting_origin = settings.origin
 
 -- scenarios (docs/scenarios.md)
-local scenario, sweep = require "wlrun.scenario", require "wlrun.sweep"
 wl.scenario = function(spec) local s = scenario.declare(spec, 2) return s end -- no tail call
 wl.is_scenario = scenario.is
 wl.skip = scenario.skip
-wl.loop = function(spec) local s = require("wlrun.loop").declare(spec, 2) return s end -- no tail call
-wl.phase = require("wlrun.loop").phase
-wl.command = function(spec) local s = require("wlrun.trace.command").declare(spec, 2) return s end -- no tail call
+wl.loop = function(spec) local s = scenario.loop(spec, 2) return s end -- no tail call
+wl.phase = loop.phase
+wl.command = function(spec) local s = scenario.command(spec, 2) return s end -- no tail call
 wl.zip = sweep.zip
 wl.pow2 = sweep.pow2
 wl.range = sweep.range

@@ -1,7 +1,7 @@
 /* The resampling statistics of `wlrun compare` in C (docs/compare.md, docs/statistics.md): the
  * bootstrap of the ratio of medians and the rank sum of the Mann-Whitney U test. They compute the
- * same numbers, bit for bit, as the Lua definitions they replace in lua/wlrun/compare.lua (same
- * splitmix64 stream, same order of draws, same arithmetic). Pure C, no Lua. */
+ * same numbers, bit for bit, as the Lua definitions they replace in lua/wlrun/compare/stats.lua
+ * (same splitmix64 stream, same order of draws, same arithmetic). Pure C, no Lua. */
 #ifndef WL_COMPARE_STATS_H
 #define WL_COMPARE_STATS_H
 
@@ -15,7 +15,7 @@ uint64_t wl_splitmix64_next(uint64_t *state);
 /* The median of an ascending array: the middle value, or the mean of the two middle ones. */
 double wl_median_sorted(const double *sorted, size_t n);
 
-/* The p-quantile (p in [0, 1]) of an ascending array, type 7, as lua/wlrun/compare.lua's
+/* The p-quantile (p in [0, 1]) of an ascending array, type 7, as lua/wlrun/compare/stats.lua's
  * M.quantile computes it; NaN when n is 0. */
 double wl_quantile_type7(const double *sorted, size_t n, double p);
 

@@ -1,5 +1,5 @@
 /* core.printable_clean(v) -> whether every string in v (keys and values, tables searched
- * through) is printable ASCII, no byte below 0x20 or from 0x7f: then wlrun.printable.data has
+ * through) is printable ASCII, no byte below 0x20 or from 0x7f: then wlrun.text.printable.data has
  * nothing to escape and returns v as it is, without walking a results document in Lua (400
  * configurations: 28 ms of each text output's time). A table seen twice, or nested deeper than
  * MAX_DEPTH, answers false, and the Lua walk (which handles both) decides. */

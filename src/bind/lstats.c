@@ -163,7 +163,7 @@ static bool finite_positive(double v) { return v > 0 && isfinite(v); }
 static bool not_nan(double v) { return !isnan(v); }
 
 /* wl.stats.bootstrap_ratio(base, new, resamples, confidence, seed) -> lo, hi, log_replicates:
- * lua/wlrun/compare.lua's bootstrap_ratio in C; nil when a sample is not a finite positive
+ * lua/wlrun/compare/stats.lua's bootstrap_ratio in C; nil when a sample is not a finite positive
  * number. */
 static int l_bootstrap_ratio(lua_State *L) {
   lua_Integer resamples = luaL_checkinteger(L, 3);
@@ -204,7 +204,7 @@ static int l_rank_sum(lua_State *L) {
   return 2;
 }
 
-/* wl.stats.geomean_interval(lists, confidence) -> lo, hi: lua/wlrun/compare.lua's
+/* wl.stats.geomean_interval(lists, confidence) -> lo, hi: lua/wlrun/compare/stats.lua's
  * geomean_interval in C for one list or more, each of at least one log replicate; nil when an
  * element is not a number. */
 static int l_geomean_interval(lua_State *L) {

@@ -106,7 +106,7 @@ static int close_stream(lua_State *L) {
 
 /* process.create_beside(path) -> a Lua file open for writing, new (never one that was there: no
  * link followed, nothing truncated), in path's directory, and its name (file_beside.h); or nil
- * and the error. The caller writes, closes, and renames it over path (wlrun.files). */
+ * and the error. The caller writes, closes, and renames it over path (wlrun.text.files). */
 static int l_create_beside(lua_State *L) {
   const char *target = wl_check_cstring(L, 1);
   char tmp[PATH_MAX];

@@ -88,7 +88,7 @@ static void message_put(struct message_out *o, const void *bytes, size_t n) {
 /* "wlrun: MESSAGE" on stderr, in one write, cut after WL_MESSAGE_MAX bytes. A message quotes
  * data (a name from a results file, a script's error value): no control character of it reaches
  * the terminal. C0 but newline and tab, DEL, C1 and bytes that are not UTF-8 are written \xHH,
- * as wlrun.printable writes them. */
+ * as wlrun.text.printable writes them. */
 static void print_message(const char *msg) {
   const unsigned char *s = (const unsigned char *)msg;
   size_t n = strlen(msg), shown = n > WL_MESSAGE_MAX ? WL_MESSAGE_MAX : n;

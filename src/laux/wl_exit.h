@@ -33,9 +33,10 @@ int wl_user_level(lua_State *L, int level);
 int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
-/* Registry table of the chunk names of wlrun's own Lua library ({["@lua/wlrun/bench.lua"] =
- * true, ...}), filled as its modules load (lhost.c): wl_raise places an error at the first
- * frame above that is not the library's, the script line that led there. */
+/* Registry table of the chunk names of wlrun's own Lua library
+ * ({["@lua/wlrun/measure/bench.lua"] = true, ...}), filled as its modules load (lhost.c):
+ * wl_raise places an error at the first frame above that is not the library's, the script line
+ * that led there. */
 #define WL_LIBRARY_CHUNKS "wlrun.library_chunks"
 
 #endif
@@ -47,9 +48,10 @@ int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...)
 void wl_warn(lua_State *L, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
-/* Registry table of the chunk names of wlrun's own Lua library ({["@lua/wlrun/bench.lua"] =
- * true, ...}), filled as its modules load (lhost.c): wl_raise places an error at the first
- * frame above that is not the library's, the script line that led there. */
+/* Registry table of the chunk names of wlrun's own Lua library
+ * ({["@lua/wlrun/measure/bench.lua"] = true, ...}), filled as its modules load (lhost.c):
+ * wl_raise places an error at the first frame above that is not the library's, the script line
+ * that led there. */
 #define WL_LIBRARY_CHUNKS "wlrun.library_chunks"
 
 #endif
@@ -93,9 +95,10 @@ void wl_stop_set_timeout_message(const char *message);
  * no stop is pending. */
 void wl_stop_check(lua_State *L);
 
-/* Registry table of the chunk names of wlrun's own Lua library ({["@lua/wlrun/bench.lua"] =
- * true, ...}), filled as its modules load (lhost.c): wl_raise places an error at the first
- * frame above that is not the library's, the script line that led there. */
+/* Registry table of the chunk names of wlrun's own Lua library
+ * ({["@lua/wlrun/measure/bench.lua"] = true, ...}), filled as its modules load (lhost.c):
+ * wl_raise places an error at the first frame above that is not the library's, the script line
+ * that led there. */
 #define WL_LIBRARY_CHUNKS "wlrun.library_chunks"
 
 #endif

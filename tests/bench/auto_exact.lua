@@ -6,7 +6,7 @@
 -- time it took, why it stopped, and each chunk's median (docs/measuring.md, docs/benchmarks.md).
 --   wlrun tests/bench/auto_exact.lua -- PATH/TO/evidence_raw
 local wl = require "wlrun"
-local checks = require "wlrun.checks"
+local checks = require "wlrun.measure.checks"
 
 local raw = arg[1] or "build/evidence_raw"
 local N = 400

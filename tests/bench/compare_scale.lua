@@ -1,6 +1,6 @@
 -- Benchmark (not a test): what `wlrun compare` costs against the number of configurations,
 -- with the bootstrap and the rank sum of the U test in C (src/base/compare_stats.c) and, as the
--- baseline in the same run, with the Lua definitions they replaced (wlrun.compare.use_c = false).
+-- baseline in the same run, with the Lua definitions they replaced (wlrun.compare.stats.use_c = false).
 -- Each side reads the two documents from disk, compares and renders the table, as the command
 -- does. The documents are made here: SAMPLES samples per configuration, quantised to 10 ns (ties
 -- for the U test), a quarter each meant to come out same, slower, faster and uncertain. It also
@@ -10,9 +10,10 @@
 local core = require "wlrun.core"
 local report = require "wlrun.report"
 local process = require "wlrun.process"
-local stats = require "wlrun.compare"
-local tool = require "wlrun.tools.compare"
-local util = require "wlrun.tools.util"
+local stats = require "wlrun.compare.stats"
+local document = require "wlrun.compare.document"
+local render = require "wlrun.compare.render"
+local cli = require "wlrun.tools.cli"
 
 local SAMPLES = tonumber(arg and arg[1]) or 100
 local MAX = tonumber(arg and arg[2]) or 1000
@@ -50,8 +51,8 @@ local base_path, new_path = dir .. "/base.json", dir .. "/new.json"
 local function run(use_c)
   stats.use_c = use_c
   local t0, c0 = core.clock(), os.clock()
-  local doc = tool.compare(util.load("compare", base_path), util.load("compare", new_path), {})
-  tool.render(doc, "table")
+  local doc = document.compare(cli.load("compare", base_path), cli.load("compare", new_path), {})
+  render.render(doc, "table")
   local t, cpu = core.clock() - t0, os.clock() - c0
   stats.use_c = true
   return t, doc, cpu

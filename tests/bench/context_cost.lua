@@ -1,6 +1,6 @@
 -- Benchmark (not a test): what the CUDA context's creation (wl.device()) costs in a fresh wlrun
 -- process, alone and with each of wlrun's threads started before it as a run starts them
--- (lua/wlrun/runner.lua): NVML's loader, NVRTC's loader, wl.cublas.prepare's thread, and all
+-- (lua/wlrun/run/runner.lua): NVML's loader, NVRTC's loader, wl.cublas.prepare's thread, and all
 -- three; and the run's whole start (the driver, the threads, the context, the timing floor).
 -- ROUNDS fresh processes of each (5), interleaved; prints the medians in ms.
 --   WLRUN_BIN=build-static/wlrun build-static/wlrun tests/bench/context_cost.lua [-- ROUNDS]

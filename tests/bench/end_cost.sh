@@ -13,7 +13,7 @@ bin=$1 scenario=${2:-scenarios/gemm_sweep.lua} rounds=${3:-4}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r lua/wlrun "$work/wlrun" || exit 1
-python3 - "$work/wlrun/runner.lua" <<'PY' || exit 1
+python3 - "$work/wlrun/run/runner.lua" <<'PY' || exit 1
 import sys
 p = sys.argv[1]
 s = open(p).read()
@@ -26,7 +26,7 @@ marks = [
 ]
 for old, new in marks:
     if s.count(old) != 1:
-        sys.exit("end_cost.sh: lua/wlrun/runner.lua has changed: mark the points again (%r)" % old[:40])
+        sys.exit("end_cost.sh: lua/wlrun/run/runner.lua has changed: mark the points again (%r)" % old[:40])
     s = s.replace(old, new)
 open(p, "w").write(s)
 PY

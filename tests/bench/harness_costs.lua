@@ -10,7 +10,7 @@
 local wl = require "wlrun"
 local core = require "wlrun.core"
 local engine = require "wlrun.engine"
-local bench = require "wlrun.bench"
+local bench = require "wlrun.measure.bench"
 
 local function cost(name, n, f)
   f()

@@ -80,7 +80,7 @@ describe("docs/cli.md", function()
       local text = h.read(root .. "/" .. path)
       for name in text:gmatch('getenv%("([%w_]+)"%)') do names[name] = path end
       for name in text:gmatch('"(WLRUN_[%w_]+)"') do names[name] = path end
-      if path == "lua/wlrun/shard.lua" then -- the launchers' variables, read through shard.detect
+      if path == "lua/wlrun/run/shard.lua" then -- the launchers' variables, read through shard.detect
         for name in text:gmatch('"(%u[%u%d]*_[%u%d_]+)"') do names[name] = path end
       end
     end

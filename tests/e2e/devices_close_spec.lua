@@ -1,14 +1,14 @@
--- The close of --devices' queue (lua/wlrun/executor.lua, Devices:close): after a run that took
+-- The close of --devices' queue (lua/wlrun/run/executor.lua, Devices:close): after a run that took
 -- every configuration it waits for the workers' own ends, and a Ctrl-C during that wait ends
 -- the workers at once, removes the queue and stops the process. Stand-in workers here: shells
 -- that ignore SIGINT and SIGTERM, so that only the close's SIGKILL ends them.
 local h = require "helper"
 
 local SCRIPT = [[
-local executor = require "wlrun.executor"
+local executor = require "wlrun.run.executor"
 local process = require "wlrun.process"
 local exec = executor.devices({ 0 }, 0)
-exec.dir = require("wlrun.isolate").temp_dir()
+exec.dir = require("wlrun.run.isolate").temp_dir()
 for _ = 1, 2 do
   exec.workers[process.spawn_async({ "sh", "-c", "trap '' TERM INT; while :; do sleep 0.1; done" }, {})] = 0
 end

@@ -1,9 +1,9 @@
 -- End-to-end: an error value whose __tostring or __index raises (or returns what is not text)
 -- fails its own configuration only, with a message saying it could not be shown; the sweep
--- goes on and -o holds every configuration (docs/reliability.md). And wlrun.error_value itself.
+-- goes on and -o holds every configuration (docs/reliability.md). And wlrun.run.error_value itself.
 local h = require "helper"
 local json = require "wlrun.json"
-local error_value = require "wlrun.error_value"
+local error_value = require "wlrun.run.error_value"
 
 local SCRIPT = [[
 local wl = require "wlrun"
@@ -51,7 +51,7 @@ describe("a script's error value that cannot be shown", function()
   end)
 end)
 
-describe("wlrun.error_value", function()
+describe("wlrun.run.error_value", function()
   local bad = setmetatable({}, { __index = function() error("no") end, __tostring = function() error("no") end })
 
   it("reads a field without running a raising __index", function()

@@ -1,7 +1,7 @@
 -- End-to-end: under --isolate, what a child's script writes in the place of the child's result
 -- (its path is core.cli.worker_output) does not pass for a result: garbage, or another
 -- configuration's entry, is that configuration's failure, and the others are kept
--- (lua/wlrun/isolate.lua, isolate.own_entry).
+-- (lua/wlrun/run/isolate.lua, isolate.own_entry).
 local h = require "helper"
 local load = require "wlrun.results.load"
 

@@ -1,6 +1,6 @@
 -- End-to-end: tensors a configuration leaves behind outside its state (a check's temporaries,
 -- copies to the host) are freed before the next configuration, by a full collection that runs
--- only then (lua/wlrun/configuration.lua): one every configuration made a long sweep quadratic.
+-- only then (lua/wlrun/run/configuration.lua): one every configuration made a long sweep quadratic.
 local h = require "helper"
 
 describe("tensors a configuration leaves behind", function()

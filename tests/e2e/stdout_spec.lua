@@ -1,7 +1,7 @@
 -- End-to-end: what a command writes to standard output and cannot (a full disk: /dev/full) fails
 -- it with exit 9 and one message, whichever subcommand wrote it — the help, a table, a report,
 -- an export, a script's print — never exit 0 with nothing written (wl_host_check_stdout in
--- src/host/lhost.c, lua/wlrun/stdio.lua).
+-- src/host/lhost.c, lua/wlrun/text/stdio.lua).
 local h = require "helper"
 
 local q = h.quote

@@ -1,8 +1,10 @@
--- The structure of the C host, drawn from the code itself (docs/architecture.md, "Layers"): the
--- modules of src/ and their layers, the include graph between modules (no circle, nothing that
--- includes upwards), who declares and who defines each function, who calls the CUDA runtime,
--- and the size of every source file. A new file in src/ must be given a module and a layer
--- below (MODULES), or this spec fails and says so.
+-- The structure of the C host and of the Lua library, drawn from the code itself
+-- (docs/architecture.md, "Layers"): the modules of src/ and their layers, the include graph
+-- between modules (no circle, nothing that includes upwards), who declares and who defines each
+-- function, who calls the CUDA runtime, and the size of every source file; the folders of
+-- lua/wlrun/ and their layers, the require graph (no circle, nothing that requires upwards) and
+-- where requires sit. A new file in src/ must be given a module and a layer below (MODULES), a
+-- new folder of lua/wlrun/ a layer (LUA_FOLDERS), or this spec fails and says so.
 local h = require "helper"
 local core = require "wlrun.core"
 local process = require "wlrun.process"
@@ -61,9 +63,36 @@ local HOST_HEADER, HOST_INCLUDERS = "lhost.h", { ["lhost.c"] = true, ["main.c"] 
 local CUDA_CALLERS = { backend = true, cuda_init_kernels = true }
 local CUDA_ANYWHERE = { cudaGetErrorName = true, cudaGetErrorString = true } -- strings of an error code
 
--- Lua (lua/wlrun/): the same line limit. A file listed in LUA_PENDING is over it today and is
--- reported as pending; remove its line when it passes (the spec says so).
-local LUA_DIRS = { "lua/wlrun" }
+-- The Lua library (lua/wlrun/, docs/architecture.md): its layers, bottom to top, one folder each
+-- (LUA_FOLDERS; a few files at the top level: two leaves, the public API, the host's entry
+-- point). A module requires its own layer's modules and the lower layers', never a higher
+-- one's; the modules of the C host (wlrun.core and the others) are below them all. Requires
+-- sit at the top of a file: one inside a function says why in a comment beside it. A new file
+-- outside these folders, or a new folder, fails this spec until it is given a layer here.
+local LUA_ROOT = "lua/wlrun"
+local LEAVES = "leaves: text, the settings in force, the check of field names"
+local MEASURE = "measure (timing a workload)"
+local REPORT = "report (the printers)"
+local RESULTS = "results (the results document)"
+local TRACE = "trace (a traced program and its report)"
+local RUN = "run (a scenario run)"
+local API = "the public API (require \"wlrun\")"
+local COMPARE = "compare (two runs compared)"
+local HISTORY = "history (results across commits)"
+local HTML = "html (wlrun report's page)"
+local TOOLS = "tools (the commands' front doors)"
+local ENTRY = "the host's entry point"
+local LUA_LAYERS = { LEAVES, MEASURE, REPORT, RESULTS, TRACE, RUN, API, COMPARE, HISTORY, HTML, TOOLS, ENTRY }
+local LUA_FOLDERS = {
+  text = LEAVES, measure = MEASURE, report = REPORT, results = RESULTS, trace = TRACE, run = RUN,
+  compare = COMPARE, history = HISTORY, html = HTML, tools = TOOLS,
+}
+local LUA_TOP = { ["settings.lua"] = LEAVES, ["fields.lua"] = LEAVES, ["init.lua"] = API, ["host.lua"] = ENTRY }
+local LUA_FROM_C = { -- preloaded by the host (src/host/lhost.c)
+  ["wlrun.core"] = true, ["wlrun.engine"] = true, ["wlrun.process"] = true, ["wlrun.json"] = true, ["wlrun.sqlite"] = true,
+}
+-- The same line limit as in src/. A file listed in LUA_PENDING is over it today and is reported
+-- as pending; remove its line when it passes (the spec says so).
 local LUA_PENDING = {}
 
 ---------------------------------------------------------------------------------------------
@@ -229,6 +258,72 @@ local function assert_no_circle(edges, what)
   for _, m in ipairs(all) do visit(m) end
 end
 
+-- The requires of a Lua text and where they sit: {list = {{name =, line =, in_function =}...},
+-- comments = {[line] = true}}. A small reader of Lua's tokens: comments and strings (short and
+-- long) are skipped whole, and the blocks are followed by their keywords (function, do, if,
+-- repeat; end, until), so that a require inside a function is told from one at the top. name:
+-- the module's, or the prefix of a name made at run time ("wlrun.tools." .. tool).
+local function lua_requires(text)
+  local tokens, comments = {}, {}
+  local i, n, line = 1, #text, 1
+  local function skip_to(j) -- past text[i..j-1], counting its lines
+    for _ in text:sub(i, j - 1):gmatch("\n") do line = line + 1 end
+    i = j
+  end
+  while i <= n do
+    local c = text:sub(i, i)
+    local long = text:match("^%[(=*)%[", c == "-" and i + 2 or i)
+    if c == "\n" or c:match("%s") then
+      skip_to(i + 1)
+    elseif text:sub(i, i + 1) == "--" then
+      comments[line] = true
+      local stop = long and select(2, text:find("]" .. long .. "]", i, true)) or text:find("\n", i, true) or n
+      local first = line
+      skip_to(long and stop + 1 or stop)
+      for l = first, line do comments[l] = true end
+    elseif c == '"' or c == "'" then
+      local j, at = i + 1, line
+      while j <= n and text:sub(j, j) ~= c do j = j + (text:sub(j, j) == "\\" and 2 or 1) end
+      tokens[#tokens + 1] = { kind = "string", value = text:sub(i + 1, j - 1), line = at }
+      skip_to(j + 1)
+    elseif c == "[" and long then
+      local at = line
+      local _, stop = text:find("]" .. long .. "]", i, true)
+      tokens[#tokens + 1] = { kind = "string", value = "", line = at }
+      skip_to((stop or n) + 1)
+    elseif c:match("[%a_]") then
+      local word = text:match("^[%w_]+", i)
+      tokens[#tokens + 1] = { kind = "name", value = word, line = line }
+      i = i + #word
+    elseif c:match("%d") then
+      i = i + #text:match("^%d[%w%.]*", i)
+    else
+      local op = text:match("^%.%.%.?", i) or c
+      tokens[#tokens + 1] = { kind = "op", value = op, line = line }
+      i = i + #op
+    end
+  end
+  local list, blocks, in_function = {}, {}, 0
+  local opens = { ["function"] = true, ["do"] = true, ["if"] = true, ["repeat"] = true }
+  for k, t in ipairs(tokens) do
+    local before = tokens[k - 1]
+    local field = before and before.kind == "op" and (before.value == "." or before.value == ":")
+    if t.kind == "name" and not field then
+      if opens[t.value] then
+        blocks[#blocks + 1] = t.value
+        if t.value == "function" then in_function = in_function + 1 end
+      elseif t.value == "end" or t.value == "until" then
+        if table.remove(blocks) == "function" then in_function = in_function - 1 end
+      elseif t.value == "require" then
+        local a, b = tokens[k + 1], tokens[k + 2]
+        local name = a and a.kind == "string" and a or b and (a.value == "(" or a.value == ",") and b.kind == "string" and b
+        list[#list + 1] = { name = name and name.value or "?", line = t.line, in_function = in_function > 0 }
+      end
+    end
+  end
+  return { list = list, comments = comments }
+end
+
 ---------------------------------------------------------------------------------------------
 
 describe("the C host's structure (src/)", function()
@@ -366,49 +461,129 @@ describe("the C host's structure (src/)", function()
   end)
 end)
 
-describe("the Lua library's size and requires (lua/wlrun/)", function()
-  local function walk(dir, out)
-    local names = process.list_dir(ROOT .. "/" .. dir)
-    if not names then return out end
-    table.sort(names)
-    for _, n in ipairs(names) do
-      local p = dir .. "/" .. n
-      if n:match("%.lua$") then out[#out + 1] = p
-      elseif process.list_dir(ROOT .. "/" .. p) then walk(p, out) end
+describe("the Lua library's structure (lua/wlrun/)", function()
+  -- module name of a file: lua/wlrun/run/plan.lua -> wlrun.run.plan, .../report/init.lua -> wlrun.report
+  local function module_name(p) return (p:gsub("^lua/", ""):gsub("%.lua$", ""):gsub("/", "."):gsub("%.init$", "")) end
+
+  -- every .lua file under lua/wlrun, at any depth: {path, folder (nil at the top), name, layer}
+  local function lua_files()
+    local out = {}
+    local function walk(dir, folder)
+      local names = process.list_dir(ROOT .. "/" .. dir)
+      if not names then return end
+      table.sort(names)
+      for _, n in ipairs(names) do
+        local p = dir .. "/" .. n
+        if n:match("%.lua$") then
+          local layer = folder and LUA_FOLDERS[folder] or not folder and LUA_TOP[n] or nil
+          out[#out + 1] = { path = p, folder = folder, name = module_name(p), layer = layer }
+        elseif process.list_dir(ROOT .. "/" .. p) then
+          walk(p, folder or n)
+        end
+      end
     end
+    walk(LUA_ROOT)
     return out
   end
-  local files = {}
-  for _, d in ipairs(LUA_DIRS) do walk(d, files) end
 
-  it("finds the library", function() assert.is_true(#files > 10) end)
+  local files = lua_files()
+  local by_name, layer_index = {}, {}
+  for i, l in ipairs(LUA_LAYERS) do layer_index[l] = i end
+  for _, f in ipairs(files) do by_name[f.name] = f end
+
+  -- the layer index of a required module (0: a module of the C host), or nil, what it is
+  local function layer_of_module(name)
+    if LUA_FROM_C[name] then return 0 end
+    if name:sub(-1) == "." then -- a name made at run time from this prefix: a folder's modules
+      local folder = name:match("^wlrun%.([%w_]+)%.$")
+      return folder and LUA_FOLDERS[folder] and layer_index[LUA_FOLDERS[folder]]
+    end
+    local f = by_name[name]
+    return f and f.layer and layer_index[f.layer]
+  end
+
+  local parsed = {}
+  for _, f in ipairs(files) do parsed[f.path] = lua_requires(read(ROOT .. "/" .. f.path)) end
+
+  it("finds the library and what it checks (the reader of requires at work on a known text)", function()
+    assert.is_true(#files > 50)
+    local r = lua_requires(table.concat({
+      'local a = require "wlrun.core" -- a',
+      "local s = [[ require 'x' ]] --[==[ require('y')",
+      "]==] local function f()",
+      "  if true then return require('wlrun.run.plan') end",
+      "  -- why",
+      "  local t = { pcall(require, 'wlrun.json') }",
+      "  for i = 1, 2 do repeat local _ = require('wlrun.' .. i) until true end",
+      "end",
+      "local b = require 'wlrun.text.trim'",
+    }, "\n"))
+    local got = {}
+    for _, q in ipairs(r.list) do got[#got + 1] = ("%s:%d:%s"):format(q.name, q.line, q.in_function and "f" or "top") end
+    assert.same({ "wlrun.core:1:top", "wlrun.run.plan:4:f", "wlrun.json:6:f", "wlrun.:7:f", "wlrun.text.trim:9:top" }, got)
+    assert.truthy(r.comments[1] and r.comments[5] and not r.comments[4] and not r.comments[6])
+  end)
+
+  it("keeps every file in a layer's folder (or a top-level file of a layer), and every folder is a layer's", function()
+    for _, f in ipairs(files) do
+      assert.truthy(f.layer, f.folder and ("%s: lua/wlrun/%s/ is no layer's folder: name it in LUA_FOLDERS of %s"):format(
+        f.path, f.folder, "tests/e2e/structure_spec.lua (and docs/architecture.md)")
+        or ("%s sits at lua/wlrun/'s top level: put it in the folder of its layer"):format(f.path))
+    end
+  end)
+
+  it("never requires upwards: a module requires its own and the lower layers' modules, and each exists", function()
+    local checked = 0
+    for _, f in ipairs(files) do
+      for _, q in ipairs(parsed[f.path].list) do
+        if q.name == "wlrun" or q.name:match("^wlrun%.") then
+          local li = layer_of_module(q.name)
+          assert.truthy(li, ("%s:%d requires '%s', which is no module of the library or of the C host"):format(f.path,
+            q.line, q.name))
+          assert.is_true(li <= layer_index[f.layer], ("%s:%d (layer '%s') requires %s (layer '%s')"):format(f.path,
+            q.line, f.layer, q.name, li == 0 and "the C host" or LUA_LAYERS[li]))
+          checked = checked + 1
+        end
+      end
+    end
+    assert.is_true(checked > 200, "checked " .. checked .. " requires")
+  end)
 
   -- Every require of the library's own modules, wherever it sits in the file (one inside a
-  -- function still makes a circle), comments left out. "wlrun" is the public API: the modules
-  -- it loads must not need it back (settings come from wlrun.settings, a leaf).
+  -- function still makes a circle). "wlrun" is the public API: the modules it loads must not
+  -- need it back (settings come from wlrun.settings, a leaf).
   it("has no circle of requires: no module needs one that needs it back", function()
-    local edges, names = {}, {}
-    for _, p in ipairs(files) do
-      local m = p:gsub("^lua/", ""):gsub("%.lua$", ""):gsub("/", "."):gsub("%.init$", "")
-      names[#names + 1] = m
-      local code = read(ROOT .. "/" .. p):gsub("%-%-%[%[.-%]%]", ""):gsub("%-%-[^\n]*", "")
-      edges[m] = {}
-      for dep in code:gmatch("require%s*%(?%s*[\"']([%w_%.]+)[\"']") do
-        if dep ~= m then edges[m][dep] = true end
+    local edges = {}
+    for _, f in ipairs(files) do
+      edges[f.name] = {}
+      for _, q in ipairs(parsed[f.path].list) do
+        if q.name ~= f.name then edges[f.name][q.name] = true end
       end
     end
     assert_no_circle(edges, "require circle")
-    assert.is_true(#names > 10)
   end)
 
-  for _, p in ipairs(files) do
-    local n = count_lines(read(ROOT .. "/" .. p))
-    if LUA_PENDING[p] then
-      pending(("%s: %s (%d lines now%s)"):format(p, LUA_PENDING[p], n,
+  it("requires at the top of a file, or says why not in a comment beside a require inside a function", function()
+    for _, f in ipairs(files) do
+      local r = parsed[f.path]
+      for _, q in ipairs(r.list) do
+        if q.in_function then
+          assert.truthy(r.comments[q.line] or r.comments[q.line - 1], ("%s:%d: require '%s' inside a function: "
+            .. "require it at the top of the file, or say why not in a comment on this line or the line before"):format(
+            f.path, q.line, q.name))
+        end
+      end
+    end
+  end)
+
+  for _, f in ipairs(files) do
+    local n = count_lines(read(ROOT .. "/" .. f.path))
+    if LUA_PENDING[f.path] then
+      pending(("%s: %s (%d lines now%s)"):format(f.path, LUA_PENDING[f.path], n,
         n <= MAX_LINES and "; it passes: remove it from LUA_PENDING" or ""))
     else
-      it(("%s has at most %d lines"):format(p, MAX_LINES), function()
-        assert.is_true(n <= MAX_LINES, ("%s has %d lines (at most %d)"):format(p, n, MAX_LINES))
+      it(("%s has at most %d lines"):format(f.path, MAX_LINES), function()
+        assert.is_true(n <= MAX_LINES, ("%s has %d lines (at most %d)"):format(f.path, n, MAX_LINES))
       end)
     end
   end

@@ -1,6 +1,6 @@
 -- wlrun tests/slurm/host_shard.lua SCENARIO.lua OUT.json
 -- One shard of a GPU-free scenario, measured on the host: the shard comes from the launcher's
--- environment exactly as the runner takes it (wlrun.shard.select: Slurm job array, srun, MPI),
+-- environment exactly as the runner takes it (wlrun.run.shard.select: Slurm job array, srun, MPI),
 -- each configuration's `run` is timed with the monotonic clock (20 samples of about
 -- 0.2 ms each), and a results
 -- document with `shard` and `scenario.total_configurations` is written for `wlrun merge`.
@@ -8,8 +8,8 @@
 local wl = require "wlrun"
 local core = require "wlrun.core"
 local process = require "wlrun.process"
-local sweep = require "wlrun.sweep"
-local shard = require "wlrun.shard"
+local sweep = require "wlrun.run.sweep"
+local shard = require "wlrun.run.shard"
 local report = require "wlrun.report"
 
 local script, out = ...

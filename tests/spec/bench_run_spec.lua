@@ -1,4 +1,4 @@
--- wl.bench's engine (lua/wlrun/bench.lua, bench.run) on the CPU, through a simulated timing
+-- wl.bench's engine (lua/wlrun/measure/bench.lua, bench.run) on the CPU, through a simulated timing
 -- engine and a virtual clock: the same module with `wlrun.engine` (src/engine/cuda_timing.c's timed
 -- loops) and the device readings replaced by ones that give known samples and advance the clock
 -- by what the samples would have cost. What runs is all of bench.run's own logic: the warmup,
@@ -71,9 +71,9 @@ end
 local function with(sim, fn)
   local saved_core, saved = {}, {}
   for k, v in pairs(sim.patch) do saved_core[k], core[k] = core[k], v end
-  for _, name in ipairs { "wlrun.engine", "wlrun.bench", "wlrun.kernel_times" } do saved[name] = package.loaded[name] end
-  package.loaded["wlrun.engine"], package.loaded["wlrun.bench"], package.loaded["wlrun.kernel_times"] = sim.engine, nil, nil
-  local ok, err = pcall(function() fn(require "wlrun.bench") end)
+  for _, name in ipairs { "wlrun.engine", "wlrun.measure.bench", "wlrun.measure.kernel_times" } do saved[name] = package.loaded[name] end
+  package.loaded["wlrun.engine"], package.loaded["wlrun.measure.bench"], package.loaded["wlrun.measure.kernel_times"] = sim.engine, nil, nil
+  local ok, err = pcall(function() fn(require "wlrun.measure.bench") end)
   for k, v in pairs(saved_core) do core[k] = v end
   for name, v in pairs(saved) do package.loaded[name] = v end
   if not ok then error(err, 0) end

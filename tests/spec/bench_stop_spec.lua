@@ -1,7 +1,7 @@
--- Adaptive stopping's rule (lua/wlrun/bench.lua, bench.stop_reason) on synthetic noise
+-- Adaptive stopping's rule (lua/wlrun/measure/bench.lua, bench.stop_reason) on synthetic noise
 -- histories: the target, the plateau (nvbench's stdrel stops on the same grounds), the time limit;
 -- and the sizes of the chunks samples are taken in (bench.chunk_size).
-local bench = require "wlrun.bench"
+local bench = require "wlrun.measure.bench"
 
 local cfg = { target_noise = 0.005, min_samples = 10, min_time = 0, max_time = 15 }
 

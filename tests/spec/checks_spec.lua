@@ -1,6 +1,6 @@
 -- The warning logic on synthetic results (no GPU): each warning fires on its planted case,
 -- and a clean result gets none.
-local checks = require "wlrun.checks"
+local checks = require "wlrun.measure.checks"
 
 local function result(over)
   local r = {
@@ -93,7 +93,7 @@ describe("checks", function()
 end)
 
 describe("median noise", function()
-  local bench = require "wlrun.bench"
+  local bench = require "wlrun.measure.bench"
   it("is the relative half-width of the median's 95 % interval", function()
     local same = {}
     for i = 1, 100 do same[i] = 1.0 end
@@ -118,7 +118,7 @@ describe("median noise", function()
       local m = n % 2 == 1 and c[(n + 1) // 2] or (c[n // 2] + c[n // 2 + 1]) / 2
       return m > 0 and (c[k] - c[j]) / 2 / m or math.huge
     end
-    local rng = require("wlrun.compare").rng(7) -- its seeded PRNG
+    local rng = require("wlrun.compare.stats").rng(7) -- its seeded PRNG
     for trial = 1, 500 do
       local n, s = trial % 97, {}
       for i = 1, n do s[i] = trial % 3 == 0 and (1 + rng:uniform() * 5 // 1) * 32e-9 or rng:uniform() * 1e-5 end

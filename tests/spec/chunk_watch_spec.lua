@@ -1,10 +1,10 @@
--- wlrun.chunk_watch (docs/measuring.md, "Clocks, throttling, energy and memory") on synthetic
+-- wlrun.measure.chunk_watch (docs/measuring.md, "Clocks, throttling, energy and memory") on synthetic
 -- readings through the interface the engine gives it (core.gpu_sample's fields and a clock):
 -- throttled chunks discarded up to the limit, the recovery pause left out of the energy, the
 -- energy and power of the chunks kept, too short a measurement, no NVML; and --lock-clocks'
 -- values.
-local watch = require "wlrun.chunk_watch"
-local clocks = require "wlrun.clocks"
+local watch = require "wlrun.measure.chunk_watch"
+local clocks = require "wlrun.measure.clocks"
 
 -- readings[i] is what the i-th read gives, without energy_j where the read did not ask for the
 -- counter; each now() advances the clock by dt seconds (one now() a chunk: the time passes in the
@@ -23,7 +23,7 @@ end
 
 local function r0() return { notes = {}, clock = {} } end
 
-describe("wlrun.chunk_watch", function()
+describe("wlrun.measure.chunk_watch", function()
   it("keeps chunks at full clock and reports the energy, mean power and energy per launch of those after the counter's first reading", function()
     local read, now, reads = fake({
       { sm_mhz = 1980, energy_j = 100, used_bytes = 10, throttle = {} },

@@ -1,11 +1,12 @@
 -- The bootstrap, the rank sum and the geometric mean's interval of `wlrun compare` in C
 -- (core.stats.bootstrap_ratio, rank_sum, geomean_interval; src/base/compare_stats.c) against the Lua
--- definitions they replaced (wlrun.compare.use_c = false):
+-- definitions they replaced (wlrun.compare.stats.use_c = false):
 -- the same verdicts, intervals, p-values and replicates, to the last bit, on the results
 -- fixtures and on random sample sets; and the samples C leaves to Lua.
-local S = require "wlrun.compare"
-local tool = require "wlrun.tools.compare"
-local util = require "wlrun.tools.util"
+local S = require "wlrun.compare.stats"
+local document = require "wlrun.compare.document"
+local render = require "wlrun.compare.render"
+local cli = require "wlrun.tools.cli"
 local core = require "wlrun.core"
 local h = require "helper"
 
@@ -36,7 +37,7 @@ end
 
 -- a document's samples scaled by `factor` and a deterministic wobble: a NEW to compare with
 local function perturbed(doc, factor, wobble)
-  local out = util.load("compare", doc)
+  local out = cli.load("compare", doc)
   for i, c in ipairs(out.configurations) do
     if type(c.samples) == "table" then
       for j, v in ipairs(c.samples) do c.samples[j] = v * factor * (1 + wobble * math.sin(i * 13 + j)) end
@@ -68,12 +69,12 @@ describe("compare in C and in Lua", function()
     for _, bf in ipairs(files) do
       local news = { perturbed(fixtures .. bf, 1, 0), perturbed(fixtures .. bf, 1.03, 0.01),
         perturbed(fixtures .. bf, 0.9, 0.05), perturbed(fixtures .. bf, 1.005, 0.002) }
-      for _, nf in ipairs(files) do news[#news + 1] = util.load("compare", fixtures .. nf) end
+      for _, nf in ipairs(files) do news[#news + 1] = cli.load("compare", fixtures .. nf) end
       for k, new in ipairs(news) do
         for _, opts in ipairs { {}, { noise = 0.05, seed = -7, resamples = 500, fail_above = 0.01, alpha = 0.05 } } do
-          local a, b = both(function() return tool.compare(util.load("compare", fixtures .. bf), new, opts) end)
+          local a, b = both(function() return document.compare(cli.load("compare", fixtures .. bf), new, opts) end)
           same(a, b, ("%s vs NEW %d"):format(bf, k))
-          assert.equal(tool.render(a, "json"), tool.render(b, "json"))
+          assert.equal(render.render(a, "json"), render.render(b, "json"))
           compared = compared + #a.configurations
         end
       end

@@ -1,9 +1,11 @@
--- The statistics of `wlrun compare` (lua/wlrun/compare.lua, docs/compare.md): the PRNG, the
+-- The statistics of `wlrun compare` (lua/wlrun/compare/stats.lua, docs/compare.md): the PRNG, the
 -- Mann-Whitney U test against hand-computed values, the bootstrap interval and its seed, the
 -- verdict rule on synthetic sample sets whose answer is known, the geometric mean; and the
--- matching of configurations (lua/wlrun/tools/compare.lua) on documents built here.
-local S = require "wlrun.compare"
-local tool = require "wlrun.tools.compare"
+-- matching of configurations (lua/wlrun/compare/document.lua) on documents built here; the
+-- tools' parsing of percentages and name lists (lua/wlrun/tools/cli.lua).
+local S = require "wlrun.compare.stats"
+local document = require "wlrun.compare.document"
+local cli = require "wlrun.tools.cli"
 
 local function near(want, got, tol, what)
   assert(math.abs(want - got) <= tol, ("%s: want %.10g, got %.10g"):format(what or "value", want, got))
@@ -260,7 +262,7 @@ describe("matching configurations", function()
   it("on every parameter by default; the others are listed as in one file only", function()
     local base = doc("g", { cfg("a", 1, 1, 1), cfg("a", 2, 1, 2), cfg("b", 1, 1, 3) })
     local new = doc("g", { cfg("a", 1, 1.2, 4), cfg("a", 2, 1, 5), cfg("c", 1, 1, 6) })
-    local r = tool.compare(base, new)
+    local r = document.compare(base, new)
     assert.equal(2, #r.configurations)
     assert.equal("slower", r.configurations[1].verdict)
     assert.equal("same", r.configurations[2].verdict)
@@ -275,9 +277,9 @@ describe("matching configurations", function()
   it("on chosen parameters with match or ignore", function()
     local base = doc("g", { cfg("naive", 1, 1, 1), cfg("naive", 2, 2, 2) })
     local new = doc("g", { cfg("tiled", 1, 0.5, 3), cfg("tiled", 2, 1, 4) })
-    assert.equal(0, #tool.compare(base, new).configurations)
+    assert.equal(0, #document.compare(base, new).configurations)
     for _, opts in ipairs { { match = { "M" } }, { ignore = { "variant" } } } do
-      local r = tool.compare(base, new, opts)
+      local r = document.compare(base, new, opts)
       assert.equal(2, #r.configurations)
       assert.equal("faster", r.configurations[1].verdict)
       assert.same({ "M" }, { table.unpack(r.parameters) })
@@ -288,7 +290,7 @@ describe("matching configurations", function()
 
   it("refuses configurations that the chosen parameters do not tell apart", function()
     local base = doc("g", { cfg("naive", 1, 1, 1), cfg("tiled", 1, 2, 2) })
-    local ok, e = pcall(tool.compare, base, base, { match = { "M" } })
+    local ok, e = pcall(document.compare, base, base, { match = { "M" } })
     assert.is_false(ok)
     assert.equal("usage", e.kind)
     assert.matches("have the same parameters", tostring(e))
@@ -299,25 +301,25 @@ describe("matching configurations", function()
     local new = doc("g", { cfg("a", 1, 1, 2) }, { device = { name = "Other", driver_version = 2 },
       settings = { run = { mode = "graph" } }, wlrun = { version = "9" } })
     local codes = {}
-    for _, w in ipairs(tool.compare(base, new).warnings) do codes[#codes + 1] = w.code end
+    for _, w in ipairs(document.compare(base, new).warnings) do codes[#codes + 1] = w.code end
     assert.same({ "device-differs", "driver-differs", "wlrun-differs", "settings-differ" }, codes)
   end)
 
   it("sets the gate on configurations slower by more than the limit", function()
     local base = doc("g", { cfg("a", 1, 1, 1), cfg("a", 2, 1, 2) })
     local new = doc("g", { cfg("a", 1, 1.10, 3), cfg("a", 2, 1.03, 4) })
-    local r = tool.compare(base, new, { fail_above = 0.05 })
+    local r = document.compare(base, new, { fail_above = 0.05 })
     assert.is_true(r.gate.failed)
     assert.equal(1, #r.gate.configurations)
     assert.equal(1, r.gate.configurations[1].params.M)
-    assert.is_false(tool.compare(base, new, { fail_above = 0.2 }).gate.failed)
-    assert.is_nil(tool.compare(base, new).gate)
+    assert.is_false(document.compare(base, new, { fail_above = 0.2 }).gate.failed)
+    assert.is_nil(document.compare(base, new).gate)
   end)
 
   it("gives a ratio without an interval, uncertain, to a configuration without samples", function()
     local base = doc("g", { cfg("a", 1, 1, 1) })
     local new = doc("g", { { params = { variant = "a", M = 1 }, status = "ok", stats = { median = 2 } } })
-    local r = tool.compare(base, new)
+    local r = document.compare(base, new)
     local c = r.configurations[1]
     near(2 / base.configurations[1].stats.median, c.ratio, 1e-12)
     assert.equal("uncertain", c.verdict)
@@ -326,9 +328,9 @@ describe("matching configurations", function()
   end)
 
   it("parses percentages and name lists", function()
-    assert.equal(0.05, tool.util.percent("5"))
-    assert.equal(0.025, tool.util.percent("2.5%"))
-    assert.is_nil(tool.util.percent("five"))
-    assert.same({ "M", "N", "K" }, tool.util.names("M, N,,K"))
+    assert.equal(0.05, cli.percent("5"))
+    assert.equal(0.025, cli.percent("2.5%"))
+    assert.is_nil(cli.percent("five"))
+    assert.same({ "M", "N", "K" }, cli.names("M, N,,K"))
   end)
 end)

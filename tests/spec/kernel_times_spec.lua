@@ -1,7 +1,7 @@
 -- cupti mode without a GPU (docs/measuring.md, "Kernel time through CUPTI"): the per-kernel
 -- breakdown from gathered launches, the mode among the settings, and the results loader on the
 -- breakdown of an entry (a hostile one refused, naming the path).
-local kernel_times = require "wlrun.kernel_times"
+local kernel_times = require "wlrun.measure.kernel_times"
 local results = require "wlrun.results"
 local load = require "wlrun.results.load"
 local core = require "wlrun.core"

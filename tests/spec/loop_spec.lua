@@ -1,6 +1,7 @@
 -- Loop workloads: the summary and the bottleneck rule on recorded timings (no GPU needed).
 local wl = require "wlrun"
-local loop = require "wlrun.loop"
+local loop = require "wlrun.measure.loop"
+local loop_summary = require "wlrun.report.loop_summary"
 
 local function near(a, b, tol) return math.abs(a - b) <= (tol or 1e-9) * math.max(1, math.abs(b)) end
 
@@ -71,7 +72,7 @@ describe("loop summary", function()
     local s = loop.summarize(record({ 0.010, 0.012 }, { 0.004, 0.004 }, function()
       return { { name = "forward", time = 0.006, top = true } }
     end))
-    local text = loop.format_summary(s, "mlp")
+    local text = loop_summary.render(s, "mlp")
     assert.matches("^mlp: 2 iterations of 256 samples: [%d.]+ samples/s", text)
     assert.matches("\n  iter  mean 11 ms  median 11 ms  p90 [%d.]+ ms  p99 [%d.]+ ms", text)
     assert.matches("\n  data  mean 4 ms", text)

@@ -1,16 +1,16 @@
--- The dtype peaks (wlrun.peaks, wl.peak_flops), the metrics work(p) with a dtype gives, and
+-- The dtype peaks (wlrun.measure.peaks, wl.peak_flops), the metrics work(p) with a dtype gives, and
 -- the speed against a baseline configuration (baseline(p), results.relate_baselines) that a
 -- results document derives from its own medians.
 local h = require "helper"
 local wl = require "wlrun"
-local peaks = require "wlrun.peaks"
+local peaks = require "wlrun.measure.peaks"
 local results = require "wlrun.results"
 
 -- an H200 as wl.device() describes it (132 SMs, 1980 MHz)
 local h200 = { name = "NVIDIA H200", arch = "sm_90", sm_count = 132, sm_clock_khz = 1980000,
                peak_fp32_flops = 2 * 128 * 132 * 1980e6, peak_bandwidth = 4.8e12 }
 
-describe("wlrun.peaks", function()
+describe("wlrun.measure.peaks", function()
   it("gives sm_90's dense peaks: 256, 2048 and 4096 FLOP per clock per SM", function()
     local p = peaks.of(h200)
     assert.near(66.9e12, p.f32, 0.1e12)

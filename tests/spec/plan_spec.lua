@@ -1,8 +1,8 @@
--- The plan of a run (wlrun.plan): a pure list of configurations from the sweep, the shard and
+-- The plan of a run (wlrun.run.plan): a pure list of configurations from the sweep, the shard and
 -- --resume; it runs nothing and touches no device.
 local h = require "helper"
 local wl = require "wlrun"
-local plan = require "wlrun.plan"
+local plan = require "wlrun.run.plan"
 local results = require "wlrun.results"
 
 local function scenario()

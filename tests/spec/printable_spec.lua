@@ -1,7 +1,7 @@
--- wlrun.printable.data and its fast path in C (core.printable_clean), and what the text printers
+-- wlrun.text.printable.data and its fast path in C (core.printable_clean), and what the text printers
 -- leave out before it (report.table.shown).
 local core = require "wlrun.core"
-local printable = require "wlrun.printable"
+local printable = require "wlrun.text.printable"
 local T = require "wlrun.report.table"
 
 describe("core.printable_clean", function()

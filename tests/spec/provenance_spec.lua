@@ -1,8 +1,8 @@
 -- A run's provenance (docs/results.md, "Provenance"): reading the kernel's files, what the
 -- strict loader refuses in it (naming the path), and what compare says differs between two
--- runs (wlrun.tools.compare_provenance).
-local provenance = require "wlrun.provenance"
-local diff = require "wlrun.tools.compare_provenance"
+-- runs (wlrun.compare.provenance).
+local provenance = require "wlrun.results.provenance"
+local diff = require "wlrun.compare.provenance"
 local load = require "wlrun.results.load"
 local json = require "wlrun.json"
 
@@ -172,8 +172,8 @@ describe("compare's provenance differences", function()
 end)
 
 -- the provenance's git status, started before the CUDA context and collected at the document
-describe("wlrun.git.head_started", function()
-  local git = require "wlrun.git"
+describe("wlrun.results.git.head_started", function()
+  local git = require "wlrun.results.git"
   local process = require "wlrun.process"
   local h = require "helper"
 

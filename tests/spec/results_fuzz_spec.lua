@@ -118,8 +118,8 @@ local function consumers(doc, original)
     end
   end }
   list[#list + 1] = { "export gbench", function() return require("wlrun.tools.export").gbench(doc, {}) end }
-  list[#list + 1] = { "compare new", function() return require("wlrun.tools.compare").compare(original, doc, {}) end }
-  list[#list + 1] = { "compare base", function() return require("wlrun.tools.compare").compare(doc, original, {}) end }
+  list[#list + 1] = { "compare new", function() return require("wlrun.compare.document").compare(original, doc, {}) end }
+  list[#list + 1] = { "compare base", function() return require("wlrun.compare.document").compare(doc, original, {}) end }
   list[#list + 1] = { "merge", function() return require("wlrun.results.merge").merge({ doc, doc }, { "a.json", "b.json" }) end }
   list[#list + 1] = { "html", function()
     return require("wlrun.html.report").render({ documents = { { doc = doc, path = "m.json" } }, selection = {} })

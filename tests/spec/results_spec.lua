@@ -143,9 +143,9 @@ end)
 -- machine cannot measure, but every part of a measured entry must load back through the one
 -- strict loader (--resume, children, --devices, compare and merge all read through it).
 describe("a measured entry, as the GPU paths write it", function()
-  local bench = require "wlrun.bench"
-  local loop = require "wlrun.loop"
-  local checks = require "wlrun.checks"
+  local bench = require "wlrun.measure.bench"
+  local loop = require "wlrun.measure.loop"
+  local checks = require "wlrun.measure.checks"
 
   local function bimodal(n)
     local xs = {}
@@ -296,7 +296,7 @@ describe("the settings in force", function()
   it("record a scenario's timing table with its source", function()
     local sc = wl.scenario { name = "t", run = function() end,
       timing = { flush_l2 = true, adaptive = true, warmup = 7, max_time = "3s", batch = 4, target_noise = 2 } }
-    local settings, sources = require("wlrun.runner").in_force(sc)
+    local settings, sources = require("wlrun.run.runner").in_force(sc)
     assert.equal(0.02, settings.adaptive.target_noise) -- 2 %, as wl.settings holds it
     assert.is_true(settings.run.flush_l2)
     assert.is_true(settings.adaptive.enabled)
@@ -311,7 +311,7 @@ describe("the settings in force", function()
 
   it("record a loop's iterations and warmup", function()
     local sc = wl.loop { name = "l", batch_size = 1, iters = 12, data = function() end, step = function() end }
-    local settings, sources = require("wlrun.runner").in_force(sc)
+    local settings, sources = require("wlrun.run.runner").in_force(sc)
     assert.equal(12, settings.run.iters)
     assert.equal("scenario", sources["run.iters"])
     assert.equal(5, settings.run.warmup) -- the loop's own default

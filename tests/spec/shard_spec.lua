@@ -1,10 +1,10 @@
--- Sharding (lua/wlrun/shard.lua, docs/cluster.md): every configuration in exactly one slice for
+-- Sharding (lua/wlrun/run/shard.lua, docs/cluster.md): every configuration in exactly one slice for
 -- many K/N and space shapes, with and without costs; the cost balance; determinism; the
 -- launcher's environment (Slurm job arrays, srun, Open MPI, PMI) with fake environments,
 -- their precedence and malformed values; the device of a local rank; costs from a document.
-local shard = require "wlrun.shard"
+local shard = require "wlrun.run.shard"
 local results = require "wlrun.results"
-local S = require "wlrun.compare" -- its seeded PRNG
+local S = require "wlrun.compare.stats" -- its seeded PRNG
 
 -- a space of n configurations {index =, params =}: two axes, or one, or none (n <= 1)
 local function space(n, shape)
@@ -340,7 +340,7 @@ describe("shard.local_device", function()
 end)
 
 describe("runner.rank_device: the device a run takes from its launcher's local rank", function()
-  local runner = require "wlrun.runner"
+  local runner = require "wlrun.run.runner"
   local p = { shard = { k = 2, n = 4, local_rank = 1 } }
   it("is the rank's device in the run, and in its children of --isolate, --config-timeout or a broken context", function()
     assert.equal(1, runner.rank_device(p, {}, false, "default", 2))

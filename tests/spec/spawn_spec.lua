@@ -102,10 +102,10 @@ assert(r.code == 0)
   end)
 end)
 
--- what a child left, as the executors collect it (wlrun.isolate)
+-- what a child left, as the executors collect it (wlrun.run.isolate)
 describe("isolate.collect", function()
   local h = require "helper"
-  local isolate = require "wlrun.isolate"
+  local isolate = require "wlrun.run.isolate"
   local results = require "wlrun.results"
   local cfg = { index = 3, params = { n = 7 } }
 
@@ -142,10 +142,10 @@ describe("isolate.collect", function()
 end)
 
 -- --devices: the parent does no GPU work; each worker writes its GPU's device record and floor
--- (DIR/device/DEV.json) and the document takes the first listed GPU's (wlrun.executor)
+-- (DIR/device/DEV.json) and the document takes the first listed GPU's (wlrun.run.executor)
 describe("--devices' device records", function()
-  local isolate = require "wlrun.isolate"
-  local executor = require "wlrun.executor"
+  local isolate = require "wlrun.run.isolate"
+  local executor = require "wlrun.run.executor"
   local h = require "helper"
   local function queue()
     local dir = h.tmpdir()
@@ -195,7 +195,7 @@ end)
 -- --devices names devices as this process sees them: under Slurm (CUDA_VISIBLE_DEVICES=2,3),
 -- --devices 0,1 are the job's GPUs 2 and 3, never the host's 0 and 1
 describe("the GPU a --devices worker is given (executor.visible_device)", function()
-  local executor = require "wlrun.executor"
+  local executor = require "wlrun.run.executor"
   it("is the index itself where this process sees every GPU", function()
     assert.equal("0", executor.visible_device(0, nil))
     assert.equal("3", executor.visible_device(3, nil))
@@ -215,7 +215,7 @@ describe("the GPU a --devices worker is given (executor.visible_device)", functi
 end)
 
 describe("isolate.stderr_first", function()
-  local isolate = require "wlrun.isolate"
+  local isolate = require "wlrun.run.isolate"
   local h = require "helper"
   it("is the first line a child wrote, its error message, without the traceback after it", function()
     local dir = h.tmpdir()

@@ -1,7 +1,7 @@
 -- What work(p) may return beyond flops and bytes (docs/scenarios.md, "Work, peaks and a
 -- baseline"): reads and writes, items, custom metrics; checked strictly (wlrun.results.work),
 -- kept in the entry, checked again by the loader, shown by the printers and compared
--- (wlrun.tools.compare_metrics) — on the fixtures tests/fixtures/results/metrics-*.json.
+-- (wlrun.compare.metrics) — on the fixtures tests/fixtures/results/metrics-*.json.
 local h = require "helper"
 local results = require "wlrun.results"
 local load = require "wlrun.results.load"
@@ -168,8 +168,8 @@ describe("the printers of a document with the new metrics", function()
   end)
 end)
 
-describe("compare_metrics", function()
-  local cm = require "wlrun.tools.compare_metrics"
+describe("wlrun.compare.metrics", function()
+  local cm = require "wlrun.compare.metrics"
 
   it("gives NEW/BASE of items/s and of each custom metric both have, with the same unit", function()
     local b = { metrics = { items_per_s = 100, flop_per_s = 1 }, custom_metrics = { tok = { value = 4, unit = "t", per_s = 40 },

@@ -8,7 +8,7 @@
 --   analysis.gate(points, found, samples, opts) whether the latest commit is slower than its
 --                                               baseline by more than opts.fail_on
 local changepoint = require "wlrun.history.changepoint"
-local stats = require "wlrun.compare"
+local stats = require "wlrun.compare.stats"
 
 local analysis = {}
 
@@ -50,7 +50,7 @@ function analysis.blame(series, points, opts)
 end
 
 -- The gate of --fail-on: the latest commit's samples against its baseline, the segment before
--- the latest one (every earlier commit when no step was found), by compare's test (wlrun.compare:
+-- the latest one (every earlier commit when no step was found), by compare's test (wlrun.compare.stats:
 -- slower = Mann-Whitney p < alpha and the bootstrap interval of the ratio of medians above
 -- 1 + fail_on). samples(row) gives a run's samples. opts: fail_on, alpha, resamples, seed,
 -- baseline_commits (the most recent commits of the baseline that are pooled).

@@ -16,7 +16,7 @@
 -- searched again; a drift is reported over its stretch and ends the search there. One outlier
 -- moves a rank sum by at most the length of a side, which the permutation test absorbs, and
 -- can never be a segment of its own.
-local stats = require "wlrun.compare"
+local stats = require "wlrun.compare.stats"
 
 local M = {}
 

@@ -8,7 +8,10 @@
 --   query.commits(series) -> { {commit, dirty, time, rows, median}, ... } in the series' order
 --   query.samples(db, row) -> the row's samples
 --   query.names(db, "scenario" or "device") -> the scenarios or devices of the runs, sorted
+local core = require "wlrun.core"
 local json = require "wlrun.json"
+local printable = require "wlrun.text.printable"
+local stats = require "wlrun.compare.stats"
 
 local query = {}
 
@@ -21,7 +24,7 @@ ORDER BY r.time, r.id]]
 
 local function finite(v) return type(v) == "number" and v == v and v > -math.huge and v < math.huge end
 
-local function corrupt(db, msg) require("wlrun.core").error("io", ("%s: %s"):format(tostring(db), msg), 0) end
+local function corrupt(db, msg) core.error("io", ("%s: %s"):format(tostring(db), msg), 0) end
 
 -- the parameters of a row: a JSON object of numbers, strings and booleans (a file someone
 -- else wrote is checked like any input)
@@ -33,7 +36,7 @@ local function decode_params(db, row)
   end
   if not ok then
     corrupt(db, ("run %s: parameters that are not a JSON object of values: %s"):format(row.run,
-      require("wlrun.printable").text(tostring(row.params))))
+      printable.text(tostring(row.params))))
   end
   return p
 end
@@ -109,7 +112,7 @@ function query.series(rows)
   return list
 end
 
-local median = require("wlrun.compare").median
+local median = stats.median
 
 -- A series by commit: the runs of one commit (and one state of its work tree: a dirty run is
 -- not the commit's) are one point, at the time of its first run, whose value is the median of

@@ -3,12 +3,13 @@
 -- parameters as canonical JSON, the summary of its samples, the samples). The document comes
 -- from the strict loader; what the loader lets through unchecked (a newer wlrun's parts) is
 -- checked here before it is used.
+local core = require "wlrun.core"
 local json = require "wlrun.json"
+local process = require "wlrun.process"
 local results = require "wlrun.results"
+local git = require "wlrun.results.git"
 
 local record = {}
-
-local function process() return require "wlrun.process" end
 
 local function str(v) return type(v) == "string" and v or nil end
 
@@ -33,7 +34,7 @@ function record.commit(doc, option)
   if option then return { commit = option, dirty = false, source = "option" } end
   local c = record.document_commit(doc)
   if c then return c end
-  local head = require("wlrun.git").head(process().cwd() or ".")
+  local head = git.head(process.cwd() or ".")
   if head then return { commit = head.commit, dirty = head.dirty, source = "git" } end
   return { commit = "", dirty = false, source = "" }
 end
@@ -51,7 +52,7 @@ end
 -- parameters). path: the file, for the record.
 function record.run(doc, path)
   local rows, seen, left = {}, {}, 0
-  local summary = require("wlrun.core").stats.summary
+  local summary = core.stats.summary
   for _, c in ipairs(doc.configurations) do
     local samples = c.samples
     local params = record.params_json(c.params)
@@ -70,10 +71,10 @@ function record.run(doc, path)
   local started = str(doc.started)
   return {
     -- the run itself, whatever the file's layout: the same document added twice is one run
-    identity = process().hash(results.encode(doc, true)),
+    identity = process.hash(results.encode(doc, true)),
     scenario = str(sc.name) or str(sc.file) or "unnamed",
     device = type(doc.device) == "table" and str(doc.device.name) or "",
-    time = started and started:match(ISO) and started or process().utc_now(),
+    time = started and started:match(ISO) and started or process.utc_now(),
     file = path,
     configurations = rows,
   }, left
@@ -92,7 +93,7 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)]]
 -- false, commit, time}.
 function record.insert(db, run, commit)
   local n = db:run(INSERT_RUN, run.identity, run.scenario, run.device, commit.commit, commit.dirty, commit.source,
-    run.time, process().utc_now(), run.file)
+    run.time, process.utc_now(), run.file)
   if n == 0 then
     local old = db:rows("SELECT id, commit_sha, added FROM runs WHERE identity = ?1", run.identity)[1]
     return { id = old.id, added = false, commit = old.commit_sha, time = old.added }

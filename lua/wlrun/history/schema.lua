@@ -7,6 +7,9 @@
 --                                    returns the version it had (0: a new file)
 --   schema.check(db, label)          what a reader needs: raises unless db is a wlrun history at
 --                                    VERSION; returns "migrate" when it is an older one
+local core = require "wlrun.core"
+local printable = require "wlrun.text.printable"
+
 local schema = {}
 
 schema.APPLICATION_ID = 0x776C7268 -- "wlrh"
@@ -55,7 +58,7 @@ schema.VERSION = #MIGRATIONS
 -- the statements of migration v (for the tests, which build a database of an older version)
 function schema.migration(v) return MIGRATIONS[v] end
 
-local function fail(label, msg) require("wlrun.core").error("io", ("%s: %s"):format(label, msg), 0) end
+local function fail(label, msg) core.error("io", ("%s: %s"):format(label, msg), 0) end
 
 local function pragma(db, name) return db:rows("PRAGMA " .. name)[1][name] end
 
@@ -63,7 +66,7 @@ local function pragma(db, name) return db:rows("PRAGMA " .. name)[1][name] end
 local function tables(db)
   local names = {}
   for _, r in ipairs(db:rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")) do
-    names[#names + 1] = require("wlrun.printable").text(r.name, 60) -- another program's names
+    names[#names + 1] = printable.text(r.name, 60) -- another program's names
   end
   return names
 end

@@ -4,9 +4,14 @@
 -- names is left out; one without a name that --filter reads is left out too. A name that no
 -- configuration has is misspelt: the error says so (usage, exit 2), and lists the names there
 -- are, so that a mistyped -p never looks like a selection of nothing.
+local core = require "wlrun.core"
+local printable = require "wlrun.text.printable"
+local trim = require "wlrun.text.trim"
+local sweep = require "wlrun.run.sweep"
+
 local M = {}
 
-local function fail(msg) require("wlrun.core").error("usage", "history: " .. msg, 0) end
+local function fail(msg) core.error("usage", "history: " .. msg, 0) end
 
 -- {name, values = {text...}} of "-p NAME=V1,V2"
 local function parse_param(text)
@@ -14,7 +19,7 @@ local function parse_param(text)
   if not name then fail(("-p '%s': expected NAME=VALUE or NAME=V1,V2"):format(text)) end
   local values = {}
   for v in list:gmatch("[^,]+") do
-    v = require("wlrun.trim").both(v)
+    v = trim.both(v)
     if v ~= "" then values[#values + 1] = v end
   end
   if #values == 0 then fail(("-p '%s': no value after '='"):format(text)) end
@@ -38,10 +43,10 @@ local function unknown_name(x, names, where)
   local list = {}
   for k in pairs(names) do list[#list + 1] = k end
   table.sort(list)
-  local printable = require("wlrun.printable").text
-  for i, k in ipairs(list) do list[i] = printable(k, 60) end
-  fail(("-p '%s=%s': no configuration%s has a parameter '%s' (%s)"):format(printable(x.name, 60),
-    printable(table.concat(x.values, ","), 60), where or "", printable(x.name, 60),
+  local text = printable.text
+  for i, k in ipairs(list) do list[i] = text(k, 60) end
+  fail(("-p '%s=%s': no configuration%s has a parameter '%s' (%s)"):format(text(x.name, 60),
+    text(table.concat(x.values, ","), 60), where or "", text(x.name, 60),
     #list > 0 and ("the parameters: " .. table.concat(list, ", ")) or "no configuration has parameters"))
 end
 
@@ -52,7 +57,7 @@ end
 function M.selector(params, filter)
   local ps = {}
   for _, t in ipairs(params or {}) do ps[#ps + 1] = parse_param(t) end
-  local keep = filter and require("wlrun.sweep").compile_filter(filter)
+  local keep = filter and sweep.compile_filter(filter)
   if #ps == 0 and not keep then return nil, function() end end
   local tried, errors, first, names = 0, 0, nil, {}
   local function predicate(p)

@@ -4,16 +4,18 @@
 -- a busy timeout, so that parallel CI jobs adding at once wait for each other instead of
 -- failing, and migrate it in the transaction that writes; readers open it read-only (a file
 -- without write access can be read) and migrate an older one only where they may write.
+local core = require "wlrun.core"
+local process = require "wlrun.process"
+local sqlite = require "wlrun.sqlite"
+local printable = require "wlrun.text.printable"
+local git = require "wlrun.results.git"
 local schema = require "wlrun.history.schema"
 
 local store = {}
 
 store.TIMEOUT = 60 -- seconds a writer waits for another one
 
-local function core() return require "wlrun.core" end
-local function process() return require "wlrun.process" end
-
-local function fail(kind, msg) core().error(kind, "history: " .. msg, 0) end
+local function fail(kind, msg) core.error(kind, "history: " .. msg, 0) end
 
 local function dir_of(path) return path:match("^(.*)/[^/]*$") or "." end
 
@@ -27,10 +29,10 @@ end
 -- the current directory when it is below it)
 function store.locate(option)
   if option then return option, "--db" end
-  local setting = core().settings.history and core().settings.history.db
+  local setting = core.settings.history and core.settings.history.db
   if setting then return setting, "wlrun.ini" end
-  local cwd = process().cwd() or "."
-  local root = require("wlrun.git").toplevel(cwd) or cwd
+  local cwd = process.cwd() or "."
+  local root = git.toplevel(cwd) or cwd
   local path = root .. "/.wlrun/history.db"
   if path:sub(1, #cwd + 1) == cwd .. "/" then path = path:sub(#cwd + 2) end
   return path, "default"
@@ -63,7 +65,7 @@ local function check_path(path)
   if path == "-" then
     fail("usage", "the database cannot be standard input or output ('-'): give a file (./- for a file named '-')")
   end
-  local kind = process().file_type(path)
+  local kind = process.file_type(path)
   if WHAT[kind] then fail("io", ("the database '%s' is %s, not a file"):format(path, WHAT[kind])) end
   return kind ~= nil
 end
@@ -79,7 +81,7 @@ function store.intact(db, path)
   if not ok then return end
   local why = tostring(first)
   fail("io", ("the database '%s' is damaged (SQLite's quick_check: %s): nothing is added to it; restore it from a copy, or give another --db"):format(
-    path, require("wlrun.printable").text(why, 200)))
+    path, printable.text(why, 200)))
 end
 
 -- The database for writing, made when missing (its directory too when it is the default one),
@@ -88,13 +90,13 @@ function store.open_writer(path, source)
   local existed = check_path(path)
   local dir = dir_of(path)
   if source == "default" and not is_dir(dir) then
-    local ok, err = process().make_dir(dir)
+    local ok, err = process.make_dir(dir)
     if not ok then fail("io", ("cannot make the directory '%s' of the database: %s"):format(dir, err)) end
   elseif not is_dir(dir) then
     fail("io", ("cannot make the database '%s': the directory '%s' does not exist"):format(path, dir))
   end
   local label = store.label(path)
-  local db = require("wlrun.sqlite").open(path, { create = true, timeout = store.TIMEOUT, label = label })
+  local db = sqlite.open(path, { create = true, timeout = store.TIMEOUT, label = label })
   if db:readonly() then fail("io", ("the database '%s' is read-only: adding needs write access"):format(path)) end
   if existed then store.intact(db, path) end
   local ok, e = pcall(function()
@@ -117,7 +119,6 @@ function store.open_reader(path)
     fail("io", ("no history database at '%s' (wlrun history add RESULTS.json makes it)"):format(path))
   end
   local label = store.label(path)
-  local sqlite = require "wlrun.sqlite"
   local db = sqlite.open(path, { readonly = true, timeout = store.TIMEOUT, label = label })
   local ok, state = pcall(schema.check, db, label)
   if not ok and says(state, "attempt to write a readonly database") then
@@ -126,15 +127,15 @@ function store.open_reader(path)
     db = sqlite.open(path, { immutable = true, label = label })
     ok, state = pcall(schema.check, db, label)
   end
-  if not ok and says(state, "unable to open database file") and process().file_type(path .. "-wal")
-    and not process().file_type(path .. "-shm") then
+  if not ok and says(state, "unable to open database file") and process.file_type(path .. "-wal")
+    and not process.file_type(path .. "-shm") then
     fail("io", ("cannot read the database '%s': its log '%s-wal' holds changes not yet in it, and SQLite cannot make '%s-shm' to read them in the directory '%s': read it where a directory can be written (copy '%s' and '%s-wal' there together)"):format(
       path, path, path, dir_of(path), path, path))
   end
   if not ok then error(state, 0) end
   if state == "migrate" then
     db:close()
-    local ok, writer = pcall(require("wlrun.sqlite").open, path, { timeout = store.TIMEOUT, label = label })
+    local ok, writer = pcall(sqlite.open, path, { timeout = store.TIMEOUT, label = label })
     if not ok or writer:readonly() then
       fail("io", ("the database '%s' has an older schema and is read-only: open it once with write access (wlrun history add) to update it"):format(path))
     end

@@ -1,11 +1,13 @@
 -- A comparison of two results documents on wlrun report's page: the document wlrun compare makes
--- (wlrun.tools.compare: ratio of medians, bootstrap interval, Mann-Whitney U, verdict) shown
--- with compare's own lines and table (wlrun.tools.compare_render), rows coloured by verdict.
+-- (wlrun.compare.document: ratio of medians, bootstrap interval, Mann-Whitney U, verdict) shown
+-- with compare's own lines and table (wlrun.compare.render), rows coloured by verdict.
 --
 --   comparison.render(cmp, id) -> html of a <section id="id">
 local esc = require "wlrun.html.escape"
 local html_table = require "wlrun.html.table"
-local render = require "wlrun.tools.compare_render"
+local render = require "wlrun.compare.render"
+local provenance = require "wlrun.compare.provenance"
+local metrics = require "wlrun.compare.metrics"
 local T = require "wlrun.report.table"
 
 local M = {}
@@ -27,7 +29,6 @@ function M.render(cmp, id)
   local ig = render.ignored_line(cmp)
   if ig then out[#out + 1] = "<li>" .. esc.text(ig) .. "</li>" end
   out[#out + 1] = "<li>Method: " .. esc.text(render.method_line(cmp)) .. "</li></ul>"
-  local provenance = require "wlrun.tools.compare_provenance"
   out[#out + 1] = list(provenance.TITLE, provenance.lines(cmp))
   if #cmp.configurations > 0 then
     local cols, cells, keys = render.build_rows(cmp)
@@ -42,7 +43,7 @@ function M.render(cmp, id)
     for _, n in ipairs(r.notes) do notes[#notes + 1] = T.describe(r.params, cmp.parameters) .. ": " .. n end
   end
   out[#out + 1] = list("Notes", notes)
-  out[#out + 1] = list("Work metrics (NEW/BASE)", require("wlrun.tools.compare_metrics").lines(cmp))
+  out[#out + 1] = list("Work metrics (NEW/BASE)", metrics.lines(cmp))
   out[#out + 1] = list(("Not compared (%d, no measurement in a run)"):format(#cmp.not_compared), render.not_compared_lines(cmp))
   out[#out + 1] = list(("Only in BASE (%d)"):format(#cmp.only_in_base), render.listing(cmp, cmp.only_in_base))
   out[#out + 1] = list(("Only in NEW (%d)"):format(#cmp.only_in_new), render.listing(cmp, cmp.only_in_new))

@@ -8,6 +8,7 @@ local fields = require "wlrun.html.fields"
 local html_table = require "wlrun.html.table"
 local plots = require "wlrun.html.plots"
 local T = require "wlrun.report.table"
+local loop_summary = require "wlrun.report.loop_summary"
 
 local M = {}
 
@@ -98,7 +99,6 @@ local function failures(doc)
 end
 
 local function loops(doc)
-  local loop_summary = require "wlrun.report.loop_summary"
   local out = {}
   for i, c in ipairs(doc.configurations) do
     local s = loop_summary.of_entry(c)

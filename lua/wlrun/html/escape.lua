@@ -4,13 +4,15 @@
 -- mean something in HTML (& < > " ') are character references, so that the result can stand
 -- in element text and in a quoted attribute value alike (of HTML and of inline SVG). Never used
 -- for the inside of <script> or <style>, which hold no data.
+local utf8_text = require "wlrun.text.utf8_text"
+
 local M = {}
 
 local REFS = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;", ["'"] = "&#39;" }
 
 -- any value as text that is safe in HTML text and attribute values
 function M.text(v)
-  local s = require("wlrun.utf8_text").valid(tostring(v == nil and "" or v))
+  local s = utf8_text.valid(tostring(v == nil and "" or v))
   s = s:gsub("[%z\1-\8\11-\31\127]", " ")
   return (s:gsub("[&<>\"']", REFS))
 end

@@ -5,13 +5,14 @@
 --
 --   history.render(db, path, selection, id) -> html of a <section id="id">, and the series count
 local analysis = require "wlrun.history.analysis"
+local changepoint = require "wlrun.history.changepoint"
 local esc = require "wlrun.html.escape"
 local html_table = require "wlrun.html.table"
 local plots = require "wlrun.html.plots"
 local query = require "wlrun.history.query"
-local render = require "wlrun.tools.history_render"
+local render = require "wlrun.history.render"
 local T = require "wlrun.report.table"
-local util = require "wlrun.tools.util"
+local columns = require "wlrun.report.columns"
 
 local M = {}
 
@@ -46,11 +47,11 @@ end
 function M.render(db, path, sel, id)
   local all = query.series(query.rows(db, sel))
   local out = { ('<section id="%s">'):format(esc.id(id)), "<h2>" .. esc.text(("History: '%s'"):format(path)) .. "</h2>" }
-  local cp = require("wlrun.history.changepoint").defaults
+  local cp = changepoint.defaults
   out[#out + 1] = ("<p>%d configuration%s. Each line is a configuration's median by commit, in the order the runs started; "
     .. "dashed green: the levels between shifts; dashed red: the first commit of a step (a shift that lasted %d or more "
     .. "commits on each side, of %s or more: Mann-Whitney over the commits' medians, permutation test, alpha %s); "
-    .. "orange: a slow drift.</p>"):format(#all, #all == 1 and "" or "s", cp.min_segment, esc.text(util.pct(cp.min_effect)),
+    .. "orange: a slow drift.</p>"):format(#all, #all == 1 and "" or "s", cp.min_segment, esc.text(columns.pct(cp.min_effect)),
       esc.text(T.value(cp.alpha)))
   for k, s in ipairs(all) do
     local points = query.commits(s)

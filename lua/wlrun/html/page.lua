@@ -8,6 +8,7 @@
 --   page.render { title =, version =, nav = { {id, text} ... }, body = html } -> text
 local esc = require "wlrun.html.escape"
 local sha256 = require "wlrun.html.sha256"
+local sort_script = require "wlrun.html.sort_script"
 
 local M = {}
 
@@ -64,7 +65,7 @@ function M.policy(script, style)
 end
 
 function M.render(o)
-  local script = require "wlrun.html.sort_script"
+  local script = sort_script
   local out = {
     "<!DOCTYPE html>",
     '<html lang="en">',

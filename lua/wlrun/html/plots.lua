@@ -6,15 +6,16 @@
 --                                      blame found, its steps (the first commit marked) and drifts,
 --                                      on an axis of at least 10 % of the level
 -- Plots draw what the document or the history holds; they compute only positions.
+local esc = require "wlrun.html.escape"
 local svg = require "wlrun.html.svg"
-local units = require "wlrun.units"
+local units = require "wlrun.text.units"
 
 local M = {}
 
 local finite, num, el = svg.finite, svg.num, svg.el
 
 -- a <text> element: its text escaped (commits and labels come from files)
-local function text(attrs, s) return el("text", attrs, require("wlrun.html.escape").text(s)) end
+local function text(attrs, s) return el("text", attrs, esc.text(s)) end
 
 M.MAX_POINTS = 2000 -- samples drawn at most per plot (every k-th beyond): the page stays small
 M.TREND_SPAN = 0.1 -- the least span of a history's axis, relative to its level

@@ -5,8 +5,12 @@
 --
 --   report.render { documents = { {doc =, path =} ... }, db =, db_path =, selection =, title = }
 --     -> the page's text, and what it holds: {comparisons = n, series = n or nil}
+local core = require "wlrun.core"
+local compare_document = require "wlrun.compare.document"
 local comparison = require "wlrun.html.comparison"
 local document = require "wlrun.html.document"
+local history = require "wlrun.html.history"
+local page = require "wlrun.html.page"
 local T = require "wlrun.report.table"
 
 local M = {}
@@ -34,7 +38,7 @@ function M.render(o)
   local base = o.documents[1]
   for i = 2, #o.documents do
     local new, id = o.documents[i], "cmp-" .. i
-    local ok, cmp = pcall(require("wlrun.tools.compare").compare, base.doc, new.doc,
+    local ok, cmp = pcall(compare_document.compare, base.doc, new.doc,
       { base_path = base.path, new_path = new.path })
     if not ok and type(cmp) ~= "table" then error(cmp, 0) end -- wlrun's own error, not the input's
     body[#body + 1] = ok and comparison.render(cmp, id) or comparison.failed(base.path, new.path, message(cmp), id)
@@ -43,11 +47,11 @@ function M.render(o)
   local series
   if o.db then
     local html
-    html, series = require("wlrun.html.history").render(o.db, o.db_path, o.selection or {}, "history")
+    html, series = history.render(o.db, o.db_path, o.selection or {}, "history")
     body[#body + 1] = html
     nav[#nav + 1] = { "history", ("History: %s"):format(o.db_path) }
   end
-  return require("wlrun.html.page").render { title = o.title or default_title(o), version = require("wlrun.core").version,
+  return page.render { title = o.title or default_title(o), version = core.version,
     nav = nav, body = table.concat(body, "\n") }, { comparisons = math.max(0, #o.documents - 1), series = series }
 end
 

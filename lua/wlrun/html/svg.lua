@@ -2,7 +2,7 @@
 -- or from another project: elements with escaped attributes and text, linear scales with round
 -- ticks, and a time axis in one unit. The plots themselves are in wlrun.html.plots.
 local esc = require "wlrun.html.escape"
-local units = require "wlrun.units"
+local units = require "wlrun.text.units"
 
 local M = {}
 

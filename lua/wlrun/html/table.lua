@@ -10,10 +10,11 @@
 --           and the text `why` spans the other columns (a configuration without a measurement)
 local esc = require "wlrun.html.escape"
 local json = require "wlrun.json"
+local units = require "wlrun.text.units"
 
 local M = {}
 
-local finite = require("wlrun.units").finite
+local finite = units.finite
 
 local function cell(tag, content, class, key, span)
   local attrs = {}

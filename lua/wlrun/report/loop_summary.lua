@@ -1,9 +1,11 @@
 -- The text of a loop's summary (docs/loops.md): throughput, iteration and data times, the
 -- phases and what lies outside them, the warnings. Formats only.
---   render(s, name)        s: a summary as wlrun.loop.summarize makes it
+--   render(s, name)        s: a summary as wlrun.measure.loop.summarize makes it
 --   of_entry(c)            the same summary from a loop configuration of a results document
-local units = require "wlrun.units"
-local P = require("wlrun.printable").whole
+local units = require "wlrun.text.units"
+local printable = require "wlrun.text.printable"
+
+local P = printable.whole
 
 local M = {}
 

@@ -9,7 +9,7 @@
 --
 -- A skipped or failed configuration gets its Kernel line and the reason or the error. Formats
 -- only: every number shown is in the document.
-local units = require "wlrun.units"
+local units = require "wlrun.text.units"
 local T = require "wlrun.report.table"
 
 local M = {}

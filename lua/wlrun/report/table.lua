@@ -2,12 +2,15 @@
 -- aligned columns, units scaled per cell; a footer with the device, the timing floor, each
 -- configuration's warnings and the full text of failures. Formats only: every number shown is
 -- in the document. The helpers below (M.axes, M.value, M.build, ...) serve the other printers.
-local units = require "wlrun.units"
-local printable = require "wlrun.printable"
+local units = require "wlrun.text.units"
+local printable = require "wlrun.text.printable"
+local trim = require "wlrun.text.trim"
+local clocks = require "wlrun.measure.clocks"
+local loop_summary = require "wlrun.report.loop_summary"
 
 local M = {}
 
-local finite = require("wlrun.units").finite
+local finite = units.finite
 M.finite = finite
 
 -- the parameter axes: doc.scenario.axes, else every configuration's parameter names, sorted
@@ -51,7 +54,7 @@ function M.first_line(s, max)
   if max and M.width(s) > max then
     local cut = utf8.offset(s, max - 2)
     local head = (cut and s:sub(1, cut - 1) or s:sub(1, max - 3)):gsub("\\x?%x?$", "") -- not in an escape
-    s = require("wlrun.trim").right(head) .. "..."
+    s = trim.right(head) .. "..."
   end
   return s
 end
@@ -247,7 +250,7 @@ function M.device_line(dev)
   if dev.arch then extra[#extra + 1] = tostring(dev.arch) end
   if dev.sm_count then extra[#extra + 1] = M.value(dev.sm_count) .. " SMs" end
   if finite(dev.peak_bandwidth) then extra[#extra + 1] = "peak bandwidth " .. units.rate(dev.peak_bandwidth, "B/s") end
-  extra[#extra + 1] = require("wlrun.clocks").describe(dev.clocks)
+  extra[#extra + 1] = clocks.describe(dev.clocks)
   return tostring(dev.name or "unknown device") .. (#extra > 0 and (" (" .. table.concat(extra, ", ") .. ")") or "")
 end
 
@@ -289,7 +292,7 @@ local MIN_WHY = 48
 
 -- The document as the text printers show it: every string from the data (names, parameter
 -- values, messages) with its control characters as \xHH, so that none reaches a terminal and
--- every width is measured on what is shown; an error keeps its lines (wlrun.printable).
+-- every width is measured on what is shown; an error keeps its lines (wlrun.text.printable).
 M.LINES = { error = true }
 function M.printable(doc) return printable.data(M.shown(doc), M.LINES) end
 
@@ -338,7 +341,7 @@ function M.render(doc)
       local parts = {}
       for j = 1, upto do parts[j] = pad(cells[j], w[j], cols[j].right) end
       if tail then parts[#parts + 1] = tail end
-      return require("wlrun.trim").right(table.concat(parts, "  "))
+      return trim.right(table.concat(parts, "  "))
     end
     local total = (#cols - 1) * 2
     for j = 1, #cols do total = total + w[j] end
@@ -357,7 +360,6 @@ function M.render(doc)
     end
   end
   out[#out + 1] = ""
-  local loop_summary = require "wlrun.report.loop_summary"
   for i, c in ipairs(doc.configurations or {}) do
     local s = loop_summary.of_entry(c)
     if s then

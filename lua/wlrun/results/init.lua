@@ -1,9 +1,15 @@
 -- The results document (docs/results.md) and its one owner: the schema and its version, the
 -- identity of a configuration across runs, creating documents and entries, recording a
--- measurement into an entry, and JSON in and out. Loading is wlrun.results.load, the journal
--- wlrun.results.journal, merging wlrun.results.merge.
-local json = require "wlrun.json"
+-- measurement into an entry, and JSON in (wlrun.results.load) and out (the json printer,
+-- wlrun.report.json). Loading is wlrun.results.load, the journal wlrun.results.journal, merging
+-- wlrun.results.merge.
+local core = require "wlrun.core"
+local process = require "wlrun.process"
+local json_printer = require "wlrun.report.json"
 local schema = require "wlrun.results.schema"
+local loader = require "wlrun.results.load"
+local work = require "wlrun.results.work"
+local provenance = require "wlrun.results.provenance"
 
 local results = {}
 
@@ -65,7 +71,6 @@ end
 -- A new document, incomplete until results.finish. o: {scenario, script, axes, device, floor,
 -- settings, sources, shard, total, compile_only, resumed_from, git (provenance.collect's)}
 function results.new_document(o)
-  local core, process, provenance = require "wlrun.core", require "wlrun.process", require "wlrun.provenance"
   local sc = o.scenario
   local has_nvrtc, nvrtc = pcall(core.nvrtc_version) -- absent where NVRTC is not installed
   local doc = {
@@ -89,7 +94,7 @@ end
 -- the entries in index order, the run marked finished
 function results.finish(doc, complete)
   table.sort(doc.configurations, function(a, b) return a.index < b.index end)
-  doc.finished = require("wlrun.process").utc_now()
+  doc.finished = process.utc_now()
   doc.complete = complete and true or false
   results.relate_baselines(doc)
   return doc
@@ -126,8 +131,8 @@ end
 
 -- what work(p) returned, checked (raises naming `where`, the work function's file:line), and the
 -- entry's work and metrics made of it with the median time: wlrun.results.work
-function results.check_work(w, where) return require("wlrun.results.work").check(w, where) end
-function results.record_work(entry, w, device, where) require("wlrun.results.work").record(entry, w, device, where) end
+function results.check_work(w, where) return work.check(w, where) end
+function results.record_work(entry, w, device, where) work.record(entry, w, device, where) end
 
 function results.check_failed(check)
   return { code = "check-failed", title = "the check failed",
@@ -149,51 +154,17 @@ function results.flag_check(entry)
 end
 
 ---------------------------------------------------------------------------------------------
--- JSON
+-- JSON: the json printer's (wlrun.report.json), whose key order the document keeps
 
-local function list(...) return { ... } end
-
--- keys first in every object, in this order; the rest follow sorted by name
-local key_order = list(
-  -- the document
-  "schema", "version", "wlrun", "command_line", "cwd", "started", "finished", "complete", "compile_only", "scenario",
-  "provenance", "settings", "sources", "device", "floor", "shard", "devices",
-  -- a configuration
-  "index", "params", "status", "reason", "error", "kind", "mode", "per", "blocked", "warmup", "samples", "enqueue", "stats",
-  "enqueue_stats", "shape", "adaptive", "work", "metrics", "custom_metrics", "baseline", "kernels", "check", "loop", "warnings", "notes", "clock",
-  "throttle", "energy", "memory", "time", "wall",
-  -- their parts
-  "name", "description", "file", "hash", "axes", "total_configurations", "arch", "n", "mean", "std", "median", "min",
-  "max", "p10", "p25", "p75", "p90", "p99", "iqr", "cv", "code", "title", "message", "hint", "before", "after",
-  "flops", "bytes", "reads", "writes", "items", "dtype", "value", "unit", "per_s")
-
-local settings_order = list("run", "adaptive", "output", "compile")
-local provenance_order = list("git", "host", "cpu", "os", "driver", "toolkit", "wlrun", "command_line")
-
--- keys whose value is an object even when empty (every other empty table is an array)
-local objects = { params = true, settings = true, sources = true, metrics = true, work = true, output = true,
-  compile = true, run = true, scenario = true, device = true, floor = true, stats = true, wlrun = true, shape = true,
-  check = true, clock = true, before = true, after = true, loop = true, adaptive = true, shard = true,
-  provenance = true, blocked = true, energy = true, memory = true, throttle = true, wall = true }
-
--- text of a document (or a part of one, like an entry): indented, or one line when compact
-function results.encode(value, compact, axes)
-  if axes == nil and type(value) == "table" and type(value.scenario) == "table" then axes = value.scenario.axes end
-  return json.encode(value, { indent = not compact, order = key_order, objects = objects,
-                              orders = { params = type(axes) == "table" and axes or nil, settings = settings_order,
-                                            provenance = provenance_order, git = list("commit", "dirty", "branch"),
-                                            cpu = list("model", "count"), os = list("name", "release", "arch") } })
-end
-
--- the JSON text of a document, as the json printer writes it
-function results.render(doc) return results.encode(doc) .. "\n" end
+results.encode = json_printer.encode
+results.render = json_printer.render
 
 -- `require "wlrun.results.init"` (a searcher without the init.lua fallback) registers the
 -- module under its proper name too
 package.loaded["wlrun.results"] = package.loaded["wlrun.results"] or results
 
--- loading, the journal and merging live beside this file
-function results.load(...) return require("wlrun.results.load").load(...) end
-function results.decode(...) return require("wlrun.results.load").decode(...) end
+-- the one strict loader (wlrun.results.load), under this module's name too
+results.load = loader.load
+results.decode = loader.decode
 
 return results

@@ -11,6 +11,10 @@
 --                                          the new journal before it takes the old one's place
 --   w:add(entry)                           into the document, and a line of the journal
 --   w:finish(complete)                     the outputs, written atomically; journal removed
+local core = require "wlrun.core"
+local process = require "wlrun.process"
+local files = require "wlrun.text.files"
+local report = require "wlrun.report"
 local results = require "wlrun.results"
 
 local journal = {}
@@ -20,10 +24,8 @@ local open_writers = {} -- finished by journal.finish_all (os.exit, the host's l
 local Writer = {}
 Writer.__index = Writer
 
-local function core() return require "wlrun.core" end
-
 local function io_fail(path, what, err)
-  core().error("io", ("cannot write %s to '%s': %s"):format(what, path, tostring(err)), 0)
+  core.error("io", ("cannot write %s to '%s': %s"):format(what, path, tostring(err)), 0)
 end
 
 -- the journal of a run whose first output is path
@@ -31,20 +33,20 @@ function journal.path_for(path) return path .. ".journal" end
 
 -- refuses an output that cannot be written before anything is measured (a directory that is
 -- not there or not writable, a directory in the file's place): a new file is made beside it and
--- removed (wlrun.files), nothing that is there is touched
+-- removed (wlrun.text.files), nothing that is there is touched
 function journal.check_output(path)
-  local ok, err = require("wlrun.files").check(path)
+  local ok, err = files.check(path)
   if not ok then io_fail(path, "results", err) end
 end
 
 -- os.exit in a script ends the process without unwinding, and must not report success for a
 -- scenario run cut short (docs/reliability.md). Inside a configuration (journal.in_configuration,
--- set by wlrun.configuration: "configuration 3 (n=3)") it raises an error that stops the run, and
+-- set by wlrun.run.configuration: "configuration 3 (n=3)") it raises an error that stops the run, and
 -- so it does in a scenario run before its outputs are open (journal.in_run); while outputs are
 -- open they are written first, as incomplete, and an exit code of 0 becomes 1. Hooked by the
 -- host before the script runs, so that a script's own copy of os.exit is the hooked one.
 journal.in_configuration = nil
--- set by wlrun.runner while a scenario's run has not opened its outputs ("scenario 'gemm'"): an
+-- set by wlrun.run.runner while a scenario's run has not opened its outputs ("scenario 'gemm'"): an
 -- os.exit there (in where, prepare, a parameter's function) stops the run as an error, never 0
 journal.in_run = nil
 
@@ -64,7 +66,7 @@ function journal.hook_exit()
     if journal.in_configuration then
       local at = debug.getinfo(2, "Sl")
       local where = at and at.currentline > 0 and ("%s:%d: "):format(at.short_src, at.currentline) or ""
-      local cli = require("wlrun.core").cli
+      local cli = core.cli
       local child = cli.worker_config or cli.worker_queue -- a child process: its configuration fails, the run goes on
       error({ kind = "script", exit = exit_code(code), message = ("%s%s during %s: %s"):format(where, call,
         journal.in_configuration, child and "the configuration fails (in a child process)" or "the run stops here") }, 0)
@@ -86,13 +88,13 @@ function journal.hook_exit()
 end
 
 -- whether anything is at path: a file (readable or not), a directory, a FIFO, a link
-local function exists(path) return require("wlrun.process").file_type(path) ~= nil end
+local function exists(path) return process.file_type(path) ~= nil end
 
 -- whether two names are one file: by stat where both are there (a link to it, a hard link),
 -- else made absolute and plain ("a/./b//c" and "/x/a/b/c" are the same file)
 function journal.same_file(a, b)
   local function plain(p)
-    if p:sub(1, 1) ~= "/" then p = (require("wlrun.process").cwd() or ".") .. "/" .. p end
+    if p:sub(1, 1) ~= "/" then p = (process.cwd() or ".") .. "/" .. p end
     local parts = {}
     for part in p:gmatch("[^/]+") do
       if part == ".." then parts[#parts] = nil elseif part ~= "." then parts[#parts + 1] = part end
@@ -102,7 +104,6 @@ function journal.same_file(a, b)
   if a == nil or b == nil then return false end
   -- two files that are there are one when stat says so (a symbolic or hard link, another
   -- spelling); a path to nothing yet is compared as text
-  local process = require "wlrun.process"
   local ia, ib = process.file_id(a), process.file_id(b)
   if ia and ib then return ia == ib end
   return plain(a) == plain(b)
@@ -110,18 +111,18 @@ end
 
 -- a journal that a live run holds (its flock): the output is that run's
 local function held(path)
-  local h, err = require("wlrun.process").lock_path(path)
+  local h, err = process.lock_path(path)
   if h then h:close() end
   return err == "busy"
 end
 
 local function refuse_held(output, path)
-  core().error("io", ("'%s' is being written by another run: its journal '%s' is held by a live process; "
+  core.error("io", ("'%s' is being written by another run: its journal '%s' is held by a live process; "
     .. "wait for that run to end, or give another -o"):format(output, path), 0)
 end
 
 local function refuse_left(path)
-  core().error("io", ("'%s' is there: the journal of a run that did not finish, with what it measured; "
+  core.error("io", ("'%s' is there: the journal of a run that did not finish, with what it measured; "
     .. "go on from it with --resume %s, or remove it"):format(path, path), 0)
 end
 
@@ -129,7 +130,6 @@ end
 -- (link: two runs starting at once cannot both take it), or, resuming, over the journal resumed,
 -- locked first so that two runs cannot both resume it.
 local function take_place(f, path, output)
-  local files, process = require "wlrun.files", require "wlrun.process"
   if not exists(path) then
     local ok, err = files.claim(f)
     if ok then return end
@@ -170,7 +170,6 @@ function journal.open(doc, outputs, resume, resumed)
   if #outputs > 0 then
     -- made new with its header, then renamed into place (over the journal --resume read)
     w.path = journal.path_for(outputs[1].path)
-    local files = require "wlrun.files"
     local f, err = files.create(w.path)
     if not f then io_fail(w.path, "the journal", err) end
     w.file = f
@@ -192,7 +191,7 @@ function journal.open(doc, outputs, resume, resumed)
     end
     local ok, werr = f:write(lines)
     if ok then ok, werr = f:flush() end
-    if ok then ok, werr = require("wlrun.process").lock(f) end -- held until the run ends: one writer
+    if ok then ok, werr = process.lock(f) end -- held until the run ends: one writer
     if not ok then
       files.discard(f)
       io_fail(w.path, "the journal", werr)
@@ -222,7 +221,6 @@ function Writer:finish(complete)
   self.finished = true
   open_writers[self] = nil
   results.finish(self.doc, complete)
-  local report = require "wlrun.report"
   local failed
   for _, o in ipairs(self.outputs) do
     local ok, e = pcall(report.write, self.doc, o.path, o.format)
@@ -234,7 +232,7 @@ function Writer:finish(complete)
   if failed then
     local msg = type(failed) == "table" and failed.message or tostring(failed)
     if self.path then msg = msg .. ("; every finished configuration is in the journal '%s'"):format(self.path) end
-    core().error(type(failed) == "table" and failed.kind or "io", msg, 0)
+    core.error(type(failed) == "table" and failed.kind or "io", msg, 0)
   end
 end
 

@@ -4,7 +4,10 @@
 -- reads must have its type: parameters are numbers, strings or booleans, samples are finite
 -- numbers. A journal (results.journal) reads as the incomplete document it stands for.
 -- Errors name the file and the position: a line and column for JSON, a path for the rest.
+local core = require "wlrun.core"
 local json = require "wlrun.json"
+local printable = require "wlrun.text.printable"
+local stdio = require "wlrun.text.stdio"
 local schema = require "wlrun.results.schema"
 
 local M = {}
@@ -12,13 +15,13 @@ local M = {}
 local JOURNAL = "wlrun-journal"
 
 local function fail(opts, kind, msg)
-  require("wlrun.core").error(kind, (opts.prefix or "") .. msg, 0)
+  core.error(kind, (opts.prefix or "") .. msg, 0)
 end
 
 -- the error of a version this wlrun does not read; one that is not a number (the text "1") says so
 local function unsupported(opts, name, schema, got, want)
   local what = got == nil and "has no version" or math.type(got) and ("version %s is not supported"):format(got)
-    or ("has a version that is not a number: %s"):format(require("wlrun.printable").text(require("wlrun.json").encode(got), 40))
+    or ("has a version that is not a number: %s"):format(printable.text(json.encode(got), 40))
   fail(opts, "usage", ("'%s': %s %s (this wlrun reads version %d)"):format(name, tostring(schema), what, want))
 end
 
@@ -54,7 +57,7 @@ local function check_schema(doc, name, opts)
     table.sort(names)
     fail(opts, "usage", ("'%s' is not a %s document (its schema is %s)"):format(name, table.concat(names, " or "),
       doc.schema == nil and "missing" or type(doc.schema) ~= "string" and ("a " .. type(doc.schema) .. ", not a name")
-        or ("'" .. require("wlrun.printable").text(doc.schema, 60) .. "'")))
+        or ("'" .. printable.text(doc.schema, 60) .. "'")))
   end
   if doc.version ~= version then unsupported(opts, name, doc.schema, doc.version, version) end
 end
@@ -134,7 +137,7 @@ end
 -- for "-" (named "<stdin>"); unreadable: kind io.
 function M.load(path, opts)
   opts = opts or {}
-  local text, name = require("wlrun.stdio").read(path, function(kind, msg) fail(opts, kind, msg) end)
+  local text, name = stdio.read(path, function(kind, msg) fail(opts, kind, msg) end)
   return M.decode(text, opts.name or name, opts)
 end
 

@@ -3,6 +3,7 @@
 -- parameter spaces; returns warnings for different devices, drivers, wlrun versions or commits, the
 -- duplicated configurations (the first document's is kept) and the missing ones (when the
 -- documents say how large the sweep is).
+local core = require "wlrun.core"
 local T = require "wlrun.report.table"
 local results = require "wlrun.results"
 
@@ -10,7 +11,7 @@ local M = {}
 
 local TOOL = "merge"
 
-local util = { fail = function(kind, _, msg) require("wlrun.core").error(kind, TOOL .. ": " .. msg, 0) end }
+local util = { fail = function(kind, _, msg) core.error(kind, TOOL .. ": " .. msg, 0) end }
 local function params_key(p) return results.key(p) end
 
 -- Settings that say how or where a shard ran, not what it measured: they may differ between

@@ -4,6 +4,10 @@
 -- does not know are let through (a newer wlrun may add some).
 --
 --   schema.check(doc) -> nil, or "what is wrong" naming the path (configurations[3].samples[2])
+local core = require "wlrun.core"
+local printable = require "wlrun.text.printable"
+local work = require "wlrun.results.work"
+
 local schema = {}
 
 schema.NAME = "wlrun-results" -- a document's "schema" field, and the version of that schema
@@ -50,7 +54,7 @@ local function integer(min, max)
   return kind("integer", function(v) return math.type(v) == "integer" and v >= min end,
     ("a whole number >= %d"):format(min))
 end
--- the most configurations a sweep has (wlrun.sweep's MAX_SPACE): a count read from a file is
+-- the most configurations a sweep has (wlrun.run.sweep's MAX_SPACE): a count read from a file is
 -- looped over (merge), so it is bounded by what a run can make
 local MAX_COUNT = 10000000
 
@@ -121,7 +125,7 @@ end
 local function timestamp(v, path)
   if type(v) ~= "string" or not real_date(v) then
     return ("%s is %s, not a time stamp like 2026-11-29T22:31:07Z (a real date and time, UTC)"):format(path,
-      type(v) == "string" and ("'" .. require("wlrun.printable").text(v, 40) .. "'") or ("a " .. type(v)))
+      type(v) == "string" and ("'" .. printable.text(v, 40) .. "'") or ("a " .. type(v)))
   end
 end
 
@@ -172,7 +176,7 @@ local entry = object {
   samples = durations, enqueue = durations,
   stats = time_stats, enqueue_stats = time_stats, shape = object({ modes_at = numbers }, scalar),
   adaptive = object({}, scalar), work = object({ dtype = string_ }, number), metrics = object({}, number),
-  custom_metrics = require("wlrun.results.work").shape,
+  custom_metrics = work.shape,
   baseline = params,
   kernels = array(object({ name = string_, source = string_, arch = string_, compiler = string_,
                            compiler_version = string_ }, scalar)),
@@ -185,7 +189,7 @@ local entry = object {
   time = number, loop = loop, device_index = integer(0), resumed = boolean, isolated = boolean, trace = trace,
 }
 
--- where the run's numbers come from (wlrun.provenance); the older form {commit =, dirty =} of
+-- where the run's numbers come from (wlrun.results.provenance); the older form {commit =, dirty =} of
 -- the history's fixtures and a newer wlrun's parts are let through
 local commit = kind("commit", function(v) return type(v) == "string" and #v >= 7 and #v <= 64 and v:match("^%x+$") end,
   "a commit (7 to 64 hex digits)")
@@ -226,7 +230,7 @@ local function agrees(list, stats, path, of)
   if stats.n ~= nil and stats.n ~= #list then
     return ("%s.n is %s but %s holds %d samples"):format(path, tostring(stats.n), of, #list)
   end
-  local s = require("wlrun.core").stats.summary(list)
+  local s = core.stats.summary(list)
   for _, k in ipairs(AGREE) do
     local want, got = s[k], stats[k]
     if got ~= nil and math.abs(got - want) > 1e-9 * math.max(math.abs(want), math.abs(got)) + 1e-300 then

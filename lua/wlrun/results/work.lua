@@ -7,6 +7,9 @@
 --   work.check(w, where) -> w          raises a script error naming `where` (file:line)
 --   work.record(entry, w, device, where)
 --   work.shape(v, path) -> nil or "what is wrong"
+local core = require "wlrun.core"
+local peaks = require "wlrun.measure.peaks"
+
 local M = {}
 
 M.MAX_NAME = 32    -- characters of a custom metric's name
@@ -36,7 +39,7 @@ local function bad_unit(u)
 end
 
 local function fail(where, msg)
-  require("wlrun.core").error("script", (where and (where .. ": ") or "") .. msg, 0)
+  core.error("script", (where and (where .. ": ") or "") .. msg, 0)
 end
 
 local function check_metrics(ms, where)
@@ -71,10 +74,9 @@ local function check_metrics(ms, where)
   if n > M.MAX_METRICS then fail(where, ("work(p).metrics has %d metrics; at most %d"):format(n, M.MAX_METRICS)) end
 end
 
--- what work(p) returned: amounts (finite numbers >= 0), a dtype of wlrun.peaks.DTYPES, custom
+-- what work(p) returned: amounts (finite numbers >= 0), a dtype of wlrun.measure.peaks.DTYPES, custom
 -- metrics; bytes is reads + writes when those are given
 function M.check(w, where)
-  local peaks = require "wlrun.peaks"
   if type(w) ~= "table" then fail(where, "work(p) must return a table {flops =, bytes =}, got a " .. type(w)) end
   for k, v in pairs(w) do
     if k == "dtype" then
@@ -112,7 +114,7 @@ function M.record(entry, w, device, where)
   if w.flops then
     m.flop_per_s = w.flops / median
     if w.dtype then -- against the peak of the work's own dtype, where the architecture's is known
-      local peak = require("wlrun.peaks").flops(device, w.dtype)
+      local peak = peaks.flops(device, w.dtype)
       m.peak_fraction = peak and m.flop_per_s / peak or nil
     else
       m.peak_fp32_fraction = device and m.flop_per_s / device.peak_fp32_flops or nil

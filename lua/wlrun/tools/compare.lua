@@ -1,422 +1,19 @@
 -- `wlrun compare BASE.json NEW.json [options]` (docs/compare.md): matches the configurations of
--- two results documents, compares each pair of sample sets (wlrun.compare: ratio of medians,
+-- two results documents, compares each pair of sample sets (wlrun.compare.stats: ratio of medians,
 -- bootstrap interval, Mann-Whitney U, verdict), summarises with a geometric mean, lists what is
 -- in one file only, warns when the runs differ in device, driver, version or settings, and
 -- gates: --fail-above PCT exits with code 7 when a configuration is slower by more than PCT.
--- Also the helpers the other tools share (M.util): options, reading documents, JSON, writing.
-local stats = require "wlrun.compare"
+-- The command: its options, the files read and written; the document is wlrun.compare.document's,
+-- its printers wlrun.compare.render's.
+local core = require "wlrun.core"
+local stdio = require "wlrun.text.stdio"
 local T = require "wlrun.report.table"
-local util = require "wlrun.tools.util"
+local columns = require "wlrun.report.columns"
+local document = require "wlrun.compare.document"
+local render = require "wlrun.compare.render"
+local cli = require "wlrun.tools.cli"
 
 local M = {}
-M.util = util
-
-local function core() return require "wlrun.core" end
-
-local finite = require("wlrun.units").finite
-
----------------------------------------------------------------------------------------------
--- matching
-
-local param_text, param_names = util.param_text, util.param_names
-
--- the names a configuration is matched on (sorted), given --match or --ignore
-local function match_names(c, opts)
-  local list = {}
-  if opts.match then
-    for _, n in ipairs(opts.match) do
-      if c.params and c.params[n] ~= nil then list[#list + 1] = n end
-    end
-  else
-    local ignore = {}
-    for _, n in ipairs(opts.ignore or {}) do ignore[n] = true end
-    for k in pairs(c.params or {}) do
-      if not ignore[k] then list[#list + 1] = k end
-    end
-  end
-  table.sort(list, function(a, b) return tostring(a) < tostring(b) end)
-  return list
-end
-
-local function key_of(scenario, c, opts)
-  local counted = require("wlrun.results").counted -- no name or value reads as other parts
-  local parts = { counted(tostring(scenario)) }
-  local exact = require("wlrun.results").value_key -- matching is exact; the tables show param_text
-  for _, k in ipairs(match_names(c, opts)) do parts[#parts + 1] = counted(tostring(k)) .. "=" .. exact(c.params[k]) end
-  return table.concat(parts, ";")
-end
-
-local function scenario_of(doc) return type(doc.scenario) == "table" and doc.scenario.name or "?" end
-
--- the matched parameters of a configuration, as a plain table
-local function matched_params(c, opts)
-  local p = {}
-  for _, k in ipairs(match_names(c, opts)) do p[k] = c.params[k] end
-  return p
-end
-
-local function index_of(doc, path, opts, tool)
-  local map, order = {}, {}
-  local sc = scenario_of(doc)
-  for i, c in ipairs(doc.configurations) do
-    local key = key_of(sc, c, opts)
-    if map[key] then
-      util.fail("usage", tool, ("configurations #%s and #%s of '%s' have the same parameters%s (%s): tell them apart with --match or --ignore"):format(
-        T.value(map[key].index or "?"), T.value(c.index or i), path,
-        (opts.match or opts.ignore) and " to match on" or "",
-        T.describe(matched_params(c, opts), param_names(doc))))
-    end
-    map[key] = c
-    c.index = c.index or i
-    order[#order + 1] = key
-  end
-  return map, order
-end
-
----------------------------------------------------------------------------------------------
--- differences between the runs
-
-local compared_settings = {
-  { "run", "mode" }, { "run", "flush_l2" }, { "run", "warmup" }, { "run", "warmup_time" }, { "run", "seed" },
-  { "adaptive", "enabled" },
-}
-M.compared_settings = compared_settings
-
-local function show(v)
-  if v == nil then return "unset" end
-  if type(v) == "table" then return "(table)" end
-  return param_text(v)
-end
-
-local function run_warnings(base, new)
-  local w = {}
-  local function add(code, message) w[#w + 1] = { code = code, message = message } end
-  local sb, sn = scenario_of(base), scenario_of(new)
-  if sb ~= sn then
-    add("scenario-differs", ("the runs are of different scenarios: BASE %s, NEW %s (no configuration matches)"):format(sb, sn))
-  end
-  local db = type(base.device) == "table" and base.device or {}
-  local dn = type(new.device) == "table" and new.device or {}
-  if db.name ~= dn.name then
-    add("device-differs", ("the runs come from different devices: BASE %s, NEW %s"):format(show(db.name), show(dn.name)))
-  end
-  if db.driver_version ~= dn.driver_version then
-    add("driver-differs", ("the runs come from different CUDA drivers: BASE %s, NEW %s"):format(
-      show(db.driver_version), show(dn.driver_version)))
-  end
-  if db.runtime_version ~= dn.runtime_version then
-    add("runtime-differs", ("the runs used different CUDA runtimes: BASE %s, NEW %s"):format(
-      show(db.runtime_version), show(dn.runtime_version)))
-  end
-  local vb = type(base.wlrun) == "table" and base.wlrun.version
-  local vn = type(new.wlrun) == "table" and new.wlrun.version
-  if vb ~= vn then
-    add("wlrun-differs", ("the runs come from different versions of wlrun: BASE %s, NEW %s"):format(show(vb), show(vn)))
-  end
-  local diffs = {}
-  local setb = type(base.settings) == "table" and base.settings or {}
-  local setn = type(new.settings) == "table" and new.settings or {}
-  local function get(set, section, key)
-    if type(set[section]) ~= "table" then return nil end
-    return set[section][key]
-  end
-  for _, s in ipairs(compared_settings) do
-    local a, b = get(setb, s[1], s[2]), get(setn, s[1], s[2])
-    if a ~= b then diffs[#diffs + 1] = ("%s.%s %s vs %s"):format(s[1], s[2], show(a), show(b)) end
-  end
-  if #diffs > 0 then
-    add("settings-differ", "the runs used different settings: " .. table.concat(diffs, ", "))
-  end
-  if base.complete == false then add("incomplete", "BASE is incomplete (the run was interrupted or was still going on)") end
-  if new.complete == false then add("incomplete", "NEW is incomplete (the run was interrupted or was still going on)") end
-  return w
-end
-
----------------------------------------------------------------------------------------------
--- the comparison document (schema wlrun-compare, version 1)
-
-local function side_info(doc, path)
-  local o = util.object()
-  o.file = path
-  o.scenario = scenario_of(doc)
-  local d = type(doc.device) == "table" and doc.device or {}
-  o.device = d.name
-  o.driver_version = d.driver_version
-  o.runtime_version = d.runtime_version
-  o.wlrun_version = type(doc.wlrun) == "table" and doc.wlrun.version or nil
-  o.started = doc.started
-  o.complete = doc.complete
-  o.provenance = doc.provenance
-  return o
-end
-
-local function plain_params(p, names)
-  local o = util.object()
-  for _, k in ipairs(names) do
-    if p[k] ~= nil then o[k] = p[k] end
-  end
-  for k, v in pairs(p) do
-    if rawget(o, k) == nil then o[k] = v end
-  end
-  return o
-end
-
-local function why(c)
-  if c.status == "ok" and not c.stats and not c.samples then return "no measurement" end
-  if c.status == "skipped" then return "skipped: " .. tostring(c.reason or "") end
-  if c.status == "failed" then return "failed [" .. tostring(c.kind or "?") .. "]: " .. tostring(c.error or "") end
-  if c.status ~= "ok" then return tostring(c.status or "no status") end
-  return nil
-end
-
-local function measured(c)
-  return c.status == "ok" and ((type(c.samples) == "table" and #c.samples > 0) or (c.stats and finite(c.stats.median)))
-end
-
--- Compares two documents. opts: noise, alpha, resamples, seed, confidence, match, ignore,
--- fail_above, base_path, new_path. Returns the comparison document.
-function M.compare(base, new, opts)
-  opts = opts or {}
-  local tool = "compare"
-  local sopts = {
-    noise = opts.noise or stats.defaults.noise, alpha = opts.alpha or stats.defaults.alpha,
-    resamples = opts.resamples or stats.defaults.resamples, seed = opts.seed or stats.defaults.seed,
-    confidence = opts.confidence or stats.defaults.confidence, min_samples = stats.defaults.min_samples,
-  }
-  local bpath, npath = opts.base_path or "BASE", opts.new_path or "NEW"
-
-  -- --match / --ignore name parameters that exist
-  local all = {}
-  for _, n in ipairs(param_names(base)) do all[n] = true end
-  for _, n in ipairs(param_names(new)) do all[n] = true end
-  for _, which in ipairs { "match", "ignore" } do
-    for _, n in ipairs(opts[which] or {}) do
-      if not all[n] then
-        local known = {}
-        for k in pairs(all) do known[#known + 1] = k end
-        table.sort(known)
-        util.fail("usage", tool, ("--%s: no configuration has a parameter '%s' (parameters: %s)"):format(which, n,
-          #known > 0 and table.concat(known, ", ") or "none"))
-      end
-    end
-  end
-
-  local bmap, border = index_of(base, bpath, opts, tool)
-  local nmap, norder = index_of(new, npath, opts, tool)
-  local names = {}
-  do -- the columns: matched parameter names, base axes order first
-    local seen = {}
-    for _, doc in ipairs { base, new } do
-      for _, n in ipairs(param_names(doc)) do
-        local used = false
-        for _, c in ipairs(doc.configurations) do
-          for _, k in ipairs(match_names(c, opts)) do
-            if k == n then used = true end
-          end
-        end
-        if used and not seen[n] then seen[n], names[#names + 1] = true, n end
-      end
-    end
-  end
-
-  local out = util.object()
-  out.schema = "wlrun-compare"
-  out.version = 1
-  out.wlrun = util.object()
-  out.wlrun.version = core().version
-  out.base = side_info(base, bpath)
-  out.new = side_info(new, npath)
-  out.provenance_differences = require("wlrun.tools.compare_provenance").differences(base, new)
-  local st = util.object()
-  st.noise = sopts.noise
-  st.alpha = sopts.alpha
-  st.confidence = sopts.confidence
-  st.resamples = sopts.resamples
-  st.seed = sopts.seed
-  st.min_samples = sopts.min_samples
-  st.match = opts.match and util.array(table.move(opts.match, 1, #opts.match, 1, {})) or nil
-  st.ignore = opts.ignore and util.array(table.move(opts.ignore, 1, #opts.ignore, 1, {})) or nil
-  st.fail_above = opts.fail_above
-  out.settings = st
-  out.parameters = util.array(table.move(names, 1, #names, 1, {}))
-  local warnings = run_warnings(base, new)
-
-  -- ignored parameters that differ: say what was compared with what
-  local ignored = {}
-  do
-    local seen = {}
-    for _, pair in ipairs { { base, "BASE" }, { new, "NEW" } } do
-      for _, c in ipairs(pair[1].configurations) do
-        local used = {}
-        for _, k in ipairs(match_names(c, opts)) do used[k] = true end
-        for k, v in pairs(c.params or {}) do
-          if not used[k] then
-            ignored[k] = ignored[k] or { BASE = {}, NEW = {} }
-            local text = param_text(v)
-            local id = pair[2] .. "\0" .. tostring(k) .. "\0" .. text
-            if not seen[id] then
-              seen[id] = true
-              table.insert(ignored[k][pair[2]], text)
-            end
-          end
-        end
-      end
-    end
-  end
-  local ign = {}
-  for k, v in pairs(ignored) do ign[#ign + 1] = { k, v } end
-  table.sort(ign, function(a, b) return tostring(a[1]) < tostring(b[1]) end)
-  local ignored_list = util.array()
-  for _, x in ipairs(ign) do
-    local o = util.object()
-    o.name = x[1]
-    o.base = util.array(x[2].BASE)
-    o.new = util.array(x[2].NEW)
-    ignored_list[#ignored_list + 1] = o
-  end
-  out.ignored_parameters = ignored_list
-
-  local rows, not_compared, only_base, only_new = util.array(), util.array(), util.array(), util.array()
-  local logs = {}
-  local counts = { faster = 0, slower = 0, same = 0, uncertain = 0 }
-  local mode_diffs, check_failed = {}, {}
-  local bnames, nnames = param_names(base), param_names(new)
-  local function brief(c, doc_names)
-    local o = util.object()
-    o.index = c.index
-    o.params = plain_params(c.params or {}, doc_names)
-    o.status = c.status
-    o.why = why(c)
-    return o
-  end
-  for _, key in ipairs(border) do
-    local b, n = bmap[key], nmap[key]
-    if not n then
-      only_base[#only_base + 1] = brief(b, bnames)
-    elseif not (measured(b) and measured(n)) then
-      local o = util.object()
-      o.params = plain_params(matched_params(b, opts), names)
-      o.base = brief(b, bnames)
-      o.new = brief(n, nnames)
-      not_compared[#not_compared + 1] = o
-    else
-      local bs = type(b.samples) == "table" and #b.samples > 0 and b.samples or nil
-      local ns = type(n.samples) == "table" and #n.samples > 0 and n.samples or nil
-      local x
-      if bs and ns then
-        local o = {}
-        for k, v in pairs(sopts) do o[k] = v end
-        o.seed = stats.derive_seed(sopts.seed, key)
-        x = stats.compare_samples(bs, ns, o)
-      else -- medians only: a ratio without an interval
-        local mb = bs and stats.median(bs) or b.stats.median
-        local mn = ns and stats.median(ns) or n.stats.median
-        x = { n1 = bs and #bs or 0, n2 = ns and #ns or 0, median_base = mb, median_new = mn, ratio = mn / mb,
-              change = mn / mb - 1, lo = 0 / 0, hi = 0 / 0, p = 0 / 0 }
-        x.verdict, x.reason = "uncertain", "no samples in " .. (bs and "NEW" or "BASE")
-      end
-      counts[x.verdict] = counts[x.verdict] + 1
-      if x.log_replicates then logs[#logs + 1] = x.log_replicates end
-      local o = util.object()
-      o.params = plain_params(matched_params(b, opts), names)
-      local function side(c, median, count)
-        local s = util.object()
-        s.index = c.index
-        s.median = median
-        s.n = count
-        s.mode = c.mode
-        s.per = c.per
-        return s
-      end
-      o.base = side(b, x.median_base, x.n1)
-      o.new = side(n, x.median_new, x.n2)
-      o.ratio = x.ratio
-      o.lo = x.lo
-      o.hi = x.hi
-      o.change = x.change
-      o.p = x.p
-      o.u = x.u
-      o.z = x.z
-      o.verdict = x.verdict
-      o.reason = x.reason
-      local notes = util.array()
-      if b.mode ~= n.mode or (b.per or 1) ~= (n.per or 1) then
-        notes[#notes + 1] = ("measured in different modes: BASE %s, NEW %s"):format(T.mode(b), T.mode(n))
-        mode_diffs[#mode_diffs + 1] = T.describe(o.params, names)
-      end
-      if type(n.check) == "table" and n.check.ok == false then
-        notes[#notes + 1] = "NEW's check failed: " .. tostring(n.check.message or "")
-        check_failed[#check_failed + 1] = T.describe(o.params, names)
-      end
-      o.notes = notes
-      o.metrics = require("wlrun.tools.compare_metrics").of(b, n) -- nil when neither has any
-      rows[#rows + 1] = o
-    end
-  end
-  for _, key in ipairs(norder) do
-    if not bmap[key] then only_new[#only_new + 1] = brief(nmap[key], nnames) end
-  end
-  if #mode_diffs > 0 then
-    warnings[#warnings + 1] = { code = "mode-differs",
-      message = ("configurations measured in different modes: %s"):format(table.concat(mode_diffs, "; ")) }
-  end
-  if #check_failed > 0 then
-    warnings[#warnings + 1] = { code = "check-failed",
-      message = ("NEW's result check failed for: %s"):format(table.concat(check_failed, "; ")) }
-  end
-  local wl = util.array()
-  for _, w in ipairs(warnings) do
-    local o = util.object()
-    o.code = w.code
-    o.message = w.message
-    wl[#wl + 1] = o
-  end
-  out.warnings = wl
-  out.configurations = rows
-  out.not_compared = not_compared
-  out.only_in_base = only_base
-  out.only_in_new = only_new
-
-  local sum = util.object()
-  local ratios = {}
-  for _, r in ipairs(rows) do ratios[#ratios + 1] = r.ratio end
-  sum.compared = #rows
-  -- one by one: the order of a multiple assignment is not defined, and it is the keys' order
-  sum.faster = counts.faster
-  sum.slower = counts.slower
-  sum.same = counts.same
-  sum.uncertain = counts.uncertain
-  sum.geomean = stats.geomean(ratios)
-  if #logs == #rows and #rows > 0 then
-    local lo, hi = stats.geomean_interval(logs, sopts.confidence)
-    sum.geomean_lo = lo
-    sum.geomean_hi = hi
-  end
-  out.summary = sum
-
-  if opts.fail_above then
-    local g = util.object()
-    g.fail_above = opts.fail_above
-    local list = util.array()
-    for _, r in ipairs(rows) do
-      if r.verdict == "slower" and r.change > opts.fail_above then
-        local o = util.object()
-        o.params = r.params
-        o.change = r.change
-        o.lo = r.lo
-        o.hi = r.hi
-        list[#list + 1] = o
-      end
-    end
-    g.failed = #list > 0
-    g.configurations = list
-    out.gate = g
-  end
-  return out
-end
-
-local render = require "wlrun.tools.compare_render"
-M.render, M.render_table, M.render_markdown = render.render, render.render_table, render.render_markdown
 
 ---------------------------------------------------------------------------------------------
 -- the command
@@ -459,21 +56,21 @@ local out_formats = { json = "json", md = "markdown", txt = "table" }
 
 function M.main(args)
   local tool = "compare"
-  local o, pos = util.parse_args(tool, args or {}, spec)
+  local o, pos = cli.parse_args(tool, args or {}, spec)
   if o.help then
-    require("wlrun.stdio").write(M.usage)
+    stdio.write(M.usage)
     return
   end
   if #pos ~= 2 then
-    util.fail("usage", tool, ("expected BASE.json and NEW.json, got %d file%s (wlrun compare --help)"):format(#pos,
+    cli.fail("usage", tool, ("expected BASE.json and NEW.json, got %d file%s (wlrun compare --help)"):format(#pos,
       #pos == 1 and "" or "s"))
   end
   local opts = { base_path = pos[1], new_path = pos[2] }
   local function pct_opt(name, key, min)
     if o[key] == nil then return end
-    local v = util.percent(o[key])
+    local v = cli.percent(o[key])
     if not v or v < min then
-      util.fail("usage", tool, ("--%s: expected a percentage >= %s, like 5 or 2.5%%, got '%s'"):format(name,
+      cli.fail("usage", tool, ("--%s: expected a percentage >= %s, like 5 or 2.5%%, got '%s'"):format(name,
         T.value(min * 100), tostring(o[key])))
     end
     opts[key] = v
@@ -482,30 +79,30 @@ function M.main(args)
   pct_opt("fail-above", "fail_above", 0)
   if o.alpha then
     local a = tonumber(o.alpha)
-    if not (a and a > 0 and a < 1) then util.fail("usage", tool, ("--alpha: expected a number between 0 and 1, got '%s'"):format(o.alpha)) end
+    if not (a and a > 0 and a < 1) then cli.fail("usage", tool, ("--alpha: expected a number between 0 and 1, got '%s'"):format(o.alpha)) end
     opts.alpha = a
   end
   if o.resamples then
     local n = math.tointeger(tonumber(o.resamples))
     if not (n and n >= 100 and n <= 1000000) then
-      util.fail("usage", tool, ("--resamples: expected a whole number from 100 to 1000000, got '%s'"):format(o.resamples))
+      cli.fail("usage", tool, ("--resamples: expected a whole number from 100 to 1000000, got '%s'"):format(o.resamples))
     end
     opts.resamples = n
   end
   if o.seed then
     local n = math.tointeger(tonumber(o.seed))
-    if not n then util.fail("usage", tool, ("--seed: expected a whole number, got '%s'"):format(o.seed)) end
+    if not n then cli.fail("usage", tool, ("--seed: expected a whole number, got '%s'"):format(o.seed)) end
     opts.seed = n
   end
-  if o.match and o.ignore then util.fail("usage", tool, "--match and --ignore cannot be used together") end
+  if o.match and o.ignore then cli.fail("usage", tool, "--match and --ignore cannot be used together") end
   if o.match then
-    opts.match = util.names(o.match)
-    if #opts.match == 0 then util.fail("usage", tool, "--match: expected parameter names, like M,N,K") end
+    opts.match = cli.names(o.match)
+    if #opts.match == 0 then cli.fail("usage", tool, "--match: expected parameter names, like M,N,K") end
   end
-  if o.ignore then opts.ignore = util.names(o.ignore) end
+  if o.ignore then opts.ignore = cli.names(o.ignore) end
   local format = o.format or "table"
   if format ~= "table" and format ~= "markdown" and format ~= "json" then
-    util.fail("usage", tool, ("--format: expected table, markdown or json, got '%s'"):format(format))
+    cli.fail("usage", tool, ("--format: expected table, markdown or json, got '%s'"):format(format))
   end
   local files, to_stdout = {}, false
   for _, path in ipairs(o.output or {}) do
@@ -513,30 +110,30 @@ function M.main(args)
     local f = path == "-" and (o.format or "json") or ext and out_formats[ext:lower()]
     to_stdout = to_stdout or path == "-"
     if not f then
-      util.fail("usage", tool, ("cannot tell the output format of '%s' from its extension (.json .md .txt)"):format(path))
+      cli.fail("usage", tool, ("cannot tell the output format of '%s' from its extension (.json .md .txt)"):format(path))
     end
     files[#files + 1] = { path, f }
   end
 
-  local base = util.load(tool, pos[1])
-  local new = util.load(tool, pos[2])
-  local doc = M.compare(base, new, opts)
+  local base = cli.load(tool, pos[1])
+  local new = cli.load(tool, pos[2])
+  local doc = document.compare(base, new, opts)
 
   if not to_stdout then -- -o - is standard output's alone
-    require("wlrun.stdio").write(M.render(doc, format))
+    stdio.write(render.render(doc, format))
     io.stdout:flush()
   end
-  for _, f in ipairs(files) do util.write(tool, f[1], M.render(doc, f[2])) end
+  for _, f in ipairs(files) do cli.write(tool, f[1], render.render(doc, f[2])) end
   if not o.quiet then
-    for _, w in ipairs(doc.warnings) do util.warn(tool, w.message) end
+    for _, w in ipairs(doc.warnings) do cli.warn(tool, w.message) end
   end
   if doc.gate and doc.gate.failed then
     local list = {}
     for _, x in ipairs(doc.gate.configurations) do
       list[#list + 1] = ("%s (%s)"):format(T.describe(x.params, doc.parameters), render.change_text(x.change))
     end
-    core().error("regression", ("compare: %d configuration%s significantly slower by more than %s: %s"):format(#list,
-      #list == 1 and "" or "s", util.pct(doc.gate.fail_above), table.concat(list, "; ")), 0)
+    core.error("regression", ("compare: %d configuration%s significantly slower by more than %s: %s"):format(#list,
+      #list == 1 and "" or "s", columns.pct(doc.gate.fail_above), table.concat(list, "; ")), 0)
   end
 end
 

@@ -3,18 +3,22 @@
 -- [...]}), so that tools that read it (its tools/compare.py, CI trackers of benchmark results)
 -- read wlrun results. The printers' formats (table, plain, csv, markdown, json) re-render a
 -- recorded run.
+local stdio = require "wlrun.text.stdio"
+local units = require "wlrun.text.units"
+local report = require "wlrun.report"
 local T = require "wlrun.report.table"
+local json_out = require "wlrun.report.json"
+local cli = require "wlrun.tools.cli"
 
-local util = require "wlrun.tools.util"
 local M = {}
 local TOOL = "export"
 
-local finite = require("wlrun.units").finite
+local finite = units.finite
 
-local function fail(kind, msg) util.fail(kind, TOOL, msg) end
+local function fail(kind, msg) cli.fail(kind, TOOL, msg) end
 
 M.time_units = {} -- Google Benchmark's time units: name -> units per second
-for _, u in ipairs(require("wlrun.units").TIME) do M.time_units[u[2]] = math.floor(1 / u[1] + 0.5) end
+for _, u in ipairs(units.TIME) do M.time_units[u[2]] = math.floor(1 / u[1] + 0.5) end
 
 -- "gemm_sweep/variant:tiled/M:1024/N:1024" (Google Benchmark's named arguments)
 function M.benchmark_name(doc, c)
@@ -43,15 +47,15 @@ function M.gbench(doc, opts)
   opts = opts or {}
   local unit = opts.time_unit or "ns"
   local scale = M.time_units[unit]
-  local out = util.object()
-  local ctx = util.object()
+  local out = json_out.object()
+  local ctx = json_out.object()
   -- Google Benchmark's own keys describe the host CPU, which a results document does not
   -- record: only those wlrun knows are written (with empty caches and load_avg lists)
   ctx.date = doc.started or doc.finished or ""
   ctx.host_name = type(doc.host) == "string" and doc.host or nil
   ctx.executable = type(doc.command_line) == "table" and table.concat(doc.command_line, " ") or "wlrun"
-  ctx.caches = util.array()
-  ctx.load_avg = util.array()
+  ctx.caches = json_out.array()
+  ctx.load_avg = json_out.array()
   ctx.library_build_type = "release"
   ctx.library = "wlrun"
   ctx.wlrun_version = type(doc.wlrun) == "table" and doc.wlrun.version or nil
@@ -68,9 +72,9 @@ function M.gbench(doc, opts)
   ctx.complete = doc.complete
   out.context = ctx
 
-  local list = util.array()
+  local list = json_out.array()
   local function entry(name, run_name, instance, run_type, reps)
-    local e = util.object()
+    local e = json_out.object()
     e.name = name
     e.family_index = 0
     e.per_family_instance_index = instance
@@ -184,17 +188,12 @@ local spec = {
 }
 
 function M.main(args)
-  local o, pos = util.parse_args(TOOL, args or {}, spec)
+  local o, pos = cli.parse_args(TOOL, args or {}, spec)
   if o.help then
-    require("wlrun.stdio").write(M.usage)
+    stdio.write(M.usage)
     return
   end
   if #pos ~= 1 then fail("usage", ("expected one results file, got %d (wlrun export --help)"):format(#pos)) end
-  local report
-  do
-    local ok, r = pcall(require, "wlrun.report")
-    report = ok and r or require "wlrun.report.init"
-  end
   if o.output == "-" then o.output = nil end -- standard output, as without -o
   -- -o's extension gives the format, as for run, merge and compare: .json is gbench's (or, with
   -- --format json, the results document), .csv .md .txt a printer's; a mismatch is refused
@@ -218,17 +217,17 @@ function M.main(args)
     fail("usage", ("--time-unit: expected ns, us, ms or s, got '%s'"):format(o.time_unit))
   end
   if format ~= "gbench" and (o.time_unit or o.samples) then fail("usage", "--time-unit and --samples apply to --format gbench") end
-  local doc = util.load(TOOL, pos[1])
+  local doc = cli.load(TOOL, pos[1])
   local text
   if format == "gbench" then
-    text = util.json(M.gbench(doc, { time_unit = o.time_unit, samples = o.samples }))
+    text = json_out.text(M.gbench(doc, { time_unit = o.time_unit, samples = o.samples }))
   else
     text = report.render(doc, format)
   end
   if o.output then
-    util.write(TOOL, o.output, text)
+    cli.write(TOOL, o.output, text)
   else
-    require("wlrun.stdio").write(text)
+    stdio.write(text)
   end
 end
 

@@ -3,13 +3,16 @@
 -- enters gnuplot code: M.string (text) and M.number (numbers). No shell anywhere: gnuplot is
 -- started with a list of arguments in the directory of its files.
 local process = require "wlrun.process"
-local util = require "wlrun.tools.util"
+local trim = require "wlrun.text.trim"
+local utf8_text = require "wlrun.text.utf8_text"
+local isolate = require "wlrun.run.isolate"
+local cli = require "wlrun.tools.cli"
 
 local M = {}
 
 local TOOL = "plot"
 
-local function fail(kind, msg) util.fail(kind, TOOL, msg) end
+local function fail(kind, msg) cli.fail(kind, TOOL, msg) end
 
 M.LIMIT = 500 -- characters of one text in a plot; more are cut, with "…"
 
@@ -24,7 +27,7 @@ M.LIMIT = 500 -- characters of one text in a plot; more are cut, with "…"
 function M.string(s, format)
   s = tostring(s)
   if #s > 4 * M.LIMIT then s = s:sub(1, 4 * M.LIMIT) end
-  s = require("wlrun.utf8_text").valid((s:gsub("[%z\1-\31\127]", " ")))
+  s = utf8_text.valid((s:gsub("[%z\1-\31\127]", " ")))
   if utf8.len(s) > M.LIMIT then s = s:sub(1, utf8.offset(s, M.LIMIT + 1) - 1) .. "…" end
   if format then s = s:gsub("%%", "%%%%") end
   return '"' .. s:gsub('[\\"`@]', { ["\\"] = "\\\\", ['"'] = '\\"', ["`"] = "\\140", ["@"] = "\\100" }) .. '"'
@@ -51,10 +54,10 @@ function M.find()
 end
 
 -- makes the directory path and those above it that are missing
-function M.make_dir(path) util.make_dirs(TOOL, path) end
+function M.make_dir(path) cli.make_dirs(TOOL, path) end
 
 -- a new private directory (mkdtemp)
-function M.temp_dir() return require("wlrun.isolate").temp_dir("wlrun-plot-", TOOL) end
+function M.temp_dir() return isolate.temp_dir("wlrun-plot-", TOOL) end
 
 local function write_raw(path, text)
   local f, err = io.open(path, "wb")
@@ -82,7 +85,7 @@ function M.render(gp, dir, term, ext, body, files)
   local log = dir .. "/gnuplot.log"
   local r = process.spawn({ gp, "plot.gp" }, { cwd = dir, stdin = "/dev/null", stdout = log, stderr = log })
   local f = io.open(log, "rb")
-  local msg = require("wlrun.trim").right(f and f:read("a") or "")
+  local msg = trim.right(f and f:read("a") or "")
   if f then f:close() end
   if r.how ~= "exit" or r.code ~= 0 then
     local how = r.how == "exit" and ("exit " .. r.code) or r.how == "signal" and ("signal " .. r.signal) or r.how
@@ -96,6 +99,6 @@ function M.render(gp, dir, term, ext, body, files)
 end
 
 -- removes the directory and what is in it (no shell, no symbolic link followed)
-function M.remove_dir(dir) require("wlrun.isolate").remove_dir(dir) end
+function M.remove_dir(dir) isolate.remove_dir(dir) end
 
 return M

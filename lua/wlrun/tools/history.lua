@@ -1,13 +1,20 @@
 -- `wlrun history add|show|trend|blame` (docs/history.md): results documents kept in an SQLite
 -- database across commits; the runs stored, each configuration's series over the commits, the
 -- commits where a lasting shift began, and --fail-on for CI (exit 7, as compare's gate).
--- Reading and analysing live in wlrun.history.*, the printers in wlrun.tools.history_render.
-local util = require "wlrun.tools.util"
+-- Reading and analysing live in wlrun.history.*, the printers in wlrun.history.render.
+local core = require "wlrun.core"
+local json = require "wlrun.json"
+local stdio = require "wlrun.text.stdio"
+local json_out = require "wlrun.report.json"
+local cli = require "wlrun.tools.cli"
 local query = require "wlrun.history.query"
 local store = require "wlrun.history.store"
 local analysis = require "wlrun.history.analysis"
-local render = require "wlrun.tools.history_render"
-local printable = require("wlrun.printable").text
+local changepoint = require "wlrun.history.changepoint"
+local record = require "wlrun.history.record"
+local selection = require "wlrun.history.select"
+local render = require "wlrun.history.render"
+local printable = require("wlrun.text.printable").text
 
 local M = {}
 
@@ -68,11 +75,11 @@ local takes = {
             min_effect = true, min_runs = true, alpha = true },
 }
 
-local function fail(kind, msg) util.fail(kind, TOOL, msg) end
+local function fail(kind, msg) cli.fail(kind, TOOL, msg) end
 
 local function percent(o, key, name)
   if o[key] == nil then return nil end
-  local v = util.percent(o[key])
+  local v = cli.percent(o[key])
   if not v or v < 0 then fail("usage", ("%s: expected a percentage >= 0, like 5 or 2.5%%, got '%s'"):format(name, o[key])) end
   return v
 end
@@ -118,23 +125,22 @@ end
 
 local function add(o, files)
   if #files == 0 then fail("usage", "add: expected one or more results files (wlrun history add RESULTS.json...)") end
-  local record = require "wlrun.history.record"
   local runs = {}
   for _, file in ipairs(files) do -- every file read and checked before the database is touched
-    local doc = util.load(TOOL, file)
-    local path = file == "-" and require("wlrun.stdio").NAME or file -- as the run's file and in messages
+    local doc = cli.load(TOOL, file)
+    local path = file == "-" and stdio.NAME or file -- as the run's file and in messages
     local shown = printable(path) -- a file's name is data too (a glob's)
     if doc.journal then
       fail("usage", ("'%s' is the journal of a run that did not finish: make it a results file first (wlrun merge %s -o FILE.json)"):format(shown, shown))
     end
     local run, left = record.run(doc, path)
     if #run.configurations == 0 then
-      util.warn(TOOL, ("'%s' has no measured configuration: nothing to add"):format(shown))
+      cli.warn(TOOL, ("'%s' has no measured configuration: nothing to add"):format(shown))
     else
-      if doc.complete == false then util.warn(TOOL, ("'%s' is the result of a run that did not finish"):format(shown)) end
+      if doc.complete == false then cli.warn(TOOL, ("'%s' is the result of a run that did not finish"):format(shown)) end
       run.commit, run.left = record.commit(doc, o.commit), left
       if run.commit.commit == "" then
-        util.warn(TOOL, ("no commit is known for '%s' (it records none, and the current directory is not in a git repository): give it with --commit"):format(shown))
+        cli.warn(TOOL, ("no commit is known for '%s' (it records none, and the current directory is not in a git repository): give it with --commit"):format(shown))
       end
       runs[#runs + 1] = run
     end
@@ -148,7 +154,7 @@ local function add(o, files)
   end)
   if o.quiet then return end
   for i, run in ipairs(runs) do
-    require("wlrun.stdio").write(render.added_line(run, done[i], path))
+    stdio.write(render.added_line(run, done[i], path))
   end
 end
 
@@ -181,7 +187,7 @@ local function select_series(db, path, o)
 end
 
 local function base_doc(cmd, path)
-  local doc = util.object()
+  local doc = json_out.object()
   doc.schema = "wlrun-history"
   doc.version = 1
   doc.command = cmd
@@ -190,16 +196,16 @@ local function base_doc(cmd, path)
 end
 
 local function series_entry(s)
-  local e = util.object()
+  local e = json_out.object()
   e.scenario = s.scenario -- one by one: the order of a multiple assignment is not defined
   e.device = s.device
-  e.params = require("wlrun.json").object(s.params)
+  e.params = json.object(s.params)
   return e
 end
 
 local function show(db, path, o)
   local doc = base_doc("show", path)
-  local runs, by = util.array(), {}
+  local runs, by = json_out.array(), {}
   for _, row in ipairs(select_series(db, path, o)) do
     local r = by[row.run]
     if not r then
@@ -217,11 +223,11 @@ end
 local function analyse(db, path, o, opts, cmd)
   local doc = base_doc(cmd, path)
   if cmd == "blame" then
-    local cp = require("wlrun.history.changepoint").defaults
+    local cp = changepoint.defaults
     doc.settings = { min_effect = opts.min_effect or cp.min_effect, min_runs = opts.min_segment or cp.min_segment,
       alpha = opts.alpha or cp.alpha, permutations = cp.permutations }
   end
-  local list = util.array()
+  local list = json_out.array()
   local gate = opts.fail_on and { fail_on = opts.fail_on, failed = false, failing = 0 } or nil
   local samples = function(row) return query.samples(db, row) end
   for _, s in ipairs(query.series(select_series(db, path, o))) do
@@ -247,10 +253,10 @@ local function analyse(db, path, o, opts, cmd)
 end
 
 function M.main(args)
-  local o, pos = util.parse_args(TOOL, args or {}, spec)
+  local o, pos = cli.parse_args(TOOL, args or {}, spec)
   local cmd = table.remove(pos, 1)
   if o.help or cmd == nil then
-    require("wlrun.stdio").write(M.usage)
+    stdio.write(M.usage)
     if cmd == nil and not o.help then fail("usage", "expected a command: add, show, trend or blame") end
     return
   end
@@ -258,16 +264,16 @@ function M.main(args)
   local opts = check_options(cmd, o)
   if cmd == "add" then return add(o, pos) end
   if #pos > 0 then fail("usage", ("%s takes no file: '%s' (the database is given with --db)"):format(cmd, pos[1])) end
-  o.keep, o.finish = require("wlrun.history.select").selector(o.param, o.filter) -- its errors before the file's
+  o.keep, o.finish = selection.selector(o.param, o.filter) -- its errors before the file's
   local path = store.locate(o.db)
   local db <close> = store.open_reader(path)
   local doc = cmd == "show" and show(db, path, o) or analyse(db, path, o, opts, cmd)
   if not opts.to_stdout then -- -o - is standard output's alone
-    require("wlrun.stdio").write(render.text(doc))
+    stdio.write(render.text(doc))
     io.stdout:flush()
   end
-  for _, f in ipairs(opts.outputs) do util.write(TOOL, f.path, f.json and util.json(doc) or render.text(doc)) end
-  if doc.gate and doc.gate.failed then require("wlrun.core").error("regression", render.gate_message(doc), 0) end
+  for _, f in ipairs(opts.outputs) do cli.write(TOOL, f.path, f.json and json_out.text(doc) or render.text(doc)) end
+  if doc.gate and doc.gate.failed then core.error("regression", render.gate_message(doc), 0) end
 end
 
 return M

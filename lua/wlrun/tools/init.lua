@@ -6,7 +6,10 @@
 -- written when one of them is there (usage, exit 2), whatever it is (a file, even one we cannot
 -- read, a directory, a FIFO, a link); README.md is appended to, once, when it is a file we can
 -- read, and anything else there is refused.
-local util = require "wlrun.tools.util"
+local process = require "wlrun.process"
+local text_files = require "wlrun.text.files"
+local stdio = require "wlrun.text.stdio"
+local cli = require "wlrun.tools.cli"
 local templates = require "wlrun.tools.init_templates"
 
 local TOOL = "init"
@@ -33,18 +36,16 @@ A file that exists is not overwritten: nothing is written then (exit 2). Then:
     -h, --help           this text
 ]]
 
-local function process() return require "wlrun.process" end
-
 -- what is at path, never following a link nor opening anything: "file", "directory", "link",
 -- "fifo", "socket", "other" (a device), or nil when nothing is there
-local function kind_of(path) return (process().file_type(path)) end
+local function kind_of(path) return (process.file_type(path)) end
 
 local KINDS = { file = "a file", directory = "a directory", link = "a symbolic link", fifo = "a FIFO",
   socket = "a socket", other = "a special file" }
 
-local function is_dir(path) return process().list_dir(path) ~= nil end
+local function is_dir(path) return process.list_dir(path) ~= nil end
 
-local function refuse(kind, msg) util.fail(kind, TOOL, msg .. ": nothing written") end
+local function refuse(kind, msg) cli.fail(kind, TOOL, msg .. ": nothing written") end
 
 -- the directories to make, outermost first (those that are not there), as mkdir -p would
 local function missing_dirs(path)
@@ -66,23 +67,23 @@ local function readme_text(path)
   local kind = kind_of(path)
   if not kind then return nil end
   if kind ~= "file" then refuse("usage", ("%s is %s, not a file to add a section to"):format(path, KINDS[kind])) end
-  return (require("wlrun.stdio").read(path, function(_, msg) refuse("io", msg) end))
+  return (stdio.read(path, function(_, msg) refuse("io", msg) end))
 end
 
 -- Everything is checked before anything is written; then each file is made new beside its
--- target (wlrun.files), and all are renamed into place once all are made, README.md last. A
+-- target (wlrun.text.files), and all are renamed into place once all are made, README.md last. A
 -- failure before the renames removes what was made, the directories too.
 function M.main(args)
-  local o, pos = util.parse_args(TOOL, args, { ["-h"] = { key = "help" }, ["--help"] = {} })
+  local o, pos = cli.parse_args(TOOL, args, { ["-h"] = { key = "help" }, ["--help"] = {} })
   if o.help then
-    require("wlrun.stdio").write(HELP)
+    stdio.write(HELP)
     return
   end
-  if #pos > 1 then util.fail("usage", TOOL, ("one directory at most, got '%s' and '%s'"):format(pos[1], pos[2])) end
+  if #pos > 1 then cli.fail("usage", TOOL, ("one directory at most, got '%s' and '%s'"):format(pos[1], pos[2])) end
   local dir = pos[1] or "."
-  if dir == "-" then util.fail("usage", TOOL, "DIR is a directory; '-' names none") end
+  if dir == "-" then cli.fail("usage", TOOL, "DIR is a directory; '-' names none") end
   local kind = kind_of(dir)
-  if kind and not is_dir(dir) then util.fail("usage", TOOL, ("'%s' is %s, not a directory"):format(dir, KINDS[kind])) end
+  if kind and not is_dir(dir) then cli.fail("usage", TOOL, ("'%s' is %s, not a directory"):format(dir, KINDS[kind])) end
 
   local files = {
     { path = dir .. "/bench/axpy.lua", text = templates.scenario },
@@ -94,7 +95,7 @@ function M.main(args)
     if kind_of(f.path) then there[#there + 1] = f.path end
   end
   if #there > 0 then
-    util.fail("usage", TOOL, ("not overwriting %s: nothing written (move %s away, or init another directory)"):format(
+    cli.fail("usage", TOOL, ("not overwriting %s: nothing written (move %s away, or init another directory)"):format(
       table.concat(there, ", "), #there == 1 and "it" or "them"))
   end
   local dirs = missing_dirs(dir .. "/bench")
@@ -109,19 +110,18 @@ function M.main(args)
     said = ("%s %s\n"):format(old and "added a Benchmarks section to" or "wrote", readme)
   end
 
-  local writer = require "wlrun.files"
   local made = {}
   local function undo(msg)
-    for _, f in ipairs(made) do writer.discard(f) end
+    for _, f in ipairs(made) do text_files.discard(f) end
     for i = #dirs, 1, -1 do os.remove(dirs[i]) end
     refuse("io", msg)
   end
   for _, d in ipairs(dirs) do
-    local ok, err = process().make_dir(d)
+    local ok, err = process.make_dir(d)
     if not ok then undo(("cannot make directory '%s': %s"):format(d, tostring(err))) end
   end
   for i, f in ipairs(files) do
-    local file, err = writer.create(f.path)
+    local file, err = text_files.create(f.path)
     local ok = file ~= nil
     if ok then
       made[i] = file
@@ -130,14 +130,13 @@ function M.main(args)
     if ok then ok, err = file:close() end
     if not ok then undo(("cannot write %s: %s"):format(f.path, tostring(err))) end
   end
-  local out = require "wlrun.stdio"
   for i, f in ipairs(files) do
-    local ok, err = writer.rename(made[i])
-    if not ok then util.fail("io", TOOL, ("cannot write %s: %s"):format(f.path, tostring(err))) end
-    if f.path ~= readme then out.write(("wrote %s\n"):format(f.path)) end
+    local ok, err = text_files.rename(made[i])
+    if not ok then cli.fail("io", TOOL, ("cannot write %s: %s"):format(f.path, tostring(err))) end
+    if f.path ~= readme then stdio.write(("wrote %s\n"):format(f.path)) end
   end
-  out.write(said)
-  out.write("next: wlrun --compile-only bench/axpy.lua (no GPU needed); sh bench/ci.sh in CI\n")
+  stdio.write(said)
+  stdio.write("next: wlrun --compile-only bench/axpy.lua (no GPU needed); sh bench/ci.sh in CI\n")
 end
 
 return M

@@ -3,14 +3,15 @@
 -- different scenarios, scenario scripts (hash), settings or parameter spaces; warns about
 -- different devices, drivers or wlrun versions; reports duplicated configurations (the first
 -- file's is kept) and missing ones (when the files say how large the sweep is).
+local stdio = require "wlrun.text.stdio"
+local report = require "wlrun.report"
 local T = require "wlrun.report.table"
-local util = require "wlrun.tools.util"
+local merge = require "wlrun.results.merge"
+local cli = require "wlrun.tools.cli"
 
 local M = {}
 
 local TOOL = "merge"
-
-local function report() return require "wlrun.report" end
 
 -- "#3, #5-#9, #12" (at most `max` ranges, then how many in all)
 function M.ranges(list, max)
@@ -94,45 +95,45 @@ local spec = {
 }
 
 function M.main(args)
-  local o, pos = util.parse_args(TOOL, args or {}, spec)
+  local o, pos = cli.parse_args(TOOL, args or {}, spec)
   if o.help then
-    require("wlrun.stdio").write(M.usage)
+    stdio.write(M.usage)
     return
   end
-  if #pos == 0 then util.fail("usage", TOOL, "expected results files to merge (wlrun merge --help)") end
-  local formats = report().formats
+  if #pos == 0 then cli.fail("usage", TOOL, "expected results files to merge (wlrun merge --help)") end
+  local formats = report.formats
   local known = {}
   for _, f in ipairs(formats) do known[f] = true end
   if o.format and not known[o.format] then
-    util.fail("usage", TOOL, ("--format: expected %s, got '%s'"):format(table.concat(formats, ", "), o.format))
+    cli.fail("usage", TOOL, ("--format: expected %s, got '%s'"):format(table.concat(formats, ", "), o.format))
   end
   local files, to_stdout = {}, false
   for _, path in ipairs(o.output or {}) do
-    local f = path == "-" and (o.format or "json") or report().format_for_path(path)
+    local f = path == "-" and (o.format or "json") or report.format_for_path(path)
     to_stdout = to_stdout or path == "-"
     if not f then
-      util.fail("usage", TOOL, ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(path))
+      cli.fail("usage", TOOL, ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(path))
     end
     files[#files + 1] = { path, f }
   end
 
   local docs = {}
-  for i, path in ipairs(pos) do docs[i] = util.load(TOOL, path) end
-  local doc, found = require("wlrun.results.merge").merge(docs, pos)
+  for i, path in ipairs(pos) do docs[i] = cli.load(TOOL, path) end
+  local doc, found = merge.merge(docs, pos)
 
-  for _, f in ipairs(files) do util.write(TOOL, f[1], report().render(doc, f[2])) end
+  for _, f in ipairs(files) do cli.write(TOOL, f[1], report.render(doc, f[2])) end
   if (o.format or #files == 0) and not to_stdout then -- -o - is standard output's alone
-    require("wlrun.stdio").write(report().render(doc, o.format or "table"))
+    stdio.write(report.render(doc, o.format or "table"))
     io.stdout:flush()
   end
   if not o.quiet then
     local max = 20
     for i, w in ipairs(found.warnings) do
       if i > max then
-        util.warn(TOOL, ("... and %d more warnings"):format(#found.warnings - max))
+        cli.warn(TOOL, ("... and %d more warnings"):format(#found.warnings - max))
         break
       end
-      util.warn(TOOL, w)
+      cli.warn(TOOL, w)
     end
     io.stderr:write(("wlrun merge: %s\n"):format(M.summary(doc, found, #docs)))
   end

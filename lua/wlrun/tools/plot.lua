@@ -6,17 +6,19 @@
 --          intervals
 -- The gnuplot script and its data are written to a temporary directory (or --keep DIR), gnuplot
 -- renders into it, and the image is then written to OUT atomically.
+local stdio = require "wlrun.text.stdio"
+local units = require "wlrun.text.units"
 local T = require "wlrun.report.table"
-local stats = require "wlrun.compare"
-
-local util = require "wlrun.tools.util"
+local columns = require "wlrun.report.columns"
+local sweep = require "wlrun.run.sweep"
+local stats = require "wlrun.compare.stats"
+local cli = require "wlrun.tools.cli"
 local gnuplot = require "wlrun.tools.gnuplot"
 local M = {}
 local TOOL = "plot"
+local finite = units.finite
 
-local finite = require("wlrun.units").finite
-
-local function fail(kind, msg) util.fail(kind, TOOL, msg) end
+local function fail(kind, msg) cli.fail(kind, TOOL, msg) end
 
 -- every text and number in the script goes through these two (wlrun.tools.gnuplot)
 local gq, num = gnuplot.string, gnuplot.number
@@ -30,8 +32,6 @@ local function ptime_range(lo, hi) return (T.time_range(lo, hi):gsub(" us$", " �
 
 local time_keys = { mean = true, std = true, median = true, min = true, max = true, p10 = true, p25 = true,
                     p75 = true, p90 = true, p99 = true, iqr = true }
-
-local units = require "wlrun.units"
 local pick = units.pick
 
 -- the time unit for values up to `max` ({scale, name}), with the micro sign
@@ -114,7 +114,7 @@ local colors = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b
 -- configurations selected by --filter
 
 local function filtered(doc, expr)
-  local keep = expr and require("wlrun.sweep").compile_filter(expr)
+  local keep = expr and sweep.compile_filter(expr)
   local list = {}
   for i, c in ipairs(doc.configurations) do
     c.index = c.index or i
@@ -462,7 +462,7 @@ local function ratio(doc, o, files)
   local extra = {
     ("'lines.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#333333' title 'no change'"),
     ("'lines.dat' index 1:2 using 1:2 with lines lw 1 dt 2 lc rgb '#888888' title %s"):format(gq(
-      ("noise threshold ±%s"):format(util.pct(noise)))),
+      ("noise threshold ±%s"):format(columns.pct(noise)))),
   }
   if finite(sum.geomean) then
     files["geomean.dat"] = ("0.5 %s\n%s %s\n"):format(num(sum.geomean), num(n + 0.5), num(sum.geomean))
@@ -478,7 +478,7 @@ local function ratio(doc, o, files)
   local conf = settings.confidence
   local s = {}
   s[#s + 1] = ("set title %s"):format(gq(title))
-  s[#s + 1] = ("set ylabel %s"):format(gq(("time ratio NEW/BASE (< 1: faster), bars: %s interval"):format(util.pct(conf))))
+  s[#s + 1] = ("set ylabel %s"):format(gq(("time ratio NEW/BASE (< 1: faster), bars: %s interval"):format(columns.pct(conf))))
   s[#s + 1] = ("set xrange [0.5:%s]"):format(num(n + 0.5))
   s[#s + 1] = "set xtics (" .. table.concat(tics, ", ") .. ")"
   if n > 4 then s[#s + 1] = "set xtics rotate by -35 left" end
@@ -538,9 +538,9 @@ local spec = {
 }
 
 function M.main(args)
-  local o, pos = util.parse_args(TOOL, args or {}, spec)
+  local o, pos = cli.parse_args(TOOL, args or {}, spec)
   if o.help then
-    require("wlrun.stdio").write(M.usage)
+    stdio.write(M.usage)
     return
   end
   if #pos ~= 1 then
@@ -566,7 +566,7 @@ function M.main(args)
   if o.kind and not kinds[o.kind] then
     fail("usage", ("--kind: expected sweep, hist or ratio, got '%s'"):format(o.kind))
   end
-  local doc = util.load(TOOL, pos[1], { ["wlrun-compare"] = 1 })
+  local doc = cli.load(TOOL, pos[1], { ["wlrun-compare"] = 1 })
   o.file = pos[1]
   local kind = o.kind
   if doc.schema == "wlrun-compare" then
@@ -594,7 +594,7 @@ function M.main(args)
   local ok, bytes = pcall(gnuplot.render, gp, dir, term, ext, body, files)
   if not o.keep then gnuplot.remove_dir(dir) end
   if not ok then error(bytes, 0) end
-  util.write(TOOL, o.output, bytes)
+  cli.write(TOOL, o.output, bytes)
 end
 
 return M

@@ -4,7 +4,12 @@
 -- touched; DIR is made when missing, and an existing one is written into only when it is empty
 -- or holds a previous report (its index.html says it was made by wlrun report), so that a
 -- mistyped directory never loses files.
-local util = require "wlrun.tools.util"
+local process = require "wlrun.process"
+local stdio = require "wlrun.text.stdio"
+local store = require "wlrun.history.store"
+local page = require "wlrun.html.page"
+local html_report = require "wlrun.html.report"
+local cli = require "wlrun.tools.cli"
 
 local M = {}
 
@@ -41,33 +46,31 @@ local spec = {
 
 local INDEX = "index.html"
 
-local function fail(kind, msg) util.fail(kind, TOOL, msg) end
-
-local function process() return require "wlrun.process" end
+local function fail(kind, msg) cli.fail(kind, TOOL, msg) end
 
 -- whether the file at path begins as a page of wlrun report; only a regular file is opened (a
 -- FIFO would block the read; a link is not a page this tool wrote)
 local function is_report(path)
-  if process().file_type(path) ~= "file" then return false end
+  if process.file_type(path) ~= "file" then return false end
   local f = io.open(path, "rb")
   local head = f and f:read(4096)
   if f then f:close() end
-  local marker = ('<meta name="generator" content="%s'):format(require("wlrun.html.page").GENERATOR)
+  local marker = ('<meta name="generator" content="%s'):format(page.GENERATOR)
   return type(head) == "string" and head:find(marker, 1, true) ~= nil
 end
 
 -- DIR made (with the directories above it) or checked: empty, or only a previous report
 local function prepare(dir)
-  local names, err = process().list_dir(dir)
+  local names, err = process.list_dir(dir)
   if not names then
-    local kind = process().file_type(dir)
+    local kind = process.file_type(dir)
     if kind == "directory" then fail("io", ("--html '%s': cannot list it: %s"):format(dir, err)) end
     local words = { file = "a file", fifo = "a FIFO", link = "a symbolic link to nothing", other = "a special file" }
     if kind then fail("io", ("--html '%s' is %s, not a directory"):format(dir, words[kind])) end
-    return util.make_dirs(TOOL, dir)
+    return cli.make_dirs(TOOL, dir)
   end
   local others = {}
-  for _, name in ipairs(names) do -- index.html, and what a killed writer of it left (wlrun.files)
+  for _, name in ipairs(names) do -- index.html, and what a killed writer of it left (wlrun.text.files)
     if not (name == INDEX or name == INDEX .. ".tmp" or name:match("^index%.html%.%w%w%w%w%w%w%.tmp$")) then
       others[#others + 1] = name
     end
@@ -95,9 +98,9 @@ end
 local function plural(n, word) return ("%d %s%s"):format(n, word, n == 1 and "" or "s") end
 
 function M.main(args)
-  local o, pos = util.parse_args(TOOL, args or {}, spec)
+  local o, pos = cli.parse_args(TOOL, args or {}, spec)
   if o.help then
-    require("wlrun.stdio").write(M.usage)
+    stdio.write(M.usage)
     return
   end
   if not o.html then fail("usage", "--html DIR is needed: the directory the page goes into (wlrun report --help)") end
@@ -111,28 +114,27 @@ function M.main(args)
   if (o.scenario or o.device) and not o.db then fail("usage", "--scenario and --device select the history: they need --db") end
   local documents = {}
   for i, path in ipairs(pos) do
-    local doc = util.load(TOOL, path)
+    local doc = cli.load(TOOL, path)
     documents[i] = { doc = doc, path = path }
   end
-  local report = require "wlrun.html.report"
   local opts = { documents = documents, db_path = o.db, title = o.title,
     selection = { scenario = o.scenario, device = o.device } }
   local text, holds
   if o.db then
-    local db <close> = as_report(require("wlrun.history.store").open_reader, o.db)
+    local db <close> = as_report(store.open_reader, o.db)
     opts.db = db
-    text, holds = as_report(report.render, opts)
+    text, holds = as_report(html_report.render, opts)
   else
-    text, holds = report.render(opts)
+    text, holds = html_report.render(opts)
   end
   local dir = o.html:gsub("(.)/+$", "%1")
   prepare(dir)
-  local path = util.write(TOOL, dir .. "/" .. INDEX, text)
+  local path = cli.write(TOOL, dir .. "/" .. INDEX, text)
   if o.quiet then return end
   local parts = { plural(#documents, "results file") }
   if holds.comparisons > 0 then parts[#parts + 1] = plural(holds.comparisons, "comparison") end
   if holds.series then parts[#parts + 1] = ("the history of %s"):format(plural(holds.series, "configuration")) end
-  require("wlrun.stdio").write(("wrote '%s': %s\n"):format(path, table.concat(parts, ", ")))
+  stdio.write(("wrote '%s': %s\n"):format(path, table.concat(parts, ", ")))
 end
 
 return M

@@ -9,17 +9,30 @@
 -- the program's: its exit code when it failed, 128 + N when signal N killed it; 130 (143) when
 -- wlrun was sent SIGINT (SIGTERM), which the program got too; 5 when --timeout stopped it. The
 -- report of what the program did is printed and written in every case it can be made.
-local util = require "wlrun.tools.util"
+local core = require "wlrun.core"
 local process = require "wlrun.process"
+local files = require "wlrun.text.files"
+local stdio = require "wlrun.text.stdio"
+local units = require "wlrun.text.units"
+local peaks = require "wlrun.measure.peaks"
+local loop = require "wlrun.measure.loop"
+local printers = require "wlrun.report"
+local sink_of = require "wlrun.report.sink"
+local results = require "wlrun.results"
+local provenance = require "wlrun.results.provenance"
 local read = require "wlrun.trace.read"
 local trace_report = require "wlrun.trace.report"
+local notes = require "wlrun.trace.notes"
+local ranks = require "wlrun.trace.ranks"
+local traced = require "wlrun.trace.run"
+local isolate = require "wlrun.run.isolate"
+local columns = require "wlrun.report.columns"
+local cli = require "wlrun.tools.cli"
 
 local M = {}
 local TOOL = "trace"
 
-local function fail(kind, msg) util.fail(kind, TOOL, msg) end
-
-local function printers() return require "wlrun.report" end
+local function fail(kind, msg) cli.fail(kind, TOOL, msg) end
 
 M.usage = [[
 Usage: wlrun trace [options] -- CMD [ARGS...]
@@ -94,7 +107,7 @@ end
 
 -- the options, checked
 function M.options(args)
-  local o, pos = util.parse_args(TOOL, args, spec)
+  local o, pos = cli.parse_args(TOOL, args, spec)
   if #pos > 0 then fail("usage", ("unexpected argument '%s' (CMD follows the options, after --)"):format(pos[1])) end
   local step, data = o.step or trace_report.DEFAULTS.step, o.data or trace_report.DEFAULTS.data
   for _, x in ipairs { { "--step", step }, { "--data", data } } do
@@ -117,18 +130,17 @@ function M.options(args)
     end
     opts.flops_per_sample = f
   end
-  local peaks = require "wlrun.peaks"
   if o.dtype and not peaks.is_dtype(o.dtype) then
     fail("usage", ("--dtype: expected %s, got '%s'"):format(table.concat(peaks.DTYPES, ", "), o.dtype))
   end
-  opts.dtype = o.dtype or require("wlrun.loop").DEFAULT_DTYPE
+  opts.dtype = o.dtype or loop.DEFAULT_DTYPE
   local known = {}
-  for _, f in ipairs(printers().formats) do known[f] = true end
+  for _, f in ipairs(printers.formats) do known[f] = true end
   if not known[opts.format] then
-    fail("usage", ("--format: expected %s, got '%s'"):format(table.concat(printers().formats, ", "), opts.format))
+    fail("usage", ("--format: expected %s, got '%s'"):format(table.concat(printers.formats, ", "), opts.format))
   end
   if o.timeout then
-    local t, err = require("wlrun.core").setting_value("run", "config_timeout", o.timeout)
+    local t, err = core.setting_value("run", "config_timeout", o.timeout)
     if not t or t <= 0 then
       fail("usage", ("--timeout: expected a duration above 0 and at most 604800s (like 30s or 2m), got '%s'"):format(
         o.timeout))
@@ -137,7 +149,7 @@ function M.options(args)
   end
   opts.outputs = {}
   for _, path in ipairs(o.output or {}) do -- -o -: the report on standard output, alone, in json unless --format
-    local f = path == "-" and "-" or printers().format_for_path(path)
+    local f = path == "-" and "-" or printers.format_for_path(path)
     if f == "-" then
       opts.format, opts.report_only = o.format or "json", true
     elseif not f then fail("usage", ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(path)) end
@@ -146,53 +158,7 @@ function M.options(args)
   return opts
 end
 
-local function dirname(path) return path:match("^(.*)/[^/]*$") or "." end
-
 local function basename(path) return path:match("([^/]*)$") end
-
-local function is_library(path)
-  if require("wlrun.process").file_type(path, true) ~= "file" then return false end -- a FIFO would block
-  local f = io.open(path, "rb")
-  if not f then return false end
-  local head = f:read(4)
-  f:close()
-  return head == "\127ELF"
-end
-
--- the trace library: WLRUN_TRACE_LIB, else beside the wlrun binary, else ../lib/wlrun/
-function M.library()
-  local env = os.getenv("WLRUN_TRACE_LIB")
-  if env and env ~= "" then
-    if not is_library(env) then
-      fail("io", ("WLRUN_TRACE_LIB='%s' is not a shared library that can be read"):format(env))
-    end
-    return env
-  end
-  local exe = process.self_exe()
-  local tried = {}
-  if exe then
-    local dir = dirname(exe)
-    for _, p in ipairs { dir .. "/libwlrun_trace.so", dir .. "/../lib/wlrun/libwlrun_trace.so" } do
-      if is_library(p) then return p end
-      tried[#tried + 1] = p
-    end
-  end
-  fail("io", ("the trace library libwlrun_trace.so is missing (looked for %s): build it with wlrun (CMake target wlrun_trace), or name it with WLRUN_TRACE_LIB"):format(
-    #tried > 0 and table.concat(tried, " and ") or "it beside the wlrun binary"))
-end
-
--- CMD's path: found as execvp would, refused when missing or not executable (usage, exit 2)
-function M.program(name)
-  local path, why = process.find_program(name)
-  if not path then
-    if name:find("/", 1, true) then
-      fail("usage", ("cannot run '%s': %s"):format(name, why == "not an executable file" and
-        "not an executable file (missing, a directory, or without execute permission)" or why))
-    end
-    fail("usage", ("cannot run '%s': not found in PATH"):format(name))
-  end
-  return path
-end
 
 -- "python3 train.py": the program's name and, when its first argument is a file, that one's
 function M.default_name(cmd)
@@ -216,7 +182,6 @@ end
 
 -- the document of a traced run
 function M.document(o, cmd, program, run, entries)
-  local core, results = require "wlrun.core", require "wlrun.results"
   local multi = #entries > 1
   local settings = { run = { warmup = o.warmup }, trace = { step = o.step, data = o.data, batch_size = o.batch_size,
     sync_steps = o.sync_steps, kernels = o.kernels, auto_ranges = o.auto_ranges ~= false,
@@ -231,33 +196,14 @@ function M.document(o, cmd, program, run, entries)
     settings = settings, sources = o.warmup_given and { ["run.warmup"] = "cli" } or {},
     trace = run.info,
     -- no scenario file: the commit is that of the repository the program was started from
-    provenance = require("wlrun.provenance").collect { dir = process.cwd() },
+    provenance = provenance.collect { dir = process.cwd() },
     configurations = entries,
   }
   return results.finish(doc, run.complete)
 end
 
--- MFU of each measured process (docs/trace.md, "MFU"): the dense peak of the device that ran
--- most of its GPU work, read after the program has ended
-function M.add_mfu(entries, flops, dtype)
-  for _, e in ipairs(entries) do
-    if e.status == "ok" then
-      local dev, device, why = e.trace and e.trace.device, nil, nil
-      if dev == nil then
-        why = "no GPU work was seen in this process (CPU times only): no device to take the peak of"
-      else
-        local ok, d = pcall(require("wlrun.core").device, dev)
-        if ok then device = d
-        else why = ("device %d could not be read: %s"):format(dev, tostring(type(d) == "table" and d.message or d)) end
-      end
-      require("wlrun.loop").add_mfu(e, flops, dtype, device, why)
-    end
-  end
-end
-
 -- the per-iteration lines of the measured steps (the methodology's form: wl.loop's)
 local function iteration_lines(sink, entries)
-  local loop = require "wlrun.loop"
   for _, e in ipairs(entries) do
     if e.status == "ok" then
       if #entries > 1 then
@@ -271,7 +217,6 @@ end
 -- below the report (table and plain): per process what it was, the step's GPU busy time and
 -- where it went, and with --kernels the top kernels of each phase per iteration
 function M.details(entries, kernels)
-  local units = require "wlrun.units"
   local out = {}
   for _, e in ipairs(entries) do
     local t = e.trace
@@ -280,7 +225,7 @@ function M.details(entries, kernels)
       local pr = t.process
       out[#out + 1] = ("#%d trace of process %d (%s): %d '%s' steps, %d measured; %s"):format(e.index, pr.pid,
         read.printable(pr.command or "?", 60), t.steps, t.step, n, t.timing == "gpu" and "GPU times from CUPTI"
-        or ("CPU times only (no GPU / CUPTI: %s)"):format(require("wlrun.trace.notes").cpu_reason(t.cupti)))
+        or ("CPU times only (no GPU / CUPTI: %s)"):format(notes.cpu_reason(t.cupti)))
       if t.timing == "gpu" then
         local phases = 0
         for _, ph in ipairs(t.phases) do
@@ -306,7 +251,7 @@ function M.details(entries, kernels)
         if #rows == 0 then
           out[#out + 1] = "    (no GPU work was attributed to a phase)"
         else
-          for _, line in ipairs(util.align({ { title = "phase" }, { title = "kernel" }, { title = "calls", right = true },
+          for _, line in ipairs(columns.align({ { title = "phase" }, { title = "kernel" }, { title = "calls", right = true },
             { title = "GPU time", right = true } }, rows)) do
             out[#out + 1] = "    " .. line
           end
@@ -337,76 +282,23 @@ local function run_info(o, cmd, program, lib, r, dir, nprocs, entries)
   local exit = { how = r.how, code = r.code, signal = r.signal }
   return { command = cmd, program = program, library = lib, time = r.time, exit = exit,
     interrupted = r.interrupted, sync_steps = o.sync_steps, dir = o.trace_dir and dir or nil, processes = nprocs,
-    ranks = require("wlrun.trace.ranks").summary(entries) }
+    ranks = ranks.summary(entries) }
 end
 
 -- the line over several processes with steps (DDP ranks), below the details
 function M.ranks_line(g)
   if not g then return "" end
-  local units = require "wlrun.units"
   return ("all %d processes: global batch %d, %.1f samples/s (the slowest, #%d, sets the pace: iter %s); per step, the slowest process's iteration less the fastest's: mean %s, max %s over %d steps\n"):format(
     g.processes, g.batch, g.samples_per_s, g.slowest, units.time(g.slowest_iter), units.time(g.spread_mean),
     units.time(g.spread_max), g.steps)
 end
 
--- the directory of wlrun's Python start-up hook in the trace directory
-local function hook_dir(dir) return dir .. "/python" end
-
--- writes the hook (src/trace/python/sitecustomize.py, embedded in wlrun) into the trace directory
-local function write_hook(dir)
-  local text = process.embedded_file("src/trace/python/sitecustomize.py")
-  if not text then fail("io", "this wlrun was built without its Python hook (src/trace/python/sitecustomize.py)") end
-  local ok, err = process.make_dir(hook_dir(dir))
-  if ok then ok, err = require("wlrun.files").write(hook_dir(dir) .. "/sitecustomize.py", text) end
-  if not ok then fail("io", ("cannot write the Python hook into %s: %s"):format(hook_dir(dir), tostring(err))) end
-end
-
--- the environment that injects the trace library (and, in Python programs, the hook of the
--- automatic ranges); warn(text) hears of variables it replaces
-function M.environment(o, dir, lib, warn)
-  local env = { WLRUN_TRACE_DIR = dir, NVTX_INJECTION64_PATH = lib, CUDA_INJECTION64_PATH = lib }
-  for _, v in ipairs { "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH" } do
-    local old = os.getenv(v)
-    if old and old ~= "" and old ~= lib then warn(("trace: %s was '%s': replaced by wlrun's trace library"):format(v, old)) end
-  end
-  if o.sync_steps then env.WLRUN_TRACE_SYNC = o.step end
-  for k, v in pairs(o.env or {}) do env[k] = v end
-  if o.auto_ranges ~= false and dir:find(":", 1, true) then -- PYTHONPATH's separator: it cannot name it
-    warn(("trace: no Python hook: the trace directory '%s' holds a ':', which PYTHONPATH cannot hold"):format(dir))
-  elseif o.auto_ranges ~= false then -- first on Python's path, before the program's own
-    local path = env.PYTHONPATH or os.getenv("PYTHONPATH")
-    env.PYTHONPATH = hook_dir(dir) .. ((path and path ~= "") and (":" .. path) or "")
-    env.WLRUN_TRACE_AUTO = lib
-  end
-  return env
-end
-
--- runs the program (its path and arguments in argv) with the trace library injected, writing
--- into dir, and reads what its processes wrote: {result = core.spawn's, trace = the parsed
--- files, entries = the report's configurations, problem = the error that stopped reading or
--- reporting, dir = the directory, absolute}. spawn: core.spawn's options besides env.
-function M.run(o, argv, lib, dir, spawn, warn)
-  -- absolute, for a program that changes its directory (and a relative TMPDIR)
-  if dir:sub(1, 1) ~= "/" then dir = (process.cwd() or ".") .. "/" .. dir end
-  if o.auto_ranges ~= false and not dir:find(":", 1, true) then write_hook(dir) end
-  spawn.env = M.environment(o, dir, lib, warn)
-  local r = process.spawn(argv, spawn)
-  local ok, res = pcall(read.dir, dir)
-  local out = { result = r, trace = ok and res or nil, dir = dir }
-  if ok then ok, res = pcall(trace_report.entries, out.trace, o) end
-  if ok then out.entries = res else out.problem = res end
-  if out.entries and o.flops_per_sample then M.add_mfu(out.entries, o.flops_per_sample, o.dtype) end
-  local problem = out.problem
-  if type(problem) == "table" and type(problem.message) == "string" then problem.message = "trace: " .. problem.message end
-  return out
-end
-
 -- runs CMD traced; returns the exit code and the message of the end (nil, nil: success)
 local function trace(o, cmd)
-  local program = M.program(cmd[1])
-  local lib = M.library()
+  local program = traced.program(cmd[1])
+  local lib = traced.library()
   for _, out in ipairs(o.outputs) do -- before CMD runs, as a scenario run checks its outputs
-    local ok, err = require("wlrun.files").check(out.path)
+    local ok, err = files.check(out.path)
     if not ok then fail("io", ("cannot write results to '%s': %s"):format(out.path, err)) end
   end
   local dir
@@ -414,18 +306,18 @@ local function trace(o, cmd)
     prepare_dir(o.trace_dir)
     dir = o.trace_dir
   else
-    dir = require("wlrun.isolate").temp_dir("wlrun-trace-", "wlrun " .. TOOL)
+    dir = isolate.temp_dir("wlrun-trace-", "wlrun " .. TOOL)
   end
   -- a directory of wlrun's own goes however this ends (an error, a stop before the report),
   -- unless it is kept below for what it holds
   local settled = o.trace_dir ~= nil
   local _ <close> = setmetatable({}, { __close = function() if not settled then process.remove_tree(dir) end end })
-  local sink <close> = require("wlrun.sink").new { format = o.format, quiet = o.quiet, progress = false,
+  local sink <close> = sink_of.new { format = o.format, quiet = o.quiet, progress = false,
     report_only = o.report_only }
   local argv = { program }
   for i = 2, #cmd do argv[i] = cmd[i] end
   local started = process.utc_now()
-  local run = M.run(o, argv, lib, dir, { timeout = o.timeout or 0, forward_signals = true },
+  local run = traced.run(o, argv, lib, dir, { timeout = o.timeout or 0, forward_signals = true },
     function(text) sink:warning(text) end)
   local r, parsed, entries, problem = run.result, run.trace, run.entries, run.problem
   dir = run.dir
@@ -441,13 +333,13 @@ local function trace(o, cmd)
         for _, n in ipairs(e.notes or {}) do sink:message(("trace: #%d: %s"):format(e.index, n)) end
       end
     end
-    local text = printers().render(doc, o.format)
+    local text = printers.render(doc, o.format)
     if o.format == "table" or o.format == "plain" then
       text = text .. (text:sub(-2) == "\n\n" and "" or "\n") .. M.details(entries, o.kernels) .. M.ranks_line(info.ranks)
     end
     sink:report(text)
     for _, out in ipairs(o.outputs) do -- after the report, which a failed write must not cost
-      local ok, e = pcall(printers().write, doc, out.path, out.format)
+      local ok, e = pcall(printers.write, doc, out.path, out.format)
       if not ok then unwritten = unwritten or tostring(type(e) == "table" and e.message or e) end
     end
   end
@@ -471,7 +363,7 @@ local function trace(o, cmd)
     local where = entries and (#o.outputs > 0 and not unwritten and ("the report is in " .. o.outputs[1].path)
       or "the report is above") or "no report"
     if kind == "timeout" then
-      require("wlrun.core").error("timeout", ("trace: %s after %s; %s"):format(how, require("wlrun.units").time(o.timeout,
+      core.error("timeout", ("trace: %s after %s; %s"):format(how, units.time(o.timeout,
         "%.3g %s"), where), 0)
     end
     return code, ("trace: %s; %s"):format(how, where)
@@ -489,7 +381,7 @@ function M.main(args)
   local before, cmd = M.split(args or {})
   local o = M.options(before)
   if o.help then
-    require("wlrun.stdio").write(M.usage)
+    stdio.write(M.usage)
     return
   end
   if #cmd == 0 then fail("usage", "no command to trace: wlrun trace [options] -- CMD [ARGS...] (wlrun trace --help)") end

@@ -2,6 +2,7 @@
 -- has steps, the warnings about a process (open ranges, lost records, the library's errors, no
 -- normal exit, CPU times only, work outside every range) and the notes (the hook's steps, how
 -- far the loop runs ahead of the GPU). Pure: parsed processes and report fields in, text out.
+local units = require "wlrun.text.units"
 local read = require "wlrun.trace.read"
 local ranges = require "wlrun.trace.ranges"
 
@@ -106,7 +107,6 @@ end
 function notes.run_ahead(t, iter_mean, list)
   local r = t.run_ahead
   if iter_mean > 0 and r.lag_mean > notes.RUN_AHEAD * iter_mean then
-    local units = require "wlrun.units"
     list[#list + 1] = ("the GPU work of a step ends %s after its '%s' range closes (mean; at most %s): the program runs %s ahead of the GPU (mean %.1f); each iteration is timed to the end of its GPU work"):format(
       units.time(r.lag_mean), t.step, units.time(r.lag_max),
       r.steps_max == 0 and "less than a step" or ("up to %d step%s"):format(r.steps_max, r.steps_max == 1 and "" or "s"),

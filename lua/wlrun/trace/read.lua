@@ -20,6 +20,10 @@
 -- A range: {rid, tid, parent = range | nil, name, domain, start, stop (nil: still open),
 --   payload = integer (a float beyond int64) | nil, async = bool (start/end), open = bool, depth}
 -- A GPU work record: {corr, kind, device, stream, start, stop, bytes, name}; times in ns.
+local core = require "wlrun.core"
+local process = require "wlrun.process"
+local printable = require "wlrun.text.printable"
+
 local read = {}
 
 read.LIMITS = {
@@ -33,8 +37,6 @@ read.LIMITS = {
 
 read.KINDS = { kernel = true, memcpy = true, memset = true }
 
-local function core() return require "wlrun.core" end
-
 -- the limits in force: read.LIMITS with the given ones over them
 local function limits_of(given)
   local l = {}
@@ -42,9 +44,9 @@ local function limits_of(given)
   return l
 end
 
--- A name as it may be printed on a terminal (wlrun.printable, shared with every printer): control
+-- A name as it may be printed on a terminal (wlrun.text.printable, shared with every printer): control
 -- characters and bytes that are not UTF-8 as \xHH, cut to max bytes (default 120).
-read.printable = require("wlrun.printable").text
+read.printable = printable.text
 
 ---------------------------------------------------------------------------------------------
 -- one file
@@ -61,7 +63,7 @@ local function new_parser(name, budget)
 end
 
 function Parser:fail(msg)
-  core().error("io", ("%s:%d: %s"):format(self.name, self.lineno, msg), 0)
+  core.error("io", ("%s:%d: %s"):format(self.name, self.lineno, msg), 0)
 end
 
 local UNESCAPE = { ["\\"] = "\\", t = "\t", n = "\n", r = "\r" }
@@ -303,10 +305,10 @@ function Parser:finish()
       if not parent then
         p.orphans = p.orphans + 1 -- its parent was never written (the process was killed inside it)
       elseif parent.async then
-        core().error("io", ("%s: range %d names range %d as its parent, a start/end range (parents are push/pop ranges)"):format(
+        core.error("io", ("%s: range %d names range %d as its parent, a start/end range (parents are push/pop ranges)"):format(
           self.name, r.rid, parent.rid), 0)
       elseif parent.tid ~= r.tid then
-        core().error("io", ("%s: range %d (thread %d) names range %d of another thread (%d) as its parent"):format(
+        core.error("io", ("%s: range %d (thread %d) names range %d of another thread (%d) as its parent"):format(
           self.name, r.rid, r.tid, parent.rid, parent.tid), 0)
       else
         r.parent = parent
@@ -320,7 +322,7 @@ function Parser:finish()
       local chain, at = {}, r
       while at and not at.depth do
         if at.visiting then
-          core().error("io", ("%s: range %d is its own ancestor (a cycle of parents)"):format(self.name, at.rid), 0)
+          core.error("io", ("%s: range %d is its own ancestor (a cycle of parents)"):format(self.name, at.rid), 0)
         end
         at.visiting = true
         chain[#chain + 1] = at
@@ -331,7 +333,7 @@ function Parser:finish()
         d = d + 1
         chain[i].depth, chain[i].visiting = d, nil
         if d > self.budget.depth then
-          core().error("io", ("%s: range %d is nested %d deep (at most %d)"):format(self.name, chain[i].rid, d,
+          core.error("io", ("%s: range %d is nested %d deep (at most %d)"):format(self.name, chain[i].rid, d,
             self.budget.depth), 0)
         end
       end
@@ -374,21 +376,21 @@ local CHUNK = 1024 * 1024
 -- the text of a file, refused past `left` bytes (a file that grows, or one like /dev/zero)
 local function read_bounded(path, name, left, max)
   local f, err = io.open(path, "rb")
-  if not f then core().error("io", ("cannot read the trace file %s: %s"):format(path, tostring(err)), 0) end
+  if not f then core.error("io", ("cannot read the trace file %s: %s"):format(path, tostring(err)), 0) end
   local parts, size = {}, 0
   while true do
     local s, rerr = f:read(CHUNK)
     if not s then
       if rerr then
         f:close()
-        core().error("io", ("cannot read the trace file %s: %s"):format(path, tostring(rerr)), 0)
+        core.error("io", ("cannot read the trace file %s: %s"):format(path, tostring(rerr)), 0)
       end
       break
     end
     size = size + #s
     if size > left then
       f:close()
-      core().error("io", ("%s: the trace files hold more than %d MiB: trace fewer steps (the report needs --warmup and a few dozen more)"):format(
+      core.error("io", ("%s: the trace files hold more than %d MiB: trace fewer steps (the report needs --warmup and a few dozen more)"):format(
         name, max // (1024 * 1024)), 0)
     end
     parts[#parts + 1] = s
@@ -401,14 +403,14 @@ end
 -- pid is its first line's (an empty file: its name's)
 function read.dir(path, limits)
   local l = limits_of(limits)
-  local names, err = require("wlrun.process").list_dir(path)
-  if not names then core().error("io", ("cannot read the trace directory %s: %s"):format(path, tostring(err)), 0) end
+  local names, err = process.list_dir(path)
+  if not names then core.error("io", ("cannot read the trace directory %s: %s"):format(path, tostring(err)), 0) end
   local files = {}
   for _, n in ipairs(names) do
     if n:sub(-8) == ".wltrace" then files[#files + 1] = n end
   end
   if #files > l.files then
-    core().error("io", ("%s: %d trace files, more than %d processes"):format(path, #files, l.files), 0)
+    core.error("io", ("%s: %d trace files, more than %d processes"):format(path, #files, l.files), 0)
   end
   -- <pid>.wltrace, then <pid>.<n>.wltrace for the programs that process exec'd (n from 2)
   local function order(name)
@@ -425,12 +427,11 @@ function read.dir(path, limits)
   end)
   local budget, left = budget_of(l), l.bytes
   local trace = { dir = path, processes = {} }
-  local process = require "wlrun.process"
   for _, n in ipairs(files) do
     -- the library writes files; a FIFO would block the read for ever, a link lead anywhere
     local kind, kerr = process.file_type(path .. "/" .. n)
     if kind ~= "file" then
-      core().error("io", ("%s: %s: the trace library writes regular files only"):format(n,
+      core.error("io", ("%s: %s: the trace library writes regular files only"):format(n,
         kind and ("a " .. (kind == "link" and "symbolic link" or kind)) or ("cannot read it: " .. tostring(kerr))), 0)
     end
     local text, size = read_bounded(path .. "/" .. n, n, left, l.bytes)

@@ -19,7 +19,8 @@
 -- direct children. GPU work belongs to the range its launch's correlation names (C records) and
 -- to that range's ancestors: a phase's GPU time is the sum of its work's durations, the step's
 -- GPU busy time the union of its subtree's work intervals, "outside" the step's work in no phase.
-local loop = require "wlrun.loop"
+local core = require "wlrun.core"
+local loop = require "wlrun.measure.loop"
 local read = require "wlrun.trace.read"
 local ranges = require "wlrun.trace.ranges"
 local windows = require "wlrun.trace.windows"
@@ -30,8 +31,6 @@ local report = {}
 report.DEFAULTS = { step = "train_step", data = "data", warmup = 5, top_kernels = 10, auto = true }
 report.OVERLAP = 0.01 -- the step's GPU work adds up to more than its busy time by this share: phases overlap
 report.NAME_MAX = 200 -- bytes of a name kept in the document
-
-local function core() return require "wlrun.core" end
 
 local function seconds(ns) return ns / 1e9 end
 
@@ -486,7 +485,7 @@ function report.entries(trace, opts)
     local view, steps, mode = steps_of(p, o)
     if #steps > 0 then with[#with + 1] = { p = view, steps = steps, mode = mode } end
   end
-  if #with == 0 then core().error("usage", notes_of.no_steps(trace, o), 0) end
+  if #with == 0 then core.error("usage", notes_of.no_steps(trace, o), 0) end
   local entries = {}
   printed = {}
   for k, x in ipairs(with) do entries[k] = process_entry(x.p, x.steps, k, #with, o, x.mode) end

@@ -1,0 +1,343 @@
+-- Runs a scenario (docs/scenarios.md), one way through:
+--
+--   plan (wlrun.run.plan) -> executor (wlrun.run.executor) -> entries -> document and journal
+--   (wlrun.results) -> printers (wlrun.report) through the sink (wlrun.report.sink)
+--
+-- Nothing here measures, formats or writes files itself.
+local core = require "wlrun.core"
+local process = require "wlrun.process"
+local settings = require "wlrun.settings"
+local printable = require "wlrun.text.printable"
+local stdio = require "wlrun.text.stdio"
+local units = require "wlrun.text.units"
+local bench = require "wlrun.measure.bench"
+local clocks = require "wlrun.measure.clocks"
+local loop = require "wlrun.measure.loop"
+local report = require "wlrun.report"
+local compiled = require "wlrun.report.compiled"
+local sink_of = require "wlrun.report.sink"
+local results = require "wlrun.results"
+local journal = require "wlrun.results.journal"
+local provenance = require "wlrun.results.provenance"
+local git = require "wlrun.results.git"
+local plan_of = require "wlrun.run.plan"
+local sweep = require "wlrun.run.sweep"
+local shard = require "wlrun.run.shard"
+local configuration = require "wlrun.run.configuration"
+local isolate = require "wlrun.run.isolate"
+local executor = require "wlrun.run.executor"
+local nvtx = core.nvtx -- nvtx: automatic ranges (docs/nvtx.md)
+
+local runner = {}
+
+local deep_copy = results.copy
+
+-- the settings that only wl.bench reads (a loop times its iterations its own way): its
+-- options but the counts a loop has too, in a fixed order
+local function bench_only()
+  local list = {}
+  for opt, s in pairs(bench.settings_of) do
+    if opt ~= "iters" and opt ~= "warmup" then list[#list + 1] = s end
+  end
+  table.sort(list, function(a, b) return a[1] .. "." .. a[2] < b[1] .. "." .. b[2] end)
+  return list
+end
+
+local function option_name(section, name)
+  if section == "adaptive" and name == "enabled" then return "--adaptive" end
+  return "--" .. name:gsub("_", "-")
+end
+
+-- The settings in force for the scenario's measurements, and where each came from:
+-- built-in < wlrun.ini < the scenario (its timing table, a loop's iters and warmup) < the
+-- command line. Bench-only options given on the command line to a loop are refused.
+function runner.in_force(sc)
+  local in_force, sources = deep_copy(settings.view), {}
+  in_force.history = nil -- where runs are kept (wlrun history), not how this one measured
+  for section, names in pairs(core.settings_origin) do
+    for name, o in pairs(names) do
+      if o.source ~= "default" and in_force[section] then sources[section .. "." .. name] = o.source end
+    end
+  end
+  local function set(section, name, value, source)
+    in_force[section][name] = value
+    sources[section .. "." .. name] = source ~= "default" and source or nil
+  end
+  if sc.loop or sc.command then
+    local why = sc.loop and "a loop (wl.loop) times each iteration between two synchronisations (docs/loops.md)"
+      or "a traced program (wl.command) is timed by its own NVTX step ranges (docs/trace.md)"
+    local refused = bench_only()
+    if sc.command then refused[#refused + 1] = { "run", "iters" } end -- the program decides how many steps
+    for _, s in ipairs(refused) do
+      if settings.origin(s[1], s[2]).source == "cli" then
+        core.error("usage", ("%s does not apply to %s: %s"):format(option_name(s[1], s[2]), sc.name, why), 0)
+      end
+    end
+    if sc.loop then
+      for _, f in ipairs { "iters", "warmup" } do set("run", f, loop.count(sc.loop, f)) end
+    else
+      set("run", "warmup", loop.count({ warmup = sc.command.warmup }, "warmup"))
+    end
+  else
+    local map = bench.settings_of
+    for opt, v in pairs(sc.timing or {}) do
+      local s = map[opt]
+      if s then set(s[1], s[2], settings.value(s[1], s[2], v)) end
+    end
+  end
+  return in_force, sources
+end
+
+local function dry_run_text(p, sc)
+  local out = { ("%s: %d configuration%s (%d in the space, %d pruned by where, %d by --filter)"):format(
+    printable.whole(sc.name),
+    #p.list, #p.list == 1 and "" or "s", p.total, p.pruned, p.filtered) }
+  for _, c in ipairs(p.list) do out[#out + 1] = ("%4d  %s"):format(c.index, sweep.describe(c.params, p.axes)) end
+  return table.concat(out, "\n") .. "\n"
+end
+
+-- no device: a clear error (exit 4) before anything runs
+local function require_device(script)
+  local ok, d = pcall(core.device)
+  if not ok then
+    local why = type(d) == "table" and d.message or tostring(d)
+    core.error(type(d) == "table" and d.kind or "no_device", ("%s needs a CUDA device: %s"):format(script,
+      why:gsub("^.-no CUDA device: ", "")), 0)
+  end
+  return d
+end
+
+-- the -o files, and the format of standard output: -o - puts the report there in --format's
+-- format (json when --format is not given) and nothing else, in place of the table
+local function outputs_of(cli, out)
+  stdio.refuse_twice(function(kind, msg) core.error(kind, msg, 0) end, nil, cli.outputs)
+  local list, stdout_format, to_stdout = {}, out.format, nil
+  for _, path in ipairs(cli.outputs) do
+    local format = report.format_for_path(path)
+    if path == "-" then
+      to_stdout = true
+      stdout_format = core.settings_origin.output.format.source == "cli" and out.format or "json"
+    elseif not format then
+      core.error("usage", ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(path), 0)
+    end
+    if format then list[#list + 1] = { path = path, format = format } end
+  end
+  return list, stdout_format, to_stdout
+end
+
+-- a resumed entry, renumbered to this run's space
+local function resumed_entry(old, cfg)
+  local e = deep_copy(old)
+  e.index, e.resumed = cfg.index, true
+  return e
+end
+
+-- The device of a process from its launcher's local rank (docs/cluster.md), or nil: none given,
+-- a device set (--device, wlrun.ini), --devices (each worker has its own GPU), --compile-only,
+-- or no device. A child of --isolate, --config-timeout or a run whose context a fault broke
+-- (--worker-config) has the same environment and arguments, so it takes the same device as the
+-- process that started it.
+function runner.rank_device(p, cli, compile_only, device_source, count)
+  if not (p.shard and p.shard.local_rank) or compile_only or cli.devices or cli.worker_queue then return nil end
+  if device_source ~= "default" or count < 1 then return nil end
+  return shard.local_device(p.shard.local_rank, count)
+end
+
+-- the process-wide part of a run: this process's device from its launcher's local rank
+local function pick_device(p, cli, compile_only)
+  if not (p.shard and p.shard.local_rank) then return end
+  local dev = runner.rank_device(p, cli, compile_only, settings.origin("run", "device").source, core.device_count())
+  if dev then core.select_device(dev) end
+end
+
+function runner.run(sc, script)
+  local cli = core.cli
+  -- the run's own wall account (doc.wall): from the process's start to the run (the script
+  -- loaded), then each phase outside the configurations
+  local t, wall = core.clock(), {}
+  wall.start = t - core.started
+  local function mark(phase)
+    local now = core.clock()
+    wall[phase], t = (wall[phase] or 0) + (now - t), now
+  end
+  journal.in_run = ("scenario '%s'"):format(printable.text(tostring(sc.name), 60))
+  local _ <close> = setmetatable({}, { __close = function() journal.in_run = nil end })
+  local p = plan_of.build(sc, script, cli) -- bad input (-p, --filter, --resume) before the device
+  local in_force, sources = runner.in_force(sc)
+  local worker = cli.worker_config or cli.worker_queue
+  clocks.parse(settings.value("run", "lock_clocks")) -- a bad value before anything runs
+  local out = settings.view.output
+  local outputs, format, report_only = outputs_of(cli, out)
+  local sink <close> = worker and sink_of.silent() or sink_of.new {
+    format = format, quiet = out.quiet, progress = out.progress and not out.quiet and process.isatty(2),
+    report_only = report_only }
+  core.on_warning(function(msg) sink:warning(msg) end) -- the C parts' warnings, through the sink
+  local _ <close> = setmetatable({}, { __close = function() core.on_warning(nil) end })
+  local compile_only = core.compile_only()
+  pick_device(p, cli, compile_only)
+  if cli.dry_run then
+    for _, n in ipairs(p.notes) do sink:message(n) end
+    if format == "table" or format == "plain" then return sink:report(dry_run_text(p, sc)) end
+    local planned = { schema = results.SCHEMA, version = results.VERSION, complete = false,
+      scenario = { name = sc.name, axes = p.axes }, configurations = {} }
+    for i, c in ipairs(p.list) do planned.configurations[i] = { index = c.index, params = c.params, status = "planned" } end
+    return sink:report(report.render(planned, format))
+  end
+  -- bad input before any device: what this run would leave out of the file it overwrites
+  if cli.resume and p.resume_outside > 0 then
+    for _, o in ipairs(outputs) do
+      for _, path in ipairs { o.path, journal.path_for(o.path) } do
+        if journal.same_file(path, cli.resume) then
+          core.error("usage", ("--resume %s: it holds %d finished configuration%s outside this run's selection (-p, --filter, --shard), and this run writes '%s': they would be lost; resume with the same selection, or write to another -o"):format(
+            cli.resume, p.resume_outside, p.resume_outside == 1 and "" or "s", o.path), 0)
+        end
+      end
+    end
+  end
+  local scenario_range <close> = nvtx.auto_scope("scenario", "scenario " .. sc.name) -- nvtx
+  local device, floor
+  -- with --devices the parent does no GPU work (its workers start without waiting for a CUDA
+  -- context and a timing floor of its own), and the document takes the device record and timing
+  -- floor that the first listed GPU's worker measured (executor.devices)
+  local spreads = cli.devices and not worker and not compile_only and not sc.command
+  if spreads and settings.value("run", "lock_clocks") ~= "off" then -- the workers measure on other GPUs
+    sink:warning("--lock-clocks is not applied with --devices: lock each GPU's clock with nvidia-smi --lock-gpu-clocks")
+  end
+  -- the workers of --devices (a command scenario's too) start at once, and make their contexts
+  -- while this process checks the devices named (the driver's load, about 100 ms), before any
+  -- output is opened (no device: nothing is written, the workers ended); they are waited for
+  -- last, after the outputs and the report
+  local queued = cli.devices and not worker and not compile_only
+  local exec = queued and executor.choose({ compile_only = false }, in_force, cli) or nil
+  local _ <close> = exec
+  if exec then
+    exec:start(p.todo)
+    exec:check()
+  end
+  -- the provenance's `git status` runs while the context is made (13-15 ms, more in a large
+  -- repository); a child that runs one configuration makes no document and asks nothing
+  local script_dir = provenance.dir_of(script)
+  local git_head <close> = not worker and script_dir and git.head_started(script_dir) or nil
+  mark("plan")
+  local on_device = not compile_only and not sc.command and not spreads -- a traced program has the device to itself
+  if on_device then
+    -- the driver loaded (cuInit): from here a library loads on a thread while the context is made
+    -- (a library's load holds the loader's lock, which the driver's own load needs). NVML, with
+    -- the device's handle: the first clock probe finds it ready; NVRTC: the first wl.kernel
+    -- (15-35 ms on the main thread else)
+    -- no device: its error now, before any thread starts (a scenario's prepare included)
+    if core.device_count() == 0 then require_device(script) end
+    core.nvml_start()
+    core.nvrtc_start()
+    mark("device")
+  end
+  -- what the configurations will need, started ahead (wl.cublas.prepare: its libraries load
+  -- while the context is made), where this process runs them: not in a child that runs one,
+  -- nor where children or another program run them (--devices, isolation, a config timeout, a
+  -- command); a --devices worker runs its own
+  local in_children = not cli.worker_queue
+    and (cli.devices ~= nil or in_force.run.isolate or in_force.run.config_timeout > 0)
+  if sc.prepare and in_force.run.prepare and not cli.worker_config and not in_children and not sc.command then
+    local params = {}
+    for i, cfg in ipairs(p.todo) do params[i] = deep_copy(cfg.params) end -- the hook cannot change the plan
+    sc.prepare(params)
+    mark("prepare")
+  end
+  if on_device then
+    device = require_device(script)
+    if not worker then -- the parent holds the lock: a child's exit would reset it
+      device.clocks = clocks.apply(settings.value("run", "lock_clocks"), function(m) sink:warning(m) end)
+    end
+    mark("device")
+    floor = bench.floor()
+    mark("floor")
+  end
+  local ctx = { scenario = sc, axes = p.axes, device = device, floor = floor, compile_only = compile_only, sink = sink }
+  local run = function(cfg) return configuration.run(sc, cfg, ctx) end
+  if cli.worker_config then return isolate.worker(p, cli.worker_config, cli.worker_output, run) end
+  if cli.worker_queue then return isolate.queue_worker(p, cli.worker_queue, run, ctx) end
+  for _, n in ipairs(p.notes) do
+    if n:match("^warning: ") then sink:warning(n:sub(10)) else sink:message(n) end
+  end
+
+  local doc = results.new_document { scenario = sc, script = script, axes = p.axes, device = device, floor = floor,
+    settings = in_force, sources = sources, compile_only = compile_only, git = git_head,
+    total = p.shard and #p.space or nil,
+    shard = p.shard and { k = p.shard.k, n = p.shard.n, source = p.shard.source } or nil,
+    resumed_from = p.resumed_from and p.resumed_from.provenance }
+  local resumed_commit = p.resumed_from and provenance.resume_warning(p.resumed_from, doc.provenance)
+  if resumed_commit then sink:warning(resumed_commit) end
+  local carried = {}
+  for _, cfg in ipairs(p.list) do
+    if p.resumed[cfg.index] then carried[#carried + 1] = resumed_entry(p.resumed[cfg.index], cfg) end
+  end
+  local writer = journal.open(doc, outputs, cli.resume, carried)
+  journal.in_run = nil -- an os.exit from here on finds the outputs open (journal.hook_exit)
+  local _ <close> = writer:guard() -- the outputs are written however this ends
+  -- with --devices, the device record of a worker (else of --resume's file) before the outputs,
+  -- however this ends (closed before the guard above)
+  local _ <close> = setmetatable({}, { __close = function()
+    if spreads then exec:describe(doc, p.resumed_from) end
+  end })
+
+  exec = exec or executor.choose(ctx, in_force, cli)
+  mark("document")
+  local journal_time = 0
+  local n, finished, failed, first_failure, t0 = #p.todo, 0, 0, nil, core.clock()
+  local function eta()
+    if finished == 0 then return "" end
+    return "  ETA " .. units.time((core.clock() - t0) / finished * (n - finished), "%.0f %s")
+  end
+  local function started(cfg)
+    sink:progress(("[%d/%d] %s%s"):format(finished + 1, n, sweep.describe(cfg.params, p.axes), eta()))
+  end
+  local interrupted_at
+  local stop = exec:run(p.todo, function(entry)
+    local t_add = core.clock()
+    writer:add(entry)
+    journal_time = journal_time + (core.clock() - t_add)
+    finished = finished + 1
+    if entry.kind == "interrupted" then interrupted_at = interrupted_at or finished end
+    if entry.status == "failed" and entry.kind ~= "interrupted" then
+      failed = failed + 1
+      first_failure = first_failure or entry
+      local params = sweep.describe(entry.params, p.axes)
+      sink:failure(("configuration %d%s failed%s: %s"):format(entry.index, params ~= "" and (" (" .. params .. ")") or "",
+        entry.device_index and (" on device " .. entry.device_index) or "", entry.error))
+    end
+    if exec.name == "devices" then sink:progress(("[%d/%d on %d devices]%s"):format(finished, n, #exec.devices, eta())) end
+  end, started)
+  sink:clear()
+  mark("configurations")
+  wall.journal = journal_time
+  if spreads then
+    wall.workers_ready = exec.ready
+    exec:describe(doc, p.resumed_from)
+  end
+  wall.total = core.clock() - core.started
+  doc.wall = wall
+  writer:finish(stop == nil)
+  -- the report, also of a run that stopped early: what was measured is shown, not only kept
+  if compile_only and (format == "table" or format == "plain") then
+    sink:report(compiled.text(doc))
+  else
+    sink:report(report.render(doc, format))
+  end
+  local where = #outputs > 0 and ("in " .. outputs[1].path) or "above (no -o file was given)"
+  if stop and stop.kind == "interrupted" then
+    local at = interrupted_at or finished + 1
+    core.error("interrupted", ("interrupted (%s) during configuration %d of %d; %d finished configurations are %s"):format(
+      core.stop_signal() or "Ctrl-C", at, n, #doc.configurations - (interrupted_at and 1 or 0), where), 0)
+  end
+  if stop and stop.kind == "exit" then -- os.exit in a configuration: the run stops, never as a success
+    error({ kind = "script", bare = true, exit_code = stop.code, message = ("%s; %d finished configurations are %s"):format(
+      stop.message, #doc.configurations - 1, where) }, 0)
+  end
+  if failed > 0 then
+    core.error(first_failure.kind == "interrupted" and "script" or first_failure.kind,
+      ("%d of %d configurations failed (the first: %s)"):format(failed, finished,
+        first_failure.error:match("[^\n]*")), 0)
+  end
+end
+
+return runner

@@ -1,0 +1,117 @@
+-- The command line of the tools (compare, plot, export, merge, history, report, trace, init):
+-- failing and warning with the tool's name, options, percentages and name lists, reading
+-- documents and writing outputs.
+local core = require "wlrun.core"
+local process = require "wlrun.process"
+local printable = require "wlrun.text.printable"
+local stdio = require "wlrun.text.stdio"
+local trim = require "wlrun.text.trim"
+local report = require "wlrun.report"
+local loader = require "wlrun.results.load"
+
+local cli = {}
+
+function cli.fail(kind, tool, msg) core.error(kind, ("%s: %s"):format(tool, msg), 0) end
+
+function cli.warn(tool, msg)
+  io.stderr:write(("wlrun %s: warning: %s\n"):format(tool, printable.lines(msg)))
+end
+
+-- Options: spec[name] = { value = true (takes a value), multi = true (repeatable), key = field };
+-- names with their dashes ("-o", "--fail-above"); "--name=value" is accepted; "--" ends options.
+-- An option with a value that is not repeatable, given twice, is refused (kind usage).
+-- Returns the options (by key) and the positional arguments.
+function cli.parse_args(tool, args, spec)
+  local opts, pos = {}, {}
+  local i, n = 1, #args
+  local rest = false
+  while i <= n do
+    local a = args[i]
+    if rest or a == "-" or a:sub(1, 1) ~= "-" then
+      pos[#pos + 1] = a
+    elseif a == "--" then
+      rest = true
+    else
+      local name, inline = a:match("^(%-%-[^=]+)=(.*)$")
+      name = name or a
+      local s = spec[name]
+      if not s then cli.fail("usage", tool, ("unknown option '%s' (wlrun %s --help)"):format(name, tool)) end
+      local v = true
+      if s.value then
+        if inline then
+          v = inline
+        else
+          i = i + 1
+          v = args[i]
+          if v == nil then cli.fail("usage", tool, ("option %s needs a value"):format(name)) end
+        end
+      elseif inline then
+        cli.fail("usage", tool, ("option %s takes no value"):format(name))
+      end
+      local key = s.key or name:gsub("^%-+", ""):gsub("%-", "_")
+      if s.multi then
+        opts[key] = opts[key] or {}
+        table.insert(opts[key], v)
+      elseif s.value and opts[key] ~= nil then -- never drop the first silently
+        cli.fail("usage", tool, ("%s given twice ('%s', then '%s'): it takes one value (wlrun %s --help)"):format(name,
+          opts[key], v, tool))
+      else
+        opts[key] = v
+      end
+    end
+    i = i + 1
+  end
+  stdio.refuse_twice(function(kind, msg) cli.fail(kind, tool, msg) end, pos,
+    type(opts.output) == "table" and opts.output or { opts.output })
+  return opts, pos
+end
+
+-- path made as a directory, with the directories above it (a tool's output directory)
+function cli.make_dirs(tool, path)
+  local at = path:sub(1, 1) == "/" and "/" or ""
+  for part in path:gmatch("[^/]+") do
+    at = at .. part
+    local ok, err = process.make_dir(at)
+    if not ok then cli.fail("io", tool, ("cannot make the directory '%s': %s"):format(at, tostring(err))) end
+    at = at .. "/"
+  end
+  if not process.list_dir(path) then cli.fail("io", tool, ("'%s' is not a directory"):format(path)) end
+end
+
+-- "5", "5%", "5 %" -> 0.05; nil for anything else: the rule of every percentage (settings.c)
+function cli.percent(s) return core.percent(s) end
+
+-- a comma list of names
+function cli.names(s)
+  local list = {}
+  for name in tostring(s):gmatch("[^,]+") do
+    name = trim.both(name)
+    if name ~= "" then list[#list + 1] = name end
+  end
+  return list
+end
+
+-- the text of a file, or of standard input for "-"
+function cli.read_file(tool, path)
+  return (stdio.read(path, function(kind, msg) cli.fail(kind, tool, msg) end))
+end
+
+-- A results document (or, with accept = {["wlrun-compare"] = 1}, one of those too), through
+-- the one strict loader (wlrun.results.load). Unreadable: kind io (9); not JSON, or not such a
+-- document: kind usage (2).
+function cli.load(tool, path, accept)
+  return loader.load(path, { prefix = tool .. ": ", accept = accept })
+end
+
+-- writes text to path whole (wlrun.text.files: a new file, renamed over it), or to standard output for "-";
+-- errors are kind io
+function cli.write(tool, path, text)
+  local ok, e = pcall(report.write_text, text, path, "output")
+  if not ok then
+    local msg = type(e) == "table" and e.message or tostring(e)
+    cli.fail("io", tool, (msg:gsub("^cannot write output to ", "cannot write ")))
+  end
+  return path
+end
+
+return cli
