@@ -155,6 +155,14 @@ describe("wlrun compare", function()
     end)
   end)
 
+  it("never passes a gate that compared nothing: exit 2, saying so", function()
+    local r = compare(fx("sweep_naive.json") .. " " .. fx("sweep_tiled.json") .. " --fail-above 5")
+    assert.equal(2, r.code, r.stderr)
+    assert.matches("Gate %-%-fail%-above 5%%: NOT PASSED: no configuration was compared", r.stdout)
+    assert.matches("compare: %-%-fail%-above 5%%: no configuration was compared", r.stderr)
+    assert.equal(0, compare(fx("sweep_naive.json") .. " " .. fx("sweep_tiled.json")).code) -- no gate: a report
+  end)
+
   it("matches configurations on chosen parameters: naive against tiled", function()
     local r = compare(fx("sweep_naive.json") .. " " .. fx("sweep_tiled.json"))
     assert.equal(0, r.code, r.stderr)

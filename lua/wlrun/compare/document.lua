@@ -417,6 +417,7 @@ function document.compare(base, new, opts)
     end
     g.failed = #list > 0
     g.configurations = list
+    g.compared = #rows -- 0: the gate tested nothing, which never passes (the command fails)
     out.gate = g
   end
   return out

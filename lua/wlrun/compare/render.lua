@@ -74,6 +74,7 @@ local function gate_lines(doc)
   local g = doc.gate
   if not g then return {} end
   local head = ("Gate --fail-above %s: "):format(columns.pct(g.fail_above))
+  if g.compared == 0 then return { head .. "NOT PASSED: no configuration was compared, and a gate over nothing never passes" } end
   if not g.failed then return { head .. "passed (no configuration significantly slower by more than " .. columns.pct(g.fail_above) .. ")" } end
   local lines = { head .. ("FAILED: %d configuration%s significantly slower by more than %s:"):format(#g.configurations,
     #g.configurations == 1 and "" or "s", columns.pct(g.fail_above)) }

@@ -283,8 +283,8 @@ end
 -- (times: above 1 is slower) and p the Mann-Whitney p-value, in this order:
 --   1. fewer than min_samples samples on either side, or no finite ratio: uncertain
 --   2. the interval lies within [1 - t, 1 + t]: same (even when the test is significant)
---   3. p < alpha, lo > 1 + t and the test's direction agrees: slower
---   4. p < alpha, hi < 1 - t and the test's direction agrees: faster
+--   3. p <= alpha, lo > 1 + t and the test's direction agrees: slower
+--   4. p <= alpha, hi < 1 - t and the test's direction agrees: faster
 --   5. anything else: uncertain (the interval crosses 1 - t or 1 + t, or the test is not
 --      significant while the interval reaches beyond the threshold, or they disagree)
 -- Returns the verdict and a short reason.
@@ -301,10 +301,10 @@ function M.verdict(x, opts)
     return "uncertain", "no finite ratio of medians"
   end
   if x.lo >= 1 - t and x.hi <= 1 + t then
-    if x.p < alpha then return "same", "significant, but within the noise threshold" end
+    if x.p <= alpha then return "same", "significant, but within the noise threshold" end
     return "same", "within the noise threshold"
   end
-  local sig = x.p < alpha
+  local sig = x.p <= alpha -- the level itself counts (a test at alpha = 0.01 that gives 0.01 is significant)
   local new_larger = x.u < x.mean -- u counts base > new
   if sig and x.lo > 1 + t then
     if new_larger then return "slower", "significant, beyond the noise threshold" end

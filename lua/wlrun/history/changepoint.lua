@@ -6,7 +6,7 @@
 -- least `min_segment` values on each side is scored by the Mann-Whitney rank-sum statistic of
 -- the two sides, standardised (|z|); the stretch has a shift when
 --   1. a permutation test of the largest score (the stretch's values shuffled `permutations`
---      times, the largest over all splits each time) gives p < alpha: the score is not one
+--      times, the largest over all splits each time) gives p <= alpha: the score is not one
 --      that the many splits tried would give to noise alone;
 -- the shift is where two flat levels fit the stretch best (least squares on the logarithms,
 -- the same minimum of values each side), and it is kept when
@@ -61,8 +61,8 @@ local function max_split(r, n, m, ties)
 end
 
 -- p of the permutation test of the maximum: the share of shuffles scoring at least as high.
--- It stops as soon as p cannot end below alpha (most stretches hold no change), returning
--- what it has then, a p of at least alpha.
+-- It stops as soon as p cannot end at or below alpha (most stretches hold no change),
+-- returning what it has then, a p above alpha.
 local function permutation_p(r, n, m, ties, observed, count, alpha, rng)
   local perm = table.move(r, 1, n, 1, {})
   local hits = 0
@@ -73,7 +73,7 @@ local function permutation_p(r, n, m, ties, observed, count, alpha, rng)
     end
     if max_split(perm, n, m, ties) >= observed - 1e-9 then
       hits = hits + 1
-      if (hits + 1) / (count + 1) >= alpha then return (hits + 1) / (count + 1) end
+      if (hits + 1) / (count + 1) > alpha then return (hits + 1) / (count + 1) end
     end
   end
   return (hits + 1) / (count + 1)
@@ -133,7 +133,7 @@ local function search(xs, lo, hi, o, rng)
   local z = max_split(r, n, m, ties)
   if z < 0 then return nil end -- every value the same
   local p = permutation_p(r, n, m, ties, z, o.permutations, o.alpha, rng)
-  if p >= o.alpha then return nil end
+  if p > o.alpha then return nil end
   local y, positive = scale(xs, lo, hi)
   local k, rss = best_step(y, m)
   -- at the edge of where a shift may be, and fitting better one step further out: the shift

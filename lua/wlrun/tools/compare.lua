@@ -127,6 +127,10 @@ function M.main(args)
   if not o.quiet then
     for _, w in ipairs(doc.warnings) do cli.warn(tool, w.message) end
   end
+  if doc.gate and doc.gate.compared == 0 then
+    core.error("usage", ("compare: --fail-above %s: no configuration was compared (none is in both files with samples on both sides): a gate over nothing never passes; compare the files a recipe wrote with its own baseline"):format(
+      columns.pct(doc.gate.fail_above)), 0)
+  end
   if doc.gate and doc.gate.failed then
     local list = {}
     for _, x in ipairs(doc.gate.configurations) do

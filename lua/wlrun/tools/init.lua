@@ -24,14 +24,14 @@ your repository:
     bench/axpy.lua       a scenario: a kernel compiled by NVRTC, a sweep, a check against
                          the host and metrics (GB/s, % of peak bandwidth)
     bench/ci.sh          a CI job any CI can call (sh bench/ci.sh): --compile-only without a GPU; with one,
-                         the recipe and `wlrun compare --fail-above 5` against
-                         bench/baseline.json once you have stored one
+                         each recipe and `wlrun compare --fail-above 5` against its own
+                         bench/NAME.baseline.json once you have stored one
     wlrun.ini            the settings of runs from DIR, with comments
     README.md            a "Benchmarks" section (appended; made when missing)
 
 A file that exists is not overwritten: nothing is written then (exit 2). Then:
     wlrun --compile-only bench/axpy.lua      no GPU needed
-    wlrun bench/axpy.lua -o bench/baseline.json   on the GPU that CI runs on
+    wlrun bench/axpy.lua -o bench/axpy.baseline.json   on the GPU that CI runs on
 
     -h, --help           this text
 ]]
