@@ -270,7 +270,7 @@ io.open("let_go_" .. arg[1], "w"):close()
 
   it("refuses bad command lines, exit 2", function()
     for args, msg in pairs {
-      [""] = "expected a command: add, show, trend or blame",
+      [""] = "expected a command: add, show, trend, blame or accept",
       ["frob"] = "unknown command 'frob'",
       ["add"] = "add: expected one or more results files",
       ["show --fail-on 5"] = "%-%-fail%-on does not apply to show",
@@ -289,5 +289,35 @@ io.open("let_go_" .. arg[1], "w"):close()
     local help = history("--help", dir)
     assert.equal(0, help.code)
     assert.matches("^Usage: wlrun history add RESULTS%.json", help.stdout)
+  end)
+
+  it("keeps failing a regression while it lasts (the baseline pinned), until a new level is accepted", function()
+    -- issue 38's case: 24 commits, 0.3 % noise, M=1024 15 % slower from the fifth on; the gate
+    -- run at each commit as CI runs it
+    local dir = h.tmpdir()
+    local codes = {}
+    for i = 1, 24 do
+      h.write(("%s/r%02d.json"):format(dir, i), F.document { started = F.time(i), configs = {
+        { params = { M = 1024 }, samples = F.samples(i >= 5 and 1.15e-3 or 1e-3, 30, 0.003, i) },
+        { params = { M = 4096 }, samples = F.samples(4e-3, 30, 0.003, 100 + i) } } })
+      assert.equal(0, history(("add r%02d.json --db h.db --commit c%02d -q"):format(i, i), dir).code)
+      codes[i] = history("blame --db h.db --fail-on 5", dir).code
+    end
+    assert.equal("0 0 0 0 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7", table.concat(codes, " "))
+    local r = history("blame --db h.db --fail-on 5", dir)
+    assert.matches("M=1024: %+1[45]%.%d%% at c24 against c01%.%.c04 .*baseline pinned since c05 failed", r.stdout)
+    -- the slower level accepted at c24: the next commits at that level pass, a new step fails
+    r = history("accept --db h.db -p M=1024", dir)
+    assert.equal(0, r.code, r.stderr)
+    assert.matches("accepted spin · NVIDIA H200 · {\"M\":1024}: its level from c24 on is the baseline", r.stdout, 1, true)
+    for i = 25, 28 do
+      h.write(("%s/r%02d.json"):format(dir, i), F.document { started = F.time(i), configs = {
+        { params = { M = 1024 }, samples = F.samples(i >= 27 and 1.4e-3 or 1.15e-3, 30, 0.003, i) },
+        { params = { M = 4096 }, samples = F.samples(4e-3, 30, 0.003, 100 + i) } } })
+      assert.equal(0, history(("add r%02d.json --db h.db --commit c%02d -q"):format(i, i), dir).code)
+      codes[i] = history("blame --db h.db --fail-on 5", dir).code
+    end
+    assert.equal("0 0 7 7", table.concat(codes, " ", 25, 28))
+    assert.equal(2, history("accept --db h.db --commit nosuch", dir).code)
   end)
 end)

@@ -7,6 +7,8 @@
 --                                               named by their commits
 --   analysis.gate(points, found, samples, opts) whether the latest commit is slower than its
 --                                               baseline by more than opts.fail_on
+--   analysis.pinned_gate(points, found_of, samples, opts)  the same, the baseline pinned at the
+--                                               first commit that failed since the accepted one
 local changepoint = require "wlrun.history.changepoint"
 local stats = require "wlrun.compare.stats"
 
@@ -54,14 +56,9 @@ end
 -- slower = Mann-Whitney p < alpha and the bootstrap interval of the ratio of medians above
 -- 1 + fail_on). samples(row) gives a run's samples. opts: fail_on, alpha, resamples, seed,
 -- baseline_commits (the most recent commits of the baseline that are pooled).
-function analysis.gate(points, found, samples, opts)
+-- the latest commit of points against the commits first_b..last_b, by compare's test
+local function judge(points, first_b, last_b, samples, opts)
   local n = #points
-  if n < 2 then return { verdict = "no baseline", failed = false } end
-  local segs = found.segments
-  local last = segs[#segs]
-  local first_b, last_b = 1, n - 1
-  if last.first > 1 then first_b, last_b = segs[#segs - 1].first, segs[#segs - 1].last end
-  first_b = math.max(first_b, last_b - (opts.baseline_commits or 10) + 1)
   local function pooled(from, to)
     local xs = {}
     for i = from, to do
@@ -76,6 +73,56 @@ function analysis.gate(points, found, samples, opts)
   return { baseline = { from = commit_of(points[first_b]), to = commit_of(points[last_b]), commits = last_b - first_b + 1 },
     latest = commit_of(points[n]), change = x.change, lo = x.lo, hi = x.hi, p = x.p, verdict = x.verdict,
     reason = x.reason, failed = x.verdict == "slower" and x.change > opts.fail_on }
+end
+
+-- the baseline of the latest commit of points: the segment before the latest one when a step was
+-- found, else every earlier commit; the most recent baseline_commits of it
+local function baseline_of(points, found, opts)
+  local n, segs = #points, found.segments
+  local first_b, last_b = 1, n - 1
+  if segs[#segs].first > 1 then first_b, last_b = segs[#segs - 1].first, segs[#segs - 1].last end
+  return math.max(first_b, last_b - (opts.baseline_commits or 10) + 1), last_b
+end
+
+function analysis.gate(points, found, samples, opts)
+  if #points < 2 then return { verdict = "no baseline", failed = false } end
+  local first_b, last_b = baseline_of(points, found, opts)
+  return judge(points, first_b, last_b, samples, opts)
+end
+
+local function slice(xs, from, to) return table.move(xs, from, to, 1, {}) end
+
+-- The gate with its baseline pinned (issue 38: a gate that cannot flap): the commits from the
+-- accepted one (opts.accepted: its index; 1 when none) are replayed as the gate saw them, commit
+-- by commit; at the first commit whose gate failed, its baseline is pinned, and every later
+-- commit is judged against that baseline, until someone accepts a new level (wlrun history
+-- accept). So a regression stays a failure while it lasts, however long, even where the
+-- change-point test cannot yet name its step. found_of(points) gives blame's segments of a
+-- prefix. Only a commit whose median is above (1 + fail_on) times the lowest median before it
+-- can fail (a pooled baseline's median is at least the lowest of its commits'): the others are
+-- not replayed.
+function analysis.pinned_gate(points, found_of, samples, opts)
+  local view = slice(points, opts.accepted or 1, #points)
+  local n = #view
+  if n < 2 then return { verdict = "no baseline", failed = false, accepted = opts.accepted and commit_of(points[opts.accepted]) } end
+  local lowest = view[1].median
+  for k = 2, n - 1 do
+    if view[k].median > (1 + opts.fail_on) * lowest then
+      local prefix = slice(view, 1, k)
+      local first_b, last_b = baseline_of(prefix, found_of(prefix), opts)
+      local g = judge(prefix, first_b, last_b, samples, opts)
+      if g.failed then
+        local r = judge(slice(view, 1, n), first_b, last_b, samples, opts)
+        r.pinned = { since = commit_of(view[k]) } -- the first commit that failed against this baseline
+        r.accepted = opts.accepted and commit_of(points[opts.accepted])
+        return r
+      end
+    end
+    lowest = math.min(lowest, view[k].median)
+  end
+  local r = analysis.gate(view, found_of(view), samples, opts)
+  r.accepted = opts.accepted and commit_of(points[opts.accepted])
+  return r
 end
 
 return analysis

@@ -149,6 +149,16 @@ function query.names(db, what)
   return out
 end
 
+-- The commit whose level `wlrun history accept` took as a series' new normal (the latest
+-- accepted), or nil. The table of accepts is made by the first accept: a history without one
+-- has accepted nothing.
+function query.accepted(db, series)
+  if #db:rows("SELECT name FROM sqlite_schema WHERE type = 'table' AND name = 'accepted'") == 0 then return nil end
+  local r = db:rows("SELECT commit_sha FROM accepted WHERE scenario = ?1 AND device = ?2 AND params = ?3 ORDER BY rowid DESC LIMIT 1",
+    series.scenario, series.device, series.params_json)[1]
+  return r and r.commit_sha
+end
+
 -- the samples of a row, checked: finite numbers
 function query.samples(db, row)
   local r = db:rows("SELECT samples FROM results WHERE run = ?1 AND params = ?2", row.run, row.params)[1]

@@ -138,9 +138,11 @@ local function gate_lines(doc, out)
   for _, e in ipairs(doc.configurations) do
     local x = e.gate
     if x and x.failed then
-      out[#out + 1] = ("  %s · %s · %s: %s at %s against %s..%s (interval %s..%s)"):format(e.scenario,
+      out[#out + 1] = ("  %s · %s · %s: %s at %s against %s..%s (interval %s..%s)%s"):format(e.scenario,
         e.device ~= "" and e.device or "-", params_text(e.params), M.change_text(x.change), M.commit_text(x.latest),
-        M.commit_text(x.baseline.from), M.commit_text(x.baseline.to), ("%.3f"):format(x.lo), ("%.3f"):format(x.hi))
+        M.commit_text(x.baseline.from), M.commit_text(x.baseline.to), ("%.3f"):format(x.lo), ("%.3f"):format(x.hi),
+        x.pinned and ("; baseline pinned since %s failed (wlrun history accept takes the new level)"):format(
+          M.commit_text(x.pinned.since)) or "")
     end
   end
 end

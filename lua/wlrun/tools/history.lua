@@ -23,6 +23,7 @@ local TOOL = "history"
 M.usage = [[
 Usage: wlrun history add RESULTS.json... [--db FILE] [--commit SHA] [-q]
        wlrun history show|trend|blame [--db FILE] [selection] [options] [-o FILE]...
+       wlrun history accept [--db FILE] [selection] [--commit SHA] [-q]
 
 Keeps results across commits in an SQLite database (docs/history.md): by default
 .wlrun/history.db at the root of the git repository (or of the current directory),
@@ -37,22 +38,29 @@ or [history] db in wlrun.ini.
                          against the first commit and the one before
     blame                per configuration, the first commit of each lasting shift
                          (a step) and each slow drift
+    accept               take the level of each selected configuration from its
+                         latest commit (or --commit) on as the new normal: the gate's
+                         baseline, pinned at a regression, starts there
 
     --db FILE            the database
-    --commit SHA         add: the commit of the runs, whatever they or git say
+    --commit SHA         add: the commit of the runs, whatever they or git say;
+                         accept: the commit whose level is accepted (default: each
+                         configuration's latest)
     --scenario NAME      only this scenario;  --device NAME  only this device
     -p NAME=V1,V2        only configurations with one of these values (repeatable);
                          a name that the database does not hold is exit 2
     --filter EXPR        only configurations for which the Lua expression is true
     --fail-on PCT        trend, blame: exit with code 7 when the latest commit of a
                          configuration is significantly slower than its baseline by
-                         more than PCT (exit 2 when the selection matches none)
+                         more than PCT (exit 2 when the selection matches none); the
+                         baseline stays pinned from the first commit that failed
+                         until a new level is accepted
     --min-effect PCT     blame: the smallest shift reported (default 2%)
     --min-runs N         blame: commits on each side of a shift (default 3)
     --alpha A            blame: significance level (default 0.01)
     -o, --output FILE    also write FILE: .json or .txt (may be repeated); - is
                          standard output, in JSON, and alone there
-    -q, --quiet          add: print nothing
+    -q, --quiet          add, accept: print nothing
     -h, --help           this text
 ]]
 
@@ -73,6 +81,7 @@ local takes = {
   trend = { scenario = true, device = true, param = true, filter = true, output = true, fail_on = true },
   blame = { scenario = true, device = true, param = true, filter = true, output = true, fail_on = true,
             min_effect = true, min_runs = true, alpha = true },
+  accept = { scenario = true, device = true, param = true, filter = true, commit = true, quiet = true },
 }
 
 local function fail(kind, msg) cli.fail(kind, TOOL, msg) end
@@ -237,7 +246,13 @@ local function analyse(db, path, o, opts, cmd)
     local found = (cmd == "blame" or gate) and analysis.blame(s, points, opts)
     if cmd == "trend" then e.points = analysis.trend(points) else e.steps, e.drifts = found.steps, found.drifts end
     if gate then
-      e.gate = analysis.gate(points, found, samples, { fail_on = opts.fail_on, alpha = opts.alpha })
+      local accepted = query.accepted(db, s)
+      local at
+      for i, p in ipairs(points) do
+        if accepted and p.commit == accepted then at = i end
+      end
+      e.gate = analysis.pinned_gate(points, function(prefix) return analysis.blame(s, prefix, opts) end, samples,
+        { fail_on = opts.fail_on, alpha = opts.alpha, accepted = at })
       if e.gate.failed then gate.failed, gate.failing = true, gate.failing + 1 end
     end
     list[#list + 1] = e
@@ -252,17 +267,69 @@ local function analyse(db, path, o, opts, cmd)
   return doc
 end
 
+---------------------------------------------------------------------------------------------
+-- accept
+
+local ACCEPTED = [[
+CREATE TABLE IF NOT EXISTS accepted (
+  scenario TEXT NOT NULL, device TEXT NOT NULL, params TEXT NOT NULL, -- the configuration's series
+  commit_sha TEXT NOT NULL,    -- the commit whose level is the new normal
+  time TEXT NOT NULL           -- when it was accepted, UTC
+)]]
+
+local function accept(o)
+  local path, source = store.locate(o.db)
+  if source == "default" and not require("wlrun.process").file_type(path) then
+    fail("io", ("no history database at '%s' (wlrun history add RESULTS.json makes it)"):format(printable(path)))
+  end
+  local db <close> = store.open_writer(path, source)
+  local chosen = {}
+  for _, s in ipairs(query.series(select_series(db, path, o))) do
+    local points = query.commits(s)
+    local commit = points[#points].commit
+    if o.commit then
+      commit = nil
+      for _, p in ipairs(points) do
+        if p.commit == o.commit or p.commit:sub(1, #o.commit) == o.commit then commit = p.commit end
+      end
+    end
+    if commit then chosen[#chosen + 1] = { s = s, commit = commit } end
+  end
+  if #chosen == 0 then
+    fail("usage", o.commit and ("--commit %s: no selected configuration has a run of this commit"):format(printable(o.commit, 60))
+      or "no configuration matches the selection: nothing to accept")
+  end
+  local now = os.date("!%Y-%m-%dT%H:%M:%SZ")
+  store.transaction(db, function()
+    db:exec(ACCEPTED)
+    for _, c in ipairs(chosen) do
+      db:run("INSERT INTO accepted (scenario, device, params, commit_sha, time) VALUES (?1, ?2, ?3, ?4, ?5)",
+        c.s.scenario, c.s.device, c.s.params_json, c.commit, now)
+    end
+  end)
+  if o.quiet then return end
+  for _, c in ipairs(chosen) do
+    stdio.write(("accepted %s · %s · %s: its level from %s on is the baseline\n"):format(printable(c.s.scenario, 60),
+      c.s.device ~= "" and printable(c.s.device, 60) or "-", printable(c.s.params_json, 120), c.commit:sub(1, 12)))
+  end
+end
+
 function M.main(args)
   local o, pos = cli.parse_args(TOOL, args or {}, spec)
   local cmd = table.remove(pos, 1)
   if o.help or cmd == nil then
     stdio.write(M.usage)
-    if cmd == nil and not o.help then fail("usage", "expected a command: add, show, trend or blame") end
+    if cmd == nil and not o.help then fail("usage", "expected a command: add, show, trend, blame or accept") end
     return
   end
-  if not takes[cmd] then fail("usage", ("unknown command '%s' (add, show, trend, blame)"):format(cmd)) end
+  if not takes[cmd] then fail("usage", ("unknown command '%s' (add, show, trend, blame, accept)"):format(cmd)) end
   local opts = check_options(cmd, o)
   if cmd == "add" then return add(o, pos) end
+  if cmd == "accept" then
+    if #pos > 0 then fail("usage", ("accept takes no file: '%s' (the database is given with --db)"):format(pos[1])) end
+    o.keep, o.finish = selection.selector(o.param, o.filter)
+    return accept(o)
+  end
   if #pos > 0 then fail("usage", ("%s takes no file: '%s' (the database is given with --db)"):format(cmd, pos[1])) end
   o.keep, o.finish = selection.selector(o.param, o.filter) -- its errors before the file's
   local path = store.locate(o.db)
