@@ -81,6 +81,19 @@ describe("wlrun report", function()
     assert.equal("", names(dir):match("fresh") or "", "the directory was not made")
   end)
 
+  it("shows a parameter named like a column (n) as param.n, in the table, Markdown and the page", function()
+    local dir = fixtures()
+    for _, f in ipairs { "table", "markdown" } do
+      local r = h.run("export r01.json --format " .. f, { cwd = dir })
+      assert.equal(0, r.code, r.stderr)
+      assert.matches("param%.n", r.stdout)
+      assert.equal(1, count(r.stdout:match("[^\n]*param%.n[^\n]*"), "[ |]n[ |]"), r.stdout) -- one n column left: the count
+    end
+    local r = report("--html page r01.json", dir)
+    assert.equal(0, r.code, r.stderr)
+    assert.matches(">param%.n<", h.read(dir .. "/page/index.html"))
+  end)
+
   it("prints its help, and wants --html and something to show", function()
     local r = report("--help", dir)
     assert.equal(0, r.code)

@@ -198,6 +198,15 @@ function M.build(doc)
   local custom = M.custom_metrics_present(doc)
   for _, d in ipairs(custom) do cols[#cols + 1] = { title = d.title, right = true } end
   cols[#cols + 1] = { title = "warnings" }
+  -- a parameter named like a column of the table ("n", "median") is shown as param.NAME, so
+  -- that no two columns read the same
+  local taken = {}
+  for _, c in ipairs(cols) do
+    if not c.axis then taken[c.title] = true end
+  end
+  for _, c in ipairs(cols) do
+    if c.axis and taken[c.title] then c.title = "param." .. c.title end
+  end
 
   local rows = {}
   for i, c in ipairs(doc.configurations or {}) do
