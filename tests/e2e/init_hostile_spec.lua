@@ -88,12 +88,14 @@ describe("wlrun init, in a hostile directory", function()
 
   as_nobody("leaves nothing behind when a write fails midway (a directory it cannot write into)", function()
     local dir = h.tmpdir()
-    -- bench/ is writable, DIR is not: the scenario and the CI script can be made, wlrun.ini not
-    sh(("mkdir %s && chmod 777 %s && chmod 755 %s"):format(q(dir .. "/bench"), q(dir .. "/bench"), q(dir)))
+    -- bench/ and .github/workflows/ are writable, DIR is not: the scenario, the CI script and the
+    -- workflows can be made, wlrun.ini not
+    sh(("mkdir -p %s %s && chmod 777 %s %s && chmod 755 %s"):format(q(dir .. "/bench"), q(dir .. "/.github/workflows"),
+      q(dir .. "/bench"), q(dir .. "/.github/workflows"), q(dir)))
     local r = h.run("init .", { cwd = dir, prefix = NOBODY })
     assert.equal(9, r.code, r.stderr)
     assert.truthy(r.stderr:find("cannot write ./wlrun.ini: Permission denied: nothing written", 1, true), r.stderr)
     assert.equal("", r.stdout)
-    assert.equal("bench(d)", tree(dir))
+    assert.equal(".github(d) .github/workflows(d) bench(d)", tree(dir))
   end)
 end)

@@ -19,8 +19,20 @@ describe("wlrun init", function()
     h.write(dir .. "/README.md", "# my project\n")
     local r = h.run("init", { cwd = dir })
     assert.equal(0, r.code, r.stderr)
-    for _, f in ipairs { "bench/axpy.lua", "bench/ci.sh", "wlrun.ini", "README.md" } do
+    for _, f in ipairs { "bench/axpy.lua", "bench/ci.sh", "bench/gitlab-ci.yml", ".github/workflows/benchmarks.yml",
+                         "wlrun.ini", ".gitignore", "README.md" } do
       assert.truthy(r.stdout:find(f, 1, true), f)
+    end
+    assert.equal("# wlrun (wlrun init): the benchmarks' results and the history's database\nout/\n.wlrun/\n",
+      h.read(dir .. "/.gitignore"))
+    -- the workflows are YAML of the shape their CI reads (where Python's yaml is there to say so)
+    local check = [[python3 -c 'import sys, yaml
+gh = yaml.safe_load(open(sys.argv[1])); gl = yaml.safe_load(open(sys.argv[2]))
+assert set(gh["jobs"]) == {"compile", "gate"} and gh["jobs"]["gate"]["runs-on"] == ["self-hosted", "gpu"]
+assert set(gl) == {"bench-compile", "bench-gate"} and gl["bench-gate"]["tags"] == ["gpu"]
+assert all("sh bench/ci.sh" in str(j) for j in list(gh["jobs"].values()) + list(gl.values()))' ]]
+    if os.execute("python3 -c 'import yaml' 2>/dev/null") then
+      assert.is_true(os.execute(check .. q(dir .. "/.github/workflows/benchmarks.yml") .. " " .. q(dir .. "/bench/gitlab-ci.yml")))
     end
     local readme = h.read(dir .. "/README.md")
     assert.truthy(readme:find("^# my project\n\n## Benchmarks\n"), readme)
@@ -54,7 +66,7 @@ describe("wlrun init", function()
     h.write(target .. "/wlrun.ini", "; mine\n")
     local again = h.run("init sub/recipes", { cwd = dir })
     assert.equal(2, again.code)
-    assert.truthy(again.stderr:find("not overwriting sub/recipes/bench/axpy.lua, sub/recipes/bench/ci.sh, sub/recipes/wlrun.ini", 1, true), again.stderr)
+    assert.truthy(again.stderr:find("not overwriting sub/recipes/bench/axpy.lua, sub/recipes/bench/ci.sh, sub/recipes/bench/gitlab-ci.yml, sub/recipes/.github/workflows/benchmarks.yml, sub/recipes/wlrun.ini", 1, true), again.stderr)
     assert.equal("; mine\n", h.read(target .. "/wlrun.ini"))
     local readme = h.read(target .. "/README.md")
     assert.equal(1, select(2, readme:gsub("## Benchmarks", "")))

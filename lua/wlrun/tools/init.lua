@@ -23,6 +23,10 @@ your repository:
 
     bench/axpy.lua       a scenario: a kernel compiled by NVRTC, a sweep, a check against
                          the host and metrics (GB/s, % of peak bandwidth)
+    .github/workflows/benchmarks.yml, bench/gitlab-ci.yml
+                         CI workflows (GitHub Actions; GitLab CI, to include) that run
+                         bench/ci.sh on a CPU runner and on a runner labelled gpu
+    .gitignore           out/ and .wlrun/ (appended once; made when missing)
     bench/ci.sh          a CI job any CI can call (sh bench/ci.sh): --compile-only without a GPU; with one,
                          each recipe and `wlrun compare --fail-above 5` against its own
                          bench/NAME.baseline.json once you have stored one
@@ -88,6 +92,8 @@ function M.main(args)
   local files = {
     { path = dir .. "/bench/axpy.lua", text = templates.scenario },
     { path = dir .. "/bench/ci.sh", text = templates.ci },
+    { path = dir .. "/bench/gitlab-ci.yml", text = templates.gitlab },
+    { path = dir .. "/.github/workflows/benchmarks.yml", text = templates.github },
     { path = dir .. "/wlrun.ini", text = templates.ini },
   }
   local there = {}
@@ -99,6 +105,18 @@ function M.main(args)
       table.concat(there, ", "), #there == 1 and "it" or "them"))
   end
   local dirs = missing_dirs(dir .. "/bench")
+  local listed = {}
+  for _, d in ipairs(dirs) do listed[d] = true end
+  for _, d in ipairs(missing_dirs(dir .. "/.github/workflows")) do
+    if not listed[d] then dirs[#dirs + 1] = d end
+  end
+  -- .gitignore: the lines added once, at its end (made when missing)
+  local ignore = dir .. "/.gitignore"
+  local ignored = readme_text(ignore)
+  if not (ignored and ignored:find("\nout/\n", 1, true) or (ignored or ""):find("^out/\n")) then
+    local sep = (ignored or "") == "" and "" or (ignored:sub(-1) == "\n" and "\n" or "\n\n")
+    files[#files + 1] = { path = ignore, text = (ignored or "") .. sep .. templates.gitignore }
+  end
   local readme = dir .. "/README.md"
   local old = readme_text(readme)
   local said

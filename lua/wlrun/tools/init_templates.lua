@@ -147,4 +147,72 @@ done
 exit "$status"
 ]==]
 
+-- GitHub Actions: the kernels compiled on a CPU runner, the recipes run and gated on a runner of
+-- the label `gpu`; wlrun installed from the .deb that WLRUN_DEB (a repository variable) names
+T.github = [==[
+# The benchmarks of this repository (wlrun init): every kernel compiled on any runner; the
+# recipes run and gated against their stored baselines (bench/NAME.baseline.json) on a runner
+# with a GPU. Set the repository variable WLRUN_DEB to the URL of wlrun's .deb (docs/install.md),
+# and give a self-hosted runner with an NVIDIA GPU and the CUDA toolkit the label `gpu`.
+name: benchmarks
+on: [push, pull_request]
+jobs:
+  compile:
+    runs-on: ubuntu-latest
+    container: nvidia/cuda:13.0.0-devel-ubuntu24.04
+    steps:
+      - uses: actions/checkout@v4
+      - name: install wlrun
+        run: |
+          apt-get update && apt-get install -y curl
+          curl -fsSL -o /tmp/wlrun.deb "${{ vars.WLRUN_DEB }}"
+          apt-get install -y /tmp/wlrun.deb
+      - name: compile every kernel (no GPU)
+        run: sh bench/ci.sh
+  gate:
+    runs-on: [self-hosted, gpu]
+    needs: compile
+    steps:
+      - uses: actions/checkout@v4
+      - name: run and gate the recipes
+        run: sh bench/ci.sh
+      - uses: actions/upload-artifact@v4
+        if: always()
+        with:
+          name: benchmark-results
+          path: out/
+]==]
+
+-- GitLab CI: the same two jobs, in a file for the project's .gitlab-ci.yml to include
+T.gitlab = [==[
+# The benchmarks of this repository (wlrun init), for GitLab CI: add to .gitlab-ci.yml
+#   include:
+#     - local: bench/gitlab-ci.yml
+# Set the CI/CD variable WLRUN_DEB to the URL of wlrun's .deb (docs/install.md), and tag a runner
+# with an NVIDIA GPU and the CUDA toolkit `gpu`.
+bench-compile:
+  image: nvidia/cuda:13.0.0-devel-ubuntu24.04
+  script:
+    - apt-get update && apt-get install -y curl
+    - curl -fsSL -o /tmp/wlrun.deb "$WLRUN_DEB"
+    - apt-get install -y /tmp/wlrun.deb
+    - sh bench/ci.sh
+bench-gate:
+  tags: [gpu]
+  needs: [bench-compile]
+  script:
+    - sh bench/ci.sh
+  artifacts:
+    when: always
+    paths: [out/]
+]==]
+
+-- what wlrun writes that is not to be committed: the CI script's results, the history's default
+-- database
+T.gitignore = [==[
+# wlrun (wlrun init): the benchmarks' results and the history's database
+out/
+.wlrun/
+]==]
+
 return T
