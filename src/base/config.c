@@ -266,6 +266,19 @@ static void unknown_key(struct reader *r, const char *section, const char *name)
   }
 }
 
+/* A path setting (a directory, a file) of a wlrun.ini found above the working directory is
+ * relative to the file's directory, as a path in git's config is: "../wlrun.ini" with
+ * cache_dir = .cache gives ../.cache. Other values, and absolute paths, are as written. */
+static const char *relative_to_file(const char *ini, const struct wl_setting *s, const char *value, char *buf,
+                                    size_t size) {
+  bool is_path = (strcmp(s->section, "compile") == 0 && strcmp(s->name, "cache_dir") == 0) ||
+                 (strcmp(s->section, "history") == 0 && strcmp(s->name, "db") == 0);
+  const char *slash = strrchr(ini, '/');
+  if (!is_path || value[0] == '/' || !slash) return value;
+  int n = snprintf(buf, size, "%.*s/%s", (int)(slash - ini), ini, value);
+  return n > 0 && (size_t)n < size ? buf : value;
+}
+
 static int on_entry(void *user, const char *section, const char *name, const char *value,
                     int lineno) {
   struct reader *r = user;
@@ -294,6 +307,8 @@ static int on_entry(void *user, const char *section, const char *name, const cha
     return 0;
   }
   snprintf(origin, sizeof origin, "%s:%d", r->path, r->line);
+  char beside[4096];
+  value = relative_to_file(r->path, s, value, beside, sizeof beside);
   if (!wl_setting_assign(s, value, WL_FROM_INI, origin, why, sizeof why)) {
     fail(r, r->line, "%s.%s: %s", section, name, why);
     return 0;
@@ -477,10 +492,34 @@ bool wl_config_load(const char *path, char *err, size_t errlen, bool *io_error) 
   return rc == 0 && r.error_line == 0;
 }
 
-/* A wlrun.ini that is there but cannot be read (a directory, a broken link) is an error, not
- * the absence of one. */
+/* The wlrun.ini of a run, as git finds its config: in the working directory, else in the
+ * directories above it up to the root of the git repository holding it (the one with .git),
+ * named relative to the working directory ("../../wlrun.ini"); outside a repository, the working
+ * directory's only. A wlrun.ini that is there but cannot be read (a directory, a broken link) is
+ * an error, not the absence of one. */
 const char *wl_config_locate(const char *given) {
-  struct stat st;
+  enum { MAX_UP = 64 };
+  static char found[3 * MAX_UP + 16];
+  char up[3 * MAX_UP + 1] = "", probe[3 * MAX_UP + 16];
+  struct stat st, here, parent;
   if (given) return given;
-  return lstat("wlrun.ini", &st) == 0 ? "wlrun.ini" : NULL;
+  if (lstat("wlrun.ini", &st) == 0) return "wlrun.ini";
+  int root = -1; /* how many levels up the repository's root is (the directory holding .git) */
+  for (int d = 0; d < MAX_UP && root < 0; d++) {
+    snprintf(probe, sizeof probe, "%s.git", up);
+    if (lstat(probe, &st) == 0) {
+      root = d;
+      break;
+    }
+    snprintf(probe, sizeof probe, "%s.", up);
+    if (stat(probe, &here) != 0) break;
+    snprintf(probe, sizeof probe, "%s..", up);
+    if (stat(probe, &parent) != 0 || (here.st_ino == parent.st_ino && here.st_dev == parent.st_dev)) break;
+    memcpy(up + 3 * d, "../", 4); /* the file system's root is its own parent: stopped above */
+  }
+  for (int d = 1; d <= root; d++) {
+    snprintf(found, sizeof found, "%.*swlrun.ini", 3 * d, up);
+    if (lstat(found, &st) == 0) return found;
+  }
+  return NULL;
 }

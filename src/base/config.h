@@ -9,7 +9,8 @@
  * returns false; exit code WL_EXIT_CONFIG (or WL_EXIT_IO when the file cannot be read). */
 bool wl_config_load(const char *path, char *err, size_t errlen, bool *io_error);
 
-/* The file to read: the one given with --config, else ./wlrun.ini when it exists, else NULL. */
+/* The file to read: the one given with --config, else the first wlrun.ini from the working
+ * directory up to its git repository's root (config.c), else NULL. */
 const char *wl_config_locate(const char *given);
 
 #endif

@@ -176,6 +176,30 @@ describe("wlrun.ini", function()
     assert.matches("/nonexistent/wlrun.ini: cannot read configuration", r.stderr)
   end)
 
+  it("is found above the working directory up to the repository's root, as git finds its config", function()
+    local root = h.tmpdir()
+    assert(os.execute("mkdir -p " .. h.quote(root .. "/repo/.git") .. " " .. h.quote(root .. "/repo/bench/deep")))
+    h.write(root .. "/repo/wlrun.ini", "[compile]\narch = sm_80\ncache_dir = .kc\n[history]\ndb = h/x.db\n")
+    local show = "local s = require('wlrun').settings print(s.compile.arch, s.compile.cache_dir, s.history.db)"
+    for _, at in ipairs { { "repo", "" }, { "repo/bench", "../" }, { "repo/bench/deep", "../../" } } do
+      local r = h.run_script(show, "", { cwd = root .. "/" .. at[1] })
+      assert.equal(0, r.code, r.stderr)
+      assert.equal(("sm_80\t%s.kc\t%sh/x.db\n"):format(at[2], at[2]), r.stdout, at[1]) -- paths: the file's directory
+    end
+    -- not above the repository's root, and not at all outside a repository
+    h.write(root .. "/wlrun.ini", "[compile]\narch = sm_90\n")
+    assert(os.execute("mkdir -p " .. h.quote(root .. "/plain/sub")))
+    local r = h.run_script("print(require('wlrun').settings.compile.arch)", "", { cwd = root .. "/plain/sub" })
+    assert.equal("nil\n", r.stdout)
+    r = h.run_script("print(require('wlrun').settings.compile.arch)", "", { cwd = root .. "/repo/bench" })
+    assert.equal("sm_80\n", r.stdout)
+    -- an error names the file found
+    h.write(root .. "/repo/wlrun.ini", "[run]\nwarmpu = 3\n")
+    r = h.run_script("print('ran')", "", { cwd = root .. "/repo/bench/deep" })
+    assert.equal(3, r.code)
+    assert.matches("^wlrun: %.%./%.%./wlrun%.ini:2: unknown key 'warmpu'", r.stderr)
+  end)
+
   it("accepts an empty or comment-only file", function()
     local dir = h.tmpdir()
     h.write(dir .. "/wlrun.ini", "; nothing set\n")
