@@ -9,6 +9,7 @@ local json_out = require "wlrun.report.json"
 local cli = require "wlrun.tools.cli"
 local query = require "wlrun.history.query"
 local store = require "wlrun.history.store"
+local process = require "wlrun.process"
 local analysis = require "wlrun.history.analysis"
 local changepoint = require "wlrun.history.changepoint"
 local record = require "wlrun.history.record"
@@ -279,7 +280,7 @@ CREATE TABLE IF NOT EXISTS accepted (
 
 local function accept(o)
   local path, source = store.locate(o.db)
-  if source == "default" and not require("wlrun.process").file_type(path) then
+  if source == "default" and not process.file_type(path) then
     fail("io", ("no history database at '%s' (wlrun history add RESULTS.json makes it)"):format(printable(path)))
   end
   local db <close> = store.open_writer(path, source)
