@@ -320,4 +320,23 @@ io.open("let_go_" .. arg[1], "w"):close()
     assert.equal("0 0 7 7", table.concat(codes, " ", 25, 28))
     assert.equal(2, history("accept --db h.db --commit nosuch", dir).code)
   end)
+
+  it("writes every command's output as text, JSON or Markdown (--format, -o by extension)", function()
+    local dir = fixtures(h.tmpdir())
+    add_all(dir, "h.db")
+    for _, cmd in ipairs { "show", "trend", "blame --fail-on 5" } do
+      local md = history(cmd .. " --db h.db --format markdown -o out.md -o out.json -o out.txt", dir)
+      assert.is_true(md.code == 0 or md.code == 7, md.stderr)
+      assert.matches("\n| [%w ]+ |", md.stdout) -- a pipe table
+      assert.matches("| %-%-%- |", md.stdout)
+      assert.equal(md.stdout, h.read(dir .. "/out.md"))
+      assert.equal(cmd:match("^%a+"), json.decode(h.read(dir .. "/out.json")).command)
+      local j = history(cmd .. " --db h.db --format json", dir)
+      assert.equal(h.read(dir .. "/out.json"), j.stdout)
+      assert.is_nil(h.read(dir .. "/out.txt"):find("| ---", 1, true))
+    end
+    local r = history("blame --db h.db --format xml", dir)
+    assert.equal(2, r.code)
+    assert.matches("%-%-format: expected text, json or markdown, got 'xml'", r.stderr)
+  end)
 end)

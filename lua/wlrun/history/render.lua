@@ -51,16 +51,38 @@ end
 
 function M.added_line(run, done, db) return printable(added_line(run, done, db):sub(1, -2)) .. "\n" end
 
+-- The printers below write into `out` with the style in force: text (aligned tables) or Markdown
+-- (pipe tables and headings, for a pull request's comment).
+local markdown = false
+
+-- a Markdown cell: its pipes escaped, no line break
+local function md_cell(s) return (tostring(s or ""):gsub("|", "\\|"):gsub("\n", " ")) end
+
 -- the cells escaped before they are aligned (an escape is wider than the byte it stands for)
 local function lines_of(out, cols, rows)
   for _, r in ipairs(rows) do
     for j = 1, #cols do r[j] = r[j] and printable(r[j]) end
   end
+  if markdown then
+    local head, rule = {}, {}
+    for j, c in ipairs(cols) do head[j], rule[j] = md_cell(c.title), c.right and "---:" or "---" end
+    out[#out + 1] = "| " .. table.concat(head, " | ") .. " |"
+    out[#out + 1] = "| " .. table.concat(rule, " | ") .. " |"
+    for _, r in ipairs(rows) do
+      local cells = {}
+      for j = 1, #cols do cells[j] = md_cell(r[j]) end
+      out[#out + 1] = "| " .. table.concat(cells, " | ") .. " |"
+    end
+    return
+  end
   for _, l in ipairs(columns.align(cols, rows)) do out[#out + 1] = l end
 end
 
+-- a heading of its own: a line in text, a Markdown heading
+local function title(text) return markdown and ("### " .. md_cell(text)) or text end
+
 local function show(doc, out)
-  out[#out + 1] = ("History in '%s': %s"):format(doc.database, plural(#doc.runs, "run"))
+  out[#out + 1] = title(("History in '%s': %s"):format(doc.database, plural(#doc.runs, "run")))
   if #doc.runs == 0 then return end
   out[#out + 1] = ""
   local cols = { { title = "run", right = true }, { title = "time" }, { title = "scenario" }, { title = "device" },
@@ -83,7 +105,7 @@ local function trend(doc, out)
     { title = "median", right = true }, { title = "vs first", right = true }, { title = "vs previous", right = true } }
   for i, e in ipairs(doc.configurations) do
     if i > 1 then out[#out + 1] = "" end
-    out[#out + 1] = heading(e)
+    out[#out + 1] = title(heading(e))
     local rows = {}
     for _, p in ipairs(e.points) do
       rows[#rows + 1] = { M.commit_text(p), p.time, tostring(p.runs), T.time(p.median), M.change_text(p.change_first),
@@ -138,7 +160,8 @@ local function gate_lines(doc, out)
   for _, e in ipairs(doc.configurations) do
     local x = e.gate
     if x and x.failed then
-      out[#out + 1] = ("  %s · %s · %s: %s at %s against %s..%s (interval %s..%s)%s"):format(e.scenario,
+      out[#out + 1] = ("%s%s · %s · %s: %s at %s against %s..%s (interval %s..%s)%s"):format(markdown and "- " or "  ",
+        e.scenario,
         e.device ~= "" and e.device or "-", params_text(e.params), M.change_text(x.change), M.commit_text(x.latest),
         M.commit_text(x.baseline.from), M.commit_text(x.baseline.to), ("%.3f"):format(x.lo), ("%.3f"):format(x.hi),
         x.pinned and ("; baseline pinned since %s failed (wlrun history accept takes the new level)"):format(
@@ -161,6 +184,15 @@ end
 
 -- for wlrun report's page (wlrun.html.history): a series' heading and a p-value as here
 M.heading, M.p_text, M.params_text = heading, p_text, params_text
+
+-- the document as Markdown: the same tables and lines, for a pull request's comment
+function M.markdown(doc)
+  markdown = true
+  local ok, text = pcall(M.text, doc)
+  markdown = false
+  if not ok then error(text, 0) end
+  return text
+end
 
 function M.text(doc)
   local out = {}

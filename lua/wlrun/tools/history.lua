@@ -59,7 +59,9 @@ or [history] db in wlrun.ini.
     --min-effect PCT     blame: the smallest shift reported (default 2%)
     --min-runs N         blame: commits on each side of a shift (default 3)
     --alpha A            blame: significance level (default 0.01)
-    -o, --output FILE    also write FILE: .json or .txt (may be repeated); - is
+    --format FMT         show, trend, blame: standard output as text (default),
+                         json or markdown (a pull request's comment)
+    -o, --output FILE    also write FILE: .json, .md or .txt (may be repeated); - is
                          standard output, in JSON, and alone there
     -q, --quiet          add, accept: print nothing
     -h, --help           this text
@@ -69,7 +71,7 @@ local spec = {
   ["--db"] = { value = true }, ["--commit"] = { value = true }, ["--scenario"] = { value = true },
   ["--device"] = { value = true }, ["-p"] = { value = true, multi = true, key = "param" },
   ["--param"] = { value = true, multi = true, key = "param" }, ["--filter"] = { value = true },
-  ["--fail-on"] = { value = true }, ["--min-effect"] = { value = true }, ["--min-runs"] = { value = true },
+  ["--fail-on"] = { value = true }, ["--format"] = { value = true }, ["--min-effect"] = { value = true }, ["--min-runs"] = { value = true },
   ["--alpha"] = { value = true }, ["-o"] = { value = true, multi = true, key = "output" },
   ["--output"] = { value = true, multi = true, key = "output" }, ["-q"] = { key = "quiet" }, ["--quiet"] = {},
   ["-h"] = { key = "help" }, ["--help"] = {},
@@ -78,10 +80,10 @@ local spec = {
 -- the options each command takes (beyond --db and --help)
 local takes = {
   add = { commit = true, quiet = true },
-  show = { scenario = true, device = true, param = true, filter = true, output = true },
-  trend = { scenario = true, device = true, param = true, filter = true, output = true, fail_on = true },
+  show = { scenario = true, device = true, param = true, filter = true, output = true, format = true },
+  trend = { scenario = true, device = true, param = true, filter = true, output = true, fail_on = true, format = true },
   blame = { scenario = true, device = true, param = true, filter = true, output = true, fail_on = true,
-            min_effect = true, min_runs = true, alpha = true },
+            min_effect = true, min_runs = true, alpha = true, format = true },
   accept = { scenario = true, device = true, param = true, filter = true, commit = true, quiet = true },
 }
 
@@ -118,14 +120,19 @@ local function check_options(cmd, o)
   elseif o.commit and not o.commit:match("^[%w][%w._/-]*$") then
     fail("usage", ("--commit: expected a commit (hex digits) or a name of letters, digits, '.', '_', '/' and '-', got '%s'"):format(printable(o.commit, 100)))
   end
+  local FORMATS = { json = "json", txt = "text", md = "markdown", markdown = "markdown" }
   opts.outputs = {}
   for _, path in ipairs(o.output or {}) do
     local ext = (path:match("%.([^./]+)$") or ""):lower()
     if path == "-" then ext, opts.to_stdout = "json", true end
-    if ext ~= "json" and ext ~= "txt" then
-      fail("usage", ("cannot tell the output format of '%s' from its extension (.json .txt)"):format(path))
+    if not FORMATS[ext] then
+      fail("usage", ("cannot tell the output format of '%s' from its extension (.json .md .txt)"):format(path))
     end
-    opts.outputs[#opts.outputs + 1] = { path = path, json = ext == "json" }
+    opts.outputs[#opts.outputs + 1] = { path = path, format = FORMATS[ext] }
+  end
+  opts.format = o.format or "text"
+  if not ({ text = true, json = true, markdown = true })[opts.format] then
+    fail("usage", ("--format: expected text, json or markdown, got '%s'"):format(printable(o.format, 40)))
   end
   return opts
 end
@@ -336,11 +343,15 @@ function M.main(args)
   local path = store.locate(o.db)
   local db <close> = store.open_reader(path)
   local doc = cmd == "show" and show(db, path, o) or analyse(db, path, o, opts, cmd)
+  local function as(format)
+    if format == "json" then return json_out.text(doc) end
+    return format == "markdown" and render.markdown(doc) or render.text(doc)
+  end
   if not opts.to_stdout then -- -o - is standard output's alone
-    stdio.write(render.text(doc))
+    stdio.write(as(opts.format))
     io.stdout:flush()
   end
-  for _, f in ipairs(opts.outputs) do cli.write(TOOL, f.path, f.json and json_out.text(doc) or render.text(doc)) end
+  for _, f in ipairs(opts.outputs) do cli.write(TOOL, f.path, as(f.format)) end
   if doc.gate and doc.gate.failed then core.error("regression", render.gate_message(doc), 0) end
 end
 
