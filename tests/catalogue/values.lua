@@ -170,7 +170,7 @@ return wl.scenario { name = "big", params = { %s }, run = function() end }
   end)(), ", "))
 end
 list[#list + 1] = { name = "a sweep of 2^64 configurations (a count that wraps to 0)", script = axes(65536, 4), args = "--dry-run",
-  code = 1, stderr = "script%.lua: 1%.845e%+19 configurations in the space of its parameters; at most 1e7" }
+  code = 1, stderr = "script%.lua:%d+: 1%.845e%+19 configurations in the space of its parameters; at most 1e7" }
 -- options and wlrun.ini keys whose messages must say what is wrong whole
 list[#list + 1] = { name = "-p: a value of 300 bytes", script = "print('ran')", args = "-p v=" .. ("a"):rep(300) .. " --dry-run",
   code = 2, stderr = "^wlrun: %-p 'v=a+%.%.%.': value 1 is 300 bytes long %(at most 255%)" }

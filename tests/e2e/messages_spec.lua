@@ -43,6 +43,21 @@ describe("a scenario's parameters", function()
   end)
 end)
 
+describe("a declaration's mistakes", function()
+  it("name the script's line also in `return wl.X{...}`, a tail call that leaves no frame of the script", function()
+    for _, x in ipairs {
+      { "return wl.loop { setp = function() end }", "wl%.loop: unknown field 'setp'" },
+      { "return wl.command { command = { 'true' }, stpe = 'x' }", "wl%.command: unknown field 'stpe'" },
+      { "return wl.scenario { nme = 'x' }", "wl%.scenario: unknown field 'nme'" },
+      { "local s = wl.loop { setp = 1 }\nreturn s", "wl%.loop: unknown field 'setp'" },
+    } do
+      local r = h.run_script("local wl = require 'wlrun'\n-- a comment\n" .. x[1] .. "\n", "--compile-only --arch sm_90")
+      assert.equal(1, r.code, x[1])
+      assert.matches("^wlrun: [^\n]*script%.lua:3: " .. x[2], r.stderr)
+    end
+  end)
+end)
+
 describe("the strict loader", function()
   local dir, base
   setup(function()

@@ -19,14 +19,43 @@ local scenario_fields = {
 
 local function fail(where, msg) core.error("script", where .. ": " .. msg, 0) end
 
+-- Where a declaration was written, "script.lua:12": the line of the script's call, the frame at
+-- level + 1 (level: the declaring function's). `return wl.loop{...}` is a tail call, which
+-- leaves no frame of the script: then the line of the script's last `return wl.NAME` is read
+-- from its text; failing that, the script's name alone.
+function scenario.place(level)
+  local tail = debug.getinfo(level + 1, "t") -- + 1: this function's own frame
+  local info = not (tail and tail.istailcall) and debug.getinfo(level + 2, "Sl") or nil
+  if info and (info.what == "main" or info.what == "Lua") and info.currentline > 0 then
+    return info.short_src .. ":" .. info.currentline
+  end
+  local script = core.cli.script
+  local f = script and io.open(script, "rb")
+  if not f then return script or "wl" end
+  local n, found = 0, nil
+  for line in f:lines() do
+    n = n + 1
+    if line:find("^%s*return%s+[%w_]+%.[%w_]+%s*[{(]") then found = n end
+  end
+  f:close()
+  return found and (script .. ":" .. found) or script
+end
+
+-- fn() (a declaration's checks), its errors without a place given the declaration's `at`: those
+-- raised at the caller's level, when a tail call left no caller to name
+local function placed(at, fn)
+  local ok, r = pcall(fn)
+  if ok then return r end
+  if type(r) == "table" and type(r.message) == "string" and not r.message:find("^[^\n]-:%d+: ") then
+    r.message = at .. ": " .. r.message
+  end
+  error(r, 0)
+end
+
 -- wl.scenario{...}: checks the declaration and returns it marked as a scenario
 function scenario.declare(spec, level)
   level = (level or 1) + 1
-  -- `return wl.scenario{...}` is a tail call: the script's frame is gone, name the file alone
-  local tail = debug.getinfo(level - 1, "t")
-  local info = not (tail and tail.istailcall) and debug.getinfo(level, "Sl") or nil
-  local where = info and (info.what == "main" or info.what == "Lua") and (info.short_src .. ":" .. info.currentline)
-      or core.cli.script
+  local where = scenario.place(level - 1) -- `return wl.scenario{...}`, a tail call, too
   if type(spec) ~= "table" then core.error("script", "wl.scenario expects a table, got " .. type(spec), level) end
   local at = where or "wl.scenario"
   fields.check(spec, scenario_fields, at .. ": wl.scenario", 0)
@@ -65,6 +94,12 @@ local loop_fields = {
 
 -- wl.loop{...}: a scenario whose configurations run a loop instead of wl.bench
 function scenario.loop(spec, level)
+  local at = scenario.place(level)
+  -- the checks run four frames further down (the check, the function, pcall, placed)
+  return placed(at, function() return scenario.check_loop(spec, level + 4) end)
+end
+
+function scenario.check_loop(spec, level)
   level = level + 1
   if type(spec) ~= "table" then core.error("script", "wl.loop expects a table", level) end
   fields.check(spec, loop_fields, "wl.loop", level)
@@ -107,6 +142,11 @@ local function command_fail(msg, level) core.error("script", "wl.command: " .. m
 
 -- wl.command{...}: checks the declaration and returns the scenario
 function scenario.command(spec, level)
+  local at = scenario.place(level)
+  return placed(at, function() return scenario.check_command(spec, level + 4) end)
+end
+
+function scenario.check_command(spec, level)
   level = level + 1
   if type(spec) ~= "table" then core.error("script", "wl.command expects a table", level) end
   fields.check(spec, command_fields, "wl.command", level)
