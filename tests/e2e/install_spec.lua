@@ -207,6 +207,7 @@ describe("cmake --install", function()
 end)
 
 describe("shell completion", function()
+  local cwd -- where the shell completes (a fresh directory when nil)
   local function bash_complete(...)
     local words = {}
     for i, w in ipairs { ... } do words[i] = q(w) end
@@ -214,7 +215,7 @@ describe("shell completion", function()
 source %s
 COMP_WORDS=(%s); COMP_CWORD=%d; COMPREPLY=(); _wlrun; printf '%%s\n' "${COMPREPLY[@]}"]]):format(
       q(installed() .. "/share/bash-completion/completions/wlrun"), table.concat(words, " "), select("#", ...) - 1)
-    local code, out = sh("cd " .. q(h.tmpdir()) .. " && env -u WLRUN_LUA_DIR bash -c " .. q(script))
+    local code, out = sh("cd " .. q(cwd or h.tmpdir()) .. " && env -u WLRUN_LUA_DIR bash -c " .. q(script))
     assert.equal(0, code, out)
     local set = {}
     for w in out:gmatch("[^\n]+") do set[w] = true end
@@ -225,12 +226,13 @@ COMP_WORDS=(%s); COMP_CWORD=%d; COMPREPLY=(); _wlrun; printf '%%s\n' "${COMPREPL
     local words = {}
     for i, w in ipairs { ... } do words[i] = q(w) end
     -- compadd and _files stand in for zsh's completion system: they print what they are given
+    -- (_files: "<files>", or "<files -/>" for directories)
     local script = ([=[
 compadd() { while [[ $1 != -- ]]; do shift; done; shift; print -l -- "$@" }
-_files() { print '<files>' }
+_files() { print -r -- "<files${*:+ $*}>" }
 words=(%s); CURRENT=%d; source %s]=]):format(table.concat(words, " "), select("#", ...),
       q(installed() .. "/share/zsh/vendor-completions/_wlrun"))
-    local code, out = sh("cd " .. q(h.tmpdir()) .. " && zsh -f -c " .. q(script))
+    local code, out = sh("cd " .. q(cwd or h.tmpdir()) .. " && zsh -f -c " .. q(script))
     assert.equal(0, code, out)
     local set = {}
     for w in out:gmatch("[^\n]+") do set[w] = true end
@@ -255,6 +257,54 @@ words=(%s); CURRENT=%d; source %s]=]):format(table.concat(words, " "), select("#
       assert.truthy(copts["--fail-above"])
       assert.truthy(copts["--format"])
       assert.falsy(copts["--min-time"]) -- compare's own options, not wlrun's
+    end)
+    define(shell .. ": the values of each option with a fixed set, per command; files or directories where an option takes one", function()
+      local wl = installed() .. "/bin/wlrun"
+      local function offers(expected, ...)
+        local got = complete(wl, ...)
+        local words = {}
+        for w in pairs(got) do words[#words + 1] = w end
+        table.sort(words)
+        table.sort(expected)
+        assert.same(expected, words, shell .. ": " .. table.concat({ ... }, " "))
+      end
+      local printers = { "table", "plain", "csv", "markdown", "json" }
+      offers(printers, "--format", "")
+      offers(printers, "bench.lua", "--format", "")
+      offers({ "table", "markdown", "json" }, "compare", "a.json", "b.json", "--format", "")
+      offers({ "gbench", "table", "plain", "csv", "markdown", "json" }, "export", "r.json", "--format", "")
+      offers(printers, "merge", "a.json", "--format", "")
+      offers(printers, "trace", "--format", "")
+      offers({ "ns", "us", "ms", "s" }, "export", "r.json", "--time-unit", "")
+      offers({ "auto", "cold", "batch", "graph", "host", "cupti" }, "--mode", "")
+      offers({ "nvrtc", "nvcc" }, "bench.lua", "--compiler", "")
+      offers({ "off", "base", "max" }, "--lock-clocks", "")
+      offers({ "on", "off" }, "--nvtx", "")
+      offers({ "f32", "tf32", "bf16", "f16" }, "trace", "--dtype", "")
+      offers({ "sweep", "hist", "ratio" }, "plot", "r.json", "--kind", "")
+      offers({}, "plot", "r.json", "--config", "") -- an index, not a file
+      if shell == "bash" then -- (zsh filters by the prefix itself)
+        offers({ "cold", "cupti" }, "--mode", "c")
+      end
+
+      -- a file, or a directory
+      cwd = h.tmpdir()
+      h.write(cwd .. "/r.json", "{}")
+      assert(os.execute("mkdir " .. q(cwd .. "/outdir")))
+      local ok, err = pcall(function()
+        local files = shell == "bash" and { "outdir", "r.json" } or { "<files>" }
+        local dirs = shell == "bash" and { "outdir" } or { "<files -/>" }
+        offers(files, "-o", "")
+        offers(files, "compare", "r.json", "r.json", "-o", "")
+        offers(files, "--config", "")
+        offers(files, "history", "show", "--db", "")
+        offers(dirs, "--cache-dir", "")
+        offers(dirs, "trace", "--trace-dir", "")
+        offers(dirs, "report", "--html", "")
+        offers(dirs, "plot", "r.json", "--keep", "")
+      end)
+      cwd = nil
+      assert(ok, err)
     end)
     define(shell .. ": a scenario's parameters after -p, from its dry run", function()
       local wl = installed() .. "/bin/wlrun"
