@@ -1,6 +1,7 @@
 # bash completion for wlrun. Everything it offers comes from wlrun itself, so that it cannot
 # drift from the binary: subcommands and options from `wlrun --help` (docs/cli.md) and
 # `wlrun TOOL --help`, a scenario's parameters after -p from `wlrun SCRIPT --dry-run --format json`.
+# The values of the options that take one of a fixed set are listed below (_wlrun_values).
 
 # the subcommands: the words after "wlrun" in the help's USAGE section
 _wlrun_subcommands() {
@@ -31,6 +32,26 @@ _wlrun_params() {
     sed -n '/"params": {/,/}/s/^ *"\([^"]*\)": .*/\1/p' | grep -vx params | sort -u
 }
 
+# the values of an option that takes one of a fixed set ($1: the subcommand, "" for a run; $2:
+# the option), as wlrun's option tables have them: a run's in src/base/settings.c (mode, format,
+# compiler, lock_clocks, nvtx), each tool's in lua/wlrun/tools/ (compare's out_formats, export's
+# time units, trace's dtypes, plot's kinds, the printers' formats); fails for any other option
+_wlrun_values() {
+  case $1:$2 in
+    :--format|merge:--format|trace:--format) echo table plain csv markdown json;;
+    compare:--format) echo table markdown json;;
+    export:--format) echo gbench table plain csv markdown json;;
+    export:--time-unit) echo ns us ms s;;
+    :--mode) echo auto cold batch graph host cupti;;
+    :--compiler) echo nvrtc nvcc;;
+    :--lock-clocks) echo off base max;;
+    :--nvtx) echo on off;;
+    trace:--dtype) echo f32 tf32 bf16 f16;;
+    plot:--kind) echo sweep hist ratio;;
+    *) return 1;;
+  esac
+}
+
 _wlrun() {
   local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
   local wl=${COMP_WORDS[0]} sub="" script="" i w
@@ -49,9 +70,21 @@ _wlrun() {
         COMPREPLY=($(compgen -S = -W "$(_wlrun_params "$wl" "$script")" -- "$cur"))
       fi
       return;;
-    -o|--output|--config|--resume|--db|--cache-dir|--trace-dir|--html)
+    --cache-dir|--trace-dir|--html|--keep) # a directory
+      compopt -o filenames 2>/dev/null
+      COMPREPLY=($(compgen -d -- "$cur")); return;;
+    -o|--output|--resume|--db) # a file
+      compopt -o filenames 2>/dev/null
       COMPREPLY=($(compgen -f -- "$cur")); return;;
+    --config) # a run's wlrun.ini (plot's --config is a configuration's index)
+      if [ -z "$sub" ]; then compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi
+      return;;
   esac
+  local values
+  if values=$(_wlrun_values "$sub" "$prev"); then
+    COMPREPLY=($(compgen -W "$values" -- "$cur"))
+    return
+  fi
   if [ "$COMP_CWORD" = 1 ] && [[ $cur != -* ]]; then
     COMPREPLY=($(compgen -W "$(_wlrun_subcommands "$wl")" -- "$cur") $(compgen -f -X '!*.lua' -- "$cur"))
     compopt -o filenames 2>/dev/null
