@@ -40,6 +40,7 @@ _wlrun_values() {
   case $1:$2 in
     :--format|merge:--format|trace:--format) echo table plain csv markdown json;;
     compare:--format) echo table markdown json;;
+    history:--format) echo text json markdown;;
     export:--format) echo gbench table plain csv markdown json;;
     export:--time-unit) echo ns us ms s;;
     :--mode) echo auto cold batch graph host cupti;;

@@ -272,6 +272,7 @@ words=(%s); CURRENT=%d; source %s]=]):format(table.concat(words, " "), select("#
       offers(printers, "--format", "")
       offers(printers, "bench.lua", "--format", "")
       offers({ "table", "markdown", "json" }, "compare", "a.json", "b.json", "--format", "")
+      offers({ "text", "json", "markdown" }, "history", "blame", "--format", "")
       offers({ "gbench", "table", "plain", "csv", "markdown", "json" }, "export", "r.json", "--format", "")
       offers(printers, "merge", "a.json", "--format", "")
       offers(printers, "trace", "--format", "")
