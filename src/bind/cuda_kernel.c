@@ -147,99 +147,137 @@ static int l_compiled_kernels(lua_State *L) {
   return 1;
 }
 
-/* wl.kernel{src_or_source, name = "k", defines = {...}, options = {...}, compiler = "nvrtc" | "nvcc",
- * file = "path.cu"}; or
- * precompiled code: file = "k.cubin" | "k.fatbin" | "k.ptx" [, format =, params =] (cuda_module.c) */
-static int l_kernel(lua_State *L) {
+/* ---- wl.kernel ---- */
+
+/* Checks wl.kernel's table (argument 1, the only one left) and its fields; pushes the kernel's
+ * name (stack index 2) and returns it. */
+static const char *kernel_name(lua_State *L) {
   static const char *const known[] = {"name", "defines", "options", "compiler", "file", "format", "params", NULL};
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
   wl_check_fields(L, 1, "wl.kernel", known, true);
   if (lua_getfield(L, 1, "name") != LUA_TSTRING || lua_rawlen(L, -1) == 0)
-    return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: 'name' (the kernel's name) is required");
-  const char *name = lua_tostring(L, -1);
-  /* the code: [1] a wl.source or a string, or file = path */
-  const char *code = NULL, *path = NULL;
-  size_t code_len = 0;
-  if (lua_geti(L, 1, 1) == LUA_TTABLE) {
-    lua_getfield(L, -1, "code");
-    lua_getfield(L, -2, "path");
-    code = lua_tolstring(L, -2, &code_len);
-    path = lua_tostring(L, -1);
-  } else if (lua_type(L, -1) == LUA_TSTRING) {
-    code = lua_tolstring(L, -1, &code_len);
-  } else if (lua_getfield(L, 1, "file") == LUA_TSTRING) {
-    const char *file = push_script_relative(L, lua_tostring(L, -1));
-    bool module = wl_module_format_of_path(file) != WL_MODULE_UNKNOWN;
-    if (!module) {
-      module = lua_getfield(L, 1, "format") != LUA_TNIL;
-      lua_pop(L, 1);
-    }
-    if (module) {
-      for (const char *const *f = (const char *const[]){"defines", "options", "compiler", NULL}; *f; f++)
-        if (lua_getfield(L, 1, *f) != LUA_TNIL)
-          return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': %s is for code compiled from source; %s is compiled already "
-                          "(give them to nvcc when you build it)", name, *f, file);
-        else lua_pop(L, 1);
-      size_t len;
-      push_source(L, file, name);
-      lua_getfield(L, -1, "code");
-      const char *data = lua_tolstring(L, -1, &len);
-      char arch[32];
-      return wl_kernel_from_module(L, 1, name, file, data, len, target_arch(L, arch, sizeof arch));
-    }
-    push_source(L, file, NULL);
-    lua_getfield(L, -1, "code");
-    lua_getfield(L, -2, "path");
-    code = lua_tolstring(L, -2, &code_len);
-    path = lua_tostring(L, -1);
-  }
-  if (!code)
-    return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': give the code as a string, a wl.source(path), or file = path", name);
-  if (strlen(code) != code_len) /* NVRTC takes a C string: what follows a NUL byte would be dropped */
-    return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': the code%s%s holds a NUL byte at offset %zu", name,
-                    path ? " of " : "", path ? path : "", strlen(code));
+    wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: 'name' (the kernel's name) is required");
+  return lua_tostring(L, -1);
+}
+
+/* a kernel's code and the file it was read from (NULL for a string), Lua strings on the stack */
+struct kernel_code {
+  const char *code, *path;
+  size_t len;
+};
+
+/* the code and path of the wl.source table on the top of the stack (pushed) */
+static void source_code(lua_State *L, struct kernel_code *c) {
+  lua_getfield(L, -1, "code");
+  lua_getfield(L, -2, "path");
+  c->code = lua_tolstring(L, -2, &c->len);
+  c->path = lua_tostring(L, -1);
+}
+
+/* whether file = path names precompiled code: by its extension, or by a format = given */
+static bool is_module_file(lua_State *L, const char *file) {
+  if (wl_module_format_of_path(file) != WL_MODULE_UNKNOWN) return true;
+  bool module = lua_getfield(L, 1, "format") != LUA_TNIL;
+  lua_pop(L, 1);
+  return module;
+}
+
+/* wl.kernel{file = "k.cubin" | "k.fatbin" | "k.ptx"}: nvcc's code as a kernel object
+ * (cuda_module.c), with none of the fields of code compiled from source */
+static int kernel_from_module_file(lua_State *L, const char *name, const char *file) {
+  for (const char *const *f = (const char *const[]){"defines", "options", "compiler", NULL}; *f; f++)
+    if (lua_getfield(L, 1, *f) != LUA_TNIL)
+      return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': %s is for code compiled from source; %s is compiled already "
+                      "(give them to nvcc when you build it)", name, *f, file);
+    else lua_pop(L, 1);
+  size_t len;
+  push_source(L, file, name);
+  lua_getfield(L, -1, "code");
+  const char *data = lua_tolstring(L, -1, &len);
+  char arch[32];
+  return wl_kernel_from_module(L, 1, name, file, data, len, target_arch(L, arch, sizeof arch));
+}
+
+/* The name of a kernel whose name holds what NVRTC must not see (it pastes the name into the
+ * program it compiles: text must not become code) is refused. */
+static void check_kernel_name(lua_State *L, const char *name) {
   size_t name_len, at;
   lua_tolstring(L, 2, &name_len);
   const char *name_problem = wl_kernel_name_problem(name, name_len, &at);
-  if (name_problem) { /* NVRTC pastes the name into the program it compiles: text must not become code */
-    luaL_Buffer b; /* the name shown with its control characters as \xHH: one line */
-    luaL_buffinit(L, &b);
-    for (size_t i = 0; i < name_len && i < 200; i++) {
-      unsigned char ch = (unsigned char)name[i];
-      char shown[5] = {(char)ch, '\0'};
-      if (ch < 0x20 || ch == 0x7f) snprintf(shown, sizeof shown, "\\x%02X", ch);
-      luaL_addstring(&b, shown);
-    }
-    luaL_pushresult(&b);
-    return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: the name '%s%s' holds %s at byte %zu: a kernel's name is a C++ "
-                    "name, with its template arguments, and nothing else", lua_tostring(L, -1),
-                    name_len > 200 ? "..." : "", name_problem, at + 1);
+  if (!name_problem) return;
+  luaL_Buffer b; /* the name shown with its control characters as \xHH: one line */
+  luaL_buffinit(L, &b);
+  for (size_t i = 0; i < name_len && i < 200; i++) {
+    unsigned char ch = (unsigned char)name[i];
+    char shown[5] = {(char)ch, '\0'};
+    if (ch < 0x20 || ch == 0x7f) snprintf(shown, sizeof shown, "\\x%02X", ch);
+    luaL_addstring(&b, shown);
   }
+  luaL_pushresult(&b);
+  wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: the name '%s%s' holds %s at byte %zu: a kernel's name is a C++ "
+           "name, with its template arguments, and nothing else", lua_tostring(L, -1),
+           name_len > 200 ? "..." : "", name_problem, at + 1);
+}
+
+/* Code compiled from source: some code, no NUL byte in it, a well-formed name, and none of the
+ * fields of precompiled code. */
+static void check_source_kernel(lua_State *L, const char *name, const struct kernel_code *c) {
+  if (!c->code)
+    wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': give the code as a string, a wl.source(path), or file = path", name);
+  if (strlen(c->code) != c->len) /* NVRTC takes a C string: what follows a NUL byte would be dropped */
+    wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': the code%s%s holds a NUL byte at offset %zu", name,
+             c->path ? " of " : "", c->path ? c->path : "", strlen(c->code));
+  check_kernel_name(L, name);
   for (const char *const *f = (const char *const[]){"format", "params", NULL}; *f; f++)
     if (lua_getfield(L, 1, *f) != LUA_TNIL)
-      return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': %s is for precompiled code (file = \"k.cubin\", \"k.fatbin\" or \"k.ptx\")", name, *f);
+      wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': %s is for precompiled code (file = \"k.cubin\", \"k.fatbin\" or \"k.ptx\")", name, *f);
     else lua_pop(L, 1);
+}
+
+/* The kernel object of code compiled from source for the target architecture (through the
+ * disk cache: wl_kernel_build), recorded for --compile-only's report; pushed. */
+static int build_source_kernel(lua_State *L, const char *name, const struct kernel_code *c) {
   char arch[32];
   target_arch(L, arch, sizeof arch);
   const char *dir = NULL; /* the source's directory, a Lua string on the stack */
-  if (path) {
-    const char *slash = strrchr(path, '/');
-    dir = slash ? lua_pushlstring(L, path, (size_t)(slash - path)) : lua_pushliteral(L, ".");
+  if (c->path) {
+    const char *slash = strrchr(c->path, '/');
+    dir = slash ? lua_pushlstring(L, c->path, (size_t)(slash - c->path)) : lua_pushliteral(L, ".");
   }
   struct wl_kernel *k = lua_newuserdatauv(L, sizeof *k, 1);
   int k_index = lua_gettop(L);
   memset(k, 0, sizeof *k);
   luaL_setmetatable(L, KERNEL_MT);
   k->name = strdup(name);
-  k->source = strdup(path ? path : "<string>");
+  k->source = strdup(c->path ? c->path : "<string>");
   snprintf(k->arch, sizeof k->arch, "%s", arch);
   if (!k->name || !k->source) return luaL_error(L, "out of memory");
-
-  wl_kernel_build(L, 1, k, code, dir);
+  wl_kernel_build(L, 1, k, c->code, dir);
   wl_kernel_record(L, k);
   lua_pushvalue(L, k_index);
   return 1;
+}
+
+/* wl.kernel{src_or_source, name = "k", defines = {...}, options = {...}, compiler = "nvrtc" | "nvcc",
+ * file = "path.cu"}; or
+ * precompiled code: file = "k.cubin" | "k.fatbin" | "k.ptx" [, format =, params =] (cuda_module.c) */
+static int l_kernel(lua_State *L) {
+  const char *name = kernel_name(L);
+  /* the code: [1] a wl.source or a string, or file = path */
+  struct kernel_code c = {0};
+  if (lua_geti(L, 1, 1) == LUA_TTABLE) {
+    source_code(L, &c);
+  } else if (lua_type(L, -1) == LUA_TSTRING) {
+    c.code = lua_tolstring(L, -1, &c.len);
+  } else if (lua_getfield(L, 1, "file") == LUA_TSTRING) {
+    const char *file = push_script_relative(L, lua_tostring(L, -1));
+    if (is_module_file(L, file)) return kernel_from_module_file(L, name, file);
+    push_source(L, file, NULL);
+    source_code(L, &c);
+  }
+  check_source_kernel(L, name, &c);
+  return build_source_kernel(L, name, &c);
 }
 
 /* ---- loading and attributes ---- */

@@ -80,91 +80,127 @@ static const char *opt_field(lua_State *L, int opts, const char *name) {
   return s; /* kept alive by the options table */
 }
 
+/* what a child is started with: strings kept alive by the arguments' tables and the stack */
+struct child {
+  const char **argv;                /* the command line, NULL-terminated */
+  const char *in, *out, *err, *cwd; /* stdin, stdout, stderr (paths), the child's directory */
+  bool die_with_parent;             /* SIGKILL when this process ends first */
+  int nenv;
+  const char *envs[64]; /* NAME=value */
+};
+
+/* The command line's length: the list at argument 1 holds a program and its arguments. */
+static lua_Integer command_line_length(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer n = luaL_len(L, 1);
+  luaL_argcheck(L, n >= 1 && n < 4096, 1, "a list of program and arguments expected");
+  return n;
+}
+
+/* The command line of n words: the list at argument 1, each a string without NUL bytes
+ * (pushed: its array, a userdata). */
+static void read_command_line(lua_State *L, lua_Integer n, struct child *c) {
+  c->argv = lua_newuserdatauv(L, sizeof *c->argv * (size_t)(n + 1), 0);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_geti(L, 1, i);
+    size_t len;
+    c->argv[i - 1] = lua_tolstring(L, -1, &len); /* kept alive by the table */
+    if (!c->argv[i - 1] || strlen(c->argv[i - 1]) != len)
+      luaL_error(L, "argument %d of the command line: a string without NUL bytes expected", (int)i);
+    lua_pop(L, 1);
+  }
+  c->argv[n] = NULL;
+}
+
+/* The environment variables to set (the table at env), as NAME=value strings kept alive in a
+ * table (pushed). */
+static void read_env(lua_State *L, int env, struct child *c) {
+  lua_newtable(L);
+  int keep = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, env)) {
+    if (c->nenv == 64) luaL_error(L, "at most 64 environment variables");
+    c->envs[c->nenv++] = lua_pushfstring(L, "%s=%s", luaL_checkstring(L, -2), luaL_checkstring(L, -1));
+    lua_rawseti(L, keep, c->nenv);
+    lua_pop(L, 1); /* the value; the key stays for lua_next */
+  }
+}
+
+/* The options (the table at argument 2, if any): stdin, stdout, stderr, cwd, die_with_parent;
+ * returns the stack index of env (pushed), 0 when none. */
+static int read_child_options(lua_State *L, struct child *c) {
+  if (!lua_istable(L, 2)) return 0;
+  lua_getfield(L, 2, "die_with_parent");
+  c->die_with_parent = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  c->in = opt_field(L, 2, "stdin");
+  c->out = opt_field(L, 2, "stdout");
+  c->err = opt_field(L, 2, "stderr");
+  c->cwd = opt_field(L, 2, "cwd");
+  return lua_getfield(L, 2, "env") == LUA_TTABLE ? lua_gettop(L) : 0;
+}
+
+/* In the child: its standard input and outputs (stderr the same file as stdout when the same
+ * path); false when one cannot be opened. */
+static bool redirect_child(const struct child *c) {
+  if (c->in) {
+    int fd = open(c->in, O_RDONLY);
+    if (fd < 0 || dup2(fd, 0) < 0) return false;
+    if (fd != 0) close(fd);
+  }
+  const char *files[2] = {c->out, c->err};
+  for (int i = 0; i < 2; i++) {
+    if (!files[i]) continue;
+    if (i == 1 && c->out && strcmp(c->out, c->err) == 0) {
+      if (dup2(1, 2) < 0) return false;
+      continue;
+    }
+    int fd = open(files[i], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || dup2(fd, i + 1) < 0) return false;
+    if (fd != i + 1) close(fd);
+  }
+  return true;
+}
+
+/* In the child (after fork): the environment, redirections, directory, signals, exec; never
+ * returns (127 for a child that cannot do its part). */
+static void exec_child(const struct child *c, pid_t parent) {
+  /* a program that must not outlive wlrun (wl.command's): killed if wlrun ends first */
+  if (c->die_with_parent && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)) _exit(127);
+  for (int i = 0; i < c->nenv; i++)
+    if (putenv((char *)c->envs[i]) != 0) _exit(127);
+  if (!redirect_child(c)) _exit(127);
+  if (c->cwd && chdir(c->cwd) != 0) _exit(127);
+  /* a clean start whatever wlrun inherited: SIGCHLD ignored makes a program's waitpid fail
+   * (its children are reaped for it), SIGPIPE ignored hides a closed pipe, a blocked signal
+   * stays blocked across exec; a deliberate SIGHUP of nohup stays ignored */
+  signal(SIGINT, SIG_DFL);
+  signal(SIGCHLD, SIG_DFL);
+  signal(SIGPIPE, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  if (sigprocmask(SIG_SETMASK, &none, NULL) != 0) _exit(127);
+  execvp(c->argv[0], (char *const *)c->argv);
+  _exit(127);
+}
+
 /* Reads a child's command line (table at arg 1) and its options (table at arg 2: stdin, stdout,
  * stderr: paths, opened before the change of directory, stderr the same file as stdout when the
  * same path; cwd: the child's directory; env; die_with_parent: SIGKILL when this process ends
  * first) and starts it: fork, redirections, directory,
  * environment, exec (no shell). Returns its pid; a child that cannot do its part exits 127. */
 static pid_t start_child(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
-  lua_Integer n = luaL_len(L, 1);
-  luaL_argcheck(L, n >= 1 && n < 4096, 1, "a list of program and arguments expected");
-  const char *in = NULL, *out = NULL, *err = NULL, *cwd = NULL;
-  int env = 0;
-  bool die_with_parent = false;
-  if (lua_istable(L, 2)) {
-    lua_getfield(L, 2, "die_with_parent");
-    die_with_parent = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    in = opt_field(L, 2, "stdin");
-    out = opt_field(L, 2, "stdout");
-    err = opt_field(L, 2, "stderr");
-    cwd = opt_field(L, 2, "cwd");
-    if (lua_getfield(L, 2, "env") == LUA_TTABLE) env = lua_gettop(L);
-  }
-  const char **argv = lua_newuserdatauv(L, sizeof *argv * (size_t)(n + 1), 0);
-  for (lua_Integer i = 1; i <= n; i++) {
-    lua_geti(L, 1, i);
-    size_t len;
-    argv[i - 1] = lua_tolstring(L, -1, &len); /* kept alive by the table */
-    if (!argv[i - 1] || strlen(argv[i - 1]) != len)
-      luaL_error(L, "argument %d of the command line: a string without NUL bytes expected", (int)i);
-    lua_pop(L, 1);
-  }
-  argv[n] = NULL;
-  /* the environment variables to set, as NAME=value strings kept alive in a table */
-  int nenv = 0;
-  const char *envs[64];
-  if (env) {
-    lua_newtable(L);
-    int keep = lua_gettop(L);
-    lua_pushnil(L);
-    while (lua_next(L, env)) {
-      if (nenv == 64) return luaL_error(L, "at most 64 environment variables");
-      envs[nenv++] = lua_pushfstring(L, "%s=%s", luaL_checkstring(L, -2), luaL_checkstring(L, -1));
-      lua_rawseti(L, keep, nenv);
-      lua_pop(L, 1); /* the value; the key stays for lua_next */
-    }
-  }
+  struct child c = {0};
+  lua_Integer n = command_line_length(L);
+  int env = read_child_options(L, &c);
+  read_command_line(L, n, &c);
+  if (env) read_env(L, env, &c);
   fflush(stdout);
   fflush(stderr);
   pid_t parent = getpid();
   pid_t pid = fork();
-  if (pid < 0) return luaL_error(L, "cannot start %s: %s", argv[0], strerror(errno));
-  if (pid == 0) {
-    /* a program that must not outlive wlrun (wl.command's): killed if wlrun ends first */
-    if (die_with_parent && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)) _exit(127);
-    for (int i = 0; i < nenv; i++)
-      if (putenv((char *)envs[i]) != 0) _exit(127);
-    if (in) {
-      int fd = open(in, O_RDONLY);
-      if (fd < 0 || dup2(fd, 0) < 0) _exit(127);
-      if (fd != 0) close(fd);
-    }
-    const char *files[2] = {out, err};
-    for (int i = 0; i < 2; i++) {
-      if (!files[i]) continue;
-      if (i == 1 && out && strcmp(out, err) == 0) {
-        if (dup2(1, 2) < 0) _exit(127);
-        continue;
-      }
-      int fd = open(files[i], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd < 0 || dup2(fd, i + 1) < 0) _exit(127);
-      if (fd != i + 1) close(fd);
-    }
-    if (cwd && chdir(cwd) != 0) _exit(127);
-    /* a clean start whatever wlrun inherited: SIGCHLD ignored makes a program's waitpid fail
-     * (its children are reaped for it), SIGPIPE ignored hides a closed pipe, a blocked signal
-     * stays blocked across exec; a deliberate SIGHUP of nohup stays ignored */
-    signal(SIGINT, SIG_DFL);
-    signal(SIGCHLD, SIG_DFL);
-    signal(SIGPIPE, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    if (sigprocmask(SIG_SETMASK, &none, NULL) != 0) _exit(127);
-    execvp(argv[0], (char *const *)argv);
-    _exit(127);
-  }
+  if (pid < 0) return luaL_error(L, "cannot start %s: %s", c.argv[0], strerror(errno));
+  if (pid == 0) exec_child(&c, parent);
   return pid;
 }
 
