@@ -4,6 +4,7 @@
 #include "cuda_kernel.h"
 #include "kernel_source.h"
 #include "kernel_module.h"
+#include "laux.h"
 #include "lua_guard.h"
 #include "kernel_compile.h"
 #include "nvcc_run.h"
@@ -56,7 +57,7 @@ static void push_source(lua_State *L, const char *path, const char *kernel) {
 
 /* wl.source(path) -> {kind = "source", path = resolved, code = text}; path relative to the script */
 static int l_source(lua_State *L) {
-  push_source(L, push_script_relative(L, luaL_checkstring(L, 1)), NULL);
+  push_source(L, push_script_relative(L, wl_check_string(L, 1)), NULL);
   return 1;
 }
 
@@ -102,12 +103,12 @@ static cudaError_t kernel_close(struct wl_kernel *k) {
 }
 
 static int kernel_gc(lua_State *L) {
-  (void)kernel_close(luaL_checkudata(L, 1, KERNEL_MT)); /* nothing can be raised from __gc */
+  (void)kernel_close(wl_check_udata(L, 1, KERNEL_MT)); /* nothing can be raised from __gc */
   return 0;
 }
 
 struct wl_kernel *wl_check_kernel(lua_State *L, int arg, const char *fn) {
-  struct wl_kernel *k = luaL_checkudata(L, arg, KERNEL_MT);
+  struct wl_kernel *k = wl_check_udata(L, arg, KERNEL_MT);
   if (!k->name) wl_closed_error(L, arg, fn, "kernel", "free");
   return k;
 }
@@ -153,7 +154,7 @@ static int l_compiled_kernels(lua_State *L) {
  * name (stack index 2) and returns it. */
 static const char *kernel_name(lua_State *L) {
   static const char *const known[] = {"name", "defines", "options", "compiler", "file", "format", "params", NULL};
-  luaL_checktype(L, 1, LUA_TTABLE);
+  wl_check_type(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
   wl_check_fields(L, 1, "wl.kernel", known, true);
   if (lua_getfield(L, 1, "name") != LUA_TSTRING || lua_rawlen(L, -1) == 0)
@@ -252,7 +253,7 @@ static int build_source_kernel(lua_State *L, const char *name, const struct kern
   k->name = strdup(name);
   k->source = strdup(c->path ? c->path : "<string>");
   snprintf(k->arch, sizeof k->arch, "%s", arch);
-  if (!k->name || !k->source) return luaL_error(L, "out of memory");
+  if (!k->name || !k->source) return wl_raise(L, WL_EXIT_SCRIPT, "out of memory");
   wl_kernel_build(L, 1, k, c->code, dir);
   wl_kernel_record(L, k);
   lua_pushvalue(L, k_index);
@@ -341,9 +342,9 @@ static void push_params(lua_State *L, const struct wl_kernel *k) {
 static int kernel_occupancy(lua_State *L) {
   struct wl_kernel *k = wl_check_kernel(L, 1, "kernel:occupancy");
   wl_refuse_host_work(L, k, "kernel:occupancy");
-  lua_Integer block = luaL_checkinteger(L, 2), smem = luaL_optinteger(L, 3, 0);
-  luaL_argcheck(L, block >= 1 && block <= 1024, 2, "block size from 1 to 1024 expected");
-  luaL_argcheck(L, smem >= 0, 3, "shared memory bytes >= 0 expected");
+  lua_Integer block = wl_check_integer(L, 2), smem = wl_opt_integer(L, 3, 0);
+  wl_arg_check(L, block >= 1 && block <= 1024, 2, "block size from 1 to 1024 expected");
+  wl_arg_check(L, smem >= 0, 3, "shared memory bytes >= 0 expected");
   wl_device_needed(L, "kernel:occupancy");
   wl_kernel_load(L, k);
   int blocks = 0, dev = wl_device_index(), max_threads, warp;
@@ -361,7 +362,7 @@ static int kernel_occupancy(lua_State *L) {
 }
 
 static int kernel_index(lua_State *L) {
-  const char *f = luaL_checkstring(L, 2);
+  const char *f = wl_check_string(L, 2);
   struct wl_kernel *k = wl_check_kernel(L, 1, lua_pushfstring(L, "kernel.%s", f));
   if (strcmp(f, "name") == 0) lua_pushstring(L, k->name);
   else if (strcmp(f, "lowered_name") == 0) lua_pushstring(L, k->code.lowered);
@@ -385,7 +386,7 @@ static int kernel_index(lua_State *L) {
 }
 
 static int kernel_tostring(lua_State *L) {
-  struct wl_kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
+  struct wl_kernel *k = wl_check_udata(L, 1, KERNEL_MT);
   lua_pushfstring(L, "%s %s (%s, %s)", k->host.call ? "host work" : "kernel", k->name ? k->name : "(freed)",
                   k->source ? k->source : "", k->arch);
   return 1;

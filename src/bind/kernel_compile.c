@@ -2,6 +2,7 @@
 #include "kernel_compile.h"
 #include "kernel_module.h"
 #include "kernel_source.h"
+#include "laux.h"
 #include "lua_guard.h"
 #include "nvcc_run.h"
 #include "settings.h"
@@ -249,7 +250,7 @@ static void compile_options(lua_State *L, int spec, const char *arch, bool toolk
  * the lock goes on (the lock's file stays, free: the next holder removes it); the normal paths
  * unlock it (wl_cache_unlock) and set it to -1 first. */
 static int held_lock_close(lua_State *L) {
-  int *fd = luaL_checkudata(L, 1, "wlrun.cache_lock");
+  int *fd = wl_check_udata(L, 1, "wlrun.cache_lock");
   if (*fd >= 0) close(*fd);
   *fd = -1;
   return 0;

@@ -2,6 +2,7 @@
  * directories (temporary ones by mkdtemp), removing a tree without following a symbolic link,
  * new files made beside a target (file_beside.h). */
 #include "file_beside.h"
+#include "laux.h"
 #include "lsystem.h"
 
 #include <dirent.h>
@@ -78,7 +79,7 @@ static int l_make_dir(lua_State *L) {
  * reason and the parent */
 static int l_temp_dir(lua_State *L) {
   const char *prefix = lua_isnoneornil(L, 1) ? "wlrun-" : wl_check_cstring(L, 1);
-  luaL_argcheck(L, strchr(prefix, '/') == NULL, 1, "a name without '/' expected");
+  wl_arg_check(L, strchr(prefix, '/') == NULL, 1, "a name without '/' expected");
   const char *parent = lua_isnoneornil(L, 2) ? getenv("TMPDIR") : wl_check_cstring(L, 2);
   if (!parent || !*parent) parent = "/tmp";
   char path[PATH_MAX];
@@ -96,7 +97,7 @@ static int l_temp_dir(lua_State *L) {
 
 /* closes a file of process.create_beside, as io.open's files close */
 static int close_stream(lua_State *L) {
-  luaL_Stream *p = luaL_checkudata(L, 1, LUA_FILEHANDLE);
+  luaL_Stream *p = wl_check_udata(L, 1, LUA_FILEHANDLE);
   return luaL_fileresult(L, fclose(p->f) == 0, NULL);
 }
 

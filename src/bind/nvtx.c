@@ -4,6 +4,7 @@
  * automatic range) or the run ends. Also the colours, the kinds of automatic range and the
  * categories. The Lua API is nvtx_api.c, the automatic ranges nvtx_auto.c (docs/nvtx.md). */
 #include "nvtx.h"
+#include "laux.h"
 #include "wl_exit.h"
 
 #include <lauxlib.h>
@@ -215,7 +216,7 @@ void wl_nvtx_push_scope(lua_State *L, int didx, int tidx, int depth_before, cons
  * (the error is the report); otherwise ranges left open inside it are popped and named on
  * stderr, and a range of the outer code popped inside it is an error. */
 static int scope_close(lua_State *L) {
-  struct scope *s = luaL_checkudata(L, 1, SCOPE_MT);
+  struct scope *s = wl_check_udata(L, 1, SCOPE_MT);
   if (s->closed) return 0;
   s->closed = true;
   bool failing = !lua_isnoneornil(L, 2);
@@ -250,7 +251,7 @@ static int scope_close(lua_State *L) {
 }
 
 static int scope_close_method(lua_State *L) {
-  luaL_checkudata(L, 1, SCOPE_MT);
+  wl_check_udata(L, 1, SCOPE_MT);
   lua_settop(L, 1);
   return scope_close(L);
 }

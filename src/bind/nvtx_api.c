@@ -3,6 +3,7 @@
  * Systems, or tests/nvtx/recorder.c) is injected through NVTX_INJECTION64_PATH, every NVTX call
  * is a load and a branch. The account of what is pushed is nvtx.c's. */
 #include "cuda_stream.h"
+#include "laux.h"
 #include "nvtx.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
@@ -13,7 +14,7 @@
 
 static lua_Integer next_range_id = 1; /* wl.nvtx.start ids, unique in the run */
 
-static struct domain *check_domain(lua_State *L, int arg) { return luaL_checkudata(L, arg, DOMAIN_MT); }
+static struct domain *check_domain(lua_State *L, int arg) { return wl_check_udata(L, arg, DOMAIN_MT); }
 
 /* The name at arg: a string, or a string registered in this domain. Sets the message of a and
  * returns the index of the name's text (pushed for a registered string). */
@@ -297,7 +298,7 @@ static int dom_register(lua_State *L) {
 }
 
 static int string_tostring(lua_State *L) {
-  luaL_checkudata(L, 1, STRING_MT);
+  wl_check_udata(L, 1, STRING_MT);
   lua_getiuservalue(L, 1, 1);
   return 1;
 }

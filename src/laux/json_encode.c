@@ -7,8 +7,10 @@
  * that is also a to-be-closed slot, so that an error (raised with the path in the document)
  * frees it at once. */
 #include "json_encode.h"
+#include "laux.h"
 #include "ljson.h"
 #include "lua_guard.h"
+#include "wl_exit.h"
 
 #include <lauxlib.h>
 #include <stdint.h>
@@ -76,11 +78,11 @@ static const char *push_path(struct encoder *e, int levels) {
 static void grow(struct encoder *e, size_t need) {
   size_t cap = e->cap ? e->cap : 4096;
   while (cap - e->n < need) {
-    if (cap > SIZE_MAX / 2) luaL_error(e->L, "json.encode: the text is too large");
+    if (cap > SIZE_MAX / 2) wl_raise(e->L, WL_EXIT_SCRIPT, "json.encode: the text is too large");
     cap *= 2;
   }
   char *p = realloc(e->out, cap);
-  if (!p) luaL_error(e->L, "json.encode: not enough memory for %I bytes of text", (LUAI_UACINT)cap);
+  if (!p) wl_raise(e->L, WL_EXIT_SCRIPT, "json.encode: not enough memory for %zu bytes of text", cap);
   e->out = p;
   e->cap = cap;
 }
@@ -193,7 +195,7 @@ static void push_key(struct encoder *e, struct key k) {
   if (e->nkeys == e->keys_cap) {
     size_t cap = e->keys_cap ? 2 * e->keys_cap : 256;
     struct key *p = cap <= SIZE_MAX / sizeof *p ? realloc(e->keys, cap * sizeof *p) : NULL;
-    if (!p) luaL_error(e->L, "json.encode: not enough memory for the keys of a table");
+    if (!p) wl_raise(e->L, WL_EXIT_SCRIPT, "json.encode: not enough memory for the keys of a table");
     e->keys = p;
     e->keys_cap = cap;
   }
@@ -230,8 +232,8 @@ static void check_collision(struct encoder *e, size_t base, size_t count) {
       else b = m;
     }
     if (a < hi && e->keys[a].i == v)
-      luaL_error(e->L, "json.encode: the keys %I and \"%I\" in %s would both be written as \"%I\"",
-                 (LUAI_UACINT)v, (LUAI_UACINT)v, push_path(e, e->depth - 1), (LUAI_UACINT)v);
+      wl_raise(e->L, WL_EXIT_SCRIPT, "json.encode: the keys %lld and \"%lld\" in %s would both be written as \"%lld\"",
+               (long long)v, (long long)v, push_path(e, e->depth - 1), (long long)v);
   }
 }
 
@@ -270,7 +272,7 @@ static void write_object(struct encoder *e, int t, int order_idx) {
       k.i = lua_tointeger(L, -2);
     } else {
       const char *type = wl_json_type_name(L, -2);
-      luaL_error(L, "json.encode: a key of type %s in %s", type, push_path(e, e->depth - 1));
+      wl_raise(L, WL_EXIT_SCRIPT, "json.encode: a key of type %s in %s", type, push_path(e, e->depth - 1));
     }
     push_key(e, k);
     count++;
@@ -344,10 +346,10 @@ static void encode_table(struct encoder *e) {
   int t = lua_gettop(L);
   const void *p = lua_topointer(L, t);
   for (int d = 1; d <= e->depth; d++)
-    if (e->path[d].table == p) luaL_error(L, "json.encode: a reference cycle at %s", push_path(e, e->depth));
+    if (e->path[d].table == p) wl_raise(L, WL_EXIT_SCRIPT, "json.encode: a reference cycle at %s", push_path(e, e->depth));
   if (e->depth >= MAX_DEPTH)
-    luaL_error(L, "json.encode: nesting deeper than %d levels at %s", MAX_DEPTH, push_path(e, e->depth));
-  luaL_checkstack(L, 8, "json.encode: nesting too deep");
+    wl_raise(L, WL_EXIT_SCRIPT, "json.encode: nesting deeper than %d levels at %s", MAX_DEPTH, push_path(e, e->depth));
+  wl_check_stack(L, 8, "json.encode: nesting too deep");
   struct level *parent = &e->path[e->depth];
   struct level *l = &e->path[++e->depth];
   l->table = p;
@@ -411,20 +413,20 @@ static void encode_value(struct encoder *e) {
   case LUA_TTABLE: encode_table(e); break;
   default: {
     const char *type = wl_json_type_name(L, -1);
-    luaL_error(L, "json.encode: a %s at %s cannot be written as JSON", type, push_path(e, e->depth));
+    wl_raise(L, WL_EXIT_SCRIPT, "json.encode: a %s at %s cannot be written as JSON", type, push_path(e, e->depth));
   }
   }
 }
 
 int wl_json_encode(lua_State *L) {
-  luaL_checkany(L, 1);
-  if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+  wl_check_any(L, 1);
+  if (!lua_isnoneornil(L, 2)) wl_check_type(L, 2, LUA_TTABLE);
   lua_settop(L, 2);
   struct encoder *e = wl_guard_new(L, sizeof *e, "wlrun.json.encoder", encoder_close);
   e->L = L;
   lua_toclose(L, 3);
   e->path = malloc((MAX_DEPTH + 1) * sizeof *e->path);
-  if (!e->path) return luaL_error(L, "json.encode: not enough memory");
+  if (!e->path) return wl_raise(L, WL_EXIT_SCRIPT, "json.encode: not enough memory");
   e->path[0] = (struct level){NULL, {NULL, 0}, {NULL, 0, 0, 0}, 0};
   if (lua_istable(L, 2)) wl_json_read_options(L, e, 2);
   luaL_getmetatable(L, WL_JSON_OBJECT_MARK);

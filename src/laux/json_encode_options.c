@@ -1,6 +1,7 @@
 /* The options of json.encode (docs/architecture.md, "JSON"): indent, order, orders, objects,
  * arrays; each checked, with a message naming the option. */
 #include "json_encode.h"
+#include "wl_exit.h"
 
 #include <lauxlib.h>
 #include <stdint.h>
@@ -24,8 +25,8 @@ int wl_json_listed(struct names list, struct name key) {
 
 static size_t list_length(lua_State *L, int idx, const char *option, const char *sub) {
   if (!lua_istable(L, idx))
-    luaL_error(L, "json.encode: option '%s%s%s' must be a list of strings, not a %s", option,
-               sub ? "." : "", sub ? sub : "", luaL_typename(L, idx));
+    wl_raise(L, WL_EXIT_SCRIPT, "json.encode: option '%s%s%s' must be a list of strings, not a %s", option,
+             sub ? "." : "", sub ? sub : "", luaL_typename(L, idx));
   return lua_rawlen(L, idx);
 }
 
@@ -45,7 +46,7 @@ static void fill_names(lua_State *L, int idx, const char *option, const char *su
     lua_pop(L, 1);
   }
   if (count != n)
-    luaL_error(L, "json.encode: option '%s%s%s' must be a list of strings", option, sub ? "." : "", sub ? sub : "");
+    wl_raise(L, WL_EXIT_SCRIPT, "json.encode: option '%s%s%s' must be a list of strings", option, sub ? "." : "", sub ? sub : "");
 }
 
 static struct names read_names(lua_State *L, int idx, const char *option) {
@@ -58,14 +59,14 @@ static struct names read_names(lua_State *L, int idx, const char *option) {
 /* objects and arrays: a list of keys, or a set ({params = true}) */
 static struct names read_key_set(lua_State *L, int idx, const char *option) {
   if (!lua_istable(L, idx))
-    luaL_error(L, "json.encode: option '%s' must be a list or a set of keys, not a %s", option, luaL_typename(L, idx));
+    wl_raise(L, WL_EXIT_SCRIPT, "json.encode: option '%s' must be a list or a set of keys, not a %s", option, luaL_typename(L, idx));
   size_t n = 0;
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     int listed_name = lua_isinteger(L, -2) && lua_type(L, -1) == LUA_TSTRING;
     int set_member = lua_type(L, -2) == LUA_TSTRING && lua_toboolean(L, -1);
     if (!listed_name && !set_member)
-      luaL_error(L, "json.encode: option '%s' must be a list of keys or a set of keys (key = true)", option);
+      wl_raise(L, WL_EXIT_SCRIPT, "json.encode: option '%s' must be a list of keys or a set of keys (key = true)", option);
     n++;
     lua_pop(L, 1);
   }
@@ -82,12 +83,12 @@ static struct names read_key_set(lua_State *L, int idx, const char *option) {
 
 static void read_orders(lua_State *L, struct encoder *e, int idx) {
   if (!lua_istable(L, idx))
-    luaL_error(L, "json.encode: option 'orders' must be a table of lists of keys, not a %s", luaL_typename(L, idx));
+    wl_raise(L, WL_EXIT_SCRIPT, "json.encode: option 'orders' must be a table of lists of keys, not a %s", luaL_typename(L, idx));
   size_t n = 0, total = 0;
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     if (lua_type(L, -2) != LUA_TSTRING)
-      luaL_error(L, "json.encode: option 'orders' must have string keys, not %s keys", wl_json_type_name(L, -2));
+      wl_raise(L, WL_EXIT_SCRIPT, "json.encode: option 'orders' must have string keys, not %s keys", wl_json_type_name(L, -2));
     total += list_length(L, lua_gettop(L), "orders", lua_tostring(L, -2));
     n++;
     lua_pop(L, 1);
@@ -127,14 +128,14 @@ void wl_json_read_options(lua_State *L, struct encoder *e, int opts) {
       i++;
     if (i == sizeof known / sizeof *known) {
       lua_pushvalue(L, -2);
-      luaL_error(L, "json.encode: unknown option '%s'", luaL_tolstring(L, -1, NULL));
+      wl_raise(L, WL_EXIT_SCRIPT, "json.encode: unknown option '%s'", luaL_tolstring(L, -1, NULL));
     }
     lua_pop(L, 1);
   }
   int v;
   if ((v = option_given(L, opts, "indent"))) {
     if (!lua_isboolean(L, v))
-      luaL_error(L, "json.encode: option 'indent' must be a boolean, not a %s", luaL_typename(L, v));
+      wl_raise(L, WL_EXIT_SCRIPT, "json.encode: option 'indent' must be a boolean, not a %s", luaL_typename(L, v));
     e->indent = lua_toboolean(L, v);
   }
   if ((v = option_given(L, opts, "order"))) e->order = read_names(L, v, "order");
@@ -143,6 +144,6 @@ void wl_json_read_options(lua_State *L, struct encoder *e, int opts) {
   if ((v = option_given(L, opts, "arrays"))) e->arrays = read_key_set(L, v, "arrays");
   for (size_t i = 0; i < e->objects.n; i++)
     if (wl_json_listed(e->arrays, (struct name){e->objects.v[i].s, e->objects.v[i].len}))
-      luaL_error(L, "json.encode: options 'objects' and 'arrays' both name '%s'", e->objects.v[i].s);
+      wl_raise(L, WL_EXIT_SCRIPT, "json.encode: options 'objects' and 'arrays' both name '%s'", e->objects.v[i].s);
 }
 
