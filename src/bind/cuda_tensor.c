@@ -93,7 +93,7 @@ static int tensor_gc(lua_State *L) {
 }
 
 /* t:free() */
-static int l_free(lua_State *L) {
+static int tensor_free(lua_State *L) {
   wl_check_tensor(L, 1, "tensor:free");
   wl_tensor_free(L, 1);
   return 0;
@@ -383,7 +383,7 @@ static int l_tensor(lua_State *L) { return create(L, true); }
 static int l_host_tensor(lua_State *L) { return create(L, false); }
 
 /* t:fill(v) / t:init(spec): on the current stream for device tensors */
-static int l_init(lua_State *L) {
+static int tensor_fill(lua_State *L) {
   const char *fn = lua_tostring(L, lua_upvalueindex(1));
   struct wl_tensor *t = wl_check_tensor(L, 1, fn);
   if (lua_isnoneornil(L, 2)) wl_arg_error(L, 2, "an init (number, \"zeros\" or wl.normal() ...) expected");
@@ -394,12 +394,12 @@ static int l_init(lua_State *L) {
   return 1;
 }
 
-static int l_len(lua_State *L) {
+static int tensor_len(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)((struct wl_tensor *)wl_check_udata(L, 1, TENSOR_MT))->numel);
   return 1;
 }
 
-static int l_tostring(lua_State *L) {
+static int tensor_tostring(lua_State *L) {
   struct wl_tensor *t = wl_check_udata(L, 1, TENSOR_MT);
   char shape[128], size[32], view[64] = "";
   if (t->view)
@@ -440,9 +440,9 @@ static int l_reset_peak(lua_State *L) {
 }
 
 void wl_open_tensor(lua_State *L) {
-  static const luaL_Reg methods[] = {{"free", l_free}, {NULL, NULL}};
+  static const luaL_Reg methods[] = {{"free", tensor_free}, {NULL, NULL}};
   static const luaL_Reg meta[] = {{"__index", wl_tensor_index}, {"__newindex", wl_tensor_newindex},
-                                  {"__len", l_len}, {"__tostring", l_tostring},
+                                  {"__len", tensor_len}, {"__tostring", tensor_tostring},
                                   {"__gc", tensor_gc}, {"__close", tensor_gc}, {NULL, NULL}};
   static const luaL_Reg fns[] = {{"tensor", l_tensor}, {"host_tensor", l_host_tensor},
                                  {"memory", l_memory}, {"reset_memory_peak", l_reset_peak},
@@ -454,10 +454,10 @@ void wl_open_tensor(lua_State *L) {
   luaL_setfuncs(L, wl_tensor_data_methods, 0);
   luaL_setfuncs(L, wl_tensor_view_methods, 0);
   lua_pushliteral(L, "tensor:fill"); /* fill and init: one function, named as called */
-  lua_pushcclosure(L, l_init, 1);
+  lua_pushcclosure(L, tensor_fill, 1);
   lua_setfield(L, -2, "fill");
   lua_pushliteral(L, "tensor:init");
-  lua_pushcclosure(L, l_init, 1);
+  lua_pushcclosure(L, tensor_fill, 1);
   lua_setfield(L, -2, "init");
   lua_setfield(L, -2, "methods");
   lua_pop(L, 1);

@@ -97,7 +97,7 @@ static void copy(lua_State *L, struct wl_tensor *dst, const struct wl_tensor *sr
 }
 
 /* dst:copy_from(src [, stream]): synchronous without a stream, asynchronous on one */
-static int l_copy_from(lua_State *L) {
+static int tensor_copy_from(lua_State *L) {
   struct wl_tensor *dst = wl_check_tensor(L, 1, "tensor:copy_from");
   copy(L, dst, wl_check_tensor(L, 2, "tensor:copy_from"), 3, "tensor:copy_from");
   wl_capture_hold(L, 1); /* inside wl.graph: the graph keeps both, and checks them at replay */
@@ -120,12 +120,12 @@ struct wl_tensor *wl_tensor_compact(lua_State *L, int arg, const char *fn) {
 }
 
 /* t:to_host([pinned]) -> a host copy; h:to_device() -> a device copy */
-static int l_to_host(lua_State *L) {
+static int tensor_to_host(lua_State *L) {
   copy_to(L, 1, lua_toboolean(L, 2) ? WL_MEM_PINNED : WL_MEM_HOST, "tensor:to_host");
   return 1;
 }
 
-static int l_to_device(lua_State *L) {
+static int tensor_to_device(lua_State *L) {
   copy_to(L, 1, WL_MEM_DEVICE, "tensor:to_device");
   return 1;
 }
@@ -168,7 +168,7 @@ static struct wl_tensor *check_host(lua_State *L, int arg, const char *fn) {
 }
 
 /* h:totable() -> the elements as a Lua array */
-static int l_totable(lua_State *L) {
+static int tensor_totable(lua_State *L) {
   struct wl_tensor *t = check_host(L, 1, "tensor:totable");
   if (t->numel > (size_t)INT32_MAX) wl_raise(L, WL_EXIT_SCRIPT, "tensor too large for a Lua table");
   lua_createtable(L, (int)t->numel, 0);
@@ -180,7 +180,7 @@ static int l_totable(lua_State *L) {
 }
 
 /* h:bytes([offset [, length]]) -> the raw bytes of a host tensor, as a string */
-static int l_bytes(lua_State *L) {
+static int tensor_bytes(lua_State *L) {
   struct wl_tensor *t = check_host(L, 1, "tensor:bytes");
   wl_tensor_need_contiguous(L, t, "tensor:bytes");
   lua_Integer off = wl_opt_integer(L, 2, 0);
@@ -194,7 +194,7 @@ static int l_bytes(lua_State *L) {
 }
 
 /* h:set_bytes(s [, offset]): copies the bytes of string s into a host tensor (file loaders) */
-static int l_set_bytes(lua_State *L) {
+static int tensor_set_bytes(lua_State *L) {
   struct wl_tensor *t = check_host(L, 1, "tensor:set_bytes");
   wl_tensor_need_contiguous(L, t, "tensor:set_bytes");
   size_t len;
@@ -209,8 +209,8 @@ static int l_set_bytes(lua_State *L) {
 }
 
 const luaL_Reg wl_tensor_data_methods[] = {
-    {"copy_from", l_copy_from}, {"to_host", l_to_host}, {"to_device", l_to_device}, {"totable", l_totable},
-    {"bytes", l_bytes},         {"set_bytes", l_set_bytes}, {NULL, NULL}};
+    {"copy_from", tensor_copy_from}, {"to_host", tensor_to_host}, {"to_device", tensor_to_device}, {"totable", tensor_totable},
+    {"bytes", tensor_bytes},         {"set_bytes", tensor_set_bytes}, {NULL, NULL}};
 
 /* ---- fields: t.shape, t.dtype, ..., a view's (readable after free), t[i] (host tensors) ---- */
 

@@ -37,7 +37,7 @@ static int auto_push(lua_State *L, int payload) {
     return wl_raise(L, WL_EXIT_SCRIPT, "wl.nvtx: the name of an automatic range must be a string, got %s",
                     luaL_typename(L, 2));
   const char *name = lua_isnoneornil(L, 2) ? kind : lua_tostring(L, 2);
-  struct domain *d = wl_nvtx_push_domain(L, AUTO_DOMAIN);
+  struct wl_nvtx_domain *d = wl_nvtx_push_domain(L, AUTO_DOMAIN);
   int didx = lua_gettop(L);
   if (!(d->named_kinds & (1u << k))) {
     d->named_kinds |= 1u << k;
