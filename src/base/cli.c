@@ -156,12 +156,41 @@ static const char *mistyped_command(const char *word) {
   return best;
 }
 
-bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t errlen) {
-  static struct option longopts[NSETTING_OPTIONS + 20];
+/* The options that set no setting: the rest of wlrun's own (setting_options[] comes first). */
+static const struct option other_options[] = {
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"filter", required_argument, NULL, OPT_FILTER},
+    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+    {"compile-only", no_argument, NULL, OPT_COMPILE_ONLY},
+    {"resume", required_argument, NULL, OPT_RESUME},
+    {"shard", required_argument, NULL, OPT_SHARD},
+    {"devices", required_argument, NULL, OPT_DEVICES},
+    {"worker-config", required_argument, NULL, OPT_WORKER_CONFIG},
+    {"worker-output", required_argument, NULL, OPT_WORKER_OUTPUT},
+    {"worker-queue", required_argument, NULL, OPT_WORKER_QUEUE},
+    {"param", required_argument, NULL, 'p'},
+    {"output", required_argument, NULL, 'o'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+};
+#define NOTHER_OPTIONS (sizeof other_options / sizeof other_options[0])
+
+/* getopt_long's table: the setting options, the others, the end mark */
+static const struct option *long_options(void) {
+  static struct option longopts[NSETTING_OPTIONS + NOTHER_OPTIONS + 1];
   size_t nl = 0;
-  memset(cli, 0, sizeof *cli);
-  cli->argc = argc;
-  cli->argv = argv;
+  for (size_t i = 0; i < NSETTING_OPTIONS; i++)
+    longopts[nl++] = (struct option){setting_options[i].option,
+                                     setting_options[i].value ? no_argument : required_argument,
+                                     NULL, OPT_SETTING + (int)i};
+  for (size_t i = 0; i < NOTHER_OPTIONS; i++) longopts[nl++] = other_options[i];
+  longopts[nl] = (struct option){0};
+  return longopts;
+}
+
+/* A tool's name as the first word (wlrun compare ...): its arguments go to its Lua module
+ * untouched. */
+static bool take_tool(int argc, char **argv, struct wl_cli *cli) {
   for (size_t i = 0; argc > 1 && i < sizeof tools / sizeof tools[0]; i++)
     if (strcmp(argv[1], tools[i]) == 0) {
       cli->command = WL_CMD_TOOL;
@@ -170,32 +199,11 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
       cli->ntool_args = argc - 2;
       return true;
     }
-  const char *meant = argc > 1 ? mistyped_command(argv[1]) : NULL;
-  if (meant) {
-    snprintf(err, errlen, "'%s' is neither a subcommand nor a file: did you mean %s?", argv[1], meant);
-    return false;
-  }
-  for (size_t i = 0; i < NSETTING_OPTIONS; i++)
-    longopts[nl++] = (struct option){setting_options[i].option,
-                                     setting_options[i].value ? no_argument : required_argument,
-                                     NULL, OPT_SETTING + (int)i};
-  longopts[nl++] = (struct option){"config", required_argument, NULL, OPT_CONFIG};
-  longopts[nl++] = (struct option){"filter", required_argument, NULL, OPT_FILTER};
-  longopts[nl++] = (struct option){"dry-run", no_argument, NULL, OPT_DRY_RUN};
-  longopts[nl++] = (struct option){"compile-only", no_argument, NULL, OPT_COMPILE_ONLY};
-  longopts[nl++] = (struct option){"resume", required_argument, NULL, OPT_RESUME};
-  longopts[nl++] = (struct option){"shard", required_argument, NULL, OPT_SHARD};
-  longopts[nl++] = (struct option){"devices", required_argument, NULL, OPT_DEVICES};
-  longopts[nl++] = (struct option){"worker-config", required_argument, NULL, OPT_WORKER_CONFIG};
-  longopts[nl++] = (struct option){"worker-output", required_argument, NULL, OPT_WORKER_OUTPUT};
-  longopts[nl++] = (struct option){"worker-queue", required_argument, NULL, OPT_WORKER_QUEUE};
-  longopts[nl++] = (struct option){"param", required_argument, NULL, 'p'};
-  longopts[nl++] = (struct option){"output", required_argument, NULL, 'o'};
-  longopts[nl++] = (struct option){"help", no_argument, NULL, 'h'};
-  longopts[nl++] = (struct option){"version", no_argument, NULL, 'V'};
-  longopts[nl] = (struct option){0};
+  return false;
+}
 
-  /* a subcommand is the first word; everything after "--" belongs to the script */
+/* A subcommand is the first word: the index of the first word after it (1 when none). */
+static int take_subcommand(int argc, char **argv, struct wl_cli *cli) {
   int first = 1;
   if (argc > 1)
     for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
@@ -203,136 +211,151 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
         cli->command = (enum wl_command)i;
         first = 2;
       }
-  int end = argc;
-  for (int i = first; i < argc; i++)
-    if (strcmp(argv[i], "--") == 0) { end = i; break; }
+  return first;
+}
 
-  /* getopt_long permutes; hand it argv[first-1 .. end) */
-  char **av = argv + first - 1;
-  int ac = end - (first - 1);
-  char *saved = ac < argc - (first - 1) ? av[ac] : NULL;
-  if (saved) av[ac] = NULL;
+/* -p NAME=VALUES: parsed once, each name given once */
+static bool take_param(struct wl_cli *cli, char *err, size_t errlen) {
+  char why[256];
+  if (cli->nparams == WL_MAX_LIST) /* push_list says too many */
+    return push_list(cli->params, &cli->nparams, optarg, "-p options", err, errlen);
+  if (!wl_param_parse(optarg, &cli->overrides[cli->nparams], why, sizeof why)) {
+    snprintf(err, errlen, "%s", why);
+    return false;
+  }
+  if (!param_given_once(cli, err, errlen)) {
+    wl_param_free(&cli->overrides[cli->nparams]);
+    return false;
+  }
+  return push_list(cli->params, &cli->nparams, optarg, "-p options", err, errlen);
+}
+
+/* -o FILE: a known extension, or - for standard output */
+static bool take_output(struct wl_cli *cli, char *err, size_t errlen) {
+  if (strcmp(optarg, "-") != 0 && !wl_output_format(optarg)) {
+    snprintf(err, errlen,
+             "-o '%s': unknown output format; the extension chooses it: .json, .csv, .md, .txt (or - for standard output)",
+             optarg);
+    return false;
+  }
+  return push_list(cli->outputs, &cli->noutputs, optarg, "-o files", err, errlen);
+}
+
+static bool take_worker_config(struct wl_cli *cli, char *err, size_t errlen) {
+  long long v;
+  if (!wl_parse_int(optarg, &v) || v < 1 || v > 100000000) {
+    snprintf(err, errlen, "--worker-config '%s': expected a configuration number >= 1", optarg);
+    cli->worker_config = 0;
+    return false;
+  }
+  cli->worker_config = (int)v;
+  return true;
+}
+
+/* the option setting_options[i], its value kept for wl_cli_apply_settings */
+static bool take_setting(size_t i, struct wl_cli *cli, char *err, size_t errlen) {
+  if (i >= NSETTING_OPTIONS) {
+    snprintf(err, errlen, "internal error: option %d", (int)(i + OPT_SETTING));
+    return false;
+  }
+  if (cli->nsets >= WL_MAX_LIST) {
+    snprintf(err, errlen, "too many options");
+    return false;
+  }
+  cli->sets[cli->nsets].option = setting_options[i].option;
+  cli->sets[cli->nsets].section = setting_options[i].section;
+  cli->sets[cli->nsets].name = setting_options[i].name;
+  cli->sets[cli->nsets].value = setting_options[i].value ? setting_options[i].value : optarg;
+  cli->nsets++;
+  return true;
+}
+
+/* what getopt_long refused ('?'): an unknown option, or one without its value */
+static bool refuse_option(char **av, char *err, size_t errlen) {
+  if (optopt == 0)
+    snprintf(err, errlen, "unknown option '%s'", av[optind - 1]);
+  else if (optopt == 'p' || optopt == 'o' || optopt > 255)
+    snprintf(err, errlen, "option '%s' needs a value", av[optind - 1]);
+  else
+    snprintf(err, errlen, "unknown option '-%c'", optopt);
+  return false;
+}
+
+/* -q is --quiet, which is a setting */
+static size_t quiet_setting(void) {
+  for (size_t i = 0; i < NSETTING_OPTIONS; i++)
+    if (strcmp(setting_options[i].option, "quiet") == 0) return i;
+  return NSETTING_OPTIONS;
+}
+
+/* One option that getopt_long returned (c), its value in optarg. */
+static bool take_option(int c, char **av, struct wl_cli *cli, char *err, size_t errlen) {
+  switch (c) {
+  case 'h': cli->help = true; return true;
+  case 'V': cli->version = true; return true;
+  case 'q': return take_setting(quiet_setting(), cli, err, errlen);
+  case 'p': return take_param(cli, err, errlen);
+  case 'o': return take_output(cli, err, errlen);
+  case OPT_CONFIG: cli->config = optarg; return true;
+  case OPT_FILTER: cli->filter = optarg; return true;
+  case OPT_DRY_RUN: cli->dry_run = true; return true;
+  case OPT_COMPILE_ONLY: cli->compile_only = true; return true;
+  case OPT_RESUME: cli->resume = optarg; return true;
+  case OPT_WORKER_CONFIG: return take_worker_config(cli, err, errlen);
+  case OPT_WORKER_OUTPUT: cli->worker_output = optarg; return true;
+  case OPT_WORKER_QUEUE: cli->worker_queue = optarg; return true;
+  case OPT_SHARD: return parse_shard(optarg, cli, err, errlen);
+  case OPT_DEVICES: cli->devices = optarg; return parse_devices(optarg, err, errlen);
+  case '?': return refuse_option(av, err, errlen);
+  default: return take_setting((size_t)(c - OPT_SETTING), cli, err, errlen);
+  }
+}
+
+/* The options of av[1 .. ac) (av[0]: the program or subcommand). getopt_long permutes them:
+ * optind is then the first positional word. */
+static bool parse_options(int ac, char **av, struct wl_cli *cli, char *err, size_t errlen) {
+  const struct option *longopts = long_options();
   optind = 0; /* full reinitialisation (GNU) so that parse can be called again by tests */
   opterr = 0;
   int c;
-  bool ok = true;
-  while (ok && (c = getopt_long(ac, av, "hVqp:o:", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'h': cli->help = true; break;
-    case 'V': cli->version = true; break;
-    case 'q': c = OPT_SETTING; /* --quiet is also a setting */
-      for (size_t i = 0; i < NSETTING_OPTIONS; i++)
-        if (strcmp(setting_options[i].option, "quiet") == 0) c = OPT_SETTING + (int)i;
-      goto setting;
-    case 'p': {
-      char why[256];
-      if (cli->nparams == WL_MAX_LIST) {
-        ok = push_list(cli->params, &cli->nparams, optarg, "-p options", err, errlen); /* says too many */
-        break;
-      }
-      if (!wl_param_parse(optarg, &cli->overrides[cli->nparams], why, sizeof why)) {
-        snprintf(err, errlen, "%s", why);
-        ok = false;
-        break;
-      }
-      if (!param_given_once(cli, err, errlen)) {
-        wl_param_free(&cli->overrides[cli->nparams]);
-        ok = false;
-        break;
-      }
-      ok = push_list(cli->params, &cli->nparams, optarg, "-p options", err, errlen);
-      break;
-    }
-    case 'o':
-      if (strcmp(optarg, "-") != 0 && !wl_output_format(optarg)) { /* - is standard output */
-        snprintf(err, errlen,
-                 "-o '%s': unknown output format; the extension chooses it: .json, .csv, .md, .txt (or - for standard output)",
-                 optarg);
-        ok = false;
-      } else {
-        ok = push_list(cli->outputs, &cli->noutputs, optarg, "-o files", err, errlen);
-      }
-     
-      break;
-    case OPT_CONFIG: cli->config = optarg; break;
-    case OPT_FILTER: cli->filter = optarg; break;
-    case OPT_DRY_RUN: cli->dry_run = true; break;
-    case OPT_COMPILE_ONLY: cli->compile_only = true; break;
-    case OPT_RESUME: cli->resume = optarg; break;
-    case OPT_WORKER_CONFIG: {
-      long long v;
-      if (!wl_parse_int(optarg, &v) || v < 1 || v > 100000000) {
-        snprintf(err, errlen, "--worker-config '%s': expected a configuration number >= 1", optarg);
-        ok = false;
-      }
-      cli->worker_config = ok ? (int)v : 0;
-      break;
-    }
-    case OPT_WORKER_OUTPUT: cli->worker_output = optarg; break;
-    case OPT_WORKER_QUEUE: cli->worker_queue = optarg; break;
-    case OPT_SHARD: ok = parse_shard(optarg, cli, err, errlen); break;
-    case OPT_DEVICES:
-      ok = parse_devices(optarg, err, errlen);
-      cli->devices = optarg;
-      break;
-    case '?':
-      if (optopt == 0)
-        snprintf(err, errlen, "unknown option '%s'", av[optind - 1]);
-      else if (optopt == 'p' || optopt == 'o' || optopt > 255)
-        snprintf(err, errlen, "option '%s' needs a value", av[optind - 1]);
-      else
-        snprintf(err, errlen, "unknown option '-%c'", optopt);
-      ok = false;
-      break;
-    default:
-    setting: {
-      size_t i = (size_t)(c - OPT_SETTING);
-      if (i >= NSETTING_OPTIONS) {
-        snprintf(err, errlen, "internal error: option %d", c);
-        ok = false;
-        break;
-      }
-      if (cli->nsets >= WL_MAX_LIST) {
-        snprintf(err, errlen, "too many options");
-        ok = false;
-        break;
-      }
-      cli->sets[cli->nsets].option = setting_options[i].option;
-      cli->sets[cli->nsets].section = setting_options[i].section;
-      cli->sets[cli->nsets].name = setting_options[i].name;
-      cli->sets[cli->nsets].value = setting_options[i].value ? setting_options[i].value : optarg;
-      cli->nsets++;
-    }
-    }
-  }
-  if (saved) av[ac] = saved;
-  if (!ok) return false;
+  while ((c = getopt_long(ac, av, "hVqp:o:", longopts, NULL)) != -1)
+    if (!take_option(c, av, cli, err, errlen)) return false;
+  return true;
+}
 
-  /* positional words: the script and its arguments, or the input files */
-  int pos = optind;
-  if (cli->command == WL_CMD_RUN) {
-    if (pos < ac) cli->script = av[pos++];
-    cli->script_args = (const char **)(av + pos);
-    cli->nscript_args = ac - pos;
-    if (end < argc) { /* arguments after "--" follow the positional ones */
-      int n = cli->nscript_args + (argc - end - 1);
-      const char **args = malloc(sizeof *args * (size_t)(n + 1));
-      if (!args) { snprintf(err, errlen, "out of memory"); return false; }
-      for (int i = 0; i < cli->nscript_args; i++) args[i] = cli->script_args[i];
-      for (int i = end + 1; i < argc; i++) args[cli->nscript_args++] = argv[i];
-      args[n] = NULL;
-      cli->script_args = cli->owned_args = args;
-    }
-  } else {
-    for (; pos < ac; pos++)
-      if (!push_list(cli->inputs, &cli->ninputs, av[pos], "input files", err, errlen)) return false;
-    if (end < argc) {
-      snprintf(err, errlen, "'wlrun %s' takes no script arguments after --",
-               subcommands[cli->command]);
-      return false;
-    }
+/* The positional words of a run, av[pos .. ac): the script and its arguments, those after "--"
+ * (argv[end + 1 ..]) following them. */
+static bool take_script(int pos, int ac, char **av, int end, int argc, char **argv, struct wl_cli *cli,
+                        char *err, size_t errlen) {
+  if (pos < ac) cli->script = av[pos++];
+  cli->script_args = (const char **)(av + pos);
+  cli->nscript_args = ac - pos;
+  if (end < argc) { /* arguments after "--" follow the positional ones */
+    int n = cli->nscript_args + (argc - end - 1);
+    const char **args = malloc(sizeof *args * (size_t)(n + 1));
+    if (!args) { snprintf(err, errlen, "out of memory"); return false; }
+    for (int i = 0; i < cli->nscript_args; i++) args[i] = cli->script_args[i];
+    for (int i = end + 1; i < argc; i++) args[cli->nscript_args++] = argv[i];
+    args[n] = NULL;
+    cli->script_args = cli->owned_args = args;
   }
-  if (cli->help || cli->version) return true;
+  return true;
+}
+
+/* The positional words of another subcommand: input files, and nothing after "--". */
+static bool take_inputs(int pos, int ac, char **av, bool after_dashes, struct wl_cli *cli, char *err,
+                        size_t errlen) {
+  for (; pos < ac; pos++)
+    if (!push_list(cli->inputs, &cli->ninputs, av[pos], "input files", err, errlen)) return false;
+  if (after_dashes) {
+    snprintf(err, errlen, "'wlrun %s' takes no script arguments after --", subcommands[cli->command]);
+    return false;
+  }
+  return true;
+}
+
+/* What the subcommand needs: a run its script, info no files. */
+static bool check_command(const struct wl_cli *cli, char *err, size_t errlen) {
   if (cli->command == WL_CMD_RUN && !cli->script) {
     snprintf(err, errlen, "no script given (usage: wlrun [options] SCRIPT.lua [-- args])");
     return false;
@@ -341,7 +364,11 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
     snprintf(err, errlen, "'wlrun info' takes no files, got '%s'", cli->inputs[0]);
     return false;
   }
-  /* validate setting values now, so that a bad value is a usage error before anything runs */
+  return true;
+}
+
+/* The setting values checked now, so that a bad value is a usage error before anything runs. */
+static bool check_settings(const struct wl_cli *cli, char *err, size_t errlen) {
   for (int i = 0; i < cli->nsets; i++) {
     double value;
     char why[1024];
@@ -352,6 +379,37 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
     }
   }
   return true;
+}
+
+bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t errlen) {
+  memset(cli, 0, sizeof *cli);
+  cli->argc = argc;
+  cli->argv = argv;
+  if (take_tool(argc, argv, cli)) return true;
+  const char *meant = argc > 1 ? mistyped_command(argv[1]) : NULL;
+  if (meant) {
+    snprintf(err, errlen, "'%s' is neither a subcommand nor a file: did you mean %s?", argv[1], meant);
+    return false;
+  }
+  int first = take_subcommand(argc, argv, cli);
+  int end = argc; /* everything after "--" belongs to the script */
+  for (int i = first; i < argc; i++)
+    if (strcmp(argv[i], "--") == 0) { end = i; break; }
+
+  /* getopt_long permutes; hand it argv[first-1 .. end) */
+  char **av = argv + first - 1;
+  int ac = end - (first - 1);
+  char *saved = ac < argc - (first - 1) ? av[ac] : NULL;
+  if (saved) av[ac] = NULL;
+  bool ok = parse_options(ac, av, cli, err, errlen);
+  if (saved) av[ac] = saved;
+  if (!ok) return false;
+
+  if (cli->command == WL_CMD_RUN ? !take_script(optind, ac, av, end, argc, argv, cli, err, errlen)
+                                 : !take_inputs(optind, ac, av, end < argc, cli, err, errlen))
+    return false;
+  if (cli->help || cli->version) return true;
+  return check_command(cli, err, errlen) && check_settings(cli, err, errlen);
 }
 
 void wl_cli_free(struct wl_cli *cli) {

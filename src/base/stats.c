@@ -181,11 +181,11 @@ static double mode_min_count(size_t n) {
   return c > SHAPE_MODE_COUNT ? c : SHAPE_MODE_COUNT;
 }
 
-/* Modes of the Gaussian KDE of the ascending samples y[0..m) (m >= SHAPE_MIN_KDE, y[0] < y[m-1]),
- * with significance judged against n_all samples; gaps: scratch of m doubles. Sets out->modes,
- * bimodal, mode_low, mode_high and bandwidth; leaves them alone when the spread is degenerate. */
-static void kde_modes(const double *y, size_t m, size_t n_all, double *gaps, struct wl_shape *out) {
-  /* Silverman's rule of thumb, with the IQR term dropped when it is 0 */
+/* Silverman's rule of thumb for the ascending samples y[0..m), with the IQR term dropped when it
+ * is 0; for quantised samples (a timer's resolution) at least half the typical step between
+ * distinct values, the median of the positive gaps, or each level would be a mode of its own.
+ * gaps: scratch of m doubles. */
+static double kde_bandwidth(const double *y, size_t m, double *gaps) {
   double sum = 0, ss = 0;
   for (size_t i = 0; i < m; i++) sum += y[i];
   double mean = sum / (double)m;
@@ -194,49 +194,59 @@ static void kde_modes(const double *y, size_t m, size_t n_all, double *gaps, str
   double iqr = wl_percentile_sorted(y, m, 75) - wl_percentile_sorted(y, m, 25);
   double spread = iqr > 0 && iqr / 1.34 < sd ? iqr / 1.34 : sd;
   double h = 0.9 * spread * pow((double)m, -0.2);
-  /* quantised samples (a timer's resolution): at least half the typical step between distinct
-   * values, the median of the positive gaps, or each level would be a mode of its own */
   size_t ng = 0;
   for (size_t i = 1; i < m; i++)
     if (y[i] > y[i - 1]) gaps[ng++] = y[i] - y[i - 1];
   double quantum = ng ? median_inplace(gaps, ng) : 0;
   if (h < 0.5 * quantum) h = 0.5 * quantum;
-  double lo = y[0], step = (y[m - 1] - y[0]) / (SHAPE_GRID - 1);
-  if (!(h > 0) || !(step > 0)) return; /* underflow */
-  out->bandwidth = h;
+  return h;
+}
 
-  /* linear binning onto the grid, then the binned samples convolved with the kernel */
-  double c[SHAPE_GRID] = {0}, d[SHAPE_GRID], w[SHAPE_GRID], cum[SHAPE_GRID + 1];
+/* The KDE on its grid: lo + k * step for k in [0, SHAPE_GRID) */
+struct kde_grid {
+  double lo, step;
+  double c[SHAPE_GRID];       /* the samples binned linearly onto the grid */
+  double d[SHAPE_GRID];       /* the binned samples convolved with the kernel */
+  double cum[SHAPE_GRID + 1]; /* cum[k]: the binned samples below grid point k */
+  double wsum;                /* a sample's total weight on the grid: densities into sample counts */
+};
+
+/* Linear binning of y[0..m) onto the grid, then the binned samples convolved with the Gaussian
+ * kernel of bandwidth h, cut at SHAPE_KERNEL_REACH bandwidths. */
+static void kde_density(const double *y, size_t m, double h, struct kde_grid *g) {
+  double w[SHAPE_GRID];
+  memset(g->c, 0, sizeof g->c);
   for (size_t i = 0; i < m; i++) {
-    double pos = (y[i] - lo) / step;
+    double pos = (y[i] - g->lo) / g->step;
     size_t j = pos < 0 ? 0 : (size_t)pos;
     if (j >= SHAPE_GRID - 1) {
-      c[SHAPE_GRID - 1] += 1;
+      g->c[SHAPE_GRID - 1] += 1;
     } else {
       double f = pos - (double)j;
-      c[j] += 1 - f;
-      c[j + 1] += f;
+      g->c[j] += 1 - f;
+      g->c[j + 1] += f;
     }
   }
-  double reach = ceil(SHAPE_KERNEL_REACH * h / step);
+  double reach = ceil(SHAPE_KERNEL_REACH * h / g->step);
   size_t L = reach >= SHAPE_GRID - 1 ? SHAPE_GRID - 1 : (size_t)reach;
-  double wsum = 0; /* a sample's total weight on the grid: turns densities into sample counts */
+  g->wsum = 0;
   for (size_t t = 0; t <= L; t++) {
-    double u = (double)t * step / h;
+    double u = (double)t * g->step / h;
     w[t] = exp(-0.5 * u * u);
-    wsum += t ? 2 * w[t] : w[t];
+    g->wsum += t ? 2 * w[t] : w[t];
   }
   for (size_t k = 0; k < SHAPE_GRID; k++) {
     size_t a = k > L ? k - L : 0, b = k + L < SHAPE_GRID - 1 ? k + L : SHAPE_GRID - 1;
     double acc = 0;
-    for (size_t j = a; j <= b; j++) acc += c[j] * w[j > k ? j - k : k - j];
-    d[k] = acc;
+    for (size_t j = a; j <= b; j++) acc += g->c[j] * w[j > k ? j - k : k - j];
+    g->d[k] = acc;
   }
-  cum[0] = 0;
-  for (size_t k = 0; k < SHAPE_GRID; k++) cum[k + 1] = cum[k] + c[k];
+  g->cum[0] = 0;
+  for (size_t k = 0; k < SHAPE_GRID; k++) g->cum[k + 1] = g->cum[k] + g->c[k];
+}
 
-  /* local maxima (a plateau counts once) */
-  struct peak pk[SHAPE_GRID / 2 + 1];
+/* The local maxima of d (a plateau counts once) into pk; their count. */
+static size_t kde_peaks(const double *d, struct peak *pk) {
   size_t np = 0;
   for (size_t k = 0; k < SHAPE_GRID;) {
     size_t j = k;
@@ -245,58 +255,87 @@ static void kde_modes(const double *y, size_t m, size_t n_all, double *gaps, str
       pk[np++] = (struct peak){k, j};
     k = j + 1;
   }
+  return np;
+}
 
-  /* Drop insignificant peaks one at a time until every pair of neighbours is separated by a
-   * valley below SHAPE_VALLEY_RATIO of the lower peak (else the lower one goes, shallowest
-   * valley first), and then every peak holds enough samples: between its valleys (region)
-   * mode_min_count, and above the level of its higher valley (excess) SHAPE_EXCESS_FRAC of
-   * n_all (else the one with the least excess goes). */
-  size_t valley[SHAPE_GRID / 2 + 1];
-  double mass[SHAPE_GRID / 2 + 1];
+/* valley[i]: the lowest grid point between peaks i and i + 1 */
+static void kde_valleys(const double *d, const struct peak *pk, size_t np, size_t *valley) {
+  for (size_t i = 0; i + 1 < np; i++) {
+    size_t v = pk[i].e + 1;
+    for (size_t k = v + 1; k < pk[i + 1].s; k++)
+      if (d[k] < d[v]) v = k;
+    valley[i] = v;
+  }
+}
+
+/* The lower peak of the shallowest valley that does not dip below SHAPE_VALLEY_RATIO of it; np
+ * when every valley does. */
+static size_t shallow_valley_peak(const double *d, const struct peak *pk, size_t np, const size_t *valley) {
+  size_t drop = np;
+  double worst = SHAPE_VALLEY_RATIO;
+  for (size_t i = 0; i + 1 < np; i++) {
+    double hl = d[pk[i].s], hr = d[pk[i + 1].s];
+    double r = d[valley[i]] / (hl < hr ? hl : hr);
+    if (r >= worst) {
+      worst = r;
+      drop = hl < hr ? i : i + 1;
+    }
+  }
+  return drop;
+}
+
+/* Sets mass[i], the samples between peak i's valleys; returns the peak with the least excess
+ * (its samples above the level of its higher valley) among those that hold too few samples
+ * (fewer than mode_min_count(n_all), or an excess under SHAPE_EXCESS_FRAC of n_all); np when
+ * every peak holds enough. */
+static size_t weakest_peak(const struct kde_grid *g, size_t np, const size_t *valley, size_t n_all,
+                           double *mass) {
   double need = mode_min_count(n_all), need_excess = SHAPE_EXCESS_FRAC * (double)n_all;
+  size_t weakest = np;
+  double least = INFINITY;
+  for (size_t i = 0; i < np; i++) {
+    size_t r0 = i > 0 ? valley[i - 1] : 0, r1 = i + 1 < np ? valley[i] : SHAPE_GRID;
+    double level = 0, excess = 0;
+    if (i > 0 && g->d[r0] > level) level = g->d[r0];
+    if (i + 1 < np && g->d[r1] > level) level = g->d[r1];
+    for (size_t k = r0; k < r1; k++)
+      if (g->d[k] > level) excess += g->d[k] - level;
+    excess /= g->wsum;
+    mass[i] = g->cum[r1] - g->cum[r0];
+    if ((mass[i] < need || excess < need_excess) && excess < least) {
+      least = excess;
+      weakest = i;
+    }
+  }
+  return weakest;
+}
+
+/* Drops insignificant peaks one at a time until every pair of neighbours is separated by a
+ * valley below SHAPE_VALLEY_RATIO of the lower peak (else the lower one goes, shallowest valley
+ * first), and then every peak holds enough samples (else the one with the least excess goes:
+ * weakest_peak). Returns the peaks left; mass: the samples of each, when two or more are left. */
+static size_t prune_peaks(const struct kde_grid *g, struct peak *pk, size_t np, size_t n_all, double *mass) {
+  size_t valley[SHAPE_GRID / 2 + 1];
   while (np > 1) {
-    size_t weakest = np;
-    for (size_t i = 0; i + 1 < np; i++) {
-      size_t v = pk[i].e + 1;
-      for (size_t k = v + 1; k < pk[i + 1].s; k++)
-        if (d[k] < d[v]) v = k;
-      valley[i] = v;
-    }
-    size_t drop = np;
-    double worst = SHAPE_VALLEY_RATIO;
-    for (size_t i = 0; i + 1 < np; i++) {
-      double hl = d[pk[i].s], hr = d[pk[i + 1].s];
-      double r = d[valley[i]] / (hl < hr ? hl : hr);
-      if (r >= worst) {
-        worst = r;
-        drop = hl < hr ? i : i + 1;
-      }
-    }
-    double least = INFINITY;
-    for (size_t i = 0; i < np; i++) {
-      size_t r0 = i > 0 ? valley[i - 1] : 0, r1 = i + 1 < np ? valley[i] : SHAPE_GRID;
-      double level = 0, excess = 0;
-      if (i > 0 && d[r0] > level) level = d[r0];
-      if (i + 1 < np && d[r1] > level) level = d[r1];
-      for (size_t k = r0; k < r1; k++)
-        if (d[k] > level) excess += d[k] - level;
-      excess /= wsum;
-      mass[i] = cum[r1] - cum[r0];
-      if ((mass[i] < need || excess < need_excess) && excess < least) {
-        least = excess;
-        weakest = i;
-      }
-    }
+    kde_valleys(g->d, pk, np, valley);
+    size_t drop = shallow_valley_peak(g->d, pk, np, valley);
+    size_t weakest = weakest_peak(g, np, valley, n_all, mass);
     if (drop == np) drop = weakest; /* the valleys pass: the least excess that fails goes */
     if (drop == np) break;
     for (size_t i = drop; i + 1 < np; i++) pk[i] = pk[i + 1];
     np--;
   }
+  return np;
+}
 
+/* out's modes from the np peaks left: their count, and the locations of the two with the most
+ * samples (mass), lower first. */
+static void set_modes(const struct kde_grid *g, const struct peak *pk, size_t np, const double *mass,
+                      struct wl_shape *out) {
   out->modes = (int)np;
   out->bimodal = np >= 2;
   if (np == 1) {
-    out->mode_low = out->mode_high = peak_location(d, pk[0], lo, step);
+    out->mode_low = out->mode_high = peak_location(g->d, pk[0], g->lo, g->step);
     return;
   }
   size_t a = 0, b = 1; /* the two modes with the most samples */
@@ -305,9 +344,24 @@ static void kde_modes(const double *y, size_t m, size_t n_all, double *gaps, str
     if (mass[i] > mass[a]) b = a, a = i;
     else if (mass[i] > mass[b]) b = i;
   }
-  double la = peak_location(d, pk[a], lo, step), lb = peak_location(d, pk[b], lo, step);
+  double la = peak_location(g->d, pk[a], g->lo, g->step), lb = peak_location(g->d, pk[b], g->lo, g->step);
   out->mode_low = la < lb ? la : lb;
   out->mode_high = la < lb ? lb : la;
+}
+
+/* Modes of the Gaussian KDE of the ascending samples y[0..m) (m >= SHAPE_MIN_KDE, y[0] < y[m-1]),
+ * with significance judged against n_all samples; gaps: scratch of m doubles. Sets out->modes,
+ * bimodal, mode_low, mode_high and bandwidth; leaves them alone when the spread is degenerate. */
+static void kde_modes(const double *y, size_t m, size_t n_all, double *gaps, struct wl_shape *out) {
+  double h = kde_bandwidth(y, m, gaps);
+  struct kde_grid g = {.lo = y[0], .step = (y[m - 1] - y[0]) / (SHAPE_GRID - 1)};
+  if (!(h > 0) || !(g.step > 0)) return; /* underflow */
+  out->bandwidth = h;
+  kde_density(y, m, h, &g);
+  struct peak pk[SHAPE_GRID / 2 + 1];
+  double mass[SHAPE_GRID / 2 + 1];
+  size_t np = prune_peaks(&g, pk, kde_peaks(g.d, pk), n_all, mass);
+  set_modes(&g, pk, np, mass, out);
 }
 
 bool wl_stats_shape(const double *samples, size_t n, struct wl_shape *out) {

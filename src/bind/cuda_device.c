@@ -2,6 +2,7 @@
  * in use for the other bindings (cuda_device.h). */
 #include "cuda_device.h"
 
+#include "laux.h"
 #include "settings.h"
 #include "side_thread.h"
 #include "wl_exit.h"
@@ -134,7 +135,7 @@ static int l_device_count(lua_State *L) {
 
 /* wl.select_device(i): before any CUDA object is made */
 static int l_select_device(lua_State *L) {
-  lua_Integer i = luaL_checkinteger(L, 1);
+  lua_Integer i = wl_check_integer(L, 1);
   int n;
   cudaError_t err = wl_backend->device_count(&n);
   if (err != cudaSuccess)
@@ -144,7 +145,7 @@ static int l_select_device(lua_State *L) {
                     (int)i, n, n - 1);
   int in_use = current_device >= 0 ? current_device : promised ? wanted_device : -1;
   if (in_use >= 0 && in_use != (int)i)
-    return luaL_error(L, "device %d is already in use; select the device before using it", in_use);
+    return wl_raise(L, WL_EXIT_SCRIPT, "device %d is already in use; select the device before using it", in_use);
   wanted_device = (int)i;
   wl_device_ready(L);
   return 0;
@@ -186,7 +187,7 @@ static const struct device_facts *facts_of(lua_State *L, int dev, struct device_
 /* wl.device([i]) -> properties of device i (default: the selected one) */
 static int l_device(lua_State *L) {
   wl_device_needed(L, "wl.device()");
-  int dev = (int)luaL_optinteger(L, 1, current_device);
+  int dev = (int)wl_opt_integer(L, 1, current_device);
   int n;
   WL_CUDA(L, wl_backend->device_count(&n), "cudaGetDeviceCount");
   if (dev < 0 || dev >= n)

@@ -6,6 +6,7 @@
 #include "cuda_launch.h"
 #include "cuda_stream.h"
 #include "cuda_tensor.h"
+#include "laux.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
 
@@ -37,7 +38,7 @@ static void check_uses(lua_State *L, int arg, const char *fn) {
 }
 
 static struct wl_graph *check_graph(lua_State *L, int arg, const char *fn) {
-  struct wl_graph *g = luaL_checkudata(L, arg, GRAPH_MT);
+  struct wl_graph *g = wl_check_udata(L, arg, GRAPH_MT);
   if (!g->exec) wl_closed_error(L, arg, fn, "graph", "destroy");
   return g;
 }
@@ -60,7 +61,7 @@ static cudaError_t graph_close(struct wl_graph *g) {
 }
 
 static int graph_gc(lua_State *L) {
-  (void)graph_close(luaL_checkudata(L, 1, GRAPH_MT)); /* nothing can be raised from __gc */
+  (void)graph_close(wl_check_udata(L, 1, GRAPH_MT)); /* nothing can be raised from __gc */
   return 0;
 }
 
@@ -73,7 +74,7 @@ static int graph_destroy(lua_State *L) {
 
 /* wl.graph(fn) -> an executable graph of the work fn queued */
 static int l_graph(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TFUNCTION);
+  wl_check_type(L, 1, LUA_TFUNCTION);
   lua_settop(L, 1);
   if (wl_capturing()) return wl_raise(L, WL_EXIT_SCRIPT, "wl.graph() cannot nest");
   struct wl_graph *g = lua_newuserdatauv(L, sizeof *g, 1);
@@ -111,8 +112,8 @@ static int graph_launch(lua_State *L) {
 }
 
 static int graph_index(lua_State *L) {
-  struct wl_graph *g = luaL_checkudata(L, 1, GRAPH_MT);
-  const char *k = luaL_checkstring(L, 2);
+  struct wl_graph *g = wl_check_udata(L, 1, GRAPH_MT);
+  const char *k = wl_check_string(L, 2);
   if (strcmp(k, "nodes") == 0) lua_pushinteger(L, (lua_Integer)g->nodes);
   else if (strcmp(k, "launch") == 0) lua_pushcfunction(L, graph_launch);
   else if (strcmp(k, "destroy") == 0) lua_pushcfunction(L, graph_destroy);

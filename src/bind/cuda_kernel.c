@@ -4,6 +4,7 @@
 #include "cuda_kernel.h"
 #include "kernel_source.h"
 #include "kernel_module.h"
+#include "laux.h"
 #include "lua_guard.h"
 #include "kernel_compile.h"
 #include "nvcc_run.h"
@@ -56,7 +57,7 @@ static void push_source(lua_State *L, const char *path, const char *kernel) {
 
 /* wl.source(path) -> {kind = "source", path = resolved, code = text}; path relative to the script */
 static int l_source(lua_State *L) {
-  push_source(L, push_script_relative(L, luaL_checkstring(L, 1)), NULL);
+  push_source(L, push_script_relative(L, wl_check_string(L, 1)), NULL);
   return 1;
 }
 
@@ -102,12 +103,12 @@ static cudaError_t kernel_close(struct wl_kernel *k) {
 }
 
 static int kernel_gc(lua_State *L) {
-  (void)kernel_close(luaL_checkudata(L, 1, KERNEL_MT)); /* nothing can be raised from __gc */
+  (void)kernel_close(wl_check_udata(L, 1, KERNEL_MT)); /* nothing can be raised from __gc */
   return 0;
 }
 
 struct wl_kernel *wl_check_kernel(lua_State *L, int arg, const char *fn) {
-  struct wl_kernel *k = luaL_checkudata(L, arg, KERNEL_MT);
+  struct wl_kernel *k = wl_check_udata(L, arg, KERNEL_MT);
   if (!k->name) wl_closed_error(L, arg, fn, "kernel", "free");
   return k;
 }
@@ -147,99 +148,137 @@ static int l_compiled_kernels(lua_State *L) {
   return 1;
 }
 
-/* wl.kernel{src_or_source, name = "k", defines = {...}, options = {...}, compiler = "nvrtc" | "nvcc",
- * file = "path.cu"}; or
- * precompiled code: file = "k.cubin" | "k.fatbin" | "k.ptx" [, format =, params =] (cuda_module.c) */
-static int l_kernel(lua_State *L) {
+/* ---- wl.kernel ---- */
+
+/* Checks wl.kernel's table (argument 1, the only one left) and its fields; pushes the kernel's
+ * name (stack index 2) and returns it. */
+static const char *kernel_name(lua_State *L) {
   static const char *const known[] = {"name", "defines", "options", "compiler", "file", "format", "params", NULL};
-  luaL_checktype(L, 1, LUA_TTABLE);
+  wl_check_type(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
   wl_check_fields(L, 1, "wl.kernel", known, true);
   if (lua_getfield(L, 1, "name") != LUA_TSTRING || lua_rawlen(L, -1) == 0)
-    return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: 'name' (the kernel's name) is required");
-  const char *name = lua_tostring(L, -1);
-  /* the code: [1] a wl.source or a string, or file = path */
-  const char *code = NULL, *path = NULL;
-  size_t code_len = 0;
-  if (lua_geti(L, 1, 1) == LUA_TTABLE) {
-    lua_getfield(L, -1, "code");
-    lua_getfield(L, -2, "path");
-    code = lua_tolstring(L, -2, &code_len);
-    path = lua_tostring(L, -1);
-  } else if (lua_type(L, -1) == LUA_TSTRING) {
-    code = lua_tolstring(L, -1, &code_len);
-  } else if (lua_getfield(L, 1, "file") == LUA_TSTRING) {
-    const char *file = push_script_relative(L, lua_tostring(L, -1));
-    bool module = wl_module_format_of_path(file) != WL_MODULE_UNKNOWN;
-    if (!module) {
-      module = lua_getfield(L, 1, "format") != LUA_TNIL;
-      lua_pop(L, 1);
-    }
-    if (module) {
-      for (const char *const *f = (const char *const[]){"defines", "options", "compiler", NULL}; *f; f++)
-        if (lua_getfield(L, 1, *f) != LUA_TNIL)
-          return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': %s is for code compiled from source; %s is compiled already "
-                          "(give them to nvcc when you build it)", name, *f, file);
-        else lua_pop(L, 1);
-      size_t len;
-      push_source(L, file, name);
-      lua_getfield(L, -1, "code");
-      const char *data = lua_tolstring(L, -1, &len);
-      char arch[32];
-      return wl_kernel_from_module(L, 1, name, file, data, len, target_arch(L, arch, sizeof arch));
-    }
-    push_source(L, file, NULL);
-    lua_getfield(L, -1, "code");
-    lua_getfield(L, -2, "path");
-    code = lua_tolstring(L, -2, &code_len);
-    path = lua_tostring(L, -1);
-  }
-  if (!code)
-    return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': give the code as a string, a wl.source(path), or file = path", name);
-  if (strlen(code) != code_len) /* NVRTC takes a C string: what follows a NUL byte would be dropped */
-    return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': the code%s%s holds a NUL byte at offset %zu", name,
-                    path ? " of " : "", path ? path : "", strlen(code));
+    wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: 'name' (the kernel's name) is required");
+  return lua_tostring(L, -1);
+}
+
+/* a kernel's code and the file it was read from (NULL for a string), Lua strings on the stack */
+struct kernel_code {
+  const char *code, *path;
+  size_t len;
+};
+
+/* the code and path of the wl.source table on the top of the stack (pushed) */
+static void source_code(lua_State *L, struct kernel_code *c) {
+  lua_getfield(L, -1, "code");
+  lua_getfield(L, -2, "path");
+  c->code = lua_tolstring(L, -2, &c->len);
+  c->path = lua_tostring(L, -1);
+}
+
+/* whether file = path names precompiled code: by its extension, or by a format = given */
+static bool is_module_file(lua_State *L, const char *file) {
+  if (wl_module_format_of_path(file) != WL_MODULE_UNKNOWN) return true;
+  bool module = lua_getfield(L, 1, "format") != LUA_TNIL;
+  lua_pop(L, 1);
+  return module;
+}
+
+/* wl.kernel{file = "k.cubin" | "k.fatbin" | "k.ptx"}: nvcc's code as a kernel object
+ * (cuda_module.c), with none of the fields of code compiled from source */
+static int kernel_from_module_file(lua_State *L, const char *name, const char *file) {
+  for (const char *const *f = (const char *const[]){"defines", "options", "compiler", NULL}; *f; f++)
+    if (lua_getfield(L, 1, *f) != LUA_TNIL)
+      return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': %s is for code compiled from source; %s is compiled already "
+                      "(give them to nvcc when you build it)", name, *f, file);
+    else lua_pop(L, 1);
+  size_t len;
+  push_source(L, file, name);
+  lua_getfield(L, -1, "code");
+  const char *data = lua_tolstring(L, -1, &len);
+  char arch[32];
+  return wl_kernel_from_module(L, 1, name, file, data, len, target_arch(L, arch, sizeof arch));
+}
+
+/* The name of a kernel whose name holds what NVRTC must not see (it pastes the name into the
+ * program it compiles: text must not become code) is refused. */
+static void check_kernel_name(lua_State *L, const char *name) {
   size_t name_len, at;
   lua_tolstring(L, 2, &name_len);
   const char *name_problem = wl_kernel_name_problem(name, name_len, &at);
-  if (name_problem) { /* NVRTC pastes the name into the program it compiles: text must not become code */
-    luaL_Buffer b; /* the name shown with its control characters as \xHH: one line */
-    luaL_buffinit(L, &b);
-    for (size_t i = 0; i < name_len && i < 200; i++) {
-      unsigned char ch = (unsigned char)name[i];
-      char shown[5] = {(char)ch, '\0'};
-      if (ch < 0x20 || ch == 0x7f) snprintf(shown, sizeof shown, "\\x%02X", ch);
-      luaL_addstring(&b, shown);
-    }
-    luaL_pushresult(&b);
-    return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: the name '%s%s' holds %s at byte %zu: a kernel's name is a C++ "
-                    "name, with its template arguments, and nothing else", lua_tostring(L, -1),
-                    name_len > 200 ? "..." : "", name_problem, at + 1);
+  if (!name_problem) return;
+  luaL_Buffer b; /* the name shown with its control characters as \xHH: one line */
+  luaL_buffinit(L, &b);
+  for (size_t i = 0; i < name_len && i < 200; i++) {
+    unsigned char ch = (unsigned char)name[i];
+    char shown[5] = {(char)ch, '\0'};
+    if (ch < 0x20 || ch == 0x7f) snprintf(shown, sizeof shown, "\\x%02X", ch);
+    luaL_addstring(&b, shown);
   }
+  luaL_pushresult(&b);
+  wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: the name '%s%s' holds %s at byte %zu: a kernel's name is a C++ "
+           "name, with its template arguments, and nothing else", lua_tostring(L, -1),
+           name_len > 200 ? "..." : "", name_problem, at + 1);
+}
+
+/* Code compiled from source: some code, no NUL byte in it, a well-formed name, and none of the
+ * fields of precompiled code. */
+static void check_source_kernel(lua_State *L, const char *name, const struct kernel_code *c) {
+  if (!c->code)
+    wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': give the code as a string, a wl.source(path), or file = path", name);
+  if (strlen(c->code) != c->len) /* NVRTC takes a C string: what follows a NUL byte would be dropped */
+    wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': the code%s%s holds a NUL byte at offset %zu", name,
+             c->path ? " of " : "", c->path ? c->path : "", strlen(c->code));
+  check_kernel_name(L, name);
   for (const char *const *f = (const char *const[]){"format", "params", NULL}; *f; f++)
     if (lua_getfield(L, 1, *f) != LUA_TNIL)
-      return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': %s is for precompiled code (file = \"k.cubin\", \"k.fatbin\" or \"k.ptx\")", name, *f);
+      wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': %s is for precompiled code (file = \"k.cubin\", \"k.fatbin\" or \"k.ptx\")", name, *f);
     else lua_pop(L, 1);
+}
+
+/* The kernel object of code compiled from source for the target architecture (through the
+ * disk cache: wl_kernel_build), recorded for --compile-only's report; pushed. */
+static int build_source_kernel(lua_State *L, const char *name, const struct kernel_code *c) {
   char arch[32];
   target_arch(L, arch, sizeof arch);
   const char *dir = NULL; /* the source's directory, a Lua string on the stack */
-  if (path) {
-    const char *slash = strrchr(path, '/');
-    dir = slash ? lua_pushlstring(L, path, (size_t)(slash - path)) : lua_pushliteral(L, ".");
+  if (c->path) {
+    const char *slash = strrchr(c->path, '/');
+    dir = slash ? lua_pushlstring(L, c->path, (size_t)(slash - c->path)) : lua_pushliteral(L, ".");
   }
   struct wl_kernel *k = lua_newuserdatauv(L, sizeof *k, 1);
   int k_index = lua_gettop(L);
   memset(k, 0, sizeof *k);
   luaL_setmetatable(L, KERNEL_MT);
   k->name = strdup(name);
-  k->source = strdup(path ? path : "<string>");
+  k->source = strdup(c->path ? c->path : "<string>");
   snprintf(k->arch, sizeof k->arch, "%s", arch);
-  if (!k->name || !k->source) return luaL_error(L, "out of memory");
-
-  wl_kernel_build(L, 1, k, code, dir);
+  if (!k->name || !k->source) return wl_raise(L, WL_EXIT_SCRIPT, "out of memory");
+  wl_kernel_build(L, 1, k, c->code, dir);
   wl_kernel_record(L, k);
   lua_pushvalue(L, k_index);
   return 1;
+}
+
+/* wl.kernel{src_or_source, name = "k", defines = {...}, options = {...}, compiler = "nvrtc" | "nvcc",
+ * file = "path.cu"}; or
+ * precompiled code: file = "k.cubin" | "k.fatbin" | "k.ptx" [, format =, params =] (cuda_module.c) */
+static int l_kernel(lua_State *L) {
+  const char *name = kernel_name(L);
+  /* the code: [1] a wl.source or a string, or file = path */
+  struct kernel_code c = {0};
+  if (lua_geti(L, 1, 1) == LUA_TTABLE) {
+    source_code(L, &c);
+  } else if (lua_type(L, -1) == LUA_TSTRING) {
+    c.code = lua_tolstring(L, -1, &c.len);
+  } else if (lua_getfield(L, 1, "file") == LUA_TSTRING) {
+    const char *file = push_script_relative(L, lua_tostring(L, -1));
+    if (is_module_file(L, file)) return kernel_from_module_file(L, name, file);
+    push_source(L, file, NULL);
+    source_code(L, &c);
+  }
+  check_source_kernel(L, name, &c);
+  return build_source_kernel(L, name, &c);
 }
 
 /* ---- loading and attributes ---- */
@@ -303,9 +342,9 @@ static void push_params(lua_State *L, const struct wl_kernel *k) {
 static int kernel_occupancy(lua_State *L) {
   struct wl_kernel *k = wl_check_kernel(L, 1, "kernel:occupancy");
   wl_refuse_host_work(L, k, "kernel:occupancy");
-  lua_Integer block = luaL_checkinteger(L, 2), smem = luaL_optinteger(L, 3, 0);
-  luaL_argcheck(L, block >= 1 && block <= 1024, 2, "block size from 1 to 1024 expected");
-  luaL_argcheck(L, smem >= 0, 3, "shared memory bytes >= 0 expected");
+  lua_Integer block = wl_check_integer(L, 2), smem = wl_opt_integer(L, 3, 0);
+  wl_arg_check(L, block >= 1 && block <= 1024, 2, "block size from 1 to 1024 expected");
+  wl_arg_check(L, smem >= 0, 3, "shared memory bytes >= 0 expected");
   wl_device_needed(L, "kernel:occupancy");
   wl_kernel_load(L, k);
   int blocks = 0, dev = wl_device_index(), max_threads, warp;
@@ -323,7 +362,7 @@ static int kernel_occupancy(lua_State *L) {
 }
 
 static int kernel_index(lua_State *L) {
-  const char *f = luaL_checkstring(L, 2);
+  const char *f = wl_check_string(L, 2);
   struct wl_kernel *k = wl_check_kernel(L, 1, lua_pushfstring(L, "kernel.%s", f));
   if (strcmp(f, "name") == 0) lua_pushstring(L, k->name);
   else if (strcmp(f, "lowered_name") == 0) lua_pushstring(L, k->code.lowered);
@@ -347,7 +386,7 @@ static int kernel_index(lua_State *L) {
 }
 
 static int kernel_tostring(lua_State *L) {
-  struct wl_kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
+  struct wl_kernel *k = wl_check_udata(L, 1, KERNEL_MT);
   lua_pushfstring(L, "%s %s (%s, %s)", k->host.call ? "host work" : "kernel", k->name ? k->name : "(freed)",
                   k->source ? k->source : "", k->arch);
   return 1;

@@ -8,6 +8,7 @@
 #include "cuda_stream.h"
 #include "cuda_tensor.h"
 #include "half.h"
+#include "laux.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
 
@@ -429,11 +430,11 @@ void wl_bound_enqueue(lua_State *L, struct wl_bound *b, cudaStream_t stream, lon
 static int bound_call(lua_State *L) {
   struct wl_bound *b = lua_touserdata(L, 1);
   if (!b || !lua_getmetatable(L, 1) || !lua_rawequal(L, -1, lua_upvalueindex(1)))
-    return luaL_typeerror(L, 1, BOUND_MT);
+    return wl_type_error(L, 1, BOUND_MT);
   lua_pop(L, 1);
   cudaStream_t s = wl_bound_check(L, b, "launch");
-  lua_Integer n = lua_gettop(L) == 1 ? 1 : luaL_optinteger(L, 2, 1);
-  luaL_argcheck(L, n >= 0, 2, "launch count >= 0 expected");
+  lua_Integer n = lua_gettop(L) == 1 ? 1 : wl_opt_integer(L, 2, 1);
+  wl_arg_check(L, n >= 0, 2, "launch count >= 0 expected");
   if (!b->stream && !lua_isnoneornil(L, 3)) s = wl_opt_stream(L, 3, "launch(n, stream)");
   if (wl_capturing()) wl_capture_hold(L, 1); /* a wl.graph keeps it, and checks it at replay */
   wl_bound_enqueue(L, b, s, (long)n);
@@ -441,8 +442,8 @@ static int bound_call(lua_State *L) {
 }
 
 static int bound_index(lua_State *L) {
-  struct wl_bound *b = luaL_checkudata(L, 1, BOUND_MT); /* fields stay readable */
-  const char *f = luaL_checkstring(L, 2);
+  struct wl_bound *b = wl_check_udata(L, 1, BOUND_MT); /* fields stay readable */
+  const char *f = wl_check_string(L, 2);
   if (strcmp(f, "launch") == 0) lua_getfield(L, lua_upvalueindex(1), "__call");
   else if (strcmp(f, "kernel") == 0) {
     lua_getiuservalue(L, 1, 1);
@@ -478,7 +479,7 @@ static int bound_index(lua_State *L) {
 }
 
 static int bound_tostring(lua_State *L) {
-  struct wl_bound *b = luaL_checkudata(L, 1, BOUND_MT);
+  struct wl_bound *b = wl_check_udata(L, 1, BOUND_MT);
   if (b->kernel->host.call) {
     lua_pushfstring(L, "call of host work %s", b->kernel->name ? b->kernel->name : "(freed)");
     return 1;

@@ -172,7 +172,7 @@ int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *
   k->code.cubin_len = len;
   k->code.log = copy_bytes("", 0);
   if (!k->name || !k->source || !k->code.lowered || !k->code.ptx || !k->code.cubin || !k->code.log)
-    return luaL_error(L, "out of memory");
+    return wl_raise(L, WL_EXIT_SCRIPT, "out of memory");
   wl_kernel_record(L, k);
   return 1;
 }

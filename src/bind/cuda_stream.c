@@ -3,6 +3,7 @@
  * checks its object first (check_event, wl_check_stream); destroy, __gc and __close share one
  * close path that clears the handle. */
 #include "cuda_stream.h"
+#include "laux.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
 
@@ -105,7 +106,7 @@ cudaGraph_t wl_capture_end(cudaError_t *err) {
 /* ---- streams ---- */
 
 struct wl_stream *wl_check_stream(lua_State *L, int arg, const char *fn) {
-  struct wl_stream *s = luaL_checkudata(L, arg, STREAM_MT);
+  struct wl_stream *s = wl_check_udata(L, arg, STREAM_MT);
   if (!s->s && !s->current) wl_closed_error(L, arg, fn, "stream", "destroy");
   return s;
 }
@@ -130,7 +131,7 @@ static cudaError_t stream_close(struct wl_stream *s) {
 }
 
 static int stream_gc(lua_State *L) {
-  (void)stream_close(luaL_checkudata(L, 1, STREAM_MT)); /* nothing can be raised from __gc */
+  (void)stream_close(wl_check_udata(L, 1, STREAM_MT)); /* nothing can be raised from __gc */
   return 0;
 }
 
@@ -202,7 +203,7 @@ static int stream_query(lua_State *L) {
 /* ---- events ---- */
 
 static struct wl_event *check_event(lua_State *L, int arg, const char *fn) {
-  struct wl_event *e = luaL_checkudata(L, arg, EVENT_MT);
+  struct wl_event *e = wl_check_udata(L, arg, EVENT_MT);
   if (!e->e) wl_closed_error(L, arg, fn, "event", "destroy");
   return e;
 }
@@ -233,7 +234,7 @@ static cudaError_t event_close(struct wl_event *e) {
 }
 
 static int event_gc(lua_State *L) {
-  (void)event_close(luaL_checkudata(L, 1, EVENT_MT)); /* nothing can be raised from __gc */
+  (void)event_close(wl_check_udata(L, 1, EVENT_MT)); /* nothing can be raised from __gc */
   return 0;
 }
 

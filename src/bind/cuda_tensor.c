@@ -6,6 +6,7 @@
 #include "cuda_stream.h"
 #include "cuda_tensor.h"
 #include "half.h"
+#include "laux.h"
 #include "settings.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
@@ -52,7 +53,7 @@ struct wl_tensor *wl_test_tensor(lua_State *L, int arg) {
 }
 
 struct wl_tensor *wl_check_tensor(lua_State *L, int arg, const char *fn) {
-  struct wl_tensor *t = luaL_checkudata(L, arg, TENSOR_MT);
+  struct wl_tensor *t = wl_check_udata(L, arg, TENSOR_MT);
   if (!t->data) wl_closed_error(L, arg, fn, "tensor", "free");
   return t;
 }
@@ -63,7 +64,7 @@ struct wl_tensor *wl_check_tensor(lua_State *L, int arg, const char *fn) {
  * go on); nothing can be raised from __gc, and a dead context frees nothing anyway. A view
  * releases nothing. */
 void wl_tensor_free(lua_State *L, int idx) {
-  struct wl_tensor *t = luaL_checkudata(L, idx, TENSOR_MT);
+  struct wl_tensor *t = wl_check_udata(L, idx, TENSOR_MT);
   if (!t->data) return;
   if (!t->view) {
     switch (t->memory) {
@@ -92,7 +93,7 @@ static int tensor_gc(lua_State *L) {
 }
 
 /* t:free() */
-static int l_free(lua_State *L) {
+static int tensor_free(lua_State *L) {
   wl_check_tensor(L, 1, "tensor:free");
   wl_tensor_free(L, 1);
   return 0;
@@ -358,7 +359,7 @@ static int create(lua_State *L, bool device) {
   static const char *const device_fields[] = {"shape", "dtype", "init", NULL};
   static const char *const host_fields[] = {"shape", "dtype", "init", "pinned", NULL};
   const char *fn = device ? "wl.tensor" : "wl.host_tensor";
-  luaL_checktype(L, 1, LUA_TTABLE);
+  wl_check_type(L, 1, LUA_TTABLE);
   wl_check_fields(L, 1, fn, device ? device_fields : host_fields, true);
   struct wl_tensor layout;
   memset(&layout, 0, sizeof layout);
@@ -382,10 +383,10 @@ static int l_tensor(lua_State *L) { return create(L, true); }
 static int l_host_tensor(lua_State *L) { return create(L, false); }
 
 /* t:fill(v) / t:init(spec): on the current stream for device tensors */
-static int l_init(lua_State *L) {
+static int tensor_fill(lua_State *L) {
   const char *fn = lua_tostring(L, lua_upvalueindex(1));
   struct wl_tensor *t = wl_check_tensor(L, 1, fn);
-  if (lua_isnoneornil(L, 2)) luaL_argerror(L, 2, "an init (number, \"zeros\" or wl.normal() ...) expected");
+  if (lua_isnoneornil(L, 2)) wl_arg_error(L, 2, "an init (number, \"zeros\" or wl.normal() ...) expected");
   struct init_spec s = read_init(L, 2, "init");
   apply_init(L, t, &s, fn);
   wl_capture_hold(L, 1); /* inside wl.graph: the graph keeps it, and checks it at replay */
@@ -393,13 +394,13 @@ static int l_init(lua_State *L) {
   return 1;
 }
 
-static int l_len(lua_State *L) {
-  lua_pushinteger(L, (lua_Integer)((struct wl_tensor *)luaL_checkudata(L, 1, TENSOR_MT))->numel);
+static int tensor_len(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)((struct wl_tensor *)wl_check_udata(L, 1, TENSOR_MT))->numel);
   return 1;
 }
 
-static int l_tostring(lua_State *L) {
-  struct wl_tensor *t = luaL_checkudata(L, 1, TENSOR_MT);
+static int tensor_tostring(lua_State *L) {
+  struct wl_tensor *t = wl_check_udata(L, 1, TENSOR_MT);
   char shape[128], size[32], view[64] = "";
   if (t->view)
     snprintf(view, sizeof view, " %sview at %zu", t->contiguous ? "" : "strided ", t->offset);
@@ -439,9 +440,9 @@ static int l_reset_peak(lua_State *L) {
 }
 
 void wl_open_tensor(lua_State *L) {
-  static const luaL_Reg methods[] = {{"free", l_free}, {NULL, NULL}};
+  static const luaL_Reg methods[] = {{"free", tensor_free}, {NULL, NULL}};
   static const luaL_Reg meta[] = {{"__index", wl_tensor_index}, {"__newindex", wl_tensor_newindex},
-                                  {"__len", l_len}, {"__tostring", l_tostring},
+                                  {"__len", tensor_len}, {"__tostring", tensor_tostring},
                                   {"__gc", tensor_gc}, {"__close", tensor_gc}, {NULL, NULL}};
   static const luaL_Reg fns[] = {{"tensor", l_tensor}, {"host_tensor", l_host_tensor},
                                  {"memory", l_memory}, {"reset_memory_peak", l_reset_peak},
@@ -453,10 +454,10 @@ void wl_open_tensor(lua_State *L) {
   luaL_setfuncs(L, wl_tensor_data_methods, 0);
   luaL_setfuncs(L, wl_tensor_view_methods, 0);
   lua_pushliteral(L, "tensor:fill"); /* fill and init: one function, named as called */
-  lua_pushcclosure(L, l_init, 1);
+  lua_pushcclosure(L, tensor_fill, 1);
   lua_setfield(L, -2, "fill");
   lua_pushliteral(L, "tensor:init");
-  lua_pushcclosure(L, l_init, 1);
+  lua_pushcclosure(L, tensor_fill, 1);
   lua_setfield(L, -2, "init");
   lua_setfield(L, -2, "methods");
   lua_pop(L, 1);

@@ -5,6 +5,7 @@
  * through its strides (wl_tensor_element). */
 #include "cuda_stream.h"
 #include "cuda_tensor.h"
+#include "laux.h"
 #include "wl_exit.h"
 
 #include <lauxlib.h>
@@ -96,7 +97,7 @@ static void copy(lua_State *L, struct wl_tensor *dst, const struct wl_tensor *sr
 }
 
 /* dst:copy_from(src [, stream]): synchronous without a stream, asynchronous on one */
-static int l_copy_from(lua_State *L) {
+static int tensor_copy_from(lua_State *L) {
   struct wl_tensor *dst = wl_check_tensor(L, 1, "tensor:copy_from");
   copy(L, dst, wl_check_tensor(L, 2, "tensor:copy_from"), 3, "tensor:copy_from");
   wl_capture_hold(L, 1); /* inside wl.graph: the graph keeps both, and checks them at replay */
@@ -119,12 +120,12 @@ struct wl_tensor *wl_tensor_compact(lua_State *L, int arg, const char *fn) {
 }
 
 /* t:to_host([pinned]) -> a host copy; h:to_device() -> a device copy */
-static int l_to_host(lua_State *L) {
+static int tensor_to_host(lua_State *L) {
   copy_to(L, 1, lua_toboolean(L, 2) ? WL_MEM_PINNED : WL_MEM_HOST, "tensor:to_host");
   return 1;
 }
 
-static int l_to_device(lua_State *L) {
+static int tensor_to_device(lua_State *L) {
   copy_to(L, 1, WL_MEM_DEVICE, "tensor:to_device");
   return 1;
 }
@@ -134,7 +135,7 @@ static int l_to_device(lua_State *L) {
 static size_t check_index(lua_State *L, struct wl_tensor *t, int arg) {
   if (t->memory == WL_MEM_DEVICE)
     wl_raise(L, WL_EXIT_SCRIPT, "element access needs a host tensor: use t:to_host()");
-  lua_Integer i = luaL_checkinteger(L, arg);
+  lua_Integer i = wl_check_integer(L, arg);
   if (i < 1 || (lua_Unsigned)i > t->numel)
     wl_raise(L, WL_EXIT_SCRIPT, "index %lld out of range 1..%llu", (long long)i, (unsigned long long)t->numel);
   return (size_t)(i - 1);
@@ -157,7 +158,7 @@ static void set_element(lua_State *L, struct wl_tensor *t, size_t i, int arg) {
     memcpy((char *)t->data + wl_tensor_element(t, i) * 8, &x, 8);
     return;
   }
-  wl_tensor_host_set(t, i, luaL_checknumber(L, arg));
+  wl_tensor_host_set(t, i, wl_check_number(L, arg));
 }
 
 static struct wl_tensor *check_host(lua_State *L, int arg, const char *fn) {
@@ -167,7 +168,7 @@ static struct wl_tensor *check_host(lua_State *L, int arg, const char *fn) {
 }
 
 /* h:totable() -> the elements as a Lua array */
-static int l_totable(lua_State *L) {
+static int tensor_totable(lua_State *L) {
   struct wl_tensor *t = check_host(L, 1, "tensor:totable");
   if (t->numel > (size_t)INT32_MAX) wl_raise(L, WL_EXIT_SCRIPT, "tensor too large for a Lua table");
   lua_createtable(L, (int)t->numel, 0);
@@ -179,12 +180,12 @@ static int l_totable(lua_State *L) {
 }
 
 /* h:bytes([offset [, length]]) -> the raw bytes of a host tensor, as a string */
-static int l_bytes(lua_State *L) {
+static int tensor_bytes(lua_State *L) {
   struct wl_tensor *t = check_host(L, 1, "tensor:bytes");
   wl_tensor_need_contiguous(L, t, "tensor:bytes");
-  lua_Integer off = luaL_optinteger(L, 2, 0);
-  lua_Integer len = off >= 0 && (lua_Unsigned)off <= t->nbytes ? luaL_optinteger(L, 3, (lua_Integer)t->nbytes - off)
-                                                               : luaL_optinteger(L, 3, 0);
+  lua_Integer off = wl_opt_integer(L, 2, 0);
+  lua_Integer len = off >= 0 && (lua_Unsigned)off <= t->nbytes ? wl_opt_integer(L, 3, (lua_Integer)t->nbytes - off)
+                                                               : wl_opt_integer(L, 3, 0);
   if (off < 0 || len < 0 || (lua_Unsigned)off > t->nbytes || (lua_Unsigned)len > t->nbytes - (lua_Unsigned)off)
     return wl_raise(L, WL_EXIT_SCRIPT, "bytes(%lld, %lld) outside the tensor's %zu bytes", (long long)off,
                     (long long)len, t->nbytes);
@@ -193,12 +194,12 @@ static int l_bytes(lua_State *L) {
 }
 
 /* h:set_bytes(s [, offset]): copies the bytes of string s into a host tensor (file loaders) */
-static int l_set_bytes(lua_State *L) {
+static int tensor_set_bytes(lua_State *L) {
   struct wl_tensor *t = check_host(L, 1, "tensor:set_bytes");
   wl_tensor_need_contiguous(L, t, "tensor:set_bytes");
   size_t len;
-  const char *s = luaL_checklstring(L, 2, &len);
-  lua_Integer off = luaL_optinteger(L, 3, 0);
+  const char *s = wl_check_lstring(L, 2, &len);
+  lua_Integer off = wl_opt_integer(L, 3, 0);
   if (off < 0 || (lua_Unsigned)off + len > t->nbytes)
     return wl_raise(L, WL_EXIT_SCRIPT, "set_bytes: %zu bytes at offset %lld do not fit the tensor's %zu", len,
                     (long long)off, t->nbytes);
@@ -208,8 +209,8 @@ static int l_set_bytes(lua_State *L) {
 }
 
 const luaL_Reg wl_tensor_data_methods[] = {
-    {"copy_from", l_copy_from}, {"to_host", l_to_host}, {"to_device", l_to_device}, {"totable", l_totable},
-    {"bytes", l_bytes},         {"set_bytes", l_set_bytes}, {NULL, NULL}};
+    {"copy_from", tensor_copy_from}, {"to_host", tensor_to_host}, {"to_device", tensor_to_device}, {"totable", tensor_totable},
+    {"bytes", tensor_bytes},         {"set_bytes", tensor_set_bytes}, {NULL, NULL}};
 
 /* ---- fields: t.shape, t.dtype, ..., a view's (readable after free), t[i] (host tensors) ---- */
 
@@ -219,8 +220,8 @@ int wl_tensor_index(lua_State *L) {
     push_element(L, t, check_index(L, t, 2));
     return 1;
   }
-  struct wl_tensor *t = luaL_checkudata(L, 1, TENSOR_MT);
-  const char *k = luaL_checkstring(L, 2);
+  struct wl_tensor *t = wl_check_udata(L, 1, TENSOR_MT);
+  const char *k = wl_check_string(L, 2);
   if (strcmp(k, "shape") == 0) {
     lua_createtable(L, t->ndim, 0);
     for (int i = 0; i < t->ndim; i++) {
@@ -244,7 +245,7 @@ int wl_tensor_index(lua_State *L) {
 
 int wl_tensor_newindex(lua_State *L) {
   if (lua_type(L, 2) != LUA_TNUMBER) {
-    luaL_checkudata(L, 1, TENSOR_MT);
+    wl_check_udata(L, 1, TENSOR_MT);
     return wl_raise(L, WL_EXIT_SCRIPT, "tensor fields are read-only ('%s')", luaL_tolstring(L, 2, NULL));
   }
   struct wl_tensor *t = wl_check_tensor(L, 1, "tensor[i]");

@@ -240,7 +240,7 @@ static void read_dims(lua_State *L, int arg, const char *fn, struct wl_tensor *v
 }
 
 /* t:view{offset = 0, shape = {...}, strides = {...}} or t:view(offset, count) */
-static int l_view(lua_State *L) {
+static int tensor_view(lua_State *L) {
   static const char *const fields[] = {"offset", "shape", "strides", NULL};
   const char *fn = "tensor:view";
   struct wl_tensor *t = wl_check_tensor(L, 1, fn);
@@ -271,7 +271,7 @@ static int l_view(lua_State *L) {
 }
 
 /* t:rows(first [, last]): rows first to last (1-based, inclusive) of t's first dimension */
-static int l_rows(lua_State *L) {
+static int tensor_rows(lua_State *L) {
   const char *fn = "tensor:rows";
   struct wl_tensor *t = wl_check_tensor(L, 1, fn);
   lua_settop(L, 3);
@@ -290,7 +290,7 @@ static int l_rows(lua_State *L) {
   return 1;
 }
 
-const luaL_Reg wl_tensor_view_methods[] = {{"view", l_view}, {"rows", l_rows}, {NULL, NULL}};
+const luaL_Reg wl_tensor_view_methods[] = {{"view", tensor_view}, {"rows", tensor_rows}, {NULL, NULL}};
 
 bool wl_tensor_view_field(lua_State *L, const struct wl_tensor *t, const char *k) {
   if (strcmp(k, "base") == 0) {

@@ -5,6 +5,7 @@
  * between chunks of samples, outside every timed window: the SM clock and throttle reasons, the
  * energy counter and the device's used memory; and locking the SM clocks (--lock-clocks). */
 #include "cuda_stream.h"
+#include "laux.h"
 #include "nvml.h"
 #include "wl_modules.h"
 
@@ -116,7 +117,7 @@ static int l_lock_clocks(lua_State *L) {
   const char *what = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
   bool found = what && strcmp(what, "base") == 0 ? wl_nvml_default_sm_mhz(&mhz)
              : what && strcmp(what, "max") == 0 ? wl_nvml_max_sm_mhz(&mhz)
-                                                 : (mhz = (unsigned)luaL_checkinteger(L, 1), true);
+                                                 : (mhz = (unsigned)wl_check_integer(L, 1), true);
   if (!found) {
     lua_pushnil(L);
     lua_pushfstring(L, "NVML does not give the %s clock of this device", what);

@@ -17,14 +17,14 @@ struct wl_kernel *wl_push_host_kernel(lua_State *L, const char *name, const char
   k->host = *host; /* owned from here: the kernel's close path releases it, on an error too */
   luaL_setmetatable(L, KERNEL_MT);
   if (!host->call) {
-    luaL_error(L, "host work '%s' without a call", name);
+    wl_raise(L, WL_EXIT_SCRIPT, "host work '%s' without a call", name);
     return NULL;
   }
   k->name = strdup(name);
   k->source = strdup(host->kind ? host->kind : "host");
   snprintf(k->arch, sizeof k->arch, "host");
   if (!k->name || !k->source) {
-    luaL_error(L, "out of memory");
+    wl_raise(L, WL_EXIT_SCRIPT, "out of memory");
     return NULL;
   }
   char err[320];

@@ -2,6 +2,7 @@
 #include "kernel_compile.h"
 #include "kernel_module.h"
 #include "kernel_source.h"
+#include "laux.h"
 #include "lua_guard.h"
 #include "nvcc_run.h"
 #include "settings.h"
@@ -154,54 +155,66 @@ static bool nvcc_compile(lua_State *L, const struct wl_nvcc *nv, const char *cod
 
 /* ---- options ---- */
 
-/* Pushes a list (a Lua table, which keeps the strings alive) and fills *opts_out with the
- * options given to the compiler: the architecture, the language, line info, include
- * directories (the toolkit's for NVRTC: nvcc has them), the sorted defines, the script's own. */
-static void compile_options(lua_State *L, int spec, const char *arch, bool toolkit_includes, const char *dir,
-                            const char ***opts_out, int *nopts_out) {
-  lua_newtable(L);
-  int list = lua_gettop(L), n = 0;
+/* Appends the string on the top of the stack (popped) to the list of options at list; n: its
+ * length. */
+static void add_option(lua_State *L, int list, int *n) { lua_rawseti(L, list, ++*n); }
+
+/* The architecture, the language, line info, and the include directories: the toolkit's for
+ * NVRTC (its headers, and include/cccl: CUB, libcu++, Thrust in CUDA 13; nvcc has them), the
+ * source's own (dir). */
+static void add_base_options(lua_State *L, int list, int *n, const char *arch, bool toolkit_includes,
+                             const char *dir) {
   lua_pushfstring(L, "-arch=%s", arch); /* nvcc is given its own form of it (nvcc_run.c) */
-  lua_rawseti(L, list, ++n);
+  add_option(L, list, n);
   lua_pushliteral(L, "--std=c++17");
-  lua_rawseti(L, list, ++n);
+  add_option(L, list, n);
   lua_pushliteral(L, "-lineinfo");
-  lua_rawseti(L, list, ++n);
-  /* the toolkit's headers, and include/cccl (CUB, libcu++, Thrust in CUDA 13), as nvcc has them */
+  add_option(L, list, n);
   const char *home = getenv("CUDA_HOME");
   if (toolkit_includes) {
     if (home && *home) lua_pushfstring(L, "-I%s/include", home);
     else lua_pushliteral(L, "-I" WLRUN_CUDA_INCLUDE);
-    lua_rawseti(L, list, ++n);
+    add_option(L, list, n);
     if (home && *home) lua_pushfstring(L, "-I%s/include/cccl", home);
     else lua_pushliteral(L, "-I" WLRUN_CUDA_INCLUDE "/cccl");
-    lua_rawseti(L, list, ++n);
+    add_option(L, list, n);
   }
   if (dir) {
     lua_pushfstring(L, "-I%s", dir);
-    lua_rawseti(L, list, ++n);
+    add_option(L, list, n);
   }
-  /* defines, sorted by name so that the key does not depend on table order */
-  if (lua_getfield(L, spec, "defines") == LUA_TTABLE) {
-    lua_newtable(L);
-    int names = lua_gettop(L), nn = 0;
-    lua_pushnil(L);
-    while (lua_next(L, names - 1)) {
-      lua_pop(L, 1);
-      if (lua_type(L, -1) != LUA_TSTRING)
-        wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: defines must be NAME = value pairs");
-      lua_pushvalue(L, -1);
-      lua_rawseti(L, names, ++nn);
-    }
-    lua_getglobal(L, "table");
-    lua_getfield(L, -1, "sort");
-    lua_pushvalue(L, names);
-    lua_call(L, 1, 0);
+}
+
+/* The names of the defines table at defines, sorted so that the key does not depend on table
+ * order: a list, pushed; their count. */
+static int sorted_define_names(lua_State *L, int defines) {
+  lua_newtable(L);
+  int names = lua_gettop(L), nn = 0;
+  lua_pushnil(L);
+  while (lua_next(L, defines)) {
     lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING) wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: defines must be NAME = value pairs");
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, names, ++nn);
+  }
+  lua_getglobal(L, "table");
+  lua_getfield(L, -1, "sort");
+  lua_pushvalue(L, names);
+  lua_call(L, 1, 0);
+  lua_pop(L, 1);
+  return nn;
+}
+
+/* defines = {NAME = value}: -DNAME=value (a number or string), -DNAME (true), nothing (false),
+ * sorted by name */
+static void add_defines(lua_State *L, int list, int *n, int spec) {
+  if (lua_getfield(L, spec, "defines") == LUA_TTABLE) {
+    int defines = lua_gettop(L);
+    int nn = sorted_define_names(L, defines), names = lua_gettop(L);
     for (int i = 1; i <= nn; i++) {
       lua_rawgeti(L, names, i);
       lua_pushvalue(L, -1);
-      lua_gettable(L, names - 1);
+      lua_gettable(L, defines);
       int t = lua_type(L, -1);
       if (t == LUA_TBOOLEAN) {
         if (lua_toboolean(L, -1)) lua_pushfstring(L, "-D%s", lua_tostring(L, -2));
@@ -214,7 +227,7 @@ static void compile_options(lua_State *L, int spec, const char *arch, bool toolk
       } else {
         wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: define %s must be a number, string or boolean", lua_tostring(L, -2));
       }
-      lua_rawseti(L, list, ++n);
+      add_option(L, list, n);
       lua_pop(L, 2);
     }
     lua_pop(L, 1);
@@ -222,15 +235,31 @@ static void compile_options(lua_State *L, int spec, const char *arch, bool toolk
     wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: defines must be a table");
   }
   lua_pop(L, 1);
+}
+
+/* options = {...}: the script's own, as given */
+static void add_script_options(lua_State *L, int list, int *n, int spec) {
   if (lua_getfield(L, spec, "options") == LUA_TTABLE) {
     for (lua_Integer i = 1; i <= luaL_len(L, -1); i++) {
       if (lua_geti(L, -1, i) != LUA_TSTRING) wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: options must be strings");
-      lua_rawseti(L, list, ++n);
+      add_option(L, list, n);
     }
   } else if (!lua_isnil(L, -1)) {
     wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: options must be a list of strings");
   }
   lua_pop(L, 1);
+}
+
+/* Pushes a list (a Lua table, which keeps the strings alive) and fills *opts_out with the
+ * options given to the compiler: the architecture, the language, line info, include
+ * directories (the toolkit's for NVRTC: nvcc has them), the sorted defines, the script's own. */
+static void compile_options(lua_State *L, int spec, const char *arch, bool toolkit_includes, const char *dir,
+                            const char ***opts_out, int *nopts_out) {
+  lua_newtable(L);
+  int list = lua_gettop(L), n = 0;
+  add_base_options(L, list, &n, arch, toolkit_includes, dir);
+  add_defines(L, list, &n, spec);
+  add_script_options(L, list, &n, spec);
   const char **opts = lua_newuserdatauv(L, sizeof *opts * (size_t)(n + 1), 0);
   for (int i = 1; i <= n; i++) {
     lua_rawgeti(L, list, i);
@@ -249,7 +278,7 @@ static void compile_options(lua_State *L, int spec, const char *arch, bool toolk
  * the lock goes on (the lock's file stays, free: the next holder removes it); the normal paths
  * unlock it (wl_cache_unlock) and set it to -1 first. */
 static int held_lock_close(lua_State *L) {
-  int *fd = luaL_checkudata(L, 1, "wlrun.cache_lock");
+  int *fd = wl_check_udata(L, 1, "wlrun.cache_lock");
   if (*fd >= 0) close(*fd);
   *fd = -1;
   return 0;

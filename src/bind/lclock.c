@@ -1,5 +1,6 @@
 /* Host clock primitives for Lua: wl.clock(), wl.clock_ns(), wl.sleep(); core.started. */
 #include "wl_exit.h"
+#include "laux.h"
 #include "wl_modules.h"
 
 #include <errno.h>
@@ -61,8 +62,8 @@ static int l_clock_ns(lua_State *L) {
  * 20 ms: Ctrl-C (or the time limit) stops it within a slice, at once when the signal comes to
  * this thread (EINTR) */
 static int l_sleep(lua_State *L) {
-  lua_Number s = luaL_checknumber(L, 1);
-  luaL_argcheck(L, s >= 0 && s <= 1e7 && !isnan(s), 1, "seconds from 0 to 1e7 expected");
+  lua_Number s = wl_check_number(L, 1);
+  wl_arg_check(L, s >= 0 && s <= 1e7 && !isnan(s), 1, "seconds from 0 to 1e7 expected");
   const long long slice = 20000000; /* ns */
   struct timespec t0 = now();
   long long end = (long long)t0.tv_sec * 1000000000 + t0.tv_nsec + (long long)(s * 1e9);
@@ -74,7 +75,7 @@ static int l_sleep(lua_State *L) {
     long long next = end - at > slice ? at + slice : end;
     struct timespec until = {(time_t)(next / 1000000000), (long)(next % 1000000000)};
     int err = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
-    if (err != 0 && err != EINTR) return luaL_error(L, "wl.sleep: %s", strerror(err));
+    if (err != 0 && err != EINTR) return wl_raise(L, WL_EXIT_SCRIPT, "wl.sleep: %s", strerror(err));
   }
 }
 

@@ -4,6 +4,7 @@
  * configurations: 28 ms of each text output's time). A table seen twice, or nested deeper than
  * MAX_DEPTH, answers false, and the Lua walk (which handles both) decides. */
 #include "wl_modules.h"
+#include "laux.h"
 
 #include <lauxlib.h>
 #include <stdbool.h>
@@ -24,7 +25,7 @@ static bool clean(lua_State *L, int idx, int seen, int depth) {
   if (t == LUA_TSTRING) return clean_string(L, idx);
   if (t != LUA_TTABLE) return true;
   if (depth >= MAX_DEPTH) return false;
-  luaL_checkstack(L, 4, "printable_clean");
+  wl_check_stack(L, 4, "printable_clean");
   idx = lua_absindex(L, idx);
   lua_pushvalue(L, idx);
   if (lua_rawget(L, seen) != LUA_TNIL) {
@@ -49,7 +50,7 @@ static bool clean(lua_State *L, int idx, int seen, int depth) {
 }
 
 static int l_printable_clean(lua_State *L) {
-  luaL_checkany(L, 1);
+  wl_check_any(L, 1);
   lua_settop(L, 1);
   lua_newtable(L);
   lua_pushboolean(L, clean(L, 1, 2, 0));

@@ -1,6 +1,8 @@
 /* The effective settings and command line, for the Lua library (wl.settings, wl.cli). */
 #include "cli_params.h"
+#include "laux.h"
 #include "settings.h"
+#include "wl_exit.h"
 #include "wl_modules.h"
 
 #include <lauxlib.h>
@@ -41,9 +43,9 @@ static void number_text(lua_State *L, int arg, char *buf, size_t len) {
  * wlrun.ini do: a number or a text with its unit for durations and percentages (0.5 is
  * 0.5 %), a whole number for counts, a boolean for switches, a string for words. */
 static int l_setting_value(lua_State *L) {
-  const char *section = luaL_checkstring(L, 1), *name = luaL_checkstring(L, 2);
+  const char *section = wl_check_string(L, 1), *name = wl_check_string(L, 2);
   const struct wl_setting *s = wl_setting_find(section, name);
-  if (!s) return luaL_error(L, "unknown setting %s.%s", section, name);
+  if (!s) return wl_raise(L, WL_EXIT_SCRIPT, "unknown setting %s.%s", section, name);
   bool numeric = s->type == WL_INT || s->type == WL_NUMBER || s->type == WL_DURATION || s->type == WL_PERCENT ||
                  s->type == WL_CLOCKS; /* a clock in MHz */
   bool text = s->type != WL_INT && s->type != WL_NUMBER && s->type != WL_BOOL;

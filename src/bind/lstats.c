@@ -2,7 +2,9 @@
  * the bootstrap and rank sum of `wlrun compare` (compare_stats.c). */
 #include "wl_modules.h"
 #include "compare_stats.h"
+#include "laux.h"
 #include "stats.h"
+#include "wl_exit.h"
 
 #include <lauxlib.h>
 #include <math.h>
@@ -12,17 +14,17 @@
 
 /* Reads the array argument into a C buffer (a userdata, so an error cannot leak it). */
 static double *check_samples(lua_State *L, int arg, size_t *n) {
-  luaL_checktype(L, arg, LUA_TTABLE);
+  wl_check_type(L, arg, LUA_TTABLE);
   lua_Integer len = luaL_len(L, arg);
-  luaL_argcheck(L, len >= 1, arg, "at least one sample expected");
+  wl_arg_check(L, len >= 1, arg, "at least one sample expected");
   double *x = lua_newuserdatauv(L, (size_t)len * sizeof *x, 0);
   for (lua_Integer i = 1; i <= len; i++) {
     int isnum;
     lua_geti(L, arg, i);
     x[i - 1] = lua_tonumberx(L, -1, &isnum);
     if (!isnum || !isfinite(x[i - 1]))
-      luaL_error(L, "sample %d is %s, expected a finite number", (int)i,
-                 isnum ? "not finite" : luaL_typename(L, -1));
+      wl_raise(L, WL_EXIT_SCRIPT, "sample %d is %s, expected a finite number", (int)i,
+               isnum ? "not finite" : luaL_typename(L, -1));
     lua_pop(L, 1);
   }
   *n = (size_t)len;
@@ -39,7 +41,7 @@ static int l_summary(lua_State *L) {
   size_t n;
   double *x = check_samples(L, 1, &n);
   struct wl_summary s;
-  if (!wl_stats_summarize(x, n, &s)) return luaL_error(L, "not enough memory for the summary");
+  if (!wl_stats_summarize(x, n, &s)) return wl_raise(L, WL_EXIT_SCRIPT, "not enough memory for the summary");
   lua_createtable(L, 0, 13);
   lua_pushinteger(L, (lua_Integer)s.n);
   lua_setfield(L, -2, "n");
@@ -62,8 +64,8 @@ static int l_summary(lua_State *L) {
 static int l_percentile(lua_State *L) {
   size_t n;
   double *x = check_samples(L, 1, &n);
-  lua_Number p = luaL_checknumber(L, 2);
-  luaL_argcheck(L, p >= 0 && p <= 100, 2, "percentile from 0 to 100 expected");
+  lua_Number p = wl_check_number(L, 2);
+  wl_arg_check(L, p >= 0 && p <= 100, 2, "percentile from 0 to 100 expected");
   wl_sort_doubles(x, n);
   lua_pushnumber(L, wl_percentile_sorted(x, n, p));
   return 1;
@@ -73,7 +75,7 @@ static int l_percentile(lua_State *L) {
  * the median (wl_median_noise); math.huge for fewer than 6 samples, or when one is not a
  * finite number (then nothing can be said of the noise) */
 static int l_median_noise(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
+  wl_check_type(L, 1, LUA_TTABLE);
   lua_Integer len = luaL_len(L, 1);
   double noise = HUGE_VAL;
   if (len >= 6) {
@@ -103,7 +105,7 @@ static int l_shape(lua_State *L) {
   size_t n;
   double *x = check_samples(L, 1, &n);
   struct wl_shape s;
-  if (!wl_stats_shape(x, n, &s)) return luaL_error(L, "not enough memory for the shape");
+  if (!wl_stats_shape(x, n, &s)) return wl_raise(L, WL_EXIT_SCRIPT, "not enough memory for the shape");
   lua_createtable(L, 0, 20);
   set_integer(L, "n", s.n);
   set_number(L, "median", s.median);
@@ -141,9 +143,9 @@ static int l_shape(lua_State *L) {
  * when an element is not a number or fails `accept`: the caller then keeps the Lua definition,
  * whose behaviour on such values C does not reproduce. */
 static double *sorted_numbers(lua_State *L, int arg, size_t *n, bool (*accept)(double)) {
-  luaL_checktype(L, arg, LUA_TTABLE);
+  wl_check_type(L, arg, LUA_TTABLE);
   lua_Integer len = luaL_len(L, arg);
-  luaL_argcheck(L, len >= 0 && len < INT32_MAX, arg, "too many samples");
+  wl_arg_check(L, len >= 0 && len < INT32_MAX, arg, "too many samples");
   double *x = lua_newuserdatauv(L, (len ? (size_t)len : 1) * sizeof *x, 0);
   for (lua_Integer i = 1; i <= len; i++) {
     bool ok = lua_geti(L, arg, i) == LUA_TNUMBER;
@@ -166,20 +168,20 @@ static bool not_nan(double v) { return !isnan(v); }
  * lua/wlrun/compare/stats.lua's bootstrap_ratio in C; nil when a sample is not a finite positive
  * number. */
 static int l_bootstrap_ratio(lua_State *L) {
-  lua_Integer resamples = luaL_checkinteger(L, 3);
-  lua_Number confidence = luaL_checknumber(L, 4);
-  lua_Integer seed = luaL_checkinteger(L, 5);
-  luaL_argcheck(L, resamples >= 0 && resamples <= INT32_MAX, 3, "resamples from 0 to 2^31 - 1 expected");
+  lua_Integer resamples = wl_check_integer(L, 3);
+  lua_Number confidence = wl_check_number(L, 4);
+  lua_Integer seed = wl_check_integer(L, 5);
+  wl_arg_check(L, resamples >= 0 && resamples <= INT32_MAX, 3, "resamples from 0 to 2^31 - 1 expected");
   size_t n1, n2;
   const double *base = sorted_numbers(L, 1, &n1, finite_positive);
   const double *new = base ? sorted_numbers(L, 2, &n2, finite_positive) : NULL;
   if (!new) return 0;
-  luaL_argcheck(L, n1 >= 1 && n2 >= 1, n1 >= 1 ? 2 : 1, "at least one sample expected");
+  wl_arg_check(L, n1 >= 1 && n2 >= 1, n1 >= 1 ? 2 : 1, "at least one sample expected");
   double *logs = lua_newuserdatauv(L, (resamples ? (size_t)resamples : 1) * sizeof *logs, 0);
   double lo, hi;
   if (!wl_bootstrap_ratio(base, n1, new, n2, (size_t)resamples, confidence, (uint64_t)seed, logs, &lo,
                           &hi))
-    return luaL_error(L, "not enough memory for a bootstrap of %d resamples", (int)resamples);
+    return wl_raise(L, WL_EXIT_SCRIPT, "not enough memory for a bootstrap of %d resamples", (int)resamples);
   lua_pushnumber(L, lo);
   lua_pushnumber(L, hi);
   lua_createtable(L, (int)resamples, 0);
@@ -208,17 +210,17 @@ static int l_rank_sum(lua_State *L) {
  * geomean_interval in C for one list or more, each of at least one log replicate; nil when an
  * element is not a number. */
 static int l_geomean_interval(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
-  lua_Number confidence = luaL_checknumber(L, 2);
+  wl_check_type(L, 1, LUA_TTABLE);
+  lua_Number confidence = wl_check_number(L, 2);
   lua_Integer lists = luaL_len(L, 1), resamples = -1;
-  luaL_argcheck(L, lists >= 1, 1, "at least one list expected");
+  wl_arg_check(L, lists >= 1, 1, "at least one list expected");
   for (lua_Integer i = 1; i <= lists; i++) {
-    if (lua_rawgeti(L, 1, i) != LUA_TTABLE) return luaL_argerror(L, 1, "a list of lists expected");
+    if (lua_rawgeti(L, 1, i) != LUA_TTABLE) return wl_arg_error(L, 1, "a list of lists expected");
     lua_Integer len = luaL_len(L, -1);
     if (resamples < 0 || len < resamples) resamples = len;
     lua_pop(L, 1);
   }
-  luaL_argcheck(L, resamples >= 1 && resamples <= INT32_MAX, 1, "lists of 1 to 2^31 - 1 replicates expected");
+  wl_arg_check(L, resamples >= 1 && resamples <= INT32_MAX, 1, "lists of 1 to 2^31 - 1 replicates expected");
   double *sums = lua_newuserdatauv(L, (size_t)resamples * sizeof *sums, 0);
   for (lua_Integer r = 0; r < resamples; r++) sums[r] = 0;
   for (lua_Integer i = 1; i <= lists; i++) { /* the configurations' order: Lua's order of addition */

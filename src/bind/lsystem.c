@@ -3,6 +3,7 @@
  * lsystem_files.c. */
 #include "embedded.h"
 #include "kernel_cache.h"
+#include "laux.h"
 #include "lsystem.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
@@ -25,14 +26,14 @@
 
 /* core.isatty(fd) -> whether file descriptor fd (1 stdout, 2 stderr) is a terminal */
 static int l_isatty(lua_State *L) {
-  lua_pushboolean(L, isatty((int)luaL_checkinteger(L, 1)));
+  lua_pushboolean(L, isatty((int)wl_check_integer(L, 1)));
   return 1;
 }
 
 /* core.hash(text) -> "fnv1a128:<32 hex digits>" */
 static int l_hash(lua_State *L) {
   size_t len;
-  const char *s = luaL_checklstring(L, 1, &len);
+  const char *s = wl_check_lstring(L, 1, &len);
   char hex[33];
   wl_cache_hash(s, len, hex);
   lua_pushfstring(L, "fnv1a128:%s", hex);
@@ -67,8 +68,8 @@ static double monotonic(void) {
  * so one holding a NUL is refused rather than cut short. */
 const char *wl_check_cstring(lua_State *L, int idx) {
   size_t len;
-  const char *s = luaL_checklstring(L, idx, &len);
-  if (strlen(s) != len) luaL_argerror(L, idx, "a string holding a NUL byte");
+  const char *s = wl_check_lstring(L, idx, &len);
+  if (strlen(s) != len) wl_arg_error(L, idx, "a string holding a NUL byte");
   return s;
 }
 
@@ -76,102 +77,149 @@ static const char *opt_field(lua_State *L, int opts, const char *name) {
   lua_getfield(L, opts, name);
   if (lua_isnil(L, -1)) return NULL;
   const char *s = lua_tostring(L, -1);
-  if (!s || strlen(s) != lua_rawlen(L, -1)) luaL_error(L, "option '%s': a string without NUL bytes expected", name);
+  if (!s || strlen(s) != lua_rawlen(L, -1)) wl_raise(L, WL_EXIT_SCRIPT, "option '%s': a string without NUL bytes expected", name);
   return s; /* kept alive by the options table */
+}
+
+/* what a child is started with: strings kept alive by the arguments' tables and the stack */
+struct child {
+  const char **argv;                /* the command line, NULL-terminated */
+  const char *in, *out, *err, *cwd; /* stdin, stdout, stderr (paths), the child's directory */
+  bool die_with_parent;             /* SIGKILL when this process ends first */
+  int nenv;
+  const char *envs[64]; /* NAME=value */
+};
+
+/* The command line's length: the list at argument 1 holds a program and its arguments. */
+static lua_Integer command_line_length(lua_State *L) {
+  wl_check_type(L, 1, LUA_TTABLE);
+  lua_Integer n = luaL_len(L, 1);
+  wl_arg_check(L, n >= 1 && n < 4096, 1, "a list of program and arguments expected");
+  return n;
+}
+
+/* The command line of n words: the list at argument 1, each a string without NUL bytes
+ * (pushed: its array, a userdata). */
+static void read_command_line(lua_State *L, lua_Integer n, struct child *c) {
+  c->argv = lua_newuserdatauv(L, sizeof *c->argv * (size_t)(n + 1), 0);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_geti(L, 1, i);
+    size_t len;
+    c->argv[i - 1] = lua_tolstring(L, -1, &len); /* kept alive by the table */
+    if (!c->argv[i - 1] || strlen(c->argv[i - 1]) != len)
+      wl_raise(L, WL_EXIT_SCRIPT, "argument %d of the command line: a string without NUL bytes expected", (int)i);
+    lua_pop(L, 1);
+  }
+  c->argv[n] = NULL;
+}
+
+/* The environment variables to set (the table at env), as NAME=value strings kept alive in a
+ * table (pushed). */
+static void read_env(lua_State *L, int env, struct child *c) {
+  lua_newtable(L);
+  int keep = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, env)) {
+    if (c->nenv == 64) wl_raise(L, WL_EXIT_SCRIPT, "at most 64 environment variables");
+    c->envs[c->nenv++] = lua_pushfstring(L, "%s=%s", wl_check_string(L, -2), wl_check_string(L, -1));
+    lua_rawseti(L, keep, c->nenv);
+    lua_pop(L, 1); /* the value; the key stays for lua_next */
+  }
+}
+
+/* The options (the table at argument 2, if any): stdin, stdout, stderr, cwd, die_with_parent;
+ * returns the stack index of env (pushed), 0 when none. */
+static int read_child_options(lua_State *L, struct child *c) {
+  if (!lua_istable(L, 2)) return 0;
+  lua_getfield(L, 2, "die_with_parent");
+  c->die_with_parent = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  c->in = opt_field(L, 2, "stdin");
+  c->out = opt_field(L, 2, "stdout");
+  c->err = opt_field(L, 2, "stderr");
+  c->cwd = opt_field(L, 2, "cwd");
+  return lua_getfield(L, 2, "env") == LUA_TTABLE ? lua_gettop(L) : 0;
+}
+
+/* In the child: its standard input and outputs (stderr the same file as stdout when the same
+ * path); false when one cannot be opened. */
+static bool redirect_child(const struct child *c) {
+  if (c->in) {
+    int fd = open(c->in, O_RDONLY);
+    if (fd < 0 || dup2(fd, 0) < 0) return false;
+    if (fd != 0) close(fd);
+  }
+  const char *files[2] = {c->out, c->err};
+  for (int i = 0; i < 2; i++) {
+    if (!files[i]) continue;
+    if (i == 1 && c->out && strcmp(c->out, c->err) == 0) {
+      if (dup2(1, 2) < 0) return false;
+      continue;
+    }
+    int fd = open(files[i], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || dup2(fd, i + 1) < 0) return false;
+    if (fd != i + 1) close(fd);
+  }
+  return true;
+}
+
+/* In the child (after fork): the environment, redirections, directory, signals, exec; never
+ * returns (127 for a child that cannot do its part). */
+static void exec_child(const struct child *c, pid_t parent) {
+  /* a program that must not outlive wlrun (wl.command's): killed if wlrun ends first */
+  if (c->die_with_parent && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)) _exit(127);
+  for (int i = 0; i < c->nenv; i++)
+    if (putenv((char *)c->envs[i]) != 0) _exit(127);
+  if (!redirect_child(c)) _exit(127);
+  if (c->cwd && chdir(c->cwd) != 0) _exit(127);
+  /* a clean start whatever wlrun inherited: SIGCHLD ignored makes a program's waitpid fail
+   * (its children are reaped for it), SIGPIPE ignored hides a closed pipe, a blocked signal
+   * stays blocked across exec; a deliberate SIGHUP of nohup stays ignored */
+  signal(SIGINT, SIG_DFL);
+  signal(SIGCHLD, SIG_DFL);
+  signal(SIGPIPE, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  if (sigprocmask(SIG_SETMASK, &none, NULL) != 0) _exit(127);
+  execvp(c->argv[0], (char *const *)c->argv);
+  _exit(127);
 }
 
 /* Reads a child's command line (table at arg 1) and its options (table at arg 2: stdin, stdout,
  * stderr: paths, opened before the change of directory, stderr the same file as stdout when the
  * same path; cwd: the child's directory; env; die_with_parent: SIGKILL when this process ends
- * first) and starts it: fork, redirections, directory,
- * environment, exec (no shell). Returns its pid; a child that cannot do its part exits 127. */
-static pid_t start_child(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
-  lua_Integer n = luaL_len(L, 1);
-  luaL_argcheck(L, n >= 1 && n < 4096, 1, "a list of program and arguments expected");
-  const char *in = NULL, *out = NULL, *err = NULL, *cwd = NULL;
-  int env = 0;
-  bool die_with_parent = false;
-  if (lua_istable(L, 2)) {
-    lua_getfield(L, 2, "die_with_parent");
-    die_with_parent = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    in = opt_field(L, 2, "stdin");
-    out = opt_field(L, 2, "stdout");
-    err = opt_field(L, 2, "stderr");
-    cwd = opt_field(L, 2, "cwd");
-    if (lua_getfield(L, 2, "env") == LUA_TTABLE) env = lua_gettop(L);
-  }
-  const char **argv = lua_newuserdatauv(L, sizeof *argv * (size_t)(n + 1), 0);
-  for (lua_Integer i = 1; i <= n; i++) {
-    lua_geti(L, 1, i);
-    size_t len;
-    argv[i - 1] = lua_tolstring(L, -1, &len); /* kept alive by the table */
-    if (!argv[i - 1] || strlen(argv[i - 1]) != len)
-      luaL_error(L, "argument %d of the command line: a string without NUL bytes expected", (int)i);
-    lua_pop(L, 1);
-  }
-  argv[n] = NULL;
-  /* the environment variables to set, as NAME=value strings kept alive in a table */
-  int nenv = 0;
-  const char *envs[64];
-  if (env) {
-    lua_newtable(L);
-    int keep = lua_gettop(L);
-    lua_pushnil(L);
-    while (lua_next(L, env)) {
-      if (nenv == 64) return luaL_error(L, "at most 64 environment variables");
-      envs[nenv++] = lua_pushfstring(L, "%s=%s", luaL_checkstring(L, -2), luaL_checkstring(L, -1));
-      lua_rawseti(L, keep, nenv);
-      lua_pop(L, 1); /* the value; the key stays for lua_next */
-    }
-  }
+ * first); what it pushes keeps the strings alive. Raises on a bad argument. */
+static void read_child(lua_State *L, struct child *c) {
+  lua_Integer n = command_line_length(L);
+  int env = read_child_options(L, c);
+  read_command_line(L, n, c);
+  if (env) read_env(L, env, c);
+}
+
+/* Starts the child that read_child read: fork, redirections, directory, environment, exec (no
+ * shell). Returns its pid, or -1 (errno) when fork fails; a child that cannot do its part exits
+ * 127. Raises nothing. */
+static pid_t fork_child(const struct child *c) {
   fflush(stdout);
   fflush(stderr);
   pid_t parent = getpid();
   pid_t pid = fork();
-  if (pid < 0) return luaL_error(L, "cannot start %s: %s", argv[0], strerror(errno));
-  if (pid == 0) {
-    /* a program that must not outlive wlrun (wl.command's): killed if wlrun ends first */
-    if (die_with_parent && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)) _exit(127);
-    for (int i = 0; i < nenv; i++)
-      if (putenv((char *)envs[i]) != 0) _exit(127);
-    if (in) {
-      int fd = open(in, O_RDONLY);
-      if (fd < 0 || dup2(fd, 0) < 0) _exit(127);
-      if (fd != 0) close(fd);
-    }
-    const char *files[2] = {out, err};
-    for (int i = 0; i < 2; i++) {
-      if (!files[i]) continue;
-      if (i == 1 && out && strcmp(out, err) == 0) {
-        if (dup2(1, 2) < 0) _exit(127);
-        continue;
-      }
-      int fd = open(files[i], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd < 0 || dup2(fd, i + 1) < 0) _exit(127);
-      if (fd != i + 1) close(fd);
-    }
-    if (cwd && chdir(cwd) != 0) _exit(127);
-    /* a clean start whatever wlrun inherited: SIGCHLD ignored makes a program's waitpid fail
-     * (its children are reaped for it), SIGPIPE ignored hides a closed pipe, a blocked signal
-     * stays blocked across exec; a deliberate SIGHUP of nohup stays ignored */
-    signal(SIGINT, SIG_DFL);
-    signal(SIGCHLD, SIG_DFL);
-    signal(SIGPIPE, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    if (sigprocmask(SIG_SETMASK, &none, NULL) != 0) _exit(127);
-    execvp(argv[0], (char *const *)argv);
-    _exit(127);
-  }
+  if (pid == 0) exec_child(c, parent);
   return pid;
 }
 
-/* start_child in a protected call: (argv, options) -> pid */
-static int protected_start(lua_State *L) {
-  lua_pushinteger(L, start_child(L));
-  return 1;
+/* the error of a fork that failed (errno e) */
+static int start_failed(lua_State *L, const struct child *c, int e) {
+  return wl_raise(L, WL_EXIT_IO, "cannot start %s: %s", c->argv[0], strerror(e));
+}
+
+/* the child of the arguments at 1 and 2, started: its pid */
+static pid_t start_child(lua_State *L) {
+  struct child c = {0};
+  read_child(L, &c);
+  pid_t pid = fork_child(&c);
+  if (pid < 0) start_failed(L, &c, errno);
+  return pid;
 }
 
 /* spawn's forward_signals: the child that the signals which end a run (wl_stop_signals) are
@@ -200,8 +248,11 @@ static void forwarding_end(struct forwarding *f) {
   for (int i = 0; i < f->n; i++) sigaction(wl_stop_signals[i], &f->old[i], NULL);
 }
 
-/* starts the child (argv and options at 1 and 2) with the run's stop signals passed on to it */
+/* starts the child (argv and options at 1 and 2) with the run's stop signals passed on to it;
+ * its arguments are read before the handlers are set, so that a bad one raises with none set */
 static pid_t start_forwarding(lua_State *L, struct forwarding *f) {
+  struct child c = {0};
+  read_child(L, &c);
   struct sigaction sa = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART};
   sigemptyset(&sa.sa_mask);
   forward_to = 0;
@@ -213,18 +264,15 @@ static pid_t start_forwarding(lua_State *L, struct forwarding *f) {
     if (sigaction(wl_stop_signals[f->n], &sa, &f->old[f->n]) != 0) {
       int e = errno;
       forwarding_end(f);
-      luaL_error(L, "cannot pass signals on to a child: %s", strerror(e));
+      wl_raise(L, WL_EXIT_SCRIPT, "cannot pass signals on to a child: %s", strerror(e));
     }
   }
-  lua_pushcfunction(L, protected_start); /* a bad argument raises: the handlers go back first */
-  lua_pushvalue(L, 1);
-  lua_pushvalue(L, 2);
-  if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+  pid_t pid = fork_child(&c);
+  if (pid < 0) {
+    int e = errno;
     forwarding_end(f);
-    lua_error(L);
+    start_failed(L, &c, e);
   }
-  pid_t pid = (pid_t)lua_tointeger(L, -1);
-  lua_pop(L, 1);
   forward_to = pid;
   if (forwarded) kill(pid, forwarded); /* one that came before there was a child to pass it to */
   return pid;
@@ -264,7 +312,7 @@ static int l_spawn(lua_State *L) {
   bool forward = false;
   if (lua_istable(L, 2)) {
     lua_getfield(L, 2, "timeout");
-    timeout = luaL_optnumber(L, -1, 0);
+    timeout = wl_opt_number(L, -1, 0);
     lua_getfield(L, 2, "forward_signals");
     forward = lua_toboolean(L, -1);
     lua_pop(L, 2);
@@ -281,7 +329,7 @@ static int l_spawn(lua_State *L) {
     if (r < 0 && errno != EINTR) {
       int e = errno;
       forwarding_end(&fw);
-      return luaL_error(L, "waiting for a child process: %s", strerror(e));
+      return wl_raise(L, WL_EXIT_SCRIPT, "waiting for a child process: %s", strerror(e));
     }
     double now = monotonic();
     if (timeout > 0 && !timed_out && now - t0 > timeout) {
@@ -346,20 +394,20 @@ static int wait_child(lua_State *L, pid_t pid, double limit) {
 
 /* core.wait_any([seconds]) -> {pid, how = "exit"|"signal", code, signal} for a child that
  * ended, or nil when none ended within seconds (default: wait as long as it takes) */
-static int l_wait_any(lua_State *L) { return wait_child(L, -1, luaL_optnumber(L, 1, -1)); }
+static int l_wait_any(lua_State *L) { return wait_child(L, -1, wl_opt_number(L, 1, -1)); }
 
 /* core.wait_pid(pid [, seconds]) -> the same for the child pid (started by spawn_async); nil
  * when it did not end within seconds; nil, "no such child" when it is no child of this process
  * (collected already, or never one) */
 static int l_wait_pid(lua_State *L) {
-  lua_Integer pid = luaL_checkinteger(L, 1);
-  luaL_argcheck(L, pid > 0, 1, "a process id expected");
-  return wait_child(L, (pid_t)pid, luaL_optnumber(L, 2, -1));
+  lua_Integer pid = wl_check_integer(L, 1);
+  wl_arg_check(L, pid > 0, 1, "a process id expected");
+  return wait_child(L, (pid_t)pid, wl_opt_number(L, 2, -1));
 }
 
 /* core.kill(pid, signal) */
 static int l_kill(lua_State *L) {
-  lua_pushboolean(L, kill((pid_t)luaL_checkinteger(L, 1), (int)luaL_optinteger(L, 2, SIGTERM)) == 0);
+  lua_pushboolean(L, kill((pid_t)wl_check_integer(L, 1), (int)wl_opt_integer(L, 2, SIGTERM)) == 0);
   return 1;
 }
 
@@ -431,7 +479,7 @@ static int l_self_exe(lua_State *L) {
 
 /* process.embedded_file(path) -> the text of a file embedded in the binary (embedded.h), or nil */
 static int l_embedded_file(lua_State *L) {
-  const struct wl_embedded_file *f = wl_embedded_find(luaL_checkstring(L, 1));
+  const struct wl_embedded_file *f = wl_embedded_find(wl_check_string(L, 1));
   if (!f) return 0;
   lua_pushlstring(L, (const char *)f->data, f->size);
   return 1;
@@ -443,20 +491,20 @@ static int l_embedded_file(lua_State *L) {
 static int l_hold_stdout(lua_State *L) {
   fflush(stdout);
   int saved = dup(STDOUT_FILENO);
-  if (saved < 0) return luaL_error(L, "cannot hold standard output: %s", strerror(errno));
+  if (saved < 0) return wl_raise(L, WL_EXIT_IO, "cannot hold standard output: %s", strerror(errno));
   if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
     int e = errno;
     close(saved);
-    return luaL_error(L, "cannot hold standard output: %s", strerror(e));
+    return wl_raise(L, WL_EXIT_IO, "cannot hold standard output: %s", strerror(e));
   }
   lua_pushinteger(L, saved);
   return 1;
 }
 
 static int l_release_stdout(lua_State *L) {
-  int saved = (int)luaL_checkinteger(L, 1);
+  int saved = (int)wl_check_integer(L, 1);
   fflush(stdout);
-  if (dup2(saved, STDOUT_FILENO) < 0) return luaL_error(L, "cannot give standard output back: %s", strerror(errno));
+  if (dup2(saved, STDOUT_FILENO) < 0) return wl_raise(L, WL_EXIT_IO, "cannot give standard output back: %s", strerror(errno));
   close(saved);
   return 0;
 }

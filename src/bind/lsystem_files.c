@@ -3,6 +3,7 @@
  * new files made beside a target (file_beside.h), links made only where nothing is, and flock
  * locks (one writer per output: wlrun.results.journal). */
 #include "file_beside.h"
+#include "laux.h"
 #include "lsystem.h"
 #include "wl_exit.h"
 
@@ -82,7 +83,7 @@ static int l_make_dir(lua_State *L) {
  * reason and the parent */
 static int l_temp_dir(lua_State *L) {
   const char *prefix = lua_isnoneornil(L, 1) ? "wlrun-" : wl_check_cstring(L, 1);
-  luaL_argcheck(L, strchr(prefix, '/') == NULL, 1, "a name without '/' expected");
+  wl_arg_check(L, strchr(prefix, '/') == NULL, 1, "a name without '/' expected");
   const char *parent = lua_isnoneornil(L, 2) ? getenv("TMPDIR") : wl_check_cstring(L, 2);
   if (!parent || !*parent) parent = "/tmp";
   char path[PATH_MAX];
@@ -100,7 +101,7 @@ static int l_temp_dir(lua_State *L) {
 
 /* closes a file of process.create_beside, as io.open's files close */
 static int close_stream(lua_State *L) {
-  luaL_Stream *p = luaL_checkudata(L, 1, LUA_FILEHANDLE);
+  luaL_Stream *p = wl_check_udata(L, 1, LUA_FILEHANDLE);
   return luaL_fileresult(L, fclose(p->f) == 0, NULL);
 }
 

@@ -4,6 +4,7 @@
  * automatic range) or the run ends. Also the colours, the kinds of automatic range and the
  * categories. The Lua API is nvtx_api.c, the automatic ranges nvtx_auto.c (docs/nvtx.md). */
 #include "nvtx.h"
+#include "laux.h"
 #include "wl_exit.h"
 
 #include <lauxlib.h>
@@ -44,7 +45,7 @@ void wl_nvtx_attr_init(nvtxEventAttributes_t *a) {
 
 /* "wl.nvtx.push" or "wl.nvtx domain 'x': push", for messages */
 const char *wl_nvtx_fname(lua_State *L, int didx, const char *fn) {
-  struct domain *d = lua_touserdata(L, didx);
+  struct wl_nvtx_domain *d = lua_touserdata(L, didx);
   if (d->is_default) return lua_pushfstring(L, "wl.nvtx.%s", fn);
   lua_getiuservalue(L, didx, UV_NAME);
   const char *s = lua_pushfstring(L, "wl.nvtx domain '%s': %s", lua_tostring(L, -1), fn);
@@ -53,7 +54,7 @@ const char *wl_nvtx_fname(lua_State *L, int didx, const char *fn) {
 }
 
 const char *wl_nvtx_domain_label(lua_State *L, int didx) {
-  struct domain *d = lua_touserdata(L, didx);
+  struct wl_nvtx_domain *d = lua_touserdata(L, didx);
   if (d->is_default) return lua_pushliteral(L, "the default domain");
   lua_getiuservalue(L, didx, UV_NAME);
   const char *s = lua_pushfstring(L, "domain '%s'", lua_tostring(L, -1));
@@ -62,7 +63,7 @@ const char *wl_nvtx_domain_label(lua_State *L, int didx) {
 }
 
 /* pushes the domain called name (NULL: the default one), creating it on first use */
-struct domain *wl_nvtx_push_domain(lua_State *L, const char *name) {
+struct wl_nvtx_domain *wl_nvtx_push_domain(lua_State *L, const char *name) {
   lua_getfield(L, LUA_REGISTRYINDEX, DOMAINS_KEY);
   if (name) lua_getfield(L, -1, name);
   else lua_rawgeti(L, -1, 1);
@@ -71,7 +72,7 @@ struct domain *wl_nvtx_push_domain(lua_State *L, const char *name) {
     return lua_touserdata(L, -1);
   }
   lua_pop(L, 1);
-  struct domain *d = lua_newuserdatauv(L, sizeof *d, DOMAIN_NUV);
+  struct wl_nvtx_domain *d = lua_newuserdatauv(L, sizeof *d, DOMAIN_NUV);
   memset(d, 0, sizeof *d);
   d->is_default = name == NULL;
   d->is_auto = name && strcmp(name, AUTO_DOMAIN) == 0;
@@ -98,7 +99,7 @@ struct domain *wl_nvtx_push_domain(lua_State *L, const char *name) {
 /* ---- categories ---- */
 
 void wl_nvtx_name_category(lua_State *L, int didx, uint32_t id, const char *name) {
-  struct domain *d = lua_touserdata(L, didx);
+  struct wl_nvtx_domain *d = lua_touserdata(L, didx);
   if (d->is_default) nvtxNameCategoryA(id, name);
   else nvtxDomainNameCategoryA(d->h, id, name);
   lua_getiuservalue(L, didx, UV_CATEGORIES);
@@ -116,7 +117,7 @@ int wl_nvtx_kind_index(const char *kind) {
 
 /* the id of the category called name in the domain; a new one is named on first use */
 uint32_t wl_nvtx_category_by_name(lua_State *L, int didx, const char *name) {
-  struct domain *d = lua_touserdata(L, didx);
+  struct wl_nvtx_domain *d = lua_touserdata(L, didx);
   lua_getiuservalue(L, didx, UV_CATEGORIES);
   int isint;
   lua_Integer id = (lua_getfield(L, -1, name), lua_tointegerx(L, -1, &isint));
@@ -131,19 +132,19 @@ uint32_t wl_nvtx_category_by_name(lua_State *L, int didx, const char *name) {
 
 /* ---- ranges ---- */
 
-void wl_nvtx_range_push(const struct domain *d, const nvtxEventAttributes_t *a) {
+void wl_nvtx_range_push(const struct wl_nvtx_domain *d, const nvtxEventAttributes_t *a) {
   if (d->is_default) nvtxRangePushEx(a);
   else nvtxDomainRangePushEx(d->h, a);
 }
 
-static void nvtx_pop(const struct domain *d) {
+static void nvtx_pop(const struct wl_nvtx_domain *d) {
   if (d->is_default) nvtxRangePop();
   else nvtxDomainRangePop(d->h);
 }
 
 /* records the push of the name at tidx; returns the new depth */
 int wl_nvtx_track_push(lua_State *L, int didx, int tidx) {
-  struct domain *d = lua_touserdata(L, didx);
+  struct wl_nvtx_domain *d = lua_touserdata(L, didx);
   lua_getiuservalue(L, didx, UV_STACK);
   lua_pushvalue(L, tidx);
   lua_rawseti(L, -2, ++d->depth);
@@ -153,7 +154,7 @@ int wl_nvtx_track_push(lua_State *L, int didx, int tidx) {
 
 /* pops the innermost range of the domain (there is one), leaving its name on the stack */
 void wl_nvtx_pop_one(lua_State *L, int didx) {
-  struct domain *d = lua_touserdata(L, didx);
+  struct wl_nvtx_domain *d = lua_touserdata(L, didx);
   nvtx_pop(d);
   lua_getiuservalue(L, didx, UV_STACK);
   lua_rawgeti(L, -1, d->depth);
@@ -164,7 +165,7 @@ void wl_nvtx_pop_one(lua_State *L, int didx) {
 
 /* 'a' > 'b' > 'c': the names pushed above depth `from`, pushed as one string */
 static const char *stack_names(lua_State *L, int didx, int from) {
-  int n = ((struct domain *)lua_touserdata(L, didx))->depth;
+  int n = ((struct wl_nvtx_domain *)lua_touserdata(L, didx))->depth;
   lua_getiuservalue(L, didx, UV_STACK);
   int t = lua_gettop(L);
   luaL_Buffer b;
@@ -188,7 +189,7 @@ static const char *stack_names(lua_State *L, int didx, int from) {
 
 static void warn(lua_State *L, const char *msg) { wl_warn(L, "NVTX: %s", msg); }
 
-void wl_nvtx_end_range(lua_State *L, const struct domain *d, int info) {
+void wl_nvtx_end_range(lua_State *L, const struct wl_nvtx_domain *d, int info) {
   lua_rawgeti(L, info, 2);
   nvtxRangeId_t rid = (nvtxRangeId_t)lua_tointeger(L, -1);
   lua_pop(L, 1);
@@ -200,7 +201,7 @@ void wl_nvtx_end_range(lua_State *L, const struct domain *d, int info) {
 
 /* pushes a scope over the range just pushed (name at tidx) in the domain at didx */
 void wl_nvtx_push_scope(lua_State *L, int didx, int tidx, int depth_before, const char *what) {
-  struct scope *s = lua_newuserdatauv(L, sizeof *s, 2);
+  struct wl_nvtx_scope *s = lua_newuserdatauv(L, sizeof *s, 2);
   s->depth_before = depth_before;
   s->closed = false;
   s->what = what;
@@ -215,7 +216,7 @@ void wl_nvtx_push_scope(lua_State *L, int didx, int tidx, int depth_before, cons
  * (the error is the report); otherwise ranges left open inside it are popped and named on
  * stderr, and a range of the outer code popped inside it is an error. */
 static int scope_close(lua_State *L) {
-  struct scope *s = luaL_checkudata(L, 1, SCOPE_MT);
+  struct wl_nvtx_scope *s = wl_check_udata(L, 1, SCOPE_MT);
   if (s->closed) return 0;
   s->closed = true;
   bool failing = !lua_isnoneornil(L, 2);
@@ -223,7 +224,7 @@ static int scope_close(lua_State *L) {
   int didx = lua_gettop(L);
   lua_getiuservalue(L, 1, 2);
   const char *name = lua_tostring(L, -1);
-  int depth = ((struct domain *)lua_touserdata(L, didx))->depth;
+  int depth = ((struct wl_nvtx_domain *)lua_touserdata(L, didx))->depth;
   if (failing) {
     for (; depth > s->depth_before; depth--) {
       wl_nvtx_pop_one(L, didx);
@@ -250,7 +251,7 @@ static int scope_close(lua_State *L) {
 }
 
 static int scope_close_method(lua_State *L) {
-  luaL_checkudata(L, 1, SCOPE_MT);
+  wl_check_udata(L, 1, SCOPE_MT);
   lua_settop(L, 1);
   return scope_close(L);
 }
@@ -280,7 +281,7 @@ static int sentinel_gc(lua_State *L) {
   int list = lua_gettop(L);
   for (lua_Integer i = 1; lua_rawgeti(L, list, i) == LUA_TUSERDATA; i++) {
     int didx = lua_gettop(L);
-    struct domain *d = lua_touserdata(L, didx);
+    struct wl_nvtx_domain *d = lua_touserdata(L, didx);
     int depth = d->depth;
     if (depth > 0) {
       const char *names = stack_names(L, didx, 0);

@@ -21,7 +21,7 @@
 /* the user values of a domain */
 enum { UV_NAME = 1, UV_STACK, UV_RANGES, UV_CATEGORIES, UV_STRINGS, DOMAIN_NUV = UV_STRINGS };
 
-struct domain {
+struct wl_nvtx_domain {
   nvtxDomainHandle_t h; /* NULL for the default domain (and for every domain without a tool) */
   bool is_default, is_auto;
   int depth;              /* ranges pushed and not popped; their names are in UV_STACK */
@@ -30,14 +30,14 @@ struct domain {
 };
 
 /* a registered string; user value: its text */
-struct rstring {
+struct wl_nvtx_rstring {
   nvtxStringHandle_t h;
-  const struct domain *dom;
+  const struct wl_nvtx_domain *dom;
 };
 
 /* an open range that closes itself: wl.nvtx.range, the automatic ranges; user values: the
  * domain and the range's name */
-struct scope {
+struct wl_nvtx_scope {
   int depth_before;
   bool closed;
   const char *what;
@@ -68,20 +68,20 @@ const char *wl_nvtx_fname(lua_State *L, int didx, const char *fn);
 /* "the default domain" or "domain 'x'" (pushed) */
 const char *wl_nvtx_domain_label(lua_State *L, int didx);
 /* pushes the domain called name (NULL: the default one), creating it on first use */
-struct domain *wl_nvtx_push_domain(lua_State *L, const char *name);
+struct wl_nvtx_domain *wl_nvtx_push_domain(lua_State *L, const char *name);
 void wl_nvtx_name_category(lua_State *L, int didx, uint32_t id, const char *name);
 /* the id of the category called name in the domain; a new one is named on first use */
 uint32_t wl_nvtx_category_by_name(lua_State *L, int didx, const char *name);
 
 /* ---- ranges ---- */
 
-void wl_nvtx_range_push(const struct domain *d, const nvtxEventAttributes_t *a);
+void wl_nvtx_range_push(const struct wl_nvtx_domain *d, const nvtxEventAttributes_t *a);
 /* records the push of the name at tidx; returns the new depth */
 int wl_nvtx_track_push(lua_State *L, int didx, int tidx);
 /* pops the innermost range of the domain (there is one), leaving its name on the stack */
 void wl_nvtx_pop_one(lua_State *L, int didx);
 /* ends the started range whose {name, id} table is at info */
-void wl_nvtx_end_range(lua_State *L, const struct domain *d, int info);
+void wl_nvtx_end_range(lua_State *L, const struct wl_nvtx_domain *d, int info);
 
 /* ---- scopes ---- */
 

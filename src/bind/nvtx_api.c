@@ -3,6 +3,7 @@
  * Systems, or tests/nvtx/recorder.c) is injected through NVTX_INJECTION64_PATH, every NVTX call
  * is a load and a branch. The account of what is pushed is nvtx.c's. */
 #include "cuda_stream.h"
+#include "laux.h"
 #include "nvtx.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
@@ -13,7 +14,7 @@
 
 static lua_Integer next_range_id = 1; /* wl.nvtx.start ids, unique in the run */
 
-static struct domain *check_domain(lua_State *L, int arg) { return luaL_checkudata(L, arg, DOMAIN_MT); }
+static struct wl_nvtx_domain *check_domain(lua_State *L, int arg) { return wl_check_udata(L, arg, DOMAIN_MT); }
 
 /* The name at arg: a string, or a string registered in this domain. Sets the message of a and
  * returns the index of the name's text (pushed for a registered string). */
@@ -23,7 +24,7 @@ static int check_name(lua_State *L, int didx, int arg, nvtxEventAttributes_t *a,
     a->message.ascii = lua_tostring(L, arg);
     return arg;
   }
-  struct rstring *r = luaL_testudata(L, arg, STRING_MT);
+  struct wl_nvtx_rstring *r = luaL_testudata(L, arg, STRING_MT);
   if (!r)
     return wl_raise(L, WL_EXIT_SCRIPT, "%s: the name must be a string or a registered string (wl.nvtx.register), got %s",
                     wl_nvtx_fname(L, didx, fn), luaL_typename(L, arg));
@@ -111,8 +112,8 @@ static void check_opts(lua_State *L, int didx, int arg, nvtxEventAttributes_t *a
 
 /* The domain of a call and the index of its first argument: the module's functions
  * (wl.nvtx.push) have the default domain as upvalue 1; the methods (d:push) take it first. */
-static struct domain *self(lua_State *L, int *didx, int *arg) {
-  struct domain *d = lua_touserdata(L, lua_upvalueindex(1));
+static struct wl_nvtx_domain *self(lua_State *L, int *didx, int *arg) {
+  struct wl_nvtx_domain *d = lua_touserdata(L, lua_upvalueindex(1));
   if (d) {
     *didx = lua_upvalueindex(1);
     *arg = 1;
@@ -123,9 +124,9 @@ static struct domain *self(lua_State *L, int *didx, int *arg) {
   return check_domain(L, 1);
 }
 
-static int dom_push(lua_State *L) {
+static int domain_push(lua_State *L) {
   int D, A;
-  struct domain *d = self(L, &D, &A);
+  struct wl_nvtx_domain *d = self(L, &D, &A);
   lua_settop(L, A + 1); /* name, options: the name's text may be pushed above them */
   nvtxEventAttributes_t a;
   wl_nvtx_attr_init(&a);
@@ -136,9 +137,9 @@ static int dom_push(lua_State *L) {
   return 1;
 }
 
-static int dom_pop(lua_State *L) {
+static int domain_pop(lua_State *L) {
   int D, A;
-  struct domain *d = self(L, &D, &A);
+  struct wl_nvtx_domain *d = self(L, &D, &A);
   if (d->depth == 0)
     return wl_raise(L, WL_EXIT_SCRIPT, "%s: no range is pushed in %s (a pop without a push)", wl_nvtx_fname(L, D, "pop"),
                     wl_nvtx_domain_label(L, D));
@@ -146,14 +147,14 @@ static int dom_pop(lua_State *L) {
   return 1;
 }
 
-static int dom_depth(lua_State *L) {
+static int domain_depth(lua_State *L) {
   int D, A;
   lua_pushinteger(L, self(L, &D, &A)->depth);
   return 1;
 }
 
 /* the names of the pushed ranges, outermost first */
-static int dom_stack(lua_State *L) {
+static int domain_stack(lua_State *L) {
   int D, A;
   int n = self(L, &D, &A)->depth;
   lua_getiuservalue(L, D, UV_STACK);
@@ -167,9 +168,9 @@ static int dom_stack(lua_State *L) {
 
 /* range(name, [opts,] fn, ...) -> fn(...)'s results, inside a pushed range that is popped
  * however fn ends; an error goes on unchanged (the message handler still sees its stack) */
-static int dom_range(lua_State *L) {
+static int domain_range(lua_State *L) {
   int D, A;
-  struct domain *d = self(L, &D, &A);
+  struct wl_nvtx_domain *d = self(L, &D, &A);
   int opts = A + 1, fn = A + 2;
   if (!lua_isnoneornil(L, opts) && !(lua_istable(L, opts) && !wl_nvtx_callable(L, opts))) {
     fn = opts;
@@ -197,9 +198,9 @@ static int dom_range(lua_State *L) {
 }
 
 /* start(name, opts) -> id: a range that may end anywhere (stop(id)), not nested */
-static int dom_start(lua_State *L) {
+static int domain_start(lua_State *L) {
   int D, A;
-  struct domain *d = self(L, &D, &A);
+  struct wl_nvtx_domain *d = self(L, &D, &A);
   lua_settop(L, A + 1); /* name, options: the name's text may be pushed above them */
   nvtxEventAttributes_t a;
   wl_nvtx_attr_init(&a);
@@ -218,9 +219,9 @@ static int dom_start(lua_State *L) {
   return 1;
 }
 
-static int dom_stop(lua_State *L) {
+static int domain_stop(lua_State *L) {
   int D, A;
-  struct domain *d = self(L, &D, &A);
+  struct wl_nvtx_domain *d = self(L, &D, &A);
   int isint;
   lua_Integer id = lua_tointegerx(L, A, &isint);
   if (!isint)
@@ -237,9 +238,9 @@ static int dom_stop(lua_State *L) {
   return 1;
 }
 
-static int dom_mark(lua_State *L) {
+static int domain_mark(lua_State *L) {
   int D, A;
-  struct domain *d = self(L, &D, &A);
+  struct wl_nvtx_domain *d = self(L, &D, &A);
   lua_settop(L, A + 1); /* name, options: the name's text may be pushed above them */
   nvtxEventAttributes_t a;
   wl_nvtx_attr_init(&a);
@@ -251,7 +252,7 @@ static int dom_mark(lua_State *L) {
 }
 
 /* category(name) -> id (a new id, named, on first use); category(id, name) -> id (names it) */
-static int dom_category(lua_State *L) {
+static int domain_category(lua_State *L) {
   int D, A;
   self(L, &D, &A);
   if (lua_type(L, A) == LUA_TSTRING && lua_isnone(L, A + 1)) {
@@ -268,24 +269,24 @@ static int dom_category(lua_State *L) {
   return 1;
 }
 
-static int dom_name_category(lua_State *L) {
+static int domain_name_category(lua_State *L) {
   int D, A;
   self(L, &D, &A);
   if (lua_type(L, A) != LUA_TNUMBER || lua_type(L, A + 1) != LUA_TSTRING)
     return wl_raise(L, WL_EXIT_SCRIPT, "%s: expected name_category(id, name)", wl_nvtx_fname(L, D, "name_category"));
-  return dom_category(L);
+  return domain_category(L);
 }
 
 /* register(name) -> a registered string, for names used many times */
-static int dom_register(lua_State *L) {
+static int domain_register(lua_State *L) {
   int D, A;
-  struct domain *d = self(L, &D, &A);
+  struct wl_nvtx_domain *d = self(L, &D, &A);
   if (lua_type(L, A) != LUA_TSTRING)
     return wl_raise(L, WL_EXIT_SCRIPT, "%s: expected a string, got %s", wl_nvtx_fname(L, D, "register"), luaL_typename(L, A));
   lua_getiuservalue(L, D, UV_STRINGS);
   if (lua_getfield(L, -1, lua_tostring(L, A)) != LUA_TNIL) return 1;
   lua_pop(L, 1);
-  struct rstring *r = lua_newuserdatauv(L, sizeof *r, 1);
+  struct wl_nvtx_rstring *r = lua_newuserdatauv(L, sizeof *r, 1);
   r->dom = d;
   r->h = nvtxDomainRegisterStringA(d->is_default ? NULL : d->h, lua_tostring(L, A));
   luaL_setmetatable(L, STRING_MT);
@@ -296,8 +297,8 @@ static int dom_register(lua_State *L) {
   return 1;
 }
 
-static int string_tostring(lua_State *L) {
-  luaL_checkudata(L, 1, STRING_MT);
+static int rstring_tostring(lua_State *L) {
+  wl_check_udata(L, 1, STRING_MT);
   lua_getiuservalue(L, 1, 1);
   return 1;
 }
@@ -309,7 +310,7 @@ static int domain_tostring(lua_State *L) {
 }
 
 /* d:name() -> the domain's name */
-static int dom_name(lua_State *L) {
+static int domain_name(lua_State *L) {
   check_domain(L, 1);
   lua_getiuservalue(L, 1, UV_NAME);
   return 1;
@@ -336,16 +337,16 @@ static int l_name_stream(lua_State *L) {
 
 void wl_open_nvtx(lua_State *L) {
   static const luaL_Reg domain_methods[] = {
-      {"push", dom_push},   {"pop", dom_pop},           {"range", dom_range},
-      {"start", dom_start}, {"stop", dom_stop},         {"mark", dom_mark},
-      {"category", dom_category}, {"name_category", dom_name_category}, {"register", dom_register},
-      {"depth", dom_depth}, {"stack", dom_stack},       {"name", dom_name},
+      {"push", domain_push},   {"pop", domain_pop},           {"range", domain_range},
+      {"start", domain_start}, {"stop", domain_stop},         {"mark", domain_mark},
+      {"category", domain_category}, {"name_category", domain_name_category}, {"register", domain_register},
+      {"depth", domain_depth}, {"stack", domain_stack},       {"name", domain_name},
       {NULL, NULL}};
   static const luaL_Reg on_default[] = { /* the same functions, with the default domain as upvalue */
-      {"push", dom_push},   {"pop", dom_pop},           {"range", dom_range},
-      {"start", dom_start}, {"stop", dom_stop},         {"mark", dom_mark},
-      {"category", dom_category}, {"name_category", dom_name_category}, {"register", dom_register},
-      {"depth", dom_depth}, {"stack", dom_stack},       {NULL, NULL}};
+      {"push", domain_push},   {"pop", domain_pop},           {"range", domain_range},
+      {"start", domain_start}, {"stop", domain_stop},         {"mark", domain_mark},
+      {"category", domain_category}, {"name_category", domain_name_category}, {"register", domain_register},
+      {"depth", domain_depth}, {"stack", domain_stack},       {NULL, NULL}};
   static const luaL_Reg fns[] = {
       {"domain", l_domain}, {"name_stream", l_name_stream}, {NULL, NULL}};
 
@@ -357,7 +358,7 @@ void wl_open_nvtx(lua_State *L) {
   }
   lua_pop(L, 1);
   if (luaL_newmetatable(L, STRING_MT)) {
-    lua_pushcfunction(L, string_tostring);
+    lua_pushcfunction(L, rstring_tostring);
     lua_setfield(L, -2, "__tostring");
   }
   lua_pop(L, 1);

@@ -2,6 +2,7 @@
  * the domain "wlrun", with a colour and a category per kind; [run] nvtx = off (--nvtx off)
  * turns them off. wl.nvtx.auto_scope, auto_range, auto_enabled, kinds. */
 #include "nvtx.h"
+#include "laux.h"
 #include "settings.h"
 #include "wl_exit.h"
 
@@ -19,7 +20,7 @@ static int l_auto_enabled(lua_State *L) {
 /* pushes the automatic range of kind (arg 1), name (arg 2, default: the kind), payload (arg 3)
  * and its scope; returns the scope's index */
 static int auto_push(lua_State *L, int payload) {
-  const char *kind = luaL_checkstring(L, 1);
+  const char *kind = wl_check_string(L, 1);
   int k = wl_nvtx_kind_index(kind);
   if (k < 0) {
     luaL_Buffer b;
@@ -36,7 +37,7 @@ static int auto_push(lua_State *L, int payload) {
     return wl_raise(L, WL_EXIT_SCRIPT, "wl.nvtx: the name of an automatic range must be a string, got %s",
                     luaL_typename(L, 2));
   const char *name = lua_isnoneornil(L, 2) ? kind : lua_tostring(L, 2);
-  struct domain *d = wl_nvtx_push_domain(L, AUTO_DOMAIN);
+  struct wl_nvtx_domain *d = wl_nvtx_push_domain(L, AUTO_DOMAIN);
   int didx = lua_gettop(L);
   if (!(d->named_kinds & (1u << k))) {
     d->named_kinds |= 1u << k;

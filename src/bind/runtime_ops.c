@@ -141,7 +141,7 @@ static lua_Integer default_pitch(const struct wl_tensor *t, size_t width) {
  * on spec's stream; the bound work replaces nothing and is left on the stack. */
 static int push_op(lua_State *L, int spec, const struct op *model, const char *name, bool has_src) {
   struct op *o = malloc(sizeof *o);
-  if (!o) return luaL_error(L, "out of memory");
+  if (!o) return wl_raise(L, WL_EXIT_SCRIPT, "out of memory");
   *o = *model;
   struct wl_host_work host = {.call = op_call, .ctx = o, .release = free, .capturable = true, .kind = "runtime"};
   wl_push_host_kernel(L, name, has_src ? "void* dst, const void* src" : "void* dst", &host);

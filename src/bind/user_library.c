@@ -5,6 +5,7 @@
  * it lives: the handle counts its holders, and the last one closes it. */
 #define _GNU_SOURCE /* dladdr1: the size of an exported symbol */
 #include "cuda_kernel.h"
+#include "laux.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
 
@@ -80,13 +81,13 @@ static int library_close(struct library *lib) {
 }
 
 static struct library *check_library(lua_State *L, int arg, const char *fn) {
-  struct library *lib = luaL_checkudata(L, arg, LIBRARY_MT);
+  struct library *lib = wl_check_udata(L, arg, LIBRARY_MT);
   if (!lib->h) wl_closed_error(L, arg, fn, "library", "close");
   return lib;
 }
 
 static int library_gc(lua_State *L) {
-  (void)library_close(luaL_checkudata(L, 1, LIBRARY_MT)); /* nothing can be raised from __gc */
+  (void)library_close(wl_check_udata(L, 1, LIBRARY_MT)); /* nothing can be raised from __gc */
   return 0;
 }
 
@@ -160,7 +161,7 @@ static int library_func(lua_State *L) {
   }
 
   struct func *f = malloc(sizeof *f);
-  if (!f) return luaL_error(L, "out of memory");
+  if (!f) return wl_raise(L, WL_EXIT_SCRIPT, "out of memory");
   f->h = lib->h;
   f->h->holders++;
   f->fn = (wlrun_work_fn)sym;
@@ -169,15 +170,15 @@ static int library_func(lua_State *L) {
   lua_pushfstring(L, "%s in %s", name, file);
   struct wl_kernel *k = wl_push_host_kernel(L, lua_tostring(L, -1), params, &host);
   char *source = strdup(f->h->path); /* k.source and the results' kernels: the library's path */
-  if (!source) return luaL_error(L, "out of memory");
+  if (!source) return wl_raise(L, WL_EXIT_SCRIPT, "out of memory");
   free(k->source);
   k->source = source;
   return 1;
 }
 
 static int library_index(lua_State *L) {
-  struct library *lib = luaL_checkudata(L, 1, LIBRARY_MT);
-  const char *k = luaL_checkstring(L, 2);
+  struct library *lib = wl_check_udata(L, 1, LIBRARY_MT);
+  const char *k = wl_check_string(L, 2);
   if (strcmp(k, "path") == 0) {
     if (lib->h) lua_pushstring(L, lib->h->path);
     else lua_pushnil(L);
@@ -192,7 +193,7 @@ static int library_index(lua_State *L) {
 }
 
 static int library_tostring(lua_State *L) {
-  struct library *lib = luaL_checkudata(L, 1, LIBRARY_MT);
+  struct library *lib = wl_check_udata(L, 1, LIBRARY_MT);
   if (lib->h) lua_pushfstring(L, "library %s", lib->h->path);
   else lua_pushliteral(L, "library (closed)");
   return 1;
@@ -223,7 +224,7 @@ static int l_library(lua_State *L) {
   if (!h || !copy) {
     free(h);
     free(copy);
-    return luaL_error(L, "out of memory");
+    return wl_raise(L, WL_EXIT_SCRIPT, "out of memory");
   }
   (void)dlerror();
   h->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);

@@ -23,6 +23,7 @@
 #include "cuda_stream.h"
 #include "cuda_tensor.h"
 #include "l2_flush.h"
+#include "laux.h"
 #include "lua_guard.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
@@ -39,7 +40,7 @@ static size_t nevents;
 static void need_events(lua_State *L, size_t n) {
   if (n <= nevents) return;
   cudaEvent_t *grown = realloc(events, n * sizeof *grown);
-  if (!grown) luaL_error(L, "out of memory for %d events", (int)n);
+  if (!grown) wl_raise(L, WL_EXIT_SCRIPT, "out of memory for %d events", (int)n);
   events = grown;
   for (; nevents < n; nevents++) {
     if (wl_stop_pending()) wl_stop_check(L); /* a million samples ask for two million events */
@@ -141,8 +142,8 @@ static void push_results(lua_State *L, const double *gpu, const double *enq, int
 }
 
 static int check_count(lua_State *L, int arg) {
-  lua_Integer n = luaL_checkinteger(L, arg);
-  luaL_argcheck(L, n >= 1 && n <= 10000000, arg, "sample count from 1 to 1e7 expected");
+  lua_Integer n = wl_check_integer(L, arg);
+  wl_arg_check(L, n >= 1 && n <= 10000000, arg, "sample count from 1 to 1e7 expected");
   return (int)n;
 }
 
@@ -354,9 +355,9 @@ static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, in
 static int l_time_cold(lua_State *L) {
   int n = check_count(L, 2);
   bool flush = lua_toboolean(L, 3), blocked = lua_toboolean(L, 4);
-  lua_Integer in_flight = luaL_optinteger(L, 5, 2), per_block = luaL_optinteger(L, 6, BLOCK_SAMPLES);
-  luaL_argcheck(L, in_flight == 1 || in_flight == 2, 5, "1 or 2 blocks in flight expected");
-  luaL_argcheck(L, per_block >= 1 && per_block <= BLOCK_SAMPLES, 6, "1 to 16 samples a block expected");
+  lua_Integer in_flight = wl_opt_integer(L, 5, 2), per_block = wl_opt_integer(L, 6, BLOCK_SAMPLES);
+  wl_arg_check(L, in_flight == 1 || in_flight == 2, 5, "1 or 2 blocks in flight expected");
+  wl_arg_check(L, per_block >= 1 && per_block <= BLOCK_SAMPLES, 6, "1 to 16 samples a block expected");
   lua_settop(L, 4);
   wl_device_ready(L);
   struct work_list w;
@@ -394,8 +395,8 @@ static int l_time_cold(lua_State *L) {
 
 static int l_time_batch(lua_State *L) {
   int n = check_count(L, 2);
-  lua_Integer per = luaL_checkinteger(L, 3);
-  luaL_argcheck(L, per >= 1 && per <= 1000000, 3, "launches per sample from 1 to 1e6 expected");
+  lua_Integer per = wl_check_integer(L, 3);
+  wl_arg_check(L, per >= 1 && per <= 1000000, 3, "launches per sample from 1 to 1e6 expected");
   lua_settop(L, 3);
   wl_device_ready(L);
   struct work_list w;
@@ -419,8 +420,8 @@ static int l_time_batch(lua_State *L) {
 /* graph mode: per launches captured once; warmup replays, then n timed replays */
 static int l_time_graph(lua_State *L) {
   int n = check_count(L, 2);
-  lua_Integer per = luaL_checkinteger(L, 3), warmup = luaL_optinteger(L, 4, 3);
-  luaL_argcheck(L, per >= 1 && per <= 100000, 3, "launches per graph from 1 to 1e5 expected");
+  lua_Integer per = wl_check_integer(L, 3), warmup = wl_opt_integer(L, 4, 3);
+  wl_arg_check(L, per >= 1 && per <= 100000, 3, "launches per graph from 1 to 1e5 expected");
   lua_settop(L, 4);
   wl_device_ready(L);
   struct work_list w;
@@ -517,8 +518,8 @@ static int cmp_double(const void *a, const void *b) {
 /* core.timing_floor([n]) -> {event_pair = s, empty_kernel = s}: medians of n back-to-back
  * event pairs and of n empty kernels each between its own pair (cold), on this device */
 static int l_timing_floor(lua_State *L) {
-  int n = (int)luaL_optinteger(L, 1, 200);
-  luaL_argcheck(L, n >= 1 && n <= 100000, 1, "count from 1 to 1e5 expected");
+  int n = (int)wl_opt_integer(L, 1, 200);
+  wl_arg_check(L, n >= 1 && n <= 100000, 1, "count from 1 to 1e5 expected");
   wl_device_needed(L, "wl.timing_floor()");
   cudaStream_t s = wl_current_stream(L);
   need_events(L, 2 * (size_t)n);

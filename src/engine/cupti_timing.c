@@ -20,6 +20,7 @@
 #include "cuda_launch.h"
 #include "cuda_stream.h"
 #include "l2_flush.h"
+#include "laux.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
 
@@ -244,7 +245,7 @@ static int queue_samples(lua_State *L) {
   if (lua_type(L, 1) == LUA_TTABLE && !lua_getmetatable(L, 1)) {
     lua_Integer len = luaL_len(L, 1);
     if (len < 1 || len > MAX_ITEMS) wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: a rotation list holds 1 to 64 items");
-    luaL_checkstack(L, (int)len, "the items of a rotation list");
+    wl_check_stack(L, (int)len, "the items of a rotation list");
     for (lua_Integer i = 1; i <= len; i++) lua_geti(L, 1, i);
     first = 2, count = (int)len;
   }
@@ -360,8 +361,8 @@ static void attribute(lua_State *L, const struct run *run, double *gpu, double *
 /* ---- core.time_cupti ---- */
 
 static int l_time_cupti(lua_State *L) {
-  lua_Integer count = luaL_checkinteger(L, 2);
-  luaL_argcheck(L, count >= 1 && count <= 10000000, 2, "sample count from 1 to 1e7 expected");
+  lua_Integer count = wl_check_integer(L, 2);
+  wl_arg_check(L, count >= 1 && count <= 10000000, 2, "sample count from 1 to 1e7 expected");
   int n = (int)count;
   lua_settop(L, 3);
   wl_device_ready(L);

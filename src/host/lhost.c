@@ -1,4 +1,5 @@
 #include "lhost.h"
+#include "laux.h"
 #include "lhost_signals.h"
 
 #include "cublas_prepare.h"
@@ -9,6 +10,7 @@
 
 #include "ljson.h"
 #include "lsqlite.h"
+#include "wl_exit.h"
 #include "wl_modules.h"
 
 #include <errno.h>
@@ -187,7 +189,7 @@ static void mark_library_chunk(lua_State *L) {
 /* package.searchers entry for wlrun.*: WLRUN_LUA_DIR when set (development), then the library
  * embedded in the binary. */
 static int search_embedded(lua_State *L) {
-  const char *name = luaL_checkstring(L, 1);
+  const char *name = wl_check_string(L, 1);
   if (strcmp(name, "wlrun") != 0 && strncmp(name, "wlrun.", 6) != 0) {
     lua_pushfstring(L, "no embedded module '%s'", name);
     return 1;
@@ -202,7 +204,7 @@ static int search_embedded(lua_State *L) {
   const char *dir = getenv("WLRUN_LUA_DIR");
   struct stat st; /* a copy of the library that is not there is said, never replaced by the embedded one */
   if (dir && *dir && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
-    return luaL_error(L, "WLRUN_LUA_DIR=%s: not a directory (it names where wlrun/*.lua are)", dir);
+    return wl_raise(L, WL_EXIT_IO, "WLRUN_LUA_DIR=%s: not a directory (it names where wlrun/*.lua are)", dir);
   for (int source = dir && *dir ? 0 : 1; source < 2; source++) {
     for (int form = 0; form < 2; form++) {
       const char *rel = lua_pushfstring(L, form == 0 ? "%s.lua" : "%s/init.lua", stem);
@@ -212,7 +214,7 @@ static int search_embedded(lua_State *L) {
         continue;
       }
       if (status != LUA_OK)
-        return luaL_error(L, "error loading module '%s':\n\t%s", name, lua_tostring(L, -1));
+        return wl_raise(L, WL_EXIT_SCRIPT, "error loading module '%s':\n\t%s", name, lua_tostring(L, -1));
       mark_library_chunk(L);
       lua_pushstring(L, rel);
       return 2;
@@ -235,9 +237,9 @@ static const char *const error_kinds[] = {"script", "usage", "config", "no_devic
 
 /* wl.error(kind, message [, level]): raise an error with a kind (an exit code). */
 static int core_error(lua_State *L) {
-  int kind = luaL_checkoption(L, 1, NULL, error_kinds);
-  const char *msg = luaL_checkstring(L, 2);
-  int level = (int)luaL_optinteger(L, 3, 1);
+  int kind = wl_check_option(L, 1, NULL, error_kinds);
+  const char *msg = wl_check_string(L, 2);
+  int level = (int)wl_opt_integer(L, 3, 1);
   lua_createtable(L, 0, 2);
   lua_pushstring(L, error_kinds[kind]);
   lua_setfield(L, -2, "kind");
@@ -258,7 +260,7 @@ static int core_error(lua_State *L) {
 
 /* core.on_warning(fn | nil): who writes the warnings of the C parts (wl_warn) */
 static int core_on_warning(lua_State *L) {
-  if (!lua_isnil(L, 1)) luaL_checktype(L, 1, LUA_TFUNCTION);
+  if (!lua_isnil(L, 1)) wl_check_type(L, 1, LUA_TFUNCTION);
   lua_settop(L, 1);
   lua_setfield(L, LUA_REGISTRYINDEX, WL_WARNING_HANDLER);
   return 0;

@@ -1,6 +1,7 @@
 /* The stop signals, SIGPIPE and the time limit (lhost_signals.h). */
 #include "lhost_signals.h"
 
+#include "laux.h"
 #include "side_thread.h"
 #include "wl_exit.h"
 
@@ -97,14 +98,14 @@ static int core_stop_signal(lua_State *L) {
  * an error of kind timeout and this message, and the process exits (code 5) a second later if
  * it still runs; core.time_limit(0) cancels. */
 static int core_time_limit(lua_State *L) {
-  lua_Number s = luaL_checknumber(L, 1);
-  luaL_argcheck(L, s >= 0 && s <= 1e7, 1, "seconds from 0 to 1e7 expected");
+  lua_Number s = wl_check_number(L, 1);
+  wl_arg_check(L, s >= 0 && s <= 1e7, 1, "seconds from 0 to 1e7 expected");
   struct itimerval off = {{0, 0}, {0, 0}};
   setitimer(ITIMER_REAL, &off, NULL);
   limit_stopped = 0;
   limit_armed = s > 0;
   if (s == 0) return 0;
-  const char *msg = luaL_checkstring(L, 2);
+  const char *msg = wl_check_string(L, 2);
   wl_stop_set_timeout_message(msg);
   snprintf(limit_exit_message, sizeof limit_exit_message, "\nwlrun: %s; still running a second later, exiting at once\n", msg);
   struct sigaction sa = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};

@@ -8,8 +8,10 @@
  * null of an array is (a strict reader's choice: Lua cannot hold it in place). A table that is empty once built carries the mark of what it was (json.object or
  * json.array), so that it is written back the same way; others carry no metatable. */
 #include "json_encode.h" /* MAX_DEPTH: what json.encode writes, json.decode reads */
+#include "laux.h"
 #include "ljson.h"
 #include "lua_guard.h"
+#include "wl_exit.h"
 
 #include <jansson.h>
 #include <lauxlib.h>
@@ -34,7 +36,7 @@ static void set_mark(lua_State *L, const char *mark) {
 
 /* Pushes the value of v (nil for null). jansson limits the depth to 2048, hence the recursion. */
 static void push_value(lua_State *L, json_t *v) {
-  luaL_checkstack(L, 4, "json.decode: nesting too deep");
+  wl_check_stack(L, 4, "json.decode: nesting too deep");
   switch (json_typeof(v)) {
   case JSON_OBJECT: {
     size_t size = json_object_size(v);
@@ -126,16 +128,16 @@ static int decode_error(lua_State *L, const json_error_t *err, size_t len) {
 /* opts.array_nulls: true (the default) or false */
 static int array_nulls_allowed(lua_State *L) {
   if (lua_isnoneornil(L, 2)) return 1;
-  luaL_checktype(L, 2, LUA_TTABLE);
+  wl_check_type(L, 2, LUA_TTABLE);
   lua_pushnil(L);
   while (lua_next(L, 2)) {
     lua_pop(L, 1);
     if (lua_type(L, -1) != LUA_TSTRING || strcmp(lua_tostring(L, -1), "array_nulls") != 0)
-      return luaL_error(L, "json.decode: unknown option '%s' (options: array_nulls)", luaL_tolstring(L, -1, NULL));
+      return wl_raise(L, WL_EXIT_SCRIPT, "json.decode: unknown option '%s' (options: array_nulls)", luaL_tolstring(L, -1, NULL));
   }
   lua_getfield(L, 2, "array_nulls");
   if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
-    return luaL_error(L, "json.decode: option 'array_nulls' must be a boolean, not a %s", luaL_typename(L, -1));
+    return wl_raise(L, WL_EXIT_SCRIPT, "json.decode: option 'array_nulls' must be a boolean, not a %s", luaL_typename(L, -1));
   int allowed = lua_isnil(L, -1) || lua_toboolean(L, -1);
   lua_pop(L, 1);
   return allowed;
@@ -158,7 +160,7 @@ static int deeper_than(json_t *v, int levels) {
 
 int wl_json_decode(lua_State *L) {
   size_t len;
-  const char *text = luaL_checklstring(L, 1, &len);
+  const char *text = wl_check_lstring(L, 1, &len);
   int nulls_allowed = array_nulls_allowed(L);
   lua_settop(L, 1);
   if (len == 0) {
@@ -174,7 +176,7 @@ int wl_json_decode(lua_State *L) {
   json_error_t err;
   t->root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
   if (!t->root && json_error_code(&err) == json_error_out_of_memory)
-    return luaL_error(L, "json.decode: not enough memory for a document of %I bytes", (LUAI_UACINT)len);
+    return wl_raise(L, WL_EXIT_SCRIPT, "json.decode: not enough memory for a document of %zu bytes", len);
   if (!t->root) return decode_error(L, &err, len);
   if (deeper_than(t->root, MAX_DEPTH)) { /* what json.encode could not write back */
     lua_pushnil(L);

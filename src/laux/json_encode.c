@@ -7,8 +7,10 @@
  * that is also a to-be-closed slot, so that an error (raised with the path in the document)
  * frees it at once. */
 #include "json_encode.h"
+#include "laux.h"
 #include "ljson.h"
 #include "lua_guard.h"
+#include "wl_exit.h"
 
 #include <lauxlib.h>
 #include <stdint.h>
@@ -16,7 +18,7 @@
 #include <string.h>
 
 static int encoder_close(lua_State *L) {
-  struct encoder *e = lua_touserdata(L, 1);
+  struct wl_json_encoder *e = lua_touserdata(L, 1);
   free(e->out);
   free(e->keys);
   free(e->path);
@@ -38,7 +40,7 @@ static int is_identifier(const char *s, size_t len) {
   return 1;
 }
 
-static void add_member(luaL_Buffer *b, const struct level *l, int first) {
+static void add_member(luaL_Buffer *b, const struct wl_json_level *l, int first) {
   if (l->in_array || !l->member.s) {
     lua_pushfstring(b->L, "[%I]", (LUAI_UACINT)l->member.i);
     luaL_addvalue(b);
@@ -54,7 +56,7 @@ static void add_member(luaL_Buffer *b, const struct level *l, int first) {
 
 /* Pushes the path made of the members of the first LEVELS open tables; long ones are cut in
  * the middle. */
-static const char *push_path(struct encoder *e, int levels) {
+static const char *push_path(struct wl_json_encoder *e, int levels) {
   lua_State *L = e->L;
   if (levels <= 0) return lua_pushliteral(L, "the top level");
   luaL_Buffer b;
@@ -73,41 +75,41 @@ static const char *push_path(struct encoder *e, int levels) {
 
 /* ---- the output buffer ---- */
 
-static void grow(struct encoder *e, size_t need) {
+static void grow(struct wl_json_encoder *e, size_t need) {
   size_t cap = e->cap ? e->cap : 4096;
   while (cap - e->n < need) {
-    if (cap > SIZE_MAX / 2) luaL_error(e->L, "json.encode: the text is too large");
+    if (cap > SIZE_MAX / 2) wl_raise(e->L, WL_EXIT_SCRIPT, "json.encode: the text is too large");
     cap *= 2;
   }
   char *p = realloc(e->out, cap);
-  if (!p) luaL_error(e->L, "json.encode: not enough memory for %I bytes of text", (LUAI_UACINT)cap);
+  if (!p) wl_raise(e->L, WL_EXIT_SCRIPT, "json.encode: not enough memory for %zu bytes of text", cap);
   e->out = p;
   e->cap = cap;
 }
 
-static inline void reserve(struct encoder *e, size_t need) {
+static inline void reserve(struct wl_json_encoder *e, size_t need) {
   if (e->cap - e->n < need) grow(e, need);
 }
 
-static void put(struct encoder *e, const char *s, size_t len) {
+static void put(struct wl_json_encoder *e, const char *s, size_t len) {
   reserve(e, len);
   memcpy(e->out + e->n, s, len);
   e->n += len;
 }
 
-static void put_char(struct encoder *e, char c) {
+static void put_char(struct wl_json_encoder *e, char c) {
   reserve(e, 1);
   e->out[e->n++] = c;
 }
 
-static void put_newline(struct encoder *e, int level) {
+static void put_newline(struct wl_json_encoder *e, int level) {
   reserve(e, 1 + 2 * (size_t)level);
   e->out[e->n++] = '\n';
   memset(e->out + e->n, ' ', 2 * (size_t)level);
   e->n += 2 * (size_t)level;
 }
 
-static void put_integer(struct encoder *e, lua_Integer v) {
+static void put_integer(struct wl_json_encoder *e, lua_Integer v) {
   char text[24], *p = text + sizeof text;
   lua_Unsigned u = v < 0 ? 0u - (lua_Unsigned)v : (lua_Unsigned)v;
   do {
@@ -118,7 +120,7 @@ static void put_integer(struct encoder *e, lua_Integer v) {
   put(e, p, (size_t)(text + sizeof text - p));
 }
 
-static void put_float(struct encoder *e, double v) {
+static void put_float(struct wl_json_encoder *e, double v) {
   reserve(e, WL_JSON_DOUBLE_MAX);
   e->n += wl_json_format_double(v, e->out + e->n);
 }
@@ -145,7 +147,7 @@ static size_t utf8_length(const unsigned char *s, size_t left) {
 }
 
 /* Escaped; every byte that is not part of valid UTF-8 becomes \u00XX (its Latin-1 reading). */
-static void put_string(struct encoder *e, const char *str, size_t len) {
+static void put_string(struct wl_json_encoder *e, const char *str, size_t len) {
   static const char hex[] = "0123456789abcdef";
   const unsigned char *s = (const unsigned char *)str;
   put_char(e, '"');
@@ -175,11 +177,11 @@ static void put_string(struct encoder *e, const char *str, size_t len) {
 
 /* ---- tables ---- */
 
-static void encode_value(struct encoder *e);
+static void encode_value(struct wl_json_encoder *e);
 
 
 static int key_compare(const void *pa, const void *pb) {
-  const struct key *a = pa, *b = pb;
+  const struct wl_json_key *a = pa, *b = pb;
   if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
   if (!a->s || !b->s) {
     if (a->s || b->s) return a->s ? 1 : -1; /* integers first */
@@ -189,11 +191,11 @@ static int key_compare(const void *pa, const void *pb) {
   return c ? c : (a->len > b->len) - (a->len < b->len);
 }
 
-static void push_key(struct encoder *e, struct key k) {
+static void push_key(struct wl_json_encoder *e, struct wl_json_key k) {
   if (e->nkeys == e->keys_cap) {
     size_t cap = e->keys_cap ? 2 * e->keys_cap : 256;
-    struct key *p = cap <= SIZE_MAX / sizeof *p ? realloc(e->keys, cap * sizeof *p) : NULL;
-    if (!p) luaL_error(e->L, "json.encode: not enough memory for the keys of a table");
+    struct wl_json_key *p = cap <= SIZE_MAX / sizeof *p ? realloc(e->keys, cap * sizeof *p) : NULL;
+    if (!p) wl_raise(e->L, WL_EXIT_SCRIPT, "json.encode: not enough memory for the keys of a table");
     e->keys = p;
     e->keys_cap = cap;
   }
@@ -215,7 +217,7 @@ static int integer_text(const char *s, size_t len, lua_Integer *out) {
 }
 
 /* Keys 1 and "1" would both be written "1"; the integer keys are together after sorting. */
-static void check_collision(struct encoder *e, size_t base, size_t count) {
+static void check_collision(struct wl_json_encoder *e, size_t base, size_t count) {
   size_t lo = base, hi;
   while (lo < base + count && e->keys[lo].s) lo++;
   for (hi = lo; hi < base + count && !e->keys[hi].s; hi++) {}
@@ -230,12 +232,12 @@ static void check_collision(struct encoder *e, size_t base, size_t count) {
       else b = m;
     }
     if (a < hi && e->keys[a].i == v)
-      luaL_error(e->L, "json.encode: the keys %I and \"%I\" in %s would both be written as \"%I\"",
-                 (LUAI_UACINT)v, (LUAI_UACINT)v, push_path(e, e->depth - 1), (LUAI_UACINT)v);
+      wl_raise(e->L, WL_EXIT_SCRIPT, "json.encode: the keys %lld and \"%lld\" in %s would both be written as \"%lld\"",
+               (long long)v, (long long)v, push_path(e, e->depth - 1), (long long)v);
   }
 }
 
-static struct names ranks_for(struct encoder *e, struct name owner) {
+static struct wl_json_names ranks_for(struct wl_json_encoder *e, struct wl_json_name owner) {
   for (size_t i = 0; owner.s && i < e->norders; i++)
     if (wl_json_same(e->orders[i].key, owner.s, owner.len)) return e->orders[i].order;
   return e->order;
@@ -243,25 +245,25 @@ static struct names ranks_for(struct encoder *e, struct name owner) {
 
 /* The strings of the list at idx (a table's own __jsonorder) as ranks, in a userdata pushed to
  * anchor them while the object is written. */
-static struct names own_ranks(lua_State *L, int idx) {
+static struct wl_json_names own_ranks(lua_State *L, int idx) {
   size_t n = lua_rawlen(L, idx), got = 0;
-  struct name *v = lua_newuserdatauv(L, (n ? n : 1) * sizeof *v, 0);
+  struct wl_json_name *v = lua_newuserdatauv(L, (n ? n : 1) * sizeof *v, 0);
   for (size_t i = 1; i <= n; i++) {
     if (lua_rawgeti(L, idx, (lua_Integer)i) == LUA_TSTRING) v[got].s = lua_tolstring(L, -1, &v[got].len), got++;
     lua_pop(L, 1); /* the list keeps the string alive */
   }
-  return (struct names){v, got};
+  return (struct wl_json_names){v, got};
 }
 
 /* order_idx: the stack index of the table's own key order (its metatable's __jsonorder), or 0 */
-static void write_object(struct encoder *e, int t, int order_idx) {
+static void write_object(struct wl_json_encoder *e, int t, int order_idx) {
   lua_State *L = e->L;
-  struct level *l = &e->path[e->depth];
-  struct names ranks = order_idx ? own_ranks(L, order_idx) : ranks_for(e, l->owner);
+  struct wl_json_level *l = &e->path[e->depth];
+  struct wl_json_names ranks = order_idx ? own_ranks(L, order_idx) : ranks_for(e, l->owner);
   size_t base = e->nkeys, count = 0;
   lua_pushnil(L);
   while (lua_next(L, t)) {
-    struct key k = {NULL, 0, 0, NOT_LISTED};
+    struct wl_json_key k = {NULL, 0, 0, NOT_LISTED};
     if (lua_type(L, -2) == LUA_TSTRING) {
       k.s = lua_tolstring(L, -2, &k.len);
       for (size_t r = 0; r < ranks.n && k.rank == NOT_LISTED; r++)
@@ -270,7 +272,7 @@ static void write_object(struct encoder *e, int t, int order_idx) {
       k.i = lua_tointeger(L, -2);
     } else {
       const char *type = wl_json_type_name(L, -2);
-      luaL_error(L, "json.encode: a key of type %s in %s", type, push_path(e, e->depth - 1));
+      wl_raise(L, WL_EXIT_SCRIPT, "json.encode: a key of type %s in %s", type, push_path(e, e->depth - 1));
     }
     push_key(e, k);
     count++;
@@ -280,7 +282,7 @@ static void write_object(struct encoder *e, int t, int order_idx) {
   check_collision(e, base, count);
   put_char(e, '{');
   for (size_t j = 0; j < count; j++) {
-    struct key k = e->keys[base + j]; /* a copy: the array moves when children add keys */
+    struct wl_json_key k = e->keys[base + j]; /* a copy: the array moves when children add keys */
     if (j) put_char(e, ',');
     if (e->indent) put_newline(e, e->depth);
     if (k.s) {
@@ -307,9 +309,9 @@ static void write_object(struct encoder *e, int t, int order_idx) {
 
 /* The table as an array if t[1..count] are all there, count being its number of keys; else
  * nothing is written and 0 returned. */
-static int write_array(struct encoder *e, int t, lua_Integer count) {
+static int write_array(struct wl_json_encoder *e, int t, lua_Integer count) {
   lua_State *L = e->L;
-  struct level *l = &e->path[e->depth];
+  struct wl_json_level *l = &e->path[e->depth];
   size_t start = e->n;
   int lines = 0; /* indented, one element a line, unless all are scalars */
   for (lua_Integer i = 1; e->indent && i <= count && !lines; i++) {
@@ -339,24 +341,24 @@ static int write_array(struct encoder *e, int t, lua_Integer count) {
 }
 
 /* The table on top of the stack. */
-static void encode_table(struct encoder *e) {
+static void encode_table(struct wl_json_encoder *e) {
   lua_State *L = e->L;
   int t = lua_gettop(L);
   const void *p = lua_topointer(L, t);
   for (int d = 1; d <= e->depth; d++)
-    if (e->path[d].table == p) luaL_error(L, "json.encode: a reference cycle at %s", push_path(e, e->depth));
+    if (e->path[d].table == p) wl_raise(L, WL_EXIT_SCRIPT, "json.encode: a reference cycle at %s", push_path(e, e->depth));
   if (e->depth >= MAX_DEPTH)
-    luaL_error(L, "json.encode: nesting deeper than %d levels at %s", MAX_DEPTH, push_path(e, e->depth));
-  luaL_checkstack(L, 8, "json.encode: nesting too deep");
-  struct level *parent = &e->path[e->depth];
-  struct level *l = &e->path[++e->depth];
+    wl_raise(L, WL_EXIT_SCRIPT, "json.encode: nesting deeper than %d levels at %s", MAX_DEPTH, push_path(e, e->depth));
+  wl_check_stack(L, 8, "json.encode: nesting too deep");
+  struct wl_json_level *parent = &e->path[e->depth];
+  struct wl_json_level *l = &e->path[++e->depth];
   l->table = p;
-  l->owner = (struct name){NULL, 0};
+  l->owner = (struct wl_json_name){NULL, 0};
   if (e->depth > 1) {
-    if (parent->member.s && !parent->in_array) l->owner = (struct name){parent->member.s, parent->member.len};
+    if (parent->member.s && !parent->in_array) l->owner = (struct wl_json_name){parent->member.s, parent->member.len};
     else l->owner = parent->owner;
   }
-  l->member = (struct key){NULL, 0, 0, 0};
+  l->member = (struct wl_json_key){NULL, 0, 0, 0};
   l->in_array = 0;
   size_t count = 0;
   lua_pushnil(L);
@@ -393,7 +395,7 @@ static void encode_table(struct encoder *e) {
   e->depth--;
 }
 
-static void encode_value(struct encoder *e) {
+static void encode_value(struct wl_json_encoder *e) {
   lua_State *L = e->L;
   switch (lua_type(L, -1)) {
   case LUA_TNIL: put(e, "null", 4); break;
@@ -411,21 +413,21 @@ static void encode_value(struct encoder *e) {
   case LUA_TTABLE: encode_table(e); break;
   default: {
     const char *type = wl_json_type_name(L, -1);
-    luaL_error(L, "json.encode: a %s at %s cannot be written as JSON", type, push_path(e, e->depth));
+    wl_raise(L, WL_EXIT_SCRIPT, "json.encode: a %s at %s cannot be written as JSON", type, push_path(e, e->depth));
   }
   }
 }
 
 int wl_json_encode(lua_State *L) {
-  luaL_checkany(L, 1);
-  if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+  wl_check_any(L, 1);
+  if (!lua_isnoneornil(L, 2)) wl_check_type(L, 2, LUA_TTABLE);
   lua_settop(L, 2);
-  struct encoder *e = wl_guard_new(L, sizeof *e, "wlrun.json.encoder", encoder_close);
+  struct wl_json_encoder *e = wl_guard_new(L, sizeof *e, "wlrun.json.encoder", encoder_close);
   e->L = L;
   lua_toclose(L, 3);
   e->path = malloc((MAX_DEPTH + 1) * sizeof *e->path);
-  if (!e->path) return luaL_error(L, "json.encode: not enough memory");
-  e->path[0] = (struct level){NULL, {NULL, 0}, {NULL, 0, 0, 0}, 0};
+  if (!e->path) return wl_raise(L, WL_EXIT_SCRIPT, "json.encode: not enough memory");
+  e->path[0] = (struct wl_json_level){NULL, {NULL, 0}, {NULL, 0, 0, 0}, 0};
   if (lua_istable(L, 2)) wl_json_read_options(L, e, 2);
   luaL_getmetatable(L, WL_JSON_OBJECT_MARK);
   e->mark_object = lua_gettop(L);

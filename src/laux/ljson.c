@@ -1,6 +1,8 @@
 /* The wlrun.json module: encode and decode (json_encode.c, json_decode.c) and the two marks
  * that say how an empty table is written. A mark is one shared metatable, kept in the registry. */
 #include "ljson.h"
+#include "laux.h"
+#include "wl_exit.h"
 
 #include <lauxlib.h>
 
@@ -9,7 +11,7 @@ static int mark(lua_State *L, const char *name, const char *what, const char *ot
     lua_settop(L, 0);
     lua_newtable(L);
   } else {
-    luaL_checktype(L, 1, LUA_TTABLE);
+    wl_check_type(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
   }
   if (lua_getmetatable(L, 1)) {
@@ -20,8 +22,8 @@ static int mark(lua_State *L, const char *name, const char *what, const char *ot
     }
     luaL_getmetatable(L, other);
     if (lua_rawequal(L, -1, -3))
-      return luaL_error(L, "json.%s: the table is marked json.%s already", what, what[0] == 'o' ? "array" : "object");
-    return luaL_error(L, "json.%s: the table has a metatable already (a mark is a metatable)", what);
+      return wl_raise(L, WL_EXIT_SCRIPT, "json.%s: the table is marked json.%s already", what, what[0] == 'o' ? "array" : "object");
+    return wl_raise(L, WL_EXIT_SCRIPT, "json.%s: the table has a metatable already (a mark is a metatable)", what);
   }
   luaL_setmetatable(L, name);
   return 1;

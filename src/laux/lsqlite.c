@@ -19,6 +19,7 @@
  * SQLite's message, kind io (exit 9): a file that is not a database, a locked, read-only or full
  * one. Misuse from Lua (a closed object, a value that cannot be stored) is kind script. */
 #include "lsqlite.h"
+#include "laux.h"
 #include "wl_exit.h"
 
 #include <lauxlib.h>
@@ -83,13 +84,13 @@ static int progress_stop(void *arg) {
 }
 
 static struct db *check_db(lua_State *L, int arg, const char *fn) {
-  struct db *d = luaL_checkudata(L, arg, DB_MT);
+  struct db *d = wl_check_udata(L, arg, DB_MT);
   if (!d->handle) wl_raise(L, WL_EXIT_SCRIPT, "%s: database used after close", fn);
   return d;
 }
 
 static struct stmt *check_stmt(lua_State *L, int arg, const char *fn) {
-  struct stmt *s = luaL_checkudata(L, arg, STMT_MT);
+  struct stmt *s = wl_check_udata(L, arg, STMT_MT);
   if (!s->handle) wl_raise(L, WL_EXIT_SCRIPT, "%s: statement used after close", fn);
   if (!s->db->handle) wl_raise(L, WL_EXIT_SCRIPT, "%s: statement used after its database was closed", fn);
   return s;
@@ -110,12 +111,12 @@ static int stmt_close_handle(struct stmt *s) {
 }
 
 static int db_gc(lua_State *L) {
-  (void)db_close_handle(luaL_checkudata(L, 1, DB_MT)); /* nothing can be raised from __gc */
+  (void)db_close_handle(wl_check_udata(L, 1, DB_MT)); /* nothing can be raised from __gc */
   return 0;
 }
 
 static int stmt_gc(lua_State *L) {
-  (void)stmt_close_handle(luaL_checkudata(L, 1, STMT_MT)); /* its error was raised by the step */
+  (void)stmt_close_handle(wl_check_udata(L, 1, STMT_MT)); /* its error was raised by the step */
   return 0;
 }
 
@@ -177,21 +178,21 @@ static const char *not_a_file(const char *path) {
  * -> db; immutable: read-only, and the file is taken as one that nobody changes meanwhile */
 static int l_open(lua_State *L) {
   size_t len;
-  const char *path = luaL_checklstring(L, 1, &len);
-  if (strlen(path) != len || len == 0) luaL_argerror(L, 1, "a path without NUL bytes expected");
+  const char *path = wl_check_lstring(L, 1, &len);
+  if (strlen(path) != len || len == 0) wl_arg_error(L, 1, "a path without NUL bytes expected");
   bool readonly = opt_bool(L, 2, "readonly"), create = opt_bool(L, 2, "create"), immutable = opt_bool(L, 2, "immutable");
   double timeout = 30;
   const char *label = NULL;
   if (lua_type(L, 2) == LUA_TTABLE) {
     int t = lua_getfield(L, 2, "timeout");
-    if (t != LUA_TNIL && t != LUA_TNUMBER) luaL_argerror(L, 2, "timeout: seconds expected");
+    if (t != LUA_TNIL && t != LUA_TNUMBER) wl_arg_error(L, 2, "timeout: seconds expected");
     if (t == LUA_TNUMBER) timeout = lua_tonumber(L, -1);
     t = lua_getfield(L, 2, "label");
-    if (t != LUA_TNIL && t != LUA_TSTRING) luaL_argerror(L, 2, "label: a string expected");
+    if (t != LUA_TNIL && t != LUA_TSTRING) wl_arg_error(L, 2, "label: a string expected");
     label = lua_tostring(L, -1); /* kept alive by the options table */
     lua_pop(L, 2);
   }
-  luaL_argcheck(L, timeout >= 0 && timeout <= 86400, 2, "timeout: seconds from 0 to 86400 expected");
+  wl_arg_check(L, timeout >= 0 && timeout <= 86400, 2, "timeout: seconds from 0 to 86400 expected");
   struct db *d = lua_newuserdatauv(L, sizeof *d, 1);
   memset(d, 0, sizeof *d);
   d->timeout = timeout;
@@ -235,7 +236,7 @@ static int l_open(lua_State *L) {
 /* db:exec(sql): statements that take no values */
 static int db_exec(lua_State *L) {
   struct db *d = check_db(L, 1, "db:exec");
-  const char *sql = luaL_checkstring(L, 2);
+  const char *sql = wl_check_string(L, 2);
   if (sqlite3_exec(d->handle, sql, NULL, NULL, NULL) != SQLITE_OK) return db_error(L, 1, d->handle, "");
   return 0;
 }
@@ -243,7 +244,7 @@ static int db_exec(lua_State *L) {
 /* pushes a new statement of the connection at db_arg */
 static struct stmt *prepare(lua_State *L, int db_arg, struct db *d, int sql_arg) {
   size_t len;
-  const char *sql = luaL_checklstring(L, sql_arg, &len);
+  const char *sql = wl_check_lstring(L, sql_arg, &len);
   struct stmt *s = lua_newuserdatauv(L, sizeof *s, 1);
   memset(s, 0, sizeof *s);
   s->db = d;
@@ -379,7 +380,7 @@ static int stmt_rows(lua_State *L) { return run_stmt(L, check_stmt(L, 1, "statem
 
 /* statement:close(), also after its connection was closed (the last finalize frees it) */
 static int stmt_close(lua_State *L) {
-  struct stmt *s = luaL_checkudata(L, 1, STMT_MT);
+  struct stmt *s = wl_check_udata(L, 1, STMT_MT);
   if (!s->handle) return wl_raise(L, WL_EXIT_SCRIPT, "statement:close: statement used after close");
   if (stmt_close_handle(s) != SQLITE_OK && s->db->handle) {
     lua_getiuservalue(L, 1, 1);
@@ -426,7 +427,7 @@ static int db_last_insert_rowid(lua_State *L) {
 }
 
 static int db_tostring(lua_State *L) {
-  struct db *d = luaL_checkudata(L, 1, DB_MT);
+  struct db *d = wl_check_udata(L, 1, DB_MT);
   lua_getiuservalue(L, 1, 1);
   lua_pushfstring(L, "%s%s", lua_tostring(L, -1), d->handle ? "" : " (closed)");
   return 1;

@@ -62,6 +62,7 @@ static void push_where(lua_State *L) {
 
 int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...) {
   va_list ap;
+  (void)lua_checkstack(L, 8); /* room for the error, from a caller deep in its own use of the stack */
   lua_createtable(L, 0, 2);
   lua_pushstring(L, wl_exit_kind_name(kind));
   lua_setfield(L, -2, "kind");

@@ -28,17 +28,18 @@ enum wl_exit wl_exit_from_kind(const char *kind);
  * frame of the script's). */
 int wl_user_level(lua_State *L, int level);
 
-/* Raises a Lua error whose value is a table {kind=, message=}; the message is prefixed with
- * the position of the calling Lua code (luaL_where(L, 1)). Never returns. */
+/* Registry table of the chunk names of wlrun's own Lua library ({["@lua/wlrun/measure/bench.lua"]
+ * = true, ...}), filled as its modules load (lhost.c): wl_raise places an error at the first
+ * frame above that is not the library's, the script line that led there. */
+#define WL_LIBRARY_CHUNKS "wlrun.library_chunks"
+
+/* Raises a Lua error whose value is a table {kind=, message=} (metatable "wlrun.error"); the
+ * message is prefixed with the position of the script's line that led there (luaL_where at
+ * wl_user_level(L, 1)), or with none where a C function comes first, and the error is then
+ * "bare": printed without a traceback. Never returns. Argument errors: laux.h. */
 int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
-/* Registry table of the chunk names of wlrun's own Lua library
- * ({["@lua/wlrun/measure/bench.lua"] = true, ...}), filled as its modules load (lhost.c):
- * wl_raise places an error at the first frame above that is not the library's, the script line
- * that led there. */
-#define WL_LIBRARY_CHUNKS "wlrun.library_chunks"
-
 #endif
     ;
 
@@ -48,12 +49,6 @@ int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...)
 void wl_warn(lua_State *L, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
-/* Registry table of the chunk names of wlrun's own Lua library
- * ({["@lua/wlrun/measure/bench.lua"] = true, ...}), filled as its modules load (lhost.c):
- * wl_raise places an error at the first frame above that is not the library's, the script line
- * that led there. */
-#define WL_LIBRARY_CHUNKS "wlrun.library_chunks"
-
 #endif
     ;
 #define WL_WARNING_HANDLER "wlrun.warning_handler" /* its registry key */
@@ -94,11 +89,5 @@ void wl_stop_set_timeout_message(const char *message);
  * "interrupted (Ctrl-C)"} or {kind = "timeout", message = the timeout message}. Returns when
  * no stop is pending. */
 void wl_stop_check(lua_State *L);
-
-/* Registry table of the chunk names of wlrun's own Lua library
- * ({["@lua/wlrun/measure/bench.lua"] = true, ...}), filled as its modules load (lhost.c):
- * wl_raise places an error at the first frame above that is not the library's, the script line
- * that led there. */
-#define WL_LIBRARY_CHUNKS "wlrun.library_chunks"
 
 #endif

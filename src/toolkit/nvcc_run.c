@@ -233,39 +233,32 @@ static bool write_source(const char *path, const struct wl_nvcc_job *job) {
   return fclose(f) == 0 && written;
 }
 
-enum wl_nvcc_result wl_nvcc_compile(const struct wl_nvcc *nv, const struct wl_nvcc_job *job, struct wl_compiled *c,
-                                    char *err, size_t errlen) {
-  memset(c, 0, sizeof *c);
+/* the files of one nvcc run, in a temporary directory of its own */
+struct nvcc_files {
+  char dir[1024], src[1100], cubin[1100], ptx[1100], log[1100];
+};
+
+/* Makes the run's directory in $TMPDIR (or /tmp) and names its files. */
+static bool make_files(struct nvcc_files *f, char *err, size_t errlen) {
   const char *tmp = getenv("TMPDIR");
-  char dir[1024], src[1100], cubin[1100], ptx[1100], log[1100], arch[40], code[40];
-  snprintf(dir, sizeof dir, "%s/wlrun-nvcc-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
-    snprintf(err, errlen, "nvcc: cannot make a temporary directory %s: %s", dir, strerror(errno));
-    return WL_NVCC_NOT_RUN;
+  snprintf(f->dir, sizeof f->dir, "%s/wlrun-nvcc-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(f->dir)) {
+    snprintf(err, errlen, "nvcc: cannot make a temporary directory %s: %s", f->dir, strerror(errno));
+    return false;
   }
-  snprintf(src, sizeof src, "%s/kernel.cu", dir);
-  snprintf(cubin, sizeof cubin, "%s/kernel.cubin", dir);
-  snprintf(ptx, sizeof ptx, "%s/kernel.ptx", dir);
-  snprintf(log, sizeof log, "%s/log", dir);
-  /* "sm_90a" -> -arch=compute_90a -code=sm_90a: that architecture alone, and its PTX kept */
-  snprintf(arch, sizeof arch, "-arch=compute_%s", job->arch + 3);
-  snprintf(code, sizeof code, "-code=%s", job->arch);
-  enum wl_nvcc_result result = WL_NVCC_NOT_RUN;
-  int log_fd = -1;
+  snprintf(f->src, sizeof f->src, "%s/kernel.cu", f->dir);
+  snprintf(f->cubin, sizeof f->cubin, "%s/kernel.cubin", f->dir);
+  snprintf(f->ptx, sizeof f->ptx, "%s/kernel.ptx", f->dir);
+  snprintf(f->log, sizeof f->log, "%s/log", f->dir);
+  return true;
+}
+
+/* nvcc's command line, NULL-terminated (calloc'd; its strings are the caller's): the cubin for
+ * arch and code, the job's options, the PTX kept beside it; NULL when out of memory */
+static char **nvcc_argv(const struct wl_nvcc *nv, const struct wl_nvcc_job *job, struct nvcc_files *f, char *arch,
+                        char *code) {
   char **argv = calloc((size_t)job->nopts + 16, sizeof *argv);
-  if (!argv) {
-    snprintf(err, errlen, "nvcc: out of memory");
-    goto done;
-  }
-  if (!write_source(src, job)) {
-    snprintf(err, errlen, "nvcc: cannot write %s: %s", src, strerror(errno));
-    goto done;
-  }
-  log_fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (log_fd < 0) {
-    snprintf(err, errlen, "nvcc: cannot write %s: %s", log, strerror(errno));
-    goto done;
-  }
+  if (!argv) return NULL;
   int n = 0;
   argv[n++] = (char *)nv->path;
   argv[n++] = "-cubin";
@@ -274,39 +267,71 @@ enum wl_nvcc_result wl_nvcc_compile(const struct wl_nvcc *nv, const struct wl_nv
   for (int i = 0; i < job->nopts; i++) argv[n++] = (char *)job->opts[i];
   argv[n++] = "-keep"; /* the PTX beside the cubin, from the one compile */
   argv[n++] = "-keep-dir";
-  argv[n++] = dir;
+  argv[n++] = f->dir;
   argv[n++] = "-o";
-  argv[n++] = cubin;
-  argv[n++] = src;
+  argv[n++] = f->cubin;
+  argv[n++] = f->src;
   argv[n] = NULL;
-  int status = 0;
-  if (!run(argv, log_fd, &status, err, errlen)) goto done;
+  return argv;
+}
+
+/* What nvcc made in a run that ended with status: its log (the source's name for kernel.cu),
+ * and the cubin and PTX when it exited with 0. */
+static enum wl_nvcc_result collect(const struct wl_nvcc_job *job, const struct nvcc_files *f, int status,
+                                   struct wl_compiled *c, char *err, size_t errlen) {
   size_t len = 0;
-  c->log = read_file(log, &len);
-  if (c->log) c->log = replace_all(c->log, src, job->source_name); /* "... in the compilation of kernel.cu" */
+  c->log = read_file(f->log, &len);
+  if (c->log) c->log = replace_all(c->log, f->src, job->source_name); /* "... in the compilation of kernel.cu" */
   else c->log = calloc(1, 1);
   if (WIFSIGNALED(status)) {
-    result = WL_NVCC_STOPPED;
     snprintf(err, errlen, "nvcc ended by signal %d", WTERMSIG(status));
-    goto done;
+    return WL_NVCC_STOPPED;
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    result = WL_NVCC_FAILED;
     snprintf(err, errlen, "nvcc exited with %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    goto done;
+    return WL_NVCC_FAILED;
   }
-  c->cubin = (unsigned char *)read_file(cubin, &c->cubin_len);
-  c->ptx = read_file(ptx, &c->ptx_len);
+  c->cubin = (unsigned char *)read_file(f->cubin, &c->cubin_len);
+  c->ptx = read_file(f->ptx, &c->ptx_len);
   if (!c->cubin || !c->ptx || !c->log) {
-    snprintf(err, errlen, "nvcc: cannot read what it made (%s, %s)", cubin, ptx);
-    goto done;
+    snprintf(err, errlen, "nvcc: cannot read what it made (%s, %s)", f->cubin, f->ptx);
+    return WL_NVCC_NOT_RUN;
   }
-  result = WL_NVCC_OK;
-done:
+  return WL_NVCC_OK;
+}
+
+/* Writes the job's source into the run's directory, runs nvcc on it with its output into the
+ * log, and collects what it made. */
+static enum wl_nvcc_result run_nvcc(const struct wl_nvcc *nv, const struct wl_nvcc_job *job, struct nvcc_files *f,
+                                    struct wl_compiled *c, char *err, size_t errlen) {
+  char arch[40], code[40];
+  /* "sm_90a" -> -arch=compute_90a -code=sm_90a: that architecture alone, and its PTX kept */
+  snprintf(arch, sizeof arch, "-arch=compute_%s", job->arch + 3);
+  snprintf(code, sizeof code, "-code=%s", job->arch);
+  enum wl_nvcc_result result = WL_NVCC_NOT_RUN;
+  int log_fd = -1, status = 0;
+  char **argv = nvcc_argv(nv, job, f, arch, code);
+  if (!argv)
+    snprintf(err, errlen, "nvcc: out of memory");
+  else if (!write_source(f->src, job))
+    snprintf(err, errlen, "nvcc: cannot write %s: %s", f->src, strerror(errno));
+  else if ((log_fd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+    snprintf(err, errlen, "nvcc: cannot write %s: %s", f->log, strerror(errno));
+  else if (run(argv, log_fd, &status, err, errlen))
+    result = collect(job, f, status, c, err, errlen);
   if (log_fd >= 0) close(log_fd);
   free(argv);
-  remove_dir(dir);
-  if (result != WL_NVCC_OK) {
+  return result;
+}
+
+enum wl_nvcc_result wl_nvcc_compile(const struct wl_nvcc *nv, const struct wl_nvcc_job *job, struct wl_compiled *c,
+                                    char *err, size_t errlen) {
+  memset(c, 0, sizeof *c);
+  struct nvcc_files f;
+  if (!make_files(&f, err, errlen)) return WL_NVCC_NOT_RUN;
+  enum wl_nvcc_result result = run_nvcc(nv, job, &f, c, err, errlen);
+  remove_dir(f.dir);
+  if (result != WL_NVCC_OK) { /* the log stays, for the message */
     char *keep_log = c->log;
     c->log = NULL;
     wl_compiled_free(c);

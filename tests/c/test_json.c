@@ -129,10 +129,21 @@ static lua_State *new_state(struct budget *b) {
   return L;
 }
 
+/* The text of the value at idx: a string, or the message of an error raised with a kind
+ * (wl_raise: {kind =, message =}); NULL for anything else. */
+static const char *text_at(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (lua_type(L, idx) == LUA_TTABLE) {
+    lua_getfield(L, idx, "message");
+    lua_replace(L, idx);
+  }
+  return lua_tostring(L, idx);
+}
+
 /* Runs CODE; its result (a string, or "true"), or the error message, into OUT. */
 static const char *run(lua_State *L, const char *code, char *out, size_t size) {
   int status = luaL_dostring(L, code); /* its first result at 1 */
-  const char *r = lua_isboolean(L, 1) ? (lua_toboolean(L, 1) ? "true" : "false") : lua_tostring(L, 1);
+  const char *r = lua_isboolean(L, 1) ? (lua_toboolean(L, 1) ? "true" : "false") : text_at(L, 1);
   snprintf(out, size, "%s%s", status == LUA_OK ? "" : "error: ", r ? r : "(nil)");
   lua_settop(L, 0);
   return out;
@@ -200,9 +211,9 @@ static void test_out_of_memory(void) {
                                   "local v = assert(json.decode(text))\n"
                                   "assert(json.encode(v, {indent = true}) == text)\n");
     if (status == LUA_OK) successes++;
-    else if (status == LUA_ERRMEM || strstr(lua_tostring(L, -1) ? lua_tostring(L, -1) : "", "memory")) failures++;
+    else if (status == LUA_ERRMEM || strstr(text_at(L, -1) ? text_at(L, -1) : "", "memory")) failures++;
     else {
-      fprintf(stderr, "unexpected error: %s\n", lua_tostring(L, -1));
+      fprintf(stderr, "unexpected error: %s\n", text_at(L, -1));
       CHECK(0);
     }
     b.limit = SIZE_MAX;

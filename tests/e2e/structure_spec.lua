@@ -29,7 +29,7 @@ local LAYERS = {
       wl_rng = { "wl_rng" }, tensor_dtype = { "tensor_dtype" }, side_thread = { "side_thread" }, embedded = { "embedded" },
   } },
   { name = LAUX, modules = {
-      wl_exit = { "wl_exit" }, json = { "ljson", "json_*" }, lsqlite = { "lsqlite" }, lua_guard = { "lua_guard" },
+      wl_exit = { "wl_exit" }, laux = { "laux" }, json = { "ljson", "json_*" }, lsqlite = { "lsqlite" }, lua_guard = { "lua_guard" },
   } },
   { name = TOOLKIT, modules = {
       toolkit_lib = { "toolkit_lib" }, nvrtc_load = { "nvrtc_load" }, nvcc_run = { "nvcc_run" },

@@ -377,7 +377,8 @@ describe("json for strict readers and ordered writers", function()
     assert.equal("c[1].s[2] is null (arrays may not hold null here)", msg)
     assert.equal("[1] is null (arrays may not hold null here)", select(2, json.decode("[null]", { array_nulls = false })))
     assert.same({ a = 1 }, json.decode('{"a": 1, "b": null}', { array_nulls = false })) -- an object's null is absent
-    assert.has_error(function() json.decode("{}", { strict = true }) end, "json.decode: unknown option 'strict' (options: array_nulls)")
+    assert.error_matches(function() json.decode("{}", { strict = true }) end,
+      "json_spec%.lua:%d+: json%.decode: unknown option 'strict' %(options: array_nulls%)$")
     assert.has_error(function() json.decode("{}", { array_nulls = "no" }) end)
   end)
 
