@@ -72,7 +72,7 @@ end
 ---------------------------------------------------------------------------------------------
 -- Google Benchmark
 
-local UNITS = { ns = 1e-9, us = 1e-6, ms = 1e-3, s = 1 }
+local UNITS = { ns = 1e9, us = 1e6, ms = 1e3, s = 1 } -- per second: 9 ns reads as 9e-9 s
 local NOT_PARAMS = { repeats = true } -- how often it ran, not what ran
 
 -- "BM_x/1024/8" -> {name = "BM_x", arg1 = 1024, arg2 = 8}; "BM_x/n:1024" -> {name = "BM_x", n = 1024}
@@ -135,10 +135,10 @@ local function gbench(doc, name, opts)
       g.error = type(b.error_message) == "string" and b.error_message or "error_occurred"
     elseif aggregate then
       if type(b.aggregate_name) == "string" and t and (b.aggregate_unit == nil or b.aggregate_unit == "time") then
-        g.aggregates[b.aggregate_name] = { value = t * unit, n = b.repetitions }
+        g.aggregates[b.aggregate_name] = { value = t / unit, n = b.repetitions }
       end
     elseif t and t >= 0 then
-      g.samples[#g.samples + 1] = t * unit
+      g.samples[#g.samples + 1] = t / unit
       g.which = g.which or (finite(b.real_time) and "real_time" or "cpu_time")
     end
     ::next::

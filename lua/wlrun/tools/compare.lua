@@ -156,7 +156,7 @@ end
 
 ---------------------------------------------------------------------------------------------
 -- two folders: their .json files paired by scenario name (by file name where a file has none,
--- or where two files of one folder have the same), one comparison per pair, one gate
+-- or where another file of either folder has the same), one comparison per pair, one gate
 
 local function folder_files(tool, dir)
   local names, err = process.list_dir(dir)
@@ -172,14 +172,22 @@ local function folder_files(tool, dir)
       if sc then count[sc] = (count[sc] or 0) + 1 end
     end
   end
+  return list, count
+end
+
+-- a file's key: its scenario where no other file of either folder has that scenario, else its name
+local function keys(list, count, other)
   for _, f in ipairs(list) do
-    f.key = f.scenario and count[f.scenario] == 1 and ("scenario " .. f.scenario) or ("file " .. f.name)
+    f.key = f.scenario and count[f.scenario] == 1 and (other[f.scenario] or 0) <= 1 and ("scenario " .. f.scenario)
+      or ("file " .. f.name)
   end
-  return list
 end
 
 function M.folders(tool, base_dir, new_dir, opts, o, format, files, to_stdout)
-  local base, new = folder_files(tool, base_dir), folder_files(tool, new_dir)
+  local base, base_count = folder_files(tool, base_dir)
+  local new, new_count = folder_files(tool, new_dir)
+  keys(base, base_count, new_count)
+  keys(new, new_count, base_count)
   local by_key = {}
   for _, f in ipairs(new) do by_key[f.key] = f end
   local pairs_, only_base, only_new, used = {}, {}, {}, {}
