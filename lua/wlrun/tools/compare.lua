@@ -120,14 +120,9 @@ function M.main(args)
     files[#files + 1] = { path, f }
   end
 
-  local dirs = (process.file_type(pos[1]) == "directory" and 1 or 0) + (process.file_type(pos[2]) == "directory" and 1 or 0)
-  if dirs == 1 then
-    cli.fail("usage", tool, ("'%s' is a folder and '%s' is not: compare two files or two folders"):format(
-      printable.text(process.file_type(pos[1]) == "directory" and pos[1] or pos[2]),
-      printable.text(process.file_type(pos[1]) == "directory" and pos[2] or pos[1])))
-  elseif dirs == 2 then
+  if process.file_type(pos[1]) == "directory" and process.file_type(pos[2]) == "directory" then
     return M.folders(tool, pos[1], pos[2], opts, o, format, files, to_stdout)
-  end
+  end -- a folder against a file: the loader's error (cannot read it: a directory, exit 9)
   local base = cli.load(tool, pos[1])
   local new = cli.load(tool, pos[2])
   local doc = document.compare(base, new, opts)
