@@ -7,7 +7,7 @@ local printable = require "wlrun.text.printable"
 local stdio = require "wlrun.text.stdio"
 local trim = require "wlrun.text.trim"
 local report = require "wlrun.report"
-local loader = require "wlrun.results.load"
+local foreign = require "wlrun.results.foreign"
 
 local cli = {}
 
@@ -97,10 +97,11 @@ function cli.read_file(tool, path)
 end
 
 -- A results document (or, with accept = {["wlrun-compare"] = 1}, one of those too), through
--- the one strict loader (wlrun.results.load). Unreadable: kind io (9); not JSON, or not such a
--- document: kind usage (2).
+-- the one strict loader (wlrun.results.load); a Google Benchmark or nvbench JSON file is read
+-- as the results document it stands for (wlrun.results.foreign). Unreadable: kind io (9); not
+-- JSON, or none of these: kind usage (2).
 function cli.load(tool, path, accept)
-  return loader.load(path, { prefix = tool .. ": ", accept = accept })
+  return foreign.load(path, { prefix = tool .. ": ", accept = accept })
 end
 
 -- writes text to path whole (wlrun.text.files: a new file, renamed over it), or to standard output for "-";

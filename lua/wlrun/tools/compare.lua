@@ -6,6 +6,9 @@
 -- The command: its options, the files read and written; the document is wlrun.compare.document's,
 -- its printers wlrun.compare.render's.
 local core = require "wlrun.core"
+local process = require "wlrun.process"
+local json = require "wlrun.json"
+local printable = require "wlrun.text.printable"
 local stdio = require "wlrun.text.stdio"
 local T = require "wlrun.report.table"
 local columns = require "wlrun.report.columns"
@@ -20,11 +23,13 @@ local M = {}
 
 M.usage = [[
 Usage: wlrun compare BASE.json NEW.json [options]
+       wlrun compare BASE_DIR/ NEW_DIR/ [options]
 
 Compares two results files configuration by configuration: the ratio of medians NEW/BASE
 with a bootstrap interval, a Mann-Whitney U test, a verdict (faster, slower, same,
 uncertain) and the geometric mean of the ratios (docs/compare.md). A file - is standard
-input.
+input. Google Benchmark and nvbench JSON files are read too. Two folders: their .json
+files are paired by scenario name (or file name), one report per pair, one gate.
 
     --noise PCT          changes within +-PCT are "same" (default 2%)
     --fail-above PCT     exit with code 7 when a configuration is significantly slower
@@ -115,6 +120,9 @@ function M.main(args)
     files[#files + 1] = { path, f }
   end
 
+  if process.file_type(pos[1]) == "directory" and process.file_type(pos[2]) == "directory" then
+    return M.folders(tool, pos[1], pos[2], opts, o, format, files, to_stdout)
+  end -- a folder against a file: the loader's error (cannot read it: a directory, exit 9)
   local base = cli.load(tool, pos[1])
   local new = cli.load(tool, pos[2])
   local doc = document.compare(base, new, opts)
@@ -138,6 +146,121 @@ function M.main(args)
     end
     core.error("regression", ("compare: %d configuration%s significantly slower by more than %s: %s"):format(#list,
       #list == 1 and "" or "s", columns.pct(doc.gate.fail_above), table.concat(list, "; ")), 0)
+  end
+end
+
+---------------------------------------------------------------------------------------------
+-- two folders: their .json files paired by scenario name (by file name where a file has none,
+-- or where another file of either folder has the same), one comparison per pair, one gate
+
+local function folder_files(tool, dir)
+  local names, err = process.list_dir(dir)
+  if not names then cli.fail("io", tool, ("cannot list the folder '%s': %s"):format(printable.text(dir), tostring(err))) end
+  local list, count = {}, {}
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local path = dir:gsub("/+$", "") .. "/" .. name
+    if name:match("%.json$") and process.file_type(path) == "file" then
+      local doc = cli.load(tool, path)
+      local sc = type(doc.scenario) == "table" and type(doc.scenario.name) == "string" and doc.scenario.name or nil
+      list[#list + 1] = { name = name, path = path, doc = doc, scenario = sc }
+      if sc then count[sc] = (count[sc] or 0) + 1 end
+    end
+  end
+  return list, count
+end
+
+-- a file's key: its scenario where no other file of either folder has that scenario, else its name
+local function keys(list, count, other)
+  for _, f in ipairs(list) do
+    f.key = f.scenario and count[f.scenario] == 1 and (other[f.scenario] or 0) <= 1 and ("scenario " .. f.scenario)
+      or ("file " .. f.name)
+  end
+end
+
+function M.folders(tool, base_dir, new_dir, opts, o, format, files, to_stdout)
+  local base, base_count = folder_files(tool, base_dir)
+  local new, new_count = folder_files(tool, new_dir)
+  keys(base, base_count, new_count)
+  keys(new, new_count, base_count)
+  local by_key = {}
+  for _, f in ipairs(new) do by_key[f.key] = f end
+  local pairs_, only_base, only_new, used = {}, {}, {}, {}
+  for _, f in ipairs(base) do
+    local g = by_key[f.key]
+    if g then
+      pairs_[#pairs_ + 1] = { base = f, new = g }
+      used[g] = true
+    else
+      only_base[#only_base + 1] = f.path
+    end
+  end
+  for _, g in ipairs(new) do if not used[g] then only_new[#only_new + 1] = g.path end end
+  local docs = {}
+  for i, p in ipairs(pairs_) do
+    local po = {}
+    for k, v in pairs(opts) do po[k] = v end
+    po.base_path, po.new_path = p.base.path, p.new.path
+    docs[i] = document.compare(p.base.doc, p.new.doc, po)
+  end
+  local function listing(fmt)
+    local lines = {}
+    local function list(title, l)
+      if #l == 0 then return end
+      lines[#lines + 1] = ("%s%s (%d):"):format(fmt == "markdown" and "**" or "", title, #l) .. (fmt == "markdown" and "**" or "")
+      for _, path in ipairs(l) do lines[#lines + 1] = (fmt == "markdown" and "- " or "  ") .. printable.text(path) end
+    end
+    list("Only in BASE folder " .. base_dir, only_base)
+    list("Only in NEW folder " .. new_dir, only_new)
+    if #pairs_ == 0 then lines[#lines + 1] = "No pair of files to compare: no scenario or file name is in both folders" end
+    return #lines > 0 and (table.concat(lines, "\n") .. "\n") or ""
+  end
+  local function render_all(fmt)
+    if fmt == "json" then
+      local parts = {}
+      for i, d in ipairs(docs) do parts[i] = render.render(d, "json") end
+      local function names(l)
+        local q = {}
+        for i, x in ipairs(l) do q[i] = json.encode(x) end
+        return "[" .. table.concat(q, ", ") .. "]"
+      end
+      return ('{\n  "schema": "wlrun-compare-folders",\n  "version": 1,\n  "only_in_base": %s,\n  "only_in_new": %s,\n  "comparisons": [\n%s\n  ]\n}\n'):format(
+        names(only_base), names(only_new), table.concat(parts, ",\n"))
+    end
+    local parts = {}
+    for i, d in ipairs(docs) do parts[i] = render.render(d, fmt) end
+    return table.concat(parts, "\n") .. (#parts > 0 and "\n" or "") .. listing(fmt)
+  end
+  if not to_stdout then
+    stdio.write(render_all(format))
+    io.stdout:flush()
+  end
+  for _, f in ipairs(files) do cli.write(tool, f[1], render_all(f[2])) end
+  if not o.quiet then
+    for i, d in ipairs(docs) do
+      for _, w in ipairs(d.warnings) do cli.warn(tool, ("%s: %s"):format(pairs_[i].base.name, w.message)) end
+    end
+  end
+  if opts.fail_above == nil then return end
+  local failed, empty = {}, {}
+  for i, d in ipairs(docs) do
+    if d.gate and d.gate.failed then
+      for _, x in ipairs(d.gate.configurations) do
+        failed[#failed + 1] = ("%s: %s (%s)"):format(pairs_[i].base.name, T.describe(x.params, d.parameters),
+          render.change_text(x.change))
+      end
+    elseif d.gate and d.gate.compared == 0 then
+      empty[#empty + 1] = pairs_[i].base.name
+    end
+  end
+  if #failed > 0 then
+    core.error("regression", ("compare: %d configuration%s significantly slower by more than %s: %s"):format(#failed,
+      #failed == 1 and "" or "s", columns.pct(opts.fail_above), table.concat(failed, "; ")), 0)
+  end
+  if #pairs_ == 0 or #empty > 0 then
+    core.error("usage", ("compare: --fail-above %s: %s: a gate over nothing never passes"):format(columns.pct(opts.fail_above),
+      #pairs_ == 0 and "no pair of files to compare (no scenario or file name is in both folders)"
+        or ("no configuration was compared in %s"):format(table.concat(empty, ", "))), 0)
   end
 end
 
