@@ -13,7 +13,8 @@ enum wl_dtype {
 enum wl_init_kind { WL_INIT_FILL, WL_INIT_ARANGE, WL_INIT_UNIFORM, WL_INIT_NORMAL };
 
 /* A float as an integer dtype, as the docs promise (docs/lua-api.md, "Tensors"): rounded to
- * nearest (ties to even), NaN -> 0, below the range -> its minimum, above -> its maximum, with
+ * nearest (ties to even), NaN -> 0 (the bindings refuse NaN and infinities before they get
+ * here: cuda_tensor.c), below the range -> its minimum, above -> its maximum, with
  * no undefined conversion in C or C++. wl_to_whole: for the dtypes whose range a double holds
  * exactly (all but i64), v in [lo, hi] as a double ready for the cast; wl_to_i64: i64. The
  * host (cuda_tensor.c) and the device (cuda_init_kernels.cu) share them. */

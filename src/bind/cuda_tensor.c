@@ -225,6 +225,13 @@ static uint64_t next_seed(const struct init_spec *s) {
   return wl_stream_seed((uint64_t)base->number, mem.inits++);
 }
 
+/* A NaN or an infinity stored into an integer tensor (an init, a fill, an element): an error at
+ * the script's line, never a value made up (numpy warns; saturating would hide it) */
+void wl_tensor_refuse_nonfinite(lua_State *L, const struct wl_tensor *t, double v, const char *fn) {
+  wl_raise(L, WL_EXIT_SCRIPT, "%s: %s cannot be stored in an integer tensor (%s): an integer has no NaN or infinity", fn,
+           isnan(v) ? "NaN" : v > 0 ? "inf" : "-inf", wl_dtype_info(t->dtype)->name);
+}
+
 /* host element i as a double / from a double */
 double wl_tensor_host_get(const struct wl_tensor *t, size_t i) {
   const char *p = (const char *)t->data + wl_tensor_element(t, i) * wl_dtype_info(t->dtype)->size;
@@ -263,6 +270,7 @@ void wl_tensor_host_set(struct wl_tensor *t, size_t i, double v) {
 
 static void apply_init(lua_State *L, struct wl_tensor *t, const struct init_spec *s, const char *fn) {
   if (s->none) return;
+  if (s->kind == WL_INIT_FILL && t->dtype >= WL_I64 && !isfinite(s->a)) wl_tensor_refuse_nonfinite(L, t, s->a, fn);
   if (t->memory == WL_MEM_DEVICE) {
     wl_tensor_need_contiguous(L, t, fn); /* a host tensor's elements are set one by one */
     cudaStream_t stream = wl_current_stream(L);

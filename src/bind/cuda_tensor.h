@@ -87,6 +87,8 @@ const char *wl_tensor_memory_name(enum wl_memory m);                         /* 
 /* element i (in row-major order of its shape) of a host tensor as a double, and set from one
  * (rounded, saturated) */
 double wl_tensor_host_get(const struct wl_tensor *t, size_t i);
+/* raises: v (NaN or an infinity) cannot be stored in the integer tensor t */
+void wl_tensor_refuse_nonfinite(lua_State *L, const struct wl_tensor *t, double v, const char *fn);
 void wl_tensor_host_set(struct wl_tensor *t, size_t i, double v);
 /* cuda_tensor_data.c: the methods that copy and access elements, and the metamethods */
 extern const luaL_Reg wl_tensor_data_methods[];

@@ -9,6 +9,7 @@
 #include "wl_exit.h"
 
 #include <lauxlib.h>
+#include <math.h>
 #include <string.h>
 
 /* ---- copies ---- */
@@ -158,7 +159,9 @@ static void set_element(lua_State *L, struct wl_tensor *t, size_t i, int arg) {
     memcpy((char *)t->data + wl_tensor_element(t, i) * 8, &x, 8);
     return;
   }
-  wl_tensor_host_set(t, i, wl_check_number(L, arg));
+  double v = wl_check_number(L, arg);
+  if (t->dtype >= WL_I64 && !isfinite(v)) wl_tensor_refuse_nonfinite(L, t, v, "tensor[i] = v");
+  wl_tensor_host_set(t, i, v);
 }
 
 static struct wl_tensor *check_host(lua_State *L, int arg, const char *fn) {
