@@ -25,6 +25,23 @@
 #define EXIT_KIND_KEY "wlrun.exit_kind"
 #define EXIT_CODE_KEY "wlrun.exit_code"
 
+/* A stop (a signal, the time limit) is not a script bug: one line, "interrupted (SIGTERM) at
+ * train.lua:12", naming the script's line that was running (the first frame up the stack that is
+ * the script's, past C functions and wlrun's own library), no traceback. */
+static const char *stop_message(lua_State *L, const char *msg) {
+  lua_Debug ar;
+  for (int level = 1; lua_getstack(L, level, &ar); level++) {
+    int user = wl_user_level(L, level);
+    if (!user) continue;
+    luaL_where(L, user);
+    size_t n;
+    const char *where = lua_tolstring(L, -1, &n);
+    if (n > 2) return lua_pushfstring(L, "%s at %s", msg, lua_pushlstring(L, where, n - 2));
+    return msg;
+  }
+  return msg;
+}
+
 /* Message handler of every protected call: file:line message plus a traceback; remembers
  * the error's kind (for the exit code). */
 static int message_handler(lua_State *L) {
@@ -48,7 +65,9 @@ static int message_handler(lua_State *L) {
   if (lua_type(L, 1) == LUA_TTABLE && lua_getfield(L, 1, "exit_code") == LUA_TNUMBER) code = lua_tointeger(L, -1);
   lua_pushinteger(L, code >= 1 && code <= 125 ? code : 0);
   lua_setfield(L, LUA_REGISTRYINDEX, EXIT_CODE_KEY);
+  bool stop = strcmp(kind, "interrupted") == 0 || strcmp(kind, "timeout") == 0;
   if (bare) lua_pushstring(L, msg);
+  else if (stop) lua_pushstring(L, stop_message(L, msg));
   else luaL_traceback(L, L, msg, 1);
   return 1;
 }

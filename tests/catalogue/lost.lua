@@ -70,23 +70,89 @@ local function bind(field)
   return LAUNCH .. "k:bind { grid = 1, block = 1, args = { x }, " .. field .. " }\n"
 end
 
--- The signals of a terminal and a cluster end a run as Ctrl-C does: each during a
--- configuration, with its exit code (128 + the signal), its message and every output
+-- The signals of a terminal and a cluster end a run as Ctrl-C does, in every phase of every kind
+-- of run (docs/reliability.md, "Interrupts"): each signal in each phase below, with its exit code
+-- (128 + the signal), one message naming it, and every output. A phase: the script (it writes
+-- the file 'ready' where the signal must come), the arguments, and what the message says after
+-- the signal's name.
+local SIGNALS = { { "TERM", 15 }, { "HUP", 1 }, { "QUIT", 3 }, { "USR1", 10 }, { "USR2", 12 } }
+local READY = "io.open('ready', 'w'):close() "
+local SLOW_COMPILE = [[wl.kernel { "template <int N> struct F { __device__ static float f(float x) { return F<N - 1>::f(x * 1.0001f + N) + F<N - 2>::f(x) * 0.5f; } };\n"
+      .. "template <> struct F<0> { __device__ static float f(float x) { return x; } };\n"
+      .. "template <> struct F<1> { __device__ static float f(float x) { return x + 1.0f; } };\n"
+      .. "extern \"C\" __global__ void k(float *p) { p[threadIdx.x] = F<17>::f(p[threadIdx.x]); }", name = "k" }]]
+local SECOND = " during configuration 2 of 4; 1 finished configurations are in r%.json"
+-- the second of the sweep's configurations was interrupted, the first kept (with this status)
+local function second_interrupted(sig, first)
+  return doc_is(false, { first or "compiled", "failed" }, function(doc, dir)
+    assert.equal("interrupted", doc.configurations[2].kind)
+    -- "interrupted (SIGTERM)"; a teardown's says so first, a wl.command's names the program
+    assert.matches(("interrupted.*SIG%s"):format(sig), doc.configurations[2].error)
+    assert.truthy(io.open(dir .. "/r.csv")) -- every output written
+  end)
+end
+local SIGNAL_PHASES = {
+  { phase = "a configuration's setup", args = CO .. " -o r.json -o r.csv", says = SECOND,
+    script = sweep("setup = function(p) if p.n == 2 then " .. READY .. "wl.sleep(60) end return {} end, run = function() end") },
+  { phase = "a teardown", args = CO .. " -o r.json -o r.csv", says = SECOND,
+    script = sweep("setup = function() return {} end, run = function() end, teardown = function(p) if p.n == 2 then " .. READY
+      .. "wl.sleep(60) end end") },
+  { phase = "NVRTC's compile", args = CO .. " --no-cache -o r.json -o r.csv", says = SECOND,
+    script = sweep("setup = function(p) if p.n == 2 then " .. READY .. SLOW_COMPILE .. " end return {} end, run = function() end") },
+  { phase = "an --isolate child", args = CO .. " --isolate -o r.json -o r.csv", says = SECOND,
+    script = sweep("setup = function(p) if p.n == 2 then " .. READY .. "wl.sleep(60) end return {} end, run = function() end") },
+  { phase = "a shard (--shard 1/2)", args = CO .. " --shard 1/2 -o r.json -o r.csv",
+    says = " during configuration 2 of 2; 1 finished configurations are in r%.json",
+    script = "local count = 0\n" .. sweep("setup = function(p) count = count + 1 if count == 2 then " .. READY
+      .. "wl.sleep(60) end return {} end, run = function() end") },
+  { phase = "a wl.command program", args = "-o r.json -o r.csv", says = SECOND, first = "failed",
+    script = [[local wl = require "wlrun"
+return wl.command { name = "c", params = { n = { 1, 2, 3, 4 } }, warmup = 0,
+  command = function(p) return { "sh", "-c", p.n == 2 and "touch ready; sleep 60" or "true" } end }
+]] },
+  { phase = "a scenario's prepare (nothing measured yet)", args = CO .. " -o r.json", says = " at .*script%.lua:3",
+    script = sweep("prepare = function() " .. READY .. "wl.sleep(60) end, setup = function() return {} end, run = function() end"),
+    check = function(_, dir) assert.is_nil(io.open(dir .. "/r.json")) end },
+  { phase = "a measurement on a GPU", gpu = true, args = "-o r.json -o r.csv", says = SECOND, first = "ok",
+    script = LAUNCH .. [[return wl.scenario { name = "long", params = { n = { 1, 2, 3, 4 } },
+  timing = { mode = "host", iters = 1, warmup = 0 },
+  run = function(p) if p.n == 2 then io.open('ready', 'w'):close() end l:launch(p.n == 2 and 2e7 or 1) end }
+]] },
+  { phase = "a wl.loop step on a GPU", gpu = true, args = "-o r.json -o r.csv", says = SECOND, first = "ok",
+    script = [[local wl = require "wlrun"
+return wl.loop { name = "loop", params = { n = { 1, 2, 3, 4 } }, warmup = 0, iters = 2, print_iters = false,
+  data = function() return 1 end,
+  step = function(_, _, p) if p.n == 2 then io.open('ready', 'w'):close() wl.sleep(60) end end }
+]] },
+  { phase = "a --devices worker on a GPU", gpu = true, args = "--devices 0 -o r.json -o r.csv",
+    says = " during configuration %d of 4; 1 finished configurations are in r%.json",
+    script = LAUNCH .. [[return wl.scenario { name = "long", params = { n = { 1, 2, 3, 4 } },
+  timing = { mode = "host", iters = 1, warmup = 0 },
+  run = function(p) if p.n == 2 then io.open('ready', 'w'):close() end l:launch(p.n == 2 and 2e7 or 1) end }
+]], check = function(_, dir)
+      local doc = load.load(dir .. "/r.json")
+      assert.is_false(doc.complete)
+      assert.equal("ok", doc.configurations[1].status)
+      assert.truthy(io.open(dir .. "/r.csv"))
+    end },
+  { phase = "a plain script", says = " at .*script%.lua:2", check = function() end, script = "local wl = require 'wlrun'\n" .. READY .. "wl.sleep(60)\n" },
+}
+
 local function signal_cases()
   local cases = {}
-  for _, s in ipairs { { "TERM", 15 }, { "HUP", 1 }, { "QUIT", 3 }, { "USR1", 10 }, { "USR2", 12 } } do
+  for _, s in ipairs(SIGNALS) do
     local sig, code = s[1], 128 + s[2]
+    for _, ph in ipairs(SIGNAL_PHASES) do
+      cases[#cases + 1] = {
+        name = ("SIG%s during %s: exit %d, the message, every output"):format(sig, ph.phase, code), code = code,
+        prefix = signal_at(sig, "ready"), args = ph.args, script = ph.script, gpu = ph.gpu,
+        stderr = ("interrupted %%(SIG%s%%)"):format(sig) .. ph.says,
+        check = ph.check or second_interrupted(sig, ph.first) }
+    end
     cases[#cases + 1] = {
-      name = ("SIG%s during a configuration keeps the finished ones, exit %d"):format(sig, code), code = code,
-      prefix = signal_at(sig, "second"), args = CO .. " -o r.json -o r.csv",
-      script = sweep("setup = function(p) if p.n == 2 then io.open('second', 'w'):close() wl.sleep(60) end return {} end, "
-        .. "run = function() end"),
-      stderr = ("interrupted %%(SIG%s%%) during configuration 2 of 4; 1 finished configurations are in r%%.json"):format(sig),
-      check = doc_is(false, { "compiled", "failed" }, function(doc, dir)
-        assert.equal("interrupted", doc.configurations[2].kind)
-        assert.equal(("interrupted (SIG%s)"):format(sig), doc.configurations[2].error)
-        assert.truthy(io.open(dir .. "/r.csv")) -- every output written
-      end) }
+      name = ("SIG%s during wlrun trace's program: passed on, exit %d"):format(sig, code), code = code,
+      prefix = signal_at(sig, "ready"), args = "trace -- sh -c 'touch ready; sleep 60'",
+      stderr = ("trace: interrupted by SIG%s, passed on to the program; no report"):format(sig) }
   end
   return cases
 end
@@ -122,7 +188,7 @@ error(e, 0)
       assert.is_true(elapsed < 5, ("Ctrl-C stopped wl.sleep(30) at %.3f s"):format(elapsed))
     end },
   { name = "Ctrl-C during launch:launch(n) looped in C", code = 130, prefix = ctrl_c_at("bound"), args = CO,
-    script = BOUND .. "l:launch(1e11)", stderr = "interrupted %(Ctrl%-C%).*in method 'launch'" },
+    script = BOUND .. "l:launch(1e11)", stderr = "interrupted %(Ctrl%-C%) at .*script%.lua:6\n$" },
   { name = "Ctrl-C during the batch loop of the measurement", code = 130, prefix = ctrl_c_at("bound"), args = CO,
     script = BOUND .. "require('wlrun.engine').time_batch(l, 1000, 1000000)", stderr = "interrupted %(Ctrl%-C%)" },
   { name = "Ctrl-C during graph replays of the measurement", code = 130, prefix = ctrl_c_at("bound"), args = CO,
@@ -257,7 +323,7 @@ return wl.scenario { name = "td", params = { n = { 1, 2 } },
   ---- on a GPU: the long loops of real launches (Ctrl-C once the CUDA context is up) ----
   { name = "Ctrl-C during launch:launch(2e7) on a GPU", code = 130, gpu = true, prefix = ctrl_c(5),
     script = LAUNCH .. "l:launch(2e7)\nprint('all launched')",
-    stderr = "interrupted %(Ctrl%-C%).*in method 'launch'",
+    stderr = "interrupted %(Ctrl%-C%) at .*script%.lua:5\n$",
     check = function(r) assert.not_matches("all launched", r.stdout) end },
   { name = "Ctrl-C during wl.bench's batch loop on a GPU", code = 130, gpu = true, prefix = ctrl_c(5),
     script = LAUNCH .. "wl.bench(l, { mode = 'batch', batch = 1000000, iters = 1000, warmup = 1 })\nprint('measured')",

@@ -221,11 +221,11 @@ end
 -- a loop's flops_per_sample and dtype, checked (wl.loop's fields, wlrun trace's options)
 function loop.check_flops(flops, dtype, where, level)
   if flops ~= nil and not (type(flops) == "number" and flops > 0 and flops < math.huge) then
-    core.error("script", ("%s: flops_per_sample must be a number > 0 (the model's FLOP per sample)"):format(where), level + 1)
+    core.error("script", ("%s: flops_per_sample must be a number > 0 (the model's FLOP per sample)"):format(where), level == 0 and 0 or level + 1)
   end
   if dtype ~= nil and not peaks.is_dtype(dtype) then
     core.error("script", ("%s: dtype must be one of %s (the peak MFU is taken against)"):format(where,
-      table.concat(peaks.DTYPES, ", ")), level + 1)
+      table.concat(peaks.DTYPES, ", ")), level == 0 and 0 or level + 1)
   end
 end
 

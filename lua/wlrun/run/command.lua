@@ -126,7 +126,7 @@ function command.run(sc, p, state, entry, ctx)
   if #name > 200 then name = name:sub(1, 197) .. "..." end
   if r.interrupted then -- passed on to the program, which has ended: the run stops here
     core.error("interrupted", ("wl.command: %s, interrupted by %s"):format(name, core.stop_signal()
-      or (r.interrupted == 15 and "SIGTERM" or "Ctrl-C")), 0)
+      or ("signal " .. r.interrupted)), 0)
   end
   if r.how == "timeout" then
     core.error("timeout", ("wl.command: %s was stopped after %s"):format(name, units.time(o.timeout,

@@ -103,6 +103,12 @@ function isolate.interrupted_end(r)
   return sig == 2 or core.stop_signal() ~= nil
 end
 
+-- the entry of a child that a stop signal ended, marked as such, and the interruption
+local function interrupted(entry)
+  entry.kind, entry.error = "interrupted", ("interrupted (%s)"):format(core.stop_signal() or "Ctrl-C")
+  return entry, INTERRUPTED
+end
+
 -- the entry of configuration cfg from what its child left: the entry it wrote to `out`, or a
 -- failure made from how it ended (r: process.spawn's or process.wait_any's result) and its stderr
 function isolate.collect(cfg, r, out, errf, timeout)
@@ -124,12 +130,11 @@ function isolate.collect(cfg, r, out, errf, timeout)
     entry.kind = "timeout"
     entry.error = ("ran past --config-timeout (%.3g s) and was stopped"):format(timeout)
   elseif r.how == "signal" then
-    if isolate.interrupted_end(r) then return entry, INTERRUPTED end
+    if isolate.interrupted_end(r) then return interrupted(entry) end
     entry.kind = "crash"
     entry.error = ("the child process died of signal %d (%s)"):format(r.signal, signals[r.signal] or "?")
   elseif isolate.interrupted_end(r) then
-    entry.kind, entry.error = "interrupted", "interrupted"
-    return entry, INTERRUPTED
+    return interrupted(entry)
   else
     entry.kind = "crash"
     entry.error = ("the child process exited with code %d and wrote no result"):format(r.code)
@@ -161,7 +166,7 @@ function isolate.remove_dir(dir) return process.remove_tree(dir) end
 function isolate.run(cfg, timeout, dir)
   local out, errf = ("%s/%d.json"):format(dir, cfg.index), ("%s/%d.err"):format(dir, cfg.index)
   local r = process.spawn(isolate.child_args { "--worker-config", tostring(cfg.index), "--worker-output", out },
-    { timeout = timeout, stdout = "/dev/null", stderr = errf })
+    { timeout = timeout, stdout = "/dev/null", stderr = errf, forward_signals = true })
   return isolate.collect(cfg, r, out, errf, timeout)
 end
 

@@ -26,6 +26,7 @@ local shard = require "wlrun.run.shard"
 local configuration = require "wlrun.run.configuration"
 local isolate = require "wlrun.run.isolate"
 local executor = require "wlrun.run.executor"
+local error_value = require "wlrun.run.error_value"
 local nvtx = core.nvtx -- nvtx: automatic ranges (docs/nvtx.md)
 
 local runner = {}
@@ -148,6 +149,16 @@ local function pick_device(p, cli, compile_only)
   if not (p.shard and p.shard.local_rank) then return end
   local dev = runner.rank_device(p, cli, compile_only, settings.origin("run", "device").source, core.device_count())
   if dev then core.select_device(dev) end
+end
+
+-- exec:run, where a stop (a signal, Ctrl-C) raised in this process between two configurations,
+-- or while it waits for an isolated one, ends the sweep as one raised inside a configuration does:
+-- an interruption returned, so that the outputs and the message follow
+local function until_stopped(exec, list, emit, started)
+  local ok, stop = pcall(exec.run, exec, list, emit, started)
+  if ok then return stop end
+  if error_value.field(stop, "kind") ~= "interrupted" then error(stop, 0) end
+  return { kind = "interrupted", message = error_value.field(stop, "message") or "interrupted" }
 end
 
 function runner.run(sc, script)
@@ -292,7 +303,7 @@ function runner.run(sc, script)
     sink:progress(("[%d/%d] %s%s"):format(finished + 1, n, sweep.describe(cfg.params, p.axes), eta()))
   end
   local interrupted_at
-  local stop = exec:run(p.todo, function(entry)
+  local stop = until_stopped(exec, p.todo, function(entry)
     local t_add = core.clock()
     writer:add(entry)
     journal_time = journal_time + (core.clock() - t_add)

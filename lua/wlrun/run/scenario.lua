@@ -52,11 +52,9 @@ local function placed(at, fn)
   error(r, 0)
 end
 
--- wl.scenario{...}: checks the declaration and returns it marked as a scenario
-function scenario.declare(spec, level)
-  level = (level or 1) + 1
-  local where = scenario.place(level - 1) -- `return wl.scenario{...}`, a tail call, too
-  if type(spec) ~= "table" then core.error("script", "wl.scenario expects a table, got " .. type(spec), level) end
+-- the checks of a declaration written at `where` ("script.lua:12"), which they name in their errors;
+-- returns it marked as a scenario
+local function declare_at(spec, where)
   local at = where or "wl.scenario"
   fields.check(spec, scenario_fields, at .. ": wl.scenario", 0)
   for k, v in pairs(spec) do
@@ -85,6 +83,14 @@ function scenario.declare(spec, level)
   return setmetatable(spec, mt)
 end
 
+-- wl.scenario{...}: checks the declaration and returns it marked as a scenario
+function scenario.declare(spec, level)
+  level = (level or 1) + 1
+  local where = scenario.place(level - 1) -- `return wl.scenario{...}`, a tail call, too
+  if type(spec) ~= "table" then core.error("script", "wl.scenario expects a table, got " .. type(spec), level) end
+  return declare_at(spec, where)
+end
+
 
 local loop_fields = {
   name = true, description = true, params = true, order = true, where = true, setup = true,
@@ -92,31 +98,24 @@ local loop_fields = {
   step = true, print_iters = true, flops_per_sample = true, dtype = true,
 }
 
--- wl.loop{...}: a scenario whose configurations run a loop instead of wl.bench
-function scenario.loop(spec, level)
-  local at = scenario.place(level)
-  -- the checks run four frames further down (the check, the function, pcall, placed)
-  return placed(at, function() return scenario.check_loop(spec, level + 4) end)
-end
-
-function scenario.check_loop(spec, level)
-  level = level + 1
-  if type(spec) ~= "table" then core.error("script", "wl.loop expects a table", level) end
-  fields.check(spec, loop_fields, "wl.loop", level)
+-- wl.loop{...}'s checks, written at `at`: their errors name no place (level 0), placed names it
+local function check_loop(spec, at)
+  if type(spec) ~= "table" then core.error("script", "wl.loop expects a table", 0) end
+  fields.check(spec, loop_fields, "wl.loop", 0)
   for _, f in ipairs { "data", "step" } do
-    if type(spec[f]) ~= "function" then core.error("script", ("wl.loop: '%s' must be a function"):format(f), level) end
+    if type(spec[f]) ~= "function" then core.error("script", ("wl.loop: '%s' must be a function"):format(f), 0) end
   end
   local bs = spec.batch_size
   if not (type(bs) == "function" or (math.type(bs) == "integer" and bs >= 1)) then
-    core.error("script", "wl.loop: batch_size must be a whole number >= 1 or a function(p)", level)
+    core.error("script", "wl.loop: batch_size must be a whole number >= 1 or a function(p)", 0)
   end
   local fps = spec.flops_per_sample
-  if type(fps) ~= "function" then loop.check_flops(fps, nil, "wl.loop", level) end
-  loop.check_flops(nil, spec.dtype, "wl.loop", level)
+  if type(fps) ~= "function" then loop.check_flops(fps, nil, "wl.loop", 0) end
+  loop.check_flops(nil, spec.dtype, "wl.loop", 0)
   for _, f in ipairs { "warmup", "iters" } do
     local v = spec[f]
     if v ~= nil and not (math.type(v) == "integer" and v >= (f == "iters" and 1 or 0)) then
-      core.error("script", ("wl.loop: %s must be a whole number >= %d"):format(f, f == "iters" and 1 or 0), level)
+      core.error("script", ("wl.loop: %s must be a whole number >= %d"):format(f, f == "iters" and 1 or 0), 0)
     end
   end
   local sc = {
@@ -128,7 +127,13 @@ function scenario.check_loop(spec, level)
       dtype = spec.dtype or loop.DEFAULT_DTYPE,
     },
   }
-  return scenario.declare(sc, level)
+  return declare_at(sc, at)
+end
+
+-- wl.loop{...}: a scenario whose configurations run a loop instead of wl.bench
+function scenario.loop(spec, level)
+  local at = scenario.place(level)
+  return placed(at, function() return check_loop(spec, at) end)
 end
 
 local command_fields = {
@@ -138,53 +143,47 @@ local command_fields = {
   flops_per_sample = true, dtype = true,
 }
 
-local function command_fail(msg, level) core.error("script", "wl.command: " .. msg, level + 1) end
+local function command_fail(msg) core.error("script", "wl.command: " .. msg, 0) end
 
--- wl.command{...}: checks the declaration and returns the scenario
-function scenario.command(spec, level)
-  local at = scenario.place(level)
-  return placed(at, function() return scenario.check_command(spec, level + 4) end)
-end
-
-function scenario.check_command(spec, level)
-  level = level + 1
-  if type(spec) ~= "table" then core.error("script", "wl.command expects a table", level) end
-  fields.check(spec, command_fields, "wl.command", level)
+-- wl.command{...}'s checks, written at `at`: their errors name no place (level 0), placed names it
+local function check_command(spec, at)
+  if type(spec) ~= "table" then core.error("script", "wl.command expects a table") end
+  fields.check(spec, command_fields, "wl.command", 0)
   local c = spec.command
   if type(c) ~= "function" and not (type(c) == "table" and #c > 0) then
-    command_fail("'command' must be a function(p, state) returning the program and its arguments, or that list", level)
+    command_fail("'command' must be a function(p, state) returning the program and its arguments, or that list")
   end
   for _, f in ipairs { "env", "cwd" } do
     local v, want = spec[f], f == "env" and "table" or "string"
     if v ~= nil and type(v) ~= want and type(v) ~= "function" then
-      command_fail(("'%s' must be a %s or a function(p, state)"):format(f, want), level)
+      command_fail(("'%s' must be a %s or a function(p, state)"):format(f, want))
     end
   end
   for _, f in ipairs { "step", "data" } do
     if spec[f] ~= nil and (type(spec[f]) ~= "string" or spec[f] == "") then
-      command_fail(("'%s' must be a range name"):format(f), level)
+      command_fail(("'%s' must be a range name"):format(f))
     end
   end
   local bs = spec.batch_size
   if bs ~= nil and not (type(bs) == "function" or (math.type(bs) == "integer" and bs >= 1)) then
-    command_fail("batch_size must be a whole number >= 1 or a function(p)", level)
+    command_fail("batch_size must be a whole number >= 1 or a function(p)")
   end
   if spec.warmup ~= nil and not (math.type(spec.warmup) == "integer" and spec.warmup >= 0) then
-    command_fail("warmup must be a whole number >= 0", level)
+    command_fail("warmup must be a whole number >= 0")
   end
   local timeout = 0
   if spec.timeout ~= nil then
     local t, err = core.setting_value("run", "config_timeout", spec.timeout)
     if not t or t <= 0 then
       command_fail(("timeout: expected seconds > 0 or a duration like 10m, got '%s'%s"):format(tostring(spec.timeout),
-        err and (" (" .. err .. ")") or ""), level)
+        err and (" (" .. err .. ")") or ""))
     end
     timeout = t
   end
-  if type(spec.flops_per_sample) ~= "function" then loop.check_flops(spec.flops_per_sample, nil, "wl.command", level) end
-  loop.check_flops(nil, spec.dtype, "wl.command", level)
+  if type(spec.flops_per_sample) ~= "function" then loop.check_flops(spec.flops_per_sample, nil, "wl.command", 0) end
+  loop.check_flops(nil, spec.dtype, "wl.command", 0)
   for _, f in ipairs { "sync_steps", "kernels", "print_iters", "auto_ranges" } do
-    if spec[f] ~= nil and type(spec[f]) ~= "boolean" then command_fail(("'%s' must be true or false"):format(f), level) end
+    if spec[f] ~= nil and type(spec[f]) ~= "boolean" then command_fail(("'%s' must be true or false"):format(f)) end
   end
   local sc = {
     name = spec.name, description = spec.description, params = spec.params, order = spec.order,
@@ -196,7 +195,13 @@ function scenario.check_command(spec, level)
       flops_per_sample = spec.flops_per_sample, dtype = spec.dtype or loop.DEFAULT_DTYPE,
     },
   }
-  return scenario.declare(sc, level)
+  return declare_at(sc, at)
+end
+
+-- wl.command{...}: checks the declaration and returns the scenario
+function scenario.command(spec, level)
+  local at = scenario.place(level)
+  return placed(at, function() return check_command(spec, at) end)
 end
 
 function scenario.is(v) return getmetatable(v) == mt end

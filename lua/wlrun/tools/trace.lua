@@ -266,7 +266,7 @@ end
 -- how the program ended, in words, and the exit code wlrun passes on (nil: it succeeded)
 function M.outcome(r)
   if r.interrupted then
-    local name = r.interrupted == 15 and "SIGTERM" or "Ctrl-C (SIGINT)"
+    local name = r.interrupted == 2 and "Ctrl-C (SIGINT)" or core.stop_signal() or ("signal " .. r.interrupted)
     return ("interrupted by %s, passed on to the program"):format(name), 128 + r.interrupted, "interrupted"
   end
   if r.how == "timeout" then return "stopped by --timeout", nil, "timeout" end
