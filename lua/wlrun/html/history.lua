@@ -19,19 +19,23 @@ local columns = require "wlrun.report.columns"
 
 local M = {}
 
+-- a commit on the page: its whole name (a page has room for it), '+' for a dirty work tree
+local function whole(c) return c.commit == "" and "-" or (c.commit .. (c.dirty and "+" or "")) end
+
+-- the steps and drifts under a chart: a regression (slower) red, an improvement green
 local function shifts(found)
   local items = {}
   for _, x in ipairs(found.steps) do
-    items[#items + 1] = ("Step at %s (after %s): %s to %s, %s, p = %s"):format(render.commit_text(x.first),
-      render.commit_text(x.last_before), T.time(x.before), T.time(x.after), render.change_text(x.change), render.p_text(x.p))
+    items[#items + 1] = { x.change, ("Step at %s (after %s): %s to %s, %s, p = %s"):format(whole(x.first),
+      whole(x.last_before), T.time(x.before), T.time(x.after), render.change_text(x.change), render.p_text(x.p)) }
   end
   for _, x in ipairs(found.drifts) do
-    items[#items + 1] = ("Drift over %s..%s: %s, p = %s"):format(render.commit_text(x.from), render.commit_text(x.to),
-      render.change_text(x.change), render.p_text(x.p))
+    items[#items + 1] = { x.change, ("Drift over %s..%s: %s, p = %s"):format(whole(x.from), whole(x.to),
+      render.change_text(x.change), render.p_text(x.p)) }
   end
   if #items == 0 then return '<p class="muted">No lasting shift.</p>' end
   local out = { "<ul>" }
-  for _, s in ipairs(items) do out[#out + 1] = '<li class="bad">' .. esc.text(s) .. "</li>" end
+  for _, s in ipairs(items) do out[#out + 1] = ('<li class="%s">'):format(s[1] > 0 and "bad" or "good") .. esc.text(s[2]) .. "</li>" end
   out[#out + 1] = "</ul>"
   return table.concat(out)
 end
@@ -58,9 +62,6 @@ function M.analyse(db, sel)
   end
   return list
 end
-
--- a commit in the summary: its whole name (a page has room for it), '+' for a dirty work tree
-local function whole(c) return c.commit == "" and "-" or (c.commit .. (c.dirty and "+" or "")) end
 
 local function chart_id(id, k) return ("%s-%d-chart"):format(id, k) end
 
