@@ -248,6 +248,24 @@ describe("html history", function()
     assert.truthy(summary:find("c07 (after c06)", 1, true))
     assert.truthy(text:find('<div class="chart" id="history-1-chart">', 1, true))
   end)
+  it("sums up regressions first, the largest first, then improvements, steps and drifts, each linked", function()
+    local function c(name) return { commit = name, dirty = false } end
+    local list = {
+      { name = "a · <dev> · n=1", found = { steps = { { first = c("s2"), last_before = c("s1"), change = -0.2, p = 0.001 } },
+        drifts = { { from = c("d1"), to = c("d9"), change = 0.05, p = 0.004 } } } },
+      { name = "b", found = { steps = { { first = c("t5"), last_before = c("t4"), change = 0.3, p = 0.002 } }, drifts = {} } },
+      { name = "c", found = { steps = {}, drifts = {} } } }
+    local html = require("wlrun.html.history").summary(list, "h.db", "history")
+    assert.truthy(html:find("<p>2 regressions, 1 improvement in 3 series of &#39;h.db&#39;", 1, true), html)
+    local rows = {}
+    for row in html:gmatch("<tr[^>]*>(.-)</tr>") do rows[#rows + 1] = row:gsub("<[^>]+>", "|"):gsub("|+", "|") end
+    assert.same({ "|configuration|found|commit|shift|p|",
+      "|b|regression (step)|t5 (after t4)|+30.0%|0.002|",
+      "|a · &lt;dev&gt; · n=1|regression (drift)|d1..d9|+5.0%|0.004|",
+      "|a · &lt;dev&gt; · n=1|improvement (step)|s2 (after s1)|-20.0%|0.001|" }, rows)
+    assert.same({ "history-2-chart", "history-1-chart", "history-1-chart" }, { html:match(
+      '<a href="#([^"]+)">.-<a href="#([^"]+)">.-<a href="#([^"]+)">') })
+  end)
   it("says in one line that there was no lasting shift", function()
     local html = require("wlrun.html.history").summary({ { found = { steps = {}, drifts = {} } }, { found = { steps = {}, drifts = {} } } },
       "h.db", "history")
