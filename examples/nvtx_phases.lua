@@ -82,5 +82,6 @@ for epoch = 1, EPOCHS do
   end)
 end
 app:stop(whole)
-print(("%d epochs of %d steps in %.1f ms%s; open ranges left: %d"):format(EPOCHS, STEPS, (wl.clock() - t0) * 1e3,
-  step and " (with the GPU step)" or "", app:depth()))
+local gpu = step and (wl.compile_only() and " (the GPU step checked, not run: --compile-only)" or " (with the GPU step)") or ""
+print(("%d epochs of %d steps in %.1f ms%s; open ranges left: %d"):format(EPOCHS, STEPS, (wl.clock() - t0) * 1e3, gpu,
+  app:depth()))

@@ -4,7 +4,7 @@
 --   B.dump(file, fragment)                  the DOM after the page's script ran, and the
 --                                           page's console lines (errors, blocked loads...)
 --   B.screenshot(file, png, "W,H")          a screenshot of the window
---   B.session(file) -> s                    the page under the DevTools protocol (through
+--   B.session(file[, "W,H"]) -> s           the page under the DevTools protocol (through
 --                                           --remote-debugging-pipe): s:eval(js) -> value,
 --                                           s:click(selector) with the mouse, s:key(selector,
 --                                           key) from the keyboard, s:close()
@@ -132,11 +132,11 @@ function Session:close()
   os.execute("rm -rf " .. q(self.dir) .. " 2>/dev/null") -- as in once()
 end
 
-function B.session(file)
+function B.session(file, size)
   local dir = h.tmpdir()
   assert(os.execute(("mkfifo %s %s"):format(q(dir .. "/in"), q(dir .. "/out"))))
-  assert(os.execute(command(dir .. "/profile", ("--window-size=1280,2000 --remote-debugging-pipe 3<%s 4>%s 2>/dev/null &"):format(
-    q(dir .. "/in"), q(dir .. "/out")))))
+  assert(os.execute(command(dir .. "/profile", ("--window-size=%s --remote-debugging-pipe 3<%s 4>%s 2>/dev/null &"):format(
+    size or "1280,2000", q(dir .. "/in"), q(dir .. "/out")))))
   local s = setmetatable({ id = 0, dir = dir }, Session)
   s.w = assert(io.open(dir .. "/in", "wb"))
   s.r = assert(io.open(dir .. "/out", "rb"))

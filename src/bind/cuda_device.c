@@ -269,6 +269,8 @@ static int l_compile_only(lua_State *L) {
 void wl_open_device(lua_State *L) {
   lua_pushcfunction(L, l_compile_only);
   lua_setfield(L, -2, "compile_only");
+  lua_pushstring(L, WL_NOT_MEASURED);
+  lua_setfield(L, -2, "not_measured");
   lua_pushcfunction(L, l_context_ok);
   lua_setfield(L, -2, "context_ok");
   wanted_device = (int)wl_setting_find("run", "device")->number;

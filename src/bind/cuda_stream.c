@@ -291,7 +291,9 @@ static int event_query(lua_State *L) {
   return 1;
 }
 
-/* seconds between two recorded events, waiting for stop */
+/* seconds between two recorded events, waiting for stop; under --compile-only, where nothing ran,
+ * no number: nil and why (after the same checks as on a GPU), so that a script cannot print a
+ * made-up time ("0.0 us, inf GB/s") */
 static int elapsed(lua_State *L, const char *fn) {
   struct wl_event *a = check_event(L, 1, fn), *b = check_event(L, 2, fn);
   if (!a->timing || !b->timing)
@@ -299,6 +301,11 @@ static int elapsed(lua_State *L, const char *fn) {
   if (!a->recorded || !b->recorded)
     return wl_raise(L, WL_EXIT_SCRIPT, "%s: both events must have been recorded", fn);
   wl_refuse_in_capture(L, "elapsed()");
+  if (wl_backend->no_device) {
+    lua_pushnil(L);
+    lua_pushstring(L, WL_NOT_MEASURED);
+    return 2;
+  }
   WL_WATCH_SYNC();
   WL_CUDA(L, wl_backend->event_sync(b->e), "cudaEventSynchronize");
   float ms = 0;

@@ -113,6 +113,10 @@ struct wl_backend {
 
 extern const struct wl_backend wl_backend_cuda, wl_backend_none;
 
+/* What a measurement gives under --compile-only besides nil (event:elapsed, wl.elapsed, wl.bench;
+ * core.not_measured in Lua): nothing ran, so there is no number to print. */
+#define WL_NOT_MEASURED "not measured: --compile-only runs nothing"
+
 /* The backend in use: wl_backend_cuda until wl_backend_select says otherwise. */
 extern const struct wl_backend *wl_backend;
 void wl_backend_select(bool compile_only);

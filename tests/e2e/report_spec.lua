@@ -4,10 +4,13 @@
 -- console message at all (an error, a blocked script or load would be one), its script ran, its
 -- tables have the rows and its plots are there in the DOM the browser built, a #sort= link, a
 -- mouse click on a header and Enter on one sort, a hostile results file stays text, and a
--- screenshot is a PNG of the window's size. Without a browser those specs are pending, by name.
+-- screenshot is a PNG of the window's size; in a 1400 px window, a history of 28 commits opens
+-- with its summary linked to the charts, the charts take the content's width and no two of their
+-- labels overlap. Without a browser those specs are pending, by name.
 local h = require "helper"
 local R = require "report_fixtures"
 local F = require "history_fixtures"
+local json = require "wlrun.json"
 
 local q = h.quote
 
@@ -29,6 +32,28 @@ local function fixtures()
 end
 
 local function report(args, dir) return h.run("report " .. args, { cwd = dir }) end
+
+-- a made-up SHA of 40 hex digits, its first 8 different for each i
+local function sha(i) return ("%08x%032x"):format(i * 2654435761 % 4294967296, i) end
+
+-- a history of 28 commits with long names (not SHAs): n=1 turns 20 % slower at the 15th, n=2
+-- 25 % faster at the 10th, n=3 stays flat; and one of n=3 alone
+local function long_history()
+  local dir = h.tmpdir()
+  for i = 1, 28 do
+    h.write(("%s/r%02d.json"):format(dir, i), F.document { started = F.time(i), configs = {
+      { params = { n = 1 }, samples = F.samples(i >= 15 and 1.2e-3 or 1e-3, 20, 0.005, i) },
+      { params = { n = 2 }, samples = F.samples(i >= 10 and 1.5e-3 or 2e-3, 20, 0.005, 100 + i) },
+      { params = { n = 3 }, samples = F.samples(3e-3, 20, 0.005, 200 + i) } } })
+    local r = h.run(("history add r%02d.json --db long.db --commit release-candidate-build-%02d -q"):format(i, i), { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    h.write(("%s/f%02d.json"):format(dir, i), F.document { started = F.time(i), configs = {
+      { params = { n = 3 }, samples = F.samples(3e-3, 20, 0.005, 200 + i) } } })
+    r = h.run(("history add f%02d.json --db flat.db --commit %s -q"):format(i, sha(i)), { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+  end
+  return dir
+end
 
 local function names(dir)
   local p = io.popen("ls -A " .. q(dir))
@@ -140,7 +165,7 @@ describe("wlrun report's page in a browser", function()
   browser_it("loads from file:// with no console message, and its script ran", function()
     local dom, console = browser.dump(dir .. "/page/index.html")
     assert.same({}, console)
-    assert.matches('^<!DOCTYPE html>\n<html lang="en" data%-sortable="7">', dom)
+    assert.matches('^<!DOCTYPE html>\n<html lang="en" data%-sortable="8">', dom) -- the summary's table too
     assert.equal(count(dom, "<th "), count(dom, '<th [^>]*tabindex="0"'), "every header sorts")
   end)
 
@@ -206,5 +231,93 @@ describe("wlrun report's page in a browser", function()
     local width, height = string.unpack(">I4I4", bytes, 17)
     assert.same({ 1200, 1800 }, { width, height }, "width and height")
     assert.is_true(#bytes > 20000, "a page with text and plots, not a blank one: " .. #bytes .. " bytes")
+  end)
+end)
+
+-- fn(page) on the file under the DevTools protocol in a window of size "W,H"; the browser closed after
+local function on_page(file, size, fn)
+  local page = browser.session(file, size)
+  local ok, e = pcall(fn, page)
+  page:close()
+  if not ok then error(e, 0) end
+end
+
+-- what a script in the page measured, as JSON
+local function measured(page, js) return json.decode(page:eval("JSON.stringify(" .. js .. ")")) end
+
+describe("wlrun report's history in a 1400 px window", function()
+  local dir
+  setup(function()
+    dir = long_history()
+    assert.equal(0, report("--html wide r28.json --db long.db -q", dir).code)
+    assert.equal(0, report("--html flat --db flat.db -q", dir).code)
+  end)
+
+  browser_it("opens with the summary, whose links lead to the charts", function()
+    on_page(dir .. "/wide/index.html", "1400,1000", function(page)
+      local m = measured(page, [[(function () {
+        var first = document.querySelector("header").nextElementSibling;
+        var links = Array.from(document.querySelectorAll("#summary a"), function (a) {
+          var target = document.getElementById(a.getAttribute("href").slice(1));
+          return { href: a.getAttribute("href"), text: a.textContent, row: a.closest("tr").textContent,
+            chart: !!(target && target.querySelector("svg.trend")) };
+        });
+        return { first: first.id, links: links };
+      })()]])
+      assert.equal("summary", m.first)
+      assert.equal(2, #m.links)
+      assert.same({ "#history-1-chart", "#history-2-chart" }, { m.links[1].href, m.links[2].href })
+      assert.same({ true, true }, { m.links[1].chart, m.links[2].chart })
+      assert.matches("^spin · NVIDIA H200 · n=1regression %(step%)release%-candidate%-build%-15 %(after release%-candidate%-build%-14%)%+20%.0%%0%.00%d$",
+        m.links[1].row)
+      assert.matches("^spin · NVIDIA H200 · n=2improvement %(step%)release%-candidate%-build%-10 .*%-25%.0%%", m.links[2].row)
+    end)
+  end)
+
+  browser_it("draws the charts as wide as the content, their labels apart", function()
+    on_page(dir .. "/wide/index.html", "1400,1000", function(page)
+      local m = measured(page, [[(function () {
+        function box(el) { var r = el.getBoundingClientRect(); return { l: r.left, r: r.right, t: r.top, b: r.bottom }; }
+        var main = document.querySelector("main");
+        var style = getComputedStyle(main);
+        var content = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+        return { window: innerWidth, content: content, charts: Array.from(document.querySelectorAll("svg.trend"), function (svg) {
+          return { width: svg.getBoundingClientRect().width, texts: Array.from(svg.querySelectorAll("text"), function (t) {
+            return { box: box(t), text: t.lastChild.textContent, commit: t.classList.contains("commit") }; }) };
+        }) };
+      })()]])
+      assert.equal(1400, m.window)
+      assert.is_true(m.content >= 1200, "content width " .. m.content)
+      assert.equal(3, #m.charts)
+      for k, c in ipairs(m.charts) do
+        assert.is_true(c.width >= 0.9 * m.content, ("chart %d: %.0f px of %.0f"):format(k, c.width, m.content))
+        local commits = {}
+        for _, t in ipairs(c.texts) do
+          if t.commit then commits[#commits + 1] = t.text end
+          assert.is_true(t.box.r - t.box.l > 0, "a label with no box: " .. t.text)
+        end
+        assert.is_true(#commits >= 8, ("chart %d: %d commit labels"):format(k, #commits))
+        assert.equal("rele…ld-28", commits[#commits], "the last commit is labelled")
+        for i = 1, #c.texts do -- no two labels touch: the commits', the axes', the steps'
+          for j = i + 1, #c.texts do
+            local a, b = c.texts[i].box, c.texts[j].box
+            local apart = a.r <= b.l or b.r <= a.l or a.b <= b.t or b.b <= a.t
+            assert.is_true(apart, ("chart %d: '%s' and '%s' overlap"):format(k, c.texts[i].text, c.texts[j].text))
+          end
+        end
+      end
+    end)
+  end)
+
+  browser_it("says in one line that no lasting shift was found, and shows SHAs short", function()
+    on_page(dir .. "/flat/index.html", "1400,1000", function(page)
+      assert.equal("No lasting shift was found in 1 series of 'flat.db'.",
+        page:eval([[document.querySelector("header").nextElementSibling.querySelector("p").textContent]]))
+      assert.equal(0, page:eval([[document.querySelectorAll("#summary a").length]]))
+      local labels = measured(page, [[Array.from(document.querySelectorAll("svg.trend text.commit"), function (t) {
+        return t.lastChild.textContent; })]])
+      assert.equal(sha(28):sub(1, 7), labels[#labels])
+      for _, l in ipairs(labels) do assert.equal(7, #l) end
+    end)
   end)
 end)

@@ -120,6 +120,34 @@ describe("html plots", function()
     assert.truthy(svg:find("&lt;b&gt;x +10.0%", 1, true))
     assert.falsy(svg:find("<b>", 1, true))
   end)
+  it("labels commits short (a SHA's 7 digits, a long name's head and tail), thinned out, the last one kept", function()
+    assert.equal("0123abc", plots.short { commit = "0123abcdef0123abcdef0123abcdef0123abcdef" })
+    assert.equal("0123abc+", plots.short { commit = "0123abcdef", dirty = true })
+    assert.equal("v1.2", plots.short { commit = "v1.2" })
+    assert.equal("rele…ld-07", plots.short { commit = "release-candidate-build-07" })
+    assert.equal("héhé…ééééé", plots.short { commit = "héhéhéhééééééé" })
+    local points = {}
+    for i = 1, 40 do
+      points[i] = { commit = ("release-candidate-build-%02d"):format(i), time = "t", rows = { {} }, median = i > 30 and 2e-3 or 1e-3 }
+    end
+    local found = { segments = {}, drifts = {}, steps = {
+      { index = 31, first = points[31], last_before = points[30], change = 1, p = 0.001 },
+      { index = 32, first = points[32], last_before = points[31], change = 0.01, p = 0.001 } } }
+    local svg = plots.trend(points, found, "x")
+    assert.matches('^<svg xmlns="http://www.w3.org/2000/svg" class="trend" width="100%%" viewBox="0 0 1000 260"', svg)
+    local xs = {}
+    for x, label in svg:gmatch('<text class="tick commit" x="([%d.]+)"[^>]*><title>[^<]*</title>([^<]*)</text>') do
+      xs[#xs + 1] = { tonumber(x), label }
+    end
+    assert.is_true(#xs >= 8 and #xs < 40, #xs .. " labels")
+    assert.equal("rele…ld-40", xs[#xs][2])
+    for i = 2, #xs do
+      assert.is_true(xs[i][1] - xs[i - 1][1] >= 10 * plots.CHAR_WIDTH + plots.LABEL_GAP, "labels " .. i - 1 .. " and " .. i)
+    end
+    local rows = {}
+    for y in svg:gmatch('<text class="step%-label"[^>]* y="([%d.]+)"') do rows[#rows + 1] = y end
+    assert.same({ "32", "44" }, rows) -- the second step's label below the first's, not over it
+  end)
 end)
 
 describe("html page", function()
@@ -212,5 +240,35 @@ describe("html history", function()
     assert.truthy(text:find("Step at c07 (after c06)", 1, true))
     assert.truthy(text:find("c07 +20.0%", 1, true) or text:find("c07 +19.", 1, true))
     assert.equal(12, count(text:match('<table class="sortable" id="history%-1%-table">(.-)</table>'), "<tr>") - 1)
+    -- the page opens with the summary: the step, linked to its chart
+    local summary = text:match('</header>\n<section id="summary">(.-)</section>')
+    assert.truthy(summary, "the summary first")
+    assert.truthy(summary:find('<a href="#history-1-chart">spin · NVIDIA H200 · n=1</a>', 1, true))
+    assert.truthy(summary:find("regression (step)", 1, true))
+    assert.truthy(summary:find("c07 (after c06)", 1, true))
+    assert.truthy(text:find('<div class="chart" id="history-1-chart">', 1, true))
+  end)
+  it("sums up regressions first, the largest first, then improvements, steps and drifts, each linked", function()
+    local function c(name) return { commit = name, dirty = false } end
+    local list = {
+      { name = "a · <dev> · n=1", found = { steps = { { first = c("s2"), last_before = c("s1"), change = -0.2, p = 0.001 } },
+        drifts = { { from = c("d1"), to = c("d9"), change = 0.05, p = 0.004 } } } },
+      { name = "b", found = { steps = { { first = c("t5"), last_before = c("t4"), change = 0.3, p = 0.002 } }, drifts = {} } },
+      { name = "c", found = { steps = {}, drifts = {} } } }
+    local html = require("wlrun.html.history").summary(list, "h.db", "history")
+    assert.truthy(html:find("<p>2 regressions, 1 improvement in 3 series of &#39;h.db&#39;", 1, true), html)
+    local rows = {}
+    for row in html:gmatch("<tr[^>]*>(.-)</tr>") do rows[#rows + 1] = row:gsub("<[^>]+>", "|"):gsub("|+", "|") end
+    assert.same({ "|configuration|found|commit|shift|p|",
+      "|b|regression (step)|t5 (after t4)|+30.0%|0.002|",
+      "|a · &lt;dev&gt; · n=1|regression (drift)|d1..d9|+5.0%|0.004|",
+      "|a · &lt;dev&gt; · n=1|improvement (step)|s2 (after s1)|-20.0%|0.001|" }, rows)
+    assert.same({ "history-2-chart", "history-1-chart", "history-1-chart" }, { html:match(
+      '<a href="#([^"]+)">.-<a href="#([^"]+)">.-<a href="#([^"]+)">') })
+  end)
+  it("says in one line that there was no lasting shift", function()
+    local html = require("wlrun.html.history").summary({ { found = { steps = {}, drifts = {} } }, { found = { steps = {}, drifts = {} } } },
+      "h.db", "history")
+    assert.equal('<section id="summary">\n<h2>Summary</h2>\n<p class="good">No lasting shift was found in 2 series of &#39;h.db&#39;.</p>\n</section>', html)
   end)
 end)

@@ -5,7 +5,8 @@
 -- not run or fetch. The generator line marks the file as a report (wlrun.tools.report replaces
 -- a previous report, and nothing else).
 --
---   page.render { title =, version =, nav = { {id, text} ... }, body = html } -> text
+--   page.render { title =, version =, summary = html or nil, nav = { {id, text} ... }, body = html } -> text
+--     (the summary, where there is one, comes first, before the contents)
 local esc = require "wlrun.html.escape"
 local sha256 = require "wlrun.html.sha256"
 local sort_script = require "wlrun.html.sort_script"
@@ -43,6 +44,8 @@ dl.fields dd { margin: 0; overflow-wrap: anywhere; }
 dl.fields dl.fields { margin: 0; }
 ul.warnings li { margin: 2px 0; }
 svg { display: block; overflow: visible; }
+svg.trend { width: 100%; height: auto; }
+.good { color: #1f6b2c; font-weight: 600; }
 svg text { font: 10px system-ui, sans-serif; fill: #444; }
 svg .axis { stroke: #888; }
 svg .grid { stroke: #ececec; }
@@ -80,6 +83,7 @@ function M.render(o)
     "<body>",
     "<header><h1>" .. esc.text(o.title) .. "</h1></header>",
   }
+  if o.summary then out[#out + 1] = o.summary end -- the first content: what a reader comes for
   if o.nav and #o.nav > 1 then
     out[#out + 1] = "<nav><ul>"
     for _, n in ipairs(o.nav) do

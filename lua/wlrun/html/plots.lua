@@ -75,10 +75,83 @@ function M.distribution(c)
   return table.concat(out) .. "</svg>"
 end
 
-local function short(p) return p.commit ~= "" and (p.commit:sub(1, 7) .. (p.dirty and "+" or "")) or "-" end
+-- a commit on the x axis: a SHA's first 7 hex digits, a name of more than 10 characters its head
+-- and tail ("rele…te-07"), '+' when its work tree had changes; the whole name is its tooltip
+local function short(p)
+  local c = p.commit
+  if c == "" then return "-" end
+  local n = utf8.len(c)
+  if c:match("^%x+$") then
+    c = c:sub(1, 7)
+  elseif n and n > 10 then
+    c = c:sub(1, utf8.offset(c, 5) - 1) .. "…" .. c:sub(utf8.offset(c, -5))
+  elseif not n and #c > 10 then
+    c = c:sub(1, 4) .. "…" .. c:sub(-5)
+  end
+  return c .. (p.dirty and "+" or "")
+end
+
+M.short = short
+
+-- The width a label of the plots' 10-unit font takes, at most: 6.6 units a character (DejaVu
+-- Sans' digits take 6.4), an ellipsis two. Labels are kept this far apart, plus LABEL_GAP; the
+-- SVG is scaled as a whole, so labels apart in its units are apart on any screen.
+M.CHAR_WIDTH, M.LABEL_GAP = 6.6, 8
+local function width_of(s)
+  local n = utf8.len(s) or #s
+  local _, ellipses = s:gsub("…", "")
+  return (n + ellipses) * M.CHAR_WIDTH
+end
+
+-- the commits whose labels are drawn: every k-th from the first, k the least that keeps them
+-- apart, and the last, for which the one before it gives way when they would touch
+local function labelled(labels, x)
+  local n = #labels
+  local widest = 0
+  for _, l in ipairs(labels) do widest = math.max(widest, width_of(l)) end
+  local need = widest + M.LABEL_GAP
+  local shown = {}
+  if n == 1 then return { true } end
+  local every = math.max(1, math.ceil(need / (x(2) - x(1))))
+  local last = nil
+  for i = 1, n, every do shown[i], last = true, i end
+  if last ~= n then
+    if x(n) - x(last) < need then shown[last] = nil end
+    shown[n] = true
+  end
+  return shown
+end
+
+-- the steps' labels ("725a47c +11.8%"), each on the first row below the top where it touches no
+-- other; right of its line, or left of it where it would leave the plot
+local function step_labels(steps, x, top, right)
+  local rows, out = {}, {}
+  for _, st in ipairs(steps) do
+    local px = (x(st.index - 1) + x(st.index)) / 2
+    local s = ("%s %+.1f%%"):format(short(st.first), 100 * st.change)
+    local w = width_of(s)
+    local x0, anchor = px + 4, "start"
+    if x0 + w > right then x0, anchor = px - 4 - w, "end" end
+    local row = 1
+    while true do
+      local free = true
+      for _, span in ipairs(rows[row] or {}) do
+        if x0 < span[2] + M.LABEL_GAP and span[1] < x0 + w + M.LABEL_GAP then free = false break end
+      end
+      if free then break end
+      row = row + 1
+    end
+    rows[row] = rows[row] or {}
+    table.insert(rows[row], { x0, x0 + w })
+    out[#out + 1] = text({ "class", "step-label", "x", anchor == "start" and x0 or px - 4, "y", top + 10.0 + 12 * (row - 1),
+      "text-anchor", anchor ~= "start" and anchor or nil }, s)
+  end
+  return table.concat(out)
+end
 
 -- a series by commit: points = {commit, dirty, time, median, rows} (wlrun.history.query.commits),
--- found = analysis.blame's {steps, drifts, segments}
+-- found = analysis.blame's {steps, drifts, segments}. As wide as the page (a fluid SVG); the
+-- commits' labels thinned out so that none touches another.
 function M.trend(points, found, label)
   local n = #points
   if n == 0 then return nil end
@@ -88,10 +161,10 @@ function M.trend(points, found, label)
   local least = M.TREND_SPAN * math.max(math.abs(lo), math.abs(hi))
   if hi - lo < least then lo, hi = (lo + hi - least) / 2, (lo + hi + least) / 2 end
   lo, hi = svg.span(lo, hi, 0.12)
-  local W, H, left, right, top, bottom = 720, 220, 64, 700, 22, 186
+  local W, H, left, right, top, bottom = 1000, 260, 64, 960, 22, 216
   local x = function(i) return n == 1 and (left + right) / 2 or left + (i - 1) / (n - 1) * (right - left) end
   local y = svg.scale(lo, hi, bottom, top)
-  local out = { svg.open(W, H, label, "trend") }
+  local out = { svg.open(W, H, label, "trend", true) }
   for _, d in ipairs(found and found.drifts or {}) do
     out[#out + 1] = el("rect", { "class", "drift", "x", x(d.first), "y", top + 0.0, "width", x(d.last) - x(d.first),
       "height", bottom - top + 0.0 }, svg.title(("drift %s..%s, %+.1f%%"):format(short(d.from), short(d.to), 100 * d.change)))
@@ -106,25 +179,29 @@ function M.trend(points, found, label)
   for _, s in ipairs(found and found.segments or {}) do
     out[#out + 1] = el("line", { "class", "level", "x1", x(s.first), "y1", y(s.median), "x2", x(s.last), "y2", y(s.median) })
   end
-  for _, st in ipairs(found and found.steps or {}) do
+  local steps = found and found.steps or {}
+  for _, st in ipairs(steps) do
     local px = (x(st.index - 1) + x(st.index)) / 2
     out[#out + 1] = el("line", { "class", "step", "x1", px, "y1", top + 0.0, "x2", px, "y2", bottom + 0.0 },
-      svg.title(("step at %s: %+.1f%%, p = %.2g"):format(short(st.first), 100 * st.change, st.p)))
-    out[#out + 1] = text({ "class", "step-label", "x", px + 4, "y", top + 10.0 },
-      ("%s %+.1f%%"):format(short(st.first), 100 * st.change))
+      svg.title(("step at %s: %+.1f%%, p = %.2g"):format(st.first.commit, 100 * st.change, st.p)))
   end
+  out[#out + 1] = step_labels(steps, x, top, right)
   local path = {}
   for i, p in ipairs(points) do path[i] = num(x(i)) .. "," .. num(y(p.median)) end
   out[#out + 1] = el("polyline", { "class", "series", "points", table.concat(path, " ") })
-  local every = math.max(1, math.ceil(n / 12))
+  local labels = {}
+  for i, p in ipairs(points) do labels[i] = short(p) end
+  local shown = labelled(labels, x)
   for i, p in ipairs(points) do
+    local whole = p.commit ~= "" and (p.commit .. (p.dirty and "+" or "")) or "-"
     out[#out + 1] = el("circle", { "class", "point", "cx", x(i), "cy", y(p.median), "r", 3.0 },
-      svg.title(("%s %s: median %s (%d run%s)"):format(short(p), p.time, units.time(p.median), #p.rows, #p.rows == 1 and "" or "s")))
-    if (i - 1) % every == 0 or i == n then
-      out[#out + 1] = text({ "class", "tick", "x", x(i), "y", bottom + 16.0, "text-anchor", "middle" }, short(p))
+      svg.title(("%s %s: median %s (%d run%s)"):format(whole, p.time, units.time(p.median), #p.rows, #p.rows == 1 and "" or "s")))
+    if shown[i] then
+      out[#out + 1] = el("text", { "class", "tick commit", "x", x(i), "y", bottom + 16.0, "text-anchor", "middle" },
+        svg.title(whole) .. esc.text(labels[i]))
     end
   end
-  out[#out + 1] = text({ "class", "tick", "x", (left + right) / 2, "y", H - 4.0, "text-anchor", "middle" },
+  out[#out + 1] = text({ "class", "tick", "x", (left + right) / 2, "y", H - 6.0, "text-anchor", "middle" },
     "commits, in the order their runs started")
   return table.concat(out) .. "</svg>"
 end

@@ -1,7 +1,8 @@
 -- The page of `wlrun report --html` (docs/history.md, "A report as a web page"): each results
 -- document (wlrun.html.document), each document after the first compared with the first
 -- (wlrun.html.comparison, through wlrun compare's own comparison), and the history of a
--- database (wlrun.html.history), in one page (wlrun.html.page).
+-- database (wlrun.html.history), in one page (wlrun.html.page); with a history, the page opens
+-- with the summary of its regressions and improvements.
 --
 --   report.render { documents = { {doc =, path =} ... }, db =, db_path =, selection =, title = }
 --     -> the page's text, and what it holds: {comparisons = n, series = n or nil}
@@ -44,14 +45,16 @@ function M.render(o)
     body[#body + 1] = ok and comparison.render(cmp, id) or comparison.failed(base.path, new.path, message(cmp), id)
     nav[#nav + 1] = { id, ("Comparison: %s with %s"):format(new.path, base.path) }
   end
-  local series
+  local series, summary
   if o.db then
+    local list = history.analyse(o.db, o.selection or {})
+    summary = history.summary(list, o.db_path, "history")
     local html
-    html, series = history.render(o.db, o.db_path, o.selection or {}, "history")
+    html, series = history.render(list, o.db_path, "history")
     body[#body + 1] = html
     nav[#nav + 1] = { "history", ("History: %s"):format(o.db_path) }
   end
-  return page.render { title = o.title or default_title(o), version = core.version,
+  return page.render { title = o.title or default_title(o), version = core.version, summary = summary,
     nav = nav, body = table.concat(body, "\n") }, { comparisons = math.max(0, #o.documents - 1), series = series }
 end
 

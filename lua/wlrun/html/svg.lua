@@ -68,10 +68,12 @@ function M.time_axis(largest, step)
   return u[1], u[2], function(v) return ("%." .. d .. "f"):format(v / u[1]) end
 end
 
--- the opening of an inline SVG of width x height with a title and a class
-function M.open(width, height, label, class)
-  return ("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"%s\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"%s\">")
-    :format(esc.text(class), width, height, width, height, esc.text(label)) .. M.title(label)
+-- the opening of an inline SVG of width x height with a title and a class; fluid: as wide as
+-- its container (width 100 %, the height from the viewBox's ratio), its drawing scaled to it
+function M.open(width, height, label, class, fluid)
+  local size = fluid and 'width="100%"' or ('width="%d" height="%d"'):format(width, height)
+  return ("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"%s\" %s viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"%s\">")
+    :format(esc.text(class), size, width, height, esc.text(label)) .. M.title(label)
 end
 
 M.finite = finite

@@ -287,7 +287,7 @@ function bench.run(work, opts, checked)
   if core.compile_only() then -- the do-nothing backend: the timed loop's checks, once per work
     local time = cfg.mode == "cupti" and engine.time_cupti or engine.time_cold
     time(work, math.max(1, #items(work)), false)
-    return nil
+    return nil, core.not_measured -- no result: nothing ran, there is no number to print
   end
   local wall0 = core.clock()
   local r = {
