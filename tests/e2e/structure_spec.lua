@@ -94,6 +94,47 @@ local LUA_FROM_C = { -- preloaded by the host (src/host/lhost.c)
 -- The same line limit as in src/. A file listed in LUA_PENDING is over it today and is reported
 -- as pending; remove its line when it passes (the spec says so).
 local LUA_PENDING = {}
+-- No function over MAX_FUNCTION lines (issue 36: functions that read as a sequence of named
+-- steps), in C and in Lua, unless it is a table of cases (FUNCTION_EXCEPTIONS says which and
+-- why). FUNCTION_PENDING: over it today, reported as pending by name; remove a line when it passes.
+local MAX_FUNCTION = 80
+local FUNCTION_EXCEPTIONS = {}
+local FUNCTION_PENDING = {
+  ["lua/wlrun/compare/document.lua document.compare"] = true,
+  ["lua/wlrun/run/runner.lua runner.run"] = true,
+  ["lua/wlrun/tools/plot.lua sweep"] = true,
+  ["lua/wlrun/measure/bench.lua bench.run"] = true,
+  ["lua/wlrun/results/merge.lua M.merge"] = true,
+  ["lua/wlrun/tools/export.lua M.gbench"] = true,
+  ["lua/wlrun/run/executor.lua Devices:run"] = true,
+  ["lua/wlrun/measure/checks.lua checks.evaluate"] = true,
+  ["lua/wlrun/tools/compare.lua M.main"] = true,
+  ["lua/wlrun/report/markdown.lua M.render"] = true,
+  ["lua/wlrun/tools/plot.lua ratio"] = true,
+  ["lua/wlrun/tools/plot.lua hist"] = true,
+  ["lua/wlrun/tools/compare.lua M.folders"] = true,
+  ["lua/wlrun/tools/trace.lua trace"] = true,
+}
+
+-- one `it` per function over MAX_FUNCTION lines (or pending, or excepted), and one that says how
+-- many were measured; key: "path name"
+local function function_lengths(describe_what, list)
+  local long = {}
+  for _, f in ipairs(list) do
+    if f.lines > MAX_FUNCTION and not FUNCTION_EXCEPTIONS[f.key] then long[#long + 1] = f end
+  end
+  it(("has no function over %d lines in %s (%d functions measured)"):format(MAX_FUNCTION, describe_what, #list), function()
+    assert.is_true(#list > 100, #list .. " functions found")
+    local over = {}
+    for _, f in ipairs(long) do
+      if not FUNCTION_PENDING[f.key] then over[#over + 1] = ("%s:%d %s (%d lines)"):format(f.path, f.line, f.name, f.lines) end
+    end
+    assert.same({}, over, "functions over " .. MAX_FUNCTION .. " lines: read them as named steps")
+  end)
+  for _, f in ipairs(long) do
+    if FUNCTION_PENDING[f.key] then pending(("%s:%d %s: %d lines (at most %d)"):format(f.path, f.line, f.name, f.lines, MAX_FUNCTION)) end
+  end
+end
 
 ---------------------------------------------------------------------------------------------
 
@@ -233,6 +274,35 @@ local function defined(text)
   return names
 end
 
+-- the functions a source file defines and their lengths in lines: {{name =, line =, lines =}...}
+local function c_function_lengths(text)
+  local code = code_of(text):sub(2) -- without the newline code_of puts first
+  local list, depth, last, line, open = {}, 0, 1, 1, nil
+  for i = 1, #code do
+    local c = code:sub(i, i)
+    if c == "\n" then
+      line = line + 1
+    elseif c == "{" then
+      if depth == 0 then
+        local head = code:sub(last, i - 1)
+        local name = head:match("([%a_][%w_]*)%s*%b()%s*$")
+        if name and not head:match("=%s*[^;]*$") then open = { name = name, line = line } end
+      end
+      depth = depth + 1
+    elseif c == "}" then
+      depth = depth - 1
+      if depth == 0 then
+        last = i + 1
+        if open then list[#list + 1] = { name = open.name, line = open.line, lines = line - open.line + 1 } end
+        open = nil
+      end
+    elseif c == ";" and depth == 0 then
+      last = i + 1
+    end
+  end
+  return list
+end
+
 -- Fails naming the first circle of a graph (edges[a][b]: a uses b), walked in name order.
 local function assert_no_circle(edges, what)
   local state, path = {}, {}
@@ -263,6 +333,26 @@ end
 -- long) are skipped whole, and the blocks are followed by their keywords (function, do, if,
 -- repeat; end, until), so that a require inside a function is told from one at the top. name:
 -- the module's, or the prefix of a name made at run time ("wlrun.tools." .. tool).
+-- the name of the function whose keyword is tokens[k]: `function a.b:c(`, `local function f(`,
+-- `x.y = function(`, else "(anonymous)"
+local function lua_function_name(tokens, k)
+  local parts, j = {}, k + 1
+  while tokens[j] and (tokens[j].kind == "name" or tokens[j].value == "." or tokens[j].value == ":") do
+    parts[#parts + 1] = tokens[j].value
+    j = j + 1
+  end
+  if #parts > 0 then return table.concat(parts) end
+  parts, j = {}, k - 2
+  if tokens[k - 1] and tokens[k - 1].value == "=" then
+    local keywords = { ["end"] = true, ["local"] = true, ["return"] = true, ["then"] = true, ["do"] = true, ["else"] = true }
+    while tokens[j] and (tokens[j].kind == "name" and not keywords[tokens[j].value] or tokens[j].value == ".") do
+      table.insert(parts, 1, tokens[j].value)
+      j = j - 1
+    end
+  end
+  return #parts > 0 and table.concat(parts) or "(anonymous)"
+end
+
 local function lua_requires(text)
   local tokens, comments = {}, {}
   local i, n, line = 1, #text, 1
@@ -303,17 +393,21 @@ local function lua_requires(text)
       i = i + #op
     end
   end
-  local list, blocks, in_function = {}, {}, 0
+  local list, blocks, in_function, functions = {}, {}, 0, {}
   local opens = { ["function"] = true, ["do"] = true, ["if"] = true, ["repeat"] = true }
   for k, t in ipairs(tokens) do
     local before = tokens[k - 1]
     local field = before and before.kind == "op" and (before.value == "." or before.value == ":")
     if t.kind == "name" and not field then
       if opens[t.value] then
-        blocks[#blocks + 1] = t.value
+        blocks[#blocks + 1] = { word = t.value, line = t.line, name = t.value == "function" and lua_function_name(tokens, k) }
         if t.value == "function" then in_function = in_function + 1 end
       elseif t.value == "end" or t.value == "until" then
-        if table.remove(blocks) == "function" then in_function = in_function - 1 end
+        local b = table.remove(blocks)
+        if b and b.word == "function" then
+          in_function = in_function - 1
+          functions[#functions + 1] = { name = b.name, line = b.line, lines = t.line - b.line + 1 }
+        end
       elseif t.value == "require" then
         local a, b = tokens[k + 1], tokens[k + 2]
         local name = a and a.kind == "string" and a or b and (a.value == "(" or a.value == ",") and b.kind == "string" and b
@@ -321,7 +415,7 @@ local function lua_requires(text)
       end
     end
   end
-  return { list = list, comments = comments }
+  return { list = list, comments = comments, functions = functions }
 end
 
 ---------------------------------------------------------------------------------------------
@@ -458,7 +552,19 @@ describe("the C host's structure (src/)", function()
     for _, n in ipairs(defined(stream.text)) do defs[n] = true end
     assert.truthy(defs.wl_current_stream and defs.wl_open_stream and defs.stream_close)
     assert.same({ "cuda_device.h" }, includes("#include <lua.h>\n  # include \"cuda_device.h\"\n"))
+    local lengths = c_function_lengths("/* a { */\nstatic int f(int x) {\n  if (x) { return 1; }\n  return 0;\n}\nint g(void) { return 2; }\n")
+    assert.same({ { name = "f", line = 2, lines = 4 }, { name = "g", line = 6, lines = 1 } }, lengths)
   end)
+
+  local functions = {}
+  for _, f in ipairs(files) do
+    for _, fn in ipairs(c_function_lengths(f.text)) do
+      fn.path = "src/" .. f.name
+      fn.key = fn.path .. " " .. fn.name
+      functions[#functions + 1] = fn
+    end
+  end
+  function_lengths("src/", functions)
 end)
 
 describe("the Lua library's structure (lua/wlrun/)", function()
@@ -587,4 +693,22 @@ describe("the Lua library's structure (lua/wlrun/)", function()
       end)
     end
   end
+
+  it("measures functions (the reader at work on a known text)", function()
+    local got = {}
+    for _, fn in ipairs(lua_requires("local function f()\n  if x then\n  end\nend\nfunction a.b:c() end\nt.x = function()\n\nend\n").functions) do
+      got[#got + 1] = ("%s:%d:%d"):format(fn.name, fn.line, fn.lines)
+    end
+    assert.same({ "f:1:4", "a.b:c:5:1", "t.x:6:3" }, got)
+  end)
+
+  local functions = {}
+  for _, f in ipairs(files) do
+    for _, fn in ipairs(parsed[f.path].functions) do
+      fn.path = f.path
+      fn.key = f.path .. " " .. fn.name
+      functions[#functions + 1] = fn
+    end
+  end
+  function_lengths("lua/wlrun/", functions)
 end)
