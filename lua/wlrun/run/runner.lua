@@ -161,194 +161,256 @@ local function until_stopped(exec, list, emit, started)
   return { kind = "interrupted", message = error_value.field(stop, "message") or "interrupted" }
 end
 
-function runner.run(sc, script)
-  local cli = core.cli
-  -- the run's own wall account (doc.wall): from the process's start to the run (the script
-  -- loaded), then each phase outside the configurations
+-- the run's own wall account (doc.wall): from the process's start to the run (the script
+-- loaded), then each phase outside the configurations; mark(phase) ends one
+local function wall_account()
   local t, wall = core.clock(), {}
   wall.start = t - core.started
   local function mark(phase)
     local now = core.clock()
     wall[phase], t = (wall[phase] or 0) + (now - t), now
   end
-  journal.in_run = ("scenario '%s'"):format(printable.text(tostring(sc.name), 60))
-  local _ <close> = setmetatable({}, { __close = function() journal.in_run = nil end })
-  local p = plan_of.build(sc, script, cli) -- bad input (-p, --filter, --resume) before the device
-  local in_force, sources = runner.in_force(sc)
-  local worker = cli.worker_config or cli.worker_queue
-  clocks.parse(settings.value("run", "lock_clocks")) -- a bad value before anything runs
-  local out = settings.view.output
-  local outputs, format, report_only = outputs_of(cli, out)
-  local sink <close> = worker and sink_of.silent() or sink_of.new {
-    format = format, quiet = out.quiet, progress = out.progress and not out.quiet and process.isatty(2),
-    report_only = report_only }
-  core.on_warning(function(msg) sink:warning(msg) end) -- the C parts' warnings, through the sink
-  local _ <close> = setmetatable({}, { __close = function() core.on_warning(nil) end })
-  local compile_only = core.compile_only()
-  pick_device(p, cli, compile_only)
-  if cli.dry_run then
-    for _, n in ipairs(p.notes) do sink:message(n) end
-    if format == "table" or format == "plain" then return sink:report(dry_run_text(p, sc)) end
-    local planned = { schema = results.SCHEMA, version = results.VERSION, complete = false,
-      scenario = { name = sc.name, axes = p.axes }, configurations = {} }
-    for i, c in ipairs(p.list) do planned.configurations[i] = { index = c.index, params = c.params, status = "planned" } end
-    return sink:report(report.render(planned, format))
-  end
-  -- bad input before any device: what this run would leave out of the file it overwrites
-  if cli.resume and p.resume_outside > 0 then
-    for _, o in ipairs(outputs) do
-      for _, path in ipairs { o.path, journal.path_for(o.path) } do
-        if journal.same_file(path, cli.resume) then
-          core.error("usage", ("--resume %s: it holds %d finished configuration%s outside this run's selection (-p, --filter, --shard), and this run writes '%s': they would be lost; resume with the same selection, or write to another -o"):format(
-            cli.resume, p.resume_outside, p.resume_outside == 1 and "" or "s", o.path), 0)
-        end
+  return wall, mark
+end
+
+-- --dry-run: the plan, in the format asked for
+local function dry_run(r)
+  local p, sc = r.p, r.sc
+  for _, n in ipairs(p.notes) do r.sink:message(n) end
+  if r.format == "table" or r.format == "plain" then return r.sink:report(dry_run_text(p, sc)) end
+  local planned = { schema = results.SCHEMA, version = results.VERSION, complete = false,
+    scenario = { name = sc.name, axes = p.axes }, configurations = {} }
+  for i, c in ipairs(p.list) do planned.configurations[i] = { index = c.index, params = c.params, status = "planned" } end
+  return r.sink:report(report.render(planned, r.format))
+end
+
+-- bad input before any device: what this run would leave out of the file it overwrites
+local function refuse_resume_losses(r)
+  local cli, p = r.cli, r.p
+  if not (cli.resume and p.resume_outside > 0) then return end
+  for _, o in ipairs(r.outputs) do
+    for _, path in ipairs { o.path, journal.path_for(o.path) } do
+      if journal.same_file(path, cli.resume) then
+        core.error("usage", ("--resume %s: it holds %d finished configuration%s outside this run's selection (-p, --filter, --shard), and this run writes '%s': they would be lost; resume with the same selection, or write to another -o"):format(
+          cli.resume, p.resume_outside, p.resume_outside == 1 and "" or "s", o.path), 0)
       end
     end
   end
-  local scenario_range <close> = nvtx.auto_scope("scenario", "scenario " .. sc.name) -- nvtx
-  local device, floor
-  -- with --devices the parent does no GPU work (its workers start without waiting for a CUDA
-  -- context and a timing floor of its own), and the document takes the device record and timing
-  -- floor that the first listed GPU's worker measured (executor.devices)
-  local spreads = cli.devices and not worker and not compile_only and not sc.command
-  if spreads and settings.value("run", "lock_clocks") ~= "off" then -- the workers measure on other GPUs
-    sink:warning("--lock-clocks is not applied with --devices: lock each GPU's clock with nvidia-smi --lock-gpu-clocks")
+end
+
+-- With --devices the parent does no GPU work (its workers start without waiting for a CUDA
+-- context and a timing floor of its own), and the document takes the device record and timing
+-- floor that the first listed GPU's worker measured (executor.devices). The workers (a command
+-- scenario's too) start at once, and make their contexts while this process checks the devices
+-- named (the driver's load, about 100 ms), before any output is opened (no device: nothing is
+-- written, the workers ended); they are waited for last, after the outputs and the report.
+-- Returns the executor of the workers (not yet started), or nil.
+local function workers_of(r)
+  local cli = r.cli
+  r.spreads = cli.devices and not r.worker and not r.compile_only and not r.sc.command
+  if r.spreads and settings.value("run", "lock_clocks") ~= "off" then -- the workers measure on other GPUs
+    r.sink:warning("--lock-clocks is not applied with --devices: lock each GPU's clock with nvidia-smi --lock-gpu-clocks")
   end
-  -- the workers of --devices (a command scenario's too) start at once, and make their contexts
-  -- while this process checks the devices named (the driver's load, about 100 ms), before any
-  -- output is opened (no device: nothing is written, the workers ended); they are waited for
-  -- last, after the outputs and the report
-  local queued = cli.devices and not worker and not compile_only
-  local exec = queued and executor.choose({ compile_only = false }, in_force, cli) or nil
-  local _ <close> = exec
-  if exec then
-    exec:start(p.todo)
-    exec:check()
-  end
-  -- the provenance's `git status` runs while the context is made (13-15 ms, more in a large
-  -- repository); a child that runs one configuration makes no document and asks nothing
-  local script_dir = provenance.dir_of(script)
-  local git_head <close> = not worker and script_dir and git.head_started(script_dir) or nil
-  mark("plan")
-  local on_device = not compile_only and not sc.command and not spreads -- a traced program has the device to itself
-  if on_device then
-    -- the driver loaded (cuInit): from here a library loads on a thread while the context is made
-    -- (a library's load holds the loader's lock, which the driver's own load needs). NVML, with
-    -- the device's handle: the first clock probe finds it ready; NVRTC: the first wl.kernel
-    -- (15-35 ms on the main thread else)
-    -- no device: its error now, before any thread starts (a scenario's prepare included)
-    if core.device_count() == 0 then require_device(script) end
-    core.nvml_start()
-    core.nvrtc_start()
-    mark("device")
-  end
-  -- what the configurations will need, started ahead (wl.cublas.prepare: its libraries load
-  -- while the context is made), where this process runs them: not in a child that runs one,
-  -- nor where children or another program run them (--devices, isolation, a config timeout, a
-  -- command); a --devices worker runs its own
+  if not (cli.devices and not r.worker and not r.compile_only) then return nil end
+  return executor.choose({ compile_only = false }, r.in_force, cli)
+end
+
+-- The driver loaded (cuInit): from here a library loads on a thread while the context is made
+-- (a library's load holds the loader's lock, which the driver's own load needs). NVML, with the
+-- device's handle: the first clock probe finds it ready; NVRTC: the first wl.kernel (15-35 ms on
+-- the main thread else). No device: its error now, before any thread starts (a scenario's
+-- prepare included).
+local function start_libraries(r)
+  if core.device_count() == 0 then require_device(r.script) end
+  core.nvml_start()
+  core.nvrtc_start()
+  r.mark("device")
+end
+
+-- What the configurations will need, started ahead (wl.cublas.prepare: its libraries load while
+-- the context is made), where this process runs them: not in a child that runs one, nor where
+-- children or another program run them (--devices, isolation, a config timeout, a command); a
+-- --devices worker runs its own
+local function prepare_ahead(r)
+  local cli, in_force, sc = r.cli, r.in_force, r.sc
   local in_children = not cli.worker_queue
     and (cli.devices ~= nil or in_force.run.isolate or in_force.run.config_timeout > 0)
-  if sc.prepare and in_force.run.prepare and not cli.worker_config and not in_children and not sc.command then
-    local params = {}
-    for i, cfg in ipairs(p.todo) do params[i] = deep_copy(cfg.params) end -- the hook cannot change the plan
-    sc.prepare(params)
-    mark("prepare")
-  end
-  if on_device then
-    device = require_device(script)
-    if not worker then -- the parent holds the lock: a child's exit would reset it
-      device.clocks = clocks.apply(settings.value("run", "lock_clocks"), function(m) sink:warning(m) end)
-    end
-    mark("device")
-    floor = bench.floor()
-    mark("floor")
-  end
-  local ctx = { scenario = sc, axes = p.axes, device = device, floor = floor, compile_only = compile_only, sink = sink }
-  local run = function(cfg) return configuration.run(sc, cfg, ctx) end
-  if cli.worker_config then return isolate.worker(p, cli.worker_config, cli.worker_output, run) end
-  if cli.worker_queue then return isolate.queue_worker(p, cli.worker_queue, run, ctx) end
-  for _, n in ipairs(p.notes) do
-    if n:match("^warning: ") then sink:warning(n:sub(10)) else sink:message(n) end
-  end
+  if not (sc.prepare and in_force.run.prepare and not cli.worker_config and not in_children and not sc.command) then return end
+  local params = {}
+  for i, cfg in ipairs(r.p.todo) do params[i] = deep_copy(cfg.params) end -- the hook cannot change the plan
+  sc.prepare(params)
+  r.mark("prepare")
+end
 
-  local doc = results.new_document { scenario = sc, script = script, axes = p.axes, device = device, floor = floor,
-    settings = in_force, sources = sources, compile_only = compile_only, git = git_head,
+-- the device, its clocks locked as asked, and the timing floor
+local function open_device(r)
+  local device = require_device(r.script)
+  if not r.worker then -- the parent holds the lock: a child's exit would reset it
+    device.clocks = clocks.apply(settings.value("run", "lock_clocks"), function(m) r.sink:warning(m) end)
+  end
+  r.mark("device")
+  local floor = bench.floor()
+  r.mark("floor")
+  return device, floor
+end
+
+-- the results document of this run, and the entries --resume carries over into it
+local function new_document(r, git_head)
+  local p = r.p
+  local doc = results.new_document { scenario = r.sc, script = r.script, axes = p.axes, device = r.device,
+    floor = r.floor, settings = r.in_force, sources = r.sources, compile_only = r.compile_only, git = git_head,
     total = p.shard and #p.space or nil,
     shard = p.shard and { k = p.shard.k, n = p.shard.n, source = p.shard.source } or nil,
     resumed_from = p.resumed_from and p.resumed_from.provenance }
   local resumed_commit = p.resumed_from and provenance.resume_warning(p.resumed_from, doc.provenance)
-  if resumed_commit then sink:warning(resumed_commit) end
+  if resumed_commit then r.sink:warning(resumed_commit) end
   local carried = {}
   for _, cfg in ipairs(p.list) do
     if p.resumed[cfg.index] then carried[#carried + 1] = resumed_entry(p.resumed[cfg.index], cfg) end
   end
-  local writer = journal.open(doc, outputs, cli.resume, carried)
-  journal.in_run = nil -- an os.exit from here on finds the outputs open (journal.hook_exit)
-  local _ <close> = writer:guard() -- the outputs are written however this ends
-  -- with --devices, the device record of a worker (else of --resume's file) before the outputs,
-  -- however this ends (closed before the guard above)
-  local _ <close> = setmetatable({}, { __close = function()
-    if spreads then exec:describe(doc, p.resumed_from) end
-  end })
+  return doc, carried
+end
 
-  exec = exec or executor.choose(ctx, in_force, cli)
-  mark("document")
-  local journal_time = 0
-  local n, finished, failed, first_failure, t0 = #p.todo, 0, 0, nil, core.clock()
+-- The configurations, each entry into the journal as it comes, the progress line and the
+-- failures said as they come. Returns the stop (nil: all ran) and the tally {n, finished,
+-- failed, first_failure, interrupted_at, journal_time}.
+local function run_configurations(r, exec, writer)
+  local p, sink = r.p, r.sink
+  local tally = { n = #r.p.todo, finished = 0, failed = 0, journal_time = 0 }
+  local t0 = core.clock()
   local function eta()
-    if finished == 0 then return "" end
-    return "  ETA " .. units.time((core.clock() - t0) / finished * (n - finished), "%.0f %s")
+    if tally.finished == 0 then return "" end
+    return "  ETA " .. units.time((core.clock() - t0) / tally.finished * (tally.n - tally.finished), "%.0f %s")
   end
   local function started(cfg)
-    sink:progress(("[%d/%d] %s%s"):format(finished + 1, n, sweep.describe(cfg.params, p.axes), eta()))
+    sink:progress(("[%d/%d] %s%s"):format(tally.finished + 1, tally.n, sweep.describe(cfg.params, p.axes), eta()))
   end
-  local interrupted_at
   local stop = until_stopped(exec, p.todo, function(entry)
     local t_add = core.clock()
     writer:add(entry)
-    journal_time = journal_time + (core.clock() - t_add)
-    finished = finished + 1
-    if entry.kind == "interrupted" then interrupted_at = interrupted_at or finished end
+    tally.journal_time = tally.journal_time + (core.clock() - t_add)
+    tally.finished = tally.finished + 1
+    if entry.kind == "interrupted" then tally.interrupted_at = tally.interrupted_at or tally.finished end
     if entry.status == "failed" and entry.kind ~= "interrupted" then
-      failed = failed + 1
-      first_failure = first_failure or entry
+      tally.failed = tally.failed + 1
+      tally.first_failure = tally.first_failure or entry
       local params = sweep.describe(entry.params, p.axes)
       sink:failure(("configuration %d%s failed%s: %s"):format(entry.index, params ~= "" and (" (" .. params .. ")") or "",
         entry.device_index and (" on device " .. entry.device_index) or "", entry.error))
     end
-    if exec.name == "devices" then sink:progress(("[%d/%d on %d devices]%s"):format(finished, n, #exec.devices, eta())) end
+    if exec.name == "devices" then
+      sink:progress(("[%d/%d on %d devices]%s"):format(tally.finished, tally.n, #exec.devices, eta()))
+    end
   end, started)
   sink:clear()
-  mark("configurations")
-  wall.journal = journal_time
-  if spreads then
-    wall.workers_ready = exec.ready
-    exec:describe(doc, p.resumed_from)
-  end
-  wall.total = core.clock() - core.started
-  doc.wall = wall
-  writer:finish(stop == nil)
-  -- the report, also of a run that stopped early: what was measured is shown, not only kept
-  if compile_only and (format == "table" or format == "plain") then
-    sink:report(compiled.text(doc))
-  else
-    sink:report(report.render(doc, format))
-  end
+  return stop, tally
+end
+
+-- How the run ended, once every output is written: an interruption, os.exit in a configuration
+-- or failed configurations are errors with their exit codes; else nothing
+local function raise_ending(r, doc, stop, tally)
+  local outputs = r.outputs
   local where = #outputs > 0 and ("in " .. outputs[1].path) or "above (no -o file was given)"
   if stop and stop.kind == "interrupted" then
-    local at = interrupted_at or finished + 1
+    local at = tally.interrupted_at or tally.finished + 1
     core.error("interrupted", ("interrupted (%s) during configuration %d of %d; %d finished configurations are %s"):format(
-      core.stop_signal() or "Ctrl-C", at, n, #doc.configurations - (interrupted_at and 1 or 0), where), 0)
+      core.stop_signal() or "Ctrl-C", at, tally.n, #doc.configurations - (tally.interrupted_at and 1 or 0), where), 0)
   end
   if stop and stop.kind == "exit" then -- os.exit in a configuration: the run stops, never as a success
     error({ kind = "script", bare = true, exit_code = stop.code, message = ("%s; %d finished configurations are %s"):format(
       stop.message, #doc.configurations - 1, where) }, 0)
   end
-  if failed > 0 then
-    core.error(first_failure.kind == "interrupted" and "script" or first_failure.kind,
-      ("%d of %d configurations failed (the first: %s)"):format(failed, finished,
-        first_failure.error:match("[^\n]*")), 0)
+  if tally.failed > 0 then
+    local first = tally.first_failure
+    core.error(first.kind == "interrupted" and "script" or first.kind,
+      ("%d of %d configurations failed (the first: %s)"):format(tally.failed, tally.finished,
+        first.error:match("[^\n]*")), 0)
   end
+end
+
+-- The sweep of a run that makes a document: the outputs opened (written however this ends), the
+-- configurations run, the document finished and reported, and how it ended said
+local function sweep_into_outputs(r, exec, git_head)
+  local doc, carried = new_document(r, git_head)
+  local writer = journal.open(doc, r.outputs, r.cli.resume, carried)
+  journal.in_run = nil -- an os.exit from here on finds the outputs open (journal.hook_exit)
+  local _ <close> = writer:guard() -- the outputs are written however this ends
+  -- with --devices, the device record of a worker (else of --resume's file) before the outputs,
+  -- however this ends (closed before the guard above)
+  local _ <close> = setmetatable({}, { __close = function()
+    if r.spreads then exec:describe(doc, r.p.resumed_from) end
+  end })
+  exec = exec or executor.choose(r.ctx, r.in_force, r.cli)
+  r.mark("document")
+  local stop, tally = run_configurations(r, exec, writer)
+  r.mark("configurations")
+  local wall = r.wall
+  wall.journal = tally.journal_time
+  if r.spreads then
+    wall.workers_ready = exec.ready
+    exec:describe(doc, r.p.resumed_from)
+  end
+  wall.total = core.clock() - core.started
+  doc.wall = wall
+  writer:finish(stop == nil)
+  -- the report, also of a run that stopped early: what was measured is shown, not only kept
+  if r.compile_only and (r.format == "table" or r.format == "plain") then
+    r.sink:report(compiled.text(doc))
+  else
+    r.sink:report(report.render(doc, r.format))
+  end
+  raise_ending(r, doc, stop, tally)
+end
+
+-- A scenario's run, in its phases: the plan and the settings (bad input before any device), the
+-- outputs and the sink, the workers of --devices, the device and what the configurations need
+-- ahead, then the sweep into the outputs (or one configuration, in a child)
+function runner.run(sc, script)
+  local cli = core.cli
+  local wall, mark = wall_account()
+  journal.in_run = ("scenario '%s'"):format(printable.text(tostring(sc.name), 60))
+  local _ <close> = setmetatable({}, { __close = function() journal.in_run = nil end })
+  local r = { sc = sc, script = script, cli = cli, wall = wall, mark = mark }
+  r.p = plan_of.build(sc, script, cli) -- bad input (-p, --filter, --resume) before the device
+  r.in_force, r.sources = runner.in_force(sc)
+  r.worker = cli.worker_config or cli.worker_queue
+  clocks.parse(settings.value("run", "lock_clocks")) -- a bad value before anything runs
+  local out = settings.view.output
+  local report_only
+  r.outputs, r.format, report_only = outputs_of(cli, out)
+  local sink <close> = r.worker and sink_of.silent() or sink_of.new {
+    format = r.format, quiet = out.quiet, progress = out.progress and not out.quiet and process.isatty(2),
+    report_only = report_only }
+  r.sink = sink
+  core.on_warning(function(msg) sink:warning(msg) end) -- the C parts' warnings, through the sink
+  local _ <close> = setmetatable({}, { __close = function() core.on_warning(nil) end })
+  r.compile_only = core.compile_only()
+  pick_device(r.p, cli, r.compile_only)
+  if cli.dry_run then return dry_run(r) end
+  refuse_resume_losses(r)
+  local scenario_range <close> = nvtx.auto_scope("scenario", "scenario " .. sc.name) -- nvtx
+  local exec <close> = workers_of(r) -- closed however this ends: no worker or queue left
+  if exec then
+    exec:start(r.p.todo)
+    exec:check()
+  end
+  -- the provenance's `git status` runs while the context is made (13-15 ms, more in a large
+  -- repository); a child that runs one configuration makes no document and asks nothing
+  local script_dir = provenance.dir_of(script)
+  local git_head <close> = not r.worker and script_dir and git.head_started(script_dir) or nil
+  mark("plan")
+  local on_device = not r.compile_only and not sc.command and not r.spreads -- a traced program has the device to itself
+  if on_device then start_libraries(r) end
+  prepare_ahead(r)
+  if on_device then r.device, r.floor = open_device(r) end
+  r.ctx = { scenario = sc, axes = r.p.axes, device = r.device, floor = r.floor, compile_only = r.compile_only, sink = sink }
+  local run = function(cfg) return configuration.run(sc, cfg, r.ctx) end
+  if cli.worker_config then return isolate.worker(r.p, cli.worker_config, cli.worker_output, run) end
+  if cli.worker_queue then return isolate.queue_worker(r.p, cli.worker_queue, run, r.ctx) end
+  for _, n in ipairs(r.p.notes) do
+    if n:match("^warning: ") then sink:warning(n:sub(10)) else sink:message(n) end
+  end
+  sweep_into_outputs(r, exec, git_head)
 end
 
 return runner
