@@ -17,6 +17,7 @@ local query = {}
 
 local SELECT = [[
 SELECT r.id AS run, r.scenario, r.device, r.commit_sha, r.dirty, r.commit_source, r.time, r.added, r.file,
+       r.branch, r.merge_base,
        x.params, x.unit, x.n, x.median, x.mean, x.min, x.max, x.stddev
 FROM results x JOIN runs r ON r.id = x.run
 WHERE (?1 IS NULL OR r.scenario = ?1) AND (?2 IS NULL OR r.device = ?2)
@@ -150,10 +151,8 @@ function query.names(db, what)
 end
 
 -- The commit whose level `wlrun history accept` took as a series' new normal (the latest
--- accepted), or nil. The table of accepts is made by the first accept: a history without one
--- has accepted nothing.
+-- accepted), or nil (the table is the schema's since version 3).
 function query.accepted(db, series)
-  if #db:rows("SELECT name FROM sqlite_schema WHERE type = 'table' AND name = 'accepted'") == 0 then return nil end
   local r = db:rows("SELECT commit_sha FROM accepted WHERE scenario = ?1 AND device = ?2 AND params = ?3 ORDER BY rowid DESC LIMIT 1",
     series.scenario, series.device, series.params_json)[1]
   return r and r.commit_sha
