@@ -35,17 +35,16 @@ local function cwd() return process.cwd() or "." end
 local function is_commit(c) return type(c) == "string" and #c >= 7 and #c <= 64 and c:match("^%x+$") ~= nil end
 
 -- The branch and merge base of a run being added at commit (its sha, '' when unknown): the
--- branch is --branch, else the document's (its provenance), else the current directory's
--- checkout when it is that commit (or the commit is not the document's), else a CI variable
--- when that checkout is detached; the merge base is git's, of the commit and the main line.
--- '' for either when it cannot be told.
-function branches.of_run(doc_branch, option, commit, source)
+-- branch is --branch, else the document's (its provenance), else that of the current
+-- directory's checkout when the run's commit is the one checked out (a CI variable when that
+-- checkout is a detached HEAD); the merge base is git's, of the commit and the main line. ''
+-- for either when it cannot be told.
+function branches.of_run(doc_branch, option, commit)
   local here = cwd()
   local name = option or doc_branch
-  if not name then
+  if not name and commit ~= "" then
     local head = git.head(here)
-    local same = source ~= "document" or (head and head.commit:sub(1, #commit) == commit)
-    if same then name = head and head.branch or ci_branch() end
+    if head and head.commit:sub(1, #commit) == commit then name = head.branch or ci_branch() end
   end
   local base = ""
   if is_commit(commit) then
@@ -68,10 +67,20 @@ local function main_line(here)
   end
 end
 
--- whether a run recorded on `recorded` belongs to the series of branch `name`
+-- whether a run recorded on `recorded` belongs to the series of branch `name` (nil: the main
+-- line)
 local function recorded_on(recorded, name)
-  if name == nil or branches.is_main(name) then return branches.is_main(recorded) end
+  if name == nil then return branches.is_main(recorded) end
   return recorded == name
+end
+
+-- The main line of a repository that has neither main nor master: where no run is recorded on
+-- either (or on none), the branch of the first run stored (a trunk of another name); else nil.
+local function other_trunk(rows)
+  for _, row in ipairs(rows) do
+    if branches.is_main(row.branch) then return nil end
+  end
+  return rows[1] and rows[1].branch
 end
 
 -- Reorders the rows that git placed (their line's index in row.place) by it, in the places
@@ -101,8 +110,12 @@ function branches.select(rows, name)
   local here = cwd()
   local is_main = name == nil or branches.is_main(name)
   local main_ref, main = main_line(here)
-  local ref, line = main_ref, main
-  if not is_main then ref, line = name, git.first_parent(here, name) end
+  local trunk = not main_ref and other_trunk(rows)
+  if trunk then main_ref, main = trunk, git.first_parent(here, trunk) end
+  local line = main
+  if not is_main then line = git.first_parent(here, name) end
+  local series = not is_main and name or trunk or nil -- as recorded_on takes it
+  local function on_main(b) return branches.is_main(b) or b == trunk end
   local info = { branch = is_main and (main_ref or "main") or name, main = main_ref or "main" }
   local pos, base_pos = {}, nil
   for i, sha in ipairs(line or {}) do pos[sha] = i end
@@ -128,7 +141,7 @@ function branches.select(rows, name)
     end
   end
   for i, row in ipairs(rows) do
-    if recorded_base and not full[row.commit] and branches.is_main(row.branch) and row.commit ~= ""
+    if recorded_base and not full[row.commit] and on_main(row.branch) and row.commit ~= ""
       and recorded_base:sub(1, #row.commit) == row.commit then
       last_base = i
     end
@@ -144,10 +157,10 @@ function branches.select(rows, name)
         if base_pos then row.own = pos[sha] > base_pos else row.own = not is_main and row.branch == name end
         kept[#kept + 1] = row
       end
-    elseif recorded_on(row.branch, name) then
+    elseif recorded_on(row.branch, series) then
       row.own = not is_main
       kept[#kept + 1] = row
-    elseif not is_main and branches.is_main(row.branch) then
+    elseif not is_main and on_main(row.branch) then
       -- the main line's run of a commit git does not place: up to the merge base
       if (last_base and i <= last_base) or (not last_base and first_own_time and row.time < first_own_time) then
         row.own = false

@@ -10,6 +10,7 @@ local esc = require "wlrun.html.escape"
 local html_table = require "wlrun.html.table"
 local plots = require "wlrun.html.plots"
 local query = require "wlrun.history.query"
+local branches = require "wlrun.history.branches"
 local render = require "wlrun.history.render"
 local T = require "wlrun.report.table"
 local columns = require "wlrun.report.columns"
@@ -45,7 +46,7 @@ local function trend_table(points, id)
 end
 
 function M.render(db, path, sel, id)
-  local all = query.series(query.rows(db, sel))
+  local all = query.series((branches.select(query.rows(db, sel)))) -- the main line's series, as history's
   local out = { ('<section id="%s">'):format(esc.id(id)), "<h2>" .. esc.text(("History: '%s'"):format(path)) .. "</h2>" }
   local cp = changepoint.defaults
   out[#out + 1] = ("<p>%d configuration%s. Each line is a configuration's median by commit, in the order the runs started; "

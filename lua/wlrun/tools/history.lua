@@ -25,7 +25,7 @@ local TOOL = "history"
 M.usage = [[
 Usage: wlrun history add RESULTS.json... [--db FILE] [--commit SHA] [--branch NAME] [-q]
        wlrun history show|trend|blame [--db FILE] [selection] [options] [-o FILE]...
-       wlrun history accept [--db FILE] [selection] [--commit SHA] [-q]
+       wlrun history accept [--db FILE] [--branch NAME] [selection] [--commit SHA] [-q]
 
 Keeps results across commits in an SQLite database (docs/history.md): by default
 .wlrun/history.db at the root of the git repository (or of the current directory),
@@ -166,7 +166,7 @@ local function add(o, files)
     else
       if doc.complete == false then cli.warn(TOOL, ("'%s' is the result of a run that did not finish"):format(shown)) end
       run.commit, run.left = record.commit(doc, o.commit), left
-      run.branch, run.merge_base = branches.of_run(run.commit.branch, o.branch, run.commit.commit, run.commit.source)
+      run.branch, run.merge_base = branches.of_run(run.commit.branch, o.branch, run.commit.commit)
       if run.commit.commit == "" then
         cli.warn(TOOL, ("no commit is known for '%s' (it records none, and the current directory is not in a git repository): give it with --commit"):format(shown))
       end
