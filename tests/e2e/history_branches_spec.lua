@@ -161,3 +161,47 @@ describe("wlrun history on branches", function()
     assert.equal(0, history("blame --fail-on 5").code)
   end)
 end)
+
+describe("wlrun history on a database made before branches were recorded", function()
+  local sqlite = require "wlrun.sqlite"
+  local schema = require "wlrun.history.schema"
+
+  -- a history of schema version 2, as a wlrun of that version left it: three runs of two
+  -- commits, and an accept in the table its first accept made
+  local function version2(path)
+    local db = sqlite.open(path, { create = true })
+    db:exec(schema.migration(1))
+    db:exec(schema.migration(2))
+    db:exec("PRAGMA user_version = 2")
+    db:exec(("PRAGMA application_id = %d"):format(schema.APPLICATION_ID))
+    db:exec("CREATE TABLE accepted (scenario TEXT NOT NULL, device TEXT NOT NULL, params TEXT NOT NULL, commit_sha TEXT NOT NULL, time TEXT NOT NULL)")
+    for i, c in ipairs { "c01", "c02", "c02" } do
+      db:run("INSERT INTO runs (scenario, device, commit_sha, dirty, time, added, file, identity) VALUES ('spin', 'NVIDIA H200', ?1, 0, ?2, ?2, 'r.json', ?3)",
+        c, F.time(i), "id" .. i)
+      db:run("INSERT INTO results VALUES (?1, '{\"n\":1}', 's', 3, ?2, ?2, ?2, ?2, 0.0, ?3)", i, i * 1e-3,
+        ("[%g,%g,%g]"):format(i * 1e-3, i * 1e-3, i * 1e-3))
+    end
+    db:run("INSERT INTO accepted VALUES ('spin', 'NVIDIA H200', '{\"n\":1}', 'c02', '2026-01-02T00:00:00Z')")
+    db:close()
+  end
+
+  it("is migrated by its first reader and read as the main line's, its accepts kept", function()
+    local dir = h.tmpdir()
+    version2(dir .. "/old.db")
+    local r = h.run("history trend --db old.db -o -", { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    local doc = json.decode(r.stdout)
+    assert.equal(2, #doc.configurations[1].points)
+    local shown = json.decode(h.run("history show --db old.db -o -", { cwd = dir }).stdout)
+    assert.equal(3, #shown.runs)
+    assert.same({ "", "" }, { shown.runs[1].branch, shown.runs[1].merge_base })
+    local db <close> = sqlite.open(dir .. "/old.db", { readonly = true })
+    assert.equal(3, db:rows("PRAGMA user_version")[1].user_version)
+    assert.equal("c02", db:rows("SELECT commit_sha FROM accepted")[1].commit_sha)
+    -- the accept still holds: the gate's baseline starts at c02, a series of one commit
+    local g = json.decode(h.run("history trend --db old.db --fail-on 5 -o -", { cwd = dir }).stdout)
+    assert.equal("no baseline", g.configurations[1].gate.verdict)
+    -- a branch that no run records has no series
+    assert.matches("No configuration in 'old.db' matches", h.run("history trend --db old.db --branch x", { cwd = dir }).stdout)
+  end)
+end)
