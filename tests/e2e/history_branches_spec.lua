@@ -153,12 +153,14 @@ describe("wlrun history on branches", function()
   end)
 
   it("takes a level accepted on the branch as its baseline, and main's gate is left as it was", function()
+    assert.equal(0, history("accept --commit " .. sha.m08).code) -- main's, before the branch's
     local r = history("accept --branch feature")
     assert.equal(0, r.code, r.stderr)
     assert.matches("its level from " .. sha.f05:sub(1, 12) .. " on is the baseline", r.stdout)
     local g = json.decode(history("blame --branch feature --fail-on 5 -o -").stdout)
     assert.same({ false, "no baseline" }, { g.gate.failed, g.configurations[1].gate.verdict })
-    assert.equal(0, history("blame --fail-on 5").code)
+    local m = json.decode(history("blame --fail-on 5 -o -").stdout) -- main's accept still holds
+    assert.same({ false, sha.m08 }, { m.gate.failed, m.configurations[1].gate.accepted.commit })
   end)
 end)
 

@@ -150,12 +150,17 @@ function query.names(db, what)
   return out
 end
 
--- The commit whose level `wlrun history accept` took as a series' new normal (the latest
--- accepted), or nil (the table is the schema's since version 3).
-function query.accepted(db, series)
-  local r = db:rows("SELECT commit_sha FROM accepted WHERE scenario = ?1 AND device = ?2 AND params = ?3 ORDER BY rowid DESC LIMIT 1",
-    series.scenario, series.device, series.params_json)[1]
-  return r and r.commit_sha
+-- The index in points (query.commits of series) of the commit whose level `wlrun history
+-- accept` took as the series' new normal — the latest accept of a commit that the points hold
+-- (one made on a branch's series is not the main line's) — or nil (the table is the schema's
+-- since version 3).
+function query.accepted(db, series, points)
+  local at = {}
+  for i, p in ipairs(points) do at[p.commit] = i end
+  for _, r in ipairs(db:rows("SELECT commit_sha FROM accepted WHERE scenario = ?1 AND device = ?2 AND params = ?3 ORDER BY rowid DESC",
+    series.scenario, series.device, series.params_json)) do
+    if at[r.commit_sha] then return at[r.commit_sha] end
+  end
 end
 
 -- the samples of a row, checked: finite numbers

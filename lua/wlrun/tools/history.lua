@@ -289,11 +289,7 @@ local function analyse(db, path, o, opts, cmd)
     local found = (cmd == "blame" or gate) and analysis.blame(s, points, opts)
     if cmd == "trend" then e.points = analysis.trend(points) else e.steps, e.drifts = found.steps, found.drifts end
     if gate then
-      local accepted = query.accepted(db, s)
-      local at
-      for i, p in ipairs(points) do
-        if accepted and p.commit == accepted then at = i end
-      end
+      local at = query.accepted(db, s, points)
       local found_of = function(prefix) return analysis.blame(s, prefix, opts) end
       local g = { fail_on = opts.fail_on, alpha = opts.alpha, accepted = at }
       if o.branch and not branches.is_main(o.branch) then -- against main's level at the merge base
