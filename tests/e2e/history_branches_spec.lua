@@ -75,6 +75,10 @@ describe("wlrun history on branches", function()
       assert.equal("main", run.branch)
       assert.equal(sha[run.file:match("(m%d+)%.json$")], run.merge_base) -- a main commit is its own merge base
     end
+    local text = history("show --branch feature").stdout
+    assert.matches("  commit      branch   configs  file\n", text, 1, true)
+    assert.matches(sha.f05:sub(1, 10) .. "  feature        1", text, 1, true)
+    assert.matches(sha.m06:sub(1, 10) .. "  main           1", text, 1, true)
     local f = json.decode(history("show --branch feature -o -").stdout)
     assert.equal(sha.m06, f.merge_base)
     assert.equal(11, #f.runs)

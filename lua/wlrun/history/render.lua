@@ -96,6 +96,10 @@ local function show(doc, out)
     rows[#rows + 1] = { tostring(r.id), r.time, r.scenario, r.device ~= "" and r.device or "-", M.commit_text(r),
       tostring(r.configurations), r.file }
   end
+  if doc.merge_base then -- a branch's series: which runs are main's (docs/history.md, "Branches")
+    table.insert(cols, 6, { title = "branch" })
+    for i, r in ipairs(doc.runs) do table.insert(rows[i], 6, r.branch ~= "" and r.branch or "-") end
+  end
   lines_of(out, cols, rows)
 end
 
