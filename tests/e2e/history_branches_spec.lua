@@ -166,6 +166,18 @@ describe("wlrun history on branches", function()
     local m = json.decode(history("blame --fail-on 5 -o -").stdout) -- main's accept still holds
     assert.same({ false, sha.m08 }, { m.gate.failed, m.configurations[1].gate.accepted.commit })
   end)
+
+  it("keeps a run of a commit git does not know in its place by its recorded branch and time", function()
+    step = step + 1
+    h.write(data .. "/c99.json", F.document { started = F.time(step), configs = {
+      { params = { n = 1024 }, samples = F.samples(1e-3, 40, 0.01, step) } } })
+    local r = history("add " .. q(data .. "/c99.json") .. " --commit c99")
+    assert.equal(0, r.code, r.stderr)
+    local main = json.decode(history("trend -o -").stdout).configurations[1].points
+    assert.same({ 13, sha.m12, "c99" }, { #main, main[12].commit, main[13].commit })
+    local feature = json.decode(history("trend --branch feature -o -").stdout).configurations[1].points
+    assert.same({ 11, sha.f05 }, { #feature, feature[11].commit })
+  end)
 end)
 
 describe("wlrun history on a database made before branches were recorded", function()

@@ -60,6 +60,9 @@ function query.rows(db, sel)
     row.param_values = decode_params(db, row)
     row.commit, row.commit_sha = row.commit_sha, nil
     row.dirty = row.dirty == 1
+    -- '' where a file made otherwise holds no text (the schema says NOT NULL DEFAULT '')
+    if type(row.branch) ~= "string" then row.branch = "" end
+    if type(row.merge_base) ~= "string" then row.merge_base = "" end
     if not sel.keep or sel.keep(row.param_values) then out[#out + 1] = row end
   end
   return out
