@@ -48,6 +48,10 @@ return {
     stderr = "^wlrun: %-%-filter 'n >': " },
   { name = "history: -p without a value", code = 2, args = "history show --db h.db -p n=",
     stderr = "^wlrun: history: %-p 'n=': no value after '='" },
+  { name = "history: --branch that could be an option of git", code = 2, args = "history trend --db h.db --branch=-x",
+    stderr = "^wlrun: history: %-%-branch: expected a branch's name of letters, digits, '%.', '_', '/' and '%-' %(at most 200%), got '%-x'\n" },
+  { name = "history: --branch with '..' (a range to git)", code = 2, args = "history add r.json --branch main..x",
+    stderr = "^wlrun: history: %-%-branch: expected a branch's name" },
   { name = "history: [history] db with no value", code = 3, args = "history show",
     ini = "[history]\ndb =\n", stderr = "^wlrun: wlrun%.ini:2: history%.db: empty value" },
 }

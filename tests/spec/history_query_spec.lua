@@ -75,7 +75,7 @@ describe("a run as the history records it", function()
       assert.is_nil(record.document_commit(doc { configs = {}, provenance = bad }))
     end
     assert.is_nil(record.document_commit { provenance = "text", configurations = {} }) -- the loader refuses it
-    assert.same({ commit = "abcdef1234567", dirty = true, source = "document" }, -- what a run of wlrun writes
+    assert.same({ commit = "abcdef1234567", dirty = true, source = "document", branch = "main" }, -- what a run of wlrun writes
       record.document_commit(doc { configs = {}, provenance = { git = { commit = "abcdef1234567", dirty = true,
         branch = "main" }, host = "h" } }))
     assert.same({ commit = "v1.2", dirty = false, source = "option" }, record.commit(d, "v1.2"))

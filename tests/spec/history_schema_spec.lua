@@ -37,10 +37,11 @@ describe("the history's schema", function()
     assert.equal(schema.VERSION, pragma(db, "user_version"))
     assert.equal(schema.APPLICATION_ID, pragma(db, "application_id"))
     assert.equal("wal", pragma(db, "journal_mode"))
-    assert.equal(2, schema.VERSION)
+    assert.equal(3, schema.VERSION)
     local cols = {}
     for _, r in ipairs(db:rows("PRAGMA table_info(runs)")) do cols[r.name] = true end
-    assert.is_true(cols.identity and cols.commit_source and cols.commit_sha and true)
+    assert.is_true(cols.identity and cols.commit_source and cols.commit_sha and cols.branch and cols.merge_base and true)
+    assert.equal(1, #db:rows("SELECT name FROM sqlite_schema WHERE type = 'table' AND name = 'accepted'"))
   end)
 
   it("migrates a database of version 1 and keeps its rows", function()
@@ -56,6 +57,50 @@ describe("the history's schema", function()
     assert.equal(2, #db:rows("SELECT params FROM results WHERE run = 1"))
     assert.equal(1, #db:rows("SELECT name FROM sqlite_schema WHERE name = 'runs_series'"))
     assert.equal("ok", pragma(db, "integrity_check"))
+  end)
+
+  -- a database of version 2, as a wlrun of that version left it: one run, and the accepts table
+  -- that its first `history accept` made outside the schema
+  local function version2(path)
+    version1(path)
+    local db = sqlite.open(path)
+    db:exec(schema.migration(2))
+    db:exec("PRAGMA user_version = 2")
+    db:exec("CREATE TABLE IF NOT EXISTS accepted (scenario TEXT NOT NULL, device TEXT NOT NULL, params TEXT NOT NULL, commit_sha TEXT NOT NULL, time TEXT NOT NULL)")
+    db:run("INSERT INTO accepted VALUES ('spin', 'NVIDIA H200', '{\"n\":1}', 'abc1234', '2026-01-03T00:00:00Z')")
+    db:close()
+  end
+
+  it("migrates a database of version 2 in one transaction: no branch recorded (the main line's), its accepts kept", function()
+    local path = h.tmpdir() .. "/v2.db"
+    version2(path)
+    local db <close> = store.open_writer(path, "--db")
+    assert.equal(3, pragma(db, "user_version"))
+    local run = db:rows("SELECT * FROM runs")[1]
+    assert.same({ "abc1234", "", "" }, { run.commit_sha, run.branch, run.merge_base })
+    assert.equal("abc1234", db:rows("SELECT commit_sha FROM accepted")[1].commit_sha)
+    assert.equal("ok", pragma(db, "integrity_check"))
+    -- and one without accepts gets the table; a failing migration leaves the file as it was
+    local other = h.tmpdir() .. "/v2b.db"
+    version1(other)
+    local w = sqlite.open(other)
+    w:exec(schema.migration(2))
+    w:exec("PRAGMA user_version = 2")
+    w:exec("ALTER TABLE runs ADD COLUMN branch TEXT") -- makes migration 3 fail half way
+    w:close()
+    fails("io", "duplicate column name: branch", store.open_writer, other, "--db")
+    local r <close> = sqlite.open(other, { readonly = true })
+    assert.equal(2, pragma(r, "user_version"))
+    assert.equal(0, #r:rows("SELECT name FROM sqlite_schema WHERE name = 'accepted'"))
+  end)
+
+  it("refuses a history of version 3 whose accepted is not a table", function()
+    local path = h.tmpdir() .. "/v.db"
+    store.open_writer(path, "--db"):close()
+    local db = sqlite.open(path)
+    db:exec("DROP TABLE accepted; CREATE VIEW accepted AS SELECT 1")
+    db:close()
+    fails("io", "not a wlrun history: its 'accepted' is a view, not a table", store.open_reader, path)
   end)
 
   it("is migrated by a reader that may write, and by migrate() in the caller's transaction", function()
@@ -77,7 +122,7 @@ describe("the history's schema", function()
     local newer = sqlite.open(dir .. "/newer.db", { create = true })
     newer:exec(("PRAGMA application_id = %d; PRAGMA user_version = 99"):format(schema.APPLICATION_ID))
     newer:close()
-    fails("io", "history: database '" .. dir .. "/newer.db': a history of schema version 99, newer than this wlrun's (2)",
+    fails("io", "history: database '" .. dir .. "/newer.db': a history of schema version 99, newer than this wlrun's (3)",
       store.open_reader, dir .. "/newer.db")
     fails("io", "newer than this wlrun's", store.open_writer, dir .. "/newer.db", "--db")
     local foreign = sqlite.open(dir .. "/foreign.db", { create = true })

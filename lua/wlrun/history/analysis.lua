@@ -9,6 +9,8 @@
 --                                               baseline by more than opts.fail_on
 --   analysis.pinned_gate(points, found_of, samples, opts)  the same, the baseline pinned at the
 --                                               first commit that failed since the accepted one
+--   analysis.branch_gate(points, base, found_of, samples, opts)  a branch's latest commit against
+--                                               the main line's level at the merge base
 local changepoint = require "wlrun.history.changepoint"
 local stats = require "wlrun.compare.stats"
 
@@ -122,6 +124,23 @@ function analysis.pinned_gate(points, found_of, samples, opts)
   end
   local r = analysis.gate(view, found_of(view), samples, opts)
   r.accepted = opts.accepted and commit_of(points[opts.accepted])
+  return r
+end
+
+-- The gate of a branch (docs/history.md, "Branches"): points are the main line's up to the merge
+-- base (1..base) and then the branch's own; the branch's latest commit is judged against the
+-- level of the main line at the merge base — the last segment that blame finds in 1..base, its
+-- most recent baseline_commits — a baseline pinned there, so the gate cannot flap whatever the
+-- branch's commits do. A level accepted on the branch (opts.accepted after base) is the baseline
+-- from there, as on the main line. base: nil when the branch has no run of its own here.
+function analysis.branch_gate(points, base, found_of, samples, opts)
+  if base == nil then return { verdict = "no run on the branch", failed = false } end
+  if opts.accepted and opts.accepted > base then return analysis.pinned_gate(points, found_of, samples, opts) end
+  if base < 1 then return { verdict = "no baseline", failed = false } end
+  local segs = found_of(slice(points, 1, base)).segments
+  local first_b = math.max(segs[#segs].first, base - (opts.baseline_commits or 10) + 1)
+  local r = judge(points, first_b, base, samples, opts)
+  r.merge_base = commit_of(points[base])
   return r
 end
 

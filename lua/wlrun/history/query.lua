@@ -17,6 +17,7 @@ local query = {}
 
 local SELECT = [[
 SELECT r.id AS run, r.scenario, r.device, r.commit_sha, r.dirty, r.commit_source, r.time, r.added, r.file,
+       r.branch, r.merge_base,
        x.params, x.unit, x.n, x.median, x.mean, x.min, x.max, x.stddev
 FROM results x JOIN runs r ON r.id = x.run
 WHERE (?1 IS NULL OR r.scenario = ?1) AND (?2 IS NULL OR r.device = ?2)
@@ -59,6 +60,9 @@ function query.rows(db, sel)
     row.param_values = decode_params(db, row)
     row.commit, row.commit_sha = row.commit_sha, nil
     row.dirty = row.dirty == 1
+    -- '' where a file made otherwise holds no text (the schema says NOT NULL DEFAULT '')
+    if type(row.branch) ~= "string" then row.branch = "" end
+    if type(row.merge_base) ~= "string" then row.merge_base = "" end
     if not sel.keep or sel.keep(row.param_values) then out[#out + 1] = row end
   end
   return out
@@ -149,14 +153,17 @@ function query.names(db, what)
   return out
 end
 
--- The commit whose level `wlrun history accept` took as a series' new normal (the latest
--- accepted), or nil. The table of accepts is made by the first accept: a history without one
--- has accepted nothing.
-function query.accepted(db, series)
-  if #db:rows("SELECT name FROM sqlite_schema WHERE type = 'table' AND name = 'accepted'") == 0 then return nil end
-  local r = db:rows("SELECT commit_sha FROM accepted WHERE scenario = ?1 AND device = ?2 AND params = ?3 ORDER BY rowid DESC LIMIT 1",
-    series.scenario, series.device, series.params_json)[1]
-  return r and r.commit_sha
+-- The index in points (query.commits of series) of the commit whose level `wlrun history
+-- accept` took as the series' new normal — the latest accept of a commit that the points hold
+-- (one made on a branch's series is not the main line's) — or nil (the table is the schema's
+-- since version 3).
+function query.accepted(db, series, points)
+  local at = {}
+  for i, p in ipairs(points) do at[p.commit] = i end
+  for _, r in ipairs(db:rows("SELECT commit_sha FROM accepted WHERE scenario = ?1 AND device = ?2 AND params = ?3 ORDER BY rowid DESC",
+    series.scenario, series.device, series.params_json)) do
+    if at[r.commit_sha] then return at[r.commit_sha] end
+  end
 end
 
 -- the samples of a row, checked: finite numbers

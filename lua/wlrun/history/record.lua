@@ -22,7 +22,7 @@ function record.document_commit(doc)
   local g = p and type(p.git) == "table" and p.git or p
   local sha = g and str(g.commit)
   if not (sha and sha:match("^%x+$") and #sha >= 7 and #sha <= 64) then return nil end
-  return { commit = sha:lower(), dirty = g.dirty == true, source = "document" }
+  return { commit = sha:lower(), dirty = g.dirty == true, source = "document", branch = str(g.branch) }
 end
 
 -- The commit of a run: --commit, else the document's, else the one checked out in the current
@@ -81,19 +81,20 @@ function record.run(doc, path)
 end
 
 local INSERT_RUN = [[
-INSERT INTO runs (identity, scenario, device, commit_sha, dirty, commit_source, time, added, file)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (identity) DO NOTHING]]
+INSERT INTO runs (identity, scenario, device, commit_sha, dirty, commit_source, time, added, file, branch, merge_base)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (identity) DO NOTHING]]
 
 local INSERT_RESULT = [[
 INSERT INTO results (run, params, unit, n, median, mean, min, max, stddev, samples)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)]]
 
--- Stores a run (record.run) at a commit (record.commit) inside the caller's transaction.
+-- Stores a run (record.run, with its branch and merge_base: '' when unknown) at a commit
+-- (record.commit) inside the caller's transaction.
 -- Returns {id, added = true}, or the run already stored with that identity {id, added =
 -- false, commit, time}.
 function record.insert(db, run, commit)
   local n = db:run(INSERT_RUN, run.identity, run.scenario, run.device, commit.commit, commit.dirty, commit.source,
-    run.time, process.utc_now(), run.file)
+    run.time, process.utc_now(), run.file, run.branch or "", run.merge_base or "")
   if n == 0 then
     local old = db:rows("SELECT id, commit_sha, added FROM runs WHERE identity = ?1", run.identity)[1]
     return { id = old.id, added = false, commit = old.commit_sha, time = old.added }

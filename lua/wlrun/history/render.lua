@@ -41,6 +41,10 @@ local function plural(n, word) return ("%d %s%s"):format(n, word, n == 1 and "" 
 local function added_line(run, done, db)
   local what = ("%s, %s, commit %s%s"):format(run.scenario, plural(#run.configurations, "configuration"),
     M.commit_text(run.commit), run.commit.source ~= "" and (" (" .. run.commit.source .. ")") or "")
+  if run.branch and run.branch ~= "" and run.branch ~= "main" and run.branch ~= "master" then -- the main line's is not said
+    what = what .. (" on branch %s"):format(run.branch)
+    if run.merge_base ~= "" then what = what .. (" (merge base %s)"):format(M.commit_text { commit = run.merge_base }) end
+  end
   if not done.added then
     return ("'%s' is already in '%s' as run %d (added %s, commit %s): left as it is\n"):format(run.file, db, done.id,
       done.time, M.commit_text { commit = done.commit })
@@ -91,6 +95,10 @@ local function show(doc, out)
   for _, r in ipairs(doc.runs) do
     rows[#rows + 1] = { tostring(r.id), r.time, r.scenario, r.device ~= "" and r.device or "-", M.commit_text(r),
       tostring(r.configurations), r.file }
+  end
+  if doc.merge_base then -- a branch's series: which runs are main's (docs/history.md, "Branches")
+    table.insert(cols, 6, { title = "branch" })
+    for i, r in ipairs(doc.runs) do table.insert(rows[i], 6, r.branch ~= "" and r.branch or "-") end
   end
   lines_of(out, cols, rows)
 end
@@ -165,7 +173,7 @@ local function gate_lines(doc, out)
         e.device ~= "" and e.device or "-", params_text(e.params), M.change_text(x.change), M.commit_text(x.latest),
         M.commit_text(x.baseline.from), M.commit_text(x.baseline.to), ("%.3f"):format(x.lo), ("%.3f"):format(x.hi),
         x.pinned and ("; baseline pinned since %s failed (wlrun history accept takes the new level)"):format(
-          M.commit_text(x.pinned.since)) or "")
+          M.commit_text(x.pinned.since)) or x.merge_base and ("; baseline: %s's level at the merge base"):format(doc.main) or "")
     end
   end
 end
@@ -196,6 +204,11 @@ end
 
 function M.text(doc)
   local out = {}
+  if doc.merge_base then -- a branch's series (--branch)
+    out[#out + 1] = ("Branch %s: %s's runs up to the merge base %s, then its own"):format(doc.branch, doc.main,
+      M.commit_text { commit = doc.merge_base })
+    out[#out + 1] = ""
+  end
   if doc.command == "show" then
     show(doc, out)
   else

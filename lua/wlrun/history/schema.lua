@@ -51,6 +51,19 @@ ALTER TABLE runs ADD COLUMN commit_source TEXT NOT NULL DEFAULT '';
 CREATE UNIQUE INDEX runs_identity ON runs(identity);
 CREATE INDEX runs_series ON runs(scenario, device, time);
 ]],
+  -- 3: the branch of a run and its merge base with the main line ('' when unknown: the runs of
+  -- version 2 and before are the main line's, docs/history.md "Branches"); the accepts of
+  -- `wlrun history accept`, which a wlrun of version 2 made at its first accept (IF NOT EXISTS:
+  -- kept as they are)
+  [[
+ALTER TABLE runs ADD COLUMN branch TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN merge_base TEXT NOT NULL DEFAULT '';
+CREATE TABLE IF NOT EXISTS accepted (
+  scenario TEXT NOT NULL, device TEXT NOT NULL, params TEXT NOT NULL, -- the configuration's series
+  commit_sha TEXT NOT NULL,    -- the commit whose level is the new normal
+  time TEXT NOT NULL           -- when it was accepted, UTC
+);
+]],
 }
 
 schema.VERSION = #MIGRATIONS
@@ -71,14 +84,16 @@ local function tables(db)
   return names
 end
 
--- Raises unless runs and results are tables: a view of the same name (a file made to look like
--- a history) could make every query of it run for ever.
-local function check_tables(db, label)
+-- Raises unless the history's tables are tables (runs and results; accepted from version 3 on):
+-- a view of the same name (a file made to look like a history) could make every query of it
+-- run for ever.
+local function check_tables(db, label, v)
+  local names = v >= 3 and { "runs", "results", "accepted" } or { "runs", "results" }
   local kind = {}
-  for _, r in ipairs(db:rows("SELECT name, type FROM sqlite_schema WHERE name IN ('runs', 'results')")) do
+  for _, r in ipairs(db:rows("SELECT name, type FROM sqlite_schema WHERE name IN ('runs', 'results', 'accepted')")) do
     kind[r.name] = r.type
   end
-  for _, name in ipairs { "runs", "results" } do
+  for _, name in ipairs(names) do
     if kind[name] ~= "table" then
       fail(label, ("not a wlrun history: its '%s' is %s"):format(name,
         kind[name] and ("a " .. kind[name] .. ", not a table") or "missing"))
@@ -104,7 +119,7 @@ local function version_of(db, label)
     fail(label, ("a history of schema version %d, newer than this wlrun's (%d): use a newer wlrun"):format(v,
       schema.VERSION))
   end
-  if v > 0 then check_tables(db, label) end
+  if v > 0 then check_tables(db, label, v) end
   return v
 end
 

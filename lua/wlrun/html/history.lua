@@ -13,6 +13,7 @@ local esc = require "wlrun.html.escape"
 local html_table = require "wlrun.html.table"
 local plots = require "wlrun.html.plots"
 local query = require "wlrun.history.query"
+local branches = require "wlrun.history.branches"
 local render = require "wlrun.history.render"
 local T = require "wlrun.report.table"
 local columns = require "wlrun.report.columns"
@@ -54,7 +55,7 @@ end
 -- each configuration's series: {series, points, found (analysis.blame's), heading, name}
 function M.analyse(db, sel)
   local list = {}
-  for k, s in ipairs(query.series(query.rows(db, sel))) do
+  for k, s in ipairs(query.series((branches.select(query.rows(db, sel))))) do -- the main line's series, as history's
     local points = query.commits(s)
     list[k] = { series = s, points = points, found = analysis.blame(s, points, {}),
       heading = render.heading { scenario = s.scenario, device = s.device, params = s.params, commits = #points },

@@ -15,15 +15,24 @@ local process = require "wlrun.process"
 local git = {}
 
 -- `git -C dir args...` started (no shell), its standard output going to a file: {pid =, tmp =},
--- or nil when it cannot start
-local function start(dir, args)
+-- or nil when it cannot start; input: the text of its standard input (else /dev/null)
+local function start(dir, args, input)
   local program = process.find_program("git")
   if not program then return nil end
   local tmp = process.temp_dir("wlrun-git-")
   if not tmp then return nil end
   local argv = { program, "-c", "core.fsmonitor=false", "-C", dir }
   for _, a in ipairs(args) do argv[#argv + 1] = a end
-  local ok, pid = pcall(process.spawn_async, argv, { stdin = "/dev/null", stdout = tmp .. "/out", stderr = "/dev/null" })
+  local stdin = "/dev/null"
+  if input then
+    stdin = tmp .. "/in"
+    local f = io.open(stdin, "wb")
+    if not (f and f:write(input) and f:close()) then
+      process.remove_tree(tmp)
+      return nil
+    end
+  end
+  local ok, pid = pcall(process.spawn_async, argv, { stdin = stdin, stdout = tmp .. "/out", stderr = "/dev/null" })
   if not ok then
     process.remove_tree(tmp)
     return nil
@@ -54,7 +63,7 @@ local function finish(child, patience)
   return text
 end
 
-local function run(dir, args) return finish(start(dir, args)) end
+local function run(dir, args, input) return finish(start(dir, args, input)) end
 
 local function line(text) return text and text:match("^([^\n]*)\n?$") end
 
@@ -97,5 +106,39 @@ end
 
 -- {commit, dirty, branch} of dir's repository (above), or nil; one `git status` says all three
 function git.head(dir) return head_of(run(dir, STATUS)) end
+
+-- Names of revisions given to git below are a caller's checked names (never starting with '-')
+-- or commits; each is followed by "--", so that none is read as a path.
+
+-- the merge base of commit and ref (40 or 64 hex digits), or nil
+function git.merge_base(dir, commit, ref)
+  local m = line(run(dir, { "merge-base", commit, ref, "--" }))
+  return m and #m >= 40 and m:match("^%x+$") and m:lower() or nil
+end
+
+-- the commits of ref's first-parent line, oldest first, or nil when git does not know ref
+function git.first_parent(dir, ref)
+  local text = run(dir, { "rev-list", "--first-parent", "--reverse", ref, "--" })
+  if not text then return nil end
+  local list = {}
+  for sha in text:gmatch("(%x+)\n") do list[#list + 1] = sha:lower() end
+  return list
+end
+
+-- {[name] = the full commit} for each of names (commits, whole or abbreviated) that git knows
+-- as a commit; {} when git cannot say
+function git.resolve(dir, names)
+  local out = {}
+  if #names == 0 then return out end
+  local lines = {}
+  for i, name in ipairs(names) do lines[i] = name .. " " .. name .. "\n" end
+  local text = run(dir, { "cat-file", "--batch-check=%(objectname) %(objecttype) %(rest)" }, table.concat(lines))
+  -- each line: the object, its type and the name asked (%(rest): the input after the name's
+  -- first blank, so the name is asked twice, "NAME NAME"); a missing one: "NAME missing"
+  for sha, kind, name in (text or ""):gmatch("(%x+) (%a+) ([^\n]*)\n") do
+    if kind == "commit" then out[name] = sha:lower() end
+  end
+  return out
+end
 
 return git

@@ -13,6 +13,7 @@ local process = require "wlrun.process"
 local analysis = require "wlrun.history.analysis"
 local changepoint = require "wlrun.history.changepoint"
 local record = require "wlrun.history.record"
+local branches = require "wlrun.history.branches"
 local selection = require "wlrun.history.select"
 local render = require "wlrun.history.render"
 local printable = require("wlrun.text.printable").text
@@ -22,9 +23,9 @@ local M = {}
 local TOOL = "history"
 
 M.usage = [[
-Usage: wlrun history add RESULTS.json... [--db FILE] [--commit SHA] [-q]
+Usage: wlrun history add RESULTS.json... [--db FILE] [--commit SHA] [--branch NAME] [-q]
        wlrun history show|trend|blame [--db FILE] [selection] [options] [-o FILE]...
-       wlrun history accept [--db FILE] [selection] [--commit SHA] [-q]
+       wlrun history accept [--db FILE] [--branch NAME] [selection] [--commit SHA] [-q]
 
 Keeps results across commits in an SQLite database (docs/history.md): by default
 .wlrun/history.db at the root of the git repository (or of the current directory),
@@ -33,6 +34,7 @@ or [history] db in wlrun.ini.
     add RESULTS.json...  store each run (the same run twice is stored once); the
                          commit is the document's, else git's HEAD (and whether the
                          work tree is dirty) of the current directory's repository;
+                         the branch and its merge base with main are recorded too;
                          - reads standard input
     show                 the runs stored
     trend                per configuration, its median at each commit and the change
@@ -47,6 +49,10 @@ or [history] db in wlrun.ini.
     --commit SHA         add: the commit of the runs, whatever they or git say;
                          accept: the commit whose level is accepted (default: each
                          configuration's latest)
+    --branch NAME        add: the branch of the runs, whatever the document or git
+                         say; show, trend, blame, accept: the series of this branch
+                         (main's runs up to the merge base, then its own), its gate
+                         against main's level at the merge base (default: main)
     --scenario NAME      only this scenario;  --device NAME  only this device
     -p NAME=V1,V2        only configurations with one of these values (repeatable);
                          a name that the database does not hold is exit 2
@@ -68,7 +74,7 @@ or [history] db in wlrun.ini.
 ]]
 
 local spec = {
-  ["--db"] = { value = true }, ["--commit"] = { value = true }, ["--scenario"] = { value = true },
+  ["--db"] = { value = true }, ["--commit"] = { value = true }, ["--branch"] = { value = true }, ["--scenario"] = { value = true },
   ["--device"] = { value = true }, ["-p"] = { value = true, multi = true, key = "param" },
   ["--param"] = { value = true, multi = true, key = "param" }, ["--filter"] = { value = true },
   ["--fail-on"] = { value = true }, ["--format"] = { value = true }, ["--min-effect"] = { value = true }, ["--min-runs"] = { value = true },
@@ -79,12 +85,12 @@ local spec = {
 
 -- the options each command takes (beyond --db and --help)
 local takes = {
-  add = { commit = true, quiet = true },
-  show = { scenario = true, device = true, param = true, filter = true, output = true, format = true },
-  trend = { scenario = true, device = true, param = true, filter = true, output = true, fail_on = true, format = true },
-  blame = { scenario = true, device = true, param = true, filter = true, output = true, fail_on = true,
+  add = { commit = true, branch = true, quiet = true },
+  show = { branch = true, scenario = true, device = true, param = true, filter = true, output = true, format = true },
+  trend = { branch = true, scenario = true, device = true, param = true, filter = true, output = true, fail_on = true, format = true },
+  blame = { branch = true, scenario = true, device = true, param = true, filter = true, output = true, fail_on = true,
             min_effect = true, min_runs = true, alpha = true, format = true },
-  accept = { scenario = true, device = true, param = true, filter = true, commit = true, quiet = true },
+  accept = { branch = true, scenario = true, device = true, param = true, filter = true, commit = true, quiet = true },
 }
 
 local function fail(kind, msg) cli.fail(kind, TOOL, msg) end
@@ -119,6 +125,10 @@ local function check_options(cmd, o)
     fail("usage", ("--commit: at most 100 characters, got %d ('%s')"):format(#o.commit, printable(o.commit, 40)))
   elseif o.commit and not o.commit:match("^[%w][%w._/-]*$") then
     fail("usage", ("--commit: expected a commit (hex digits) or a name of letters, digits, '.', '_', '/' and '-', got '%s'"):format(printable(o.commit, 100)))
+  end
+  if o.branch and not (#o.branch <= 200 and o.branch:match("^[%w][%w._/-]*$") and not o.branch:find("..", 1, true)) then
+    fail("usage", ("--branch: expected a branch's name of letters, digits, '.', '_', '/' and '-' (at most 200), got '%s'"):format(
+      printable(o.branch, 100)))
   end
   local FORMATS = { json = "json", txt = "text", md = "markdown", markdown = "markdown" }
   opts.outputs = {}
@@ -156,6 +166,7 @@ local function add(o, files)
     else
       if doc.complete == false then cli.warn(TOOL, ("'%s' is the result of a run that did not finish"):format(shown)) end
       run.commit, run.left = record.commit(doc, o.commit), left
+      run.branch, run.merge_base = branches.of_run(run.commit.branch, o.branch, run.commit.commit)
       if run.commit.commit == "" then
         cli.warn(TOOL, ("no commit is known for '%s' (it records none, and the current directory is not in a git repository): give it with --commit"):format(shown))
       end
@@ -195,7 +206,8 @@ end
 local function select_series(db, path, o)
   check_known(db, path, "scenario", o.scenario)
   check_known(db, path, "device", o.device)
-  local rows = query.rows(db, { scenario = o.scenario, device = o.device, keep = o.keep })
+  local rows, info = branches.select(query.rows(db, { scenario = o.scenario, device = o.device, keep = o.keep }), o.branch)
+  o.branch_info = info
   local where = {}
   if o.scenario then where[#where + 1] = ("of scenario '%s'"):format(printable(o.scenario, 60)) end
   if o.device then where[#where + 1] = ("on device '%s'"):format(printable(o.device, 60)) end
@@ -210,6 +222,27 @@ local function base_doc(cmd, path)
   doc.command = cmd
   doc.database = path
   return doc
+end
+
+-- the branch of the series read (select_series), in the document: its name, and for a branch
+-- other than the main line its merge base with it
+local function branch_of(doc, o)
+  local info = o.branch_info
+  doc.branch = info.branch
+  if o.branch and not branches.is_main(o.branch) then
+    doc.main = info.main
+    doc.merge_base = info.merge_base or ""
+  end
+end
+
+-- the index of the last point of the main line before a branch's own points, or nil when the
+-- branch has no run of its own in this series
+local function merge_base_index(points)
+  for i, p in ipairs(points) do
+    for _, row in ipairs(p.rows) do
+      if row.own then return i - 1 end
+    end
+  end
 end
 
 local function series_entry(s)
@@ -227,12 +260,14 @@ local function show(db, path, o)
     local r = by[row.run]
     if not r then
       r = { id = row.run, time = row.time, added = row.added, scenario = row.scenario, device = row.device,
-        commit = row.commit, dirty = row.dirty, commit_source = row.commit_source, file = row.file, configurations = 0 }
+        commit = row.commit, dirty = row.dirty, commit_source = row.commit_source, branch = row.branch,
+        merge_base = row.merge_base, file = row.file, configurations = 0 }
       by[row.run] = r
       runs[#runs + 1] = r
     end
     r.configurations = r.configurations + 1
   end
+  branch_of(doc, o)
   doc.runs = runs
   return doc
 end
@@ -254,13 +289,14 @@ local function analyse(db, path, o, opts, cmd)
     local found = (cmd == "blame" or gate) and analysis.blame(s, points, opts)
     if cmd == "trend" then e.points = analysis.trend(points) else e.steps, e.drifts = found.steps, found.drifts end
     if gate then
-      local accepted = query.accepted(db, s)
-      local at
-      for i, p in ipairs(points) do
-        if accepted and p.commit == accepted then at = i end
+      local at = query.accepted(db, s, points)
+      local found_of = function(prefix) return analysis.blame(s, prefix, opts) end
+      local g = { fail_on = opts.fail_on, alpha = opts.alpha, accepted = at }
+      if o.branch and not branches.is_main(o.branch) then -- against main's level at the merge base
+        e.gate = analysis.branch_gate(points, merge_base_index(points), found_of, samples, g)
+      else
+        e.gate = analysis.pinned_gate(points, found_of, samples, g)
       end
-      e.gate = analysis.pinned_gate(points, function(prefix) return analysis.blame(s, prefix, opts) end, samples,
-        { fail_on = opts.fail_on, alpha = opts.alpha, accepted = at })
       if e.gate.failed then gate.failed, gate.failing = true, gate.failing + 1 end
     end
     list[#list + 1] = e
@@ -270,6 +306,7 @@ local function analyse(db, path, o, opts, cmd)
     fail("usage", ("--fail-on: no configuration in '%s' matches the selection: the gate has nothing to check"):format(
       printable(path)))
   end
+  branch_of(doc, o)
   doc.configurations = list
   doc.gate = gate
   return doc
@@ -277,13 +314,6 @@ end
 
 ---------------------------------------------------------------------------------------------
 -- accept
-
-local ACCEPTED = [[
-CREATE TABLE IF NOT EXISTS accepted (
-  scenario TEXT NOT NULL, device TEXT NOT NULL, params TEXT NOT NULL, -- the configuration's series
-  commit_sha TEXT NOT NULL,    -- the commit whose level is the new normal
-  time TEXT NOT NULL           -- when it was accepted, UTC
-)]]
 
 local function accept(o)
   local path, source = store.locate(o.db)
@@ -309,7 +339,6 @@ local function accept(o)
   end
   local now = os.date("!%Y-%m-%dT%H:%M:%SZ")
   store.transaction(db, function()
-    db:exec(ACCEPTED)
     for _, c in ipairs(chosen) do
       db:run("INSERT INTO accepted (scenario, device, params, commit_sha, time) VALUES (?1, ?2, ?3, ?4, ?5)",
         c.s.scenario, c.s.device, c.s.params_json, c.commit, now)
