@@ -102,7 +102,6 @@ local FUNCTION_EXCEPTIONS = {}
 local FUNCTION_PENDING = {
   ["lua/wlrun/compare/document.lua document.compare"] = true,
   ["lua/wlrun/tools/plot.lua sweep"] = true,
-  ["lua/wlrun/measure/bench.lua bench.run"] = true,
   ["lua/wlrun/results/merge.lua M.merge"] = true,
   ["lua/wlrun/tools/export.lua M.gbench"] = true,
   ["lua/wlrun/run/executor.lua Devices:run"] = true,

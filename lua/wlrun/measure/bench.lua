@@ -276,44 +276,28 @@ local function choose_auto(r, work, est, blocks)
     because, units.time(est), units.time(floor), r.mode)
 end
 
--- wl.bench(work, opts) -> result (see docs/measuring.md). checked(run_once), given by a
--- scenario with a check: called before the warmup, outside the watch, to call run_once() — the
--- warmup's first launch, whose sample the warmup keeps — and check its output, so that the
--- check's run is not a launch of its own besides the warmup's.
-function bench.run(work, opts, checked)
-  opts = opts or {}
-  if type(opts) ~= "table" then core.error("script", "wl.bench: options must be a table", 2) end
-  local cfg = configure(opts)
-  if core.compile_only() then -- the do-nothing backend: the timed loop's checks, once per work
-    local time = cfg.mode == "cupti" and engine.time_cupti or engine.time_cold
-    time(work, math.max(1, #items(work)), false)
-    return nil, core.not_measured -- no result: nothing ran, there is no number to print
-  end
-  local wall0 = core.clock()
-  local r = {
-    requested_mode = cfg.mode, mode = cfg.mode, flush_l2 = cfg.flush_l2, per = 1, notes = {},
-    floor = bench.floor(), -- measured by the first wl.bench of the process, then kept
-  }
-  local floor_time = core.clock() - wall0
-  local ws, zero = working_set(work)
-  local inputs_time = core.clock() - wall0 - floor_time
-
+-- check: checked(run_once), given by a scenario with a check, is called before the warmup,
+-- outside the watch, to call run_once() — the warmup's first launch, whose sample the warmup
+-- keeps — and check its output, so that the check's run is not a launch of its own besides the
+-- warmup's. Returns that launch's samples and its time, or nothing.
+local function check_first(work, cfg, checked)
+  if not checked then return nil, nil end
   local first, first_time
-  if checked then
-    checked(function()
-      local t = core.clock()
-      first = (cfg.mode == "host" and engine.time_host or engine.time_cold)(work, #items(work), false) -- each item once
-      first_time = core.clock() - t
-    end)
-  end
-  engine.set_measuring(true)
-  local guard <close> = setmetatable({}, { __close = function() engine.set_measuring(false) end })
+  checked(function()
+    local t = core.clock()
+    first = (cfg.mode == "host" and engine.time_host or engine.time_cold)(work, #items(work), false) -- each item once
+    first_time = core.clock() - t
+  end)
+  return first, first_time
+end
+
+-- Warm up. What decides auto's mode and the launches of a batch or graph sample is a launch after
+-- the configuration's first rotation, which may hold one-time costs (loading a module, a
+-- library's first call: 77 ms for cuBLAS's first f32 GEMM on the H200, docs/benchmarks.md): one
+-- more rotation where the warmup holds no other, unless auto sees that the first is long beyond
+-- those costs (long_beyond_doubt). Returns the estimate of one launch (s) and the warmup's time.
+local function warm_up(work, cfg, r, first, first_time)
   local warm, warm_time = core.nvtx.auto_range("warmup", nil, warmup, work, cfg, first) -- nvtx
-  -- What decides auto's mode and the launches of a batch or graph sample is a launch after the
-  -- configuration's first rotation, which may hold one-time costs (loading a module, a library's
-  -- first call: 77 ms for cuBLAS's first f32 GEMM on the H200, docs/benchmarks.md): one more
-  -- rotation where the warmup holds no other, unless auto sees that the first is long beyond
-  -- those costs (long_beyond_doubt).
   local rotation = #items(work)
   local decides = cfg.mode == "auto" or cfg.mode == "batch" or cfg.mode == "graph"
   local only_first = #warm.gpu <= rotation
@@ -326,7 +310,12 @@ function bench.run(work, opts, checked)
   warm_time = warm_time + (first_time or 0)
   r.warmup = { n = #warm.gpu, time = warm_time }
   local est = median(long or #warm.gpu > rotation and table.move(warm.gpu, rotation + 1, #warm.gpu, 1, {}) or warm.gpu)
+  return est, warm_time
+end
 
+-- the mode the samples are taken in (auto's choice, graph refused for what it cannot capture),
+-- whether they have the L2 flushed and are blocked, and the launches of a batch or graph sample
+local function decide_mode(work, cfg, r, est)
   local blocks = cfg.flush_l2 and blockable(work)
   if r.mode == "auto" then choose_auto(r, work, est, blocks) end
   local refused = r.mode == "graph" and uncapturable(work)
@@ -346,23 +335,18 @@ function bench.run(work, opts, checked)
     end
   end
   if r.mode == "batch" or r.mode == "graph" then r.per = cfg.batch or bench.launches_per_sample(est, r.floor) end
+end
 
-  local measuring <close> = core.nvtx.auto_scope("measurement", nil, not cfg.adaptive and cfg.iters or nil) -- nvtx
-  local t_clock = core.clock()
-  r.clock = { before = core.gpu_clock() }
-  r.wall = { floor = floor_time, inputs = inputs_time, warmup = warm_time, clocks = core.clock() - t_clock }
-  local t_measure = core.clock()
-  if core.cublas.prepared().working then -- host work on a thread of wlrun's own (docs/cublas.md)
-    r.notes[#r.notes + 1] = "measured while wl.cublas.prepare's thread asked cuBLAS's heuristics: the host's enqueue times may read higher (docs/cublas.md); the GPU's are not touched"
-  end
+-- The samples in chunks: take(n) measures one chunk, whose samples are kept, or discarded when the
+-- GPU throttled (then a pause); next_chunk() sizes the next from the chunks' own samples and wall
+-- time (kept or discarded). -> take, next_chunk, got (the kept samples), sized, watch
+local function chunks(work, cfg, r, est)
   local got = { gpu = {}, enqueue = {} }
   local watch = chunk_watch.new(core.gpu_sample, core.clock)
-  -- the chunks' own samples and wall time (kept or discarded), for the size of the next
   local sized = { done = 0, wall = 0, last = 0, min = cfg.adaptive and cfg.min_samples or 1 }
   local function next_chunk()
     return bench.chunk_size(est * r.per, sized.done, sized.wall, sized.last, sized.min, #items(work))
   end
-  -- one chunk: its samples are kept, or discarded when the GPU throttled (then a pause)
   local function take(n)
     local t_chunk = core.clock()
     local c = measure_chunk(work, cfg, r, n, est)
@@ -374,28 +358,48 @@ function bench.run(work, opts, checked)
     end
     watch:pause(core.sleep)
   end
+  return take, next_chunk, got, sized, watch
+end
+
+-- adaptive trials: chunks until the median's noise reaches the target or a stopping rule says
+-- why not (bench.stop_reason), each kept chunk's samples, median and noise kept: why a plateau
+local function adaptive_trials(take, next_chunk, got, cfg, r)
+  local t0, gpu_time = core.clock(), 0
+  r.adaptive = { target = cfg.target_noise, converged = false }
+  r.adaptive_chunks = {}
+  local history = {}
+  repeat
+    local c = take(next_chunk())
+    for _, v in ipairs(c and c.gpu or {}) do gpu_time = gpu_time + v * r.per end
+    local noise, elapsed = bench.median_noise(got.gpu), core.clock() - t0
+    if c then
+      history[#history + 1] = noise
+      r.adaptive_chunks[#r.adaptive_chunks + 1] = { n = #c.gpu, median = core.stats.summary(c.gpu).median, noise = noise }
+    end
+    r.adaptive.noise, r.adaptive.elapsed, r.adaptive.gpu_time = noise, elapsed, gpu_time
+    r.adaptive.stopped = #history > 0 and bench.stop_reason(history, cfg, #got.gpu, elapsed)
+      or (elapsed >= cfg.max_time and "max_time") or nil
+    r.adaptive.converged = r.adaptive.stopped == "target"
+  until r.adaptive.stopped
+end
+
+-- The trials, between two reads of the SM clock: a fixed count in chunks of about CHUNK_TIME
+-- (the clock of each where NVML gives it, and the timing events of one chunk reused by the next:
+-- a sample costs its two numbers, not two events), or adaptive. -> the kept samples
+local function trials(work, cfg, r, est, wall)
+  local measuring <close> = core.nvtx.auto_scope("measurement", nil, not cfg.adaptive and cfg.iters or nil) -- nvtx
+  local t_clock = core.clock()
+  r.clock = { before = core.gpu_clock() }
+  r.wall = { floor = wall.floor, inputs = wall.inputs, warmup = wall.warmup, clocks = core.clock() - t_clock }
+  local t_measure = core.clock()
+  if core.cublas.prepared().working then -- host work on a thread of wlrun's own (docs/cublas.md)
+    r.notes[#r.notes + 1] = "measured while wl.cublas.prepare's thread asked cuBLAS's heuristics: the host's enqueue times may read higher (docs/cublas.md); the GPU's are not touched"
+  end
+  local take, next_chunk, got, sized, watch = chunks(work, cfg, r, est)
   if not cfg.adaptive then
-    -- in chunks of about CHUNK_TIME: the clock of each where NVML gives it, and the timing events
-    -- of one chunk reused by the next (a sample costs its two numbers, not two events)
     while #got.gpu < cfg.iters do take(math.min(next_chunk(), cfg.iters - #got.gpu)) end
   else
-    local t0, gpu_time = core.clock(), 0
-    r.adaptive = { target = cfg.target_noise, converged = false }
-    r.adaptive_chunks = {} -- each kept chunk's samples, median and the noise after it: why a plateau
-    local history = {}
-    repeat
-      local c = take(next_chunk())
-      for _, v in ipairs(c and c.gpu or {}) do gpu_time = gpu_time + v * r.per end
-      local noise, elapsed = bench.median_noise(got.gpu), core.clock() - t0
-      if c then
-        history[#history + 1] = noise
-        r.adaptive_chunks[#r.adaptive_chunks + 1] = { n = #c.gpu, median = core.stats.summary(c.gpu).median, noise = noise }
-      end
-      r.adaptive.noise, r.adaptive.elapsed, r.adaptive.gpu_time = noise, elapsed, gpu_time
-      r.adaptive.stopped = #history > 0 and bench.stop_reason(history, cfg, #got.gpu, elapsed)
-        or (elapsed >= cfg.max_time and "max_time") or nil
-      r.adaptive.converged = r.adaptive.stopped == "target"
-    until r.adaptive.stopped
+    adaptive_trials(take, next_chunk, got, cfg, r)
   end
   watch:finish(r)
   r.wall.measure = core.clock() - t_measure
@@ -403,10 +407,11 @@ function bench.run(work, opts, checked)
   t_clock = core.clock()
   r.clock.after = core.gpu_clock()
   r.wall.clocks = r.wall.clocks + (core.clock() - t_clock)
-  if measuring then measuring:close() end -- nvtx
-  engine.set_measuring(false)
-  r.watch = engine.watch()
+  return got
+end
 
+-- summaries: the statistics of the samples, the notes and the warnings of the checks
+local function summaries(r, got, wall)
   if r.mode == "cupti" then kernel_times.finish(r) end
   local t_summary = core.clock()
   bench.summarize(r, got.gpu, got.enqueue)
@@ -414,8 +419,40 @@ function bench.run(work, opts, checked)
     r.notes[#r.notes + 1] = ("cold: each sample holds the GPU's own cost of one launch between its events, up to the cold-launch floor (%s, %.1f %% of the median); cupti mode leaves it out"):format(
       units.time(r.floor.empty_kernel), 100 * r.floor.empty_kernel / r.stats.median)
   end
-  r.warnings = checks.evaluate(r, { device = core.device(), working_set = ws, zero_inputs = zero })
+  r.warnings = checks.evaluate(r, { device = core.device(), working_set = wall.ws, zero_inputs = wall.zero })
   r.wall.summary = core.clock() - t_summary
+end
+
+-- wl.bench(work, opts) -> result (see docs/measuring.md), in nvbench's phases: check the options,
+-- initialise (the floor, the working set), check the first launch, warm up, decide the mode,
+-- the trials, the summaries. checked: see check_first.
+function bench.run(work, opts, checked)
+  opts = opts or {}
+  if type(opts) ~= "table" then core.error("script", "wl.bench: options must be a table", 2) end
+  local cfg = configure(opts)
+  if core.compile_only() then -- the do-nothing backend: the timed loop's checks, once per work
+    local time = cfg.mode == "cupti" and engine.time_cupti or engine.time_cold
+    time(work, math.max(1, #items(work)), false)
+    return nil, core.not_measured -- no result: nothing ran, there is no number to print
+  end
+  local wall0 = core.clock()
+  local r = {
+    requested_mode = cfg.mode, mode = cfg.mode, flush_l2 = cfg.flush_l2, per = 1, notes = {},
+    floor = bench.floor(), -- measured by the first wl.bench of the process, then kept
+  }
+  local wall = { floor = core.clock() - wall0 }
+  wall.ws, wall.zero = working_set(work)
+  wall.inputs = core.clock() - wall0 - wall.floor
+  local first, first_time = check_first(work, cfg, checked)
+  engine.set_measuring(true)
+  local guard <close> = setmetatable({}, { __close = function() engine.set_measuring(false) end })
+  local est
+  est, wall.warmup = warm_up(work, cfg, r, first, first_time)
+  decide_mode(work, cfg, r, est)
+  local got = trials(work, cfg, r, est, wall)
+  engine.set_measuring(false)
+  r.watch = engine.watch()
+  summaries(r, got, wall)
   r.time = core.clock() - wall0
   return setmetatable(r, bench.result_mt)
 end
