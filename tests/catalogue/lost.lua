@@ -120,7 +120,7 @@ return wl.command { name = "c", params = { n = { 1, 2, 3, 4 } }, warmup = 0,
 ]] },
   { phase = "a wl.loop step on a GPU", gpu = true, args = "-o r.json -o r.csv", says = SECOND, first = "ok",
     script = [[local wl = require "wlrun"
-return wl.loop { name = "loop", params = { n = { 1, 2, 3, 4 } }, warmup = 0, iters = 2, print_iters = false,
+return wl.loop { name = "loop", params = { n = { 1, 2, 3, 4 } }, warmup = 0, iters = 2, batch_size = 1, print_iters = false,
   data = function() return 1 end,
   step = function(_, _, p) if p.n == 2 then io.open('ready', 'w'):close() wl.sleep(60) end end }
 ]] },
