@@ -100,7 +100,6 @@ local LUA_PENDING = {}
 local MAX_FUNCTION = 80
 local FUNCTION_EXCEPTIONS = {}
 local FUNCTION_PENDING = {
-  ["lua/wlrun/compare/document.lua document.compare"] = true,
   ["lua/wlrun/run/runner.lua runner.run"] = true,
   ["lua/wlrun/tools/plot.lua sweep"] = true,
   ["lua/wlrun/measure/bench.lua bench.run"] = true,
