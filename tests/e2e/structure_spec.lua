@@ -103,7 +103,6 @@ local FUNCTION_PENDING = {
   ["lua/wlrun/run/runner.lua runner.run"] = true,
   ["lua/wlrun/tools/plot.lua sweep"] = true,
   ["lua/wlrun/measure/bench.lua bench.run"] = true,
-  ["lua/wlrun/tools/export.lua M.gbench"] = true,
   ["lua/wlrun/run/executor.lua Devices:run"] = true,
   ["lua/wlrun/measure/checks.lua checks.evaluate"] = true,
   ["lua/wlrun/tools/compare.lua M.main"] = true,
