@@ -105,7 +105,6 @@ local FUNCTION_PENDING = {
   ["lua/wlrun/measure/bench.lua bench.run"] = true,
   ["lua/wlrun/run/executor.lua Devices:run"] = true,
   ["lua/wlrun/measure/checks.lua checks.evaluate"] = true,
-  ["lua/wlrun/report/markdown.lua M.render"] = true,
   ["lua/wlrun/tools/plot.lua ratio"] = true,
   ["lua/wlrun/tools/plot.lua hist"] = true,
   ["lua/wlrun/tools/trace.lua trace"] = true,
