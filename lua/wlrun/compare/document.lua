@@ -180,19 +180,17 @@ local function measured(c)
   return c.status == "ok" and ((type(c.samples) == "table" and #c.samples > 0) or (c.stats and finite(c.stats.median)))
 end
 
--- Compares two documents. opts: noise, alpha, resamples, seed, confidence, match, ignore,
--- fail_above, base_path, new_path. Returns the comparison document.
-function document.compare(base, new, opts)
-  opts = opts or {}
-  local tool = "compare"
-  local sopts = {
+-- the statistics' options: opts' or the defaults
+local function stats_options(opts)
+  return {
     noise = opts.noise or stats.defaults.noise, alpha = opts.alpha or stats.defaults.alpha,
     resamples = opts.resamples or stats.defaults.resamples, seed = opts.seed or stats.defaults.seed,
     confidence = opts.confidence or stats.defaults.confidence, min_samples = stats.defaults.min_samples,
   }
-  local bpath, npath = opts.base_path or "BASE", opts.new_path or "NEW"
+end
 
-  -- --match / --ignore name parameters that exist
+-- --match / --ignore name parameters that exist
+local function check_names(base, new, opts, tool)
   local all = {}
   for _, n in ipairs(param_names(base)) do all[n] = true end
   for _, n in ipairs(param_names(new)) do all[n] = true end
@@ -207,33 +205,28 @@ function document.compare(base, new, opts)
       end
     end
   end
+end
 
-  local bmap, border = index_of(base, bpath, opts, tool)
-  local nmap, norder = index_of(new, npath, opts, tool)
-  local names = {}
-  do -- the columns: matched parameter names, base axes order first
-    local seen = {}
-    for _, doc in ipairs { base, new } do
-      for _, n in ipairs(param_names(doc)) do
-        local used = false
-        for _, c in ipairs(doc.configurations) do
-          for _, k in ipairs(match_names(c, opts)) do
-            if k == n then used = true end
-          end
+-- the columns: matched parameter names, base axes order first
+local function column_names(base, new, opts)
+  local names, seen = {}, {}
+  for _, doc in ipairs { base, new } do
+    for _, n in ipairs(param_names(doc)) do
+      local used = false
+      for _, c in ipairs(doc.configurations) do
+        for _, k in ipairs(match_names(c, opts)) do
+          if k == n then used = true end
         end
-        if used and not seen[n] then seen[n], names[#names + 1] = true, n end
       end
+      if used and not seen[n] then seen[n], names[#names + 1] = true, n end
     end
   end
+  return names
+end
 
-  local out = json_out.object()
-  out.schema = "wlrun-compare"
-  out.version = 1
-  out.wlrun = json_out.object()
-  out.wlrun.version = core.version
-  out.base = side_info(base, bpath)
-  out.new = side_info(new, npath)
-  out.provenance_differences = provenance.differences(base, new)
+local function copy_array(list) return json_out.array(table.move(list, 1, #list, 1, {})) end
+
+local function settings_of(sopts, opts)
   local st = json_out.object()
   st.noise = sopts.noise
   st.alpha = sopts.alpha
@@ -241,30 +234,42 @@ function document.compare(base, new, opts)
   st.resamples = sopts.resamples
   st.seed = sopts.seed
   st.min_samples = sopts.min_samples
-  st.match = opts.match and json_out.array(table.move(opts.match, 1, #opts.match, 1, {})) or nil
-  st.ignore = opts.ignore and json_out.array(table.move(opts.ignore, 1, #opts.ignore, 1, {})) or nil
+  st.match = opts.match and copy_array(opts.match) or nil
+  st.ignore = opts.ignore and copy_array(opts.ignore) or nil
   st.fail_above = opts.fail_above
-  out.settings = st
-  out.parameters = json_out.array(table.move(names, 1, #names, 1, {}))
-  local warnings = run_warnings(base, new)
+  return st
+end
 
-  -- ignored parameters that differ: say what was compared with what
-  local ignored = {}
-  do
-    local seen = {}
-    for _, pair in ipairs { { base, "BASE" }, { new, "NEW" } } do
-      for _, c in ipairs(pair[1].configurations) do
-        local used = {}
-        for _, k in ipairs(match_names(c, opts)) do used[k] = true end
-        for k, v in pairs(c.params or {}) do
-          if not used[k] then
-            ignored[k] = ignored[k] or { BASE = {}, NEW = {} }
-            local text = param_text(v)
-            local id = pair[2] .. "\0" .. tostring(k) .. "\0" .. text
-            if not seen[id] then
-              seen[id] = true
-              table.insert(ignored[k][pair[2]], text)
-            end
+-- the document's head: schema, the two sides, the settings, the columns
+local function head(base, new, paths, sopts, opts, names)
+  local out = json_out.object()
+  out.schema = "wlrun-compare"
+  out.version = 1
+  out.wlrun = json_out.object()
+  out.wlrun.version = core.version
+  out.base = side_info(base, paths[1])
+  out.new = side_info(new, paths[2])
+  out.provenance_differences = provenance.differences(base, new)
+  out.settings = settings_of(sopts, opts)
+  out.parameters = copy_array(names)
+  return out
+end
+
+-- ignored parameters that differ: say what was compared with what
+local function ignored_parameters(base, new, opts)
+  local ignored, seen = {}, {}
+  for _, pair in ipairs { { base, "BASE" }, { new, "NEW" } } do
+    for _, c in ipairs(pair[1].configurations) do
+      local used = {}
+      for _, k in ipairs(match_names(c, opts)) do used[k] = true end
+      for k, v in pairs(c.params or {}) do
+        if not used[k] then
+          ignored[k] = ignored[k] or { BASE = {}, NEW = {} }
+          local text = param_text(v)
+          local id = pair[2] .. "\0" .. tostring(k) .. "\0" .. text
+          if not seen[id] then
+            seen[id] = true
+            table.insert(ignored[k][pair[2]], text)
           end
         end
       end
@@ -273,103 +278,123 @@ function document.compare(base, new, opts)
   local ign = {}
   for k, v in pairs(ignored) do ign[#ign + 1] = { k, v } end
   table.sort(ign, function(a, b) return tostring(a[1]) < tostring(b[1]) end)
-  local ignored_list = json_out.array()
+  local list = json_out.array()
   for _, x in ipairs(ign) do
     local o = json_out.object()
     o.name = x[1]
     o.base = json_out.array(x[2].BASE)
     o.new = json_out.array(x[2].NEW)
-    ignored_list[#ignored_list + 1] = o
+    list[#list + 1] = o
   end
-  out.ignored_parameters = ignored_list
+  return list
+end
 
-  local rows, not_compared, only_base, only_new = json_out.array(), json_out.array(), json_out.array(), json_out.array()
-  local logs = {}
-  local counts = { faster = 0, slower = 0, same = 0, uncertain = 0 }
-  local mode_diffs, check_failed = {}, {}
-  local bnames, nnames = param_names(base), param_names(new)
-  local function brief(c, doc_names)
-    local o = json_out.object()
-    o.index = c.index
-    o.params = plain_params(c.params or {}, doc_names)
-    o.status = c.status
-    o.why = why(c)
-    return o
+-- a configuration that is not compared: its index, parameters, status and why
+local function brief(c, doc_names)
+  local o = json_out.object()
+  o.index = c.index
+  o.params = plain_params(c.params or {}, doc_names)
+  o.status = c.status
+  o.why = why(c)
+  return o
+end
+
+-- the statistics of a measured pair; medians only (no samples on a side): a ratio without an interval
+local function compare_pair(b, n, key, sopts)
+  local bs = type(b.samples) == "table" and #b.samples > 0 and b.samples or nil
+  local ns = type(n.samples) == "table" and #n.samples > 0 and n.samples or nil
+  if bs and ns then
+    local o = {}
+    for k, v in pairs(sopts) do o[k] = v end
+    o.seed = stats.derive_seed(sopts.seed, key)
+    return stats.compare_samples(bs, ns, o)
   end
-  for _, key in ipairs(border) do
+  local mb = bs and stats.median(bs) or b.stats.median
+  local mn = ns and stats.median(ns) or n.stats.median
+  local x = { n1 = bs and #bs or 0, n2 = ns and #ns or 0, median_base = mb, median_new = mn, ratio = mn / mb,
+              change = mn / mb - 1, lo = 0 / 0, hi = 0 / 0, p = 0 / 0 }
+  x.verdict, x.reason = "uncertain", "no samples in " .. (bs and "NEW" or "BASE")
+  return x
+end
+
+local function side(c, median, count)
+  local s = json_out.object()
+  s.index = c.index
+  s.median = median
+  s.n = count
+  s.mode = c.mode
+  s.per = c.per
+  return s
+end
+
+-- the row of a compared pair; its notes go to the tally's lists too (for the warnings)
+local function compared_row(b, n, x, params, names, tally)
+  local o = json_out.object()
+  o.params = params
+  o.base = side(b, x.median_base, x.n1)
+  o.new = side(n, x.median_new, x.n2)
+  o.ratio = x.ratio
+  o.lo = x.lo
+  o.hi = x.hi
+  o.change = x.change
+  o.p = x.p
+  o.u = x.u
+  o.z = x.z
+  o.verdict = x.verdict
+  o.reason = x.reason
+  local notes = json_out.array()
+  if b.mode ~= n.mode or (b.per or 1) ~= (n.per or 1) then
+    notes[#notes + 1] = ("measured in different modes: BASE %s, NEW %s"):format(T.mode(b), T.mode(n))
+    tally.mode_diffs[#tally.mode_diffs + 1] = T.describe(o.params, names)
+  end
+  if type(n.check) == "table" and n.check.ok == false then
+    notes[#notes + 1] = "NEW's check failed: " .. tostring(n.check.message or "")
+    tally.check_failed[#tally.check_failed + 1] = T.describe(o.params, names)
+  end
+  o.notes = notes
+  o.metrics = metrics.of(b, n) -- nil when neither has any
+  return o
+end
+
+-- each configuration of BASE, then those only in NEW: compared, not compared or in one file only
+local function match_all(base, new, index, opts, sopts, names)
+  local t = { rows = json_out.array(), not_compared = json_out.array(), only_base = json_out.array(),
+              only_new = json_out.array(), logs = {}, counts = { faster = 0, slower = 0, same = 0, uncertain = 0 },
+              mode_diffs = {}, check_failed = {} }
+  local bnames, nnames = param_names(base), param_names(new)
+  local bmap, nmap = index.bmap, index.nmap
+  for _, key in ipairs(index.border) do
     local b, n = bmap[key], nmap[key]
     if not n then
-      only_base[#only_base + 1] = brief(b, bnames)
+      t.only_base[#t.only_base + 1] = brief(b, bnames)
     elseif not (measured(b) and measured(n)) then
       local o = json_out.object()
       o.params = plain_params(matched_params(b, opts), names)
       o.base = brief(b, bnames)
       o.new = brief(n, nnames)
-      not_compared[#not_compared + 1] = o
+      t.not_compared[#t.not_compared + 1] = o
     else
-      local bs = type(b.samples) == "table" and #b.samples > 0 and b.samples or nil
-      local ns = type(n.samples) == "table" and #n.samples > 0 and n.samples or nil
-      local x
-      if bs and ns then
-        local o = {}
-        for k, v in pairs(sopts) do o[k] = v end
-        o.seed = stats.derive_seed(sopts.seed, key)
-        x = stats.compare_samples(bs, ns, o)
-      else -- medians only: a ratio without an interval
-        local mb = bs and stats.median(bs) or b.stats.median
-        local mn = ns and stats.median(ns) or n.stats.median
-        x = { n1 = bs and #bs or 0, n2 = ns and #ns or 0, median_base = mb, median_new = mn, ratio = mn / mb,
-              change = mn / mb - 1, lo = 0 / 0, hi = 0 / 0, p = 0 / 0 }
-        x.verdict, x.reason = "uncertain", "no samples in " .. (bs and "NEW" or "BASE")
-      end
-      counts[x.verdict] = counts[x.verdict] + 1
-      if x.log_replicates then logs[#logs + 1] = x.log_replicates end
-      local o = json_out.object()
-      o.params = plain_params(matched_params(b, opts), names)
-      local function side(c, median, count)
-        local s = json_out.object()
-        s.index = c.index
-        s.median = median
-        s.n = count
-        s.mode = c.mode
-        s.per = c.per
-        return s
-      end
-      o.base = side(b, x.median_base, x.n1)
-      o.new = side(n, x.median_new, x.n2)
-      o.ratio = x.ratio
-      o.lo = x.lo
-      o.hi = x.hi
-      o.change = x.change
-      o.p = x.p
-      o.u = x.u
-      o.z = x.z
-      o.verdict = x.verdict
-      o.reason = x.reason
-      local notes = json_out.array()
-      if b.mode ~= n.mode or (b.per or 1) ~= (n.per or 1) then
-        notes[#notes + 1] = ("measured in different modes: BASE %s, NEW %s"):format(T.mode(b), T.mode(n))
-        mode_diffs[#mode_diffs + 1] = T.describe(o.params, names)
-      end
-      if type(n.check) == "table" and n.check.ok == false then
-        notes[#notes + 1] = "NEW's check failed: " .. tostring(n.check.message or "")
-        check_failed[#check_failed + 1] = T.describe(o.params, names)
-      end
-      o.notes = notes
-      o.metrics = metrics.of(b, n) -- nil when neither has any
-      rows[#rows + 1] = o
+      local x = compare_pair(b, n, key, sopts)
+      t.counts[x.verdict] = t.counts[x.verdict] + 1
+      if x.log_replicates then t.logs[#t.logs + 1] = x.log_replicates end
+      t.rows[#t.rows + 1] = compared_row(b, n, x, plain_params(matched_params(b, opts), names), names, t)
     end
   end
-  for _, key in ipairs(norder) do
-    if not bmap[key] then only_new[#only_new + 1] = brief(nmap[key], nnames) end
+  for _, key in ipairs(index.norder) do
+    if not bmap[key] then t.only_new[#t.only_new + 1] = brief(nmap[key], nnames) end
   end
-  if #mode_diffs > 0 then
+  return t
+end
+
+-- the runs' warnings, then those of the configurations (modes, checks), as JSON objects
+local function warning_list(warnings, tally)
+  if #tally.mode_diffs > 0 then
     warnings[#warnings + 1] = { code = "mode-differs",
-      message = ("configurations measured in different modes: %s"):format(table.concat(mode_diffs, "; ")) }
+      message = ("configurations measured in different modes: %s"):format(table.concat(tally.mode_diffs, "; ")) }
   end
-  if #check_failed > 0 then
+  if #tally.check_failed > 0 then
     warnings[#warnings + 1] = { code = "check-failed",
-      message = ("NEW's result check failed for: %s"):format(table.concat(check_failed, "; ")) }
+      message = ("NEW's result check failed for: %s"):format(table.concat(tally.check_failed, "; ")) }
   end
   local wl = json_out.array()
   for _, w in ipairs(warnings) do
@@ -378,12 +403,11 @@ function document.compare(base, new, opts)
     o.message = w.message
     wl[#wl + 1] = o
   end
-  out.warnings = wl
-  out.configurations = rows
-  out.not_compared = not_compared
-  out.only_in_base = only_base
-  out.only_in_new = only_new
+  return wl
+end
 
+local function summary(tally, sopts)
+  local rows, counts = tally.rows, tally.counts
   local sum = json_out.object()
   local ratios = {}
   for _, r in ipairs(rows) do ratios[#ratios + 1] = r.ratio end
@@ -394,32 +418,59 @@ function document.compare(base, new, opts)
   sum.same = counts.same
   sum.uncertain = counts.uncertain
   sum.geomean = stats.geomean(ratios)
-  if #logs == #rows and #rows > 0 then
-    local lo, hi = stats.geomean_interval(logs, sopts.confidence)
+  if #tally.logs == #rows and #rows > 0 then
+    local lo, hi = stats.geomean_interval(tally.logs, sopts.confidence)
     sum.geomean_lo = lo
     sum.geomean_hi = hi
   end
-  out.summary = sum
+  return sum
+end
 
-  if opts.fail_above then
-    local g = json_out.object()
-    g.fail_above = opts.fail_above
-    local list = json_out.array()
-    for _, r in ipairs(rows) do
-      if r.verdict == "slower" and r.change > opts.fail_above then
-        local o = json_out.object()
-        o.params = r.params
-        o.change = r.change
-        o.lo = r.lo
-        o.hi = r.hi
-        list[#list + 1] = o
-      end
+-- the gate of --fail-above: the configurations significantly slower by more than it
+local function gate(rows, fail_above)
+  local g = json_out.object()
+  g.fail_above = fail_above
+  local list = json_out.array()
+  for _, r in ipairs(rows) do
+    if r.verdict == "slower" and r.change > fail_above then
+      local o = json_out.object()
+      o.params = r.params
+      o.change = r.change
+      o.lo = r.lo
+      o.hi = r.hi
+      list[#list + 1] = o
     end
-    g.failed = #list > 0
-    g.configurations = list
-    g.compared = #rows -- 0: the gate tested nothing, which never passes (the command fails)
-    out.gate = g
   end
+  g.failed = #list > 0
+  g.configurations = list
+  g.compared = #rows -- 0: the gate tested nothing, which never passes (the command fails)
+  return g
+end
+
+-- Compares two documents. opts: noise, alpha, resamples, seed, confidence, match, ignore,
+-- fail_above, base_path, new_path. Returns the comparison document.
+function document.compare(base, new, opts)
+  opts = opts or {}
+  local tool = "compare"
+  local sopts = stats_options(opts)
+  local bpath, npath = opts.base_path or "BASE", opts.new_path or "NEW"
+  check_names(base, new, opts, tool)
+  local index = {}
+  index.bmap, index.border = index_of(base, bpath, opts, tool)
+  index.nmap, index.norder = index_of(new, npath, opts, tool)
+  local names = column_names(base, new, opts)
+
+  local out = head(base, new, { bpath, npath }, sopts, opts, names)
+  local warnings = run_warnings(base, new)
+  out.ignored_parameters = ignored_parameters(base, new, opts)
+  local tally = match_all(base, new, index, opts, sopts, names)
+  out.warnings = warning_list(warnings, tally)
+  out.configurations = tally.rows
+  out.not_compared = tally.not_compared
+  out.only_in_base = tally.only_base
+  out.only_in_new = tally.only_new
+  out.summary = summary(tally, sopts)
+  if opts.fail_above then out.gate = gate(tally.rows, opts.fail_above) end
   return out
 end
 

@@ -215,31 +215,11 @@ function M.render_markdown(doc)
   out[#out + 1] = ""
   if #doc.configurations > 0 then
     local cols, rows = build_rows(doc)
-    local w = {}
-    for j, c in ipairs(cols) do w[j] = math.max(3, T.width(md.cell(c.title))) end
     for _, r in ipairs(rows) do
       if r[#cols] == "slower" then r[#cols] = "**slower**" end
-      for j = 1, #cols do
-        r[j] = md.cell(r[j])
-        w[j] = math.max(w[j], T.width(r[j]))
-      end
+      for j = 1, #cols do r[j] = md.cell(r[j]) end
     end
-    local function line(cells)
-      local parts = {}
-      for j, c in ipairs(cols) do
-        local pad = string.rep(" ", w[j] - T.width(cells[j]))
-        parts[j] = c.right and (pad .. cells[j]) or (cells[j] .. pad)
-      end
-      return "| " .. table.concat(parts, " | ") .. " |"
-    end
-    local titles, rule = {}, {}
-    for j, c in ipairs(cols) do
-      titles[j] = md.cell(c.title)
-      rule[j] = c.right and (string.rep("-", w[j] - 1) .. ":") or string.rep("-", w[j])
-    end
-    out[#out + 1] = line(titles)
-    out[#out + 1] = line(rule)
-    for _, r in ipairs(rows) do out[#out + 1] = line(r) end
+    for _, l in ipairs(md.grid(cols, rows)) do out[#out + 1] = l end
     out[#out + 1] = ""
   end
   out[#out + 1] = geomean_line(doc) .. ". Verdicts: " .. verdict_counts(doc.summary) .. "."

@@ -27,15 +27,15 @@ end
 
 local function text(s) return (escape(tostring(s)):gsub("[\r\n]+", " ")) end
 
-function M.render(doc)
-  doc = T.printable(doc)
-  local t = T.build(doc)
-  local out = { "## " .. text(T.scenario_name(doc)), "" }
+local function add(out, lines)
+  for _, l in ipairs(lines) do out[#out + 1] = l end
+end
+
+-- the title, the description and the facts of the run (device, timing floor, times, version)
+local function head(out, doc)
+  add(out, { "## " .. text(T.scenario_name(doc)), "" })
   local sc = type(doc.scenario) == "table" and doc.scenario or {}
-  if sc.description then
-    out[#out + 1] = text(sc.description)
-    out[#out + 1] = ""
-  end
+  if sc.description then add(out, { text(sc.description), "" }) end
   local facts = {}
   local dev, floor = T.device_line(doc.device), T.floor_line(doc.floor)
   if dev then facts[#facts + 1] = "- Device: " .. text(dev) end
@@ -46,72 +46,91 @@ function M.render(doc)
   if doc.complete == false then facts[#facts + 1] = "- **Incomplete**: the run was interrupted or is still going on" end
   if type(doc.wlrun) == "table" and doc.wlrun.version then facts[#facts + 1] = "- wlrun " .. text(doc.wlrun.version) end
   if #facts > 0 then
-    for _, f in ipairs(facts) do out[#out + 1] = f end
+    add(out, facts)
     out[#out + 1] = ""
   end
+end
 
-  if #t.rows == 0 then
-    out[#out + 1] = "No configurations."
-  else
-    local cols = t.columns
-    local rows = {}
-    for _, r in ipairs(t.rows) do
-      local cells = {}
-      for j = 1, #cols do cells[j] = M.cell(r.cells[j] or "") end
-      if not r.ok and r.why ~= "" then
-        cells[r.lead] = M.cell(r.cells[r.lead] .. ": " .. T.first_line(r.why, MAX_WHY))
-      end
-      rows[#rows + 1] = cells
+-- the cells of the rows; a configuration that is not ok has its reason in its lead cell
+local function row_cells(t)
+  local rows = {}
+  for _, r in ipairs(t.rows) do
+    local cells = {}
+    for j = 1, #t.columns do cells[j] = M.cell(r.cells[j] or "") end
+    if not r.ok and r.why ~= "" then
+      cells[r.lead] = M.cell(r.cells[r.lead] .. ": " .. T.first_line(r.why, MAX_WHY))
     end
-    local w = {}
-    for j, col in ipairs(cols) do w[j] = math.max(3, T.width(M.cell(col.title))) end
-    for _, cells in ipairs(rows) do
-      for j, s in ipairs(cells) do w[j] = math.max(w[j], T.width(s)) end
-    end
-    local function pad(s, j)
-      local n = w[j] - T.width(s)
-      if n <= 0 then return s end
-      return cols[j].right and (string.rep(" ", n) .. s) or (s .. string.rep(" ", n))
-    end
-    local function line(cells)
-      local parts = {}
-      for j = 1, #cols do parts[j] = pad(cells[j], j) end
-      return "| " .. table.concat(parts, " | ") .. " |"
-    end
-    local titles, rule = {}, {}
+    rows[#rows + 1] = cells
+  end
+  return rows
+end
+
+-- A table's lines: the titles, the rule (a right-aligned column's ends with ':'), the rows, each
+-- cell padded to its column's width. cols: {title, right}; rows: lists of cells made by M.cell.
+function M.grid(cols, rows)
+  local w = {}
+  for j, col in ipairs(cols) do w[j] = math.max(3, T.width(M.cell(col.title))) end
+  for _, cells in ipairs(rows) do
+    for j = 1, #cols do w[j] = math.max(w[j], T.width(cells[j])) end
+  end
+  local function line(cells)
+    local parts = {}
     for j, col in ipairs(cols) do
-      titles[j] = M.cell(col.title)
-      rule[j] = col.right and (string.rep("-", w[j] - 1) .. ":") or string.rep("-", w[j])
+      local pad = string.rep(" ", w[j] - T.width(cells[j]))
+      parts[j] = col.right and (pad .. cells[j]) or (cells[j] .. pad)
     end
-    out[#out + 1] = line(titles)
-    out[#out + 1] = line(rule)
-    for _, cells in ipairs(rows) do out[#out + 1] = line(cells) end
+    return "| " .. table.concat(parts, " | ") .. " |"
   end
+  local titles, rule = {}, {}
+  for j, col in ipairs(cols) do
+    titles[j] = M.cell(col.title)
+    rule[j] = col.right and (string.rep("-", w[j] - 1) .. ":") or string.rep("-", w[j])
+  end
+  local lines = { line(titles), line(rule) }
+  for _, cells in ipairs(rows) do lines[#lines + 1] = line(cells) end
+  return lines
+end
 
-  local warnings = T.warnings(doc)
-  if #warnings > 0 then
-    out[#out + 1] = ""
-    out[#out + 1] = "### Warnings"
-    out[#out + 1] = ""
-    for _, x in ipairs(warnings) do
-      local w = x.warning
-      out[#out + 1] = ("- **#%s** %s: %s%s"):format(T.value(x.index), code(w.code), text(w.message or ""),
-        w.hint and (" (hint: " .. text(w.hint) .. ")") or "")
-    end
+-- a section of items under its title, when there are any
+local function section(out, title, items)
+  if #items == 0 then return end
+  add(out, { "", "### " .. title, "" })
+  add(out, items)
+end
+
+local function warning_items(doc)
+  local items = {}
+  for _, x in ipairs(T.warnings(doc)) do
+    local w = x.warning
+    items[#items + 1] = ("- **#%s** %s: %s%s"):format(T.value(x.index), code(w.code), text(w.message or ""),
+      w.hint and (" (hint: " .. text(w.hint) .. ")") or "")
   end
-  local failures = {}
+  return items
+end
+
+local function failure_items(doc)
+  local items = {}
   for i, c in ipairs(doc.configurations or {}) do
     if c.status == "failed" then
-      failures[#failures + 1] = ("- **#%s** %s: %s"):format(T.value(c.index or i), code(c.kind or "?"),
+      items[#items + 1] = ("- **#%s** %s: %s"):format(T.value(c.index or i), code(c.kind or "?"),
         text(c.error or "failed"))
     end
   end
-  if #failures > 0 then
-    out[#out + 1] = ""
-    out[#out + 1] = "### Failures"
-    out[#out + 1] = ""
-    for _, f in ipairs(failures) do out[#out + 1] = f end
+  return items
+end
+
+function M.render(doc)
+  doc = T.printable(doc)
+  local t = T.build(doc)
+  local out = {}
+  head(out, doc)
+  if #t.rows == 0 then
+    out[#out + 1] = "No configurations."
+  else
+    add(out, M.grid(t.columns, row_cells(t)))
   end
+  section(out, "Warnings", warning_items(doc))
+  section(out, "Failures", failure_items(doc))
   return table.concat(out, "\n") .. "\n"
 end
 

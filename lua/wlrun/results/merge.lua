@@ -151,20 +151,8 @@ end
 
 local copy = results.copy
 
--- Merges documents (loaded results documents, in the order given) read from paths. Returns
--- the merged document and what was found: {warnings = {text...}, duplicates = {{index,
--- params, files}...}, missing = {indices} or nil (total unknown), missing_shards = {k...},
--- total = n or nil}.
-function M.merge(docs, paths)
-  assert(#docs >= 1)
-  local found = { warnings = check(docs, paths), duplicates = {}, missing_shards = {} }
-  local first = docs[1]
-  local axes = T.axes(first)
-  local total
-  for _, d in ipairs(docs) do total = total or total_of(d) end
-  found.total = total
-
-  -- the union, by parameters; the first file's configuration is kept
+-- the union, by parameters; the first file's configuration is kept, the others are duplicates
+local function union(docs, paths, found)
   local by_key, list = {}, {}
   for i, d in ipairs(docs) do
     for pos, c in ipairs(d.configurations) do
@@ -181,41 +169,50 @@ function M.merge(docs, paths)
       end
     end
   end
+  return list
+end
 
-  -- one index, one configuration: else the files come from different spaces
+-- one index, one configuration: else the files come from different spaces (an error when they
+-- say they are shards of one) or each numbers from 1 (true: number them anew)
+local function renumbered(list, docs, paths, total, axes)
   local renumber = false
-  do
-    local at = {}
-    for _, x in ipairs(list) do
-      local idx = math.tointeger(x.config.index)
-      if idx then
-        local other = at[idx]
-        if other then
-          if total or shard_of(docs[x.doc]) or shard_of(docs[other.doc]) then
-            util.fail("usage", TOOL, ("configuration #%d is %s in '%s' but %s in '%s': the files are shards of different parameter spaces (other -p or --filter?)"):format(
-              idx, describe(other.config, axes):gsub("^#%d+ ", ""), paths[other.doc],
-              describe(x.config, axes):gsub("^#%d+ ", ""), paths[x.doc]))
-          end
-          renumber = true
+  local at = {}
+  for _, x in ipairs(list) do
+    local idx = math.tointeger(x.config.index)
+    if idx then
+      local other = at[idx]
+      if other then
+        if total or shard_of(docs[x.doc]) or shard_of(docs[other.doc]) then
+          util.fail("usage", TOOL, ("configuration #%d is %s in '%s' but %s in '%s': the files are shards of different parameter spaces (other -p or --filter?)"):format(
+            idx, describe(other.config, axes):gsub("^#%d+ ", ""), paths[other.doc],
+            describe(x.config, axes):gsub("^#%d+ ", ""), paths[x.doc]))
         end
-        at[idx] = x
+        renumber = true
       end
+      at[idx] = x
     end
   end
+  return renumber
+end
+
+-- the configurations numbered anew in the files' order, or sorted by their index
+local function put_in_order(list, renumber, found)
   if renumber then
     found.warnings[#found.warnings + 1] = "the files number their configurations each from 1 (they are not shards of one run): "
       .. "the merged configurations are numbered anew, in the files' order"
     for i, x in ipairs(list) do x.config.index = i end
-  else
-    table.sort(list, function(x, y)
-      local ix, iy = math.tointeger(x.config.index), math.tointeger(y.config.index)
-      if ix and iy and ix ~= iy then return ix < iy end
-      if (ix == nil) ~= (iy == nil) then return ix ~= nil end
-      if x.doc ~= y.doc then return x.doc < y.doc end
-      return x.pos < y.pos
-    end)
+    return
   end
+  table.sort(list, function(x, y)
+    local ix, iy = math.tointeger(x.config.index), math.tointeger(y.config.index)
+    if ix and iy and ix ~= iy then return ix < iy end
+    if (ix == nil) ~= (iy == nil) then return ix ~= nil end
+    if x.doc ~= y.doc then return x.doc < y.doc end
+    return x.pos < y.pos
+  end)
+end
 
+local function warn_duplicates(found, axes)
   for _, dup in ipairs(found.duplicates) do
     local c = dup.config
     local quoted = {}
@@ -224,58 +221,43 @@ function M.merge(docs, paths)
     found.warnings[#found.warnings + 1] = ("configuration %s is in %s and %s: kept the one in '%s'"):format(
       describe(c, axes), table.concat(quoted, ", "), last, dup.files[1])
   end
+end
 
-  -- what is missing
-  local configs = {}
-  for i, x in ipairs(list) do configs[i] = x.config end
-  if total then
-    local have = {}
-    for _, c in ipairs(configs) do
-      local idx = math.tointeger(c.index)
-      if idx then have[idx] = true end
-    end
-    found.missing = {}
-    for idx = 1, total do
-      if not have[idx] then found.missing[#found.missing + 1] = idx end
-    end
+-- the indices 1..total that no configuration has; nil when the total is unknown
+local function missing_indices(configs, total)
+  if not total then return nil end
+  local have = {}
+  for _, c in ipairs(configs) do
+    local idx = math.tointeger(c.index)
+    if idx then have[idx] = true end
   end
-  do -- shards K/N of one N that are not among the files
-    local n, ks, same = nil, {}, true
-    for _, d in ipairs(docs) do
-      local s = shard_of(d)
-      if not s then same = false break end
-      n = n or s.n
-      if s.n ~= n then same = false break end
-      ks[math.tointeger(s.k)] = true
-    end
-    if same and n then
-      for k = 1, n do
-        if not ks[k] then found.missing_shards[#found.missing_shards + 1] = k end
-      end
-      found.shard_count = n
-    end
+  local missing = {}
+  for idx = 1, total do
+    if not have[idx] then missing[#missing + 1] = idx end
   end
+  return missing
+end
 
-  -- the merged document
-  local all_complete = true
+-- shards K/N of one N that are not among the files
+local function missing_shards(docs, found)
+  local n, ks, same = nil, {}, true
   for _, d in ipairs(docs) do
-    if d.complete ~= true then all_complete = false end
+    local s = shard_of(d)
+    if not s then same = false break end
+    n = n or s.n
+    if s.n ~= n then same = false break end
+    ks[math.tointeger(s.k)] = true
   end
-  local doc = {}
-  for k, v in pairs(first) do doc[k] = v end
-  doc.shard = nil
-  doc.wall = nil -- each run's own account (shards[i].wall): the merge is no run of its own
-  doc.scenario = copy(scenario(first))
-  doc.scenario.total_configurations = total
-  local started, finished
-  for _, d in ipairs(docs) do
-    if type(d.started) == "string" and (not started or d.started < started) then started = d.started end
-    if type(d.finished) == "string" and (not finished or d.finished > finished) then finished = d.finished end
+  if same and n then
+    for k = 1, n do
+      if not ks[k] then found.missing_shards[#found.missing_shards + 1] = k end
+    end
+    found.shard_count = n
   end
-  doc.started, doc.finished = started, finished
-  doc.complete = all_complete and #found.missing_shards == 0 and (found.missing == nil or #found.missing == 0)
-  doc.configurations = configs
-  doc.missing = found.missing
+end
+
+-- each file's account: its shard, device, times and how many configurations it gave
+local function shard_entries(docs, paths, list)
   local shards = {}
   for i, d in ipairs(docs) do
     local n = 0
@@ -286,7 +268,56 @@ function M.merge(docs, paths)
                   started = d.started, finished = d.finished, complete = d.complete, configurations = n,
                   wall = d.wall }
   end
-  doc.shards = shards
+  return shards
+end
+
+-- the merged document: the first's, with the union's configurations and the files' span of time
+local function merged_document(docs, paths, list, configs, found)
+  local first = docs[1]
+  local all_complete = true
+  for _, d in ipairs(docs) do
+    if d.complete ~= true then all_complete = false end
+  end
+  local doc = {}
+  for k, v in pairs(first) do doc[k] = v end
+  doc.shard = nil
+  doc.wall = nil -- each run's own account (shards[i].wall): the merge is no run of its own
+  doc.scenario = copy(scenario(first))
+  doc.scenario.total_configurations = found.total
+  local started, finished
+  for _, d in ipairs(docs) do
+    if type(d.started) == "string" and (not started or d.started < started) then started = d.started end
+    if type(d.finished) == "string" and (not finished or d.finished > finished) then finished = d.finished end
+  end
+  doc.started, doc.finished = started, finished
+  doc.complete = all_complete and #found.missing_shards == 0 and (found.missing == nil or #found.missing == 0)
+  doc.configurations = configs
+  doc.missing = found.missing
+  doc.shards = shard_entries(docs, paths, list)
+  return doc
+end
+
+-- Merges documents (loaded results documents, in the order given) read from paths. Returns
+-- the merged document and what was found: {warnings = {text...}, duplicates = {{index,
+-- params, files}...}, missing = {indices} or nil (total unknown), missing_shards = {k...},
+-- total = n or nil}.
+function M.merge(docs, paths)
+  assert(#docs >= 1)
+  local found = { warnings = check(docs, paths), duplicates = {}, missing_shards = {} }
+  local axes = T.axes(docs[1])
+  local total
+  for _, d in ipairs(docs) do total = total or total_of(d) end
+  found.total = total
+
+  local list = union(docs, paths, found)
+  put_in_order(list, renumbered(list, docs, paths, total, axes), found)
+  warn_duplicates(found, axes)
+  local configs = {}
+  for i, x in ipairs(list) do configs[i] = x.config end
+  found.missing = missing_indices(configs, total)
+  missing_shards(docs, found)
+
+  local doc = merged_document(docs, paths, list, configs, found)
   results.relate_baselines(doc)
   return doc, found
 end

@@ -59,17 +59,8 @@ local spec = {
 
 local out_formats = { json = "json", md = "markdown", txt = "table" }
 
-function M.main(args)
-  local tool = "compare"
-  local o, pos = cli.parse_args(tool, args or {}, spec)
-  if o.help then
-    stdio.write(M.usage)
-    return
-  end
-  if #pos ~= 2 then
-    cli.fail("usage", tool, ("expected BASE.json and NEW.json, got %d file%s (wlrun compare --help)"):format(#pos,
-      #pos == 1 and "" or "s"))
-  end
+-- the options of the statistics and the matching, checked: {noise, fail_above, alpha, ...}
+local function options(tool, o, pos)
   local opts = { base_path = pos[1], new_path = pos[2] }
   local function pct_opt(name, key, min)
     if o[key] == nil then return end
@@ -105,10 +96,11 @@ function M.main(args)
     if #opts.match == 0 then cli.fail("usage", tool, "--match: expected parameter names, like M,N,K") end
   end
   if o.ignore then opts.ignore = cli.names(o.ignore) end
-  local format = o.format or "table"
-  if format ~= "table" and format ~= "markdown" and format ~= "json" then
-    cli.fail("usage", tool, ("--format: expected table, markdown or json, got '%s'"):format(format))
-  end
+  return opts
+end
+
+-- the files of -o: {{path, format}...}, and whether one is standard output (-)
+local function output_files(tool, o)
   local files, to_stdout = {}, false
   for _, path in ipairs(o.output or {}) do
     local ext = path:match("%.([^./\\]+)$")
@@ -119,22 +111,27 @@ function M.main(args)
     end
     files[#files + 1] = { path, f }
   end
+  return files, to_stdout
+end
 
-  if process.file_type(pos[1]) == "directory" and process.file_type(pos[2]) == "directory" then
-    return M.folders(tool, pos[1], pos[2], opts, o, format, files, to_stdout)
-  end -- a folder against a file: the loader's error (cannot read it: a directory, exit 9)
-  local base = cli.load(tool, pos[1])
-  local new = cli.load(tool, pos[2])
-  local doc = document.compare(base, new, opts)
-
+-- standard output in --format's format (unless -o - has it), then each -o file in its own;
+-- text(fmt) renders
+local function write_all(tool, text, format, files, to_stdout)
   if not to_stdout then -- -o - is standard output's alone
-    stdio.write(render.render(doc, format))
+    stdio.write(text(format))
     io.stdout:flush()
   end
-  for _, f in ipairs(files) do cli.write(tool, f[1], render.render(doc, f[2])) end
-  if not o.quiet then
-    for _, w in ipairs(doc.warnings) do cli.warn(tool, w.message) end
-  end
+  for _, f in ipairs(files) do cli.write(tool, f[1], text(f[2])) end
+end
+
+-- the error of a failed gate: list names the configurations
+local function regression(list, fail_above)
+  core.error("regression", ("compare: %d configuration%s significantly slower by more than %s: %s"):format(#list,
+    #list == 1 and "" or "s", columns.pct(fail_above), table.concat(list, "; ")), 0)
+end
+
+-- the gate of --fail-above over one comparison: an error when it tested nothing or failed
+local function gate(doc)
   if doc.gate and doc.gate.compared == 0 then
     core.error("usage", ("compare: --fail-above %s: no configuration was compared (none is in both files with samples on both sides): a gate over nothing never passes; compare the files a recipe wrote with its own baseline"):format(
       columns.pct(doc.gate.fail_above)), 0)
@@ -144,9 +141,40 @@ function M.main(args)
     for _, x in ipairs(doc.gate.configurations) do
       list[#list + 1] = ("%s (%s)"):format(T.describe(x.params, doc.parameters), render.change_text(x.change))
     end
-    core.error("regression", ("compare: %d configuration%s significantly slower by more than %s: %s"):format(#list,
-      #list == 1 and "" or "s", columns.pct(doc.gate.fail_above), table.concat(list, "; ")), 0)
+    regression(list, doc.gate.fail_above)
   end
+end
+
+function M.main(args)
+  local tool = "compare"
+  local o, pos = cli.parse_args(tool, args or {}, spec)
+  if o.help then
+    stdio.write(M.usage)
+    return
+  end
+  if #pos ~= 2 then
+    cli.fail("usage", tool, ("expected BASE.json and NEW.json, got %d file%s (wlrun compare --help)"):format(#pos,
+      #pos == 1 and "" or "s"))
+  end
+  local opts = options(tool, o, pos)
+  local format = o.format or "table"
+  if format ~= "table" and format ~= "markdown" and format ~= "json" then
+    cli.fail("usage", tool, ("--format: expected table, markdown or json, got '%s'"):format(format))
+  end
+  local files, to_stdout = output_files(tool, o)
+
+  if process.file_type(pos[1]) == "directory" and process.file_type(pos[2]) == "directory" then
+    return M.folders(tool, pos[1], pos[2], opts, o, format, files, to_stdout)
+  end -- a folder against a file: the loader's error (cannot read it: a directory, exit 9)
+  local base = cli.load(tool, pos[1])
+  local new = cli.load(tool, pos[2])
+  local doc = document.compare(base, new, opts)
+
+  write_all(tool, function(fmt) return render.render(doc, fmt) end, format, files, to_stdout)
+  if not o.quiet then
+    for _, w in ipairs(doc.warnings) do cli.warn(tool, w.message) end
+  end
+  gate(doc)
 end
 
 ---------------------------------------------------------------------------------------------
@@ -178,90 +206,99 @@ local function keys(list, count, other)
   end
 end
 
-function M.folders(tool, base_dir, new_dir, opts, o, format, files, to_stdout)
+-- the files of both folders paired by key: {pairs = {{base, new}...}, only_base = {path...}, only_new}
+local function pair_files(tool, base_dir, new_dir)
   local base, base_count = folder_files(tool, base_dir)
   local new, new_count = folder_files(tool, new_dir)
   keys(base, base_count, new_count)
   keys(new, new_count, base_count)
   local by_key = {}
   for _, f in ipairs(new) do by_key[f.key] = f end
-  local pairs_, only_base, only_new, used = {}, {}, {}, {}
+  local p = { pairs = {}, only_base = {}, only_new = {}, base_dir = base_dir, new_dir = new_dir }
+  local used = {}
   for _, f in ipairs(base) do
     local g = by_key[f.key]
     if g then
-      pairs_[#pairs_ + 1] = { base = f, new = g }
+      p.pairs[#p.pairs + 1] = { base = f, new = g }
       used[g] = true
     else
-      only_base[#only_base + 1] = f.path
+      p.only_base[#p.only_base + 1] = f.path
     end
   end
-  for _, g in ipairs(new) do if not used[g] then only_new[#only_new + 1] = g.path end end
-  local docs = {}
-  for i, p in ipairs(pairs_) do
-    local po = {}
-    for k, v in pairs(opts) do po[k] = v end
-    po.base_path, po.new_path = p.base.path, p.new.path
-    docs[i] = document.compare(p.base.doc, p.new.doc, po)
+  for _, g in ipairs(new) do if not used[g] then p.only_new[#p.only_new + 1] = g.path end end
+  return p
+end
+
+-- the files in one folder only, and a line when no pair is there, as text of the format
+local function listing(p, fmt)
+  local lines = {}
+  local function list(title, l)
+    if #l == 0 then return end
+    lines[#lines + 1] = ("%s%s (%d):"):format(fmt == "markdown" and "**" or "", title, #l) .. (fmt == "markdown" and "**" or "")
+    for _, path in ipairs(l) do lines[#lines + 1] = (fmt == "markdown" and "- " or "  ") .. printable.text(path) end
   end
-  local function listing(fmt)
-    local lines = {}
-    local function list(title, l)
-      if #l == 0 then return end
-      lines[#lines + 1] = ("%s%s (%d):"):format(fmt == "markdown" and "**" or "", title, #l) .. (fmt == "markdown" and "**" or "")
-      for _, path in ipairs(l) do lines[#lines + 1] = (fmt == "markdown" and "- " or "  ") .. printable.text(path) end
-    end
-    list("Only in BASE folder " .. base_dir, only_base)
-    list("Only in NEW folder " .. new_dir, only_new)
-    if #pairs_ == 0 then lines[#lines + 1] = "No pair of files to compare: no scenario or file name is in both folders" end
-    return #lines > 0 and (table.concat(lines, "\n") .. "\n") or ""
-  end
-  local function render_all(fmt)
-    if fmt == "json" then
-      local parts = {}
-      for i, d in ipairs(docs) do parts[i] = render.render(d, "json") end
-      local function names(l)
-        local q = {}
-        for i, x in ipairs(l) do q[i] = json.encode(x) end
-        return "[" .. table.concat(q, ", ") .. "]"
-      end
-      return ('{\n  "schema": "wlrun-compare-folders",\n  "version": 1,\n  "only_in_base": %s,\n  "only_in_new": %s,\n  "comparisons": [\n%s\n  ]\n}\n'):format(
-        names(only_base), names(only_new), table.concat(parts, ",\n"))
-    end
+  list("Only in BASE folder " .. p.base_dir, p.only_base)
+  list("Only in NEW folder " .. p.new_dir, p.only_new)
+  if #p.pairs == 0 then lines[#lines + 1] = "No pair of files to compare: no scenario or file name is in both folders" end
+  return #lines > 0 and (table.concat(lines, "\n") .. "\n") or ""
+end
+
+-- every comparison in one text of the format; json: one document of them all
+local function render_all(p, docs, fmt)
+  if fmt == "json" then
     local parts = {}
-    for i, d in ipairs(docs) do parts[i] = render.render(d, fmt) end
-    return table.concat(parts, "\n") .. (#parts > 0 and "\n" or "") .. listing(fmt)
-  end
-  if not to_stdout then
-    stdio.write(render_all(format))
-    io.stdout:flush()
-  end
-  for _, f in ipairs(files) do cli.write(tool, f[1], render_all(f[2])) end
-  if not o.quiet then
-    for i, d in ipairs(docs) do
-      for _, w in ipairs(d.warnings) do cli.warn(tool, ("%s: %s"):format(pairs_[i].base.name, w.message)) end
+    for i, d in ipairs(docs) do parts[i] = render.render(d, "json") end
+    local function names(l)
+      local q = {}
+      for i, x in ipairs(l) do q[i] = json.encode(x) end
+      return "[" .. table.concat(q, ", ") .. "]"
     end
+    return ('{\n  "schema": "wlrun-compare-folders",\n  "version": 1,\n  "only_in_base": %s,\n  "only_in_new": %s,\n  "comparisons": [\n%s\n  ]\n}\n'):format(
+      names(p.only_base), names(p.only_new), table.concat(parts, ",\n"))
   end
-  if opts.fail_above == nil then return end
+  local parts = {}
+  for i, d in ipairs(docs) do parts[i] = render.render(d, fmt) end
+  return table.concat(parts, "\n") .. (#parts > 0 and "\n" or "") .. listing(p, fmt)
+end
+
+-- one gate over all the pairs: an error when a configuration is slower by more than the limit,
+-- or when the gate tested nothing (no pair, or a pair with nothing compared)
+local function folders_gate(p, docs, fail_above)
   local failed, empty = {}, {}
   for i, d in ipairs(docs) do
     if d.gate and d.gate.failed then
       for _, x in ipairs(d.gate.configurations) do
-        failed[#failed + 1] = ("%s: %s (%s)"):format(pairs_[i].base.name, T.describe(x.params, d.parameters),
+        failed[#failed + 1] = ("%s: %s (%s)"):format(p.pairs[i].base.name, T.describe(x.params, d.parameters),
           render.change_text(x.change))
       end
     elseif d.gate and d.gate.compared == 0 then
-      empty[#empty + 1] = pairs_[i].base.name
+      empty[#empty + 1] = p.pairs[i].base.name
     end
   end
-  if #failed > 0 then
-    core.error("regression", ("compare: %d configuration%s significantly slower by more than %s: %s"):format(#failed,
-      #failed == 1 and "" or "s", columns.pct(opts.fail_above), table.concat(failed, "; ")), 0)
-  end
-  if #pairs_ == 0 or #empty > 0 then
-    core.error("usage", ("compare: --fail-above %s: %s: a gate over nothing never passes"):format(columns.pct(opts.fail_above),
-      #pairs_ == 0 and "no pair of files to compare (no scenario or file name is in both folders)"
+  if #failed > 0 then regression(failed, fail_above) end
+  if #p.pairs == 0 or #empty > 0 then
+    core.error("usage", ("compare: --fail-above %s: %s: a gate over nothing never passes"):format(columns.pct(fail_above),
+      #p.pairs == 0 and "no pair of files to compare (no scenario or file name is in both folders)"
         or ("no configuration was compared in %s"):format(table.concat(empty, ", "))), 0)
   end
+end
+
+function M.folders(tool, base_dir, new_dir, opts, o, format, files, to_stdout)
+  local p = pair_files(tool, base_dir, new_dir)
+  local docs = {}
+  for i, pair in ipairs(p.pairs) do
+    local po = {}
+    for k, v in pairs(opts) do po[k] = v end
+    po.base_path, po.new_path = pair.base.path, pair.new.path
+    docs[i] = document.compare(pair.base.doc, pair.new.doc, po)
+  end
+  write_all(tool, function(fmt) return render_all(p, docs, fmt) end, format, files, to_stdout)
+  if not o.quiet then
+    for i, d in ipairs(docs) do
+      for _, w in ipairs(d.warnings) do cli.warn(tool, ("%s: %s"):format(p.pairs[i].base.name, w.message)) end
+    end
+  end
+  if opts.fail_above ~= nil then folders_gate(p, docs, opts.fail_above) end
 end
 
 return M

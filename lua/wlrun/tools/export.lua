@@ -42,15 +42,10 @@ end
 
 local counter_names = { flop_per_s = "flop_per_second", bytes_per_s = "bytes_per_second", items_per_s = "items_per_second" }
 
--- the Google Benchmark document. opts: time_unit (ns), samples (one iteration entry per sample)
-function M.gbench(doc, opts)
-  opts = opts or {}
-  local unit = opts.time_unit or "ns"
-  local scale = M.time_units[unit]
-  local out = json_out.object()
+-- Google Benchmark's own keys describe the host CPU, which a results document does not
+-- record: only those wlrun knows are written (with empty caches and load_avg lists)
+local function context(doc)
   local ctx = json_out.object()
-  -- Google Benchmark's own keys describe the host CPU, which a results document does not
-  -- record: only those wlrun knows are written (with empty caches and load_avg lists)
   ctx.date = doc.started or doc.finished or ""
   ctx.host_name = type(doc.host) == "string" and doc.host or nil
   ctx.executable = type(doc.command_line) == "table" and table.concat(doc.command_line, " ") or "wlrun"
@@ -70,92 +65,120 @@ function M.gbench(doc, opts)
   ctx.mode = run.mode
   ctx.flush_l2 = run.flush_l2
   ctx.complete = doc.complete
-  out.context = ctx
+  return ctx
+end
 
-  local list = json_out.array()
-  local function entry(name, run_name, instance, run_type, reps)
-    local e = json_out.object()
-    e.name = name
-    e.family_index = 0
-    e.per_family_instance_index = instance
-    e.run_name = run_name
-    e.run_type = run_type
-    e.repetitions = reps
-    return e
+-- an entry's head; b: the benchmark (name, instance)
+local function entry(b, name, run_type, reps)
+  local e = json_out.object()
+  e.name = name
+  e.family_index = 0
+  e.per_family_instance_index = b.instance
+  e.run_name = b.name
+  e.run_type = run_type
+  e.repetitions = reps
+  return e
+end
+
+-- the times of an entry, in the document's unit
+local function times(e, b, iterations, seconds)
+  e.iterations = iterations
+  e.real_time = seconds * b.scale
+  e.cpu_time = seconds * b.scale
+  e.time_unit = b.unit
+end
+
+-- the configuration's metrics as Google Benchmark's counters
+local function counters(e, c)
+  local keys = {}
+  for key in pairs(c.metrics or {}) do keys[#keys + 1] = key end
+  table.sort(keys)
+  for _, key in ipairs(keys) do
+    local v = c.metrics[key]
+    if finite(v) then e[counter_names[key] or key] = v + 0.0 end
   end
-  for i, c in ipairs(doc.configurations) do
-    local name = M.benchmark_name(doc, c)
-    local instance = i - 1
-    local k = type(c.kernels) == "table" and c.kernels[1] or nil
-    local label = k and k.name or nil
-    local s = c.stats
-    local samples = type(c.samples) == "table" and c.samples or {}
-    if c.status ~= "ok" or not (s and finite(s.median)) then
-      local e = entry(name, name, instance, "iteration", 1)
-      e.repetition_index = 0
+end
+
+-- a configuration that was not measured: an entry with error_occurred
+local function error_entry(b, c)
+  local e = entry(b, b.name, "iteration", 1)
+  e.repetition_index = 0
+  e.threads = 1
+  e.error_occurred = true
+  e.error_message = c.status == "skipped" and ("skipped: " .. tostring(c.reason or ""))
+    or c.status == "failed" and ("[" .. tostring(c.kind or "?") .. "] " .. tostring(c.error or "failed"))
+    or ("no measurement (status " .. tostring(c.status) .. ")")
+  e.iterations = 0
+  e.real_time = 0.0
+  e.cpu_time = 0.0
+  e.time_unit = b.unit
+  return e
+end
+
+-- the iteration entries: one per sample (opts.samples), else one of the median
+local function iterations(list, b, c, samples, n, per_sample)
+  if per_sample then
+    for j, x in ipairs(samples) do
+      local e = entry(b, b.name, "iteration", #samples)
+      e.repetition_index = j - 1
       e.threads = 1
-      e.error_occurred = true
-      e.error_message = c.status == "skipped" and ("skipped: " .. tostring(c.reason or ""))
-        or c.status == "failed" and ("[" .. tostring(c.kind or "?") .. "] " .. tostring(c.error or "failed"))
-        or ("no measurement (status " .. tostring(c.status) .. ")")
-      e.iterations = 0
-      e.real_time = 0.0
-      e.cpu_time = 0.0
-      e.time_unit = unit
+      times(e, b, math.tointeger(c.per) or 1, x)
+      if b.label then e.label = b.label end
       list[#list + 1] = e
+    end
+    return
+  end
+  local e = entry(b, b.name, "iteration", 1)
+  e.repetition_index = 0
+  e.threads = 1
+  times(e, b, n, c.stats.median)
+  counters(e, c)
+  if b.label then e.label = b.label end
+  list[#list + 1] = e
+end
+
+-- the aggregate entries: mean, median, stddev, cv (those that are finite)
+local function aggregates(list, b, c, n, reps)
+  local s = c.stats
+  for _, agg in ipairs { { "mean", s.mean, "time" }, { "median", s.median, "time" }, { "stddev", s.std, "time" },
+                        { "cv", s.cv, "percentage" } } do
+    if finite(agg[2]) then
+      local e = entry(b, b.name .. "_" .. agg[1], "aggregate", reps)
+      e.threads = 1
+      e.aggregate_name = agg[1]
+      e.aggregate_unit = agg[3]
+      e.iterations = n
+      local v = agg[3] == "time" and agg[2] * b.scale or agg[2]
+      e.real_time = v + 0.0
+      e.cpu_time = v + 0.0
+      e.time_unit = b.unit
+      if agg[1] == "median" then counters(e, c) end
+      if b.label then e.label = b.label end
+      list[#list + 1] = e
+    end
+  end
+end
+
+-- the Google Benchmark document. opts: time_unit (ns), samples (one iteration entry per sample)
+function M.gbench(doc, opts)
+  opts = opts or {}
+  local unit = opts.time_unit or "ns"
+  local out = json_out.object()
+  out.context = context(doc)
+  local list = json_out.array()
+  for i, c in ipairs(doc.configurations) do
+    local k = type(c.kernels) == "table" and c.kernels[1] or nil
+    local b = { name = M.benchmark_name(doc, c), instance = i - 1, label = k and k.name or nil, unit = unit,
+                scale = M.time_units[unit] }
+    local s = c.stats
+    if c.status ~= "ok" or not (s and finite(s.median)) then
+      list[#list + 1] = error_entry(b, c)
     else
+      local samples = type(c.samples) == "table" and c.samples or {}
       local n = math.tointeger(s.n) or #samples
-      local function counters(e)
-        local keys = {}
-        for key in pairs(c.metrics or {}) do keys[#keys + 1] = key end
-        table.sort(keys)
-        for _, key in ipairs(keys) do
-          local v = c.metrics[key]
-          if finite(v) then e[counter_names[key] or key] = v + 0.0 end
-        end
-      end
-      if opts.samples and #samples > 0 then
-        for j, x in ipairs(samples) do
-          local e = entry(name, name, instance, "iteration", #samples)
-          e.repetition_index = j - 1
-          e.threads = 1
-          e.iterations = math.tointeger(c.per) or 1
-          e.real_time = x * scale
-          e.cpu_time = x * scale
-          e.time_unit = unit
-          if label then e.label = label end
-          list[#list + 1] = e
-        end
-      else
-        local e = entry(name, name, instance, "iteration", 1)
-        e.repetition_index = 0
-        e.threads = 1
-        e.iterations = n
-        e.real_time = s.median * scale
-        e.cpu_time = s.median * scale
-        e.time_unit = unit
-        counters(e)
-        if label then e.label = label end
-        list[#list + 1] = e
-      end
-      local reps = opts.samples and #samples > 0 and #samples or n
-      for _, agg in ipairs { { "mean", s.mean, "time" }, { "median", s.median, "time" }, { "stddev", s.std, "time" },
-                            { "cv", s.cv, "percentage" } } do
-        if finite(agg[2]) then
-          local e = entry(name .. "_" .. agg[1], name, instance, "aggregate", reps)
-          e.threads = 1
-          e.aggregate_name = agg[1]
-          e.aggregate_unit = agg[3]
-          e.iterations = n
-          local v = agg[3] == "time" and agg[2] * scale or agg[2]
-          e.real_time = v + 0.0
-          e.cpu_time = v + 0.0
-          e.time_unit = unit
-          if agg[1] == "median" then counters(e) end
-          if label then e.label = label end
-          list[#list + 1] = e
-        end
-      end
+      local per_sample = opts.samples and #samples > 0
+      iterations(list, b, c, samples, n, per_sample)
+      aggregates(list, b, c, n, per_sample and #samples or n)
     end
   end
   out.benchmarks = list
