@@ -30,7 +30,7 @@ local function samples(i, new)
   return s
 end
 
-local function document(n, new)
+local function results_of(n, new)
   local doc = { schema = "wlrun-results", version = 1, complete = true,
     scenario = { name = "bench", axes = { "n" } }, settings = { run = { mode = "cold" } }, sources = {},
     device = { name = "none" }, configurations = {} }
@@ -85,8 +85,8 @@ print(("%8s %10s %10s %12s %8s %18s %9s %s"):format("configs", "Lua (s)", "C (s)
 local first, all_same = nil, true
 for _, n in ipairs { 100, 300, 1000 } do
   if n > MAX then break end
-  report.write(document(n, false), base_path, "json")
-  report.write(document(n, true), new_path, "json")
+  report.write(results_of(n, false), base_path, "json")
+  report.write(results_of(n, true), new_path, "json")
   local t_lua, doc_lua = run(false)
   local t_c, doc_c, cpu_c = math.huge, nil, nil
   for _ = 1, 3 do -- the best of three

@@ -41,8 +41,12 @@ f:close()
 os.remove(out)
 if keep then -- a path that cannot be written is said, and the account printed all the same
   local k, err = io.open(keep, "w")
-  local ok, werr = k and k:write(text)
-  if k then ok, werr = k:close() and ok, werr end
+  local ok, werr = false, nil
+  if k then
+    ok, werr = k:write(text)
+    local closed, cerr = k:close()
+    ok, werr = ok and closed, werr or cerr
+  end
   if not ok then io.stderr:write(("config_overhead: the document is not kept: %s\n"):format(err or werr or keep)) end
 end
 local doc = json.decode(text)

@@ -5,7 +5,6 @@
 -- renders the outputs once at the end (wlrun.results.journal); the baseline beside it is the
 -- old way, every output rewritten after every configuration. Needs no GPU.
 --   wlrun tests/bench/output_cost.lua [SAMPLES]
-local results = require "wlrun.results"
 local journal = require "wlrun.results.journal"
 local report = require "wlrun.report"
 local core = require "wlrun.core"

@@ -6,7 +6,6 @@
 -- where requires sit. A new file in src/ must be given a module and a layer below (MODULES), a
 -- new folder of lua/wlrun/ a layer (LUA_FOLDERS), or this spec fails and says so.
 local h = require "helper"
-local core = require "wlrun.core"
 local process = require "wlrun.process"
 
 local ROOT = h.source_dir

@@ -189,7 +189,7 @@ describe("device tensors", function()
   h.gpu_it("<close> frees a device tensor at the end of the block", function()
     local before = live_device_bytes().device_bytes
     do
-      local t <close> = wl.tensor { 4096 }
+      local _t <close> = wl.tensor { 4096 }
       assert.equal(before + 16384, wl.memory().device_bytes)
     end
     assert.equal(before, wl.memory().device_bytes)

@@ -39,9 +39,9 @@ local doc = {
 for _, cfg in ipairs(list) do
   local t0 = core.clock()
   -- calls per sample: enough for about 0.2 ms
-  local per, a = 1, core.clock()
+  local a = core.clock()
   sc.run(cfg.params)
-  per = math.max(1, math.ceil(2e-4 / math.max(core.clock() - a, 1e-7)))
+  local per = math.max(1, math.ceil(2e-4 / math.max(core.clock() - a, 1e-7)))
   for _ = 1, 2 * per do sc.run(cfg.params) end
   local samples = {}
   for i = 1, 20 do

@@ -211,7 +211,7 @@ describe("wl.nvtx", function()
       seen[k.color] = true
     end
     do
-      local scope <close> = nvtx.auto_scope("phase", "forward", 3)
+      local _scope <close> = nvtx.auto_scope("phase", "forward", 3)
       assert.equal(1, nvtx.domain("wlrun"):depth())
       assert.same({ "forward" }, nvtx.domain("wlrun"):stack())
     end

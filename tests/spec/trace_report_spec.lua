@@ -7,7 +7,6 @@ local read = require "wlrun.trace.read"
 local report = require "wlrun.trace.report"
 
 local F = h.source_dir .. "/tests/fixtures/trace/"
-local MS = 1000000
 
 local function near(a, b, tol) return math.abs(a - b) <= (tol or 1e-9) * math.max(1, math.abs(b)) end
 

@@ -179,7 +179,7 @@ describe("views of host tensors", function()
       else
         assert.same({ 2, 3, 4, 5 }, views[2]:totable())
       end
-      t, views = nil, nil
+      t, views = nil, nil -- luacheck: ignore 311 (the references dropped, for the collector)
       collectgarbage()
     end
   end)

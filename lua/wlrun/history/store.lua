@@ -135,8 +135,8 @@ function store.open_reader(path)
   if not ok then error(state, 0) end
   if state == "migrate" then
     db:close()
-    local ok, writer = pcall(sqlite.open, path, { timeout = store.TIMEOUT, label = label })
-    if not ok or writer:readonly() then
+    local opened, writer = pcall(sqlite.open, path, { timeout = store.TIMEOUT, label = label })
+    if not opened or writer:readonly() then
       fail("io", ("the database '%s' has an older schema and is read-only: open it once with write access (wlrun history add) to update it"):format(path))
     end
     store.transaction(writer, function() schema.migrate(writer, label) end)

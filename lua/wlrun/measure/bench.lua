@@ -387,7 +387,7 @@ end
 -- (the clock of each where NVML gives it, and the timing events of one chunk reused by the next:
 -- a sample costs its two numbers, not two events), or adaptive. -> the kept samples
 local function trials(work, cfg, r, est, wall)
-  local measuring <close> = core.nvtx.auto_scope("measurement", nil, not cfg.adaptive and cfg.iters or nil) -- nvtx
+  local _measuring <close> = core.nvtx.auto_scope("measurement", nil, not cfg.adaptive and cfg.iters or nil) -- nvtx
   local t_clock = core.clock()
   r.clock = { before = core.gpu_clock() }
   r.wall = { floor = wall.floor, inputs = wall.inputs, warmup = wall.warmup, clocks = core.clock() - t_clock }
@@ -445,7 +445,7 @@ function bench.run(work, opts, checked)
   wall.inputs = core.clock() - wall0 - wall.floor
   local first, first_time = check_first(work, cfg, checked)
   engine.set_measuring(true)
-  local guard <close> = setmetatable({}, { __close = function() engine.set_measuring(false) end })
+  local _measuring_flag <close> = setmetatable({}, { __close = function() engine.set_measuring(false) end })
   local est
   est, wall.warmup = warm_up(work, cfg, r, first, first_time)
   decide_mode(work, cfg, r, est)

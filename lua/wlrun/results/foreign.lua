@@ -144,9 +144,9 @@ local function gbench(doc, name, opts)
     ::next::
   end
   for _, g in ipairs(order) do
-    local params, order = foreign.gbench_params(g.name)
+    local params, param_order = foreign.gbench_params(g.name)
     local e = entry(#out.configurations + 1, params)
-    e.order = order
+    e.order = param_order
     if g.error then
       e.status, e.error, e.kind = "failed", g.error, "benchmark"
     elseif #g.samples > 0 then

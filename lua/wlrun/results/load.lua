@@ -19,10 +19,10 @@ local function fail(opts, kind, msg)
 end
 
 -- the error of a version this wlrun does not read; one that is not a number (the text "1") says so
-local function unsupported(opts, name, schema, got, want)
+local function unsupported(opts, name, schema_name, got, want)
   local what = got == nil and "has no version" or math.type(got) and ("version %s is not supported"):format(got)
     or ("has a version that is not a number: %s"):format(printable.text(json.encode(got), 40))
-  fail(opts, "usage", ("'%s': %s %s (this wlrun reads version %d)"):format(name, tostring(schema), what, want))
+  fail(opts, "usage", ("'%s': %s %s (this wlrun reads version %d)"):format(name, tostring(schema_name), what, want))
 end
 
 -- a sequence (keys 1..n, no holes, or none): for telling an array from an object

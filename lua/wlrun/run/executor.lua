@@ -70,7 +70,7 @@ function executor.in_process(ctx) return setmetatable({ ctx = ctx }, InProcess) 
 function InProcess:run(list, emit, started)
   for i, cfg in ipairs(list) do
     if started then started(cfg) end
-    local config_range <close> = core.nvtx.auto_scope("configuration", -- nvtx
+    local _config_range <close> = core.nvtx.auto_scope("configuration", -- nvtx
       ("config %d: %s"):format(cfg.index, sweep.describe(cfg.params, self.ctx.axes)), cfg.index) -- nvtx
     local entry, interrupt = configuration.run(self.ctx.scenario, cfg, self.ctx)
     emit(entry)

@@ -388,7 +388,7 @@ function runner.run(sc, script)
   pick_device(r.p, cli, r.compile_only)
   if cli.dry_run then return dry_run(r) end
   refuse_resume_losses(r)
-  local scenario_range <close> = nvtx.auto_scope("scenario", "scenario " .. sc.name) -- nvtx
+  local _scenario_range <close> = nvtx.auto_scope("scenario", "scenario " .. sc.name) -- nvtx
   local exec <close> = workers_of(r) -- closed however this ends: no worker or queue left
   if exec then
     exec:start(r.p.todo)

@@ -5,7 +5,6 @@
 -- file's is kept) and missing ones (when the files say how large the sweep is).
 local stdio = require "wlrun.text.stdio"
 local report = require "wlrun.report"
-local T = require "wlrun.report.table"
 local merge = require "wlrun.results.merge"
 local cli = require "wlrun.tools.cli"
 

@@ -1,0 +1,21 @@
+-- luacheck (Debian's lua-check) over every Lua file of the repository, with .luacheckrc: no
+-- warning (unused and shadowed names, globals, unreachable code). Pending, by name, where
+-- luacheck is not installed; .ci/run fails where it is missing (scripts/bootstrap.sh installs
+-- it with the test packages).
+local h = require "helper"
+
+local function have(program) return (os.execute("command -v " .. program .. " >/dev/null 2>&1")) end
+
+describe("the Lua code", function()
+  if not have("luacheck") then
+    pending("luacheck finds no warning -- skipped: luacheck is not installed (apt-get install lua-check)")
+    return
+  end
+  it("has no luacheck warning (.luacheckrc)", function()
+    local p = assert(io.popen(("cd %s && luacheck . --formatter plain --no-color 2>&1; echo \"exit $?\""):format(
+      h.quote(h.source_dir))))
+    local out = p:read("a")
+    p:close()
+    assert.matches("exit 0\n$", out, 1, false, out)
+  end)
+end)
