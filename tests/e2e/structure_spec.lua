@@ -102,7 +102,6 @@ local FUNCTION_EXCEPTIONS = {}
 local FUNCTION_PENDING = {
   ["lua/wlrun/compare/document.lua document.compare"] = true,
   ["lua/wlrun/run/runner.lua runner.run"] = true,
-  ["lua/wlrun/tools/plot.lua sweep"] = true,
   ["lua/wlrun/measure/bench.lua bench.run"] = true,
   ["lua/wlrun/results/merge.lua M.merge"] = true,
   ["lua/wlrun/tools/export.lua M.gbench"] = true,
@@ -110,8 +109,6 @@ local FUNCTION_PENDING = {
   ["lua/wlrun/measure/checks.lua checks.evaluate"] = true,
   ["lua/wlrun/tools/compare.lua M.main"] = true,
   ["lua/wlrun/report/markdown.lua M.render"] = true,
-  ["lua/wlrun/tools/plot.lua ratio"] = true,
-  ["lua/wlrun/tools/plot.lua hist"] = true,
   ["lua/wlrun/tools/compare.lua M.folders"] = true,
   ["lua/wlrun/tools/trace.lua trace"] = true,
 }
