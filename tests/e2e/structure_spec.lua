@@ -109,7 +109,6 @@ local FUNCTION_PENDING = {
   ["lua/wlrun/tools/compare.lua M.main"] = true,
   ["lua/wlrun/report/markdown.lua M.render"] = true,
   ["lua/wlrun/tools/compare.lua M.folders"] = true,
-  ["lua/wlrun/tools/trace.lua trace"] = true,
 }
 
 -- one `it` per function over MAX_FUNCTION lines (or pending, or excepted), and one that says how
