@@ -105,7 +105,6 @@ local FUNCTION_PENDING = {
   ["lua/wlrun/measure/bench.lua bench.run"] = true,
   ["lua/wlrun/results/merge.lua M.merge"] = true,
   ["lua/wlrun/tools/export.lua M.gbench"] = true,
-  ["lua/wlrun/run/executor.lua Devices:run"] = true,
   ["lua/wlrun/tools/compare.lua M.main"] = true,
   ["lua/wlrun/report/markdown.lua M.render"] = true,
   ["lua/wlrun/tools/compare.lua M.folders"] = true,
