@@ -99,12 +99,6 @@ local LUA_PENDING = {}
 local MAX_FUNCTION = 80
 local FUNCTION_EXCEPTIONS = {}
 local FUNCTION_PENDING = {
-  ["lua/wlrun/tools/plot.lua sweep"] = true,
-  ["lua/wlrun/run/executor.lua Devices:run"] = true,
-  ["lua/wlrun/measure/checks.lua checks.evaluate"] = true,
-  ["lua/wlrun/tools/plot.lua ratio"] = true,
-  ["lua/wlrun/tools/plot.lua hist"] = true,
-  ["lua/wlrun/tools/trace.lua trace"] = true,
 }
 
 -- one `it` per function over MAX_FUNCTION lines (or pending, or excepted), and one that says how

@@ -44,10 +44,8 @@ local function warn(list, code, message, hint)
   list[#list + 1] = { code = code, title = defs[code], message = message, hint = hint }
 end
 
--- r: the result of bench.run; ctx: {device =, working_set =, zero_inputs = {names}}
-function checks.evaluate(r, ctx)
-  local L, w = checks.limits, {}
-  local s, shape = r.stats, r.shape
+-- what the timed body did that it should not: allocate, synchronise
+local function body_checks(w, r)
   if r.watch.allocs > 0 then
     warn(w, "alloc-in-measure", ("%d tensor allocation%s while measuring"):format(r.watch.allocs,
       r.watch.allocs == 1 and "" or "s"), "allocate tensors in setup, before timing")
@@ -57,6 +55,11 @@ function checks.evaluate(r, ctx)
       r.watch.syncs, r.watch.syncs == 1 and "" or "s"),
       "the engine synchronises once after the loop; remove synchronisation from the timed body")
   end
+end
+
+-- samples too close to the device's timing floor of their mode
+local function short_sample(w, r)
+  local L, s = checks.limits, r.stats
   if r.mode == "cold" and not r.blocked and r.floor and s.median < L.floor_factor * r.floor.empty_kernel then
     warn(w, "short-sample", ("median %s is within %dx of this device's cold-launch floor (empty kernel %s)"):format(
       T(s.median), L.floor_factor, T(r.floor.empty_kernel)),
@@ -66,12 +69,12 @@ function checks.evaluate(r, ctx)
     warn(w, "short-sample", ("a sample of %d launches lasts %s, within %dx of the event-pair floor (%s)"):format(
       r.per, T(s.median * r.per), L.floor_factor, T(r.floor.event_pair)), "raise the launches per sample (batch =)")
   end
-  if s.median > 0 and s.iqr / s.median > L.noise_iqr then
-    warn(w, "high-noise", ("IQR is %.1f%% of the median (cv %.1f%%)"):format(100 * s.iqr / s.median, 100 * s.cv),
-      "something else runs on the GPU or host, or the work varies; check clocks and other processes")
-  end
-  -- outliers that matter: beyond the far fences and far from the median in relative terms
-  -- (a very steady kernel has a tiny IQR, and its 0.5 % blips are not worth a warning)
+end
+
+-- outliers that matter: beyond the far fences and far from the median in relative terms
+-- (a very steady kernel has a tiny IQR, and its 0.5 % blips are not worth a warning)
+local function far_outliers(r)
+  local L, s, shape = checks.limits, r.stats, r.shape
   local far = 0
   if shape and shape.far_outliers > 0 and r.samples then
     local lo = math.min(shape.far_fence_low or -math.huge, s.median * (1 - L.outlier_distance))
@@ -82,6 +85,17 @@ function checks.evaluate(r, ctx)
   elseif shape and not r.samples then
     far = shape.far_outliers
   end
+  return far
+end
+
+-- the samples' spread and shape: noise, outliers, two modes, a trend
+local function shape_checks(w, r)
+  local L, s, shape = checks.limits, r.stats, r.shape
+  if s.median > 0 and s.iqr / s.median > L.noise_iqr then
+    warn(w, "high-noise", ("IQR is %.1f%% of the median (cv %.1f%%)"):format(100 * s.iqr / s.median, 100 * s.cv),
+      "something else runs on the GPU or host, or the work varies; check clocks and other processes")
+  end
+  local far = far_outliers(r)
   if far >= 2 and far / s.n > L.far_outliers then
     warn(w, "outliers", ("%d of %d samples beyond 3 IQR of the quartiles and %d%% from the median"):format(far,
       s.n, math.floor(100 * L.outlier_distance + 0.5)),
@@ -96,6 +110,10 @@ function checks.evaluate(r, ctx)
     warn(w, "warmup-trend", ("samples get faster as the run goes on: the first 20%% are %.1f%% slower than the last half"):format(
       100 * shape.trend_change), "raise --warmup or --warmup-time")
   end
+end
+
+-- what the setup gave the body: a working set the L2 holds, inputs of zeros
+local function setup_checks(w, r, ctx)
   if ctx.working_set and ctx.device and not r.flush_l2 and ctx.working_set > 0 and ctx.working_set <= ctx.device.l2_bytes then
     warn(w, "cache-hot", ("the working set (%s) fits in the L2 cache (%s) and the cache is not flushed"):format(
       units.bytes(ctx.working_set), units.bytes(ctx.device.l2_bytes)),
@@ -105,6 +123,12 @@ function checks.evaluate(r, ctx)
     warn(w, "zero-inputs", ("input%s %s hold only zeros"):format(#ctx.zero_inputs == 1 and "" or "s",
       table.concat(ctx.zero_inputs, ", ")), "initialise inputs with real data (init = wl.normal()): zeros run faster")
   end
+end
+
+-- a host too slow for the GPU: samples queued behind no blocking kernel, launches that the
+-- GPU waits for
+local function host_checks(w, r)
+  local L, s = checks.limits, r.stats
   if r.blocked and r.blocked.kept > 0 then
     warn(w, "blocking-timeout", ("%d samples were queued while no blocking kernel held the stream (it gave up after 100 ms, %d times)"):format(
       r.blocked.kept, r.blocked.gave_up), "the host was too slow to queue 16 samples: a busy or descheduled CPU; run again")
@@ -116,6 +140,11 @@ function checks.evaluate(r, ctx)
     warn(w, "launch-bound", ("host enqueue time (%s) is close to or above the GPU time (%s)"):format(
       T(r.enqueue_stats.median), T(s.median)), "the GPU waits for the CPU: use --mode graph")
   end
+end
+
+-- the SM clock before and after, and the throttled chunks kept
+local function clock_checks(w, r)
+  local L = checks.limits
   local b, a = r.clock and r.clock.before, r.clock and r.clock.after
   local kept = r.throttle and r.throttle.kept_chunks or 0 -- throttled chunks kept past the discard limit
   if a and b then
@@ -128,6 +157,10 @@ function checks.evaluate(r, ctx)
         "cooling or power limits; shorter runs or pauses between configurations")
     end
   end
+end
+
+-- adaptive stopping that ended short of its target
+local function adaptive_checks(w, r)
   if r.adaptive and r.adaptive.stopped == "plateau" then
     warn(w, "adaptive-plateau", ("noise of the median %.2f%% after %s, target %.2f%%: more samples stopped making it smaller; %s"):format(
       100 * r.adaptive.noise, T(r.adaptive.elapsed), 100 * r.adaptive.target, checks.plateau_cause(r)),
@@ -136,6 +169,18 @@ function checks.evaluate(r, ctx)
     warn(w, "adaptive-timeout", ("noise of the median %.2f%% after %s, target %.2f%%"):format(100 * r.adaptive.noise,
       T(r.adaptive.elapsed), 100 * r.adaptive.target), "raise --max-time or accept a looser --target-noise")
   end
+end
+
+-- r: the result of bench.run; ctx: {device =, working_set =, zero_inputs = {names}}
+function checks.evaluate(r, ctx)
+  local w = {}
+  body_checks(w, r)
+  short_sample(w, r)
+  shape_checks(w, r)
+  setup_checks(w, r, ctx)
+  host_checks(w, r)
+  clock_checks(w, r)
+  adaptive_checks(w, r)
   return w
 end
 

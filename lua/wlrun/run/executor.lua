@@ -202,106 +202,139 @@ end
 Devices.__close = Devices.close
 Devices.EXIT_WAIT_S = 10 -- a worker's own end waits up to 10 s for its device (docs/architecture.md)
 
+-- A run over the queue, in steps that share its state (run_state): the entries the workers
+-- wrote, the claims past --config-timeout, the workers that ended, the configurations no
+-- worker is left to run.
+
+-- each worker's device record, written once it has its context and timing floor, at a time
+-- on the monotonic clock that all processes share: the first of them, from this process's
+-- start, is the run's workers_ready (doc.wall)
+local function read_records(exec)
+  for _, dev in ipairs(exec.devices) do
+    if not exec.records[dev] then
+      local r = isolate.read_device(exec.dir, dev)
+      exec.records[dev] = r
+      local at = r and (r.ready_at or core.clock()) - core.started
+      if at and at < (exec.ready or math.huge) then exec.ready = at end
+    end
+  end
+end
+
+-- the configurations not finished yet (seen: those finished), when each claim was first seen,
+-- the workers killed for a timeout, why the workers that never got their GPU exited, the stop
+local function run_state(exec, list, emit)
+  local by_index = {}
+  for _, cfg in ipairs(list) do by_index[cfg.index] = cfg end
+  return { exec = exec, dir = exec.dir, list = list, emit = emit, by_index = by_index, timeout = exec.timeout,
+    remaining = #list, seen = {}, claimed_at = {}, killed = {}, lost = {}, stop = nil }
+end
+
+local function finish(q, index, entry)
+  q.seen[index] = true
+  q.remaining = q.remaining - 1
+  q.emit(entry)
+  q.stop = q.stop or stops(entry)
+end
+
+-- the entries the workers wrote
+local function collect_done(q)
+  local dir, by_index = q.dir, q.by_index
+  for _, name in ipairs(process.list_dir(dir .. "/done") or {}) do
+    local index = tonumber(name:match("^(%d+)%.json$"))
+    if index and not q.seen[index] then
+      -- a worker writes its entry under another name and renames it: what is here is whole
+      local entry, unreadable = isolate.read_entry(("%s/done/%s"):format(dir, name))
+      if unreadable and by_index[index] then entry = isolate.unreadable(by_index[index], unreadable) end
+      if entry and by_index[index] then entry = isolate.own_entry(by_index[index], entry) end
+      if entry then finish(q, index, entry) end
+    end
+  end
+end
+
+-- a claim held past --config-timeout: its worker gets SIGTERM, and SIGKILL a second later
+local function watch_claims(q, now)
+  local workers, killed = q.exec.workers, q.killed
+  for _, name in ipairs(process.list_dir(q.dir .. "/taken") or {}) do
+    local index, pid = name:match("^(%d+)%.(%d+)$")
+    q.claimed_at[name] = q.claimed_at[name] or now
+    pid = tonumber(pid)
+    if q.timeout > 0 and now - q.claimed_at[name] > q.timeout and workers[pid] and not killed[pid] then
+      process.kill(pid, 15)
+      killed[pid] = { at = now, index = tonumber(index) }
+    elseif killed[pid] and now - killed[pid].at > 1 then
+      process.kill(pid, 9)
+    end
+  end
+end
+
+-- what the ended worker w (of device dev) held and did not finish failed with it
+local function fail_held(q, w, dev, now)
+  local dir = q.dir
+  for _, name in ipairs(process.list_dir(dir .. "/taken") or {}) do
+    local index, pid = name:match("^(%d+)%.(%d+)$")
+    index, pid = tonumber(index), tonumber(pid)
+    if pid == w.pid and not q.seen[index] and not exists(("%s/done/%d.json"):format(dir, index)) then
+      if q.killed[pid] then w.how = "timeout" end
+      w.time = now - (q.claimed_at[name] or now)
+      local entry, interrupt = isolate.collect(q.by_index[index], w, "/nonexistent", ("%s/stderr.%d"):format(dir, dev), q.timeout)
+      entry.device_index = dev
+      os.remove(("%s/taken/%s"):format(dir, name))
+      finish(q, index, entry)
+      q.stop = q.stop or interrupt
+    end
+  end
+end
+
+-- a worker that ended: what it held fails, and it is started again while work is left
+local function worker_ended(q, w, now)
+  local exec = q.exec
+  local dev = exec.workers[w.pid]
+  exec.workers[w.pid] = nil
+  fail_held(q, w, dev, now)
+  if isolate.interrupted_end(w) then
+    q.stop = q.stop or { kind = "interrupted", message = ("interrupted (%s)"):format(core.stop_signal() or "Ctrl-C") }
+  end
+  -- a worker that exited before it wrote its device record never got its GPU (no context:
+  -- a GPU in exclusive mode, out of memory): started again it would fail again, for ever
+  read_records(exec)
+  if not exec.records[dev] then
+    q.lost[#q.lost + 1] = ("device %d: %s"):format(dev, isolate.stderr_first(("%s/stderr.%d"):format(q.dir, dev)))
+  elseif not q.stop and #(process.list_dir(q.dir .. "/todo") or {}) > 0 then
+    exec:spawn(dev)
+  end
+end
+
+-- every worker gone with work left: the configurations not done fail, saying why
+local function fail_rest(q)
+  local why = #q.lost > 0 and ("no worker ran it (every worker of --devices exited; %s)"):format(table.concat(q.lost, "; "))
+    or "no worker ran it (every worker of --devices exited)"
+  for _, cfg in ipairs(q.list) do
+    if not q.seen[cfg.index] and not exists(("%s/done/%d.json"):format(q.dir, cfg.index)) then
+      finish(q, cfg.index, isolate.failed(cfg, "crash", why))
+    end
+  end
+end
+
 function Devices:run(list, emit)
   local owned = not self.dir -- not started before: this run closes what it starts
   self:start(list)
   local _ <close> = owned and self or nil
-  local dir, workers = self.dir, self.workers
-  local by_index = {}
-  for _, cfg in ipairs(list) do by_index[cfg.index] = cfg end
-  local timeout = self.timeout
-  local remaining, seen, claimed_at, killed = #list, {}, {}, {}
-  local stop
-  local function finish(index, entry)
-    seen[index] = true
-    remaining = remaining - 1
-    emit(entry)
-    stop = stop or stops(entry)
-  end
-  local lost = {} -- why the workers that never got their GPU exited
-  -- each worker's device record, written once it has its context and timing floor, at a time
-  -- on the monotonic clock that all processes share: the first of them, from this process's
-  -- start, is the run's workers_ready (doc.wall)
-  local function read_devices()
-    for _, dev in ipairs(self.devices) do
-      if not self.records[dev] then
-        local r = isolate.read_device(dir, dev)
-        self.records[dev] = r
-        local at = r and (r.ready_at or core.clock()) - core.started
-        if at and at < (self.ready or math.huge) then self.ready = at end
-      end
-    end
-  end
-  while remaining > 0 and not stop do
-    read_devices()
-    for _, name in ipairs(process.list_dir(dir .. "/done") or {}) do
-      local index = tonumber(name:match("^(%d+)%.json$"))
-      if index and not seen[index] then
-        -- a worker writes its entry under another name and renames it: what is here is whole
-        local entry, unreadable = isolate.read_entry(("%s/done/%s"):format(dir, name))
-        if unreadable and by_index[index] then entry = isolate.unreadable(by_index[index], unreadable) end
-        if entry and by_index[index] then entry = isolate.own_entry(by_index[index], entry) end
-        if entry then finish(index, entry) end
-      end
-    end
+  local q = run_state(self, list, emit)
+  while q.remaining > 0 and not q.stop do
+    read_records(self)
+    collect_done(q)
     local now = core.clock()
-    for _, name in ipairs(process.list_dir(dir .. "/taken") or {}) do
-      local index, pid = name:match("^(%d+)%.(%d+)$")
-      claimed_at[name] = claimed_at[name] or now
-      pid = tonumber(pid)
-      if timeout > 0 and now - claimed_at[name] > timeout and workers[pid] and not killed[pid] then
-        process.kill(pid, 15)
-        killed[pid] = { at = now, index = tonumber(index) }
-      elseif killed[pid] and now - killed[pid].at > 1 then
-        process.kill(pid, 9)
-      end
-    end
-    local w = remaining > 0 and not stop and process.wait_any(0.01) -- the last entry found within 10 ms
-    if w and workers[w.pid] then
-      local dev = workers[w.pid]
-      workers[w.pid] = nil
-      -- what it held and did not finish failed with it
-      for _, name in ipairs(process.list_dir(dir .. "/taken") or {}) do
-        local index, pid = name:match("^(%d+)%.(%d+)$")
-        index, pid = tonumber(index), tonumber(pid)
-        if pid == w.pid and not seen[index] and not exists(("%s/done/%d.json"):format(dir, index)) then
-          if killed[pid] then w.how = "timeout" end
-          w.time = now - (claimed_at[name] or now)
-          local entry, interrupt = isolate.collect(by_index[index], w, "/nonexistent", ("%s/stderr.%d"):format(dir, dev), timeout)
-          entry.device_index = dev
-          os.remove(("%s/taken/%s"):format(dir, name))
-          finish(index, entry)
-          stop = stop or interrupt
-        end
-      end
-      if isolate.interrupted_end(w) then
-        stop = stop or { kind = "interrupted", message = ("interrupted (%s)"):format(core.stop_signal() or "Ctrl-C") }
-      end
-      -- a worker that exited before it wrote its device record never got its GPU (no context:
-      -- a GPU in exclusive mode, out of memory): started again it would fail again, for ever
-      read_devices()
-      if not self.records[dev] then
-        lost[#lost + 1] = ("device %d: %s"):format(dev, isolate.stderr_first(("%s/stderr.%d"):format(dir, dev)))
-      elseif not stop and #(process.list_dir(dir .. "/todo") or {}) > 0 then
-        self:spawn(dev)
-      end
-    end
-    if remaining > 0 and not stop and next(workers) == nil then -- nothing left that could finish the rest
-      local why = #lost > 0 and ("no worker ran it (every worker of --devices exited; %s)"):format(table.concat(lost, "; "))
-        or "no worker ran it (every worker of --devices exited)"
-      for _, cfg in ipairs(list) do
-        if not seen[cfg.index] and not exists(("%s/done/%d.json"):format(dir, cfg.index)) then
-          finish(cfg.index, isolate.failed(cfg, "crash", why))
-        end
-      end
-    end
+    watch_claims(q, now)
+    local w = q.remaining > 0 and not q.stop and process.wait_any(0.01) -- the last entry found within 10 ms
+    if w and self.workers[w.pid] then worker_ended(q, w, now) end
+    if q.remaining > 0 and not q.stop and next(self.workers) == nil then fail_rest(q) end
   end
-  read_devices()
+  read_records(self)
   -- a stop ends the workers at once, the queue they would go on taking from being full (an error
   -- from emit, the journal's, leaves the run stopped, for close)
-  self.stopped = stop ~= nil or remaining > 0
-  if self.stopped then for pid in pairs(workers) do process.kill(pid, 15) end end
-  return stop
+  self.stopped = q.stop ~= nil or q.remaining > 0
+  if self.stopped then for pid in pairs(self.workers) do process.kill(pid, 15) end end
+  return q.stop
 end
 
 -- doc.device and doc.floor: the first listed GPU's worker's, else the first other's that wrote

@@ -293,60 +293,55 @@ function M.ranks_line(g)
     units.time(g.spread_max), g.steps)
 end
 
--- runs CMD traced; returns the exit code and the message of the end (nil, nil: success)
-local function trace(o, cmd)
-  local program = traced.program(cmd[1])
-  local lib = traced.library()
-  for _, out in ipairs(o.outputs) do -- before CMD runs, as a scenario run checks its outputs
+-- before CMD runs, as a scenario run checks its outputs
+local function check_outputs(outputs)
+  for _, out in ipairs(outputs) do
     local ok, err = files.check(out.path)
     if not ok then fail("io", ("cannot write results to '%s': %s"):format(out.path, err)) end
   end
-  local dir
+end
+
+-- where the trace files go: --trace-dir, checked, else a temporary directory of wlrun's own
+local function trace_dir(o)
   if o.trace_dir then
     prepare_dir(o.trace_dir)
-    dir = o.trace_dir
-  else
-    dir = isolate.temp_dir("wlrun-trace-", "wlrun " .. TOOL)
+    return o.trace_dir
   end
-  -- a directory of wlrun's own goes however this ends (an error, a stop before the report),
-  -- unless it is kept below for what it holds
-  local settled = o.trace_dir ~= nil
-  local _ <close> = setmetatable({}, { __close = function() if not settled then process.remove_tree(dir) end end })
-  local sink <close> = sink_of.new { format = o.format, quiet = o.quiet, progress = false,
-    report_only = o.report_only }
-  local argv = { program }
-  for i = 2, #cmd do argv[i] = cmd[i] end
-  local started = process.utc_now()
-  local run = traced.run(o, argv, lib, dir, { timeout = o.timeout or 0, forward_signals = true },
-    function(text) sink:warning(text) end)
-  local r, parsed, entries, problem = run.result, run.trace, run.entries, run.problem
-  dir = run.dir
-  local how, code, kind = M.outcome(r)
-  local unwritten -- the first output that could not be written
-  if entries then
-    local info = run_info(o, cmd, program, lib, r, dir, #parsed.processes, entries)
-    local doc = M.document(o, cmd, program, { started = started, info = info,
-      complete = r.how == "exit" and not r.interrupted }, entries)
-    if not o.quiet then
-      iteration_lines(sink, entries)
-      for _, e in ipairs(entries) do
-        for _, n in ipairs(e.notes or {}) do sink:message(("trace: #%d: %s"):format(e.index, n)) end
-      end
-    end
-    local text = printers.render(doc, o.format)
-    if o.format == "table" or o.format == "plain" then
-      text = text .. (text:sub(-2) == "\n\n" and "" or "\n") .. M.details(entries, o.kernels) .. M.ranks_line(info.ranks)
-    end
-    sink:report(text)
-    for _, out in ipairs(o.outputs) do -- after the report, which a failed write must not cost
-      local ok, e = pcall(printers.write, doc, out.path, out.format)
-      if not ok then unwritten = unwritten or tostring(type(e) == "table" and e.message or e) end
+  return isolate.temp_dir("wlrun-trace-", "wlrun " .. TOOL)
+end
+
+-- the report of the run's entries: printed (unless -q, after the iteration lines and the notes),
+-- then written to each output (after the report, which a failed write must not cost); returns
+-- the first output that could not be written
+local function report(o, sink, cmd, program, lib, started, run)
+  local r, entries = run.result, run.entries
+  local info = run_info(o, cmd, program, lib, r, run.dir, #run.trace.processes, entries)
+  local doc = M.document(o, cmd, program, { started = started, info = info,
+    complete = r.how == "exit" and not r.interrupted }, entries)
+  if not o.quiet then
+    iteration_lines(sink, entries)
+    for _, e in ipairs(entries) do
+      for _, n in ipairs(e.notes or {}) do sink:message(("trace: #%d: %s"):format(e.index, n)) end
     end
   end
-  -- the raw files: kept where the user asked, where they could not be read, and where an
-  -- output could not be written (what was measured is in them)
+  local text = printers.render(doc, o.format)
+  if o.format == "table" or o.format == "plain" then
+    text = text .. (text:sub(-2) == "\n\n" and "" or "\n") .. M.details(entries, o.kernels) .. M.ranks_line(info.ranks)
+  end
+  sink:report(text)
+  local unwritten
+  for _, out in ipairs(o.outputs) do
+    local ok, e = pcall(printers.write, doc, out.path, out.format)
+    if not ok then unwritten = unwritten or tostring(type(e) == "table" and e.message or e) end
+  end
+  return unwritten
+end
+
+-- the raw files: kept where the user asked, where they could not be read, and where an
+-- output could not be written (what was measured is in them); returns what to say of that output
+local function raw_files(o, sink, dir, problem, unwritten)
   if unwritten then
-    unwritten = ("%s; the report is above, the trace files are %s %s"):format(unwritten,
+    return ("%s; the report is above, the trace files are %s %s"):format(unwritten,
       o.trace_dir and "in" or "kept in", dir)
   elseif not o.trace_dir then
     if problem and type(problem) == "table" and problem.kind == "io" then
@@ -356,7 +351,13 @@ local function trace(o, cmd)
       if not done then sink:warning(("trace: cannot remove %s: %s"):format(dir, tostring(err))) end
     end
   end
-  settled = true
+  return unwritten
+end
+
+-- the end: where the program failed (how: outcome's words), its exit code and the message; else
+-- wlrun's own error, if any (the trace's problem, an output not written, a failed process)
+local function ending(o, sink, run, how, code, kind, unwritten)
+  local problem, entries = run.problem, run.entries
   if how then
     if problem then sink:warning(tostring(type(problem) == "table" and problem.message or problem)) end
     if unwritten then sink:warning("trace: " .. unwritten) end
@@ -375,6 +376,32 @@ local function trace(o, cmd)
     if e.status == "failed" then failed[#failed + 1] = e.error end
   end
   if #failed > 0 then fail("usage", failed[1] .. (#failed > 1 and (" (and %d more processes)"):format(#failed - 1) or "")) end
+end
+
+-- runs CMD traced; returns the exit code and the message of the end (nil, nil: success)
+local function trace(o, cmd)
+  local program = traced.program(cmd[1])
+  local lib = traced.library()
+  check_outputs(o.outputs)
+  local dir = trace_dir(o)
+  -- a directory of wlrun's own goes however this ends (an error, a stop before the report),
+  -- unless it is kept below for what it holds
+  local settled = o.trace_dir ~= nil
+  local _ <close> = setmetatable({}, { __close = function() if not settled then process.remove_tree(dir) end end })
+  local sink <close> = sink_of.new { format = o.format, quiet = o.quiet, progress = false,
+    report_only = o.report_only }
+  local argv = { program }
+  for i = 2, #cmd do argv[i] = cmd[i] end
+  local started = process.utc_now()
+  local run = traced.run(o, argv, lib, dir, { timeout = o.timeout or 0, forward_signals = true },
+    function(text) sink:warning(text) end)
+  dir = run.dir
+  local how, code, kind = M.outcome(run.result)
+  local unwritten -- the first output that could not be written
+  if run.entries then unwritten = report(o, sink, cmd, program, lib, started, run) end
+  unwritten = raw_files(o, sink, dir, run.problem, unwritten)
+  settled = true
+  return ending(o, sink, run, how, code, kind, unwritten)
 end
 
 function M.main(args)
