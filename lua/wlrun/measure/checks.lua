@@ -191,7 +191,7 @@ end
 local function middle(list) return core.stats.summary(list).median end
 
 function checks.plateau_cause(r)
-  local T, chunks = units.time, r.adaptive_chunks or {}
+  local chunks = r.adaptive_chunks or {}
   if #chunks >= 4 then
     local medians = {}
     for i, c in ipairs(chunks) do medians[i] = c.median end

@@ -140,7 +140,7 @@ function M.options(args)
     fail("usage", ("--format: expected %s, got '%s'"):format(table.concat(printers.formats, ", "), opts.format))
   end
   if o.timeout then
-    local t, err = core.setting_value("run", "config_timeout", o.timeout)
+    local t = core.setting_value("run", "config_timeout", o.timeout)
     if not t or t <= 0 then
       fail("usage", ("--timeout: expected a duration above 0 and at most 604800s (like 30s or 2m), got '%s'"):format(
         o.timeout))
