@@ -184,9 +184,14 @@ add("plot: TMPDIR that does not exist", { files = { ["h.json"] = doc("sweep.json
   env = "TMPDIR=/nonexistent/tmp", args = "plot h.json -o o.svg", code = 9, gnuplot = true,
   stderr = "^wlrun: plot: cannot make a temporary directory in '/nonexistent/tmp': No such file or directory",
   check = refused })
-add("--isolate: TMPDIR that does not exist", { script = SC, env = "TMPDIR=/nonexistent/tmp",
-  args = "--compile-only --arch sm_90 --isolate", code = 9,
-  stderr = "cannot make a temporary directory in '/nonexistent/tmp': No such file or directory" })
+add("--isolate: TMPDIR that does not exist, said before the outputs are opened: an older r.json stays", {
+  script = SC, env = "TMPDIR=/nonexistent/tmp", files = { ["r.json"] = '{"kept": true}\n' },
+  args = "--compile-only --arch sm_90 --isolate -o r.json", code = 9,
+  stderr = "cannot make a temporary directory in '/nonexistent/tmp': No such file or directory",
+  check = function(_, dir)
+    assert.equal('{"kept": true}\n', h.read(dir .. "/r.json"))
+    assert.is_nil(io.open(dir .. "/r.json.journal"))
+  end })
 add("--isolate: a -p value holding shell code reaches the child as one argument", { script = SC,
   args = "--compile-only --arch sm_90 --isolate -o r.json -p " .. h.quote("v=a'; " .. TOUCH .. "; echo '"), code = 0,
   check = function(_, dir)

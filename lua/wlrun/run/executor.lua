@@ -47,6 +47,10 @@ Isolated.__index = Isolated
 
 function executor.isolated(timeout) return setmetatable({ timeout = timeout }, Isolated) end
 
+-- the temporary directory the children write into can be made (TMPDIR): said before the run
+-- opens its outputs, which a run that cannot start must leave as they were
+function Isolated:check() isolate.remove_dir(isolate.temp_dir()) end
+
 function Isolated:run(list, emit, started)
   local dir = isolate.temp_dir()
   local _ <close> = setmetatable({}, { __close = function() isolate.remove_dir(dir) end })

@@ -331,6 +331,10 @@ end
 -- The sweep of a run that makes a document: the outputs opened (written however this ends), the
 -- configurations run, the document finished and reported, and how it ended said
 local function sweep_into_outputs(r, exec, git_head)
+  if not exec then
+    exec = executor.choose(r.ctx, r.in_force, r.cli)
+    if exec.check then exec:check() end -- what it needs (a temporary directory), before any output is opened
+  end
   local doc, carried = new_document(r, git_head)
   local writer = journal.open(doc, r.outputs, r.cli.resume, carried)
   journal.in_run = nil -- an os.exit from here on finds the outputs open (journal.hook_exit)
@@ -340,7 +344,6 @@ local function sweep_into_outputs(r, exec, git_head)
   local _ <close> = setmetatable({}, { __close = function()
     if r.spreads then exec:describe(doc, r.p.resumed_from) end
   end })
-  exec = exec or executor.choose(r.ctx, r.in_force, r.cli)
   r.mark("document")
   local stop, tally = run_configurations(r, exec, writer)
   r.mark("configurations")
