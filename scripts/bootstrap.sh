@@ -13,9 +13,10 @@ packages="cmake make gcc g++ pkg-config liblua5.4-dev lua5.4 libinih-dev libjans
 # dpkg-dev (dpkg-shlibdeps) builds the .deb, lintian checks it as Debian does and zsh checks its
 # completion (tests/e2e/install_spec.lua);
 # python3-torch (CPU) runs wlrun trace's Python hook on a PyTorch loop (tests/e2e/trace_auto_spec.lua);
-# lua-check lints the Lua code (tests/e2e/lint_spec.lua, .luacheckrc)
+# lua-check lints the Lua code (tests/e2e/lint_spec.lua, .luacheckrc); clang-format checks the C
+# sources' format (scripts/format.sh --check, in .ci/run)
 optional=""
-[ "${WLRUN_TESTS:-}" = 1 ] && optional="chromium-headless-shell dpkg-dev lintian zsh python3-torch lua-check"
+[ "${WLRUN_TESTS:-}" = 1 ] && optional="chromium-headless-shell dpkg-dev lintian zsh python3-torch lua-check clang-format"
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing="" missing_optional=""

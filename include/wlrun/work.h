@@ -53,14 +53,15 @@ typedef int (*wlrun_work_fn)(void *const *args, cudaStream_t stream);
 /* exports the parameter list of function NAME as the string wlrun_params_NAME (in C++ a const
  * is local to its file unless declared extern first) */
 #ifdef __cplusplus
-#define WLRUN_PARAMS(name, text)                                                              \
-  extern "C" {                                                                                \
-  extern __attribute__((visibility("default"))) const char wlrun_params_##name[];             \
-  const char wlrun_params_##name[] = text;                                                    \
-  }                                                                                           \
+#define WLRUN_PARAMS(name, text)                                                  \
+  extern "C" {                                                                    \
+  extern __attribute__((visibility("default"))) const char wlrun_params_##name[]; \
+  const char wlrun_params_##name[] = text;                                        \
+  }                                                                               \
   static_assert(sizeof(text) > 1, "WLRUN_PARAMS: an empty parameter list")
 #else
-#define WLRUN_PARAMS(name, text) __attribute__((visibility("default"))) const char wlrun_params_##name[] = text
+#define WLRUN_PARAMS(name, text) \
+  __attribute__((visibility("default"))) const char wlrun_params_##name[] = text
 #endif
 
 #endif

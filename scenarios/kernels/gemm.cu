@@ -37,8 +37,9 @@ extern "C" __global__ void gemm_tiled(const float* __restrict__ A, const float* 
 
 // Register tiling on top of shared memory: each thread computes a 4x4 block of C
 // (block of 16x16 threads, 64x64 tile of C, K staged 16 at a time).
-extern "C" __global__ void __launch_bounds__(256) gemm_tiled4x4(const float* __restrict__ A,
-    const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
+extern "C" __global__ void __launch_bounds__(256)
+    gemm_tiled4x4(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                  int M, int N, int K) {
   __shared__ float As[16][64 + 4];
   __shared__ float Bs[16][64 + 4];
   int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;

@@ -21,7 +21,8 @@ __device__ __forceinline__ unsigned smem_addr(const void* p) {
 
 // 16 bytes global -> shared, bypassing L1; src_bytes = 0 writes zeros (outside the matrix)
 __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N> __device__ __forceinline__ void cp_async_wait() {
@@ -30,15 +31,18 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
 
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
 }
 __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
 }
 
 // d += a * b for one 16 x 8 x 16 tile
-__device__ __forceinline__ void mma_bf16(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const unsigned (&a)[4], unsigned b0,
+                                         unsigned b1) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
                "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -49,15 +53,21 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const unsigned (&a)[4], 
 // row, two rows per 128-byte line; XOR with (row / 2) % 4 puts the 8 rows an ldmatrix reads
 // at one chunk column into 8 different bank groups. B: BN bf16 a row; XOR of the low 3 bits
 // with k % 8 does the same for 8 consecutive k.
-__device__ __forceinline__ int a_offset(int row, int c) { return row * GEMM_BK + ((c ^ ((row >> 1) & 3)) << 3); }
-template <int BN> __device__ __forceinline__ int b_offset(int k, int c) { return k * BN + ((c ^ (k & 7)) << 3); }
+__device__ __forceinline__ int a_offset(int row, int c) {
+  return row * GEMM_BK + ((c ^ ((row >> 1) & 3)) << 3);
+}
+template <int BN> __device__ __forceinline__ int b_offset(int k, int c) {
+  return k * BN + ((c ^ (k & 7)) << 3);
+}
 
 // one k-tile of A and B into the stage's buffers; every thread issues its share of the chunks
 template <int BN>
-__device__ __forceinline__ void load_tile(__nv_bfloat16* sA, __nv_bfloat16* sB, const __nv_bfloat16* A,
-                                          const __nv_bfloat16* B, int M, int N, int K, int m0, int n0, int k0) {
+__device__ __forceinline__ void load_tile(__nv_bfloat16* sA, __nv_bfloat16* sB,
+                                          const __nv_bfloat16* A, const __nv_bfloat16* B, int M,
+                                          int N, int K, int m0, int n0, int k0) {
   constexpr int THREADS = BN, A_CHUNKS = GEMM_BM * GEMM_BK / 8, B_CHUNKS = GEMM_BK * BN / 8;
-  static_assert(A_CHUNKS % THREADS == 0 && B_CHUNKS % THREADS == 0, "chunks must divide among the threads");
+  static_assert(A_CHUNKS % THREADS == 0 && B_CHUNKS % THREADS == 0,
+                "chunks must divide among the threads");
 #pragma unroll
   for (int i = 0; i < A_CHUNKS / THREADS; ++i) {
     int q = threadIdx.x + i * THREADS, row = q >> 2, c = q & 3;
@@ -77,8 +87,9 @@ __device__ __forceinline__ void load_tile(__nv_bfloat16* sA, __nv_bfloat16* sB, 
 }
 
 template <int BN, int STAGES>
-__global__ void __launch_bounds__(BN) gemm_bf16_mma(const __nv_bfloat16* __restrict__ A,
-    const __nv_bfloat16* __restrict__ B, __nv_bfloat16* __restrict__ C, int M, int N, int K) {
+__global__ void __launch_bounds__(BN)
+    gemm_bf16_mma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+                  __nv_bfloat16* __restrict__ C, int M, int N, int K) {
   static_assert(BN == 128 || BN == 256, "BN is 128 or 256");
   static_assert(STAGES >= 2, "at least two stages");
   constexpr int A_TILE = GEMM_BM * GEMM_BK, B_TILE = GEMM_BK * BN, WARPS_N = BN / 64;
@@ -94,7 +105,8 @@ __global__ void __launch_bounds__(BN) gemm_bf16_mma(const __nv_bfloat16* __restr
   const int grid_n = gridDim.x, grid_m = gridDim.y;
   const int bid = blockIdx.y * grid_n + blockIdx.x, in_group = GROUP_M * grid_n;
   const int first_m = (bid / in_group) * GROUP_M, group_rows = min(grid_m - first_m, GROUP_M);
-  const int block_m = first_m + (bid % in_group) % group_rows, block_n = (bid % in_group) / group_rows;
+  const int block_m = first_m + (bid % in_group) % group_rows,
+            block_n = (bid % in_group) / group_rows;
   const int m0 = block_m * GEMM_BM, n0 = block_n * BN;
   const int ktiles = (K + GEMM_BK - 1) / GEMM_BK;
 
@@ -106,10 +118,12 @@ __global__ void __launch_bounds__(BN) gemm_bf16_mma(const __nv_bfloat16* __restr
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
-  // prologue: the first STAGES - 1 k-tiles in flight, one commit group each (empty past the end)
+        // prologue: the first STAGES - 1 k-tiles in flight, one commit group each (empty past the
+        // end)
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < ktiles) load_tile<BN>(sA + s * A_TILE, sB + s * B_TILE, A, B, M, N, K, m0, n0, s * GEMM_BK);
+    if (s < ktiles)
+      load_tile<BN>(sA + s * A_TILE, sB + s * B_TILE, A, B, M, N, K, m0, n0, s * GEMM_BK);
     cp_async_commit();
   }
 
@@ -167,10 +181,12 @@ __global__ void __launch_bounds__(BN) gemm_bf16_mma(const __nv_bfloat16* __restr
 #pragma unroll
     for (int ni = 0; ni < 8; ++ni) {
       int row = m0 + warp_m * 64 + mi * 16 + (lane >> 2);
-      int col = n0 + warp_n * 64 + ni * 8 + (lane & 3) * 2; // even, and N is even: col < N => col + 1 < N
+      int col =
+          n0 + warp_n * 64 + ni * 8 + (lane & 3) * 2; // even, and N is even: col < N => col + 1 < N
       if (col < N) {
         if (row < M)
-          *reinterpret_cast<__nv_bfloat162*>(C + (size_t)row * N + col) = __floats2bfloat162_rn(acc[mi][ni][0], acc[mi][ni][1]);
+          *reinterpret_cast<__nv_bfloat162*>(C + (size_t)row * N + col) =
+              __floats2bfloat162_rn(acc[mi][ni][0], acc[mi][ni][1]);
         if (row + 8 < M)
           *reinterpret_cast<__nv_bfloat162*>(C + (size_t)(row + 8) * N + col) =
               __floats2bfloat162_rn(acc[mi][ni][2], acc[mi][ni][3]);

@@ -20,8 +20,8 @@ __device__ __forceinline__ double as_double(__nv_bfloat16 x) { return (double)__
 
 template <typename T>
 __global__ void __launch_bounds__(32 * CHECK_SLICES)
-gemm_check_rows(const T* __restrict__ A, const T* __restrict__ B, const T* __restrict__ C,
-                int M, int N, int K, unsigned long long* worst) {
+    gemm_check_rows(const T* __restrict__ A, const T* __restrict__ B, const T* __restrict__ C,
+                    int M, int N, int K, unsigned long long* worst) {
   __shared__ double part[CHECK_SLICES][CHECK_ROWS][32];
   int lane = threadIdx.x % 32, warp = threadIdx.x / 32, col = blockIdx.x * 32 + lane;
   int step = M / CHECK_ROWS > 0 ? M / CHECK_ROWS : 1;

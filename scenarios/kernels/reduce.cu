@@ -41,7 +41,8 @@ __device__ __forceinline__ float thread_sum(const float* __restrict__ x, long n)
 // "tree", one pass of the two-pass reduction: block b writes the sum of its share of x to
 // out[b], reduced by a tree in shared memory. Launched twice: a grid of G blocks over x into
 // partials[0..G-1], then one block over the G partials into out[0]. blockDim.x: a power of two.
-extern "C" __global__ void reduce_tree(const float* __restrict__ x, float* __restrict__ out, long n) {
+extern "C" __global__ void reduce_tree(const float* __restrict__ x, float* __restrict__ out,
+                                       long n) {
   __shared__ float s[1024];
   unsigned t = threadIdx.x;
   s[t] = thread_sum(x, n);
@@ -55,7 +56,8 @@ extern "C" __global__ void reduce_tree(const float* __restrict__ x, float* __res
 
 // "atomic", single pass: warp shuffles reduce the block, whose thread 0 adds the block's sum
 // to out[0] with one atomicAdd. out[0] must be 0 before the launch: zero_scalar.
-extern "C" __global__ void reduce_atomic(const float* __restrict__ x, float* __restrict__ out, long n) {
+extern "C" __global__ void reduce_atomic(const float* __restrict__ x, float* __restrict__ out,
+                                         long n) {
   float v = block_sum(thread_sum(x, n));
   if (threadIdx.x == 0) atomicAdd(out, v);
 }
@@ -69,19 +71,28 @@ extern "C" __global__ void zero_scalar(float* out) {
 // ticket) sums the partials in a fixed order into out[0]: deterministic, nothing to zero.
 // counter starts at 0 (a zeroed tensor); atomicInc wraps it back to 0 on the last ticket, so it
 // is ready for the next launch. partials holds gridDim.x floats.
-extern "C" __global__ void reduce_vec4(const float4* __restrict__ x, float* partials, unsigned* counter,
-                                       float* out, long n4) {
+extern "C" __global__ void reduce_vec4(const float4* __restrict__ x, float* partials,
+                                       unsigned* counter, float* out, long n4) {
   long stride = (long)gridDim.x * blockDim.x;
   long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
   float4 a = make_float4(0.0f, 0.0f, 0.0f, 0.0f), b = a;
   for (; i + stride < n4; i += 2 * stride) {
     float4 u = x[i], w = x[i + stride];
-    a.x += u.x; a.y += u.y; a.z += u.z; a.w += u.w;
-    b.x += w.x; b.y += w.y; b.z += w.z; b.w += w.w;
+    a.x += u.x;
+    a.y += u.y;
+    a.z += u.z;
+    a.w += u.w;
+    b.x += w.x;
+    b.y += w.y;
+    b.z += w.z;
+    b.w += w.w;
   }
   if (i < n4) { // at most one float4 left for this thread
     float4 u = x[i];
-    a.x += u.x; a.y += u.y; a.z += u.z; a.w += u.w;
+    a.x += u.x;
+    a.y += u.y;
+    a.z += u.z;
+    a.w += u.w;
   }
   float v = block_sum(((a.x + a.y) + (a.z + a.w)) + ((b.x + b.y) + (b.z + b.w)));
 
@@ -96,14 +107,16 @@ extern "C" __global__ void reduce_vec4(const float4* __restrict__ x, float* part
   __syncthreads();
   if (!last) return; // the same for the whole block
   float s = 0.0f;
-  for (unsigned j = threadIdx.x; j < gridDim.x; j += blockDim.x) s += __ldcg(partials + j); // from L2
+  for (unsigned j = threadIdx.x; j < gridDim.x; j += blockDim.x)
+    s += __ldcg(partials + j); // from L2
   s = block_sum(s);
   if (threadIdx.x == 0) *out = s;
 }
 
 // Reference for the check: the sum in double precision; one double atomicAdd per warp into
 // ref[0], which must start at 0.
-extern "C" __global__ void reduce_reference(const float* __restrict__ x, double* __restrict__ ref, long n) {
+extern "C" __global__ void reduce_reference(const float* __restrict__ x, double* __restrict__ ref,
+                                            long n) {
   long stride = (long)gridDim.x * blockDim.x;
   double s = 0.0;
   for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += stride) s += (double)x[i];

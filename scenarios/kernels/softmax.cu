@@ -46,7 +46,7 @@ template <typename T>
 __global__ void softmax(const T* __restrict__ x, T* __restrict__ y, int rows, int cols) {
   extern __shared__ float row[];
   if (blockIdx.x >= (unsigned)rows) return; // the whole block: before any barrier
-  constexpr int V = 16 / sizeof(T); // elements per 16-byte vector
+  constexpr int V = 16 / sizeof(T);         // elements per 16-byte vector
   const size_t base = (size_t)blockIdx.x * cols;
   const bool vec = cols % V == 0;
   const int nv = cols / V;

@@ -11,8 +11,18 @@
 
 enum {
   OPT_SETTING = 1000, /* options that set a wl_setting, see setting_options[] */
-  OPT_CONFIG = 2000, OPT_FILTER, OPT_DRY_RUN, OPT_COMPILE_ONLY, OPT_RESUME, OPT_SHARD,
-  OPT_DEVICES, OPT_HELP, OPT_VERSION, OPT_WORKER_CONFIG, OPT_WORKER_OUTPUT, OPT_WORKER_QUEUE
+  OPT_CONFIG = 2000,
+  OPT_FILTER,
+  OPT_DRY_RUN,
+  OPT_COMPILE_ONLY,
+  OPT_RESUME,
+  OPT_SHARD,
+  OPT_DEVICES,
+  OPT_HELP,
+  OPT_VERSION,
+  OPT_WORKER_CONFIG,
+  OPT_WORKER_OUTPUT,
+  OPT_WORKER_QUEUE
 };
 
 /* Command-line options that set a setting; value NULL means the option takes an argument. */
@@ -48,8 +58,9 @@ static const struct {
 #define NSETTING_OPTIONS (sizeof setting_options / sizeof setting_options[0])
 
 const char *wl_output_format(const char *path) {
-  static const struct { const char *ext, *format; } formats[] = {
-      {".json", "json"}, {".csv", "csv"}, {".md", "markdown"}, {".txt", "plain"}};
+  static const struct {
+    const char *ext, *format;
+  } formats[] = {{".json", "json"}, {".csv", "csv"}, {".md", "markdown"}, {".txt", "plain"}};
   const char *dot = strrchr(path, '.');
   if (!dot || strchr(dot, '/')) return NULL;
   for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
@@ -103,7 +114,8 @@ static bool parse_devices(const char *v, char *err, size_t errlen) {
     s = comma + 1;
   }
 bad:
-  snprintf(err, errlen, "--devices '%s': expected device indices from 0 to 1023, each once, like 0,1,2", v);
+  snprintf(err, errlen,
+           "--devices '%s': expected device indices from 0 to 1023, each once, like 0,1,2", v);
   return false;
 }
 
@@ -112,7 +124,8 @@ static bool param_given_once(const struct wl_cli *cli, char *err, size_t errlen)
   const struct wl_param_override *last = &cli->overrides[cli->nparams];
   for (int i = 0; i < cli->nparams; i++)
     if (strcmp(cli->overrides[i].name, last->name) == 0) {
-      snprintf(err, errlen, "-p %s is given twice ('%s' and '%s'): give its values in one -p, like -p %s=1,2",
+      snprintf(err, errlen,
+               "-p %s is given twice ('%s' and '%s'): give its values in one -p, like -p %s=1,2",
                last->name, cli->params[i], optarg, last->name);
       return false;
     }
@@ -120,7 +133,8 @@ static bool param_given_once(const struct wl_cli *cli, char *err, size_t errlen)
 }
 
 static const char *subcommands[] = {"run", "info"};
-static const char *tools[] = {"compare", "merge", "plot", "export", "history", "trace", "report", "init"};
+static const char *tools[] = {"compare", "merge", "plot",   "export",
+                              "history", "trace", "report", "init"};
 
 /* edit distance between two short words (longer ones are never close) */
 static size_t edit_distance(const char *a, const char *b) {
@@ -143,12 +157,15 @@ static size_t edit_distance(const char *a, const char *b) {
 
 /* a first word that is no file but a subcommand mistyped (wlrun comapre): the subcommand */
 static const char *mistyped_command(const char *word) {
-  if (word[0] == '-' || strchr(word, '/') || strchr(word, '.') || access(word, F_OK) == 0) return NULL;
+  if (word[0] == '-' || strchr(word, '/') || strchr(word, '.') || access(word, F_OK) == 0)
+    return NULL;
   const char *best = NULL;
   size_t best_d = 3; /* at most 2 edits */
-  for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0] + sizeof tools / sizeof tools[0]; i++) {
-    const char *name = i < sizeof subcommands / sizeof subcommands[0] ? subcommands[i]
-                                                                       : tools[i - sizeof subcommands / sizeof subcommands[0]];
+  for (size_t i = 0;
+       i < sizeof subcommands / sizeof subcommands[0] + sizeof tools / sizeof tools[0]; i++) {
+    const char *name = i < sizeof subcommands / sizeof subcommands[0]
+                           ? subcommands[i]
+                           : tools[i - sizeof subcommands / sizeof subcommands[0]];
     size_t d = edit_distance(word, name);
     if (d == 0) return NULL; /* the subcommand itself */
     if (d < best_d && d < strlen(name)) best = name, best_d = d;
@@ -234,7 +251,8 @@ static bool take_param(struct wl_cli *cli, char *err, size_t errlen) {
 static bool take_output(struct wl_cli *cli, char *err, size_t errlen) {
   if (strcmp(optarg, "-") != 0 && !wl_output_format(optarg)) {
     snprintf(err, errlen,
-             "-o '%s': unknown output format; the extension chooses it: .json, .csv, .md, .txt (or - for standard output)",
+             "-o '%s': unknown output format; the extension chooses it: .json, .csv, .md, .txt (or "
+             "- for standard output)",
              optarg);
     return false;
   }
@@ -272,12 +290,10 @@ static bool take_setting(size_t i, struct wl_cli *cli, char *err, size_t errlen)
 
 /* what getopt_long refused ('?'): an unknown option, or one without its value */
 static bool refuse_option(char **av, char *err, size_t errlen) {
-  if (optopt == 0)
-    snprintf(err, errlen, "unknown option '%s'", av[optind - 1]);
+  if (optopt == 0) snprintf(err, errlen, "unknown option '%s'", av[optind - 1]);
   else if (optopt == 'p' || optopt == 'o' || optopt > 255)
     snprintf(err, errlen, "option '%s' needs a value", av[optind - 1]);
-  else
-    snprintf(err, errlen, "unknown option '-%c'", optopt);
+  else snprintf(err, errlen, "unknown option '-%c'", optopt);
   return false;
 }
 
@@ -325,15 +341,18 @@ static bool parse_options(int ac, char **av, struct wl_cli *cli, char *err, size
 
 /* The positional words of a run, av[pos .. ac): the script and its arguments, those after "--"
  * (argv[end + 1 ..]) following them. */
-static bool take_script(int pos, int ac, char **av, int end, int argc, char **argv, struct wl_cli *cli,
-                        char *err, size_t errlen) {
+static bool take_script(int pos, int ac, char **av, int end, int argc, char **argv,
+                        struct wl_cli *cli, char *err, size_t errlen) {
   if (pos < ac) cli->script = av[pos++];
   cli->script_args = (const char **)(av + pos);
   cli->nscript_args = ac - pos;
   if (end < argc) { /* arguments after "--" follow the positional ones */
     int n = cli->nscript_args + (argc - end - 1);
     const char **args = malloc(sizeof *args * (size_t)(n + 1));
-    if (!args) { snprintf(err, errlen, "out of memory"); return false; }
+    if (!args) {
+      snprintf(err, errlen, "out of memory");
+      return false;
+    }
     for (int i = 0; i < cli->nscript_args; i++) args[i] = cli->script_args[i];
     for (int i = end + 1; i < argc; i++) args[cli->nscript_args++] = argv[i];
     args[n] = NULL;
@@ -343,12 +362,13 @@ static bool take_script(int pos, int ac, char **av, int end, int argc, char **ar
 }
 
 /* The positional words of another subcommand: input files, and nothing after "--". */
-static bool take_inputs(int pos, int ac, char **av, bool after_dashes, struct wl_cli *cli, char *err,
-                        size_t errlen) {
+static bool take_inputs(int pos, int ac, char **av, bool after_dashes, struct wl_cli *cli,
+                        char *err, size_t errlen) {
   for (; pos < ac; pos++)
     if (!push_list(cli->inputs, &cli->ninputs, av[pos], "input files", err, errlen)) return false;
   if (after_dashes) {
-    snprintf(err, errlen, "'wlrun %s' takes no script arguments after --", subcommands[cli->command]);
+    snprintf(err, errlen, "'wlrun %s' takes no script arguments after --",
+             subcommands[cli->command]);
     return false;
   }
   return true;
@@ -372,8 +392,8 @@ static bool check_settings(const struct wl_cli *cli, char *err, size_t errlen) {
   for (int i = 0; i < cli->nsets; i++) {
     double value;
     char why[1024];
-    if (!wl_setting_check(wl_setting_find(cli->sets[i].section, cli->sets[i].name), cli->sets[i].value,
-                          &value, why, sizeof why)) {
+    if (!wl_setting_check(wl_setting_find(cli->sets[i].section, cli->sets[i].name),
+                          cli->sets[i].value, &value, why, sizeof why)) {
       snprintf(err, errlen, "--%s: %s", cli->sets[i].option, why);
       return false;
     }
@@ -388,13 +408,17 @@ bool wl_cli_parse(int argc, char **argv, struct wl_cli *cli, char *err, size_t e
   if (take_tool(argc, argv, cli)) return true;
   const char *meant = argc > 1 ? mistyped_command(argv[1]) : NULL;
   if (meant) {
-    snprintf(err, errlen, "'%s' is neither a subcommand nor a file: did you mean %s?", argv[1], meant);
+    snprintf(err, errlen, "'%s' is neither a subcommand nor a file: did you mean %s?", argv[1],
+             meant);
     return false;
   }
   int first = take_subcommand(argc, argv, cli);
   int end = argc; /* everything after "--" belongs to the script */
   for (int i = first; i < argc; i++)
-    if (strcmp(argv[i], "--") == 0) { end = i; break; }
+    if (strcmp(argv[i], "--") == 0) {
+      end = i;
+      break;
+    }
 
   /* getopt_long permutes; hand it argv[first-1 .. end) */
   char **av = argv + first - 1;

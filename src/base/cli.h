@@ -20,12 +20,12 @@ struct wl_cli {
   char **argv;
   enum wl_command command;
   bool help, version;
-  const char *config;  /* --config FILE */
-  const char *script;  /* SCRIPT for run */
+  const char *config; /* --config FILE */
+  const char *script; /* SCRIPT for run */
   const char **script_args;
   int nscript_args;
   const char **owned_args; /* script_args when allocated (arguments after "--"); wl_cli_free */
-  const char *params[WL_MAX_LIST]; /* -p NAME=VALUES, raw */
+  const char *params[WL_MAX_LIST];                 /* -p NAME=VALUES, raw */
   struct wl_param_override overrides[WL_MAX_LIST]; /* the same, parsed once (wl_cli_free) */
   int nparams;
   const char *outputs[WL_MAX_LIST]; /* -o FILE */
@@ -37,14 +37,18 @@ struct wl_cli {
   const char *devices;
   int shard_k, shard_n; /* 0/0 when not given */
   bool dry_run, compile_only;
-  int worker_config;         /* --worker-config N (internal, for --isolate): run configuration N only */
+  int worker_config; /* --worker-config N (internal, for --isolate): run configuration N only */
   const char *worker_output; /* --worker-output FILE: where that configuration's result goes */
-  const char *worker_queue;  /* --worker-queue DIR (internal, for --devices): run from a shared queue */
-  const char *tool;        /* WL_CMD_TOOL: its name; its arguments follow */
+  const char
+      *worker_queue; /* --worker-queue DIR (internal, for --devices): run from a shared queue */
+  const char *tool;  /* WL_CMD_TOOL: its name; its arguments follow */
   const char **tool_args;
   int ntool_args;
   /* options given on the command line, in order, for settings (applied after wlrun.ini) */
-  struct { const char *option; const char *section, *name, *value; } sets[WL_MAX_LIST];
+  struct {
+    const char *option;
+    const char *section, *name, *value;
+  } sets[WL_MAX_LIST];
   int nsets;
 };
 

@@ -63,7 +63,8 @@ static int expand_range(struct wl_param_override *p, const char *item, size_t *c
     return -1;
   }
   /* count first so that a huge range is refused before anything is allocated */
-  double count = mul ? floor(log(hi / lo) / log(step) + 1e-9) + 1 : floor((hi - lo) / step + 1e-9) + 1;
+  double count =
+      mul ? floor(log(hi / lo) / log(step) + 1e-9) + 1 : floor((hi - lo) / step + 1e-9) + 1;
   if (count > WL_PARAM_MAX_VALUES) {
     snprintf(err, errlen, "range '%s' has %.0f values (at most %d)", item, count,
              WL_PARAM_MAX_VALUES);
@@ -84,7 +85,8 @@ static int expand_range(struct wl_param_override *p, const char *item, size_t *c
 
 bool wl_param_parse(const char *text, struct wl_param_override *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
-  char shown[80]; /* the option as the messages show it: its start, so that the reason fits after it */
+  char shown[80]; /* the option as the messages show it: its start, so that the reason fits after it
+                   */
   snprintf(shown, sizeof shown, "%.60s%s", text, strlen(text) > 60 ? "..." : "");
   const char *eq = strchr(text, '=');
   if (!eq) {
@@ -92,7 +94,8 @@ bool wl_param_parse(const char *text, struct wl_param_override *out, char *err, 
     return false;
   }
   size_t nlen = (size_t)(eq - text);
-  bool ident = nlen > 0 && nlen < sizeof out->name && (isalpha((unsigned char)text[0]) || text[0] == '_');
+  bool ident =
+      nlen > 0 && nlen < sizeof out->name && (isalpha((unsigned char)text[0]) || text[0] == '_');
   for (size_t i = 0; ident && i < nlen; i++)
     ident = isalnum((unsigned char)text[i]) || text[i] == '_';
   if (!ident) {
@@ -109,10 +112,9 @@ bool wl_param_parse(const char *text, struct wl_param_override *out, char *err, 
     char item[256];
     if (len == 0 || len >= sizeof item) {
       if (len)
-        snprintf(err, errlen, "-p '%s': value %zu is %zu bytes long (at most %zu)", shown, nvalue, len,
-                 sizeof item - 1);
-      else
-        snprintf(err, errlen, "-p '%s': value %zu is empty", shown, nvalue);
+        snprintf(err, errlen, "-p '%s': value %zu is %zu bytes long (at most %zu)", shown, nvalue,
+                 len, sizeof item - 1);
+      else snprintf(err, errlen, "-p '%s': value %zu is empty", shown, nvalue);
       wl_param_free(out);
       return false;
     }

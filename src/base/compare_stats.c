@@ -65,7 +65,8 @@ struct span {
 
 static void *run_span(void *arg) {
   struct span *s = arg;
-  uint64_t state = s->seed + (uint64_t)s->r0 * (uint64_t)(s->n1 + s->n2) * UINT64_C(0x9E3779B97F4A7C15);
+  uint64_t state =
+      s->seed + (uint64_t)s->r0 * (uint64_t)(s->n1 + s->n2) * UINT64_C(0x9E3779B97F4A7C15);
   for (size_t r = s->r0; r < s->r1; r++) {
     double m1 = resample_median(s->base, s->n1, s->counts, &state);
     double q = resample_median(s->new, s->n2, s->counts, &state) / m1;
@@ -101,10 +102,13 @@ bool wl_bootstrap_ratio(const double *sorted_base, size_t n1, const double *sort
   pthread_t ids[MAX_THREADS];
   bool started[MAX_THREADS] = {false};
   for (size_t t = 0; t < threads; t++) {
-    spans[t] = (struct span){.base = sorted_base, .new = sorted_new, .n1 = n1, .n2 = n2,
-                             .r0 = resamples * t / threads, .r1 = resamples * (t + 1) / threads,
-                             .seed = seed, .ratios = ratios, .logs = log_replicates,
-                             .counts = counts + t * longest};
+    spans[t] = (struct span){.base = sorted_base, .new = sorted_new, .n1 = n1, .n2 = n2};
+    spans[t].r0 = resamples * t / threads;
+    spans[t].r1 = resamples * (t + 1) / threads;
+    spans[t].seed = seed;
+    spans[t].ratios = ratios;
+    spans[t].logs = log_replicates;
+    spans[t].counts = counts + t * longest;
     /* the last range on this thread; a thread that cannot start leaves its range here too */
     if (t + 1 < threads) started[t] = pthread_create(&ids[t], NULL, run_span, &spans[t]) == 0;
   }

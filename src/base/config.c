@@ -38,12 +38,12 @@ struct header {
 
 struct reader {
   const char *path;
-  const char *text;        /* the whole file */
-  size_t size, pos;        /* its length; where the next line starts */
-  int line;                /* the line last handed to inih */
-  int error_line;          /* the first line with an error, 0 if none */
-  int *key_line;           /* per setting (wl_setting_at order): the line that set it */
-  struct header *headers;  /* the section headers seen */
+  const char *text;       /* the whole file */
+  size_t size, pos;       /* its length; where the next line starts */
+  int line;               /* the line last handed to inih */
+  int error_line;         /* the first line with an error, 0 if none */
+  int *key_line;          /* per setting (wl_setting_at order): the line that set it */
+  struct header *headers; /* the section headers seen */
   size_t nheaders;
   char *err;
   size_t errlen;
@@ -104,7 +104,8 @@ static void list_names(char *buf, size_t len, const char *section) {
     for (size_t j = 0; j < i && !section; j++)
       listed = listed || strcmp(wl_setting_at(j)->section, s->section) == 0;
     if (listed || (section && strcmp(s->section, section) != 0)) continue;
-    int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", section ? s->name : s->section);
+    int n =
+        snprintf(buf + used, len - used, "%s%s", used ? ", " : "", section ? s->name : s->section);
     if (n < 0 || (size_t)n >= len - used) return;
     used += (size_t)n;
   }
@@ -120,8 +121,11 @@ static size_t setting_index(const struct wl_setting *s) {
 
 /* Length of the UTF-8 character at p (n bytes there) and its code point; 0 if invalid. */
 static size_t utf8_char(const unsigned char *p, size_t n, unsigned *cp) {
-  size_t len = p[0] < 0x80 ? 1 : p[0] >= 0xC2 && p[0] <= 0xDF ? 2 : (p[0] & 0xF0) == 0xE0 ? 3
-             : p[0] >= 0xF0 && p[0] <= 0xF4 ? 4 : 0;
+  size_t len = p[0] < 0x80                    ? 1
+               : p[0] >= 0xC2 && p[0] <= 0xDF ? 2
+               : (p[0] & 0xF0) == 0xE0        ? 3
+               : p[0] >= 0xF0 && p[0] <= 0xF4 ? 4
+                                              : 0;
   static const unsigned lowest[] = {0, 0, 0x80, 0x800, 0x10000};
   if (len == 0 || len > n) return 0;
   *cp = len == 1 ? p[0] : p[0] & (0x7F >> len);
@@ -149,15 +153,19 @@ static bool check_text(struct reader *r, const unsigned char *p, size_t n) {
     } else if (cp == '\n' && i + 1 == n) {
       return true;
     } else if (cp == '\r' && !at_end) {
-      fail(r, r->line, "a carriage return (CR) inside the line, at column %zu: lines end with LF "
-           "or CR LF", col);
+      fail(r, r->line,
+           "a carriage return (CR) inside the line, at column %zu: lines end with LF "
+           "or CR LF",
+           col);
     } else if (cp == 0) {
       fail(r, r->line, "a NUL byte at column %zu: wlrun.ini is text, not binary data", col);
     } else if ((cp < 0x20 && cp != '\t' && cp != '\r') || (cp >= 0x7F && cp <= 0x9F)) {
       fail(r, r->line, "control character U+%04X at column %zu: wlrun.ini is text", cp, col);
     } else if (cp == 0xFEFF && !(r->line == 1 && i == 0)) {
-      fail(r, r->line, "a byte order mark (U+FEFF) at column %zu: only the file may start with "
-           "one", col);
+      fail(r, r->line,
+           "a byte order mark (U+FEFF) at column %zu: only the file may start with "
+           "one",
+           col);
     } else {
       i += len;
       continue;
@@ -269,8 +277,8 @@ static void unknown_key(struct reader *r, const char *section, const char *name)
 /* A path setting (a directory, a file) of a wlrun.ini found above the working directory is
  * relative to the file's directory, as a path in git's config is: "../wlrun.ini" with
  * cache_dir = .cache gives ../.cache. Other values, and absolute paths, are as written. */
-static const char *relative_to_file(const char *ini, const struct wl_setting *s, const char *value, char *buf,
-                                    size_t size) {
+static const char *relative_to_file(const char *ini, const struct wl_setting *s, const char *value,
+                                    char *buf, size_t size) {
   bool is_path = (strcmp(s->section, "compile") == 0 && strcmp(s->name, "cache_dir") == 0) ||
                  (strcmp(s->section, "history") == 0 && strcmp(s->name, "db") == 0);
   const char *slash = strrchr(ini, '/');
@@ -282,7 +290,7 @@ static const char *relative_to_file(const char *ini, const struct wl_setting *s,
 static int on_entry(void *user, const char *section, const char *name, const char *value,
                     int lineno) {
   struct reader *r = user;
-  char origin[sizeof ((struct wl_setting *)0)->origin], why[1024];
+  char origin[sizeof((struct wl_setting *)0)->origin], why[1024];
   size_t n = strlen(value);
   (void)lineno; /* r->line: the reader hands inih one line per call */
   if (r->error_line) return 0;
@@ -320,9 +328,12 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 /* ---- the file ---- */
 
 static const char *file_kind(mode_t mode) {
-  return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a FIFO (a pipe)"
-       : S_ISSOCK(mode) ? "a socket" : S_ISCHR(mode) ? "a character device"
-       : S_ISBLK(mode) ? "a block device" : "not a regular file";
+  return S_ISDIR(mode)    ? "a directory"
+         : S_ISFIFO(mode) ? "a FIFO (a pipe)"
+         : S_ISSOCK(mode) ? "a socket"
+         : S_ISCHR(mode)  ? "a character device"
+         : S_ISBLK(mode)  ? "a block device"
+                          : "not a regular file";
 }
 
 /* /dev/null reads as an empty file (--config /dev/null: no configuration). */
@@ -342,8 +353,7 @@ static bool read_file(const char *path, char **text, size_t *size, char *err, si
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
       snprintf(err, errlen, "%s: cannot read configuration: it is %s, not a file", path,
                file_kind(st.st_mode));
-    else
-      snprintf(err, errlen, "%s: cannot read configuration: %s", path, strerror(e));
+    else snprintf(err, errlen, "%s: cannot read configuration: %s", path, strerror(e));
     return false;
   }
   if (fstat(fd, &st) != 0) {
@@ -394,14 +404,21 @@ struct inih_options {
 
 static struct inih_options inih_options(int buffer) {
   static char start[] = COMMENT_CHARS, inline_[] = COMMENT_CHARS;
-  struct inih_options old = {ini_use_stack, ini_allow_realloc, ini_allow_multiline,
-                             ini_allow_bom, ini_allow_inline_comments, ini_stop_on_first_error,
-                             ini_allow_no_value, ini_max_line, ini_initial_alloc,
-                             ini_start_comment_prefixes, ini_inline_comment_prefixes};
-  ini_use_stack = false;        /* a heap buffer of `buffer` bytes, not 200 on the stack */
-  ini_allow_realloc = false;    /* the buffer is long enough already */
+  struct inih_options old = {ini_use_stack,
+                             ini_allow_realloc,
+                             ini_allow_multiline,
+                             ini_allow_bom,
+                             ini_allow_inline_comments,
+                             ini_stop_on_first_error,
+                             ini_allow_no_value,
+                             ini_max_line,
+                             ini_initial_alloc,
+                             ini_start_comment_prefixes,
+                             ini_inline_comment_prefixes};
+  ini_use_stack = false;     /* a heap buffer of `buffer` bytes, not 200 on the stack */
+  ini_allow_realloc = false; /* the buffer is long enough already */
   ini_max_line = ini_initial_alloc = buffer;
-  ini_allow_multiline = false;  /* an indented line is a line, not the value of the last key */
+  ini_allow_multiline = false; /* an indented line is a line, not the value of the last key */
   ini_allow_bom = true;
   ini_allow_inline_comments = true;
   ini_start_comment_prefixes = start;
@@ -440,12 +457,13 @@ static void syntax_error(struct reader *r, int n) {
   while (stop > p && strchr(" \t\r", stop[-1])) stop--;
   shown(p, (size_t)(stop - p), a, sizeof a);
   if (p < stop && *p == '[' && memchr(p, ']', (size_t)(stop - p)))
-    fail(r, n, "syntax error: the comment (a ';' or '#' after a blank) in the section header "
-         "'%s' starts before its ']'", a);
+    fail(r, n,
+         "syntax error: the comment (a ';' or '#' after a blank) in the section header "
+         "'%s' starts before its ']'",
+         a);
   else if (p < stop && *p == '[')
     fail(r, n, "syntax error: the section header '%s' has no closing ']'", a);
-  else
-    fail(r, n, "syntax error: expected [section] or key = value, got '%s'", a);
+  else fail(r, n, "syntax error: expected [section] or key = value, got '%s'", a);
 }
 
 bool wl_config_load(const char *path, char *err, size_t errlen, bool *io_error) {
@@ -460,8 +478,10 @@ bool wl_config_load(const char *path, char *err, size_t errlen, bool *io_error) 
     longest = n > longest ? n : longest;
     if (at + n > MAX_BYTES) {
       *io_error = false;
-      fail(&r, r.line + 1, "the file is over %d bytes (1 MiB, the most a wlrun.ini may have) "
-           "by this line", MAX_BYTES);
+      fail(&r, r.line + 1,
+           "the file is over %d bytes (1 MiB, the most a wlrun.ini may have) "
+           "by this line",
+           MAX_BYTES);
       free(text);
       return false;
     }
@@ -514,7 +534,8 @@ const char *wl_config_locate(const char *given) {
     snprintf(probe, sizeof probe, "%s.", up);
     if (stat(probe, &here) != 0) break;
     snprintf(probe, sizeof probe, "%s..", up);
-    if (stat(probe, &parent) != 0 || (here.st_ino == parent.st_ino && here.st_dev == parent.st_dev)) break;
+    if (stat(probe, &parent) != 0 || (here.st_ino == parent.st_ino && here.st_dev == parent.st_dev))
+      break;
     memcpy(up + 3 * d, "../", 4); /* the file system's root is its own parent: stopped above */
   }
   for (int d = 1; d <= root; d++) {

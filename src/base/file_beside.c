@@ -17,7 +17,8 @@ static void random_letters(char out[7]) {
   if (getrandom(bytes, sizeof bytes, GRND_NONBLOCK) != (ssize_t)sizeof bytes) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t x = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40) ^ ++counter * 0x9e3779b97f4a7c15u;
+    uint64_t x = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40) ^
+                 ++counter * 0x9e3779b97f4a7c15u;
     for (size_t i = 0; i < sizeof bytes; i++) bytes[i] = (unsigned char)(x >> (8 * i));
   }
   for (size_t i = 0; i < sizeof bytes; i++) out[i] = letters[bytes[i] % (sizeof letters - 1)];

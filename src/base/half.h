@@ -32,7 +32,7 @@ static inline uint16_t wl_f32_to_f16(float f) {
   uint32_t abs = u & 0x7fffffff;
   if (abs >= 0x7f800000) return (uint16_t)(sign | 0x7c00 | (abs > 0x7f800000 ? 0x200 : 0));
   if (abs >= 0x477ff000) return (uint16_t)(sign | 0x7c00); /* rounds to above 65504: inf */
-  if (abs < 0x38800000) { /* subnormal in f16 (or zero) */
+  if (abs < 0x38800000) {                                  /* subnormal in f16 (or zero) */
     float m = wl_bits_f32(abs) * 16777216.0f; /* scale by 2^24: the f16 subnormal unit */
     return (uint16_t)(sign | (uint32_t)lrintf(m));
   }

@@ -21,7 +21,8 @@ static const struct wl_setting defaults[] = {
     {"run", "flush_l2", WL_BOOL, "false", 0, 0, NULL, "flush the L2 cache before each cold sample"},
     {"run", "lock_clocks", WL_CLOCKS, "off", 100, 10000, NULL,
      "lock the SM clock for the run: off, base, max or MHz (NVML, where permitted)"},
-    {"run", "seed", WL_INT, "0", 0, 9007199254740991.0, NULL, "seed of random tensor initialisation"},
+    {"run", "seed", WL_INT, "0", 0, 9007199254740991.0, NULL,
+     "seed of random tensor initialisation"},
     {"run", "device", WL_INT, "0", 0, 1023, NULL, "CUDA device index"},
     {"run", "nvtx", WL_BOOL, "true", 0, 0, NULL, "emit automatic NVTX ranges"},
     {"run", "isolate", WL_BOOL, "false", 0, 0, NULL, "run each configuration in a child process"},
@@ -45,7 +46,8 @@ static const struct wl_setting defaults[] = {
      "compiler of wl.kernel's source where it names none: nvrtc or nvcc"},
     {"compile", "cache_dir", WL_STRING, NULL, 0, 0, NULL, "directory of the compiled-kernel cache"},
     {"compile", "cache", WL_BOOL, "true", 0, 0, NULL, "use the compiled-kernel cache"},
-    {"history", "db", WL_STRING, NULL, 0, 0, NULL, "the history database (wlrun history; docs/history.md)"},
+    {"history", "db", WL_STRING, NULL, 0, 0, NULL,
+     "the history database (wlrun history; docs/history.md)"},
 };
 
 #define NSETTINGS (sizeof defaults / sizeof defaults[0])
@@ -67,8 +69,8 @@ void wl_settings_reset(void) {
   for (size_t i = 0; i < NSETTINGS; i++) {
     table[i] = defaults[i];
     table[i].set = false;
-    if (defaults[i].fallback && !wl_setting_assign(&table[i], defaults[i].fallback,
-                                                   WL_FROM_DEFAULT, "", err, sizeof err)) {
+    if (defaults[i].fallback &&
+        !wl_setting_assign(&table[i], defaults[i].fallback, WL_FROM_DEFAULT, "", err, sizeof err)) {
       fprintf(stderr, "wlrun: internal error: default of %s.%s: %s\n", defaults[i].section,
               defaults[i].name, err);
       abort();
@@ -77,7 +79,9 @@ void wl_settings_reset(void) {
 }
 
 size_t wl_settings_count(void) { return NSETTINGS; }
-struct wl_setting *wl_setting_at(size_t i) { return i < NSETTINGS ? &table[i] : NULL; }
+struct wl_setting *wl_setting_at(size_t i) {
+  return i < NSETTINGS ? &table[i] : NULL;
+}
 
 struct wl_setting *wl_setting_find(const char *section, const char *name) {
   for (size_t i = 0; i < NSETTINGS; i++)
@@ -128,8 +132,11 @@ bool wl_parse_number(const char *text, double *out) {
 }
 
 bool wl_parse_duration(const char *text, double *seconds) {
-  static const struct { const char *unit; double scale; } units[] = {
-      {"", 1}, {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"m", 60}, {"min", 60}, {"h", 3600}};
+  static const struct {
+    const char *unit;
+    double scale;
+  } units[] = {{"", 1},      {"s", 1},  {"ms", 1e-3}, {"us", 1e-6},
+               {"ns", 1e-9}, {"m", 60}, {"min", 60},  {"h", 3600}};
   const char *rest;
   double v;
   if (!number_with_suffix(text, &v, &rest)) return false;
@@ -157,8 +164,14 @@ bool wl_parse_percent(const char *text, double *fraction) {
 bool wl_parse_bool(const char *text, bool *out) {
   static const char *yes[] = {"true", "on", "yes", "1"}, *no[] = {"false", "off", "no", "0"};
   for (size_t i = 0; i < 4; i++) {
-    if (strcasecmp(text, yes[i]) == 0) { *out = true; return true; }
-    if (strcasecmp(text, no[i]) == 0) { *out = false; return true; }
+    if (strcasecmp(text, yes[i]) == 0) {
+      *out = true;
+      return true;
+    }
+    if (strcasecmp(text, no[i]) == 0) {
+      *out = false;
+      return true;
+    }
   }
   return false;
 }
@@ -182,10 +195,8 @@ static void describe_bounds(const struct wl_setting *s, char *buf, size_t len, c
   char a[40], b[40];
   snprintf(a, sizeof a, lo, s->min);
   snprintf(b, sizeof b, hi, s->max);
-  if (s->max >= BIG)
-    snprintf(buf, len, "%s >= %s", what, a);
-  else
-    snprintf(buf, len, "%s from %s to %s", what, a, b);
+  if (s->max >= BIG) snprintf(buf, len, "%s >= %s", what, a);
+  else snprintf(buf, len, "%s from %s to %s", what, a, b);
 }
 
 /* "sm_90", "sm_90a", "sm_100f": the number and the suffix ('\0', 'a' or 'f') */
@@ -216,7 +227,8 @@ static void describe_archs(char *buf, size_t len) {
     snprintf(buf, len, "a GPU architecture like sm_90 or sm_90a");
     return;
   }
-  size_t used = (size_t)snprintf(buf, len, "a GPU architecture like sm_90 that %s compiles for (", arch_support->name());
+  size_t used = (size_t)snprintf(buf, len, "a GPU architecture like sm_90 that %s compiles for (",
+                                 arch_support->name());
   for (int i = 0; i < n && used < len; i++)
     used += (size_t)snprintf(buf + used, len - used, "%ssm_%d", i ? ", " : "", archs[i]);
   if (used < len) snprintf(buf + used, len - used, "; a or f after the number where it has one)");
@@ -230,13 +242,16 @@ void wl_setting_describe(const struct wl_setting *s, char *buf, size_t len) {
     snprintf(buf, len, "a duration from %gs to %gs (like 2s, 500ms, 50us)", s->min, s->max);
     break;
   case WL_PERCENT:
-    snprintf(buf, len, "a percentage from %g%% to %g%% (like 0.5 or 0.5%%)", s->min * 100, s->max * 100);
+    snprintf(buf, len, "a percentage from %g%% to %g%% (like 0.5 or 0.5%%)", s->min * 100,
+             s->max * 100);
     break;
   case WL_BOOL: snprintf(buf, len, "true/false (on/off, yes/no, 1/0)"); break;
   case WL_ENUM: snprintf(buf, len, "one of %s", s->words); break;
   case WL_ARCH: describe_archs(buf, len); break;
   case WL_STRING: snprintf(buf, len, "a value"); break;
-  case WL_CLOCKS: snprintf(buf, len, "off, base, max or a clock in MHz (%.0f to %.0f)", s->min, s->max); break;
+  case WL_CLOCKS:
+    snprintf(buf, len, "off, base, max or a clock in MHz (%.0f to %.0f)", s->min, s->max);
+    break;
   }
 }
 

@@ -9,7 +9,8 @@
 int wl_side_thread_start(pthread_t *t, void *(*fn)(void *)) {
   sigset_t all, old;
   sigfillset(&all);
-  bool masked = pthread_sigmask(SIG_SETMASK, &all, &old) == 0; /* the new thread inherits the mask */
+  bool masked =
+      pthread_sigmask(SIG_SETMASK, &all, &old) == 0; /* the new thread inherits the mask */
   int err = pthread_create(t, NULL, fn, NULL);
   if (masked) (void)pthread_sigmask(SIG_SETMASK, &old, NULL);
   return err;
@@ -31,7 +32,8 @@ enum { SLICE_NS = 50 * 1000 * 1000 };
 bool wl_side_thread_join(pthread_t t, int seconds) {
   double until = seconds_of(CLOCK_MONOTONIC) + seconds;
   for (;;) {
-    if (wl_side_thread_abandon) return pthread_tryjoin_np(t, NULL) == 0; /* one done is still joined */
+    if (wl_side_thread_abandon)
+      return pthread_tryjoin_np(t, NULL) == 0; /* one done is still joined */
     struct timespec slice;
     clock_gettime(CLOCK_REALTIME, &slice);
     slice.tv_nsec += SLICE_NS;

@@ -55,9 +55,10 @@ bool wl_stats_summarize(const double *samples, size_t n, struct wl_summary *out)
 
 /* ---- distribution shape (docs/statistics.md, "Distribution shape") ---- */
 
-#define SHAPE_GRID 512         /* KDE grid points over [min, max] of the KDE samples */
-#define SHAPE_MIN_KDE 20       /* fewer KDE samples than this: one mode, no KDE */
-#define SHAPE_MODE_FRAC 0.05   /* a mode (or a kept group of far outliers) needs 5% of all samples */
+#define SHAPE_GRID 512   /* KDE grid points over [min, max] of the KDE samples */
+#define SHAPE_MIN_KDE 20 /* fewer KDE samples than this: one mode, no KDE */
+/* a mode (or a kept group of far outliers) needs 5% of all samples */
+#define SHAPE_MODE_FRAC 0.05
 #define SHAPE_MODE_COUNT 10    /* and at least 10 samples */
 #define SHAPE_EXCESS_FRAC 0.03 /* and 3% of all samples above the level of its higher valley */
 #define SHAPE_VALLEY_RATIO 0.6 /* the valley must dip below 60% of the lower of two peaks */
@@ -143,7 +144,8 @@ static double median_inplace(double *x, size_t n) {
 double wl_median_noise(double *x, size_t n) {
   if (n < 6) return HUGE_VAL;
   double h = 1.96 * sqrt((double)n) / 2, half = (double)n / 2;
-  size_t j = (size_t)fmax(1, floor(half - h)) - 1, k = (size_t)fmin((double)n, ceil(half + h + 1)) - 1;
+  size_t j = (size_t)fmax(1, floor(half - h)) - 1,
+         k = (size_t)fmin((double)n, ceil(half + h + 1)) - 1;
   size_t m_lo = n % 2 ? n / 2 : n / 2 - 1, m_hi = n / 2;
   /* ascending, j <= m_lo <= m_hi <= k: each selected among what lies above the one before (an
    * index equal to the one before is in place already) */
@@ -208,7 +210,7 @@ struct kde_grid {
   double c[SHAPE_GRID];       /* the samples binned linearly onto the grid */
   double d[SHAPE_GRID];       /* the binned samples convolved with the kernel */
   double cum[SHAPE_GRID + 1]; /* cum[k]: the binned samples below grid point k */
-  double wsum;                /* a sample's total weight on the grid: densities into sample counts */
+  double wsum; /* a sample's total weight on the grid: densities into sample counts */
 };
 
 /* Linear binning of y[0..m) onto the grid, then the binned samples convolved with the Gaussian
@@ -270,7 +272,8 @@ static void kde_valleys(const double *d, const struct peak *pk, size_t np, size_
 
 /* The lower peak of the shallowest valley that does not dip below SHAPE_VALLEY_RATIO of it; np
  * when every valley does. */
-static size_t shallow_valley_peak(const double *d, const struct peak *pk, size_t np, const size_t *valley) {
+static size_t shallow_valley_peak(const double *d, const struct peak *pk, size_t np,
+                                  const size_t *valley) {
   size_t drop = np;
   double worst = SHAPE_VALLEY_RATIO;
   for (size_t i = 0; i + 1 < np; i++) {
@@ -314,7 +317,8 @@ static size_t weakest_peak(const struct kde_grid *g, size_t np, const size_t *va
  * valley below SHAPE_VALLEY_RATIO of the lower peak (else the lower one goes, shallowest valley
  * first), and then every peak holds enough samples (else the one with the least excess goes:
  * weakest_peak). Returns the peaks left; mass: the samples of each, when two or more are left. */
-static size_t prune_peaks(const struct kde_grid *g, struct peak *pk, size_t np, size_t n_all, double *mass) {
+static size_t prune_peaks(const struct kde_grid *g, struct peak *pk, size_t np, size_t n_all,
+                          double *mass) {
   size_t valley[SHAPE_GRID / 2 + 1];
   while (np > 1) {
     kde_valleys(g->d, pk, np, valley);
@@ -330,8 +334,8 @@ static size_t prune_peaks(const struct kde_grid *g, struct peak *pk, size_t np, 
 
 /* out's modes from the np peaks left: their count, and the locations of the two with the most
  * samples (mass), lower first. */
-static void set_modes(const struct kde_grid *g, const struct peak *pk, size_t np, const double *mass,
-                      struct wl_shape *out) {
+static void set_modes(const struct kde_grid *g, const struct peak *pk, size_t np,
+                      const double *mass, struct wl_shape *out) {
   out->modes = (int)np;
   out->bimodal = np >= 2;
   if (np == 1) {
@@ -344,7 +348,8 @@ static void set_modes(const struct kde_grid *g, const struct peak *pk, size_t np
     if (mass[i] > mass[a]) b = a, a = i;
     else if (mass[i] > mass[b]) b = i;
   }
-  double la = peak_location(g->d, pk[a], g->lo, g->step), lb = peak_location(g->d, pk[b], g->lo, g->step);
+  double la = peak_location(g->d, pk[a], g->lo, g->step),
+         lb = peak_location(g->d, pk[b], g->lo, g->step);
   out->mode_low = la < lb ? la : lb;
   out->mode_high = la < lb ? lb : la;
 }

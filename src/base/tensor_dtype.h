@@ -6,7 +6,17 @@
 #include <math.h>
 
 enum wl_dtype {
-  WL_F64, WL_F32, WL_F16, WL_BF16, WL_I64, WL_I32, WL_I16, WL_I8, WL_U32, WL_U8, WL_NDTYPES
+  WL_F64,
+  WL_F32,
+  WL_F16,
+  WL_BF16,
+  WL_I64,
+  WL_I32,
+  WL_I16,
+  WL_I8,
+  WL_U32,
+  WL_U8,
+  WL_NDTYPES
 };
 
 /* FILL a; ARANGE a + i*b; UNIFORM in [a, b); NORMAL with mean a and standard deviation b */

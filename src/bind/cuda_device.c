@@ -14,7 +14,8 @@
 
 static int current_device = -1; /* open; -1 until first use */
 static int wanted_device = 0;
-static bool promised; /* wanted_device given to work on a thread before the context (wl_device_promise) */
+static bool
+    promised; /* wanted_device given to work on a thread before the context (wl_device_promise) */
 
 struct wl_watch wl_watch;
 
@@ -37,7 +38,8 @@ void wl_device_ready(lua_State *L) {
 
 void wl_device_needed(lua_State *L, const char *what) {
   if (wl_backend->no_device)
-    wl_raise(L, WL_EXIT_USAGE, "%s needs a CUDA device, which %s does not use", what, wl_backend->no_device);
+    wl_raise(L, WL_EXIT_USAGE, "%s needs a CUDA device, which %s does not use", what,
+             wl_backend->no_device);
   wl_device_ready(L);
 }
 
@@ -74,12 +76,15 @@ int wl_device_promise(void) {
 }
 
 int wl_closed_error(lua_State *L, int arg, const char *fn, const char *cls, const char *verb) {
-  bool method = strpbrk(fn, ":[(") != NULL; /* "class:method", "tensor[i]", "launch(n, stream)": 1 is self */
+  bool method =
+      strpbrk(fn, ":[(") != NULL; /* "class:method", "tensor[i]", "launch(n, stream)": 1 is self */
   if (method && arg == 1) return wl_raise(L, WL_EXIT_SCRIPT, "%s: %s used after %s", fn, cls, verb);
-  return wl_raise(L, WL_EXIT_SCRIPT, "%s: %s (argument %d) used after %s", fn, cls, method ? arg - 1 : arg, verb);
+  return wl_raise(L, WL_EXIT_SCRIPT, "%s: %s (argument %d) used after %s", fn, cls,
+                  method ? arg - 1 : arg, verb);
 }
 
-void wl_check_fields(lua_State *L, int arg, const char *fn, const char *const *known, bool positional) {
+void wl_check_fields(lua_State *L, int arg, const char *fn, const char *const *known,
+                     bool positional) {
   lua_pushnil(L);
   while (lua_next(L, arg)) {
     lua_pop(L, 1);
@@ -116,7 +121,8 @@ bool wl_bool_field(lua_State *L, int arg, const char *field, const char *fn, boo
   int t = lua_getfield(L, arg, field);
   bool v = lua_toboolean(L, -1);
   if (t != LUA_TNIL && t != LUA_TBOOLEAN)
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: %s must be true or false, got a %s", fn, field, luaL_typename(L, -1));
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: %s must be true or false, got a %s", fn, field,
+             luaL_typename(L, -1));
   lua_pop(L, 1);
   return t == LUA_TNIL ? absent : v;
 }
@@ -145,7 +151,8 @@ static int l_select_device(lua_State *L) {
                     (int)i, n, n - 1);
   int in_use = current_device >= 0 ? current_device : promised ? wanted_device : -1;
   if (in_use >= 0 && in_use != (int)i)
-    return wl_raise(L, WL_EXIT_SCRIPT, "device %d is already in use; select the device before using it", in_use);
+    return wl_raise(L, WL_EXIT_SCRIPT,
+                    "device %d is already in use; select the device before using it", in_use);
   wanted_device = (int)i;
   wl_device_ready(L);
   return 0;
@@ -176,7 +183,8 @@ static const struct device_facts *facts_of(lua_State *L, int dev, struct device_
   struct device_facts *f = dev < CACHED_DEVICES ? &facts[dev] : uncached;
   if (f->known) return f;
   WL_CUDA(L, wl_backend->properties(&f->p, dev), "cudaGetDeviceProperties");
-  WL_CUDA(L, wl_backend->versions(&f->driver, &f->runtime), "the driver's and the runtime's versions");
+  WL_CUDA(L, wl_backend->versions(&f->driver, &f->runtime),
+          "the driver's and the runtime's versions");
   f->sm_clock = attribute(L, cudaDevAttrClockRate, dev, "SM clock rate");
   f->mem_clock = attribute(L, cudaDevAttrMemoryClockRate, dev, "memory clock rate");
   f->bus = attribute(L, cudaDevAttrGlobalMemoryBusWidth, dev, "memory bus width");
@@ -238,9 +246,9 @@ static int l_device(lua_State *L) {
   lua_pushstring(L, pci);
   lua_setfield(L, -2, "pci_bus_id");
   const unsigned char *u = (const unsigned char *)p->uuid.bytes;
-  snprintf(uuid, sizeof uuid, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-           u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-           u[14], u[15]);
+  snprintf(uuid, sizeof uuid,
+           "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
+           u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
   lua_pushstring(L, uuid);
   lua_setfield(L, -2, "uuid");
   return 1;

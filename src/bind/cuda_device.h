@@ -14,10 +14,10 @@
 int wl_cuda_raise(lua_State *L, cudaError_t err, const char *what);
 
 /* Checks a backend call's result; raises on error. */
-#define WL_CUDA(L, call, what)                                                                 \
-  do {                                                                                         \
-    cudaError_t wl_err_ = (call);                                                              \
-    if (wl_err_ != cudaSuccess) wl_cuda_raise((L), wl_err_, (what));                           \
+#define WL_CUDA(L, call, what)                                       \
+  do {                                                               \
+    cudaError_t wl_err_ = (call);                                    \
+    if (wl_err_ != cudaSuccess) wl_cuda_raise((L), wl_err_, (what)); \
   } while (0)
 
 /* Makes sure the device in use is open (selected, context created) before an operation on it;
@@ -59,7 +59,8 @@ int wl_closed_error(lua_State *L, int arg, const char *fn, const char *cls, cons
  * a kernel's source) are allowed; any other key that is not a string is refused. Then replaces
  * the table at arg with a plain copy of its own fields (no metatable): every field read after
  * the check is the value that was checked. */
-void wl_check_fields(lua_State *L, int arg, const char *fn, const char *const *known, bool positional);
+void wl_check_fields(lua_State *L, int arg, const char *fn, const char *const *known,
+                     bool positional);
 
 /* The field of the table at arg as a boolean, absent when nil; anything else than a boolean
  * raises "FN: FIELD must be true or false, got a string" (a string "false" is true in Lua). */

@@ -31,7 +31,8 @@ static void check_uses(lua_State *L, int arg, const char *fn) {
     lua_pop(L, 1);
     struct wl_tensor *t = wl_test_tensor(L, -1);
     struct wl_bound *b = t ? NULL : wl_test_bound(L, -1);
-    if (t && !t->data) wl_raise(L, WL_EXIT_SCRIPT, "%s: a tensor captured in the graph used after free", fn);
+    if (t && !t->data)
+      wl_raise(L, WL_EXIT_SCRIPT, "%s: a tensor captured in the graph used after free", fn);
     if (b) wl_bound_check_alive(L, b, fn);
   }
   lua_pop(L, 1);
@@ -87,14 +88,15 @@ static int l_graph(lua_State *L) {
   g->graph = wl_capture_end(&err); /* released by __gc from here on */
   wl_capture_push_holds(L);
   if (status != LUA_OK) { /* the error from fn, now that the capture has ended */
-    (void)graph_close(g);  /* fn's error is the one to report */
+    (void)graph_close(g); /* fn's error is the one to report */
     lua_pop(L, 1);
     return lua_error(L);
   }
   lua_setiuservalue(L, 2, 1);
   if (!g->graph) return wl_cuda_raise(L, err, "capturing a graph");
   WL_CUDA(L, wl_backend->graph_nodes(g->graph, &g->nodes), "cudaGraphGetNodes");
-  if (g->nodes == 0) return wl_raise(L, WL_EXIT_SCRIPT, "wl.graph(): the function queued no GPU work");
+  if (g->nodes == 0)
+    return wl_raise(L, WL_EXIT_SCRIPT, "wl.graph(): the function queued no GPU work");
   cudaGraphExec_t exec = NULL;
   WL_CUDA(L, wl_backend->graph_instantiate(&exec, g->graph), "cudaGraphInstantiate");
   g->exec = exec;
@@ -107,7 +109,8 @@ static int graph_launch(lua_State *L) {
   struct wl_graph *g = check_graph(L, 1, "graph:launch");
   check_uses(L, 1, "graph:launch");
   wl_refuse_in_capture(L, "launching a graph");
-  WL_CUDA(L, wl_backend->graph_launch(g->exec, wl_opt_stream(L, 2, "graph:launch")), "cudaGraphLaunch");
+  WL_CUDA(L, wl_backend->graph_launch(g->exec, wl_opt_stream(L, 2, "graph:launch")),
+          "cudaGraphLaunch");
   return 0;
 }
 
@@ -122,8 +125,11 @@ static int graph_index(lua_State *L) {
 }
 
 void wl_open_graph(lua_State *L) {
-  static const luaL_Reg meta[] = {{"__gc", graph_gc}, {"__close", graph_gc}, {"__call", graph_launch},
-                                  {"__index", graph_index}, {NULL, NULL}};
+  static const luaL_Reg meta[] = {{"__gc", graph_gc},
+                                  {"__close", graph_gc},
+                                  {"__call", graph_launch},
+                                  {"__index", graph_index},
+                                  {NULL, NULL}};
   luaL_newmetatable(L, GRAPH_MT);
   luaL_setfuncs(L, meta, 0);
   lua_pop(L, 1);

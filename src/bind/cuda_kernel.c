@@ -28,14 +28,18 @@
  * the C function); absolute paths and chunks without a file are left alone. */
 static const char *push_script_relative(lua_State *L, const char *path) {
   lua_Debug ar;
-  if (path[0] != '/' && lua_getstack(L, 1, &ar) && lua_getinfo(L, "S", &ar) && ar.source[0] == '@') {
+  if (path[0] != '/' && lua_getstack(L, 1, &ar) && lua_getinfo(L, "S", &ar) &&
+      ar.source[0] == '@') {
     const char *file = ar.source + 1, *slash = strrchr(file, '/');
-    if (slash) return lua_pushfstring(L, "%s/%s", lua_pushlstring(L, file, (size_t)(slash - file)), path);
+    if (slash)
+      return lua_pushfstring(L, "%s/%s", lua_pushlstring(L, file, (size_t)(slash - file)), path);
   }
   return lua_pushstring(L, path);
 }
 
-const char *wl_push_script_relative(lua_State *L, const char *path) { return push_script_relative(L, path); }
+const char *wl_push_script_relative(lua_State *L, const char *path) {
+  return push_script_relative(L, path);
+}
 
 /* Pushes {kind = "source", path = path, code = text}; raises an io error when unreadable, as
  * wl.kernel 'KERNEL's where kernel is given. */
@@ -43,7 +47,8 @@ static void push_source(lua_State *L, const char *path, const char *kernel) {
   size_t len;
   const char *why = "";
   char *code = wl_read_source_file(path, &len, &why);
-  if (!code && kernel) wl_raise(L, WL_EXIT_IO, "wl.kernel '%s': cannot read %s: %s", kernel, path, why);
+  if (!code && kernel)
+    wl_raise(L, WL_EXIT_IO, "wl.kernel '%s': cannot read %s: %s", kernel, path, why);
   if (!code) wl_raise(L, WL_EXIT_IO, "cannot read kernel source %s: %s", path, why);
   lua_createtable(L, 0, 3);
   lua_pushliteral(L, "source");
@@ -55,7 +60,8 @@ static void push_source(lua_State *L, const char *path, const char *kernel) {
   lua_setfield(L, -2, "code");
 }
 
-/* wl.source(path) -> {kind = "source", path = resolved, code = text}; path relative to the script */
+/* wl.source(path) -> {kind = "source", path = resolved, code = text}; path relative to the script
+ */
 static int l_source(lua_State *L) {
   push_source(L, push_script_relative(L, wl_check_string(L, 1)), NULL);
   return 1;
@@ -71,8 +77,10 @@ static const char *target_arch(lua_State *L, char *buf, size_t len) {
   }
   int n = 0, major = 0, minor = 0;
   if (wl_backend->no_device)
-    wl_raise(L, WL_EXIT_USAGE, "%s uses no device to take the target architecture from: give one with "
-             "--arch sm_90 (or [compile] arch in wlrun.ini)", wl_backend->no_device);
+    wl_raise(L, WL_EXIT_USAGE,
+             "%s uses no device to take the target architecture from: give one with "
+             "--arch sm_90 (or [compile] arch in wlrun.ini)",
+             wl_backend->no_device);
   if (wl_backend->device_count(&n) != cudaSuccess || n == 0) {
     wl_backend->clear_error();
     wl_raise(L, WL_EXIT_NO_DEVICE,
@@ -81,8 +89,10 @@ static const char *target_arch(lua_State *L, char *buf, size_t len) {
   }
   wl_device_ready(L);
   int dev = wl_device_index();
-  WL_CUDA(L, wl_backend->attribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "compute capability");
-  WL_CUDA(L, wl_backend->attribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), "compute capability");
+  WL_CUDA(L, wl_backend->attribute(&major, cudaDevAttrComputeCapabilityMajor, dev),
+          "compute capability");
+  WL_CUDA(L, wl_backend->attribute(&minor, cudaDevAttrComputeCapabilityMinor, dev),
+          "compute capability");
   snprintf(buf, len, "sm_%d%d", major, minor);
   return buf;
 }
@@ -142,7 +152,8 @@ void wl_kernel_record(lua_State *L, const struct wl_kernel *k) {
   lua_pop(L, 1);
 }
 
-/* wl.compiled_kernels() -> {{name, source, arch, from_cache, nparams, compiler, compiler_version}, ...} in order */
+/* wl.compiled_kernels() -> {{name, source, arch, from_cache, nparams, compiler, compiler_version},
+ * ...} in order */
 static int l_compiled_kernels(lua_State *L) {
   if (lua_getfield(L, LUA_REGISTRYINDEX, COMPILED_KEY) != LUA_TTABLE) lua_newtable(L);
   return 1;
@@ -153,7 +164,8 @@ static int l_compiled_kernels(lua_State *L) {
 /* Checks wl.kernel's table (argument 1, the only one left) and its fields; pushes the kernel's
  * name (stack index 2) and returns it. */
 static const char *kernel_name(lua_State *L) {
-  static const char *const known[] = {"name", "defines", "options", "compiler", "file", "format", "params", NULL};
+  static const char *const known[] = {"name", "defines", "options", "compiler",
+                                      "file", "format",  "params",  NULL};
   wl_check_type(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
   wl_check_fields(L, 1, "wl.kernel", known, true);
@@ -187,10 +199,13 @@ static bool is_module_file(lua_State *L, const char *file) {
 /* wl.kernel{file = "k.cubin" | "k.fatbin" | "k.ptx"}: nvcc's code as a kernel object
  * (cuda_module.c), with none of the fields of code compiled from source */
 static int kernel_from_module_file(lua_State *L, const char *name, const char *file) {
-  for (const char *const *f = (const char *const[]){"defines", "options", "compiler", NULL}; *f; f++)
+  for (const char *const *f = (const char *const[]){"defines", "options", "compiler", NULL}; *f;
+       f++)
     if (lua_getfield(L, 1, *f) != LUA_TNIL)
-      return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': %s is for code compiled from source; %s is compiled already "
-                      "(give them to nvcc when you build it)", name, *f, file);
+      return wl_raise(L, WL_EXIT_SCRIPT,
+                      "wl.kernel '%s': %s is for code compiled from source; %s is compiled already "
+                      "(give them to nvcc when you build it)",
+                      name, *f, file);
     else lua_pop(L, 1);
   size_t len;
   push_source(L, file, name);
@@ -216,23 +231,29 @@ static void check_kernel_name(lua_State *L, const char *name) {
     luaL_addstring(&b, shown);
   }
   luaL_pushresult(&b);
-  wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: the name '%s%s' holds %s at byte %zu: a kernel's name is a C++ "
-           "name, with its template arguments, and nothing else", lua_tostring(L, -1),
-           name_len > 200 ? "..." : "", name_problem, at + 1);
+  wl_raise(L, WL_EXIT_SCRIPT,
+           "wl.kernel: the name '%s%s' holds %s at byte %zu: a kernel's name is a C++ "
+           "name, with its template arguments, and nothing else",
+           lua_tostring(L, -1), name_len > 200 ? "..." : "", name_problem, at + 1);
 }
 
 /* Code compiled from source: some code, no NUL byte in it, a well-formed name, and none of the
  * fields of precompiled code. */
 static void check_source_kernel(lua_State *L, const char *name, const struct kernel_code *c) {
   if (!c->code)
-    wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': give the code as a string, a wl.source(path), or file = path", name);
-  if (strlen(c->code) != c->len) /* NVRTC takes a C string: what follows a NUL byte would be dropped */
+    wl_raise(L, WL_EXIT_SCRIPT,
+             "wl.kernel '%s': give the code as a string, a wl.source(path), or file = path", name);
+  if (strlen(c->code) !=
+      c->len) /* NVRTC takes a C string: what follows a NUL byte would be dropped */
     wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': the code%s%s holds a NUL byte at offset %zu", name,
              c->path ? " of " : "", c->path ? c->path : "", strlen(c->code));
   check_kernel_name(L, name);
   for (const char *const *f = (const char *const[]){"format", "params", NULL}; *f; f++)
     if (lua_getfield(L, 1, *f) != LUA_TNIL)
-      wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': %s is for precompiled code (file = \"k.cubin\", \"k.fatbin\" or \"k.ptx\")", name, *f);
+      wl_raise(L, WL_EXIT_SCRIPT,
+               "wl.kernel '%s': %s is for precompiled code (file = \"k.cubin\", \"k.fatbin\" or "
+               "\"k.ptx\")",
+               name, *f);
     else lua_pop(L, 1);
 }
 
@@ -260,9 +281,9 @@ static int build_source_kernel(lua_State *L, const char *name, const struct kern
   return 1;
 }
 
-/* wl.kernel{src_or_source, name = "k", defines = {...}, options = {...}, compiler = "nvrtc" | "nvcc",
- * file = "path.cu"}; or
- * precompiled code: file = "k.cubin" | "k.fatbin" | "k.ptx" [, format =, params =] (cuda_module.c) */
+/* wl.kernel{src_or_source, name = "k", defines = {...}, options = {...}, compiler = "nvrtc" |
+ * "nvcc", file = "path.cu"}; or precompiled code: file = "k.cubin" | "k.fatbin" | "k.ptx" [, format
+ * =, params =] (cuda_module.c) */
 static int l_kernel(lua_State *L) {
   const char *name = kernel_name(L);
   /* the code: [1] a wl.source or a string, or file = path */
@@ -290,9 +311,12 @@ void wl_kernel_load(lua_State *L, struct wl_kernel *k) {
   if (err != cudaSuccess) {
     k->library = NULL;
     wl_backend->clear_error();
-    wl_raise(L, err == cudaErrorNoKernelImageForDevice || err == cudaErrorInvalidKernelImage ? WL_EXIT_COMPILE : WL_EXIT_CUDA,
-             "loading kernel '%s' (compiled for %s): %s: %s", k->name, k->arch, cudaGetErrorName(err),
-             cudaGetErrorString(err));
+    wl_raise(L,
+             err == cudaErrorNoKernelImageForDevice || err == cudaErrorInvalidKernelImage
+                 ? WL_EXIT_COMPILE
+                 : WL_EXIT_CUDA,
+             "loading kernel '%s' (compiled for %s): %s: %s", k->name, k->arch,
+             cudaGetErrorName(err), cudaGetErrorString(err));
   }
   err = wl_backend->kernel_get(&k->handle, k->library, k->code.lowered);
   if (err == cudaSuccess) err = wl_backend->kernel_attributes(&k->attr, k->handle);
@@ -350,7 +374,8 @@ static int kernel_occupancy(lua_State *L) {
   int blocks = 0, dev = wl_device_index(), max_threads, warp;
   WL_CUDA(L, wl_backend->occupancy(&blocks, k->handle, (int)block, (size_t)smem),
           "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  WL_CUDA(L, wl_backend->attribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, dev), "max threads per SM");
+  WL_CUDA(L, wl_backend->attribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, dev),
+          "max threads per SM");
   WL_CUDA(L, wl_backend->attribute(&warp, cudaDevAttrWarpSize, dev), "warp size");
   lua_Integer warps = blocks * ((block + warp - 1) / warp);
   lua_createtable(L, 0, 3);
@@ -371,13 +396,15 @@ static int kernel_index(lua_State *L) {
   else if (strcmp(f, "from_cache") == 0) lua_pushboolean(L, k->from_cache);
   else if (strcmp(f, "compiler") == 0) lua_pushstring(L, k->compiler ? k->compiler : "host");
   else if (strcmp(f, "compiler_version") == 0) lua_pushstring(L, k->compiler_version);
-  else if (strcmp(f, "kind") == 0) lua_pushstring(L, k->host.call ? k->host.kind : "kernel"); /* host work: its kind */
+  else if (strcmp(f, "kind") == 0)
+    lua_pushstring(L, k->host.call ? k->host.kind : "kernel"); /* host work: its kind */
   else if (strcmp(f, "log") == 0) lua_pushstring(L, k->code.log);
   else if (strcmp(f, "ptx") == 0) lua_pushlstring(L, k->code.ptx, k->code.ptx_len);
   else if (strcmp(f, "cubin_bytes") == 0) lua_pushinteger(L, (lua_Integer)k->code.cubin_len);
   else if (strcmp(f, "params") == 0) push_params(L, k);
   else if (strcmp(f, "attributes") == 0) push_attributes(L, k);
-  else { /* a method (k:occupancy, and k:bind from cuda_launch.c), or nil */
+  else {
+    /* a method (k:occupancy, and k:bind from cuda_launch.c), or nil */
     lua_getmetatable(L, 1);
     lua_getfield(L, -1, "methods");
     lua_getfield(L, -1, f);
@@ -387,8 +414,8 @@ static int kernel_index(lua_State *L) {
 
 static int kernel_tostring(lua_State *L) {
   struct wl_kernel *k = wl_check_udata(L, 1, KERNEL_MT);
-  lua_pushfstring(L, "%s %s (%s, %s)", k->host.call ? "host work" : "kernel", k->name ? k->name : "(freed)",
-                  k->source ? k->source : "", k->arch);
+  lua_pushfstring(L, "%s %s (%s, %s)", k->host.call ? "host work" : "kernel",
+                  k->name ? k->name : "(freed)", k->source ? k->source : "", k->arch);
   return 1;
 }
 
@@ -433,10 +460,17 @@ static int l_nvrtc_start(lua_State *L) {
 }
 
 void wl_open_kernel(lua_State *L) {
-  static const luaL_Reg meta[] = {{"__index", kernel_index}, {"__gc", kernel_gc}, {"__close", kernel_gc},
-                                  {"__tostring", kernel_tostring}, {NULL, NULL}};
-  static const luaL_Reg fns[] = {{"source", l_source}, {"kernel", l_kernel}, {"compile_stats", l_compile_stats},
-                                 {"nvrtc_version", l_nvrtc_version}, {"nvrtc_start", l_nvrtc_start}, {"compiled_kernels", l_compiled_kernels},
+  static const luaL_Reg meta[] = {{"__index", kernel_index},
+                                  {"__gc", kernel_gc},
+                                  {"__close", kernel_gc},
+                                  {"__tostring", kernel_tostring},
+                                  {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"source", l_source},
+                                 {"kernel", l_kernel},
+                                 {"compile_stats", l_compile_stats},
+                                 {"nvrtc_version", l_nvrtc_version},
+                                 {"nvrtc_start", l_nvrtc_start},
+                                 {"compiled_kernels", l_compiled_kernels},
                                  {"compilers", l_compilers},
                                  {NULL, NULL}};
   static const luaL_Reg methods[] = {{"occupancy", kernel_occupancy}, {NULL, NULL}};

@@ -1,5 +1,5 @@
-/* Compiled kernels for Lua (cuda_kernel.c): wl.kernel{...} through NVRTC or nvcc and the disk cache,
- * loading on the device, attributes. Their launches are cuda_launch.h's, which registers
+/* Compiled kernels for Lua (cuda_kernel.c): wl.kernel{...} through NVRTC or nvcc and the disk
+ * cache, loading on the device, attributes. Their launches are cuda_launch.h's, which registers
  * k:bind into the kernel class's methods. */
 #ifndef WL_CUDA_KERNEL_H
 #define WL_CUDA_KERNEL_H
@@ -12,10 +12,10 @@
 #define KERNEL_MT "wlrun.kernel" /* its field "methods": the methods of kernels */
 
 struct wl_kernel {
-  char *name;    /* as the script names it: "gemm_tiled", "scale<float>"; NULL once freed */
-  char *source;  /* file path, or "<string>" */
-  char arch[32]; /* "sm_90" */
-  const char *compiler;      /* "nvrtc", "nvcc" or "precompiled" (a file nvcc built) */
+  char *name;           /* as the script names it: "gemm_tiled", "scale<float>"; NULL once freed */
+  char *source;         /* file path, or "<string>" */
+  char arch[32];        /* "sm_90" */
+  const char *compiler; /* "nvrtc", "nvcc" or "precompiled" (a file nvcc built) */
   char compiler_version[48]; /* "13.0", "13.0.88"; empty for precompiled code */
   struct wl_compiled code;
   struct wl_signature sig;
@@ -24,7 +24,7 @@ struct wl_kernel {
   cudaKernel_t handle;
   struct cudaFuncAttributes attr; /* valid once loaded */
   int dynamic_smem_set;           /* largest cudaFuncAttributeMaxDynamicSharedMemorySize set */
-  struct wl_host_work host;       /* host work (host_work.h) when host.call is set; else a GPU kernel */
+  struct wl_host_work host; /* host work (host_work.h) when host.call is set; else a GPU kernel */
 };
 
 /* The kernel at arg; raises when it is not one, or was freed ("FN: kernel used after free",
@@ -37,8 +37,8 @@ void wl_kernel_record(lua_State *L, const struct wl_kernel *k);
 /* wl.kernel{file = "k.cubin" | "k.fatbin" | "k.ptx", name =, format =, params =} (cuda_module.c):
  * spec is the table's index, path the resolved file, data its bytes (len, a NUL after them),
  * arch the target ("sm_90"). Pushes the kernel object; raises on bad input. */
-int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *path, const char *data, size_t len,
-                          const char *arch);
+int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *path,
+                          const char *data, size_t len, const char *arch);
 
 /* Pushes the mangled name of the kernel name in module m, matched as wl.kernel{file = ...} does
  * (the mangled name, or the demangled one without its parameters, spaces not counted), and

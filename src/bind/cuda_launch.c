@@ -7,8 +7,8 @@
 #include "cuda_launch.h"
 #include "cuda_stream.h"
 #include "cuda_tensor.h"
-#include "half.h"
 #include "laux.h"
+#include "launch_args.h"
 #include "wl_exit.h"
 #include "wl_modules.h"
 
@@ -33,155 +33,8 @@ struct wl_bound {
   unsigned char *storage;                   /* the packed argument values (inside this userdata) */
 };
 
-struct wl_bound *wl_test_bound(lua_State *L, int arg) { return luaL_testudata(L, arg, BOUND_MT); }
-
-/* ---- arguments ---- */
-
-static enum wl_dtype dtype_for(enum wl_ctype c, bool *known) {
-  *known = true;
-  switch (c) {
-  case WL_C_FLOAT: return WL_F32;
-  case WL_C_DOUBLE: return WL_F64;
-  case WL_C_HALF: return WL_F16;
-  case WL_C_BFLOAT16: return WL_BF16;
-  case WL_C_INT: return WL_I32;
-  case WL_C_UINT: return WL_U32;
-  case WL_C_SHORT: return WL_I16;
-  case WL_C_CHAR: return WL_I8;
-  case WL_C_UCHAR: return WL_U8;
-  case WL_C_LONG: case WL_C_LONGLONG: return WL_I64;
-  default: *known = false; return WL_F32;
-  }
-}
-
-struct arg_ctx {
-  lua_State *L;
-  const struct wl_kernel *k;
-  int index; /* 1-based argument number */
-  const struct wl_param *p;
-};
-
-static int arg_error(const struct arg_ctx *c, const char *expected, int value) {
-  char ptx[32];
-  lua_State *L = c->L;
-  const char *got;
-  struct wl_tensor *t = wl_test_tensor(L, value);
-  if (t) got = lua_pushfstring(L, "a %s tensor (%s)", wl_dtype_info(t->dtype)->name,
-                                t->memory == WL_MEM_DEVICE ? "device" : t->memory == WL_MEM_PINNED ? "pinned host" : "host");
-  else if (lua_type(L, value) == LUA_TNUMBER)
-    got = lua_pushfstring(L, "%s %s", lua_isinteger(L, value) ? "integer" : "float", luaL_tolstring(L, value, NULL));
-  else got = luaL_typename(L, value);
-  if (c->k->host.call) /* host work: its C parameter list, no PTX */
-    return wl_raise(L, WL_EXIT_SCRIPT, "host work '%s' argument %d (%s): expected %s, got %s", c->k->name, c->index,
-                    wl_ctype_describe(c->p), expected, got);
-  return wl_raise(L, WL_EXIT_SCRIPT, "kernel '%s' argument %d (%s, PTX %s): expected %s, got %s", c->k->name,
-                  c->index, c->k->sig.has_ctypes ? wl_ctype_describe(c->p) : "type unknown: extern \"C\"",
-                  wl_ptx_describe(c->p, ptx, sizeof ptx), expected, got);
-}
-
-/* an exact integer in [lo, hi] from a Lua integer or an integral float */
-static lua_Integer check_whole(const struct arg_ctx *c, int value, double lo, double hi, const char *what) {
-  lua_State *L = c->L;
-  if (lua_type(L, value) != LUA_TNUMBER) arg_error(c, what, value);
-  lua_Integer v;
-  if (lua_isinteger(L, value)) v = lua_tointeger(L, value);
-  else {
-    double d = lua_tonumber(L, value);
-    if (d != floor(d) || !(d >= -9.2e18 && d <= 9.2e18)) arg_error(c, what, value);
-    v = (lua_Integer)d;
-  }
-  /* compare in the integer domain where possible: unsigned 64 accepts any non-negative */
-  if ((double)v < lo || (double)v > hi) arg_error(c, what, value);
-  return v;
-}
-
-static bool is_unsigned(const struct wl_param *p, bool has_ctypes) {
-  if (!has_ctypes) return false; /* PTX gives int as .u32 too: the signedness is unknown */
-  switch (p->ctype) {
-  case WL_C_UCHAR: case WL_C_USHORT: case WL_C_UINT: case WL_C_ULONG: case WL_C_ULONGLONG: case WL_C_BOOL: return true;
-  default: return false;
-  }
-}
-
-/* Converts the Lua value at `value` for parameter c->p into dst (c->p->size bytes). Records
- * tensors in b. */
-static void pack_arg(const struct arg_ctx *c, int value, unsigned char *dst, struct wl_bound *b) {
-  lua_State *L = c->L;
-  const struct wl_param *p = c->p;
-  bool typed = c->k->sig.has_ctypes;
-  bool pointer = typed ? p->ctype == WL_C_POINTER : false;
-  bool untyped = p->ptx_kind == WL_PTX_UNTYPED; /* a cubin's sizes only (docs/kernels.md) */
-  bool maybe_pointer = !typed && (p->ptx_kind == WL_PTX_UNSIGNED || untyped) && p->size == 8;
-  struct wl_tensor *t = wl_test_tensor(L, value);
-
-  if (t) {
-    if (!pointer && !maybe_pointer) arg_error(c, "a number", value);
-    if (!t->data) arg_error(c, "a live tensor (this one was freed)", value);
-    if (t->memory == WL_MEM_HOST)
-      arg_error(c, "device memory (a device tensor, or a pinned host tensor)", value);
-    bool known;
-    enum wl_dtype want = dtype_for(p->pointee, &known);
-    if (pointer && known && t->dtype != want)
-      arg_error(c, lua_pushfstring(L, "a %s tensor", wl_dtype_info(want)->name), value);
-    memcpy(dst, &t->data, sizeof t->data);
-    b->tensors[b->ntensors] = t;
-    b->tensor_arg[b->ntensors] = c->index;
-    b->tensor_input[b->ntensors++] = pointer && p->pointee_const;
-    return;
-  }
-  if (pointer) arg_error(c, "a tensor", value);
-
-  /* untyped: a Lua float is a float, a Lua integer an integer, a string the bytes */
-  bool untyped_float = untyped && !typed && lua_type(L, value) == LUA_TNUMBER && !lua_isinteger(L, value) &&
-                       (p->size == 4 || p->size == 8);
-  bool untyped_bytes = untyped && ((typed && p->ctype == WL_C_OTHER) || (!typed && lua_type(L, value) == LUA_TSTRING) ||
-                                   (p->size != 1 && p->size != 2 && p->size != 4 && p->size != 8));
-  if (p->ptx_kind == WL_PTX_FLOAT || untyped_float || (typed && (p->ctype == WL_C_HALF || p->ctype == WL_C_BFLOAT16 ||
-                                                p->ctype == WL_C_FLOAT || p->ctype == WL_C_DOUBLE))) {
-    if (lua_type(L, value) != LUA_TNUMBER) arg_error(c, "a number", value);
-    double v = lua_tonumber(L, value);
-    if (typed && p->ctype == WL_C_HALF) { uint16_t h = wl_f32_to_f16((float)v); memcpy(dst, &h, 2); }
-    else if (typed && p->ctype == WL_C_BFLOAT16) { uint16_t h = wl_f32_to_bf16((float)v); memcpy(dst, &h, 2); }
-    else if (p->size == 4) { float f = (float)v; memcpy(dst, &f, 4); }
-    else if (p->size == 8) memcpy(dst, &v, 8);
-    else arg_error(c, "a supported floating type", value);
-    return;
-  }
-  if ((p->ptx_kind == WL_PTX_BYTES || untyped_bytes) && !(typed && p->ctype == WL_C_BOOL)) {
-    /* a struct by value: the script packs it (string.pack) to exactly its size */
-    size_t len;
-    const char *s = lua_type(L, value) == LUA_TSTRING ? lua_tolstring(L, value, &len) : NULL;
-    if (!s || len != p->size)
-      arg_error(c, lua_pushfstring(L, "a string of exactly %d bytes (string.pack)", (int)p->size), value);
-    memcpy(dst, s, len);
-    return;
-  }
-  if (typed && p->ctype == WL_C_BOOL && lua_type(L, value) == LUA_TBOOLEAN) {
-    unsigned char v = (unsigned char)lua_toboolean(L, value);
-    memset(dst, 0, p->size);
-    memcpy(dst, &v, 1);
-    return;
-  }
-  /* integers: signedness from the C type when known, else the union of both ranges */
-  double bits = 8.0 * p->size, lo, hi;
-  if (typed) {
-    bool u = is_unsigned(p, typed);
-    lo = u ? 0 : -ldexp(1, (int)bits - 1);
-    hi = u ? ldexp(1, (int)bits) - 1 : ldexp(1, (int)bits - 1) - 1;
-  } else {
-    lo = -ldexp(1, (int)bits - 1);
-    hi = ldexp(1, (int)bits) - 1;
-  }
-  char what[96];
-  snprintf(what, sizeof what, "an integer from %.0f to %.0f", lo, hi);
-  lua_Integer v = check_whole(c, value, lo, hi, what);
-  switch (p->size) {
-  case 1: { uint8_t x = (uint8_t)v; memcpy(dst, &x, 1); break; }
-  case 2: { uint16_t x = (uint16_t)v; memcpy(dst, &x, 2); break; }
-  case 4: { uint32_t x = (uint32_t)v; memcpy(dst, &x, 4); break; }
-  case 8: memcpy(dst, &v, 8); break;
-  default: arg_error(c, "a supported integer type", value);
-  }
+struct wl_bound *wl_test_bound(lua_State *L, int arg) {
+  return luaL_testudata(L, arg, BOUND_MT);
 }
 
 /* ---- geometry ---- */
@@ -191,8 +44,13 @@ static void pack_arg(const struct arg_ctx *c, int value, unsigned char *dst, str
 static const char *got(lua_State *L, int idx) {
   switch (lua_type(L, idx)) {
   case LUA_TSTRING: return lua_pushfstring(L, "'%s'", lua_tostring(L, idx));
-  case LUA_TNUMBER: case LUA_TBOOLEAN: return luaL_tolstring(L, idx, NULL);
-  case LUA_TUSERDATA: if (luaL_getmetafield(L, idx, "__tostring") != LUA_TNIL) { lua_pop(L, 1); return luaL_tolstring(L, idx, NULL); }
+  case LUA_TNUMBER:
+  case LUA_TBOOLEAN: return luaL_tolstring(L, idx, NULL);
+  case LUA_TUSERDATA:
+    if (luaL_getmetafield(L, idx, "__tostring") != LUA_TNIL) {
+      lua_pop(L, 1);
+      return luaL_tolstring(L, idx, NULL);
+    }
   /* fall through */
   default: return luaL_typename(L, idx);
   }
@@ -205,7 +63,8 @@ static dim3 read_dim3(lua_State *L, int spec, const char *field, bool block) {
   int n = t == LUA_TTABLE ? (int)luaL_len(L, -1) : 1;
   if (t == LUA_TNIL) wl_raise(L, WL_EXIT_SCRIPT, "bind: '%s' is required", field);
   if ((t != LUA_TTABLE && t != LUA_TNUMBER) || n < 1 || n > 3)
-    wl_raise(L, WL_EXIT_SCRIPT, "bind: %s must be a number or a list of 1 to 3 numbers, got %s", field, got(L, -1));
+    wl_raise(L, WL_EXIT_SCRIPT, "bind: %s must be a number or a list of 1 to 3 numbers, got %s",
+             field, got(L, -1));
   static const double grid_max[3] = {2147483647.0, 65535, 65535}, block_max[3] = {1024, 1024, 64};
   for (int i = 0; i < n; i++) {
     if (t == LUA_TTABLE) lua_geti(L, -1, i + 1);
@@ -214,15 +73,15 @@ static dim3 read_dim3(lua_State *L, int spec, const char *field, bool block) {
     lua_Integer x = lua_tointegerx(L, -1, &isint);
     double max = block ? block_max[i] : grid_max[i];
     if (!isint || x < 1 || (double)x > max)
-      wl_raise(L, WL_EXIT_SCRIPT, "bind: %s.%c must be a whole number from 1 to %.0f, got %s", field, "xyz"[i],
-               max, got(L, -1));
+      wl_raise(L, WL_EXIT_SCRIPT, "bind: %s.%c must be a whole number from 1 to %.0f, got %s",
+               field, "xyz"[i], max, got(L, -1));
     *v[i] = (unsigned)x;
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
   if (block && (unsigned long)d.x * d.y * d.z > 1024)
-    wl_raise(L, WL_EXIT_SCRIPT, "bind: block of %ux%ux%u = %lu threads; at most 1024", d.x, d.y, d.z,
-             (unsigned long)d.x * d.y * d.z);
+    wl_raise(L, WL_EXIT_SCRIPT, "bind: block of %ux%ux%u = %lu threads; at most 1024", d.x, d.y,
+             d.z, (unsigned long)d.x * d.y * d.z);
   return d;
 }
 
@@ -232,8 +91,31 @@ static void refuse_geometry(lua_State *L, int spec, const struct wl_kernel *k) {
   for (int i = 0; i < 3; i++) {
     if (lua_getfield(L, spec, fields[i]) != LUA_TNIL)
       wl_raise(L, WL_EXIT_SCRIPT,
-               "bind: '%s' does not apply to host work ('%s' is a function that queues its own GPU work): leave it out",
+               "bind: '%s' does not apply to host work ('%s' is a function that queues its own GPU "
+               "work): leave it out",
                fields[i], k->name);
+    lua_pop(L, 1);
+  }
+}
+
+/* the spec's smem and stream into b (the stream kept alive in refs) */
+static void read_smem_stream(lua_State *L, int spec, int refs, struct wl_bound *b) {
+  int isint = 1;
+  lua_Integer smem = lua_getfield(L, spec, "smem") == LUA_TNIL ? 0 : lua_tointegerx(L, -1, &isint);
+  if (!isint || smem < 0 || smem > (1 << 30))
+    wl_raise(L, WL_EXIT_SCRIPT, "bind: smem must be a whole number of bytes from 0 to %d, got %s",
+             1 << 30, got(L, -1));
+  b->smem = (size_t)smem;
+  lua_pop(L, 1);
+  if (lua_getfield(L, spec, "stream") != LUA_TNIL) {
+    b->stream = wl_test_stream(L, -1);
+    if (!b->stream)
+      wl_raise(L, WL_EXIT_SCRIPT, "bind: stream must be a wl.stream, got %s",
+               lua_type(L, -1) == LUA_TUSERDATA ? got(L, -1) : luaL_typename(L, -1));
+    if (!wl_stream_get(L, b->stream))
+      wl_raise(L, WL_EXIT_SCRIPT, "bind: stream used after destroy");
+    lua_setfield(L, refs, "stream");
+  } else {
     lua_pop(L, 1);
   }
 }
@@ -248,8 +130,10 @@ struct wl_bound *wl_bind(lua_State *L, int kernel, int spec) {
              k->host.call ? "" : "grid =, block =, smem =, ", luaL_typename(L, spec));
   wl_check_fields(L, spec, "bind", known, false);
   if (k->host.sealed)
-    wl_raise(L, WL_EXIT_SCRIPT, "bind: '%s' was bound by what made it, to the tensors its sizes were checked "
-             "against: make another one for other tensors", k->name);
+    wl_raise(L, WL_EXIT_SCRIPT,
+             "bind: '%s' was bound by what made it, to the tensors its sizes were checked "
+             "against: make another one for other tensors",
+             k->name);
   size_t storage_size = 0;
   for (int i = 0; i < k->sig.nparams; i++) storage_size += k->sig.params[i].size + 16;
   struct wl_bound *b = lua_newuserdatauv(L, sizeof *b + storage_size, 1);
@@ -270,40 +154,33 @@ struct wl_bound *wl_bind(lua_State *L, int kernel, int spec) {
     b->grid = read_dim3(L, spec, "grid", false);
     b->block = read_dim3(L, spec, "block", true);
   }
-  int isint = 1;
-  lua_Integer smem = lua_getfield(L, spec, "smem") == LUA_TNIL ? 0 : lua_tointegerx(L, -1, &isint);
-  if (!isint || smem < 0 || smem > (1 << 30))
-    wl_raise(L, WL_EXIT_SCRIPT, "bind: smem must be a whole number of bytes from 0 to %d, got %s", 1 << 30,
-             got(L, -1));
-  b->smem = (size_t)smem;
-  lua_pop(L, 1);
-  if (lua_getfield(L, spec, "stream") != LUA_TNIL) {
-    b->stream = wl_test_stream(L, -1);
-    if (!b->stream) wl_raise(L, WL_EXIT_SCRIPT, "bind: stream must be a wl.stream, got %s",
-                             lua_type(L, -1) == LUA_TUSERDATA ? got(L, -1) : luaL_typename(L, -1));
-    if (!wl_stream_get(L, b->stream)) wl_raise(L, WL_EXIT_SCRIPT, "bind: stream used after destroy");
-    lua_setfield(L, refs, "stream");
-  } else {
-    lua_pop(L, 1);
-  }
+  read_smem_stream(L, spec, refs, b);
   if (lua_getfield(L, spec, "args") != LUA_TTABLE) {
-    if (!lua_isnil(L, -1)) wl_raise(L, WL_EXIT_SCRIPT, "bind: args must be a list, got %s", luaL_typename(L, -1));
+    if (!lua_isnil(L, -1))
+      wl_raise(L, WL_EXIT_SCRIPT, "bind: args must be a list, got %s", luaL_typename(L, -1));
     lua_pop(L, 1);
     lua_newtable(L);
   }
   int args = lua_gettop(L);
   lua_Integer nargs = luaL_len(L, args);
   if (nargs != k->sig.nparams)
-    wl_raise(L, WL_EXIT_SCRIPT, "%s '%s' takes %d argument%s, bind gave %d", k->host.call ? "host work" : "kernel",
-             k->name, k->sig.nparams, k->sig.nparams == 1 ? "" : "s", (int)nargs);
+    wl_raise(L, WL_EXIT_SCRIPT, "%s '%s' takes %d argument%s, bind gave %d",
+             k->host.call ? "host work" : "kernel", k->name, k->sig.nparams,
+             k->sig.nparams == 1 ? "" : "s", (int)nargs);
   size_t offset = 0;
   for (int i = 0; i < k->sig.nparams; i++) {
     const struct wl_param *p = &k->sig.params[i];
-    struct arg_ctx c = {L, k, i + 1, p};
+    struct wl_arg_ctx c = {L, k, i + 1, p};
     unsigned align = p->align ? p->align : 1;
     offset = (offset + align - 1) / align * align;
     lua_geti(L, args, i + 1);
-    pack_arg(&c, lua_gettop(L), b->storage + offset, b);
+    bool input;
+    struct wl_tensor *t = wl_pack_arg(&c, lua_gettop(L), b->storage + offset, &input);
+    if (t) {
+      b->tensors[b->ntensors] = t;
+      b->tensor_arg[b->ntensors] = i + 1;
+      b->tensor_input[b->ntensors++] = input;
+    }
     if (wl_test_tensor(L, -1)) lua_rawseti(L, refs, i + 1); /* keep the tensor alive */
     else lua_pop(L, 1);
     b->argv[i] = b->storage + offset;
@@ -341,18 +218,22 @@ static void prepare(lua_State *L, struct wl_bound *b) {
   unsigned threads = b->block.x * b->block.y * b->block.z;
   if ((int)threads > k->attr.maxThreadsPerBlock)
     wl_raise(L, WL_EXIT_CUDA,
-             "launching kernel '%s' (grid %ux%ux%u, block %ux%ux%u): a block of %u threads, but it can run at most %d per block (%d registers per thread)",
+             "launching kernel '%s' (grid %ux%ux%u, block %ux%ux%u): a block of %u threads, but it "
+             "can run at most %d per block (%d registers per thread)",
              k->name, b->grid.x, b->grid.y, b->grid.z, b->block.x, b->block.y, b->block.z, threads,
              k->attr.maxThreadsPerBlock, k->attr.numRegs);
   if (b->smem > 48 * 1024 && (int)b->smem > k->dynamic_smem_set) {
     int optin;
-    WL_CUDA(L, wl_backend->attribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, wl_device_index()),
-            "shared memory limit");
+    WL_CUDA(
+        L,
+        wl_backend->attribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, wl_device_index()),
+        "shared memory limit");
     if (b->smem + k->attr.sharedSizeBytes > (size_t)optin)
       wl_raise(L, WL_EXIT_CUDA,
-               "launching kernel '%s' (grid %ux%ux%u, block %ux%ux%u): %zu bytes of dynamic shared memory + %zu static exceed the device's %d per block",
-               k->name, b->grid.x, b->grid.y, b->grid.z, b->block.x, b->block.y, b->block.z, b->smem,
-               k->attr.sharedSizeBytes, optin);
+               "launching kernel '%s' (grid %ux%ux%u, block %ux%ux%u): %zu bytes of dynamic shared "
+               "memory + %zu static exceed the device's %d per block",
+               k->name, b->grid.x, b->grid.y, b->grid.z, b->block.x, b->block.y, b->block.z,
+               b->smem, k->attr.sharedSizeBytes, optin);
     WL_CUDA(L, wl_backend->kernel_max_dynamic_smem(k->handle, (int)b->smem),
             "allowing more than 48 KiB of dynamic shared memory");
     k->dynamic_smem_set = (int)b->smem;
@@ -364,14 +245,17 @@ void wl_bound_check_alive(lua_State *L, const struct wl_bound *b, const char *fn
   if (!b->kernel->name) wl_raise(L, WL_EXIT_SCRIPT, "%s: kernel used after free", fn);
   for (int i = 0; i < b->ntensors; i++)
     if (!b->tensors[i]->data)
-      wl_raise(L, WL_EXIT_SCRIPT, "%s: kernel '%s': the tensor bound to argument %d used after free", fn,
+      wl_raise(L, WL_EXIT_SCRIPT,
+               "%s: kernel '%s': the tensor bound to argument %d used after free", fn,
                b->kernel->name, b->tensor_arg[i]);
 }
 
 cudaStream_t wl_bound_check(lua_State *L, struct wl_bound *b, const char *fn) {
   wl_bound_check_alive(L, b, fn);
   cudaStream_t s = b->stream ? wl_stream_get(L, b->stream) : wl_current_stream(L);
-  if (!s) wl_raise(L, WL_EXIT_SCRIPT, "%s: kernel '%s': the stream bound to it used after destroy", fn, b->kernel->name);
+  if (!s)
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: kernel '%s': the stream bound to it used after destroy", fn,
+             b->kernel->name);
   if (!b->prepared || (!b->kernel->handle && !b->kernel->host.call)) prepare(L, b);
   return s;
 }
@@ -382,7 +266,8 @@ static void enqueue_host(lua_State *L, struct wl_bound *b, cudaStream_t stream, 
   const struct wl_kernel *k = b->kernel;
   if (!k->host.capturable && wl_capturing())
     wl_raise(L, WL_EXIT_SCRIPT,
-             "host work '%s' (%s) cannot be captured in a CUDA graph (it does more than queue work on its stream): "
+             "host work '%s' (%s) cannot be captured in a CUDA graph (it does more than queue work "
+             "on its stream): "
              "time it in batch, cold or host mode",
              k->name, k->host.kind);
   for (long i = 0; i < n; i++) {
@@ -390,7 +275,8 @@ static void enqueue_host(lua_State *L, struct wl_bound *b, cudaStream_t stream, 
     char why[512];
     why[0] = '\0'; /* not the whole buffer: this is the hot path of batch mode */
     cudaError_t after = cudaSuccess;
-    int rc = wl_backend->host_call(k->host.call, k->host.ctx, b->argv, stream, why, sizeof why, &after);
+    int rc =
+        wl_backend->host_call(k->host.call, k->host.ctx, b->argv, stream, why, sizeof why, &after);
     if (rc != 0) {
       wl_backend->clear_error(); /* what the call left is reported here, not by the next call */
       wl_raise(L, WL_EXIT_CUDA, "host work '%s' (%s) failed: %s", k->name, k->host.kind,
@@ -408,17 +294,19 @@ void wl_bound_enqueue(lua_State *L, struct wl_bound *b, cudaStream_t stream, lon
     enqueue_host(L, b, stream, n);
     return;
   }
-  cudaError_t (*launch)(cudaKernel_t, dim3, dim3, void **, size_t, cudaStream_t) = wl_backend->launch;
+  cudaError_t (*launch)(cudaKernel_t, dim3, dim3, void **, size_t, cudaStream_t) =
+      wl_backend->launch;
   cudaKernel_t fn = b->kernel->handle;
   for (long i = 0; i < n; i++) {
-    if (wl_stop_pending()) wl_stop_check(L); /* Ctrl-C: one load per launch, a launch costs microseconds */
+    if (wl_stop_pending())
+      wl_stop_check(L); /* Ctrl-C: one load per launch, a launch costs microseconds */
     cudaError_t err = launch(fn, b->grid, b->block, b->argv, b->smem, stream);
     if (err != cudaSuccess) {
       wl_backend->clear_error();
       wl_raise(L, wl_cuda_is_no_device(err) ? WL_EXIT_NO_DEVICE : WL_EXIT_CUDA,
-               "launching kernel '%s' (grid %ux%ux%u, block %ux%ux%u, %zu bytes shared): %s: %s", b->kernel->name,
-               b->grid.x, b->grid.y, b->grid.z, b->block.x, b->block.y, b->block.z, b->smem,
-               cudaGetErrorName(err), cudaGetErrorString(err));
+               "launching kernel '%s' (grid %ux%ux%u, block %ux%ux%u, %zu bytes shared): %s: %s",
+               b->kernel->name, b->grid.x, b->grid.y, b->grid.z, b->block.x, b->block.y, b->block.z,
+               b->smem, cudaGetErrorName(err), cudaGetErrorString(err));
     }
   }
 }
@@ -448,7 +336,8 @@ static int bound_index(lua_State *L) {
   else if (strcmp(f, "kernel") == 0) {
     lua_getiuservalue(L, 1, 1);
     lua_getfield(L, -1, "kernel");
-  } else if (b->kernel->host.call && (strcmp(f, "grid") == 0 || strcmp(f, "block") == 0 || strcmp(f, "smem") == 0)) {
+  } else if (b->kernel->host.call &&
+             (strcmp(f, "grid") == 0 || strcmp(f, "block") == 0 || strcmp(f, "smem") == 0)) {
     lua_pushnil(L); /* host work has no geometry */
   } else if (strcmp(f, "grid") == 0 || strcmp(f, "block") == 0) {
     dim3 d = f[0] == 'g' ? b->grid : b->block;
@@ -473,8 +362,7 @@ static int bound_index(lua_State *L) {
       lua_setfield(L, -2, "input");
       lua_rawseti(L, -2, i + 1);
     }
-  }
-  else lua_pushnil(L);
+  } else lua_pushnil(L);
   return 1;
 }
 
@@ -484,8 +372,10 @@ static int bound_tostring(lua_State *L) {
     lua_pushfstring(L, "call of host work %s", b->kernel->name ? b->kernel->name : "(freed)");
     return 1;
   }
-  lua_pushfstring(L, "launch of %s <<<(%d,%d,%d), (%d,%d,%d), %d>>>", b->kernel->name ? b->kernel->name : "(freed kernel)", (int)b->grid.x,
-                  (int)b->grid.y, (int)b->grid.z, (int)b->block.x, (int)b->block.y, (int)b->block.z, (int)b->smem);
+  lua_pushfstring(L, "launch of %s <<<(%d,%d,%d), (%d,%d,%d), %d>>>",
+                  b->kernel->name ? b->kernel->name : "(freed kernel)", (int)b->grid.x,
+                  (int)b->grid.y, (int)b->grid.z, (int)b->block.x, (int)b->block.y, (int)b->block.z,
+                  (int)b->smem);
   return 1;
 }
 
@@ -513,8 +403,10 @@ void wl_open_launch(lua_State *L) {
   lua_pushcfunction(L, kernel_bind);
   lua_setfield(L, -2, "bind");
   lua_pop(L, 2);
-  static const luaL_Reg meta[] = {{"__call", bound_call}, {"__index", bound_index},
-                                  {"__tostring", bound_tostring}, {NULL, NULL}};
+  static const luaL_Reg meta[] = {{"__call", bound_call},
+                                  {"__index", bound_index},
+                                  {"__tostring", bound_tostring},
+                                  {NULL, NULL}};
   luaL_newmetatable(L, BOUND_MT);
   lua_pushvalue(L, -1);
   luaL_setfuncs(L, meta, 1); /* the metatable is every metamethod's upvalue */

@@ -62,7 +62,8 @@ static void match_one(const char *name, size_t len, void *ctx) {
   const char *mangled = lua_pushlstring(L, name, len), *full;
   int base = lua_gettop(L);
   const char *short_name = push_short_name(L, mangled, &full);
-  bool hit = strcmp(mangled, m->want) == 0 || (short_name && strcmp(short_name, m->want_short) == 0);
+  bool hit =
+      strcmp(mangled, m->want) == 0 || (short_name && strcmp(short_name, m->want_short) == 0);
   if (short_name) lua_pushfstring(L, "%s (%s)", full, mangled);
   else lua_pushvalue(L, base);
   lua_rawseti(L, m->list, ++m->count);
@@ -106,15 +107,18 @@ static char *copy_bytes(const void *p, size_t n) {
   return c;
 }
 
-int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *path, const char *data, size_t len,
-                          const char *arch) {
+int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *path,
+                          const char *data, size_t len, const char *arch) {
   enum wl_module_format f = wl_module_format_of_path(path);
   if (lua_getfield(L, spec, "format") != LUA_TNIL) {
     const char *fname = lua_tostring(L, -1);
     f = fname && lua_type(L, -1) == LUA_TSTRING ? wl_module_format_named(fname) : WL_MODULE_UNKNOWN;
     if (f == WL_MODULE_UNKNOWN)
-      return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': format must be \"cubin\", \"fatbin\" or \"ptx\", got %s", name,
-                      lua_type(L, -1) == LUA_TSTRING ? lua_pushfstring(L, "'%s'", fname) : luaL_typename(L, -1));
+      return wl_raise(L, WL_EXIT_SCRIPT,
+                      "wl.kernel '%s': format must be \"cubin\", \"fatbin\" or \"ptx\", got %s",
+                      name,
+                      lua_type(L, -1) == LUA_TSTRING ? lua_pushfstring(L, "'%s'", fname)
+                                                     : luaL_typename(L, -1));
   }
   lua_pop(L, 1);
   int target = atoi(arch + 3); /* "sm_90" or "sm_90a": validated by the settings */
@@ -122,7 +126,8 @@ int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *
   struct wl_module m;
   char err[512];
   if (!wl_module_open(&m, (const unsigned char *)data, len, f, target, what, err, sizeof err))
-    return wl_raise(L, WL_EXIT_COMPILE, "wl.kernel '%s': %s (%s): %s", name, path, wl_module_format_name(f), err);
+    return wl_raise(L, WL_EXIT_COMPILE, "wl.kernel '%s': %s (%s): %s", name, path,
+                    wl_module_format_name(f), err);
   /* from here m owns memory: nothing raises until it is closed */
   struct wl_signature sig;
   const char *lowered = wl_module_find_kernel(L, &m, name);
@@ -134,7 +139,8 @@ int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *
   wl_module_close(&m);
   if (!lowered) {
     free(ptx);
-    return wl_raise(L, WL_EXIT_COMPILE, "wl.kernel: no kernel '%s' in %s; it has %s", name, path, lua_tostring(L, -1));
+    return wl_raise(L, WL_EXIT_COMPILE, "wl.kernel: no kernel '%s' in %s; it has %s", name, path,
+                    lua_tostring(L, -1));
   }
   if (!ok) {
     free(ptx);
@@ -145,8 +151,10 @@ int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *
     struct wl_signature declared;
     if (lua_type(L, -1) != LUA_TSTRING) {
       free(ptx);
-      return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': params must be a C parameter list such as \"float* y, int n\", got %s",
-                      name, luaL_typename(L, -1));
+      return wl_raise(
+          L, WL_EXIT_SCRIPT,
+          "wl.kernel '%s': params must be a C parameter list such as \"float* y, int n\", got %s",
+          name, luaL_typename(L, -1));
     }
     if (!wl_c_params(lua_tostring(L, -1), &declared, err, sizeof err) ||
         !wl_module_check_declared(&declared, &sig, err, sizeof err)) {
@@ -168,7 +176,8 @@ int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *
   k->code.lowered = strdup(lowered);
   k->code.ptx = had_ptx ? ptx : copy_bytes("", 0);
   k->code.ptx_len = k->code.ptx ? strlen(k->code.ptx) : 0;
-  k->code.cubin = (unsigned char *)copy_bytes(data, len); /* the whole file: the driver picks a fatbin's image */
+  k->code.cubin = (unsigned char *)copy_bytes(
+      data, len); /* the whole file: the driver picks a fatbin's image */
   k->code.cubin_len = len;
   k->code.log = copy_bytes("", 0);
   if (!k->name || !k->source || !k->code.lowered || !k->code.ptx || !k->code.cubin || !k->code.log)

@@ -111,7 +111,9 @@ struct wl_stream *wl_check_stream(lua_State *L, int arg, const char *fn) {
   return s;
 }
 
-struct wl_stream *wl_test_stream(lua_State *L, int arg) { return luaL_testudata(L, arg, STREAM_MT); }
+struct wl_stream *wl_test_stream(lua_State *L, int arg) {
+  return luaL_testudata(L, arg, STREAM_MT);
+}
 
 cudaStream_t wl_stream_get(lua_State *L, const struct wl_stream *s) {
   return s->current ? wl_current_stream(L) : s->s;
@@ -148,12 +150,16 @@ static int l_stream(lua_State *L) {
   int priority = 0;
   bool blocking = false;
   if (!lua_isnoneornil(L, 1)) {
-    if (!lua_istable(L, 1)) wl_raise(L, WL_EXIT_SCRIPT, "wl.stream: expected a table of options, got a %s", luaL_typename(L, 1));
+    if (!lua_istable(L, 1))
+      wl_raise(L, WL_EXIT_SCRIPT, "wl.stream: expected a table of options, got a %s",
+               luaL_typename(L, 1));
     wl_check_fields(L, 1, "wl.stream", known, false);
     int whole = 0, t = lua_getfield(L, 1, "priority");
     lua_Integer p = lua_tointegerx(L, -1, &whole);
     if (t != LUA_TNIL && (t != LUA_TNUMBER || !whole || p < INT_MIN || p > INT_MAX))
-      wl_raise(L, WL_EXIT_SCRIPT, "wl.stream: priority must be a whole number (0, or below 0 for a higher priority), got '%s'",
+      wl_raise(L, WL_EXIT_SCRIPT,
+               "wl.stream: priority must be a whole number (0, or below 0 for a higher priority), "
+               "got '%s'",
                luaL_tolstring(L, -1, NULL));
     priority = t == LUA_TNIL ? 0 : (int)p;
     lua_pop(L, 1);
@@ -249,7 +255,9 @@ static int l_event(lua_State *L) {
   static const char *const known[] = {"timing", "blocking", NULL};
   bool timing = true, blocking = false;
   if (!lua_isnoneornil(L, 1)) {
-    if (!lua_istable(L, 1)) wl_raise(L, WL_EXIT_SCRIPT, "wl.event: expected a table of options, got a %s", luaL_typename(L, 1));
+    if (!lua_istable(L, 1))
+      wl_raise(L, WL_EXIT_SCRIPT, "wl.event: expected a table of options, got a %s",
+               luaL_typename(L, 1));
     wl_check_fields(L, 1, "wl.event", known, false);
     timing = wl_bool_field(L, 1, "timing", "wl.event", true);
     blocking = wl_bool_field(L, 1, "blocking", "wl.event", false);
@@ -268,7 +276,8 @@ static int l_event(lua_State *L) {
 /* e:record([stream]) */
 static int event_record(lua_State *L) {
   struct wl_event *e = check_event(L, 1, "event:record");
-  WL_CUDA(L, wl_backend->event_record(e->e, wl_opt_stream(L, 2, "event:record")), "cudaEventRecord");
+  WL_CUDA(L, wl_backend->event_record(e->e, wl_opt_stream(L, 2, "event:record")),
+          "cudaEventRecord");
   e->recorded = true;
   lua_settop(L, 1);
   return 1;
@@ -318,7 +327,8 @@ static int elapsed(lua_State *L, const char *fn) {
 static int l_elapsed(lua_State *L) { return elapsed(L, "wl.elapsed"); }
 static int event_elapsed(lua_State *L) { return elapsed(L, "event:elapsed"); }
 
-static void new_class(lua_State *L, const char *name, const luaL_Reg *meta, const luaL_Reg *methods) {
+static void new_class(lua_State *L, const char *name, const luaL_Reg *meta,
+                      const luaL_Reg *methods) {
   luaL_newmetatable(L, name);
   luaL_setfuncs(L, meta, 0);
   lua_newtable(L);
@@ -329,14 +339,18 @@ static void new_class(lua_State *L, const char *name, const luaL_Reg *meta, cons
 
 void wl_open_stream(lua_State *L) {
   static const luaL_Reg stream_meta[] = {{"__gc", stream_gc}, {"__close", stream_gc}, {NULL, NULL}};
-  static const luaL_Reg stream_methods[] = {{"sync", stream_sync}, {"query", stream_query},
-                                            {"wait", stream_wait}, {"destroy", stream_destroy}, {NULL, NULL}};
+  static const luaL_Reg stream_methods[] = {{"sync", stream_sync},
+                                            {"query", stream_query},
+                                            {"wait", stream_wait},
+                                            {"destroy", stream_destroy},
+                                            {NULL, NULL}};
   static const luaL_Reg event_meta[] = {{"__gc", event_gc}, {"__close", event_gc}, {NULL, NULL}};
-  static const luaL_Reg event_methods[] = {{"record", event_record}, {"sync", event_sync},
-                                           {"query", event_query}, {"elapsed", event_elapsed},
+  static const luaL_Reg event_methods[] = {{"record", event_record},   {"sync", event_sync},
+                                           {"query", event_query},     {"elapsed", event_elapsed},
                                            {"destroy", event_destroy}, {NULL, NULL}};
-  static const luaL_Reg fns[] = {{"stream", l_stream}, {"current_stream", l_current_stream}, {"event", l_event},
-                                 {"sync", l_sync}, {"elapsed", l_elapsed}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"stream", l_stream},   {"current_stream", l_current_stream},
+                                 {"event", l_event},     {"sync", l_sync},
+                                 {"elapsed", l_elapsed}, {NULL, NULL}};
   new_class(L, STREAM_MT, stream_meta, stream_methods);
   new_class(L, EVENT_MT, event_meta, event_methods);
   luaL_setfuncs(L, fns, 0);

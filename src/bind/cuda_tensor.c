@@ -19,9 +19,9 @@
 #include <string.h>
 
 static const struct wl_dtype_info dtypes[WL_NDTYPES] = {
-    [WL_F64] = {"f64", 8, 'f'}, [WL_F32] = {"f32", 4, 'f'}, [WL_F16] = {"f16", 2, 'f'},
+    [WL_F64] = {"f64", 8, 'f'},   [WL_F32] = {"f32", 4, 'f'}, [WL_F16] = {"f16", 2, 'f'},
     [WL_BF16] = {"bf16", 2, 'f'}, [WL_I64] = {"i64", 8, 'i'}, [WL_I32] = {"i32", 4, 'i'},
-    [WL_I16] = {"i16", 2, 'i'}, [WL_I8] = {"i8", 1, 'i'}, [WL_U32] = {"u32", 4, 'u'},
+    [WL_I16] = {"i16", 2, 'i'},   [WL_I8] = {"i8", 1, 'i'},   [WL_U32] = {"u32", 4, 'u'},
     [WL_U8] = {"u8", 1, 'u'},
 };
 
@@ -121,7 +121,8 @@ bool wl_dtype_named(const char *name, enum wl_dtype *d) {
 static enum wl_dtype check_dtype(lua_State *L, const char *name) {
   enum wl_dtype d = WL_F32;
   if (!wl_dtype_named(name, &d))
-    wl_raise(L, WL_EXIT_SCRIPT, "unknown dtype '%s' (f64 f32 f16 bf16 i64 i32 i16 i8 u32 u8)", name);
+    wl_raise(L, WL_EXIT_SCRIPT, "unknown dtype '%s' (f64 f32 f16 bf16 i64 i32 i16 i8 u32 u8)",
+             name);
   return d;
 }
 
@@ -129,10 +130,12 @@ static enum wl_dtype check_dtype(lua_State *L, const char *name) {
 static void read_layout(lua_State *L, int arg, const char *fn, struct wl_tensor *t) {
   int shape_at = arg;
   if (lua_getfield(L, arg, "shape") == LUA_TTABLE) {
-    if (luaL_len(L, arg) > 0) wl_raise(L, WL_EXIT_SCRIPT, "%s: give the shape once, as shape = {...} or as the list", fn);
+    if (luaL_len(L, arg) > 0)
+      wl_raise(L, WL_EXIT_SCRIPT, "%s: give the shape once, as shape = {...} or as the list", fn);
     shape_at = lua_gettop(L);
   } else if (!lua_isnil(L, -1)) {
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: shape must be a list of sizes, got %s", fn, luaL_typename(L, -1));
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: shape must be a list of sizes, got %s", fn,
+             luaL_typename(L, -1));
   }
   lua_Integer ndim = luaL_len(L, shape_at);
   if (ndim < 1 || ndim > WL_TENSOR_MAX_DIMS)
@@ -173,7 +176,8 @@ struct init_spec {
   uint64_t seed;
 };
 
-/* init: nil (zeros), "zeros", "none", a number (fill), or a table from wl.fill/arange/uniform/normal */
+/* init: nil (zeros), "zeros", "none", a number (fill), or a table from
+ * wl.fill/arange/uniform/normal */
 static struct init_spec read_init(lua_State *L, int idx, const char *fn) {
   struct init_spec s = {WL_INIT_FILL, 0, 0, false, false, 0};
   idx = lua_absindex(L, idx);
@@ -182,7 +186,10 @@ static struct init_spec read_init(lua_State *L, int idx, const char *fn) {
   case LUA_TNUMBER: s.a = lua_tonumber(L, idx); return s;
   case LUA_TSTRING:
     if (strcmp(lua_tostring(L, idx), "zeros") == 0) return s;
-    if (strcmp(lua_tostring(L, idx), "none") == 0) { s.none = true; return s; }
+    if (strcmp(lua_tostring(L, idx), "none") == 0) {
+      s.none = true;
+      return s;
+    }
     break;
   case LUA_TTABLE: {
     static const char *const kinds[] = {"fill", "arange", "uniform", "normal", NULL};
@@ -200,12 +207,15 @@ static struct init_spec read_init(lua_State *L, int idx, const char *fn) {
       int isint;
       s.has_seed = true;
       s.seed = (uint64_t)lua_tointegerx(L, -1, &isint);
-      if (!isint) wl_raise(L, WL_EXIT_SCRIPT, "%s: the seed must be a whole number, got %s", fn, luaL_tolstring(L, -1, NULL));
+      if (!isint)
+        wl_raise(L, WL_EXIT_SCRIPT, "%s: the seed must be a whole number, got %s", fn,
+                 luaL_tolstring(L, -1, NULL));
     }
     lua_pop(L, 4);
     /* a fill may be NaN or infinite (integer dtypes saturate); the others need finite numbers */
     if (s.kind == WL_INIT_FILL ? isnan(s.b) : !isfinite(s.a) || !isfinite(s.b))
-      wl_raise(L, WL_EXIT_SCRIPT, "%s: wl.%s(...) needs finite numbers, got %g and %g", fn, kinds[i], s.a, s.b);
+      wl_raise(L, WL_EXIT_SCRIPT, "%s: wl.%s(...) needs finite numbers, got %g and %g", fn,
+               kinds[i], s.a, s.b);
     if (s.kind == WL_INIT_UNIFORM && !(s.b > s.a))
       wl_raise(L, WL_EXIT_SCRIPT, "%s: uniform(lo, hi) needs lo < hi", fn);
     if (s.kind == WL_INIT_NORMAL && !(s.b >= 0))
@@ -213,9 +223,10 @@ static struct init_spec read_init(lua_State *L, int idx, const char *fn) {
     return s;
   }
   }
-  wl_raise(L, WL_EXIT_SCRIPT,
-           "%s: init must be \"zeros\", \"none\", a number, or wl.fill/arange/uniform/normal, got %s",
-           fn, luaL_tolstring(L, idx, NULL));
+  wl_raise(
+      L, WL_EXIT_SCRIPT,
+      "%s: init must be \"zeros\", \"none\", a number, or wl.fill/arange/uniform/normal, got %s",
+      fn, luaL_tolstring(L, idx, NULL));
   return s;
 }
 
@@ -228,23 +239,60 @@ static uint64_t next_seed(const struct init_spec *s) {
 /* A NaN or an infinity stored into an integer tensor (an init, a fill, an element): an error at
  * the script's line, never a value made up (numpy warns; saturating would hide it) */
 void wl_tensor_refuse_nonfinite(lua_State *L, const struct wl_tensor *t, double v, const char *fn) {
-  wl_raise(L, WL_EXIT_SCRIPT, "%s: %s cannot be stored in an integer tensor (%s): an integer has no NaN or infinity", fn,
-           isnan(v) ? "NaN" : v > 0 ? "inf" : "-inf", wl_dtype_info(t->dtype)->name);
+  wl_raise(L, WL_EXIT_SCRIPT,
+           "%s: %s cannot be stored in an integer tensor (%s): an integer has no NaN or infinity",
+           fn,
+           isnan(v) ? "NaN"
+           : v > 0  ? "inf"
+                    : "-inf",
+           wl_dtype_info(t->dtype)->name);
 }
 
 /* host element i as a double / from a double */
 double wl_tensor_host_get(const struct wl_tensor *t, size_t i) {
   const char *p = (const char *)t->data + wl_tensor_element(t, i) * wl_dtype_info(t->dtype)->size;
   switch (t->dtype) {
-  case WL_F64: { double v; memcpy(&v, p, 8); return v; }
-  case WL_F32: { float v; memcpy(&v, p, 4); return v; }
-  case WL_F16: { uint16_t v; memcpy(&v, p, 2); return wl_f16_to_f32(v); }
-  case WL_BF16: { uint16_t v; memcpy(&v, p, 2); return wl_bf16_to_f32(v); }
-  case WL_I64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
-  case WL_I32: { int32_t v; memcpy(&v, p, 4); return v; }
-  case WL_I16: { int16_t v; memcpy(&v, p, 2); return v; }
+  case WL_F64: {
+    double v;
+    memcpy(&v, p, 8);
+    return v;
+  }
+  case WL_F32: {
+    float v;
+    memcpy(&v, p, 4);
+    return v;
+  }
+  case WL_F16: {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return wl_f16_to_f32(v);
+  }
+  case WL_BF16: {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return wl_bf16_to_f32(v);
+  }
+  case WL_I64: {
+    int64_t v;
+    memcpy(&v, p, 8);
+    return (double)v;
+  }
+  case WL_I32: {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+  }
+  case WL_I16: {
+    int16_t v;
+    memcpy(&v, p, 2);
+    return v;
+  }
   case WL_I8: return (int8_t)*p;
-  case WL_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
+  case WL_U32: {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+  }
   case WL_U8: return (uint8_t)*p;
   default: return 0;
   }
@@ -254,23 +302,61 @@ void wl_tensor_host_set(struct wl_tensor *t, size_t i, double v) {
   char *p = (char *)t->data + wl_tensor_element(t, i) * wl_dtype_info(t->dtype)->size;
   switch (t->dtype) {
   case WL_F64: memcpy(p, &v, 8); break;
-  case WL_F32: { float f = (float)v; memcpy(p, &f, 4); break; }
-  case WL_F16: { uint16_t h = wl_f32_to_f16((float)v); memcpy(p, &h, 2); break; }
-  case WL_BF16: { uint16_t h = wl_f32_to_bf16((float)v); memcpy(p, &h, 2); break; }
+  case WL_F32: {
+    float f = (float)v;
+    memcpy(p, &f, 4);
+    break;
+  }
+  case WL_F16: {
+    uint16_t h = wl_f32_to_f16((float)v);
+    memcpy(p, &h, 2);
+    break;
+  }
+  case WL_BF16: {
+    uint16_t h = wl_f32_to_bf16((float)v);
+    memcpy(p, &h, 2);
+    break;
+  }
   /* integers: rounded, NaN -> 0, saturated (tensor_dtype.h) */
-  case WL_I64: { int64_t x = wl_to_i64(v); memcpy(p, &x, 8); break; }
-  case WL_I32: { int32_t x = (int32_t)wl_to_whole(v, -2147483648.0, 2147483647.0); memcpy(p, &x, 4); break; }
-  case WL_I16: { int16_t x = (int16_t)wl_to_whole(v, -32768, 32767); memcpy(p, &x, 2); break; }
-  case WL_I8: { int8_t x = (int8_t)wl_to_whole(v, -128, 127); memcpy(p, &x, 1); break; }
-  case WL_U32: { uint32_t x = (uint32_t)wl_to_whole(v, 0, 4294967295.0); memcpy(p, &x, 4); break; }
-  case WL_U8: { uint8_t x = (uint8_t)wl_to_whole(v, 0, 255); memcpy(p, &x, 1); break; }
+  case WL_I64: {
+    int64_t x = wl_to_i64(v);
+    memcpy(p, &x, 8);
+    break;
+  }
+  case WL_I32: {
+    int32_t x = (int32_t)wl_to_whole(v, -2147483648.0, 2147483647.0);
+    memcpy(p, &x, 4);
+    break;
+  }
+  case WL_I16: {
+    int16_t x = (int16_t)wl_to_whole(v, -32768, 32767);
+    memcpy(p, &x, 2);
+    break;
+  }
+  case WL_I8: {
+    int8_t x = (int8_t)wl_to_whole(v, -128, 127);
+    memcpy(p, &x, 1);
+    break;
+  }
+  case WL_U32: {
+    uint32_t x = (uint32_t)wl_to_whole(v, 0, 4294967295.0);
+    memcpy(p, &x, 4);
+    break;
+  }
+  case WL_U8: {
+    uint8_t x = (uint8_t)wl_to_whole(v, 0, 255);
+    memcpy(p, &x, 1);
+    break;
+  }
   default: break;
   }
 }
 
-static void apply_init(lua_State *L, struct wl_tensor *t, const struct init_spec *s, const char *fn) {
+static void apply_init(lua_State *L, struct wl_tensor *t, const struct init_spec *s,
+                       const char *fn) {
   if (s->none) return;
-  if (s->kind == WL_INIT_FILL && t->dtype >= WL_I64 && !isfinite(s->a)) wl_tensor_refuse_nonfinite(L, t, s->a, fn);
+  if (s->kind == WL_INIT_FILL && t->dtype >= WL_I64 && !isfinite(s->a))
+    wl_tensor_refuse_nonfinite(L, t, s->a, fn);
   if (t->memory == WL_MEM_DEVICE) {
     wl_tensor_need_contiguous(L, t, fn); /* a host tensor's elements are set one by one */
     cudaStream_t stream = wl_current_stream(L);
@@ -298,7 +384,8 @@ static void apply_init(lua_State *L, struct wl_tensor *t, const struct init_spec
 
 struct wl_tensor *wl_tensor_new(lua_State *L, const struct wl_tensor *model) {
   struct wl_tensor *t = lua_newuserdatauv(L, sizeof *t, 1); /* the uservalue: its views */
-  if (model) *t = *model; else memset(t, 0, sizeof *t);
+  if (model) *t = *model;
+  else memset(t, 0, sizeof *t);
   t->data = NULL;
   t->nbytes = t->numel * wl_dtype_info(t->dtype)->size;
   wl_tensor_set_row_major(t);
@@ -314,10 +401,12 @@ void wl_tensor_allocate(lua_State *L, struct wl_tensor *t, enum wl_memory where)
     size_t free_b = 0, total_b = 0;
     wl_device_ready(L);
     if (wl_capturing())
-      wl_raise(L, WL_EXIT_SCRIPT, "allocating a tensor inside wl.graph() capture; allocate before the graph");
+      wl_raise(L, WL_EXIT_SCRIPT,
+               "allocating a tensor inside wl.graph() capture; allocate before the graph");
     WL_CUDA(L, wl_backend->mem_info(&free_b, &total_b), "cudaMemGetInfo");
     void *data = NULL;
-    cudaError_t err = t->nbytes > free_b ? cudaErrorMemoryAllocation : wl_backend->alloc(&data, t->nbytes);
+    cudaError_t err =
+        t->nbytes > free_b ? cudaErrorMemoryAllocation : wl_backend->alloc(&data, t->nbytes);
     if (err != cudaSuccess) {
       /* tensors nobody holds may still hold the memory: Lua paces its collector by its own
        * heap, where a tensor is a few bytes; collect them, and try once more */
@@ -329,7 +418,8 @@ void wl_tensor_allocate(lua_State *L, struct wl_tensor *t, enum wl_memory where)
     if (err != cudaSuccess) {
       wl_backend->clear_error();
       wl_raise(L, WL_EXIT_CUDA,
-               "out of device memory: tensor %s[%s] needs %s, %s free of %s (wlrun holds %s in %lld tensors)",
+               "out of device memory: tensor %s[%s] needs %s, %s free of %s (wlrun holds %s in "
+               "%lld tensors)",
                wl_dtype_info(t->dtype)->name, wl_tensor_shape(t, shape, sizeof shape),
                format_bytes(want, sizeof want, (double)t->nbytes),
                format_bytes(avail, sizeof avail, (double)free_b),
@@ -354,7 +444,8 @@ void wl_tensor_allocate(lua_State *L, struct wl_tensor *t, enum wl_memory where)
     t->data = data;
     mem.pinned_live += t->nbytes;
   } else {
-    t->data = calloc(1, t->nbytes); /* zeroed: a copy from a device under --compile-only reads zeros */
+    t->data =
+        calloc(1, t->nbytes); /* zeroed: a copy from a device under --compile-only reads zeros */
     if (!t->data)
       wl_raise(L, WL_EXIT_SCRIPT, "cannot allocate %s of host memory for %s[%s]",
                format_bytes(want, sizeof want, (double)t->nbytes), wl_dtype_info(t->dtype)->name,
@@ -394,7 +485,8 @@ static int l_host_tensor(lua_State *L) { return create(L, false); }
 static int tensor_fill(lua_State *L) {
   const char *fn = lua_tostring(L, lua_upvalueindex(1));
   struct wl_tensor *t = wl_check_tensor(L, 1, fn);
-  if (lua_isnoneornil(L, 2)) wl_arg_error(L, 2, "an init (number, \"zeros\" or wl.normal() ...) expected");
+  if (lua_isnoneornil(L, 2))
+    wl_arg_error(L, 2, "an init (number, \"zeros\" or wl.normal() ...) expected");
   struct init_spec s = read_init(L, 2, "init");
   apply_init(L, t, &s, fn);
   wl_capture_hold(L, 1); /* inside wl.graph: the graph keeps it, and checks it at replay */
@@ -412,8 +504,9 @@ static int tensor_tostring(lua_State *L) {
   char shape[128], size[32], view[64] = "";
   if (t->view)
     snprintf(view, sizeof view, " %sview at %zu", t->contiguous ? "" : "strided ", t->offset);
-  lua_pushfstring(L, "tensor %s[%s] %s %s%s%s", wl_dtype_info(t->dtype)->name, wl_tensor_shape(t, shape, sizeof shape),
-                  wl_tensor_memory_name(t->memory), format_bytes(size, sizeof size, (double)t->nbytes), view,
+  lua_pushfstring(L, "tensor %s[%s] %s %s%s%s", wl_dtype_info(t->dtype)->name,
+                  wl_tensor_shape(t, shape, sizeof shape), wl_tensor_memory_name(t->memory),
+                  format_bytes(size, sizeof size, (double)t->nbytes), view,
                   t->data ? "" : " (freed)");
   return 1;
 }
@@ -449,13 +542,16 @@ static int l_reset_peak(lua_State *L) {
 
 void wl_open_tensor(lua_State *L) {
   static const luaL_Reg methods[] = {{"free", tensor_free}, {NULL, NULL}};
-  static const luaL_Reg meta[] = {{"__index", wl_tensor_index}, {"__newindex", wl_tensor_newindex},
-                                  {"__len", tensor_len}, {"__tostring", tensor_tostring},
-                                  {"__gc", tensor_gc}, {"__close", tensor_gc}, {NULL, NULL}};
-  static const luaL_Reg fns[] = {{"tensor", l_tensor}, {"host_tensor", l_host_tensor},
-                                 {"memory", l_memory}, {"reset_memory_peak", l_reset_peak},
-                                 {"is_tensor", l_is_tensor},
-                                 {NULL, NULL}};
+  static const luaL_Reg meta[] = {{"__index", wl_tensor_index},
+                                  {"__newindex", wl_tensor_newindex},
+                                  {"__len", tensor_len},
+                                  {"__tostring", tensor_tostring},
+                                  {"__gc", tensor_gc},
+                                  {"__close", tensor_gc},
+                                  {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"tensor", l_tensor},       {"host_tensor", l_host_tensor},
+                                 {"memory", l_memory},       {"reset_memory_peak", l_reset_peak},
+                                 {"is_tensor", l_is_tensor}, {NULL, NULL}};
   luaL_newmetatable(L, TENSOR_MT);
   luaL_setfuncs(L, meta, 0);
   luaL_newlib(L, methods);

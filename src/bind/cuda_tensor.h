@@ -22,14 +22,14 @@ enum wl_memory { WL_MEM_DEVICE, WL_MEM_HOST, WL_MEM_PINNED };
  * the data of every view of it to NULL, so that "data == NULL" means "used after free" for
  * views too (cuda_tensor_view.c). */
 struct wl_tensor {
-  void *data; /* NULL when empty or freed (a view: also when its base was freed) */
+  void *data;           /* NULL when empty or freed (a view: also when its base was freed) */
   size_t nbytes, numel; /* nbytes: numel x the element size (a view: its own elements) */
   int ndim;
   int64_t shape[WL_TENSOR_MAX_DIMS];
   int64_t strides[WL_TENSOR_MAX_DIMS]; /* in elements; row-major unless a strided view */
-  size_t offset;   /* a view: elements from its base's first element to its own; else 0 */
-  size_t span;     /* elements from the first element to the last, plus one (= numel if contiguous) */
-  bool view;       /* its memory is its base's */
+  size_t offset; /* a view: elements from its base's first element to its own; else 0 */
+  size_t span;   /* elements from the first element to the last, plus one (= numel if contiguous) */
+  bool view;     /* its memory is its base's */
   bool contiguous; /* row-major and dense: numel elements from data */
   enum wl_dtype dtype;
   enum wl_memory memory;
@@ -58,8 +58,9 @@ void wl_tensor_need_contiguous(lua_State *L, const struct wl_tensor *t, const ch
  * is checked by the caller); a strided view only as what it is: 2-D, unit column stride, at
  * least rows x cols, and ld its row stride — else the library would touch its base's elements
  * outside the view. Raises naming fn, field and ld_name. */
-void wl_tensor_need_matrix(lua_State *L, const struct wl_tensor *t, const char *fn, const char *field,
-                           const char *ld_name, int64_t rows, int64_t cols, int64_t ld);
+void wl_tensor_need_matrix(lua_State *L, const struct wl_tensor *t, const char *fn,
+                           const char *field, const char *ld_name, int64_t rows, int64_t cols,
+                           int64_t ld);
 
 /* a and b may share memory: the bytes from the first element to the last of each meet (views
  * of one tensor, or one tensor twice) */
@@ -83,7 +84,7 @@ struct wl_tensor *wl_tensor_new(lua_State *L, const struct wl_tensor *model);
 /* Allocates t's memory where asked; raises on failure. */
 void wl_tensor_allocate(lua_State *L, struct wl_tensor *t, enum wl_memory where);
 const char *wl_tensor_shape(const struct wl_tensor *t, char *buf, size_t len); /* "64x32" */
-const char *wl_tensor_memory_name(enum wl_memory m);                         /* "device" */
+const char *wl_tensor_memory_name(enum wl_memory m);                           /* "device" */
 /* element i (in row-major order of its shape) of a host tensor as a double, and set from one
  * (rounded, saturated) */
 double wl_tensor_host_get(const struct wl_tensor *t, size_t i);

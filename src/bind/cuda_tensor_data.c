@@ -26,14 +26,19 @@ static size_t run_length(const struct wl_tensor *t) {
 }
 
 static size_t gcd(size_t a, size_t b) {
-  while (b) { size_t r = a % b; a = b; b = r; }
+  while (b) {
+    size_t r = a % b;
+    a = b;
+    b = r;
+  }
   return a;
 }
 
 /* Copies between layouts that are not both contiguous: pieces of w elements that are
  * contiguous on both sides, as few 2-D copies as the pieces' spacing allows (one for a block
  * of a matrix; a host-to-host copy moves each piece). */
-static void copy_strided(lua_State *L, struct wl_tensor *dst, const struct wl_tensor *src, cudaStream_t s) {
+static void copy_strided(lua_State *L, struct wl_tensor *dst, const struct wl_tensor *src,
+                         cudaStream_t s) {
   size_t size = wl_dtype_info(dst->dtype)->size, w = gcd(run_length(dst), run_length(src));
   size_t pieces = dst->numel / w, bytes = w * size;
   bool host = dst->memory != WL_MEM_DEVICE && src->memory != WL_MEM_DEVICE;
@@ -56,7 +61,8 @@ static void copy_strided(lua_State *L, struct wl_tensor *dst, const struct wl_te
           h++;
       }
     }
-    WL_CUDA(L, wl_backend->copy_memory_2d(to, dp * size, from, sp * size, bytes, h, s), "copying a tensor view");
+    WL_CUDA(L, wl_backend->copy_memory_2d(to, dp * size, from, sp * size, bytes, h, s),
+            "copying a tensor view");
     c += h;
   }
 }
@@ -71,14 +77,16 @@ static bool same_layout(const struct wl_tensor *a, const struct wl_tensor *b) {
 
 /* dst <- src: on stream_arg when it is given (asynchronous), else synchronous on the current
  * stream */
-static void copy(lua_State *L, struct wl_tensor *dst, const struct wl_tensor *src, int stream_arg, const char *fn) {
+static void copy(lua_State *L, struct wl_tensor *dst, const struct wl_tensor *src, int stream_arg,
+                 const char *fn) {
   char a[128], b[128];
   if (dst->dtype != src->dtype || dst->numel != src->numel)
     wl_raise(L, WL_EXIT_SCRIPT, "%s: source %s[%s] does not match destination %s[%s]", fn,
-             wl_dtype_info(src->dtype)->name, wl_tensor_shape(src, a, sizeof a), wl_dtype_info(dst->dtype)->name,
-             wl_tensor_shape(dst, b, sizeof b));
+             wl_dtype_info(src->dtype)->name, wl_tensor_shape(src, a, sizeof a),
+             wl_dtype_info(dst->dtype)->name, wl_tensor_shape(dst, b, sizeof b));
   if (!same_layout(dst, src) && wl_tensors_overlap(dst, src))
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: the source and the destination overlap (views of one tensor)", fn);
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: the source and the destination overlap (views of one tensor)",
+             fn);
   bool async = stream_arg > 0 && !lua_isnoneornil(L, stream_arg);
   if (async) wl_check_stream(L, stream_arg, fn);
   bool contiguous = dst->contiguous && src->contiguous;
@@ -88,9 +96,11 @@ static void copy(lua_State *L, struct wl_tensor *dst, const struct wl_tensor *sr
     return;
   }
   if (!async && wl_capturing())
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: a synchronous copy inside wl.graph() capture; pass a stream", fn);
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: a synchronous copy inside wl.graph() capture; pass a stream",
+             fn);
   cudaStream_t s = async ? wl_opt_stream(L, stream_arg, fn) : wl_current_stream(L);
-  if (contiguous) WL_CUDA(L, wl_backend->copy_memory(dst->data, src->data, dst->nbytes, s), "copying a tensor");
+  if (contiguous)
+    WL_CUDA(L, wl_backend->copy_memory(dst->data, src->data, dst->nbytes, s), "copying a tensor");
   else copy_strided(L, dst, src, s);
   if (async) return;
   WL_WATCH_SYNC();
@@ -138,7 +148,8 @@ static size_t check_index(lua_State *L, struct wl_tensor *t, int arg) {
     wl_raise(L, WL_EXIT_SCRIPT, "element access needs a host tensor: use t:to_host()");
   lua_Integer i = wl_check_integer(L, arg);
   if (i < 1 || (lua_Unsigned)i > t->numel)
-    wl_raise(L, WL_EXIT_SCRIPT, "index %lld out of range 1..%llu", (long long)i, (unsigned long long)t->numel);
+    wl_raise(L, WL_EXIT_SCRIPT, "index %lld out of range 1..%llu", (long long)i,
+             (unsigned long long)t->numel);
   return (size_t)(i - 1);
 }
 
@@ -149,8 +160,7 @@ static void push_element(lua_State *L, const struct wl_tensor *t, size_t i) {
     int64_t x;
     memcpy(&x, (char *)t->data + wl_tensor_element(t, i) * 8, 8);
     lua_pushinteger(L, x);
-  }
-  else lua_pushinteger(L, (lua_Integer)v);
+  } else lua_pushinteger(L, (lua_Integer)v);
 }
 
 static void set_element(lua_State *L, struct wl_tensor *t, size_t i, int arg) {
@@ -166,7 +176,8 @@ static void set_element(lua_State *L, struct wl_tensor *t, size_t i, int arg) {
 
 static struct wl_tensor *check_host(lua_State *L, int arg, const char *fn) {
   struct wl_tensor *t = wl_check_tensor(L, arg, fn);
-  if (t->memory == WL_MEM_DEVICE) wl_raise(L, WL_EXIT_SCRIPT, "%s needs a host tensor: use t:to_host()", fn);
+  if (t->memory == WL_MEM_DEVICE)
+    wl_raise(L, WL_EXIT_SCRIPT, "%s needs a host tensor: use t:to_host()", fn);
   return t;
 }
 
@@ -187,11 +198,13 @@ static int tensor_bytes(lua_State *L) {
   struct wl_tensor *t = check_host(L, 1, "tensor:bytes");
   wl_tensor_need_contiguous(L, t, "tensor:bytes");
   lua_Integer off = wl_opt_integer(L, 2, 0);
-  lua_Integer len = off >= 0 && (lua_Unsigned)off <= t->nbytes ? wl_opt_integer(L, 3, (lua_Integer)t->nbytes - off)
-                                                               : wl_opt_integer(L, 3, 0);
-  if (off < 0 || len < 0 || (lua_Unsigned)off > t->nbytes || (lua_Unsigned)len > t->nbytes - (lua_Unsigned)off)
-    return wl_raise(L, WL_EXIT_SCRIPT, "bytes(%lld, %lld) outside the tensor's %zu bytes", (long long)off,
-                    (long long)len, t->nbytes);
+  lua_Integer len = off >= 0 && (lua_Unsigned)off <= t->nbytes
+                        ? wl_opt_integer(L, 3, (lua_Integer)t->nbytes - off)
+                        : wl_opt_integer(L, 3, 0);
+  if (off < 0 || len < 0 || (lua_Unsigned)off > t->nbytes ||
+      (lua_Unsigned)len > t->nbytes - (lua_Unsigned)off)
+    return wl_raise(L, WL_EXIT_SCRIPT, "bytes(%lld, %lld) outside the tensor's %zu bytes",
+                    (long long)off, (long long)len, t->nbytes);
   lua_pushlstring(L, (const char *)t->data + off, (size_t)len);
   return 1;
 }
@@ -204,16 +217,21 @@ static int tensor_set_bytes(lua_State *L) {
   const char *s = wl_check_lstring(L, 2, &len);
   lua_Integer off = wl_opt_integer(L, 3, 0);
   if (off < 0 || (lua_Unsigned)off + len > t->nbytes)
-    return wl_raise(L, WL_EXIT_SCRIPT, "set_bytes: %zu bytes at offset %lld do not fit the tensor's %zu", len,
+    return wl_raise(L, WL_EXIT_SCRIPT,
+                    "set_bytes: %zu bytes at offset %lld do not fit the tensor's %zu", len,
                     (long long)off, t->nbytes);
   memcpy((char *)t->data + off, s, len);
   lua_settop(L, 1);
   return 1;
 }
 
-const luaL_Reg wl_tensor_data_methods[] = {
-    {"copy_from", tensor_copy_from}, {"to_host", tensor_to_host}, {"to_device", tensor_to_device}, {"totable", tensor_totable},
-    {"bytes", tensor_bytes},         {"set_bytes", tensor_set_bytes}, {NULL, NULL}};
+const luaL_Reg wl_tensor_data_methods[] = {{"copy_from", tensor_copy_from},
+                                           {"to_host", tensor_to_host},
+                                           {"to_device", tensor_to_device},
+                                           {"totable", tensor_totable},
+                                           {"bytes", tensor_bytes},
+                                           {"set_bytes", tensor_set_bytes},
+                                           {NULL, NULL}};
 
 /* ---- fields: t.shape, t.dtype, ..., a view's (readable after free), t[i] (host tensors) ---- */
 
@@ -249,7 +267,8 @@ int wl_tensor_index(lua_State *L) {
 int wl_tensor_newindex(lua_State *L) {
   if (lua_type(L, 2) != LUA_TNUMBER) {
     wl_check_udata(L, 1, TENSOR_MT);
-    return wl_raise(L, WL_EXIT_SCRIPT, "tensor fields are read-only ('%s')", luaL_tolstring(L, 2, NULL));
+    return wl_raise(L, WL_EXIT_SCRIPT, "tensor fields are read-only ('%s')",
+                    luaL_tolstring(L, 2, NULL));
   }
   struct wl_tensor *t = wl_check_tensor(L, 1, "tensor[i]");
   set_element(L, t, check_index(L, t, 2), 3);

@@ -38,30 +38,36 @@ size_t wl_tensor_element(const struct wl_tensor *t, size_t i) {
 bool wl_tensors_overlap(const struct wl_tensor *a, const struct wl_tensor *b) {
   uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
   size_t asize = wl_dtype_info(a->dtype)->size, bsize = wl_dtype_info(b->dtype)->size;
-  return (a->memory == WL_MEM_DEVICE) == (b->memory == WL_MEM_DEVICE) && a0 < b0 + b->span * bsize &&
-         b0 < a0 + a->span * asize;
+  return (a->memory == WL_MEM_DEVICE) == (b->memory == WL_MEM_DEVICE) &&
+         a0 < b0 + b->span * bsize && b0 < a0 + a->span * asize;
 }
 
 int64_t wl_tensor_default_ld(const struct wl_tensor *t, int64_t cols) {
   return !t->contiguous && t->ndim == 2 && t->strides[1] == 1 ? t->strides[0] : cols;
 }
 
-void wl_tensor_need_matrix(lua_State *L, const struct wl_tensor *t, const char *fn, const char *field,
-                           const char *ld_name, int64_t rows, int64_t cols, int64_t ld) {
+void wl_tensor_need_matrix(lua_State *L, const struct wl_tensor *t, const char *fn,
+                           const char *field, const char *ld_name, int64_t rows, int64_t cols,
+                           int64_t ld) {
   if (t->contiguous) return;
   char shape[128];
   wl_tensor_shape(t, shape, sizeof shape);
   if (t->ndim != 2 || t->strides[1] != 1)
     wl_raise(L, WL_EXIT_SCRIPT,
-             "%s: %s is a strided view [%s] whose elements are not rows of adjacent elements; a library can "
-             "take a 2-D view with column stride 1 (a block of a matrix), or copy it into a tensor first",
+             "%s: %s is a strided view [%s] whose elements are not rows of adjacent elements; a "
+             "library can "
+             "take a 2-D view with column stride 1 (a block of a matrix), or copy it into a tensor "
+             "first",
              fn, field, shape);
   if (ld != t->strides[0])
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: %s = %lld, but %s is a view [%s] whose rows are %lld elements apart: give %s = %lld",
-             fn, ld_name, (long long)ld, field, shape, (long long)t->strides[0], ld_name, (long long)t->strides[0]);
+    wl_raise(
+        L, WL_EXIT_SCRIPT,
+        "%s: %s = %lld, but %s is a view [%s] whose rows are %lld elements apart: give %s = %lld",
+        fn, ld_name, (long long)ld, field, shape, (long long)t->strides[0], ld_name,
+        (long long)t->strides[0]);
   if (rows > t->shape[0] || cols > t->shape[1])
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: %s (%lld x %lld) is larger than the view [%s] given as %s", fn, field,
-             (long long)rows, (long long)cols, shape, field);
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: %s (%lld x %lld) is larger than the view [%s] given as %s", fn,
+             field, (long long)rows, (long long)cols, shape, field);
 }
 
 void wl_tensor_need_contiguous(lua_State *L, const struct wl_tensor *t, const char *fn) {
@@ -70,11 +76,13 @@ void wl_tensor_need_contiguous(lua_State *L, const struct wl_tensor *t, const ch
   size_t n = 0;
   strides[0] = '\0';
   for (int d = 0; d < t->ndim && n < sizeof strides; d++)
-    n += (size_t)snprintf(strides + n, sizeof strides - n, d ? ",%lld" : "%lld", (long long)t->strides[d]);
-  wl_raise(L, WL_EXIT_SCRIPT,
-           "%s: the view %s[%s] with strides {%s} is not contiguous; use a contiguous view, or copy it "
-           "into a tensor first (t:copy_from(view))",
-           fn, wl_dtype_info(t->dtype)->name, wl_tensor_shape(t, shape, sizeof shape), strides);
+    n += (size_t)snprintf(strides + n, sizeof strides - n, d ? ",%lld" : "%lld",
+                          (long long)t->strides[d]);
+  wl_raise(
+      L, WL_EXIT_SCRIPT,
+      "%s: the view %s[%s] with strides {%s} is not contiguous; use a contiguous view, or copy it "
+      "into a tensor first (t:copy_from(view))",
+      fn, wl_dtype_info(t->dtype)->name, wl_tensor_shape(t, shape, sizeof shape), strides);
 }
 
 /* ---- the set of a base's views ---- */
@@ -113,7 +121,8 @@ void wl_tensor_free_views(lua_State *L, int base_idx) {
 /* ---- making a view ---- */
 
 /* a whole number >= min at the top of the stack (popped), or an error naming the field */
-static int64_t whole(lua_State *L, const char *fn, const char *field, int64_t min, const char *unit) {
+static int64_t whole(lua_State *L, const char *fn, const char *field, int64_t min,
+                     const char *unit) {
   int isint;
   lua_Integer v = lua_tointegerx(L, -1, &isint);
   if (!isint || v < min)
@@ -137,7 +146,8 @@ static void check_no_overlap(lua_State *L, const struct wl_tensor *v, const char
     int in = order[k - 1], out = order[k];
     if (v->strides[out] < v->strides[in] * v->shape[in]) /* no overflow: checked by the span */
       wl_raise(L, WL_EXIT_SCRIPT,
-               "%s: the view's elements overlap: dimension %d (size %lld, stride %lld) covers %lld elements, "
+               "%s: the view's elements overlap: dimension %d (size %lld, stride %lld) covers %lld "
+               "elements, "
                "more than the stride %lld of dimension %d",
                fn, in + 1, (long long)v->shape[in], (long long)v->strides[in],
                (long long)(v->strides[in] * v->shape[in]), (long long)v->strides[out], out + 1);
@@ -156,7 +166,8 @@ static bool is_row_major(const struct wl_tensor *v) {
 
 /* Pushes the view of the tensor at 1 (t, checked) with the layout in v (shape, strides, ndim;
  * offset from t's first element): checks it, and that it lies within t. */
-static void push_view(lua_State *L, const struct wl_tensor *t, struct wl_tensor *v, const char *fn) {
+static void push_view(lua_State *L, const struct wl_tensor *t, struct wl_tensor *v,
+                      const char *fn) {
   char shape[128], tshape[128];
   size_t numel = 1, last = v->offset;
   bool overflow = false;
@@ -169,10 +180,12 @@ static void push_view(lua_State *L, const struct wl_tensor *t, struct wl_tensor 
   if (overflow || last >= t->span) {
     char reach[48];
     snprintf(reach, sizeof reach, overflow ? "beyond any tensor" : "to element %zu", last);
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: the view %s[%s] at offset %zu reaches %s, outside the %s %s[%s] (elements 0 to %zu)",
-             fn, wl_dtype_info(t->dtype)->name, wl_tensor_shape(v, shape, sizeof shape), v->offset, reach,
-             t->view ? "view" : "tensor", wl_dtype_info(t->dtype)->name, wl_tensor_shape(t, tshape, sizeof tshape),
-             t->span - 1);
+    wl_raise(
+        L, WL_EXIT_SCRIPT,
+        "%s: the view %s[%s] at offset %zu reaches %s, outside the %s %s[%s] (elements 0 to %zu)",
+        fn, wl_dtype_info(t->dtype)->name, wl_tensor_shape(v, shape, sizeof shape), v->offset,
+        reach, t->view ? "view" : "tensor", wl_dtype_info(t->dtype)->name,
+        wl_tensor_shape(t, tshape, sizeof tshape), t->span - 1);
   }
   check_no_overlap(L, v, fn);
   size_t size = wl_dtype_info(t->dtype)->size;
@@ -198,10 +211,12 @@ static void push_view(lua_State *L, const struct wl_tensor *t, struct wl_tensor 
 static void read_dims(lua_State *L, int arg, const char *fn, struct wl_tensor *v) {
   char field[32];
   if (lua_getfield(L, arg, "shape") != LUA_TTABLE)
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: shape must be a list of sizes, got %s", fn, luaL_typename(L, -1));
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: shape must be a list of sizes, got %s", fn,
+             luaL_typename(L, -1));
   lua_Integer ndim = luaL_len(L, -1);
   if (ndim < 1 || ndim > WL_TENSOR_MAX_DIMS)
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: a view has 1 to %d dimensions, got %d", fn, WL_TENSOR_MAX_DIMS, (int)ndim);
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: a view has 1 to %d dimensions, got %d", fn, WL_TENSOR_MAX_DIMS,
+             (int)ndim);
   v->ndim = (int)ndim;
   for (int d = 0; d < v->ndim; d++) {
     lua_geti(L, -1, d + 1);
@@ -232,8 +247,10 @@ static void read_dims(lua_State *L, int arg, const char *fn, struct wl_tensor *v
     int isint;
     lua_Integer s = lua_tointegerx(L, -1, &isint);
     if (isint && s <= 0)
-      wl_raise(L, WL_EXIT_SCRIPT, "%s: %s is %lld: a stride is a whole number of elements >= 1 (zero and negative "
-               "strides are not supported)", fn, field, (long long)s);
+      wl_raise(L, WL_EXIT_SCRIPT,
+               "%s: %s is %lld: a stride is a whole number of elements >= 1 (zero and negative "
+               "strides are not supported)",
+               fn, field, (long long)s);
     v->strides[d] = whole(L, fn, field, 1, " of elements");
   }
   lua_pop(L, 1);
@@ -247,14 +264,16 @@ static int tensor_view(lua_State *L) {
   struct wl_tensor v;
   memset(&v, 0, sizeof v);
   if (lua_type(L, 2) == LUA_TTABLE) {
-    if (!lua_isnone(L, 3)) wl_raise(L, WL_EXIT_SCRIPT, "%s: give a table {offset =, shape =, strides =} alone", fn);
+    if (!lua_isnone(L, 3))
+      wl_raise(L, WL_EXIT_SCRIPT, "%s: give a table {offset =, shape =, strides =} alone", fn);
     wl_check_fields(L, 2, fn, fields, false);
     if (lua_getfield(L, 2, "offset") == LUA_TNIL) lua_pop(L, 1);
     else v.offset = (size_t)whole(L, fn, "offset", 0, " of elements");
     read_dims(L, 2, fn, &v);
   } else if (lua_type(L, 2) == LUA_TNUMBER) {
     if (lua_gettop(L) != 3)
-      wl_raise(L, WL_EXIT_SCRIPT, "%s: takes a table {offset =, shape =, strides =} or (offset, count)", fn);
+      wl_raise(L, WL_EXIT_SCRIPT,
+               "%s: takes a table {offset =, shape =, strides =} or (offset, count)", fn);
     lua_pushvalue(L, 2);
     v.offset = (size_t)whole(L, fn, "offset", 0, " of elements");
     lua_pushvalue(L, 3);
@@ -262,7 +281,8 @@ static int tensor_view(lua_State *L) {
     v.strides[0] = 1;
     v.ndim = 1;
   } else {
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: expected a table {offset =, shape =, strides =} or (offset, count), got %s", fn,
+    wl_raise(L, WL_EXIT_SCRIPT,
+             "%s: expected a table {offset =, shape =, strides =} or (offset, count), got %s", fn,
              luaL_typename(L, 2));
   }
   lua_settop(L, 1);
@@ -277,11 +297,12 @@ static int tensor_rows(lua_State *L) {
   lua_settop(L, 3);
   lua_pushvalue(L, 2);
   int64_t first = whole(L, fn, "first", 1, "");
-  if (lua_isnil(L, 3)) lua_pushvalue(L, 2); else lua_pushvalue(L, 3);
+  if (lua_isnil(L, 3)) lua_pushvalue(L, 2);
+  else lua_pushvalue(L, 3);
   int64_t last = whole(L, fn, "last", first, "");
   if (last > t->shape[0])
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: rows %lld to %lld of a tensor with %lld rows", fn, (long long)first,
-             (long long)last, (long long)t->shape[0]);
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: rows %lld to %lld of a tensor with %lld rows", fn,
+             (long long)first, (long long)last, (long long)t->shape[0]);
   struct wl_tensor v = *t;
   v.shape[0] = last - first + 1;
   v.offset = (size_t)(first - 1) * (size_t)t->strides[0];
@@ -290,7 +311,8 @@ static int tensor_rows(lua_State *L) {
   return 1;
 }
 
-const luaL_Reg wl_tensor_view_methods[] = {{"view", tensor_view}, {"rows", tensor_rows}, {NULL, NULL}};
+const luaL_Reg wl_tensor_view_methods[] = {
+    {"view", tensor_view}, {"rows", tensor_rows}, {NULL, NULL}};
 
 bool wl_tensor_view_field(lua_State *L, const struct wl_tensor *t, const char *k) {
   if (strcmp(k, "base") == 0) {

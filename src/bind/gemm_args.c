@@ -18,7 +18,8 @@
 static const struct {
   const char *name;
   enum wl_gemm_compute compute;
-} computes[] = {{"fp32", WL_GEMM_FP32}, {"tf32", WL_GEMM_TF32}, {"fp16", WL_GEMM_FP16}, {"fp64", WL_GEMM_FP64}};
+} computes[] = {
+    {"fp32", WL_GEMM_FP32}, {"tf32", WL_GEMM_TF32}, {"fp16", WL_GEMM_FP16}, {"fp64", WL_GEMM_FP64}};
 
 static const char *compute_name(enum wl_gemm_compute c) { return computes[c].name; }
 
@@ -41,54 +42,64 @@ static bool allows(enum wl_dtype d, enum wl_gemm_compute c) {
   }
 }
 
-static bool supported(enum wl_dtype d) { return d == WL_F32 || d == WL_F64 || d == WL_F16 || d == WL_BF16; }
+static bool supported(enum wl_dtype d) {
+  return d == WL_F32 || d == WL_F64 || d == WL_F16 || d == WL_BF16;
+}
 
 static const char *value_text(lua_State *L, int idx) {
   switch (lua_type(L, idx)) {
   case LUA_TSTRING: return lua_pushfstring(L, "'%s'", lua_tostring(L, idx));
-  case LUA_TNUMBER: case LUA_TBOOLEAN: return luaL_tolstring(L, idx, NULL);
+  case LUA_TNUMBER:
+  case LUA_TBOOLEAN: return luaL_tolstring(L, idx, NULL);
   default: return lua_pushfstring(L, "a %s", luaL_typename(L, idx));
   }
 }
 
 /* a whole number in [lo, hi] from field; absent when nil */
-static int whole_field(lua_State *L, int arg, const struct wl_gemm *g, const char *field, int lo, int absent) {
+static int whole_field(lua_State *L, int arg, const struct wl_gemm *g, const char *field, int lo,
+                       int absent) {
   if (lua_getfield(L, arg, field) == LUA_TNIL) {
     lua_pop(L, 1);
-    if (absent < lo) wl_raise(L, WL_EXIT_SCRIPT, "%s: %s is required (a whole number from %d)", g->fn, field, lo);
+    if (absent < lo)
+      wl_raise(L, WL_EXIT_SCRIPT, "%s: %s is required (a whole number from %d)", g->fn, field, lo);
     return absent;
   }
   int isint;
   lua_Integer v = lua_tointegerx(L, -1, &isint);
   if (!isint || v < lo || v > INT_MAX)
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: %s must be a whole number from %d to %d, got %s", g->fn, field, lo, INT_MAX,
-             value_text(L, -1));
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: %s must be a whole number from %d to %d, got %s", g->fn, field,
+             lo, INT_MAX, value_text(L, -1));
   lua_pop(L, 1);
   return (int)v;
 }
 
-static double number_field(lua_State *L, int arg, const struct wl_gemm *g, const char *field, double absent) {
+static double number_field(lua_State *L, int arg, const struct wl_gemm *g, const char *field,
+                           double absent) {
   if (lua_getfield(L, arg, field) == LUA_TNIL) {
     lua_pop(L, 1);
     return absent;
   }
   if (lua_type(L, -1) != LUA_TNUMBER || !isfinite(lua_tonumber(L, -1)))
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: %s must be a finite number, got %s", g->fn, field, value_text(L, -1));
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: %s must be a finite number, got %s", g->fn, field,
+             value_text(L, -1));
   double v = lua_tonumber(L, -1);
   lua_pop(L, 1);
   return v;
 }
 
 /* the tensor in field ("a"), live and in device memory */
-static struct wl_tensor *tensor_field(lua_State *L, int arg, const struct wl_gemm *g, const char *field) {
+static struct wl_tensor *tensor_field(lua_State *L, int arg, const struct wl_gemm *g,
+                                      const char *field) {
   lua_getfield(L, arg, field);
   struct wl_tensor *t = wl_test_tensor(L, -1);
   if (!t) {
-    if (lua_isnil(L, -1)) wl_raise(L, WL_EXIT_SCRIPT, "%s: %s is required (a device tensor)", g->fn, field);
+    if (lua_isnil(L, -1))
+      wl_raise(L, WL_EXIT_SCRIPT, "%s: %s is required (a device tensor)", g->fn, field);
     wl_raise(L, WL_EXIT_SCRIPT, "%s: %s must be a device tensor, got %s", g->fn, field,
              lua_type(L, -1) == LUA_TUSERDATA ? luaL_tolstring(L, -1, NULL) : value_text(L, -1));
   }
-  if (!t->data && t->numel > 0) wl_raise(L, WL_EXIT_SCRIPT, "%s: %s: tensor used after free", g->fn, field);
+  if (!t->data && t->numel > 0)
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: %s: tensor used after free", g->fn, field);
   if (t->memory != WL_MEM_DEVICE)
     wl_raise(L, WL_EXIT_SCRIPT, "%s: %s must be a device tensor, got a %s tensor", g->fn, field,
              wl_tensor_memory_name(t->memory));
@@ -97,25 +108,27 @@ static struct wl_tensor *tensor_field(lua_State *L, int arg, const struct wl_gem
 }
 
 /* that t holds a rows x cols row-major matrix with leading dimension ld */
-static void check_size(lua_State *L, const struct wl_gemm *g, const struct wl_tensor *t, const char *field,
-                       const char *shape, int rows, int cols, int ld) {
+static void check_size(lua_State *L, const struct wl_gemm *g, const struct wl_tensor *t,
+                       const char *field, const char *shape, int rows, int cols, int ld) {
   char ldname[8];
   snprintf(ldname, sizeof ldname, "ld%s", field);
   if (ld < cols)
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: %s = %d is less than the %d columns of %s (%s, row-major)", g->fn, ldname, ld,
-             cols, field, shape);
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: %s = %d is less than the %d columns of %s (%s, row-major)",
+             g->fn, ldname, ld, cols, field, shape);
   /* the library reads need elements from the first: a strided view (a block of a larger
    * matrix, its ld the parent's row length) offers its extent, first element to last */
   int64_t need = (int64_t)(rows - 1) * ld + cols;
   if ((int64_t)t->span < need)
     wl_raise(L, WL_EXIT_SCRIPT,
-             "%s: %s %s %zu elements, but %s (%d x %d, row-major, %s = %d) needs %lld (m = %d, n = %d, k = %d%s%s)",
-             g->fn, field, t->contiguous ? "has" : "spans", t->span, field, rows, cols, ldname, ld, (long long)need,
-             g->m, g->n, g->k,
-             g->transa ? ", transa" : "", g->transb ? ", transb" : "");
+             "%s: %s %s %zu elements, but %s (%d x %d, row-major, %s = %d) needs %lld (m = %d, n = "
+             "%d, k = %d%s%s)",
+             g->fn, field, t->contiguous ? "has" : "spans", t->span, field, rows, cols, ldname, ld,
+             (long long)need, g->m, g->n, g->k, g->transa ? ", transa" : "",
+             g->transb ? ", transb" : "");
 }
 
-static enum wl_dtype dtype_field(lua_State *L, int arg, const struct wl_gemm *g, enum wl_dtype of_tensors) {
+static enum wl_dtype dtype_field(lua_State *L, int arg, const struct wl_gemm *g,
+                                 enum wl_dtype of_tensors) {
   if (lua_getfield(L, arg, "dtype") == LUA_TNIL) {
     lua_pop(L, 1);
     return of_tensors;
@@ -140,35 +153,40 @@ static enum wl_gemm_compute compute_field(lua_State *L, int arg, const struct wl
       lua_pop(L, 1);
       return computes[i].compute;
     }
-  return wl_raise(L, WL_EXIT_SCRIPT, "%s: compute %s is not one for %s tensors (%s)", g->fn, value_text(L, -1),
-                  wl_dtype_info(g->dtype)->name, allowed_computes(g->dtype));
+  return wl_raise(L, WL_EXIT_SCRIPT, "%s: compute %s is not one for %s tensors (%s)", g->fn,
+                  value_text(L, -1), wl_dtype_info(g->dtype)->name, allowed_computes(g->dtype));
 }
 
 void wl_gemm_read(lua_State *L, int arg, const char *fn, struct wl_gemm *g) {
-  static const char *const known[] = {"a", "b", "c", "m", "n", "k", "transa", "transb", "alpha", "beta", "dtype",
-                                      "compute", "lda", "ldb", "ldc", "workspace", "stream", NULL};
+  static const char *const known[] = {"a",      "b",      "c",     "m",         "n",      "k",
+                                      "transa", "transb", "alpha", "beta",      "dtype",  "compute",
+                                      "lda",    "ldb",    "ldc",   "workspace", "stream", NULL};
   memset(g, 0, sizeof *g);
   g->fn = fn;
   if (lua_type(L, arg) != LUA_TTABLE)
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: expected a table {a =, b =, c =, m =, n =, k =, ...}, got %s", fn,
-             luaL_typename(L, arg));
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: expected a table {a =, b =, c =, m =, n =, k =, ...}, got %s",
+             fn, luaL_typename(L, arg));
   wl_check_fields(L, arg, fn, known, false);
   const struct wl_tensor *a = tensor_field(L, arg, g, "a"), *b = tensor_field(L, arg, g, "b"),
                          *c = tensor_field(L, arg, g, "c");
   if (wl_tensors_overlap(c, a) || wl_tensors_overlap(c, b)) {
     const char *other = wl_tensors_overlap(c, a) ? "a" : "b";
     if (c == a || c == b)
-      wl_raise(L, WL_EXIT_SCRIPT, "%s: c is the tensor given as %s: the library reads a and b while it writes c", fn,
+      wl_raise(L, WL_EXIT_SCRIPT,
+               "%s: c is the tensor given as %s: the library reads a and b while it writes c", fn,
                other);
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: c shares memory with %s (views of one tensor): the library reads a and b while "
-             "it writes c", fn, other);
+    wl_raise(L, WL_EXIT_SCRIPT,
+             "%s: c shares memory with %s (views of one tensor): the library reads a and b while "
+             "it writes c",
+             fn, other);
   }
   if (!supported(a->dtype))
     wl_raise(L, WL_EXIT_SCRIPT, "%s: a is a %s tensor; the GEMM takes f32, f64, f16 or bf16", fn,
              wl_dtype_info(a->dtype)->name);
   if (b->dtype != a->dtype || c->dtype != a->dtype)
     wl_raise(L, WL_EXIT_SCRIPT, "%s: a, b and c must have one dtype, got %s, %s and %s", fn,
-             wl_dtype_info(a->dtype)->name, wl_dtype_info(b->dtype)->name, wl_dtype_info(c->dtype)->name);
+             wl_dtype_info(a->dtype)->name, wl_dtype_info(b->dtype)->name,
+             wl_dtype_info(c->dtype)->name);
   g->dtype = dtype_field(L, arg, g, a->dtype);
   g->compute = compute_field(L, arg, g);
   g->transa = wl_bool_field(L, arg, "transa", fn, false);
@@ -200,7 +218,8 @@ void wl_gemm_read_kind(lua_State *L, int arg, const char *fn, struct wl_gemm *g)
   memset(g, 0, sizeof *g);
   g->fn = fn;
   if (lua_type(L, arg) != LUA_TTABLE)
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: expected a table {dtype =, compute =}, got %s", fn, luaL_typename(L, arg));
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: expected a table {dtype =, compute =}, got %s", fn,
+             luaL_typename(L, arg));
   wl_check_fields(L, arg, fn, known, false);
   lua_getfield(L, arg, "dtype");
   const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
@@ -221,8 +240,9 @@ const char *wl_gemm_params(enum wl_dtype dtype) {
 }
 
 void wl_gemm_name(const struct wl_gemm *g, const char *lib, char *buf, size_t len) {
-  snprintf(buf, len, "%s %s %s %dx%dx%d%s%s", lib, wl_dtype_info(g->dtype)->name, compute_name(g->compute), g->m,
-           g->n, g->k, g->transa ? " transa" : "", g->transb ? " transb" : "");
+  snprintf(buf, len, "%s %s %s %dx%dx%d%s%s", lib, wl_dtype_info(g->dtype)->name,
+           compute_name(g->compute), g->m, g->n, g->k, g->transa ? " transa" : "",
+           g->transb ? " transb" : "");
 }
 
 cudaDataType_t wl_gemm_data_type(enum wl_dtype dtype) {
@@ -256,7 +276,8 @@ static union wl_gemm_scale scale(enum wl_gemm_compute compute, double v) {
   return s;
 }
 
-void wl_gemm_scales(const struct wl_gemm *g, union wl_gemm_scale *alpha, union wl_gemm_scale *beta) {
+void wl_gemm_scales(const struct wl_gemm *g, union wl_gemm_scale *alpha,
+                    union wl_gemm_scale *beta) {
   *alpha = scale(g->compute, g->alpha);
   *beta = scale(g->compute, g->beta);
 }
@@ -282,10 +303,12 @@ void wl_gemm_push_work(lua_State *L, int arg, const struct wl_gemm *g, const cha
   lua_settop(L, kernel);
 }
 
-void wl_gemm_library_missing(lua_State *L, const char *fn, const char *why, enum wl_lib_failure failure,
-                             bool *warned) {
-  if (!wl_backend->no_device || failure != WL_LIB_NOT_FOUND) wl_raise(L, WL_EXIT_NO_DEVICE, "%s: %s", fn, why);
-  if (!*warned) wl_warn(L, "%s: %s: on a GPU this work needs the library; checked here without it", fn, why);
+void wl_gemm_library_missing(lua_State *L, const char *fn, const char *why,
+                             enum wl_lib_failure failure, bool *warned) {
+  if (!wl_backend->no_device || failure != WL_LIB_NOT_FOUND)
+    wl_raise(L, WL_EXIT_NO_DEVICE, "%s: %s", fn, why);
+  if (!*warned)
+    wl_warn(L, "%s: %s: on a GPU this work needs the library; checked here without it", fn, why);
   *warned = true;
 }
 

@@ -66,8 +66,8 @@ void wl_gemm_push_work(lua_State *L, int arg, const struct wl_gemm *g, const cha
 /* A library that did not load, for the work FN: raises no_device with the reason, except
  * under --compile-only for a library that is not installed, where it warns once (*warned) that
  * the work would need it on a GPU and returns. */
-void wl_gemm_library_missing(lua_State *L, const char *fn, const char *why, enum wl_lib_failure failure,
-                             bool *warned);
+void wl_gemm_library_missing(lua_State *L, const char *fn, const char *why,
+                             enum wl_lib_failure failure, bool *warned);
 
 /* The workspace of one GEMM, allocated before anything is measured (NULL for 0 bytes or under
  * --compile-only); raises on failure. wl_gemm_workspace_free never raises. */

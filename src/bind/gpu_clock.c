@@ -20,7 +20,8 @@ static double probe_mhz(lua_State *L) {
   unsigned long long host[2] = {0, 0};
   cudaStream_t s = wl_current_stream(L);
   if (!scratch) WL_CUDA(L, wl_backend->alloc(&scratch, sizeof host), "clock probe buffer");
-  WL_CUDA(L, wl_backend->clock_probe((unsigned long long *)scratch, 50000, s), "clock probe kernel");
+  WL_CUDA(L, wl_backend->clock_probe((unsigned long long *)scratch, 50000, s),
+          "clock probe kernel");
   WL_CUDA(L, wl_backend->copy_memory(host, scratch, sizeof host, s), "clock probe copy");
   WL_CUDA(L, wl_backend->stream_sync(s), "clock probe");
   return host[1] ? (double)host[0] / (double)host[1] * 1e3 : 0;
@@ -48,7 +49,8 @@ static int l_gpu_clock(lua_State *L) {
   unsigned long long reasons = 0;
   if (!wl_nvml_max_sm_mhz(&max)) { /* the runtime's figure where NVML has none */
     int khz = 0;
-    WL_CUDA(L, wl_backend->attribute(&khz, cudaDevAttrClockRate, wl_device_index()), "SM clock rate");
+    WL_CUDA(L, wl_backend->attribute(&khz, cudaDevAttrClockRate, wl_device_index()),
+            "SM clock rate");
     max = (unsigned)(khz / 1000);
   }
   lua_pushnumber(L, max);
@@ -115,9 +117,9 @@ static int l_lock_clocks(lua_State *L) {
     return 2;
   }
   const char *what = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
-  bool found = what && strcmp(what, "base") == 0 ? wl_nvml_default_sm_mhz(&mhz)
-             : what && strcmp(what, "max") == 0 ? wl_nvml_max_sm_mhz(&mhz)
-                                                 : (mhz = (unsigned)wl_check_integer(L, 1), true);
+  bool found = what && strcmp(what, "base") == 0  ? wl_nvml_default_sm_mhz(&mhz)
+               : what && strcmp(what, "max") == 0 ? wl_nvml_max_sm_mhz(&mhz)
+                                                  : (mhz = (unsigned)wl_check_integer(L, 1), true);
   if (!found) {
     lua_pushnil(L);
     lua_pushfstring(L, "NVML does not give the %s clock of this device", what);
@@ -140,7 +142,8 @@ static int l_nvml_start(lua_State *L) {
   if (wl_backend->no_device) return 0;
   char bus[32];
   bool known = wl_backend->pci_bus_id(bus, sizeof bus, wl_device_wanted()) == cudaSuccess;
-  if (!known) wl_backend->clear_error(); /* the thread opens NVML all the same; the device's, later */
+  if (!known)
+    wl_backend->clear_error(); /* the thread opens NVML all the same; the device's, later */
   wl_nvml_start(known ? bus : NULL);
   return 0;
 }

@@ -35,6 +35,7 @@ struct wl_kernel *wl_push_host_kernel(lua_State *L, const char *name, const char
 
 void wl_refuse_host_work(lua_State *L, const struct wl_kernel *k, const char *what) {
   if (k->host.call)
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: '%s' is host work (%s), it has no kernel attributes or occupancy", what,
-             k->name, k->host.kind ? k->host.kind : "host");
+    wl_raise(L, WL_EXIT_SCRIPT,
+             "%s: '%s' is host work (%s), it has no kernel attributes or occupancy", what, k->name,
+             k->host.kind ? k->host.kind : "host");
 }

@@ -37,8 +37,10 @@ const char *wl_kernel_name_problem(const char *name, size_t len, size_t *at) {
     unsigned char ch = (unsigned char)name[*at];
     if (ch == '\0') return "a NUL byte";
     if ((ch < 0x20 && ch != '\t') || ch == 0x7f) return "a control character";
-    bool word = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
-    if (!word && (ch >= 0x80 || !strchr(punctuation, ch))) return "a character that no name expression holds";
+    bool word = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                ch == '_';
+    if (!word && (ch >= 0x80 || !strchr(punctuation, ch)))
+      return "a character that no name expression holds";
   }
   return NULL;
 }
@@ -48,8 +50,8 @@ const char *wl_kernel_name_problem(const char *name, size_t len, size_t *at) {
  * message, no outputs written), and it puts wlrun's back with other flags. So wlrun's handlers
  * are saved and put back as they were, and a Ctrl-C during a compile reaches wlrun's own handler
  * when the compile ends (the run stops cleanly, its outputs written). */
-static nvrtcResult compile_with_signals_held(const struct wl_nvrtc_api *nv, nvrtcProgram prog, int nopts,
-                                             const char **opts) {
+static nvrtcResult compile_with_signals_held(const struct wl_nvrtc_api *nv, nvrtcProgram prog,
+                                             int nopts, const char **opts) {
   static const int handled[] = {SIGINT, SIGTERM, SIGXFSZ};
   enum { N = sizeof handled / sizeof *handled };
   sigset_t held, before;
@@ -62,7 +64,8 @@ static nvrtcResult compile_with_signals_held(const struct wl_nvrtc_api *nv, nvrt
   for (int i = 0; i < N; i++) have[i] = sigaction(handled[i], NULL, &saved[i]) == 0;
   nvrtcResult r = nv->compile(prog, nopts, opts);
   for (int i = 0; i < N; i++)
-    if (have[i]) (void)sigaction(handled[i], &saved[i], NULL); /* put back what was read: cannot fail */
+    if (have[i])
+      (void)sigaction(handled[i], &saved[i], NULL); /* put back what was read: cannot fail */
   if (masked) (void)pthread_sigmask(SIG_SETMASK, &before, NULL);
   return r;
 }
@@ -70,8 +73,9 @@ static nvrtcResult compile_with_signals_held(const struct wl_nvrtc_api *nv, nvrt
 /* Compiles name (an NVRTC name expression) from code with opts; fills c (its code, lowered name
  * and log). On an error returns false with the message (and NVRTC's log) pushed, for the caller
  * to raise once it has let go of the cache's lock. */
-static bool nvrtc_compile(lua_State *L, const struct wl_nvrtc_api *nv, const char *code, const char *source_name,
-                          const char *name, const char **opts, int nopts, struct wl_compiled *c) {
+static bool nvrtc_compile(lua_State *L, const struct wl_nvrtc_api *nv, const char *code,
+                          const char *source_name, const char *name, const char **opts, int nopts,
+                          struct wl_compiled *c) {
   nvrtcProgram prog = NULL;
   nvrtcResult created = nv->create(&prog, code, source_name, 0, NULL, NULL);
   if (created != NVRTC_SUCCESS) {
@@ -101,8 +105,7 @@ static bool nvrtc_compile(lua_State *L, const struct wl_nvrtc_api *nv, const cha
       r = nv->cubin(prog, (char *)c->cubin);
     if (r != NVRTC_SUCCESS)
       snprintf(msg, sizeof msg, "reading the compiled code: %s", nv->error_string(r));
-    else if (!c->lowered || !c->ptx || !c->cubin)
-      snprintf(msg, sizeof msg, "out of memory");
+    else if (!c->lowered || !c->ptx || !c->cubin) snprintf(msg, sizeof msg, "out of memory");
   }
   (void)nv->destroy(&prog); /* what it made is read: nothing to do if freeing fails */
   if (cr != NVRTC_SUCCESS) {
@@ -121,15 +124,17 @@ static bool nvrtc_compile(lua_State *L, const struct wl_nvrtc_api *nv, const cha
 
 /* Compiles name from code with nvcc; fills c and finds the kernel's mangled name in the cubin
  * (as wl.kernel{file = "k.cubin"} does). False with the message pushed, as nvrtc_compile. */
-static bool nvcc_compile(lua_State *L, const struct wl_nvcc *nv, const char *code, const char *source_name,
-                         const char *name, const char *arch, const char **opts, int nopts, struct wl_compiled *c) {
+static bool nvcc_compile(lua_State *L, const struct wl_nvcc *nv, const char *code,
+                         const char *source_name, const char *name, const char *arch,
+                         const char **opts, int nopts, struct wl_compiled *c) {
   char err[600];
   /* a mangled name is found as it is; any other is referenced, which instantiates a template */
-  struct wl_nvcc_job job = {code, source_name, strncmp(name, "_Z", 2) == 0 ? NULL : name, arch, opts, nopts};
+  struct wl_nvcc_job job = {code, source_name, strncmp(name, "_Z", 2) == 0 ? NULL : name,
+                            arch, opts,        nopts};
   enum wl_nvcc_result r = wl_nvcc_compile(nv, &job, c, err, sizeof err);
   if (r == WL_NVCC_FAILED) {
-    lua_pushfstring(L, "compiling kernel '%s' from %s with nvcc %s failed (%s):\n%s", name, source_name, nv->version,
-                    err, c->log ? c->log : "");
+    lua_pushfstring(L, "compiling kernel '%s' from %s with nvcc %s failed (%s):\n%s", name,
+                    source_name, nv->version, err, c->log ? c->log : "");
     wl_compiled_free(c);
     return false;
   }
@@ -139,14 +144,17 @@ static bool nvcc_compile(lua_State *L, const struct wl_nvcc *nv, const char *cod
     return false;
   }
   struct wl_module m;
-  bool opened = wl_module_open(&m, c->cubin, c->cubin_len, WL_MODULE_CUBIN, atoi(arch + 3), "the target", err,
-                               sizeof err);
+  bool opened = wl_module_open(&m, c->cubin, c->cubin_len, WL_MODULE_CUBIN, atoi(arch + 3),
+                               "the target", err, sizeof err);
   const char *lowered = opened ? wl_module_find_kernel(L, &m, name) : NULL;
   if (opened) wl_module_close(&m);
   if (lowered) c->lowered = strdup(lowered);
   if (!opened) lua_pushfstring(L, "kernel '%s': the cubin nvcc made: %s", name, err);
-  else if (!lowered) lua_pushfstring(L, "kernel '%s': nvcc's cubin holds no kernel of that name; it has %s (give the "
-                                     "name as one of these)", name, lua_tostring(L, -1));
+  else if (!lowered)
+    lua_pushfstring(L,
+                    "kernel '%s': nvcc's cubin holds no kernel of that name; it has %s (give the "
+                    "name as one of these)",
+                    name, lua_tostring(L, -1));
   else if (!c->lowered) lua_pushliteral(L, "out of memory");
   else return true;
   wl_compiled_free(c);
@@ -162,8 +170,8 @@ static void add_option(lua_State *L, int list, int *n) { lua_rawseti(L, list, ++
 /* The architecture, the language, line info, and the include directories: the toolkit's for
  * NVRTC (its headers, and include/cccl: CUB, libcu++, Thrust in CUDA 13; nvcc has them), the
  * source's own (dir). */
-static void add_base_options(lua_State *L, int list, int *n, const char *arch, bool toolkit_includes,
-                             const char *dir) {
+static void add_base_options(lua_State *L, int list, int *n, const char *arch,
+                             bool toolkit_includes, const char *dir) {
   lua_pushfstring(L, "-arch=%s", arch); /* nvcc is given its own form of it (nvcc_run.c) */
   add_option(L, list, n);
   lua_pushliteral(L, "--std=c++17");
@@ -193,7 +201,8 @@ static int sorted_define_names(lua_State *L, int defines) {
   lua_pushnil(L);
   while (lua_next(L, defines)) {
     lua_pop(L, 1);
-    if (lua_type(L, -1) != LUA_TSTRING) wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: defines must be NAME = value pairs");
+    if (lua_type(L, -1) != LUA_TSTRING)
+      wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: defines must be NAME = value pairs");
     lua_pushvalue(L, -1);
     lua_rawseti(L, names, ++nn);
   }
@@ -218,14 +227,18 @@ static void add_defines(lua_State *L, int list, int *n, int spec) {
       int t = lua_type(L, -1);
       if (t == LUA_TBOOLEAN) {
         if (lua_toboolean(L, -1)) lua_pushfstring(L, "-D%s", lua_tostring(L, -2));
-        else { lua_pop(L, 2); continue; }
+        else {
+          lua_pop(L, 2);
+          continue;
+        }
       } else if (t == LUA_TNUMBER || t == LUA_TSTRING) {
         const char *define = lua_tostring(L, -2); /* before luaL_tolstring pushes */
         const char *value = luaL_tolstring(L, -1, NULL);
         lua_pushfstring(L, "-D%s=%s", define, value);
         lua_remove(L, -2);
       } else {
-        wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: define %s must be a number, string or boolean", lua_tostring(L, -2));
+        wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: define %s must be a number, string or boolean",
+                 lua_tostring(L, -2));
       }
       add_option(L, list, n);
       lua_pop(L, 2);
@@ -241,7 +254,8 @@ static void add_defines(lua_State *L, int list, int *n, int spec) {
 static void add_script_options(lua_State *L, int list, int *n, int spec) {
   if (lua_getfield(L, spec, "options") == LUA_TTABLE) {
     for (lua_Integer i = 1; i <= luaL_len(L, -1); i++) {
-      if (lua_geti(L, -1, i) != LUA_TSTRING) wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: options must be strings");
+      if (lua_geti(L, -1, i) != LUA_TSTRING)
+        wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel: options must be strings");
       add_option(L, list, n);
     }
   } else if (!lua_isnil(L, -1)) {
@@ -253,8 +267,8 @@ static void add_script_options(lua_State *L, int list, int *n, int spec) {
 /* Pushes a list (a Lua table, which keeps the strings alive) and fills *opts_out with the
  * options given to the compiler: the architecture, the language, line info, include
  * directories (the toolkit's for NVRTC: nvcc has them), the sorted defines, the script's own. */
-static void compile_options(lua_State *L, int spec, const char *arch, bool toolkit_includes, const char *dir,
-                            const char ***opts_out, int *nopts_out) {
+static void compile_options(lua_State *L, int spec, const char *arch, bool toolkit_includes,
+                            const char *dir, const char ***opts_out, int *nopts_out) {
   lua_newtable(L);
   int list = lua_gettop(L), n = 0;
   add_base_options(L, list, &n, arch, toolkit_includes, dir);
@@ -292,9 +306,11 @@ struct lock_wait {
 
 static void lock_waiting(void *ctx, const char *path) {
   struct lock_wait *w = ctx;
-  wl_warn(w->L, "wl.kernel '%s': waiting for another process that compiles it (%d s so far; the lock is %s, "
-          "which a process that hangs holds: end it, or give --cache-dir another directory)", w->name,
-          WL_CACHE_LOCK_NOTE, path);
+  wl_warn(
+      w->L,
+      "wl.kernel '%s': waiting for another process that compiles it (%d s so far; the lock is %s, "
+      "which a process that hangs holds: end it, or give --cache-dir another directory)",
+      w->name, WL_CACHE_LOCK_NOTE, path);
 }
 
 static int *held_lock(lua_State *L) {
@@ -309,10 +325,11 @@ static int *held_lock(lua_State *L) {
 /* the compiler the table names, else the setting's: "nvrtc" or "nvcc" */
 static const char *chosen_compiler(lua_State *L, int spec, const char *name) {
   int t = lua_getfield(L, spec, "compiler");
-  const char *c = t == LUA_TNIL ? wl_setting_find("compile", "compiler")->text : lua_tostring(L, -1);
+  const char *c =
+      t == LUA_TNIL ? wl_setting_find("compile", "compiler")->text : lua_tostring(L, -1);
   if (t != LUA_TNIL && (t != LUA_TSTRING || (strcmp(c, "nvrtc") != 0 && strcmp(c, "nvcc") != 0)))
-    wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': compiler must be \"nvrtc\" or \"nvcc\", got %s", name,
-             t == LUA_TSTRING ? lua_pushfstring(L, "'%s'", c) : luaL_typename(L, -1));
+    wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s': compiler must be \"nvrtc\" or \"nvcc\", got %s",
+             name, t == LUA_TSTRING ? lua_pushfstring(L, "'%s'", c) : luaL_typename(L, -1));
   lua_pop(L, 1);
   return strcmp(c, "nvcc") == 0 ? "nvcc" : "nvrtc";
 }
@@ -320,8 +337,8 @@ static const char *chosen_compiler(lua_State *L, int spec, const char *name) {
 /* Pushes the cache key: the compiler and its version ("nvrtc 13.0", "nvcc 13.0.88"), the name, the
  * options (the architecture first), the code and the local headers it includes. NVRTC's keys are
  * as they were before nvcc came. */
-static const char *push_key(lua_State *L, const char *compiler, const char *name, const char **opts, int nopts,
-                            const char *code, const char *dir, size_t *keylen) {
+static const char *push_key(lua_State *L, const char *compiler, const char *name, const char **opts,
+                            int nopts, const char *code, const char *dir, size_t *keylen) {
   luaL_Buffer key; /* nothing else touches the stack while the buffer is open */
   luaL_buffinit(L, &key);
   luaL_addstring(&key, "wlrun kernel v1\n");
@@ -344,21 +361,24 @@ static const char *push_key(lua_State *L, const char *compiler, const char *name
 
 /* Compiles with the chosen compiler into k->code, the cache's lock held; false with the message
  * pushed */
-static bool compile_now(lua_State *L, struct wl_kernel *k, const struct wl_nvrtc_api *nv, const struct wl_nvcc *cc,
-                        const char *code, const char **opts, int nopts) {
+static bool compile_now(lua_State *L, struct wl_kernel *k, const struct wl_nvrtc_api *nv,
+                        const struct wl_nvcc *cc, const char *code, const char **opts, int nopts) {
   counters.compiles++;
-  if (cc) return nvcc_compile(L, cc, code, k->source, k->name, k->arch, opts + 1, nopts - 1, &k->code);
+  if (cc)
+    return nvcc_compile(L, cc, code, k->source, k->name, k->arch, opts + 1, nopts - 1, &k->code);
   return nvrtc_compile(L, nv, code, k->source, k->name, opts, nopts, &k->code);
 }
 
-void wl_kernel_build(lua_State *L, int spec, struct wl_kernel *k, const char *code, const char *dir) {
+void wl_kernel_build(lua_State *L, int spec, struct wl_kernel *k, const char *code,
+                     const char *dir) {
   const char *name = k->name;
   k->compiler = chosen_compiler(L, spec, name);
   const struct wl_nvrtc_api *nv = NULL;
   const struct wl_nvcc *cc = NULL;
   char why[1100];
   if (strcmp(k->compiler, "nvcc") == 0) {
-    if (!(cc = wl_nvcc_find(why, sizeof why))) wl_raise(L, WL_EXIT_COMPILE, "wl.kernel '%s': %s", name, why);
+    if (!(cc = wl_nvcc_find(why, sizeof why)))
+      wl_raise(L, WL_EXIT_COMPILE, "wl.kernel '%s': %s", name, why);
     snprintf(k->compiler_version, sizeof k->compiler_version, "%s", cc->version);
   } else {
     nv = wl_nvrtc_or_raise(L, "wl.kernel", name);
@@ -368,11 +388,12 @@ void wl_kernel_build(lua_State *L, int spec, struct wl_kernel *k, const char *co
   int nopts;
   compile_options(L, spec, k->arch, nv != NULL, dir, &opts, &nopts);
   size_t keylen;
-  const char *keystr = push_key(L, lua_pushfstring(L, "%s %s", k->compiler, k->compiler_version), name, opts, nopts,
-                                code, dir, &keylen);
+  const char *keystr = push_key(L, lua_pushfstring(L, "%s %s", k->compiler, k->compiler_version),
+                                name, opts, nopts, code, dir, &keylen);
   const struct wl_setting *use_cache = wl_setting_find("compile", "cache");
   char *cache_c = use_cache->number ? wl_cache_dir() : NULL;
-  const char *cache = cache_c ? lua_pushstring(L, cache_c) : NULL; /* a Lua string: errors below leak nothing */
+  const char *cache =
+      cache_c ? lua_pushstring(L, cache_c) : NULL; /* a Lua string: errors below leak nothing */
   free(cache_c);
   /* a miss waits for another process compiling the same key, and looks again */
   int *lock = held_lock(L);
@@ -390,13 +411,15 @@ void wl_kernel_build(lua_State *L, int spec, struct wl_kernel *k, const char *co
     counters.cache_hits++;
   } else {
     compiled = compile_now(L, k, nv, cc, code, opts, nopts);
-    if (compiled && cache && !wl_cache_store(cache, keystr, keylen, &k->code, store_err, sizeof store_err))
+    if (compiled && cache &&
+        !wl_cache_store(cache, keystr, keylen, &k->code, store_err, sizeof store_err))
       stored = false;
   }
   if (cache) wl_cache_unlock(cache, keystr, keylen, *lock);
   *lock = -1;
   if (!compiled) {
-    if (wl_stop_pending()) wl_stop_check(L); /* a Ctrl-C ended the compiler: the run stops as it does */
+    if (wl_stop_pending())
+      wl_stop_check(L); /* a Ctrl-C ended the compiler: the run stops as it does */
     wl_raise(L, WL_EXIT_COMPILE, "%s", lua_tostring(L, -1));
   }
   if (!stored && counters.cache_errors++ == 0) wl_warn(L, "%s", store_err);

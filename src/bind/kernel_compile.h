@@ -26,7 +26,8 @@ const char *wl_kernel_name_problem(const char *name, size_t len, size_t *at);
  * compiler) into k, whose name, source and arch are set: k->code, k->sig, k->from_cache,
  * k->compiler and k->compiler_version. dir is the source's directory (its local headers), or
  * NULL. Raises on every error (exit 6 for the compiler's, 1 for the table's). */
-void wl_kernel_build(lua_State *L, int spec, struct wl_kernel *k, const char *code, const char *dir);
+void wl_kernel_build(lua_State *L, int spec, struct wl_kernel *k, const char *code,
+                     const char *dir);
 
 /* compiler runs and cache hits in this run, for wl.compile_stats */
 void wl_kernel_compile_counts(long *compiles, long *cache_hits);

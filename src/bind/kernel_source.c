@@ -25,8 +25,9 @@ char *wl_read_source_file(const char *path, size_t *len, const char **why) {
     return NULL;
   }
   if (!S_ISREG(st.st_mode) || (size_t)st.st_size > MAX_SOURCE_BYTES) {
-    *why = S_ISDIR(st.st_mode) ? "a directory, not a file" : !S_ISREG(st.st_mode) ? "not a regular file (a FIFO, a device or a socket)"
-                                                                                  : "larger than 64 MiB";
+    *why = S_ISDIR(st.st_mode)    ? "a directory, not a file"
+           : !S_ISREG(st.st_mode) ? "not a regular file (a FIFO, a device or a socket)"
+                                  : "larger than 64 MiB";
     close(fd);
     return NULL;
   }
@@ -75,7 +76,8 @@ static bool seen_before(struct headers_seen *seen, const char *path) {
   return false;
 }
 
-static void add_headers(luaL_Buffer *key, const char *code, const char *dir, struct headers_seen *seen) {
+static void add_headers(luaL_Buffer *key, const char *code, const char *dir,
+                        struct headers_seen *seen) {
   if (!dir) return;
   for (const char *p = code; (p = strstr(p, "#include")) != NULL; p += 8) {
     const char *q = p + 8;
@@ -87,7 +89,8 @@ static void add_headers(luaL_Buffer *key, const char *code, const char *dir, str
     snprintf(path, sizeof path, "%s/%.*s", dir, (int)(end - q - 1), q + 1);
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !seen->bad[0]) {
-      snprintf(seen->bad, sizeof seen->bad, "%s is %s", path, S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+      snprintf(seen->bad, sizeof seen->bad, "%s is %s", path,
+               S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
       continue;
     }
     if (seen_before(seen, path)) continue;
@@ -106,7 +109,8 @@ static void add_headers(luaL_Buffer *key, const char *code, const char *dir, str
 }
 
 /* false, with why, when a header the code includes is not a regular file */
-bool wl_add_local_headers(luaL_Buffer *key, const char *code, const char *dir, char *why, size_t size) {
+bool wl_add_local_headers(luaL_Buffer *key, const char *code, const char *dir, char *why,
+                          size_t size) {
   static struct headers_seen seen; /* a few KiB: not on the stack */
   seen.n = 0;
   seen.bad[0] = '\0';

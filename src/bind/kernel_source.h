@@ -12,6 +12,7 @@ char *wl_read_source_file(const char *path, size_t *len, const char **why);
 
 /* Appends to key the text of the local headers that code #includes "like/this.h" (relative to
  * dir), recursively, each once; false, with why, when one of them is not a regular file. */
-bool wl_add_local_headers(luaL_Buffer *key, const char *code, const char *dir, char *why, size_t size);
+bool wl_add_local_headers(luaL_Buffer *key, const char *code, const char *dir, char *why,
+                          size_t size);
 
 #endif

@@ -38,8 +38,11 @@ void wl_clock_mark_start(void) {
   unsigned long long ticks;
   long hz = sysconf(_SC_CLK_TCK);
   /* after the name: field 3 (state) to 21, then 22, starttime */
-  if (!p || hz <= 0 || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                                  &ticks) != 1 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0)
+  if (!p || hz <= 0 ||
+      sscanf(p + 1,
+             " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+             &ticks) != 1 ||
+      clock_gettime(CLOCK_BOOTTIME, &boot) != 0)
     return;
   double age = seconds(boot) - (double)ticks / (double)hz;
   if (age >= 0 && age < 60) started -= age;

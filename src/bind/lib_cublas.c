@@ -45,10 +45,13 @@ static const char *status_text(const struct wl_cublas_api *api, cublasStatus_t s
 }
 
 /* the handle of the device in use, created on first use */
-static struct cublas_device *device_handle(lua_State *L, const struct wl_cublas_api *api, const char *fn) {
+static struct cublas_device *device_handle(lua_State *L, const struct wl_cublas_api *api,
+                                           const char *fn) {
   wl_device_ready(L);
   int i = wl_device_index();
-  if (i < 0 || i >= MAX_DEVICES) wl_raise(L, WL_EXIT_CUDA, "%s: device %d: wlrun keeps cuBLAS handles for devices 0 to %d", fn, i, MAX_DEVICES - 1);
+  if (i < 0 || i >= MAX_DEVICES)
+    wl_raise(L, WL_EXIT_CUDA, "%s: device %d: wlrun keeps cuBLAS handles for devices 0 to %d", fn,
+             i, MAX_DEVICES - 1);
   struct cublas_device *d = &devices[i];
   if (d->handle) return d;
   cublasStatus_t st = api->create(&d->handle);
@@ -59,7 +62,8 @@ static struct cublas_device *device_handle(lua_State *L, const struct wl_cublas_
   /* TF32 comes from the compute type of each call (wl_gemm_compute_type), never from the handle */
   st = api->set_math_mode(d->handle, CUBLAS_DEFAULT_MATH);
   if (st != CUBLAS_STATUS_SUCCESS)
-    wl_raise(L, WL_EXIT_CUDA, "%s: cublasSetMathMode on device %d: %s", fn, i, status_text(api, st));
+    wl_raise(L, WL_EXIT_CUDA, "%s: cublasSetMathMode on device %d: %s", fn, i,
+             status_text(api, st));
   return d;
 }
 
@@ -69,7 +73,8 @@ static int gemm_call(void *ctx, void *const *args, cudaStream_t stream, char *wh
   if (!d) return 0;
   const struct wl_cublas_api *api = w->api;
   cublasStatus_t st;
-  if (!d->current || d->stream != stream || d->workspace != w->workspace || d->workspace_size != w->workspace_size) {
+  if (!d->current || d->stream != stream || d->workspace != w->workspace ||
+      d->workspace_size != w->workspace_size) {
     d->current = false;
     /* cublasSetStream puts the default workspace back: the call's own is set after it, so that
      * cuBLAS never allocates (which a graph capture forbids) */
@@ -77,16 +82,19 @@ static int gemm_call(void *ctx, void *const *args, cudaStream_t stream, char *wh
       snprintf(why, whylen, "cublasSetStream: %s", status_text(api, st));
       return 1;
     }
-    if ((st = api->set_workspace(d->handle, w->workspace, w->workspace_size)) != CUBLAS_STATUS_SUCCESS) {
-      snprintf(why, whylen, "cublasSetWorkspace (%zu bytes): %s", w->workspace_size, status_text(api, st));
+    if ((st = api->set_workspace(d->handle, w->workspace, w->workspace_size)) !=
+        CUBLAS_STATUS_SUCCESS) {
+      snprintf(why, whylen, "cublasSetWorkspace (%zu bytes): %s", w->workspace_size,
+               status_text(api, st));
       return 1;
     }
-    d->stream = stream, d->workspace = w->workspace, d->workspace_size = w->workspace_size, d->current = true;
+    d->stream = stream, d->workspace = w->workspace, d->workspace_size = w->workspace_size,
+    d->current = true;
   }
   const void *a = *(void *const *)args[0], *b = *(void *const *)args[1];
   void *c = *(void *const *)args[2];
-  st = api->gemm_ex(d->handle, w->opb, w->opa, w->n, w->m, w->k, &w->alpha, b, w->type, w->ldb, a, w->type, w->lda,
-                    &w->beta, c, w->type, w->ldc, w->compute, CUBLAS_GEMM_DEFAULT);
+  st = api->gemm_ex(d->handle, w->opb, w->opa, w->n, w->m, w->k, &w->alpha, b, w->type, w->ldb, a,
+                    w->type, w->lda, &w->beta, c, w->type, w->ldc, w->compute, CUBLAS_GEMM_DEFAULT);
   if (st != CUBLAS_STATUS_SUCCESS) {
     snprintf(why, whylen, "cublasGemmEx: %s", status_text(api, st));
     return 1;
@@ -121,10 +129,20 @@ static int l_gemm(lua_State *L) {
     wl_gemm_workspace_free(workspace);
     wl_raise(L, WL_EXIT_CUDA, "%s: out of host memory", fn);
   }
-  *w = (struct gemm_work){.api = api, .dev = dev, .workspace = workspace, .workspace_size = workspace ? g.workspace : 0,
-                          .opa = g.transa ? CUBLAS_OP_T : CUBLAS_OP_N, .opb = g.transb ? CUBLAS_OP_T : CUBLAS_OP_N,
-                          .m = g.m, .n = g.n, .k = g.k, .lda = g.lda, .ldb = g.ldb, .ldc = g.ldc,
-                          .type = wl_gemm_data_type(g.dtype), .compute = wl_gemm_compute_type(g.compute)};
+  *w = (struct gemm_work){.api = api,
+                          .dev = dev,
+                          .workspace = workspace,
+                          .workspace_size = workspace ? g.workspace : 0,
+                          .opa = g.transa ? CUBLAS_OP_T : CUBLAS_OP_N,
+                          .opb = g.transb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                          .m = g.m,
+                          .n = g.n,
+                          .k = g.k,
+                          .lda = g.lda,
+                          .ldb = g.ldb,
+                          .ldc = g.ldc,
+                          .type = wl_gemm_data_type(g.dtype),
+                          .compute = wl_gemm_compute_type(g.compute)};
   wl_gemm_scales(&g, &w->alpha, &w->beta);
   struct wl_host_work host = {gemm_call, w, gemm_release, true, "cublas"};
   wl_gemm_push_work(L, 1, &g, "cublas.gemm", &host);
@@ -147,16 +165,20 @@ static int l_prepare(lua_State *L) {
   const char *fn = "wl.cublas.prepare";
   if (lua_type(L, 1) != LUA_TTABLE || lua_rawlen(L, 1) == 0) {
     bool fields = lua_type(L, 1) == LUA_TTABLE && (lua_pushnil(L), lua_next(L, 1));
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: expected a list of kinds {{dtype =, compute =}, ...}, got %s", fn,
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: expected a list of kinds {{dtype =, compute =}, ...}, got %s",
+             fn,
              fields ? "a table with no list entries (one kind is written {{dtype = ...}})"
-             : lua_type(L, 1) == LUA_TTABLE ? "an empty table" : luaL_typename(L, 1));
+             : lua_type(L, 1) == LUA_TTABLE ? "an empty table"
+                                            : luaL_typename(L, 1));
   }
   lua_Integer len = (lua_Integer)lua_rawlen(L, 1);
   for (lua_pushnil(L); lua_next(L, 1); lua_pop(L, 1)) {
     lua_Integer i = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
     if (i < 1 || i > len)
-      wl_raise(L, WL_EXIT_SCRIPT, "%s: expected a list of kinds {{dtype =, compute =}, ...}; it has the key %s", fn,
-               lua_type(L, -2) == LUA_TSTRING ? lua_pushfstring(L, "'%s'", lua_tostring(L, -2)) : luaL_tolstring(L, -2, NULL));
+      wl_raise(L, WL_EXIT_SCRIPT,
+               "%s: expected a list of kinds {{dtype =, compute =}, ...}; it has the key %s", fn,
+               lua_type(L, -2) == LUA_TSTRING ? lua_pushfstring(L, "'%s'", lua_tostring(L, -2))
+                                              : luaL_tolstring(L, -2, NULL));
   }
   struct wl_gemm_kind kinds[WL_PREPARE_MAX];
   int n = 0;
@@ -167,7 +189,8 @@ static int l_prepare(lua_State *L) {
     lua_rawgeti(L, 1, i);
     wl_gemm_read_kind(L, lua_gettop(L), at, &g);
     lua_pop(L, 1);
-    struct wl_gemm_kind k = {wl_gemm_data_type(g.dtype), wl_gemm_compute_type(g.compute), wl_gemm_scale_type(g.compute)};
+    struct wl_gemm_kind k = {wl_gemm_data_type(g.dtype), wl_gemm_compute_type(g.compute),
+                             wl_gemm_scale_type(g.compute)};
     bool known = false;
     for (int j = 0; j < n && !known; j++) known = wl_gemm_kind_same(&kinds[j], &k);
     if (!known && n < WL_PREPARE_MAX) kinds[n++] = k; /* fewer kinds exist than WL_PREPARE_MAX */
@@ -181,7 +204,8 @@ static int l_prepare(lua_State *L) {
    * the driver's own load needs; the device's context is the thread's to make, so that a run
    * that asks before its context is made overlaps the two */
   int count;
-  if (wl_backend->device_count(&count) != cudaSuccess) wl_backend->clear_error(); /* the thread says why */
+  if (wl_backend->device_count(&count) != cudaSuccess)
+    wl_backend->clear_error(); /* the thread says why */
   bool started = wl_cublas_prepare_start(wl_device_promise(), kinds, n, why, sizeof why);
   lua_pushboolean(L, started);
   if (started || !*why) return 1;
@@ -216,8 +240,11 @@ static int l_prepared(lua_State *L) {
 }
 
 void wl_open_cublas(lua_State *L) {
-  static const luaL_Reg fns[] = {{"gemm", l_gemm}, {"library", l_library}, {"prepare", l_prepare},
-                                     {"prepared", l_prepared}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"gemm", l_gemm},
+                                 {"library", l_library},
+                                 {"prepare", l_prepare},
+                                 {"prepared", l_prepared},
+                                 {NULL, NULL}};
   luaL_newlib(L, fns);
   lua_setfield(L, -2, "cublas");
 }

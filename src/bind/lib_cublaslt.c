@@ -43,13 +43,15 @@ static void matmul_release(void *ctx) {
   free(w);
 }
 
-static int matmul_call(void *ctx, void *const *args, cudaStream_t stream, char *why, size_t whylen) {
+static int matmul_call(void *ctx, void *const *args, cudaStream_t stream, char *why,
+                       size_t whylen) {
   struct matmul_work *w = ctx;
   if (!w->handle) return 0;
   const void *a = *(void *const *)args[0], *b = *(void *const *)args[1];
   void *c = *(void *const *)args[2];
-  cublasStatus_t st = w->api->matmul(w->handle, w->desc, &w->alpha, b, w->first, a, w->second, &w->beta, c, w->out, c,
-                                     w->out, &w->algo, w->workspace, w->workspace_size, stream);
+  cublasStatus_t st =
+      w->api->matmul(w->handle, w->desc, &w->alpha, b, w->first, a, w->second, &w->beta, c, w->out,
+                     c, w->out, &w->algo, w->workspace, w->workspace_size, stream);
   if (st != CUBLAS_STATUS_SUCCESS) {
     const char *s = w->api->status_string(st);
     snprintf(why, whylen, "cublasLtMatmul: %s", s ? s : "unknown cuBLAS status");
@@ -59,7 +61,8 @@ static int matmul_call(void *ctx, void *const *args, cudaStream_t stream, char *
 }
 
 /* raises with the status of the cuBLASLt call STEP, after releasing w */
-static void check(lua_State *L, struct matmul_work *w, cublasStatus_t st, const char *fn, const char *step) {
+static void check(lua_State *L, struct matmul_work *w, cublasStatus_t st, const char *fn,
+                  const char *step) {
   if (st == CUBLAS_STATUS_SUCCESS) return;
   const char *s = w->api->status_string(st);
   char msg[256];
@@ -72,16 +75,23 @@ static void check(lua_State *L, struct matmul_work *w, cublasStatus_t st, const 
 static void describe(lua_State *L, struct matmul_work *w, const struct wl_gemm *g, const char *fn) {
   const struct wl_cublaslt_api *api = w->api;
   cudaDataType_t type = wl_gemm_data_type(g->dtype);
-  cublasOperation_t opa = g->transa ? CUBLAS_OP_T : CUBLAS_OP_N, opb = g->transb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  check(L, w, api->desc_create(&w->desc, wl_gemm_compute_type(g->compute), wl_gemm_scale_type(g->compute)), fn,
-        "cublasLtMatmulDescCreate");
-  check(L, w, api->desc_set(w->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opb, sizeof opb), fn, "setting TRANSA");
-  check(L, w, api->desc_set(w->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opa, sizeof opa), fn, "setting TRANSB");
+  cublasOperation_t opa = g->transa ? CUBLAS_OP_T : CUBLAS_OP_N,
+                    opb = g->transb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  check(
+      L, w,
+      api->desc_create(&w->desc, wl_gemm_compute_type(g->compute), wl_gemm_scale_type(g->compute)),
+      fn, "cublasLtMatmulDescCreate");
+  check(L, w, api->desc_set(w->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opb, sizeof opb), fn,
+        "setting TRANSA");
+  check(L, w, api->desc_set(w->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opa, sizeof opa), fn,
+        "setting TRANSB");
   /* a row-major rows x cols matrix is a column-major cols x rows one */
   uint64_t brows = g->transb ? g->n : g->k, bcols = g->transb ? g->k : g->n;
   uint64_t arows = g->transa ? g->k : g->m, acols = g->transa ? g->m : g->k;
-  check(L, w, api->layout_create(&w->first, type, bcols, brows, g->ldb), fn, "cublasLtMatrixLayoutCreate (b)");
-  check(L, w, api->layout_create(&w->second, type, acols, arows, g->lda), fn, "cublasLtMatrixLayoutCreate (a)");
+  check(L, w, api->layout_create(&w->first, type, bcols, brows, g->ldb), fn,
+        "cublasLtMatrixLayoutCreate (b)");
+  check(L, w, api->layout_create(&w->second, type, acols, arows, g->lda), fn,
+        "cublasLtMatrixLayoutCreate (a)");
   check(L, w, api->layout_create(&w->out, type, (uint64_t)g->n, (uint64_t)g->m, g->ldc), fn,
         "cublasLtMatrixLayoutCreate (c)");
 }
@@ -96,14 +106,14 @@ static uint32_t alignment(const void *p) {
 
 /* the handle of the device in use, and the best algorithm for w within its workspace and for the
  * alignment of the tensors a, b, c */
-static void choose_algorithm(lua_State *L, struct matmul_work *w, const struct wl_gemm *g, const void *a,
-                             const void *b, const void *c, const char *fn) {
+static void choose_algorithm(lua_State *L, struct matmul_work *w, const struct wl_gemm *g,
+                             const void *a, const void *b, const void *c, const char *fn) {
   const struct wl_cublaslt_api *api = w->api;
   int dev = wl_device_index();
   if (dev < 0 || dev >= MAX_DEVICES) {
     matmul_release(w);
-    wl_raise(L, WL_EXIT_CUDA, "%s: device %d: wlrun keeps cuBLASLt handles for devices 0 to %d", fn, dev,
-             MAX_DEVICES - 1);
+    wl_raise(L, WL_EXIT_CUDA, "%s: device %d: wlrun keeps cuBLASLt handles for devices 0 to %d", fn,
+             dev, MAX_DEVICES - 1);
   }
   if (!handles[dev]) {
     cublasStatus_t st = api->create(&handles[dev]);
@@ -114,7 +124,8 @@ static void choose_algorithm(lua_State *L, struct matmul_work *w, const struct w
   cublasLtMatmulPreference_t pref;
   check(L, w, api->pref_create(&pref), fn, "cublasLtMatmulPreferenceCreate");
   uint64_t max_workspace = w->workspace_size;
-  cublasStatus_t st = api->pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace, sizeof max_workspace);
+  cublasStatus_t st = api->pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace,
+                                    sizeof max_workspace);
   /* the bound tensors never change: an algorithm for their alignment (a view may start anywhere) */
   static const cublasLtMatmulPreferenceAttributes_t align_attr[] = {
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
@@ -127,14 +138,16 @@ static void choose_algorithm(lua_State *L, struct matmul_work *w, const struct w
   cublasLtMatmulHeuristicResult_t result;
   int found = 0;
   if (st == CUBLAS_STATUS_SUCCESS)
-    st = api->heuristic(w->handle, w->desc, w->first, w->second, w->out, w->out, pref, 1, &result, &found);
+    st = api->heuristic(w->handle, w->desc, w->first, w->second, w->out, w->out, pref, 1, &result,
+                        &found);
   (void)api->pref_destroy(pref); /* its status changes nothing */
   check(L, w, st, fn, "cublasLtMatmulAlgoGetHeuristic");
   if (found < 1) {
     char name[160];
     wl_gemm_name(g, "cublaslt.matmul", name, sizeof name);
     matmul_release(w);
-    wl_raise(L, WL_EXIT_CUDA, "%s: cuBLASLt has no algorithm for %s within a workspace of %zu bytes", fn, name,
+    wl_raise(L, WL_EXIT_CUDA,
+             "%s: cuBLASLt has no algorithm for %s within a workspace of %zu bytes", fn, name,
              g->workspace);
   }
   w->algo = result.algo;
@@ -173,7 +186,8 @@ static int l_matmul(lua_State *L) {
   wl_gemm_scales(&g, &w->alpha, &w->beta);
   if (api) describe(L, w, &g, fn); /* host only: checked under --compile-only too */
   if (api && !wl_backend->no_device)
-    choose_algorithm(L, w, &g, tensor_data(L, 1, "a"), tensor_data(L, 1, "b"), tensor_data(L, 1, "c"), fn);
+    choose_algorithm(L, w, &g, tensor_data(L, 1, "a"), tensor_data(L, 1, "b"),
+                     tensor_data(L, 1, "c"), fn);
   struct wl_host_work host = {matmul_call, w, matmul_release, true, "cublaslt"};
   wl_gemm_push_work(L, 1, &g, "cublaslt.matmul", &host);
   return 1;

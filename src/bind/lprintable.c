@@ -39,7 +39,8 @@ static bool clean(lua_State *L, int idx, int seen, int depth) {
   lua_pushnil(L);
   while (lua_next(L, idx)) { /* a key is read as it is: lua_next needs it unchanged */
     bool ok = (lua_type(L, -2) != LUA_TSTRING || clean_string(L, -2)) &&
-              (lua_type(L, -2) != LUA_TTABLE || clean(L, -2, seen, depth + 1)) && clean(L, -1, seen, depth + 1);
+              (lua_type(L, -2) != LUA_TTABLE || clean(L, -2, seen, depth + 1)) &&
+              clean(L, -1, seen, depth + 1);
     lua_pop(L, 1);
     if (!ok) {
       lua_pop(L, 1);

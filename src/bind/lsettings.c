@@ -46,8 +46,8 @@ static int l_setting_value(lua_State *L) {
   const char *section = wl_check_string(L, 1), *name = wl_check_string(L, 2);
   const struct wl_setting *s = wl_setting_find(section, name);
   if (!s) return wl_raise(L, WL_EXIT_SCRIPT, "unknown setting %s.%s", section, name);
-  bool numeric = s->type == WL_INT || s->type == WL_NUMBER || s->type == WL_DURATION || s->type == WL_PERCENT ||
-                 s->type == WL_CLOCKS; /* a clock in MHz */
+  bool numeric = s->type == WL_INT || s->type == WL_NUMBER || s->type == WL_DURATION ||
+                 s->type == WL_PERCENT || s->type == WL_CLOCKS; /* a clock in MHz */
   bool text = s->type != WL_INT && s->type != WL_NUMBER && s->type != WL_BOOL;
   char buf[64], err[1024];
   const char *given = NULL;
@@ -67,8 +67,7 @@ static int l_setting_value(lua_State *L) {
     lua_pushnil(L);
     if (t == LUA_TSTRING)
       lua_pushfstring(L, "expected %s, got a string ('%s')", err, lua_tostring(L, 3));
-    else
-      lua_pushfstring(L, "expected %s, got a %s", err, luaL_typename(L, 3));
+    else lua_pushfstring(L, "expected %s, got a %s", err, luaL_typename(L, 3));
     return 2;
   }
   if (!wl_setting_check(s, given, &probe.number, err, sizeof err)) {
@@ -99,7 +98,8 @@ static int l_percent(lua_State *L) {
   return 1;
 }
 
-/* settings = {section = {name = value}}, settings_origin = {section = {name = {source=, origin=}}} */
+/* settings = {section = {name = value}}, settings_origin = {section = {name = {source=, origin=}}}
+ */
 static void push_settings(lua_State *L) {
   lua_newtable(L); /* values */
   lua_newtable(L); /* origins */
@@ -159,11 +159,13 @@ static void set_string(lua_State *L, const char *k, const char *v) {
 }
 
 void wl_open_settings(lua_State *L, const struct wl_cli *cli) {
-  static const luaL_Reg fns[] = {{"setting_value", l_setting_value}, {"percent", l_percent}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {
+      {"setting_value", l_setting_value}, {"percent", l_percent}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
   push_settings(L);
   lua_newtable(L);
-  static const char *const commands[] = {[WL_CMD_RUN] = "run", [WL_CMD_INFO] = "info", [WL_CMD_TOOL] = "tool"};
+  static const char *const commands[] = {
+      [WL_CMD_RUN] = "run", [WL_CMD_INFO] = "info", [WL_CMD_TOOL] = "tool"};
   set_string(L, "command", commands[cli->command]);
   set_string(L, "script", cli->script);
   push_strings(L, cli->script_args, cli->nscript_args, "script_args");

@@ -36,12 +36,14 @@ static void set_number(lua_State *L, const char *k, double v) {
   lua_setfield(L, -2, k);
 }
 
-/* wl.stats.summary(samples) -> {n, mean, std, min, max, median, p10, p25, p75, p90, p99, iqr, cv} */
+/* wl.stats.summary(samples) -> {n, mean, std, min, max, median, p10, p25, p75, p90, p99, iqr, cv}
+ */
 static int l_summary(lua_State *L) {
   size_t n;
   double *x = check_samples(L, 1, &n);
   struct wl_summary s;
-  if (!wl_stats_summarize(x, n, &s)) return wl_raise(L, WL_EXIT_SCRIPT, "not enough memory for the summary");
+  if (!wl_stats_summarize(x, n, &s))
+    return wl_raise(L, WL_EXIT_SCRIPT, "not enough memory for the summary");
   lua_createtable(L, 0, 13);
   lua_pushinteger(L, (lua_Integer)s.n);
   lua_setfield(L, -2, "n");
@@ -105,7 +107,8 @@ static int l_shape(lua_State *L) {
   size_t n;
   double *x = check_samples(L, 1, &n);
   struct wl_shape s;
-  if (!wl_stats_shape(x, n, &s)) return wl_raise(L, WL_EXIT_SCRIPT, "not enough memory for the shape");
+  if (!wl_stats_shape(x, n, &s))
+    return wl_raise(L, WL_EXIT_SCRIPT, "not enough memory for the shape");
   lua_createtable(L, 0, 20);
   set_integer(L, "n", s.n);
   set_number(L, "median", s.median);
@@ -171,7 +174,8 @@ static int l_bootstrap_ratio(lua_State *L) {
   lua_Integer resamples = wl_check_integer(L, 3);
   lua_Number confidence = wl_check_number(L, 4);
   lua_Integer seed = wl_check_integer(L, 5);
-  wl_arg_check(L, resamples >= 0 && resamples <= INT32_MAX, 3, "resamples from 0 to 2^31 - 1 expected");
+  wl_arg_check(L, resamples >= 0 && resamples <= INT32_MAX, 3,
+               "resamples from 0 to 2^31 - 1 expected");
   size_t n1, n2;
   const double *base = sorted_numbers(L, 1, &n1, finite_positive);
   const double *new = base ? sorted_numbers(L, 2, &n2, finite_positive) : NULL;
@@ -179,9 +183,10 @@ static int l_bootstrap_ratio(lua_State *L) {
   wl_arg_check(L, n1 >= 1 && n2 >= 1, n1 >= 1 ? 2 : 1, "at least one sample expected");
   double *logs = lua_newuserdatauv(L, (resamples ? (size_t)resamples : 1) * sizeof *logs, 0);
   double lo, hi;
-  if (!wl_bootstrap_ratio(base, n1, new, n2, (size_t)resamples, confidence, (uint64_t)seed, logs, &lo,
-                          &hi))
-    return wl_raise(L, WL_EXIT_SCRIPT, "not enough memory for a bootstrap of %d resamples", (int)resamples);
+  if (!wl_bootstrap_ratio(base, n1, new, n2, (size_t)resamples, confidence, (uint64_t)seed, logs,
+                          &lo, &hi))
+    return wl_raise(L, WL_EXIT_SCRIPT, "not enough memory for a bootstrap of %d resamples",
+                    (int)resamples);
   lua_pushnumber(L, lo);
   lua_pushnumber(L, hi);
   lua_createtable(L, (int)resamples, 0);
@@ -220,10 +225,12 @@ static int l_geomean_interval(lua_State *L) {
     if (resamples < 0 || len < resamples) resamples = len;
     lua_pop(L, 1);
   }
-  wl_arg_check(L, resamples >= 1 && resamples <= INT32_MAX, 1, "lists of 1 to 2^31 - 1 replicates expected");
+  wl_arg_check(L, resamples >= 1 && resamples <= INT32_MAX, 1,
+               "lists of 1 to 2^31 - 1 replicates expected");
   double *sums = lua_newuserdatauv(L, (size_t)resamples * sizeof *sums, 0);
   for (lua_Integer r = 0; r < resamples; r++) sums[r] = 0;
-  for (lua_Integer i = 1; i <= lists; i++) { /* the configurations' order: Lua's order of addition */
+  for (lua_Integer i = 1; i <= lists;
+       i++) { /* the configurations' order: Lua's order of addition */
     lua_rawgeti(L, 1, i);
     for (lua_Integer r = 0; r < resamples; r++) {
       bool ok = lua_rawgeti(L, -1, r + 1) == LUA_TNUMBER;

@@ -77,7 +77,8 @@ static const char *opt_field(lua_State *L, int opts, const char *name) {
   lua_getfield(L, opts, name);
   if (lua_isnil(L, -1)) return NULL;
   const char *s = lua_tostring(L, -1);
-  if (!s || strlen(s) != lua_rawlen(L, -1)) wl_raise(L, WL_EXIT_SCRIPT, "option '%s': a string without NUL bytes expected", name);
+  if (!s || strlen(s) != lua_rawlen(L, -1))
+    wl_raise(L, WL_EXIT_SCRIPT, "option '%s': a string without NUL bytes expected", name);
   return s; /* kept alive by the options table */
 }
 
@@ -107,7 +108,8 @@ static void read_command_line(lua_State *L, lua_Integer n, struct child *c) {
     size_t len;
     c->argv[i - 1] = lua_tolstring(L, -1, &len); /* kept alive by the table */
     if (!c->argv[i - 1] || strlen(c->argv[i - 1]) != len)
-      wl_raise(L, WL_EXIT_SCRIPT, "argument %d of the command line: a string without NUL bytes expected", (int)i);
+      wl_raise(L, WL_EXIT_SCRIPT,
+               "argument %d of the command line: a string without NUL bytes expected", (int)i);
     lua_pop(L, 1);
   }
   c->argv[n] = NULL;
@@ -121,7 +123,8 @@ static void read_env(lua_State *L, int env, struct child *c) {
   lua_pushnil(L);
   while (lua_next(L, env)) {
     if (c->nenv == 64) wl_raise(L, WL_EXIT_SCRIPT, "at most 64 environment variables");
-    c->envs[c->nenv++] = lua_pushfstring(L, "%s=%s", wl_check_string(L, -2), wl_check_string(L, -1));
+    c->envs[c->nenv++] =
+        lua_pushfstring(L, "%s=%s", wl_check_string(L, -2), wl_check_string(L, -1));
     lua_rawseti(L, keep, c->nenv);
     lua_pop(L, 1); /* the value; the key stays for lua_next */
   }
@@ -167,7 +170,8 @@ static bool redirect_child(const struct child *c) {
  * returns (127 for a child that cannot do its part). */
 static void exec_child(const struct child *c, pid_t parent) {
   /* a program that must not outlive wlrun (wl.command's): killed if wlrun ends first */
-  if (c->die_with_parent && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)) _exit(127);
+  if (c->die_with_parent && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent))
+    _exit(127);
   for (int i = 0; i < c->nenv; i++)
     if (putenv((char *)c->envs[i]) != 0) _exit(127);
   if (!redirect_child(c)) _exit(127);
@@ -232,7 +236,8 @@ static void forward_signal(int sig, siginfo_t *info, void *context) {
   if (!wl_stop_signal) wl_stop_signal = sig; /* the run's message and exit code name it */
   /* Ctrl-C at the terminal (si_code SI_KERNEL) went to the whole foreground process group,
    * the child included: passing it on would deliver it twice */
-  if (forward_to > 0 && !(sig == SIGINT && info && info->si_code == SI_KERNEL)) kill((pid_t)forward_to, sig);
+  if (forward_to > 0 && !(sig == SIGINT && info && info->si_code == SI_KERNEL))
+    kill((pid_t)forward_to, sig);
 }
 
 struct forwarding {
@@ -386,7 +391,8 @@ static int wait_child(lua_State *L, pid_t pid, double limit) {
       return 2;
     }
     if (limit >= 0 && monotonic() - t0 > limit) return 0;
-    if (wl_stop_pending()) wl_stop_check(L); /* Ctrl-C: the caller's error now, not after the wait */
+    if (wl_stop_pending())
+      wl_stop_check(L); /* Ctrl-C: the caller's error now, not after the wait */
     struct timespec nap = {0, 1000000};
     nanosleep(&nap, NULL);
   }
@@ -504,17 +510,28 @@ static int l_hold_stdout(lua_State *L) {
 static int l_release_stdout(lua_State *L) {
   int saved = (int)wl_check_integer(L, 1);
   fflush(stdout);
-  if (dup2(saved, STDOUT_FILENO) < 0) return wl_raise(L, WL_EXIT_IO, "cannot give standard output back: %s", strerror(errno));
+  if (dup2(saved, STDOUT_FILENO) < 0)
+    return wl_raise(L, WL_EXIT_IO, "cannot give standard output back: %s", strerror(errno));
   close(saved);
   return 0;
 }
 
 void wl_open_system(lua_State *L) {
-  static const luaL_Reg fns[] = {{"isatty", l_isatty}, {"hash", l_hash}, {"utc_now", l_utc_now},
-                                 {"cwd", l_cwd}, {"spawn", l_spawn}, {"self_exe", l_self_exe},
-                                 {"spawn_async", l_spawn_async}, {"wait_any", l_wait_any}, {"wait_pid", l_wait_pid}, {"kill", l_kill},
-                                 {"getpid", l_getpid}, {"find_program", l_find_program}, {"hold_stdout", l_hold_stdout},
-                                 {"release_stdout", l_release_stdout}, {"embedded_file", l_embedded_file},
+  static const luaL_Reg fns[] = {{"isatty", l_isatty},
+                                 {"hash", l_hash},
+                                 {"utc_now", l_utc_now},
+                                 {"cwd", l_cwd},
+                                 {"spawn", l_spawn},
+                                 {"self_exe", l_self_exe},
+                                 {"spawn_async", l_spawn_async},
+                                 {"wait_any", l_wait_any},
+                                 {"wait_pid", l_wait_pid},
+                                 {"kill", l_kill},
+                                 {"getpid", l_getpid},
+                                 {"find_program", l_find_program},
+                                 {"hold_stdout", l_hold_stdout},
+                                 {"release_stdout", l_release_stdout},
+                                 {"embedded_file", l_embedded_file},
                                  {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
   wl_open_system_files(L);

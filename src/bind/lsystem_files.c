@@ -160,8 +160,10 @@ static int l_lock_path(lua_State *L) {
   int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return wl_push_failure(L);
   struct stat st;
-  int failed = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL /* never a journal of wlrun's */
-                                   : flock(fd, LOCK_EX | LOCK_NB) != 0 ? errno : 0;
+  int failed = fstat(fd, &st) != 0                 ? errno
+               : !S_ISREG(st.st_mode)              ? EINVAL /* never a journal of wlrun's */
+               : flock(fd, LOCK_EX | LOCK_NB) != 0 ? errno
+                                                   : 0;
   if (failed) {
     close(fd);
     errno = failed;
@@ -216,10 +218,8 @@ static int remove_entries(int fd, int depth, char *where, size_t size) {
       if (errno != ENOENT) rc = -1; /* ENOENT: gone meanwhile, nothing to remove */
     } else if (S_ISDIR(st.st_mode)) {
       int sub = -1;
-      if (depth >= 256)
-        errno = ELOOP;
-      else
-        sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (depth >= 256) errno = ELOOP;
+      else sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (sub < 0) {
         rc = -1;
       } else if (remove_entries(sub, depth + 1, where, size) != 0) {
@@ -268,10 +268,16 @@ static int l_remove_tree(lua_State *L) {
 }
 
 void wl_open_system_files(lua_State *L) {
-  static const luaL_Reg fns[] = {{"list_dir", l_list_dir}, {"file_type", l_file_type}, {"file_id", l_file_id},
+  static const luaL_Reg fns[] = {{"list_dir", l_list_dir},
+                                 {"file_type", l_file_type},
+                                 {"file_id", l_file_id},
                                  {"make_dir", l_make_dir},
-                                 {"temp_dir", l_temp_dir}, {"remove_tree", l_remove_tree},
-                                 {"create_beside", l_create_beside}, {"lock", l_lock},
-                                 {"lock_path", l_lock_path}, {"link", l_link}, {NULL, NULL}};
+                                 {"temp_dir", l_temp_dir},
+                                 {"remove_tree", l_remove_tree},
+                                 {"create_beside", l_create_beside},
+                                 {"lock", l_lock},
+                                 {"lock_path", l_lock_path},
+                                 {"link", l_link},
+                                 {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

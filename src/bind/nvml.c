@@ -43,8 +43,9 @@ static const struct {
   const char *name;
   bool throttle; /* slows the clock below what the power budget allows */
 } reason_names[WL_NVML_REASONS] = {
-    {0x4, "sw_power_cap", false},        {0x8, "hw_slowdown", true},         {0x20, "sw_thermal_slowdown", true},
-    {0x40, "hw_thermal_slowdown", true}, {0x80, "hw_power_brake", true},
+    {0x4, "sw_power_cap", false},        {0x8, "hw_slowdown", true},
+    {0x20, "sw_thermal_slowdown", true}, {0x40, "hw_thermal_slowdown", true},
+    {0x80, "hw_power_brake", true},
 };
 
 #define SYM(field, name) (*(void **)&nvml.field = dlsym(h, name))
@@ -61,7 +62,8 @@ static void *load(void *unused) {
   SYM(clock, "nvmlDeviceGetClockInfo");
   SYM(max_clock, "nvmlDeviceGetMaxClockInfo");
   SYM(default_clock, "nvmlDeviceGetDefaultApplicationsClock");
-  if (!SYM(reasons, "nvmlDeviceGetCurrentClocksEventReasons")) SYM(reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  if (!SYM(reasons, "nvmlDeviceGetCurrentClocksEventReasons"))
+    SYM(reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
   SYM(temperature, "nvmlDeviceGetTemperature");
   SYM(power, "nvmlDeviceGetPowerUsage");
   SYM(energy, "nvmlDeviceGetTotalEnergyConsumption");
@@ -110,7 +112,8 @@ bool wl_nvml_ready(lua_State *L) {
   if (!nvml.loaded) return false;
   char bus[32];
   wl_device_ready(L);
-  if (wl_backend->pci_bus_id(bus, sizeof bus, wl_device_index()) != cudaSuccess) { /* no NVML then */
+  if (wl_backend->pci_bus_id(bus, sizeof bus, wl_device_index()) !=
+      cudaSuccess) { /* no NVML then */
     wl_backend->clear_error();
     return false;
   }
@@ -124,7 +127,9 @@ bool wl_nvml_ready(lua_State *L) {
   return nvml.ok;
 }
 
-bool wl_nvml_sm_mhz(unsigned *mhz) { return nvml.ok && nvml.clock(nvml.dev, NVML_CLOCK_SM, mhz) == 0; }
+bool wl_nvml_sm_mhz(unsigned *mhz) {
+  return nvml.ok && nvml.clock(nvml.dev, NVML_CLOCK_SM, mhz) == 0;
+}
 /* read once (by the thread, where it could): it does not change, and NVML takes over a
  * millisecond to give it (H200) */
 bool wl_nvml_max_sm_mhz(unsigned *mhz) {
@@ -136,17 +141,24 @@ bool wl_nvml_max_sm_mhz(unsigned *mhz) {
 bool wl_nvml_default_sm_mhz(unsigned *mhz) {
   return nvml.ok && nvml.default_clock && nvml.default_clock(nvml.dev, NVML_CLOCK_SM, mhz) == 0;
 }
-bool wl_nvml_reasons(unsigned long long *r) { return nvml.ok && nvml.reasons && nvml.reasons(nvml.dev, r) == 0; }
+bool wl_nvml_reasons(unsigned long long *r) {
+  return nvml.ok && nvml.reasons && nvml.reasons(nvml.dev, r) == 0;
+}
 bool wl_nvml_temperature(unsigned *c) {
   return nvml.ok && nvml.temperature && nvml.temperature(nvml.dev, NVML_TEMPERATURE_GPU, c) == 0;
 }
-bool wl_nvml_power_mw(unsigned *mw) { return nvml.ok && nvml.power && nvml.power(nvml.dev, mw) == 0; }
-bool wl_nvml_energy_mj(unsigned long long *mj) { return nvml.ok && nvml.energy && nvml.energy(nvml.dev, mj) == 0; }
+bool wl_nvml_power_mw(unsigned *mw) {
+  return nvml.ok && nvml.power && nvml.power(nvml.dev, mw) == 0;
+}
+bool wl_nvml_energy_mj(unsigned long long *mj) {
+  return nvml.ok && nvml.energy && nvml.energy(nvml.dev, mj) == 0;
+}
 
 int wl_nvml_reason_names(unsigned long long reasons, bool throttled_only, const char **names) {
   int n = 0;
   for (int i = 0; i < WL_NVML_REASONS; i++)
-    if ((reasons & reason_names[i].bit) && (!throttled_only || reason_names[i].throttle)) names[n++] = reason_names[i].name;
+    if ((reasons & reason_names[i].bit) && (!throttled_only || reason_names[i].throttle))
+      names[n++] = reason_names[i].name;
   return n;
 }
 
@@ -157,14 +169,17 @@ void wl_nvml_unlock_clocks(void) {
 
 bool wl_nvml_lock_clocks(unsigned min_mhz, unsigned max_mhz, char *why, size_t whylen) {
   if (!nvml.ok || !nvml.lock || !nvml.unlock) {
-    snprintf(why, whylen, "%s", nvml.ok ? "this driver's NVML cannot lock clocks" : "NVML is not available");
+    snprintf(why, whylen, "%s",
+             nvml.ok ? "this driver's NVML cannot lock clocks" : "NVML is not available");
     return false;
   }
   int rc = nvml.lock(nvml.dev, min_mhz, max_mhz);
   if (rc != 0) {
     const char *msg = nvml.error_string ? nvml.error_string(rc) : NULL;
     snprintf(why, whylen, "NVML: %s (error %d)%s", msg ? msg : "refused", rc,
-             rc == 4 ? ": locking clocks needs root, or an administrator's nvidia-smi --lock-gpu-clocks" : "");
+             rc == 4
+                 ? ": locking clocks needs root, or an administrator's nvidia-smi --lock-gpu-clocks"
+                 : "");
     return false;
   }
   static bool registered;

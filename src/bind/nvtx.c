@@ -13,18 +13,21 @@
 #include <string.h>
 
 const struct wl_nvtx_color wl_nvtx_colors[] = {
-    {"red", 0xE15759},   {"orange", 0xF28E2B}, {"yellow", 0xEDC948}, {"green", 0x59A14F},
-    {"teal", 0x76B7B2},  {"cyan", 0x17BECF},   {"blue", 0x4E79A7},   {"purple", 0xB07AA1},
-    {"magenta", 0xD37295}, {"pink", 0xFF9DA7}, {"brown", 0x9C755F},  {"gray", 0xBAB0AC},
-    {"grey", 0xBAB0AC},  {"black", 0x000000},  {"white", 0xFFFFFF},
+    {"red", 0xE15759},     {"orange", 0xF28E2B}, {"yellow", 0xEDC948}, {"green", 0x59A14F},
+    {"teal", 0x76B7B2},    {"cyan", 0x17BECF},   {"blue", 0x4E79A7},   {"purple", 0xB07AA1},
+    {"magenta", 0xD37295}, {"pink", 0xFF9DA7},   {"brown", 0x9C755F},  {"gray", 0xBAB0AC},
+    {"grey", 0xBAB0AC},    {"black", 0x000000},  {"white", 0xFFFFFF},
 };
 const size_t wl_nvtx_ncolors = sizeof wl_nvtx_colors / sizeof wl_nvtx_colors[0];
 
 /* The kinds of automatic range: the category of kind i is i + 1 in the domain "wlrun". */
 const struct wl_nvtx_kind wl_nvtx_kinds[] = {
-    {"scenario", "blue"}, {"configuration", "orange"}, {"setup", "green"},  {"check", "purple"},
-    {"warmup", "yellow"}, {"measurement", "red"},      {"teardown", "brown"}, {"loop", "teal"},
-    {"iteration", "gray"}, {"data", "pink"},           {"step", "cyan"},     {"phase", "magenta"},
+    {"scenario", "blue"},  {"configuration", "orange"},
+    {"setup", "green"},    {"check", "purple"},
+    {"warmup", "yellow"},  {"measurement", "red"},
+    {"teardown", "brown"}, {"loop", "teal"},
+    {"iteration", "gray"}, {"data", "pink"},
+    {"step", "cyan"},      {"phase", "magenta"},
 };
 const int wl_nvtx_nkinds = (int)(sizeof wl_nvtx_kinds / sizeof wl_nvtx_kinds[0]);
 
@@ -233,14 +236,18 @@ static int scope_close(lua_State *L) {
     return 0;
   }
   if (depth <= s->depth_before)
-    return wl_raise(L, WL_EXIT_SCRIPT, "%s '%s' (%s): a range pushed before it was popped inside it (a pop without a push)",
-                    s->what, name, wl_nvtx_domain_label(L, didx));
+    return wl_raise(
+        L, WL_EXIT_SCRIPT,
+        "%s '%s' (%s): a range pushed before it was popped inside it (a pop without a push)",
+        s->what, name, wl_nvtx_domain_label(L, didx));
   if (depth > s->depth_before + 1) {
     int extra = depth - s->depth_before - 1;
     const char *names = stack_names(L, didx, s->depth_before + 1);
-    warn(L, lua_pushfstring(L, "%s '%s' (%s) ended with %d range%s pushed inside it and not popped: %s; wlrun popped %s",
-                            s->what, name, wl_nvtx_domain_label(L, didx), extra, extra == 1 ? "" : "s", names,
-                            extra == 1 ? "it" : "them"));
+    warn(L, lua_pushfstring(L,
+                            "%s '%s' (%s) ended with %d range%s pushed inside it and not popped: "
+                            "%s; wlrun popped %s",
+                            s->what, name, wl_nvtx_domain_label(L, didx), extra,
+                            extra == 1 ? "" : "s", names, extra == 1 ? "it" : "them"));
     for (; extra > 0; extra--) {
       wl_nvtx_pop_one(L, didx);
       lua_pop(L, 1);
@@ -285,8 +292,11 @@ static int sentinel_gc(lua_State *L) {
     int depth = d->depth;
     if (depth > 0) {
       const char *names = stack_names(L, didx, 0);
-      warn(L, lua_pushfstring(L, "the run ended with %d range%s pushed and not popped in %s: %s; wlrun popped %s", depth,
-                              depth == 1 ? "" : "s", wl_nvtx_domain_label(L, didx), names, depth == 1 ? "it" : "them"));
+      warn(L,
+           lua_pushfstring(
+               L, "the run ended with %d range%s pushed and not popped in %s: %s; wlrun popped %s",
+               depth, depth == 1 ? "" : "s", wl_nvtx_domain_label(L, didx), names,
+               depth == 1 ? "it" : "them"));
       for (; depth > 0; depth--) {
         wl_nvtx_pop_one(L, didx);
         lua_pop(L, 1);
@@ -300,8 +310,12 @@ static int sentinel_gc(lua_State *L) {
       const char *name = lua_tostring(L, -1);
       long long id = (long long)lua_tointeger(L, -3);
       const char *where = wl_nvtx_domain_label(L, didx);
-      warn(L, lua_pushfstring(L, "the run ended with range '%s' (id %I) started and not stopped in %s; wlrun ended it",
-                              name, (lua_Integer)id, where));
+      warn(
+          L,
+          lua_pushfstring(
+              L,
+              "the run ended with range '%s' (id %I) started and not stopped in %s; wlrun ended it",
+              name, (lua_Integer)id, where));
       lua_pop(L, 3);
       wl_nvtx_end_range(L, d, lua_gettop(L));
       lua_pop(L, 1);

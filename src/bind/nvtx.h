@@ -14,8 +14,10 @@
 #define STRING_MT "wlrun.nvtx.string"
 #define SCOPE_MT "wlrun.nvtx.scope"
 #define SENTINEL_MT "wlrun.nvtx.sentinel"
-#define SENTINEL_KEY "wlrun.nvtx.the_sentinel" /* registry: the sentinel (its metatable is at SENTINEL_MT) */
-#define DOMAINS_KEY "wlrun.nvtx.domains" /* registry: name -> domain; [i] -> domain, in creation order */
+#define SENTINEL_KEY \
+  "wlrun.nvtx.the_sentinel" /* registry: the sentinel (its metatable is at SENTINEL_MT) */
+#define DOMAINS_KEY \
+  "wlrun.nvtx.domains" /* registry: name -> domain; [i] -> domain, in creation order */
 #define AUTO_DOMAIN "wlrun"
 
 /* the user values of a domain */

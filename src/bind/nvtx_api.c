@@ -14,7 +14,9 @@
 
 static lua_Integer next_range_id = 1; /* wl.nvtx.start ids, unique in the run */
 
-static struct wl_nvtx_domain *check_domain(lua_State *L, int arg) { return wl_check_udata(L, arg, DOMAIN_MT); }
+static struct wl_nvtx_domain *check_domain(lua_State *L, int arg) {
+  return wl_check_udata(L, arg, DOMAIN_MT);
+}
 
 /* The name at arg: a string, or a string registered in this domain. Sets the message of a and
  * returns the index of the name's text (pushed for a registered string). */
@@ -26,13 +28,16 @@ static int check_name(lua_State *L, int didx, int arg, nvtxEventAttributes_t *a,
   }
   struct wl_nvtx_rstring *r = luaL_testudata(L, arg, STRING_MT);
   if (!r)
-    return wl_raise(L, WL_EXIT_SCRIPT, "%s: the name must be a string or a registered string (wl.nvtx.register), got %s",
-                    wl_nvtx_fname(L, didx, fn), luaL_typename(L, arg));
+    return wl_raise(
+        L, WL_EXIT_SCRIPT,
+        "%s: the name must be a string or a registered string (wl.nvtx.register), got %s",
+        wl_nvtx_fname(L, didx, fn), luaL_typename(L, arg));
   lua_getiuservalue(L, arg, 1);
   if (r->dom != lua_touserdata(L, didx)) {
     const char *text = lua_tostring(L, -1);
-    return wl_raise(L, WL_EXIT_SCRIPT, "%s: the string '%s' was registered in another domain than %s", wl_nvtx_fname(L, didx, fn),
-                    text, wl_nvtx_domain_label(L, didx));
+    return wl_raise(L, WL_EXIT_SCRIPT,
+                    "%s: the string '%s' was registered in another domain than %s",
+                    wl_nvtx_fname(L, didx, fn), text, wl_nvtx_domain_label(L, didx));
   }
   a->messageType = NVTX_MESSAGE_TYPE_REGISTERED;
   a->message.registered = r->h;
@@ -55,15 +60,17 @@ static uint32_t check_color(lua_State *L, int didx, int idx, const char *fn) {
     }
     luaL_pushresult(&b);
     const char *names = lua_tostring(L, -1);
-    return (uint32_t)wl_raise(L, WL_EXIT_SCRIPT, "%s: unknown color '%s' (0xRRGGBB, '#RRGGBB' or one of %s)",
+    return (uint32_t)wl_raise(L, WL_EXIT_SCRIPT,
+                              "%s: unknown color '%s' (0xRRGGBB, '#RRGGBB' or one of %s)",
                               wl_nvtx_fname(L, didx, fn), s, names);
   }
   int isint;
   lua_Integer v = lua_tointegerx(L, idx, &isint);
   if (!isint || v < 0 || v > 0xFFFFFFFF) {
     const char *got = luaL_tolstring(L, idx, NULL);
-    return (uint32_t)wl_raise(L, WL_EXIT_SCRIPT, "%s: color must be 0xRRGGBB (or 0xAARRGGBB) or a color's name, got %s",
-                              wl_nvtx_fname(L, didx, fn), got);
+    return (uint32_t)wl_raise(
+        L, WL_EXIT_SCRIPT, "%s: color must be 0xRRGGBB (or 0xAARRGGBB) or a color's name, got %s",
+        wl_nvtx_fname(L, didx, fn), got);
   }
   return v <= 0xFFFFFF ? 0xFF000000u | (uint32_t)v : (uint32_t)v;
 }
@@ -71,7 +78,8 @@ static uint32_t check_color(lua_State *L, int didx, int idx, const char *fn) {
 static void check_opts(lua_State *L, int didx, int arg, nvtxEventAttributes_t *a, const char *fn) {
   if (lua_isnoneornil(L, arg)) return;
   if (!lua_istable(L, arg))
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: options must be a table {color =, category =, payload =}, got %s",
+    wl_raise(L, WL_EXIT_SCRIPT,
+             "%s: options must be a table {color =, category =, payload =}, got %s",
              wl_nvtx_fname(L, didx, fn), luaL_typename(L, arg));
   arg = lua_absindex(L, arg);
   lua_pushnil(L);
@@ -88,7 +96,8 @@ static void check_opts(lua_State *L, int didx, int arg, nvtxEventAttributes_t *a
       lua_Integer c = lua_tointegerx(L, -1, &isint);
       if (!isint || c < 0 || c > 0xFFFFFFFF) {
         const char *got = luaL_tolstring(L, -1, NULL);
-        wl_raise(L, WL_EXIT_SCRIPT, "%s: category must be a category's name or an id from 0 to 2^32-1, got %s",
+        wl_raise(L, WL_EXIT_SCRIPT,
+                 "%s: category must be a category's name or an id from 0 to 2^32-1, got %s",
                  wl_nvtx_fname(L, didx, fn), got);
       }
       a->category = (uint32_t)c;
@@ -100,11 +109,14 @@ static void check_opts(lua_State *L, int didx, int arg, nvtxEventAttributes_t *a
       a->payload.dValue = (double)lua_tonumber(L, -1);
     } else if (strcmp(k, "payload") == 0) {
       const char *got = luaL_typename(L, -1);
-      wl_raise(L, WL_EXIT_SCRIPT, "%s: payload must be a number (an integer is sent as int64, a float as double), got %s",
-               wl_nvtx_fname(L, didx, fn), got);
+      wl_raise(
+          L, WL_EXIT_SCRIPT,
+          "%s: payload must be a number (an integer is sent as int64, a float as double), got %s",
+          wl_nvtx_fname(L, didx, fn), got);
     } else {
       const char *key = luaL_tolstring(L, -2, NULL);
-      wl_raise(L, WL_EXIT_SCRIPT, "%s: unknown option '%s' (options: color, category, payload)", wl_nvtx_fname(L, didx, fn), key);
+      wl_raise(L, WL_EXIT_SCRIPT, "%s: unknown option '%s' (options: color, category, payload)",
+               wl_nvtx_fname(L, didx, fn), key);
     }
     lua_pop(L, 1);
   }
@@ -141,8 +153,8 @@ static int domain_pop(lua_State *L) {
   int D, A;
   struct wl_nvtx_domain *d = self(L, &D, &A);
   if (d->depth == 0)
-    return wl_raise(L, WL_EXIT_SCRIPT, "%s: no range is pushed in %s (a pop without a push)", wl_nvtx_fname(L, D, "pop"),
-                    wl_nvtx_domain_label(L, D));
+    return wl_raise(L, WL_EXIT_SCRIPT, "%s: no range is pushed in %s (a pop without a push)",
+                    wl_nvtx_fname(L, D, "pop"), wl_nvtx_domain_label(L, D));
   wl_nvtx_pop_one(L, D);
   return 1;
 }
@@ -177,7 +189,8 @@ static int domain_range(lua_State *L) {
     opts = 0;
   }
   if (!wl_nvtx_callable(L, fn))
-    return wl_raise(L, WL_EXIT_SCRIPT, "%s: expected range(name, [options,] function, ...), got %s for the function",
+    return wl_raise(L, WL_EXIT_SCRIPT,
+                    "%s: expected range(name, [options,] function, ...), got %s for the function",
                     wl_nvtx_fname(L, D, "range"), luaL_typename(L, fn));
   int top = lua_gettop(L);
   nvtxEventAttributes_t a;
@@ -225,11 +238,12 @@ static int domain_stop(lua_State *L) {
   int isint;
   lua_Integer id = lua_tointegerx(L, A, &isint);
   if (!isint)
-    return wl_raise(L, WL_EXIT_SCRIPT, "%s: expected the id that start returned, got %s", wl_nvtx_fname(L, D, "stop"),
-                    luaL_typename(L, A));
+    return wl_raise(L, WL_EXIT_SCRIPT, "%s: expected the id that start returned, got %s",
+                    wl_nvtx_fname(L, D, "stop"), luaL_typename(L, A));
   lua_getiuservalue(L, D, UV_RANGES);
   if (lua_rawgeti(L, -1, id) != LUA_TTABLE)
-    return wl_raise(L, WL_EXIT_SCRIPT, "%s: no range %lld is started in %s (stopped already, or never started there)",
+    return wl_raise(L, WL_EXIT_SCRIPT,
+                    "%s: no range %lld is started in %s (stopped already, or never started there)",
                     wl_nvtx_fname(L, D, "stop"), (long long)id, wl_nvtx_domain_label(L, D));
   wl_nvtx_end_range(L, d, lua_gettop(L));
   lua_pushnil(L);
@@ -262,7 +276,8 @@ static int domain_category(lua_State *L) {
   int isint;
   lua_Integer id = lua_tointegerx(L, A, &isint);
   if (!isint || id < 1 || id > 0xFFFFFFFE || lua_type(L, A + 1) != LUA_TSTRING)
-    return wl_raise(L, WL_EXIT_SCRIPT, "%s: expected category(name) or category(id, name) with an id from 1 to 2^32-2",
+    return wl_raise(L, WL_EXIT_SCRIPT,
+                    "%s: expected category(name) or category(id, name) with an id from 1 to 2^32-2",
                     wl_nvtx_fname(L, D, "category"));
   wl_nvtx_name_category(L, D, (uint32_t)id, lua_tostring(L, A + 1));
   lua_pushinteger(L, id);
@@ -273,7 +288,8 @@ static int domain_name_category(lua_State *L) {
   int D, A;
   self(L, &D, &A);
   if (lua_type(L, A) != LUA_TNUMBER || lua_type(L, A + 1) != LUA_TSTRING)
-    return wl_raise(L, WL_EXIT_SCRIPT, "%s: expected name_category(id, name)", wl_nvtx_fname(L, D, "name_category"));
+    return wl_raise(L, WL_EXIT_SCRIPT, "%s: expected name_category(id, name)",
+                    wl_nvtx_fname(L, D, "name_category"));
   return domain_category(L);
 }
 
@@ -282,7 +298,8 @@ static int domain_register(lua_State *L) {
   int D, A;
   struct wl_nvtx_domain *d = self(L, &D, &A);
   if (lua_type(L, A) != LUA_TSTRING)
-    return wl_raise(L, WL_EXIT_SCRIPT, "%s: expected a string, got %s", wl_nvtx_fname(L, D, "register"), luaL_typename(L, A));
+    return wl_raise(L, WL_EXIT_SCRIPT, "%s: expected a string, got %s",
+                    wl_nvtx_fname(L, D, "register"), luaL_typename(L, A));
   lua_getiuservalue(L, D, UV_STRINGS);
   if (lua_getfield(L, -1, lua_tostring(L, A)) != LUA_TNIL) return 1;
   lua_pop(L, 1);
@@ -319,7 +336,8 @@ static int domain_name(lua_State *L) {
 /* domain(name) -> the domain of that name (the same object every time) */
 static int l_domain(lua_State *L) {
   if (lua_type(L, 1) != LUA_TSTRING || lua_rawlen(L, 1) == 0)
-    return wl_raise(L, WL_EXIT_SCRIPT, "wl.nvtx.domain: expected a domain's name (a non-empty string), got %s",
+    return wl_raise(L, WL_EXIT_SCRIPT,
+                    "wl.nvtx.domain: expected a domain's name (a non-empty string), got %s",
                     lua_type(L, 1) == LUA_TSTRING ? "an empty string" : luaL_typename(L, 1));
   wl_nvtx_push_domain(L, lua_tostring(L, 1));
   return 1;
@@ -329,24 +347,35 @@ static int l_domain(lua_State *L) {
 static int l_name_stream(lua_State *L) {
   struct wl_stream *s = wl_check_stream(L, 1, "wl.nvtx.name_stream");
   if (lua_type(L, 2) != LUA_TSTRING)
-    return wl_raise(L, WL_EXIT_SCRIPT, "wl.nvtx.name_stream: expected (stream, name), got a %s for the name",
+    return wl_raise(L, WL_EXIT_SCRIPT,
+                    "wl.nvtx.name_stream: expected (stream, name), got a %s for the name",
                     luaL_typename(L, 2));
   wl_backend->name_stream(wl_stream_get(L, s), lua_tostring(L, 2));
   return 0;
 }
 
 void wl_open_nvtx(lua_State *L) {
-  static const luaL_Reg domain_methods[] = {
-      {"push", domain_push},   {"pop", domain_pop},           {"range", domain_range},
-      {"start", domain_start}, {"stop", domain_stop},         {"mark", domain_mark},
-      {"category", domain_category}, {"name_category", domain_name_category}, {"register", domain_register},
-      {"depth", domain_depth}, {"stack", domain_stack},       {"name", domain_name},
-      {NULL, NULL}};
-  static const luaL_Reg on_default[] = { /* the same functions, with the default domain as upvalue */
-      {"push", domain_push},   {"pop", domain_pop},           {"range", domain_range},
-      {"start", domain_start}, {"stop", domain_stop},         {"mark", domain_mark},
-      {"category", domain_category}, {"name_category", domain_name_category}, {"register", domain_register},
-      {"depth", domain_depth}, {"stack", domain_stack},       {NULL, NULL}};
+  static const luaL_Reg domain_methods[] = {{"push", domain_push},
+                                            {"pop", domain_pop},
+                                            {"range", domain_range},
+                                            {"start", domain_start},
+                                            {"stop", domain_stop},
+                                            {"mark", domain_mark},
+                                            {"category", domain_category},
+                                            {"name_category", domain_name_category},
+                                            {"register", domain_register},
+                                            {"depth", domain_depth},
+                                            {"stack", domain_stack},
+                                            {"name", domain_name},
+                                            {NULL, NULL}};
+  static const luaL_Reg on_default[] = {
+      /* the same functions, with the default domain as upvalue */
+      {"push", domain_push},         {"pop", domain_pop},
+      {"range", domain_range},       {"start", domain_start},
+      {"stop", domain_stop},         {"mark", domain_mark},
+      {"category", domain_category}, {"name_category", domain_name_category},
+      {"register", domain_register}, {"depth", domain_depth},
+      {"stack", domain_stack},       {NULL, NULL}};
   static const luaL_Reg fns[] = {
       {"domain", l_domain}, {"name_stream", l_name_stream}, {NULL, NULL}};
 

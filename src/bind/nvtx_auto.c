@@ -30,11 +30,12 @@ static int auto_push(lua_State *L, int payload) {
       luaL_addstring(&b, wl_nvtx_kinds[i].kind);
     }
     luaL_pushresult(&b);
-    return wl_raise(L, WL_EXIT_SCRIPT, "wl.nvtx: unknown kind of automatic range '%s' (kinds: %s)", kind,
-                    lua_tostring(L, -1));
+    return wl_raise(L, WL_EXIT_SCRIPT, "wl.nvtx: unknown kind of automatic range '%s' (kinds: %s)",
+                    kind, lua_tostring(L, -1));
   }
   if (!lua_isnoneornil(L, 2) && lua_type(L, 2) != LUA_TSTRING)
-    return wl_raise(L, WL_EXIT_SCRIPT, "wl.nvtx: the name of an automatic range must be a string, got %s",
+    return wl_raise(L, WL_EXIT_SCRIPT,
+                    "wl.nvtx: the name of an automatic range must be a string, got %s",
                     luaL_typename(L, 2));
   const char *name = lua_isnoneornil(L, 2) ? kind : lua_tostring(L, 2);
   struct wl_nvtx_domain *d = wl_nvtx_push_domain(L, AUTO_DOMAIN);
@@ -57,7 +58,8 @@ static int auto_push(lua_State *L, int payload) {
     a.payloadType = NVTX_PAYLOAD_TYPE_DOUBLE;
     a.payload.dValue = lua_tonumber(L, payload);
   } else if (payload && !lua_isnoneornil(L, payload)) {
-    return wl_raise(L, WL_EXIT_SCRIPT, "wl.nvtx: the payload of an automatic range must be a number, got %s",
+    return wl_raise(L, WL_EXIT_SCRIPT,
+                    "wl.nvtx: the payload of an automatic range must be a number, got %s",
                     luaL_typename(L, payload));
   }
   lua_pushstring(L, name);
@@ -80,8 +82,10 @@ static int l_auto_scope(lua_State *L) {
 /* auto_range(kind, name, fn, ...) -> fn(...)'s results, inside an automatic range */
 static int l_auto_range(lua_State *L) {
   if (!wl_nvtx_callable(L, 3))
-    return wl_raise(L, WL_EXIT_SCRIPT, "wl.nvtx.auto_range: expected (kind, name, function, ...), got %s for the function",
-                    luaL_typename(L, 3));
+    return wl_raise(
+        L, WL_EXIT_SCRIPT,
+        "wl.nvtx.auto_range: expected (kind, name, function, ...), got %s for the function",
+        luaL_typename(L, 3));
   int top = lua_gettop(L);
   if (!auto_on()) {
     lua_call(L, top - 3, LUA_MULTRET);
@@ -94,8 +98,10 @@ static int l_auto_range(lua_State *L) {
 }
 
 void wl_nvtx_open_auto(lua_State *L) {
-  static const luaL_Reg fns[] = {
-      {"auto_scope", l_auto_scope}, {"auto_range", l_auto_range}, {"auto_enabled", l_auto_enabled}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"auto_scope", l_auto_scope},
+                                 {"auto_range", l_auto_range},
+                                 {"auto_enabled", l_auto_enabled},
+                                 {NULL, NULL}};
   auto_setting = wl_setting_find("run", "nvtx");
   luaL_setfuncs(L, fns, 0);
   lua_createtable(L, 0, wl_nvtx_nkinds);

@@ -19,8 +19,8 @@ enum op_kind { OP_COPY, OP_SET, OP_COPY_2D, OP_SET_2D };
 
 struct op {
   enum op_kind kind;
-  int value;                     /* a set's byte */
-  size_t bytes;                  /* 1D */
+  int value;                            /* a set's byte */
+  size_t bytes;                         /* 1D */
   size_t dpitch, spitch, width, height; /* 2D: rows of width bytes, pitch bytes apart */
 };
 
@@ -32,8 +32,12 @@ static int op_call(void *ctx, void *const *args, cudaStream_t s, char *why, size
   switch (o->kind) {
   case OP_COPY: err = wl_backend->copy_memory(dst, src, o->bytes, s); break;
   case OP_SET: err = wl_backend->set_memory(dst, o->value, o->bytes, s); break;
-  case OP_COPY_2D: err = wl_backend->copy_memory_2d(dst, o->dpitch, src, o->spitch, o->width, o->height, s); break;
-  case OP_SET_2D: err = wl_backend->set_memory_2d(dst, o->dpitch, o->value, o->width, o->height, s); break;
+  case OP_COPY_2D:
+    err = wl_backend->copy_memory_2d(dst, o->dpitch, src, o->spitch, o->width, o->height, s);
+    break;
+  case OP_SET_2D:
+    err = wl_backend->set_memory_2d(dst, o->dpitch, o->value, o->width, o->height, s);
+    break;
   }
   if (err == cudaSuccess) return 0;
   snprintf(why, whylen, "%s: %s", cudaGetErrorName(err), cudaGetErrorString(err));
@@ -47,7 +51,8 @@ static struct wl_tensor *tensor_field(lua_State *L, int spec, const char *fn, co
   lua_getfield(L, spec, f);
   struct wl_tensor *t = wl_test_tensor(L, -1);
   if (!t)
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: '%s' (a tensor) is required, got %s", fn, f, luaL_typename(L, -1));
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: '%s' (a tensor) is required, got %s", fn, f,
+             luaL_typename(L, -1));
   if (!t->data) wl_raise(L, WL_EXIT_SCRIPT, "%s: %s: tensor used after free", fn, f);
   if (t->memory == WL_MEM_HOST)
     wl_raise(L, WL_EXIT_SCRIPT,
@@ -59,7 +64,8 @@ static struct wl_tensor *tensor_field(lua_State *L, int spec, const char *fn, co
 }
 
 /* a whole number of bytes from lo in field f (absent: dflt, or required when dflt < 0) */
-static size_t size_field(lua_State *L, int spec, const char *fn, const char *f, lua_Integer lo, lua_Integer dflt) {
+static size_t size_field(lua_State *L, int spec, const char *fn, const char *f, lua_Integer lo,
+                         lua_Integer dflt) {
   int t = lua_getfield(L, spec, f);
   if (t == LUA_TNIL && dflt >= 0) {
     lua_pop(L, 1);
@@ -68,8 +74,8 @@ static size_t size_field(lua_State *L, int spec, const char *fn, const char *f, 
   int isint = 0;
   lua_Integer v = lua_tointegerx(L, -1, &isint);
   if (t != LUA_TNUMBER || !isint || v < lo || v > ((lua_Integer)1 << 53))
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: '%s' must be a whole number from %lld to 2^53, got %s", fn, f, (long long)lo,
-             t == LUA_TNIL ? "nothing" : luaL_tolstring(L, -1, NULL));
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: '%s' must be a whole number from %lld to 2^53, got %s", fn, f,
+             (long long)lo, t == LUA_TNIL ? "nothing" : luaL_tolstring(L, -1, NULL));
   lua_pop(L, 1);
   return (size_t)v;
 }
@@ -79,7 +85,8 @@ static int byte_field(lua_State *L, int spec, const char *fn) {
   int isint = 0;
   lua_Integer v = t == LUA_TNIL ? 0 : lua_tointegerx(L, -1, &isint);
   if (t != LUA_TNIL && (t != LUA_TNUMBER || !isint || v < 0 || v > 255))
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: 'value' (the byte to set) must be a whole number from 0 to 255, got %s", fn,
+    wl_raise(L, WL_EXIT_SCRIPT,
+             "%s: 'value' (the byte to set) must be a whole number from 0 to 255, got %s", fn,
              luaL_tolstring(L, -1, NULL));
   lua_pop(L, 1);
   return (int)v;
@@ -90,12 +97,13 @@ static size_t extent(const struct wl_tensor *t) { return t->span * wl_dtype_info
 
 static void tensor_text(const struct wl_tensor *t, char *buf, size_t len) {
   snprintf(buf, len, "a %s %s %s of %zu bytes", wl_dtype_info(t->dtype)->name,
-           t->memory == WL_MEM_DEVICE ? "device" : "pinned host", t->view ? "view" : "tensor", extent(t));
+           t->memory == WL_MEM_DEVICE ? "device" : "pinned host", t->view ? "view" : "tensor",
+           extent(t));
 }
 
 /* bytes from the start of t fit in it */
-static void check_fits(lua_State *L, const char *fn, const char *f, const struct wl_tensor *t, size_t bytes,
-                       const char *what) {
+static void check_fits(lua_State *L, const char *fn, const char *f, const struct wl_tensor *t,
+                       size_t bytes, const char *what) {
   if (bytes <= extent(t)) return;
   char desc[128];
   tensor_text(t, desc, sizeof desc);
@@ -106,12 +114,15 @@ static void check_fits(lua_State *L, const char *fn, const char *f, const struct
 static void check_rows_fit(lua_State *L, const char *fn, const char *f, const char *pitch_name,
                            const struct wl_tensor *t, size_t pitch, size_t width, size_t height) {
   if (width > pitch)
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: width (%zu bytes) is more than %s (%zu bytes): rows would overlap", fn, width,
+    wl_raise(L, WL_EXIT_SCRIPT,
+             "%s: width (%zu bytes) is more than %s (%zu bytes): rows would overlap", fn, width,
              pitch_name, pitch);
   char what[128];
   snprintf(what, sizeof what, "%zu rows of %zu bytes, %zu apart", height, width, pitch);
   size_t span;
-  if (__builtin_mul_overflow(height - 1, pitch, &span) || __builtin_add_overflow(span, width, &span)) span = SIZE_MAX;
+  if (__builtin_mul_overflow(height - 1, pitch, &span) ||
+      __builtin_add_overflow(span, width, &span))
+    span = SIZE_MAX;
   check_fits(L, fn, f, t, span, what);
 }
 
@@ -122,11 +133,14 @@ static void check_view_rows(lua_State *L, const char *fn, const char *f, const c
   if (t->contiguous) return;
   size_t size = wl_dtype_info(t->dtype)->size;
   if (pitch % size || width % size)
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: %s (%zu bytes) and width (%zu bytes) must be whole elements (%zu bytes) of the "
-             "view given as %s", fn, pitch_name, pitch, width, size, f);
+    wl_raise(L, WL_EXIT_SCRIPT,
+             "%s: %s (%zu bytes) and width (%zu bytes) must be whole elements (%zu bytes) of the "
+             "view given as %s",
+             fn, pitch_name, pitch, width, size, f);
   char ld_name[64];
   snprintf(ld_name, sizeof ld_name, "%s / %zu bytes", pitch_name, size);
-  wl_tensor_need_matrix(L, t, fn, f, ld_name, (int64_t)height, (int64_t)(width / size), (int64_t)(pitch / size));
+  wl_tensor_need_matrix(L, t, fn, f, ld_name, (int64_t)height, (int64_t)(width / size),
+                        (int64_t)(pitch / size));
 }
 
 /* the pitch of a 2-D operation over t when none is given: a strided view's row stride in bytes */
@@ -143,7 +157,8 @@ static int push_op(lua_State *L, int spec, const struct op *model, const char *n
   struct op *o = malloc(sizeof *o);
   if (!o) return wl_raise(L, WL_EXIT_SCRIPT, "out of memory");
   *o = *model;
-  struct wl_host_work host = {.call = op_call, .ctx = o, .release = free, .capturable = true, .kind = "runtime"};
+  struct wl_host_work host = {
+      .call = op_call, .ctx = o, .release = free, .capturable = true, .kind = "runtime"};
   wl_push_host_kernel(L, name, has_src ? "void* dst, const void* src" : "void* dst", &host);
   int kernel = lua_gettop(L);
   lua_createtable(L, 0, 2);
@@ -161,11 +176,15 @@ static int push_op(lua_State *L, int spec, const struct op *model, const char *n
   return 1;
 }
 
-static const char *where_name(const struct wl_tensor *t) { return t->memory == WL_MEM_DEVICE ? "device" : "host"; }
+static const char *where_name(const struct wl_tensor *t) {
+  return t->memory == WL_MEM_DEVICE ? "device" : "host";
+}
 
-static void check_table(lua_State *L, const char *fn, const char *const *known, const char *fields) {
+static void check_table(lua_State *L, const char *fn, const char *const *known,
+                        const char *fields) {
   if (lua_type(L, 1) != LUA_TTABLE)
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: expected a table {%s}, got %s", fn, fields, luaL_typename(L, 1));
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: expected a table {%s}, got %s", fn, fields,
+             luaL_typename(L, 1));
   lua_settop(L, 1);
   wl_check_fields(L, 1, fn, known, false);
 }
@@ -183,7 +202,8 @@ static int l_memcpy(lua_State *L) {
   check_fits(L, fn, "src", src, o.bytes, "the bytes to copy");
   check_fits(L, fn, "dst", dst, o.bytes, "the bytes to copy");
   char name[128];
-  snprintf(name, sizeof name, "memcpy %s to %s, %zu bytes", where_name(src), where_name(dst), o.bytes);
+  snprintf(name, sizeof name, "memcpy %s to %s, %zu bytes", where_name(src), where_name(dst),
+           o.bytes);
   return push_op(L, 1, &o, name, true);
 }
 
@@ -204,7 +224,8 @@ static int l_memset(lua_State *L) {
 
 /* wl.ops.memcpy2d{dst =, dpitch =, src =, spitch =, width =, height =, stream =} */
 static int l_memcpy2d(lua_State *L) {
-  static const char *const known[] = {"dst", "dpitch", "src", "spitch", "width", "height", "stream", NULL};
+  static const char *const known[] = {"dst",   "dpitch", "src",    "spitch",
+                                      "width", "height", "stream", NULL};
   const char *fn = "wl.ops.memcpy2d";
   check_table(L, fn, known, "dst =, dpitch =, src =, spitch =, width =, height =, stream =");
   struct wl_tensor *dst = tensor_field(L, 1, fn, "dst"), *src = tensor_field(L, 1, fn, "src");
@@ -218,8 +239,8 @@ static int l_memcpy2d(lua_State *L) {
   check_rows_fit(L, fn, "src", "spitch", src, o.spitch, o.width, o.height);
   check_rows_fit(L, fn, "dst", "dpitch", dst, o.dpitch, o.width, o.height);
   char name[128];
-  snprintf(name, sizeof name, "memcpy2d %s to %s, %zu rows of %zu bytes", where_name(src), where_name(dst), o.height,
-           o.width);
+  snprintf(name, sizeof name, "memcpy2d %s to %s, %zu rows of %zu bytes", where_name(src),
+           where_name(dst), o.height, o.width);
   return push_op(L, 1, &o, name, true);
 }
 
@@ -236,13 +257,17 @@ static int l_memset2d(lua_State *L) {
   check_view_rows(L, fn, "dst", "pitch", dst, o.dpitch, o.width, o.height);
   check_rows_fit(L, fn, "dst", "pitch", dst, o.dpitch, o.width, o.height);
   char name[128];
-  snprintf(name, sizeof name, "memset2d %s, %zu rows of %zu bytes", where_name(dst), o.height, o.width);
+  snprintf(name, sizeof name, "memset2d %s, %zu rows of %zu bytes", where_name(dst), o.height,
+           o.width);
   return push_op(L, 1, &o, name, false);
 }
 
 void wl_open_ops(lua_State *L) {
-  static const luaL_Reg fns[] = {{"memcpy", l_memcpy}, {"memset", l_memset}, {"memcpy2d", l_memcpy2d},
-                                 {"memset2d", l_memset2d}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"memcpy", l_memcpy},
+                                 {"memset", l_memset},
+                                 {"memcpy2d", l_memcpy2d},
+                                 {"memset2d", l_memset2d},
+                                 {NULL, NULL}};
   luaL_newlib(L, fns);
   lua_setfield(L, -2, "ops");
 }

@@ -59,8 +59,7 @@ static int func_call(void *ctx, void *const *args, cudaStream_t stream, char *wh
     if (rc > 0 && cuda && strncmp(cuda, "cuda", 4) == 0)
       snprintf(why, whylen, "it returned %d (%s: %s, if that is a CUDA error code)", rc, cuda,
                cudaGetErrorString((cudaError_t)rc));
-    else
-      snprintf(why, whylen, "it returned %d", rc);
+    else snprintf(why, whylen, "it returned %d", rc);
   }
   return rc;
 }
@@ -93,7 +92,8 @@ static int library_gc(lua_State *L) {
 
 static int library_close_method(lua_State *L) {
   struct library *lib = check_library(L, 1, "library:close");
-  if (library_close(lib) != 0) return wl_raise(L, WL_EXIT_IO, "library:close: dlclose: %s", dlerror());
+  if (library_close(lib) != 0)
+    return wl_raise(L, WL_EXIT_IO, "library:close: dlclose: %s", dlerror());
   return 0;
 }
 
@@ -102,10 +102,12 @@ static int library_close_method(lua_State *L) {
 static bool exported_text(const char *s) {
   Dl_info info;
   const ElfW(Sym) *sym = NULL;
-  if (!dladdr1(s, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || sym->st_size < 2 || sym->st_size > 4096)
+  if (!dladdr1(s, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || sym->st_size < 2 ||
+      sym->st_size > 4096)
     return false;
   for (size_t i = 0; i + 1 < sym->st_size; i++)
-    if (s[i] == '\0' || (!isprint((unsigned char)s[i]) && !isspace((unsigned char)s[i]))) return false;
+    if (s[i] == '\0' || (!isprint((unsigned char)s[i]) && !isspace((unsigned char)s[i])))
+      return false;
   return s[sym->st_size - 1] == '\0';
 }
 
@@ -114,13 +116,15 @@ static int library_func(lua_State *L) {
   static const char *const known[] = {"name", "params", "capturable", NULL};
   struct library *lib = check_library(L, 1, "library:func");
   if (lua_type(L, 2) != LUA_TTABLE)
-    return wl_raise(L, WL_EXIT_SCRIPT, "library:func: expected a table {name =, params =, capturable =}, got %s",
+    return wl_raise(L, WL_EXIT_SCRIPT,
+                    "library:func: expected a table {name =, params =, capturable =}, got %s",
                     luaL_typename(L, 2));
   lua_settop(L, 2);
   wl_check_fields(L, 2, "library:func", known, false);
   const char *file = lib->h->file;
   if (lua_getfield(L, 2, "name") != LUA_TSTRING || lua_rawlen(L, -1) == 0)
-    return wl_raise(L, WL_EXIT_SCRIPT, "library:func: 'name' (the function's name in %s) is required", file);
+    return wl_raise(L, WL_EXIT_SCRIPT,
+                    "library:func: 'name' (the function's name in %s) is required", file);
   const char *name = lua_tostring(L, -1);
   if (strlen(name) > 200)
     return wl_raise(L, WL_EXIT_SCRIPT, "library:func: the name '%.40s...' is too long", name);
@@ -131,7 +135,8 @@ static int library_func(lua_State *L) {
   if (!sym) {
     const char *why = dlerror();
     return wl_raise(L, WL_EXIT_SCRIPT,
-                    "library:func: %s has no function '%s' (%s); export it as extern \"C\" with default visibility "
+                    "library:func: %s has no function '%s' (%s); export it as extern \"C\" with "
+                    "default visibility "
                     "(WLRUN_EXPORT in wlrun/work.h)",
                     file, name, why ? why : "dlsym found nothing");
   }
@@ -140,7 +145,8 @@ static int library_func(lua_State *L) {
   if (t == LUA_TSTRING) {
     params = lua_tostring(L, -1);
   } else if (t != LUA_TNIL) {
-    return wl_raise(L, WL_EXIT_SCRIPT, "library:func: params must be a string (a C parameter list), got %s",
+    return wl_raise(L, WL_EXIT_SCRIPT,
+                    "library:func: params must be a string (a C parameter list), got %s",
                     luaL_typename(L, -1));
   } else {
     char symbol[256];
@@ -148,13 +154,16 @@ static int library_func(lua_State *L) {
     (void)dlerror();
     const char *text = dlsym(lib->h->dl, symbol);
     if (!text)
-      return wl_raise(L, WL_EXIT_SCRIPT,
-                      "library:func: no parameter list for '%s': give params = \"...\" (such as \"float* y, "
-                      "const float* x, float a, int n\"), or export it from %s as %s (WLRUN_PARAMS in wlrun/work.h)",
-                      name, file, symbol);
+      return wl_raise(
+          L, WL_EXIT_SCRIPT,
+          "library:func: no parameter list for '%s': give params = \"...\" (such as \"float* y, "
+          "const float* x, float a, int n\"), or export it from %s as %s (WLRUN_PARAMS in "
+          "wlrun/work.h)",
+          name, file, symbol);
     if (!exported_text(text))
       return wl_raise(L, WL_EXIT_SCRIPT,
-                      "library:func: %s in %s is not a string: export it as an array, const char %s[] = \"...\" "
+                      "library:func: %s in %s is not a string: export it as an array, const char "
+                      "%s[] = \"...\" "
                       "(WLRUN_PARAMS in wlrun/work.h)",
                       symbol, file, symbol);
     params = lua_pushstring(L, text);
@@ -165,7 +174,10 @@ static int library_func(lua_State *L) {
   f->h = lib->h;
   f->h->holders++;
   f->fn = (wlrun_work_fn)sym;
-  struct wl_host_work host = {.call = func_call, .ctx = f, .release = func_release, .capturable = capturable,
+  struct wl_host_work host = {.call = func_call,
+                              .ctx = f,
+                              .release = func_release,
+                              .capturable = capturable,
                               .kind = "library"};
   lua_pushfstring(L, "%s in %s", name, file);
   struct wl_kernel *k = wl_push_host_kernel(L, lua_tostring(L, -1), params, &host);
@@ -203,14 +215,17 @@ static int library_tostring(lua_State *L) {
 static int l_library(lua_State *L) {
   static const char *const known[] = {"file", NULL};
   if (lua_type(L, 1) != LUA_TTABLE)
-    return wl_raise(L, WL_EXIT_SCRIPT, "wl.library: expected a table {file = \"libmine.so\"}, got %s",
+    return wl_raise(L, WL_EXIT_SCRIPT,
+                    "wl.library: expected a table {file = \"libmine.so\"}, got %s",
                     luaL_typename(L, 1));
   lua_settop(L, 1);
   wl_check_fields(L, 1, "wl.library", known, false);
   if (lua_getfield(L, 1, "file") != LUA_TSTRING || lua_rawlen(L, -1) == 0)
-    return wl_raise(L, WL_EXIT_SCRIPT, "wl.library: 'file' (the shared library's path) is required");
+    return wl_raise(L, WL_EXIT_SCRIPT,
+                    "wl.library: 'file' (the shared library's path) is required");
   const char *path = wl_push_script_relative(L, lua_tostring(L, -1));
-  if (!strchr(path, '/')) path = lua_pushfstring(L, "./%s", path); /* a file, not a search of the system's */
+  if (!strchr(path, '/'))
+    path = lua_pushfstring(L, "./%s", path); /* a file, not a search of the system's */
   struct stat st;
   if (stat(path, &st) != 0)
     return wl_raise(L, WL_EXIT_IO, "wl.library: cannot open %s: %s", path, strerror(errno));
@@ -244,9 +259,13 @@ static int l_library(lua_State *L) {
 }
 
 void wl_open_library(lua_State *L) {
-  static const luaL_Reg meta[] = {{"__index", library_index}, {"__gc", library_gc}, {"__close", library_gc},
-                                  {"__tostring", library_tostring}, {NULL, NULL}};
-  static const luaL_Reg methods[] = {{"func", library_func}, {"close", library_close_method}, {NULL, NULL}};
+  static const luaL_Reg meta[] = {{"__index", library_index},
+                                  {"__gc", library_gc},
+                                  {"__close", library_gc},
+                                  {"__tostring", library_tostring},
+                                  {NULL, NULL}};
+  static const luaL_Reg methods[] = {
+      {"func", library_func}, {"close", library_close_method}, {NULL, NULL}};
   luaL_newmetatable(L, LIBRARY_MT);
   luaL_setfuncs(L, meta, 0);
   luaL_newlib(L, methods);

@@ -18,11 +18,13 @@
 #include <stdint.h>
 
 /* the function of host work (host_work.h: struct wl_host_work's call) */
-typedef int (*wl_host_call_fn)(void *ctx, void *const *args, cudaStream_t stream, char *why, size_t whylen);
+typedef int (*wl_host_call_fn)(void *ctx, void *const *args, cudaStream_t stream, char *why,
+                               size_t whylen);
 
 struct wl_backend {
-  const char *name;      /* "cuda" or "none" */
-  const char *no_device; /* NULL for a real device; else the option that uses none ("--compile-only") */
+  const char *name; /* "cuda" or "none" */
+  const char
+      *no_device; /* NULL for a real device; else the option that uses none ("--compile-only") */
 
   /* ---- the device ---- */
   cudaError_t (*device_count)(int *n); /* the driver's count (both backends); creates nothing */
@@ -47,15 +49,17 @@ struct wl_backend {
   cudaError_t (*alloc_pinned)(void **p, size_t n); /* page-locked host memory, zeroed or not */
   cudaError_t (*release_pinned)(void *p);
   cudaError_t (*set_memory)(void *p, int value, size_t n, cudaStream_t s);
-  cudaError_t (*copy_memory)(void *dst, const void *src, size_t n, cudaStream_t s); /* any direction */
+  cudaError_t (*copy_memory)(void *dst, const void *src, size_t n,
+                             cudaStream_t s); /* any direction */
   /* height rows of width bytes, pitch bytes apart on each side (strided tensor views) */
-  cudaError_t (*copy_memory_2d)(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                                size_t height, cudaStream_t s);
+  cudaError_t (*copy_memory_2d)(void *dst, size_t dpitch, const void *src, size_t spitch,
+                                size_t width, size_t height, cudaStream_t s);
 
   /* ---- wlrun's own kernels (cuda_init_kernels.h) ---- */
   cudaError_t (*init)(void *data, size_t n, enum wl_dtype dtype, enum wl_init_kind kind, double a,
                       double b, uint64_t seed, cudaStream_t s);
-  cudaError_t (*count_nonzero)(const void *data, size_t n, unsigned long long *count, cudaStream_t s);
+  cudaError_t (*count_nonzero)(const void *data, size_t n, unsigned long long *count,
+                               cudaStream_t s);
   cudaError_t (*clock_probe)(unsigned long long *out, unsigned long long ns, cudaStream_t s);
   cudaError_t (*empty_kernel)(cudaStream_t s);
   /* holds s until *release >= generation or timeout_ns pass (then ++*timeouts); both are in
@@ -95,17 +99,19 @@ struct wl_backend {
   cudaError_t (*kernel_attributes)(struct cudaFuncAttributes *a, cudaKernel_t k);
   cudaError_t (*kernel_max_dynamic_smem)(cudaKernel_t k, int bytes);
   cudaError_t (*occupancy)(int *blocks, cudaKernel_t k, int block, size_t smem);
-  cudaError_t (*launch)(cudaKernel_t k, dim3 grid, dim3 block, void **args, size_t smem, cudaStream_t s);
+  cudaError_t (*launch)(cudaKernel_t k, dim3 grid, dim3 block, void **args, size_t smem,
+                        cudaStream_t s);
 
   /* ---- host work (host_work.h): a function that queues its own work on s ---- */
   /* cuda: calls it, clearing the runtime's pending error first; its answer (0, or nonzero with
    * why), and in *after the runtime's error pending after a call that answered 0 (a launch it
    * made that failed), cleared. none: calls nothing, counts it as queued on s (a capture's
    * node), answers 0. */
-  int (*host_call)(wl_host_call_fn call, void *ctx, void *const *args, cudaStream_t s, char *why, size_t whylen,
-                   cudaError_t *after);
+  int (*host_call)(wl_host_call_fn call, void *ctx, void *const *args, cudaStream_t s, char *why,
+                   size_t whylen, cudaError_t *after);
   /* height rows of width bytes set to value, pitch bytes apart (wl.ops.memset2d) */
-  cudaError_t (*set_memory_2d)(void *p, size_t pitch, int value, size_t width, size_t height, cudaStream_t s);
+  cudaError_t (*set_memory_2d)(void *p, size_t pitch, int value, size_t width, size_t height,
+                               cudaStream_t s);
 
   /* ---- tools ---- */
   void (*name_stream)(cudaStream_t s, const char *name); /* the stream's name in NVTX tools */

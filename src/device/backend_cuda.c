@@ -10,7 +10,9 @@
 
 const struct wl_backend *wl_backend = &wl_backend_cuda;
 
-void wl_backend_select(bool compile_only) { wl_backend = compile_only ? &wl_backend_none : &wl_backend_cuda; }
+void wl_backend_select(bool compile_only) {
+  wl_backend = compile_only ? &wl_backend_none : &wl_backend_cuda;
+}
 
 bool wl_cuda_is_no_device(cudaError_t err) {
   return err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver ||
@@ -44,7 +46,8 @@ static cudaError_t open_device(int dev, char *why, size_t whylen) {
   int n;
   cudaError_t err = device_count(&n);
   if (err != cudaSuccess) {
-    snprintf(why, whylen, "no CUDA device: %s (%s)", wl_cuda_no_device_reason(err), cudaGetErrorName(err));
+    snprintf(why, whylen, "no CUDA device: %s (%s)", wl_cuda_no_device_reason(err),
+             cudaGetErrorName(err));
     return err;
   }
   if (dev >= n) {
@@ -76,7 +79,9 @@ static cudaError_t attribute(int *value, enum cudaDeviceAttr attr, int dev) {
   return cudaDeviceGetAttribute(value, attr, dev);
 }
 
-static cudaError_t properties(struct cudaDeviceProp *p, int dev) { return cudaGetDeviceProperties(p, dev); }
+static cudaError_t properties(struct cudaDeviceProp *p, int dev) {
+  return cudaGetDeviceProperties(p, dev);
+}
 
 static cudaError_t versions(int *driver, int *runtime) {
   *driver = *runtime = 0;
@@ -85,8 +90,12 @@ static cudaError_t versions(int *driver, int *runtime) {
   return err != cudaSuccess ? err : rt;
 }
 
-static cudaError_t pci_bus_id(char *bus, int len, int dev) { return cudaDeviceGetPCIBusId(bus, len, dev); }
-static cudaError_t mem_info(size_t *free_bytes, size_t *total_bytes) { return cudaMemGetInfo(free_bytes, total_bytes); }
+static cudaError_t pci_bus_id(char *bus, int len, int dev) {
+  return cudaDeviceGetPCIBusId(bus, len, dev);
+}
+static cudaError_t mem_info(size_t *free_bytes, size_t *total_bytes) {
+  return cudaMemGetInfo(free_bytes, total_bytes);
+}
 
 /* ---- memory ---- */
 
@@ -103,15 +112,16 @@ static cudaError_t copy_memory(void *dst, const void *src, size_t n, cudaStream_
   return cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s);
 }
 
-static cudaError_t copy_memory_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                                  size_t height, cudaStream_t s) {
+static cudaError_t copy_memory_2d(void *dst, size_t dpitch, const void *src, size_t spitch,
+                                  size_t width, size_t height, cudaStream_t s) {
   return cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDefault, s);
 }
 
 /* ---- streams and events ---- */
 
 static cudaError_t stream_create(cudaStream_t *s, bool blocking, int priority) {
-  return cudaStreamCreateWithPriority(s, blocking ? cudaStreamDefault : cudaStreamNonBlocking, priority);
+  return cudaStreamCreateWithPriority(s, blocking ? cudaStreamDefault : cudaStreamNonBlocking,
+                                      priority);
 }
 
 static cudaError_t stream_properties(cudaStream_t s, bool *blocking, int *priority) {
@@ -125,10 +135,13 @@ static cudaError_t stream_properties(cudaStream_t s, bool *blocking, int *priori
 static cudaError_t stream_destroy(cudaStream_t s) { return cudaStreamDestroy(s); }
 static cudaError_t stream_sync(cudaStream_t s) { return cudaStreamSynchronize(s); }
 static cudaError_t stream_query(cudaStream_t s) { return cudaStreamQuery(s); }
-static cudaError_t stream_wait(cudaStream_t s, cudaEvent_t e) { return cudaStreamWaitEvent(s, e, 0); }
+static cudaError_t stream_wait(cudaStream_t s, cudaEvent_t e) {
+  return cudaStreamWaitEvent(s, e, 0);
+}
 
 static cudaError_t event_create(cudaEvent_t *e, bool timing, bool blocking) {
-  return cudaEventCreateWithFlags(e, (timing ? 0 : cudaEventDisableTiming) | (blocking ? cudaEventBlockingSync : 0));
+  return cudaEventCreateWithFlags(e, (timing ? 0 : cudaEventDisableTiming) |
+                                         (blocking ? cudaEventBlockingSync : 0));
 }
 
 static cudaError_t event_destroy(cudaEvent_t e) { return cudaEventDestroy(e); }
@@ -142,15 +155,23 @@ static cudaError_t event_elapsed(float *ms, cudaEvent_t start, cudaEvent_t stop)
 
 /* ---- graphs ---- */
 
-static cudaError_t capture_begin(cudaStream_t s) { return cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal); }
-static cudaError_t capture_end(cudaStream_t s, cudaGraph_t *graph) { return cudaStreamEndCapture(s, graph); }
+static cudaError_t capture_begin(cudaStream_t s) {
+  return cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+}
+static cudaError_t capture_end(cudaStream_t s, cudaGraph_t *graph) {
+  return cudaStreamEndCapture(s, graph);
+}
 
 static cudaError_t graph_instantiate(cudaGraphExec_t *exec, cudaGraph_t graph) {
   return cudaGraphInstantiate(exec, graph, 0);
 }
 
-static cudaError_t graph_nodes(cudaGraph_t graph, size_t *n) { return cudaGraphGetNodes(graph, NULL, n); }
-static cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t s) { return cudaGraphLaunch(exec, s); }
+static cudaError_t graph_nodes(cudaGraph_t graph, size_t *n) {
+  return cudaGraphGetNodes(graph, NULL, n);
+}
+static cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t s) {
+  return cudaGraphLaunch(exec, s);
+}
 static cudaError_t graph_destroy(cudaGraph_t graph) { return cudaGraphDestroy(graph); }
 static cudaError_t graph_exec_destroy(cudaGraphExec_t exec) { return cudaGraphExecDestroy(exec); }
 
@@ -178,19 +199,21 @@ static cudaError_t occupancy(int *blocks, cudaKernel_t k, int block, size_t smem
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, (const void *)k, block, smem);
 }
 
-static cudaError_t launch(cudaKernel_t k, dim3 grid, dim3 block, void **args, size_t smem, cudaStream_t s) {
+static cudaError_t launch(cudaKernel_t k, dim3 grid, dim3 block, void **args, size_t smem,
+                          cudaStream_t s) {
   return cudaLaunchKernel((const void *)k, grid, block, args, smem, s);
 }
 
-static int host_call(wl_host_call_fn call, void *ctx, void *const *args, cudaStream_t s, char *why, size_t whylen,
-                     cudaError_t *after) {
+static int host_call(wl_host_call_fn call, void *ctx, void *const *args, cudaStream_t s, char *why,
+                     size_t whylen, cudaError_t *after) {
   (void)cudaGetLastError(); /* an error left by earlier work is not this work's */
   int rc = call(ctx, args, s, why, whylen);
   *after = rc == 0 ? cudaGetLastError() : cudaSuccess;
   return rc;
 }
 
-static cudaError_t set_memory_2d(void *p, size_t pitch, int value, size_t width, size_t height, cudaStream_t s) {
+static cudaError_t set_memory_2d(void *p, size_t pitch, int value, size_t width, size_t height,
+                                 cudaStream_t s) {
   return cudaMemset2DAsync(p, pitch, value, width, height, s);
 }
 

@@ -116,24 +116,29 @@ static cudaError_t release_pinned(void *p) {
 }
 
 static cudaError_t set_memory(void *p, int value, size_t n, cudaStream_t s) { return queued(s); }
-static cudaError_t copy_memory(void *dst, const void *src, size_t n, cudaStream_t s) { return queued(s); }
-static cudaError_t copy_memory_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                                  size_t height, cudaStream_t s) {
+static cudaError_t copy_memory(void *dst, const void *src, size_t n, cudaStream_t s) {
+  return queued(s);
+}
+static cudaError_t copy_memory_2d(void *dst, size_t dpitch, const void *src, size_t spitch,
+                                  size_t width, size_t height, cudaStream_t s) {
   return queued(s);
 }
 
 /* ---- wlrun's own kernels ---- */
 
-static cudaError_t init(void *data, size_t n, enum wl_dtype dtype, enum wl_init_kind kind, double a, double b,
-                        uint64_t seed, cudaStream_t s) {
+static cudaError_t init(void *data, size_t n, enum wl_dtype dtype, enum wl_init_kind kind, double a,
+                        double b, uint64_t seed, cudaStream_t s) {
   return queued(s);
 }
 
-static cudaError_t count_nonzero(const void *data, size_t n, unsigned long long *count, cudaStream_t s) {
+static cudaError_t count_nonzero(const void *data, size_t n, unsigned long long *count,
+                                 cudaStream_t s) {
   return queued(s);
 }
 
-static cudaError_t clock_probe(unsigned long long *out, unsigned long long ns, cudaStream_t s) { return queued(s); }
+static cudaError_t clock_probe(unsigned long long *out, unsigned long long ns, cudaStream_t s) {
+  return queued(s);
+}
 static cudaError_t empty_kernel(cudaStream_t s) { return queued(s); }
 static cudaError_t block_stream(volatile int *release, volatile int *timeouts, int generation,
                                 unsigned long long timeout_ns, cudaStream_t s) {
@@ -200,7 +205,9 @@ static cudaError_t graph_exec_destroy(cudaGraphExec_t exec) { return free_stand_
 
 /* ---- kernels ---- */
 
-static cudaError_t library_load(cudaLibrary_t *lib, const void *cubin) { return new_stand_in((void **)lib, 'l', 0); }
+static cudaError_t library_load(cudaLibrary_t *lib, const void *cubin) {
+  return new_stand_in((void **)lib, 'l', 0);
+}
 static cudaError_t library_unload(cudaLibrary_t lib) { return free_stand_in(lib); }
 
 static cudaError_t kernel_get(cudaKernel_t *k, cudaLibrary_t lib, const char *lowered_name) {
@@ -222,18 +229,20 @@ static cudaError_t occupancy(int *blocks, cudaKernel_t k, int block, size_t smem
   return cudaErrorNotSupported; /* a fact of a device: refused before */
 }
 
-static cudaError_t launch(cudaKernel_t k, dim3 grid, dim3 block, void **args, size_t smem, cudaStream_t s) {
+static cudaError_t launch(cudaKernel_t k, dim3 grid, dim3 block, void **args, size_t smem,
+                          cudaStream_t s) {
   return queued(s);
 }
 
 /* host work: not called (it would touch the device), queued as far as a capture counts */
-static int host_call(wl_host_call_fn call, void *ctx, void *const *args, cudaStream_t s, char *why, size_t whylen,
-                     cudaError_t *after) {
+static int host_call(wl_host_call_fn call, void *ctx, void *const *args, cudaStream_t s, char *why,
+                     size_t whylen, cudaError_t *after) {
   *after = queued(s);
   return 0;
 }
 
-static cudaError_t set_memory_2d(void *p, size_t pitch, int value, size_t width, size_t height, cudaStream_t s) {
+static cudaError_t set_memory_2d(void *p, size_t pitch, int value, size_t width, size_t height,
+                                 cudaStream_t s) {
   return queued(s);
 }
 

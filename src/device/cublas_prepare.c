@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#define SIDE 1024           /* the matrices the heuristics are asked about: any size warms the kind */
+#define SIDE 1024 /* the matrices the heuristics are asked about: any size warms the kind */
 #define WORKSPACE (32u << 20) /* wl.cublas.gemm's default workspace */
 #define EXIT_WAIT_S WL_PREPARE_EXIT_WAIT_S
 
@@ -53,7 +53,8 @@ static const char *status_text(const struct wl_cublaslt_api *api, cublasStatus_t
 }
 
 /* the heuristics of one kind, asked once; whether they answered */
-static bool ask(const struct wl_cublaslt_api *api, cublasLtHandle_t handle, const struct wl_gemm_kind *k) {
+static bool ask(const struct wl_cublaslt_api *api, cublasLtHandle_t handle,
+                const struct wl_gemm_kind *k) {
   cublasLtMatmulDesc_t desc = NULL;
   cublasLtMatrixLayout_t layout = NULL;
   cublasLtMatmulPreference_t pref = NULL;
@@ -72,7 +73,8 @@ static bool ask(const struct wl_cublaslt_api *api, cublasLtHandle_t handle, cons
   }
   if (st == CUBLAS_STATUS_SUCCESS) {
     step = "cublasLtMatmulPreferenceSetAttribute";
-    st = api->pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace);
+    st =
+        api->pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace);
   }
   if (st == CUBLAS_STATUS_SUCCESS) {
     step = "cublasLtMatmulAlgoGetHeuristic";
@@ -83,7 +85,8 @@ static bool ask(const struct wl_cublaslt_api *api, cublasLtHandle_t handle, cons
   if (layout) (void)api->layout_destroy(layout);
   if (desc) (void)api->desc_destroy(desc);
   if (st != CUBLAS_STATUS_SUCCESS) failed("%s: %s", step, status_text(api, st));
-  else if (found < 1) failed("cublasLtMatmulAlgoGetHeuristic found no algorithm for a kind asked for");
+  else if (found < 1)
+    failed("cublasLtMatmulAlgoGetHeuristic found no algorithm for a kind asked for");
   return st == CUBLAS_STATUS_SUCCESS && found > 0;
 }
 
@@ -120,7 +123,8 @@ static void *prepare(void *unused) {
   if (!api) {
     failed("%s", why);
   } else if ((err = wl_backend->use_device(prep.device)) != cudaSuccess) {
-    failed("device %d: cudaSetDevice: %s: %s", prep.device, cudaGetErrorName(err), cudaGetErrorString(err));
+    failed("device %d: cudaSetDevice: %s: %s", prep.device, cudaGetErrorName(err),
+           cudaGetErrorString(err));
   } else if (!(handle = lt_handle(api, &st))) {
     failed("cublasLtCreate: %s", status_text(api, st));
   } else {
@@ -140,7 +144,8 @@ static bool known(const struct wl_gemm_kind *k, const struct wl_gemm_kind *kinds
   return false;
 }
 
-bool wl_cublas_prepare_start(int device, const struct wl_gemm_kind *kinds, int n, char *why, size_t whylen) {
+bool wl_cublas_prepare_start(int device, const struct wl_gemm_kind *kinds, int n, char *why,
+                             size_t whylen) {
   struct wl_gemm_kind fresh[WL_PREPARE_MAX];
   int n_fresh = 0;
   for (int i = 0; i < n && prep.n_asked + n_fresh < WL_PREPARE_MAX; i++)
@@ -173,7 +178,8 @@ bool wl_cublas_prepare_start(int device, const struct wl_gemm_kind *kinds, int n
 static void joined(double t0) {
   prep.running = false;
   prep.waited += now() - t0;
-  prep.done = (struct wl_prepare_report){.asked = prep.n_asked, .prepared = prep.prepared, .seconds = prep.seconds};
+  prep.done = (struct wl_prepare_report){
+      .asked = prep.n_asked, .prepared = prep.prepared, .seconds = prep.seconds};
   snprintf(prep.done.why, sizeof prep.done.why, "%s", prep.why);
 }
 

@@ -27,7 +27,8 @@ static inline bool wl_gemm_kind_same(const struct wl_gemm_kind *a, const struct 
 /* Starts preparing the kinds not asked for before, on device; where there are any, waits first
  * for a preparation under way. Returns whether a thread started (false: nothing new to
  * prepare); on a failure to start it, false with the reason in why. */
-bool wl_cublas_prepare_start(int device, const struct wl_gemm_kind *kinds, int n, char *why, size_t whylen);
+bool wl_cublas_prepare_start(int device, const struct wl_gemm_kind *kinds, int n, char *why,
+                             size_t whylen);
 
 /* Waits for the preparation under way, if any; the time waited goes into the report. */
 void wl_cublas_prepare_wait(void);

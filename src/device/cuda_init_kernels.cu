@@ -19,8 +19,12 @@ template <typename T> __device__ T to_int(double v, double lo, double hi) {
   return static_cast<T>(wl_to_whole(v, lo, hi));
 }
 template <> __device__ long long convert<long long>(double v) { return wl_to_i64(v); }
-template <> __device__ int convert<int>(double v) { return to_int<int>(v, -2147483648.0, 2147483647.0); }
-template <> __device__ short convert<short>(double v) { return to_int<short>(v, -32768.0, 32767.0); }
+template <> __device__ int convert<int>(double v) {
+  return to_int<int>(v, -2147483648.0, 2147483647.0);
+}
+template <> __device__ short convert<short>(double v) {
+  return to_int<short>(v, -32768.0, 32767.0);
+}
 template <> __device__ signed char convert<signed char>(double v) {
   return to_int<signed char>(v, -128.0, 127.0);
 }
@@ -39,7 +43,8 @@ template <> struct compute<unsigned> { typedef double type; };
 template <> struct compute<int> { typedef double type; };
 
 template <typename T>
-__global__ void init_kernel(T *out, size_t n, wl_init_kind kind, double a, double b, uint64_t seed) {
+__global__ void init_kernel(T *out, size_t n, wl_init_kind kind, double a, double b,
+                            uint64_t seed) {
   typedef typename compute<T>::type C;
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
@@ -66,13 +71,15 @@ cudaError_t launch(void *data, size_t n, wl_init_kind kind, double a, double b, 
                    cudaStream_t stream) {
   int device, sms;
   cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (err == cudaSuccess)
+    err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err != cudaSuccess) return err;
   const int threads = 256;
   size_t blocks = (n + threads - 1) / threads, cap = (size_t)sms * 8;
   if (blocks > cap) blocks = cap;
   if (blocks == 0) blocks = 1;
-  init_kernel<T><<<(unsigned)blocks, threads, 0, stream>>>(static_cast<T *>(data), n, kind, a, b, seed);
+  init_kernel<T>
+      <<<(unsigned)blocks, threads, 0, stream>>>(static_cast<T *>(data), n, kind, a, b, seed);
   return cudaGetLastError();
 }
 
@@ -96,7 +103,8 @@ __global__ void clock_probe(unsigned long long *out, unsigned long long ns) {
 
 __global__ void count_nonzero(const unsigned char *data, size_t n, unsigned long long *count) {
   unsigned long long mine = 0;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
     mine += data[i] != 0;
   for (int o = 16; o > 0; o /= 2) mine += __shfl_down_sync(0xffffffffu, mine, o);
   if ((threadIdx.x & 31) == 0 && mine) atomicAdd(count, mine);
@@ -121,7 +129,8 @@ __global__ void block_stream(volatile int *release, volatile int *timeouts, int 
 
 } // namespace
 
-extern "C" cudaError_t wl_clock_probe(unsigned long long *out, unsigned long long ns, cudaStream_t stream) {
+extern "C" cudaError_t wl_clock_probe(unsigned long long *out, unsigned long long ns,
+                                      cudaStream_t stream) {
   clock_probe<<<1, 1, 0, stream>>>(out, ns);
   return cudaGetLastError();
 }
@@ -133,7 +142,8 @@ extern "C" cudaError_t wl_count_nonzero(const void *data, size_t n, unsigned lon
   size_t blocks = (n + 255) / 256;
   if (blocks > 4096) blocks = 4096;
   if (blocks == 0) blocks = 1;
-  count_nonzero<<<(unsigned)blocks, 256, 0, stream>>>(static_cast<const unsigned char *>(data), n, count);
+  count_nonzero<<<(unsigned)blocks, 256, 0, stream>>>(static_cast<const unsigned char *>(data), n,
+                                                      count);
   return cudaGetLastError();
 }
 
@@ -142,14 +152,15 @@ extern "C" cudaError_t wl_empty_kernel(cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t wl_block_stream(volatile int *release, volatile int *timeouts, int generation,
-                                       unsigned long long timeout_ns, cudaStream_t stream) {
+extern "C" cudaError_t wl_block_stream(volatile int *release, volatile int *timeouts,
+                                       int generation, unsigned long long timeout_ns,
+                                       cudaStream_t stream) {
   void *r, *t;
   cudaError_t err = cudaHostGetDevicePointer(&r, (void *)release, 0);
   if (err == cudaSuccess) err = cudaHostGetDevicePointer(&t, (void *)timeouts, 0);
   if (err != cudaSuccess) return err;
-  block_stream<<<1, 1, 0, stream>>>(static_cast<volatile int *>(r), static_cast<volatile int *>(t), generation,
-                                    timeout_ns);
+  block_stream<<<1, 1, 0, stream>>>(static_cast<volatile int *>(r), static_cast<volatile int *>(t),
+                                    generation, timeout_ns);
   return cudaGetLastError();
 }
 

@@ -25,7 +25,8 @@ cudaError_t wl_clock_probe(unsigned long long *out, unsigned long long ns, cudaS
 
 /* Counts the nonzero bytes of n bytes at data into *count (device memory, zeroed by the
  * function). */
-cudaError_t wl_count_nonzero(const void *data, size_t n, unsigned long long *count, cudaStream_t stream);
+cudaError_t wl_count_nonzero(const void *data, size_t n, unsigned long long *count,
+                             cudaStream_t stream);
 
 /* An empty kernel, for the timing floor. */
 cudaError_t wl_empty_kernel(cudaStream_t stream);

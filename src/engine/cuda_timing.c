@@ -18,6 +18,7 @@
  * unless the work holds a function, and then every item is checked each time it is queued.
  * Under --compile-only the loops run on the do-nothing backend: the same checks, times of 0;
  * the timing floor and count_nonzero need a real device. */
+#include "count_nonzero.h"
 #include "cuda_graph.h"
 #include "cuda_launch.h"
 #include "cuda_stream.h"
@@ -74,10 +75,12 @@ struct work_list {
 static void read_item(lua_State *L, int idx, struct work *w) {
   w->index = lua_absindex(L, idx);
   w->bound = wl_test_bound(L, idx);
-  w->graph = w->bound ? NULL : wl_graph_exec(L, idx, "graph:launch"); /* the messages of a call from Lua */
+  w->graph =
+      w->bound ? NULL : wl_graph_exec(L, idx, "graph:launch"); /* the messages of a call from Lua */
   w->stream = w->bound ? wl_bound_check(L, w->bound, "launch") : NULL;
   if (!w->bound && !w->graph && lua_type(L, idx) != LUA_TFUNCTION)
-    wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: the work must be a bound launch, a wl.graph or a function, got %s",
+    wl_raise(L, WL_EXIT_SCRIPT,
+             "wl.bench: the work must be a bound launch, a wl.graph or a function, got %s",
              luaL_typename(L, idx));
 }
 
@@ -87,7 +90,8 @@ static void read_work(lua_State *L, int arg, struct work_list *wl) {
   wl->lua = false;
   if (lua_type(L, arg) == LUA_TTABLE && !lua_getmetatable(L, arg)) {
     lua_Integer n = luaL_len(L, arg);
-    if (n < 1 || n > 64) wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: a rotation list holds 1 to 64 items");
+    if (n < 1 || n > 64)
+      wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: a rotation list holds 1 to 64 items");
     for (lua_Integer i = 1; i <= n; i++) {
       lua_geti(L, arg, i);
       read_item(L, -1, &wl->items[wl->n++]);
@@ -99,13 +103,16 @@ static void read_work(lua_State *L, int arg, struct work_list *wl) {
   wl->stream = wl->items[0].bound ? wl->items[0].stream : wl_current_stream(L);
   for (int i = 0; i < wl->n; i++) {
     wl->lua = wl->lua || (!wl->items[i].bound && !wl->items[i].graph);
-    if (wl->items[i].bound && wl->items[i].stream != wl->stream) /* a sample's events: on its work's stream */
-      wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: the launches of a rotation list must share one stream");
+    if (wl->items[i].bound &&
+        wl->items[i].stream != wl->stream) /* a sample's events: on its work's stream */
+      wl_raise(L, WL_EXIT_SCRIPT,
+               "wl.bench: the launches of a rotation list must share one stream");
   }
 }
 
 /* queues the item; recheck: Lua ran since it was read, which may have freed what it uses */
-static void enqueue(lua_State *L, const struct work *w, cudaStream_t stream, long times, bool recheck) {
+static void enqueue(lua_State *L, const struct work *w, cudaStream_t stream, long times,
+                    bool recheck) {
   if (w->bound) {
     if (recheck) wl_bound_check(L, w->bound, "launch");
     wl_bound_enqueue(L, w->bound, stream, times);
@@ -157,10 +164,14 @@ static void read_pairs_of(lua_State *L, const cudaEvent_t *ev, double *gpu, int 
   }
 }
 
-static void read_pairs(lua_State *L, double *gpu, int n, long per) { read_pairs_of(L, events, gpu, n, per); }
+static void read_pairs(lua_State *L, double *gpu, int n, long per) {
+  read_pairs_of(L, events, gpu, n, per);
+}
 
 /* buffers of doubles that an error cannot leak: userdata */
-static double *scratch(lua_State *L, int n) { return lua_newuserdatauv(L, sizeof(double) * (size_t)n, 0); }
+static double *scratch(lua_State *L, int n) {
+  return lua_newuserdatauv(L, sizeof(double) * (size_t)n, 0);
+}
 
 /* ---- the blocking kernel (nvbench's technique) ---- */
 
@@ -188,7 +199,8 @@ enum { BLOCK_SAMPLES = 16, BLOCK_RETRIES = 3, SLOTS = 2 };
 static const unsigned long long BLOCK_TIMEOUT_NS = 10000000ull; /* 10 ms */
 
 static struct {
-  volatile int *flag;  /* [0]: the generation released; [1 + slot]: timeouts counted by the kernels */
+  volatile int
+      *flag; /* [0]: the generation released; [1 + slot]: timeouts counted by the kernels */
   int generation;
   cudaEvent_t settled; /* for an error's end: the work's stream waits for the second one */
 } blocker;
@@ -196,9 +208,11 @@ static struct {
 static void need_blocker(lua_State *L) {
   if (blocker.flag) return;
   if (!blocker.settled)
-    WL_CUDA(L, wl_backend->event_create(&blocker.settled, false, false), "creating the blocking kernel's event");
+    WL_CUDA(L, wl_backend->event_create(&blocker.settled, false, false),
+            "creating the blocking kernel's event");
   void *p;
-  WL_CUDA(L, wl_backend->alloc_pinned(&p, (1 + SLOTS) * sizeof(int)), "allocating the blocking kernel's flag");
+  WL_CUDA(L, wl_backend->alloc_pinned(&p, (1 + SLOTS) * sizeof(int)),
+          "allocating the blocking kernel's flag");
   blocker.flag = p;
   for (int i = 0; i < 1 + SLOTS; i++) blocker.flag[i] = 0;
 }
@@ -215,10 +229,12 @@ static struct partner {
 
 static cudaStream_t partner_of(lua_State *L, cudaStream_t s) {
   struct partner want = {.device = wl_device_index()};
-  WL_CUDA(L, wl_backend->stream_properties(s, &want.blocking, &want.priority), "reading the work's stream's flags");
+  WL_CUDA(L, wl_backend->stream_properties(s, &want.blocking, &want.priority),
+          "reading the work's stream's flags");
   for (int i = 0; i < PARTNERS; i++) {
     struct partner *p = &partners[i];
-    if (p->stream && p->device == want.device && p->blocking == want.blocking && p->priority == want.priority)
+    if (p->stream && p->device == want.device && p->blocking == want.blocking &&
+        p->priority == want.priority)
       return p->stream;
   }
   static int next;
@@ -245,13 +261,15 @@ static cudaEvent_t *slot_events(int slot) { return events + 2 * BLOCK_SAMPLES * 
 
 /* queues block b in its slot on stream s, behind the stop event `after` of the block queued
  * before (none for the first), and releases it */
-static void queue_block(lua_State *L, const struct work_list *w, struct block *b, int slot, cudaStream_t s,
-                        cudaEvent_t after, double *enq) {
+static void queue_block(lua_State *L, const struct work_list *w, struct block *b, int slot,
+                        cudaStream_t s, cudaEvent_t after, double *enq) {
   cudaEvent_t *ev = slot_events(slot);
   int generation = ++blocker.generation;
   b->timeouts = __atomic_load_n(blocker.flag + 1 + slot, __ATOMIC_SEQ_CST);
   if (after) WL_CUDA(L, wl_backend->stream_wait(s, after), "cudaStreamWaitEvent");
-  WL_CUDA(L, wl_backend->block_stream(blocker.flag, blocker.flag + 1 + slot, generation, BLOCK_TIMEOUT_NS, s),
+  WL_CUDA(L,
+          wl_backend->block_stream(blocker.flag, blocker.flag + 1 + slot, generation,
+                                   BLOCK_TIMEOUT_NS, s),
           "launching the blocking kernel");
   for (int j = 0; j < b->k; j++) {
     int i = b->done + j;
@@ -295,8 +313,8 @@ static int blocked_end_close(lua_State *L) {
  * queued (tests/bench/blocks_in_flight.lua compares them); *gave_up: blocks whose kernel timed
  * out (each queued again, after the block in flight), *kept: samples kept although their block's
  * kernel gave up each time (they may hold launch overhead) */
-static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, int in_flight, int per_block,
-                              double *gpu, double *enq, int *gave_up, int *kept) {
+static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, int in_flight,
+                              int per_block, double *gpu, double *enq, int *gave_up, int *kept) {
   need_blocker(L);
   need_events(L, 2 * SLOTS * BLOCK_SAMPLES);
   wl_flush_l2_ready(L);
@@ -325,7 +343,8 @@ static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, in
       last = slot_events(slot)[2 * b->k - 1];
       busy[slot] = true;
     }
-    if (in_flight == 2) slot = 1 - slot; /* two in flight: the other slot's block, queued before; one: this one */
+    if (in_flight == 2)
+      slot = 1 - slot; /* two in flight: the other slot's block, queued before; one: this one */
     if (busy[slot]) {
       busy[slot] = false;
       struct block *b = &blocks[slot];
@@ -342,7 +361,8 @@ static void time_cold_blocked(lua_State *L, const struct work_list *w, int n, in
     }
   }
   /* work queued on the work's stream after this runs after the samples */
-  if (last && in_flight == 2) WL_CUDA(L, wl_backend->stream_wait(streams[0], last), "cudaStreamWaitEvent");
+  if (last && in_flight == 2)
+    WL_CUDA(L, wl_backend->stream_wait(streams[0], last), "cudaStreamWaitEvent");
   end->open = false;
   lua_settop(L, guard - 1); /* the guard, which now does nothing */
 }
@@ -357,13 +377,15 @@ static int l_time_cold(lua_State *L) {
   bool flush = lua_toboolean(L, 3), blocked = lua_toboolean(L, 4);
   lua_Integer in_flight = wl_opt_integer(L, 5, 2), per_block = wl_opt_integer(L, 6, BLOCK_SAMPLES);
   wl_arg_check(L, in_flight == 1 || in_flight == 2, 5, "1 or 2 blocks in flight expected");
-  wl_arg_check(L, per_block >= 1 && per_block <= BLOCK_SAMPLES, 6, "1 to 16 samples a block expected");
+  wl_arg_check(L, per_block >= 1 && per_block <= BLOCK_SAMPLES, 6,
+               "1 to 16 samples a block expected");
   lua_settop(L, 4);
   wl_device_ready(L);
   struct work_list w;
   read_work(L, 1, &w);
   if (blocked && (!flush || w.lua))
-    wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: blocked cold samples need the L2 flush and bound launches or graphs");
+    wl_raise(L, WL_EXIT_SCRIPT,
+             "wl.bench: blocked cold samples need the L2 flush and bound launches or graphs");
   double *gpu = scratch(L, n), *enq = scratch(L, n);
   cudaStream_t s = w.stream;
   if (blocked) {
@@ -427,7 +449,8 @@ static int l_time_graph(lua_State *L) {
   struct work_list w;
   read_work(L, 1, &w);
   for (int i = 0; i < w.n; i++)
-    if (w.items[i].graph) wl_raise(L, WL_EXIT_SCRIPT, "graph mode times bound launches or functions, not a wl.graph");
+    if (w.items[i].graph)
+      wl_raise(L, WL_EXIT_SCRIPT, "graph mode times bound launches or functions, not a wl.graph");
   need_events(L, 2 * (size_t)n);
   double *gpu = scratch(L, n), *enq = scratch(L, n);
   cudaStream_t s = w.stream;
@@ -459,7 +482,8 @@ static int l_time_graph(lua_State *L) {
   const struct wl_backend *be = wl_backend;
   cudaError_t run = cudaSuccess;
   /* Ctrl-C ends the replays; the graph is destroyed before the stop is raised */
-  for (lua_Integer i = 0; i < warmup && run == cudaSuccess && !wl_stop_pending(); i++) run = be->graph_launch(exec, s);
+  for (lua_Integer i = 0; i < warmup && run == cudaSuccess && !wl_stop_pending(); i++)
+    run = be->graph_launch(exec, s);
   for (int i = 0; i < n && run == cudaSuccess && !wl_stop_pending(); i++) {
     run = be->event_record(events[2 * i], s);
     double t0 = now();
@@ -544,31 +568,6 @@ static int l_timing_floor(lua_State *L) {
   return 1;
 }
 
-/* core.count_nonzero(tensor) -> number of nonzero bytes (of a strided view: of its elements,
- * counted in a contiguous copy) */
-static int l_count_nonzero(lua_State *L) {
-  lua_settop(L, 1);
-  struct wl_tensor *t = wl_tensor_compact(L, 1, "core.count_nonzero");
-  if (t->memory != WL_MEM_DEVICE) {
-    unsigned long long c = 0;
-    for (size_t i = 0; i < t->nbytes; i++) c += ((const unsigned char *)t->data)[i] != 0;
-    if (lua_gettop(L) == 2) wl_tensor_free(L, 2);
-    lua_pushinteger(L, (lua_Integer)c);
-    return 1;
-  }
-  static void *count;
-  unsigned long long host = 0;
-  wl_device_needed(L, "core.count_nonzero");
-  cudaStream_t s = wl_current_stream(L);
-  if (!count) WL_CUDA(L, wl_backend->alloc(&count, sizeof host), "allocating a counter");
-  WL_CUDA(L, wl_backend->count_nonzero(t->data, t->nbytes, (unsigned long long *)count, s), "counting nonzero bytes");
-  WL_CUDA(L, wl_backend->copy_memory(&host, count, sizeof host, s), "reading the count");
-  WL_CUDA(L, wl_backend->stream_sync(s), "counting nonzero bytes");
-  if (lua_gettop(L) == 2) wl_tensor_free(L, 2); /* the contiguous copy */
-  lua_pushinteger(L, (lua_Integer)host);
-  return 1;
-}
-
 static int l_set_measuring(lua_State *L) {
   wl_watch.measuring = lua_toboolean(L, 1);
   if (wl_watch.measuring) wl_watch.syncs = wl_watch.allocs = 0;
@@ -585,10 +584,14 @@ static int l_watch(lua_State *L) {
 }
 
 void wl_open_timing(lua_State *L) {
-  static const luaL_Reg fns[] = {{"time_cold", l_time_cold},       {"time_batch", l_time_batch},
-                                 {"time_graph", l_time_graph},     {"time_host", l_time_host},
-                                 {"timing_floor", l_timing_floor}, {"count_nonzero", l_count_nonzero},
-                                 {"set_measuring", l_set_measuring}, {"watch", l_watch},
+  static const luaL_Reg fns[] = {{"time_cold", l_time_cold},
+                                 {"time_batch", l_time_batch},
+                                 {"time_graph", l_time_graph},
+                                 {"time_host", l_time_host},
+                                 {"timing_floor", l_timing_floor},
+                                 {"count_nonzero", wl_l_count_nonzero},
+                                 {"set_measuring", l_set_measuring},
+                                 {"watch", l_watch},
                                  {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
   lua_pushcfunction(L, graph_enqueue);

@@ -3,17 +3,17 @@
  *                                kernels = {{name =, durations = {s...}}...}, unattributed = k}
  * n samples of the work (a bound launch, a wl.graph, a Lua function, or a list of them, rotated),
  * queued back to back with no event; CUPTI's kernel records (CONCURRENT_KERNEL) give the time.
- * Each sample is tagged with its own external correlation id (cuptiActivityPushExternalCorrelationId),
- * which CUPTI attaches to every runtime and driver call made inside it (the launches of a
- * function, a library's kernels, a graph's launch), so that each kernel record is given to its sample
- * whatever stream or order it ran in. A sample's gpu time is the sum of its kernels' durations
- * (the gaps between them left out); span is its first kernel's start to its last kernel's end;
- * kernels lists every kernel name in the order of first launch, with the duration of each launch.
- * Copies and sets are not kernels and are not counted. CUPTI is loaded at the first call
- * (cupti_load.c) and its activity is on only during the call; another tool using CUPTI (wlrun
- * trace, Nsight) is an error of kind no_device naming it, as is a CUPTI that does not load.
- * flush: the L2 flushed before each sample (l2_flush.h), outside its tag: a set, not counted.
- * Under --compile-only the work is queued n times with its checks and the times are 0. */
+ * Each sample is tagged with its own external correlation id
+ * (cuptiActivityPushExternalCorrelationId), which CUPTI attaches to every runtime and driver call
+ * made inside it (the launches of a function, a library's kernels, a graph's launch), so that each
+ * kernel record is given to its sample whatever stream or order it ran in. A sample's gpu time is
+ * the sum of its kernels' durations (the gaps between them left out); span is its first kernel's
+ * start to its last kernel's end; kernels lists every kernel name in the order of first launch,
+ * with the duration of each launch. Copies and sets are not kernels and are not counted. CUPTI is
+ * loaded at the first call (cupti_load.c) and its activity is on only during the call; another tool
+ * using CUPTI (wlrun trace, Nsight) is an error of kind no_device naming it, as is a CUPTI that
+ * does not load. flush: the L2 flushed before each sample (l2_flush.h), outside its tag: a set, not
+ * counted. Under --compile-only the work is queued n times with its checks and the times are 0. */
 #include "cupti_load.h"
 
 #include "cuda_graph.h"
@@ -72,13 +72,15 @@ static bool grow(void **array, size_t *cap, size_t used, size_t size) {
 }
 
 static void keep(const CUpti_Activity *rec) {
-  if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || rec->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+  if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+      rec->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
     const CUpti_ActivityKernel10 *k = (const void *)rec;
     if (!grow((void **)&got.kernels, &got.kernels_cap, got.nkernels, sizeof *got.kernels)) {
       got.out_of_memory = true;
       return;
     }
-    got.kernels[got.nkernels++] = (struct kernel_record){k->start, k->end, k->correlationId, k->name};
+    got.kernels[got.nkernels++] =
+        (struct kernel_record){k->start, k->end, k->correlationId, k->name};
   } else if (rec->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
     const CUpti_ActivityExternalCorrelation *c = (const void *)rec;
     if (c->externalKind != TAG_KIND) return;
@@ -103,7 +105,8 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
   }
 }
 
-static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid) {
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                      size_t valid) {
   (void)size;
   CUpti_Activity *rec = NULL;
   CUptiResult r = CUPTI_ERROR_MAX_LIMIT_REACHED;
@@ -134,15 +137,18 @@ static const CUpti_ActivityKind KINDS[] = {
     CUPTI_ACTIVITY_KIND_DRIVER,
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 };
-static const char *const KIND_NAMES[] = {"CONCURRENT_KERNEL", "RUNTIME", "DRIVER", "EXTERNAL_CORRELATION"};
+static const char *const KIND_NAMES[] = {"CONCURRENT_KERNEL", "RUNTIME", "DRIVER",
+                                         "EXTERNAL_CORRELATION"};
 enum { NKINDS = sizeof KINDS / sizeof KINDS[0] };
 
-static void CUPTIAPI no_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data) {
+static void CUPTIAPI no_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                 const void *data) {
   (void)userdata, (void)domain, (void)cbid, (void)data;
 }
 
 static void release(CUpti_SubscriberHandle sub, int enabled) {
-  for (int k = 0; k < enabled; k++) (void)cupti->disable(KINDS[k]); /* nothing more to do if it fails */
+  for (int k = 0; k < enabled; k++)
+    (void)cupti->disable(KINDS[k]); /* nothing more to do if it fails */
   (void)cupti->unsubscribe(sub);
 }
 
@@ -155,14 +161,17 @@ static CUpti_SubscriberHandle claim(lua_State *L) {
   CUpti_SubscriberHandle sub;
   CUptiResult r = cupti->subscribe(&sub, no_callback, NULL);
   if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-    wl_raise(L, WL_EXIT_NO_DEVICE,
-             "wl.bench: cupti mode: another tool is using CUPTI in this process (wlrun trace, Nsight Systems, Nsight "
-             "Compute, a profiler; %s): cupti mode needs it alone; time in cold mode under a profiler",
-             wl_cupti_result(cupti, r));
+    wl_raise(
+        L, WL_EXIT_NO_DEVICE,
+        "wl.bench: cupti mode: another tool is using CUPTI in this process (wlrun trace, Nsight "
+        "Systems, Nsight "
+        "Compute, a profiler; %s): cupti mode needs it alone; time in cold mode under a profiler",
+        wl_cupti_result(cupti, r));
   if (r != CUPTI_SUCCESS)
-    wl_raise(L, WL_EXIT_NO_DEVICE, "wl.bench: cupti mode: cuptiSubscribe (%s): %s (%d)", cupti->path,
-             wl_cupti_result(cupti, r), (int)r);
-  if (!registered && (r = cupti->register_callbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS) {
+    wl_raise(L, WL_EXIT_NO_DEVICE, "wl.bench: cupti mode: cuptiSubscribe (%s): %s (%d)",
+             cupti->path, wl_cupti_result(cupti, r), (int)r);
+  if (!registered &&
+      (r = cupti->register_callbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS) {
     release(sub, 0);
     wl_raise(L, WL_EXIT_NO_DEVICE, "wl.bench: cupti mode: cuptiActivityRegisterCallbacks: %s (%d)",
              wl_cupti_result(cupti, r), (int)r);
@@ -172,8 +181,8 @@ static CUpti_SubscriberHandle claim(lua_State *L) {
   for (int k = 0; k < NKINDS; k++) {
     if ((r = cupti->enable(KINDS[k])) == CUPTI_SUCCESS) continue;
     release(sub, k);
-    wl_raise(L, WL_EXIT_NO_DEVICE, "wl.bench: cupti mode: cuptiActivityEnable(%s): %s (%d)", KIND_NAMES[k],
-             wl_cupti_result(cupti, r), (int)r);
+    wl_raise(L, WL_EXIT_NO_DEVICE, "wl.bench: cupti mode: cuptiActivityEnable(%s): %s (%d)",
+             KIND_NAMES[k], wl_cupti_result(cupti, r), (int)r);
   }
   return sub;
 }
@@ -199,7 +208,8 @@ static void check_item(lua_State *L, int idx) {
   struct wl_bound *b = wl_test_bound(L, idx);
   if (b) wl_bound_check(L, b, "launch");
   else if (!wl_graph_exec(L, idx, "graph:launch") && lua_type(L, idx) != LUA_TFUNCTION)
-    wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: the work must be a bound launch, a wl.graph or a function, got %s",
+    wl_raise(L, WL_EXIT_SCRIPT,
+             "wl.bench: the work must be a bound launch, a wl.graph or a function, got %s",
              luaL_typename(L, idx));
 }
 
@@ -226,7 +236,8 @@ static void queue_item(lua_State *L, int idx) {
 static void push_tag(lua_State *L, struct run *run, uint64_t id) {
   CUptiResult r = cupti->push_id(TAG_KIND, id);
   if (r != CUPTI_SUCCESS)
-    wl_raise(L, WL_EXIT_NO_DEVICE, "wl.bench: cupti mode: cuptiActivityPushExternalCorrelationId: %s (%d)",
+    wl_raise(L, WL_EXIT_NO_DEVICE,
+             "wl.bench: cupti mode: cuptiActivityPushExternalCorrelationId: %s (%d)",
              wl_cupti_result(cupti, r), (int)r);
   run->tagged = true;
 }
@@ -244,7 +255,8 @@ static int queue_samples(lua_State *L) {
   int first = 1, count = 1;
   if (lua_type(L, 1) == LUA_TTABLE && !lua_getmetatable(L, 1)) {
     lua_Integer len = luaL_len(L, 1);
-    if (len < 1 || len > MAX_ITEMS) wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: a rotation list holds 1 to 64 items");
+    if (len < 1 || len > MAX_ITEMS)
+      wl_raise(L, WL_EXIT_SCRIPT, "wl.bench: a rotation list holds 1 to 64 items");
     wl_check_stack(L, (int)len, "the items of a rotation list");
     for (lua_Integer i = 1; i <= len; i++) lua_geti(L, 1, i);
     first = 2, count = (int)len;
@@ -267,12 +279,14 @@ static int queue_samples(lua_State *L) {
 /* ---- from records to samples ---- */
 
 static int by_correlation(const void *a, const void *b) {
-  uint32_t x = ((const struct tag_record *)a)->correlation, y = ((const struct tag_record *)b)->correlation;
+  uint32_t x = ((const struct tag_record *)a)->correlation,
+           y = ((const struct tag_record *)b)->correlation;
   return (x > y) - (x < y);
 }
 
 static int by_start(const void *a, const void *b) {
-  uint64_t x = ((const struct kernel_record *)a)->start, y = ((const struct kernel_record *)b)->start;
+  uint64_t x = ((const struct kernel_record *)a)->start,
+           y = ((const struct kernel_record *)b)->start;
   return (x > y) - (x < y);
 }
 
@@ -286,7 +300,9 @@ static long sample_of(const struct kernel_record *k, uint64_t base, int n) {
 
 static void push_name(lua_State *L, const char *mangled) {
   int status = -1;
-  char *plain = mangled && strncmp(mangled, "_Z", 2) == 0 ? __cxa_demangle(mangled, NULL, NULL, &status) : NULL;
+  char *plain = mangled && strncmp(mangled, "_Z", 2) == 0
+                    ? __cxa_demangle(mangled, NULL, NULL, &status)
+                    : NULL;
   lua_pushstring(L, status == 0 && plain ? plain : mangled ? mangled : "(unnamed kernel)");
   free(plain);
 }
@@ -347,7 +363,8 @@ static void attribute(lua_State *L, const struct run *run, double *gpu, double *
   for (int i = 0; i < n; i++) {
     if (first[i] == UINT64_MAX)
       wl_raise(L, WL_EXIT_SCRIPT,
-               "wl.bench: cupti mode: sample %d of %d ran no kernel that CUPTI recorded (%zu kernel records in all, "
+               "wl.bench: cupti mode: sample %d of %d ran no kernel that CUPTI recorded (%zu "
+               "kernel records in all, "
                "%lld outside the samples): cupti mode times kernels, not copies or sets",
                i + 1, n, got.nkernels, (long long)unattributed);
     span[i] = (double)(last[i] - first[i]) * 1e-9;
@@ -388,20 +405,25 @@ static int l_time_cupti(lua_State *L) {
     lua_setfield(L, -2, "unattributed");
   } else {
     pop_tag(&run);
-    CUptiResult flushed = cupti->flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* after the device sync */
+    CUptiResult flushed =
+        cupti->flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* after the device sync */
     release(sub, NKINDS);
     if (status != LUA_OK) return lua_error(L); /* the work's error, with CUPTI off again */
     if (flushed != CUPTI_SUCCESS)
-      wl_raise(L, WL_EXIT_CUDA, "wl.bench: cupti mode: cuptiActivityFlushAll: %s (%d)", wl_cupti_result(cupti, flushed),
-               (int)flushed);
-    pthread_mutex_lock(&got_lock); /* CUPTI's thread is done with this call's buffers: the flush returned */
+      wl_raise(L, WL_EXIT_CUDA, "wl.bench: cupti mode: cuptiActivityFlushAll: %s (%d)",
+               wl_cupti_result(cupti, flushed), (int)flushed);
+    pthread_mutex_lock(
+        &got_lock); /* CUPTI's thread is done with this call's buffers: the flush returned */
     bool oom = got.out_of_memory, unreadable = got.unreadable;
     size_t dropped = got.dropped;
     pthread_mutex_unlock(&got_lock);
-    if (oom) wl_raise(L, WL_EXIT_CUDA, "wl.bench: cupti mode: out of host memory for CUPTI's activity records");
+    if (oom)
+      wl_raise(L, WL_EXIT_CUDA,
+               "wl.bench: cupti mode: out of host memory for CUPTI's activity records");
     if (unreadable || dropped)
       wl_raise(L, WL_EXIT_CUDA, "wl.bench: cupti mode: CUPTI %s; measure fewer samples at a time",
-               unreadable ? "gave an activity buffer that does not read to its end" : "dropped activity records");
+               unreadable ? "gave an activity buffer that does not read to its end"
+                          : "dropped activity records");
     lua_createtable(L, 0, 5);
     attribute(L, &run, gpu, span);
   }

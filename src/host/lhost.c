@@ -62,7 +62,8 @@ static int message_handler(lua_State *L) {
   lua_setfield(L, LUA_REGISTRYINDEX, EXIT_KIND_KEY);
   /* an exit code of its own (os.exit(3) that stopped a scenario run): 1 to 125 */
   lua_Integer code = 0;
-  if (lua_type(L, 1) == LUA_TTABLE && lua_getfield(L, 1, "exit_code") == LUA_TNUMBER) code = lua_tointeger(L, -1);
+  if (lua_type(L, 1) == LUA_TTABLE && lua_getfield(L, 1, "exit_code") == LUA_TNUMBER)
+    code = lua_tointeger(L, -1);
   lua_pushinteger(L, code >= 1 && code <= 125 ? code : 0);
   lua_setfield(L, LUA_REGISTRYINDEX, EXIT_CODE_KEY);
   bool stop = strcmp(kind, "interrupted") == 0 || strcmp(kind, "timeout") == 0;
@@ -74,7 +75,10 @@ static int message_handler(lua_State *L) {
 
 /* The length of the well-formed UTF-8 character of two or more bytes at s (n bytes left), or 0. */
 static size_t utf8_length(const unsigned char *s, size_t n) {
-  size_t len = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+  size_t len = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
+               : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+               : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+                                              : 0;
   if (len == 0 || len > n) return 0;
   unsigned char lo = s[0] == 0xe0 ? 0xa0 : s[0] == 0xf0 ? 0x90 : 0x80;
   unsigned char hi = s[0] == 0xed ? 0x9f : s[0] == 0xf4 ? 0x8f : 0xbf;
@@ -221,9 +225,11 @@ static int search_embedded(lua_State *L) {
   luaL_pushresult(&b);
   const char *stem = lua_tostring(L, -1);
   const char *dir = getenv("WLRUN_LUA_DIR");
-  struct stat st; /* a copy of the library that is not there is said, never replaced by the embedded one */
+  struct stat
+      st; /* a copy of the library that is not there is said, never replaced by the embedded one */
   if (dir && *dir && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
-    return wl_raise(L, WL_EXIT_IO, "WLRUN_LUA_DIR=%s: not a directory (it names where wlrun/*.lua are)", dir);
+    return wl_raise(L, WL_EXIT_IO,
+                    "WLRUN_LUA_DIR=%s: not a directory (it names where wlrun/*.lua are)", dir);
   for (int source = dir && *dir ? 0 : 1; source < 2; source++) {
     for (int form = 0; form < 2; form++) {
       const char *rel = lua_pushfstring(L, form == 0 ? "%s.lua" : "%s/init.lua", stem);
@@ -233,14 +239,15 @@ static int search_embedded(lua_State *L) {
         continue;
       }
       if (status != LUA_OK)
-        return wl_raise(L, WL_EXIT_SCRIPT, "error loading module '%s':\n\t%s", name, lua_tostring(L, -1));
+        return wl_raise(L, WL_EXIT_SCRIPT, "error loading module '%s':\n\t%s", name,
+                        lua_tostring(L, -1));
       mark_library_chunk(L);
       lua_pushstring(L, rel);
       return 2;
     }
   }
-  lua_pushfstring(L, "no %sembedded file '%s.lua' or '%s/init.lua'", dir && *dir ? "file (WLRUN_LUA_DIR) or " : "",
-                  stem, stem);
+  lua_pushfstring(L, "no %sembedded file '%s.lua' or '%s/init.lua'",
+                  dir && *dir ? "file (WLRUN_LUA_DIR) or " : "", stem, stem);
   return 1;
 }
 
@@ -251,8 +258,9 @@ static int error_tostring(lua_State *L) {
 }
 
 /* the kinds of error (each an exit code, wl_exit.c); core.error_kinds in Lua */
-static const char *const error_kinds[] = {"script", "usage", "config", "no_device", "cuda", "compile",
-                                          "regression", "io", "interrupted", "timeout", "crash", NULL};
+static const char *const error_kinds[] = {"script",      "usage",   "config",     "no_device",
+                                          "cuda",        "compile", "regression", "io",
+                                          "interrupted", "timeout", "crash",      NULL};
 
 /* wl.error(kind, message [, level]): raise an error with a kind (an exit code). */
 static int core_error(lua_State *L) {
@@ -269,7 +277,8 @@ static int core_error(lua_State *L) {
     lua_concat(L, 2);
   } else {
     lua_pushstring(L, msg);
-    lua_pushboolean(L, 1); /* level 0 (or no script's frame): a message for the user, without a traceback */
+    lua_pushboolean(
+        L, 1); /* level 0 (or no script's frame): a message for the user, without a traceback */
     lua_setfield(L, -3, "bare");
   }
   lua_setfield(L, -2, "message");
@@ -350,7 +359,8 @@ static _Noreturn void end_now(int code) {
  * process, saying why; code: the run's, else `otherwise`. */
 static _Noreturn void gave_up(const char *what, int waited, int code, int otherwise) {
   if (wl_side_thread_abandon) {
-    fprintf(stderr, "wlrun: interrupted while waiting for %s at the end; the process ends at once\n", what);
+    fprintf(stderr,
+            "wlrun: interrupted while waiting for %s at the end; the process ends at once\n", what);
     end_now(code == WL_EXIT_OK ? wl_stop_exit_code() : (int)code);
   }
   fprintf(stderr, "wlrun: %s still works after %d s; the process ends without it\n", what, waited);
@@ -361,16 +371,21 @@ void wl_host_finish_threads(int code) {
   wl_signals_ending();
   /* a Ctrl-C after the Lua code's last instruction, which no Lua code raised: the end's */
   if (wl_stop_pending()) wl_side_thread_abandon = 1;
-  if (!wl_nvrtc_finish(WL_PREPARE_EXIT_WAIT_S)) gave_up("NVRTC's loading thread", WL_PREPARE_EXIT_WAIT_S, code, code);
-  if (!wl_cublas_prepare_finish()) gave_up("wl.cublas.prepare's thread", WL_PREPARE_EXIT_WAIT_S, code, code);
-  if (!wl_nvml_finish(WL_NVML_EXIT_WAIT_S)) gave_up("NVML's loading thread", WL_NVML_EXIT_WAIT_S, code, code);
+  if (!wl_nvrtc_finish(WL_PREPARE_EXIT_WAIT_S))
+    gave_up("NVRTC's loading thread", WL_PREPARE_EXIT_WAIT_S, code, code);
+  if (!wl_cublas_prepare_finish())
+    gave_up("wl.cublas.prepare's thread", WL_PREPARE_EXIT_WAIT_S, code, code);
+  if (!wl_nvml_finish(WL_NVML_EXIT_WAIT_S))
+    gave_up("NVML's loading thread", WL_NVML_EXIT_WAIT_S, code, code);
 }
 
 int wl_host_check_stdout(int code) {
   static bool checked; /* once: main's return comes after wl_host_end's */
   if (checked) return code;
   checked = true;
-  const char *why = fflush(stdout) != 0 ? strerror(errno) : ferror(stdout) ? "a write failed" : NULL;
+  const char *why = fflush(stdout) != 0 ? strerror(errno)
+                    : ferror(stdout)    ? "a write failed"
+                                        : NULL;
   if (why && code != WL_EXIT_IO) { /* an I/O error has been reported already: this one */
     fprintf(stderr, "wlrun: cannot write to standard output: %s\n", why);
     if (code == WL_EXIT_OK) code = WL_EXIT_IO;
@@ -380,8 +395,8 @@ int wl_host_check_stdout(int code) {
 
 /* Variables by which a tool puts code of its own into the process (a profiler, a sanitizer, a
  * preloaded library): its exit handlers may still have work to do; and wlrun's own switch. */
-static const char *const tool_variables[] = {"LD_PRELOAD", "LD_AUDIT", "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH",
-                                             "WLRUN_EXIT_HANDLERS"};
+static const char *const tool_variables[] = {"LD_PRELOAD", "LD_AUDIT", "CUDA_INJECTION64_PATH",
+                                             "NVTX_INJECTION64_PATH", "WLRUN_EXIT_HANDLERS"};
 
 /* Runtimes whose work at the end is an exit handler, found by a symbol of theirs in the process
  * (linked in, or preloaded): a sanitizer's report (its leak check, ThreadSanitizer's exit
@@ -405,10 +420,13 @@ int wl_host_finish_device(int code) {
   /* given up: not through the state's close, whose frees would wait for the device, nor the
    * runtime's teardown */
   if (!wl_device_finish(WL_PREPARE_EXIT_WAIT_S, &err))
-    gave_up("the work queued on the device (never waited for)", WL_PREPARE_EXIT_WAIT_S, code, WL_EXIT_CUDA);
+    gave_up("the work queued on the device (never waited for)", WL_PREPARE_EXIT_WAIT_S, code,
+            WL_EXIT_CUDA);
   if (err != cudaSuccess && code == WL_EXIT_OK) {
-    fprintf(stderr, "wlrun: work that the script queued and never waited for failed on the device: %s: %s\n",
-            cudaGetErrorName(err), cudaGetErrorString(err));
+    fprintf(
+        stderr,
+        "wlrun: work that the script queued and never waited for failed on the device: %s: %s\n",
+        cudaGetErrorName(err), cudaGetErrorString(err));
     code = WL_EXIT_CUDA;
   }
   return code;
@@ -425,8 +443,10 @@ int wl_host_end(int code) {
 static int exit_after_threads(lua_State *L) {
   int isint = 0;
   lua_Integer n = lua_tointegerx(L, 1, &isint);
-  int code = lua_isboolean(L, 1) ? (lua_toboolean(L, 1) ? EXIT_SUCCESS : EXIT_FAILURE)
-             : lua_isnoneornil(L, 1) ? EXIT_SUCCESS : isint ? (int)n : EXIT_FAILURE;
+  int code = lua_isboolean(L, 1)     ? (lua_toboolean(L, 1) ? EXIT_SUCCESS : EXIT_FAILURE)
+             : lua_isnoneornil(L, 1) ? EXIT_SUCCESS
+             : isint                 ? (int)n
+                                     : EXIT_FAILURE;
   wl_host_finish_threads(code);
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);

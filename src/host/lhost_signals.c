@@ -14,9 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-static lua_State *running_state;   /* the state inside lua_pcall, for the stop handler */
+static lua_State *running_state; /* the state inside lua_pcall, for the stop handler */
 static volatile sig_atomic_t interrupt_pending;
-static volatile sig_atomic_t ending; /* in the process's end: its waits (wl_host_finish_threads on) */
+static volatile sig_atomic_t
+    ending; /* in the process's end: its waits (wl_host_finish_threads on) */
 
 /* Ctrl-C or the time limit: stop the running Lua code at its next instruction with an
  * "interrupted" or "timeout" error (the pattern of lua.c's laction/lstop), unless a C loop of
@@ -34,12 +35,13 @@ static void stop_lua(void) {
 
 /* The signals that end a run as Ctrl-C does (wl_stop_signals; docs/reliability.md, "Interrupts"):
  * a terminal's (SIGINT, SIGQUIT, SIGHUP) and a scheduler's (SIGTERM at a time limit or scancel,
- * SIGUSR1/2 as a warning before it). The first of them stops the Lua code cleanly: the finished configurations are written, and
- * the run exits 130 for Ctrl-C, else 128 + the signal. Another one more than a second later
- * (the first did not get through, say a kernel that never ends) exits at once; one sooner is
- * the same signal delivered twice (to the process and to its group, as timeout(1) does). In the
- * process's end, where no Lua code runs, the first gives up its waits (wl_side_thread_abandon),
- * which then end the process with the clocks unlocked and the streams flushed. */
+ * SIGUSR1/2 as a warning before it). The first of them stops the Lua code cleanly: the finished
+ * configurations are written, and the run exits 130 for Ctrl-C, else 128 + the signal. Another one
+ * more than a second later (the first did not get through, say a kernel that never ends) exits at
+ * once; one sooner is the same signal delivered twice (to the process and to its group, as
+ * timeout(1) does). In the process's end, where no Lua code runs, the first gives up its waits
+ * (wl_side_thread_abandon), which then end the process with the clocks unlocked and the streams
+ * flushed. */
 static void on_stop_signal(int sig) {
   static struct timespec first;
   struct timespec now;
@@ -54,7 +56,8 @@ static void on_stop_signal(int sig) {
   if (interrupt_pending) {
     if (now.tv_sec - first.tv_sec + (now.tv_nsec - first.tv_nsec) * 1e-9 > 1.0) {
       static const char msg[] = "\nwlrun: interrupted again, exiting at once\n";
-      if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) { /* nothing more to do */ }
+      if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) { /* nothing more to do */
+      }
       _exit(wl_stop_exit_code());
     }
     return;
@@ -75,7 +78,9 @@ static bool limit_armed;
 static void on_alarm(int sig) {
   (void)sig;
   if (limit_stopped) {
-    if (write(STDERR_FILENO, limit_exit_message, strlen(limit_exit_message)) < 0) { /* nothing more to do */ }
+    if (write(STDERR_FILENO, limit_exit_message, strlen(limit_exit_message)) <
+        0) { /* nothing more to do */
+    }
     _exit(WL_EXIT_CUDA); /* the exit code of kind timeout */
   }
   limit_stopped = 1;
@@ -107,7 +112,8 @@ static int core_time_limit(lua_State *L) {
   if (s == 0) return 0;
   const char *msg = wl_check_string(L, 2);
   wl_stop_set_timeout_message(msg);
-  snprintf(limit_exit_message, sizeof limit_exit_message, "\nwlrun: %s; still running a second later, exiting at once\n", msg);
+  snprintf(limit_exit_message, sizeof limit_exit_message,
+           "\nwlrun: %s; still running a second later, exiting at once\n", msg);
   struct sigaction sa = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
   sigemptyset(&sa.sa_mask);
   sigaction(SIGALRM, &sa, NULL);
@@ -123,7 +129,9 @@ void wl_signals_install(bool worker) {
   for (int i = 0; i < WL_NSTOP_SIGNALS; i++) {
     struct sigaction old;
     /* nohup's ignored SIGHUP stays ignored: a run kept alive past its terminal on purpose */
-    if (wl_stop_signals[i] == SIGHUP && sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    if (wl_stop_signals[i] == SIGHUP && sigaction(SIGHUP, NULL, &old) == 0 &&
+        old.sa_handler == SIG_IGN)
+      continue;
     if (worker && wl_stop_signals[i] != SIGINT) continue;
     sigaction(wl_stop_signals[i], &sa, NULL);
   }

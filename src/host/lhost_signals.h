@@ -14,7 +14,8 @@
 void wl_signals_install(bool worker);
 
 /* The state running a protected call (NULL when it returned): a stop asked meanwhile, or before,
- * stops its Lua code; at NULL the time limit, if armed, is cancelled (the code it limited ended). */
+ * stops its Lua code; at NULL the time limit, if armed, is cancelled (the code it limited ended).
+ */
 void wl_signals_running(lua_State *L);
 
 /* The process's end has begun: a stop signal from now gives up the end's waits (side_thread.h). */

@@ -25,17 +25,18 @@ static void print_help(void) {
 
 static void print_version(void) {
   int driver = 0, runtime = 0;
-  if (wl_backend->versions(&driver, &runtime) != cudaSuccess) { /* the linked runtime's: needs no driver */
+  if (wl_backend->versions(&driver, &runtime) !=
+      cudaSuccess) { /* the linked runtime's: needs no driver */
     wl_backend->clear_error();
   }
   char why[1536];
   const struct wl_nvrtc_api *nv = wl_nvrtc_load(why, sizeof why, NULL);
   if (nv)
-    printf("wlrun %s (%s, CUDA runtime %d.%d, NVRTC %d.%d)\n", WLRUN_VERSION, LUA_RELEASE, runtime / 1000,
-           runtime % 1000 / 10, nv->major, nv->minor);
+    printf("wlrun %s (%s, CUDA runtime %d.%d, NVRTC %d.%d)\n", WLRUN_VERSION, LUA_RELEASE,
+           runtime / 1000, runtime % 1000 / 10, nv->major, nv->minor);
   else
-    printf("wlrun %s (%s, CUDA runtime %d.%d, NVRTC not found: %s)\n", WLRUN_VERSION, LUA_RELEASE, runtime / 1000,
-           runtime % 1000 / 10, why);
+    printf("wlrun %s (%s, CUDA runtime %d.%d, NVRTC not found: %s)\n", WLRUN_VERSION, LUA_RELEASE,
+           runtime / 1000, runtime % 1000 / 10, why);
 }
 
 /* What this NVRTC compiles for, so that --arch and [compile] arch are checked up front (NVRTC is
@@ -56,7 +57,8 @@ static bool nvrtc_accepts(const char *arch) {
   const char *options[] = {option};
   nvrtcProgram p;
   snprintf(option, sizeof option, "-arch=%s", arch);
-  if (!nv || nv->create(&p, "", "probe", 0, NULL, NULL) != NVRTC_SUCCESS) return true; /* cannot tell */
+  if (!nv || nv->create(&p, "", "probe", 0, NULL, NULL) != NVRTC_SUCCESS)
+    return true; /* cannot tell */
   nvrtcResult r = nv->compile(p, 1, options);
   (void)nv->destroy(&p); /* the probe's answer is known; nothing to do if freeing fails */
   return r == NVRTC_SUCCESS;

@@ -5,8 +5,9 @@
  *
  * JSON null becomes nil: an object's key is absent, an array gets a hole (its length is then
  * unreliable), or, with opts.array_nulls = false, the text is refused, naming where the first
- * null of an array is (a strict reader's choice: Lua cannot hold it in place). A table that is empty once built carries the mark of what it was (json.object or
- * json.array), so that it is written back the same way; others carry no metatable. */
+ * null of an array is (a strict reader's choice: Lua cannot hold it in place). A table that is
+ * empty once built carries the mark of what it was (json.object or json.array), so that it is
+ * written back the same way; others carry no metatable. */
 #include "json_encode.h" /* MAX_DEPTH: what json.encode writes, json.decode reads */
 #include "laux.h"
 #include "ljson.h"
@@ -30,9 +31,7 @@ static int tree_close(lua_State *L) {
   return 0;
 }
 
-static void set_mark(lua_State *L, const char *mark) {
-  luaL_setmetatable(L, mark);
-}
+static void set_mark(lua_State *L, const char *mark) { luaL_setmetatable(L, mark); }
 
 /* Pushes the value of v (nil for null). jansson limits the depth to 2048, hence the recursion. */
 static void push_value(lua_State *L, json_t *v) {
@@ -88,7 +87,8 @@ static int find_array_null(const json_t *v, char *path, size_t len) {
     for (size_t i = 0; i < json_array_size(v); i++) {
       const json_t *e = json_array_get(v, i);
       n = 0;
-      if (len < PATH_MAX_LEN) n = (size_t)snprintf(path + len, PATH_MAX_LEN + 1 - len, "[%zu]", i + 1);
+      if (len < PATH_MAX_LEN)
+        n = (size_t)snprintf(path + len, PATH_MAX_LEN + 1 - len, "[%zu]", i + 1);
       if (len + n > PATH_MAX_LEN) n = PATH_MAX_LEN - len;
       if (json_is_null(e) || find_array_null(e, path, len + n)) return 1;
     }
@@ -99,8 +99,9 @@ static int find_array_null(const json_t *v, char *path, size_t len) {
     json_object_keylen_foreach((json_t *)v, key, key_len, e) {
       if (!json_is_array(e) && !json_is_object(e)) continue;
       n = 0;
-      if (len < PATH_MAX_LEN) n = (size_t)snprintf(path + len, PATH_MAX_LEN + 1 - len, "%s%.*s", len ? "." : "",
-                                                    (int)(key_len > 200 ? 200 : key_len), key);
+      if (len < PATH_MAX_LEN)
+        n = (size_t)snprintf(path + len, PATH_MAX_LEN + 1 - len, "%s%.*s", len ? "." : "",
+                             (int)(key_len > 200 ? 200 : key_len), key);
       if (len + n > PATH_MAX_LEN) n = PATH_MAX_LEN - len;
       if (find_array_null(e, path, len + n)) return 1;
     }
@@ -116,7 +117,8 @@ static int decode_error(lua_State *L, const json_error_t *err, size_t len) {
   if ((size_t)position > len + 1) position = (lua_Integer)len + 1;
   const char *extra = "";
   if (strstr(err->text, "too big"))
-    extra = " (an integer beyond 64 bits: write it with a fraction or an exponent to read it as a float)";
+    extra = " (an integer beyond 64 bits: write it with a fraction or an exponent to read it as a "
+            "float)";
   lua_pushnil(L);
   lua_pushfstring(L, "invalid JSON at line %d, column %d: %s%s", line, column, err->text, extra);
   lua_pushinteger(L, line);
@@ -133,11 +135,14 @@ static int array_nulls_allowed(lua_State *L) {
   while (lua_next(L, 2)) {
     lua_pop(L, 1);
     if (lua_type(L, -1) != LUA_TSTRING || strcmp(lua_tostring(L, -1), "array_nulls") != 0)
-      return wl_raise(L, WL_EXIT_SCRIPT, "json.decode: unknown option '%s' (options: array_nulls)", luaL_tolstring(L, -1, NULL));
+      return wl_raise(L, WL_EXIT_SCRIPT, "json.decode: unknown option '%s' (options: array_nulls)",
+                      luaL_tolstring(L, -1, NULL));
   }
   lua_getfield(L, 2, "array_nulls");
   if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
-    return wl_raise(L, WL_EXIT_SCRIPT, "json.decode: option 'array_nulls' must be a boolean, not a %s", luaL_typename(L, -1));
+    return wl_raise(L, WL_EXIT_SCRIPT,
+                    "json.decode: option 'array_nulls' must be a boolean, not a %s",
+                    luaL_typename(L, -1));
   int allowed = lua_isnil(L, -1) || lua_toboolean(L, -1);
   lua_pop(L, 1);
   return allowed;
@@ -176,7 +181,8 @@ int wl_json_decode(lua_State *L) {
   json_error_t err;
   t->root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
   if (!t->root && json_error_code(&err) == json_error_out_of_memory)
-    return wl_raise(L, WL_EXIT_SCRIPT, "json.decode: not enough memory for a document of %zu bytes", len);
+    return wl_raise(L, WL_EXIT_SCRIPT, "json.decode: not enough memory for a document of %zu bytes",
+                    len);
   if (!t->root) return decode_error(L, &err, len);
   if (deeper_than(t->root, MAX_DEPTH)) { /* what json.encode could not write back */
     lua_pushnil(L);

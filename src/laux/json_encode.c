@@ -82,7 +82,8 @@ static void grow(struct wl_json_encoder *e, size_t need) {
     cap *= 2;
   }
   char *p = realloc(e->out, cap);
-  if (!p) wl_raise(e->L, WL_EXIT_SCRIPT, "json.encode: not enough memory for %zu bytes of text", cap);
+  if (!p)
+    wl_raise(e->L, WL_EXIT_SCRIPT, "json.encode: not enough memory for %zu bytes of text", cap);
   e->out = p;
   e->cap = cap;
 }
@@ -195,7 +196,8 @@ static void push_key(struct wl_json_encoder *e, struct wl_json_key k) {
   if (e->nkeys == e->keys_cap) {
     size_t cap = e->keys_cap ? 2 * e->keys_cap : 256;
     struct wl_json_key *p = cap <= SIZE_MAX / sizeof *p ? realloc(e->keys, cap * sizeof *p) : NULL;
-    if (!p) wl_raise(e->L, WL_EXIT_SCRIPT, "json.encode: not enough memory for the keys of a table");
+    if (!p)
+      wl_raise(e->L, WL_EXIT_SCRIPT, "json.encode: not enough memory for the keys of a table");
     e->keys = p;
     e->keys_cap = cap;
   }
@@ -232,7 +234,8 @@ static void check_collision(struct wl_json_encoder *e, size_t base, size_t count
       else b = m;
     }
     if (a < hi && e->keys[a].i == v)
-      wl_raise(e->L, WL_EXIT_SCRIPT, "json.encode: the keys %lld and \"%lld\" in %s would both be written as \"%lld\"",
+      wl_raise(e->L, WL_EXIT_SCRIPT,
+               "json.encode: the keys %lld and \"%lld\" in %s would both be written as \"%lld\"",
                (long long)v, (long long)v, push_path(e, e->depth - 1), (long long)v);
   }
 }
@@ -249,7 +252,8 @@ static struct wl_json_names own_ranks(lua_State *L, int idx) {
   size_t n = lua_rawlen(L, idx), got = 0;
   struct wl_json_name *v = lua_newuserdatauv(L, (n ? n : 1) * sizeof *v, 0);
   for (size_t i = 1; i <= n; i++) {
-    if (lua_rawgeti(L, idx, (lua_Integer)i) == LUA_TSTRING) v[got].s = lua_tolstring(L, -1, &v[got].len), got++;
+    if (lua_rawgeti(L, idx, (lua_Integer)i) == LUA_TSTRING)
+      v[got].s = lua_tolstring(L, -1, &v[got].len), got++;
     lua_pop(L, 1); /* the list keeps the string alive */
   }
   return (struct wl_json_names){v, got};
@@ -272,7 +276,8 @@ static void write_object(struct wl_json_encoder *e, int t, int order_idx) {
       k.i = lua_tointeger(L, -2);
     } else {
       const char *type = wl_json_type_name(L, -2);
-      wl_raise(L, WL_EXIT_SCRIPT, "json.encode: a key of type %s in %s", type, push_path(e, e->depth - 1));
+      wl_raise(L, WL_EXIT_SCRIPT, "json.encode: a key of type %s in %s", type,
+               push_path(e, e->depth - 1));
     }
     push_key(e, k);
     count++;
@@ -326,7 +331,8 @@ static int write_array(struct wl_json_encoder *e, int t, lua_Integer count) {
     if (lines) put_newline(e, e->depth);
     l->member.i = i;
     int type = lua_rawgeti(L, t, i);
-    if (type == LUA_TNUMBER && !lua_isinteger(L, -1)) put_float(e, lua_tonumber(L, -1)); /* samples */
+    if (type == LUA_TNUMBER && !lua_isinteger(L, -1))
+      put_float(e, lua_tonumber(L, -1)); /* samples */
     else if (type != LUA_TNIL) encode_value(e);
     lua_pop(L, 1);
     if (type == LUA_TNIL) { /* a hole: other keys make up the count */
@@ -346,16 +352,19 @@ static void encode_table(struct wl_json_encoder *e) {
   int t = lua_gettop(L);
   const void *p = lua_topointer(L, t);
   for (int d = 1; d <= e->depth; d++)
-    if (e->path[d].table == p) wl_raise(L, WL_EXIT_SCRIPT, "json.encode: a reference cycle at %s", push_path(e, e->depth));
+    if (e->path[d].table == p)
+      wl_raise(L, WL_EXIT_SCRIPT, "json.encode: a reference cycle at %s", push_path(e, e->depth));
   if (e->depth >= MAX_DEPTH)
-    wl_raise(L, WL_EXIT_SCRIPT, "json.encode: nesting deeper than %d levels at %s", MAX_DEPTH, push_path(e, e->depth));
+    wl_raise(L, WL_EXIT_SCRIPT, "json.encode: nesting deeper than %d levels at %s", MAX_DEPTH,
+             push_path(e, e->depth));
   wl_check_stack(L, 8, "json.encode: nesting too deep");
   struct wl_json_level *parent = &e->path[e->depth];
   struct wl_json_level *l = &e->path[++e->depth];
   l->table = p;
   l->owner = (struct wl_json_name){NULL, 0};
   if (e->depth > 1) {
-    if (parent->member.s && !parent->in_array) l->owner = (struct wl_json_name){parent->member.s, parent->member.len};
+    if (parent->member.s && !parent->in_array)
+      l->owner = (struct wl_json_name){parent->member.s, parent->member.len};
     else l->owner = parent->owner;
   }
   l->member = (struct wl_json_key){NULL, 0, 0, 0};
@@ -373,7 +382,9 @@ static void encode_table(struct wl_json_encoder *e) {
     else { /* a metatable of its own may say the same with __jsontype, and give __jsonorder */
       lua_pushliteral(L, "__jsontype");
       if (lua_rawget(L, -2) == LUA_TSTRING)
-        mark = strcmp(lua_tostring(L, -1), "object") == 0 ? 'o' : strcmp(lua_tostring(L, -1), "array") == 0 ? 'a' : 0;
+        mark = strcmp(lua_tostring(L, -1), "object") == 0  ? 'o'
+               : strcmp(lua_tostring(L, -1), "array") == 0 ? 'a'
+                                                           : 0;
       lua_pop(L, 1);
       lua_pushliteral(L, "__jsonorder");
       if (lua_rawget(L, -2) == LUA_TTABLE) {
@@ -399,7 +410,9 @@ static void encode_value(struct wl_json_encoder *e) {
   lua_State *L = e->L;
   switch (lua_type(L, -1)) {
   case LUA_TNIL: put(e, "null", 4); break;
-  case LUA_TBOOLEAN: put(e, lua_toboolean(L, -1) ? "true" : "false", lua_toboolean(L, -1) ? 4 : 5); break;
+  case LUA_TBOOLEAN:
+    put(e, lua_toboolean(L, -1) ? "true" : "false", lua_toboolean(L, -1) ? 4 : 5);
+    break;
   case LUA_TNUMBER:
     if (lua_isinteger(L, -1)) put_integer(e, lua_tointeger(L, -1));
     else put_float(e, lua_tonumber(L, -1));
@@ -413,7 +426,8 @@ static void encode_value(struct wl_json_encoder *e) {
   case LUA_TTABLE: encode_table(e); break;
   default: {
     const char *type = wl_json_type_name(L, -1);
-    wl_raise(L, WL_EXIT_SCRIPT, "json.encode: a %s at %s cannot be written as JSON", type, push_path(e, e->depth));
+    wl_raise(L, WL_EXIT_SCRIPT, "json.encode: a %s at %s cannot be written as JSON", type,
+             push_path(e, e->depth));
   }
   }
 }

@@ -25,13 +25,14 @@ int wl_json_listed(struct wl_json_names list, struct wl_json_name key) {
 
 static size_t list_length(lua_State *L, int idx, const char *option, const char *sub) {
   if (!lua_istable(L, idx))
-    wl_raise(L, WL_EXIT_SCRIPT, "json.encode: option '%s%s%s' must be a list of strings, not a %s", option,
-             sub ? "." : "", sub ? sub : "", luaL_typename(L, idx));
+    wl_raise(L, WL_EXIT_SCRIPT, "json.encode: option '%s%s%s' must be a list of strings, not a %s",
+             option, sub ? "." : "", sub ? sub : "", luaL_typename(L, idx));
   return lua_rawlen(L, idx);
 }
 
 /* v[0..n) from the list at idx (n = list_length); the strings stay anchored by the options */
-static void fill_names(lua_State *L, int idx, const char *option, const char *sub, struct wl_json_name *v, size_t n) {
+static void fill_names(lua_State *L, int idx, const char *option, const char *sub,
+                       struct wl_json_name *v, size_t n) {
   size_t count = 0;
   lua_pushnil(L);
   while (lua_next(L, idx)) { /* every key 1..n and a string at each, nothing else */
@@ -46,12 +47,14 @@ static void fill_names(lua_State *L, int idx, const char *option, const char *su
     lua_pop(L, 1);
   }
   if (count != n)
-    wl_raise(L, WL_EXIT_SCRIPT, "json.encode: option '%s%s%s' must be a list of strings", option, sub ? "." : "", sub ? sub : "");
+    wl_raise(L, WL_EXIT_SCRIPT, "json.encode: option '%s%s%s' must be a list of strings", option,
+             sub ? "." : "", sub ? sub : "");
 }
 
 static struct wl_json_names read_names(lua_State *L, int idx, const char *option) {
   size_t n = list_length(L, idx, option, NULL);
-  struct wl_json_name *v = lua_newuserdatauv(L, (n ? n : 1) * sizeof *v, 0); /* stays on the stack */
+  struct wl_json_name *v =
+      lua_newuserdatauv(L, (n ? n : 1) * sizeof *v, 0); /* stays on the stack */
   fill_names(L, idx, option, NULL, v, n);
   return (struct wl_json_names){v, n};
 }
@@ -59,18 +62,23 @@ static struct wl_json_names read_names(lua_State *L, int idx, const char *option
 /* objects and arrays: a list of keys, or a set ({params = true}) */
 static struct wl_json_names read_key_set(lua_State *L, int idx, const char *option) {
   if (!lua_istable(L, idx))
-    wl_raise(L, WL_EXIT_SCRIPT, "json.encode: option '%s' must be a list or a set of keys, not a %s", option, luaL_typename(L, idx));
+    wl_raise(L, WL_EXIT_SCRIPT,
+             "json.encode: option '%s' must be a list or a set of keys, not a %s", option,
+             luaL_typename(L, idx));
   size_t n = 0;
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     int listed_name = lua_isinteger(L, -2) && lua_type(L, -1) == LUA_TSTRING;
     int set_member = lua_type(L, -2) == LUA_TSTRING && lua_toboolean(L, -1);
     if (!listed_name && !set_member)
-      wl_raise(L, WL_EXIT_SCRIPT, "json.encode: option '%s' must be a list of keys or a set of keys (key = true)", option);
+      wl_raise(L, WL_EXIT_SCRIPT,
+               "json.encode: option '%s' must be a list of keys or a set of keys (key = true)",
+               option);
     n++;
     lua_pop(L, 1);
   }
-  struct wl_json_name *v = lua_newuserdatauv(L, (n ? n : 1) * sizeof *v, 0); /* stays on the stack */
+  struct wl_json_name *v =
+      lua_newuserdatauv(L, (n ? n : 1) * sizeof *v, 0); /* stays on the stack */
   size_t i = 0;
   lua_pushnil(L);
   while (lua_next(L, idx)) {
@@ -83,17 +91,21 @@ static struct wl_json_names read_key_set(lua_State *L, int idx, const char *opti
 
 static void read_orders(lua_State *L, struct wl_json_encoder *e, int idx) {
   if (!lua_istable(L, idx))
-    wl_raise(L, WL_EXIT_SCRIPT, "json.encode: option 'orders' must be a table of lists of keys, not a %s", luaL_typename(L, idx));
+    wl_raise(L, WL_EXIT_SCRIPT,
+             "json.encode: option 'orders' must be a table of lists of keys, not a %s",
+             luaL_typename(L, idx));
   size_t n = 0, total = 0;
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     if (lua_type(L, -2) != LUA_TSTRING)
-      wl_raise(L, WL_EXIT_SCRIPT, "json.encode: option 'orders' must have string keys, not %s keys", wl_json_type_name(L, -2));
+      wl_raise(L, WL_EXIT_SCRIPT, "json.encode: option 'orders' must have string keys, not %s keys",
+               wl_json_type_name(L, -2));
     total += list_length(L, lua_gettop(L), "orders", lua_tostring(L, -2));
     n++;
     lua_pop(L, 1);
   }
-  struct wl_json_orders_entry *v = lua_newuserdatauv(L, n * sizeof *v + total * sizeof(struct wl_json_name) + 1, 0);
+  struct wl_json_orders_entry *v =
+      lua_newuserdatauv(L, n * sizeof *v + total * sizeof(struct wl_json_name) + 1, 0);
   struct wl_json_name *names = (struct wl_json_name *)(v + n);
   size_t i = 0;
   lua_pushnil(L);
@@ -135,7 +147,8 @@ void wl_json_read_options(lua_State *L, struct wl_json_encoder *e, int opts) {
   int v;
   if ((v = option_given(L, opts, "indent"))) {
     if (!lua_isboolean(L, v))
-      wl_raise(L, WL_EXIT_SCRIPT, "json.encode: option 'indent' must be a boolean, not a %s", luaL_typename(L, v));
+      wl_raise(L, WL_EXIT_SCRIPT, "json.encode: option 'indent' must be a boolean, not a %s",
+               luaL_typename(L, v));
     e->indent = lua_toboolean(L, v);
   }
   if ((v = option_given(L, opts, "order"))) e->order = read_names(L, v, "order");
@@ -144,6 +157,6 @@ void wl_json_read_options(lua_State *L, struct wl_json_encoder *e, int opts) {
   if ((v = option_given(L, opts, "arrays"))) e->arrays = read_key_set(L, v, "arrays");
   for (size_t i = 0; i < e->objects.n; i++)
     if (wl_json_listed(e->arrays, (struct wl_json_name){e->objects.v[i].s, e->objects.v[i].len}))
-      wl_raise(L, WL_EXIT_SCRIPT, "json.encode: options 'objects' and 'arrays' both name '%s'", e->objects.v[i].s);
+      wl_raise(L, WL_EXIT_SCRIPT, "json.encode: options 'objects' and 'arrays' both name '%s'",
+               e->objects.v[i].s);
 }
-

@@ -49,11 +49,13 @@ static int push_global_name(lua_State *L, lua_Debug *ar) {
 
 int wl_arg_error(lua_State *L, int arg, const char *extramsg) {
   lua_Debug ar;
-  if (!lua_getstack(L, 0, &ar)) return wl_raise(L, WL_EXIT_SCRIPT, "bad argument #%d (%s)", arg, extramsg);
+  if (!lua_getstack(L, 0, &ar))
+    return wl_raise(L, WL_EXIT_SCRIPT, "bad argument #%d (%s)", arg, extramsg);
   lua_getinfo(L, "n", &ar);
   if (strcmp(ar.namewhat, "method") == 0) {
     arg--; /* self is not counted */
-    if (arg == 0) return wl_raise(L, WL_EXIT_SCRIPT, "calling '%s' on bad self (%s)", ar.name, extramsg);
+    if (arg == 0)
+      return wl_raise(L, WL_EXIT_SCRIPT, "calling '%s' on bad self (%s)", ar.name, extramsg);
   }
   const char *name = ar.name ? ar.name : push_global_name(L, &ar) ? lua_tostring(L, -1) : "?";
   return wl_raise(L, WL_EXIT_SCRIPT, "bad argument #%d to '%s' (%s)", arg, name, extramsg);

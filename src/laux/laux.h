@@ -22,7 +22,8 @@ int wl_arg_error(lua_State *L, int arg, const char *extramsg);
 int wl_type_error(lua_State *L, int arg, const char *tname);
 
 /* luaL_argcheck's kinded twin */
-#define wl_arg_check(L, cond, arg, extramsg) ((void)((cond) || wl_arg_error((L), (arg), (extramsg))))
+#define wl_arg_check(L, cond, arg, extramsg) \
+  ((void)((cond) || wl_arg_error((L), (arg), (extramsg))))
 
 /* wl_check_integer's error: "number has no integer representation", or "number expected, got
  * TYPE" */
@@ -56,7 +57,9 @@ static inline const char *wl_check_lstring(lua_State *L, int arg, size_t *len) {
   return s;
 }
 
-static inline const char *wl_check_string(lua_State *L, int arg) { return wl_check_lstring(L, arg, NULL); }
+static inline const char *wl_check_string(lua_State *L, int arg) {
+  return wl_check_lstring(L, arg, NULL);
+}
 
 static inline void wl_check_type(lua_State *L, int arg, int t) {
   if (lua_type(L, arg) != t) wl_type_error(L, arg, lua_typename(L, t));

@@ -22,8 +22,10 @@ static int mark(lua_State *L, const char *name, const char *what, const char *ot
     }
     luaL_getmetatable(L, other);
     if (lua_rawequal(L, -1, -3))
-      return wl_raise(L, WL_EXIT_SCRIPT, "json.%s: the table is marked json.%s already", what, what[0] == 'o' ? "array" : "object");
-    return wl_raise(L, WL_EXIT_SCRIPT, "json.%s: the table has a metatable already (a mark is a metatable)", what);
+      return wl_raise(L, WL_EXIT_SCRIPT, "json.%s: the table is marked json.%s already", what,
+                      what[0] == 'o' ? "array" : "object");
+    return wl_raise(L, WL_EXIT_SCRIPT,
+                    "json.%s: the table has a metatable already (a mark is a metatable)", what);
   }
   luaL_setmetatable(L, name);
   return 1;
@@ -39,16 +41,23 @@ static int is_marked(lua_State *L, const char *name) {
   return 1;
 }
 
-static int json_object(lua_State *L) { return mark(L, WL_JSON_OBJECT_MARK, "object", WL_JSON_ARRAY_MARK); }
-static int json_array(lua_State *L) { return mark(L, WL_JSON_ARRAY_MARK, "array", WL_JSON_OBJECT_MARK); }
+static int json_object(lua_State *L) {
+  return mark(L, WL_JSON_OBJECT_MARK, "object", WL_JSON_ARRAY_MARK);
+}
+static int json_array(lua_State *L) {
+  return mark(L, WL_JSON_ARRAY_MARK, "array", WL_JSON_OBJECT_MARK);
+}
 static int json_is_object(lua_State *L) { return is_marked(L, WL_JSON_OBJECT_MARK); }
 static int json_is_array(lua_State *L) { return is_marked(L, WL_JSON_ARRAY_MARK); }
 
 int luaopen_wlrun_json(lua_State *L) {
   static const luaL_Reg functions[] = {
-      {"encode", wl_json_encode},       {"decode", wl_json_decode},
-      {"object", json_object},          {"array", json_array},
-      {"is_object", json_is_object},    {"is_array", json_is_array},
+      {"encode", wl_json_encode},
+      {"decode", wl_json_decode},
+      {"object", json_object},
+      {"array", json_array},
+      {"is_object", json_is_object},
+      {"is_array", json_is_array},
       {NULL, NULL},
   };
   luaL_newmetatable(L, WL_JSON_OBJECT_MARK);

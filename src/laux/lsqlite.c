@@ -58,7 +58,8 @@ static int db_error(lua_State *L, int db_arg, sqlite3 *handle, const char *doing
   wl_stop_check(L); /* a wait given up for Ctrl-C is the interrupt, not a locked database */
   lua_getiuservalue(L, db_arg, 1);
   const char *label = lua_tostring(L, -1);
-  return wl_raise(L, WL_EXIT_IO, "%s: %s%s%s", label ? label : "SQLite database", doing, *doing ? ": " : "", msg);
+  return wl_raise(L, WL_EXIT_IO, "%s: %s%s%s", label ? label : "SQLite database", doing,
+                  *doing ? ": " : "", msg);
 }
 
 /* While another process holds the lock: short sleeps, growing, until the timeout or a stop
@@ -92,7 +93,8 @@ static struct db *check_db(lua_State *L, int arg, const char *fn) {
 static struct stmt *check_stmt(lua_State *L, int arg, const char *fn) {
   struct stmt *s = wl_check_udata(L, arg, STMT_MT);
   if (!s->handle) wl_raise(L, WL_EXIT_SCRIPT, "%s: statement used after close", fn);
-  if (!s->db->handle) wl_raise(L, WL_EXIT_SCRIPT, "%s: statement used after its database was closed", fn);
+  if (!s->db->handle)
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: statement used after its database was closed", fn);
   return s;
 }
 
@@ -153,7 +155,8 @@ static const char *immutable_uri(lua_State *L, const char *path) {
   luaL_buffinit(L, &b);
   luaL_addstring(&b, "file:");
   for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("-._~/", *p)) {
+    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+        strchr("-._~/", *p)) {
       luaL_addchar(&b, (char)*p);
     } else {
       char hex[4];
@@ -170,8 +173,11 @@ static const char *immutable_uri(lua_State *L, const char *path) {
  * else NULL: SQLite would block on a FIFO and take a device for a file */
 static const char *not_a_file(const char *path) {
   struct stat st;
-  if (stat(path, &st) != 0 || S_ISREG(st.st_mode)) return NULL; /* a missing file is SQLite's to report */
-  return S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or a socket";
+  if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+    return NULL; /* a missing file is SQLite's to report */
+  return S_ISDIR(st.st_mode)    ? "a directory"
+         : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                : "a device or a socket";
 }
 
 /* sqlite.open(path, {readonly =, create =, immutable =, timeout = seconds (default 30), label =})
@@ -180,7 +186,8 @@ static int l_open(lua_State *L) {
   size_t len;
   const char *path = wl_check_lstring(L, 1, &len);
   if (strlen(path) != len || len == 0) wl_arg_error(L, 1, "a path without NUL bytes expected");
-  bool readonly = opt_bool(L, 2, "readonly"), create = opt_bool(L, 2, "create"), immutable = opt_bool(L, 2, "immutable");
+  bool readonly = opt_bool(L, 2, "readonly"), create = opt_bool(L, 2, "create"),
+       immutable = opt_bool(L, 2, "immutable");
   double timeout = 30;
   const char *label = NULL;
   if (lua_type(L, 2) == LUA_TTABLE) {
@@ -198,17 +205,16 @@ static int l_open(lua_State *L) {
   d->timeout = timeout;
   luaL_setmetatable(L, DB_MT);
   int arg = lua_gettop(L);
-  if (label)
-    lua_pushstring(L, label);
-  else
-    lua_pushfstring(L, "SQLite database '%s'", path);
+  if (label) lua_pushstring(L, label);
+  else lua_pushfstring(L, "SQLite database '%s'", path);
   lua_setiuservalue(L, arg, 1);
   const char *kind = not_a_file(path);
   if (kind) {
     lua_getiuservalue(L, arg, 1);
     return wl_raise(L, WL_EXIT_IO, "%s: cannot open: %s, not a file", lua_tostring(L, -1), kind);
   }
-  int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+  int flags =
+      readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
   if (immutable) {
     path = immutable_uri(L, path);
     flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
@@ -237,7 +243,8 @@ static int l_open(lua_State *L) {
 static int db_exec(lua_State *L) {
   struct db *d = check_db(L, 1, "db:exec");
   const char *sql = wl_check_string(L, 2);
-  if (sqlite3_exec(d->handle, sql, NULL, NULL, NULL) != SQLITE_OK) return db_error(L, 1, d->handle, "");
+  if (sqlite3_exec(d->handle, sql, NULL, NULL, NULL) != SQLITE_OK)
+    return db_error(L, 1, d->handle, "");
   return 0;
 }
 
@@ -252,7 +259,8 @@ static struct stmt *prepare(lua_State *L, int db_arg, struct db *d, int sql_arg)
   lua_pushvalue(L, db_arg);
   lua_setiuservalue(L, -2, 1);
   const char *tail = NULL;
-  if (sqlite3_prepare_v2(d->handle, sql, (int)len, &s->handle, &tail) != SQLITE_OK) db_error(L, db_arg, d->handle, "");
+  if (sqlite3_prepare_v2(d->handle, sql, (int)len, &s->handle, &tail) != SQLITE_OK)
+    db_error(L, db_arg, d->handle, "");
   if (!s->handle) wl_raise(L, WL_EXIT_SCRIPT, "db:prepare: no statement in '%s'", sql);
   if (tail && *tail && strspn(tail, " \t\r\n;") != strlen(tail))
     wl_raise(L, WL_EXIT_SCRIPT, "db:prepare: one statement expected, more follow: '%s'", tail);
@@ -268,15 +276,18 @@ static int db_prepare(lua_State *L) {
 /* binds the arguments first..top to the statement's parameters, in order */
 static void bind_args(lua_State *L, int stmt_arg, struct stmt *s, int first, const char *fn) {
   int n = lua_gettop(L) - first + 1, want = sqlite3_bind_parameter_count(s->handle);
-  if (n != want) wl_raise(L, WL_EXIT_SCRIPT, "%s: the statement takes %d value%s, got %d", fn, want, want == 1 ? "" : "s", n);
+  if (n != want)
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: the statement takes %d value%s, got %d", fn, want,
+             want == 1 ? "" : "s", n);
   for (int i = 1; i <= n; i++) {
     int arg = first + i - 1, rc;
     switch (lua_type(L, arg)) {
     case LUA_TNIL: rc = sqlite3_bind_null(s->handle, i); break;
     case LUA_TBOOLEAN: rc = sqlite3_bind_int(s->handle, i, lua_toboolean(L, arg)); break;
     case LUA_TNUMBER:
-      rc = lua_isinteger(L, arg) ? sqlite3_bind_int64(s->handle, i, (sqlite3_int64)lua_tointeger(L, arg))
-                                 : sqlite3_bind_double(s->handle, i, lua_tonumber(L, arg));
+      rc = lua_isinteger(L, arg)
+               ? sqlite3_bind_int64(s->handle, i, (sqlite3_int64)lua_tointeger(L, arg))
+               : sqlite3_bind_double(s->handle, i, lua_tonumber(L, arg));
       break;
     case LUA_TSTRING: {
       size_t len;
@@ -285,7 +296,8 @@ static void bind_args(lua_State *L, int stmt_arg, struct stmt *s, int first, con
       break;
     }
     default:
-      wl_raise(L, WL_EXIT_SCRIPT, "%s: value %d is a %s (nil, a boolean, a number or a string can be stored)", fn, i,
+      wl_raise(L, WL_EXIT_SCRIPT,
+               "%s: value %d is a %s (nil, a boolean, a number or a string can be stored)", fn, i,
                luaL_typename(L, arg));
       return;
     }
@@ -313,7 +325,7 @@ static int step(lua_State *L, int stmt_arg, struct stmt *s, bool first) {
   if (rc == SQLITE_ROW || rc == SQLITE_DONE) return rc;
   char msg[512];
   snprintf(msg, sizeof msg, "%s", sqlite3_errmsg(s->db->handle));
-  (void)sqlite3_reset(s->handle);         /* releases the locks; it answers the error just had */
+  (void)sqlite3_reset(s->handle);          /* releases the locks; it answers the error just had */
   (void)sqlite3_clear_bindings(s->handle); /* always SQLITE_OK */
   wl_stop_check(L);
   lua_getiuservalue(L, stmt_arg, 1);
@@ -333,12 +345,15 @@ static void rewind_stmt(lua_State *L, int stmt_arg, struct stmt *s) {
 /* pushes column i of the current row (nothing for NULL: the row's field stays nil) */
 static bool push_column(lua_State *L, int stmt_arg, struct stmt *s, int i) {
   switch (sqlite3_column_type(s->handle, i)) {
-  case SQLITE_INTEGER: lua_pushinteger(L, (lua_Integer)sqlite3_column_int64(s->handle, i)); return true;
+  case SQLITE_INTEGER:
+    lua_pushinteger(L, (lua_Integer)sqlite3_column_int64(s->handle, i));
+    return true;
   case SQLITE_FLOAT: lua_pushnumber(L, sqlite3_column_double(s->handle, i)); return true;
   case SQLITE_NULL: return false;
   default: { /* text and blobs, as Lua strings */
-    const void *p = sqlite3_column_type(s->handle, i) == SQLITE_TEXT ? (const void *)sqlite3_column_text(s->handle, i)
-                                                                     : sqlite3_column_blob(s->handle, i);
+    const void *p = sqlite3_column_type(s->handle, i) == SQLITE_TEXT
+                        ? (const void *)sqlite3_column_text(s->handle, i)
+                        : sqlite3_column_blob(s->handle, i);
     int n = sqlite3_column_bytes(s->handle, i);
     if (!p && n > 0) { /* a value SQLite could not convert: out of memory */
       lua_getiuservalue(L, stmt_arg, 1);
@@ -375,8 +390,12 @@ static int run_stmt(lua_State *L, struct stmt *s, bool rows, const char *fn) {
   return 1;
 }
 
-static int stmt_run(lua_State *L) { return run_stmt(L, check_stmt(L, 1, "statement:run"), false, "statement:run"); }
-static int stmt_rows(lua_State *L) { return run_stmt(L, check_stmt(L, 1, "statement:rows"), true, "statement:rows"); }
+static int stmt_run(lua_State *L) {
+  return run_stmt(L, check_stmt(L, 1, "statement:run"), false, "statement:run");
+}
+static int stmt_rows(lua_State *L) {
+  return run_stmt(L, check_stmt(L, 1, "statement:rows"), true, "statement:rows");
+}
 
 /* statement:close(), also after its connection was closed (the last finalize frees it) */
 static int stmt_close(lua_State *L) {
@@ -422,7 +441,8 @@ static int db_changes(lua_State *L) {
 }
 
 static int db_last_insert_rowid(lua_State *L) {
-  lua_pushinteger(L, (lua_Integer)sqlite3_last_insert_rowid(check_db(L, 1, "db:last_insert_rowid")->handle));
+  lua_pushinteger(
+      L, (lua_Integer)sqlite3_last_insert_rowid(check_db(L, 1, "db:last_insert_rowid")->handle));
   return 1;
 }
 
@@ -434,11 +454,17 @@ static int db_tostring(lua_State *L) {
 }
 
 int luaopen_wlrun_sqlite(lua_State *L) {
-  static const luaL_Reg db_methods[] = {{"exec", db_exec}, {"prepare", db_prepare}, {"run", db_run},
-                                        {"rows", db_rows}, {"close", db_close}, {"readonly", db_readonly},
-                                        {"changes", db_changes}, {"last_insert_rowid", db_last_insert_rowid},
+  static const luaL_Reg db_methods[] = {{"exec", db_exec},
+                                        {"prepare", db_prepare},
+                                        {"run", db_run},
+                                        {"rows", db_rows},
+                                        {"close", db_close},
+                                        {"readonly", db_readonly},
+                                        {"changes", db_changes},
+                                        {"last_insert_rowid", db_last_insert_rowid},
                                         {NULL, NULL}};
-  static const luaL_Reg stmt_methods[] = {{"run", stmt_run}, {"rows", stmt_rows}, {"close", stmt_close}, {NULL, NULL}};
+  static const luaL_Reg stmt_methods[] = {
+      {"run", stmt_run}, {"rows", stmt_rows}, {"close", stmt_close}, {NULL, NULL}};
   luaL_newmetatable(L, DB_MT);
   luaL_newlib(L, db_methods);
   lua_setfield(L, -2, "__index");

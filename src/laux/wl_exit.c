@@ -39,7 +39,8 @@ enum wl_exit wl_exit_from_kind(const char *kind) {
 
 int wl_user_level(lua_State *L, int level) {
   lua_Debug ar;
-  int library = lua_getfield(L, LUA_REGISTRYINDEX, WL_LIBRARY_CHUNKS) == LUA_TTABLE ? lua_gettop(L) : 0;
+  int library =
+      lua_getfield(L, LUA_REGISTRYINDEX, WL_LIBRARY_CHUNKS) == LUA_TTABLE ? lua_gettop(L) : 0;
   while (library && lua_getstack(L, level, &ar) && lua_getinfo(L, "S", &ar) && ar.what[0] != 'C') {
     bool own = lua_getfield(L, library, ar.source) != LUA_TNIL;
     lua_pop(L, 1);
@@ -62,7 +63,8 @@ static void push_where(lua_State *L) {
 
 int wl_raise(lua_State *L, enum wl_exit kind, const char *fmt, ...) {
   va_list ap;
-  (void)lua_checkstack(L, 8); /* room for the error, from a caller deep in its own use of the stack */
+  (void)lua_checkstack(L,
+                       8); /* room for the error, from a caller deep in its own use of the stack */
   lua_createtable(L, 0, 2);
   lua_pushstring(L, wl_exit_kind_name(kind));
   lua_setfield(L, -2, "kind");
@@ -134,7 +136,9 @@ void wl_stop_check(lua_State *L) {
   lua_pushstring(L, why == WL_STOP_TIMEOUT ? "timeout" : "interrupted");
   lua_setfield(L, -2, "kind");
   if (why == WL_STOP_TIMEOUT) lua_pushstring(L, timeout_message);
-  else lua_pushfstring(L, "interrupted (%s)", wl_stop_signal_name() ? wl_stop_signal_name() : "Ctrl-C");
+  else
+    lua_pushfstring(L, "interrupted (%s)",
+                    wl_stop_signal_name() ? wl_stop_signal_name() : "Ctrl-C");
   lua_setfield(L, -2, "message");
   luaL_getmetatable(L, "wlrun.error");
   lua_setmetatable(L, -2);
@@ -147,7 +151,8 @@ void wl_warn(lua_State *L, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (lua_checkstack(L, 3) && lua_getfield(L, LUA_REGISTRYINDEX, WL_WARNING_HANDLER) == LUA_TFUNCTION) {
+  if (lua_checkstack(L, 3) &&
+      lua_getfield(L, LUA_REGISTRYINDEX, WL_WARNING_HANDLER) == LUA_TFUNCTION) {
     lua_pushstring(L, msg);
     if (lua_pcall(L, 1, 0, 0) == LUA_OK) return;
     lua_pop(L, 1); /* the handler's error: the warning still gets out below */

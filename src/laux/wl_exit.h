@@ -8,14 +8,14 @@
 
 enum wl_exit {
   WL_EXIT_OK = 0,
-  WL_EXIT_SCRIPT = 1,      /* Lua syntax or runtime error, invalid scenario */
-  WL_EXIT_USAGE = 2,       /* bad command line */
-  WL_EXIT_CONFIG = 3,      /* bad wlrun.ini */
-  WL_EXIT_NO_DEVICE = 4,   /* no CUDA device or driver */
-  WL_EXIT_CUDA = 5,        /* a CUDA call failed (launch, fault, out of memory) */
-  WL_EXIT_COMPILE = 6,     /* NVRTC compile error */
-  WL_EXIT_REGRESSION = 7,  /* compare found a regression */
-  WL_EXIT_IO = 9,          /* a file could not be read or written */
+  WL_EXIT_SCRIPT = 1,     /* Lua syntax or runtime error, invalid scenario */
+  WL_EXIT_USAGE = 2,      /* bad command line */
+  WL_EXIT_CONFIG = 3,     /* bad wlrun.ini */
+  WL_EXIT_NO_DEVICE = 4,  /* no CUDA device or driver */
+  WL_EXIT_CUDA = 5,       /* a CUDA call failed (launch, fault, out of memory) */
+  WL_EXIT_COMPILE = 6,    /* NVRTC compile error */
+  WL_EXIT_REGRESSION = 7, /* compare found a regression */
+  WL_EXIT_IO = 9,         /* a file could not be read or written */
   WL_EXIT_INTERRUPTED = 130
 };
 

@@ -14,13 +14,26 @@ static const struct {
   const char *name;
   enum wl_ctype ctype;
 } named[] = {
-    {"void", WL_C_VOID},         {"bool", WL_C_BOOL},           {"float", WL_C_FLOAT},
-    {"double", WL_C_DOUBLE},     {"__half", WL_C_HALF},         {"half", WL_C_HALF},
-    {"__nv_bfloat16", WL_C_BFLOAT16}, {"nv_bfloat16", WL_C_BFLOAT16},
-    {"size_t", WL_C_ULONG},      {"ptrdiff_t", WL_C_LONG},      {"ssize_t", WL_C_LONG},
-    {"int8_t", WL_C_CHAR},       {"uint8_t", WL_C_UCHAR},       {"int16_t", WL_C_SHORT},
-    {"uint16_t", WL_C_USHORT},   {"int32_t", WL_C_INT},         {"uint32_t", WL_C_UINT},
-    {"int64_t", WL_C_LONG},      {"uint64_t", WL_C_ULONG},      {"intptr_t", WL_C_LONG},
+    {"void", WL_C_VOID},
+    {"bool", WL_C_BOOL},
+    {"float", WL_C_FLOAT},
+    {"double", WL_C_DOUBLE},
+    {"__half", WL_C_HALF},
+    {"half", WL_C_HALF},
+    {"__nv_bfloat16", WL_C_BFLOAT16},
+    {"nv_bfloat16", WL_C_BFLOAT16},
+    {"size_t", WL_C_ULONG},
+    {"ptrdiff_t", WL_C_LONG},
+    {"ssize_t", WL_C_LONG},
+    {"int8_t", WL_C_CHAR},
+    {"uint8_t", WL_C_UCHAR},
+    {"int16_t", WL_C_SHORT},
+    {"uint16_t", WL_C_USHORT},
+    {"int32_t", WL_C_INT},
+    {"uint32_t", WL_C_UINT},
+    {"int64_t", WL_C_LONG},
+    {"uint64_t", WL_C_ULONG},
+    {"intptr_t", WL_C_LONG},
     {"uintptr_t", WL_C_ULONG},
 };
 
@@ -30,8 +43,8 @@ static bool is_qualifier(const char *w) {
 }
 
 static bool is_builtin_word(const char *w) {
-  return !strcmp(w, "signed") || !strcmp(w, "unsigned") || !strcmp(w, "short") || !strcmp(w, "long") ||
-         !strcmp(w, "int") || !strcmp(w, "char");
+  return !strcmp(w, "signed") || !strcmp(w, "unsigned") || !strcmp(w, "short") ||
+         !strcmp(w, "long") || !strcmp(w, "int") || !strcmp(w, "char");
 }
 
 static enum wl_ctype named_type(const char *w) {
@@ -40,7 +53,8 @@ static enum wl_ctype named_type(const char *w) {
   return WL_C_UNKNOWN;
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...) {
   va_list ap;
@@ -67,8 +81,8 @@ static enum wl_ctype type_of(char words[][WORD_LEN], int n) {
     else if (!strcmp(w, "char")) chars++;
     else return WL_C_UNKNOWN;
   }
-  if (is_unsigned + is_signed > 1 || ints > 1 || chars > 1 || shorts > 1 || longs > 2 || (shorts && longs) ||
-      (chars && (ints || shorts || longs)))
+  if (is_unsigned + is_signed > 1 || ints > 1 || chars > 1 || shorts > 1 || longs > 2 ||
+      (shorts && longs) || (chars && (ints || shorts || longs)))
     return WL_C_UNKNOWN;
   if (chars) return is_unsigned ? WL_C_UCHAR : WL_C_CHAR;
   if (shorts) return is_unsigned ? WL_C_USHORT : WL_C_SHORT;
@@ -80,39 +94,112 @@ static enum wl_ctype type_of(char words[][WORD_LEN], int n) {
 /* size and PTX kind of a value of type t (not a pointer) */
 static bool layout(enum wl_ctype t, unsigned *size, enum wl_ptx_kind *kind) {
   switch (t) {
-  case WL_C_BOOL: case WL_C_UCHAR: *size = 1; *kind = WL_PTX_UNSIGNED; return true;
-  case WL_C_CHAR: *size = 1; *kind = WL_PTX_SIGNED; return true;
-  case WL_C_SHORT: *size = 2; *kind = WL_PTX_SIGNED; return true;
-  case WL_C_USHORT: *size = 2; *kind = WL_PTX_UNSIGNED; return true;
-  case WL_C_INT: *size = 4; *kind = WL_PTX_SIGNED; return true;
-  case WL_C_UINT: *size = 4; *kind = WL_PTX_UNSIGNED; return true;
-  case WL_C_LONG: case WL_C_LONGLONG: *size = 8; *kind = WL_PTX_SIGNED; return true;
-  case WL_C_ULONG: case WL_C_ULONGLONG: *size = 8; *kind = WL_PTX_UNSIGNED; return true;
-  case WL_C_FLOAT: *size = 4; *kind = WL_PTX_FLOAT; return true;
-  case WL_C_DOUBLE: *size = 8; *kind = WL_PTX_FLOAT; return true;
-  case WL_C_HALF: case WL_C_BFLOAT16: *size = 2; *kind = WL_PTX_BYTES; return true; /* .align 2 .b8[2] */
+  case WL_C_BOOL:
+  case WL_C_UCHAR:
+    *size = 1;
+    *kind = WL_PTX_UNSIGNED;
+    return true;
+  case WL_C_CHAR:
+    *size = 1;
+    *kind = WL_PTX_SIGNED;
+    return true;
+  case WL_C_SHORT:
+    *size = 2;
+    *kind = WL_PTX_SIGNED;
+    return true;
+  case WL_C_USHORT:
+    *size = 2;
+    *kind = WL_PTX_UNSIGNED;
+    return true;
+  case WL_C_INT:
+    *size = 4;
+    *kind = WL_PTX_SIGNED;
+    return true;
+  case WL_C_UINT:
+    *size = 4;
+    *kind = WL_PTX_UNSIGNED;
+    return true;
+  case WL_C_LONG:
+  case WL_C_LONGLONG:
+    *size = 8;
+    *kind = WL_PTX_SIGNED;
+    return true;
+  case WL_C_ULONG:
+  case WL_C_ULONGLONG:
+    *size = 8;
+    *kind = WL_PTX_UNSIGNED;
+    return true;
+  case WL_C_FLOAT:
+    *size = 4;
+    *kind = WL_PTX_FLOAT;
+    return true;
+  case WL_C_DOUBLE:
+    *size = 8;
+    *kind = WL_PTX_FLOAT;
+    return true;
+  case WL_C_HALF:
+  case WL_C_BFLOAT16:
+    *size = 2;
+    *kind = WL_PTX_BYTES;
+    return true; /* .align 2 .b8[2] */
   default: return false;
   }
 }
 
+/* p from the type read: its words (types[0..ntypes)), C type t and the '*'s after them */
+static void fill_param(struct wl_param *p, enum wl_ctype t, char types[][WORD_LEN], int ntypes,
+                       int stars, bool const_before_star) {
+  memset(p, 0, sizeof *p);
+  char base[WORD_LEN * MAX_WORDS] = "";
+  for (int w = 0; w < ntypes; w++) {
+    strcat(base, w ? " " : "");
+    strcat(base, types[w]);
+  }
+  if (stars > 0) {
+    p->ctype = WL_C_POINTER;
+    p->pointee = stars == 1 ? t : WL_C_POINTER;
+    p->pointee_const = stars == 1 && const_before_star;
+    p->size = p->align = 8;
+    p->ptx_kind = WL_PTX_UNSIGNED;
+    snprintf(p->ctype_name, sizeof p->ctype_name, "%s%.48s%.*s", p->pointee_const ? "const " : "",
+             base, stars < 8 ? stars : 8, "********");
+  } else {
+    p->ctype = t;
+    layout(t, &p->size, &p->ptx_kind);
+    p->align = p->size;
+    snprintf(p->ctype_name, sizeof p->ctype_name, "%.60s", base);
+  }
+}
+
 /* Reads one parameter (index i, from 1) from text[0..len). */
-static bool read_one(const char *text, size_t len, int i, struct wl_param *p, char *err, size_t errlen) {
+static bool read_one(const char *text, size_t len, int i, struct wl_param *p, char *err,
+                     size_t errlen) {
   char words[MAX_WORDS][WORD_LEN], types[MAX_WORDS][WORD_LEN];
   int nwords = 0, word_stars[MAX_WORDS], stars = 0;
   bool const_before_star = false;
   for (size_t at = 0; at < len;) {
     unsigned char c = (unsigned char)text[at];
-    if (isspace(c)) { at++; continue; }
-    if (c == '*') { stars++; at++; continue; }
+    if (isspace(c)) {
+      at++;
+      continue;
+    }
+    if (c == '*') {
+      stars++;
+      at++;
+      continue;
+    }
     if (!isalpha(c) && c != '_') {
-      set_err(err, errlen, "parameter %d ('%.*s'): cannot read '%c' (a parameter is a type and a name, such as 'const float* x')",
+      set_err(err, errlen,
+              "parameter %d ('%.*s'): cannot read '%c' (a parameter is a type and a name, such as "
+              "'const float* x')",
               i, (int)len, text, c);
       return false;
     }
     size_t start = at;
     while (at < len && (isalnum((unsigned char)text[at]) || text[at] == '_')) at++;
     if (nwords == MAX_WORDS || at - start >= WORD_LEN) {
-      set_err(err, errlen, "parameter %d ('%.*s'): too long to be a type and a name", i, (int)len, text);
+      set_err(err, errlen, "parameter %d ('%.*s'): too long to be a type and a name", i, (int)len,
+              text);
       return false;
     }
     memcpy(words[nwords], text + start, at - start);
@@ -128,41 +215,29 @@ static bool read_one(const char *text, size_t len, int i, struct wl_param *p, ch
     if (word_stars[w] == 0) strcpy(types[ntypes++], words[w]);
     else if (word_stars[w] == stars && !name) name = words[w];
     else {
-      set_err(err, errlen, "parameter %d ('%.*s'): cannot read '%s' after a '*'", i, (int)len, text, words[w]);
+      set_err(err, errlen, "parameter %d ('%.*s'): cannot read '%s' after a '*'", i, (int)len, text,
+              words[w]);
       return false;
     }
   }
-  if (stars == 0 && ntypes >= 2 && !is_builtin_word(types[ntypes - 1]) && named_type(types[ntypes - 1]) == WL_C_UNKNOWN)
+  if (stars == 0 && ntypes >= 2 && !is_builtin_word(types[ntypes - 1]) &&
+      named_type(types[ntypes - 1]) == WL_C_UNKNOWN)
     name = types[--ntypes];
   (void)name;
   enum wl_ctype t = ntypes ? type_of(types, ntypes) : WL_C_UNKNOWN;
   if (t == WL_C_UNKNOWN || (stars == 0 && (t == WL_C_OTHER || t == WL_C_VOID))) {
-    set_err(err, errlen,
-            "parameter %d ('%.*s'): %s; by value wlrun passes bool, char, short, int, long, long long "
-            "(signed or unsigned), float, double, __half, __nv_bfloat16, size_t, [u]intN_t, and pointers to any type",
-            i, (int)len, text, ntypes == 0 ? "no type" : t == WL_C_UNKNOWN ? "not a C type" : "a type wlrun cannot pass by value");
+    set_err(
+        err, errlen,
+        "parameter %d ('%.*s'): %s; by value wlrun passes bool, char, short, int, long, long long "
+        "(signed or unsigned), float, double, __half, __nv_bfloat16, size_t, [u]intN_t, and "
+        "pointers to any type",
+        i, (int)len, text,
+        ntypes == 0         ? "no type"
+        : t == WL_C_UNKNOWN ? "not a C type"
+                            : "a type wlrun cannot pass by value");
     return false;
   }
-  memset(p, 0, sizeof *p);
-  char base[WORD_LEN * MAX_WORDS] = "";
-  for (int w = 0; w < ntypes; w++) {
-    strcat(base, w ? " " : "");
-    strcat(base, types[w]);
-  }
-  if (stars > 0) {
-    p->ctype = WL_C_POINTER;
-    p->pointee = stars == 1 ? t : WL_C_POINTER;
-    p->pointee_const = stars == 1 && const_before_star;
-    p->size = p->align = 8;
-    p->ptx_kind = WL_PTX_UNSIGNED;
-    snprintf(p->ctype_name, sizeof p->ctype_name, "%s%.48s%.*s", p->pointee_const ? "const " : "", base,
-             stars < 8 ? stars : 8, "********");
-  } else {
-    p->ctype = t;
-    layout(t, &p->size, &p->ptx_kind);
-    p->align = p->size;
-    snprintf(p->ctype_name, sizeof p->ctype_name, "%.60s", base);
-  }
+  fill_param(p, t, types, ntypes, stars, const_before_star);
   return true;
 }
 

@@ -14,16 +14,18 @@ const struct wl_cublas_api *wl_cublas_load(char *why, size_t whylen, enum wl_lib
   wl_toolkit_lib_open(&lib);
   if (!lib.handle) return wl_toolkit_lib_failed(&lib, why, whylen, failure);
   __typeof__(cublasGetProperty) *property;
-  bool ok = SYMBOL(&api, create, "cublasCreate_v2") && SYMBOL(&api, set_stream, "cublasSetStream_v2") &&
-            SYMBOL(&api, set_workspace, "cublasSetWorkspace_v2") &&
-            SYMBOL(&api, set_math_mode, "cublasSetMathMode") && SYMBOL(&api, gemm_ex, "cublasGemmEx") &&
-            SYMBOL(&api, status_string, "cublasGetStatusString") &&
-            wl_toolkit_lib_symbol(&lib, (void **)&property, "cublasGetProperty");
+  bool ok =
+      SYMBOL(&api, create, "cublasCreate_v2") && SYMBOL(&api, set_stream, "cublasSetStream_v2") &&
+      SYMBOL(&api, set_workspace, "cublasSetWorkspace_v2") &&
+      SYMBOL(&api, set_math_mode, "cublasSetMathMode") && SYMBOL(&api, gemm_ex, "cublasGemmEx") &&
+      SYMBOL(&api, status_string, "cublasGetStatusString") &&
+      wl_toolkit_lib_symbol(&lib, (void **)&property, "cublasGetProperty");
   int major = 0, minor = 0, patch = 0;
   if (ok && (property(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS ||
              property(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS ||
              property(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS)) {
-    snprintf(lib.why, sizeof lib.why, "cuBLAS: %s does not say its version (cublasGetProperty failed)", lib.path);
+    snprintf(lib.why, sizeof lib.why,
+             "cuBLAS: %s does not say its version (cublasGetProperty failed)", lib.path);
     lib.failure = WL_LIB_BAD;
     ok = false;
   }
@@ -34,7 +36,8 @@ const struct wl_cublas_api *wl_cublas_load(char *why, size_t whylen, enum wl_lib
   return &api;
 }
 
-const struct wl_cublaslt_api *wl_cublaslt_load(char *why, size_t whylen, enum wl_lib_failure *failure) {
+const struct wl_cublaslt_api *wl_cublaslt_load(char *why, size_t whylen,
+                                               enum wl_lib_failure *failure) {
   static struct wl_toolkit_lib lib = {"cuBLASLt", "libcublasLt.so.13", "WLRUN_CUBLASLT"};
   static struct wl_cublaslt_api api;
   static bool ready;

@@ -3,7 +3,8 @@
  * The toolkit's headers give the types only; wlrun does not link the libraries. Each library
  * is looked for as toolkit_lib.h says, WLRUN_CUBLAS (WLRUN_CUBLASLT) its explicit path.
  * Every symbol used is resolved with dlsym and checked. Pure C: no Lua, no device. One thread
- * at a time: the main thread waits for a preparation's thread (cublas_prepare.h) before it loads. */
+ * at a time: the main thread waits for a preparation's thread (cublas_prepare.h) before it loads.
+ */
 #ifndef WL_CUBLAS_LOAD_H
 #define WL_CUBLAS_LOAD_H
 
@@ -46,6 +47,7 @@ struct wl_cublaslt_api {
  * why and the kind of failure in *failure. Loads once per process; a failure is remembered
  * and reported again the same way. */
 const struct wl_cublas_api *wl_cublas_load(char *why, size_t whylen, enum wl_lib_failure *failure);
-const struct wl_cublaslt_api *wl_cublaslt_load(char *why, size_t whylen, enum wl_lib_failure *failure);
+const struct wl_cublaslt_api *wl_cublaslt_load(char *why, size_t whylen,
+                                               enum wl_lib_failure *failure);
 
 #endif

@@ -25,7 +25,8 @@ static void open_cupti(struct wl_cupti_api *api) {
   if (explicit_path && *explicit_path) {
     if (try_open(api, explicit_path, RTLD_NOW | RTLD_LOCAL)) return;
     const char *err = dlerror();
-    snprintf(lib.why, sizeof lib.why, "CUPTI: WLRUN_CUPTI=%s does not load: %s; point WLRUN_CUPTI at libcupti.so.13",
+    snprintf(lib.why, sizeof lib.why,
+             "CUPTI: WLRUN_CUPTI=%s does not load: %s; point WLRUN_CUPTI at libcupti.so.13",
              explicit_path, err ? err : "unknown error");
     return;
   }
@@ -39,15 +40,18 @@ static void open_cupti(struct wl_cupti_api *api) {
   const char *cuda_home = getenv("CUDA_HOME");
   char home_lib[400] = "", path[512];
   if (cuda_home && *cuda_home) snprintf(home_lib, sizeof home_lib, "%s/lib64", cuda_home);
-  const char *const dirs[] = {home_lib, "/usr/local/cuda/lib64", "/usr/local/cuda/extras/CUPTI/lib64"};
+  const char *const dirs[] = {home_lib, "/usr/local/cuda/lib64",
+                              "/usr/local/cuda/extras/CUPTI/lib64"};
   for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
     if (!*dirs[i]) continue;
     snprintf(path, sizeof path, "%s/libcupti.so.13", dirs[i]);
     if (try_open(api, path, RTLD_NOW | RTLD_LOCAL)) return;
   }
   snprintf(lib.why, sizeof lib.why,
-           "CUPTI (libcupti.so.13) not found; looked in the loader's path (LD_LIBRARY_PATH, ld.so.cache)%s%s, "
-           "/usr/local/cuda/lib64, /usr/local/cuda/extras/CUPTI/lib64; install the CUDA toolkit's CUPTI or set "
+           "CUPTI (libcupti.so.13) not found; looked in the loader's path (LD_LIBRARY_PATH, "
+           "ld.so.cache)%s%s, "
+           "/usr/local/cuda/lib64, /usr/local/cuda/extras/CUPTI/lib64; install the CUDA toolkit's "
+           "CUPTI or set "
            "WLRUN_CUPTI=/path/to/libcupti.so.13",
            *home_lib ? ", " : "", home_lib);
 }
@@ -55,7 +59,8 @@ static void open_cupti(struct wl_cupti_api *api) {
 static bool resolve(const struct wl_cupti_api *api, void **fn, const char *name) {
   *fn = dlsym(lib.handle, name);
   if (*fn) return true;
-  snprintf(lib.why, sizeof lib.why, "CUPTI: %s has no function %s (a CUPTI older than CUDA 12?)", api->path, name);
+  snprintf(lib.why, sizeof lib.why, "CUPTI: %s has no function %s (a CUPTI older than CUDA 12?)",
+           api->path, name);
   return false;
 }
 
@@ -69,9 +74,11 @@ const struct wl_cupti_api *wl_cupti_load(char *why, size_t whylen) {
     lib.tried = true;
     open_cupti(&api);
     bool ok = lib.handle && RESOLVE(&api, result_string, "cuptiGetResultString") &&
-              RESOLVE(&api, subscribe, "cuptiSubscribe") && RESOLVE(&api, unsubscribe, "cuptiUnsubscribe") &&
+              RESOLVE(&api, subscribe, "cuptiSubscribe") &&
+              RESOLVE(&api, unsubscribe, "cuptiUnsubscribe") &&
               RESOLVE(&api, register_callbacks, "cuptiActivityRegisterCallbacks") &&
-              RESOLVE(&api, enable, "cuptiActivityEnable") && RESOLVE(&api, disable, "cuptiActivityDisable") &&
+              RESOLVE(&api, enable, "cuptiActivityEnable") &&
+              RESOLVE(&api, disable, "cuptiActivityDisable") &&
               RESOLVE(&api, next_record, "cuptiActivityGetNextRecord") &&
               RESOLVE(&api, dropped, "cuptiActivityGetNumDroppedRecords") &&
               RESOLVE(&api, flush_all, "cuptiActivityFlushAll") &&
@@ -81,7 +88,8 @@ const struct wl_cupti_api *wl_cupti_load(char *why, size_t whylen) {
       ready = true;
       return &api;
     }
-    if (lib.handle) (void)dlclose(lib.handle); /* not used again: a failure to close changes nothing */
+    if (lib.handle)
+      (void)dlclose(lib.handle); /* not used again: a failure to close changes nothing */
     lib.handle = NULL;
   }
   snprintf(why, whylen, "%s", lib.why);

@@ -118,7 +118,10 @@ static bool make_dirs(const char *dir) {
   for (char *s = p + 1; *s; s++)
     if (*s == '/') {
       *s = '\0';
-      if (mkdir(p, 0777) != 0 && errno != EEXIST) { free(p); return false; }
+      if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+        free(p);
+        return false;
+      }
       *s = '/';
     }
   bool ok = mkdir(p, 0777) == 0 || errno == EEXIST;
@@ -132,7 +135,8 @@ int wl_cache_lock(const char *dir, const char *key, size_t keylen, bool (*stop_p
                   void (*waiting)(void *ctx, const char *path), void *ctx) {
   char *path = make_dirs(dir) ? named_path(dir, key, keylen, ".lock") : NULL;
   if (!path) return -1;
-  int fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666); /* flock needs no write access */
+  int fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                0666); /* flock needs no write access */
   struct stat st;
   if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
     close(fd);
@@ -169,10 +173,17 @@ bool wl_cache_store(const char *dir, const char *key, size_t keylen, const struc
     return false;
   }
   char *path = entry_path(dir, key, keylen);
-  if (!path) { snprintf(err, errlen, "out of memory"); return false; }
+  if (!path) {
+    snprintf(err, errlen, "out of memory");
+    return false;
+  }
   size_t plen = strlen(path);
   char *tmp = malloc(plen + 32);
-  if (!tmp) { free(path); snprintf(err, errlen, "out of memory"); return false; }
+  if (!tmp) {
+    free(path);
+    snprintf(err, errlen, "out of memory");
+    return false;
+  }
   int fd = wl_create_beside(path, tmp, plen + 32);
   FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
   if (fd >= 0 && !f) close(fd);

@@ -8,12 +8,12 @@
 #include <stddef.h>
 
 struct wl_compiled {
-  char *lowered;          /* the kernel's lowered (mangled) name */
-  char *ptx;              /* NUL-terminated */
+  char *lowered; /* the kernel's lowered (mangled) name */
+  char *ptx;     /* NUL-terminated */
   size_t ptx_len;
   unsigned char *cubin;
   size_t cubin_len;
-  char *log;              /* compiler warnings, NUL-terminated, may be empty */
+  char *log; /* compiler warnings, NUL-terminated, may be empty */
 };
 
 void wl_compiled_free(struct wl_compiled *c);

@@ -7,16 +7,23 @@
 #include <string.h>
 
 /* a message into err (which may be NULL: the caller only wants to know) */
-#define set_err(err, errlen, ...) ((err) && (errlen) ? (void)snprintf((err), (errlen), __VA_ARGS__) : (void)0)
+#define set_err(err, errlen, ...) \
+  ((err) && (errlen) ? (void)snprintf((err), (errlen), __VA_ARGS__) : (void)0)
 
 static uint16_t rd16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t rd32(const unsigned char *p) { return (uint32_t)rd16(p) | (uint32_t)rd16(p + 2) << 16; }
-static uint64_t rd64(const unsigned char *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+static uint32_t rd32(const unsigned char *p) {
+  return (uint32_t)rd16(p) | (uint32_t)rd16(p + 2) << 16;
+}
+static uint64_t rd64(const unsigned char *p) {
+  return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
 
 /* ---- formats ---- */
 
-static const char *const format_names[] = {[WL_MODULE_UNKNOWN] = "unknown", [WL_MODULE_CUBIN] = "cubin",
-                                           [WL_MODULE_FATBIN] = "fatbin", [WL_MODULE_PTX] = "ptx"};
+static const char *const format_names[] = {[WL_MODULE_UNKNOWN] = "unknown",
+                                           [WL_MODULE_CUBIN] = "cubin",
+                                           [WL_MODULE_FATBIN] = "fatbin",
+                                           [WL_MODULE_PTX] = "ptx"};
 
 const char *wl_module_format_name(enum wl_module_format f) { return format_names[f]; }
 
@@ -80,7 +87,8 @@ static const char *elf_string(const struct elf *e, unsigned i, uint32_t off) {
 }
 
 /* Checks the ELF header and that every section lies inside the file. */
-static bool elf_open(struct elf *e, const unsigned char *data, size_t len, int *sm, char *err, size_t errlen) {
+static bool elf_open(struct elf *e, const unsigned char *data, size_t len, int *sm, char *err,
+                     size_t errlen) {
   memset(e, 0, sizeof *e);
   if (len < 4 || memcmp(data, "\177ELF", 4) != 0) {
     set_err(err, errlen, "not a cubin (no ELF header)");
@@ -99,14 +107,20 @@ static bool elf_open(struct elf *e, const unsigned char *data, size_t len, int *
   e->shoff = rd64(data + 40);
   e->shnum = rd16(data + 60);
   e->shstrndx = rd16(data + 62);
-  if (rd16(data + 58) != SECTION_HEADER || e->shoff > len || (uint64_t)e->shnum * SECTION_HEADER > len - e->shoff) {
-    set_err(err, errlen, "truncated or corrupt cubin (its section table lies past the end of the file, %zu bytes)", len);
+  if (rd16(data + 58) != SECTION_HEADER || e->shoff > len ||
+      (uint64_t)e->shnum * SECTION_HEADER > len - e->shoff) {
+    set_err(
+        err, errlen,
+        "truncated or corrupt cubin (its section table lies past the end of the file, %zu bytes)",
+        len);
     return false;
   }
   for (unsigned i = 0; i < e->shnum; i++) {
     struct section s;
     if (!elf_section(e, i, &s)) {
-      set_err(err, errlen, "truncated or corrupt cubin (section %u lies past the end of the file, %zu bytes)", i, len);
+      set_err(err, errlen,
+              "truncated or corrupt cubin (section %u lies past the end of the file, %zu bytes)", i,
+              len);
       return false;
     }
   }
@@ -116,7 +130,8 @@ static bool elf_open(struct elf *e, const unsigned char *data, size_t len, int *
   return true;
 }
 
-static void elf_kernels(const struct elf *e, void (*fn)(const char *, size_t, void *), void *ctx, int *count) {
+static void elf_kernels(const struct elf *e, void (*fn)(const char *, size_t, void *), void *ctx,
+                        int *count) {
   for (unsigned i = 0; i < e->shnum; i++) {
     struct section s;
     if (!elf_section(e, i, &s) || s.type != SHT_SYMTAB) continue;
@@ -150,7 +165,8 @@ static bool elf_has_kernel_fn(const struct elf *e, const char *name) {
 }
 
 /* The kernel's EIATTR_KPARAM_INFO records: ordinal, offset and size of each parameter. */
-static bool elf_params(const struct elf *e, const char *name, struct wl_signature *sig, char *err, size_t errlen) {
+static bool elf_params(const struct elf *e, const char *name, struct wl_signature *sig, char *err,
+                       size_t errlen) {
   memset(sig, 0, sizeof *sig);
   if (!elf_has_kernel_fn(e, name)) {
     set_err(err, errlen, "kernel '%s' not found in the cubin", name);
@@ -160,14 +176,16 @@ static bool elf_params(const struct elf *e, const char *name, struct wl_signatur
   for (unsigned i = 0; i < e->shnum; i++) {
     struct section s;
     const char *sname;
-    if (!elf_section(e, i, &s) || s.type != SHT_NV_INFO || !(sname = elf_string(e, e->shstrndx, s.name)) ||
-        strncmp(sname, ".nv.info.", 9) != 0 || strcmp(sname + 9, name) != 0)
+    if (!elf_section(e, i, &s) || s.type != SHT_NV_INFO ||
+        !(sname = elf_string(e, e->shstrndx, s.name)) || strncmp(sname, ".nv.info.", 9) != 0 ||
+        strcmp(sname + 9, name) != 0)
       continue;
     const unsigned char *p = e->data + s.offset, *end = p + s.size;
     while (end - p >= 4) {
       unsigned fmt = p[0], attr = p[1], size = fmt == EIFMT_SVAL ? rd16(p + 2) : 0;
       if ((size_t)(end - p - 4) < size) {
-        set_err(err, errlen, "corrupt cubin (the attributes of kernel '%s' run past their section)", name);
+        set_err(err, errlen, "corrupt cubin (the attributes of kernel '%s' run past their section)",
+                name);
         return false;
       }
       if (fmt == EIFMT_SVAL && attr == EIATTR_KPARAM_INFO && size >= 12) {
@@ -208,7 +226,8 @@ static int ptx_target(const char *ptx) {
 }
 
 static bool looks_like_ptx(const char *text) {
-  return strstr(text, ".version") && strstr(text, ".target") && (strstr(text, ".entry") || strstr(text, ".func"));
+  return strstr(text, ".version") && strstr(text, ".target") &&
+         (strstr(text, ".entry") || strstr(text, ".func"));
 }
 
 /* .entry NAME in order (comments are not skipped: NVRTC and nvcc write none with .entry) */
@@ -252,17 +271,25 @@ static unsigned char *inflate_entry(const struct fat_entry *fe, char *err, size_
   zstd_decompress_fn decompress = lib ? (zstd_decompress_fn)dlsym(lib, "ZSTD_decompress") : NULL;
   zstd_is_error_fn is_error = lib ? (zstd_is_error_fn)dlsym(lib, "ZSTD_isError") : NULL;
   if (!decompress || !is_error) {
-    set_err(err, errlen, "its entries are zstd-compressed and libzstd.so.1 could not be loaded (%s); install libzstd1, "
-            "or build the fatbin with nvcc --no-compress", lib ? "ZSTD_decompress missing" : dlerror());
+    set_err(err, errlen,
+            "its entries are zstd-compressed and libzstd.so.1 could not be loaded (%s); install "
+            "libzstd1, "
+            "or build the fatbin with nvcc --no-compress",
+            lib ? "ZSTD_decompress missing" : dlerror());
     return NULL;
   }
-  if (fe->plain_len == 0 || fe->plain_len > ((size_t)1 << 30) || fe->compressed_len > fe->payload_len) {
+  if (fe->plain_len == 0 || fe->plain_len > ((size_t)1 << 30) ||
+      fe->compressed_len > fe->payload_len) {
     set_err(err, errlen, "corrupt fatbin (a compressed entry's sizes)");
     return NULL;
   }
   unsigned char *out = malloc(fe->plain_len + 1);
-  if (!out) { set_err(err, errlen, "out of memory"); return NULL; }
-  size_t n = decompress(out, fe->plain_len, fe->payload, fe->compressed_len ? fe->compressed_len : fe->payload_len);
+  if (!out) {
+    set_err(err, errlen, "out of memory");
+    return NULL;
+  }
+  size_t n = decompress(out, fe->plain_len, fe->payload,
+                        fe->compressed_len ? fe->compressed_len : fe->payload_len);
   if (is_error(n) || n != fe->plain_len) {
     free(out);
     set_err(err, errlen, "corrupt fatbin (a compressed entry does not decompress)");
@@ -272,7 +299,8 @@ static unsigned char *inflate_entry(const struct fat_entry *fe, char *err, size_
   return out;
 }
 
-static int fat_entries(const unsigned char *data, size_t len, struct fat_entry *out, int max, char *err, size_t errlen) {
+static int fat_entries(const unsigned char *data, size_t len, struct fat_entry *out, int max,
+                       char *err, size_t errlen) {
   if (len < 16 || rd32(data) != FATBIN_MAGIC) {
     set_err(err, errlen, "not a fatbin (no fatbin header)");
     return -1;
@@ -280,7 +308,8 @@ static int fat_entries(const unsigned char *data, size_t len, struct fat_entry *
   size_t head = rd16(data + 6);
   uint64_t size = rd64(data + 8);
   if (head < 16 || head > len || size > len - head) {
-    set_err(err, errlen, "truncated fatbin (%zu bytes, its header says %llu)", len, (unsigned long long)(head + size));
+    set_err(err, errlen, "truncated fatbin (%zu bytes, its header says %llu)", len,
+            (unsigned long long)(head + size));
     return -1;
   }
   int n = 0;
@@ -310,15 +339,17 @@ static int fat_entries(const unsigned char *data, size_t len, struct fat_entry *
 
 /* ---- choosing ---- */
 
-static bool sm_runs_on(int built, int target) { return built / 10 == target / 10 && built % 10 <= target % 10; }
+static bool sm_runs_on(int built, int target) {
+  return built / 10 == target / 10 && built % 10 <= target % 10;
+}
 
 static void add_holds(struct wl_module *m, const char *prefix, int sm) {
   size_t used = strlen(m->holds);
   snprintf(m->holds + used, sizeof m->holds - used, "%s%s_%d", used ? ", " : "", prefix, sm);
 }
 
-static bool open_fatbin(struct wl_module *m, const unsigned char *data, size_t len, int target, const char *what,
-                        char *err, size_t errlen) {
+static bool open_fatbin(struct wl_module *m, const unsigned char *data, size_t len, int target,
+                        const char *what, char *err, size_t errlen) {
   struct fat_entry entries[64];
   int n = fat_entries(data, len, entries, 64, err, errlen);
   if (n < 0) return false;
@@ -334,7 +365,8 @@ static bool open_fatbin(struct wl_module *m, const unsigned char *data, size_t l
     }
   }
   if (!elf && !ptx) {
-    set_err(err, errlen, "built for %s; %s is sm_%d", m->holds[0] ? m->holds : "nothing", what, target);
+    set_err(err, errlen, "built for %s; %s is sm_%d", m->holds[0] ? m->holds : "nothing", what,
+            target);
     return false;
   }
   const struct fat_entry *pick[2] = {elf, ptx ? ptx : NULL};
@@ -344,7 +376,8 @@ static bool open_fatbin(struct wl_module *m, const unsigned char *data, size_t l
     const unsigned char *img = fe->payload;
     size_t img_len = fe->payload_len;
     if (fe->flags & FATBIN_LZ4) {
-      set_err(err, errlen, "its entries are LZ4-compressed (an older nvcc): wlrun reads zstd or uncompressed; "
+      set_err(err, errlen,
+              "its entries are LZ4-compressed (an older nvcc): wlrun reads zstd or uncompressed; "
               "rebuild it with nvcc --no-compress");
       return false;
     }
@@ -369,7 +402,10 @@ static bool open_fatbin(struct wl_module *m, const unsigned char *data, size_t l
     } else {
       if (!(fe->flags & FATBIN_ZSTD)) { /* PTX text padded with NULs, or not: copy it with one */
         char *copy = malloc(img_len + 1);
-        if (!copy) { set_err(err, errlen, "out of memory"); return false; }
+        if (!copy) {
+          set_err(err, errlen, "out of memory");
+          return false;
+        }
         memcpy(copy, img, img_len);
         copy[img_len] = '\0';
         m->owned[k] = copy;
@@ -385,8 +421,9 @@ static bool open_fatbin(struct wl_module *m, const unsigned char *data, size_t l
   return true;
 }
 
-bool wl_module_open(struct wl_module *m, const unsigned char *data, size_t len, enum wl_module_format f,
-                    int target, const char *what, char *err, size_t errlen) {
+bool wl_module_open(struct wl_module *m, const unsigned char *data, size_t len,
+                    enum wl_module_format f, int target, const char *what, char *err,
+                    size_t errlen) {
   memset(m, 0, sizeof *m);
   m->format = f;
   if (len == 0) {
@@ -409,7 +446,8 @@ bool wl_module_open(struct wl_module *m, const unsigned char *data, size_t len, 
     m->sm_is_ptx = true;
     add_holds(m, "compute", m->sm);
     if (m->sm == 0 || m->sm > target) {
-      set_err(err, errlen, "PTX for %s (its .target); %s is sm_%d", m->sm ? m->holds : "an unknown target", what, target);
+      set_err(err, errlen, "PTX for %s (its .target); %s is sm_%d",
+              m->sm ? m->holds : "an unknown target", what, target);
       return false;
     }
     return true;
@@ -433,7 +471,8 @@ void wl_module_close(struct wl_module *m) {
   memset(m, 0, sizeof *m);
 }
 
-int wl_module_kernels(const struct wl_module *m, void (*fn)(const char *name, size_t len, void *ctx), void *ctx) {
+int wl_module_kernels(const struct wl_module *m,
+                      void (*fn)(const char *name, size_t len, void *ctx), void *ctx) {
   if (!m->elf) return ptx_kernels(m->ptx, fn, ctx);
   struct elf e;
   int sm, n = 0;
@@ -441,8 +480,8 @@ int wl_module_kernels(const struct wl_module *m, void (*fn)(const char *name, si
   return n;
 }
 
-bool wl_module_params(const struct wl_module *m, const char *name, struct wl_signature *sig, char *err,
-                      size_t errlen) {
+bool wl_module_params(const struct wl_module *m, const char *name, struct wl_signature *sig,
+                      char *err, size_t errlen) {
   struct elf e;
   int sm;
   if (m->elf && !elf_open(&e, m->elf, m->elf_len, &sm, err, errlen)) return false;
@@ -451,7 +490,8 @@ bool wl_module_params(const struct wl_module *m, const char *name, struct wl_sig
     struct wl_signature sizes;
     if (!m->elf || !elf_params(&e, name, &sizes, NULL, 0)) return true;
     bool same = sizes.nparams == sig->nparams;
-    for (int i = 0; same && i < sig->nparams; i++) same = sizes.params[i].size == sig->params[i].size;
+    for (int i = 0; same && i < sig->nparams; i++)
+      same = sizes.params[i].size == sig->params[i].size;
     if (same) return true;
     *sig = sizes; /* the cubin is what runs */
     return true;
@@ -462,11 +502,11 @@ bool wl_module_params(const struct wl_module *m, const char *name, struct wl_sig
 
 static bool number_kind(enum wl_ptx_kind k) { return k == WL_PTX_UNSIGNED || k == WL_PTX_SIGNED; }
 
-bool wl_module_check_declared(const struct wl_signature *declared, const struct wl_signature *module, char *err,
-                              size_t errlen) {
+bool wl_module_check_declared(const struct wl_signature *declared,
+                              const struct wl_signature *module, char *err, size_t errlen) {
   if (declared->nparams != module->nparams) {
-    set_err(err, errlen, "params declares %d parameter%s, the module's kernel has %d", declared->nparams,
-            declared->nparams == 1 ? "" : "s", module->nparams);
+    set_err(err, errlen, "params declares %d parameter%s, the module's kernel has %d",
+            declared->nparams, declared->nparams == 1 ? "" : "s", module->nparams);
     return false;
   }
   for (int i = 0; i < declared->nparams; i++) {
@@ -475,8 +515,9 @@ bool wl_module_check_declared(const struct wl_signature *declared, const struct 
                  (number_kind(d->ptx_kind) && k->ptx_kind == WL_PTX_FLOAT);
     if (d->size != k->size || clash) {
       char ptx[32];
-      set_err(err, errlen, "params declares parameter %d as '%s' (%u bytes), the module has %s (%u bytes)", i + 1,
-              wl_ctype_describe(d), d->size, wl_ptx_describe(k, ptx, sizeof ptx), k->size);
+      set_err(err, errlen,
+              "params declares parameter %d as '%s' (%u bytes), the module has %s (%u bytes)",
+              i + 1, wl_ctype_describe(d), d->size, wl_ptx_describe(k, ptx, sizeof ptx), k->size);
       return false;
     }
   }

@@ -42,23 +42,25 @@ struct wl_module {
  * names the target in messages ("this device", "--arch"). On failure err says why: not a
  * cubin/fatbin/PTX, truncated, built for another architecture ("built for sm_80; this device
  * is sm_90"). data must outlive m. */
-bool wl_module_open(struct wl_module *m, const unsigned char *data, size_t len, enum wl_module_format f,
-                    int target_sm, const char *target_what, char *err, size_t errlen);
+bool wl_module_open(struct wl_module *m, const unsigned char *data, size_t len,
+                    enum wl_module_format f, int target_sm, const char *target_what, char *err,
+                    size_t errlen);
 void wl_module_close(struct wl_module *m);
 
 /* Calls fn for each kernel of the chosen image (mangled names as they are), in file order.
  * Returns the count. */
-int wl_module_kernels(const struct wl_module *m, void (*fn)(const char *name, size_t len, void *ctx), void *ctx);
+int wl_module_kernels(const struct wl_module *m,
+                      void (*fn)(const char *name, size_t len, void *ctx), void *ctx);
 
 /* The parameters of kernel name (as the module spells it): from PTX where the module has it,
  * else from the cubin's parameter table. False with a message when not found or unreadable. */
-bool wl_module_params(const struct wl_module *m, const char *name, struct wl_signature *sig, char *err,
-                      size_t errlen);
+bool wl_module_params(const struct wl_module *m, const char *name, struct wl_signature *sig,
+                      char *err, size_t errlen);
 
 /* Checks a declared parameter list (params = "...", read by wl_c_params) against the module's
  * and keeps the declared one: the counts and sizes must agree, and a float must not be an
  * integer in the module's PTX. False with a message naming both. */
-bool wl_module_check_declared(const struct wl_signature *declared, const struct wl_signature *module,
-                              char *err, size_t errlen);
+bool wl_module_check_declared(const struct wl_signature *declared,
+                              const struct wl_signature *module, char *err, size_t errlen);
 
 #endif

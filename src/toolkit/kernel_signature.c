@@ -202,8 +202,8 @@ bool wl_ptx_params(const char *ptx, const char *entry_name, struct wl_signature 
     struct token t = next_token(&p);
     if (tok_is(t, ")")) return true;
     if (!tok_is(t, ",")) {
-      set_err(err, errlen, "cannot read parameter %d of '%s': expected ',' or ')', found '%.*s'",
-              i, entry_name, (int)t.len, t.s);
+      set_err(err, errlen, "cannot read parameter %d of '%s': expected ',' or ')', found '%.*s'", i,
+              entry_name, (int)t.len, t.s);
       break;
     }
   }
@@ -481,12 +481,10 @@ static bool read_type(struct demangler *d, struct dtype *out) {
       return template_args(d, out->name, NULL, NULL) && class_type(d, out);
     return out->is_type;
   }
-  case 'N':
-    return nested_name(d, out, NULL, NULL) && class_type(d, out);
+  case 'N': return nested_name(d, out, NULL, NULL) && class_type(d, out);
   default:
     if (!source_name(d, out->name)) return false;
-    if (*d->p == 'I' && !(add_sub(d, out) && template_args(d, out->name, NULL, NULL)))
-      return false;
+    if (*d->p == 'I' && !(add_sub(d, out) && template_args(d, out->name, NULL, NULL))) return false;
     return class_type(d, out);
   }
 }
@@ -565,13 +563,11 @@ const char *wl_ctype_describe(const struct wl_param *p) {
 
 /* Arrays (and .bN scalars, which PTX sizes alike) are described as .b8[SIZE]. */
 const char *wl_ptx_describe(const struct wl_param *p, char *buf, size_t len) {
-  static const char letter[] = {[WL_PTX_UNSIGNED] = 'u', [WL_PTX_SIGNED] = 's',
-                                [WL_PTX_FLOAT] = 'f'};
+  static const char letter[] = {
+      [WL_PTX_UNSIGNED] = 'u', [WL_PTX_SIGNED] = 's', [WL_PTX_FLOAT] = 'f'};
   if (p->ptx_kind == WL_PTX_BYTES || (p->ptx_kind == WL_PTX_UNTYPED && p->size > 8))
     snprintf(buf, len, ".b8[%u]", p->size);
-  else if (p->ptx_kind == WL_PTX_UNTYPED)
-    snprintf(buf, len, ".b%u", p->size * 8);
-  else
-    snprintf(buf, len, ".%c%u", letter[p->ptx_kind], p->size * 8);
+  else if (p->ptx_kind == WL_PTX_UNTYPED) snprintf(buf, len, ".b%u", p->size * 8);
+  else snprintf(buf, len, ".%c%u", letter[p->ptx_kind], p->size * 8);
   return buf;
 }

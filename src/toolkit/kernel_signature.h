@@ -26,11 +26,16 @@ enum wl_ctype {
   WL_C_BOOL,
   WL_C_CHAR,  /* char, signed char */
   WL_C_UCHAR, /* unsigned char */
-  WL_C_SHORT, WL_C_USHORT,
-  WL_C_INT, WL_C_UINT,
-  WL_C_LONG, WL_C_ULONG,         /* long, unsigned long (64-bit on Linux) */
-  WL_C_LONGLONG, WL_C_ULONGLONG, /* long long, unsigned long long */
-  WL_C_FLOAT, WL_C_DOUBLE,
+  WL_C_SHORT,
+  WL_C_USHORT,
+  WL_C_INT,
+  WL_C_UINT,
+  WL_C_LONG,
+  WL_C_ULONG, /* long, unsigned long (64-bit on Linux) */
+  WL_C_LONGLONG,
+  WL_C_ULONGLONG, /* long long, unsigned long long */
+  WL_C_FLOAT,
+  WL_C_DOUBLE,
   WL_C_HALF,     /* __half */
   WL_C_BFLOAT16, /* __nv_bfloat16 */
   WL_C_VOID,     /* only as a pointee */

@@ -109,7 +109,8 @@ static bool ask_version(struct wl_nvcc *nv, char *why, size_t whylen) {
     snprintf(why, whylen, "nvcc: %s --version: %s", nv->path, strerror(errno));
     return false;
   }
-  /* the answer is short (a few hundred bytes): it fits the pipe, so reading after the wait is safe */
+  /* the answer is short (a few hundred bytes): it fits the pipe, so reading after the wait is safe
+   */
   char *argv[] = {nv->path, "--version", NULL}, err[600];
   int status = 0;
   bool ran = run(argv, pipe_fd[1], &status, err, sizeof err);
@@ -117,15 +118,19 @@ static bool ask_version(struct wl_nvcc *nv, char *why, size_t whylen) {
   char out[4096];
   size_t got = 0;
   ssize_t n;
-  while (got < sizeof out - 1 && ((n = read(pipe_fd[0], out + got, sizeof out - 1 - got)) > 0 || (n < 0 && errno == EINTR)))
+  while (got < sizeof out - 1 &&
+         ((n = read(pipe_fd[0], out + got, sizeof out - 1 - got)) > 0 || (n < 0 && errno == EINTR)))
     if (n > 0) got += (size_t)n;
   close(pipe_fd[0]);
   out[got] = '\0';
   const char *v = strstr(out, ", V");
   size_t len = v ? strspn(v + 3, "0123456789.") : 0;
-  if (!ran || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || len == 0 || len >= sizeof nv->version) {
-    snprintf(why, whylen, "nvcc: %.300s --version %.300s", nv->path,
-             !ran ? err : "does not say its version (expected 'Cuda compilation tools, release X.Y, VX.Y.Z')");
+  if (!ran || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || len == 0 ||
+      len >= sizeof nv->version) {
+    snprintf(
+        why, whylen, "nvcc: %.300s --version %.300s", nv->path,
+        !ran ? err
+             : "does not say its version (expected 'Cuda compilation tools, release X.Y, VX.Y.Z')");
     return false;
   }
   memcpy(nv->version, v + 3, len);
@@ -141,8 +146,10 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static void find_once(void) {
   char tried[700] = "";
   if (!locate(found.path, sizeof found.path, tried, sizeof tried)) {
-    snprintf(found_why, sizeof found_why, "nvcc not found (looked at %s): install the CUDA toolkit, set CUDA_HOME, "
-             "or give its path in WLRUN_NVCC", tried);
+    snprintf(found_why, sizeof found_why,
+             "nvcc not found (looked at %s): install the CUDA toolkit, set CUDA_HOME, "
+             "or give its path in WLRUN_NVCC",
+             tried);
     return;
   }
   found_ok = ask_version(&found, found_why, sizeof found_why);
@@ -179,7 +186,8 @@ static char *read_file(const char *path, size_t *len) {
   return data;
 }
 
-/* text with every "from" replaced by "to" (malloc'd); text itself when there is none or no memory */
+/* text with every "from" replaced by "to" (malloc'd); text itself when there is none or no memory
+ */
 static char *replace_all(char *text, const char *from, const char *to) {
   size_t nfrom = strlen(from), nto = strlen(to), count = 0;
   for (const char *p = text; (p = strstr(p, from)); p += nfrom) count++;
@@ -227,8 +235,12 @@ static bool write_source(const char *path, const struct wl_nvcc_job *job) {
     if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
     else fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, f);
   fprintf(f, "\"\n%s\n", job->code);
-  if (job->ref) /* a host variable: nvcc instantiates the kernel for it, as NVRTC does a name expression */
-    fprintf(f, "#line 1 \"<wl.kernel's name>\"\nconst void *wlrun_kernel_reference_ = (const void *)&%s;\n", job->ref);
+  if (job->ref) /* a host variable: nvcc instantiates the kernel for it, as NVRTC does a name
+                   expression */
+    fprintf(f,
+            "#line 1 \"<wl.kernel's name>\"\nconst void *wlrun_kernel_reference_ = (const void "
+            "*)&%s;\n",
+            job->ref);
   bool written = !ferror(f);
   return fclose(f) == 0 && written;
 }
@@ -243,7 +255,8 @@ static bool make_files(struct nvcc_files *f, char *err, size_t errlen) {
   const char *tmp = getenv("TMPDIR");
   snprintf(f->dir, sizeof f->dir, "%s/wlrun-nvcc-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (!mkdtemp(f->dir)) {
-    snprintf(err, errlen, "nvcc: cannot make a temporary directory %s: %s", f->dir, strerror(errno));
+    snprintf(err, errlen, "nvcc: cannot make a temporary directory %s: %s", f->dir,
+             strerror(errno));
     return false;
   }
   snprintf(f->src, sizeof f->src, "%s/kernel.cu", f->dir);
@@ -255,8 +268,8 @@ static bool make_files(struct nvcc_files *f, char *err, size_t errlen) {
 
 /* nvcc's command line, NULL-terminated (calloc'd; its strings are the caller's): the cubin for
  * arch and code, the job's options, the PTX kept beside it; NULL when out of memory */
-static char **nvcc_argv(const struct wl_nvcc *nv, const struct wl_nvcc_job *job, struct nvcc_files *f, char *arch,
-                        char *code) {
+static char **nvcc_argv(const struct wl_nvcc *nv, const struct wl_nvcc_job *job,
+                        struct nvcc_files *f, char *arch, char *code) {
   char **argv = calloc((size_t)job->nopts + 16, sizeof *argv);
   if (!argv) return NULL;
   int n = 0;
@@ -277,11 +290,13 @@ static char **nvcc_argv(const struct wl_nvcc *nv, const struct wl_nvcc_job *job,
 
 /* What nvcc made in a run that ended with status: its log (the source's name for kernel.cu),
  * and the cubin and PTX when it exited with 0. */
-static enum wl_nvcc_result collect(const struct wl_nvcc_job *job, const struct nvcc_files *f, int status,
-                                   struct wl_compiled *c, char *err, size_t errlen) {
+static enum wl_nvcc_result collect(const struct wl_nvcc_job *job, const struct nvcc_files *f,
+                                   int status, struct wl_compiled *c, char *err, size_t errlen) {
   size_t len = 0;
   c->log = read_file(f->log, &len);
-  if (c->log) c->log = replace_all(c->log, f->src, job->source_name); /* "... in the compilation of kernel.cu" */
+  if (c->log)
+    c->log =
+        replace_all(c->log, f->src, job->source_name); /* "... in the compilation of kernel.cu" */
   else c->log = calloc(1, 1);
   if (WIFSIGNALED(status)) {
     snprintf(err, errlen, "nvcc ended by signal %d", WTERMSIG(status));
@@ -302,8 +317,9 @@ static enum wl_nvcc_result collect(const struct wl_nvcc_job *job, const struct n
 
 /* Writes the job's source into the run's directory, runs nvcc on it with its output into the
  * log, and collects what it made. */
-static enum wl_nvcc_result run_nvcc(const struct wl_nvcc *nv, const struct wl_nvcc_job *job, struct nvcc_files *f,
-                                    struct wl_compiled *c, char *err, size_t errlen) {
+static enum wl_nvcc_result run_nvcc(const struct wl_nvcc *nv, const struct wl_nvcc_job *job,
+                                    struct nvcc_files *f, struct wl_compiled *c, char *err,
+                                    size_t errlen) {
   char arch[40], code[40];
   /* "sm_90a" -> -arch=compute_90a -code=sm_90a: that architecture alone, and its PTX kept */
   snprintf(arch, sizeof arch, "-arch=compute_%s", job->arch + 3);
@@ -311,8 +327,7 @@ static enum wl_nvcc_result run_nvcc(const struct wl_nvcc *nv, const struct wl_nv
   enum wl_nvcc_result result = WL_NVCC_NOT_RUN;
   int log_fd = -1, status = 0;
   char **argv = nvcc_argv(nv, job, f, arch, code);
-  if (!argv)
-    snprintf(err, errlen, "nvcc: out of memory");
+  if (!argv) snprintf(err, errlen, "nvcc: out of memory");
   else if (!write_source(f->src, job))
     snprintf(err, errlen, "nvcc: cannot write %s: %s", f->src, strerror(errno));
   else if ((log_fd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
@@ -324,8 +339,8 @@ static enum wl_nvcc_result run_nvcc(const struct wl_nvcc *nv, const struct wl_nv
   return result;
 }
 
-enum wl_nvcc_result wl_nvcc_compile(const struct wl_nvcc *nv, const struct wl_nvcc_job *job, struct wl_compiled *c,
-                                    char *err, size_t errlen) {
+enum wl_nvcc_result wl_nvcc_compile(const struct wl_nvcc *nv, const struct wl_nvcc_job *job,
+                                    struct wl_compiled *c, char *err, size_t errlen) {
   memset(c, 0, sizeof *c);
   struct nvcc_files f;
   if (!make_files(&f, err, errlen)) return WL_NVCC_NOT_RUN;

@@ -41,7 +41,7 @@ enum wl_nvcc_result {
 /* Compiles job; fills c->cubin, c->ptx and c->log (nvcc's messages, maybe empty); c->lowered is
  * left NULL for the caller, which finds the kernel in the cubin. On any result but OK, c holds
  * nothing but maybe the log. */
-enum wl_nvcc_result wl_nvcc_compile(const struct wl_nvcc *nv, const struct wl_nvcc_job *job, struct wl_compiled *c,
-                                    char *err, size_t errlen);
+enum wl_nvcc_result wl_nvcc_compile(const struct wl_nvcc *nv, const struct wl_nvcc_job *job,
+                                    struct wl_compiled *c, char *err, size_t errlen);
 
 #endif

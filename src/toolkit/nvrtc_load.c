@@ -16,7 +16,8 @@ static void load_once(void) {
   wl_toolkit_lib_open(&lib);
   if (!lib.handle) return;
   __typeof__(nvrtcVersion) *version;
-  bool ok = SYMBOL(error_string, "nvrtcGetErrorString") && SYMBOL(num_archs, "nvrtcGetNumSupportedArchs") &&
+  bool ok = SYMBOL(error_string, "nvrtcGetErrorString") &&
+            SYMBOL(num_archs, "nvrtcGetNumSupportedArchs") &&
             SYMBOL(archs, "nvrtcGetSupportedArchs") && SYMBOL(create, "nvrtcCreateProgram") &&
             SYMBOL(destroy, "nvrtcDestroyProgram") && SYMBOL(add_name, "nvrtcAddNameExpression") &&
             SYMBOL(compile, "nvrtcCompileProgram") && SYMBOL(lowered_name, "nvrtcGetLoweredName") &&
@@ -25,7 +26,8 @@ static void load_once(void) {
             SYMBOL(cubin_size, "nvrtcGetCUBINSize") && SYMBOL(cubin, "nvrtcGetCUBIN") &&
             wl_toolkit_lib_symbol(&lib, (void **)&version, "nvrtcVersion");
   if (ok && version(&api.major, &api.minor) != NVRTC_SUCCESS) {
-    snprintf(lib.why, sizeof lib.why, "NVRTC: %s does not say its version (nvrtcVersion failed)", lib.path);
+    snprintf(lib.why, sizeof lib.why, "NVRTC: %s does not say its version (nvrtcVersion failed)",
+             lib.path);
     lib.failure = WL_LIB_BAD;
     ok = false;
   }

@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 struct wl_nvrtc_api {
-  char path[512]; /* where it was loaded from, as dlopen was given it */
+  char path[512];   /* where it was loaded from, as dlopen was given it */
   int major, minor; /* nvrtcVersion */
   __typeof__(nvrtcGetErrorString) *error_string;
   __typeof__(nvrtcGetNumSupportedArchs) *num_archs;
@@ -35,8 +35,8 @@ struct wl_nvrtc_api {
 };
 
 /* The loaded library, or NULL with the reason (where it looked, how to point wlrun at it) in
- * why and its kind in *failure (either may be NULL). Loads once per process, from any thread; a failure
- * is remembered and reported again the same way. */
+ * why and its kind in *failure (either may be NULL). Loads once per process, from any thread; a
+ * failure is remembered and reported again the same way. */
 const struct wl_nvrtc_api *wl_nvrtc_load(char *why, size_t whylen, enum wl_lib_failure *failure);
 
 /* Begins wl_nvrtc_load on a thread (once; nothing when it has run already or the thread cannot

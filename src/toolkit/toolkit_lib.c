@@ -28,7 +28,8 @@ void wl_toolkit_lib_open(struct wl_toolkit_lib *lib) {
   const char *explicit_path = getenv(lib->env);
   if (explicit_path && *explicit_path) {
     if (try_open(lib, explicit_path)) return;
-    snprintf(lib->why, sizeof lib->why, "%s: %s=%s does not load: %s; point %s at %s (or unset it to search the usual places)",
+    snprintf(lib->why, sizeof lib->why,
+             "%s: %s=%s does not load: %s; point %s at %s (or unset it to search the usual places)",
              lib->what, lib->env, explicit_path, lib->last_error, lib->env, lib->soname);
     lib->failure = WL_LIB_BAD;
     return;
@@ -39,10 +40,12 @@ void wl_toolkit_lib_open(struct wl_toolkit_lib *lib) {
   const char *cuda_home = getenv("CUDA_HOME");
   char home_lib[512] = "";
   if (cuda_home && *cuda_home) snprintf(home_lib, sizeof home_lib, "%s/lib64", cuda_home);
-  const char *const dirs[] = {home_lib, "/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"};
+  const char *const dirs[] = {home_lib, "/usr/local/cuda/lib64",
+                              "/usr/local/cuda/targets/x86_64-linux/lib"};
   bool found = false;
   for (size_t i = 0; i < sizeof dirs / sizeof *dirs && !found; i++) {
-    if (!*dirs[i] || (i > 0 && strcmp(dirs[i], dirs[0]) == 0)) continue; /* empty, or $CUDA_HOME's again */
+    if (!*dirs[i] || (i > 0 && strcmp(dirs[i], dirs[0]) == 0))
+      continue; /* empty, or $CUDA_HOME's again */
     snprintf(path, sizeof path, "%s/%s", dirs[i], lib->soname);
     found = try_open(lib, path);
     if (!found && used > 0 && (size_t)used < sizeof tried)
@@ -50,9 +53,11 @@ void wl_toolkit_lib_open(struct wl_toolkit_lib *lib) {
   }
   if (found) return;
   if (lib->load_error[0]) {
-    snprintf(lib->why, sizeof lib->why, "%s (%s) is there but does not load: %s%s", lib->what, lib->soname,
-             lib->load_error,
-             strstr(lib->load_error, "failed to map segment") ? " (no memory to map it: a limit such as ulimit -v?)" : "");
+    snprintf(lib->why, sizeof lib->why, "%s (%s) is there but does not load: %s%s", lib->what,
+             lib->soname, lib->load_error,
+             strstr(lib->load_error, "failed to map segment")
+                 ? " (no memory to map it: a limit such as ulimit -v?)"
+                 : "");
     lib->failure = WL_LIB_BAD;
     return;
   }
@@ -65,8 +70,8 @@ void wl_toolkit_lib_open(struct wl_toolkit_lib *lib) {
 bool wl_toolkit_lib_symbol(struct wl_toolkit_lib *lib, void **fn, const char *name) {
   *fn = dlsym(lib->handle, name);
   if (*fn) return true;
-  snprintf(lib->why, sizeof lib->why, "%s: %s has no symbol %s (is it %s of CUDA 13?)", lib->what, lib->path, name,
-           lib->soname);
+  snprintf(lib->why, sizeof lib->why, "%s: %s has no symbol %s (is it %s of CUDA 13?)", lib->what,
+           lib->path, name, lib->soname);
   lib->failure = WL_LIB_BAD;
   return false;
 }
@@ -78,7 +83,8 @@ const void *wl_toolkit_lib_failed(const struct wl_toolkit_lib *lib, char *why, s
   return NULL;
 }
 
-const void *wl_toolkit_lib_unload(struct wl_toolkit_lib *lib, char *why, size_t whylen, enum wl_lib_failure *failure) {
+const void *wl_toolkit_lib_unload(struct wl_toolkit_lib *lib, char *why, size_t whylen,
+                                  enum wl_lib_failure *failure) {
   (void)dlclose(lib->handle); /* it is not used again: a failure to close changes nothing */
   lib->handle = NULL;
   return wl_toolkit_lib_failed(lib, why, whylen, failure);

@@ -1,6 +1,7 @@
 /* A CUDA toolkit library opened with dlopen at its first use (toolkit_lib.c): cuBLAS,
  * cuBLASLt, NVRTC. Looked for, in order:
- *   1. an environment variable (WLRUN_CUBLAS, ...): an explicit path, the only place tried when set;
+ *   1. an environment variable (WLRUN_CUBLAS, ...): an explicit path, the only place tried when
+ * set;
  *   2. the loader's own search (LD_LIBRARY_PATH, wlrun's run path, ld.so.cache);
  *   3. $CUDA_HOME/lib64, /usr/local/cuda/lib64, /usr/local/cuda/targets/x86_64-linux/lib.
  * A failure says where it looked and how to point wlrun at the library. Pure C: no Lua, no
@@ -36,13 +37,15 @@ void wl_toolkit_lib_open(struct wl_toolkit_lib *lib);
 
 /* *fn = the symbol name; false (lib->why and failure set) when lib lacks it */
 bool wl_toolkit_lib_symbol(struct wl_toolkit_lib *lib, void **fn, const char *name);
-#define WL_TOOLKIT_SYMBOL(lib, api, field, name) wl_toolkit_lib_symbol(lib, (void **)&(api)->field, name)
+#define WL_TOOLKIT_SYMBOL(lib, api, field, name) \
+  wl_toolkit_lib_symbol(lib, (void **)&(api)->field, name)
 
 /* NULL, with lib's reason in why and its kind in *failure (why and failure may be NULL) */
 const void *wl_toolkit_lib_failed(const struct wl_toolkit_lib *lib, char *why, size_t whylen,
                                   enum wl_lib_failure *failure);
 
 /* a library that lacks what wlrun needs: closed, and wl_toolkit_lib_failed's NULL */
-const void *wl_toolkit_lib_unload(struct wl_toolkit_lib *lib, char *why, size_t whylen, enum wl_lib_failure *failure);
+const void *wl_toolkit_lib_unload(struct wl_toolkit_lib *lib, char *why, size_t whylen,
+                                  enum wl_lib_failure *failure);
 
 #endif

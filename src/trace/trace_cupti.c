@@ -31,7 +31,8 @@ enum state { CUPTI_NONE, CUPTI_ACTIVE, CUPTI_OFF, CUPTI_INHERITED };
 static struct {
   API(ActivityEnable);
   API(ActivityRegisterCallbacks);
-  API(ActivityRegisterTimestampCallback); /* optional: without it, K times are shifted by an offset */
+  API(ActivityRegisterTimestampCallback); /* optional: without it, K times are shifted by an offset
+                                           */
   API(ActivityGetNextRecord);
   API(ActivityGetNumDroppedRecords);
   API(ActivityFlushAll);
@@ -45,8 +46,9 @@ static struct {
 #undef API
 
 static atomic_int state = CUPTI_NONE;
-static char library[256];           /* the CUPTI loaded */
-static int64_t clock_offset;        /* CUPTI's clock minus CLOCK_MONOTONIC, without the timestamp callback */
+static char library[256]; /* the CUPTI loaded */
+static int64_t
+    clock_offset; /* CUPTI's clock minus CLOCK_MONOTONIC, without the timestamp callback */
 static atomic_uint_fast64_t dropped; /* activity records CUPTI dropped */
 static atomic_uint_fast64_t untimed; /* activity records without valid times, left out */
 static atomic_int buffer_failed, parse_failed;
@@ -63,8 +65,8 @@ static const char *result_text(CUptiResult r) {
 
 static void error_record(const char *what, CUptiResult r, const char *consequence) {
   char text[512];
-  snprintf(text, sizeof text, "%s: %s (%d)%s%s", what, result_text(r), (int)r, consequence ? "; " : "",
-           consequence ? consequence : "");
+  snprintf(text, sizeof text, "%s: %s (%d)%s%s", what, result_text(r), (int)r,
+           consequence ? "; " : "", consequence ? consequence : "");
   wt_record_text('E', NULL, text);
 }
 
@@ -151,8 +153,9 @@ static struct wt_string *kernel_name(const char *key) {
 }
 
 static struct wt_string *copy_name(unsigned kind) {
-  static const char *const text[] = {"memcpy", "memcpy HtoD", "memcpy DtoH", "memcpy HtoA", "memcpy AtoH", "memcpy AtoA",
-                                     "memcpy AtoD", "memcpy DtoA", "memcpy DtoD", "memcpy HtoH", "memcpy PtoP"};
+  static const char *const text[] = {"memcpy",      "memcpy HtoD", "memcpy DtoH", "memcpy HtoA",
+                                     "memcpy AtoH", "memcpy AtoA", "memcpy AtoD", "memcpy DtoA",
+                                     "memcpy DtoD", "memcpy HtoH", "memcpy PtoP"};
   static struct wt_string *known[sizeof text / sizeof text[0]];
   if (kind >= sizeof text / sizeof text[0]) kind = 0;
   wt_mutex_lock(&names_lock);
@@ -185,7 +188,9 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
   if (!b) {
     wt_lost(1);
     if (!atomic_exchange(&buffer_failed, 1))
-      wt_record_text('E', NULL, "cannot allocate an activity buffer of 8 MiB: CUPTI drops GPU activity records");
+      wt_record_text(
+          'E', NULL,
+          "cannot allocate an activity buffer of 8 MiB: CUPTI drops GPU activity records");
   }
 }
 
@@ -223,13 +228,14 @@ size_t wt_activity_line(char *out, size_t room, const void *record) {
     return 0;
   }
   start -= (uint64_t)clock_offset, end -= (uint64_t)clock_offset;
-  int n = snprintf(out, room, "K\t%llu\t%s\t%u\t%u\t%llu\t%llu\t%llu\t%u\n", (unsigned long long)correlation, kind,
-                   device, stream, (unsigned long long)start, (unsigned long long)end, (unsigned long long)bytes,
-                   name->sid);
+  int n = snprintf(out, room, "K\t%llu\t%s\t%u\t%u\t%llu\t%llu\t%llu\t%u\n",
+                   (unsigned long long)correlation, kind, device, stream, (unsigned long long)start,
+                   (unsigned long long)end, (unsigned long long)bytes, name->sid);
   return n > 0 && (size_t)n < room ? (size_t)n : 0;
 }
 
-static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid) {
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                      size_t valid) {
   (void)size;
   char lines[32768];
   size_t n = 0;
@@ -256,7 +262,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 
 /* ---- callbacks: the calls that start GPU work ---- */
 
-static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data) {
+static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                const void *data) {
   (void)userdata, (void)cbid;
   const CUpti_CallbackData *call = data;
   if ((domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) &&
@@ -266,7 +273,8 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
 
 /* Launches (Ex, cooperative, _ptsz forms), copies, sets and graph launches; not host functions. */
 static int starts_gpu_work(CUpti_CallbackDomain domain, const char *name) {
-  static const char *const runtime[] = {"cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset"};
+  static const char *const runtime[] = {"cudaLaunch", "cudaGraphLaunch", "cudaMemcpy",
+                                        "cudaMemset"};
   static const char *const driver[] = {"cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset"};
   const char *const *prefixes = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime : driver;
   if (strstr(name, "HostFunc")) return 0;
@@ -276,13 +284,15 @@ static int starts_gpu_work(CUpti_CallbackDomain domain, const char *name) {
 }
 
 static void enable_callbacks(CUpti_SubscriberHandle sub) {
-  static const CUpti_CallbackDomain domains[] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API};
+  static const CUpti_CallbackDomain domains[] = {CUPTI_CB_DOMAIN_RUNTIME_API,
+                                                 CUPTI_CB_DOMAIN_DRIVER_API};
   int enabled = 0, failed = 0;
   CUptiResult first = CUPTI_SUCCESS;
   for (size_t d = 0; d < 2; d++) {
     for (uint32_t cbid = 1; cbid < MAX_CBID; cbid++) {
       const char *name = NULL;
-      if (cupti.GetCallbackName(domains[d], cbid, &name) != CUPTI_SUCCESS || !name) continue; /* no such id */
+      if (cupti.GetCallbackName(domains[d], cbid, &name) != CUPTI_SUCCESS || !name)
+        continue; /* no such id */
       if (!starts_gpu_work(domains[d], name)) continue;
       CUptiResult r = cupti.EnableCallback(1, sub, domains[d], cbid);
       if (r == CUPTI_SUCCESS) enabled++;
@@ -291,11 +301,14 @@ static void enable_callbacks(CUpti_SubscriberHandle sub) {
   }
   if (failed) {
     char what[128];
-    snprintf(what, sizeof what, "cuptiEnableCallback failed for %d of %d calls", failed, failed + enabled);
+    snprintf(what, sizeof what, "cuptiEnableCallback failed for %d of %d calls", failed,
+             failed + enabled);
     error_record(what, first, "GPU work they start is not attributed to ranges");
   }
   if (!enabled && !failed)
-    wt_record_text('E', NULL, "cuptiGetCallbackName named no launch, copy or set: GPU work is not attributed to ranges");
+    wt_record_text(
+        'E', NULL,
+        "cuptiGetCallbackName named no launch, copy or set: GPU work is not attributed to ranges");
 }
 
 /* ---- start ---- */
@@ -321,9 +334,9 @@ static void *loaded_cupti(void) {
 /* Loads CUPTI and finds its functions; on failure, why in reason. Without WLRUN_TRACE_CUPTI: the
  * CUPTI loaded already, else the loader's, else the toolkit's copies (not always on its path). */
 static int load(char *reason, size_t room) {
-  static const char *const defaults[] = {"libcupti.so.13", "libcupti.so", WLRUN_TRACE_TOOLKIT_LIB "/libcupti.so.13",
-                                         "/usr/local/cuda/lib64/libcupti.so.13",
-                                         "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"};
+  static const char *const defaults[] = {
+      "libcupti.so.13", "libcupti.so", WLRUN_TRACE_TOOLKIT_LIB "/libcupti.so.13",
+      "/usr/local/cuda/lib64/libcupti.so.13", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"};
   const char *chosen = getenv(WL_TRACE_ENV_CUPTI);
   const char *const *candidates = chosen && *chosen ? &chosen : defaults;
   size_t n = chosen && *chosen ? 1 : sizeof defaults / sizeof defaults[0];
@@ -342,13 +355,13 @@ static int load(char *reason, size_t room) {
              n > 1 ? "; nor libcupti.so, nor the toolkit's (set " WL_TRACE_ENV_CUPTI ")" : "");
     return 0;
   }
-#define FIND(name, required)                                                                                        \
-  do {                                                                                                              \
-    cupti.name = (__typeof__(cupti.name))dlsym(lib, "cupti" #name);                                                   \
-    if (!cupti.name && (required)) {                                                                                \
-      snprintf(reason, room, "%s: no cupti" #name " (a CUPTI older than CUDA 12?)", library);                        \
-      return 0;                                                                                                     \
-    }                                                                                                               \
+#define FIND(name, required)                                                                  \
+  do {                                                                                        \
+    cupti.name = (__typeof__(cupti.name))dlsym(lib, "cupti" #name);                           \
+    if (!cupti.name && (required)) {                                                          \
+      snprintf(reason, room, "%s: no cupti" #name " (a CUPTI older than CUDA 12?)", library); \
+      return 0;                                                                               \
+    }                                                                                         \
   } while (0)
   FIND(GetResultString, 1);
   FIND(ActivityEnable, 1);
@@ -382,8 +395,9 @@ static void choose_clock(void) {
   }
   uint64_t after = wt_now();
   clock_offset = (int64_t)(theirs - (before + (after - before) / 2));
-  error_record(cupti.ActivityRegisterTimestampCallback ? "cuptiActivityRegisterTimestampCallback"
-                                                       : "cuptiActivityRegisterTimestampCallback not in CUPTI",
+  error_record(cupti.ActivityRegisterTimestampCallback
+                   ? "cuptiActivityRegisterTimestampCallback"
+                   : "cuptiActivityRegisterTimestampCallback not in CUPTI",
                r, "K times are CUPTI's clock less an offset measured once");
 }
 
@@ -397,7 +411,8 @@ static int start(char *reason, size_t room) {
   }
   r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (r != CUPTI_SUCCESS) {
-    snprintf(reason, room, "cuptiActivityEnable(CONCURRENT_KERNEL): %s (%d)", result_text(r), (int)r);
+    snprintf(reason, room, "cuptiActivityEnable(CONCURRENT_KERNEL): %s (%d)", result_text(r),
+             (int)r);
     return 0;
   }
   if ((r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY)) != CUPTI_SUCCESS)
@@ -435,7 +450,8 @@ int InitializeInjection(void) {
   else snprintf(reason, sizeof reason, "%s", library);
   wt_record_text('G', "on", reason);
   atomic_store(&state, CUPTI_ACTIVE);
-  wt_register_exit(); /* after CUPTI's own exit handlers: ours runs first, while CUPTI still works */
+  wt_register_exit(); /* after CUPTI's own exit handlers: ours runs first, while CUPTI still works
+                       */
   return 1;
 }
 
@@ -444,11 +460,13 @@ int InitializeInjection(void) {
 void wt_cupti_at_exit(void) {
   if (atomic_load(&state) != CUPTI_ACTIVE) return;
   CUptiResult r = cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  if (r != CUPTI_SUCCESS) error_record("cuptiActivityFlushAll", r, "the last GPU activity may be missing");
+  if (r != CUPTI_SUCCESS)
+    error_record("cuptiActivityFlushAll", r, "the last GPU activity may be missing");
   uint64_t n = atomic_load(&untimed);
   if (n) {
     char text[128];
-    snprintf(text, sizeof text, "%llu activity records without valid times were left out", (unsigned long long)n);
+    snprintf(text, sizeof text, "%llu activity records without valid times were left out",
+             (unsigned long long)n);
     wt_record_text('E', NULL, text);
   }
 }

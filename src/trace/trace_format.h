@@ -70,8 +70,8 @@
  * Bounds a reader may rely on: push/pop ranges nest at most WL_TRACE_MAX_DEPTH deep; a string
  * holds at most WL_TRACE_MAX_STRING bytes (a longer name is cut at a character boundary).
  * Times are nanoseconds of CLOCK_MONOTONIC, for CPU records and (through CUPTI's timestamp
- * callback) for K records alike. Record letters and field counts never change within a version (readers take 1 and 2);
- * a reader refuses a line it does not know, naming the file and the line.
+ * callback) for K records alike. Record letters and field counts never change within a version
+ * (readers take 1 and 2); a reader refuses a line it does not know, naming the file and the line.
  */
 #ifndef WL_TRACE_FORMAT_H
 #define WL_TRACE_FORMAT_H
@@ -79,8 +79,9 @@
 #define WL_TRACE_VERSION 2
 #define WL_TRACE_MAGIC "wltrace"
 #define WL_TRACE_SUFFIX ".wltrace"
-#define WL_TRACE_MAX_DEPTH 256      /* lua/wlrun/trace/read.lua's LIMITS.depth */
-#define WL_TRACE_MAX_STRING 65536   /* bytes; escaped, an S line stays far below the reader's 1 MiB */
+#define WL_TRACE_MAX_DEPTH 256 /* lua/wlrun/trace/read.lua's LIMITS.depth */
+/* bytes; escaped, an S line stays far below the reader's 1 MiB */
+#define WL_TRACE_MAX_STRING 65536
 
 #define WL_TRACE_ENV_DIR "WLRUN_TRACE_DIR"
 #define WL_TRACE_ENV_SYNC "WLRUN_TRACE_SYNC"

@@ -1,5 +1,6 @@
-/* The parts of libwlrun_trace.so (trace_format.h is what it writes; docs/trace.md). Everything here is
- * hidden in the shared library; only InitializeInjectionNvtx2 and InitializeInjection are exported.
+/* The parts of libwlrun_trace.so (trace_format.h is what it writes; docs/trace.md). Everything here
+ * is hidden in the shared library; only InitializeInjectionNvtx2 and InitializeInjection are
+ * exported.
  *
  * Locks: the trace lock (trace_output.c) guards the file, the thread registry, every thread's
  * stack of open ranges, the start/end ranges and the counters; the string table has its own lock,
@@ -27,7 +28,8 @@ struct wt_string {
   char text[];            /* valid UTF-8, NUL-terminated */
 };
 
-/* The interned string of text[0..len) (invalid UTF-8 replaced by U+FFFD); NULL when out of memory. */
+/* The interned string of text[0..len) (invalid UTF-8 replaced by U+FFFD); NULL when out of memory.
+ */
 struct wt_string *wt_intern(const char *text, size_t len);
 struct wt_string *wt_intern_cstr(const char *text); /* NULL text: "" */
 /* The interned UTF-8 form of a wide (UTF-32) string. */
@@ -41,7 +43,8 @@ void wt_strings_fork_child(void);
 uint64_t wt_now(void); /* CLOCK_MONOTONIC, ns */
 pid_t wt_gettid(void);
 
-int wt_out_open(const char *dir); /* at the first initialisation: the file of this process; 0: none */
+int wt_out_open(
+    const char *dir); /* at the first initialisation: the file of this process; 0: none */
 /* Every lock of the library is taken and released through these, which count the locks the
  * calling thread holds or is taking: the exit handler, run by exit() from a signal handler that
  * interrupted the library on that thread, must not wait for a lock that thread holds. */
@@ -49,15 +52,16 @@ void wt_mutex_lock(pthread_mutex_t *m);
 void wt_mutex_unlock(pthread_mutex_t *m);
 int wt_inside(void); /* locks of the library held (or being taken) by the calling thread */
 void wt_lock(void);
-void wt_unlock(void);         /* writes out what was added under the lock, then unlocks */
+void wt_unlock(void); /* writes out what was added under the lock, then unlocks */
 /* The same for a range closed inside another: written when 16 KiB have gathered or 100 ms have
  * passed since the last write (now: wt_now()), else with the next record written out. */
 void wt_unlock_soon(uint64_t now);
-int wt_ready(void);           /* under the lock: records can be written (opens a forked child's file) */
-int wt_is_open(void);         /* under the lock: this process's file is open */
-int wt_finished(void);        /* the X record is written: no more records */
-void wt_finish(void);         /* under the lock: X, then the file closed */
-void wt_out_fork_child(void); /* the child forgets the parent's file and starts its own on its first record */
+int wt_ready(void);    /* under the lock: records can be written (opens a forked child's file) */
+int wt_is_open(void);  /* under the lock: this process's file is open */
+int wt_finished(void); /* the X record is written: no more records */
+void wt_finish(void);  /* under the lock: X, then the file closed */
+void wt_out_fork_child(
+    void); /* the child forgets the parent's file and starts its own on its first record */
 void wt_out_fork_prepare(void);
 void wt_out_fork_parent(void);
 
@@ -104,34 +108,34 @@ void wt_name_thread(uint32_t tid, struct wt_string *name);
 /* A CUDA call that can start GPU work, made on the calling thread: its C record. */
 void wt_note_launch(uint64_t correlation);
 
-uint64_t wt_next_rid(void);       /* under the lock */
-uint64_t wt_depth_lost(void);     /* pushes not recorded: the thread's ranges were nested too deep */
+uint64_t wt_next_rid(void);   /* under the lock */
+uint64_t wt_depth_lost(void); /* pushes not recorded: the thread's ranges were nested too deep */
 void wt_payload_field(struct wt_payload p);
 
-void wt_threads_init(void);       /* the key whose destructor flushes a thread that ends */
-void wt_threads_at_exit(void);    /* under the lock: every thread's launches, O for its open ranges */
+void wt_threads_init(void);    /* the key whose destructor flushes a thread that ends */
+void wt_threads_at_exit(void); /* under the lock: every thread's launches, O for its open ranges */
 void wt_threads_fork_child(void); /* only the forking thread remains, with nothing open */
 void wt_ranges_at_exit(void);     /* under the lock: O for the open start/end ranges */
 void wt_ranges_fork_child(void);
 
 /* ---- the device (trace_sync.c, trace_cupti.c) ---- */
 
-void wt_sync_init(void);            /* reads WLRUN_TRACE_SYNC */
+void wt_sync_init(void); /* reads WLRUN_TRACE_SYNC */
 int wt_sync_wanted(const struct wt_string *name);
-void wt_sync_device(void);          /* cuCtxSynchronize where CUDA is loaded; never under a lock */
+void wt_sync_device(void); /* cuCtxSynchronize where CUDA is loaded; never under a lock */
 void wt_sync_fork_child(void);
 
 /* One CUPTI activity record (kernel, memcpy, memset) as a K line at out, its name's S line written
  * first; 0 for another kind or a record without valid times. */
 size_t wt_activity_line(char *out, size_t room, const void *record);
-void wt_cupti_at_exit(void);        /* flushes CUPTI's buffers into K records; never under a lock */
+void wt_cupti_at_exit(void); /* flushes CUPTI's buffers into K records; never under a lock */
 void wt_cupti_fork_child(void);
-uint64_t wt_cupti_dropped(void);    /* activity records CUPTI dropped */
+uint64_t wt_cupti_dropped(void); /* activity records CUPTI dropped */
 
 /* ---- the process (trace_process.c) ---- */
 
 extern struct wt_string *wt_empty; /* "", for a name that could not be stored */
-int wt_init(void);                  /* the first initialisation of NVTX or CUDA: 1 when tracing */
-void wt_register_exit(void);        /* (again) registers the exit handler: after CUPTI is loaded */
+int wt_init(void);                 /* the first initialisation of NVTX or CUDA: 1 when tracing */
+void wt_register_exit(void);       /* (again) registers the exit handler: after CUPTI is loaded */
 
 #endif

@@ -21,7 +21,8 @@ static struct wt_string *name_of(const nvtxEventAttributes_t *a) {
   switch (a->messageType) {
   case NVTX_MESSAGE_TYPE_ASCII: return or_empty(wt_intern_cstr(a->message.ascii));
   case NVTX_MESSAGE_TYPE_UNICODE: return or_empty(wt_intern_wide(a->message.unicode));
-  case NVTX_MESSAGE_TYPE_REGISTERED: return or_empty((struct wt_string *)(void *)a->message.registered);
+  case NVTX_MESSAGE_TYPE_REGISTERED:
+    return or_empty((struct wt_string *)(void *)a->message.registered);
   default: return wt_empty;
   }
 }
@@ -41,18 +42,30 @@ static struct wt_payload payload_of(const nvtxEventAttributes_t *a) {
 
 /* ---- the handlers ---- */
 
-static int RangePushEx(const nvtxEventAttributes_t *a) { return wt_push(NULL, name_of(a), payload_of(a)); }
-static int RangePushA(const char *m) { return wt_push(NULL, or_empty(wt_intern_cstr(m)), no_payload); }
-static int RangePushW(const wchar_t *m) { return wt_push(NULL, or_empty(wt_intern_wide(m)), no_payload); }
+static int RangePushEx(const nvtxEventAttributes_t *a) {
+  return wt_push(NULL, name_of(a), payload_of(a));
+}
+static int RangePushA(const char *m) {
+  return wt_push(NULL, or_empty(wt_intern_cstr(m)), no_payload);
+}
+static int RangePushW(const wchar_t *m) {
+  return wt_push(NULL, or_empty(wt_intern_wide(m)), no_payload);
+}
 static int RangePop(void) { return wt_pop(NULL); }
 static int DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
   return wt_push(domain_of(d), name_of(a), payload_of(a));
 }
 static int DomainRangePop(nvtxDomainHandle_t d) { return wt_pop(domain_of(d)); }
 
-static nvtxRangeId_t RangeStartEx(const nvtxEventAttributes_t *a) { return wt_start(NULL, name_of(a), payload_of(a)); }
-static nvtxRangeId_t RangeStartA(const char *m) { return wt_start(NULL, or_empty(wt_intern_cstr(m)), no_payload); }
-static nvtxRangeId_t RangeStartW(const wchar_t *m) { return wt_start(NULL, or_empty(wt_intern_wide(m)), no_payload); }
+static nvtxRangeId_t RangeStartEx(const nvtxEventAttributes_t *a) {
+  return wt_start(NULL, name_of(a), payload_of(a));
+}
+static nvtxRangeId_t RangeStartA(const char *m) {
+  return wt_start(NULL, or_empty(wt_intern_cstr(m)), no_payload);
+}
+static nvtxRangeId_t RangeStartW(const wchar_t *m) {
+  return wt_start(NULL, or_empty(wt_intern_wide(m)), no_payload);
+}
 static void RangeEnd(nvtxRangeId_t id) { wt_end_range(id); }
 static nvtxRangeId_t DomainRangeStartEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
   return wt_start(domain_of(d), name_of(a), payload_of(a));
@@ -63,8 +76,12 @@ static void DomainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id) {
 }
 
 /* Domains and registered strings are interned strings: one handle per text, valid for ever. */
-static nvtxDomainHandle_t DomainCreateA(const char *n) { return (nvtxDomainHandle_t)(void *)wt_intern_cstr(n); }
-static nvtxDomainHandle_t DomainCreateW(const wchar_t *n) { return (nvtxDomainHandle_t)(void *)wt_intern_wide(n); }
+static nvtxDomainHandle_t DomainCreateA(const char *n) {
+  return (nvtxDomainHandle_t)(void *)wt_intern_cstr(n);
+}
+static nvtxDomainHandle_t DomainCreateW(const wchar_t *n) {
+  return (nvtxDomainHandle_t)(void *)wt_intern_wide(n);
+}
 static nvtxStringHandle_t DomainRegisterStringA(nvtxDomainHandle_t d, const char *s) {
   (void)d;
   return (nvtxStringHandle_t)(void *)wt_intern_cstr(s);
@@ -75,7 +92,9 @@ static nvtxStringHandle_t DomainRegisterStringW(nvtxDomainHandle_t d, const wcha
 }
 
 static void NameOsThreadA(uint32_t tid, const char *n) { wt_name_thread(tid, wt_intern_cstr(n)); }
-static void NameOsThreadW(uint32_t tid, const wchar_t *n) { wt_name_thread(tid, wt_intern_wide(n)); }
+static void NameOsThreadW(uint32_t tid, const wchar_t *n) {
+  wt_name_thread(tid, wt_intern_wide(n));
+}
 
 /* ---- installation ---- */
 
@@ -88,7 +107,8 @@ struct handler {
 };
 
 /* Writes the handlers into one module's function table of an NVTX instance. */
-static int install(const NvtxExportTableCallbacks *cb, NvtxCallbackModule module, const struct handler *h, size_t n) {
+static int install(const NvtxExportTableCallbacks *cb, NvtxCallbackModule module,
+                   const struct handler *h, size_t n) {
   NvtxFunctionTable table = NULL;
   unsigned int size = 0;
   if (!cb->GetModuleFunctionTable(module, &table, &size) || !table) return 0;
@@ -101,11 +121,16 @@ EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable);
 
 int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable) {
   static const struct handler core[] = {
-      {NVTX_CBID_CORE_RangeStartEx, HANDLER(RangeStartEx)},   {NVTX_CBID_CORE_RangeStartA, HANDLER(RangeStartA)},
-      {NVTX_CBID_CORE_RangeStartW, HANDLER(RangeStartW)},     {NVTX_CBID_CORE_RangeEnd, HANDLER(RangeEnd)},
-      {NVTX_CBID_CORE_RangePushEx, HANDLER(RangePushEx)},     {NVTX_CBID_CORE_RangePushA, HANDLER(RangePushA)},
-      {NVTX_CBID_CORE_RangePushW, HANDLER(RangePushW)},       {NVTX_CBID_CORE_RangePop, HANDLER(RangePop)},
-      {NVTX_CBID_CORE_NameOsThreadA, HANDLER(NameOsThreadA)}, {NVTX_CBID_CORE_NameOsThreadW, HANDLER(NameOsThreadW)},
+      {NVTX_CBID_CORE_RangeStartEx, HANDLER(RangeStartEx)},
+      {NVTX_CBID_CORE_RangeStartA, HANDLER(RangeStartA)},
+      {NVTX_CBID_CORE_RangeStartW, HANDLER(RangeStartW)},
+      {NVTX_CBID_CORE_RangeEnd, HANDLER(RangeEnd)},
+      {NVTX_CBID_CORE_RangePushEx, HANDLER(RangePushEx)},
+      {NVTX_CBID_CORE_RangePushA, HANDLER(RangePushA)},
+      {NVTX_CBID_CORE_RangePushW, HANDLER(RangePushW)},
+      {NVTX_CBID_CORE_RangePop, HANDLER(RangePop)},
+      {NVTX_CBID_CORE_NameOsThreadA, HANDLER(NameOsThreadA)},
+      {NVTX_CBID_CORE_NameOsThreadW, HANDLER(NameOsThreadW)},
   };
   static const struct handler core2[] = {
       {NVTX_CBID_CORE2_DomainRangeStartEx, HANDLER(DomainRangeStartEx)},
@@ -124,6 +149,7 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable) {
       !install(cb, NVTX_CB_MODULE_CORE2, core2, sizeof core2 / sizeof core2[0]))
     return 0;
   const NvtxExportTableVersionInfo *vi = getExportTable(NVTX_ETID_VERSIONINFO);
-  if (vi && vi->struct_size >= sizeof *vi && vi->SetInjectionNvtxVersion) vi->SetInjectionNvtxVersion(NVTX_VERSION);
+  if (vi && vi->struct_size >= sizeof *vi && vi->SetInjectionNvtxVersion)
+    vi->SetInjectionNvtxVersion(NVTX_VERSION);
   return 1;
 }

@@ -66,7 +66,8 @@ static int still_ours(void) {
 
 /* The trace stops: the file is closed when fd is still it, else left to the program. */
 static void give_up(const char *why) {
-  fprintf(stderr, "wlrun trace: %s: %s; the trace of process %d stops here\n", path, why, (int)getpid());
+  fprintf(stderr, "wlrun trace: %s: %s; the trace of process %d stops here\n", path, why,
+          (int)getpid());
   if (still_ours()) close(fd);
   fd = -1;
   state = OUT_FAILED;
@@ -111,7 +112,11 @@ static void append_escaped(const char *s, size_t n) {
   static const char hex[] = "0123456789ABCDEF";
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
-    const char *esc = c == '\\' ? "\\\\" : c == '\t' ? "\\t" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : NULL;
+    const char *esc = c == '\\'   ? "\\\\"
+                      : c == '\t' ? "\\t"
+                      : c == '\n' ? "\\n"
+                      : c == '\r' ? "\\r"
+                                  : NULL;
     if (esc) {
       append(esc, 2);
     } else if (c < 0x20 || c == 0x7f) {
@@ -184,7 +189,8 @@ static int open_file(void) {
     if (fd >= 0 || errno != EEXIST) break;
   }
   if (fd < 0) {
-    fprintf(stderr, "wlrun trace: cannot create %s: %s; process %d is not traced\n", path, strerror(errno), pid);
+    fprintf(stderr, "wlrun trace: cannot create %s: %s; process %d is not traced\n", path,
+            strerror(errno), pid);
     state = OUT_FAILED;
     return 0;
   }
@@ -195,7 +201,8 @@ static int open_file(void) {
   }
   struct stat st;
   if (fstat(fd, &st) != 0) {
-    fprintf(stderr, "wlrun trace: %s: fstat failed: %s; process %d is not traced\n", path, strerror(errno), pid);
+    fprintf(stderr, "wlrun trace: %s: fstat failed: %s; process %d is not traced\n", path,
+            strerror(errno), pid);
     close(fd);
     fd = -1;
     state = OUT_FAILED;
@@ -222,8 +229,9 @@ int wt_out_open(const char *d) {
   int ok = state == OUT_OPEN;
   if (state == OUT_NONE) {
     if (strlen(d) >= sizeof dir) {
-      fprintf(stderr, "wlrun trace: %s: the directory's name is too long; process %d is not traced\n", WL_TRACE_ENV_DIR,
-              (int)getpid());
+      fprintf(stderr,
+              "wlrun trace: %s: the directory's name is too long; process %d is not traced\n",
+              WL_TRACE_ENV_DIR, (int)getpid());
       state = OUT_FAILED;
     } else {
       strcpy(dir, d);

@@ -44,7 +44,10 @@ static void at_exit(void) {
 
 void wt_register_exit(void) {
   if (atexit(at_exit) != 0)
-    fprintf(stderr, "wlrun trace: cannot register the exit handler; process %d's trace will end without X\n", (int)getpid());
+    fprintf(
+        stderr,
+        "wlrun trace: cannot register the exit handler; process %d's trace will end without X\n",
+        (int)getpid());
 }
 
 static void fork_prepare(void) {
@@ -75,7 +78,8 @@ static void init_once(void) {
   wt_sync_init();
   /* without the fork handlers a child would write into its parent's file */
   if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
-    fprintf(stderr, "wlrun trace: cannot register the fork handlers; process %d is not traced\n", (int)getpid());
+    fprintf(stderr, "wlrun trace: cannot register the fork handlers; process %d is not traced\n",
+            (int)getpid());
     return;
   }
   wt_register_exit();

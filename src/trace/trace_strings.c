@@ -123,7 +123,8 @@ static struct wt_string *lookup_or_add(const char *text, size_t n) {
       if (s->hash == h && s->len == n && memcmp(s->text, text, n) == 0) return s;
   }
   if (n > UINT32_MAX - 1 || count >= MAX_STRINGS) return NULL;
-  if (count + 1 > 2 * nbuckets && !grow() && !nbuckets) return NULL; /* a full table still takes more */
+  if (count + 1 > 2 * nbuckets && !grow() && !nbuckets)
+    return NULL; /* a full table still takes more */
   struct wt_string *s = malloc(sizeof *s + n + 1);
   if (!s) return NULL;
   s->sid = next_sid++;

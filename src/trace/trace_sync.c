@@ -1,7 +1,8 @@
 /* WLRUN_TRACE_SYNC (wlrun trace --sync-steps): before the start and before the end of a range of
  * that name is timed, the calling thread's CUDA context is synchronised, as the methodology's
  * manual template does around a step. CUDA is not loaded for this: cuCtxSynchronize comes from a
- * libcuda.so.1 the program has loaded already, and before it has, there is no GPU work to wait for. */
+ * libcuda.so.1 the program has loaded already, and before it has, there is no GPU work to wait for.
+ */
 #include "trace_internal.h"
 #include "trace_format.h"
 
@@ -24,7 +25,9 @@ void wt_sync_init(void) {
   if (name && *name) sync_name = wt_intern_cstr(name);
 }
 
-int wt_sync_wanted(const struct wt_string *name) { return enabled && sync_name && name == sync_name; }
+int wt_sync_wanted(const struct wt_string *name) {
+  return enabled && sync_name && name == sync_name;
+}
 
 void wt_sync_device(void) {
   ctx_synchronize_fn fn = atomic_load(&synchronize);
@@ -41,7 +44,9 @@ void wt_sync_device(void) {
   if (r == 0 || r == CUDA_ERROR_NOT_INITIALIZED || r == CUDA_ERROR_INVALID_CONTEXT) return;
   if (atomic_exchange(&reported, 1)) return;
   char text[128];
-  snprintf(text, sizeof text, "%s: cuCtxSynchronize failed (CUresult %d); ranges are timed without it", WL_TRACE_ENV_SYNC, r);
+  snprintf(text, sizeof text,
+           "%s: cuCtxSynchronize failed (CUresult %d); ranges are timed without it",
+           WL_TRACE_ENV_SYNC, r);
   wt_record_text('E', NULL, text);
 }
 

@@ -15,7 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { LAUNCHES = 512, MAX_DEPTH = WL_TRACE_MAX_DEPTH, LAUNCH_LINE = 68 /* "C", three numbers, tabs, newline */ };
+enum {
+  LAUNCHES = 512,
+  MAX_DEPTH = WL_TRACE_MAX_DEPTH,
+  LAUNCH_LINE = 68 /* "C", three numbers, tabs, newline */
+};
 
 struct open_range {
   uint64_t rid, parent, start;
@@ -31,7 +35,8 @@ struct launch {
 struct thread {
   pid_t tid;
   int depth, cap;
-  uint64_t overflow; /* pushes past MAX_DEPTH (the reader's bound), not recorded: as many pops are ignored */
+  uint64_t overflow; /* pushes past MAX_DEPTH (the reader's bound), not recorded: as many pops are
+                        ignored */
   struct open_range *stack;
   pthread_mutex_t launch_lock;
   unsigned nlaunch;
@@ -47,7 +52,7 @@ struct thread {
 static __thread struct thread *self;
 static struct thread *threads; /* every thread with a state, under the trace lock */
 static pthread_key_t key;
-static uint64_t next_rid = 1;  /* under the trace lock */
+static uint64_t next_rid = 1; /* under the trace lock */
 /* The innermost range after the process's last push or pop: a launch from a thread with no range
  * open is attributed to it (PyTorch's autograd launches backward's kernels from its own thread
  * while the thread that pushed "backward" waits). */
@@ -110,7 +115,8 @@ static int pop_record(struct thread *t, int i, const struct wt_payload *payload,
   if (payload) o.payload = *payload;
   memmove(&t->stack[i], &t->stack[i + 1], (size_t)(t->depth - i - 1) * sizeof o);
   t->depth--;
-  atomic_store_explicit(&last_innermost, t->depth ? t->stack[t->depth - 1].rid : 0, memory_order_relaxed);
+  atomic_store_explicit(&last_innermost, t->depth ? t->stack[t->depth - 1].rid : 0,
+                        memory_order_relaxed);
   if (wt_ready()) {
     wt_define(o.name);
     wt_define(o.domain);
@@ -289,8 +295,10 @@ static void flush_launches(struct thread *t) {
   wt_mutex_lock(&t->launch_lock);
   size_t n = 0;
   for (unsigned i = 0; i < t->nlaunch; i++)
-    n += (size_t)snprintf(t->text + n, LAUNCH_LINE, "C\t%llu\t%llu\t%llu\n", (unsigned long long)t->launch[i].correlation,
-                          (unsigned long long)t->launch[i].rid, (unsigned long long)t->launch[i].time);
+    n += (size_t)snprintf(t->text + n, LAUNCH_LINE, "C\t%llu\t%llu\t%llu\n",
+                          (unsigned long long)t->launch[i].correlation,
+                          (unsigned long long)t->launch[i].rid,
+                          (unsigned long long)t->launch[i].time);
   t->nlaunch = 0;
   wt_mutex_unlock(&t->launch_lock);
   wt_write_lines(t->text, n);

@@ -8,13 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(x)                                                                               \
-  do {                                                                                         \
-    int e_ = (int)(x);                                                                         \
-    if (e_ != 0) {                                                                             \
-      fprintf(stderr, "%s failed (%d)\n", #x, e_);                                             \
-      exit(1);                                                                                 \
-    }                                                                                          \
+#define CHECK(x)                                   \
+  do {                                             \
+    int e_ = (int)(x);                             \
+    if (e_ != 0) {                                 \
+      fprintf(stderr, "%s failed (%d)\n", #x, e_); \
+      exit(1);                                     \
+    }                                              \
   } while (0)
 
 /* compiles source for device 0's architecture and loads it */

@@ -15,21 +15,21 @@
 #include <string.h>
 #include <time.h>
 
-#define CHECK(call)                                                                            \
-  do {                                                                                         \
-    cudaError_t e_ = (call);                                                                   \
-    if (e_ != cudaSuccess) {                                                                   \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));   \
-      exit(1);                                                                                 \
-    }                                                                                          \
+#define CHECK(call)                                                                          \
+  do {                                                                                       \
+    cudaError_t e_ = (call);                                                                 \
+    if (e_ != cudaSuccess) {                                                                 \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      exit(1);                                                                               \
+    }                                                                                        \
   } while (0)
-#define CHECK_BLAS(call)                                                                       \
-  do {                                                                                         \
-    cublasStatus_t s_ = (call);                                                                \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
+#define CHECK_BLAS(call)                                                                        \
+  do {                                                                                          \
+    cublasStatus_t s_ = (call);                                                                 \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                          \
       fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cublasGetStatusString(s_)); \
-      exit(1);                                                                                 \
-    }                                                                                          \
+      exit(1);                                                                                  \
+    }                                                                                           \
   } while (0)
 
 static double now(void) {
@@ -73,7 +73,8 @@ int main(int argc, char **argv) {
   cudaDataType_t type = CUDA_R_32F;
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   int elem = 4;
-  if (strcmp(dtype, "f32") && strcmp(dtype, "tf32") && strcmp(dtype, "bf16") && strcmp(dtype, "f16")) {
+  if (strcmp(dtype, "f32") && strcmp(dtype, "tf32") && strcmp(dtype, "bf16") &&
+      strcmp(dtype, "f16")) {
     fprintf(stderr, "cublas_raw: dtype %s: expected f32, tf32, bf16 or f16\n", dtype);
     return 2;
   }
@@ -92,12 +93,13 @@ int main(int argc, char **argv) {
   CHECK(cudaMalloc(&workspace, workspace_size));
   float alpha = 1, beta = 0;
 
-#define GEMM(stream)                                                                                   \
-  do {                                                                                                 \
-    CHECK_BLAS(cublasSetStream(handle, stream));                                                       \
-    CHECK_BLAS(cublasSetWorkspace(handle, workspace, workspace_size));                                 \
-    CHECK_BLAS(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &alpha, b, type, size, a, \
-                            type, size, &beta, c, type, size, compute, CUBLAS_GEMM_DEFAULT));          \
+#define GEMM(stream)                                                                             \
+  do {                                                                                           \
+    CHECK_BLAS(cublasSetStream(handle, stream));                                                 \
+    CHECK_BLAS(cublasSetWorkspace(handle, workspace, workspace_size));                           \
+    CHECK_BLAS(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &alpha, b, type, \
+                            size, a, type, size, &beta, c, type, size, compute,                  \
+                            CUBLAS_GEMM_DEFAULT));                                               \
   } while (0)
 
   int warm = n / 5 + 5, total = warm + n;
@@ -124,8 +126,9 @@ int main(int argc, char **argv) {
     if (exec) CHECK(cudaGraphLaunch(exec, s));
     else
       for (int j = 0; j < per; j++)
-        CHECK_BLAS(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &alpha, b, type, size, a, type,
-                                size, &beta, c, type, size, compute, CUBLAS_GEMM_DEFAULT));
+        CHECK_BLAS(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &alpha, b, type,
+                                size, a, type, size, &beta, c, type, size, compute,
+                                CUBLAS_GEMM_DEFAULT));
     enq[i] = (now() - t0) / per;
     CHECK(cudaEventRecord(ev[2 * i + 1], s));
   }

@@ -94,7 +94,8 @@ int main(int argc, char **argv) {
     cudaStream_t cs;
     CHECK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
     CHECK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
-    for (int j = 0; j < per; j++) CHECK(cudaLaunchKernel((const void *)k, grid, block, args, 0, cs));
+    for (int j = 0; j < per; j++)
+      CHECK(cudaLaunchKernel((const void *)k, grid, block, args, 0, cs));
     CHECK(cudaStreamEndCapture(cs, &g));
     CHECK(cudaGraphInstantiate(&exec, g, 0));
     for (int j = 0; j < 3; j++) CHECK(cudaGraphLaunch(exec, s));
@@ -104,7 +105,8 @@ int main(int argc, char **argv) {
     double t0 = now();
     if (exec) CHECK(cudaGraphLaunch(exec, s));
     else
-      for (int j = 0; j < per; j++) CHECK(cudaLaunchKernel((const void *)k, grid, block, args, 0, s));
+      for (int j = 0; j < per; j++)
+        CHECK(cudaLaunchKernel((const void *)k, grid, block, args, 0, s));
     enq[i] = (now() - t0) / per;
     CHECK(cudaEventRecord(ev[2 * i + 1], s));
   }

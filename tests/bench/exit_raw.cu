@@ -16,7 +16,14 @@
 #include <unistd.h>
 #include <vector>
 #include <cuda_runtime.h>
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e)); _exit(1); } } while (0)
+#define CK(x)                                                 \
+  do {                                                        \
+    cudaError_t e = (x);                                      \
+    if (e != cudaSuccess) {                                   \
+      fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e)); \
+      _exit(1);                                               \
+    }                                                         \
+  } while (0)
 
 __global__ void touch(float *p) { p[threadIdx.x] = 1.0f; }
 
@@ -54,8 +61,8 @@ static int child(int how, int fd) {
 int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 5;
   if (rounds < 1) rounds = 1;
-  const char *names[] = {"return from main (the runtime's teardown)", "_exit (the driver's release alone)",
-                         "cudaDeviceReset, then _exit"};
+  const char *names[] = {"return from main (the runtime's teardown)",
+                         "_exit (the driver's release alone)", "cudaDeviceReset, then _exit"};
   std::vector<double> end[3], reset;
   for (int r = 0; r < rounds; r++) {
     for (int how = 0; how < 3; how++) {
@@ -72,7 +79,8 @@ int main(int argc, char **argv) {
       bool got = read(p[0], msg, sizeof msg) == (ssize_t)sizeof msg;
       close(p[0]);
       int status;
-      if (waitpid(pid, &status, 0) != pid || !got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      if (waitpid(pid, &status, 0) != pid || !got || !WIFEXITED(status) ||
+          WEXITSTATUS(status) != 0) {
         fprintf(stderr, "exit_raw: the child (%s) failed\n", names[how]);
         return 1;
       }
@@ -80,8 +88,10 @@ int main(int argc, char **argv) {
       if (how == 2) reset.push_back(msg[1]);
     }
   }
-  printf("a CUDA process's end after its last statement (1 GiB, one kernel), median of %d:\n", rounds);
-  for (int how = 0; how < 3; how++) printf("  %-44s %8.1f ms\n", names[how], median(end[how]) * 1e3);
+  printf("a CUDA process's end after its last statement (1 GiB, one kernel), median of %d:\n",
+         rounds);
+  for (int how = 0; how < 3; how++)
+    printf("  %-44s %8.1f ms\n", names[how], median(end[how]) * 1e3);
   printf("  %-44s %8.1f ms\n", "  plus, before it, cudaDeviceReset itself", median(reset) * 1e3);
   return 0;
 }

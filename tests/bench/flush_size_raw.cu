@@ -13,11 +13,19 @@
 #include <cstdlib>
 #include <vector>
 #include <cuda_runtime.h>
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
+#define CK(x)                                        \
+  do {                                               \
+    cudaError_t e = (x);                             \
+    if (e != cudaSuccess) {                          \
+      printf("%s: %s\n", #x, cudaGetErrorString(e)); \
+      exit(1);                                       \
+    }                                                \
+  } while (0)
 
 __global__ void read_all(const float4 *p, size_t n, float *out) {
   float s = 0;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
     float4 v = p[i];
     s += v.x + v.y + v.z + v.w;
   }
@@ -35,8 +43,8 @@ int main(int argc, char **argv) {
   int l2, sms;
   CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  const double reads[] = {0.25, 0.5, 0.8};                             // x the L2
-  const double flushes[] = {0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2};      // x the L2
+  const double reads[] = {0.25, 0.5, 0.8};                        // x the L2
+  const double flushes[] = {0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2}; // x the L2
   const int R = sizeof reads / sizeof *reads, F = sizeof flushes / sizeof *flushes;
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -50,7 +58,8 @@ int main(int argc, char **argv) {
   cudaEvent_t a, b;
   CK(cudaEventCreate(&a));
   CK(cudaEventCreate(&b));
-  printf("L2 %.1f MiB, %d samples a cell; median read time (us) after a flush of F x the L2\n", l2 / 1048576.0, samples);
+  printf("L2 %.1f MiB, %d samples a cell; median read time (us) after a flush of F x the L2\n",
+         l2 / 1048576.0, samples);
   printf("%-12s", "read \\ F");
   for (int f = 0; f < F; f++) printf("%9.2f", flushes[f]);
   printf("\n");
@@ -72,7 +81,8 @@ int main(int argc, char **argv) {
       CK(cudaEventRecord(ev[2 * cell + 1], s));
     }
     CK(cudaStreamSynchronize(s));
-    for (int cell = 0; cell < R * F && i >= 5; cell++) { // the first few warm the clocks and the code
+    for (int cell = 0; cell < R * F && i >= 5;
+         cell++) { // the first few warm the clocks and the code
       float ms;
       CK(cudaEventElapsedTime(&ms, ev[2 * cell], ev[2 * cell + 1]));
       t[cell / F][cell % F].push_back(ms * 1e3);
@@ -113,7 +123,8 @@ int main(int argc, char **argv) {
     if (f > 0 && f < smallest && worst >= 0.99) smallest = f;
   }
   printf("\n");
-  printf("the smallest flush as cold as 2 x L2 (no read faster by 1 %% or more): %.2f x L2 (%.2f us a flush, against %.2f)\n",
+  printf("the smallest flush as cold as 2 x L2 (no read faster by 1 %% or more): %.2f x L2 (%.2f "
+         "us a flush, against %.2f)\n",
          flushes[smallest], flush_us[smallest], flush_us[F - 1]);
   return 0;
 }

@@ -8,12 +8,12 @@
 
 #include <time.h>
 
-#define SOURCE                                                                                 \
-  "extern \"C\" __global__ void empty() {}\n"                                                  \
+#define SOURCE                                                                                \
+  "extern \"C\" __global__ void empty() {}\n"                                                 \
   "extern \"C\" __global__ void spin(unsigned long long ns) {\n"                              \
-  "  unsigned long long t0, t;\n"                                                              \
-  "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0));\n"                              \
-  "  do { asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); } while (t - t0 < ns);\n"    \
+  "  unsigned long long t0, t;\n"                                                             \
+  "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0));\n"                            \
+  "  do { asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); } while (t - t0 < ns);\n" \
   "}\n"
 
 static double now_ns(void) {
@@ -37,7 +37,8 @@ int main(int argc, char **argv) {
   for (int r = -rounds / 4; r < rounds; r++) { /* the first quarter warms up */
     CHECK(cudaLaunchKernel((const void *)spin, one, one, spin_args, 0, s));
     double t0 = now_ns();
-    for (int i = 0; i < batch; i++) CHECK(cudaLaunchKernel((const void *)kernel, one, one, NULL, 0, s));
+    for (int i = 0; i < batch; i++)
+      CHECK(cudaLaunchKernel((const void *)kernel, one, one, NULL, 0, s));
     double t1 = now_ns();
     CHECK(cudaStreamSynchronize(s));
     if (r >= 0) per[r] = (t1 - t0) / batch;

@@ -23,13 +23,31 @@ typedef int (*dev_ull_fn)(void *, unsigned long long *);
 static void *nvml_dev;
 static void *fn;
 
-static int clock_sm(void) { unsigned v; return ((dev_kind_uint_fn)fn)(nvml_dev, 1, &v); }
-static int temperature(void) { unsigned v; return ((dev_kind_uint_fn)fn)(nvml_dev, 0, &v); }
-static int dev_uint(void) { unsigned v; return ((dev_uint_fn)fn)(nvml_dev, &v); }
-static int dev_ull(void) { unsigned long long v; return ((dev_ull_fn)fn)(nvml_dev, &v); }
-static int mem_get_info(void) { size_t f, t; return (int)cudaMemGetInfo(&f, &t); }
+static int clock_sm(void) {
+  unsigned v;
+  return ((dev_kind_uint_fn)fn)(nvml_dev, 1, &v);
+}
+static int temperature(void) {
+  unsigned v;
+  return ((dev_kind_uint_fn)fn)(nvml_dev, 0, &v);
+}
+static int dev_uint(void) {
+  unsigned v;
+  return ((dev_uint_fn)fn)(nvml_dev, &v);
+}
+static int dev_ull(void) {
+  unsigned long long v;
+  return ((dev_ull_fn)fn)(nvml_dev, &v);
+}
+static int mem_get_info(void) {
+  size_t f, t;
+  return (int)cudaMemGetInfo(&f, &t);
+}
 static int sync_device(void) { return (int)cudaDeviceSynchronize(); }
-static int clock_rate(void) { int khz; return (int)cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0); }
+static int clock_rate(void) {
+  int khz;
+  return (int)cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0);
+}
 
 static void cost(const char *name, int (*call)(void)) {
   double sum = 0, max = 0;
@@ -57,13 +75,16 @@ static void nvml_cost(void *h, const char *symbol, int (*call)(void)) {
 }
 
 int main(void) {
-  if (cudaSetDevice(0) != cudaSuccess || cudaFree(0) != cudaSuccess) return fprintf(stderr, "no CUDA device\n"), 1;
+  if (cudaSetDevice(0) != cudaSuccess || cudaFree(0) != cudaSuccess)
+    return fprintf(stderr, "no CUDA device\n"), 1;
   char bus[32];
   if (cudaDeviceGetPCIBusId(bus, sizeof bus, 0) != cudaSuccess) return 1;
   void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   int (*init)(void) = h ? (int (*)(void))dlsym(h, "nvmlInit_v2") : NULL;
-  int (*by_bus)(const char *, void **) = h ? (int (*)(const char *, void **))dlsym(h, "nvmlDeviceGetHandleByPciBusId_v2") : NULL;
-  if (!init || !by_bus || init() != 0 || by_bus(bus, &nvml_dev) != 0) return fprintf(stderr, "no NVML\n"), 1;
+  int (*by_bus)(const char *, void **) =
+      h ? (int (*)(const char *, void **))dlsym(h, "nvmlDeviceGetHandleByPciBusId_v2") : NULL;
+  if (!init || !by_bus || init() != 0 || by_bus(bus, &nvml_dev) != 0)
+    return fprintf(stderr, "no NVML\n"), 1;
   nvml_cost(h, "nvmlDeviceGetClockInfo", clock_sm);
   nvml_cost(h, "nvmlDeviceGetMaxClockInfo", clock_sm);
   nvml_cost(h, "nvmlDeviceGetCurrentClocksEventReasons", dev_ull);

@@ -24,22 +24,34 @@
 #include <vector>
 #include <cuda.h>
 #include <cuda_runtime.h>
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
+#define CK(x)                                        \
+  do {                                               \
+    cudaError_t e = (x);                             \
+    if (e != cudaSuccess) {                          \
+      printf("%s: %s\n", #x, cudaGetErrorString(e)); \
+      exit(1);                                       \
+    }                                                \
+  } while (0)
 
 __global__ void spin(unsigned long long ns) {
   unsigned long long t0, t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
 }
 __global__ void read_all(const float4 *p, size_t n, float *out) {
   float s = 0;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
     float4 v = p[i];
     s += v.x + v.y + v.z + v.w;
   }
   if (s == 12345.678f) out[0] = s;
 }
-__global__ void block(volatile int *flag, int gen) { while (*flag < gen) {} }
+__global__ void block(volatile int *flag, int gen) {
+  while (*flag < gen) {}
+}
 
 static double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -52,8 +64,8 @@ static double now() {
 }
 
 enum { K = 16, BLOCKS = 4, ARR = 6, KERNELS = 4 };
-static const char *arr_names[ARR] = {"one block at a time", "the same, again", "same stream", "two streams",
-                                     "two streams, wait", "not blocked"};
+static const char *arr_names[ARR] = {"one block at a time", "the same, again",   "same stream",
+                                     "two streams",         "two streams, wait", "not blocked"};
 static const char *kernel_names[KERNELS] = {"spin 3 us", "spin 7 us", "spin 20 us", "read L2/4"};
 
 struct rig {
@@ -91,7 +103,8 @@ static void queue_block(rig &r, int a, int b, cudaStream_t s, int kernel) {
   int set = b % 2, gen = ++r.gen;
   if ((a == 3 || a == 4) && b > 0) CK(cudaStreamWaitEvent(s, r.ev[1 - set][2 * K - 1], 0));
   if (a == 4) {
-    if (r.wait_value(s, (CUdeviceptr)r.flag, (cuuint32_t)gen, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) {
+    if (r.wait_value(s, (CUdeviceptr)r.flag, (cuuint32_t)gen, CU_STREAM_WAIT_VALUE_GEQ) !=
+        CUDA_SUCCESS) {
       printf("cuStreamWaitValue32 failed\n");
       exit(1);
     }
@@ -99,7 +112,8 @@ static void queue_block(rig &r, int a, int b, cudaStream_t s, int kernel) {
     block<<<1, 1, 0, s>>>(r.flag, gen);
     CK(cudaGetLastError());
   }
-  for (int j = 0; j < K; j++) sample(r, s, r.ev[set][2 * j], r.ev[set][2 * j + 1], kernel, b * K + j);
+  for (int j = 0; j < K; j++)
+    sample(r, s, r.ev[set][2 * j], r.ev[set][2 * j + 1], kernel, b * K + j);
   __atomic_store_n(r.flag, gen, __ATOMIC_SEQ_CST);
 }
 
@@ -159,8 +173,8 @@ int main(int argc, char **argv) {
       wall[a] += w, count[a] += got.size();
     }
   }
-  printf("%d rounds, %d blocks of %d flushed samples a cell, %s streams; median (us)\n", rounds, BLOCKS, K,
-         blocking ? "blocking" : "non-blocking");
+  printf("%d rounds, %d blocks of %d flushed samples a cell, %s streams; median (us)\n", rounds,
+         BLOCKS, K, blocking ? "blocking" : "non-blocking");
   printf("%-22s", "arrangement");
   for (int k = 0; k < KERNELS; k++) printf("%12s", kernel_names[k]);
   printf("   wall a sample (us)\n");

@@ -13,18 +13,23 @@ static bool read(const char *text) {
 static void test_saxpy(void) {
   CHECK(read("float* y, const float* x, float a, int n"));
   CHECK(sig.nparams == 4 && sig.has_ctypes);
-  CHECK(sig.params[0].ctype == WL_C_POINTER && sig.params[0].pointee == WL_C_FLOAT && !sig.params[0].pointee_const);
+  CHECK(sig.params[0].ctype == WL_C_POINTER && sig.params[0].pointee == WL_C_FLOAT &&
+        !sig.params[0].pointee_const);
   CHECK(sig.params[0].size == 8 && sig.params[0].align == 8);
   CHECK_STR(sig.params[0].ctype_name, "float*");
   CHECK(sig.params[1].pointee_const);
   CHECK_STR(sig.params[1].ctype_name, "const float*");
-  CHECK(sig.params[2].ctype == WL_C_FLOAT && sig.params[2].size == 4 && sig.params[2].ptx_kind == WL_PTX_FLOAT);
-  CHECK(sig.params[3].ctype == WL_C_INT && sig.params[3].size == 4 && sig.params[3].ptx_kind == WL_PTX_SIGNED);
+  CHECK(sig.params[2].ctype == WL_C_FLOAT && sig.params[2].size == 4 &&
+        sig.params[2].ptx_kind == WL_PTX_FLOAT);
+  CHECK(sig.params[3].ctype == WL_C_INT && sig.params[3].size == 4 &&
+        sig.params[3].ptx_kind == WL_PTX_SIGNED);
 }
 
 static void test_types(void) {
-  CHECK(read("unsigned long long a, long b, unsigned c, short d, unsigned char e, signed char f, bool g, "
-             "double h, __half i, __nv_bfloat16 j, size_t k, int64_t l, uint8_t m, long long n, unsigned int"));
+  CHECK(read(
+      "unsigned long long a, long b, unsigned c, short d, unsigned char e, signed char f, bool g, "
+      "double h, __half i, __nv_bfloat16 j, size_t k, int64_t l, uint8_t m, long long n, unsigned "
+      "int"));
   CHECK(sig.nparams == 15);
   CHECK(sig.params[0].ctype == WL_C_ULONGLONG && sig.params[0].size == 8);
   CHECK(sig.params[1].ctype == WL_C_LONG && sig.params[1].size == 8);
@@ -34,7 +39,8 @@ static void test_types(void) {
   CHECK(sig.params[5].ctype == WL_C_CHAR);
   CHECK(sig.params[6].ctype == WL_C_BOOL && sig.params[6].size == 1);
   CHECK(sig.params[7].ctype == WL_C_DOUBLE && sig.params[7].size == 8);
-  CHECK(sig.params[8].ctype == WL_C_HALF && sig.params[8].size == 2 && sig.params[8].ptx_kind == WL_PTX_BYTES);
+  CHECK(sig.params[8].ctype == WL_C_HALF && sig.params[8].size == 2 &&
+        sig.params[8].ptx_kind == WL_PTX_BYTES);
   CHECK(sig.params[9].ctype == WL_C_BFLOAT16);
   CHECK(sig.params[10].ctype == WL_C_ULONG && sig.params[10].size == 8);
   CHECK(sig.params[11].ctype == WL_C_LONG);
@@ -44,7 +50,8 @@ static void test_types(void) {
 }
 
 static void test_pointers(void) {
-  CHECK(read("const void *__restrict__ in, void* out, float const* p, MyStruct* s, float** pp, int* const q, "
+  CHECK(read("const void *__restrict__ in, void* out, float const* p, MyStruct* s, float** pp, "
+             "int* const q, "
              "const __half* h"));
   CHECK(sig.nparams == 7);
   CHECK(sig.params[0].pointee == WL_C_VOID && sig.params[0].pointee_const);

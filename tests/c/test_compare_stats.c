@@ -52,7 +52,8 @@ static double reference_median(const double *sorted, size_t n, uint64_t *state, 
 }
 
 static void test_bootstrap(size_t n1, size_t n2, size_t B, uint64_t seed) {
-  double *a = malloc(n1 * sizeof *a), *b = malloc(n2 * sizeof *b), *tmp = malloc((n1 + n2) * sizeof *tmp);
+  double *a = malloc(n1 * sizeof *a), *b = malloc(n2 * sizeof *b),
+         *tmp = malloc((n1 + n2) * sizeof *tmp);
   double *logs = malloc(B * sizeof *logs), *ratios = malloc(B * sizeof *ratios);
   CHECK(a && b && tmp && logs && ratios);
   if (!(a && b && tmp && logs && ratios)) return;
@@ -80,7 +81,8 @@ static void test_bootstrap(size_t n1, size_t n2, size_t B, uint64_t seed) {
 
 /* the geometric mean's replicates: exp of the mean of the log replicates, sorted, quantiles */
 static void test_geomean(void) {
-  double sums[4] = {log(1.0) + log(4.0), log(2.0) + log(2.0), log(1.0) + log(1.0), log(9.0) + log(1.0)};
+  double sums[4] = {log(1.0) + log(4.0), log(2.0) + log(2.0), log(1.0) + log(1.0),
+                    log(9.0) + log(1.0)};
   double lo, hi;
   wl_geomean_interval(sums, 2, 4, 0.5, &lo, &hi);
   CHECK_NEAR(sums[0], 1, 1e-15);
@@ -108,7 +110,8 @@ int main(void) {
   test_bootstrap(7, 12, 300, UINT64_C(0xFEDCBA9876543210));
   test_bootstrap(1, 2, 50, 42);
   test_bootstrap(1000, 999, 50, 7);
-  test_bootstrap(200, 201, 3001, 99); /* 1.2 million draws: on several threads where there are CPUs */
+  test_bootstrap(200, 201, 3001,
+                 99); /* 1.2 million draws: on several threads where there are CPUs */
   test_geomean();
   test_bootstrap_edges();
   return check_report("test_compare_stats");

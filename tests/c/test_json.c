@@ -38,8 +38,8 @@ static void test_float_rule(void) {
   long n = getenv("WLRUN_JSON_FLOATS") ? atol(getenv("WLRUN_JSON_FLOATS")) : 300000;
   for (long i = 0; i < n; i++) compare_float(from_bits(next_random())); /* every exponent */
   for (long i = 0; i < n / 4; i++) {
-    compare_float((double)(next_random() % 1000000) / 1000.0);       /* short decimals */
-    compare_float((double)(next_random() % 100000000) * 1e-9);       /* times in seconds */
+    compare_float((double)(next_random() % 1000000) / 1000.0);        /* short decimals */
+    compare_float((double)(next_random() % 100000000) * 1e-9);        /* times in seconds */
     compare_float((double)(int64_t)next_random());                    /* large integers */
     compare_float((double)(next_random() >> 11) / (double)(1 << 20)); /* binary fractions */
     float f = (float)(next_random() % 10000000) * 1e-7f;              /* float32 timings */
@@ -85,7 +85,8 @@ static void test_float_texts(void) {
 
 /* A locale with a decimal comma, where one is installed: the text must not change. */
 static void test_locale(void) {
-  static const char *const names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8", "nl_NL.UTF-8"};
+  static const char *const names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8",
+                                      "nl_NL.UTF-8"};
   const char *found = NULL;
   for (size_t i = 0; !found && i < sizeof names / sizeof *names; i++)
     found = setlocale(LC_NUMERIC, names[i]);
@@ -155,7 +156,8 @@ static const char *const make_document =
     "for i = 1, 40 do\n"
     "  local s = {}\n"
     "  for j = 1, 50 do s[j] = i / j end\n"
-    "  c[i] = {index = i, params = {n = i, name = 'x' .. i}, samples = s, empty = {}, warnings = json.array()}\n"
+    "  c[i] = {index = i, params = {n = i, name = 'x' .. i}, samples = s, empty = {}, warnings = "
+    "json.array()}\n"
     "end\n"
     "doc = {configurations = c, scenario = {name = 'mem', axes = {'n'}}}\n"
     "text = json.encode(doc, {indent = true})\n";
@@ -166,28 +168,40 @@ static void test_lua(void) {
   CHECK(L != NULL);
   if (!L) return;
   char out[512];
-  CHECK_STR(run(L, "return require('wlrun.json').encode({n = 3, m = {1, 2.0, 'x'}})", out, sizeof out),
-            "{\"m\":[1,2.0,\"x\"],\"n\":3}");
-  CHECK_STR(run(L, "local v = require('wlrun.json').decode('{\"a\": [1, 2.5]}') return math.type(v.a[1]) .. math.type(v.a[2])",
+  CHECK_STR(
+      run(L, "return require('wlrun.json').encode({n = 3, m = {1, 2.0, 'x'}})", out, sizeof out),
+      "{\"m\":[1,2.0,\"x\"],\"n\":3}");
+  CHECK_STR(run(L,
+                "local v = require('wlrun.json').decode('{\"a\": [1, 2.5]}') return "
+                "math.type(v.a[1]) .. math.type(v.a[2])",
                 out, sizeof out),
             "integerfloat");
-  CHECK_STR(run(L, "return select(2, require('wlrun.json').decode('{\"a\": 1,}'))", out, sizeof out),
-            "invalid JSON at line 1, column 9: string or '}' expected near '}'");
-  /* decode's depth limit is encode's (1000 levels: what is read can be written again); jansson's own */
-  CHECK_STR(run(L, "local v = require('wlrun.json').decode(('['):rep(1000) .. (']'):rep(1000))"
-                   " for i = 1, 999 do v = v[1] end return getmetatable(v) ~= nil and next(v) == nil",
+  CHECK_STR(
+      run(L, "return select(2, require('wlrun.json').decode('{\"a\": 1,}'))", out, sizeof out),
+      "invalid JSON at line 1, column 9: string or '}' expected near '}'");
+  /* decode's depth limit is encode's (1000 levels: what is read can be written again); jansson's
+   * own */
+  CHECK_STR(run(L,
+                "local v = require('wlrun.json').decode(('['):rep(1000) .. (']'):rep(1000))"
+                " for i = 1, 999 do v = v[1] end return getmetatable(v) ~= nil and next(v) == nil",
                 out, sizeof out),
             "true");
-  CHECK_STR(run(L, "return select(2, require('wlrun.json').decode(('['):rep(1001) .. (']'):rep(1001)))", out, sizeof out),
-            "nesting deeper than 1000 levels");
-  CHECK_CONTAINS(run(L, "return select(2, require('wlrun.json').decode(('['):rep(2049) .. (']'):rep(2049)))", out, sizeof out),
-                 "maximum parsing depth reached");
-  CHECK_STR(run(L, "local t = {} local c = t for i = 1, 999 do c[1] = {} c = c[1] end"
-                   " return #require('wlrun.json').encode(t) == 2000",
+  CHECK_STR(
+      run(L, "return select(2, require('wlrun.json').decode(('['):rep(1001) .. (']'):rep(1001)))",
+          out, sizeof out),
+      "nesting deeper than 1000 levels");
+  CHECK_CONTAINS(
+      run(L, "return select(2, require('wlrun.json').decode(('['):rep(2049) .. (']'):rep(2049)))",
+          out, sizeof out),
+      "maximum parsing depth reached");
+  CHECK_STR(run(L,
+                "local t = {} local c = t for i = 1, 999 do c[1] = {} c = c[1] end"
+                " return #require('wlrun.json').encode(t) == 2000",
                 out, sizeof out),
             "true");
-  CHECK_CONTAINS(run(L, "local t = {} local c = t for i = 1, 1000 do c[1] = {} c = c[1] end"
-                        " return require('wlrun.json').encode(t)",
+  CHECK_CONTAINS(run(L,
+                     "local t = {} local c = t for i = 1, 1000 do c[1] = {} c = c[1] end"
+                     " return require('wlrun.json').encode(t)",
                      out, sizeof out),
                  "json.encode: nesting deeper than 1000 levels at [1][1][1][1][1](...)");
   lua_close(L);
@@ -211,7 +225,8 @@ static void test_out_of_memory(void) {
                                   "local v = assert(json.decode(text))\n"
                                   "assert(json.encode(v, {indent = true}) == text)\n");
     if (status == LUA_OK) successes++;
-    else if (status == LUA_ERRMEM || strstr(text_at(L, -1) ? text_at(L, -1) : "", "memory")) failures++;
+    else if (status == LUA_ERRMEM || strstr(text_at(L, -1) ? text_at(L, -1) : "", "memory"))
+      failures++;
     else {
       fprintf(stderr, "unexpected error: %s\n", text_at(L, -1));
       CHECK(0);

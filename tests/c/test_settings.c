@@ -77,7 +77,8 @@ static void test_assign(void) {
   CHECK(wl_setting_check(s, "sm_90a", &v, err, sizeof err));
   CHECK(!wl_setting_check(s, "sm_75a", &v, err, sizeof err));
   CHECK(!wl_setting_check(s, "sm_10", &v, err, sizeof err));
-  CHECK_STR(err, "expected a GPU architecture like sm_90 that NVRTC 0.0 compiles for (sm_75, sm_90; a or f after the number "
+  CHECK_STR(err, "expected a GPU architecture like sm_90 that NVRTC 0.0 compiles for (sm_75, "
+                 "sm_90; a or f after the number "
                  "where it has one), got 'sm_10'");
   CHECK(!wl_setting_check(s, "compute_90", &v, err, sizeof err));
   CHECK_CONTAINS(err, "(sm_75, sm_90;");
@@ -85,7 +86,8 @@ static void test_assign(void) {
   CHECK(wl_setting_check(s, "sm_10", &v, err, sizeof err)); /* nothing to ask: the form alone */
   /* the one validator: checks without storing */
   s = wl_setting_find("adaptive", "target_noise");
-  CHECK(wl_setting_check(s, "2", &v, err, sizeof err) && fabs(v - 0.02) < 1e-15 && fabs(s->number - 0.005) < 1e-15);
+  CHECK(wl_setting_check(s, "2", &v, err, sizeof err) && fabs(v - 0.02) < 1e-15 &&
+        fabs(s->number - 0.005) < 1e-15);
   CHECK(!wl_setting_check(s, "-3", &v, err, sizeof err));
   CHECK_STR(err, "expected a percentage from 0.0001% to 100% (like 0.5 or 0.5%), got '-3'");
   char what[128];
@@ -108,15 +110,21 @@ static void test_ini(void) {
 
   wl_settings_reset();
   CHECK(!wl_config_load("ini/unknown_key.ini", err, sizeof err, &io) && !io);
-  CHECK_CONTAINS(err, "ini/unknown_key.ini:5: unknown key 'warmpu' in section [run] (its keys: mode, warmup,");
+  CHECK_CONTAINS(
+      err, "ini/unknown_key.ini:5: unknown key 'warmpu' in section [run] (its keys: mode, warmup,");
   CHECK(!wl_config_load("ini/unknown_section.ini", err, sizeof err, &io));
-  CHECK_CONTAINS(err, "ini/unknown_section.ini:3: unknown section [runn] (sections: run, adaptive, output, compile, history)");
+  CHECK_CONTAINS(err, "ini/unknown_section.ini:3: unknown section [runn] (sections: run, adaptive, "
+                      "output, compile, history)");
   CHECK(!wl_config_load("ini/bad_value.ini", err, sizeof err, &io));
-  CHECK_CONTAINS(err, "ini/bad_value.ini:3: run.iters: expected a whole number from 1 to 1000000000, got '-3'");
+  CHECK_CONTAINS(
+      err,
+      "ini/bad_value.ini:3: run.iters: expected a whole number from 1 to 1000000000, got '-3'");
   CHECK(!wl_config_load("ini/syntax.ini", err, sizeof err, &io));
-  CHECK_CONTAINS(err, "ini/syntax.ini:3: syntax error: expected [section] or key = value, got 'this line has no equals sign'");
+  CHECK_CONTAINS(err, "ini/syntax.ini:3: syntax error: expected [section] or key = value, got "
+                      "'this line has no equals sign'");
   CHECK(!wl_config_load("ini/no_section.ini", err, sizeof err, &io));
-  CHECK_CONTAINS(err, "ini/no_section.ini:1: 'warmup' comes before any section header (it belongs in [run])");
+  CHECK_CONTAINS(
+      err, "ini/no_section.ini:1: 'warmup' comes before any section header (it belongs in [run])");
   CHECK(!wl_config_load("ini/missing.ini", err, sizeof err, &io) && io);
   CHECK_CONTAINS(err, "ini/missing.ini: cannot read configuration: No such file");
 }
@@ -163,8 +171,11 @@ static void test_ini_rules(void) {
   static char huge[300001]; /* one comment line of 299982 bytes */
   int n = snprintf(huge, sizeof huge, "[run]\n;%299980s\nmode = cold\n", "z");
   CHECK(load_text(huge, (size_t)n, &io));
-  CHECK_STR(wl_setting_find("run", "mode")->origin + strlen(wl_setting_find("run", "mode")->origin) - 2, ":3");
-  static char big[4 * (sizeof huge + 1)]; /* over 1 MiB: refused, naming the line where it goes over */
+  CHECK_STR(wl_setting_find("run", "mode")->origin +
+                strlen(wl_setting_find("run", "mode")->origin) - 2,
+            ":3");
+  static char
+      big[4 * (sizeof huge + 1)]; /* over 1 MiB: refused, naming the line where it goes over */
   memset(big, ';', sizeof big);
   for (size_t i = 1; i <= 4; i++) big[i * (sizeof huge + 1) - 1] = '\n';
   CHECK(!load_text(big, sizeof big, &io) && !io);
@@ -172,23 +183,27 @@ static void test_ini_rules(void) {
 
   /* duplicates: both lines named */
   CHECK(!wl_config_load("ini/duplicate_key.ini", err, sizeof err, &io) && !io);
-  CHECK_STR(err, "ini/duplicate_key.ini:4: duplicate key 'iters' in section [run] (first on line 2)");
+  CHECK_STR(err,
+            "ini/duplicate_key.ini:4: duplicate key 'iters' in section [run] (first on line 2)");
   CHECK(!wl_config_load("ini/duplicate_section.ini", err, sizeof err, &io) && !io);
   CHECK_CONTAINS(err, "ini/duplicate_section.ini:8: duplicate section [run] (first on line 1)");
   CHECK(!LOAD("[run]\n[output]\n[run]\n") && !io); /* empty ones too */
   CHECK_CONTAINS(err, "T.ini:3: duplicate section [run] (first on line 1)");
   CHECK(!LOAD("[run]\niters = 5\nITERS = 6\n")); /* keys differ by case: the second is unknown */
-  CHECK_CONTAINS(err, "T.ini:3: unknown key 'ITERS' in section [run] (keys are lower case: 'iters')");
+  CHECK_CONTAINS(err,
+                 "T.ini:3: unknown key 'ITERS' in section [run] (keys are lower case: 'iters')");
   CHECK(!LOAD("[Run]\niters = 5\n"));
   CHECK_CONTAINS(err, "T.ini:1: unknown section [Run] (section names are lower case: [run])");
   CHECK(!LOAD("[run]\nmin_time = 5\n"));
-  CHECK_CONTAINS(err, "T.ini:2: unknown key 'min_time' in section [run] ('min_time' is a key of [adaptive])");
+  CHECK_CONTAINS(
+      err, "T.ini:2: unknown key 'min_time' in section [run] ('min_time' is a key of [adaptive])");
 
   /* syntax: an unclosed header on its own line, not the next key's */
   CHECK(!wl_config_load("ini/unclosed.ini", err, sizeof err, &io) && !io);
   CHECK_STR(err, "ini/unclosed.ini:1: syntax error: the section header '[run' has no closing ']'");
   CHECK(!LOAD("[run ; [x]\n"));
-  CHECK_CONTAINS(err, "T.ini:1: syntax error: the comment (a ';' or '#' after a blank) in the section header");
+  CHECK_CONTAINS(
+      err, "T.ini:1: syntax error: the comment (a ';' or '#' after a blank) in the section header");
   CHECK(!LOAD("[run] iters = 5\n"));
   CHECK_CONTAINS(err, "T.ini:1: text after the section header [run]: 'iters = 5'");
   CHECK(!LOAD("[run]\n= 5\n"));
@@ -199,38 +214,51 @@ static void test_ini_rules(void) {
   /* comments, blanks, empty values, quotes */
   CHECK(LOAD("  # a comment\n[run] ; the run\n\titers=10 ; ten\n  warmup   :  3   # three\n"
              "[compile]\ncache_dir = /tmp/a#b;c\n"));
-  CHECK(wl_setting_find("run", "iters")->number == 10 && wl_setting_find("run", "warmup")->number == 3);
+  CHECK(wl_setting_find("run", "iters")->number == 10 &&
+        wl_setting_find("run", "warmup")->number == 3);
   CHECK_STR(wl_setting_find("compile", "cache_dir")->text, "/tmp/a#b;c");
   CHECK(!LOAD("[run]\nseed = 4;5\n")); /* no blank before ';': part of the value */
   CHECK_CONTAINS(err, "T.ini:2: run.seed: expected a whole number");
   CHECK(!LOAD("[run]\nseed = 9007199254740992\n")); /* the message names the largest seed */
   CHECK_CONTAINS(err, "T.ini:2: run.seed: expected a whole number from 0 to 9007199254740991");
   CHECK(!LOAD("[run]\nlock_clocks = abc\n")); /* checked when the file is read, like every key */
-  CHECK_CONTAINS(err, "T.ini:2: run.lock_clocks: expected off, base, max or a clock in MHz (100 to 10000), got 'abc'");
+  CHECK_CONTAINS(err, "T.ini:2: run.lock_clocks: expected off, base, max or a clock in MHz (100 to "
+                      "10000), got 'abc'");
   CHECK(!LOAD("[run]\nlock_clocks = 99\n"));
   CHECK(!LOAD("[run]\nlock_clocks = 1500.5\n"));
   CHECK(LOAD("[run]\nlock_clocks = 1500\n") && LOAD("[run]\nlock_clocks = max\n"));
   CHECK(!LOAD("[run]\nseed = 4\niters =   ; none\n"));
   CHECK_CONTAINS(err, "T.ini:3: run.iters: empty value (delete the line to keep the default)");
   CHECK(!LOAD("[run]\nmode = \"cold\"\n"));
-  CHECK_CONTAINS(err, "T.ini:2: run.mode: values are written without quotes: mode = cold, not mode = \"cold\"");
+  CHECK_CONTAINS(
+      err,
+      "T.ini:2: run.mode: values are written without quotes: mode = cold, not mode = \"cold\"");
 
   /* encodings: UTF-8 text, CRLF and a byte order mark accepted */
-  CHECK(LOAD("\xEF\xBB\xBF[run]\r\niters = 9\r\n; caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\r\n[output]\r\nquiet = on"));
-  CHECK(wl_setting_find("run", "iters")->number == 9 && wl_setting_find("output", "quiet")->number == 1);
+  CHECK(LOAD("\xEF\xBB\xBF[run]\r\niters = 9\r\n; caf\xC3\xA9 \xE2\x82\xAC "
+             "\xF0\x9F\x98\x80\r\n[output]\r\nquiet = on"));
+  CHECK(wl_setting_find("run", "iters")->number == 9 &&
+        wl_setting_find("output", "quiet")->number == 1);
 #define TEXT(s) s, sizeof s - 1
-  static const struct { const char *text; size_t n; const char *why; } bad[] = {
+  static const struct {
+    const char *text;
+    size_t n;
+    const char *why;
+  } bad[] = {
       {TEXT("[run]\niters = 1\0 2\n"), "T.ini:2: a NUL byte at column 10"},
       {TEXT("[run]\n; \xFF\n"), "T.ini:2: byte 0xFF at column 3 is not UTF-8"},
       {TEXT("[run]\n; \xC0\xAF overlong\n"), "T.ini:2: byte 0xC0 at column 3 is not UTF-8"},
       {TEXT("[run]\n; \xED\xA0\x80 surrogate\n"), "T.ini:2: byte 0xED at column 3 is not UTF-8"},
       {TEXT("[run]\n; cut \xE2\x82"), "T.ini:2: byte 0xE2 at column 7 is not UTF-8"},
-      {TEXT("\xFF\xFE[\0r\0"), "T.ini:1: byte 0xFF at column 1 is not UTF-8: wlrun.ini is UTF-8 text (this file is UTF-16)"},
+      {TEXT("\xFF\xFE[\0r\0"), "T.ini:1: byte 0xFF at column 1 is not UTF-8: wlrun.ini is UTF-8 "
+                               "text (this file is UTF-16)"},
       {TEXT("[run]\riters = 5\r"), "T.ini:1: a carriage return (CR) inside the line, at column 6"},
       {TEXT("[run]\n; \x1B[31m red\n"), "T.ini:2: control character U+001B at column 3"},
       {TEXT("[run]\n; \xC2\x9B\n"), "T.ini:2: control character U+009B at column 3"},
       {TEXT("[run]\n\xEF\xBB\xBFiters = 1\n"), "T.ini:2: a byte order mark (U+FEFF) at column 1"},
-      {TEXT("\x7F" "ELF\x02\x01\x01\0\0"), "T.ini:1: control character U+007F at column 1"},
+      {TEXT("\x7F"
+            "ELF\x02\x01\x01\0\0"),
+       "T.ini:1: control character U+007F at column 1"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     CHECK(!load_text(bad[i].text, bad[i].n, &io) && !io);
@@ -363,7 +391,8 @@ static void test_params(void) {
   {
     char long_value[400] = "M=1,";
     memset(long_value + 4, 'a', 300);
-    CHECK(!wl_param_parse(long_value, &p, err, sizeof err)); /* the reason is never cut off by the value */
+    CHECK(!wl_param_parse(long_value, &p, err,
+                          sizeof err)); /* the reason is never cut off by the value */
     CHECK_CONTAINS(err, "...': value 2 is 300 bytes long (at most 255)");
   }
   CHECK(!wl_param_parse("M=8:1", &p, err, sizeof err));
@@ -383,8 +412,8 @@ static void test_precedence(void) {
   CHECK(wl_config_load("ini/good.ini", err, sizeof err, &io));
   CHECK(wl_cli_apply_settings(&cli, err, sizeof err));
   struct wl_setting *w = wl_setting_find("run", "warmup"), *i = wl_setting_find("run", "iters");
-  CHECK(w->number == 3 && w->source == WL_FROM_CLI); /* command line over ini */
-  CHECK(i->number == 500 && i->source == WL_FROM_INI); /* ini over built-in */
+  CHECK(w->number == 3 && w->source == WL_FROM_CLI);               /* command line over ini */
+  CHECK(i->number == 500 && i->source == WL_FROM_INI);             /* ini over built-in */
   CHECK(wl_setting_find("adaptive", "min_samples")->number == 10); /* built-in */
 }
 

@@ -90,7 +90,8 @@ static void test_median_noise(void) {
   }
   double zero[8] = {0};
   CHECK(wl_median_noise(zero, 8) == HUGE_VAL); /* no median above 0 */
-  double ties[12] = {3, 1, 3, 3, 2, 3, 3, 1, 3, 3, 2, 3}; /* sorted: 1 1 2 2 3 ... ; j = 2, k = 11 */
+  double ties[12] = {3, 1, 3, 3, 2, 3,
+                     3, 1, 3, 3, 2, 3}; /* sorted: 1 1 2 2 3 ... ; j = 2, k = 11 */
   CHECK_NEAR(wl_median_noise(ties, 12), (3.0 - 1.0) / 2 / 3, EPS);
 }
 
@@ -257,7 +258,7 @@ static void test_shape_normal(void) {
   CHECK(s.modes == 1 && !s.bimodal);
   /* at most 1 %: a normal has 0.70 % beyond the fences, so about one seed in six has more */
   CHECK(s.outliers_low + s.outliers_high <= 10);
-  CHECK(s.far_outliers <= 1); /* 4.7 standard deviations */
+  CHECK(s.far_outliers <= 1);       /* 4.7 standard deviations */
   CHECK_NEAR(s.mode_low, 100, 0.6); /* a KDE's mode moves by about 0.2 from seed to seed */
   CHECK(s.mode_low == s.mode_high);
   CHECK(s.kde_n >= 999 && s.bandwidth > 0);
@@ -326,7 +327,8 @@ static void test_shape_minor_cluster(void) {
  * 100; (g) throttling: a slow linear rise from 100 to 110 */
 static void test_shape_trend(void) {
   rng_seed(6);
-  for (int i = 0; i < 1000; i++) buf[i] = (i < 200 ? 100 + 30 * exp(-i / 70.0) : 100) + rng_normal(0, 1);
+  for (int i = 0; i < 1000; i++)
+    buf[i] = (i < 200 ? 100 + 30 * exp(-i / 70.0) : 100) + rng_normal(0, 1);
   struct wl_shape s;
   CHECK(wl_stats_shape(buf, 1000, &s));
   CHECK(s.trend_rho < -0.2);

@@ -48,7 +48,8 @@ static char *traced(void (*scenario)(void)) {
     exit(0);
   }
   int status = -1;
-  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+        WEXITSTATUS(status) == 0);
   return trace_of(pid);
 }
 
@@ -82,8 +83,8 @@ static unsigned long long range_time(const char *text, unsigned long long rid, i
   snprintf(key, sizeof key, "\nR\t%llu\t", rid);
   const char *p = strstr(text, key);
   unsigned long long id, tid, parent, name, domain, start, end;
-  if (!p || sscanf(p + 1, "R\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu", &id, &tid, &parent, &name, &domain, &start,
-                   &end) != 7)
+  if (!p || sscanf(p + 1, "R\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu", &id, &tid, &parent, &name,
+                   &domain, &start, &end) != 7)
     return 0;
   return which ? end : start;
 }
@@ -123,14 +124,17 @@ static void *launches_without_range(void *arg) {
 static void threads(void) {
   pthread_t t;
   wt_push(NULL, wt_intern_cstr("backward"), none()); /* rid 1 */
-  if (pthread_create(&t, NULL, launches_without_range, NULL) != 0 || pthread_join(t, NULL) != 0) _exit(8);
-  if (pthread_create(&t, NULL, launches_on_own_range, NULL) != 0 || pthread_join(t, NULL) != 0) _exit(8);
+  if (pthread_create(&t, NULL, launches_without_range, NULL) != 0 || pthread_join(t, NULL) != 0)
+    _exit(8);
+  if (pthread_create(&t, NULL, launches_on_own_range, NULL) != 0 || pthread_join(t, NULL) != 0)
+    _exit(8);
   wt_note_launch(8000);
   /* exits with backward open and 8000 buffered */
 }
 
 /* a kernel record as CUPTI gives it */
-static CUpti_ActivityKernel10 kernel(uint32_t correlation, uint64_t start, uint64_t end, const char *name) {
+static CUpti_ActivityKernel10 kernel(uint32_t correlation, uint64_t start, uint64_t end,
+                                     const char *name) {
   CUpti_ActivityKernel10 k;
   memset(&k, 0, sizeof k);
   k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
@@ -149,8 +153,8 @@ static void activity(void) {
   char again[sizeof mangled];
   memcpy(again, mangled, sizeof mangled); /* the same name at another address */
   CUpti_ActivityKernel10 k[] = {kernel(42, 1000, 3000, mangled), kernel(43, 3000, 4000, mangled),
-                                kernel(44, 5000, 6000, again), kernel(45, 7000, 8000, plain),
-                                kernel(46, 9000, 8999, plain), kernel(47, 0, 10, plain)};
+                                kernel(44, 5000, 6000, again),   kernel(45, 7000, 8000, plain),
+                                kernel(46, 9000, 8999, plain),   kernel(47, 0, 10, plain)};
   CUpti_ActivityMemcpy6 copy;
   memset(&copy, 0, sizeof copy);
   copy.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
@@ -165,7 +169,8 @@ static void activity(void) {
   CUpti_Activity other = {CUPTI_ACTIVITY_KIND_MARKER};
   char lines[4096];
   size_t n = 0;
-  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) n += wt_activity_line(lines + n, sizeof lines - n, &k[i]);
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+    n += wt_activity_line(lines + n, sizeof lines - n, &k[i]);
   n += wt_activity_line(lines + n, sizeof lines - n, &copy);
   n += wt_activity_line(lines + n, sizeof lines - n, &set);
   n += wt_activity_line(lines + n, sizeof lines - n, &other);
@@ -185,7 +190,8 @@ static long sid_of(const char *t, const char *text) {
   for (const char *p = t; p && (p = strstr(p, "\nS\t")); p++) {
     const char *end = strchr(p + 1, '\n');
     const char *tab = strchr(p + 3, '\t');
-    if (tab && end && (size_t)(end - tab + 1) == strlen(want) && strncmp(tab, want, strlen(want)) == 0)
+    if (tab && end && (size_t)(end - tab + 1) == strlen(want) &&
+        strncmp(tab, want, strlen(want)) == 0)
       return strtol(p + 3, NULL, 10);
   }
   return -1;
@@ -196,18 +202,22 @@ static void test_activity(void) {
   char *t = traced(activity);
   long mangled = sid_of(t, "_Z12forward_spinm"), plain = sid_of(t, "extern_c_kernel");
   /* without libstdc++: the name as CUPTI gave it (a sanitizer's runtime has its own demangler) */
-  if (mangled < 0 && dlsym(RTLD_DEFAULT, "__cxa_demangle")) mangled = sid_of(t, "forward_spin(unsigned long)");
+  if (mangled < 0 && dlsym(RTLD_DEFAULT, "__cxa_demangle"))
+    mangled = sid_of(t, "forward_spin(unsigned long)");
   CHECK(mangled > 0 && plain > 0);
   snprintf(line, sizeof line, "\nK\t42\tkernel\t1\t7\t1000\t3000\t0\t%ld\n", mangled);
   CHECK_CONTAINS(t, line);
-  snprintf(line, sizeof line, "\nK\t44\tkernel\t1\t7\t5000\t6000\t0\t%ld\n", mangled); /* one string */
+  snprintf(line, sizeof line, "\nK\t44\tkernel\t1\t7\t5000\t6000\t0\t%ld\n",
+           mangled); /* one string */
   CHECK_CONTAINS(t, line);
   snprintf(line, sizeof line, "\nK\t45\tkernel\t1\t7\t7000\t8000\t0\t%ld\n", plain);
   CHECK_CONTAINS(t, line);
   CHECK(!strstr(t, "\nK\t46\t") && !strstr(t, "\nK\t47\t")); /* no valid times */
-  snprintf(line, sizeof line, "\nK\t50\tmemcpy\t0\t3\t100\t200\t8388608\t%ld\n", sid_of(t, "memcpy HtoD"));
+  snprintf(line, sizeof line, "\nK\t50\tmemcpy\t0\t3\t100\t200\t8388608\t%ld\n",
+           sid_of(t, "memcpy HtoD"));
   CHECK_CONTAINS(t, line);
-  snprintf(line, sizeof line, "\nK\t51\tmemset\t0\t3\t300\t400\t1048576\t%ld\n", sid_of(t, "memset"));
+  snprintf(line, sizeof line, "\nK\t51\tmemset\t0\t3\t300\t400\t1048576\t%ld\n",
+           sid_of(t, "memset"));
   CHECK_CONTAINS(t, line);
   CHECK(lines_with(t, "K\t") == 6);
   CHECK(lines_with(t, "S\t") == 4); /* two kernels, a copy, a set: each once, before its K */
@@ -231,7 +241,9 @@ static void full_disk(void) {
   snprintf(err, sizeof err, "%s/stderr", dir);
   int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   struct rlimit small = {256 << 10, 256 << 10};
-  if (e < 0 || dup2(e, 2) < 0 || signal(SIGXFSZ, SIG_IGN) == SIG_ERR || setrlimit(RLIMIT_FSIZE, &small) != 0) _exit(6);
+  if (e < 0 || dup2(e, 2) < 0 || signal(SIGXFSZ, SIG_IGN) == SIG_ERR ||
+      setrlimit(RLIMIT_FSIZE, &small) != 0)
+    _exit(6);
   for (int i = 0; i < 20000; i++) {
     wt_push(NULL, wt_intern_cstr("lost"), none());
     wt_pop(NULL);
@@ -265,7 +277,8 @@ int main(void) {
   CHECK_CONTAINS(t, "\nR\t1\t");
   CHECK(lines_with(t, "C\t") == 1);
   CHECK(lines_with(t, "C\t1\t0\t") == 1);
-  CHECK(launch_time(t, 1) > 0 && launch_time(t, 1) < range_time(t, 1, 0)); /* before the range "late" */
+  CHECK(launch_time(t, 1) > 0 &&
+        launch_time(t, 1) < range_time(t, 1, 0)); /* before the range "late" */
 
   t = traced(many);
   CHECK(lines_with(t, "C\t") == 1002);

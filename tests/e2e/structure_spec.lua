@@ -43,13 +43,13 @@ local LAYERS = {
       wl_modules = { "wl_modules" }, cuda_device = { "cuda_device" }, cuda_stream = { "cuda_stream" },
       cuda_graph = { "cuda_graph" }, cuda_tensor = { "cuda_tensor", "cuda_tensor_*" },
       cuda_kernel = { "cuda_kernel", "kernel_compile", "kernel_source", "host_work", "host_kernel", "cuda_module" },
-      cuda_launch = { "cuda_launch" }, gpu_clock = { "gpu_clock", "nvml" }, nvtx = { "nvtx", "nvtx_*" },
+      cuda_launch = { "cuda_launch", "launch_args" }, gpu_clock = { "gpu_clock", "nvml" }, nvtx = { "nvtx", "nvtx_*" },
       lclock = { "lclock" }, lstats = { "lstats" }, lprintable = { "lprintable" }, lsettings = { "lsettings" },
       lsystem = { "lsystem", "lsystem_files" }, user_library = { "user_library" }, runtime_ops = { "runtime_ops" },
       gemm_args = { "gemm_args" }, lib_cublas = { "lib_cublas*" },
   } },
   { name = ENGINE, modules = {
-      cuda_timing = { "cuda_timing", "l2_flush" }, cupti_timing = { "cupti_timing" },
+      cuda_timing = { "cuda_timing", "l2_flush", "count_nonzero" }, cupti_timing = { "cupti_timing" },
   } },
   { name = HOST, modules = { lhost = { "lhost" }, lhost_signals = { "lhost_signals" }, main = { "main" } } },
 }

@@ -24,7 +24,8 @@ static const char *const check =
     "end\n"
     "for _, f in ipairs(report.formats) do\n"
     "  local fine, err = pcall(report.render, doc, f)\n"
-    "  if not fine then return 'the ' .. f .. ' printer failed on an accepted document: ' .. tostring(err) end\n"
+    "  if not fine then return 'the ' .. f .. ' printer failed on an accepted document: ' .. "
+    "tostring(err) end\n"
     "end\n";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -1,5 +1,5 @@
-/* libFuzzer target: setting values (src/base/settings.c), each setting's parser, as the command line
- * and wlrun.ini hand them over. The first byte picks the setting. */
+/* libFuzzer target: setting values (src/base/settings.c), each setting's parser, as the command
+ * line and wlrun.ini hand them over. The first byte picks the setting. */
 #include "settings.h"
 
 #include <stdint.h>
@@ -23,7 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char err[512];
   struct wl_setting copy = *s;
   if (wl_setting_assign(&copy, text, WL_FROM_CLI, "--fuzz", err, sizeof err)) {
-    if ((copy.type == WL_INT || copy.type == WL_DURATION) && (copy.number < copy.min || copy.number > copy.max))
+    if ((copy.type == WL_INT || copy.type == WL_DURATION) &&
+        (copy.number < copy.min || copy.number > copy.max))
       abort(); /* accepted out of its bounds */
   }
   free(text);

@@ -192,12 +192,16 @@ static void attribute_fields(const nvtxEventAttributes_t *a, const char *type) {
     return;
   }
   switch (a->payloadType) {
-  case NVTX_PAYLOAD_TYPE_INT64: fieldf("payload", "int64:%lld", (long long)a->payload.llValue); break;
+  case NVTX_PAYLOAD_TYPE_INT64:
+    fieldf("payload", "int64:%lld", (long long)a->payload.llValue);
+    break;
   case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
     fieldf("payload", "uint64:%llu", (unsigned long long)a->payload.ullValue);
     break;
   case NVTX_PAYLOAD_TYPE_INT32: fieldf("payload", "int32:%d", (int)a->payload.iValue); break;
-  case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32: fieldf("payload", "uint32:%u", (unsigned)a->payload.uiValue); break;
+  case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
+    fieldf("payload", "uint32:%u", (unsigned)a->payload.uiValue);
+    break;
   case NVTX_PAYLOAD_TYPE_DOUBLE: fieldf("payload", "double:%.17g", a->payload.dValue); break;
   case NVTX_PAYLOAD_TYPE_FLOAT: fieldf("payload", "float:%.9g", (double)a->payload.fValue); break;
   default: field("payload", "none"); break;
@@ -355,7 +359,9 @@ static void MarkW(const wchar_t *m) {
   nvtxEventAttributes_t a = wide(m);
   mark(&global_domain, &a);
 }
-static nvtxRangeId_t RangeStartEx(const nvtxEventAttributes_t *a) { return start(&global_domain, a); }
+static nvtxRangeId_t RangeStartEx(const nvtxEventAttributes_t *a) {
+  return start(&global_domain, a);
+}
 static nvtxRangeId_t RangeStartA(const char *m) {
   nvtxEventAttributes_t a = ascii(m);
   return start(&global_domain, &a);
@@ -376,7 +382,9 @@ static int RangePushW(const wchar_t *m) {
 }
 static int RangePop(void) { return pop(&global_domain); }
 static void NameCategoryA(uint32_t c, const char *n) { name_category(&global_domain, c, copy(n)); }
-static void NameCategoryW(uint32_t c, const wchar_t *n) { name_category(&global_domain, c, copy_wide(n)); }
+static void NameCategoryW(uint32_t c, const wchar_t *n) {
+  name_category(&global_domain, c, copy_wide(n));
+}
 static void NameOsThreadA(uint32_t t, const char *n) {
   char buf[16];
   snprintf(buf, sizeof buf, "%u", t);
@@ -389,14 +397,19 @@ static void NameOsThreadW(uint32_t t, const wchar_t *n) {
 }
 
 /* core2: domains */
-static void DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) { mark(domain_of(d), a); }
+static void DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
+  mark(domain_of(d), a);
+}
 static nvtxRangeId_t DomainRangeStartEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
   return start(domain_of(d), a);
 }
 static void DomainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id) { range_end(domain_of(d), id); }
-static int DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) { return push(domain_of(d), a); }
+static int DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
+  return push(domain_of(d), a);
+}
 static int DomainRangePop(nvtxDomainHandle_t d) { return pop(domain_of(d)); }
-static nvtxResourceHandle_t DomainResourceCreate(nvtxDomainHandle_t d, nvtxResourceAttributes_t *attr) {
+static nvtxResourceHandle_t DomainResourceCreate(nvtxDomainHandle_t d,
+                                                 nvtxResourceAttributes_t *attr) {
   (void)attr;
   named_event("resource_create", "domain", domain_of(d)->name, copy(""));
   static char token;
@@ -438,7 +451,9 @@ __attribute__((destructor)) static void free_strings(void) {
   }
 }
 
-static nvtxStringHandle_t DomainRegisterStringA(nvtxDomainHandle_t d, const char *s) { return register_string(d, copy(s)); }
+static nvtxStringHandle_t DomainRegisterStringA(nvtxDomainHandle_t d, const char *s) {
+  return register_string(d, copy(s));
+}
 static nvtxStringHandle_t DomainRegisterStringW(nvtxDomainHandle_t d, const wchar_t *s) {
   return register_string(d, copy_wide(s));
 }
@@ -455,7 +470,8 @@ static nvtxDomainHandle_t create_domain(char *name) {
 static nvtxDomainHandle_t DomainCreateA(const char *n) { return create_domain(copy(n)); }
 static nvtxDomainHandle_t DomainCreateW(const wchar_t *n) { return create_domain(copy_wide(n)); }
 static void DomainDestroy(nvtxDomainHandle_t d) {
-  named_event("domain_destroy", "domain", domain_of(d)->name, copy("")); /* kept: handles stay valid */
+  named_event("domain_destroy", "domain", domain_of(d)->name,
+              copy("")); /* kept: handles stay valid */
 }
 static void Initialize(const void *reserved) {
   (void)reserved;
@@ -474,9 +490,13 @@ static void NameCudaDeviceW(int dev, const wchar_t *n) {
   named_event("name_device", "handle", buf, copy_wide(n));
 }
 static void NameCudaStreamA(void *s, const char *n) { handle_event("name_stream", s, copy(n)); }
-static void NameCudaStreamW(void *s, const wchar_t *n) { handle_event("name_stream", s, copy_wide(n)); }
+static void NameCudaStreamW(void *s, const wchar_t *n) {
+  handle_event("name_stream", s, copy_wide(n));
+}
 static void NameCudaEventA(void *e, const char *n) { handle_event("name_event", e, copy(n)); }
-static void NameCudaEventW(void *e, const wchar_t *n) { handle_event("name_event", e, copy_wide(n)); }
+static void NameCudaEventW(void *e, const wchar_t *n) {
+  handle_event("name_event", e, copy_wide(n));
+}
 static void NameCuDeviceA(int dev, const char *n) {
   char buf[16];
   snprintf(buf, sizeof buf, "%d", dev);
@@ -488,11 +508,17 @@ static void NameCuDeviceW(int dev, const wchar_t *n) {
   named_event("name_cu_device", "handle", buf, copy_wide(n));
 }
 static void NameCuContextA(void *c, const char *n) { handle_event("name_cu_context", c, copy(n)); }
-static void NameCuContextW(void *c, const wchar_t *n) { handle_event("name_cu_context", c, copy_wide(n)); }
+static void NameCuContextW(void *c, const wchar_t *n) {
+  handle_event("name_cu_context", c, copy_wide(n));
+}
 static void NameCuStreamA(void *s, const char *n) { handle_event("name_cu_stream", s, copy(n)); }
-static void NameCuStreamW(void *s, const wchar_t *n) { handle_event("name_cu_stream", s, copy_wide(n)); }
+static void NameCuStreamW(void *s, const wchar_t *n) {
+  handle_event("name_cu_stream", s, copy_wide(n));
+}
 static void NameCuEventA(void *e, const char *n) { handle_event("name_cu_event", e, copy(n)); }
-static void NameCuEventW(void *e, const wchar_t *n) { handle_event("name_cu_event", e, copy_wide(n)); }
+static void NameCuEventW(void *e, const wchar_t *n) {
+  handle_event("name_cu_event", e, copy_wide(n));
+}
 
 /* ---- initialisation ---- */
 
@@ -505,7 +531,8 @@ struct slot {
 };
 
 /* Writes the handlers into one module's table of this NVTX instance. */
-static int install(const NvtxExportTableCallbacks *cb, NvtxCallbackModule module, const struct slot *slots, size_t n) {
+static int install(const NvtxExportTableCallbacks *cb, NvtxCallbackModule module,
+                   const struct slot *slots, size_t n) {
   NvtxFunctionTable table = NULL;
   unsigned int size = 0;
   if (!cb->GetModuleFunctionTable(module, &table, &size) || !table) return 0;
@@ -561,10 +588,14 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable) {
       {NVTX_CBID_CUDART_NameCudaEventW, FN(NameCudaEventW)},
   };
   static const struct slot cuda[] = {
-      {NVTX_CBID_CUDA_NameCuDeviceA, FN(NameCuDeviceA)},   {NVTX_CBID_CUDA_NameCuDeviceW, FN(NameCuDeviceW)},
-      {NVTX_CBID_CUDA_NameCuContextA, FN(NameCuContextA)}, {NVTX_CBID_CUDA_NameCuContextW, FN(NameCuContextW)},
-      {NVTX_CBID_CUDA_NameCuStreamA, FN(NameCuStreamA)},   {NVTX_CBID_CUDA_NameCuStreamW, FN(NameCuStreamW)},
-      {NVTX_CBID_CUDA_NameCuEventA, FN(NameCuEventA)},     {NVTX_CBID_CUDA_NameCuEventW, FN(NameCuEventW)},
+      {NVTX_CBID_CUDA_NameCuDeviceA, FN(NameCuDeviceA)},
+      {NVTX_CBID_CUDA_NameCuDeviceW, FN(NameCuDeviceW)},
+      {NVTX_CBID_CUDA_NameCuContextA, FN(NameCuContextA)},
+      {NVTX_CBID_CUDA_NameCuContextW, FN(NameCuContextW)},
+      {NVTX_CBID_CUDA_NameCuStreamA, FN(NameCuStreamA)},
+      {NVTX_CBID_CUDA_NameCuStreamW, FN(NameCuStreamW)},
+      {NVTX_CBID_CUDA_NameCuEventA, FN(NameCuEventA)},
+      {NVTX_CBID_CUDA_NameCuEventW, FN(NameCuEventW)},
   };
   if (!getExportTable) return 0;
   const NvtxExportTableCallbacks *cb = getExportTable(NVTX_ETID_CALLBACKS);

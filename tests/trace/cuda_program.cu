@@ -21,13 +21,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define CHECK(call)                                                                                    \
-  do {                                                                                                 \
-    cudaError_t e_ = (call);                                                                           \
-    if (e_ != cudaSuccess) {                                                                           \
-      fprintf(stderr, "cuda_program: %s: %s (line %d)\n", #call, cudaGetErrorString(e_), __LINE__); \
-      exit(1);                                                                                         \
-    }                                                                                                  \
+#define CHECK(call)                                                                      \
+  do {                                                                                   \
+    cudaError_t e_ = (call);                                                             \
+    if (e_ != cudaSuccess) {                                                             \
+      fprintf(stderr, "cuda_program: %s: %s (line %d)\n", #call, cudaGetErrorString(e_), \
+              __LINE__);                                                                 \
+      exit(1);                                                                           \
+    }                                                                                    \
   } while (0)
 
 __device__ static uint64_t now_ns() {
@@ -38,8 +39,7 @@ __device__ static uint64_t now_ns() {
 
 __device__ static void spin(uint64_t ns) {
   uint64_t t0 = now_ns();
-  while (now_ns() - t0 < ns) {
-  }
+  while (now_ns() - t0 < ns) {}
 }
 
 // one kernel per phase, so that the K records' names say where they were launched

@@ -4,8 +4,8 @@
  *
  *   steps      3 steps: data (4 ms), then train_step (payload 32) > forward (6 ms), backward
  *              (12 ms), optimizer (3 ms); the thread named "trainer"
- *   threads    main > 4 threads "worker<i>", each 200 x (worker > inner) and one worker_sleep (2 ms)
- *   fork       parent > a child that pops (nothing of its own), pushes child (5 ms) and exits 0
+ *   threads    main > 4 threads "worker<i>", each 200 x (worker > inner) and one worker_sleep (2
+ * ms) fork       parent > a child that pops (nothing of its own), pushes child (5 ms) and exits 0
  *   startend   start/end ranges: same thread, ended on another thread, wide, in a domain; bad ends
  *   domains    ranges of a domain interleaved with the default domain's, a registered string,
  *              a domain's range popped out of order, pops with nothing pushed
@@ -50,8 +50,7 @@
 
 static void sleep_ms(int ms) {
   struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&t, &t) != 0 && errno == EINTR) {
-  }
+  while (nanosleep(&t, &t) != 0 && errno == EINTR) {}
 }
 
 static uint32_t tid(void) { return (uint32_t)syscall(SYS_gettid); }
@@ -151,8 +150,8 @@ static int startend(void) {
   a.payload.uiValue = 7;
   nvtxRangeId_t in_domain = nvtxDomainRangeStartEx(d, &a);
   nvtxDomainRangeEnd(d, in_domain);
-  nvtxRangeEnd(same);        /* ended already: ignored */
-  nvtxRangeEnd(987654321);   /* never started: ignored */
+  nvtxRangeEnd(same);      /* ended already: ignored */
+  nvtxRangeEnd(987654321); /* never started: ignored */
   return 0;
 }
 
@@ -160,8 +159,8 @@ static int domains(void) {
   nvtxDomainHandle_t d = nvtxDomainCreateA("dom");
   nvtxDomainHandle_t w = nvtxDomainCreateW(L"wdom");
   nvtxStringHandle_t reg = nvtxDomainRegisterStringA(d, "registered_name");
-  nvtxRangePop();         /* nothing pushed: ignored */
-  nvtxDomainRangePop(d);  /* nothing pushed in dom: ignored */
+  nvtxRangePop();        /* nothing pushed: ignored */
+  nvtxDomainRangePop(d); /* nothing pushed in dom: ignored */
   nvtxRangePushA("outer");
   nvtxEventAttributes_t a = attributes(NULL);
   a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
@@ -211,8 +210,15 @@ static int names(void) {
   a.message.unicode = L"wide_ex";
   nvtxRangePushEx(&a);
   nvtxRangePop();
-  static const char *const odd[] = {"tab\there", "new\nline", "cr\rx", "back\\slash", "bell\a|del\x7f|",
-                                    "utf8 \xc3\xa9 \xe2\x9c\x93", "bad\xff\xfe" "bytes", ""};
+  static const char *const odd[] = {"tab\there",
+                                    "new\nline",
+                                    "cr\rx",
+                                    "back\\slash",
+                                    "bell\a|del\x7f|",
+                                    "utf8 \xc3\xa9 \xe2\x9c\x93",
+                                    "bad\xff\xfe"
+                                    "bytes",
+                                    ""};
   for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) range(odd[i], 0);
   return 0;
 }
@@ -254,7 +260,8 @@ static int gpu_init(void) {
   void *lib = path ? dlopen(path, RTLD_NOLOAD | RTLD_LAZY) : NULL;
   int (*init)(void) = lib ? (int (*)(void))dlsym(lib, "InitializeInjection") : NULL;
   if (!init) {
-    fprintf(stderr, "nvtx_program: no InitializeInjection in %s\n", path ? path : "(NVTX_INJECTION64_PATH unset)");
+    fprintf(stderr, "nvtx_program: no InitializeInjection in %s\n",
+            path ? path : "(NVTX_INJECTION64_PATH unset)");
     return 1;
   }
   if (init() != 1) return 1;
@@ -476,9 +483,11 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "longname") == 0 && argc > 2) return longname(strtol(argv[2], NULL, 10));
   if (strcmp(mode, "nulls") == 0) return nulls();
   if (strcmp(mode, "forkstress") == 0) return forkstress();
-  fprintf(stderr,
-          "usage: %s steps|threads|fork|startend|domains|payloads|names|open|exit3|kill|gpu_init|loop N|closefds F|"
-          "dup2 F|sigexit|deep N|longname N|nulls|forkstress\n",
-          argv[0]);
+  fprintf(
+      stderr,
+      "usage: %s steps|threads|fork|startend|domains|payloads|names|open|exit3|kill|gpu_init|loop "
+      "N|closefds F|"
+      "dup2 F|sigexit|deep N|longname N|nulls|forkstress\n",
+      argv[0]);
   return 2;
 }

@@ -35,8 +35,8 @@
 #define SUBN (WN / WITERN)
 
 extern "C" __global__ void __launch_bounds__(THREADS)
-sgemm_warptile(int M, int N, int K, float alpha, const float *__restrict__ A, const float *__restrict__ B,
-               float beta, float *__restrict__ C) {
+    sgemm_warptile(int M, int N, int K, float alpha, const float *__restrict__ A,
+                   const float *__restrict__ B, float beta, float *__restrict__ C) {
   __shared__ float As[BK * BM]; // transposed: As[k * BM + m]
   __shared__ float Bs[BK * BN];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -91,7 +91,8 @@ sgemm_warptile(int M, int N, int K, float alpha, const float *__restrict__ A, co
           for (int i = 0; i < TM; i++)
 #pragma unroll
             for (int j = 0; j < TN; j++)
-              acc[(wm * TM + i) * (WITERN * TN) + wn * TN + j] += a_reg[wm * TM + i] * b_reg[wn * TN + j];
+              acc[(wm * TM + i) * (WITERN * TN) + wn * TN + j] +=
+                  a_reg[wm * TM + i] * b_reg[wn * TN + j];
     }
     __syncthreads();
   }
@@ -105,7 +106,8 @@ sgemm_warptile(int M, int N, int K, float alpha, const float *__restrict__ A, co
       for (int i = 0; i < TM; i++)
 #pragma unroll
         for (int j = 0; j < TN; j += 4) {
-          float4 *p = reinterpret_cast<float4 *>(&c[(size_t)(lane_row * TM + i) * N + lane_col * TN + j]);
+          float4 *p =
+              reinterpret_cast<float4 *>(&c[(size_t)(lane_row * TM + i) * N + lane_col * TN + j]);
           float4 v = *p;
           const float *a = &acc[(wm * TM + i) * (WITERN * TN) + wn * TN + j];
           v.x = alpha * a[0] + beta * v.x;
@@ -118,7 +120,9 @@ sgemm_warptile(int M, int N, int K, float alpha, const float *__restrict__ A, co
 }
 
 // y = x: a bandwidth-bound copy with a grid-stride loop (the simple kernel of the benchmark)
-extern "C" __global__ void copy_f32(float *__restrict__ y, const float *__restrict__ x, long long n) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+extern "C" __global__ void copy_f32(float *__restrict__ y, const float *__restrict__ x,
+                                    long long n) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
     y[i] = x[i];
 }
