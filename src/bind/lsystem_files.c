@@ -181,10 +181,31 @@ static int l_lock_path(lua_State *L) {
   return 2;
 }
 
+/* A file system without hard links (vfat, some FUSE and scratch file systems: link(2) refused)
+ * takes the name another way: an empty file made there only where nothing is (O_EXCL), locked as
+ * a live run's journal is (another run that finds it sees it held), then `from` renamed over it.
+ * -1 with errno where that fails too. */
+static int take_name_without_link(const char *from, const char *to) {
+  int fd = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  (void)flock(fd, LOCK_EX | LOCK_NB); /* it is ours alone until the rename */
+  int r = rename(from, to);
+  int e = errno;
+  close(fd);
+  if (r != 0) (void)unlink(to);
+  errno = e;
+  return r;
+}
+
 /* process.link(from, to) -> true, or nil and the error: a second name for a file, made only where
- * nothing is (link(2): "File exists" otherwise), so that two processes cannot both take a name */
+ * nothing is (link(2): "File exists" otherwise), so that two processes cannot both take a name;
+ * where the file system has no hard links, `from` is renamed to `to` instead (then gone) */
 static int l_link(lua_State *L) {
-  if (link(wl_check_cstring(L, 1), wl_check_cstring(L, 2)) != 0) return wl_push_failure(L);
+  const char *from = wl_check_cstring(L, 1), *to = wl_check_cstring(L, 2);
+  if (link(from, to) != 0) {
+    bool no_links = errno == EPERM || errno == EOPNOTSUPP || errno == ENOSYS || errno == EMLINK;
+    if (!no_links || take_name_without_link(from, to) != 0) return wl_push_failure(L);
+  }
   lua_pushboolean(L, 1);
   return 1;
 }
