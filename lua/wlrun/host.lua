@@ -64,6 +64,9 @@ local function run_script(cli)
   _G.arg = table.move(args, 1, #args, 1, { [0] = cli.script })
   local chunk, err = loadfile(cli.script, "t")
   if not chunk then -- "cannot open/read FILE": the file (exit 9); else its syntax (exit 1)
+    if err:find("binary chunk", 1, true) then -- Lua's message names no file
+      err = ("%s: %s: wlrun runs Lua source, not precompiled chunks (luac)"):format(cli.script, err)
+    end
     core.error(err:find("^cannot %a+ ") and "io" or "script", err, 0)
   end
   journal.hook_exit() -- before the script can keep its own os.exit
