@@ -7,9 +7,11 @@ ignore = {
   "211/_.+", -- a local named _x is kept on purpose: a to-be-closed scope (`local _range <close> = ...`)
   "581", -- `not (x > y)` is not `x <= y` where x or y is NaN: the statistics' comparisons mean it
 }
--- Lines: the target is 100 columns (issue 36); the code is not there yet, so the length is not
--- checked here (tests/e2e/structure_spec.lua counts what is over).
-max_line_length = false
+-- Lines: at most 100 columns (issue 36), code and comments; the lines inside a long string
+-- ([[...]]: the scripts, sources and outputs the specs write) are data and keep their length. A
+-- code line that ends such a string over 100 columns says `-- luacheck: ignore 631`.
+max_line_length = 100
+max_string_line_length = false
 exclude_files = { "build*/**", ".git/**" }
 
 files["tests/**/*_spec.lua"] = { std = "+busted" }

@@ -10,7 +10,8 @@
 -- become tagged paragraphs (.TP), the rest filled text; every word of the help is kept, in order
 -- (tests/e2e/install_spec.lua checks that each line of each --help is in the page).
 local input, output, version, wlrun = ...
-assert(input and output and version and wlrun, "usage: wlrun cmake/manpage.lua docs/cli.md OUT.1 VERSION WLRUN")
+assert(input and output and version and wlrun,
+  "usage: wlrun cmake/manpage.lua docs/cli.md OUT.1 VERSION WLRUN")
 
 local function read(path)
   local f = assert(io.open(path, "rb"))
@@ -68,7 +69,8 @@ local function indent_of(line) return #line:match("^ *") end
 -- Renders a block of help lines (no heading) into out: paragraphs filled, lists as .TP. Each list
 -- item starts at indent 4 (`base`); its description starts after a run of two spaces, or at the
 -- block's description column (the indent its continuation lines share) after one; lines indented
--- further continue it; a line of names alone is a term of its own that the next item's term joins (.TQ).
+-- further continue it; a line of names alone is a term of its own that the next item's term joins
+-- (.TQ).
 local function render_block(out, lines, plain_terms)
   local counts, col = {}, nil
   for _, l in ipairs(lines) do
@@ -78,7 +80,8 @@ local function render_block(out, lines, plain_terms)
   for n, c in pairs(counts) do
     if not col or c > counts[col] or (c == counts[col] and n < col) then col = n end
   end
-  local state = "none" -- "para": inside filled text; "item": inside a list item; "term": a term alone
+  -- "para": inside filled text; "item": inside a list item; "term": a term alone
+  local state = "none"
   for _, line in ipairs(lines) do
     local n = indent_of(line)
     if line == "" then
@@ -90,12 +93,14 @@ local function render_block(out, lines, plain_terms)
     elseif n <= 4 or state == "none" or state == "gap" or state == "para" then
       local body = line:sub(n + 1)
       local term, desc = body:match("^(.-%S)  +(%S.*)$")
-      if not term and col and #line > col and line:sub(col, col) == " " and line:sub(col + 1, col + 1) ~= " " then
+      if not term and col and #line > col and line:sub(col, col) == " "
+        and line:sub(col + 1, col + 1) ~= " " then
         term, desc = line:sub(n + 1, col - 1):match("^(.-)%s*$"), line:sub(col + 1)
       end
       term = term or body
       -- the description's indent: as in the help, within reason
-      out[#out + 1] = state == "term" and ".TQ" or (".TP %dn"):format(math.max(4, math.min((col or 28) - n, 24)))
+      out[#out + 1] = state == "term" and ".TQ" or (".TP %dn"):format(
+        math.max(4, math.min((col or 28) - n, 24)))
       out[#out + 1] = term_fonts(term, plain_terms)
       if desc then
         out[#out + 1] = escape(desc)
@@ -121,7 +126,8 @@ local lines = lines_of(read(input))
 local name = table.remove(lines, 1)
 assert(name:find("^wlrun %- "), input .. ":1: expected 'wlrun - ...' (the NAME line)")
 
-local function is_heading(line) return line:find("^[A-Z][A-Z ,]*[A-Z]$") or line:find("^[A-Z][A-Z ,]*[A-Z] %(.*%)$") end
+local function is_heading(line) return line:find("^[A-Z][A-Z ,]*[A-Z]$")
+  or line:find("^[A-Z][A-Z ,]*[A-Z] %(.*%)$") end
 
 local sections, order = {}, {}
 local current
@@ -196,7 +202,8 @@ for _, tool in ipairs(tools) do
     while tl[1] and tl[1] ~= "" do
       syn[#syn + 1] = table.remove(tl, 1):gsub("^Usage: ", ""):gsub("^       ", "")
     end
-    assert(#syn > 0 and syn[1]:find("^wlrun " .. tool), ("wlrun %s --help: expected 'Usage: wlrun %s ...' first"):format(tool, tool))
+    assert(#syn > 0 and syn[1]:find("^wlrun " .. tool),
+      ("wlrun %s --help: expected 'Usage: wlrun %s ...' first"):format(tool, tool))
     render_nofill(out, syn)
     render_block(out, tl)
   end
@@ -218,11 +225,19 @@ end
 -- FILES: where the files named above are (the help names each where it is used)
 out[#out + 1] = ".SH FILES"
 local files = {
-  { "wlrun.ini", "the settings of runs (CONFIGURATION), in the current directory; --config names another" },
-  { ".wlrun/history.db", "the history database of wlrun history and report, at the root of the git repository; --db or [history] db names another" },
-  { "~/.cache/wlrun/", "the compiled-kernel cache ($XDG_CACHE_HOME/wlrun where that is set); --cache-dir, [compile] cache_dir or WLRUN_CACHE_DIR names another" },
-  { "PREFIX/lib/wlrun/libwlrun_trace.so", "the trace library that wlrun trace injects, found relative to the wlrun binary (../lib/wlrun/, or beside it); WLRUN_TRACE_LIB names another" },
-  { "PREFIX/share/wlrun/", "the shipped recipes (scenarios/), examples (examples/) and documentation (docs/)" },
+  { "wlrun.ini",
+    "the settings of runs (CONFIGURATION), in the current directory; --config names another" },
+  { ".wlrun/history.db",
+    "the history database of wlrun history and report, at the root of the git repository; --db "
+    .. "or [history] db names another" },
+  { "~/.cache/wlrun/",
+    "the compiled-kernel cache ($XDG_CACHE_HOME/wlrun where that is set); --cache-dir, "
+    .. "[compile] cache_dir or WLRUN_CACHE_DIR names another" },
+  { "PREFIX/lib/wlrun/libwlrun_trace.so",
+    "the trace library that wlrun trace injects, found relative to the wlrun binary "
+    .. "(../lib/wlrun/, or beside it); WLRUN_TRACE_LIB names another" },
+  { "PREFIX/share/wlrun/",
+    "the shipped recipes (scenarios/), examples (examples/) and documentation (docs/)" },
   { "PREFIX/include/wlrun/work.h", "the ABI of a user's library (docs/libraries.md)" },
 }
 for _, f in ipairs(files) do
@@ -236,7 +251,8 @@ out[#out + 1] = "PREFIX is where wlrun is installed: /usr from the .deb."
 out[#out + 1] = ".SH SEE ALSO"
 out[#out + 1] = "\\fBlua\\fR(1), \\fBgnuplot\\fR(1), \\fBgit\\fR(1), \\fBbusted\\fR(1)"
 out[#out + 1] = ".PP"
-out[#out + 1] = "The documentation in PREFIX/share/wlrun/docs/ (README.md first), the docs/ named above."
+out[#out + 1]
+  = "The documentation in PREFIX/share/wlrun/docs/ (README.md first), the docs/ named above."
 
 local tmp = output .. ".tmp"
 local f = assert(io.open(tmp, "wb"))

@@ -13,7 +13,8 @@ local EPOCHS, STEPS, BATCH = 3, 4, 20000
 -- used on every step (a tool then receives a handle instead of the text each time).
 local app = nvtx.domain("nvtx_phases")
 local HOST, DEVICE, IO = app:category("host"), app:category("device"), app:category("io")
-local LOAD, PREP, STEP = app:register("load batch"), app:register("preprocess"), app:register("gpu step")
+local LOAD, PREP, STEP = app:register("load batch"), app:register("preprocess"),
+  app:register("gpu step")
 
 -- the GPU part, when there is a GPU
 local ndev, why = wl.device_count()
@@ -28,13 +29,16 @@ if ndev > 0 then
   local x, y = wl.tensor { n, init = wl.normal() }, wl.tensor { n, init = 0 }
   local stream = wl.stream()
   nvtx.name_stream(stream, "training stream") -- the stream's row in the timeline
-  local launch = k:bind { grid = wl.cdiv(n, 256), block = 256, stream = stream, args = { y, x, 0.5, n } }
+  local launch = k:bind { grid = wl.cdiv(n, 256), block = 256, stream = stream,
+    args = { y, x, 0.5, n } }
   step = function()
     launch:launch(10)
     stream:sync()
   end
 else
-  print(("no CUDA device here (%s):\n  the GPU step is skipped; the host phases still run, annotated"):format(why))
+  print(
+    ("no CUDA device here (%s):\n  the GPU step is skipped; the host phases still run, "
+    .. "annotated"):format(why))
 end
 
 -- host work: a batch of random numbers, then its mean and spread
@@ -61,7 +65,8 @@ for epoch = 1, EPOCHS do
   -- payload: the epoch's number, shown with the range
   app:range("epoch " .. epoch, { color = "blue", payload = epoch }, function()
     for s = 1, STEPS do
-      local batch = app:range(LOAD, { category = HOST, color = "green" }, load_batch, epoch * 100 + s)
+      local batch = app:range(LOAD, { category = HOST, color = "green" }, load_batch,
+        epoch * 100 + s)
       local mean, spread = app:range(PREP, { category = HOST, color = "yellow" }, preprocess, batch)
       if step then app:range(STEP, { category = DEVICE, color = "red", payload = mean }, step) end
       if s == STEPS then
@@ -82,6 +87,8 @@ for epoch = 1, EPOCHS do
   end)
 end
 app:stop(whole)
-local gpu = step and (wl.compile_only() and " (the GPU step checked, not run: --compile-only)" or " (with the GPU step)") or ""
-print(("%d epochs of %d steps in %.1f ms%s; open ranges left: %d"):format(EPOCHS, STEPS, (wl.clock() - t0) * 1e3, gpu,
+local gpu = step and (wl.compile_only() and " (the GPU step checked, not run: --compile-only)"
+  or " (with the GPU step)") or ""
+print(("%d epochs of %d steps in %.1f ms%s; open ranges left: %d"):format(EPOCHS, STEPS,
+  (wl.clock() - t0) * 1e3, gpu,
   app:depth()))

@@ -7,12 +7,14 @@
 --   wlrun scenarios/gemm_sweep.lua -p variant=tiled -p K=4096 --mode graph
 local wl = require "wlrun"
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or ""
-local gemm = assert(loadfile(here .. "lib/gemm.lua"))(wl.source "kernels/gemm.cu", wl.source "kernels/gemm_bf16.cu",
+local gemm = assert(loadfile(here .. "lib/gemm.lua"))(wl.source "kernels/gemm.cu",
+  wl.source "kernels/gemm_bf16.cu",
   wl.source "kernels/gemm_check.cu")
 
 return gemm.scenario {
   name = "gemm_sweep",
-  description = "GEMM: fp32 naive vs shared-memory tiled vs 4x4 register-tiled, bf16 tensor-core mma.sync; "
+  description
+    = "GEMM: fp32 naive vs shared-memory tiled vs 4x4 register-tiled, bf16 tensor-core mma.sync; "
     .. "square and non-square",
   params = {
     variant = gemm.variants,

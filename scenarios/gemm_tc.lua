@@ -5,7 +5,8 @@
 --   wlrun scenarios/gemm_tc.lua -o out/gemm_tc.json
 local wl = require "wlrun"
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or ""
-local gemm = assert(loadfile(here .. "lib/gemm.lua"))(wl.source "kernels/gemm.cu", wl.source "kernels/gemm_bf16.cu",
+local gemm = assert(loadfile(here .. "lib/gemm.lua"))(wl.source "kernels/gemm.cu",
+  wl.source "kernels/gemm_bf16.cu",
   wl.source "kernels/gemm_check.cu")
 
 local variants = {}
@@ -16,7 +17,9 @@ end
 
 return gemm.scenario {
   name = "gemm_tc",
-  description = "GEMM at 4096^3 and 8192^3: fp32 tiled and 4x4 register-tiled, bf16 tensor-core mma.sync "
+  description
+    = "GEMM at 4096^3 and 8192^3: fp32 tiled and 4x4 register-tiled, bf16 tensor-core mma.sync "
     .. "(128 x 128 and 128 x 256 tiles), cuBLAS fp32, tf32 and bf16",
-  params = { variant = variants, wl.zip { M = { 4096, 8192 }, N = { 4096, 8192 }, K = { 4096, 8192 } } },
+  params = { variant = variants, wl.zip { M = { 4096, 8192 }, N = { 4096, 8192 },
+    K = { 4096, 8192 } } },
 }

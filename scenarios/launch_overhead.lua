@@ -50,7 +50,8 @@ return wl.scenario {
     local h, want = s.p:to_host(), 10 * p.chain
     for i = 1, N do
       if h[i] ~= want then
-        return false, ("p[%d] = %d after 10 chains of %d, expected %d"):format(i - 1, h[i], p.chain, want)
+        return false, ("p[%d] = %d after 10 chains of %d, expected %d"):format(i - 1, h[i], p.chain,
+          want)
       end
     end
     return true, ("every element counts %d launches"):format(want)

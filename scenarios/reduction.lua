@@ -21,7 +21,8 @@ local GRID = 1024  -- at most this many blocks: about one wave of 256-thread blo
 
 return wl.scenario {
   name = "reduction",
-  description = "fp32 sum: two-pass tree vs warp-shuffle atomics vs float4 last-block, 2^20..2^28 floats",
+  description
+    = "fp32 sum: two-pass tree vs warp-shuffle atomics vs float4 last-block, 2^20..2^28 floats",
   params = {
     variant = { "tree", "atomic", "vec4" },
     n = wl.pow2(20, 28),
@@ -45,7 +46,8 @@ return wl.scenario {
       s.run = function() s.pass1() s.pass2() end
     elseif p.variant == "atomic" then
       local grid = math.min(GRID, wl.cdiv(n, BLOCK * 4))
-      s.zero = wl.kernel { src, name = "zero_scalar" }:bind { grid = 1, block = 32, args = { s.out } }
+      s.zero = wl.kernel { src, name = "zero_scalar" }:bind { grid = 1, block = 32,
+        args = { s.out } }
       s.pass = wl.kernel { src, name = "reduce_atomic" }:bind { grid = grid, block = BLOCK,
                                                                 args = { s.x, s.out, n } }
       s.run = function() s.zero() s.pass() end

@@ -18,7 +18,8 @@ for i, c in ipairs(COLS) do ROWS[i] = ELEMENTS // c end
 
 local types = { -- dtype -> kernel element type, bytes per element, check tolerance
   f32 = { ctype = "float", size = 4, tol = 1e-5 },
-  bf16 = { ctype = "__nv_bfloat16", size = 2, tol = 1e-2 }, -- 8 significant bits: rounding up to 2^-8
+  -- 8 significant bits: rounding up to 2^-8
+  bf16 = { ctype = "__nv_bfloat16", size = 2, tol = 1e-2 },
 }
 
 return wl.scenario {
@@ -65,7 +66,8 @@ return wl.scenario {
         local want, got = math.exp(x[base + c] - m) / sum, y[base + c]
         total = total + got
         local err = math.abs(got - want) / want
-        if err ~= err or err > worst then worst, where = err, ("row %d col %d: %.6g, expected %.6g"):format(r, c, got, want) end
+        if err ~= err or err > worst then worst, where = err,
+          ("row %d col %d: %.6g, expected %.6g"):format(r, c, got, want) end
         if err ~= err then break end -- NaN: reported as such
       end
       worst_sum = math.max(worst_sum, math.abs(total - 1))

@@ -87,11 +87,14 @@ return wl.loop {
                                args = { s.Y, s.labels, s.dY, s.loss, s.cursor, B, C } },
     }
     s.backward = {
-      mm(nt, s.H2, s.dY, s.dW3, H, C, B), sum:bind { grid = 1, block = 32, args = { s.dY, s.db3, B, C } },
+      mm(nt, s.H2, s.dY, s.dW3, H, C, B), sum:bind { grid = 1, block = 32,
+        args = { s.dY, s.db3, B, C } },
       mm(tn, s.dY, s.W3, s.dH2, B, H, C), elementwise(relu_bw, B * H, { s.dH2, s.H2, B * H }),
-      mm(nt, s.H1, s.dH2, s.dW2, H, H, B), sum:bind { grid = wl.cdiv(H, 128), block = 128, args = { s.dH2, s.db2, B, H } },
+      mm(nt, s.H1, s.dH2, s.dW2, H, H, B), sum:bind { grid = wl.cdiv(H, 128), block = 128,
+        args = { s.dH2, s.db2, B, H } },
       mm(tn, s.dH2, s.W2, s.dH1, B, H, H), elementwise(relu_bw, B * H, { s.dH1, s.H1, B * H }),
-      mm(nt, s.X, s.dH1, s.dW1, D, H, B), sum:bind { grid = wl.cdiv(H, 128), block = 128, args = { s.dH1, s.db1, B, H } },
+      mm(nt, s.X, s.dH1, s.dW1, D, H, B), sum:bind { grid = wl.cdiv(H, 128), block = 128,
+        args = { s.dH1, s.db1, B, H } },
     }
     s.optimizer = {}
     for _, pair in ipairs { { s.W1, s.dW1 }, { s.b1, s.db1 }, { s.W2, s.dW2 }, { s.b2, s.db2 },

@@ -39,7 +39,9 @@ do
 end
 
 local function command(profile, args)
-  return ("timeout 90 %s %s--no-sandbox --disable-gpu --no-first-run --user-data-dir=%s --hide-scrollbars %s"):format(
+  return (
+    "timeout 90 %s %s--no-sandbox --disable-gpu --no-first-run --user-data-dir=%s "
+    .. "--hide-scrollbars %s"):format(
     q(B.path), headless, q(profile), args)
 end
 
@@ -59,12 +61,14 @@ local function once(file, args, fragment)
   assert(ok == true, "the browser failed: " .. cmd .. "\n" .. log)
   local console = {}
   for line in log:gmatch("[^\n]+") do
-    if line:find("CONSOLE", 1, true) or line:find("Uncaught", 1, true) then console[#console + 1] = line end
+    if line:find("CONSOLE", 1, true) or line:find("Uncaught", 1, true) then
+      console[#console + 1] = line end
   end
   return stdout, console
 end
 
-function B.dump(file, fragment) return once(file, "--window-size=1280,2000 --dump-dom", fragment) end
+function B.dump(file, fragment) return once(file, "--window-size=1280,2000 --dump-dom",
+  fragment) end
 
 function B.screenshot(file, png, size)
   local _, console = once(file, ("--window-size=%s --screenshot=%s"):format(size, q(png)))
@@ -88,7 +92,8 @@ end
 -- sends a command and returns its result (events before it are passed over)
 function Session:send(method, params, session)
   self.id = self.id + 1
-  local msg = { id = self.id, method = method, params = params or json.object {}, sessionId = session }
+  local msg = { id = self.id, method = method, params = params or json.object {},
+    sessionId = session }
   assert(self.w:write(json.encode(msg) .. "\0"))
   self.w:flush()
   while true do
@@ -102,17 +107,20 @@ end
 
 function Session:eval(js)
   local r = self:send("Runtime.evaluate", { expression = js, returnByValue = true }, self.session)
-  assert(not r.exceptionDetails, "the page's JavaScript failed: " .. json.encode(r.exceptionDetails or {}))
+  assert(not r.exceptionDetails, "the page's JavaScript failed: "
+    .. json.encode(r.exceptionDetails or {}))
   return r.result.value
 end
 
 -- a mouse click at the middle of the element
 function Session:click(selector)
-  local rect = json.decode(self:eval(("JSON.stringify(document.querySelector(%s).getBoundingClientRect())"):format(
+  local rect = json.decode(
+    self:eval(("JSON.stringify(document.querySelector(%s).getBoundingClientRect())"):format(
     json.encode(selector))))
   local x, y = rect.x + rect.width / 2, rect.y + rect.height / 2
   for _, t in ipairs { "mousePressed", "mouseReleased" } do
-    self:send("Input.dispatchMouseEvent", { type = t, x = x, y = y, button = "left", clickCount = 1 }, self.session)
+    self:send("Input.dispatchMouseEvent", { type = t, x = x, y = y, button = "left",
+      clickCount = 1 }, self.session)
   end
 end
 
@@ -120,7 +128,8 @@ end
 function Session:key(selector, key)
   self:eval(("document.querySelector(%s).focus()"):format(json.encode(selector)))
   for _, t in ipairs { "keyDown", "keyUp" } do
-    self:send("Input.dispatchKeyEvent", { type = t, key = key, code = key, windowsVirtualKeyCode = key == "Enter" and 13 or 0 },
+    self:send("Input.dispatchKeyEvent", { type = t, key = key, code = key,
+      windowsVirtualKeyCode = key == "Enter" and 13 or 0 },
       self.session)
   end
 end
@@ -135,7 +144,8 @@ end
 function B.session(file, size)
   local dir = h.tmpdir()
   assert(os.execute(("mkfifo %s %s"):format(q(dir .. "/in"), q(dir .. "/out"))))
-  assert(os.execute(command(dir .. "/profile", ("--window-size=%s --remote-debugging-pipe 3<%s 4>%s 2>/dev/null &"):format(
+  assert(os.execute(command(dir .. "/profile", (
+    "--window-size=%s --remote-debugging-pipe 3<%s 4>%s 2>/dev/null &"):format(
     size or "1280,2000", q(dir .. "/in"), q(dir .. "/out")))))
   local s = setmetatable({ id = 0, dir = dir }, Session)
   s.w = assert(io.open(dir .. "/in", "wb"))

@@ -18,7 +18,8 @@ local assert = require "luassert"
 
 local catalogue = {}
 
-catalogue.classes = { "basics", "security", "memory", "values", "errors", "config", "lost", "host_work", "libraries", "modules", "trace", "history", "report", "results" }
+catalogue.classes = { "basics", "security", "memory", "values", "errors", "config", "lost",
+  "host_work", "libraries", "modules", "trace", "history", "report", "results" }
 
 function catalogue.load()
   local all, names = {}, {}
@@ -56,10 +57,12 @@ function catalogue.run(c)
   local what = ("[%s] %s"):format(c.class, c.name)
   -- 130 (Ctrl-C) and 128 + a signal that a case sends on purpose (SIGTERM: 143) are wlrun's own
   -- clean ends; the case's message and outputs tell them from a death by that signal
-  assert.is_true(r.how == "exit" and (r.code < 128 or r.code == 130 or r.code == c.code), what .. ": died of a signal: " .. r.stderr)
+  assert.is_true(r.how == "exit" and (r.code < 128 or r.code == 130 or r.code == c.code),
+    what .. ": died of a signal: " .. r.stderr)
   assert.not_matches("PANIC", r.stderr, 1, false, what)
   local first = r.stderr:match("^[^\n]*") -- the message; a traceback may follow
-  assert.not_matches("lua/wlrun/[%w_/]+%.lua:%d+:", first, 1, false, what .. ": an internal error, not a message")
+  assert.not_matches("lua/wlrun/[%w_/]+%.lua:%d+:", first, 1, false,
+    what .. ": an internal error, not a message")
   assert.equal(c.code, r.code, what .. ": " .. r.stderr)
   if c.stderr then assert.matches(c.stderr, r.stderr, 1, false, what) end
   if c.stdout then assert.matches(c.stdout, r.stdout, 1, false, what) end

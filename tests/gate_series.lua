@@ -21,7 +21,8 @@ local function rng(seed)
     state = (state * 6364136223846793005 + 1442695040888963407) & 0x7fffffffffffffff
     return ((state >> 11) + 0.5) / (1 << 52)
   end
-  return function() return math.sqrt(-2 * math.log(uniform())) * math.cos(2 * math.pi * uniform()) end
+  return function() return math.sqrt(-2 * math.log(uniform())) * math.cos(
+    2 * math.pi * uniform()) end
 end
 
 local function step(at, size) return function(i) return i >= at and 1 + size or 1 end end
@@ -33,25 +34,36 @@ function M.cases()
   local function after(at) return function(i) return i >= at end end
   local never = function() return false end
   local list = {
-    { name = "issue 38: +15 % from commit 5, noise 0.3 %", n = 24, noise = 0.003, level = step(5, 0.15), should_fail = after(5) },
-    { name = "+50 % from commit 8, noise 1 %", n = 24, noise = 0.01, level = step(8, 0.50), should_fail = after(8) },
-    { name = "+10 % from commit 12, noise 0.1 %", n = 24, noise = 0.001, level = step(12, 0.10), should_fail = after(12) },
-    { name = "+10 % from commit 6, noise 2 %", n = 24, noise = 0.02, level = step(6, 0.10), should_fail = after(6) },
-    { name = "+20 % from commit 10, noise 5 %", n = 24, noise = 0.05, level = step(10, 0.20), should_fail = after(10) },
-    { name = "+2 % from commit 6 (under --fail-on), noise 0.5 %", n = 24, noise = 0.005, level = step(6, 0.02), should_fail = never },
-    { name = "-10 % from commit 9 (faster), noise 1 %", n = 24, noise = 0.01, level = step(9, -0.10), should_fail = never },
+    { name = "issue 38: +15 % from commit 5, noise 0.3 %", n = 24, noise = 0.003,
+      level = step(5, 0.15), should_fail = after(5) },
+    { name = "+50 % from commit 8, noise 1 %", n = 24, noise = 0.01, level = step(8, 0.50),
+      should_fail = after(8) },
+    { name = "+10 % from commit 12, noise 0.1 %", n = 24, noise = 0.001, level = step(12, 0.10),
+      should_fail = after(12) },
+    { name = "+10 % from commit 6, noise 2 %", n = 24, noise = 0.02, level = step(6, 0.10),
+      should_fail = after(6) },
+    { name = "+20 % from commit 10, noise 5 %", n = 24, noise = 0.05, level = step(10, 0.20),
+      should_fail = after(10) },
+    { name = "+2 % from commit 6 (under --fail-on), noise 0.5 %", n = 24, noise = 0.005,
+      level = step(6, 0.02), should_fail = never },
+    { name = "-10 % from commit 9 (faster), noise 1 %", n = 24, noise = 0.01,
+      level = step(9, -0.10), should_fail = never },
     { name = "one outlier commit (+30 %) at 11, noise 0.5 %", n = 24, noise = 0.005,
-      level = function(i) return i == 11 and 1.3 or 1 end, should_fail = function(i) return i == 11 end },
+      level = function(i) return i == 11 and 1.3 or 1 end,
+        should_fail = function(i) return i == 11 end },
     { name = "+25 % at 6, fixed at 14, noise 0.5 %", n = 24, noise = 0.005,
-      level = function(i) return (i >= 6 and i < 14) and 1.25 or 1 end, should_fail = function(i) return i >= 6 and i < 14 end },
+      level = function(i) return (i >= 6 and i < 14) and 1.25 or 1 end,
+        should_fail = function(i) return i >= 6 and i < 14 end },
     -- a drift of 1 % a commit from commit 5: the gate fails once the latest commit is more than
     -- --fail-on above the level before the drift, and from then on (a real, lasting regression)
     { name = "drift +1 %/commit from 5, noise 0.3 %", n = 24, noise = 0.003,
-      level = function(i) return i >= 5 and 1 + 0.01 * (i - 4) or 1 end, should_fail = function(i) return 0.01 * (i - 4) > F + 0.02 end,
+      level = function(i) return i >= 5 and 1 + 0.01 * (i - 4) or 1 end,
+        should_fail = function(i) return 0.01 * (i - 4) > F + 0.02 end,
       may_fail = function(i) return 0.01 * (i - 4) > F - 0.02 end },
   }
   for k, noise in ipairs { 0.001, 0.003, 0.01, 0.02, 0.05 } do -- no change at all: 5 x 24 commits
-    list[#list + 1] = { name = ("no change, noise %g %% (%d)"):format(noise * 100, k), n = 24, noise = noise,
+    list[#list + 1] = { name = ("no change, noise %g %% (%d)"):format(noise * 100, k), n = 24,
+      noise = noise,
       level = function() return 1 end, should_fail = never }
   end
   return list

@@ -60,7 +60,8 @@ function helper.run(args, opts)
   local cmd = ("%s %s %s %s %s %s >%s 2>%s"):format(
     opts.cwd and ("cd " .. shell_quote(opts.cwd) .. " &&") or "",
     opts.stdin and ("cat " .. shell_quote(opts.stdin) .. " |") or "",
-    opts.env or "", (opts.prefix or "") .. " " .. shell_quote(bin), args, opts.stdin and "" or "</dev/null", out, err)
+    opts.env or "", (opts.prefix or "") .. " " .. shell_quote(bin), args,
+      opts.stdin and "" or "</dev/null", out, err)
   local _, how, code = os.execute(cmd)
   local r = { stdout = read_all(out), stderr = read_all(err), code = code, how = how, cmd = cmd }
   os.remove(out)
@@ -80,7 +81,8 @@ end
 -- The precompiled modules that nvcc built beside the binary (CMake target wlrun_modules:
 -- <build>/modules/kernels.cubin, ...); WLRUN_MODULES overrides.
 helper.modules = os.getenv("WLRUN_MODULES")
-  or ((helper.bin:sub(1, 1) == "/" and helper.bin or (helper.source_dir .. "/" .. helper.bin)):match("^(.*)/") or ".") .. "/modules"
+  or ((helper.bin:sub(1, 1) == "/" and helper.bin
+    or (helper.source_dir .. "/" .. helper.bin)):match("^(.*)/") or ".") .. "/modules"
 
 -- Asserts that fn(...) raises an error of kind script whose message contains text (a plain
 -- substring). For specs that run in-process.
@@ -117,27 +119,31 @@ function helper.torch_it(name, fn)
   if torch_cuda == nil then
     torch_cuda = false
     if helper.has_gpu then
-      local p = io.popen(shell_quote(helper.python) .. " -c 'import torch; print(torch.cuda.is_available())' 2>/dev/null")
+      local p = io.popen(shell_quote(helper.python)
+        .. " -c 'import torch; print(torch.cuda.is_available())' 2>/dev/null")
       torch_cuda = (p and p:read("a") or ""):match("True") ~= nil
       if p then p:close() end
     end
   end
   if torch_cuda then return helper.gpu_it(name, fn) end
-  busted.pending("[gpu] " .. name .. " -- skipped: " .. (helper.has_gpu and ("PyTorch with CUDA is not importable by "
+  busted.pending("[gpu] " .. name .. " -- skipped: "
+    .. (helper.has_gpu and ("PyTorch with CUDA is not importable by "
     .. helper.python) or helper.no_gpu_reason))
 end
 
 -- Specs of the trace library: `helper.trace_it(name, fn)` runs as `it` where the library and
 -- the NVTX test program are built and named (ctest sets WLRUN_TRACE_LIB and
 -- WLRUN_TRACE_PROGRAM), and is reported as pending, by name, elsewhere.
-helper.trace_lib, helper.trace_program = os.getenv("WLRUN_TRACE_LIB"), os.getenv("WLRUN_TRACE_PROGRAM")
+helper.trace_lib, helper.trace_program = os.getenv("WLRUN_TRACE_LIB"),
+  os.getenv("WLRUN_TRACE_PROGRAM")
 
 function helper.trace_it(name, fn)
   local busted = require "busted"
   if helper.trace_lib and helper.trace_program then
     busted.it(name, fn)
   else
-    busted.pending(name .. " -- skipped: WLRUN_TRACE_LIB and WLRUN_TRACE_PROGRAM not set (ctest sets them)")
+    busted.pending(name
+      .. " -- skipped: WLRUN_TRACE_LIB and WLRUN_TRACE_PROGRAM not set (ctest sets them)")
   end
 end
 

@@ -35,8 +35,10 @@ function F.document(o)
   end
   local doc = {
     schema = results.SCHEMA, version = results.VERSION, wlrun = { version = "0.1.0" },
-    started = o.started or "2026-01-01T00:00:00Z", finished = o.started or "2026-01-01T00:00:00Z", complete = true,
-    cwd = o.cwd, scenario = { name = o.scenario or "spin", file = o.file or "spin.lua", axes = o.axes },
+    started = o.started or "2026-01-01T00:00:00Z", finished = o.started or "2026-01-01T00:00:00Z",
+      complete = true,
+    cwd = o.cwd, scenario = { name = o.scenario or "spin", file = o.file or "spin.lua",
+      axes = o.axes },
     device = o.device ~= false and { name = o.device or "NVIDIA H200", arch = "sm_90" } or nil,
     provenance = o.provenance, configurations = configs,
   }

@@ -1,4 +1,5 @@
--- Runs the cases of tests/fixtures/misuse.lua (tests/e2e/misuse_spec.lua, tests/gpu/misuse_spec.lua).
+-- Runs the cases of tests/fixtures/misuse.lua (tests/e2e/misuse_spec.lua,
+-- tests/gpu/misuse_spec.lua).
 local h = require "helper"
 
 local M = {}
@@ -8,7 +9,8 @@ M.cache = h.tmpdir() -- one kernel cache for every run: the kernels compile once
 
 -- Runs PRELUDE followed by the case's lines with the given options; returns helper.run's result.
 function M.run(case, args)
-  return h.run_script(M.fixture.prelude .. case[2] .. "\n", args .. " --cache-dir " .. h.quote(M.cache))
+  return h.run_script(M.fixture.prelude .. case[2] .. "\n",
+    args .. " --cache-dir " .. h.quote(M.cache))
 end
 
 -- The error's first line without "wlrun: " and the "FILE:LINE: " in front (warnings skipped):

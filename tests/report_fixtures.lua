@@ -23,7 +23,8 @@ function R.sweep(o)
     end
   end
   configs[#configs + 1] = { params = { variant = "naive", n = 65536 }, status = "failed" }
-  return F.document { scenario = o.scenario or "gemm", started = o.started, axes = { "variant", "n" }, configs = configs }
+  return F.document { scenario = o.scenario or "gemm", started = o.started,
+    axes = { "variant", "n" }, configs = configs }
 end
 
 -- the same shape with hostile text everywhere a file's text is shown
@@ -38,10 +39,12 @@ function R.hostile()
     settings = { run = { mode = R.HOSTILE } },
     [R.HOSTILE] = { [R.HOSTILE] = R.HOSTILE }, -- a field no wlrun knows: shown in the provenance
     configurations = {
-      { index = 1, params = { [R.HOSTILE] = R.HOSTILE }, status = "ok", mode = "cold", per = 1, samples = xs,
+      { index = 1, params = { [R.HOSTILE] = R.HOSTILE }, status = "ok", mode = "cold", per = 1,
+        samples = xs,
         stats = wl.stats.summary(xs), kernels = { { name = R.HOSTILE } },
         warnings = { { code = "noisy", message = R.HOSTILE, hint = R.HOSTILE } } },
-      { index = 2, params = { [R.HOSTILE] = "b" }, status = "failed", kind = "cuda", error = R.HOSTILE },
+      { index = 2, params = { [R.HOSTILE] = "b" }, status = "failed", kind = "cuda",
+        error = R.HOSTILE },
       { index = 3, params = { [R.HOSTILE] = "c" }, status = "skipped", reason = R.HOSTILE },
     },
   }

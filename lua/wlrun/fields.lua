@@ -13,7 +13,8 @@ function fields.check(t, known, what, level, noun)
       local names = {}
       for name in pairs(known) do names[#names + 1] = name end
       table.sort(names)
-      core.error("script", ("%s: unknown %s '%s' (%ss: %s)"):format(what, noun or "field", tostring(k),
+      core.error("script", ("%s: unknown %s '%s' (%ss: %s)"):format(what, noun or "field",
+        tostring(k),
         noun or "field", table.concat(names, ", ")), level == 0 and 0 or level + 1)
     end
   end

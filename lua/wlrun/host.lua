@@ -44,7 +44,8 @@ end
 local function limit_top_level(cli)
   local t = core.settings.run.config_timeout
   if t > 0 and not cli.worker_config and not cli.worker_queue then
-    core.time_limit(t, ("%s ran past --config-timeout (%.3g s) and was stopped"):format(cli.script, t))
+    core.time_limit(t, ("%s ran past --config-timeout (%.3g s) and was stopped"):format(cli.script,
+      t))
   end
 end
 
@@ -54,7 +55,8 @@ end
 local function stdout_held(cli)
   local format, hold = core.settings.output.format, false
   for _, path in ipairs(cli.outputs) do hold = hold or path == "-" end
-  if core.settings_origin.output.format.source == "cli" and format ~= "table" and format ~= "plain" then hold = true end
+  if core.settings_origin.output.format.source == "cli" and format ~= "table"
+    and format ~= "plain" then hold = true end
   local fd = hold and process.hold_stdout() or nil
   return setmetatable({}, { __close = function() if fd then process.release_stdout(fd) end end })
 end
@@ -77,16 +79,19 @@ local function run_script(cli)
     result = call(chunk, table.unpack(args))
   end
   core.time_limit(0)
-  -- the runner (and the run machinery it needs) is loaded for a scenario only: a plain script runs without it
+  -- the runner (and the run machinery it needs) is loaded for a scenario only: a plain script runs
+  -- without it
   if scenario.is(result) then return require("wlrun.run.runner").run(result, cli.script) end
   local field = looks_like_scenario(result)
   if field then
-    core.error("script", ("%s returned a plain table with a scenario's field '%s': wrap it in wl.scenario{...} "
+    core.error("script",
+      ("%s returned a plain table with a scenario's field '%s': wrap it in wl.scenario{...} "
       .. "to run it as a scenario"):format(cli.script, field), 0)
   end
   local only = scenario_only(cli)
   if only then
-    core.error("usage", ("%s applies to scenarios, and %s returned no wl.scenario{...}"):format(only, cli.script), 0)
+    core.error("usage", ("%s applies to scenarios, and %s returned no wl.scenario{...}"):format(
+      only, cli.script), 0)
   end
   if core.compile_only() then
     stdio.write(compiled.text())

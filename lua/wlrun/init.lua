@@ -24,10 +24,12 @@ wl.stats = core.stats
 wl.device_count = core.device_count
 wl.select_device = core.select_device
 wl.device = core.device
--- {f32 =, tf32 =, bf16 =, f16 =} dense FLOP/s of a wl.device() table (wlrun/peaks.lua); {} where unknown
+-- {f32 =, tf32 =, bf16 =, f16 =} dense FLOP/s of a wl.device() table (wlrun/peaks.lua); {} where
+-- unknown
 wl.peak_flops = function(device)
   if device ~= nil and type(device) ~= "table" then
-    core.error("script", "wl.peak_flops: expected a table from wl.device(), got a " .. type(device), 2)
+    core.error("script", "wl.peak_flops: expected a table from wl.device(), got a " .. type(device),
+      2)
   end
   return peaks.of(device or core.device())
 end
@@ -48,13 +50,15 @@ end
 local function init_arg(fn, name, v, default, finite)
   if v == nil and default ~= nil then return default end
   if type(v) ~= "number" or (finite and (v ~= v or v == math.huge or v == -math.huge)) then
-    core.error("script", ("%s: %s must be a %snumber, got %s"):format(fn, name, finite and "finite " or "", show(v)), 3)
+    core.error("script", ("%s: %s must be a %snumber, got %s"):format(fn, name,
+      finite and "finite " or "", show(v)), 3)
   end
   return v
 end
 local function init_seed(fn, opts)
   if opts == nil then return nil end
-  if type(opts) ~= "table" then core.error("script", ("%s: opts must be a table {seed = N}, got a %s"):format(fn, type(opts)), 3) end
+  if type(opts) ~= "table" then core.error("script",
+    ("%s: opts must be a table {seed = N}, got a %s"):format(fn, type(opts)), 3) end
   fields.check(opts, { seed = true }, fn, 3, "option")
   local seed = opts.seed
   if seed ~= nil and math.type(seed) ~= "integer" then
@@ -64,7 +68,8 @@ local function init_seed(fn, opts)
 end
 function wl.zeros() return { kind = "fill", a = 0, b = 0 } end
 function wl.fill(value)
-  local a = init_arg("wl.fill(value)", "value", value, nil, false) -- NaN and infinities are values to fill with
+  -- NaN and infinities are values to fill with
+  local a = init_arg("wl.fill(value)", "value", value, nil, false)
   return { kind = "fill", a = a, b = 0 }
 end
 function wl.arange(start, step)
@@ -74,12 +79,14 @@ function wl.arange(start, step)
 end
 function wl.uniform(lo, hi, opts)
   local fn = "wl.uniform(lo, hi, opts)"
-  local a, b = init_arg(fn, "lo", lo, 0, true), init_arg(fn, "hi", hi, 1, true) -- lo < hi: checked by the tensor
+  -- lo < hi: checked by the tensor
+  local a, b = init_arg(fn, "lo", lo, 0, true), init_arg(fn, "hi", hi, 1, true)
   return { kind = "uniform", a = a, b = b, seed = init_seed(fn, opts) }
 end
 function wl.normal(mean, std, opts)
   local fn = "wl.normal(mean, std, opts)"
-  local a, b = init_arg(fn, "mean", mean, 0, true), init_arg(fn, "std", std, 1, true) -- std >= 0: by the tensor
+  -- std >= 0: by the tensor
+  local a, b = init_arg(fn, "mean", mean, 0, true), init_arg(fn, "std", std, 1, true)
   return { kind = "normal", a = a, b = b, seed = init_seed(fn, opts) }
 end
 
@@ -96,7 +103,8 @@ wl.event = core.event
 wl.sync = core.sync
 wl.elapsed = core.elapsed
 wl.graph = core.graph
-wl.library = core.library -- a user's shared library (docs/libraries.md); direct: paths relative to the caller
+-- a user's shared library (docs/libraries.md); direct: paths relative to the caller
+wl.library = core.library
 wl.ops = core.ops         -- runtime copies and sets as bound work
 wl.cublas = core.cublas     -- cuBLAS and cuBLASLt GEMM as bound work (docs/cublas.md)
 wl.cublaslt = core.cublaslt

@@ -19,7 +19,9 @@ local function read_only(t, name)
       return t[k]
     end,
     __newindex = function(_, k)
-      error(("%s.%s cannot be set: a setting comes from wlrun.ini, the command line, a scenario's fields or "
+      error(
+        ("%s.%s cannot be set: a setting comes from wlrun.ini, the command line, a scenario's "
+        .. "fields or "
         .. "wl.setting(section, name, value)"):format(name, tostring(k)), 2)
     end,
     __pairs = function()

@@ -40,11 +40,14 @@ end
 
 local function bind(p, s, v)
   if v.cublas then
-    return wl.cublas.gemm { a = s.A, b = s.B, c = s.C, m = p.M, n = p.N, k = p.K, compute = v.cublas.compute }
+    return wl.cublas.gemm { a = s.A, b = s.B, c = s.C, m = p.M, n = p.N, k = p.K,
+      compute = v.cublas.compute }
   elseif v.mma then
-    if p.N % 8 ~= 0 or p.K % 8 ~= 0 then wl.skip(v.name .. " needs N and K multiples of 8 (16-byte rows)") end
+    if p.N % 8 ~= 0 or p.K % 8 ~= 0 then wl.skip(v.name
+      .. " needs N and K multiples of 8 (16-byte rows)") end
     local k = wl.kernel { bf16_src, name = v.mma.name }
-    return k:bind { grid = { wl.cdiv(p.N, v.mma.bn), wl.cdiv(p.M, 128) }, block = v.mma.bn, smem = v.mma.smem,
+    return k:bind { grid = { wl.cdiv(p.N, v.mma.bn), wl.cdiv(p.M, 128) }, block = v.mma.bn,
+      smem = v.mma.smem,
                     args = { s.A, s.B, s.C, p.M, p.N, p.K } }
   end
   local k = wl.kernel { f32_src, name = "gemm_" .. v.name, defines = { TILE = 32 } }
@@ -54,7 +57,8 @@ end
 
 local gemm = {}
 
-gemm.variants = { "naive", "tiled", "tiled4x4", "mma_bf16", "cublas_f32", "cublas_tf32", "cublas_bf16" }
+gemm.variants = { "naive", "tiled", "tiled4x4", "mma_bf16", "cublas_f32", "cublas_tf32",
+  "cublas_bf16" }
 
 function gemm.setup(p)
   local v = variants[p.variant]
@@ -65,7 +69,8 @@ function gemm.setup(p)
   s.C = wl.tensor { p.M, p.N, dtype = t }
   s.launch = bind(p, s, v)
   -- the check's: its kernel, and where its one number lands (state: freed with A, B and C)
-  s.check = wl.kernel { check_src, name = ("gemm_check_rows<%s>"):format(t == "bf16" and "__nv_bfloat16" or "float") }
+  s.check = wl.kernel { check_src, name = ("gemm_check_rows<%s>"):format(t == "bf16"
+    and "__nv_bfloat16" or "float") }
   s.worst, s.worst_host = wl.tensor { 1, dtype = "f64" }, wl.host_tensor { 1, dtype = "f64" }
   return s
 end
@@ -75,7 +80,8 @@ end
 -- scaled error alone
 function gemm.check(p, s)
   s.worst:fill(0) -- the bits of 0.0
-  s.check:bind { grid = wl.cdiv(p.N, 32), block = 256, args = { s.A, s.B, s.C, p.M, p.N, p.K, s.worst } }()
+  s.check:bind { grid = wl.cdiv(p.N, 32), block = 256,
+    args = { s.A, s.B, s.C, p.M, p.N, p.K, s.worst } }()
   s.worst_host:copy_from(s.worst)
   local err, tol = s.worst_host[1], s.variant.tol
   return err < tol, ("max scaled error %.2e over 8 rows (bound %.0e)"):format(err, tol)
@@ -84,7 +90,8 @@ end
 function gemm.work(p)
   local v = variants[p.variant]
   local size = v.tensor == "bf16" and 2 or 4
-  return { flops = 2 * p.M * p.N * p.K, bytes = size * (p.M * p.K + p.K * p.N + p.M * p.N), dtype = v.dtype }
+  return { flops = 2 * p.M * p.N * p.K, bytes = size * (p.M * p.K + p.K * p.N + p.M * p.N),
+    dtype = v.dtype }
 end
 
 -- each variant against cuBLAS of its dtype, where the sweep has that variant

@@ -18,9 +18,12 @@ local function median(t)
   return t[#t // 2 + 1]
 end
 
-print(("flushed cold samples behind the blocking kernel, %s: two blocks in flight against one, %d x %d samples each"):format(
+print(
+  ("flushed cold samples behind the blocking kernel, %s: two blocks in flight against one, %d x "
+  .. "%d samples each"):format(
   wl.device().name, ROUNDS, N))
-print(("%-22s %12s %12s %10s %9s %14s %14s"):format("work", "one (us)", "two (us)", "two-one", "", "wall one (us)", "wall two (us)"))
+print(("%-22s %12s %12s %10s %9s %14s %14s"):format("work", "one (us)", "two (us)", "two-one", "",
+  "wall one (us)", "wall two (us)"))
 local worst = 0
 -- rounds of n samples each way of the work b, interleaved; prints a row
 local function compare(name, b, rounds, n)
@@ -37,11 +40,13 @@ local function compare(name, b, rounds, n)
   end
   local one, two = median(got[1]), median(got[2])
   worst = math.max(worst, math.abs(two - one) / one)
-  print(("%-22s %12.3f %12.3f %+10.3f %+8.2f%% %14.2f %14.2f"):format(name, one * 1e6, two * 1e6, (two - one) * 1e6,
+  print(("%-22s %12.3f %12.3f %+10.3f %+8.2f%% %14.2f %14.2f"):format(name, one * 1e6, two * 1e6,
+    (two - one) * 1e6,
     100 * (two - one) / one, wall[1] / (rounds * n) * 1e6, wall[2] / (rounds * n) * 1e6))
 end
 for _, us in ipairs { 3, 7, 20, 100 } do
-  compare(("spin %d us"):format(us), k:bind { grid = 1, block = 1, args = { us * 1000 } }, ROUNDS, N)
+  compare(("spin %d us"):format(us), k:bind { grid = 1, block = 1, args = { us * 1000 } }, ROUNDS,
+    N)
 end
 -- work that reads and writes memory: cuBLAS GEMMs (where the library is there) and a copy
 local function gemm(dtype, compute, m, n, kk, rounds, count)
@@ -49,7 +54,8 @@ local function gemm(dtype, compute, m, n, kk, rounds, count)
   local a = wl.tensor { m, kk, dtype = t, init = wl.normal() }
   local bt = wl.tensor { kk, n, dtype = t, init = wl.normal() }
   local c = wl.tensor { m, n, dtype = t }
-  compare(("cublas %s %dx%dx%d"):format(dtype, m, n, kk), wl.cublas.gemm { a = a, b = bt, c = c, m = m, n = n, k = kk,
+  compare(("cublas %s %dx%dx%d"):format(dtype, m, n, kk),
+    wl.cublas.gemm { a = a, b = bt, c = c, m = m, n = n, k = kk,
     compute = compute }, rounds, count)
   a:free(); bt:free(); c:free()
 end
@@ -60,4 +66,6 @@ end
 local n = 4 * 1024 * 1024 -- 16 MB each way: fits the L2, which the flush empties
 local x, y = wl.tensor { n, dtype = "f32", init = wl.normal() }, wl.tensor { n, dtype = "f32" }
 compare("copy 16 MB", wl.ops.memcpy { dst = y, src = x }, ROUNDS, N)
-print(("largest difference of the medians: %.2f %% (the event's clock ticks every 0.032 us)"):format(worst * 100))
+print(
+  ("largest difference of the medians: %.2f %% (the event's clock ticks every 0.032 us)"):format(
+  worst * 100))

@@ -19,23 +19,30 @@ local function raw_graph(ns, per)
 end
 
 print(("cold samples with the L2 flushed, %s, %d samples each (us)"):format(wl.device().name, N))
-print(("%-7s %10s %10s %10s %10s %10s %8s"):format("kernel", "blocked", "unblocked", "cupti", "raw graph", "cupti-raw", "target"))
+print(("%-7s %10s %10s %10s %10s %10s %8s"):format("kernel", "blocked", "unblocked", "cupti",
+  "raw graph", "cupti-raw", "target"))
 local missed = 0
 for _, us in ipairs { 3, 7, 20, 100 } do
   local b = k:bind { grid = 1, block = 1, args = { us * 1000 } }
   local blocked = wl.bench(b, { mode = "cold", flush_l2 = true, warmup = 50, iters = N })
-  local plain = wl.bench(function() b:launch() end, { mode = "cold", flush_l2 = true, warmup = 50, iters = N })
+  local plain = wl.bench(function() b:launch() end,
+    { mode = "cold", flush_l2 = true, warmup = 50, iters = N })
   local cupti = wl.bench(b, { mode = "cupti", flush_l2 = true, warmup = 50, iters = N })
   local g = wl.bench(b, { mode = "graph", warmup = 50, iters = 20 })
   local ref = raw_graph(us * 1000, g.per)
   local diff = cupti.stats.median - ref -- what auto measures for a short kernel with the flush
   local ok = math.abs(diff) <= 0.5e-6
   if us == 7 and not ok then missed = missed + 1 end
-  print(("%-7s %10.3f %10.3f %10.3f %10.3f %+10.3f %8s"):format(us .. " us", blocked.stats.median * 1e6,
-    plain.stats.median * 1e6, cupti.stats.median * 1e6, ref * 1e6, diff * 1e6, us == 7 and (ok and "met" or "MISSED") or "-"))
-  if blocked.blocked.gave_up > 0 then print(("  the blocking kernel gave up %d times"):format(blocked.blocked.gave_up)) end
+  print(("%-7s %10.3f %10.3f %10.3f %10.3f %+10.3f %8s"):format(us .. " us",
+    blocked.stats.median * 1e6,
+    plain.stats.median * 1e6, cupti.stats.median * 1e6, ref * 1e6, diff * 1e6,
+      us == 7 and (ok and "met" or "MISSED") or "-"))
+  if blocked.blocked.gave_up > 0 then print(("  the blocking kernel gave up %d times"):format(
+    blocked.blocked.gave_up)) end
 end
-print(("target: a 7 us kernel, flushed, in cupti mode (auto's choice) within 0.5 us of a raw graph replay: %s"):format(
+print(
+  ("target: a 7 us kernel, flushed, in cupti mode (auto's choice) within 0.5 us of a raw graph "
+  .. "replay: %s"):format(
   missed == 0 and "met" or "MISSED"))
 
 -- NVML's energy counter: how often it moves, read every 0.2 ms for 1 s under load
@@ -59,7 +66,8 @@ if s0.energy_j then
   print(("NVML energy counter: %d changes in 1 s, median gap %.1f ms, max %.1f ms"):format(changes,
     (gaps[(#gaps + 1) // 2] or 0) * 1e3, (gaps[#gaps] or 0) * 1e3))
   local lock, why = core.lock_clocks("base")
-  print(("--lock-clocks base: %s"):format(lock and ("locked at " .. lock .. " MHz") or ("refused: " .. tostring(why))))
+  print(("--lock-clocks base: %s"):format(lock and ("locked at " .. lock .. " MHz")
+    or ("refused: " .. tostring(why))))
 else
   print("NVML energy counter: not available")
 end

@@ -1,6 +1,7 @@
 -- Benchmark (not a test): what `wlrun compare` costs against the number of configurations,
 -- with the bootstrap and the rank sum of the U test in C (src/base/compare_stats.c) and, as the
--- baseline in the same run, with the Lua definitions they replaced (wlrun.compare.stats.use_c = false).
+-- baseline in the same run, with the Lua definitions they replaced (wlrun.compare.stats.use_c =
+-- false).
 -- Each side reads the two documents from disk, compares and renders the table, as the command
 -- does. The documents are made here: SAMPLES samples per configuration, quantised to 10 ns (ties
 -- for the U test), a quarter each meant to come out same, slower, faster and uncertain. It also
@@ -32,11 +33,13 @@ end
 
 local function results_of(n, new)
   local doc = { schema = "wlrun-results", version = 1, complete = true,
-    scenario = { name = "bench", axes = { "n" } }, settings = { run = { mode = "cold" } }, sources = {},
+    scenario = { name = "bench", axes = { "n" } }, settings = { run = { mode = "cold" } },
+      sources = {},
     device = { name = "none" }, configurations = {} }
   for i = 1, n do
     local s = samples(i, new)
-    doc.configurations[i] = { index = i, params = { n = i }, status = "ok", mode = "cold", per = 1, warmup = 10,
+    doc.configurations[i] = { index = i, params = { n = i }, status = "ok", mode = "cold", per = 1,
+      warmup = 10,
       samples = s, stats = core.stats.summary(s) }
   end
   return doc
@@ -77,10 +80,12 @@ local function first_line(path)
   f:close()
   return line
 end
-print(("wlrun compare of two documents, %d samples per configuration, 2000 resamples"):format(SAMPLES))
+print(("wlrun compare of two documents, %d samples per configuration, 2000 resamples"):format(
+  SAMPLES))
 print(("load average before: %s (wall times: the C path uses up to one thread per CPU)"):format(
   first_line("/proc/loadavg")))
-print(("%8s %10s %10s %12s %8s %18s %9s %s"):format("configs", "Lua (s)", "C (s)", "C CPU (s)", "ratio",
+print(("%8s %10s %10s %12s %8s %18s %9s %s"):format("configs", "Lua (s)", "C (s)", "C CPU (s)",
+  "ratio",
   "C per config (ms)", "vs first", "verdicts (same/slower/faster/uncertain)"))
 local first, all_same = nil, true
 for _, n in ipairs { 100, 300, 1000 } do
@@ -98,13 +103,17 @@ for _, n in ipairs { 100, 300, 1000 } do
   local same = same_results(doc_lua, doc_c)
   all_same = all_same and same
   local s = doc_c.summary
-  print(("%8d %10.3f %10.3f %12.3f %7.1fx %18.3f %9.2f %d/%d/%d/%d %s"):format(n, t_lua, t_c, cpu_c, t_lua / t_c,
-    per * 1e3, per / first, s.same, s.slower, s.faster, s.uncertain, same and "identical" or "DIFFERENT"))
+  print(("%8d %10.3f %10.3f %12.3f %7.1fx %18.3f %9.2f %d/%d/%d/%d %s"):format(n, t_lua, t_c, cpu_c,
+    t_lua / t_c,
+    per * 1e3, per / first, s.same, s.slower, s.faster, s.uncertain,
+      same and "identical" or "DIFFERENT"))
 end
 os.remove(base_path)
 os.remove(new_path)
 os.remove(dir)
-print("ratio: the Lua baseline's wall time over C's; C CPU: all threads' CPU time; linear: 'vs first' near 1")
+print(
+  "ratio: the Lua baseline's wall time over C's; C CPU: all threads' CPU time; linear: 'vs "
+  .. "first' near 1")
 if not all_same then
   print("the C and Lua paths DISAGREE")
   os.exit(1)

@@ -29,7 +29,8 @@ local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
 local function run()
   local t0 = core.clock()
-  assert(os.execute(("%s %s --quiet -o %s >/dev/null 2>&1"):format(q(bin), q(scenario), q(out))), "the scenario failed")
+  assert(os.execute(("%s %s --quiet -o %s >/dev/null 2>&1"):format(q(bin), q(scenario), q(out))),
+    "the scenario failed")
   return core.clock() - t0
 end
 
@@ -47,12 +48,14 @@ if keep then -- a path that cannot be written is said, and the account printed a
     local closed, cerr = k:close()
     ok, werr = ok and closed, werr or cerr
   end
-  if not ok then io.stderr:write(("config_overhead: the document is not kept: %s\n"):format(err or werr or keep)) end
+  if not ok then io.stderr:write(("config_overhead: the document is not kept: %s\n"):format(err
+    or werr or keep)) end
 end
 local doc = json.decode(text)
 
 local gpu, phases, configs = 0, {}, 0
-local order = { "setup", "floor", "inputs", "check", "warmup", "clocks", "measure", "summary", "record", "teardown" }
+local order = { "setup", "floor", "inputs", "check", "warmup", "clocks", "measure", "summary",
+  "record", "teardown" }
 local in_configs, worst = 0, {} -- the configurations' own wall time (entry.time), all of them
 for _, e in ipairs(doc.configurations) do
   in_configs = in_configs + (e.time or 0)
@@ -63,13 +66,17 @@ for _, e in ipairs(doc.configurations) do
     gpu = gpu + g
     for k, v in pairs(e.wall or {}) do phases[k] = (phases[k] or 0) + v end
     local described = {}
-    for _, a in ipairs(doc.scenario.axes or {}) do described[#described + 1] = ("%s=%s"):format(a, tostring(e.params[a])) end
-    worst[#worst + 1] = { what = table.concat(described, " "), gpu = g, time = e.time or 0, n = #(e.samples or {}),
+    for _, a in ipairs(doc.scenario.axes or {}) do
+      described[#described + 1] = ("%s=%s"):format(a, tostring(e.params[a])) end
+    worst[#worst + 1] = { what = table.concat(described, " "), gpu = g, time = e.time or 0,
+      n = #(e.samples or {}),
       wall = e.wall or {} }
   end
 end
 local in_phases = 0
-print(("%s: %d configurations measured, %.2f s of wall time for %.2f s of GPU time measured (%.2fx; target <= 1.5x)"):format(
+print(
+  ("%s: %d configurations measured, %.2f s of wall time for %.2f s of GPU time measured (%.2fx; "
+  .. "target <= 1.5x)"):format(
   scenario, configs, wall, gpu, wall / gpu))
 print(("%-28s %9s %9s %14s"):format("phase", "seconds", "share", "per config (ms)"))
 for _, k in ipairs(order) do
@@ -79,9 +86,11 @@ for _, k in ipairs(order) do
 end
 if phases.chunks then -- measure's own split: inside the timed loops, and between the chunks
   local between = (phases.measure or 0) - phases.chunks
-  print(("%-28s %9.3f %8.1f%% %14.2f"):format("  of which timed loops", phases.chunks, 100 * phases.chunks / wall,
+  print(("%-28s %9.3f %8.1f%% %14.2f"):format("  of which timed loops", phases.chunks,
+    100 * phases.chunks / wall,
     1e3 * phases.chunks / math.max(configs, 1)))
-  print(("%-28s %9.3f %8.1f%% %14.2f"):format("  of which between chunks", between, 100 * between / wall,
+  print(("%-28s %9.3f %8.1f%% %14.2f"):format("  of which between chunks", between,
+    100 * between / wall,
     1e3 * between / math.max(configs, 1)))
 end
 local flushed = 0
@@ -95,7 +104,8 @@ end
 local flush_time = 0
 if flushed > 0 then
   local wl, engine = require "wlrun", require "wlrun.engine"
-  local empty = wl.kernel { wl.source "kernels/spin.cu", name = "spin" }:bind { grid = 1, block = 1, args = { 0 } }
+  local empty = wl.kernel { wl.source "kernels/spin.cu", name = "spin" }:bind { grid = 1, block = 1,
+    args = { 0 } }
   local function took(flush)
     engine.time_cold(empty, 100, flush, false)
     local t0 = core.clock()
@@ -104,12 +114,15 @@ if flushed > 0 then
   end
   local each = (took(true) - took(false)) / 1000
   flush_time = flushed * each
-  print(("%-28s %9.3f %8.1f%% %14.2f   (%d flushes x %.1f us, estimated)"):format("  of which L2 flushes", flush_time,
+  print(("%-28s %9.3f %8.1f%% %14.2f   (%d flushes x %.1f us, estimated)"):format(
+    "  of which L2 flushes", flush_time,
     100 * flush_time / wall, 1e3 * flush_time / math.max(configs, 1), flushed, each * 1e6))
 end
 local rest, between = in_configs - in_phases, wall - in_configs
-print(("%-28s %9.3f %8.1f%% %14.2f"):format("configurations, no phase", rest, 100 * rest / wall, 1e3 * rest / math.max(configs, 1)))
-print(("%-28s %9.3f %8.1f%% %14.2f"):format("outside the configurations", between, 100 * between / wall,
+print(("%-28s %9.3f %8.1f%% %14.2f"):format("configurations, no phase", rest, 100 * rest / wall,
+  1e3 * rest / math.max(configs, 1)))
+print(("%-28s %9.3f %8.1f%% %14.2f"):format("outside the configurations", between,
+  100 * between / wall,
   1e3 * between / math.max(configs, 1)))
 local w = doc.wall or {}
 local function part(name, v)
@@ -126,7 +139,9 @@ if w.total then
   part("between, the rest", (w.configurations or 0) - in_configs - (w.journal or 0))
   part("end: document, report, exit", wall - w.total)
 end
-print(("(GPU time measured is part of 'measure': %.3f s, %.1f%% of it; 'no phase': the entry begun,"):format(gpu,
+print(
+  ("(GPU time measured is part of 'measure': %.3f s, %.1f%% of it; 'no phase': the "
+  .. "entry begun,"):format(gpu,
   100 * gpu / math.max(phases.measure or 0, 1e-9)))
 print(" the memory's peak, the results' checks; 'outside': by the run's own account, doc.wall)")
 
@@ -148,7 +163,8 @@ if w.total then
   local scenario_own = (phases.setup or 0) + (phases.check or 0) + (phases.teardown or 0)
   local own = wall - gpu - driver - one_time - warm_gpu - flush_time - queueing - scenario_own
   print("\nby whose it is:")
-  local function cause(name, v) print(("  %-66s %7.3f s %6.1f%%"):format(name, v, 100 * v / wall)) end
+  local function cause(name, v) print(("  %-66s %7.3f s %6.1f%%"):format(name, v,
+    100 * v / wall)) end
   cause("the GPU time measured", gpu)
   cause("the CUDA context, and the end (the document, the report, the exit)", driver)
   cause("one-time costs in the warmups (libraries' first calls, modules)", one_time)
@@ -161,9 +177,12 @@ end
 
 table.sort(worst, function(a, b) return a.time - a.gpu > b.time - b.gpu end)
 print("\nthe 8 configurations with the most wall time besides their GPU time measured (ms):")
-print(("%-40s %8s %8s %6s %8s %8s %8s %8s"):format("configuration", "wall", "gpu", "n", "check", "warmup", "clocks", "measure"))
+print(("%-40s %8s %8s %6s %8s %8s %8s %8s"):format("configuration", "wall", "gpu", "n", "check",
+  "warmup", "clocks", "measure"))
 for i = 1, math.min(8, #worst) do
   local w = worst[i]
-  print(("%-40s %8.1f %8.1f %6d %8.1f %8.1f %8.1f %8.1f"):format(w.what, w.time * 1e3, w.gpu * 1e3, w.n,
-    (w.wall.check or 0) * 1e3, (w.wall.warmup or 0) * 1e3, (w.wall.clocks or 0) * 1e3, (w.wall.measure or 0) * 1e3))
+  print(("%-40s %8.1f %8.1f %6d %8.1f %8.1f %8.1f %8.1f"):format(w.what, w.time * 1e3, w.gpu * 1e3,
+    w.n,
+    (w.wall.check or 0) * 1e3, (w.wall.warmup or 0) * 1e3, (w.wall.clocks or 0) * 1e3,
+      (w.wall.measure or 0) * 1e3))
 end

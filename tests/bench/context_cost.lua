@@ -36,12 +36,17 @@ local HOWS = { "alone", "nvml", "nvrtc", "prepare", "all" }
 local got = fresh.run { bin = bin, child = CHILD, hows = HOWS, rounds = ROUNDS }
 local median = fresh.median
 
-print(("the CUDA context with wlrun's threads started before it, ms (median of %d fresh processes):"):format(ROUNDS))
+print(
+  ("the CUDA context with wlrun's threads started before it, ms (median of %d fresh "
+  .. "processes):"):format(ROUNDS))
 print(("%-10s %10s %10s %10s %10s"):format("started", "driver", "context", "floor", "start"))
 for _, how in ipairs(HOWS) do
   local g = got[how]
-  print(("%-10s %10.1f %10.1f %10.1f %10.1f"):format(how, 1e3 * median(g.driver), 1e3 * median(g.context),
+  print(("%-10s %10.1f %10.1f %10.1f %10.1f"):format(how, 1e3 * median(g.driver),
+    1e3 * median(g.context),
     1e3 * median(g.floor), 1e3 * median(g.start)))
 end
-print("(driver: cuInit; context: wl.device(), which waits for nothing of the threads; floor: wl.timing_floor(),")
+print(
+  "(driver: cuInit; context: wl.device(), which waits for nothing of the threads; floor: "
+  .. "wl.timing_floor(),")
 print(" its 200 empty kernels and event pairs; start: all of it)")

@@ -26,9 +26,12 @@ local function run_raw(c, mode, per)
 end
 
 local d = wl.device()
-print(("cuBLAS GEMM, wlrun against a raw C event loop, %s, driver %d, cuBLAS %d (%s), %d samples"):format(
+print(
+  ("cuBLAS GEMM, wlrun against a raw C event loop, %s, driver %d, cuBLAS %d (%s), "
+  .. "%d samples"):format(
   d.name, d.driver_version, library.version, library.path, N))
-print(("%-16s %-6s %12s %12s %8s %10s %10s"):format("gemm", "mode", "wlrun ms", "raw C ms", "ratio", "wlrun TF/s",
+print(("%-16s %-6s %12s %12s %8s %10s %10s"):format("gemm", "mode", "wlrun ms", "raw C ms", "ratio",
+  "wlrun TF/s",
   "raw TF/s"))
 local missed = {}
 for _, c in ipairs(cases) do
@@ -45,11 +48,15 @@ for _, c in ipairs(cases) do
     local rr = run_raw(c, mode, r.per)
     local ratio = r.stats.median / rr.median
     local name = ("%s %d^3"):format(c.dtype, n)
-    print(("%-16s %-6s %12.4f %12.4f %8.4f %10.1f %10.1f"):format(name, mode .. (r.per > 1 and ("x" .. r.per) or ""),
-      r.stats.median * 1e3, rr.median * 1e3, ratio, flop / r.stats.median / 1e12, flop / rr.median / 1e12))
-    if c.dtype == "f32" and n == 4096 and math.abs(ratio - 1) > 0.02 then missed[#missed + 1] = mode end
+    print(("%-16s %-6s %12.4f %12.4f %8.4f %10.1f %10.1f"):format(name,
+      mode .. (r.per > 1 and ("x" .. r.per) or ""),
+      r.stats.median * 1e3, rr.median * 1e3, ratio, flop / r.stats.median / 1e12,
+        flop / rr.median / 1e12))
+    if c.dtype == "f32" and n == 4096 and math.abs(ratio - 1) > 0.02 then
+      missed[#missed + 1] = mode end
   end
   A:free(); B:free(); C:free()
 end
-print(("\ntarget: SGEMM 4096^3 timed by wlrun within 2 %% of the raw C loop in every mode: %s"):format(
+print(
+  ("\ntarget: SGEMM 4096^3 timed by wlrun within 2 %% of the raw C loop in every mode: %s"):format(
   #missed == 0 and "met" or ("MISSED (" .. table.concat(missed, ", ") .. ")")))

@@ -10,7 +10,8 @@
 --   during:  flushed cold samples of a 20 us spin kernel timed while the preparation's thread
 --            runs, against the same in a process without it: the GPU time's and the enqueue
 --            time's medians, and the enqueue's 90th percentile (what the thread's host work
---            could disturb); and the timing floor (engine.timing_floor, uncached) taken as the thread
+--            could disturb); and the timing floor (engine.timing_floor, uncached) taken as the
+-- thread
 --            starts, and again once it is done.
 -- Prints the medians over the rounds.
 --   WLRUN_BIN=build-static/wlrun build-static/wlrun tests/bench/cublas_first.lua [-- ROUNDS]
@@ -63,24 +64,34 @@ else
 end
 ]=]
 
-local got = fresh.run { bin = bin, child = CHILD, hows = { "first", "eager", "prepared", "during", "during-prepared" },
+local got = fresh.run { bin = bin, child = CHILD,
+  hows = { "first", "eager", "prepared", "during", "during-prepared" },
   rounds = ROUNDS, args = function(how) return { how, spin } end,
   env = function(how) return how == "eager" and "CUDA_MODULE_LOADING=EAGER " or "" end }
 local median = fresh.median
 
-print(("cuBLAS's first GEMM of each kind at 1024^3 in a fresh process, host ms (median of %d processes):"):format(ROUNDS))
+print(
+  ("cuBLAS's first GEMM of each kind at 1024^3 in a fresh process, host ms (median of %d "
+  .. "processes):"):format(ROUNDS))
 print(("%-12s %12s %14s %12s"):format("kind", "first call", "after prepare", "eager"))
 for _, kind in ipairs { "f32 fp32", "f32 tf32", "bf16 fp32" } do
-  print(("%-12s %12.2f %14.2f %12.2f"):format(kind, 1e3 * median(got.first[kind]), 1e3 * median(got.prepared[kind]),
+  print(("%-12s %12.2f %14.2f %12.2f"):format(kind, 1e3 * median(got.first[kind]),
+    1e3 * median(got.prepared[kind]),
     1e3 * median(got.eager[kind])))
 end
 print(("the preparation's thread: %.1f ms"):format(1e3 * median(got.prepared.thread)))
-print(("cold flushed samples of a 20 us spin kernel while the thread runs (median of %d processes, us):"):format(ROUNDS))
+print(
+  ("cold flushed samples of a 20 us spin kernel while the thread runs (median of %d "
+  .. "processes, us):"):format(ROUNDS))
 print(("%-14s %10s %12s %10s"):format("", "without", "thread runs", "change"))
-for _, name in ipairs { "gpu", "enqueue", "enqueue_p90", "floor_empty", "floor_pair", "floor_empty_after" } do
+for _, name in ipairs { "gpu", "enqueue", "enqueue_p90", "floor_empty", "floor_pair",
+  "floor_empty_after" } do
   local a, b = median(got.during[name]), median(got["during-prepared"][name])
   print(("%-14s %10.3f %12.3f %+10.3f"):format(name, 1e6 * a, 1e6 * b, 1e6 * (b - a)))
 end
-print(("(the thread still ran when the samples ended: %s)"):format(got["during-prepared"].words.running or "?"))
-print("(floor_*: the timing floor's empty kernel and event pair, taken at once after wl.cublas.prepare, and")
+print(("(the thread still ran when the samples ended: %s)"):format(
+  got["during-prepared"].words.running or "?"))
+print(
+  "(floor_*: the timing floor's empty kernel and event pair, taken at once after "
+  .. "wl.cublas.prepare, and")
 print(" floor_empty_after once its thread is done)")

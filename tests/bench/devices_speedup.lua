@@ -27,7 +27,8 @@ end
 local function gpu_time(doc)
   local sum = 0
   for _, c in ipairs(doc.configurations) do
-    if c.status == "ok" then for _, x in ipairs(c.samples or {}) do sum = sum + x * (c.per or 1) end end
+    if c.status == "ok" then for _, x in ipairs(c.samples or {}) do
+      sum = sum + x * (c.per or 1) end end
   end
   return sum
 end
@@ -35,7 +36,8 @@ end
 -- one run: its wall time, and its wall time less its GPU time measured
 local function run(args, out)
   local t0 = core.clock()
-  assert(os.execute(("%s %s --quiet %s -o %s >/dev/null 2>&1"):format(q(bin), q(scenario), args, q(out))),
+  assert(os.execute(("%s %s --quiet %s -o %s >/dev/null 2>&1"):format(q(bin), q(scenario), args,
+    q(out))),
     "the scenario failed: " .. args)
   local wall = core.clock() - t0
   return wall, wall - gpu_time(read_doc(out))
@@ -67,17 +69,25 @@ end
 local counts = {}
 for d, n in pairs(per) do counts[#counts + 1] = ("device %s ran %d"):format(d, n) end
 table.sort(counts)
-print(("%s: one GPU %.2f s, --devices %s %.2f s: %.2fx (target <= 0.55x on two GPUs); %s"):format(scenario, one,
+print(("%s: one GPU %.2f s, --devices %s %.2f s: %.2fx (target <= 0.55x on two GPUs); %s"):format(
+  scenario, one,
   devices, many, many / one, table.concat(counts, ", ")))
-print(("  wall time less GPU time measured: one GPU %.3f s, %.3f s; --devices %s %.3f s, %.3f s"):format(
+print(
+  ("  wall time less GPU time measured: one GPU %.3f s, %.3f s; --devices %s %.3f "
+  .. "s, %.3f s"):format(
   one_rest[1], one_rest[2], devices, many_rest[1], many_rest[2]))
-print(("  the last one-GPU run, %.2f s: configurations %.3f s, the rest %.3f s: at best %.3fx on two GPUs, %.3fx on four"):format(
+print(
+  ("  the last one-GPU run, %.2f s: configurations %.3f s, the rest %.3f s: at best %.3fx on "
+  .. "two GPUs, %.3fx on four"):format(
   one_last, spread, rest, bound(2), bound(4)))
 -- the parent's own account of the last --devices run (doc.wall): the plan holds the workers'
 -- start and the devices counted (the CUDA driver loaded, while the workers start), configurations
 -- up to the last entry, and the end the outputs, the report and the workers' exits; the first
 -- worker ready (its context and floor) from the process's start
 local w = doc.wall or {}
-print(("  the last --devices run, %.2f s: start %.3f, plan %.3f, document %.3f, configurations %.3f, end %.3f s; first worker ready at %.3f s"):format(
-  last, w.start or 0, w.plan or 0, w.document or 0, w.configurations or 0, last - (w.total or last), w.workers_ready or 0))
+print(
+  ("  the last --devices run, %.2f s: start %.3f, plan %.3f, document %.3f, configurations "
+  .. "%.3f, end %.3f s; first worker ready at %.3f s"):format(
+  last, w.start or 0, w.plan or 0, w.document or 0, w.configurations or 0, last - (w.total or last),
+    w.workers_ready or 0))
 os.execute("rm -rf " .. q(dir))

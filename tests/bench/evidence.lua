@@ -20,11 +20,13 @@ extern "C" __global__ void spin(unsigned long long ns) {
 }]]
 local spin = wl.kernel { SPIN, name = "spin" }
 local copy = wl.kernel { wl.source "../../scenarios/kernels/stream.cu", name = "copy" }
-local gemm = wl.kernel { wl.source "../../scenarios/kernels/gemm.cu", name = "gemm_tiled", defines = { TILE = 32 } }
+local gemm = wl.kernel { wl.source "../../scenarios/kernels/gemm.cu", name = "gemm_tiled",
+  defines = { TILE = 32 } }
 
 local GiB = 1 << 30
 local x, y = wl.tensor { GiB // 4, init = wl.uniform(-1, 1) }, wl.tensor { GiB // 4 }
-local A, B, C = wl.tensor { 4096, 4096, init = wl.normal() }, wl.tensor { 4096, 4096, init = wl.normal() }, wl.tensor { 4096, 4096 }
+local A, B, C = wl.tensor { 4096, 4096, init = wl.normal() },
+  wl.tensor { 4096, 4096, init = wl.normal() }, wl.tensor { 4096, 4096 }
 
 local cases = {
   { name = "spin 5 us", kind = "spin", param = 5000, nominal = 5e-6,
@@ -36,7 +38,8 @@ local cases = {
   { name = "copy 1 GiB", kind = "copy", param = GiB,
     launch = copy:bind { grid = 1024, block = 512, args = { y, x, GiB // 16 } } },
   { name = "gemm 4096", kind = "gemm", param = 4096, n = 30,
-    launch = gemm:bind { grid = { 128, 128 }, block = { 32, 32 }, args = { A, B, C, 4096, 4096, 4096 } } },
+    launch = gemm:bind { grid = { 128, 128 }, block = { 32, 32 },
+      args = { A, B, C, 4096, 4096, 4096 } } },
 }
 local busy = spin:bind { grid = 1, block = 1, args = { 3000000 } }
 
@@ -52,7 +55,8 @@ end
 
 -- host cost of one launch from Lua, the GPU kept busy so that launches only queue (as for CuPy)
 local function lua_host_cost(c)
-  local b = c.name:match("^spin 5 ") and c.launch or spin:bind { grid = 1, block = 1, args = { 1000 } }
+  local b = c.name:match("^spin 5 ") and c.launch
+    or spin:bind { grid = 1, block = 1, args = { 1000 } }
   busy()
   local t0 = wl.clock_ns()
   for _ = 1, 200 do b() end
@@ -106,14 +110,17 @@ end
 
 local d = wl.device()
 local function us(v) return v and ("%.3f"):format(v * 1e6) or "-" end
-print(("GPU timers side by side, %s, driver %d, %d samples (GEMM 30), medians in us"):format(d.name, d.driver_version, N))
-print(("%-12s %-22s %11s %21s %9s %9s %10s"):format("kernel", "tool", "median", "p10..p90", "vs raw C",
+print(("GPU timers side by side, %s, driver %d, %d samples (GEMM 30), medians in us"):format(d.name,
+  d.driver_version, N))
+print(("%-12s %-22s %11s %21s %9s %9s %10s"):format("kernel", "tool", "median", "p10..p90",
+  "vs raw C",
   "vs true", "host/call"))
 for _, row in ipairs(rows) do
   local r, c = row.r, row.case
   local vs = row.base and ("%+.3f"):format((r.median - row.base.median) * 1e6) or ""
   local truth = c.nominal and ("%+.3f"):format((r.median - c.nominal) * 1e6) or ""
-  print(("%-12s %-22s %11s %10s..%-10s %9s %9s %10s"):format(c.name, row.tool, us(r.median), us(r.p10), us(r.p90),
+  print(("%-12s %-22s %11s %10s..%-10s %9s %9s %10s"):format(c.name, row.tool, us(r.median),
+    us(r.p10), us(r.p90),
     vs, truth, r.host and us(r.host) or ""))
 end
 if #missing > 0 then print("not measured: " .. table.concat(missing, "; ")) end
@@ -129,15 +136,20 @@ for _, c in ipairs(cases) do
     end
     local diff = math.abs(w.median - r.median)
     if diff > math.max(0.01 * r.median, 0.3e-6) then
-      print(("  %s %s: %.3f us from the raw C loop (target 1 %% or 0.3 us): MISSED"):format(c.name, mode, diff * 1e6))
+      print(("  %s %s: %.3f us from the raw C loop (target 1 %% or 0.3 us): MISSED"):format(c.name,
+        mode, diff * 1e6))
     end
   end
 end
-print("  each wlrun mode within 1 % or 0.3 us of the raw C loop of the same mode: see the lines above (none: met)")
+print(
+  "  each wlrun mode within 1 % or 0.3 us of the raw C loop of the same mode: see the lines "
+  .. "above (none: met)")
 local c5 = cases[1]
 local g5
-for _, row in ipairs(rows) do if row.case == c5 and row.tool:match("^wlrun graph") then g5 = row.r end end
-print(("  graph within 1 us of the true 5 us: %s (%+.3f us)"):format(verdict(math.abs(g5.median - 5e-6) <= 1e-6),
+for _, row in ipairs(rows) do if row.case == c5
+  and row.tool:match("^wlrun graph") then g5 = row.r end end
+print(("  graph within 1 us of the true 5 us: %s (%+.3f us)"):format(
+  verdict(math.abs(g5.median - 5e-6) <= 1e-6),
   (g5.median - 5e-6) * 1e6))
 for _, c in ipairs(cases) do
   if c.nominal then
@@ -147,7 +159,8 @@ for _, c in ipairs(cases) do
       if rec then
         local theirs = math.abs(rec.median - c.nominal)
         local ok = ours <= theirs + 0.3e-6 and (c.nominal > 5e-6 or ours < theirs)
-        print(("  %s: wlrun's default %.3f us from the truth, %s %.3f us: %s"):format(c.name, ours * 1e6, tool,
+        print(("  %s: wlrun's default %.3f us from the truth, %s %.3f us: %s"):format(c.name,
+          ours * 1e6, tool,
           theirs * 1e6, verdict(ok)))
       end
     end
@@ -155,6 +168,7 @@ for _, c in ipairs(cases) do
 end
 local cupy_host = others["spin 5 us\0cupyx"] and others["spin 5 us\0cupyx"].host
 if cupy_host then
-  print(("  host cost per launch from the scripting language: wlrun %.2f us, CuPy %.2f us: %s"):format(
+  print(
+    ("  host cost per launch from the scripting language: wlrun %.2f us, CuPy %.2f us: %s"):format(
     c5.default.host * 1e6, cupy_host * 1e6, verdict(c5.default.host < cupy_host)))
 end

@@ -33,17 +33,23 @@ wl.sync()
 floor("after_120ms")
 ]=]
 
-local got = fresh.run { bin = bin, child = CHILD, hows = { "run" }, rounds = ROUNDS, args = function() return { spin } end }
+local got = fresh.run { bin = bin, child = CHILD, hows = { "run" }, rounds = ROUNDS,
+  args = function() return { spin } end }
 local median = fresh.median
 local r = got.run
 
 print(("the timing floor in a fresh process (median of %d processes):"):format(ROUNDS))
-print(("%-14s %14s %14s %10s   %s"):format("taken", "empty kernel", "event pair", "SM MHz", "empty kernel, each process (us)"))
+print(("%-14s %14s %14s %10s   %s"):format("taken", "empty kernel", "event pair", "SM MHz",
+  "empty kernel, each process (us)"))
 for _, tag in ipairs { "at_once", "again", "after_20ms", "after_120ms" } do
   local each = {}
   for i, v in ipairs(r[tag .. "_empty"]) do each[i] = ("%.2f"):format(v * 1e6) end
-  print(("%-14s %11.2f us %11.2f us %10d   %s"):format(tag, 1e6 * median(r[tag .. "_empty"]), 1e6 * median(r[tag .. "_pair"]),
+  print(("%-14s %11.2f us %11.2f us %10d   %s"):format(tag, 1e6 * median(r[tag .. "_empty"]),
+    1e6 * median(r[tag .. "_pair"]),
     median(r[tag .. "_mhz"]), table.concat(each, " ")))
 end
-print("(at_once: as a run takes it, right after its context; again: at once after that one; after_20ms,")
-print(" after_120ms: after that long of a kernel on every SM; SM MHz: NVML's clock just before each)")
+print(
+  "(at_once: as a run takes it, right after its context; again: at once after that one; "
+  .. "after_20ms,")
+print(
+  " after_120ms: after that long of a kernel on every SM; SM MHz: NVML's clock just before each)")

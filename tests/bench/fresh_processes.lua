@@ -4,7 +4,8 @@
 --   local fresh = dofile(here .. "fresh_processes.lua")
 --   local got = fresh.run { bin = ..., child = SOURCE, hows = { "a", "b" }, rounds = 5,
 --     args = function(how) return { how, ... } end,   -- the child's arguments (default: how)
---     env = function(how) return "NAME=VALUE " end }   -- a prefix of its command line (default: none)
+--     env = function(how) return "NAME=VALUE " end }   -- a prefix of its command line (default:
+-- none)
 --   got[how][name]: the numbers printed under name, one a process; got[how].words[name]: the
 --   last word printed under name where it is no number
 --   fresh.median(list); fresh.kernel(here, "spin.cu"): a kernel's source, as an absolute path
@@ -26,7 +27,8 @@ function fresh.run(o)
       local how = o.hows[(i + round - 2) % #o.hows + 1]
       local args = {}
       for j, a in ipairs(o.args and o.args(how) or { how }) do args[j] = q(a) end
-      local p = assert(io.popen(("%s%s %s -- %s 2>&1"):format(o.env and o.env(how) or "", q(o.bin), q(script),
+      local p = assert(io.popen(("%s%s %s -- %s 2>&1"):format(o.env and o.env(how) or "", q(o.bin),
+        q(script),
         table.concat(args, " "))))
       local text = p:read("a")
       if not p:close() then

@@ -7,9 +7,12 @@ package.path = root .. "/tests/?.lua;" .. package.path
 local gs = require "gate_series"
 
 local seeds = tonumber(arg and arg[1]) or 8
-print(("--fail-on %d %%, %d samples a commit, 24 commits a series, seeds 1-%d; the line: seed 1's verdicts from commit 2"):format(
+print(
+  ("--fail-on %d %%, %d samples a commit, 24 commits a series, seeds 1-%d; the line: seed 1's "
+  .. "verdicts from commit 2"):format(
   gs.FAIL_ON * 100, gs.SAMPLES, seeds))
-print(("%-52s %-24s %9s %7s %12s"):format("series", "gate at commits 2..24", "must fail", "missed", "false alarms"))
+print(("%-52s %-24s %9s %7s %12s"):format("series", "gate at commits 2..24", "must fail", "missed",
+  "false alarms"))
 local tq, ta, te, tm = 0, 0, 0, 0
 for _, case in ipairs(gs.cases()) do
   local line, must, missed, alarms = {}, 0, 0, 0
@@ -24,5 +27,7 @@ for _, case in ipairs(gs.cases()) do
   ta, te, tm = ta + alarms, te + must, tm + missed
   print(("%-52s %-24s %9d %7d %12d"):format(case.name, table.concat(line), must, missed, alarms))
 end
-print(("all: %d commits had to fail, %d missed; %d false alarms in %d commits with no change (%.2f %%; target: at most 1 %%)"):format(
+print(
+  ("all: %d commits had to fail, %d missed; %d false alarms in %d commits with no change (%.2f "
+  .. "%%; target: at most 1 %%)"):format(
   te, tm, ta, tq, 100 * ta / tq))

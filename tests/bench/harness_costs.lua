@@ -34,7 +34,8 @@ do -- the probe's 50 us window (tick to tick of %globaltimer) against NVML's rea
   end
   table.sort(probe)
   table.sort(nvml)
-  print(("%-44s %10.1f MHz (min %.1f, max %.1f; NVML %.0f-%.0f)"):format("the clock probe's reading, median of 21",
+  print(("%-44s %10.1f MHz (min %.1f, max %.1f; NVML %.0f-%.0f)"):format(
+    "the clock probe's reading, median of 21",
     probe[11], probe[1], probe[21], nvml[1], nvml[21]))
 end
 cost("core.sync", 200, core.sync)
@@ -42,10 +43,14 @@ cost("wl.device() (properties read once, then kept)", 200, wl.device)
 local k = wl.kernel { wl.source "kernels/spin.cu", name = "spin" }
 local spin5 = k:bind { grid = 1, block = 1, args = { 5000 } }
 local empty = k:bind { grid = 1, block = 1, args = { 0 } }
-cost("1000 cold samples, 5 us kernel", 3, function() engine.time_cold(spin5, 1000, false, false) end)
-cost("1000 cold samples, 5 us kernel, flushed", 3, function() engine.time_cold(spin5, 1000, true, false) end)
-cost("1000 cold samples, 5 us, flushed, blocked", 3, function() engine.time_cold(spin5, 1000, true, true) end)
-cost("1000 cold samples, empty kernel, flushed, blocked", 3, function() engine.time_cold(empty, 1000, true, true) end)
+cost("1000 cold samples, 5 us kernel", 3, function() engine.time_cold(spin5, 1000, false,
+  false) end)
+cost("1000 cold samples, 5 us kernel, flushed", 3,
+  function() engine.time_cold(spin5, 1000, true, false) end)
+cost("1000 cold samples, 5 us, flushed, blocked", 3,
+  function() engine.time_cold(spin5, 1000, true, true) end)
+cost("1000 cold samples, empty kernel, flushed, blocked", 3,
+  function() engine.time_cold(empty, 1000, true, true) end)
 for _, n in ipairs { 1000, 10000, 100000 } do
   local s = {}
   for i = 1, n do s[i] = 5e-6 * (1 + 0.01 * ((i * 7919) % 101) / 101) end
@@ -55,12 +60,17 @@ local A = wl.tensor { 4096, 4096, dtype = "f32" }
 cost("to_host of 64 MB", 5, function() A:to_host() end)
 cost("to_host of a 32 KB view", 50, function() A:view(4096 * 17, 8192):to_host() end)
 local h = A:view(0, 65536):to_host()
-cost("65536 elements read from Lua, h[i]", 5, function() local x = 0 for i = 1, 65536 do x = x + h[i] end end)
-cost("65536 elements read from Lua, totable", 5, function() local t, x = h:totable(), 0 for i = 1, 65536 do x = x + t[i] end end)
-cost("a 64 MB tensor allocated and freed", 10, function() wl.tensor({ 4096, 4096, dtype = "f32" }):free() end)
-cost("the same, initialised with wl.normal()", 10, function() wl.tensor({ 4096, 4096, dtype = "f32", init = wl.normal() }):free() end)
+cost("65536 elements read from Lua, h[i]", 5, function() local x = 0 for i = 1,
+  65536 do x = x + h[i] end end)
+cost("65536 elements read from Lua, totable", 5, function() local t, x = h:totable(), 0 for i = 1,
+  65536 do x = x + t[i] end end)
+cost("a 64 MB tensor allocated and freed", 10,
+  function() wl.tensor({ 4096, 4096, dtype = "f32" }):free() end)
+cost("the same, initialised with wl.normal()", 10,
+  function() wl.tensor({ 4096, 4096, dtype = "f32", init = wl.normal() }):free() end)
 cost("collectgarbage()", 10, collectgarbage)
-cost("wl.kernel of a compiled kernel (cached)", 20, function() wl.kernel { wl.source "kernels/spin.cu", name = "spin" } end)
+cost("wl.kernel of a compiled kernel (cached)", 20,
+  function() wl.kernel { wl.source "kernels/spin.cu", name = "spin" } end)
 local t0 = core.clock()
 engine.timing_floor(200)
 print(("%-44s %10.3f ms"):format("the timing floor, 200 samples", (core.clock() - t0) * 1e3))
@@ -84,13 +94,16 @@ if bin then
       local e = ends and ends(t0, t1)
       if t1 - t0 < best then best, exit = t1 - t0, e end
     end
-    print(("%-44s %10.3f ms%s"):format(name, best * 1e3, exit and ("   (%s %.1f ms)"):format(exit[1], exit[2] * 1e3) or ""))
+    print(("%-44s %10.3f ms%s"):format(name, best * 1e3,
+      exit and ("   (%s %.1f ms)"):format(exit[1], exit[2] * 1e3) or ""))
   end
   local function process(name, args, ends) command(name, ("'%s' %s"):format(bin, args), ends) end
   local function script(name, text) -- with its last statement's clock in NAME.end
     local path = dir .. "/" .. name
     local f = assert(io.open(path, "w"))
-    f:write(text, ("\nlocal e = assert(io.open(%q, 'w')) e:write(string.format('%%.9f', require('wlrun.core').clock())) e:close()\n"):format(path .. ".end"))
+    f:write(text,
+      ("\nlocal e = assert(io.open(%q, 'w')) e:write(string.format('%%.9f', "
+      .. "require('wlrun.core').clock())) e:close()\n"):format(path .. ".end"))
     f:close()
     return path, function(_, t1)
       local e = assert(io.open(path .. ".end"))
@@ -110,23 +123,39 @@ if bin then
   print("whole processes (best of 3; a script's exit, a run's end after its own account):")
   process("wlrun --version", "--version")
   process("a script: nothing", script("none.lua", "local wl = require 'wlrun'\n"))
-  process("a script: wl.device_count() (the driver)", script("count.lua", "require('wlrun').device_count()\n"))
-  process("a script: wl.device() (the CUDA context)", script("device.lua", "require('wlrun').device()\n"))
-  process("  and NVML (wl.gpu_clock())", script("nvml.lua", "local wl = require('wlrun') wl.device() wl.gpu_clock()\n"))
-  process("  and the timing floor", script("floor.lua", "local wl = require('wlrun') wl.device() wl.gpu_clock() wl.timing_floor()\n"))
-  local gemm = "local wl = require('wlrun') local A, B, C = wl.tensor { 1024, 1024 }, wl.tensor { 1024, 1024 }, wl.tensor { 1024, 1024 }\n"
+  process("a script: wl.device_count() (the driver)",
+    script("count.lua", "require('wlrun').device_count()\n"))
+  process("a script: wl.device() (the CUDA context)",
+    script("device.lua", "require('wlrun').device()\n"))
+  process("  and NVML (wl.gpu_clock())", script("nvml.lua",
+    "local wl = require('wlrun') wl.device() wl.gpu_clock()\n"))
+  process("  and the timing floor", script("floor.lua",
+    "local wl = require('wlrun') wl.device() wl.gpu_clock() wl.timing_floor()\n"))
+  local gemm
+    =
+    "local wl = require('wlrun') local A, B, C = wl.tensor { 1024, 1024 }, wl.tensor { 1024, "
+    .. "1024 }, wl.tensor { 1024, 1024 }\n"
     .. "local g = wl.cublas.gemm { a = A, b = B, c = C, m = 1024, n = 1024, k = 1024 }\n"
   process("a script: a cuBLAS GEMM bound (dlopen, handle)", script("cublas.lua", gemm))
-  process("  and called once (cuBLAS's first call)", script("cublas1.lua", gemm .. "g() wl.sync()\n"))
-  process("  and a kernel of ours launched", script("kernel.lua", gemm .. "g() wl.kernel { [[extern \"C\" __global__ void noop() {}]], name = 'noop' }:bind { grid = 1, block = 1, args = {} }() wl.sync()\n"))
+  process("  and called once (cuBLAS's first call)",
+    script("cublas1.lua", gemm .. "g() wl.sync()\n"))
+  process("  and a kernel of ours launched", script("kernel.lua",
+    gemm
+    .. "g() wl.kernel { [[extern \"C\" __global__ void noop() {}]], name = 'noop' }:bind { grid "
+    .. "= 1, block = 1, args = {} }() wl.sync()\n"))
   if arg[2] then -- the same work in a raw C program that links cuBLAS: what cuBLAS itself costs
-    command("  a raw C program: cuBLAS f32 1024^3, 10 samples", ("'%s' f32 1024 cold 10 1"):format(arg[2]))
-    process("  wlrun: the same, wl.bench cold, 10 samples", script("cublas10.lua", gemm .. "wl.bench(g, { mode = 'cold', warmup = 7, iters = 10 })\n"))
+    command("  a raw C program: cuBLAS f32 1024^3, 10 samples",
+      ("'%s' f32 1024 cold 10 1"):format(arg[2]))
+    process("  wlrun: the same, wl.bench cold, 10 samples",
+      script("cublas10.lua", gemm .. "wl.bench(g, { mode = 'cold', warmup = 7, iters = 10 })\n"))
   end
   -- gemm_sweep's tiled configuration at 1024, alone or with one of another variant
   local function sweep(name, also, file)
-    local variants = also and ("(variant == 'tiled' or variant == '%s')"):format(also) or "variant == 'tiled'"
-    process(name, ("scenarios/gemm_sweep.lua --quiet --filter \"%s and M == 1024 and K == 1024\" -o %s/%s"):format(
+    local variants = also and ("(variant == 'tiled' or variant == '%s')"):format(also)
+      or "variant == 'tiled'"
+    process(name,
+      ("scenarios/gemm_sweep.lua --quiet --filter \"%s and M == 1024 and K == 1024\" "
+      .. "-o %s/%s"):format(
       variants, dir, file), run_of(dir .. "/" .. file))
   end
   sweep("gemm_sweep, one configuration, -o JSON", nil, "one.json")

@@ -23,15 +23,18 @@ local function document(nconf, nsamples)
     end
     configurations[c] = {
       index = c,
-      params = { variant = ({ "naive", "tiled", "regtile" })[c % 3 + 1], M = 128 * c, N = 4096, K = 1024, n = 5 },
+      params = { variant = ({ "naive", "tiled", "regtile" })[c % 3 + 1], M = 128 * c, N = 4096,
+        K = 1024, n = 5 },
       status = "ok", mode = "cold", per = 1, warmup = 50,
       samples = samples,
       stats = { n = nsamples, mean = base, std = base * 0.01, median = base, min = base * 0.98,
-                max = base * 1.2, p10 = base * 0.99, p25 = base, p75 = base * 1.01, p90 = base * 1.02,
+                max = base * 1.2, p10 = base * 0.99, p25 = base, p75 = base * 1.01,
+                  p90 = base * 1.02,
                 p99 = base * 1.1, iqr = base * 0.02, cv = 0.01 * random() },
       work = { flops = 2.0 * 128 * c * 4096 * 1024, bytes = 4.0 * (128 * c + 4096) * 1024 },
       metrics = { flop_per_s = 1e14 * random(), bytes_per_s = 1e11 * random() },
-      kernels = { { name = "gemm_tiled", registers = 38, static_shared_bytes = 8192, local_bytes = 0 } },
+      kernels = { { name = "gemm_tiled", registers = 38, static_shared_bytes = 8192,
+        local_bytes = 0 } },
       check = { ok = true, message = "max relative error 2.1e-6" },
       warnings = json.array(), notes = json.array(),
       time = 0.84 * random(),
@@ -83,6 +86,8 @@ if arg and arg[1] then
 else
   local t_enc = measure(1000, 1000)
   local _, t_dec, size = measure(1000, 300)
-  print(("targets: encode of 1,000 x 1,000 well under 0.2 s: %.3f s; decode of %.1f MB at most 0.2 s: %.3f s (%s)"):format(
+  print(
+    ("targets: encode of 1,000 x 1,000 well under 0.2 s: %.3f s; decode of %.1f MB at most 0.2 "
+    .. "s: %.3f s (%s)"):format(
     t_enc, size / 1e6, t_dec, t_dec <= 0.2 and "met" or "missed"))
 end

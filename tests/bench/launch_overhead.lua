@@ -25,7 +25,8 @@ extern "C" __global__ void spin(unsigned long long ns) {
 local k = wl.kernel { src, name = "empty" }
 local s = wl.stream() -- like launch_raw.c: a stream of its own
 local bs = k:bind { grid = 1, block = 1, stream = s }
-local spin = wl.kernel { src, name = "spin" }:bind { grid = 1, block = 1, stream = s, args = { 3000000 } }
+local spin = wl.kernel { src, name = "spin" }:bind { grid = 1, block = 1, stream = s,
+  args = { 3000000 } }
 
 local function measure(enqueue)
   local per = {}
@@ -78,14 +79,19 @@ for _, key in ipairs { "a", "b", "c" } do
 end
 
 local d = wl.device()
-print(("launch overhead of an empty kernel, %s, driver %d, %d alternating rounds of %d x %d launches"):format(
+print(
+  ("launch overhead of an empty kernel, %s, driver %d, %d alternating rounds of %d x %d "
+  .. "launches"):format(
   d.name, d.driver_version, REPEATS, ROUNDS, BATCH))
-print(("round-to-round spread of the medians: (a) %.1f%%, (b) %.1f%%, (c) %.1f%%"):format(100 * spread.a,
+print(("round-to-round spread of the medians: (a) %.1f%%, (b) %.1f%%, (c) %.1f%%"):format(
+  100 * spread.a,
   100 * spread.b, 100 * spread.c))
 print(("%-34s %12s %22s"):format("path", "median ns", "paired with (a)"))
 print(("%-34s %12.1f %22s"):format("(a) raw C loop of cudaLaunchKernel", a_med, ""))
 print(("%-34s %12.1f %21.1f%%"):format("(b) bound launch looped in C", b_med, 100 * (b_ratio - 1)))
 print(("%-34s %12.1f %+19.0f ns"):format("(c) bound launch from a Lua loop", c_med, c_diff))
-print(("targets: (b) within 5%% of (a): %s (%+.1f%%); (c) at most 500 ns above (a): %s (%+.0f ns)"):format(
+print(
+  ("targets: (b) within 5%% of (a): %s (%+.1f%%); (c) at most 500 ns above (a): %s "
+  .. "(%+.0f ns)"):format(
   math.abs(b_ratio - 1) <= 0.05 and "met" or "MISSED", 100 * (b_ratio - 1),
   c_diff <= 500 and "met" or "MISSED", c_diff))

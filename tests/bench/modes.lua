@@ -17,7 +17,8 @@ end
 
 local d = wl.device()
 print(("timing modes against raw C event loops, %s, %d samples each"):format(d.name, N))
-print(("%-9s %-6s %5s %12s %12s %10s %8s"):format("kernel", "mode", "per", "wlrun (us)", "raw C (us)", "diff (us)", "target"))
+print(("%-9s %-6s %5s %12s %12s %10s %8s"):format("kernel", "mode", "per", "wlrun (us)",
+  "raw C (us)", "diff (us)", "target"))
 local misses = 0
 for _, us in ipairs { 5, 10, 100, 1000 } do
   local b = k:bind { grid = 1, block = 1, args = { us * 1000 } }
@@ -27,7 +28,8 @@ for _, us in ipairs { 5, 10, 100, 1000 } do
     local diff = r.stats.median - c
     local ok = math.abs(diff) <= math.max(0.01 * c, 0.3e-6)
     if not ok then misses = misses + 1 end
-    print(("%-9s %-6s %5d %12.3f %12.3f %+10.3f %8s"):format(us .. " us", mode, r.per, r.stats.median * 1e6,
+    print(("%-9s %-6s %5d %12.3f %12.3f %+10.3f %8s"):format(us .. " us", mode, r.per,
+      r.stats.median * 1e6,
       c * 1e6, diff * 1e6, ok and "met" or "MISSED"))
   end
 end
@@ -38,7 +40,10 @@ print("\nadaptive stopping to 0.5 % noise of the median (distribution-free 95 % 
 for _, us in ipairs { 10, 100, 1000 } do
   local b = k:bind { grid = 1, block = 1, args = { us * 1000 } }
   local r = wl.bench(b, { mode = "auto", adaptive = true, warmup = 10 })
-  print(("  %5d us spin (%s): %5d samples, noise %.3f%%, GPU time %.4f s, wall %.3f s"):format(us, r.mode,
+  print(("  %5d us spin (%s): %5d samples, noise %.3f%%, GPU time %.4f s, wall %.3f s"):format(us,
+    r.mode,
     r.stats.n, 100 * r.adaptive.noise, r.adaptive.gpu_time, r.adaptive.elapsed))
 end
-print("  (nvbench's defaults: at least 0.5 s of GPU time, up to 15 s, until the samples' own relative std is below 0.5 %)")
+print(
+  "  (nvbench's defaults: at least 0.5 s of GPU time, up to 15 s, until the samples' own "
+  .. "relative std is below 0.5 %)")

@@ -10,13 +10,15 @@
 local wl = require "wlrun"
 
 local modules = arg[1] or "build/modules"
-if modules:sub(1, 1) ~= "/" then modules = os.getenv("PWD") .. "/" .. modules end -- file = is script-relative
+-- file = is script-relative
+if modules:sub(1, 1) ~= "/" then modules = os.getenv("PWD") .. "/" .. modules end
 local ROUNDS = 7
 local source = wl.source "kernels/sgemm_warptile.cu"
 
 -- NVRTC's kernel, CMake's nvcc cubin, and wl.kernel's own nvcc build (compiler = "nvcc")
 local function both(name)
-  return wl.kernel { source, name = name }, wl.kernel { file = modules .. "/sgemm_warptile.cubin", name = name },
+  return wl.kernel { source, name = name }, wl.kernel { file = modules .. "/sgemm_warptile.cubin",
+    name = name },
     wl.kernel { source, name = name, compiler = "nvcc" }
 end
 
@@ -25,15 +27,18 @@ do -- GEMM: M = N = K = 4096, 128x128 block tiles of 128 threads
   local n = 4096
   local A = wl.tensor { n, n, dtype = "f32", init = wl.uniform(-1, 1, { seed = 1 }) }
   local B = wl.tensor { n, n, dtype = "f32", init = wl.uniform(-1, 1, { seed = 2 }) }
-  local C1, C2 = wl.tensor { n, n, dtype = "f32", init = 0 }, wl.tensor { n, n, dtype = "f32", init = 0 }
+  local C1, C2 = wl.tensor { n, n, dtype = "f32", init = 0 },
+    wl.tensor { n, n, dtype = "f32", init = 0 }
   local rtc, cc, nv = both("sgemm_warptile")
   local function bind(k, C)
-    return k:bind { grid = { n // 128, n // 128 }, block = 128, args = { n, n, n, 1.0, A, B, 0.0, C } }
+    return k:bind { grid = { n // 128, n // 128 }, block = 128,
+      args = { n, n, n, 1.0, A, B, 0.0, C } }
   end
   -- a few elements of C against a double-precision dot product on the host
   local function check()
     local a, b, c = A:to_host(), B:to_host(), C1:to_host()
-    for _, ij in ipairs { { 0, 0 }, { 1, 4095 }, { 127, 128 }, { 2048, 77 }, { 4095, 4095 }, { 1000, 3000 } } do
+    for _, ij in ipairs { { 0, 0 }, { 1, 4095 }, { 127, 128 }, { 2048, 77 }, { 4095, 4095 },
+      { 1000, 3000 } } do
       local i, j, want = ij[1], ij[2], 0.0
       for k = 0, n - 1 do want = want + a[i * n + k + 1] * b[k * n + j + 1] end
       local got = c[i * n + j + 1]
@@ -41,9 +46,11 @@ do -- GEMM: M = N = K = 4096, 128x128 block tiles of 128 threads
         ("sgemm_warptile: C[%d][%d] = %.6g, expected %.6g"):format(i, j, got, want))
     end
   end
-  cases[#cases + 1] = { name = "sgemm_warptile 4096^3", rtc = rtc, cc = cc, nv = nv, a = bind(rtc, C1), b = bind(cc, C2),
+  cases[#cases + 1] = { name = "sgemm_warptile 4096^3", rtc = rtc, cc = cc, nv = nv,
+    a = bind(rtc, C1), b = bind(cc, C2),
                         n = bind(nv, C2),
-                        out = { C1, C2 }, check = check, unit = 2.0 * n * n * n / 1e12, unit_name = "TFLOP/s" }
+                        out = { C1, C2 }, check = check, unit = 2.0 * n * n * n / 1e12,
+                          unit_name = "TFLOP/s" }
 end
 do -- copy: 2^28 floats (1 GiB each way)
   local n = 1 << 28
@@ -75,7 +82,8 @@ if wl.compile_only() then -- nothing runs: the kernels compiled, loaded and boun
   return
 end
 local opts = { warmup = 10, iters = 30 }
-print(("%-24s %12s %12s %9s %9s %8s %10s"):format("kernel", "nvrtc", "nvcc", "nvcc/rtc", "spread", "regs", "unit"))
+print(("%-24s %12s %12s %9s %9s %8s %10s"):format("kernel", "nvrtc", "nvcc", "nvcc/rtc", "spread",
+  "regs", "unit"))
 for _, c in ipairs(cases) do
   local rt, ct, ratios, own = {}, {}, {}, {}
   for r = 1, ROUNDS do
@@ -85,14 +93,21 @@ for _, c in ipairs(cases) do
     ratios[r] = ct[r] / rt[r]
   end
   c.own = wl.stats.summary(own).median
-  local mr, mc, q = wl.stats.summary(rt).median, wl.stats.summary(ct).median, wl.stats.summary(ratios)
-  print(("%-24s %9.3f ms %9.3f ms %9.4f %8.2f%% %4d/%-3d %5.2f/%.2f %s"):format(c.name, mr * 1e3, mc * 1e3, q.median,
-    100 * (q.max - q.min) / q.median, c.rtc.attributes.registers, c.cc.attributes.registers, c.unit / mr, c.unit / mc,
+  local mr, mc, q = wl.stats.summary(rt).median, wl.stats.summary(ct).median,
+    wl.stats.summary(ratios)
+  print(("%-24s %9.3f ms %9.3f ms %9.4f %8.2f%% %4d/%-3d %5.2f/%.2f %s"):format(c.name, mr * 1e3,
+    mc * 1e3, q.median,
+    100 * (q.max - q.min) / q.median, c.rtc.attributes.registers, c.cc.attributes.registers,
+      c.unit / mr, c.unit / mc,
     c.unit_name))
 end
 for _, c in ipairs(cases) do
-  print(("%-24s wl.kernel{compiler = \"nvcc\"} (nvcc %s): %d registers, %.4f of the CMake cubin's time"):format(c.name,
+  print(
+    ("%-24s wl.kernel{compiler = \"nvcc\"} (nvcc %s): %d registers, %.4f of the CMake "
+    .. "cubin's time"):format(c.name,
     c.nv.compiler_version, c.nv.attributes.registers, c.own))
 end
-print(("NVRTC %s, arch %s; nvcc cubins from %s; %d alternating rounds of wl.bench{warmup = %d, iters = %d}"):format(
+print(
+  ("NVRTC %s, arch %s; nvcc cubins from %s; %d alternating rounds of wl.bench{warmup = %d, "
+  .. "iters = %d}"):format(
   wl.nvrtc_version(), cases[1].rtc.arch, modules, ROUNDS, opts.warmup, opts.iters))

@@ -23,17 +23,22 @@ local function entry(i)
     index = i, params = { n = i, variant = i % 2 == 0 and "tiled" or "naive", K = 1 << (i % 10) },
     status = "ok", mode = "graph", per = 12, warmup = 50, samples = samples, enqueue = enqueue,
     stats = stats, enqueue_stats = core.stats.summary(enqueue), shape = core.stats.shape(samples),
-    work = { flops = 2 * i * i, bytes = 8 * i }, metrics = { flop_per_s = 2 * i * i / stats.median },
-    kernels = { { name = "k", source = "k.cu", arch = "sm_90", registers = 32, static_shared_bytes = 0 } },
-    warnings = { { code = "cache-hot", title = "t", message = "the working set fits in L2", hint = "flush it" } },
-    notes = { "auto: graph mode" }, clock = { before = { sm_mhz = 1980 }, after = { sm_mhz = 1980 } }, time = 0.01,
+    work = { flops = 2 * i * i, bytes = 8 * i },
+      metrics = { flop_per_s = 2 * i * i / stats.median },
+    kernels = { { name = "k", source = "k.cu", arch = "sm_90", registers = 32,
+      static_shared_bytes = 0 } },
+    warnings = { { code = "cache-hot", title = "t", message = "the working set fits in L2",
+      hint = "flush it" } },
+    notes = { "auto: graph mode" }, clock = { before = { sm_mhz = 1980 },
+      after = { sm_mhz = 1980 } }, time = 0.01,
   }
 end
 
 local function new_doc()
   return { schema = "wlrun-results", version = 1, complete = false,
     scenario = { name = "bench", axes = { "K", "n", "variant" } },
-    settings = { run = { mode = "auto" } }, sources = {}, device = { name = "none" }, configurations = {} }
+    settings = { run = { mode = "auto" } }, sources = {}, device = { name = "none" },
+      configurations = {} }
 end
 
 local dir = os.tmpname()
@@ -41,7 +46,8 @@ os.remove(dir)
 assert(process.make_dir(dir))
 local outputs = {}
 for _, ext in ipairs { "json", "csv", "md", "txt" } do
-  outputs[#outputs + 1] = { path = ("%s/r.%s"):format(dir, ext), format = report.format_for_path("r." .. ext) }
+  outputs[#outputs + 1] = { path = ("%s/r.%s"):format(dir, ext),
+    format = report.format_for_path("r." .. ext) }
 end
 
 local entries = {}
@@ -72,8 +78,10 @@ local function rewritten(n)
   return core.clock() - t0
 end
 
-print(("output cost of a run, %d samples per configuration, outputs: .json .csv .md .txt"):format(SAMPLES))
-print(("%8s %12s %16s %10s %12s"):format("configs", "total (s)", "per config (ms)", "vs first", "old way (s)"))
+print(("output cost of a run, %d samples per configuration, outputs: .json .csv .md .txt"):format(
+  SAMPLES))
+print(("%8s %12s %16s %10s %12s"):format("configs", "total (s)", "per config (ms)", "vs first",
+  "old way (s)"))
 local first
 for _, n in ipairs { 125, 250, 500, 1000, 2000 } do
   local t = math.min(journaled(n), journaled(n), journaled(n)) -- the best of three

@@ -27,8 +27,12 @@ local p = assert(io.popen(("%s spin 7000 cold 2000 1"):format(raw)))
 local c = assert(tonumber(p:read("a"):match("^(%S+)")))
 p:close()
 local grown = (after - before) * 100000 / N
-print(("%d cold samples of a 7 us kernel: RSS %.1f -> %.1f MB, %.1f MB per 100,000 samples (target <= 16): %s"):format(
+print(
+  ("%d cold samples of a 7 us kernel: RSS %.1f -> %.1f MB, %.1f MB per 100,000 samples (target "
+  .. "<= 16): %s"):format(
   N, before, after, grown, grown <= 16 and "met" or "MISSED"))
-print(("median %.3f us, raw C cold loop %.3f us, diff %+.3f us (target within 1 %% or 0.3 us): %s"):format(
+print(
+  ("median %.3f us, raw C cold loop %.3f us, diff %+.3f us (target within 1 %% or "
+  .. "0.3 us): %s"):format(
   r.stats.median * 1e6, c * 1e6, (r.stats.median - c) * 1e6,
   math.abs(r.stats.median - c) <= math.max(0.01 * c, 0.3e-6) and "met" or "MISSED"))

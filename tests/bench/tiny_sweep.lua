@@ -9,7 +9,8 @@ local core = require "wlrun.core"
 local json = require "wlrun.json"
 
 local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
-local n = math.tointeger(tonumber(arg[1] or "400")) or error("CONFIGURATIONS: a whole number expected")
+local n = math.tointeger(tonumber(arg[1] or "400"))
+  or error("CONFIGURATIONS: a whole number expected")
 local dir = require("wlrun.process").temp_dir("wlrun-tiny-")
 
 local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
@@ -35,12 +36,14 @@ f:close()
 
 local function run(outputs)
   local t0 = core.clock()
-  assert(os.execute(("%s %s --quiet --no-progress %s >/dev/null 2>&1"):format(q(bin), q(scenario), outputs)),
+  assert(os.execute(("%s %s --quiet --no-progress %s >/dev/null 2>&1"):format(q(bin), q(scenario),
+    outputs)),
     "the scenario failed: " .. outputs)
   return core.clock() - t0
 end
 
-local every = ("-o %s -o %s -o %s -o %s"):format(q(dir .. "/r.json"), q(dir .. "/r.csv"), q(dir .. "/r.md"), q(dir .. "/r.txt"))
+local every = ("-o %s -o %s -o %s -o %s"):format(q(dir .. "/r.json"), q(dir .. "/r.csv"),
+  q(dir .. "/r.md"), q(dir .. "/r.txt"))
 run("") -- the kernel cache, warm
 local bare, with, last = math.huge, math.huge, nil
 for _ = 1, 2 do
@@ -58,14 +61,21 @@ for _, e in ipairs(doc.configurations) do
   if e.status == "ok" then ok = ok + 1 end
   for k, v in pairs(e.wall or {}) do phases[k] = (phases[k] or 0) + v end
 end
-print(("%d tiny configurations (%d measured): %.2f s without outputs, %.2f s with -o json, csv, md and txt (+%.2f s); target <= 3 s with them (400): %s"):format(
+print(
+  ("%d tiny configurations (%d measured): %.2f s without outputs, %.2f s with -o json, csv, md "
+  .. "and txt (+%.2f s); target <= 3 s with them (400): %s"):format(
   n, ok, bare, with, with - bare, (n ~= 400 or ok ~= n) and "-" or with <= 3 and "met" or "MISSED"))
 local w = doc.wall or {}
-print(("the last run with outputs, %.2f s: start %.3f, plan %.3f, device %.3f, floor %.3f, document %.3f, configurations %.3f (journal and outputs %.3f), end %.3f s"):format(
-  last, w.start or 0, w.plan or 0, w.device or 0, w.floor or 0, w.document or 0, w.configurations or 0, w.journal or 0,
+print(
+  ("the last run with outputs, %.2f s: start %.3f, plan %.3f, device %.3f, floor %.3f, document "
+  .. "%.3f, configurations %.3f (journal and outputs %.3f), end %.3f s"):format(
+  last, w.start or 0, w.plan or 0, w.device or 0, w.floor or 0, w.document or 0,
+    w.configurations or 0, w.journal or 0,
   last - (w.total or last)))
 local parts = {}
-for _, k in ipairs(order) do parts[#parts + 1] = ("%s %.2f"):format(k, 1e3 * (phases[k] or 0) / math.max(#doc.configurations, 1)) end
-print(("per configuration (ms): %.2f in all; %s"):format(1e3 * in_configs / math.max(#doc.configurations, 1),
+for _, k in ipairs(order) do parts[#parts + 1] = ("%s %.2f"):format(k,
+  1e3 * (phases[k] or 0) / math.max(#doc.configurations, 1)) end
+print(("per configuration (ms): %.2f in all; %s"):format(
+  1e3 * in_configs / math.max(#doc.configurations, 1),
   table.concat(parts, ", ")))
 os.execute("rm -rf " .. q(dir))

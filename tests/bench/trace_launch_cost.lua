@@ -16,13 +16,15 @@ local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 local script = q(python) .. " tests/bench/launch_cost.py"
 local variants = {
   { name = "untraced", cmd = script },
-  { name = "nvtx only", cmd = ("WLRUN_TRACE_GPU=0 %s trace --quiet --no-auto-ranges -- %s"):format(q(bin), script) },
+  { name = "nvtx only", cmd = ("WLRUN_TRACE_GPU=0 %s trace --quiet --no-auto-ranges -- %s"):format(
+    q(bin), script) },
   { name = "full", cmd = ("%s trace --quiet --no-auto-ranges -- %s"):format(q(bin), script) },
 }
 for i = 2, #arg do
   local name, lib = arg[i]:match("^([^=]+)=(.+)$")
   assert(name, "expected NAME=LIB, got " .. arg[i])
-  variants[#variants + 1] = { name = name, cmd = ("WLRUN_TRACE_LIB=%s %s trace --quiet --no-auto-ranges -- %s"):format(
+  variants[#variants + 1] = { name = name, cmd = (
+    "WLRUN_TRACE_LIB=%s %s trace --quiet --no-auto-ranges -- %s"):format(
     q(lib), q(bin), script) }
 end
 
@@ -51,8 +53,11 @@ for round = 1, ROUNDS do
     table.insert(pair[v.name], r.pair_us)
   end
 end
-print(("wlrun trace: the CPU cost of one launch and one NVTX range, %d processes of each, interleaved"):format(ROUNDS))
-print(("%-16s %12s %12s %12s %12s"):format("variant", "launch (us)", "added", "range (us)", "added"))
+print(
+  ("wlrun trace: the CPU cost of one launch and one NVTX range, %d processes of each, "
+  .. "interleaved"):format(ROUNDS))
+print(("%-16s %12s %12s %12s %12s"):format("variant", "launch (us)", "added", "range (us)",
+  "added"))
 local base_l, base_p = median(launch.untraced), median(pair.untraced)
 for _, v in ipairs(variants) do
   local l, p = median(launch[v.name]), median(pair[v.name])

@@ -38,7 +38,8 @@ local HOW = {
 local VARIANTS = { "untraced", "nvtx", "full", "auto" }
 if arg[3] then
   VARIANTS = {}
-  for v in arg[3]:gmatch("[^,]+") do VARIANTS[#VARIANTS + 1] = assert(HOW[v] and v, "no variant " .. v) end
+  for v in arg[3]:gmatch("[^,]+") do VARIANTS[#VARIANTS + 1] = assert(HOW[v] and v,
+    "no variant " .. v) end
 end
 
 local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
@@ -51,11 +52,15 @@ end
 
 local function run(size, variant)
   local template = os.tmpname()
-  local script = ("%s tests/trace/torch_train.py --steps %d --hidden %d --batch %d --layers %d --workers 4 --template %s"):format(
+  local script = (
+    "%s tests/trace/torch_train.py --steps %d --hidden %d --batch %d --layers %d --workers 4 "
+    .. "--template %s"):format(
     q(python), STEPS, size.hidden, size.batch, size.layers, q(template))
   local how = HOW[variant]
-  local cmd = how.traced and ("%s%s trace --quiet --batch-size %d%s -- %s%s"):format(how.gpu and "" or "WLRUN_TRACE_GPU=0 ",
-    q(bin), size.batch, how.hook and "" or " --no-auto-ranges", script, how.ranges and "" or " --no-nvtx")
+  local cmd = how.traced and ("%s%s trace --quiet --batch-size %d%s -- %s%s"):format(how.gpu and ""
+    or "WLRUN_TRACE_GPU=0 ",
+    q(bin), size.batch, how.hook and "" or " --no-auto-ranges", script,
+      how.ranges and "" or " --no-nvtx")
     or (script .. (how.ranges and "" or " --no-nvtx"))
   local ok = os.execute(cmd .. " >/dev/null 2>&1")
   assert(ok, "failed: " .. cmd)
@@ -68,7 +73,9 @@ local function run(size, variant)
   return median(kept)
 end
 
-print(("wlrun trace overhead on %s: %d steps, the median of the last %d, manual step timing; %d runs of each, interleaved"):format(
+print(
+  ("wlrun trace overhead on %s: %d steps, the median of the last %d, manual step timing; %d "
+  .. "runs of each, interleaved"):format(
   require("wlrun").device().name, STEPS, STEPS - SKIP, ROUNDS))
 local head = { ("%-22s"):format("model") }
 for _, v in ipairs(VARIANTS) do head[#head + 1] = ("%15s"):format(v) end
@@ -89,7 +96,8 @@ for _, s in ipairs(sizes) do
   local base = t[VARIANTS[1]]
   local row = { ("%-22s"):format(("h%d b%d x%d"):format(s.hidden, s.batch, s.layers)) }
   for _, v in ipairs(VARIANTS) do row[#row + 1] = ("%12.3f ms"):format(t[v] * 1e3) end
-  for i = 2, #VARIANTS do row[#row + 1] = ("%+14.2f%%"):format(100 * (t[VARIANTS[i]] / base - 1)) end
+  for i = 2, #VARIANTS do row[#row + 1] = ("%+14.2f%%"):format(
+    100 * (t[VARIANTS[i]] / base - 1)) end
   print(table.concat(row, " "))
   if not t.untraced or not t.full or not t.auto then goto next_size end
   local full, auto = t.full / t.untraced - 1, t.auto / t.untraced - 1
@@ -99,5 +107,6 @@ for _, s in ipairs(sizes) do
   end
   ::next_size::
 end
-print(("\ntargets: at most 5 %% at about 2 ms, at most 1 %% from 9 ms: %s"):format(#missed == 0 and "met"
+print(("\ntargets: at most 5 %% at about 2 ms, at most 1 %% from 9 ms: %s"):format(#missed == 0
+  and "met"
   or ("MISSED (" .. table.concat(missed, ", ") .. ")")))

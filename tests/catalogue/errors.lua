@@ -30,65 +30,111 @@ local O = CO .. " -o r.json"
 
 return {
   ---- an error raised in C under wlrun's own Lua library names the script's line ----
-  { name = "a freed tensor under wl.bench: the script's wl.bench line, not bench.lua's", code = 1, args = CO,
+  { name = "a freed tensor under wl.bench: the script's wl.bench line, not bench.lua's", code = 1,
+    args = CO,
     script = [[local wl = require "wlrun"
 local t = wl.tensor { 16 }
 local l = wl.kernel { 'extern "C" __global__ void f(float* p) {}', name = "f" }:bind { grid = 1, block = 1, args = { t } }
 t:free()
 wl.bench(l, { iters = 3, warmup = 1 })
-]], stderr = "^wlrun: [^\n]*script%.lua:5: launch: kernel 'f': the tensor bound to argument 1 used after free" },
+]],
+      stderr
+      =
+      "^wlrun: [^\n]*script%.lua:5: launch: kernel 'f': the tensor bound to argument 1 used "
+      .. "after free" },
   { name = "a freed tensor under wl.graph's capture: the script's line", code = 1, args = CO,
     script = [[local wl = require "wlrun"
 local t = wl.tensor { 16 }
 local l = wl.kernel { 'extern "C" __global__ void f(float* p) {}', name = "f" }:bind { grid = 1, block = 1, args = { t } }
 t:free()
 local g = wl.graph(function() l() end)
-]], stderr = "^wlrun: [^\n]*script%.lua:5: launch: kernel 'f': the tensor bound to argument 1 used after free" },
+]],
+      stderr
+      =
+      "^wlrun: [^\n]*script%.lua:5: launch: kernel 'f': the tensor bound to argument 1 used "
+      .. "after free" },
   ---- every error raised from C has a kind (its exit code) and names the script's line: one case
   ---- a family (argument checks worded as Lua words them, json, stats, settings, processes, SQLite)
   { name = "C argument check (a range): its kind and the script's line", code = 1, args = CO,
     script = 'local wl = require "wlrun"\nwl.stats.percentile({ 1 }, 101)\n',
-    stderr = "^wlrun: [^\n]*script%.lua:2: bad argument #2 to 'percentile' %(percentile from 0 to 100 expected%)" },
-  { name = "C argument check (a type, as luaL_checknumber words it): its kind and the script's line", code = 1, args = CO,
+    stderr
+      =
+      "^wlrun: [^\n]*script%.lua:2: bad argument #2 to 'percentile' %(percentile from 0 to 100 "
+      .. "expected%)" },
+  { name
+    = "C argument check (a type, as luaL_checknumber words it): its kind and the script's line",
+    code = 1, args = CO,
     script = 'local wl = require "wlrun"\nwl.sleep("soon")\n',
-    stderr = "^wlrun: [^\n]*script%.lua:2: bad argument #1 to 'sleep' %(number expected, got string%)" },
-  { name = "C argument check (a method's object argument): its kind and the script's line", code = 1, args = CO,
+    stderr
+      = "^wlrun: [^\n]*script%.lua:2: bad argument #1 to 'sleep' %(number expected, got string%)" },
+  { name = "C argument check (a method's object argument): its kind and the script's line",
+    code = 1, args = CO,
     script = 'local wl = require "wlrun"\nlocal s = wl.stream()\ns:wait("e")\n',
-    stderr = "^wlrun: [^\n]*script%.lua:3: bad argument #1 to 'wait' %(wlrun%.event expected, got string%)" },
+    stderr
+      =
+      "^wlrun: [^\n]*script%.lua:3: bad argument #1 to 'wait' %(wlrun%.event expected, got "
+      .. "string%)" },
   { name = "C argument check (an option word): its kind and the script's line", code = 1, args = CO,
     script = 'local wl = require "wlrun"\nwl.error("weird", "x")\n',
     stderr = "^wlrun: [^\n]*script%.lua:2: bad argument #1 to 'error' %(invalid option 'weird'%)" },
-  { name = "C argument check: the error is a table with its kind, not a string", code = 0, args = CO,
-    script = 'local wl = require "wlrun"\nlocal ok, e = pcall(wl.sleep, "soon")\nprint(ok, type(e), e.kind, tostring(e))\n',
-    stdout = "^false\ttable\tscript\tbad argument #1 to '[%w.]*sleep' %(number expected, got string%)\n" },
-  { name = "json.encode of a value it cannot write: its kind and the script's line", code = 1, args = CO,
+  { name = "C argument check: the error is a table with its kind, not a string", code = 0,
+    args = CO,
+    script
+      =
+      'local wl = require "wlrun"\nlocal ok, e = pcall(wl.sleep, "soon")\nprint(ok, type(e), '
+      .. 'e.kind, tostring(e))\n',
+    stdout
+      =
+      "^false\ttable\tscript\tbad argument #1 to '[%w.]*sleep' %(number expected, got string%)\n" },
+  { name = "json.encode of a value it cannot write: its kind and the script's line", code = 1,
+    args = CO,
     script = 'local json = require "wlrun.json"\nlocal v = { f = print }\njson.encode(v)\n',
-    stderr = "^wlrun: [^\n]*script%.lua:3: json%.encode: a function at f cannot be written as JSON" },
+    stderr
+      = "^wlrun: [^\n]*script%.lua:3: json%.encode: a function at f cannot be written as JSON" },
   { name = "json.encode's bad option: its kind and the script's line", code = 1, args = CO,
     script = 'local json = require "wlrun.json"\njson.encode({}, { indent = 2 })\n',
-    stderr = "^wlrun: [^\n]*script%.lua:2: json%.encode: option 'indent' must be a boolean, not a number" },
+    stderr
+      =
+      "^wlrun: [^\n]*script%.lua:2: json%.encode: option 'indent' must be a boolean, not "
+      .. "a number" },
   { name = "json.decode's bad option: its kind and the script's line", code = 1, args = CO,
     script = 'local json = require "wlrun.json"\njson.decode("{}", { strict = true })\n',
     stderr = "^wlrun: [^\n]*script%.lua:2: json%.decode: unknown option 'strict'" },
-  { name = "json.array of a table marked json.object: its kind and the script's line", code = 1, args = CO,
+  { name = "json.array of a table marked json.object: its kind and the script's line", code = 1,
+    args = CO,
     script = 'local json = require "wlrun.json"\nlocal t = json.object({})\njson.array(t)\n',
     stderr = "^wlrun: [^\n]*script%.lua:3: json%.array: the table is marked json%.object already" },
-  { name = "wl.stats of a sample that is no number: its kind and the script's line", code = 1, args = CO,
+  { name = "wl.stats of a sample that is no number: its kind and the script's line", code = 1,
+    args = CO,
     script = 'local wl = require "wlrun"\nwl.stats.summary { 1, "x" }\n',
     stderr = "^wlrun: [^\n]*script%.lua:2: sample 2 is string, expected a finite number" },
-  { name = "a setting that does not exist, asked of C: its kind and the script's line", code = 1, args = CO,
+  { name = "a setting that does not exist, asked of C: its kind and the script's line", code = 1,
+    args = CO,
     script = 'local core = require "wlrun.core"\ncore.setting_value("run", "nope", 1)\n',
     stderr = "^wlrun: [^\n]*script%.lua:2: unknown setting run%.nope" },
-  { name = "a child's command line holding a NUL byte: its kind and the script's line", code = 1, args = CO,
+  { name = "a child's command line holding a NUL byte: its kind and the script's line", code = 1,
+    args = CO,
     script = 'local process = require "wlrun.process"\nprocess.spawn({ "echo", "a\\0b" })\n',
-    stderr = "^wlrun: [^\n]*script%.lua:2: argument 2 of the command line: a string without NUL bytes expected" },
-  { name = "a child's command line holding a NUL byte, its signals passed on: the script's line", code = 1, args = CO,
-    script = 'local process = require "wlrun.process"\nprocess.spawn({ "echo", "a\\0b" }, { forward_signals = true })\n',
-    stderr = "^wlrun: [^\n]*script%.lua:2: argument 2 of the command line: a string without NUL bytes expected" },
+    stderr
+      =
+      "^wlrun: [^\n]*script%.lua:2: argument 2 of the command line: a string without NUL bytes "
+      .. "expected" },
+  { name = "a child's command line holding a NUL byte, its signals passed on: the script's line",
+    code = 1, args = CO,
+    script
+      =
+      'local process = require "wlrun.process"\nprocess.spawn({ "echo", "a\\0b" }, { '
+      .. 'forward_signals = true })\n',
+    stderr
+      =
+      "^wlrun: [^\n]*script%.lua:2: argument 2 of the command line: a string without NUL bytes "
+      .. "expected" },
   { name = "SQLite's bad option: its kind and the script's line", code = 1, args = CO,
     script = 'local sqlite = require "wlrun.sqlite"\nsqlite.open("x.db", { timeout = "long" })\n',
-    stderr = "^wlrun: [^\n]*script%.lua:2: bad argument #2 to 'open' %(timeout: seconds expected%)" },
-  { name = "standard output that cannot be held (no file descriptor left): an io error (exit 9)", code = 9, args = CO,
+    stderr
+      = "^wlrun: [^\n]*script%.lua:2: bad argument #2 to 'open' %(timeout: seconds expected%)" },
+  { name = "standard output that cannot be held (no file descriptor left): an io error (exit 9)",
+    code = 9, args = CO,
     prefix = "prlimit --nofile=256 --",
     script = [[local process = require "wlrun.process"
 local files = {}
@@ -96,26 +142,33 @@ while true do local f = io.open("/dev/null") if not f then break end files[#file
 process.hold_stdout()
 ]], stderr = "^wlrun: [^\n]*script%.lua:4: cannot hold standard output: " },
   { name = "error{} with a kind wlrun does not know", code = 1, args = O, check = kept(2),
-    script = scenario("setup = function() error({ kind = 'bogus', message = 'my own error' }) end, run = function() end"),
+    script = scenario(
+      "setup = function() error({ kind = 'bogus', message = 'my own error' }) end, run = "
+      .. "function() end"),
     stderr = "configuration 1 %(M=1%) failed: my own error" },
   { name = "error{} with no message", code = 1, args = O, check = kept(2),
     script = scenario("setup = function() error({ code = 3 }) end, run = function() end"),
     stderr = "an error value that is a table without a message" },
   { name = "error{} whose message is a table", code = 1, args = O, check = kept(2),
-    script = scenario("setup = function() error(setmetatable({ message = { 1, 2 } }, {})) end, run = function() end"),
+    script = scenario(
+      "setup = function() error(setmetatable({ message = { 1, 2 } }, {})) end, run = "
+      .. "function() end"),
     stderr = "configuration 1 %(M=1%) failed: an error value: table" },
-  { name = "--resume given to a script that returns no scenario", code = 2, args = "--resume r.json",
+  { name = "--resume given to a script that returns no scenario", code = 2,
+    args = "--resume r.json",
     script = "print('plain')", stderr = "%-%-resume applies to scenarios" },
   { name = "--shard given to a script that returns no scenario", code = 2, args = "--shard 1/2",
     script = "print('plain')", stderr = "%-%-shard applies to scenarios" },
   { name = "--format given to a script that returns no scenario", code = 2, args = "--format json",
     script = "print('plain')", stderr = "%-%-format applies to scenarios" },
-  { name = "--no-prepare given to a script that returns no scenario", code = 2, args = "--no-prepare",
+  { name = "--no-prepare given to a script that returns no scenario", code = 2,
+    args = "--no-prepare",
     script = "print('plain')", stderr = "%-%-no%-prepare applies to scenarios" },
   { name = "error() with nothing", code = 1, args = O, check = kept(2),
     script = scenario("setup = function() error() end, run = function() end"),
     stderr = "configuration 1 %(M=1%) failed: nil" },
-  { name = "run names a field of setup's result that is not work", code = 1, args = O, check = kept(2),
+  { name = "run names a field of setup's result that is not work", code = 1, args = O,
+    check = kept(2),
     script = scenario("setup = function() return { go = 5 } end, run = 'go'"),
     stderr = "run = 'go': setup's result field 'go' is a number, not work: a bound launch" },
   { name = "run names a field that setup's result lacks", code = 1, args = O,
@@ -141,23 +194,35 @@ process.hold_stdout()
     stderr = "work%(p%)%.flops must be a finite number >= 0, got 1e9" },
   { name = "work(p) returns a field it does not know", code = 1, args = O,
     script = scenario("run = function() end, work = function() return { flop = 1 } end"),
-    stderr = "script%.lua:%d+: work%(p%) returned an unknown field 'flop' %(fields: flops, bytes, reads, writes, items, dtype, metrics%)" },
+    stderr
+      =
+      "script%.lua:%d+: work%(p%) returned an unknown field 'flop' %(fields: flops, bytes, "
+      .. "reads, writes, items, dtype, metrics%)" },
   { name = "work(p) returns bytes that are not reads + writes", code = 1, args = O,
-    script = scenario("run = function() end, work = function() return { reads = 2, writes = 1, bytes = 4 } end"),
+    script = scenario(
+      "run = function() end, work = function() return { reads = 2, writes = 1, bytes = 4 } end"),
     stderr = "work%(p%)%.bytes %(4%) is not reads %+ writes %(2 %+ 1 = 3%)" },
   { name = "work(p) returns a custom metric with a field it does not know", code = 1, args = O,
-    script = scenario("run = function() end, work = function() return { metrics = { tok = { value = 1, units = 'x' } } } end"),
+    script = scenario(
+      "run = function() end, work = function() return { metrics = { tok = { value = 1, units = "
+      .. "'x' } } } end"),
     stderr = "work%(p%)%.metrics%.tok has an unknown field 'units' %(fields: value, unit, rate%)" },
   { name = "work(p) returns a dtype it does not know", code = 1, args = O, check = kept(2),
-    script = scenario("run = function() end, work = function() return { flops = 1, dtype = 'fp8' } end"),
+    script = scenario(
+      "run = function() end, work = function() return { flops = 1, dtype = 'fp8' } end"),
     stderr = "work%(p%)%.dtype must be one of f32, tf32, bf16, f16, got fp8" },
   { name = "baseline(p) returns a string", code = 1, args = O, check = kept(2),
     script = scenario("run = function() end, baseline = function() return 'cublas' end"),
-    stderr = "configuration 1 %(M=1%) failed: baseline%(p%) must return a table of parameters or nil, got a string" },
-  { name = "baseline(p) names a parameter the scenario does not have", code = 1, args = O, check = kept(2),
+    stderr
+      =
+      "configuration 1 %(M=1%) failed: baseline%(p%) must return a table of parameters or nil, "
+      .. "got a string" },
+  { name = "baseline(p) names a parameter the scenario does not have", code = 1, args = O,
+    check = kept(2),
     script = scenario("run = function() end, baseline = function() return { variant = 'lib' } end"),
     stderr = "baseline%(p%) returned 'variant', which is not a parameter of the scenario" },
-  { name = "baseline(p) gives a parameter a value of another type", code = 1, args = O, check = kept(2),
+  { name = "baseline(p) gives a parameter a value of another type", code = 1, args = O,
+    check = kept(2),
     script = scenario("run = function() end, baseline = function() return { M = 'one' } end"),
     stderr = "baseline%(p%)%.M must be a number like the parameter, got a string" },
   { name = "baseline is not a function", code = 1, args = O,
@@ -166,7 +231,8 @@ process.hold_stdout()
   { name = "prepare is not a function", code = 1, args = O,
     script = scenario("run = function() end, prepare = { 'cublas' }"),
     stderr = "field 'prepare' must be a function, got a table" },
-  { name = "an error in prepare stops the run before its first configuration, naming the line", code = 1, args = O,
+  { name = "an error in prepare stops the run before its first configuration, naming the line",
+    code = 1, args = O,
     script = scenario("run = function() end, prepare = function(c) return c[1].M.x end"),
     stderr = "script%.lua:3: attempt to index a number value %(field 'M'%)",
     check = function(_, dir) assert.is_nil(io.open(dir .. "/r.json")) end },
@@ -177,14 +243,24 @@ process.hold_stdout()
     script = scenario("run = function(p) return p.M.x.y end"),
     stderr = "script%.lua:3: attempt to index a number value %(field 'M'%)" },
   { name = "--resume with a directory", code = 9, args = CO .. " --resume .",
-    script = scenario("run = function() end"), stderr = "%-%-resume: cannot read '%.': it is a directory, not a file" },
-  { name = "--resume with a journal of another scenario", code = 2, args = CO .. " --resume j.journal",
-    files = { ["j.journal"] = '{"schema":"wlrun-journal","version":1,"document":{"schema":"wlrun-results","version":1,"scenario":{"name":"other"}}}\n' },
-    script = scenario("run = function() end"), stderr = "its scenario is 'other', this one is 'e'" },
-  { name = "--resume with an empty file", code = 2, args = CO .. " --resume empty.json", files = { ["empty.json"] = "" },
-    script = scenario("run = function() end"), stderr = "'empty%.json' is not valid JSON: line 1, column 1: the text is empty" },
+    script = scenario("run = function() end"), stderr
+      = "%-%-resume: cannot read '%.': it is a directory, not a file" },
+  { name = "--resume with a journal of another scenario", code = 2,
+    args = CO .. " --resume j.journal",
+    files = {
+      ["j.journal"]
+      =
+      '{"schema":"wlrun-journal","version":1,"document":{"schema":"wlrun-results","version":1,'
+        .. '"scenario":{"name":"other"}}}\n' },
+    script = scenario("run = function() end"), stderr
+      = "its scenario is 'other', this one is 'e'" },
+  { name = "--resume with an empty file", code = 2, args = CO .. " --resume empty.json",
+    files = { ["empty.json"] = "" },
+    script = scenario("run = function() end"), stderr
+      = "'empty%.json' is not valid JSON: line 1, column 1: the text is empty" },
   { name = "-p given to a script that returns no scenario", code = 2, args = "-p M=1",
-    script = "print('plain')", stderr = "%-p applies to scenarios, and .*script%.lua returned no wl%.scenario" },
+    script = "print('plain')",
+      stderr = "%-p applies to scenarios, and .*script%.lua returned no wl%.scenario" },
   { name = "-o given to a script that returns no scenario", code = 2, args = "-o out.json",
     script = "print('plain')", stderr = "%-o applies to scenarios" },
   { name = "--dry-run given to a script that returns no scenario", code = 2, args = "--dry-run",
@@ -194,11 +270,14 @@ process.hold_stdout()
     script = scenario("setup = function() error('must not run') end, run = function() end"),
     stderr = "cannot write results to 'missing/dir/r%.json': No such file or directory",
     check = function(r) assert.not_matches("must not run", r.stderr) end },
-  { name = "-o into a missing directory on a GPU, before the first configuration", code = 9, gpu = true,
-    args = "-o missing/r.json", script = scenario("setup = function() error('must not run') end, run = function() end"),
+  { name = "-o into a missing directory on a GPU, before the first configuration", code = 9,
+    gpu = true,
+    args = "-o missing/r.json", script = scenario(
+      "setup = function() error('must not run') end, run = function() end"),
     stderr = "cannot write results to 'missing/r%.json'",
     check = function(r) assert.not_matches("must not run", r.stderr) end },
-  { name = "check(p, state) returns a table", code = 1, gpu = true, args = "-o r.json --iters 3 --warmup 0",
+  { name = "check(p, state) returns a table", code = 1, gpu = true,
+    args = "-o r.json --iters 3 --warmup 0",
     script = scenario("run = function() end, check = function() return {} end"),
     stderr = "check%(p, state%) must return true or false %(and a message%), got a table" },
   { name = "check(p, state) returns nothing", code = 1, gpu = true, args = "--iters 3 --warmup 0",
@@ -207,21 +286,28 @@ process.hold_stdout()
   { name = "check(p, state) raises", code = 1, gpu = true, args = "--iters 3 --warmup 0",
     script = scenario("run = function() end, check = function() error('wrong sum') end"),
     stderr = "script%.lua:3: wrong sum" },
-  { name = "error() of a 3 MB message: printed cut, at once", code = 1, script = "error(string.rep('x', 3e6) .. '\\27[2J')",
+  { name = "error() of a 3 MB message: printed cut, at once", code = 1,
+    script = "error(string.rep('x', 3e6) .. '\\27[2J')",
     stderr = "script%.lua:1: x+%.%.%. %(%d+ more bytes of the message not shown%)\n",
     check = function(r) assert.is_true(#r.stderr < 1100000, "the whole message was printed") end },
 
   { name = "wl.settings.run = nil: read-only, said at the script's line", code = 1,
     script = "local wl = require 'wlrun'\nwl.settings.run = nil\nprint(wl.bench(function() end))",
-    stderr = "script%.lua:2: wl%.settings%.run cannot be set: a setting comes from wlrun%.ini, the command line" },
+    stderr
+      =
+      "script%.lua:2: wl%.settings%.run cannot be set: a setting comes from wlrun%.ini, the "
+      .. "command line" },
   { name = "wl.settings.run.iters = 'x': read-only", code = 1,
     script = "local wl = require 'wlrun'\nwl.settings.run.iters = 'x'",
     stderr = "script%.lua:2: wl%.settings%.run%.iters cannot be set" },
 
-  { name = "WLRUN_LUA_DIR naming nothing: said, not replaced by the embedded library", code = 9, env = "WLRUN_LUA_DIR=/nonexistent",
+  { name = "WLRUN_LUA_DIR naming nothing: said, not replaced by the embedded library", code = 9,
+    env = "WLRUN_LUA_DIR=/nonexistent",
     script = "print('ran')", stderr = "^wlrun: WLRUN_LUA_DIR=/nonexistent: not a directory" },
   { name = "wl.zip of axes of two lengths names both", code = 1,
     script = "local wl = require 'wlrun'\nlocal z = wl.zip { A = { 1, 2 }, B = { 1 } }",
-    stderr = "script%.lua:2: wl%.zip: axes must have the same number of values %([AB] has %d, [AB] %d%)" },
+    stderr
+      =
+      "script%.lua:2: wl%.zip: axes must have the same number of values %([AB] has %d, [AB] %d%)" },
 
 }

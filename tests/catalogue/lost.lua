@@ -15,7 +15,8 @@ local function ctrl_c(n) return ("timeout --preserve-status -k 10 -s INT %s"):fo
 -- get there; timeout(1) passes the Ctrl-C on and kills wlrun outright 10 s after it
 local function ctrl_c_at(ready)
   return ([[sh -c 'timeout --preserve-status -k 10 -s INT 120 "$@" & t=$!; ]]
-    .. [[while [ ! -e %s ] && kill -0 $t 2>/dev/null; do sleep 0.05; done; sleep 0.2; kill -INT $t; wait $t' sh]]):format(ready)
+    .. [[while [ ! -e %s ] && kill -0 $t 2>/dev/null; do sleep 0.05; done; sleep 0.2; kill ]]
+      .. [[-INT $t; wait $t' sh]]):format(ready)
 end
 
 -- SIG (TERM, HUP, QUIT, USR1, USR2) sent to wlrun itself once READY exists, as a cluster's
@@ -23,7 +24,8 @@ end
 -- wlrun outright 120 s later, so that a signal not honoured ends the case instead of hanging it
 local function signal_at(sig, ready)
   return ([[sh -c '"$@" & t=$!; (sleep 120; kill -KILL $t 2>/dev/null) & w=$!; ]]
-    .. [[while [ ! -e %s ] && kill -0 $t 2>/dev/null; do sleep 0.05; done; sleep 0.2; kill -%s $t; ]]
+    .. [[while [ ! -e %s ] && kill -0 $t 2>/dev/null; do sleep 0.05; done; sleep 0.2; ]]
+      .. [[kill -%s $t; ]]
     .. [[wait $t; r=$?; kill $w 2>/dev/null; exit $r' sh]]):format(ready, sig)
 end
 
@@ -80,7 +82,7 @@ local READY = "io.open('ready', 'w'):close() "
 local SLOW_COMPILE = [[wl.kernel { "template <int N> struct F { __device__ static float f(float x) { return F<N - 1>::f(x * 1.0001f + N) + F<N - 2>::f(x) * 0.5f; } };\n"
       .. "template <> struct F<0> { __device__ static float f(float x) { return x; } };\n"
       .. "template <> struct F<1> { __device__ static float f(float x) { return x + 1.0f; } };\n"
-      .. "extern \"C\" __global__ void k(float *p) { p[threadIdx.x] = F<17>::f(p[threadIdx.x]); }", name = "k" }]]
+      .. "extern \"C\" __global__ void k(float *p) { p[threadIdx.x] = F<17>::f(p[threadIdx.x]); }", name = "k" }]] -- luacheck: ignore 631
 local SECOND = " during configuration 2 of 4; 1 finished configurations are in r%.json"
 -- the second of the sweep's configurations was interrupted, the first kept (with this status)
 local function second_interrupted(sig, first)
@@ -93,32 +95,42 @@ local function second_interrupted(sig, first)
 end
 local SIGNAL_PHASES = {
   { phase = "a configuration's setup", args = CO .. " -o r.json -o r.csv", says = SECOND,
-    script = sweep("setup = function(p) if p.n == 2 then " .. READY .. "wl.sleep(60) end return {} end, run = function() end") },
+    script = sweep("setup = function(p) if p.n == 2 then " .. READY
+      .. "wl.sleep(60) end return {} end, run = function() end") },
   { phase = "a teardown", args = CO .. " -o r.json -o r.csv", says = SECOND,
-    script = sweep("setup = function() return {} end, run = function() end, teardown = function(p) if p.n == 2 then " .. READY
+    script = sweep(
+      "setup = function() return {} end, run = function() end, teardown = function(p) if p.n "
+      .. "== 2 then " .. READY
       .. "wl.sleep(60) end end") },
   { phase = "NVRTC's compile", args = CO .. " --no-cache -o r.json -o r.csv", says = SECOND,
-    script = sweep("setup = function(p) if p.n == 2 then " .. READY .. SLOW_COMPILE .. " end return {} end, run = function() end") },
+    script = sweep("setup = function(p) if p.n == 2 then " .. READY .. SLOW_COMPILE
+      .. " end return {} end, run = function() end") },
   { phase = "an --isolate child", args = CO .. " --isolate -o r.json -o r.csv", says = SECOND,
-    script = sweep("setup = function(p) if p.n == 2 then " .. READY .. "wl.sleep(60) end return {} end, run = function() end") },
+    script = sweep("setup = function(p) if p.n == 2 then " .. READY
+      .. "wl.sleep(60) end return {} end, run = function() end") },
   { phase = "a shard (--shard 1/2)", args = CO .. " --shard 1/2 -o r.json -o r.csv",
     says = " during configuration 2 of 2; 1 finished configurations are in r%.json",
-    script = "local count = 0\n" .. sweep("setup = function(p) count = count + 1 if count == 2 then " .. READY
+    script = "local count = 0\n"
+      .. sweep("setup = function(p) count = count + 1 if count == 2 then " .. READY
       .. "wl.sleep(60) end return {} end, run = function() end") },
   { phase = "a wl.command program", args = "-o r.json -o r.csv", says = SECOND, first = "failed",
     script = [[local wl = require "wlrun"
 return wl.command { name = "c", params = { n = { 1, 2, 3, 4 } }, warmup = 0,
   command = function(p) return { "sh", "-c", p.n == 2 and "touch ready; sleep 60" or "true" } end }
 ]] },
-  { phase = "a scenario's prepare (nothing measured yet)", args = CO .. " -o r.json", says = " at .*script%.lua:3",
-    script = sweep("prepare = function() " .. READY .. "wl.sleep(60) end, setup = function() return {} end, run = function() end"),
+  { phase = "a scenario's prepare (nothing measured yet)", args = CO .. " -o r.json",
+    says = " at .*script%.lua:3",
+    script = sweep("prepare = function() " .. READY
+      .. "wl.sleep(60) end, setup = function() return {} end, run = function() end"),
     check = function(_, dir) assert.is_nil(io.open(dir .. "/r.json")) end },
-  { phase = "a measurement on a GPU", gpu = true, args = "-o r.json -o r.csv", says = SECOND, first = "ok",
+  { phase = "a measurement on a GPU", gpu = true, args = "-o r.json -o r.csv", says = SECOND,
+    first = "ok",
     script = LAUNCH .. [[return wl.scenario { name = "long", params = { n = { 1, 2, 3, 4 } },
   timing = { mode = "host", iters = 1, warmup = 0 },
   run = function(p) if p.n == 2 then io.open('ready', 'w'):close() end l:launch(p.n == 2 and 2e7 or 1) end }
 ]] },
-  { phase = "a wl.loop step on a GPU", gpu = true, args = "-o r.json -o r.csv", says = SECOND, first = "ok",
+  { phase = "a wl.loop step on a GPU", gpu = true, args = "-o r.json -o r.csv", says = SECOND,
+    first = "ok",
     script = [[local wl = require "wlrun"
 return wl.loop { name = "loop", params = { n = { 1, 2, 3, 4 } }, warmup = 0, iters = 2, batch_size = 1, print_iters = false,
   data = function() return 1 end,
@@ -135,7 +147,8 @@ return wl.loop { name = "loop", params = { n = { 1, 2, 3, 4 } }, warmup = 0, ite
       assert.equal("ok", doc.configurations[1].status)
       assert.truthy(io.open(dir .. "/r.csv"))
     end },
-  { phase = "a plain script", says = " at .*script%.lua:2", check = function() end, script = "local wl = require 'wlrun'\n" .. READY .. "wl.sleep(60)\n" },
+  { phase = "a plain script", says = " at .*script%.lua:2", check = function() end,
+    script = "local wl = require 'wlrun'\n" .. READY .. "wl.sleep(60)\n" },
 }
 
 local function signal_cases()
@@ -144,13 +157,15 @@ local function signal_cases()
     local sig, code = s[1], 128 + s[2]
     for _, ph in ipairs(SIGNAL_PHASES) do
       cases[#cases + 1] = {
-        name = ("SIG%s during %s: exit %d, the message, every output"):format(sig, ph.phase, code), code = code,
+        name = ("SIG%s during %s: exit %d, the message, every output"):format(sig, ph.phase, code),
+          code = code,
         prefix = signal_at(sig, "ready"), args = ph.args, script = ph.script, gpu = ph.gpu,
         stderr = ("interrupted %%(SIG%s%%)"):format(sig) .. ph.says,
         check = ph.check or second_interrupted(sig, ph.first) }
     end
     cases[#cases + 1] = {
-      name = ("SIG%s during wlrun trace's program: passed on, exit %d"):format(sig, code), code = code,
+      name = ("SIG%s during wlrun trace's program: passed on, exit %d"):format(sig, code),
+        code = code,
       prefix = signal_at(sig, "ready"), args = "trace -- sh -c 'touch ready; sleep 60'",
       stderr = ("trace: interrupted by SIG%s, passed on to the program; no report"):format(sig) }
   end
@@ -159,15 +174,20 @@ end
 
 local cases = {
   ---- a closed pipe is an io error (the signals of a terminal and a cluster: below) ----
-  { name = "a closed standard output (| head -c 1) is an io error, exit 9, with every -o written", code = 9,
-    prefix = [[sh -c '("$@"; echo $? > code) | head -c 1 >/dev/null; exit $(cat code)' sh]], args = CO .. " -o r.json",
-    script = sweep("setup = function(p) if p.n == 1 then print(('x'):rep(10)) io.stdout:flush() wl.sleep(0.5) end "
+  { name = "a closed standard output (| head -c 1) is an io error, exit 9, with every -o written",
+    code = 9,
+    prefix = [[sh -c '("$@"; echo $? > code) | head -c 1 >/dev/null; exit $(cat code)' sh]],
+      args = CO .. " -o r.json",
+    script = sweep(
+      "setup = function(p) if p.n == 1 then print(('x'):rep(10)) io.stdout:flush() "
+      .. "wl.sleep(0.5) end "
       .. "return {} end, run = function() end"),
     stderr = "cannot write to standard output: Broken pipe",
     check = doc_is(true, { "compiled", "compiled", "compiled", "compiled" }) },
   ---- Ctrl-C inside wlrun's own loops and waits ----
   { name = "Ctrl-C during a long wl.sleep", code = 130, prefix = ctrl_c_at("sleeping"),
-    script = "io.open('sleeping', 'w'):close()\nrequire('wlrun').sleep(60)", stderr = "interrupted %(Ctrl%-C%)" },
+    script = "io.open('sleeping', 'w'):close()\nrequire('wlrun').sleep(60)",
+      stderr = "interrupted %(Ctrl%-C%)" },
   { name = "Ctrl-C stops wl.sleep(30) long before its end", code = 130,
     script = [[local wl = require "wlrun"
 os.execute(("(i=0; while [ ! -e sleeping ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; kill -INT %d) &")
@@ -187,24 +207,39 @@ error(e, 0)
       -- sleep ends at once (EINTR) or within its 20 ms slice; 5 s leave room for a loaded machine
       assert.is_true(elapsed < 5, ("Ctrl-C stopped wl.sleep(30) at %.3f s"):format(elapsed))
     end },
-  { name = "Ctrl-C during launch:launch(n) looped in C", code = 130, prefix = ctrl_c_at("bound"), args = CO,
+  { name = "Ctrl-C during launch:launch(n) looped in C", code = 130, prefix = ctrl_c_at("bound"),
+    args = CO,
     script = BOUND .. "l:launch(1e11)", stderr = "interrupted %(Ctrl%-C%) at .*script%.lua:6\n$" },
-  { name = "Ctrl-C during the batch loop of the measurement", code = 130, prefix = ctrl_c_at("bound"), args = CO,
-    script = BOUND .. "require('wlrun.engine').time_batch(l, 1000, 1000000)", stderr = "interrupted %(Ctrl%-C%)" },
-  { name = "Ctrl-C during graph replays of the measurement", code = 130, prefix = ctrl_c_at("bound"), args = CO,
-    script = BOUND .. "local g = wl.graph(function() l() end)\nrequire('wlrun.engine').time_batch(g, 1000, 1000000)",
+  { name = "Ctrl-C during the batch loop of the measurement", code = 130,
+    prefix = ctrl_c_at("bound"), args = CO,
+    script = BOUND .. "require('wlrun.engine').time_batch(l, 1000, 1000000)",
+      stderr = "interrupted %(Ctrl%-C%)" },
+  { name = "Ctrl-C during graph replays of the measurement", code = 130,
+    prefix = ctrl_c_at("bound"), args = CO,
+    script = BOUND
+      .. "local g = wl.graph(function() l() end)\nrequire('wlrun.engine').time_batch(g, 1000, "
+      .. "1000000)",
     stderr = "interrupted %(Ctrl%-C%)" },
-  { name = "Ctrl-C during the warm-up replays of graph mode", code = 130, prefix = ctrl_c_at("bound"), args = CO,
-    script = BOUND .. "require('wlrun.engine').time_graph(l, 10, 100, 1e11)", stderr = "interrupted %(Ctrl%-C%)" },
-  { name = "Ctrl-C during a configuration keeps the finished ones", code = 130, prefix = ctrl_c_at("second"),
+  { name = "Ctrl-C during the warm-up replays of graph mode", code = 130,
+    prefix = ctrl_c_at("bound"), args = CO,
+    script = BOUND .. "require('wlrun.engine').time_graph(l, 10, 100, 1e11)",
+      stderr = "interrupted %(Ctrl%-C%)" },
+  { name = "Ctrl-C during a configuration keeps the finished ones", code = 130,
+    prefix = ctrl_c_at("second"),
     args = CO .. " -o r.json",
-    script = sweep("setup = function(p) if p.n == 2 then io.open('second', 'w'):close() wl.sleep(60) end return {} end, "
+    script = sweep(
+      "setup = function(p) if p.n == 2 then io.open('second', 'w'):close() wl.sleep(60) end "
+      .. "return {} end, "
       .. "run = function() end"),
-    stderr = "interrupted %(Ctrl%-C%) during configuration 2 of 4; 1 finished configurations are in r%.json",
+    stderr
+      =
+      "interrupted %(Ctrl%-C%) during configuration 2 of 4; 1 finished configurations are "
+      .. "in r%.json",
     check = doc_is(false, { "compiled", "failed" }, function(doc)
       assert.equal("interrupted", doc.configurations[2].kind)
     end) },
-  { name = "Ctrl-C during a teardown", code = 130, prefix = ctrl_c_at("teardown"), args = CO .. " -o r.json",
+  { name = "Ctrl-C during a teardown", code = 130, prefix = ctrl_c_at("teardown"),
+    args = CO .. " -o r.json",
     script = sweep("setup = function() return {} end, run = function() end, "
       .. "teardown = function() io.open('teardown', 'w'):close() wl.sleep(60) end"),
     stderr = "interrupted %(Ctrl%-C%) during configuration 1 of 4",
@@ -214,20 +249,32 @@ error(e, 0)
     end) },
 
   ---- --config-timeout: applied to plain scripts and under --compile-only ----
-  { name = "--config-timeout: a plain script that never ends", code = 5, args = "--config-timeout 1s",
-    script = "while true do end", stderr = "script%.lua ran past %-%-config%-timeout %(1 s%) and was stopped" },
-  { name = "--config-timeout: a plain script in a long wl.sleep", code = 5, args = "--config-timeout 0.5s",
+  { name = "--config-timeout: a plain script that never ends", code = 5,
+    args = "--config-timeout 1s",
+    script = "while true do end",
+      stderr = "script%.lua ran past %-%-config%-timeout %(1 s%) and was stopped" },
+  { name = "--config-timeout: a plain script in a long wl.sleep", code = 5,
+    args = "--config-timeout 0.5s",
     script = "require('wlrun').sleep(60)", stderr = "ran past %-%-config%-timeout %(0%.5 s%)" },
-  { name = "--config-timeout: a plain script that swallows the stop", code = 5, args = "--config-timeout 0.5s",
+  { name = "--config-timeout: a plain script that swallows the stop", code = 5,
+    args = "--config-timeout 0.5s",
     script = "while true do pcall(function() while true do end end) end",
-    stderr = "ran past %-%-config%-timeout %(0%.5 s%) and was stopped; still running a second later, exiting at once" },
-  { name = "config_timeout from wlrun.ini: a plain script that never ends", code = 5, ini = "[run]\nconfig_timeout = 1s\n",
+    stderr
+      =
+      "ran past %-%-config%-timeout %(0%.5 s%) and was stopped; still running a second later, "
+      .. "exiting at once" },
+  { name = "config_timeout from wlrun.ini: a plain script that never ends", code = 5,
+    ini = "[run]\nconfig_timeout = 1s\n",
     script = "while true do end", stderr = "ran past %-%-config%-timeout %(1 s%)" },
-  { name = "--config-timeout: a scenario script whose top level never ends", code = 5, args = CO .. " --config-timeout 1s",
-    script = "while true do end\n" .. sweep("run = function() end"), stderr = "ran past %-%-config%-timeout" },
+  { name = "--config-timeout: a scenario script whose top level never ends", code = 5,
+    args = CO .. " --config-timeout 1s",
+    script = "while true do end\n" .. sweep("run = function() end"),
+      stderr = "ran past %-%-config%-timeout" },
   { name = "--config-timeout under --compile-only: a setup that never ends", code = 5,
     args = CO .. " --config-timeout 1s -o r.json",
-    script = sweep("setup = function(p) if p.n == 2 then while true do end end return {} end, run = function() end"),
+    script = sweep(
+      "setup = function(p) if p.n == 2 then while true do end end return {} end, run = "
+      .. "function() end"),
     stderr = "configuration 2 %(n=2%) failed: ran past %-%-config%-timeout %(1 s%) and was stopped",
     check = second_failed("timeout") },
   { name = "--isolate under --compile-only runs each configuration in a child process", code = 0,
@@ -239,15 +286,21 @@ error(e, 0)
 
   ---- a teardown error is not swallowed ----
   { name = "a teardown that raises fails its configuration", code = 1, args = CO .. " -o r.json",
-    script = sweep("run = function() end, teardown = function(p) if p.n == 2 then error('cleanup broke') end end"),
+    script = sweep(
+      "run = function() end, teardown = function(p) if p.n == 2 then error('cleanup "
+      .. "broke') end end"),
     stderr = "configuration 2 %(n=2%) failed: teardown: .*script%.lua:%d+: cleanup broke",
     check = second_failed("script") },
-  { name = "a teardown error after a run error: both named, the first the configuration's", code = 1,
+  { name = "a teardown error after a run error: both named, the first the configuration's",
+    code = 1,
     args = CO .. " -o r.json",
-    script = sweep("run = function() error('run broke') end, teardown = function() error('cleanup broke') end"),
+    script = sweep(
+      "run = function() error('run broke') end, teardown = function() error('cleanup broke') end"),
     stderr = "failed: .*script%.lua:%d+: run broke",
     check = doc_is(true, { "failed", "failed", "failed", "failed" }, function(doc)
-      assert.matches("^[^\n]*script%.lua:%d+: run broke.*%(and teardown: [^\n]*script%.lua:%d+: cleanup broke%)$",
+      assert.matches(
+        "^[^\n]*script%.lua:%d+: run broke.*%(and teardown: [^\n]*script%.lua:%d+: cleanup "
+        .. "broke%)$",
         doc.configurations[1].error)
     end) },
   { name = "a teardown error of a skipped configuration", code = 1, args = CO .. " -o r.json",
@@ -271,40 +324,62 @@ return wl.scenario { name = "td", params = { n = { 1, 2 } },
 
   ---- os.exit during a sweep never reports success ----
   { name = "os.exit(0) in the middle of a sweep", code = 1, args = CO .. " -o r.json",
-    script = sweep("setup = function(p) if p.n == 3 then os.exit(0) end return {} end, run = function() end"),
-    stderr = "script%.lua:%d+: os%.exit%(0%) during configuration 3 %(n=3%): the run stops here; 2 finished configurations are in r%.json",
+    script = sweep(
+      "setup = function(p) if p.n == 3 then os.exit(0) end return {} end, run = function() end"),
+    stderr
+      =
+      "script%.lua:%d+: os%.exit%(0%) during configuration 3 %(n=3%): the run stops here; 2 "
+      .. "finished configurations are in r%.json",
     check = doc_is(false, { "compiled", "compiled", "failed" }) },
   { name = "os.exit(true) in a run function", code = 1, args = CO .. " -o r.json",
     script = sweep("run = function() os.exit(true) end"),
     stderr = "os%.exit%(true%) during configuration 1 %(n=1%): the run stops here",
     check = doc_is(false, { "failed" }) },
   { name = "os.exit with a code of its own keeps it", code = 7, args = CO .. " -o r.json",
-    script = sweep("setup = function(p) if p.n == 2 then os.exit(7) end return {} end, run = function() end"),
-    stderr = "os%.exit%(7%) during configuration 2", check = doc_is(false, { "compiled", "failed" }) },
+    script = sweep(
+      "setup = function(p) if p.n == 2 then os.exit(7) end return {} end, run = function() end"),
+    stderr = "os%.exit%(7%) during configuration 2",
+      check = doc_is(false, { "compiled", "failed" }) },
   { name = "os.exit kept in a local before the run", code = 1, args = CO .. " -o r.json",
-    script = "local exit = os.exit\n" .. sweep("setup = function(p) if p.n == 2 then exit() end return {} end, run = function() end"),
-    stderr = "os%.exit%(%) during configuration 2", check = doc_is(false, { "compiled", "failed" }) },
+    script = "local exit = os.exit\n"
+      .. sweep(
+      "setup = function(p) if p.n == 2 then exit() end return {} end, run = function() end"),
+    stderr = "os%.exit%(%) during configuration 2",
+      check = doc_is(false, { "compiled", "failed" }) },
   { name = "os.exit in a teardown", code = 1, args = CO .. " -o r.json",
-    script = sweep("run = function() end, teardown = function(p) if p.n == 2 then os.exit(0) end end"),
+    script = sweep(
+      "run = function() end, teardown = function(p) if p.n == 2 then os.exit(0) end end"),
     stderr = "os%.exit%(0%) during configuration 2 %(n=2%): the run stops here",
     check = doc_is(false, { "compiled", "failed" }) },
-  { name = "os.exit(0) in a child process fails its configuration", code = 1, args = CO .. " --isolate -o r.json",
-    script = sweep("setup = function(p) if p.n == 3 then os.exit(0) end return {} end, run = function() end"),
-    stderr = "configuration 3 %(n=3%) failed: .*os%.exit%(0%) during configuration 3 %(n=3%): the configuration fails",
+  { name = "os.exit(0) in a child process fails its configuration", code = 1,
+    args = CO .. " --isolate -o r.json",
+    script = sweep(
+      "setup = function(p) if p.n == 3 then os.exit(0) end return {} end, run = function() end"),
+    stderr
+      =
+      "configuration 3 %(n=3%) failed: .*os%.exit%(0%) during configuration 3 %(n=3%): the "
+      .. "configuration fails",
     check = doc_is(true, { "compiled", "compiled", "failed", "compiled" }) },
 
   ---- a plain table returned instead of wl.scenario{} ----
   { name = "a plain table returned instead of wl.scenario{}", code = 1,
     script = "return { name = 'x', params = { n = { 1, 2 } }, run = function() end }",
-    stderr = "script%.lua returned a plain table with a scenario's field 'run': wrap it in wl%.scenario{%.%.%.}" },
+    stderr
+      =
+      "script%.lua returned a plain table with a scenario's field 'run': wrap it in "
+      .. "wl%.scenario{%.%.%.}" },
   { name = "a plain table with a setup but no run", code = 1,
     script = "return { setup = function() return {} end }", stderr = "a scenario's field 'setup'" },
-  { name = "a plain script may still return a list", code = 0, script = "print('ran')\nreturn { 1, 2, 3 }",
+  { name = "a plain script may still return a list", code = 0,
+    script = "print('ran')\nreturn { 1, 2, 3 }",
     stdout = "^ran\n$" },
 
   ---- every field of k:bind{} named in its errors ----
   { name = "bind: smem of the wrong type", code = 1, args = CO, script = bind("smem = 'lots'"),
-    stderr = "script%.lua:5: bind: smem must be a whole number of bytes from 0 to 1073741824, got 'lots'" },
+    stderr
+      =
+      "script%.lua:5: bind: smem must be a whole number of bytes from 0 to 1073741824, "
+      .. "got 'lots'" },
   { name = "bind: a fractional smem", code = 1, args = CO, script = bind("smem = 1.5"),
     stderr = "bind: smem must be a whole number of bytes .*, got 1%.5" },
   { name = "bind: a table for smem", code = 1, args = CO, script = bind("smem = {}"),
@@ -313,9 +388,11 @@ return wl.scenario { name = "td", params = { n = { 1, 2 } },
     stderr = "bind: stream must be a wl%.stream, got tensor f32%[16%]" },
   { name = "bind: args that are not a list", code = 1, args = CO, script = bind("args = 3"),
     stderr = "bind: args must be a list, got number" },
-  { name = "bind: a string for the grid", code = 1, args = CO, script = LAUNCH .. "k:bind { grid = 'x', block = 1, args = { x } }",
+  { name = "bind: a string for the grid", code = 1, args = CO,
+    script = LAUNCH .. "k:bind { grid = 'x', block = 1, args = { x } }",
     stderr = "bind: grid must be a number or a list of 1 to 3 numbers, got 'x'" },
-  { name = "bind: a table in the block's list", code = 1, args = CO, script = LAUNCH .. "k:bind { grid = 1, block = { 1, {} }, args = { x } }",
+  { name = "bind: a table in the block's list", code = 1, args = CO,
+    script = LAUNCH .. "k:bind { grid = 1, block = { 1, {} }, args = { x } }",
     stderr = "bind: block%.y must be a whole number from 1 to 1024, got table" },
   { name = "bind: no table at all", code = 1, args = CO, script = LAUNCH .. "k:bind(16)",
     stderr = "bind: expected a table {grid =, block =, smem =, stream =, args =}, got number" },
@@ -325,31 +402,52 @@ return wl.scenario { name = "td", params = { n = { 1, 2 } },
     script = LAUNCH .. "l:launch(2e7)\nprint('all launched')",
     stderr = "interrupted %(Ctrl%-C%) at .*script%.lua:5\n$",
     check = function(r) assert.not_matches("all launched", r.stdout) end },
-  { name = "Ctrl-C during wl.bench's batch loop on a GPU", code = 130, gpu = true, prefix = ctrl_c(5),
-    script = LAUNCH .. "wl.bench(l, { mode = 'batch', batch = 1000000, iters = 1000, warmup = 1 })\nprint('measured')",
-    stderr = "interrupted %(Ctrl%-C%)", check = function(r) assert.not_matches("measured", r.stdout) end },
-  { name = "Ctrl-C during graph mode's warm-up replays on a GPU", code = 130, gpu = true, prefix = ctrl_c(5),
-    script = LAUNCH .. "wl.bench(l, { mode = 'graph', batch = 100, graph_warmup = 1000000, iters = 10, warmup = 1 })\nprint('measured')",
-    stderr = "interrupted %(Ctrl%-C%)", check = function(r) assert.not_matches("measured", r.stdout) end },
-  { name = "Ctrl-C during a measurement on a GPU keeps the configurations measured before", code = 130, gpu = true,
+  { name = "Ctrl-C during wl.bench's batch loop on a GPU", code = 130, gpu = true,
+    prefix = ctrl_c(5),
+    script = LAUNCH
+      .. "wl.bench(l, { mode = 'batch', batch = 1000000, iters = 1000, warmup = 1 "
+      .. "})\nprint('measured')",
+    stderr = "interrupted %(Ctrl%-C%)", check = function(r) assert.not_matches("measured",
+      r.stdout) end },
+  { name = "Ctrl-C during graph mode's warm-up replays on a GPU", code = 130, gpu = true,
+    prefix = ctrl_c(5),
+    script = LAUNCH
+      .. "wl.bench(l, { mode = 'graph', batch = 100, graph_warmup = 1000000, iters = 10, warmup "
+      .. "= 1 })\nprint('measured')",
+    stderr = "interrupted %(Ctrl%-C%)", check = function(r) assert.not_matches("measured",
+      r.stdout) end },
+  { name = "Ctrl-C during a measurement on a GPU keeps the configurations measured before",
+    code = 130, gpu = true,
     prefix = ctrl_c(8), args = "-o r.json",
     script = LAUNCH .. [[return wl.scenario { name = "long", params = { n = { 1, 2 } },
   timing = { mode = "host", iters = 1, warmup = 0 },
   run = function(p) l:launch(p.n == 1 and 1 or 2e7) end }
-]], stderr = "interrupted %(Ctrl%-C%) during configuration 2 of 2; 1 finished configurations are in r%.json",
+]],
+      stderr
+      =
+      "interrupted %(Ctrl%-C%) during configuration 2 of 2; 1 finished configurations are "
+      .. "in r%.json",
     check = doc_is(false, { "ok", "failed" }, function(doc)
       assert.equal("interrupted", doc.configurations[2].kind)
     end) },
   ---- os.exit before the first configuration: never a success; where cannot change the sweep ----
   { name = "os.exit(0) in prepare", code = 1, args = CO .. " -o r.json",
-    script = sweep("prepare = function() os.exit(0) end, setup = function() return {} end, run = function() end"),
-    stderr = "script%.lua:3: os%.exit%(0%) during scenario 'lost', before its first configuration: the run stops; nothing was measured",
+    script = sweep(
+      "prepare = function() os.exit(0) end, setup = function() return {} end, run = "
+      .. "function() end"),
+    stderr
+      =
+      "script%.lua:3: os%.exit%(0%) during scenario 'lost', before its first configuration: the "
+      .. "run stops; nothing was measured",
     check = function(_, dir) assert.is_nil(io.open(dir .. "/r.json")) end },
   { name = "os.exit(3) in where", code = 3, args = CO,
     script = sweep("where = function() os.exit(3) end, run = function() end"),
     stderr = "os%.exit%(3%) during scenario 'lost', before its first configuration" },
-  { name = "where changes the parameters it is given: no configuration changes", code = 0, args = CO .. " -o r.json",
-    script = sweep("where = function(p) p.n = 7 return true end, setup = function() return {} end, run = function() end"),
+  { name = "where changes the parameters it is given: no configuration changes", code = 0,
+    args = CO .. " -o r.json",
+    script = sweep(
+      "where = function(p) p.n = 7 return true end, setup = function() return {} end, run = "
+      .. "function() end"),
     check = doc_is(true, { "compiled", "compiled", "compiled", "compiled" }, function(doc)
       for i, c in ipairs(doc.configurations) do assert.equal(i, c.params.n) end
     end) },
@@ -365,7 +463,10 @@ return wl.scenario { name = "td", params = { n = { 1, 2 } },
       .. "extern \"C\" __global__ void k(float *p) { p[threadIdx.x] = F<" .. (p.n == 2 and 17 or 2) .. ">::f(p[threadIdx.x]); }", name = "k" }
     return {}
   end, run = function() end]]),
-    stderr = "interrupted %(Ctrl%-C%) during configuration 2 of 4; 1 finished configurations are in r%.json",
+    stderr
+      =
+      "interrupted %(Ctrl%-C%) during configuration 2 of 4; 1 finished configurations are "
+      .. "in r%.json",
     check = doc_is(false, { "compiled", "failed" }, function(doc)
       assert.equal("interrupted", doc.configurations[2].kind)
     end) },

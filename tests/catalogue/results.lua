@@ -5,16 +5,25 @@
 local json = require "wlrun.json"
 local assert = require "luassert"
 
-local HEADER = '{"schema":"wlrun-journal","version":1,"document":{"schema":"wlrun-results","version":1,"scenario":{"name":"s","axes":["n"]}}}'
+local HEADER
+  =
+  '{"schema":"wlrun-journal","version":1,"document":{"schema":"wlrun-results","version":1,'
+    .. '"scenario":{"name":"s","axes":["n"]}}}'
 local function entry(n, more)
-  return ('{"index":%d,"params":{"n":%d},"status":"ok","samples":[0.001,0.0011,0.0012]%s}'):format(n, n, more or "")
+  return ('{"index":%d,"params":{"n":%d},"status":"ok","samples":[0.001,0.0011,0.0012]%s}'):format(
+    n, n, more or "")
 end
 local DEEP = ',"x":' .. ("["):rep(1500) .. ("]"):rep(1500) -- deeper than json.encode writes
-local SCENARIO = "local wl = require 'wlrun'\nreturn wl.scenario { name = 's', params = { n = { 1, 2, 3 } }, run = function() end }\n"
+local SCENARIO
+  =
+  "local wl = require 'wlrun'\nreturn wl.scenario { name = 's', params = { n = { 1, 2, 3 } }, "
+  .. "run = function() end }\n"
 
 -- a results document with configurations CONFIGS (JSON text) and MORE top-level fields
 local function doc(configs, more)
-  return ('{"schema":"wlrun-results","version":1,"scenario":{"name":"s"}%s,"configurations":[%s]}'):format(more or "", configs)
+  return (
+    '{"schema":"wlrun-results","version":1,"scenario":{"name":"s"}%s,'
+      .. '"configurations":[%s]}'):format(more or "", configs)
 end
 local ONE = doc(entry(1))
 
@@ -28,60 +37,88 @@ local function journal_kept(_, dir)
 end
 
 local cases = {
-  { name = "--resume: an entry nested deeper than wlrun writes: refused, the journal kept", code = 2,
+  { name = "--resume: an entry nested deeper than wlrun writes: refused, the journal kept",
+    code = 2,
     args = "--compile-only --arch sm_90 --resume j.journal -o j.json", script = SCENARIO,
-    files = { ["j.journal"] = table.concat({ HEADER, entry(1, DEEP), entry(2), entry(3) }, "\n") .. "\n" },
-    stderr = "%-%-resume: 'j%.journal' is malformed: line 2: nesting deeper than 1000 levels", check = journal_kept },
-  { name = "export: a field nested 1500 levels deep", code = 2, args = "export d.json --format json",
-    files = { ["d.json"] = doc(entry(1), DEEP) }, stderr = "'d%.json' is malformed: nesting deeper than 1000 levels" },
-  { name = "merge: a total of 10^12 configurations", code = 2, args = "merge t.json", prefix = "timeout 20",
-    files = { ["t.json"] = doc(entry(1)):gsub('"name":"s"', '"name":"s","total_configurations":1000000000000') },
+    files = { ["j.journal"] = table.concat({ HEADER, entry(1, DEEP), entry(2), entry(3) }, "\n")
+      .. "\n" },
+    stderr = "%-%-resume: 'j%.journal' is malformed: line 2: nesting deeper than 1000 levels",
+      check = journal_kept },
+  { name = "export: a field nested 1500 levels deep", code = 2,
+    args = "export d.json --format json",
+    files = { ["d.json"] = doc(entry(1), DEEP) },
+      stderr = "'d%.json' is malformed: nesting deeper than 1000 levels" },
+  { name = "merge: a total of 10^12 configurations", code = 2, args = "merge t.json",
+    prefix = "timeout 20",
+    files = { ["t.json"] = doc(entry(1)):gsub('"name":"s"',
+      '"name":"s","total_configurations":1000000000000') },
     stderr = "scenario%.total_configurations is a number, not a whole number from 0 to 10000000" },
   { name = "merge: a shard of 10^12", code = 2, args = "merge t.json", prefix = "timeout 20",
-    files = { ["t.json"] = doc(entry(1), ',"shard":{"k":1,"n":1000000000000}') }, stderr = "shard%.n is a number, not a whole number from 1 to 10000000" },
+    files = { ["t.json"] = doc(entry(1), ',"shard":{"k":1,"n":1000000000000}') },
+      stderr = "shard%.n is a number, not a whole number from 1 to 10000000" },
   { name = "merge: a configuration without params", code = 2, args = "merge p.json",
     files = { ["p.json"] = doc("{}") }, stderr = "configurations%[1%] has no params" },
-  { name = "export and compare: a parameter value of 50,000 characters, at once", code = 0, prefix = "timeout 20",
+  { name = "export and compare: a parameter value of 50,000 characters, at once", code = 0,
+    prefix = "timeout 20",
     args = "compare l.json l.json",
-    files = { ["l.json"] = doc(('{"index":1,"params":{"v":"%s"},"status":"ok","samples":[0.001,0.002,0.003]},'):format(("x"):rep(50000))
+    files = {
+      ["l.json"] = doc(
+      ('{"index":1,"params":{"v":"%s"},"status":"ok","samples":[0.001,0.002,0.003]},'):format(
+      ("x"):rep(50000))
       .. '{"index":2,"params":{"v":"y"},"status":"ok","samples":[0.001,0.002,0.003]}') } },
-  { name = "compare: standard input from /dev/zero", code = 9, args = "compare - l.json < /dev/zero", files = { ["l.json"] = ONE },
-    stderr = "compare: cannot read <stdin>: it is a device, not a file, a pipe, a socket or a terminal" },
-  { name = "history add: samples of 1e308 seconds (a mean that overflows)", code = 2, args = "history add b.json --db h.db --commit abcdef1",
-    files = { ["b.json"] = doc('{"index":1,"params":{"n":1},"status":"ok","samples":[1e308,1.7e308,1.7e308]}') },
+  { name = "compare: standard input from /dev/zero", code = 9,
+    args = "compare - l.json < /dev/zero", files = { ["l.json"] = ONE },
+    stderr
+      =
+      "compare: cannot read <stdin>: it is a device, not a file, a pipe, a socket or a terminal" },
+  { name = "history add: samples of 1e308 seconds (a mean that overflows)", code = 2,
+    args = "history add b.json --db h.db --commit abcdef1",
+    files = {
+      ["b.json"] = doc(
+      '{"index":1,"params":{"n":1},"status":"ok","samples":[1e308,1.7e308,1.7e308]}') },
     stderr = "samples%[1%] is 1e%+308: a time measured is at most a year" },
-  { name = "markdown: HTML and a link in a parameter and the device", code = 0, args = "export m.json --format markdown",
-    files = { ["m.json"] = doc('{"index":1,"params":{"v":"<img src=https://attacker.example/p.png> [click](https://attacker.example)"},"status":"ok","samples":[0.001,0.002,0.003]}',
+  { name = "markdown: HTML and a link in a parameter and the device", code = 0,
+    args = "export m.json --format markdown",
+    files = {
+      ["m.json"] = doc(
+      '{"index":1,"params":{"v":"<img src=https://attacker.example/p.png> '
+      .. '[click](https://attacker.example)"},"status":"ok","samples":[0.001,0.002,0.003]}',
       ',"device":{"name":"<b>H200</b>"}') },
     check = function(r)
       assert.not_matches("<img", r.stdout)
       assert.not_matches("<b>", r.stdout)
       assert.not_matches("%[click%]", r.stdout)
-      assert.matches("&lt;img src=https://attacker%.example/p%.png&gt; %[click\\%]%(https", r.stdout)
+      assert.matches("&lt;img src=https://attacker%.example/p%.png&gt; %[click\\%]%(https",
+        r.stdout)
       assert.matches("&lt;b&gt;H200&lt;/b&gt;", r.stdout)
     end },
 }
 
 -- a comparison document (wlrun compare -o) spoilt, given to plot
 for _, c in ipairs {
-  { "plot: a comparison whose configuration has no verdict", function(d) d.configurations[1].verdict = nil end,
+  { "plot: a comparison whose configuration has no verdict",
+    function(d) d.configurations[1].verdict = nil end,
     "configurations%[1%] is not a compared configuration %(an object with params and a verdict%)" },
-  { "plot: a comparison whose base is a number", function(d) d.base = 5 end, "its base is a number, not an object" },
+  { "plot: a comparison whose base is a number", function(d) d.base = 5 end,
+    "its base is a number, not an object" },
   { "plot: a comparison whose parameters are a number", function(d) d.parameters = 5 end,
     "its parameters are a number, not a list" },
 } do
   local d = json.decode(([[{"schema":"wlrun-compare","version":1,"base":{"file":"a.json","scenario":"s"},"new":{"file":"a.json","scenario":"s"},
-"parameters":["n"],"configurations":[{"index":1,"params":{"n":1},"verdict":"same","ratio":1.0,"lo":0.99,"hi":1.01}],"summary":{"geomean":1.0}}]]))
+"parameters":["n"],"configurations":[{"index":1,"params":{"n":1},"verdict":"same","ratio":1.0,"lo":0.99,"hi":1.01}],"summary":{"geomean":1.0}}]])) -- luacheck: ignore 631
   c[2](d)
-  cases[#cases + 1] = { name = c[1], code = 2, args = "plot c.json -o c.svg", files = { ["c.json"] = json.encode(d) },
+  cases[#cases + 1] = { name = c[1], code = 2, args = "plot c.json -o c.svg",
+    files = { ["c.json"] = json.encode(d) },
     stderr = "plot: 'c%.json': " .. c[3] }
 end
 
 cases[#cases + 1] = { name = "export: a schema that is an object", code = 2, args = "export s.json",
   files = { ["s.json"] = '{"schema":{"a":1},"version":1,"configurations":[]}' },
   stderr = "'s%.json' is not a wlrun%-results document %(its schema is a table, not a name%)" }
-cases[#cases + 1] = { name = "--resume: a file whose scenario has no name", code = 2, args = "--dry-run --resume n.json",
-  script = SCENARIO, files = { ["n.json"] = '{"schema":"wlrun-results","version":1,"configurations":[]}' },
+cases[#cases + 1] = { name = "--resume: a file whose scenario has no name", code = 2,
+  args = "--dry-run --resume n.json",
+  script = SCENARIO,
+    files = { ["n.json"] = '{"schema":"wlrun-results","version":1,"configurations":[]}' },
   stderr = "%-%-resume n%.json: its scenario is not named, this one is 's'" }
 
 return cases

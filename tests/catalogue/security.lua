@@ -13,7 +13,8 @@ local assert = require "luassert"
 local MARK = h.tmpdir()
 local TOUCH = "touch " .. MARK .. "/PWNED"
 local P = {
-  bang = "x'\n!" .. TOUCH .. "\n'",                          -- gnuplot's shell escape, on a line of its own
+  -- gnuplot's shell escape, on a line of its own
+  bang = "x'\n!" .. TOUCH .. "\n'",
   system = "x'\nsystem(\"" .. TOUCH .. "\")\n'",            -- gnuplot's system()
   cr = "x'\r!" .. TOUCH .. "\r'",
   backquote = "`" .. TOUCH .. "`",                          -- gnuplot's command substitution
@@ -47,7 +48,8 @@ end
 -- nothing ran: MARK is empty, no PWNED where wlrun ran
 local function nothing_ran(dir)
   local ran = process.list_dir(MARK)
-  for _, name in ipairs(ran) do os.remove(MARK .. "/" .. name) end -- so that the next case starts clean
+  -- so that the next case starts clean
+  for _, name in ipairs(ran) do os.remove(MARK .. "/" .. name) end
   assert.same({}, ran, "a payload ran")
   assert.is_nil(io.open(dir .. "/PWNED"), "a payload ran")
 end
@@ -71,13 +73,15 @@ local function refused(_, dir)
 end
 
 local function plot_of(mutate, args, text, name)
-  return { files = { ["h.json"] = doc(name or "sweep.json", mutate) }, args = "plot h.json -o o.svg " .. (args or ""),
+  return { files = { ["h.json"] = doc(name or "sweep.json", mutate) },
+    args = "plot h.json -o o.svg " .. (args or ""),
            code = 0, stderr = "^$", check = plotted(text) }
 end
 
 -- a comparison document (wlrun compare -o cmp.json) of base.json and slower.json, mutated
 local function comparison(mutate)
-  local d = assert(json.decode(h.run("compare " .. h.quote(FIX .. "base.json") .. " " .. h.quote(FIX .. "slower.json")
+  local d = assert(json.decode(h.run("compare " .. h.quote(FIX .. "base.json") .. " "
+    .. h.quote(FIX .. "slower.json")
     .. " --format json").stdout))
   mutate(d)
   return json.encode(d)
@@ -90,7 +94,8 @@ return wl.scenario { name = "s", params = { M = { 1, 2 }, v = { "a", "b" } }, ru
 local cases = {}
 local function add(name, c)
   c.name = name
-  if c.gnuplot or c.code == 0 and c.args:match("^plot ") then c.skip = NO_GNUPLOT end -- it runs gnuplot
+  -- it runs gnuplot
+  if c.gnuplot or c.code == 0 and c.args:match("^plot ") then c.skip = NO_GNUPLOT end
   cases[#cases + 1] = c
 end
 
@@ -98,15 +103,21 @@ add("plot: a newline and gnuplot's ! in the scenario name",
   plot_of(function(d) d.scenario.name = P.bang end, nil, "!" .. TOUCH))
 add("plot: a newline and system() in the scenario name",
   plot_of(function(d) d.scenario.name = P.system end, nil, "system(\"" .. TOUCH .. "\")"))
-add("plot: a carriage return in the scenario name", plot_of(function(d) d.scenario.name = P.cr end, nil, TOUCH))
-add("plot: backquotes in the scenario name", plot_of(function(d) d.scenario.name = P.backquote end, nil, "`" .. TOUCH .. "`"))
-add("plot: quotes, backslashes and # in the scenario name", plot_of(function(d) d.scenario.name = P.quotes end, nil, TOUCH))
-add("plot: a NUL byte before a newline in the scenario name", plot_of(function(d) d.scenario.name = P.nul end, nil, TOUCH))
-add("plot: a newline in the device name", plot_of(function(d) d.device.name = P.bang end, nil, TOUCH))
+add("plot: a carriage return in the scenario name",
+  plot_of(function(d) d.scenario.name = P.cr end, nil, TOUCH))
+add("plot: backquotes in the scenario name", plot_of(function(d) d.scenario.name = P.backquote end,
+  nil, "`" .. TOUCH .. "`"))
+add("plot: quotes, backslashes and # in the scenario name",
+  plot_of(function(d) d.scenario.name = P.quotes end, nil, TOUCH))
+add("plot: a NUL byte before a newline in the scenario name",
+  plot_of(function(d) d.scenario.name = P.nul end, nil, TOUCH))
+add("plot: a newline in the device name", plot_of(function(d) d.device.name = P.bang end, nil,
+  TOUCH))
 add("plot: a newline in a parameter's value", plot_of(function(d)
   for _, c in ipairs(d.configurations) do c.params.variant = c.params.variant .. P.bang end
 end, nil, "variant=naive"))
-add("plot: a newline in a parameter's name", plot_of(function(d) rename_param(d, "variant", "v" .. P.system) end, nil,
+add("plot: a newline in a parameter's name", plot_of(
+  function(d) rename_param(d, "variant", "v" .. P.system) end, nil,
   TOUCH))
 add("plot: a newline in the name of the x parameter", plot_of(function(d)
   for _, n in ipairs { "M", "N", "K" } do rename_param(d, n, n .. P.bang) end
@@ -124,7 +135,8 @@ end))
 add("plot: enhanced-text markup and XML in names is shown as text", plot_of(function(d)
   d.scenario.name = "x^2_{i} @y &z <script>"
 end, nil, "x^2_{i} @y &amp;z &lt;script>"))
-add("plot: a scenario name of 100,000 characters", plot_of(function(d) d.scenario.name = ("long"):rep(25000) end, nil,
+add("plot: a scenario name of 100,000 characters",
+  plot_of(function(d) d.scenario.name = ("long"):rep(25000) end, nil,
   "longlong"))
 add("plot: a histogram of a configuration with hostile parameters", plot_of(function(d)
   d.scenario.name = P.bang
@@ -132,15 +144,21 @@ add("plot: a histogram of a configuration with hostile parameters", plot_of(func
 end, "--config 3", TOUCH))
 
 -- the command line
-add("plot: a newline and ! in --title", plot_of(function() end, "--title " .. h.quote(P.bang), "!" .. TOUCH))
+add("plot: a newline and ! in --title", plot_of(function() end, "--title " .. h.quote(P.bang),
+  "!" .. TOUCH))
 add("plot: system() in --title", plot_of(function() end, "--title " .. h.quote(P.system), TOUCH))
-add("plot: a title ending in a backslash", plot_of(function() end, "--title " .. h.quote("ends in \\"), "ends in \\<"))
-add("plot: a --title that is not UTF-8", plot_of(function() end, "--title " .. h.quote("caf\xe9 \xff\xfe"), "caf\u{FFFD}"))
-add("plot: a percent sign in --title", plot_of(function() end, "--title " .. h.quote("100% %s %n %d"), "100% %s %n %d"))
-add("plot: --x naming no parameter, with a newline", { files = { ["h.json"] = doc("sweep.json", function() end) },
+add("plot: a title ending in a backslash", plot_of(function() end,
+  "--title " .. h.quote("ends in \\"), "ends in \\<"))
+add("plot: a --title that is not UTF-8", plot_of(function() end,
+  "--title " .. h.quote("caf\xe9 \xff\xfe"), "caf\u{FFFD}"))
+add("plot: a percent sign in --title", plot_of(function() end,
+  "--title " .. h.quote("100% %s %n %d"), "100% %s %n %d"))
+add("plot: --x naming no parameter, with a newline",
+  { files = { ["h.json"] = doc("sweep.json", function() end) },
   args = "plot h.json -o o.svg --x " .. h.quote(P.bang), code = 2,
   stderr = "^wlrun: plot: %-%-x: no configuration has a parameter 'x'", check = refused })
-add("plot: --y naming no metric, with a newline", { files = { ["h.json"] = doc("sweep.json", function() end) },
+add("plot: --y naming no metric, with a newline",
+  { files = { ["h.json"] = doc("sweep.json", function() end) },
   args = "plot h.json -o o.svg --y " .. h.quote(P.system), code = 2,
   stderr = "^wlrun: plot: no measured configuration has 'x'", check = refused })
 add("plot: --keep into a directory named with a newline and quotes", {
@@ -148,43 +166,58 @@ add("plot: --keep into a directory named with a newline and quotes", {
   args = "plot h.json -o o.svg --keep " .. h.quote("k/" .. P.bang), code = 0, stderr = "^$",
   check = function(r, dir)
     plotted()(r, dir)
-    assert.truthy(h.read(dir .. "/k/" .. P.bang .. "/plot.gp"):find('set output "plot.svg"', 1, true))
+    assert.truthy(h.read(dir .. "/k/" .. P.bang .. "/plot.gp"):find('set output "plot.svg"', 1,
+      true))
   end })
 local IMAGE = "o'\n!touch \"$PWNED_AT\"\n'.svg" -- no '/': PWNED_AT names the file in MARK
 add("plot: an image path with a newline and quotes", {
   files = { ["h.json"] = doc("sweep.json", function() end) }, env = "PWNED_AT=" .. MARK .. "/PWNED",
-  args = "plot h.json -o " .. h.quote(IMAGE), code = 0, stderr = "^$", check = plotted(nil, IMAGE) })
+  args = "plot h.json -o " .. h.quote(IMAGE), code = 0, stderr = "^$",
+    check = plotted(nil, IMAGE) })
 add("plot: a comparison with hostile files, scenario, parameters and a percent sign", {
   files = { ["cmp.json"] = comparison(function(d)
     d.base.file, d.new.file, d.base.scenario = P.bang, P.system, P.backquote
     d.base.device = P.quotes
     for _, c in ipairs(d.configurations) do c.params.variant = "50% %n " .. P.bang end
   end) },
-  args = "plot cmp.json -o o.svg", code = 0, stderr = "^$", check = plotted("50% %n x' !" .. TOUCH) })
+  args = "plot cmp.json -o o.svg", code = 0, stderr = "^$",
+    check = plotted("50% %n x' !" .. TOUCH) })
 add("plot: a comparison whose noise threshold is text", {
-  files = { ["cmp.json"] = comparison(function(d) d.settings.noise = "0.02'\n!" .. TOUCH .. "\n'" end) },
-  args = "plot cmp.json -o o.svg", code = 2, stderr = "^wlrun: plot: 'cmp%.json': settings%.noise is not a number",
+  files = { ["cmp.json"] = comparison(function(d) d.settings.noise = "0.02'\n!" .. TOUCH
+    .. "\n'" end) },
+  args = "plot cmp.json -o o.svg", code = 2, stderr
+    = "^wlrun: plot: 'cmp%.json': settings%.noise is not a number",
   check = refused })
 add("plot: a comparison whose configuration is a number", {
   files = { ["cmp.json"] = comparison(function(d) d.configurations[2] = 5 end) },
   args = "plot cmp.json -o o.svg", code = 2,
-  stderr = "^wlrun: plot: 'cmp%.json': configurations%[2%] is not a compared configuration", check = refused })
+  stderr = "^wlrun: plot: 'cmp%.json': configurations%[2%] is not a compared configuration",
+    check = refused })
 add("plot: a comparison whose parameters are a number, and its summary too", {
-  files = { ["cmp.json"] = comparison(function(d) d.configurations[1].params, d.summary = 5, 5 end) },
+  files = { ["cmp.json"] = comparison(function(d) d.configurations[1].params, d.summary = 5,
+    5 end) },
   args = "plot cmp.json -o o.svg", code = 2,
-  stderr = "^wlrun: plot: 'cmp%.json': configurations%[1%] is not a compared configuration", check = refused })
+  stderr = "^wlrun: plot: 'cmp%.json': configurations%[1%] is not a compared configuration",
+    check = refused })
 add("plot: a comparison whose summary is a number", {
   files = { ["cmp.json"] = comparison(function(d) d.summary = 5 end) },
   args = "plot cmp.json -o o.svg", code = 0, stderr = "^$", check = plotted("no change") })
 add("plot: WLRUN_GNUPLOT holding a shell command", {
   files = { ["h.json"] = doc("sweep.json", function() end) },
   env = "WLRUN_GNUPLOT=" .. h.quote("gnuplot; " .. TOUCH), args = "plot h.json -o o.svg", code = 9,
-  stderr = "gnuplot is not installed %('gnuplot; touch .*' from WLRUN_GNUPLOT not found%)", check = refused })
-add("plot: TMPDIR that does not exist", { files = { ["h.json"] = doc("sweep.json", function() end) },
+  stderr = "gnuplot is not installed %('gnuplot; touch .*' from WLRUN_GNUPLOT not found%)",
+    check = refused })
+add("plot: TMPDIR that does not exist", { files = {
+  ["h.json"] = doc("sweep.json", function() end) },
   env = "TMPDIR=/nonexistent/tmp", args = "plot h.json -o o.svg", code = 9, gnuplot = true,
-  stderr = "^wlrun: plot: cannot make a temporary directory in '/nonexistent/tmp': No such file or directory",
+  stderr
+    =
+    "^wlrun: plot: cannot make a temporary directory in '/nonexistent/tmp': No such file or "
+    .. "directory",
   check = refused })
-add("--isolate: TMPDIR that does not exist, said before the outputs are opened: an older r.json stays", {
+add(
+  "--isolate: TMPDIR that does not exist, said before the outputs are opened: an older "
+  .. "r.json stays", {
   script = SC, env = "TMPDIR=/nonexistent/tmp", files = { ["r.json"] = '{"kept": true}\n' },
   args = "--compile-only --arch sm_90 --isolate -o r.json", code = 9,
   stderr = "cannot make a temporary directory in '/nonexistent/tmp': No such file or directory",
@@ -193,7 +226,8 @@ add("--isolate: TMPDIR that does not exist, said before the outputs are opened: 
     assert.is_nil(io.open(dir .. "/r.json.journal"))
   end })
 add("--isolate: a -p value holding shell code reaches the child as one argument", { script = SC,
-  args = "--compile-only --arch sm_90 --isolate -o r.json -p " .. h.quote("v=a'; " .. TOUCH .. "; echo '"), code = 0,
+  args = "--compile-only --arch sm_90 --isolate -o r.json -p "
+    .. h.quote("v=a'; " .. TOUCH .. "; echo '"), code = 0,
   check = function(_, dir)
     nothing_ran(dir)
     local d = require("wlrun.results.load").load(dir .. "/r.json")
@@ -206,10 +240,12 @@ add("--isolate: a -p value holding shell code reaches the child as one argument"
 add("plot: -o given twice", { files = { ["h.json"] = doc("sweep.json", function() end) },
   args = "plot h.json -o o.svg -o p.svg", code = 2,
   stderr = "^wlrun: plot: %-o given twice %('o%.svg', then 'p%.svg'%)", check = refused })
-add("plot: -o and --output both given", { files = { ["h.json"] = doc("sweep.json", function() end) },
+add("plot: -o and --output both given", { files = {
+  ["h.json"] = doc("sweep.json", function() end) },
   args = "plot h.json --output=o.svg -o p.svg", code = 2,
   stderr = "^wlrun: plot: %-o given twice %('o%.svg', then 'p%.svg'%)", check = refused })
-add("export: -o given twice", { args = "export " .. h.quote(FIX .. "base.json") .. " -o a.json -o b.json", code = 2,
+add("export: -o given twice", { args = "export " .. h.quote(FIX .. "base.json")
+  .. " -o a.json -o b.json", code = 2,
   stderr = "^wlrun: export: %-o given twice %('a%.json', then 'b%.json'%)",
   check = function(_, dir) assert.same({}, process.list_dir(dir)) end })
 add("plot: --title given twice", { files = { ["h.json"] = doc("sweep.json", function() end) },
@@ -232,11 +268,14 @@ add("wl.ops.memcpy: a dst that __index answers big when checked, small when boun
     stderr = "script%.lua:7: wl%.ops%.memcpy: 'dst' %(a tensor%) is required, got nil" })
 add("wl.cublas.gemm: a c that __index answers once, then another tensor",
   { args = "--compile-only --arch sm_90", code = 1,
-    script = FLIP:format("wl.cublas.gemm(flip({ a = big, b = big, m = 32, n = 32, k = 32 }, 'c', big, small))"),
+    script = FLIP:format(
+      "wl.cublas.gemm(flip({ a = big, b = big, m = 32, n = 32, k = 32 }, 'c', big, small))"),
     stderr = "script%.lua:7: wl%.cublas%.gemm: c is required" })
 add("bind: a stream that only __index answers is not an option (the current stream)",
   { args = "--compile-only --arch sm_90", code = 0,
-    script = FLIP:format("assert(wl.kernel { 'extern \"C\" __global__ void f(float* p) {}', name = 'f' }:bind(flip({ grid = 1, block = 1, args = { big } }, 'stream', 7, 7)).stream == nil)") })
+    script = FLIP:format(
+      "assert(wl.kernel { 'extern \"C\" __global__ void f(float* p) {}', name = 'f' "
+      .. "}:bind(flip({ grid = 1, block = 1, args = { big } }, 'stream', 7, 7)).stream == nil)") })
 
 
 -- a kernel's name built from a parameter, as docs/kernels.md shows (name = "gemm_" .. p.variant):
@@ -247,21 +286,28 @@ return wl.scenario { name = "kp", params = { variant = { "naive" } },
   setup = function(p) return { k = wl.kernel { src, name = "gemm_" .. p.variant } } end, run = function() end }
 ]]
 add("wl.kernel: a name with a newline and a declaration after it (from -p)",
-  { args = "--compile-only --arch sm_90 --no-cache -p 'variant=naive\n__device__ int injected = 1;'", code = 1, script = NAMED,
-    stderr = "the name 'gemm_naive\\x0A__device__ int injected = 1;' holds a control character at byte 11: a kernel's name is a C%+%+ name" })
+  { args
+    = "--compile-only --arch sm_90 --no-cache -p 'variant=naive\n__device__ int injected = 1;'",
+    code = 1, script = NAMED,
+    stderr
+      =
+      "the name 'gemm_naive\\x0A__device__ int injected = 1;' holds a control character at byte "
+      .. "11: a kernel's name is a C%+%+ name" })
 add("wl.kernel: a name with an #include of a file on a line of its own",
-  { args = "--compile-only --arch sm_90 --no-cache -p 'variant=naive\n#include \"/etc/passwd\"'", code = 1, script = NAMED,
+  { args = "--compile-only --arch sm_90 --no-cache -p 'variant=naive\n#include \"/etc/passwd\"'",
+    code = 1, script = NAMED,
     stderr = "holds a control character at byte 11",
     check = function(r) assert.not_matches("root:", r.stderr) end })
 add("wl.kernel: a name with ';' and braces",
-  { args = "--compile-only --arch sm_90 --no-cache -p 'variant=naive; __device__ void f() {}'", code = 1, script = NAMED,
+  { args = "--compile-only --arch sm_90 --no-cache -p 'variant=naive; __device__ void f() {}'",
+    code = 1, script = NAMED,
     stderr = "holds a character that no name expression holds at byte 11" })
 add("wl.kernel: names with character literals, a digit separator and a tab are names",
   { args = "--compile-only --arch sm_90 --no-cache", code = 0,
     script = [[local wl = require "wlrun"
 local src = "template <char C> __global__ void c(int *p) {}\ntemplate <long long N> __global__ void h(int *p) {}\n"
   .. "template <typename T> __global__ void g(T *p) {}"
-for _, name in ipairs { "c<'a'>", "h<1'000>", "g<unsigned\tint>" } do print(wl.kernel { src, name = name }.lowered_name) end]],
+for _, name in ipairs { "c<'a'>", "h<1'000>", "g<unsigned\tint>" } do print(wl.kernel { src, name = name }.lowered_name) end]], -- luacheck: ignore 631
     stdout = "_Z1cILc97EEvPi\n_Z1hILx1000EEvPi\n_Z1gIjEvPT_\n" })
 add("wl.kernel: a template name with its arguments is a name",
   { args = "--compile-only --arch sm_90 --no-cache", code = 0,

@@ -5,7 +5,8 @@ describe("wlrun command line", function()
   it("prints its version", function()
     local r = h.run("--version")
     assert.equal(0, r.code)
-    assert.matches("^wlrun %d+%.%d+%.%d+ %(Lua 5%.4%.%d+, CUDA runtime %d+%.%d, NVRTC %d+%.%d%)\n$", r.stdout)
+    assert.matches("^wlrun %d+%.%d+%.%d+ %(Lua 5%.4%.%d+, CUDA runtime %d+%.%d, NVRTC %d+%.%d%)\n$",
+      r.stdout)
   end)
 
   it("prints the help from docs/cli.md", function()
@@ -49,7 +50,8 @@ describe("wlrun running a script", function()
   end)
 
   it("reports a runtime error with file:line and a traceback, exit 1", function()
-    local r, path = h.run_script("local function inner()\n  local t = nil\n  return t.x\nend\ninner()\n")
+    local r,
+      path = h.run_script("local function inner()\n  local t = nil\n  return t.x\nend\ninner()\n")
     assert.equal(1, r.code)
     assert.truthy(r.stderr:find(path .. ":3: attempt to index a nil value", 1, true), r.stderr)
     assert.matches("stack traceback:", r.stderr)
@@ -87,7 +89,8 @@ describe("wlrun running a script", function()
     local r = h.run_script("require('wlrun').error('unavailable', 'x')")
     assert.equal(1, r.code, r.stderr)
     assert.matches("invalid option 'unavailable'", r.stderr)
-    assert.falsy(h.read(h.source_dir .. "/docs/cli.md"):find("\n    8 "), "docs/cli.md lists exit code 8")
+    assert.falsy(h.read(h.source_dir .. "/docs/cli.md"):find("\n    8 "),
+      "docs/cli.md lists exit code 8")
   end)
 
   it("survives errors in coroutines, __gc and deep recursion", function()
@@ -106,17 +109,20 @@ describe("wlrun running a script", function()
   end)
 
   it("stops on Ctrl-C with exit code 130", function()
-    local r = h.run_script("io.stdout:write('started\\n'); io.stdout:flush(); while true do end", "",
+    local r = h.run_script("io.stdout:write('started\\n'); io.stdout:flush(); while true do end",
+      "",
       { prefix = "timeout --preserve-status -s INT 2" })
     assert.equal(130, r.code, r.stderr)
     assert.matches("interrupted", r.stderr)
   end)
 
   it("validates a returned scenario, naming the file and line", function()
-    local r = h.run_script("local wl = require 'wlrun'\nlocal s = wl.scenario { name = 'demo' }\nreturn s\n")
+    local r = h.run_script(
+      "local wl = require 'wlrun'\nlocal s = wl.scenario { name = 'demo' }\nreturn s\n")
     assert.equal(1, r.code)
     assert.matches("script.lua:2: 'run' is required: a function%(p, state%)", r.stderr)
-    r = h.run_script("return require('wlrun').scenario { name = 'tail', run = function() end, colour = 1 }\n")
+    r = h.run_script(
+      "return require('wlrun').scenario { name = 'tail', run = function() end, colour = 1 }\n")
     assert.equal(1, r.code)
     assert.matches("script.lua: wl.scenario: unknown field 'colour'", r.stderr)
   end)
@@ -167,7 +173,9 @@ describe("wlrun.ini", function()
     local ini = h.write(dir .. "/other.ini", "[output]\nformat = xlsx\n")
     local r = h.run_script("print('ran')", "--config " .. h.quote(ini))
     assert.equal(3, r.code)
-    assert.matches("other.ini:2: output.format: expected one of table|plain|csv|markdown|json, got 'xlsx'", r.stderr)
+    assert.matches(
+      "other.ini:2: output.format: expected one of table|plain|csv|markdown|json, got 'xlsx'",
+      r.stderr)
   end)
 
   it("says when --config names a file that cannot be read, exit 9", function()
@@ -176,22 +184,31 @@ describe("wlrun.ini", function()
     assert.matches("/nonexistent/wlrun.ini: cannot read configuration", r.stderr)
   end)
 
-  it("is found above the working directory up to the repository's root, as git finds its config", function()
+  it("is found above the working directory up to the repository's root, as git finds its config",
+    function()
     local root = h.tmpdir()
-    assert(os.execute("mkdir -p " .. h.quote(root .. "/repo/.git") .. " " .. h.quote(root .. "/repo/bench/deep")))
-    h.write(root .. "/repo/wlrun.ini", "[compile]\narch = sm_80\ncache_dir = .kc\n[history]\ndb = h/x.db\n")
-    local show = "local s = require('wlrun').settings print(s.compile.arch, s.compile.cache_dir, s.history.db)"
-    for _, at in ipairs { { "repo", "" }, { "repo/bench", "../" }, { "repo/bench/deep", "../../" } } do
+    assert(os.execute("mkdir -p " .. h.quote(root .. "/repo/.git") .. " "
+      .. h.quote(root .. "/repo/bench/deep")))
+    h.write(root .. "/repo/wlrun.ini",
+      "[compile]\narch = sm_80\ncache_dir = .kc\n[history]\ndb = h/x.db\n")
+    local show
+      =
+      "local s = require('wlrun').settings print(s.compile.arch, s.compile.cache_dir, s.history.db)"
+    for _, at in ipairs { { "repo", "" }, { "repo/bench", "../" },
+      { "repo/bench/deep", "../../" } } do
       local r = h.run_script(show, "", { cwd = root .. "/" .. at[1] })
       assert.equal(0, r.code, r.stderr)
-      assert.equal(("sm_80\t%s.kc\t%sh/x.db\n"):format(at[2], at[2]), r.stdout, at[1]) -- paths: the file's directory
+      -- paths: the file's directory
+      assert.equal(("sm_80\t%s.kc\t%sh/x.db\n"):format(at[2], at[2]), r.stdout, at[1])
     end
     -- not above the repository's root, and not at all outside a repository
     h.write(root .. "/wlrun.ini", "[compile]\narch = sm_90\n")
     assert(os.execute("mkdir -p " .. h.quote(root .. "/plain/sub")))
-    local r = h.run_script("print(require('wlrun').settings.compile.arch)", "", { cwd = root .. "/plain/sub" })
+    local r = h.run_script("print(require('wlrun').settings.compile.arch)", "",
+      { cwd = root .. "/plain/sub" })
     assert.equal("nil\n", r.stdout)
-    r = h.run_script("print(require('wlrun').settings.compile.arch)", "", { cwd = root .. "/repo/bench" })
+    r = h.run_script("print(require('wlrun').settings.compile.arch)", "",
+      { cwd = root .. "/repo/bench" })
     assert.equal("sm_80\n", r.stdout)
     -- an error names the file found
     h.write(root .. "/repo/wlrun.ini", "[run]\nwarmpu = 3\n")
@@ -209,7 +226,8 @@ describe("wlrun.ini", function()
 end)
 
 describe("the main command", function()
-  it("says clearly when there is no GPU (exit 4), and lists its configurations with --dry-run", function()
+  it("says clearly when there is no GPU (exit 4), and lists its configurations with --dry-run",
+    function()
     if not h.has_gpu then
       local r = h.run("scenarios/gemm_sweep.lua", { cwd = h.source_dir })
       assert.equal(4, r.code, r.stderr)

@@ -11,7 +11,8 @@ local WHY = "not measured: --compile-only runs nothing"
 
 -- the figures that only a measurement could give: a time of zero, a throughput, inf or nan
 local function made_up(text)
-  for _, pattern in ipairs { "%f[%w]inf%f[%W]", "%f[%w]nan%f[%W]", "%f[%w.]0%.?0*%s*[mun]?s%f[%W]", "[gmt]?b/s",
+  for _, pattern in ipairs { "%f[%w]inf%f[%W]", "%f[%w]nan%f[%W]", "%f[%w.]0%.?0*%s*[mun]?s%f[%W]",
+    "[gmt]?b/s",
     "flop/s", "%f[%w]0%.?0*%s*%%" } do -- on the text in lower case
     local at = text:lower():find(pattern)
     if at then return text:sub(math.max(1, at - 40), at + 40) end
@@ -30,19 +31,23 @@ end
 describe("--compile-only", function()
   local cache = h.tmpdir()
   local function compile_only(file, extra)
-    return h.run(("--compile-only --arch sm_90 --cache-dir %s %s%s"):format(q(cache), extra or "", file), { cwd = h.source_dir })
+    return h.run(("--compile-only --arch sm_90 --cache-dir %s %s%s"):format(q(cache), extra or "",
+      file), { cwd = h.source_dir })
   end
 
   it("recognises made-up figures", function()
-    for _, s in ipairs { "axpy: 0.0 us, inf GB/s", "0 ms", "median 0.000 s", "nan", "1.2 TFLOP/s", "speed 0.0%" } do
+    for _, s in ipairs { "axpy: 0.0 us, inf GB/s", "0 ms", "median 0.000 s", "nan", "1.2 TFLOP/s",
+      "speed 0.0%" } do
       assert.truthy(made_up(s), s)
     end
-    for _, s in ipairs { "slept 10.26 ms", "compile-only: 6 distinct kernels", "y[1] = 1.5", "sm_90", "n=1048576" } do
+    for _, s in ipairs { "slept 10.26 ms", "compile-only: 6 distinct kernels", "y[1] = 1.5",
+      "sm_90", "n=1048576" } do
       assert.falsy(made_up(s), s)
     end
   end)
 
-  it("gives a measurement no number: elapsed and wl.bench return nil and why, after their checks", function()
+  it("gives a measurement no number: elapsed and wl.bench return nil and why, after their checks",
+    function()
     local dir = h.tmpdir()
     h.write(dir .. "/m.lua", [[
 local wl = require "wlrun"
@@ -58,11 +63,14 @@ print(wl.bench(launch, { mode = "graph", adaptive = true }))
 print(pcall(string.format, "%.1f us", (e0:elapsed(e1))))
 wl.elapsed(e0, wl.event())
 ]])
-    local r = h.run(("--compile-only --arch sm_90 --cache-dir %s m.lua"):format(q(cache)), { cwd = dir })
+    local r = h.run(("--compile-only --arch sm_90 --cache-dir %s m.lua"):format(q(cache)),
+      { cwd = dir })
     assert.equal(1, r.code)
-    assert.equal(("nil\t%s\n"):format(WHY):rep(4) .. "false\tbad argument #2 to 'string.format' (number expected, got nil)\n",
+    assert.equal(("nil\t%s\n"):format(WHY):rep(4)
+      .. "false\tbad argument #2 to 'string.format' (number expected, got nil)\n",
       r.stdout:match("^(.-)compile%-only:") or r.stdout)
-    assert.matches("wl.elapsed: both events must have been recorded", r.stderr) -- the checks as on a GPU
+    -- the checks as on a GPU
+    assert.matches("wl.elapsed: both events must have been recorded", r.stderr)
   end)
 
   for _, file in ipairs(files("examples")) do
@@ -75,7 +83,8 @@ wl.elapsed(e0, wl.event())
 
   it("runs examples/axpy.lua saying that it measured nothing", function()
     local r = compile_only("examples/axpy.lua")
-    assert.matches("^axpy over 16777216 floats: " .. WHY:gsub("%-", "%%-") .. "\ncompile%-only: 1 distinct kernel", r.stdout)
+    assert.matches("^axpy over 16777216 floats: " .. WHY:gsub("%-", "%%-")
+      .. "\ncompile%-only: 1 distinct kernel", r.stdout)
   end)
 
   for _, file in ipairs(files("scenarios")) do

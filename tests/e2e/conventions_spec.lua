@@ -3,20 +3,26 @@
 -- environment variable that wlrun's sources read is in docs/cli.md (the text of --help).
 local h = require "helper"
 
-local root = h.source_dir:sub(1, 1) == "/" and h.source_dir or (os.getenv("PWD") .. "/" .. h.source_dir)
+local root = h.source_dir:sub(1, 1) == "/" and h.source_dir
+  or (os.getenv("PWD") .. "/" .. h.source_dir)
 
 describe("a mistyped subcommand", function()
   it("is named with the one meant (exit 2), where no file has that name", function()
-    for typo, meant in pairs { comapre = "compare", hitsory = "history", exprot = "export", inof = "info",
+    for typo, meant in pairs { comapre = "compare", hitsory = "history", exprot = "export",
+      inof = "info",
       reprot = "report" } do
       local r = h.run(typo .. " a.json", { cwd = h.tmpdir() })
       assert.equal(2, r.code, typo)
-      assert.truthy(r.stderr:find(("'%s' is neither a subcommand nor a file: did you mean %s?"):format(typo, meant), 1, true),
+      assert.truthy(
+        r.stderr:find(("'%s' is neither a subcommand nor a file: did you mean %s?"):format(typo,
+        meant), 1, true),
         r.stderr)
     end
   end)
 
-  it("is still a script where a file has that name, and a word far from any is a missing file (exit 9)", function()
+  it(
+    "is still a script where a file has that name, and a word far from any is a missing file "
+    .. "(exit 9)", function()
     local dir = h.tmpdir()
     h.write(dir .. "/comapre", "print('ran')\n")
     local r = h.run("comapre", { cwd = dir })
@@ -45,7 +51,7 @@ describe("--help's defaults", function()
     local dir = h.tmpdir() -- no wlrun.ini there
     local script = h.write(dir .. "/settings.lua", [[
       local c = require "wlrun.core"
-      for s, t in pairs(c.settings) do for k, v in pairs(t) do print(s .. "." .. k .. "=" .. tostring(v)) end end]])
+      for s, t in pairs(c.settings) do for k, v in pairs(t) do print(s .. "." .. k .. "=" .. tostring(v)) end end]]) -- luacheck: ignore 631
     local function settings(args)
       local r = h.run(args .. " " .. h.quote(script), { cwd = dir })
       assert.equal(0, r.code, r.stderr)
@@ -64,7 +70,8 @@ describe("--help's defaults", function()
       end
       if value and setting and o.name ~= "cache-dir" then -- its default is made from $HOME
         local given = settings(("--%s %s"):format(o.name, h.quote(value)))
-        assert.equal(given[setting], defaults[setting], ("--%s: the help says 'default %s'"):format(o.name, value))
+        assert.equal(given[setting], defaults[setting],
+          ("--%s: the help says 'default %s'"):format(o.name, value))
         checked = checked + 1
       end
     end
@@ -75,12 +82,14 @@ end)
 describe("docs/cli.md", function()
   it("names every environment variable that wlrun reads", function()
     local names = {}
-    local files = io.popen("cd " .. h.quote(root) .. " && find src lua -name '*.c' -o -name '*.h' -o -name '*.lua'")
+    local files = io.popen("cd " .. h.quote(root)
+      .. " && find src lua -name '*.c' -o -name '*.h' -o -name '*.lua'")
     for path in files:lines() do
       local text = h.read(root .. "/" .. path)
       for name in text:gmatch('getenv%("([%w_]+)"%)') do names[name] = path end
       for name in text:gmatch('"(WLRUN_[%w_]+)"') do names[name] = path end
-      if path == "lua/wlrun/run/shard.lua" then -- the launchers' variables, read through shard.detect
+      -- the launchers' variables, read through shard.detect
+      if path == "lua/wlrun/run/shard.lua" then
         for name in text:gmatch('"(%u[%u%d]*_[%u%d_]+)"') do names[name] = path end
       end
     end
@@ -89,7 +98,8 @@ describe("docs/cli.md", function()
     local n = 0
     for name, path in pairs(names) do
       n = n + 1
-      assert.truthy(doc:find("%f[%w_]" .. name .. "%f[^%w_]"), ("%s (read in %s) is not in docs/cli.md"):format(name, path))
+      assert.truthy(doc:find("%f[%w_]" .. name .. "%f[^%w_]"),
+        ("%s (read in %s) is not in docs/cli.md"):format(name, path))
     end
     assert.is_true(n >= 20, n .. " names")
   end)
@@ -98,7 +108,9 @@ end)
 describe("wlrun export -o", function()
   local base = root .. "/tests/fixtures/compare/base.json"
 
-  it("follows the extension (.csv .md), refuses a --format that does not match it or an unknown one, and - is standard output", function()
+  it(
+    "follows the extension (.csv .md), refuses a --format that does not match it or an unknown "
+    .. "one, and - is standard output", function()
     local dir = h.tmpdir()
     local r = h.run(("export %s -o %s"):format(h.quote(base), h.quote(dir .. "/x.csv")))
     assert.equal(0, r.code, r.stderr)
@@ -133,11 +145,12 @@ describe("- for standard input and output", function()
     return v
   end
 
-  it("run: -o - is the report alone, in json (or --format's format), the script's prints on stderr", function()
+  it("run: -o - is the report alone, in json (or --format's format), the script's prints on stderr",
+    function()
     local script = [[
       local wl = require "wlrun"
       print("the top level")
-      return wl.scenario { name = "s", params = { n = { 1, 2 } }, run = function(p) print("a configuration") end }]]
+      return wl.scenario { name = "s", params = { n = { 1, 2 } }, run = function(p) print("a configuration") end }]] -- luacheck: ignore 631
     local r = h.run_script(script, "--compile-only --arch sm_90 -o -")
     local doc = parsed(r)
     assert.equal("wlrun-results", doc.schema)
@@ -152,7 +165,9 @@ describe("- for standard input and output", function()
     assert.truthy(r.stderr:find("-o - (standard output) is given twice", 1, true), r.stderr)
   end)
 
-  it("merge, compare, export: -o - is the output alone; - reads standard input, named <stdin> in errors", function()
+  it(
+    "merge, compare, export: -o - is the output alone; - reads standard input, named <stdin> "
+    .. "in errors", function()
     local doc = parsed(h.run("merge - -o -", { stdin = base }))
     assert.equal("wlrun-results", doc.schema)
     assert.equal(4, #doc.configurations)
@@ -190,7 +205,8 @@ describe("- for standard input and output", function()
     assert.truthy(r.stderr:find("--html -: the report is a directory", 1, true), r.stderr)
   end)
 
-  it("two - on one command line are refused (standard input is read once), as are two -o -", function()
+  it("two - on one command line are refused (standard input is read once), as are two -o -",
+    function()
     for _, args in ipairs { "compare - -", "merge - -", "merge " .. h.quote(base) .. " -o - -o -",
                             "report --html " .. h.quote(h.tmpdir()) .. " - -" } do
       local r = h.run(args, { stdin = base })
@@ -201,7 +217,8 @@ describe("- for standard input and output", function()
   end)
 
   local has_gnuplot = os.execute("command -v gnuplot >/dev/null 2>&1") and true or false
-  local plot_it = has_gnuplot and it or function(name) pending(name .. " -- skipped: gnuplot is not installed") end
+  local plot_it = has_gnuplot and it or function(name) pending(name
+    .. " -- skipped: gnuplot is not installed") end
   plot_it("plot: - reads standard input, -o - writes SVG alone", function()
     local r = h.run("plot - -o -", { stdin = fixtures .. "sweep.json" })
     assert.equal(0, r.code, r.stderr)
@@ -210,7 +227,8 @@ describe("- for standard input and output", function()
   end)
 
   local lib, program = os.getenv("WLRUN_TRACE_LIB"), os.getenv("WLRUN_TRACE_PROGRAM")
-  local trace_it = lib and program and it or function(name) pending(name .. " -- skipped: WLRUN_TRACE_LIB and WLRUN_TRACE_PROGRAM not set (ctest sets them)") end
+  local trace_it = lib and program and it or function(name) pending(name
+    .. " -- skipped: WLRUN_TRACE_LIB and WLRUN_TRACE_PROGRAM not set (ctest sets them)") end
   trace_it("trace: -o - is the report alone, in json", function()
     local r = h.run(("trace --warmup 0 -o - -- %s steps"):format(h.quote(program)),
       { env = ("WLRUN_TRACE_LIB=%s"):format(h.quote(lib)) })

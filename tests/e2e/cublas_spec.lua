@@ -10,7 +10,8 @@ local function run(body, opts)
   opts = opts or {}
   local dir = h.tmpdir()
   local r = h.run_script('local wl = require "wlrun"\n' .. body,
-    CO .. " --cache-dir " .. h.quote(dir .. "/cache") .. " " .. (opts.args or ""), { env = opts.env })
+    CO .. " --cache-dir " .. h.quote(dir .. "/cache") .. " " .. (opts.args or ""),
+      { env = opts.env })
   return r
 end
 
@@ -43,7 +44,9 @@ end
     assert.equal("", r.stderr)
   end)
 
-  it("defaults: fp32 compute (fp64 for f64), alpha 1, beta 0; transposes and leading dimensions checked", function()
+  it(
+    "defaults: fp32 compute (fp64 for f64), alpha 1, beta 0; transposes and leading "
+    .. "dimensions checked", function()
     local r = run([[
 local a, b, c = wl.tensor { 40, 64 }, wl.tensor { 16, 40 }, wl.tensor { 64, 20 }
 local g = wl.cublas.gemm { a = a, b = b, c = c, m = 64, n = 16, k = 32, transa = true, transb = true, lda = 64,
@@ -53,10 +56,12 @@ local d, e = wl.tensor { 8, 8, dtype = "f64" }, wl.tensor { 8, 8, dtype = "f64" 
 print(wl.cublaslt.matmul { a = d, b = d, c = e, m = 8, n = 8, k = 8 }.kernel.name)
 ]])
     assert.equal(0, r.code, r.stderr)
-    assert.matches("^cublas%.gemm f32 fp32 64x16x32 transa transb\ncublaslt%.matmul f64 fp64 8x8x8\n", r.stdout)
+    assert.matches(
+      "^cublas%.gemm f32 fp32 64x16x32 transa transb\ncublaslt%.matmul f64 fp64 8x8x8\n", r.stdout)
   end)
 
-  it("takes a block of a larger matrix as a strided view with the parent's row length as ld", function()
+  it("takes a block of a larger matrix as a strided view with the parent's row length as ld",
+    function()
     local r = run([[
 local wl = require "wlrun"
 local big = wl.tensor { 64, 64 }
@@ -72,7 +77,9 @@ end
     assert.matches("cublas.gemm f32 fp32 16x8x32\n", r.stdout)
     assert.matches("cublaslt.matmul f32 fp32 16x8x32\n", r.stdout)
     assert.matches("a %(17 x 32%) is larger than the view %[16x32%] given as a", r.stdout)
-    assert.matches("lda = 32, but a is a view %[16x32%] whose rows are 64 elements apart: give lda = 64", r.stdout)
+    assert.matches(
+      "lda = 32, but a is a view %[16x32%] whose rows are 64 elements apart: give lda = 64",
+      r.stdout)
   end)
 
   it("is launched, captured in a graph and measured in a scenario like a kernel launch", function()
@@ -93,7 +100,8 @@ return wl.scenario { name = "gemm", params = { n = { 64, 128 } },
     assert.not_matches("failed", r.stderr)
   end)
 
-  it("wl.cublas.library() and wl.cublaslt.library() say where the libraries are, or why not", function()
+  it("wl.cublas.library() and wl.cublaslt.library() say where the libraries are, or why not",
+    function()
     local r = run([[
 local lib, why = wl.cublas.library()
 print(lib and lib.path or why)
@@ -105,31 +113,45 @@ print(lt and lt.path or whylt)
     assert.matches("libcublas%.so%.13\ntrue\n.*libcublasLt%.so%.13\n", r.stdout)
   end)
 
-  it("an explicit path that does not load is an error (exit 4) that says how to point wlrun at the library", function()
-    local r = run("local t, u = wl.tensor { 4 }, wl.tensor { 4 }\nwl.cublas.gemm { a = t, b = t, c = u, m = 2, n = 2, k = 2 }",
+  it(
+    "an explicit path that does not load is an error (exit 4) that says how to point wlrun at "
+    .. "the library", function()
+    local r = run(
+      "local t, u = wl.tensor { 4 }, wl.tensor { 4 }\nwl.cublas.gemm { a = t, b = t, c = u, m = "
+      .. "2, n = 2, k = 2 }",
       { env = "WLRUN_CUBLAS=/nonexistent" })
     assert.equal(4, r.code, r.stderr)
     assert.matches("script.lua:3: wl.cublas.gemm: cuBLAS: WLRUN_CUBLAS=/nonexistent does not load: "
-      .. "/nonexistent: cannot open shared object file: No such file or directory; point WLRUN_CUBLAS at "
+      .. "/nonexistent: cannot open shared object file: No such file or directory; point "
+        .. "WLRUN_CUBLAS at "
       .. "libcublas.so.13 (or unset it to search the usual places)", r.stderr, 1, true)
     r = run("print(wl.cublas.library())", { env = "WLRUN_CUBLAS=/nonexistent" })
     assert.equal(0, r.code, r.stderr)
     assert.matches("^nil\tcuBLAS: WLRUN_CUBLAS=/nonexistent does not load", r.stdout)
   end)
 
-  it("NVRTC where WLRUN_NVRTC points at something else is exit 6 naming the symbol it lacks; nothing else needs it", function()
+  it(
+    "NVRTC where WLRUN_NVRTC points at something else is exit 6 naming the symbol it lacks; "
+    .. "nothing else needs it", function()
     local r = run("print(pcall(wl.nvrtc_version))\nprint(#wl.tensor { 4 })\n"
-      .. "wl.kernel { 'extern \"C\" __global__ void k() {}', name = 'k' }", { env = "WLRUN_NVRTC=libm.so.6" })
+      .. "wl.kernel { 'extern \"C\" __global__ void k() {}', name = 'k' }",
+        { env = "WLRUN_NVRTC=libm.so.6" })
     assert.equal(6, r.code, r.stderr)
-    assert.matches("^false\t.*NVRTC: libm%.so%.6 has no symbol nvrtc%a+ %(is it libnvrtc%.so%.13 of CUDA 13%?%)\n4\n", r.stdout)
-    assert.matches("script.lua:4: wl.kernel 'k': NVRTC: libm.so.6 has no symbol ", r.stderr, 1, true)
+    assert.matches(
+      "^false\t.*NVRTC: libm%.so%.6 has no symbol nvrtc%a+ %(is it libnvrtc%.so%.13 of CUDA "
+      .. "13%?%)\n4\n", r.stdout)
+    assert.matches("script.lua:4: wl.kernel 'k': NVRTC: libm.so.6 has no symbol ", r.stderr, 1,
+      true)
   end)
 
   it("a library without the symbols is named with the symbol it lacks", function()
-    local r = run("local t, u = wl.tensor { 4 }, wl.tensor { 4 }\nwl.cublaslt.matmul { a = t, b = t, c = u, m = 2, n = 2, k = 2 }",
+    local r = run(
+      "local t, u = wl.tensor { 4 }, wl.tensor { 4 }\nwl.cublaslt.matmul { a = t, b = t, c = u, "
+      .. "m = 2, n = 2, k = 2 }",
       { env = "WLRUN_CUBLASLT=libm.so.6" })
     assert.equal(4, r.code, r.stderr)
-    assert.matches("script.lua:3: wl.cublaslt.matmul: cuBLASLt: libm.so.6 has no symbol cublasLtCreate "
+    assert.matches(
+      "script.lua:3: wl.cublaslt.matmul: cuBLASLt: libm.so.6 has no symbol cublasLtCreate "
       .. "(is it libcublasLt.so.13 of CUDA 13?)", r.stderr, 1, true)
   end)
 
@@ -139,14 +161,18 @@ print(lt and lt.path or whylt)
   local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
   local hide = {}
   local home = os.getenv("CUDA_HOME")
-  for _, d in ipairs { "/usr/local/cuda/lib", "/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib",
+  for _, d in ipairs { "/usr/local/cuda/lib", "/usr/local/cuda/lib64",
+    "/usr/local/cuda/targets/x86_64-linux/lib",
                        home and home ~= "" and home .. "/lib64" or nil } do
     local real = io.popen("readlink -e " .. h.quote(d) .. " 2>/dev/null"):read("l")
-    if real and real:find("cuda", 1, true) and not hide[real] then hide[real] = true; hide[#hide + 1] = real end
+    if real and real:find("cuda", 1, true) and not hide[real] then
+      hide[real] = true; hide[#hide + 1] = real end
   end
-  -- a copy of either library that the loader's cache finds outside them would be found: pending then
+  -- a copy of either library that the loader's cache finds outside them would be found: pending
+  -- then
   local elsewhere
-  for path in (io.popen("ldconfig -p 2>/dev/null"):read("a") or ""):gmatch("lib[%w]+%.so%.13 [^\n]*=> (%S+)") do
+  for path in (io.popen("ldconfig -p 2>/dev/null"):read("a")
+    or ""):gmatch("lib[%w]+%.so%.13 [^\n]*=> (%S+)") do
     if path:match("/libnvrtc%.so%.13$") or path:match("/libcublas%.so%.13$") then
       local real = io.popen("readlink -e " .. h.quote(path) .. " 2>/dev/null"):read("l") or path
       local inside = false
@@ -155,11 +181,15 @@ print(lt and lt.path or whylt)
     end
   end
   local hiding = #hide > 0 and not elsewhere and os.execute("unshare -m true 2>/dev/null")
-  local NOT_INSTALLED = "where the toolkit's libraries are not installed: --compile-only checks cuBLAS work and warns "
+  local NOT_INSTALLED
+    =
+    "where the toolkit's libraries are not installed: --compile-only checks cuBLAS work and warns "
     .. "that a GPU needs it; a kernel says NVRTC is missing (exit 6)"
   if not hiding then
-    pending(NOT_INSTALLED .. " -- skipped: needs unshare -m (root), a CUDA toolkit's library directory, and no "
-      .. "copy of NVRTC or cuBLAS elsewhere on the loader's path" .. (elsewhere and (" (" .. elsewhere .. ")") or ""))
+    pending(NOT_INSTALLED
+      .. " -- skipped: needs unshare -m (root), a CUDA toolkit's library directory, and no "
+      .. "copy of NVRTC or cuBLAS elsewhere on the loader's path"
+        .. (elsewhere and (" (" .. elsewhere .. ")") or ""))
   else it(NOT_INSTALLED, function()
     local mounts = {}
     for _, d in ipairs(hide) do mounts[#mounts + 1] = "mount -t tmpfs none " .. h.quote(d) end
@@ -174,26 +204,38 @@ print(g.kernel.name, #g.tensors)
 print(pcall(wl.nvrtc_version))
 wl.kernel { 'extern "C" __global__ void k() {}', name = "k" }
 ]])
-    local cmd = ("unshare -m sh -c %s"):format(h.quote(table.concat(mounts, " && ") .. " && cd " .. h.quote(dir)
-      .. " && unset LD_LIBRARY_PATH && " .. h.quote(bin) .. " --version >version; " .. h.quote(bin) .. " " .. CO
+    local cmd = ("unshare -m sh -c %s"):format(h.quote(table.concat(mounts, " && ") .. " && cd "
+      .. h.quote(dir)
+      .. " && unset LD_LIBRARY_PATH && " .. h.quote(bin) .. " --version >version; " .. h.quote(bin)
+        .. " " .. CO
       .. " --cache-dir cache script.lua >out 2>err; echo $? >code"))
     assert.is_true(os.execute(cmd))
     local out, err = h.read(dir .. "/out"), h.read(dir .. "/err")
     assert.equal("6\n", h.read(dir .. "/code"), err)
     assert.matches("^nil\tcuBLAS %(libcublas%.so%.13%) not found; looked in the loader's path", out)
     assert.matches("\ncublas%.gemm f32 fp32 2x2x2\t3\n", out)
-    assert.matches("\nfalse\t.*NVRTC %(libnvrtc%.so%.13%) not found; looked in the loader's path", out)
-    assert.matches("wlrun: warning: wl.cublas.gemm: cuBLAS (libcublas.so.13) not found; looked in ", err, 1, true)
-    assert.matches("install the CUDA toolkit's cuBLAS or set WLRUN_CUBLAS=/path/to/libcublas.so.13: on a GPU this "
+    assert.matches("\nfalse\t.*NVRTC %(libnvrtc%.so%.13%) not found; looked in the loader's path",
+      out)
+    assert.matches("wlrun: warning: wl.cublas.gemm: cuBLAS (libcublas.so.13) not found; looked in ",
+      err, 1, true)
+    assert.matches(
+      "install the CUDA toolkit's cuBLAS or set WLRUN_CUBLAS=/path/to/libcublas.so.13: on a "
+      .. "GPU this "
       .. "work needs the library; checked here without it\n", err, 1, true)
-    assert.matches("script.lua:8: wl.kernel 'k': NVRTC (libnvrtc.so.13) not found; looked in ", err, 1, true)
-    assert.matches("install the CUDA toolkit's NVRTC or set WLRUN_NVRTC=/path/to/libnvrtc.so.13", err, 1, true)
-    assert.matches("%(Lua 5%.4%.%d+, CUDA runtime %d+%.%d, NVRTC not found: NVRTC %(libnvrtc%.so%.13%) not found",
+    assert.matches("script.lua:8: wl.kernel 'k': NVRTC (libnvrtc.so.13) not found; looked in ", err,
+      1, true)
+    assert.matches("install the CUDA toolkit's NVRTC or set WLRUN_NVRTC=/path/to/libnvrtc.so.13",
+      err, 1, true)
+    assert.matches(
+      "%(Lua 5%.4%.%d+, CUDA runtime %d+%.%d, NVRTC not found: NVRTC %(libnvrtc%.so%.13%) "
+      .. "not found",
       h.read(dir .. "/version"))
   end) end
 
-  it("loads nothing at start: a script without library work runs where WLRUN_CUBLAS points nowhere", function()
-    local r = run("print(type(wl.cublas.gemm), type(wl.cublaslt.matmul))", { env = "WLRUN_CUBLAS=/nonexistent" })
+  it("loads nothing at start: a script without library work runs where WLRUN_CUBLAS points nowhere",
+    function()
+    local r = run("print(type(wl.cublas.gemm), type(wl.cublaslt.matmul))",
+      { env = "WLRUN_CUBLAS=/nonexistent" })
     assert.equal(0, r.code, r.stderr)
     assert.matches("^function\tfunction\n", r.stdout)
   end)

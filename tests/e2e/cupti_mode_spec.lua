@@ -22,7 +22,8 @@ return wl.scenario {
 describe("cupti mode without a GPU", function()
   it("--mode cupti under --compile-only runs each configuration's checks", function()
     local dir = h.tmpdir()
-    local r = h.run_script(SCENARIO, "--compile-only --arch sm_90 --mode cupti --no-progress -o " .. h.quote(dir .. "/r.json"), { cwd = dir })
+    local r = h.run_script(SCENARIO, "--compile-only --arch sm_90 --mode cupti --no-progress -o "
+      .. h.quote(dir .. "/r.json"), { cwd = dir })
     assert.equal(0, r.code, r.stderr)
     local doc = require("wlrun.results.load").load(dir .. "/r.json")
     assert.equal(2, #doc.configurations)
@@ -35,7 +36,9 @@ local wl = require "wlrun"
 wl.bench(42, { mode = "cupti" })
 ]], "--compile-only")
     assert.equal(1, r.code, r.stderr)
-    assert.truthy(r.stderr:find("wl.bench: the work must be a bound launch, a wl.graph or a function, got number", 1, true),
+    assert.truthy(
+      r.stderr:find(
+      "wl.bench: the work must be a bound launch, a wl.graph or a function, got number", 1, true),
       r.stderr)
   end)
 
@@ -51,13 +54,17 @@ wl.bench(function() error("boom") end, { mode = "cupti" })
   it("lists cupti among the modes of --mode", function()
     local r = h.run_script("", "--compile-only --mode kupti")
     assert.equal(2, r.code)
-    assert.truthy(r.stderr:find("--mode: expected one of cold|batch|graph|host|auto|cupti, got 'kupti'", 1, true), r.stderr)
+    assert.truthy(
+      r.stderr:find("--mode: expected one of cold|batch|graph|host|auto|cupti, got 'kupti'", 1,
+      true), r.stderr)
   end)
 
   it("a hostile kernel_times in a results file: exit 2 naming the path", function()
     local dir = h.tmpdir()
-    h.write(dir .. "/bad.json", '{"schema": "wlrun-results", "version": 1, "complete": true, "configurations": '
-      .. '[{"index": 1, "params": {}, "status": "ok", "mode": "cupti", "kernel_times": [{"name": "k", "count": -3, '
+    h.write(dir .. "/bad.json",
+      '{"schema": "wlrun-results", "version": 1, "complete": true, "configurations": '
+      .. '[{"index": 1, "params": {}, "status": "ok", "mode": "cupti", "kernel_times": '
+        .. '[{"name": "k", "count": -3, '
       .. '"median": 1e-6, "share": 1}]}]}')
     local r = h.run("export " .. h.quote(dir .. "/bad.json") .. " --format csv")
     assert.equal(2, r.code, r.stderr)

@@ -30,7 +30,8 @@ local function alive(pid)
 end
 
 describe("--devices' close", function()
-  it("gives up waiting for the workers at a Ctrl-C: they are killed, the queue removed, exit 130", function()
+  it("gives up waiting for the workers at a Ctrl-C: they are killed, the queue removed, exit 130",
+    function()
     local dir = h.tmpdir()
     h.write(dir .. "/s.lua", SCRIPT)
     local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)

@@ -52,11 +52,13 @@ describe("a script's error value that cannot be shown", function()
 end)
 
 describe("wlrun.run.error_value", function()
-  local bad = setmetatable({}, { __index = function() error("no") end, __tostring = function() error("no") end })
+  local bad = setmetatable({}, { __index = function() error("no") end,
+    __tostring = function() error("no") end })
 
   it("reads a field without running a raising __index", function()
     assert.is_nil(error_value.field(bad, "message"))
-    assert.equal(1, error_value.field(setmetatable({ x = 1 }, { __index = function() error("no") end }), "x"))
+    assert.equal(1, error_value.field(setmetatable({ x = 1 },
+      { __index = function() error("no") end }), "x"))
     assert.equal(2, error_value.field(setmetatable({}, { __index = { y = 2 } }), "y"))
     assert.is_nil(error_value.field("text", "len"))
   end)

@@ -41,15 +41,23 @@ local function gbench_file(path, benches, unit)
   local rows = {}
   for _, b in ipairs(benches) do
     for i, t in ipairs(b.times) do
-      rows[#rows + 1] = ('{"name": "%s", "family_index": 0, "per_family_instance_index": 0, "run_name": "%s", "run_type": "iteration", "repetitions": %d, "repetition_index": %d, "threads": 1, "iterations": 1000, "real_time": %.17g, "cpu_time": %.17g, "time_unit": "%s"}'):format(
+      rows[#rows + 1] = (
+        '{"name": "%s", "family_index": 0, "per_family_instance_index": 0, "run_name": "%s", '
+        .. '"run_type": "iteration", "repetitions": %d, "repetition_index": %d, "threads": 1, '
+        .. '"iterations": 1000, "real_time": %.17g, "cpu_time": %.17g, "time_unit": "%s"}'):format(
         b.name, b.name, #b.times, i - 1, t, t * 2, unit)
     end
     for _, a in ipairs { "mean", "median", "stddev", "cv" } do
-      rows[#rows + 1] = ('{"name": "%s_%s", "run_name": "%s", "run_type": "aggregate", "repetitions": %d, "threads": 1, "aggregate_name": "%s", "aggregate_unit": "%s", "iterations": %d, "real_time": 12345, "cpu_time": 12345, "time_unit": "%s"}'):format(
+      rows[#rows + 1] = (
+        '{"name": "%s_%s", "run_name": "%s", "run_type": "aggregate", "repetitions": %d, '
+        .. '"threads": 1, "aggregate_name": "%s", "aggregate_unit": "%s", "iterations": %d, '
+        .. '"real_time": 12345, "cpu_time": 12345, "time_unit": "%s"}'):format(
         b.name, a, b.name, #b.times, a, a == "cv" and "percentage" or "time", #b.times, unit)
     end
   end
-  h.write(path, ('{"context": {"date": "2024-05-01T10:00:00+02:00", "executable": "./bench_gemm", "num_cpus": 8, "library_build_type": "release"},\n "benchmarks": [\n%s\n]}\n'):format(
+  h.write(path,
+    ('{"context": {"date": "2024-05-01T10:00:00+02:00", "executable": "./bench_gemm", '
+    .. '"num_cpus": 8, "library_build_type": "release"},\n "benchmarks": [\n%s\n]}\n'):format(
     table.concat(rows, ",\n")))
   return path
 end
@@ -60,7 +68,8 @@ describe("wlrun reads Google Benchmark JSON", function()
   after_each(function() os.execute("rm -rf " .. q(dir)) end)
 
   it("compares google/benchmark's own compare.py inputs, with a verdict per benchmark", function()
-    local r = h.run("compare " .. fx("gbench_test1_run1.json") .. " " .. fx("gbench_test1_run2.json") .. " --format json")
+    local r = h.run("compare " .. fx("gbench_test1_run1.json") .. " "
+      .. fx("gbench_test1_run2.json") .. " --format json")
     assert.equal(0, r.code, r.stderr)
     local doc = json_of(r.stdout)
     assert.equal(14, #doc.configurations) -- 16 rows: the BigO and RMS fits are no benchmarks
@@ -70,7 +79,8 @@ describe("wlrun reads Google Benchmark JSON", function()
     assert.near(0.5, c.BM_2xFaster.ratio, 1e-12)
     assert.near(0.1, c.BM_NotBadTimeUnit.ratio, 1e-12) -- 0.4 s against 0.04 s
     assert.near(1e-9, c.BM_DifferentTimeUnit.ratio, 1e-18) -- 1 s against 1 ns
-    for _, x in ipairs(doc.configurations) do assert.equal("uncertain", x.verdict) end -- one sample a side
+    -- one sample a side
+    for _, x in ipairs(doc.configurations) do assert.equal("uncertain", x.verdict) end
     r = h.run("compare " .. fx("gbench_test1_run1.json") .. " " .. fx("gbench_test1_run2.json"))
     assert.equal(0, r.code, r.stderr)
     assert.matches("BM_2xSlower +50 ns +100 ns +2%.000", r.stdout)
@@ -84,10 +94,13 @@ describe("wlrun reads Google Benchmark JSON", function()
     assert.equal(2, c.BM_Two.stats.n)
     assert.near(8.5e-9, c.BM_Two.stats.median, 1e-24)
     assert.equal("skipped", c.BM_One.status) -- only an aggregate row, of no known name
-    assert.same({ 1 }, by_name(converted(fx("gbench_test5_run0.json"))).BM_ManyRepetitions.samples) -- time_unit s
-    local path = gbench_file(dir .. "/reps.json", { { name = "BM_gemm/1024/8", times = { 10, 11, 12, 13, 14 } } }, "us")
+    -- time_unit s
+    assert.same({ 1 }, by_name(converted(fx("gbench_test5_run0.json"))).BM_ManyRepetitions.samples)
+    local path = gbench_file(dir .. "/reps.json",
+      { { name = "BM_gemm/1024/8", times = { 10, 11, 12, 13, 14 } } }, "us")
     doc = converted(q(path))
-    assert.equal(1, #doc.configurations) -- the mean, median, stddev and cv rows are not configurations
+    -- the mean, median, stddev and cv rows are not configurations
+    assert.equal(1, #doc.configurations)
     local e = doc.configurations[1]
     assert.same({ name = "BM_gemm", arg1 = 1024, arg2 = 8 }, e.params)
     assert.equal(5, #e.samples)
@@ -101,7 +114,8 @@ describe("wlrun reads Google Benchmark JSON", function()
     local ug = converted(fx("gbench_user_guide.json"))
     assert.same({ name = "BM_SetInsert", arg1 = 1024, arg2 = 8 }, ug.configurations[2].params)
     assert.same({ 32317e-9 }, ug.configurations[2].samples)
-    local path = gbench_file(dir .. "/named.json", { { name = "BM_x/n:1024/threads:2/repeats:3", times = { 1, 2, 3 } } }, "ms")
+    local path = gbench_file(dir .. "/named.json",
+      { { name = "BM_x/n:1024/threads:2/repeats:3", times = { 1, 2, 3 } } }, "ms")
     local doc = converted(q(path))
     assert.same({ name = "BM_x", n = 1024, threads = 2 }, doc.configurations[1].params)
     assert.same({ "name", "n", "threads" }, doc.scenario.axes)
@@ -110,11 +124,14 @@ describe("wlrun reads Google Benchmark JSON", function()
   end)
 
   it("gives verdicts with repetitions and gates on them (exit 7)", function()
-    local base = gbench_file(dir .. "/base.json", { { name = "BM_a/64", times = { 100, 101, 99, 100, 102, 98, 100, 101 } },
+    local base = gbench_file(dir .. "/base.json",
+      { { name = "BM_a/64", times = { 100, 101, 99, 100, 102, 98, 100, 101 } },
       { name = "BM_b/64", times = { 50, 50.1, 49.9, 50, 50.1, 49.9, 50, 50 } } }, "ns")
-    local new = gbench_file(dir .. "/new.json", { { name = "BM_a/64", times = { 120, 121, 119, 120, 122, 118, 120, 121 } },
+    local new = gbench_file(dir .. "/new.json", {
+      { name = "BM_a/64", times = { 120, 121, 119, 120, 122, 118, 120, 121 } },
       { name = "BM_b/64", times = { 50, 50.1, 49.9, 50, 50.1, 49.9, 50, 50 } } }, "ns")
-    local r = h.run("compare " .. q(base) .. " " .. q(new) .. " --fail-above 5 -o " .. q(dir .. "/c.json"))
+    local r = h.run("compare " .. q(base) .. " " .. q(new) .. " --fail-above 5 -o "
+      .. q(dir .. "/c.json"))
     assert.equal(7, r.code, r.stderr)
     assert.matches("name=BM_a, arg1=64", r.stderr)
     local doc = json_of(read(dir .. "/c.json"))
@@ -138,7 +155,8 @@ describe("wlrun reads Google Benchmark JSON", function()
 
   it("is added to a history", function()
     local db = dir .. "/h.db"
-    local r = h.run("history add --db " .. q(db) .. " --commit 1a2b3c4 " .. fx("gbench_test3_run0.json"))
+    local r = h.run("history add --db " .. q(db) .. " --commit 1a2b3c4 "
+      .. fx("gbench_test3_run0.json"))
     assert.equal(0, r.code, r.stderr)
     assert.matches("2 configurations", r.stdout)
     r = h.run("history show --db " .. q(db))
@@ -156,7 +174,9 @@ describe("wlrun reads Google Benchmark JSON", function()
       assert.matches("x%.json' is not a", r.stderr)
     end
     local path = dir .. "/unit.json"
-    h.write(path, '{"context": {}, "benchmarks": [{"name": "BM_a", "real_time": 1, "time_unit": "fortnights"}]}')
+    h.write(path,
+      '{"context": {}, "benchmarks": [{"name": "BM_a", "real_time": 1, "time_unit": '
+      .. '"fortnights"}]}')
     local r = h.run("history add --db " .. q(dir .. "/h.db") .. " " .. q(path))
     assert.equal(2, r.code, r.stderr)
     assert.matches("malformed Google Benchmark JSON.*time_unit", r.stderr)
@@ -168,15 +188,18 @@ describe("wlrun reads nvbench JSON", function()
   before_each(function() dir = h.tmpdir() end)
   after_each(function() os.execute("rm -rf " .. q(dir)) end)
 
-  it("compares nvbench's own test files: states as configurations, the device from its list", function()
-    local r = h.run("compare " .. fx("nvbench_test_ref.json") .. " " .. fx("nvbench_test_cmp.json") .. " --format json")
+  it("compares nvbench's own test files: states as configurations, the device from its list",
+    function()
+    local r = h.run("compare " .. fx("nvbench_test_ref.json") .. " " .. fx("nvbench_test_cmp.json")
+      .. " --format json")
     assert.equal(0, r.code, r.stderr)
     local doc = json_of(r.stdout)
     assert.equal(20, #doc.configurations) -- simple on 2 devices, 3 x 3 grid shapes on 2 devices
     assert.equal("Quadro GV100", doc.base.device)
     local ref = converted(fx("nvbench_test_ref.json"))
     local c = ref.configurations[3]
-    assert.same({ name = "copy_sweep_grid_shape", device = 0, BlockSize = 64, NumBlocks = 64 }, c.params)
+    assert.same({ name = "copy_sweep_grid_shape", device = 0, BlockSize = 64, NumBlocks = 64 },
+      c.params)
     assert.equal(1, #c.samples)
     assert.matches("the summary, nvbench's mean GPU time", c.notes[1])
     assert.equal("sm_70", ref.device.arch)
@@ -185,8 +208,10 @@ describe("wlrun reads nvbench JSON", function()
   it("reads the sample times of its binary file where it is there", function()
     local doc = json_of(read(F .. "nvbench_test_ref.json"))
     local state = doc.benchmarks[1].states[1]
-    table.insert(state.summaries, { tag = "nv/cold/sample_times", name = "Samples", hint = "sample_times",
-      data = { { name = "filename", type = "string", value = "bin/0.bin" }, { name = "size", type = "int64", value = "4" } } })
+    table.insert(state.summaries, { tag = "nv/cold/sample_times", name = "Samples",
+      hint = "sample_times",
+      data = { { name = "filename", type = "string", value = "bin/0.bin" },
+        { name = "size", type = "int64", value = "4" } } })
     h.write(dir .. "/r.json", json.encode(doc))
     os.execute("mkdir -p " .. q(dir .. "/bin"))
     h.write(dir .. "/bin/0.bin", string.pack("<ffff", 1 / 2048, 1 / 1024, 3 / 4096, 1 / 512))
@@ -215,14 +240,16 @@ describe("wlrun compare DIR/ DIR/", function()
     copy(F .. "gbench_test3_run0.json", dir .. "/base/micro.json")
     copy(F .. "gbench_test3_run1.json", dir .. "/new/micro.json")
     copy(F .. "nvbench_test_ref.json", dir .. "/base/nv.json")
-    copy(F .. "gbench_test5_run0.json", dir .. "/new/only_new.json") -- scenario gbench too: paired by file name
+    -- scenario gbench too: paired by file name
+    copy(F .. "gbench_test5_run0.json", dir .. "/new/only_new.json")
     local r = h.run("compare " .. q(dir .. "/base/") .. " " .. q(dir .. "/new"))
     assert.equal(0, r.code, r.stderr)
     assert.matches("Comparing gemm_sweep", r.stdout)
     assert.matches("Comparing gbench", r.stdout)
     assert.matches("Only in BASE folder [^\n]*%(1%):\n +[^\n]*nv%.json", r.stdout)
     assert.matches("Only in NEW folder [^\n]*%(1%):\n +[^\n]*only_new%.json", r.stdout)
-    r = h.run("compare " .. q(dir .. "/base") .. " " .. q(dir .. "/new") .. " --fail-above 5 -o " .. q(dir .. "/all.json"))
+    r = h.run("compare " .. q(dir .. "/base") .. " " .. q(dir .. "/new") .. " --fail-above 5 -o "
+      .. q(dir .. "/all.json"))
     assert.equal(7, r.code, r.stderr) -- gemm_sweep's configuration made 10 % slower
     assert.matches("gemm%.json: variant=tiled", r.stderr)
     local all = json_of(read(dir .. "/all.json"))
@@ -230,7 +257,8 @@ describe("wlrun compare DIR/ DIR/", function()
     assert.equal(1, #all.only_in_base)
   end)
 
-  it("does not pass a gate over folders with nothing in common; a folder against a file is exit 9", function()
+  it("does not pass a gate over folders with nothing in common; a folder against a file is exit 9",
+    function()
     os.execute("mkdir -p " .. q(dir .. "/a") .. " " .. q(dir .. "/b"))
     copy(F .. "gbench_test1_run1.json", dir .. "/a/x.json")
     copy(F .. "nvbench_test_ref.json", dir .. "/b/y.json")

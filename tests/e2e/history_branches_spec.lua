@@ -47,13 +47,16 @@ describe("wlrun history on branches", function()
   setup(function()
     if not has_git() then return end
     repo, data = h.tmpdir(), h.tmpdir()
-    git("init -q . && git config user.email t@example.com && git config user.name t && git checkout -q -b main")
+    git(
+      "init -q . && git config user.email t@example.com && git config user.name t && git "
+      .. "checkout -q -b main")
     for i = 1, 6 do commit_and_add(("m%02d"):format(i), 1.0) end
     for i = 1, 6 do
       if i <= 5 then
         git("checkout -q " .. (i == 1 and "-b feature" or "feature"))
         commit_and_add(("f%02d"):format(i), 2.0)
-        gates[#gates + 1] = history("blame --fail-on 5").code -- main's gate, the feature's run the latest
+        -- main's gate, the feature's run the latest
+        gates[#gates + 1] = history("blame --fail-on 5").code
         git("checkout -q main")
       end
       commit_and_add(("m%02d"):format(6 + i), 1.0)
@@ -73,7 +76,8 @@ describe("wlrun history on branches", function()
     assert.equal(12, #doc.runs) -- main's runs only
     for _, run in ipairs(doc.runs) do
       assert.equal("main", run.branch)
-      assert.equal(sha[run.file:match("(m%d+)%.json$")], run.merge_base) -- a main commit is its own merge base
+      -- a main commit is its own merge base
+      assert.equal(sha[run.file:match("(m%d+)%.json$")], run.merge_base)
     end
     local text = history("show --branch feature").stdout
     assert.matches("  commit      branch   configs  file\n", text, 1, true)
@@ -88,7 +92,8 @@ describe("wlrun history on branches", function()
     end
   end)
 
-  it("leaves the feature's runs out of main's trend and blame, and main's gate never fails on them", function()
+  it("leaves the feature's runs out of main's trend and blame, and main's gate never fails on them",
+    function()
     local r = history("trend")
     assert.equal(0, r.code, r.stderr)
     assert.matches("n=1024 %(12 commits%)", r.stdout)
@@ -99,22 +104,29 @@ describe("wlrun history on branches", function()
     assert.equal(string.rep("0 ", 10) .. "0", table.concat(gates, " "))
   end)
 
-  it("shows a branch after main's runs up to the merge base, and gates it against main's level there", function()
+  it(
+    "shows a branch after main's runs up to the merge base, and gates it against main's "
+    .. "level there", function()
     local r = history("trend --branch feature -o -")
     assert.equal(0, r.code, r.stderr)
     local doc = json.decode(r.stdout)
     local commits = {}
     for i, p in ipairs(doc.configurations[1].points) do commits[i] = p.commit end
     local want = {}
-    for _, name in ipairs { "m01", "m02", "m03", "m04", "m05", "m06", "f01", "f02", "f03", "f04", "f05" } do
+    for _, name in ipairs { "m01", "m02", "m03", "m04", "m05", "m06", "f01", "f02", "f03", "f04",
+      "f05" } do
       want[#want + 1] = sha[name]
     end
     assert.same(want, commits)
     local b = history("blame --branch feature --fail-on 5")
     assert.equal(7, b.code, b.stdout .. b.stderr)
-    assert.matches("^Branch feature: main's runs up to the merge base " .. sha.m06:sub(1, 10), b.stdout)
-    assert.matches(("step  %s %%(after %s%%)"):format(sha.f01:sub(1, 10), sha.m06:sub(1, 10)), b.stdout)
-    assert.matches(("%%+%%d+%%.%%d%%%% at %s against %s%%.%%.%s .*baseline: main's level at the merge base"):format(
+    assert.matches("^Branch feature: main's runs up to the merge base " .. sha.m06:sub(1, 10),
+      b.stdout)
+    assert.matches(("step  %s %%(after %s%%)"):format(sha.f01:sub(1, 10), sha.m06:sub(1, 10)),
+      b.stdout)
+    assert.matches(
+      ("%%+%%d+%%.%%d%%%% at %s against %s%%.%%.%s .*baseline: main's level at the "
+      .. "merge base"):format(
       sha.f05:sub(1, 10), sha.m01:sub(1, 10), sha.m06:sub(1, 10)), b.stdout)
     assert.matches("history: 1 configuration significantly slower", b.stderr)
     -- --branch main is the main line
@@ -131,7 +143,8 @@ describe("wlrun history on branches", function()
     assert.equal(sha.m06, doc.merge_base) -- the one stored with the feature's runs
     local commits = {}
     for i, p in ipairs(doc.configurations[1].points) do commits[i] = p.commit end
-    assert.same({ sha.m01, sha.m02, sha.m03, sha.m04, sha.m05, sha.m06, sha.f01, sha.f02, sha.f03, sha.f04, sha.f05 },
+    assert.same({ sha.m01, sha.m02, sha.m03, sha.m04, sha.m05, sha.m06, sha.f01, sha.f02, sha.f03,
+      sha.f04, sha.f05 },
       commits)
     assert.equal(7, history("blame --branch feature --fail-on 5", { cwd = elsewhere }).code)
     assert.equal(0, history("blame --fail-on 5", { cwd = elsewhere }).code)
@@ -150,13 +163,15 @@ describe("wlrun history on branches", function()
     step = step + 1
     h.write(data .. "/x.json", F.document { started = F.time(step), configs = {
       { params = { n = 1024 }, samples = F.samples(1e-3, 40, 0.01, step) } } })
-    local x = history("add " .. q(data .. "/x.json") .. " --branch topic", { env = "GITHUB_HEAD_REF=pr-7" })
+    local x = history("add " .. q(data .. "/x.json") .. " --branch topic",
+      { env = "GITHUB_HEAD_REF=pr-7" })
     assert.matches("on branch topic", x.stdout)
     assert.equal(2, history("show --branch -x").code)
     git("checkout -q main")
   end)
 
-  it("takes a level accepted on the branch as its baseline, and main's gate is left as it was", function()
+  it("takes a level accepted on the branch as its baseline, and main's gate is left as it was",
+    function()
     assert.equal(0, history("accept --commit " .. sha.m08).code) -- main's, before the branch's
     local r = history("accept --branch feature")
     assert.equal(0, r.code, r.stderr)
@@ -167,7 +182,8 @@ describe("wlrun history on branches", function()
     assert.same({ false, sha.m08 }, { m.gate.failed, m.configurations[1].gate.accepted.commit })
   end)
 
-  it("keeps a run of a commit git does not know in its place by its recorded branch and time", function()
+  it("keeps a run of a commit git does not know in its place by its recorded branch and time",
+    function()
     step = step + 1
     h.write(data .. "/c99.json", F.document { started = F.time(step), configs = {
       { params = { n = 1024 }, samples = F.samples(1e-3, 40, 0.01, step) } } })
@@ -175,7 +191,8 @@ describe("wlrun history on branches", function()
     assert.equal(0, r.code, r.stderr)
     local main = json.decode(history("trend -o -").stdout).configurations[1].points
     assert.same({ 13, sha.m12, "c99" }, { #main, main[12].commit, main[13].commit })
-    local feature = json.decode(history("trend --branch feature -o -").stdout).configurations[1].points
+    local feature = json.decode(
+      history("trend --branch feature -o -").stdout).configurations[1].points
     assert.same({ 11, sha.f05 }, { #feature, feature[11].commit })
   end)
 end)
@@ -192,14 +209,21 @@ describe("wlrun history on a database made before branches were recorded", funct
     db:exec(schema.migration(2))
     db:exec("PRAGMA user_version = 2")
     db:exec(("PRAGMA application_id = %d"):format(schema.APPLICATION_ID))
-    db:exec("CREATE TABLE accepted (scenario TEXT NOT NULL, device TEXT NOT NULL, params TEXT NOT NULL, commit_sha TEXT NOT NULL, time TEXT NOT NULL)")
+    db:exec(
+      "CREATE TABLE accepted (scenario TEXT NOT NULL, device TEXT NOT NULL, params TEXT NOT "
+      .. "NULL, commit_sha TEXT NOT NULL, time TEXT NOT NULL)")
     for i, c in ipairs { "c01", "c02", "c02" } do
-      db:run("INSERT INTO runs (scenario, device, commit_sha, dirty, time, added, file, identity) VALUES ('spin', 'NVIDIA H200', ?1, 0, ?2, ?2, 'r.json', ?3)",
+      db:run(
+        "INSERT INTO runs (scenario, device, commit_sha, dirty, time, added, file, identity) "
+        .. "VALUES ('spin', 'NVIDIA H200', ?1, 0, ?2, ?2, 'r.json', ?3)",
         c, F.time(i), "id" .. i)
-      db:run("INSERT INTO results VALUES (?1, '{\"n\":1}', 's', 3, ?2, ?2, ?2, ?2, 0.0, ?3)", i, i * 1e-3,
+      db:run("INSERT INTO results VALUES (?1, '{\"n\":1}', 's', 3, ?2, ?2, ?2, ?2, 0.0, ?3)", i,
+        i * 1e-3,
         ("[%g,%g,%g]"):format(i * 1e-3, i * 1e-3, i * 1e-3))
     end
-    db:run("INSERT INTO accepted VALUES ('spin', 'NVIDIA H200', '{\"n\":1}', 'c02', '2026-01-02T00:00:00Z')")
+    db:run(
+      "INSERT INTO accepted VALUES ('spin', 'NVIDIA H200', '{\"n\":1}', 'c02', "
+      .. "'2026-01-02T00:00:00Z')")
     db:close()
   end
 
@@ -220,6 +244,7 @@ describe("wlrun history on a database made before branches were recorded", funct
     local g = json.decode(h.run("history trend --db old.db --fail-on 5 -o -", { cwd = dir }).stdout)
     assert.equal("no baseline", g.configurations[1].gate.verdict)
     -- a branch that no run records has no series
-    assert.matches("No configuration in 'old.db' matches", h.run("history trend --db old.db --branch x", { cwd = dir }).stdout)
+    assert.matches("No configuration in 'old.db' matches",
+      h.run("history trend --db old.db --branch x", { cwd = dir }).stdout)
   end)
 end)

@@ -57,29 +57,41 @@ describe("wlrun history, a selection", function()
       local r = history(cmd .. " --db h.db -p m=1024", dir)
       assert.equal(2, r.code, cmd .. ": " .. r.stdout .. r.stderr)
       assert.equal("", r.stdout)
-      assert.equal("wlrun: history: -p 'm=1024': no configuration has a parameter 'm' (the parameters: M)\n", r.stderr)
+      assert.equal(
+        "wlrun: history: -p 'm=1024': no configuration has a parameter 'm' (the parameters: M)\n",
+        r.stderr)
     end
     local r = history("trend --db h.db --scenario spin -p M=1024 -p x=1", dir)
     assert.equal(2, r.code)
-    assert.matches("no configuration of scenario 'spin' has a parameter 'x' %(the parameters: M%)", r.stderr)
+    assert.matches("no configuration of scenario 'spin' has a parameter 'x' %(the parameters: M%)",
+      r.stderr)
   end)
 
-  it("refuses a --scenario or --device that the database does not hold, exit 2, listing those it does", function()
+  it(
+    "refuses a --scenario or --device that the database does not hold, exit 2, listing "
+    .. "those it does", function()
     local r = history("trend --db h.db --fail-on 1 --scenario gemm-sweep", dir)
     assert.equal(2, r.code, r.stdout)
-    assert.equal("wlrun: history: --scenario 'gemm-sweep': no run in 'h.db' has this scenario (its scenarios: 'spin')\n", r.stderr)
+    assert.equal(
+      "wlrun: history: --scenario 'gemm-sweep': no run in 'h.db' has this scenario (its "
+      .. "scenarios: 'spin')\n", r.stderr)
     local d = history("blame --db h.db --fail-on 1 --device H200", dir)
     assert.equal(2, d.code, d.stdout)
-    assert.equal("wlrun: history: --device 'H200': no run in 'h.db' has this device (its devices: 'NVIDIA H200')\n", d.stderr)
+    assert.equal(
+      "wlrun: history: --device 'H200': no run in 'h.db' has this device (its devices: 'NVIDIA "
+      .. "H200')\n", d.stderr)
     assert.equal(2, history("show --db h.db --device H200", dir).code)
   end)
 
-  it("never passes a gate that selected nothing: exit 2; without a gate, says that nothing matches", function()
+  it("never passes a gate that selected nothing: exit 2; without a gate, says that nothing matches",
+    function()
     for _, cmd in ipairs { "trend", "blame" } do
       local r = history(cmd .. " --db h.db --fail-on 1 -p M=1024 -p M=4096", dir)
       assert.equal(2, r.code, r.stdout)
       assert.not_matches("passed", r.stdout)
-      assert.equal("wlrun: history: --fail-on: no configuration in 'h.db' matches the selection: the gate has nothing to check\n", r.stderr)
+      assert.equal(
+        "wlrun: history: --fail-on: no configuration in 'h.db' matches the selection: the gate "
+        .. "has nothing to check\n", r.stderr)
     end
     local plain = history("trend --db h.db -p M=1024 -p M=4096", dir)
     assert.equal(0, plain.code, plain.stderr)
@@ -92,17 +104,25 @@ describe("wlrun history add, the commit", function()
 
   -- a repository of one commit, its own (the message is its path)
   local function repo(path)
-    assert(os.execute(("mkdir -p %s && cd %s && git init -q . && git config user.email t@example.com && git config user.name t && echo a > a.txt && git add a.txt && git commit -q -m %s"):format(q(path), q(path), q(path))))
+    assert(
+      os.execute(
+      ("mkdir -p %s && cd %s && git init -q . && git config user.email t@example.com && git "
+      .. "config user.name t && echo a > a.txt && git add a.txt && git commit -q -m %s"):format(
+      q(path), q(path), q(path))))
     return path
   end
 
-  it("never runs git in a repository that a results file names (its cwd, its scenario's file)", function()
+  it("never runs git in a repository that a results file names (its cwd, its scenario's file)",
+    function()
     if not git then return pending("git is not installed") end
     local d = h.tmpdir()
     local evil = repo(d .. "/evil")
     -- a clean filter runs when git status looks at a file whose time changed
     h.write(evil .. "/.gitattributes", "*.txt filter=evil\n")
-    assert(os.execute(("cd %s && git add .gitattributes && git commit -q -m two && git config filter.evil.clean %s && sleep 1 && touch a.txt"):format(
+    assert(
+      os.execute(
+      ("cd %s && git add .gitattributes && git commit -q -m two && git config filter.evil.clean "
+      .. "%s && sleep 1 && touch a.txt"):format(
       q(evil), q("sh -c 'touch " .. d .. "/PWNED; cat'"))))
     local out = h.tmpdir() -- not in a git repository
     one_run(out, { cwd = evil, file = evil .. "/a.lua" })
@@ -110,10 +130,13 @@ describe("wlrun history add, the commit", function()
     assert.equal(0, r.code, r.stderr)
     assert.is_nil(io.open(d .. "/PWNED"), "git ran the repository's filter")
     assert.matches("commit %-\n", r.stdout)
-    assert.matches("no commit is known for 'r%.json' %(it records none, and the current directory is not in a git repository%)", r.stderr)
+    assert.matches(
+      "no commit is known for 'r%.json' %(it records none, and the current directory is not in "
+      .. "a git repository%)", r.stderr)
   end)
 
-  it("takes it from the current directory's repository, not from the one the document names", function()
+  it("takes it from the current directory's repository, not from the one the document names",
+    function()
     if not git then return pending("git is not installed") end
     local d = h.tmpdir()
     local theirs, mine = repo(d .. "/theirs"), repo(d .. "/mine")
@@ -136,19 +159,24 @@ describe("wlrun history, a hostile database", function()
     return d
   end
 
-  it("refuses a history whose runs is a view (it could make every query endless), exit 9", function()
+  it("refuses a history whose runs is a view (it could make every query endless), exit 9",
+    function()
     local d = spoilt [[
 db:exec("ALTER TABLE runs RENAME TO runs_real")
 db:exec("CREATE VIEW runs AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT r.* FROM runs_real r, c")
 ]]
-    for _, cmd in ipairs { "show --db h.db", "trend --db h.db", "add r.json --db h.db --commit b" } do
+    for _, cmd in ipairs { "show --db h.db", "trend --db h.db",
+      "add r.json --db h.db --commit b" } do
       local r = history(cmd, d, { prefix = "timeout -s KILL 20" })
       assert.equal(9, r.code, cmd)
-      assert.matches("history: database 'h%.db': not a wlrun history: its 'runs' is a view, not a table\n", r.stderr)
+      assert.matches(
+        "history: database 'h%.db': not a wlrun history: its 'runs' is a view, not a table\n",
+        r.stderr)
     end
   end)
 
-  it("says a database made by hand is corrupt: a run with no scenario, a version below 0 (exit 9)", function()
+  it("says a database made by hand is corrupt: a run with no scenario, a version below 0 (exit 9)",
+    function()
     local d = spoilt [[
 db:exec("PRAGMA foreign_keys = OFF")
 db:exec("CREATE TABLE runs2 AS SELECT * FROM runs")
@@ -169,11 +197,15 @@ db:exec("UPDATE runs SET scenario = NULL")
     end
   end)
 
-  it("never calls a database that a first add is making another program's (show racing add)", function()
+  it("never calls a database that a first add is making another program's (show racing add)",
+    function()
     local dir = h.tmpdir()
     one_run(dir)
     local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
-    local script = ("cd %s && for i in $(seq 150); do rm -f h.db h.db-wal h.db-shm; (%s history add r.json --db h.db --commit a1 -q >/dev/null 2>&1 &); %s history show --db h.db 2>&1 | head -1; done"):format(
+    local script = (
+      "cd %s && for i in $(seq 150); do rm -f h.db h.db-wal h.db-shm; (%s history add r.json "
+      .. "--db h.db --commit a1 -q >/dev/null 2>&1 &); %s history show --db h.db 2>&1 | head "
+      .. "-1; done"):format(
       q(dir), q(bin), q(bin))
     local p = io.popen(script)
     local out = p:read("a")
@@ -185,13 +217,15 @@ db:exec("UPDATE runs SET scenario = NULL")
     local dir = regressed(h.tmpdir())
     local bytes = h.read(dir .. "/h.db")
     local page = 4096 -- the first page of the runs' table holds its rows: overwrite its middle
-    h.write(dir .. "/bad.db", bytes:sub(1, 2 * page + 100) .. ("\255"):rep(3000) .. bytes:sub(2 * page + 3101))
+    h.write(dir .. "/bad.db", bytes:sub(1, 2 * page + 100) .. ("\255"):rep(3000)
+      .. bytes:sub(2 * page + 3101))
     local r = history("add r01.json --db bad.db --commit ff01", dir)
     assert.equal(9, r.code, r.stdout .. r.stderr)
     assert.matches("history: the database 'bad.db' is damaged %(SQLite's quick_check: ", r.stderr)
   end)
 
-  it("gives wlrun's own errors only on a database with bytes changed at random (show and add)", function()
+  it("gives wlrun's own errors only on a database with bytes changed at random (show and add)",
+    function()
     local dir = regressed(h.tmpdir())
     local bytes = h.read(dir .. "/h.db")
     local n = math.max(20, (tonumber(os.getenv("WLRUN_FUZZ_MUTATIONS") or "") or 1500) // 25)
@@ -207,7 +241,8 @@ db:exec("UPDATE runs SET scenario = NULL")
       h.write(dir .. "/m.db", t)
       os.remove(dir .. "/m.db-wal")
       os.remove(dir .. "/m.db-shm")
-      for _, cmd in ipairs { "show --db m.db", "blame --db m.db", "add r01.json --db m.db --commit ee01" } do
+      for _, cmd in ipairs { "show --db m.db", "blame --db m.db",
+        "add r01.json --db m.db --commit ee01" } do
         local r = history(cmd, dir)
         local out = r.stdout .. r.stderr
         if r.code == 1 or out:find("attempt to", 1, true) or out:find("traceback", 1, true) then
@@ -227,8 +262,12 @@ io.open("querying", "w"):close()
 db:rows("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) AS n FROM c")
 ]])
     -- one Ctrl-C once the query runs; a second one, 10 s later, would exit at once
-    local ctrl_c = [[sh -c '"$@" & w=$!; i=0; while [ $i -lt 600 ] && [ ! -e querying ]; do sleep 0.05; i=$((i+1)); done; ]]
-      .. [[sleep 0.2; kill -INT $w; i=0; while [ $i -lt 100 ] && kill -0 $w 2>/dev/null; do sleep 0.1; i=$((i+1)); done; ]]
+    local ctrl_c
+      =
+      [[sh -c '"$@" & w=$!; i=0; while [ $i -lt 600 ] && [ ! -e querying ]; do sleep 0.05; ]]
+      .. [[i=$((i+1)); done; ]]
+      .. [[sleep 0.2; kill -INT $w; i=0; while [ $i -lt 100 ] && kill -0 $w 2>/dev/null; do ]]
+        .. [[sleep 0.1; i=$((i+1)); done; ]]
       .. [[kill -INT $w 2>/dev/null; wait $w' sh]]
     local r = h.run("q.lua", { cwd = d, prefix = ctrl_c })
     assert.equal(130, r.code, r.stderr)
@@ -288,28 +327,40 @@ describe("wlrun history --db", function()
     for _, cmd in ipairs { "add r.json --commit a", "show" } do
       local r = history(cmd .. " --db -", d)
       assert.equal(2, r.code)
-      assert.equal("wlrun: history: the database cannot be standard input or output ('-'): give a file (./- for a file named '-')\n", r.stderr)
+      assert.equal(
+        "wlrun: history: the database cannot be standard input or output ('-'): give a file "
+        .. "(./- for a file named '-')\n", r.stderr)
       local e = history(cmd .. " --db ''", d)
       assert.equal(2, e.code)
-      assert.equal("wlrun: history: the database's name is empty (--db FILE, or [history] db in wlrun.ini)\n", e.stderr)
+      assert.equal(
+        "wlrun: history: the database's name is empty (--db FILE, or [history] db in wlrun.ini)\n",
+        e.stderr)
     end
     assert.is_nil(io.open(d .. "/-"))
     assert.equal(0, history("add r.json --db ./- --commit a", d).code)
   end)
 
-  it("says why a database in a directory that cannot be written cannot be added to, exit 9", function()
+  it("says why a database in a directory that cannot be written cannot be added to, exit 9",
+    function()
     local prefix, d, ro = read_only()
-    if not prefix then return pending("running as root without setpriv: a directory cannot be read-only") end
+    if not prefix then
+      return pending("running as root without setpriv: a directory cannot be read-only") end
     one_run(ro, { started = F.time(2) })
-    os.execute(("cp %s %s && chmod 666 %s/h.db && chmod 755 %s"):format(q(d .. "/h.db"), q(ro), q(ro), q(ro)))
+    os.execute(("cp %s %s && chmod 666 %s/h.db && chmod 755 %s"):format(q(d .. "/h.db"), q(ro),
+      q(ro), q(ro)))
     local r = history("add r.json --db h.db --commit b", ro, { prefix = prefix })
     assert.equal(9, r.code, r.stderr)
-    assert.equal("wlrun: history: cannot write the database 'h.db': SQLite keeps its log in 'h.db-wal' and 'h.db-shm' beside it, and the directory '.' (or those files) cannot be written\n", r.stderr)
+    assert.equal(
+      "wlrun: history: cannot write the database 'h.db': SQLite keeps its log in 'h.db-wal' and "
+      .. "'h.db-shm' beside it, and the directory '.' (or those files) cannot be written\n",
+      r.stderr)
   end)
 
-  it("says why a database whose log cannot be read in a read-only directory cannot be read, exit 9", function()
+  it("says why a database whose log cannot be read in a read-only directory cannot be read, exit 9",
+    function()
     local prefix, d, ro = read_only()
-    if not prefix then return pending("running as root without setpriv: a directory cannot be read-only") end
+    if not prefix then
+      return pending("running as root without setpriv: a directory cannot be read-only") end
     -- a writer that never folds its log into the file leaves h.db-wal, as a crash would
     h.write(d .. "/keep.lua", ([[
 local db = require("wlrun.sqlite").open("h.db")
@@ -321,7 +372,11 @@ assert(os.execute("cp h.db h.db-wal %s/"))
     os.execute(("chmod 644 %s/h.db %s/h.db-wal && chmod 755 %s"):format(q(ro), q(ro), q(ro)))
     local r = history("show --db h.db", ro, { prefix = prefix })
     assert.equal(9, r.code, r.stderr)
-    assert.equal("wlrun: history: cannot read the database 'h.db': its log 'h.db-wal' holds changes not yet in it, and SQLite cannot make 'h.db-shm' to read them in the directory '.': read it where a directory can be written (copy 'h.db' and 'h.db-wal' there together)\n", r.stderr)
+    assert.equal(
+      "wlrun: history: cannot read the database 'h.db': its log 'h.db-wal' holds changes not "
+      .. "yet in it, and SQLite cannot make 'h.db-shm' to read them in the directory '.': read "
+      .. "it where a directory can be written (copy 'h.db' and 'h.db-wal' there together)\n",
+      r.stderr)
   end)
 end)
 
@@ -331,7 +386,8 @@ describe("wlrun history, messages", function()
     one_run(d)
     local r = history("add r.json --db h.db --commit " .. ("a"):rep(101), d)
     assert.equal(2, r.code)
-    assert.matches("^wlrun: history: %-%-commit: at most 100 characters, got 101 %('a+%.%.%.'%)\n$", r.stderr)
+    assert.matches("^wlrun: history: %-%-commit: at most 100 characters, got 101 %('a+%.%.%.'%)\n$",
+      r.stderr)
   end)
 
   it("says that a version in quotes is not a number", function()
@@ -339,7 +395,9 @@ describe("wlrun history, messages", function()
     h.write(d .. "/r.json", h.read(one_run(d)):gsub('"version": *1,', '"version": "1",', 1))
     local r = history("add r.json --db h.db", d)
     assert.equal(2, r.code)
-    assert.equal("wlrun: history: 'r.json': wlrun-results has a version that is not a number: \"1\" (this wlrun reads version 1)\n", r.stderr)
+    assert.equal(
+      "wlrun: history: 'r.json': wlrun-results has a version that is not a number: \"1\" (this "
+      .. "wlrun reads version 1)\n", r.stderr)
   end)
 end)
 
@@ -348,8 +406,10 @@ describe("wlrun history, escape codes in the data", function()
     local d = h.tmpdir()
     local evil = "\27]0;PWNED\7\27[31mX\r\nGate --fail-on 1%: passed"
     for i = 1, 12 do
-      one_run(d, { name = ("r%d.json"):format(i), started = F.time(i), scenario = "s" .. evil, device = "d" .. evil,
-        configs = { { params = { ["p" .. evil] = "v" .. evil }, samples = F.samples(i >= 7 and 2e-3 or 1e-3, 20, 0.01, i) } } })
+      one_run(d, { name = ("r%d.json"):format(i), started = F.time(i), scenario = "s" .. evil,
+        device = "d" .. evil,
+        configs = { { params = { ["p" .. evil] = "v" .. evil },
+          samples = F.samples(i >= 7 and 2e-3 or 1e-3, 20, 0.01, i) } } })
       local r = history(("add r%d.json --db h.db --commit c%d"):format(i, i), d)
       assert.equal(0, r.code, r.stderr)
       assert.falsy(r.stdout:find("[\0-\9\11-\31\127]"), r.stdout)
@@ -358,7 +418,8 @@ describe("wlrun history, escape codes in the data", function()
     for _, cmd in ipairs { "show", "trend", "blame", "trend --fail-on 10", "blame --fail-on 10" } do
       local r = history(cmd .. " --db h.db", d)
       assert.truthy(r.code == 0 or r.code == 7, cmd .. ": " .. r.stderr)
-      assert.falsy((r.stdout .. r.stderr):find("[\0-\9\11-\31\127]"), cmd .. ": " .. r.stdout .. r.stderr)
+      assert.falsy((r.stdout .. r.stderr):find("[\0-\9\11-\31\127]"),
+        cmd .. ": " .. r.stdout .. r.stderr)
       assert.matches("\\x1b", r.stdout, cmd)
     end
     local gate = history("trend --fail-on 10 --db h.db", d)

@@ -53,11 +53,15 @@ describe("wlrun history", function()
     local d = fixtures(h.tmpdir())
     local r = history("add r01.json r02.json --db h.db --commit abc1234", d)
     assert.equal(0, r.code, r.stderr)
-    assert.matches("^added 'r01%.json' to 'h%.db' as run 1: spin, 2 configurations, commit abc1234 %(option%); 1 configuration not measured, left out\n", r.stdout)
+    assert.matches(
+      "^added 'r01%.json' to 'h%.db' as run 1: spin, 2 configurations, commit abc1234 "
+      .. "%(option%); 1 configuration not measured, left out\n", r.stdout)
     assert.matches("\nadded 'r02%.json' to 'h%.db' as run 2:", r.stdout)
     local again = history("add r01.json --db h.db --commit other", d)
     assert.equal(0, again.code, again.stderr)
-    assert.matches("^'r01%.json' is already in 'h%.db' as run 1 %(added [%dT:Z%-]+, commit abc1234%): left as it is\n$", again.stdout)
+    assert.matches(
+      "^'r01%.json' is already in 'h%.db' as run 1 %(added [%dT:Z%-]+, commit abc1234%): left "
+      .. "as it is\n$", again.stdout)
     assert.equal(2, count(d .. "/h.db", "SELECT count(*) AS n FROM runs"))
     assert.equal(4, count(d .. "/h.db", "SELECT count(*) AS n FROM results"))
     assert.equal("", history("add r03.json --db h.db --commit x -q", d).stdout)
@@ -66,31 +70,46 @@ describe("wlrun history", function()
   it("shows the runs stored", function()
     local r = history("show --db h.db", dir)
     assert.equal(0, r.code, r.stderr)
-    assert.matches("^History in 'h%.db': 20 runs\n\nrun  time                  scenario  device       commit  configs  file\n", r.stdout)
-    assert.matches("\n  1  2026%-01%-01T00:00:00Z  spin      NVIDIA H200  c01           2  r01%.json\n", r.stdout)
-    assert.matches("\n 20  2026%-01%-01T19:00:00Z  spin      NVIDIA H200  c20           2  r20%.json\n$", r.stdout)
+    assert.matches(
+      "^History in 'h%.db': 20 runs\n\nrun  time                  scenario  device       commit "
+      .. " configs  file\n", r.stdout)
+    assert.matches(
+      "\n  1  2026%-01%-01T00:00:00Z  spin      NVIDIA H200  c01           2  r01%.json\n",
+      r.stdout)
+    assert.matches(
+      "\n 20  2026%-01%-01T19:00:00Z  spin      NVIDIA H200  c20           2  r20%.json\n$",
+      r.stdout)
     local one = history("show --db h.db -p n=1024 --scenario spin", dir)
     assert.matches("c01           1  r01%.json", one.stdout)
     assert.matches("^History in 'h%.db': 0 runs\n$", history("show --db h.db -p n=1", dir).stdout)
     local other = history("show --db h.db --device other", dir) -- a name the database does not hold
     assert.equal(2, other.code)
-    assert.matches("%-%-device 'other': no run in 'h%.db' has this device %(its devices: 'NVIDIA H200'%)", other.stderr)
+    assert.matches(
+      "%-%-device 'other': no run in 'h%.db' has this device %(its devices: 'NVIDIA H200'%)",
+      other.stderr)
   end)
 
   it("prints each configuration's median by commit, against the first and the previous", function()
     local r = history("trend --db h.db -p n=1024", dir)
     assert.equal(0, r.code, r.stderr)
-    assert.matches("^spin · NVIDIA H200 · n=1024 %(20 commits%)\ncommit  time                  runs    median  vs first  vs previous\n", r.stdout)
-    assert.matches("\nc01     2026%-01%-01T00:00:00Z     1  [%d. ]+[mu]s         %-            %-\n", r.stdout)
-    assert.matches("\nc12     2026%-01%-01T11:00:00Z     1  1%.%d+ ms +%+%d%.%d%% +%+%d%.%d%%\n", r.stdout)
+    assert.matches(
+      "^spin · NVIDIA H200 · n=1024 %(20 commits%)\ncommit  time                  runs    "
+      .. "median  vs first  vs previous\n", r.stdout)
+    assert.matches(
+      "\nc01     2026%-01%-01T00:00:00Z     1  [%d. ]+[mu]s         %-            %-\n", r.stdout)
+    assert.matches("\nc12     2026%-01%-01T11:00:00Z     1  1%.%d+ ms +%+%d%.%d%% +%+%d%.%d%%\n",
+      r.stdout)
     local all = history("trend --db h.db", dir)
-    assert.matches("n=1024 %(20 commits%).*\n\nspin · NVIDIA H200 · n=4096 %(20 commits%)\n", all.stdout)
+    assert.matches("n=1024 %(20 commits%).*\n\nspin · NVIDIA H200 · n=4096 %(20 commits%)\n",
+      all.stdout)
   end)
 
   it("blames the first commit of the step, and nothing for the flat configuration", function()
     local r = history("blame --db h.db -o b.json -o b.txt", dir)
     assert.equal(0, r.code, r.stderr)
-    assert.matches("\nspin      NVIDIA H200  n=1024      step  c12 %(after c11%)  1%.0%d* ms +1%.%d+ ms +%+%d+%.%d%%  0%.001\n", r.stdout)
+    assert.matches(
+      "\nspin      NVIDIA H200  n=1024      step  c12 %(after c11%)  1%.0%d* ms +1%.%d+ ms "
+      .. "+%+%d+%.%d%%  0%.001\n", r.stdout)
     assert.matches("\nNo lasting shift in 1 of 2 configurations%.\n$", r.stdout)
     assert.equal(r.stdout, h.read(dir .. "/b.txt"))
     local doc = json.decode(h.read(dir .. "/b.json"))
@@ -101,21 +120,32 @@ describe("wlrun history", function()
     assert.equal(0, #doc.configurations[2].steps)
   end)
 
-  it("exits with 7 under --fail-on when a latest commit is slower than its baseline by more than PCT", function()
+  it(
+    "exits with 7 under --fail-on when a latest commit is slower than its baseline by more "
+    .. "than PCT", function()
     local r = history("blame --db h.db --fail-on 5", dir)
     assert.equal(7, r.code, r.stderr)
-    assert.matches("\nGate %-%-fail%-on 5%%: FAILED: 1 configuration significantly slower than its baseline by more than 5%%:\n  spin · NVIDIA H200 · n=1024: %+%d+%.%d%% at c20 against c02%.%.c11 %(interval", r.stdout)
-    assert.matches("^wlrun: history: 1 configuration significantly slower than its baseline by more than 5%%: spin n=1024 %(%+", r.stderr)
+    assert.matches(
+      "\nGate %-%-fail%-on 5%%: FAILED: 1 configuration significantly slower than its baseline "
+      .. "by more than 5%%:\n  spin · NVIDIA H200 · n=1024: %+%d+%.%d%% at c20 against "
+      .. "c02%.%.c11 %(interval", r.stdout)
+    assert.matches(
+      "^wlrun: history: 1 configuration significantly slower than its baseline by more than "
+      .. "5%%: spin n=1024 %(%+", r.stderr)
     local passed = history("trend --db h.db --fail-on 20", dir)
     assert.equal(0, passed.code, passed.stderr)
     assert.matches("\nGate %-%-fail%-on 20%%: passed", passed.stdout)
     assert.equal(0, history("blame --db h.db --fail-on 5 -p n=4096", dir).code)
   end)
 
-  it("takes the commit from git in the current directory's repository, and keeps the database at the repository's root", function()
-    if not require("wlrun.process").find_program("git") then return pending("git is not installed") end
+  it(
+    "takes the commit from git in the current directory's repository, and keeps the database at "
+    .. "the repository's root", function()
+    if not require("wlrun.process").find_program("git") then
+      return pending("git is not installed") end
     local repo = h.tmpdir()
-    local function git(args) assert(os.execute(("cd %s && git %s >/dev/null 2>&1"):format(q(repo), args))) end
+    local function git(args) assert(os.execute(("cd %s && git %s >/dev/null 2>&1"):format(q(repo),
+      args))) end
     git("init -q . && git config user.email t@example.com && git config user.name t")
     os.execute("mkdir -p " .. q(repo .. "/bench/out"))
     h.write(repo .. "/bench/spin.lua", "-- a scenario\n")
@@ -124,11 +154,13 @@ describe("wlrun history", function()
       configs = { { params = { n = 1 }, samples = { 1.0, 1.1 } } } })
     local r = h.run("history add out/r.json", { cwd = repo .. "/bench" })
     assert.equal(0, r.code, r.stderr)
-    local sha = h.read(repo .. "/.git/" .. h.read(repo .. "/.git/HEAD"):match("ref: (%S+)")):match("%x+")
+    local sha = h.read(repo .. "/.git/" .. h.read(repo .. "/.git/HEAD"):match("ref: (%S+)")):match(
+      "%x+")
     assert.matches(("commit %s %%(git%%)"):format(sha:sub(1, 10)), r.stdout)
     assert.truthy(h.read(repo .. "/.wlrun/history.db"))
     h.write(repo .. "/bench/spin.lua", "-- changed\n")
-    h.write(repo .. "/bench/out/r2.json", F.document { file = "spin.lua", cwd = repo .. "/bench", started = F.time(2),
+    h.write(repo .. "/bench/out/r2.json", F.document { file = "spin.lua", cwd = repo .. "/bench",
+      started = F.time(2),
       configs = { { params = { n = 1 }, samples = { 1.0, 1.2 } } } })
     local dirty = h.run("history add r2.json", { cwd = repo .. "/bench/out" })
     assert.equal(0, dirty.code, dirty.stderr)
@@ -149,10 +181,13 @@ describe("wlrun history", function()
     local d = fixtures(h.tmpdir())
     local cmds = {}
     for i = 1, 20 do
-      cmds[#cmds + 1] = ("%s history add r%02d.json --db p.db --commit c%d -q 2>>err.txt &"):format(q(h.bin), i, i)
+      cmds[#cmds + 1] = ("%s history add r%02d.json --db p.db --commit c%d -q 2>>err.txt &"):format(
+        q(h.bin), i, i)
     end
-    local env = os.getenv("WLRUN_LUA_DIR") and ("WLRUN_LUA_DIR=" .. q(os.getenv("WLRUN_LUA_DIR")) .. " ") or ""
-    assert(os.execute(("cd %s && export %s; %s wait"):format(q(d), env ~= "" and env or "X=1", table.concat(cmds, " "))))
+    local env = os.getenv("WLRUN_LUA_DIR") and ("WLRUN_LUA_DIR=" .. q(os.getenv("WLRUN_LUA_DIR"))
+      .. " ") or ""
+    assert(os.execute(("cd %s && export %s; %s wait"):format(q(d), env ~= "" and env or "X=1",
+      table.concat(cmds, " "))))
     assert.equal("", h.read(d .. "/err.txt"))
     assert.equal(20, count(d .. "/p.db", "SELECT count(*) AS n FROM runs"))
     assert.equal(40, count(d .. "/p.db", "SELECT count(*) AS n FROM results"))
@@ -176,7 +211,8 @@ io.open("let_go_" .. arg[1], "w"):close()
 ]])
     local function hold(seconds)
       os.remove(d .. "/held")
-      assert(os.execute(("cd %s && %s hold.lua %s >/dev/null 2>&1 &"):format(q(d), q(h.bin), seconds)))
+      assert(os.execute(("cd %s && %s hold.lua %s >/dev/null 2>&1 &"):format(q(d), q(h.bin),
+        seconds)))
       for _ = 1, 500 do
         if io.open(d .. "/held") then return end
         require("wlrun").sleep(0.01)
@@ -191,16 +227,21 @@ io.open("let_go_" .. arg[1], "w"):close()
     finally(function() h.write(d .. "/release", "") end)
     -- Ctrl-C once `history add` sleeps between its tries for the lock (the kernel names the
     -- nanosleep in /proc/PID/wchan; where it does not, after 30 s), however slow its start
-    local waiting = [[sh -c '"$@" & w=$!; i=0; while [ $i -lt 600 ] && ! grep -q nanosleep /proc/$w/wchan 2>/dev/null; ]]
+    local waiting
+      =
+      [[sh -c '"$@" & w=$!; i=0; while [ $i -lt 600 ] && ! grep -q nanosleep /proc/$w/wchan ]]
+      .. [[2>/dev/null; ]]
       .. [[do sleep 0.05; i=$((i+1)); done; kill -INT $w; wait $w' sh]]
     local stopped = history("add r03.json --db h.db --commit c", d, { prefix = waiting })
     assert.equal(130, stopped.code, stopped.stderr)
     assert.matches("^wlrun: interrupted %(Ctrl%-C%)", stopped.stderr)
     assert.is_nil(io.open(d .. "/let_go_60"), "history add stopped only when the lock was let go")
-    assert.equal(2, count(d .. "/h.db", "SELECT count(*) AS n FROM runs")) -- a reader is not held up
+    -- a reader is not held up
+    assert.equal(2, count(d .. "/h.db", "SELECT count(*) AS n FROM runs"))
   end)
 
-  it("refuses a corrupt database, another program's and a missing one, exit 9, naming the file", function()
+  it("refuses a corrupt database, another program's and a missing one, exit 9, naming the file",
+    function()
     local d = fixtures(h.tmpdir())
     h.write(d .. "/junk.db", ("this is not SQLite\n"):rep(300))
     for _, cmd in ipairs { "show --db junk.db", "add r01.json --db junk.db --commit a" } do
@@ -213,28 +254,36 @@ io.open("let_go_" .. arg[1], "w"):close()
     h.write(d .. "/cut.db", whole:sub(1, 8192))
     local cut = history("blame --db cut.db", d)
     assert.equal(9, cut.code, cut.stderr)
-    assert.matches("^wlrun: history: database 'cut%.db': database disk image is malformed\n", cut.stderr)
+    assert.matches("^wlrun: history: database 'cut%.db': database disk image is malformed\n",
+      cut.stderr)
     local other = sqlite.open(d .. "/other.db", { create = true })
     other:exec("CREATE TABLE orders (id)")
     other:close()
     local r = history("add r01.json --db other.db --commit a", d)
     assert.equal(9, r.code)
-    assert.matches("database 'other%.db': an SQLite database, but not a wlrun history %(its tables: orders%)", r.stderr)
+    assert.matches(
+      "database 'other%.db': an SQLite database, but not a wlrun history %(its tables: orders%)",
+      r.stderr)
     local none = history("trend --db none.db", d)
     assert.equal(9, none.code)
     assert.matches("no history database at 'none%.db'", none.stderr)
   end)
 
-  it("refuses a hostile results file through the strict loader, and adds nothing of any file", function()
+  it("refuses a hostile results file through the strict loader, and adds nothing of any file",
+    function()
     local d = fixtures(h.tmpdir())
-    h.write(d .. "/bad.json", (h.read(d .. "/r02.json"):gsub('"samples": %[', '"samples": ["1; DROP TABLE runs", ', 1)))
+    h.write(d .. "/bad.json", (h.read(d .. "/r02.json"):gsub('"samples": %[',
+      '"samples": ["1; DROP TABLE runs", ', 1)))
     local r = history("add r01.json bad.json --db h.db --commit a", d)
     assert.equal(2, r.code, r.stderr)
-    assert.matches("^wlrun: history: 'bad%.json' is malformed: configurations%[1%]%.samples%[1%] is not a finite number\n", r.stderr)
+    assert.matches(
+      "^wlrun: history: 'bad%.json' is malformed: configurations%[1%]%.samples%[1%] is not a "
+      .. "finite number\n", r.stderr)
     assert.is_nil(io.open(d .. "/h.db"))
     h.write(d .. "/nested.json", (h.read(d .. "/r02.json"):gsub('"n": 1024', '"n": {"x": 1}', 1)))
     assert.equal(2, history("add nested.json --db h.db --commit a", d).code)
-    h.write(d .. "/r.json.journal", '{"schema":"wlrun-journal","version":1,"document":{"schema":"wlrun-results","version":1}}\n')
+    h.write(d .. "/r.json.journal",
+      '{"schema":"wlrun-journal","version":1,"document":{"schema":"wlrun-results","version":1}}\n')
     local j = history("add r.json.journal --db h.db --commit a", d)
     assert.equal(2, j.code)
     assert.matches("is the journal of a run that did not finish", j.stderr)
@@ -244,22 +293,28 @@ io.open("let_go_" .. arg[1], "w"):close()
     local d = fixtures(h.tmpdir())
     local r = history("add r01.json --db no/such/dir/h.db --commit a", d)
     assert.equal(9, r.code)
-    assert.equal("wlrun: history: cannot make the database 'no/such/dir/h.db': the directory 'no/such/dir' does not exist\n", r.stderr)
+    assert.equal(
+      "wlrun: history: cannot make the database 'no/such/dir/h.db': the directory 'no/such/dir' "
+      .. "does not exist\n", r.stderr)
   end)
 
   it("reads a read-only database, and refuses to add to it, exit 9", function()
     local root = io.popen("id -u"):read("l") == "0"
     local setpriv = require("wlrun.process").find_program("setpriv")
-    if root and not setpriv then return pending("running as root without setpriv: a file cannot be read-only") end
+    if root and not setpriv then return pending(
+      "running as root without setpriv: a file cannot be read-only") end
     local d = h.tmpdir()
-    os.execute(("cp %s %s && chmod 444 %s && chmod 555 %s"):format(q(dir .. "/h.db"), q(d .. "/h.db"), q(d .. "/h.db"), q(d)))
+    os.execute(("cp %s %s && chmod 444 %s && chmod 555 %s"):format(q(dir .. "/h.db"),
+      q(d .. "/h.db"), q(d .. "/h.db"), q(d)))
     local prefix = root and "setpriv --reuid=nobody --regid=nogroup --clear-groups" or nil
     local shown = history("show --db h.db", d, { prefix = prefix })
     assert.equal(0, shown.code, shown.stderr)
     assert.matches("20 runs", shown.stdout)
-    local r = h.run(("history add %s --db h.db --commit a"):format(q(dir .. "/r01.json")), { cwd = d, prefix = prefix })
+    local r = h.run(("history add %s --db h.db --commit a"):format(q(dir .. "/r01.json")),
+      { cwd = d, prefix = prefix })
     assert.equal(9, r.code, r.stderr)
-    assert.matches("history: the database 'h%.db' is read%-only: adding needs write access", r.stderr)
+    assert.matches("history: the database 'h%.db' is read%-only: adding needs write access",
+      r.stderr)
   end)
 
   it("takes a path that starts with file: as a path", function()
@@ -291,7 +346,9 @@ io.open("let_go_" .. arg[1], "w"):close()
     assert.matches("^Usage: wlrun history add RESULTS%.json", help.stdout)
   end)
 
-  it("keeps failing a regression while it lasts (the baseline pinned), until a new level is accepted", function()
+  it(
+    "keeps failing a regression while it lasts (the baseline pinned), until a new level is "
+    .. "accepted", function()
     -- issue 38's case: 24 commits, 0.3 % noise, M=1024 15 % slower from the fifth on; the gate
     -- run at each commit as CI runs it
     local dir = h.tmpdir()
@@ -300,32 +357,40 @@ io.open("let_go_" .. arg[1], "w"):close()
       h.write(("%s/r%02d.json"):format(dir, i), F.document { started = F.time(i), configs = {
         { params = { M = 1024 }, samples = F.samples(i >= 5 and 1.15e-3 or 1e-3, 30, 0.003, i) },
         { params = { M = 4096 }, samples = F.samples(4e-3, 30, 0.003, 100 + i) } } })
-      assert.equal(0, history(("add r%02d.json --db h.db --commit c%02d -q"):format(i, i), dir).code)
+      assert.equal(0, history(("add r%02d.json --db h.db --commit c%02d -q"):format(i, i),
+        dir).code)
       codes[i] = history("blame --db h.db --fail-on 5", dir).code
     end
     assert.equal("0 0 0 0 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7", table.concat(codes, " "))
     local r = history("blame --db h.db --fail-on 5", dir)
-    assert.matches("M=1024: %+1[45]%.%d%% at c24 against c01%.%.c04 .*baseline pinned since c05 failed", r.stdout)
+    assert.matches(
+      "M=1024: %+1[45]%.%d%% at c24 against c01%.%.c04 .*baseline pinned since c05 failed",
+      r.stdout)
     -- the slower level accepted at c24: the next commits at that level pass, a new step fails
     r = history("accept --db h.db -p M=1024", dir)
     assert.equal(0, r.code, r.stderr)
-    assert.matches("accepted spin · NVIDIA H200 · {\"M\":1024}: its level from c24 on is the baseline", r.stdout, 1, true)
+    assert.matches(
+      "accepted spin · NVIDIA H200 · {\"M\":1024}: its level from c24 on is the baseline", r.stdout,
+      1, true)
     for i = 25, 28 do
       h.write(("%s/r%02d.json"):format(dir, i), F.document { started = F.time(i), configs = {
         { params = { M = 1024 }, samples = F.samples(i >= 27 and 1.4e-3 or 1.15e-3, 30, 0.003, i) },
         { params = { M = 4096 }, samples = F.samples(4e-3, 30, 0.003, 100 + i) } } })
-      assert.equal(0, history(("add r%02d.json --db h.db --commit c%02d -q"):format(i, i), dir).code)
+      assert.equal(0, history(("add r%02d.json --db h.db --commit c%02d -q"):format(i, i),
+        dir).code)
       codes[i] = history("blame --db h.db --fail-on 5", dir).code
     end
     assert.equal("0 0 7 7", table.concat(codes, " ", 25, 28))
     assert.equal(2, history("accept --db h.db --commit nosuch", dir).code)
   end)
 
-  it("writes every command's output as text, JSON or Markdown (--format, -o by extension)", function()
+  it("writes every command's output as text, JSON or Markdown (--format, -o by extension)",
+    function()
     local dir = fixtures(h.tmpdir())
     add_all(dir, "h.db")
     for _, cmd in ipairs { "show", "trend", "blame --fail-on 5" } do
-      local md = history(cmd .. " --db h.db --format markdown -o out.md -o out.json -o out.txt", dir)
+      local md = history(cmd .. " --db h.db --format markdown -o out.md -o out.json -o out.txt",
+        dir)
       assert.is_true(md.code == 0 or md.code == 7, md.stderr)
       assert.matches("\n| [%w ]+ |", md.stdout) -- a pipe table
       assert.matches("| %-%-%- |", md.stdout)

@@ -57,7 +57,9 @@ local b = saxpy:bind { args = { y, x, 2.0, 1024 } }
 for _, t in ipairs(b.tensors) do print(t.arg, t.input, t.tensor == (t.arg == 1 and y or x)) end
 print(b.grid, b.block, b.smem, tostring(b), b.kernel == saxpy)
 ]]))
-    assert.equal("1\tfalse\ttrue\n2\ttrue\ttrue\nnil\tnil\tnil\tcall of host work saxpy in libwlrun_userlib.so\ttrue\n", out)
+    assert.equal(
+      "1\tfalse\ttrue\n2\ttrue\ttrue\nnil\tnil\tnil\tcall of host work saxpy in "
+      .. "libwlrun_userlib.so\ttrue\n", out)
   end)
 
   it("goes through wl.bench, wl.graph and a launch without calling the function", function()
@@ -86,7 +88,9 @@ end
     assert.equal(("3\t3\t3\t3\n"):rep(3), out)
   end)
 
-  it("goes through the blocked cold loop, one or two blocks in flight, blocks of 1 to 16, a list rotated", function()
+  it(
+    "goes through the blocked cold loop, one or two blocks in flight, blocks of 1 to 16, a "
+    .. "list rotated", function()
     local out = ok(run([[
 local engine = require "wlrun.engine"
 local b = lib:func { name = "scale" }:bind { args = { y, 2.0, 1024 } }
@@ -101,8 +105,11 @@ for _, per_block in ipairs { 1, 5, 16 } do io.write(#engine.time_cold({ b, c }, 
 print(#engine.time_cold(b, 20, true, true).gpu, pcall(engine.time_cold, b, 2, true, true, 3))
 for _, per_block in ipairs { 0, 17 } do print(pcall(engine.time_cold, b, 2, true, true, 2, per_block)) end
 ]]))
-    assert.matches("^1 1 0 0; 16 16 0 0; 37 37 0 0; 1 1 0 0; 16 16 0 0; 37 37 0 0; 37 37 37 20\tfalse\t.*1 or 2 blocks in flight expected%)\n"
-      .. "false\t.*1 to 16 samples a block expected%)\nfalse\t.*1 to 16 samples a block expected%)\n$", out)
+    assert.matches(
+      "^1 1 0 0; 16 16 0 0; 37 37 0 0; 1 1 0 0; 16 16 0 0; 37 37 0 0; 37 37 37 20\tfalse\t.*1 "
+      .. "or 2 blocks in flight expected%)\n"
+      .. "false\t.*1 to 16 samples a block expected%)\nfalse\t.*1 to 16 samples a block "
+        .. "expected%)\n$", out)
   end)
 
   it("keeps the library loaded while a function from it lives", function()
@@ -125,7 +132,9 @@ w()
 wl.graph(function() w() end)
 ]])
     assert.equal(1, r.code)
-    assert.matches("script.lua:7: host work 'scale_and_wait in libwlrun_userlib.so' %(library%) cannot be captured in a CUDA graph", r.stderr)
+    assert.matches(
+      "script.lua:7: host work 'scale_and_wait in libwlrun_userlib.so' %(library%) cannot be "
+      .. "captured in a CUDA graph", r.stderr)
   end)
 
   it("has no kernel attributes or occupancy", function()
@@ -134,7 +143,9 @@ local saxpy = lib:func { name = "saxpy", params = "float* y, const float* x, flo
 print(select(2, pcall(function() return saxpy.attributes end)))
 print(select(2, pcall(saxpy.occupancy, saxpy, 128)))
 ]]))
-    assert.matches("k.attributes: 'saxpy in libwlrun_userlib.so' is host work %(library%), it has no kernel attributes", out)
+    assert.matches(
+      "k.attributes: 'saxpy in libwlrun_userlib.so' is host work %(library%), it has no kernel "
+      .. "attributes", out)
     assert.matches("kernel:occupancy: 'saxpy in libwlrun_userlib.so' is host work", out)
   end)
 end)
@@ -171,7 +182,9 @@ local c = wl.ops.memcpy2d { dst = y, dpitch = 8, src = cols, spitch = 16, width 
 print(c.kernel.name, c.tensors[2].tensor == cols)
 print(wl.ops.memcpy { dst = m:rows(2, 3), src = x, bytes = 32 }.kernel.name)
 ]]))
-    assert.equal("memcpy2d device to device, 4 rows of 8 bytes\ttrue\nmemcpy device to device, 32 bytes\n", out)
+    assert.equal(
+      "memcpy2d device to device, 4 rows of 8 bytes\ttrue\nmemcpy device to device, 32 bytes\n",
+      out)
   end)
 
   it("binds on the stream given", function()

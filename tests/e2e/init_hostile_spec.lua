@@ -10,7 +10,9 @@ local function sh(cmd) assert(os.execute(cmd), cmd) end
 
 -- the names under dir, sorted, with their kinds: "README.md(d) bench(d) bench/axpy.lua(f)"
 local function tree(dir)
-  local p = io.popen(("cd %s && find . -mindepth 1 -printf '%%P(%%y) ' | tr ' ' '\\n' | sort | tr '\\n' ' '"):format(q(dir)))
+  local p = io.popen(
+    ("cd %s && find . -mindepth 1 -printf '%%P(%%y) ' | tr ' ' '\\n' | sort | tr '\\n' ' '"):format(
+    q(dir)))
   local out = p:read("a")
   p:close()
   return (out:gsub("^%s+", ""):gsub("%s+$", ""))
@@ -34,7 +36,9 @@ describe("wlrun init, in a hostile directory", function()
     sh("mkdir " .. q(dir .. "/README.md"))
     local r = h.run("init .", { cwd = dir })
     assert.equal(2, r.code, r.stderr)
-    assert.truthy(r.stderr:find("./README.md is a directory, not a file to add a section to: nothing written", 1, true),
+    assert.truthy(
+      r.stderr:find("./README.md is a directory, not a file to add a section to: nothing written",
+      1, true),
       r.stderr)
     assert.equal("README.md(d)", tree(dir))
   end)
@@ -61,7 +65,8 @@ describe("wlrun init, in a hostile directory", function()
     sh(("mkdir %s && ln -s nowhere %s"):format(q(dir .. "/sub"), q(dir .. "/sub/wlrun.ini")))
     local r = h.run("init sub", { cwd = dir })
     assert.equal(2, r.code, r.stderr)
-    assert.truthy(r.stderr:find("not overwriting sub/wlrun.ini: nothing written", 1, true), r.stderr)
+    assert.truthy(r.stderr:find("not overwriting sub/wlrun.ini: nothing written", 1, true),
+      r.stderr)
     assert.equal("sub(d) sub/wlrun.ini(l)", tree(dir))
   end)
 
@@ -70,7 +75,8 @@ describe("wlrun init, in a hostile directory", function()
     h.write(dir .. "/bench", "mine\n")
     local r = h.run("init .", { cwd = dir })
     assert.equal(2, r.code, r.stderr)
-    assert.truthy(r.stderr:find("'./bench' is a file, not a directory: nothing written", 1, true), r.stderr)
+    assert.truthy(r.stderr:find("'./bench' is a file, not a directory: nothing written", 1, true),
+      r.stderr)
     assert.equal("bench(f)", tree(dir))
     assert.equal("mine\n", h.read(dir .. "/bench"))
   end)
@@ -81,20 +87,24 @@ describe("wlrun init, in a hostile directory", function()
     sh(("chmod 600 %s && chmod 777 %s"):format(q(dir .. "/README.md"), q(dir)))
     local r = h.run("init .", { cwd = dir, prefix = NOBODY })
     assert.equal(9, r.code, r.stderr)
-    assert.truthy(r.stderr:find("cannot read './README.md': Permission denied: nothing written", 1, true), r.stderr)
+    assert.truthy(r.stderr:find("cannot read './README.md': Permission denied: nothing written", 1,
+      true), r.stderr)
     assert.equal("# private\n", h.read(dir .. "/README.md"))
     assert.equal("README.md(f)", tree(dir))
   end)
 
-  as_nobody("leaves nothing behind when a write fails midway (a directory it cannot write into)", function()
+  as_nobody("leaves nothing behind when a write fails midway (a directory it cannot write into)",
+    function()
     local dir = h.tmpdir()
     -- bench/ and .github/workflows/ are writable, DIR is not: the scenario, the CI script and the
     -- workflows can be made, wlrun.ini not
-    sh(("mkdir -p %s %s && chmod 777 %s %s && chmod 755 %s"):format(q(dir .. "/bench"), q(dir .. "/.github/workflows"),
+    sh(("mkdir -p %s %s && chmod 777 %s %s && chmod 755 %s"):format(q(dir .. "/bench"),
+      q(dir .. "/.github/workflows"),
       q(dir .. "/bench"), q(dir .. "/.github/workflows"), q(dir)))
     local r = h.run("init .", { cwd = dir, prefix = NOBODY })
     assert.equal(9, r.code, r.stderr)
-    assert.truthy(r.stderr:find("cannot write ./wlrun.ini: Permission denied: nothing written", 1, true), r.stderr)
+    assert.truthy(r.stderr:find("cannot write ./wlrun.ini: Permission denied: nothing written", 1,
+      true), r.stderr)
     assert.equal("", r.stdout)
     assert.equal(".github(d) .github/workflows(d) bench(d)", tree(dir))
   end)

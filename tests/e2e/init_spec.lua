@@ -14,16 +14,19 @@ local function repo()
 end
 
 describe("wlrun init", function()
-  it("writes a scenario, wlrun.ini, a README section and a CI script that runs in the repository", function()
+  it("writes a scenario, wlrun.ini, a README section and a CI script that runs in the repository",
+    function()
     local dir = repo()
     h.write(dir .. "/README.md", "# my project\n")
     local r = h.run("init", { cwd = dir })
     assert.equal(0, r.code, r.stderr)
-    for _, f in ipairs { "bench/axpy.lua", "bench/ci.sh", "bench/gitlab-ci.yml", ".github/workflows/benchmarks.yml",
+    for _, f in ipairs { "bench/axpy.lua", "bench/ci.sh", "bench/gitlab-ci.yml",
+      ".github/workflows/benchmarks.yml",
                          "wlrun.ini", ".gitignore", "README.md" } do
       assert.truthy(r.stdout:find(f, 1, true), f)
     end
-    assert.equal("# wlrun (wlrun init): the benchmarks' results and the history's database\nout/\n.wlrun/\n",
+    assert.equal(
+      "# wlrun (wlrun init): the benchmarks' results and the history's database\nout/\n.wlrun/\n",
       h.read(dir .. "/.gitignore"))
     -- the workflows are YAML of the shape their CI reads (where Python's yaml is there to say so)
     local check = [[python3 -c 'import sys, yaml
@@ -32,7 +35,8 @@ assert set(gh["jobs"]) == {"compile", "gate"} and gh["jobs"]["gate"]["runs-on"] 
 assert set(gl) == {"bench-compile", "bench-gate"} and gl["bench-gate"]["tags"] == ["gpu"]
 assert all("sh bench/ci.sh" in str(j) for j in list(gh["jobs"].values()) + list(gl.values()))' ]]
     if os.execute("python3 -c 'import yaml' 2>/dev/null") then
-      assert.is_true(os.execute(check .. q(dir .. "/.github/workflows/benchmarks.yml") .. " " .. q(dir .. "/bench/gitlab-ci.yml")))
+      assert.is_true(os.execute(check .. q(dir .. "/.github/workflows/benchmarks.yml") .. " "
+        .. q(dir .. "/bench/gitlab-ci.yml")))
     end
     local readme = h.read(dir .. "/README.md")
     assert.truthy(readme:find("^# my project\n\n## Benchmarks\n"), readme)
@@ -45,7 +49,8 @@ assert all("sh bench/ci.sh" in str(j) for j in list(gh["jobs"].values()) + list(
 
     -- the CI script, as a CI would call it, from another directory
     local out = os.tmpname()
-    local _, _, code = os.execute(("cd / && WLRUN=%s sh %s/bench/ci.sh >%s 2>&1"):format(q(bin), q(dir), out))
+    local _, _, code = os.execute(("cd / && WLRUN=%s sh %s/bench/ci.sh >%s 2>&1"):format(q(bin),
+      q(dir), out))
     local log = h.read(out)
     os.remove(out)
     if h.has_gpu then
@@ -58,7 +63,9 @@ assert all("sh bench/ci.sh" in str(j) for j in list(gh["jobs"].values()) + list(
     end
   end)
 
-  it("into a new DIR; a second time overwrites nothing (exit 2, nothing written) and keeps one README section", function()
+  it(
+    "into a new DIR; a second time overwrites nothing (exit 2, nothing written) and keeps one "
+    .. "README section", function()
     local dir = repo()
     local r = h.run("init sub/recipes", { cwd = dir })
     assert.equal(0, r.code, r.stderr)
@@ -66,7 +73,11 @@ assert all("sh bench/ci.sh" in str(j) for j in list(gh["jobs"].values()) + list(
     h.write(target .. "/wlrun.ini", "; mine\n")
     local again = h.run("init sub/recipes", { cwd = dir })
     assert.equal(2, again.code)
-    assert.truthy(again.stderr:find("not overwriting sub/recipes/bench/axpy.lua, sub/recipes/bench/ci.sh, sub/recipes/bench/gitlab-ci.yml, sub/recipes/.github/workflows/benchmarks.yml, sub/recipes/wlrun.ini", 1, true), again.stderr)
+    assert.truthy(
+      again.stderr:find(
+      "not overwriting sub/recipes/bench/axpy.lua, sub/recipes/bench/ci.sh, "
+      .. "sub/recipes/bench/gitlab-ci.yml, sub/recipes/.github/workflows/benchmarks.yml, "
+      .. "sub/recipes/wlrun.ini", 1, true), again.stderr)
     assert.equal("; mine\n", h.read(target .. "/wlrun.ini"))
     local readme = h.read(target .. "/README.md")
     assert.equal(1, select(2, readme:gsub("## Benchmarks", "")))

@@ -26,7 +26,8 @@ local function have(program) return (os.execute("command -v " .. program .. " >/
 
 -- runs an installed wlrun from a directory of its own, with no environment pointing into the build
 local function run_installed(wlrun, args, cwd)
-  local r = h.run(args, { cwd = cwd or h.tmpdir(), env = "env -u WLRUN_TRACE_LIB -u WLRUN_LUA_DIR" })
+  local r = h.run(args, { cwd = cwd or h.tmpdir(),
+    env = "env -u WLRUN_TRACE_LIB -u WLRUN_LUA_DIR" })
   return r
 end
 
@@ -52,7 +53,8 @@ local function check_runs(root)
     local info = run_installed(root, "info")
     assert.equal(h.has_gpu and 0 or 4, info.code, info.stderr)
 
-    local c = run_installed(root, "--compile-only --arch sm_90 " .. q(root .. "/share/wlrun/scenarios/reduction.lua"))
+    local c = run_installed(root, "--compile-only --arch sm_90 "
+      .. q(root .. "/share/wlrun/scenarios/reduction.lua"))
     assert.equal(0, c.code, c.stderr)
     assert.truthy(c.stdout:find("reduce_tree", 1, true), c.stdout)
 
@@ -117,7 +119,9 @@ local function options_of(help)
 end
 
 describe("cmake --install", function()
-  it("puts the binary, the trace library, scenarios, examples, docs, man page and completions under the prefix", function()
+  it(
+    "puts the binary, the trace library, scenarios, examples, docs, man page and completions "
+    .. "under the prefix", function()
     local p = installed()
     for _, f in ipairs { "bin/wlrun", "lib/wlrun/libwlrun_trace.so", "include/wlrun/work.h",
       "share/wlrun/scenarios/gemm_sweep.lua", "share/wlrun/scenarios/kernels/gemm.cu",
@@ -128,11 +132,14 @@ describe("cmake --install", function()
     end
   end)
 
-  it("gives a wlrun that runs from any directory and finds what it needs relative to itself", function()
+  it("gives a wlrun that runs from any directory and finds what it needs relative to itself",
+    function()
     check_runs(installed())
   end)
 
-  it("installs a man page with every line of --help and of each subcommand's --help, in the sections of a man page", function()
+  it(
+    "installs a man page with every line of --help and of each subcommand's --help, in the "
+    .. "sections of a man page", function()
     local main = h.run("--help")
     assert.equal(0, main.code)
     local page = installed() .. "/share/man/man1/wlrun.1.gz"
@@ -141,7 +148,8 @@ describe("cmake --install", function()
 
     local headings = {}
     for heading in source:gmatch('\n%.SH "?([^"\n]*)"?') do headings[#headings + 1] = heading end
-    assert.same({ "NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "CONFIGURATION", "COMMANDS", "EXIT STATUS",
+    assert.same({ "NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "CONFIGURATION", "COMMANDS",
+      "EXIT STATUS",
       "ENVIRONMENT", "FILES", "SEE ALSO" }, headings)
 
     -- each line of --help, but for the short sections of the subcommands ("MERGE (...; wlrun merge
@@ -151,21 +159,24 @@ describe("cmake --install", function()
       if line:find("^[A-Z][A-Z ,]*[A-Z]$") or line:find("^[A-Z][A-Z ,]*[A-Z] %(") then
         skip = line:find("%-%-help%)$") ~= nil
       elseif not skip then
-        assert.truthy(text:find(squeeze(line), 1, true), "the man page lacks this line of --help: " .. line)
+        assert.truthy(text:find(squeeze(line), 1, true),
+          "the man page lacks this line of --help: " .. line)
       end
     end
     local helps = { ["wlrun --help"] = main.stdout }
     local tools = tools_of(main.stdout)
     assert.truthy(#tools >= 9, table.concat(tools, " "))
     for _, tool in ipairs(tools) do
-      assert.truthy(source:find('\n.SS "wlrun ' .. tool .. '"\n', 1, true), "no subsection for " .. tool)
+      assert.truthy(source:find('\n.SS "wlrun ' .. tool .. '"\n', 1, true),
+        "no subsection for " .. tool)
       local r = h.run(tool .. " --help")
       assert.equal(0, r.code, r.stderr)
       helps["wlrun " .. tool .. " --help"] = r.stdout
       if r.stdout ~= main.stdout then
         for line in r.stdout:gmatch("[^\n]+") do
           line = line:gsub("^Usage: ", "")
-          assert.truthy(text:find(squeeze(line), 1, true), ("the man page lacks this line of wlrun %s --help: %s"):format(tool, line))
+          assert.truthy(text:find(squeeze(line), 1, true),
+            ("the man page lacks this line of wlrun %s --help: %s"):format(tool, line))
         end
       end
     end
@@ -176,14 +187,18 @@ describe("cmake --install", function()
     for what, help in pairs(helps) do
       for o in pairs(options_of(help)) do
         count = count + 1
-        assert.truthy(shown:find(o, 1, true), ("%s prints %s; the man page does not"):format(what, o))
+        assert.truthy(shown:find(o, 1, true), ("%s prints %s; the man page does not"):format(what,
+          o))
       end
     end
     assert.truthy(count > 100, count)
-    for _, o in ipairs { "--time-unit", "--alpha", "--resamples", "--min-effect", "--keep", "--size", "--dtype", "--kind" } do
-      assert.truthy(shown:find("\n +" .. o:gsub("%-", "%%-"), 1), o .. " is not an entry of the page")
+    for _, o in ipairs { "--time-unit", "--alpha", "--resamples", "--min-effect", "--keep",
+      "--size", "--dtype", "--kind" } do
+      assert.truthy(shown:find("\n +" .. o:gsub("%-", "%%-"), 1),
+        o .. " is not an entry of the page")
     end
-    for _, v in ipairs { "WLRUN_NVRTC", "CUDA_HOME", "wlrun.ini", ".wlrun/history.db", "libwlrun_trace.so" } do
+    for _, v in ipairs { "WLRUN_NVRTC", "CUDA_HOME", "wlrun.ini", ".wlrun/history.db",
+      "libwlrun_trace.so" } do
       assert.truthy(shown:find(v, 1, true), v)
     end
 
@@ -194,14 +209,16 @@ describe("cmake --install", function()
       assert.equal("", out)
     end
     if have("man") then
-      local code, out = sh("MANWIDTH=80 man --warnings -E UTF-8 -l " .. q(page) .. " 2>&1 >/dev/null")
+      local code, out = sh("MANWIDTH=80 man --warnings -E UTF-8 -l " .. q(page)
+        .. " 2>&1 >/dev/null")
       assert.equal(0, code, out)
       assert.equal("", out)
     end
     if have("lexgrog") then -- the whatis line, as mandb indexes it
       local code, out = sh("lexgrog " .. q(page))
       assert.equal(0, code, out)
-      assert.truthy(out:find(': "wlrun - a Lua-scriptable benchmark harness for CUDA workloads"', 1, true), out)
+      assert.truthy(out:find(': "wlrun - a Lua-scriptable benchmark harness for CUDA workloads"', 1,
+        true), out)
     end
   end)
 end)
@@ -214,8 +231,10 @@ describe("shell completion", function()
     local script = ([[
 source %s
 COMP_WORDS=(%s); COMP_CWORD=%d; COMPREPLY=(); _wlrun; printf '%%s\n' "${COMPREPLY[@]}"]]):format(
-      q(installed() .. "/share/bash-completion/completions/wlrun"), table.concat(words, " "), select("#", ...) - 1)
-    local code, out = sh("cd " .. q(cwd or h.tmpdir()) .. " && env -u WLRUN_LUA_DIR bash -c " .. q(script))
+      q(installed() .. "/share/bash-completion/completions/wlrun"), table.concat(words, " "),
+        select("#", ...) - 1)
+    local code, out = sh("cd " .. q(cwd or h.tmpdir()) .. " && env -u WLRUN_LUA_DIR bash -c "
+      .. q(script))
     assert.equal(0, code, out)
     local set = {}
     for w in out:gmatch("[^\n]+") do set[w] = true end
@@ -242,23 +261,30 @@ words=(%s); CURRENT=%d; source %s]=]):format(table.concat(words, " "), select("#
   local shells = { bash = bash_complete, zsh = zsh_complete }
   for _, shell in ipairs { "bash", "zsh" } do
     local complete = shells[shell]
-    local define = have(shell) and it or function(name) pending(name .. " -- skipped: no " .. shell) end
-    define(shell .. ": subcommands, a tool's verbs, options (wlrun's and a tool's) from the installed wlrun", function()
+    local define = have(shell) and it or function(name) pending(name .. " -- skipped: no "
+      .. shell) end
+    define(shell
+      .. ": subcommands, a tool's verbs, options (wlrun's and a tool's) from the installed wlrun",
+      function()
       local wl = installed() .. "/bin/wlrun"
       local subs = complete(wl, "")
-      for _, s in ipairs { "info", "compare", "merge", "plot", "export", "trace", "history", "report" } do
+      for _, s in ipairs { "info", "compare", "merge", "plot", "export", "trace", "history",
+        "report" } do
         assert.truthy(subs[s], shell .. ": no subcommand " .. s)
       end
       local verbs = complete(wl, "history", "")
       for _, s in ipairs { "add", "show", "trend", "blame" } do assert.truthy(verbs[s], s) end
       local opts = complete(wl, "--m")
-      for _, o in ipairs { "--min-time", "--max-time", "--mode", "--min-samples" } do assert.truthy(opts[o], o) end
+      for _, o in ipairs { "--min-time", "--max-time", "--mode", "--min-samples" } do
+        assert.truthy(opts[o], o) end
       local copts = complete(wl, "compare", "--f")
       assert.truthy(copts["--fail-above"])
       assert.truthy(copts["--format"])
       assert.falsy(copts["--min-time"]) -- compare's own options, not wlrun's
     end)
-    define(shell .. ": the values of each option with a fixed set, per command; files or directories where an option takes one", function()
+    define(shell
+      .. ": the values of each option with a fixed set, per command; files or directories where "
+      .. "an option takes one", function()
       local wl = installed() .. "/bin/wlrun"
       local function offers(expected, ...)
         local got = complete(wl, ...)
@@ -273,7 +299,8 @@ words=(%s); CURRENT=%d; source %s]=]):format(table.concat(words, " "), select("#
       offers(printers, "bench.lua", "--format", "")
       offers({ "table", "markdown", "json" }, "compare", "a.json", "b.json", "--format", "")
       offers({ "text", "json", "markdown" }, "history", "blame", "--format", "")
-      offers({ "gbench", "table", "plain", "csv", "markdown", "json" }, "export", "r.json", "--format", "")
+      offers({ "gbench", "table", "plain", "csv", "markdown", "json" }, "export", "r.json",
+        "--format", "")
       offers(printers, "merge", "a.json", "--format", "")
       offers(printers, "trace", "--format", "")
       offers({ "ns", "us", "ms", "s" }, "export", "r.json", "--time-unit", "")
@@ -310,7 +337,8 @@ words=(%s); CURRENT=%d; source %s]=]):format(table.concat(words, " "), select("#
     define(shell .. ": a scenario's parameters after -p, from its dry run", function()
       local wl = installed() .. "/bin/wlrun"
       local params = complete(wl, installed() .. "/share/wlrun/scenarios/reduction.lua", "-p", "")
-      local n, variant = shell == "bash" and "n=" or "n", shell == "bash" and "variant=" or "variant"
+      local n, variant = shell == "bash" and "n=" or "n",
+        shell == "bash" and "variant=" or "variant"
       assert.truthy(params[n], shell)
       assert.truthy(params[variant], shell)
     end)
@@ -333,7 +361,8 @@ describe("the .deb", function()
   local here, cmake = configured_here()
   local define = (have("dpkg-deb") and have("dpkg-shlibdeps") and here) and it
     or function(name)
-      pending(name .. " -- skipped: " .. (not here and ("the build tree was configured with %s, which this machine lacks"):format(
+      pending(name .. " -- skipped: " .. (not here
+        and ("the build tree was configured with %s, which this machine lacks"):format(
         tostring(cmake)) or "no dpkg-shlibdeps (apt-get install dpkg-dev)"))
     end
 
@@ -348,7 +377,9 @@ describe("the .deb", function()
     return built
   end
 
-  define("depends on Debian's packages of every library it links (NVRTC apart), unpacks with dpkg into a fresh root and runs from there", function()
+  define(
+    "depends on Debian's packages of every library it links (NVRTC apart), unpacks with dpkg "
+    .. "into a fresh root and runs from there", function()
     local deb = deb()
     local code, log
 
@@ -359,9 +390,14 @@ describe("the .deb", function()
 
     -- a fresh root with an empty dpkg database; only the unpacking (configure runs ldconfig)
     local root = h.tmpdir()
-    assert(os.execute(("mkdir -p %s/var/lib/dpkg/info %s/var/lib/dpkg/updates && : >%s/var/lib/dpkg/status"):format(
+    assert(
+      os.execute(
+      ("mkdir -p %s/var/lib/dpkg/info %s/var/lib/dpkg/updates && : >%s/var/lib/dpkg/status"):format(
       q(root), q(root), q(root))))
-    code, log = sh(("dpkg --root=%s --force-depends --force-not-root --log=/dev/null --unpack %s"):format(q(root), q(deb)))
+    code,
+      log = sh(
+      ("dpkg --root=%s --force-depends --force-not-root --log=/dev/null --unpack %s"):format(
+      q(root), q(deb)))
     assert.equal(0, code, log)
     local _, listed = sh(("dpkg --root=%s -L wlrun"):format(q(root)))
     assert.truthy(listed:find("/usr/lib/wlrun/libwlrun_trace.so", 1, true), listed)
@@ -379,7 +415,8 @@ describe("the .deb", function()
             pkg = pkg or (owner_code == 0 and owner:match("^([^:]+):"))
           end
           assert.truthy(pkg, lib .. ": in no package")
-          assert.truthy(wanted[pkg], ("%s links %s from %s, which Depends lacks: %s"):format(f, lib, pkg, depends))
+          assert.truthy(wanted[pkg], ("%s links %s from %s, which Depends lacks: %s"):format(f, lib,
+            pkg, depends))
         end
       end
     end
@@ -389,12 +426,14 @@ describe("the .deb", function()
   -- lintian, as Debian checks a package: any error or warning fails (an override in
   -- /usr/share/lintian/overrides/wlrun must say why: cmake/debian/lintian-overrides)
   local lint = (have("lintian") and have("dpkg-deb") and have("dpkg-shlibdeps") and here) and it
-    or function(name) pending(name .. " -- skipped: " .. (not here and "the build tree was configured elsewhere"
+    or function(name) pending(name .. " -- skipped: "
+      .. (not here and "the build tree was configured elsewhere"
       or "no lintian or dpkg-dev (apt-get install lintian dpkg-dev)")) end
   lint("is lintian-clean: no error, no warning; each override says why", function()
     -- (--fail-on none: the tags below are the verdict; lintian counts an overridden warning
     -- that it shows as a failure)
-    local code, out = sh("lintian --no-cfg --fail-on none --display-info --show-overrides " .. q(deb()))
+    local code, out = sh("lintian --no-cfg --fail-on none --display-info --show-overrides "
+      .. q(deb()))
     print("lintian " .. deb() .. ":\n" .. out)
     local tags = {}
     for line in out:gmatch("[^\n]+") do
@@ -402,8 +441,10 @@ describe("the .deb", function()
     end
     assert.same({}, tags)
     assert.equal(0, code, out)
-    for override in out:gmatch("\n?O: ([^\n]*)") do -- (lintian prints an override's comment as N: lines before it)
-      assert.truthy(out:find("N: [^\n]+\nO: " .. override:gsub("%p", "%%%0"), 1), "an override without its reason: " .. override)
+    -- (lintian prints an override's comment as N: lines before it)
+    for override in out:gmatch("\n?O: ([^\n]*)") do
+      assert.truthy(out:find("N: [^\n]+\nO: " .. override:gsub("%p", "%%%0"), 1),
+        "an override without its reason: " .. override)
     end
   end)
 end)

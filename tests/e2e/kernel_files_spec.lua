@@ -24,12 +24,16 @@ describe("kernel source files", function()
 
   it("refuses a FIFO, a device and a directory by what they are", function()
     for _, c in ipairs {
-      { "wl.kernel { file = 'fifo', name = 'k' }", "cannot read kernel source fifo: not a regular file" },
+      { "wl.kernel { file = 'fifo', name = 'k' }",
+        "cannot read kernel source fifo: not a regular file" },
       { "wl.source 'fifo'", "cannot read kernel source fifo: not a regular file" },
-      { "wl.kernel { file = '/dev/zero', name = 'k', format = 'cubin' }", "wl.kernel 'k': cannot read /dev/zero: not a regular file" },
-      { "wl.kernel { file = 'adir', name = 'k' }", "cannot read kernel source adir: a directory, not a file" },
+      { "wl.kernel { file = '/dev/zero', name = 'k', format = 'cubin' }",
+        "wl.kernel 'k': cannot read /dev/zero: not a regular file" },
+      { "wl.kernel { file = 'adir', name = 'k' }",
+        "cannot read kernel source adir: a directory, not a file" },
       -- NVRTC would open it and block
-      { "wl.kernel { wl.source 'f.cu', name = 'k' }", "wl.kernel 'k': #include of ./fifo is not a regular file" },
+      { "wl.kernel { wl.source 'f.cu', name = 'k' }",
+        "wl.kernel 'k': #include of ./fifo is not a regular file" },
     } do
       local r = run(dir, c[1])
       assert.equal(9, r.code, c[1] .. ": " .. r.stderr)
@@ -45,7 +49,8 @@ describe("kernel source files", function()
   end)
 
   it("refuses code with a NUL byte in it", function()
-    local r = run(dir, [[wl.kernel { 'extern "C" __global__ void k() {}\0 not C++ }}}', name = 'k' }]])
+    local r = run(dir,
+      [[wl.kernel { 'extern "C" __global__ void k() {}\0 not C++ }}}', name = 'k' }]])
     assert.equal(1, r.code, r.stderr)
     assert.matches("wl.kernel 'k': the code holds a NUL byte at offset 33", r.stderr)
   end)

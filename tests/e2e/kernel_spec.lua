@@ -23,7 +23,8 @@ local function run(source, opts)
   opts = opts or {}
   local cache = opts.cache or h.tmpdir()
   local args = "--arch sm_90 --cache-dir " .. h.quote(cache) .. " " .. (opts.args or "")
-  local r, path = h.run_script(source, args, { cwd = opts.cwd, env = opts.env, prefix = opts.prefix })
+  local r, path = h.run_script(source, args, { cwd = opts.cwd, env = opts.env,
+    prefix = opts.prefix })
   return r, path, cache
 end
 
@@ -68,7 +69,8 @@ for i, p in ipairs(k.params) do print(i, p.ptx, p.size, p.ctype) end
     }, "\n") .. "\n", r.stdout)
   end)
 
-  it("compiles an extern \"C\" kernel: the name is not mangled and params have no C types", function()
+  it("compiles an extern \"C\" kernel: the name is not mangled and params have no C types",
+    function()
     local r = run(([[
 local wl = require "wlrun"
 local k = wl.kernel { %q, name = "addone" }
@@ -123,7 +125,8 @@ __global__ void scale(__half* a, __nv_bfloat16* b, __half s, __nv_bfloat16 t, in
 for i, p in ipairs(k.params) do print(i, p.size, p.ctype) end
 ]=])
     assert.equal(0, r.code, r.stderr)
-    assert.equal("1\t8\t__half*\n2\t8\t__nv_bfloat16*\n3\t2\t__half\n4\t2\t__nv_bfloat16\n5\t4\tint\n",
+    assert.equal(
+      "1\t8\t__half*\n2\t8\t__nv_bfloat16*\n3\t2\t__half\n4\t2\t__nv_bfloat16\n5\t4\tint\n",
       r.stdout)
   end)
 
@@ -151,14 +154,17 @@ print(src.kind, src.path, a.source, b.source)
     assert.matches("cannot read kernel source .*/missing%.cu", r.stderr)
   end)
 
-  it("says that NVRTC is there but does not load, with the loader's reason, not that it is missing", function()
+  it("says that NVRTC is there but does not load, with the loader's reason, not that it is missing",
+    function()
     local src = "require('wlrun').kernel { 'extern \"C\" __global__ void k() {}', name = 'k' }\n"
     -- no memory to map it: a limit on the address space that wlrun itself fits in (not under
     -- AddressSanitizer, whose shadow memory no such limit leaves room for)
     if os.getenv("WLRUN_TEST_SANITIZED") ~= "1" then
       local r = run(src, { prefix = "ulimit -v 100000;" })
       assert.equal(6, r.code, r.stderr) -- the compiler not there to use
-      assert.matches("wl.kernel 'k': NVRTC %(libnvrtc%.so%.13%) is there but does not load: .*no memory to map it", r.stderr)
+      assert.matches(
+        "wl.kernel 'k': NVRTC %(libnvrtc%.so%.13%) is there but does not load: .*no memory "
+        .. "to map it", r.stderr)
       assert.is_nil(r.stderr:find("not found", 1, true), r.stderr)
     end
     -- WLRUN_NVRTC naming a file that is not a library
@@ -174,7 +180,9 @@ print(select(2, pcall(wl.kernel, { %q, name = "addone", define = { N = 1 } })))
 print(select(2, pcall(wl.kernel, { %q })))
 ]]):format(ADDONE, ADDONE))
     assert.equal(0, r.code, r.stderr)
-    assert.equal("wl.kernel: unknown field 'define' (fields: name, defines, options, compiler, file, format, params)\n"
+    assert.equal(
+      "wl.kernel: unknown field 'define' (fields: name, defines, options, compiler, file, "
+      .. "format, params)\n"
       .. "wl.kernel: 'name' (the kernel's name) is required\n", r.stdout)
   end)
 
@@ -187,7 +195,8 @@ local k = wl.kernel { [[__global__ void broken(float* x) { x[0] = undefined_thin
     assert.equal(6, r.code)
     assert.truthy(r.stderr:find(path .. ":3:", 1, true), r.stderr)
     assert.truthy(r.stderr:find("compiling kernel 'broken'", 1, true), r.stderr)
-    assert.truthy(r.stderr:find('error: identifier "undefined_thing" is undefined', 1, true), r.stderr)
+    assert.truthy(r.stderr:find('error: identifier "undefined_thing" is undefined', 1, true),
+      r.stderr)
   end)
 
   it("makes a compile error a catchable error of kind compile", function()
@@ -201,7 +210,8 @@ print(ok, e.kind, tostring(e):find("error: identifier \"nope\" is undefined", 1,
   end)
 
   if not h.has_gpu then
-    it("without a device and without --arch, wl.kernel is a no_device error naming --arch (exit 4)", function()
+    it("without a device and without --arch, wl.kernel is a no_device error naming --arch (exit 4)",
+      function()
       local r = h.run_script(("require('wlrun').kernel { %q, name = 'addone' }\n"):format(ADDONE),
         "--no-cache")
       assert.equal(4, r.code, r.stderr)
@@ -212,7 +222,8 @@ print(ok, e.kind, tostring(e):find("error: identifier \"nope\" is undefined", 1,
   it("takes the architecture from [compile] arch in wlrun.ini", function()
     local dir = h.tmpdir()
     h.write(dir .. "/wlrun.ini", "[compile]\narch = sm_90\ncache_dir = " .. dir .. "/cache\n")
-    local r = h.run_script(("print(require('wlrun').kernel { %q, name = 'addone' }.arch)\n"):format(ADDONE),
+    local r = h.run_script(("print(require('wlrun').kernel { %q, name = 'addone' }.arch)\n"):format(
+      ADDONE),
       "", { cwd = dir })
     assert.equal(0, r.code, r.stderr)
     assert.equal("sm_90\n", r.stdout)
@@ -253,25 +264,33 @@ print(k.lowered_name, k.cubin_bytes, #k.ptx, #k.params, k.params[2].ctype)
   it("compiles again when a define changes", function()
     local cache = h.tmpdir()
     local code = ("%q"):format(AXPY)
-    assert.equal(COMPILED, run(cache_script(code, ", defines = { TILE = 16 }"), { cache = cache }).stdout)
-    assert.equal(COMPILED, run(cache_script(code, ", defines = { TILE = 32 }"), { cache = cache }).stdout)
-    assert.equal(CACHED, run(cache_script(code, ", defines = { TILE = 16 }"), { cache = cache }).stdout)
-    assert.equal(COMPILED, run(cache_script(code, ", defines = { FAST = true }"), { cache = cache }).stdout)
-    assert.equal(COMPILED, run(cache_script(code, ", defines = { FAST = false }"), { cache = cache }).stdout)
+    assert.equal(COMPILED, run(cache_script(code, ", defines = { TILE = 16 }"),
+      { cache = cache }).stdout)
+    assert.equal(COMPILED, run(cache_script(code, ", defines = { TILE = 32 }"),
+      { cache = cache }).stdout)
+    assert.equal(CACHED, run(cache_script(code, ", defines = { TILE = 16 }"),
+      { cache = cache }).stdout)
+    assert.equal(COMPILED, run(cache_script(code, ", defines = { FAST = true }"),
+      { cache = cache }).stdout)
+    assert.equal(COMPILED, run(cache_script(code, ", defines = { FAST = false }"),
+      { cache = cache }).stdout)
   end)
 
   it("compiles again when an option changes", function()
     local cache = h.tmpdir()
     local code = ("%q"):format(AXPY)
     assert.equal(COMPILED, run(cache_script(code), { cache = cache }).stdout)
-    assert.equal(COMPILED, run(cache_script(code, ", options = { '-use_fast_math' }"), { cache = cache }).stdout)
-    assert.equal(CACHED, run(cache_script(code, ", options = { '-use_fast_math' }"), { cache = cache }).stdout)
+    assert.equal(COMPILED, run(cache_script(code, ", options = { '-use_fast_math' }"),
+      { cache = cache }).stdout)
+    assert.equal(CACHED, run(cache_script(code, ", options = { '-use_fast_math' }"),
+      { cache = cache }).stdout)
   end)
 
   it("compiles again when the source changes", function()
     local cache = h.tmpdir()
     assert.equal(COMPILED, run(cache_script(("%q"):format(AXPY)), { cache = cache }).stdout)
-    assert.equal(COMPILED, run(cache_script(("%q"):format("// edited\n" .. AXPY)), { cache = cache }).stdout)
+    assert.equal(COMPILED, run(cache_script(("%q"):format("// edited\n" .. AXPY)),
+      { cache = cache }).stdout)
   end)
 
   it("compiles again when a header included with #include \"...\" changes", function()
@@ -360,7 +379,9 @@ extern "C" __global__ void slow(int *d) {
     local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
     local cmd = {}
     for i = 1, n do
-      cmd[#cmd + 1] = ("(%s %s --arch sm_90 --compile-only --cache-dir %s >%s/out.%d 2>&1; echo $? >%s/code.%d) &"):format(
+      cmd[#cmd + 1] = (
+        "(%s %s --arch sm_90 --compile-only --cache-dir %s >%s/out.%d 2>&1; echo $? "
+        .. ">%s/code.%d) &"):format(
         h.quote(bin), h.quote(dir .. "/s.lua"), h.quote(cache), dir, i, dir, i)
     end
     assert(os.execute(table.concat(cmd, " ") .. " wait"))
@@ -372,9 +393,13 @@ extern "C" __global__ void slow(int *d) {
     return outs, codes
   end
 
-  it("compiles a kernel once for processes that ask for it at the same time: the others wait and load it", function()
+  it(
+    "compiles a kernel once for processes that ask for it at the same time: the others wait "
+    .. "and load it", function()
     local cache = h.tmpdir()
-    local script = ("local wl = require 'wlrun'\nprint('from_cache=' .. tostring(wl.kernel { %q, name = 'slow' }.from_cache))\n"):format(SLOW)
+    local script = (
+      "local wl = require 'wlrun'\nprint('from_cache=' .. tostring(wl.kernel { %q, name = "
+      .. "'slow' }.from_cache))\n"):format(SLOW)
     local outs, codes = together(script, cache, 3)
     local compiled = 0
     for i = 1, 3 do
@@ -387,7 +412,8 @@ extern "C" __global__ void slow(int *d) {
 
   it("lets a process waiting for another's compile go on when that compile fails", function()
     local cache = h.tmpdir()
-    local script = ("local wl = require 'wlrun'\nwl.kernel { %q, name = 'slow' }\n"):format(SLOW:gsub("Sort%(k%);", "Sort(k) oops;"))
+    local script = ("local wl = require 'wlrun'\nwl.kernel { %q, name = 'slow' }\n"):format(
+      SLOW:gsub("Sort%(k%);", "Sort(k) oops;"))
     local outs, codes = together(script, cache, 2)
     for i = 1, 2 do
       assert.equal(6, codes[i], outs[i])
@@ -396,7 +422,9 @@ extern "C" __global__ void slow(int *d) {
     assert.same({}, cache_entries(cache))
   end)
 
-  it("says once that it waits for another process's compile that takes long (its lock held), then goes on", function()
+  it(
+    "says once that it waits for another process's compile that takes long (its lock held), "
+    .. "then goes on", function()
     local script = cache_script(("%q"):format(AXPY))
     local _, _, cache = run(script)
     local entry = cache_entries(cache)[1]
@@ -415,14 +443,22 @@ extern "C" __global__ void slow(int *d) {
       end
       error("no " .. path)
     end
-    -- a process that holds the lock (flock, util-linux) until told to let go, as a hung compile would
+    -- a process that holds the lock (flock, util-linux) until told to let go, as a hung compile
+    -- would
     finally(function() h.write(dir .. "/release", "") end)
-    assert(os.execute(("flock -x %s sh -c 'touch %s/held; while [ ! -e %s/release ]; do sleep 0.05; done' >/dev/null 2>&1 &"):format(
+    assert(
+      os.execute(
+      ("flock -x %s sh -c 'touch %s/held; while [ ! -e %s/release ]; do sleep 0.05; done' "
+      .. ">/dev/null 2>&1 &"):format(
       h.quote(lock), h.quote(dir), h.quote(dir))))
     wait_for(dir .. "/held")
     local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
-    assert(os.execute(("(%s %s --arch sm_90 --cache-dir %s >%s/out 2>%s/err; echo $? >%s/code.tmp; mv %s/code.tmp %s/code) >/dev/null 2>&1 &"):format(
-      h.quote(bin), h.quote(dir .. "/s.lua"), h.quote(cache), h.quote(dir), h.quote(dir), h.quote(dir), h.quote(dir), h.quote(dir))))
+    assert(
+      os.execute(
+      ("(%s %s --arch sm_90 --cache-dir %s >%s/out 2>%s/err; echo $? >%s/code.tmp; mv "
+      .. "%s/code.tmp %s/code) >/dev/null 2>&1 &"):format(
+      h.quote(bin), h.quote(dir .. "/s.lua"), h.quote(cache), h.quote(dir), h.quote(dir),
+        h.quote(dir), h.quote(dir), h.quote(dir))))
     local said
     for _ = 1, 600 do -- the note comes after 5 s of waiting; at most 60 s
       local f = io.open(dir .. "/err") -- made by the shell, which may not have started yet
@@ -433,14 +469,18 @@ extern "C" __global__ void slow(int *d) {
     end
     h.write(dir .. "/release", "")
     assert.equal("0\n", wait_for(dir .. "/code"), h.read(dir .. "/err"))
-    assert.equal(COMPILED, h.read(dir .. "/out")) -- it compiled once the lock was let go (nothing was stored)
+    -- it compiled once the lock was let go (nothing was stored)
+    assert.equal(COMPILED, h.read(dir .. "/out"))
     local err = h.read(dir .. "/err")
     local _, n = err:gsub("waiting for another process that compiles it", "")
     assert.equal(1, n, err)
-    assert.matches("wl.kernel 'axpy<float>': waiting for another process that compiles it %(5 s so far; the lock is .-%.lock", err)
+    assert.matches(
+      "wl.kernel 'axpy<float>': waiting for another process that compiles it %(5 s so far; the "
+      .. "lock is .-%.lock", err)
   end)
 
-  it("compiles without the lock where its name is not a regular file (a FIFO planted there)", function()
+  it("compiles without the lock where its name is not a regular file (a FIFO planted there)",
+    function()
     local script = cache_script(("%q"):format(AXPY))
     local _, _, cache = run(script)
     local entry = cache_entries(cache)[1]
@@ -505,7 +545,9 @@ m()
 io.stderr:write("done\n")
 ]])
     assert.equal(0, r.code, r.stderr)
-    assert.matches("^launch of axpy<float> <<<%(4,1,1%), %(256,1,1%), 0>>>\nnil\tnot measured: %-%-compile%-only runs nothing\n", r.stdout)
+    assert.matches(
+      "^launch of axpy<float> <<<%(4,1,1%), %(256,1,1%), 0>>>\nnil\tnot measured: "
+      .. "%-%-compile%-only runs nothing\n", r.stdout)
     assert.matches("done\n", r.stderr)
   end)
 
@@ -524,12 +566,14 @@ io.stderr:write("done\n")
 
   it("refuses a float where an integer is expected", function()
     refused("axpy:bind { grid = 4, block = 256, args = { 2.0, x, y, 2.5 } }",
-      "kernel 'axpy<float>' argument 4 (int, PTX .u32): expected an integer from -2147483648 to 2147483647, got float 2.5")
+      "kernel 'axpy<float>' argument 4 (int, PTX .u32): expected an integer from -2147483648 to "
+        .. "2147483647, got float 2.5")
   end)
 
   it("refuses a tensor where a number is expected", function()
     refused("axpy:bind { grid = 4, block = 256, args = { x, x, y, 1024 } }",
-      "kernel 'axpy<float>' argument 1 (float, PTX .f32): expected a number, got a f32 tensor (device)")
+      "kernel 'axpy<float>' argument 1 (float, PTX .f32): expected a number, got a f32 tensor "
+        .. "(device)")
   end)
 
   it("refuses a number where a tensor is expected", function()
@@ -539,7 +583,8 @@ io.stderr:write("done\n")
 
   it("refuses a tensor of another dtype than the pointer's", function()
     refused("axpy:bind { grid = 4, block = 256, args = { 2.0, x, half, 1024 } }",
-      "kernel 'axpy<float>' argument 3 (float*, PTX .u64): expected a f32 tensor, got a f16 tensor (device)")
+      "kernel 'axpy<float>' argument 3 (float*, PTX .u64): expected a f32 tensor, got a f16 "
+        .. "tensor (device)")
   end)
 
   it("refuses a pageable host tensor for a pointer", function()
@@ -551,9 +596,11 @@ io.stderr:write("done\n")
 
   it("refuses an integer out of the parameter's range", function()
     refused("axpy:bind { grid = 4, block = 256, args = { 2.0, x, y, 2^40 } }",
-      "kernel 'axpy<float>' argument 4 (int, PTX .u32): expected an integer from -2147483648 to 2147483647, got float 1099511627776")
+      "kernel 'axpy<float>' argument 4 (int, PTX .u32): expected an integer from -2147483648 to "
+        .. "2147483647, got float 1099511627776")
     refused("axpy:bind { grid = 4, block = 256, args = { 2.0, x, y, 1 << 40 } }",
-      "argument 4 (int, PTX .u32): expected an integer from -2147483648 to 2147483647, got integer 1099511627776")
+      "argument 4 (int, PTX .u32): expected an integer from -2147483648 to 2147483647, got "
+        .. "integer 1099511627776")
   end)
 
   it("refuses a string for a float", function()
@@ -565,7 +612,8 @@ io.stderr:write("done\n")
     refused("addone:bind { grid = 4, block = 256, args = { y, 2.5 } }",
       "kernel 'addone' argument 2 (type unknown: extern \"C\", PTX .u32): expected an integer")
     refused("addone:bind { grid = 4, block = 256, args = { y, y } }",
-      "kernel 'addone' argument 2 (type unknown: extern \"C\", PTX .u32): expected a number, got a f32 tensor (device)")
+      "kernel 'addone' argument 2 (type unknown: extern \"C\", PTX .u32): expected a number, "
+        .. "got a f32 tensor (device)")
   end)
 
   it("makes a refused bind a catchable error of kind script", function()
@@ -607,10 +655,13 @@ try { string.pack("fi", 1.5, 2), 0.5, true, 256, out }
       "4\t.u8\tunsigned char",
       "5\t.u64\tfloat*",
       "true",
-      "kernel 'f' argument 1 (P, PTX .b8[8]): expected a string of exactly 8 bytes (string.pack), got string",
-      "kernel 'f' argument 1 (P, PTX .b8[8]): expected a string of exactly 8 bytes (string.pack), got table",
+      "kernel 'f' argument 1 (P, PTX .b8[8]): expected a string of exactly 8 bytes "
+        .. "(string.pack), got string",
+      "kernel 'f' argument 1 (P, PTX .b8[8]): expected a string of exactly 8 bytes "
+        .. "(string.pack), got table",
       "kernel 'f' argument 2 (__half, PTX .b8[2]): expected a number, got string",
-      "kernel 'f' argument 4 (unsigned char, PTX .u8): expected an integer from 0 to 255, got integer 256",
+      "kernel 'f' argument 4 (unsigned char, PTX .u8): expected an integer from 0 to 255, got "
+        .. "integer 256",
     }, "\n"), 1, true), r.stdout)
   end)
 
@@ -637,7 +688,8 @@ print(pcall(wl.device))
 print(pcall(function() return axpy.attributes end))
 ]])
     assert.equal(0, r.code, r.stderr)
-    assert.matches("^false\t[^\n]*needs a CUDA device[^\n]*\nfalse\t[^\n]*needs a CUDA device", r.stdout)
+    assert.matches("^false\t[^\n]*needs a CUDA device[^\n]*\nfalse\t[^\n]*needs a CUDA device",
+      r.stdout)
   end)
 
   it("keeps a pinned host tensor pinned, and binds it to a pointer", function()

@@ -8,11 +8,13 @@ local function have(program) return (os.execute("command -v " .. program .. " >/
 
 describe("the Lua code", function()
   if not have("luacheck") then
-    pending("luacheck finds no warning -- skipped: luacheck is not installed (apt-get install lua-check)")
+    pending(
+      "luacheck finds no warning -- skipped: luacheck is not installed (apt-get install lua-check)")
     return
   end
   it("has no luacheck warning (.luacheckrc)", function()
-    local p = assert(io.popen(("cd %s && luacheck . --formatter plain --no-color 2>&1; echo \"exit $?\""):format(
+    local p = assert(
+      io.popen(("cd %s && luacheck . --formatter plain --no-color 2>&1; echo \"exit $?\""):format(
       h.quote(h.source_dir))))
     local out = p:read("a")
     p:close()

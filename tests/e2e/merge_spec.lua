@@ -45,7 +45,8 @@ describe("wlrun merge", function()
     assert.equal(1, doc.version)
     assert.is_true(doc.complete)
     assert.same({ 1, 2, 3, 4 }, indices(doc))
-    assert.same({ 1, 2, 1, 2 }, { doc.configurations[1].from, doc.configurations[2].from, doc.configurations[3].from,
+    assert.same({ 1, 2, 1, 2 }, { doc.configurations[1].from, doc.configurations[2].from,
+      doc.configurations[3].from,
                                   doc.configurations[4].from })
     assert.equal(4, doc.scenario.total_configurations)
     assert.is_nil(doc.shard)
@@ -58,7 +59,8 @@ describe("wlrun merge", function()
     assert.same({ k = 1, n = 2, source = "SLURM_ARRAY_TASK_ID" }, s1.shard)
     assert.same({ 0, 1 }, { s1.device.index, s2.device.index })
     assert.equal("NVIDIA H200", s2.device.name)
-    assert.same({ "2026-11-29T22:31:09Z", "2026-11-29T22:31:52Z", true, 2 }, { s2.started, s2.finished, s2.complete,
+    assert.same({ "2026-11-29T22:31:09Z", "2026-11-29T22:31:52Z", true, 2 },
+      { s2.started, s2.finished, s2.complete,
                                                                                s2.configurations })
     -- the measurements are those of the shards, untouched
     local sample = json_of(h.read(h.source_dir .. "/tests/fixtures/results/sample.json"))
@@ -96,12 +98,14 @@ describe("wlrun merge", function()
     assert.equal(h.read(R .. "plain.txt"), merge(args .. "plain").stdout)
     -- Markdown too, but for the end: the second shard finished later
     local md = merge(args .. "markdown").stdout
-    assert.equal((h.read(R .. "sample.md"):gsub("finished: 2026%-11%-29T22:31:40Z", "finished: 2026-11-29T22:31:52Z")), md)
+    assert.equal((h.read(R .. "sample.md"):gsub("finished: 2026%-11%-29T22:31:40Z",
+      "finished: 2026-11-29T22:31:52Z")), md)
     -- no -o: the table on standard output
     local r = merge(fx("shard_1.json", "shard_2.json"))
     assert.equal(h.read(R .. "table.txt"), r.stdout)
     -- -o: the format from the extension, several at once
-    r = merge(fx("shard_1.json", "shard_2.json") .. " -q -o " .. q(dir .. "/m.csv") .. " -o " .. q(dir .. "/m.md")
+    r = merge(fx("shard_1.json", "shard_2.json") .. " -q -o " .. q(dir .. "/m.csv") .. " -o "
+      .. q(dir .. "/m.md")
       .. " -o " .. q(dir .. "/m.txt") .. " --output=" .. q(dir .. "/m.json"))
     assert.equal(0, r.code, r.stderr)
     assert.equal(h.read(R .. "sample.csv"), h.read(dir .. "/m.csv"))
@@ -119,7 +123,8 @@ describe("wlrun merge", function()
     assert.matches("\nVerdicts: 2 same\n", r.stdout)
     assert.matches("Geometric mean of NEW/BASE over 2 configurations: 1%.000 ", r.stdout)
     -- and the same as the run that was split
-    r = h.run("compare " .. q(h.source_dir .. "/tests/fixtures/results/sample.json") .. " " .. q(out))
+    r = h.run("compare " .. q(h.source_dir .. "/tests/fixtures/results/sample.json") .. " "
+      .. q(out))
     assert.equal(0, r.code, r.stderr)
     assert.matches("\nVerdicts: 2 same\n", r.stdout)
     -- a merged document merges again
@@ -128,11 +133,15 @@ describe("wlrun merge", function()
     assert.same({ 1, 2, 3, 4 }, indices(json_of(r.stdout)))
   end)
 
-  it("keeps a duplicated configuration once, the first file's, with a warning naming the files", function()
+  it("keeps a duplicated configuration once, the first file's, with a warning naming the files",
+    function()
     local r = merge(fx("shard_1.json", "overlap.json") .. " --format json")
     assert.equal(0, r.code, r.stderr)
-    assert.equal(("wlrun merge: warning: configuration #3 (variant=tiled, M=1024, N=1024) is in '%sshard_1.json' and '%soverlap.json': kept the one in '%sshard_1.json'\n")
-      :format(F, F, F) .. "wlrun merge: 2 files: 4 of 4 configurations, 1 duplicated, complete\n", r.stderr)
+    assert.equal(
+      ("wlrun merge: warning: configuration #3 (variant=tiled, M=1024, N=1024) is in "
+      .. "'%sshard_1.json' and '%soverlap.json': kept the one in '%sshard_1.json'\n")
+      :format(F, F, F) .. "wlrun merge: 2 files: 4 of 4 configurations, 1 duplicated, complete\n",
+        r.stderr)
     local doc = json_of(r.stdout)
     assert.same({ 1, 2, 3, 4 }, indices(doc))
     assert.equal(1, doc.configurations[3].from)
@@ -141,22 +150,30 @@ describe("wlrun merge", function()
     -- the same file twice: every configuration duplicated
     r = merge(fx("shard_1.json", "shard_1.json"))
     assert.equal(0, r.code)
-    assert.matches("2 files: 2 of 4 configurations, 2 duplicated, INCOMPLETE: missing #2, #4", r.stderr)
+    assert.matches("2 files: 2 of 4 configurations, 2 duplicated, INCOMPLETE: missing #2, #4",
+      r.stderr)
   end)
 
   it("lists the missing configurations and shards; the document is incomplete", function()
     local r = merge(fx("shard_1.json") .. " --format json")
     assert.equal(0, r.code, r.stderr)
-    assert.equal("wlrun merge: 1 file: 2 of 4 configurations, INCOMPLETE: missing #2, #4; no file of shard 2/2\n", r.stderr)
+    assert.equal(
+      "wlrun merge: 1 file: 2 of 4 configurations, INCOMPLETE: missing #2, #4; no file of "
+      .. "shard 2/2\n", r.stderr)
     local doc = json_of(r.stdout)
     assert.is_false(doc.complete)
     assert.same({ 2, 4 }, doc.missing)
-    assert.matches("%(incomplete: interrupted or still running%)", merge(fx("shard_1.json") .. " -q").stdout)
+    assert.matches("%(incomplete: interrupted or still running%)",
+      merge(fx("shard_1.json") .. " -q").stdout)
     -- an interrupted shard: what it measured is kept, the rest is missing
     r = merge(fx("shard_1.json", "partial.json") .. " --format json")
     assert.equal(0, r.code, r.stderr)
-    assert.matches("warning: '" .. F:gsub("%p", "%%%0") .. "partial%.json' is incomplete %(its run was interrupted or is still going on%)\n", r.stderr)
-    assert.matches("2 files: 3 of 4 configurations, INCOMPLETE: missing #4; some files are incomplete\n$", r.stderr)
+    assert.matches("warning: '" .. F:gsub("%p", "%%%0")
+      .. "partial%.json' is incomplete %(its run was interrupted or is still going on%)\n",
+      r.stderr)
+    assert.matches(
+      "2 files: 3 of 4 configurations, INCOMPLETE: missing #4; some files are incomplete\n$",
+      r.stderr)
     doc = json_of(r.stdout)
     assert.is_false(doc.complete)
     assert.same({ 4 }, doc.missing)
@@ -166,7 +183,9 @@ describe("wlrun merge", function()
   it("says the total is unknown when the files do not carry it", function()
     local r = merge(fx("legacy_a.json", "legacy_b.json") .. " --format json")
     assert.equal(0, r.code, r.stderr)
-    assert.equal("wlrun merge: 2 files: 4 configurations, complete as far as the files tell (they do not say how many configurations the sweep has)\n",
+    assert.equal(
+      "wlrun merge: 2 files: 4 configurations, complete as far as the files tell (they do not "
+      .. "say how many configurations the sweep has)\n",
       r.stderr)
     local doc = json_of(r.stdout)
     assert.same({ 1, 2, 3, 4 }, indices(doc))
@@ -179,27 +198,37 @@ describe("wlrun merge", function()
   it("warns about different devices but merges", function()
     local r = merge(fx("shard_1.json", "other_device.json") .. " --format json")
     assert.equal(0, r.code, r.stderr)
-    assert.matches("wlrun merge: warning: '.-shard_1%.json' and '.-other_device%.json' come from different devices %('NVIDIA H200' and 'NVIDIA A100%-SXM4%-80GB'%): the merged results mix them\n", r.stderr)
+    assert.matches(
+      "wlrun merge: warning: '.-shard_1%.json' and '.-other_device%.json' come from different "
+      .. "devices %('NVIDIA H200' and 'NVIDIA A100%-SXM4%-80GB'%): the merged results mix them\n",
+      r.stderr)
     local doc = json_of(r.stdout)
     assert.is_true(doc.complete)
     assert.equal("NVIDIA A100-SXM4-80GB", doc.shards[2].device.name)
     assert.equal("NVIDIA H200", doc.device.name) -- the first file's
-    assert.equal("", merge(fx("shard_1.json", "other_device.json") .. " -q -o " .. q(dir .. "/x.json")).stderr)
+    assert.equal("", merge(fx("shard_1.json", "other_device.json") .. " -q -o "
+      .. q(dir .. "/x.json")).stderr)
   end)
 
-  it("refuses files of different scenarios, scripts, settings or spaces: exit 2, naming both", function()
+  it("refuses files of different scenarios, scripts, settings or spaces: exit 2, naming both",
+    function()
     local cases = {
       { "other_scenario.json", "are runs of different scenarios %('gemm_sweep' and 'softmax'%)" },
-      { "other_hash.json", "were made by different versions of the scenario's script %(hashes 'fnv1a128:9f0c3b7a51e2d4c8a0b6e1f27d3c9a45' and 'fnv1a128:0+1'%)" },
-      { "other_settings.json", "were run with different settings %(run%.flush_l2 false vs true, run%.iters 20 vs 50%)" },
-      { "other_space.json", "are of different parameter spaces %(4 and 6 configurations: other %-p or %-%-filter%?%)" },
+      { "other_hash.json",
+        "were made by different versions of the scenario's script %(hashes "
+        .. "'fnv1a128:9f0c3b7a51e2d4c8a0b6e1f27d3c9a45' and 'fnv1a128:0+1'%)" },
+      { "other_settings.json",
+        "were run with different settings %(run%.flush_l2 false vs true, run%.iters 20 vs 50%)" },
+      { "other_space.json",
+        "are of different parameter spaces %(4 and 6 configurations: other %-p or %-%-filter%?%)" },
     }
     for _, c in ipairs(cases) do
       local out = dir .. "/never.json"
       local r = merge(fx("shard_1.json", c[1]) .. " -o " .. q(out))
       assert.equal(2, r.code, c[1])
       assert.equal("", r.stdout)
-      local both = ("^wlrun: merge: '%sshard_1%%.json' and '%s%s' "):format(F:gsub("%p", "%%%0"), F:gsub("%p", "%%%0"),
+      local both = ("^wlrun: merge: '%sshard_1%%.json' and '%s%s' "):format(F:gsub("%p", "%%%0"),
+        F:gsub("%p", "%%%0"),
         c[1]:gsub("%p", "%%%0"))
       assert.matches(both .. c[2] .. ": only the shards of one sweep merge\n$", r.stderr)
       assert.is_nil(io.open(out))
@@ -215,14 +244,18 @@ describe("wlrun merge", function()
     h.write(dir .. "/bad.json", require("wlrun.report").render(doc, "json"))
     local r = merge(fx("overlap.json") .. " " .. q(dir .. "/bad.json"))
     assert.equal(2, r.code)
-    assert.matches("configuration #2 is %(variant=naive, M=4096, N=4096%) in '.-overlap%.json' but %(variant=naive, M=2048, N=4096%) in '.-bad%.json': the files are shards of different parameter spaces", r.stderr)
+    assert.matches(
+      "configuration #2 is %(variant=naive, M=4096, N=4096%) in '.-overlap%.json' but "
+      .. "%(variant=naive, M=2048, N=4096%) in '.-bad%.json': the files are shards of different "
+      .. "parameter spaces", r.stderr)
   end)
 
   describe("errors", function()
     it("a missing or unreadable file: exit 9, naming it", function()
       local r = merge(fx("shard_1.json", "nope.json"))
       assert.equal(9, r.code)
-      assert.equal("wlrun: merge: cannot read '" .. F .. "nope.json': No such file or directory\n", r.stderr)
+      assert.equal("wlrun: merge: cannot read '" .. F .. "nope.json': No such file or directory\n",
+        r.stderr)
       assert.equal("", r.stdout)
       r = merge(fx("shard_1.json") .. " " .. q(F))
       assert.equal(9, r.code)
@@ -232,7 +265,9 @@ describe("wlrun merge", function()
     it("not a results document or not JSON: exit 2", function()
       local r = merge(fx("shard_1.json", "not_results.json"))
       assert.equal(2, r.code)
-      assert.matches("not_results%.json' is not a wlrun%-results document %(its schema is 'wlrun%-compare'%)", r.stderr)
+      assert.matches(
+        "not_results%.json' is not a wlrun%-results document %(its schema is 'wlrun%-compare'%)",
+        r.stderr)
       h.write(dir .. "/cut.json", h.read(F .. "shard_1.json"):sub(1, 300))
       r = merge(fx("shard_1.json") .. " " .. q(dir .. "/cut.json"))
       assert.equal(2, r.code)
@@ -243,7 +278,8 @@ describe("wlrun merge", function()
       local cases = {
         { "", "expected results files to merge" },
         { fx("shard_1.json") .. " --frob", "unknown option '%-%-frob'" },
-        { fx("shard_1.json") .. " --format html", "%-%-format: expected table, plain, csv, markdown, json, got 'html'" },
+        { fx("shard_1.json") .. " --format html",
+          "%-%-format: expected table, plain, csv, markdown, json, got 'html'" },
         { fx("shard_1.json") .. " -o out.pdf", "cannot tell the output format of 'out%.pdf'" },
         { fx("shard_1.json") .. " -o", "option %-o needs a value" },
       }
@@ -257,13 +293,15 @@ describe("wlrun merge", function()
     it("a file -o cannot write: exit 9", function()
       local r = merge(fx("shard_1.json", "shard_2.json") .. " -o /nonexistent/dir/all.json")
       assert.equal(9, r.code)
-      assert.matches("cannot write '/nonexistent/dir/all%.json': No such file or directory", r.stderr)
+      assert.matches("cannot write '/nonexistent/dir/all%.json': No such file or directory",
+        r.stderr)
     end)
   end)
 
   it("prints its help", function()
     local r = merge("--help")
     assert.equal(0, r.code)
-    assert.matches("^Usage: wlrun merge A%.json B%.json %.%.%. %[%-o ALL%.json%] %[options%]\n", r.stdout)
+    assert.matches("^Usage: wlrun merge A%.json B%.json %.%.%. %[%-o ALL%.json%] %[options%]\n",
+      r.stdout)
   end)
 end)

@@ -26,7 +26,8 @@ describe("a scenario's parameters", function()
     assert.matches('not the string "s" at %[1%]', r.stderr)
   end)
 
-  it("wl.range names the argument that is not a finite number, or the order that is wrong", function()
+  it("wl.range names the argument that is not a finite number, or the order that is wrong",
+    function()
     for _, x in ipairs {
       { "wl.range(0/0, 10)", "lo must be a finite number, got nan" },
       { "wl.range(1, 1/0)", "hi must be a finite number, got inf" },
@@ -44,14 +45,18 @@ describe("a scenario's parameters", function()
 end)
 
 describe("a declaration's mistakes", function()
-  it("name the script's line also in `return wl.X{...}`, a tail call that leaves no frame of the script", function()
+  it(
+    "name the script's line also in `return wl.X{...}`, a tail call that leaves no frame of "
+    .. "the script", function()
     for _, x in ipairs {
       { "return wl.loop { setp = function() end }", "wl%.loop: unknown field 'setp'" },
-      { "return wl.command { command = { 'true' }, stpe = 'x' }", "wl%.command: unknown field 'stpe'" },
+      { "return wl.command { command = { 'true' }, stpe = 'x' }",
+        "wl%.command: unknown field 'stpe'" },
       { "return wl.scenario { nme = 'x' }", "wl%.scenario: unknown field 'nme'" },
       { "local s = wl.loop { setp = 1 }\nreturn s", "wl%.loop: unknown field 'setp'" },
     } do
-      local r = h.run_script("local wl = require 'wlrun'\n-- a comment\n" .. x[1] .. "\n", "--compile-only --arch sm_90")
+      local r = h.run_script("local wl = require 'wlrun'\n-- a comment\n" .. x[1] .. "\n",
+        "--compile-only --arch sm_90")
       assert.equal(1, r.code, x[1])
       assert.matches("^wlrun: [^\n]*script%.lua:3: " .. x[2], r.stderr)
     end
@@ -79,12 +84,15 @@ describe("the strict loader", function()
     end
   end
 
-  it("refuses a 'started' or 'finished' that is not a time stamp, naming the file and the field", function()
+  it("refuses a 'started' or 'finished' that is not a time stamp, naming the file and the field",
+    function()
     local doc = copy()
     doc.started = "yesterday"
     local r = export("started.json", doc)
     assert.equal(2, r.code)
-    assert.matches("'[^']*started.json' is malformed: started is 'yesterday', not a time stamp like 2026%-11%-29T22:31:07Z",
+    assert.matches(
+      "'[^']*started.json' is malformed: started is 'yesterday', not a time stamp like "
+      .. "2026%-11%-29T22:31:07Z",
       r.stderr)
     doc = copy()
     doc.finished = 12
@@ -99,18 +107,23 @@ describe("the strict loader", function()
     c.samples[2] = -1e-3
     local r = export("sample.json", doc)
     assert.equal(2, r.code)
-    assert.matches(("sample.json' is malformed: configurations%%[%d%%].samples%%[2%%] is %%-0.001: a time measured is not negative"):format(i),
+    assert.matches(
+      ("sample.json' is malformed: configurations%%[%d%%].samples%%[2%%] is %%-0.001: a time "
+      .. "measured is not negative"):format(i),
       r.stderr)
     doc = copy()
     c, i = measured(doc)
     c.stats.median = -2e-3
     r = export("median.json", doc)
     assert.equal(2, r.code)
-    assert.matches(("configurations%%[%d%%].stats.median is %%-0.002: a time measured is not negative"):format(i), r.stderr)
+    assert.matches(
+      ("configurations%%[%d%%].stats.median is %%-0.002: a time measured is not negative"):format(
+      i), r.stderr)
   end)
 
   it("refuses a time stamp that is no real date or time, and takes a leap day", function()
-    for _, t in ipairs { "2026-02-31T10:00:00Z", "2026-11-29T99:99:99Z", "2025-02-29T00:00:00Z", "2026-13-01T00:00:00Z" } do
+    for _, t in ipairs { "2026-02-31T10:00:00Z", "2026-11-29T99:99:99Z", "2025-02-29T00:00:00Z",
+      "2026-13-01T00:00:00Z" } do
       local doc = copy()
       doc.started = t
       local r = export("date.json", doc)
@@ -128,17 +141,22 @@ describe("the strict loader", function()
     c.samples[1] = c.samples[1] + 4
     local r = export("edited.json", doc)
     assert.equal(2, r.code)
-    assert.matches(("configurations%%[%d%%].stats.%%a+ is [%%d.e-]+ but its samples %%(configurations%%[%d%%].samples%%) give"):format(i, i),
+    assert.matches(
+      ("configurations%%[%d%%].stats.%%a+ is [%%d.e-]+ but its samples "
+      .. "%%(configurations%%[%d%%].samples%%) give"):format(i, i),
       r.stderr)
     doc = copy()
     c, i = measured(doc)
     c.stats.n = c.stats.n + 1
     r = export("count.json", doc)
     assert.equal(2, r.code)
-    assert.matches(("configurations%%[%d%%].stats.n is %%d+ but configurations%%[%d%%].samples holds %%d+ samples"):format(i, i), r.stderr)
+    assert.matches(
+      ("configurations%%[%d%%].stats.n is %%d+ but configurations%%[%d%%].samples holds "
+      .. "%%d+ samples"):format(i, i), r.stderr)
     doc = copy()
     c, i = measured(doc)
-    c.loop = { batch_size = 8, throughput = 1.0, phases = { { name = "forward", mean = 1e-3 } }, outside = { mean = 0, share = 0 } }
+    c.loop = { batch_size = 8, throughput = 1.0, phases = { { name = "forward", mean = 1e-3 } },
+      outside = { mean = 0, share = 0 } }
     r = export("share.json", doc)
     assert.equal(2, r.code)
     assert.matches(("configurations%%[%d%%].loop.phases%%[1%%] has no share"):format(i), r.stderr)

@@ -8,7 +8,8 @@ local h = require "helper"
 local M = h.modules
 
 local function run(source, arch)
-  return h.run_script("local wl = require 'wlrun'\nlocal M = " .. ("%q"):format(M) .. "\n" .. source,
+  return h.run_script("local wl = require 'wlrun'\nlocal M = " .. ("%q"):format(M) .. "\n"
+    .. source,
     "--compile-only --arch " .. (arch or "sm_90") .. " --cache-dir " .. h.quote(h.tmpdir()))
 end
 
@@ -25,7 +26,8 @@ describe("precompiled modules under --compile-only", function()
   it("loads an extern \"C\" kernel from a cubin: sizes from the cubin, in the report", function()
     local r = run(SHOW .. [[show(wl.kernel { file = M .. "/kernels.cubin", name = "scale" })]])
     assert.equal(0, r.code, r.stderr)
-    assert.matches("scale\tscale\tsm_90\tkernels.cubin\t? .b64 8, ? .b64 8, ? .b32 4, ? .b32 4\n", r.stdout, 1, true)
+    assert.matches("scale\tscale\tsm_90\tkernels.cubin\t? .b64 8, ? .b64 8, ? .b32 4, ? .b32 4\n",
+      r.stdout, 1, true)
     assert.matches("scale%s+sm_90%s+precompiled%s+4 params%s+.*kernels%.cubin", r.stdout)
   end)
 
@@ -34,9 +36,12 @@ describe("precompiled modules under --compile-only", function()
 show(wl.kernel { file = M .. "/kernels.cubin", name = "axpy<float>" })
 show(wl.kernel { file = M .. "/kernels.cubin", name = "_Z4axpyIdEvPT_PKS0_S0_i" })]])
     assert.equal(0, r.code, r.stderr)
-    assert.matches("axpy<float>\t_Z4axpyIfEvPT_PKS0_S0_i\tsm_90\tkernels.cubin\tfloat* .b64 8, const float* .b64 8, float .b32 4, int .b32 4",
+    assert.matches(
+      "axpy<float>\t_Z4axpyIfEvPT_PKS0_S0_i\tsm_90\tkernels.cubin\tfloat* .b64 8, const float* "
+      .. ".b64 8, float .b32 4, int .b32 4",
       r.stdout, 1, true)
-    assert.matches("double* .b64 8, const double* .b64 8, double .b64 8, int .b32 4", r.stdout, 1, true)
+    assert.matches("double* .b64 8, const double* .b64 8, double .b64 8, int .b32 4", r.stdout, 1,
+      true)
   end)
 
   it("chooses a fatbin's image for the target: sm_90, sm_80 for sm_86, PTX for sm_100", function()
@@ -44,7 +49,8 @@ show(wl.kernel { file = M .. "/kernels.cubin", name = "_Z4axpyIdEvPT_PKS0_S0_i" 
     local r90, r86, r100 = run(src), run(src, "sm_86"), run(src, "sm_100")
     assert.equal(0, r90.code, r90.stderr)
     -- the fatbin's (compressed) PTX gives the kinds beside the cubin's sizes
-    assert.matches("scale\tscale\tsm_90\tkernels.fatbin\t? .u64 8, ? .u64 8, ? .f32 4, ? .u32 4", r90.stdout, 1, true)
+    assert.matches("scale\tscale\tsm_90\tkernels.fatbin\t? .u64 8, ? .u64 8, ? .f32 4, ? .u32 4",
+      r90.stdout, 1, true)
     assert.matches("\tsm_80\tkernels.fatbin", r86.stdout, 1, true)
     assert.matches("\tcompute_90\tkernels.fatbin", r100.stdout, 1, true)
   end)
@@ -53,13 +59,18 @@ show(wl.kernel { file = M .. "/kernels.cubin", name = "_Z4axpyIdEvPT_PKS0_S0_i" 
     local src = SHOW .. [[show(wl.kernel { file = M .. "/kernels.ptx", name = "axpy<float>" })]]
     local r = run(src)
     assert.equal(0, r.code, r.stderr)
-    assert.matches("compute_80\tkernels.ptx\tfloat* .u64 8, const float* .u64 8, float .f32 4, int .u32 4", r.stdout, 1, true)
+    assert.matches(
+      "compute_80\tkernels.ptx\tfloat* .u64 8, const float* .u64 8, float .f32 4, int .u32 4",
+      r.stdout, 1, true)
     r = run(src, "sm_75")
     assert.equal(6, r.code)
-    assert.matches("script.lua:%d+: wl.kernel 'axpy<float>': .*kernels%.ptx %(ptx%): PTX for compute_80 %(its %.target%); %-%-arch is sm_75", r.stderr)
+    assert.matches(
+      "script.lua:%d+: wl.kernel 'axpy<float>': .*kernels%.ptx %(ptx%): PTX for compute_80 "
+      .. "%(its %.target%); %-%-arch is sm_75", r.stderr)
   end)
 
-  it("binds with the module's checks: count, sizes, a struct by value packed to its size", function()
+  it("binds with the module's checks: count, sizes, a struct by value packed to its size",
+    function()
     local r = run([[
 local k = wl.kernel { file = M .. "/kernels.cubin", name = "shift" }
 local y = wl.tensor { 8, dtype = "i32" }
@@ -68,7 +79,9 @@ print(select(2, pcall(k.bind, k, { grid = 1, block = 8, args = { y, "short", 8 }
 print(select(2, pcall(k.bind, k, { grid = 1, block = 8, args = { y, 8 } })).message)]])
     assert.equal(0, r.code, r.stderr)
     assert.matches("launch of shift", r.stdout, 1, true)
-    assert.matches("argument 2 %(type unknown: extern \"C\", PTX %.b8%[16%]%): expected a string of exactly 16 bytes", r.stdout)
+    assert.matches(
+      "argument 2 %(type unknown: extern \"C\", PTX %.b8%[16%]%): expected a string of exactly "
+      .. "16 bytes", r.stdout)
     assert.matches("kernel 'shift' takes 3 arguments, bind gave 2", r.stdout, 1, true)
   end)
 
@@ -79,31 +92,43 @@ for _, p in ipairs(k.params) do io.write(p.ctype, "; ") end print()
 local x = wl.tensor { 4, dtype = "f32" }
 print(select(2, pcall(k.bind, k, { grid = 1, block = 4, args = { x, x, 2.0, 1.5 } })).message)
 print(select(2, pcall(wl.kernel, { file = M .. "/kernels.cubin", name = "scale", params = "float* y, const float* x, double a, int n" })).message)
-print(select(2, pcall(wl.kernel, { file = M .. "/kernels.cubin", name = "scale", params = "float* y, int n" })).message)]])
+print(select(2, pcall(wl.kernel, { file = M .. "/kernels.cubin", name = "scale", params = "float* y, int n" })).message)]]) -- luacheck: ignore 631
     assert.equal(0, r.code, r.stderr)
     assert.matches("float*; const float*; float; int; ", r.stdout, 1, true)
     assert.matches("argument 4 (int, PTX .s32): expected an integer", r.stdout, 1, true)
-    assert.matches("params declares parameter 3 as 'double' (8 bytes), the module has .b32 (4 bytes)", r.stdout, 1, true)
+    assert.matches(
+      "params declares parameter 3 as 'double' (8 bytes), the module has .b32 (4 bytes)", r.stdout,
+      1, true)
     assert.matches("params declares 2 parameters, the module's kernel has 4", r.stdout, 1, true)
   end)
 
   local bad = {
-    { "a missing file", [[wl.kernel { file = "nope.cubin", name = "scale" }]], 9, "cannot read .*nope%.cubin: No such file" },
+    { "a missing file", [[wl.kernel { file = "nope.cubin", name = "scale" }]], 9,
+      "cannot read .*nope%.cubin: No such file" },
     { "a truncated cubin", [[wl.kernel { file = M .. "/truncated.cubin", name = "scale" }]], 6,
-      "truncated or corrupt cubin %(its section table lies past the end of the file, 1000 bytes%)" },
-    { "a file that is no module", [[wl.kernel { file = M .. "/kernels.ptx", format = "cubin", name = "scale" }]], 6,
+      "truncated or corrupt cubin %(its section table lies past the end of the file, "
+        .. "1000 bytes%)" },
+    { "a file that is no module",
+      [[wl.kernel { file = M .. "/kernels.ptx", format = "cubin", name = "scale" }]], 6,
       "%(cubin%): not a cubin %(no ELF header%)" },
-    { "a cubin for another architecture", [[wl.kernel { file = M .. "/kernels_sm80.cubin", name = "scale" }]], 6,
+    { "a cubin for another architecture",
+      [[wl.kernel { file = M .. "/kernels_sm80.cubin", name = "scale" }]], 6,
       "built for sm_80; %-%-arch is sm_90" },
-    { "a kernel the module does not have", [[wl.kernel { file = M .. "/kernels.cubin", name = "axpy<int>" }]], 6,
-      "no kernel 'axpy<int>' in .*kernels%.cubin; it has .*void axpy<float>%(float%*, float const%*, float, int%) %(_Z4axpyIfEvPT_PKS0_S0_i%).*scale" },
-    { "an unknown format", [[wl.kernel { file = M .. "/kernels.cubin", format = "elf", name = "scale" }]], 1,
+    { "a kernel the module does not have",
+      [[wl.kernel { file = M .. "/kernels.cubin", name = "axpy<int>" }]], 6,
+      "no kernel 'axpy<int>' in .*kernels%.cubin; it has .*void axpy<float>%(float%*, float "
+        .. "const%*, float, int%) %(_Z4axpyIfEvPT_PKS0_S0_i%).*scale" },
+    { "an unknown format",
+      [[wl.kernel { file = M .. "/kernels.cubin", format = "elf", name = "scale" }]], 1,
       "format must be \"cubin\", \"fatbin\" or \"ptx\", got 'elf'" },
-    { "params for NVRTC source", [[wl.kernel { "__global__ void q() {}", name = "q", params = "" }]], 1,
+    { "params for NVRTC source",
+      [[wl.kernel { "__global__ void q() {}", name = "q", params = "" }]], 1,
       "params is for precompiled code" },
-    { "defines for a cubin", [[wl.kernel { file = M .. "/kernels.cubin", name = "scale", defines = { N = 4 } }]], 1,
+    { "defines for a cubin",
+      [[wl.kernel { file = M .. "/kernels.cubin", name = "scale", defines = { N = 4 } }]], 1,
       "defines is for code compiled from source; .*kernels%.cubin is compiled already" },
-    { "options for a PTX file", [[wl.kernel { file = M .. "/kernels.ptx", name = "scale", options = { "-O3" } }]], 1,
+    { "options for a PTX file",
+      [[wl.kernel { file = M .. "/kernels.ptx", name = "scale", options = { "-O3" } }]], 1,
       "options is for code compiled from source" },
   }
   for _, b in ipairs(bad) do
@@ -124,7 +149,8 @@ describe("a hostile cubin", function()
     local f = assert(io.open(M .. "/kernels.cubin", "rb"))
     local data = f:read("a")
     f:close()
-    local shoff, shnum, shstrndx = string.unpack("<I8", data, 0x29), string.unpack("<I2", data, 0x3D),
+    local shoff, shnum, shstrndx = string.unpack("<I8", data, 0x29),
+      string.unpack("<I2", data, 0x3D),
       string.unpack("<I2", data, 0x3F)
     local function header(i) return shoff + i * 64 + 1 end -- 1-based position of section i's header
     local function nobits(bytes, i)
@@ -134,7 +160,8 @@ describe("a hostile cubin", function()
     end
     local hostile = nobits(data, shstrndx)
     for i = 0, shnum - 1 do
-      if string.unpack("<I4", data, header(i) + 4) == 2 then -- SHT_SYMTAB: its sh_link names the strings
+      -- SHT_SYMTAB: its sh_link names the strings
+      if string.unpack("<I4", data, header(i) + 4) == 2 then
         hostile = nobits(hostile, string.unpack("<I4", data, header(i) + 40))
       end
     end
@@ -150,7 +177,8 @@ describe("a hostile cubin", function()
 end)
 
 describe("NVRTC and the toolkit's include/cccl", function()
-  it("compiles CUB's block reduce (cub/block/), libcu++ and cooperative groups for sm_90", function()
+  it("compiles CUB's block reduce (cub/block/), libcu++ and cooperative groups for sm_90",
+    function()
     local r = run([==[
 local k = wl.kernel { [[
 #include <cuda/std/type_traits>

@@ -4,7 +4,8 @@
 local h = require "helper"
 
 local NVCC = (function()
-  for _, p in ipairs { os.getenv("CUDA_HOME") and (os.getenv("CUDA_HOME") .. "/bin/nvcc"), "/usr/local/cuda/bin/nvcc" } do
+  for _, p in ipairs { os.getenv("CUDA_HOME") and (os.getenv("CUDA_HOME") .. "/bin/nvcc"),
+    "/usr/local/cuda/bin/nvcc" } do
     if p and os.execute("test -x " .. h.quote(p)) then return p end
   end
 end)()
@@ -48,7 +49,9 @@ end
 ]]
 
 describe("wl.kernel compiled by nvcc", function()
-  nvcc_it("instantiates a template by its name, as NVRTC does: the same mangled name and parameters", function()
+  nvcc_it(
+    "instantiates a template by its name, as NVRTC does: the same mangled name and parameters",
+    function()
     local r = run(SHOW .. ([[
 show(wl.kernel { %q, name = "axpy<float>", compiler = "nvcc" })
 show(wl.kernel { %q, name = "axpy<double>", compiler = "nvrtc" })
@@ -57,8 +60,10 @@ print(k.ptx:find(".target sm_90", 1, true) ~= nil, k.cubin_bytes > 0)
 ]]):format(AXPY, AXPY, AXPY))
     assert.equal(0, r.code, r.stderr)
     assert.equal(table.concat({
-      ("nvcc\t%s\t_Z4axpyIfEvT_PKS0_PS0_i\tsm_90\t.f32 float, .u64 const float*, .u64 float*, .u32 int\tfalse"):format(VERSION),
-      "nvrtc\t13.0\t_Z4axpyIdEvT_PKS0_PS0_i\tsm_90\t.f64 double, .u64 const double*, .u64 double*, .u32 int\tfalse",
+      ("nvcc\t%s\t_Z4axpyIfEvT_PKS0_PS0_i\tsm_90\t.f32 float, .u64 const float*, .u64 float*, "
+        .. ".u32 int\tfalse"):format(VERSION),
+      "nvrtc\t13.0\t_Z4axpyIdEvT_PKS0_PS0_i\tsm_90\t.f64 double, .u64 const double*, .u64 "
+        .. "double*, .u32 int\tfalse",
       "true\ttrue",
     }, "\n") .. "\n", r.stdout:gsub("nvrtc\t%d+%.%d+", "nvrtc\t13.0"))
   end)
@@ -70,7 +75,8 @@ print(k.ptx:find(".target sm_90", 1, true) ~= nil, k.cubin_bytes > 0)
 static int host_only() { std::vector<int> v(3); return (int)v.size(); }
 extern "C" __global__ void hello(int* out) { printf("hi\n"); out[0] = 1; }
 ]]
-    local r = run(SHOW .. ("show(wl.kernel { %q, name = \"hello\", compiler = \"nvcc\" })\n"):format(src))
+    local r = run(SHOW
+      .. ("show(wl.kernel { %q, name = \"hello\", compiler = \"nvcc\" })\n"):format(src))
     assert.equal(0, r.code, r.stderr)
     assert.matches("^nvcc\t[%d.]+\thello\tsm_90\t.u64 nil\tfalse\n$", r.stdout)
     r = run(SHOW .. ("show(wl.kernel { %q, name = \"hello\" })\n"):format(src))
@@ -78,7 +84,8 @@ extern "C" __global__ void hello(int* out) { printf("hi\n"); out[0] = 1; }
     assert.matches("cannot open source file \"cstdio\"", r.stderr, 1, true)
   end)
 
-  nvcc_it("is chosen by --compiler and [compile] compiler; the table's own compiler wins", function()
+  nvcc_it("is chosen by --compiler and [compile] compiler; the table's own compiler wins",
+    function()
     local script = SHOW .. ([[
 show(wl.kernel { %q, name = "axpy<float>" })
 show(wl.kernel { %q, name = "axpy<float>", compiler = "nvrtc" })
@@ -124,13 +131,16 @@ exec %s "$@"
     assert.equal(0, r.code, r.stderr)
     assert.equal("false\ttrue\t1\t1\ttrue\n", r.stdout)
     -- $CUDA_HOME/bin/nvcc comes before /usr/local/cuda's
-    r = run('print(require("wlrun").kernel { "extern \\"C\\" __global__ void z() {}", name = "z", compiler = "nvcc" }.compiler_version)',
+    r = run(
+      'print(require("wlrun").kernel { "extern \\"C\\" __global__ void z() {}", name = "z", '
+      .. 'compiler = "nvcc" }.compiler_version)',
       { cache = cache, env = "CUDA_HOME=" .. h.quote(home) })
     assert.equal(0, r.code, r.stderr)
     assert.equal("99.1.2\n", r.stdout)
   end)
 
-  nvcc_it("records the compiler and its version in the results and the --compile-only report", function()
+  nvcc_it("records the compiler and its version in the results and the --compile-only report",
+    function()
     local dir = h.tmpdir()
     h.write(dir .. "/k.cu", AXPY)
     local r = run([[
@@ -145,7 +155,8 @@ return wl.scenario { name = "both", params = { compiler = wl.compilers() },
 ]], { cwd = dir, args = "--compile-only -o " .. h.quote(dir .. "/r.json") })
     assert.equal(0, r.code, r.stderr)
     assert.matches("\n  axpy<float>%s+sm_90%s+nvrtc [%d.]+%s+4 params%s+%S*k%.cu", r.stdout)
-    assert.matches("\n  axpy<float>%s+sm_90%s+nvcc " .. VERSION:gsub("%.", "%%.") .. "%s+4 params%s+%S*k%.cu", r.stdout)
+    assert.matches("\n  axpy<float>%s+sm_90%s+nvcc " .. VERSION:gsub("%.", "%%.")
+      .. "%s+4 params%s+%S*k%.cu", r.stdout)
     local doc = require("wlrun.json").decode(h.read(dir .. "/r.json"))
     assert.equal(2, #doc.configurations)
     for _, e in ipairs(doc.configurations) do
@@ -154,10 +165,12 @@ return wl.scenario { name = "both", params = { compiler = wl.compilers() },
     end
   end)
 
-  nvcc_it("finds the source's local headers through its directory, and names the source in errors", function()
+  nvcc_it("finds the source's local headers through its directory, and names the source in errors",
+    function()
     local dir = h.tmpdir()
     h.write(dir .. "/common.cuh", "#define SCALE 3.0f\n")
-    h.write(dir .. "/k.cu", '#include "common.cuh"\nextern "C" __global__ void s(float* y) { y[0] *= SCALE; }\n')
+    h.write(dir .. "/k.cu",
+      '#include "common.cuh"\nextern "C" __global__ void s(float* y) { y[0] *= SCALE; }\n')
     h.write(dir .. "/bad.cu", "\n\nzz __global__ void k(float* x) {}\n")
     local r = run([[
 local wl = require "wlrun"
@@ -166,8 +179,10 @@ wl.kernel { wl.source "bad.cu", name = "k", compiler = "nvcc" }
 ]], { cwd = dir })
     assert.equal(6, r.code)
     assert.equal("s\n", r.stdout)
-    assert.matches("script.lua:3: compiling kernel 'k' from " .. dir:gsub("%p", "%%%0") .. "/bad.cu with nvcc", r.stderr)
-    assert.matches("bad.cu(3): error", r.stderr, 1, true) -- the user's file and line, not nvcc's temporary copy
+    assert.matches("script.lua:3: compiling kernel 'k' from " .. dir:gsub("%p", "%%%0")
+      .. "/bad.cu with nvcc", r.stderr)
+    -- the user's file and line, not nvcc's temporary copy
+    assert.matches("bad.cu(3): error", r.stderr, 1, true)
     assert.matches('in the compilation of "' .. dir .. '/bad.cu"', r.stderr, 1, true)
     assert.not_matches("wlrun%-nvcc%-", r.stderr)
   end)
@@ -178,22 +193,36 @@ local wl = require "wlrun"
 wl.kernel { %q .. "\ntemplate __global__ void axpy<int>(int, const int*, int*, int);\n", name = "_Z4axpyIlEvT_PKS0_PS0_i", compiler = "nvcc" }
 ]]):format(AXPY))
     assert.equal(6, r.code)
-    assert.matches("nvcc's cubin holds no kernel of that name; it has void axpy<int>(int, int const*, int*, int)", r.stderr, 1, true)
+    assert.matches(
+      "nvcc's cubin holds no kernel of that name; it has void axpy<int>(int, int const*, "
+      .. "int*, int)", r.stderr, 1, true)
   end)
 
-  nvcc_it("refuses a bad compiler value, a compiler for precompiled code, and says where it looked for nvcc", function()
-    local r = run('local wl = require "wlrun"\nwl.kernel { "__global__ void k() {}", name = "k", compiler = "clang" }\n')
+  nvcc_it(
+    "refuses a bad compiler value, a compiler for precompiled code, and says where it looked "
+    .. "for nvcc", function()
+    local r = run(
+      'local wl = require "wlrun"\nwl.kernel { "__global__ void k() {}", name = "k", compiler = '
+      .. '"clang" }\n')
     assert.equal(1, r.code)
-    assert.matches("script.lua:2: wl.kernel 'k': compiler must be \"nvrtc\" or \"nvcc\", got 'clang'", r.stderr, 1, true)
-    r = run('local wl = require "wlrun"\nwl.kernel { file = "k.cubin", name = "k", compiler = "nvcc" }\n')
+    assert.matches(
+      "script.lua:2: wl.kernel 'k': compiler must be \"nvrtc\" or \"nvcc\", got 'clang'", r.stderr,
+      1, true)
+    r = run(
+      'local wl = require "wlrun"\nwl.kernel { file = "k.cubin", name = "k", compiler = "nvcc" }\n')
     assert.equal(1, r.code)
     assert.matches("compiler is for code compiled from source; ", r.stderr, 1, true)
-    r = run('local wl = require "wlrun"\nwl.kernel { "__global__ void k() {}", name = "k", compiler = "nvcc" }\n',
+    r = run(
+      'local wl = require "wlrun"\nwl.kernel { "__global__ void k() {}", name = "k", compiler = '
+      .. '"nvcc" }\n',
       { env = "WLRUN_NVCC=/nonexistent/nvcc" })
     assert.equal(6, r.code)
-    assert.matches("wl.kernel 'k': nvcc not found (looked at WLRUN_NVCC=/nonexistent/nvcc)", r.stderr, 1, true)
+    assert.matches("wl.kernel 'k': nvcc not found (looked at WLRUN_NVCC=/nonexistent/nvcc)",
+      r.stderr, 1, true)
     local empty = h.tmpdir()
-    r = run('local wl = require "wlrun"\nprint(#wl.compilers())\nwl.kernel { "__global__ void k() {}", name = "k", compiler = "nvcc" }\n',
+    r = run(
+      'local wl = require "wlrun"\nprint(#wl.compilers())\nwl.kernel { "__global__ void k() '
+      .. '{}", name = "k", compiler = "nvcc" }\n',
       { env = "CUDA_HOME=" .. h.quote(empty) .. " PATH=/usr/bin:/bin", args = "" })
     -- /usr/local/cuda/bin/nvcc is still found: the order is CUDA_HOME, /usr/local/cuda, PATH
     assert.equal(0, r.code, r.stderr)

@@ -17,7 +17,9 @@ local function category(kind)
   return ("name_category\tdomain=wlrun\tcategory=%d\tname=%s"):format(KIND[kind][1], kind)
 end
 local function push(level, kind, name, payload)
-  return ("push\tdomain=wlrun\tlevel=%d\tname=%s\tmessage=ascii\tcategory=%d\tcolor=%s\tpayload=%s"):format(level,
+  return (
+    "push\tdomain=wlrun\tlevel=%d\tname=%s\tmessage=ascii\tcategory=%d\tcolor=%s\t"
+      .. "payload=%s"):format(level,
     name or kind, KIND[kind][1], KIND[kind][2], payload or "none")
 end
 local function pop(level, name)
@@ -47,7 +49,8 @@ describe("the NVTX recorder", function()
     assert(record.library())
   end)
 
-  it("records the annotation API: sequence, nesting, names, categories, colours, payloads", function()
+  it("records the annotation API: sequence, nesting, names, categories, colours, payloads",
+    function()
     local r = record.run_script([[
 local wl = require "wlrun"
 local nvtx = wl.nvtx
@@ -71,8 +74,10 @@ d:range("r", { color = 0x80000000, payload = math.mininteger }, function() end)
     assert.equal(1, inits(r))
     assert.equal("init\tinstance=1\tversion=3", r.lines[1])
     assert.same({
-      "push\tdomain=\tlevel=0\tname=outer\tmessage=ascii\tcategory=4\tcolor=0xFFE15759\tpayload=int64:7",
-      "push\tdomain=\tlevel=1\tname=middle\tmessage=ascii\tcategory=0\tcolor=0xFF123456\tpayload=double:2.5",
+      "push\tdomain=\tlevel=0\tname=outer\tmessage=ascii\tcategory=4\tcolor=0xFFE15759\t"
+        .. "payload=int64:7",
+      "push\tdomain=\tlevel=1\tname=middle\tmessage=ascii\tcategory=0\tcolor=0xFF123456\t"
+        .. "payload=double:2.5",
       "name_category\tdomain=\tcategory=1\tname=ticks",
       "mark\tdomain=\tname=tick\tmessage=ascii\tcategory=1\tcolor=none\tpayload=none",
       "pop\tdomain=\tlevel=1\tname=middle",
@@ -83,10 +88,12 @@ d:range("r", { color = 0x80000000, payload = math.mininteger }, function() end)
       "domain_create\tdomain=app",
       "register_string\tdomain=app\tname=hot\\tname",
       "name_category\tdomain=app\tcategory=1\tname=io",
-      "push\tdomain=app\tlevel=0\tname=hot\\tname\tmessage=registered\tcategory=1\tcolor=0xFFFF0000\tpayload=none",
+      "push\tdomain=app\tlevel=0\tname=hot\\tname\tmessage=registered\tcategory=1\t"
+        .. "color=0xFFFF0000\tpayload=none",
       "mark\tdomain=app\tname=m\tmessage=ascii\tcategory=0\tcolor=none\tpayload=int64:-3",
       "pop\tdomain=app\tlevel=0\tname=hot\\tname",
-      "push\tdomain=app\tlevel=0\tname=r\tmessage=ascii\tcategory=0\tcolor=0x80000000\tpayload=int64:-9223372036854775808",
+      "push\tdomain=app\tlevel=0\tname=r\tmessage=ascii\tcategory=0\tcolor=0x80000000\t"
+        .. "payload=int64:-9223372036854775808",
       "pop\tdomain=app\tlevel=0\tname=r",
     }, record.lines(r))
     -- the escapes read back
@@ -120,11 +127,16 @@ wl.nvtx.mark("before")
 wl.nvtx.pop()
 ]])
     assert.equal(1, r.code)
-    assert.matches("script.lua:3: wl.nvtx.pop: no range is pushed in the default domain %(a pop without a push%)", r.stderr)
-    assert.same({ "mark\tdomain=\tname=before\tmessage=ascii\tcategory=0\tcolor=none\tpayload=none" }, record.lines(r))
+    assert.matches(
+      "script.lua:3: wl.nvtx.pop: no range is pushed in the default domain %(a pop without "
+      .. "a push%)", r.stderr)
+    assert.same(
+      { "mark\tdomain=\tname=before\tmessage=ascii\tcategory=0\tcolor=none\tpayload=none" },
+      record.lines(r))
   end)
 
-  it("names on stderr, and closes, the ranges left open when the run ends or when a range ends", function()
+  it("names on stderr, and closes, the ranges left open when the run ends or when a range ends",
+    function()
     local r = record.run_script([[
 local wl = require "wlrun"
 wl.nvtx.range("r", function() wl.nvtx.push("inside r") end)
@@ -135,10 +147,14 @@ wl.nvtx.start("s")
 ]])
     assert.equal(0, r.code, r.stderr)
     assert.equal(table.concat({
-      "wlrun: warning: NVTX: wl.nvtx.range 'r' (the default domain) ended with 1 range pushed inside it and not popped: 'inside r'; wlrun popped it",
-      "wlrun: warning: NVTX: the run ended with 2 ranges pushed and not popped in the default domain: 'a' > 'b'; wlrun popped them",
-      "wlrun: warning: NVTX: the run ended with range 's' (id 1) started and not stopped in the default domain; wlrun ended it",
-      "wlrun: warning: NVTX: the run ended with 1 range pushed and not popped in domain 'd': 'c'; wlrun popped it",
+      "wlrun: warning: NVTX: wl.nvtx.range 'r' (the default domain) ended with 1 range pushed "
+        .. "inside it and not popped: 'inside r'; wlrun popped it",
+      "wlrun: warning: NVTX: the run ended with 2 ranges pushed and not popped in the default "
+        .. "domain: 'a' > 'b'; wlrun popped them",
+      "wlrun: warning: NVTX: the run ended with range 's' (id 1) started and not stopped in the "
+        .. "default domain; wlrun ended it",
+      "wlrun: warning: NVTX: the run ended with 1 range pushed and not popped in domain 'd': "
+        .. "'c'; wlrun popped it",
     }, "\n") .. "\n", r.stderr)
     local tail = {}
     for i = #r.lines - 4, #r.lines do tail[#tail + 1] = r.lines[i] end
@@ -155,7 +171,9 @@ wl.nvtx.start("s")
   it("accepts one initialisation per NVTX instance, and copies the strings it is given", function()
     local second = record.second_instance()
     if not second then
-      pending("no tests/nvtx/second_instance.c module (WLRUN_NVTX_SECOND): built by cmake, not by build-static.sh")
+      pending(
+        "no tests/nvtx/second_instance.c module (WLRUN_NVTX_SECOND): built by cmake, not by "
+        .. "build-static.sh")
       return
     end
     local r = record.run_script(([[
@@ -175,29 +193,39 @@ wl.nvtx.pop()
     assert.equal(0, r.code, r.stderr)
     assert.same({
       "init\tinstance=1\tversion=3",
-      "push\tdomain=\tlevel=0\tname=from wlrun\tmessage=ascii\tcategory=0\tcolor=none\tpayload=none",
+      "push\tdomain=\tlevel=0\tname=from "
+        .. "wlrun\tmessage=ascii\tcategory=0\tcolor=none\tpayload=none",
       "init\tinstance=2\tversion=3",
-      "push\tdomain=\tlevel=1\tname=" .. ("n"):rep(40) .. "1\tmessage=ascii\tcategory=0\tcolor=none\tpayload=none",
-      "mark\tdomain=\tname=from the second instance\tmessage=ascii\tcategory=0\tcolor=none\tpayload=none",
+      "push\tdomain=\tlevel=1\tname=" .. ("n"):rep(40)
+        .. "1\tmessage=ascii\tcategory=0\tcolor=none\tpayload=none",
+      "mark\tdomain=\tname=from the second "
+        .. "instance\tmessage=ascii\tcategory=0\tcolor=none\tpayload=none",
       "pop\tdomain=\tlevel=1\tname=" .. ("n"):rep(40) .. "1",
       "pop\tdomain=\tlevel=0\tname=from wlrun",
     }, r.lines)
   end)
 
-  it("writes to standard error without WLRUN_NVTX_RECORD, and declines a file it cannot open", function()
+  it("writes to standard error without WLRUN_NVTX_RECORD, and declines a file it cannot open",
+    function()
     local lib = assert(record.library())
-    local r = h.run_script("require('wlrun').nvtx.mark('m')", "", { env = "NVTX_INJECTION64_PATH=" .. h.quote(lib) })
+    local r = h.run_script("require('wlrun').nvtx.mark('m')", "",
+      { env = "NVTX_INJECTION64_PATH=" .. h.quote(lib) })
     assert.equal(0, r.code)
-    assert.equal("init\tinstance=1\tversion=3\nmark\tdomain=\tname=m\tmessage=ascii\tcategory=0\tcolor=none\tpayload=none\n",
+    assert.equal(
+      "init\tinstance=1\tversion=3\nmark\tdomain=\tname=m\tmessage=ascii\tcategory=0\t"
+        .. "color=none\tpayload=none\n",
       r.stderr)
     r = h.run_script("require('wlrun').nvtx.mark('m') print('ran')", "",
-      { env = "NVTX_INJECTION64_PATH=" .. h.quote(lib) .. " WLRUN_NVTX_RECORD=/nonexistent/dir/events.txt" })
+      { env = "NVTX_INJECTION64_PATH=" .. h.quote(lib)
+        .. " WLRUN_NVTX_RECORD=/nonexistent/dir/events.txt" })
     assert.equal(0, r.code)
     assert.equal("ran\n", r.stdout)
-    assert.matches("nvtx recorder: cannot open WLRUN_NVTX_RECORD=/nonexistent/dir/events.txt", r.stderr)
+    assert.matches("nvtx recorder: cannot open WLRUN_NVTX_RECORD=/nonexistent/dir/events.txt",
+      r.stderr)
   end)
 
-  it("sees the example examples/nvtx_phases.lua: its domain, categories and balanced ranges", function()
+  it("sees the example examples/nvtx_phases.lua: its domain, categories and balanced ranges",
+    function()
     local r = record.run(h.quote(h.source_dir .. "/examples/nvtx_phases.lua"))
     assert.equal(0, r.code, r.stderr)
     assert.matches("3 epochs of 4 steps in .* ms.*; open ranges left: 0\n$", r.stdout)
@@ -225,7 +253,8 @@ wl.nvtx.pop()
 end)
 
 describe("automatic NVTX ranges", function()
-  it("nest scenario > configuration > setup, teardown under --compile-only, in the domain wlrun", function()
+  it("nest scenario > configuration > setup, teardown under --compile-only, in the domain wlrun",
+    function()
     local r = record.run_script(SCENARIO, "--compile-only --arch sm_90")
     assert.equal(0, r.code, r.stderr)
     assert.same({
@@ -254,21 +283,27 @@ describe("automatic NVTX ranges", function()
   end)
 
   it("close when a configuration fails, and the sweep goes on", function()
-    local r = record.run_script(SCENARIO:gsub("return {} end", "if p.variant == 'a' then error('no') end return {} end"),
+    local r = record.run_script(SCENARIO:gsub("return {} end",
+      "if p.variant == 'a' then error('no') end return {} end"),
       "--compile-only --arch sm_90")
     assert.equal(1, r.code)
     assert.matches("configuration 1 %(M=8, variant=a%) failed", r.stderr)
-    assert.equal("scenario nv(config 1: M=8, variant=a(setup), config 2: M=8, variant=b(setup, teardown))",
+    assert.equal(
+      "scenario nv(config 1: M=8, variant=a(setup), config 2: M=8, variant=b(setup, teardown))",
       record.shape(record.tree(r, "wlrun")))
   end)
 
-  it("cover the shipped gemm_sweep under --compile-only: one range per configuration, named with its parameters", function()
+  it(
+    "cover the shipped gemm_sweep under --compile-only: one range per configuration, named with "
+    .. "its parameters", function()
     local dry = h.run("--dry-run " .. h.quote(h.source_dir .. "/scenarios/gemm_sweep.lua"))
     assert.equal(0, dry.code, dry.stderr)
     local configs = {}
-    for index, desc in dry.stdout:gmatch("\n%s*(%d+)  ([^\n]+)") do configs[#configs + 1] = ("config %s: %s"):format(index, desc) end
+    for index, desc in dry.stdout:gmatch("\n%s*(%d+)  ([^\n]+)") do
+      configs[#configs + 1] = ("config %s: %s"):format(index, desc) end
     assert.is_true(#configs >= 10)
-    local r = record.run("--compile-only --arch sm_90 " .. h.quote(h.source_dir .. "/scenarios/gemm_sweep.lua"))
+    local r = record.run("--compile-only --arch sm_90 "
+      .. h.quote(h.source_dir .. "/scenarios/gemm_sweep.lua"))
     assert.equal(0, r.code, r.stderr)
     local tree = record.tree(r, "wlrun")
     assert.equal(1, #tree)

@@ -22,7 +22,8 @@ local function kind(path)
   local p = io.popen("stat -c %F " .. q(path) .. " 2>/dev/null")
   local out = p:read("a")
   p:close()
-  return ({ ["regular file"] = "file", ["regular empty file"] = "file", ["symbolic link"] = "link", fifo = "fifo",
+  return ({ ["regular file"] = "file", ["regular empty file"] = "file", ["symbolic link"] = "link",
+    fifo = "fifo",
     directory = "directory" })[out:gsub("%s+$", "")]
 end
 
@@ -56,7 +57,8 @@ describe("an output file", function()
     assert.equal(0, r.code, r.stderr)
     assert.equal("VICTIM\n", h.read(victim))
     assert.equal("file", kind(dir .. "/ex.json"))
-    assert.truthy(h.read(dir .. "/ex.json"):find('"benchmarks"', 1, true)) -- Google Benchmark's JSON
+    -- Google Benchmark's JSON
+    assert.truthy(h.read(dir .. "/ex.json"):find('"benchmarks"', 1, true))
     assert.equal("link", kind(dir .. "/ex.json.tmp")) -- left as it was
   end)
 
@@ -85,7 +87,8 @@ describe("an output file", function()
     assert.equal("out.csv out.csv.tmp out.json out.json.tmp script.lua victim.txt", names(dir))
   end)
 
-  it("of a scenario run is refused when a link (even to nothing) is where its journal goes", function()
+  it("of a scenario run is refused when a link (even to nothing) is where its journal goes",
+    function()
     local dir = h.tmpdir()
     assert(os.execute("ln -s " .. q(dir .. "/elsewhere") .. " " .. q(dir .. "/out.json.journal")))
     local r = h.run_script(SCENARIO, "--compile-only -o out.json", { cwd = dir })
@@ -97,7 +100,8 @@ describe("an output file", function()
 
   -- with --devices the parent makes no CUDA context: the devices named are still checked first
   if not h.has_gpu then
-    it("of a scenario run is not touched when --devices names a device this machine does not have", function()
+    it("of a scenario run is not touched when --devices names a device this machine does not have",
+      function()
       local dir = h.tmpdir()
       h.write(dir .. "/out.json", '{"keep": "me"}\n')
       local r = h.run_script(SCENARIO, "--devices 0 -o out.json", { cwd = dir })
@@ -116,23 +120,30 @@ return require("wlrun").command { name = "cmd", params = { i = { 1, 2, 3 } },
   command = function() return { "sleep", "5" } end }
 ]]
   for _, case in ipairs { { "scenario", SCENARIO }, { "command scenario", COMMAND } } do
-    it(("of a %s run is not touched when --devices names a missing device, and no worker or queue is left"):format(case[1]), function()
+    it(
+      ("of a %s run is not touched when --devices names a missing device, and no worker or "
+      .. "queue is left"):format(case[1]), function()
       local dir = h.tmpdir()
       assert(os.execute("mkdir " .. q(dir .. "/tmp")))
       h.write(dir .. "/out.json", '{"keep": "me"}\n')
-      local r = h.run_script(case[2], "--devices 0,1023 -o out.json", { cwd = dir, env = "TMPDIR=" .. q(dir .. "/tmp") })
+      local r = h.run_script(case[2], "--devices 0,1023 -o out.json",
+        { cwd = dir, env = "TMPDIR=" .. q(dir .. "/tmp") })
       assert.equal(4, r.code, r.stderr)
       assert.matches("%-%-devices: no CUDA device %d+ %(this machine has %d+%)", r.stderr)
       -- the GPUs a job was given: the message says where the count comes from
       r = h.run_script(case[2], "--devices 1023 -o out.json",
-        { cwd = dir, env = "TMPDIR=" .. q(dir .. "/tmp") .. " CUDA_VISIBLE_DEVICES=" .. q("0,\n1") })
+        { cwd = dir, env = "TMPDIR=" .. q(dir .. "/tmp") .. " CUDA_VISIBLE_DEVICES="
+          .. q("0,\n1") })
       assert.equal(4, r.code, r.stderr)
-      assert.matches("no CUDA device 1023 %(this machine has %d+, as CUDA_VISIBLE_DEVICES=0,\\x0a1 shows them%)", r.stderr)
+      assert.matches(
+        "no CUDA device 1023 %(this machine has %d+, as CUDA_VISIBLE_DEVICES=0,\\x0a1 shows them%)",
+        r.stderr)
       assert.equal('{"keep": "me"}\n', h.read(dir .. "/out.json"))
       assert.equal("out.json script.lua tmp", names(dir))
       assert.equal("", names(dir .. "/tmp"))
       -- a process whose arguments name the queue's parent (written tm[p] so that grep's own do not)
-      local p = assert(io.popen("grep -lsa -- " .. q(dir .. "/tm[p]/wlrun-") .. " /proc/[0-9]*/cmdline"))
+      local p = assert(io.popen("grep -lsa -- " .. q(dir .. "/tm[p]/wlrun-")
+        .. " /proc/[0-9]*/cmdline"))
       local left = p:read("a")
       p:close()
       assert.equal("", left)
@@ -153,7 +164,8 @@ return require("wlrun").command { name = "cmd", params = { i = { 1, 2, 3 } },
     local dir = h.tmpdir()
     fixture(dir)
     for _, case in ipairs { { "022", "644" }, { "077", "600" } } do
-      local r = h.run("export base.json -o m" .. case[1] .. ".json", { cwd = dir, prefix = "umask " .. case[1] .. " &&" })
+      local r = h.run("export base.json -o m" .. case[1] .. ".json",
+        { cwd = dir, prefix = "umask " .. case[1] .. " &&" })
       assert.equal(0, r.code, r.stderr)
       local p = io.popen("stat -c %a " .. q(dir .. "/m" .. case[1] .. ".json"))
       assert.equal(case[2], p:read("a"):gsub("%s+$", ""))
@@ -167,7 +179,8 @@ return require("wlrun").command { name = "cmd", params = { i = { 1, 2, 3 } },
     fixture(dir)
     local r = h.run("export base.json -o no/ex.json", { cwd = dir })
     assert.equal(9, r.code)
-    assert.truthy(r.stderr:find("cannot write 'no/ex.json': No such file or directory", 1, true), r.stderr)
+    assert.truthy(r.stderr:find("cannot write 'no/ex.json': No such file or directory", 1, true),
+      r.stderr)
     assert.equal("base.json", names(dir))
   end)
 end)
@@ -176,7 +189,8 @@ describe("report --html", function()
   it("refuses a FIFO at DIR/index.html without opening it (no hang)", function()
     local dir = h.tmpdir()
     fixture(dir)
-    assert(os.execute("mkdir " .. q(dir .. "/page") .. " && mkfifo " .. q(dir .. "/page/index.html")))
+    assert(os.execute("mkdir " .. q(dir .. "/page") .. " && mkfifo "
+      .. q(dir .. "/page/index.html")))
     local r = h.run("report --html page base.json", { cwd = dir, prefix = "timeout 20" })
     assert.equal(2, r.code, r.stderr)
     assert.truthy(r.stderr:find("its index.html was not made by wlrun report", 1, true), r.stderr)
@@ -207,15 +221,20 @@ local real = h.trace_it
 
 describe("trace -o", function()
   local function trace(dir, args, before)
-    return h.run(("trace --warmup 0 %s -- sh -c %s"):format(args, q(before .. "; exec " .. q(PROGRAM) .. " steps")),
+    return h.run(("trace --warmup 0 %s -- sh -c %s"):format(args,
+      q(before .. "; exec " .. q(PROGRAM) .. " steps")),
       { cwd = dir, env = "WLRUN_TRACE_LIB=" .. q(LIB or "") .. " TMPDIR=" .. q(dir) })
   end
 
-  real("is checked before the program runs: a directory that is not there is exit 9, the program never started", function()
+  real(
+    "is checked before the program runs: a directory that is not there is exit 9, the program "
+    .. "never started", function()
     local dir = h.tmpdir()
     local r = trace(dir, "-o no/x.json", "touch ran")
     assert.equal(9, r.code, r.stderr)
-    assert.truthy(r.stderr:find("trace: cannot write results to 'no/x.json': No such file or directory", 1, true), r.stderr)
+    assert.truthy(
+      r.stderr:find("trace: cannot write results to 'no/x.json': No such file or directory", 1,
+      true), r.stderr)
     assert.is_nil(kind(dir .. "/ran"))
     assert.equal("", names(dir))
   end)
@@ -231,7 +250,8 @@ describe("trace -o", function()
     assert.truthy(kept, r.stderr)
     assert.equal("directory", kind(kept))
     assert.truthy(names(kept):find("%.wltrace"), names(kept))
-    assert.truthy(h.read(dir .. "/y.csv"):find("median", 1, true)) -- the outputs that could be written are
+    -- the outputs that could be written are
+    assert.truthy(h.read(dir .. "/y.csv"):find("median", 1, true))
   end)
 end)
 
@@ -247,9 +267,12 @@ describe("devices, FIFOs and sockets", function()
       nodes[#nodes + 1] = { "d.json", "character special file", "a device" }
     end
     for _, n in ipairs(nodes) do
-      local r = h.run(("export %s -o %s"):format(q(base), n[1]), { cwd = dir, prefix = "timeout 20" })
+      local r = h.run(("export %s -o %s"):format(q(base), n[1]),
+        { cwd = dir, prefix = "timeout 20" })
       assert.equal(9, r.code, r.stderr)
-      assert.truthy(r.stderr:find(("cannot write '%s': it is %s, which a file written whole"):format(n[1], n[3]), 1, true), r.stderr)
+      assert.truthy(
+        r.stderr:find(("cannot write '%s': it is %s, which a file written whole"):format(n[1],
+        n[3]), 1, true), r.stderr)
       local p = io.popen("stat -c %F " .. q(dir .. "/" .. n[1]))
       assert.equal(n[2], p:read("l"))
       p:close()
@@ -263,7 +286,8 @@ describe("directories wlrun makes", function()
     local base = fixture(dir)
     for _, x in ipairs { { umask = "022", mode = "755" }, { umask = "077", mode = "700" } } do
       local out = dir .. "/u" .. x.umask .. "/page"
-      local r = h.run(("report %s --html %s -q"):format(q(base), q(out)), { env = "", prefix = "umask " .. x.umask .. ";" })
+      local r = h.run(("report %s --html %s -q"):format(q(base), q(out)),
+        { env = "", prefix = "umask " .. x.umask .. ";" })
       assert.equal(0, r.code, r.stderr)
       for _, d in ipairs { out, dir .. "/u" .. x.umask } do
         local p = io.popen("stat -c %a " .. q(d))
@@ -276,7 +300,8 @@ end)
 
 describe("one writer per output", function()
   -- a scenario that runs with no GPU (--compile-only) and holds its outputs for HOLD seconds
-  -- (and, with MARK, writes there when it held them: CLOCK_MONOTONIC ns at its setup's start and end)
+  -- (and, with MARK, writes there when it held them: CLOCK_MONOTONIC ns at its setup's start and
+  -- end)
   local SCRIPT = [[
 local wl = require "wlrun"
 return wl.scenario { name = "lock", params = { n = { 1 } },
@@ -294,18 +319,22 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
 ]]
   local RUN = "--compile-only --arch sm_90 -o r.json"
 
-  it("refuses a second run aiming at an output that a live run writes, exit 9, naming both", function()
+  it("refuses a second run aiming at an output that a live run writes, exit 9, naming both",
+    function()
     local dir = h.tmpdir()
     local script = h.write(dir .. "/s.lua", SCRIPT)
     local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
-    assert(os.execute(("cd %s && (HOLD=3 %s %s %s >a.out 2>&1; echo $? >a.code) &"):format(q(dir), q(bin), q(script), RUN)))
+    assert(os.execute(("cd %s && (HOLD=3 %s %s %s >a.out 2>&1; echo $? >a.code) &"):format(q(dir),
+      q(bin), q(script), RUN)))
     for _ = 1, 200 do -- until the first run holds its journal
       if io.open(dir .. "/r.json.journal") then break end
       os.execute("sleep 0.02")
     end
     local r = h.run(q(script) .. " " .. RUN, { cwd = dir })
     assert.equal(9, r.code, r.stderr)
-    assert.equal("wlrun: 'r.json' is being written by another run: its journal 'r.json.journal' is held by a live process; wait for that run to end, or give another -o\n",
+    assert.equal(
+      "wlrun: 'r.json' is being written by another run: its journal 'r.json.journal' is held by "
+      .. "a live process; wait for that run to end, or give another -o\n",
       r.stderr)
     for _ = 1, 500 do
       if io.open(dir .. "/a.code") then break end
@@ -319,9 +348,11 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
   -- a file system without hard links (vfat, some FUSE and scratch file systems): the journal
   -- takes its name by an exclusive create and a rename instead of link(2), and still one at a time
   local NO_LINKS = os.getenv("WLRUN_NO_HARDLINKS_LIB")
-  local sanitized = os.getenv("WLRUN_TEST_SANITIZED") == "1" -- ASan's runtime must be preloaded first
+  -- ASan's runtime must be preloaded first
+  local sanitized = os.getenv("WLRUN_TEST_SANITIZED") == "1"
   local no_links_it = NO_LINKS and not sanitized and it or function(name)
-    pending(name .. " -- skipped: " .. (sanitized and "a sanitized build (LD_PRELOAD)" or "WLRUN_NO_HARDLINKS_LIB not set (ctest sets it)"))
+    pending(name .. " -- skipped: " .. (sanitized and "a sanitized build (LD_PRELOAD)"
+      or "WLRUN_NO_HARDLINKS_LIB not set (ctest sets it)"))
   end
   no_links_it("writes and refuses as well where link(2) is refused (no hard links)", function()
     local dir = h.tmpdir()
@@ -332,7 +363,8 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
     assert.is_true(require("wlrun.results.load").load(dir .. "/r.json").complete)
     assert.equal("r.json s.lua", names(dir))
     local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
-    assert(os.execute(("cd %s && (%s HOLD=3 %s %s %s >a.out 2>&1; echo $? >a.code) &"):format(q(dir), env, q(bin), q(script), RUN)))
+    assert(os.execute(("cd %s && (%s HOLD=3 %s %s %s >a.out 2>&1; echo $? >a.code) &"):format(
+      q(dir), env, q(bin), q(script), RUN)))
     for _ = 1, 200 do -- until the first run holds its journal
       if io.open(dir .. "/r.json.journal") then break end
       os.execute("sleep 0.02")
@@ -348,14 +380,19 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
     assert.equal("a.code a.out r.json s.lua", names(dir))
   end)
 
-  it("never lets two of 100 runs started at the same moment write the output at once; the others are refused", function()
+  it(
+    "never lets two of 100 runs started at the same moment write the output at once; the others "
+    .. "are refused", function()
     local dir = h.tmpdir()
     local script = h.write(dir .. "/s.lua", SCRIPT)
     local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
     -- each waits for the file `go`, made once all are started; a run that succeeds marks when it
     -- held the output. However slowly the runs start (a sanitizer build on a loaded machine may
     -- let a late one begin after the first has finished), no two may hold it at once.
-    local start = ("cd %s && for i in $(seq 100); do (while [ ! -e go ]; do sleep 0.01; done; HOLD=2 MARK=mark.$i %s %s %s >out.$i 2>&1; echo $? >code.$i) & done; sleep 1; : >go; wait"):format(
+    local start = (
+      "cd %s && for i in $(seq 100); do (while [ ! -e go ]; do sleep 0.01; done; HOLD=2 "
+      .. "MARK=mark.$i %s %s %s >out.$i 2>&1; echo $? >code.$i) & done; sleep 1; : "
+      .. ">go; wait"):format(
       q(dir), q(bin), q(script), RUN)
     assert(os.execute(start))
     local held, wrote = {}, 0
@@ -374,11 +411,13 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
     assert.is_true(wrote >= 1 and wrote < 100, wrote)
     table.sort(held, function(a, b) return a[1] < b[1] end)
     for k = 2, #held do
-      assert.is_true(held[k][1] >= held[k - 1][2], ("runs held the output at once: %d..%d and %d..%d"):format(
+      assert.is_true(held[k][1] >= held[k - 1][2],
+        ("runs held the output at once: %d..%d and %d..%d"):format(
         held[k - 1][1], held[k - 1][2], held[k][1], held[k][2]))
     end
     assert.is_true(require("wlrun.results.load").load(dir .. "/r.json").complete)
     assert.is_nil(io.open(dir .. "/r.json.journal"))
-    assert.is_nil(names(dir):find("tmp", 1, true), names(dir)) -- no run left a file of its own behind
+    -- no run left a file of its own behind
+    assert.is_nil(names(dir):find("tmp", 1, true), names(dir))
   end)
 end)

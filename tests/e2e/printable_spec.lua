@@ -12,12 +12,14 @@ local wl = require "wlrun"
 
 local q = h.quote
 local H = "\27]0;PWNED\7\27[31m...\r\nFAKE LINE\194\155"
-local SHOWN = [[\x1b]0;PWNED\x07\x1b[31m...\x0d]] -- how it is printed (\x0aFAKE LINE where newlines go too)
+-- how it is printed (\x0aFAKE LINE where newlines go too)
+local SHOWN = [[\x1b]0;PWNED\x07\x1b[31m...\x0d]]
 
 local function document(slow)
   local function cfg(i, n, v)
     local xs = F.samples(1e-3 * n * (slow or 1), 20, 0.01, i)
-    return { index = i, params = { [H] = v, n = n }, status = "ok", mode = "cold", per = 1, samples = xs,
+    return { index = i, params = { [H] = v, n = n }, status = "ok", mode = "cold", per = 1,
+      samples = xs,
       stats = wl.stats.summary(xs), kernels = { { name = H } },
       warnings = { { code = "noisy", message = H, hint = H } } }
   end
@@ -58,7 +60,8 @@ local function clean(what, r, allowed)
   assert.is_nil(control(r.stdout, allowed), what .. ": stdout")
   assert.is_nil(control(r.stderr), what .. ": stderr")
   local shown = what:find("markdown") and SHOWN_MD or SHOWN
-  assert.truthy(r.stdout:find(shown, 1, true) or r.stderr:find(shown, 1, true), what .. ": the escaped text is shown\n" .. r.stdout)
+  assert.truthy(r.stdout:find(shown, 1, true) or r.stderr:find(shown, 1, true),
+    what .. ": the escaped text is shown\n" .. r.stdout)
 end
 
 describe("text from the data reaches the terminal without control characters", function()
@@ -80,7 +83,8 @@ describe("text from the data reaches the terminal without control characters", f
     end)
   end
 
-  it("export --format csv: every byte of the data kept, in a field quoted as RFC 4180 says", function()
+  it("export --format csv: every byte of the data kept, in a field quoted as RFC 4180 says",
+    function()
     local r = h.run("export " .. q(base) .. " --format csv")
     assert.equal(0, r.code, r.stderr)
     local quoted = '"' .. H:gsub('"', '""') .. '"'
@@ -116,7 +120,9 @@ describe("text from the data reaches the terminal without control characters", f
     clean("merge", r)
   end)
 
-  it("a --compile-only run with a hostile scenario name and parameter value: table, messages, -o files", function()
+  it(
+    "a --compile-only run with a hostile scenario name and parameter value: table, messages, "
+    .. "-o files", function()
     local script = ([[
 local wl = require "wlrun"
 local H = %q

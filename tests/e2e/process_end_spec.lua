@@ -16,7 +16,8 @@ local function marks_it(name, fn)
   if MARK_LIB and KEPT_LIB then
     busted.it(name, fn)
   else
-    busted.pending(name .. " -- skipped: WLRUN_EXIT_MARK_LIB and WLRUN_EXIT_MARK_KEPT_LIB not set (ctest sets them)")
+    busted.pending(name
+      .. " -- skipped: WLRUN_EXIT_MARK_LIB and WLRUN_EXIT_MARK_KEPT_LIB not set (ctest sets them)")
   end
 end
 
@@ -25,7 +26,9 @@ end
 local function run_with(lib, env)
   local dir = h.tmpdir()
   local mark = dir .. "/mark"
-  local r = h.run_script(("local wl = require 'wlrun'\nlocal lib = wl.library { file = %q }\nprint(lib.path)\n"):format(lib),
+  local r = h.run_script(
+    ("local wl = require 'wlrun'\nlocal lib = wl.library { file = %q }\nprint(lib.path)\n"):format(
+    lib),
     "", { cwd = dir, env = ("WLRUN_TEST_EXIT_MARK=%s %s"):format(mark, env or "") })
   local f = io.open(mark)
   local text = f and f:read("a") or ""
@@ -55,7 +58,8 @@ io.write("the last words, without a newline")
     assert.equal("end", text:sub(-3))
   end)
 
-  h.gpu_it("waits for what the script queued and never waited for: a kernel's printf comes out", function()
+  h.gpu_it("waits for what the script queued and never waited for: a kernel's printf comes out",
+    function()
     local r = h.run_script([[
 local wl = require "wlrun"
 local k = wl.kernel { 'extern "C" __global__ void hello(int n) { if (threadIdx.x == 0) printf("hello from the kernel %d\\n", n); }', name = "hello" }
@@ -74,7 +78,8 @@ print("queued")
 ]])
     assert.equal(5, r.code, r.stderr)
     assert.matches("queued\n", r.stdout)
-    assert.matches("work that the script queued and never waited for failed on the device: cuda", r.stderr)
+    assert.matches("work that the script queued and never waited for failed on the device: cuda",
+      r.stderr)
   end)
 
   h.gpu_it("ends a run whose last kernel never ends after 10 s: exit 5, saying so", function()
@@ -86,17 +91,21 @@ local k = wl.kernel { 'extern "C" __global__ void forever() { long long t0 = clo
 k:bind { grid = 1, block = 1 }()
 ]])
     assert.equal(5, r.code, r.stderr)
-    assert.matches("the work queued on the device %(never waited for%) still works after 10 s; the process ends without it",
+    assert.matches(
+      "the work queued on the device %(never waited for%) still works after 10 s; the process "
+      .. "ends without it",
       r.stderr)
     assert.is_true(os.time() - t0 < 60)
   end)
 
-  marks_it("gives up its waits at a Ctrl-C: exit 130, saying so, the output flushed and checked", function()
+  marks_it("gives up its waits at a Ctrl-C: exit 130, saying so, the output flushed and checked",
+    function()
     -- NVRTC's loading thread is kept busy for 20 s by a library that is slow to load: the end
     -- waits for it (at most 10 s) until the Ctrl-C, sent once the script's last statement has
     -- left a file (and 0.3 s more: the end has begun)
     local dir = h.tmpdir()
-    h.write(dir .. "/s.lua", "require('wlrun.core').nvrtc_start()\nprint('printed')\nio.write('written')\n"
+    h.write(dir .. "/s.lua",
+      "require('wlrun.core').nvrtc_start()\nprint('printed')\nio.write('written')\n"
       .. "io.open('ended', 'w'):close()\n")
     local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
     local function run(out)
@@ -104,12 +113,15 @@ k:bind { grid = 1, block = 1 }()
       local rc = dir .. "/rc"
       os.execute(([[cd %s && rm -f ended && (WLRUN_NVRTC=%s WLRUN_TEST_SLOW_LOAD=20 %s s.lua >%s 2>err </dev/null &
         pid=$!; n=0; while [ ! -e ended ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n+1)); done; sleep 0.3;
-        kill -INT $pid; wait $pid; echo $? >%s)]]):format(h.quote(dir), h.quote(MARK_LIB), h.quote(bin), out, h.quote(rc)))
+        kill -INT $pid; wait $pid; echo $? >%s)]]):format(h.quote(dir), h.quote(MARK_LIB),
+        h.quote(bin), out, h.quote(rc)))
       return tonumber(h.read(rc)), h.read(dir .. "/err"), os.time() - t0
     end
     local code, err, took = run("out")
     assert.equal(130, code, err)
-    assert.matches("wlrun: interrupted while waiting for NVRTC's loading thread at the end; the process ends at once", err)
+    assert.matches(
+      "wlrun: interrupted while waiting for NVRTC's loading thread at the end; the process "
+      .. "ends at once", err)
     assert.equal("printed\nwritten", h.read(dir .. "/out"))
     assert.is_true(took < 8, ("%d s"):format(took))
     -- standard output that cannot be written is still said, the Ctrl-C's code kept
@@ -124,13 +136,16 @@ k:bind { grid = 1, block = 1 }()
     assert.matches("stopped here", r.stderr)
   end)
 
-  marks_it("closes a library of the script's (wl.library) with the state: its destructor runs", function()
+  marks_it("closes a library of the script's (wl.library) with the state: its destructor runs",
+    function()
     local r, mark = run_with(MARK_LIB)
     assert.equal(0, r.code, r.stderr)
     assert.equal("destructor\n", mark)
   end)
 
-  marks_it("skips the exit handlers of a library the process keeps loaded (a build with AddressSanitizer keeps them)", function()
+  marks_it(
+    "skips the exit handlers of a library the process keeps loaded (a build with "
+    .. "AddressSanitizer keeps them)", function()
     local r, mark = run_with(KEPT_LIB)
     assert.equal(0, r.code, r.stderr)
     assert.equal(SANITIZED and "destructor\n" or "", mark)
@@ -142,7 +157,9 @@ k:bind { grid = 1, block = 1 }()
     assert.equal("destructor\n", mark)
   end)
 
-  marks_it("keeps them where a tool put code of its own into the process (LD_PRELOAD, CUDA_INJECTION64_PATH)", function()
+  marks_it(
+    "keeps them where a tool put code of its own into the process (LD_PRELOAD, "
+    .. "CUDA_INJECTION64_PATH)", function()
     -- LD_PRELOAD: the preloaded library's destructor and the kept one's, both exit handlers
     -- (not under AddressSanitizer, whose runtime must come first: it keeps them anyway)
     local r, mark

@@ -3,14 +3,16 @@
 -- NVRTC warning, and bind every launch (--compile-only checks the arguments).
 local h = require "helper"
 
-local root = h.source_dir:sub(1, 1) == "/" and h.source_dir or (os.getenv("PWD") .. "/" .. h.source_dir)
+local root = h.source_dir:sub(1, 1) == "/" and h.source_dir
+  or (os.getenv("PWD") .. "/" .. h.source_dir)
 
 local recipes = {
   reduction = {
     configurations = 27, -- 3 variants x n = 2^20 .. 2^28
     first = "n=1048576, variant=tree",
     last = "n=268435456, variant=vec4",
-    kernels = { reduce_tree = 3, reduce_atomic = 3, zero_scalar = 1, reduce_vec4 = 5, reduce_reference = 3 },
+    kernels = { reduce_tree = 3, reduce_atomic = 3, zero_scalar = 1, reduce_vec4 = 5,
+      reduce_reference = 3 },
   },
   softmax = {
     configurations = 12, -- 2 dtypes x 6 (cols, rows) pairs
@@ -40,21 +42,26 @@ describe("the recipes without a GPU", function()
     it(name .. " lists its " .. want.configurations .. " configurations", function()
       local r = h.run("scenarios/" .. name .. ".lua --dry-run", { cwd = h.source_dir })
       assert.equal(0, r.code, r.stderr)
-      assert.matches("^" .. name .. ": " .. want.configurations .. " configurations %(" .. want.configurations
+      assert.matches("^" .. name .. ": " .. want.configurations .. " configurations %("
+        .. want.configurations
         .. " in the space, 0 pruned by where, 0 by %-%-filter%)\n", r.stdout)
       assert.matches("\n   1  " .. escape(want.first) .. "\n", r.stdout)
-      assert.matches(("\n%4d  "):format(want.configurations) .. escape(want.last) .. "\n$", r.stdout)
+      assert.matches(("\n%4d  "):format(want.configurations) .. escape(want.last) .. "\n$",
+        r.stdout)
     end)
 
     it(name .. " compiles its kernels for sm_90 and binds every launch", function()
       local cache = h.tmpdir()
-      local r = h.run("scenarios/" .. name .. ".lua --compile-only --arch sm_90 --cache-dir " .. h.quote(cache),
+      local r = h.run("scenarios/" .. name .. ".lua --compile-only --arch sm_90 --cache-dir "
+        .. h.quote(cache),
         { cwd = h.source_dir })
       assert.equal(0, r.code, r.stderr)
       assert.equal("", r.stderr)
-      assert.matches("compile%-only: " .. count(want.kernels) .. " distinct kernels? from", r.stdout)
+      assert.matches("compile%-only: " .. count(want.kernels) .. " distinct kernels? from",
+        r.stdout)
       for kernel, params in pairs(want.kernels) do
-        assert.matches("\n  " .. escape(kernel) .. "%s+sm_90%s+nvrtc [%d.]+%s+" .. params .. " params", r.stdout)
+        assert.matches("\n  " .. escape(kernel) .. "%s+sm_90%s+nvrtc [%d.]+%s+" .. params
+          .. " params", r.stdout)
       end
     end)
   end
@@ -62,7 +69,8 @@ describe("the recipes without a GPU", function()
   it("every recipe kernel compiles without an NVRTC warning", function()
     local lines = { 'local wl = require "wlrun"', "local logs = {}" }
     for file, names in pairs {
-      ["reduce.cu"] = { "reduce_tree", "reduce_atomic", "zero_scalar", "reduce_vec4", "reduce_reference" },
+      ["reduce.cu"] = { "reduce_tree", "reduce_atomic", "zero_scalar", "reduce_vec4",
+        "reduce_reference" },
       ["softmax.cu"] = { "softmax<float>", "softmax<__nv_bfloat16>" },
       ["tiny.cu"] = { "tiny" },
       ["gemm_bf16.cu"] = { "gemm_bf16_mma<128, 4>", "gemm_bf16_mma<256, 3>" },
@@ -70,11 +78,13 @@ describe("the recipes without a GPU", function()
     } do
       for _, kname in ipairs(names) do
         lines[#lines + 1] = ("do local k = wl.kernel { file = %q, name = %q } "
-          .. "if k.log ~= '' then print('WARNING ' .. k.name .. ': ' .. k.log) else print('clean ' .. k.name) end end")
+          .. "if k.log ~= '' then print('WARNING ' .. k.name .. ': ' .. k.log) else "
+            .. "print('clean ' .. k.name) end end")
           :format(root .. "/scenarios/kernels/" .. file, kname)
       end
     end
-    local r = h.run_script(table.concat(lines, "\n") .. "\n", "--compile-only --arch sm_90 --no-cache")
+    local r = h.run_script(table.concat(lines, "\n") .. "\n",
+      "--compile-only --arch sm_90 --no-cache")
     assert.equal(0, r.code, r.stderr)
     assert.not_matches("WARNING", r.stdout)
     local clean = 0
@@ -82,16 +92,23 @@ describe("the recipes without a GPU", function()
     assert.equal(12, clean, r.stdout)
   end)
 
-  it("gemm_sweep skips the tensor-core kernel where K is not a multiple of 8, and cuBLAS binds any K", function()
+  it(
+    "gemm_sweep skips the tensor-core kernel where K is not a multiple of 8, and cuBLAS "
+    .. "binds any K", function()
     local dir = h.tmpdir()
-    local r = h.run(h.quote(root .. "/scenarios/gemm_sweep.lua") .. " --compile-only --arch sm_90 -p K=1000,1004 -o r.json"
-      .. " --filter " .. h.quote("M == 1024 and (variant == 'mma_bf16' or variant == 'cublas_bf16')"), { cwd = dir })
+    local r = h.run(h.quote(root .. "/scenarios/gemm_sweep.lua")
+      .. " --compile-only --arch sm_90 -p K=1000,1004 -o r.json"
+      .. " --filter "
+        .. h.quote("M == 1024 and (variant == 'mma_bf16' or variant == 'cublas_bf16')"),
+        { cwd = dir })
     assert.equal(0, r.code, r.stderr)
     local status = {}
     for _, c in ipairs(require("wlrun.results").load(dir .. "/r.json").configurations) do
-      status[c.params.variant .. " " .. c.params.K] = c.status .. (c.reason and (": " .. c.reason) or "")
+      status[c.params.variant .. " " .. c.params.K] = c.status
+        .. (c.reason and (": " .. c.reason) or "")
     end
-    assert.same({ ["mma_bf16 1000"] = "compiled", ["mma_bf16 1004"] = "skipped: mma_bf16 needs N and K multiples of 8 (16-byte rows)",
+    assert.same({ ["mma_bf16 1000"] = "compiled",
+      ["mma_bf16 1004"] = "skipped: mma_bf16 needs N and K multiples of 8 (16-byte rows)",
                   ["cublas_bf16 1000"] = "compiled", ["cublas_bf16 1004"] = "compiled" }, status)
   end)
 

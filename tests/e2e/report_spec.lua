@@ -25,7 +25,8 @@ local function fixtures()
     h.write(("%s/r%02d.json"):format(dir, i), F.document { started = F.time(i), configs = {
       { params = { n = 1 }, samples = F.samples(i >= 6 and 1.2e-3 or 1e-3, 20, 0.005, i) },
       { params = { n = 2 }, samples = F.samples(2e-3, 20, 0.005, 50 + i) } } })
-    local r = h.run(("history add r%02d.json --db h.db --commit c%02d -q"):format(i, i), { cwd = dir })
+    local r = h.run(("history add r%02d.json --db h.db --commit c%02d -q"):format(i, i),
+      { cwd = dir })
     assert.equal(0, r.code, r.stderr)
   end
   return dir
@@ -45,11 +46,14 @@ local function long_history()
       { params = { n = 1 }, samples = F.samples(i >= 15 and 1.2e-3 or 1e-3, 20, 0.005, i) },
       { params = { n = 2 }, samples = F.samples(i >= 10 and 1.5e-3 or 2e-3, 20, 0.005, 100 + i) },
       { params = { n = 3 }, samples = F.samples(3e-3, 20, 0.005, 200 + i) } } })
-    local r = h.run(("history add r%02d.json --db long.db --commit release-candidate-build-%02d -q"):format(i, i), { cwd = dir })
+    local r = h.run(
+      ("history add r%02d.json --db long.db --commit release-candidate-build-%02d -q"):format(i, i),
+      { cwd = dir })
     assert.equal(0, r.code, r.stderr)
     h.write(("%s/f%02d.json"):format(dir, i), F.document { started = F.time(i), configs = {
       { params = { n = 3 }, samples = F.samples(3e-3, 20, 0.005, 200 + i) } } })
-    r = h.run(("history add f%02d.json --db flat.db --commit %s -q"):format(i, sha(i)), { cwd = dir })
+    r = h.run(("history add f%02d.json --db flat.db --commit %s -q"):format(i, sha(i)),
+      { cwd = dir })
     assert.equal(0, r.code, r.stderr)
   end
   return dir
@@ -70,11 +74,15 @@ describe("wlrun report", function()
   it("writes DIR/index.html, made with the directories above it", function()
     local r = report("--html out/page a.json b.json --db h.db", dir)
     assert.equal(0, r.code, r.stderr)
-    assert.equal("wrote 'out/page/index.html': 2 results files, 1 comparison, the history of 2 configurations\n", r.stdout)
+    assert.equal(
+      "wrote 'out/page/index.html': 2 results files, 1 comparison, the history of 2 "
+      .. "configurations\n", r.stdout)
     assert.equal("", r.stderr)
     assert.equal("index.html", names(dir .. "/out/page"))
     local text = h.read(dir .. "/out/page/index.html")
-    assert.matches('^<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf%-8">\n<meta name="generator" content="wlrun report ', text)
+    assert.matches(
+      '^<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf%-8">\n<meta '
+      .. 'name="generator" content="wlrun report ', text)
     assert.equal(1, count(text, '<section id="cmp%-2">'))
     assert.equal(2, count(text, 'class="trend"'))
   end)
@@ -89,13 +97,19 @@ describe("wlrun report", function()
     h.write(dir .. "/again/notes.txt", "mine")
     r = report("--html again a.json", dir)
     assert.equal(2, r.code)
-    assert.equal("wlrun: report: --html 'again' holds other files (notes.txt): give a new or empty directory, or one of an earlier report\n", r.stderr)
-    assert.truthy(h.read(dir .. "/again/index.html"):find("b.json", 1, true), "the previous page was kept")
+    assert.equal(
+      "wlrun: report: --html 'again' holds other files (notes.txt): give a new or empty "
+      .. "directory, or one of an earlier report\n", r.stderr)
+    assert.truthy(h.read(dir .. "/again/index.html"):find("b.json", 1, true),
+      "the previous page was kept")
 
-    os.execute("mkdir " .. q(dir .. "/site") .. " && echo '<html>mine</html>' >" .. q(dir .. "/site/index.html"))
+    os.execute("mkdir " .. q(dir .. "/site") .. " && echo '<html>mine</html>' >"
+      .. q(dir .. "/site/index.html"))
     r = report("--html site a.json", dir)
     assert.equal(2, r.code)
-    assert.equal("wlrun: report: --html 'site': its index.html was not made by wlrun report; it is left as it is\n", r.stderr)
+    assert.equal(
+      "wlrun: report: --html 'site': its index.html was not made by wlrun report; it is left "
+      .. "as it is\n", r.stderr)
     assert.equal("<html>mine</html>\n", h.read(dir .. "/site/index.html"))
   end)
 
@@ -106,13 +120,15 @@ describe("wlrun report", function()
     assert.equal("", names(dir):match("fresh") or "", "the directory was not made")
   end)
 
-  it("shows a parameter named like a column (n) as param.n, in the table, Markdown and the page", function()
+  it("shows a parameter named like a column (n) as param.n, in the table, Markdown and the page",
+    function()
     local dir = fixtures()
     for _, f in ipairs { "table", "markdown" } do
       local r = h.run("export r01.json --format " .. f, { cwd = dir })
       assert.equal(0, r.code, r.stderr)
       assert.matches("param%.n", r.stdout)
-      assert.equal(1, count(r.stdout:match("[^\n]*param%.n[^\n]*"), "[ |]n[ |]"), r.stdout) -- one n column left: the count
+      -- one n column left: the count
+      assert.equal(1, count(r.stdout:match("[^\n]*param%.n[^\n]*"), "[ |]n[ |]"), r.stdout)
     end
     local r = report("--html page r01.json", dir)
     assert.equal(0, r.code, r.stderr)
@@ -122,13 +138,16 @@ describe("wlrun report", function()
   it("prints its help, and wants --html and something to show", function()
     local r = report("--help", dir)
     assert.equal(0, r.code)
-    assert.matches("^Usage: wlrun report %-%-html DIR %[RESULTS%.json%.%.%.%] %[%-%-db FILE%]", r.stdout)
+    assert.matches("^Usage: wlrun report %-%-html DIR %[RESULTS%.json%.%.%.%] %[%-%-db FILE%]",
+      r.stdout)
     assert.equal(2, report("a.json", dir).code)
     r = report("--html x", dir)
     assert.equal(2, r.code)
-    assert.equal("wlrun: report: expected results files, --db FILE, or both (wlrun report --help)\n", r.stderr)
+    assert.equal(
+      "wlrun: report: expected results files, --db FILE, or both (wlrun report --help)\n", r.stderr)
     r = report("--html x a.json --scenario spin", dir)
-    assert.equal("wlrun: report: --scenario and --device select the history: they need --db\n", r.stderr)
+    assert.equal("wlrun: report: --scenario and --device select the history: they need --db\n",
+      r.stderr)
   end)
 end)
 
@@ -141,7 +160,8 @@ local function browser_it(name, fn)
   if browser.path then
     it("[browser] " .. name, fn)
   else
-    pending("[browser] " .. name .. " -- skipped: no headless browser (apt-get install chromium-headless-shell)")
+    pending("[browser] " .. name
+      .. " -- skipped: no headless browser (apt-get install chromium-headless-shell)")
   end
 end
 
@@ -150,7 +170,8 @@ local function first_cells(dom, id)
   local body = dom:match('<table class="sortable" id="' .. id .. '"[^>]*>.-<tbody>(.-)</tbody>')
   assert.truthy(body, "no table " .. id)
   local list = {}
-  for row in body:gmatch("<tr[^>]*>(.-)</tr>") do list[#list + 1] = row:match("<td[^>]*>(.-)</td>") end
+  for row in body:gmatch("<tr[^>]*>(.-)</tr>") do
+    list[#list + 1] = row:match("<td[^>]*>(.-)</td>") end
   return list
 end
 
@@ -165,7 +186,8 @@ describe("wlrun report's page in a browser", function()
   browser_it("loads from file:// with no console message, and its script ran", function()
     local dom, console = browser.dump(dir .. "/page/index.html")
     assert.same({}, console)
-    assert.matches('^<!DOCTYPE html>\n<html lang="en" data%-sortable="8">', dom) -- the summary's table too
+    -- the summary's table too
+    assert.matches('^<!DOCTYPE html>\n<html lang="en" data%-sortable="8">', dom)
     assert.equal(count(dom, "<th "), count(dom, '<th [^>]*tabindex="0"'), "every header sorts")
   end)
 
@@ -185,14 +207,18 @@ describe("wlrun report's page in a browser", function()
   browser_it("sorts a table as a #sort= link says, and by the numbers behind the text", function()
     local dom, console = browser.dump(dir .. "/page/index.html", "#sort=doc-1-table.4.desc")
     assert.same({}, console)
-    -- medians 800 us, 400 us, 200.5 us, 100 us (as text, "800" < "400" would not hold), the failure last
+    -- medians 800 us, 400 us, 200.5 us, 100 us (as text, "800" < "400" would not hold), the failure
+    -- last
     assert.same({ "2", "4", "1", "3", "5" }, first_cells(dom, "doc%-1%-table"))
-    assert.matches('<th class="num" scope="col" tabindex="0" title="sort by this column" aria%-sort="descending">median</th>', dom)
+    assert.matches(
+      '<th class="num" scope="col" tabindex="0" title="sort by this column" '
+      .. 'aria%-sort="descending">median</th>', dom)
     dom = browser.dump(dir .. "/page/index.html", "#sort=doc-1-table.2")
     assert.same({ "1", "3", "2", "4", "5" }, first_cells(dom, "doc%-1%-table"))
   end)
 
-  browser_it("sorts a table by a click on a header, the other way by a second, and by Enter", function()
+  browser_it("sorts a table by a click on a header, the other way by a second, and by Enter",
+    function()
     local page = browser.session(dir .. "/page/index.html")
     local ok, e = pcall(function()
       local function order() return page:eval([[Array.from(document.querySelectorAll("#doc-1-table tbody tr"),
@@ -204,8 +230,10 @@ describe("wlrun report's page in a browser", function()
       assert.equal("#sort=doc-1-table.4", page:eval("location.hash"))
       page:click(median)
       assert.equal("2 4 1 3 5", order())
-      assert.equal("descending", page:eval(("document.querySelector(%q).getAttribute('aria-sort')"):format(median)))
-      page:key("#doc-1-table thead th:nth-child(2)", "Enter") -- by variant; ties keep the order they had
+      assert.equal("descending",
+        page:eval(("document.querySelector(%q).getAttribute('aria-sort')"):format(median)))
+      -- by variant; ties keep the order they had
+      page:key("#doc-1-table thead th:nth-child(2)", "Enter")
       assert.equal("2 1 5 4 3", order())
       assert.equal("#sort=doc-1-table.1", page:eval("location.hash"))
     end)
@@ -213,7 +241,8 @@ describe("wlrun report's page in a browser", function()
     if not ok then error(e, 0) end
   end)
 
-  browser_it("shows a hostile results file as text: no element, no script, no load from it", function()
+  browser_it("shows a hostile results file as text: no element, no script, no load from it",
+    function()
     local dom, console = browser.dump(dir .. "/bad/index.html")
     assert.same({}, console)
     assert.falsy(dom:find("<img", 1, true))
@@ -230,11 +259,13 @@ describe("wlrun report's page in a browser", function()
     assert.equal("IHDR", bytes:sub(13, 16))
     local width, height = string.unpack(">I4I4", bytes, 17)
     assert.same({ 1200, 1800 }, { width, height }, "width and height")
-    assert.is_true(#bytes > 20000, "a page with text and plots, not a blank one: " .. #bytes .. " bytes")
+    assert.is_true(#bytes > 20000, "a page with text and plots, not a blank one: " .. #bytes
+      .. " bytes")
   end)
 end)
 
--- fn(page) on the file under the DevTools protocol in a window of size "W,H"; the browser closed after
+-- fn(page) on the file under the DevTools protocol in a window of size "W,H"; the browser closed
+-- after
 local function on_page(file, size, fn)
   local page = browser.session(file, size)
   local ok, e = pcall(fn, page)
@@ -268,9 +299,13 @@ describe("wlrun report's history in a 1400 px window", function()
       assert.equal(2, #m.links)
       assert.same({ "#history-1-chart", "#history-2-chart" }, { m.links[1].href, m.links[2].href })
       assert.same({ true, true }, { m.links[1].chart, m.links[2].chart })
-      assert.matches("^spin · NVIDIA H200 · n=1regression %(step%)release%-candidate%-build%-15 %(after release%-candidate%-build%-14%)%+20%.0%%0%.00%d$",
+      assert.matches(
+        "^spin · NVIDIA H200 · n=1regression %(step%)release%-candidate%-build%-15 %(after "
+        .. "release%-candidate%-build%-14%)%+20%.0%%0%.00%d$",
         m.links[1].row)
-      assert.matches("^spin · NVIDIA H200 · n=2improvement %(step%)release%-candidate%-build%-10 .*%-25%.0%%", m.links[2].row)
+      assert.matches(
+        "^spin · NVIDIA H200 · n=2improvement %(step%)release%-candidate%-build%-10 .*%-25%.0%%",
+        m.links[2].row)
     end)
   end)
 
@@ -290,7 +325,8 @@ describe("wlrun report's history in a 1400 px window", function()
       assert.is_true(m.content >= 1200, "content width " .. m.content)
       assert.equal(3, #m.charts)
       for k, c in ipairs(m.charts) do
-        assert.is_true(c.width >= 0.9 * m.content, ("chart %d: %.0f px of %.0f"):format(k, c.width, m.content))
+        assert.is_true(c.width >= 0.9 * m.content,
+          ("chart %d: %.0f px of %.0f"):format(k, c.width, m.content))
         local commits = {}
         for _, t in ipairs(c.texts) do
           if t.commit then commits[#commits + 1] = t.text end
@@ -302,7 +338,8 @@ describe("wlrun report's history in a 1400 px window", function()
           for j = i + 1, #c.texts do
             local a, b = c.texts[i].box, c.texts[j].box
             local apart = a.r <= b.l or b.r <= a.l or a.b <= b.t or b.b <= a.t
-            assert.is_true(apart, ("chart %d: '%s' and '%s' overlap"):format(k, c.texts[i].text, c.texts[j].text))
+            assert.is_true(apart, ("chart %d: '%s' and '%s' overlap"):format(k, c.texts[i].text,
+              c.texts[j].text))
           end
         end
       end
@@ -312,7 +349,8 @@ describe("wlrun report's history in a 1400 px window", function()
   browser_it("says in one line that no lasting shift was found, and shows SHAs short", function()
     on_page(dir .. "/flat/index.html", "1400,1000", function(page)
       assert.equal("No lasting shift was found in 1 series of 'flat.db'.",
-        page:eval([[document.querySelector("header").nextElementSibling.querySelector("p").textContent]]))
+        page:eval(
+          [[document.querySelector("header").nextElementSibling.querySelector("p").textContent]]))
       assert.equal(0, page:eval([[document.querySelectorAll("#summary a").length]]))
       local labels = measured(page, [[Array.from(document.querySelectorAll("svg.trend text.commit"), function (t) {
         return t.lastChild.textContent; })]])

@@ -20,7 +20,8 @@ end
 
 local function run(body, args)
   local dir = h.tmpdir()
-  local r = h.run_script(scenario(body), "--compile-only " .. (args or "") .. " -o " .. h.quote(dir .. "/r.json")
+  local r = h.run_script(scenario(body), "--compile-only " .. (args or "") .. " -o "
+    .. h.quote(dir .. "/r.json")
     .. " -o " .. h.quote(dir .. "/r.csv"), { cwd = dir })
   return r, dir
 end
@@ -55,7 +56,8 @@ describe("a run's results document", function()
     assert.is_true(w.configurations >= 4 * 0.05, "four setups of 50 ms: " .. w.configurations)
     assert.is_true(w.journal < w.configurations)
     local parts = w.start + w.plan + w.document + w.configurations
-    assert.is_true(parts <= w.total + 1e-6 and w.total - parts < 0.05, ("parts %g, total %g"):format(parts, w.total))
+    assert.is_true(parts <= w.total + 1e-6 and w.total - parts < 0.05,
+      ("parts %g, total %g"):format(parts, w.total))
     -- the process's start is read in clock ticks, rounded down: up to one tick (10 ms) early
     assert.is_true(w.total < elapsed + 0.011, ("total %g, the process %g"):format(w.total, elapsed))
   end)
@@ -82,7 +84,8 @@ describe("a run's results document", function()
     assert.matches("^index,param%.n,status[^\n]*\r\n1,1,compiled", r.stdout)
   end)
 
-  it("writes what finished when the script calls os.exit, which stops the run as a failure", function()
+  it("writes what finished when the script calls os.exit, which stops the run as a failure",
+    function()
     local r, dir = run("if p.n == 3 then os.exit(3) end")
     assert.equal(3, r.code, r.stderr)
     local doc = load.load(dir .. "/r.json")
@@ -132,7 +135,8 @@ describe("a document measured on a GPU", function()
 
   it("is compared, exported and merged by the tools", function()
     local dir = h.tmpdir()
-    local r = h.run("compare " .. h.quote(measured) .. " " .. h.quote(measured) .. " -o " .. h.quote(dir .. "/c.json"))
+    local r = h.run("compare " .. h.quote(measured) .. " " .. h.quote(measured) .. " -o "
+      .. h.quote(dir .. "/c.json"))
     assert.equal(0, r.code, r.stderr)
     r = h.run("export " .. h.quote(measured) .. " --format csv -o " .. h.quote(dir .. "/x.csv"))
     assert.equal(0, r.code, r.stderr)
@@ -151,7 +155,8 @@ return wl.loop { name = "l", params = { b = { 1, 2 } }, batch_size = 4, iters = 
 
   it("takes --iters and --warmup from the command line", function()
     local dir = h.tmpdir()
-    local r = h.run_script(LOOP, "--compile-only --iters 4 --warmup 2 -o " .. h.quote(dir .. "/l.json"), { cwd = dir })
+    local r = h.run_script(LOOP, "--compile-only --iters 4 --warmup 2 -o "
+      .. h.quote(dir .. "/l.json"), { cwd = dir })
     assert.equal(0, r.code, r.stderr)
     local doc = load.load(dir .. "/l.json")
     assert.equal(4, doc.settings.run.iters)
@@ -160,10 +165,12 @@ return wl.loop { name = "l", params = { b = { 1, 2 } }, batch_size = 4, iters = 
   end)
 
   it("refuses options that only wl.bench reads, rather than ignoring them", function()
-    for _, opt in ipairs { "--mode cold", "--flush-l2", "--adaptive", "--warmup-time 1s", "--max-time 2s" } do
+    for _, opt in ipairs { "--mode cold", "--flush-l2", "--adaptive", "--warmup-time 1s",
+      "--max-time 2s" } do
       local r = h.run_script(LOOP, "--compile-only " .. opt)
       assert.equal(2, r.code, opt)
-      assert.matches(opt:match("^%S+"):gsub("%-", "%%-") .. " does not apply to l: a loop", r.stderr)
+      assert.matches(opt:match("^%S+"):gsub("%-", "%%-") .. " does not apply to l: a loop",
+        r.stderr)
     end
   end)
 end)
@@ -171,7 +178,8 @@ end)
 describe("a journal left by a killed run", function()
   it("is never overwritten by a new run, and --resume goes on from it", function()
     local dir = h.tmpdir()
-    local script = h.write(dir .. "/s.lua", scenario("if p.n == 3 and not os.getenv('DONE') then os.execute('kill -9 ' .. process.getpid()) end"))
+    local script = h.write(dir .. "/s.lua", scenario(
+      "if p.n == 3 and not os.getenv('DONE') then os.execute('kill -9 ' .. process.getpid()) end"))
     local out = " -o " .. h.quote(dir .. "/r.json")
     h.run(h.quote(script) .. " --compile-only" .. out, { cwd = dir })
     local before = h.read(dir .. "/r.json.journal")
@@ -179,7 +187,8 @@ describe("a journal left by a killed run", function()
     assert.equal(9, r.code)
     assert.matches("r%.json%.journal' is there: the journal of a run that did not finish", r.stderr)
     assert.equal(before, h.read(dir .. "/r.json.journal"))
-    r = h.run(h.quote(script) .. " --compile-only --resume " .. h.quote(dir .. "/r.json.journal") .. out,
+    r = h.run(h.quote(script) .. " --compile-only --resume " .. h.quote(dir .. "/r.json.journal")
+      .. out,
       { cwd = dir, env = "DONE=1" })
     assert.equal(0, r.code, r.stderr)
     local doc = load.load(dir .. "/r.json")
@@ -198,19 +207,24 @@ return wl.scenario { name = "k", params = { i = { 1, 2, 3, 4, 5, 6 } },
   run = function() end }
 ]]
 
-  it("refuses to overwrite a file whose finished configurations this run's selection leaves out", function()
+  it("refuses to overwrite a file whose finished configurations this run's selection leaves out",
+    function()
     local dir = h.tmpdir()
     local script = h.write(dir .. "/k.lua", KILL)
     -- host mode needs a device; skipped configurations are finished ones, and run anywhere
     h.write(script, KILL:gsub("return {} end", "wl.skip('done') end"))
     h.run(h.quote(script) .. " --compile-only -o k.json", { cwd = dir })
     assert.equal(4, #load.load(dir .. "/k.json.journal").configurations)
-    local r = h.run(h.quote(script) .. " --compile-only --resume ./k.json.journal -o k.json --filter 'i >= 3'",
+    local r = h.run(h.quote(script)
+      .. " --compile-only --resume ./k.json.journal -o k.json --filter 'i >= 3'",
       { cwd = dir, env = "DONE=1" })
     assert.equal(2, r.code)
-    assert.matches("%-%-resume %./k%.json%.journal: it holds 2 finished configurations outside this run's selection", r.stderr)
+    assert.matches(
+      "%-%-resume %./k%.json%.journal: it holds 2 finished configurations outside this run's "
+      .. "selection", r.stderr)
     assert.equal(4, #load.load(dir .. "/k.json.journal").configurations) -- untouched
-    r = h.run(h.quote(script) .. " --compile-only --resume ./k.json.journal -o k.json", { cwd = dir, env = "DONE=1" })
+    r = h.run(h.quote(script) .. " --compile-only --resume ./k.json.journal -o k.json",
+      { cwd = dir, env = "DONE=1" })
     assert.equal(0, r.code, r.stderr)
     local doc = load.load(dir .. "/k.json")
     assert.equal(6, #doc.configurations)
@@ -222,9 +236,11 @@ return wl.scenario { name = "k", params = { i = { 1, 2, 3, 4, 5, 6 } },
     local script = h.write(dir .. "/k.lua", (KILL:gsub("return {} end", "wl.skip('done') end")))
     h.run(h.quote(script) .. " --compile-only -o k.json", { cwd = dir, env = "DONE=1" })
     assert.equal(6, #load.load(dir .. "/k.json").configurations)
-    assert.is_true(os.execute(("cd %s && ln -s k.json soft.json && ln k.json hard.json"):format(h.quote(dir))))
+    assert.is_true(os.execute(("cd %s && ln -s k.json soft.json && ln k.json hard.json"):format(
+      h.quote(dir))))
     for _, name in ipairs { "soft.json", "hard.json" } do
-      local r = h.run(h.quote(script) .. " --compile-only --resume " .. name .. " -o k.json --filter 'i >= 3'",
+      local r = h.run(h.quote(script) .. " --compile-only --resume " .. name
+        .. " -o k.json --filter 'i >= 3'",
         { cwd = dir, env = "DONE=1" })
       assert.equal(2, r.code, name .. ": " .. r.stderr)
       assert.matches("it holds 2 finished configurations outside this run's selection", r.stderr)
@@ -240,7 +256,8 @@ local args = { ... }
 return wl.scenario { name = "a", params = { M = { 1, 2 } }, run = function() end,
   setup = function() assert(#args == 2 and args[1] == "x" and args[2] == "-o", table.concat(args, " ")) return {} end }
 ]])
-    local r = h.run(h.quote(script) .. " --compile-only --isolate -o a.json -- x -o", { cwd = dir, prefix = "timeout 60" })
+    local r = h.run(h.quote(script) .. " --compile-only --isolate -o a.json -- x -o",
+      { cwd = dir, prefix = "timeout 60" })
     assert.equal(0, r.code, r.stderr)
     local doc = load.load(dir .. "/a.json")
     assert.equal(2, #doc.configurations)
@@ -262,7 +279,8 @@ return wl.scenario { name = "pr", params = { n = { 1, 2 }, status = { "x" } },
     assert.equal(2, #load.decode(r.stdout, "stdout").configurations)
     assert.matches("a line from setup\t2\nraw\n", r.stderr)
     r = h.run_script(PRINTS, "--compile-only --format csv", { cwd = dir })
-    assert.matches("^index,param%.n,param%.status,status,", r.stdout) -- a parameter named like a column
+    -- a parameter named like a column
+    assert.matches("^index,param%.n,param%.status,status,", r.stdout)
     assert.not_matches("a line from setup", r.stdout)
   end)
 

@@ -26,13 +26,18 @@ describe("parameter spaces", function()
   it("are the product of axes and zipped groups, sorted by name, the last fastest", function()
     local r = dry()
     assert.equal(0, r.code, r.stderr)
-    assert.matches("^demo: 10 configurations %(12 in the space, 2 pruned by where, 0 by %-%-filter%)\n", r.stdout)
-    assert.matches("\n   1  K=4, M=1, N=10, variant=a\n   2  K=4, M=1, N=10, variant=b\n   3  K=4, M=2, N=20, variant=a\n", r.stdout)
+    assert.matches(
+      "^demo: 10 configurations %(12 in the space, 2 pruned by where, 0 by %-%-filter%)\n",
+      r.stdout)
+    assert.matches(
+      "\n   1  K=4, M=1, N=10, variant=a\n   2  K=4, M=1, N=10, variant=b\n   3  K=4, M=2, "
+      .. "N=20, variant=a\n", r.stdout)
     assert.matches("\n  10  K=8, M=3, N=30, variant=a\n$", r.stdout)
   end)
 
   it("follow an explicit order", function()
-    local r = dry(nil, SCENARIO:gsub("name = \"demo\",", "name = \"demo\", order = { \"variant\", \"K\", \"M\", \"N\" },"))
+    local r = dry(nil, SCENARIO:gsub("name = \"demo\",",
+      "name = \"demo\", order = { \"variant\", \"K\", \"M\", \"N\" },"))
     assert.equal(0, r.code, r.stderr)
     assert.matches("\n   1  variant=a, K=4, M=1, N=10\n   2  variant=a, K=4, M=2, N=20\n", r.stdout)
   end)
@@ -66,7 +71,8 @@ describe("parameter spaces", function()
   it("select with --filter", function()
     local r = dry("--filter 'K == 8 and variant == \"a\"'")
     assert.equal(0, r.code, r.stderr)
-    assert.matches("^demo: 3 configurations %(12 in the space, 2 pruned by where, 7 by %-%-filter%)", r.stdout)
+    assert.matches(
+      "^demo: 3 configurations %(12 in the space, 2 pruned by where, 7 by %-%-filter%)", r.stdout)
     r = dry("--filter 'K =='")
     assert.equal(2, r.code)
     assert.matches("%-%-filter 'K ==':", r.stderr)
@@ -84,26 +90,35 @@ end)
 
 describe("scenario validation", function()
   local function check(body, pattern)
-    local r = dry(nil, "local wl = require 'wlrun'\nlocal s = wl.scenario {\n" .. body .. "\n}\nreturn s\n")
+    local r = dry(nil, "local wl = require 'wlrun'\nlocal s = wl.scenario {\n" .. body
+      .. "\n}\nreturn s\n")
     assert.equal(1, r.code, r.stdout)
     assert.matches(pattern, r.stderr)
     assert.matches("script.lua:2:", r.stderr)
   end
 
   it("names unknown fields, wrong types and missing ones", function()
-    check("name = 'x', run = function() end, paramz = {}", "wl.scenario: unknown field 'paramz' %(fields: baseline, check, command, description")
+    check("name = 'x', run = function() end, paramz = {}",
+      "wl.scenario: unknown field 'paramz' %(fields: baseline, check, command, description")
     check("name = 'x'", "'run' is required")
-    check("name = 'x', run = function() end, where = 3", "field 'where' must be a function, got a number")
+    check("name = 'x', run = function() end, where = 3",
+      "field 'where' must be a function, got a number")
     check("run = function() end", "'name' %(a non%-empty string%) is required")
-    check("name = 'x', run = 'launch'", "run = 'launch' names a field of setup's result, but there is no setup")
-    check("name = 'x', run = function() end, timing = { iterz = 3 }", "timing: unknown option 'iterz'")
+    check("name = 'x', run = 'launch'",
+      "run = 'launch' names a field of setup's result, but there is no setup")
+    check("name = 'x', run = function() end, timing = { iterz = 3 }",
+      "timing: unknown option 'iterz'")
     check("name = 'x', run = function() end, params = { M = {} }", "parameter 'M' has no values")
-    check("name = 'x', run = function() end, params = { M = { {} } }", "value 1 of parameter 'M' is a table")
-    check("name = 'x', run = function() end, params = { M = { 1 } }, order = { 'N' }", "'order' does not name parameter 'M'")
+    check("name = 'x', run = function() end, params = { M = { {} } }",
+      "value 1 of parameter 'M' is a table")
+    check("name = 'x', run = function() end, params = { M = { 1 } }, order = { 'N' }",
+      "'order' does not name parameter 'M'")
   end)
 
   it("checks wl.zip's axes", function()
-    local r = dry(nil, "local wl = require 'wlrun'\nreturn wl.scenario { name = 'x', run = function() end,\n params = { wl.zip { A = { 1, 2 }, B = { 1 } } } }\n")
+    local r = dry(nil,
+      "local wl = require 'wlrun'\nreturn wl.scenario { name = 'x', run = function() end,\n "
+      .. "params = { wl.zip { A = { 1, 2 }, B = { 1 } } } }\n")
     assert.equal(1, r.code)
     assert.matches("wl.zip: axes must have the same number of values", r.stderr)
   end)
@@ -116,7 +131,8 @@ describe("the shipped scenarios without a GPU", function()
       local r = h.run("scenarios/" .. name .. ".lua --dry-run", { cwd = h.source_dir })
       assert.equal(0, r.code, r.stderr)
       assert.matches("^" .. name .. ": %d+ configurations", r.stdout)
-      r = h.run("scenarios/" .. name .. ".lua --compile-only --arch sm_90 --cache-dir " .. cache, { cwd = h.source_dir })
+      r = h.run("scenarios/" .. name .. ".lua --compile-only --arch sm_90 --cache-dir " .. cache,
+        { cwd = h.source_dir })
       assert.equal(0, r.code, r.stderr)
       assert.matches("compile%-only: " .. kernels .. " distinct kernels", r.stdout)
     end)
@@ -160,7 +176,8 @@ return wl.scenario {
 ]]
   local CO = "--compile-only --arch sm_90 -q "
 
-  it("is called once, before the first configuration, with copies of the run's configurations", function()
+  it("is called once, before the first configuration, with copies of the run's configurations",
+    function()
     local dir = h.tmpdir()
     local r = h.run_script(PREPARED, CO .. "-p n=1,3 -o r.json", { cwd = dir })
     assert.equal(0, r.code, r.stderr)
@@ -170,8 +187,11 @@ return wl.scenario {
     assert.equal(2, #doc.configurations)
   end)
 
-  it("is not called with --no-prepare, --dry-run, in children (--isolate, --devices, a timeout), or [run] prepare = off", function()
-    for _, args in ipairs { "--no-prepare", "--dry-run", "--isolate", "--devices 0,1", "--config-timeout 60" } do
+  it(
+    "is not called with --no-prepare, --dry-run, in children (--isolate, --devices, a timeout), "
+    .. "or [run] prepare = off", function()
+    for _, args in ipairs { "--no-prepare", "--dry-run", "--isolate", "--devices 0,1",
+      "--config-timeout 60" } do
       local r = h.run_script(PREPARED, CO .. args)
       assert.equal(0, r.code, r.stderr)
       assert.not_matches("prepare", r.stdout, 1, true)

@@ -12,7 +12,8 @@ local shard = h.source_dir .. "/tests/fixtures/merge/shard_1.json"
 -- code, standard error
 local function to_full(args, env)
   local err = os.tmpname()
-  local _, _, code = os.execute(("cd %s && %s %s %s </dev/null >/dev/full 2>%s"):format(q(h.tmpdir()), env or "", q(bin), args,
+  local _, _, code = os.execute(("cd %s && %s %s %s </dev/null >/dev/full 2>%s"):format(
+    q(h.tmpdir()), env or "", q(bin), args,
     q(err)))
   local f = assert(io.open(err))
   local text = f:read("a")
@@ -23,19 +24,24 @@ end
 
 describe("standard output that cannot be written", function()
   for _, args in ipairs {
-    "--version", "--help", "export " .. q(shard), "export " .. q(shard) .. " -o -", "export --format table " .. q(shard),
+    "--version", "--help", "export " .. q(shard), "export " .. q(shard) .. " -o -",
+      "export --format table " .. q(shard),
     "compare " .. q(shard) .. " " .. q(shard), "merge " .. q(shard), "history --help",
   } do
-    it("fails 'wlrun " .. args:gsub(h.source_dir .. "/", "") .. "' with exit 9 and one message", function()
+    it("fails 'wlrun " .. args:gsub(h.source_dir .. "/", "") .. "' with exit 9 and one message",
+      function()
       local code, err = to_full(args)
       assert.equal(9, code, err)
       local _, n = err:gsub("cannot write to standard output", "")
       assert.equal(1, n, err)
-      assert.is_truthy(err:find("No space left on device", 1, true) or err:find("a write failed", 1, true), err)
+      assert.is_truthy(err:find("No space left on device", 1, true)
+        or err:find("a write failed", 1, true), err)
     end)
   end
 
-  it("fails a script's print and io.write with exit 9 and one message, ending at once or through the exit handlers", function()
+  it(
+    "fails a script's print and io.write with exit 9 and one message, ending at once or through "
+    .. "the exit handlers", function()
     local dir = h.tmpdir()
     for _, body in ipairs { 'print("hello")', 'io.write("a")', 'print(string.rep("x", 100000))' } do
       local script = h.write(dir .. "/p.lua", body .. "\n")

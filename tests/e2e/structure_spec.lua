@@ -23,35 +23,48 @@ local ENGINE = "engine (the timed loops)"
 local HOST = "Lua host"
 local LAYERS = {
   { name = BASE, modules = {
-      settings = { "settings" }, config = { "config" }, cli = { "cli" }, cli_params = { "cli_params" },
-      stats = { "stats" }, compare_stats = { "compare_stats" }, file_beside = { "file_beside" }, half = { "half" },
-      wl_rng = { "wl_rng" }, tensor_dtype = { "tensor_dtype" }, side_thread = { "side_thread" }, embedded = { "embedded" },
+      settings = { "settings" }, config = { "config" }, cli = { "cli" },
+        cli_params = { "cli_params" },
+      stats = { "stats" }, compare_stats = { "compare_stats" }, file_beside = { "file_beside" },
+        half = { "half" },
+      wl_rng = { "wl_rng" }, tensor_dtype = { "tensor_dtype" }, side_thread = { "side_thread" },
+        embedded = { "embedded" },
   } },
   { name = LAUX, modules = {
-      wl_exit = { "wl_exit" }, laux = { "laux" }, json = { "ljson", "json_*" }, lsqlite = { "lsqlite" }, lua_guard = { "lua_guard" },
+      wl_exit = { "wl_exit" }, laux = { "laux" }, json = { "ljson", "json_*" },
+        lsqlite = { "lsqlite" }, lua_guard = { "lua_guard" },
   } },
   { name = TOOLKIT, modules = {
       toolkit_lib = { "toolkit_lib" }, nvrtc_load = { "nvrtc_load" }, nvcc_run = { "nvcc_run" },
-      cublas_load = { "cublas_load" }, cupti_load = { "cupti_load" }, kernel_signature = { "kernel_signature" },
-      kernel_module = { "kernel_module" }, kernel_cache = { "kernel_cache" }, c_params = { "c_params" },
+      cublas_load = { "cublas_load" }, cupti_load = { "cupti_load" },
+        kernel_signature = { "kernel_signature" },
+      kernel_module = { "kernel_module" }, kernel_cache = { "kernel_cache" },
+        c_params = { "c_params" },
   } },
   { name = DEVICE, modules = {
       backend = { "backend", "backend_*" }, cuda_init_kernels = { "cuda_init_kernels" },
       cublas_prepare = { "cublas_prepare" },
   } },
   { name = BIND, modules = {
-      wl_modules = { "wl_modules" }, cuda_device = { "cuda_device" }, cuda_stream = { "cuda_stream" },
+      wl_modules = { "wl_modules" }, cuda_device = { "cuda_device" },
+        cuda_stream = { "cuda_stream" },
       cuda_graph = { "cuda_graph" }, cuda_tensor = { "cuda_tensor", "cuda_tensor_*" },
-      cuda_kernel = { "cuda_kernel", "kernel_compile", "kernel_source", "host_work", "host_kernel", "cuda_module" },
-      cuda_launch = { "cuda_launch", "launch_args" }, gpu_clock = { "gpu_clock", "nvml" }, nvtx = { "nvtx", "nvtx_*" },
-      lclock = { "lclock" }, lstats = { "lstats" }, lprintable = { "lprintable" }, lsettings = { "lsettings" },
-      lsystem = { "lsystem", "lsystem_files" }, user_library = { "user_library" }, runtime_ops = { "runtime_ops" },
+      cuda_kernel = { "cuda_kernel", "kernel_compile", "kernel_source", "host_work", "host_kernel",
+        "cuda_module" },
+      cuda_launch = { "cuda_launch", "launch_args" }, gpu_clock = { "gpu_clock", "nvml" },
+        nvtx = { "nvtx", "nvtx_*" },
+      lclock = { "lclock" }, lstats = { "lstats" }, lprintable = { "lprintable" },
+        lsettings = { "lsettings" },
+      lsystem = { "lsystem", "lsystem_files" }, user_library = { "user_library" },
+        runtime_ops = { "runtime_ops" },
       gemm_args = { "gemm_args" }, lib_cublas = { "lib_cublas*" },
   } },
   { name = ENGINE, modules = {
-      cuda_timing = { "cuda_timing", "l2_flush", "count_nonzero" }, cupti_timing = { "cupti_timing" },
+      cuda_timing = { "cuda_timing", "l2_flush", "count_nonzero" },
+        cupti_timing = { "cupti_timing" },
   } },
-  { name = HOST, modules = { lhost = { "lhost" }, lhost_signals = { "lhost_signals" }, main = { "main" } } },
+  { name = HOST, modules = { lhost = { "lhost" }, lhost_signals = { "lhost_signals" },
+    main = { "main" } } },
 }
 
 -- The one header that declares what other modules define: the registration functions.
@@ -60,7 +73,8 @@ local REGISTRY = { wl_modules = true }
 local HOST_HEADER, HOST_INCLUDERS = "lhost.h", { ["lhost.c"] = true, ["main.c"] = true }
 -- Who may call the CUDA runtime (every other module goes through the backend).
 local CUDA_CALLERS = { backend = true, cuda_init_kernels = true }
-local CUDA_ANYWHERE = { cudaGetErrorName = true, cudaGetErrorString = true } -- strings of an error code
+-- strings of an error code
+local CUDA_ANYWHERE = { cudaGetErrorName = true, cudaGetErrorString = true }
 
 -- The Lua library (lua/wlrun/, docs/architecture.md): its layers, bottom to top, one folder each
 -- (LUA_FOLDERS; a few files at the top level: two leaves, the public API, the host's entry
@@ -81,14 +95,17 @@ local HISTORY = "history (results across commits)"
 local HTML = "html (wlrun report's page)"
 local TOOLS = "tools (the commands' front doors)"
 local ENTRY = "the host's entry point"
-local LUA_LAYERS = { LEAVES, MEASURE, REPORT, RESULTS, TRACE, RUN, API, COMPARE, HISTORY, HTML, TOOLS, ENTRY }
+local LUA_LAYERS = { LEAVES, MEASURE, REPORT, RESULTS, TRACE, RUN, API, COMPARE, HISTORY, HTML,
+  TOOLS, ENTRY }
 local LUA_FOLDERS = {
   text = LEAVES, measure = MEASURE, report = REPORT, results = RESULTS, trace = TRACE, run = RUN,
   compare = COMPARE, history = HISTORY, html = HTML, tools = TOOLS,
 }
-local LUA_TOP = { ["settings.lua"] = LEAVES, ["fields.lua"] = LEAVES, ["init.lua"] = API, ["host.lua"] = ENTRY }
+local LUA_TOP = { ["settings.lua"] = LEAVES, ["fields.lua"] = LEAVES, ["init.lua"] = API,
+  ["host.lua"] = ENTRY }
 local LUA_FROM_C = { -- preloaded by the host (src/host/lhost.c)
-  ["wlrun.core"] = true, ["wlrun.engine"] = true, ["wlrun.process"] = true, ["wlrun.json"] = true, ["wlrun.sqlite"] = true,
+  ["wlrun.core"] = true, ["wlrun.engine"] = true, ["wlrun.process"] = true, ["wlrun.json"] = true,
+    ["wlrun.sqlite"] = true,
 }
 -- The same line limit as in src/. A file listed in LUA_PENDING is over it today and is reported
 -- as pending; remove its line when it passes (the spec says so).
@@ -108,16 +125,19 @@ local function function_lengths(describe_what, list)
   for _, f in ipairs(list) do
     if f.lines > MAX_FUNCTION and not FUNCTION_EXCEPTIONS[f.key] then long[#long + 1] = f end
   end
-  it(("has no function over %d lines in %s (%d functions measured)"):format(MAX_FUNCTION, describe_what, #list), function()
+  it(("has no function over %d lines in %s (%d functions measured)"):format(MAX_FUNCTION,
+    describe_what, #list), function()
     assert.is_true(#list > 100, #list .. " functions found")
     local over = {}
     for _, f in ipairs(long) do
-      if not FUNCTION_PENDING[f.key] then over[#over + 1] = ("%s:%d %s (%d lines)"):format(f.path, f.line, f.name, f.lines) end
+      if not FUNCTION_PENDING[f.key] then over[#over + 1] = ("%s:%d %s (%d lines)"):format(f.path,
+        f.line, f.name, f.lines) end
     end
     assert.same({}, over, "functions over " .. MAX_FUNCTION .. " lines: read them as named steps")
   end)
   for _, f in ipairs(long) do
-    if FUNCTION_PENDING[f.key] then pending(("%s:%d %s: %d lines (at most %d)"):format(f.path, f.line, f.name, f.lines, MAX_FUNCTION)) end
+    if FUNCTION_PENDING[f.key] then pending(("%s:%d %s: %d lines (at most %d)"):format(f.path,
+      f.line, f.name, f.lines, MAX_FUNCTION)) end
   end
 end
 
@@ -157,7 +177,8 @@ for li, l in ipairs(LAYERS) do for m in pairs(l.modules) do layer_of[m] = li end
 -- The folders of src/, one layer each (docs/architecture.md): the tree shows the layers. No
 -- source file sits at src/'s top level. src/trace is the injected library of wlrun trace, built
 -- apart (its own spec: trace_library_spec).
-local FOLDERS = { base = BASE, laux = LAUX, toolkit = TOOLKIT, device = DEVICE, bind = BIND, engine = ENGINE, host = HOST }
+local FOLDERS = { base = BASE, laux = LAUX, toolkit = TOOLKIT, device = DEVICE, bind = BIND,
+  engine = ENGINE, host = HOST }
 local APART = { trace = true }
 
 local function sources()
@@ -169,7 +190,8 @@ local function sources()
       if not folder and FOLDERS[n] then
         scan(dir .. "/" .. n, n)
       elseif n:match("%.[ch]$") or n:match("%.cu$") then
-        files[#files + 1] = { name = (folder and folder .. "/" or "") .. n, base = n, folder = folder,
+        files[#files + 1] = { name = (folder and folder .. "/" or "") .. n, base = n,
+          folder = folder,
                               text = read(dir .. "/" .. n), module = (module_of(stem(n))) }
       end
     end
@@ -226,7 +248,8 @@ local function declared(text)
       if c == ";" then
         local s = table.concat(stmt)
         local name = s:match("([%a_][%w_]*)%s*%(")
-        if name and not s:match("^%s*typedef") and not s:match("%(%s*%*") then names[#names + 1] = name end
+        if name and not s:match("^%s*typedef") and not s:match("%(%s*%*") then
+          names[#names + 1] = name end
         stmt = {}
       else
         stmt[#stmt + 1] = c
@@ -278,7 +301,8 @@ local function c_function_lengths(text)
       depth = depth - 1
       if depth == 0 then
         last = i + 1
-        if open then list[#list + 1] = { name = open.name, line = open.line, lines = line - open.line + 1 } end
+        if open then list[#list + 1] = { name = open.name, line = open.line,
+          lines = line - open.line + 1 } end
         open = nil
       end
     elseif c == ";" and depth == 0 then
@@ -322,15 +346,18 @@ end
 -- `x.y = function(`, else "(anonymous)"
 local function lua_function_name(tokens, k)
   local parts, j = {}, k + 1
-  while tokens[j] and (tokens[j].kind == "name" or tokens[j].value == "." or tokens[j].value == ":") do
+  while tokens[j] and (tokens[j].kind == "name" or tokens[j].value == "."
+    or tokens[j].value == ":") do
     parts[#parts + 1] = tokens[j].value
     j = j + 1
   end
   if #parts > 0 then return table.concat(parts) end
   parts, j = {}, k - 2
   if tokens[k - 1] and tokens[k - 1].value == "=" then
-    local keywords = { ["end"] = true, ["local"] = true, ["return"] = true, ["then"] = true, ["do"] = true, ["else"] = true }
-    while tokens[j] and (tokens[j].kind == "name" and not keywords[tokens[j].value] or tokens[j].value == ".") do
+    local keywords = { ["end"] = true, ["local"] = true, ["return"] = true, ["then"] = true,
+      ["do"] = true, ["else"] = true }
+    while tokens[j] and (tokens[j].kind == "name" and not keywords[tokens[j].value]
+      or tokens[j].value == ".") do
       table.insert(parts, 1, tokens[j].value)
       j = j - 1
     end
@@ -352,7 +379,8 @@ local function lua_requires(text)
       skip_to(i + 1)
     elseif text:sub(i, i + 1) == "--" then
       comments[line] = true
-      local stop = long and select(2, text:find("]" .. long .. "]", i, true)) or text:find("\n", i, true) or n
+      local stop = long and select(2, text:find("]" .. long .. "]", i, true))
+        or text:find("\n", i, true) or n
       local first = line
       skip_to(long and stop + 1 or stop)
       for l = first, line do comments[l] = true end
@@ -385,7 +413,8 @@ local function lua_requires(text)
     local field = before and before.kind == "op" and (before.value == "." or before.value == ":")
     if t.kind == "name" and not field then
       if opens[t.value] then
-        blocks[#blocks + 1] = { word = t.value, line = t.line, name = t.value == "function" and lua_function_name(tokens, k) }
+        blocks[#blocks + 1] = { word = t.value, line = t.line,
+          name = t.value == "function" and lua_function_name(tokens, k) }
         if t.value == "function" then in_function = in_function + 1 end
       elseif t.value == "end" or t.value == "until" then
         local b = table.remove(blocks)
@@ -395,8 +424,10 @@ local function lua_requires(text)
         end
       elseif t.value == "require" then
         local a, b = tokens[k + 1], tokens[k + 2]
-        local name = a and a.kind == "string" and a or b and (a.value == "(" or a.value == ",") and b.kind == "string" and b
-        list[#list + 1] = { name = name and name.value or "?", line = t.line, in_function = in_function > 0 }
+        local name = a and a.kind == "string" and a or b and (a.value == "(" or a.value == ",")
+          and b.kind == "string" and b
+        list[#list + 1] = { name = name and name.value or "?", line = t.line,
+          in_function = in_function > 0 }
       end
     end
   end
@@ -411,7 +442,8 @@ describe("the C host's structure (src/)", function()
   it("gives every file of src/ a module and a layer", function()
     assert.is_true(#files > 20)
     for _, f in ipairs(files) do
-      assert.truthy(f.module, ("src/%s has no module: give it one in the layer table of %s"):format(f.name,
+      assert.truthy(f.module, ("src/%s has no module: give it one in the layer table of %s"):format(
+        f.name,
         "tests/e2e/structure_spec.lua (and docs/architecture.md)"))
     end
   end)
@@ -420,15 +452,18 @@ describe("the C host's structure (src/)", function()
     for _, f in ipairs(files) do
       if f.folder and f.module then
         assert.equal(FOLDERS[f.folder], LAYERS[layer_of[f.module]].name,
-          ("src/%s is in folder %s (layer '%s') but its module %s is of layer '%s'"):format(f.name, f.folder,
+          ("src/%s is in folder %s (layer '%s') but its module %s is of layer '%s'"):format(f.name,
+            f.folder,
             FOLDERS[f.folder], f.module, LAYERS[layer_of[f.module]].name))
       else
-        error(("src/%s is at src/'s top level: put it in the folder of its layer"):format(f.name), 0)
+        error(("src/%s is at src/'s top level: put it in the folder of its layer"):format(f.name),
+          0)
       end
     end
     for _, n in ipairs(assert(process.list_dir(ROOT .. "/src"))) do
       if not n:find("%.") then
-        assert.truthy(FOLDERS[n] or APART[n], ("src/%s/ is no layer's folder: name it in FOLDERS of %s"):format(n,
+        assert.truthy(FOLDERS[n] or APART[n],
+          ("src/%s/ is no layer's folder: name it in FOLDERS of %s"):format(n,
           "tests/e2e/structure_spec.lua (and docs/architecture.md)"))
       end
     end
@@ -437,7 +472,8 @@ describe("the C host's structure (src/)", function()
   it("has no source file over " .. MAX_LINES .. " lines", function()
     for _, f in ipairs(files) do
       local n = count_lines(f.text)
-      assert.is_true(n <= MAX_LINES, ("src/%s has %d lines (at most %d): split it by responsibility"):format(
+      assert.is_true(n <= MAX_LINES,
+        ("src/%s has %d lines (at most %d): split it by responsibility"):format(
         f.name, n, MAX_LINES))
     end
   end)
@@ -447,7 +483,8 @@ describe("the C host's structure (src/)", function()
     for _, f in ipairs(files) do present[f.base] = true end
     for _, f in ipairs(files) do
       for _, inc in ipairs(includes(f.text)) do
-        assert.truthy(present[inc], ("src/%s includes \"%s\", which is not in src/"):format(f.name, inc))
+        assert.truthy(present[inc], ("src/%s includes \"%s\", which is not in src/"):format(f.name,
+          inc))
       end
     end
   end)
@@ -457,7 +494,8 @@ describe("the C host's structure (src/)", function()
       for _, inc in ipairs(includes(f.text)) do
         local m = module_of(stem(inc))
         if m and f.module then
-          assert.is_true(layer_of[m] <= layer_of[f.module], ("src/%s (%s, layer '%s') includes %s (%s, layer '%s')"):format(
+          assert.is_true(layer_of[m] <= layer_of[f.module],
+            ("src/%s (%s, layer '%s') includes %s (%s, layer '%s')"):format(
             f.name, f.module, LAYERS[layer_of[f.module]].name, inc, m, LAYERS[layer_of[m]].name))
         end
       end
@@ -492,7 +530,8 @@ describe("the C host's structure (src/)", function()
           local def = where[n]
           if def then -- the others are defined outside src/ (the embedded files: build/embedded.c)
             checked = checked + 1
-            assert.equal(f.module, def.module, ("%s is declared in src/%s (module %s) but defined in src/%s (module %s)"):format(
+            assert.equal(f.module, def.module,
+              ("%s is declared in src/%s (module %s) but defined in src/%s (module %s)"):format(
               n, f.name, f.module, def.name, def.module))
           end
         end
@@ -505,7 +544,8 @@ describe("the C host's structure (src/)", function()
     for _, f in ipairs(files) do
       for _, inc in ipairs(includes(f.text)) do
         if inc == HOST_HEADER then
-          assert.truthy(HOST_INCLUDERS[f.base], ("src/%s includes %s, which only the host includes"):format(f.name, HOST_HEADER))
+          assert.truthy(HOST_INCLUDERS[f.base],
+            ("src/%s includes %s, which only the host includes"):format(f.name, HOST_HEADER))
         end
       end
     end
@@ -537,8 +577,11 @@ describe("the C host's structure (src/)", function()
     for _, n in ipairs(defined(stream.text)) do defs[n] = true end
     assert.truthy(defs.wl_current_stream and defs.wl_open_stream and defs.stream_close)
     assert.same({ "cuda_device.h" }, includes("#include <lua.h>\n  # include \"cuda_device.h\"\n"))
-    local lengths = c_function_lengths("/* a { */\nstatic int f(int x) {\n  if (x) { return 1; }\n  return 0;\n}\nint g(void) { return 2; }\n")
-    assert.same({ { name = "f", line = 2, lines = 4 }, { name = "g", line = 6, lines = 1 } }, lengths)
+    local lengths = c_function_lengths(
+      "/* a { */\nstatic int f(int x) {\n  if (x) { return 1; }\n  return 0;\n}\nint g(void) { "
+      .. "return 2; }\n")
+    assert.same({ { name = "f", line = 2, lines = 4 }, { name = "g", line = 6, lines = 1 } },
+      lengths)
   end)
 
   local functions = {}
@@ -553,8 +596,10 @@ describe("the C host's structure (src/)", function()
 end)
 
 describe("the Lua library's structure (lua/wlrun/)", function()
-  -- module name of a file: lua/wlrun/run/plan.lua -> wlrun.run.plan, .../report/init.lua -> wlrun.report
-  local function module_name(p) return (p:gsub("^lua/", ""):gsub("%.lua$", ""):gsub("/", "."):gsub("%.init$", "")) end
+  -- module name of a file: lua/wlrun/run/plan.lua -> wlrun.run.plan, .../report/init.lua ->
+  -- wlrun.report
+  local function module_name(p) return (p:gsub("^lua/", ""):gsub("%.lua$", ""):gsub("/",
+    "."):gsub("%.init$", "")) end
 
   -- every .lua file under lua/wlrun, at any depth: {path, folder (nil at the top), name, layer}
   local function lua_files()
@@ -596,7 +641,8 @@ describe("the Lua library's structure (lua/wlrun/)", function()
   local parsed = {}
   for _, f in ipairs(files) do parsed[f.path] = lua_requires(read(ROOT .. "/" .. f.path)) end
 
-  it("finds the library and what it checks (the reader of requires at work on a known text)", function()
+  it("finds the library and what it checks (the reader of requires at work on a known text)",
+    function()
     assert.is_true(#files > 50)
     local r = lua_requires(table.concat({
       'local a = require "wlrun.core" -- a',
@@ -610,28 +656,39 @@ describe("the Lua library's structure (lua/wlrun/)", function()
       "local b = require 'wlrun.text.trim'",
     }, "\n"))
     local got = {}
-    for _, q in ipairs(r.list) do got[#got + 1] = ("%s:%d:%s"):format(q.name, q.line, q.in_function and "f" or "top") end
-    assert.same({ "wlrun.core:1:top", "wlrun.run.plan:4:f", "wlrun.json:6:f", "wlrun.:7:f", "wlrun.text.trim:9:top" }, got)
+    for _, q in ipairs(r.list) do got[#got + 1] = ("%s:%d:%s"):format(q.name, q.line,
+      q.in_function and "f" or "top") end
+    assert.same({ "wlrun.core:1:top", "wlrun.run.plan:4:f", "wlrun.json:6:f", "wlrun.:7:f",
+      "wlrun.text.trim:9:top" }, got)
     assert.truthy(r.comments[1] and r.comments[5] and not r.comments[4] and not r.comments[6])
   end)
 
-  it("keeps every file in a layer's folder (or a top-level file of a layer), and every folder is a layer's", function()
+  it(
+    "keeps every file in a layer's folder (or a top-level file of a layer), and every folder is "
+    .. "a layer's", function()
     for _, f in ipairs(files) do
-      assert.truthy(f.layer, f.folder and ("%s: lua/wlrun/%s/ is no layer's folder: name it in LUA_FOLDERS of %s"):format(
+      assert.truthy(f.layer,
+        f.folder
+        and ("%s: lua/wlrun/%s/ is no layer's folder: name it in LUA_FOLDERS of %s"):format(
         f.path, f.folder, "tests/e2e/structure_spec.lua (and docs/architecture.md)")
         or ("%s sits at lua/wlrun/'s top level: put it in the folder of its layer"):format(f.path))
     end
   end)
 
-  it("never requires upwards: a module requires its own and the lower layers' modules, and each exists", function()
+  it(
+    "never requires upwards: a module requires its own and the lower layers' modules, and "
+    .. "each exists", function()
     local checked = 0
     for _, f in ipairs(files) do
       for _, q in ipairs(parsed[f.path].list) do
         if q.name == "wlrun" or q.name:match("^wlrun%.") then
           local li = layer_of_module(q.name)
-          assert.truthy(li, ("%s:%d requires '%s', which is no module of the library or of the C host"):format(f.path,
+          assert.truthy(li,
+            ("%s:%d requires '%s', which is no module of the library or of the C host"):format(
+            f.path,
             q.line, q.name))
-          assert.is_true(li <= layer_index[f.layer], ("%s:%d (layer '%s') requires %s (layer '%s')"):format(f.path,
+          assert.is_true(li <= layer_index[f.layer],
+            ("%s:%d (layer '%s') requires %s (layer '%s')"):format(f.path,
             q.line, f.layer, q.name, li == 0 and "the C host" or LUA_LAYERS[li]))
           checked = checked + 1
         end
@@ -654,13 +711,17 @@ describe("the Lua library's structure (lua/wlrun/)", function()
     assert_no_circle(edges, "require circle")
   end)
 
-  it("requires at the top of a file, or says why not in a comment beside a require inside a function", function()
+  it(
+    "requires at the top of a file, or says why not in a comment beside a require inside a "
+    .. "function", function()
     for _, f in ipairs(files) do
       local r = parsed[f.path]
       for _, q in ipairs(r.list) do
         if q.in_function then
-          assert.truthy(r.comments[q.line] or r.comments[q.line - 1], ("%s:%d: require '%s' inside a function: "
-            .. "require it at the top of the file, or say why not in a comment on this line or the line before"):format(
+          assert.truthy(r.comments[q.line] or r.comments[q.line - 1],
+            ("%s:%d: require '%s' inside a function: "
+            .. "require it at the top of the file, or say why not in a comment on this line or "
+              .. "the line before"):format(
             f.path, q.line, q.name))
         end
       end
@@ -674,14 +735,19 @@ describe("the Lua library's structure (lua/wlrun/)", function()
         n <= MAX_LINES and "; it passes: remove it from LUA_PENDING" or ""))
     else
       it(("%s has at most %d lines"):format(f.path, MAX_LINES), function()
-        assert.is_true(n <= MAX_LINES, ("%s has %d lines (at most %d)"):format(f.path, n, MAX_LINES))
+        assert.is_true(n <= MAX_LINES, ("%s has %d lines (at most %d)"):format(f.path, n,
+          MAX_LINES))
       end)
     end
   end
 
   it("measures functions (the reader at work on a known text)", function()
     local got = {}
-    for _, fn in ipairs(lua_requires("local function f()\n  if x then\n  end\nend\nfunction a.b:c() end\nt.x = function()\n\nend\n").functions) do
+    for _,
+      fn in ipairs(
+      lua_requires(
+      "local function f()\n  if x then\n  end\nend\nfunction a.b:c() end\nt.x = "
+      .. "function()\n\nend\n").functions) do
       got[#got + 1] = ("%s:%d:%d"):format(fn.name, fn.line, fn.lines)
     end
     assert.same({ "f:1:4", "a.b:c:5:1", "t.x:6:3" }, got)

@@ -33,25 +33,38 @@ describe("wlrun compare", function()
     assert.matches("^Comparing gemm_sweep\n", r.stdout)
     assert.equal(2, #lines_matching(r.stdout, "^tiled .*  same$"))
     assert.matches("\nVerdicts: 2 same\n", r.stdout)
-    assert.matches("Geometric mean of NEW/BASE over 2 configurations: 1%.000 %(95%% interval 0%.99%d%.%.1%.00%d%)", r.stdout)
+    assert.matches(
+      "Geometric mean of NEW/BASE over 2 configurations: 1%.000 %(95%% interval "
+      .. "0%.99%d%.%.1%.00%d%)", r.stdout)
     -- the failed and the skipped configurations have no measurement on either side
-    assert.matches("Not compared %(2, no measurement in a run%):\n  variant=naive, M=1024, N=1024: BASE #1 failed %[cuda%], NEW #1 failed %[cuda%]\n", r.stdout)
+    assert.matches(
+      "Not compared %(2, no measurement in a run%):\n  variant=naive, M=1024, N=1024: BASE #1 "
+      .. "failed %[cuda%], NEW #1 failed %[cuda%]\n", r.stdout)
   end)
 
-  it("prints an aligned table with the ratio, its interval, the change, p and the verdict", function()
+  it("prints an aligned table with the ratio, its interval, the change, p and the verdict",
+    function()
     local r = compare(fx("base.json") .. " " .. fx("slower.json"))
     assert.equal(0, r.code, r.stderr)
-    assert.matches("\nvariant     M     N      BASE       NEW  NEW/BASE  95%% interval  change        p      n  verdict\n", r.stdout)
+    assert.matches(
+      "\nvariant     M     N      BASE       NEW  NEW/BASE  95%% interval  change        p      "
+      .. "n  verdict\n", r.stdout)
     assert.matches("\n%-%-%-%-%-%-%-  %-%-%-%-  %-%-%-%-  ", r.stdout)
-    assert.matches("\ntiled    1024  1024  431%.2 us  47%d%.%d us +1%.%d%d%d  1%.%d%d%d%.%.1%.%d%d%d +%+%d+%.%d%% +%d%.%de%-%d%d  20/20  slower\n", r.stdout)
+    assert.matches(
+      "\ntiled    1024  1024  431%.2 us  47%d%.%d us +1%.%d%d%d  1%.%d%d%d%.%.1%.%d%d%d "
+      .. "+%+%d+%.%d%% +%d%.%de%-%d%d  20/20  slower\n", r.stdout)
     assert.matches("\ntiled    4096  4096  6%.518 ms .*  same\n", r.stdout)
     assert.matches("\nVerdicts: 1 slower, 1 same\n", r.stdout)
-    assert.matches("\nMethod: noise threshold 2%%, Mann%-Whitney U alpha 0%.01, 95%% bootstrap interval of the ratio of medians %(2000 resamples, seed 1%)\n", r.stdout)
+    assert.matches(
+      "\nMethod: noise threshold 2%%, Mann%-Whitney U alpha 0%.01, 95%% bootstrap interval of "
+      .. "the ratio of medians %(2000 resamples, seed 1%)\n", r.stdout)
   end)
 
   it("lists the configurations that are in one file only", function()
     local r = compare(fx("base.json") .. " " .. fx("slower.json"))
-    assert.matches("\nOnly in BASE %(1%):\n  #2 variant=naive, M=4096, N=4096 %(skipped: naive kernel limited to M <= 2048%)\n", r.stdout)
+    assert.matches(
+      "\nOnly in BASE %(1%):\n  #2 variant=naive, M=4096, N=4096 %(skipped: naive kernel "
+      .. "limited to M <= 2048%)\n", r.stdout)
     assert.matches("\nOnly in NEW %(1%):\n  #4 variant=tiled, M=2048, N=2048\n", r.stdout)
   end)
 
@@ -85,7 +98,8 @@ describe("wlrun compare", function()
       { compared = doc.summary.compared, slower = doc.summary.slower, same = doc.summary.same,
         faster = doc.summary.faster, uncertain = doc.summary.uncertain })
     assert.near(math.sqrt(c.ratio * doc.configurations[2].ratio), doc.summary.geomean, 1e-12)
-    assert.is_true(doc.summary.geomean_lo < doc.summary.geomean and doc.summary.geomean < doc.summary.geomean_hi)
+    assert.is_true(doc.summary.geomean_lo < doc.summary.geomean
+      and doc.summary.geomean < doc.summary.geomean_hi)
     assert.same({}, doc.warnings)
     assert.is_nil(doc.gate)
   end)
@@ -100,11 +114,14 @@ describe("wlrun compare", function()
 
   it("prints Markdown and writes the files -o names, by their extension", function()
     local dir = h.tmpdir()
-    local r = compare(fx("base.json") .. " " .. fx("slower.json") .. " --format markdown -o " .. q(dir .. "/c.json")
+    local r = compare(fx("base.json") .. " " .. fx("slower.json") .. " --format markdown -o "
+      .. q(dir .. "/c.json")
       .. " -o " .. q(dir .. "/c.md") .. " -o " .. q(dir .. "/c.txt"))
     assert.equal(0, r.code, r.stderr)
     assert.matches("^## Comparison: gemm_sweep\n", r.stdout)
-    assert.matches("\n| variant |    M |    N |     BASE |      NEW | NEW/BASE | 95%% interval | change |       p |     n | verdict    |\n", r.stdout)
+    assert.matches(
+      "\n| variant |    M |    N |     BASE |      NEW | NEW/BASE | 95%% interval | change |    "
+      .. "   p |     n | verdict    |\n", r.stdout)
     assert.matches("| %*%*slower%*%* |\n", r.stdout)
     assert.equal(r.stdout, h.read(dir .. "/c.md"))
     assert.equal("wlrun-compare", json_of(h.read(dir .. "/c.json")).schema)
@@ -115,12 +132,21 @@ describe("wlrun compare", function()
   it("warns when the runs come from different devices, drivers, versions or settings", function()
     local r = compare(fx("base.json") .. " " .. fx("other_device.json"))
     assert.equal(0, r.code, r.stderr)
-    assert.matches("wlrun compare: warning: the runs come from different devices: BASE NVIDIA H200, NEW NVIDIA A100%-SXM4%-80GB\n", r.stderr)
-    assert.matches("wlrun compare: warning: the runs come from different CUDA drivers: BASE 13000, NEW 12040\n", r.stderr)
-    assert.matches("wlrun compare: warning: the runs come from different versions of wlrun: BASE 0%.1%.0, NEW 0%.2%.0\n", r.stderr)
-    assert.matches("wlrun compare: warning: the runs used different settings: run%.flush_l2 false vs true\n", r.stderr)
+    assert.matches(
+      "wlrun compare: warning: the runs come from different devices: BASE NVIDIA H200, NEW "
+      .. "NVIDIA A100%-SXM4%-80GB\n", r.stderr)
+    assert.matches(
+      "wlrun compare: warning: the runs come from different CUDA drivers: BASE 13000, NEW 12040\n",
+      r.stderr)
+    assert.matches(
+      "wlrun compare: warning: the runs come from different versions of wlrun: BASE 0%.1%.0, "
+      .. "NEW 0%.2%.0\n", r.stderr)
+    assert.matches(
+      "wlrun compare: warning: the runs used different settings: run%.flush_l2 false vs true\n",
+      r.stderr)
     assert.matches("\nWarnings:\n  device%-differs: the runs come from different devices", r.stdout)
-    local doc = json_of(compare(fx("base.json") .. " " .. fx("other_device.json") .. " --format json -q").stdout)
+    local doc = json_of(compare(fx("base.json") .. " " .. fx("other_device.json")
+      .. " --format json -q").stdout)
     local codes = {}
     for _, w in ipairs(doc.warnings) do codes[#codes + 1] = w.code end
     assert.same({ "device-differs", "driver-differs", "wlrun-differs", "settings-differ" }, codes)
@@ -128,12 +154,18 @@ describe("wlrun compare", function()
   end)
 
   describe("the regression gate", function()
-    it("exits with code 7 when a configuration is significantly slower by more than the limit", function()
+    it("exits with code 7 when a configuration is significantly slower by more than the limit",
+      function()
       local r = compare(fx("base.json") .. " " .. fx("slower.json") .. " --fail-above 5")
       assert.equal(7, r.code)
-      assert.matches("wlrun: compare: 1 configuration significantly slower by more than 5%%: variant=tiled, M=1024, N=1024 %(%+%d+%.%d%%%)\n", r.stderr)
-      assert.matches("\nGate %-%-fail%-above 5%%: FAILED: 1 configuration significantly slower by more than 5%%:\n  variant=tiled, M=1024, N=1024: %+", r.stdout)
-      local doc = json_of(compare(fx("base.json") .. " " .. fx("slower.json") .. " --fail-above 5% --format json").stdout)
+      assert.matches(
+        "wlrun: compare: 1 configuration significantly slower by more than 5%%: variant=tiled, "
+        .. "M=1024, N=1024 %(%+%d+%.%d%%%)\n", r.stderr)
+      assert.matches(
+        "\nGate %-%-fail%-above 5%%: FAILED: 1 configuration significantly slower by more than "
+        .. "5%%:\n  variant=tiled, M=1024, N=1024: %+", r.stdout)
+      local doc = json_of(compare(fx("base.json") .. " " .. fx("slower.json")
+        .. " --fail-above 5% --format json").stdout)
       assert.is_true(doc.gate.failed)
       assert.equal(0.05, doc.gate.fail_above)
       assert.equal(1024, doc.gate.configurations[1].params.M)
@@ -145,7 +177,8 @@ describe("wlrun compare", function()
       assert.matches("\nGate %-%-fail%-above 15%%: passed", r.stdout)
       assert.equal(0, compare(fx("base.json") .. " " .. fx("rerun.json") .. " --fail-above 1").code)
       -- a faster run passes any gate
-      assert.equal(0, compare(fx("slower.json") .. " " .. fx("base.json") .. " --fail-above 0").code)
+      assert.equal(0, compare(fx("slower.json") .. " " .. fx("base.json")
+        .. " --fail-above 0").code)
     end)
 
     it("does not count a slowdown within the noise threshold", function()
@@ -160,7 +193,8 @@ describe("wlrun compare", function()
     assert.equal(2, r.code, r.stderr)
     assert.matches("Gate %-%-fail%-above 5%%: NOT PASSED: no configuration was compared", r.stdout)
     assert.matches("compare: %-%-fail%-above 5%%: no configuration was compared", r.stderr)
-    assert.equal(0, compare(fx("sweep_naive.json") .. " " .. fx("sweep_tiled.json")).code) -- no gate: a report
+    -- no gate: a report
+    assert.equal(0, compare(fx("sweep_naive.json") .. " " .. fx("sweep_tiled.json")).code)
   end)
 
   it("matches configurations on chosen parameters: naive against tiled", function()
@@ -182,7 +216,8 @@ describe("wlrun compare", function()
     it("a missing or unreadable file: exit 9, naming it", function()
       local r = compare(fx("base.json") .. " " .. fx("nope.json"))
       assert.equal(9, r.code)
-      assert.equal("wlrun: compare: cannot read '" .. F .. "nope.json': No such file or directory\n", r.stderr)
+      assert.equal("wlrun: compare: cannot read '" .. F
+        .. "nope.json': No such file or directory\n", r.stderr)
       assert.equal("", r.stdout)
       r = compare(fx("base.json") .. " " .. q(F))
       assert.equal(9, r.code)
@@ -192,19 +227,25 @@ describe("wlrun compare", function()
     it("malformed JSON or another kind of document: exit 2, naming it", function()
       local r = compare(fx("base.json") .. " " .. fx("malformed.json"))
       assert.equal(2, r.code)
-      assert.equal("wlrun: compare: '" .. F .. "malformed.json' is not valid JSON: line 37, column 12: premature end of input near '\"max_t'\n", r.stderr)
+      assert.equal("wlrun: compare: '" .. F
+        .. "malformed.json' is not valid JSON: line 37, column 12: premature end of input near "
+        .. "'\"max_t'\n", r.stderr)
       r = compare(fx("not_results.json") .. " " .. fx("base.json"))
       assert.equal(2, r.code)
-      assert.matches("not_results%.json' is not a wlrun%-results document %(its schema is 'something%-else'%)", r.stderr)
+      assert.matches(
+        "not_results%.json' is not a wlrun%-results document %(its schema is 'something%-else'%)",
+        r.stderr)
       local dir = h.tmpdir()
       h.write(dir .. "/v2.json", '{"schema": "wlrun-results", "version": 2, "configurations": []}')
-      h.write(dir .. "/bad.json", '{"schema": "wlrun-results", "version": 1, "configurations": [{"samples": ["x"]}]}')
+      h.write(dir .. "/bad.json",
+        '{"schema": "wlrun-results", "version": 1, "configurations": [{"samples": ["x"]}]}')
       r = compare(fx("base.json") .. " " .. q(dir .. "/v2.json"))
       assert.equal(2, r.code)
       assert.matches("wlrun%-results version 2 is not supported", r.stderr)
       r = compare(fx("base.json") .. " " .. q(dir .. "/bad.json"))
       assert.equal(2, r.code)
-      assert.matches("is malformed: configurations%[1%]%.samples%[1%] is not a finite number", r.stderr)
+      assert.matches("is malformed: configurations%[1%]%.samples%[1%] is not a finite number",
+        r.stderr)
       os.execute("rm -rf " .. q(dir))
     end)
 
@@ -212,13 +253,21 @@ describe("wlrun compare", function()
       local cases = {
         { fx("base.json"), "expected BASE%.json and NEW%.json, got 1 file" },
         { fx("base.json") .. " " .. fx("base.json") .. " --frob", "unknown option '%-%-frob'" },
-        { fx("base.json") .. " " .. fx("base.json") .. " --noise lots", "%-%-noise: expected a percentage" },
-        { fx("base.json") .. " " .. fx("base.json") .. " --fail-above", "option %-%-fail%-above needs a value" },
-        { fx("base.json") .. " " .. fx("base.json") .. " --format html", "%-%-format: expected table, markdown or json" },
-        { fx("base.json") .. " " .. fx("base.json") .. " -o out.csv", "cannot tell the output format of 'out%.csv'" },
-        { fx("base.json") .. " " .. fx("base.json") .. " --match Q", "%-%-match: no configuration has a parameter 'Q' %(parameters: M, N, variant%)" },
-        { fx("base.json") .. " " .. fx("base.json") .. " --match M --ignore N", "cannot be used together" },
-        { fx("base.json") .. " " .. fx("base.json") .. " --match M,N", "configurations #1 and #3 of .* have the same parameters to match on %(M=1024, N=1024%)" },
+        { fx("base.json") .. " " .. fx("base.json") .. " --noise lots",
+          "%-%-noise: expected a percentage" },
+        { fx("base.json") .. " " .. fx("base.json") .. " --fail-above",
+          "option %-%-fail%-above needs a value" },
+        { fx("base.json") .. " " .. fx("base.json") .. " --format html",
+          "%-%-format: expected table, markdown or json" },
+        { fx("base.json") .. " " .. fx("base.json") .. " -o out.csv",
+          "cannot tell the output format of 'out%.csv'" },
+        { fx("base.json") .. " " .. fx("base.json") .. " --match Q",
+          "%-%-match: no configuration has a parameter 'Q' %(parameters: M, N, variant%)" },
+        { fx("base.json") .. " " .. fx("base.json") .. " --match M --ignore N",
+          "cannot be used together" },
+        { fx("base.json") .. " " .. fx("base.json") .. " --match M,N",
+          "configurations #1 and #3 of .* have the same parameters to match on %(M=1024, "
+          .. "N=1024%)" },
       }
       for _, c in ipairs(cases) do
         local r = compare(c[1])
@@ -251,7 +300,8 @@ local function gnuplot_it(name, fn)
   if has_gnuplot then
     busted.it("[gnuplot] " .. name, fn)
   else
-    busted.pending("[gnuplot] " .. name .. " -- skipped: gnuplot is not installed (apt-get install gnuplot-nox)")
+    busted.pending("[gnuplot] " .. name
+      .. " -- skipped: gnuplot is not installed (apt-get install gnuplot-nox)")
   end
 end
 
@@ -269,8 +319,10 @@ describe("wlrun plot", function()
   before_each(function() dir = h.tmpdir() end)
   after_each(function() os.execute("rm -rf " .. q(dir)) end)
 
-  gnuplot_it("plots a sweep as SVG and PNG, log2 x axis for powers of two, a line per variant", function()
-    local r = h.run("plot " .. fx("sweep.json") .. " -o " .. q(dir .. "/s.svg") .. " --keep " .. q(dir .. "/gp"))
+  gnuplot_it("plots a sweep as SVG and PNG, log2 x axis for powers of two, a line per variant",
+    function()
+    local r = h.run("plot " .. fx("sweep.json") .. " -o " .. q(dir .. "/s.svg") .. " --keep "
+      .. q(dir .. "/gp"))
     assert.equal(0, r.code, r.stderr)
     assert.is_true(is_svg(dir .. "/s.svg"))
     local gp = h.read(dir .. "/gp/plot.gp")
@@ -288,7 +340,8 @@ describe("wlrun plot", function()
   end)
 
   gnuplot_it("plots the distribution of a configuration's samples", function()
-    local r = h.run("plot " .. fx("base.json") .. " --config 3 -o " .. q(dir .. "/h.png") .. " --keep " .. q(dir .. "/gp"))
+    local r = h.run("plot " .. fx("base.json") .. " --config 3 -o " .. q(dir .. "/h.png")
+      .. " --keep " .. q(dir .. "/gp"))
     assert.equal(0, r.code, r.stderr)
     assert.is_true(is_png(dir .. "/h.png"))
     local gp = h.read(dir .. "/gp/plot.gp")
@@ -296,14 +349,16 @@ describe("wlrun plot", function()
     assert.matches("with boxes", gp)
     assert.matches('title "median 431%.2 µs"', gp)
     local total = 0
-    for count in h.read(dir .. "/gp/hist.dat"):gmatch("%S+ (%d+)\n") do total = total + tonumber(count) end
+    for count in h.read(dir .. "/gp/hist.dat"):gmatch("%S+ (%d+)\n") do
+      total = total + tonumber(count) end
     assert.equal(20, total)
   end)
 
   gnuplot_it("plots the ratios of a comparison", function()
     local cmp = dir .. "/cmp.json"
     assert.equal(0, compare(fx("base.json") .. " " .. fx("slower.json") .. " -o " .. q(cmp)).code)
-    local r = h.run("plot " .. q(cmp) .. " -o " .. q(dir .. "/r.svg") .. " --keep " .. q(dir .. "/gp"))
+    local r = h.run("plot " .. q(cmp) .. " -o " .. q(dir .. "/r.svg") .. " --keep "
+      .. q(dir .. "/gp"))
     assert.equal(0, r.code, r.stderr)
     assert.is_true(is_svg(dir .. "/r.svg"))
     local gp = h.read(dir .. "/gp/plot.gp")
@@ -320,10 +375,13 @@ describe("wlrun plot", function()
     local cases = {
       { fx("sweep.json"), "no image given" },
       { fx("sweep.json") .. " -o x.pdf", "cannot tell the image format of 'x%.pdf'" },
-      { fx("sweep.json") .. " -o x.svg --y nope", "no measured configuration has 'nope' %(available: median, " },
-      { fx("sweep.json") .. " -o x.svg --x variant", "%-%-x variant: its values are not all numbers" },
+      { fx("sweep.json") .. " -o x.svg --y nope",
+        "no measured configuration has 'nope' %(available: median, " },
+      { fx("sweep.json") .. " -o x.svg --x variant",
+        "%-%-x variant: its values are not all numbers" },
       { fx("sweep.json") .. " -o x.svg --kind ratio", "%-%-kind ratio plots a comparison" },
-      { fx("sweep.json") .. " -o x.svg --config 99", "%-%-config 99: no configuration has this index" },
+      { fx("sweep.json") .. " -o x.svg --config 99",
+        "%-%-config 99: no configuration has this index" },
       { fx("malformed.json") .. " -o x.svg", "is not valid JSON" },
     }
     for _, c in ipairs(cases) do
@@ -335,7 +393,8 @@ describe("wlrun plot", function()
   end)
 
   it("says how to install gnuplot when it is missing: exit 9", function()
-    local r = h.run("plot " .. fx("sweep.json") .. " -o " .. q(dir .. "/s.svg"), { env = "WLRUN_GNUPLOT=/nonexistent/gnuplot" })
+    local r = h.run("plot " .. fx("sweep.json") .. " -o " .. q(dir .. "/s.svg"),
+      { env = "WLRUN_GNUPLOT=/nonexistent/gnuplot" })
     assert.equal(9, r.code)
     assert.matches("gnuplot is not installed .*apt%-get install gnuplot%-nox", r.stderr)
     assert.is_nil(io.open(dir .. "/s.svg"))
@@ -366,7 +425,8 @@ describe("wlrun export", function()
     assert.near(19922731202272.926, b.flop_per_second, 1)
     assert.near(87551064853.73845, b.bytes_per_second, 1)
     assert.equal("gemm_tiled", b.label)
-    for _, agg in ipairs { { "mean", 432101.0 }, { "median", 431162.5 }, { "stddev", 3967.0721803630595 } } do
+    for _, agg in ipairs { { "mean", 432101.0 }, { "median", 431162.5 },
+      { "stddev", 3967.0721803630595 } } do
       local a = by[name .. "_" .. agg[1]]
       assert.equal("aggregate", a.run_type)
       assert.equal(agg[1], a.aggregate_name)
@@ -380,10 +440,12 @@ describe("wlrun export", function()
     local failed = by["gemm_sweep/variant:naive/M:1024/N:1024"]
     assert.is_true(failed.error_occurred)
     assert.matches("^%[cuda%] launching gemm_naive", failed.error_message)
-    assert.equal("skipped: naive kernel limited to M <= 2048", by["gemm_sweep/variant:naive/M:4096/N:4096"].error_message)
+    assert.equal("skipped: naive kernel limited to M <= 2048",
+      by["gemm_sweep/variant:naive/M:4096/N:4096"].error_message)
     -- what Google Benchmark's compare.py reads of each entry
     for _, e in ipairs(doc.benchmarks) do
-      for _, k in ipairs { "name", "run_name", "run_type", "repetitions", "threads", "iterations", "real_time",
+      for _, k in ipairs { "name", "run_name", "run_type", "repetitions", "threads", "iterations",
+        "real_time",
                            "cpu_time", "time_unit" } do
         assert.is_not_nil(e[k], k .. " of " .. e.name)
       end
@@ -393,7 +455,8 @@ describe("wlrun export", function()
 
   it("writes one entry per sample with --samples, in the unit asked, to -o", function()
     local dir = h.tmpdir()
-    local r = h.run("export " .. fx("base.json") .. " --samples --time-unit us -o " .. q(dir .. "/g.json"))
+    local r = h.run("export " .. fx("base.json") .. " --samples --time-unit us -o "
+      .. q(dir .. "/g.json"))
     assert.equal(0, r.code, r.stderr)
     assert.equal("", r.stdout)
     local doc = json_of(h.read(dir .. "/g.json"))

@@ -26,7 +26,9 @@ local sanitized = os.getenv("WLRUN_TEST_SANITIZED") == "1"
 
 local function auto_it(name, fn)
   if python and h.trace_lib and not sanitized then return it(name, fn) end
-  pending(name .. " -- skipped: " .. (sanitized and "the trace library is built with AddressSanitizer, which a Python process cannot load (the plain build runs this)"
+  pending(name .. " -- skipped: " .. (sanitized
+    and "the trace library is built with AddressSanitizer, which a Python process cannot load "
+    .. "(the plain build runs this)"
     or python and "WLRUN_TRACE_LIB not set (ctest sets it)"
     or "no Python that imports torch (apt-get install python3-torch, or WLRUN_PYTHON)"))
 end
@@ -34,14 +36,16 @@ end
 local PROGRAM = h.source_dir .. "/tests/trace/torch_auto.py"
 
 local function env(extra)
-  return ("WLRUN_TRACE_LIB=%s WLRUN_TRACE_NVTX_PUSH=%s %s"):format(h.quote(h.trace_lib), h.quote(push_lib or ""),
+  return ("WLRUN_TRACE_LIB=%s WLRUN_TRACE_NVTX_PUSH=%s %s"):format(h.quote(h.trace_lib),
+    h.quote(push_lib or ""),
     extra or "")
 end
 
 -- traces torch_auto.py with args; returns the run and its only configuration
 local function trace(args, opts)
   local dir = h.tmpdir()
-  local r = h.run(("trace --warmup 2 %s -o %s -- %s %s %s"):format(opts and opts.trace or "", h.quote(dir .. "/r.json"),
+  local r = h.run(("trace --warmup 2 %s -o %s -- %s %s %s"):format(opts and opts.trace or "",
+    h.quote(dir .. "/r.json"),
     h.quote(python), h.quote(PROGRAM), args), { env = env(opts and opts.env) })
   local doc = r.code == 0 and require("wlrun.results.load").load(dir .. "/r.json") or nil
   return r, doc and doc.configurations[1], doc
@@ -60,7 +64,9 @@ local function codes(c)
 end
 
 describe("wlrun trace's Python hook", function()
-  auto_it("finds the steps of a loop with no range: one per optimizer step, the loader's batches as data", function()
+  auto_it(
+    "finds the steps of a loop with no range: one per optimizer step, the loader's batches as data",
+    function()
     local r, c, doc = trace("--steps 12 --batch 16")
     assert.equal(0, r.code, r.stderr)
     assert.equal("auto", c.trace.ranges)
@@ -76,14 +82,16 @@ describe("wlrun trace's Python hook", function()
     for _, ph in ipairs(c.loop.phases) do assert.is_true(ph.mean > 0, ph.name) end
   end)
 
-  auto_it("keeps a closure's forward and backward out of the optimizer (Lightning's step)", function()
+  auto_it("keeps a closure's forward and backward out of the optimizer (Lightning's step)",
+    function()
     local r, c = trace("--steps 12 --closure")
     assert.equal(0, r.code, r.stderr)
     assert.equal(12, c.trace.steps)
     assert.equal("forward backward optimizer", names(c))
   end)
 
-  auto_it("learns the order of two optimizers in one iteration (a GAN): a step ends at the last", function()
+  auto_it("learns the order of two optimizers in one iteration (a GAN): a step ends at the last",
+    function()
     local r, c = trace("--steps 12 --optimizers 2 --batch 16")
     assert.equal(0, r.code, r.stderr)
     -- the first iteration's two optimizer steps are two steps (the order is learned then)
@@ -91,7 +99,9 @@ describe("wlrun trace's Python hook", function()
     assert.equal(32, c.loop.batch_size) -- each step fetches two batches
   end)
 
-  auto_it("ends a step at the loop's next range: the work after the optimizer is the step's, what follows the loop is not", function()
+  auto_it(
+    "ends a step at the loop's next range: the work after the optimizer is the step's, what "
+    .. "follows the loop is not", function()
     local r, c = trace("--steps 8 --after-ms 30 --tail-ms 400")
     assert.equal(0, r.code, r.stderr)
     assert.equal(8, c.trace.steps)
@@ -107,7 +117,8 @@ describe("wlrun trace's Python hook", function()
     assert.equal(24, c.loop.batch_size)
   end)
 
-  auto_it("takes the program's own step ranges when it has them, the hook's data ranges kept", function()
+  auto_it("takes the program's own step ranges when it has them, the hook's data ranges kept",
+    function()
     if not push_lib then return pending("WLRUN_TRACE_NVTX_PUSH not set (ctest sets it)") end
     local r, c = trace("--steps 12 --ranges")
     assert.equal(0, r.code, r.stderr)
@@ -144,7 +155,8 @@ describe("wlrun trace's Python hook", function()
     local r = trace("--steps 8", { trace = "--no-auto-ranges" })
     assert.equal(2, r.code, r.stderr)
     -- no NVTX: no file at all, or one without ranges where torch initialised CUDA (torch 2 does)
-    assert.is_truthy(r.stderr:find("the program wrote no trace", 1, true) or r.stderr:find("no NVTX range was seen", 1, true))
+    assert.is_truthy(r.stderr:find("the program wrote no trace", 1, true)
+      or r.stderr:find("no NVTX range was seen", 1, true))
     -- --step names the step's range: the hook's steps are never taken for it
     local named = trace("--steps 8", { trace = "--step train_step" })
     assert.equal(2, named.code, named.stderr)
@@ -173,14 +185,17 @@ return wl.command {
     local off, failed = run("false")
     assert.is_true(off.code ~= 0)
     assert.equal("failed", failed.status)
-    assert.is_truthy(failed.error:find("the program wrote no trace", 1, true) or failed.error:find("no NVTX range was seen", 1, true))
+    assert.is_truthy(failed.error:find("the program wrote no trace", 1, true)
+      or failed.error:find("no NVTX range was seen", 1, true))
   end)
 end)
 
 describe("wlrun trace of several processes", function()
-  auto_it("reports each rank and a line over all of them: the global batch, the pace, the spread", function()
+  auto_it("reports each rank and a line over all of them: the global batch, the pace, the spread",
+    function()
     local dir = h.tmpdir()
-    local r = h.run(("trace --warmup 2 -o %s -- %s %s --spawn 2 --steps 12 --batch 16"):format(h.quote(dir .. "/r.json"),
+    local r = h.run(("trace --warmup 2 -o %s -- %s %s --spawn 2 --steps 12 --batch 16"):format(
+      h.quote(dir .. "/r.json"),
       h.quote(python), h.quote(h.source_dir .. "/tests/trace/torch_ddp.py")), { env = env() })
     assert.equal(0, r.code, r.stderr)
     local doc = require("wlrun.results.load").load(dir .. "/r.json")
@@ -197,7 +212,9 @@ describe("wlrun trace of several processes", function()
     assert.equal(10, g.steps)
     assert.is_true(g.spread_max >= g.spread_mean and g.spread_mean >= 0)
     local slow = doc.configurations[g.slowest]
-    assert.is_true(math.abs(g.samples_per_s - 32 / (slow.loop.total_time / 10)) < 1e-6 * g.samples_per_s)
-    assert.matches("all 2 processes: global batch 32, [%d.]+ samples/s %(the slowest, #%d", r.stdout)
+    assert.is_true(math.abs(g.samples_per_s - 32 / (slow.loop.total_time / 10)) < 1e-6
+      * g.samples_per_s)
+    assert.matches("all 2 processes: global batch 32, [%d.]+ samples/s %(the slowest, #%d",
+      r.stdout)
   end)
 end)

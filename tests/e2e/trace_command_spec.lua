@@ -10,7 +10,8 @@ local function real(name, fn)
   pending(name .. " -- skipped: WLRUN_TRACE_LIB and WLRUN_TRACE_PROGRAM not set (ctest sets them)")
 end
 
-local function env() return ("WLRUN_TRACE_LIB=%s WLRUN_TRACE_PROGRAM=%s"):format(h.quote(lib), h.quote(program)) end
+local function env() return ("WLRUN_TRACE_LIB=%s WLRUN_TRACE_PROGRAM=%s"):format(h.quote(lib),
+  h.quote(program)) end
 
 local SWEEP = [[
 local wl = require "wlrun"
@@ -30,7 +31,9 @@ return wl.command {
 local function decode(path) return require("wlrun.results").decode(h.read(path), path) end
 
 describe("wl.command", function()
-  real("runs each configuration's program traced: the report, a failure's exit code, a timeout, a missing program", function()
+  real(
+    "runs each configuration's program traced: the report, a failure's exit code, a timeout, a "
+    .. "missing program", function()
     local dir = h.tmpdir()
     local r = h.run_script(SWEEP, "-o " .. h.quote(dir .. "/r.json"), { env = env() })
     assert.equal(1, r.code, r.stderr) -- some configurations failed
@@ -44,14 +47,16 @@ describe("wl.command", function()
     assert.equal(3, #ok.samples)
     assert.equal(32, ok.loop.batch_size) -- the step range's payload
     assert.equal("cpu", ok.trace.timing)
-    -- at least the 21 ms each step sleeps, and its phases inside it (no ceiling tied to the scheduler)
+    -- at least the 21 ms each step sleeps, and its phases inside it (no ceiling tied to the
+    -- scheduler)
     local step, phases = 0, 0
     for _, t in ipairs(ok.samples) do
       assert.is_true(t > 0.020 and t < 1, tostring(t))
       step = step + t / #ok.samples
     end
     for _, ph in ipairs(ok.loop.phases) do phases = phases + (ph.top and ph.mean or 0) end
-    assert.is_true(phases > 0.020 and phases <= step * (1 + 1e-9), ("phases %.9f in a step of %.9f"):format(phases, step))
+    assert.is_true(phases > 0.020 and phases <= step * (1 + 1e-9),
+      ("phases %.9f in a step of %.9f"):format(phases, step))
     assert.equal("failed", by.exit3.status)
     assert.matches("exited with code 3", by.exit3.error)
     assert.equal("failed", by.sleep.status)
@@ -62,7 +67,8 @@ describe("wl.command", function()
   end)
 
   real("--compile-only checks the programs and runs nothing", function()
-    local r = h.run_script(SWEEP, "--compile-only -p mode=steps,missing --format json", { env = env() })
+    local r = h.run_script(SWEEP, "--compile-only -p mode=steps,missing --format json",
+      { env = env() })
     local doc = require("wlrun.json").decode(r.stdout)
     assert.equal("compiled", doc.configurations[1].status)
     assert.equal("failed", doc.configurations[2].status)
@@ -71,7 +77,8 @@ describe("wl.command", function()
   real("options that time wl.bench or count iterations are refused", function()
     local r = h.run_script(SWEEP, "--iters 5", { env = env() })
     assert.equal(2, r.code)
-    assert.matches("%-%-iters does not apply to nvtx_steps: a traced program %(wl%.command%)", r.stderr)
+    assert.matches("%-%-iters does not apply to nvtx_steps: a traced program %(wl%.command%)",
+      r.stderr)
     r = h.run_script(SWEEP, "--mode graph", { env = env() })
     assert.equal(2, r.code)
   end)
@@ -79,17 +86,22 @@ describe("wl.command", function()
   it("refuses a bad declaration (with the script's line) or a bad command(p)", function()
     local cases = {
       { "wl.command { name = 'x' }", "'command' must be a function" },
-      { "wl.command { name = 'x', command = { 'true' }, env = { WLRUN_TRACE_DIR = '/tmp' } }", "WLRUN_TRACE_DIR is wlrun's own" },
-      { "wl.command { name = 'x', command = { 'true' }, timeout = -1 }", "timeout: expected seconds > 0" },
-      { "wl.command { name = 'x', command = { 'true' }, warmup = 1.5 }", "warmup must be a whole number" },
+      { "wl.command { name = 'x', command = { 'true' }, env = { WLRUN_TRACE_DIR = '/tmp' } }",
+        "WLRUN_TRACE_DIR is wlrun's own" },
+      { "wl.command { name = 'x', command = { 'true' }, timeout = -1 }",
+        "timeout: expected seconds > 0" },
+      { "wl.command { name = 'x', command = { 'true' }, warmup = 1.5 }",
+        "warmup must be a whole number" },
       { "wl.command { name = 'x', command = { 'true' }, stepp = 'a' }", "stepp" },
       { "wl.command { name = 'x', command = function() return {} end }", "must return a list" },
     }
     for _, c in ipairs(cases) do
-      local r = h.run_script("local wl = require 'wlrun'\nreturn " .. c[1] .. "\n", "--compile-only",
+      local r = h.run_script("local wl = require 'wlrun'\nreturn " .. c[1] .. "\n",
+        "--compile-only",
         { env = "WLRUN_TRACE_LIB=" .. h.quote(lib or "/nonexistent") })
       assert.is_not.equal(0, r.code, c[1])
-      assert.is_truthy((r.stderr .. r.stdout):find(c[2], 1, true), c[1] .. ": " .. r.stderr .. r.stdout)
+      assert.is_truthy((r.stderr .. r.stdout):find(c[2], 1, true),
+        c[1] .. ": " .. r.stderr .. r.stdout)
     end
   end)
 end)

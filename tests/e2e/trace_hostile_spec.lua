@@ -28,17 +28,21 @@ local function codes(c)
 end
 
 describe("the trace library, in a hostile program", function()
-  real("leaves the program's own file alone when it closes every descriptor and opens its own", function()
+  real("leaves the program's own file alone when it closes every descriptor and opens its own",
+    function()
     local file = h.tmpdir() .. "/user"
     local r = trace("--warmup 0 --step before_close --format json", "closefds " .. q(file))
     -- exit 1: the program found more than its own line in its file
     assert.equal(0, r.code, r.stderr)
     assert.equal("user\n", h.read(file))
-    assert.matches("the program closed the trace file's descriptor, or put another file in its place; the trace of process %d+ stops here", r.stderr)
+    assert.matches(
+      "the program closed the trace file's descriptor, or put another file in its place; the "
+      .. "trace of process %d+ stops here", r.stderr)
     assert.equal(1, #config(r).samples)
   end)
 
-  real("leaves the program's own file alone when it dup2s it over the trace file's descriptor", function()
+  real("leaves the program's own file alone when it dup2s it over the trace file's descriptor",
+    function()
     local file = h.tmpdir() .. "/user"
     local r = trace("--warmup 0 --step before_dup2 --format json", "dup2 " .. q(file))
     assert.equal(0, r.code, r.stderr)
@@ -46,7 +50,8 @@ describe("the trace library, in a hostile program", function()
     assert.matches("the trace of process %d+ stops here", r.stderr)
   end)
 
-  real("lets exit() from a signal handler that interrupted a range end the program (10 runs)", function()
+  real("lets exit() from a signal handler that interrupted a range end the program (10 runs)",
+    function()
     for i = 1, 10 do
       -- before the fix most runs hung in the exit handler, on the lock their own thread held
       local r = trace("--warmup 0 --step outer --timeout 10s -q --format json", "sigexit")
@@ -54,7 +59,9 @@ describe("the trace library, in a hostile program", function()
     end
   end)
 
-  real("records 256 ranges nested in one another and counts the deeper ones as lost: the report is made", function()
+  real(
+    "records 256 ranges nested in one another and counts the deeper ones as lost: the "
+    .. "report is made", function()
     local r = trace("--warmup 1 --format json", "deep 300")
     assert.equal(0, r.code, r.stderr)
     local c = config(r)

@@ -32,7 +32,8 @@ end
 
 local function trace(args, fixture, opts)
   opts = opts or {}
-  local env = ("WLRUN_TRACE_LIB=%s FIXTURE=%s %s"):format(q(opts.lib or STAND_IN), q(fixture or ""), opts.env or "")
+  local env = ("WLRUN_TRACE_LIB=%s FIXTURE=%s %s"):format(q(opts.lib or STAND_IN), q(fixture or ""),
+    opts.env or "")
   return h.run("trace " .. args, { env = env, cwd = opts.cwd })
 end
 
@@ -45,16 +46,21 @@ end
 local BASIC = F .. "basic/100.wltrace"
 
 describe("wlrun trace", function()
-  it("runs the program, prints the iterations and the loop's summary with GPU time per phase", function()
+  it("runs the program, prints the iterations and the loop's summary with GPU time per phase",
+    function()
     local prog, dir = program()
     local r = trace("--warmup 1 --kernels -o " .. q(dir .. "/r.json") .. " -- " .. q(prog), BASIC)
     assert.equal(0, r.code, r.stderr)
     assert.matches("^program: stdout\n", r.stdout) -- the program's output passes through
     assert.matches("program: stderr", r.stderr)
     assert.matches("\n%[0001%]: iter 10%.00 ms, data 2%.00 ms, fps 6400%.0\n%[0002%]", r.stdout)
-    assert.matches("#1 prog%.sh: 3 iterations of 64 samples: 3200%.0 samples/s", r.stdout) -- a step every 20 ms
-    assert.matches("  phases %(GPU time per iteration%):\n    forward +2%.5 ms   25%.0%%\n", r.stdout)
-    assert.matches("#1 trace of process 100 %(python3 train%.py %-%-steps 4%): 4 'train_step' steps, 3 measured; GPU times from CUPTI", r.stdout)
+    -- a step every 20 ms
+    assert.matches("#1 prog%.sh: 3 iterations of 64 samples: 3200%.0 samples/s", r.stdout)
+    assert.matches("  phases %(GPU time per iteration%):\n    forward +2%.5 ms   25%.0%%\n",
+      r.stdout)
+    assert.matches(
+      "#1 trace of process 100 %(python3 train%.py %-%-steps 4%): 4 'train_step' steps, 3 "
+      .. "measured; GPU times from CUPTI", r.stdout)
     assert.matches("GPU per step: busy 7 ms %(70%.0%% of the step%): top phases 7 ms", r.stdout)
     assert.matches("\n    forward    gemm_kernel    1%.0      2 ms\n", r.stdout)
     local doc = require("wlrun.results.load").load(dir .. "/r.json") -- the strict loader
@@ -82,15 +88,20 @@ describe("wlrun trace", function()
   end)
 
   it("takes CMD after the options without --, and finds it in PATH", function()
-    local r = trace("--warmup 1 --batch-size 10 sh -c " .. q('cp "$FIXTURE" "$WLRUN_TRACE_DIR/1.wltrace"'), BASIC)
+    local r = trace("--warmup 1 --batch-size 10 sh -c "
+      .. q('cp "$FIXTURE" "$WLRUN_TRACE_DIR/1.wltrace"'), BASIC)
     assert.equal(0, r.code, r.stderr)
     assert.matches("fps 1000%.0", r.stdout)
     assert.matches("#1 sh: 3 iterations of 10 samples", r.stdout)
   end)
 
-  it("gives the program the trace library and the directory, and the step to synchronise with --sync-steps", function()
+  it(
+    "gives the program the trace library and the directory, and the step to synchronise with "
+    .. "--sync-steps", function()
     local lib = STAND_IN
-    local prog = program([[echo "env: $NVTX_INJECTION64_PATH|$CUDA_INJECTION64_PATH|$WLRUN_TRACE_SYNC|$WLRUN_TRACE_DIR"]])
+    local prog = program(
+      [[echo "env: ]]
+      .. [[$NVTX_INJECTION64_PATH|$CUDA_INJECTION64_PATH|$WLRUN_TRACE_SYNC|$WLRUN_TRACE_DIR"]])
     local r = trace("--warmup 1 --sync-steps --step train_step -- " .. q(prog), BASIC)
     assert.equal(0, r.code, r.stderr)
     local nvtx, cuda, sync, dir = r.stdout:match("env: ([^|]*)|([^|]*)|([^|]*)|([^\n]*)")
@@ -112,7 +123,8 @@ describe("wlrun trace", function()
     assert.equal(2, r.code)
     assert.matches("already holds trace files %(100%.wltrace%)", r.stderr)
     -- a relative directory is given to the program as an absolute one: it may change its own
-    r = trace("--warmup 1 --trace-dir raw2 -- sh -c " .. q('cd / && cp "$FIXTURE" "$WLRUN_TRACE_DIR/5.wltrace"'), BASIC,
+    r = trace("--warmup 1 --trace-dir raw2 -- sh -c "
+      .. q('cd / && cp "$FIXTURE" "$WLRUN_TRACE_DIR/5.wltrace"'), BASIC,
       { cwd = dir })
     assert.equal(0, r.code, r.stderr)
     assert.truthy(io.open(dir .. "/raw2/5.wltrace"))
@@ -123,15 +135,19 @@ describe("wlrun trace", function()
     local r = trace("--warmup 1 -- " .. q(prog), F .. "cpu_only/200.wltrace")
     assert.equal(0, r.code, r.stderr)
     assert.matches("phases %(CPU time per iteration%):", r.stdout)
-    assert.matches("#1 cpu%-only: CPU times only %(no GPU / CUPTI: libcupti%.so%.13: cannot open shared object file%)", r.stdout)
+    assert.matches(
+      "#1 cpu%-only: CPU times only %(no GPU / CUPTI: libcupti%.so%.13: cannot open shared "
+      .. "object file%)", r.stdout)
     assert.matches("#1 data%-bottleneck: data loading takes 50%%", r.stdout)
-    assert.matches("#1 open%-ranges: ranges still open when process 200 ended: 'train_step' %(1%)", r.stdout)
+    assert.matches("#1 open%-ranges: ranges still open when process 200 ended: 'train_step' %(1%)",
+      r.stdout)
     assert.matches("wlrun: trace: #1: no 'data' ranges: the data time is the whole gap", r.stderr)
   end)
 
   it("makes one configuration per process with steps", function()
     local prog = program()
-    local r = trace("--warmup 1 --format json -- " .. q(prog), F .. "ranks/300.wltrace " .. F .. "ranks/301.wltrace "
+    local r = trace("--warmup 1 --format json -- " .. q(prog),
+      F .. "ranks/300.wltrace " .. F .. "ranks/301.wltrace "
       .. F .. "ranks/302.wltrace")
     assert.equal(0, r.code, r.stderr)
     local doc = json_of(r.stdout)
@@ -148,7 +164,8 @@ describe("wlrun trace", function()
       local r = trace("--warmup 1 -o " .. q(dir .. "/r.json") .. " -- " .. q(prog), BASIC)
       assert.equal(3, r.code)
       assert.matches("%[0003%]: iter", r.stdout)
-      assert.matches("wlrun: trace: the program exited with code 3; the report is in .*/r%.json\n$", r.stderr)
+      assert.matches("wlrun: trace: the program exited with code 3; the report is in .*/r%.json\n$",
+        r.stderr)
       local doc = require("wlrun.results.load").load(dir .. "/r.json")
       assert.same({ how = "exit", code = 3 }, doc.trace.exit)
       assert.is_true(doc.complete)
@@ -158,7 +175,8 @@ describe("wlrun trace", function()
       local prog = program("kill -KILL $$")
       local r = trace("--warmup 1 -- " .. q(prog), BASIC)
       assert.equal(137, r.code)
-      assert.matches("wlrun: trace: the program was killed by signal 9; the report is above", r.stderr)
+      assert.matches("wlrun: trace: the program was killed by signal 9; the report is above",
+        r.stderr)
       assert.matches("#1 prog%.sh", r.stdout)
       assert.matches("%(incomplete", r.stdout)
     end)
@@ -180,11 +198,16 @@ describe("wlrun trace", function()
         { "--warmup", "option %-%-warmup needs a value" },
         { "--warmup x -- true", "%-%-warmup: expected a whole number >= 0, got 'x'" },
         { "--batch-size 0 -- true", "%-%-batch%-size: expected a whole number >= 1, got '0'" },
-        { "--format xml -- true", "%-%-format: expected table, plain, csv, markdown, json, got 'xml'" },
+        { "--format xml -- true",
+          "%-%-format: expected table, plain, csv, markdown, json, got 'xml'" },
         { "-o r.xyz -- true", "cannot tell the output format of 'r%.xyz'" },
         { "--timeout 0 -- true", "%-%-timeout: expected a duration above 0" },
-        { "--timeout -1s -- true", "%-%-timeout: expected a duration above 0 and at most 604800s %(like 30s or 2m%), got '%-1s'" },
-        { "--timeout soon -- true", "%-%-timeout: expected a duration above 0 and at most 604800s %(like 30s or 2m%), got 'soon'" },
+        { "--timeout -1s -- true",
+          "%-%-timeout: expected a duration above 0 and at most 604800s %(like 30s or 2m%), "
+          .. "got '%-1s'" },
+        { "--timeout soon -- true",
+          "%-%-timeout: expected a duration above 0 and at most 604800s %(like 30s or 2m%), "
+          .. "got 'soon'" },
         { "--bogus -- true", "unknown option '%-%-bogus'" },
         { "--step '' -- true", "%-%-step: a range name expected" },
       } do
@@ -197,12 +220,16 @@ describe("wlrun trace", function()
     it("a CMD that is not found, not executable, or a directory (exit 2)", function()
       local r = trace("-- no-such-program-wlrun-trace")
       assert.equal(2, r.code)
-      assert.matches("^wlrun: trace: cannot run 'no%-such%-program%-wlrun%-trace': not found in PATH\n", r.stderr)
+      assert.matches(
+        "^wlrun: trace: cannot run 'no%-such%-program%-wlrun%-trace': not found in PATH\n",
+        r.stderr)
       local dir = h.tmpdir()
       h.write(dir .. "/plain.sh", "echo hi\n")
       r = trace("-- " .. q(dir .. "/plain.sh"))
       assert.equal(2, r.code)
-      assert.matches("cannot run '.*/plain%.sh': not an executable file %(missing, a directory, or without execute permission%)", r.stderr)
+      assert.matches(
+        "cannot run '.*/plain%.sh': not an executable file %(missing, a directory, or without "
+        .. "execute permission%)", r.stderr)
       r = trace("-- " .. q(dir))
       assert.equal(2, r.code)
       assert.matches("not an executable file", r.stderr)
@@ -211,7 +238,9 @@ describe("wlrun trace", function()
     it("a missing or wrong trace library (exit 9)", function()
       local r = trace("-- true", nil, { lib = "/nonexistent/libwlrun_trace.so" })
       assert.equal(9, r.code)
-      assert.matches("WLRUN_TRACE_LIB='/nonexistent/libwlrun_trace%.so' is not a shared library that can be read", r.stderr)
+      assert.matches(
+        "WLRUN_TRACE_LIB='/nonexistent/libwlrun_trace%.so' is not a shared library that "
+        .. "can be read", r.stderr)
       local dir = h.tmpdir()
       r = trace("-- true", nil, { lib = h.write(dir .. "/lib.so", "text") })
       assert.equal(9, r.code)
@@ -221,7 +250,9 @@ describe("wlrun trace", function()
       local prog = program()
       local r = trace("--step step -- " .. q(prog), BASIC)
       assert.equal(2, r.code)
-      assert.matches("wlrun: trace: no closed range named 'step' in the 1 process traced; the ranges seen %(20 in all%), by count: 'backward' %(4%)", r.stderr)
+      assert.matches(
+        "wlrun: trace: no closed range named 'step' in the 1 process traced; the ranges seen "
+        .. "%(20 in all%), by count: 'backward' %(4%)", r.stderr)
       assert.matches("name the step's range with %-%-step NAME", r.stderr)
       r = trace("-- " .. q(prog), "")
       assert.equal(2, r.code)
@@ -232,8 +263,10 @@ describe("wlrun trace", function()
       local prog = program()
       local r = trace("-- " .. q(prog), F .. "hostile/666.wltrace")
       assert.equal(9, r.code)
-      assert.matches("wlrun: warning: trace: the trace files are kept in [^\n]*/wlrun%-trace%-", r.stderr)
-      assert.matches("wlrun: trace: 666%.wltrace: range 1 is its own ancestor %(a cycle of parents%)", r.stderr)
+      assert.matches("wlrun: warning: trace: the trace files are kept in [^\n]*/wlrun%-trace%-",
+        r.stderr)
+      assert.matches(
+        "wlrun: trace: 666%.wltrace: range 1 is its own ancestor %(a cycle of parents%)", r.stderr)
       local kept = r.stderr:match("the trace files are kept in ([^\n]+)")
       assert.truthy(io.open(kept .. "/666.wltrace"))
       os.execute("rm -rf " .. q(kept))
@@ -269,7 +302,8 @@ wait $W
 echo $? > rc
 ]]):format(q(dir), q(STAND_IN), q(BASIC), q(bin), extra or "", q(prog), sig))
       assert(os.execute("sh " .. q(driver)))
-      return { code = tonumber(h.read(dir .. "/rc")), stdout = h.read(dir .. "/out"), stderr = h.read(dir .. "/err"), dir = dir }
+      return { code = tonumber(h.read(dir .. "/rc")), stdout = h.read(dir .. "/out"),
+        stderr = h.read(dir .. "/err"), dir = dir }
     end
 
     it("Ctrl-C: the program gets it, the partial report is written, exit 130", function()
@@ -278,7 +312,9 @@ echo $? > rc
       assert.matches("program: got INT", r.stdout)
       assert.not_matches("not stopped", r.stdout)
       assert.matches("#1 prog%.sh", r.stdout)
-      assert.matches("wlrun: trace: interrupted by Ctrl%-C %(SIGINT%), passed on to the program; the report is in r%.json", r.stderr)
+      assert.matches(
+        "wlrun: trace: interrupted by Ctrl%-C %(SIGINT%), passed on to the program; the report "
+        .. "is in r%.json", r.stderr)
       local doc = require("wlrun.results.load").load(r.dir .. "/r.json")
       assert.is_false(doc.complete)
       assert.equal(2, doc.trace.interrupted)
@@ -288,7 +324,8 @@ echo $? > rc
     -- Ctrl-C typed at a terminal goes to its whole foreground process group, the program
     -- included: wlrun must not send it a second time (python3's pty module plays the terminal)
     local python = require("wlrun.process").find_program("python3")
-    local at_terminal = python and it or function(name) pending(name .. " -- skipped: no python3 to play a terminal") end
+    local at_terminal = python and it or function(name) pending(name
+      .. " -- skipped: no python3 to play a terminal") end
     at_terminal("Ctrl-C at a terminal reaches the program once, and wlrun waits for it", function()
       local prog, dir = program([[
 n=0
@@ -334,7 +371,8 @@ print(os.waitstatus_to_exitcode(status))
       local out = h.read(dir .. "/out")
       assert.equal(130, code, out)
       assert.matches("program: 1 INT in all", out)
-      assert.matches("interrupted by Ctrl%-C %(SIGINT%), passed on to the program; the report is above", out)
+      assert.matches(
+        "interrupted by Ctrl%-C %(SIGINT%), passed on to the program; the report is above", out)
     end)
 
     it("SIGTERM: exit 143", function()
@@ -349,7 +387,8 @@ print(os.waitstatus_to_exitcode(status))
 i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done]])
       -- the fixture must be in the trace directory when --timeout (timed from the program's
       -- start) stops the program: 3 s leave room for a slow cp on a busy machine
-      local r = trace("--warmup 1 --timeout 3s -o " .. q(dir .. "/r.json") .. " -- " .. q(prog), BASIC)
+      local r = trace("--warmup 1 --timeout 3s -o " .. q(dir .. "/r.json") .. " -- " .. q(prog),
+        BASIC)
       assert.equal(5, r.code, r.stderr)
       assert.matches("wlrun: trace: stopped by %-%-timeout after 3 s; the report is in", r.stderr)
       assert.is_false(require("wlrun.results.load").load(dir .. "/r.json").complete)
@@ -359,9 +398,12 @@ i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done]])
   describe("with the trace library, on a C program with NVTX3 ranges", function()
     local lib, nvtx = os.getenv("WLRUN_TRACE_LIB"), os.getenv("WLRUN_TRACE_PROGRAM")
     local real = h.trace_it
-    local function run(args, mode) return trace(args .. " -- " .. q(nvtx) .. " " .. mode, nil, { lib = lib }) end
+    local function run(args, mode) return trace(args .. " -- " .. q(nvtx) .. " " .. mode, nil,
+      { lib = lib }) end
 
-    real("reports its steps: data 4 ms, forward 6, backward 12, optimizer 3, batch 32 from the payload", function()
+    real(
+      "reports its steps: data 4 ms, forward 6, backward 12, optimizer 3, batch 32 from "
+      .. "the payload", function()
       local r = run("--warmup 1 --format json", "steps")
       assert.equal(0, r.code, r.stderr)
       local doc = json_of(r.stdout)
@@ -382,7 +424,8 @@ i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done]])
         phases = phases + ph.mean
       end
       local step = (c.samples[1] + c.samples[2]) / 2
-      assert.is_true(phases <= step * (1 + 1e-9), ("phases %.9f in a step of %.9f"):format(phases, step))
+      assert.is_true(phases <= step * (1 + 1e-9),
+        ("phases %.9f in a step of %.9f"):format(phases, step))
       assert.equal(3, #c.loop.phases)
       assert.equal("cpu", c.trace.timing)
       assert.equal("trainer", c.trace.process.thread)
@@ -398,20 +441,25 @@ i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done]])
     real("says there are fewer steps than the warmup (exit 2)", function()
       local r = run("", "steps")
       assert.equal(2, r.code)
-      assert.matches("wlrun: trace: process %d+ has 3 closed 'train_step' ranges, not more than %-%-warmup 5", r.stderr)
+      assert.matches(
+        "wlrun: trace: process %d+ has 3 closed 'train_step' ranges, not more than %-%-warmup 5",
+        r.stderr)
     end)
 
     real("passes exit(3) on, with the ranges left open named", function()
       local r = run("--warmup 0 --step before_exit", "exit3")
       assert.equal(3, r.code, r.stderr)
-      assert.matches("open%-ranges: ranges still open when process %d+ ended: 'open_at_exit' %(1%)", r.stdout)
+      assert.matches("open%-ranges: ranges still open when process %d+ ended: 'open_at_exit' %(1%)",
+        r.stdout)
       assert.matches("wlrun: trace: the program exited with code 3; the report is above", r.stderr)
     end)
 
     real("passes a SIGKILL on as 137, with the report of what was written", function()
       local r = run("--warmup 0 --step before_kill", "kill")
       assert.equal(137, r.code, r.stderr)
-      assert.matches("process%-killed: process %d+ ended without a normal exit %(killed by a signal, or _exit%)", r.stdout)
+      assert.matches(
+        "process%-killed: process %d+ ended without a normal exit %(killed by a signal, or _exit%)",
+        r.stdout)
     end)
 
     real("follows a forked child: its own process, its own steps", function()

@@ -24,7 +24,7 @@ end
 describe("work(p) under --compile-only", function()
   it("takes reads, writes, items and custom metrics", function()
     local r = h.run_script(scenario([[{ reads = 8 * p.n, writes = 4 * p.n, bytes = 12 * p.n, items = p.n,
-      metrics = { tokens = { value = 128, unit = "tok" }, acc = { value = 0.5, rate = false } } }]]),
+      metrics = { tokens = { value = 128, unit = "tok" }, acc = { value = 0.5, rate = false } } }]]), -- luacheck: ignore 631
       "--compile-only --arch sm_90 --format json")
     assert.equal(0, r.code, r.stderr)
     local doc = json.decode(r.stdout)
@@ -33,15 +33,19 @@ describe("work(p) under --compile-only", function()
 
   it("fails each configuration with what is wrong and where work is written (exit 1)", function()
     for _, case in ipairs {
-      { "{ reads = 8, writes = 4, bytes = 13 }", "work(p).bytes (13) is not reads + writes (8 + 4 = 12)" },
+      { "{ reads = 8, writes = 4, bytes = 13 }",
+        "work(p).bytes (13) is not reads + writes (8 + 4 = 12)" },
       { "{ items = -1 }", "work(p).items must be a finite number >= 0, got -1" },
-      { "{ metrics = { tokens = { value = 1, units = 'tok' } } }", "work(p).metrics.tokens has an unknown field 'units'" },
-      { "{ metrics = { ['tok/s'] = { value = 1 } } }", "work(p).metrics: the name 'tok/s' is not a name" },
+      { "{ metrics = { tokens = { value = 1, units = 'tok' } } }",
+        "work(p).metrics.tokens has an unknown field 'units'" },
+      { "{ metrics = { ['tok/s'] = { value = 1 } } }",
+        "work(p).metrics: the name 'tok/s' is not a name" },
       { "{ item = 1 }", "work(p) returned an unknown field 'item'" },
     } do
       local r, path = h.run_script(scenario(case[1]), "--compile-only --arch sm_90")
       assert.equal(1, r.code, case[1] .. ": " .. r.stderr)
-      assert.truthy(r.stderr:find(path .. ":5: " .. case[2], 1, true), ("expected «%s:5: %s» in: %s"):format(path, case[2], r.stderr))
+      assert.truthy(r.stderr:find(path .. ":5: " .. case[2], 1, true),
+        ("expected «%s:5: %s» in: %s"):format(path, case[2], r.stderr))
       assert.matches("2 of 2 configurations failed", r.stderr)
     end
   end)
@@ -65,9 +69,11 @@ describe("a document with the new metrics", function()
   it("is compared metric by metric: NEW/BASE in the table, Markdown and JSON", function()
     local r = h.run("compare " .. base .. " " .. new)
     assert.equal(0, r.code, r.stderr)
-    assert.matches("Work metrics %(NEW/BASE%):\n  n=1: accuracy 99%.1 %% %-> 99%.3 %% %(NEW/BASE 1%.002%)\n"
+    assert.matches(
+      "Work metrics %(NEW/BASE%):\n  n=1: accuracy 99%.1 %% %-> 99%.3 %% %(NEW/BASE 1%.002%)\n"
       .. "  n=1: items/s 1%.024 M/s %-> 1%.28 M/s %(NEW/BASE 1%.250%)\n", r.stdout)
-    assert.matches("  n=2: tokens/s 4%.096 Mtok/s %-> 8%.192 Mtok/s %(NEW/BASE 2%.000%)\n", r.stdout)
+    assert.matches("  n=2: tokens/s 4%.096 Mtok/s %-> 8%.192 Mtok/s %(NEW/BASE 2%.000%)\n",
+      r.stdout)
     r = h.run("compare " .. base .. " " .. new .. " --format markdown")
     assert.matches("### Work metrics %(NEW/BASE%)\n\n%- n=1: accuracy", r.stdout)
     r = h.run("compare " .. base .. " " .. new .. " --format json")
@@ -108,6 +114,7 @@ describe("a document with the new metrics", function()
     h.write(dir .. "/bad.json", text)
     local r = h.run("compare " .. base .. " " .. h.quote(dir .. "/bad.json"))
     assert.equal(2, r.code, r.stderr)
-    assert.matches("configurations%[1%]%.custom_metrics%.tokens%.unit: a unit is printable ASCII text", r.stderr)
+    assert.matches(
+      "configurations%[1%]%.custom_metrics%.tokens%.unit: a unit is printable ASCII text", r.stderr)
   end)
 end)

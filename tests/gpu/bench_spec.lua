@@ -38,7 +38,8 @@ end
 describe("measurement engine", function()
   h.gpu_it("measures the timing floor of the device", function()
     local f = wl.timing_floor()
-    print(("\n    floor: event pair %.2f us, empty kernel %.2f us"):format(f.event_pair * 1e6, f.empty_kernel * 1e6))
+    print(("\n    floor: event pair %.2f us, empty kernel %.2f us"):format(f.event_pair * 1e6,
+      f.empty_kernel * 1e6))
     assert.is_true(f.event_pair > 0 and f.event_pair < 20e-6)
     assert.is_true(f.empty_kernel >= f.event_pair * 0.5 and f.empty_kernel < 50e-6)
   end)
@@ -78,7 +79,9 @@ describe("measurement engine", function()
     end
   end)
 
-  h.gpu_it("auto times a bound kernel in cupti mode, short or long; a function as graphs or cold, and says so", function()
+  h.gpu_it(
+    "auto times a bound kernel in cupti mode, short or long; a function as graphs or cold, "
+    .. "and says so", function()
     local r = wl.bench(spin_launch(3), { mode = "auto", warmup = 10, iters = 50 })
     assert.equal("cupti", r.mode)
     assert.matches("auto: every sample is one kernel and CUPTI is free", r.notes[1], 1, true)
@@ -90,10 +93,12 @@ describe("measurement engine", function()
     assert.matches("the work is not one bound kernel a sample", f.notes[1], 1, true)
     local c = wl.bench(function() long() end, { mode = "auto", warmup = 3, iters = 10 })
     assert.equal("cold", c.mode)
-    assert.matches("cold: each sample holds the GPU's own cost of one launch", table.concat(c.notes, "\n"), 1, true)
+    assert.matches("cold: each sample holds the GPU's own cost of one launch",
+      table.concat(c.notes, "\n"), 1, true)
   end)
 
-  h.gpu_it("adaptive stopping reaches 0.5 % noise of the median quickly on a steady kernel", function()
+  h.gpu_it("adaptive stopping reaches 0.5 % noise of the median quickly on a steady kernel",
+    function()
     local r = wl.bench(spin_launch(50), { mode = "cold", adaptive = true, warmup = 10 })
     print(("\n    adaptive: %d samples, noise %.3f%%, %.3f s wall, %.3f s GPU"):format(r.stats.n,
       100 * r.adaptive.noise, r.adaptive.elapsed, r.adaptive.gpu_time))
@@ -111,14 +116,16 @@ describe("measurement engine", function()
       r.clock.after.sm_mhz, r.clock.before.max_sm_mhz, tostring(r.clock.before.nvml)))
   end)
 
-  h.gpu_it("a clean, large copy gets no warning; the same copy small and unflushed is cache-hot", function()
+  h.gpu_it("a clean, large copy gets no warning; the same copy small and unflushed is cache-hot",
+    function()
     local n = 1 << 28 -- 1 GiB
     local x = wl.tensor { n, init = wl.normal() }
     local y = wl.tensor { n }
     local k = wl.kernel { SPIN, name = "copy" }
     local big = k:bind { grid = 132 * 8, block = 256, args = { y, x, n } }
     local r = wl.bench(big, { mode = "cold", warmup = 5, iters = 30 })
-    print(("\n    1 GiB copy: %.1f us, %.0f GB/s"):format(r.stats.median * 1e6, 2 * 4 * n / r.stats.median / 1e9))
+    print(("\n    1 GiB copy: %.1f us, %.0f GB/s"):format(r.stats.median * 1e6,
+      2 * 4 * n / r.stats.median / 1e9))
     assert.equal("", codes(r))
     local m = 1 << 20
     local xs, ys = wl.tensor { m, init = wl.normal() }, wl.tensor { m }
@@ -139,7 +146,8 @@ describe("measurement engine", function()
     assert.is_true(has(r, "zero-inputs"), codes(r))
     local s = wl.bench(function() b() wl.sync() end, { mode = "cold", warmup = 2, iters = 10 })
     assert.is_true(has(s, "sync-in-measure"), codes(s))
-    local a = wl.bench(function() local t = wl.tensor { 16 } b() t:free() end, { mode = "cold", warmup = 2, iters = 10 })
+    local a = wl.bench(function() local t = wl.tensor { 16 } b() t:free() end,
+      { mode = "cold", warmup = 2, iters = 10 })
     assert.is_true(has(a, "alloc-in-measure"), codes(a))
   end)
 
@@ -172,7 +180,8 @@ extern "C" __global__ void tiny(float* p) { p[threadIdx.x] += 1.0f; }
 ]]
   local function shaped(pattern)
     local counter = wl.tensor { 1, dtype = "i64" }
-    return wl.kernel { SHAPED, name = "shaped" }:bind { grid = 1, block = 1, args = { counter, pattern, 100000 } }
+    return wl.kernel { SHAPED, name = "shaped" }:bind { grid = 1, block = 1,
+      args = { counter, pattern, 100000 } }
   end
 
   h.gpu_it("a slow start without warmup: warmup-trend", function()
@@ -234,7 +243,8 @@ return wl.scenario {
 
   h.gpu_it("keep finished configurations in the outputs when interrupted", function()
     local dir = h.tmpdir()
-    local r = h.run_script("SLOW, N = true, 10\n" .. SCENARIO, "-o " .. dir .. "/out.json --no-progress",
+    local r = h.run_script("SLOW, N = true, 10\n" .. SCENARIO,
+      "-o " .. dir .. "/out.json --no-progress",
       { cwd = dir, prefix = "timeout --preserve-status -s INT 2.5" })
     assert.equal(130, r.code, r.stderr)
     assert.matches("interrupted %(Ctrl%-C%) during configuration %d+ of 10", r.stderr)

@@ -5,7 +5,8 @@ local catalogue = require "catalogue"
 describe("bad inputs on a GPU", function()
   for _, c in ipairs(catalogue.load()) do
     if c.gpu then
-      h.gpu_it(("[%s] %s -> exit %d"):format(c.class, c.name, c.code), function() catalogue.run(c) end)
+      h.gpu_it(("[%s] %s -> exit %d"):format(c.class, c.name, c.code),
+        function() catalogue.run(c) end)
     end
   end
 end)

@@ -11,13 +11,15 @@ local LIBS = { { "cublas.gemm", function(o) return wl.cublas.gemm(o) end },
 
 -- relative error allowed against sum |alpha a b| + |beta c|: the rounding of the inputs (tf32),
 -- of the accumulation (fp16) and of the output (f16, bf16)
-local TOLERANCE = { ["f64 fp64"] = 1e-12, ["f32 fp32"] = 1e-5, ["f32 tf32"] = 4e-3, ["f16 fp32"] = 2e-3,
+local TOLERANCE = { ["f64 fp64"] = 1e-12, ["f32 fp32"] = 1e-5, ["f32 tf32"] = 4e-3,
+  ["f16 fp32"] = 2e-3,
                     ["f16 fp16"] = 2e-2, ["bf16 fp32"] = 1e-2 }
 
 -- element (r, c) of a row-major matrix with leading dimension ld, in a flat table
 local function at(t, r, c, ld) return t[(r - 1) * ld + c] end
 
--- checks C = alpha op(A) op(B) + beta C0 computed by make with options o (the tensors are made here)
+-- checks C = alpha op(A) op(B) + beta C0 computed by make with options o (the tensors are made
+-- here)
 local function check_gemm(make, dtype, compute, o)
   local m, n, k = o.m, o.n, o.k
   local arows, acols = o.transa and k or m, o.transa and m or k
@@ -27,7 +29,8 @@ local function check_gemm(make, dtype, compute, o)
   local B = wl.tensor { (brows - 1) * ldb + bcols, dtype = dtype, init = wl.uniform(-1, 1) }
   local C = wl.tensor { (m - 1) * ldc + n, dtype = dtype, init = wl.uniform(-1, 1) }
   local a, b, c0 = A:to_host():totable(), B:to_host():totable(), C:to_host():totable()
-  local g = make { a = A, b = B, c = C, m = m, n = n, k = k, transa = o.transa, transb = o.transb, alpha = o.alpha,
+  local g = make { a = A, b = B, c = C, m = m, n = n, k = k, transa = o.transa, transb = o.transb,
+    alpha = o.alpha,
                    beta = o.beta, lda = o.lda, ldb = o.ldb, ldc = o.ldc, compute = compute }
   g()
   wl.sync()
@@ -43,7 +46,8 @@ local function check_gemm(make, dtype, compute, o)
       end
       local old = at(c0, i, j, ldc)
       local want = alpha * sum + beta * old
-      local err = math.abs(at(c, i, j, ldc) - want) / (math.abs(alpha) * scale + math.abs(beta * old) + 1e-30)
+      local err = math.abs(at(c, i, j, ldc) - want) / (
+        math.abs(alpha) * scale + math.abs(beta * old) + 1e-30)
       worst = math.max(worst, err)
     end
   end
@@ -55,16 +59,19 @@ local function check_gemm(make, dtype, compute, o)
   return worst
 end
 
-local CASES = { { "f32", "fp32" }, { "f32", "tf32" }, { "f64", "fp64" }, { "f16", "fp32" }, { "f16", "fp16" },
+local CASES = { { "f32", "fp32" }, { "f32", "tf32" }, { "f64", "fp64" }, { "f16", "fp32" },
+  { "f16", "fp16" },
                 { "bf16", "fp32" } }
 
 describe("cuBLAS and cuBLASLt GEMM on a GPU", function()
-  h.gpu_it("a block of a larger matrix, given as a strided view with the parent's row length as ld", function()
+  h.gpu_it("a block of a larger matrix, given as a strided view with the parent's row length as ld",
+    function()
     local big = wl.tensor { 64, 64, init = wl.uniform(-1, 1) }
     local B, C = wl.tensor { 32, 8, init = wl.uniform(-1, 1) }, wl.tensor { 16, 8 }
     local all, b = big:to_host():totable(), B:to_host():totable()
     for _, lib in ipairs(LIBS) do
-      lib[2] { a = big:view { offset = 2 * 64 + 3, shape = { 16, 32 }, strides = { 64, 1 } }, b = B, c = C,
+      lib[2] { a = big:view { offset = 2 * 64 + 3, shape = { 16, 32 }, strides = { 64, 1 } }, b = B,
+        c = C,
                m = 16, n = 8, k = 32, lda = 64 }()
       wl.sync()
       local c, worst = C:to_host():totable(), 0
@@ -75,7 +82,9 @@ describe("cuBLAS and cuBLASLt GEMM on a GPU", function()
           worst = math.max(worst, math.abs(at(c, i, j, 8) - want) / 32)
         end
       end
-      print(("\n    %s over rows 3-18, columns 4-35 of a 64x64 matrix: worst scaled error %.2g"):format(lib[1], worst))
+      print(
+        ("\n    %s over rows 3-18, columns 4-35 of a 64x64 matrix: worst scaled error %.2g"):format(
+        lib[1], worst))
       assert.is_true(worst < 1e-5, lib[1] .. ": " .. worst)
     end
   end)
@@ -83,10 +92,13 @@ describe("cuBLAS and cuBLASLt GEMM on a GPU", function()
   h.gpu_it("finds the libraries", function()
     local lib = assert(wl.cublas.library())
     local lt = assert(wl.cublaslt.library())
-    print(("\n    cuBLAS %d at %s; cuBLASLt %d at %s"):format(lib.version, lib.path, lt.version, lt.path))
+    print(("\n    cuBLAS %d at %s; cuBLASLt %d at %s"):format(lib.version, lib.path, lt.version,
+      lt.path))
   end)
 
-  h.gpu_it("computes row-major C = alpha op(A) op(B) + beta C for each dtype, compute, transpose and ld", function()
+  h.gpu_it(
+    "computes row-major C = alpha op(A) op(B) + beta C for each dtype, compute, transpose and ld",
+    function()
     local shapes = {
       { m = 37, n = 29, k = 23 },
       { m = 37, n = 29, k = 23, transa = true },
@@ -99,8 +111,10 @@ describe("cuBLAS and cuBLASLt GEMM on a GPU", function()
         local key = case[1] .. " " .. case[2]
         for _, o in ipairs(shapes) do
           local worst = check_gemm(lib[2], case[1], case[2], o)
-          assert.is_true(worst <= TOLERANCE[key], ("%s %s %dx%dx%d%s%s: relative error %.3g above %.3g"):format(
-            lib[1], key, o.m, o.n, o.k, o.transa and " transa" or "", o.transb and " transb" or "", worst,
+          assert.is_true(worst <= TOLERANCE[key], (
+            "%s %s %dx%dx%d%s%s: relative error %.3g above %.3g"):format(
+            lib[1], key, o.m, o.n, o.k, o.transa and " transa" or "", o.transb and " transb" or "",
+              worst,
             TOLERANCE[key]))
         end
       end
@@ -116,7 +130,8 @@ describe("cuBLAS and cuBLASLt GEMM on a GPU", function()
       for i = 1, n do eye[(i - 1) * n + i] = 1 end
       I:copy_from(eye)
       local C = wl.tensor { n, n }
-      local g = lib[2] { a = A, b = I, c = C, m = n, n = n, k = n } -- C = A I = A, whatever the mode
+      -- C = A I = A, whatever the mode
+      local g = lib[2] { a = A, b = I, c = C, m = n, n = n, k = n }
       for _, mode in ipairs { "cold", "batch", "graph", "host" } do
         C:fill(0)
         local r = wl.bench(g, { mode = mode, warmup = 3, iters = 10 })
@@ -132,17 +147,23 @@ describe("cuBLAS and cuBLASLt GEMM on a GPU", function()
     end
   end)
 
-  h.gpu_it("made inside a timed body, its workspace is an allocation there (warning alloc-in-measure)", function()
+  h.gpu_it(
+    "made inside a timed body, its workspace is an allocation there (warning alloc-in-measure)",
+    function()
     local A, B, C = wl.tensor { 64, 64 }, wl.tensor { 64, 64 }, wl.tensor { 64, 64 }
-    local r = wl.bench(function() wl.cublas.gemm { a = A, b = B, c = C, m = 64, n = 64, k = 64 }() end,
+    local r = wl.bench(function() wl.cublas.gemm { a = A, b = B, c = C, m = 64, n = 64,
+      k = 64 }() end,
                        { warmup = 2, iters = 5 })
     local codes = {}
     for _, w in ipairs(r.warnings) do codes[#codes + 1] = w.code end
-    assert.truthy(table.concat(codes, " "):find("alloc-in-measure", 1, true), table.concat(codes, " "))
+    assert.truthy(table.concat(codes, " "):find("alloc-in-measure", 1, true),
+      table.concat(codes, " "))
   end)
 
-  h.gpu_it("prints TFLOP/s: SGEMM 4096^3, TF32, BF16 and FP16 8192^3, graph and cold mode", function()
-    local rows = { { "f32", "fp32", 4096 }, { "f32", "tf32", 8192 }, { "bf16", "fp32", 8192 }, { "f16", "fp32", 8192 } }
+  h.gpu_it("prints TFLOP/s: SGEMM 4096^3, TF32, BF16 and FP16 8192^3, graph and cold mode",
+    function()
+    local rows = { { "f32", "fp32", 4096 }, { "f32", "tf32", 8192 }, { "bf16", "fp32", 8192 },
+      { "f16", "fp32", 8192 } }
     local d = wl.device()
     print(("\n    %s: TFLOP/s (median)"):format(d.name))
     local bf16
@@ -158,7 +179,8 @@ describe("cuBLAS and cuBLASLt GEMM on a GPU", function()
           local r = wl.bench(g, { mode = mode, warmup = 10, iters = 50 })
           rate[mode] = 2 * n ^ 3 / r.stats.median / 1e12
         end
-        print(("    %-16s %-4s %-4s %d^3: graph %7.1f, cold %7.1f"):format(lib[1], dtype, compute, n, rate.graph,
+        print(("    %-16s %-4s %-4s %d^3: graph %7.1f, cold %7.1f"):format(lib[1], dtype, compute,
+          n, rate.graph,
           rate.cold))
         if dtype == "bf16" and lib[1] == "cublas.gemm" then bf16 = rate.graph end
         if dtype ~= "f32" or compute == "tf32" then
@@ -167,7 +189,8 @@ describe("cuBLAS and cuBLASLt GEMM on a GPU", function()
       end
       A:free(); B:free(); C:free()
     end
-    print(("    target: bf16 cuBLAS 8192^3 above 700 TFLOP/s: %s (%.1f)"):format(bf16 > 700 and "met" or "MISSED", bf16))
+    print(("    target: bf16 cuBLAS 8192^3 above 700 TFLOP/s: %s (%.1f)"):format(bf16 > 700
+      and "met" or "MISSED", bf16))
   end)
 end)
 
@@ -188,7 +211,9 @@ end
 
   local function script(body) return 'local wl = require "wlrun"\n' .. GEMM .. body end
 
-  h.gpu_it("asks each kind once on a thread; the GEMMs after it are right; prepared() says what it did", function()
+  h.gpu_it(
+    "asks each kind once on a thread; the GEMMs after it are right; prepared() says what it did",
+    function()
     local r = h.run_script(script([[
 print("started", wl.cublas.prepare { { dtype = "f32" }, { dtype = "f32", compute = "tf32" }, { dtype = "bf16" }, { dtype = "f32" } })
 -- nothing new: false at once, the thread still at work (it takes 100 ms and more)
@@ -204,7 +229,8 @@ print(("asked %d prepared %d running %s working %s why %s seconds %s"):format(p.
       .. "asked 3 prepared 3 running false working false why nil seconds true\n", r.stdout)
   end)
 
-  h.gpu_it("asked before any context, the thread makes it; the device it took stays the process's", function()
+  h.gpu_it("asked before any context, the thread makes it; the device it took stays the process's",
+    function()
     local r = h.run_script(script([[
 print("started", wl.cublas.prepare { { dtype = "f32" } })
 local other = wl.device_count() > 1 and 1 or nil
@@ -215,7 +241,8 @@ print(ones_gemm("f32", "fp32"), wl.cublas.prepared().prepared, wl.device().index
     assert.matches("^started\ttrue\nother\ttrue\ttrue\nok\t1\t0\n", r.stdout)
   end)
 
-  h.gpu_it("a measurement taken while the thread works says so in a note; one after it does not", function()
+  h.gpu_it("a measurement taken while the thread works says so in a note; one after it does not",
+    function()
     local r = h.run_script(script([[
 local k = wl.kernel { 'extern "C" __global__ void nothing() {}', name = "nothing" }:bind { grid = 1, block = 1 }
 wl.cublas.prepare { { dtype = "f32" }, { dtype = "bf16" }, { dtype = "f16" } }
@@ -236,16 +263,24 @@ local p = wl.cublas.prepared() -- a thread at its end is joined: the account is 
 print(p.asked, p.prepared, p.running)
 ]]), "")
     assert.equal(0, r.code, r.stderr)
-    assert.matches("^1\tmeasured while wl%.cublas%.prepare's thread asked cuBLAS's heuristics: the host's enqueue times may read higher %(docs/cublas%.md%); the GPU's are not touched\t0\n3\t3\tfalse\n", r.stdout)
+    assert.matches(
+      "^1\tmeasured while wl%.cublas%.prepare's thread asked cuBLAS's heuristics: the host's "
+      .. "enqueue times may read higher %(docs/cublas%.md%); the GPU's are not "
+      .. "touched\t0\n3\t3\tfalse\n", r.stdout)
   end)
 
-  h.gpu_it("a process that ends while the thread works ends as it would: returning, failing, os.exit", function()
+  h.gpu_it(
+    "a process that ends while the thread works ends as it would: returning, failing, os.exit",
+    function()
     -- at once (the thread in dlopen) and later (inside cuBLASLt's heuristics, whose own exit
     -- handlers would run first): every end waits for the thread, and none crashes
     for _, delay in ipairs { 0, 0.05, 0.12, 0.2 } do
-      for _, case in ipairs { { "", 0, "^$" }, { "error('stop here')", 1, "script%.lua:%d+: stop here" },
-                              { "os.exit(3)", 3, "^$" }, { "os.exit(4, true)", 4, "^$" }, { "os.exit(false)", 1, "^$" } } do
-        local r = h.run_script(script(("wl.cublas.prepare { { dtype = 'f32' }, { dtype = 'bf16' }, { dtype = 'f16' } }\n"
+      for _, case in ipairs { { "", 0, "^$" }, { "error('stop here')", 1,
+        "script%.lua:%d+: stop here" },
+                              { "os.exit(3)", 3, "^$" }, { "os.exit(4, true)", 4, "^$" },
+                                { "os.exit(false)", 1, "^$" } } do
+        local r = h.run_script(
+          script(("wl.cublas.prepare { { dtype = 'f32' }, { dtype = 'bf16' }, { dtype = 'f16' } }\n"
           .. "wl.sleep(%s)\n%s"):format(delay, case[1])), "")
         local what = ("%s after %s s"):format(case[1], delay)
         assert.equal("exit", r.how, what .. ": ended by a signal: " .. r.stderr)
@@ -255,7 +290,8 @@ print(p.asked, p.prepared, p.running)
     end
   end)
 
-  h.gpu_it("a cuBLASLt that does not load is kept in prepared().why and changes nothing else", function()
+  h.gpu_it("a cuBLASLt that does not load is kept in prepared().why and changes nothing else",
+    function()
     local r = h.run_script(script([[
 print(wl.cublas.prepare { { dtype = "bf16" } })
 print(ones_gemm("bf16"))
@@ -264,14 +300,19 @@ print(p.asked, p.prepared, p.why)
 print(pcall(wl.cublaslt.matmul, {}))
 ]]), "", { env = "WLRUN_CUBLASLT=/nonexistent.so" })
     assert.equal(0, r.code, r.stderr)
-    assert.matches("^true\nok\n1\t0\tcuBLASLt: WLRUN_CUBLASLT=/nonexistent%.so does not load", r.stdout)
+    assert.matches("^true\nok\n1\t0\tcuBLASLt: WLRUN_CUBLASLT=/nonexistent%.so does not load",
+      r.stdout)
   end)
 
-  h.gpu_it("the GEMM recipe asks for its cuBLAS kinds in prepare; --no-prepare leaves them to the first call", function()
+  h.gpu_it(
+    "the GEMM recipe asks for its cuBLAS kinds in prepare; --no-prepare leaves them to the "
+    .. "first call", function()
     for _, args in ipairs { "", "--no-prepare" } do
       local dir = h.tmpdir()
-      local r = h.run(h.quote(h.source_dir .. "/scenarios/gemm_sweep.lua") .. " -q -o " .. h.quote(dir .. "/r.json")
-        .. " -p variant=cublas_bf16,cublas_tf32 --filter 'M == 1024 and K == 1024' --max-time 0.2 " .. args)
+      local r = h.run(h.quote(h.source_dir .. "/scenarios/gemm_sweep.lua") .. " -q -o "
+        .. h.quote(dir .. "/r.json")
+        .. " -p variant=cublas_bf16,cublas_tf32 --filter 'M == 1024 and K == 1024' --max-time 0.2 "
+          .. args)
       assert.equal(0, r.code, r.stderr)
       local doc = require("wlrun.json").decode(h.read(dir .. "/r.json"))
       assert.equal(2, #doc.configurations)

@@ -69,7 +69,8 @@ end
 local function all_equal(values, expected, what)
   for i = 1, #values do
     if values[i] ~= expected then
-      error(("%s: element %d is %s, expected %s"):format(what or "tensor", i, values[i], expected), 2)
+      error(("%s: element %d is %s, expected %s"):format(what or "tensor", i, values[i], expected),
+        2)
     end
   end
 end
@@ -133,9 +134,11 @@ describe("device tensors", function()
     for i = 1, 256 do assert.equal(i - 129, b[i]) end
   end)
 
-  h.gpu_it("device inits round like host ones (f16, bf16 to nearest even; integers saturate)", function()
+  h.gpu_it("device inits round like host ones (f16, bf16 to nearest even; integers saturate)",
+    function()
     for _, dtype in ipairs { "f16", "bf16", "i8", "u8" } do
-      local d = wl.tensor { 4096, dtype = dtype, init = wl.arange(-300.25, 0.75) }:to_host():totable()
+      local d = wl.tensor { 4096, dtype = dtype, init = wl.arange(-300.25, 0.75) }:to_host(
+        ):totable()
       local r = wl.host_tensor { 4096, dtype = dtype, init = wl.arange(-300.25, 0.75) }:totable()
       assert.same(r, d, dtype)
     end
@@ -163,7 +166,8 @@ describe("device tensors", function()
     local ok, e = pcall(wl.tensor, { 2 ^ 40 })
     assert.is_false(ok)
     assert.equal("cuda", e.kind)
-    assert.matches("out of device memory: tensor f32%[1099511627776%] needs 4%.0 TiB, .* free of .*wlrun holds",
+    assert.matches(
+      "out of device memory: tensor f32%[1099511627776%] needs 4%.0 TiB, .* free of .*wlrun holds",
       tostring(e))
     local t = wl.tensor { 1024, init = 1 } -- and the device is still usable
     all_equal(t:to_host():totable(), 1)
@@ -255,7 +259,8 @@ describe("kernels on the device", function()
     local n = 1000 -- not a multiple of the block: the bounds check matters
     local x = wl.tensor { n, init = wl.arange() }
     local y = wl.tensor { n, init = 1 }
-    local launch = kernel("axpy"):bind { grid = wl.cdiv(n, 256), block = 256, args = { 2.0, x, y, n } }
+    local launch = kernel("axpy"):bind { grid = wl.cdiv(n, 256), block = 256,
+      args = { 2.0, x, y, n } }
     launch()
     local got = y:to_host()
     for i = 1, n do assert.equal(1 + 2 * (i - 1), got[i]) end
@@ -266,7 +271,8 @@ describe("kernels on the device", function()
     local A = wl.tensor { n, n, init = wl.uniform(-1, 1) }
     local B = wl.tensor { n, n, init = wl.uniform(-1, 1) }
     local C = wl.tensor { n, n, init = "none" }
-    kernel("matmul"):bind { grid = { n // 16, n // 16 }, block = { 16, 16 }, args = { A, B, C, n } }()
+    kernel("matmul"):bind { grid = { n // 16, n // 16 }, block = { 16, 16 },
+      args = { A, B, C, n } }()
     local a, b, c = A:to_host(), B:to_host(), C:to_host()
     local worst = 0
     for r = 0, n - 1 do
@@ -289,7 +295,8 @@ describe("kernels on the device", function()
     local n = 100 * 1024 // 4
     local input = wl.tensor { n, init = wl.arange() }
     local out = wl.tensor { n, init = -1 }
-    local launch = kernel("reverse"):bind { grid = 1, block = 256, smem = 100 * 1024, args = { input, out, n } }
+    local launch = kernel("reverse"):bind { grid = 1, block = 256, smem = 100 * 1024,
+      args = { input, out, n } }
     assert.equal(100 * 1024, launch.smem)
     launch()
     local got = out:to_host()
@@ -320,11 +327,17 @@ describe("kernels on the device", function()
       assert.truthy(tostring(e):find(message, 1, true), tostring(e))
     end
     refused({ 2.0, x, wl.tensor { 16, dtype = "f16" }, 16 },
-      "kernel 'axpy<float>' argument 3 (float*, PTX .u64): expected a f32 tensor, got a f16 tensor (device)")
-    refused({ 2.0, x, y, 2.5 }, "argument 4 (int, PTX .u32): expected an integer from -2147483648 to 2147483647, got float 2.5")
-    refused({ 2.0, 0, y, 16 }, "argument 2 (const float*, PTX .u64): expected a tensor, got integer 0")
-    refused({ y, x, y, 16 }, "argument 1 (float, PTX .f32): expected a number, got a f32 tensor (device)")
-    refused({ 2.0, wl.host_tensor { 16 }, y, 16 }, "argument 2 (const float*, PTX .u64): expected device memory")
+      "kernel 'axpy<float>' argument 3 (float*, PTX .u64): expected a f32 tensor, got a f16 "
+        .. "tensor (device)")
+    refused({ 2.0, x, y, 2.5 },
+      "argument 4 (int, PTX .u32): expected an integer from -2147483648 to 2147483647, got "
+      .. "float 2.5")
+    refused({ 2.0, 0, y, 16 },
+      "argument 2 (const float*, PTX .u64): expected a tensor, got integer 0")
+    refused({ y, x, y, 16 },
+      "argument 1 (float, PTX .f32): expected a number, got a f32 tensor (device)")
+    refused({ 2.0, wl.host_tensor { 16 }, y, 16 },
+      "argument 2 (const float*, PTX .u64): expected device memory")
     refused({ 2.0, x, y }, "kernel 'axpy<float>' takes 4 arguments, bind gave 3")
   end)
 
@@ -364,10 +377,12 @@ describe("kernels on the device", function()
     assert.equal("cuda", e.kind)
   end)
 
-  h.gpu_it("dynamic shared memory above the device's opt-in maximum is a launch error of kind cuda", function()
+  h.gpu_it("dynamic shared memory above the device's opt-in maximum is a launch error of kind cuda",
+    function()
     local n = 16
     local input, out = wl.tensor { n }, wl.tensor { n }
-    local launch = kernel("reverse"):bind { grid = 1, block = 32, smem = 300 * 1024, args = { input, out, n } }
+    local launch = kernel("reverse"):bind { grid = 1, block = 32, smem = 300 * 1024,
+      args = { input, out, n } }
     local ok, e = pcall(launch)
     assert.is_false(ok)
     assert.matches("reverse", tostring(e))
@@ -398,7 +413,8 @@ describe("streams, events and graphs", function()
     local ready = wl.event { timing = false }
     ready:record()
     s:wait(ready)
-    local launch = kernel("axpy"):bind { grid = wl.cdiv(n, 256), block = 256, stream = s, args = { 0.5, x, y, n } }
+    local launch = kernel("axpy"):bind { grid = wl.cdiv(n, 256), block = 256, stream = s,
+      args = { 0.5, x, y, n } }
     launch()
     s:sync()
     local got = y:to_host()

@@ -22,7 +22,8 @@ end
 
 local function near(got, want, rel, what)
   assert.is_true(math.abs(got - want) <= rel * want,
-    ("%s: %.3f us against %.3f us (more than %.1f %% apart)"):format(what, got * 1e6, want * 1e6, 100 * rel))
+    ("%s: %.3f us against %.3f us (more than %.1f %% apart)"):format(what, got * 1e6, want * 1e6,
+      100 * rel))
 end
 
 local function by_name(r)
@@ -39,7 +40,8 @@ describe("cupti mode", function()
     local cold = wl.bench(b, { mode = "cold", warmup = 5, iters = 50 })
     local cupti = wl.bench(b, { mode = "cupti", warmup = 5, iters = 50 })
     show(cupti)
-    print(("    cold %.3f us, cupti %.3f us"):format(cold.stats.median * 1e6, cupti.stats.median * 1e6))
+    print(("    cold %.3f us, cupti %.3f us"):format(cold.stats.median * 1e6,
+      cupti.stats.median * 1e6))
     assert.equal("cupti", cupti.mode)
     near(cupti.stats.median, cold.stats.median, 0.01, "cupti against cold")
     assert.is_true(cupti.stats.median >= 1e-3 - 0.5e-6, cupti.stats.median)
@@ -51,13 +53,15 @@ describe("cupti mode", function()
     assert.equal(50, #cupti.spans)
   end)
 
-  h.gpu_it("a Lua function of 3 kernels: a 3-kernel breakdown whose sum is the sample time", function()
+  h.gpu_it("a Lua function of 3 kernels: a 3-kernel breakdown whose sum is the sample time",
+    function()
     local a, b, c = spin("spin_a", 100), spin("spin_b", 200), spin("spin_c", 300)
     local r = wl.bench(function() a() b() c() end, { mode = "cupti", warmup = 5, iters = 40 })
     show(r)
     assert.equal(3, #r.kernel_times)
     assert.same({ "spin_a", "spin_b", "spin_c" },
-      { r.kernel_times[1].name, r.kernel_times[2].name, r.kernel_times[3].name }) -- the order of first launch
+      -- the order of first launch
+      { r.kernel_times[1].name, r.kernel_times[2].name, r.kernel_times[3].name })
     local k, sum = by_name(r), 0
     for name, us in pairs { spin_a = 100, spin_b = 200, spin_c = 300 } do
       assert.equal(1, k[name].count)
@@ -71,7 +75,8 @@ describe("cupti mode", function()
     assert.is_true(r.span_stats.median >= r.stats.median, r.span_stats.median)
   end)
 
-  h.gpu_it("a wl.graph of 2 kernels: both kernels, their sum at most the graph's cold time", function()
+  h.gpu_it("a wl.graph of 2 kernels: both kernels, their sum at most the graph's cold time",
+    function()
     local a, b = spin("spin_a", 200), spin("spin_b", 300)
     local g = wl.graph(function() a() b() end)
     local r = wl.bench(g, { mode = "cupti", warmup = 5, iters = 40 })
@@ -84,12 +89,14 @@ describe("cupti mode", function()
     near(k.spin_a.median, 200e-6, 0.02, "spin_a")
     near(k.spin_b.median, 300e-6, 0.02, "spin_b")
     near(r.stats.median, 500e-6, 0.02, "the graph's kernels")
-    assert.is_true(r.stats.median <= cold.stats.median * 1.001, ("%g > %g"):format(r.stats.median, cold.stats.median))
+    assert.is_true(r.stats.median <= cold.stats.median * 1.001,
+      ("%g > %g"):format(r.stats.median, cold.stats.median))
     near(r.stats.median, cold.stats.median, 0.03, "cupti against cold")
   end)
 
   h.gpu_it("a rotation list: each sample holds its own item's kernel", function()
-    local r = wl.bench({ spin("spin_a", 100), spin("spin_b", 300) }, { mode = "cupti", warmup = 2, iters = 40 })
+    local r = wl.bench({ spin("spin_a", 100), spin("spin_b", 300) },
+      { mode = "cupti", warmup = 2, iters = 40 })
     local k = by_name(r)
     assert.equal(0.5, k.spin_a.count)
     assert.equal(0.5, k.spin_b.count)
@@ -135,13 +142,17 @@ local k = wl.kernel { 'extern "C" __global__ void k() {}', name = "k" }
 wl.bench(k:bind { grid = 1, block = 1, args = {} }, { mode = "cupti", warmup = 1, iters = 2 })
 ]], "", { env = "WLRUN_CUPTI=/nonexistent/libcupti.so.13" })
     assert.equal(4, r.code, r.stderr)
-    assert.truthy(r.stderr:find("cupti mode: CUPTI: WLRUN_CUPTI=/nonexistent/libcupti.so.13 does not load", 1, true),
+    assert.truthy(
+      r.stderr:find("cupti mode: CUPTI: WLRUN_CUPTI=/nonexistent/libcupti.so.13 does not load", 1,
+      true),
       r.stderr)
   end)
 
   local trace_lib = os.getenv("WLRUN_TRACE_LIB")
-  local it_traced = trace_lib and h.gpu_it or function(name) pending(name .. " -- skipped: WLRUN_TRACE_LIB not set") end
-  it_traced("under wlrun trace (CUPTI in use): a clear error, exit 4, and the trace itself goes on", function()
+  local it_traced = trace_lib and h.gpu_it or function(name) pending(name
+    .. " -- skipped: WLRUN_TRACE_LIB not set") end
+  it_traced("under wlrun trace (CUPTI in use): a clear error, exit 4, and the trace itself goes on",
+    function()
     local dir = h.tmpdir()
     local script = h.write(dir .. "/script.lua", [[
 local wl = require "wlrun"
@@ -149,8 +160,10 @@ local k = wl.kernel { 'extern "C" __global__ void k() {}', name = "k" }
 wl.bench(k:bind { grid = 1, block = 1, args = {} }, { mode = "cupti", warmup = 1, iters = 2 })
 ]])
     local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
-    local r = h.run("trace -o " .. h.quote(dir .. "/t.json") .. " -- " .. h.quote(bin) .. " " .. h.quote(script),
+    local r = h.run("trace -o " .. h.quote(dir .. "/t.json") .. " -- " .. h.quote(bin) .. " "
+      .. h.quote(script),
       { cwd = dir, env = "WLRUN_TRACE_LIB=" .. h.quote(trace_lib) })
-    assert.truthy(r.stderr:find("another tool is using CUPTI in this process", 1, true), r.stderr .. r.stdout)
+    assert.truthy(r.stderr:find("another tool is using CUPTI in this process", 1, true),
+      r.stderr .. r.stdout)
   end)
 end)

@@ -19,7 +19,9 @@ describe("devices", function()
 
   h.gpu_it("queries the device's properties", function()
     local d = wl.device()
-    print(("\n    %s, sm_%d%d, %d SMs, %.1f GiB, L2 %.0f MiB, peak %.0f GB/s, driver %d, runtime %d"):format(
+    print(
+      ("\n    %s, sm_%d%d, %d SMs, %.1f GiB, L2 %.0f MiB, peak %.0f GB/s, driver %d, "
+      .. "runtime %d"):format(
       d.name, d.major, d.minor, d.sm_count, d.memory_bytes / 2 ^ 30, d.l2_bytes / 2 ^ 20,
       d.peak_bandwidth / 1e9, d.driver_version, d.runtime_version))
     assert.is_true(#d.name > 0)

@@ -9,7 +9,8 @@ local json = require "wlrun.json"
 local function run(name, args)
   local out = h.tmpdir() .. "/" .. name .. ".json"
   local t0 = os.time()
-  local r = h.run("scenarios/" .. name .. ".lua --no-progress " .. (args or "") .. " -o " .. h.quote(out),
+  local r = h.run("scenarios/" .. name .. ".lua --no-progress " .. (args or "") .. " -o "
+    .. h.quote(out),
     { cwd = h.source_dir, prefix = "timeout 900" })
   assert.equal(0, r.code, r.stdout .. r.stderr)
   local doc = json.decode(h.read(out))
@@ -34,7 +35,8 @@ local function all_ok(doc)
     if c.params.variant:match("^cublas_") then
       assert.is_nil(c.baseline, what)
     else
-      local base = by[key { variant = c.baseline.variant, M = c.params.M, N = c.params.N, K = c.params.K }]
+      local base = by[key { variant = c.baseline.variant, M = c.params.M, N = c.params.N,
+        K = c.params.K }]
       if base then
         assert.near(base.stats.median / c.stats.median, c.metrics.baseline_fraction, 1e-9)
       end
@@ -44,15 +46,18 @@ local function all_ok(doc)
 end
 
 local function line(c)
-  return ("%-12s %5d %5d %5d  %9.3f ms  %7.1f TFLOP/s  %6.1f%% of %s peak  %s  [%s]"):format(c.params.variant,
+  return ("%-12s %5d %5d %5d  %9.3f ms  %7.1f TFLOP/s  %6.1f%% of %s peak  %s  [%s]"):format(
+    c.params.variant,
     c.params.M, c.params.N, c.params.K, c.stats.median * 1e3, c.metrics.flop_per_s / 1e12,
     100 * c.metrics.peak_fraction, c.work.dtype,
-    c.metrics.baseline_fraction and ("%6.1f%% of cuBLAS"):format(100 * c.metrics.baseline_fraction) or "   (cuBLAS)     ",
+    c.metrics.baseline_fraction and ("%6.1f%% of cuBLAS"):format(100 * c.metrics.baseline_fraction)
+      or "   (cuBLAS)     ",
     c.check.message)
 end
 
 describe("the GEMM recipe", function()
-  h.gpu_it("gemm_tc: 4096^3 and 8192^3 checked; mma_bf16 above 25% of cuBLAS bf16 at 8192^3", function()
+  h.gpu_it("gemm_tc: 4096^3 and 8192^3 checked; mma_bf16 above 25% of cuBLAS bf16 at 8192^3",
+    function()
     local doc, seconds = run("gemm_tc")
     local by = all_ok(doc)
     assert.equal(14, #doc.configurations)
@@ -61,8 +66,11 @@ describe("the GEMM recipe", function()
     local mine, lib = by["mma_bf16 8192x8192x8192"], by["cublas_bf16 8192x8192x8192"]
     -- the columns of the issue's targets, printed before they are asserted
     local wide = by["mma_bf16_n256 8192x8192x8192"]
-    print(("    targets: cuBLAS bf16 8192^3 %.1f TFLOP/s (> 700); mma_bf16 %.1f%% of it (> 25%%), mma_bf16_n256 %.1f%%")
-      :format(lib.metrics.flop_per_s / 1e12, 100 * mine.metrics.baseline_fraction, 100 * wide.metrics.baseline_fraction))
+    print(
+      ("    targets: cuBLAS bf16 8192^3 %.1f TFLOP/s (> 700); mma_bf16 %.1f%% of it (> 25%%), "
+      .. "mma_bf16_n256 %.1f%%")
+      :format(lib.metrics.flop_per_s / 1e12, 100 * mine.metrics.baseline_fraction,
+        100 * wide.metrics.baseline_fraction))
     assert.is_true(mine.metrics.baseline_fraction > 0.25)
   end)
 
@@ -71,21 +79,24 @@ describe("the GEMM recipe", function()
     local doc, seconds = run("gemm_sweep", "-p K=4096")
     all_ok(doc)
     assert.equal(35, #doc.configurations)
-    print(("\n    gemm_sweep -p K=4096: %d configurations in %d s; at 4096^3:"):format(#doc.configurations, seconds))
+    print(("\n    gemm_sweep -p K=4096: %d configurations in %d s; at 4096^3:"):format(
+      #doc.configurations, seconds))
     for _, c in ipairs(doc.configurations) do
       if c.params.M == 4096 and c.params.N == 4096 then print("    " .. line(c)) end
     end
   end)
 
   -- the check compares on the device and gives back one number: it must still see a wrong C
-  h.gpu_it("the check passes a right C and fails a wrong one, a NaN and an infinity among them", function()
+  h.gpu_it("the check passes a right C and fails a wrong one, a NaN and an infinity among them",
+    function()
     local wl = require "wlrun"
     local dir = h.source_dir .. "/scenarios/"
     local gemm = assert(loadfile(dir .. "lib/gemm.lua"))(wl.source(dir .. "kernels/gemm.cu"),
       wl.source(dir .. "kernels/gemm_bf16.cu"), wl.source(dir .. "kernels/gemm_check.cu"))
     -- the second shape: N not a whole number of the check's 32-column blocks, the bad element in
     -- the last column
-    for _, case in ipairs { { M = 256, N = 512, K = 256, col = 100 }, { M = 100, N = 200, K = 72, col = 199 } } do
+    for _, case in ipairs { { M = 256, N = 512, K = 256, col = 100 },
+      { M = 100, N = 200, K = 72, col = 199 } } do
       for _, variant in ipairs { "tiled", "mma_bf16", "cublas_f32" } do
         local p = { variant = variant, M = case.M, N = case.N, K = case.K }
         local s = gemm.setup(p)
@@ -98,7 +109,8 @@ describe("the GEMM recipe", function()
           s.launch()
           s.C:view(row * p.N + case.col, 1):fill(bad) -- one element of one sampled row
           local good, said = gemm.check(p, s)
-          assert.is_false(good, ("%s %dx%dx%d with %s: %s"):format(variant, p.M, p.N, p.K, tostring(bad), said))
+          assert.is_false(good, ("%s %dx%dx%d with %s: %s"):format(variant, p.M, p.N, p.K,
+            tostring(bad), said))
         end
         for _, t in ipairs { s.A, s.B, s.C, s.worst, s.worst_host } do t:free() end
       end

@@ -41,7 +41,8 @@ describe("host work on a GPU", function()
     assert.equal((2 * (n - 1) + 1) * 0.5, got[n])
   end)
 
-  h.gpu_it("saxpy from a user's library is timed in every mode like the same kernel from NVRTC", function()
+  h.gpu_it("saxpy from a user's library is timed in every mode like the same kernel from NVRTC",
+    function()
     local n = 16 * 1024 * 1024
     local x, y = wl.tensor { n, init = 1 }, wl.tensor { n, init = 0 }
     local host = saxpy():bind { args = { y, x, 1.0, n } }
@@ -51,7 +52,8 @@ describe("host work on a GPU", function()
       local a = wl.bench(host, { mode = mode, warmup = 10, iters = 50 })
       local b = wl.bench(kernel, { mode = mode, warmup = 10, iters = 50 })
       assert.equal(mode, a.mode)
-      print(("\n    saxpy 16M floats, %s: library %.2f us, NVRTC kernel %.2f us (%.1f GB/s)"):format(
+      print(
+        ("\n    saxpy 16M floats, %s: library %.2f us, NVRTC kernel %.2f us (%.1f GB/s)"):format(
         mode, a.stats.median * 1e6, b.stats.median * 1e6, 12 * n / a.stats.median / 1e9))
       -- the same machine code launched from another place: GPU times agree (host mode adds the
       -- function call to a round trip)
@@ -71,11 +73,14 @@ describe("host work on a GPU", function()
       local r = wl.bench(copy, { mode = mode, warmup = 3, iters = 20 })
       assert.equal(mode, r.mode)
       rates[mode] = bytes / r.stats.median / 1e9
-      print(("\n    memcpy 1 GiB device to device, %s: %.1f us, %.1f GB/s copied (%.1f GB/s of traffic)"):format(
+      print(
+        ("\n    memcpy 1 GiB device to device, %s: %.1f us, %.1f GB/s copied (%.1f GB/s of "
+        .. "traffic)"):format(
         mode, r.stats.median * 1e6, rates[mode], 2 * rates[mode]))
     end
     local r = wl.bench(raw, { mode = "batch", warmup = 3, iters = 20, batch = 1 })
-    print(("\n    t:copy_from of the same 1 GiB, batch: %.1f GB/s"):format(bytes / r.stats.median / 1e9))
+    print(("\n    t:copy_from of the same 1 GiB, batch: %.1f GB/s"):format(
+      bytes / r.stats.median / 1e9))
     assert.is_true(rates.batch > 300, "an H200 copies far faster than 300 GB/s")
     -- a device-to-device copy captured in a graph is a memcpy node, which the driver runs its own
     -- way: 1.38 TB/s against 2.13 TB/s queued on a stream, on an H200 (docs/libraries.md); it is
@@ -85,7 +90,8 @@ describe("host work on a GPU", function()
     assert.is_true(math.abs(bytes / r.stats.median / 1e9 - rates.batch) <= 0.05 * rates.batch)
   end)
 
-  h.gpu_it("wl.ops copy and set the right bytes, between device and pinned host memory too", function()
+  h.gpu_it("wl.ops copy and set the right bytes, between device and pinned host memory too",
+    function()
     local x = wl.tensor { 256, init = wl.arange() }
     local p = wl.host_tensor { 256, pinned = true }
     local y = wl.tensor { 256, init = 0 }
@@ -114,9 +120,11 @@ describe("host work on a GPU", function()
     assert.same({ 2, 3, 6, 7, 10, 11, 14, 15 }, m:rows(2, 3):to_host():totable())
   end)
 
-  h.gpu_it("host work that may not be captured is timed in batch mode when graph is asked", function()
+  h.gpu_it("host work that may not be captured is timed in batch mode when graph is asked",
+    function()
     local y = wl.tensor { 1024, init = 1 }
-    local w = lib():func { name = "scale_and_wait", capturable = false }:bind { args = { y, 1.0, 1024 } }
+    local w = lib():func { name = "scale_and_wait",
+      capturable = false }:bind { args = { y, 1.0, 1024 } }
     local r = wl.bench(w, { mode = "graph", warmup = 3, iters = 10 })
     assert.equal("batch", r.mode)
     assert.matches("may not be captured in a CUDA graph: batch mode", table.concat(r.notes, "\n"))
@@ -129,7 +137,8 @@ describe("host work on a GPU", function()
     local ok, err = pcall(f)
     assert.is_false(ok)
     assert.equal("cuda", err.kind)
-    assert.matches("host work 'fails in libwlrun_userlib.so' %(library%) failed: it returned 42", err.message)
+    assert.matches("host work 'fails in libwlrun_userlib.so' %(library%) failed: it returned 42",
+      err.message)
     local bad = lib():func { name = "bad_launch" }:bind { args = { wl.tensor { 4 } } }
     ok, err = pcall(bad)
     assert.is_false(ok)
@@ -143,12 +152,15 @@ wl.bench(lib:func { name = "fails" }:bind { args = { 3 } }, { mode = "batch" })
 ]]):format(LIB))
     print("\n    " .. r.stderr:match("^[^\n]*"))
     assert.equal(5, r.code)
-    assert.matches("host work 'fails in libwlrun_userlib.so' %(library%) failed: it returned 3", r.stderr)
+    assert.matches("host work 'fails in libwlrun_userlib.so' %(library%) failed: it returned 3",
+      r.stderr)
   end)
 
   -- docs/measuring.md: an error in the middle of blocked cold samples, with a block on the second
   -- stream, releases the blocks held and orders the work's stream after them
-  h.gpu_it("a function that fails in the second block of blocked samples leaves nothing held or unordered", function()
+  h.gpu_it(
+    "a function that fails in the second block of blocked samples leaves nothing held or unordered",
+    function()
     local stamp = wl.kernel { [[
 extern "C" __global__ void stamp(long long *log, unsigned int *count, int item) {
   unsigned long long t0, t;
@@ -179,7 +191,9 @@ extern "C" __global__ void stamp(long long *log, unsigned int *count, int item) 
       if t[3 * i + 3] == 2 then
         -- released with the error, not 100 ms later when its blocking kernel gives up, and before
         -- what the work's stream runs next
-        assert.is_true(t[3 * i + 2] <= after, ("a sample of the failed block ended %.1f us after the launch that followed it began"):format((t[3 * i + 2] - after) / 1e3))
+        assert.is_true(t[3 * i + 2] <= after,
+          ("a sample of the failed block ended %.1f us after the launch that followed "
+          .. "it began"):format((t[3 * i + 2] - after) / 1e3))
       end
     end
     -- the next measurement counts no blocking kernel that gave up

@@ -3,7 +3,9 @@
 local h = require "helper"
 
 describe("training loop", function()
-  h.gpu_it("the loss falls, fps matches batch and time, phases cover the step, slow data is flagged", function()
+  h.gpu_it(
+    "the loss falls, fps matches batch and time, phases cover the step, slow data is flagged",
+    function()
     local dir = h.tmpdir()
     local r = h.run("scenarios/training_loop.lua --no-progress -o " .. dir .. "/train.json",
       { cwd = h.source_dir, env = "WLRUN_DATA_DIR=" .. dir })
@@ -24,8 +26,11 @@ describe("training loop", function()
       -- the three phases hold at least 90 % of the step's time (the stated tolerance)
       local phases = 0
       for _, ph in ipairs(l.phases) do if ph.top then phases = phases + ph.mean end end
-      print(("\n    %s: iter %.2f ms, data %.2f ms, phases %.2f ms (%.1f%%), %.0f samples/s, %s"):format(loader,
-        c.stats.mean * 1e3, l.data_stats.mean * 1e3, phases * 1e3, 100 * phases / c.stats.mean, l.throughput,
+      print(
+        ("\n    %s: iter %.2f ms, data %.2f ms, phases %.2f ms (%.1f%%), %.0f "
+        .. "samples/s, %s"):format(loader,
+        c.stats.mean * 1e3, l.data_stats.mean * 1e3, phases * 1e3, 100 * phases / c.stats.mean,
+          l.throughput,
         c.check.message))
       assert.is_true(phases >= 0.9 * c.stats.mean and phases <= 1.1 * c.stats.mean, loader)
     end

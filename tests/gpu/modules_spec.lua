@@ -21,8 +21,11 @@ local function run_and_check(k, kind)
     assert.equal(want, got[i], ("element %d of %s"):format(i, k.name))
   end
   local a = k.attributes
-  print(("  %-14s %-12s %-10s %3d registers, binary version %d, ptx version %d, occupancy(128) %.2f"):format(
-    k.name, k.source:match("[^/]*$"), k.arch, a.registers, a.binary_version, a.ptx_version, k:occupancy(128).occupancy))
+  print(
+    ("  %-14s %-12s %-10s %3d registers, binary version %d, ptx version %d, "
+    .. "occupancy(128) %.2f"):format(
+    k.name, k.source:match("[^/]*$"), k.arch, a.registers, a.binary_version, a.ptx_version,
+      k:occupancy(128).occupancy))
 end
 
 describe("precompiled modules on a GPU", function()
@@ -59,7 +62,8 @@ describe("precompiled modules on a GPU", function()
 end)
 
 describe("kernels compiled by nvcc through wl.kernel on a GPU", function()
-  h.gpu_it("runs a template and an extern \"C\" kernel that nvcc compiled, as NVRTC's do", function()
+  h.gpu_it("runs a template and an extern \"C\" kernel that nvcc compiled, as NVRTC's do",
+    function()
     local src = wl.source(h.source_dir .. "/tests/fixtures/modules/kernels.cu")
     for _, compiler in ipairs { "nvcc", "nvrtc" } do
       run_and_check(wl.kernel { src, name = "scale", compiler = compiler }, "scale")

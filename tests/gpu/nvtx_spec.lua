@@ -32,7 +32,8 @@ return wl.scenario {
 }
 ]]):format(SRC)
 
-local COLOR = { scenario = "0xFF4E79A7", configuration = "0xFFF28E2B", setup = "0xFF59A14F", check = "0xFFB07AA1",
+local COLOR = { scenario = "0xFF4E79A7", configuration = "0xFFF28E2B", setup = "0xFF59A14F",
+  check = "0xFFB07AA1",
                 warmup = "0xFFEDC948", measurement = "0xFFE15759", teardown = "0xFF9C755F" }
 
 local function library()
@@ -41,7 +42,9 @@ local function library()
 end
 
 describe("NVTX on a GPU", function()
-  h.gpu_it("a scenario shows scenario > configuration > setup, check, warmup, measurement, teardown", function()
+  h.gpu_it(
+    "a scenario shows scenario > configuration > setup, check, warmup, measurement, teardown",
+    function()
     library()
     local r = record.run_script(SCENARIO, "--no-progress")
     assert.equal(0, r.code, r.stderr)
@@ -67,7 +70,8 @@ describe("NVTX on a GPU", function()
         assert.is_not_nil(by_id[e.category], "a range before its category's name: " .. e.line)
       end
     end
-    assert.same({ scenario = "1", configuration = "2", setup = "3", check = "4", warmup = "5", measurement = "6",
+    assert.same({ scenario = "1", configuration = "2", setup = "3", check = "4", warmup = "5",
+      measurement = "6",
                   teardown = "7" }, named)
   end)
 
@@ -76,8 +80,10 @@ describe("NVTX on a GPU", function()
     local r = record.run("--no-progress -p op=copy,triad -p size_mib=256 --warmup 2 --iters 5 "
       .. h.quote(h.source_dir .. "/scenarios/bandwidth.lua"))
     assert.equal(0, r.code, r.stderr)
-    assert.equal("scenario bandwidth(config 1: size_mib=256, op=copy(setup, check, warmup, measurement), "
-      .. "config 2: size_mib=256, op=triad(setup, check, warmup, measurement))", record.shape(record.tree(r, "wlrun")))
+    assert.equal(
+      "scenario bandwidth(config 1: size_mib=256, op=copy(setup, check, warmup, measurement), "
+      .. "config 2: size_mib=256, op=triad(setup, check, warmup, measurement))",
+        record.shape(record.tree(r, "wlrun")))
   end)
 
   h.gpu_it("--nvtx off leaves a real run without automatic ranges", function()

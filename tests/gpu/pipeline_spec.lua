@@ -33,13 +33,17 @@ local function timed(source, args, dir)
 end
 
 describe("the results pipeline", function()
-  h.gpu_it("writes a 1,000-configuration sweep's JSON and CSV in under 2 s more than the run alone", function()
+  h.gpu_it("writes a 1,000-configuration sweep's JSON and CSV in under 2 s more than the run alone",
+    function()
     local dir = h.tmpdir()
     local bare, t_bare = timed(SWEEP, "-q", dir)
     assert.equal(0, bare.code, bare.stderr)
-    local r, t_out = timed(SWEEP, "-q -o " .. h.quote(dir .. "/m.json") .. " -o " .. h.quote(dir .. "/m.csv"), dir)
+    local r, t_out = timed(SWEEP, "-q -o " .. h.quote(dir .. "/m.json") .. " -o "
+      .. h.quote(dir .. "/m.csv"), dir)
     assert.equal(0, r.code, r.stderr)
-    print(("\n    1,000 configurations: %.2f s without outputs, %.2f s with -o m.json -o m.csv (+%.2f s)"):format(
+    print(
+      ("\n    1,000 configurations: %.2f s without outputs, %.2f s with -o m.json -o m.csv "
+      .. "(+%.2f s)"):format(
       t_bare, t_out, t_out - t_bare))
     assert.is_true(t_out - t_bare < 2.0, ("outputs cost %.2f s"):format(t_out - t_bare))
     local doc = load.load(dir .. "/m.json")
@@ -52,7 +56,8 @@ describe("the results pipeline", function()
     assert.is_nil(io.open(dir .. "/m.json.journal"))
   end)
 
-  h.gpu_it("prints a loop's report alone on stdout for json and csv, its iteration lines on stderr", function()
+  h.gpu_it("prints a loop's report alone on stdout for json and csv, its iteration lines on stderr",
+    function()
     local dir = h.tmpdir()
     local r = h.run_script(LOOP, "--no-progress --format json", { cwd = dir })
     assert.equal(0, r.code, r.stderr)

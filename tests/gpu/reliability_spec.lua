@@ -27,7 +27,8 @@ return wl.scenario {
 local function run(cases, args, dir)
   dir = dir or h.tmpdir()
   local script = ("CASES = { %s }\n"):format(cases) .. SCENARIO
-  local r = h.run_script(script, "--no-progress -o " .. dir .. "/out.json " .. (args or ""), { cwd = dir })
+  local r = h.run_script(script, "--no-progress -o " .. dir .. "/out.json " .. (args or ""),
+    { cwd = dir })
   local f = io.open(dir .. "/out.json")
   local doc = f and require("wlrun.results").decode(f:read("a"), "out.json")
   if f then f:close() end
@@ -46,7 +47,8 @@ describe("reliability", function()
     assert.equal(5, r.code, r.stderr)
     assert.equal("ok1=ok fault=failed ok2=ok hang=failed ok3=ok", statuses(doc))
     local fault, hang = doc.configurations[2], doc.configurations[4]
-    print("\n    fault: " .. fault.error:gsub("\n", " ") .. "\n    hang: " .. hang.error:gsub("\n", " "))
+    print("\n    fault: " .. fault.error:gsub("\n", " ") .. "\n    hang: "
+      .. hang.error:gsub("\n", " "))
     assert.equal("cuda", fault.kind)
     assert.matches("cudaErrorIllegalAddress", fault.error)
     assert.matches("fault", fault.error)

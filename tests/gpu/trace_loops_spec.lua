@@ -31,8 +31,11 @@ local rows = {}
 local function traced(args)
   local dir = h.tmpdir()
   -- the program's own ranges carry no payload: the batch size is given
-  local r = h.run(("trace --warmup %d --quiet %s -o %s -- %s %s --steps %d --warmup %d --batch %d --out %s %s"):format(
-    WARMUP, args:find("no%-ranges") and "" or ("--batch-size %d"):format(BATCH), h.quote(dir .. "/trace.json"),
+  local r = h.run(
+    ("trace --warmup %d --quiet %s -o %s -- %s %s --steps %d --warmup %d --batch %d "
+    .. "--out %s %s"):format(
+    WARMUP, args:find("no%-ranges") and "" or ("--batch-size %d"):format(BATCH),
+      h.quote(dir .. "/trace.json"),
     h.quote(python), h.quote(PROGRAM), STEPS, WARMUP, BATCH,
     h.quote(dir .. "/prog.json"), args), { prefix = "timeout 90" })
   assert.equal(0, r.code, r.stdout .. r.stderr)
@@ -47,7 +50,8 @@ end
 -- the program's own numbers, run untraced
 local function untraced(args)
   local dir = h.tmpdir()
-  local ok = os.execute(("timeout 90 %s %s --steps %d --warmup %d --batch %d --out %s %s >/dev/null 2>&1"):format(
+  local ok = os.execute(
+    ("timeout 90 %s %s --steps %d --warmup %d --batch %d --out %s %s >/dev/null 2>&1"):format(
     h.quote(python), h.quote(PROGRAM), STEPS, WARMUP, BATCH, h.quote(dir .. "/prog.json"), args))
   assert.is_true(ok == true or ok == 0, "the untraced run failed")
   return require("wlrun.json").decode(h.read(dir .. "/prog.json"))
@@ -64,8 +68,10 @@ local function case(name, args, want)
   torch_it(name, function()
     local c, prog = traced(args)
     honest(c)
-    local row = { name = name, iter = c.stats.mean, data = c.loop.data_stats.mean, sps = c.loop.throughput,
-      p_sps = prog.samples_per_s, codes = codes(c), ranges = c.trace.ranges, lag = c.trace.run_ahead.lag_mean,
+    local row = { name = name, iter = c.stats.mean, data = c.loop.data_stats.mean,
+      sps = c.loop.throughput,
+      p_sps = prog.samples_per_s, codes = codes(c), ranges = c.trace.ranges,
+        lag = c.trace.run_ahead.lag_mean,
       ahead = c.trace.run_ahead.steps_max }
     rows[#rows + 1] = row
     io.stdout:flush()
@@ -75,21 +81,28 @@ local function case(name, args, want)
       -- synchronisations is in the traced template, not in the program as it runs untraced)
       local plain = untraced(args)
       row.u_iter = mean_from(plain.iter, WARMUP + 1)
-      print(("\n    %s: iter %.3f ms (template %.3f, %+.2f%%; untraced %.3f, %+.2f%%), data %.3f ms (template %.3f), %.1f samples/s (program %.1f)"):format(
+      print(
+        ("\n    %s: iter %.3f ms (template %.3f, %+.2f%%; untraced %.3f, %+.2f%%), data %.3f ms "
+        .. "(template %.3f), %.1f samples/s (program %.1f)"):format(
         name, row.iter * 1e3, row.p_iter * 1e3, 100 * (row.iter / row.p_iter - 1), row.u_iter * 1e3,
         100 * (row.iter / row.u_iter - 1), row.data * 1e3, row.p_data * 1e3, row.sps, row.p_sps))
-      assert.is_true(math.abs(row.iter / row.p_iter - 1) <= 0.02 or math.abs(row.iter / row.u_iter - 1) <= 0.02, "iter")
+      assert.is_true(math.abs(row.iter / row.p_iter - 1) <= 0.02
+        or math.abs(row.iter / row.u_iter - 1) <= 0.02, "iter")
       assert.is_true(math.abs(row.data - row.p_data) <= math.max(0.05 * row.p_data, 1e-4), "data")
     else
-      print(("\n    %s: %.1f samples/s against the program's %.1f (%+.2f%%); iter %.3f ms, data %.3f ms; runs ahead %.2f ms, up to %d steps"):format(
-        name, row.sps, row.p_sps, 100 * (row.sps / row.p_sps - 1), row.iter * 1e3, row.data * 1e3, row.lag * 1e3, row.ahead))
+      print(
+        ("\n    %s: %.1f samples/s against the program's %.1f (%+.2f%%); iter %.3f ms, data "
+        .. "%.3f ms; runs ahead %.2f ms, up to %d steps"):format(
+        name, row.sps, row.p_sps, 100 * (row.sps / row.p_sps - 1), row.iter * 1e3, row.data * 1e3,
+          row.lag * 1e3, row.ahead))
       assert.is_true(math.abs(row.sps / row.p_sps - 1) <= 0.02, "samples/s")
     end
     if want then want(c, prog) end
   end)
 end
 
-local function no_bottleneck(c) assert.is_nil(codes(c):find("data-bottleneck", 1, true), codes(c)) end
+local function no_bottleneck(c) assert.is_nil(codes(c):find("data-bottleneck", 1, true),
+  codes(c)) end
 
 describe("wlrun trace against the program's own timing, by loop shape", function()
   case("after", "--shape after", no_bottleneck)
@@ -107,13 +120,18 @@ describe("wlrun trace against the program's own timing, by loop shape", function
     for _, ph in ipairs(c.trace.phases) do names[ph.name] = true end
     assert.is_true(names.forward and names.backward and names.optimizer)
   end)
-  case("after, no ranges", "--shape after --no-ranges", function(c) assert.equal("auto", c.trace.ranges) end)
+  case("after, no ranges", "--shape after --no-ranges",
+    function(c) assert.equal("auto", c.trace.ranges) end)
 
   torch_it("the table", function()
-    print("\n\n    shape                 wlrun iter  data      samples/s  program    ratio    ranges  lag      ahead  warnings")
+    print(
+      "\n\n    shape                 wlrun iter  data      samples/s  program    ratio    "
+      .. "ranges  lag      ahead  warnings")
     for _, r in ipairs(rows) do
-      print(("    %-20s %8.3f ms %7.3f ms %9.1f %9.1f %+7.2f%%  %-7s %6.2f ms %5d  %s"):format(r.name, r.iter * 1e3,
-        r.data * 1e3, r.sps, r.p_sps, 100 * (r.sps / r.p_sps - 1), r.ranges, r.lag * 1e3, r.ahead, r.codes))
+      print(("    %-20s %8.3f ms %7.3f ms %9.1f %9.1f %+7.2f%%  %-7s %6.2f ms %5d  %s"):format(
+        r.name, r.iter * 1e3,
+        r.data * 1e3, r.sps, r.p_sps, 100 * (r.sps / r.p_sps - 1), r.ranges, r.lag * 1e3, r.ahead,
+          r.codes))
     end
   end)
 end)

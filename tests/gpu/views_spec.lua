@@ -60,7 +60,9 @@ describe("tensor views on a GPU", function()
         assert.equal(1, host[i])
       end
     end
-    print(("\n    addone into t:view(1000, 4096) of 1M elements: %d elements changed, %s to %s"):format(changed, first, last))
+    print(
+      ("\n    addone into t:view(1000, 4096) of 1M elements: %d elements changed, %s to %s"):format(
+      changed, first, last))
     assert.equal(4096, changed)
     assert.equal(1000, first)
     assert.equal(5095, last)
@@ -80,7 +82,9 @@ describe("tensor views on a GPU", function()
     local d = wl.tensor { 8 * 64 }
     d:copy_from(t:rows(9, 16)) -- device to device
     assert.same(src:totable(), d:to_host():totable())
-    print(("\n    rows 9-16 of a 64x64 device tensor: %d elements written, read back equal (device and host)"):format(nonzero))
+    print(
+      ("\n    rows 9-16 of a 64x64 device tensor: %d elements written, read back equal (device "
+      .. "and host)"):format(nonzero))
   end)
 
   h.gpu_it("copies into and out of strided views: a block, a column, a transpose", function()
@@ -94,7 +98,8 @@ describe("tensor views on a GPU", function()
     local col = t:view { offset = 7, shape = { n }, strides = { n } }:to_host()
     for i = 0, n - 1 do assert.equal(at(n, i, 7), col[i + 1]) end
     local tr = wl.tensor { 16, 16 }
-    tr:copy_from(t:view { shape = { 16, 16 }, strides = { 1, n } }) -- the transpose of the top-left block
+    -- the transpose of the top-left block
+    tr:copy_from(t:view { shape = { 16, 16 }, strides = { 1, n } })
     local trh = tr:to_host()
     for i = 0, 15 do
       for j = 0, 15 do assert.equal(at(n, j, i), trh[i * 16 + j + 1]) end
@@ -110,7 +115,9 @@ describe("tensor views on a GPU", function()
     assert.equal(at(n, 41, 67), zh[at(n, 31, 47) + 1])
     assert.equal(0, zh[at(n, 132, 200) + 1])
     assert.equal(2 * 32 * 48, nonzero) -- the block holds no zero: its first element is (10, 20)
-    print(("\n    a 32x48 block, a column and a 16x16 transpose of a 256x256 tensor copied out; two blocks copied in: %d elements set"):format(nonzero))
+    print(
+      ("\n    a 32x48 block, a column and a 16x16 transpose of a 256x256 tensor copied out; two "
+      .. "blocks copied in: %d elements set"):format(nonzero))
   end)
 
   h.gpu_it("a strided view passed to a kernel that reads with the strides", function()
@@ -119,14 +126,17 @@ describe("tensor views on a GPU", function()
     local rows, cols, r0, c0 = 100, 37, 50, 300
     local block = t:view { offset = at(n, r0, c0), shape = { rows, cols }, strides = { n, 1 } }
     local out = wl.tensor { rows }
-    kernel("rowsum"):bind { grid = 1, block = 128, args = { block, block.strides[1], rows, cols, out } }()
+    kernel("rowsum"):bind { grid = 1, block = 128,
+      args = { block, block.strides[1], rows, cols, out } }()
     local got, worst = out:to_host(), 0
     for r = 0, rows - 1 do
       local want = 0
       for c = 0, cols - 1 do want = want + at(n, r0 + r, c0 + c) end
       worst = math.max(worst, math.abs(got[r + 1] - want) / want)
     end
-    print(("\n    rowsum over a 100x37 block (ld 512) of a 512x512 tensor: worst relative error %.2g"):format(worst))
+    print(
+      ("\n    rowsum over a 100x37 block (ld 512) of a 512x512 tensor: worst relative "
+      .. "error %.2g"):format(worst))
     assert.is_true(worst < 1e-5, "worst relative error " .. worst)
   end)
 
@@ -134,25 +144,31 @@ describe("tensor views on a GPU", function()
     local big = wl.tensor { 64 << 20, init = 0 } -- 256 MiB
     big:view(0, 16):fill(1)
     local x, y = big:view(1 << 20, 1 << 18), big:view(0, 1 << 18) -- 1 MiB each, x all zeros
-    local r = wl.bench(kernel("copy"):bind { grid = 256, block = 256, args = { x, y, 1 << 18 } }, { mode = "batch", warmup = 5, iters = 30 })
+    local r = wl.bench(kernel("copy"):bind { grid = 256, block = 256, args = { x, y, 1 << 18 } },
+      { mode = "batch", warmup = 5, iters = 30 })
     local codes = {}
     for _, w in ipairs(r.warnings) do codes[w.code] = w.message end
     print(("\n    copy of 1 MiB views of a 256 MiB tensor: cache-hot: %s; zero-inputs: %s"):format(
       tostring(codes["cache-hot"]), tostring(codes["zero-inputs"])))
     if not r.flush_l2 then -- x and y: 2 MiB together, in the L2 of any recent GPU
-      assert.truthy(codes["cache-hot"] and codes["cache-hot"]:find("(2 MiB)", 1, true), codes["cache-hot"])
+      assert.truthy(codes["cache-hot"] and codes["cache-hot"]:find("(2 MiB)", 1, true),
+        codes["cache-hot"])
     end
     assert.truthy(codes["zero-inputs"], "a zero view of a tensor that is not all zeros")
     big:view(0, 16):fill(1) -- the copy above wrote x's zeros over them (y is that range)
-    local r2 = wl.bench(kernel("copy"):bind { grid = 256, block = 256, args = { big:view(0, 1 << 18), wl.tensor { 1 << 18 }, 1 << 18 } },
+    local r2 = wl.bench(kernel("copy"):bind { grid = 256, block = 256,
+      args = { big:view(0, 1 << 18), wl.tensor { 1 << 18 }, 1 << 18 } },
       { mode = "batch", warmup = 5, iters = 30 })
     for _, w in ipairs(r2.warnings) do assert.are_not.equal("zero-inputs", w.code, w.message) end
     -- a strided view's own elements: 4 of the 16 ones (1.0f has 2 nonzero bytes)
     assert.equal(8, engine.count_nonzero(big:view { shape = { 4, 4 }, strides = { 1024, 1 } }))
-    assert.equal(0, engine.count_nonzero(big:view { offset = 16, shape = { 4, 4 }, strides = { 1024, 1 } }))
+    assert.equal(0, engine.count_nonzero(big:view { offset = 16, shape = { 4, 4 },
+      strides = { 1024, 1 } }))
   end)
 
-  h.gpu_it("a freed tensor under a bound launch and a captured graph is used after free, through its views", function()
+  h.gpu_it(
+    "a freed tensor under a bound launch and a captured graph is used after free, through "
+    .. "its views", function()
     local t = wl.tensor { 4096, init = 0 }
     local v = t:view(1024, 1024)
     local b = kernel("addone"):bind { grid = 4, block = 256, args = { v, 1024 } }
@@ -167,7 +183,10 @@ describe("tensor views on a GPU", function()
     local launch = error_of(function() b() end)
     local replay = error_of(function() g() end)
     print("\n    " .. launch .. "\n    " .. replay)
-    assert.truthy(launch:find("launch: kernel 'addone': the tensor bound to argument 1 used after free", 1, true), launch)
-    assert.truthy(replay:find("graph:launch: ", 1, true) and replay:find("used after free", 1, true), replay)
+    assert.truthy(
+      launch:find("launch: kernel 'addone': the tensor bound to argument 1 used after free", 1,
+      true), launch)
+    assert.truthy(replay:find("graph:launch: ", 1, true)
+      and replay:find("used after free", 1, true), replay)
   end)
 end)

@@ -14,10 +14,13 @@ local function compile_recorder()
   local dir = h.tmpdir()
   local out = dir .. "/libnvtx_recorder.so"
   local cuda = os.getenv("CUDA_HOME") or "/usr/local/cuda"
-  local cmd = ("cc -shared -fPIC -O2 -fvisibility=hidden -I%s/include %s -o %s -lpthread >%s/cc.log 2>&1"):format(
+  local cmd = (
+    "cc -shared -fPIC -O2 -fvisibility=hidden -I%s/include %s -o %s -lpthread "
+    .. ">%s/cc.log 2>&1"):format(
     h.quote(cuda), h.quote(h.source_dir .. "/tests/nvtx/recorder.c"), h.quote(out), h.quote(dir))
   if os.execute(cmd) and exists(out) then return out end
-  return nil, "could not compile tests/nvtx/recorder.c: " .. (h.read(dir .. "/cc.log"):match("[^\n]*") or "")
+  return nil, "could not compile tests/nvtx/recorder.c: "
+    .. (h.read(dir .. "/cc.log"):match("[^\n]*") or "")
 end
 
 -- The recorder library: $WLRUN_NVTX_RECORDER (ctest sets it), a build directory's copy, or
@@ -26,7 +29,8 @@ end
 local cached, why
 function record.library()
   if cached or why then return cached, why end
-  for _, p in ipairs { os.getenv("WLRUN_NVTX_RECORDER"), h.source_dir .. "/build-static/libnvtx_recorder.so",
+  for _, p in ipairs { os.getenv("WLRUN_NVTX_RECORDER"),
+    h.source_dir .. "/build-static/libnvtx_recorder.so",
                        h.source_dir .. "/build/libnvtx_recorder.so" } do
     if p ~= "" and exists(p) then
       cached = p
@@ -95,7 +99,8 @@ function record.run(args, opts)
   local lib = assert(record.library())
   local file = os.tmpname()
   os.remove(file)
-  opts.env = ("NVTX_INJECTION64_PATH=%s WLRUN_NVTX_RECORD=%s %s"):format(h.quote(lib), h.quote(file),
+  opts.env = ("NVTX_INJECTION64_PATH=%s WLRUN_NVTX_RECORD=%s %s"):format(h.quote(lib),
+    h.quote(file),
     opts.extra_env or "")
   local r = h.run(args, opts)
   local f = io.open(file, "rb")
@@ -120,7 +125,8 @@ end
 function record.lines(r, domain)
   local out = {}
   for i, e in ipairs(r.events) do
-    if e.kind ~= "init" and (domain == nil or e.domain == domain) then out[#out + 1] = r.lines[i] end
+    if e.kind ~= "init" and (domain == nil or e.domain == domain) then
+      out[#out + 1] = r.lines[i] end
   end
   return out
 end
@@ -133,7 +139,8 @@ function record.tree(r, domain)
   for _, e in ipairs(r.events) do
     if e.domain == domain and e.kind == "push" then
       assert(tonumber(e.level) == #stack - 1, "push at the wrong level: " .. e.line)
-      local node = { name = e.name, category = e.category, color = e.color, payload = e.payload, children = {} }
+      local node = { name = e.name, category = e.category, color = e.color, payload = e.payload,
+        children = {} }
       table.insert(stack[#stack].children, node)
       stack[#stack + 1] = node
     elseif e.domain == domain and e.kind == "pop" then
@@ -151,7 +158,8 @@ end
 function record.shape(nodes)
   local parts = {}
   for _, n in ipairs(nodes) do
-    parts[#parts + 1] = n.name .. (#n.children > 0 and ("(" .. record.shape(n.children) .. ")") or "")
+    parts[#parts + 1] = n.name .. (#n.children > 0 and ("(" .. record.shape(n.children) .. ")")
+      or "")
   end
   return table.concat(parts, ", ")
 end

@@ -21,7 +21,8 @@ f:close()
 
 local space = sweep.expand(sc)
 local list, info = shard.select(space.list, { getenv = os.getenv })
-if not info then error("host_shard.lua: no shard in the environment (not run by Slurm or MPI?)", 0) end
+if not info then error("host_shard.lua: no shard in the environment (not run by Slurm or MPI?)",
+  0) end
 io.stderr:write("wlrun: " .. shard.message(info) .. "\n")
 
 local doc = {
@@ -29,7 +30,8 @@ local doc = {
   wlrun = { version = wl.version, lua = _VERSION },
   command_line = { "wlrun", "tests/slurm/host_shard.lua", script, out },
   started = process.utc_now(), complete = false,
-  scenario = { name = sc.name, description = sc.description, file = script, hash = process.hash(source),
+  scenario = { name = sc.name, description = sc.description, file = script,
+    hash = process.hash(source),
                axes = space.axes, total_configurations = #space.list },
   settings = { run = { mode = "host", iters = 20, warmup = 2 } },
   device = { name = "host CPU", index = 0 },
@@ -50,7 +52,8 @@ for _, cfg in ipairs(list) do
     samples[i] = (core.clock() - a) / per
   end
   doc.configurations[#doc.configurations + 1] = {
-    index = cfg.index, params = cfg.params, status = "ok", mode = "host", per = per, warmup = 2 * per,
+    index = cfg.index, params = cfg.params, status = "ok", mode = "host", per = per,
+      warmup = 2 * per,
     samples = samples, stats = wl.stats.summary(samples), warnings = {}, time = core.clock() - t0,
   }
 end

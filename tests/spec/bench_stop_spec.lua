@@ -16,13 +16,15 @@ describe("adaptive stopping", function()
   it("stops at the target once min_samples and min_time are met", function()
     assert.equal("target", bench.stop_reason({ 0.004 }, cfg, 100, 0.05))
     assert.is_nil(bench.stop_reason({ 0.004 }, cfg, 5, 0.05)) -- too few samples
-    assert.is_nil(bench.stop_reason({ 0.004 }, { target_noise = 0.005, min_samples = 10, min_time = 0.5, max_time = 15 },
+    assert.is_nil(bench.stop_reason({ 0.004 }, { target_noise = 0.005, min_samples = 10,
+      min_time = 0.5, max_time = 15 },
       100, 0.05)) -- too soon
   end)
 
   it("goes on while the noise still shrinks as 1/sqrt(n)", function()
     for chunks = 1, 200 do
-      assert.is_nil(bench.stop_reason(shrinking(chunks, 0.2), cfg, 100 * chunks, 0.05 * chunks), tostring(chunks))
+      assert.is_nil(bench.stop_reason(shrinking(chunks, 0.2), cfg, 100 * chunks, 0.05 * chunks),
+        tostring(chunks))
     end
   end)
 
@@ -30,7 +32,8 @@ describe("adaptive stopping", function()
     local h = {}
     for i = 1, 16 do h[i] = 0.02 + 0.0005 * ((i * 7) % 3) end -- flat around 2 %, jittering
     assert.equal("plateau", bench.stop_reason(h, cfg, 1600, 0.8))
-    assert.is_nil(bench.stop_reason({ table.unpack(h, 1, 15) }, cfg, 1500, 0.75)) -- not enough chunks to tell
+    -- not enough chunks to tell
+    assert.is_nil(bench.stop_reason({ table.unpack(h, 1, 15) }, cfg, 1500, 0.75))
     h[16] = 0.015 -- a real improvement in the last window: go on
     assert.is_nil(bench.stop_reason(h, cfg, 1600, 0.8))
   end)
@@ -39,7 +42,8 @@ describe("adaptive stopping", function()
     assert.equal("max_time", bench.stop_reason(shrinking(300, 0.5), cfg, 30000, 15.01))
     local flat = {}
     for i = 1, 20 do flat[i] = 0.03 end
-    assert.is_nil(bench.stop_reason(flat, { target_noise = 0.005, min_samples = 10, min_time = 5, max_time = 15 }, 2000, 1))
+    assert.is_nil(bench.stop_reason(flat, { target_noise = 0.005, min_samples = 10, min_time = 5,
+      max_time = 15 }, 2000, 1))
   end)
 
   it("an infinite noise (too few samples to bound the median) never meets the target", function()
@@ -55,23 +59,29 @@ describe("the chunks samples are taken in", function()
     assert.equal(10000, bench.chunk_size(1e-9, 0, 0, 0, 10))  -- never more than 10,000
   end)
 
-  it("then last about 50 ms by what a sample really took, flushes and synchronisation included", function()
+  it("then last about 50 ms by what a sample really took, flushes and synchronisation included",
+    function()
     -- 1000 samples of a 5 us kernel took 45 ms (a 40 us L2 flush each): 1112 more, not 10,000
     assert.equal(1112, bench.chunk_size(5e-6, 1000, 0.045, 1000, 10))
     -- a 100 ms kernel: one sample a chunk, so that the time limit is kept to the sample
     assert.equal(1, bench.chunk_size(0.1, 10, 1.0, 10, 10))
   end)
 
-  it("grow at most 4x a chunk, so that a first chunk slowed by one-time costs does not mislead", function()
-    assert.equal(400, bench.chunk_size(1e-6, 100, 0.0001, 100, 10)) -- 1 us a sample: would be 50,000
+  it("grow at most 4x a chunk, so that a first chunk slowed by one-time costs does not mislead",
+    function()
+    -- 1 us a sample: would be 50,000
+    assert.equal(400, bench.chunk_size(1e-6, 100, 0.0001, 100, 10))
     assert.equal(10000, bench.chunk_size(1e-6, 20000, 0.02, 5000, 10))
   end)
 
-  it("hold whole rotations of a rotation list, which each chunk begins again from its first item", function()
-    assert.equal(26, bench.chunk_size(200e-6, 0, 0, 0, 1, 2))   -- 25 by time: one more for the second item
+  it("hold whole rotations of a rotation list, which each chunk begins again from its first item",
+    function()
+    -- 25 by time: one more for the second item
+    assert.equal(26, bench.chunk_size(200e-6, 0, 0, 0, 1, 2))
     assert.equal(27, bench.chunk_size(200e-6, 0, 0, 0, 1, 3))
     assert.equal(24, bench.chunk_size(1, 0, 0, 0, 10, 24))      -- the least is a whole rotation
-    assert.equal(10010, bench.chunk_size(1e-9, 0, 0, 0, 10, 22)) -- past 10,000 rather than a part rotation
+    -- past 10,000 rather than a part rotation
+    assert.equal(10010, bench.chunk_size(1e-9, 0, 0, 0, 10, 22))
     assert.equal(25, bench.chunk_size(200e-6, 0, 0, 0, 1, 1))
   end)
 

@@ -8,7 +8,8 @@ local function result(over)
     floor = { event_pair = 1.7e-6, empty_kernel = 5.7e-6 },
     stats = { n = 100, median = 1e-3, mean = 1e-3, std = 5e-6, cv = 0.005, iqr = 6e-6 },
     enqueue_stats = { median = 4e-6 },
-    shape = { far_outliers = 0, bimodal = false, trend_rho = 0.01, trend_z = 0.1, trend_change = 0 },
+    shape = { far_outliers = 0, bimodal = false, trend_rho = 0.01, trend_z = 0.1,
+      trend_change = 0 },
     watch = { syncs = 0, allocs = 0 },
     clock = { before = { sm_mhz = 1980, reasons = {} }, after = { sm_mhz = 1980, reasons = {} } },
   }
@@ -43,42 +44,57 @@ describe("checks", function()
     local noisy = result()
     noisy.stats = { n = 100, median = 1e-3, mean = 1.1e-3, std = 1e-4, cv = 0.1, iqr = 1e-4 }
     assert.equal("high-noise", codes(noisy))
-    assert.equal("outliers", codes(result { shape = { far_outliers = 5, bimodal = false, trend_rho = 0, trend_z = 0, trend_change = 0 } }))
+    assert.equal("outliers", codes(result { shape = { far_outliers = 5, bimodal = false,
+      trend_rho = 0, trend_z = 0, trend_change = 0 } }))
     -- with the samples at hand only outliers far from the median count
     local samples = {}
     for i = 1, 100 do samples[i] = 1e-3 end
     samples[7], samples[50], samples[90] = 1.002e-3, 1.003e-3, 1.004e-3
-    local steady = result { samples = samples, shape = { far_outliers = 3, far_fence_low = 0.999e-3, far_fence_high = 1.001e-3,
+    local steady = result { samples = samples, shape = { far_outliers = 3, far_fence_low = 0.999e-3,
+      far_fence_high = 1.001e-3,
       bimodal = false, trend_rho = 0, trend_z = 0, trend_change = 0 } }
     assert.equal("", codes(steady))
     samples[7], samples[50], samples[90] = 2e-3, 1.5e-3, 1.3e-3
     assert.equal("outliers", codes(steady))
-    assert.equal("bimodal", codes(result { shape = { far_outliers = 0, bimodal = true, mode_low = 1e-3, mode_high = 1.2e-3, trend_rho = 0, trend_z = 0, trend_change = 0 } }))
-    assert.equal("", codes(result { shape = { far_outliers = 0, bimodal = true, mode_low = 1e-3, mode_high = 1.02e-3, trend_rho = 0, trend_z = 0, trend_change = 0 } }))
-    assert.equal("warmup-trend", codes(result { shape = { far_outliers = 0, bimodal = false, trend_rho = -0.5, trend_z = -8, trend_change = 0.1 } }))
+    assert.equal("bimodal", codes(result { shape = { far_outliers = 0, bimodal = true,
+      mode_low = 1e-3, mode_high = 1.2e-3, trend_rho = 0, trend_z = 0, trend_change = 0 } }))
+    assert.equal("", codes(result { shape = { far_outliers = 0, bimodal = true, mode_low = 1e-3,
+      mode_high = 1.02e-3, trend_rho = 0, trend_z = 0, trend_change = 0 } }))
+    assert.equal("warmup-trend", codes(result { shape = { far_outliers = 0, bimodal = false,
+      trend_rho = -0.5, trend_z = -8, trend_change = 0.1 } }))
     assert.equal("cache-hot", codes(result(), { device = device, working_set = 8 * 2 ^ 20 }))
-    assert.equal("", codes(result { flush_l2 = true }, { device = device, working_set = 8 * 2 ^ 20 }))
-    assert.equal("zero-inputs", codes(result(), { device = device, zero_inputs = { "argument 2 of scale" } }))
+    assert.equal("", codes(result { flush_l2 = true },
+      { device = device, working_set = 8 * 2 ^ 20 }))
+    assert.equal("zero-inputs", codes(result(), { device = device,
+      zero_inputs = { "argument 2 of scale" } }))
     assert.equal("launch-bound", codes(result { enqueue_stats = { median = 2e-3 } }))
     assert.equal("launch-bound", codes(result { enqueue_stats = { median = 0.9e-3 } }))
     assert.equal("", codes(result { enqueue_stats = { median = 0.5e-3 } }))
-    assert.equal("throttled", codes(result { clock = { before = { sm_mhz = 1980, reasons = {} }, after = { sm_mhz = 1500, reasons = {} } } }))
-    assert.equal("throttled", codes(result { clock = { before = { sm_mhz = 1980, reasons = {} }, after = { sm_mhz = 1980, reasons = { "sw_power_cap" } } } }))
-    assert.equal("adaptive-timeout", codes(result { adaptive = { converged = false, noise = 0.02, target = 0.005, elapsed = 15 } }))
+    assert.equal("throttled", codes(result { clock = { before = { sm_mhz = 1980, reasons = {} },
+      after = { sm_mhz = 1500, reasons = {} } } }))
+    assert.equal("throttled", codes(result { clock = { before = { sm_mhz = 1980, reasons = {} },
+      after = { sm_mhz = 1980, reasons = { "sw_power_cap" } } } }))
+    assert.equal("adaptive-timeout", codes(result {
+      adaptive = { converged = false, noise = 0.02, target = 0.005, elapsed = 15 } }))
   end)
 
-  it("warns of throttled chunks kept past the discard limit, even when the clock recovered by the end", function()
-    local throttle = { discarded_chunks = 10, discarded_samples = 500, kept_chunks = 3, reasons = { "hw_slowdown" } }
+  it(
+    "warns of throttled chunks kept past the discard limit, even when the clock recovered "
+    .. "by the end", function()
+    local throttle = { discarded_chunks = 10, discarded_samples = 500, kept_chunks = 3,
+      reasons = { "hw_slowdown" } }
     local w = checks.evaluate(result { throttle = throttle }, {})
     assert.equal(1, #w)
     assert.equal("throttled", w[1].code)
-    assert.matches("; 3 chunks taken while the GPU throttled kept after 10 discarded$", w[1].message)
+    assert.matches("; 3 chunks taken while the GPU throttled kept after 10 discarded$",
+      w[1].message)
     throttle.kept_chunks = 0 -- all discarded: the samples kept are clean
     assert.equal("", codes(result { throttle = throttle }))
   end)
 
   it("does not flag a mild trend or a graph-mode result that is long enough", function()
-    assert.equal("", codes(result { shape = { far_outliers = 0, bimodal = false, trend_rho = -0.5, trend_z = -8, trend_change = 0.005 } }))
+    assert.equal("", codes(result { shape = { far_outliers = 0, bimodal = false, trend_rho = -0.5,
+      trend_z = -8, trend_change = 0.005 } }))
     local g = result { mode = "graph", per = 20 }
     g.stats = { n = 100, median = 5e-6, mean = 5e-6, std = 1e-8, cv = 0.002, iqr = 2e-8 }
     assert.equal("", codes(g))
@@ -103,7 +119,8 @@ describe("median noise", function()
     local n = bench.median_noise(spread)
     assert.is_true(n > 0 and n < 0.05, n)
     assert.equal(math.huge, bench.median_noise { 1, 2, 3 })
-    assert.equal(math.huge, bench.median_noise { 1, 2, 3, 0 / 0, 5, 6, 7 }) -- nothing to say of a NaN
+    -- nothing to say of a NaN
+    assert.equal(math.huge, bench.median_noise { 1, 2, 3, 0 / 0, 5, 6, 7 })
     assert.equal(math.huge, bench.median_noise { 1, 2, 3, "4", 5, 6, 7 }) -- nor of a string
   end)
 
@@ -121,7 +138,8 @@ describe("median noise", function()
     local rng = require("wlrun.compare.stats").rng(7) -- its seeded PRNG
     for trial = 1, 500 do
       local n, s = trial % 97, {}
-      for i = 1, n do s[i] = trial % 3 == 0 and (1 + rng:uniform() * 5 // 1) * 32e-9 or rng:uniform() * 1e-5 end
+      for i = 1, n do s[i] = trial % 3 == 0 and (1 + rng:uniform() * 5 // 1) * 32e-9
+        or rng:uniform() * 1e-5 end
       assert.equal(lua_noise(s), bench.median_noise(s))
     end
   end)
@@ -136,26 +154,33 @@ describe("why adaptive stopping reached a plateau", function()
 
   it("names a drift of the chunks' medians, with the SM clock before and after", function()
     local cause = checks.plateau_cause {
-      adaptive = { target = 0.005 }, adaptive_chunks = chunks { 100e-6, 100.1e-6, 102e-6, 102.1e-6 },
+      adaptive = { target = 0.005 }, adaptive_chunks = chunks { 100e-6, 100.1e-6, 102e-6,
+        102.1e-6 },
       clock = { chunks = { 1980, 1980, 1755, 1755 } }, stats = { median = 101e-6 }, shape = {},
     }
-    assert.matches("a drift: the chunks' medians moved by +2.00% from the first half of the measurement to the second", cause, 1, true)
+    assert.matches(
+      "a drift: the chunks' medians moved by +2.00% from the first half of the measurement to "
+      .. "the second", cause, 1, true)
     assert.matches("the SM clock 1980 to 1755 MHz", cause, 1, true)
   end)
 
   it("names two groups of samples when the chunks agree", function()
     local cause = checks.plateau_cause {
-      adaptive = { target = 0.005 }, adaptive_chunks = chunks { 76.6e-6, 76.61e-6, 76.6e-6, 76.6e-6 },
+      adaptive = { target = 0.005 }, adaptive_chunks = chunks { 76.6e-6, 76.61e-6, 76.6e-6,
+        76.6e-6 },
       stats = { median = 76.6e-6 }, shape = { mode_low = 76.2e-6, mode_high = 76.9e-6 },
     }
-    assert.matches("two groups of samples (about 76.2 us and 76.9 us) with the median between them", cause, 1, true)
+    assert.matches("two groups of samples (about 76.2 us and 76.9 us) with the median between them",
+      cause, 1, true)
   end)
 
   it("says the chunks scatter otherwise", function()
     local cause = checks.plateau_cause {
-      adaptive = { target = 0.005 }, adaptive_chunks = chunks { 76.6e-6, 76.9e-6, 76.5e-6, 76.7e-6 },
+      adaptive = { target = 0.005 }, adaptive_chunks = chunks { 76.6e-6, 76.9e-6, 76.5e-6,
+        76.7e-6 },
       stats = { median = 76.6e-6 }, shape = { mode_low = 76.6e-6, mode_high = 76.6e-6 },
     }
-    assert.matches("the chunks' medians scatter over 0.52% (76.5 us to 76.9 us) with no drift", cause, 1, true)
+    assert.matches("the chunks' medians scatter over 0.52% (76.5 us to 76.9 us) with no drift",
+      cause, 1, true)
   end)
 end)

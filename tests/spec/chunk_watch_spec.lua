@@ -1,4 +1,5 @@
--- wlrun.measure.chunk_watch (docs/measuring.md, "Clocks, throttling, energy and memory") on synthetic
+-- wlrun.measure.chunk_watch (docs/measuring.md, "Clocks, throttling, energy and memory") on
+-- synthetic
 -- readings through the interface the engine gives it (core.gpu_sample's fields and a clock):
 -- throttled chunks discarded up to the limit, the recovery pause left out of the energy, the
 -- energy and power of the chunks kept, too short a measurement, no NVML; and --lock-clocks'
@@ -24,7 +25,9 @@ end
 local function r0() return { notes = {}, clock = {} } end
 
 describe("wlrun.measure.chunk_watch", function()
-  it("keeps chunks at full clock and reports the energy, mean power and energy per launch of those after the counter's first reading", function()
+  it(
+    "keeps chunks at full clock and reports the energy, mean power and energy per launch of "
+    .. "those after the counter's first reading", function()
     local read, now, reads = fake({
       { sm_mhz = 1980, energy_j = 100, used_bytes = 10, throttle = {} },
       { sm_mhz = 1980, energy_j = 130, used_bytes = 30, throttle = {} },
@@ -61,7 +64,10 @@ describe("wlrun.measure.chunk_watch", function()
     return c
   end
 
-  it("reads the counter after ENERGY_PERIOD, then as the span it covers doubles up to ENERGY_MAX_PERIOD, and once more at the end of a measurement long enough to report it", function()
+  it(
+    "reads the counter after ENERGY_PERIOD, then as the span it covers doubles up to "
+    .. "ENERGY_MAX_PERIOD, and once more at the end of a measurement long enough to report it",
+    function()
     local c = counter()
     local w = watch.new(c.read, c.now)
     for _ = 1, 40 do assert.equal("keep", w:after_chunk(10, 10)) end -- 1.25 s
@@ -87,12 +93,15 @@ describe("wlrun.measure.chunk_watch", function()
     assert.near(100, r.energy.mean_power_w, 1e-9)
   end)
 
-  it("begins the doubling again after a discarded chunk, which takes at most the chunks since the last reading", function()
+  it(
+    "begins the doubling again after a discarded chunk, which takes at most the chunks since "
+    .. "the last reading", function()
     local c = counter()
     local w = watch.new(c.read, c.now)
     for _ = 1, 30 do w:after_chunk(10, 10) end -- readings at steps 5, 9, 13, 21
     c.clock = 900
-    assert.equal("discard", w:after_chunk(10, 10)) -- step 32: the 10 chunks since step 21 go with it
+    -- step 32: the 10 chunks since step 21 go with it
+    assert.equal("discard", w:after_chunk(10, 10))
     c.clock = 1980
     w:pause(function() end) -- step 33 (the pause's own time is not the fake clock's)
     for _ = 1, 60 do w:after_chunk(10, 10) end -- steps 34-93
@@ -115,13 +124,19 @@ describe("wlrun.measure.chunk_watch", function()
     assert.is_nil(r.energy)
   end)
 
-  it("discards a chunk taken below 75 % of the maximum clock or under thermal slowdown, and leaves it and the pause out of the energy", function()
+  it(
+    "discards a chunk taken below 75 % of the maximum clock or under thermal slowdown, and "
+    .. "leaves it and the pause out of the energy", function()
     local read, now = fake({
-      { sm_mhz = 1980, energy_j = 0 },                                         -- before the first chunk
-      { sm_mhz = 1980, energy_j = 10 },                                        -- kept: the counter's first reading
-      { sm_mhz = 1200, energy_j = 50 },                                        -- below 75 %: discarded
+      -- before the first chunk
+      { sm_mhz = 1980, energy_j = 0 },
+      -- kept: the counter's first reading
+      { sm_mhz = 1980, energy_j = 10 },
+      -- below 75 %: discarded
+      { sm_mhz = 1200, energy_j = 50 },
       { sm_mhz = 1980, energy_j = 90, throttle = { "sw_thermal_slowdown" } },   -- discarded
-      { sm_mhz = 1980, energy_j = 100 },                                       -- kept: a reading again
+      -- kept: a reading again
+      { sm_mhz = 1980, energy_j = 100 },
       { sm_mhz = 1980, energy_j = 130 },                                       -- kept
     }, 1)
     local w, slept = watch.new(read, now), 0
@@ -158,8 +173,11 @@ describe("wlrun.measure.chunk_watch", function()
     assert.matches("1 kept when the limit of 10 was reached", r.notes[1])
   end)
 
-  it("takes a clock locked low for what it is, not for throttling: the reference is the highest clock read", function()
-    local read, now = fake({ { sm_mhz = 1000, energy_j = 0 }, { sm_mhz = 1005, energy_j = 1 }, { sm_mhz = 995, energy_j = 2 } }, 1)
+  it(
+    "takes a clock locked low for what it is, not for throttling: the reference is the highest "
+    .. "clock read", function()
+    local read, now = fake({ { sm_mhz = 1000, energy_j = 0 }, { sm_mhz = 1005, energy_j = 1 },
+      { sm_mhz = 995, energy_j = 2 } }, 1)
     local w = watch.new(read, now)
     assert.equal("keep", w:after_chunk(10, 10))
     assert.equal("keep", w:after_chunk(10, 10))
@@ -170,7 +188,8 @@ describe("wlrun.measure.chunk_watch", function()
   end)
 
   it("does not report the energy of a measurement shorter than the counter needs", function()
-    local read, now, reads = fake({ { sm_mhz = 1980, energy_j = 1 }, { sm_mhz = 1980, energy_j = 1.5 } }, 0.3)
+    local read, now, reads = fake({ { sm_mhz = 1980, energy_j = 1 },
+      { sm_mhz = 1980, energy_j = 1.5 } }, 0.3)
     local w = watch.new(read, now)
     w:after_chunk(10, 10)
     w:after_chunk(10, 10)
@@ -181,7 +200,9 @@ describe("wlrun.measure.chunk_watch", function()
     assert.equal(0, #r.notes)
   end)
 
-  it("reports no energy when a reading lost the counter (its chunk's time would count, not its joules)", function()
+  it(
+    "reports no energy when a reading lost the counter (its chunk's time would count, not "
+    .. "its joules)", function()
     local read, now = fake({
       { sm_mhz = 1980, energy_j = 0 }, { sm_mhz = 1980, energy_j = 100 }, { sm_mhz = 1980 },
       { sm_mhz = 1980, energy_j = 300 }, { sm_mhz = 1980, energy_j = 400 },
@@ -216,32 +237,39 @@ describe("--lock-clocks values", function()
       local ok, e = pcall(clocks.parse, bad)
       assert.is_false(ok, bad)
       assert.equal("usage", e.kind)
-      assert.matches("%-%-lock%-clocks: expected off, base, max or a clock in MHz", tostring(e.message or e))
+      assert.matches("%-%-lock%-clocks: expected off, base, max or a clock in MHz",
+        tostring(e.message or e))
     end
   end)
 
   it("describes the device's clocks record", function()
     assert.equal("SM clock locked at 1980 MHz", clocks.describe { locked = true, mhz = 1980 })
     assert.equal("SM clock not locked", clocks.describe { locked = false })
-    assert.equal("SM clock not locked (--lock-clocks refused)", clocks.describe { locked = false, refused = "NVML: x" })
+    assert.equal("SM clock not locked (--lock-clocks refused)",
+      clocks.describe { locked = false, refused = "NVML: x" })
     assert.is_nil(clocks.describe(nil))
-    assert.is_nil(clocks.describe { locked = true, mhz = 1.5 }) -- a bad record says nothing, and raises nothing
+    -- a bad record says nothing, and raises nothing
+    assert.is_nil(clocks.describe { locked = true, mhz = 1.5 })
   end)
 
   it("is checked by the strict loader in a results document, naming the path", function()
     local load = require "wlrun.results.load"
     local function doc(clocks_record)
-      return require("wlrun.results").render { schema = "wlrun-results", version = 1, complete = true,
-        scenario = { name = "s", axes = {} }, device = { name = "d", clocks = clocks_record }, configurations = {} }
+      return require("wlrun.results").render { schema = "wlrun-results", version = 1,
+        complete = true,
+        scenario = { name = "s", axes = {} }, device = { name = "d", clocks = clocks_record },
+          configurations = {} }
     end
     assert.same({ locked = true, mhz = 1980, requested = "max" },
       load.decode(doc { locked = true, mhz = 1980, requested = "max" }, "f.json").device.clocks)
-    assert.equal("NVML: x", load.decode(doc { locked = false, requested = "base", refused = "NVML: x" }, "f.json").device.clocks.refused)
+    assert.equal("NVML: x", load.decode(doc { locked = false, requested = "base",
+      refused = "NVML: x" }, "f.json").device.clocks.refused)
     for _, bad in ipairs {
       { { locked = true, mhz = 1.5 }, "device%.clocks%.mhz is a number, not a whole number >= 0" },
       { { locked = true, mhz = 1e300 }, "device%.clocks%.mhz is a number, not a whole number" },
       { { locked = "yes" }, "device%.clocks%.locked is a string, not true or false" },
-      { { locked = false, refused = { 1 } }, "device%.clocks%.refused is a JSON object or array, not a string" },
+      { { locked = false, refused = { 1 } },
+        "device%.clocks%.refused is a JSON object or array, not a string" },
       { "fast", "device%.clocks is a string, not an object" },
     } do
       local ok, e = pcall(load.decode, doc(bad[1]), "f.json")

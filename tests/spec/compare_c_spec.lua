@@ -1,5 +1,6 @@
 -- The bootstrap, the rank sum and the geometric mean's interval of `wlrun compare` in C
--- (core.stats.bootstrap_ratio, rank_sum, geomean_interval; src/base/compare_stats.c) against the Lua
+-- (core.stats.bootstrap_ratio, rank_sum, geomean_interval; src/base/compare_stats.c) against the
+-- Lua
 -- definitions they replaced (wlrun.compare.stats.use_c = false):
 -- the same verdicts, intervals, p-values and replicates, to the last bit, on the results
 -- fixtures and on random sample sets; and the samples C leaves to Lua.
@@ -28,7 +29,8 @@ end
 local function same(a, b, where)
   if type(a) == "table" and type(b) == "table" then
     for k, v in pairs(a) do same(v, b[k], where .. "." .. tostring(k)) end
-    for k in pairs(b) do assert(a[k] ~= nil, where .. "." .. tostring(k) .. ": only on the C path") end
+    for k in pairs(b) do assert(a[k] ~= nil, where .. "." .. tostring(k)
+      .. ": only on the C path") end
     return
   end
   if a ~= a and b ~= b then return end
@@ -40,7 +42,8 @@ local function perturbed(doc, factor, wobble)
   local out = cli.load("compare", doc)
   for i, c in ipairs(out.configurations) do
     if type(c.samples) == "table" then
-      for j, v in ipairs(c.samples) do c.samples[j] = v * factor * (1 + wobble * math.sin(i * 13 + j)) end
+      for j, v in ipairs(c.samples) do c.samples[j] = v * factor * (
+        1 + wobble * math.sin(i * 13 + j)) end
     end
   end
   return out
@@ -71,8 +74,10 @@ describe("compare in C and in Lua", function()
         perturbed(fixtures .. bf, 0.9, 0.05), perturbed(fixtures .. bf, 1.005, 0.002) }
       for _, nf in ipairs(files) do news[#news + 1] = cli.load("compare", fixtures .. nf) end
       for k, new in ipairs(news) do
-        for _, opts in ipairs { {}, { noise = 0.05, seed = -7, resamples = 500, fail_above = 0.01, alpha = 0.05 } } do
-          local a, b = both(function() return document.compare(cli.load("compare", fixtures .. bf), new, opts) end)
+        for _, opts in ipairs { {}, { noise = 0.05, seed = -7, resamples = 500, fail_above = 0.01,
+          alpha = 0.05 } } do
+          local a, b = both(function() return document.compare(cli.load("compare", fixtures .. bf),
+            new, opts) end)
           same(a, b, ("%s vs NEW %d"):format(bf, k))
           assert.equal(render.render(a, "json"), render.render(b, "json"))
           compared = compared + #a.configurations
@@ -86,11 +91,14 @@ describe("compare in C and in Lua", function()
     local rng = S.rng(2026)
     local verdicts, logs = {}, {}
     for trial = 1, 150 do
-      local n1, n2 = 1 + rng:index(trial % 3 == 0 and 300 or 40), 1 + rng:index(trial % 3 == 0 and 300 or 40)
+      local n1, n2 = 1 + rng:index(trial % 3 == 0 and 300 or 40),
+        1 + rng:index(trial % 3 == 0 and 300 or 40)
       local step = trial % 2 == 0 and 1e-3 or nil
       local base = random_samples(rng, n1, 1, 0.2, step)
-      local new = random_samples(rng, n2, 1 + 0.1 * (rng:uniform() - 0.5), 0.2 * rng:uniform(), step)
-      local opts = { seed = S.derive_seed(trial, "t" .. trial), resamples = ({ 100, 2000, 777 })[trial % 3 + 1],
+      local new = random_samples(rng, n2, 1 + 0.1 * (rng:uniform() - 0.5), 0.2 * rng:uniform(),
+        step)
+      local opts = { seed = S.derive_seed(trial, "t" .. trial),
+        resamples = ({ 100, 2000, 777 })[trial % 3 + 1],
         confidence = ({ 0.95, 0.9, 0.99 })[trial % 3 + 1] }
       local a, b = both(S.compare_samples, base, new, opts)
       same(a, b, "trial " .. trial)
@@ -113,18 +121,21 @@ describe("compare in C and in Lua", function()
     assert.is_nil(core.stats.bootstrap_ratio({ 1, 1 / 0 }, { 1, 2 }, 100, 0.95, 1))
     assert.is_nil(core.stats.rank_sum({ 1, 0 / 0 }, { 1, 2 }))
     local cases = {
-      { { 1, 0, 2, 3 }, { 2, 3, 4 } }, { { 1, 2, 3 }, { -1, 2, 3, 1 / 0 } }, { { 1, 2, 3 }, { 4, 5, 6 } },
+      { { 1, 0, 2, 3 }, { 2, 3, 4 } }, { { 1, 2, 3 }, { -1, 2, 3, 1 / 0 } },
+        { { 1, 2, 3 }, { 4, 5, 6 } },
     }
     for i, c in ipairs(cases) do
       local a, b = both(S.compare_samples, c[1], c[2], { seed = 3 })
       same(a, b, "case " .. i)
     end
-    local a, b = both(S.bootstrap_ratio, { 1, 2, 3 }, { 2, 3 }, { resamples = 150.5 }) -- not whole: Lua's loop
+    -- not whole: Lua's loop
+    local a, b = both(S.bootstrap_ratio, { 1, 2, 3 }, { 2, 3 }, { resamples = 150.5 })
     same(a, b, "resamples 150.5")
   end)
 
   it("the rank sum equals the Lua definition's with ties and empty sides", function()
-    for _, c in ipairs { { { 1, 2, 2, 5 }, { 2, 3, 5 } }, { {}, { 1, 1 } }, { { 3, 3 }, {} }, { { -0.0 }, { 0.0 } } } do
+    for _, c in ipairs { { { 1, 2, 2, 5 }, { 2, 3, 5 } }, { {}, { 1, 1 } }, { { 3, 3 }, {} },
+      { { -0.0 }, { 0.0 } } } do
       local a, b = both(S.mann_whitney, c[1], c[2])
       same(a, b, "rank sum")
     end

@@ -8,7 +8,8 @@ local document = require "wlrun.compare.document"
 local cli = require "wlrun.tools.cli"
 
 local function near(want, got, tol, what)
-  assert(math.abs(want - got) <= tol, ("%s: want %.10g, got %.10g"):format(what or "value", want, got))
+  assert(math.abs(want - got) <= tol, ("%s: want %.10g, got %.10g"):format(what or "value", want,
+    got))
 end
 
 -- n samples around `center` with relative spread `sd` (a sum of 12 uniforms: close to normal),
@@ -187,7 +188,8 @@ describe("verdicts on synthetic sample sets", function()
     assert.equal("same", v)
     assert.equal("significant, but within the noise threshold", x.reason)
     -- with a threshold below the shift it is a slowdown
-    assert.equal("slower", (verdict(draw(7, 100, 1e-3, 0.002), draw(8, 100, 1.005e-3, 0.002), { noise = 0.001 })))
+    assert.equal("slower", (verdict(draw(7, 100, 1e-3, 0.002), draw(8, 100, 1.005e-3, 0.002),
+      { noise = 0.001 })))
   end)
 
   it("too few samples: uncertain", function()
@@ -235,7 +237,8 @@ describe("the geometric mean", function()
   end)
 
   it("has an interval from the configurations' replicates", function()
-    local lo, hi = S.geomean_interval({ { math.log(2), math.log(2) }, { math.log(8), math.log(8) } })
+    local lo, hi = S.geomean_interval({ { math.log(2), math.log(2) },
+      { math.log(8), math.log(8) } })
     near(4, lo, 1e-12)
     near(4, hi, 1e-12)
     local a = S.bootstrap_ratio(draw(1, 30, 1, 0.01), draw(2, 30, 1.1, 0.01))
@@ -248,15 +251,18 @@ end)
 
 describe("matching configurations", function()
   local function doc(name, configs, extra)
-    local d = { schema = "wlrun-results", version = 1, scenario = { name = name, axes = { "variant", "M" } },
-                device = { name = "GPU", driver_version = 1 }, settings = { run = { mode = "cold" } },
+    local d = { schema = "wlrun-results", version = 1,
+      scenario = { name = name, axes = { "variant", "M" } },
+                device = { name = "GPU", driver_version = 1 },
+                  settings = { run = { mode = "cold" } },
                 configurations = configs }
     for k, v in pairs(extra or {}) do d[k] = v end
     return d
   end
   local function cfg(variant, m, center, seed)
     local xs = draw(seed, 30, center, 0.01)
-    return { params = { variant = variant, M = m }, status = "ok", samples = xs, stats = { median = S.median(xs) } }
+    return { params = { variant = variant, M = m }, status = "ok", samples = xs,
+      stats = { median = S.median(xs) } }
   end
 
   it("on every parameter by default; the others are listed as in one file only", function()
@@ -318,7 +324,8 @@ describe("matching configurations", function()
 
   it("gives a ratio without an interval, uncertain, to a configuration without samples", function()
     local base = doc("g", { cfg("a", 1, 1, 1) })
-    local new = doc("g", { { params = { variant = "a", M = 1 }, status = "ok", stats = { median = 2 } } })
+    local new = doc("g", { { params = { variant = "a", M = 1 }, status = "ok",
+      stats = { median = 2 } } })
     local r = document.compare(base, new)
     local c = r.configurations[1]
     near(2 / base.configurations[1].stats.median, c.ratio, 1e-12)

@@ -11,10 +11,12 @@ describe("the history gate on made-up series", function()
     it(case.name .. ": every commit that must fail does", function()
       for seed = 1, 3 do
         local r = gs.run(case, gs.FAIL_ON, seed)
-        assert.equal(0, r.misses, ("seed %d: %d of the %d commits that must fail passed"):format(seed, r.misses, r.expected))
+        assert.equal(0, r.misses, ("seed %d: %d of the %d commits that must fail passed"):format(
+          seed, r.misses, r.expected))
         alarms = alarms + r.false_alarms
         for k = 2, case.n do
-          if not case.should_fail(k) and not (case.may_fail and case.may_fail(k)) then quiet = quiet + 1 end
+          if not case.should_fail(k) and not (case.may_fail and case.may_fail(k)) then
+            quiet = quiet + 1 end
         end
       end
     end)

@@ -39,7 +39,8 @@ describe("the change-point test", function()
     local down = cp.analyse(series(20, 3, 0.01, function(i) return i >= 8 and 0.8 or 1.0 end))
     assert.same({ 8 }, steps_at(down))
     assert.is_true(down.steps[1].change < -0.15)
-    local two = cp.analyse(series(40, 5, 0.01, function(i) return (i >= 10 and 1.2 or 1) * (i >= 28 and 0.9 or 1) end))
+    local two = cp.analyse(series(40, 5, 0.01, function(i) return (i >= 10 and 1.2 or 1) * (i >= 28
+      and 0.9 or 1) end))
     assert.same({ 10, 28 }, steps_at(two))
     assert.equal(3, #two.segments)
   end)
@@ -73,7 +74,9 @@ describe("the change-point test", function()
     end
   end)
 
-  it("needs min_segment commits on each side, and enough for the test: a shift at the end is named once it lasted", function()
+  it(
+    "needs min_segment commits on each side, and enough for the test: a shift at the end is "
+    .. "named once it lasted", function()
     for seed = 1, 10 do
       local two = series(20, seed, 0.01, function(i) return i >= 19 and 1.3 or 1.0 end)
       assert.same({}, cp.analyse(two).steps, "seed " .. seed)
@@ -112,7 +115,8 @@ local function points(medians)
   local list = {}
   for i, m in ipairs(medians) do
     local row = { run = i, median = m, samples = F.samples(m, 30, 0.01, 1000 + i) }
-    list[i] = { commit = ("c%02d"):format(i), dirty = false, time = F.time(i), rows = { row }, median = m }
+    list[i] = { commit = ("c%02d"):format(i), dirty = false, time = F.time(i), rows = { row },
+      median = m }
   end
   return list
 end

@@ -25,17 +25,20 @@ local function history(runs)
   local db = store.open_writer(path, "--db")
   for i, r in ipairs(runs) do
     local configs = {}
-    for n, m in pairs(r.medians) do configs[#configs + 1] = { params = { n = n }, samples = F.samples(m, 9, 0.01, i) } end
+    for n, m in pairs(r.medians) do configs[#configs + 1] = { params = { n = n },
+      samples = F.samples(m, 9, 0.01, i) } end
     table.sort(configs, function(a, b) return a.params.n < b.params.n end)
     local run = record.run(doc { started = r.started, configs = configs }, "r" .. i .. ".json")
-    store.transaction(db, function() record.insert(db, run, { commit = r.commit, dirty = r.dirty or false, source = "option" }) end)
+    store.transaction(db, function() record.insert(db, run,
+      { commit = r.commit, dirty = r.dirty or false, source = "option" }) end)
   end
   return db, path
 end
 
 describe("a run as the history records it", function()
   it("keys a configuration by its parameters as canonical JSON", function()
-    assert.equal('{"M":1,"a":"x","k":2.0,"z":true}', record.params_json { z = true, k = 2.0, M = 1, a = "x" })
+    assert.equal('{"M":1,"a":"x","k":2.0,"z":true}',
+      record.params_json { z = true, k = 2.0, M = 1, a = "x" })
     assert.are_not.equal(record.params_json { n = 1024 }, record.params_json { n = 1024.0 })
     assert.equal("{}", record.params_json {})
   end)
@@ -57,40 +60,52 @@ describe("a run as the history records it", function()
     assert.same({ "spin", "NVIDIA H200", "x.json" }, { run.scenario, run.device, run.file })
   end)
 
-  it("gives the same run the same identity whatever the file's layout, and another run another", function()
+  it("gives the same run the same identity whatever the file's layout, and another run another",
+    function()
     local text = F.document { configs = { { params = { n = 1 }, samples = { 1.0, 2.0 } } } }
     local a = record.run(load.decode(text, "a"), "a.json")
     local b = record.run(load.decode(text:gsub("\n%s*", ""), "b"), "b.json") -- one line
     assert.equal(a.identity, b.identity)
-    local c = record.run(doc { configs = { { params = { n = 1 }, samples = { 1.0, 2.5 } } } }, "c.json")
+    local c = record.run(doc { configs = { { params = { n = 1 }, samples = { 1.0, 2.5 } } } },
+      "c.json")
     assert.are_not.equal(a.identity, c.identity)
   end)
 
   it("takes a commit the document records, checked, and a time stamp only in its form", function()
     local d = doc { configs = {}, provenance = { commit = "ABCDEF1234", dirty = true } }
-    assert.same({ commit = "abcdef1234", dirty = true, source = "document" }, record.document_commit(d))
+    assert.same({ commit = "abcdef1234", dirty = true, source = "document" },
+      record.document_commit(d))
     assert.same({ commit = "abcdef1234567", dirty = false, source = "document" },
-      record.document_commit(doc { configs = {}, provenance = { git = { commit = "abcdef1234567" } } }))
+      record.document_commit(doc { configs = {}, provenance = {
+        git = { commit = "abcdef1234567" } } }))
     for _, bad in ipairs { { commit = "not hex!" }, { commit = 12345678 }, { commit = "abc" } } do
       assert.is_nil(record.document_commit(doc { configs = {}, provenance = bad }))
     end
-    assert.is_nil(record.document_commit { provenance = "text", configurations = {} }) -- the loader refuses it
-    assert.same({ commit = "abcdef1234567", dirty = true, source = "document", branch = "main" }, -- what a run of wlrun writes
-      record.document_commit(doc { configs = {}, provenance = { git = { commit = "abcdef1234567", dirty = true,
+    -- the loader refuses it
+    assert.is_nil(record.document_commit { provenance = "text", configurations = {} })
+    -- what a run of wlrun writes
+    assert.same({ commit = "abcdef1234567", dirty = true, source = "document", branch = "main" },
+      record.document_commit(doc { configs = {}, provenance = {
+        git = { commit = "abcdef1234567", dirty = true,
         branch = "main" }, host = "h" } }))
     assert.same({ commit = "v1.2", dirty = false, source = "option" }, record.commit(d, "v1.2"))
     fails("usage", "is 'yesterday', not a time stamp", doc, { started = "yesterday", configs = {} })
-    -- the loader refuses it; a document that did not come through the loader gets the time of reading
-    local odd = record.run(require("wlrun.json").decode(F.document { started = "yesterday", configs = {} }), "x")
+    -- the loader refuses it; a document that did not come through the loader gets the time of
+    -- reading
+    local odd = record.run(require("wlrun.json").decode(
+      F.document { started = "yesterday", configs = {} }), "x")
     assert.matches("^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%dZ$", odd.time)
   end)
 
   it("stores a run once: the second insert finds the first", function()
     local db <close> = store.open_writer(h.tmpdir() .. "/h.db", "--db")
-    local run = record.run(doc { configs = { { params = { n = 1 }, samples = { 1.0 } } } }, "a.json")
+    local run = record.run(doc { configs = { { params = { n = 1 }, samples = { 1.0 } } } },
+      "a.json")
     local first, second
-    store.transaction(db, function() first = record.insert(db, run, { commit = "aaa", dirty = false, source = "git" }) end)
-    store.transaction(db, function() second = record.insert(db, run, { commit = "bbb", dirty = false, source = "git" }) end)
+    store.transaction(db, function() first = record.insert(db, run,
+      { commit = "aaa", dirty = false, source = "git" }) end)
+    store.transaction(db, function() second = record.insert(db, run,
+      { commit = "bbb", dirty = false, source = "git" }) end)
     assert.is_true(first.added)
     assert.is_false(second.added)
     assert.equal(first.id, second.id)
@@ -158,7 +173,9 @@ describe("the series", function()
   it("refuse a row that is not what wlrun writes, naming the database", function()
     local db, path = history { { started = F.time(1), commit = "a", medians = { [1] = 1.0 } } }
     db:run("UPDATE results SET params = ?1", "[1,2]")
-    fails("io", "history: database '" .. path .. "': run 1: parameters that are not a JSON object of values", query.rows, db)
+    fails("io",
+      "history: database '" .. path .. "': run 1: parameters that are not a JSON object of values",
+      query.rows, db)
     db:run("UPDATE results SET params = ?1, median = ?2", '{"n":1}', "text")
     fails("io", "run 1: a median that is not a finite number", query.rows, db)
     db:run("UPDATE results SET median = 1.0, samples = ?1", "[1,null]")

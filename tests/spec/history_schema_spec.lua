@@ -22,10 +22,13 @@ local function version1(path)
   db:exec(schema.migration(1))
   db:exec("PRAGMA user_version = 1")
   db:exec(("PRAGMA application_id = %d"):format(schema.APPLICATION_ID))
-  db:run("INSERT INTO runs (scenario, device, commit_sha, dirty, time, added, file) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+  db:run(
+    "INSERT INTO runs (scenario, device, commit_sha, dirty, time, added, file) VALUES (?1, ?2, "
+    .. "?3, ?4, ?5, ?6, ?7)",
     "spin", "NVIDIA H200", "abc1234", 0, "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z", "r.json")
   for _, n in ipairs { 1, 2 } do
-    db:run("INSERT INTO results VALUES (1, ?1, 's', 3, ?2, ?2, ?2, ?2, 0.0, '[1,2,3]')", ('{"n":%d}'):format(n), n * 1.0)
+    db:run("INSERT INTO results VALUES (1, ?1, 's', 3, ?2, ?2, ?2, ?2, 0.0, '[1,2,3]')",
+      ('{"n":%d}'):format(n), n * 1.0)
   end
   db:close()
 end
@@ -40,8 +43,10 @@ describe("the history's schema", function()
     assert.equal(3, schema.VERSION)
     local cols = {}
     for _, r in ipairs(db:rows("PRAGMA table_info(runs)")) do cols[r.name] = true end
-    assert.is_true(cols.identity and cols.commit_source and cols.commit_sha and cols.branch and cols.merge_base and true)
-    assert.equal(1, #db:rows("SELECT name FROM sqlite_schema WHERE type = 'table' AND name = 'accepted'"))
+    assert.is_true(cols.identity and cols.commit_source and cols.commit_sha and cols.branch
+      and cols.merge_base and true)
+    assert.equal(1,
+      #db:rows("SELECT name FROM sqlite_schema WHERE type = 'table' AND name = 'accepted'"))
   end)
 
   it("migrates a database of version 1 and keeps its rows", function()
@@ -66,12 +71,18 @@ describe("the history's schema", function()
     local db = sqlite.open(path)
     db:exec(schema.migration(2))
     db:exec("PRAGMA user_version = 2")
-    db:exec("CREATE TABLE IF NOT EXISTS accepted (scenario TEXT NOT NULL, device TEXT NOT NULL, params TEXT NOT NULL, commit_sha TEXT NOT NULL, time TEXT NOT NULL)")
-    db:run("INSERT INTO accepted VALUES ('spin', 'NVIDIA H200', '{\"n\":1}', 'abc1234', '2026-01-03T00:00:00Z')")
+    db:exec(
+      "CREATE TABLE IF NOT EXISTS accepted (scenario TEXT NOT NULL, device TEXT NOT NULL, "
+      .. "params TEXT NOT NULL, commit_sha TEXT NOT NULL, time TEXT NOT NULL)")
+    db:run(
+      "INSERT INTO accepted VALUES ('spin', 'NVIDIA H200', '{\"n\":1}', 'abc1234', "
+      .. "'2026-01-03T00:00:00Z')")
     db:close()
   end
 
-  it("migrates a database of version 2 in one transaction: no branch recorded (the main line's), its accepts kept", function()
+  it(
+    "migrates a database of version 2 in one transaction: no branch recorded (the main line's), "
+    .. "its accepts kept", function()
     local path = h.tmpdir() .. "/v2.db"
     version2(path)
     local db <close> = store.open_writer(path, "--db")
@@ -100,10 +111,12 @@ describe("the history's schema", function()
     local db = sqlite.open(path)
     db:exec("DROP TABLE accepted; CREATE VIEW accepted AS SELECT 1")
     db:close()
-    fails("io", "not a wlrun history: its 'accepted' is a view, not a table", store.open_reader, path)
+    fails("io", "not a wlrun history: its 'accepted' is a view, not a table", store.open_reader,
+      path)
   end)
 
-  it("is migrated by a reader that may write, and by migrate() in the caller's transaction", function()
+  it("is migrated by a reader that may write, and by migrate() in the caller's transaction",
+    function()
     local path = h.tmpdir() .. "/old.db"
     version1(path)
     local db = store.open_reader(path)
@@ -117,18 +130,23 @@ describe("the history's schema", function()
     assert.equal(schema.VERSION, pragma(w, "user_version"))
   end)
 
-  it("refuses a newer version, another program's database and an empty one, naming the file", function()
+  it("refuses a newer version, another program's database and an empty one, naming the file",
+    function()
     local dir = h.tmpdir()
     local newer = sqlite.open(dir .. "/newer.db", { create = true })
-    newer:exec(("PRAGMA application_id = %d; PRAGMA user_version = 99"):format(schema.APPLICATION_ID))
+    newer:exec(("PRAGMA application_id = %d; PRAGMA user_version = 99"):format(
+      schema.APPLICATION_ID))
     newer:close()
-    fails("io", "history: database '" .. dir .. "/newer.db': a history of schema version 99, newer than this wlrun's (3)",
+    fails("io",
+      "history: database '" .. dir
+      .. "/newer.db': a history of schema version 99, newer than this wlrun's (3)",
       store.open_reader, dir .. "/newer.db")
     fails("io", "newer than this wlrun's", store.open_writer, dir .. "/newer.db", "--db")
     local foreign = sqlite.open(dir .. "/foreign.db", { create = true })
     foreign:exec("CREATE TABLE customers (name)")
     foreign:close()
-    fails("io", "an SQLite database, but not a wlrun history (its tables: customers)", store.open_writer,
+    fails("io", "an SQLite database, but not a wlrun history (its tables: customers)",
+      store.open_writer,
       dir .. "/foreign.db", "--db")
     local other_app = sqlite.open(dir .. "/app.db", { create = true })
     other_app:exec("PRAGMA application_id = 1234")
@@ -137,21 +155,25 @@ describe("the history's schema", function()
     sqlite.open(dir .. "/empty.db", { create = true }):close()
     h.write(dir .. "/zero.db", "")
     fails("io", "an empty database: no run was added to it", store.open_reader, dir .. "/zero.db")
-    fails("io", "no history database at '" .. dir .. "/none.db'", store.open_reader, dir .. "/none.db")
+    fails("io", "no history database at '" .. dir .. "/none.db'", store.open_reader,
+      dir .. "/none.db")
   end)
 
   it("makes the default directory, and no other", function()
     local dir = h.tmpdir()
     store.open_writer(dir .. "/.wlrun/history.db", "default"):close()
     assert.truthy(h.read(dir .. "/.wlrun/history.db"))
-    fails("io", "history: cannot make the database '" .. dir .. "/no/h.db': the directory '" .. dir .. "/no' does not exist",
+    fails("io", "history: cannot make the database '" .. dir .. "/no/h.db': the directory '" .. dir
+      .. "/no' does not exist",
       store.open_writer, dir .. "/no/h.db", "--db")
   end)
 
   it("rolls back a transaction whose function fails", function()
     local db <close> = store.open_writer(h.tmpdir() .. "/h.db", "--db")
     local ok = pcall(store.transaction, db, function()
-      db:run("INSERT INTO runs (scenario, device, commit_sha, dirty, time, added, file) VALUES ('s', '', '', 0, 't', 't', 'f')")
+      db:run(
+        "INSERT INTO runs (scenario, device, commit_sha, dirty, time, added, file) VALUES ('s', "
+        .. "'', '', 0, 't', 't', 'f')")
       error("stop")
     end)
     assert.is_false(ok)

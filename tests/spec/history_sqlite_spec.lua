@@ -53,10 +53,12 @@ describe("wlrun.sqlite", function()
     assert.equal(100, db:last_insert_rowid())
   end)
 
-  it("refuses a value of another type, a wrong count of values and more than one statement", function()
+  it("refuses a value of another type, a wrong count of values and more than one statement",
+    function()
     local db <close> = fresh()
     fails("script", "value 2 is a table", db.run, db, "INSERT INTO t VALUES (?1, ?2)", 1, {})
-    fails("script", "the statement takes 2 values, got 1", db.run, db, "INSERT INTO t VALUES (?1, ?2)", 1)
+    fails("script", "the statement takes 2 values, got 1", db.run, db,
+      "INSERT INTO t VALUES (?1, ?2)", 1)
     fails("script", "one statement expected", db.prepare, db, "SELECT 1; SELECT 2")
     assert.equal(0, #db:rows("SELECT a FROM t"))
   end)
@@ -82,9 +84,13 @@ describe("wlrun.sqlite", function()
   it("names the database and gives SQLite's message, kind io", function()
     local dir = h.tmpdir()
     h.write(dir .. "/junk.db", ("not a database "):rep(100))
-    local db <close> = sqlite.open(dir .. "/junk.db", { label = "my history '" .. dir .. "/junk.db'" })
-    fails("io", "my history '" .. dir .. "/junk.db': file is not a database", db.rows, db, "PRAGMA user_version")
-    fails("io", "SQLite database '" .. dir .. "/nowhere/x.db': cannot open: unable to open database file", sqlite.open,
+    local db <close> = sqlite.open(dir .. "/junk.db",
+      { label = "my history '" .. dir .. "/junk.db'" })
+    fails("io", "my history '" .. dir .. "/junk.db': file is not a database", db.rows, db,
+      "PRAGMA user_version")
+    fails("io",
+      "SQLite database '" .. dir .. "/nowhere/x.db': cannot open: unable to open database file",
+      sqlite.open,
       dir .. "/nowhere/x.db", { create = true })
     fails("io", "cannot open", sqlite.open, dir .. "/missing.db") -- not made without create
     local good <close> = fresh()
@@ -107,14 +113,16 @@ describe("wlrun.sqlite", function()
   -- SQLite answers SQLITE_BUSY at once, without the busy handler, to a statement that upgrades
   -- its own read transaction while another connection writes: PRAGMA journal_mode = WAL on a
   -- rollback-journal database is one (parallel `history add` into a new database failed so)
-  it("waits, up to its timeout, for a writer before a statement that upgrades its own read", function()
+  it("waits, up to its timeout, for a writer before a statement that upgrades its own read",
+    function()
     local _, path = fresh()
     local writer <close> = sqlite.open(path)
     writer:exec("BEGIN IMMEDIATE")
     local waiting <close> = sqlite.open(path, { timeout = 0.3 })
     local t0 = wl.clock()
     fails("io", "database is locked", waiting.rows, waiting, "PRAGMA journal_mode = WAL")
-    assert.is_true(wl.clock() - t0 >= 0.29, "gave up after " .. (wl.clock() - t0) .. " s, not the timeout")
+    assert.is_true(wl.clock() - t0 >= 0.29, "gave up after " .. (wl.clock() - t0)
+      .. " s, not the timeout")
     -- the writer finishes in another process while this one waits
     writer:exec("ROLLBACK")
     writer:close()
@@ -126,7 +134,8 @@ io.open("held", "w"):close()
 require("wlrun").sleep(0.5)
 db:exec("ROLLBACK")
 ]])
-    assert(os.execute(("cd %s && %s hold.lua >/dev/null 2>&1 &"):format(h.quote(dir), h.quote(h.bin))))
+    assert(os.execute(("cd %s && %s hold.lua >/dev/null 2>&1 &"):format(h.quote(dir),
+      h.quote(h.bin))))
     for _ = 1, 500 do
       if io.open(dir .. "/held") then break end
       wl.sleep(0.01)

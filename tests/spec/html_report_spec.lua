@@ -61,26 +61,36 @@ end)
 
 describe("html sha256", function()
   it("agrees with coreutils' sha256sum and base64", function()
-    for _, text in ipairs { "", "abc", ("a"):rep(55), ("a"):rep(56), ("a"):rep(64), ("x"):rep(1000), page.STYLE } do
+    for _, text in ipairs { "", "abc", ("a"):rep(55), ("a"):rep(56), ("a"):rep(64), ("x"):rep(1000),
+      page.STYLE } do
       local hex, b64 = shell_digest(text)
       assert.equal(hex, sha256.hex(text))
       assert.equal(b64, sha256.base64(sha256.digest(text)))
       assert.equal(shell_base64(text), sha256.base64(text))
     end
-    assert.equal("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", sha256.hex("abc"))
+    assert.equal("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+      sha256.hex("abc"))
   end)
 end)
 
 describe("html table", function()
   it("writes rows with escaped cells, numbers to sort by and a reason across the rest", function()
-    local html = html_table.render({ { title = "#", right = true }, { title = "name<" }, { title = "median", right = true } }, {
+    local html = html_table.render({ { title = "#", right = true }, { title = "name<" },
+      { title = "median", right = true } }, {
       { cells = { "1", "<b>", "1.2 ms" }, keys = { 1, nil, 0.0012 } },
       { cells = { "2", "x" }, lead = 2, why = "[cuda] out of <memory>", class = "failed" },
     }, "t\"1")
     assert.matches('^<table class="sortable" id="t%-1"><thead><tr>', html)
-    assert.truthy(html:find('<th class="num" scope="col">#</th><th scope="col">name&lt;</th>', 1, true))
-    assert.truthy(html:find('<tr><td class="num" data-v="1">1</td><td>&lt;b&gt;</td><td class="num" data-v="0.0012">1.2 ms</td></tr>', 1, true))
-    assert.truthy(html:find('<tr class="failed"><td class="num">2</td><td>x</td><td class="why">[cuda] out of &lt;memory&gt;</td></tr>', 1, true))
+    assert.truthy(html:find('<th class="num" scope="col">#</th><th scope="col">name&lt;</th>', 1,
+      true))
+    assert.truthy(
+      html:find(
+      '<tr><td class="num" data-v="1">1</td><td>&lt;b&gt;</td><td class="num" '
+      .. 'data-v="0.0012">1.2 ms</td></tr>', 1, true))
+    assert.truthy(
+      html:find(
+      '<tr class="failed"><td class="num">2</td><td>x</td><td class="why">[cuda] out of '
+      .. '&lt;memory&gt;</td></tr>', 1, true))
     assert.equal(2, count(html, "<tr>")) -- the header's and the first
     assert.equal(1, count(html, '<tr class="failed">'))
   end)
@@ -104,14 +114,18 @@ describe("html plots", function()
     local svg = plots.distribution { samples = xs, stats = require("wlrun").stats.summary(xs) }
     assert.equal(plots.MAX_POINTS, count(svg, "<circle "))
   end)
-  it("draws a history series with its levels, the step's first commit marked, and escapes commits", function()
+  it("draws a history series with its levels, the step's first commit marked, and escapes commits",
+    function()
     local points = {}
     for i = 1, 8 do
-      points[i] = { commit = i == 5 and "<b>x" or ("c%d"):format(i), dirty = false, time = "t", rows = { {} },
+      points[i] = { commit = i == 5 and "<b>x" or ("c%d"):format(i), dirty = false, time = "t",
+        rows = { {} },
         median = i >= 5 and 1.1e-3 or 1e-3 }
     end
-    local found = { segments = { { first = 1, last = 4, median = 1e-3 }, { first = 5, last = 8, median = 1.1e-3 } },
-      steps = { { index = 5, first = points[5], last_before = points[4], change = 0.1, p = 0.001 } }, drifts = {} }
+    local found = { segments = { { first = 1, last = 4, median = 1e-3 },
+      { first = 5, last = 8, median = 1.1e-3 } },
+      steps = { { index = 5, first = points[5], last_before = points[4], change = 0.1,
+        p = 0.001 } }, drifts = {} }
     local svg = plots.trend(points, found, "spin · n=1")
     assert.matches('^<svg xmlns="http://www.w3.org/2000/svg" class="trend"', svg)
     assert.equal(8, count(svg, '<circle class="point"'))
@@ -120,7 +134,9 @@ describe("html plots", function()
     assert.truthy(svg:find("&lt;b&gt;x +10.0%", 1, true))
     assert.falsy(svg:find("<b>", 1, true))
   end)
-  it("labels commits short (a SHA's 7 digits, a long name's head and tail), thinned out, the last one kept", function()
+  it(
+    "labels commits short (a SHA's 7 digits, a long name's head and tail), thinned out, the "
+    .. "last one kept", function()
     assert.equal("0123abc", plots.short { commit = "0123abcdef0123abcdef0123abcdef0123abcdef" })
     assert.equal("0123abc+", plots.short { commit = "0123abcdef", dirty = true })
     assert.equal("v1.2", plots.short { commit = "v1.2" })
@@ -128,21 +144,27 @@ describe("html plots", function()
     assert.equal("héhé…ééééé", plots.short { commit = "héhéhéhééééééé" })
     local points = {}
     for i = 1, 40 do
-      points[i] = { commit = ("release-candidate-build-%02d"):format(i), time = "t", rows = { {} }, median = i > 30 and 2e-3 or 1e-3 }
+      points[i] = { commit = ("release-candidate-build-%02d"):format(i), time = "t", rows = { {} },
+        median = i > 30 and 2e-3 or 1e-3 }
     end
     local found = { segments = {}, drifts = {}, steps = {
       { index = 31, first = points[31], last_before = points[30], change = 1, p = 0.001 },
       { index = 32, first = points[32], last_before = points[31], change = 0.01, p = 0.001 } } }
     local svg = plots.trend(points, found, "x")
-    assert.matches('^<svg xmlns="http://www.w3.org/2000/svg" class="trend" width="100%%" viewBox="0 0 1000 260"', svg)
+    assert.matches(
+      '^<svg xmlns="http://www.w3.org/2000/svg" class="trend" width="100%%" viewBox="0 0 1000 260"',
+      svg)
     local xs = {}
-    for x, label in svg:gmatch('<text class="tick commit" x="([%d.]+)"[^>]*><title>[^<]*</title>([^<]*)</text>') do
+    for x,
+      label in svg:gmatch(
+      '<text class="tick commit" x="([%d.]+)"[^>]*><title>[^<]*</title>([^<]*)</text>') do
       xs[#xs + 1] = { tonumber(x), label }
     end
     assert.is_true(#xs >= 8 and #xs < 40, #xs .. " labels")
     assert.equal("rele…ld-40", xs[#xs][2])
     for i = 2, #xs do
-      assert.is_true(xs[i][1] - xs[i - 1][1] >= 10 * plots.CHAR_WIDTH + plots.LABEL_GAP, "labels " .. i - 1 .. " and " .. i)
+      assert.is_true(xs[i][1] - xs[i - 1][1] >= 10 * plots.CHAR_WIDTH + plots.LABEL_GAP,
+        "labels " .. i - 1 .. " and " .. i)
     end
     local rows = {}
     for y in svg:gmatch('<text class="step%-label"[^>]* y="([%d.]+)"') do rows[#rows + 1] = y end
@@ -159,7 +181,9 @@ describe("html page", function()
     assert.equal(require "wlrun.html.sort_script", script)
     local _, sb = shell_digest(script)
     local _, tb = shell_digest(style)
-    assert.equal(("default-src 'none'; script-src 'sha256-%s'; style-src 'sha256-%s'; img-src data:; base-uri 'none'; form-action 'none'"):format(sb, tb), csp)
+    assert.equal(
+      ("default-src 'none'; script-src 'sha256-%s'; style-src 'sha256-%s'; img-src data:; "
+      .. "base-uri 'none'; form-action 'none'"):format(sb, tb), csp)
   end)
 
   it("holds each document's table as plain HTML, its plots, warnings and provenance", function()
@@ -172,24 +196,37 @@ describe("html page", function()
     assert.truthy(sweep, "the sweep table")
     assert.equal(6, count(sweep, "<tr"))
     assert.truthy(sweep:find('<th class="num" scope="col">median</th>', 1, true))
-    assert.truthy(sweep:find('<td>naive</td><td class="num" data-v="1024">1024</td><td>ok</td>', 1, true))
+    assert.truthy(sweep:find('<td>naive</td><td class="num" data-v="1024">1024</td><td>ok</td>', 1,
+      true))
     assert.truthy(sweep:find('<td class="why" colspan="', 1, true))
     assert.equal(4, count(text, '<svg xmlns="http://www.w3.org/2000/svg" class="dist"'))
-    assert.truthy(text:find("<dt>command_line</dt><dd><code>wlrun</code> <code>bench.lua</code></dd>", 1, true))
-    assert.truthy(text:find("<dt>future_field</dt><dd><dl class=\"fields\"><dt>reproducible</dt><dd>true</dd></dl></dd>", 1, true))
+    assert.truthy(
+      text:find("<dt>command_line</dt><dd><code>wlrun</code> <code>bench.lua</code></dd>", 1, true))
+    assert.truthy(
+      text:find(
+      "<dt>future_field</dt><dd><dl class=\"fields\"><dt>reproducible</dt><dd>true</dd></dl></dd>",
+      1, true))
     assert.equal(1, count(text, "<script"))
   end)
 
   it("shows a training loop's summary, its phase names escaped", function()
     local wl = require "wlrun"
     local xs = { 1e-3, 1.1e-3, 0.9e-3, 1e-3 }
-    local doc = { scenario = { name = "train" }, configurations = { { index = 1, params = { batch = 64 }, status = "ok",
-      mode = "loop", samples = xs, stats = wl.stats.summary(xs), metrics = { samples_per_s = 64000 },
-      loop = { batch_size = 64, data_stats = wl.stats.summary { 1e-4, 1e-4 }, throughput = 64000, total_time = 4e-3,
-        data_ratio = 0.1, phases = { { name = "<fwd>", mean = 5e-4, median = 5e-4, share = 0.5, top = true } },
+    local doc = { scenario = { name = "train" },
+      configurations = { { index = 1, params = { batch = 64 }, status = "ok",
+      mode = "loop", samples = xs, stats = wl.stats.summary(xs),
+        metrics = { samples_per_s = 64000 },
+      loop = { batch_size = 64, data_stats = wl.stats.summary { 1e-4, 1e-4 }, throughput = 64000,
+        total_time = 4e-3,
+        data_ratio = 0.1, phases = { { name = "<fwd>", mean = 5e-4, median = 5e-4, share = 0.5,
+          top = true } },
         outside = { mean = 4e-4, share = 0.4 } } } } }
-    local text = require("wlrun.html.report").render { documents = { { doc = doc, path = "t.json" } } }
-    assert.truthy(text:find("<h3>Training loops</h3><pre>#1 train: 4 iterations of 64 samples: 64000.0 samples/s", 1, true))
+    local text = require("wlrun.html.report").render {
+      documents = { { doc = doc, path = "t.json" } } }
+    assert.truthy(
+      text:find(
+      "<h3>Training loops</h3><pre>#1 train: 4 iterations of 64 samples: 64000.0 samples/s", 1,
+      true))
     assert.truthy(text:find("    &lt;fwd&gt;  ", 1, true))
     assert.falsy(text:find("<fwd>", 1, true))
   end)
@@ -197,7 +234,8 @@ describe("html page", function()
   it("compares each document after the first with the first, as wlrun compare does", function()
     local a, pa = doc_of(R.sweep(), "a.json")
     local b, pb = doc_of(R.sweep { slow = 1.2, seed = 40 }, "b.json")
-    local text, holds = require("wlrun.html.report").render { documents = { { doc = a, path = pa }, { doc = b, path = pb } } }
+    local text, holds = require("wlrun.html.report").render {
+      documents = { { doc = a, path = pa }, { doc = b, path = pb } } }
     assert.equal(1, holds.comparisons)
     local cmp = text:match('<section id="cmp%-2">(.-)</section>')
     assert.truthy(cmp)
@@ -209,7 +247,8 @@ describe("html page", function()
   it("keeps every text of a hostile document text", function()
     local doc, path = doc_of(R.hostile(), "hostile.json")
     local other = doc_of(R.sweep(), "sweep.json")
-    local text = require("wlrun.html.report").render { documents = { { doc = doc, path = path }, { doc = other, path = "s.json" } } }
+    local text = require("wlrun.html.report").render {
+      documents = { { doc = doc, path = path }, { doc = other, path = "s.json" } } }
     assert.equal(1, count(text, "<script"))
     assert.equal(1, count(text, "</script>"))
     assert.falsy(text:find("<img", 1, true))
@@ -229,17 +268,20 @@ describe("html history", function()
     for i = 1, 12 do
       h.write(("%s/r%02d.json"):format(dir, i), F.document { started = F.time(i), configs = {
         { params = { n = 1 }, samples = F.samples(i >= 7 and 1.2e-3 or 1e-3, 20, 0.005, i) } } })
-      local r = h.run(("history add r%02d.json --db h.db --commit c%02d -q"):format(i, i), { cwd = dir })
+      local r = h.run(("history add r%02d.json --db h.db --commit c%02d -q"):format(i, i),
+        { cwd = dir })
       assert.equal(0, r.code, r.stderr)
     end
     local db <close> = require("wlrun.history.store").open_reader(dir .. "/h.db")
-    local text, holds = require("wlrun.html.report").render { documents = {}, db = db, db_path = "h.db" }
+    local text, holds = require("wlrun.html.report").render { documents = {}, db = db,
+      db_path = "h.db" }
     assert.equal(1, holds.series)
     assert.equal(1, count(text, 'class="trend"'))
     assert.equal(12, count(text, '<circle class="point"'))
     assert.truthy(text:find("Step at c07 (after c06)", 1, true))
     assert.truthy(text:find("c07 +20.0%", 1, true) or text:find("c07 +19.", 1, true))
-    assert.equal(12, count(text:match('<table class="sortable" id="history%-1%-table">(.-)</table>'), "<tr>") - 1)
+    assert.equal(12,
+      count(text:match('<table class="sortable" id="history%-1%-table">(.-)</table>'), "<tr>") - 1)
     -- the page opens with the summary: the step, linked to its chart
     local summary = text:match('</header>\n<section id="summary">(.-)</section>')
     assert.truthy(summary, "the summary first")
@@ -248,17 +290,23 @@ describe("html history", function()
     assert.truthy(summary:find("c07 (after c06)", 1, true))
     assert.truthy(text:find('<div class="chart" id="history-1-chart">', 1, true))
   end)
-  it("sums up regressions first, the largest first, then improvements, steps and drifts, each linked", function()
+  it(
+    "sums up regressions first, the largest first, then improvements, steps and drifts, "
+    .. "each linked", function()
     local function c(name) return { commit = name, dirty = false } end
     local list = {
-      { name = "a · <dev> · n=1", found = { steps = { { first = c("s2"), last_before = c("s1"), change = -0.2, p = 0.001 } },
+      { name = "a · <dev> · n=1", found = { steps = {
+        { first = c("s2"), last_before = c("s1"), change = -0.2, p = 0.001 } },
         drifts = { { from = c("d1"), to = c("d9"), change = 0.05, p = 0.004 } } } },
-      { name = "b", found = { steps = { { first = c("t5"), last_before = c("t4"), change = 0.3, p = 0.002 } }, drifts = {} } },
+      { name = "b", found = { steps = { { first = c("t5"), last_before = c("t4"), change = 0.3,
+        p = 0.002 } }, drifts = {} } },
       { name = "c", found = { steps = {}, drifts = {} } } }
     local html = require("wlrun.html.history").summary(list, "h.db", "history")
-    assert.truthy(html:find("<p>2 regressions, 1 improvement in 3 series of &#39;h.db&#39;", 1, true), html)
+    assert.truthy(html:find("<p>2 regressions, 1 improvement in 3 series of &#39;h.db&#39;", 1,
+      true), html)
     local rows = {}
-    for row in html:gmatch("<tr[^>]*>(.-)</tr>") do rows[#rows + 1] = row:gsub("<[^>]+>", "|"):gsub("|+", "|") end
+    for row in html:gmatch("<tr[^>]*>(.-)</tr>") do
+      rows[#rows + 1] = row:gsub("<[^>]+>", "|"):gsub("|+", "|") end
     assert.same({ "|configuration|found|commit|shift|p|",
       "|b|regression (step)|t5 (after t4)|+30.0%|0.002|",
       "|a · &lt;dev&gt; · n=1|regression (drift)|d1..d9|+5.0%|0.004|",
@@ -267,8 +315,11 @@ describe("html history", function()
       '<a href="#([^"]+)">.-<a href="#([^"]+)">.-<a href="#([^"]+)">') })
   end)
   it("says in one line that there was no lasting shift", function()
-    local html = require("wlrun.html.history").summary({ { found = { steps = {}, drifts = {} } }, { found = { steps = {}, drifts = {} } } },
+    local html = require("wlrun.html.history").summary(
+      { { found = { steps = {}, drifts = {} } }, { found = { steps = {}, drifts = {} } } },
       "h.db", "history")
-    assert.equal('<section id="summary">\n<h2>Summary</h2>\n<p class="good">No lasting shift was found in 2 series of &#39;h.db&#39;.</p>\n</section>', html)
+    assert.equal(
+      '<section id="summary">\n<h2>Summary</h2>\n<p class="good">No lasting shift was found in '
+      .. '2 series of &#39;h.db&#39;.</p>\n</section>', html)
   end)
 end)

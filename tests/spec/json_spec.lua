@@ -63,7 +63,8 @@ describe("json.encode and json.decode", function()
     assert.equal("42", round_trip(42))
     assert.equal("-7", round_trip(-7))
     assert.equal("2.5", round_trip(2.5))
-    assert.equal('{"a":[1,2,{"b":"c"}],"d":{"e":true}}', round_trip { a = { 1, 2, { b = "c" } }, d = { e = true } })
+    assert.equal('{"a":[1,2,{"b":"c"}],"d":{"e":true}}',
+      round_trip { a = { 1, 2, { b = "c" } }, d = { e = true } })
     assert.equal("[[],{}]", round_trip { json.array(), json.object() })
     assert.is_nil(json.decode("null"))
     assert.is_nil(select(2, json.decode("null"))) -- a value, not an error
@@ -74,13 +75,15 @@ describe("json.encode and json.decode", function()
       { 0.1, "0.1" }, { 1 / 3, "0.3333333333333333" }, { 1e-300, "1e-300" },
       { 5e-324, "4.94065645841247e-324" }, { 2.0 ^ 53 + 1, "9007199254740992.0" }, { -0.0, "-0.0" },
       { 1.0, "1.0" }, { 123456789012.0, "123456789012.0" }, { 1e300, "1e+300" }, { 0.0, "0.0" },
-      { 1e15, "1e+15" }, { 1e-5, "1e-05" }, { 0.0001, "0.0001" }, { 2 ^ 63, "9.223372036854776e+18" },
+      { 1e15, "1e+15" }, { 1e-5, "1e-05" }, { 0.0001, "0.0001" },
+        { 2 ^ 63, "9.223372036854776e+18" },
     }
     for _, c in ipairs(cases) do
       assert.equal(c[2], round_trip(c[1]))
     end
     for _ = 1, 2000 do -- random doubles: bit-exact
-      local x = string.unpack("<d", string.pack("<i8", math.random(math.mininteger, math.maxinteger)))
+      local x = string.unpack("<d", string.pack("<i8",
+        math.random(math.mininteger, math.maxinteger)))
       if x == x and x ~= math.huge and x ~= -math.huge then
         local back = json.decode(json.encode(x))
         assert.equal(string.pack("<d", x), string.pack("<d", back))
@@ -132,9 +135,11 @@ describe("json.encode and json.decode", function()
     assert.equal('{"a":{},"b":[],"c":[{},{}]}', -- a set works too; elements go by the array's key
       json.encode({ a = {}, b = {}, c = { {}, {} } }, { objects = { a = true, c = true } }))
     assert.equal('{"b":[]}', json.encode({ b = {} }, { arrays = { "b" } }))
-    assert.equal('{"b":{}}', json.encode({ b = json.object() }, { arrays = { "b" } })) -- the mark wins
+    -- the mark wins
+    assert.equal('{"b":{}}', json.encode({ b = json.object() }, { arrays = { "b" } }))
     assert.equal('{"b":[]}', json.encode({ b = json.array() }, { objects = { "b" } }))
-    assert.equal('{"1":"a"}', json.encode(json.object { "a" })) -- an object mark holds when not empty
+    -- an object mark holds when not empty
+    assert.equal('{"1":"a"}', json.encode(json.object { "a" }))
   end)
 
   it("mark tables with one shared metatable each, refusing other metatables", function()
@@ -145,7 +150,8 @@ describe("json.encode and json.decode", function()
     assert.equal(t, json.object(t)) -- again: fine
     assert.equal(getmetatable(json.object()), getmetatable(t))
     assert.matches("json.array: the table is marked json.object already", fails(json.array, t))
-    assert.matches("json.object: the table has a metatable already", fails(json.object, setmetatable({}, {})))
+    assert.matches("json.object: the table has a metatable already",
+      fails(json.object, setmetatable({}, {})))
     assert.is_true(json.is_array(json.array()))
     assert.is_false(json.is_array({}))
     assert.is_false(json.is_object("x"))
@@ -174,9 +180,11 @@ describe("json.encode and json.decode", function()
     local opts = { order = { "schema", "name" }, orders = { params = { "variant", "M", "N" } } }
     local doc = { zeta = 1, name = "x", schema = "s", alpha = 2,
                   params = { N = 3, M = 2, variant = "v", name = "p", K = 1 },
-                  configurations = { { params = { N = 1, variant = "a", M = 0 }, name = "c", b = 1 } } }
+                  configurations = { { params = { N = 1, variant = "a", M = 0 }, name = "c",
+                    b = 1 } } }
     assert.equal('{"schema":"s","name":"x","alpha":2,"configurations":[{"name":"c","b":1,'
-      .. '"params":{"variant":"a","M":0,"N":1}}],"params":{"variant":"v","M":2,"N":3,"K":1,"name":"p"},"zeta":1}',
+      .. '"params":{"variant":"a","M":0,"N":1}}],"params":{"variant":"v","M":2,"N":3,"K":1,'
+        .. '"name":"p"},"zeta":1}',
       json.encode(doc, opts))
     assert.equal('{"1":1,"2":2,"10":10,"B":0,"a":0,"b":0}',
       json.encode { [10] = 10, [2] = 2, [1] = 1, b = 0, a = 0, B = 0 })
@@ -191,8 +199,11 @@ describe("json.encode and json.decode", function()
   end)
 
   it("indent with two spaces, scalar arrays on one line, no trailing newline", function()
-    local text = json.encode({ a = 1, b = { 1, 2.5, "x", true }, c = { { d = {} } }, e = json.object() }, { indent = true })
-    assert.equal('{\n  "a": 1,\n  "b": [1,2.5,"x",true],\n  "c": [\n    {\n      "d": []\n    }\n  ],\n  "e": {}\n}', text)
+    local text = json.encode({ a = 1, b = { 1, 2.5, "x", true }, c = { { d = {} } },
+      e = json.object() }, { indent = true })
+    assert.equal(
+      '{\n  "a": 1,\n  "b": [1,2.5,"x",true],\n  "c": [\n    {\n      "d": []\n    }\n  ],\n  '
+      .. '"e": {}\n}', text)
     assert.equal("[]", json.encode({}, { indent = true }))
     assert.equal("5", json.encode(5, { indent = true }))
     local samples = {}
@@ -212,17 +223,26 @@ describe("json.encode and json.decode", function()
     assert.equal('{"k\\n":1}', round_trip { ["k\n"] = 1 })
   end)
 
-  it("write every byte outside valid UTF-8 as \\u00XX, so that the text is always valid UTF-8", function()
+  it("write every byte outside valid UTF-8 as \\u00XX, so that the text is always valid UTF-8",
+    function()
     local cases = {
-      { "\xff", "\\u00ff" }, { "\xfe", "\\u00fe" }, { "\x80", "\\u0080" }, -- never valid; stray continuation
+      -- never valid; stray continuation
+      { "\xff", "\\u00ff" }, { "\xfe", "\\u00fe" }, { "\x80", "\\u0080" },
       { "\xc0\xaf", "\\u00c0\\u00af" }, { "\xc1\xbf", "\\u00c1\\u00bf" }, -- overlong 2-byte
       { "\xe0\x80\xaf", "\\u00e0\\u0080\\u00af" }, -- overlong 3-byte
       { "\xf0\x80\x80\xaf", "\\u00f0\\u0080\\u0080\\u00af" }, -- overlong 4-byte
-      { "\xed\xa0\x80", "\\u00ed\\u00a0\\u0080" }, { "\xed\xbf\xbf", "\\u00ed\\u00bf\\u00bf" }, -- surrogates
-      { "\xf4\x90\x80\x80", "\\u00f4\\u0090\\u0080\\u0080" }, { "\xf5\x80\x80\x80", "\\u00f5\\u0080\\u0080\\u0080" }, -- > U+10FFFF
-      { "\xe4\xb8", "\\u00e4\\u00b8" }, { "\xf0\x9f\x98", "\\u00f0\\u009f\\u0098" }, { "\xc3", "\\u00c3" }, -- truncated
-      { "a\xe4\xb8b", "a\\u00e4\\u00b8b" }, { "\xc3\xa9\xff\xc3\xa9", "é\\u00ffé" }, -- next to valid text
-      { "\xed\x9f\xbf\xee\x80\x80\xf4\x8f\xbf\xbf", "\xed\x9f\xbf\xee\x80\x80\xf4\x8f\xbf\xbf" }, -- the valid edges
+      -- surrogates
+      { "\xed\xa0\x80", "\\u00ed\\u00a0\\u0080" }, { "\xed\xbf\xbf", "\\u00ed\\u00bf\\u00bf" },
+      -- > U+10FFFF
+      { "\xf4\x90\x80\x80", "\\u00f4\\u0090\\u0080\\u0080" },
+        { "\xf5\x80\x80\x80", "\\u00f5\\u0080\\u0080\\u0080" },
+      -- truncated
+      { "\xe4\xb8", "\\u00e4\\u00b8" }, { "\xf0\x9f\x98", "\\u00f0\\u009f\\u0098" },
+        { "\xc3", "\\u00c3" },
+      -- next to valid text
+      { "a\xe4\xb8b", "a\\u00e4\\u00b8b" }, { "\xc3\xa9\xff\xc3\xa9", "é\\u00ffé" },
+      -- the valid edges
+      { "\xed\x9f\xbf\xee\x80\x80\xf4\x8f\xbf\xbf", "\xed\x9f\xbf\xee\x80\x80\xf4\x8f\xbf\xbf" },
     }
     for _, c in ipairs(cases) do
       local text = json.encode(c[1])
@@ -233,22 +253,29 @@ describe("json.encode and json.decode", function()
     local bytes = {}
     for i = 0, 255 do bytes[#bytes + 1] = string.char(i) end
     local all = table.concat(bytes):rep(3)
-    local text = json.encode { [all:gsub("%z", "")] = all } -- jansson refuses NUL in keys (only there)
+    -- jansson refuses NUL in keys (only there)
+    local text = json.encode { [all:gsub("%z", "")] = all }
     assert.is_true(valid_utf8(text))
     assert.is_table(json.decode(text))
   end)
 
   it("refuse values JSON cannot hold, naming where they are", function()
     local doc = { configurations = { {}, {}, { metrics = { x = print } } } }
-    assert.equal("json.encode: a function at configurations[3].metrics.x cannot be written as JSON", fails(json.encode, doc))
-    assert.equal("json.encode: a thread at the top level cannot be written as JSON", fails(json.encode, coroutine.create(print)))
-    assert.matches("json.encode: a userdata at a%[1%] cannot be written as JSON", fails(json.encode, { a = { io.stdout } }))
-    assert.matches('json.encode: a function at %["a key"%] cannot', fails(json.encode, { ["a key"] = print }))
+    assert.equal("json.encode: a function at configurations[3].metrics.x cannot be written as JSON",
+      fails(json.encode, doc))
+    assert.equal("json.encode: a thread at the top level cannot be written as JSON",
+      fails(json.encode, coroutine.create(print)))
+    assert.matches("json.encode: a userdata at a%[1%] cannot be written as JSON",
+      fails(json.encode, { a = { io.stdout } }))
+    assert.matches('json.encode: a function at %["a key"%] cannot',
+      fails(json.encode, { ["a key"] = print }))
     assert.equal("json.encode: a key of type boolean in configurations[2].params",
       fails(json.encode, { configurations = { {}, { params = { [true] = 1 } } } }))
-    assert.equal("json.encode: a key of type float in the top level", fails(json.encode, { [1.5] = 1 }))
+    assert.equal("json.encode: a key of type float in the top level",
+      fails(json.encode, { [1.5] = 1 }))
     assert.equal("json.encode: a key of type table in x", fails(json.encode, { x = { [{}] = 1 } }))
-    assert.equal('json.encode: the keys 1 and "1" in p would both be written as "1"', fails(json.encode, { p = { [1] = 1, ["1"] = 2 } }))
+    assert.equal('json.encode: the keys 1 and "1" in p would both be written as "1"',
+      fails(json.encode, { p = { [1] = 1, ["1"] = 2 } }))
   end)
 
   it("refuse reference cycles, not shared tables", function()
@@ -273,18 +300,26 @@ describe("json.encode and json.decode", function()
       return t
     end
     assert.is_string(json.encode(nest(1000)))
-    assert.matches("^json.encode: nesting deeper than 1000 levels at a%.a%.a%.a%.a%(%.%.%.%)%.a", fails(json.encode, nest(1001)))
+    assert.matches("^json.encode: nesting deeper than 1000 levels at a%.a%.a%.a%.a%(%.%.%.%)%.a",
+      fails(json.encode, nest(1001)))
   end)
 
   it("check the options", function()
     assert.equal("json.encode: unknown option 'indnet'", fails(json.encode, {}, { indnet = true }))
-    assert.equal("json.encode: option 'indent' must be a boolean, not a number", fails(json.encode, {}, { indent = 2 }))
-    assert.equal("json.encode: option 'order' must be a list of strings", fails(json.encode, {}, { order = { 1 } }))
-    assert.equal("json.encode: option 'order' must be a list of strings, not a string", fails(json.encode, {}, { order = "a" }))
-    assert.equal("json.encode: option 'orders.p' must be a list of strings, not a boolean", fails(json.encode, {}, { orders = { p = true } }))
-    assert.matches("json.encode: option 'objects' must be a list of keys or a set", fails(json.encode, {}, { objects = { a = 1 == 2 } }))
-    assert.equal("json.encode: options 'objects' and 'arrays' both name 'x'", fails(json.encode, {}, { objects = { "x" }, arrays = { x = true } }))
-    assert.matches("bad argument #2 to '.*encode' %(table expected, got string%)", fails(json.encode, {}, "indent"))
+    assert.equal("json.encode: option 'indent' must be a boolean, not a number",
+      fails(json.encode, {}, { indent = 2 }))
+    assert.equal("json.encode: option 'order' must be a list of strings",
+      fails(json.encode, {}, { order = { 1 } }))
+    assert.equal("json.encode: option 'order' must be a list of strings, not a string",
+      fails(json.encode, {}, { order = "a" }))
+    assert.equal("json.encode: option 'orders.p' must be a list of strings, not a boolean",
+      fails(json.encode, {}, { orders = { p = true } }))
+    assert.matches("json.encode: option 'objects' must be a list of keys or a set",
+      fails(json.encode, {}, { objects = { a = 1 == 2 } }))
+    assert.equal("json.encode: options 'objects' and 'arrays' both name 'x'",
+      fails(json.encode, {}, { objects = { "x" }, arrays = { x = true } }))
+    assert.matches("bad argument #2 to '.*encode' %(table expected, got string%)",
+      fails(json.encode, {}, "indent"))
   end)
 end)
 
@@ -326,12 +361,14 @@ describe("json.decode refuses", function()
   end)
 
   it("NaN and Infinity, comments, single quotes, trailing commas", function()
-    for _, text in ipairs { "NaN", "[Infinity]", "-Infinity", "[1] // c", "{'a': 1}", "[1,]", '{"a":1,}', "01", "+1" } do
+    for _, text in ipairs { "NaN", "[Infinity]", "-Infinity", "[1] // c", "{'a': 1}", "[1,]",
+      '{"a":1,}', "01", "+1" } do
       refused(text)
     end
   end)
 
-  it("nothing else: any value at the top, NUL in strings, nesting as deep as json.encode writes", function()
+  it("nothing else: any value at the top, NUL in strings, nesting as deep as json.encode writes",
+    function()
     assert.equal("x", json.decode('"x"'))
     assert.equal(1.5, json.decode(" 1.5 "))
     assert.is_false(json.decode("false"))
@@ -357,7 +394,8 @@ describe("json on a large document", function()
     for c = 1, 400 do
       local samples = {}
       for i = 1, 1000 do samples[i] = (c * 1000 + i) / 3e7 end
-      configurations[c] = { index = c, params = { n = c }, samples = samples, warnings = json.array() }
+      configurations[c] = { index = c, params = { n = c }, samples = samples,
+        warnings = json.array() }
     end
     local text = json.encode({ configurations = configurations }, { indent = true })
     assert.is_true(#text > 7e6)
@@ -375,15 +413,18 @@ describe("json for strict readers and ordered writers", function()
     local v, msg = json.decode('{"c": [{"s": [1.0, null]}]}', { array_nulls = false })
     assert.is_nil(v)
     assert.equal("c[1].s[2] is null (arrays may not hold null here)", msg)
-    assert.equal("[1] is null (arrays may not hold null here)", select(2, json.decode("[null]", { array_nulls = false })))
-    assert.same({ a = 1 }, json.decode('{"a": 1, "b": null}', { array_nulls = false })) -- an object's null is absent
+    assert.equal("[1] is null (arrays may not hold null here)",
+      select(2, json.decode("[null]", { array_nulls = false })))
+    -- an object's null is absent
+    assert.same({ a = 1 }, json.decode('{"a": 1, "b": null}', { array_nulls = false }))
     assert.error_matches(function() json.decode("{}", { strict = true }) end,
       "json_spec%.lua:%d+: json%.decode: unknown option 'strict' %(options: array_nulls%)$")
     assert.has_error(function() json.decode("{}", { array_nulls = "no" }) end)
   end)
 
   it("refuses an order that is not a list of strings", function()
-    for _, o in ipairs { { order = { a = 1 } }, { order = { "a", 2 } }, { orders = { params = { a = 1 } } },
+    for _, o in ipairs { { order = { a = 1 } }, { order = { "a", 2 } },
+      { orders = { params = { a = 1 } } },
                          { orders = { params = { [2] = "x" } } } } do
       assert.has_error(function() json.encode({ a = 1 }, o) end)
     end

@@ -3,7 +3,8 @@ local wl = require "wlrun"
 local loop = require "wlrun.measure.loop"
 local loop_summary = require "wlrun.report.loop_summary"
 
-local function near(a, b, tol) return math.abs(a - b) <= (tol or 1e-9) * math.max(1, math.abs(b)) end
+local function near(a, b, tol) return math.abs(a - b) <= (tol or 1e-9) * math.max(1,
+  math.abs(b)) end
 
 local function record(iter, data, phases)
   local r = { batch_size = 256, iter = {}, data = {}, phases = {} }
@@ -44,7 +45,8 @@ describe("loop summary", function()
 
   it("breaks the step down by phase and shows what is outside them", function()
     local s = loop.summarize(record({ 0.010, 0.012 }, { 0, 0 }, function(i)
-      return { { name = "forward", time = 0.004, top = true }, { name = "backward", time = 0.005, top = true },
+      return { { name = "forward", time = 0.004, top = true },
+        { name = "backward", time = 0.005, top = true },
                { name = "inner", time = 0.001, top = false } }
     end))
     assert.equal(3, #s.phases)
@@ -65,7 +67,8 @@ describe("loop summary", function()
 
   it("prints per-iteration lines in the methodology's form", function()
     -- the methodology's example: 128 samples in a 12.31 ms step
-    assert.equal("[0007]: iter 12.31 ms, data 1.20 ms, fps 10398.1", loop.format_line(7, 0.01231, 0.0012, 128))
+    assert.equal("[0007]: iter 12.31 ms, data 1.20 ms, fps 10398.1",
+      loop.format_line(7, 0.01231, 0.0012, 128))
   end)
 
   it("prints a summary with iter and data statistics and the phases", function()
@@ -83,7 +86,8 @@ describe("loop summary", function()
 end)
 
 describe("loop MFU", function()
-  it("achieved FLOP/s is FLOP per sample times samples/s; MFU is that over the dense peak", function()
+  it("achieved FLOP/s is FLOP per sample times samples/s; MFU is that over the dense peak",
+    function()
     local entry = { status = "ok", metrics = {} }
     loop.record(entry, record({ 0.010, 0.010 }, { 0, 0 }), 0) -- 256 samples per 10 ms
     -- a device whose dense bf16 peak is 1e15 FLOP/s: 4096 FLOP per clock on one SM at 2.44e11 Hz
@@ -92,8 +96,11 @@ describe("loop MFU", function()
     assert.is_true(near(entry.loop.mfu, 2e9 * 25600 / 1e15))
     assert.is_true(near(entry.metrics.mfu, entry.loop.mfu))
     assert.equal("bf16", entry.loop.dtype)
-    local text = require("wlrun.report.loop_summary").render(require("wlrun.report.loop_summary").of_entry(entry), "m")
-    assert.matches("51%.2 TFLOP/s %(2e%+09 FLOP per sample%); MFU 5%.1%% of the dense bf16 peak, 1 PFLOP/s", text)
+    local text = require("wlrun.report.loop_summary").render(
+      require("wlrun.report.loop_summary").of_entry(entry), "m")
+    assert.matches(
+      "51%.2 TFLOP/s %(2e%+09 FLOP per sample%); MFU 5%.1%% of the dense bf16 peak, 1 PFLOP/s",
+      text)
     -- without a peak: the achieved FLOP/s, no MFU, and a note that says why
     local bare = { status = "ok", metrics = {} }
     loop.record(bare, record({ 0.010 }, { 0 }), 0)
@@ -122,11 +129,14 @@ describe("wl.loop and wl.phase", function()
   it("declares a loop scenario and validates it", function()
     local s = wl.loop { name = "l", batch_size = 8, data = function() end, step = function() end }
     assert.is_true(wl.is_scenario(s))
-    assert.equal(5, (loop.count(s.loop, "warmup"))) -- the loop's defaults, where nothing else sets them
+    -- the loop's defaults, where nothing else sets them
+    assert.equal(5, (loop.count(s.loop, "warmup")))
     assert.equal(30, (loop.count(s.loop, "iters")))
     assert.has_error(function() wl.loop { name = "l", batch_size = 8, data = function() end } end)
-    assert.has_error(function() wl.loop { name = "l", batch_size = 0, data = function() end, step = function() end } end)
-    assert.has_error(function() wl.loop { name = "l", batch_size = 8, data = function() end, step = function() end, itres = 3 } end,
+    assert.has_error(function() wl.loop { name = "l", batch_size = 0, data = function() end,
+      step = function() end } end)
+    assert.has_error(function() wl.loop { name = "l", batch_size = 8, data = function() end,
+      step = function() end, itres = 3 } end,
       nil)
   end)
 

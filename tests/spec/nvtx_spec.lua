@@ -32,7 +32,8 @@ describe("wl.nvtx", function()
   it("refuses a pop without a push (kind script)", function()
     local msg, kind = raises(nvtx.pop)
     assert.equal("script", kind)
-    assert.matches("wl.nvtx.pop: no range is pushed in the default domain %(a pop without a push%)", msg)
+    assert.matches("wl.nvtx.pop: no range is pushed in the default domain %(a pop without a push%)",
+      msg)
     local d = nvtx.domain("spec.pop")
     msg = raises(d.pop, d)
     assert.matches("wl.nvtx domain 'spec.pop': pop: no range is pushed in domain 'spec.pop'", msg)
@@ -52,7 +53,8 @@ describe("wl.nvtx", function()
   end)
 
   it("range pops on an error and lets the error through unchanged", function()
-    local err = setmetatable({ kind = "script", message = "mine" }, { __tostring = function() return "mine" end })
+    local err = setmetatable({ kind = "script", message = "mine" },
+      { __tostring = function() return "mine" end })
     local ok, e = pcall(nvtx.range, "failing", function()
       nvtx.push("left open by the error")
       error(err)
@@ -70,17 +72,22 @@ describe("wl.nvtx", function()
   it("range refuses a function that popped the range's own entry", function()
     nvtx.push("before")
     local msg = raises(nvtx.range, "r", function() nvtx.pop() nvtx.pop() end)
-    assert.matches("wl.nvtx.range 'r' %(the default domain%): a range pushed before it was popped inside it", msg)
+    assert.matches(
+      "wl.nvtx.range 'r' %(the default domain%): a range pushed before it was popped inside it",
+      msg)
     assert.equal(0, nvtx.depth())
   end)
 
   it("range checks its arguments before pushing", function()
-    assert.matches("wl.nvtx.range: expected range%(name, %[options,%] function, ...%), got no value for the function",
+    assert.matches(
+      "wl.nvtx.range: expected range%(name, %[options,%] function, ...%), got no value for the "
+      .. "function",
       (raises(nvtx.range, "r")))
     assert.matches("got number for the function", (raises(nvtx.range, "r", {}, 5)))
     assert.matches("got nil for the function", (raises(nvtx.range, "r", nil, nil)))
     assert.matches("the name must be a string", (raises(nvtx.range, 5, function() end)))
-    assert.matches("unknown option 'colour'", (raises(nvtx.range, "r", { colour = 1 }, function() end)))
+    assert.matches("unknown option 'colour'", (raises(nvtx.range, "r", { colour = 1 },
+      function() end)))
     assert.equal(0, nvtx.depth())
     -- a callable table is a function
     local callable = setmetatable({}, { __call = function(_, x) return x * 2 end })
@@ -88,26 +95,33 @@ describe("wl.nvtx", function()
   end)
 
   it("checks names and options", function()
-    assert.matches("wl.nvtx.push: the name must be a string or a registered string %(wl.nvtx.register%), got number",
+    assert.matches(
+      "wl.nvtx.push: the name must be a string or a registered string %(wl.nvtx.register%), "
+      .. "got number",
       (raises(nvtx.push, 12)))
     assert.matches("got nil", (raises(nvtx.push)))
     assert.matches("got nil", (raises(nvtx.push, nil, {})))
     assert.matches("options must be a table", (raises(nvtx.push, "x", "red")))
-    assert.matches("unknown option 'colour' %(options: color, category, payload%)", (raises(nvtx.mark, "x", { colour = 1 })))
+    assert.matches("unknown option 'colour' %(options: color, category, payload%)",
+      (raises(nvtx.mark, "x", { colour = 1 })))
     assert.matches("unknown option '1'", (raises(nvtx.mark, "x", { "red" })))
-    assert.matches("unknown color 'mauve' %(0xRRGGBB, '#RRGGBB' or one of red, orange", (raises(nvtx.mark, "x", { color = "mauve" })))
+    assert.matches("unknown color 'mauve' %(0xRRGGBB, '#RRGGBB' or one of red, orange",
+      (raises(nvtx.mark, "x", { color = "mauve" })))
     assert.matches("color must be 0xRRGGBB", (raises(nvtx.mark, "x", { color = -1 })))
     assert.matches("color must be 0xRRGGBB", (raises(nvtx.mark, "x", { color = 0x100000000 })))
     assert.matches("color must be 0xRRGGBB", (raises(nvtx.mark, "x", { color = 1.5 })))
     assert.matches("color must be 0xRRGGBB", (raises(nvtx.mark, "x", { color = true })))
-    assert.matches("category must be a category's name or an id from 0 to 2%^32%-1, got %-1", (raises(nvtx.mark, "x", { category = -1 })))
+    assert.matches("category must be a category's name or an id from 0 to 2%^32%-1, got %-1",
+      (raises(nvtx.mark, "x", { category = -1 })))
     assert.matches("category must be", (raises(nvtx.mark, "x", { category = 2.5 })))
-    assert.matches("payload must be a number %(an integer is sent as int64, a float as double%), got string",
+    assert.matches(
+      "payload must be a number %(an integer is sent as int64, a float as double%), got string",
       (raises(nvtx.mark, "x", { payload = "7" })))
     assert.matches("payload must be a number", (raises(nvtx.mark, "x", { payload = true })))
     assert.equal(0, nvtx.depth()) -- a refused push pushed nothing
     -- accepted forms
-    for _, c in ipairs { "red", "blue", "gray", "grey", "black", "white", "#1a2B3c", 0, 0xFFFFFF, 0x80FFFFFF, 0xFFFFFFFF } do
+    for _, c in ipairs { "red", "blue", "gray", "grey", "black", "white", "#1a2B3c", 0, 0xFFFFFF,
+      0x80FFFFFF, 0xFFFFFFFF } do
       nvtx.mark("color", { color = c })
     end
     for _, p in ipairs { 0, -5, math.maxinteger, math.mininteger, 2.5, -0.0, 1e300 } do
@@ -124,7 +138,8 @@ describe("wl.nvtx", function()
     local b = nvtx.start("b")
     assert.is_true(math.type(a) == "integer" and b ~= a)
     assert.equal("a", nvtx.stop(a)) -- not nested: a ends before b
-    assert.matches("wl.nvtx.stop: no range " .. a .. " is started in the default domain", (raises(nvtx.stop, a)))
+    assert.matches("wl.nvtx.stop: no range " .. a .. " is started in the default domain",
+      (raises(nvtx.stop, a)))
     assert.matches("expected the id that start returned, got string", (raises(nvtx.stop, "b")))
     local d = nvtx.domain("spec.start")
     assert.matches("no range " .. b .. " is started in domain 'spec.start'", (raises(d.stop, d, b)))
@@ -146,7 +161,9 @@ describe("wl.nvtx", function()
     assert.equal(5, d:range("r", { color = "blue" }, function() return 5 end))
     d:mark("m", { payload = 1 })
     assert.equal("in d", d:pop())
-    assert.matches("wl.nvtx.domain: expected a domain's name %(a non%-empty string%), got an empty string", (raises(nvtx.domain, "")))
+    assert.matches(
+      "wl.nvtx.domain: expected a domain's name %(a non%-empty string%), got an empty string",
+      (raises(nvtx.domain, "")))
     assert.matches("got number", (raises(nvtx.domain, 3)))
     assert.matches("wlrun.nvtx.domain expected", (raises(d.push, "x")))
   end)
@@ -164,7 +181,8 @@ describe("wl.nvtx", function()
     d:mark("m", { category = "io" })
     d:mark("m", { category = "new by use" })
     assert.equal(22, d:category("new by use"))
-    assert.matches("expected category%(name%) or category%(id, name%)", (raises(d.category, d, 0, "zero")))
+    assert.matches("expected category%(name%) or category%(id, name%)",
+      (raises(d.category, d, 0, "zero")))
     assert.matches("expected category", (raises(d.category, d, 1.5, "x")))
     assert.matches("expected category", (raises(d.category, d, 3)))
     assert.matches("expected name_category%(id, name%)", (raises(d.name_category, d, "x")))
@@ -186,7 +204,9 @@ describe("wl.nvtx", function()
     assert.equal(7, d:range(s, function() return 7 end))
     d:mark(s)
     d:stop(d:start(s))
-    assert.matches("wl.nvtx.push: the string 'hot loop' was registered in another domain than the default domain",
+    assert.matches(
+      "wl.nvtx.push: the string 'hot loop' was registered in another domain than the "
+      .. "default domain",
       (raises(nvtx.push, s)))
     local g = nvtx.register("global name")
     assert.equal("global name", nvtx.range(g, function() return nvtx.stack()[1] end))
@@ -202,7 +222,8 @@ describe("wl.nvtx", function()
     assert.is_true(nvtx.auto_enabled())
     assert.equal("wlrun", nvtx.auto_domain)
     local seen = {}
-    for _, kind in ipairs { "scenario", "configuration", "setup", "check", "warmup", "measurement", "teardown",
+    for _, kind in ipairs { "scenario", "configuration", "setup", "check", "warmup", "measurement",
+      "teardown",
                             "loop", "iteration", "data", "step", "phase" } do
       local k = nvtx.kinds[kind]
       assert.is_table(k, kind)
@@ -217,14 +238,19 @@ describe("wl.nvtx", function()
     end
     assert.equal(0, nvtx.domain("wlrun"):depth())
     assert.same({ 1, 2 }, { nvtx.auto_range("step", "step 1", function(a) return a, 2 end, 1) })
-    assert.same({ "data" }, { nvtx.auto_range("data", nil, function() return nvtx.domain("wlrun"):stack()[1] end) })
+    assert.same({ "data" }, { nvtx.auto_range("data", nil,
+      function() return nvtx.domain("wlrun"):stack()[1] end) })
     local s = nvtx.auto_scope("iteration")
     s:close()
     s:close() -- once only
-    assert.matches("unknown kind of automatic range 'bogus' %(kinds: scenario, configuration,", (raises(nvtx.auto_scope, "bogus")))
-    assert.matches("the payload of an automatic range must be a number", (raises(nvtx.auto_scope, "phase", "p", "x")))
-    assert.matches("expected %(kind, name, function, ...%)", (raises(nvtx.auto_range, "phase", "p")))
-    assert.matches("the name of an automatic range must be a string", (raises(nvtx.auto_scope, "phase", 5)))
+    assert.matches("unknown kind of automatic range 'bogus' %(kinds: scenario, configuration,",
+      (raises(nvtx.auto_scope, "bogus")))
+    assert.matches("the payload of an automatic range must be a number",
+      (raises(nvtx.auto_scope, "phase", "p", "x")))
+    assert.matches("expected %(kind, name, function, ...%)",
+      (raises(nvtx.auto_range, "phase", "p")))
+    assert.matches("the name of an automatic range must be a string",
+      (raises(nvtx.auto_scope, "phase", 5)))
     -- the automatic domain's stack is separate from the default domain's
     nvtx.push("user")
     nvtx.auto_range("phase", "p", function() assert.equal("user", nvtx.pop()) end)

@@ -30,7 +30,8 @@ describe("wlrun.measure.peaks", function()
   it("wl.peak_flops refuses what is not a device table", function()
     local ok, e = pcall(wl.peak_flops, "sm_90")
     assert.is_false(ok)
-    assert.matches("wl.peak_flops: expected a table from wl.device%(%), got a string", tostring(e.message or e))
+    assert.matches("wl.peak_flops: expected a table from wl.device%(%), got a string",
+      tostring(e.message or e))
     assert.same(peaks.of(h200), wl.peak_flops(h200))
   end)
 end)
@@ -56,7 +57,8 @@ describe("work(p) with a dtype", function()
   it("leaves the peak out where the architecture has none", function()
     local e = results.entry { index = 1, params = { n = 1 } }
     e.stats = { median = 1e-3 }
-    results.record_work(e, { flops = 1e9, dtype = "tf32" }, { arch = "sm_75", sm_count = 40, sm_clock_khz = 1590000 })
+    results.record_work(e, { flops = 1e9, dtype = "tf32" },
+      { arch = "sm_75", sm_count = 40, sm_clock_khz = 1590000 })
     assert.equal(1e12, e.metrics.flop_per_s)
     assert.is_nil(e.metrics.peak_fraction)
   end)
@@ -65,20 +67,25 @@ describe("work(p) with a dtype", function()
     for _, bad in ipairs { "fp8", 16, true } do
       local ok, e = pcall(results.check_work, { flops = 1, dtype = bad })
       assert.is_false(ok)
-      assert.matches("work%(p%)%.dtype must be one of f32, tf32, bf16, f16, got " .. tostring(bad), e.message)
+      assert.matches("work%(p%)%.dtype must be one of f32, tf32, bf16, f16, got " .. tostring(bad),
+        e.message)
     end
   end)
 end)
 
 describe("results.relate_baselines", function()
   local function cfg(i, variant, median, status)
-    return { index = i, params = { variant = variant, n = 4 }, status = status or "ok", stats = { median = median },
+    return { index = i, params = { variant = variant, n = 4 }, status = status or "ok",
+      stats = { median = median },
              metrics = { flop_per_s = 1 / median }, baseline = { variant = "lib", n = 4 } }
   end
 
-  it("is the baseline's median over the configuration's, in the document and after a load", function()
-    local doc = { schema = "wlrun-results", version = 1, complete = true, scenario = { name = "s", axes = { "variant", "n" } },
-                  configurations = { cfg(1, "mine", 4e-3), cfg(2, "lib", 1e-3), cfg(3, "slow", 1e-2) } }
+  it("is the baseline's median over the configuration's, in the document and after a load",
+    function()
+    local doc = { schema = "wlrun-results", version = 1, complete = true,
+      scenario = { name = "s", axes = { "variant", "n" } },
+                  configurations = { cfg(1, "mine", 4e-3), cfg(2, "lib", 1e-3),
+                    cfg(3, "slow", 1e-2) } }
     results.relate_baselines(doc)
     assert.near(0.25, doc.configurations[1].metrics.baseline_fraction, 1e-12)
     assert.equal(1, doc.configurations[2].metrics.baseline_fraction)
@@ -98,13 +105,16 @@ describe("results.relate_baselines", function()
 end)
 
 describe("the shipped GEMM scenarios under --compile-only", function()
-  it("compare each kernel with cuBLAS of its dtype at the same shape, and cuBLAS with nothing", function()
+  it("compare each kernel with cuBLAS of its dtype at the same shape, and cuBLAS with nothing",
+    function()
     local dir = h.tmpdir()
-    local r = h.run("scenarios/gemm_sweep.lua --compile-only --arch sm_90 -p K=1024 -o " .. h.quote(dir .. "/g.json"),
+    local r = h.run("scenarios/gemm_sweep.lua --compile-only --arch sm_90 -p K=1024 -o "
+      .. h.quote(dir .. "/g.json"),
       { cwd = h.source_dir })
     assert.equal(0, r.code, r.stderr)
     local doc = results.load(dir .. "/g.json")
-    local want = { naive = "cublas_f32", tiled = "cublas_f32", tiled4x4 = "cublas_f32", mma_bf16 = "cublas_bf16" }
+    local want = { naive = "cublas_f32", tiled = "cublas_f32", tiled4x4 = "cublas_f32",
+      mma_bf16 = "cublas_bf16" }
     local seen = 0
     for _, c in ipairs(doc.configurations) do
       assert.equal("compiled", c.status)

@@ -6,7 +6,8 @@ local plan = require "wlrun.run.plan"
 local results = require "wlrun.results"
 
 local function scenario()
-  return wl.scenario { name = "p", params = { n = { 1, 2, 3, 4, 5, 6 }, v = { "a", "b" } }, run = function() end }
+  return wl.scenario { name = "p", params = { n = { 1, 2, 3, 4, 5, 6 }, v = { "a", "b" } },
+    run = function() end }
 end
 
 local function cli(t)
@@ -27,7 +28,8 @@ describe("plan.build", function()
   end)
 
   it("applies -p and --filter before the shard, keeping the space's indices", function()
-    local p = plan.build(scenario(), "s.lua", cli { params = { { name = "v", values = { "a" } } }, filter = "n > 2",
+    local p = plan.build(scenario(), "s.lua", cli { params = { { name = "v", values = { "a" } } },
+      filter = "n > 2",
       shard = { k = 2, n = 2 } })
     assert.equal(4, #p.space)
     assert.equal(2, #p.list)
@@ -58,7 +60,8 @@ describe("plan.build", function()
 
   it("refuses a --resume file of another scenario or version before anything runs", function()
     local dir = h.tmpdir()
-    h.write(dir .. "/old.json", results.render { schema = "wlrun-results", version = 1, scenario = { name = "q" },
+    h.write(dir .. "/old.json", results.render { schema = "wlrun-results", version = 1,
+      scenario = { name = "q" },
       configurations = {} })
     local ok, e = pcall(plan.build, scenario(), "s.lua", cli { resume = dir .. "/old.json" })
     assert.is_false(ok)

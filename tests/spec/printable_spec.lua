@@ -1,4 +1,5 @@
--- wlrun.text.printable.data and its fast path in C (core.printable_clean), and what the text printers
+-- wlrun.text.printable.data and its fast path in C (core.printable_clean), and what the text
+-- printers
 -- leave out before it (report.table.shown).
 local core = require "wlrun.core"
 local printable = require "wlrun.text.printable"
@@ -12,7 +13,8 @@ describe("core.printable_clean", function()
     assert.is_true(core.printable_clean({}))
   end)
 
-  it("is false for a control byte, DEL or a byte from 0x80, in a value or a key, however deep", function()
+  it("is false for a control byte, DEL or a byte from 0x80, in a value or a key, however deep",
+    function()
     for _, s in ipairs { "a\27[2J", "tab\there", "del\127", "\xce\xbcs", "nul\0" } do
       assert.is_false(core.printable_clean(s), s)
       assert.is_false(core.printable_clean({ { { x = s } } }), s)
@@ -65,7 +67,8 @@ end)
 
 describe("report.table.shown", function()
   it("leaves out the samples and enqueue times of configurations with a count", function()
-    local c = { index = 1, stats = { n = 2, median = 1 }, samples = { 1, 2 }, enqueue = { 3, 4 }, params = {} }
+    local c = { index = 1, stats = { n = 2, median = 1 }, samples = { 1, 2 }, enqueue = { 3, 4 },
+      params = {} }
     local doc = { scenario = { name = "s" }, configurations = { c } }
     local shown = T.shown(doc)
     assert.is_nil(shown.configurations[1].samples)

@@ -26,7 +26,8 @@ local function fails(fn)
 end
 
 local function minimal(configurations)
-  return { schema = "wlrun-results", version = 1, complete = false, configurations = configurations or {} }
+  return { schema = "wlrun-results", version = 1, complete = false,
+    configurations = configurations or {} }
 end
 
 describe("report printers", function()
@@ -73,8 +74,10 @@ describe("report printers", function()
     local row = text:match("\n(1  [^\n]*)")
     assert.matches("failed   %[cuda%] first line x+%.%.%.$", row)
     assert.equal(#text:match("\n(%-[^\n]*)"), #row) -- as wide as the rule under the header
-    assert.matches("\n2  naive    4096  4096  skipped  naive kernel limited to M <= 2048\n", text, 1, true)
-    assert.matches("\n  #1 %[cuda%] first line x+\n      second line\n", text) -- in full in the footer
+    assert.matches("\n2  naive    4096  4096  skipped  naive kernel limited to M <= 2048\n", text,
+      1, true)
+    -- in full in the footer
+    assert.matches("\n  #1 %[cuda%] first line x+\n      second line\n", text)
   end)
 
   it("render a document with zero configurations, or with little else", function()
@@ -89,13 +92,15 @@ describe("report printers", function()
     assert.matches("(no configurations)", report.render(doc, "table"), 1, true)
     assert.equal("index,variant,M,N,status,", report.render(doc, "csv"):sub(1, 25))
     assert.same({}, json.decode(report.render(doc, "json")).configurations)
-    local t = report.render(minimal { { index = 1, params = {}, status = "skipped", reason = "nothing" } }, "table")
+    local t = report.render(minimal { { index = 1, params = {}, status = "skipped",
+      reason = "nothing" } }, "table")
     assert.matches("1  skipped  nothing", t, 1, true)
   end)
 
   it("name the kernel, or the scenario when there is none, in the plain report", function()
     local text = report.render(sample(), "plain")
-    assert.matches("Kernel: gemm_tiled (variant=tiled, M=4096, N=4096)\nDevice: NVIDIA H200\n", text, 1, true)
+    assert.matches("Kernel: gemm_tiled (variant=tiled, M=4096, N=4096)\nDevice: NVIDIA H200\n",
+      text, 1, true)
     assert.matches("Kernel: gemm_sweep (variant=naive, M=4096, N=4096)\nSkipped: ", text, 1, true)
     local doc = sample()
     doc.configurations[4].metrics.flop_per_s = nil
@@ -118,7 +123,8 @@ describe("JSON", function()
   it("writes the keys in a stable, readable order", function()
     local text = report.render(sample(), "json")
     local last = 0
-    for _, k in ipairs { "schema", "version", "wlrun", "command_line", "cwd", "started", "finished", "complete",
+    for _, k in ipairs { "schema", "version", "wlrun", "command_line", "cwd", "started", "finished",
+      "complete",
                          "scenario", "settings", "sources", "device", "floor", "configurations" } do
       local at = text:find('\n  "' .. k .. '":', 1, true)
       assert.is_true(at and at > last, k)
@@ -126,8 +132,10 @@ describe("JSON", function()
     end
     local conf = text:sub((text:find('"index": 3', 1, true)))
     last = 0
-    for _, k in ipairs { "index", "params", "status", "mode", "per", "warmup", "samples", "enqueue", "stats",
-                         "enqueue_stats", "shape", "work", "metrics", "kernels", "check", "warnings", "notes",
+    for _, k in ipairs { "index", "params", "status", "mode", "per", "warmup", "samples", "enqueue",
+      "stats",
+                         "enqueue_stats", "shape", "work", "metrics", "kernels", "check",
+                           "warnings", "notes",
                          "clock", "time" } do
       local at = conf:find('"' .. k .. '":', 1, true)
       assert.is_true(at and at > last, k)
@@ -150,7 +158,8 @@ describe("JSON", function()
     local back = assert(json.decode(text))
     assert.is_nil(back.configurations[4].stats.cv)
     assert.equal(doc.configurations[4].stats.median, back.configurations[4].stats.median)
-    assert.matches("6.509..6.529 ms      -  20", report.render(doc, "table"), 1, true) -- a NaN cv shows as -
+    -- a NaN cv shows as -
+    assert.matches("6.509..6.529 ms      -  20", report.render(doc, "table"), 1, true)
     assert.matches(",0.00651848,0.006501001,inf,", report.render(doc, "csv"), 1, true)
   end)
 end)

@@ -22,7 +22,8 @@ local read = h.read
 local SEEDS = {
   "tests/fixtures/results/sample.json", "tests/fixtures/results/h200-bandwidth.json",
   "tests/fixtures/results/metrics-base.json", "tests/fixtures/compare/sweep.json",
-  "tests/fixtures/compare/base.json", "tests/fixtures/merge/shard_1.json", "tests/fixtures/merge/partial.json",
+  "tests/fixtures/compare/base.json", "tests/fixtures/merge/shard_1.json",
+    "tests/fixtures/merge/partial.json",
 }
 
 -- a loop configuration and a traced one, as wlrun writes them, from a seed document
@@ -32,8 +33,10 @@ local function loop_document(base)
   c.mode, c.status = "loop", "ok"
   c.samples = { 0.010, 0.011, 0.012, 0.010 }
   c.stats = require("wlrun.core").stats.summary(c.samples)
-  c.loop = { batch_size = 64, data = { 0.001, 0.002, 0.001, 0.001 }, throughput = 5800.0, data_ratio = 0.12,
-    total_time = 0.044, data_stats = require("wlrun.core").stats.summary { 0.001, 0.002, 0.001, 0.001 },
+  c.loop = { batch_size = 64, data = { 0.001, 0.002, 0.001, 0.001 }, throughput = 5800.0,
+    data_ratio = 0.12,
+    total_time = 0.044, data_stats = require("wlrun.core").stats.summary { 0.001, 0.002, 0.001,
+      0.001 },
     phases = { { name = "forward", mean = 0.004, median = 0.004, share = 0.4, top = true },
                { name = "backward", mean = 0.005, median = 0.005, share = 0.5, top = true } },
     outside = { mean = 0.001, median = 0.001, share = 0.1 } }
@@ -60,7 +63,8 @@ local function at(t, path)
   return t, path[#path]
 end
 
-local REPLACEMENTS = { "text", -1, 0, 1e308, -1e-300, 2 ^ 53, true, {}, { 1, 2 }, { a = 1 }, "2026-02-31T10:00:00Z",
+local REPLACEMENTS = { "text", -1, 0, 1e308, -1e-300, 2 ^ 53, true, {}, { 1, 2 }, { a = 1 },
+  "2026-02-31T10:00:00Z",
   "T99:99:99Z", 0.5, 4.00652 }
 
 -- one mutation of doc (in place); returns what it did
@@ -117,27 +121,35 @@ local function consumers(doc, original)
       if s then ls.render(s, "loop") end
     end
   end }
-  list[#list + 1] = { "export gbench", function() return require("wlrun.tools.export").gbench(doc, {}) end }
-  list[#list + 1] = { "compare new", function() return require("wlrun.compare.document").compare(original, doc, {}) end }
-  list[#list + 1] = { "compare base", function() return require("wlrun.compare.document").compare(doc, original, {}) end }
-  list[#list + 1] = { "merge", function() return require("wlrun.results.merge").merge({ doc, doc }, { "a.json", "b.json" }) end }
+  list[#list + 1] = { "export gbench", function() return require("wlrun.tools.export").gbench(doc,
+    {}) end }
+  list[#list + 1] = { "compare new", function() return require("wlrun.compare.document").compare(
+    original, doc, {}) end }
+  list[#list + 1] = { "compare base", function() return require("wlrun.compare.document").compare(
+    doc, original, {}) end }
+  list[#list + 1] = { "merge", function() return require("wlrun.results.merge").merge({ doc, doc },
+    { "a.json", "b.json" }) end }
   list[#list + 1] = { "html", function()
-    return require("wlrun.html.report").render({ documents = { { doc = doc, path = "m.json" } }, selection = {} })
+    return require("wlrun.html.report").render({ documents = { { doc = doc, path = "m.json" } },
+      selection = {} })
   end }
-  list[#list + 1] = { "history record", function() return require("wlrun.history.record").run(doc, "m.json") end }
+  list[#list + 1] = { "history record", function() return require("wlrun.history.record").run(doc,
+    "m.json") end }
   return list
 end
 
 describe("results documents under mutation", function()
   it(("give wlrun's own errors only, never an internal one (%d mutations)"):format(N), function()
     local seeds = {}
-    for _, p in ipairs(SEEDS) do seeds[#seeds + 1] = { name = p, doc = json.decode(read(ROOT .. "/" .. p)) } end
+    for _, p in ipairs(SEEDS) do seeds[#seeds + 1] = { name = p,
+      doc = json.decode(read(ROOT .. "/" .. p)) } end
     seeds[#seeds + 1] = { name = "loop", doc = loop_document(seeds[1].doc) }
     for _, s in ipairs(seeds) do -- every seed loads and goes through every consumer as it is
       local doc = load.decode(json.encode(s.doc), s.name)
       for _, c in ipairs(consumers(doc, doc)) do
         local ok, e = pcall(c[2])
-        assert.is_true(ok or internal(e) == nil, ("%s: %s on the seed itself: %s"):format(s.name, c[1], internal(e)))
+        assert.is_true(ok or internal(e) == nil, ("%s: %s on the seed itself: %s"):format(s.name,
+          c[1], internal(e)))
       end
     end
     local rng = h.lcg(SEED)
@@ -150,23 +162,27 @@ describe("results documents under mutation", function()
       local ok, loaded = pcall(load.decode, text, "m.json")
       if not ok then
         local bad = internal(loaded)
-        if bad then failures[#failures + 1] = ("%s, %s: the loader: %s"):format(seed.name, did, bad) end
+        if bad then failures[#failures + 1] = ("%s, %s: the loader: %s"):format(seed.name, did,
+          bad) end
       else
         accepted = accepted + 1
         local original = load.decode(json.encode(seed.doc), seed.name)
         for _, c in ipairs(consumers(loaded, original)) do
           local fine, e = pcall(c[2])
           local bad = not fine and internal(e)
-          if bad then failures[#failures + 1] = ("%s, %s: %s: %s"):format(seed.name, did, c[1], bad) end
+          if bad then failures[#failures + 1] = ("%s, %s: %s: %s"):format(seed.name, did, c[1],
+            bad) end
         end
       end
       if #failures >= 10 then break end
     end
-    print(("\n    %d mutations, %d accepted by the loader, %d internal errors"):format(N, accepted, #failures))
+    print(("\n    %d mutations, %d accepted by the loader, %d internal errors"):format(N, accepted,
+      #failures))
     assert.equal(0, #failures, table.concat(failures, "\n"))
   end)
 
-  it(("give wlrun's own errors only as bytes of a document or a journal (%d mutations)"):format(N), function()
+  it(("give wlrun's own errors only as bytes of a document or a journal (%d mutations)"):format(N),
+    function()
     local journal = require "wlrun.results.journal"
     local texts = {}
     for _, p in ipairs(SEEDS) do texts[#texts + 1] = { name = p, text = read(ROOT .. "/" .. p) } end
@@ -178,7 +194,8 @@ describe("results documents under mutation", function()
       local w = journal.open(doc, { { path = dir .. "/r.json", format = "json" } })
       for _, c in ipairs(configs) do w:add(c) end
       w.file:flush()
-      texts[#texts + 1] = { name = "journal", text = read(dir .. "/r.json.journal"), journal = dir .. "/m.json.journal" }
+      texts[#texts + 1] = { name = "journal", text = read(dir .. "/r.json.journal"),
+        journal = dir .. "/m.json.journal" }
       w:finish(false)
     end
     local rng = h.lcg(SEED + 1)
@@ -189,14 +206,16 @@ describe("results documents under mutation", function()
       local a, r = rng(#t), rng(5)
       local did
       if r == 1 then
-        t, did = t:sub(1, a - 1) .. string.char(rng(256) - 1) .. t:sub(a + 1), ("byte %d changed"):format(a)
+        t, did = t:sub(1, a - 1) .. string.char(rng(256) - 1) .. t:sub(a + 1),
+          ("byte %d changed"):format(a)
       elseif r == 2 then
         t, did = t:sub(1, a - 1) .. t:sub(a + rng(64)), ("bytes from %d cut out"):format(a)
       elseif r == 3 then
         t, did = t:sub(1, a), ("cut at %d"):format(a)
       elseif r == 4 then
         local b = rng(#t)
-        t, did = t:sub(1, a) .. t:sub(b, b + rng(200)) .. t:sub(a + 1), ("bytes of %d copied to %d"):format(b, a)
+        t, did = t:sub(1, a) .. t:sub(b, b + rng(200)) .. t:sub(a + 1),
+          ("bytes of %d copied to %d"):format(b, a)
       else
         local digit = t:find("%d", a)
         if digit then t = t:sub(1, digit - 1) .. tostring(rng(10) - 1) .. t:sub(digit + 1) end

@@ -16,7 +16,8 @@ local function gnuplot_prints(literals)
   local lines = { 'set print "out.txt"' }
   for _, l in ipairs(literals) do lines[#lines + 1] = "print " .. l end
   write(dir .. "/t.gp", table.concat(lines, "\n") .. "\n")
-  local r = process.spawn({ gp, "t.gp" }, { cwd = dir, stdin = "/dev/null", stdout = dir .. "/log", stderr = dir .. "/log" })
+  local r = process.spawn({ gp, "t.gp" }, { cwd = dir, stdin = "/dev/null", stdout = dir .. "/log",
+    stderr = dir .. "/log" })
   assert.equal(0, r.code, read(dir .. "/log"))
   local out = {}
   for line in read(dir .. "/out.txt"):gmatch("([^\n]*)\n") do out[#out + 1] = line end
@@ -27,10 +28,13 @@ end
 describe("gnuplot.string", function()
   local it_gp = gp and it or pending
 
-  it_gp("prints every byte as itself, a control character as a space, a byte outside UTF-8 as U+FFFD", function()
+  it_gp(
+    "prints every byte as itself, a control character as a space, a byte outside UTF-8 as U+FFFD",
+    function()
     local inputs, literals = {}, {}
     for b = 0, 255 do
-      for _, s in ipairs { string.char(b), "a" .. string.char(b) .. "1", string.char(b, b) .. "'" } do
+      for _, s in ipairs { string.char(b), "a" .. string.char(b) .. "1",
+        string.char(b, b) .. "'" } do
         inputs[#inputs + 1] = s
         literals[#literals + 1] = gnuplot.string(s)
       end
@@ -43,10 +47,13 @@ describe("gnuplot.string", function()
     end
   end)
 
-  it_gp("keeps payloads as text: quotes, backslashes, backquotes, macros, comments, UTF-8", function()
+  it_gp("keeps payloads as text: quotes, backslashes, backquotes, macros, comments, UTF-8",
+    function()
     local inputs = {
-      "'", "''", "'''", "''''", "a''''b", '"', '\\', '\\"', "\\'", "`touch X`", "@GPVAL_TERM", "# not a comment",
-      "x'\n!touch X\n'", 'x"\nsystem("touch X")\n"', "\\n \\t \\101 \\0421", "µs — ±2% …", "%s %n %d", "{^_@}",
+      "'", "''", "'''", "''''", "a''''b", '"', '\\', '\\"', "\\'", "`touch X`", "@GPVAL_TERM",
+        "# not a comment",
+      "x'\n!touch X\n'", 'x"\nsystem("touch X")\n"', "\\n \\t \\101 \\0421", "µs — ±2% …",
+        "%s %n %d", "{^_@}",
     }
     local literals = {}
     for i, s in ipairs(inputs) do

@@ -25,21 +25,27 @@ describe("settings", function()
   it("reads a scenario's value by the setting's own rule, as the command line does", function()
     assert.equal(10, (wl.setting("adaptive", "max_time", "10s")))
     assert.equal(0.25, (wl.setting("adaptive", "max_time", 0.25)))
-    assert.equal(0.005, (wl.setting("adaptive", "target_noise", 0.5))) -- percent, kept as a fraction
+    -- percent, kept as a fraction
+    assert.equal(0.005, (wl.setting("adaptive", "target_noise", 0.5)))
     assert.equal(0.02, (wl.setting("adaptive", "target_noise", "2%")))
     assert.equal(1000, (wl.setting("run", "iters", 1e3)))
     assert.equal(math.type(1000), math.type((wl.setting("run", "iters", 1e3))))
     assert.is_false((wl.setting("adaptive", "enabled", false)))
   end)
 
-  it("refuses a scenario's value the command line would refuse, and one of the wrong type", function()
+  it("refuses a scenario's value the command line would refuse, and one of the wrong type",
+    function()
     local core = require "wlrun.core"
     local cases = {
-      { "adaptive", "max_time", math.huge, "expected a duration from 0s to 86400s %(like 2s, 500ms, 50us%), got 'inf'" },
-      { "adaptive", "enabled", "false", "expected a boolean %(true or false%), got a string %('false'%)" },
-      { "adaptive", "target_noise", -3, "expected a percentage from 0.0001%% to 100%% %(like 0.5 or 0.5%%%), got '%-3'" },
+      { "adaptive", "max_time", math.huge,
+        "expected a duration from 0s to 86400s %(like 2s, 500ms, 50us%), got 'inf'" },
+      { "adaptive", "enabled", "false",
+        "expected a boolean %(true or false%), got a string %('false'%)" },
+      { "adaptive", "target_noise", -3,
+        "expected a percentage from 0.0001%% to 100%% %(like 0.5 or 0.5%%%), got '%-3'" },
       { "adaptive", "min_samples", 0, "expected a whole number from 1 to 1000000000, got '0'" },
-      { "run", "iters", "100", "expected a whole number from 1 to 1000000000, got a string %('100'%)" },
+      { "run", "iters", "100",
+        "expected a whole number from 1 to 1000000000, got a string %('100'%)" },
       { "run", "iters", 2.5, "got '2.5'" },
       { "run", "mode", "turbo", "expected one of cold|batch|graph|host|auto|cupti, got 'turbo'" },
       { "run", "warmup_time", 0 / 0, "got '%-?nan'" },

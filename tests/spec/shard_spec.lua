@@ -14,7 +14,8 @@ local function space(n, shape)
     if shape == "one" then
       p = { size = i * 64 }
     elseif shape == "mixed" then
-      p = { variant = ({ "naive", "tiled", "wmma" })[i % 3 + 1], M = 2 ^ (i % 7 + 6) // 1, fast = i % 2 == 0, id = i }
+      p = { variant = ({ "naive", "tiled", "wmma" })[i % 3 + 1], M = 2 ^ (i % 7 + 6) // 1,
+        fast = i % 2 == 0, id = i }
     else
       p = { variant = i % 2 == 0 and "tiled" or "naive", M = 256 * i }
     end
@@ -42,20 +43,24 @@ local function check_partition(list, n, costs)
     slices[k] = s
     local last = 0
     for _, c in ipairs(s) do
-      assert(not seen[c.index], ("configuration %d in two slices (n = %d, #list = %d)"):format(c.index, n, #list))
+      assert(not seen[c.index], ("configuration %d in two slices (n = %d, #list = %d)"):format(
+        c.index, n, #list))
       seen[c.index] = k
       assert(c.index > last, "a slice is not in the list's order")
       last = c.index
     end
   end
   for _, c in ipairs(list) do
-    assert(seen[c.index], ("configuration %d in no slice (n = %d, #list = %d)"):format(c.index, n, #list))
+    assert(seen[c.index], ("configuration %d in no slice (n = %d, #list = %d)"):format(c.index, n,
+      #list))
   end
   return slices
 end
 
 describe("shard.slice", function()
-  it("puts every configuration in exactly one slice: n = 1..17, 0..100 configurations, three shapes", function()
+  it(
+    "puts every configuration in exactly one slice: n = 1..17, 0..100 configurations, three shapes",
+    function()
     for _, shape in ipairs { "two", "one", "mixed" } do
       for m = 0, 100 do
         local list = space(m, shape)
@@ -102,7 +107,9 @@ describe("shard.slice", function()
     assert.same(shard.slice(list, 1, 3), shard.slice(list, 1, 3, {}))
   end)
 
-  it("with costs: the largest slice is within 1.5x of the lower bound on any split (random costs, seeded)", function()
+  it(
+    "with costs: the largest slice is within 1.5x of the lower bound on any split (random "
+    .. "costs, seeded)", function()
     -- lower bound of the best split: max(total / n, the largest cost, the n-th + (n+1)-th
     -- largest when there are more configurations than shards). Longest processing time first
     -- stays within 1.5x of it (a configuration that ends last starts before total / n and
@@ -127,7 +134,8 @@ describe("shard.slice", function()
             for _, c in ipairs(s) do sum = sum + costs[results.key(c.params)] end
             largest = math.max(largest, sum)
           end
-          assert(largest <= 1.5 * bound + 1e-9, ("seed %d, %d configurations, %d shards: largest %.4g, bound %.4g"):format(
+          assert(largest <= 1.5 * bound + 1e-9,
+            ("seed %d, %d configurations, %d shards: largest %.4g, bound %.4g"):format(
             seed, m, n, largest, bound))
           worst = math.max(worst, largest / bound)
         end
@@ -145,7 +153,8 @@ describe("shard.slice", function()
       local worst = 0
       for k = 1, 4 do
         local sum = 0
-        for _, c in ipairs(shard.slice(list, k, 4, cs)) do sum = sum + costs[results.key(c.params)] end
+        for _, c in ipairs(shard.slice(list, k, 4, cs)) do
+          sum = sum + costs[results.key(c.params)] end
         worst = math.max(worst, sum)
       end
       return worst
@@ -205,11 +214,13 @@ describe("shard.parse", function()
   end)
 
   it("refuses anything else with the C side's message", function()
-    for _, text in ipairs { "0/2", "3/2", "2", "2/", "/2", "a/b", "1/2/3", "-1/2", "1.5/2", "", "1/1000001", "2/8x" } do
+    for _, text in ipairs { "0/2", "3/2", "2", "2/", "/2", "a/b", "1/2/3", "-1/2", "1.5/2", "",
+      "1/1000001", "2/8x" } do
       local ok, err = pcall(shard.parse, text)
       assert.is_false(ok, text)
       assert.equal("usage", err.kind)
-      assert.equal(("--shard '%s': expected K/N with 1 <= K <= N (like 2/8)"):format(text), err.message)
+      assert.equal(("--shard '%s': expected K/N with 1 <= K <= N (like 2/8)"):format(text),
+        err.message)
     end
   end)
 end)
@@ -224,55 +235,71 @@ describe("shard.detect", function()
 
   it("Slurm job arrays: k = id - min + 1 of COUNT (or MAX - MIN + 1)", function()
     assert.same({ k = 2, n = 3, source = "SLURM_ARRAY_TASK_ID", launcher = "Slurm job array" },
-      shard.detect(env { SLURM_ARRAY_TASK_ID = "2", SLURM_ARRAY_TASK_MIN = "1", SLURM_ARRAY_TASK_MAX = "3",
+      shard.detect(env { SLURM_ARRAY_TASK_ID = "2", SLURM_ARRAY_TASK_MIN = "1",
+        SLURM_ARRAY_TASK_MAX = "3",
                          SLURM_ARRAY_TASK_COUNT = "3", SLURM_ARRAY_JOB_ID = "40" }))
     -- 0-based arrays
-    local s = shard.detect(env { SLURM_ARRAY_TASK_ID = "0", SLURM_ARRAY_TASK_MIN = "0", SLURM_ARRAY_TASK_COUNT = "8" })
+    local s = shard.detect(env { SLURM_ARRAY_TASK_ID = "0", SLURM_ARRAY_TASK_MIN = "0",
+      SLURM_ARRAY_TASK_COUNT = "8" })
     assert.same({ 1, 8 }, { s.k, s.n })
     -- COUNT missing: MAX - MIN + 1
-    s = shard.detect(env { SLURM_ARRAY_TASK_ID = "12", SLURM_ARRAY_TASK_MIN = "10", SLURM_ARRAY_TASK_MAX = "13" })
+    s = shard.detect(env { SLURM_ARRAY_TASK_ID = "12", SLURM_ARRAY_TASK_MIN = "10",
+      SLURM_ARRAY_TASK_MAX = "13" })
     assert.same({ 3, 4 }, { s.k, s.n })
     -- a step: --array=1-7:2 -> ids 1, 3, 5, 7
-    s = shard.detect(env { SLURM_ARRAY_TASK_ID = "5", SLURM_ARRAY_TASK_MIN = "1", SLURM_ARRAY_TASK_MAX = "7",
+    s = shard.detect(env { SLURM_ARRAY_TASK_ID = "5", SLURM_ARRAY_TASK_MIN = "1",
+      SLURM_ARRAY_TASK_MAX = "7",
                            SLURM_ARRAY_TASK_COUNT = "4", SLURM_ARRAY_TASK_STEP = "2" })
     assert.same({ 3, 4 }, { s.k, s.n })
     -- the batch step of an array task also has SLURM_PROCID: the array wins, no local rank
-    s = shard.detect(env { SLURM_ARRAY_TASK_ID = "3", SLURM_ARRAY_TASK_MIN = "1", SLURM_ARRAY_TASK_COUNT = "3",
+    s = shard.detect(env { SLURM_ARRAY_TASK_ID = "3", SLURM_ARRAY_TASK_MIN = "1",
+      SLURM_ARRAY_TASK_COUNT = "3",
                            SLURM_PROCID = "0", SLURM_NTASKS = "1", SLURM_LOCALID = "0" })
     assert.same({ 3, 3, "SLURM_ARRAY_TASK_ID" }, { s.k, s.n, s.source })
     assert.is_nil(s.local_rank)
   end)
 
   it("srun: SLURM_PROCID of SLURM_NTASKS (the step's), local rank SLURM_LOCALID", function()
-    local s = shard.detect(env { SLURM_PROCID = "5", SLURM_NTASKS = "8", SLURM_LOCALID = "1", SLURM_STEP_ID = "0",
+    local s = shard.detect(env { SLURM_PROCID = "5", SLURM_NTASKS = "8", SLURM_LOCALID = "1",
+      SLURM_STEP_ID = "0",
                                  SLURM_JOB_ID = "7" })
     assert.same({ k = 6, n = 8, source = "SLURM_PROCID", local_rank = 1, launcher = "srun" }, s)
     -- the step's task count wins over the allocation's
-    s = shard.detect(env { SLURM_PROCID = "1", SLURM_NTASKS = "8", SLURM_STEP_NUM_TASKS = "2", SLURM_STEP_ID = "3" })
+    s = shard.detect(env { SLURM_PROCID = "1", SLURM_NTASKS = "8", SLURM_STEP_NUM_TASKS = "2",
+      SLURM_STEP_ID = "3" })
     assert.same({ 2, 2 }, { s.k, s.n })
     -- a batch script sees SLURM_PROCID=0 and its allocation's SLURM_NTASKS, but it is one
     -- process: no shard
-    assert.is_nil(shard.detect(env { SLURM_PROCID = "0", SLURM_NTASKS = "4", SLURM_LOCALID = "0", SLURM_JOB_ID = "7" }))
-    assert.is_nil(shard.detect(env { SLURM_PROCID = "0", SLURM_NTASKS = "4", SLURM_STEP_ID = "batch" }))
+    assert.is_nil(shard.detect(env { SLURM_PROCID = "0", SLURM_NTASKS = "4", SLURM_LOCALID = "0",
+      SLURM_JOB_ID = "7" }))
+    assert.is_nil(shard.detect(env { SLURM_PROCID = "0", SLURM_NTASKS = "4",
+      SLURM_STEP_ID = "batch" }))
   end)
 
-  it("Open MPI: OMPI_COMM_WORLD_RANK of OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK", function()
-    assert.same({ k = 4, n = 4, source = "OMPI_COMM_WORLD_RANK", local_rank = 3, launcher = "Open MPI" },
-      shard.detect(env { OMPI_COMM_WORLD_RANK = "3", OMPI_COMM_WORLD_SIZE = "4", OMPI_COMM_WORLD_LOCAL_RANK = "3" }))
+  it("Open MPI: OMPI_COMM_WORLD_RANK of OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK",
+    function()
+    assert.same({ k = 4, n = 4, source = "OMPI_COMM_WORLD_RANK", local_rank = 3,
+      launcher = "Open MPI" },
+      shard.detect(env { OMPI_COMM_WORLD_RANK = "3", OMPI_COMM_WORLD_SIZE = "4",
+        OMPI_COMM_WORLD_LOCAL_RANK = "3" }))
     local s = shard.detect(env { OMPI_COMM_WORLD_RANK = "0", OMPI_COMM_WORLD_SIZE = "2" })
     assert.same({ 1, 2 }, { s.k, s.n })
     assert.is_nil(s.local_rank)
   end)
 
   it("PMI (MPICH, Intel MPI): PMI_RANK of PMI_SIZE, MPI_LOCALRANKID or PMI_LOCAL_RANK", function()
-    assert.same({ k = 2, n = 16, source = "PMI_RANK", local_rank = 1, launcher = "PMI (MPICH, Intel MPI)" },
+    assert.same({ k = 2, n = 16, source = "PMI_RANK", local_rank = 1,
+      launcher = "PMI (MPICH, Intel MPI)" },
       shard.detect(env { PMI_RANK = "1", PMI_SIZE = "16", MPI_LOCALRANKID = "1" }))
-    assert.equal(5, shard.detect(env { PMI_RANK = "13", PMI_SIZE = "16", PMI_LOCAL_RANK = "5" }).local_rank)
-    assert.equal(1, shard.detect(env { PMI_RANK = "13", PMI_SIZE = "16", PMI_LOCAL_RANK = "5", MPI_LOCALRANKID = "1" }).local_rank)
+    assert.equal(5, shard.detect(env { PMI_RANK = "13", PMI_SIZE = "16",
+      PMI_LOCAL_RANK = "5" }).local_rank)
+    assert.equal(1, shard.detect(env { PMI_RANK = "13", PMI_SIZE = "16", PMI_LOCAL_RANK = "5",
+      MPI_LOCALRANKID = "1" }).local_rank)
   end)
 
   it("looks in order: job array, srun, Open MPI, PMI", function()
-    local all = { SLURM_ARRAY_TASK_ID = "2", SLURM_ARRAY_TASK_MIN = "1", SLURM_ARRAY_TASK_COUNT = "2",
+    local all = { SLURM_ARRAY_TASK_ID = "2", SLURM_ARRAY_TASK_MIN = "1",
+      SLURM_ARRAY_TASK_COUNT = "2",
                   SLURM_PROCID = "2", SLURM_NTASKS = "3", SLURM_STEP_ID = "0",
                   OMPI_COMM_WORLD_RANK = "3", OMPI_COMM_WORLD_SIZE = "5",
                   PMI_RANK = "4", PMI_SIZE = "6" }
@@ -288,7 +315,8 @@ describe("shard.detect", function()
 
   it("a single process (N = 1) is not a shard; empty variables are unset", function()
     assert.is_nil(shard.detect(env { OMPI_COMM_WORLD_RANK = "0", OMPI_COMM_WORLD_SIZE = "1" }))
-    assert.is_nil(shard.detect(env { SLURM_ARRAY_TASK_ID = "1", SLURM_ARRAY_TASK_MIN = "1", SLURM_ARRAY_TASK_COUNT = "1" }))
+    assert.is_nil(shard.detect(env { SLURM_ARRAY_TASK_ID = "1", SLURM_ARRAY_TASK_MIN = "1",
+      SLURM_ARRAY_TASK_COUNT = "1" }))
     assert.is_nil(shard.detect(env { PMI_RANK = "", PMI_SIZE = "" }))
     -- a table works as the environment too
     assert.equal(2, shard.detect { PMI_RANK = "1", PMI_SIZE = "2" }.k)
@@ -296,19 +324,30 @@ describe("shard.detect", function()
 
   it("malformed values: usage errors naming the variable", function()
     local cases = {
-      { { SLURM_ARRAY_TASK_ID = "two", SLURM_ARRAY_TASK_MIN = "1", SLURM_ARRAY_TASK_COUNT = "3" }, "SLURM_ARRAY_TASK_ID='two'" },
-      { { SLURM_ARRAY_TASK_ID = "2", SLURM_ARRAY_TASK_COUNT = "3" }, "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_MIN is not" },
-      { { SLURM_ARRAY_TASK_ID = "2", SLURM_ARRAY_TASK_MIN = "1" }, "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_MAX is not" },
-      { { SLURM_ARRAY_TASK_ID = "2", SLURM_ARRAY_TASK_MIN = "1", SLURM_ARRAY_TASK_COUNT = "0" }, "SLURM_ARRAY_TASK_COUNT='0'" },
-      { { SLURM_ARRAY_TASK_ID = "9", SLURM_ARRAY_TASK_MIN = "1", SLURM_ARRAY_TASK_MAX = "9", SLURM_ARRAY_TASK_COUNT = "3" },
+      { { SLURM_ARRAY_TASK_ID = "two", SLURM_ARRAY_TASK_MIN = "1", SLURM_ARRAY_TASK_COUNT = "3" },
+        "SLURM_ARRAY_TASK_ID='two'" },
+      { { SLURM_ARRAY_TASK_ID = "2", SLURM_ARRAY_TASK_COUNT = "3" },
+        "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_MIN is not" },
+      { { SLURM_ARRAY_TASK_ID = "2", SLURM_ARRAY_TASK_MIN = "1" },
+        "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_MAX is not" },
+      { { SLURM_ARRAY_TASK_ID = "2", SLURM_ARRAY_TASK_MIN = "1", SLURM_ARRAY_TASK_COUNT = "0" },
+        "SLURM_ARRAY_TASK_COUNT='0'" },
+      { { SLURM_ARRAY_TASK_ID = "9", SLURM_ARRAY_TASK_MIN = "1", SLURM_ARRAY_TASK_MAX = "9",
+        SLURM_ARRAY_TASK_COUNT = "3" },
         "SLURM_ARRAY_TASK_ID=9 is not one of the 3 tasks" },
-      { { SLURM_ARRAY_TASK_ID = "1", SLURM_ARRAY_TASK_MIN = "4", SLURM_ARRAY_TASK_MAX = "9" }, "SLURM_ARRAY_TASK_ID=1 is not one" },
-      { { SLURM_ARRAY_TASK_ID = "1", SLURM_ARRAY_TASK_MIN = "4", SLURM_ARRAY_TASK_MAX = "2" }, "SLURM_ARRAY_TASK_MAX=2 is below" },
+      { { SLURM_ARRAY_TASK_ID = "1", SLURM_ARRAY_TASK_MIN = "4", SLURM_ARRAY_TASK_MAX = "9" },
+        "SLURM_ARRAY_TASK_ID=1 is not one" },
+      { { SLURM_ARRAY_TASK_ID = "1", SLURM_ARRAY_TASK_MIN = "4", SLURM_ARRAY_TASK_MAX = "2" },
+        "SLURM_ARRAY_TASK_MAX=2 is below" },
       { { SLURM_PROCID = "x", SLURM_NTASKS = "2", SLURM_STEP_ID = "0" }, "SLURM_PROCID='x'" },
-      { { SLURM_PROCID = "2", SLURM_NTASKS = "2", SLURM_STEP_ID = "0" }, "SLURM_PROCID=2 is not below SLURM_NTASKS=2" },
-      { { SLURM_PROCID = "0", SLURM_NTASKS = "2", SLURM_LOCALID = "-1", SLURM_STEP_ID = "0" }, "SLURM_LOCALID='%-1'" },
-      { { OMPI_COMM_WORLD_RANK = "1" }, "OMPI_COMM_WORLD_RANK is set but OMPI_COMM_WORLD_SIZE is not" },
-      { { OMPI_COMM_WORLD_RANK = "1", OMPI_COMM_WORLD_SIZE = "2.5" }, "OMPI_COMM_WORLD_SIZE='2%.5'" },
+      { { SLURM_PROCID = "2", SLURM_NTASKS = "2", SLURM_STEP_ID = "0" },
+        "SLURM_PROCID=2 is not below SLURM_NTASKS=2" },
+      { { SLURM_PROCID = "0", SLURM_NTASKS = "2", SLURM_LOCALID = "-1", SLURM_STEP_ID = "0" },
+        "SLURM_LOCALID='%-1'" },
+      { { OMPI_COMM_WORLD_RANK = "1" },
+        "OMPI_COMM_WORLD_RANK is set but OMPI_COMM_WORLD_SIZE is not" },
+      { { OMPI_COMM_WORLD_RANK = "1", OMPI_COMM_WORLD_SIZE = "2.5" },
+        "OMPI_COMM_WORLD_SIZE='2%.5'" },
       { { OMPI_COMM_WORLD_RANK = "-1", OMPI_COMM_WORLD_SIZE = "2" }, "OMPI_COMM_WORLD_RANK='%-1'" },
       { { PMI_RANK = "1", PMI_SIZE = "0" }, "PMI_SIZE='0'" },
       { { PMI_RANK = "0", PMI_SIZE = "2", MPI_LOCALRANKID = "a" }, "MPI_LOCALRANKID='a'" },
@@ -342,12 +381,16 @@ end)
 describe("runner.rank_device: the device a run takes from its launcher's local rank", function()
   local runner = require "wlrun.run.runner"
   local p = { shard = { k = 2, n = 4, local_rank = 1 } }
-  it("is the rank's device in the run, and in its children of --isolate, --config-timeout or a broken context", function()
+  it(
+    "is the rank's device in the run, and in its children of --isolate, --config-timeout or a "
+    .. "broken context", function()
     assert.equal(1, runner.rank_device(p, {}, false, "default", 2))
     -- a --worker-config child has the same environment: the same device as its parent, not 0
     assert.equal(1, runner.rank_device(p, { worker_config = 3 }, false, "default", 2))
   end)
-  it("is none where a device is set, with --devices (each worker has its GPU), --compile-only, or no rank or device", function()
+  it(
+    "is none where a device is set, with --devices (each worker has its GPU), --compile-only, "
+    .. "or no rank or device", function()
     assert.is_nil(runner.rank_device(p, {}, false, "command line", 2))
     assert.is_nil(runner.rank_device(p, {}, false, "wlrun.ini", 2))
     assert.is_nil(runner.rank_device(p, { devices = "0,1" }, false, "default", 2))
@@ -372,7 +415,8 @@ describe("costs", function()
 
   it("shard.costs_from: each configuration's time by its parameters", function()
     local costs = shard.costs_from(doc)
-    assert.same({ [results.key { v = "a", M = 1 }] = 2.5, [results.key { v = "b", M = 1 }] = 0.1 }, costs)
+    assert.same({ [results.key { v = "a", M = 1 }] = 2.5, [results.key { v = "b", M = 1 }] = 0.1 },
+      costs)
     assert.same({}, shard.costs_from({}))
   end)
 
@@ -406,14 +450,18 @@ describe("shard.select", function()
   end)
 
   it("--shard K/N wins over the environment, whose local rank still counts", function()
-    local env = { OMPI_COMM_WORLD_RANK = "0", OMPI_COMM_WORLD_SIZE = "2", OMPI_COMM_WORLD_LOCAL_RANK = "1" }
-    local s, info = shard.select(list, { shard = { k = 3, n = 4 }, getenv = function(n) return env[n] end })
+    local env = { OMPI_COMM_WORLD_RANK = "0", OMPI_COMM_WORLD_SIZE = "2",
+      OMPI_COMM_WORLD_LOCAL_RANK = "1" }
+    local s, info = shard.select(list, { shard = { k = 3, n = 4 },
+      getenv = function(n) return env[n] end })
     assert.equal(2, #s)
     assert.same({ 3, 7 }, { s[1].index, s[2].index })
-    assert.same({ 3, 4, "--shard", 1, 2, 10 }, { info.k, info.n, info.source, info.local_rank, info.count, info.total })
+    assert.same({ 3, 4, "--shard", 1, 2, 10 }, { info.k, info.n, info.source, info.local_rank,
+      info.count, info.total })
     assert.equal("shard 3/4 (from --shard): 2 of 10 configurations", shard.message(info))
     -- malformed variables do not matter then
-    s, info = shard.select(list, { shard = { k = 1, n = 2 }, getenv = function(n) return n == "PMI_RANK" and "x" or nil end })
+    s, info = shard.select(list, { shard = { k = 1, n = 2 },
+      getenv = function(n) return n == "PMI_RANK" and "x" or nil end })
     assert.same({ 1, 2, 5 }, { info.k, info.n, #s })
     assert.is_nil(info.local_rank)
   end)
@@ -421,15 +469,19 @@ describe("shard.select", function()
   it("from the environment, balanced by the costs file WLRUN_SHARD_COSTS names", function()
     local path = os.tmpname()
     local doc = { schema = "wlrun-results", version = 1, configurations = {} }
-    for i, c in ipairs(list) do doc.configurations[i] = { index = i, params = c.params, time = i == 1 and 100 or 1 } end
+    for i, c in ipairs(list) do doc.configurations[i] = { index = i, params = c.params,
+      time = i == 1 and 100 or 1 } end
     local f = assert(io.open(path, "wb"))
     f:write(require("wlrun.report").render(doc, "json"))
     f:close()
-    local env = { SLURM_ARRAY_TASK_ID = "1", SLURM_ARRAY_TASK_MIN = "1", SLURM_ARRAY_TASK_COUNT = "2", WLRUN_SHARD_COSTS = path }
+    local env = { SLURM_ARRAY_TASK_ID = "1", SLURM_ARRAY_TASK_MIN = "1",
+      SLURM_ARRAY_TASK_COUNT = "2", WLRUN_SHARD_COSTS = path }
     local s, info = shard.select(list, { getenv = function(n) return env[n] end })
     assert.equal(1, #s) -- #1 alone costs more than all the others
     assert.equal(1, s[1].index)
-    assert.equal(("shard 1/2 (from SLURM_ARRAY_TASK_ID): 1 of 10 configurations, balanced by the times in %s"):format(path),
+    assert.equal(
+      ("shard 1/2 (from SLURM_ARRAY_TASK_ID): 1 of 10 configurations, balanced by the "
+      .. "times in %s"):format(path),
       shard.message(info))
     os.remove(path)
   end)

@@ -10,7 +10,9 @@ describe("process.spawn", function()
     assert.is_true(r.time >= 0)
   end)
 
-  it("starts a child with SIGCHLD and SIGPIPE at their defaults and no signal blocked, whatever wlrun inherited", function()
+  it(
+    "starts a child with SIGCHLD and SIGPIPE at their defaults and no signal blocked, whatever "
+    .. "wlrun inherited", function()
     -- wlrun started with SIGCHLD and SIGPIPE ignored (as some CI runners start jobs): a child
     -- that inherited SIGCHLD ignored would have its own children reaped for it (waitpid fails)
     local dir = os.tmpname()
@@ -23,7 +25,8 @@ assert(r.code == 0)
 ]])
     f:close()
     local bin = os.getenv("WLRUN_BIN") or "build/wlrun"
-    assert(os.execute(("sh -c 'trap \"\" CHLD PIPE; exec %s %s/s.lua %s/status'"):format(bin, dir, dir)))
+    assert(os.execute(("sh -c 'trap \"\" CHLD PIPE; exec %s %s/s.lua %s/status'"):format(bin, dir,
+      dir)))
     local status = assert(io.open(dir .. "/status")):read("a")
     local ign = tonumber(status:match("SigIgn:%s*(%x+)"), 16)
     local blk = tonumber(status:match("SigBlk:%s*(%x+)"), 16)
@@ -54,7 +57,8 @@ assert(r.code == 0)
 
   it("sends the child's output to files", function()
     local out, err = os.tmpname(), os.tmpname()
-    local r = process.spawn({ "sh", "-c", "echo out; echo err >&2" }, { stdout = out, stderr = err })
+    local r = process.spawn({ "sh", "-c", "echo out; echo err >&2" },
+      { stdout = out, stderr = err })
     assert.equal(0, r.code)
     assert.equal("out\n", io.open(out):read("a"))
     assert.equal("err\n", io.open(err):read("a"))
@@ -68,7 +72,8 @@ assert(r.code == 0)
   end)
 
   it("starts children asynchronously with extra environment variables and collects them", function()
-    local pid = process.spawn_async({ "sh", "-c", "exit $WLRUN_TEST_CODE" }, { env = { WLRUN_TEST_CODE = "7", OTHER = "x" } })
+    local pid = process.spawn_async({ "sh", "-c", "exit $WLRUN_TEST_CODE" },
+      { env = { WLRUN_TEST_CODE = "7", OTHER = "x" } })
     assert.is_true(pid > 0)
     local w
     repeat w = process.wait_any(5) until w == nil or w.pid == pid
@@ -83,7 +88,8 @@ assert(r.code == 0)
     local fast = process.spawn_async({ "sh", "-c", "exit 5" })
     local w = process.wait_pid(fast, 5)
     assert.same({ pid = fast, how = "exit", code = 5 }, w)
-    assert.same({}, { process.wait_pid(slow, 0.01) }) -- not ended within the limit: nil alone, still a child
+    -- not ended within the limit: nil alone, still a child
+    assert.same({}, { process.wait_pid(slow, 0.01) })
     assert.same({ pid = slow, how = "exit", code = 4 }, process.wait_pid(slow))
     assert.same({ nil, "no such child" }, { process.wait_pid(slow, 0.01) }) -- collected: gone
     assert.same({ nil, "no such child" }, { process.wait_pid(1, 0.01) }) -- no child of this process
@@ -113,12 +119,14 @@ describe("isolate.collect", function()
     local dir = h.tmpdir()
     if text then h.write(dir .. "/3.json", text) end
     h.write(dir .. "/3.err", "line one\nline two\n")
-    return isolate.collect(cfg, { how = "exit", code = 0, time = 0.5 }, dir .. "/3.json", dir .. "/3.err", 0)
+    return isolate.collect(cfg, { how = "exit", code = 0, time = 0.5 }, dir .. "/3.json",
+      dir .. "/3.err", 0)
   end
 
   it("takes the entry the child wrote", function()
     local doc = { schema = results.SCHEMA, version = results.VERSION,
-                  configurations = { { index = 3, params = { n = 7 }, status = "ok", samples = { 1e-3 } } } }
+                  configurations = { { index = 3, params = { n = 7 }, status = "ok",
+                    samples = { 1e-3 } } } }
     local entry = left(results.render(doc))
     assert.equal("ok", entry.status)
     assert.is_true(entry.isolated)
@@ -126,11 +134,13 @@ describe("isolate.collect", function()
 
   it("names why a result it cannot read was refused, instead of saying there was none", function()
     local doc = { schema = results.SCHEMA, version = results.VERSION,
-                  configurations = { { index = 3, params = { n = 7 }, status = "ok", samples = { "fast" } } } }
+                  configurations = { { index = 3, params = { n = 7 }, status = "ok",
+                    samples = { "fast" } } } }
     local entry = left(results.render(doc))
     assert.equal("failed", entry.status)
     assert.equal("crash", entry.kind)
-    assert.matches("wrote a result wlrun cannot read: .*configurations%[1%]%.samples%[1%]", entry.error)
+    assert.matches("wrote a result wlrun cannot read: .*configurations%[1%]%.samples%[1%]",
+      entry.error)
     assert.same({ n = 7 }, entry.params)
   end)
 
@@ -152,7 +162,8 @@ describe("--devices' device records", function()
     assert(os.execute("mkdir -p " .. h.quote(dir .. "/device")))
     return dir
   end
-  local H200 = { name = "NVIDIA H200", arch = "sm_90", driver_version = 13000, runtime_version = 13000, l2_bytes = 62914560 }
+  local H200 = { name = "NVIDIA H200", arch = "sm_90", driver_version = 13000,
+    runtime_version = 13000, l2_bytes = 62914560 }
 
   it("are written and read back whole through the strict loader", function()
     local dir = queue()
@@ -161,15 +172,19 @@ describe("--devices' device records", function()
     local r = isolate.read_device(dir, 1)
     assert.same(H200, r.device)
     assert.same({ event_pair = 1.3e-6, empty_kernel = 4.5e-6 }, r.floor)
-    h.write(dir .. "/device/2.json", '{"schema": "wlrun-results", "version": 1, "device": "not an object"}')
+    h.write(dir .. "/device/2.json",
+      '{"schema": "wlrun-results", "version": 1, "device": "not an object"}')
     assert.is_nil(isolate.read_device(dir, 2)) -- a record that cannot be read is none
   end)
 
-  it("give the document the first listed GPU's device and floor, the driver's provenance and the GPUs used", function()
+  it(
+    "give the document the first listed GPU's device and floor, the driver's provenance and the "
+    .. "GPUs used", function()
     local exec = executor.devices({ 3, 1 }, 0)
     exec.records = { [1] = { device = { name = "other" }, floor = { event_pair = 1 } },
                      [3] = { device = H200, floor = { event_pair = 2e-6, empty_kernel = 5e-6 } } }
-    local doc = { provenance = {}, configurations = { { index = 1, device_index = 3 }, { index = 2, device_index = 1 },
+    local doc = { provenance = {}, configurations = { { index = 1, device_index = 3 },
+      { index = 2, device_index = 1 },
       { index = 3, device_index = 3 }, { index = 4, status = "failed" } } }
     exec:describe(doc)
     assert.equal("NVIDIA H200", doc.device.name)
@@ -177,7 +192,8 @@ describe("--devices' device records", function()
     assert.equal("13.0", doc.provenance.driver.cuda)
     assert.equal("13.0", doc.provenance.toolkit.runtime)
     assert.same({ 1, 3 }, doc.devices)
-    exec.records = { [1] = { device = { name = "other" }, floor = {} } } -- the first GPU's worker never wrote one
+    -- the first GPU's worker never wrote one
+    exec.records = { [1] = { device = { name = "other" }, floor = {} } }
     doc = { provenance = {}, configurations = {} }
     exec:describe(doc)
     assert.equal("other", doc.device.name)
@@ -200,12 +216,16 @@ describe("the GPU a --devices worker is given (executor.visible_device)", functi
     assert.equal("0", executor.visible_device(0, nil))
     assert.equal("3", executor.visible_device(3, nil))
   end)
-  it("is that entry of this process's CUDA_VISIBLE_DEVICES: an index, a GPU or MIG UUID, spaces trimmed", function()
+  it(
+    "is that entry of this process's CUDA_VISIBLE_DEVICES: an index, a GPU or MIG UUID, "
+    .. "spaces trimmed", function()
     assert.equal("2", executor.visible_device(0, "2,3"))
     assert.equal("3", executor.visible_device(1, "2,3"))
     assert.equal("GPU-8f6a2c1e-0000-1111-2222-333344445555",
-      executor.visible_device(1, "GPU-1b2c3d4e-aaaa-bbbb-cccc-ddddeeeeffff, GPU-8f6a2c1e-0000-1111-2222-333344445555"))
-    assert.equal("MIG-5c0f2e0a-1234-5678-9abc-def012345678", executor.visible_device(0, "MIG-5c0f2e0a-1234-5678-9abc-def012345678"))
+      executor.visible_device(1,
+        "GPU-1b2c3d4e-aaaa-bbbb-cccc-ddddeeeeffff, GPU-8f6a2c1e-0000-1111-2222-333344445555"))
+    assert.equal("MIG-5c0f2e0a-1234-5678-9abc-def012345678",
+      executor.visible_device(0, "MIG-5c0f2e0a-1234-5678-9abc-def012345678"))
   end)
   it("is none for a device this process does not see (the devices' check refuses it)", function()
     assert.is_nil(executor.visible_device(2, "2,3"))
@@ -217,10 +237,13 @@ end)
 describe("isolate.stderr_first", function()
   local isolate = require "wlrun.run.isolate"
   local h = require "helper"
-  it("is the first line a child wrote, its error message, without the traceback after it", function()
+  it("is the first line a child wrote, its error message, without the traceback after it",
+    function()
     local dir = h.tmpdir()
-    h.write(dir .. "/e", "\n  wlrun: early.lua:1: this worker has no GPU for you\nstack traceback:\n\t[C]: in ?\n")
-    assert.equal("wlrun: early.lua:1: this worker has no GPU for you", isolate.stderr_first(dir .. "/e"))
+    h.write(dir .. "/e",
+      "\n  wlrun: early.lua:1: this worker has no GPU for you\nstack traceback:\n\t[C]: in ?\n")
+    assert.equal("wlrun: early.lua:1: this worker has no GPU for you",
+      isolate.stderr_first(dir .. "/e"))
     h.write(dir .. "/long", ("x"):rep(400) .. "\n")
     assert.equal(303, #isolate.stderr_first(dir .. "/long"))
     assert.equal("it wrote nothing on its standard error", isolate.stderr_first(dir .. "/none"))

@@ -31,7 +31,8 @@ describe("wl.stats", function()
 
   it("refuses empty, non-numeric and non-finite samples", function()
     assert.has_error(function() wl.stats.summary {} end)
-    assert.error_matches(function() wl.stats.summary { 1, "x" } end, "stats_spec%.lua:%d+: sample 2 is string, expected a finite number$")
+    assert.error_matches(function() wl.stats.summary { 1, "x" } end,
+      "stats_spec%.lua:%d+: sample 2 is string, expected a finite number$")
     assert.has_error(function() wl.stats.summary { 1, 0 / 0 } end)
     assert.has_error(function() wl.stats.percentile({ 1 }, 101) end)
   end)
@@ -88,8 +89,10 @@ describe("wl.stats", function()
     it("refuses empty, non-numeric and non-finite samples", function()
       assert.has_error(function() wl.stats.shape {} end)
       assert.has_error(function() wl.stats.shape() end)
-      assert.error_matches(function() wl.stats.shape { 1, "x" } end, "stats_spec%.lua:%d+: sample 2 is string, expected a finite number$")
-      assert.error_matches(function() wl.stats.shape { 1, math.huge } end, "stats_spec%.lua:%d+: sample 2 is not finite, expected a finite number$")
+      assert.error_matches(function() wl.stats.shape { 1, "x" } end,
+        "stats_spec%.lua:%d+: sample 2 is string, expected a finite number$")
+      assert.error_matches(function() wl.stats.shape { 1, math.huge } end,
+        "stats_spec%.lua:%d+: sample 2 is not finite, expected a finite number$")
     end)
   end)
 end)

@@ -40,7 +40,8 @@ describe("host tensors", function()
   end)
 
   it("know every dtype's element size", function()
-    local sizes = { f64 = 8, f32 = 4, f16 = 2, bf16 = 2, i64 = 8, i32 = 4, i16 = 2, i8 = 1, u32 = 4, u8 = 1 }
+    local sizes = { f64 = 8, f32 = 4, f16 = 2, bf16 = 2, i64 = 8, i32 = 4, i16 = 2, i8 = 1, u32 = 4,
+      u8 = 1 }
     for dtype, size in pairs(sizes) do
       local t = wl.host_tensor { 3, dtype = dtype }
       assert.equal(dtype, t.dtype)
@@ -71,8 +72,10 @@ describe("tensor creation errors", function()
 
     it(fn .. " refuses a zero, negative or fractional dimension", function()
       fails_with("wl." .. fn .. ": dimension 1 must be a whole number >= 1, got 0", create, { 0 })
-      fails_with("wl." .. fn .. ": dimension 2 must be a whole number >= 1, got -3", create, { 2, -3 })
-      fails_with("wl." .. fn .. ": dimension 1 must be a whole number >= 1, got 2.5", create, { 2.5 })
+      fails_with("wl." .. fn .. ": dimension 2 must be a whole number >= 1, got -3", create,
+        { 2, -3 })
+      fails_with("wl." .. fn .. ": dimension 1 must be a whole number >= 1, got 2.5", create,
+        { 2.5 })
     end)
 
     it(fn .. " wants 1 to 8 dimensions", function()
@@ -129,8 +132,10 @@ describe("host tensor initialisation", function()
 
   it("counts with wl.arange(start, step) (default 0, 1)", function()
     assert.same({ 0, 1, 2, 3, 4 }, wl.host_tensor { 5, init = wl.arange() }:totable())
-    assert.same({ 10, 13, 16, 19 }, wl.host_tensor { 4, dtype = "i32", init = wl.arange(10, 3) }:totable())
-    assert.same({ 1, 0.5, 0, -0.5 }, wl.host_tensor { 4, dtype = "f64", init = wl.arange(1, -0.5) }:totable())
+    assert.same({ 10, 13, 16, 19 }, wl.host_tensor { 4, dtype = "i32",
+      init = wl.arange(10, 3) }:totable())
+    assert.same({ 1, 0.5, 0, -0.5 }, wl.host_tensor { 4, dtype = "f64",
+      init = wl.arange(1, -0.5) }:totable())
   end)
 
   it("draws wl.uniform(lo, hi) within the range", function()
@@ -157,7 +162,8 @@ describe("host tensor initialisation", function()
   end)
 
   it("draws wl.normal(mean, std) with that mean and std", function()
-    local m, s = mean_std(wl.host_tensor { 100000, dtype = "f64", init = wl.normal(5, 2) }:totable())
+    local m, s = mean_std(wl.host_tensor { 100000, dtype = "f64",
+      init = wl.normal(5, 2) }:totable())
     assert.is_true(math.abs(m - 5) < 0.04, "mean " .. m)
     assert.is_true(math.abs(s - 2) < 0.04, "std " .. s)
   end)
@@ -359,7 +365,8 @@ describe("host tensor lifetime", function()
 
   it("wl.memory() has the documented fields", function()
     local m = wl.memory()
-    for _, f in ipairs { "device_bytes", "device_peak_bytes", "device_tensors", "device_allocations",
+    for _, f in ipairs { "device_bytes", "device_peak_bytes", "device_tensors",
+      "device_allocations",
                          "pinned_bytes", "host_bytes" } do
       assert.equal("integer", math.type(m[f]), f)
     end

@@ -17,7 +17,8 @@ end
 
 -- $NAME (ctest sets it), else the file in build-static/ or build/
 local function built(env, file)
-  for _, p in ipairs { os.getenv(env), h.source_dir .. "/build-static/" .. file, h.source_dir .. "/build/" .. file } do
+  for _, p in ipairs { os.getenv(env), h.source_dir .. "/build-static/" .. file,
+    h.source_dir .. "/build/" .. file } do
     if exists(p) then return p end
   end
 end
@@ -52,14 +53,16 @@ local function read_trace(path)
       local function named(i, zero_ok)
         local sid = f[i]
         if zero_ok and sid == "0" then return end
-        assert.is_not_nil(t.strings[sid], ("%s:%d: string %s named before it is defined"):format(path, n, sid))
+        assert.is_not_nil(t.strings[sid], ("%s:%d: string %s named before it is defined"):format(
+          path, n, sid))
       end
       if letter == "S" then
         assert.is_nil(t.strings[f[2]], ("%s:%d: string %s defined twice"):format(path, n, f[2]))
         t.strings[f[2]] = record.unescape(f[3])
       elseif letter == "T" then named(3)
       elseif letter == "R" then named(5); named(6, true)
-      elseif letter == "A" or letter == "O" then named(letter == "A" and 4 or 5); named(letter == "A" and 5 or 6, true)
+      elseif letter == "A" or letter == "O" then named(letter == "A" and 4
+        or 5); named(letter == "A" and 5 or 6, true)
       elseif letter == "K" then named(9)
       end
       t.records[#t.records + 1] = f
@@ -76,16 +79,20 @@ local function ranges(t, letter)
     if f[1] == letter then
       local r
       if letter == "R" then
-        r = { rid = num(f[2]), tid = num(f[3]), parent = num(f[4]), name = t.strings[f[5]], domain = t.strings[f[6]],
+        r = { rid = num(f[2]), tid = num(f[3]), parent = num(f[4]), name = t.strings[f[5]],
+          domain = t.strings[f[6]],
               start = num(f[7]), stop = num(f[8]), payload = f[9] }
       elseif letter == "A" then
-        r = { rid = num(f[2]), tid = num(f[3]), name = t.strings[f[4]], domain = t.strings[f[5]], start = num(f[6]),
+        r = { rid = num(f[2]), tid = num(f[3]), name = t.strings[f[4]], domain = t.strings[f[5]],
+          start = num(f[6]),
               stop = num(f[7]), payload = f[8] }
       elseif letter == "O" then
-        r = { rid = num(f[2]), tid = num(f[3]), parent = f[4], name = t.strings[f[5]], domain = t.strings[f[6]],
+        r = { rid = num(f[2]), tid = num(f[3]), parent = f[4], name = t.strings[f[5]],
+          domain = t.strings[f[6]],
               start = num(f[7]), payload = f[8] }
       elseif letter == "K" then
-        r = { correlation = num(f[2]), kind = f[3], device = num(f[4]), stream = num(f[5]), start = num(f[6]),
+        r = { correlation = num(f[2]), kind = f[3], device = num(f[4]), stream = num(f[5]),
+          start = num(f[6]),
               stop = num(f[7]), bytes = num(f[8]), name = t.strings[f[9]] }
       else
         r = { f[2], f[3], f[4] }
@@ -160,12 +167,16 @@ local function lib_it(name, fn)
   if LIB and PROGRAM then
     it(name, fn)
   else
-    pending(name .. " -- skipped: WLRUN_TRACE_LIB and WLRUN_TRACE_PROGRAM not set and not built (ctest sets them)")
+    pending(name
+      .. " -- skipped: WLRUN_TRACE_LIB and WLRUN_TRACE_PROGRAM not set and not built (ctest "
+      .. "sets them)")
   end
 end
 
 describe("the trace library", function()
-  lib_it("writes a program's nested ranges: names, parents, payload, thread name, times in monotonic ns", function()
+  lib_it(
+    "writes a program's nested ranges: names, parents, payload, thread name, times in monotonic ns",
+    function()
     local r, files, t0, t1 = run(PROGRAM, { "steps" })
     assert.equal("exit", r.how)
     assert.equal(0, r.code, r.stderr)
@@ -185,7 +196,8 @@ describe("the trace library", function()
       seen[x.rid] = x
       assert.equal(t.pid, x.tid)
       assert.is_nil(x.domain) -- the default domain
-      assert.is_true(x.start >= t0 and x.stop <= t1 and x.start <= x.stop, "times of this machine's CLOCK_MONOTONIC")
+      assert.is_true(x.start >= t0 and x.stop <= t1 and x.start <= x.stop,
+        "times of this machine's CLOCK_MONOTONIC")
     end
     local steps, data = by_name(rs, "train_step"), by_name(rs, "data")
     assert.equal(3, #steps)
@@ -204,15 +216,18 @@ describe("the trace library", function()
       for _, phase in ipairs { "forward", "backward", "optimizer" } do
         local p = by_name(rs, phase)[i]
         assert.equal(step.rid, p.parent)
-        assert.is_true(p.start >= prev and p.stop <= step.stop, phase .. " inside its step, after the one before")
+        assert.is_true(p.start >= prev and p.stop <= step.stop,
+          phase .. " inside its step, after the one before")
         prev = p.stop
         d = p.stop - p.start
-        assert.is_true(d >= want[phase] * MS and d < (want[phase] + 50) * MS, phase .. " took " .. d)
+        assert.is_true(d >= want[phase] * MS and d < (want[phase] + 50) * MS,
+          phase .. " took " .. d)
       end
     end
   end)
 
-  lib_it("keeps each thread's stack: parents on the same thread only, every range of every thread", function()
+  lib_it("keeps each thread's stack: parents on the same thread only, every range of every thread",
+    function()
     local t = traced({ "threads" })
     local rs = ranges(t, "R")
     assert.equal(1 + 4 * 401, #rs)
@@ -264,7 +279,9 @@ describe("the trace library", function()
     assert.equal("X", parent.records[#parent.records][1])
   end)
 
-  lib_it("writes start/end ranges, ended on the same thread or another, in a domain; bad ends are ignored", function()
+  lib_it(
+    "writes start/end ranges, ended on the same thread or another, in a domain; bad ends "
+    .. "are ignored", function()
     local t = traced({ "startend" })
     local as = ranges(t, "A")
     assert.equal(4, #as)
@@ -281,7 +298,8 @@ describe("the trace library", function()
     assert.equal(0, #ranges(t, "R"))
   end)
 
-  lib_it("nests across domains, takes registered strings, pops a domain's range out of order", function()
+  lib_it("nests across domains, takes registered strings, pops a domain's range out of order",
+    function()
     local t = traced({ "domains" })
     local rs = ranges(t, "R")
     assert.equal(4, #rs)
@@ -309,10 +327,13 @@ describe("the trace library", function()
     local t = traced({ "names" })
     local names = {}
     for _, x in ipairs(ranges(t, "R")) do names[#names + 1] = x.name end
-    assert.same({ "wide \u{e9} \u{2713} \u{1D11E}", "wide_ex", "tab\there", "new\nline", "cr\rx", "back\\slash",
-                  "bell\a|del\x7f|", "utf8 \u{e9} \u{2713}", "bad\u{FFFD}\u{FFFD}bytes", "" }, names)
+    assert.same({ "wide \u{e9} \u{2713} \u{1D11E}", "wide_ex", "tab\there", "new\nline", "cr\rx",
+      "back\\slash",
+                  "bell\a|del\x7f|", "utf8 \u{e9} \u{2713}", "bad\u{FFFD}\u{FFFD}bytes", "" },
+                    names)
     local raw = h.read(t.path)
-    for _, escaped in ipairs { "\ttab\\there\n", "\tnew\\nline\n", "\tcr\\rx\n", "\tback\\\\slash\n", "\tbell\\x07|del\\x7F|\n" } do
+    for _, escaped in ipairs { "\ttab\\there\n", "\tnew\\nline\n", "\tcr\\rx\n",
+      "\tback\\\\slash\n", "\tbell\\x07|del\\x7F|\n" } do
       assert.truthy(raw:find(escaped, 1, true), escaped)
     end
     assert.is_true(utf8.len(raw) ~= nil, "the file is valid UTF-8")
@@ -351,7 +372,8 @@ describe("the trace library", function()
     assert.equal("before_kill", ranges(t, "R")[1].name)
   end)
 
-  lib_it("writes every range of a long loop, those inside a range too (written in batches)", function()
+  lib_it("writes every range of a long loop, those inside a range too (written in batches)",
+    function()
     local t, r = traced({ "loop", "20000" })
     assert.matches("ns per push/pop pair at the top, [%d.]+ ns inside a range", r.stdout)
     local rs = ranges(t, "R")
@@ -379,16 +401,20 @@ describe("the trace library", function()
 
     -- where there is a driver, CUPTI called outside cuInit could start CUDA itself: the GPU
     -- specs below take the real path there
-    local no_driver_it = h.has_gpu and function(name) pending(name .. " -- on a GPU machine: the GPU specs cover it") end
+    local no_driver_it = h.has_gpu and function(name) pending(name
+      .. " -- on a GPU machine: the GPU specs cover it") end
       or lib_it
-    no_driver_it("without a driver, with the toolkit's CUPTI: G off with CUPTI's reason, and the program goes on", function()
+    no_driver_it(
+      "without a driver, with the toolkit's CUPTI: G off with CUPTI's reason, and the "
+      .. "program goes on", function()
       local t = traced({ "gpu_init" })
       local g = ranges(t, "G")
       assert.equal(1, #g)
       assert.equal("off", g[1][1])
       -- CUPTI refuses to enable activity, if it is there at all
       local why = g[1][2]
-      assert.is_true(why:find(": cannot open", 1, true) ~= nil or why:match("^cupti%w+") ~= nil, why)
+      assert.is_true(why:find(": cannot open", 1, true) ~= nil or why:match("^cupti%w+") ~= nil,
+        why)
       assert.equal(2, #ranges(t, "R"))
       assert.equal("X", t.records[#t.records][1])
     end)
@@ -397,8 +423,10 @@ describe("the trace library", function()
   describe("out of the way", function()
     lib_it("records nothing and writes no file without WLRUN_TRACE_DIR", function()
       local dir = h.tmpdir()
-      local r = process.spawn({ PROGRAM, "steps" }, { env = { NVTX_INJECTION64_PATH = LIB }, cwd = dir,
-                                                     stdout = dir .. "/out", stderr = dir .. "/err" })
+      local r = process.spawn({ PROGRAM, "steps" },
+        { env = { NVTX_INJECTION64_PATH = LIB }, cwd = dir,
+                                                     stdout = dir .. "/out",
+                                                       stderr = dir .. "/err" })
       assert.equal(0, r.code)
       assert.equal("", h.read(dir .. "/err"))
       local p = io.popen("ls " .. h.quote(dir))
@@ -409,11 +437,13 @@ describe("the trace library", function()
 
     lib_it("says once on stderr that it cannot create the file, and the program runs on", function()
       local dir, err = h.tmpdir() .. "/missing", h.tmpdir() .. "/err"
-      local r = process.spawn({ PROGRAM, "fork" }, { env = { NVTX_INJECTION64_PATH = LIB, WLRUN_TRACE_DIR = dir },
+      local r = process.spawn({ PROGRAM, "fork" },
+        { env = { NVTX_INJECTION64_PATH = LIB, WLRUN_TRACE_DIR = dir },
                                                     stderr = err })
       assert.equal(0, r.code)
       local text = h.read(err)
-      assert.matches("^wlrun trace: cannot create " .. dir:gsub("%p", "%%%0") .. "/%d+%.wltrace: No such file or directory; process %d+ is not traced\n$", text)
+      assert.matches("^wlrun trace: cannot create " .. dir:gsub("%p", "%%%0")
+        .. "/%d+%.wltrace: No such file or directory; process %d+ is not traced\n$", text)
     end)
   end)
 end)
@@ -421,7 +451,8 @@ end)
 describe("the trace library on the GPU", function()
   local function cuda_it(name, fn)
     h.gpu_it(name, function()
-      assert(LIB and CUDA_PROGRAM, "WLRUN_TRACE_LIB and WLRUN_TRACE_CUDA_PROGRAM (trace_cuda_program) are needed")
+      assert(LIB and CUDA_PROGRAM,
+        "WLRUN_TRACE_LIB and WLRUN_TRACE_CUDA_PROGRAM (trace_cuda_program) are needed")
       fn()
     end)
   end
@@ -444,12 +475,15 @@ describe("the trace library on the GPU", function()
     -- a launch's time is the CPU's, before its work ran on the GPU (one clock for both)
     for _, k in ipairs(ranges(t, "K")) do
       local at = launched[k.correlation]
-      if at then assert.is_true(at <= k.start, ("launched at %d, ran from %d"):format(at, k.start)) end
+      if at then assert.is_true(at <= k.start, ("launched at %d, ran from %d"):format(at,
+        k.start)) end
     end
     return rs, range_of
   end
 
-  cuda_it("times kernels, copies and sets with CUPTI and joins them to the ranges that launched them", function()
+  cuda_it(
+    "times kernels, copies and sets with CUPTI and joins them to the ranges that launched them",
+    function()
     local r, files = run(CUDA_PROGRAM, { "steps" })
     assert.equal(0, r.code, r.stderr)
     local t = only_file(files)
@@ -458,9 +492,12 @@ describe("the trace library on the GPU", function()
     assert.equal(0, #ranges(t, "D"))
     local rs, range_of = joined(t)
     local ks = ranges(t, "K")
-    local want = { ["forward_spin(unsigned long)"] = { "forward", 6, 2 }, ["backward_spin(unsigned long)"] = { "backward", 3, 4 },
-                   ["optimizer_spin(unsigned long)"] = { "optimizer", 3, 1 }, ["thread_spin(unsigned long)"] = { "threaded", 1, 1 },
-                   ["graph_spin(unsigned long)"] = { "graph", 1, 1 }, ["memcpy HtoD"] = { "data", 3 }, memset = { "backward", 3 } }
+    local want = { ["forward_spin(unsigned long)"] = { "forward", 6, 2 },
+      ["backward_spin(unsigned long)"] = { "backward", 3, 4 },
+                   ["optimizer_spin(unsigned long)"] = { "optimizer", 3, 1 },
+                     ["thread_spin(unsigned long)"] = { "threaded", 1, 1 },
+                   ["graph_spin(unsigned long)"] = { "graph", 1, 1 },
+                     ["memcpy HtoD"] = { "data", 3 }, memset = { "backward", 3 } }
     local count = {}
     for _, k in ipairs(ks) do
       local w = want[k.name]
@@ -478,7 +515,8 @@ describe("the trace library on the GPU", function()
       end
     end
     for name, w in pairs(want) do assert.equal(w[2], count[name], name) end
-    for _, k in ipairs(by_name(ks, "memcpy HtoD")) do assert.equal(8 << 20, k.bytes) assert.equal("memcpy", k.kind) end
+    for _, k in ipairs(by_name(ks, "memcpy HtoD")) do
+      assert.equal(8 << 20, k.bytes) assert.equal("memcpy", k.kind) end
     for _, k in ipairs(by_name(ks, "memset")) do assert.equal(1 << 20, k.bytes) end
     -- each step synchronised at its end: its kernels end inside it
     for _, step in ipairs(by_name(rs, "train_step")) do

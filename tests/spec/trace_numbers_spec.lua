@@ -27,12 +27,14 @@ end
 
 -- R rid tid parent name start end (times in ms, names by sid)
 local function R(rid, tid, parent, sid, start, stop)
-  return ("R\t%d\t%d\t%d\t%d\t0\t%d\t%d\t-"):format(rid, tid, parent, sid, math.floor(start * MS), math.floor(stop * MS))
+  return ("R\t%d\t%d\t%d\t%d\t0\t%d\t%d\t-"):format(rid, tid, parent, sid, math.floor(start * MS),
+    math.floor(stop * MS))
 end
 
 -- K corr start end (ms) on stream s, name sid 9
 local function K(corr, start, stop, stream)
-  return ("K\t%d\tkernel\t0\t%d\t%d\t%d\t0\t9"):format(corr, stream or 7, math.floor(start * MS), math.floor(stop * MS))
+  return ("K\t%d\tkernel\t0\t%d\t%d\t%d\t0\t9"):format(corr, stream or 7, math.floor(start * MS),
+    math.floor(stop * MS))
 end
 
 local function phase(e, name)
@@ -63,16 +65,19 @@ describe("trace report's numbers, worked out by hand", function()
   --   c6, c7 in S3's fwd on two streams, [26, 27] and [26.5, 27.5]: fwd 2 ms, busy 1.5 ms (union)
   -- so busy = S2: 0.5 + 2 + 0.5 = 3 ms (c4 is not the step's), S3: 1.5 ms.
   local lines = {
-    "S\t1\ttrain_step", "S\t2\tdata", "S\t3\tfwd", "S\t4\tlayer", "S\t5\tbwd", "S\t6\topt", "S\t9\tk",
+    "S\t1\ttrain_step", "S\t2\tdata", "S\t3\tfwd", "S\t4\tlayer", "S\t5\tbwd", "S\t6\topt",
+      "S\t9\tk",
     "G\ton\ttest",
     R(1, 7, 0, 1, 0, 10),
     R(2, 7, 0, 2, 10.5, 11.5),
-    R(3, 7, 0, 1, 12, 22), R(4, 7, 3, 3, 12.5, 15.5), R(5, 7, 4, 4, 13, 14), R(6, 7, 5, 4, 13.2, 13.8),
+    R(3, 7, 0, 1, 12, 22), R(4, 7, 3, 3, 12.5, 15.5), R(5, 7, 4, 4, 13, 14),
+      R(6, 7, 5, 4, 13.2, 13.8),
     R(7, 7, 3, 5, 16, 20),
     R(8, 7, 0, 2, 22.5, 24), R(9, 7, 8, 2, 23, 23.5), R(10, 8, 0, 2, 23, 30),
     R(11, 7, 0, 1, 25, 35), R(12, 7, 11, 3, 26, 28), R(13, 7, 11, 6, 29, 30),
     "C\t1\t6", "C\t2\t7", "C\t3\t3", "C\t5\t2", "C\t6\t12", "C\t7\t12",
-    K(1, 13, 13.5), K(2, 16, 18), K(3, 20.5, 21), K(4, 17, 17.5), K(5, 11, 11.2), K(6, 26, 27), K(7, 26.5, 27.5, 8),
+    K(1, 13, 13.5), K(2, 16, 18), K(3, 20.5, 21), K(4, 17, 17.5), K(5, 11, 11.2), K(6, 26, 27),
+      K(7, 26.5, 27.5, 8),
     "X\texit",
   }
 
@@ -84,7 +89,8 @@ describe("trace report's numbers, worked out by hand", function()
     assert_list({ 0.001, 0.0015 }, e.loop.data, "data")
     assert.equal("step", e.trace.data_threads)
     assert.equal("gpu", e.trace.timing)
-    local fwd, layer, bwd, opt = phase(e, "fwd"), phase(e, "layer"), phase(e, "bwd"), phase(e, "opt")
+    local fwd, layer, bwd, opt = phase(e, "fwd"), phase(e, "layer"), phase(e, "bwd"),
+      phase(e, "opt")
     assert.is_true(fwd.top and bwd.top and opt.top)
     assert.is_false(layer.top)
     assert_list({ 0.003, 0.002 }, fwd.cpu, "fwd cpu")
@@ -105,7 +111,8 @@ describe("trace report's numbers, worked out by hand", function()
     assert.matches("^10%% of the GPU work", e.warnings[2].message)
   end)
 
-  it("a step range inside a step range is no iteration of its own: it is one of the step's phases", function()
+  it("a step range inside a step range is no iteration of its own: it is one of the step's phases",
+    function()
     -- S1 [0, 10] holds train_step [1, 9] holding fwd [2, 5]; S2 [20, 30] the same, 20 ms later
     local e = report.entries(trace_of {
       "S\t1\ttrain_step", "S\t3\tfwd",
@@ -128,7 +135,8 @@ describe("trace report's numbers, worked out by hand", function()
     assert_list({ 0.008, 0.008 }, e.samples, "iter")
   end)
 
-  it("escapes a huge phase name once, not once per iteration (was: minutes for 1000 steps)", function()
+  it("escapes a huge phase name once, not once per iteration (was: minutes for 1000 steps)",
+    function()
     local name = ("\\x01a"):rep(200000) -- 600 KB escaped in the file: 200000 control bytes
     local list = { "S\t1\ttrain_step", "S\t2\t" .. name }
     for i = 1, 1000 do
@@ -144,13 +152,15 @@ describe("trace report's numbers, worked out by hand", function()
   end)
 
   it("sums times near 2^63 ns without wrapping round to negative ones", function()
-    -- data D1 [20, 20 + 5e18], D2 [30, 30 + 5e18] in the gap before S2: their union is 5e18 + 10 ns;
+    -- data D1 [20, 20 + 5e18], D2 [30, 30 + 5e18] in the gap before S2: their union is 5e18 + 10
+    -- ns;
     -- the period of S2 (from S1's end, 10 ns, to S2's, 9.2e18 + 10) is past 2^62
     local big = 5000000000000000000
     local e = report.entries(trace_of {
       "S\t1\ttrain_step", "S\t2\tdata",
       "R\t1\t7\t0\t1\t0\t0\t10\t-",
-      ("R\t2\t7\t0\t2\t0\t20\t%d\t-"):format(20 + big), ("R\t3\t7\t0\t2\t0\t30\t%d\t-"):format(30 + big),
+      ("R\t2\t7\t0\t2\t0\t20\t%d\t-"):format(20 + big),
+        ("R\t3\t7\t0\t2\t0\t30\t%d\t-"):format(30 + big),
       "R\t4\t7\t0\t1\t0\t9200000000000000000\t9200000000000000010\t-",
       "X\texit",
     }, { warmup = 1 })[1]

@@ -18,11 +18,13 @@ local function refused(text, message, limits)
   local ok, e = pcall(read.parse, text, "42.wltrace", limits)
   assert.is_false(ok, "expected the error: " .. message)
   assert.equal("io", type(e) == "table" and e.kind or tostring(e))
-  assert.truthy(tostring(e.message):find(message, 1, true), "expected «" .. message .. "» in: " .. tostring(e.message))
+  assert.truthy(tostring(e.message):find(message, 1, true),
+    "expected «" .. message .. "» in: " .. tostring(e.message))
 end
 
 describe("trace reader", function()
-  it("reads a process: header, strings, threads, ranges with their parents, correlations, GPU work", function()
+  it("reads a process: header, strings, threads, ranges with their parents, correlations, GPU work",
+    function()
     local t = read.dir(F .. "basic")
     assert.equal(1, #t.processes)
     local p = t.processes[1]
@@ -45,14 +47,16 @@ describe("trace reader", function()
     assert.is_nil(fwd.payload)
     assert.equal(3, p.corr[11])
     assert.equal(21, #p.gpu)
-    assert.same({ corr = 15, kind = "memcpy", device = 0, stream = 7, start = 1001500000, stop = 1002000000,
+    assert.same({ corr = 15, kind = "memcpy", device = 0, stream = 7, start = 1001500000,
+      stop = 1002000000,
       bytes = 1048576, name = "memcpy HtoD" }, p.gpu[1])
     assert.same({ state = "on" }, p.cupti)
     assert.equal("exit", p.exit)
     assert.is_false(p.truncated)
   end)
 
-  it("keeps a file cut short: the last line without its newline is dropped, the process marked", function()
+  it("keeps a file cut short: the last line without its newline is dropped, the process marked",
+    function()
     local p = read.dir(F .. "cpu_only").processes[1]
     assert.is_true(p.truncated)
     assert.is_nil(p.exit)
@@ -60,7 +64,8 @@ describe("trace reader", function()
     local open = p.by_rid[10]
     assert.is_true(open.open)
     assert.is_nil(open.stop)
-    assert.same({ state = "off", reason = "libcupti.so.13: cannot open shared object file" }, p.cupti)
+    assert.same({ state = "off", reason = "libcupti.so.13: cannot open shared object file" },
+      p.cupti)
     -- a file cut in its header: nothing but the mark
     local q = read.parse("wltrace\t1\t4", "4.wltrace")
     assert.is_true(q.truncated)
@@ -68,7 +73,8 @@ describe("trace reader", function()
   end)
 
   it("reads start/end ranges and open ones of both kinds", function()
-    local p = read.parse(file("S\t1\tx", "A\t1\t7\t1\t0\t10\t20\t-5", "O\t2\t7\t-\t1\t0\t30\t-", "O\t3\t7\t0\t1\t0\t40\t9"))
+    local p = read.parse(file("S\t1\tx", "A\t1\t7\t1\t0\t10\t20\t-5", "O\t2\t7\t-\t1\t0\t30\t-",
+      "O\t3\t7\t0\t1\t0\t40\t9"))
     assert.is_true(p.by_rid[1].async)
     assert.equal(-5, p.by_rid[1].payload)
     assert.is_true(p.by_rid[2].async and p.by_rid[2].open)
@@ -88,7 +94,8 @@ describe("trace reader", function()
     h.write(dir .. "/9.wltrace", "wltrace\t1\t9\t1\ta\n")
     h.write(dir .. "/notes.txt", "not a trace")
     h.write(dir .. "/11.wltrace", "") -- a process that wrote nothing
-    h.write(dir .. "/9.2.wltrace", "wltrace\t1\t9\t1\tan exec'd program\n") -- the same pid after an exec
+    -- the same pid after an exec
+    h.write(dir .. "/9.2.wltrace", "wltrace\t1\t9\t1\tan exec'd program\n")
     h.write(dir .. "/9.10.wltrace", "wltrace\t1\t9\t1\tanother\n")
     local t = read.dir(dir)
     assert.equal(5, #t.processes)
@@ -100,7 +107,8 @@ describe("trace reader", function()
     assert.is_true(t.processes[5].empty)
   end)
 
-  it("resolves a parent or a correlation that was never written as none, and counts them", function()
+  it("resolves a parent or a correlation that was never written as none, and counts them",
+    function()
     local p = read.parse(file("S\t1\tx", "R\t2\t7\t1\t1\t0\t10\t20\t-", "C\t5\t99", "C\t6\t2"))
     assert.is_nil(p.by_rid[2].parent)
     assert.equal(1, p.orphans)
@@ -112,7 +120,8 @@ describe("trace reader", function()
   describe("refuses, naming the file and the line,", function()
     it("a file that is not a trace, or of another version", function()
       refused("hello\n", "42.wltrace:1: not a wlrun trace file")
-      refused("wltrace\t3\t1\t1\tx\n", "42.wltrace:1: trace format version 3; this wlrun reads versions 1 and 2")
+      refused("wltrace\t3\t1\t1\tx\n",
+        "42.wltrace:1: trace format version 3; this wlrun reads versions 1 and 2")
       refused("wltrace\t1\t1\t1\n", "42.wltrace:1: the header has 4 fields, expected 5")
     end)
 
@@ -125,19 +134,25 @@ describe("trace reader", function()
     end)
 
     it("a bad number", function()
-      refused(file("S\t1\tx", "R\t1\t7\t0\t1\t0\t1e3\t20\t-"), "42.wltrace:3: start: '1e3' is not a whole number >= 0")
+      refused(file("S\t1\tx", "R\t1\t7\t0\t1\t0\t1e3\t20\t-"),
+        "42.wltrace:3: start: '1e3' is not a whole number >= 0")
       refused(file("S\t-1\tx"), "42.wltrace:2: sid: '-1' is not a whole number >= 0")
       refused(file("S\t99999999999999999999\tx"), "is not a whole number")
-      refused(file("S\t1\tx", "R\t1\t7\t0\t1\t0\t10\t20\t1.5"), "42.wltrace:3: payload: '1.5' is not a whole number")
+      refused(file("S\t1\tx", "R\t1\t7\t0\t1\t0\t10\t20\t1.5"),
+        "42.wltrace:3: payload: '1.5' is not a whole number")
       refused(file("D\tcupti\tmany"), "42.wltrace:2: count: 'many' is not a whole number >= 0")
     end)
 
     it("a string used before it is defined, ids given twice", function()
-      refused(file("R\t1\t7\t0\t1\t0\t10\t20\t-"), "42.wltrace:2: name: string 1 is used before it is defined")
+      refused(file("R\t1\t7\t0\t1\t0\t10\t20\t-"),
+        "42.wltrace:2: name: string 1 is used before it is defined")
       refused(file("S\t1\tx", "S\t1\ty"), "42.wltrace:3: string 1 is defined twice")
-      refused(file("S\t1\tx", "R\t1\t7\t0\t1\t0\t10\t20\t-", "A\t1\t7\t1\t0\t10\t20\t-"), "42.wltrace:4: range 1 is defined twice")
-      refused(file("C\t5\t1", "C\t5\t2"), "42.wltrace:3: correlation 5 is given to range 1 and to range 2")
-      assert.equal(1, read.parse(file("S\t1\tx", "R\t1\t7\t0\t1\t0\t1\t2\t-", "C\t5\t1", "C\t5\t1")).corr[5])
+      refused(file("S\t1\tx", "R\t1\t7\t0\t1\t0\t10\t20\t-", "A\t1\t7\t1\t0\t10\t20\t-"),
+        "42.wltrace:4: range 1 is defined twice")
+      refused(file("C\t5\t1", "C\t5\t2"),
+        "42.wltrace:3: correlation 5 is given to range 1 and to range 2")
+      assert.equal(1, read.parse(file("S\t1\tx", "R\t1\t7\t0\t1\t0\t1\t2\t-", "C\t5\t1",
+        "C\t5\t1")).corr[5])
       refused(file("S\t0\tx"), "42.wltrace:2: string id 0")
     end)
 
@@ -148,26 +163,33 @@ describe("trace reader", function()
     end)
 
     it("impossible records", function()
-      refused(file("S\t1\tx", "R\t1\t7\t0\t1\t0\t30\t20\t-"), "42.wltrace:3: range 1 ends (20) before it starts (30)")
-      refused(file("S\t1\tk", "K\t1\tgraph\t0\t0\t1\t2\t0\t1"), "42.wltrace:3: K: an unknown kind of GPU work 'graph'")
-      refused(file("S\t1\tk", "K\t1\tkernel\t0\t0\t5\t2\t0\t1"), "K: GPU work ends (2) before it starts (5)")
+      refused(file("S\t1\tx", "R\t1\t7\t0\t1\t0\t30\t20\t-"),
+        "42.wltrace:3: range 1 ends (20) before it starts (30)")
+      refused(file("S\t1\tk", "K\t1\tgraph\t0\t0\t1\t2\t0\t1"),
+        "42.wltrace:3: K: an unknown kind of GPU work 'graph'")
+      refused(file("S\t1\tk", "K\t1\tkernel\t0\t0\t5\t2\t0\t1"),
+        "K: GPU work ends (2) before it starts (5)")
       refused(file("G\tmaybe"), "42.wltrace:2: G: state 'maybe', expected on or off")
       refused(file("S\t1\tx", "R\t0\t7\t0\t1\t0\t1\t2\t-"), "rid 0")
     end)
 
     it("parents that cannot be", function()
-      refused(file("S\t1\tx", "R\t1\t7\t2\t1\t0\t10\t20\t-", "R\t2\t7\t1\t1\t0\t10\t20\t-"), "42.wltrace: range 1 is its own ancestor")
+      refused(file("S\t1\tx", "R\t1\t7\t2\t1\t0\t10\t20\t-", "R\t2\t7\t1\t1\t0\t10\t20\t-"),
+        "42.wltrace: range 1 is its own ancestor")
       refused(file("S\t1\tx", "R\t1\t7\t1\t1\t0\t10\t20\t-"), "range 1 is its own ancestor")
       refused(file("S\t1\tx", "R\t1\t7\t2\t1\t0\t10\t20\t-", "R\t2\t8\t0\t1\t0\t10\t20\t-"),
         "42.wltrace: range 1 (thread 7) names range 2 of another thread (8) as its parent")
-      refused(file("S\t1\tx", "R\t1\t7\t2\t1\t0\t10\t20\t-", "A\t2\t7\t1\t0\t10\t20\t-"), "a start/end range (parents are push/pop ranges)")
+      refused(file("S\t1\tx", "R\t1\t7\t2\t1\t0\t10\t20\t-", "A\t2\t7\t1\t0\t10\t20\t-"),
+        "a start/end range (parents are push/pop ranges)")
     end)
   end)
 
   describe("is bounded", function()
     it("in records, line length and nesting depth", function()
-      refused(file("S\t1\ta", "S\t2\tb", "S\t3\tc"), "42.wltrace:3: more than 2 records in the trace: trace fewer steps", { records = 2 })
-      refused(file("S\t1\t" .. string.rep("x", 100)), "42.wltrace:2: a line of 104 bytes (at most 64)", { line = 64 })
+      refused(file("S\t1\ta", "S\t2\tb", "S\t3\tc"),
+        "42.wltrace:3: more than 2 records in the trace: trace fewer steps", { records = 2 })
+      refused(file("S\t1\t" .. string.rep("x", 100)),
+        "42.wltrace:2: a line of 104 bytes (at most 64)", { line = 64 })
       local lines = { "S\t1\tx" }
       for i = 1, 10 do lines[#lines + 1] = ("R\t%d\t7\t%d\t1\t0\t10\t20\t-"):format(i, i - 1) end
       refused(file(table.unpack(lines)), "range 10 is nested 10 deep (at most 9)", { depth = 9 })
@@ -202,7 +224,8 @@ describe("trace reader", function()
     assert.equal("ééé...", s)
     assert.equal("short", read.printable("short", 10))
     -- bytes that are not UTF-8, and C1 controls (U+009B is a terminal's CSI), escaped too
-    assert.equal("bad\\xff\\xfe|\\xc2\\x9b|\\xed\\xa0\\x80|é ✓", read.printable("bad\xff\xfe|\xc2\x9b|\xed\xa0\x80|é ✓"))
+    assert.equal("bad\\xff\\xfe|\\xc2\\x9b|\\xed\\xa0\\x80|é ✓",
+      read.printable("bad\xff\xfe|\xc2\x9b|\xed\xa0\x80|é ✓"))
     assert.equal("\\x1b...", read.printable("\27\27\27", 8)) -- never cut inside an escape
   end)
 
@@ -212,6 +235,7 @@ describe("trace reader", function()
     assert.equal(math.mininteger, p.by_rid[1].payload)
     assert.equal("float", math.type(p.by_rid[2].payload)) -- beyond a signed 64-bit integer
     assert.equal(4000000000, p.by_rid[3].payload)
-    refused(file("S\t1\tx", "R\t1\t7\t0\t1\t0\t1\t2\t999999999999999999999"), "payload: '999999999999999999999' is not a whole number")
+    refused(file("S\t1\tx", "R\t1\t7\t0\t1\t0\t1\t2\t999999999999999999999"),
+      "payload: '999999999999999999999' is not a whole number")
   end)
 end)

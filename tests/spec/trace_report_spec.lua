@@ -8,7 +8,8 @@ local report = require "wlrun.trace.report"
 
 local F = h.source_dir .. "/tests/fixtures/trace/"
 
-local function near(a, b, tol) return math.abs(a - b) <= (tol or 1e-9) * math.max(1, math.abs(b)) end
+local function near(a, b, tol) return math.abs(a - b) <= (tol or 1e-9) * math.max(1,
+  math.abs(b)) end
 
 local function entries_of(dir, opts) return report.entries(read.dir(F .. dir), opts) end
 
@@ -42,7 +43,8 @@ local function fails(fn, text)
 end
 
 describe("trace report", function()
-  it("makes a loop configuration of a process's steps, with GPU time per phase by correlation", function()
+  it("makes a loop configuration of a process's steps, with GPU time per phase by correlation",
+    function()
     local es = entries_of("basic", { warmup = 1 })
     assert.equal(1, #es)
     local e = es[1]
@@ -105,10 +107,12 @@ describe("trace report", function()
     assert.equal(100, e.loop.batch_size)
     assert.equal("option", e.trace.batch_source)
     assert.equal(4, #e.samples)
-    assert.is_true(near(e.loop.data[1], 0.002)) -- the first window: everything before the first step's end
+    -- the first window: everything before the first step's end
+    assert.is_true(near(e.loop.data[1], 0.002))
   end)
 
-  it("reports CPU times when CUPTI was off, and the gap as data time without data ranges", function()
+  it("reports CPU times when CUPTI was off, and the gap as data time without data ranges",
+    function()
     local e = entries_of("cpu_only", { warmup = 1 })[1]
     assert.equal("cpu", e.trace.timing)
     assert.equal("gap", e.trace.data_source)
@@ -118,14 +122,17 @@ describe("trace report", function()
     assert.equal(1, e.loop.batch_size)
     assert.equal("default", e.trace.batch_source)
     assert.same({ "data-bottleneck", "cpu-only", "open-ranges", "process-killed" }, codes(e))
-    assert.matches("CPU times only %(no GPU / CUPTI: libcupti%.so%.13: cannot open shared object file%)", e.warnings[2].message)
+    assert.matches(
+      "CPU times only %(no GPU / CUPTI: libcupti%.so%.13: cannot open shared object file%)",
+      e.warnings[2].message)
     assert.matches("'train_step' %(1%)", e.warnings[3].message)
     assert.equal(2, #e.notes)
     assert.matches("no 'data' ranges: the data time is the whole gap", e.notes[1])
     assert.matches("batch size 1", e.notes[2])
   end)
 
-  it("sums up several processes with steps: the global batch, the slowest's pace, the spread", function()
+  it("sums up several processes with steps: the global batch, the slowest's pace, the spread",
+    function()
     local es = entries_of("ranks", { warmup = 1 })
     local g = require("wlrun.trace.ranks").summary(es)
     assert.equal(2, g.processes)
@@ -133,7 +140,8 @@ describe("trace report", function()
     local slow = es[g.slowest]
     for _, e in ipairs(es) do assert.is_true(e.loop.total_time <= slow.loop.total_time) end
     assert.is_true(near(g.samples_per_s, 64 / (slow.loop.total_time / #slow.samples)))
-    local hi, lo = math.max(es[1].samples[1], es[2].samples[1]), math.min(es[1].samples[1], es[2].samples[1])
+    local hi, lo = math.max(es[1].samples[1], es[2].samples[1]),
+      math.min(es[1].samples[1], es[2].samples[1])
     assert.is_true(g.spread_max >= hi - lo - 1e-12)
     assert.is_nil(require("wlrun.trace.ranks").summary { es[1] }) -- one process: no line
   end)
@@ -153,17 +161,22 @@ describe("trace report", function()
 
   it("says which ranges it saw when none is the step, and suggests --step", function()
     local msg = fails(function() entries_of("basic", { step = "step" }) end,
-      "no closed range named 'step' in the 1 process traced; the ranges seen (20 in all), by count: ")
-    assert.matches("'backward' %(4%), 'data' %(4%), 'forward' %(4%), 'optimizer' %(4%), 'train_step' %(4%); name the step's range with %-%-step NAME", msg)
+      "no closed range named 'step' in the 1 process traced; the ranges seen (20 in all), "
+        .. "by count: ")
+    assert.matches(
+      "'backward' %(4%), 'data' %(4%), 'forward' %(4%), 'optimizer' %(4%), 'train_step' %(4%); "
+      .. "name the step's range with %-%-step NAME", msg)
     fails(function() report.entries({ processes = {} }, {}) end, "the program wrote no trace")
-    fails(function() report.entries(trace_of("S\t1\tx"), {}) end, "no NVTX range was seen in the 1 process traced")
+    fails(function() report.entries(trace_of("S\t1\tx"), {}) end,
+      "no NVTX range was seen in the 1 process traced")
     -- at most 20 names, and names printed safely
     local lines = {}
     for i = 1, 30 do
       lines[#lines + 1] = ("S\t%d\tr%02d\\x1b"):format(i, i)
       lines[#lines + 1] = ("R\t%d\t7\t0\t%d\t0\t10\t20\t-"):format(i, i)
     end
-    msg = fails(function() report.entries(trace_of(table.unpack(lines)), {}) end, "... (30 names in all)")
+    msg = fails(function() report.entries(trace_of(table.unpack(lines)), {}) end,
+      "... (30 names in all)")
     assert.truthy(msg:find("'r01\\x1b' (1)", 1, true))
     assert.is_nil(msg:find("\27", 1, true))
   end)
@@ -172,7 +185,8 @@ describe("trace report", function()
     local e = entries_of("basic", { warmup = 4 })[1]
     assert.equal("failed", e.status)
     assert.equal("usage", e.kind)
-    assert.matches("process 100 has 4 closed 'train_step' ranges, not more than %-%-warmup 4", e.error)
+    assert.matches("process 100 has 4 closed 'train_step' ranges, not more than %-%-warmup 4",
+      e.error)
     assert.equal(4, e.trace.steps)
   end)
 
@@ -192,9 +206,11 @@ describe("trace report", function()
       return table.unpack(lines)
     end
 
-    it("counts a nested phase's work in it and in its top phase, the step's own as in no phase", function()
+    it("counts a nested phase's work in it and in its top phase, the step's own as in no phase",
+      function()
       local e = entry_of({ warmup = 0 }, with(
-        "C\t1\t4", "K\t1\tkernel\t0\t0\t2000000\t3000000\t0\t5", -- in layer (inner) -> layer and fwd
+        -- in layer (inner) -> layer and fwd
+        "C\t1\t4", "K\t1\tkernel\t0\t0\t2000000\t3000000\t0\t5",
         "C\t2\t1", "K\t2\tkernel\t0\t0\t9500000\t9700000\t0\t6")) -- in the step itself
       assert.is_true(near(phase(e, "fwd").gpu[1], 0.001))
       assert.is_true(near(phase(e, "layer").gpu[1], 0.001))
@@ -208,7 +224,8 @@ describe("trace report", function()
       assert.is_false(e.loop.phases[2].top)
     end)
 
-    it("prefers the data ranges of the step's thread, and takes any thread's when it has none", function()
+    it("prefers the data ranges of the step's thread, and takes any thread's when it has none",
+      function()
       -- steps [0, 10] and [20, 30] ms: the gap before the second is [10, 20]
       local function two(...)
         return "S\t1\ttrain_step", "S\t4\tdata", "R\t1\t7\t0\t1\t0\t0\t10000000\t-",
@@ -234,25 +251,29 @@ describe("trace report", function()
     end)
 
     it("warns when much GPU work of the steps was launched outside every range", function()
-      local e = entry_of({ warmup = 0 }, with("C\t1\t2", "K\t1\tkernel\t0\t0\t1000000\t2000000\t0\t5",
+      local e = entry_of({ warmup = 0 }, with("C\t1\t2",
+        "K\t1\tkernel\t0\t0\t1000000\t2000000\t0\t5",
         "K\t9\tkernel\t0\t0\t3000000\t8000000\t0\t6")) -- no C: from a thread with no range open
       assert.same({ "gpu-unattributed" }, codes(e))
       assert.matches("83%% of the GPU work that ran during the steps", e.warnings[1].message)
     end)
 
     it("reads the batch size from payloads, their mean when they differ", function()
-      local e = entry_of({ warmup = 0, step = "s" }, "S\t1\ts", "R\t1\t7\t0\t1\t0\t0\t10\t32", "R\t2\t7\t0\t1\t0\t20\t30\t64")
+      local e = entry_of({ warmup = 0, step = "s" }, "S\t1\ts", "R\t1\t7\t0\t1\t0\t0\t10\t32",
+        "R\t2\t7\t0\t1\t0\t20\t30\t64")
       assert.equal(48, e.loop.batch_size)
       assert.matches("payloads differ %(32 to 64%)", e.notes[2])
     end)
 
     it("names the library's errors, lost records and open ranges", function()
-      local e = entry_of({ warmup = 0 }, with("D\tcupti\t12", "E\tcuptiActivityFlushAll: error 7", "O\t20\t7\t0\t2\t0\t40000000\t-"))
+      local e = entry_of({ warmup = 0 }, with("D\tcupti\t12", "E\tcuptiActivityFlushAll: error 7",
+        "O\t20\t7\t0\t2\t0\t40000000\t-"))
       -- CUPTI on, but no GPU work in the process: CPU times, and a cpu-only warning that says so
       assert.same({ "cpu-only", "open-ranges", "records-lost", "trace-errors" }, codes(e))
       assert.matches("CUPTI was on, but the process ran no GPU work", e.warnings[1].message)
       assert.matches("'fwd' %(1%)", e.warnings[2].message)
-      assert.matches("lost records %(12 GPU activity records CUPTI dropped%)", e.warnings[3].message)
+      assert.matches("lost records %(12 GPU activity records CUPTI dropped%)",
+        e.warnings[3].message)
       assert.matches("cuptiActivityFlushAll: error 7", e.warnings[4].message)
     end)
   end)
@@ -265,9 +286,12 @@ describe("a traced run's results document", function()
     local o = { step = "train_step", data = "data", warmup = 1, kernels = true, sync_steps = false }
     local entries = entries_of(dir, o)
     local r = { how = "exit", code = 0, time = 0.5 }
-    return trace_tool.document(o, { "python3", "train.py" }, "/usr/bin/python3", { started = "2026-11-30T00:00:00Z",
-      info = { command = { "python3", "train.py" }, program = "/usr/bin/python3", library = "/x/libwlrun_trace.so",
-        time = r.time, exit = { how = "exit", code = 0 }, sync_steps = false, processes = 3 }, complete = true }, entries)
+    return trace_tool.document(o, { "python3", "train.py" }, "/usr/bin/python3",
+      { started = "2026-11-30T00:00:00Z",
+      info = { command = { "python3", "train.py" }, program = "/usr/bin/python3",
+        library = "/x/libwlrun_trace.so",
+        time = r.time, exit = { how = "exit", code = 0 }, sync_steps = false, processes = 3 },
+          complete = true }, entries)
   end
 
   it("loads through the strict loader, compares and exports like a loop's", function()
@@ -297,7 +321,8 @@ describe("a traced run's results document", function()
     require("wlrun.report").write(doc, path, "json")
     local ok, e = pcall(require("wlrun.results.load").load, path)
     assert.is_false(ok)
-    assert.matches("configurations%[1%]%.trace%.phases%[1%]%.gpu%[2%] is not a finite number", e.message)
+    assert.matches("configurations%[1%]%.trace%.phases%[1%]%.gpu%[2%] is not a finite number",
+      e.message)
     os.remove(path)
   end)
 end)

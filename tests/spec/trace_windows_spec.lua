@@ -9,10 +9,12 @@ local windows = require "wlrun.trace.windows"
 
 local MS = 1000000
 
-local function near(a, b, tol) return math.abs(a - b) <= (tol or 1e-9) * math.max(1, math.abs(b)) end
+local function near(a, b, tol) return math.abs(a - b) <= (tol or 1e-9) * math.max(1,
+  math.abs(b)) end
 
 local function assert_near(want, got, what, tol)
-  assert.is_true(got ~= nil and near(got, want, tol), ("%s: expected %.9g, got %s"):format(what, want, tostring(got)))
+  assert.is_true(got ~= nil and near(got, want, tol),
+    ("%s: expected %.9g, got %s"):format(what, want, tostring(got)))
 end
 
 local function ms(x) return math.floor(x * MS + 0.5) end
@@ -61,7 +63,8 @@ end
 
 describe("trace windows", function()
   it("frontier: the latest end of the work launched strictly before each time", function()
-    local work = { { start = 0, stop = 5, at = 1 }, { start = 5, stop = 9, at = 2 }, { start = 9, stop = 7, at = 6 },
+    local work = { { start = 0, stop = 5, at = 1 }, { start = 5, stop = 9, at = 2 },
+      { start = 9, stop = 7, at = 6 },
       { start = 1, stop = 100, at = nil } }
     local F = windows.frontier(work, function(w) return w.at end, { 1, 2, 3, 6, 7 })
     assert.is_nil(F[1])
@@ -72,7 +75,8 @@ describe("trace windows", function()
   end)
 
   it("clip: the union of intervals within each window", function()
-    local out = windows.clip({ { 5, 12 }, { 0, 3 }, { 2, 4 }, { 11, 15 }, { 20, 20 } }, { 1, 10, 16 }, { 6, 14, 30 })
+    local out = windows.clip({ { 5, 12 }, { 0, 3 }, { 2, 4 }, { 11, 15 }, { 20, 20 } },
+      { 1, 10, 16 }, { 6, 14, 30 })
     assert.same({ 4, 4, 0 }, out) -- [1,4] + [5,6]; [10,14]; nothing
   end)
 end)
@@ -86,11 +90,13 @@ describe("trace iterations bounded by their GPU work", function()
       k0 = b + 1.1, k1 = b + 4, k2 = b + 7 }
   end
 
-  it("a sync just after the step range: iter runs to the end of the GPU work, nothing negative", function()
+  it("a sync just after the step range: iter runs to the end of the GPU work, nothing negative",
+    function()
     local e = entry_of({ warmup = 1 }, loop_lines(6, sync_after))
     assert.equal(5, #e.samples)
     for j = 1, 5 do
-      assert_near(0.006, e.samples[j], "iter " .. j) -- from the range's start (1) to the GPU's end (7)
+      -- from the range's start (1) to the GPU's end (7)
+      assert_near(0.006, e.samples[j], "iter " .. j)
       assert_near(0.001, e.loop.data[j], "data " .. j) -- [0, 1]: the data range, its copy inside
     end
     assert_near(64 / 0.008, e.loop.throughput, "samples/s")
@@ -101,7 +107,8 @@ describe("trace iterations bounded by their GPU work", function()
     assert.equal("", codes(e)) -- one stream: no phase-overlap
     assert_near(0.004, e.trace.run_ahead.lag_mean, "the GPU's work outlasts the range by 4 ms")
     assert.equal(0, e.trace.run_ahead.steps_max)
-    assert.matches("ends 4 ms after its 'train_step' range closes", table.concat(e.notes or {}, "\n"))
+    assert.matches("ends 4 ms after its 'train_step' range closes",
+      table.concat(e.notes or {}, "\n"))
   end)
 
   it("no sync at all: the loop runs ahead, each iteration is one period of the GPU", function()
@@ -165,7 +172,8 @@ describe("trace iterations bounded by their GPU work", function()
       local corr, start, stop = l:match("^K\t(%d+)\tkernel\t0\t7\t(%d+)\t(%d+)")
       if corr and tonumber(corr) % 10 == 3 then
         local s0 = tonumber(start) - 3 * MS
-        lines[i] = ("K\t%s\tkernel\t0\t8\t%d\t%d\t0\t5"):format(corr, s0, s0 + (tonumber(stop) - tonumber(start)))
+        lines[i] = ("K\t%s\tkernel\t0\t8\t%d\t%d\t0\t5"):format(corr, s0,
+          s0 + (tonumber(stop) - tonumber(start)))
       end
     end
     local e = entry_of({ warmup = 1 }, lines)
@@ -183,7 +191,9 @@ describe("trace iterations bounded by their GPU work", function()
         if w.code == "cpu-only" then return w.message end
       end
     end
-    assert.matches("an iteration is its step range's CPU time, which can end before the step's GPU work does", cpu_only(e))
+    assert.matches(
+      "an iteration is its step range's CPU time, which can end before the step's GPU work does",
+      cpu_only(e))
     local synced = entry_of({ warmup = 1, sync_steps = true }, lines)
     assert.matches("the steps were synchronised", cpu_only(synced))
   end)
@@ -193,25 +203,33 @@ describe("trace report with wlrun's Python hook", function()
   -- the hook's ranges: data, then train_step (payload: the batch) holding forward, backward and
   -- optimizer, in the domain wlrun.auto (sid 9)
   local function auto_lines(user)
-    local lines = { "S\t1\ttrain_step", "S\t2\tdata", "S\t3\tforward", "S\t4\tbackward", "S\t5\toptimizer",
+    local lines = { "S\t1\ttrain_step", "S\t2\tdata", "S\t3\tforward", "S\t4\tbackward",
+      "S\t5\toptimizer",
       "S\t6\tk", "S\t9\twlrun.auto", "S\t10\tmy_fwd", "G\ton" }
     for i = 1, 5 do
       local b = 10 * MS * (i - 1)
       local id = 100 + 10 * i
       lines[#lines + 1] = ("R\t%d\t7\t0\t2\t9\t%d\t%d\t-"):format(id, b, b + MS)
-      lines[#lines + 1] = ("R\t%d\t7\t%d\t3\t9\t%d\t%d\t-"):format(id + 2, id + 1, b + MS, b + 3 * MS)
+      lines[#lines + 1] = ("R\t%d\t7\t%d\t3\t9\t%d\t%d\t-"):format(id + 2, id + 1, b + MS,
+        b + 3 * MS)
       if user then -- the program's own range inside the hook's forward
-        lines[#lines + 1] = ("R\t%d\t7\t%d\t10\t0\t%d\t%d\t-"):format(id + 5, id + 2, b + MS, b + 2 * MS)
-        lines[#lines + 1] = ("R\t%d\t7\t0\t%s\t0\t%d\t%d\t-"):format(id + 6, user, b + MS - 1, b + 9 * MS + 1)
+        lines[#lines + 1] = ("R\t%d\t7\t%d\t10\t0\t%d\t%d\t-"):format(id + 5, id + 2, b + MS,
+          b + 2 * MS)
+        lines[#lines + 1] = ("R\t%d\t7\t0\t%s\t0\t%d\t%d\t-"):format(id + 6, user, b + MS - 1,
+          b + 9 * MS + 1)
       end
-      lines[#lines + 1] = ("R\t%d\t7\t%d\t4\t9\t%d\t%d\t-"):format(id + 3, id + 1, b + 3 * MS, b + 7 * MS)
-      lines[#lines + 1] = ("R\t%d\t7\t%d\t5\t9\t%d\t%d\t-"):format(id + 4, id + 1, b + 7 * MS, b + 9 * MS)
+      lines[#lines + 1] = ("R\t%d\t7\t%d\t4\t9\t%d\t%d\t-"):format(id + 3, id + 1, b + 3 * MS,
+        b + 7 * MS)
+      lines[#lines + 1] = ("R\t%d\t7\t%d\t5\t9\t%d\t%d\t-"):format(id + 4, id + 1, b + 7 * MS,
+        b + 9 * MS)
       -- the hook's step pushed inside the program's own step range, when there is one
-      lines[#lines + 1] = ("R\t%d\t7\t%d\t1\t9\t%d\t%d\t32"):format(id + 1, user and id + 6 or 0, b + MS, b + 9 * MS)
+      lines[#lines + 1] = ("R\t%d\t7\t%d\t1\t9\t%d\t%d\t32"):format(id + 1, user and id + 6 or 0,
+        b + MS, b + 9 * MS)
       lines[#lines + 1] = ("C\t%d\t%d\t%d"):format(id, user and id + 5 or id + 2, b + MS + 1)
       lines[#lines + 1] = ("K\t%d\tkernel\t0\t7\t%d\t%d\t0\t6"):format(id, b + MS + 10, b + 2 * MS)
     end
-    lines[#lines + 1] = "O\t999\t7\t0\t2\t9\t60000000\t-" -- the hook's last data range, never closed
+    -- the hook's last data range, never closed
+    lines[#lines + 1] = "O\t999\t7\t0\t2\t9\t60000000\t-"
     lines[#lines + 1] = "X\texit"
     return lines
   end

@@ -112,11 +112,14 @@ describe("views of host tensors", function()
   it("are refused outside their tensor, naming the reach and the tensor", function()
     local t = iota { 4, 4 }
     t:view(15, 1)
-    fails_with("tensor:view: the view f32[2] at offset 15 reaches to element 16, outside the tensor f32[4x4] (elements 0 to 15)",
+    fails_with(
+      "tensor:view: the view f32[2] at offset 15 reaches to element 16, outside the tensor "
+      .. "f32[4x4] (elements 0 to 15)",
       t.view, t, 15, 2)
     fails_with("reaches to element 16", t.view, t, { offset = 1, shape = { 4, 4 } })
     fails_with("reaches to element 19", t.view, t, { shape = { 2, 2 }, strides = { 16, 3 } })
-    fails_with("reaches beyond any tensor", t.view, t, { shape = { 4 }, strides = { math.maxinteger } })
+    fails_with("reaches beyond any tensor", t.view, t,
+      { shape = { 4 }, strides = { math.maxinteger } })
     local v = t:view(4, 8)
     fails_with("outside the view f32[8] (elements 0 to 7)", v.view, v, 1, 8)
     fails_with("tensor:rows: rows 3 to 5 of a tensor with 4 rows", t.rows, t, 3, 5)
@@ -124,22 +127,33 @@ describe("views of host tensors", function()
 
   it("refuse bad offsets, shapes and strides, naming the field", function()
     local t = iota { 16 }
-    fails_with("tensor:view: offset must be a whole number of elements >= 0, got -1", t.view, t, { offset = -1, shape = { 2 } })
-    fails_with("tensor:view: offset must be a whole number of elements >= 0, got 1.5", t.view, t, 1.5, 2)
+    fails_with("tensor:view: offset must be a whole number of elements >= 0, got -1", t.view, t,
+      { offset = -1, shape = { 2 } })
+    fails_with("tensor:view: offset must be a whole number of elements >= 0, got 1.5", t.view, t,
+      1.5, 2)
     fails_with("tensor:view: count must be a whole number of elements >= 1, got 0", t.view, t, 1, 0)
     fails_with("tensor:view: shape must be a list of sizes, got nil", t.view, t, { offset = 1 })
-    fails_with("tensor:view: shape[2] must be a whole number >= 1, got 0", t.view, t, { shape = { 2, 0 } })
+    fails_with("tensor:view: shape[2] must be a whole number >= 1, got 0", t.view, t,
+      { shape = { 2, 0 } })
     fails_with("tensor:view: a view has 1 to 8 dimensions, got 0", t.view, t, { shape = {} })
-    fails_with("tensor:view: strides has 1 entries for a shape of 2 dimensions", t.view, t, { shape = { 2, 2 }, strides = { 1 } })
-    fails_with("tensor:view: strides[1] is 0: a stride is a whole number of elements >= 1 (zero and negative strides are not supported)",
+    fails_with("tensor:view: strides has 1 entries for a shape of 2 dimensions", t.view, t,
+      { shape = { 2, 2 }, strides = { 1 } })
+    fails_with(
+      "tensor:view: strides[1] is 0: a stride is a whole number of elements >= 1 (zero and "
+      .. "negative strides are not supported)",
       t.view, t, { shape = { 2 }, strides = { 0 } })
     fails_with("strides[2] is -1", t.view, t, { offset = 4, shape = { 2, 2 }, strides = { 2, -1 } })
-    fails_with("tensor:view: strides[1] must be a whole number of elements >= 1, got x", t.view, t, { shape = { 2 }, strides = { "x" } })
-    fails_with("tensor:view: the view's elements overlap: dimension 2 (size 3, stride 1) covers 3 elements, more than the stride 2 of dimension 1",
+    fails_with("tensor:view: strides[1] must be a whole number of elements >= 1, got x", t.view, t,
+      { shape = { 2 }, strides = { "x" } })
+    fails_with(
+      "tensor:view: the view's elements overlap: dimension 2 (size 3, stride 1) covers 3 "
+      .. "elements, more than the stride 2 of dimension 1",
       t.view, t, { shape = { 2, 3 }, strides = { 2, 1 } })
-    fails_with("tensor:view: unknown field 'stride' (fields: offset, shape, strides)", t.view, t, { shape = { 2 }, stride = { 1 } })
+    fails_with("tensor:view: unknown field 'stride' (fields: offset, shape, strides)", t.view, t,
+      { shape = { 2 }, stride = { 1 } })
     fails_with("tensor:view: unknown field '1'", t.view, t, { 2, 2 })
-    fails_with("tensor:view: takes a table {offset =, shape =, strides =} or (offset, count)", t.view, t, 3)
+    fails_with("tensor:view: takes a table {offset =, shape =, strides =} or (offset, count)",
+      t.view, t, 3)
     fails_with("tensor:view: expected a table", t.view, t, "2")
     fails_with("tensor:rows: first must be a whole number >= 1, got 0", t.rows, t, 0, 1)
     fails_with("tensor:rows: last must be a whole number >= 3, got 2", t.rows, t, 3, 2)
@@ -163,7 +177,8 @@ describe("views of host tensors", function()
     fails_with("tensor:totable: tensor used after free", v.totable, v)
     fails_with("tensor[i]: tensor used after free", function() return v[1] end)
     fails_with("tensor:view: tensor used after free", base.view, base, 0, 1)
-    fails_with("tensor:copy_from: tensor (argument 1) used after free", wl.host_tensor({ 2 }).copy_from, wl.host_tensor { 2 }, v)
+    fails_with("tensor:copy_from: tensor (argument 1) used after free",
+      wl.host_tensor({ 2 }).copy_from, wl.host_tensor { 2 }, v)
   end)
 
   it("survive the collector in any order, with their tensor or before it", function()
@@ -210,14 +225,17 @@ describe("views of host tensors", function()
     assert.equal("\1\2", t:view(1, 2):bytes())
     local s = t:view { shape = { 2 }, strides = { 2 } }
     fails_with("tensor:bytes: the view u8[2] with strides {2} is not contiguous", s.bytes, s)
-    fails_with("tensor:set_bytes: the view u8[2] with strides {2} is not contiguous", s.set_bytes, s, "ab")
+    fails_with("tensor:set_bytes: the view u8[2] with strides {2} is not contiguous", s.set_bytes,
+      s, "ab")
   end)
 
   it("count their own nonzero bytes for the zero-input check", function()
     local t = wl.host_tensor { 4, 4, dtype = "u8" }
     t[2], t[6] = 1, 1
-    assert.equal(0, engine.count_nonzero(t:view { offset = 2, shape = { 2, 2 }, strides = { 4, 1 } }))
-    assert.equal(2, engine.count_nonzero(t:view { offset = 1, shape = { 2, 2 }, strides = { 4, 1 } }))
+    assert.equal(0, engine.count_nonzero(t:view { offset = 2, shape = { 2, 2 },
+      strides = { 4, 1 } }))
+    assert.equal(2, engine.count_nonzero(t:view { offset = 1, shape = { 2, 2 },
+      strides = { 4, 1 } }))
     assert.equal(1, engine.count_nonzero(t:view(5, 8)))
   end)
 
@@ -243,7 +261,8 @@ local t = wl.tensor { 64, 64 }
 ]]
 
 local function compile_only(body)
-  return h.run_script(KERNEL .. body, "--compile-only --arch sm_90 --cache-dir " .. h.quote(h.tmpdir()))
+  return h.run_script(KERNEL .. body, "--compile-only --arch sm_90 --cache-dir "
+    .. h.quote(h.tmpdir()))
 end
 
 -- the script KERNEL .. body exits 1 with the error "script.lua:" .. where (a pattern)
@@ -263,14 +282,17 @@ b()
 print(v.address - t.address, b.tensors[1].tensor == v, v.memory, tostring(v))
 ]]
     assert.equal(0, r.code, r.stderr)
-    assert.equal("260\ttrue\tdevice\ttensor f32[4x4] device 64 B strided view at 65\n", r.stdout:match "^[^\n]*\n")
+    assert.equal("260\ttrue\tdevice\ttensor f32[4x4] device 64 B strided view at 65\n",
+      r.stdout:match "^[^\n]*\n")
   end)
 
   it("are checked against the parameter's element type as tensors are", function()
     refused([[
 local h16 = wl.tensor { 64, dtype = "f16" }
 k:bind { grid = 1, block = 4, args = { h16:view(0, 8), 1, 8 } }
-]], "7: kernel 'scale' argument 1 %(float%*.-%): expected a f32 tensor, got a f16 tensor %(device%)")
+]],
+      "7: kernel 'scale' argument 1 %(float%*.-%): expected a f32 tensor, got a f16 tensor "
+      .. "%(device%)")
   end)
 
   it("of a freed tensor: the bound launch says used after free", function()

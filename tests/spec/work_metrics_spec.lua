@@ -14,7 +14,8 @@ do -- the host's searcher may not map a package to its init.lua: then load it by
 end
 
 local fixtures = h.source_dir .. "/tests/fixtures/results/"
-local device = { name = "NVIDIA H200", arch = "sm_90", sm_count = 132, peak_bandwidth = 4.8e12, peak_fp32_flops = 6.7e13 }
+local device = { name = "NVIDIA H200", arch = "sm_90", sm_count = 132, peak_bandwidth = 4.8e12,
+  peak_fp32_flops = 6.7e13 }
 
 local function entry_of(w, median)
   local e = results.entry { index = 1, params = { n = 1 } }
@@ -49,7 +50,8 @@ describe("work(p): reads, writes and items", function()
   end)
 
   it("refuses bytes that are not reads + writes, and reads without writes", function()
-    refused({ bytes = 13, reads = 8, writes = 4 }, "work(p).bytes (13) is not reads + writes (8 + 4 = 12)")
+    refused({ bytes = 13, reads = 8, writes = 4 },
+      "work(p).bytes (13) is not reads + writes (8 + 4 = 12)")
     refused({ reads = 8 }, "work(p) gives reads without writes: give both (0 where none)")
     refused({ writes = 8, bytes = 8 }, "work(p) gives writes without reads")
   end)
@@ -62,15 +64,19 @@ describe("work(p): reads, writes and items", function()
         refused(w, ("work(p).%s must be a finite number >= 0, got %s"):format(k, tostring(bad)))
       end
     end
-    refused({ flops = 1, item = 3 }, "work(p) returned an unknown field 'item' (fields: flops, bytes, reads, writes, items, dtype, metrics)")
+    refused({ flops = 1, item = 3 },
+      "work(p) returned an unknown field 'item' (fields: flops, bytes, reads, writes, items, "
+      .. "dtype, metrics)")
     refused({ [1] = 3 }, "unknown field '1'")
     refused("x", "work(p) must return a table")
   end)
 end)
 
 describe("work(p): custom metrics", function()
-  it("reports a rate per second and the value per run, or the value alone with rate = false", function()
-    local e = entry_of({ items = 2, metrics = { tokens = { value = 4096, unit = "tok" }, acc = { value = -0.5, rate = false },
+  it("reports a rate per second and the value per run, or the value alone with rate = false",
+    function()
+    local e = entry_of({ items = 2, metrics = { tokens = { value = 4096, unit = "tok" },
+      acc = { value = -0.5, rate = false },
       steps = { value = 3, rate = true } } }, 2e-3)
     assert.same({ tokens = { value = 4096, unit = "tok", per_s = 2048e3 }, acc = { value = -0.5 },
       steps = { value = 3, per_s = 1500 } }, e.custom_metrics)
@@ -78,21 +84,32 @@ describe("work(p): custom metrics", function()
   end)
 
   it("refuses names, values, units and fields that are wrong, naming the metric", function()
-    refused({ metrics = 3 }, "work(p).metrics must be a table {name = {value =, unit =}, ...}, got a number")
-    refused({ metrics = { { value = 1 } } }, "work(p).metrics: a name must be a string, got the number 1")
+    refused({ metrics = 3 },
+      "work(p).metrics must be a table {name = {value =, unit =}, ...}, got a number")
+    refused({ metrics = { { value = 1 } } },
+      "work(p).metrics: a name must be a string, got the number 1")
     refused({ metrics = { ["tok/s"] = { value = 1 } } }, "the name 'tok/s' is not a name")
     refused({ metrics = { ["1x"] = { value = 1 } } }, "the name '1x' is not a name")
     refused({ metrics = { [("a"):rep(33)] = { value = 1 } } }, "is longer than 32 characters")
-    refused({ metrics = { t = 5 } }, "work(p).metrics.t must be a table {value =, unit =, rate =}, got a number")
-    refused({ metrics = { t = { value = 1, units = "x" } } }, "work(p).metrics.t has an unknown field 'units' (fields: value, unit, rate)")
+    refused({ metrics = { t = 5 } },
+      "work(p).metrics.t must be a table {value =, unit =, rate =}, got a number")
+    refused({ metrics = { t = { value = 1, units = "x" } } },
+      "work(p).metrics.t has an unknown field 'units' (fields: value, unit, rate)")
     refused({ metrics = { t = {} } }, "work(p).metrics.t.value must be a finite number, got nil")
-    refused({ metrics = { t = { value = 0 / 0 } } }, "work(p).metrics.t.value must be a finite number")
-    refused({ metrics = { t = { value = math.huge, rate = false } } }, "work(p).metrics.t.value must be a finite number, got inf")
-    refused({ metrics = { t = { value = -1 } } }, "work(p).metrics.t.value is an amount per run of the work (reported per second): >= 0")
-    refused({ metrics = { t = { value = 1, rate = "yes" } } }, "work(p).metrics.t.rate must be true or false, got a string")
-    refused({ metrics = { t = { value = 1, unit = "" } } }, "work(p).metrics.t.unit: a unit has 1 to 16 characters, got 0")
-    refused({ metrics = { t = { value = 1, unit = ("u"):rep(17) } } }, "a unit has 1 to 16 characters, got 17")
-    refused({ metrics = { t = { value = 1, unit = "a\27[2J" } } }, "a unit is printable ASCII text (no control characters)")
+    refused({ metrics = { t = { value = 0 / 0 } } },
+      "work(p).metrics.t.value must be a finite number")
+    refused({ metrics = { t = { value = math.huge, rate = false } } },
+      "work(p).metrics.t.value must be a finite number, got inf")
+    refused({ metrics = { t = { value = -1 } } },
+      "work(p).metrics.t.value is an amount per run of the work (reported per second): >= 0")
+    refused({ metrics = { t = { value = 1, rate = "yes" } } },
+      "work(p).metrics.t.rate must be true or false, got a string")
+    refused({ metrics = { t = { value = 1, unit = "" } } },
+      "work(p).metrics.t.unit: a unit has 1 to 16 characters, got 0")
+    refused({ metrics = { t = { value = 1, unit = ("u"):rep(17) } } },
+      "a unit has 1 to 16 characters, got 17")
+    refused({ metrics = { t = { value = 1, unit = "a\27[2J" } } },
+      "a unit is printable ASCII text (no control characters)")
     refused({ metrics = { t = { value = 1, unit = 3 } } }, "a unit must be a string, got a number")
     local many = {}
     for i = 1, 17 do many["m" .. i] = { value = i } end
@@ -106,7 +123,8 @@ describe("an entry with the new work and metrics", function()
   end
 
   it("reads back through the strict loader as it was written", function()
-    local e = entry_of({ reads = 8, writes = 4, items = 3, metrics = { tokens = { value = 4096, unit = "tok" },
+    local e = entry_of({ reads = 8, writes = 4, items = 3,
+      metrics = { tokens = { value = 4096, unit = "tok" },
       acc = { value = 0.99, rate = false } } })
     local back = load.decode(results.encode(doc_of(e)), "r.json")
     assert.same(e, back.configurations[1])
@@ -117,17 +135,23 @@ describe("an entry with the new work and metrics", function()
       { '[1, 2]', "configurations[1].custom_metrics: a name must be a string" },
       { '{"t": 3}', "configurations[1].custom_metrics.t is a number, not an object" },
       { '{"t": {"unit": "x"}}', "configurations[1].custom_metrics.t.value is not a finite number" },
-      { '{"t": {"value": "1"}}', "configurations[1].custom_metrics.t.value is not a finite number" },
-      { '{"t": {"value": 1, "per_s": "fast"}}', "configurations[1].custom_metrics.t.per_s is not a finite number" },
-      { '{"t": {"value": 1, "unit": "\\u001b[2J"}}', "configurations[1].custom_metrics.t.unit: a unit is printable ASCII" },
+      { '{"t": {"value": "1"}}',
+        "configurations[1].custom_metrics.t.value is not a finite number" },
+      { '{"t": {"value": 1, "per_s": "fast"}}',
+        "configurations[1].custom_metrics.t.per_s is not a finite number" },
+      { '{"t": {"value": 1, "unit": "\\u001b[2J"}}',
+        "configurations[1].custom_metrics.t.unit: a unit is printable ASCII" },
       { '{"a b": {"value": 1}}', "configurations[1].custom_metrics: the name 'a b' is not a name" },
       { '"x"', "configurations[1].custom_metrics is a string, not an object" },
     } do
-      local text = ('{"schema": "wlrun-results", "version": 1, "configurations": [{"index": 1, "params": {}, "custom_metrics": %s}]}')
+      local text = (
+        '{"schema": "wlrun-results", "version": 1, "configurations": [{"index": 1, "params": '
+        .. '{}, "custom_metrics": %s}]}')
         :format(case[1])
       local ok, e = pcall(load.decode, text, "r.json")
       assert.is_false(ok, case[1])
-      assert.truthy(tostring(e.message or e):find(case[2], 1, true), ("expected «%s» in: %s"):format(case[2], tostring(e.message or e)))
+      assert.truthy(tostring(e.message or e):find(case[2], 1, true),
+        ("expected «%s» in: %s"):format(case[2], tostring(e.message or e)))
     end
   end)
 end)
@@ -146,7 +170,10 @@ describe("the printers of a document with the new metrics", function()
   it("CSV: reads, writes, items, items_per_s and three columns per custom metric", function()
     local lines = {}
     for l in report.render(doc, "csv"):gmatch("[^\r\n]+") do lines[#lines + 1] = l end
-    assert.matches(",samples_per_s,reads,writes,items,items_per_s,metric%.accuracy,metric%.accuracy%.unit,metric%.accuracy%.per_s,metric%.tokens,metric%.tokens%.unit,metric%.tokens%.per_s,registers,", lines[1])
+    assert.matches(
+      ",samples_per_s,reads,writes,items,items_per_s,metric%.accuracy,metric%.accuracy%.unit,"
+        .. "metric%.accuracy%.per_s,metric%.tokens,metric%.tokens%.unit,metric%.tokens%.per_s,"
+        .. "registers,", lines[1])
     assert.matches(",8000000,4000000,1024,1024000,99%.1,%%,,4096,tok,4096000,", lines[2])
   end)
 
@@ -172,9 +199,12 @@ describe("wlrun.compare.metrics", function()
   local cm = require "wlrun.compare.metrics"
 
   it("gives NEW/BASE of items/s and of each custom metric both have, with the same unit", function()
-    local b = { metrics = { items_per_s = 100, flop_per_s = 1 }, custom_metrics = { tok = { value = 4, unit = "t", per_s = 40 },
-      acc = { value = 0.5 }, only = { value = 1, per_s = 1 }, u = { value = 1, unit = "a", per_s = 1 } } }
-    local n = { metrics = { items_per_s = 150 }, custom_metrics = { tok = { value = 8, unit = "t", per_s = 80 },
+    local b = { metrics = { items_per_s = 100, flop_per_s = 1 },
+      custom_metrics = { tok = { value = 4, unit = "t", per_s = 40 },
+      acc = { value = 0.5 }, only = { value = 1, per_s = 1 },
+        u = { value = 1, unit = "a", per_s = 1 } } }
+    local n = { metrics = { items_per_s = 150 },
+      custom_metrics = { tok = { value = 8, unit = "t", per_s = 80 },
       acc = { value = 0.25 }, u = { value = 1, unit = "b", per_s = 1 } } }
     local list = cm.of(b, n)
     assert.equal(3, #list)

@@ -4,7 +4,8 @@
 -- (wlrun.compare.stats: ratio of medians, bootstrap interval, Mann-Whitney U, verdict), the
 -- summary's geometric mean, what is in one file only or was not measured, the warnings when the
 -- runs differ in device, driver, version or settings, and the gate of --fail-above.
---   document.compare(base, new, opts) -> the comparison document (its printers: wlrun.compare.render)
+--   document.compare(base, new, opts) -> the comparison document (its printers:
+-- wlrun.compare.render)
 local core = require "wlrun.core"
 local units = require "wlrun.text.units"
 local T = require "wlrun.report.table"
@@ -49,11 +50,13 @@ local function key_of(scenario, c, opts)
   local counted = results.counted -- no name or value reads as other parts
   local parts = { counted(tostring(scenario)) }
   local exact = results.value_key -- matching is exact; the tables show param_text
-  for _, k in ipairs(match_names(c, opts)) do parts[#parts + 1] = counted(tostring(k)) .. "=" .. exact(c.params[k]) end
+  for _, k in ipairs(match_names(c, opts)) do parts[#parts + 1] = counted(tostring(k)) .. "="
+    .. exact(c.params[k]) end
   return table.concat(parts, ";")
 end
 
-local function scenario_of(doc) return type(doc.scenario) == "table" and doc.scenario.name or "?" end
+local function scenario_of(doc) return type(doc.scenario) == "table" and doc.scenario.name
+  or "?" end
 
 -- the matched parameters of a configuration, as a plain table
 local function matched_params(c, opts)
@@ -68,7 +71,9 @@ local function index_of(doc, path, opts, tool)
   for i, c in ipairs(doc.configurations) do
     local key = key_of(sc, c, opts)
     if map[key] then
-      fail("usage", tool, ("configurations #%s and #%s of '%s' have the same parameters%s (%s): tell them apart with --match or --ignore"):format(
+      fail("usage", tool,
+        ("configurations #%s and #%s of '%s' have the same parameters%s (%s): tell them apart "
+        .. "with --match or --ignore"):format(
         T.value(map[key].index or "?"), T.value(c.index or i), path,
         (opts.match or opts.ignore) and " to match on" or "",
         T.describe(matched_params(c, opts), param_names(doc))))
@@ -84,7 +89,8 @@ end
 -- differences between the runs
 
 local compared_settings = {
-  { "run", "mode" }, { "run", "flush_l2" }, { "run", "warmup" }, { "run", "warmup_time" }, { "run", "seed" },
+  { "run", "mode" }, { "run", "flush_l2" }, { "run", "warmup" }, { "run", "warmup_time" },
+    { "run", "seed" },
   { "adaptive", "enabled" },
 }
 document.compared_settings = compared_settings
@@ -100,12 +106,15 @@ local function run_warnings(base, new)
   local function add(code, message) w[#w + 1] = { code = code, message = message } end
   local sb, sn = scenario_of(base), scenario_of(new)
   if sb ~= sn then
-    add("scenario-differs", ("the runs are of different scenarios: BASE %s, NEW %s (no configuration matches)"):format(sb, sn))
+    add("scenario-differs",
+      ("the runs are of different scenarios: BASE %s, NEW %s (no configuration matches)"):format(sb,
+      sn))
   end
   local db = type(base.device) == "table" and base.device or {}
   local dn = type(new.device) == "table" and new.device or {}
   if db.name ~= dn.name then
-    add("device-differs", ("the runs come from different devices: BASE %s, NEW %s"):format(show(db.name), show(dn.name)))
+    add("device-differs", ("the runs come from different devices: BASE %s, NEW %s"):format(
+      show(db.name), show(dn.name)))
   end
   if db.driver_version ~= dn.driver_version then
     add("driver-differs", ("the runs come from different CUDA drivers: BASE %s, NEW %s"):format(
@@ -118,7 +127,8 @@ local function run_warnings(base, new)
   local vb = type(base.wlrun) == "table" and base.wlrun.version
   local vn = type(new.wlrun) == "table" and new.wlrun.version
   if vb ~= vn then
-    add("wlrun-differs", ("the runs come from different versions of wlrun: BASE %s, NEW %s"):format(show(vb), show(vn)))
+    add("wlrun-differs", ("the runs come from different versions of wlrun: BASE %s, NEW %s"):format(
+      show(vb), show(vn)))
   end
   local diffs = {}
   local setb = type(base.settings) == "table" and base.settings or {}
@@ -134,8 +144,10 @@ local function run_warnings(base, new)
   if #diffs > 0 then
     add("settings-differ", "the runs used different settings: " .. table.concat(diffs, ", "))
   end
-  if base.complete == false then add("incomplete", "BASE is incomplete (the run was interrupted or was still going on)") end
-  if new.complete == false then add("incomplete", "NEW is incomplete (the run was interrupted or was still going on)") end
+  if base.complete == false then add("incomplete",
+    "BASE is incomplete (the run was interrupted or was still going on)") end
+  if new.complete == false then add("incomplete",
+    "NEW is incomplete (the run was interrupted or was still going on)") end
   return w
 end
 
@@ -171,13 +183,15 @@ end
 local function why(c)
   if c.status == "ok" and not c.stats and not c.samples then return "no measurement" end
   if c.status == "skipped" then return "skipped: " .. tostring(c.reason or "") end
-  if c.status == "failed" then return "failed [" .. tostring(c.kind or "?") .. "]: " .. tostring(c.error or "") end
+  if c.status == "failed" then return "failed [" .. tostring(c.kind or "?") .. "]: "
+    .. tostring(c.error or "") end
   if c.status ~= "ok" then return tostring(c.status or "no status") end
   return nil
 end
 
 local function measured(c)
-  return c.status == "ok" and ((type(c.samples) == "table" and #c.samples > 0) or (c.stats and finite(c.stats.median)))
+  return c.status == "ok" and ((type(c.samples) == "table" and #c.samples > 0)
+    or (c.stats and finite(c.stats.median)))
 end
 
 -- the statistics' options: opts' or the defaults
@@ -185,7 +199,8 @@ local function stats_options(opts)
   return {
     noise = opts.noise or stats.defaults.noise, alpha = opts.alpha or stats.defaults.alpha,
     resamples = opts.resamples or stats.defaults.resamples, seed = opts.seed or stats.defaults.seed,
-    confidence = opts.confidence or stats.defaults.confidence, min_samples = stats.defaults.min_samples,
+    confidence = opts.confidence or stats.defaults.confidence,
+      min_samples = stats.defaults.min_samples,
   }
 end
 
@@ -200,7 +215,8 @@ local function check_names(base, new, opts, tool)
         local known = {}
         for k in pairs(all) do known[#known + 1] = k end
         table.sort(known)
-        fail("usage", tool, ("--%s: no configuration has a parameter '%s' (parameters: %s)"):format(which, n,
+        fail("usage", tool, ("--%s: no configuration has a parameter '%s' (parameters: %s)"):format(
+          which, n,
           #known > 0 and table.concat(known, ", ") or "none"))
       end
     end
@@ -299,7 +315,8 @@ local function brief(c, doc_names)
   return o
 end
 
--- the statistics of a measured pair; medians only (no samples on a side): a ratio without an interval
+-- the statistics of a measured pair; medians only (no samples on a side): a ratio without an
+-- interval
 local function compare_pair(b, n, key, sopts)
   local bs = type(b.samples) == "table" and #b.samples > 0 and b.samples or nil
   local ns = type(n.samples) == "table" and #n.samples > 0 and n.samples or nil
@@ -311,7 +328,8 @@ local function compare_pair(b, n, key, sopts)
   end
   local mb = bs and stats.median(bs) or b.stats.median
   local mn = ns and stats.median(ns) or n.stats.median
-  local x = { n1 = bs and #bs or 0, n2 = ns and #ns or 0, median_base = mb, median_new = mn, ratio = mn / mb,
+  local x = { n1 = bs and #bs or 0, n2 = ns and #ns or 0, median_base = mb, median_new = mn,
+    ratio = mn / mb,
               change = mn / mb - 1, lo = 0 / 0, hi = 0 / 0, p = 0 / 0 }
   x.verdict, x.reason = "uncertain", "no samples in " .. (bs and "NEW" or "BASE")
   return x
@@ -344,7 +362,8 @@ local function compared_row(b, n, x, params, names, tally)
   o.reason = x.reason
   local notes = json_out.array()
   if b.mode ~= n.mode or (b.per or 1) ~= (n.per or 1) then
-    notes[#notes + 1] = ("measured in different modes: BASE %s, NEW %s"):format(T.mode(b), T.mode(n))
+    notes[#notes + 1] = ("measured in different modes: BASE %s, NEW %s"):format(T.mode(b),
+      T.mode(n))
     tally.mode_diffs[#tally.mode_diffs + 1] = T.describe(o.params, names)
   end
   if type(n.check) == "table" and n.check.ok == false then
@@ -358,8 +377,10 @@ end
 
 -- each configuration of BASE, then those only in NEW: compared, not compared or in one file only
 local function match_all(base, new, index, opts, sopts, names)
-  local t = { rows = json_out.array(), not_compared = json_out.array(), only_base = json_out.array(),
-              only_new = json_out.array(), logs = {}, counts = { faster = 0, slower = 0, same = 0, uncertain = 0 },
+  local t = { rows = json_out.array(), not_compared = json_out.array(),
+    only_base = json_out.array(),
+              only_new = json_out.array(), logs = {},
+                counts = { faster = 0, slower = 0, same = 0, uncertain = 0 },
               mode_diffs = {}, check_failed = {} }
   local bnames, nnames = param_names(base), param_names(new)
   local bmap, nmap = index.bmap, index.nmap
@@ -377,7 +398,8 @@ local function match_all(base, new, index, opts, sopts, names)
       local x = compare_pair(b, n, key, sopts)
       t.counts[x.verdict] = t.counts[x.verdict] + 1
       if x.log_replicates then t.logs[#t.logs + 1] = x.log_replicates end
-      t.rows[#t.rows + 1] = compared_row(b, n, x, plain_params(matched_params(b, opts), names), names, t)
+      t.rows[#t.rows + 1] = compared_row(b, n, x, plain_params(matched_params(b, opts), names),
+        names, t)
     end
   end
   for _, key in ipairs(index.norder) do
@@ -390,11 +412,13 @@ end
 local function warning_list(warnings, tally)
   if #tally.mode_diffs > 0 then
     warnings[#warnings + 1] = { code = "mode-differs",
-      message = ("configurations measured in different modes: %s"):format(table.concat(tally.mode_diffs, "; ")) }
+      message = ("configurations measured in different modes: %s"):format(
+        table.concat(tally.mode_diffs, "; ")) }
   end
   if #tally.check_failed > 0 then
     warnings[#warnings + 1] = { code = "check-failed",
-      message = ("NEW's result check failed for: %s"):format(table.concat(tally.check_failed, "; ")) }
+      message = ("NEW's result check failed for: %s"):format(
+        table.concat(tally.check_failed, "; ")) }
   end
   local wl = json_out.array()
   for _, w in ipairs(warnings) do

@@ -74,8 +74,10 @@ function M.lines(doc)
   local lines = {}
   for _, r in ipairs(doc.configurations or {}) do
     for _, x in ipairs(type(r.metrics) == "table" and r.metrics or {}) do
-      lines[#lines + 1] = ("%s: %s %s -> %s (NEW/BASE %s)"):format(T.describe(r.params, doc.parameters), x.name,
-        amount(x.base, x.unit), amount(x.new, x.unit), finite(x.ratio) and ("%.3f"):format(x.ratio) or "-")
+      lines[#lines + 1] = ("%s: %s %s -> %s (NEW/BASE %s)"):format(
+        T.describe(r.params, doc.parameters), x.name,
+        amount(x.base, x.unit), amount(x.new, x.unit),
+          finite(x.ratio) and ("%.3f"):format(x.ratio) or "-")
     end
   end
   return lines

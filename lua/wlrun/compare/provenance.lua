@@ -37,7 +37,8 @@ local FIELDS = {
   { "host", function(p) return str(p.host) end },
   { "cpu", function(p)
     local c = tab(p.cpu)
-    return joined({ str(c.model), math.type(c.count) == "integer" and (c.count .. " CPUs") or nil }, ", ")
+    return joined({ str(c.model), math.type(c.count) == "integer" and (c.count .. " CPUs") or nil },
+      ", ")
   end },
   { "os", function(p)
     local o = tab(p.os)
@@ -72,7 +73,8 @@ local NONE = "none"
 -- The fields whose text differs, as {field, base, new} (an absent field is "none"). A document
 -- of an older wlrun, without provenance, is one difference: {field = "provenance"}.
 function M.differences(base, new)
-  local pb, pn = type(base.provenance) == "table" and base.provenance, type(new.provenance) == "table" and new.provenance
+  local pb, pn = type(base.provenance) == "table" and base.provenance,
+    type(new.provenance) == "table" and new.provenance
   local out = json_out.array()
   local function add(field, b, n)
     local o = json_out.object()
@@ -82,7 +84,8 @@ function M.differences(base, new)
     out[#out + 1] = o
   end
   if not (pb and pn) then
-    if pb or pn then add("provenance", pb and "recorded" or "not recorded", pn and "recorded" or "not recorded") end
+    if pb or pn then add("provenance", pb and "recorded" or "not recorded",
+      pn and "recorded" or "not recorded") end
     return out
   end
   for _, f in ipairs(FIELDS) do
@@ -98,7 +101,8 @@ end
 -- the differences of a comparison document (wlrun.compare.document), one line each
 function M.lines(cmp)
   local lines = {}
-  for _, d in ipairs(type(cmp.provenance_differences) == "table" and cmp.provenance_differences or {}) do
+  for _, d in ipairs(type(cmp.provenance_differences) == "table" and cmp.provenance_differences
+    or {}) do
     lines[#lines + 1] = ("%s %s vs %s"):format(tostring(d.field), tostring(d.base), tostring(d.new))
   end
   return lines

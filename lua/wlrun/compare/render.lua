@@ -47,7 +47,9 @@ end
 
 local function method_line(doc)
   local s = doc.settings
-  return ("noise threshold %s, Mann-Whitney U alpha %s, %s bootstrap interval of the ratio of medians (%d resamples, seed %s)"):format(
+  return (
+    "noise threshold %s, Mann-Whitney U alpha %s, %s bootstrap interval of the ratio of medians "
+    .. "(%d resamples, seed %s)"):format(
     columns.pct(s.noise), T.value(s.alpha), columns.pct(s.confidence), s.resamples, T.value(s.seed))
 end
 
@@ -65,7 +67,8 @@ local function geomean_line(doc)
   local s = ("Geometric mean of NEW/BASE over %d configuration%s: %s"):format(sum.compared,
     sum.compared == 1 and "" or "s", ratio_text(sum.geomean))
   if finite(sum.geomean_lo) then
-    s = s .. (" (%s interval %s)"):format(columns.pct(doc.settings.confidence), interval_text(sum.geomean_lo, sum.geomean_hi))
+    s = s .. (" (%s interval %s)"):format(columns.pct(doc.settings.confidence),
+      interval_text(sum.geomean_lo, sum.geomean_hi))
   end
   return s .. ", " .. M.change_text(sum.geomean - 1)
 end
@@ -74,12 +77,19 @@ local function gate_lines(doc)
   local g = doc.gate
   if not g then return {} end
   local head = ("Gate --fail-above %s: "):format(columns.pct(g.fail_above))
-  if g.compared == 0 then return { head .. "NOT PASSED: no configuration was compared, and a gate over nothing never passes" } end
-  if not g.failed then return { head .. "passed (no configuration significantly slower by more than " .. columns.pct(g.fail_above) .. ")" } end
-  local lines = { head .. ("FAILED: %d configuration%s significantly slower by more than %s:"):format(#g.configurations,
+  if g.compared == 0 then
+    return { head
+    .. "NOT PASSED: no configuration was compared, and a gate over nothing never passes" } end
+  if not g.failed then
+    return { head .. "passed (no configuration significantly slower by more than "
+    .. columns.pct(g.fail_above) .. ")" } end
+  local lines = { head
+    .. ("FAILED: %d configuration%s significantly slower by more than %s:"):format(
+    #g.configurations,
     #g.configurations == 1 and "" or "s", columns.pct(g.fail_above)) }
   for _, x in ipairs(g.configurations) do
-    lines[#lines + 1] = ("  %s: %s (interval %s)"):format(T.describe(x.params, doc.parameters), M.change_text(x.change),
+    lines[#lines + 1] = ("  %s: %s (interval %s)"):format(T.describe(x.params, doc.parameters),
+      M.change_text(x.change),
       interval_text(x.lo, x.hi))
   end
   return lines
@@ -89,7 +99,8 @@ local function ignored_line(doc)
   if #doc.ignored_parameters == 0 then return nil end
   local parts = {}
   for _, x in ipairs(doc.ignored_parameters) do
-    parts[#parts + 1] = ("%s (BASE %s; NEW %s)"):format(x.name, #x.base > 0 and table.concat(x.base, ",") or "-",
+    parts[#parts + 1] = ("%s (BASE %s; NEW %s)"):format(x.name,
+      #x.base > 0 and table.concat(x.base, ",") or "-",
       #x.new > 0 and table.concat(x.new, ",") or "-")
   end
   return "Not matched on: " .. table.concat(parts, ", ")
@@ -97,10 +108,12 @@ end
 
 local function build_rows(doc)
   local cols = {}
-  for _, n in ipairs(doc.parameters) do cols[#cols + 1] = { title = tostring(n), right = true, name = n } end
+  for _, n in ipairs(doc.parameters) do cols[#cols + 1] = { title = tostring(n), right = true,
+    name = n } end
   for _, c in ipairs {
     { "BASE", true }, { "NEW", true }, { "NEW/BASE", true },
-    { columns.pct(doc.settings.confidence) .. " interval", true }, { "change", true }, { "p", true }, { "n", true },
+    { columns.pct(doc.settings.confidence) .. " interval", true }, { "change", true },
+      { "p", true }, { "n", true },
     { "verdict", false },
   } do cols[#cols + 1] = { title = c[1], right = c[2] } end
   local rows, keys = {}, {}
@@ -144,7 +157,8 @@ end
 
 local function status_text(x)
   if x.status == "failed" then
-    return "failed" .. ((x.why or ""):match("^failed (%[[^%]]*%])") and (" " .. x.why:match("^failed (%[[^%]]*%])")) or "")
+    return "failed" .. ((x.why or ""):match("^failed (%[[^%]]*%])")
+      and (" " .. x.why:match("^failed (%[[^%]]*%])")) or "")
   end
   if x.status == "ok" and x.why then return x.why end
   return x.status or "?"
@@ -163,7 +177,8 @@ function M.render_table(doc)
   doc = printable.data(doc) -- names and messages from the results: see report.table
   local out = {}
   local sb, sn = doc.base.scenario, doc.new.scenario
-  out[#out + 1] = "Comparing " .. (sb == sn and tostring(sb) or (tostring(sb) .. " with " .. tostring(sn)))
+  out[#out + 1] = "Comparing " .. (sb == sn and tostring(sb)
+    or (tostring(sb) .. " with " .. tostring(sn)))
   out[#out + 1] = "  BASE " .. side_line(doc.base)
   out[#out + 1] = "  NEW  " .. side_line(doc.new)
   for _, l in ipairs(provenance.table_lines(doc)) do out[#out + 1] = l end
@@ -180,7 +195,8 @@ function M.render_table(doc)
   out[#out + 1] = "Method: " .. method_line(doc)
   local notes = {}
   for _, r in ipairs(doc.configurations) do
-    for _, n in ipairs(r.notes) do notes[#notes + 1] = "  " .. T.describe(r.params, doc.parameters) .. ": " .. n end
+    for _, n in ipairs(r.notes) do notes[#notes + 1] = "  " .. T.describe(r.params, doc.parameters)
+      .. ": " .. n end
   end
   local function section(title, lines)
     if #lines == 0 then return end
@@ -189,7 +205,8 @@ function M.render_table(doc)
   end
   section("Notes:", notes)
   section("Work metrics (NEW/BASE):", metrics.lines(doc))
-  section(("Not compared (%d, no measurement in a run):"):format(#doc.not_compared), not_compared_lines(doc))
+  section(("Not compared (%d, no measurement in a run):"):format(#doc.not_compared),
+    not_compared_lines(doc))
   section(("Only in BASE (%d):"):format(#doc.only_in_base), listing(doc, doc.only_in_base))
   section(("Only in NEW (%d):"):format(#doc.only_in_new), listing(doc, doc.only_in_new))
   local w = {}
@@ -204,7 +221,8 @@ function M.render_markdown(doc)
   local function code(s) return "`" .. tostring(s):gsub("`", "'") .. "`" end
   local out = {}
   local sb, sn = doc.base.scenario, doc.new.scenario
-  out[#out + 1] = "## Comparison: " .. md.cell(sb == sn and sb or (tostring(sb) .. " with " .. tostring(sn)))
+  out[#out + 1] = "## Comparison: " .. md.cell(sb == sn and sb
+    or (tostring(sb) .. " with " .. tostring(sn)))
   out[#out + 1] = ""
   out[#out + 1] = "- BASE: " .. md.cell(side_line(doc.base))
   out[#out + 1] = "- NEW: " .. md.cell(side_line(doc.new))
@@ -232,7 +250,8 @@ function M.render_markdown(doc)
   end
   local notes = {}
   for _, r in ipairs(doc.configurations) do
-    for _, n in ipairs(r.notes) do notes[#notes + 1] = T.describe(r.params, doc.parameters) .. ": " .. n end
+    for _, n in ipairs(r.notes) do notes[#notes + 1] = T.describe(r.params, doc.parameters) .. ": "
+      .. n end
   end
   section("Notes", notes)
   section("Work metrics (NEW/BASE)", metrics.lines(doc))
@@ -260,7 +279,8 @@ end
 
 -- for wlrun report's page (wlrun.html.comparison): the same lines and table; build_rows also
 -- gives each row's sort keys (the numbers behind its cells)
-M.build_rows, M.side_line, M.ignored_line, M.method_line, M.geomean_line = build_rows, side_line, ignored_line,
+M.build_rows, M.side_line, M.ignored_line, M.method_line, M.geomean_line = build_rows, side_line,
+  ignored_line,
   method_line, geomean_line
 M.verdict_counts, M.listing, M.not_compared_lines = verdict_counts, listing, not_compared_lines
 
@@ -268,7 +288,8 @@ function M.render(doc, format)
   if format == "table" then return M.render_table(doc) end
   if format == "markdown" then return M.render_markdown(doc) end
   if format == "json" then return json_out.text(doc) end
-  core.error("usage", ("compare: unknown format '%s' (expected table, markdown or json)"):format(tostring(format)), 0)
+  core.error("usage", ("compare: unknown format '%s' (expected table, markdown or json)"):format(
+    tostring(format)), 0)
 end
 
 return M

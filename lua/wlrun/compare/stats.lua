@@ -2,7 +2,8 @@
 -- test, a bootstrap interval of the ratio of medians, the verdict rule and the geometric mean.
 -- wlrun.compare.document matches configurations and compares them with these. The hot loops (the
 -- bootstrap's resampling, the rank sum of the U test, the geometric mean's interval) run in C
--- (core.stats.bootstrap_ratio, rank_sum and geomean_interval, src/base/compare_stats.c), which gives
+-- (core.stats.bootstrap_ratio, rank_sum and geomean_interval, src/base/compare_stats.c), which
+-- gives
 -- the same numbers bit for bit as the Lua definitions kept below; those still serve samples C
 -- leaves to them (not finite and positive for the bootstrap, NaN for the test), and
 -- M.use_c = false selects them everywhere (tests/bench/compare_scale.lua and
@@ -218,14 +219,16 @@ function M.bootstrap_ratio(base, new, opts)
   local seed = math.tointeger(opts.seed or M.defaults.seed) or 0 -- as M.rng takes it
   local n1, n2 = #base, #new
   local mb, mn = M.median(base), M.median(new)
-  local result = { ratio = mn / mb, median_base = mb, median_new = mn, resamples = B, confidence = conf }
+  local result = { ratio = mn / mb, median_base = mb, median_new = mn, resamples = B,
+    confidence = conf }
   if n1 == 0 or n2 == 0 or not (mb > 0) then
     result.lo, result.hi = 0 / 0, 0 / 0
     return result
   end
   local lo, hi, logs
   local whole = math.tointeger(B)
-  if M.use_c and whole and whole >= 0 then lo, hi, logs = cstats.bootstrap_ratio(base, new, whole, conf, seed) end
+  if M.use_c and whole and whole >= 0 then lo, hi,
+    logs = cstats.bootstrap_ratio(base, new, whole, conf, seed) end
   if not lo then lo, hi, logs = bootstrap_lua(base, new, B, conf, seed) end
   result.lo, result.hi, result.log_replicates = lo, hi, logs
   return result
@@ -304,7 +307,8 @@ function M.verdict(x, opts)
     if x.p <= alpha then return "same", "significant, but within the noise threshold" end
     return "same", "within the noise threshold"
   end
-  local sig = x.p <= alpha -- the level itself counts (a test at alpha = 0.01 that gives 0.01 is significant)
+  -- the level itself counts (a test at alpha = 0.01 that gives 0.01 is significant)
+  local sig = x.p <= alpha
   local new_larger = x.u < x.mean -- u counts base > new
   if sig and x.lo > 1 + t then
     if new_larger then return "slower", "significant, beyond the noise threshold" end

@@ -43,18 +43,21 @@ function analysis.blame(series, points, opts)
   local found = changepoint.analyse(xs, o)
   local steps, drifts = {}, {}
   for _, s in ipairs(found.steps) do
-    steps[#steps + 1] = { index = s.at, first = commit_of(points[s.at]), last_before = commit_of(points[s.at - 1]),
+    steps[#steps + 1] = { index = s.at, first = commit_of(points[s.at]),
+      last_before = commit_of(points[s.at - 1]),
       before = s.before, after = s.after, change = s.change, p = s.p }
   end
   for _, d in ipairs(found.drifts) do
-    drifts[#drifts + 1] = { from = commit_of(points[d.first]), to = commit_of(points[d.last]), first = d.first,
+    drifts[#drifts + 1] = { from = commit_of(points[d.first]), to = commit_of(points[d.last]),
+      first = d.first,
       last = d.last, change = d.change, p = d.p }
   end
   return { steps = steps, drifts = drifts, segments = found.segments }
 end
 
 -- The gate of --fail-on: the latest commit's samples against its baseline, the segment before
--- the latest one (every earlier commit when no step was found), by compare's test (wlrun.compare.stats:
+-- the latest one (every earlier commit when no step was found), by compare's test
+-- (wlrun.compare.stats:
 -- slower = Mann-Whitney p < alpha and the bootstrap interval of the ratio of medians above
 -- 1 + fail_on). samples(row) gives a run's samples. opts: fail_on, alpha, resamples, seed,
 -- baseline_commits (the most recent commits of the baseline that are pooled).
@@ -72,8 +75,10 @@ local function judge(points, first_b, last_b, samples, opts)
   end
   local x = stats.compare_samples(pooled(first_b, last_b), pooled(n, n),
     { noise = opts.fail_on, alpha = opts.alpha, resamples = opts.resamples, seed = opts.seed })
-  return { baseline = { from = commit_of(points[first_b]), to = commit_of(points[last_b]), commits = last_b - first_b + 1 },
-    latest = commit_of(points[n]), change = x.change, lo = x.lo, hi = x.hi, p = x.p, verdict = x.verdict,
+  return { baseline = { from = commit_of(points[first_b]), to = commit_of(points[last_b]),
+    commits = last_b - first_b + 1 },
+    latest = commit_of(points[n]), change = x.change, lo = x.lo, hi = x.hi, p = x.p,
+      verdict = x.verdict,
     reason = x.reason, failed = x.verdict == "slower" and x.change > opts.fail_on }
 end
 
@@ -89,7 +94,8 @@ local function baseline_of(points, found, opts)
   local drift = found.drifts and found.drifts[#found.drifts]
   if drift and drift.last >= n - 1 and drift.first < n - 1 then
     local first = math.max(drift.first, first_b)
-    return first, math.min(n - 1, first + (opts.min_segment or changepoint.defaults.min_segment) - 1)
+    return first, math.min(n - 1, first + (opts.min_segment
+      or changepoint.defaults.min_segment) - 1)
   end
   return math.max(first_b, last_b - (opts.baseline_commits or 10) + 1), last_b
 end
@@ -114,7 +120,8 @@ local function slice(xs, from, to) return table.move(xs, from, to, 1, {}) end
 function analysis.pinned_gate(points, found_of, samples, opts)
   local view = slice(points, opts.accepted or 1, #points)
   local n = #view
-  if n < 2 then return { verdict = "no baseline", failed = false, accepted = opts.accepted and commit_of(points[opts.accepted]) } end
+  if n < 2 then return { verdict = "no baseline", failed = false,
+    accepted = opts.accepted and commit_of(points[opts.accepted]) } end
   local lowest = view[1].median
   for k = 2, n - 1 do
     if view[k].median > (1 + opts.fail_on) * lowest then
@@ -123,7 +130,8 @@ function analysis.pinned_gate(points, found_of, samples, opts)
       local g = judge(prefix, first_b, last_b, samples, opts)
       if g.failed then
         local r = judge(slice(view, 1, n), first_b, last_b, samples, opts)
-        r.pinned = { since = commit_of(view[k]) } -- the first commit that failed against this baseline
+        -- the first commit that failed against this baseline
+        r.pinned = { since = commit_of(view[k]) }
         r.accepted = opts.accepted and commit_of(points[opts.accepted])
         return r
       end
@@ -143,7 +151,8 @@ end
 -- from there, as on the main line. base: nil when the branch has no run of its own here.
 function analysis.branch_gate(points, base, found_of, samples, opts)
   if base == nil then return { verdict = "no run on the branch", failed = false } end
-  if opts.accepted and opts.accepted > base then return analysis.pinned_gate(points, found_of, samples, opts) end
+  if opts.accepted and opts.accepted > base then
+    return analysis.pinned_gate(points, found_of, samples, opts) end
   if base < 1 then return { verdict = "no baseline", failed = false } end
   local segs = found_of(slice(points, 1, base)).segments
   local first_b = math.max(segs[#segs].first, base - (opts.baseline_commits or 10) + 1)

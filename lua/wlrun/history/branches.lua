@@ -32,7 +32,8 @@ end
 
 local function cwd() return process.cwd() or "." end
 
-local function is_commit(c) return type(c) == "string" and #c >= 7 and #c <= 64 and c:match("^%x+$") ~= nil end
+local function is_commit(c) return type(c) == "string" and #c >= 7 and #c <= 64
+  and c:match("^%x+$") ~= nil end
 
 -- The branch and merge base of a run being added at commit (its sha, '' when unknown): the
 -- branch is --branch, else the document's (its provenance), else that of the current
@@ -127,7 +128,8 @@ function branches.select(rows, name)
   if line then
     local names, seen = {}, {}
     for _, row in ipairs(rows) do
-      if is_commit(row.commit) and not seen[row.commit] then seen[row.commit], names[#names + 1] = true, row.commit end
+      if is_commit(row.commit) and not seen[row.commit] then seen[row.commit],
+        names[#names + 1] = true, row.commit end
     end
     full = git.resolve(here, names)
   end
@@ -154,7 +156,8 @@ function branches.select(rows, name)
     if sha then
       if pos[sha] then
         row.place = pos[sha]
-        if base_pos then row.own = pos[sha] > base_pos else row.own = not is_main and row.branch == name end
+        if base_pos then row.own = pos[sha] > base_pos else row.own = not is_main
+          and row.branch == name end
         kept[#kept + 1] = row
       end
     elseif recorded_on(row.branch, series) then
@@ -162,7 +165,8 @@ function branches.select(rows, name)
       kept[#kept + 1] = row
     elseif not is_main and on_main(row.branch) then
       -- the main line's run of a commit git does not place: up to the merge base
-      if (last_base and i <= last_base) or (not last_base and first_own_time and row.time < first_own_time) then
+      if (last_base and i <= last_base) or (not last_base and first_own_time
+        and row.time < first_own_time) then
         row.own = false
         kept[#kept + 1] = row
       end

@@ -138,7 +138,8 @@ local function search(xs, lo, hi, o, rng)
   local k, rss = best_step(y, m)
   -- at the edge of where a shift may be, and fitting better one step further out: the shift
   -- has fewer than min_segment values on that side, it has not lasted yet
-  if (k == n - m + 1 and k < n and rss_step(y, k + 1) < rss) or (k == m + 1 and k > 2 and rss_step(y, k - 1) < rss) then
+  if (k == n - m + 1 and k < n and rss_step(y, k + 1) < rss)
+    or (k == m + 1 and k > 2 and rss_step(y, k - 1) < rss) then
     return nil
   end
   local at = lo + k - 1
@@ -180,7 +181,8 @@ function M.analyse(xs, opts)
   local segments, first = {}, 1
   for i = 1, #cuts + 1 do
     local last = cuts[i] and cuts[i].at - 1 or #xs
-    if last >= first then segments[#segments + 1] = { first = first, last = last, median = median(slice(xs, first, last)) } end
+    if last >= first then segments[#segments + 1] = { first = first, last = last,
+      median = median(slice(xs, first, last)) } end
     first = last + 1
   end
   for i, c in ipairs(cuts) do

@@ -23,7 +23,8 @@ FROM results x JOIN runs r ON r.id = x.run
 WHERE (?1 IS NULL OR r.scenario = ?1) AND (?2 IS NULL OR r.device = ?2)
 ORDER BY r.time, r.id]]
 
-local function finite(v) return type(v) == "number" and v == v and v > -math.huge and v < math.huge end
+local function finite(v) return type(v) == "number" and v == v and v > -math.huge
+  and v < math.huge end
 
 local function corrupt(db, msg) core.error("io", ("%s: %s"):format(tostring(db), msg), 0) end
 
@@ -49,12 +50,14 @@ function query.rows(db, sel)
   local out = {}
   for _, row in ipairs(db:rows(SELECT, sel.scenario, sel.device)) do
     for _, k in ipairs(STATS) do
-      if not finite(row[k]) then corrupt(db, ("run %s: a %s that is not a finite number"):format(row.run, k)) end
+      if not finite(row[k]) then corrupt(db, ("run %s: a %s that is not a finite number"):format(
+        row.run, k)) end
     end
     if type(row.commit_sha) ~= "string" or type(row.time) ~= "string" then
       corrupt(db, ("run %s: no commit or time"):format(row.run))
     end
-    if type(row.scenario) ~= "string" or type(row.device) ~= "string" then -- a table made without NOT NULL
+    -- a table made without NOT NULL
+    if type(row.scenario) ~= "string" or type(row.device) ~= "string" then
       corrupt(db, ("run %s: no scenario or device"):format(row.run))
     end
     row.param_values = decode_params(db, row)
@@ -101,7 +104,8 @@ function query.series(rows)
     local key = row.scenario .. "\0" .. row.device .. "\0" .. row.params
     local s = by_key[key]
     if not s then
-      s = { scenario = row.scenario, device = row.device, params = row.param_values, params_json = row.params, rows = {} }
+      s = { scenario = row.scenario, device = row.device, params = row.param_values,
+        params_json = row.params, rows = {} }
       by_key[key] = s
       list[#list + 1] = s
     end
@@ -110,7 +114,8 @@ function query.series(rows)
   table.sort(list, function(a, b)
     if a.scenario ~= b.scenario then return a.scenario < b.scenario end
     if a.device ~= b.device then return a.device < b.device end
-    if params_less(a.params, b.params) ~= params_less(b.params, a.params) then return params_less(a.params, b.params) end
+    if params_less(a.params, b.params) ~= params_less(b.params, a.params) then
+      return params_less(a.params, b.params) end
     return a.params_json < b.params_json
   end)
   return list
@@ -160,7 +165,11 @@ end
 function query.accepted(db, series, points)
   local at = {}
   for i, p in ipairs(points) do at[p.commit] = i end
-  for _, r in ipairs(db:rows("SELECT commit_sha FROM accepted WHERE scenario = ?1 AND device = ?2 AND params = ?3 ORDER BY rowid DESC",
+  for _,
+    r in ipairs(
+    db:rows(
+    "SELECT commit_sha FROM accepted WHERE scenario = ?1 AND device = ?2 AND params = ?3 ORDER "
+    .. "BY rowid DESC",
     series.scenario, series.device, series.params_json)) do
     if at[r.commit_sha] then return at[r.commit_sha] end
   end
@@ -168,11 +177,14 @@ end
 
 -- the samples of a row, checked: finite numbers
 function query.samples(db, row)
-  local r = db:rows("SELECT samples FROM results WHERE run = ?1 AND params = ?2", row.run, row.params)[1]
+  local r = db:rows("SELECT samples FROM results WHERE run = ?1 AND params = ?2", row.run,
+    row.params)[1]
   local xs = r and json.decode(r.samples or "", { array_nulls = false })
   local ok = type(xs) == "table" and not json.is_object(xs)
-  for k, v in pairs(ok and xs or {}) do ok = ok and math.type(k) == "integer" and k >= 1 and k <= #xs and finite(v) end
-  if not ok then corrupt(db, ("run %s: samples that are not a JSON array of numbers"):format(row.run)) end
+  for k, v in pairs(ok and xs or {}) do ok = ok and math.type(k) == "integer" and k >= 1
+    and k <= #xs and finite(v) end
+  if not ok then corrupt(db, ("run %s: samples that are not a JSON array of numbers"):format(
+    row.run)) end
   return xs
 end
 

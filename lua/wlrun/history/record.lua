@@ -22,7 +22,8 @@ function record.document_commit(doc)
   local g = p and type(p.git) == "table" and p.git or p
   local sha = g and str(g.commit)
   if not (sha and sha:match("^%x+$") and #sha >= 7 and #sha <= 64) then return nil end
-  return { commit = sha:lower(), dirty = g.dirty == true, source = "document", branch = str(g.branch) }
+  return { commit = sha:lower(), dirty = g.dirty == true, source = "document",
+    branch = str(g.branch) }
 end
 
 -- The commit of a run: --commit, else the document's, else the one checked out in the current
@@ -62,7 +63,8 @@ function record.run(doc, path)
       seen[params] = true
       local s = summary(samples)
       rows[#rows + 1] = {
-        params = params, unit = "s", n = s.n, median = s.median, mean = s.mean, min = s.min, max = s.max,
+        params = params, unit = "s", n = s.n, median = s.median, mean = s.mean, min = s.min,
+          max = s.max,
         stddev = s.n > 1 and s.std or 0.0, samples = json.encode(json.array(samples)),
       }
     end
@@ -93,10 +95,12 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)]]
 -- Returns {id, added = true}, or the run already stored with that identity {id, added =
 -- false, commit, time}.
 function record.insert(db, run, commit)
-  local n = db:run(INSERT_RUN, run.identity, run.scenario, run.device, commit.commit, commit.dirty, commit.source,
+  local n = db:run(INSERT_RUN, run.identity, run.scenario, run.device, commit.commit, commit.dirty,
+    commit.source,
     run.time, process.utc_now(), run.file, run.branch or "", run.merge_base or "")
   if n == 0 then
-    local old = db:rows("SELECT id, commit_sha, added FROM runs WHERE identity = ?1", run.identity)[1]
+    local old = db:rows("SELECT id, commit_sha, added FROM runs WHERE identity = ?1",
+      run.identity)[1]
     return { id = old.id, added = false, commit = old.commit_sha, time = old.added }
   end
   local id = db:last_insert_rowid()

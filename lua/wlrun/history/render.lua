@@ -39,21 +39,26 @@ end
 local function plural(n, word) return ("%d %s%s"):format(n, word, n == 1 and "" or "s") end
 
 local function added_line(run, done, db)
-  local what = ("%s, %s, commit %s%s"):format(run.scenario, plural(#run.configurations, "configuration"),
+  local what = ("%s, %s, commit %s%s"):format(run.scenario,
+    plural(#run.configurations, "configuration"),
     M.commit_text(run.commit), run.commit.source ~= "" and (" (" .. run.commit.source .. ")") or "")
-  if run.branch and run.branch ~= "" and run.branch ~= "main" and run.branch ~= "master" then -- the main line's is not said
+  -- the main line's is not said
+  if run.branch and run.branch ~= "" and run.branch ~= "main" and run.branch ~= "master" then
     what = what .. (" on branch %s"):format(run.branch)
-    if run.merge_base ~= "" then what = what .. (" (merge base %s)"):format(M.commit_text { commit = run.merge_base }) end
+    if run.merge_base ~= "" then what = what .. (" (merge base %s)"):format(
+      M.commit_text { commit = run.merge_base }) end
   end
   if not done.added then
-    return ("'%s' is already in '%s' as run %d (added %s, commit %s): left as it is\n"):format(run.file, db, done.id,
+    return ("'%s' is already in '%s' as run %d (added %s, commit %s): left as it is\n"):format(
+      run.file, db, done.id,
       done.time, M.commit_text { commit = done.commit })
   end
   return ("added '%s' to '%s' as run %d: %s%s\n"):format(run.file, db, done.id, what,
     run.left > 0 and ("; " .. plural(run.left, "configuration") .. " not measured, left out") or "")
 end
 
-function M.added_line(run, done, db) return printable(added_line(run, done, db):sub(1, -2)) .. "\n" end
+function M.added_line(run, done, db) return printable(added_line(run, done, db):sub(1, -2))
+  .. "\n" end
 
 -- The printers below write into `out` with the style in force: text (aligned tables) or Markdown
 -- (pipe tables and headings, for a pull request's comment).
@@ -89,11 +94,13 @@ local function show(doc, out)
   out[#out + 1] = title(("History in '%s': %s"):format(doc.database, plural(#doc.runs, "run")))
   if #doc.runs == 0 then return end
   out[#out + 1] = ""
-  local cols = { { title = "run", right = true }, { title = "time" }, { title = "scenario" }, { title = "device" },
+  local cols = { { title = "run", right = true }, { title = "time" }, { title = "scenario" },
+    { title = "device" },
     { title = "commit" }, { title = "configs", right = true }, { title = "file" } }
   local rows = {}
   for _, r in ipairs(doc.runs) do
-    rows[#rows + 1] = { tostring(r.id), r.time, r.scenario, r.device ~= "" and r.device or "-", M.commit_text(r),
+    rows[#rows + 1] = { tostring(r.id), r.time, r.scenario, r.device ~= "" and r.device or "-",
+      M.commit_text(r),
       tostring(r.configurations), r.file }
   end
   if doc.merge_base then -- a branch's series: which runs are main's (docs/history.md, "Branches")
@@ -104,19 +111,22 @@ local function show(doc, out)
 end
 
 local function heading(e)
-  return ("%s · %s · %s (%s)"):format(e.scenario, e.device ~= "" and e.device or "no device", params_text(e.params),
+  return ("%s · %s · %s (%s)"):format(e.scenario, e.device ~= "" and e.device or "no device",
+    params_text(e.params),
     plural(e.commits, "commit"))
 end
 
 local function trend(doc, out)
   local cols = { { title = "commit" }, { title = "time" }, { title = "runs", right = true },
-    { title = "median", right = true }, { title = "vs first", right = true }, { title = "vs previous", right = true } }
+    { title = "median", right = true }, { title = "vs first", right = true },
+      { title = "vs previous", right = true } }
   for i, e in ipairs(doc.configurations) do
     if i > 1 then out[#out + 1] = "" end
     out[#out + 1] = title(heading(e))
     local rows = {}
     for _, p in ipairs(e.points) do
-      rows[#rows + 1] = { M.commit_text(p), p.time, tostring(p.runs), T.time(p.median), M.change_text(p.change_first),
+      rows[#rows + 1] = { M.commit_text(p), p.time, tostring(p.runs), T.time(p.median),
+        M.change_text(p.change_first),
         M.change_text(p.change_previous) }
     end
     lines_of(out, cols, rows)
@@ -125,9 +135,12 @@ end
 
 local function blame(doc, out)
   local s = doc.settings
-  out[#out + 1] = ("Shifts that lasted %s or more on each side, of %s or more (Mann-Whitney over the commits' medians, permutation test, alpha %s):"):format(
+  out[#out + 1] = (
+    "Shifts that lasted %s or more on each side, of %s or more (Mann-Whitney over the commits' "
+    .. "medians, permutation test, alpha %s):"):format(
     plural(s.min_runs, "commit"), columns.pct(s.min_effect), T.value(s.alpha))
-  local cols = { { title = "scenario" }, { title = "device" }, { title = "parameters" }, { title = "kind" },
+  local cols = { { title = "scenario" }, { title = "device" }, { title = "parameters" },
+    { title = "kind" },
     { title = "commit" }, { title = "before", right = true }, { title = "after", right = true },
     { title = "change", right = true }, { title = "p", right = true } }
   local rows, quiet = {}, 0
@@ -135,12 +148,14 @@ local function blame(doc, out)
     local device = e.device ~= "" and e.device or "-"
     for _, x in ipairs(e.steps) do
       rows[#rows + 1] = { e.scenario, device, params_text(e.params), "step",
-        ("%s (after %s)"):format(M.commit_text(x.first), M.commit_text(x.last_before)), T.time(x.before), T.time(x.after),
+        ("%s (after %s)"):format(M.commit_text(x.first), M.commit_text(x.last_before)),
+          T.time(x.before), T.time(x.after),
         M.change_text(x.change), p_text(x.p) }
     end
     for _, x in ipairs(e.drifts) do
       rows[#rows + 1] = { e.scenario, device, params_text(e.params), "drift",
-        ("%s..%s"):format(M.commit_text(x.from), M.commit_text(x.to)), "", "", M.change_text(x.change), p_text(x.p) }
+        ("%s..%s"):format(M.commit_text(x.from), M.commit_text(x.to)), "", "",
+          M.change_text(x.change), p_text(x.p) }
     end
     if #e.steps + #e.drifts == 0 then quiet = quiet + 1 end
   end
@@ -150,7 +165,8 @@ local function blame(doc, out)
     out[#out + 1] = ""
   end
   if quiet > 0 then
-    out[#out + 1] = ("No lasting shift in %d of %s."):format(quiet, plural(#doc.configurations, "configuration"))
+    out[#out + 1] = ("No lasting shift in %d of %s."):format(quiet,
+      plural(#doc.configurations, "configuration"))
   end
 end
 
@@ -159,21 +175,30 @@ local function gate_lines(doc, out)
   if not g then return end
   local head = ("Gate --fail-on %s: "):format(columns.pct(g.fail_on))
   if not g.failed then
-    out[#out + 1] = head .. "passed (no configuration's latest commit significantly slower than its baseline by more than " ..
+    out[#out + 1] = head
+      .. "passed (no configuration's latest commit significantly slower than its baseline by "
+      .. "more than " ..
       columns.pct(g.fail_on) .. ")"
     return
   end
-  out[#out + 1] = head .. ("FAILED: %s significantly slower than its baseline by more than %s:"):format(
+  out[#out + 1] = head
+    .. ("FAILED: %s significantly slower than its baseline by more than %s:"):format(
     plural(g.failing, "configuration"), columns.pct(g.fail_on))
   for _, e in ipairs(doc.configurations) do
     local x = e.gate
     if x and x.failed then
-      out[#out + 1] = ("%s%s · %s · %s: %s at %s against %s..%s (interval %s..%s)%s"):format(markdown and "- " or "  ",
+      out[#out + 1] = ("%s%s · %s · %s: %s at %s against %s..%s (interval %s..%s)%s"):format(
+        markdown and "- " or "  ",
         e.scenario,
-        e.device ~= "" and e.device or "-", params_text(e.params), M.change_text(x.change), M.commit_text(x.latest),
-        M.commit_text(x.baseline.from), M.commit_text(x.baseline.to), ("%.3f"):format(x.lo), ("%.3f"):format(x.hi),
-        x.pinned and ("; baseline pinned since %s failed (wlrun history accept takes the new level)"):format(
-          M.commit_text(x.pinned.since)) or x.merge_base and ("; baseline: %s's level at the merge base"):format(doc.main) or "")
+        e.device ~= "" and e.device or "-", params_text(e.params), M.change_text(x.change),
+          M.commit_text(x.latest),
+        M.commit_text(x.baseline.from), M.commit_text(x.baseline.to), ("%.3f"):format(x.lo),
+          ("%.3f"):format(x.hi),
+        x.pinned
+          and (
+          "; baseline pinned since %s failed (wlrun history accept takes the new level)"):format(
+          M.commit_text(x.pinned.since)) or x.merge_base
+            and ("; baseline: %s's level at the merge base"):format(doc.main) or "")
     end
   end
 end
@@ -183,10 +208,12 @@ function M.gate_message(doc)
   local list = {}
   for _, e in ipairs(doc.configurations) do
     if e.gate and e.gate.failed then
-      list[#list + 1] = ("%s %s (%s)"):format(e.scenario, params_text(e.params), M.change_text(e.gate.change))
+      list[#list + 1] = ("%s %s (%s)"):format(e.scenario, params_text(e.params),
+        M.change_text(e.gate.change))
     end
   end
-  return printable(("history: %s significantly slower than its baseline by more than %s: %s"):format(
+  return printable(
+    ("history: %s significantly slower than its baseline by more than %s: %s"):format(
     plural(g.failing, "configuration"), columns.pct(g.fail_on), table.concat(list, "; ")))
 end
 
@@ -205,7 +232,8 @@ end
 function M.text(doc)
   local out = {}
   if doc.merge_base then -- a branch's series (--branch)
-    out[#out + 1] = ("Branch %s: %s's runs up to the merge base %s, then its own"):format(doc.branch, doc.main,
+    out[#out + 1] = ("Branch %s: %s's runs up to the merge base %s, then its own"):format(
+      doc.branch, doc.main,
       M.commit_text { commit = doc.merge_base })
     out[#out + 1] = ""
   end
@@ -224,7 +252,8 @@ function M.text(doc)
       gate_lines(doc, out)
     end
   end
-  for i, l in ipairs(out) do out[i] = printable(l) end -- the cells of the tables are already: no change to them
+  -- the cells of the tables are already: no change to them
+  for i, l in ipairs(out) do out[i] = printable(l) end
   return table.concat(out, "\n") .. "\n"
 end
 

@@ -78,7 +78,8 @@ local function pragma(db, name) return db:rows("PRAGMA " .. name)[1][name] end
 -- the names of the tables in db, sorted
 local function tables(db)
   local names = {}
-  for _, r in ipairs(db:rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")) do
+  for _,
+    r in ipairs(db:rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")) do
     names[#names + 1] = printable.text(r.name, 60) -- another program's names
   end
   return names
@@ -90,7 +91,10 @@ end
 local function check_tables(db, label, v)
   local names = v >= 3 and { "runs", "results", "accepted" } or { "runs", "results" }
   local kind = {}
-  for _, r in ipairs(db:rows("SELECT name, type FROM sqlite_schema WHERE name IN ('runs', 'results', 'accepted')")) do
+  for _,
+    r in ipairs(
+    db:rows(
+    "SELECT name, type FROM sqlite_schema WHERE name IN ('runs', 'results', 'accepted')")) do
     kind[r.name] = r.type
   end
   for _, name in ipairs(names) do
@@ -113,10 +117,12 @@ local function version_of(db, label)
     return 0
   end
   if math.type(v) ~= "integer" or v < 0 then
-    fail(label, ("not a wlrun history: its schema version (user_version) is %s"):format(tostring(v)))
+    fail(label, ("not a wlrun history: its schema version (user_version) is %s"):format(
+      tostring(v)))
   end
   if v > schema.VERSION then
-    fail(label, ("a history of schema version %d, newer than this wlrun's (%d): use a newer wlrun"):format(v,
+    fail(label,
+      ("a history of schema version %d, newer than this wlrun's (%d): use a newer wlrun"):format(v,
       schema.VERSION))
   end
   if v > 0 then check_tables(db, label, v) end

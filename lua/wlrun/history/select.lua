@@ -47,7 +47,8 @@ local function unknown_name(x, names, where)
   for i, k in ipairs(list) do list[i] = text(k, 60) end
   fail(("-p '%s=%s': no configuration%s has a parameter '%s' (%s)"):format(text(x.name, 60),
     text(table.concat(x.values, ","), 60), where or "", text(x.name, 60),
-    #list > 0 and ("the parameters: " .. table.concat(list, ", ")) or "no configuration has parameters"))
+    #list > 0 and ("the parameters: " .. table.concat(list, ", "))
+      or "no configuration has parameters"))
 end
 
 -- A predicate over a configuration's parameters, or nil when nothing is selected.

@@ -61,12 +61,16 @@ local WHAT = { directory = "a directory", fifo = "a FIFO", socket = "a device or
 -- whether something is there (a symbolic link is left to wlrun.sqlite, which looks at what it
 -- points to).
 local function check_path(path)
-  if path == "" then fail("usage", "the database's name is empty (--db FILE, or [history] db in wlrun.ini)") end
+  if path == "" then
+    fail("usage", "the database's name is empty (--db FILE, or [history] db in wlrun.ini)") end
   if path == "-" then
-    fail("usage", "the database cannot be standard input or output ('-'): give a file (./- for a file named '-')")
+    fail("usage",
+      "the database cannot be standard input or output ('-'): give a file (./- for a file "
+      .. "named '-')")
   end
   local kind = process.file_type(path)
-  if WHAT[kind] then fail("io", ("the database '%s' is %s, not a file"):format(path, WHAT[kind])) end
+  if WHAT[kind] then fail("io", ("the database '%s' is %s, not a file"):format(path,
+    WHAT[kind])) end
   return kind ~= nil
 end
 
@@ -80,7 +84,9 @@ function store.intact(db, path)
   -- say it as they do for a reader
   if not ok then return end
   local why = tostring(first)
-  fail("io", ("the database '%s' is damaged (SQLite's quick_check: %s): nothing is added to it; restore it from a copy, or give another --db"):format(
+  fail("io",
+    ("the database '%s' is damaged (SQLite's quick_check: %s): nothing is added to it; restore "
+    .. "it from a copy, or give another --db"):format(
     path, printable.text(why, 200)))
 end
 
@@ -91,22 +97,28 @@ function store.open_writer(path, source)
   local dir = dir_of(path)
   if source == "default" and not is_dir(dir) then
     local ok, err = process.make_dir(dir)
-    if not ok then fail("io", ("cannot make the directory '%s' of the database: %s"):format(dir, err)) end
+    if not ok then fail("io", ("cannot make the directory '%s' of the database: %s"):format(dir,
+      err)) end
   elseif not is_dir(dir) then
-    fail("io", ("cannot make the database '%s': the directory '%s' does not exist"):format(path, dir))
+    fail("io", ("cannot make the database '%s': the directory '%s' does not exist"):format(path,
+      dir))
   end
   local label = store.label(path)
   local db = sqlite.open(path, { create = true, timeout = store.TIMEOUT, label = label })
-  if db:readonly() then fail("io", ("the database '%s' is read-only: adding needs write access"):format(path)) end
+  if db:readonly() then
+    fail("io", ("the database '%s' is read-only: adding needs write access"):format(path)) end
   if existed then store.intact(db, path) end
   local ok, e = pcall(function()
     db:rows("PRAGMA journal_mode = WAL") -- kept in the file: set once, by the first writer
     db:exec("PRAGMA foreign_keys = ON")
     store.transaction(db, function() schema.migrate(db, label) end)
   end)
-  if not ok and (says(e, "attempt to write a readonly database") or says(e, "unable to open database file")) then
+  if not ok and (says(e, "attempt to write a readonly database")
+    or says(e, "unable to open database file")) then
     -- the file may be written, what SQLite makes beside it may not
-    fail("io", ("cannot write the database '%s': SQLite keeps its log in '%s-wal' and '%s-shm' beside it, and the directory '%s' (or those files) cannot be written"):format(
+    fail("io",
+      ("cannot write the database '%s': SQLite keeps its log in '%s-wal' and '%s-shm' beside "
+      .. "it, and the directory '%s' (or those files) cannot be written"):format(
       path, path, path, dir))
   end
   if not ok then error(e, 0) end
@@ -116,7 +128,8 @@ end
 -- The database for reading; it must exist and hold a history.
 function store.open_reader(path)
   if not check_path(path) then
-    fail("io", ("no history database at '%s' (wlrun history add RESULTS.json makes it)"):format(path))
+    fail("io", ("no history database at '%s' (wlrun history add RESULTS.json makes it)"):format(
+      path))
   end
   local label = store.label(path)
   local db = sqlite.open(path, { readonly = true, timeout = store.TIMEOUT, label = label })
@@ -129,7 +142,10 @@ function store.open_reader(path)
   end
   if not ok and says(state, "unable to open database file") and process.file_type(path .. "-wal")
     and not process.file_type(path .. "-shm") then
-    fail("io", ("cannot read the database '%s': its log '%s-wal' holds changes not yet in it, and SQLite cannot make '%s-shm' to read them in the directory '%s': read it where a directory can be written (copy '%s' and '%s-wal' there together)"):format(
+    fail("io",
+      ("cannot read the database '%s': its log '%s-wal' holds changes not yet in it, and SQLite "
+      .. "cannot make '%s-shm' to read them in the directory '%s': read it where a directory "
+      .. "can be written (copy '%s' and '%s-wal' there together)"):format(
       path, path, path, dir_of(path), path, path))
   end
   if not ok then error(state, 0) end
@@ -137,7 +153,9 @@ function store.open_reader(path)
     db:close()
     local opened, writer = pcall(sqlite.open, path, { timeout = store.TIMEOUT, label = label })
     if not opened or writer:readonly() then
-      fail("io", ("the database '%s' has an older schema and is read-only: open it once with write access (wlrun history add) to update it"):format(path))
+      fail("io",
+        ("the database '%s' has an older schema and is read-only: open it once with write "
+        .. "access (wlrun history add) to update it"):format(path))
     end
     store.transaction(writer, function() schema.migrate(writer, label) end)
     return writer

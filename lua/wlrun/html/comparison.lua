@@ -23,7 +23,8 @@ end
 function M.render(cmp, id)
   local sb, sn = cmp.base.scenario, cmp.new.scenario
   local out = { ('<section id="%s">'):format(esc.id(id)),
-    "<h2>" .. esc.text("Comparison: " .. (sb == sn and tostring(sb) or (tostring(sb) .. " with " .. tostring(sn)))) .. "</h2>",
+    "<h2>" .. esc.text("Comparison: " .. (sb == sn and tostring(sb)
+      or (tostring(sb) .. " with " .. tostring(sn)))) .. "</h2>",
     "<ul>", "<li>BASE " .. esc.text(render.side_line(cmp.base)) .. "</li>",
     "<li>NEW " .. esc.text(render.side_line(cmp.new)) .. "</li>" }
   local ig = render.ignored_line(cmp)
@@ -33,20 +34,27 @@ function M.render(cmp, id)
   if #cmp.configurations > 0 then
     local cols, cells, keys = render.build_rows(cmp)
     local rows = {}
-    for i, c in ipairs(cells) do rows[i] = { cells = c, keys = keys[i], class = cmp.configurations[i].verdict } end
-    out[#out + 1] = '<div class="wrap">' .. html_table.render(cols, rows, id .. "-table") .. "</div>"
+    for i, c in ipairs(cells) do rows[i] = { cells = c, keys = keys[i],
+      class = cmp.configurations[i].verdict } end
+    out[#out + 1] = '<div class="wrap">' .. html_table.render(cols, rows, id .. "-table")
+      .. "</div>"
   end
   local verdicts = render.verdict_counts(cmp.summary)
-  out[#out + 1] = ("<p>%s.<br>Verdicts: %s.</p>"):format(esc.text(render.geomean_line(cmp)), esc.text(verdicts))
+  out[#out + 1] = ("<p>%s.<br>Verdicts: %s.</p>"):format(esc.text(render.geomean_line(cmp)),
+    esc.text(verdicts))
   local notes = {}
   for _, r in ipairs(cmp.configurations) do
-    for _, n in ipairs(r.notes) do notes[#notes + 1] = T.describe(r.params, cmp.parameters) .. ": " .. n end
+    for _, n in ipairs(r.notes) do notes[#notes + 1] = T.describe(r.params, cmp.parameters) .. ": "
+      .. n end
   end
   out[#out + 1] = list("Notes", notes)
   out[#out + 1] = list("Work metrics (NEW/BASE)", metrics.lines(cmp))
-  out[#out + 1] = list(("Not compared (%d, no measurement in a run)"):format(#cmp.not_compared), render.not_compared_lines(cmp))
-  out[#out + 1] = list(("Only in BASE (%d)"):format(#cmp.only_in_base), render.listing(cmp, cmp.only_in_base))
-  out[#out + 1] = list(("Only in NEW (%d)"):format(#cmp.only_in_new), render.listing(cmp, cmp.only_in_new))
+  out[#out + 1] = list(("Not compared (%d, no measurement in a run)"):format(#cmp.not_compared),
+    render.not_compared_lines(cmp))
+  out[#out + 1] = list(("Only in BASE (%d)"):format(#cmp.only_in_base),
+    render.listing(cmp, cmp.only_in_base))
+  out[#out + 1] = list(("Only in NEW (%d)"):format(#cmp.only_in_new),
+    render.listing(cmp, cmp.only_in_new))
   local w = {}
   for _, x in ipairs(cmp.warnings) do w[#w + 1] = x.code .. ": " .. x.message end
   out[#out + 1] = list("Warnings", w)

@@ -5,7 +5,8 @@
 -- not run or fetch. The generator line marks the file as a report (wlrun.tools.report replaces
 -- a previous report, and nothing else).
 --
---   page.render { title =, version =, summary = html or nil, nav = { {id, text} ... }, body = html } -> text
+--   page.render { title =, version =, summary = html or nil, nav = { {id, text} ... }, body = html
+-- } -> text
 --     (the summary, where there is one, comes first, before the contents)
 local esc = require "wlrun.html.escape"
 local sha256 = require "wlrun.html.sha256"
@@ -63,7 +64,9 @@ footer { margin-top: 3em; color: #666; font-size: 12px; }
 ]]
 
 function M.policy(script, style)
-  return ("default-src 'none'; script-src %s; style-src %s; img-src data:; base-uri 'none'; form-action 'none'"):format(
+  return (
+    "default-src 'none'; script-src %s; style-src %s; img-src data:; base-uri 'none'; "
+    .. "form-action 'none'"):format(
     sha256.csp_source(script), sha256.csp_source(style))
 end
 
@@ -94,7 +97,8 @@ function M.render(o)
   out[#out + 1] = "<main>"
   out[#out + 1] = o.body
   out[#out + 1] = "</main>"
-  out[#out + 1] = ("<footer>Made by wlrun %s (wlrun report). The page loads nothing: its plots are inline SVG; "
+  out[#out + 1] = (
+    "<footer>Made by wlrun %s (wlrun report). The page loads nothing: its plots are inline SVG; "
     .. "click a column's header to sort a table.</footer>"):format(esc.text(o.version or ""))
   out[#out + 1] = "<script>" .. script .. "</script>"
   out[#out + 1] = "</body>"

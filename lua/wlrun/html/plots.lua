@@ -23,11 +23,14 @@ M.TREND_SPAN = 0.1 -- the least span of a history's axis, relative to its level
 local function axis(x, lo, hi, y, left, right, nticks)
   local ticks, step = svg.ticks(lo, hi, nticks)
   local _, unit, label = svg.time_axis(math.max(math.abs(lo), math.abs(hi)), step)
-  local out = { el("line", { "class", "axis", "x1", left + 0.0, "y1", y + 0.0, "x2", right + 0.0, "y2", y + 0.0 }) }
+  local out = { el("line", { "class", "axis", "x1", left + 0.0, "y1", y + 0.0, "x2", right + 0.0,
+    "y2", y + 0.0 }) }
   for _, t in ipairs(ticks) do
     local px = x(t)
-    out[#out + 1] = el("line", { "class", "axis", "x1", px, "y1", y + 0.0, "x2", px, "y2", y + 3.0 })
-    out[#out + 1] = text({ "class", "tick", "x", px, "y", y + 13.0, "text-anchor", "middle" }, label(t))
+    out[#out + 1] = el("line", { "class", "axis", "x1", px, "y1", y + 0.0, "x2", px, "y2",
+      y + 3.0 })
+    out[#out + 1] = text({ "class", "tick", "x", px, "y", y + 13.0, "text-anchor", "middle" },
+      label(t))
   end
   out[#out + 1] = text({ "class", "tick", "x", right + 14.0, "y", y + 13.0 }, unit)
   return table.concat(out)
@@ -46,29 +49,36 @@ function M.distribution(c)
   lo, hi = svg.span(lo, hi, 0.04)
   local W, H, left, right, top, band = 420, 44, 6, 384, 4, 22
   local x = svg.scale(lo, hi, left, right)
-  local label = ("%d samples%s"):format(#xs, finite(s.median) and (", median " .. units.time(s.median)) or "")
+  local label = ("%d samples%s"):format(#xs, finite(s.median)
+    and (", median " .. units.time(s.median)) or "")
   local out = { svg.open(W, H, label, "dist") }
   if finite(s.p10) and finite(s.p90) then
     local mid = top + band / 2
-    out[#out + 1] = el("line", { "class", "whisker", "x1", x(s.p10), "y1", mid, "x2", x(s.p90), "y2", mid })
+    out[#out + 1] = el("line", { "class", "whisker", "x1", x(s.p10), "y1", mid, "x2", x(s.p90),
+      "y2", mid })
     for _, k in ipairs { "p10", "p90" } do
-      out[#out + 1] = el("line", { "class", "whisker", "x1", x(s[k]), "y1", mid - 5.0, "x2", x(s[k]), "y2", mid + 5.0 })
+      out[#out + 1] = el("line", { "class", "whisker", "x1", x(s[k]), "y1", mid - 5.0, "x2",
+        x(s[k]), "y2", mid + 5.0 })
     end
   end
   if finite(s.p25) and finite(s.p75) then
-    out[#out + 1] = el("rect", { "class", "box", "x", x(s.p25), "y", top + 2.0, "width", math.max(1.0, x(s.p75) - x(s.p25)),
-      "height", band - 4.0 }, svg.title(("p25..p75 %s..%s"):format(units.time(s.p25), units.time(s.p75))))
+    out[#out + 1] = el("rect", { "class", "box", "x", x(s.p25), "y", top + 2.0, "width",
+      math.max(1.0, x(s.p75) - x(s.p25)),
+      "height", band - 4.0 }, svg.title(("p25..p75 %s..%s"):format(units.time(s.p25),
+        units.time(s.p75))))
   end
   local shown = math.min(#xs, M.MAX_POINTS)
   local dots = {}
-  for k = 1, shown do -- evenly through the samples; jitter from the golden ratio: the same page every time
+  -- evenly through the samples; jitter from the golden ratio: the same page every time
+  for k = 1, shown do
     local i = (k - 1) * #xs // shown + 1
     local y = top + band / 2 + ((k * 0.6180339887) % 1 - 0.5) * (band - 6)
     dots[k] = el("circle", { "cx", x(xs[i]), "cy", y, "r", 1.6 })
   end
   out[#out + 1] = el("g", { "class", "samples" }, table.concat(dots))
   if finite(s.median) then
-    out[#out + 1] = el("line", { "class", "median", "x1", x(s.median), "y1", top + 0.0, "x2", x(s.median),
+    out[#out + 1] = el("line", { "class", "median", "x1", x(s.median), "y1", top + 0.0, "x2",
+      x(s.median),
       "y2", top + band + 0.0 }, svg.title("median " .. units.time(s.median)))
   end
   out[#out + 1] = axis(x, lo, hi, top + band + 4, left, right, 5)
@@ -143,7 +153,8 @@ local function step_labels(steps, x, top, right)
     end
     rows[row] = rows[row] or {}
     table.insert(rows[row], { x0, x0 + w })
-    out[#out + 1] = text({ "class", "step-label", "x", anchor == "start" and x0 or px - 4, "y", top + 10.0 + 12 * (row - 1),
+    out[#out + 1] = text({ "class", "step-label", "x", anchor == "start" and x0 or px - 4, "y",
+      top + 10.0 + 12 * (row - 1),
       "text-anchor", anchor ~= "start" and anchor or nil }, s)
   end
   return table.concat(out)
@@ -162,27 +173,34 @@ function M.trend(points, found, label)
   if hi - lo < least then lo, hi = (lo + hi - least) / 2, (lo + hi + least) / 2 end
   lo, hi = svg.span(lo, hi, 0.12)
   local W, H, left, right, top, bottom = 1000, 260, 64, 960, 22, 216
-  local x = function(i) return n == 1 and (left + right) / 2 or left + (i - 1) / (n - 1) * (right - left) end
+  local x = function(i) return n == 1 and (left + right) / 2
+    or left + (i - 1) / (n - 1) * (right - left) end
   local y = svg.scale(lo, hi, bottom, top)
   local out = { svg.open(W, H, label, "trend", true) }
   for _, d in ipairs(found and found.drifts or {}) do
-    out[#out + 1] = el("rect", { "class", "drift", "x", x(d.first), "y", top + 0.0, "width", x(d.last) - x(d.first),
-      "height", bottom - top + 0.0 }, svg.title(("drift %s..%s, %+.1f%%"):format(short(d.from), short(d.to), 100 * d.change)))
+    out[#out + 1] = el("rect", { "class", "drift", "x", x(d.first), "y", top + 0.0, "width",
+      x(d.last) - x(d.first),
+      "height", bottom - top + 0.0 }, svg.title(("drift %s..%s, %+.1f%%"):format(short(d.from),
+        short(d.to), 100 * d.change)))
   end
   local ticks, step = svg.ticks(lo, hi, 5)
   local _, unit, tick_label = svg.time_axis(math.max(math.abs(lo), math.abs(hi)), step)
   for _, t in ipairs(ticks) do
-    out[#out + 1] = el("line", { "class", "grid", "x1", left + 0.0, "y1", y(t), "x2", right + 0.0, "y2", y(t) })
-    out[#out + 1] = text({ "class", "tick", "x", left - 6.0, "y", y(t) + 3.5, "text-anchor", "end" }, tick_label(t))
+    out[#out + 1] = el("line", { "class", "grid", "x1", left + 0.0, "y1", y(t), "x2", right + 0.0,
+      "y2", y(t) })
+    out[#out + 1] = text({ "class", "tick", "x", left - 6.0, "y", y(t) + 3.5, "text-anchor",
+      "end" }, tick_label(t))
   end
   out[#out + 1] = text({ "class", "tick", "x", 4.0, "y", top - 8.0 }, "median (" .. unit .. ")")
   for _, s in ipairs(found and found.segments or {}) do
-    out[#out + 1] = el("line", { "class", "level", "x1", x(s.first), "y1", y(s.median), "x2", x(s.last), "y2", y(s.median) })
+    out[#out + 1] = el("line", { "class", "level", "x1", x(s.first), "y1", y(s.median), "x2",
+      x(s.last), "y2", y(s.median) })
   end
   local steps = found and found.steps or {}
   for _, st in ipairs(steps) do
     local px = (x(st.index - 1) + x(st.index)) / 2
-    out[#out + 1] = el("line", { "class", "step", "x1", px, "y1", top + 0.0, "x2", px, "y2", bottom + 0.0 },
+    out[#out + 1] = el("line", { "class", "step", "x1", px, "y1", top + 0.0, "x2", px, "y2",
+      bottom + 0.0 },
       svg.title(("step at %s: %+.1f%%, p = %.2g"):format(st.first.commit, 100 * st.change, st.p)))
   end
   out[#out + 1] = step_labels(steps, x, top, right)
@@ -195,13 +213,16 @@ function M.trend(points, found, label)
   for i, p in ipairs(points) do
     local whole = p.commit ~= "" and (p.commit .. (p.dirty and "+" or "")) or "-"
     out[#out + 1] = el("circle", { "class", "point", "cx", x(i), "cy", y(p.median), "r", 3.0 },
-      svg.title(("%s %s: median %s (%d run%s)"):format(whole, p.time, units.time(p.median), #p.rows, #p.rows == 1 and "" or "s")))
+      svg.title(("%s %s: median %s (%d run%s)"):format(whole, p.time, units.time(p.median), #p.rows,
+        #p.rows == 1 and "" or "s")))
     if shown[i] then
-      out[#out + 1] = el("text", { "class", "tick commit", "x", x(i), "y", bottom + 16.0, "text-anchor", "middle" },
+      out[#out + 1] = el("text", { "class", "tick commit", "x", x(i), "y", bottom + 16.0,
+        "text-anchor", "middle" },
         svg.title(whole) .. esc.text(labels[i]))
     end
   end
-  out[#out + 1] = text({ "class", "tick", "x", (left + right) / 2, "y", H - 6.0, "text-anchor", "middle" },
+  out[#out + 1] = text({ "class", "tick", "x", (left + right) / 2, "y", H - 6.0, "text-anchor",
+    "middle" },
     "commits, in the order their runs started")
   return table.concat(out) .. "</svg>"
 end

@@ -42,7 +42,8 @@ function M.render(o)
     local ok, cmp = pcall(compare_document.compare, base.doc, new.doc,
       { base_path = base.path, new_path = new.path })
     if not ok and type(cmp) ~= "table" then error(cmp, 0) end -- wlrun's own error, not the input's
-    body[#body + 1] = ok and comparison.render(cmp, id) or comparison.failed(base.path, new.path, message(cmp), id)
+    body[#body + 1] = ok and comparison.render(cmp, id)
+      or comparison.failed(base.path, new.path, message(cmp), id)
     nav[#nav + 1] = { id, ("Comparison: %s with %s"):format(new.path, base.path) }
   end
   local series, summary
@@ -54,8 +55,10 @@ function M.render(o)
     body[#body + 1] = html
     nav[#nav + 1] = { "history", ("History: %s"):format(o.db_path) }
   end
-  return page.render { title = o.title or default_title(o), version = core.version, summary = summary,
-    nav = nav, body = table.concat(body, "\n") }, { comparisons = math.max(0, #o.documents - 1), series = series }
+  return page.render { title = o.title or default_title(o), version = core.version,
+    summary = summary,
+    nav = nav, body = table.concat(body, "\n") },
+      { comparisons = math.max(0, #o.documents - 1), series = series }
 end
 
 return M

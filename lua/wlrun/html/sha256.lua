@@ -20,7 +20,8 @@ local function rotr(x, n) return ((x >> n) | (x << (32 - n))) & M32 end
 
 -- the 32 bytes of the digest
 function M.digest(msg)
-  local h = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 }
+  local h = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+    0x5be0cd19 }
   local len = #msg
   msg = msg .. "\128" .. string.rep("\0", (55 - len) % 64) .. string.pack(">I8", 8 * len)
   local w = {}
@@ -34,7 +35,8 @@ function M.digest(msg)
     end
     local a, b, c, d, e, f, g, hh = table.unpack(h)
     for i = 1, 64 do
-      local t1 = (hh + (rotr(e, 6) ~ rotr(e, 11) ~ rotr(e, 25)) + ((e & f) ~ (~e & g)) + K[i] + w[i]) & M32
+      local t1 = (hh + (rotr(e, 6) ~ rotr(e, 11) ~ rotr(e, 25)) + (
+        (e & f) ~ (~e & g)) + K[i] + w[i]) & M32
       local t2 = ((rotr(a, 2) ~ rotr(a, 13) ~ rotr(a, 22)) + ((a & b) ~ (a & c) ~ (b & c))) & M32
       a, b, c, d, e, f, g, hh = (t1 + t2) & M32, a, b, c, (d + t1) & M32, e, f, g
     end
@@ -43,7 +45,8 @@ function M.digest(msg)
   return string.pack(">I4I4I4I4I4I4I4I4", table.unpack(h))
 end
 
-function M.hex(msg) return (M.digest(msg):gsub(".", function(c) return ("%02x"):format(c:byte()) end)) end
+function M.hex(msg) return (M.digest(msg):gsub(".",
+  function(c) return ("%02x"):format(c:byte()) end)) end
 
 local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
@@ -54,7 +57,8 @@ function M.base64(bytes)
   for i = 1, #bytes, 3 do
     local a, b, c = bytes:byte(i, i + 2)
     local n = (a << 16) | ((b or 0) << 8) | (c or 0)
-    out[#out + 1] = b64(n >> 18 & 63) .. b64(n >> 12 & 63) .. (b and b64(n >> 6 & 63) or "=") .. (c and b64(n & 63) or "=")
+    out[#out + 1] = b64(n >> 18 & 63) .. b64(n >> 12 & 63) .. (b and b64(n >> 6 & 63) or "=")
+      .. (c and b64(n & 63) or "=")
   end
   return table.concat(out)
 end

@@ -20,7 +20,8 @@ function M.el(name, attrs, content)
   for i = 1, #attrs, 2 do
     local v = attrs[i + 1]
     if v ~= nil then
-      parts[#parts + 1] = (' %s="%s"'):format(attrs[i], math.type(v) == "float" and M.num(v) or esc.text(v))
+      parts[#parts + 1] = (' %s="%s"'):format(attrs[i],
+        math.type(v) == "float" and M.num(v) or esc.text(v))
     end
   end
   if content == nil then return table.concat(parts) .. "/>" end
@@ -72,7 +73,9 @@ end
 -- its container (width 100 %, the height from the viewBox's ratio), its drawing scaled to it
 function M.open(width, height, label, class, fluid)
   local size = fluid and 'width="100%"' or ('width="%d" height="%d"'):format(width, height)
-  return ("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"%s\" %s viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"%s\">")
+  return (
+    "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"%s\" %s viewBox=\"0 0 %d %d\" "
+    .. "role=\"img\" aria-label=\"%s\">")
     :format(esc.text(class), size, width, height, esc.text(label)) .. M.title(label)
 end
 

@@ -20,7 +20,8 @@ local function cell(tag, content, class, key, span)
   local attrs = {}
   if class then attrs[#attrs + 1] = (' class="%s"'):format(class) end
   if span and span > 1 then attrs[#attrs + 1] = (' colspan="%d"'):format(span) end
-  if finite(key) then attrs[#attrs + 1] = (' data-v="%s"'):format(json.encode(key)) end -- digits that read back the same
+  -- digits that read back the same
+  if finite(key) then attrs[#attrs + 1] = (' data-v="%s"'):format(json.encode(key)) end
   if tag == "th" then attrs[#attrs + 1] = ' scope="col"' end
   local body = type(content) == "table" and content.html or esc.text(content)
   return ("<%s%s>%s</%s>"):format(tag, table.concat(attrs), body, tag)
@@ -34,7 +35,8 @@ function M.render(cols, rows, id)
     out[#out + 1] = r.class and ('<tr class="%s">'):format(esc.text(r.class)) or "<tr>"
     local keys = r.keys or {}
     local upto = r.why and r.lead or #cols
-    for j = 1, upto do out[#out + 1] = cell("td", r.cells[j] or "", cols[j].right and "num", keys[j]) end
+    for j = 1, upto do out[#out + 1] = cell("td", r.cells[j] or "", cols[j].right and "num",
+      keys[j]) end
     if r.why and upto < #cols then out[#out + 1] = cell("td", r.why, "why", nil, #cols - upto) end
     out[#out + 1] = "</tr>"
   end

@@ -15,14 +15,18 @@ bench.TARGET_SAMPLE = 100e-6 -- batch/graph: launches per sample chosen to last 
 bench.MAX_PER = 10000        -- at most this many launches per sample
 bench.PAIR_SHARE = 0.005     -- batch/graph: the event pair's floor at most 0.5 % of a sample
 bench.AUTO_FACTOR = 10       -- auto: below 10x the cold-launch floor, cold is not trusted
-bench.SURE_FACTOR = 4        -- auto decides by a first launch whose GPU time, less its enqueue, is 4x that
+-- auto decides by a first launch whose GPU time, less its enqueue, is 4x that
+bench.SURE_FACTOR = 4
 bench.CHUNK_TIME = 0.05      -- a chunk of samples lasts about this long...
 bench.FIRST_CHUNK_TIME = 0.005 -- ...after a first one of about this long by the warmup's estimate
 bench.CHUNK_GROWTH = 4       -- each chunk at most 4x the one before
 bench.MAX_CHUNK = 10000      -- samples
-bench.BLOCK_TIME = 0.002     -- blocked cold samples: a block holds about this much GPU time (1 to 16
-                             -- samples; one queued again, its blocking kernel having given up, costs little)
-bench.PLATEAU_CHUNKS = 8     -- adaptive: the best noise of the last 8 chunks against the 8 before...
+-- blocked cold samples: a block holds about this much GPU time (1 to 16
+bench.BLOCK_TIME = 0.002
+                             -- samples; one queued again, its blocking kernel having given up,
+                             -- costs little)
+-- adaptive: the best noise of the last 8 chunks against the 8 before...
+bench.PLATEAU_CHUNKS = 8
 bench.PLATEAU_GAIN = 0.01    -- ...better by less than 1 %: the noise has stopped improving
 
 -- Why adaptive sampling stops after a chunk, or nil to take another: noise is the noise of the
@@ -48,7 +52,8 @@ end
 -- the blocking kernel or the synchronisation a sample also costs); done, wall: the samples of
 -- the chunks taken so far and their wall time, everything included; last: the last chunk's
 -- samples; min: the first chunk's least (adaptive: min_samples); whole: the items of a rotation
--- list, which each chunk begins again from the first (src/engine/cuda_timing.c), so that a chunk holds
+-- list, which each chunk begins again from the first (src/engine/cuda_timing.c), so that a chunk
+-- holds
 -- whole rotations and every item has as many samples. The first chunk lasts about
 -- FIRST_CHUNK_TIME by est, so that a measurement which meets its target at once is not held for
 -- a whole chunk of flushes; the next ones about CHUNK_TIME by what a sample really took, growing
@@ -58,7 +63,8 @@ function bench.chunk_size(est, done, wall, last, min, whole)
   if done == 0 then
     n = math.max(min or 1, math.ceil(bench.FIRST_CHUNK_TIME / math.max(est, 1e-9)))
   else
-    n = math.min(math.ceil(bench.CHUNK_TIME / math.max(wall / done, 1e-9)), last * bench.CHUNK_GROWTH)
+    n = math.min(math.ceil(bench.CHUNK_TIME / math.max(wall / done, 1e-9)),
+      last * bench.CHUNK_GROWTH)
   end
   whole = whole or 1
   n = math.max(1, math.min(bench.MAX_CHUNK, n))
@@ -69,7 +75,8 @@ end
 -- name -> {section, name} of the setting (docs/config.md)
 bench.settings_of = {
   mode = { "run", "mode" }, warmup = { "run", "warmup" }, warmup_time = { "run", "warmup_time" },
-  iters = { "run", "iters" }, flush_l2 = { "run", "flush_l2" }, adaptive = { "adaptive", "enabled" },
+  iters = { "run", "iters" }, flush_l2 = { "run", "flush_l2" },
+    adaptive = { "adaptive", "enabled" },
   target_noise = { "adaptive", "target_noise" }, min_samples = { "adaptive", "min_samples" },
   min_time = { "adaptive", "min_time" }, max_time = { "adaptive", "max_time" },
 }
@@ -94,18 +101,23 @@ function bench.check_options(opts, what, level)
     local v, s, err = opts[opt], bench.settings_of[opt], nil
     if s then
       err = select(2, core.setting_value(s[1], s[2], v))
-    elseif type(v) ~= "number" or math.tointeger(v) == nil or v < own_opts[opt][1] or v > own_opts[opt][2] then
-      err = ("expected a whole number from %d to %d, got %s"):format(own_opts[opt][1], own_opts[opt][2],
-        type(v) == "number" and tostring(v) or type(v) == "string" and ("a string ('%s')"):format(v) or "a " .. type(v))
+    elseif type(v) ~= "number" or math.tointeger(v) == nil or v < own_opts[opt][1]
+      or v > own_opts[opt][2] then
+      err = ("expected a whole number from %d to %d, got %s"):format(own_opts[opt][1],
+        own_opts[opt][2],
+        type(v) == "number" and tostring(v) or type(v) == "string" and ("a string ('%s')"):format(v)
+          or "a " .. type(v))
     end
-    if err then core.error("script", ("%s: option '%s': %s"):format(what, opt, err), level == 0 and 0 or level + 1) end
+    if err then core.error("script", ("%s: option '%s': %s"):format(what, opt, err),
+      level == 0 and 0 or level + 1) end
   end
 end
 
 -- effective configuration: built-in < wlrun.ini < opts (the scenario) < command line
 local function configure(opts)
   bench.check_options(opts, "wl.bench", 3)
-  local cfg = { batch = opts.batch and math.tointeger(opts.batch), graph_warmup = opts.graph_warmup and math.tointeger(opts.graph_warmup) or 3 }
+  local cfg = { batch = opts.batch and math.tointeger(opts.batch),
+    graph_warmup = opts.graph_warmup and math.tointeger(opts.graph_warmup) or 3 }
   for opt, s in pairs(bench.settings_of) do cfg[opt] = (settings.value(s[1], s[2], opts[opt])) end
   return cfg
 end
@@ -138,7 +150,8 @@ local function append(dst, src, r)
 end
 
 -- the items of work: a rotation list (a plain table), or the one item
-local function items(work) return type(work) == "table" and getmetatable(work) == nil and work or { work } end
+local function items(work) return type(work) == "table" and getmetatable(work) == nil and work
+  or { work } end
 
 -- auto times short bound launches as graphs; a Lua function may synchronise or allocate, which
 -- a capture refuses, so functions are batched instead, and so is host work that may not be
@@ -209,10 +222,12 @@ local function warmup(work, cfg, got)
 end
 
 -- the samples of a block of blocked cold samples, for a sample of est seconds
-function bench.per_block(est) return math.max(1, math.min(16, math.floor(bench.BLOCK_TIME / math.max(est, 1e-9)))) end
+function bench.per_block(est) return math.max(1,
+  math.min(16, math.floor(bench.BLOCK_TIME / math.max(est, 1e-9)))) end
 
 local function measure_chunk(work, cfg, r, n, est)
-  if r.mode == "cold" then return engine.time_cold(work, n, cfg.flush_l2, r.blocked ~= nil, 2, bench.per_block(est))
+  if r.mode == "cold" then return engine.time_cold(work, n, cfg.flush_l2, r.blocked ~= nil, 2,
+    bench.per_block(est))
   elseif r.mode == "batch" then return engine.time_batch(work, n, r.per)
   elseif r.mode == "graph" then return engine.time_graph(work, n, r.per, cfg.graph_warmup)
   elseif r.mode == "cupti" then return kernel_times.measure(work, n, cfg.flush_l2)
@@ -245,7 +260,8 @@ end
 function bench.launches_per_sample(est, floor)
   est = math.max(est, 1e-9)
   local pair = floor and floor.event_pair or 0
-  local per = math.max(math.ceil(bench.TARGET_SAMPLE / est), math.ceil(pair / (bench.PAIR_SHARE * est)))
+  local per = math.max(math.ceil(bench.TARGET_SAMPLE / est),
+    math.ceil(pair / (bench.PAIR_SHARE * est)))
   return math.max(1, math.min(bench.MAX_PER, per))
 end
 
@@ -260,19 +276,25 @@ local function choose_auto(r, work, est, blocks)
   if kernels then cupti_free, why = engine.cupti_ready() end
   if cupti_free then
     r.mode = "cupti"
-    r.notes[#r.notes + 1] = ("auto: every sample is one kernel and CUPTI is free: cupti mode, the kernel's own time%s (no launch cost in the samples)"):format(
+    r.notes[#r.notes + 1] = (
+      "auto: every sample is one kernel and CUPTI is free: cupti mode, the kernel's own time%s "
+      .. "(no launch cost in the samples)"):format(
       flush and " with the L2 flushed before each" or ", warm")
     return
   end
   local because = kernels and ("CUPTI is not free here (%s)"):format(why or "it does not load")
-    or "the work is not one bound kernel a sample (a function, a graph, host work or a library call)"
+    or "the work is not one bound kernel a sample (a function, a graph, host work or a "
+      .. "library call)"
   if blocks then
     r.mode = "cold"
-    r.notes[#r.notes + 1] = ("auto: %s, and the L2 is flushed before each sample: cold mode, each sample queued behind a blocking kernel"):format(because)
+    r.notes[#r.notes + 1] = (
+      "auto: %s, and the L2 is flushed before each sample: cold mode, each sample queued behind "
+      .. "a blocking kernel"):format(because)
     return
   end
   r.mode = est >= bench.AUTO_FACTOR * floor and "cold" or (capturable(work) and "graph" or "batch")
-  r.notes[#r.notes + 1] = ("auto: %s; a launch takes about %s against a cold-launch floor of %s: %s mode"):format(
+  r.notes[#r.notes + 1] = (
+    "auto: %s; a launch takes about %s against a cold-launch floor of %s: %s mode"):format(
     because, units.time(est), units.time(floor), r.mode)
 end
 
@@ -285,7 +307,8 @@ local function check_first(work, cfg, checked)
   local first, first_time
   checked(function()
     local t = core.clock()
-    first = (cfg.mode == "host" and engine.time_host or engine.time_cold)(work, #items(work), false) -- each item once
+    -- each item once
+    first = (cfg.mode == "host" and engine.time_host or engine.time_cold)(work, #items(work), false)
     first_time = core.clock() - t
   end)
   return first, first_time
@@ -301,7 +324,8 @@ local function warm_up(work, cfg, r, first, first_time)
   local rotation = #items(work)
   local decides = cfg.mode == "auto" or cfg.mode == "batch" or cfg.mode == "graph"
   local only_first = #warm.gpu <= rotation
-  local long = decides and only_first and cfg.mode == "auto" and long_beyond_doubt(warm, rotation, r.floor)
+  local long = decides and only_first and cfg.mode == "auto"
+    and long_beyond_doubt(warm, rotation, r.floor)
   if decides and only_first and not long then
     local t = core.clock()
     append(warm, engine.time_cold(work, rotation, false))
@@ -309,7 +333,8 @@ local function warm_up(work, cfg, r, first, first_time)
   end
   warm_time = warm_time + (first_time or 0)
   r.warmup = { n = #warm.gpu, time = warm_time }
-  local est = median(long or #warm.gpu > rotation and table.move(warm.gpu, rotation + 1, #warm.gpu, 1, {}) or warm.gpu)
+  local est = median(long or #warm.gpu > rotation
+    and table.move(warm.gpu, rotation + 1, #warm.gpu, 1, {}) or warm.gpu)
   return est, warm_time
 end
 
@@ -321,20 +346,24 @@ local function decide_mode(work, cfg, r, est)
   local refused = r.mode == "graph" and uncapturable(work)
   if refused then
     r.mode = "batch"
-    r.notes[#r.notes + 1] = ("graph: '%s' may not be captured in a CUDA graph: batch mode"):format(refused)
+    r.notes[#r.notes + 1] = ("graph: '%s' may not be captured in a CUDA graph: batch mode"):format(
+      refused)
   end
   local flushes = r.mode == "cold" or r.mode == "cupti"
   if cfg.flush_l2 and not flushes then
-    r.notes[#r.notes + 1] = "--flush-l2 applies to cold and cupti samples only; ignored in " .. r.mode .. " mode"
+    r.notes[#r.notes + 1] = "--flush-l2 applies to cold and cupti samples only; ignored in "
+      .. r.mode .. " mode"
   end
   r.flush_l2 = cfg.flush_l2 and flushes -- what the samples really had
   if r.flush_l2 and blocks and r.mode == "cold" then
     r.blocked = { gave_up = 0, kept = 0 }
     if r.requested_mode == "cold" then
-      r.notes[#r.notes + 1] = "cold: the L2 is flushed before each sample: each sample queued behind a blocking kernel"
+      r.notes[#r.notes + 1]
+        = "cold: the L2 is flushed before each sample: each sample queued behind a blocking kernel"
     end
   end
-  if r.mode == "batch" or r.mode == "graph" then r.per = cfg.batch or bench.launches_per_sample(est, r.floor) end
+  if r.mode == "batch" or r.mode == "graph" then r.per = cfg.batch
+    or bench.launches_per_sample(est, r.floor) end
 end
 
 -- The samples in chunks: take(n) measures one chunk, whose samples are kept, or discarded when the
@@ -345,12 +374,14 @@ local function chunks(work, cfg, r, est)
   local watch = chunk_watch.new(core.gpu_sample, core.clock)
   local sized = { done = 0, wall = 0, last = 0, min = cfg.adaptive and cfg.min_samples or 1 }
   local function next_chunk()
-    return bench.chunk_size(est * r.per, sized.done, sized.wall, sized.last, sized.min, #items(work))
+    return bench.chunk_size(est * r.per, sized.done, sized.wall, sized.last, sized.min,
+      #items(work))
   end
   local function take(n)
     local t_chunk = core.clock()
     local c = measure_chunk(work, cfg, r, n, est)
-    sized.done, sized.wall, sized.last = sized.done + #c.gpu, sized.wall + (core.clock() - t_chunk), n
+    sized.done, sized.wall, sized.last = sized.done + #c.gpu, sized.wall + (core.clock() - t_chunk),
+      n
     if watch:after_chunk(#c.gpu, #c.gpu * r.per) == "keep" then
       append(got, c, r)
       if r.mode == "cupti" then kernel_times.gather(r, c) end
@@ -374,7 +405,8 @@ local function adaptive_trials(take, next_chunk, got, cfg, r)
     local noise, elapsed = bench.median_noise(got.gpu), core.clock() - t0
     if c then
       history[#history + 1] = noise
-      r.adaptive_chunks[#r.adaptive_chunks + 1] = { n = #c.gpu, median = core.stats.summary(c.gpu).median, noise = noise }
+      r.adaptive_chunks[#r.adaptive_chunks + 1] = { n = #c.gpu,
+        median = core.stats.summary(c.gpu).median, noise = noise }
     end
     r.adaptive.noise, r.adaptive.elapsed, r.adaptive.gpu_time = noise, elapsed, gpu_time
     r.adaptive.stopped = #history > 0 and bench.stop_reason(history, cfg, #got.gpu, elapsed)
@@ -387,13 +419,19 @@ end
 -- (the clock of each where NVML gives it, and the timing events of one chunk reused by the next:
 -- a sample costs its two numbers, not two events), or adaptive. -> the kept samples
 local function trials(work, cfg, r, est, wall)
-  local _measuring <close> = core.nvtx.auto_scope("measurement", nil, not cfg.adaptive and cfg.iters or nil) -- nvtx
+  -- nvtx
+  local _measuring <close> = core.nvtx.auto_scope("measurement", nil,
+    not cfg.adaptive and cfg.iters or nil)
   local t_clock = core.clock()
   r.clock = { before = core.gpu_clock() }
-  r.wall = { floor = wall.floor, inputs = wall.inputs, warmup = wall.warmup, clocks = core.clock() - t_clock }
+  r.wall = { floor = wall.floor, inputs = wall.inputs, warmup = wall.warmup,
+    clocks = core.clock() - t_clock }
   local t_measure = core.clock()
   if core.cublas.prepared().working then -- host work on a thread of wlrun's own (docs/cublas.md)
-    r.notes[#r.notes + 1] = "measured while wl.cublas.prepare's thread asked cuBLAS's heuristics: the host's enqueue times may read higher (docs/cublas.md); the GPU's are not touched"
+    r.notes[#r.notes + 1]
+      =
+      "measured while wl.cublas.prepare's thread asked cuBLAS's heuristics: the host's enqueue "
+      .. "times may read higher (docs/cublas.md); the GPU's are not touched"
   end
   local take, next_chunk, got, sized, watch = chunks(work, cfg, r, est)
   if not cfg.adaptive then
@@ -403,7 +441,8 @@ local function trials(work, cfg, r, est, wall)
   end
   watch:finish(r)
   r.wall.measure = core.clock() - t_measure
-  r.wall.chunks = sized.wall -- of measure: inside the timed loops (each chunk's synchronisation included)
+  -- of measure: inside the timed loops (each chunk's synchronisation included)
+  r.wall.chunks = sized.wall
   t_clock = core.clock()
   r.clock.after = core.gpu_clock()
   r.wall.clocks = r.wall.clocks + (core.clock() - t_clock)
@@ -416,10 +455,13 @@ local function summaries(r, got, wall)
   local t_summary = core.clock()
   bench.summarize(r, got.gpu, got.enqueue)
   if r.mode == "cold" and r.stats.n > 0 and r.stats.median > 0 then
-    r.notes[#r.notes + 1] = ("cold: each sample holds the GPU's own cost of one launch between its events, up to the cold-launch floor (%s, %.1f %% of the median); cupti mode leaves it out"):format(
+    r.notes[#r.notes + 1] = (
+      "cold: each sample holds the GPU's own cost of one launch between its events, up to the "
+      .. "cold-launch floor (%s, %.1f %% of the median); cupti mode leaves it out"):format(
       units.time(r.floor.empty_kernel), 100 * r.floor.empty_kernel / r.stats.median)
   end
-  r.warnings = checks.evaluate(r, { device = core.device(), working_set = wall.ws, zero_inputs = wall.zero })
+  r.warnings = checks.evaluate(r, { device = core.device(), working_set = wall.ws,
+    zero_inputs = wall.zero })
   r.wall.summary = core.clock() - t_summary
 end
 
@@ -445,7 +487,8 @@ function bench.run(work, opts, checked)
   wall.inputs = core.clock() - wall0 - wall.floor
   local first, first_time = check_first(work, cfg, checked)
   engine.set_measuring(true)
-  local _measuring_flag <close> = setmetatable({}, { __close = function() engine.set_measuring(false) end })
+  local _measuring_flag <close> = setmetatable({},
+    { __close = function() engine.set_measuring(false) end })
   local est
   est, wall.warmup = warm_up(work, cfg, r, first, first_time)
   decide_mode(work, cfg, r, est)
@@ -471,8 +514,10 @@ bench.result_mt = {
   __tostring = function(r)
     local T, s = units.time, r.stats
     local lines = {
-      ("%s mode%s, n=%d (warmup %d): median %s, mean %s +/- %s (std), min %s, p90 %s, max %s; enqueue %s"):format(
-        r.mode, r.per > 1 and (" (" .. r.per .. " launches per sample)") or "", s.n, r.warmup.n, T(s.median),
+      ("%s mode%s, n=%d (warmup %d): median %s, mean %s +/- %s (std), min %s, p90 %s, max %s; "
+        .. "enqueue %s"):format(
+        r.mode, r.per > 1 and (" (" .. r.per .. " launches per sample)") or "", s.n, r.warmup.n,
+          T(s.median),
         T(s.mean), T(s.std), T(s.min), T(s.p90), T(s.max), T(r.enqueue_stats.median)),
     }
     for _, n in ipairs(r.notes) do lines[#lines + 1] = "note: " .. n end

@@ -9,7 +9,8 @@
 --   w.enabled                               NVML gives the SM clock: measure in chunks
 --   w:after_chunk(samples, launches)        -> "keep" or "discard" (then w:pause())
 --   w:pause(sleep)                          the recovery pause; its energy is not counted
---   w:finish(r)                             r.clock.chunks, r.throttle, r.energy (measurements of at
+--   w:finish(r)                             r.clock.chunks, r.throttle, r.energy (measurements of
+-- at
 --                                           least ENERGY_MIN_TIME), r.memory, notes
 --
 -- NVML's energy counter is slow to read (3.4 ms a reading on an H200, up to 17 ms, against a few
@@ -28,7 +29,8 @@ local units = require "wlrun.text.units"
 
 local watch = {}
 
-watch.THROTTLE_FRACTION = 0.75 -- a chunk whose SM clock is below 75 % of the highest read is throttled
+-- a chunk whose SM clock is below 75 % of the highest read is throttled
+watch.THROTTLE_FRACTION = 0.75
 watch.RECOVERY_PAUSE = 0.05    -- seconds the GPU is left idle after a throttled chunk
 watch.MAX_DISCARDED = 10       -- after this many throttled chunks the rest are kept (and warned of)
 watch.ENERGY_MIN_TIME = 1      -- the energy of a shorter measurement is not reported: NVML's
@@ -112,7 +114,8 @@ end
 
 function W:finish(r)
   local t = self.now()
-  if self.energy and self.e_last and self.pending > 0 and self.time + (t - self.e_t) >= watch.ENERGY_MIN_TIME then
+  if self.energy and self.e_last and self.pending > 0
+    and self.time + (t - self.e_t) >= watch.ENERGY_MIN_TIME then
     self:energy_at(self.read(true).energy_j, t)
   end
   r.clock = r.clock or {}
@@ -122,13 +125,19 @@ function W:finish(r)
     local reasons = {}
     for name in pairs(d.reasons) do reasons[#reasons + 1] = name end
     table.sort(reasons)
-    r.throttle = { discarded_chunks = d.chunks, discarded_samples = d.samples, kept_chunks = self.kept_throttled,
+    r.throttle = { discarded_chunks = d.chunks, discarded_samples = d.samples,
+      kept_chunks = self.kept_throttled,
       reasons = reasons }
-    r.notes[#r.notes + 1] = ("throttle: %d chunk%s (%d samples) taken while the GPU throttled (%s) were discarded after a %s pause each%s"):format(
-      d.chunks, d.chunks == 1 and "" or "s", d.samples, table.concat(reasons, ", "), units.time(watch.RECOVERY_PAUSE),
-      self.kept_throttled > 0 and (", and %d kept when the limit of %d was reached"):format(self.kept_throttled, watch.MAX_DISCARDED) or "")
+    r.notes[#r.notes + 1] = (
+      "throttle: %d chunk%s (%d samples) taken while the GPU throttled (%s) were discarded "
+      .. "after a %s pause each%s"):format(
+      d.chunks, d.chunks == 1 and "" or "s", d.samples, table.concat(reasons, ", "),
+        units.time(watch.RECOVERY_PAUSE),
+      self.kept_throttled > 0 and (", and %d kept when the limit of %d was reached"):format(
+        self.kept_throttled, watch.MAX_DISCARDED) or "")
   end
-  if self.energy and self.time >= watch.ENERGY_MIN_TIME and self.launches > 0 and self.energy > 0 then
+  if self.energy and self.time >= watch.ENERGY_MIN_TIME and self.launches > 0
+    and self.energy > 0 then
     r.energy = { joules = self.energy, seconds = self.time, mean_power_w = self.energy / self.time,
       launches = self.launches, joules_per_launch = self.energy / self.launches }
   end -- a shorter measurement has no energy, and says nothing of it: most are shorter

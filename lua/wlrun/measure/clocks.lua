@@ -10,7 +10,8 @@ function clocks.parse(value)
   if value == "off" or value == "base" or value == "max" then return value end
   local mhz = math.tointeger(tonumber(value))
   if not mhz or mhz < 100 or mhz > 10000 or not tostring(value):match("^%d+$") then
-    core.error("usage", ("--lock-clocks: expected off, base, max or a clock in MHz (100 to 10000), got '%s'"):format(
+    core.error("usage",
+      ("--lock-clocks: expected off, base, max or a clock in MHz (100 to 10000), got '%s'"):format(
       tostring(value)), 0)
   end
   return mhz
@@ -32,8 +33,10 @@ end
 -- "SM clock locked at 1980 MHz", "SM clock not locked", or nil (no record)
 function clocks.describe(c)
   if type(c) ~= "table" then return nil end
-  if c.locked == true and math.tointeger(c.mhz) then return ("SM clock locked at %d MHz"):format(c.mhz) end
-  if c.locked == false then return "SM clock not locked" .. (c.refused and " (--lock-clocks refused)" or "") end
+  if c.locked == true and math.tointeger(c.mhz) then
+    return ("SM clock locked at %d MHz"):format(c.mhz) end
+  if c.locked == false then return "SM clock not locked"
+    .. (c.refused and " (--lock-clocks refused)" or "") end
 end
 
 return clocks

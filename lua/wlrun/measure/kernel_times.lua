@@ -66,12 +66,15 @@ function kernel_times.finish(r)
       parts[#parts + 1] = ("%d more"):format(#r.kernel_times - 5)
       break
     end
-    parts[#parts + 1] = ("%s %s x%g (%.0f %%)"):format(k.name, units.time(k.median), k.count, 100 * k.share)
+    parts[#parts + 1] = ("%s %s x%g (%.0f %%)"):format(k.name, units.time(k.median), k.count,
+      100 * k.share)
   end
-  r.notes[#r.notes + 1] = ("cupti: kernel time only, from CUPTI's records; span median %s; %s"):format(
+  r.notes[#r.notes + 1] = (
+    "cupti: kernel time only, from CUPTI's records; span median %s; %s"):format(
     units.time(r.span_stats.median), table.concat(parts, ", "))
   if g.unattributed > 0 then
-    r.notes[#r.notes + 1] = ("cupti: %d kernel records outside the samples (another thread's work) were left out"):format(
+    r.notes[#r.notes + 1] = (
+      "cupti: %d kernel records outside the samples (another thread's work) were left out"):format(
       g.unattributed)
   end
   return r

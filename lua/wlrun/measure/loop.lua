@@ -14,7 +14,8 @@ loop.PHASE_TOLERANCE = 0.10 -- phases plus the time outside them account for the
 
 -- ---- phases ----
 
-local active -- the iteration being recorded: {phases = {name = {starts, stops}}, order = {...}, depth}
+-- the iteration being recorded: {phases = {name = {starts, stops}}, order = {...}, depth}
+local active
 local pool = {} -- event pairs reused across iterations, by phase name and occurrence
 
 local function event_pair(name, k)
@@ -116,22 +117,31 @@ function loop.summarize(rec)
     local out = math.max(0, s.iter.mean - top_total)
     s.outside = { mean = out, share = s.iter.mean > 0 and out / s.iter.mean or 0 }
     if rec.overlap then -- the GPU work itself: does it overlap in time?
-      s.phases_consistent = rec.overlap.work <= rec.overlap.busy * (1 + rec.overlap.tolerance) + 1e-12
+      s.phases_consistent = rec.overlap.work <= rec.overlap.busy * (
+        1 + rec.overlap.tolerance) + 1e-12
     else -- the phases cannot hold more GPU time than the step's wall time (beyond the tolerance)
       s.phases_consistent = top_total <= s.iter.mean * (1 + loop.PHASE_TOLERANCE)
     end
   end
   if s.data_ratio > loop.DATA_BOTTLENECK then
-    s.warnings[#s.warnings + 1] = { code = "data-bottleneck", title = "data loading is the bottleneck",
+    s.warnings[#s.warnings + 1] = { code = "data-bottleneck",
+      title = "data loading is the bottleneck",
       message = ("data loading takes %.0f%% of the step time (%s against %s per iteration)"):format(
         100 * s.data_ratio, units.time(s.data.mean), units.time(s.iter.mean)),
-      hint = "load ahead of the step (a second stream, more loader work per batch), or make batches cheaper to load" }
+      hint
+        =
+        "load ahead of the step (a second stream, more loader work per batch), or make batches "
+        .. "cheaper to load" }
   end
   if s.phases_consistent == false then
-    local message = rec.overlap and ("the step's GPU work adds up to %s per iteration in %s of busy GPU time: the phases' work overlaps in time (several streams at once)"):format(
+    local message = rec.overlap
+      and (
+      "the step's GPU work adds up to %s per iteration in %s of busy GPU time: the phases' work "
+      .. "overlaps in time (several streams at once)"):format(
       units.time(rec.overlap.work), units.time(rec.overlap.busy))
       or "the phases add up to more than the step's time: they overlap (work on several streams)"
-    s.warnings[#s.warnings + 1] = { code = "phase-overlap", title = "phases overlap", message = message,
+    s.warnings[#s.warnings + 1] = { code = "phase-overlap", title = "phases overlap",
+      message = message,
       hint = "the breakdown by phase is not additive here" }
   end
   return s
@@ -140,7 +150,8 @@ end
 -- the methodology's line; its fps is the batch over the step time (the summary's throughput
 -- counts the data time too)
 function loop.format_line(i, iter, data, batch_size)
-  return ("[%04d]: iter %.2f ms, data %.2f ms, fps %.1f"):format(i, iter * 1e3, data * 1e3, batch_size / iter)
+  return ("[%04d]: iter %.2f ms, data %.2f ms, fps %.1f"):format(i, iter * 1e3, data * 1e3,
+    batch_size / iter)
 end
 
 -- ---- running ----
@@ -161,7 +172,8 @@ end
 function loop.run(sc, p, state, entry, ctx)
   local L = sc.loop
   local bs = type(L.batch_size) == "function" and L.batch_size(p) or L.batch_size
-  if math.type(bs) ~= "integer" or bs < 1 then core.error("script", "batch_size(p) must give a whole number >= 1", 0) end
+  if math.type(bs) ~= "integer" or bs < 1 then core.error("script",
+    "batch_size(p) must give a whole number >= 1", 0) end
   local warmup, iters = loop.count(L, "warmup"), loop.count(L, "iters")
   local total = warmup + iters
   local rec = { batch_size = bs, iter = {}, data = {}, phases = {} }
@@ -199,7 +211,8 @@ function loop.run(sc, p, state, entry, ctx)
 end
 
 -- MFU (docs/loops.md, "MFU"): the model FLOP the user gives per sample times samples/s, against
--- the dense peak of dtype on device (a wl.device() table; wlrun.measure.peaks). Without a device, or a
+-- the dense peak of dtype on device (a wl.device() table; wlrun.measure.peaks). Without a device,
+-- or a
 -- peak for it, no MFU: a note says why (why: the reason there is no device).
 function loop.add_mfu(entry, flops_per_sample, dtype, device, why)
   local L = entry.loop
@@ -213,7 +226,8 @@ function loop.add_mfu(entry, flops_per_sample, dtype, device, why)
     entry.metrics.mfu = L.mfu
   else
     entry.notes = entry.notes or {}
-    entry.notes[#entry.notes + 1] = ("no MFU: %s"):format(device and ("no dense %s peak for %s (%s) in wlrun's table"):format(
+    entry.notes[#entry.notes + 1] = ("no MFU: %s"):format(device
+      and ("no dense %s peak for %s (%s) in wlrun's table"):format(
       dtype, device.name or "?", device.arch or "?") or why or "no device")
   end
 end
@@ -221,10 +235,13 @@ end
 -- a loop's flops_per_sample and dtype, checked (wl.loop's fields, wlrun trace's options)
 function loop.check_flops(flops, dtype, where, level)
   if flops ~= nil and not (type(flops) == "number" and flops > 0 and flops < math.huge) then
-    core.error("script", ("%s: flops_per_sample must be a number > 0 (the model's FLOP per sample)"):format(where), level == 0 and 0 or level + 1)
+    core.error("script",
+      ("%s: flops_per_sample must be a number > 0 (the model's FLOP per sample)"):format(where),
+      level == 0 and 0 or level + 1)
   end
   if dtype ~= nil and not peaks.is_dtype(dtype) then
-    core.error("script", ("%s: dtype must be one of %s (the peak MFU is taken against)"):format(where,
+    core.error("script", ("%s: dtype must be one of %s (the peak MFU is taken against)"):format(
+      where,
       table.concat(peaks.DTYPES, ", ")), level == 0 and 0 or level + 1)
   end
 end
@@ -238,8 +255,10 @@ function loop.record(entry, rec, warmup)
   entry.warmup = warmup
   entry.samples = rec.iter
   entry.stats = s.iter
-  entry.loop = { batch_size = rec.batch_size, data = rec.data, data_stats = s.data, throughput = s.throughput,
-                 data_ratio = s.data_ratio, total_time = s.total_time, phases = s.phases, outside = s.outside }
+  entry.loop = { batch_size = rec.batch_size, data = rec.data, data_stats = s.data,
+    throughput = s.throughput,
+                 data_ratio = s.data_ratio, total_time = s.total_time, phases = s.phases,
+                   outside = s.outside }
   entry.metrics = { samples_per_s = s.throughput }
   entry.warnings = s.warnings
   return s

@@ -24,7 +24,8 @@ function peaks.of(device)
   local per = device and peaks.FLOP_PER_CLOCK_PER_SM[device.arch]
   local out = {}
   if per and device.sm_count and device.sm_clock_khz then
-    for dtype, flop in pairs(per) do out[dtype] = flop * device.sm_count * device.sm_clock_khz * 1e3 end
+    for dtype, flop in pairs(per) do out[dtype] = flop * device.sm_count * device.sm_clock_khz
+      * 1e3 end
   end
   return out
 end

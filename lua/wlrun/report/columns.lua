@@ -1,6 +1,7 @@
 -- Aligned text tables, as the tools' printers write them (compare, history, trace), and the
 -- text of their cells: a percentage, a parameter's value, a document's parameter names.
---   columns.align(cols, rows [, sep]) -> lines     cols = { {title=, right=bool} }, rows = { {cell...} }
+--   columns.align(cols, rows [, sep]) -> lines     cols = { {title=, right=bool} }, rows = {
+-- {cell...} }
 --   columns.pct(f) -> "4.9%"                        no trailing zeros ("2%", "0.5%")
 --   columns.param_text(v), columns.param_names(doc)
 local trim = require "wlrun.text.trim"

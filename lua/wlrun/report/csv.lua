@@ -7,7 +7,8 @@ local T = require "wlrun.report.table"
 
 local M = {}
 
-local stat_keys = { "n", "mean", "std", "median", "min", "max", "p10", "p25", "p75", "p90", "p99", "iqr", "cv" }
+local stat_keys = { "n", "mean", "std", "median", "min", "max", "p10", "p25", "p75", "p90", "p99",
+  "iqr", "cv" }
 
 function M.field(s)
   s = tostring(s)
@@ -33,8 +34,10 @@ local function bool(v)
   return v and "true" or "false"
 end
 
-local fixed_after = { "enqueue_median", "flops", "bytes", "flop_per_s", "bytes_per_s", "peak_bandwidth_fraction",
-  "peak_fp32_fraction", "peak_fraction", "baseline_fraction", "samples_per_s", "registers", "local_bytes", "check_ok", "warnings", "reason_or_error" }
+local fixed_after = { "enqueue_median", "flops", "bytes", "flop_per_s", "bytes_per_s",
+  "peak_bandwidth_fraction",
+  "peak_fp32_fraction", "peak_fraction", "baseline_fraction", "samples_per_s", "registers",
+    "local_bytes", "check_ok", "warnings", "reason_or_error" }
 
 -- the names of wlrun's own columns: a parameter of the same name is headed "param.NAME"
 local fixed = { index = true, status = true, mode = true, per = true }
@@ -46,14 +49,16 @@ for _, k in ipairs(fixed_after) do fixed[k] = true end
 local function work_columns(doc)
   local has, cols = {}, {}
   for _, c in ipairs(doc.configurations or {}) do
-    for _, k in ipairs { "reads", "writes", "items" } do has[k] = has[k] or (c.work and c.work[k]) ~= nil end
+    for _, k in ipairs { "reads", "writes", "items" } do has[k] = has[k]
+      or (c.work and c.work[k]) ~= nil end
     has.items_per_s = has.items_per_s or (c.metrics and c.metrics.items_per_s) ~= nil
   end
   local function from(part, k) return function(c) return M.number(c[part] and c[part][k]) end end
   for _, k in ipairs { "reads", "writes", "items" } do
     if has[k] then cols[#cols + 1] = { name = k, value = from("work", k) } end
   end
-  if has.items_per_s then cols[#cols + 1] = { name = "items_per_s", value = from("metrics", "items_per_s") } end
+  if has.items_per_s then cols[#cols + 1] = { name = "items_per_s",
+    value = from("metrics", "items_per_s") } end
   for _, d in ipairs(T.custom_metrics_present(doc)) do
     local function field(k)
       return function(c)
@@ -77,7 +82,8 @@ function M.render(doc)
   local header = { "index" }
   for _, a in ipairs(axes) do
     local name = tostring(a)
-    header[#header + 1] = (fixed[name] or taken[name] or name:match("^param%.")) and ("param." .. name) or name
+    header[#header + 1] = (fixed[name] or taken[name] or name:match("^param%."))
+      and ("param." .. name) or name
   end
   for _, k in ipairs { "status", "mode", "per" } do header[#header + 1] = k end
   for _, k in ipairs(stat_keys) do header[#header + 1] = k end
@@ -121,7 +127,8 @@ function M.render(doc)
     f[#f + 1] = M.number(k.local_bytes)
     f[#f + 1] = bool(c.check and c.check.ok)
     f[#f + 1] = T.warning_codes(c, ";")
-    f[#f + 1] = (c.status == "failed" and c.error) or (c.status == "skipped" and c.reason) or c.error or c.reason or ""
+    f[#f + 1] = (c.status == "failed" and c.error) or (c.status == "skipped" and c.reason)
+      or c.error or c.reason or ""
     add(f)
   end
   return table.concat(lines, "\r\n") .. "\r\n"

@@ -12,7 +12,8 @@ local report = {}
 report.formats = { "table", "plain", "csv", "markdown", "json" }
 
 local printers = {
-  table = require "wlrun.report.table", plain = require "wlrun.report.plain", csv = require "wlrun.report.csv",
+  table = require "wlrun.report.table", plain = require "wlrun.report.plain",
+    csv = require "wlrun.report.csv",
   markdown = require "wlrun.report.markdown", json = require "wlrun.report.json",
 }
 
@@ -36,7 +37,8 @@ end
 function report.write(doc, path, format)
   format = format or (path == "-" and "json") or report.format_for_path(path)
   if not format then
-    core.error("usage", ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(
+    core.error("usage",
+      ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(
       tostring(path)), 0)
   end
   return report.write_text(report.render(doc, format), path, "results")
@@ -50,7 +52,8 @@ function report.write_text(text, path, what)
     return path
   end
   local ok, err = files.write(path, text)
-  if not ok then core.error("io", ("cannot write %s to '%s': %s"):format(what or "output", path, err), 0) end
+  if not ok then core.error("io", ("cannot write %s to '%s': %s"):format(what or "output", path,
+    err), 0) end
   return path
 end
 

@@ -41,10 +41,13 @@ local function head(out, doc)
   if dev then facts[#facts + 1] = "- Device: " .. text(dev) end
   if floor then facts[#facts + 1] = "- Timing floor: " .. floor end
   if doc.started then
-    facts[#facts + 1] = "- Started: " .. text(doc.started) .. (doc.finished and (", finished: " .. text(doc.finished)) or "")
+    facts[#facts + 1] = "- Started: " .. text(doc.started)
+      .. (doc.finished and (", finished: " .. text(doc.finished)) or "")
   end
-  if doc.complete == false then facts[#facts + 1] = "- **Incomplete**: the run was interrupted or is still going on" end
-  if type(doc.wlrun) == "table" and doc.wlrun.version then facts[#facts + 1] = "- wlrun " .. text(doc.wlrun.version) end
+  if doc.complete == false then facts[#facts + 1]
+    = "- **Incomplete**: the run was interrupted or is still going on" end
+  if type(doc.wlrun) == "table" and doc.wlrun.version then facts[#facts + 1] = "- wlrun "
+    .. text(doc.wlrun.version) end
   if #facts > 0 then
     add(out, facts)
     out[#out + 1] = ""
@@ -102,7 +105,8 @@ local function warning_items(doc)
   local items = {}
   for _, x in ipairs(T.warnings(doc)) do
     local w = x.warning
-    items[#items + 1] = ("- **#%s** %s: %s%s"):format(T.value(x.index), code(w.code), text(w.message or ""),
+    items[#items + 1] = ("- **#%s** %s: %s%s"):format(T.value(x.index), code(w.code),
+      text(w.message or ""),
       w.hint and (" (hint: " .. text(w.hint) .. ")") or "")
   end
   return items

@@ -27,19 +27,23 @@ local function block(doc, c, axes)
     out[#out + 1] = "Skipped: " .. tostring(c.reason or "")
     return out
   elseif c.status == "failed" then
-    out[#out + 1] = ("Failed [%s]: %s"):format(tostring(c.kind or "?"), (tostring(c.error or ""):gsub("\n", "\n  ")))
+    out[#out + 1] = ("Failed [%s]: %s"):format(tostring(c.kind or "?"),
+      (tostring(c.error or ""):gsub("\n", "\n  ")))
     return out
   elseif not c.stats then
     out[#out + 1] = "Status: " .. tostring(c.status)
     return out
   end
-  if type(doc.device) == "table" and doc.device.name then out[#out + 1] = "Device: " .. tostring(doc.device.name) end
+  if type(doc.device) == "table" and doc.device.name then out[#out + 1] = "Device: "
+    .. tostring(doc.device.name) end
   local s = c.stats
   if T.finite(s.mean) and T.finite(s.std) then
-    out[#out + 1] = ("Latency: %s (mean +/- std, n=%s)"):format(T.mean_std(s.mean, s.std), T.value(s.n))
+    out[#out + 1] = ("Latency: %s (mean +/- std, n=%s)"):format(T.mean_std(s.mean, s.std),
+      T.value(s.n))
   end
   if T.finite(s.median) then
-    out[#out + 1] = ("Median: %s (p10..p90 %s)"):format(units.time(s.median), T.time_range(s.p10, s.p90))
+    out[#out + 1] = ("Median: %s (p10..p90 %s)"):format(units.time(s.median),
+      T.time_range(s.p10, s.p90))
   end
   local m = c.metrics or {}
   if T.finite(m.flop_per_s) then
@@ -49,7 +53,8 @@ local function block(doc, c, axes)
   end
   if T.finite(m.items_per_s) then out[#out + 1] = "Items: " .. units.rate(m.items_per_s, "/s") end
   for _, d in ipairs(T.custom_metrics_present({ configurations = { c } })) do
-    out[#out + 1] = ("Metric %s: %s"):format(d.name, T.custom_metric(c.custom_metrics[d.name]) or "-")
+    out[#out + 1] = ("Metric %s: %s"):format(d.name,
+      T.custom_metric(c.custom_metrics[d.name]) or "-")
   end
   for _, w in ipairs(c.warnings or {}) do
     out[#out + 1] = ("Warning [%s]: %s"):format(tostring(w.code), tostring(w.message or ""))

@@ -28,7 +28,8 @@ local human = { table = true, plain = true }
 -- the report alone reaches standard output. Closing the sink gives it back.
 function sink.new(o)
   o = o or {}
-  local s = setmetatable({ format = o.format or "table", quiet = o.quiet, show_progress = o.progress, shown = false },
+  local s = setmetatable({ format = o.format or "table", quiet = o.quiet,
+    show_progress = o.progress, shown = false },
     Sink)
   s.report_only = o.report_only or not human[s.format]
   if s.report_only then s.held = process.hold_stdout() end
@@ -46,7 +47,8 @@ end
 Sink.__close = Sink.release
 
 -- a sink that writes nothing (child processes: their parent reports)
-function sink.silent() return setmetatable({ format = "table", quiet = true, silent = true }, Sink) end
+function sink.silent() return setmetatable({ format = "table", quiet = true, silent = true },
+  Sink) end
 
 -- text from the run (names, parameter values, messages) reaches the terminal with its newlines
 -- and no other control character (wlrun.text.printable)

@@ -39,7 +39,8 @@ end
 function M.describe(params, axes)
   local parts = {}
   for _, a in ipairs(axes) do
-    if params and params[a] ~= nil then parts[#parts + 1] = ("%s=%s"):format(a, M.value(params[a])) end
+    if params and params[a] ~= nil then parts[#parts + 1] = ("%s=%s"):format(a,
+      M.value(params[a])) end
   end
   return table.concat(parts, ", ")
 end
@@ -53,7 +54,8 @@ function M.first_line(s, max)
   s = tostring(s or ""):match("[^\r\n]*")
   if max and M.width(s) > max then
     local cut = utf8.offset(s, max - 2)
-    local head = (cut and s:sub(1, cut - 1) or s:sub(1, max - 3)):gsub("\\x?%x?$", "") -- not in an escape
+    -- not in an escape
+    local head = (cut and s:sub(1, cut - 1) or s:sub(1, max - 3)):gsub("\\x?%x?$", "")
     s = trim.right(head) .. "..."
   end
   return s
@@ -96,14 +98,19 @@ M.metric_defs = {
   { key = "flop_per_s", title = "FLOP/s", fmt = function(v) return units.rate(v, "FLOP/s") end },
   { key = "bytes_per_s", title = "bytes/s", fmt = function(v) return units.rate(v, "B/s") end },
   { key = "items_per_s", title = "items/s", fmt = function(v) return units.rate(v, "/s") end },
-  { key = "peak_bandwidth_fraction", title = "% peak BW", fmt = function(v) return units.percent(v) end },
-  { key = "peak_fp32_fraction", title = "% peak FP32", fmt = function(v) return units.percent(v) end },
+  { key = "peak_bandwidth_fraction", title = "% peak BW",
+    fmt = function(v) return units.percent(v) end },
+  { key = "peak_fp32_fraction", title = "% peak FP32",
+    fmt = function(v) return units.percent(v) end },
   { key = "peak_fraction", title = "% peak", fmt = function(v) return units.percent(v) end },
-  { key = "baseline_fraction", title = "% of baseline", fmt = function(v) return units.percent(v) end },
+  { key = "baseline_fraction", title = "% of baseline",
+    fmt = function(v) return units.percent(v) end },
   { key = "samples_per_s", title = "samples/s", fmt = function(v) return ("%.1f"):format(v) end },
   { key = "mean_power_w", title = "power", fmt = function(v) return ("%.0f W"):format(v) end },
-  { key = "joules_per_launch", title = "energy/launch", fmt = function(v) return units.energy(v) end },
-  { key = "flop_per_joule", title = "FLOP/J", fmt = function(v) return units.rate(v, "FLOP/J") end },
+  { key = "joules_per_launch", title = "energy/launch",
+    fmt = function(v) return units.energy(v) end },
+  { key = "flop_per_joule", title = "FLOP/J", fmt = function(v) return units.rate(v,
+    "FLOP/J") end },
   { key = "tensor_peak_bytes", title = "tensor mem", fmt = function(v) return units.bytes(v) end },
 }
 
@@ -124,7 +131,8 @@ function M.metrics_present(doc)
   end
   table.sort(other, function(a, b) return tostring(a) < tostring(b) end)
   for _, k in ipairs(other) do
-    list[#list + 1] = { key = k, title = tostring(k), fmt = function(v) return ("%.4g"):format(v) end }
+    list[#list + 1] = { key = k, title = tostring(k),
+      fmt = function(v) return ("%.4g"):format(v) end }
   end
   return list
 end
@@ -140,7 +148,8 @@ function M.custom_metrics_present(doc)
     end
   end
   table.sort(list, function(a, b) return tostring(a) < tostring(b) end)
-  for i, k in ipairs(list) do list[i] = { name = k, title = tostring(k) .. (rate[k] and "/s" or "") } end
+  for i, k in ipairs(list) do list[i] = { name = k,
+    title = tostring(k) .. (rate[k] and "/s" or "") } end
   return list
 end
 
@@ -149,7 +158,8 @@ function M.custom_metric(x)
   if type(x) ~= "table" then return nil end
   local unit = x.unit and tostring(x.unit) or ""
   if finite(x.per_s) then return units.rate(x.per_s, unit .. "/s") end
-  if finite(x.value) then return ("%.4g"):format(x.value) .. (unit ~= "" and (" " .. unit) or "") end
+  if finite(x.value) then return ("%.4g"):format(x.value)
+    .. (unit ~= "" and (" " .. unit) or "") end
 end
 
 function M.metric(def, v)
@@ -191,7 +201,8 @@ function M.build(doc)
   for _, a in ipairs(axes) do cols[#cols + 1] = { title = tostring(a), right = true, axis = a } end
   cols[#cols + 1] = { title = "status" }
   local lead = #cols
-  for _, t in ipairs { { "median", true }, { "p10..p90", true }, { "cv", true }, { "n", true }, { "mode", false } } do
+  for _, t in ipairs { { "median", true }, { "p10..p90", true }, { "cv", true }, { "n", true },
+    { "mode", false } } do
     cols[#cols + 1] = { title = t[1], right = t[2] }
   end
   for _, d in ipairs(metrics) do cols[#cols + 1] = { title = d.title, right = true } end
@@ -241,9 +252,11 @@ function M.build(doc)
       end
       put(M.warning_codes(c))
     end
-    rows[#rows + 1] = { cells = cells, keys = keys, ok = ok, lead = lead, why = M.why(c), config = c }
+    rows[#rows + 1] = { cells = cells, keys = keys, ok = ok, lead = lead, why = M.why(c),
+      config = c }
   end
-  return { columns = cols, rows = rows, lead = lead, axes = axes, metrics = metrics, custom_metrics = custom }
+  return { columns = cols, rows = rows, lead = lead, axes = axes, metrics = metrics,
+    custom_metrics = custom }
 end
 
 local function pad(s, w, right)
@@ -258,23 +271,28 @@ function M.device_line(dev)
   local extra = {}
   if dev.arch then extra[#extra + 1] = tostring(dev.arch) end
   if dev.sm_count then extra[#extra + 1] = M.value(dev.sm_count) .. " SMs" end
-  if finite(dev.peak_bandwidth) then extra[#extra + 1] = "peak bandwidth " .. units.rate(dev.peak_bandwidth, "B/s") end
+  if finite(dev.peak_bandwidth) then extra[#extra + 1] = "peak bandwidth "
+    .. units.rate(dev.peak_bandwidth, "B/s") end
   extra[#extra + 1] = clocks.describe(dev.clocks)
-  return tostring(dev.name or "unknown device") .. (#extra > 0 and (" (" .. table.concat(extra, ", ") .. ")") or "")
+  return tostring(dev.name or "unknown device")
+    .. (#extra > 0 and (" (" .. table.concat(extra, ", ") .. ")") or "")
 end
 
 function M.floor_line(floor)
   if type(floor) ~= "table" then return nil end
   local parts = {}
-  if finite(floor.event_pair) then parts[#parts + 1] = "event pair " .. units.time(floor.event_pair) end
-  if finite(floor.empty_kernel) then parts[#parts + 1] = "empty kernel " .. units.time(floor.empty_kernel) end
+  if finite(floor.event_pair) then parts[#parts + 1] = "event pair "
+    .. units.time(floor.event_pair) end
+  if finite(floor.empty_kernel) then parts[#parts + 1] = "empty kernel "
+    .. units.time(floor.empty_kernel) end
   return #parts > 0 and table.concat(parts, ", ") or nil
 end
 
 -- "gemm_sweep on NVIDIA H200, started 2026-11-29T22:31:07Z"
 function M.title(doc)
   local t = M.scenario_name(doc)
-  if type(doc.device) == "table" and doc.device.name then t = t .. " on " .. tostring(doc.device.name) end
+  if type(doc.device) == "table" and doc.device.name then t = t .. " on "
+    .. tostring(doc.device.name) end
   if doc.started then t = t .. ", started " .. tostring(doc.started) end
   if doc.complete == false then t = t .. " (incomplete: interrupted or still running)" end
   return t
@@ -364,7 +382,8 @@ function M.render(doc)
       else
         local offset = 0
         for j = 1, r.lead do offset = offset + w[j] + 2 end
-        out[#out + 1] = line(r.cells, r.lead, M.first_line(r.why, math.max(MIN_WHY, total - offset)))
+        out[#out + 1] = line(r.cells, r.lead, M.first_line(r.why,
+          math.max(MIN_WHY, total - offset)))
       end
     end
   end
@@ -385,7 +404,8 @@ function M.render(doc)
     out[#out + 1] = "Warnings:"
     for _, x in ipairs(warnings) do
       local head = ("  #%s "):format(M.value(x.index))
-      out[#out + 1] = ("%s%s: %s"):format(head, tostring(x.warning.code), tostring(x.warning.message or ""))
+      out[#out + 1] = ("%s%s: %s"):format(head, tostring(x.warning.code),
+        tostring(x.warning.message or ""))
       if x.warning.hint then
         out[#out + 1] = string.rep(" ", #head) .. "hint: " .. tostring(x.warning.hint)
       end
@@ -395,7 +415,8 @@ function M.render(doc)
   for i, c in ipairs(doc.configurations or {}) do
     if c.status == "failed" then
       local text = tostring(c.error or "failed"):gsub("\n", "\n      ")
-      failures[#failures + 1] = ("  #%s [%s] %s"):format(M.value(c.index or i), tostring(c.kind or "?"), text)
+      failures[#failures + 1] = ("  #%s [%s] %s"):format(M.value(c.index or i),
+        tostring(c.kind or "?"), text)
     end
   end
   if #failures > 0 then

@@ -17,7 +17,8 @@ local foreign = {}
 
 local function fail(opts, msg) core.error("usage", (opts.prefix or "") .. msg, 0) end
 
-local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+local function finite(v) return type(v) == "number" and v == v and v ~= math.huge
+  and v ~= -math.huge end
 
 -- the statistics block of a list of samples, non-finite parts (the cv of one sample) left out
 local function stats_of(samples)
@@ -75,7 +76,8 @@ end
 local UNITS = { ns = 1e9, us = 1e6, ms = 1e3, s = 1 } -- per second: 9 ns reads as 9e-9 s
 local NOT_PARAMS = { repeats = true } -- how often it ran, not what ran
 
--- "BM_x/1024/8" -> {name = "BM_x", arg1 = 1024, arg2 = 8}; "BM_x/n:1024" -> {name = "BM_x", n = 1024}
+-- "BM_x/1024/8" -> {name = "BM_x", arg1 = 1024, arg2 = 8}; "BM_x/n:1024" -> {name = "BM_x", n =
+-- 1024}
 function foreign.gbench_params(full)
   local params, n, order = {}, 0, {}
   for part in (full .. "/"):gmatch("([^/]*)/") do
@@ -100,7 +102,8 @@ local function looks_gbench(doc)
   if type(doc.benchmarks) ~= "table" or doc.schema ~= nil then return false end
   if type(doc.context) == "table" then return true end
   local b = doc.benchmarks[1]
-  return type(b) == "table" and type(b.name) == "string" and (b.run_type ~= nil or b.time_unit ~= nil)
+  return type(b) == "table" and type(b.name) == "string"
+    and (b.run_type ~= nil or b.time_unit ~= nil)
 end
 
 local function gbench(doc, name, opts)
@@ -111,17 +114,21 @@ local function gbench(doc, name, opts)
   local by, order = {}, {}
   for i, b in ipairs(doc.benchmarks) do
     if type(b) ~= "table" or type(b.name) ~= "string" then
-      fail(opts, ("'%s' is malformed Google Benchmark JSON: benchmarks[%d] has no name"):format(name, i))
+      fail(opts, ("'%s' is malformed Google Benchmark JSON: benchmarks[%d] has no name"):format(
+        name, i))
     end
     local aggregate = b.run_type == "aggregate"
-    if aggregate and (b.aggregate_name == "BigO" or b.aggregate_name == "RMS") then goto next end -- a family's complexity fit
+    -- a family's complexity fit
+    if aggregate and (b.aggregate_name == "BigO" or b.aggregate_name == "RMS") then goto next end
     local run = type(b.run_name) == "string" and b.run_name or b.name
     if aggregate and b.run_name == nil and type(b.aggregate_name) == "string" then
       run = run:gsub("_" .. b.aggregate_name:gsub("%p", "%%%0") .. "$", "")
     end
     local bad_unit = b.time_unit ~= nil and not UNITS[b.time_unit]
     if bad_unit then
-      fail(opts, ("'%s' is malformed Google Benchmark JSON: benchmarks[%d] (%s) has time_unit %s (ns, us, ms or s)"):format(
+      fail(opts,
+        ("'%s' is malformed Google Benchmark JSON: benchmarks[%d] (%s) has time_unit %s (ns, "
+        .. "us, ms or s)"):format(
         name, i, printable.text(b.name, 60), printable.text(json.encode(b.time_unit), 20)))
     end
     local g = by[run]
@@ -134,7 +141,8 @@ local function gbench(doc, name, opts)
     if b.error_occurred == true then
       g.error = type(b.error_message) == "string" and b.error_message or "error_occurred"
     elseif aggregate then
-      if type(b.aggregate_name) == "string" and t and (b.aggregate_unit == nil or b.aggregate_unit == "time") then
+      if type(b.aggregate_name) == "string" and t
+        and (b.aggregate_unit == nil or b.aggregate_unit == "time") then
         g.aggregates[b.aggregate_name] = { value = t / unit, n = b.repetitions }
       end
     elseif t and t >= 0 then
@@ -151,12 +159,15 @@ local function gbench(doc, name, opts)
       e.status, e.error, e.kind = "failed", g.error, "benchmark"
     elseif #g.samples > 0 then
       measured(e, g.samples)
-      e.notes[1] = ("samples: Google Benchmark's %s per iteration, one per repetition"):format(g.which)
+      e.notes[1] = ("samples: Google Benchmark's %s per iteration, one per repetition"):format(
+        g.which)
     else
       local a = g.aggregates.median or g.aggregates.mean
       if a then
         measured(e, { a.value })
-        e.notes[1] = ("samples: the summary, Google Benchmark's %s of %s repetitions (the file holds only aggregates)"):format(
+        e.notes[1] = (
+          "samples: the summary, Google Benchmark's %s of %s repetitions (the file holds only "
+          .. "aggregates)"):format(
           g.aggregates.median and "median" or "mean", tostring(a.n or "its"))
       else
         e.status, e.reason = "skipped", "no time per iteration recorded"
@@ -172,7 +183,8 @@ end
 
 local function looks_nvbench(doc)
   if type(doc.benchmarks) ~= "table" or doc.schema ~= nil then return false end
-  if type(doc.meta) == "table" and type(doc.meta.version) == "table" and doc.meta.version.nvbench ~= nil then return true end
+  if type(doc.meta) == "table" and type(doc.meta.version) == "table"
+    and doc.meta.version.nvbench ~= nil then return true end
   local b = doc.benchmarks[1]
   return type(b) == "table" and type(b.states) == "table" and type(doc.devices) == "table"
 end
@@ -205,7 +217,8 @@ local function sample_times(file, count, dir)
       local bytes = f:read("a") or ""
       f:close()
       if #bytes % 4 ~= 0 or (count and #bytes ~= 4 * count) then
-        return nil, ("'%s' holds %d bytes, not %s float32 samples"):format(path, #bytes, tostring(count))
+        return nil, ("'%s' holds %d bytes, not %s float32 samples"):format(path, #bytes,
+          tostring(count))
       end
       local list = {}
       for at = 1, #bytes, 4 do list[#list + 1] = (string.unpack("<f", bytes, at)) end
@@ -219,7 +232,8 @@ local function nv_device(d)
   local arch = math.tointeger(tonumber(d.sm_version))
   return {
     name = type(d.name) == "string" and d.name or nil, index = math.tointeger(d.id),
-    arch = arch and ("sm_%d"):format(arch // 10) or nil, sm_count = finite(d.number_of_sms) and d.number_of_sms or nil,
+    arch = arch and ("sm_%d"):format(arch // 10) or nil,
+      sm_count = finite(d.number_of_sms) and d.number_of_sms or nil,
     memory_bytes = finite(d.global_memory_size) and d.global_memory_size or nil,
     l2_bytes = finite(d.l2_cache_size) and d.l2_cache_size or nil,
     peak_bandwidth = finite(d.global_memory_bus_bandwidth) and d.global_memory_bus_bandwidth or nil,
@@ -228,8 +242,10 @@ end
 
 local function nvbench(doc, name, dir, opts)
   local meta = type(doc.meta) == "table" and doc.meta or {}
-  local out = document("nvbench", name, basename(type(meta.argv) == "table" and meta.argv[1] or nil))
-  local v = type(meta.version) == "table" and type(meta.version.nvbench) == "table" and meta.version.nvbench or {}
+  local out = document("nvbench", name, basename(type(meta.argv) == "table" and meta.argv[1]
+    or nil))
+  local v = type(meta.version) == "table" and type(meta.version.nvbench) == "table"
+    and meta.version.nvbench or {}
   out.source.library_version = v.string
   local devices, used = {}, {}
   for _, d in ipairs(type(doc.devices) == "table" and doc.devices or {}) do
@@ -248,7 +264,8 @@ local function nvbench(doc, name, dir, opts)
       fail(opts, ("'%s' is malformed nvbench JSON: benchmarks[%d] has no states"):format(name, bi))
     end
     for _, s in ipairs(b.states) do
-      local params, order = { name = type(b.name) == "string" and b.name or ("benchmark " .. bi) }, {}
+      local params, order = { name = type(b.name) == "string" and b.name or ("benchmark " .. bi) },
+        {}
       if several then params.device, order[1] = math.tointeger(s.device), "device" end
       for _, a in ipairs(type(s.axis_values) == "table" and s.axis_values or {}) do
         if type(a) == "table" and type(a.name) == "string" then
@@ -271,7 +288,8 @@ local function nvbench(doc, name, dir, opts)
         why = why and ("its sample times are not read: " .. why)
       end
       if s.is_skipped == true then
-        e.status, e.reason = "skipped", type(s.skip_reason) == "string" and s.skip_reason or "skipped by nvbench"
+        e.status, e.reason = "skipped", type(s.skip_reason) == "string" and s.skip_reason
+          or "skipped by nvbench"
       elseif list and #list > 0 then
         measured(e, list)
         e.notes[1] = "samples: nvbench's GPU times (cold), from its sample times file"
@@ -281,7 +299,8 @@ local function nvbench(doc, name, dir, opts)
         local t = finite(median) and median or finite(mean) and mean or nil
         if t then
           measured(e, { t })
-          e.notes[1] = ("samples: the summary, nvbench's %s GPU time (cold) of %s samples (%s)"):format(
+          e.notes[1] = (
+            "samples: the summary, nvbench's %s GPU time (cold) of %s samples (%s)"):format(
             finite(median) and "median" or "mean", tostring(n or "its"), why)
         else
           e.status, e.reason = "skipped", "nvbench recorded no GPU time"
@@ -308,7 +327,8 @@ end
 -- error. opts: prefix, accept (as for the loader).
 function foreign.load(path, opts)
   opts = opts or {}
-  local text, name = stdio.read(path, function(kind, msg) core.error(kind, (opts.prefix or "") .. msg, 0) end)
+  local text, name = stdio.read(path, function(kind, msg) core.error(kind,
+    (opts.prefix or "") .. msg, 0) end)
   name = opts.name or name
   if not loader.is_journal(text) and text:find('"benchmarks"', 1, true) then
     local doc = json.decode(text, { array_nulls = false })
@@ -316,7 +336,8 @@ function foreign.load(path, opts)
     local converted = foreign.convert(doc, name, dir, opts)
     if converted then
       local e = schema.check(converted)
-      if e then fail(opts, ("'%s' could not be read as %s results: %s"):format(name, converted.source.format, e)) end
+      if e then fail(opts, ("'%s' could not be read as %s results: %s"):format(name,
+        converted.source.format, e)) end
       return converted
     end
   end

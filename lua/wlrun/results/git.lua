@@ -32,7 +32,8 @@ local function start(dir, args, input)
       return nil
     end
   end
-  local ok, pid = pcall(process.spawn_async, argv, { stdin = stdin, stdout = tmp .. "/out", stderr = "/dev/null" })
+  local ok, pid = pcall(process.spawn_async, argv,
+    { stdin = stdin, stdout = tmp .. "/out", stderr = "/dev/null" })
   if not ok then
     process.remove_tree(tmp)
     return nil
@@ -132,7 +133,8 @@ function git.resolve(dir, names)
   if #names == 0 then return out end
   local lines = {}
   for i, name in ipairs(names) do lines[i] = name .. " " .. name .. "\n" end
-  local text = run(dir, { "cat-file", "--batch-check=%(objectname) %(objecttype) %(rest)" }, table.concat(lines))
+  local text = run(dir, { "cat-file", "--batch-check=%(objectname) %(objecttype) %(rest)" },
+    table.concat(lines))
   -- each line: the object, its type and the name asked (%(rest): the input after the name's
   -- first blank, so the name is asked twice, "NAME NAME"); a missing one: "NAME missing"
   for sha, kind, name in (text or ""):gmatch("(%x+) (%a+) ([^\n]*)\n") do

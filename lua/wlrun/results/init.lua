@@ -36,7 +36,8 @@ function results.key(params)
   for k in pairs(params) do names[#names + 1] = k end
   table.sort(names)
   local parts = {}
-  for _, k in ipairs(names) do parts[#parts + 1] = counted(k) .. "=" .. results.value_key(params[k]) end
+  for _, k in ipairs(names) do parts[#parts + 1] = counted(k) .. "="
+    .. results.value_key(params[k]) end
   return table.concat(parts, ";")
 end
 
@@ -84,7 +85,8 @@ function results.new_document(o)
     settings = o.settings, sources = o.sources,
     device = o.device, floor = o.floor,
     shard = o.shard, compile_only = o.compile_only or nil,
-    provenance = provenance.collect { dir = provenance.dir_of(o.script), git = o.git, device = o.device },
+    provenance = provenance.collect { dir = provenance.dir_of(o.script), git = o.git,
+      device = o.device },
     configurations = {},
   }
   doc.provenance.resumed_from = o.resumed_from -- the provenance of --resume's file
@@ -119,7 +121,8 @@ end
 function results.entry(cfg) return { index = cfg.index, params = cfg.params } end
 
 -- the fields of a wl.bench result that an entry keeps
-local bench_fields = { "mode", "per", "blocked", "samples", "enqueue", "stats", "enqueue_stats", "shape", "clock",
+local bench_fields = { "mode", "per", "blocked", "samples", "enqueue", "stats", "enqueue_stats",
+  "shape", "clock",
   "throttle", "energy", "memory", "notes", "adaptive", "warnings" }
 
 function results.record_bench(entry, r)
@@ -142,7 +145,8 @@ end
 
 -- the result of check(p, state) into the entry
 function results.record_check(entry, good, message)
-  entry.check = { ok = good ~= false and good ~= nil, message = message ~= nil and tostring(message) or nil }
+  entry.check = { ok = good ~= false and good ~= nil,
+    message = message ~= nil and tostring(message) or nil }
 end
 
 -- after the measurement: a failed check heads the warnings

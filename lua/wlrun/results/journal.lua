@@ -41,7 +41,8 @@ end
 
 -- os.exit in a script ends the process without unwinding, and must not report success for a
 -- scenario run cut short (docs/reliability.md). Inside a configuration (journal.in_configuration,
--- set by wlrun.run.configuration: "configuration 3 (n=3)") it raises an error that stops the run, and
+-- set by wlrun.run.configuration: "configuration 3 (n=3)") it raises an error that stops the run,
+-- and
 -- so it does in a scenario run before its outputs are open (journal.in_run); while outputs are
 -- open they are written first, as incomplete, and an exit code of 0 becomes 1. Hooked by the
 -- host before the script runs, so that a script's own copy of os.exit is the hooked one.
@@ -61,26 +62,36 @@ function journal.hook_exit()
   if hooked then return end
   hooked = true
   local exit = os.exit
-  os.exit = function(code, close) -- luacheck: ignore (a standard library function, replaced on purpose)
+  -- a standard library function, replaced on purpose
+  os.exit = function(code, close) -- luacheck: ignore
     local call = ("os.exit(%s)"):format(code == nil and "" or tostring(code))
     if journal.in_configuration then
       local at = debug.getinfo(2, "Sl")
-      local where = at and at.currentline > 0 and ("%s:%d: "):format(at.short_src, at.currentline) or ""
+      local where = at and at.currentline > 0 and ("%s:%d: "):format(at.short_src, at.currentline)
+        or ""
       local cli = core.cli
-      local child = cli.worker_config or cli.worker_queue -- a child process: its configuration fails, the run goes on
-      error({ kind = "script", exit = exit_code(code), message = ("%s%s during %s: %s"):format(where, call,
-        journal.in_configuration, child and "the configuration fails (in a child process)" or "the run stops here") }, 0)
+      -- a child process: its configuration fails, the run goes on
+      local child = cli.worker_config or cli.worker_queue
+      error({ kind = "script", exit = exit_code(code),
+        message = ("%s%s during %s: %s"):format(where, call,
+        journal.in_configuration, child and "the configuration fails (in a child process)"
+          or "the run stops here") }, 0)
     end
     if journal.in_run and not next(open_writers) then
       local at = debug.getinfo(2, "Sl")
-      local where = at and at.currentline > 0 and ("%s:%d: "):format(at.short_src, at.currentline) or ""
-      local message = ("%s%s during %s, before its first configuration: the run stops; nothing was measured"):format(
+      local where = at and at.currentline > 0 and ("%s:%d: "):format(at.short_src, at.currentline)
+        or ""
+      local message = (
+        "%s%s during %s, before its first configuration: the run stops; nothing was "
+        .. "measured"):format(
         where, call, journal.in_run)
       error({ kind = "script", bare = true, exit_code = exit_code(code), message = message }, 0)
     end
     if next(open_writers) then
       journal.finish_all()
-      io.stderr:write(("wlrun: %s during a scenario run: the run stops, its outputs are incomplete\n"):format(call))
+      io.stderr:write(
+        ("wlrun: %s during a scenario run: the run stops, its outputs are incomplete\n"):format(
+        call))
       return exit(exit_code(code), close)
     end
     return exit(code, close)
@@ -117,12 +128,14 @@ local function held(path)
 end
 
 local function refuse_held(output, path)
-  core.error("io", ("'%s' is being written by another run: its journal '%s' is held by a live process; "
+  core.error("io",
+    ("'%s' is being written by another run: its journal '%s' is held by a live process; "
     .. "wait for that run to end, or give another -o"):format(output, path), 0)
 end
 
 local function refuse_left(path)
-  core.error("io", ("'%s' is there: the journal of a run that did not finish, with what it measured; "
+  core.error("io",
+    ("'%s' is there: the journal of a run that did not finish, with what it measured; "
     .. "go on from it with --resume %s, or remove it"):format(path, path), 0)
 end
 
@@ -180,8 +193,10 @@ function journal.open(doc, outputs, resume, resumed)
     -- the header, then what --resume carries over, all written before the new journal takes the
     -- old one's place: an entry that cannot be written leaves the old journal as it was
     local encoded, lines = pcall(function()
-      local lines = { results.encode({ schema = "wlrun-journal", version = 1, document = header }, true) }
-      for _, entry in ipairs(resumed or {}) do lines[#lines + 1] = results.encode(entry, true, doc.scenario.axes) end
+      local lines = { results.encode({ schema = "wlrun-journal", version = 1, document = header },
+        true) }
+      for _, entry in ipairs(resumed or {}) do lines[#lines + 1] = results.encode(entry, true,
+        doc.scenario.axes) end
       lines[#lines + 1] = ""
       return table.concat(lines, "\n")
     end)
@@ -231,7 +246,8 @@ function Writer:finish(complete)
   if self.file then self.file:close() end
   if failed then
     local msg = type(failed) == "table" and failed.message or tostring(failed)
-    if self.path then msg = msg .. ("; every finished configuration is in the journal '%s'"):format(self.path) end
+    if self.path then msg = msg .. ("; every finished configuration is in the journal '%s'"):format(
+      self.path) end
     core.error(type(failed) == "table" and failed.kind or "io", msg, 0)
   end
 end

@@ -20,9 +20,11 @@ end
 
 -- the error of a version this wlrun does not read; one that is not a number (the text "1") says so
 local function unsupported(opts, name, schema_name, got, want)
-  local what = got == nil and "has no version" or math.type(got) and ("version %s is not supported"):format(got)
+  local what = got == nil and "has no version" or math.type(got)
+    and ("version %s is not supported"):format(got)
     or ("has a version that is not a number: %s"):format(printable.text(json.encode(got), 40))
-  fail(opts, "usage", ("'%s': %s %s (this wlrun reads version %d)"):format(name, tostring(schema_name), what, want))
+  fail(opts, "usage", ("'%s': %s %s (this wlrun reads version %d)"):format(name,
+    tostring(schema_name), what, want))
 end
 
 -- a sequence (keys 1..n, no holes, or none): for telling an array from an object
@@ -55,8 +57,10 @@ local function check_schema(doc, name, opts)
     local names = {}
     for s in pairs(want) do names[#names + 1] = s end
     table.sort(names)
-    fail(opts, "usage", ("'%s' is not a %s document (its schema is %s)"):format(name, table.concat(names, " or "),
-      doc.schema == nil and "missing" or type(doc.schema) ~= "string" and ("a " .. type(doc.schema) .. ", not a name")
+    fail(opts, "usage", ("'%s' is not a %s document (its schema is %s)"):format(name,
+      table.concat(names, " or "),
+      doc.schema == nil and "missing" or type(doc.schema) ~= "string"
+        and ("a " .. type(doc.schema) .. ", not a name")
         or ("'" .. printable.text(doc.schema, 60) .. "'")))
   end
   if doc.version ~= version then unsupported(opts, name, doc.schema, doc.version, version) end
@@ -74,12 +78,16 @@ end
 local function decode_json(text, name, opts, line)
   local v, msg = json.decode(text, { array_nulls = false })
   if v == nil and msg and not line and headless_journal(text) then
-    fail(opts, "usage", ("'%s' is not a wlrun journal: it has no header line (its first line is a configuration's entry, "
+    fail(opts, "usage",
+      ("'%s' is not a wlrun journal: it has no header line (its first line is a "
+      .. "configuration's entry, "
       .. "not {\"schema\":\"%s\",...})"):format(name, JOURNAL))
   end
   if v == nil and msg then
-    if not msg:find("^invalid JSON at ") then -- a null in an array (non-finite numbers are written so)
-      fail(opts, "usage", ("'%s' is malformed: %s%s"):format(name, line and ("line " .. line .. ": ") or "", msg))
+    -- a null in an array (non-finite numbers are written so)
+    if not msg:find("^invalid JSON at ") then
+      fail(opts, "usage", ("'%s' is malformed: %s%s"):format(name,
+        line and ("line " .. line .. ": ") or "", msg))
     end
     msg = msg:gsub("^invalid JSON at ", "")
     if line then msg = msg:gsub("^line 1,", "line " .. line .. ",") end
@@ -101,7 +109,8 @@ local function decode_journal(text, name, opts)
   local doc = head.document
   doc.configurations = {}
   for i = 2, #lines do
-    if lines[i] ~= "" then doc.configurations[#doc.configurations + 1] = decode_json(lines[i], name, opts, i) end
+    if lines[i] ~= "" then doc.configurations[#doc.configurations + 1] = decode_json(lines[i], name,
+      opts, i) end
   end
   if #lines >= 1 and tail ~= "" then doc.truncated = true end -- the last entry was being written
   doc.complete = false

@@ -18,7 +18,8 @@ local function params_key(p) return results.key(p) end
 -- the shards (a device per rank, a cache per node, --isolate for a rerun).
 M.ignored_settings = {
   ["output"] = true, ["run.device"] = true, ["run.devices"] = true, ["run.isolate"] = true,
-  ["run.config_timeout"] = true, ["run.nvtx"] = true, ["run.prepare"] = true, ["compile.cache"] = true,
+  ["run.config_timeout"] = true, ["run.nvtx"] = true, ["run.prepare"] = true,
+    ["compile.cache"] = true,
   ["compile.cache_dir"] = true,
 }
 
@@ -77,7 +78,8 @@ end
 
 -- the commit a document's provenance records, "(dirty)" after it when the work tree had changes
 local function commit_of(doc)
-  local g = type(doc.provenance) == "table" and type(doc.provenance.git) == "table" and doc.provenance.git or {}
+  local g = type(doc.provenance) == "table" and type(doc.provenance.git) == "table"
+    and doc.provenance.git or {}
   if type(g.commit) ~= "string" then return nil end
   return g.commit .. (g.dirty == true and " (dirty)" or "")
 end
@@ -103,42 +105,57 @@ local function check(docs, paths)
     local b, pb = docs[i], paths[i]
     local sa, sb = scenario(a), scenario(b)
     if sa.name ~= sb.name then
-      util.fail("usage", TOOL, ("'%s' and '%s' are runs of different scenarios (%s and %s): only the shards of one sweep merge"):format(
+      util.fail("usage", TOOL,
+        ("'%s' and '%s' are runs of different scenarios (%s and %s): only the shards of one "
+        .. "sweep merge"):format(
         pa, pb, show(sa.name), show(sb.name)))
     end
     if sa.hash ~= sb.hash then
-      util.fail("usage", TOOL, ("'%s' and '%s' were made by different versions of the scenario's script (hashes %s and %s): only the shards of one sweep merge"):format(
+      util.fail("usage", TOOL,
+        ("'%s' and '%s' were made by different versions of the scenario's script (hashes %s and "
+        .. "%s): only the shards of one sweep merge"):format(
         pa, pb, show(sa.hash), show(sb.hash)))
     end
     local diffs = settings_diff(a.settings, b.settings)
     if #diffs > 0 then
-      util.fail("usage", TOOL, ("'%s' and '%s' were run with different settings (%s): only the shards of one sweep merge"):format(
+      util.fail("usage", TOOL,
+        ("'%s' and '%s' were run with different settings (%s): only the shards of one "
+        .. "sweep merge"):format(
         pa, pb, table.concat(diffs, ", ")))
     end
     local ta, tb = total_of(a), total_of(b)
     if ta and tb and ta ~= tb then
-      util.fail("usage", TOOL, ("'%s' and '%s' are of different parameter spaces (%d and %d configurations: other -p or --filter?): only the shards of one sweep merge"):format(
+      util.fail("usage", TOOL,
+        ("'%s' and '%s' are of different parameter spaces (%d and %d configurations: other -p "
+        .. "or --filter?): only the shards of one sweep merge"):format(
         pa, pb, ta, tb))
     end
     local da, db = device(a), device(b)
     if da.name ~= db.name then
-      warn(("'%s' and '%s' come from different devices (%s and %s): the merged results mix them"):format(pa, pb,
+      warn(
+        ("'%s' and '%s' come from different devices (%s and %s): the merged results "
+        .. "mix them"):format(pa, pb,
         show(da.name), show(db.name)))
     elseif da.driver_version ~= db.driver_version then
-      warn(("'%s' and '%s' come from different CUDA drivers (%s and %s)"):format(pa, pb, show(da.driver_version),
+      warn(("'%s' and '%s' come from different CUDA drivers (%s and %s)"):format(pa, pb,
+        show(da.driver_version),
         show(db.driver_version)))
     elseif da.runtime_version ~= db.runtime_version then
-      warn(("'%s' and '%s' used different CUDA runtimes (%s and %s)"):format(pa, pb, show(da.runtime_version),
+      warn(("'%s' and '%s' used different CUDA runtimes (%s and %s)"):format(pa, pb,
+        show(da.runtime_version),
         show(db.runtime_version)))
     end
     local va = type(a.wlrun) == "table" and a.wlrun.version or nil
     local vb = type(b.wlrun) == "table" and b.wlrun.version or nil
     if va ~= vb then
-      warn(("'%s' and '%s' come from different versions of wlrun (%s and %s)"):format(pa, pb, show(va), show(vb)))
+      warn(("'%s' and '%s' come from different versions of wlrun (%s and %s)"):format(pa, pb,
+        show(va), show(vb)))
     end
     local ca, cb = commit_of(a), commit_of(b)
     if ca and cb and ca ~= cb then
-      warn(("'%s' and '%s' come from different commits of the scenario's repository (%s and %s)"):format(pa, pb, ca, cb))
+      warn(
+        ("'%s' and '%s' come from different commits of the scenario's repository "
+        .. "(%s and %s)"):format(pa, pb, ca, cb))
     end
   end
   for i, d in ipairs(docs) do
@@ -183,7 +200,9 @@ local function renumbered(list, docs, paths, total, axes)
       local other = at[idx]
       if other then
         if total or shard_of(docs[x.doc]) or shard_of(docs[other.doc]) then
-          util.fail("usage", TOOL, ("configuration #%d is %s in '%s' but %s in '%s': the files are shards of different parameter spaces (other -p or --filter?)"):format(
+          util.fail("usage", TOOL,
+            ("configuration #%d is %s in '%s' but %s in '%s': the files are shards of different "
+            .. "parameter spaces (other -p or --filter?)"):format(
             idx, describe(other.config, axes):gsub("^#%d+ ", ""), paths[other.doc],
             describe(x.config, axes):gsub("^#%d+ ", ""), paths[x.doc]))
         end
@@ -198,7 +217,8 @@ end
 -- the configurations numbered anew in the files' order, or sorted by their index
 local function put_in_order(list, renumber, found)
   if renumber then
-    found.warnings[#found.warnings + 1] = "the files number their configurations each from 1 (they are not shards of one run): "
+    found.warnings[#found.warnings + 1]
+      = "the files number their configurations each from 1 (they are not shards of one run): "
       .. "the merged configurations are numbered anew, in the files' order"
     for i, x in ipairs(list) do x.config.index = i end
     return
@@ -218,7 +238,8 @@ local function warn_duplicates(found, axes)
     local quoted = {}
     for i, f in ipairs(dup.files) do quoted[i] = "'" .. f .. "'" end
     local last = table.remove(quoted)
-    found.warnings[#found.warnings + 1] = ("configuration %s is in %s and %s: kept the one in '%s'"):format(
+    found.warnings[#found.warnings + 1] = (
+      "configuration %s is in %s and %s: kept the one in '%s'"):format(
       describe(c, axes), table.concat(quoted, ", "), last, dup.files[1])
   end
 end
@@ -264,8 +285,10 @@ local function shard_entries(docs, paths, list)
     for _, x in ipairs(list) do
       if x.doc == i then n = n + 1 end
     end
-    shards[i] = { file = paths[i], shard = shard_of(d), device = d.device, provenance = d.provenance,
-                  started = d.started, finished = d.finished, complete = d.complete, configurations = n,
+    shards[i] = { file = paths[i], shard = shard_of(d), device = d.device,
+      provenance = d.provenance,
+                  started = d.started, finished = d.finished, complete = d.complete,
+                    configurations = n,
                   wall = d.wall }
   end
   return shards
@@ -286,11 +309,14 @@ local function merged_document(docs, paths, list, configs, found)
   doc.scenario.total_configurations = found.total
   local started, finished
   for _, d in ipairs(docs) do
-    if type(d.started) == "string" and (not started or d.started < started) then started = d.started end
-    if type(d.finished) == "string" and (not finished or d.finished > finished) then finished = d.finished end
+    if type(d.started) == "string" and (not started or d.started < started) then
+      started = d.started end
+    if type(d.finished) == "string" and (not finished or d.finished > finished) then
+      finished = d.finished end
   end
   doc.started, doc.finished = started, finished
-  doc.complete = all_complete and #found.missing_shards == 0 and (found.missing == nil or #found.missing == 0)
+  doc.complete = all_complete and #found.missing_shards == 0
+    and (found.missing == nil or #found.missing == 0)
   doc.configurations = configs
   doc.missing = found.missing
   doc.shards = shard_entries(docs, paths, list)

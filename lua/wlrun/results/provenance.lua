@@ -1,6 +1,7 @@
 -- A run's provenance (docs/results.md, "Provenance"): what made its numbers — the commit of the
 -- repository holding the scenario, the machine, the CUDA driver and toolkit, wlrun, the command
--- line. Read from git (wlrun.results.git, no shell), the kernel's /proc and /sys files and the device
+-- line. Read from git (wlrun.results.git, no shell), the kernel's /proc and /sys files and the
+-- device
 -- the run measured on; a part that cannot be known is left out (no git or no repository, no
 -- device under --compile-only or without a GPU).
 --
@@ -73,7 +74,8 @@ function provenance.add_device(p, device)
   p.driver = nonempty { cuda = provenance.cuda_version(d.driver_version),
     nvidia = provenance.nvidia_version(read("/proc/driver/nvidia/version")) }
   local ok, nvrtc = pcall(core.nvrtc_version)
-  p.toolkit = nonempty { runtime = provenance.cuda_version(d.runtime_version), nvrtc = ok and nvrtc or nil }
+  p.toolkit = nonempty { runtime = provenance.cuda_version(d.runtime_version),
+    nvrtc = ok and nvrtc or nil }
   return p
 end
 
@@ -87,7 +89,8 @@ function provenance.collect(o)
   local cpus = provenance.count_cpus(trim(read("/sys/devices/system/cpu/online")))
   p.cpu = nonempty { model = provenance.cpu_model(read("/proc/cpuinfo")), count = cpus }
   p.os = nonempty { name = some(trim(read("/proc/sys/kernel/ostype"))),
-    release = some(trim(read("/proc/sys/kernel/osrelease"))), arch = some(trim(read("/proc/sys/kernel/arch"))) }
+    release = some(trim(read("/proc/sys/kernel/osrelease"))),
+      arch = some(trim(read("/proc/sys/kernel/arch"))) }
   provenance.add_device(p, o.device)
   p.wlrun = core.version
   local argv = {}
@@ -106,7 +109,8 @@ function provenance.resume_warning(from, now)
   end
   local was, is = commit(from.provenance), commit(now)
   if not (was and is) or was == is then return nil end
-  return ("--resume %s was measured at commit %s, this run is at %s: the results mix the two (the file's "
+  return (
+    "--resume %s was measured at commit %s, this run is at %s: the results mix the two (the file's "
     .. "provenance is kept as provenance.resumed_from)"):format(from.path, was, is)
 end
 

@@ -13,7 +13,8 @@ local schema = {}
 schema.NAME = "wlrun-results" -- a document's "schema" field, and the version of that schema
 schema.VERSION = 1
 
-local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+local function finite(v) return type(v) == "number" and v == v and v ~= math.huge
+  and v ~= -math.huge end
 
 -- a sequence (keys 1..n, no holes): n, or nil and the first key out of place
 local function sequence(t)
@@ -35,7 +36,8 @@ end
 
 local function kind(want, test, what)
   return function(v, path)
-    if not test(v) then return ("%s is %s, not %s"):format(path, type(v) == "table" and "a JSON object or array"
+    if not test(v) then return ("%s is %s, not %s"):format(path,
+      type(v) == "table" and "a JSON object or array"
       or ("a " .. type(v)), what or want) end
   end
 end
@@ -43,12 +45,14 @@ end
 local string_ = kind("string", function(v) return type(v) == "string" end, "a string")
 local boolean = kind("boolean", function(v) return type(v) == "boolean" end, "true or false")
 local number = kind("number", finite, "a finite number")
-local scalar = kind("scalar", function(v) return type(v) ~= "table" end, "a number, a string or a boolean")
+local scalar = kind("scalar", function(v) return type(v) ~= "table" end,
+  "a number, a string or a boolean")
 local any = function() end
 
 local function integer(min, max)
   if max then
-    return kind("integer", function(v) return math.type(v) == "integer" and v >= min and v <= max end,
+    return kind("integer", function(v) return math.type(v) == "integer" and v >= min
+      and v <= max end,
       ("a whole number from %d to %d"):format(min, max))
   end
   return kind("integer", function(v) return math.type(v) == "integer" and v >= min end,
@@ -107,8 +111,10 @@ local function duration(v, path)
   end
 end
 local durations = array(duration)
-local time_stats = object({ n = duration, mean = duration, std = duration, median = duration, min = duration,
-  max = duration, p10 = duration, p25 = duration, p75 = duration, p90 = duration, p99 = duration, iqr = duration,
+local time_stats = object({ n = duration, mean = duration, std = duration, median = duration,
+  min = duration,
+  max = duration, p10 = duration, p25 = duration, p75 = duration, p90 = duration, p99 = duration,
+    iqr = duration,
   cv = duration }, number)
 
 -- "2026-11-29T22:31:07Z", as wlrun writes the time a run started and finished (UTC): a real date
@@ -117,33 +123,41 @@ local DAYS = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 }
 local function real_date(v)
   local y, mo, d, h, mi, sec = v:match("^(%d%d%d%d)%-(%d%d)%-(%d%d)T(%d%d):(%d%d):(%d%d)Z$")
   if not y then return false end
-  y, mo, d, h, mi, sec = tonumber(y), tonumber(mo), tonumber(d), tonumber(h), tonumber(mi), tonumber(sec)
+  y, mo, d, h, mi, sec = tonumber(y), tonumber(mo), tonumber(d), tonumber(h), tonumber(mi),
+    tonumber(sec)
   if mo < 1 or mo > 12 or d < 1 or h > 23 or mi > 59 or sec > 60 then return false end
   local leap = y % 4 == 0 and (y % 100 ~= 0 or y % 400 == 0)
   return d <= DAYS[mo] + ((mo == 2 and leap) and 1 or 0)
 end
 local function timestamp(v, path)
   if type(v) ~= "string" or not real_date(v) then
-    return ("%s is %s, not a time stamp like 2026-11-29T22:31:07Z (a real date and time, UTC)"):format(path,
+    return (
+      "%s is %s, not a time stamp like 2026-11-29T22:31:07Z (a real date and time, UTC)"):format(
+      path,
       type(v) == "string" and ("'" .. printable.text(v, 40) .. "'") or ("a " .. type(v)))
   end
 end
 
 local params = object({}, function(v, path)
-  if type(v) == "table" then return ("%s is a table (parameters are numbers, strings or booleans)"):format(path) end
+  if type(v) == "table" then
+    return ("%s is a table (parameters are numbers, strings or booleans)"):format(path) end
 end)
 
 local warning = object { code = string_, title = string_, message = string_, hint = string_ }
 
 -- cupti mode: the per-kernel breakdown
 local amount = kind("number", function(v) return finite(v) and v >= 0 end, "a finite number >= 0")
-local kernel_times = array(object { name = string_, count = amount, median = amount, share = amount })
+local kernel_times = array(object { name = string_, count = amount, median = amount,
+  share = amount })
 
 local loop = object {
-  batch_size = number, data = numbers, data_stats = object({}, number), throughput = number, data_ratio = number,
-  total_time = number, outside = object({}, number, { "mean", "share" }), flops_per_sample = number, achieved_flops = number,
+  batch_size = number, data = numbers, data_stats = object({}, number), throughput = number,
+    data_ratio = number,
+  total_time = number, outside = object({}, number, { "mean", "share" }), flops_per_sample = number,
+    achieved_flops = number,
   peak_flops = number, mfu = number, dtype = string_,
-  phases = array(object({ name = string_, mean = number, median = number, share = number, top = boolean }, nil,
+  phases = array(object({ name = string_, mean = number, median = number, share = number,
+    top = boolean }, nil,
     { "name", "mean", "share" })),
 }
 
@@ -151,16 +165,21 @@ local loop = object {
 local trace_kernels = array(object { name = string_, count = integer(0), time = number })
 
 local trace = object {
-  step = string_, data = string_, timing = string_, steps = integer(0), data_source = string_, data_threads = string_,
+  step = string_, data = string_, timing = string_, steps = integer(0), data_source = string_,
+    data_threads = string_,
   batch_source = string_,
-  process = object { pid = integer(0), ppid = integer(0), command = string_, thread = string_, exited = boolean,
+  process = object { pid = integer(0), ppid = integer(0), command = string_, thread = string_,
+    exited = boolean,
     truncated = boolean },
   cupti = object { state = string_, reason = string_ },
-  phases = array(object { name = string_, top = boolean, cpu = numbers, cpu_mean = number, gpu = numbers,
+  phases = array(object { name = string_, top = boolean, cpu = numbers, cpu_mean = number,
+    gpu = numbers,
     gpu_mean = number, kernels = trace_kernels }),
   gpu_busy = numbers, gpu_busy_mean = number, gpu_outside = numbers, gpu_outside_mean = number,
-  gpu_unattributed = numbers, gpu_unattributed_mean = number, data_gpu = numbers, data_gpu_mean = number,
-  data_kernels = trace_kernels, ranges = string_, device = integer(0), between = numbers, between_mean = number,
+  gpu_unattributed = numbers, gpu_unattributed_mean = number, data_gpu = numbers,
+    data_gpu_mean = number,
+  data_kernels = trace_kernels, ranges = string_, device = integer(0), between = numbers,
+    between_mean = number,
   run_ahead = object({}, number), ranks = object({}, number),
 }
 
@@ -171,27 +190,35 @@ local trace_run = object {
 }
 
 local entry = object {
-  index = integer(1, MAX_COUNT), params = params, status = string_, reason = string_, error = string_, kind = string_,
-  mode = string_, per = number, blocked = object { gave_up = integer(0), kept = integer(0) }, warmup = number,
+  index = integer(1, MAX_COUNT), params = params, status = string_, reason = string_,
+    error = string_, kind = string_,
+  mode = string_, per = number, blocked = object { gave_up = integer(0), kept = integer(0) },
+    warmup = number,
   samples = durations, enqueue = durations,
   stats = time_stats, enqueue_stats = time_stats, shape = object({ modes_at = numbers }, scalar),
-  adaptive = object({}, scalar), work = object({ dtype = string_ }, number), metrics = object({}, number),
+  adaptive = object({}, scalar), work = object({ dtype = string_ }, number),
+    metrics = object({}, number),
   custom_metrics = work.shape,
   baseline = params,
   kernels = array(object({ name = string_, source = string_, arch = string_, compiler = string_,
                            compiler_version = string_ }, scalar)),
   check = object { ok = boolean, message = string_ },
-  warnings = array(warning), notes = array(string_), kernel_times = kernel_times, span_stats = object({}, number),
+  warnings = array(warning), notes = array(string_), kernel_times = kernel_times,
+    span_stats = object({}, number),
   clock = object({ before = object({}, any), after = object({}, any), chunks = numbers }),
-  throttle = object { discarded_chunks = integer(0), discarded_samples = integer(0), kept_chunks = integer(0),
+  throttle = object { discarded_chunks = integer(0), discarded_samples = integer(0),
+    kept_chunks = integer(0),
     reasons = array(string_) },
   energy = object({}, number), memory = object({}, number), wall = object({}, number),
-  time = number, loop = loop, device_index = integer(0), resumed = boolean, isolated = boolean, trace = trace,
+  time = number, loop = loop, device_index = integer(0), resumed = boolean, isolated = boolean,
+    trace = trace,
 }
 
--- where the run's numbers come from (wlrun.results.provenance); the older form {commit =, dirty =} of
+-- where the run's numbers come from (wlrun.results.provenance); the older form {commit =, dirty =}
+-- of
 -- the history's fixtures and a newer wlrun's parts are let through
-local commit = kind("commit", function(v) return type(v) == "string" and #v >= 7 and #v <= 64 and v:match("^%x+$") end,
+local commit = kind("commit", function(v) return type(v) == "string" and #v >= 7 and #v <= 64
+  and v:match("^%x+$") end,
   "a commit (7 to 64 hex digits)")
 local provenance_fields = {
   git = object({ commit = commit, dirty = boolean, branch = string_ }, scalar), host = string_,
@@ -202,7 +229,8 @@ local provenance_fields = {
   wlrun = string_, command_line = array(string_),
 }
 local provenance = object(provenance_fields, any)
-provenance_fields.resumed_from = provenance -- a resumed run's: the provenance of the file it resumed
+-- a resumed run's: the provenance of the file it resumed
+provenance_fields.resumed_from = provenance
 
 local document = object {
   schema = string_, version = integer(1),
@@ -210,15 +238,20 @@ local document = object {
   command_line = array(string_), cwd = string_, started = timestamp, finished = timestamp,
   complete = boolean, compile_only = boolean, truncated = boolean, journal = boolean,
   provenance = provenance,
-  scenario = object({ name = string_, description = string_, file = string_, hash = string_, axes = array(string_),
+  scenario = object({ name = string_, description = string_, file = string_, hash = string_,
+    axes = array(string_),
     total_configurations = integer(0, MAX_COUNT) }),
   settings = object({}, object({}, scalar)), sources = object({}, string_),
-  device = object({ name = string_, arch = string_, index = integer(0), sm_count = number, memory_bytes = number,
+  device = object({ name = string_, arch = string_, index = integer(0), sm_count = number,
+    memory_bytes = number,
     l2_bytes = number, peak_bandwidth = number, peak_fp32_flops = number, driver_version = number,
     runtime_version = number, pci_bus_id = string_,
-    clocks = object { locked = boolean, mhz = integer(0), requested = string_, refused = string_ } }, any),
-  floor = object({}, number), shard = object { k = integer(1, MAX_COUNT), n = integer(1, MAX_COUNT), source = string_ },
-  devices = array(integer(0)), missing = array(integer(1)), trace = trace_run, wall = object({}, number),
+    clocks = object { locked = boolean, mhz = integer(0), requested = string_,
+      refused = string_ } }, any),
+  floor = object({}, number), shard = object { k = integer(1, MAX_COUNT), n = integer(1, MAX_COUNT),
+    source = string_ },
+  devices = array(integer(0)), missing = array(integer(1)), trace = trace_run,
+    wall = object({}, number),
   configurations = array(entry),
 }
 
@@ -233,7 +266,8 @@ local function agrees(list, stats, path, of)
   local s = core.stats.summary(list)
   for _, k in ipairs(AGREE) do
     local want, got = s[k], stats[k]
-    if got ~= nil and math.abs(got - want) > 1e-9 * math.max(math.abs(want), math.abs(got)) + 1e-300 then
+    if got ~= nil and math.abs(got - want) > 1e-9 * math.max(math.abs(want),
+      math.abs(got)) + 1e-300 then
       return ("%s.%s is %.17g but its samples (%s) give %.17g"):format(path, k, got, of, want)
     end
   end
@@ -243,14 +277,16 @@ local function consistent(i, c)
   local at = ("configurations[%d]"):format(i)
   return agrees(c.samples, c.stats, at .. ".stats", at .. ".samples")
     or agrees(c.enqueue, c.enqueue_stats, at .. ".enqueue_stats", at .. ".enqueue")
-    or (type(c.loop) == "table" and agrees(c.loop.data, c.loop.data_stats, at .. ".loop.data_stats", at .. ".loop.data"))
+    or (type(c.loop) == "table" and agrees(c.loop.data, c.loop.data_stats, at .. ".loop.data_stats",
+      at .. ".loop.data"))
 end
 
 function schema.check(doc)
   if doc.configurations == nil then return "no configurations array" end
   local e = document(doc, "")
   if e then return (e:gsub("^%.", "")) end -- "configurations[3]...", not ".configurations[3]..."
-  for i, c in ipairs(doc.configurations) do -- every configuration is of some parameters ({} for none)
+  -- every configuration is of some parameters ({} for none)
+  for i, c in ipairs(doc.configurations) do
     if c.params == nil then return ("configurations[%d] has no params"):format(i) end
     e = consistent(i, c)
     if e then return e end

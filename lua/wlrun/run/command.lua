@@ -14,19 +14,23 @@ local isolate = require "wlrun.run.isolate"
 local command = {}
 
 -- a field that is a value or a function(p, state) of one
-local function value_of(v, p, state) if type(v) == "function" then return v(p, state) end return v end
+local function value_of(v, p, state) if type(v) == "function" then
+  return v(p, state) end return v end
 
 -- the program's argv: strings and numbers, NUL-free (core.spawn refuses the rest too)
 local function argv_of(C, p, state)
   local list = value_of(C.command, p, state)
   if type(list) ~= "table" or #list == 0 then
-    core.error("script", "wl.command: command(p) must return a list: the program and its arguments", 0)
+    core.error("script", "wl.command: command(p) must return a list: the program and its arguments",
+      0)
   end
   local argv = {}
   for i = 1, #list do
     local a = list[i]
     if type(a) ~= "string" and type(a) ~= "number" then
-      core.error("script", ("wl.command: command(p)[%d] is a %s: the program and its arguments are strings or numbers"):format(i,
+      core.error("script",
+        ("wl.command: command(p)[%d] is a %s: the program and its arguments are strings "
+        .. "or numbers"):format(i,
         type(a)), 0)
     end
     argv[i] = tostring(a)
@@ -37,14 +41,18 @@ end
 local function env_of(C, p, state)
   local env = value_of(C.env, p, state)
   if env == nil then return {} end
-  if type(env) ~= "table" then core.error("script", "wl.command: env(p) must return a table of NAME = value", 0) end
+  if type(env) ~= "table" then core.error("script",
+    "wl.command: env(p) must return a table of NAME = value", 0) end
   local out = {}
   for k, v in pairs(env) do
-    if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") or (type(v) ~= "string" and type(v) ~= "number") then
-      core.error("script", ("wl.command: env: '%s' = %s is not NAME = string"):format(tostring(k), tostring(v)), 0)
+    if type(k) ~= "string" or not k:match("^[%a_][%w_]*$")
+      or (type(v) ~= "string" and type(v) ~= "number") then
+      core.error("script", ("wl.command: env: '%s' = %s is not NAME = string"):format(tostring(k),
+        tostring(v)), 0)
     end
     if k:match("^WLRUN_TRACE_") or k == "NVTX_INJECTION64_PATH" or k == "CUDA_INJECTION64_PATH" then
-      core.error("script", ("wl.command: env: %s is wlrun's own (the trace library's)"):format(k), 0)
+      core.error("script", ("wl.command: env: %s is wlrun's own (the trace library's)"):format(k),
+        0)
     end
     out[k] = tostring(v)
   end
@@ -68,7 +76,8 @@ local function options_of(C, p, state)
   end
   local timeout = C.timeout
   if timeout == 0 then timeout = settings.view.run.config_timeout or 0 end
-  return { step = C.step or defaults.step, data = C.data or defaults.data, warmup = warmup, batch_size = bs,
+  return { step = C.step or defaults.step, data = C.data or defaults.data, warmup = warmup,
+    batch_size = bs,
     kernels = C.kernels, sync_steps = C.sync_steps, timeout = timeout, env = env_of(C, p, state),
     auto_ranges = C.auto_ranges, auto = C.auto_ranges and C.step == nil, dtype = C.dtype,
     flops_per_sample = flops_of(C, p, state) }
@@ -82,9 +91,11 @@ local function fill(entry, entries)
   end
   if #entries > 1 then
     local pids = {}
-    for i = 2, #entries do pids[#pids + 1] = tostring(entries[i].trace and entries[i].trace.process.pid or "?") end
+    for i = 2, #entries do pids[#pids + 1] = tostring(entries[i].trace
+      and entries[i].trace.process.pid or "?") end
     entry.notes = entry.notes or {}
-    entry.notes[#entry.notes + 1] = ("%d processes had steps: this is the first (pid %d); not reported: pids %s"):format(
+    entry.notes[#entry.notes + 1] = (
+      "%d processes had steps: this is the first (pid %d); not reported: pids %s"):format(
       #entries, e.trace.process.pid, table.concat(pids, ", "))
     if entry.trace then entry.trace.ranks = ranks.summary(entries) end
   end
@@ -98,7 +109,8 @@ function command.run(sc, p, state, entry, ctx)
   argv[1] = traced.program(argv[1])
   local lib = traced.library()
   local cwd = value_of(C.cwd, p, state)
-  if cwd ~= nil and type(cwd) ~= "string" then core.error("script", "wl.command: cwd(p) must return a directory", 0) end
+  if cwd ~= nil and type(cwd) ~= "string" then core.error("script",
+    "wl.command: cwd(p) must return a directory", 0) end
   if ctx.compile_only then -- the program and the library are there; nothing runs
     entry.status = "compiled"
     return
@@ -107,9 +119,11 @@ function command.run(sc, p, state, entry, ctx)
   -- removed however this ends (an error, a stop by a signal before the program runs), unless
   -- the trace files must be kept
   local keep = false
-  local _ <close> = setmetatable({}, { __close = function() if not keep then process.remove_tree(dir) end end })
+  local _ <close> = setmetatable({}, { __close = function() if not keep then
+    process.remove_tree(dir) end end })
   local sink = ctx.sink
-  local run = traced.run(o, argv, lib, dir, { timeout = o.timeout, cwd = cwd, die_with_parent = true, forward_signals = true },
+  local run = traced.run(o, argv, lib, dir, { timeout = o.timeout, cwd = cwd,
+    die_with_parent = true, forward_signals = true },
     function(text) if sink then sink:warning(text) end end)
   if run.problem and type(run.problem) == "table" and run.problem.kind == "io" then
     keep = true
@@ -118,7 +132,8 @@ function command.run(sc, p, state, entry, ctx)
   if run.entries then
     fill(entry, run.entries)
     if C.print_iters and sink and entry.status == "ok" then
-      for j, iter in ipairs(entry.samples) do sink:iteration(loop.format_line(j, iter, entry.loop.data[j], entry.loop.batch_size)) end
+      for j, iter in ipairs(entry.samples) do sink:iteration(
+        loop.format_line(j, iter, entry.loop.data[j], entry.loop.batch_size)) end
     end
   end
   local r = run.result
@@ -132,8 +147,10 @@ function command.run(sc, p, state, entry, ctx)
     core.error("timeout", ("wl.command: %s was stopped after %s"):format(name, units.time(o.timeout,
       "%.3g %s")), 0)
   end
-  if r.how == "signal" then core.error("script", ("wl.command: %s was killed by signal %d"):format(name, r.signal), 0) end
-  if r.code ~= 0 then core.error("script", ("wl.command: %s exited with code %d"):format(name, r.code), 0) end
+  if r.how == "signal" then core.error("script",
+    ("wl.command: %s was killed by signal %d"):format(name, r.signal), 0) end
+  if r.code ~= 0 then core.error("script", ("wl.command: %s exited with code %d"):format(name,
+    r.code), 0) end
   if run.problem then error(run.problem, 0) end
   if entry.status == "failed" then core.error(entry.kind or "usage", entry.error, 0) end
 end

@@ -8,7 +8,8 @@ local core = require "wlrun.core"
 local bench = require "wlrun.measure.bench"
 local loop = require "wlrun.measure.loop"
 local results = require "wlrun.results"
-local journal = require "wlrun.results.journal" -- os.exit in a configuration stops the run (journal.hook_exit)
+-- os.exit in a configuration stops the run (journal.hook_exit)
+local journal = require "wlrun.results.journal"
 local scenario = require "wlrun.run.scenario"
 local sweep = require "wlrun.run.sweep"
 local command = require "wlrun.run.command"
@@ -67,10 +68,13 @@ local function resolve_work(sc, p, state)
   if type(sc.run) == "string" then
     local w = type(state) == "table" and state[sc.run]
     if not w then
-      core.error("script", ("run = '%s', but setup's result has no field '%s'"):format(sc.run, sc.run), 0)
+      core.error("script", ("run = '%s', but setup's result has no field '%s'"):format(sc.run,
+        sc.run), 0)
     end
     if not is_work(w, true) then
-      core.error("script", ("run = '%s': setup's result field '%s' is a %s, not work: a bound launch (k:bind{...}), a wl.graph, a function, or a list of them"):format(
+      core.error("script",
+        ("run = '%s': setup's result field '%s' is a %s, not work: a bound launch "
+        .. "(k:bind{...}), a wl.graph, a function, or a list of them"):format(
         sc.run, sc.run, type(w)), 0)
     end
     return w
@@ -84,15 +88,19 @@ local function baseline_of(sc, p)
   local over = sc.baseline(p)
   if over == nil then return nil end
   if type(over) ~= "table" then
-    core.error("script", "baseline(p) must return a table of parameters or nil, got a " .. type(over), 0)
+    core.error("script", "baseline(p) must return a table of parameters or nil, got a "
+      .. type(over), 0)
   end
   local params = results.copy(p)
   for k, v in pairs(over) do
     if p[k] == nil then
-      core.error("script", ("baseline(p) returned '%s', which is not a parameter of the scenario"):format(tostring(k)), 0)
+      core.error("script",
+        ("baseline(p) returned '%s', which is not a parameter of the scenario"):format(tostring(k)),
+        0)
     end
     if type(v) ~= type(p[k]) then
-      core.error("script", ("baseline(p).%s must be a %s like the parameter, got a %s"):format(k, type(p[k]), type(v)), 0)
+      core.error("script", ("baseline(p).%s must be a %s like the parameter, got a %s"):format(k,
+        type(p[k]), type(v)), 0)
     end
     params[k] = v
   end
@@ -114,7 +122,8 @@ end
 local function check(sc, p, state, entry)
   local good, message = sc.check(p, state)
   if type(good) ~= "boolean" then
-    core.error("script", ("check(p, state) must return true or false (and a message), got %s"):format(
+    core.error("script",
+      ("check(p, state) must return true or false (and a message), got %s"):format(
       good == nil and "nothing" or ("a " .. type(good))), 0)
   end
   results.record_check(entry, good, message ~= nil and error_value.text(message) or nil)
@@ -130,7 +139,8 @@ local function measure(sc, p, state, entry, ctx)
     if not ctx.compile_only then loop.run(sc, p, state, entry, ctx) end
     entry.kernels = kernels_of(state)
     if ctx.compile_only then entry.status = "compiled" return end
-    if sc.check then check(sc, p, state, entry) end -- after the loop: did the training do what it should?
+    -- after the loop: did the training do what it should?
+    if sc.check then check(sc, p, state, entry) end
     results.flag_check(entry)
     return
   end
@@ -157,7 +167,8 @@ local function measure(sc, p, state, entry, ctx)
   local t_record = core.clock()
   for k, v in pairs(r.wall) do entry.wall[k] = v end
   results.record_bench(entry, r)
-  entry.memory.tensor_peak_bytes = core.memory().device_peak_bytes -- since this configuration's setup
+  -- since this configuration's setup
+  entry.memory.tensor_peak_bytes = core.memory().device_peak_bytes
   results.flag_check(entry)
   entry.kernels = kernels_of(state, work)
   if sc.work then results.record_work(entry, sc.work(p), ctx.device, configuration.work_at(sc)) end
@@ -165,7 +176,8 @@ local function measure(sc, p, state, entry, ctx)
   local m = entry.metrics or {}
   if entry.energy then
     m.mean_power_w, m.joules_per_launch = entry.energy.mean_power_w, entry.energy.joules_per_launch
-    if entry.work and entry.work.flops then m.flop_per_joule = entry.work.flops / entry.energy.joules_per_launch end
+    if entry.work and entry.work.flops then m.flop_per_joule
+      = entry.work.flops / entry.energy.joules_per_launch end
   end
   m.tensor_peak_bytes = entry.memory.tensor_peak_bytes
   entry.metrics = m
@@ -204,7 +216,8 @@ function configuration.run(sc, cfg, ctx)
   local state
   local t0 = core.clock()
   local described = sweep.describe(p, ctx.axes)
-  journal.in_configuration = ("configuration %d%s"):format(cfg.index, described ~= "" and (" (" .. described .. ")") or "")
+  journal.in_configuration = ("configuration %d%s"):format(cfg.index,
+    described ~= "" and (" (" .. described .. ")") or "")
   if not ctx.compile_only then core.reset_memory_peak() end
   entry.wall = {} -- seconds of each phase (issue 21: where a configuration's time goes)
   local held_before = tensor_bytes()
@@ -215,21 +228,27 @@ function configuration.run(sc, cfg, ctx)
     entry.wall.setup = core.clock() - t0
     measure(sc, p, state, entry, ctx)
   end, function(e)
-    if type(e) == "table" and (getmetatable(e) ~= nil or type(e.message) == "string") then return e end
+    if type(e) == "table" and (getmetatable(e) ~= nil or type(e.message) == "string") then
+      return e end
     if type(e) == "table" then -- error{...} of the script's own, without a message
-      return { message = debug.traceback("an error value that is a table without a message", 2), kind = "script" }
+      return { message = debug.traceback("an error value that is a table without a message", 2),
+        kind = "script" }
     end
     return { message = debug.traceback(error_value.text(e), 2), kind = "script" }
   end)
-  if not ok then err = error_value.of(err) end -- its metamethods run here, protected, and never again
+  -- its metamethods run here, protected, and never again
+  if not ok then err = error_value.of(err) end
   if not ok and type(err) == "table" and err.kind == "cuda" and err.message then -- name the kernels
     local names = {}
     for _, k in ipairs(kernels_of(state)) do names[#names + 1] = k.name end
-    if #names > 0 then err.message = ("%s (kernels of this configuration: %s)"):format(err.message, table.concat(names, ", ")) end
+    if #names > 0 then err.message = ("%s (kernels of this configuration: %s)"):format(err.message,
+      table.concat(names, ", ")) end
   end
   local t_teardown = core.clock()
   local torn, terr = true, nil
-  if sc.teardown and state ~= nil then torn, terr = pcall(nvtx.auto_range, "teardown", nil, sc.teardown, p, state) end -- nvtx
+  -- nvtx
+  if sc.teardown and state ~= nil then torn, terr = pcall(nvtx.auto_range, "teardown", nil,
+    sc.teardown, p, state) end
   if not torn then terr = error_value.of(terr) end
   journal.in_configuration = nil
   walk_state(state, function(v) if core.is_tensor(v) and not v.freed then v:free() end end, 0)

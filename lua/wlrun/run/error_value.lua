@@ -24,7 +24,8 @@ function error_value.field(v, k)
 end
 
 -- what a failed conversion raised, as text, without converting it (it may be as bad)
-local function what(e) return type(e) == "string" and e or ("an error value of type " .. type(e)) end
+local function what(e) return type(e) == "string" and e
+  or ("an error value of type " .. type(e)) end
 
 function error_value.text(v)
   if type(v) == "string" then return v end
@@ -39,10 +40,12 @@ function error_value.of(e)
   if scenario.is_skip(e) then return e end
   local f = error_value.field
   local message = f(e, "message")
-  if type(message) ~= "string" then -- an error value of the script's own: as text, whatever it holds
+  -- an error value of the script's own: as text, whatever it holds
+  if type(message) ~= "string" then
     local mt = getmetatable(e)
     local shows = type(mt) == "table" and rawget(mt, "__tostring") ~= nil
-    message = shows and error_value.text(e) or ("an error value: " .. error_value.text(message or e))
+    message = shows and error_value.text(e) or ("an error value: "
+      .. error_value.text(message or e))
   end
   local kind, reason = f(e, "kind"), f(e, "reason")
   return { message = message, kind = type(kind) == "string" and kind or nil, exit = f(e, "exit"),

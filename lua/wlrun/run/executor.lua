@@ -36,7 +36,8 @@ local executor = {}
 local exists = results.exists
 
 local function stops(entry)
-  if entry.kind == "interrupted" then return { kind = "interrupted", message = entry.error or "interrupted" } end
+  if entry.kind == "interrupted" then return { kind = "interrupted",
+    message = entry.error or "interrupted" } end
   if entry.kind == "no_device" then return { kind = "no_device", message = entry.error } end
 end
 
@@ -75,7 +76,8 @@ function InProcess:run(list, emit, started)
   for i, cfg in ipairs(list) do
     if started then started(cfg) end
     local _config_range <close> = core.nvtx.auto_scope("configuration", -- nvtx
-      ("config %d: %s"):format(cfg.index, sweep.describe(cfg.params, self.ctx.axes)), cfg.index) -- nvtx
+      -- nvtx
+      ("config %d: %s"):format(cfg.index, sweep.describe(cfg.params, self.ctx.axes)), cfg.index)
     local entry, interrupt = configuration.run(self.ctx.scenario, cfg, self.ctx)
     emit(entry)
     if interrupt then return interrupt end
@@ -83,7 +85,9 @@ function InProcess:run(list, emit, started)
     if stop then return stop end
     local healthy, why = core.context_ok()
     if not healthy and i < #list then -- a fault poisoned the CUDA context for good
-      self.ctx.sink:message(("the CUDA context is lost after configuration %d (%s); the other configurations run in child processes"):format(
+      self.ctx.sink:message(
+        ("the CUDA context is lost after configuration %d (%s); the other configurations run in "
+        .. "child processes"):format(
         cfg.index, why))
       return executor.isolated(0):run(table.move(list, i + 1, #list, 1, {}), emit, started)
     end
@@ -102,7 +106,8 @@ Devices.__index = Devices
 
 function executor.devices(devices, timeout)
   -- stopped until a run has taken every configuration: a close before then ends the workers
-  return setmetatable({ devices = devices, timeout = timeout, workers = {}, records = {}, stopped = true }, Devices)
+  return setmetatable({ devices = devices, timeout = timeout, workers = {}, records = {},
+    stopped = true }, Devices)
 end
 
 -- The CUDA_VISIBLE_DEVICES of the worker for dev, an index among the devices this process sees:
@@ -131,7 +136,8 @@ function Devices:spawn(dev)
   if not visible then return end
   local pid = process.spawn_async(isolate.child_args { "--worker-queue", self.dir },
     { stdout = "/dev/null", stderr = ("%s/stderr.%d"):format(self.dir, dev),
-      env = { CUDA_VISIBLE_DEVICES = visible, WLRUN_WORKER_DEVICE = tostring(dev) }, die_with_parent = true })
+      env = { CUDA_VISIBLE_DEVICES = visible, WLRUN_WORKER_DEVICE = tostring(dev) },
+        die_with_parent = true })
   self.workers[pid] = dev
 end
 
@@ -146,7 +152,8 @@ function Devices:start(list)
   self.list, self.dir = list, isolate.temp_dir()
   for _, d in ipairs { "/todo", "/taken", "/done", "/device" } do
     local ok, err = process.make_dir(self.dir .. d)
-    if not ok then core.error("io", ("cannot make '%s': %s"):format(self.dir .. d, tostring(err)), 0) end
+    if not ok then core.error("io", ("cannot make '%s': %s"):format(self.dir .. d, tostring(err)),
+      0) end
   end
   for _, cfg in ipairs(list) do
     local f = assert(io.open(("%s/todo/%d"):format(self.dir, cfg.index), "w"))
@@ -160,11 +167,13 @@ end
 function Devices:check()
   local n = core.device_count()
   local visible = os.getenv("CUDA_VISIBLE_DEVICES") -- the GPUs a job was given (Slurm): say so
-  local seen = visible and (", as CUDA_VISIBLE_DEVICES=%s shows them"):format(printable.text(visible))
+  local seen = visible and (", as CUDA_VISIBLE_DEVICES=%s shows them"):format(
+    printable.text(visible))
     or ""
   for _, d in ipairs(self.devices) do
     if d >= n then
-      core.error("no_device", ("--devices: no CUDA device %d (this machine has %d%s)"):format(d, n, seen), 0)
+      core.error("no_device", ("--devices: no CUDA device %d (this machine has %d%s)"):format(d, n,
+        seen), 0)
     end
   end
 end
@@ -204,7 +213,8 @@ function Devices:close(err)
   if not ok then error(why, 0) end
 end
 Devices.__close = Devices.close
-Devices.EXIT_WAIT_S = 10 -- a worker's own end waits up to 10 s for its device (docs/architecture.md)
+-- a worker's own end waits up to 10 s for its device (docs/architecture.md)
+Devices.EXIT_WAIT_S = 10
 
 -- A run over the queue, in steps that share its state (run_state): the entries the workers
 -- wrote, the claims past --config-timeout, the workers that ended, the configurations no
@@ -229,7 +239,8 @@ end
 local function run_state(exec, list, emit)
   local by_index = {}
   for _, cfg in ipairs(list) do by_index[cfg.index] = cfg end
-  return { exec = exec, dir = exec.dir, list = list, emit = emit, by_index = by_index, timeout = exec.timeout,
+  return { exec = exec, dir = exec.dir, list = list, emit = emit, by_index = by_index,
+    timeout = exec.timeout,
     remaining = #list, seen = {}, claimed_at = {}, killed = {}, lost = {}, stop = nil }
 end
 
@@ -248,7 +259,8 @@ local function collect_done(q)
     if index and not q.seen[index] then
       -- a worker writes its entry under another name and renames it: what is here is whole
       local entry, unreadable = isolate.read_entry(("%s/done/%s"):format(dir, name))
-      if unreadable and by_index[index] then entry = isolate.unreadable(by_index[index], unreadable) end
+      if unreadable and by_index[index] then entry = isolate.unreadable(by_index[index],
+        unreadable) end
       if entry and by_index[index] then entry = isolate.own_entry(by_index[index], entry) end
       if entry then finish(q, index, entry) end
     end
@@ -262,7 +274,8 @@ local function watch_claims(q, now)
     local index, pid = name:match("^(%d+)%.(%d+)$")
     q.claimed_at[name] = q.claimed_at[name] or now
     pid = tonumber(pid)
-    if q.timeout > 0 and now - q.claimed_at[name] > q.timeout and workers[pid] and not killed[pid] then
+    if q.timeout > 0 and now - q.claimed_at[name] > q.timeout and workers[pid]
+      and not killed[pid] then
       process.kill(pid, 15)
       killed[pid] = { at = now, index = tonumber(index) }
     elseif killed[pid] and now - killed[pid].at > 1 then
@@ -277,10 +290,12 @@ local function fail_held(q, w, dev, now)
   for _, name in ipairs(process.list_dir(dir .. "/taken") or {}) do
     local index, pid = name:match("^(%d+)%.(%d+)$")
     index, pid = tonumber(index), tonumber(pid)
-    if pid == w.pid and not q.seen[index] and not exists(("%s/done/%d.json"):format(dir, index)) then
+    if pid == w.pid and not q.seen[index] and not exists(
+      ("%s/done/%d.json"):format(dir, index)) then
       if q.killed[pid] then w.how = "timeout" end
       w.time = now - (q.claimed_at[name] or now)
-      local entry, interrupt = isolate.collect(q.by_index[index], w, "/nonexistent", ("%s/stderr.%d"):format(dir, dev), q.timeout)
+      local entry, interrupt = isolate.collect(q.by_index[index], w, "/nonexistent",
+        ("%s/stderr.%d"):format(dir, dev), q.timeout)
       entry.device_index = dev
       os.remove(("%s/taken/%s"):format(dir, name))
       finish(q, index, entry)
@@ -296,13 +311,15 @@ local function worker_ended(q, w, now)
   exec.workers[w.pid] = nil
   fail_held(q, w, dev, now)
   if isolate.interrupted_end(w) then
-    q.stop = q.stop or { kind = "interrupted", message = ("interrupted (%s)"):format(core.stop_signal() or "Ctrl-C") }
+    q.stop = q.stop or { kind = "interrupted", message = ("interrupted (%s)"):format(
+      core.stop_signal() or "Ctrl-C") }
   end
   -- a worker that exited before it wrote its device record never got its GPU (no context:
   -- a GPU in exclusive mode, out of memory): started again it would fail again, for ever
   read_records(exec)
   if not exec.records[dev] then
-    q.lost[#q.lost + 1] = ("device %d: %s"):format(dev, isolate.stderr_first(("%s/stderr.%d"):format(q.dir, dev)))
+    q.lost[#q.lost + 1] = ("device %d: %s"):format(dev,
+      isolate.stderr_first(("%s/stderr.%d"):format(q.dir, dev)))
   elseif not q.stop and #(process.list_dir(q.dir .. "/todo") or {}) > 0 then
     exec:spawn(dev)
   end
@@ -310,7 +327,8 @@ end
 
 -- every worker gone with work left: the configurations not done fail, saying why
 local function fail_rest(q)
-  local why = #q.lost > 0 and ("no worker ran it (every worker of --devices exited; %s)"):format(table.concat(q.lost, "; "))
+  local why = #q.lost > 0 and ("no worker ran it (every worker of --devices exited; %s)"):format(
+    table.concat(q.lost, "; "))
     or "no worker ran it (every worker of --devices exited)"
   for _, cfg in ipairs(q.list) do
     if not q.seen[cfg.index] and not exists(("%s/done/%d.json"):format(q.dir, cfg.index)) then
@@ -329,7 +347,8 @@ function Devices:run(list, emit)
     collect_done(q)
     local now = core.clock()
     watch_claims(q, now)
-    local w = q.remaining > 0 and not q.stop and process.wait_any(0.01) -- the last entry found within 10 ms
+    -- the last entry found within 10 ms
+    local w = q.remaining > 0 and not q.stop and process.wait_any(0.01)
     if w and self.workers[w.pid] then worker_ended(q, w, now) end
     if q.remaining > 0 and not q.stop and next(self.workers) == nil then fail_rest(q) end
   end
@@ -350,7 +369,8 @@ function Devices:describe(doc, resumed)
   for _, dev in ipairs(self.devices) do
     if records[dev] then taken = records[dev] break end
   end
-  if not taken and type(resumed) == "table" and type(resumed.device) == "table" then taken = resumed end
+  if not taken and type(resumed) == "table" and type(resumed.device) == "table" then
+    taken = resumed end
   if taken then
     doc.device, doc.floor = taken.device, taken.floor
     provenance.add_device(doc.provenance, taken.device)

@@ -71,7 +71,8 @@ end
 
 -- the entry of configuration cfg that failed outside this process (kind: timeout, crash, ...)
 function isolate.failed(cfg, kind, message, time)
-  return { index = cfg.index, params = cfg.params, status = "failed", isolated = true, kind = kind, error = message,
+  return { index = cfg.index, params = cfg.params, status = "failed", isolated = true, kind = kind,
+    error = message,
            time = time }
 end
 
@@ -85,7 +86,8 @@ end
 -- that one's place; else the failure that says so
 function isolate.own_entry(cfg, entry)
   local key = results.key
-  local ok, same = pcall(function() return entry.index == cfg.index and key(entry.params) == key(cfg.params) end)
+  local ok, same = pcall(function() return entry.index == cfg.index
+    and key(entry.params) == key(cfg.params) end)
   if ok and same then return entry end
   return isolate.unreadable(cfg, ("it holds configuration %s, not configuration %d"):format(
     type(entry.index) == "number" and ("%d"):format(entry.index) or "without an index", cfg.index))
@@ -105,7 +107,8 @@ end
 
 -- the entry of a child that a stop signal ended, marked as such, and the interruption
 local function interrupted(entry)
-  entry.kind, entry.error = "interrupted", ("interrupted (%s)"):format(core.stop_signal() or "Ctrl-C")
+  entry.kind, entry.error = "interrupted", ("interrupted (%s)"):format(core.stop_signal()
+    or "Ctrl-C")
   return entry, INTERRUPTED
 end
 
@@ -121,7 +124,8 @@ function isolate.collect(cfg, r, out, errf, timeout)
   if r.how == "timeout" then entry, unreadable = nil, nil end
   if entry then
     entry = isolate.own_entry(cfg, entry)
-    if entry.kind == "interrupted" then return entry, { kind = "interrupted", message = entry.error } end
+    if entry.kind == "interrupted" then return entry,
+      { kind = "interrupted", message = entry.error } end
     return entry
   end
   if unreadable then return isolate.unreadable(cfg, unreadable) end
@@ -132,7 +136,8 @@ function isolate.collect(cfg, r, out, errf, timeout)
   elseif r.how == "signal" then
     if isolate.interrupted_end(r) then return interrupted(entry) end
     entry.kind = "crash"
-    entry.error = ("the child process died of signal %d (%s)"):format(r.signal, signals[r.signal] or "?")
+    entry.error = ("the child process died of signal %d (%s)"):format(r.signal,
+      signals[r.signal] or "?")
   elseif isolate.interrupted_end(r) then
     return interrupted(entry)
   else
@@ -151,7 +156,8 @@ end
 function isolate.temp_dir(name, who)
   local dir, err, parent = process.temp_dir(name or "wlrun-", core.cli.worker_queue)
   if not dir then
-    core.error("io", ("%scannot make a temporary directory in '%s': %s"):format(who and (who .. ": ") or "", parent,
+    core.error("io", ("%scannot make a temporary directory in '%s': %s"):format(who
+      and (who .. ": ") or "", parent,
       err), 0)
   end
   return dir
@@ -165,7 +171,8 @@ function isolate.remove_dir(dir) return process.remove_tree(dir) end
 -- runs configuration cfg in a child and waits; returns its entry (and an interruption)
 function isolate.run(cfg, timeout, dir)
   local out, errf = ("%s/%d.json"):format(dir, cfg.index), ("%s/%d.err"):format(dir, cfg.index)
-  local r = process.spawn(isolate.child_args { "--worker-config", tostring(cfg.index), "--worker-output", out },
+  local r = process.spawn(isolate.child_args { "--worker-config", tostring(cfg.index),
+    "--worker-output", out },
     { timeout = timeout, stdout = "/dev/null", stderr = errf, forward_signals = true })
   return isolate.collect(cfg, r, out, errf, timeout)
 end
@@ -179,7 +186,8 @@ end
 function isolate.worker(p, index, out, run, ctx)
   local cfg = plan.find(p, index)
   if not cfg then
-    core.error("usage", ("--worker-config %d: the space has %d configurations"):format(index, #p.space), 0)
+    core.error("usage", ("--worker-config %d: the space has %d configurations"):format(index,
+      #p.space), 0)
   end
   write_entry(run(cfg, ctx), out)
 end
@@ -191,7 +199,8 @@ local function device_path(dir, dev) return ("%s/device/%s.json"):format(dir, to
 
 -- (wall.ready_at: when, on the monotonic clock, which all processes share)
 function isolate.write_device(dir, dev, device, floor)
-  local doc = { schema = results.SCHEMA, version = results.VERSION, device = device, floor = floor, configurations = {},
+  local doc = { schema = results.SCHEMA, version = results.VERSION, device = device, floor = floor,
+    configurations = {},
     wall = { ready_at = core.clock() } }
   report.write_text(results.render(doc), device_path(dir, dev), "the device record")
 end
@@ -210,7 +219,8 @@ end
 function isolate.queue_worker(p, dir, run, ctx)
   local by_index = {}
   for _, cfg in ipairs(p.space) do by_index[cfg.index] = cfg end
-  local pid, dev = process.getpid(), tonumber(os.getenv("WLRUN_WORKER_DEVICE") or os.getenv("CUDA_VISIBLE_DEVICES") or "")
+  local pid, dev = process.getpid(), tonumber(os.getenv("WLRUN_WORKER_DEVICE")
+    or os.getenv("CUDA_VISIBLE_DEVICES") or "")
   if ctx and ctx.device then isolate.write_device(dir, dev, ctx.device, ctx.floor) end
   while true do
     local names = process.list_dir(dir .. "/todo") or {}

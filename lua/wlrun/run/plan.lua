@@ -29,11 +29,13 @@ function plan.resumable(path, sc, script)
     local text = printable.text
     local name = type(old.scenario) == "table" and old.scenario.name
     core.error("usage", ("--resume %s: its scenario is %s, this one is '%s'"):format(path,
-      type(name) == "string" and ("'" .. text(name, 60) .. "'") or "not named", text(tostring(sc.name), 60)), 0)
+      type(name) == "string" and ("'" .. text(name, 60) .. "'") or "not named",
+        text(tostring(sc.name), 60)), 0)
   end
   local warning
   if old.scenario.hash ~= process.hash(results.read_file(script) or "") then
-    warning = ("--resume %s was made by another version of %s (its hash differs)"):format(path, script)
+    warning = ("--resume %s was made by another version of %s (its hash differs)"):format(path,
+      script)
   end
   local done = {}
   for _, c in ipairs(old.configurations) do
@@ -48,7 +50,8 @@ function plan.build(sc, script, cli)
   local space = sweep.expand(sc, cli.params, cli.filter)
   for _, cfg in ipairs(space.list) do cfg.key = results.key(cfg.params) end
   local p = {
-    axes = space.axes, space = space.list, total = space.total, pruned = space.pruned, filtered = space.filtered,
+    axes = space.axes, space = space.list, total = space.total, pruned = space.pruned,
+      filtered = space.filtered,
     list = space.list, todo = {}, resumed = {}, notes = {},
   }
   local slice, info = shard.select(space.list, { shard = cli.shard })
@@ -60,7 +63,8 @@ function plan.build(sc, script, cli)
   if cli.resume then
     local warning, provenance, old
     done, warning, provenance, old = plan.resumable(cli.resume, sc, script)
-    p.resumed_from = { path = cli.resume, provenance = provenance, device = old.device, floor = old.floor }
+    p.resumed_from = { path = cli.resume, provenance = provenance, device = old.device,
+      floor = old.floor }
     if warning then p.notes[#p.notes + 1] = "warning: " .. warning end
   end
   local taken = {}

@@ -57,7 +57,8 @@ function runner.in_force(sc)
   in_force.history = nil -- where runs are kept (wlrun history), not how this one measured
   for section, names in pairs(core.settings_origin) do
     for name, o in pairs(names) do
-      if o.source ~= "default" and in_force[section] then sources[section .. "." .. name] = o.source end
+      if o.source ~= "default" and in_force[section] then
+        sources[section .. "." .. name] = o.source end
     end
   end
   local function set(section, name, value, source)
@@ -65,13 +66,16 @@ function runner.in_force(sc)
     sources[section .. "." .. name] = source ~= "default" and source or nil
   end
   if sc.loop or sc.command then
-    local why = sc.loop and "a loop (wl.loop) times each iteration between two synchronisations (docs/loops.md)"
+    local why = sc.loop
+      and "a loop (wl.loop) times each iteration between two synchronisations (docs/loops.md)"
       or "a traced program (wl.command) is timed by its own NVTX step ranges (docs/trace.md)"
     local refused = bench_only()
-    if sc.command then refused[#refused + 1] = { "run", "iters" } end -- the program decides how many steps
+    -- the program decides how many steps
+    if sc.command then refused[#refused + 1] = { "run", "iters" } end
     for _, s in ipairs(refused) do
       if settings.origin(s[1], s[2]).source == "cli" then
-        core.error("usage", ("%s does not apply to %s: %s"):format(option_name(s[1], s[2]), sc.name, why), 0)
+        core.error("usage", ("%s does not apply to %s: %s"):format(option_name(s[1], s[2]), sc.name,
+          why), 0)
       end
     end
     if sc.loop then
@@ -90,10 +94,12 @@ function runner.in_force(sc)
 end
 
 local function dry_run_text(p, sc)
-  local out = { ("%s: %d configuration%s (%d in the space, %d pruned by where, %d by --filter)"):format(
+  local out = {
+    ("%s: %d configuration%s (%d in the space, %d pruned by where, %d by --filter)"):format(
     printable.whole(sc.name),
     #p.list, #p.list == 1 and "" or "s", p.total, p.pruned, p.filtered) }
-  for _, c in ipairs(p.list) do out[#out + 1] = ("%4d  %s"):format(c.index, sweep.describe(c.params, p.axes)) end
+  for _, c in ipairs(p.list) do out[#out + 1] = ("%4d  %s"):format(c.index,
+    sweep.describe(c.params, p.axes)) end
   return table.concat(out, "\n") .. "\n"
 end
 
@@ -102,7 +108,8 @@ local function require_device(script)
   local ok, d = pcall(core.device)
   if not ok then
     local why = type(d) == "table" and d.message or tostring(d)
-    core.error(type(d) == "table" and d.kind or "no_device", ("%s needs a CUDA device: %s"):format(script,
+    core.error(type(d) == "table" and d.kind or "no_device",
+      ("%s needs a CUDA device: %s"):format(script,
       why:gsub("^.-no CUDA device: ", "")), 0)
   end
   return d
@@ -119,7 +126,9 @@ local function outputs_of(cli, out)
       to_stdout = true
       stdout_format = core.settings_origin.output.format.source == "cli" and out.format or "json"
     elseif not format then
-      core.error("usage", ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(path), 0)
+      core.error("usage",
+        ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(
+        path), 0)
     end
     if format then list[#list + 1] = { path = path, format = format } end
   end
@@ -139,7 +148,8 @@ end
 -- (--worker-config) has the same environment and arguments, so it takes the same device as the
 -- process that started it.
 function runner.rank_device(p, cli, compile_only, device_source, count)
-  if not (p.shard and p.shard.local_rank) or compile_only or cli.devices or cli.worker_queue then return nil end
+  if not (p.shard and p.shard.local_rank) or compile_only or cli.devices
+    or cli.worker_queue then return nil end
   if device_source ~= "default" or count < 1 then return nil end
   return shard.local_device(p.shard.local_rank, count)
 end
@@ -147,7 +157,8 @@ end
 -- the process-wide part of a run: this process's device from its launcher's local rank
 local function pick_device(p, cli, compile_only)
   if not (p.shard and p.shard.local_rank) then return end
-  local dev = runner.rank_device(p, cli, compile_only, settings.origin("run", "device").source, core.device_count())
+  local dev = runner.rank_device(p, cli, compile_only, settings.origin("run", "device").source,
+    core.device_count())
   if dev then core.select_device(dev) end
 end
 
@@ -180,7 +191,8 @@ local function dry_run(r)
   if r.format == "table" or r.format == "plain" then return r.sink:report(dry_run_text(p, sc)) end
   local planned = { schema = results.SCHEMA, version = results.VERSION, complete = false,
     scenario = { name = sc.name, axes = p.axes }, configurations = {} }
-  for i, c in ipairs(p.list) do planned.configurations[i] = { index = c.index, params = c.params, status = "planned" } end
+  for i, c in ipairs(p.list) do planned.configurations[i] = { index = c.index, params = c.params,
+    status = "planned" } end
   return r.sink:report(report.render(planned, r.format))
 end
 
@@ -191,7 +203,10 @@ local function refuse_resume_losses(r)
   for _, o in ipairs(r.outputs) do
     for _, path in ipairs { o.path, journal.path_for(o.path) } do
       if journal.same_file(path, cli.resume) then
-        core.error("usage", ("--resume %s: it holds %d finished configuration%s outside this run's selection (-p, --filter, --shard), and this run writes '%s': they would be lost; resume with the same selection, or write to another -o"):format(
+        core.error("usage",
+          ("--resume %s: it holds %d finished configuration%s outside this run's selection (-p, "
+          .. "--filter, --shard), and this run writes '%s': they would be lost; resume with the "
+          .. "same selection, or write to another -o"):format(
           cli.resume, p.resume_outside, p.resume_outside == 1 and "" or "s", o.path), 0)
       end
     end
@@ -208,8 +223,11 @@ end
 local function workers_of(r)
   local cli = r.cli
   r.spreads = cli.devices and not r.worker and not r.compile_only and not r.sc.command
-  if r.spreads and settings.value("run", "lock_clocks") ~= "off" then -- the workers measure on other GPUs
-    r.sink:warning("--lock-clocks is not applied with --devices: lock each GPU's clock with nvidia-smi --lock-gpu-clocks")
+  -- the workers measure on other GPUs
+  if r.spreads and settings.value("run", "lock_clocks") ~= "off" then
+    r.sink:warning(
+      "--lock-clocks is not applied with --devices: lock each GPU's clock with nvidia-smi "
+      .. "--lock-gpu-clocks")
   end
   if not (cli.devices and not r.worker and not r.compile_only) then return nil end
   return executor.choose({ compile_only = false }, r.in_force, cli)
@@ -235,9 +253,11 @@ local function prepare_ahead(r)
   local cli, in_force, sc = r.cli, r.in_force, r.sc
   local in_children = not cli.worker_queue
     and (cli.devices ~= nil or in_force.run.isolate or in_force.run.config_timeout > 0)
-  if not (sc.prepare and in_force.run.prepare and not cli.worker_config and not in_children and not sc.command) then return end
+  if not (sc.prepare and in_force.run.prepare and not cli.worker_config and not in_children
+    and not sc.command) then return end
   local params = {}
-  for i, cfg in ipairs(r.p.todo) do params[i] = deep_copy(cfg.params) end -- the hook cannot change the plan
+  -- the hook cannot change the plan
+  for i, cfg in ipairs(r.p.todo) do params[i] = deep_copy(cfg.params) end
   sc.prepare(params)
   r.mark("prepare")
 end
@@ -246,7 +266,8 @@ end
 local function open_device(r)
   local device = require_device(r.script)
   if not r.worker then -- the parent holds the lock: a child's exit would reset it
-    device.clocks = clocks.apply(settings.value("run", "lock_clocks"), function(m) r.sink:warning(m) end)
+    device.clocks = clocks.apply(settings.value("run", "lock_clocks"),
+      function(m) r.sink:warning(m) end)
   end
   r.mark("device")
   local floor = bench.floor()
@@ -257,16 +278,20 @@ end
 -- the results document of this run, and the entries --resume carries over into it
 local function new_document(r, git_head)
   local p = r.p
-  local doc = results.new_document { scenario = r.sc, script = r.script, axes = p.axes, device = r.device,
-    floor = r.floor, settings = r.in_force, sources = r.sources, compile_only = r.compile_only, git = git_head,
+  local doc = results.new_document { scenario = r.sc, script = r.script, axes = p.axes,
+    device = r.device,
+    floor = r.floor, settings = r.in_force, sources = r.sources, compile_only = r.compile_only,
+      git = git_head,
     total = p.shard and #p.space or nil,
     shard = p.shard and { k = p.shard.k, n = p.shard.n, source = p.shard.source } or nil,
     resumed_from = p.resumed_from and p.resumed_from.provenance }
-  local resumed_commit = p.resumed_from and provenance.resume_warning(p.resumed_from, doc.provenance)
+  local resumed_commit = p.resumed_from and provenance.resume_warning(p.resumed_from,
+    doc.provenance)
   if resumed_commit then r.sink:warning(resumed_commit) end
   local carried = {}
   for _, cfg in ipairs(p.list) do
-    if p.resumed[cfg.index] then carried[#carried + 1] = resumed_entry(p.resumed[cfg.index], cfg) end
+    if p.resumed[cfg.index] then carried[#carried + 1] = resumed_entry(p.resumed[cfg.index],
+      cfg) end
   end
   return doc, carried
 end
@@ -280,26 +305,31 @@ local function run_configurations(r, exec, writer)
   local t0 = core.clock()
   local function eta()
     if tally.finished == 0 then return "" end
-    return "  ETA " .. units.time((core.clock() - t0) / tally.finished * (tally.n - tally.finished), "%.0f %s")
+    return "  ETA " .. units.time((core.clock() - t0) / tally.finished * (tally.n - tally.finished),
+      "%.0f %s")
   end
   local function started(cfg)
-    sink:progress(("[%d/%d] %s%s"):format(tally.finished + 1, tally.n, sweep.describe(cfg.params, p.axes), eta()))
+    sink:progress(("[%d/%d] %s%s"):format(tally.finished + 1, tally.n,
+      sweep.describe(cfg.params, p.axes), eta()))
   end
   local stop = until_stopped(exec, p.todo, function(entry)
     local t_add = core.clock()
     writer:add(entry)
     tally.journal_time = tally.journal_time + (core.clock() - t_add)
     tally.finished = tally.finished + 1
-    if entry.kind == "interrupted" then tally.interrupted_at = tally.interrupted_at or tally.finished end
+    if entry.kind == "interrupted" then tally.interrupted_at = tally.interrupted_at
+      or tally.finished end
     if entry.status == "failed" and entry.kind ~= "interrupted" then
       tally.failed = tally.failed + 1
       tally.first_failure = tally.first_failure or entry
       local params = sweep.describe(entry.params, p.axes)
-      sink:failure(("configuration %d%s failed%s: %s"):format(entry.index, params ~= "" and (" (" .. params .. ")") or "",
+      sink:failure(("configuration %d%s failed%s: %s"):format(entry.index,
+        params ~= "" and (" (" .. params .. ")") or "",
         entry.device_index and (" on device " .. entry.device_index) or "", entry.error))
     end
     if exec.name == "devices" then
-      sink:progress(("[%d/%d on %d devices]%s"):format(tally.finished, tally.n, #exec.devices, eta()))
+      sink:progress(("[%d/%d on %d devices]%s"):format(tally.finished, tally.n, #exec.devices,
+        eta()))
     end
   end, started)
   sink:clear()
@@ -313,11 +343,15 @@ local function raise_ending(r, doc, stop, tally)
   local where = #outputs > 0 and ("in " .. outputs[1].path) or "above (no -o file was given)"
   if stop and stop.kind == "interrupted" then
     local at = tally.interrupted_at or tally.finished + 1
-    core.error("interrupted", ("interrupted (%s) during configuration %d of %d; %d finished configurations are %s"):format(
-      core.stop_signal() or "Ctrl-C", at, tally.n, #doc.configurations - (tally.interrupted_at and 1 or 0), where), 0)
+    core.error("interrupted",
+      ("interrupted (%s) during configuration %d of %d; %d finished configurations are %s"):format(
+      core.stop_signal() or "Ctrl-C", at, tally.n,
+        #doc.configurations - (tally.interrupted_at and 1 or 0), where), 0)
   end
-  if stop and stop.kind == "exit" then -- os.exit in a configuration: the run stops, never as a success
-    error({ kind = "script", bare = true, exit_code = stop.code, message = ("%s; %d finished configurations are %s"):format(
+  -- os.exit in a configuration: the run stops, never as a success
+  if stop and stop.kind == "exit" then
+    error({ kind = "script", bare = true, exit_code = stop.code,
+      message = ("%s; %d finished configurations are %s"):format(
       stop.message, #doc.configurations - 1, where) }, 0)
   end
   if tally.failed > 0 then
@@ -333,7 +367,8 @@ end
 local function sweep_into_outputs(r, exec, git_head)
   if not exec then
     exec = executor.choose(r.ctx, r.in_force, r.cli)
-    if exec.check then exec:check() end -- what it needs (a temporary directory), before any output is opened
+    -- what it needs (a temporary directory), before any output is opened
+    if exec.check then exec:check() end
   end
   local doc, carried = new_document(r, git_head)
   local writer = journal.open(doc, r.outputs, r.cli.resume, carried)
@@ -382,7 +417,8 @@ function runner.run(sc, script)
   local report_only
   r.outputs, r.format, report_only = outputs_of(cli, out)
   local sink <close> = r.worker and sink_of.silent() or sink_of.new {
-    format = r.format, quiet = out.quiet, progress = out.progress and not out.quiet and process.isatty(2),
+    format = r.format, quiet = out.quiet, progress = out.progress and not out.quiet
+      and process.isatty(2),
     report_only = report_only }
   r.sink = sink
   core.on_warning(function(msg) sink:warning(msg) end) -- the C parts' warnings, through the sink
@@ -402,13 +438,16 @@ function runner.run(sc, script)
   local script_dir = provenance.dir_of(script)
   local git_head <close> = not r.worker and script_dir and git.head_started(script_dir) or nil
   mark("plan")
-  local on_device = not r.compile_only and not sc.command and not r.spreads -- a traced program has the device to itself
+  -- a traced program has the device to itself
+  local on_device = not r.compile_only and not sc.command and not r.spreads
   if on_device then start_libraries(r) end
   prepare_ahead(r)
   if on_device then r.device, r.floor = open_device(r) end
-  r.ctx = { scenario = sc, axes = r.p.axes, device = r.device, floor = r.floor, compile_only = r.compile_only, sink = sink }
+  r.ctx = { scenario = sc, axes = r.p.axes, device = r.device, floor = r.floor,
+    compile_only = r.compile_only, sink = sink }
   local run = function(cfg) return configuration.run(sc, cfg, r.ctx) end
-  if cli.worker_config then return isolate.worker(r.p, cli.worker_config, cli.worker_output, run) end
+  if cli.worker_config then return isolate.worker(r.p, cli.worker_config, cli.worker_output,
+    run) end
   if cli.worker_queue then return isolate.queue_worker(r.p, cli.worker_queue, run, r.ctx) end
   for _, n in ipairs(r.p.notes) do
     if n:match("^warning: ") then sink:warning(n:sub(10)) else sink:message(n) end

@@ -13,7 +13,8 @@ local mt = { __name = "wlrun.run.scenario" }
 local scenario_fields = {
   name = "string", description = "string", params = "table", order = "table", where = "function",
   timing = "table", setup = "function", run = "function|string", check = "function",
-  work = "function", baseline = "function", teardown = "function", loop = "table", command = "table",
+  work = "function", baseline = "function", teardown = "function", loop = "table",
+    command = "table",
   prepare = "function",
 }
 
@@ -52,7 +53,8 @@ local function placed(at, fn)
   error(r, 0)
 end
 
--- the checks of a declaration written at `where` ("script.lua:12"), which they name in their errors;
+-- the checks of a declaration written at `where` ("script.lua:12"), which they name in their
+-- errors;
 -- returns it marked as a scenario
 local function declare_at(spec, where)
   local at = where or "wl.scenario"
@@ -63,8 +65,11 @@ local function declare_at(spec, where)
       fail(at, ("field '%s' must be a %s, got a %s"):format(k, want:gsub("|", " or "), type(v)))
     end
   end
-  if type(spec.name) ~= "string" or spec.name == "" then fail(at, "'name' (a non-empty string) is required") end
-  if spec.run == nil and not spec.loop and not spec.command then fail(at, "'run' is required: a function(p, state), or the name of a bound launch that setup returns") end
+  if type(spec.name) ~= "string" or spec.name == "" then
+    fail(at, "'name' (a non-empty string) is required") end
+  if spec.run == nil and not spec.loop and not spec.command then
+    fail(at,
+    "'run' is required: a function(p, state), or the name of a bound launch that setup returns") end
   if type(spec.run) == "string" and not spec.setup then
     fail(at, ("run = '%s' names a field of setup's result, but there is no setup"):format(spec.run))
   end
@@ -72,7 +77,8 @@ local function declare_at(spec, where)
   if spec.order then
     for k in pairs(spec.order) do
       if math.type(k) ~= "integer" or k < 1 or k > #spec.order then
-        fail(at, ("'order' is a list of parameter names; it has the field '%s'"):format(tostring(k)))
+        fail(at, ("'order' is a list of parameter names; it has the field '%s'"):format(
+          tostring(k)))
       end
     end
     for i, n in ipairs(spec.order) do
@@ -87,7 +93,8 @@ end
 function scenario.declare(spec, level)
   level = (level or 1) + 1
   local where = scenario.place(level - 1) -- `return wl.scenario{...}`, a tail call, too
-  if type(spec) ~= "table" then core.error("script", "wl.scenario expects a table, got " .. type(spec), level) end
+  if type(spec) ~= "table" then core.error("script",
+    "wl.scenario expects a table, got " .. type(spec), level) end
   return declare_at(spec, where)
 end
 
@@ -103,7 +110,8 @@ local function check_loop(spec, at)
   if type(spec) ~= "table" then core.error("script", "wl.loop expects a table", 0) end
   fields.check(spec, loop_fields, "wl.loop", 0)
   for _, f in ipairs { "data", "step" } do
-    if type(spec[f]) ~= "function" then core.error("script", ("wl.loop: '%s' must be a function"):format(f), 0) end
+    if type(spec[f]) ~= "function" then core.error("script",
+      ("wl.loop: '%s' must be a function"):format(f), 0) end
   end
   local bs = spec.batch_size
   if not (type(bs) == "function" or (math.type(bs) == "integer" and bs >= 1)) then
@@ -115,7 +123,8 @@ local function check_loop(spec, at)
   for _, f in ipairs { "warmup", "iters" } do
     local v = spec[f]
     if v ~= nil and not (math.type(v) == "integer" and v >= (f == "iters" and 1 or 0)) then
-      core.error("script", ("wl.loop: %s must be a whole number >= %d"):format(f, f == "iters" and 1 or 0), 0)
+      core.error("script", ("wl.loop: %s must be a whole number >= %d"):format(f,
+        f == "iters" and 1 or 0), 0)
     end
   end
   local sc = {
@@ -137,8 +146,10 @@ function scenario.loop(spec, level)
 end
 
 local command_fields = {
-  name = true, description = true, params = true, order = true, where = true, setup = true, teardown = true,
-  command = true, env = true, cwd = true, batch_size = true, step = true, data = true, warmup = true,
+  name = true, description = true, params = true, order = true, where = true, setup = true,
+    teardown = true,
+  command = true, env = true, cwd = true, batch_size = true, step = true, data = true,
+    warmup = true,
   sync_steps = true, kernels = true, timeout = true, print_iters = true, auto_ranges = true,
   flops_per_sample = true, dtype = true,
 }
@@ -151,7 +162,9 @@ local function check_command(spec, at)
   fields.check(spec, command_fields, "wl.command", 0)
   local c = spec.command
   if type(c) ~= "function" and not (type(c) == "table" and #c > 0) then
-    command_fail("'command' must be a function(p, state) returning the program and its arguments, or that list")
+    command_fail(
+      "'command' must be a function(p, state) returning the program and its arguments, or "
+      .. "that list")
   end
   for _, f in ipairs { "env", "cwd" } do
     local v, want = spec[f], f == "env" and "table" or "string"
@@ -175,22 +188,27 @@ local function check_command(spec, at)
   if spec.timeout ~= nil then
     local t, err = core.setting_value("run", "config_timeout", spec.timeout)
     if not t or t <= 0 then
-      command_fail(("timeout: expected seconds > 0 or a duration like 10m, got '%s'%s"):format(tostring(spec.timeout),
+      command_fail(("timeout: expected seconds > 0 or a duration like 10m, got '%s'%s"):format(
+        tostring(spec.timeout),
         err and (" (" .. err .. ")") or ""))
     end
     timeout = t
   end
-  if type(spec.flops_per_sample) ~= "function" then loop.check_flops(spec.flops_per_sample, nil, "wl.command", 0) end
+  if type(spec.flops_per_sample) ~= "function" then
+    loop.check_flops(spec.flops_per_sample, nil, "wl.command", 0) end
   loop.check_flops(nil, spec.dtype, "wl.command", 0)
   for _, f in ipairs { "sync_steps", "kernels", "print_iters", "auto_ranges" } do
-    if spec[f] ~= nil and type(spec[f]) ~= "boolean" then command_fail(("'%s' must be true or false"):format(f)) end
+    if spec[f] ~= nil and type(spec[f]) ~= "boolean" then
+      command_fail(("'%s' must be true or false"):format(f)) end
   end
   local sc = {
     name = spec.name, description = spec.description, params = spec.params, order = spec.order,
     where = spec.where, setup = spec.setup, teardown = spec.teardown,
     command = {
-      command = c, env = spec.env, cwd = spec.cwd, batch_size = bs, warmup = spec.warmup, timeout = timeout,
-      step = spec.step, data = spec.data, sync_steps = spec.sync_steps == true, kernels = spec.kernels == true,
+      command = c, env = spec.env, cwd = spec.cwd, batch_size = bs, warmup = spec.warmup,
+        timeout = timeout,
+      step = spec.step, data = spec.data, sync_steps = spec.sync_steps == true,
+        kernels = spec.kernels == true,
       print_iters = spec.print_iters ~= false, auto_ranges = spec.auto_ranges ~= false,
       flops_per_sample = spec.flops_per_sample, dtype = spec.dtype or loop.DEFAULT_DTYPE,
     },
@@ -207,7 +225,8 @@ end
 function scenario.is(v) return getmetatable(v) == mt end
 
 -- wl.skip(reason): from setup, marks the configuration skipped
-local skip_mt = { __name = "wlrun.skip", __tostring = function(s) return "skipped: " .. s.reason end }
+local skip_mt = { __name = "wlrun.skip", __tostring = function(s) return "skipped: "
+  .. s.reason end }
 function scenario.skip(reason)
   error(setmetatable({ skip = true, reason = tostring(reason or "skipped") }, skip_mt), 0)
 end

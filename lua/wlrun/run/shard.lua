@@ -39,7 +39,8 @@ local function int(getenv, name, min)
   local n = v:match("^%s*([+-]?%d+)%s*$")
   n = n and math.tointeger(tonumber(n))
   if not n or n < (min or 0) then
-    fail("usage", ("environment variable %s='%s': expected a whole number >= %d"):format(name, v, min or 0))
+    fail("usage", ("environment variable %s='%s': expected a whole number >= %d"):format(name, v,
+      min or 0))
   end
   return n
 end
@@ -47,7 +48,9 @@ end
 local function need(getenv, name, because, min)
   local v = int(getenv, name, min)
   if v == nil then
-    fail("usage", ("environment variable %s is set but %s is not: cannot tell this process's shard"):format(because, name))
+    fail("usage",
+      ("environment variable %s is set but %s is not: cannot tell this process's shard"):format(
+      because, name))
   end
   return v
 end
@@ -58,7 +61,8 @@ local function from_rank(getenv, rank_name, size_name, local_names, source)
   if rank == nil then return nil end
   local size = need(getenv, size_name, rank_name, 1)
   if rank >= size then
-    fail("usage", ("environment variable %s=%d is not below %s=%d"):format(rank_name, rank, size_name, size))
+    fail("usage", ("environment variable %s=%d is not below %s=%d"):format(rank_name, rank,
+      size_name, size))
   end
   local local_rank
   for _, name in ipairs(local_names) do
@@ -77,15 +81,20 @@ local function slurm_array(getenv)
   if count == nil then
     local max = need(getenv, "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_ID", 0)
     if max < min then
-      fail("usage", ("environment variable SLURM_ARRAY_TASK_MAX=%d is below SLURM_ARRAY_TASK_MIN=%d"):format(max, min))
+      fail("usage",
+        ("environment variable SLURM_ARRAY_TASK_MAX=%d is below SLURM_ARRAY_TASK_MIN=%d"):format(
+        max, min))
     end
     count = max - min + 1
   end
   local step = int(getenv, "SLURM_ARRAY_TASK_STEP", 1) or 1
   local k = id >= min and (id - min) % step == 0 and (id - min) // step + 1 or nil
   if not k or k > count then
-    fail("usage", ("environment variable SLURM_ARRAY_TASK_ID=%d is not one of the %d tasks from SLURM_ARRAY_TASK_MIN=%d%s: "
-      .. "shards need an array of consecutive ids, like --array=1-%d (or --shard K/N in the script)"):format(id, count,
+    fail("usage",
+      ("environment variable SLURM_ARRAY_TASK_ID=%d is not one of the %d tasks from "
+      .. "SLURM_ARRAY_TASK_MIN=%d%s: "
+      .. "shards need an array of consecutive ids, like --array=1-%d (or --shard K/N in "
+        .. "the script)"):format(id, count,
       min, step > 1 and (" by SLURM_ARRAY_TASK_STEP=" .. step) or "", count))
   end
   return { k = k, n = count, source = "SLURM_ARRAY_TASK_ID" }
@@ -107,7 +116,8 @@ shard.launchers = {
   { name = "Slurm job array", detect = slurm_array },
   { name = "srun", detect = slurm_step },
   { name = "Open MPI", detect = function(getenv)
-      return from_rank(getenv, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", { "OMPI_COMM_WORLD_LOCAL_RANK" })
+      return from_rank(getenv, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+        { "OMPI_COMM_WORLD_LOCAL_RANK" })
     end },
   { name = "PMI (MPICH, Intel MPI)", detect = function(getenv)
       return from_rank(getenv, "PMI_RANK", "PMI_SIZE", { "MPI_LOCALRANKID", "PMI_LOCAL_RANK" })
@@ -232,7 +242,8 @@ end
 --     median of the known ones. When none is known, round-robin.
 function shard.slice(list, k, n, costs)
   if math.type(k) ~= "integer" or math.type(n) ~= "integer" or k < 1 or n < 1 or k > n then
-    fail("usage", ("shard %s/%s: expected whole numbers with 1 <= K <= N"):format(tostring(k), tostring(n)))
+    fail("usage", ("shard %s/%s: expected whole numbers with 1 <= K <= N"):format(tostring(k),
+      tostring(n)))
   end
   local where = costs and next(costs) ~= nil and assign_by_cost(list, n, costs) or nil
   local out = {}
@@ -259,7 +270,8 @@ end
 -- setup and teardown included) in a results document; whatever its status
 function shard.costs_from(doc)
   local costs = {}
-  for _, c in ipairs(type(doc) == "table" and type(doc.configurations) == "table" and doc.configurations or {}) do
+  for _, c in ipairs(type(doc) == "table" and type(doc.configurations) == "table"
+    and doc.configurations or {}) do
     if type(c) == "table" and type(c.params) == "table" and finite_cost(c.time) then
       costs[params_key(c.params)] = c.time
     end
@@ -270,7 +282,8 @@ end
 -- the same from a results file, through the one strict loader (unreadable: kind io; not a
 -- results document: kind usage)
 function shard.load_costs(path, what)
-  return shard.costs_from(loader.load(path, { name = path, prefix = what and (what .. ": ") or nil }))
+  return shard.costs_from(loader.load(path, { name = path,
+    prefix = what and (what .. ": ") or nil }))
 end
 
 ---------------------------------------------------------------------------------------------
@@ -312,8 +325,10 @@ end
 
 -- "shard 2/8 (from SLURM_ARRAY_TASK_ID): 13 of 100 configurations", and the costs' file
 function shard.message(info)
-  return ("shard %d/%d (from %s): %d of %d configuration%s%s"):format(info.k, info.n, info.source, info.count,
-    info.total, info.total == 1 and "" or "s", info.costs and (", balanced by the times in " .. info.costs) or "")
+  return ("shard %d/%d (from %s): %d of %d configuration%s%s"):format(info.k, info.n, info.source,
+    info.count,
+    info.total, info.total == 1 and "" or "s", info.costs
+      and (", balanced by the times in " .. info.costs) or "")
 end
 
 return shard

@@ -19,7 +19,8 @@ function sweep.zip(axes)
       core.error("script", "wl.zip: each axis is NAME = {values...}", 2)
     end
     if n and #values ~= n then
-      core.error("script", ("wl.zip: axes must have the same number of values (%s has %d, %s %d)"):format(name,
+      core.error("script",
+        ("wl.zip: axes must have the same number of values (%s has %d, %s %d)"):format(name,
         #values, first, n), 2)
     end
     n, first = #values, first or name
@@ -44,12 +45,17 @@ function sweep.range(lo, hi, step)
   for _, a in ipairs { { "lo", lo }, { "hi", hi }, { "step", step } } do
     local v = a[2]
     if type(v) ~= "number" or v ~= v or v == math.huge or v == -math.huge then
-      core.error("script", ("wl.range(lo, hi [, step]): %s must be a finite number, got %s"):format(a[1],
+      core.error("script", ("wl.range(lo, hi [, step]): %s must be a finite number, got %s"):format(
+        a[1],
         v ~= v and "nan" or type(v) == "number" and tostring(v) or ("a " .. type(v))), 2)
     end
   end
-  if step <= 0 then core.error("script", ("wl.range(lo, hi [, step]): step must be > 0, got %s"):format(step), 2) end
-  if hi < lo then core.error("script", ("wl.range(lo, hi [, step]): hi (%s) is below lo (%s)"):format(hi, lo), 2) end
+  if step <= 0 then
+    core.error("script", ("wl.range(lo, hi [, step]): step must be > 0, got %s"):format(step),
+    2) end
+  if hi < lo then
+    core.error("script", ("wl.range(lo, hi [, step]): hi (%s) is below lo (%s)"):format(hi, lo),
+    2) end
   local t = {}
   local count = math.floor((hi - lo) / step + 1e-9)
   if count > 1e6 then core.error("script", "wl.range: more than a million values", 2) end
@@ -77,7 +83,8 @@ local function tuple_key(tuple)
   local parts = {}
   for j, v in ipairs(tuple) do
     local i = type(v) == "number" and math.tointeger(v)
-    parts[j] = i and ("n%d"):format(i) or type(v) == "number" and ("n%.17g"):format(v) or type(v):sub(1, 1) .. tostring(v)
+    parts[j] = i and ("n%d"):format(i) or type(v) == "number" and ("n%.17g"):format(v)
+      or type(v):sub(1, 1) .. tostring(v)
   end
   return table.concat(parts, "\0")
 end
@@ -91,7 +98,8 @@ local function check_distinct(g, what, kind)
     if first[k] then
       local shown = {}
       for j, name in ipairs(g.names) do shown[j] = name .. "=" .. tostring(tuple[j]) end
-      core.error(kind, ("%s: value %d repeats value %d (%s); give each value once"):format(what, i, first[k],
+      core.error(kind, ("%s: value %d repeats value %d (%s); give each value once"):format(what, i,
+        first[k],
         table.concat(shown, ", ")), 0)
     end
     first[k] = i
@@ -104,9 +112,11 @@ local function read_groups(params, where_defined)
   local groups, seen = {}, {}
   local function add(names, columns)
     for _, name in ipairs(names) do
-      if seen[name] then core.error("script", ("%s: parameter '%s' is given twice"):format(where_defined, name), 0) end
+      if seen[name] then core.error("script", ("%s: parameter '%s' is given twice"):format(
+        where_defined, name), 0) end
       if not name:match("^[%a_][%w_]*$") then
-        core.error("script", ("%s: parameter name '%s' must be an identifier"):format(where_defined, name), 0)
+        core.error("script", ("%s: parameter name '%s' must be an identifier"):format(where_defined,
+          name), 0)
       end
       seen[name] = true
     end
@@ -116,11 +126,13 @@ local function read_groups(params, where_defined)
       local tuple = {}
       for j, col in ipairs(columns) do
         if not valid_value(col[i]) then
-          core.error("script", ("%s: value %d of parameter '%s' is a %s (numbers, strings, booleans)"):format(
+          core.error("script",
+            ("%s: value %d of parameter '%s' is a %s (numbers, strings, booleans)"):format(
             where_defined, i, names[j], type(col[i])), 0)
         end
         if type(col[i]) == "number" and not finite(col[i]) then
-          core.error("script", ("%s: value %d of parameter '%s' is %s (numbers must be finite)"):format(
+          core.error("script",
+            ("%s: value %d of parameter '%s' is %s (numbers must be finite)"):format(
             where_defined, i, names[j], col[i] ~= col[i] and "nan" or tostring(col[i])), 0)
         end
         tuple[j] = col[i]
@@ -128,16 +140,20 @@ local function read_groups(params, where_defined)
       tuples[i] = tuple
     end
     local g = { names = names, values = tuples }
-    check_distinct(g, ("%s: parameter%s '%s'"):format(where_defined, #names > 1 and "s" or "", table.concat(names, "', '")), "script")
+    check_distinct(g, ("%s: parameter%s '%s'"):format(where_defined, #names > 1 and "s" or "",
+      table.concat(names, "', '")), "script")
     groups[#groups + 1] = g
   end
   for k, v in pairs(params) do
     if type(k) == "string" then
       if type(v) == "table" and getmetatable(v) == nil then
-        if #v == 0 then core.error("script", ("%s: parameter '%s' has no values"):format(where_defined, k), 0) end
+        if #v == 0 then core.error("script", ("%s: parameter '%s' has no values"):format(
+          where_defined, k), 0) end
         for i in pairs(v) do
           if math.type(i) ~= "integer" or i < 1 or i > #v then
-            core.error("script", ("%s: parameter '%s' is a list of values; it has the field '%s'"):format(where_defined, k,
+            core.error("script",
+              ("%s: parameter '%s' is a list of values; it has the field '%s'"):format(
+              where_defined, k,
               tostring(i)), 0)
           end
         end
@@ -145,7 +161,8 @@ local function read_groups(params, where_defined)
       elseif valid_value(v) then
         add({ k }, { { v } })
       else
-        core.error("script", ("%s: parameter '%s' must be a value or a list of values"):format(where_defined, k), 0)
+        core.error("script", ("%s: parameter '%s' must be a value or a list of values"):format(
+          where_defined, k), 0)
       end
     elseif math.type(k) == "integer" and getmetatable(v) == zip_mt then
       local names = {}
@@ -155,10 +172,13 @@ local function read_groups(params, where_defined)
       for i, name in ipairs(names) do cols[i] = v.axes[name] end
       add(names, cols)
     else
-      local what = type(v) == "table" and ("a table at [%s] (a list of values needs a name: NAME = {...})"):format(
+      local what = type(v) == "table"
+        and ("a table at [%s] (a list of values needs a name: NAME = {...})"):format(
         tostring(k)) or ("%s at [%s]"):format(
-        type(v) == "string" and ("the string %q"):format(v) or ("the " .. type(v) .. " " .. tostring(v)), tostring(k))
-      core.error("script", ("%s: params holds NAME = values pairs and wl.zip{...} groups, not %s"):format(
+        type(v) == "string" and ("the string %q"):format(v)
+          or ("the " .. type(v) .. " " .. tostring(v)), tostring(k))
+      core.error("script",
+        ("%s: params holds NAME = values pairs and wl.zip{...} groups, not %s"):format(
         where_defined, what), 0)
     end
   end
@@ -169,11 +189,14 @@ local function convert(text, like, name)
   if type(like) == "number" then
     local n = not text:find("^%s*[-+]?0[xX]") and tonumber(text) -- hexadecimal integers wrap around
     if not n then core.error("usage", ("-p %s: '%s' is not a number"):format(name, text), 0) end
-    if not finite(n) then core.error("usage", ("-p %s: '%s' is not a finite number"):format(name, text), 0) end
+    if not finite(n) then core.error("usage", ("-p %s: '%s' is not a finite number"):format(name,
+      text), 0) end
     if math.type(like) == "integer" and n == math.floor(n) then
       n = math.tointeger(n)
       if not n then
-        core.error("usage", ("-p %s: '%s' does not fit in an integer (%s's values are integers, from %d to %d)"):format(
+        core.error("usage",
+          ("-p %s: '%s' does not fit in an integer (%s's values are integers, from "
+          .. "%d to %d)"):format(
           name, text, name, math.mininteger, math.maxinteger), 0)
       end
     end
@@ -189,7 +212,8 @@ end
 local function apply_overrides(groups, known, overrides)
   for _, o in ipairs(overrides or {}) do
     if not known[o.name] then
-      core.error("usage", ("-p %s: the scenario has no parameter '%s' (it has: %s)"):format(o.name, o.name,
+      core.error("usage", ("-p %s: the scenario has no parameter '%s' (it has: %s)"):format(o.name,
+        o.name,
         sorted_names(known)), 0)
     end
     for _, g in ipairs(groups) do
@@ -202,7 +226,8 @@ local function apply_overrides(groups, known, overrides)
             g.values = tuples
           else
             if #o.values ~= #g.values then
-              core.error("usage", ("-p %s: '%s' is zipped with %s and has %d values; give %d"):format(name, name,
+              core.error("usage",
+                ("-p %s: '%s' is zipped with %s and has %d values; give %d"):format(name, name,
                 table.concat(g.names, ", "), #g.values, #g.values), 0)
             end
             for i, text in ipairs(o.values) do g.values[i][j] = convert(text, like, name) end
@@ -221,7 +246,8 @@ local function order_groups(groups, order, where_defined, known)
     g.key = math.huge
     for _, name in ipairs(g.names) do
       if order and not rank[name] then
-        core.error("script", ("%s: 'order' does not name parameter '%s'"):format(where_defined, name), 0)
+        core.error("script", ("%s: 'order' does not name parameter '%s'"):format(where_defined,
+          name), 0)
       end
       g.key = math.min(g.key, order and rank[name] or 0)
     end
@@ -229,9 +255,11 @@ local function order_groups(groups, order, where_defined, known)
   end
   local seen = {}
   for _, name in ipairs(order or {}) do
-    if seen[name] then core.error("script", ("%s: 'order' names parameter '%s' twice"):format(where_defined, name), 0) end
+    if seen[name] then core.error("script", ("%s: 'order' names parameter '%s' twice"):format(
+      where_defined, name), 0) end
     if not known[name] then
-      core.error("script", ("%s: 'order' names '%s', which is not a parameter (parameters: %s)"):format(where_defined,
+      core.error("script",
+        ("%s: 'order' names '%s', which is not a parameter (parameters: %s)"):format(where_defined,
         name, sorted_names(known)), 0)
     end
     seen[name] = true
@@ -248,7 +276,8 @@ function sweep.compile_filter(expr)
   local safe = { math = math, string = string, tostring = tostring, tonumber = tonumber }
   local env = setmetatable({}, { __index = function(_, k)
     if current[k] == nil and safe[k] then return safe[k] end
-    if current[k] == nil then core.error("usage", ("--filter '%s': no parameter '%s'"):format(expr, tostring(k)), 0) end
+    if current[k] == nil then core.error("usage",
+      ("--filter '%s': no parameter '%s'"):format(expr, tostring(k)), 0) end
     return current[k]
   end })
   local fn, err = load("return (" .. expr .. ")", "=--filter", "t", env)
@@ -290,7 +319,8 @@ function sweep.expand(scenario, overrides, filter)
   local space = 1.0
   for _, g in ipairs(groups) do space = space * #g.values end
   if space > sweep.MAX_SPACE then
-    core.error("script", ("%s: %.4g configurations in the space of its parameters; at most %s"):format(where_defined,
+    core.error("script",
+      ("%s: %.4g configurations in the space of its parameters; at most %s"):format(where_defined,
       space, short(sweep.MAX_SPACE)), 0)
   end
   local total = math.tointeger(space)
@@ -319,7 +349,8 @@ end
 -- character of a name or value reaches a terminal or fakes a line)
 function sweep.describe(params, axes)
   local whole, parts = printable.whole, {}
-  for _, name in ipairs(axes) do parts[#parts + 1] = whole(name) .. "=" .. whole(tostring(params[name])) end
+  for _, name in ipairs(axes) do parts[#parts + 1] = whole(name) .. "="
+    .. whole(tostring(params[name])) end
   return table.concat(parts, ", ")
 end
 

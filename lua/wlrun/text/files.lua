@@ -36,7 +36,10 @@ local SPECIAL = { fifo = "a FIFO", socket = "a socket", other = "a device" }
 function files.create(path)
   local special = SPECIAL[process.file_type(path)]
   if special then
-    return nil, ("it is %s, which a file written whole (made beside it and renamed over it) would replace: give a regular file, or - for standard output where the command takes it"):format(special)
+    return nil,
+      ("it is %s, which a file written whole (made beside it and renamed over it) would "
+      .. "replace: give a regular file, or - for standard output where the command "
+      .. "takes it"):format(special)
   end
   local f, tmp = process.create_beside(path)
   if not f then return nil, tmp end

@@ -24,7 +24,8 @@ local printable = {}
 
 local BAD = "[\0-\31\127-\255]"
 
-local function hex(bytes) return (bytes:gsub(".", function(c) return ("\\x%02x"):format(c:byte()) end)) end
+local function hex(bytes) return (bytes:gsub(".",
+  function(c) return ("\\x%02x"):format(c:byte()) end)) end
 
 local function escape(s, keep)
   local out, i, n = {}, 1, #s
@@ -54,7 +55,8 @@ function printable.text(s, max, keep)
   if s:find(BAD) then s = escape(s, keep) end
   if not max or #s <= max then return s end
   local cut = max - 3
-  while cut > 0 and (s:byte(cut + 1) or 0) & 0xc0 == 0x80 do cut = cut - 1 end -- not inside a UTF-8 character
+  -- not inside a UTF-8 character
+  while cut > 0 and (s:byte(cut + 1) or 0) & 0xc0 == 0x80 do cut = cut - 1 end
   local head = s:sub(1, cut):gsub("\\x?%x?$", "") -- nor inside an escape
   return head .. "..."
 end

@@ -23,10 +23,14 @@ end
 
 function stdio.read(path, fail)
   if path == stdio.DASH then
-    if stdin_taken then fail("usage", "'-' (standard input) is given twice: it can be read once") end
+    if stdin_taken then
+      fail("usage", "'-' (standard input) is given twice: it can be read once") end
     stdin_taken = true
-    if process.file_type("/dev/stdin", true) == "other" and not process.isatty(0) then -- a device like /dev/zero
-      fail("io", ("cannot read %s: it is a device, not a file, a pipe, a socket or a terminal"):format(stdio.NAME))
+    -- a device like /dev/zero
+    if process.file_type("/dev/stdin", true) == "other" and not process.isatty(0) then
+      fail("io",
+        ("cannot read %s: it is a device, not a file, a pipe, a socket or a terminal"):format(
+        stdio.NAME))
     end
     local text, err = io.stdin:read("a")
     if not text then fail("io", ("cannot read %s: %s"):format(stdio.NAME, tostring(err))) end
@@ -51,13 +55,15 @@ end
 function stdio.write(text)
   local ok, err = io.stdout:write(text)
   if ok then ok, err = io.stdout:flush() end
-  if not ok then core.error("io", ("cannot write to standard output: %s"):format(tostring(err)), 0) end
+  if not ok then core.error("io", ("cannot write to standard output: %s"):format(tostring(err)),
+    0) end
 end
 
 -- inputs: positional arguments; outputs: the -o values (either may be nil)
 function stdio.refuse_twice(fail, inputs, outputs)
   for _, l in ipairs { { inputs, "'-' (standard input) is given twice: it can be read once" },
-                       { outputs, "-o - (standard output) is given twice: it holds one output" } } do
+                       { outputs,
+                         "-o - (standard output) is given twice: it holds one output" } } do
     local n = 0
     for _, v in ipairs(l[1] or {}) do
       if v == stdio.DASH then n = n + 1 end

@@ -2,11 +2,13 @@
 local units = {}
 
 -- a number that is neither NaN nor infinite (JSON writes the others as null)
-function units.finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+function units.finite(v) return type(v) == "number" and v == v and v ~= math.huge
+  and v ~= -math.huge end
 
 -- the one table of each kind of unit: {scale, name}, largest first
 units.TIME = { { 1, "s" }, { 1e-3, "ms" }, { 1e-6, "us" }, { 1e-9, "ns" } }
-units.BYTES = { { 2 ^ 40, "TiB" }, { 2 ^ 30, "GiB" }, { 2 ^ 20, "MiB" }, { 2 ^ 10, "KiB" }, { 1, "B" } }
+units.BYTES = { { 2 ^ 40, "TiB" }, { 2 ^ 30, "GiB" }, { 2 ^ 20, "MiB" }, { 2 ^ 10, "KiB" },
+  { 1, "B" } }
 units.ENERGY = { { 1, "J" }, { 1e-3, "mJ" }, { 1e-6, "uJ" }, { 1e-9, "nJ" } }
 units.RATE = { { 1e15, "P" }, { 1e12, "T" }, { 1e9, "G" }, { 1e6, "M" }, { 1e3, "k" }, { 1, "" } }
 

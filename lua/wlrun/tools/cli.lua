@@ -35,7 +35,8 @@ function cli.parse_args(tool, args, spec)
       local name, inline = a:match("^(%-%-[^=]+)=(.*)$")
       name = name or a
       local s = spec[name]
-      if not s then cli.fail("usage", tool, ("unknown option '%s' (wlrun %s --help)"):format(name, tool)) end
+      if not s then cli.fail("usage", tool, ("unknown option '%s' (wlrun %s --help)"):format(name,
+        tool)) end
       local v = true
       if s.value then
         if inline then
@@ -53,7 +54,8 @@ function cli.parse_args(tool, args, spec)
         opts[key] = opts[key] or {}
         table.insert(opts[key], v)
       elseif s.value and opts[key] ~= nil then -- never drop the first silently
-        cli.fail("usage", tool, ("%s given twice ('%s', then '%s'): it takes one value (wlrun %s --help)"):format(name,
+        cli.fail("usage", tool,
+          ("%s given twice ('%s', then '%s'): it takes one value (wlrun %s --help)"):format(name,
           opts[key], v, tool))
       else
         opts[key] = v
@@ -72,10 +74,12 @@ function cli.make_dirs(tool, path)
   for part in path:gmatch("[^/]+") do
     at = at .. part
     local ok, err = process.make_dir(at)
-    if not ok then cli.fail("io", tool, ("cannot make the directory '%s': %s"):format(at, tostring(err))) end
+    if not ok then cli.fail("io", tool, ("cannot make the directory '%s': %s"):format(at,
+      tostring(err))) end
     at = at .. "/"
   end
-  if not process.list_dir(path) then cli.fail("io", tool, ("'%s' is not a directory"):format(path)) end
+  if not process.list_dir(path) then cli.fail("io", tool,
+    ("'%s' is not a directory"):format(path)) end
 end
 
 -- "5", "5%", "5 %" -> 0.05; nil for anything else: the rule of every percentage (settings.c)
@@ -104,7 +108,8 @@ function cli.load(tool, path, accept)
   return foreign.load(path, { prefix = tool .. ": ", accept = accept })
 end
 
--- writes text to path whole (wlrun.text.files: a new file, renamed over it), or to standard output for "-";
+-- writes text to path whole (wlrun.text.files: a new file, renamed over it), or to standard output
+-- for "-";
 -- errors are kind io
 function cli.write(tool, path, text)
   local ok, e = pcall(report.write_text, text, path, "output")

@@ -66,7 +66,8 @@ local function options(tool, o, pos)
     if o[key] == nil then return end
     local v = cli.percent(o[key])
     if not v or v < min then
-      cli.fail("usage", tool, ("--%s: expected a percentage >= %s, like 5 or 2.5%%, got '%s'"):format(name,
+      cli.fail("usage", tool,
+        ("--%s: expected a percentage >= %s, like 5 or 2.5%%, got '%s'"):format(name,
         T.value(min * 100), tostring(o[key])))
     end
     opts[key] = v
@@ -75,25 +76,30 @@ local function options(tool, o, pos)
   pct_opt("fail-above", "fail_above", 0)
   if o.alpha then
     local a = tonumber(o.alpha)
-    if not (a and a > 0 and a < 1) then cli.fail("usage", tool, ("--alpha: expected a number between 0 and 1, got '%s'"):format(o.alpha)) end
+    if not (a and a > 0 and a < 1) then cli.fail("usage", tool,
+      ("--alpha: expected a number between 0 and 1, got '%s'"):format(o.alpha)) end
     opts.alpha = a
   end
   if o.resamples then
     local n = math.tointeger(tonumber(o.resamples))
     if not (n and n >= 100 and n <= 1000000) then
-      cli.fail("usage", tool, ("--resamples: expected a whole number from 100 to 1000000, got '%s'"):format(o.resamples))
+      cli.fail("usage", tool,
+        ("--resamples: expected a whole number from 100 to 1000000, got '%s'"):format(o.resamples))
     end
     opts.resamples = n
   end
   if o.seed then
     local n = math.tointeger(tonumber(o.seed))
-    if not n then cli.fail("usage", tool, ("--seed: expected a whole number, got '%s'"):format(o.seed)) end
+    if not n then cli.fail("usage", tool, ("--seed: expected a whole number, got '%s'"):format(
+      o.seed)) end
     opts.seed = n
   end
-  if o.match and o.ignore then cli.fail("usage", tool, "--match and --ignore cannot be used together") end
+  if o.match and o.ignore then cli.fail("usage", tool,
+    "--match and --ignore cannot be used together") end
   if o.match then
     opts.match = cli.names(o.match)
-    if #opts.match == 0 then cli.fail("usage", tool, "--match: expected parameter names, like M,N,K") end
+    if #opts.match == 0 then cli.fail("usage", tool,
+      "--match: expected parameter names, like M,N,K") end
   end
   if o.ignore then opts.ignore = cli.names(o.ignore) end
   return opts
@@ -107,7 +113,8 @@ local function output_files(tool, o)
     local f = path == "-" and (o.format or "json") or ext and out_formats[ext:lower()]
     to_stdout = to_stdout or path == "-"
     if not f then
-      cli.fail("usage", tool, ("cannot tell the output format of '%s' from its extension (.json .md .txt)"):format(path))
+      cli.fail("usage", tool,
+        ("cannot tell the output format of '%s' from its extension (.json .md .txt)"):format(path))
     end
     files[#files + 1] = { path, f }
   end
@@ -126,20 +133,25 @@ end
 
 -- the error of a failed gate: list names the configurations
 local function regression(list, fail_above)
-  core.error("regression", ("compare: %d configuration%s significantly slower by more than %s: %s"):format(#list,
+  core.error("regression",
+    ("compare: %d configuration%s significantly slower by more than %s: %s"):format(#list,
     #list == 1 and "" or "s", columns.pct(fail_above), table.concat(list, "; ")), 0)
 end
 
 -- the gate of --fail-above over one comparison: an error when it tested nothing or failed
 local function gate(doc)
   if doc.gate and doc.gate.compared == 0 then
-    core.error("usage", ("compare: --fail-above %s: no configuration was compared (none is in both files with samples on both sides): a gate over nothing never passes; compare the files a recipe wrote with its own baseline"):format(
+    core.error("usage",
+      ("compare: --fail-above %s: no configuration was compared (none is in both files with "
+      .. "samples on both sides): a gate over nothing never passes; compare the files a recipe "
+      .. "wrote with its own baseline"):format(
       columns.pct(doc.gate.fail_above)), 0)
   end
   if doc.gate and doc.gate.failed then
     local list = {}
     for _, x in ipairs(doc.gate.configurations) do
-      list[#list + 1] = ("%s (%s)"):format(T.describe(x.params, doc.parameters), render.change_text(x.change))
+      list[#list + 1] = ("%s (%s)"):format(T.describe(x.params, doc.parameters),
+        render.change_text(x.change))
     end
     regression(list, doc.gate.fail_above)
   end
@@ -153,7 +165,8 @@ function M.main(args)
     return
   end
   if #pos ~= 2 then
-    cli.fail("usage", tool, ("expected BASE.json and NEW.json, got %d file%s (wlrun compare --help)"):format(#pos,
+    cli.fail("usage", tool,
+      ("expected BASE.json and NEW.json, got %d file%s (wlrun compare --help)"):format(#pos,
       #pos == 1 and "" or "s"))
   end
   local opts = options(tool, o, pos)
@@ -183,14 +196,16 @@ end
 
 local function folder_files(tool, dir)
   local names, err = process.list_dir(dir)
-  if not names then cli.fail("io", tool, ("cannot list the folder '%s': %s"):format(printable.text(dir), tostring(err))) end
+  if not names then cli.fail("io", tool, ("cannot list the folder '%s': %s"):format(
+    printable.text(dir), tostring(err))) end
   local list, count = {}, {}
   table.sort(names)
   for _, name in ipairs(names) do
     local path = dir:gsub("/+$", "") .. "/" .. name
     if name:match("%.json$") and process.file_type(path) == "file" then
       local doc = cli.load(tool, path)
-      local sc = type(doc.scenario) == "table" and type(doc.scenario.name) == "string" and doc.scenario.name or nil
+      local sc = type(doc.scenario) == "table" and type(doc.scenario.name) == "string"
+        and doc.scenario.name or nil
       list[#list + 1] = { name = name, path = path, doc = doc, scenario = sc }
       if sc then count[sc] = (count[sc] or 0) + 1 end
     end
@@ -201,12 +216,14 @@ end
 -- a file's key: its scenario where no other file of either folder has that scenario, else its name
 local function keys(list, count, other)
   for _, f in ipairs(list) do
-    f.key = f.scenario and count[f.scenario] == 1 and (other[f.scenario] or 0) <= 1 and ("scenario " .. f.scenario)
+    f.key = f.scenario and count[f.scenario] == 1 and (other[f.scenario] or 0) <= 1
+      and ("scenario " .. f.scenario)
       or ("file " .. f.name)
   end
 end
 
--- the files of both folders paired by key: {pairs = {{base, new}...}, only_base = {path...}, only_new}
+-- the files of both folders paired by key: {pairs = {{base, new}...}, only_base = {path...},
+-- only_new}
 local function pair_files(tool, base_dir, new_dir)
   local base, base_count = folder_files(tool, base_dir)
   local new, new_count = folder_files(tool, new_dir)
@@ -234,12 +251,16 @@ local function listing(p, fmt)
   local lines = {}
   local function list(title, l)
     if #l == 0 then return end
-    lines[#lines + 1] = ("%s%s (%d):"):format(fmt == "markdown" and "**" or "", title, #l) .. (fmt == "markdown" and "**" or "")
-    for _, path in ipairs(l) do lines[#lines + 1] = (fmt == "markdown" and "- " or "  ") .. printable.text(path) end
+    lines[#lines + 1] = ("%s%s (%d):"):format(fmt == "markdown" and "**" or "", title, #l)
+      .. (fmt == "markdown" and "**" or "")
+    for _, path in ipairs(l) do lines[#lines + 1] = (fmt == "markdown" and "- " or "  ")
+      .. printable.text(path) end
   end
   list("Only in BASE folder " .. p.base_dir, p.only_base)
   list("Only in NEW folder " .. p.new_dir, p.only_new)
-  if #p.pairs == 0 then lines[#lines + 1] = "No pair of files to compare: no scenario or file name is in both folders" end
+  if #p.pairs == 0 then
+    lines[#lines + 1]
+    = "No pair of files to compare: no scenario or file name is in both folders" end
   return #lines > 0 and (table.concat(lines, "\n") .. "\n") or ""
 end
 
@@ -253,7 +274,9 @@ local function render_all(p, docs, fmt)
       for i, x in ipairs(l) do q[i] = json.encode(x) end
       return "[" .. table.concat(q, ", ") .. "]"
     end
-    return ('{\n  "schema": "wlrun-compare-folders",\n  "version": 1,\n  "only_in_base": %s,\n  "only_in_new": %s,\n  "comparisons": [\n%s\n  ]\n}\n'):format(
+    return (
+      '{\n  "schema": "wlrun-compare-folders",\n  "version": 1,\n  "only_in_base": %s,\n  '
+      .. '"only_in_new": %s,\n  "comparisons": [\n%s\n  ]\n}\n'):format(
       names(p.only_base), names(p.only_new), table.concat(parts, ",\n"))
   end
   local parts = {}
@@ -268,7 +291,8 @@ local function folders_gate(p, docs, fail_above)
   for i, d in ipairs(docs) do
     if d.gate and d.gate.failed then
       for _, x in ipairs(d.gate.configurations) do
-        failed[#failed + 1] = ("%s: %s (%s)"):format(p.pairs[i].base.name, T.describe(x.params, d.parameters),
+        failed[#failed + 1] = ("%s: %s (%s)"):format(p.pairs[i].base.name,
+          T.describe(x.params, d.parameters),
           render.change_text(x.change))
       end
     elseif d.gate and d.gate.compared == 0 then
@@ -277,7 +301,8 @@ local function folders_gate(p, docs, fail_above)
   end
   if #failed > 0 then regression(failed, fail_above) end
   if #p.pairs == 0 or #empty > 0 then
-    core.error("usage", ("compare: --fail-above %s: %s: a gate over nothing never passes"):format(columns.pct(fail_above),
+    core.error("usage", ("compare: --fail-above %s: %s: a gate over nothing never passes"):format(
+      columns.pct(fail_above),
       #p.pairs == 0 and "no pair of files to compare (no scenario or file name is in both folders)"
         or ("no configuration was compared in %s"):format(table.concat(empty, ", "))), 0)
   end
@@ -295,7 +320,8 @@ function M.folders(tool, base_dir, new_dir, opts, o, format, files, to_stdout)
   write_all(tool, function(fmt) return render_all(p, docs, fmt) end, format, files, to_stdout)
   if not o.quiet then
     for i, d in ipairs(docs) do
-      for _, w in ipairs(d.warnings) do cli.warn(tool, ("%s: %s"):format(p.pairs[i].base.name, w.message)) end
+      for _, w in ipairs(d.warnings) do cli.warn(tool,
+        ("%s: %s"):format(p.pairs[i].base.name, w.message)) end
     end
   end
   if opts.fail_above ~= nil then folders_gate(p, docs, opts.fail_above) end

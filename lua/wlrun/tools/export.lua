@@ -40,7 +40,8 @@ function M.benchmark_name(doc, c)
   return table.concat(parts, "/")
 end
 
-local counter_names = { flop_per_s = "flop_per_second", bytes_per_s = "bytes_per_second", items_per_s = "items_per_second" }
+local counter_names = { flop_per_s = "flop_per_second", bytes_per_s = "bytes_per_second",
+  items_per_s = "items_per_second" }
 
 -- Google Benchmark's own keys describe the host CPU, which a results document does not
 -- record: only those wlrun knows are written (with empty caches and load_avg lists)
@@ -48,7 +49,8 @@ local function context(doc)
   local ctx = json_out.object()
   ctx.date = doc.started or doc.finished or ""
   ctx.host_name = type(doc.host) == "string" and doc.host or nil
-  ctx.executable = type(doc.command_line) == "table" and table.concat(doc.command_line, " ") or "wlrun"
+  ctx.executable = type(doc.command_line) == "table" and table.concat(doc.command_line, " ")
+    or "wlrun"
   ctx.caches = json_out.array()
   ctx.load_avg = json_out.array()
   ctx.library_build_type = "release"
@@ -61,7 +63,8 @@ local function context(doc)
   ctx.device_arch = d.arch
   ctx.driver_version = d.driver_version
   ctx.runtime_version = d.runtime_version
-  local run = type(doc.settings) == "table" and type(doc.settings.run) == "table" and doc.settings.run or {}
+  local run = type(doc.settings) == "table" and type(doc.settings.run) == "table"
+    and doc.settings.run or {}
   ctx.mode = run.mode
   ctx.flush_l2 = run.flush_l2
   ctx.complete = doc.complete
@@ -106,7 +109,8 @@ local function error_entry(b, c)
   e.threads = 1
   e.error_occurred = true
   e.error_message = c.status == "skipped" and ("skipped: " .. tostring(c.reason or ""))
-    or c.status == "failed" and ("[" .. tostring(c.kind or "?") .. "] " .. tostring(c.error or "failed"))
+    or c.status == "failed" and ("[" .. tostring(c.kind or "?") .. "] "
+      .. tostring(c.error or "failed"))
     or ("no measurement (status " .. tostring(c.status) .. ")")
   e.iterations = 0
   e.real_time = 0.0
@@ -140,7 +144,8 @@ end
 -- the aggregate entries: mean, median, stddev, cv (those that are finite)
 local function aggregates(list, b, c, n, reps)
   local s = c.stats
-  for _, agg in ipairs { { "mean", s.mean, "time" }, { "median", s.median, "time" }, { "stddev", s.std, "time" },
+  for _, agg in ipairs { { "mean", s.mean, "time" }, { "median", s.median, "time" },
+    { "stddev", s.std, "time" },
                         { "cv", s.cv, "percentage" } } do
     if finite(agg[2]) then
       local e = entry(b, b.name .. "_" .. agg[1], "aggregate", reps)
@@ -168,7 +173,8 @@ function M.gbench(doc, opts)
   local list = json_out.array()
   for i, c in ipairs(doc.configurations) do
     local k = type(c.kernels) == "table" and c.kernels[1] or nil
-    local b = { name = M.benchmark_name(doc, c), instance = i - 1, label = k and k.name or nil, unit = unit,
+    local b = { name = M.benchmark_name(doc, c), instance = i - 1, label = k and k.name or nil,
+      unit = unit,
                 scale = M.time_units[unit] }
     local s = c.stats
     if c.status ~= "ok" or not (s and finite(s.median)) then
@@ -216,14 +222,18 @@ function M.main(args)
     stdio.write(M.usage)
     return
   end
-  if #pos ~= 1 then fail("usage", ("expected one results file, got %d (wlrun export --help)"):format(#pos)) end
+  if #pos ~= 1 then
+    fail("usage", ("expected one results file, got %d (wlrun export --help)"):format(#pos)) end
   if o.output == "-" then o.output = nil end -- standard output, as without -o
   -- -o's extension gives the format, as for run, merge and compare: .json is gbench's (or, with
   -- --format json, the results document), .csv .md .txt a printer's; a mismatch is refused
   local by_ext = o.output and ({ json = { gbench = true, json = true }, csv = { csv = true },
-    md = { markdown = true }, txt = { plain = true, table = true } })[o.output:match("%.(%w+)$") or ""]
+    md = { markdown = true }, txt = { plain = true, table = true } })[o.output:match("%.(%w+)$")
+      or ""]
   if o.output and not by_ext and not o.format then
-    fail("usage", ("cannot tell the format of '%s' from its extension (.json .csv .md .txt): give --format"):format(o.output))
+    fail("usage",
+      ("cannot tell the format of '%s' from its extension (.json .csv .md .txt): give "
+      .. "--format"):format(o.output))
   end
   if by_ext and o.format and not by_ext[o.format] then
     fail("usage", ("--format %s does not match the extension of '%s'"):format(o.format, o.output))
@@ -234,12 +244,14 @@ function M.main(args)
     if f == format then printer = true end
   end
   if format ~= "gbench" and not printer then
-    fail("usage", ("--format: expected gbench, %s; got '%s'"):format(table.concat(report.formats, ", "), format))
+    fail("usage", ("--format: expected gbench, %s; got '%s'"):format(
+      table.concat(report.formats, ", "), format))
   end
   if o.time_unit and not M.time_units[o.time_unit] then
     fail("usage", ("--time-unit: expected ns, us, ms or s, got '%s'"):format(o.time_unit))
   end
-  if format ~= "gbench" and (o.time_unit or o.samples) then fail("usage", "--time-unit and --samples apply to --format gbench") end
+  if format ~= "gbench" and (o.time_unit or o.samples) then
+    fail("usage", "--time-unit and --samples apply to --format gbench") end
   local doc = cli.load(TOOL, pos[1])
   local text
   if format == "gbench" then

@@ -30,15 +30,18 @@ function M.string(s, format)
   s = utf8_text.valid((s:gsub("[%z\1-\31\127]", " ")))
   if utf8.len(s) > M.LIMIT then s = s:sub(1, utf8.offset(s, M.LIMIT + 1) - 1) .. "…" end
   if format then s = s:gsub("%%", "%%%%") end
-  return '"' .. s:gsub('[\\"`@]', { ["\\"] = "\\\\", ['"'] = '\\"', ["`"] = "\\140", ["@"] = "\\100" }) .. '"'
+  return '"' .. s:gsub('[\\"`@]', { ["\\"] = "\\\\", ['"'] = '\\"', ["`"] = "\\140",
+    ["@"] = "\\100" }) .. '"'
 end
 
 -- A number as gnuplot reads it: an integer, or a finite float with the digits that read back
 -- the same; anything else is refused (kind usage), naming `what` it was
 function M.number(v, what)
   if math.type(v) == "integer" then return ("%d"):format(v) end
-  if math.type(v) == "float" and v == v and v ~= math.huge and v ~= -math.huge then return ("%.17g"):format(v) end
-  fail("usage", ("%s: %s is not a finite number, which a plot needs"):format(what or "a value to plot", tostring(v)))
+  if math.type(v) == "float" and v == v and v ~= math.huge
+    and v ~= -math.huge then return ("%.17g"):format(v) end
+  fail("usage", ("%s: %s is not a finite number, which a plot needs"):format(what
+    or "a value to plot", tostring(v)))
 end
 
 -- the absolute path of gnuplot (WLRUN_GNUPLOT, or gnuplot in PATH)
@@ -47,7 +50,9 @@ function M.find()
   if g == "" then g = nil end
   local path = process.find_program(g or "gnuplot")
   if not path then
-    fail("io", ("gnuplot is not installed%s: install it (Debian, Ubuntu: apt-get install gnuplot-nox)"):format(
+    fail("io",
+      ("gnuplot is not installed%s: install it (Debian, Ubuntu: apt-get install "
+      .. "gnuplot-nox)"):format(
       g and (" ('" .. g .. "' from WLRUN_GNUPLOT not found)") or ""))
   end
   return path
@@ -64,7 +69,8 @@ local function write_raw(path, text)
   if not f then fail("io", ("cannot write '%s': %s"):format(path, tostring(err))) end
   local ok, werr = f:write(text)
   local closed, cerr = f:close()
-  if not (ok and closed) then fail("io", ("cannot write '%s': %s"):format(path, tostring(werr or cerr))) end
+  if not (ok and closed) then fail("io", ("cannot write '%s': %s"):format(path,
+    tostring(werr or cerr))) end
 end
 
 -- renders: writes the data files and the script in dir, runs gnuplot there, returns the image
@@ -83,12 +89,14 @@ function M.render(gp, dir, term, ext, body, files)
   }, "\n") .. "\n"
   write_raw(dir .. "/plot.gp", script)
   local log = dir .. "/gnuplot.log"
-  local r = process.spawn({ gp, "plot.gp" }, { cwd = dir, stdin = "/dev/null", stdout = log, stderr = log })
+  local r = process.spawn({ gp, "plot.gp" }, { cwd = dir, stdin = "/dev/null", stdout = log,
+    stderr = log })
   local f = io.open(log, "rb")
   local msg = trim.right(f and f:read("a") or "")
   if f then f:close() end
   if r.how ~= "exit" or r.code ~= 0 then
-    local how = r.how == "exit" and ("exit " .. r.code) or r.how == "signal" and ("signal " .. r.signal) or r.how
+    local how = r.how == "exit" and ("exit " .. r.code) or r.how == "signal"
+      and ("signal " .. r.signal) or r.how
     fail("io", ("gnuplot failed (%s) on %s/plot.gp: %s"):format(how, dir, msg))
   end
   local img = io.open(dir .. "/" .. image, "rb")

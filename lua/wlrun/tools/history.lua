@@ -74,23 +74,30 @@ or [history] db in wlrun.ini.
 ]]
 
 local spec = {
-  ["--db"] = { value = true }, ["--commit"] = { value = true }, ["--branch"] = { value = true }, ["--scenario"] = { value = true },
+  ["--db"] = { value = true }, ["--commit"] = { value = true }, ["--branch"] = { value = true },
+    ["--scenario"] = { value = true },
   ["--device"] = { value = true }, ["-p"] = { value = true, multi = true, key = "param" },
   ["--param"] = { value = true, multi = true, key = "param" }, ["--filter"] = { value = true },
-  ["--fail-on"] = { value = true }, ["--format"] = { value = true }, ["--min-effect"] = { value = true }, ["--min-runs"] = { value = true },
+  ["--fail-on"] = { value = true }, ["--format"] = { value = true },
+    ["--min-effect"] = { value = true }, ["--min-runs"] = { value = true },
   ["--alpha"] = { value = true }, ["-o"] = { value = true, multi = true, key = "output" },
-  ["--output"] = { value = true, multi = true, key = "output" }, ["-q"] = { key = "quiet" }, ["--quiet"] = {},
+  ["--output"] = { value = true, multi = true, key = "output" }, ["-q"] = { key = "quiet" },
+    ["--quiet"] = {},
   ["-h"] = { key = "help" }, ["--help"] = {},
 }
 
 -- the options each command takes (beyond --db and --help)
 local takes = {
   add = { commit = true, branch = true, quiet = true },
-  show = { branch = true, scenario = true, device = true, param = true, filter = true, output = true, format = true },
-  trend = { branch = true, scenario = true, device = true, param = true, filter = true, output = true, fail_on = true, format = true },
-  blame = { branch = true, scenario = true, device = true, param = true, filter = true, output = true, fail_on = true,
+  show = { branch = true, scenario = true, device = true, param = true, filter = true,
+    output = true, format = true },
+  trend = { branch = true, scenario = true, device = true, param = true, filter = true,
+    output = true, fail_on = true, format = true },
+  blame = { branch = true, scenario = true, device = true, param = true, filter = true,
+    output = true, fail_on = true,
             min_effect = true, min_runs = true, alpha = true, format = true },
-  accept = { branch = true, scenario = true, device = true, param = true, filter = true, commit = true, quiet = true },
+  accept = { branch = true, scenario = true, device = true, param = true, filter = true,
+    commit = true, quiet = true },
 }
 
 local function fail(kind, msg) cli.fail(kind, TOOL, msg) end
@@ -98,21 +105,27 @@ local function fail(kind, msg) cli.fail(kind, TOOL, msg) end
 local function percent(o, key, name)
   if o[key] == nil then return nil end
   local v = cli.percent(o[key])
-  if not v or v < 0 then fail("usage", ("%s: expected a percentage >= 0, like 5 or 2.5%%, got '%s'"):format(name, o[key])) end
+  if not v
+    or v < 0 then
+    fail("usage", ("%s: expected a percentage >= 0, like 5 or 2.5%%, got '%s'"):format(name,
+    o[key])) end
   return v
 end
 
 local function check_options(cmd, o)
   for key in pairs(o) do
     if key ~= "db" and key ~= "help" and not takes[cmd][key] then
-      fail("usage", ("--%s does not apply to %s (wlrun history --help)"):format(key:gsub("_", "-"), cmd))
+      fail("usage", ("--%s does not apply to %s (wlrun history --help)"):format(key:gsub("_", "-"),
+        cmd))
     end
   end
-  local opts = { fail_on = percent(o, "fail_on", "--fail-on"), min_effect = percent(o, "min_effect", "--min-effect") }
+  local opts = { fail_on = percent(o, "fail_on", "--fail-on"),
+    min_effect = percent(o, "min_effect", "--min-effect") }
   if o.min_runs then
     opts.min_segment = math.tointeger(tonumber(o.min_runs))
     if not (opts.min_segment and opts.min_segment >= 1 and opts.min_segment <= 1000) then
-      fail("usage", ("--min-runs: expected a whole number from 1 to 1000, got '%s'"):format(o.min_runs))
+      fail("usage", ("--min-runs: expected a whole number from 1 to 1000, got '%s'"):format(
+        o.min_runs))
     end
   end
   if o.alpha then
@@ -122,12 +135,18 @@ local function check_options(cmd, o)
     end
   end
   if o.commit and #o.commit > 100 then
-    fail("usage", ("--commit: at most 100 characters, got %d ('%s')"):format(#o.commit, printable(o.commit, 40)))
+    fail("usage", ("--commit: at most 100 characters, got %d ('%s')"):format(#o.commit,
+      printable(o.commit, 40)))
   elseif o.commit and not o.commit:match("^[%w][%w._/-]*$") then
-    fail("usage", ("--commit: expected a commit (hex digits) or a name of letters, digits, '.', '_', '/' and '-', got '%s'"):format(printable(o.commit, 100)))
+    fail("usage",
+      ("--commit: expected a commit (hex digits) or a name of letters, digits, '.', '_', '/' "
+      .. "and '-', got '%s'"):format(printable(o.commit, 100)))
   end
-  if o.branch and not (#o.branch <= 200 and o.branch:match("^[%w][%w._/-]*$") and not o.branch:find("..", 1, true)) then
-    fail("usage", ("--branch: expected a branch's name of letters, digits, '.', '_', '/' and '-' (at most 200), got '%s'"):format(
+  if o.branch and not (#o.branch <= 200 and o.branch:match("^[%w][%w._/-]*$")
+    and not o.branch:find("..", 1, true)) then
+    fail("usage",
+      ("--branch: expected a branch's name of letters, digits, '.', '_', '/' and '-' (at most "
+      .. "200), got '%s'"):format(
       printable(o.branch, 100)))
   end
   local FORMATS = { json = "json", txt = "text", md = "markdown", markdown = "markdown" }
@@ -136,13 +155,15 @@ local function check_options(cmd, o)
     local ext = (path:match("%.([^./]+)$") or ""):lower()
     if path == "-" then ext, opts.to_stdout = "json", true end
     if not FORMATS[ext] then
-      fail("usage", ("cannot tell the output format of '%s' from its extension (.json .md .txt)"):format(path))
+      fail("usage",
+        ("cannot tell the output format of '%s' from its extension (.json .md .txt)"):format(path))
     end
     opts.outputs[#opts.outputs + 1] = { path = path, format = FORMATS[ext] }
   end
   opts.format = o.format or "text"
   if not ({ text = true, json = true, markdown = true })[opts.format] then
-    fail("usage", ("--format: expected text, json or markdown, got '%s'"):format(printable(o.format, 40)))
+    fail("usage", ("--format: expected text, json or markdown, got '%s'"):format(
+      printable(o.format, 40)))
   end
   return opts
 end
@@ -151,24 +172,30 @@ end
 -- add
 
 local function add(o, files)
-  if #files == 0 then fail("usage", "add: expected one or more results files (wlrun history add RESULTS.json...)") end
+  if #files == 0 then
+    fail("usage", "add: expected one or more results files (wlrun history add RESULTS.json...)") end
   local runs = {}
   for _, file in ipairs(files) do -- every file read and checked before the database is touched
     local doc = cli.load(TOOL, file)
     local path = file == "-" and stdio.NAME or file -- as the run's file and in messages
     local shown = printable(path) -- a file's name is data too (a glob's)
     if doc.journal then
-      fail("usage", ("'%s' is the journal of a run that did not finish: make it a results file first (wlrun merge %s -o FILE.json)"):format(shown, shown))
+      fail("usage",
+        ("'%s' is the journal of a run that did not finish: make it a results file first (wlrun "
+        .. "merge %s -o FILE.json)"):format(shown, shown))
     end
     local run, left = record.run(doc, path)
     if #run.configurations == 0 then
       cli.warn(TOOL, ("'%s' has no measured configuration: nothing to add"):format(shown))
     else
-      if doc.complete == false then cli.warn(TOOL, ("'%s' is the result of a run that did not finish"):format(shown)) end
+      if doc.complete == false then cli.warn(TOOL,
+        ("'%s' is the result of a run that did not finish"):format(shown)) end
       run.commit, run.left = record.commit(doc, o.commit), left
       run.branch, run.merge_base = branches.of_run(run.commit.branch, o.branch, run.commit.commit)
       if run.commit.commit == "" then
-        cli.warn(TOOL, ("no commit is known for '%s' (it records none, and the current directory is not in a git repository): give it with --commit"):format(shown))
+        cli.warn(TOOL,
+          ("no commit is known for '%s' (it records none, and the current directory is not in a "
+          .. "git repository): give it with --commit"):format(shown))
       end
       runs[#runs + 1] = run
     end
@@ -198,15 +225,19 @@ local function check_known(db, path, what, name)
     if n == name then return end
   end
   for i, n in ipairs(names) do names[i] = ("'%s'"):format(printable(n, 60)) end
-  if #names > 20 then names = { table.concat(names, ", ", 1, 20) .. (", and %d more"):format(#names - 20) } end
-  fail("usage", ("--%s '%s': no run in '%s' has this %s (%s)"):format(what, printable(name, 60), printable(path),
-    what, #names > 0 and ("its " .. what .. "s: " .. table.concat(names, ", ")) or "it holds no run"))
+  if #names > 20 then names = { table.concat(names, ", ", 1, 20)
+    .. (", and %d more"):format(#names - 20) } end
+  fail("usage", ("--%s '%s': no run in '%s' has this %s (%s)"):format(what, printable(name, 60),
+    printable(path),
+    what, #names > 0 and ("its " .. what .. "s: " .. table.concat(names, ", "))
+      or "it holds no run"))
 end
 
 local function select_series(db, path, o)
   check_known(db, path, "scenario", o.scenario)
   check_known(db, path, "device", o.device)
-  local rows, info = branches.select(query.rows(db, { scenario = o.scenario, device = o.device, keep = o.keep }), o.branch)
+  local rows, info = branches.select(query.rows(db,
+    { scenario = o.scenario, device = o.device, keep = o.keep }), o.branch)
   o.branch_info = info
   local where = {}
   if o.scenario then where[#where + 1] = ("of scenario '%s'"):format(printable(o.scenario, 60)) end
@@ -259,8 +290,10 @@ local function show(db, path, o)
   for _, row in ipairs(select_series(db, path, o)) do
     local r = by[row.run]
     if not r then
-      r = { id = row.run, time = row.time, added = row.added, scenario = row.scenario, device = row.device,
-        commit = row.commit, dirty = row.dirty, commit_source = row.commit_source, branch = row.branch,
+      r = { id = row.run, time = row.time, added = row.added, scenario = row.scenario,
+        device = row.device,
+        commit = row.commit, dirty = row.dirty, commit_source = row.commit_source,
+          branch = row.branch,
         merge_base = row.merge_base, file = row.file, configurations = 0 }
       by[row.run] = r
       runs[#runs + 1] = r
@@ -276,7 +309,8 @@ local function analyse(db, path, o, opts, cmd)
   local doc = base_doc(cmd, path)
   if cmd == "blame" then
     local cp = changepoint.defaults
-    doc.settings = { min_effect = opts.min_effect or cp.min_effect, min_runs = opts.min_segment or cp.min_segment,
+    doc.settings = { min_effect = opts.min_effect or cp.min_effect,
+      min_runs = opts.min_segment or cp.min_segment,
       alpha = opts.alpha or cp.alpha, permutations = cp.permutations }
   end
   local list = json_out.array()
@@ -287,7 +321,8 @@ local function analyse(db, path, o, opts, cmd)
     local e = series_entry(s)
     e.commits = #points
     local found = (cmd == "blame" or gate) and analysis.blame(s, points, opts)
-    if cmd == "trend" then e.points = analysis.trend(points) else e.steps, e.drifts = found.steps, found.drifts end
+    if cmd == "trend" then e.points = analysis.trend(points) else e.steps, e.drifts = found.steps,
+      found.drifts end
     if gate then
       local at = query.accepted(db, s, points)
       local found_of = function(prefix) return analysis.blame(s, prefix, opts) end
@@ -303,7 +338,9 @@ local function analyse(db, path, o, opts, cmd)
   end
   if gate and #list == 0 then
     -- a gate that looked at nothing would pass whatever the latest commit did
-    fail("usage", ("--fail-on: no configuration in '%s' matches the selection: the gate has nothing to check"):format(
+    fail("usage",
+      ("--fail-on: no configuration in '%s' matches the selection: the gate has nothing "
+      .. "to check"):format(
       printable(path)))
   end
   branch_of(doc, o)
@@ -318,7 +355,8 @@ end
 local function accept(o)
   local path, source = store.locate(o.db)
   if source == "default" and not process.file_type(path) then
-    fail("io", ("no history database at '%s' (wlrun history add RESULTS.json makes it)"):format(printable(path)))
+    fail("io", ("no history database at '%s' (wlrun history add RESULTS.json makes it)"):format(
+      printable(path)))
   end
   local db <close> = store.open_writer(path, source)
   local chosen = {}
@@ -334,20 +372,26 @@ local function accept(o)
     if commit then chosen[#chosen + 1] = { s = s, commit = commit } end
   end
   if #chosen == 0 then
-    fail("usage", o.commit and ("--commit %s: no selected configuration has a run of this commit"):format(printable(o.commit, 60))
+    fail("usage",
+      o.commit and ("--commit %s: no selected configuration has a run of this commit"):format(
+      printable(o.commit, 60))
       or "no configuration matches the selection: nothing to accept")
   end
   local now = os.date("!%Y-%m-%dT%H:%M:%SZ")
   store.transaction(db, function()
     for _, c in ipairs(chosen) do
-      db:run("INSERT INTO accepted (scenario, device, params, commit_sha, time) VALUES (?1, ?2, ?3, ?4, ?5)",
+      db:run(
+        "INSERT INTO accepted (scenario, device, params, commit_sha, time) VALUES (?1, ?2, "
+        .. "?3, ?4, ?5)",
         c.s.scenario, c.s.device, c.s.params_json, c.commit, now)
     end
   end)
   if o.quiet then return end
   for _, c in ipairs(chosen) do
-    stdio.write(("accepted %s · %s · %s: its level from %s on is the baseline\n"):format(printable(c.s.scenario, 60),
-      c.s.device ~= "" and printable(c.s.device, 60) or "-", printable(c.s.params_json, 120), c.commit:sub(1, 12)))
+    stdio.write(("accepted %s · %s · %s: its level from %s on is the baseline\n"):format(
+      printable(c.s.scenario, 60),
+      c.s.device ~= "" and printable(c.s.device, 60) or "-", printable(c.s.params_json, 120),
+        c.commit:sub(1, 12)))
   end
 end
 
@@ -356,18 +400,24 @@ function M.main(args)
   local cmd = table.remove(pos, 1)
   if o.help or cmd == nil then
     stdio.write(M.usage)
-    if cmd == nil and not o.help then fail("usage", "expected a command: add, show, trend, blame or accept") end
+    if cmd == nil and not o.help then fail("usage",
+      "expected a command: add, show, trend, blame or accept") end
     return
   end
-  if not takes[cmd] then fail("usage", ("unknown command '%s' (add, show, trend, blame, accept)"):format(cmd)) end
+  if not takes[cmd] then
+    fail("usage", ("unknown command '%s' (add, show, trend, blame, accept)"):format(cmd)) end
   local opts = check_options(cmd, o)
   if cmd == "add" then return add(o, pos) end
   if cmd == "accept" then
-    if #pos > 0 then fail("usage", ("accept takes no file: '%s' (the database is given with --db)"):format(pos[1])) end
+    if #pos > 0 then
+      fail("usage", ("accept takes no file: '%s' (the database is given with --db)"):format(
+      pos[1])) end
     o.keep, o.finish = selection.selector(o.param, o.filter)
     return accept(o)
   end
-  if #pos > 0 then fail("usage", ("%s takes no file: '%s' (the database is given with --db)"):format(cmd, pos[1])) end
+  if #pos > 0 then
+    fail("usage", ("%s takes no file: '%s' (the database is given with --db)"):format(cmd,
+    pos[1])) end
   o.keep, o.finish = selection.selector(o.param, o.filter) -- its errors before the file's
   local path = store.locate(o.db)
   local db <close> = store.open_reader(path)

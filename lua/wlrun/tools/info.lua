@@ -18,7 +18,8 @@ end
 function info.main()
   local has_nvrtc, nvrtc = pcall(core.nvrtc_version)
   print(("wlrun %s, %s, NVRTC %s"):format(core.version, _VERSION,
-    has_nvrtc and nvrtc or ("not found (" .. tostring(type(nvrtc) == "table" and nvrtc.message or nvrtc) .. ")")))
+    has_nvrtc and nvrtc or ("not found (" .. tostring(type(nvrtc) == "table" and nvrtc.message
+      or nvrtc) .. ")")))
   local n, reason = core.device_count()
   if n == 0 then
     core.error("no_device", "no CUDA device: " .. tostring(reason), 0)
@@ -26,7 +27,8 @@ function info.main()
   for i = 0, n - 1 do
     local d = core.device(i)
     if i == 0 then
-      print(("CUDA driver %s, runtime %s"):format(version(d.driver_version), version(d.runtime_version)))
+      print(("CUDA driver %s, runtime %s"):format(version(d.driver_version),
+        version(d.runtime_version)))
     end
     print(("\ndevice %d: %s"):format(i, d.name))
     local rows = {
@@ -36,11 +38,13 @@ function info.main()
         d.memory_free_bytes and (", " .. bytes(d.memory_free_bytes) .. " free") or "") },
       { "L2 cache", bytes(d.l2_bytes) },
       { "SM clock", ("%d MHz (max)"):format(d.sm_clock_khz // 1000) },
-      { "memory clock", ("%d MHz, %d-bit bus"):format(d.memory_clock_khz // 1000, d.memory_bus_bits) },
+      { "memory clock", ("%d MHz, %d-bit bus"):format(d.memory_clock_khz // 1000,
+        d.memory_bus_bits) },
       { "peak bandwidth", ("%.1f GB/s (2 x clock x bus width)"):format(d.peak_bandwidth / 1e9) },
       { "shared memory", ("%s per block (%s opt-in), %s per SM"):format(bytes(d.shared_per_block),
         bytes(d.shared_per_block_optin), bytes(d.shared_per_sm)) },
-      { "registers", ("%d per SM, %d per block"):format(d.registers_per_sm, d.registers_per_block) },
+      { "registers", ("%d per SM, %d per block"):format(d.registers_per_sm,
+        d.registers_per_block) },
       { "threads", ("%d per block, %d per SM, warp %d"):format(d.max_threads_per_block,
         d.max_threads_per_sm, d.warp_size) },
       { "PCI bus", d.pci_bus_id },

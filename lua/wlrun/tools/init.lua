@@ -44,7 +44,8 @@ A file that exists is not overwritten: nothing is written then (exit 2). Then:
 -- "fifo", "socket", "other" (a device), or nil when nothing is there
 local function kind_of(path) return (process.file_type(path)) end
 
-local KINDS = { file = "a file", directory = "a directory", link = "a symbolic link", fifo = "a FIFO",
+local KINDS = { file = "a file", directory = "a directory", link = "a symbolic link",
+  fifo = "a FIFO",
   socket = "a socket", other = "a special file" }
 
 local function is_dir(path) return process.list_dir(path) ~= nil end
@@ -70,8 +71,22 @@ end
 local function readme_text(path)
   local kind = kind_of(path)
   if not kind then return nil end
-  if kind ~= "file" then refuse("usage", ("%s is %s, not a file to add a section to"):format(path, KINDS[kind])) end
+  if kind ~= "file" then refuse("usage", ("%s is %s, not a file to add a section to"):format(path,
+    KINDS[kind])) end
   return (stdio.read(path, function(_, msg) refuse("io", msg) end))
+end
+
+-- init writes nothing where one of its files is there already
+local function refuse_overwriting(files)
+  local there = {}
+  for _, f in ipairs(files) do
+    if kind_of(f.path) then there[#there + 1] = f.path end
+  end
+  if #there > 0 then
+    cli.fail("usage", TOOL,
+      ("not overwriting %s: nothing written (move %s away, or init another directory)"):format(
+      table.concat(there, ", "), #there == 1 and "it" or "them"))
+  end
 end
 
 -- Everything is checked before anything is written; then each file is made new beside its
@@ -83,11 +98,13 @@ function M.main(args)
     stdio.write(HELP)
     return
   end
-  if #pos > 1 then cli.fail("usage", TOOL, ("one directory at most, got '%s' and '%s'"):format(pos[1], pos[2])) end
+  if #pos > 1 then cli.fail("usage", TOOL, ("one directory at most, got '%s' and '%s'"):format(
+    pos[1], pos[2])) end
   local dir = pos[1] or "."
   if dir == "-" then cli.fail("usage", TOOL, "DIR is a directory; '-' names none") end
   local kind = kind_of(dir)
-  if kind and not is_dir(dir) then cli.fail("usage", TOOL, ("'%s' is %s, not a directory"):format(dir, KINDS[kind])) end
+  if kind and not is_dir(dir) then cli.fail("usage", TOOL,
+    ("'%s' is %s, not a directory"):format(dir, KINDS[kind])) end
 
   local files = {
     { path = dir .. "/bench/axpy.lua", text = templates.scenario },
@@ -96,14 +113,7 @@ function M.main(args)
     { path = dir .. "/.github/workflows/benchmarks.yml", text = templates.github },
     { path = dir .. "/wlrun.ini", text = templates.ini },
   }
-  local there = {}
-  for _, f in ipairs(files) do
-    if kind_of(f.path) then there[#there + 1] = f.path end
-  end
-  if #there > 0 then
-    cli.fail("usage", TOOL, ("not overwriting %s: nothing written (move %s away, or init another directory)"):format(
-      table.concat(there, ", "), #there == 1 and "it" or "them"))
-  end
+  refuse_overwriting(files)
   local dirs = missing_dirs(dir .. "/bench")
   local listed = {}
   for _, d in ipairs(dirs) do listed[d] = true end

@@ -43,17 +43,22 @@ function M.summary(doc, found, nfiles)
   end
   if doc.complete then
     if found.total then return s .. ", complete" end
-    return s .. ", complete as far as the files tell (they do not say how many configurations the sweep has)"
+    return s
+      .. ", complete as far as the files tell (they do not say how many configurations the "
+      .. "sweep has)"
   end
   local why = {}
-  if found.missing and #found.missing > 0 then why[#why + 1] = "missing " .. M.ranges(found.missing) end
+  if found.missing and #found.missing > 0 then why[#why + 1] = "missing "
+    .. M.ranges(found.missing) end
   if #found.missing_shards > 0 then
     local ks = {}
-    for _, k in ipairs(found.missing_shards) do ks[#ks + 1] = ("%d/%d"):format(k, found.shard_count) end
+    for _, k in ipairs(found.missing_shards) do ks[#ks + 1] = ("%d/%d"):format(k,
+      found.shard_count) end
     why[#why + 1] = "no file of shard" .. (#ks > 1 and "s " or " ") .. table.concat(ks, ", ")
   end
   if not found.total then
-    why[#why + 1] = "the total is unknown (the files do not say how many configurations the sweep has)"
+    why[#why + 1]
+      = "the total is unknown (the files do not say how many configurations the sweep has)"
   end
   for _, sh in ipairs(doc.shards) do
     if sh.complete ~= true then
@@ -87,7 +92,8 @@ A file - is standard input.
 ]]
 
 local spec = {
-  ["-o"] = { value = true, multi = true, key = "output" }, ["--output"] = { value = true, multi = true, key = "output" },
+  ["-o"] = { value = true, multi = true, key = "output" },
+    ["--output"] = { value = true, multi = true, key = "output" },
   ["--format"] = { value = true },
   ["-q"] = { key = "quiet" }, ["--quiet"] = {},
   ["-h"] = { key = "help" }, ["--help"] = {},
@@ -99,19 +105,23 @@ function M.main(args)
     stdio.write(M.usage)
     return
   end
-  if #pos == 0 then cli.fail("usage", TOOL, "expected results files to merge (wlrun merge --help)") end
+  if #pos == 0 then
+    cli.fail("usage", TOOL, "expected results files to merge (wlrun merge --help)") end
   local formats = report.formats
   local known = {}
   for _, f in ipairs(formats) do known[f] = true end
   if o.format and not known[o.format] then
-    cli.fail("usage", TOOL, ("--format: expected %s, got '%s'"):format(table.concat(formats, ", "), o.format))
+    cli.fail("usage", TOOL, ("--format: expected %s, got '%s'"):format(table.concat(formats, ", "),
+      o.format))
   end
   local files, to_stdout = {}, false
   for _, path in ipairs(o.output or {}) do
     local f = path == "-" and (o.format or "json") or report.format_for_path(path)
     to_stdout = to_stdout or path == "-"
     if not f then
-      cli.fail("usage", TOOL, ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(path))
+      cli.fail("usage", TOOL,
+        ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(
+        path))
     end
     files[#files + 1] = { path, f }
   end

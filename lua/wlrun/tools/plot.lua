@@ -23,17 +23,23 @@ local gq = gnuplot.string
 -- the terminal
 
 local function terminal(path, size)
-  local ext = path == "-" and "svg" or (path:match("%.([^./\\]+)$") or ""):lower() -- standard output: text, SVG
+  -- standard output: text, SVG
+  local ext = path == "-" and "svg" or (path:match("%.([^./\\]+)$") or ""):lower()
   if ext == "svg" then
     local w, h = 960, 600
     if size then w, h = size[1], size[2] end
-    return ext, ("set terminal svg size %d,%d dynamic noenhanced font 'Sans,12' background rgb 'white'"):format(w, h)
+    return ext,
+      ("set terminal svg size %d,%d dynamic noenhanced font 'Sans,12' background "
+      .. "rgb 'white'"):format(w, h)
   elseif ext == "png" then
     local w, h = 1200, 750
     if size then w, h = size[1], size[2] end
-    return ext, ("set terminal pngcairo size %d,%d noenhanced font 'Sans,11' background rgb 'white'"):format(w, h)
+    return ext,
+      ("set terminal pngcairo size %d,%d noenhanced font 'Sans,11' background rgb 'white'"):format(
+      w, h)
   end
-  fail("usage", ("cannot tell the image format of '%s' from its extension (.svg or .png)"):format(path))
+  fail("usage", ("cannot tell the image format of '%s' from its extension (.svg or .png)"):format(
+    path))
 end
 
 M.usage = [[
@@ -82,7 +88,8 @@ function M.main(args)
     return
   end
   if #pos ~= 1 then
-    fail("usage", ("expected one results or comparison file, got %d (wlrun plot --help)"):format(#pos))
+    fail("usage", ("expected one results or comparison file, got %d (wlrun plot --help)"):format(
+      #pos))
   end
   if not o.output then fail("usage", "no image given: -o OUT.svg or -o OUT.png") end
   local size
@@ -90,14 +97,16 @@ function M.main(args)
     local w, h = o.size:match("^(%d+)[xX](%d+)$")
     w, h = tonumber(w), tonumber(h)
     if not (w and h and w >= 100 and h >= 100 and w <= 10000 and h <= 10000) then
-      fail("usage", ("--size: expected WIDTHxHEIGHT in pixels, like 1200x750, got '%s'"):format(o.size))
+      fail("usage", ("--size: expected WIDTHxHEIGHT in pixels, like 1200x750, got '%s'"):format(
+        o.size))
     end
     size = { w, h }
   end
   local ext, term = terminal(o.output, size)
   if o.config then
     local n = math.tointeger(tonumber(o.config))
-    if not n then fail("usage", ("--config: expected a configuration index, got '%s'"):format(o.config)) end
+    if not n then fail("usage", ("--config: expected a configuration index, got '%s'"):format(
+      o.config)) end
     o.config = n
   end
   if o.kind and not kinds[o.kind] then
@@ -108,11 +117,14 @@ function M.main(args)
   local kind = o.kind
   if doc.schema == "wlrun-compare" then
     if kind and kind ~= "ratio" then
-      fail("usage", ("'%s' is a comparison (wlrun compare): it plots with --kind ratio"):format(pos[1]))
+      fail("usage", ("'%s' is a comparison (wlrun compare): it plots with --kind ratio"):format(
+        pos[1]))
     end
     kind = "ratio"
   elseif kind == "ratio" then
-    fail("usage", ("--kind ratio plots a comparison (wlrun compare BASE.json NEW.json -o cmp.json), and '%s' is a results file"):format(pos[1]))
+    fail("usage",
+      ("--kind ratio plots a comparison (wlrun compare BASE.json NEW.json -o cmp.json), and "
+      .. "'%s' is a results file"):format(pos[1]))
   elseif not kind then
     local measured = 0
     for _, c in ipairs(doc.configurations) do
@@ -125,7 +137,8 @@ function M.main(args)
   local files = {}
   local body = kinds[kind](doc, o, files)
   local gp = gnuplot.find()
-  if o.title then body = ("set title %s\n"):format(gq(o.title)) .. body:gsub("^set title [^\n]*\n", "", 1) end
+  if o.title then body = ("set title %s\n"):format(gq(o.title))
+    .. body:gsub("^set title [^\n]*\n", "", 1) end
   local dir = o.keep
   if dir then gnuplot.make_dir(dir) else dir = gnuplot.temp_dir() end
   local ok, bytes = pcall(gnuplot.render, gp, dir, term, ext, body, files)

@@ -12,6 +12,7 @@ local sweep = require "wlrun.run.sweep"
 local stats = require "wlrun.compare.stats"
 local cli = require "wlrun.tools.cli"
 local gnuplot = require "wlrun.tools.gnuplot"
+local plot_metrics = require "wlrun.tools.plot_metrics"
 local kinds = {}
 local TOOL = "plot"
 local finite = units.finite
@@ -26,70 +27,13 @@ local function ptime(v) return (T.time(v):gsub(" us$", " µs")) end
 local function ptime_range(lo, hi) return (T.time_range(lo, hi):gsub(" us$", " µs")) end
 
 ---------------------------------------------------------------------------------------------
--- units of the y axis
+-- units of the y axis (wlrun.tools.plot_metrics)
 
-local time_keys = { mean = true, std = true, median = true, min = true, max = true, p10 = true, p25 = true,
-                    p75 = true, p90 = true, p99 = true, iqr = true }
-local pick = units.pick
+local time_unit, metric = plot_metrics.time_unit, plot_metrics.metric
+local available_metrics = plot_metrics.available
 
--- the time unit for values up to `max` ({scale, name}), with the micro sign
-local function time_unit(max)
-  local u = units.time_unit(max)
-  return u[2] == "us" and { u[1], "µs" } or u
-end
-
--- what a metric is: {label, value(c) -> number|nil, scale(max) -> scale, unit text}
-local function metric(key)
-  if time_keys[key] then
-    return {
-      name = key, label = key == "median" and "median time per launch" or (key .. " of the time per launch"),
-      value = function(c) return c.stats and c.stats[key] end,
-      unit = function(max) local u = time_unit(max) return u[1], u[2] end,
-      bars = key == "median",
-    }
-  elseif key == "n" then
-    return { name = key, label = "samples", value = function(c) return c.stats and c.stats.n end,
-             unit = function() return 1, "" end }
-  elseif key == "cv" then
-    return { name = key, label = "coefficient of variation", value = function(c) return c.stats and c.stats.cv end,
-             unit = function() return 0.01, "%" end }
-  elseif key == "flop_per_s" or key == "bytes_per_s" then
-    local base = key == "flop_per_s" and "FLOP/s" or "B/s"
-    return {
-      name = key, label = key == "flop_per_s" and "throughput" or "bandwidth",
-      value = function(c) return c.metrics and c.metrics[key] end,
-      unit = function(max) local p = pick(units.RATE, max) return p[1], p[2] .. base end,
-    }
-  elseif key:match("_fraction$") then
-    local what = key:gsub("_fraction$", ""):gsub("_", " ")
-    return { name = key, label = "share of " .. what, value = function(c) return c.metrics and c.metrics[key] end,
-             unit = function() return 0.01, "%" end }
-  end
-  return { name = key, label = key, value = function(c) return c.metrics and c.metrics[key] end,
-           unit = function() return 1, "" end }
-end
-
-local function available_metrics(doc)
-  local seen, list = {}, {}
-  local function add(k)
-    if not seen[k] then seen[k], list[#list + 1] = true, k end
-  end
-  for _, c in ipairs(doc.configurations) do
-    if c.stats then
-      for _, k in ipairs { "median", "mean", "min", "max", "p10", "p90", "std", "cv" } do
-        if c.stats[k] ~= nil then add(k) end
-      end
-    end
-    local ks = {}
-    for k in pairs(c.metrics or {}) do ks[#ks + 1] = k end
-    table.sort(ks)
-    for _, k in ipairs(ks) do add(k) end
-  end
-  return list
-end
-
-local colors = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-                 "#bcbd22", "#17becf" }
+local colors = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+                 "#7f7f7f", "#bcbd22", "#17becf" }
 
 ---------------------------------------------------------------------------------------------
 -- configurations selected by --filter
@@ -106,7 +50,8 @@ end
 
 local function doc_title(doc)
   local t = T.scenario_name(doc)
-  if type(doc.device) == "table" and doc.device.name then t = t .. " on " .. tostring(doc.device.name) end
+  if type(doc.device) == "table" and doc.device.name then t = t .. " on "
+    .. tostring(doc.device.name) end
   return t
 end
 
@@ -129,7 +74,8 @@ local function with_metric(doc, o, m)
   if #configs == 0 then
     local avail = available_metrics(doc)
     fail("usage", ("no measured configuration has '%s'%s (available: %s)"):format(m.name,
-      o.filter and " among those --filter keeps" or "", #avail > 0 and table.concat(avail, ", ") or "none"))
+      o.filter and " among those --filter keeps" or "",
+        #avail > 0 and table.concat(avail, ", ") or "none"))
   end
   return configs
 end
@@ -164,15 +110,19 @@ end
 local function x_axis(o, p)
   local x = o.x
   if x then
-    if not p.seen[x] then fail("usage", ("--x: no configuration has a parameter '%s' (parameters: %s)"):format(x, table.concat(p.names, ", "))) end
+    if not p.seen[x] then
+      fail("usage", ("--x: no configuration has a parameter '%s' (parameters: %s)"):format(x,
+      table.concat(p.names, ", "))) end
     if not p.numeric[x] then fail("usage", ("--x %s: its values are not all numbers"):format(x)) end
     return x
   end
   for _, n in ipairs(p.names) do
-    if p.numeric[n] and p.distinct[n] >= 2 and (not x or p.distinct[n] > p.distinct[x]) then x = n end
+    if p.numeric[n] and p.distinct[n] >= 2 and (not x or p.distinct[n] > p.distinct[x]) then
+      x = n end
   end
   if not x then
-    fail("usage", "no numeric parameter takes several values: nothing to sweep (try --kind hist --config N)")
+    fail("usage",
+      "no numeric parameter takes several values: nothing to sweep (try --kind hist --config N)")
   end
   return x
 end
@@ -204,7 +154,8 @@ local function lines_of(configs, group_names, m)
   local groups, gorder = {}, {}
   for _, c in ipairs(configs) do
     local parts = {}
-    for _, n in ipairs(group_names) do parts[#parts + 1] = ("%s=%s"):format(n, T.value(c.params[n])) end
+    for _, n in ipairs(group_names) do parts[#parts + 1] = ("%s=%s"):format(n,
+      T.value(c.params[n])) end
     local label = #parts > 0 and table.concat(parts, ", ") or m.label
     if not groups[label] then
       groups[label] = {}
@@ -234,7 +185,8 @@ end
 local function line_style(gi)
   local color = colors[(gi - 1) % #colors + 1]
   local cycle = (gi - 1) // #colors
-  return ("lw 2 pt %d ps 0.9 dt %d lc rgb %s"):format(({ 7, 5, 9, 11, 13 })[cycle % 5 + 1], cycle % 5 + 1,
+  return ("lw 2 pt %d ps 0.9 dt %d lc rgb %s"):format(({ 7, 5, 9, 11, 13 })[cycle % 5 + 1],
+    cycle % 5 + 1,
     gq(color))
 end
 
@@ -249,7 +201,8 @@ local function line_plot(gi, label, list, m, x, scale, files)
   for _, c in ipairs(list) do
     local v = m.value(c) / scale
     if bars then
-      lines[#lines + 1] = ("%s %s %s %s"):format(num(c.params[x]), num(v), num(c.stats.p10 / scale), num(c.stats.p90 / scale))
+      lines[#lines + 1] = ("%s %s %s %s"):format(num(c.params[x]), num(v), num(c.stats.p10 / scale),
+        num(c.stats.p90 / scale))
     else
       lines[#lines + 1] = ("%s %s"):format(num(c.params[x]), num(v))
     end
@@ -257,7 +210,8 @@ local function line_plot(gi, label, list, m, x, scale, files)
   local name = ("line%d.dat"):format(gi)
   files[name] = table.concat(lines, "\n") .. "\n"
   if bars then
-    return ("%s using 1:2:3:4 with yerrorlines %s title %s"):format(gq(name), line_style(gi), gq(label))
+    return ("%s using 1:2:3:4 with yerrorlines %s title %s"):format(gq(name), line_style(gi),
+      gq(label))
   end
   return ("%s using 1:2 with linespoints %s title %s"):format(gq(name), line_style(gi), gq(label))
 end
@@ -272,8 +226,10 @@ local function sweep_labels(doc, m, x, tied, fixed, configs, log2)
   if #same > 0 then xlabel = xlabel .. " = " .. table.concat(same, " = ") end
   if log2 then xlabel = xlabel .. " (log2 scale)" end
   local fixed_parts = {}
-  for _, n in ipairs(fixed) do fixed_parts[#fixed_parts + 1] = ("%s=%s"):format(n, T.value(configs[1].params[n])) end
-  local title = ("%s: %s against %s"):format(doc_title(doc), m.label, xlabel:gsub(" %(log2 scale%)$", ""))
+  for _, n in ipairs(fixed) do fixed_parts[#fixed_parts + 1] = ("%s=%s"):format(n,
+    T.value(configs[1].params[n])) end
+  local title = ("%s: %s against %s"):format(doc_title(doc), m.label,
+    xlabel:gsub(" %(log2 scale%)$", ""))
   if #fixed_parts > 0 then title = title .. " (" .. table.concat(fixed_parts, ", ") .. ")" end
   return xlabel, title
 end
@@ -285,7 +241,8 @@ local function sweep_axes(s, xs, log2, logy)
     s[#s + 1] = ("set xrange [%s:%s]"):format(num(xs[1] / 1.3), num(xs[#xs] * 1.3))
   else
     local span = xs[#xs] - xs[1]
-    if span > 0 then s[#s + 1] = ("set xrange [%s:%s]"):format(num(xs[1] - 0.05 * span), num(xs[#xs] + 0.05 * span)) end
+    if span > 0 then s[#s + 1] = ("set xrange [%s:%s]"):format(num(xs[1] - 0.05 * span),
+      num(xs[#xs] + 0.05 * span)) end
   end
   if #xs <= 16 then
     local tics = {}
@@ -313,7 +270,8 @@ function kinds.sweep(doc, o, files)
   local logy = ymin > 0 and ymax / ymin > 50
   local log2 = pow2 and #xs >= 2
   local plots = {}
-  for gi, label in ipairs(gorder) do plots[#plots + 1] = line_plot(gi, label, groups[label], m, x, scale, files) end
+  for gi, label in ipairs(gorder) do plots[#plots + 1] = line_plot(gi, label, groups[label], m, x,
+    scale, files) end
   local xlabel, title = sweep_labels(doc, m, x, tied, fixed, configs, log2)
   local s = {}
   s[#s + 1] = ("set title %s"):format(gq(title))
@@ -338,7 +296,8 @@ local function hist_config(doc, o)
     for _, x in ipairs(doc.configurations) do
       if x.index == o.config then c = x end
     end
-    if not c then fail("usage", ("--config %d: no configuration has this index"):format(o.config)) end
+    if not c then fail("usage", ("--config %d: no configuration has this index"):format(
+      o.config)) end
     return c
   end
   local ok = {}
@@ -350,7 +309,8 @@ local function hist_config(doc, o)
   if #ok > 1 then
     local idx = {}
     for _, x in ipairs(ok) do idx[#idx + 1] = "#" .. T.value(x.index) end
-    io.stderr:write(("wlrun plot: plotting configuration #%s; choose another with --config N (%s)\n"):format(
+    io.stderr:write(
+      ("wlrun plot: plotting configuration #%s; choose another with --config N (%s)\n"):format(
       T.value(c.index), table.concat(idx, ", ")))
   end
   return c
@@ -402,7 +362,8 @@ function kinds.hist(doc, o, files)
   local c = hist_config(doc, o)
   local xs = c.samples
   if c.status ~= "ok" or type(xs) ~= "table" or #xs == 0 then
-    fail("usage", ("configuration #%s has no samples (%s)"):format(T.value(c.index), tostring(c.status)))
+    fail("usage", ("configuration #%s has no samples (%s)"):format(T.value(c.index),
+      tostring(c.status)))
   end
   local sorted = stats.sorted(xs)
   local n = #sorted
@@ -415,10 +376,12 @@ function kinds.hist(doc, o, files)
   local width = b.width
   local top = bin_counts(sorted, b, scale, files) * 1.15
   files["median.dat"] = ("%s 0\n%s %s\n"):format(num(med / scale), num(med / scale), num(top))
-  files["p10p90.dat"] = ("%s 0\n%s %s\n\n\n%s 0\n%s %s\n"):format(num(p10 / scale), num(p10 / scale), num(top),
+  files["p10p90.dat"] = ("%s 0\n%s %s\n\n\n%s 0\n%s %s\n"):format(num(p10 / scale),
+    num(p10 / scale), num(top),
     num(p90 / scale), num(p90 / scale), num(top))
   local desc = T.describe(c.params or {}, T.axes(doc))
-  local title = ("%s: #%s%s, %d samples"):format(doc_title(doc), T.value(c.index), desc ~= "" and (" (" .. desc .. ")") or "", n)
+  local title = ("%s: #%s%s, %d samples"):format(doc_title(doc), T.value(c.index),
+    desc ~= "" and (" (" .. desc .. ")") or "", n)
   local s = {}
   s[#s + 1] = ("set title %s"):format(gq(title))
   s[#s + 1] = ("set xlabel %s"):format(gq("time per launch (" .. u[2] .. ")"))
@@ -430,9 +393,12 @@ function kinds.hist(doc, o, files)
   s[#s + 1] = ("set boxwidth %s absolute"):format(num(width / scale * 0.92))
   s[#s + 1] = "set key top right"
   s[#s + 1] = "plot " .. table.concat({
-    ("'hist.dat' using 1:2 with boxes lc rgb '#1f77b4' title %s"):format(gq(("samples (bin %s)"):format(ptime(width)))),
-    ("'median.dat' using 1:2 with lines lw 2 lc rgb '#d62728' title %s"):format(gq("median " .. ptime(med))),
-    ("'p10p90.dat' using 1:2 with lines lw 1.5 dt 2 lc rgb '#555555' title %s"):format(gq("p10..p90 " .. ptime_range(p10, p90))),
+    ("'hist.dat' using 1:2 with boxes lc rgb '#1f77b4' title %s"):format(
+      gq(("samples (bin %s)"):format(ptime(width)))),
+    ("'median.dat' using 1:2 with lines lw 2 lc rgb '#d62728' title %s"):format(
+      gq("median " .. ptime(med))),
+    ("'p10p90.dat' using 1:2 with lines lw 1.5 dt 2 lc rgb '#555555' title %s"):format(
+      gq("p10..p90 " .. ptime_range(p10, p90))),
   }, ", \\\n     ")
   return table.concat(s, "\n") .. "\n"
 end
@@ -441,7 +407,8 @@ end
 -- ratio (a comparison document)
 
 local verdict_style = {
-  { "slower", "#d62728", 7 }, { "faster", "#2ca02c", 7 }, { "same", "#1f77b4", 7 }, { "uncertain", "#ff7f0e", 6 },
+  { "slower", "#d62728", 7 }, { "faster", "#2ca02c", 7 }, { "same", "#1f77b4", 7 },
+    { "uncertain", "#ff7f0e", 6 },
 }
 
 -- a comparison document's parts that the plot reads, of the shapes wlrun compare writes them
@@ -453,14 +420,18 @@ local function check_comparison(doc, file)
     end
   end
   if doc.parameters ~= nil then
-    if type(doc.parameters) ~= "table" then bad(("its parameters are a %s, not a list"):format(type(doc.parameters))) end
+    if type(doc.parameters) ~= "table" then bad(
+      ("its parameters are a %s, not a list"):format(type(doc.parameters))) end
     for i, name in ipairs(doc.parameters) do
-      if type(name) ~= "string" then bad(("parameters[%d] is a %s, not a name"):format(i, type(name))) end
+      if type(name) ~= "string" then bad(("parameters[%d] is a %s, not a name"):format(i,
+        type(name))) end
     end
   end
   for i, r in ipairs(type(doc.configurations) == "table" and doc.configurations or {}) do
     if type(r) ~= "table" or type(r.params or {}) ~= "table" or type(r.verdict) ~= "string" then
-      bad(("configurations[%d] is not a compared configuration (an object with params and a verdict)"):format(i))
+      bad(
+        ("configurations[%d] is not a compared configuration (an object with params and a "
+        .. "verdict)"):format(i))
     end
   end
 end
@@ -510,7 +481,8 @@ local function verdict_plots(per, files)
     if per[v[1]] then
       local name = v[1] .. ".dat"
       files[name] = table.concat(per[v[1]], "\n") .. "\n"
-      plots[#plots + 1] = ("%s using 1:2:3:4 with yerrorbars lw 2 pt %d ps 1.2 lc rgb %s title %s"):format(gq(name),
+      plots[#plots + 1] = (
+        "%s using 1:2:3:4 with yerrorbars lw 2 pt %d ps 1.2 lc rgb %s title %s"):format(gq(name),
         v[3], gq(v[2]), gq(("%s (%d)"):format(v[1], #per[v[1]])))
     end
   end
@@ -527,8 +499,10 @@ local function reference_lines(n, noise, sum, files)
       ("noise threshold ±%s"):format(columns.pct(noise)))),
   }
   if finite(sum.geomean) then
-    files["geomean.dat"] = ("0.5 %s\n%s %s\n"):format(num(sum.geomean), num(n + 0.5), num(sum.geomean))
-    extra[#extra + 1] = ("'geomean.dat' using 1:2 with lines lw 1.5 dt 4 lc rgb '#9467bd' title %s"):format(gq(
+    files["geomean.dat"] = ("0.5 %s\n%s %s\n"):format(num(sum.geomean), num(n + 0.5),
+      num(sum.geomean))
+    extra[#extra + 1] = (
+      "'geomean.dat' using 1:2 with lines lw 1.5 dt 4 lc rgb '#9467bd' title %s"):format(gq(
       ("geometric mean %.3f"):format(sum.geomean)))
   end
   return extra
@@ -557,7 +531,9 @@ function kinds.ratio(doc, o, files)
   local extra = reference_lines(n, noise, type(doc.summary) == "table" and doc.summary or {}, files)
   local s = {}
   s[#s + 1] = ("set title %s"):format(gq(ratio_title(doc)))
-  s[#s + 1] = ("set ylabel %s"):format(gq(("time ratio NEW/BASE (< 1: faster), bars: %s interval"):format(columns.pct(settings.confidence))))
+  s[#s + 1] = ("set ylabel %s"):format(
+    gq(("time ratio NEW/BASE (< 1: faster), bars: %s interval"):format(
+    columns.pct(settings.confidence))))
   s[#s + 1] = ("set xrange [0.5:%s]"):format(num(n + 0.5))
   s[#s + 1] = "set xtics (" .. table.concat(tics, ", ") .. ")"
   if n > 4 then s[#s + 1] = "set xtics rotate by -35 left" end

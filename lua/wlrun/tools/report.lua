@@ -65,24 +65,31 @@ local function prepare(dir)
   if not names then
     local kind = process.file_type(dir)
     if kind == "directory" then fail("io", ("--html '%s': cannot list it: %s"):format(dir, err)) end
-    local words = { file = "a file", fifo = "a FIFO", link = "a symbolic link to nothing", other = "a special file" }
+    local words = { file = "a file", fifo = "a FIFO", link = "a symbolic link to nothing",
+      other = "a special file" }
     if kind then fail("io", ("--html '%s' is %s, not a directory"):format(dir, words[kind])) end
     return cli.make_dirs(TOOL, dir)
   end
   local others = {}
-  for _, name in ipairs(names) do -- index.html, and what a killed writer of it left (wlrun.text.files)
-    if not (name == INDEX or name == INDEX .. ".tmp" or name:match("^index%.html%.%w%w%w%w%w%w%.tmp$")) then
+  -- index.html, and what a killed writer of it left (wlrun.text.files)
+  for _, name in ipairs(names) do
+    if not (name == INDEX or name == INDEX .. ".tmp"
+      or name:match("^index%.html%.%w%w%w%w%w%w%.tmp$")) then
       others[#others + 1] = name
     end
   end
   table.sort(others)
   if #others > 0 then
-    fail("usage", ("--html '%s' holds other files (%s%s): give a new or empty directory, or one of an earlier report"):format(
+    fail("usage",
+      ("--html '%s' holds other files (%s%s): give a new or empty directory, or one of an "
+      .. "earlier report"):format(
       dir, table.concat(others, ", ", 1, math.min(#others, 5)), #others > 5 and ", ..." or ""))
   end
   for _, name in ipairs(names) do
     if name == INDEX and not is_report(dir .. "/" .. INDEX) then
-      fail("usage", ("--html '%s': its %s was not made by wlrun report; it is left as it is"):format(dir, INDEX))
+      fail("usage",
+        ("--html '%s': its %s was not made by wlrun report; it is left as it is"):format(dir,
+        INDEX))
     end
   end
 end
@@ -91,7 +98,8 @@ end
 local function as_report(fn, ...)
   local ok, a, b = pcall(fn, ...)
   if ok then return a, b end
-  if type(a) == "table" and type(a.message) == "string" then a.message = a.message:gsub("^history: ", TOOL .. ": ") end
+  if type(a) == "table" and type(a.message) == "string" then
+    a.message = a.message:gsub("^history: ", TOOL .. ": ") end
   error(a, 0)
 end
 
@@ -103,15 +111,20 @@ function M.main(args)
     stdio.write(M.usage)
     return
   end
-  if not o.html then fail("usage", "--html DIR is needed: the directory the page goes into (wlrun report --help)") end
+  if not o.html then
+    fail("usage",
+    "--html DIR is needed: the directory the page goes into (wlrun report --help)") end
   if o.html == "" then fail("usage", "--html: expected a directory, got ''") end
   if o.html == "-" then
-    fail("usage", "--html -: the report is a directory (index.html), which standard output cannot be: give a directory")
+    fail("usage",
+      "--html -: the report is a directory (index.html), which standard output cannot be: give "
+      .. "a directory")
   end
   if #pos == 0 and not o.db then
     fail("usage", "expected results files, --db FILE, or both (wlrun report --help)")
   end
-  if (o.scenario or o.device) and not o.db then fail("usage", "--scenario and --device select the history: they need --db") end
+  if (o.scenario or o.device) and not o.db then
+    fail("usage", "--scenario and --device select the history: they need --db") end
   local documents = {}
   for i, path in ipairs(pos) do
     local doc = cli.load(TOOL, path)
@@ -133,7 +146,8 @@ function M.main(args)
   if o.quiet then return end
   local parts = { plural(#documents, "results file") }
   if holds.comparisons > 0 then parts[#parts + 1] = plural(holds.comparisons, "comparison") end
-  if holds.series then parts[#parts + 1] = ("the history of %s"):format(plural(holds.series, "configuration")) end
+  if holds.series then parts[#parts + 1] = ("the history of %s"):format(
+    plural(holds.series, "configuration")) end
   stdio.write(("wrote '%s': %s\n"):format(path, table.concat(parts, ", ")))
 end
 

@@ -76,10 +76,12 @@ trace file); the report is written in every case it can be made.
 
 local spec = {
   ["--step"] = { value = true }, ["--data"] = { value = true }, ["--batch-size"] = { value = true },
-  ["--warmup"] = { value = true }, ["--sync-steps"] = {}, ["--kernels"] = {}, ["--timeout"] = { value = true },
+  ["--warmup"] = { value = true }, ["--sync-steps"] = {}, ["--kernels"] = {},
+    ["--timeout"] = { value = true },
   ["--trace-dir"] = { value = true }, ["--name"] = { value = true }, ["--no-auto-ranges"] = {},
   ["--flops-per-sample"] = { value = true }, ["--dtype"] = { value = true },
-  ["-o"] = { value = true, multi = true, key = "output" }, ["--output"] = { value = true, multi = true, key = "output" },
+  ["-o"] = { value = true, multi = true, key = "output" },
+    ["--output"] = { value = true, multi = true, key = "output" },
   ["--format"] = { value = true }, ["-q"] = { key = "quiet" }, ["--quiet"] = {},
   ["-h"] = { key = "help" }, ["--help"] = {},
 }
@@ -90,8 +92,10 @@ function M.split(args)
   local i, n = 1, #args
   while i <= n do
     local a = args[i]
-    if a == "--" then return table.move(args, 1, i - 1, 1, {}), table.move(args, i + 1, n, 1, {}) end
-    if a:sub(1, 1) ~= "-" or a == "-" then return table.move(args, 1, i - 1, 1, {}), table.move(args, i, n, 1, {}) end
+    if a == "--" then return table.move(args, 1, i - 1, 1, {}),
+      table.move(args, i + 1, n, 1, {}) end
+    if a:sub(1, 1) ~= "-" or a == "-" then return table.move(args, 1, i - 1, 1, {}),
+      table.move(args, i, n, 1, {}) end
     local s = spec[a]
     if s and s.value then i = i + 1 end -- its value, even one that starts with '-'
     i = i + 1
@@ -101,20 +105,24 @@ end
 
 local function whole(v, name, min)
   local n = tostring(v):match("^%d+$") and math.tointeger(tonumber(v))
-  if not n or n < min then fail("usage", ("%s: expected a whole number >= %d, got '%s'"):format(name, min, v)) end
+  if not n or n < min then fail("usage", ("%s: expected a whole number >= %d, got '%s'"):format(
+    name, min, v)) end
   return n
 end
 
 -- the options, checked
 function M.options(args)
   local o, pos = cli.parse_args(TOOL, args, spec)
-  if #pos > 0 then fail("usage", ("unexpected argument '%s' (CMD follows the options, after --)"):format(pos[1])) end
+  if #pos > 0 then
+    fail("usage", ("unexpected argument '%s' (CMD follows the options, after --)"):format(
+    pos[1])) end
   local step, data = o.step or trace_report.DEFAULTS.step, o.data or trace_report.DEFAULTS.data
   for _, x in ipairs { { "--step", step }, { "--data", data } } do
     if x[2] == "" then fail("usage", x[1] .. ": a range name expected") end
   end
   local opts = {
-    step = step, data = data, warmup = o.warmup and whole(o.warmup, "--warmup", 0) or trace_report.DEFAULTS.warmup,
+    step = step, data = data, warmup = o.warmup and whole(o.warmup, "--warmup", 0)
+      or trace_report.DEFAULTS.warmup,
     batch_size = o.batch_size and whole(o.batch_size, "--batch-size", 1) or nil,
     kernels = o.kernels or false, sync_steps = o.sync_steps or false, quiet = o.quiet or false,
     format = o.format or "table", trace_dir = o.trace_dir, name = o.name, help = o.help,
@@ -126,33 +134,42 @@ function M.options(args)
   if o.flops_per_sample then
     local f = tonumber(o.flops_per_sample)
     if not (f and f > 0 and f < math.huge) then
-      fail("usage", ("--flops-per-sample: expected a number > 0 (like 1.2e9), got '%s'"):format(o.flops_per_sample))
+      fail("usage", ("--flops-per-sample: expected a number > 0 (like 1.2e9), got '%s'"):format(
+        o.flops_per_sample))
     end
     opts.flops_per_sample = f
   end
   if o.dtype and not peaks.is_dtype(o.dtype) then
-    fail("usage", ("--dtype: expected %s, got '%s'"):format(table.concat(peaks.DTYPES, ", "), o.dtype))
+    fail("usage", ("--dtype: expected %s, got '%s'"):format(table.concat(peaks.DTYPES, ", "),
+      o.dtype))
   end
   opts.dtype = o.dtype or loop.DEFAULT_DTYPE
   local known = {}
   for _, f in ipairs(printers.formats) do known[f] = true end
   if not known[opts.format] then
-    fail("usage", ("--format: expected %s, got '%s'"):format(table.concat(printers.formats, ", "), opts.format))
+    fail("usage", ("--format: expected %s, got '%s'"):format(table.concat(printers.formats, ", "),
+      opts.format))
   end
   if o.timeout then
     local t = core.setting_value("run", "config_timeout", o.timeout)
     if not t or t <= 0 then
-      fail("usage", ("--timeout: expected a duration above 0 and at most 604800s (like 30s or 2m), got '%s'"):format(
+      fail("usage",
+        ("--timeout: expected a duration above 0 and at most 604800s (like 30s or 2m), "
+        .. "got '%s'"):format(
         o.timeout))
     end
     opts.timeout = t
   end
   opts.outputs = {}
-  for _, path in ipairs(o.output or {}) do -- -o -: the report on standard output, alone, in json unless --format
+  -- -o -: the report on standard output, alone, in json unless --format
+  for _, path in ipairs(o.output or {}) do
     local f = path == "-" and "-" or printers.format_for_path(path)
     if f == "-" then
       opts.format, opts.report_only = o.format or "json", true
-    elseif not f then fail("usage", ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(path)) end
+    elseif not f then
+      fail("usage",
+      ("cannot tell the output format of '%s' from its extension (.json .csv .md .txt)"):format(
+      path)) end
     if f ~= "-" then opts.outputs[#opts.outputs + 1] = { path = path, format = f } end
   end
   return opts
@@ -172,10 +189,13 @@ local function prepare_dir(dir)
   local ok, err = process.make_dir(dir)
   if not ok then fail("io", ("--trace-dir: cannot create '%s': %s"):format(dir, tostring(err))) end
   local names, lerr = process.list_dir(dir)
-  if not names then fail("io", ("--trace-dir: cannot read '%s': %s"):format(dir, tostring(lerr))) end
+  if not names then fail("io", ("--trace-dir: cannot read '%s': %s"):format(dir,
+    tostring(lerr))) end
   for _, n in ipairs(names) do
     if n:sub(-8) == ".wltrace" then
-      fail("usage", ("--trace-dir: '%s' already holds trace files (%s): give an empty or new directory"):format(dir, n))
+      fail("usage",
+        ("--trace-dir: '%s' already holds trace files (%s): give an empty or new directory"):format(
+        dir, n))
     end
   end
 end
@@ -183,7 +203,8 @@ end
 -- the document of a traced run
 function M.document(o, cmd, program, run, entries)
   local multi = #entries > 1
-  local settings = { run = { warmup = o.warmup }, trace = { step = o.step, data = o.data, batch_size = o.batch_size,
+  local settings = { run = { warmup = o.warmup },
+    trace = { step = o.step, data = o.data, batch_size = o.batch_size,
     sync_steps = o.sync_steps, kernels = o.kernels, auto_ranges = o.auto_ranges ~= false,
     flops_per_sample = o.flops_per_sample, dtype = o.flops_per_sample and o.dtype or nil } }
   local ok, nvrtc = pcall(core.nvrtc_version)
@@ -191,8 +212,10 @@ function M.document(o, cmd, program, run, entries)
     schema = results.SCHEMA, version = results.VERSION,
     wlrun = { version = core.version, lua = _VERSION, nvrtc = ok and nvrtc or nil },
     command_line = core.cli.argv, cwd = process.cwd(), started = run.started, complete = false,
-    scenario = { name = o.name or M.default_name(cmd), description = "wlrun trace of: " .. table.concat(cmd, " "),
-      file = program, hash = process.hash(table.concat(cmd, "\0")), axes = multi and { "process" } or {} },
+    scenario = { name = o.name or M.default_name(cmd),
+      description = "wlrun trace of: " .. table.concat(cmd, " "),
+      file = program, hash = process.hash(table.concat(cmd, "\0")),
+        axes = multi and { "process" } or {} },
     settings = settings, sources = o.warmup_given and { ["run.warmup"] = "cli" } or {},
     trace = run.info,
     -- no scenario file: the commit is that of the repository the program was started from
@@ -209,7 +232,8 @@ local function iteration_lines(sink, entries)
       if #entries > 1 then
         sink:iteration(("process %d (pid %d):"):format(e.index, e.trace.process.pid))
       end
-      for j, iter in ipairs(e.samples) do sink:iteration(loop.format_line(j, iter, e.loop.data[j], e.loop.batch_size)) end
+      for j, iter in ipairs(e.samples) do sink:iteration(
+        loop.format_line(j, iter, e.loop.data[j], e.loop.batch_size)) end
     end
   end
 end
@@ -223,8 +247,10 @@ function M.details(entries, kernels)
     if e.status == "ok" and t then
       local n = #e.samples
       local pr = t.process
-      out[#out + 1] = ("#%d trace of process %d (%s): %d '%s' steps, %d measured; %s"):format(e.index, pr.pid,
-        read.printable(pr.command or "?", 60), t.steps, t.step, n, t.timing == "gpu" and "GPU times from CUPTI"
+      out[#out + 1] = ("#%d trace of process %d (%s): %d '%s' steps, %d measured; %s"):format(
+        e.index, pr.pid,
+        read.printable(pr.command or "?", 60), t.steps, t.step, n,
+          t.timing == "gpu" and "GPU times from CUPTI"
         or ("CPU times only (no GPU / CUPTI: %s)"):format(notes.cpu_reason(t.cupti)))
       if t.timing == "gpu" then
         local phases = 0
@@ -232,9 +258,13 @@ function M.details(entries, kernels)
           if ph.top then phases = phases + ph.gpu_mean end
         end
         local iter = e.stats.mean
-        out[#out + 1] = ("  GPU per step: busy %s (%.1f%% of the step): top phases %s, in no phase %s; launched outside the step %s%s"):format(
-          units.time(t.gpu_busy_mean), 100 * t.gpu_busy_mean / iter, units.time(phases), units.time(t.gpu_outside_mean),
-          units.time(t.gpu_unattributed_mean), t.data_gpu_mean and ("; data %s"):format(units.time(t.data_gpu_mean)) or "")
+        out[#out + 1] = (
+          "  GPU per step: busy %s (%.1f%% of the step): top phases %s, in no phase %s; "
+          .. "launched outside the step %s%s"):format(
+          units.time(t.gpu_busy_mean), 100 * t.gpu_busy_mean / iter, units.time(phases),
+            units.time(t.gpu_outside_mean),
+          units.time(t.gpu_unattributed_mean), t.data_gpu_mean
+            and ("; data %s"):format(units.time(t.data_gpu_mean)) or "")
       end
       if kernels and t.timing == "gpu" then
         local rows = {}
@@ -243,7 +273,8 @@ function M.details(entries, kernels)
         if t.data_kernels then groups[#groups + 1] = { "(" .. t.data .. ")", t.data_kernels } end
         for _, g in ipairs(groups) do
           for _, k in ipairs(g[2] or {}) do
-            rows[#rows + 1] = { read.printable(g[1], 24), read.printable(k.name, 72), ("%.1f"):format(k.count / n),
+            rows[#rows + 1] = { read.printable(g[1], 24), read.printable(k.name, 72),
+              ("%.1f"):format(k.count / n),
               units.time(k.time / n) }
           end
         end
@@ -251,7 +282,8 @@ function M.details(entries, kernels)
         if #rows == 0 then
           out[#out + 1] = "    (no GPU work was attributed to a phase)"
         else
-          for _, line in ipairs(columns.align({ { title = "phase" }, { title = "kernel" }, { title = "calls", right = true },
+          for _, line in ipairs(columns.align({ { title = "phase" }, { title = "kernel" },
+            { title = "calls", right = true },
             { title = "GPU time", right = true } }, rows)) do
             out[#out + 1] = "    " .. line
           end
@@ -266,13 +298,17 @@ end
 -- how the program ended, in words, and the exit code wlrun passes on (nil: it succeeded)
 function M.outcome(r)
   if r.interrupted then
-    local name = r.interrupted == 2 and "Ctrl-C (SIGINT)" or core.stop_signal() or ("signal " .. r.interrupted)
-    return ("interrupted by %s, passed on to the program"):format(name), 128 + r.interrupted, "interrupted"
+    local name = r.interrupted == 2 and "Ctrl-C (SIGINT)" or core.stop_signal()
+      or ("signal " .. r.interrupted)
+    return ("interrupted by %s, passed on to the program"):format(name), 128 + r.interrupted,
+      "interrupted"
   end
   if r.how == "timeout" then return "stopped by --timeout", nil, "timeout" end
-  if r.how == "signal" then return ("the program was killed by signal %d"):format(r.signal), 128 + r.signal, "signal" end
+  if r.how == "signal" then return ("the program was killed by signal %d"):format(r.signal),
+    128 + r.signal, "signal" end
   if r.code == 127 then -- execvp failed after find_program found it (or the program's own 127)
-    return "the program exited with code 127 (it could not be started, or a command it ran was not found)", 127, "exit"
+    return "the program exited with code 127 (it could not be started, or a command it ran was "
+      .. "not found)", 127, "exit"
   end
   if r.code ~= 0 then return ("the program exited with code %d"):format(r.code), r.code, "exit" end
   return nil
@@ -281,15 +317,20 @@ end
 local function run_info(o, cmd, program, lib, r, dir, nprocs, entries)
   local exit = { how = r.how, code = r.code, signal = r.signal }
   return { command = cmd, program = program, library = lib, time = r.time, exit = exit,
-    interrupted = r.interrupted, sync_steps = o.sync_steps, dir = o.trace_dir and dir or nil, processes = nprocs,
+    interrupted = r.interrupted, sync_steps = o.sync_steps, dir = o.trace_dir and dir or nil,
+      processes = nprocs,
     ranks = ranks.summary(entries) }
 end
 
 -- the line over several processes with steps (DDP ranks), below the details
 function M.ranks_line(g)
   if not g then return "" end
-  return ("all %d processes: global batch %d, %.1f samples/s (the slowest, #%d, sets the pace: iter %s); per step, the slowest process's iteration less the fastest's: mean %s, max %s over %d steps\n"):format(
-    g.processes, g.batch, g.samples_per_s, g.slowest, units.time(g.slowest_iter), units.time(g.spread_mean),
+  return (
+    "all %d processes: global batch %d, %.1f samples/s (the slowest, #%d, sets the pace: iter "
+    .. "%s); per step, the slowest process's iteration less the fastest's: mean %s, max %s over "
+    .. "%d steps\n"):format(
+    g.processes, g.batch, g.samples_per_s, g.slowest, units.time(g.slowest_iter),
+      units.time(g.spread_mean),
     units.time(g.spread_max), g.steps)
 end
 
@@ -326,7 +367,8 @@ local function report(o, sink, cmd, program, lib, started, run)
   end
   local text = printers.render(doc, o.format)
   if o.format == "table" or o.format == "plain" then
-    text = text .. (text:sub(-2) == "\n\n" and "" or "\n") .. M.details(entries, o.kernels) .. M.ranks_line(info.ranks)
+    text = text .. (text:sub(-2) == "\n\n" and "" or "\n") .. M.details(entries, o.kernels)
+      .. M.ranks_line(info.ranks)
   end
   sink:report(text)
   local unwritten
@@ -359,9 +401,11 @@ end
 local function ending(o, sink, run, how, code, kind, unwritten)
   local problem, entries = run.problem, run.entries
   if how then
-    if problem then sink:warning(tostring(type(problem) == "table" and problem.message or problem)) end
+    if problem then sink:warning(tostring(type(problem) == "table" and problem.message
+      or problem)) end
     if unwritten then sink:warning("trace: " .. unwritten) end
-    local where = entries and (#o.outputs > 0 and not unwritten and ("the report is in " .. o.outputs[1].path)
+    local where = entries and (#o.outputs > 0 and not unwritten
+      and ("the report is in " .. o.outputs[1].path)
       or "the report is above") or "no report"
     if kind == "timeout" then
       core.error("timeout", ("trace: %s after %s; %s"):format(how, units.time(o.timeout,
@@ -375,7 +419,8 @@ local function ending(o, sink, run, how, code, kind, unwritten)
   for _, e in ipairs(entries) do
     if e.status == "failed" then failed[#failed + 1] = e.error end
   end
-  if #failed > 0 then fail("usage", failed[1] .. (#failed > 1 and (" (and %d more processes)"):format(#failed - 1) or "")) end
+  if #failed > 0 then fail("usage", failed[1] .. (#failed > 1
+    and (" (and %d more processes)"):format(#failed - 1) or "")) end
 end
 
 -- runs CMD traced; returns the exit code and the message of the end (nil, nil: success)
@@ -387,7 +432,8 @@ local function trace(o, cmd)
   -- a directory of wlrun's own goes however this ends (an error, a stop before the report),
   -- unless it is kept below for what it holds
   local settled = o.trace_dir ~= nil
-  local _ <close> = setmetatable({}, { __close = function() if not settled then process.remove_tree(dir) end end })
+  local _ <close> = setmetatable({}, { __close = function() if not settled then
+    process.remove_tree(dir) end end })
   local sink <close> = sink_of.new { format = o.format, quiet = o.quiet, progress = false,
     report_only = o.report_only }
   local argv = { program }
@@ -411,7 +457,9 @@ function M.main(args)
     stdio.write(M.usage)
     return
   end
-  if #cmd == 0 then fail("usage", "no command to trace: wlrun trace [options] -- CMD [ARGS...] (wlrun trace --help)") end
+  if #cmd == 0 then
+    fail("usage",
+    "no command to trace: wlrun trace [options] -- CMD [ARGS...] (wlrun trace --help)") end
   local code, message = trace(o, cmd)
   if code then
     -- the program's own exit code, which may lie beyond wlrun's error codes (126 to 255)

@@ -8,8 +8,10 @@ local ranges = require "wlrun.trace.ranges"
 
 local notes = {}
 
-notes.UNATTRIBUTED_SHARE = 0.05 -- GPU work in steps' windows without a range, above this share of busy time: a warning
-notes.RUN_AHEAD = 0.02 -- windows outlast their ranges by more than this share of iter: a note says how far
+-- GPU work in steps' windows without a range, above this share of busy time: a warning
+notes.UNATTRIBUTED_SHARE = 0.05
+-- windows outlast their ranges by more than this share of iter: a note says how far
+notes.RUN_AHEAD = 0.02
 
 -- "forward (120), backward (120)": the names of a count table, most frequent first
 local function by_count(counts, max)
@@ -34,7 +36,11 @@ end
 function notes.no_steps(trace, o)
   local procs = #trace.processes
   if procs == 0 then
-    return ("the program wrote no trace: no process of it started NVTX or CUDA with the trace library, so there is no range named '%s' (wlrun trace reads NVTX ranges: push them around the step, docs/trace.md; a PyTorch program needs none while wlrun's hook is on: it finds the optimizer's steps)"):format(
+    return (
+      "the program wrote no trace: no process of it started NVTX or CUDA with the trace "
+      .. "library, so there is no range named '%s' (wlrun trace reads NVTX ranges: push them "
+      .. "around the step, docs/trace.md; a PyTorch program needs none while wlrun's hook is "
+      .. "on: it finds the optimizer's steps)"):format(
       read.printable(o.step, 60))
   end
   local counts, n = {}, 0
@@ -47,10 +53,15 @@ function notes.no_steps(trace, o)
   end
   local where = ("%d process%s"):format(procs, procs == 1 and "" or "es")
   if n == 0 then
-    return ("no NVTX range was seen in the %s traced, so none named '%s': push a range around each step (docs/trace.md; a PyTorch program needs none when it steps a torch.optim optimizer: wlrun's hook then finds the steps)"):format(
+    return (
+      "no NVTX range was seen in the %s traced, so none named '%s': push a range around each "
+      .. "step (docs/trace.md; a PyTorch program needs none when it steps a torch.optim "
+      .. "optimizer: wlrun's hook then finds the steps)"):format(
       where, read.printable(o.step, 60))
   end
-  return ("no closed range named '%s' in the %s traced; the ranges seen (%d in all), by count: %s; name the step's range with --step NAME"):format(
+  return (
+    "no closed range named '%s' in the %s traced; the ranges seen (%d in all), by count: %s; "
+    .. "name the step's range with --step NAME"):format(
     read.printable(o.step, 60), where, n, (by_count(counts, 20)))
 end
 
@@ -74,11 +85,15 @@ local LOST = {
 function notes.process(p, w)
   local open = {}
   for _, r in ipairs(p.ranges) do
-    if r.open and not ranges.is_auto(r) then open[r.name] = (open[r.name] or 0) + 1 end -- the hook's: never closed at exit
+    -- the hook's: never closed at exit
+    if r.open and not ranges.is_auto(r) then open[r.name] = (open[r.name] or 0) + 1 end
   end
   if next(open) then
-    warning(w, "open-ranges", "ranges never closed", ("ranges still open when process %d ended: %s"):format(p.pid,
-      (by_count(open, 10))), "a range pushed without its pop, or the program stopped inside it; open ranges are not measured")
+    warning(w, "open-ranges", "ranges never closed",
+      ("ranges still open when process %d ended: %s"):format(p.pid,
+      (by_count(open, 10))),
+        "a range pushed without its pop, or the program stopped inside it; open ranges are not "
+        .. "measured")
   end
   local lost = {}
   for what, n in pairs(p.dropped) do
@@ -86,7 +101,8 @@ function notes.process(p, w)
   end
   table.sort(lost)
   if #lost > 0 then
-    warning(w, "records-lost", "trace records lost", ("process %d lost records (%s): the times are short of what was lost"):format(
+    warning(w, "records-lost", "trace records lost",
+      ("process %d lost records (%s): the times are short of what was lost"):format(
       p.pid, table.concat(lost, ", ")), "docs/trace.md, \"The results document\"")
   end
   if #p.errors > 0 then
@@ -97,8 +113,11 @@ function notes.process(p, w)
       table.concat(list, "; "), more > 0 and ("; and %d more"):format(more) or ""), "docs/trace.md")
   end
   if not p.exit then
-    warning(w, "process-killed", "the process did not exit", ("process %d ended without a normal exit (killed by a signal, or _exit)%s: what it did last may be missing"):format(
-      p.pid, p.truncated and ", its trace file cut short" or ""), "the report covers the steps that were written")
+    warning(w, "process-killed", "the process did not exit",
+      ("process %d ended without a normal exit (killed by a signal, or _exit)%s: what it did "
+      .. "last may be missing"):format(
+      p.pid, p.truncated and ", its trace file cut short" or ""),
+        "the report covers the steps that were written")
   end
 end
 
@@ -107,9 +126,13 @@ end
 function notes.run_ahead(t, iter_mean, list)
   local r = t.run_ahead
   if iter_mean > 0 and r.lag_mean > notes.RUN_AHEAD * iter_mean then
-    list[#list + 1] = ("the GPU work of a step ends %s after its '%s' range closes (mean; at most %s): the program runs %s ahead of the GPU (mean %.1f); each iteration is timed to the end of its GPU work"):format(
+    list[#list + 1] = (
+      "the GPU work of a step ends %s after its '%s' range closes (mean; at most %s): the "
+      .. "program runs %s ahead of the GPU (mean %.1f); each iteration is timed to the end of "
+      .. "its GPU work"):format(
       units.time(r.lag_mean), t.step, units.time(r.lag_max),
-      r.steps_max == 0 and "less than a step" or ("up to %d step%s"):format(r.steps_max, r.steps_max == 1 and "" or "s"),
+      r.steps_max == 0 and "less than a step" or ("up to %d step%s"):format(r.steps_max,
+        r.steps_max == 1 and "" or "s"),
       r.steps_mean)
   end
 end
@@ -118,18 +141,29 @@ end
 function notes.measured(p, t, cupti, o, warnings, list)
   local gpu = t.timing == "gpu"
   if not gpu then
-    local how = o.sync_steps and "the steps were synchronised (--sync-steps), so each range ends with its GPU work"
-      or "an iteration is its step range's CPU time, which can end before the step's GPU work does (a loop that does not synchronise)"
-    warning(warnings, "cpu-only", "CPU times only", ("CPU times only (no GPU / CUPTI: %s): the phases' times are their ranges' durations on the CPU; %s"):format(
-      notes.cpu_reason(cupti), how), "run where CUPTI loads (a GPU, libcupti.so.13: WLRUN_TRACE_CUPTI) for GPU times and iterations bounded by their GPU work")
-  elseif t.gpu_busy_mean > 0 and t.gpu_unattributed_mean > notes.UNATTRIBUTED_SHARE * t.gpu_busy_mean then
+    local how = o.sync_steps
+      and "the steps were synchronised (--sync-steps), so each range ends with its GPU work"
+      or "an iteration is its step range's CPU time, which can end before the step's GPU work "
+        .. "does (a loop that does not synchronise)"
+    warning(warnings, "cpu-only", "CPU times only",
+      ("CPU times only (no GPU / CUPTI: %s): the phases' times are their ranges' durations on "
+      .. "the CPU; %s"):format(
+      notes.cpu_reason(cupti), how),
+        "run where CUPTI loads (a GPU, libcupti.so.13: WLRUN_TRACE_CUPTI) for GPU times and "
+        .. "iterations bounded by their GPU work")
+  elseif t.gpu_busy_mean > 0 and t.gpu_unattributed_mean > notes.UNATTRIBUTED_SHARE
+    * t.gpu_busy_mean then
     warning(warnings, "gpu-unattributed", "GPU work outside every range",
-      ("%.0f%% of the GPU work that ran during the steps was launched while no range of the step was open: it counts in no phase"):format(
+      ("%.0f%% of the GPU work that ran during the steps was launched while no range of the "
+        .. "step was open: it counts in no phase"):format(
         100 * t.gpu_unattributed_mean / (t.gpu_busy_mean + t.gpu_unattributed_mean)),
-      "work launched before the step's range was pushed (or with no range open at all) runs inside the step all the same; docs/trace.md, \"Attribution\"")
+      "work launched before the step's range was pushed (or with no range open at all) runs "
+        .. "inside the step all the same; docs/trace.md, \"Attribution\"")
   end
   if t.ranges == "auto" then
-    list[#list + 1] = ("no '%s' ranges of the program's own: the steps are wlrun's automatic PyTorch ranges (one per optimizer step; docs/trace.md, \"No annotation needed\")"):format(
+    list[#list + 1] = (
+      "no '%s' ranges of the program's own: the steps are wlrun's automatic PyTorch ranges (one "
+      .. "per optimizer step; docs/trace.md, \"No annotation needed\")"):format(
       t.step)
   end
   notes.process(p, warnings)

@@ -24,7 +24,8 @@ end
 function ranges.steps(p, name, auto)
   local list = {}
   for _, r in ipairs(p.ranges) do
-    if r.name == name and not r.open and ranges.is_auto(r) == auto and not inside_closed(r, name) then
+    if r.name == name and not r.open and ranges.is_auto(r) == auto
+      and not inside_closed(r, name) then
       list[#list + 1] = r
     end
   end

@@ -24,7 +24,8 @@ function ranks.summary(entries)
   for _, e in ipairs(ok) do
     batch = batch + e.loop.batch_size
     local period = e.loop.total_time / #e.samples
-    if period > slowest_period then slowest, slowest_period, slowest_iter = e.index, period, mean(e.samples) end
+    if period > slowest_period then slowest, slowest_period, slowest_iter = e.index, period,
+      mean(e.samples) end
     steps = math.min(steps, #e.samples)
   end
   local spread = {}
@@ -35,8 +36,10 @@ function ranks.summary(entries)
   end
   local spread_max = 0
   for _, x in ipairs(spread) do spread_max = math.max(spread_max, x) end
-  return { processes = #ok, steps = steps, batch = batch, samples_per_s = slowest_period > 0 and batch / slowest_period or 0,
-    slowest = slowest, slowest_iter = slowest_iter, spread_mean = mean(spread), spread_max = spread_max }
+  return { processes = #ok, steps = steps, batch = batch,
+    samples_per_s = slowest_period > 0 and batch / slowest_period or 0,
+    slowest = slowest, slowest_iter = slowest_iter, spread_mean = mean(spread),
+      spread_max = spread_max }
 end
 
 return ranks

@@ -44,7 +44,8 @@ local function limits_of(given)
   return l
 end
 
--- A name as it may be printed on a terminal (wlrun.text.printable, shared with every printer): control
+-- A name as it may be printed on a terminal (wlrun.text.printable, shared with every printer):
+-- control
 -- characters and bytes that are not UTF-8 as \xHH, cut to max bytes (default 120).
 read.printable = printable.text
 
@@ -57,7 +58,8 @@ Parser.__index = Parser
 local function new_parser(name, budget)
   return setmetatable({
     name = name, budget = budget, lineno = 0, strings = {},
-    p = { file = name, threads = {}, ranges = {}, by_rid = {}, corr = {}, launched = {}, gpu = {}, dropped = {}, errors = {},
+    p = { file = name, threads = {}, ranges = {}, by_rid = {}, corr = {}, launched = {}, gpu = {},
+      dropped = {}, errors = {},
           errors_more = 0, truncated = false, orphans = 0, unknown_corr = 0 },
   }, Parser)
 end
@@ -70,7 +72,8 @@ local UNESCAPE = { ["\\"] = "\\", t = "\t", n = "\n", r = "\r" }
 
 function Parser:text(s)
   local bad = s:find("[\0-\31\127]")
-  if bad then self:fail(("a raw control byte 0x%02x in a field (they are written escaped)"):format(s:byte(bad))) end
+  if bad then self:fail(("a raw control byte 0x%02x in a field (they are written escaped)"):format(
+    s:byte(bad))) end
   if not s:find("\\", 1, true) then return s end
   local out, i = {}, 1
   while true do
@@ -88,7 +91,8 @@ function Parser:text(s)
       out[#out + 1] = string.char(tonumber(s:sub(j + 2, j + 3), 16))
       i = j + 4
     else
-      self:fail(("a bad escape '\\%s' (expected \\\\ \\t \\n \\r or \\xHH)"):format(read.printable(c)))
+      self:fail(("a bad escape '\\%s' (expected \\\\ \\t \\n \\r or \\xHH)"):format(
+        read.printable(c)))
     end
   end
   return table.concat(out)
@@ -98,7 +102,8 @@ end
 function Parser:int(s, what)
   local digits = s:match("^(%d+)$")
   local v = digits and #digits <= 19 and math.tointeger(tonumber(s))
-  if not v then self:fail(("%s: '%s' is not a whole number >= 0"):format(what, read.printable(s, 40))) end
+  if not v then self:fail(("%s: '%s' is not a whole number >= 0"):format(what,
+    read.printable(s, 40))) end
   return v
 end
 
@@ -117,11 +122,13 @@ function Parser:string_ref(s, what)
   local sid = self:int(s, what)
   if sid == 0 then return nil end -- the default domain
   local v = self.strings[sid]
-  if not v then self:fail(("%s: string %d is used before it is defined (S %d ...)"):format(what, sid, sid)) end
+  if not v then self:fail(("%s: string %d is used before it is defined (S %d ...)"):format(what,
+    sid, sid)) end
   return v
 end
 
-local FIELDS = { S = 3, T = 3, R = 9, A = 8, O = 8, C = 4, K = 9, D = 3, E = 2, X = 2 } -- G: 2 or 3; C: 3 in version 1
+-- G: 2 or 3; C: 3 in version 1
+local FIELDS = { S = 3, T = 3, R = 9, A = 8, O = 8, C = 4, K = 9, D = 3, E = 2, X = 2 }
 read.VERSIONS = { [1] = true, [2] = true }
 
 function Parser:range(f, letter)
@@ -147,7 +154,8 @@ function Parser:range(f, letter)
     payload = f[at + 3]
   else
     r.stop = self:int(f[at + 3], "end")
-    if r.stop < r.start then self:fail(("range %d ends (%d) before it starts (%d)"):format(rid, r.stop, r.start)) end
+    if r.stop < r.start then self:fail(("range %d ends (%d) before it starts (%d)"):format(rid,
+      r.stop, r.start)) end
     payload = f[at + 4]
   end
   if payload ~= "-" then r.payload = self:payload(payload) end
@@ -181,9 +189,11 @@ function Parser:fast(line)
   if c == 75 then -- K
     local corr, kind, device, stream, start, stop, bytes, sid = line:match(K_LINE)
     if not corr or not read.KINDS[kind] then return false end
-    local w = { corr = num(corr), kind = kind, device = num(device), stream = num(stream), start = num(start),
+    local w = { corr = num(corr), kind = kind, device = num(device), stream = num(stream),
+      start = num(start),
       stop = num(stop), bytes = num(bytes), name = self.strings[num(sid) or 0] }
-    if not (w.corr and w.device and w.stream and w.start and w.stop and w.bytes and w.name) or w.stop < w.start then
+    if not (w.corr and w.device and w.stream and w.start and w.stop and w.bytes and w.name)
+      or w.stop < w.start then
       return false
     end
     p.gpu[#p.gpu + 1] = w
@@ -202,12 +212,15 @@ function Parser:fast(line)
   elseif c == 82 then -- R
     local rid, tid, parent, sid, dom, start, stop, payload = line:match(R_LINE)
     if not rid then return false end
-    local r = { rid = num(rid), tid = num(tid), parent_rid = num(parent), name = self.strings[num(sid) or 0],
+    local r = { rid = num(rid), tid = num(tid), parent_rid = num(parent),
+      name = self.strings[num(sid) or 0],
       start = num(start), stop = num(stop), async = false }
     dom = num(dom)
     r.domain = dom ~= 0 and dom and self.strings[dom] or nil
-    if payload ~= "-" then r.payload = #payload <= 19 and math.tointeger(tonumber(payload)) or nil end
-    if not (r.rid and r.rid > 0 and r.tid and r.parent_rid and r.name and dom and (dom == 0 or r.domain) and r.start
+    if payload ~= "-" then r.payload = #payload <= 19 and math.tointeger(tonumber(payload))
+      or nil end
+    if not (r.rid and r.rid > 0 and r.tid and r.parent_rid and r.name and dom
+      and (dom == 0 or r.domain) and r.start
         and r.stop and r.stop >= r.start and (payload == "-" or r.payload)) or p.by_rid[r.rid] then
       return false
     end
@@ -218,12 +231,33 @@ function Parser:fast(line)
   return false
 end
 
+-- a K record: one piece of GPU work
+function Parser:gpu_work(f)
+  local p = self.p
+  local kind = f[3]
+  if not read.KINDS[kind] then
+    self:fail(("K: an unknown kind of GPU work '%s' (kernel, memcpy, memset)"):format(
+      read.printable(kind, 20)))
+  end
+  local w = { corr = self:int(f[2], "correlation"), kind = kind,
+    device = self:int(f[4], "device"),
+    stream = self:int(f[5], "stream"), start = self:int(f[6], "start"),
+    stop = self:int(f[7], "end"),
+    bytes = self:int(f[8], "bytes"), name = self:string_ref(f[9], "name") or "" }
+  if w.stop < w.start then self:fail(("K: GPU work ends (%d) before it starts (%d)"):format(
+    w.stop, w.start)) end
+  p.gpu[#p.gpu + 1] = w
+end
+
 function Parser:line(line)
   self.lineno = self.lineno + 1
-  if #line > self.budget.line then self:fail(("a line of %d bytes (at most %d)"):format(#line, self.budget.line)) end
+  if #line > self.budget.line then self:fail(("a line of %d bytes (at most %d)"):format(#line,
+    self.budget.line)) end
   self.budget.records = self.budget.records - 1
   if self.budget.records < 0 then
-    self:fail(("more than %d records in the trace: trace fewer steps (the report needs --warmup and a few dozen more)"):format(
+    self:fail(
+      ("more than %d records in the trace: trace fewer steps (the report needs --warmup and a "
+      .. "few dozen more)"):format(
       self.budget.max_records))
   end
   if self.lineno > 1 and self:fast(line) then return end
@@ -234,10 +268,12 @@ function Parser:line(line)
   end
   local p = self.p
   if self.lineno == 1 then
-    if f[1] ~= "wltrace" then self:fail("not a wlrun trace file (it does not start with 'wltrace')") end
+    if f[1] ~= "wltrace" then
+      self:fail("not a wlrun trace file (it does not start with 'wltrace')") end
     if #f ~= 5 then self:fail(("the header has %d fields, expected 5"):format(#f)) end
     local version = self:int(f[2], "version")
-    if not read.VERSIONS[version] then self:fail(("trace format version %d; this wlrun reads versions 1 and 2"):format(version)) end
+    if not read.VERSIONS[version] then self:fail(
+      ("trace format version %d; this wlrun reads versions 1 and 2"):format(version)) end
     self.version, p.version = version, version
     p.pid, p.ppid, p.command = self:int(f[3], "pid"), self:int(f[4], "ppid"), self:text(f[5])
     return
@@ -259,27 +295,22 @@ function Parser:line(line)
     if self.strings[sid] then self:fail(("string %d is defined twice"):format(sid)) end
     self.strings[sid] = self:text(f[3])
   elseif letter == "T" then
-    p.threads[self:int(f[2], "tid")] = self:string_ref(f[3], "name") -- a thread named again: the last name
+    -- a thread named again: the last name
+    p.threads[self:int(f[2], "tid")] = self:string_ref(f[3], "name")
   elseif letter == "R" or letter == "A" or letter == "O" then
     self:range(f, letter)
   elseif letter == "C" then
     local corr, rid = self:int(f[2], "correlation"), self:int(f[3], "rid")
     local time = self.version == 1 and 0 or self:int(f[4], "time")
     if not self:launch(corr, rid, time) then
-      self:fail(("correlation %d is given to range %d and to range %d"):format(corr, p.corr[corr], rid))
+      self:fail(("correlation %d is given to range %d and to range %d"):format(corr, p.corr[corr],
+        rid))
     end
   elseif letter == "K" then
-    local kind = f[3]
-    if not read.KINDS[kind] then
-      self:fail(("K: an unknown kind of GPU work '%s' (kernel, memcpy, memset)"):format(read.printable(kind, 20)))
-    end
-    local w = { corr = self:int(f[2], "correlation"), kind = kind, device = self:int(f[4], "device"),
-      stream = self:int(f[5], "stream"), start = self:int(f[6], "start"), stop = self:int(f[7], "end"),
-      bytes = self:int(f[8], "bytes"), name = self:string_ref(f[9], "name") or "" }
-    if w.stop < w.start then self:fail(("K: GPU work ends (%d) before it starts (%d)"):format(w.stop, w.start)) end
-    p.gpu[#p.gpu + 1] = w
+    self:gpu_work(f)
   elseif letter == "G" then
-    if f[2] ~= "on" and f[2] ~= "off" then self:fail(("G: state '%s', expected on or off"):format(read.printable(f[2], 20))) end
+    if f[2] ~= "on" and f[2] ~= "off" then self:fail(
+      ("G: state '%s', expected on or off"):format(read.printable(f[2], 20))) end
     p.cupti = { state = f[2], reason = f[3] and self:text(f[3]) or nil }
   elseif letter == "D" then
     local what = self:text(f[2])
@@ -305,10 +336,13 @@ function Parser:finish()
       if not parent then
         p.orphans = p.orphans + 1 -- its parent was never written (the process was killed inside it)
       elseif parent.async then
-        core.error("io", ("%s: range %d names range %d as its parent, a start/end range (parents are push/pop ranges)"):format(
+        core.error("io",
+          ("%s: range %d names range %d as its parent, a start/end range (parents are "
+          .. "push/pop ranges)"):format(
           self.name, r.rid, parent.rid), 0)
       elseif parent.tid ~= r.tid then
-        core.error("io", ("%s: range %d (thread %d) names range %d of another thread (%d) as its parent"):format(
+        core.error("io",
+          ("%s: range %d (thread %d) names range %d of another thread (%d) as its parent"):format(
           self.name, r.rid, r.tid, parent.rid, parent.tid), 0)
       else
         r.parent = parent
@@ -322,7 +356,8 @@ function Parser:finish()
       local chain, at = {}, r
       while at and not at.depth do
         if at.visiting then
-          core.error("io", ("%s: range %d is its own ancestor (a cycle of parents)"):format(self.name, at.rid), 0)
+          core.error("io", ("%s: range %d is its own ancestor (a cycle of parents)"):format(
+            self.name, at.rid), 0)
         end
         at.visiting = true
         chain[#chain + 1] = at
@@ -333,7 +368,8 @@ function Parser:finish()
         d = d + 1
         chain[i].depth, chain[i].visiting = d, nil
         if d > self.budget.depth then
-          core.error("io", ("%s: range %d is nested %d deep (at most %d)"):format(self.name, chain[i].rid, d,
+          core.error("io", ("%s: range %d is nested %d deep (at most %d)"):format(self.name,
+            chain[i].rid, d,
             self.budget.depth), 0)
         end
       end
@@ -350,13 +386,15 @@ end
 
 local function budget_of(limits)
   local l = limits_of(limits)
-  return { records = l.records, max_records = l.records, line = l.line, depth = l.depth, errors = l.errors }
+  return { records = l.records, max_records = l.records, line = l.line, depth = l.depth,
+    errors = l.errors }
 end
 
 local function parse_with(text, name, budget)
   local ps = new_parser(name, budget)
   local whole = #text
-  if whole > 0 and text:byte(whole) ~= 10 then -- a last line without its newline: the file was cut short
+  -- a last line without its newline: the file was cut short
+  if whole > 0 and text:byte(whole) ~= 10 then
     ps.p.truncated = true
     local last = text:find("\n[^\n]*$")
     text = last and text:sub(1, last) or ""
@@ -366,7 +404,8 @@ local function parse_with(text, name, budget)
   return ps:finish()
 end
 
-function read.parse(text, name, limits) return parse_with(text, name or "trace", budget_of(limits)) end
+function read.parse(text, name, limits) return parse_with(text, name or "trace",
+  budget_of(limits)) end
 
 ---------------------------------------------------------------------------------------------
 -- a directory
@@ -376,7 +415,8 @@ local CHUNK = 1024 * 1024
 -- the text of a file, refused past `left` bytes (a file that grows, or one like /dev/zero)
 local function read_bounded(path, name, left, max)
   local f, err = io.open(path, "rb")
-  if not f then core.error("io", ("cannot read the trace file %s: %s"):format(path, tostring(err)), 0) end
+  if not f then core.error("io", ("cannot read the trace file %s: %s"):format(path, tostring(err)),
+    0) end
   local parts, size = {}, 0
   while true do
     local s, rerr = f:read(CHUNK)
@@ -390,7 +430,9 @@ local function read_bounded(path, name, left, max)
     size = size + #s
     if size > left then
       f:close()
-      core.error("io", ("%s: the trace files hold more than %d MiB: trace fewer steps (the report needs --warmup and a few dozen more)"):format(
+      core.error("io",
+        ("%s: the trace files hold more than %d MiB: trace fewer steps (the report needs "
+        .. "--warmup and a few dozen more)"):format(
         name, max // (1024 * 1024)), 0)
     end
     parts[#parts + 1] = s
@@ -404,13 +446,15 @@ end
 function read.dir(path, limits)
   local l = limits_of(limits)
   local names, err = process.list_dir(path)
-  if not names then core.error("io", ("cannot read the trace directory %s: %s"):format(path, tostring(err)), 0) end
+  if not names then core.error("io", ("cannot read the trace directory %s: %s"):format(path,
+    tostring(err)), 0) end
   local files = {}
   for _, n in ipairs(names) do
     if n:sub(-8) == ".wltrace" then files[#files + 1] = n end
   end
   if #files > l.files then
-    core.error("io", ("%s: %d trace files, more than %d processes"):format(path, #files, l.files), 0)
+    core.error("io", ("%s: %d trace files, more than %d processes"):format(path, #files, l.files),
+      0)
   end
   -- <pid>.wltrace, then <pid>.<n>.wltrace for the programs that process exec'd (n from 2)
   local function order(name)
@@ -432,7 +476,8 @@ function read.dir(path, limits)
     local kind, kerr = process.file_type(path .. "/" .. n)
     if kind ~= "file" then
       core.error("io", ("%s: %s: the trace library writes regular files only"):format(n,
-        kind and ("a " .. (kind == "link" and "symbolic link" or kind)) or ("cannot read it: " .. tostring(kerr))), 0)
+        kind and ("a " .. (kind == "link" and "symbolic link" or kind))
+          or ("cannot read it: " .. tostring(kerr))), 0)
     end
     local text, size = read_bounded(path .. "/" .. n, n, left, l.bytes)
     left = left - size

@@ -29,7 +29,8 @@ local notes_of = require "wlrun.trace.notes"
 local report = {}
 
 report.DEFAULTS = { step = "train_step", data = "data", warmup = 5, top_kernels = 10, auto = true }
-report.OVERLAP = 0.01 -- the step's GPU work adds up to more than its busy time by this share: phases overlap
+-- the step's GPU work adds up to more than its busy time by this share: phases overlap
+report.OVERLAP = 0.01
 report.NAME_MAX = 200 -- bytes of a name kept in the document
 
 local function seconds(ns) return ns / 1e9 end
@@ -104,7 +105,8 @@ end
 -- the top kernels of a tally: {{name, count, time (s, over the measured iterations)}...}
 local function top_kernels(t, max)
   local list = {}
-  for name, e in pairs(t or {}) do list[#list + 1] = { name = name, count = e.count, time = e.time } end
+  for name, e in pairs(t or {}) do list[#list + 1] = { name = name, count = e.count,
+    time = e.time } end
   table.sort(list, function(a, b)
     if a.time ~= b.time then return a.time > b.time end
     return a.name < b.name
@@ -118,7 +120,8 @@ end
 
 local function cupti_of(p)
   if not p.cupti then
-    return { state = "none", reason = "no CUDA in this process (the trace library's CUDA injection never started)" }
+    return { state = "none",
+      reason = "no CUDA in this process (the trace library's CUDA injection never started)" }
   end
   return { state = p.cupti.state, reason = p.cupti.reason and name_of(p.cupti.reason) or nil }
 end
@@ -135,11 +138,15 @@ local function batch_of(o, measured, notes)
   if n > 0 and n == #measured then
     if lo == hi then return lo, "payload" end
     local bs = math.max(1, math.floor(total / n + 0.5))
-    notes[#notes + 1] = ("the step ranges' payloads differ (%d to %d): the batch size is their mean, %d"):format(lo, hi, bs)
+    notes[#notes + 1] = (
+      "the step ranges' payloads differ (%d to %d): the batch size is their mean, %d"):format(lo,
+      hi, bs)
     return bs, "payload"
   end
-  notes[#notes + 1] = n > 0 and "some step ranges carry no payload: batch size 1 (give --batch-size N)"
-    or "batch size 1 (no --batch-size and no integer payload on the step ranges): throughput is steps per second"
+  notes[#notes + 1] = n > 0
+    and "some step ranges carry no payload: batch size 1 (give --batch-size N)"
+    or "batch size 1 (no --batch-size and no integer payload on the step ranges): throughput is "
+      .. "steps per second"
   return 1, "default"
 end
 
@@ -184,7 +191,8 @@ local function busiest_device(p)
   local time, best = {}, nil
   for _, w in ipairs(p.gpu) do
     time[w.device] = (time[w.device] or 0) + (w.stop - w.start)
-    if not best or time[w.device] > time[best] or (time[w.device] == time[best] and w.device < best) then best = w.device end
+    if not best or time[w.device] > time[best] or (time[w.device] == time[best]
+      and w.device < best) then best = w.device end
   end
   return best
 end
@@ -217,10 +225,14 @@ local function data_times(p, steps, win, data_end, o, t, notes)
   end
   local lo, hi = {}, {}
   for i = 1, #steps do lo[i], hi[i] = win.stop[i - 1] or -math.huge, win.start[i] end
-  local data_iter = {} -- a data range -> the iteration whose CPU window (previous step's end, this one's end] it starts in
+  -- a data range -> the iteration whose CPU window (previous step's end, this one's end] it starts
+  -- in
+  local data_iter = {}
   if #list == 0 then
     t.data_source = "gap"
-    notes[#notes + 1] = ("no '%s' ranges: the data time is the whole gap between one step's end and the next one's start"):format(t.data)
+    notes[#notes + 1] = (
+      "no '%s' ranges: the data time is the whole gap between one step's end and the next "
+      .. "one's start"):format(t.data)
     local time = { 0.0 }
     for i = 2, #steps do time[i] = hi[i] - lo[i] end
     return time, data_iter
@@ -271,7 +283,8 @@ end
 local function gpu_times(p, steps, win, of, iter_of, data_iter, phase)
   local g = { busy = {}, work = {}, outside = {}, data = {}, unattributed = {}, kernels = {} }
   for i = 1, #steps do
-    g.busy[i], g.work[i], g.outside[i], g.data[i], g.unattributed[i], g.kernels[i] = {}, 0.0, 0.0, 0.0, 0.0, {}
+    g.busy[i], g.work[i], g.outside[i], g.data[i], g.unattributed[i], g.kernels[i] = {}, 0.0, 0.0,
+      0.0, 0.0, {}
   end
   for _, w in ipairs(p.gpu) do
     local c, dur = of[w], w.stop - w.start
@@ -310,7 +323,8 @@ end
 -- 5. the measured iterations: the loop's record (rec) and the trace's per-iteration lists
 local function measured_iterations(steps, W, win, data, phases, top, g, gpu)
   local rec = { iter = {}, data = {}, phases = {}, total_time = 0.0 }
-  local m = { steps = {}, between = {}, busy = {}, work = {}, outside = {}, data_gpu = {}, unattributed = {},
+  local m = { steps = {}, between = {}, busy = {}, work = {}, outside = {}, data_gpu = {},
+    unattributed = {},
     names = {}, cpu_of = {}, gpu_of = {}, tallies = {} }
   local seen_name = {}
   for i = W + 1, #steps do
@@ -329,7 +343,8 @@ local function measured_iterations(steps, W, win, data, phases, top, g, gpu)
     end)
     local list = {}
     for _, x in ipairs(order) do
-      list[#list + 1] = { name = name_of(x.name), time = seconds(gpu and x.ph.gpu or x.ph.cpu), top = top[x.name] or false }
+      list[#list + 1] = { name = name_of(x.name), time = seconds(gpu and x.ph.gpu or x.ph.cpu),
+        top = top[x.name] or false }
       if not seen_name[x.name] then
         seen_name[x.name] = true
         m.names[#m.names + 1] = x.name
@@ -395,7 +410,8 @@ local function run_ahead(steps, win, W)
   for j, l in ipairs(ra.lag) do
     lag_max, ahead_max = math.max(lag_max, l), math.max(ahead_max, ra.ahead[j])
   end
-  return { lag_mean = seconds(mean(ra.lag)), lag_max = seconds(lag_max), steps_mean = mean(ra.ahead), steps_max = ahead_max }
+  return { lag_mean = seconds(mean(ra.lag)), lag_max = seconds(lag_max),
+    steps_mean = mean(ra.ahead), steps_max = ahead_max }
 end
 
 -- the report of one process: its entry (k: its index, of n processes with steps)
@@ -408,8 +424,10 @@ local function process_entry(p, steps, k, n, o, mode)
   local gpu = cupti.state == "on" and #p.gpu > 0
   local tid = steps[1].tid
   local t = {
-    step = name_of(o.step), data = name_of(o.data), timing = gpu and "gpu" or "cpu", steps = #steps, ranges = mode,
-    process = { pid = p.pid, ppid = p.ppid, command = p.command and read.printable(p.command, 1000) or nil,
+    step = name_of(o.step), data = name_of(o.data), timing = gpu and "gpu" or "cpu", steps = #steps,
+      ranges = mode,
+    process = { pid = p.pid, ppid = p.ppid, command = p.command and read.printable(p.command, 1000)
+      or nil,
                 thread = p.threads[tid] and name_of(p.threads[tid]) or tostring(tid),
                 exited = p.exit ~= nil, truncated = p.truncated },
     cupti = cupti,
@@ -418,7 +436,9 @@ local function process_entry(p, steps, k, n, o, mode)
   local W = o.warmup
   if #steps <= W then
     entry.status, entry.kind = "failed", "usage"
-    entry.error = ("process %d has %d closed '%s' range%s, not more than --warmup %d: no iteration left to measure (lower --warmup, or run more steps)"):format(
+    entry.error = (
+      "process %d has %d closed '%s' range%s, not more than --warmup %d: no iteration left to "
+      .. "measure (lower --warmup, or run more steps)"):format(
       p.pid, #steps, t.step, #steps == 1 and "" or "s", W)
     notes_of.process(p, warnings)
     entry.warnings = warnings

@@ -44,7 +44,9 @@ function traced.library()
       tried[#tried + 1] = p
     end
   end
-  fail("io", ("the trace library libwlrun_trace.so is missing (looked for %s): build it with wlrun (CMake target wlrun_trace), or name it with WLRUN_TRACE_LIB"):format(
+  fail("io",
+    ("the trace library libwlrun_trace.so is missing (looked for %s): build it with wlrun "
+    .. "(CMake target wlrun_trace), or name it with WLRUN_TRACE_LIB"):format(
     #tried > 0 and table.concat(tried, " and ") or "it beside the wlrun binary"))
 end
 
@@ -72,7 +74,8 @@ function traced.add_mfu(entries, flops, dtype)
       else
         local ok, d = pcall(core.device, dev)
         if ok then device = d
-        else why = ("device %d could not be read: %s"):format(dev, tostring(type(d) == "table" and d.message or d)) end
+        else why = ("device %d could not be read: %s"):format(dev,
+          tostring(type(d) == "table" and d.message or d)) end
       end
       loop.add_mfu(e, flops, dtype, device, why)
     end
@@ -85,10 +88,13 @@ local function hook_dir(dir) return dir .. "/python" end
 -- writes the hook (src/trace/python/sitecustomize.py, embedded in wlrun) into the trace directory
 local function write_hook(dir)
   local text = process.embedded_file("src/trace/python/sitecustomize.py")
-  if not text then fail("io", "this wlrun was built without its Python hook (src/trace/python/sitecustomize.py)") end
+  if not text then
+    fail("io",
+    "this wlrun was built without its Python hook (src/trace/python/sitecustomize.py)") end
   local ok, err = process.make_dir(hook_dir(dir))
   if ok then ok, err = files.write(hook_dir(dir) .. "/sitecustomize.py", text) end
-  if not ok then fail("io", ("cannot write the Python hook into %s: %s"):format(hook_dir(dir), tostring(err))) end
+  if not ok then fail("io", ("cannot write the Python hook into %s: %s"):format(hook_dir(dir),
+    tostring(err))) end
 end
 
 -- the environment that injects the trace library (and, in Python programs, the hook of the
@@ -97,12 +103,16 @@ function traced.environment(o, dir, lib, warn)
   local env = { WLRUN_TRACE_DIR = dir, NVTX_INJECTION64_PATH = lib, CUDA_INJECTION64_PATH = lib }
   for _, v in ipairs { "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH" } do
     local old = os.getenv(v)
-    if old and old ~= "" and old ~= lib then warn(("trace: %s was '%s': replaced by wlrun's trace library"):format(v, old)) end
+    if old and old ~= "" and old ~= lib then warn(
+      ("trace: %s was '%s': replaced by wlrun's trace library"):format(v, old)) end
   end
   if o.sync_steps then env.WLRUN_TRACE_SYNC = o.step end
   for k, v in pairs(o.env or {}) do env[k] = v end
-  if o.auto_ranges ~= false and dir:find(":", 1, true) then -- PYTHONPATH's separator: it cannot name it
-    warn(("trace: no Python hook: the trace directory '%s' holds a ':', which PYTHONPATH cannot hold"):format(dir))
+  -- PYTHONPATH's separator: it cannot name it
+  if o.auto_ranges ~= false and dir:find(":", 1, true) then
+    warn(
+      ("trace: no Python hook: the trace directory '%s' holds a ':', which PYTHONPATH "
+      .. "cannot hold"):format(dir))
   elseif o.auto_ranges ~= false then -- first on Python's path, before the program's own
     local path = env.PYTHONPATH or os.getenv("PYTHONPATH")
     env.PYTHONPATH = hook_dir(dir) .. ((path and path ~= "") and (":" .. path) or "")
@@ -125,9 +135,11 @@ function traced.run(o, argv, lib, dir, spawn, warn)
   local out = { result = r, trace = ok and res or nil, dir = dir }
   if ok then ok, res = pcall(report.entries, out.trace, o) end
   if ok then out.entries = res else out.problem = res end
-  if out.entries and o.flops_per_sample then traced.add_mfu(out.entries, o.flops_per_sample, o.dtype) end
+  if out.entries and o.flops_per_sample then traced.add_mfu(out.entries, o.flops_per_sample,
+    o.dtype) end
   local problem = out.problem
-  if type(problem) == "table" and type(problem.message) == "string" then problem.message = "trace: " .. problem.message end
+  if type(problem) == "table" and type(problem.message) == "string" then problem.message = "trace: "
+    .. problem.message end
   return out
 end
 
