@@ -21,8 +21,8 @@ local cases = {
   { "missing script", nil, "no/such/script.lua", 9, "cannot open no/such/script.lua" },
   { "script is a directory", nil, "/tmp", 9, "cannot" },
   -- luac5.4's output of `print(1)`: the header's signature, version 5.4 and format 0 are enough
-  { "a precompiled chunk given as the script names it", "\27Lua\84\0\25\147\13\10\26\10", "", 1,
-    "^wlrun: .*script%.lua: attempt to load a binary chunk %(mode is 't'%): wlrun runs Lua source" },
+  { "a precompiled chunk given as the script names it", "\27Lua\84\0\25\147\13\10\26\10", "",
+    1, "^wlrun: .*script%.lua: attempt to load a binary chunk %(mode is 't'%): wlrun runs Lua" },
   { "unknown option", nil, "--bogus x.lua", 2, "unknown option '%-%-bogus'" },
   { "option without its value", nil, "x.lua --iters", 2, "option '%-%-iters' needs a value" },
   { "bad option value", nil, "x.lua --warmup lots", 2, "%-%-warmup: expected a whole number" },
