@@ -33,6 +33,7 @@ function M.cases()
   local F = M.FAIL_ON
   local function after(at) return function(i) return i >= at end end
   local never = function() return false end
+  local function step_drift(i) return (i >= 6 and 0.04 or 0) + math.max(0, 0.01 * (i - 11)) end
   local list = {
     { name = "issue 38: +15 % from commit 5, noise 0.3 %", n = 24, noise = 0.003,
       level = step(5, 0.15), should_fail = after(5) },
@@ -60,6 +61,15 @@ function M.cases()
       level = function(i) return i >= 5 and 1 + 0.01 * (i - 4) or 1 end,
         should_fail = function(i) return 0.01 * (i - 4) > F + 0.02 end,
       may_fail = function(i) return 0.01 * (i - 4) > F - 0.02 end },
+    -- a step under --fail-on, then a drift on top of it: the two together are the regression
+    { name = "+4 % at 6, then +1 %/commit from 12, noise 0.3 %", n = 24, noise = 0.003,
+      level = function(i) return 1 + step_drift(i) end,
+      should_fail = function(i) return step_drift(i) > F + 0.02 end,
+      may_fail = function(i) return step_drift(i) > F - 0.02 end },
+    -- a step up, then a slow partial recovery: still slower than before the step all along
+    { name = "+30 % at 6, then -1 %/commit from 12, noise 0.3 %", n = 24, noise = 0.003,
+      level = function(i) return 1 + (i >= 6 and 0.30 or 0) - math.max(0, 0.01 * (i - 11)) end,
+      should_fail = function(i) return i >= 6 end },
   }
   for k, noise in ipairs { 0.001, 0.003, 0.01, 0.02, 0.05 } do -- no change at all: 5 x 24 commits
     list[#list + 1] = { name = ("no change, noise %g %% (%d)"):format(noise * 100, k), n = 24,

@@ -180,6 +180,11 @@ static void exec_child(const struct child *c, pid_t parent) {
    * (its children are reaped for it), SIGPIPE ignored hides a closed pipe, a blocked signal
    * stays blocked across exec; a deliberate SIGHUP of nohup stays ignored */
   signal(SIGINT, SIG_DFL);
+  for (int i = 0; i < WL_NSTOP_SIGNALS; i++) { /* wlrun's handlers, before the signals are let in */
+    struct sigaction old;
+    if (sigaction(wl_stop_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+      signal(wl_stop_signals[i], SIG_DFL);
+  }
   signal(SIGCHLD, SIG_DFL);
   signal(SIGPIPE, SIG_DFL);
   sigset_t none;
@@ -265,21 +270,32 @@ static pid_t start_forwarding(lua_State *L, struct forwarding *f) {
    * as soon as it starts, instead of running to its end while wlrun waits for it */
   forwarded = wl_stop_requested == WL_STOP_INTERRUPT && wl_stop_signal ? wl_stop_signal : 0;
   f->on = true;
+  sigset_t stops, before;
+  sigemptyset(&stops);
   for (f->n = 0; f->n < WL_NSTOP_SIGNALS; f->n++) {
-    if (sigaction(wl_stop_signals[f->n], &sa, &f->old[f->n]) != 0) {
+    int sig = wl_stop_signals[f->n];
+    sigaddset(&stops, sig);
+    /* one ignored on purpose (nohup's SIGHUP) stays ignored, here and in the child */
+    bool set = sigaction(sig, NULL, &f->old[f->n]) == 0 &&
+               (f->old[f->n].sa_handler == SIG_IGN || sigaction(sig, &sa, NULL) == 0);
+    if (!set) {
       int e = errno;
       forwarding_end(f);
       wl_raise(L, WL_EXIT_SCRIPT, "cannot pass signals on to a child: %s", strerror(e));
     }
   }
+  /* held until the child is known: one that comes meanwhile is passed on to it, not swallowed by
+   * the child's copy of the handler before its exec (exec_child puts the default back first) */
+  (void)pthread_sigmask(SIG_BLOCK, &stops, &before);
   pid_t pid = fork_child(&c);
+  int e = errno;
+  if (pid > 0) forward_to = pid;
+  if (pid > 0 && forwarded) kill(pid, forwarded); /* one that came before there was a child */
+  (void)pthread_sigmask(SIG_SETMASK, &before, NULL);
   if (pid < 0) {
-    int e = errno;
     forwarding_end(f);
     start_failed(L, &c, e);
   }
-  forward_to = pid;
-  if (forwarded) kill(pid, forwarded); /* one that came before there was a child to pass it to */
   return pid;
 }
 

@@ -172,7 +172,34 @@ local function signal_cases()
   return cases
 end
 
+-- a signal that reaches wlrun while an --isolate child is in its end (its entry written): the
+-- sweep stops after that entry (it was lost: the sweep went on to its end and exited 0)
+local LATE_END = sweep([[setup = function(p)
+    if p.n == 1 then -- this child's end is long: the signal comes then
+      _G.slow_end = setmetatable({}, { __gc = function() io.open("ready", "w"):close() wl.sleep(3) end })
+    end
+    return {}
+  end, run = function() end]])
+-- a SIGHUP ignored on purpose (nohup) stays ignored, in wlrun and in its --isolate children
+local function nohup_hup_at(ready)
+  return ([[sh -c 'trap "" HUP; "$@" & t=$!; (sleep 120; kill -KILL $t 2>/dev/null) & w=$!; ]]
+    .. [[while [ ! -e %s ] && kill -0 $t 2>/dev/null; do sleep 0.05; done; ]]
+    .. [[sleep 0.2; kill -HUP $t; ]]
+    .. [[wait $t; r=$?; kill $w 2>/dev/null; exit $r' sh]]):format(ready)
+end
+
 local cases = {
+  { name = "SIGTERM while an --isolate child ends, its entry written: the sweep stops after it",
+    code = 143, prefix = signal_at("TERM", "ready"), args = CO .. " --isolate -o r.json -o r.csv",
+    script = LATE_END,
+    stderr = "interrupted %(SIGTERM%) during configuration 2 of 4; "
+      .. "1 finished configurations are in r%.json",
+    check = doc_is(false, { "compiled" }) },
+  { name = "nohup: a SIGHUP ignored stays ignored while an --isolate child runs; the sweep ends",
+    code = 0, prefix = nohup_hup_at("ready"), args = CO .. " --isolate -o r.json",
+    script = sweep("setup = function(p) if p.n == 2 then io.open('ready', 'w'):close() "
+      .. "wl.sleep(1) end return {} end, run = function() end"),
+    check = doc_is(true, { "compiled", "compiled", "compiled", "compiled" }) },
   ---- a closed pipe is an io error (the signals of a terminal and a cluster: below) ----
   { name = "a closed standard output (| head -c 1) is an io error, exit 9, with every -o written",
     code = 9,

@@ -83,18 +83,18 @@ local function judge(points, first_b, last_b, samples, opts)
 end
 
 -- the baseline of the latest commit of points: the segment before the latest one when a step was
--- found, else every earlier commit; the most recent baseline_commits of it. Where blame found a
--- drift that reaches the latest commit, the baseline is the level where the drift began (its
--- first min_segment commits): else a slow regression, a percent a commit, is always within
--- --fail-on of its own recent past and never fails.
+-- found, else every earlier commit; the most recent baseline_commits of it. Where no step was
+-- found but a slowing drift that reaches the latest commit, the baseline is the level where the
+-- drift began (its first min_segment commits): else a slow regression, a percent a commit, is
+-- always within --fail-on of its own recent past and never fails. (After a step, the segment
+-- before the step stays the baseline: it is before the drift too.)
 local function baseline_of(points, found, opts)
   local n, segs = #points, found.segments
   local first_b, last_b = 1, n - 1
   if segs[#segs].first > 1 then first_b, last_b = segs[#segs - 1].first, segs[#segs - 1].last end
   local drift = found.drifts and found.drifts[#found.drifts]
-  if drift and drift.last >= n - 1 and drift.first < n - 1 then
-    local first = math.max(drift.first, first_b)
-    return first, math.min(n - 1, first + (opts.min_segment
+  if #segs == 1 and drift and drift.change > 0 and drift.last >= n - 1 and drift.first < n - 1 then
+    return drift.first, math.min(n - 1, drift.first + (opts.min_segment
       or changepoint.defaults.min_segment) - 1)
   end
   return math.max(first_b, last_b - (opts.baseline_commits or 10) + 1), last_b

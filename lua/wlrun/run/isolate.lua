@@ -168,13 +168,17 @@ end
 -- and the reason.
 function isolate.remove_dir(dir) return process.remove_tree(dir) end
 
--- runs configuration cfg in a child and waits; returns its entry (and an interruption)
+-- Runs configuration cfg in a child and waits; returns its entry (and an interruption). A stop
+-- signal that reached this process meanwhile was passed on to the child (r.interrupted); one that
+-- came after the child wrote its entry, in its end, still stops the sweep, after this entry.
 function isolate.run(cfg, timeout, dir)
   local out, errf = ("%s/%d.json"):format(dir, cfg.index), ("%s/%d.err"):format(dir, cfg.index)
   local r = process.spawn(isolate.child_args { "--worker-config", tostring(cfg.index),
     "--worker-output", out },
     { timeout = timeout, stdout = "/dev/null", stderr = errf, forward_signals = true })
-  return isolate.collect(cfg, r, out, errf, timeout)
+  local entry, interrupt = isolate.collect(cfg, r, out, errf, timeout)
+  if r.interrupted and not interrupt and r.how ~= "timeout" then interrupt = INTERRUPTED end
+  return entry, interrupt
 end
 
 local function write_entry(entry, path)

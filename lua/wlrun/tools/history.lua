@@ -326,7 +326,8 @@ local function analyse(db, path, o, opts, cmd)
     if gate then
       local at = query.accepted(db, s, points)
       local found_of = function(prefix) return analysis.blame(s, prefix, opts) end
-      local g = { fail_on = opts.fail_on, alpha = opts.alpha, accepted = at }
+      local g = { fail_on = opts.fail_on, alpha = opts.alpha, accepted = at,
+        min_segment = opts.min_segment }
       if o.branch and not branches.is_main(o.branch) then -- against main's level at the merge base
         e.gate = analysis.branch_gate(points, merge_base_index(points), found_of, samples, g)
       else
