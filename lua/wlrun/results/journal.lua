@@ -120,11 +120,17 @@ function journal.same_file(a, b)
   return plain(a) == plain(b)
 end
 
--- a journal that a live run holds (its flock): the output is that run's
-local function held(path)
+-- What is at a journal's path: "held" (a live run's: its flock), "left" (a run's that did not
+-- finish), or nil: nothing, or gone meanwhile (a run that has just ended removed it; it is no
+-- "left" journal then, as a look at it a moment before would have said)
+local function journal_state(path)
   local h, err = process.lock_path(path)
-  if h then h:close() end
-  return err == "busy"
+  if h then
+    h:close()
+    return "left"
+  end
+  if err == "busy" then return "held" end
+  return exists(path) and "left" or nil
 end
 
 local function refuse_held(output, path)
@@ -144,12 +150,20 @@ end
 -- locked first so that two runs cannot both resume it.
 local function take_place(f, path, output)
   if not exists(path) then
-    local ok, err = files.claim(f)
-    if ok then return end
-    if exists(path) then
-      if held(path) then refuse_held(output, path) end
-      refuse_left(path)
+    local err
+    for _ = 1, 3 do -- the run that had it may end between the claim and the look: claim again
+      local ok, why = files.claim(f)
+      if ok then return end
+      err = why
+      local state = journal_state(path)
+      if state or exists(path) or not why:find("exists", 1, true) then
+        files.discard(f)
+        if state == "held" then refuse_held(output, path) end
+        if state == "left" then refuse_left(path) end
+        io_fail(path, "the journal", why)
+      end
     end
+    files.discard(f)
     io_fail(path, "the journal", err)
   end
   local old, id = process.lock_path(path)
@@ -175,10 +189,9 @@ function journal.open(doc, outputs, resume, resumed)
   for _, o in ipairs(outputs) do
     journal.check_output(o.path)
     local left = journal.path_for(o.path)
-    if exists(left) then -- a live run's output, or what a killed run measured: never overwritten
-      if held(left) then refuse_held(o.path, left) end
-      if not journal.same_file(left, resume) then refuse_left(left) end
-    end
+    local state = journal_state(left) -- a live run's output, or what a killed run measured:
+    if state == "held" then refuse_held(o.path, left) end -- never overwritten
+    if state == "left" and not journal.same_file(left, resume) then refuse_left(left) end
   end
   if #outputs > 0 then
     -- made new with its header, then renamed into place (over the journal --resume read)

@@ -73,11 +73,12 @@ function files.rename(f)
 end
 
 -- gives a file of files.create its target's name only where nothing has it (a link, then the
--- temporary name removed), still open; nil and the reason ("File exists") where something has
+-- temporary name removed), still open; nil and the reason ("File exists") where something has,
+-- the file kept as it was (claim again, or discard it)
 function files.claim(f)
   local m = made[f]
   local ok, err = process.link(m.tmp, m.path)
-  if not ok then return fail(f, err) end
+  if not ok then return nil, reason(err, m.tmp, m.path) end
   os.remove(m.tmp)
   made[f] = nil
   return true
