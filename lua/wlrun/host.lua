@@ -8,6 +8,7 @@ local stdio = require "wlrun.text.stdio"
 local compiled = require "wlrun.report.compiled"
 local journal = require "wlrun.results.journal"
 local scenario = require "wlrun.run.scenario"
+local compile_ahead = require "wlrun.run.compile_ahead"
 
 local host = {}
 
@@ -72,6 +73,8 @@ local function run_script(cli)
     core.error(err:find("^cannot %a+ ") and "io" or "script", err, 0)
   end
   journal.hook_exit() -- before the script can keep its own os.exit
+  -- wl.prepare_kernels's processes: what they have not compiled by the end is not needed
+  local _ <close> = setmetatable({}, { __close = function() compile_ahead.finish(true) end })
   limit_top_level(cli)
   local result
   do
@@ -101,6 +104,7 @@ end
 
 function host.main()
   local cli = core.cli
+  if cli.compile_jobs then return compile_ahead.worker(cli.compile_jobs) end -- internal
   -- info and a tool load their own modules, the command asked for only
   if cli.command == "info" then return require("wlrun.tools.info").main() end
   -- the tool named on the command line (cli.c's list): wlrun.tools.<name>

@@ -7,6 +7,7 @@ local bench = require "wlrun.measure.bench"
 local loop = require "wlrun.measure.loop"
 local scenario = require "wlrun.run.scenario"
 local sweep = require "wlrun.run.sweep"
+local compile_ahead = require "wlrun.run.compile_ahead"
 
 local wl = {}
 
@@ -93,6 +94,7 @@ end
 -- kernels, launches, streams, events, graphs
 wl.source = core.source
 wl.kernel = core.kernel
+wl.prepare_kernels = compile_ahead.start
 wl.compile_stats = core.compile_stats
 wl.nvrtc_version = core.nvrtc_version
 wl.compilers = core.compilers

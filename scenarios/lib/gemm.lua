@@ -38,6 +38,17 @@ for name, v in pairs(variants) do
   v.name = name
 end
 
+-- the wl.kernel table of a variant's own kernel (nil for cuBLAS), and of the check's kernel for
+-- a tensor dtype
+local function kernel_spec(v)
+  if v.mma then return { bf16_src, name = v.mma.name } end
+  if not v.cublas then return { f32_src, name = "gemm_" .. v.name, defines = { TILE = 32 } } end
+end
+local function check_spec(tensor)
+  return { check_src, name = ("gemm_check_rows<%s>"):format(tensor == "bf16" and "__nv_bfloat16"
+    or "float") }
+end
+
 local function bind(p, s, v)
   if v.cublas then
     return wl.cublas.gemm { a = s.A, b = s.B, c = s.C, m = p.M, n = p.N, k = p.K,
@@ -45,12 +56,12 @@ local function bind(p, s, v)
   elseif v.mma then
     if p.N % 8 ~= 0 or p.K % 8 ~= 0 then wl.skip(v.name
       .. " needs N and K multiples of 8 (16-byte rows)") end
-    local k = wl.kernel { bf16_src, name = v.mma.name }
+    local k = wl.kernel(kernel_spec(v))
     return k:bind { grid = { wl.cdiv(p.N, v.mma.bn), wl.cdiv(p.M, 128) }, block = v.mma.bn,
       smem = v.mma.smem,
                     args = { s.A, s.B, s.C, p.M, p.N, p.K } }
   end
-  local k = wl.kernel { f32_src, name = "gemm_" .. v.name, defines = { TILE = 32 } }
+  local k = wl.kernel(kernel_spec(v))
   return k:bind { grid = { wl.cdiv(p.N, v.tile), wl.cdiv(p.M, v.tile) }, block = v.block,
                   args = { s.A, s.B, s.C, p.M, p.N, p.K } }
 end
@@ -69,8 +80,7 @@ function gemm.setup(p)
   s.C = wl.tensor { p.M, p.N, dtype = t }
   s.launch = bind(p, s, v)
   -- the check's: its kernel, and where its one number lands (state: freed with A, B and C)
-  s.check = wl.kernel { check_src, name = ("gemm_check_rows<%s>"):format(t == "bf16"
-    and "__nv_bfloat16" or "float") }
+  s.check = wl.kernel(check_spec(t))
   s.worst, s.worst_host = wl.tensor { 1, dtype = "f64" }, wl.host_tensor { 1, dtype = "f64" }
   return s
 end
@@ -100,19 +110,25 @@ function gemm.baseline(p)
   return b and { variant = b } or nil
 end
 
--- cuBLAS's first GEMM of each kind costs the host up to about 100 ms (its heuristics,
--- docs/cublas.md): asked ahead, on a thread of its own, for the cuBLAS variants this run has,
--- while the configurations before them run
+-- Asked ahead, while the context is made and the configurations before them run: cuBLAS's first
+-- GEMM of each kind, which costs the host up to about 100 ms (its heuristics, docs/cublas.md),
+-- on a thread of its own; the kernels, in processes of their own (docs/kernels.md, "Compiled
+-- ahead": about 0.2 s each with an empty cache), in the order the configurations need them
 function gemm.prepare(configs)
-  local kinds, seen = {}, {}
+  local kinds, seen, kernels = {}, {}, {}
   for _, p in ipairs(configs) do
     local v = variants[p.variant] -- nil for a variant -p made up: its setup says so
     if v and v.cublas and not seen[v.name] then
-      seen[v.name] = true
       kinds[#kinds + 1] = { dtype = v.tensor, compute = v.cublas.compute }
     end
+    if v and not seen[v.name] then
+      kernels[#kernels + 1] = kernel_spec(v)
+      kernels[#kernels + 1] = check_spec(v.tensor) -- wl.prepare_kernels takes each once
+    end
+    if v then seen[v.name] = true end
   end
   if #kinds > 0 then wl.cublas.prepare(kinds) end
+  wl.prepare_kernels(kernels)
 end
 
 -- the scenario over a shape list

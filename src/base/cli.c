@@ -22,7 +22,8 @@ enum {
   OPT_VERSION,
   OPT_WORKER_CONFIG,
   OPT_WORKER_OUTPUT,
-  OPT_WORKER_QUEUE
+  OPT_WORKER_QUEUE,
+  OPT_COMPILE_JOBS
 };
 
 /* Command-line options that set a setting; value NULL means the option takes an argument. */
@@ -185,6 +186,7 @@ static const struct option other_options[] = {
     {"worker-config", required_argument, NULL, OPT_WORKER_CONFIG},
     {"worker-output", required_argument, NULL, OPT_WORKER_OUTPUT},
     {"worker-queue", required_argument, NULL, OPT_WORKER_QUEUE},
+    {"compile-jobs", required_argument, NULL, OPT_COMPILE_JOBS},
     {"param", required_argument, NULL, 'p'},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
@@ -320,6 +322,7 @@ static bool take_option(int c, char **av, struct wl_cli *cli, char *err, size_t 
   case OPT_WORKER_CONFIG: return take_worker_config(cli, err, errlen);
   case OPT_WORKER_OUTPUT: cli->worker_output = optarg; return true;
   case OPT_WORKER_QUEUE: cli->worker_queue = optarg; return true;
+  case OPT_COMPILE_JOBS: cli->compile_jobs = optarg; return true;
   case OPT_SHARD: return parse_shard(optarg, cli, err, errlen);
   case OPT_DEVICES: cli->devices = optarg; return parse_devices(optarg, err, errlen);
   case '?': return refuse_option(av, err, errlen);

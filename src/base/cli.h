@@ -41,7 +41,9 @@ struct wl_cli {
   const char *worker_output; /* --worker-output FILE: where that configuration's result goes */
   const char
       *worker_queue; /* --worker-queue DIR (internal, for --devices): run from a shared queue */
-  const char *tool;  /* WL_CMD_TOOL: its name; its arguments follow */
+  const char *compile_jobs; /* --compile-jobs FILE (internal, for wl.prepare_kernels): compile the
+                               kernels FILE lists into the cache, and nothing else */
+  const char *tool;         /* WL_CMD_TOOL: its name; its arguments follow */
   const char **tool_args;
   int ntool_args;
   /* options given on the command line, in order, for settings (applied after wlrun.ini) */

@@ -24,17 +24,21 @@
 
 /* ---- paths relative to the calling script ---- */
 
-/* Pushes path resolved against the directory of the Lua code at stack level 1 (the caller of
- * the C function); absolute paths and chunks without a file are left alone. */
-static const char *push_script_relative(lua_State *L, const char *path) {
+/* Pushes path resolved against the directory of the Lua code at stack level `level` (1: the caller
+ * of the C function); absolute paths and chunks without a file are left alone. */
+static const char *push_relative_at(lua_State *L, const char *path, int level) {
   lua_Debug ar;
-  if (path[0] != '/' && lua_getstack(L, 1, &ar) && lua_getinfo(L, "S", &ar) &&
+  if (path[0] != '/' && lua_getstack(L, level, &ar) && lua_getinfo(L, "S", &ar) &&
       ar.source[0] == '@') {
     const char *file = ar.source + 1, *slash = strrchr(file, '/');
     if (slash)
       return lua_pushfstring(L, "%s/%s", lua_pushlstring(L, file, (size_t)(slash - file)), path);
   }
   return lua_pushstring(L, path);
+}
+
+static const char *push_script_relative(lua_State *L, const char *path) {
+  return push_relative_at(L, path, 1);
 }
 
 const char *wl_push_script_relative(lua_State *L, const char *path) {
@@ -69,13 +73,26 @@ static int l_source(lua_State *L) {
 
 /* ---- compilation ---- */
 
-static const char *target_arch(lua_State *L, char *buf, size_t len) {
+/* the --arch / [compile] arch setting into buf: whether it is set */
+static bool arch_setting(char *buf, size_t len) {
   const struct wl_setting *s = wl_setting_find("compile", "arch");
-  if (s->set) {
-    snprintf(buf, len, "%.16s", s->text); /* validated: sm_ and at most 4 more characters */
-    return buf;
-  }
-  int n = 0, major = 0, minor = 0;
+  if (s->set) snprintf(buf, len, "%.16s", s->text); /* validated: sm_ and at most 4 more */
+  return s->set;
+}
+
+/* device dev's architecture ("sm_90") into buf; needs the driver, not a context */
+static cudaError_t device_arch(int dev, char *buf, size_t len) {
+  int major = 0, minor = 0;
+  cudaError_t err = wl_backend->attribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  if (err == cudaSuccess)
+    err = wl_backend->attribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+  if (err == cudaSuccess) snprintf(buf, len, "sm_%d%d", major, minor);
+  return err;
+}
+
+static const char *target_arch(lua_State *L, char *buf, size_t len) {
+  if (arch_setting(buf, len)) return buf;
+  int n = 0;
   if (wl_backend->no_device)
     wl_raise(L, WL_EXIT_USAGE,
              "%s uses no device to take the target architecture from: give one with "
@@ -88,13 +105,21 @@ static const char *target_arch(lua_State *L, char *buf, size_t len) {
              "(or [compile] arch in wlrun.ini)");
   }
   wl_device_ready(L);
-  int dev = wl_device_index();
-  WL_CUDA(L, wl_backend->attribute(&major, cudaDevAttrComputeCapabilityMajor, dev),
-          "compute capability");
-  WL_CUDA(L, wl_backend->attribute(&minor, cudaDevAttrComputeCapabilityMinor, dev),
-          "compute capability");
-  snprintf(buf, len, "sm_%d%d", major, minor);
+  WL_CUDA(L, device_arch(wl_device_index(), buf, len), "compute capability");
   return buf;
+}
+
+/* The target for kernels compiled ahead, before the CUDA context is made: the setting, else the
+ * device's (the one the run will use), asked of the driver; false where neither is known (the
+ * run's own wl.kernel then says why). */
+static bool ahead_arch(char *buf, size_t len) {
+  if (arch_setting(buf, len)) return true;
+  int n = 0, dev = wl_device_wanted();
+  if (!wl_backend->no_device && wl_backend->device_count(&n) == cudaSuccess && dev < n &&
+      device_arch(dev, buf, len) == cudaSuccess)
+    return true;
+  if (!wl_backend->no_device) wl_backend->clear_error();
+  return false;
 }
 
 /* the one close path: __gc, __close */
@@ -257,16 +282,19 @@ static void check_source_kernel(lua_State *L, const char *name, const struct ker
     else lua_pop(L, 1);
 }
 
+/* The directory of the kernel's source file (its local headers), pushed; NULL for a string */
+static const char *push_source_dir(lua_State *L, const struct kernel_code *c) {
+  if (!c->path) return NULL;
+  const char *slash = strrchr(c->path, '/');
+  return slash ? lua_pushlstring(L, c->path, (size_t)(slash - c->path)) : lua_pushliteral(L, ".");
+}
+
 /* The kernel object of code compiled from source for the target architecture (through the
  * disk cache: wl_kernel_build), recorded for --compile-only's report; pushed. */
 static int build_source_kernel(lua_State *L, const char *name, const struct kernel_code *c) {
   char arch[32];
   target_arch(L, arch, sizeof arch);
-  const char *dir = NULL; /* the source's directory, a Lua string on the stack */
-  if (c->path) {
-    const char *slash = strrchr(c->path, '/');
-    dir = slash ? lua_pushlstring(L, c->path, (size_t)(slash - c->path)) : lua_pushliteral(L, ".");
-  }
+  const char *dir = push_source_dir(L, c); /* a Lua string on the stack */
   struct wl_kernel *k = lua_newuserdatauv(L, sizeof *k, 1);
   int k_index = lua_gettop(L);
   memset(k, 0, sizeof *k);
@@ -281,25 +309,87 @@ static int build_source_kernel(lua_State *L, const char *name, const struct kern
   return 1;
 }
 
+/* The code of wl.kernel's table (argument 1): [1] a wl.source or a string, or file = path (resolved
+ * against the Lua code at stack level `level`), into c; for precompiled code (file = "k.cubin",
+ * ...) the file's resolved path instead. Checks code compiled from source. */
+static const char *kernel_code_of(lua_State *L, const char *name, int level,
+                                  struct kernel_code *c) {
+  if (lua_geti(L, 1, 1) == LUA_TTABLE) {
+    source_code(L, c);
+  } else if (lua_type(L, -1) == LUA_TSTRING) {
+    c->code = lua_tolstring(L, -1, &c->len);
+  } else if (lua_getfield(L, 1, "file") == LUA_TSTRING) {
+    const char *file = push_relative_at(L, lua_tostring(L, -1), level);
+    if (is_module_file(L, file)) return file;
+    push_source(L, file, NULL);
+    source_code(L, c);
+  }
+  check_source_kernel(L, name, c);
+  return NULL;
+}
+
 /* wl.kernel{src_or_source, name = "k", defines = {...}, options = {...}, compiler = "nvrtc" |
  * "nvcc", file = "path.cu"}; or precompiled code: file = "k.cubin" | "k.fatbin" | "k.ptx" [, format
  * =, params =] (cuda_module.c) */
 static int l_kernel(lua_State *L) {
   const char *name = kernel_name(L);
-  /* the code: [1] a wl.source or a string, or file = path */
   struct kernel_code c = {0};
-  if (lua_geti(L, 1, 1) == LUA_TTABLE) {
-    source_code(L, &c);
-  } else if (lua_type(L, -1) == LUA_TSTRING) {
-    c.code = lua_tolstring(L, -1, &c.len);
-  } else if (lua_getfield(L, 1, "file") == LUA_TSTRING) {
-    const char *file = push_script_relative(L, lua_tostring(L, -1));
-    if (is_module_file(L, file)) return kernel_from_module_file(L, name, file);
-    push_source(L, file, NULL);
-    source_code(L, &c);
-  }
-  check_source_kernel(L, name, &c);
+  const char *module = kernel_code_of(L, name, 1, &c);
+  if (module) return kernel_from_module_file(L, name, module);
   return build_source_kernel(L, name, &c);
+}
+
+/* core.kernel_job(spec [, level]) -> job, arch | nil, for wl.prepare_kernels (compile_ahead.lua):
+ * the table a process compiles spec's kernel from (code: a wl.source table or a string, file =
+ * resolved against the Lua code at stack level `level`; name, defines, options, compiler as
+ * given) and the target; nil for precompiled code, or where no target is known before the CUDA
+ * context. Raises as wl.kernel does on a bad table. Needs no compiler. */
+static int l_kernel_job(lua_State *L) {
+  int level = (int)wl_opt_integer(L, 2, 1);
+  wl_arg_check(L, level >= 1, 2, "a stack level expected");
+  const char *name = kernel_name(L);
+  struct kernel_code c = {0};
+  char arch[32];
+  if (kernel_code_of(L, name, level, &c) || !ahead_arch(arch, sizeof arch)) return 0;
+  lua_createtable(L, 0, 5);
+  if (c.path) {
+    lua_createtable(L, 0, 3);
+    lua_pushliteral(L, "source");
+    lua_setfield(L, -2, "kind");
+    lua_pushstring(L, c.path);
+    lua_setfield(L, -2, "path");
+    lua_pushlstring(L, c.code, c.len);
+    lua_setfield(L, -2, "code");
+  } else {
+    lua_pushlstring(L, c.code, c.len);
+  }
+  lua_setfield(L, -2, "code");
+  for (const char *const *f = (const char *const[]){"name", "defines", "options", "compiler", NULL};
+       *f; f++) {
+    lua_getfield(L, 1, *f);
+    lua_setfield(L, -2, *f);
+  }
+  lua_pushstring(L, arch);
+  return 2;
+}
+
+/* core.kernel_needed(spec) -> whether wl.kernel(spec) would compile: no cache entry yet, and not
+ * asked about before in this process (wl_kernel_ahead) */
+static int l_kernel_needed(lua_State *L) {
+  const char *name = kernel_name(L);
+  struct kernel_code c = {0};
+  char arch[32];
+  bool needed = !kernel_code_of(L, name, 1, &c) &&
+                wl_kernel_ahead(L, 1, name, target_arch(L, arch, sizeof arch), c.code,
+                                push_source_dir(L, &c));
+  lua_pushboolean(L, needed);
+  return 1;
+}
+
+/* core.kernel_ahead_markers(dir, write): wl_kernel_ahead_markers */
+static int l_kernel_ahead_markers(lua_State *L) {
+  wl_kernel_ahead_markers(wl_check_string(L, 1), lua_toboolean(L, 2));
+  return 0;
 }
 
 /* ---- loading and attributes ---- */
@@ -419,13 +509,15 @@ static int kernel_tostring(lua_State *L) {
   return 1;
 }
 
-/* wl.compile_stats() -> {compiles, cache_hits}: compiler calls and cache hits in this run */
+/* wl.compile_stats() -> {compiles, cache_hits, ahead}: compiler calls (those wl.prepare_kernels
+ * started included) and cache hits in this run; ahead: the compiler calls done ahead */
 static int l_compile_stats(lua_State *L) {
-  long compiles, hits;
-  wl_kernel_compile_counts(&compiles, &hits);
-  lua_createtable(L, 0, 2);
+  long compiles, hits, ahead;
+  wl_kernel_compile_counts(&compiles, &hits, &ahead);
+  lua_createtable(L, 0, 3);
   set_int(L, "compiles", compiles);
   set_int(L, "cache_hits", hits);
+  set_int(L, "ahead", ahead);
   return 1;
 }
 
@@ -467,6 +559,9 @@ void wl_open_kernel(lua_State *L) {
                                   {NULL, NULL}};
   static const luaL_Reg fns[] = {{"source", l_source},
                                  {"kernel", l_kernel},
+                                 {"kernel_job", l_kernel_job},
+                                 {"kernel_needed", l_kernel_needed},
+                                 {"kernel_ahead_markers", l_kernel_ahead_markers},
                                  {"compile_stats", l_compile_stats},
                                  {"nvrtc_version", l_nvrtc_version},
                                  {"nvrtc_start", l_nvrtc_start},

@@ -8,6 +8,7 @@
 #include "settings.h"
 #include "wl_exit.h"
 
+#include <fcntl.h>
 #include <lauxlib.h>
 #include <pthread.h>
 #include <signal.h>
@@ -20,7 +21,7 @@
 #define WLRUN_CUDA_INCLUDE "/usr/local/cuda/include"
 #endif
 
-static struct { long compiles, cache_hits, cache_errors; } counters;
+static struct { long compiles, cache_hits, cache_errors, ahead; } counters;
 
 const struct wl_nvrtc_api *wl_nvrtc_or_raise(lua_State *L, const char *fn, const char *kernel) {
   char why[1536];
@@ -320,7 +321,7 @@ static int *held_lock(lua_State *L) {
   return fd;
 }
 
-/* ---- one kernel, through the cache ---- */
+/* ---- the compiler, the options and the key ---- */
 
 /* the compiler the table names, else the setting's: "nvrtc" or "nvcc" */
 static const char *chosen_compiler(lua_State *L, int spec, const char *name) {
@@ -369,32 +370,126 @@ static bool compile_now(lua_State *L, struct wl_kernel *k, const struct wl_nvrtc
   return nvrtc_compile(L, nv, code, k->source, k->name, opts, nopts, &k->code);
 }
 
+/* What building one kernel takes: the compiler and its version, the options, the cache's key and
+ * directory (Lua strings and a list, kept on the stack) */
+struct build_plan {
+  const char *compiler; /* "nvrtc" or "nvcc" */
+  char version[48];
+  const struct wl_nvrtc_api *nv; /* the one chosen; the other NULL */
+  const struct wl_nvcc *cc;
+  const char **opts;
+  int nopts;
+  const char *key;
+  size_t keylen;
+  const char *cache; /* NULL: no cache */
+};
+
+static void plan_build(lua_State *L, int spec, const char *name, const char *arch, const char *code,
+                       const char *dir, struct build_plan *p) {
+  p->compiler = chosen_compiler(L, spec, name);
+  p->nv = NULL;
+  p->cc = NULL;
+  char why[1100];
+  if (strcmp(p->compiler, "nvcc") == 0) {
+    if (!(p->cc = wl_nvcc_find(why, sizeof why)))
+      wl_raise(L, WL_EXIT_COMPILE, "wl.kernel '%s': %s", name, why);
+    snprintf(p->version, sizeof p->version, "%s", p->cc->version);
+  } else {
+    p->nv = wl_nvrtc_or_raise(L, "wl.kernel", name);
+    snprintf(p->version, sizeof p->version, "%d.%d", p->nv->major, p->nv->minor);
+  }
+  compile_options(L, spec, arch, p->nv != NULL, dir, &p->opts, &p->nopts);
+  p->key = push_key(L, lua_pushfstring(L, "%s %s", p->compiler, p->version), name, p->opts,
+                    p->nopts, code, dir, &p->keylen);
+  const struct wl_setting *use_cache = wl_setting_find("compile", "cache");
+  char *cache_c = use_cache->number ? wl_cache_dir() : NULL;
+  p->cache = cache_c ? lua_pushstring(L, cache_c) : NULL; /* a Lua string: errors leak nothing */
+  free(cache_c);
+}
+
+/* ---- kernels compiled ahead (wl.prepare_kernels) ---- */
+
+/* The keys (their hashes) this process has asked about, so that a kernel listed twice is
+ * compiled once */
+static struct {
+  char (*hash)[33];
+  size_t n, cap;
+} asked;
+
+/* keeps the key; false where it is kept already */
+static bool ask_once(const char *key, size_t keylen) {
+  char hex[33];
+  wl_cache_hash(key, keylen, hex);
+  for (size_t i = 0; i < asked.n; i++)
+    if (strcmp(asked.hash[i], hex) == 0) return false;
+  if (asked.n == asked.cap) {
+    size_t cap = asked.cap ? 2 * asked.cap : 16;
+    char(*grown)[33] = realloc(asked.hash, cap * sizeof *grown);
+    if (!grown) return true; /* it may be compiled twice, and is right all the same */
+    asked.hash = grown;
+    asked.cap = cap;
+  }
+  memcpy(asked.hash[asked.n++], hex, sizeof hex);
+  return true;
+}
+
+/* The directory of a run's compiles ahead: the processes that compile write DIR/HASH.done for
+ * each kernel they compiled (before they store its entry); the run takes it (unlinks it) when
+ * its wl.kernel finds the entry, and so counts the kernel as compiled by this run. */
+static struct {
+  char *dir;
+  bool write;
+} markers;
+
+void wl_kernel_ahead_markers(const char *dir, bool write) {
+  free(markers.dir);
+  markers.dir = dir ? strdup(dir) : NULL;
+  markers.write = write;
+}
+
+static bool marker_path(const char *key, size_t keylen, char *path, size_t len) {
+  if (!markers.dir) return false;
+  char hex[33];
+  wl_cache_hash(key, keylen, hex);
+  int n = snprintf(path, len, "%s/%s.done", markers.dir, hex);
+  return n > 0 && (size_t)n < len;
+}
+
+static void marker_write(const char *key, size_t keylen) {
+  char path[4096];
+  if (!markers.write || !marker_path(key, keylen, path, sizeof path)) return;
+  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0) close(fd); /* a marker not written only counts the kernel as the cache's */
+}
+
+static bool marker_take(const char *key, size_t keylen) {
+  char path[4096];
+  return !markers.write && marker_path(key, keylen, path, sizeof path) && unlink(path) == 0;
+}
+
+bool wl_kernel_ahead(lua_State *L, int spec, const char *name, const char *arch, const char *code,
+                     const char *dir) {
+  int top = lua_gettop(L);
+  struct build_plan p;
+  plan_build(L, spec, name, arch, code, dir, &p);
+  struct wl_compiled c = {0};
+  bool miss = p.cache && !wl_cache_load(p.cache, p.key, p.keylen, &c) && ask_once(p.key, p.keylen);
+  wl_compiled_free(&c);
+  lua_settop(L, top);
+  return miss;
+}
+
+/* ---- one kernel, through the cache ---- */
+
 void wl_kernel_build(lua_State *L, int spec, struct wl_kernel *k, const char *code,
                      const char *dir) {
   const char *name = k->name;
-  k->compiler = chosen_compiler(L, spec, name);
-  const struct wl_nvrtc_api *nv = NULL;
-  const struct wl_nvcc *cc = NULL;
-  char why[1100];
-  if (strcmp(k->compiler, "nvcc") == 0) {
-    if (!(cc = wl_nvcc_find(why, sizeof why)))
-      wl_raise(L, WL_EXIT_COMPILE, "wl.kernel '%s': %s", name, why);
-    snprintf(k->compiler_version, sizeof k->compiler_version, "%s", cc->version);
-  } else {
-    nv = wl_nvrtc_or_raise(L, "wl.kernel", name);
-    snprintf(k->compiler_version, sizeof k->compiler_version, "%d.%d", nv->major, nv->minor);
-  }
-  const char **opts;
-  int nopts;
-  compile_options(L, spec, k->arch, nv != NULL, dir, &opts, &nopts);
-  size_t keylen;
-  const char *keystr = push_key(L, lua_pushfstring(L, "%s %s", k->compiler, k->compiler_version),
-                                name, opts, nopts, code, dir, &keylen);
-  const struct wl_setting *use_cache = wl_setting_find("compile", "cache");
-  char *cache_c = use_cache->number ? wl_cache_dir() : NULL;
-  const char *cache =
-      cache_c ? lua_pushstring(L, cache_c) : NULL; /* a Lua string: errors below leak nothing */
-  free(cache_c);
+  struct build_plan p;
+  plan_build(L, spec, name, k->arch, code, dir, &p);
+  k->compiler = p.compiler;
+  snprintf(k->compiler_version, sizeof k->compiler_version, "%s", p.version);
+  const char *cache = p.cache, *keystr = p.key;
+  size_t keylen = p.keylen;
   /* a miss waits for another process compiling the same key, and looks again */
   int *lock = held_lock(L);
   bool stored = true, compiled = true;
@@ -407,10 +502,13 @@ void wl_kernel_build(lua_State *L, int spec, struct wl_kernel *k, const char *co
     hit = *lock >= 0 && wl_cache_load(cache, keystr, keylen, &k->code);
   }
   if (hit) {
-    k->from_cache = true;
-    counters.cache_hits++;
+    k->from_cache = !marker_take(keystr, keylen);
+    counters.cache_hits += k->from_cache;
+    counters.compiles += !k->from_cache;
+    counters.ahead += !k->from_cache;
   } else {
-    compiled = compile_now(L, k, nv, cc, code, opts, nopts);
+    compiled = compile_now(L, k, p.nv, p.cc, code, p.opts, p.nopts);
+    if (compiled && cache) marker_write(keystr, keylen); /* before the entry can be found */
     if (compiled && cache &&
         !wl_cache_store(cache, keystr, keylen, &k->code, store_err, sizeof store_err))
       stored = false;
@@ -429,7 +527,8 @@ void wl_kernel_build(lua_State *L, int spec, struct wl_kernel *k, const char *co
   wl_demangle_params(k->code.lowered, &k->sig);
 }
 
-void wl_kernel_compile_counts(long *compiles, long *cache_hits) {
+void wl_kernel_compile_counts(long *compiles, long *cache_hits, long *compiled_ahead) {
   *compiles = counters.compiles;
   *cache_hits = counters.cache_hits;
+  *compiled_ahead = counters.ahead;
 }

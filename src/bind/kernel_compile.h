@@ -29,7 +29,21 @@ const char *wl_kernel_name_problem(const char *name, size_t len, size_t *at);
 void wl_kernel_build(lua_State *L, int spec, struct wl_kernel *k, const char *code,
                      const char *dir);
 
-/* compiler runs and cache hits in this run, for wl.compile_stats */
-void wl_kernel_compile_counts(long *compiles, long *cache_hits);
+/* Whether the kernel (as wl_kernel_build would build it: the table at index spec, name, the target
+ * arch, code, dir) has no cache entry yet and was not asked about before in this process, for
+ * the processes of wl.prepare_kernels (compile_ahead.lua). False without a cache. Raises as
+ * wl_kernel_build on a bad table or a compiler that is not there. */
+bool wl_kernel_ahead(lua_State *L, int spec, const char *name, const char *arch, const char *code,
+                     const char *dir);
+
+/* The directory of a run's compiles ahead (NULL: none). Where write is true (a process that
+ * compiles ahead), each kernel it compiles leaves DIR/HASH.done; else (the run) the
+ * wl_kernel_build that finds an entry with its mark takes the mark and counts the kernel as
+ * compiled by this run (from_cache false), as it would have been without the preparation. */
+void wl_kernel_ahead_markers(const char *dir, bool write);
+
+/* compiler runs (those done ahead included) and cache hits in this run, and of the compiler runs
+ * those done ahead (wl.prepare_kernels), for wl.compile_stats */
+void wl_kernel_compile_counts(long *compiles, long *cache_hits, long *compiled_ahead);
 
 #endif

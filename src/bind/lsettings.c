@@ -183,6 +183,7 @@ void wl_open_settings(lua_State *L, const struct wl_cli *cli) {
   set_string(L, "tool", cli->tool);
   set_string(L, "worker_output", cli->worker_output);
   set_string(L, "worker_queue", cli->worker_queue);
+  set_string(L, "compile_jobs", cli->compile_jobs);
   if (cli->shard_n) {
     lua_createtable(L, 0, 2);
     lua_pushinteger(L, cli->shard_k);

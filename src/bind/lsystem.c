@@ -1,6 +1,7 @@
 /* Small host services for the Lua library (wlrun.process): terminals, hashing, time stamps,
  * child processes (argv, never a shell), finding a program; files and directories are in
  * lsystem_files.c. */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "embedded.h"
 #include "kernel_cache.h"
 #include "laux.h"
@@ -16,6 +17,7 @@
 #include <fcntl.h>
 #include <lauxlib.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,7 +393,7 @@ static int l_spawn_async(lua_State *L) {
  * pushes how it ended and returns 1, or returns 0 (nothing pushed) when none ended in time;
  * where there is no such child, pushes nil and "no such child" for a pid (returns 2), nothing
  * for any (returns 0). A stop asked meanwhile (Ctrl-C, the time limit) raises its error at once. */
-static int wait_child(lua_State *L, pid_t pid, double limit) {
+static int wait_child(lua_State *L, pid_t pid, double limit, bool stops) {
   double t0 = monotonic();
   for (;;) {
     int status;
@@ -407,7 +409,7 @@ static int wait_child(lua_State *L, pid_t pid, double limit) {
       return 2;
     }
     if (limit >= 0 && monotonic() - t0 > limit) return 0;
-    if (wl_stop_pending())
+    if (stops && wl_stop_pending())
       wl_stop_check(L); /* Ctrl-C: the caller's error now, not after the wait */
     struct timespec nap = {0, 1000000};
     nanosleep(&nap, NULL);
@@ -416,15 +418,26 @@ static int wait_child(lua_State *L, pid_t pid, double limit) {
 
 /* core.wait_any([seconds]) -> {pid, how = "exit"|"signal", code, signal} for a child that
  * ended, or nil when none ended within seconds (default: wait as long as it takes) */
-static int l_wait_any(lua_State *L) { return wait_child(L, -1, wl_opt_number(L, 1, -1)); }
+static int l_wait_any(lua_State *L) { return wait_child(L, -1, wl_opt_number(L, 1, -1), true); }
 
-/* core.wait_pid(pid [, seconds]) -> the same for the child pid (started by spawn_async); nil
- * when it did not end within seconds; nil, "no such child" when it is no child of this process
- * (collected already, or never one) */
+/* core.wait_pid(pid [, seconds [, through_stops]]) -> the same for the child pid (started by
+ * spawn_async); nil when it did not end within seconds; nil, "no such child" when it is no child
+ * of this process (collected already, or never one). through_stops: a stop asked meanwhile does
+ * not end the wait (a child that is ending on its own is waited for) */
 static int l_wait_pid(lua_State *L) {
   lua_Integer pid = wl_check_integer(L, 1);
   wl_arg_check(L, pid > 0, 1, "a process id expected");
-  return wait_child(L, (pid_t)pid, wl_opt_number(L, 2, -1));
+  return wait_child(L, (pid_t)pid, wl_opt_number(L, 2, -1), !lua_toboolean(L, 3));
+}
+
+/* core.cpu_count() -> the CPUs this process may run on (its affinity: the share of the machine a
+ * cgroup or taskset gives it), at least 1 */
+static int l_cpu_count(lua_State *L) {
+  cpu_set_t set;
+  long n =
+      sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
+  lua_pushinteger(L, n > 0 ? n : 1);
+  return 1;
 }
 
 /* core.kill(pid, signal) */
@@ -543,6 +556,7 @@ void wl_open_system(lua_State *L) {
                                  {"wait_any", l_wait_any},
                                  {"wait_pid", l_wait_pid},
                                  {"kill", l_kill},
+                                 {"cpu_count", l_cpu_count},
                                  {"getpid", l_getpid},
                                  {"find_program", l_find_program},
                                  {"hold_stdout", l_hold_stdout},
