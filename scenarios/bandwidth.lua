@@ -19,6 +19,15 @@ return wl.scenario {
   order = { "size_mib", "op" },
   timing = { mode = "cold", flush_l2 = true, warmup = 10, iters = 50 },
 
+  -- the kernels of the run's ops, compiled ahead (docs/kernels.md, "Compiled ahead")
+  prepare = function(configs)
+    local kernels = {}
+    for _, p in ipairs(configs) do
+      if p.op ~= "memcpy" then kernels[#kernels + 1] = { src, name = p.op } end
+    end
+    wl.prepare_kernels(kernels)
+  end,
+
   setup = function(p)
     local n = p.size_mib * MiB // 4 -- floats per array
     local s = {}

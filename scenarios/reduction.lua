@@ -30,6 +30,20 @@ return wl.scenario {
   order = { "n", "variant" },
   timing = { mode = "cold", flush_l2 = true, warmup = 10, iters = 50 },
 
+  -- the kernels of the run's variants and the check's, compiled ahead (docs/kernels.md,
+  -- "Compiled ahead")
+  prepare = function(configs)
+    local names = { tree = { "reduce_tree" }, atomic = { "zero_scalar", "reduce_atomic" },
+                    vec4 = { "reduce_vec4" } }
+    local kernels = { { src, name = "reduce_reference" } }
+    for _, p in ipairs(configs) do
+      for _, name in ipairs(names[p.variant] or {}) do
+        kernels[#kernels + 1] = { src, name = name }
+      end
+    end
+    wl.prepare_kernels(kernels)
+  end,
+
   setup = function(p)
     local n = p.n
     local s = {}

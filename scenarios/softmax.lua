@@ -32,6 +32,16 @@ return wl.scenario {
   order = { "dtype", "cols", "rows" },
   timing = { mode = "cold", flush_l2 = true, warmup = 10, iters = 50 },
 
+  -- the run's dtypes' kernels, compiled ahead (docs/kernels.md, "Compiled ahead")
+  prepare = function(configs)
+    local kernels = {}
+    for _, p in ipairs(configs) do
+      local t = types[p.dtype]
+      if t then kernels[#kernels + 1] = { src, name = ("softmax<%s>"):format(t.ctype) } end
+    end
+    wl.prepare_kernels(kernels)
+  end,
+
   setup = function(p)
     local t = types[p.dtype]
     if p.cols > 49152 then wl.skip("a row must fit in shared memory (at most 49152 columns)") end

@@ -73,6 +73,17 @@ for _, e in ipairs(doc.configurations) do
       wall = e.wall or {} }
   end
 end
+-- per configuration, its wall time outside its timed loops (entry.time less wall.chunks), and
+-- the share of the time between configurations (the journal, the outputs) each one adds
+local outside = {}
+for _, e in ipairs(doc.configurations) do
+  if e.status == "ok" and e.wall and e.wall.chunks then
+    outside[#outside + 1] = (e.time or 0) - e.wall.chunks
+  end
+end
+table.sort(outside)
+local between_each = #outside > 0 and doc.wall and doc.wall.configurations
+  and (doc.wall.configurations - in_configs) / #outside or 0
 local in_phases = 0
 print(
   ("%s: %d configurations measured, %.2f s of wall time for %.2f s of GPU time measured (%.2fx; "
@@ -117,6 +128,13 @@ if flushed > 0 then
   print(("%-28s %9.3f %8.1f%% %14.2f   (%d flushes x %.1f us, estimated)"):format(
     "  of which L2 flushes", flush_time,
     100 * flush_time / wall, 1e3 * flush_time / math.max(configs, 1), flushed, each * 1e6))
+end
+if #outside > 0 then
+  local median = outside[(#outside + 1) // 2]
+  print(("per configuration outside its timed loops (ms): median %.3f, p90 %.3f; with the time "
+    .. "between configurations (journal, outputs: %.3f each) %.3f (target <= 2 ms)"):format(
+    1e3 * median, 1e3 * outside[math.ceil(0.9 * #outside)], 1e3 * between_each,
+    1e3 * (median + between_each)))
 end
 local rest, between = in_configs - in_phases, wall - in_configs
 print(("%-28s %9.3f %8.1f%% %14.2f"):format("configurations, no phase", rest, 100 * rest / wall,

@@ -5,13 +5,15 @@
 -- Each run's wall time less its GPU time measured is printed too: it moves less between runs
 -- than the wall time, whose GPU time the adaptive rule changes by up to 10 %. With DEVICES 0 on
 -- a one-GPU machine, that difference is what --devices itself costs (its worker, the queue).
---   WLRUN_BIN=build-static/wlrun wlrun tests/bench/devices_speedup.lua [SCENARIO [DEVICES]]
+-- EXTRA (one argument: "-p K=1024,4096,8192") goes to every run: a bigger sweep.
+--   WLRUN_BIN=build-static/wlrun wlrun tests/bench/devices_speedup.lua [SCENARIO [DEVICES [EXTRA]]]
 local core = require "wlrun.core"
 local json = require "wlrun.json"
 
 local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
 local scenario = arg[1] or "scenarios/gemm_sweep.lua"
 local devices = arg[2] or "0,1"
+local extra = arg[3] or ""
 local dir = require("wlrun.process").temp_dir("wlrun-devices-")
 
 local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
@@ -36,8 +38,8 @@ end
 -- one run: its wall time, and its wall time less its GPU time measured
 local function run(args, out)
   local t0 = core.clock()
-  assert(os.execute(("%s %s --quiet %s -o %s >/dev/null 2>&1"):format(q(bin), q(scenario), args,
-    q(out))),
+  assert(os.execute(("%s %s --quiet %s %s -o %s >/dev/null 2>&1"):format(q(bin), q(scenario), args,
+    extra, q(out))),
     "the scenario failed: " .. args)
   local wall = core.clock() - t0
   return wall, wall - gpu_time(read_doc(out))

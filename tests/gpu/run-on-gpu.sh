@@ -69,6 +69,8 @@ prepare_steps() {
 # PyTorch: the loop shapes against the program's own timing, the hook, MFU, ranks, the tracing cost)
 # or exact (auto's samples against raw C graphs, adaptive stopping's chunks, nvcc beside NVRTC,
 # the kernel panel where panel/ is carried, and with WLRUN_AB_OLD the sweep against that wlrun)
+# or speed (the harness's own time: kernels compiled ahead, the accounts of a sweep and of tiny
+# configurations, a bigger sweep's bound on several GPUs)
 part=${1:-all}
 export WLRUN_CACHE_DIR=/tmp/wlrun-gpu-cache
 step version "$bin" --version
@@ -128,6 +130,14 @@ elif [ "$part" = tracecost ]; then # wlrun trace's cost on the launch-bound 2 ms
   step bench-trace env WLRUN_TRACE_ROUNDS="${WLRUN_TRACE_ROUNDS:-5}" "$bin" tests/bench/trace_overhead.lua -- python3 1024 \
     "${WLRUN_TRACE_VARIANTS:-untraced,nvtx,full,auto}"
   step bench-trace-launch env WLRUN_BIN="$bin" "$bin" tests/bench/trace_launch_cost.lua -- python3
+elif [ "$part" = speed ]; then # the harness's own time (issue 39): a cold kernel cache, a sweep's
+  # account, tiny configurations, a bigger sweep's bound on several GPUs
+  step busted-ahead "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/compile_ahead_spec.lua tests/e2e/compile_ahead_spec.lua
+  step bench-cold-cache env WLRUN_BIN="$bin" "$bin" tests/bench/cold_cache.lua -- scenarios/gemm_sweep.lua 3
+  step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua -- scenarios/gemm_sweep.lua "$out/config_overhead.json"
+  step bench-config-tiny env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua -- tests/bench/tiny_cold.lua "$out/config_tiny.json"
+  step bench-tiny-sweep env WLRUN_BIN="$bin" "$bin" tests/bench/tiny_sweep.lua
+  step bench-devices-big env WLRUN_BIN="$bin" "$bin" tests/bench/devices_speedup.lua -- scenarios/gemm_sweep.lua 0 "-p K=1024,2048,4096,8192"
 elif [ "$part" = prepare ]; then # the sweep's account, and the prepare steps alone
   step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua -- scenarios/gemm_sweep.lua "$out/config_overhead.json"
   prepare_steps
@@ -137,7 +147,7 @@ elif [ "$part" != rest ]; then
     step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"
   done
 fi
-if [ "$part" != specs ] && [ "$part" != costs ] && [ "$part" != ratios ] && [ "$part" != prepare ] && [ "$part" != trace ] && [ "$part" != loops ] && [ "$part" != exact ] && [ "$part" != tracecost ]; then
+if [ "$part" != specs ] && [ "$part" != costs ] && [ "$part" != ratios ] && [ "$part" != prepare ] && [ "$part" != trace ] && [ "$part" != loops ] && [ "$part" != exact ] && [ "$part" != tracecost ] && [ "$part" != speed ]; then
 step bench-launch "$bin" tests/bench/launch_overhead.lua -- "$root/build-static/launch_raw"
 step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_raw"
 step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"
