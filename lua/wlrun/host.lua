@@ -74,7 +74,9 @@ local function run_script(cli)
   end
   journal.hook_exit() -- before the script can keep its own os.exit
   -- wl.prepare_kernels's processes: what they have not compiled by the end is not needed
-  local _ <close> = setmetatable({}, { __close = function() compile_ahead.finish(true) end })
+  local _ <close> = setmetatable({}, { __close = function(_, failed)
+    compile_ahead.finish(failed == nil and "term" or "kill")
+  end })
   limit_top_level(cli)
   local result
   do

@@ -44,6 +44,15 @@ print(("compiles=%%d hits=%%d ahead=%%d"):format(s.compiles, s.cache_hits, s.ahe
 ]]):format(kernel("one", 1), kernel("two", 2), kernel("one", 1), tostring(ahead), wait or 3)
 end
 
+-- what the processes of a run whose TMPDIR was tmp left: files there, processes still running
+local function leftovers(tmp)
+  local p = io.popen(("ls -A %s; pgrep -f %s"):format(h.quote(tmp),
+    h.quote(tmp .. "/[w]lrun-compile")))
+  local left = p:read("a")
+  p:close()
+  return left
+end
+
 -- runs source in a directory (opts.dir, else one of its own), with three.cu beside it and the
 -- cache directory given
 local function run(source, cache, opts)
@@ -52,7 +61,8 @@ local function run(source, cache, opts)
   -- written once: its time stamp is in the cubin's line table
   if not io.open(dir .. "/three.cu") then h.write(dir .. "/three.cu", kernel("three", 3)) end
   return h.run_script(source, "--arch sm_90 --cache-dir " .. h.quote(cache) .. " "
-    .. (opts.args or "") .. " -- " .. h.quote(cache), { cwd = dir, env = opts.env })
+    .. (opts.args or "") .. " -- " .. h.quote(cache), { cwd = dir, env = opts.env,
+    prefix = opts.prefix })
 end
 
 describe("wl.prepare_kernels (kernels compiled ahead)", function()
@@ -130,10 +140,19 @@ wl.kernel(bad)
       :format(table.concat(specs, ", ")), h.tmpdir(), { env = "TMPDIR=" .. h.quote(tmp) })
     assert.equal(0, r.code, r.stderr)
     assert.equal("12\n", r.stdout)
-    local p = io.popen(("ls -A %s; pgrep -f %s"):format(h.quote(tmp),
-      h.quote(tmp .. "/[w]lrun-compile")))
-    local left = p:read("a")
-    p:close()
-    assert.equal("", left)
+    assert.equal("", leftovers(tmp))
+  end)
+
+  it("ends its processes at once when the run is stopped, and leaves nothing behind", function()
+    local tmp, specs = h.tmpdir(), {}
+    for i = 1, 12 do
+      specs[#specs + 1] = ("{ %q, name = 'k%d' }"):format(kernel("k" .. i, i), i)
+    end
+    local r = run(("local wl = require 'wlrun'\nwl.prepare_kernels { %s }\nwl.sleep(30)\n")
+      :format(table.concat(specs, ", ")), h.tmpdir(), { env = "TMPDIR=" .. h.quote(tmp),
+      prefix = "timeout --preserve-status -s TERM 1" })
+    assert.equal(143, r.code, r.stderr)
+    assert.matches("interrupted (SIGTERM) at ", r.stderr, 1, true)
+    assert.equal("", leftovers(tmp))
   end)
 end)

@@ -117,7 +117,9 @@ function ahead.worker(file)
   local dir = file:match("^(.*)/[^/]*$") or "."
   core.kernel_ahead_markers(dir, true)
   if doc.kind ~= "all" then return compile(doc.jobs) end
-  local _ <close> = setmetatable({}, { __close = function(_, err) ahead.finish(err ~= nil) end })
+  local _ <close> = setmetatable({}, { __close = function(_, err)
+    ahead.finish(err == nil and "wait" or "kill")
+  end })
   local lists = deal(doc.jobs)
   for p = 2, #lists do
     local part = ("%s/part-%d.json"):format(dir, p)
@@ -127,18 +129,31 @@ function ahead.worker(file)
   compile(lists[1] or {})
 end
 
--- The processes still compiling, at the end: where the run stopped or failed (or is at its end:
--- what is left is not needed), asked to stop (each stores the kernel it is compiling, then ends)
--- and waited for, else (a process that compiles ahead, at its end) waited for; one that does not
--- end within seconds is killed. Their directories are removed.
-function ahead.finish(stop)
-  if stop then for pid in pairs(ahead.children) do process.kill(pid, 15) end end
+local function reap(pid, seconds)
+  if not process.wait_pid(pid, seconds, true) then
+    process.kill(pid, 9)
+    process.wait_pid(pid, 5, true)
+  end
+end
+
+-- The processes still compiling, at the end, as `how` says: "wait" (a process that compiles
+-- ahead, at the end of its own share: its processes finish theirs, unless a stop comes, which
+-- ends them), "term" (the run at its end: what is left is not needed; SIGTERM lets a compile
+-- under way store its entry, up to 5 s) or "kill" (a run that stopped or failed: SIGKILL, a
+-- compile cut short stores nothing and the cache stays whole). Their directories are removed.
+function ahead.finish(how)
+  if how == "wait" then
+    local ok = pcall(function()
+      for pid in pairs(ahead.children) do
+        process.wait_pid(pid)
+        ahead.children[pid] = nil
+      end
+    end)
+    if not ok then how = "kill" end
+  end
+  for pid in pairs(ahead.children) do process.kill(pid, how == "kill" and 9 or 15) end
   for pid in pairs(ahead.children) do
-    local ended = process.wait_pid(pid, stop and 30 or 600, true)
-    if not ended then
-      process.kill(pid, 9)
-      process.wait_pid(pid, 5, true)
-    end
+    reap(pid, 5)
     ahead.children[pid] = nil
   end
   for _, dir in ipairs(ahead.dirs) do process.remove_tree(dir) end
