@@ -131,25 +131,27 @@ wl.kernel(bad)
     end
   end)
 
-  it("leaves no process and no directory behind when the run ends first", function()
-    local tmp, specs = h.tmpdir(), {}
+  -- a script that lists twelve kernels to wl.prepare_kernels, then does `after`
+  local function twelve(after)
+    local specs = {}
     for i = 1, 12 do
       specs[#specs + 1] = ("{ %q, name = 'k%d' }"):format(kernel("k" .. i, i), i)
     end
-    local r = run(("local wl = require 'wlrun'\nprint(wl.prepare_kernels { %s })\n")
-      :format(table.concat(specs, ", ")), h.tmpdir(), { env = "TMPDIR=" .. h.quote(tmp) })
+    return ("local wl = require 'wlrun'\nlocal n = wl.prepare_kernels { %s }\n%s\n"):format(
+      table.concat(specs, ", "), after)
+  end
+
+  it("leaves no process and no directory behind when the run ends first", function()
+    local tmp = h.tmpdir()
+    local r = run(twelve("print(n)"), h.tmpdir(), { env = "TMPDIR=" .. h.quote(tmp) })
     assert.equal(0, r.code, r.stderr)
     assert.equal("12\n", r.stdout)
     assert.equal("", leftovers(tmp))
   end)
 
   it("ends its processes at once when the run is stopped, and leaves nothing behind", function()
-    local tmp, specs = h.tmpdir(), {}
-    for i = 1, 12 do
-      specs[#specs + 1] = ("{ %q, name = 'k%d' }"):format(kernel("k" .. i, i), i)
-    end
-    local r = run(("local wl = require 'wlrun'\nwl.prepare_kernels { %s }\nwl.sleep(30)\n")
-      :format(table.concat(specs, ", ")), h.tmpdir(), { env = "TMPDIR=" .. h.quote(tmp),
+    local tmp = h.tmpdir()
+    local r = run(twelve("wl.sleep(30)"), h.tmpdir(), { env = "TMPDIR=" .. h.quote(tmp),
       prefix = "timeout --preserve-status -s TERM 1" })
     assert.equal(143, r.code, r.stderr)
     assert.matches("interrupted (SIGTERM) at ", r.stderr, 1, true)
