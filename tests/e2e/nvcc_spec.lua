@@ -106,6 +106,28 @@ show(wl.kernel { %q, name = "axpy<float>", compiler = "nvrtc" })
     assert.matches("nvrtc|nvcc", r.stderr, 1, true)
   end)
 
+  nvcc_it("compiles ahead with nvcc too (wl.prepare_kernels), as wl.kernel would", function()
+    local script = ([[
+local wl = require "wlrun"
+local spec = { %q, name = "axpy<float>", compiler = "nvcc" }
+wl.prepare_kernels { spec }
+local n = 0
+while n < 1 do
+  os.execute("sleep 0.05")
+  local p = io.popen("ls " .. arg[1] .. " | grep -c 'wlk$'")
+  n = tonumber(p:read("a"))
+  p:close()
+end
+local k = wl.kernel(spec)
+local s = wl.compile_stats()
+print(k.compiler, k.from_cache, s.compiles, s.ahead)
+]]):format(AXPY)
+    local cache = h.tmpdir()
+    local r = run(script, { cache = cache, args = "-- " .. h.quote(cache) })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("nvcc\tfalse\t1\t1\n", r.stdout)
+  end)
+
   nvcc_it("caches nvcc's cubin apart from NVRTC's, keyed by nvcc's version", function()
     local script = ([[
 local wl = require "wlrun"
