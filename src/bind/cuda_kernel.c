@@ -386,9 +386,10 @@ static int l_kernel_needed(lua_State *L) {
   return 1;
 }
 
-/* core.kernel_ahead_markers(dir, write): wl_kernel_ahead_markers */
+/* core.kernel_ahead_markers(dir | nil, write): wl_kernel_ahead_markers */
 static int l_kernel_ahead_markers(lua_State *L) {
-  wl_kernel_ahead_markers(wl_check_string(L, 1), lua_toboolean(L, 2));
+  wl_kernel_ahead_markers(lua_isnoneornil(L, 1) ? NULL : wl_check_string(L, 1),
+                          lua_toboolean(L, 2));
   return 0;
 }
 

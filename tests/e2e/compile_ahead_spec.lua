@@ -81,6 +81,24 @@ describe("wl.prepare_kernels (kernels compiled ahead)", function()
         again.stdout)
     end)
 
+  it("counts the kernels of every call as the run's", function()
+    local cache = h.tmpdir()
+    local r = run(([[
+local wl = require "wlrun"
+local one, two = { %q, name = "one" }, { %q, name = "two" }
+print(wl.prepare_kernels { one }, wl.prepare_kernels { two, one })
+repeat
+  os.execute("sleep 0.05")
+  local p = io.popen("ls " .. arg[1] .. " | grep -c 'wlk$'")
+  local n = tonumber(p:read("a"))
+  p:close()
+until n >= 2
+print(wl.kernel(one).from_cache, wl.kernel(two).from_cache, wl.compile_stats().ahead)
+]]):format(kernel("one", 1), kernel("two", 2)), cache)
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("1\t2\nfalse\tfalse\t2\n", r.stdout)
+  end)
+
   it("makes the same cache entries as wl.kernel compiling them one after another", function()
     local ahead, serial, dir = h.tmpdir(), h.tmpdir(), h.tmpdir()
     assert.equal(0, run(script(true), ahead, { dir = dir }).code)

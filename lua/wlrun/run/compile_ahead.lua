@@ -12,7 +12,8 @@ local process = require "wlrun.process"
 local json = require "wlrun.json"
 local child_args = require "wlrun.run.child_args"
 
-local ahead = { children = {}, dirs = {} }
+-- dir: this run's directory of job files and marks, made at the first call
+local ahead = { children = {}, calls = 0 }
 
 -- each process holds a compiler's memory: hundreds of MB, GBs for large templates
 local MAX_PROCESSES = 8
@@ -62,13 +63,15 @@ end
 function ahead.start(list)
   local jobs, arch = jobs_of(list)
   if #jobs == 0 then return 0 end
-  local dir = process.temp_dir("wlrun-compile-", core.cli.worker_queue)
-  if not dir then return 0 end
-  ahead.dirs[#ahead.dirs + 1] = dir
-  local file = dir .. "/all.json"
+  if not ahead.dir then
+    ahead.dir = process.temp_dir("wlrun-compile-", core.cli.worker_queue)
+    if not ahead.dir then return 0 end
+    core.kernel_ahead_markers(ahead.dir, false)
+  end
+  ahead.calls = ahead.calls + 1
+  local file = ("%s/all-%d.json"):format(ahead.dir, ahead.calls)
   if not (write_file(file, { kind = "all", arch = arch, jobs = json.array(jobs) })
     and spawn(file, arch)) then return 0 end
-  core.kernel_ahead_markers(dir, false)
   return #jobs
 end
 
@@ -122,7 +125,7 @@ function ahead.worker(file)
   end })
   local lists = deal(doc.jobs)
   for p = 2, #lists do
-    local part = ("%s/part-%d.json"):format(dir, p)
+    local part = ("%s-%d.json"):format((file:gsub("%.json$", "")), p)
     if not (write_file(part, { kind = "part", jobs = json.array(lists[p]) })
       and spawn(part, doc.arch)) then compile(lists[p]) end
   end
@@ -140,7 +143,7 @@ end
 -- ahead, at the end of its own share: its processes finish theirs, unless a stop comes, which
 -- ends them), "term" (the run at its end: what is left is not needed; SIGTERM lets a compile
 -- under way store its entry, up to 5 s) or "kill" (a run that stopped or failed: SIGKILL, a
--- compile cut short stores nothing and the cache stays whole). Their directories are removed.
+-- compile cut short stores nothing and the cache stays whole). The run's directory is removed.
 function ahead.finish(how)
   if how == "wait" then
     local ok = pcall(function()
@@ -156,8 +159,11 @@ function ahead.finish(how)
     reap(pid, 5)
     ahead.children[pid] = nil
   end
-  for _, dir in ipairs(ahead.dirs) do process.remove_tree(dir) end
-  ahead.dirs = {}
+  if ahead.dir then
+    process.remove_tree(ahead.dir)
+    core.kernel_ahead_markers(nil)
+    ahead.dir = nil
+  end
 end
 
 return ahead
