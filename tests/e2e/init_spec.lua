@@ -63,6 +63,31 @@ assert all("sh bench/ci.sh" in str(j) for j in list(gh["jobs"].values()) + list(
     end
   end)
 
+  it("has its CI script install wlrun from WLRUN_DEB where the runner has none", function()
+    local dir = repo()
+    assert.equal(0, h.run("init", { cwd = dir }).code)
+    -- apt-get and sudo that say what they were asked; the install puts a wlrun on PATH
+    local fake = h.tmpdir()
+    h.write(fake .. "/apt-get", ([[#!/bin/sh
+echo "apt-get $*" >>%s/calls
+case "$1" in install) printf '#!/bin/sh\nexec %s "$@"\n' >%s/wlrun; chmod +x %s/wlrun ;; esac
+]]):format(q(fake), q(bin), q(fake), q(fake)))
+    h.write(fake .. "/sudo", "#!/bin/sh\necho sudo >>" .. q(fake) .. "/calls\nexec \"$@\"\n")
+    h.write(fake .. "/wlrun.deb", "a .deb")
+    os.execute("chmod +x " .. q(fake .. "/apt-get") .. " " .. q(fake .. "/sudo"))
+    local out = os.tmpname()
+    local _, _, code = os.execute(("cd / && PATH=%s:/usr/bin:/bin WLRUN_DEB=%s sh %s/bench/ci.sh "
+      .. ">%s 2>&1"):format(q(fake), q(fake .. "/wlrun.deb"), q(dir), out))
+    local log = h.read(out)
+    os.remove(out)
+    assert.equal(0, code, log)
+    local calls = h.read(fake .. "/calls")
+    assert.matches("apt%-get update %-q\n", calls)
+    assert.matches("apt%-get install %-y /[^\n]*/wlrun%.deb\n$", calls)
+    assert.truthy(log:find(h.has_gpu and "no baseline for bench/axpy.lua" or "no GPU here", 1,
+      true), log)
+  end)
+
   it(
     "into a new DIR; a second time overwrites nothing (exit 2, nothing written) and keeps one "
     .. "README section", function()

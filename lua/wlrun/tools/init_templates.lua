@@ -112,11 +112,23 @@ T.ci = [==[
 # slower by more than 5 %. Every recipe is run and gated, whatever an earlier one gave; the
 # job's exit is the first failure's (7: a regression; 2: a gate that compared nothing).
 #   WLRUN=/path/to/wlrun   the wlrun to run (default: wlrun on PATH)
+#   WLRUN_DEB=URL or path  where that wlrun is not there: wlrun's .deb, installed first with
+#                          apt-get (through sudo where not root), its dependencies with it
 #   FAIL_ABOVE=5           the regression gate, in percent
 set -u
 cd "$(dirname "$0")/.."
 wlrun=${WLRUN:-wlrun}
 fail_above=${FAIL_ABOVE:-5}
+if [ -n "${WLRUN_DEB:-}" ] && ! command -v "$wlrun" >/dev/null 2>&1; then
+  deb=$(mktemp -d)/wlrun.deb
+  case $WLRUN_DEB in
+    http://* | https://*) curl -fsSL -o "$deb" "$WLRUN_DEB" || exit 1 ;;
+    *) cp "$WLRUN_DEB" "$deb" || exit 1 ;;
+  esac
+  sudo=
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -q && $sudo apt-get install -y "$deb" || exit 1
+fi
 "$wlrun" --version || exit 1
 status=0
 fail() { [ "$status" -ne 0 ] || status=$1; }
@@ -148,25 +160,26 @@ exit "$status"
 ]==]
 
 -- GitHub Actions: the kernels compiled on a CPU runner, the recipes run and gated on a runner of
--- the label `gpu`; wlrun installed from the .deb that WLRUN_DEB (a repository variable) names
+-- the label `gpu`; on both, ci.sh installs wlrun from the .deb that WLRUN_DEB (a repository
+-- variable) names where the runner has none
 T.github = [==[
 # The benchmarks of this repository (wlrun init): every kernel compiled on any runner; the
 # recipes run and gated against their stored baselines (bench/NAME.baseline.json) on a runner
-# with a GPU. Set the repository variable WLRUN_DEB to the URL of wlrun's .deb (docs/install.md),
-# and give a self-hosted runner with an NVIDIA GPU and the CUDA toolkit the label `gpu`.
+# with a GPU. Set the repository variable WLRUN_DEB to the URL of wlrun's .deb (docs/install.md):
+# bench/ci.sh installs it on a runner that has no wlrun (with sudo where the runner is not root).
+# Give a self-hosted runner with an NVIDIA GPU and the CUDA toolkit the label `gpu`.
 name: benchmarks
 on: [push, pull_request]
+env:
+  WLRUN_DEB: ${{ vars.WLRUN_DEB }}
 jobs:
   compile:
     runs-on: ubuntu-latest
     container: nvidia/cuda:13.0.0-devel-ubuntu24.04
     steps:
       - uses: actions/checkout@v4
-      - name: install wlrun
-        run: |
-          apt-get update && apt-get install -y curl
-          curl -fsSL -o /tmp/wlrun.deb "${{ vars.WLRUN_DEB }}"
-          apt-get install -y /tmp/wlrun.deb
+      - name: curl, to fetch wlrun's .deb
+        run: apt-get update && apt-get install -y curl
       - name: compile every kernel (no GPU)
         run: sh bench/ci.sh
   gate:
@@ -188,14 +201,13 @@ T.gitlab = [==[
 # The benchmarks of this repository (wlrun init), for GitLab CI: add to .gitlab-ci.yml
 #   include:
 #     - local: bench/gitlab-ci.yml
-# Set the CI/CD variable WLRUN_DEB to the URL of wlrun's .deb (docs/install.md), and tag a runner
+# Set the CI/CD variable WLRUN_DEB to the URL of wlrun's .deb (docs/install.md): bench/ci.sh
+# installs it on a runner that has no wlrun (with sudo where the runner is not root). Tag a runner
 # with an NVIDIA GPU and the CUDA toolkit `gpu`.
 bench-compile:
   image: nvidia/cuda:13.0.0-devel-ubuntu24.04
   script:
     - apt-get update && apt-get install -y curl
-    - curl -fsSL -o /tmp/wlrun.deb "$WLRUN_DEB"
-    - apt-get install -y /tmp/wlrun.deb
     - sh bench/ci.sh
 bench-gate:
   tags: [gpu]
