@@ -124,15 +124,22 @@ describe("wlrun report", function()
     function()
     local dir = fixtures()
     for _, f in ipairs { "table", "markdown" } do
-      local r = h.run("export r01.json --format " .. f, { cwd = dir })
-      assert.equal(0, r.code, r.stderr)
-      assert.matches("param%.n", r.stdout)
-      -- one n column left: the count
-      assert.equal(1, count(r.stdout:match("[^\n]*param%.n[^\n]*"), "[ |]n[ |]"), r.stdout)
+      -- a run's table, and a comparison's (its own n: the samples compared)
+      for _, args in ipairs { "export r01.json", "compare r01.json r06.json" } do
+        local r = h.run(args .. " --format " .. f, { cwd = dir })
+        assert.equal(0, r.code, r.stderr)
+        assert.matches("param%.n", r.stdout)
+        -- one n column left: the count
+        assert.equal(1, count(r.stdout:match("[^\n]*param%.n[^\n]*"), "[ |]n[ |]"), r.stdout)
+      end
     end
     local r = report("--html page r01.json", dir)
     assert.equal(0, r.code, r.stderr)
     assert.matches(">param%.n<", h.read(dir .. "/page/index.html"))
+    r = report("--html pair r01.json r06.json", dir)
+    assert.equal(0, r.code, r.stderr)
+    local page = h.read(dir .. "/pair/index.html")
+    assert.matches(">param%.n<", page)
   end)
 
   it("prints its help, and wants --html and something to show", function()

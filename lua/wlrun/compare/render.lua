@@ -109,13 +109,14 @@ end
 local function build_rows(doc)
   local cols = {}
   for _, n in ipairs(doc.parameters) do cols[#cols + 1] = { title = tostring(n), right = true,
-    name = n } end
+    name = n, axis = true } end
   for _, c in ipairs {
     { "BASE", true }, { "NEW", true }, { "NEW/BASE", true },
     { columns.pct(doc.settings.confidence) .. " interval", true }, { "change", true },
       { "p", true }, { "n", true },
     { "verdict", false },
   } do cols[#cols + 1] = { title = c[1], right = c[2] } end
+  T.prefix_parameters(cols)
   local rows, keys = {}, {}
   for _, r in ipairs(doc.configurations) do
     local cells, k = {}, {}

@@ -139,6 +139,19 @@ end
 
 -- the custom metrics of work(p) (entry.custom_metrics) in any configuration, by name: list of
 -- {name, title}; a metric that is a rate in some configuration is titled "NAME/s"
+-- A parameter's column (c.axis) titled like another column of the table ("n", "median") is
+-- retitled param.NAME, so that no two columns read the same: in every printer of a table.
+function M.prefix_parameters(cols)
+  local taken = {}
+  for _, c in ipairs(cols) do
+    if not c.axis then taken[c.title] = true end
+  end
+  for _, c in ipairs(cols) do
+    if c.axis and taken[c.title] then c.title = "param." .. c.title end
+  end
+  return cols
+end
+
 function M.custom_metrics_present(doc)
   local rate, list = {}, {}
   for _, c in ipairs(doc.configurations or {}) do
@@ -209,15 +222,7 @@ function M.build(doc)
   local custom = M.custom_metrics_present(doc)
   for _, d in ipairs(custom) do cols[#cols + 1] = { title = d.title, right = true } end
   cols[#cols + 1] = { title = "warnings" }
-  -- a parameter named like a column of the table ("n", "median") is shown as param.NAME, so
-  -- that no two columns read the same
-  local taken = {}
-  for _, c in ipairs(cols) do
-    if not c.axis then taken[c.title] = true end
-  end
-  for _, c in ipairs(cols) do
-    if c.axis and taken[c.title] then c.title = "param." .. c.title end
-  end
+  M.prefix_parameters(cols)
 
   local rows = {}
   for i, c in ipairs(doc.configurations or {}) do
