@@ -193,6 +193,12 @@ describe("wlrun compare", function()
     assert.equal(2, r.code, r.stderr)
     assert.matches("Gate %-%-fail%-above 5%%: NOT PASSED: no configuration was compared", r.stdout)
     assert.matches("compare: %-%-fail%-above 5%%: no configuration was compared", r.stderr)
+    -- its JSON says the same: not passed, with nothing compared
+    r = compare(fx("sweep_naive.json") .. " " .. fx("sweep_tiled.json")
+      .. " --fail-above 5 --format json")
+    assert.equal(2, r.code, r.stderr)
+    local gate = json.decode(r.stdout).gate
+    assert.same({ true, 0, 0 }, { gate.failed, gate.compared, #gate.configurations })
     -- no gate: a report
     assert.equal(0, compare(fx("sweep_naive.json") .. " " .. fx("sweep_tiled.json")).code)
   end)

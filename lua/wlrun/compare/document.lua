@@ -465,9 +465,10 @@ local function gate(rows, fail_above)
       list[#list + 1] = o
     end
   end
-  g.failed = #list > 0
+  -- a gate that tested nothing (compared 0) never passes: it failed, with no configuration
+  g.failed = #list > 0 or #rows == 0
   g.configurations = list
-  g.compared = #rows -- 0: the gate tested nothing, which never passes (the command fails)
+  g.compared = #rows
   return g
 end
 

@@ -289,14 +289,14 @@ end
 local function folders_gate(p, docs, fail_above)
   local failed, empty = {}, {}
   for i, d in ipairs(docs) do
-    if d.gate and d.gate.failed then
+    if d.gate and d.gate.compared == 0 then
+      empty[#empty + 1] = p.pairs[i].base.name
+    elseif d.gate and d.gate.failed then
       for _, x in ipairs(d.gate.configurations) do
         failed[#failed + 1] = ("%s: %s (%s)"):format(p.pairs[i].base.name,
           T.describe(x.params, d.parameters),
           render.change_text(x.change))
       end
-    elseif d.gate and d.gate.compared == 0 then
-      empty[#empty + 1] = p.pairs[i].base.name
     end
   end
   if #failed > 0 then regression(failed, fail_above) end
