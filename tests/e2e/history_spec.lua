@@ -361,7 +361,8 @@ io.open("let_go_" .. arg[1], "w"):close()
         dir).code)
       codes[i] = history("blame --db h.db --fail-on 5", dir).code
     end
-    assert.equal("0 0 0 0 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7", table.concat(codes, " "))
+    -- the first commit has nothing to be judged against: a gate over nothing (2)
+    assert.equal("2 0 0 0 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7", table.concat(codes, " "))
     local r = history("blame --db h.db --fail-on 5", dir)
     assert.matches(
       "M=1024: %+1[45]%.%d%% at c24 against c01%.%.c04 .*baseline pinned since c05 failed",
@@ -382,6 +383,38 @@ io.open("let_go_" .. arg[1], "w"):close()
     end
     assert.equal("0 0 7 7", table.concat(codes, " ", 25, 28))
     assert.equal(2, history("accept --db h.db --commit nosuch", dir).code)
+  end)
+
+  it("judges the latest commit's configurations, and never passes one that compared nothing",
+    function()
+    local dir = h.tmpdir()
+    local function add(i, configs)
+      h.write(("%s/r%02d.json"):format(dir, i), F.document { started = F.time(i),
+        configs = configs })
+      assert.equal(0, history(("add r%02d.json --db h.db --commit c%02d -q"):format(i, i),
+        dir).code)
+    end
+    for i = 1, 6 do -- M=4096 20 % slower from c04
+      add(i, { { params = { M = 1024 }, samples = F.samples(1e-3, 30, 0.003, i) },
+        { params = { M = 4096 }, samples = F.samples(i >= 4 and 4.8e-3 or 4e-3, 30, 0.003,
+          50 + i) } })
+    end
+    assert.equal(7, history("blame --db h.db --fail-on 5", dir).code)
+    -- M=4096 left out of c07: not judged; M=1024 passes
+    add(7, { { params = { M = 1024 }, samples = F.samples(1e-3, 30, 0.003, 7) } })
+    local r = history("blame --db h.db --fail-on 5 -o -", dir)
+    assert.equal(0, r.code, r.stderr)
+    local verdicts = {}
+    for _, e in ipairs(json.decode(r.stdout).configurations) do
+      verdicts[e.params.M] = e.gate.verdict
+    end
+    assert.equal("not run at the latest commit", verdicts[4096])
+    -- c08 names its parameter N: nothing of it has an earlier commit
+    add(8, { { params = { N = 1024 }, samples = F.samples(1e-3, 30, 0.003, 8) } })
+    r = history("blame --db h.db --fail-on 5", dir)
+    assert.equal(2, r.code, r.stdout)
+    assert.matches("nothing was compared: no configuration of the latest commit %(c08%)",
+      r.stderr)
   end)
 
   it("writes every command's output as text, JSON or Markdown (--format, -o by extension)",

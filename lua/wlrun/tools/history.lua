@@ -305,6 +305,57 @@ local function show(db, path, o)
   return doc
 end
 
+-- the newest of the series' last commits (by time): the commit that the gate judges
+local function latest_of(all)
+  local latest
+  for _, x in ipairs(all) do
+    local last = x.points[#x.points]
+    if last and (not latest or last.time > latest.time) then latest = last end
+  end
+  return latest
+end
+
+local function same_commit(a, b)
+  if a.commit ~= "" or b.commit ~= "" then return a.commit == b.commit and a.dirty == b.dirty end
+  return a.time == b.time
+end
+
+-- The gate of one series (e.gate): judged where the series ran at the latest commit (a
+-- configuration that did not, removed or left out of that run, is not); counted in gate.compared
+-- where it has an earlier commit to be judged against (or a level accepted)
+local function gate_series(db, s, points, e, gate, ctx)
+  if not same_commit(points[#points], ctx.latest) then
+    e.gate = { verdict = "not run at the latest commit", failed = false }
+    return
+  end
+  local found_of = function(prefix) return analysis.blame(s, prefix, ctx.opts) end
+  local g = { fail_on = ctx.opts.fail_on, alpha = ctx.opts.alpha,
+    accepted = query.accepted(db, s, points), min_segment = ctx.opts.min_segment }
+  if ctx.branch and not branches.is_main(ctx.branch) then -- against main's level at the merge base
+    e.gate = analysis.branch_gate(points, merge_base_index(points), found_of, ctx.samples, g)
+  else
+    e.gate = analysis.pinned_gate(points, found_of, ctx.samples, g)
+  end
+  if #points >= 2 then gate.compared = gate.compared + 1 end
+  if e.gate.failed then gate.failed, gate.failing = true, gate.failing + 1 end
+end
+
+-- a gate that looked at nothing would pass whatever the latest commit did: exit 2
+local function refuse_empty_gate(gate, list, ctx, path)
+  if #list == 0 then
+    fail("usage",
+      ("--fail-on: no configuration in '%s' matches the selection: the gate has nothing "
+      .. "to check"):format(printable(path)))
+  end
+  if gate.compared == 0 then
+    local c = ctx.latest.commit ~= "" and ctx.latest.commit:sub(1, 12) or ctx.latest.time
+    fail("usage",
+      ("--fail-on: nothing was compared: no configuration of the latest commit (%s) in '%s' "
+      .. "has an earlier commit to be judged against (a first run, or parameters that changed): "
+      .. "a gate over nothing never passes"):format(printable(c), printable(path)))
+  end
+end
+
 local function analyse(db, path, o, opts, cmd)
   local doc = base_doc(cmd, path)
   if cmd == "blame" then
@@ -314,36 +365,24 @@ local function analyse(db, path, o, opts, cmd)
       alpha = opts.alpha or cp.alpha, permutations = cp.permutations }
   end
   local list = json_out.array()
-  local gate = opts.fail_on and { fail_on = opts.fail_on, failed = false, failing = 0 } or nil
-  local samples = function(row) return query.samples(db, row) end
+  local gate = opts.fail_on and { fail_on = opts.fail_on, failed = false, failing = 0,
+    compared = 0 } or nil
+  local all = {}
   for _, s in ipairs(query.series(select_series(db, path, o))) do
-    local points = query.commits(s)
-    local e = series_entry(s)
-    e.commits = #points
-    local found = (cmd == "blame" or gate) and analysis.blame(s, points, opts)
-    if cmd == "trend" then e.points = analysis.trend(points) else e.steps, e.drifts = found.steps,
+    all[#all + 1] = { s = s, points = query.commits(s) }
+  end
+  local ctx = { opts = opts, branch = o.branch, latest = latest_of(all),
+    samples = function(row) return query.samples(db, row) end }
+  for _, x in ipairs(all) do
+    local e = series_entry(x.s)
+    e.commits = #x.points
+    local found = (cmd == "blame" or gate) and analysis.blame(x.s, x.points, opts)
+    if cmd == "trend" then e.points = analysis.trend(x.points) else e.steps, e.drifts = found.steps,
       found.drifts end
-    if gate then
-      local at = query.accepted(db, s, points)
-      local found_of = function(prefix) return analysis.blame(s, prefix, opts) end
-      local g = { fail_on = opts.fail_on, alpha = opts.alpha, accepted = at,
-        min_segment = opts.min_segment }
-      if o.branch and not branches.is_main(o.branch) then -- against main's level at the merge base
-        e.gate = analysis.branch_gate(points, merge_base_index(points), found_of, samples, g)
-      else
-        e.gate = analysis.pinned_gate(points, found_of, samples, g)
-      end
-      if e.gate.failed then gate.failed, gate.failing = true, gate.failing + 1 end
-    end
+    if gate then gate_series(db, x.s, x.points, e, gate, ctx) end
     list[#list + 1] = e
   end
-  if gate and #list == 0 then
-    -- a gate that looked at nothing would pass whatever the latest commit did
-    fail("usage",
-      ("--fail-on: no configuration in '%s' matches the selection: the gate has nothing "
-      .. "to check"):format(
-      printable(path)))
-  end
+  if gate then refuse_empty_gate(gate, list, ctx, path) end
   branch_of(doc, o)
   doc.configurations = list
   doc.gate = gate
