@@ -222,6 +222,12 @@ describe("the verdict rule", function()
     assert.equal("uncertain", v(0.90, 1.10, 0.4, true))   -- not significant, wide
   end)
 
+  it("counts a p-value at the level itself as significant (p <= alpha)", function()
+    assert.equal("slower", v(1.03, 1.08, 0.01, true))
+    assert.equal("faster", v(0.90, 0.97, 0.01, false))
+    assert.equal("uncertain", v(1.03, 1.08, 0.0100001, true))
+  end)
+
   it("uncertain when the test and the interval disagree, or nothing is finite", function()
     assert.equal("uncertain", v(1.03, 1.08, 1e-5, false))
     assert.equal("uncertain", v(0 / 0, 1.08, 1e-5, true))

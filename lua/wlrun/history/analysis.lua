@@ -58,7 +58,7 @@ end
 -- The gate of --fail-on: the latest commit's samples against its baseline, the segment before
 -- the latest one (every earlier commit when no step was found), by compare's test
 -- (wlrun.compare.stats:
--- slower = Mann-Whitney p < alpha and the bootstrap interval of the ratio of medians above
+-- slower = Mann-Whitney p <= alpha and the bootstrap interval of the ratio of medians above
 -- 1 + fail_on). samples(row) gives a run's samples. opts: fail_on, alpha, resamples, seed,
 -- baseline_commits (the most recent commits of the baseline that are pooled).
 -- the latest commit of points against the commits first_b..last_b, by compare's test

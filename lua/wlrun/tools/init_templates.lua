@@ -59,7 +59,8 @@ return wl.scenario {
 ]==]
 
 T.ini = [==[
-; wlrun.ini: the settings of the benchmarks run from this directory (wlrun reads ./wlrun.ini).
+; wlrun.ini: the settings of the benchmarks run from this directory or below it (wlrun reads the
+; first wlrun.ini from the working directory up to the repository's root).
 ; Precedence: wlrun's defaults < this file < the scenario's timing table < the command line.
 ; Every key: `wlrun --help` (CONFIGURATION) and docs/config.md of wlrun. Uncomment to change.
 
