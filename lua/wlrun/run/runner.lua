@@ -348,6 +348,10 @@ local function raise_ending(r, doc, stop, tally)
       core.stop_signal() or "Ctrl-C", at, tally.n,
         #doc.configurations - (tally.interrupted_at and 1 or 0), where), 0)
   end
+  if stop and stop.kind == "usage" then -- its message is said once, with the configuration
+    core.error("usage", ("the sweep stopped at configuration %d of %d: every configuration would "
+      .. "fail with the same usage error"):format(stop.index or 0, tally.n), 0)
+  end
   -- os.exit in a configuration: the run stops, never as a success
   if stop and stop.kind == "exit" then
     error({ kind = "script", bare = true, exit_code = stop.code,
