@@ -333,7 +333,7 @@ io.open("let_go_" .. arg[1], "w"):close()
       ["blame --fail-on lots"] = "%-%-fail%-on: expected a percentage",
       ["blame --min-runs 0"] = "%-%-min%-runs: expected a whole number from 1 to 1000",
       ["blame --alpha 2"] = "%-%-alpha: expected a number between 0 and 1",
-      ["trend -o t.csv"] = "cannot tell the output format of 't%.csv'",
+      ["trend -o t.xml"] = "cannot tell the output format of 't%.xml'",
       ["add r01.json --commit 'a b'"] = "%-%-commit: expected a commit",
       ["show extra.json"] = "show takes no file",
     } do
@@ -371,7 +371,7 @@ io.open("let_go_" .. arg[1], "w"):close()
     r = history("accept --db h.db -p M=1024", dir)
     assert.equal(0, r.code, r.stderr)
     assert.matches(
-      "accepted spin · NVIDIA H200 · {\"M\":1024}: its level from c24 on is the baseline", r.stdout,
+      "accepted spin · NVIDIA H200 · M=1024: its level from c24 on is the baseline", r.stdout,
       1, true)
     for i = 25, 28 do
       h.write(("%s/r%02d.json"):format(dir, i), F.document { started = F.time(i), configs = {
@@ -433,8 +433,29 @@ io.open("let_go_" .. arg[1], "w"):close()
       assert.equal(h.read(dir .. "/out.json"), j.stdout)
       assert.is_nil(h.read(dir .. "/out.txt"):find("| ---", 1, true))
     end
+    -- CSV: a header, then a row per run, commit, shift or accept
+    for _, cmd in ipairs { "show", "trend", "blame" } do
+      local c = history(cmd .. " --db h.db --format csv -o out.csv", dir)
+      assert.equal(0, c.code, c.stderr)
+      assert.equal(c.stdout, h.read(dir .. "/out.csv"))
+      assert.matches("^[a-z_]+,[a-z_,]+\r\n", c.stdout)
+    end
+    local t = history("trend --db h.db -o out.csv", dir)
+    assert.matches("\r\nspin,[^\r]*,1,0%.00", h.read(dir .. "/out.csv"), t.stdout)
+    -- add and accept too: what they did, as a document
+    h.write(dir .. "/again.json", h.read(dir .. "/r01.json"))
+    local a = history("add again.json --db h.db --commit c01 --format json -o add.csv", dir)
+    assert.equal(0, a.code, a.stderr)
+    local doc = json.decode(a.stdout)
+    assert.same({ "add", false }, { doc.command, doc.runs[1].added })
+    assert.matches("^file,run,added,[^\r]*\r\nagain%.json,%d+,false,", h.read(dir .. "/add.csv"))
+    local acc = history("accept --db h.db -o acc.json -o acc.md -q", dir)
+    assert.equal(0, acc.code, acc.stderr)
+    assert.equal("", acc.stdout)
+    assert.equal("accept", json.decode(h.read(dir .. "/acc.json")).command)
+    assert.matches("^accepted ", h.read(dir .. "/acc.md"))
     local r = history("blame --db h.db --format xml", dir)
     assert.equal(2, r.code)
-    assert.matches("%-%-format: expected text, json or markdown, got 'xml'", r.stderr)
+    assert.matches("%-%-format: expected text, json, markdown or csv, got 'xml'", r.stderr)
   end)
 end)

@@ -38,27 +38,25 @@ end
 
 local function plural(n, word) return ("%d %s%s"):format(n, word, n == 1 and "" or "s") end
 
-local function added_line(run, done, db)
-  local what = ("%s, %s, commit %s%s"):format(run.scenario,
-    plural(#run.configurations, "configuration"),
-    M.commit_text(run.commit), run.commit.source ~= "" and (" (" .. run.commit.source .. ")") or "")
+-- a run that `add` was given (an entry of its document): added, or there already
+local function added_line(r, db)
+  local what = ("%s, %s, commit %s%s"):format(r.scenario,
+    plural(r.configurations, "configuration"),
+    M.commit_text(r), r.commit_source ~= "" and (" (" .. r.commit_source .. ")") or "")
   -- the main line's is not said
-  if run.branch and run.branch ~= "" and run.branch ~= "main" and run.branch ~= "master" then
-    what = what .. (" on branch %s"):format(run.branch)
-    if run.merge_base ~= "" then what = what .. (" (merge base %s)"):format(
-      M.commit_text { commit = run.merge_base }) end
+  if r.branch ~= "" and r.branch ~= "main" and r.branch ~= "master" then
+    what = what .. (" on branch %s"):format(r.branch)
+    if r.merge_base ~= "" then what = what .. (" (merge base %s)"):format(
+      M.commit_text { commit = r.merge_base }) end
   end
-  if not done.added then
-    return ("'%s' is already in '%s' as run %d (added %s, commit %s): left as it is\n"):format(
-      run.file, db, done.id,
-      done.time, M.commit_text { commit = done.commit })
+  if not r.added then
+    return ("'%s' is already in '%s' as run %d (added %s, commit %s): left as it is"):format(
+      r.file, db, r.run, r.existing.time, M.commit_text { commit = r.existing.commit })
   end
-  return ("added '%s' to '%s' as run %d: %s%s\n"):format(run.file, db, done.id, what,
-    run.left > 0 and ("; " .. plural(run.left, "configuration") .. " not measured, left out") or "")
+  return ("added '%s' to '%s' as run %d: %s%s"):format(r.file, db, r.run, what,
+    r.not_measured > 0 and ("; " .. plural(r.not_measured, "configuration")
+      .. " not measured, left out") or "")
 end
-
-function M.added_line(run, done, db) return printable(added_line(run, done, db):sub(1, -2))
-  .. "\n" end
 
 -- The printers below write into `out` with the style in force: text (aligned tables) or Markdown
 -- (pipe tables and headings, for a pull request's comment).
@@ -229,8 +227,25 @@ function M.markdown(doc)
   return text
 end
 
+local function added(doc, out)
+  for _, r in ipairs(doc.runs) do out[#out + 1] = added_line(r, doc.database) end
+end
+
+local function accepted(doc, out)
+  for _, a in ipairs(doc.accepted) do
+    out[#out + 1] = ("accepted %s · %s · %s: its level from %s on is the baseline"):format(
+      a.scenario, a.device ~= "" and a.device or "-", params_text(a.params),
+      a.commit:sub(1, 12))
+  end
+end
+
 function M.text(doc)
   local out = {}
+  if doc.command == "add" or doc.command == "accept" then
+    if doc.command == "add" then added(doc, out) else accepted(doc, out) end
+    for i, l in ipairs(out) do out[i] = printable(l) end
+    return #out > 0 and table.concat(out, "\n") .. "\n" or ""
+  end
   if doc.merge_base then -- a branch's series (--branch)
     out[#out + 1] = ("Branch %s: %s's runs up to the merge base %s, then its own"):format(
       doc.branch, doc.main,

@@ -16,6 +16,7 @@ local record = require "wlrun.history.record"
 local branches = require "wlrun.history.branches"
 local selection = require "wlrun.history.select"
 local render = require "wlrun.history.render"
+local history_csv = require "wlrun.history.csv"
 local printable = require("wlrun.text.printable").text
 
 local M = {}
@@ -65,10 +66,10 @@ or [history] db in wlrun.ini.
     --min-effect PCT     blame: the smallest shift reported (default 2%)
     --min-runs N         blame: commits on each side of a shift (default 3)
     --alpha A            blame: significance level (default 0.01)
-    --format FMT         show, trend, blame: standard output as text (default),
-                         json or markdown (a pull request's comment)
-    -o, --output FILE    also write FILE: .json, .md or .txt (may be repeated); - is
-                         standard output, in JSON, and alone there
+    --format FMT         standard output as text (default), json, markdown (a pull
+                         request's comment) or csv
+    -o, --output FILE    also write FILE: .json, .md, .txt or .csv (may be repeated);
+                         - is standard output, in JSON, and alone there
     -q, --quiet          add, accept: print nothing
     -h, --help           this text
 ]]
@@ -88,7 +89,7 @@ local spec = {
 
 -- the options each command takes (beyond --db and --help)
 local takes = {
-  add = { commit = true, branch = true, quiet = true },
+  add = { commit = true, branch = true, quiet = true, output = true, format = true },
   show = { branch = true, scenario = true, device = true, param = true, filter = true,
     output = true, format = true },
   trend = { branch = true, scenario = true, device = true, param = true, filter = true,
@@ -97,7 +98,7 @@ local takes = {
     output = true, fail_on = true,
             min_effect = true, min_runs = true, alpha = true, format = true },
   accept = { branch = true, scenario = true, device = true, param = true, filter = true,
-    commit = true, quiet = true },
+    commit = true, quiet = true, output = true, format = true },
 }
 
 local function fail(kind, msg) cli.fail(kind, TOOL, msg) end
@@ -149,20 +150,22 @@ local function check_options(cmd, o)
       .. "200), got '%s'"):format(
       printable(o.branch, 100)))
   end
-  local FORMATS = { json = "json", txt = "text", md = "markdown", markdown = "markdown" }
+  local FORMATS = { json = "json", txt = "text", md = "markdown", markdown = "markdown",
+    csv = "csv" }
   opts.outputs = {}
   for _, path in ipairs(o.output or {}) do
     local ext = (path:match("%.([^./]+)$") or ""):lower()
     if path == "-" then ext, opts.to_stdout = "json", true end
     if not FORMATS[ext] then
       fail("usage",
-        ("cannot tell the output format of '%s' from its extension (.json .md .txt)"):format(path))
+        ("cannot tell the output format of '%s' from its extension (.json .md .txt .csv)"):format(
+          path))
     end
     opts.outputs[#opts.outputs + 1] = { path = path, format = FORMATS[ext] }
   end
   opts.format = o.format or "text"
-  if not ({ text = true, json = true, markdown = true })[opts.format] then
-    fail("usage", ("--format: expected text, json or markdown, got '%s'"):format(
+  if not ({ text = true, json = true, markdown = true, csv = true })[opts.format] then
+    fail("usage", ("--format: expected text, json, markdown or csv, got '%s'"):format(
       printable(o.format, 40)))
   end
   return opts
@@ -170,6 +173,28 @@ end
 
 ---------------------------------------------------------------------------------------------
 -- add
+
+local function base_doc(cmd, path)
+  local doc = json_out.object()
+  doc.schema = "wlrun-history"
+  doc.version = 1
+  doc.command = cmd
+  doc.database = path
+  return doc
+end
+
+-- what add did with a run, in its document: added (or there already: the run that is), where
+local function added_entry(run, done)
+  local c = run.commit
+  local r = json_out.object()
+  r.file, r.run, r.added, r.scenario = run.file, done.id, done.added, run.scenario
+  r.device = run.device or ""
+  r.configurations, r.not_measured = #run.configurations, run.left
+  r.commit, r.dirty, r.commit_source = c.commit, c.dirty, c.source
+  r.branch, r.merge_base = run.branch or "", run.merge_base or ""
+  if not done.added then r.existing = { time = done.time, commit = done.commit } end
+  return r
+end
 
 local function add(o, files)
   if #files == 0 then
@@ -200,17 +225,17 @@ local function add(o, files)
       runs[#runs + 1] = run
     end
   end
-  if #runs == 0 then return end
+  if #runs == 0 then return nil end
   local path, source = store.locate(o.db)
   local db <close> = store.open_writer(path, source)
   local done = {}
   store.transaction(db, function() -- all the files or none
     for i, run in ipairs(runs) do done[i] = record.insert(db, run, run.commit) end
   end)
-  if o.quiet then return end
-  for i, run in ipairs(runs) do
-    stdio.write(render.added_line(run, done[i], path))
-  end
+  local doc = base_doc("add", path)
+  doc.runs = json_out.array()
+  for i, run in ipairs(runs) do doc.runs[i] = added_entry(run, done[i]) end
+  return doc
 end
 
 ---------------------------------------------------------------------------------------------
@@ -246,14 +271,6 @@ local function select_series(db, path, o)
   return rows
 end
 
-local function base_doc(cmd, path)
-  local doc = json_out.object()
-  doc.schema = "wlrun-history"
-  doc.version = 1
-  doc.command = cmd
-  doc.database = path
-  return doc
-end
 
 -- the branch of the series read (select_series), in the document: its name, and for a branch
 -- other than the main line its merge base with it
@@ -426,13 +443,31 @@ local function accept(o)
         c.s.scenario, c.s.device, c.s.params_json, c.commit, now)
     end
   end)
-  if o.quiet then return end
-  for _, c in ipairs(chosen) do
-    stdio.write(("accepted %s · %s · %s: its level from %s on is the baseline\n"):format(
-      printable(c.s.scenario, 60),
-      c.s.device ~= "" and printable(c.s.device, 60) or "-", printable(c.s.params_json, 120),
-        c.commit:sub(1, 12)))
+  local doc = base_doc("accept", path)
+  doc.accepted = json_out.array()
+  for i, c in ipairs(chosen) do
+    local a = json_out.object()
+    a.scenario, a.device, a.params, a.commit = c.s.scenario, c.s.device, json.object(c.s.params),
+      c.commit
+    doc.accepted[i] = a
   end
+  return doc
+end
+
+-- a command's document on standard output (in --format; nothing with --quiet, or where -o - has
+-- it) and into each -o FILE, in the format of its extension; nil: nothing done, nothing said
+local function write_doc(doc, opts, quiet)
+  if not doc then return end
+  local function as(format)
+    if format == "json" then return json_out.text(doc) end
+    if format == "csv" then return history_csv.render(doc) end
+    return format == "markdown" and render.markdown(doc) or render.text(doc)
+  end
+  if not opts.to_stdout and not quiet then -- -o - is standard output's alone
+    stdio.write(as(opts.format))
+    io.stdout:flush()
+  end
+  for _, f in ipairs(opts.outputs) do cli.write(TOOL, f.path, as(f.format)) end
 end
 
 function M.main(args)
@@ -447,13 +482,13 @@ function M.main(args)
   if not takes[cmd] then
     fail("usage", ("unknown command '%s' (add, show, trend, blame, accept)"):format(cmd)) end
   local opts = check_options(cmd, o)
-  if cmd == "add" then return add(o, pos) end
+  if cmd == "add" then return write_doc(add(o, pos), opts, o.quiet) end
   if cmd == "accept" then
     if #pos > 0 then
       fail("usage", ("accept takes no file: '%s' (the database is given with --db)"):format(
       pos[1])) end
     o.keep, o.finish = selection.selector(o.param, o.filter)
-    return accept(o)
+    return write_doc(accept(o), opts, o.quiet)
   end
   if #pos > 0 then
     fail("usage", ("%s takes no file: '%s' (the database is given with --db)"):format(cmd,
@@ -462,15 +497,7 @@ function M.main(args)
   local path = store.locate(o.db)
   local db <close> = store.open_reader(path)
   local doc = cmd == "show" and show(db, path, o) or analyse(db, path, o, opts, cmd)
-  local function as(format)
-    if format == "json" then return json_out.text(doc) end
-    return format == "markdown" and render.markdown(doc) or render.text(doc)
-  end
-  if not opts.to_stdout then -- -o - is standard output's alone
-    stdio.write(as(opts.format))
-    io.stdout:flush()
-  end
-  for _, f in ipairs(opts.outputs) do cli.write(TOOL, f.path, as(f.format)) end
+  write_doc(doc, opts)
   if doc.gate and doc.gate.failed then core.error("regression", render.gate_message(doc), 0) end
 end
 
