@@ -75,58 +75,6 @@ int wl_device_promise(void) {
   return wanted_device;
 }
 
-int wl_closed_error(lua_State *L, int arg, const char *fn, const char *cls, const char *verb) {
-  bool method =
-      strpbrk(fn, ":[(") != NULL; /* "class:method", "tensor[i]", "launch(n, stream)": 1 is self */
-  if (method && arg == 1) return wl_raise(L, WL_EXIT_SCRIPT, "%s: %s used after %s", fn, cls, verb);
-  return wl_raise(L, WL_EXIT_SCRIPT, "%s: %s (argument %d) used after %s", fn, cls,
-                  method ? arg - 1 : arg, verb);
-}
-
-void wl_check_fields(lua_State *L, int arg, const char *fn, const char *const *known,
-                     bool positional) {
-  lua_pushnil(L);
-  while (lua_next(L, arg)) {
-    lua_pop(L, 1);
-    if (positional && lua_isinteger(L, -1)) continue;
-    const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-    bool ok = false;
-    for (const char *const *p = known; k && *p; p++) ok = ok || strcmp(*p, k) == 0;
-    if (ok) continue;
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    for (const char *const *p = known; *p; p++) {
-      if (p != known) luaL_addstring(&b, ", ");
-      luaL_addstring(&b, *p);
-    }
-    luaL_pushresult(&b);
-    const char *names = lua_tostring(L, -1), *key = luaL_tolstring(L, -2, NULL);
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: unknown field '%s' (fields: %s)", fn, key, names);
-  }
-  /* From here the fields are read from a plain copy of the table's own fields: a metatable's
-   * __index cannot answer one field differently each time it is read (a size checked against
-   * one tensor, then another tensor bound). */
-  arg = lua_absindex(L, arg);
-  lua_newtable(L);
-  lua_pushnil(L);
-  while (lua_next(L, arg)) {
-    lua_pushvalue(L, -2);
-    lua_insert(L, -2);
-    lua_rawset(L, -4);
-  }
-  lua_replace(L, arg);
-}
-
-bool wl_bool_field(lua_State *L, int arg, const char *field, const char *fn, bool absent) {
-  int t = lua_getfield(L, arg, field);
-  bool v = lua_toboolean(L, -1);
-  if (t != LUA_TNIL && t != LUA_TBOOLEAN)
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: %s must be true or false, got a %s", fn, field,
-             luaL_typename(L, -1));
-  lua_pop(L, 1);
-  return t == LUA_TNIL ? absent : v;
-}
-
 /* wl.device_count() -> n, reason: never raises; reason says why n is 0 */
 static int l_device_count(lua_State *L) {
   int n;

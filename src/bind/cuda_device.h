@@ -47,25 +47,6 @@ int wl_device_wanted(void);
  * which wl.select_device then keeps as if it were open. */
 int wl_device_promise(void);
 
-/* Raises "FN: CLASS used after VERB" for the closed object at stack index arg, naming the
- * argument when it is not the method's self: "event:query: event used after destroy",
- * "stream:wait: event (argument 1) used after destroy". FN is "class:method" for a method
- * (argument 1 is self) or a function's name ("wl.elapsed"). Never returns. */
-int wl_closed_error(lua_State *L, int arg, const char *fn, const char *cls, const char *verb);
-
-/* The one check of a creation table's keys in C: refuses a key of the table at stack index arg
- * that is not one of known (a NULL-terminated list): "FN: unknown field 'x' (fields: a, b)",
- * so that a typo is never ignored. positional: integer keys (the table's list part: a shape,
- * a kernel's source) are allowed; any other key that is not a string is refused. Then replaces
- * the table at arg with a plain copy of its own fields (no metatable): every field read after
- * the check is the value that was checked. */
-void wl_check_fields(lua_State *L, int arg, const char *fn, const char *const *known,
-                     bool positional);
-
-/* The field of the table at arg as a boolean, absent when nil; anything else than a boolean
- * raises "FN: FIELD must be true or false, got a string" (a string "false" is true in Lua). */
-bool wl_bool_field(lua_State *L, int arg, const char *field, const char *fn, bool absent);
-
 /* While the measurement engine measures, the Lua API counts what a timed body must not do. */
 struct wl_watch {
   bool measuring;

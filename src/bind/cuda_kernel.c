@@ -237,7 +237,15 @@ static int kernel_from_module_file(lua_State *L, const char *name, const char *f
   lua_getfield(L, -1, "code");
   const char *data = lua_tolstring(L, -1, &len);
   char arch[32];
-  return wl_kernel_from_module(L, 1, name, file, data, len, target_arch(L, arch, sizeof arch));
+  target_arch(L, arch, sizeof arch);
+  struct wl_kernel *k = lua_newuserdatauv(L, sizeof *k, 1);
+  int k_index = lua_gettop(L);
+  memset(k, 0, sizeof *k);
+  luaL_setmetatable(L, KERNEL_MT);
+  wl_kernel_from_module(L, 1, k, name, file, data, len, arch);
+  wl_kernel_record(L, k);
+  lua_pushvalue(L, k_index);
+  return 1;
 }
 
 /* The name of a kernel whose name holds what NVRTC must not see (it pastes the name into the

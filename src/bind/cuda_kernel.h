@@ -35,10 +35,11 @@ struct wl_kernel *wl_check_kernel(lua_State *L, int arg, const char *fn);
 void wl_kernel_record(lua_State *L, const struct wl_kernel *k);
 
 /* wl.kernel{file = "k.cubin" | "k.fatbin" | "k.ptx", name =, format =, params =} (cuda_module.c):
- * spec is the table's index, path the resolved file, data its bytes (len, a NUL after them),
- * arch the target ("sm_90"). Pushes the kernel object; raises on bad input. */
-int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *path,
-                          const char *data, size_t len, const char *arch);
+ * fills k (a kernel object, empty, that the caller made and records) from the module. spec is the
+ * table's index, path the resolved file, data its bytes (len, a NUL after them), arch the target
+ * ("sm_90"). Raises on bad input (what k holds then is freed with it). */
+void wl_kernel_from_module(lua_State *L, int spec, struct wl_kernel *k, const char *name,
+                           const char *path, const char *data, size_t len, const char *arch);
 
 /* Pushes the mangled name of the kernel name in module m, matched as wl.kernel{file = ...} does
  * (the mangled name, or the demangled one without its parameters, spaces not counted), and

@@ -107,18 +107,17 @@ static char *copy_bytes(const void *p, size_t n) {
   return c;
 }
 
-int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *path,
-                          const char *data, size_t len, const char *arch) {
+void wl_kernel_from_module(lua_State *L, int spec, struct wl_kernel *k, const char *name,
+                           const char *path, const char *data, size_t len, const char *arch) {
   enum wl_module_format f = wl_module_format_of_path(path);
   if (lua_getfield(L, spec, "format") != LUA_TNIL) {
     const char *fname = lua_tostring(L, -1);
     f = fname && lua_type(L, -1) == LUA_TSTRING ? wl_module_format_named(fname) : WL_MODULE_UNKNOWN;
     if (f == WL_MODULE_UNKNOWN)
-      return wl_raise(L, WL_EXIT_SCRIPT,
-                      "wl.kernel '%s': format must be \"cubin\", \"fatbin\" or \"ptx\", got %s",
-                      name,
-                      lua_type(L, -1) == LUA_TSTRING ? lua_pushfstring(L, "'%s'", fname)
-                                                     : luaL_typename(L, -1));
+      wl_raise(L, WL_EXIT_SCRIPT,
+               "wl.kernel '%s': format must be \"cubin\", \"fatbin\" or \"ptx\", got %s", name,
+               lua_type(L, -1) == LUA_TSTRING ? lua_pushfstring(L, "'%s'", fname)
+                                              : luaL_typename(L, -1));
   }
   lua_pop(L, 1);
   int target = atoi(arch + 3); /* "sm_90" or "sm_90a": validated by the settings */
@@ -126,8 +125,8 @@ int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *
   struct wl_module m;
   char err[512];
   if (!wl_module_open(&m, (const unsigned char *)data, len, f, target, what, err, sizeof err))
-    return wl_raise(L, WL_EXIT_COMPILE, "wl.kernel '%s': %s (%s): %s", name, path,
-                    wl_module_format_name(f), err);
+    wl_raise(L, WL_EXIT_COMPILE, "wl.kernel '%s': %s (%s): %s", name, path,
+             wl_module_format_name(f), err);
   /* from here m owns memory: nothing raises until it is closed */
   struct wl_signature sig;
   const char *lowered = wl_module_find_kernel(L, &m, name);
@@ -139,19 +138,19 @@ int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *
   wl_module_close(&m);
   if (!lowered) {
     free(ptx);
-    return wl_raise(L, WL_EXIT_COMPILE, "wl.kernel: no kernel '%s' in %s; it has %s", name, path,
-                    lua_tostring(L, -1));
+    wl_raise(L, WL_EXIT_COMPILE, "wl.kernel: no kernel '%s' in %s; it has %s", name, path,
+             lua_tostring(L, -1));
   }
   if (!ok) {
     free(ptx);
-    return wl_raise(L, WL_EXIT_COMPILE, "wl.kernel '%s': %s: %s", name, path, err);
+    wl_raise(L, WL_EXIT_COMPILE, "wl.kernel '%s': %s: %s", name, path, err);
   }
   wl_demangle_params(lowered, &sig);
   if (lua_getfield(L, spec, "params") != LUA_TNIL) {
     struct wl_signature declared;
     if (lua_type(L, -1) != LUA_TSTRING) {
       free(ptx);
-      return wl_raise(
+      wl_raise(
           L, WL_EXIT_SCRIPT,
           "wl.kernel '%s': params must be a C parameter list such as \"float* y, int n\", got %s",
           name, luaL_typename(L, -1));
@@ -159,15 +158,12 @@ int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *
     if (!wl_c_params(lua_tostring(L, -1), &declared, err, sizeof err) ||
         !wl_module_check_declared(&declared, &sig, err, sizeof err)) {
       free(ptx);
-      return wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s' (%s): %s", name, path, err);
+      wl_raise(L, WL_EXIT_SCRIPT, "wl.kernel '%s' (%s): %s", name, path, err);
     }
     sig = declared;
   }
   lua_pop(L, 1);
 
-  struct wl_kernel *k = lua_newuserdatauv(L, sizeof *k, 1);
-  memset(k, 0, sizeof *k);
-  luaL_setmetatable(L, KERNEL_MT);
   k->name = strdup(name);
   k->source = strdup(path);
   k->compiler = "precompiled";
@@ -181,7 +177,5 @@ int wl_kernel_from_module(lua_State *L, int spec, const char *name, const char *
   k->code.cubin_len = len;
   k->code.log = copy_bytes("", 0);
   if (!k->name || !k->source || !k->code.lowered || !k->code.ptx || !k->code.cubin || !k->code.log)
-    return wl_raise(L, WL_EXIT_SCRIPT, "out of memory");
-  wl_kernel_record(L, k);
-  return 1;
+    wl_raise(L, WL_EXIT_SCRIPT, "out of memory");
 }

@@ -18,16 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct wl_dtype_info dtypes[WL_NDTYPES] = {
-    [WL_F64] = {"f64", 8, 'f'},   [WL_F32] = {"f32", 4, 'f'}, [WL_F16] = {"f16", 2, 'f'},
-    [WL_BF16] = {"bf16", 2, 'f'}, [WL_I64] = {"i64", 8, 'i'}, [WL_I32] = {"i32", 4, 'i'},
-    [WL_I16] = {"i16", 2, 'i'},   [WL_I8] = {"i8", 1, 'i'},   [WL_U32] = {"u32", 4, 'u'},
-    [WL_U8] = {"u8", 1, 'u'},
-};
-
-const struct wl_dtype_info *wl_dtype_info(enum wl_dtype d) {
-  return &dtypes[(unsigned)d < WL_NDTYPES ? d : WL_F32];
-}
 
 /* memory accounting */
 static struct {
@@ -36,9 +26,6 @@ static struct {
   uint64_t inits; /* random initialisations so far: seeds of successive tensors differ */
 } mem;
 
-const char *wl_tensor_memory_name(enum wl_memory m) {
-  return m == WL_MEM_DEVICE ? "device" : m == WL_MEM_PINNED ? "pinned" : "host";
-}
 
 static const char *format_bytes(char *buf, size_t len, double b) {
   static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
@@ -99,24 +86,9 @@ static int tensor_free(lua_State *L) {
   return 0;
 }
 
-const char *wl_tensor_shape(const struct wl_tensor *t, char *buf, size_t len) {
-  size_t n = 0;
-  buf[0] = '\0';
-  for (int i = 0; i < t->ndim && n < len; i++)
-    n += (size_t)snprintf(buf + n, len - n, i ? "x%lld" : "%lld", (long long)t->shape[i]);
-  return buf;
-}
 
 /* ---- creation ---- */
 
-bool wl_dtype_named(const char *name, enum wl_dtype *d) {
-  for (int i = 0; i < WL_NDTYPES; i++)
-    if (strcmp(dtypes[i].name, name) == 0) {
-      *d = (enum wl_dtype)i;
-      return true;
-    }
-  return false;
-}
 
 static enum wl_dtype check_dtype(lua_State *L, const char *name) {
   enum wl_dtype d = WL_F32;
@@ -481,8 +453,9 @@ static int create(lua_State *L, bool device) {
 static int l_tensor(lua_State *L) { return create(L, true); }
 static int l_host_tensor(lua_State *L) { return create(L, false); }
 
-/* t:fill(v) / t:init(spec): on the current stream for device tensors */
-static int tensor_fill(lua_State *L) {
+/* t:fill(v) / t:init(spec): on the current stream for device tensors; the method's name is the
+ * closure's upvalue */
+int wl_tensor_fill(lua_State *L) {
   const char *fn = lua_tostring(L, lua_upvalueindex(1));
   struct wl_tensor *t = wl_check_tensor(L, 1, fn);
   if (lua_isnoneornil(L, 2))
@@ -540,30 +513,13 @@ static int l_reset_peak(lua_State *L) {
   return 0;
 }
 
-void wl_open_tensor(lua_State *L) {
-  static const luaL_Reg methods[] = {{"free", tensor_free}, {NULL, NULL}};
-  static const luaL_Reg meta[] = {{"__index", wl_tensor_index},
-                                  {"__newindex", wl_tensor_newindex},
-                                  {"__len", tensor_len},
-                                  {"__tostring", tensor_tostring},
-                                  {"__gc", tensor_gc},
-                                  {"__close", tensor_gc},
-                                  {NULL, NULL}};
-  static const luaL_Reg fns[] = {{"tensor", l_tensor},       {"host_tensor", l_host_tensor},
-                                 {"memory", l_memory},       {"reset_memory_peak", l_reset_peak},
-                                 {"is_tensor", l_is_tensor}, {NULL, NULL}};
-  luaL_newmetatable(L, TENSOR_MT);
-  luaL_setfuncs(L, meta, 0);
-  luaL_newlib(L, methods);
-  luaL_setfuncs(L, wl_tensor_data_methods, 0);
-  luaL_setfuncs(L, wl_tensor_view_methods, 0);
-  lua_pushliteral(L, "tensor:fill"); /* fill and init: one function, named as called */
-  lua_pushcclosure(L, tensor_fill, 1);
-  lua_setfield(L, -2, "fill");
-  lua_pushliteral(L, "tensor:init");
-  lua_pushcclosure(L, tensor_fill, 1);
-  lua_setfield(L, -2, "init");
-  lua_setfield(L, -2, "methods");
-  lua_pop(L, 1);
-  luaL_setfuncs(L, fns, 0);
-}
+const luaL_Reg wl_tensor_core_meta[] = {{"__len", tensor_len},
+                                        {"__tostring", tensor_tostring},
+                                        {"__gc", tensor_gc},
+                                        {"__close", tensor_gc},
+                                        {NULL, NULL}};
+const luaL_Reg wl_tensor_core_methods[] = {{"free", tensor_free}, {NULL, NULL}};
+const luaL_Reg wl_tensor_core_functions[] = {
+    {"tensor", l_tensor},       {"host_tensor", l_host_tensor},
+    {"memory", l_memory},       {"reset_memory_peak", l_reset_peak},
+    {"is_tensor", l_is_tensor}, {NULL, NULL}};

@@ -92,6 +92,14 @@ double wl_tensor_host_get(const struct wl_tensor *t, size_t i);
 void wl_tensor_refuse_nonfinite(lua_State *L, const struct wl_tensor *t, double v, const char *fn);
 void wl_tensor_host_set(struct wl_tensor *t, size_t i, double v);
 /* cuda_tensor_data.c: the methods that copy and access elements, and the metamethods */
+/* the class's own methods (free), metamethods (__len, __tostring, __gc, __close) and wlrun.core
+ * functions (tensor, host_tensor, memory, reset_memory_peak, is_tensor), and t:fill / t:init
+ * (the method's name as its closure's upvalue): cuda_tensor.c; the class is assembled in
+ * cuda_tensor_class.c */
+extern const luaL_Reg wl_tensor_core_meta[];
+extern const luaL_Reg wl_tensor_core_methods[];
+extern const luaL_Reg wl_tensor_core_functions[];
+int wl_tensor_fill(lua_State *L);
 extern const luaL_Reg wl_tensor_data_methods[];
 int wl_tensor_index(lua_State *L);
 int wl_tensor_newindex(lua_State *L);

@@ -2,6 +2,7 @@
 #include "gemm_args.h"
 
 #include "cuda_launch.h"
+#include "laux.h"
 #include "cuda_stream.h"
 #include "cuda_tensor.h"
 #include "half.h"

@@ -68,13 +68,6 @@ static double monotonic(void) {
 
 /* A string argument that is a path or an argument of a program: C sees it up to its first NUL,
  * so one holding a NUL is refused rather than cut short. */
-const char *wl_check_cstring(lua_State *L, int idx) {
-  size_t len;
-  const char *s = wl_check_lstring(L, idx, &len);
-  if (strlen(s) != len) wl_arg_error(L, idx, "a string holding a NUL byte");
-  return s;
-}
-
 static const char *opt_field(lua_State *L, int opts, const char *name) {
   lua_getfield(L, opts, name);
   if (lua_isnil(L, -1)) return NULL;
@@ -447,12 +440,6 @@ static int l_kill(lua_State *L) {
 }
 
 /* nil and the reason (strerror of errno), for the functions that return their failure */
-int wl_push_failure(lua_State *L) {
-  lua_pushnil(L);
-  lua_pushstring(L, strerror(errno));
-  return 2;
-}
-
 static bool is_executable(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;

@@ -141,7 +141,7 @@ static int push_lock_failure(lua_State *L) {
  * exclusive flock(2) on an open Lua file, which lasts while it stays open in this process (the
  * kernel lets go of it when the process ends, however it ends) */
 static int l_lock(lua_State *L) {
-  luaL_Stream *p = luaL_checkudata(L, 1, LUA_FILEHANDLE);
+  luaL_Stream *p = wl_check_udata(L, 1, LUA_FILEHANDLE);
   if (!p->closef || !p->f) return wl_raise(L, WL_EXIT_SCRIPT, "process.lock: the file is closed");
   if (flock(fileno(p->f), LOCK_EX | LOCK_NB) != 0) return push_lock_failure(L);
   lua_pushboolean(L, 1);

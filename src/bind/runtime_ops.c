@@ -4,6 +4,7 @@
  * times in every mode and a graph captures. The copies and sets go through the device backend
  * (backend.h); a copy's direction is where its tensors live (device or pinned host memory). */
 #include "cuda_kernel.h"
+#include "laux.h"
 #include "cuda_launch.h"
 #include "cuda_tensor.h"
 #include "wl_exit.h"

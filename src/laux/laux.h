@@ -11,6 +11,7 @@
 
 #include <lauxlib.h>
 #include <lua.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* "bad argument #arg to 'f' (extramsg)" (a method's self not counted: "calling 'f' on bad
@@ -81,5 +82,30 @@ int wl_check_option(lua_State *L, int arg, const char *def, const char *const ls
 
 /* luaL_checkstack's twin: room for space more values, or "stack overflow (msg)" */
 void wl_check_stack(lua_State *L, int space, const char *msg);
+
+/* the string argument idx, refused when it holds a NUL byte (C would see it cut short) */
+const char *wl_check_cstring(lua_State *L, int idx);
+
+/* nil and the reason (strerror of errno): 2 results, for the functions that return their failure */
+int wl_push_failure(lua_State *L);
+
+/* Raises "FN: CLASS used after VERB" for the closed object at stack index arg, naming the
+ * argument when it is not the method's self: "event:query: event used after destroy",
+ * "stream:wait: event (argument 1) used after destroy". FN is "class:method" for a method
+ * (argument 1 is self) or a function's name ("wl.elapsed"). Never returns. */
+int wl_closed_error(lua_State *L, int arg, const char *fn, const char *cls, const char *verb);
+
+/* The one check of a creation table's keys in C: refuses a key of the table at stack index arg
+ * that is not one of known (a NULL-terminated list): "FN: unknown field 'x' (fields: a, b)",
+ * so that a typo is never ignored. positional: integer keys (the table's list part: a shape,
+ * a kernel's source) are allowed; any other key that is not a string is refused. Then replaces
+ * the table at arg with a plain copy of its own fields (no metatable): every field read after
+ * the check is the value that was checked. */
+void wl_check_fields(lua_State *L, int arg, const char *fn, const char *const *known,
+                     bool positional);
+
+/* The field of the table at arg as a boolean, absent when nil; anything else than a boolean
+ * raises "FN: FIELD must be true or false, got a string" (a string "false" is true in Lua). */
+bool wl_bool_field(lua_State *L, int arg, const char *field, const char *fn, bool absent);
 
 #endif

@@ -51,10 +51,22 @@ static double monotonic(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* SQLite's message for the connection's last error, with the system's reason where the error
+ * came from the operating system ("unable to open database file (Too many open files)") */
+static void error_text(sqlite3 *handle, int rc, char *msg, size_t len) {
+  if (!handle) {
+    snprintf(msg, len, "%s", sqlite3_errstr(rc));
+    return;
+  }
+  int os = sqlite3_system_errno(handle);
+  if (os) snprintf(msg, len, "%s (%s)", sqlite3_errmsg(handle), strerror(os));
+  else snprintf(msg, len, "%s", sqlite3_errmsg(handle));
+}
+
 /* Raises the connection's last error, kind io, naming the database (its label at db_arg). */
 static int db_error(lua_State *L, int db_arg, sqlite3 *handle, const char *doing) {
   char msg[512];
-  snprintf(msg, sizeof msg, "%s", handle ? sqlite3_errmsg(handle) : "out of memory");
+  error_text(handle, SQLITE_NOMEM, msg, sizeof msg);
   wl_stop_check(L); /* a wait given up for Ctrl-C is the interrupt, not a locked database */
   lua_getiuservalue(L, db_arg, 1);
   const char *label = lua_tostring(L, -1);
@@ -230,7 +242,7 @@ static int l_open(lua_State *L) {
   if (rc == SQLITE_OK) sqlite3_progress_handler(d->handle, PROGRESS_STEPS, progress_stop, NULL);
   if (rc != SQLITE_OK) {
     char msg[512];
-    snprintf(msg, sizeof msg, "%s", d->handle ? sqlite3_errmsg(d->handle) : sqlite3_errstr(rc));
+    error_text(d->handle, rc, msg, sizeof msg);
     (void)db_close_handle(d); /* a failed open still allocates a handle */
     lua_getiuservalue(L, arg, 1);
     return wl_raise(L, WL_EXIT_IO, "%s: cannot open: %s", lua_tostring(L, -1), msg);
@@ -324,7 +336,7 @@ static int step(lua_State *L, int stmt_arg, struct stmt *s, bool first) {
   }
   if (rc == SQLITE_ROW || rc == SQLITE_DONE) return rc;
   char msg[512];
-  snprintf(msg, sizeof msg, "%s", sqlite3_errmsg(s->db->handle));
+  error_text(s->db->handle, rc, msg, sizeof msg);
   (void)sqlite3_reset(s->handle);          /* releases the locks; it answers the error just had */
   (void)sqlite3_clear_bindings(s->handle); /* always SQLITE_OK */
   wl_stop_check(L);

@@ -426,6 +426,37 @@ static int start(char *reason, size_t room) {
   return 1;
 }
 
+/* ---- exit and fork ---- */
+
+static void cupti_at_exit(void) {
+  if (atomic_load(&state) != CUPTI_ACTIVE) return;
+  CUptiResult r = cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (r != CUPTI_SUCCESS)
+    error_record("cuptiActivityFlushAll", r, "the last GPU activity may be missing");
+  uint64_t n = atomic_load(&untimed);
+  if (n) {
+    char text[128];
+    snprintf(text, sizeof text, "%llu activity records without valid times were left out",
+             (unsigned long long)n);
+    wt_record_text('E', NULL, text);
+  }
+}
+
+static uint64_t cupti_dropped(void) { return atomic_load(&dropped); }
+
+/* A forked child does nothing CUDA-related: its parent's CUPTI is not its own. */
+static void cupti_fork_child(void) {
+  if (atomic_load(&state) != CUPTI_NONE) atomic_store(&state, CUPTI_INHERITED);
+  pthread_mutex_init(&spare_lock, NULL);
+  pthread_mutex_init(&names_lock, NULL);
+  for (int i = 0; i < nspare; i++) free(spare[i]);
+  nspare = 0;
+  atomic_store(&dropped, 0);
+  atomic_store(&untimed, 0);
+}
+
+static const struct wt_activity_hooks hooks = {cupti_at_exit, cupti_dropped, cupti_fork_child};
+
 EXPORT int InitializeInjection(void);
 
 /* Called by the CUDA driver, once, while the program initialises CUDA. Returns 1 whatever happens:
@@ -450,36 +481,6 @@ int InitializeInjection(void) {
   else snprintf(reason, sizeof reason, "%s", library);
   wt_record_text('G', "on", reason);
   atomic_store(&state, CUPTI_ACTIVE);
-  wt_register_exit(); /* after CUPTI's own exit handlers: ours runs first, while CUPTI still works
-                       */
+  wt_use_activity(&hooks);
   return 1;
-}
-
-/* ---- exit and fork ---- */
-
-void wt_cupti_at_exit(void) {
-  if (atomic_load(&state) != CUPTI_ACTIVE) return;
-  CUptiResult r = cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  if (r != CUPTI_SUCCESS)
-    error_record("cuptiActivityFlushAll", r, "the last GPU activity may be missing");
-  uint64_t n = atomic_load(&untimed);
-  if (n) {
-    char text[128];
-    snprintf(text, sizeof text, "%llu activity records without valid times were left out",
-             (unsigned long long)n);
-    wt_record_text('E', NULL, text);
-  }
-}
-
-uint64_t wt_cupti_dropped(void) { return atomic_load(&dropped); }
-
-/* A forked child does nothing CUDA-related: its parent's CUPTI is not its own. */
-void wt_cupti_fork_child(void) {
-  if (atomic_load(&state) != CUPTI_NONE) atomic_store(&state, CUPTI_INHERITED);
-  pthread_mutex_init(&spare_lock, NULL);
-  pthread_mutex_init(&names_lock, NULL);
-  for (int i = 0; i < nspare; i++) free(spare[i]);
-  nspare = 0;
-  atomic_store(&dropped, 0);
-  atomic_store(&untimed, 0);
 }

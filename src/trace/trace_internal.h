@@ -128,14 +128,22 @@ void wt_sync_fork_child(void);
 /* One CUPTI activity record (kernel, memcpy, memset) as a K line at out, its name's S line written
  * first; 0 for another kind or a record without valid times. */
 size_t wt_activity_line(char *out, size_t room, const void *record);
-void wt_cupti_at_exit(void); /* flushes CUPTI's buffers into K records; never under a lock */
-void wt_cupti_fork_child(void);
-uint64_t wt_cupti_dropped(void); /* activity records CUPTI dropped */
 
 /* ---- the process (trace_process.c) ---- */
 
 extern struct wt_string *wt_empty; /* "", for a name that could not be stored */
 int wt_init(void);                 /* the first initialisation of NVTX or CUDA: 1 when tracing */
-void wt_register_exit(void);       /* (again) registers the exit handler: after CUPTI is loaded */
+
+/* What the GPU's activity (trace_cupti.c) does at the process's exit and in a forked child, given
+ * to the process's life by the activity itself (the process knows nothing of CUPTI): at_exit
+ * flushes the last buffers into K records (never under a lock), dropped counts the records
+ * lost, fork_child forgets the parent's CUDA. Given again once CUPTI is loaded, the exit handler
+ * is registered again: after CUPTI's own, so that ours runs first, while CUPTI still works. */
+struct wt_activity_hooks {
+  void (*at_exit)(void);
+  uint64_t (*dropped)(void);
+  void (*fork_child)(void);
+};
+void wt_use_activity(const struct wt_activity_hooks *hooks);
 
 #endif

@@ -15,6 +15,7 @@ struct wt_string *wt_empty;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int tracing;
 static atomic_int exited;
+static const struct wt_activity_hooks *activity; /* the GPU's, where CUDA is traced */
 
 static void losses(const char *what, uint64_t n) {
   if (!n) return;
@@ -29,12 +30,12 @@ static void at_exit(void) {
   /* exit() from a signal handler that interrupted the library on this thread: what it was doing
    * is half done and its lock held; the file ends where it is, without X */
   if (wt_inside()) return;
-  wt_cupti_at_exit(); /* K records from CUPTI's last buffers, before the file is closed */
+  if (activity) activity->at_exit(); /* K records from the last buffers, before the file closes */
   wt_lock();
   if (wt_is_open()) {
     wt_threads_at_exit();
     wt_ranges_at_exit();
-    losses("cupti", wt_cupti_dropped());
+    if (activity) losses("cupti", activity->dropped());
     losses("memory", wt_lost_count());
     losses("depth", wt_depth_lost());
   }
@@ -42,7 +43,7 @@ static void at_exit(void) {
   wt_unlock();
 }
 
-void wt_register_exit(void) {
+static void register_exit(void) {
   if (atexit(at_exit) != 0)
     fprintf(
         stderr,
@@ -66,7 +67,7 @@ static void fork_child(void) {
   wt_threads_fork_child();
   wt_ranges_fork_child();
   wt_sync_fork_child();
-  wt_cupti_fork_child();
+  if (activity) activity->fork_child();
 }
 
 /* The file first: when it cannot be made, NVTX unloads the library (InitializeInjectionNvtx2
@@ -82,11 +83,16 @@ static void init_once(void) {
             (int)getpid());
     return;
   }
-  wt_register_exit();
+  register_exit();
   tracing = 1;
 }
 
 int wt_init(void) {
   pthread_once(&once, init_once);
   return tracing;
+}
+
+void wt_use_activity(const struct wt_activity_hooks *hooks) {
+  activity = hooks;
+  register_exit();
 }

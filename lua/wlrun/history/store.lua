@@ -113,6 +113,11 @@ function store.open_writer(path, source)
     db:exec("PRAGMA foreign_keys = ON")
     store.transaction(db, function() schema.migrate(db, label) end)
   end)
+  local os_reason = not ok and tostring(type(e) == "table" and e.message or e):match(
+    "unable to open database file %(([^)]*)%)")
+  if os_reason and os_reason ~= "Permission denied" and os_reason ~= "Read-only file system" then
+    fail("io", ("cannot write the database '%s': %s"):format(path, os_reason))
+  end
   if not ok and (says(e, "attempt to write a readonly database")
     or says(e, "unable to open database file")) then
     -- the file may be written, what SQLite makes beside it may not

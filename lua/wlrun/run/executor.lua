@@ -35,15 +35,10 @@ local executor = {}
 
 local exists = results.exists
 
--- an entry whose failure stops the sweep: an interruption, no device, or a usage error (how
--- wlrun was run: no --arch under --compile-only, a device's facts asked without one), which every
--- configuration would meet again
 local function stops(entry)
   if entry.kind == "interrupted" then return { kind = "interrupted",
     message = entry.error or "interrupted" } end
-  if entry.kind == "no_device" or entry.kind == "usage" then
-    return { kind = entry.kind, message = entry.error, index = entry.index }
-  end
+  if entry.kind == "no_device" then return { kind = "no_device", message = entry.error } end
 end
 
 ---------------------------------------------------------------------------------------------

@@ -323,9 +323,15 @@ local function run_configurations(r, exec, writer)
       tally.failed = tally.failed + 1
       tally.first_failure = tally.first_failure or entry
       local params = sweep.describe(entry.params, p.axes)
+      -- an error said before (no --arch under --compile-only, for every configuration) is not
+      -- said again: the configuration that said it is named
+      local said = tally.said and tally.said[entry.error]
+      tally.said = tally.said or {}
+      tally.said[entry.error] = said or entry.index
       sink:failure(("configuration %d%s failed%s: %s"):format(entry.index,
         params ~= "" and (" (" .. params .. ")") or "",
-        entry.device_index and (" on device " .. entry.device_index) or "", entry.error))
+        entry.device_index and (" on device " .. entry.device_index) or "",
+        said and ("the same error as configuration %d"):format(said) or entry.error))
     end
     if exec.name == "devices" then
       sink:progress(("[%d/%d on %d devices]%s"):format(tally.finished, tally.n, #exec.devices,
@@ -347,10 +353,6 @@ local function raise_ending(r, doc, stop, tally)
       ("interrupted (%s) during configuration %d of %d; %d finished configurations are %s"):format(
       core.stop_signal() or "Ctrl-C", at, tally.n,
         #doc.configurations - (tally.interrupted_at and 1 or 0), where), 0)
-  end
-  if stop and stop.kind == "usage" then -- its message is said once, with the configuration
-    core.error("usage", ("the sweep stopped at configuration %d of %d: every configuration would "
-      .. "fail with the same usage error"):format(stop.index or 0, tally.n), 0)
   end
   -- os.exit in a configuration: the run stops, never as a success
   if stop and stop.kind == "exit" then
