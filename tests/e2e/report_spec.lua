@@ -325,7 +325,9 @@ describe("wlrun report's history in a 1400 px window", function()
         var content = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
         return { window: innerWidth, content: content, charts: Array.from(document.querySelectorAll("svg.trend"), function (svg) {
           return { width: svg.getBoundingClientRect().width, texts: Array.from(svg.querySelectorAll("text"), function (t) {
-            return { box: box(t), text: t.lastChild.textContent, commit: t.classList.contains("commit") }; }) };
+            return { box: box(t), text: t.lastChild.textContent, commit: t.classList.contains("commit") }; }),
+            marks: Array.from(svg.querySelectorAll("circle.point, line.step, line.level, polyline.series"), box),
+            steps: Array.from(svg.querySelectorAll("text.step-label"), function (t) { return { box: box(t), text: t.textContent }; }) };
         }) };
       })()]])
       assert.equal(1400, m.window)
@@ -341,6 +343,11 @@ describe("wlrun report's history in a 1400 px window", function()
         end
         assert.is_true(#commits >= 8, ("chart %d: %d commit labels"):format(k, #commits))
         assert.equal("rele…ld-28", commits[#commits], "the last commit is labelled")
+        for _, l in ipairs(c.steps) do -- a step's label above the data, the levels, the lines
+          for _, m in ipairs(c.marks) do
+            assert.is_true(l.box.b <= m.t, ("chart %d: '%s' over the plot"):format(k, l.text))
+          end
+        end
         for i = 1, #c.texts do -- no two labels touch: the commits', the axes', the steps'
           for j = i + 1, #c.texts do
             local a, b = c.texts[i].box, c.texts[j].box

@@ -151,8 +151,9 @@ describe("html plots", function()
       { index = 31, first = points[31], last_before = points[30], change = 1, p = 0.001 },
       { index = 32, first = points[32], last_before = points[31], change = 0.01, p = 0.001 } } }
     local svg = plots.trend(points, found, "x")
+    -- two rows of step labels above the plot: 260 + 2 x 12 + 4
     assert.matches(
-      '^<svg xmlns="http://www.w3.org/2000/svg" class="trend" width="100%%" viewBox="0 0 1000 260"',
+      '^<svg xmlns="http://www.w3.org/2000/svg" class="trend" width="100%%" viewBox="0 0 1000 288"',
       svg)
     local xs = {}
     for x,
@@ -169,6 +170,13 @@ describe("html plots", function()
     local rows = {}
     for y in svg:gmatch('<text class="step%-label"[^>]* y="([%d.]+)"') do rows[#rows + 1] = y end
     assert.same({ "32", "44" }, rows) -- the second step's label below the first's, not over it
+    -- the labels in a band of their own: the data, the levels and the step lines below it
+    for cy in svg:gmatch('<circle class="point"[^>]* cy="([%d.]+)"') do
+      assert.is_true(tonumber(cy) - 3 > 44 + 4, "a point at " .. cy .. " under the labels")
+    end
+    for y1 in svg:gmatch('<line class="step"[^>]* y1="([%d.]+)"') do
+      assert.is_true(tonumber(y1) > 44 + 4, "a step line from " .. y1 .. " across the labels")
+    end
   end)
 end)
 

@@ -132,10 +132,12 @@ local function labelled(labels, x)
   return shown
 end
 
--- the steps' labels ("725a47c +11.8%"), each on the first row below the top where it touches no
--- other; right of its line, or left of it where it would leave the plot
-local function step_labels(steps, x, top, right)
-  local rows, out = {}, {}
+-- The steps' labels ("725a47c +11.8%"), in a band of their own above the plot, where no data,
+-- level or step line is: each on the first row where it touches no other label; right of its
+-- step's line, or left of it where it would leave the plot. Returns the labels' places
+-- {x, anchor, row, text} and the number of rows.
+local function place_step_labels(steps, x, right)
+  local rows, placed = {}, {}
   for _, st in ipairs(steps) do
     local px = (x(st.index - 1) + x(st.index)) / 2
     local s = ("%s %+.1f%%"):format(short(st.first), 100 * st.change)
@@ -153,9 +155,19 @@ local function step_labels(steps, x, top, right)
     end
     rows[row] = rows[row] or {}
     table.insert(rows[row], { x0, x0 + w })
-    out[#out + 1] = text({ "class", "step-label", "x", anchor == "start" and x0 or px - 4, "y",
-      top + 10.0 + 12 * (row - 1),
-      "text-anchor", anchor ~= "start" and anchor or nil }, s)
+    placed[#placed + 1] = { x = anchor == "start" and x0 or px - 4, anchor = anchor, row = row,
+      text = s }
+  end
+  return placed, #rows
+end
+
+M.STEP_ROW = 12 -- the height of a row of step labels
+
+local function step_labels(placed, band_top)
+  local out = {}
+  for _, l in ipairs(placed) do
+    out[#out + 1] = text({ "class", "step-label", "x", l.x, "y", band_top + 10.0
+      + M.STEP_ROW * (l.row - 1), "text-anchor", l.anchor ~= "start" and l.anchor or nil }, l.text)
   end
   return table.concat(out)
 end
@@ -172,9 +184,14 @@ function M.trend(points, found, label)
   local least = M.TREND_SPAN * math.max(math.abs(lo), math.abs(hi))
   if hi - lo < least then lo, hi = (lo + hi - least) / 2, (lo + hi + least) / 2 end
   lo, hi = svg.span(lo, hi, 0.12)
-  local W, H, left, right, top, bottom = 1000, 260, 64, 960, 22, 216
+  local W, left, right = 1000, 64, 960
   local x = function(i) return n == 1 and (left + right) / 2
     or left + (i - 1) / (n - 1) * (right - left) end
+  local steps = found and found.steps or {}
+  local placed, label_rows = place_step_labels(steps, x, right)
+  -- the plot below the band of the steps' labels, as tall as without them
+  local band = label_rows > 0 and M.STEP_ROW * label_rows + 4 or 0
+  local H, top, bottom = 260 + band, 22 + band, 216 + band
   local y = svg.scale(lo, hi, bottom, top)
   local out = { svg.open(W, H, label, "trend", true) }
   for _, d in ipairs(found and found.drifts or {}) do
@@ -191,19 +208,18 @@ function M.trend(points, found, label)
     out[#out + 1] = text({ "class", "tick", "x", left - 6.0, "y", y(t) + 3.5, "text-anchor",
       "end" }, tick_label(t))
   end
-  out[#out + 1] = text({ "class", "tick", "x", 4.0, "y", top - 8.0 }, "median (" .. unit .. ")")
+  out[#out + 1] = text({ "class", "tick", "x", 4.0, "y", 14.0 }, "median (" .. unit .. ")")
   for _, s in ipairs(found and found.segments or {}) do
     out[#out + 1] = el("line", { "class", "level", "x1", x(s.first), "y1", y(s.median), "x2",
       x(s.last), "y2", y(s.median) })
   end
-  local steps = found and found.steps or {}
   for _, st in ipairs(steps) do
     local px = (x(st.index - 1) + x(st.index)) / 2
     out[#out + 1] = el("line", { "class", "step", "x1", px, "y1", top + 0.0, "x2", px, "y2",
       bottom + 0.0 },
       svg.title(("step at %s: %+.1f%%, p = %.2g"):format(st.first.commit, 100 * st.change, st.p)))
   end
-  out[#out + 1] = step_labels(steps, x, top, right)
+  out[#out + 1] = step_labels(placed, top - band)
   local path = {}
   for i, p in ipairs(points) do path[i] = num(x(i)) .. "," .. num(y(p.median)) end
   out[#out + 1] = el("polyline", { "class", "series", "points", table.concat(path, " ") })
