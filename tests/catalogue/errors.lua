@@ -30,6 +30,23 @@ local O = CO .. " -o r.json"
 
 return {
   ---- an error raised in C under wlrun's own Lua library names the script's line ----
+  -- a misspelt field of a declaration returned by a tail call (no frame names its line): the
+  -- line is read from the script's text, by the field's name where several declarations are
+  { name = "a misspelt field in the first of two returned wl.loop's: its own line", code = 1,
+    script = "local wl = require 'wlrun'\nlocal x = true\nif x then return wl.loop{ name = 'a', "
+      .. "setp = function() end } end\nreturn wl.loop{ name = 'b', step = function() end }\n",
+    stderr = "^wlrun: [^\n]*script%.lua:3: wl%.loop: unknown field 'setp'" },
+  { name = "a misspelt field in a loop returned through a local name: its line", code = 1,
+    script = "local wl = require 'wlrun'\nlocal L = wl.loop; return L{ name = 'a', "
+      .. "setp = function() end }\n",
+    stderr = "^wlrun: [^\n]*script%.lua:2: wl%.loop: unknown field 'setp'" },
+  { name = "a misspelt field in a scenario that a local function returns: its line", code = 1,
+    script = "local wl = require 'wlrun'\nlocal function mk() return wl.scenario{ name = 'x', "
+      .. "runn = function() end } end\nlocal z = 2\nreturn mk()\n",
+    stderr = "^wlrun: [^\n]*script%.lua:2: wl%.scenario: unknown field 'runn'" },
+  { name = "wl.skip outside a configuration: the script's line", code = 1,
+    script = "local wl = require 'wlrun'\nwl.skip()\n",
+    stderr = "^wlrun: [^\n]*script%.lua:2: wl%.skip skips a configuration" },
   { name = "a freed tensor under wl.bench: the script's wl.bench line, not bench.lua's", code = 1,
     args = CO,
     script = [[local wl = require "wlrun"

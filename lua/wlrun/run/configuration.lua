@@ -221,6 +221,7 @@ function configuration.run(sc, cfg, ctx)
   if not ctx.compile_only then core.reset_memory_peak() end
   entry.wall = {} -- seconds of each phase (issue 21: where a configuration's time goes)
   local held_before = tensor_bytes()
+  local _skippable <close> = scenario.skippable()
   local ok, err = xpcall(function()
     do local _ <close> = nvtx.auto_scope("setup") -- nvtx
       state = sc.setup and sc.setup(p) or {}

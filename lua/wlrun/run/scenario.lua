@@ -20,11 +20,39 @@ local scenario_fields = {
 
 local function fail(where, msg) core.error("script", where .. ": " .. msg, 0) end
 
+-- The line of a declaration in the script's text, for a tail call that left no frame: of the
+-- lines that return a call of a table (`return wl.loop{`, `return L{`), the last one at or above
+-- the first line naming the declaration's rarest field (`setp = `); without such a field, the
+-- last of them. nil where there is none.
+local function line_in_text(lines, spec)
+  local returns = {}
+  for n, line in ipairs(lines) do
+    if line:find("%f[%w_]return%s+[%w_%.:]+%s*[{(]") then returns[#returns + 1] = n end
+  end
+  if #returns == 0 then return nil end
+  local best, first
+  for k in pairs(type(spec) == "table" and spec or {}) do
+    if type(k) == "string" and k:match("^[%a_][%w_]*$") then
+      local count, at = 0, nil
+      for n, line in ipairs(lines) do
+        if line:find("%f[%w_]" .. k .. "%s*=") then count, at = count + 1, at or n end
+      end
+      if count > 0 and (not best or count < best) then best, first = count, at end
+    end
+  end
+  local found = returns[#returns]
+  if first then
+    found = nil
+    for _, n in ipairs(returns) do if n <= first then found = n end end
+  end
+  return found or returns[#returns]
+end
+
 -- Where a declaration was written, "script.lua:12": the line of the script's call, the frame at
 -- level + 1 (level: the declaring function's). `return wl.loop{...}` is a tail call, which
--- leaves no frame of the script: then the line of the script's last `return wl.NAME` is read
--- from its text; failing that, the script's name alone.
-function scenario.place(level)
+-- leaves no frame of the script: then the line is read from its text (line_in_text: spec's
+-- fields find it among several); failing that, the script's name alone.
+function scenario.place(level, spec)
   local tail = debug.getinfo(level + 1, "t") -- + 1: this function's own frame
   local info = not (tail and tail.istailcall) and debug.getinfo(level + 2, "Sl") or nil
   if info and (info.what == "main" or info.what == "Lua") and info.currentline > 0 then
@@ -33,12 +61,10 @@ function scenario.place(level)
   local script = core.cli.script
   local f = script and io.open(script, "rb")
   if not f then return script or "wl" end
-  local n, found = 0, nil
-  for line in f:lines() do
-    n = n + 1
-    if line:find("^%s*return%s+[%w_]+%.[%w_]+%s*[{(]") then found = n end
-  end
+  local lines = {}
+  for line in f:lines() do lines[#lines + 1] = line end
   f:close()
+  local found = line_in_text(lines, spec)
   return found and (script .. ":" .. found) or script
 end
 
@@ -92,7 +118,7 @@ end
 -- wl.scenario{...}: checks the declaration and returns it marked as a scenario
 function scenario.declare(spec, level)
   level = (level or 1) + 1
-  local where = scenario.place(level - 1) -- `return wl.scenario{...}`, a tail call, too
+  local where = scenario.place(level - 1, spec) -- `return wl.scenario{...}`, a tail call, too
   if type(spec) ~= "table" then core.error("script",
     "wl.scenario expects a table, got " .. type(spec), level) end
   return declare_at(spec, where)
@@ -141,7 +167,7 @@ end
 
 -- wl.loop{...}: a scenario whose configurations run a loop instead of wl.bench
 function scenario.loop(spec, level)
-  local at = scenario.place(level)
+  local at = scenario.place(level, spec)
   return placed(at, function() return check_loop(spec, at) end)
 end
 
@@ -218,17 +244,29 @@ end
 
 -- wl.command{...}: checks the declaration and returns the scenario
 function scenario.command(spec, level)
-  local at = scenario.place(level)
+  local at = scenario.place(level, spec)
   return placed(at, function() return check_command(spec, at) end)
 end
 
 function scenario.is(v) return getmetatable(v) == mt end
 
--- wl.skip(reason): from setup, marks the configuration skipped
+-- wl.skip(reason): from setup, marks the configuration skipped; outside a configuration (a
+-- script's top level) there is nothing to skip, and it says so at the script's line
 local skip_mt = { __name = "wlrun.skip", __tostring = function(s) return "skipped: "
   .. s.reason end }
+local in_configuration = 0
 function scenario.skip(reason)
+  if in_configuration == 0 then
+    core.error("script", "wl.skip skips a configuration, from its setup or run: outside one "
+      .. "there is nothing to skip", 2)
+  end
   error(setmetatable({ skip = true, reason = tostring(reason or "skipped") }, skip_mt), 0)
+end
+
+-- while a configuration runs (a to-be-closed value): wl.skip may skip it
+function scenario.skippable()
+  in_configuration = in_configuration + 1
+  return setmetatable({}, { __close = function() in_configuration = in_configuration - 1 end })
 end
 function scenario.is_skip(e) return getmetatable(e) == skip_mt end
 
