@@ -1,11 +1,12 @@
 -- End-to-end, no GPU needed: how wlrun writes its files (docs/results.md, "Writing"), against
 -- what a hostile or careless directory holds. Every output is made new beside its target and
 -- renamed over it: a FILE.tmp that is there (a symbolic link planted to a victim, or the user's
--- own file) is never opened, truncated or removed; a target that is a link is replaced, not
--- written through; a FIFO where a report page goes does not hang the report; `wlrun trace -o`
--- checks its outputs before it runs the program, and a write that still fails at the end costs
--- neither the report nor the raw trace. One writer per output: a run aiming at an output that
--- a live run writes is refused; of 100 runs started at once, no two write it at once.
+-- own file) is never opened, truncated or removed; a target that is a link to a regular file (or
+-- to nothing yet) is written through, the link kept, and one to anything else is refused; a FIFO
+-- where a report page goes does not hang the report; `wlrun trace -o` checks its outputs before
+-- it runs the program, and a write that still fails at the end costs neither the report nor the
+-- raw trace. One writer per output: a run aiming at an output that a live run writes is
+-- refused; of 100 runs started at once, no two write it at once.
 local h = require "helper"
 
 local q = h.quote
@@ -150,14 +151,23 @@ return require("wlrun").command { name = "cmd", params = { i = { 1, 2, 3 } },
     end)
   end
 
-  it("that is a link is replaced by the file, never written through", function()
+  it("that is a link to a file, or to nothing yet, is written through: the link stays", function()
     local dir = h.tmpdir()
     local victim = plant(dir, dir .. "/link.json")
+    assert(os.execute("ln -s sub/new.json " .. q(dir .. "/dangling.json") .. " && ln -s link.json "
+      .. q(dir .. "/chain.json") .. " && mkdir " .. q(dir .. "/sub")))
     fixture(dir)
-    local r = h.run("export base.json -o link.json", { cwd = dir })
-    assert.equal(0, r.code, r.stderr)
-    assert.equal("VICTIM\n", h.read(victim))
-    assert.equal("file", kind(dir .. "/link.json"))
+    for _, out in ipairs { "link.json", "dangling.json", "chain.json" } do
+      local r = h.run("export base.json -o " .. out, { cwd = dir })
+      assert.equal(0, r.code, r.stderr)
+      assert.equal("link", kind(dir .. "/" .. out))
+    end
+    assert.equal(0, h.run("export base.json -o plain.json", { cwd = dir }).code)
+    assert.equal(h.read(dir .. "/plain.json"), h.read(victim))
+    os.remove(dir .. "/plain.json")
+    assert.equal("file", kind(dir .. "/sub/new.json"))
+    assert.equal("new.json", names(dir .. "/sub"))
+    assert.equal("base.json chain.json dangling.json link.json sub victim.txt", names(dir))
   end)
 
   it("gets the mode of a new file under the umask, and leaves no temporary file", function()
@@ -277,6 +287,41 @@ describe("devices, FIFOs and sockets", function()
       assert.equal(n[2], p:read("l"))
       p:close()
     end
+  end)
+
+  -- a link to a device, a FIFO or a directory, or one of /proc (/dev/stdout leads to
+  -- /proc/self/fd/1, whatever standard output is): renaming over it would replace the link,
+  -- writing through would replace the node
+  it("are never replaced through a symbolic link, nor is the link: exit 9, naming it", function()
+    local dir = h.tmpdir()
+    local base = fixture(dir)
+    assert(os.execute(("cd %s && mkfifo f && mkdir d && ln -s f fifo.json && ln -s fifo.json "
+      .. "chain.json && ln -s d dir.json && ln -s /dev/null null.json && ln -s /dev/stdout "
+      .. "stdout.json && ln -s /proc/self/fd/2 fd.json"):format(q(dir))))
+    for _, n in ipairs {
+      { "fifo.json", "a symbolic link to a FIFO, which a file written whole" },
+      { "chain.json", "a symbolic link to a FIFO, which a file written whole" },
+      { "dir.json", "a symbolic link to a directory" },
+      { "null.json", "a symbolic link to a device, which a file written whole" },
+      { "stdout.json", "a symbolic link to a process's open file (through /proc), which" },
+      { "fd.json", "a symbolic link to a process's open file (through /proc), which" },
+    } do
+      for _, cmd in ipairs { "export %s -o %s", "merge %s -o %s" } do
+        local r = h.run(cmd:format(q(base), n[1]), { cwd = dir, prefix = "timeout 20" })
+        assert.equal(9, r.code, r.stderr)
+        assert.truthy(r.stderr:find(("cannot write '%s': it is %s"):format(n[1], n[2]), 1, true),
+          r.stderr)
+      end
+      local r = h.run_script(SCENARIO, "--compile-only --arch sm_90 -o " .. n[1], { cwd = dir,
+        prefix = "timeout 20" })
+      assert.equal(9, r.code, r.stderr)
+      assert.truthy(r.stderr:find(("'%s': it is %s"):format(n[1], n[2]), 1, true), r.stderr)
+      assert.equal("link", kind(dir .. "/" .. n[1]))
+    end
+    assert.equal("fifo", kind(dir .. "/f"))
+    assert.equal("", names(dir .. "/d"))
+    assert.equal("base.json chain.json d dir.json f fd.json fifo.json null.json script.lua "
+      .. "stdout.json", names(dir))
   end)
 end)
 
