@@ -176,4 +176,15 @@ cases[#cases + 1] = { name = "export -o: a symbolic link to nothing yet is writt
   code = 0, prefix = "mkdir d && ln -s d/new.json o.json &&", args = "export r.json -o o.json",
   files = { ["r.json"] = ONE },
   check = left_alone { ["o.json"] = "link", ["d/new.json"] = "file" } }
+cases[#cases + 1] = { name = "a scenario run's -o: FILE.lock there and not wlrun's", code = 9,
+  script = SCENARIO, args = "--compile-only --arch sm_90 -o r.json",
+  files = { ["r.json.lock"] = "the user's\n" },
+  stderr = "^wlrun: cannot lock 'r%.json': 'r%.json%.lock' is there and is no lock of wlrun's",
+  check = function(_, dir)
+    local f = assert(io.open(dir .. "/r.json.lock"))
+    assert.equal("the user's\n", f:read("a"))
+    f:close()
+    assert.equal("", kind(dir, "r.json"))
+  end }
+
 return cases
