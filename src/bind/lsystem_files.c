@@ -1,7 +1,7 @@
-/* wlrun.process, files and directories: listing, what a path is (never following a link), making
- * directories (temporary ones by mkdtemp), removing a tree without following a symbolic link,
- * new files made beside a target (file_beside.h), links made only where nothing is, and flock
- * locks (one writer per output: wlrun.results.journal). */
+/* wlrun.process, files and directories: listing, what a path is (never following a link) and
+ * where its symbolic links lead, making directories (temporary ones by mkdtemp), removing a tree
+ * without following a symbolic link, new files made beside a target (file_beside.h), links made
+ * only where nothing is, and flock locks (one writer per output: wlrun.results.journal). */
 #include "file_beside.h"
 #include "laux.h"
 #include "lsystem.h"
@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <lauxlib.h>
 #include <limits.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 /* core.list_dir(path) -> the names in a directory (without . and ..), or nil and the error */
@@ -43,6 +45,16 @@ static int l_list_dir(lua_State *L) {
   return 1;
 }
 
+/* what file_type calls a file of this mode */
+static const char *kind_of(mode_t mode) {
+  return S_ISREG(mode)    ? "file"
+         : S_ISDIR(mode)  ? "directory"
+         : S_ISLNK(mode)  ? "link"
+         : S_ISFIFO(mode) ? "fifo"
+         : S_ISSOCK(mode) ? "socket"
+                          : "other";
+}
+
 /* core.file_type(path [, follow]) -> "file", "directory", "link", "fifo", "socket" or "other" (a
  * device), never following a symbolic link (lstat), or through them with follow (stat: what
  * opening path reaches); or nil and the error. For directories another program writes into and
@@ -51,13 +63,62 @@ static int l_file_type(lua_State *L) {
   struct stat st;
   const char *path = wl_check_cstring(L, 1);
   if ((lua_toboolean(L, 2) ? stat(path, &st) : lstat(path, &st)) != 0) return wl_push_failure(L);
-  lua_pushstring(L, S_ISREG(st.st_mode)    ? "file"
-                    : S_ISDIR(st.st_mode)  ? "directory"
-                    : S_ISLNK(st.st_mode)  ? "link"
-                    : S_ISFIFO(st.st_mode) ? "fifo"
-                    : S_ISSOCK(st.st_mode) ? "socket"
-                                           : "other");
+  lua_pushstring(L, kind_of(st.st_mode));
   return 1;
+}
+
+/* whether the directory of the name `path` (up to its last '/') is on /proc, whose links
+ * (/proc/self/fd/1, where /dev/stdout leads) stand for files a process has open, not for names */
+static bool in_proc(const char *path) {
+  char dir[PATH_MAX];
+  const char *slash = strrchr(path, '/');
+  int len = slash ? (int)(slash - path) + 1 : 0;
+  snprintf(dir, sizeof dir, "%.*s", len ? len : 1, len ? path : ".");
+  struct statfs fs;
+  return statfs(dir, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC;
+}
+
+/* process.link_end(path) -> where the symbolic links from path lead, by name: each link's text
+ * (readlink(2); a relative one taken from the link's directory) until a name that is no link;
+ * what is there as file_type says, or nil where nothing is yet (a link to nothing); and whether a
+ * link on the way is one of /proc's (true: its text names no file to write). path itself where it
+ * is no link. Or nil and the error ("Too many levels of symbolic links" after 40 links). */
+static int l_link_end(lua_State *L) {
+  char cur[PATH_MAX], next[PATH_MAX], text[PATH_MAX];
+  const char *path = wl_check_cstring(L, 1);
+  if (strlen(path) >= sizeof cur) {
+    errno = ENAMETOOLONG;
+    return wl_push_failure(L);
+  }
+  snprintf(cur, sizeof cur, "%s", path);
+  bool proc = false;
+  for (int links = 0; links <= 40; links++) {
+    struct stat st;
+    bool none = lstat(cur, &st) != 0;
+    if (none && errno != ENOENT) return wl_push_failure(L);
+    if (none || !S_ISLNK(st.st_mode)) {
+      lua_pushstring(L, cur);
+      if (none) lua_pushnil(L);
+      else lua_pushstring(L, kind_of(st.st_mode));
+      lua_pushboolean(L, proc);
+      return 3;
+    }
+    if (links == 40) break;
+    proc = proc || in_proc(cur);
+    ssize_t n = readlink(cur, text, sizeof text - 1);
+    if (n < 0) return wl_push_failure(L);
+    text[n] = '\0';
+    const char *slash = strrchr(cur, '/');
+    int dir = text[0] == '/' || !slash ? 0 : (int)(slash - cur + 1);
+    int len = snprintf(next, sizeof next, "%.*s%s", dir, cur, text);
+    if (len < 0 || (size_t)len >= sizeof next) {
+      errno = ENAMETOOLONG;
+      return wl_push_failure(L);
+    }
+    memcpy(cur, next, (size_t)len + 1);
+  }
+  errno = ELOOP;
+  return wl_push_failure(L);
 }
 
 /* process.file_id(path) -> "DEVICE:INODE" of the file path names, through symbolic links
@@ -292,6 +353,7 @@ void wl_open_system_files(lua_State *L) {
   static const luaL_Reg fns[] = {{"list_dir", l_list_dir},
                                  {"file_type", l_file_type},
                                  {"file_id", l_file_id},
+                                 {"link_end", l_link_end},
                                  {"make_dir", l_make_dir},
                                  {"temp_dir", l_temp_dir},
                                  {"remove_tree", l_remove_tree},

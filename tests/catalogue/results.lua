@@ -1,7 +1,9 @@
 -- The catalogue of bad inputs, class "results": results files hostile to the tools that read
 -- them (--resume, merge, export, compare, plot, history add) and history databases made by
--- hand: nothing lost, nothing hung, no internal error, no markup made from data. See
--- tests/catalogue.lua for the fields of a case.
+-- hand: nothing lost, nothing hung, no internal error, no markup made from data; and outputs
+-- (-o) that are links to what a file written whole must not replace (a FIFO, a device,
+-- /dev/stdout), refused with the link and its end left as they were. See tests/catalogue.lua for
+-- the fields of a case.
 local json = require "wlrun.json"
 local assert = require "luassert"
 
@@ -120,5 +122,69 @@ cases[#cases + 1] = { name = "--resume: a file whose scenario has no name", code
   script = SCENARIO,
     files = { ["n.json"] = '{"schema":"wlrun-results","version":1,"configurations":[]}' },
   stderr = "%-%-resume n%.json: its scenario is not named, this one is 's'" }
+
+-- what is at name in dir, not following a link ("link", "fifo", "file", ...)
+local function kind(dir, name)
+  local p = assert(io.popen(("stat -c %%F '%s/%s' 2>/dev/null"):format(dir, name)))
+  local out = p:read("a"):gsub("%s+$", "")
+  p:close()
+  return ({ ["regular file"] = "file", ["symbolic link"] = "link", fifo = "fifo" })[out] or out
+end
+
+-- the links made in dir are still links, and what they lead to as it was
+local function left_alone(names)
+  return function(_, dir)
+    for name, what in pairs(names) do assert.equal(what, kind(dir, name), name) end
+  end
+end
+
+local REFUSED = "which a file written whole %(made beside it and renamed over it%) would replace"
+for _, c in ipairs {
+  { "export -o: a symbolic link to a FIFO", "mkfifo f && ln -s f o.json &&",
+    "export r.json -o o.json",
+    "cannot write 'o%.json': it is a symbolic link to a FIFO, " .. REFUSED,
+    { ["o.json"] = "link", f = "fifo" } },
+  { "merge -o: a link to a link to a FIFO", "mkfifo f && ln -s f l && ln -s l o.json &&",
+    "merge r.json -o o.json", "cannot write 'o%.json': it is a symbolic link to a FIFO",
+    { ["o.json"] = "link", l = "link", f = "fifo" } },
+  { "export -o: a symbolic link to /dev/null (a device)", "ln -s /dev/null o.json &&",
+    "export r.json -o o.json", "cannot write 'o%.json': it is a symbolic link to a device, "
+    .. REFUSED, { ["o.json"] = "link" } },
+  { "compare -o: a symbolic link to /dev/stdout", "ln -s /dev/stdout o.json &&",
+    "compare r.json r.json -o o.json",
+    "cannot write 'o%.json': it is a symbolic link to a process's open file %(through /proc%)",
+    { ["o.json"] = "link" } },
+  { "export -o: a symbolic link to a directory", "mkdir d && ln -s d o.json &&",
+    "export r.json -o o.json", "cannot write 'o%.json': it is a symbolic link to a directory",
+    { ["o.json"] = "link", d = "directory" } },
+  { "export -o: a symbolic link to itself", "ln -s o.json o.json &&", "export r.json -o o.json",
+    "cannot write 'o%.json': Too many levels of symbolic links", { ["o.json"] = "link" } },
+} do
+  cases[#cases + 1] = { name = c[1], code = 9, prefix = c[2] .. " timeout 20", args = c[3],
+    files = { ["r.json"] = ONE }, stderr = c[4], check = left_alone(c[5]) }
+end
+
+cases[#cases + 1] = { name = "a scenario run's -o: a symbolic link to a FIFO, in second place",
+  code = 9, prefix = "mkfifo f && ln -s f b.csv && timeout 20",
+  script = SCENARIO, args = "--compile-only --arch sm_90 -o a.json -o b.csv",
+  stderr = "cannot write results to 'b%.csv': it is a symbolic link to a FIFO",
+  check = function(r, dir)
+    left_alone { ["b.csv"] = "link", f = "fifo" }(r, dir)
+    assert.equal("", kind(dir, "a.json")) -- nothing written, nothing run
+  end }
+cases[#cases + 1] = { name = "export -o: a symbolic link to nothing yet is written through",
+  code = 0, prefix = "mkdir d && ln -s d/new.json o.json &&", args = "export r.json -o o.json",
+  files = { ["r.json"] = ONE },
+  check = left_alone { ["o.json"] = "link", ["d/new.json"] = "file" } }
+cases[#cases + 1] = { name = "a scenario run's -o: FILE.lock there and not wlrun's", code = 9,
+  script = SCENARIO, args = "--compile-only --arch sm_90 -o r.json",
+  files = { ["r.json.lock"] = "the user's\n" },
+  stderr = "^wlrun: cannot lock 'r%.json': 'r%.json%.lock' is there and is no lock of wlrun's",
+  check = function(_, dir)
+    local f = assert(io.open(dir .. "/r.json.lock"))
+    assert.equal("the user's\n", f:read("a"))
+    f:close()
+    assert.equal("", kind(dir, "r.json"))
+  end }
 
 return cases

@@ -1,11 +1,13 @@
 -- End-to-end, no GPU needed: how wlrun writes its files (docs/results.md, "Writing"), against
 -- what a hostile or careless directory holds. Every output is made new beside its target and
 -- renamed over it: a FILE.tmp that is there (a symbolic link planted to a victim, or the user's
--- own file) is never opened, truncated or removed; a target that is a link is replaced, not
--- written through; a FIFO where a report page goes does not hang the report; `wlrun trace -o`
--- checks its outputs before it runs the program, and a write that still fails at the end costs
--- neither the report nor the raw trace. One writer per output: a run aiming at an output that
--- a live run writes is refused; of 100 runs started at once, no two write it at once.
+-- own file) is never opened, truncated or removed; a target that is a link to a regular file (or
+-- to nothing yet) is written through, the link kept, and one to anything else is refused; a FIFO
+-- where a report page goes does not hang the report; `wlrun trace -o` checks its outputs before
+-- it runs the program, and a write that still fails at the end costs neither the report nor the
+-- raw trace. One writer per output: a run aiming at an output that a live run writes, in any
+-- position, is refused; of 100 runs started at once, no two write it at once; a killed run's lock
+-- refuses nothing.
 local h = require "helper"
 
 local q = h.quote
@@ -150,14 +152,23 @@ return require("wlrun").command { name = "cmd", params = { i = { 1, 2, 3 } },
     end)
   end
 
-  it("that is a link is replaced by the file, never written through", function()
+  it("that is a link to a file, or to nothing yet, is written through: the link stays", function()
     local dir = h.tmpdir()
     local victim = plant(dir, dir .. "/link.json")
+    assert(os.execute("ln -s sub/new.json " .. q(dir .. "/dangling.json") .. " && ln -s link.json "
+      .. q(dir .. "/chain.json") .. " && mkdir " .. q(dir .. "/sub")))
     fixture(dir)
-    local r = h.run("export base.json -o link.json", { cwd = dir })
-    assert.equal(0, r.code, r.stderr)
-    assert.equal("VICTIM\n", h.read(victim))
-    assert.equal("file", kind(dir .. "/link.json"))
+    for _, out in ipairs { "link.json", "dangling.json", "chain.json" } do
+      local r = h.run("export base.json -o " .. out, { cwd = dir })
+      assert.equal(0, r.code, r.stderr)
+      assert.equal("link", kind(dir .. "/" .. out))
+    end
+    assert.equal(0, h.run("export base.json -o plain.json", { cwd = dir }).code)
+    assert.equal(h.read(dir .. "/plain.json"), h.read(victim))
+    os.remove(dir .. "/plain.json")
+    assert.equal("file", kind(dir .. "/sub/new.json"))
+    assert.equal("new.json", names(dir .. "/sub"))
+    assert.equal("base.json chain.json dangling.json link.json sub victim.txt", names(dir))
   end)
 
   it("gets the mode of a new file under the umask, and leaves no temporary file", function()
@@ -278,6 +289,41 @@ describe("devices, FIFOs and sockets", function()
       p:close()
     end
   end)
+
+  -- a link to a device, a FIFO or a directory, or one of /proc (/dev/stdout leads to
+  -- /proc/self/fd/1, whatever standard output is): renaming over it would replace the link,
+  -- writing through would replace the node
+  it("are never replaced through a symbolic link, nor is the link: exit 9, naming it", function()
+    local dir = h.tmpdir()
+    local base = fixture(dir)
+    assert(os.execute(("cd %s && mkfifo f && mkdir d && ln -s f fifo.json && ln -s fifo.json "
+      .. "chain.json && ln -s d dir.json && ln -s /dev/null null.json && ln -s /dev/stdout "
+      .. "stdout.json && ln -s /proc/self/fd/2 fd.json"):format(q(dir))))
+    for _, n in ipairs {
+      { "fifo.json", "a symbolic link to a FIFO, which a file written whole" },
+      { "chain.json", "a symbolic link to a FIFO, which a file written whole" },
+      { "dir.json", "a symbolic link to a directory" },
+      { "null.json", "a symbolic link to a device, which a file written whole" },
+      { "stdout.json", "a symbolic link to a process's open file (through /proc), which" },
+      { "fd.json", "a symbolic link to a process's open file (through /proc), which" },
+    } do
+      for _, cmd in ipairs { "export %s -o %s", "merge %s -o %s" } do
+        local r = h.run(cmd:format(q(base), n[1]), { cwd = dir, prefix = "timeout 20" })
+        assert.equal(9, r.code, r.stderr)
+        assert.truthy(r.stderr:find(("cannot write '%s': it is %s"):format(n[1], n[2]), 1, true),
+          r.stderr)
+      end
+      local r = h.run_script(SCENARIO, "--compile-only --arch sm_90 -o " .. n[1], { cwd = dir,
+        prefix = "timeout 20" })
+      assert.equal(9, r.code, r.stderr)
+      assert.truthy(r.stderr:find(("'%s': it is %s"):format(n[1], n[2]), 1, true), r.stderr)
+      assert.equal("link", kind(dir .. "/" .. n[1]))
+    end
+    assert.equal("fifo", kind(dir .. "/f"))
+    assert.equal("", names(dir .. "/d"))
+    assert.equal("base.json chain.json d dir.json f fd.json fifo.json null.json script.lua "
+      .. "stdout.json", names(dir))
+  end)
 end)
 
 describe("directories wlrun makes", function()
@@ -333,7 +379,7 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
     local r = h.run(q(script) .. " " .. RUN, { cwd = dir })
     assert.equal(9, r.code, r.stderr)
     assert.equal(
-      "wlrun: 'r.json' is being written by another run: its journal 'r.json.journal' is held by "
+      "wlrun: 'r.json' is being written by another run: its lock 'r.json.lock' is held by "
       .. "a live process; wait for that run to end, or give another -o\n",
       r.stderr)
     for _ = 1, 500 do
@@ -343,6 +389,103 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
     assert.equal("0", h.read(dir .. "/a.code"):match("%d+"), h.read(dir .. "/a.out"))
     assert.is_true(require("wlrun.results.load").load(dir .. "/r.json").complete)
     assert.equal("a.code a.out r.json s.lua", names(dir))
+  end)
+
+  local BIN = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
+  local HELD = "is being written by another run: its lock '%s' is held by a live process; wait "
+    .. "for that run to end, or give another -o\n"
+
+  -- starts a run of script in dir with the outputs args that holds them for hold seconds (its
+  -- process id in the file pid), and waits until it holds them (its journal, made after its locks)
+  local function holder(dir, script, args, hold, journal)
+    assert(os.execute(("cd %s && (HOLD=%d %s %s --compile-only --arch sm_90 %s >a.out 2>&1 & "
+      .. "echo $! >pid; wait $!; echo $? >a.code) &"):format(q(dir), hold, q(BIN), q(script),
+      args)))
+    for _ = 1, 250 do
+      if io.open(dir .. "/" .. journal) then return end
+      os.execute("sleep 0.02")
+    end
+    error("the first run did not start: " .. h.read(dir .. "/a.out"))
+  end
+
+  local function ended(dir)
+    for _ = 1, 500 do
+      if io.open(dir .. "/a.code") then break end
+      os.execute("sleep 0.02")
+    end
+    return h.read(dir .. "/a.code"):match("%d+")
+  end
+
+  it("refuses a run whose only output shared with a live run is a second -o of each", function()
+    local dir = h.tmpdir()
+    local script = h.write(dir .. "/s.lua", SCRIPT)
+    h.write(dir .. "/b.json", "old b\n")
+    holder(dir, script, "-o a.json -o r.json", 3, "a.json.journal")
+    local r = h.run(q(script) .. " --compile-only --arch sm_90 -o b.json -o r.json", { cwd = dir })
+    assert.equal(9, r.code, r.stderr)
+    assert.equal("wlrun: 'r.json' " .. HELD:format("r.json.lock"), r.stderr)
+    assert.equal("old b\n", h.read(dir .. "/b.json")) -- every output as it was
+    assert.equal("a.json.journal a.json.lock a.out b.json pid r.json.lock s.lua", names(dir))
+    assert.equal("0", ended(dir), h.read(dir .. "/a.out"))
+    assert.is_true(require("wlrun.results.load").load(dir .. "/r.json").complete)
+    assert.equal("old b\n", h.read(dir .. "/b.json"))
+    assert.equal("a.code a.json a.out b.json pid r.json s.lua", names(dir))
+  end)
+
+  it("refuses a run aiming at a live run's output in another position, spelling or link",
+    function()
+    local dir = h.tmpdir()
+    local script = h.write(dir .. "/s.lua", SCRIPT)
+    assert(os.execute("mkdir " .. q(dir .. "/sub") .. " && ln -s r.json " .. q(dir .. "/l.json")))
+    holder(dir, script, "-o a.csv -o r.json", 3, "a.csv.journal")
+    for _, case in ipairs {
+      { "-o r.json", "r.json", "r.json.lock" },
+      { "-o x.md -o ./r.json -o y.csv", "./r.json", "./r.json.lock" },
+      { "-o sub/../r.json", "sub/../r.json", "sub/../r.json.lock" },
+      { "-o l.json -o z.txt", "l.json", "r.json.lock" }, -- at the end of the link
+      { "-o a.csv", "a.csv", "a.csv.lock" },
+    } do
+      local r = h.run(q(script) .. " --compile-only --arch sm_90 " .. case[1], { cwd = dir })
+      assert.equal(9, r.code, r.stderr)
+      assert.equal(("wlrun: '%s' "):format(case[2]) .. HELD:format(case[3]), r.stderr)
+    end
+    assert.equal("a.csv.journal a.csv.lock a.out l.json pid r.json.lock s.lua sub", names(dir))
+    assert.equal("0", ended(dir), h.read(dir .. "/a.out"))
+    assert.equal("a.code a.csv a.out l.json pid r.json s.lua sub", names(dir))
+  end)
+
+  it("is not refused by the lock of a run killed outright (SIGKILL): it is taken over", function()
+    local dir = h.tmpdir()
+    local script = h.write(dir .. "/s.lua", SCRIPT)
+    holder(dir, script, "-o a.json -o r.json", 60, "a.json.journal")
+    assert(os.execute("kill -KILL $(cat " .. q(dir .. "/pid") .. ")"))
+    assert.equal("137", ended(dir))
+    -- what it leaves: its journal (what it measured) and its locks, which nothing holds
+    assert.equal("a.code a.json.journal a.json.lock a.out pid r.json.lock s.lua", names(dir))
+    local r = h.run(q(script) .. " --compile-only --arch sm_90 -o b.json -o r.json", { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    assert.is_true(require("wlrun.results.load").load(dir .. "/r.json").complete)
+    -- the killed run's journal still refuses its first output, and goes on with --resume
+    r = h.run(q(script) .. " --compile-only --arch sm_90 -o a.json", { cwd = dir })
+    assert.equal(9, r.code, r.stderr)
+    assert.matches("'a%.json%.journal' is there: the journal of a run that did not finish",
+      r.stderr)
+    r = h.run(q(script) .. " --compile-only --arch sm_90 --resume a.json.journal -o a.json",
+      { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("a.code a.json a.out b.json pid r.json s.lua", names(dir))
+  end)
+
+  it("leaves a FILE.lock that is not wlrun's alone, refusing the run: exit 9", function()
+    local dir = h.tmpdir()
+    local script = h.write(dir .. "/s.lua", SCRIPT)
+    h.write(dir .. "/r.json.lock", "mine\n")
+    local r = h.run(q(script) .. " " .. RUN, { cwd = dir })
+    assert.equal(9, r.code, r.stderr)
+    assert.equal("wlrun: cannot lock 'r.json': 'r.json.lock' is there and is no lock of wlrun's; "
+      .. "remove it, or give another -o\n", r.stderr)
+    assert.equal("mine\n", h.read(dir .. "/r.json.lock"))
+    assert.equal("r.json.lock s.lua", names(dir))
   end)
 
   -- a file system without hard links (vfat, some FUSE and scratch file systems): the journal

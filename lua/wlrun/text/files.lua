@@ -2,17 +2,18 @@
 -- (process.create_beside: O_CREAT|O_EXCL|O_NOFOLLOW, a random name TARGET.XXXXXX.tmp, the mode
 -- of any new file under the umask), then renamed over it. Nothing that is there already is
 -- opened, truncated or removed: not a TARGET.tmp of the user's, nor a symbolic link planted
--- beside the target. A target that is itself a symbolic link is replaced by the file (rename
--- does not follow it), never written through to where it points. A device, a FIFO or a socket at
--- the target is refused, never replaced.
---   files.create(path) -> file | nil, msg     a new file open for writing, beside path
---   files.commit(file) -> true | nil, msg     closed and renamed over path
---   files.rename(file) -> true | nil, msg     renamed over path, still open (a journal)
---   files.claim(file) -> true | nil, msg      given path's name where nothing has it, still open
---   files.discard(file)                       closed and removed; path left as it was
+-- beside the target. A target that is a symbolic link is written through: the file is made at
+-- the end of its links (a regular file, or nothing yet), and the link stays a link. A device, a
+-- FIFO or a socket at the target, or at the end of its links, is refused, never replaced.
+--   files.target(path) -> where | nil, msg    where a file written to path goes
+--   files.create(path) -> file | nil, msg     a new file open for writing, beside that target
+--   files.commit(file) -> true | nil, msg     closed and renamed over the target
+--   files.rename(file) -> true | nil, msg     renamed over the target, still open (a journal)
+--   files.claim(file) -> true | nil, msg      given the target's name where nothing has it, open
+--   files.discard(file)                       closed and removed; the target left as it was
 --   files.write(path, text) -> true | nil, msg
 --   files.check(path) -> true | nil, msg      whether path can be written: a file can be made
---                                             beside it, and path is not a directory
+--                                             beside its target, which is not a directory
 -- msg is the OS's reason without the file's name, for the caller's message naming the file.
 local process = require "wlrun.process"
 
@@ -33,17 +34,41 @@ local made = setmetatable({}, { __mode = "k" }) -- file of files.create -> {tmp 
 -- by a user who is root), a FIFO or a socket another program reads
 local SPECIAL = { fifo = "a FIFO", socket = "a socket", other = "a device" }
 
-function files.create(path)
-  local special = SPECIAL[process.file_type(path)]
-  if special then
-    return nil,
-      ("it is %s, which a file written whole (made beside it and renamed over it) would "
-      .. "replace: give a regular file, or - for standard output where the command "
-      .. "takes it"):format(special)
+local function refuse(what)
+  return nil,
+    ("it is %s, which a file written whole (made beside it and renamed over it) would replace: "
+    .. "give a regular file, or - for standard output where the command takes it"):format(what)
+end
+
+-- A symbolic link is written through, to the end of its links by name, where there is a regular
+-- file or nothing yet; renaming over the link would replace it (as root, -o /dev/stdout put a
+-- file in the place of the system's link). A link of /proc (/dev/stdout -> /proc/self/fd/1)
+-- stands for a file a process has open, whose name is no place to write.
+function files.target(path)
+  local kind = process.file_type(path)
+  if kind ~= "link" then
+    if SPECIAL[kind] then return refuse(SPECIAL[kind]) end
+    return path
   end
-  local f, tmp = process.create_beside(path)
+  local at, there, proc = process.link_end(path)
+  if not at then return nil, there end
+  if proc then return refuse("a symbolic link to a process's open file (through /proc)") end
+  local reached = process.file_type(path, true)
+  if reached == "directory" then return nil, "it is a symbolic link to a directory" end
+  if reached and reached ~= "file" then return refuse("a symbolic link to " .. SPECIAL[reached]) end
+  -- the file stat reached, or nothing where stat reached nothing
+  if there ~= reached or reached and process.file_id(at) ~= process.file_id(path) then
+    return nil, "it is a symbolic link that changed while it was followed"
+  end
+  return at
+end
+
+function files.create(path)
+  local target, err = files.target(path)
+  if not target then return nil, err end
+  local f, tmp = process.create_beside(target)
   if not f then return nil, tmp end
-  made[f] = { tmp = tmp, path = path }
+  made[f] = { tmp = tmp, path = target }
   return f
 end
 
