@@ -372,7 +372,7 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
     local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
     assert(os.execute(("cd %s && (HOLD=3 %s %s %s >a.out 2>&1; echo $? >a.code) &"):format(q(dir),
       q(bin), q(script), RUN)))
-    for _ = 1, 200 do -- until the first run holds its journal
+    for _ = 1, 1500 do -- until the first run holds its journal
       if io.open(dir .. "/r.json.journal") then break end
       os.execute("sleep 0.02")
     end
@@ -382,7 +382,7 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
       "wlrun: 'r.json' is being written by another run: its lock 'r.json.lock' is held by "
       .. "a live process; wait for that run to end, or give another -o\n",
       r.stderr)
-    for _ = 1, 500 do
+    for _ = 1, 3000 do
       if io.open(dir .. "/a.code") then break end
       os.execute("sleep 0.02")
     end
@@ -401,15 +401,15 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
     assert(os.execute(("cd %s && (HOLD=%d %s %s --compile-only --arch sm_90 %s >a.out 2>&1 & "
       .. "echo $! >pid; wait $!; echo $? >a.code) &"):format(q(dir), hold, q(BIN), q(script),
       args)))
-    for _ = 1, 250 do
+    for _ = 1, 1500 do
       if io.open(dir .. "/" .. journal) then return end
       os.execute("sleep 0.02")
     end
     error("the first run did not start: " .. h.read(dir .. "/a.out"))
   end
 
-  local function ended(dir)
-    for _ = 1, 500 do
+  local function ended(dir) -- within a minute: a loaded machine (CI's two cores) is slow
+    for _ = 1, 3000 do
       if io.open(dir .. "/a.code") then break end
       os.execute("sleep 0.02")
     end
@@ -508,14 +508,14 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
     local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
     assert(os.execute(("cd %s && (%s HOLD=3 %s %s %s >a.out 2>&1; echo $? >a.code) &"):format(
       q(dir), env, q(bin), q(script), RUN)))
-    for _ = 1, 200 do -- until the first run holds its journal
+    for _ = 1, 1500 do -- until the first run holds its journal
       if io.open(dir .. "/r.json.journal") then break end
       os.execute("sleep 0.02")
     end
     r = h.run(q(script) .. " " .. RUN, { cwd = dir, env = env })
     assert.equal(9, r.code, r.stderr)
     assert.matches("is being written by another run", r.stderr)
-    for _ = 1, 500 do
+    for _ = 1, 3000 do
       if io.open(dir .. "/a.code") then break end
       os.execute("sleep 0.02")
     end
