@@ -114,10 +114,12 @@ static int core_stop_signal(lua_State *L) {
   return 1;
 }
 
-/* core.stdout_closed() -> true once a write found standard output's reader gone */
+/* core.stdout_closed() -> closed, stopped: whether a write found standard output's reader gone,
+ * and whether that asked for the run's stop (no signal came before it) */
 static int core_stdout_closed(lua_State *L) {
   lua_pushboolean(L, stdout_closed);
-  return 1;
+  lua_pushboolean(L, stdout_closed && wl_stop_signal == SIGPIPE);
+  return 2;
 }
 
 /* core.time_limit(seconds, message): from now, the running code is stopped after seconds with

@@ -221,6 +221,12 @@ local cases = {
       f:close()
       assert.equal(3, rows) -- the header and both entries
     end) },
+  { name = "a standard output closed when only the report is left: the write's error, exit 9",
+    code = 9, prefix = [[sh -c '("$@"; echo $? > code) | true; exit $(cat code)' sh]],
+    args = CO .. " -o r.json",
+    script = sweep("setup = function() wl.sleep(0.2) return {} end, run = function() end"),
+    stderr = "^wlrun: cannot write to standard output: Broken pipe\n$",
+    check = doc_is(true, { "compiled", "compiled", "compiled", "compiled" }) },
   { name = "a closed standard output stops a plain script at its next write, exit 9",
     code = 9, prefix = CLOSED_STDOUT,
     script = "for _ = 1, 100 do print('x') require('wlrun').sleep(0.05) end\n"

@@ -90,7 +90,7 @@ function Sink:iteration(line)
   line = printable.lines(line)
   if not self.report_only then
     if core.stdout_closed() then return end
-    stdio.write(line .. "\n")
+    stdio.put(line .. "\n")
   else
     err(line .. "\n")
   end
