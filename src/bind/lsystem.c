@@ -233,7 +233,8 @@ static volatile sig_atomic_t forward_to, forwarded;
 static void forward_signal(int sig, siginfo_t *info, void *context) {
   (void)context;
   if (!forwarded) forwarded = sig;
-  if (!wl_stop_signal) wl_stop_signal = sig; /* the run's message and exit code name it */
+  if (!wl_stop_signal || wl_stop_signal == SIGPIPE)
+    wl_stop_signal = sig; /* the run's message and exit code name it */
   /* Ctrl-C at the terminal (si_code SI_KERNEL) went to the whole foreground process group,
    * the child included: passing it on would deliver it twice */
   if (forward_to > 0 && !(sig == SIGINT && info && info->si_code == SI_KERNEL))
@@ -264,6 +265,7 @@ static pid_t start_forwarding(lua_State *L, struct forwarding *f) {
   /* a stop signal that came before this child existed (wlrun is stopping): the child gets it too,
    * as soon as it starts, instead of running to its end while wlrun waits for it */
   forwarded = wl_stop_requested == WL_STOP_INTERRUPT && wl_stop_signal ? wl_stop_signal : 0;
+  if (forwarded == SIGPIPE) forwarded = SIGTERM; /* a closed standard output: asked to end */
   f->on = true;
   sigset_t stops, before;
   sigemptyset(&stops);
@@ -519,6 +521,7 @@ static int l_hold_stdout(lua_State *L) {
     close(saved);
     return wl_raise(L, WL_EXIT_IO, "cannot hold standard output: %s", strerror(e));
   }
+  wl_stdout_held = saved;
   lua_pushinteger(L, saved);
   return 1;
 }
@@ -528,6 +531,7 @@ static int l_release_stdout(lua_State *L) {
   fflush(stdout);
   if (dup2(saved, STDOUT_FILENO) < 0)
     return wl_raise(L, WL_EXIT_IO, "cannot give standard output back: %s", strerror(errno));
+  wl_stdout_held = -1;
   close(saved);
   return 0;
 }

@@ -379,12 +379,21 @@ void wl_host_finish_threads(int code) {
     gave_up("NVML's loading thread", WL_NVML_EXIT_WAIT_S, code, code);
 }
 
+/* Why an earlier write to standard output failed, its errno long gone (a script's print does
+ * not say): a reader gone is EPIPE; a device that refuses every write (/dev/full) says why again
+ * to a write of nothing, which changes nothing. */
+static const char *earlier_failure(void) {
+  if (wl_stdout_broken()) return strerror(EPIPE);
+  if (write(fileno(stdout), "", 0) < 0) return strerror(errno);
+  return "a write failed";
+}
+
 int wl_host_check_stdout(int code) {
   static bool checked; /* once: main's return comes after wl_host_end's */
   if (checked) return code;
   checked = true;
   const char *why = fflush(stdout) != 0 ? strerror(errno)
-                    : ferror(stdout)    ? "a write failed"
+                    : ferror(stdout)    ? earlier_failure()
                                         : NULL;
   if (why && code != WL_EXIT_IO) { /* an I/O error has been reported already: this one */
     fprintf(stderr, "wlrun: cannot write to standard output: %s\n", why);

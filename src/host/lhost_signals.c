@@ -46,7 +46,7 @@ static void on_stop_signal(int sig) {
   static struct timespec first;
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
-  if (!wl_stop_signal) wl_stop_signal = sig;
+  if (!wl_stop_signal || wl_stop_signal == SIGPIPE) wl_stop_signal = sig;
   if (ending && !wl_side_thread_abandon) {
     first = now;
     interrupt_pending = 1;
@@ -88,8 +88,23 @@ static void on_alarm(int sig) {
   stop_lua();
 }
 
-/* SIGPIPE: nothing; the write that raised it fails with EPIPE and says so */
-static void on_sigpipe(int sig) { (void)sig; }
+/* SIGPIPE: the write that raised it fails with EPIPE. One to standard output whose reader is
+ * gone (`| head -1`) stops the run as a stop signal does, once; nothing more can reach that
+ * reader, so the run ends with what it finished (exit 9). A broken pipe of the script's own (a
+ * program of io.popen that ended) is only the error of its write. In the process's end no Lua
+ * code runs: the check of standard output there says so. */
+static volatile sig_atomic_t stdout_closed;
+
+static void on_sigpipe(int sig) {
+  (void)sig;
+  if (stdout_closed || !wl_stdout_broken()) return;
+  stdout_closed = 1;
+  if (wl_stop_signal) return; /* a signal's stop is under way: it names the end */
+  wl_stop_signal = SIGPIPE;
+  if (ending) return;
+  wl_stop_request(WL_STOP_INTERRUPT);
+  stop_lua();
+}
 
 /* core.stop_signal() -> "Ctrl-C", "SIGTERM", ... : the signal that interrupted the run, or nil */
 static int core_stop_signal(lua_State *L) {
@@ -97,6 +112,14 @@ static int core_stop_signal(lua_State *L) {
   if (name) lua_pushstring(L, name);
   else lua_pushnil(L);
   return 1;
+}
+
+/* core.stdout_closed() -> closed, stopped: whether a write found standard output's reader gone,
+ * and whether that asked for the run's stop (no signal came before it) */
+static int core_stdout_closed(lua_State *L) {
+  lua_pushboolean(L, stdout_closed);
+  lua_pushboolean(L, stdout_closed && wl_stop_signal == SIGPIPE);
+  return 2;
 }
 
 /* core.time_limit(seconds, message): from now, the running code is stopped after seconds with
@@ -135,9 +158,10 @@ void wl_signals_install(bool worker) {
     if (worker && wl_stop_signals[i] != SIGINT) continue;
     sigaction(wl_stop_signals[i], &sa, NULL);
   }
-  /* a closed pipe is a write that fails (EPIPE: an io error, exit 9, every -o still written),
-   * not a silent death. A handler, not SIG_IGN: an ignored signal would stay ignored in every
-   * program the script starts (os.execute, io.popen), a handler goes back to the default at exec */
+  /* a closed pipe is a write that fails (EPIPE; on standard output a stop, exit 9, every -o
+   * still written), not a silent death. A handler, not SIG_IGN: an ignored signal would stay
+   * ignored in every program the script starts (os.execute, io.popen), a handler goes back to the
+   * default at exec */
   struct sigaction pipe_sa = {.sa_handler = on_sigpipe};
   sigemptyset(&pipe_sa.sa_mask);
   sigaction(SIGPIPE, &pipe_sa, NULL);
@@ -145,7 +169,7 @@ void wl_signals_install(bool worker) {
 
 void wl_signals_running(lua_State *L) {
   running_state = L;
-  if (L && interrupt_pending) /* the stop came between two protected calls */
+  if (L && (interrupt_pending || stdout_closed)) /* the stop came between two protected calls */
     lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
   if (!L && limit_armed) {
     struct itimerval off = {{0, 0}, {0, 0}};
@@ -161,4 +185,6 @@ void wl_signals_open(lua_State *L) {
   lua_setfield(L, -2, "time_limit");
   lua_pushcfunction(L, core_stop_signal);
   lua_setfield(L, -2, "stop_signal");
+  lua_pushcfunction(L, core_stdout_closed);
+  lua_setfield(L, -2, "stdout_closed");
 }

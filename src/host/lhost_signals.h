@@ -1,7 +1,8 @@
 /* The signals that stop a run and the script's time limit (docs/reliability.md, "Interrupts"):
  * the handlers of SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 (a stop, as Ctrl-C) and
- * SIGPIPE (a failed write), and SIGALRM for core.time_limit; the Lua state whose code a stop
- * interrupts at its next instruction. Part of the host (lhost.c). */
+ * SIGPIPE (a failed write; a stop where standard output's reader is gone), and SIGALRM for
+ * core.time_limit; the Lua state whose code a stop interrupts at its next instruction. Part of
+ * the host (lhost.c). */
 #ifndef WL_LHOST_SIGNALS_H
 #define WL_LHOST_SIGNALS_H
 
@@ -21,7 +22,8 @@ void wl_signals_running(lua_State *L);
 /* The process's end has begun: a stop signal from now gives up the end's waits (side_thread.h). */
 void wl_signals_ending(void);
 
-/* core.time_limit and core.stop_signal into the table on top of the stack (wlrun.core). */
+/* core.time_limit, core.stop_signal and core.stdout_closed into the table on top of the stack
+ * (wlrun.core). */
 void wl_signals_open(lua_State *L);
 
 #endif

@@ -1,10 +1,13 @@
 #include "wl_exit.h"
 
+#include <errno.h>
 #include <lauxlib.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct {
   enum wl_exit code;
@@ -112,11 +115,24 @@ const char *wl_stop_signal_name(void) {
   case SIGQUIT: return "SIGQUIT";
   case SIGUSR1: return "SIGUSR1";
   case SIGUSR2: return "SIGUSR2";
+  case SIGPIPE: {
+    static char pipe_name[128];
+    snprintf(pipe_name, sizeof pipe_name, "cannot write to standard output: %s", strerror(EPIPE));
+    return pipe_name;
+  }
   default: return "a signal";
   }
 }
 
+volatile sig_atomic_t wl_stdout_held = -1;
+
+bool wl_stdout_broken(void) {
+  struct pollfd p = {.fd = wl_stdout_held >= 0 ? (int)wl_stdout_held : STDOUT_FILENO};
+  return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)) && !(p.revents & POLLNVAL);
+}
+
 int wl_stop_exit_code(void) {
+  if (wl_stop_signal == SIGPIPE) return WL_EXIT_IO;
   return wl_stop_signal && wl_stop_signal != SIGINT ? 128 + wl_stop_signal : WL_EXIT_INTERRUPTED;
 }
 

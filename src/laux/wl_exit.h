@@ -71,11 +71,19 @@ extern volatile sig_atomic_t wl_stop_signal;
 enum { WL_NSTOP_SIGNALS = 6 };
 extern const int wl_stop_signals[WL_NSTOP_SIGNALS];
 
-/* "Ctrl-C" for SIGINT, else the signal's name ("SIGTERM"); NULL before any signal */
+/* "Ctrl-C" for SIGINT, else the signal's name ("SIGTERM"); for SIGPIPE, a write to a closed
+ * standard output, "cannot write to standard output: Broken pipe"; NULL before any signal */
 const char *wl_stop_signal_name(void);
 
+/* A closed standard output stops a run as the signals above do (wl_stop_signal SIGPIPE, exit
+ * 9): standard output's descriptor, which process.hold_stdout moves (-1: 1), and whether its
+ * reader is gone (a pipe or socket that poll says is broken; async-signal-safe). */
+extern volatile sig_atomic_t wl_stdout_held;
+bool wl_stdout_broken(void);
+
 /* The exit code of a run interrupted by wl_stop_signal: 130 for Ctrl-C (and before any signal),
- * else 128 + the signal, as a shell reports a process that a signal ended. */
+ * 9 (an io error) for a closed standard output, else 128 + the signal, as a shell reports a
+ * process that a signal ended. */
 int wl_stop_exit_code(void);
 static inline bool wl_stop_pending(void) { return wl_stop_requested != WL_STOP_NONE; }
 

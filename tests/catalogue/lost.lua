@@ -29,6 +29,9 @@ local function signal_at(sig, ready)
     .. [[wait $t; r=$?; kill $w 2>/dev/null; exit $r' sh]]):format(ready, sig)
 end
 
+-- wlrun's standard output read by head -c 1, which exits after a byte: a pipe without a reader
+local CLOSED_STDOUT = [[sh -c '("$@"; echo $? > code) | head -c 1 >/dev/null; exit $(cat code)' sh]]
+
 -- a scenario over n = 1..4 around BODY (fields of wl.scenario)
 local function sweep(body)
   return ([[local wl = require "wlrun"
@@ -200,17 +203,37 @@ local cases = {
     script = sweep("setup = function(p) if p.n == 2 then io.open('ready', 'w'):close() "
       .. "wl.sleep(1) end return {} end, run = function() end"),
     check = doc_is(true, { "compiled", "compiled", "compiled", "compiled" }) },
-  ---- a closed pipe is an io error (the signals of a terminal and a cluster: below) ----
-  { name = "a closed standard output (| head -c 1) is an io error, exit 9, with every -o written",
-    code = 9,
-    prefix = [[sh -c '("$@"; echo $? > code) | head -c 1 >/dev/null; exit $(cat code)' sh]],
-      args = CO .. " -o r.json",
+  ---- a closed pipe ends a run as a stop signal does, exit 9 (the signals: above) ----
+  { name = "a closed standard output (| head -c 1) stops the sweep at the next write, exit 9",
+    code = 9, prefix = CLOSED_STDOUT, args = CO .. " -o r.json -o r.csv",
     script = sweep(
-      "setup = function(p) if p.n == 1 then print(('x'):rep(10)) io.stdout:flush() "
-      .. "wl.sleep(0.5) end "
+      "setup = function(p) print(('x'):rep(10)) io.stdout:flush() "
+      .. "if p.n == 1 then wl.sleep(0.5) end "
       .. "return {} end, run = function() end"),
-    stderr = "cannot write to standard output: Broken pipe",
+    stderr = "^wlrun: interrupted %(cannot write to standard output: Broken pipe%) during "
+      .. "configuration 2 of 4; 1 finished configurations are in r%.json\n$",
+    check = doc_is(false, { "compiled", "failed" }, function(doc, dir)
+      assert.equal("interrupted", doc.configurations[2].kind)
+      assert.equal("interrupted (cannot write to standard output: Broken pipe)",
+        doc.configurations[2].error)
+      local f = assert(io.open(dir .. "/r.csv"))
+      local _, rows = f:read("a"):gsub("\n", "")
+      f:close()
+      assert.equal(3, rows) -- the header and both entries
+    end) },
+  { name = "a standard output closed when only the report is left: the write's error, exit 9",
+    code = 9, prefix = [[sh -c '("$@"; echo $? > code) | true; exit $(cat code)' sh]],
+    args = CO .. " -o r.json",
+    script = sweep("setup = function() wl.sleep(0.2) return {} end, run = function() end"),
+    stderr = "^wlrun: cannot write to standard output: Broken pipe\n$",
     check = doc_is(true, { "compiled", "compiled", "compiled", "compiled" }) },
+  { name = "a closed standard output stops a plain script at its next write, exit 9",
+    code = 9, prefix = CLOSED_STDOUT,
+    script = "for _ = 1, 100 do print('x') require('wlrun').sleep(0.05) end\n"
+      .. "io.open('ended', 'w'):close()",
+    stderr = "^wlrun: interrupted %(cannot write to standard output: Broken pipe%) at "
+      .. "[^\n]*script%.lua:1\n$",
+    check = function(_, dir) assert.is_nil(io.open(dir .. "/ended")) end },
   ---- Ctrl-C inside wlrun's own loops and waits ----
   { name = "Ctrl-C during a long wl.sleep", code = 130, prefix = ctrl_c_at("sleeping"),
     script = "io.open('sleeping', 'w'):close()\nrequire('wlrun').sleep(60)",

@@ -4,6 +4,7 @@
 -- (-o) that are links to what a file written whole must not replace (a FIFO, a device,
 -- /dev/stdout), refused with the link and its end left as they were. See tests/catalogue.lua for
 -- the fields of a case.
+local core = require "wlrun.core"
 local json = require "wlrun.json"
 local assert = require "luassert"
 
@@ -95,6 +96,48 @@ local cases = {
       assert.matches("&lt;b&gt;H200&lt;/b&gt;", r.stdout)
     end },
 }
+
+-- a measured entry as wlrun writes it, its stats made from its samples by core.stats.summary,
+-- then spoilt by EDIT(entry): a results document whose stats disagree with their samples
+local SAMPLES = { 0.0010, 0.0011, 0.0012, 0.0013, 0.0014 }
+local function spoilt(edit)
+  local c = { index = 1, params = { n = 1 }, status = "ok", samples = { table.unpack(SAMPLES) },
+    stats = core.stats.summary(SAMPLES) }
+  edit(c)
+  return json.encode { schema = "wlrun-results", version = 1, scenario = { name = "s" },
+    configurations = { c } }
+end
+local GIVE = " but its samples %(configurations%[1%]%.samples%) give "
+for _, c in ipairs {
+  { "export: stats.p90 raised to 50 times the largest sample",
+    function(e) e.stats.p90 = 0.07 end, "stats%.p90 is 0%.07" .. GIVE .. "0%.00135999+\n$" },
+  { "export: stats.cv raised to 7", function(e) e.stats.cv = 7 end,
+    "stats%.cv is 7" .. GIVE .. "0%.1317" },
+  { "export: stats.std made 100 times larger", function(e) e.stats.std = 100 * e.stats.std end,
+    "stats%.std is 0%.0158[%d]*" .. GIVE .. "0%.000158[%d]*\n$" },
+  { "export: two interior samples moved apart, the mean, median, min and max kept",
+    function(e) e.samples[2], e.samples[4] = 0.00105, 0.00135 end,
+    "stats%.std is 0%.000158[%d]*" .. GIVE .. "0%.000176" },
+  { "export: stats without their samples (median 42)", function(e)
+    e.samples, e.stats.median = nil, 42
+  end, "stats has no samples to be checked against %(configurations%[1%]%.samples is "
+    .. "missing%): statistics are kept with the samples they summarise\n$" },
+  { "export: enqueue_stats beside an empty enqueue", function(e)
+    e.enqueue, e.enqueue_stats = {}, core.stats.summary { 1e-6 }
+  end, "enqueue_stats has no samples to be checked against %(configurations%[1%]%.enqueue is "
+    .. "empty%)" },
+  { "export: a cv of samples whose mean is 0", function(e)
+    e.samples, e.stats = { 0, 0, 0 }, core.stats.summary { 0, 0, 0 }
+    e.stats.cv = 0
+  end, "stats%.cv is 0 but its samples %(configurations%[1%]%.samples%) have a mean of 0" },
+} do
+  cases[#cases + 1] = { name = c[1], code = 2, args = "export s.json --format table",
+    files = { ["s.json"] = spoilt(c[2]) },
+    stderr = "^wlrun: export: 's%.json' is malformed: configurations%[1%]%." .. c[3],
+    check = function(r) assert.equal("", r.stdout) end }
+end
+cases[#cases + 1] = { name = "export and compare: stats that agree with their samples in full",
+  code = 0, args = "compare s.json s.json", files = { ["s.json"] = spoilt(function() end) } }
 
 -- a comparison document (wlrun compare -o) spoilt, given to plot
 for _, c in ipairs {

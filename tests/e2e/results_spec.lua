@@ -231,6 +231,38 @@ return wl.scenario { name = "k", params = { i = { 1, 2, 3, 4, 5, 6 } },
     assert.is_true(doc.configurations[1].resumed)
   end)
 
+  it("finishes only what is missing under --compile-only: a compiled entry is finished there",
+    function()
+    local dir = h.tmpdir()
+    -- each configuration's setup says it ran; the second waits for SIGTERM on the first run
+    local script = h.write(dir .. "/t.lua", [[
+local wl = require "wlrun"
+return wl.scenario { name = "t", params = { n = { 1, 2, 3 } },
+  setup = function(p)
+    local f = io.open("ran", "a") f:write(p.n, "\n") f:close()
+    if p.n == 2 and not os.getenv("DONE") then io.open("ready", "w"):close() wl.sleep(60) end
+    return {}
+  end, run = function() end }
+]])
+    local r = h.run(h.quote(script) .. " --compile-only --arch sm_90 -o r.json", { cwd = dir,
+      prefix = [[sh -c '"$@" & t=$!; while [ ! -e ready ]; do sleep 0.05; done; kill -TERM $t; ]]
+        .. [[wait $t' sh]] })
+    assert.equal(143, r.code, r.stderr)
+    local old = load.load(dir .. "/r.json")
+    assert.same({ "compiled", "failed" }, { old.configurations[1].status,
+      old.configurations[2].status })
+    os.remove(dir .. "/ran")
+    r = h.run(h.quote(script) .. " --compile-only --arch sm_90 --resume r.json -o r2.json",
+      { cwd = dir, env = "DONE=1" })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("2\n3\n", h.read(dir .. "/ran")) -- configuration 1 was not run again
+    local doc = load.load(dir .. "/r2.json")
+    assert.is_true(doc.complete)
+    assert.equal(3, #doc.configurations)
+    assert.is_true(doc.configurations[1].resumed)
+    assert.equal("compiled", doc.configurations[1].status)
+  end)
+
   it("knows the file it would overwrite through a symbolic or hard link to it", function()
     local dir = h.tmpdir()
     local script = h.write(dir .. "/k.lua", (KILL:gsub("return {} end", "wl.skip('done') end")))

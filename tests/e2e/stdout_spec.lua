@@ -50,6 +50,8 @@ describe("standard output that cannot be written", function()
         assert.equal(9, code, body .. " " .. env .. ": " .. err)
         local _, n = err:gsub("cannot write to standard output", "")
         assert.equal(1, n, err)
+        -- the reason, although the write that failed was long before the check
+        assert.is_truthy(err:find("No space left on device", 1, true), err)
       end
     end
   end)

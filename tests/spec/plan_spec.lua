@@ -58,6 +58,24 @@ describe("plan.build", function()
     assert.same({}, p.notes) -- same script: no warning
   end)
 
+  it("takes a compiled entry as finished under --compile-only alone", function()
+    local dir = h.tmpdir()
+    local script = h.write(dir .. "/s.lua", "return 1")
+    local doc = { schema = "wlrun-results", version = 1, complete = false, compile_only = true,
+      scenario = { name = "p", hash = require("wlrun.process").hash("return 1") },
+      configurations = { { index = 1, params = { n = 1, v = "a" }, status = "compiled" } } }
+    h.write(dir .. "/old.json", results.render(doc))
+    local p = plan.build(scenario(), script, cli { resume = dir .. "/old.json",
+      compile_only = true })
+    assert.equal(11, #p.todo)
+    assert.equal("compiled", p.resumed[1].status)
+    -- a measuring run: compiling measured nothing, so the configuration runs
+    p = plan.build(scenario(), script, cli { resume = dir .. "/old.json" })
+    assert.equal(12, #p.todo)
+    assert.is_nil(p.resumed[1])
+    assert.equal(0, p.resume_outside)
+  end)
+
   it("refuses a --resume file of another scenario or version before anything runs", function()
     local dir = h.tmpdir()
     h.write(dir .. "/old.json", results.render { schema = "wlrun-results", version = 1,

@@ -11,7 +11,8 @@
 --   s:failure(text)          "wlrun: text" on stderr, always
 --   s:iteration(line)        a loop's per-iteration line: stdout for table/plain (not
 --                            report_only), else stderr
---   s:report(text)           the report, on stdout
+--   s:report(text)           the report, on stdout (nothing once its reader is gone)
+local core = require "wlrun.core"
 local process = require "wlrun.process"
 local printable = require "wlrun.text.printable"
 local stdio = require "wlrun.text.stdio"
@@ -88,16 +89,20 @@ function Sink:iteration(line)
   self:clear()
   line = printable.lines(line)
   if not self.report_only then
-    stdio.write(line .. "\n")
+    if core.stdout_closed() then return end
+    stdio.put(line .. "\n")
   else
     err(line .. "\n")
   end
 end
 
+-- A standard output whose reader is gone stopped the run (core.stdout_closed): the report has
+-- nowhere to go, and the stop's message says so once.
 function Sink:report(text)
   if self.silent then return end
   self:clear()
   self:release()
+  if core.stdout_closed() then return end
   stdio.write(text)
 end
 

@@ -5,6 +5,7 @@
 --
 --   schema.check(doc) -> nil, or "what is wrong" naming the path (configurations[3].samples[2])
 local core = require "wlrun.core"
+local json = require "wlrun.json"
 local printable = require "wlrun.text.printable"
 local work = require "wlrun.results.work"
 
@@ -255,20 +256,41 @@ local document = object {
   configurations = array(entry),
 }
 
--- A statistics block against the samples it summarises (wlrun writes both from the same list):
--- the count, and the median, mean, min and max within rounding; nil, or what disagrees
-local AGREE = { "median", "mean", "min", "max" }
+-- A statistics block against the samples it summarises (wlrun writes both from the same list,
+-- by core.stats.summary, and the JSON keeps every bit of a sample): each of its fields that is
+-- there, recomputed from the samples by that function. A field agrees within rounding: 10^-9 of
+-- its value, or of the largest sample (a spread, std or iqr, is a difference of numbers that
+-- large), or for cv of the largest sample over the mean. A block without its samples cannot be
+-- checked, and is refused. nil, or what disagrees.
+local FIELDS = { "median", "mean", "min", "max", "std", "p10", "p25", "p75", "p90", "p99", "iqr",
+  "cv" }
+local ROUNDING = 1e-9
+local shortest = json.encode -- the shortest text that reads back as the same number
 local function agrees(list, stats, path, of)
-  if type(list) ~= "table" or #list == 0 or type(stats) ~= "table" then return nil end
+  if type(stats) ~= "table" then return nil end
+  if type(list) ~= "table" or #list == 0 then
+    return ("%s has no samples to be checked against (%s is %s): statistics are kept with the "
+      .. "samples they summarise"):format(path, of, type(list) == "table" and "empty"
+        or "missing")
+  end
   if stats.n ~= nil and stats.n ~= #list then
     return ("%s.n is %s but %s holds %d samples"):format(path, tostring(stats.n), of, #list)
   end
   local s = core.stats.summary(list)
-  for _, k in ipairs(AGREE) do
+  local scale = math.max(math.abs(s.min), math.abs(s.max))
+  for _, k in ipairs(FIELDS) do
     local want, got = s[k], stats[k]
-    if got ~= nil and math.abs(got - want) > 1e-9 * math.max(math.abs(want),
-      math.abs(got)) + 1e-300 then
-      return ("%s.%s is %.17g but its samples (%s) give %.17g"):format(path, k, got, of, want)
+    if got ~= nil then
+      if want ~= want then -- the cv of samples whose mean is 0: none
+        return ("%s.%s is %s but its samples (%s) have a mean of 0: they give none"):format(
+          path, k, shortest(got), of)
+      end
+      local within = math.max(math.abs(want), math.abs(got),
+        k == "cv" and scale / math.abs(s.mean) or scale)
+      if math.abs(got - want) > ROUNDING * within + 1e-300 then
+        return ("%s.%s is %s but its samples (%s) give %s"):format(path, k, shortest(got), of,
+          shortest(want))
+      end
     end
   end
 end

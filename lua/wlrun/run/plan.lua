@@ -10,7 +10,7 @@
 --     space     every configuration of the space, in order
 --     list      the configurations of this process (its shard), in order
 --     todo      those of list still to run
---     resumed   {[index] = entry} of list that --resume's file finished (ok or skipped)
+--     resumed   {[index] = entry} of list that --resume's file finished (plan.finished)
 --     resume_outside  how many finished entries of that file this run's selection leaves out
 --     resumed_from    {path, provenance, device, floor} of that file (each may be nil)
 local core = require "wlrun.core"
@@ -22,8 +22,16 @@ local shard = require "wlrun.run.shard"
 
 local plan = {}
 
--- --resume FILE: its finished entries (ok or skipped) by key; failed ones run again
-function plan.resumable(path, sc, script)
+-- Whether --resume takes an entry as finished: measured (ok) or skipped; compiled too under
+-- --compile-only, which does no more. A measuring run measures a compiled one: it holds no
+-- measurement. Failed ones run again.
+function plan.finished(entry, compile_only)
+  return entry.status == "ok" or entry.status == "skipped"
+    or (compile_only and entry.status == "compiled") or false
+end
+
+-- --resume FILE: its finished entries by key
+function plan.resumable(path, sc, script, compile_only)
   local old = results.load(path, { prefix = "--resume: " })
   if type(old.scenario) ~= "table" or old.scenario.name ~= sc.name then
     local text = printable.text
@@ -39,7 +47,7 @@ function plan.resumable(path, sc, script)
   end
   local done = {}
   for _, c in ipairs(old.configurations) do
-    if (c.status == "ok" or c.status == "skipped") and type(c.params) == "table" then
+    if plan.finished(c, compile_only) and type(c.params) == "table" then
       done[results.key(c.params)] = c
     end
   end
@@ -62,7 +70,7 @@ function plan.build(sc, script, cli)
   local done = {}
   if cli.resume then
     local warning, provenance, old
-    done, warning, provenance, old = plan.resumable(cli.resume, sc, script)
+    done, warning, provenance, old = plan.resumable(cli.resume, sc, script, cli.compile_only)
     p.resumed_from = { path = cli.resume, provenance = provenance, device = old.device,
       floor = old.floor }
     if warning then p.notes[#p.notes + 1] = "warning: " .. warning end

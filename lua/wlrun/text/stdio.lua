@@ -3,6 +3,7 @@
 -- files a command line names and the one writer of an output's text to standard output.
 --   stdio.read(path, fail) -> text, name     fail(kind, msg) raises; kinds io and usage
 --   stdio.write(text)                        the text on standard output, flushed
+--   stdio.put(text)                          the same, a closed standard output a stop
 --   stdio.refuse_twice(fail, pos, outputs)   more than one '-' in either list is refused
 local core = require "wlrun.core"
 local process = require "wlrun.process"
@@ -52,11 +53,26 @@ function stdio.read(path, fail)
   return text, path
 end
 
-function stdio.write(text)
+-- A write that finds standard output's reader gone stops the running code as a stop signal does
+-- (lhost_signals.c): stdio.put lets that stop through, for what a run writes while its
+-- configurations run (a loop's lines), which then ends as an interrupted run. stdio.write, for
+-- what is written once the work is done (a report, a tool's output), says it as the write's
+-- own error, nothing having been interrupted.
+function stdio.put(text)
   local ok, err = io.stdout:write(text)
   if ok then ok, err = io.stdout:flush() end
   if not ok then core.error("io", ("cannot write to standard output: %s"):format(tostring(err)),
     0) end
+end
+
+function stdio.write(text)
+  local ok, e = pcall(stdio.put, text)
+  if ok then return end
+  local closed, stopped = core.stdout_closed()
+  if closed and stopped and type(e) == "table" and e.kind == "interrupted" then
+    core.error("io", core.stop_signal(), 0) -- "cannot write to standard output: Broken pipe"
+  end
+  error(e, 0)
 end
 
 -- inputs: positional arguments; outputs: the -o values (either may be nil)
