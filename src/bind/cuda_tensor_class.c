@@ -7,9 +7,8 @@
 #include <lauxlib.h>
 
 void wl_open_tensor(lua_State *L) {
-  static const luaL_Reg fields[] = {{"__index", wl_tensor_index},
-                                    {"__newindex", wl_tensor_newindex},
-                                    {NULL, NULL}};
+  static const luaL_Reg fields[] = {
+      {"__index", wl_tensor_index}, {"__newindex", wl_tensor_newindex}, {NULL, NULL}};
   luaL_newmetatable(L, TENSOR_MT);
   luaL_setfuncs(L, fields, 0);
   luaL_setfuncs(L, wl_tensor_core_meta, 0);
