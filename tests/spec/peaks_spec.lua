@@ -76,7 +76,7 @@ end)
 describe("results.relate_baselines", function()
   local function cfg(i, variant, median, status)
     return { index = i, params = { variant = variant, n = 4 }, status = status or "ok",
-      stats = { median = median },
+      stats = { median = median }, samples = { median },
              metrics = { flop_per_s = 1 / median }, baseline = { variant = "lib", n = 4 } }
   end
 

@@ -19,7 +19,8 @@ local device = { name = "NVIDIA H200", arch = "sm_90", sm_count = 132, peak_band
 
 local function entry_of(w, median)
   local e = results.entry { index = 1, params = { n = 1 } }
-  e.status, e.stats = "ok", { median = median or 1e-3 }
+  -- a stats block is kept with the samples it summarises (the strict loader checks them)
+  e.status, e.stats, e.samples = "ok", { median = median or 1e-3 }, { median or 1e-3 }
   results.record_work(e, w, device, "s.lua:7")
   return e
 end
