@@ -301,7 +301,7 @@ end
 -- failed, first_failure, interrupted_at, journal_time}.
 local function run_configurations(r, exec, writer)
   local p, sink = r.p, r.sink
-  local tally = { n = #r.p.todo, finished = 0, failed = 0, journal_time = 0 }
+  local tally = { n = #r.p.todo, finished = 0, failed = 0, journal_time = 0, said = {} }
   local t0 = core.clock()
   local function eta()
     if tally.finished == 0 then return "" end
@@ -325,8 +325,7 @@ local function run_configurations(r, exec, writer)
       local params = sweep.describe(entry.params, p.axes)
       -- an error said before (no --arch under --compile-only, for every configuration) is not
       -- said again: the configuration that said it is named
-      local said = tally.said and tally.said[entry.error]
-      tally.said = tally.said or {}
+      local said = tally.said[entry.error]
       tally.said[entry.error] = said or entry.index
       sink:failure(("configuration %d%s failed%s: %s"):format(entry.index,
         params ~= "" and (" (" .. params .. ")") or "",
