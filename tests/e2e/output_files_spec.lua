@@ -488,6 +488,31 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
     assert.equal("r.json.lock s.lua", names(dir))
   end)
 
+  it("refuses a tool (export, merge, compare) aiming at a live run's output: nothing written",
+    function()
+    local dir = h.tmpdir()
+    local script = h.write(dir .. "/s.lua", SCRIPT)
+    local r = h.run(q(script) .. " --compile-only --arch sm_90 -o in.json", { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    h.write(dir .. "/b.csv", "old b\n")
+    holder(dir, script, "-o a.json -o r.csv -o r.csv.md", 3, "a.json.journal")
+    for _, case in ipairs {
+      { "export in.json --format csv -o r.csv", "export" },
+      { "merge in.json -o b.csv -o r.csv", "merge" },
+      { "compare in.json in.json -o b.md -o ./r.csv.md", "compare", "./r.csv.md" },
+    } do
+      r = h.run(case[1], { cwd = dir })
+      assert.equal(9, r.code, case[1] .. ": " .. r.stderr)
+      assert.equal(("wlrun: %s: '%s' "):format(case[2], case[3] or "r.csv")
+        .. HELD:format((case[3] or "r.csv") .. ".lock"), r.stderr, case[1])
+    end
+    assert.equal("old b\n", h.read(dir .. "/b.csv")) -- nothing written, the first -o neither
+    assert.equal("0", ended(dir), h.read(dir .. "/a.out"))
+    r = h.run("merge in.json -o b.csv -o r.csv", { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("a.code a.json a.out b.csv in.json pid r.csv r.csv.md s.lua", names(dir))
+  end)
+
   -- a file system without hard links (vfat, some FUSE and scratch file systems): the journal
   -- takes its name by an exclusive create and a rename instead of link(2), and still one at a time
   local NO_LINKS = os.getenv("WLRUN_NO_HARDLINKS_LIB")

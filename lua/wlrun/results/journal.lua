@@ -16,6 +16,7 @@
 local core = require "wlrun.core"
 local process = require "wlrun.process"
 local files = require "wlrun.text.files"
+local output_lock = require "wlrun.text.output_lock"
 local report = require "wlrun.report"
 local results = require "wlrun.results"
 
@@ -103,25 +104,6 @@ end
 -- whether anything is at path: a file (readable or not), a directory, a FIFO, a link
 local function exists(path) return process.file_type(path) ~= nil end
 
--- whether two names are one file: by stat where both are there (a link to it, a hard link),
--- else made absolute and plain ("a/./b//c" and "/x/a/b/c" are the same file)
-function journal.same_file(a, b)
-  local function plain(p)
-    if p:sub(1, 1) ~= "/" then p = (process.cwd() or ".") .. "/" .. p end
-    local parts = {}
-    for part in p:gmatch("[^/]+") do
-      if part == ".." then parts[#parts] = nil elseif part ~= "." then parts[#parts + 1] = part end
-    end
-    return "/" .. table.concat(parts, "/")
-  end
-  if a == nil or b == nil then return false end
-  -- two files that are there are one when stat says so (a symbolic or hard link, another
-  -- spelling); a path to nothing yet is compared as text
-  local ia, ib = process.file_id(a), process.file_id(b)
-  if ia and ib then return ia == ib end
-  return plain(a) == plain(b)
-end
-
 -- What is at a journal's path: "held" (a live run's: its flock), "left" (a run's that did not
 -- finish), or nil: nothing, or gone meanwhile (a run that has just ended removed it; it is no
 -- "left" journal then, as a look at it a moment before would have said)
@@ -135,11 +117,7 @@ local function journal_state(path)
   return exists(path) and "left" or nil
 end
 
-local function refuse_held(output, path, what)
-  core.error("io",
-    ("'%s' is being written by another run: its %s '%s' is held by a live process; "
-    .. "wait for that run to end, or give another -o"):format(output, what or "journal", path), 0)
-end
+local refuse_held = output_lock.refuse_held
 
 local function refuse_left(path)
   core.error("io",
@@ -184,90 +162,6 @@ local function take_place(f, path, output)
   if not ok then io_fail(path, "the journal", err) end
 end
 
--- Every output is held by a lock, FILE.lock beside the file it goes to (at the end of its
--- symbolic links, where two names of one output meet): a run holds its flock from before its
--- journal is made until its outputs are written, then removes it. It takes its name as the journal
--- does (link: only where nothing is). One that is there unlocked is a killed run's (the kernel let
--- go of its flock) and is taken over, never a reason to refuse.
-local LOCK_TEXT = "wlrun: a run writing '%s' holds this file's flock until it has written it\n"
-
-local function lock_path_for(path) return (files.target(path) or path) .. ".lock" end
-
-local function refuse_foreign(output, path)
-  core.error("io", ("cannot lock '%s': '%s' is there and is no lock of wlrun's; remove it, or "
-    .. "give another -o"):format(output, path), 0)
-end
-
--- a lock found there, now held: a killed run's (a text of wlrun's, or none: killed while it took
--- the name) that is still the file at its name; nil where it went meanwhile, false where it is
--- no lock of wlrun's (left as it was)
-local function take_over(path, old, id)
-  if id ~= process.file_id(path) then
-    old:close()
-    return nil
-  end
-  local text = old:read(7) or ""
-  if text == "" or text == "wlrun: " then return { file = old, path = path, id = id } end
-  old:close()
-  return false
-end
-
-local function take_lock(output, path)
-  local kind = process.file_type(path)
-  if kind and kind ~= "file" then refuse_foreign(output, path) end
-  local f, err = files.create(path)
-  if not f then io_fail(path, "the lock", err) end
-  local ok, werr = f:write(LOCK_TEXT:format(output))
-  if ok then ok, werr = f:flush() end
-  if ok then ok, werr = process.lock(f) end
-  if not ok then
-    files.discard(f)
-    io_fail(path, "the lock", werr)
-  end
-  for _ = 1, 3 do -- a lock let go of between the claim and the look: claim again
-    local claimed, why = files.claim(f)
-    if claimed then return { file = f, path = path, id = process.file_id(path) } end
-    err = why
-    local old, id = process.lock_path(path)
-    local lock = old and take_over(path, old, id)
-    if lock ~= nil or not (old or id:find("No such file", 1, true)) then
-      files.discard(f)
-      if lock then return lock end
-      if lock == false then refuse_foreign(output, path) end
-      if id == "busy" then refuse_held(output, path, "lock") end
-      io_fail(path, "the lock", id)
-    end
-  end
-  files.discard(f)
-  io_fail(path, "the lock", err)
-end
-
-local function let_go(locks)
-  for i = #(locks or {}), 1, -1 do
-    local lock = table.remove(locks, i)
-    if process.file_id(lock.path) == lock.id then os.remove(lock.path) end
-    lock.file:close()
-  end
-end
-
--- the lock of every output (one for two names of one file), or none taken and the error raised
-local function take_locks(outputs)
-  local locks = {}
-  for _, o in ipairs(outputs) do
-    local path, again = lock_path_for(o.path), false
-    for _, l in ipairs(locks) do again = again or journal.same_file(path, l.path) end
-    if not again then
-      local ok, lock = pcall(take_lock, o.path, path)
-      if not ok then
-        let_go(locks)
-        error(lock, 0)
-      end
-      locks[#locks + 1] = lock
-    end
-  end
-  return locks
-end
-
 -- the journal, made new with its header, then renamed into place (over the journal --resume read)
 local function open_journal(w, outputs, resumed)
   local doc = w.doc
@@ -308,18 +202,20 @@ function journal.open(doc, outputs, resume, resumed)
   local w = setmetatable({ doc = doc, outputs = outputs, finished = false }, Writer)
   for _, entry in ipairs(resumed or {}) do doc.configurations[#doc.configurations + 1] = entry end
   for _, o in ipairs(outputs) do journal.check_output(o.path) end
-  w.locks = take_locks(outputs) -- one writer per output
+  local paths = {}
+  for i, o in ipairs(outputs) do paths[i] = o.path end
+  w.locks = output_lock.take(paths) -- one writer per output
   local ok, err = pcall(function()
     for _, o in ipairs(outputs) do
       local left = journal.path_for(o.path)
       local state = journal_state(left) -- a live run's output, or what a killed run measured:
       if state == "held" then refuse_held(o.path, left) end -- never overwritten
-      if state == "left" and not journal.same_file(left, resume) then refuse_left(left) end
+      if state == "left" and not output_lock.same_file(left, resume) then refuse_left(left) end
     end
     if #outputs > 0 then open_journal(w, outputs, resumed) end
   end)
   if not ok then
-    let_go(w.locks)
+    output_lock.release(w.locks)
     error(err, 0)
   end
   open_writers[w] = true
@@ -353,7 +249,7 @@ function Writer:finish(complete)
   if not failed and self.path then os.remove(self.path) end
   -- let go of last: the locks keep another run off these outputs until they are written
   if self.file then self.file:close() end
-  let_go(self.locks)
+  output_lock.release(self.locks)
   if failed then
     local msg = type(failed) == "table" and failed.message or tostring(failed)
     if self.path then msg = msg .. ("; every finished configuration is in the journal '%s'"):format(

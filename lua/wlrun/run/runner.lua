@@ -10,6 +10,7 @@ local settings = require "wlrun.settings"
 local printable = require "wlrun.text.printable"
 local stdio = require "wlrun.text.stdio"
 local units = require "wlrun.text.units"
+local output_lock = require "wlrun.text.output_lock"
 local bench = require "wlrun.measure.bench"
 local clocks = require "wlrun.measure.clocks"
 local loop = require "wlrun.measure.loop"
@@ -202,7 +203,7 @@ local function refuse_resume_losses(r)
   if not (cli.resume and p.resume_outside > 0) then return end
   for _, o in ipairs(r.outputs) do
     for _, path in ipairs { o.path, journal.path_for(o.path) } do
-      if journal.same_file(path, cli.resume) then
+      if output_lock.same_file(path, cli.resume) then
         core.error("usage",
           ("--resume %s: it holds %d finished configuration%s outside this run's selection (-p, "
           .. "--filter, --shard), and this run writes '%s': they would be lost; resume with the "

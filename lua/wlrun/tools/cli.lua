@@ -5,8 +5,10 @@ local core = require "wlrun.core"
 local process = require "wlrun.process"
 local printable = require "wlrun.text.printable"
 local stdio = require "wlrun.text.stdio"
+local text_files = require "wlrun.text.files"
 local trim = require "wlrun.text.trim"
 local report = require "wlrun.report"
+local output_lock = require "wlrun.text.output_lock"
 local foreign = require "wlrun.results.foreign"
 
 local cli = {}
@@ -108,15 +110,37 @@ function cli.load(tool, path, accept)
   return foreign.load(path, { prefix = tool .. ": ", accept = accept })
 end
 
--- writes text to path whole (wlrun.text.files: a new file, renamed over it), or to standard output
--- for "-";
--- errors are kind io
-function cli.write(tool, path, text)
-  local ok, e = pcall(report.write_text, text, path, "output")
+-- Writes each {path, text} of list whole
+-- (wlrun.text.files: a new file, renamed over it), or to standard output for "-". Every file is
+-- held by its lock (wlrun.text.output_lock) from before the first is written until the last is:
+-- an output a live run or another tool is writing is refused, and nothing is written. Errors are
+-- kind io.
+function cli.write_all(tool, list)
+  local paths = {}
+  for _, f in ipairs(list) do
+    if f[1] ~= "-" then
+      local ok, err = text_files.check(f[1]) -- a path that cannot be written, before its lock
+      if not ok then cli.fail("io", tool, ("cannot write '%s': %s"):format(f[1], err)) end
+      paths[#paths + 1] = f[1]
+    end
+  end
+  local locks
+  local ok, e = pcall(function()
+    locks = output_lock.take(paths)
+    for _, f in ipairs(list) do
+      report.write_text(f[2], f[1], "output")
+    end
+  end)
+  output_lock.release(locks)
   if not ok then
     local msg = type(e) == "table" and e.message or tostring(e)
-    cli.fail("io", tool, (msg:gsub("^cannot write output to ", "cannot write ")))
+    cli.fail("io", tool,
+      (msg:gsub("^cannot write output to ", "cannot write ")))
   end
+end
+
+function cli.write(tool, path, text)
+  cli.write_all(tool, { { path, text } })
   return path
 end
 

@@ -128,7 +128,9 @@ local function write_all(tool, text, format, files, to_stdout)
     stdio.write(text(format))
     io.stdout:flush()
   end
-  for _, f in ipairs(files) do cli.write(tool, f[1], text(f[2])) end
+  local texts = {}
+  for i, f in ipairs(files) do texts[i] = { f[1], text(f[2]) } end
+  cli.write_all(tool, texts)
 end
 
 -- the error of a failed gate: list names the configurations

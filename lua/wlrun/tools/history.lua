@@ -467,7 +467,9 @@ local function write_doc(doc, opts, quiet)
     stdio.write(as(opts.format))
     io.stdout:flush()
   end
-  for _, f in ipairs(opts.outputs) do cli.write(TOOL, f.path, as(f.format)) end
+  local texts = {}
+  for i, f in ipairs(opts.outputs) do texts[i] = { f.path, as(f.format) } end
+  cli.write_all(TOOL, texts)
 end
 
 function M.main(args)

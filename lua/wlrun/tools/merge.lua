@@ -130,7 +130,9 @@ function M.main(args)
   for i, path in ipairs(pos) do docs[i] = cli.load(TOOL, path) end
   local doc, found = merge.merge(docs, pos)
 
-  for _, f in ipairs(files) do cli.write(TOOL, f[1], report.render(doc, f[2])) end
+  local texts = {}
+  for i, f in ipairs(files) do texts[i] = { f[1], report.render(doc, f[2]) } end
+  cli.write_all(TOOL, texts)
   if (o.format or #files == 0) and not to_stdout then -- -o - is standard output's alone
     stdio.write(report.render(doc, o.format or "table"))
     io.stdout:flush()
