@@ -130,6 +130,14 @@ for _, c in ipairs {
     e.samples, e.stats = { 0, 0, 0 }, core.stats.summary { 0, 0, 0 }
     e.stats.cv = 0
   end, "stats%.cv is 0 but its samples %(configurations%[1%]%.samples%) have a mean of 0" },
+  { "export: a traced entry whose phase's gpu_mean its list does not give", function(e)
+    e.trace = { steps = 5, phases = { { name = "fwd", cpu = SAMPLES, cpu_mean = 0.0012,
+      gpu = SAMPLES, gpu_mean = 0.5 } } }
+  end, "trace%.phases%[1%]%.gpu_mean is 0%.5 but its list %(configurations%[1%]%.trace%.phases%[1%]"
+    .. "%.gpu%) gives 0%.0012" },
+  { "export: a traced entry's gpu_busy_mean without gpu_busy", function(e)
+    e.trace = { steps = 5, gpu_busy_mean = 0.001 }
+  end, "trace%.gpu_busy_mean has no list to be checked against" },
 } do
   cases[#cases + 1] = { name = c[1], code = 2, args = "export s.json --format table",
     files = { ["s.json"] = spoilt(c[2]) },

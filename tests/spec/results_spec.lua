@@ -146,6 +146,25 @@ describe("the strict loader", function()
     refuses((good:gsub('"configurations":', '"configurationz":')), "no configurations array")
   end)
 
+  it("refuses a trace's mean that its list does not give, or a mean without its list", function()
+    local function traced(t)
+      return results.encode(doc_with { { index = 1, params = { n = 1 }, status = "ok",
+        samples = { 1.0, 2.0 }, trace = t } }, true)
+    end
+    local t = { between = { 0.001, 0.003 }, between_mean = 0.002, gpu_busy = {},
+      gpu_busy_mean = 0, phases = { { name = "fwd", cpu = { 1, 2 }, cpu_mean = 1.5,
+      gpu = { 0.5, 0.5 }, gpu_mean = 0.5 } } }
+    assert.equal(0.002, load.decode(traced(t), "f.json").configurations[1].trace.between_mean)
+    t.between_mean = 0.0025
+    refuses(traced(t), "'f.json' is malformed: configurations%[1%]%.trace%.between_mean is 0%.0025 "
+      .. "but its list %(configurations%[1%]%.trace%.between%) gives 0%.002")
+    t.between_mean, t.phases[1].gpu_mean = 0.002, 4.5
+    refuses(traced(t), "configurations%[1%]%.trace%.phases%[1%]%.gpu_mean is 4%.5 but its list")
+    t.phases[1].gpu_mean, t.gpu_busy = 0.5, nil
+    refuses(traced(t), "configurations%[1%]%.trace%.gpu_busy_mean has no list to be checked "
+      .. "against %(configurations%[1%]%.trace%.gpu_busy is missing%)")
+  end)
+
   it("reads a comparison only where asked to", function()
     local cmp = '{"schema":"wlrun-compare","version":1,"configurations":[]}'
     refuses(cmp, "not a wlrun%-results document")

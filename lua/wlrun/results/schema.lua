@@ -295,12 +295,46 @@ local function agrees(list, stats, path, of)
   end
 end
 
+-- A mean of wlrun trace's (NAME_mean) against its list NAME (trace/report.lua writes both from
+-- the iterations measured; an empty list's mean is 0), within the same rounding.
+local function mean_agrees(t, name, path)
+  local m, list = t[name .. "_mean"], t[name]
+  if m == nil then return nil end
+  path = path .. "." .. name
+  if type(list) ~= "table" then
+    return ("%s_mean has no list to be checked against (%s is missing): means are kept with the "
+      .. "lists they summarise"):format(path, path)
+  end
+  local sum, scale = 0, 0
+  for _, x in ipairs(list) do sum, scale = sum + x, math.max(scale, math.abs(x)) end
+  local want = #list > 0 and sum / #list or 0
+  if math.abs(m - want) > ROUNDING * math.max(math.abs(want), math.abs(m), scale) + 1e-300 then
+    return ("%s_mean is %s but its list (%s) gives %s"):format(path, shortest(m), path,
+      shortest(want))
+  end
+end
+
+local TRACE_MEANS = { "between", "gpu_busy", "gpu_outside", "gpu_unattributed", "data_gpu" }
+local function trace_agrees(t, at)
+  if type(t) ~= "table" then return nil end
+  for _, name in ipairs(TRACE_MEANS) do
+    local e = mean_agrees(t, name, at)
+    if e then return e end
+  end
+  for j, ph in ipairs(t.phases or {}) do
+    local e = mean_agrees(ph, "cpu", ("%s.phases[%d]"):format(at, j))
+      or mean_agrees(ph, "gpu", ("%s.phases[%d]"):format(at, j))
+    if e then return e end
+  end
+end
+
 local function consistent(i, c)
   local at = ("configurations[%d]"):format(i)
   return agrees(c.samples, c.stats, at .. ".stats", at .. ".samples")
     or agrees(c.enqueue, c.enqueue_stats, at .. ".enqueue_stats", at .. ".enqueue")
     or (type(c.loop) == "table" and agrees(c.loop.data, c.loop.data_stats, at .. ".loop.data_stats",
       at .. ".loop.data"))
+    or trace_agrees(c.trace, at .. ".trace")
 end
 
 function schema.check(doc)
