@@ -3,6 +3,7 @@
 #include "file_beside.h"
 #include "settings.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -129,12 +130,25 @@ static bool make_dirs(const char *dir) {
   return ok;
 }
 
-static bool make_dirs(const char *dir);
+/* A process killed while it stored an entry leaves its HASH.wlk.XXXXXX.tmp (wl_create_beside);
+ * the lock's holder is the one process that writes that entry, so such a file is a dead writer's */
+static void remove_dead_writes(const char *dir, const char *key, size_t keylen) {
+  char hex[33], prefix[48];
+  wl_cache_hash(key, keylen, hex);
+  size_t plen = (size_t)snprintf(prefix, sizeof prefix, "%s.wlk.", hex);
+  DIR *d = opendir(dir);
+  if (!d) return;
+  for (struct dirent *e; (e = readdir(d));) {
+    size_t n = strlen(e->d_name);
+    if (n == plen + 6 + 4 && strncmp(e->d_name, prefix, plen) == 0 &&
+        strcmp(e->d_name + n - 4, ".tmp") == 0)
+      unlinkat(dirfd(d), e->d_name, 0); /* gone already, or not ours to remove: left */
+  }
+  closedir(d);
+}
 
-int wl_cache_lock(const char *dir, const char *key, size_t keylen, bool (*stop_pending)(void),
-                  void (*waiting)(void *ctx, const char *path), void *ctx) {
-  char *path = make_dirs(dir) ? named_path(dir, key, keylen, ".lock") : NULL;
-  if (!path) return -1;
+/* the lock file at path, opened (made where missing); -1 where it is no regular file */
+static int open_lock(const char *path) {
   int fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
                 0666); /* flock needs no write access */
   struct stat st;
@@ -142,8 +156,30 @@ int wl_cache_lock(const char *dir, const char *key, size_t keylen, bool (*stop_p
     close(fd);
     fd = -1;
   }
+  return fd;
+}
+
+/* whether the file fd locked is still the one at path: a holder removes the name as it lets go
+ * (wl_cache_unlock), and a flock taken on the file it removed holds nothing */
+static bool still_named(int fd, const char *path) {
+  struct stat held, named;
+  return fstat(fd, &held) == 0 && lstat(path, &named) == 0 && held.st_dev == named.st_dev &&
+         held.st_ino == named.st_ino;
+}
+
+int wl_cache_lock(const char *dir, const char *key, size_t keylen, bool (*stop_pending)(void),
+                  void (*waiting)(void *ctx, const char *path), void *ctx) {
+  char *path = make_dirs(dir) ? named_path(dir, key, keylen, ".lock") : NULL;
+  if (!path) return -1;
+  int fd = open_lock(path);
   const struct timespec step = {0, 10 * 1000 * 1000};
-  for (long steps = 0; fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0; steps++) {
+  for (long steps = 0; fd >= 0; steps++) {
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      if (still_named(fd, path)) break;
+      close(fd);
+      fd = open_lock(path);
+      continue;
+    }
     if ((errno != EWOULDBLOCK && errno != EINTR) || stop_pending()) {
       close(fd);
       fd = -1;
@@ -152,6 +188,7 @@ int wl_cache_lock(const char *dir, const char *key, size_t keylen, bool (*stop_p
     if (steps == WL_CACHE_LOCK_NOTE * 100L && waiting) waiting(ctx, path);
     nanosleep(&step, NULL);
   }
+  if (fd >= 0) remove_dead_writes(dir, key, keylen);
   free(path);
   return fd;
 }

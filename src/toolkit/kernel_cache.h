@@ -35,7 +35,8 @@ bool wl_cache_load(const char *dir, const char *key, size_t keylen, struct wl_co
  * Returns the lock's descriptor for wl_cache_unlock, or -1 when it could not be taken (no
  * directory, a lock name that is not a regular file, a stop): then the caller compiles without
  * it. The lock saves work and is never needed for correctness: every entry is written whole and
- * renamed into place. */
+ * renamed into place. Its holder removes what a writer of the same entry killed mid-write left
+ * (HASH.wlk.XXXXXX.tmp). */
 #define WL_CACHE_LOCK_NOTE 5
 int wl_cache_lock(const char *dir, const char *key, size_t keylen, bool (*stop_pending)(void),
                   void (*waiting)(void *ctx, const char *path), void *ctx);

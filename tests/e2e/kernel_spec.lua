@@ -492,6 +492,24 @@ extern "C" __global__ void slow(int *d) {
     assert.equal(COMPILED, r.stdout)
   end)
 
+  it("removes what a process killed while it stored the entry left (HASH.wlk.XXXXXX.tmp)",
+    function()
+    local script = cache_script(("%q"):format(AXPY))
+    local _, _, cache = run(script)
+    local entry = cache_entries(cache)[1]
+    os.remove(cache .. "/" .. entry)
+    h.write(cache .. "/" .. entry .. ".aB3xYz.tmp", "WLRUN-KERNEL-1\n half")
+    h.write(cache .. "/0123456789abcdef0123456789abcdef.wlk.aB3xYz.tmp", "another entry's")
+    local r = run(script, { cache = cache, args = "" })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(COMPILED, r.stdout)
+    local want = { "0123456789abcdef0123456789abcdef.wlk.aB3xYz.tmp", entry }
+    table.sort(want)
+    local got = cache_entries(cache)
+    table.sort(got)
+    assert.same(want, got)
+  end)
+
   it("is filled by --compile-only", function()
     local script = cache_script(("%q"):format(AXPY))
     local r1, _, cache = run(script, { args = "--compile-only" })
