@@ -46,9 +46,21 @@ local function trace(args, opts)
   local dir = h.tmpdir()
   local r = h.run(("trace --warmup 2 %s -o %s -- %s %s %s"):format(opts and opts.trace or "",
     h.quote(dir .. "/r.json"),
-    h.quote(python), h.quote(PROGRAM), args), { env = env(opts and opts.env) })
+    h.quote(python), h.quote(opts and opts.program or PROGRAM), args),
+    { env = env(opts and opts.env) })
   local doc = r.code == 0 and require("wlrun.results.load").load(dir .. "/r.json") or nil
   return r, doc and doc.configurations[1], doc
+end
+
+-- traces torch_shapes.py (several epochs) with args: the run and its only configuration
+local function shapes(args)
+  return trace(args, { program = h.source_dir .. "/tests/trace/torch_shapes.py" })
+end
+
+local function most(list)
+  local m = -math.huge
+  for _, x in ipairs(list) do m = math.max(m, x) end
+  return m
 end
 
 local function names(c)
@@ -115,6 +127,14 @@ describe("wlrun trace's Python hook", function()
     assert.equal(0, r.code, r.stderr)
     assert.equal(10, c.trace.steps)
     assert.equal(24, c.loop.batch_size)
+  end)
+
+  auto_it("ends the data loading when the loader is exhausted: the epoch's end is not data",
+    function()
+    local r, c = shapes("--epochs 3 --steps 6 --epoch-ms 60")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(18, c.trace.steps)
+    assert.is_true(most(c.loop.data) < 0.03, ("data up to %.4f s"):format(most(c.loop.data)))
   end)
 
   auto_it("takes the program's own step ranges when it has them, the hook's data ranges kept",

@@ -7,7 +7,8 @@ Then it opens ranges in the NVTX domain "wlrun.auto" through the trace library (
 wlrun_trace_auto_* functions: src/trace/trace_auto.c), on the thread that trains:
 
   data        from a DataLoader iterator's __next__ until the training work on the batch begins
-              (its copy to the GPU included), or until __next__ returns on another thread
+              (its copy to the GPU included), or until __next__ returns on another thread or
+              raises (the loader exhausted)
   train_step  from the first forward, backward or optimizer step after the previous step's end to
               the loop's next range after the optimizer step that closes the iteration (the next
               batch's fetch, the next forward; the last step: that optimizer step's end): what the
@@ -115,15 +116,17 @@ class _Loop:
         self.push("data")
 
     def data_end(self, batch):
-        if batch is not None:
-            self.samples += _batch_size(batch)
+        if batch is None:  # the loader is exhausted (or failed): what follows is not loading
+            self.data_close()
+            return
+        self.samples += _batch_size(batch)
         if self.thread is not None and self.thread != self.ident() and "data" in self.stack():
             self.pop_to("data")
             self.pop()  # fetched on a thread that does not train: the fetch alone
 
     def data_close(self):
-        s = self.stack()
-        if s and s[-1] == "data":
+        if "data" in self.stack():
+            self.pop_to("data")
             self.pop()
 
     # ---- the step and its phases ----
