@@ -137,6 +137,33 @@ describe("wlrun trace's Python hook", function()
     assert.is_true(most(c.loop.data) < 0.03, ("data up to %.4f s"):format(most(c.loop.data)))
   end)
 
+  auto_it("leaves a validation loop out: its batches are not the steps' samples, nor its time data",
+    function()
+    for _, shape in ipairs { "--validate", "--grad-eval" } do -- under no_grad; in eval mode only
+      local r, c = shapes("--epochs 3 --steps 6 --batch 16 --val-ms 10 " .. shape)
+      assert.equal(0, r.code, r.stderr)
+      assert.equal(18, c.trace.steps, shape)
+      assert.equal(16, c.loop.batch_size, shape)
+      assert.is_true(most(c.loop.data) < 0.03, ("%s: data up to %.4f s"):format(shape,
+        most(c.loop.data)))
+      assert.is_true(most(c.samples) < 0.03, ("%s: a step of %.4f s"):format(shape,
+        most(c.samples)))
+    end
+  end)
+
+  auto_it("counts the samples of a step's batch, whoever fetches it and however many loaders",
+    function()
+    -- two DataLoaders zipped: one step's batch of 16; a teacher's no_grad forward before the
+    -- student's; the batches fetched by another thread
+    for _, shape in ipairs { "--zip", "--teacher", "--producer" } do
+      local r, c = shapes("--epochs 2 --steps 8 --batch 16 " .. shape)
+      assert.equal(0, r.code, r.stderr)
+      assert.equal(16, c.trace.steps, shape)
+      assert.equal(16, c.loop.batch_size, shape)
+      assert.equal("loader", c.trace.batch_source, shape)
+    end
+  end)
+
   auto_it("takes the program's own step ranges when it has them, the hook's data ranges kept",
     function()
     if not push_lib then return pending("WLRUN_TRACE_NVTX_PUSH not set (ctest sets it)") end
