@@ -164,6 +164,22 @@ describe("wlrun trace's Python hook", function()
     end
   end)
 
+  auto_it("finds the steps of a module run with -m, or of -c, and names the report by them",
+    function()
+    local dir = h.tmpdir()
+    h.write(dir .. "/train_mod.py", h.read(PROGRAM))
+    for _, args in ipairs { { "-u -m train_mod", "python3 -m train_mod" },
+      { "-c " .. h.quote("import runpy; runpy.run_path('train_mod.py', run_name='__main__')"),
+        "python3 -c" } } do
+      local r = h.run(("trace --warmup 2 -o %s -- %s %s --steps 8"):format(
+        h.quote(dir .. "/r.json"), h.quote(python), args[1]), { env = env(), cwd = dir })
+      assert.equal(0, r.code, r.stderr)
+      local doc = require("wlrun.results.load").load(dir .. "/r.json")
+      assert.equal(8, doc.configurations[1].trace.steps)
+      assert.equal(args[2], doc.scenario.name)
+    end
+  end)
+
   auto_it("takes the program's own step ranges when it has them, the hook's data ranges kept",
     function()
     if not push_lib then return pending("WLRUN_TRACE_NVTX_PUSH not set (ctest sets it)") end
