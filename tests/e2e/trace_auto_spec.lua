@@ -46,9 +46,21 @@ local function trace(args, opts)
   local dir = h.tmpdir()
   local r = h.run(("trace --warmup 2 %s -o %s -- %s %s %s"):format(opts and opts.trace or "",
     h.quote(dir .. "/r.json"),
-    h.quote(python), h.quote(PROGRAM), args), { env = env(opts and opts.env) })
+    h.quote(python), h.quote(opts and opts.program or PROGRAM), args),
+    { env = env(opts and opts.env) })
   local doc = r.code == 0 and require("wlrun.results.load").load(dir .. "/r.json") or nil
   return r, doc and doc.configurations[1], doc
+end
+
+-- traces torch_shapes.py (several epochs) with args: the run and its only configuration
+local function shapes(args)
+  return trace(args, { program = h.source_dir .. "/tests/trace/torch_shapes.py" })
+end
+
+local function most(list)
+  local m = -math.huge
+  for _, x in ipairs(list) do m = math.max(m, x) end
+  return m
 end
 
 local function names(c)
@@ -115,6 +127,57 @@ describe("wlrun trace's Python hook", function()
     assert.equal(0, r.code, r.stderr)
     assert.equal(10, c.trace.steps)
     assert.equal(24, c.loop.batch_size)
+  end)
+
+  auto_it("ends the data loading when the loader is exhausted: the epoch's end is not data",
+    function()
+    local r, c = shapes("--epochs 3 --steps 6 --epoch-ms 60")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(18, c.trace.steps)
+    assert.is_true(most(c.loop.data) < 0.03, ("data up to %.4f s"):format(most(c.loop.data)))
+  end)
+
+  auto_it("leaves a validation loop out: its batches are not the steps' samples, nor its time data",
+    function()
+    for _, shape in ipairs { "--validate", "--grad-eval" } do -- under no_grad; in eval mode only
+      local r, c = shapes("--epochs 3 --steps 6 --batch 16 --val-ms 10 " .. shape)
+      assert.equal(0, r.code, r.stderr)
+      assert.equal(18, c.trace.steps, shape)
+      assert.equal(16, c.loop.batch_size, shape)
+      assert.is_true(most(c.loop.data) < 0.03, ("%s: data up to %.4f s"):format(shape,
+        most(c.loop.data)))
+      assert.is_true(most(c.samples) < 0.03, ("%s: a step of %.4f s"):format(shape,
+        most(c.samples)))
+    end
+  end)
+
+  auto_it("counts the samples of a step's batch, whoever fetches it and however many loaders",
+    function()
+    -- two DataLoaders zipped: one step's batch of 16; a teacher's no_grad forward before the
+    -- student's; the batches fetched by another thread
+    for _, shape in ipairs { "--zip", "--teacher", "--producer" } do
+      local r, c = shapes("--epochs 2 --steps 8 --batch 16 " .. shape)
+      assert.equal(0, r.code, r.stderr)
+      assert.equal(16, c.trace.steps, shape)
+      assert.equal(16, c.loop.batch_size, shape)
+      assert.equal("loader", c.trace.batch_source, shape)
+    end
+  end)
+
+  auto_it("finds the steps of a module run with -m, or of -c, and names the report by them",
+    function()
+    local dir = h.tmpdir()
+    h.write(dir .. "/train_mod.py", h.read(PROGRAM))
+    for _, args in ipairs { { "-u -m train_mod", "python3 -m train_mod" },
+      { "-c " .. h.quote("import runpy; runpy.run_path('train_mod.py', run_name='__main__')"),
+        "python3 -c" } } do
+      local r = h.run(("trace --warmup 2 -o %s -- %s %s --steps 8"):format(
+        h.quote(dir .. "/r.json"), h.quote(python), args[1]), { env = env(), cwd = dir })
+      assert.equal(0, r.code, r.stderr)
+      local doc = require("wlrun.results.load").load(dir .. "/r.json")
+      assert.equal(8, doc.configurations[1].trace.steps)
+      assert.equal(args[2], doc.scenario.name)
+    end
   end)
 
   auto_it("takes the program's own step ranges when it has them, the hook's data ranges kept",

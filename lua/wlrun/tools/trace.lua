@@ -178,9 +178,26 @@ end
 local function basename(path) return path:match("([^/]*)$") end
 
 -- "python3 train.py": the program's name and, when its first argument is a file, that one's
+-- a Python's own options before its script (-u, -W arg), and its module (-m MOD) or -c
+local function python_name(name, cmd)
+  local i = 2
+  while cmd[i] and cmd[i]:sub(1, 1) == "-" and cmd[i] ~= "-" do
+    if cmd[i] == "-m" and cmd[i + 1] then return name .. " -m " .. cmd[i + 1] end
+    if cmd[i] == "-c" then return name .. " -c" end
+    i = i + ((cmd[i] == "-W" or cmd[i] == "-X") and 2 or 1)
+  end
+  return nil, i
+end
+
 function M.default_name(cmd)
   local name = basename(cmd[1])
-  local a = cmd[2]
+  local i = 2
+  if name:match("^python") then
+    local full
+    full, i = python_name(name, cmd)
+    if full then return full end
+  end
+  local a = cmd[i]
   if a and a:sub(1, 1) ~= "-" and a:find("%.%w+$") then name = name .. " " .. basename(a) end
   return name
 end

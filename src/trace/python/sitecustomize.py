@@ -7,14 +7,16 @@ Then it opens ranges in the NVTX domain "wlrun.auto" through the trace library (
 wlrun_trace_auto_* functions: src/trace/trace_auto.c), on the thread that trains:
 
   data        from a DataLoader iterator's __next__ until the training work on the batch begins
-              (its copy to the GPU included), or until __next__ returns on another thread
+              (its copy to the GPU included), or until __next__ returns on another thread or
+              raises (the loader exhausted)
   train_step  from the first forward, backward or optimizer step after the previous step's end to
               the loop's next range after the optimizer step that closes the iteration (the next
               batch's fetch, the next forward; the last step: that optimizer step's end): what the
               loop does after the optimizer (waiting for the GPU, logging) is the step's; its
-              payload is the number of samples of the batches fetched since the previous step ended
-  forward     from the first module call of the step (grad enabled) until backward or the
-              optimizer begins
+              payload is the number of samples of the batches it trained on (of the loader that
+              gave the most)
+  forward     from the step's first call of a module with parameters (grad enabled, in training
+              mode: other calls evaluate) until backward or the optimizer begins
   backward    torch.autograd.backward (loss.backward(), a GradScaler's scaled loss)
   optimizer   the optimizer's step (torch's global step hooks; a closure's forward and backward,
               as Lightning passes them, stay outside it)
@@ -73,7 +75,10 @@ class _Loop:
         self.thread = None  # the thread of the step open, or of the last one
         self.step = False
         self.phase = None  # "forward", "backward" or "optimizer", open in the step
-        self.samples = 0  # the samples fetched since the last step ended
+        self.fetched = {}  # loader -> the samples of its batches the step open trains on
+        self.evaluating = set()  # the loaders whose batches went to evaluation: no data ranges
+        self.here = False  # whether the thread that trains fetches its batches itself
+        self.ahead = 0  # the samples of the last batch fetched on another thread
         self.order, self.learned = [], False  # the optimizers of one iteration
         self.depth = 0  # optimizer steps running inside one another (a subclass's super().step())
         # told True when no phase is open (a forward would begin one), False when one opens:
@@ -86,6 +91,14 @@ class _Loop:
         if s is None:
             s = self.local.stack = []
         return s
+
+    def pending(self):
+        """loader -> the samples of the batches the thread fetched that no work used yet."""
+        p = getattr(self.local, "pending", None)
+        if p is None:
+            p = self.local.pending = {}
+            self.local.evaluated = False  # whether evaluation (and no training) used them
+        return p
 
     def push(self, name, payload=0):
         if self._push(name, payload) >= 0:
@@ -108,28 +121,51 @@ class _Loop:
         return not self.step or self.thread == self.ident()
 
     # ---- data ----
-    def data_begin(self):
-        s = self.stack()
-        if s and s[-1] == "data":
-            self.pop()
-        self.push("data")
+    def data_begin(self, loader):
+        self.data_close()
+        p = self.pending()
+        if self.local.evaluated:  # the batches in hand were evaluated, not trained on
+            self.evaluating.update(p)
+            p.clear()
+            self.local.evaluated = False
+        if loader not in self.evaluating:
+            self.push("data")
 
-    def data_end(self, batch):
-        if batch is not None:
-            self.samples += _batch_size(batch)
-        if self.thread is not None and self.thread != self.ident() and "data" in self.stack():
-            self.pop_to("data")
-            self.pop()  # fetched on a thread that does not train: the fetch alone
+    def data_end(self, loader, batch):
+        if batch is None:  # the loader is exhausted (or failed): what follows is not loading
+            self.data_close()
+            return
+        n = _batch_size(batch)
+        if self.thread is not None and self.thread != self.ident():
+            self.ahead = n
+            self.data_close()  # fetched on a thread that does not train: the fetch alone
+            return
+        p = self.pending()
+        p[loader] = p.get(loader, 0) + n
 
     def data_close(self):
-        s = self.stack()
-        if s and s[-1] == "data":
+        if "data" in self.stack():
+            self.pop_to("data")
             self.pop()
 
     # ---- the step and its phases ----
-    def begin(self):
-        """Training work begins on this thread: closes its data range, opens the step if none."""
+    def evaluate(self):
+        """A module call that does not train (grad disabled, or the model in eval mode)."""
         self.data_close()
+        if self.pending():
+            self.local.evaluated = True
+
+    def begin(self):
+        """Training work begins on this thread: closes its data range, takes the batches in hand
+        into the step, opens the step if none."""
+        self.data_close()
+        p = self.pending()
+        for loader, n in p.items():
+            self.fetched[loader] = self.fetched.get(loader, 0) + n
+            self.evaluating.discard(loader)
+            self.here = True
+        p.clear()
+        self.local.evaluated = False
         if not self.step:
             self.push("train_step")
             self.step, self.thread = True, self.ident()
@@ -193,8 +229,14 @@ class _Loop:
                 # the step's, as the template's closing synchronisation makes it
                 self.pop_to("train_step")
                 s.pop()
-                self._pop_later(self.samples)
-            self.step, self.samples = False, 0
+                self._pop_later(self.samples())
+            self.step, self.fetched = False, {}
+
+    def samples(self):
+        """The step's: of the loader that gave it the most (loaders zipped give a batch each), or
+        where another thread fetches the batches, the last one's."""
+        n = max(self.fetched.values(), default=0)
+        return n or (0 if self.here else self.ahead)
 
 
 def _install(torch, loop, report):
@@ -224,29 +266,39 @@ def _install(torch, loop, report):
     from torch.utils.data import dataloader
 
     base = dataloader._BaseDataLoaderIter
-    next_impl = base.__next__
+    iter_init, next_impl = base.__init__, base.__next__
     data_begin, data_end = guarded(loop.data_begin), guarded(loop.data_end)
+
+    @functools.wraps(iter_init)
+    def __init__(self, loader, *args, **kwargs):
+        iter_init(self, loader, *args, **kwargs)
+        self._wlrun_loader = id(loader)  # a loader's iterators, one per epoch, are one loader
 
     @functools.wraps(next_impl)
     def __next__(self):
-        data_begin()
+        loader = getattr(self, "_wlrun_loader", id(self))
+        data_begin(loader)
         try:
             batch = next_impl(self)
         except BaseException:
-            data_end(None)
+            data_end(loader, None)
             raise
-        data_end(batch)
+        data_end(loader, batch)
         return batch
 
-    base.__next__ = __next__
+    base.__init__, base.__next__ = __init__, __next__
 
-    # forward: the first module call of a step, grad enabled; the global hook is there only while
-    # no phase is open
-    forward = guarded(loop.forward)
+    # forward: the first call of a module with parameters in a step, grad enabled and the module
+    # in training mode (grad disabled or in eval mode, it evaluates; a module without parameters, a
+    # loss, decides nothing); the global hook is there only while no phase is open
+    forward, evaluate = guarded(loop.forward), guarded(loop.evaluate)
 
     def forward_pre(module, args):
-        if loop.phase is None and not compiling() and grad_enabled():
-            forward()
+        if loop.phase is None and not compiling():
+            if not grad_enabled() or not module.training:
+                evaluate()
+            elif next(module.parameters(), None) is not None:
+                forward()
 
     modules = importlib.import_module("torch.nn.modules.module")
     handle = [modules.register_module_forward_pre_hook(forward_pre)]
