@@ -49,8 +49,9 @@ int wlrun_trace_auto_pop(int64_t payload) {
   return wt_pop_with(auto_domain(), payload > 0 ? &p : NULL);
 }
 
-/* the same, the range ended at the thread's next push or pop (the loop's next work), or, where the
- * thread or the process ends first, now (wt_pop_later) */
+/* the same, the range ended at the thread's next push or pop of the hook's (the loop's next work;
+ * the program's own ranges opened meanwhile nest inside it), or, where the thread or the process
+ * ends first, now (wt_pop_later) */
 int wlrun_trace_auto_pop_later(int64_t payload) {
   if (!wlrun_trace_auto_enabled()) return -1;
   struct wt_payload p = payload_of(payload);

@@ -97,9 +97,10 @@ int wt_push(struct wt_string *domain, struct wt_string *name, struct wt_payload 
 int wt_pop(struct wt_string *domain);
 /* the same, the range's payload replaced by *payload (a step's batch size, known at its end) */
 int wt_pop_with(struct wt_string *domain, const struct wt_payload *payload);
-/* the same, for the thread's top range, its end left to the thread's next push or pop (ended
- * then); where the thread or the process ends first, it ends at the time of this call. A range
- * timed with a synchronisation (WLRUN_TRACE_SYNC), or not on top, is popped at once. */
+/* the same, for the thread's top range, its end left to the thread's next push or pop in its
+ * domain, or a pop of a range around it (ended then: ranges of other domains opened meanwhile
+ * nest inside it); where the thread or the process ends first, it ends at the time of this call.
+ * A range timed with a synchronisation (WLRUN_TRACE_SYNC), or not on top, is popped at once. */
 int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload);
 uint64_t wt_start(struct wt_string *domain, struct wt_string *name, struct wt_payload payload);
 void wt_end_range(uint64_t rid);

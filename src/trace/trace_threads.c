@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,9 +42,13 @@ struct thread {
   pthread_mutex_t launch_lock;
   unsigned nlaunch;
   uint64_t last_correlation, last_rid;
-  /* not 0: the top range was ended then (wt_pop_later) and is written, ended now, at the thread's
-   * next push or pop (ended then where the thread or the process ends first) */
+  /* not 0: the range at later_at was ended then (wt_pop_later) and is written, ended now, at the
+   * thread's next push or pop in its domain, or at a pop of a range around it; another domain's
+   * ranges opened meanwhile nest inside it (a program's own "log" after the optimizer is the
+   * step's) and are moved out to its parent when it ends. Where the thread or the process ends
+   * first, it is ended then. */
   uint64_t later;
+  int later_at;
   struct launch launch[LAUNCHES];
   char text[LAUNCHES * LAUNCH_LINE]; /* the owner's flush formats here */
   struct thread *prev, *next;
@@ -134,11 +139,21 @@ static int pop_record(struct thread *t, int i, const struct wt_payload *payload,
   return same_domain_below(t, i, o.domain);
 }
 
-/* The range wt_pop_later left open on t, ended at end (the trace lock held) */
+/* The range wt_pop_later left open on t, ended at end (the trace lock held); the ranges opened
+ * inside it since, still open, become its parent's */
 static void end_later(struct thread *t, uint64_t end) {
-  if (!t->later || !t->depth) return;
+  if (!t->later || t->later_at >= t->depth) return;
+  int i = t->later_at;
+  uint64_t rid = t->stack[i].rid, parent = t->stack[i].parent;
   t->later = 0;
-  pop_record(t, t->depth - 1, NULL, end);
+  pop_record(t, i, NULL, end);
+  if (i < t->depth && t->stack[i].parent == rid) t->stack[i].parent = parent;
+}
+
+/* whether a push or pop of domain (a pop of the range at i) ends the range left open: one of
+ * its domain, or a range around it that closes */
+static bool ends_later(const struct thread *t, const struct wt_string *domain, int i) {
+  return t->later && (domain == t->stack[t->later_at].domain || i < t->later_at);
 }
 
 /* ---- thread states ---- */
@@ -202,7 +217,7 @@ int wt_push(struct wt_string *domain, struct wt_string *name, struct wt_payload 
   int level = -1;
   uint64_t now = 0;
   wt_lock();
-  if (t->later) end_later(t, wt_now());
+  if (ends_later(t, domain, t->depth)) end_later(t, wt_now());
   if (t->depth == t->cap && t->depth < MAX_DEPTH) {
     int cap = t->cap ? 2 * t->cap : 16;
     struct open_range *s = realloc(t->stack, (size_t)cap * sizeof *s);
@@ -236,17 +251,19 @@ int wt_pop(struct wt_string *domain) { return wt_pop_with(domain, NULL); }
 int wt_pop_with(struct wt_string *domain, const struct wt_payload *payload) {
   struct thread *t = self;
   if (!t || wt_finished()) return -1;
-  if (t->later) {
+  int i = t->depth - 1;
+  while (i >= 0 && t->stack[i].domain != domain) i--;
+  if (ends_later(t, domain, i < 0 ? t->depth : i)) {
     wt_lock();
     end_later(t, wt_now());
     wt_unlock_soon(wt_now());
+    i = t->depth - 1;
+    while (i >= 0 && t->stack[i].domain != domain) i--;
   }
   if (t->overflow) {
     t->overflow--;
     return -1;
   }
-  int i = t->depth - 1;
-  while (i >= 0 && t->stack[i].domain != domain) i--;
   if (i < 0) return -1; /* a pop with nothing pushed in that domain: ignored */
   if (t->stack[i].sync) wt_sync_device();
   uint64_t end = wt_now();
@@ -272,6 +289,7 @@ int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload) {
   wt_lock();
   if (payload) top->payload = *payload;
   t->later = now;
+  t->later_at = t->depth - 1;
   wt_unlock_soon(now);
   return same_domain_below(t, t->depth - 1, domain);
 }

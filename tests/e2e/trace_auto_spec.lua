@@ -191,6 +191,22 @@ describe("wlrun trace's Python hook", function()
     assert.is_nil(names(c):find("forward", 1, true)) -- the hook's phases left out
   end)
 
+  auto_it("keeps the program's own ranges after the optimizer in the hook's step (a 'log')",
+    function()
+    if not push_lib then return pending("WLRUN_TRACE_NVTX_PUSH not set (ctest sets it)") end
+    -- "epoch" around each epoch, "load" around each fetch, "log" of 20 ms after each optimizer step
+    local r, c = shapes("--epochs 2 --steps 6 --batch 16 --log-ms 20")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(12, c.trace.steps)
+    assert.equal("auto", c.trace.ranges)
+    assert.equal(16, c.loop.batch_size)
+    assert.truthy(names(c):find("log", 1, true), names(c))
+    for i, s in ipairs(c.samples) do -- each iteration holds its log: none ends at its start
+      assert.is_true(s >= 0.02, ("iteration %d: %.4f s"):format(i, s))
+    end
+    assert.is_true(most(c.loop.data) < 0.015, ("data up to %.4f s"):format(most(c.loop.data)))
+  end)
+
   auto_it("works with DataLoader worker processes", function()
     local r, c = trace("--steps 12 --workers 2")
     assert.equal(0, r.code, r.stderr)

@@ -7,10 +7,14 @@ must read them (docs/trace.md, "No annotation needed"); tests/e2e/trace_auto_spe
     --zip              a second DataLoader (noise) zipped with the first
     --teacher          a teacher's forward under torch.no_grad() before the student's (distillation)
     --producer         a thread fetches the batches into a queue, the main thread trains on them
+    --log-ms T         the program's own NVTX ranges, none of them a step: "epoch" around each
+                       epoch, "load" around each fetch and "log" (T ms) after each optimizer step
 
     python3 torch_shapes.py --epochs 3 --steps 6 --batch 16 [--validate] ...
 """
 import argparse
+import ctypes
+import os
 import queue
 import threading
 import time
@@ -41,6 +45,27 @@ def batches(a, loader, noise):
     return iter(q.get, None)
 
 
+def own_ranges():
+    """The program's own NVTX ranges through the C NVTX (tests/trace/nvtx_push.c, by ctypes)."""
+    lib = ctypes.CDLL(os.environ["WLRUN_TRACE_NVTX_PUSH"])
+    lib.wlrun_test_push.argtypes = (ctypes.c_char_p,)
+    return (lambda name: lib.wlrun_test_push(name.encode())), lib.wlrun_test_pop
+
+
+def loaded(fetch, push, pop):
+    """The batches of fetch, each fetched inside the program's "load" range."""
+    it = iter(fetch)
+    while True:
+        push("load")
+        try:
+            b = next(it)
+        except StopIteration:
+            return
+        finally:
+            pop()
+        yield b
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--epochs", type=int, default=3)
@@ -53,6 +78,7 @@ def main():
     ap.add_argument("--zip", action="store_true")
     ap.add_argument("--teacher", action="store_true")
     ap.add_argument("--producer", action="store_true")
+    ap.add_argument("--log-ms", type=float, default=0.0)
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -63,9 +89,12 @@ def main():
     loader = DataLoader(dataset(a.steps * a.batch), batch_size=a.batch)
     noise = DataLoader(torch.randn(a.steps * a.batch, 8), batch_size=a.batch)
     val = DataLoader(dataset(4 * 2 * a.batch), batch_size=2 * a.batch)
+    push, pop = own_ranges() if a.log_ms else (lambda name: None, lambda: None)
     for _ in range(a.epochs):
         model.train()
-        for x, y in batches(a, loader, noise):
+        push("epoch")
+        epoch = batches(a, loader, noise)
+        for x, y in loaded(epoch, push, pop) if a.log_ms else epoch:
             opt.zero_grad(set_to_none=True)
             loss = loss_fn(model(x), y)
             if a.teacher:
@@ -74,6 +103,11 @@ def main():
                 loss = loss + (model(x).log_softmax(1) * soft).sum(1).mean()
             loss.backward()
             opt.step()
+            if a.log_ms:
+                push("log")
+                time.sleep(a.log_ms / 1e3)
+                pop()
+        pop()
         if a.epoch_ms:
             time.sleep(a.epoch_ms / 1e3)
         if a.validate or a.grad_eval:

@@ -224,9 +224,10 @@ class _Loop:
         if self.step and self.thread == self.ident() and self.ends_iteration(optimizer):
             s = self.stack()
             if "train_step" in s:
-                # the step ends at the thread's next range (the next batch's fetch, the next
-                # forward): what the loop does after the optimizer (waiting for the GPU, logging) is
-                # the step's, as the template's closing synchronisation makes it
+                # the step ends at the thread's next range of the hook's (the next batch's fetch,
+                # the next forward): what the loop does after the optimizer (waiting for the GPU,
+                # logging, in ranges of its own or not) is the step's, as the template's closing
+                # synchronisation makes it
                 self.pop_to("train_step")
                 s.pop()
                 self._pop_later(self.samples())
