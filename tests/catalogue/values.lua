@@ -124,6 +124,18 @@ local cases = {
   { "-p: the same parameter twice", scenario(PARAMS), "-p M=1 -p M=2 --dry-run", 2,
     "%-p M is given twice %('M=1' and 'M=2'%): give its values in one %-p" },
 
+  -- --filter: one expression, true or false (0 and "false" are not false in Lua)
+  { "--filter 'M % 2' (a number, not false)", scenario(PARAMS), "--filter 'M % 2' --dry-run", 2,
+    "^wlrun: %-%-filter 'M %% 2' gives the number 1 for M=1, v=a: it must give true or false" },
+  { "--filter '\"false\"' (a string)", scenario(PARAMS), "--filter '\"false\"' --dry-run", 2,
+    "%-%-filter '\"false\"' gives the string 'false' for M=1, v=a" },
+  { "--filter that closes its own parentheses", scenario(PARAMS),
+    "--filter 'M > 1) or (true' --dry-run", 2, "%-%-filter 'M > 1%) or %(true': %-%-filter:1:" },
+  { "--filter that is a list", scenario(PARAMS), "--filter 'M == 1, true' --dry-run", 2,
+    "%-%-filter 'M == 1, true': %-%-filter:1:" },
+  { "--filter that is empty", scenario(PARAMS), "--filter ' ' --dry-run", 2,
+    "%-%-filter is empty: give a Lua expression" },
+
   -- --devices
   { "--devices with a device twice", nil, "x.lua --devices 0,0", 2,
     "%-%-devices '0,0': device 0 is given twice" },
@@ -263,4 +275,8 @@ end
 list[#list + 1] = { name = "a launcher's 10^6 processes: the last shard runs", code = 0,
   env = "OMPI_COMM_WORLD_RANK=999999 OMPI_COMM_WORLD_SIZE=1000000", script = scenario(PARAMS),
   args = "--dry-run", stderr = "shard 1000000/1000000 %(from OMPI_COMM_WORLD_RANK%): 0 of 4" }
+list[#list + 1] = { name = "--filter with a comment at its end", script = scenario(PARAMS),
+  args = "--filter 'M == 2 -- the large one' --dry-run", code = 0,
+  stdout = "^v: 2 configurations" }
+
 return list
