@@ -118,6 +118,29 @@ local cases = {
     end },
 }
 
+-- nvbench's JSON names its binary file of sample times: a device, a FIFO or a size past what a
+-- count is read up to is not read (the summary is the sample, the note says why), never waited on
+local function nvbench(file, size)
+  return json.encode { meta = { version = { nvbench = { string = "0.7" } } }, devices = {},
+    benchmarks = { { name = "b", states = { { name = "s", axis_values = {}, summaries = {
+      { tag = "nv/cold/sample_times", data = { { name = "filename", type = "string", value = file },
+        { name = "size", type = "int64", value = size } } },
+      { tag = "nv/cold/time/gpu/mean", data = { { name = "value", type = "float64",
+        value = "0.001" } } } } } } } } }
+end
+for _, c in ipairs {
+  { "/dev/zero of 10^12 samples", "", nvbench("/dev/zero", "1000000000000"),
+    "'/dev/zero' is a device, not a file" },
+  { "a FIFO", "mkfifo f &&", nvbench("f", "4"), "'f' is a FIFO, not a file" },
+  { "a file of 10^8 samples", "", nvbench("s.bin", "100000000"),
+    "its size of 100000000 samples is not from 0 to 10000000" },
+} do
+  cases[#cases + 1] = { name = "export: nvbench's sample times file is " .. c[1], code = 0,
+    prefix = c[2] .. " timeout 20", args = "export nv.json --format json",
+    files = { ["nv.json"] = c[3], ["s.bin"] = "" },
+    stdout = "its sample times are not read: " .. c[4]:gsub("%p", "%%%0") }
+end
+
 -- a measured entry as wlrun writes it, its stats made from its samples by core.stats.summary,
 -- then spoilt by EDIT(entry): a results document whose stats disagree with their samples
 local SAMPLES = { 0.0010, 0.0011, 0.0012, 0.0013, 0.0014 }
