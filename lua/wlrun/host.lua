@@ -40,8 +40,9 @@ local function looks_like_scenario(v)
 end
 
 -- --config-timeout T limits the script's top level too (docs/reliability.md): a plain script
--- as a whole, a scenario script until it returns its scenario (each configuration then gets
--- T in its child process). Not in a child process: the parent's limit covers it.
+-- as a whole, a scenario script until its plan is made (its top level, then where and --filter
+-- over the space: wlrun.run.runner ends the limit; each configuration then gets T in its child
+-- process). Not in a child process: the parent's limit covers it.
 local function limit_top_level(cli)
   local t = core.settings.run.config_timeout
   if t > 0 and not cli.worker_config and not cli.worker_queue then
@@ -83,10 +84,10 @@ local function run_script(cli)
     local _ <close> = stdout_held(cli)
     result = call(chunk, table.unpack(args))
   end
-  core.time_limit(0)
   -- the runner (and the run machinery it needs) is loaded for a scenario only: a plain script runs
   -- without it
   if scenario.is(result) then return require("wlrun.run.runner").run(result, cli.script) end
+  core.time_limit(0)
   local field = looks_like_scenario(result)
   if field then
     core.error("script",

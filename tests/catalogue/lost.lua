@@ -320,6 +320,16 @@ error(e, 0)
     args = CO .. " --config-timeout 1s",
     script = "while true do end\n" .. sweep("run = function() end"),
       stderr = "ran past %-%-config%-timeout" },
+  { name = "--config-timeout: a where that never ends (the plan)", code = 5,
+    args = CO .. " --config-timeout 1s -o r.json", prefix = "timeout 20",
+    script = sweep("where = function(p) while true do end end, run = function() end"),
+    stderr = "^wlrun: [^ ]*script%.lua ran past %-%-config%-timeout %(1 s%) and was stopped at "
+      .. "[^ ]*script%.lua:3",
+    check = function(_, dir) assert.is_nil(io.open(dir .. "/r.json")) end },
+  { name = "--config-timeout: a --filter that never ends", code = 5, prefix = "timeout 20",
+    args = "--dry-run --config-timeout 1s --filter '(function() while true do end end)()'",
+    script = sweep("run = function() end"),
+    stderr = "^wlrun: [^ ]*script%.lua ran past %-%-config%-timeout %(1 s%) and was stopped" },
   { name = "--config-timeout under --compile-only: a setup that never ends", code = 5,
     args = CO .. " --config-timeout 1s -o r.json",
     script = sweep(

@@ -59,6 +59,27 @@ local cases = {
   { name = "merge: a shard of 10^12", code = 2, args = "merge t.json", prefix = "timeout 20",
     files = { ["t.json"] = doc(entry(1), ',"shard":{"k":1,"n":1000000000000}') },
       stderr = "shard%.n is a number, not a whole number from 1 to 10000000" },
+  { name = "merge: configurations numbered past scenario.total_configurations", code = 2,
+    args = "merge t.json -o m.json",
+    files = { ["t.json"] = doc(entry(1) .. "," .. entry(2) .. "," .. entry(3)):gsub('"name":"s"',
+      '"name":"s","total_configurations":2') },
+    stderr = "'t%.json' is malformed: configurations holds 3 entries but "
+      .. "scenario%.total_configurations is 2",
+    check = function(_, dir) assert.is_nil(io.open(dir .. "/m.json")) end },
+  { name = "export: a configuration's index past scenario.total_configurations", code = 2,
+    args = "export t.json --format table",
+    files = { ["t.json"] = doc(entry(7)):gsub('"name":"s"',
+      '"name":"s","total_configurations":2') },
+    stderr = "'t%.json' is malformed: configurations%[1%]%.index is 7 but "
+      .. "scenario%.total_configurations is 2: an index is a position in the sweep" },
+  { name = "merge: shard 5 of 2", code = 2, args = "merge t.json",
+    files = { ["t.json"] = doc(entry(1), ',"shard":{"k":5,"n":2}') },
+    stderr = "'t%.json' is malformed: shard%.k is 5 but shard%.n is 2: shard K of N has K <= N" },
+  { name = "plot: --filter that gives a number", code = 2,
+    args = "plot r.json -o p.svg --filter n",
+    files = { ["r.json"] = ONE },
+    stderr = "%-%-filter 'n' gives the number 1 for n=1: it must give true or false",
+    check = function(_, dir) assert.is_nil(io.open(dir .. "/p.svg")) end },
   { name = "merge: a configuration without params", code = 2, args = "merge p.json",
     files = { ["p.json"] = doc("{}") }, stderr = "configurations%[1%] has no params" },
   { name = "export and compare: a parameter value of 50,000 characters, at once", code = 0,
@@ -96,6 +117,29 @@ local cases = {
       assert.matches("&lt;b&gt;H200&lt;/b&gt;", r.stdout)
     end },
 }
+
+-- nvbench's JSON names its binary file of sample times: a device, a FIFO or a size past what a
+-- count is read up to is not read (the summary is the sample, the note says why), never waited on
+local function nvbench(file, size)
+  return json.encode { meta = { version = { nvbench = { string = "0.7" } } }, devices = {},
+    benchmarks = { { name = "b", states = { { name = "s", axis_values = {}, summaries = {
+      { tag = "nv/cold/sample_times", data = { { name = "filename", type = "string", value = file },
+        { name = "size", type = "int64", value = size } } },
+      { tag = "nv/cold/time/gpu/mean", data = { { name = "value", type = "float64",
+        value = "0.001" } } } } } } } } }
+end
+for _, c in ipairs {
+  { "/dev/zero of 10^12 samples", "", nvbench("/dev/zero", "1000000000000"),
+    "'/dev/zero' is a device, not a file" },
+  { "a FIFO", "mkfifo f &&", nvbench("f", "4"), "'f' is a FIFO, not a file" },
+  { "a file of 10^8 samples", "", nvbench("s.bin", "100000000"),
+    "its size of 100000000 samples is not from 0 to 10000000" },
+} do
+  cases[#cases + 1] = { name = "export: nvbench's sample times file is " .. c[1], code = 0,
+    prefix = c[2] .. " timeout 20", args = "export nv.json --format json",
+    files = { ["nv.json"] = c[3], ["s.bin"] = "" },
+    stdout = "its sample times are not read: " .. c[4]:gsub("%p", "%%%0") }
+end
 
 -- a measured entry as wlrun writes it, its stats made from its samples by core.stats.summary,
 -- then spoilt by EDIT(entry): a results document whose stats disagree with their samples

@@ -124,6 +124,18 @@ local cases = {
   { "-p: the same parameter twice", scenario(PARAMS), "-p M=1 -p M=2 --dry-run", 2,
     "%-p M is given twice %('M=1' and 'M=2'%): give its values in one %-p" },
 
+  -- --filter: one expression, true or false (0 and "false" are not false in Lua)
+  { "--filter 'M % 2' (a number, not false)", scenario(PARAMS), "--filter 'M % 2' --dry-run", 2,
+    "^wlrun: %-%-filter 'M %% 2' gives the number 1 for M=1, v=a: it must give true or false" },
+  { "--filter '\"false\"' (a string)", scenario(PARAMS), "--filter '\"false\"' --dry-run", 2,
+    "%-%-filter '\"false\"' gives the string 'false' for M=1, v=a" },
+  { "--filter that closes its own parentheses", scenario(PARAMS),
+    "--filter 'M > 1) or (true' --dry-run", 2, "%-%-filter 'M > 1%) or %(true': %-%-filter:1:" },
+  { "--filter that is a list", scenario(PARAMS), "--filter 'M == 1, true' --dry-run", 2,
+    "%-%-filter 'M == 1, true': %-%-filter:1:" },
+  { "--filter that is empty", scenario(PARAMS), "--filter ' ' --dry-run", 2,
+    "%-%-filter is empty: give a Lua expression" },
+
   -- --devices
   { "--devices with a device twice", nil, "x.lua --devices 0,0", 2,
     "%-%-devices '0,0': device 0 is given twice" },
@@ -234,5 +246,37 @@ list[#list + 1] = { name = "wlrun.ini: lock_clocks = abc, found when the file is
     stderr = "wlrun%.ini:2: run%.lock_clocks: expected off, base, max or a clock in MHz" }
 list[#list + 1] = { name = "a script's lock_clocks of 1500 (a number)", code = 0, args = "",
   script = "print(require('wlrun').setting('run', 'lock_clocks', 1500))", stdout = "^1500%s" }
+
+-- a launcher's count of processes: at most --shard's N (10^6), so that every shard's results file
+-- is read back (a document's shard.n is at most 10^7): refused before anything runs
+for _, c in ipairs {
+  { "OMPI_COMM_WORLD_SIZE of 9*10^18",
+    "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=9000000000000000000",
+    "OMPI_COMM_WORLD_SIZE='9000000000000000000': expected a whole number from 1 to 1000000" },
+  { "PMI_SIZE of 10^6 + 1", "PMI_RANK=0 PMI_SIZE=1000001",
+    "PMI_SIZE='1000001': expected a whole number from 1 to 1000000 %(the most shards" },
+  { "SLURM_ARRAY_TASK_COUNT of 10^15",
+    "SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=1000000000000000",
+    "SLURM_ARRAY_TASK_COUNT='1000000000000000': expected a whole number from 1 to 1000000" },
+  { "a Slurm array from 0 to 2^63 - 1 (a count that wraps)",
+    "SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_MAX=9223372036854775807",
+    "SLURM_ARRAY_TASK_MIN=0 and SLURM_ARRAY_TASK_MAX=9223372036854775807 span more than "
+      .. "1000000 tasks" },
+} do
+  list[#list + 1] = { name = "a launcher's " .. c[1], env = c[2],
+    script = scenario(PARAMS), args = "--compile-only --arch sm_90 -o r.json", code = 2,
+    stderr = "^wlrun: environment variables? " .. c[3],
+    check = function(_, dir) -- nothing ran, nothing written
+      local f = io.open(dir .. "/r.json")
+      if f then f:close() end
+      assert(f == nil, "r.json was written")
+    end }
+end
+list[#list + 1] = { name = "a launcher's 10^6 processes: the last shard runs", code = 0,
+  env = "OMPI_COMM_WORLD_RANK=999999 OMPI_COMM_WORLD_SIZE=1000000", script = scenario(PARAMS),
+  args = "--dry-run", stderr = "shard 1000000/1000000 %(from OMPI_COMM_WORLD_RANK%): 0 of 4" }
+list[#list + 1] = { name = "--filter with a comment at its end", script = scenario(PARAMS),
+  args = "--filter 'M == 2 -- the large one' --dry-run", code = 0,
+  stdout = "^v: 2 configurations" }
 
 return list

@@ -9,6 +9,7 @@
 local core = require "wlrun.core"
 local json = require "wlrun.json"
 local printable = require "wlrun.text.printable"
+local process = require "wlrun.process"
 local stdio = require "wlrun.text.stdio"
 local loader = require "wlrun.results.load"
 local schema = require "wlrun.results.schema"
@@ -206,16 +207,41 @@ local function summaries(state)
   return s
 end
 
+-- the most sample times read from one nvbench file (float32), as a count is read (10^7)
+local MAX_SAMPLES = 10000000
+local KINDS = { directory = "a directory", fifo = "a FIFO", socket = "a socket",
+  other = "a device" }
+
+-- the sample file at path, opened, or nil and why not: a file the JSON names is read only where
+-- it is a regular file (a FIFO would block the read, /dev/zero never end it) and not larger than
+-- the samples it should hold
+local function sample_file(path, count)
+  local kind = process.file_type(path, true)
+  if not kind then return nil end
+  if kind ~= "file" then
+    return nil, ("'%s' is %s, not a file"):format(path, KINDS[kind] or kind)
+  end
+  if count and (count < 0 or count > MAX_SAMPLES) then
+    return nil, ("its size of %d samples is not from 0 to %d"):format(count, MAX_SAMPLES)
+  end
+  return io.open(path, "rb")
+end
+
 -- the float32 sample times of nvbench's binary file (--jsonbin), or nil and why not
 local function sample_times(file, count, dir)
   if type(file) ~= "string" then return nil, "no file" end
   local tried = { file }
   if file:sub(1, 1) ~= "/" and dir then tried[2] = dir .. "/" .. file end
   for _, path in ipairs(tried) do
-    local f = io.open(path, "rb")
+    local f, why = sample_file(path, count)
+    if why then return nil, why end
     if f then
-      local bytes = f:read("a") or ""
+      local most = count or MAX_SAMPLES
+      local bytes = f:read(4 * most + 1) or "" -- one more: a longer file is told
       f:close()
+      if #bytes > 4 * most then
+        return nil, ("'%s' holds more than %d float32 samples"):format(path, most)
+      end
       if #bytes % 4 ~= 0 or (count and #bytes ~= 4 * count) then
         return nil, ("'%s' holds %d bytes, not %s float32 samples"):format(path, #bytes,
           tostring(count))

@@ -337,10 +337,34 @@ local function consistent(i, c)
     or trace_agrees(c.trace, at .. ".trace")
 end
 
+-- What a document says of its own size agrees with what it holds: a shard K of N has K <= N, and
+-- a sweep of scenario.total_configurations has no more configurations than that, none numbered
+-- past it (merge would call such a file complete). nil, or what disagrees.
+local function sized(doc)
+  local s = doc.shard
+  if type(s) == "table" and s.k and s.n and s.k > s.n then
+    return ("shard.k is %d but shard.n is %d: shard K of N has K <= N"):format(s.k, s.n)
+  end
+  local total = type(doc.scenario) == "table" and doc.scenario.total_configurations
+  if not total then return nil end
+  if #doc.configurations > total then
+    return ("configurations holds %d entries but scenario.total_configurations is %d"):format(
+      #doc.configurations, total)
+  end
+  for i, c in ipairs(doc.configurations) do
+    if c.index and c.index > total then
+      return ("configurations[%d].index is %d but scenario.total_configurations is %d: an index "
+        .. "is a position in the sweep"):format(i, c.index, total)
+    end
+  end
+end
+
 function schema.check(doc)
   if doc.configurations == nil then return "no configurations array" end
   local e = document(doc, "")
   if e then return (e:gsub("^%.", "")) end -- "configurations[3]...", not ".configurations[3]..."
+  e = sized(doc)
+  if e then return e end
   -- every configuration is of some parameters ({} for none)
   for i, c in ipairs(doc.configurations) do
     if c.params == nil then return ("configurations[%d] has no params"):format(i) end

@@ -416,6 +416,7 @@ function runner.run(sc, script)
   local _ <close> = setmetatable({}, { __close = function() journal.in_run = nil end })
   local r = { sc = sc, script = script, cli = cli, wall = wall, mark = mark }
   r.p = plan_of.build(sc, script, cli) -- bad input (-p, --filter, --resume) before the device
+  core.time_limit(0) -- the top level's --config-timeout covered the plan too (where, --filter)
   r.in_force, r.sources = runner.in_force(sc)
   r.worker = cli.worker_config or cli.worker_queue
   clocks.parse(settings.value("run", "lock_clocks")) -- a bad value before anything runs

@@ -32,8 +32,13 @@ local function var(getenv, name)
   return tostring(v)
 end
 
--- a whole number from a variable (nil when unset); a usage error naming it otherwise
-local function int(getenv, name, min)
+-- the most shards a sweep is cut into (--shard's N, a launcher's process count): a document's
+-- shard.n is read back up to 10^7 (wlrun.results.schema), so every shard's output stays readable
+shard.MAX_N = 1000000
+
+-- a whole number from a variable (nil when unset), up to max where given; a usage error naming
+-- it otherwise
+local function int(getenv, name, min, max)
   local v = var(getenv, name)
   if v == nil then return nil end
   local n = v:match("^%s*([+-]?%d+)%s*$")
@@ -42,11 +47,15 @@ local function int(getenv, name, min)
     fail("usage", ("environment variable %s='%s': expected a whole number >= %d"):format(name, v,
       min or 0))
   end
+  if max and n > max then
+    fail("usage", ("environment variable %s='%s': expected a whole number from %d to %d (the "
+      .. "most shards a sweep is cut into)"):format(name, v, min or 0, max))
+  end
   return n
 end
 
-local function need(getenv, name, because, min)
-  local v = int(getenv, name, min)
+local function need(getenv, name, because, min, max)
+  local v = int(getenv, name, min, max)
   if v == nil then
     fail("usage",
       ("environment variable %s is set but %s is not: cannot tell this process's shard"):format(
@@ -59,7 +68,7 @@ end
 local function from_rank(getenv, rank_name, size_name, local_names, source)
   local rank = int(getenv, rank_name, 0)
   if rank == nil then return nil end
-  local size = need(getenv, size_name, rank_name, 1)
+  local size = need(getenv, size_name, rank_name, 1, shard.MAX_N)
   if rank >= size then
     fail("usage", ("environment variable %s=%d is not below %s=%d"):format(rank_name, rank,
       size_name, size))
@@ -77,13 +86,18 @@ local function slurm_array(getenv)
   local id = int(getenv, "SLURM_ARRAY_TASK_ID", 0)
   if id == nil then return nil end
   local min = need(getenv, "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_ID", 0)
-  local count = int(getenv, "SLURM_ARRAY_TASK_COUNT", 1)
+  local count = int(getenv, "SLURM_ARRAY_TASK_COUNT", 1, shard.MAX_N)
   if count == nil then
     local max = need(getenv, "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_ID", 0)
     if max < min then
       fail("usage",
         ("environment variable SLURM_ARRAY_TASK_MAX=%d is below SLURM_ARRAY_TASK_MIN=%d"):format(
         max, min))
+    end
+    if max - min >= shard.MAX_N then -- max >= min >= 0: no wrap-around
+      fail("usage", ("environment variables SLURM_ARRAY_TASK_MIN=%d and SLURM_ARRAY_TASK_MAX=%d "
+        .. "span more than %d tasks: a sweep is cut into at most %d shards"):format(min, max,
+        shard.MAX_N, shard.MAX_N))
     end
     count = max - min + 1
   end
@@ -149,7 +163,7 @@ end
 function shard.parse(text)
   local ks, ns = tostring(text):match("^%s*([+]?%d+)/%s*([+]?%d+)$")
   local k, n = math.tointeger(tonumber(ks)), math.tointeger(tonumber(ns))
-  if not k or not n or k < 1 or n < 1 or k > n or n > 1000000 then
+  if not k or not n or k < 1 or n < 1 or k > n or n > shard.MAX_N then
     fail("usage", ("--shard '%s': expected K/N with 1 <= K <= N (like 2/8)"):format(tostring(text)))
   end
   return { k = k, n = n }

@@ -270,7 +270,36 @@ local function order_groups(groups, order, where_defined, known)
   end)
 end
 
--- compiles --filter EXPR into a predicate over a configuration's parameters
+local function sorted_keys(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys)
+  return keys
+end
+
+-- "the number 1", "the string 'x'", "nil", "a table"
+local function value_named(v)
+  if type(v) == "string" then return "the string '" .. printable.text(v, 40) .. "'" end
+  if type(v) == "number" then return "the number " .. tostring(v) end
+  if v == nil then return "nil" end
+  return "a " .. type(v)
+end
+
+-- EXPR as one Lua expression: compiled both bare and in parentheses, so that a text which
+-- closes the parentheses itself ("M > 1) or (true") is no expression, nor is a list ("M, N")
+local function one_expression(expr, env)
+  if not expr:find("%S") then core.error("usage", "--filter is empty: give a Lua expression", 0) end
+  local fn, err = load("return (" .. expr .. "\n)", "=--filter", "t", env)
+  if fn then
+    local _, bare = load("return " .. expr .. "\n", "=--filter", "t", env)
+    if bare then err, fn = bare, nil end
+  end
+  if not fn then core.error("usage", ("--filter '%s': %s"):format(expr, err), 0) end
+  return fn
+end
+
+-- compiles --filter EXPR into a predicate over a configuration's parameters: EXPR gives true or
+-- false (a number is not false in Lua: `M % 2` keeps every M; write `M % 2 == 1`)
 function sweep.compile_filter(expr)
   local current
   local safe = { math = math, string = string, tostring = tostring, tonumber = tonumber }
@@ -280,14 +309,18 @@ function sweep.compile_filter(expr)
       ("--filter '%s': no parameter '%s'"):format(expr, tostring(k)), 0) end
     return current[k]
   end })
-  local fn, err = load("return (" .. expr .. ")", "=--filter", "t", env)
-  if not fn then core.error("usage", ("--filter '%s': %s"):format(expr, err), 0) end
+  local fn = one_expression(expr, env)
   return function(p)
     current = p
     local ok, v = pcall(fn)
     if not ok then
       if type(v) == "table" then error(v, 0) end
       core.error("usage", ("--filter '%s': %s"):format(expr, tostring(v)), 0)
+    end
+    if type(v) ~= "boolean" then
+      core.error("usage", ("--filter '%s' gives %s for %s: it must give true or false (a "
+        .. "comparison, like M %% 2 == 1)"):format(expr, value_named(v),
+        sweep.describe(p, sorted_keys(p))), 0)
     end
     return v
   end
