@@ -151,6 +151,15 @@ describe("wlrun trace's Python hook", function()
     end
   end)
 
+  auto_it("says once that a model trained in eval mode has its forward left out of the steps",
+    function()
+    local r, c = shapes("--epochs 2 --steps 6 --batch 16 --eval-train")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(12, c.trace.steps)
+    local _, n = r.stderr:gsub("trains a model in eval mode %(model%.eval%(%), grad enabled%)", "")
+    assert.equal(1, n, r.stderr)
+  end)
+
   auto_it("counts the samples of a step's batch, whoever fetches it and however many loaders",
     function()
     -- two DataLoaders zipped: one step's batch of 16; a teacher's no_grad forward before the

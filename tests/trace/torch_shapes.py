@@ -7,6 +7,7 @@ must read them (docs/trace.md, "No annotation needed"); tests/e2e/trace_auto_spe
     --zip              a second DataLoader (noise) zipped with the first
     --teacher          a teacher's forward under torch.no_grad() before the student's (distillation)
     --producer         a thread fetches the batches into a queue, the main thread trains on them
+    --eval-train       the model trained in eval mode (model.eval(), grad enabled)
     --log-ms T         the program's own NVTX ranges, none of them a step: "epoch" around each
                        epoch, "load" around each fetch and "log" (T ms) after each optimizer step
 
@@ -79,6 +80,7 @@ def main():
     ap.add_argument("--teacher", action="store_true")
     ap.add_argument("--producer", action="store_true")
     ap.add_argument("--log-ms", type=float, default=0.0)
+    ap.add_argument("--eval-train", action="store_true")
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -91,7 +93,7 @@ def main():
     val = DataLoader(dataset(4 * 2 * a.batch), batch_size=2 * a.batch)
     push, pop = own_ranges() if a.log_ms else (lambda name: None, lambda: None)
     for _ in range(a.epochs):
-        model.train()
+        model.eval() if a.eval_train else model.train()
         push("epoch")
         epoch = batches(a, loader, noise)
         for x, y in loaded(epoch, push, pop) if a.log_ms else epoch:

@@ -81,6 +81,7 @@ class _Loop:
         self.ahead = 0  # the samples of the last batch fetched on another thread
         self.order, self.learned = [], False  # the optimizers of one iteration
         self.depth = 0  # optimizer steps running inside one another (a subclass's super().step())
+        self.told = False  # whether the eval-mode training was said
         # told True when no phase is open (a forward would begin one), False when one opens:
         # _install hooks module calls only then, so that the model's own calls run on torch's
         # fast path (a global module hook sends every module call through the slow one)
@@ -149,11 +150,13 @@ class _Loop:
             self.pop()
 
     # ---- the step and its phases ----
-    def evaluate(self):
+    def evaluate(self, grad):
         """A module call that does not train (grad disabled, or the model in eval mode)."""
         self.data_close()
         if self.pending():
             self.local.evaluated = True
+        if grad and not self.step:
+            self.local.eval_grad = True  # in eval mode with grad: a backward would say it trained
 
     def begin(self):
         """Training work begins on this thread: closes its data range, takes the batches in hand
@@ -199,6 +202,14 @@ class _Loop:
         return True
 
     def backward_begin(self):
+        if not self.step and getattr(self.local, "eval_grad", False) and not self.told:
+            self.told = True
+            sys.stderr.write(
+                "wlrun trace: process %d trains a model in eval mode (model.eval(), grad enabled): "
+                "the hook takes its forward for evaluation, so the steps begin at backward and "
+                "leave the forward out; call model.train() before training, or give the loop "
+                "ranges of its own\n" % os.getpid())
+        self.local.eval_grad = False
         return self.phase_begin("backward")
 
     def backward_end(self):
@@ -297,7 +308,7 @@ def _install(torch, loop, report):
     def forward_pre(module, args):
         if loop.phase is None and not compiling():
             if not grad_enabled() or not module.training:
-                evaluate()
+                evaluate(grad_enabled())
             elif next(module.parameters(), None) is not None:
                 forward()
 
