@@ -222,7 +222,8 @@ size_t wt_activity_line(char *out, size_t room, const void *record) {
   }
   default: return 0;
   }
-  if (!name) return 0; /* counted as lost by the interning */
+  if (!name) return 0;                          /* counted as lost by the interning */
+  if (!wt_work_recorded(correlation)) return 0; /* launched after the steps traced */
   if (start == 0 || end < start) {
     atomic_fetch_add(&untimed, 1);
     return 0;

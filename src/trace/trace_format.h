@@ -11,6 +11,11 @@
  *                       already, as PyTorch does, else libcupti.so.13, then libcupti.so, then
  *                       the toolkit's libcupti.so.13: the build's, /usr/local/cuda's)
  *   WLRUN_TRACE_GPU     "0": no CUPTI at all (CPU times only)
+ *   WLRUN_TRACE_STEPS   N, with WLRUN_TRACE_STEP a range name: after the N-th range of that name
+ *                       closes in one NVTX domain (each domain counts its own), the process's
+ *                       launches and the ranges still open are written (O) as at an exit, and
+ *                       nothing more is recorded but the GPU work launched before, D and X
+ *                       (wlrun trace --steps)
  *
  * Ranges in the NVTX domain "wlrun.auto" are pushed by wlrun's Python start-up hook
  * (src/trace/python/sitecustomize.py, through trace_auto.c), not by the program.
@@ -39,7 +44,8 @@
  *                                a start/end range (tid: the thread that started it), closed
  *   O   rid tid parent name-sid domain-sid start payload
  *                                a range still open when the process ended, or when its thread
- *                                ended for a push/pop range (nothing can close it then)
+ *                                ended for a push/pop range (nothing can close it then), or when
+ *                                the steps traced were done (WLRUN_TRACE_STEPS)
  *                                (push/pop: parent as for R; start/end: parent -)
  *   C   correlation rid time     a CUDA API call that can start GPU work (a launch, a copy, a
  *                                set, a graph launch), made at time (CLOCK_MONOTONIC ns, on entry
@@ -87,6 +93,8 @@
 #define WL_TRACE_ENV_SYNC "WLRUN_TRACE_SYNC"
 #define WL_TRACE_ENV_CUPTI "WLRUN_TRACE_CUPTI"
 #define WL_TRACE_ENV_GPU "WLRUN_TRACE_GPU"
+#define WL_TRACE_ENV_STEPS "WLRUN_TRACE_STEPS"
+#define WL_TRACE_ENV_STEP "WLRUN_TRACE_STEP"
 
 /* The domain of the ranges that wlrun's Python start-up hook pushes (src/trace/trace_auto.c) */
 #define WL_TRACE_AUTO_DOMAIN "wlrun.auto"

@@ -119,6 +119,18 @@ void wt_threads_fork_child(void); /* only the forking thread remains, with nothi
 void wt_ranges_at_exit(void);     /* under the lock: O for the open start/end ranges */
 void wt_ranges_fork_child(void);
 
+/* ---- the steps traced (trace_steps.c: WLRUN_TRACE_STEPS) ---- */
+
+/* done: under the trace lock, writes every thread's launches and open ranges (as at an exit) */
+void wt_steps_init(void (*done)(void));
+int wt_recording(void); /* 0 once the steps traced are done: no more ranges or launches */
+void wt_launch_noted(uint64_t correlation);
+/* under the trace lock: a range closed (its R or A written); the N-th step of its domain stops
+ * the recording, writing every thread's launches and open ranges as at an exit */
+void wt_step_closed(const struct wt_string *name, const struct wt_string *domain);
+int wt_work_recorded(uint64_t correlation); /* GPU work launched while recording */
+void wt_steps_fork_child(void);
+
 /* ---- the device (trace_sync.c, trace_cupti.c) ---- */
 
 void wt_sync_init(void); /* reads WLRUN_TRACE_SYNC */

@@ -33,14 +33,22 @@ static void at_exit(void) {
   if (activity) activity->at_exit(); /* K records from the last buffers, before the file closes */
   wt_lock();
   if (wt_is_open()) {
-    wt_threads_at_exit();
-    wt_ranges_at_exit();
+    if (wt_recording()) { /* else written when the steps traced were done */
+      wt_threads_at_exit();
+      wt_ranges_at_exit();
+    }
     if (activity) losses("cupti", activity->dropped());
     losses("memory", wt_lost_count());
     losses("depth", wt_depth_lost());
   }
   wt_finish();
   wt_unlock();
+}
+
+/* the steps traced are done (WLRUN_TRACE_STEPS): what is open is written as at an exit */
+static void steps_done(void) {
+  wt_threads_at_exit();
+  wt_ranges_at_exit();
 }
 
 static void register_exit(void) {
@@ -67,6 +75,7 @@ static void fork_child(void) {
   wt_threads_fork_child();
   wt_ranges_fork_child();
   wt_sync_fork_child();
+  wt_steps_fork_child();
   if (activity) activity->fork_child();
 }
 
@@ -77,6 +86,7 @@ static void init_once(void) {
   if (!dir || !*dir || !wt_out_open(dir) || !(wt_empty = wt_intern_cstr(""))) return;
   wt_threads_init();
   wt_sync_init();
+  wt_steps_init(steps_done);
   /* without the fork handlers a child would write into its parent's file */
   if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
     fprintf(stderr, "wlrun trace: cannot register the fork handlers; process %d is not traced\n",

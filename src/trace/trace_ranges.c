@@ -25,7 +25,7 @@ static struct async_range **slot_of(uint64_t rid) {
 }
 
 uint64_t wt_start(struct wt_string *domain, struct wt_string *name, struct wt_payload payload) {
-  if (wt_finished()) return 0;
+  if (wt_finished() || !wt_recording()) return 0;
   struct async_range *r = malloc(sizeof *r);
   if (!r) {
     wt_lost(1);
@@ -55,7 +55,7 @@ uint64_t wt_start(struct wt_string *domain, struct wt_string *name, struct wt_pa
 }
 
 void wt_end_range(uint64_t rid) {
-  if (!rid || wt_finished()) return;
+  if (!rid || wt_finished() || !wt_recording()) return;
   wt_lock();
   struct async_range *r = *slot_of(rid);
   int sync = r && r->sync;
@@ -81,6 +81,7 @@ void wt_end_range(uint64_t rid) {
       wt_u64(end);
       wt_payload_field(r->payload);
       wt_end();
+      wt_step_closed(r->name, r->domain);
     }
   }
   wt_unlock();

@@ -135,6 +135,7 @@ static int pop_record(struct thread *t, int i, const struct wt_payload *payload,
     wt_u64(end);
     wt_payload_field(o.payload);
     wt_end();
+    wt_step_closed(o.name, o.domain);
   }
   return same_domain_below(t, i, o.domain);
 }
@@ -170,7 +171,7 @@ static void thread_ended(void *p) {
   struct thread *t = p;
   wt_lock();
   end_later(t, t->later);
-  if (wt_ready()) {
+  if (wt_ready() && wt_recording()) { /* else written when the steps traced were done */
     launch_records(t);
     open_records(t);
   }
@@ -209,7 +210,7 @@ static struct thread *self_state(void) {
 /* ---- push and pop ---- */
 
 int wt_push(struct wt_string *domain, struct wt_string *name, struct wt_payload payload) {
-  if (wt_finished()) return -1;
+  if (wt_finished() || !wt_recording()) return -1;
   struct thread *t = self_state();
   if (!t) return -1;
   int sync = wt_sync_wanted(name);
@@ -250,7 +251,7 @@ int wt_pop(struct wt_string *domain) { return wt_pop_with(domain, NULL); }
 
 int wt_pop_with(struct wt_string *domain, const struct wt_payload *payload) {
   struct thread *t = self;
-  if (!t || wt_finished()) return -1;
+  if (!t || wt_finished() || !wt_recording()) return -1;
   int i = t->depth - 1;
   while (i >= 0 && t->stack[i].domain != domain) i--;
   if (ends_later(t, domain, i < 0 ? t->depth : i)) {
@@ -276,7 +277,8 @@ int wt_pop_with(struct wt_string *domain, const struct wt_payload *payload) {
 
 int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload) {
   struct thread *t = self;
-  if (!t || wt_finished() || t->overflow || !t->depth) return wt_pop_with(domain, payload);
+  if (!t || wt_finished() || !wt_recording() || t->overflow || !t->depth)
+    return wt_pop_with(domain, payload);
   struct open_range *top = &t->stack[t->depth - 1];
   if (top->domain != domain || top->sync) return wt_pop_with(domain, payload);
   if (t->later) { /* two in a row: the first ends at the second's time */
@@ -325,7 +327,8 @@ static void flush_launches(struct thread *t) {
 /* Every launch is noted with its time, in a range or not: the report bounds an iteration by the
  * end of the GPU work launched before its range closed, wherever that work was launched. */
 void wt_note_launch(uint64_t correlation) {
-  if (wt_finished()) return;
+  if (wt_finished() || !wt_recording()) return;
+  wt_launch_noted(correlation);
   uint64_t now = wt_now();
   struct thread *t = self;
   uint64_t rid = t && t->depth ? t->stack[t->depth - 1].rid : 0;

@@ -122,6 +122,14 @@ describe("wlrun trace's Python hook", function()
     end
   end)
 
+  auto_it("stops after --steps of the hook's steps, the program running on untraced", function()
+    local r, c = trace("--steps 40", { trace = "--steps 12" })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(12, c.trace.steps)
+    assert.equal("auto", c.trace.ranges)
+    assert.matches("the first 12 steps were traced", table.concat(c.notes, "\n"))
+  end)
+
   auto_it("counts every batch of a step with gradient accumulation", function()
     local r, c = trace("--steps 10 --accumulate 3 --batch 8")
     assert.equal(0, r.code, r.stderr)

@@ -446,6 +446,37 @@ i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done]])
         r.stderr)
     end)
 
+    real("traces the first --steps steps and no more: the ranges open then written as open",
+      function()
+      local dir = h.tmpdir()
+      local r = run("--warmup 2 --steps 20 --format json --trace-dir " .. q(dir .. "/t"),
+        "many 500")
+      assert.equal(0, r.code, r.stderr)
+      local c = json_of(r.stdout).configurations[1]
+      assert.equal(20, c.trace.steps)
+      assert.equal(18, #c.samples)
+      assert.matches("the first 20 steps were traced %(%-%-steps 20%)",
+        table.concat(c.notes, "\n"))
+      -- the file: 20 steps closed, the epoch and run ranges open at the stop, the exit
+      local text = assert(io.popen("cat " .. q(dir) .. "/t/*.wltrace")):read("a")
+      local sid = text:match("\nS\t(%d+)\ttrain_step\n")
+      local _, steps = text:gsub("\nR\t%d+\t%d+\t%d+\t" .. sid .. "\t", "")
+      assert.equal(20, steps)
+      local _, open = text:gsub("\nO\t", "")
+      assert.equal(2, open) -- epoch (push/pop) and run (start/end)
+      assert.matches("\nX\texit\n$", text)
+      -- 0: every step
+      r = run("--warmup 2 --steps 0 --format json", "many 500")
+      assert.equal(0, r.code, r.stderr)
+      assert.equal(500, json_of(r.stdout).configurations[1].trace.steps)
+      -- the default: 1000
+      r = run("--warmup 2 --format json", "many 1500")
+      assert.equal(1000, json_of(r.stdout).configurations[1].trace.steps)
+      r = run("--warmup 5 --steps 5", "many 10")
+      assert.equal(2, r.code)
+      assert.matches("%-%-steps 5 traces no step past %-%-warmup 5", r.stderr)
+    end)
+
     real("passes exit(3) on, with the ranges left open named", function()
       local r = run("--warmup 0 --step before_exit", "exit3")
       assert.equal(3, r.code, r.stderr)

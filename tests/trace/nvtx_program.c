@@ -462,6 +462,22 @@ static int forkstress(void) {
   return 0;
 }
 
+/* n quick steps inside an "epoch" push/pop range and a "run" start/end range, both still open
+ * when --steps N stops the trace (wlrun trace --steps) */
+static int many(long n) {
+  nvtxEventAttributes_t a = {0};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = "run";
+  nvtxRangeId_t run = nvtxRangeStartEx(&a);
+  nvtxRangePushA("epoch");
+  quick_steps((int)n);
+  nvtxRangePop();
+  nvtxRangeEnd(run);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
   if (strcmp(mode, "steps") == 0) return steps();
@@ -483,11 +499,12 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "longname") == 0 && argc > 2) return longname(strtol(argv[2], NULL, 10));
   if (strcmp(mode, "nulls") == 0) return nulls();
   if (strcmp(mode, "forkstress") == 0) return forkstress();
+  if (strcmp(mode, "many") == 0 && argc > 2) return many(strtol(argv[2], NULL, 10));
   fprintf(
       stderr,
       "usage: %s steps|threads|fork|startend|domains|payloads|names|open|exit3|kill|gpu_init|loop "
       "N|closefds F|"
-      "dup2 F|sigexit|deep N|longname N|nulls|forkstress\n",
+      "dup2 F|sigexit|deep N|longname N|nulls|forkstress|many N\n",
       argv[0]);
   return 2;
 }

@@ -76,7 +76,13 @@ local function options_of(C, p, state)
   end
   local timeout = C.timeout
   if timeout == 0 then timeout = settings.view.run.config_timeout or 0 end
+  local steps = C.steps or defaults.steps
+  if steps > 0 and steps <= warmup then
+    core.error("script", ("wl.command: steps %d traces no step past warmup %d"):format(steps,
+      warmup), 0)
+  end
   return { step = C.step or defaults.step, data = C.data or defaults.data, warmup = warmup,
+    steps = steps,
     batch_size = bs,
     kernels = C.kernels, sync_steps = C.sync_steps, timeout = timeout, env = env_of(C, p, state),
     auto_ranges = C.auto_ranges, auto = C.auto_ranges and C.step == nil, dtype = C.dtype,

@@ -177,7 +177,7 @@ local command_fields = {
   command = true, env = true, cwd = true, batch_size = true, step = true, data = true,
     warmup = true,
   sync_steps = true, kernels = true, timeout = true, print_iters = true, auto_ranges = true,
-  flops_per_sample = true, dtype = true,
+  flops_per_sample = true, dtype = true, steps = true,
 }
 
 local function command_fail(msg) core.error("script", "wl.command: " .. msg, 0) end
@@ -210,6 +210,9 @@ local function check_command(spec, at)
   if spec.warmup ~= nil and not (math.type(spec.warmup) == "integer" and spec.warmup >= 0) then
     command_fail("warmup must be a whole number >= 0")
   end
+  if spec.steps ~= nil and not (math.type(spec.steps) == "integer" and spec.steps >= 0) then
+    command_fail("steps must be a whole number >= 0 (0: every step traced)")
+  end
   local timeout = 0
   if spec.timeout ~= nil then
     local t, err = core.setting_value("run", "config_timeout", spec.timeout)
@@ -237,6 +240,7 @@ local function check_command(spec, at)
         kernels = spec.kernels == true,
       print_iters = spec.print_iters ~= false, auto_ranges = spec.auto_ranges ~= false,
       flops_per_sample = spec.flops_per_sample, dtype = spec.dtype or loop.DEFAULT_DTYPE,
+      steps = spec.steps,
     },
   }
   return declare_at(sc, at)

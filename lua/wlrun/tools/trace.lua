@@ -49,6 +49,9 @@ CUPTI works (CPU times otherwise). The report is a results document of loop conf
                          time is the gap between one step's end and the next one's start
     --batch-size N       samples per step (default: the step range's integer payload, else 1)
     --warmup N           steps left out at the start (default 5)
+    --steps N            trace the first N steps of each process (default 1000; 0: every
+                         step): nothing is recorded after them, so a long run's trace stays
+                         small
     --sync-steps         synchronise the device before the start and the end of each step
                          (not needed: an iteration ends with its GPU work anyway; this
                          changes the program, as the methodology's template does)
@@ -76,7 +79,8 @@ trace file); the report is written in every case it can be made.
 
 local spec = {
   ["--step"] = { value = true }, ["--data"] = { value = true }, ["--batch-size"] = { value = true },
-  ["--warmup"] = { value = true }, ["--sync-steps"] = {}, ["--kernels"] = {},
+  ["--warmup"] = { value = true }, ["--steps"] = { value = true }, ["--sync-steps"] = {},
+    ["--kernels"] = {},
     ["--timeout"] = { value = true },
   ["--trace-dir"] = { value = true }, ["--name"] = { value = true }, ["--no-auto-ranges"] = {},
   ["--flops-per-sample"] = { value = true }, ["--dtype"] = { value = true },
@@ -127,6 +131,7 @@ function M.options(args)
     kernels = o.kernels or false, sync_steps = o.sync_steps or false, quiet = o.quiet or false,
     format = o.format or "table", trace_dir = o.trace_dir, name = o.name, help = o.help,
     warmup_given = o.warmup ~= nil,
+    steps = o.steps and whole(o.steps, "--steps", 0) or trace_report.DEFAULTS.steps,
     -- wlrun's Python hook: put into the program unless --no-auto-ranges; its steps taken when the
     -- program has none of its own, unless --step names the step's range
     auto_ranges = not o.no_auto_ranges, auto = not o.no_auto_ranges and o.step == nil,
@@ -144,6 +149,10 @@ function M.options(args)
       o.dtype))
   end
   opts.dtype = o.dtype or loop.DEFAULT_DTYPE
+  if opts.steps > 0 and opts.steps <= opts.warmup then
+    fail("usage", ("--steps %d traces no step past --warmup %d: give more steps (or 0: every "
+      .. "step)"):format(opts.steps, opts.warmup))
+  end
   local known = {}
   for _, f in ipairs(printers.formats) do known[f] = true end
   if not known[opts.format] then

@@ -160,6 +160,10 @@ function notes.measured(p, t, cupti, o, warnings, list)
       "work launched before the step's range was pushed (or with no range open at all) runs "
         .. "inside the step all the same; docs/trace.md, \"Attribution\"")
   end
+  if o.steps and o.steps > 0 and t.steps >= o.steps then
+    list[#list + 1] = ("the first %d steps were traced (--steps %d): nothing after them was "
+      .. "recorded; --steps 0 traces every step"):format(o.steps, o.steps)
+  end
   if t.ranges == "auto" then
     list[#list + 1] = (
       "no '%s' ranges of the program's own: the steps are wlrun's automatic PyTorch ranges (one "

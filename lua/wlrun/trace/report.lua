@@ -28,7 +28,8 @@ local notes_of = require "wlrun.trace.notes"
 
 local report = {}
 
-report.DEFAULTS = { step = "train_step", data = "data", warmup = 5, top_kernels = 10, auto = true }
+report.DEFAULTS = { step = "train_step", data = "data", warmup = 5, top_kernels = 10, auto = true,
+  steps = 1000 }
 -- the step's GPU work adds up to more than its busy time by this share: phases overlap
 report.OVERLAP = 0.01
 report.NAME_MAX = 200 -- bytes of a name kept in the document
