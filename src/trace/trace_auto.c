@@ -23,9 +23,13 @@ EXPORT int wlrun_trace_auto_enabled(void);
 EXPORT int wlrun_trace_auto_push(const char *name, int64_t payload);
 EXPORT int wlrun_trace_auto_pop(int64_t payload);
 EXPORT int wlrun_trace_auto_pop_later(int64_t payload);
+EXPORT int wlrun_trace_auto_recording(void);
 
 /* 1 when this process is traced (WLRUN_TRACE_DIR names a directory the file could be made in) */
 int wlrun_trace_auto_enabled(void) { return wt_init() && auto_domain() != NULL; }
+
+/* 0 once the steps traced are done (WLRUN_TRACE_STEPS): the hook can stop */
+int wlrun_trace_auto_recording(void) { return wt_recording(); }
 
 static struct wt_payload payload_of(int64_t n) {
   struct wt_payload p = {n > 0 ? 1 : 0, n > 0 ? (uint64_t)n : 0};

@@ -12,7 +12,7 @@
 
 enum { DOMAINS = 8 };
 
-static long limit; /* 0: every step */
+static long limit;               /* 0: every step */
 static void (*write_open)(void); /* the process's: every thread's launches and open ranges */
 static struct wt_string *step_name;
 static struct {
@@ -38,8 +38,7 @@ void wt_launch_noted(uint64_t correlation) {
   uint64_t seen = atomic_load_explicit(&last_noted, memory_order_relaxed);
   while (correlation > seen &&
          !atomic_compare_exchange_weak_explicit(&last_noted, &seen, correlation,
-                                                memory_order_relaxed, memory_order_relaxed)) {
-  }
+                                                memory_order_relaxed, memory_order_relaxed)) {}
 }
 
 int wt_work_recorded(uint64_t correlation) {

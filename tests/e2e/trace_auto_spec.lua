@@ -123,11 +123,16 @@ describe("wlrun trace's Python hook", function()
   end)
 
   auto_it("stops after --steps of the hook's steps, the program running on untraced", function()
-    local r, c = trace("--steps 40", { trace = "--steps 12" })
+    local r, c = trace("--steps 40 --hooks", { trace = "--steps 12" })
     assert.equal(0, r.code, r.stderr)
     assert.equal(12, c.trace.steps)
     assert.equal("auto", c.trace.ranges)
     assert.matches("the first 12 steps were traced", table.concat(c.notes, "\n"))
+    -- the hook stopped too: no global module hook left (the model on torch's fast path)
+    assert.matches("global forward pre%-hooks: 0\n", r.stdout)
+    r = trace("--steps 40 --hooks", { trace = "--steps 0" })
+    assert.equal(0, r.code, r.stderr)
+    assert.matches("global forward pre%-hooks: 1\n", r.stdout) -- waiting for a next forward
   end)
 
   auto_it("counts every batch of a step with gradient accumulation", function()

@@ -31,6 +31,7 @@ def main():
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--after-ms", type=float, default=0.0)  # work after each optimizer step (logging)
     ap.add_argument("--tail-ms", type=float, default=0.0)  # work after the loop (a checkpoint saved)
+    ap.add_argument("--hooks", action="store_true")  # print the global module hooks at the end
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -75,6 +76,9 @@ def main():
             time.sleep(a.after_ms / 1e3)
     if a.tail_ms:
         time.sleep(a.tail_ms / 1e3)
+    if a.hooks:
+        from torch.nn.modules import module
+        print("global forward pre-hooks: %d" % len(module._global_forward_pre_hooks))
     return 0
 
 

@@ -70,6 +70,7 @@ class _Loop:
 
         self._push, self._pop = lib.wlrun_trace_auto_push, lib.wlrun_trace_auto_pop
         self._pop_later = lib.wlrun_trace_auto_pop_later
+        self._recording = lib.wlrun_trace_auto_recording
         self.local = threading.local()  # .stack: the names of the hook's ranges open on the thread
         self.ident = threading.get_ident
         self.thread = None  # the thread of the step open, or of the last one
@@ -86,6 +87,7 @@ class _Loop:
         # _install hooks module calls only then, so that the model's own calls run on torch's
         # fast path (a global module hook sends every module call through the slow one)
         self.waiting = lambda waiting: None
+        self.finished = lambda: None  # the steps traced are done (--steps): the hook stops
 
     def stack(self):
         s = getattr(self.local, "stack", None)
@@ -104,6 +106,8 @@ class _Loop:
     def push(self, name, payload=0):
         if self._push(name, payload) >= 0:
             self.stack().append(name)
+        elif not self._recording():
+            self.finished()
 
     def pop(self, payload=0):
         s = self.stack()
@@ -325,6 +329,14 @@ def _install(torch, loop, report):
 
     loop.waiting = waiting
 
+    def finished():  # nothing more is recorded: the model's calls back on torch's fast path
+        report.on = False
+        h, handle[0] = handle[0], None
+        if h is not None:
+            h.remove()
+
+    loop.finished = finished
+
     # backward
     backward_impl = torch.autograd.backward
     backward_begin, backward_end = guarded(loop.backward_begin), guarded(loop.backward_end)
@@ -479,6 +491,7 @@ def _start():
             lib.wlrun_trace_auto_pop.argtypes = (ctypes.c_int64,)
             lib.wlrun_trace_auto_pop_later.argtypes = (ctypes.c_int64,)
             lib.wlrun_trace_auto_enabled.argtypes = ()
+            lib.wlrun_trace_auto_recording.argtypes = ()
             if not lib.wlrun_trace_auto_enabled():
                 return  # not traced (WLRUN_TRACE_DIR missing): nothing to record
             loop = _Loop(_Encoded(lib))
@@ -496,6 +509,7 @@ class _Encoded:
         self.names = {}
         self.push_raw, self.wlrun_trace_auto_pop = lib.wlrun_trace_auto_push, lib.wlrun_trace_auto_pop
         self.wlrun_trace_auto_pop_later = lib.wlrun_trace_auto_pop_later
+        self.wlrun_trace_auto_recording = lib.wlrun_trace_auto_recording
 
     def wlrun_trace_auto_push(self, name, payload):
         b = self.names.get(name)
