@@ -282,4 +282,55 @@ cases[#cases + 1] = { name = "a scenario run's -o: FILE.lock there and not wlrun
     assert.equal("", kind(dir, "r.json"))
   end }
 
+-- a UTF-8 byte order mark before the JSON (Windows' JSON writers put one) is read past by every
+-- reader of results: the loader reads each file; a character that shows nothing elsewhere is
+-- named in the message as bytes, never printed as the invisible character it is
+local BOM = "\xEF\xBB\xBF"
+local GBENCH = '{"context":{"executable":"/x/bm"},"benchmarks":[{"name":"BM_a/8",'
+  .. '"run_type":"iteration","iterations":1,"real_time":10,"cpu_time":10,"time_unit":"ns"}]}'
+for _, c in ipairs {
+  { "export: a results file", "export r.json --format plain", { ["r.json"] = BOM .. ONE },
+    "n=1" },
+  { "compare: both files", "compare a.json b.json", { ["a.json"] = BOM .. ONE,
+    ["b.json"] = BOM .. ONE }, "Verdicts: 1 uncertain" },
+  { "merge: a journal", "merge j.journal --format plain",
+    { ["j.journal"] = BOM .. HEADER .. "\n" .. entry(1) .. "\n" }, "n=1" },
+  { "export: a Google Benchmark file", "export g.json --format plain",
+    { ["g.json"] = BOM .. GBENCH }, "BM_a" },
+  { "export: an nvbench file", "export nv.json --format plain",
+    { ["nv.json"] = BOM .. nvbench("s.bin", "0"), ["s.bin"] = "" }, "name=b" },
+  { "history add: a results file", "history add r.json --db h.db --commit abcdef0 -q",
+    { ["r.json"] = BOM .. ONE }, "" },
+} do
+  cases[#cases + 1] = { name = "a byte order mark before the JSON: " .. c[1], code = 0,
+    args = c[2], files = c[3], stdout = c[4] }
+end
+cases[#cases + 1] = { name = "a run's --resume: a results file with a byte order mark", code = 0,
+  script = SCENARIO, args = "--compile-only --arch sm_90 --resume r.json -o o.json",
+  files = { ["r.json"] = BOM .. doc(entry(1)):gsub('"ok"', '"compiled"') },
+  check = function(_, dir)
+    local f = assert(io.open(dir .. "/o.json"))
+    local text = f:read("a")
+    f:close()
+    assert.equal(1, select(2, text:gsub('"resumed": true', "")))
+  end }
+for _, c in ipairs {
+  { "a zero-width space before the JSON", "\u{200B}" .. ONE,
+    "invalid token near '\\xe2\\x80\\x8b'" },
+  { "a byte order mark after a blank", " " .. BOM .. ONE,
+    "invalid token near '\\xef\\xbb\\xbf'" },
+  { "a right-to-left override in the schema's name",
+    ONE:gsub('"wlrun%-results"', '"wlrun-\u{202E}stluser"'),
+    "its schema is 'wlrun%-\\xe2\\x80\\xaestluser'" },
+} do
+  cases[#cases + 1] = { name = "export: " .. c[1] .. ": shown escaped in the message", code = 2,
+    args = "export r.json", files = { ["r.json"] = c[2] }, stderr = c[3],
+    check = function(r) assert.is_nil(r.stderr:find("\u{200B}", 1, true)
+      or r.stderr:find(BOM, 1, true) or r.stderr:find("\u{202E}", 1, true)) end }
+end
+cases[#cases + 1] = { name = "export --format table: invisible characters in names are shown",
+  code = 0, args = "export r.json --format table",
+  files = { ["r.json"] = ONE:gsub('"name":"s"', '"name":"s\u{200B}\u{FEFF}x"') },
+  stdout = "s\\xe2\\x80\\x8b\\xef\\xbb\\xbfx" }
+
 return cases
