@@ -336,7 +336,8 @@ error(e, 0)
     args = "--dry-run --filter 'n < 2 or string.rep(\"x\", 100):find(\"y\") or "
       .. "(function() while true do end end)()'",
     script = sweep("where = function(p) return true end, run = function() end"),
-    stderr = "^wlrun: %-%-filter 'n < 2 or .-' ran past %-%-config%-timeout %(1 s%) and was stopped",
+    stderr = "^wlrun: %-%-filter 'n < 2 or .-' ran past %-%-config%-timeout %(1 s%) and was "
+      .. "stopped",
     check = function(r) assert.not_matches("script%.lua", r.stderr) end },
   { name = "--config-timeout under --compile-only: a setup that never ends", code = 5,
     args = CO .. " --config-timeout 1s -o r.json",
