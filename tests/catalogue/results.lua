@@ -333,4 +333,49 @@ cases[#cases + 1] = { name = "export --format table: invisible characters in nam
   files = { ["r.json"] = ONE:gsub('"name":"s"', '"name":"s\u{200B}\u{FEFF}x"') },
   stdout = "s\\xe2\\x80\\x8b\\xef\\xbb\\xbfx" }
 
+-- a status wlrun never writes, and times, counts and shares of a loop, a trace and cupti's
+-- kernels that no measurement gives (negative, past a year): refused by the loader, naming them
+for _, c in ipairs {
+  { "an unknown status", doc((entry(1):gsub('"ok"', '"weird"'))),
+    "configurations%[1%]%.status is 'weird', not a status wlrun writes %(ok, skipped, failed, "
+      .. "compiled or planned%)" },
+  { "a status that is a number", doc((entry(1):gsub('"ok"', '7'))),
+    "configurations%[1%]%.status is a number, not a string" },
+  { "a negative loop.data", doc(entry(1, ',"loop":{"data":[0.001,-0.5]}')),
+    "configurations%[1%]%.loop%.data%[2%] is %-0%.5: a time measured is not negative" },
+  { "loop.total_time of 10^300 s", doc(entry(1, ',"loop":{"total_time":1e300}')),
+    "configurations%[1%]%.loop%.total_time is 1e%+300: a time measured is at most a year" },
+  { "a negative loop.batch_size", doc(entry(1, ',"loop":{"batch_size":-4}')),
+    "configurations%[1%]%.loop%.batch_size is a number, not a finite number >= 0" },
+  { "a negative share of a loop's phase", doc(entry(1, ',"loop":{"phases":[{"name":"fwd",'
+    .. '"mean":0.001,"share":-0.2}]}')),
+    "configurations%[1%]%.loop%.phases%[1%]%.share is a number, not a finite number >= 0" },
+  { "a negative loop.outside.mean", doc(entry(1, ',"loop":{"outside":{"mean":-1,"share":0}}')),
+    "configurations%[1%]%.loop%.outside%.mean is %-1: a time measured is not negative" },
+  { "a negative trace.between", doc(entry(1, ',"trace":{"between":[0.1,-0.1]}')),
+    "configurations%[1%]%.trace%.between%[2%] is %-0%.1: a time measured is not negative" },
+  { "a negative GPU time of a trace's phase", doc(entry(1, ',"trace":{"phases":[{"name":"f",'
+    .. '"gpu":[-0.002],"gpu_mean":-0.002}]}')),
+    "configurations%[1%]%.trace%.phases%[1%]%.gpu%[1%] is %-0%.002: a time measured is not "
+      .. "negative" },
+  { "a negative time of a trace's kernel", doc(entry(1, ',"trace":{"data_kernels":[{"name":"k",'
+    .. '"count":1,"time":-3}]}')),
+    "configurations%[1%]%.trace%.data_kernels%[1%]%.time is %-3: a time measured is not negative" },
+  { "a negative trace.run_ahead.lag_max", doc(entry(1, ',"trace":{"run_ahead":{"lag_max":-1}}')),
+    "configurations%[1%]%.trace%.run_ahead%.lag_max is %-1: a time measured is not negative" },
+  { "a negative median of a cupti kernel", doc(entry(1, ',"kernel_times":[{"name":"k",'
+    .. '"count":1,"median":-1e-6,"share":1}]')),
+    "configurations%[1%]%.kernel_times%[1%]%.median is %-1e%-06: a time measured is not "
+      .. "negative" },
+  { "a configuration's time of -1 s", doc(entry(1, ',"time":-1')),
+    "configurations%[1%]%.time is %-1: a time measured is not negative" },
+} do
+  cases[#cases + 1] = { name = "export: " .. c[1] .. ": refused", code = 2,
+    args = "export r.json --format table", files = { ["r.json"] = c[2] },
+    stderr = "^wlrun: export: 'r%.json' is malformed: " .. c[3] }
+end
+cases[#cases + 1] = { name = "export: --dry-run's JSON (status planned) is read", code = 0,
+  args = "export r.json --format plain", files = { ["r.json"] = doc((entry(1):gsub('"ok"',
+    '"planned"'))) }, stdout = "planned" }
+
 return cases
