@@ -112,7 +112,7 @@ local cases = {
       assert.not_matches("<img", r.stdout)
       assert.not_matches("<b>", r.stdout)
       assert.not_matches("%[click%]", r.stdout)
-      assert.matches("&lt;img src=https://attacker%.example/p%.png&gt; %[click\\%]%(https",
+      assert.matches("&lt;img src=https://attacker%.example/p%.png&gt; \\%[click\\%]%(https",
         r.stdout)
       assert.matches("&lt;b&gt;H200&lt;/b&gt;", r.stdout)
     end },
@@ -377,5 +377,33 @@ end
 cases[#cases + 1] = { name = "export: --dry-run's JSON (status planned) is read", code = 0,
   args = "export r.json --format plain", files = { ["r.json"] = doc((entry(1):gsub('"ok"',
     '"planned"'))) }, stdout = "planned" }
+
+-- Markdown's own markup in the data (emphasis, code spans, strikethrough, a list or heading at a
+-- line's start): every Markdown printer shows the text as it is, never as markup
+local MD = doc(
+  '{"index":1,"params":{"v":"a`b*c*_d_~e~","w":"1. x"},"status":"failed","kind":"cu`da",'
+  .. '"error":"*boom* __x__"},{"index":2,"params":{"v":"``","w":"# h"},"status":"ok",'
+  .. '"samples":[0.001,0.0011,0.0012]}'):gsub('"name":"s"', '"name":"*s*_x_",'
+  .. '"description":"- a list item"')
+for _, c in ipairs {
+  { "export --format markdown", "export m.json --format markdown", {
+    "## \\%*s\\%*\\_x\\_\n", "\n\\%- a list item\n", "| a\\`b\\%*c\\%*\\_d\\_\\~e\\~ | 1%. x ",
+    "| \\`\\` ", "| # h ", "%- %*%*#1%*%* ``cu`da``: \\%*boom\\%* \\_\\_x\\_\\_\n" } },
+  { "compare --format markdown", "compare m.json m.json --format markdown", {
+    "## Comparison: \\%*s\\%*\\_x\\_\n", "| \\`\\` ", "%- v=a\\`b\\%*c\\%*\\_d\\_\\~e\\~, w=1%. x: "
+    .. "BASE #1 failed \\%[cu\\`da\\%]" } },
+  { "history show --format markdown", "history show --db h.db --format markdown",
+    { "| \\%*s\\%*\\_x\\_ |" }, "$WLRUN_BIN history add m.json --db h.db --commit abcdef0 -q &&" },
+  { "history trend --format markdown", "history trend --db h.db --format markdown",
+    { "### \\%*s\\%*\\_x\\_ · " },
+    "$WLRUN_BIN history add m.json --db h.db --commit abcdef0 -q &&" },
+} do
+  cases[#cases + 1] = { name = c[1] .. ": Markdown's markup in the data shown as text", code = 0,
+    args = c[2], prefix = c[4], files = { ["m.json"] = MD },
+    check = function(r)
+      for _, want in ipairs(c[3]) do assert.matches(want, r.stdout) end
+      assert.not_matches("[^\\]%*s%*", r.stdout)
+    end }
+end
 
 return cases
