@@ -88,6 +88,22 @@ static size_t utf8_length(const unsigned char *s, size_t n) {
   return len;
 }
 
+/* The code point of the valid UTF-8 character s of len bytes (2 to 4). */
+static unsigned long utf8_code_point(const unsigned char *s, size_t len) {
+  unsigned long cp = s[0] & (0xff >> (len + 1));
+  for (size_t i = 1; i < len; i++) cp = cp << 6 | (s[i] & 0x3f);
+  return cp;
+}
+
+/* A character that shows nothing (a byte order mark, a zero-width space, a direction override
+ * that reorders what follows): written \xHH like a control character, so that a message shows
+ * that it is there. The same set as wlrun.text.printable's. */
+static bool invisible(unsigned long cp) {
+  return cp == 0xad || cp == 0x61c || cp == 0x180e || (cp >= 0x200b && cp <= 0x200f) ||
+         (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff ||
+         (cp >= 0xfff9 && cp <= 0xfffb) || (cp >= 0xe0000 && cp <= 0xe007f);
+}
+
 /* the most of a message printed (a script's error() of a huge string, a huge compile log) */
 enum { WL_MESSAGE_MAX = 1 << 20 };
 
@@ -112,8 +128,8 @@ static void message_put(struct message_out *o, const void *bytes, size_t n) {
 
 /* "wlrun: MESSAGE" on stderr, in one write, cut after WL_MESSAGE_MAX bytes. A message quotes
  * data (a name from a results file, a script's error value): no control character of it reaches
- * the terminal. C0 but newline and tab, DEL, C1 and bytes that are not UTF-8 are written \xHH,
- * as wlrun.text.printable writes them. */
+ * the terminal. C0 but newline and tab, DEL, C1, invisible characters and bytes that are not
+ * UTF-8 are written \xHH, as wlrun.text.printable writes them. */
 static void print_message(const char *msg) {
   const unsigned char *s = (const unsigned char *)msg;
   size_t n = strlen(msg), shown = n > WL_MESSAGE_MAX ? WL_MESSAGE_MAX : n;
@@ -122,7 +138,8 @@ static void print_message(const char *msg) {
   for (size_t i = 0; i < shown;) {
     size_t len = s[i] >= 0x80 ? utf8_length(s + i, n - i) : 1;
     bool c1 = len == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0;
-    if (len == 0 || c1 || (s[i] < 0x20 && s[i] != '\n' && s[i] != '\t') || s[i] == 0x7f) {
+    bool hidden = len > 1 && invisible(utf8_code_point(s + i, len));
+    if (len == 0 || c1 || hidden || (s[i] < 0x20 && s[i] != '\n' && s[i] != '\t') || s[i] == 0x7f) {
       for (size_t k = 0; k < (len ? len : 1); k++) {
         char hex[5];
         snprintf(hex, sizeof hex, "\\x%02x", s[i + k]);

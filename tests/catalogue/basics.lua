@@ -13,6 +13,7 @@ return wl.scenario { name = "s", params = { M = { 1, 2 }, v = { "a", "b" } }, se
   run = function() end }
 ]]
 
+local SWEEP = h.source_dir .. "/tests/fixtures/compare/sweep.json"
 local cases = {
   { "Lua syntax error", "local x = = 1", "", 1, "script.lua:1:" },
   { "Lua runtime error", "local t = nil\nprint(t.x)", "", 1,
@@ -89,6 +90,16 @@ local cases = {
   { "a JSON file that is not a results document", nil,
     "compare " .. h.source_dir .. "/tests/fixtures/compare/not_results.json "
       .. h.source_dir .. "/tests/fixtures/compare/base.json", 2, "not_results.json" },
+  { "compare --match naming a parameter twice", nil, "compare " .. SWEEP .. " " .. SWEEP
+      .. " --match M,variant,M", 2, "^wlrun: compare: %-%-match names 'M' more than once\n" },
+  { "compare --ignore naming parameters twice", nil, "compare " .. SWEEP .. " " .. SWEEP
+      .. " --ignore K,N,K,N,K", 2, "^wlrun: compare: %-%-ignore names 'K', 'N' more than once\n" },
+  { "compare --match naming two parameters no configuration has", nil, "compare " .. SWEEP .. " "
+      .. SWEEP .. " --match M,Q,R", 2,
+    "%-%-match: no configuration has a parameter 'Q', 'R' %(parameters: K, M, N, variant%)" },
+  { "compare --ignore leaving no parameter to match on", nil, "compare " .. SWEEP .. " " .. SWEEP
+      .. " --ignore variant,M,N,K", 2, "configurations #1 and #2 of '[^']*sweep%.json' have no "
+      .. "parameter left to match on %(%-%-ignore leaves out every one of theirs%)" },
   { "unreadable results file given to compare", nil,
     "compare /nonexistent/a.json /nonexistent/b.json", 9, "/nonexistent/a.json" },
   { "--resume with an unreadable file", SC, "--resume /nonexistent/r.json", 9,

@@ -329,7 +329,16 @@ error(e, 0)
   { name = "--config-timeout: a --filter that never ends", code = 5, prefix = "timeout 20",
     args = "--dry-run --config-timeout 1s --filter '(function() while true do end end)()'",
     script = sweep("run = function() end"),
-    stderr = "^wlrun: [^ ]*script%.lua ran past %-%-config%-timeout %(1 s%) and was stopped" },
+    stderr = "^wlrun: %-%-filter '%(function%(%) while true do end end%)%(%)' ran past "
+      .. "%-%-config%-timeout %(1 s%) and was stopped\n" },
+  { name = "--config-timeout: a --filter that never ends after a where, from wlrun.ini", code = 5,
+    prefix = "timeout 20", ini = "[run]\nconfig_timeout = 1s\n",
+    args = "--dry-run --filter 'n < 2 or string.rep(\"x\", 100):find(\"y\") or "
+      .. "(function() while true do end end)()'",
+    script = sweep("where = function(p) return true end, run = function() end"),
+    stderr = "^wlrun: %-%-filter 'n < 2 or .-' ran past %-%-config%-timeout %(1 s%) and was "
+      .. "stopped",
+    check = function(r) assert.not_matches("script%.lua", r.stderr) end },
   { name = "--config-timeout under --compile-only: a setup that never ends", code = 5,
     args = CO .. " --config-timeout 1s -o r.json",
     script = sweep(

@@ -112,7 +112,7 @@ local cases = {
       assert.not_matches("<img", r.stdout)
       assert.not_matches("<b>", r.stdout)
       assert.not_matches("%[click%]", r.stdout)
-      assert.matches("&lt;img src=https://attacker%.example/p%.png&gt; %[click\\%]%(https",
+      assert.matches("&lt;img src=https://attacker%.example/p%.png&gt; \\%[click\\%]%(https",
         r.stdout)
       assert.matches("&lt;b&gt;H200&lt;/b&gt;", r.stdout)
     end },
@@ -281,5 +281,129 @@ cases[#cases + 1] = { name = "a scenario run's -o: FILE.lock there and not wlrun
     f:close()
     assert.equal("", kind(dir, "r.json"))
   end }
+
+-- a UTF-8 byte order mark before the JSON (Windows' JSON writers put one) is read past by every
+-- reader of results: the loader reads each file; a character that shows nothing elsewhere is
+-- named in the message as bytes, never printed as the invisible character it is
+local BOM = "\xEF\xBB\xBF"
+local GBENCH = '{"context":{"executable":"/x/bm"},"benchmarks":[{"name":"BM_a/8",'
+  .. '"run_type":"iteration","iterations":1,"real_time":10,"cpu_time":10,"time_unit":"ns"}]}'
+for _, c in ipairs {
+  { "export: a results file", "export r.json --format plain", { ["r.json"] = BOM .. ONE },
+    "n=1" },
+  { "compare: both files", "compare a.json b.json", { ["a.json"] = BOM .. ONE,
+    ["b.json"] = BOM .. ONE }, "Verdicts: 1 uncertain" },
+  { "merge: a journal", "merge j.journal --format plain",
+    { ["j.journal"] = BOM .. HEADER .. "\n" .. entry(1) .. "\n" }, "n=1" },
+  { "export: a Google Benchmark file", "export g.json --format plain",
+    { ["g.json"] = BOM .. GBENCH }, "BM_a" },
+  { "export: an nvbench file", "export nv.json --format plain",
+    { ["nv.json"] = BOM .. nvbench("s.bin", "0"), ["s.bin"] = "" }, "name=b" },
+  { "history add: a results file", "history add r.json --db h.db --commit abcdef0 -q",
+    { ["r.json"] = BOM .. ONE }, "" },
+} do
+  cases[#cases + 1] = { name = "a byte order mark before the JSON: " .. c[1], code = 0,
+    args = c[2], files = c[3], stdout = c[4] }
+end
+cases[#cases + 1] = { name = "a run's --resume: a results file with a byte order mark", code = 0,
+  script = SCENARIO, args = "--compile-only --arch sm_90 --resume r.json -o o.json",
+  files = { ["r.json"] = BOM .. doc(entry(1)):gsub('"ok"', '"compiled"') },
+  check = function(_, dir)
+    local f = assert(io.open(dir .. "/o.json"))
+    local text = f:read("a")
+    f:close()
+    assert.equal(1, select(2, text:gsub('"resumed": true', "")))
+  end }
+for _, c in ipairs {
+  { "a zero-width space before the JSON", "\u{200B}" .. ONE,
+    "invalid token near '\\xe2\\x80\\x8b'" },
+  { "a byte order mark after a blank", " " .. BOM .. ONE,
+    "invalid token near '\\xef\\xbb\\xbf'" },
+  { "a right-to-left override in the schema's name",
+    ONE:gsub('"wlrun%-results"', '"wlrun-\u{202E}stluser"'),
+    "its schema is 'wlrun%-\\xe2\\x80\\xaestluser'" },
+} do
+  cases[#cases + 1] = { name = "export: " .. c[1] .. ": shown escaped in the message", code = 2,
+    args = "export r.json", files = { ["r.json"] = c[2] }, stderr = c[3],
+    check = function(r) assert.is_nil(r.stderr:find("\u{200B}", 1, true)
+      or r.stderr:find(BOM, 1, true) or r.stderr:find("\u{202E}", 1, true)) end }
+end
+cases[#cases + 1] = { name = "export --format table: invisible characters in names are shown",
+  code = 0, args = "export r.json --format table",
+  files = { ["r.json"] = ONE:gsub('"name":"s"', '"name":"s\u{200B}\u{FEFF}x"') },
+  stdout = "s\\xe2\\x80\\x8b\\xef\\xbb\\xbfx" }
+
+-- a status wlrun never writes, and times, counts and shares of a loop, a trace and cupti's
+-- kernels that no measurement gives (negative, past a year): refused by the loader, naming them
+for _, c in ipairs {
+  { "an unknown status", doc((entry(1):gsub('"ok"', '"weird"'))),
+    "configurations%[1%]%.status is 'weird', not a status wlrun writes %(ok, skipped, failed, "
+      .. "compiled or planned%)" },
+  { "a status that is a number", doc((entry(1):gsub('"ok"', '7'))),
+    "configurations%[1%]%.status is a number, not a string" },
+  { "a negative loop.data", doc(entry(1, ',"loop":{"data":[0.001,-0.5]}')),
+    "configurations%[1%]%.loop%.data%[2%] is %-0%.5: a time measured is not negative" },
+  { "loop.total_time of 10^300 s", doc(entry(1, ',"loop":{"total_time":1e300}')),
+    "configurations%[1%]%.loop%.total_time is 1e%+300: a time measured is at most a year" },
+  { "a negative loop.batch_size", doc(entry(1, ',"loop":{"batch_size":-4}')),
+    "configurations%[1%]%.loop%.batch_size is a number, not a finite number >= 0" },
+  { "a negative share of a loop's phase", doc(entry(1, ',"loop":{"phases":[{"name":"fwd",'
+    .. '"mean":0.001,"share":-0.2}]}')),
+    "configurations%[1%]%.loop%.phases%[1%]%.share is a number, not a finite number >= 0" },
+  { "a negative loop.outside.mean", doc(entry(1, ',"loop":{"outside":{"mean":-1,"share":0}}')),
+    "configurations%[1%]%.loop%.outside%.mean is %-1: a time measured is not negative" },
+  { "a negative trace.between", doc(entry(1, ',"trace":{"between":[0.1,-0.1]}')),
+    "configurations%[1%]%.trace%.between%[2%] is %-0%.1: a time measured is not negative" },
+  { "a negative GPU time of a trace's phase", doc(entry(1, ',"trace":{"phases":[{"name":"f",'
+    .. '"gpu":[-0.002],"gpu_mean":-0.002}]}')),
+    "configurations%[1%]%.trace%.phases%[1%]%.gpu%[1%] is %-0%.002: a time measured is not "
+      .. "negative" },
+  { "a negative time of a trace's kernel", doc(entry(1, ',"trace":{"data_kernels":[{"name":"k",'
+    .. '"count":1,"time":-3}]}')),
+    "configurations%[1%]%.trace%.data_kernels%[1%]%.time is %-3: a time measured is not negative" },
+  { "a negative trace.run_ahead.lag_max", doc(entry(1, ',"trace":{"run_ahead":{"lag_max":-1}}')),
+    "configurations%[1%]%.trace%.run_ahead%.lag_max is %-1: a time measured is not negative" },
+  { "a negative median of a cupti kernel", doc(entry(1, ',"kernel_times":[{"name":"k",'
+    .. '"count":1,"median":-1e-6,"share":1}]')),
+    "configurations%[1%]%.kernel_times%[1%]%.median is %-1e%-06: a time measured is not "
+      .. "negative" },
+  { "a configuration's time of -1 s", doc(entry(1, ',"time":-1')),
+    "configurations%[1%]%.time is %-1: a time measured is not negative" },
+} do
+  cases[#cases + 1] = { name = "export: " .. c[1] .. ": refused", code = 2,
+    args = "export r.json --format table", files = { ["r.json"] = c[2] },
+    stderr = "^wlrun: export: 'r%.json' is malformed: " .. c[3] }
+end
+cases[#cases + 1] = { name = "export: --dry-run's JSON (status planned) is read", code = 0,
+  args = "export r.json --format plain", files = { ["r.json"] = doc((entry(1):gsub('"ok"',
+    '"planned"'))) }, stdout = "planned" }
+
+-- Markdown's own markup in the data (emphasis, code spans, strikethrough, a list or heading at a
+-- line's start): every Markdown printer shows the text as it is, never as markup
+local MD = doc(
+  '{"index":1,"params":{"v":"a`b*c*_d_~e~","w":"1. x"},"status":"failed","kind":"cu`da",'
+  .. '"error":"*boom* __x__"},{"index":2,"params":{"v":"``","w":"# h"},"status":"ok",'
+  .. '"samples":[0.001,0.0011,0.0012]}'):gsub('"name":"s"', '"name":"*s*_x_",'
+  .. '"description":"- a list item"')
+for _, c in ipairs {
+  { "export --format markdown", "export m.json --format markdown", {
+    "## \\%*s\\%*\\_x\\_\n", "\n\\%- a list item\n", "| a\\`b\\%*c\\%*\\_d\\_\\~e\\~ | 1%. x ",
+    "| \\`\\` ", "| # h ", "%- %*%*#1%*%* ``cu`da``: \\%*boom\\%* \\_\\_x\\_\\_\n" } },
+  { "compare --format markdown", "compare m.json m.json --format markdown", {
+    "## Comparison: \\%*s\\%*\\_x\\_\n", "| \\`\\` ", "%- v=a\\`b\\%*c\\%*\\_d\\_\\~e\\~, w=1%. x: "
+    .. "BASE #1 failed \\%[cu\\`da\\%]" } },
+  { "history show --format markdown", "history show --db h.db --format markdown",
+    { "| \\%*s\\%*\\_x\\_ |" }, "$WLRUN_BIN history add m.json --db h.db --commit abcdef0 -q &&" },
+  { "history trend --format markdown", "history trend --db h.db --format markdown",
+    { "### \\%*s\\%*\\_x\\_ · " },
+    "$WLRUN_BIN history add m.json --db h.db --commit abcdef0 -q &&" },
+} do
+  cases[#cases + 1] = { name = c[1] .. ": Markdown's markup in the data shown as text", code = 0,
+    args = c[2], prefix = c[4], files = { ["m.json"] = MD },
+    check = function(r)
+      for _, want in ipairs(c[3]) do assert.matches(want, r.stdout) end
+      assert.not_matches("[^\\]%*s%*", r.stdout)
+    end }
+end
 
 return cases

@@ -54,7 +54,8 @@ local function control(text, allowed)
 end
 
 -- SHOWN as Markdown writes it: a ']' escaped, so that no link can close (docs/reliability.md)
-local SHOWN_MD = (SHOWN:gsub("%]", "\\]"))
+-- in Markdown, the escapes' backslashes and the brackets are escaped too (rendered as themselves)
+local SHOWN_MD = (SHOWN:gsub("[\\%[%]]", "\\%0"))
 
 local function clean(what, r, allowed)
   assert.is_nil(control(r.stdout, allowed), what .. ": stdout")

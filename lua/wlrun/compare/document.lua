@@ -70,6 +70,12 @@ local function index_of(doc, path, opts, tool)
   local sc = scenario_of(doc)
   for i, c in ipairs(doc.configurations) do
     local key = key_of(sc, c, opts)
+    if map[key] and #match_names(c, opts) == 0 then
+      fail("usage", tool, ("configurations #%s and #%s of '%s' have no parameter left to match "
+        .. "on (%s): name fewer with --ignore, or those that tell them apart with --match"):format(
+        T.value(map[key].index or "?"), T.value(c.index or i), path, opts.match
+          and "--match names none of theirs" or "--ignore leaves out every one of theirs"))
+    end
     if map[key] then
       fail("usage", tool,
         ("configurations #%s and #%s of '%s' have the same parameters%s (%s): tell them apart "
@@ -210,15 +216,16 @@ local function check_names(base, new, opts, tool)
   for _, n in ipairs(param_names(base)) do all[n] = true end
   for _, n in ipairs(param_names(new)) do all[n] = true end
   for _, which in ipairs { "match", "ignore" } do
+    local unknown = {}
     for _, n in ipairs(opts[which] or {}) do
-      if not all[n] then
-        local known = {}
-        for k in pairs(all) do known[#known + 1] = k end
-        table.sort(known)
-        fail("usage", tool, ("--%s: no configuration has a parameter '%s' (parameters: %s)"):format(
-          which, n,
-          #known > 0 and table.concat(known, ", ") or "none"))
-      end
+      if not all[n] then unknown[#unknown + 1] = "'" .. n .. "'" end
+    end
+    if #unknown > 0 then
+      local known = {}
+      for k in pairs(all) do known[#known + 1] = k end
+      table.sort(known)
+      fail("usage", tool, ("--%s: no configuration has a parameter %s (parameters: %s)"):format(
+        which, table.concat(unknown, ", "), #known > 0 and table.concat(known, ", ") or "none"))
     end
   end
 end

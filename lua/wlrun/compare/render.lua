@@ -219,7 +219,6 @@ end
 
 function M.render_markdown(doc)
   doc = printable.data(doc)
-  local function code(s) return "`" .. tostring(s):gsub("`", "'") .. "`" end
   local out = {}
   local sb, sn = doc.base.scenario, doc.new.scenario
   out[#out + 1] = "## Comparison: " .. md.cell(sb == sn and sb
@@ -229,14 +228,14 @@ function M.render_markdown(doc)
   out[#out + 1] = "- NEW: " .. md.cell(side_line(doc.new))
   for _, l in ipairs(provenance.markdown_lines(doc, md.cell)) do out[#out + 1] = l end
   local ig = ignored_line(doc)
-  if ig then out[#out + 1] = "- " .. md.cell(ig) end
+  if ig then out[#out + 1] = "- " .. md.text(ig) end
   out[#out + 1] = "- Method: " .. method_line(doc)
   out[#out + 1] = ""
   if #doc.configurations > 0 then
     local cols, rows = build_rows(doc)
     for _, r in ipairs(rows) do
-      if r[#cols] == "slower" then r[#cols] = "**slower**" end
       for j = 1, #cols do r[j] = md.cell(r[j]) end
+      if r[#cols] == "slower" then r[#cols] = "**slower**" end
     end
     for _, l in ipairs(md.grid(cols, rows)) do out[#out + 1] = l end
     out[#out + 1] = ""
@@ -247,7 +246,7 @@ function M.render_markdown(doc)
     out[#out + 1] = ""
     out[#out + 1] = "### " .. title
     out[#out + 1] = ""
-    for _, l in ipairs(lines) do out[#out + 1] = "- " .. md.cell(l) end
+    for _, l in ipairs(lines) do out[#out + 1] = "- " .. md.text(l) end
   end
   local notes = {}
   for _, r in ipairs(doc.configurations) do
@@ -260,12 +259,12 @@ function M.render_markdown(doc)
   section("Only in BASE", listing(doc, doc.only_in_base))
   section("Only in NEW", listing(doc, doc.only_in_new))
   local w = {}
-  for _, x in ipairs(doc.warnings) do w[#w + 1] = code(x.code) .. " " .. x.message end
+  for _, x in ipairs(doc.warnings) do w[#w + 1] = md.code(x.code) .. " " .. md.cell(x.message) end
   if #w > 0 then
     out[#out + 1] = ""
     out[#out + 1] = "### Warnings"
     out[#out + 1] = ""
-    for _, l in ipairs(w) do out[#out + 1] = "- " .. l:gsub("[\r\n]+", " ") end
+    for _, l in ipairs(w) do out[#out + 1] = "- " .. l end
   end
   local g = gate_lines(doc)
   if #g > 0 then
@@ -273,7 +272,7 @@ function M.render_markdown(doc)
     out[#out + 1] = "### Gate"
     out[#out + 1] = ""
     out[#out + 1] = g[1]:gsub("FAILED", "**FAILED**")
-    for i = 2, #g do out[#out + 1] = "- " .. md.cell(g[i]:gsub("^%s+", "")) end
+    for i = 2, #g do out[#out + 1] = "- " .. md.text((g[i]:gsub("^%s+", ""))) end
   end
   return table.concat(out, "\n") .. "\n"
 end

@@ -6,6 +6,7 @@
 local T = require "wlrun.report.table"
 local columns = require "wlrun.report.columns"
 local printable = require("wlrun.text.printable").whole
+local md = require "wlrun.report.markdown"
 
 local M = {}
 
@@ -62,8 +63,11 @@ end
 -- (pipe tables and headings, for a pull request's comment).
 local markdown = false
 
--- a Markdown cell: its pipes escaped, no line break
-local function md_cell(s) return (tostring(s or ""):gsub("|", "\\|"):gsub("\n", " ")) end
+-- a Markdown cell: its markup escaped (wlrun.report.markdown), one line
+local function md_cell(s) return md.cell(s or "") end
+
+-- a text from the data inside a line of the output: in Markdown, its markup escaped
+local function data(s) return markdown and md.cell(printable(s)) or s end
 
 -- the cells escaped before they are aligned (an escape is wider than the byte it stands for)
 local function lines_of(out, cols, rows)
@@ -86,7 +90,7 @@ local function lines_of(out, cols, rows)
 end
 
 -- a heading of its own: a line in text, a Markdown heading
-local function title(text) return markdown and ("### " .. md_cell(text)) or text end
+local function title(text) return markdown and ("### " .. md_cell(printable(text))) or text end
 
 local function show(doc, out)
   out[#out + 1] = title(("History in '%s': %s"):format(doc.database, plural(#doc.runs, "run")))
@@ -187,16 +191,16 @@ local function gate_lines(doc, out)
     if x and x.failed then
       out[#out + 1] = ("%s%s · %s · %s: %s at %s against %s..%s (interval %s..%s)%s"):format(
         markdown and "- " or "  ",
-        e.scenario,
-        e.device ~= "" and e.device or "-", params_text(e.params), M.change_text(x.change),
-          M.commit_text(x.latest),
+        data(e.scenario),
+        data(e.device ~= "" and e.device or "-"), data(params_text(e.params)),
+          M.change_text(x.change), M.commit_text(x.latest),
         M.commit_text(x.baseline.from), M.commit_text(x.baseline.to), ("%.3f"):format(x.lo),
           ("%.3f"):format(x.hi),
         x.pinned
           and (
           "; baseline pinned since %s failed (wlrun history accept takes the new level)"):format(
           M.commit_text(x.pinned.since)) or x.merge_base
-            and ("; baseline: %s's level at the merge base"):format(doc.main) or "")
+            and ("; baseline: %s's level at the merge base"):format(data(doc.main)) or "")
     end
   end
 end
@@ -248,7 +252,7 @@ function M.text(doc)
   end
   if doc.merge_base then -- a branch's series (--branch)
     out[#out + 1] = ("Branch %s: %s's runs up to the merge base %s, then its own"):format(
-      doc.branch, doc.main,
+      data(doc.branch), data(doc.main),
       M.commit_text { commit = doc.merge_base })
     out[#out + 1] = ""
   end
@@ -256,7 +260,7 @@ function M.text(doc)
     show(doc, out)
   else
     if #doc.configurations == 0 then
-      out[#out + 1] = ("No configuration in '%s' matches."):format(doc.database)
+      out[#out + 1] = ("No configuration in '%s' matches."):format(data(doc.database))
     elseif doc.command == "trend" then
       trend(doc, out)
     else

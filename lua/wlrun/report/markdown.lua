@@ -7,25 +7,42 @@ local M = {}
 
 local MAX_WHY = 60
 
--- text from data as Markdown shows it, never as markup: HTML (<b>, <img ...>, <https://...>)
--- is written as entities, and a ']' escaped, so that no link or image ([text](url), ![..](..),
--- [text][ref]) can close (a report goes into PR comments and job summaries, which render both)
-local ESCAPED = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ["]"] = "\\]" }
-local function escape(s) return (s:gsub("[&<>%]]", ESCAPED)) end
-
--- a table cell: one line, pipes escaped
-function M.cell(s)
-  return (escape(tostring(s)):gsub("[\r\n]+", " "):gsub("|", "\\|"))
+-- Text from data as Markdown shows it, never as markup (a report goes into PR comments and job
+-- summaries, which render it): HTML (<b>, <img ...>, <https://...>) is written as entities, and
+-- the inline markup characters (emphasis * _, strikethrough ~, code `, links and images [ ], a
+-- table's | and the backslash itself) are escaped with a backslash, which CommonMark renders as
+-- the character; a '_' inside a word (gemm_sweep) is no emphasis there and is left as it is
+local ESCAPED = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;" }
+local function inline(s)
+  s = tostring(s):gsub("[&<>]", ESCAPED):gsub("[\\`*~%[%]|]", "\\%0"):gsub("[\r\n]+", " ")
+  return (s:gsub("()_", function(i)
+    if s:find("^%w_%w", i - 1) then return "_" end
+    return "\\_"
+  end))
 end
 
--- inline code that survives backticks inside
-local function code(s)
-  s = tostring(s)
-  if s:find("`") then return "`` " .. s .. " ``" end
-  return "`" .. s .. "`"
+-- a table cell: one line (a cell's text is inline: no block starts in it)
+M.cell = inline
+
+-- a text that starts a line or a list item, where a block marker would start a block (a list
+-- item "- " "+ " "1. ", a heading "# ", a rule "---" or "==="): that marker escaped too
+function M.text(s)
+  s = inline(s)
+  if s:find("^[#+%-=][%s#=%-]") or s:find("^[#+%-=]$") then return "\\" .. s end
+  return (s:gsub("^(%d+)([.)])(%s)", "%1\\%2%3"):gsub("^(%d+)([.)])$", "%1\\%2"))
 end
 
-local function text(s) return (escape(tostring(s)):gsub("[\r\n]+", " ")) end
+-- a code span that shows S as it is, whatever backticks it holds: fenced by a run of backticks
+-- longer than any inside, and spaced from one that starts or ends it
+function M.code(s)
+  s = tostring(s):gsub("[\r\n]+", " ")
+  local longest = 0
+  for run in s:gmatch("`+") do longest = math.max(longest, #run) end
+  local fence, pad = ("`"):rep(longest + 1), (s:find("^[` ]") or s:find("[` ]$")) and " " or ""
+  return fence .. pad .. s .. pad .. fence
+end
+
+local code, text = M.code, M.text
 
 local function add(out, lines)
   for _, l in ipairs(lines) do out[#out + 1] = l end

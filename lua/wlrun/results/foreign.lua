@@ -10,7 +10,6 @@ local core = require "wlrun.core"
 local json = require "wlrun.json"
 local printable = require "wlrun.text.printable"
 local process = require "wlrun.process"
-local stdio = require "wlrun.text.stdio"
 local loader = require "wlrun.results.load"
 local schema = require "wlrun.results.schema"
 
@@ -353,9 +352,7 @@ end
 -- error. opts: prefix, accept (as for the loader).
 function foreign.load(path, opts)
   opts = opts or {}
-  local text, name = stdio.read(path, function(kind, msg) core.error(kind,
-    (opts.prefix or "") .. msg, 0) end)
-  name = opts.name or name
+  local text, name = loader.read(path, opts)
   if not loader.is_journal(text) and text:find('"benchmarks"', 1, true) then
     local doc = json.decode(text, { array_nulls = false })
     local dir = path ~= "-" and (path:match("^(.*)/[^/]*$") or ".") or nil

@@ -123,10 +123,17 @@ function M.is_journal(text)
   return at ~= nil and text:find('{"schema":"' .. JOURNAL .. '"', at, true) == at
 end
 
+-- the text without a leading UTF-8 byte order mark, which JSON writers on Windows put first
+function M.without_bom(text)
+  if text:sub(1, 3) == "\xEF\xBB\xBF" then return text:sub(4) end
+  return text
+end
+
 -- A results document from its text: decoded, schema and version checked, validated.
 -- opts: prefix (put before every message, like "compare: "), accept (other schemas).
 function M.decode(text, name, opts)
   opts = opts or {}
+  text = M.without_bom(text)
   local doc
   if M.is_journal(text) then
     doc = decode_journal(text, name, opts)
@@ -142,12 +149,20 @@ function M.decode(text, name, opts)
   return doc
 end
 
+-- The text of the file at path, or of standard input for "-", and its name ("<stdin>"), a
+-- leading byte order mark left out: the one reader of results files; unreadable: kind io.
+function M.read(path, opts)
+  opts = opts or {}
+  local text, name = stdio.read(path, function(kind, msg) fail(opts, kind, msg) end)
+  return M.without_bom(text), opts.name or name
+end
+
 -- The document in the file at path (a results document or a journal), or on standard input
 -- for "-" (named "<stdin>"); unreadable: kind io.
 function M.load(path, opts)
   opts = opts or {}
-  local text, name = stdio.read(path, function(kind, msg) fail(opts, kind, msg) end)
-  return M.decode(text, opts.name or name, opts)
+  local text, name = M.read(path, opts)
+  return M.decode(text, name, opts)
 end
 
 return M

@@ -106,9 +106,11 @@ end)
 local MAX_SECONDS = 365 * 86400
 local function duration(v, path)
   if not finite(v) then return ("%s is not a finite number"):format(path) end
-  if v < 0 then return ("%s is %.17g: a time measured is not negative"):format(path, v) end
+  if v < 0 then return ("%s is %s: a time measured is not negative"):format(path, json.encode(v))
+  end
   if v > MAX_SECONDS then
-    return ("%s is %.17g: a time measured is at most a year (%d s)"):format(path, v, MAX_SECONDS)
+    return ("%s is %s: a time measured is at most a year (%d s)"):format(path, json.encode(v),
+      MAX_SECONDS)
   end
 end
 local durations = array(duration)
@@ -146,24 +148,39 @@ end)
 
 local warning = object { code = string_, title = string_, message = string_, hint = string_ }
 
--- cupti mode: the per-kernel breakdown
+-- a count, a rate, a share or a ratio (a phase's share of a step may pass 1: phases on several
+-- streams at once), FLOP
 local amount = kind("number", function(v) return finite(v) and v >= 0 end, "a finite number >= 0")
-local kernel_times = array(object { name = string_, count = amount, median = amount,
+
+-- cupti mode: the per-kernel breakdown
+local kernel_times = array(object { name = string_, count = amount, median = duration,
   share = amount })
 
+-- the statuses wlrun writes: a run's (ok, skipped, failed), --compile-only's and --dry-run's
+local STATUSES = { ok = true, skipped = true, failed = true, compiled = true, planned = true }
+local function status(v, path)
+  if type(v) ~= "string" then return string_(v, path) end
+  if not STATUSES[v] then
+    return ("%s is '%s', not a status wlrun writes (ok, skipped, failed, compiled or planned)")
+      :format(path, printable.text(v, 40))
+  end
+end
+
+-- wl.loop's summary (docs/loops.md): its times are times measured, its counts and shares amounts
 local loop = object {
-  batch_size = number, data = numbers, data_stats = object({}, number), throughput = number,
-    data_ratio = number,
-  total_time = number, outside = object({}, number, { "mean", "share" }), flops_per_sample = number,
-    achieved_flops = number,
-  peak_flops = number, mfu = number, dtype = string_,
-  phases = array(object({ name = string_, mean = number, median = number, share = number,
+  batch_size = amount, data = durations, data_stats = time_stats, throughput = amount,
+    data_ratio = amount,
+  total_time = duration, outside = object({ mean = duration, share = amount }, number,
+    { "mean", "share" }), flops_per_sample = amount,
+    achieved_flops = amount,
+  peak_flops = amount, mfu = amount, dtype = string_,
+  phases = array(object({ name = string_, mean = duration, median = duration, share = amount,
     top = boolean }, nil,
     { "name", "mean", "share" })),
 }
 
 -- wlrun trace (docs/trace.md): a configuration's process, and the run that traced it
-local trace_kernels = array(object { name = string_, count = integer(0), time = number })
+local trace_kernels = array(object { name = string_, count = integer(0), time = duration })
 
 local trace = object {
   step = string_, data = string_, timing = string_, steps = integer(0), data_source = string_,
@@ -173,28 +190,30 @@ local trace = object {
     exited = boolean,
     truncated = boolean },
   cupti = object { state = string_, reason = string_ },
-  phases = array(object { name = string_, top = boolean, cpu = numbers, cpu_mean = number,
-    gpu = numbers,
-    gpu_mean = number, kernels = trace_kernels }),
-  gpu_busy = numbers, gpu_busy_mean = number, gpu_outside = numbers, gpu_outside_mean = number,
-  gpu_unattributed = numbers, gpu_unattributed_mean = number, data_gpu = numbers,
-    data_gpu_mean = number,
-  data_kernels = trace_kernels, ranges = string_, device = integer(0), between = numbers,
-    between_mean = number,
-  run_ahead = object({}, number), ranks = object({}, number),
+  phases = array(object { name = string_, top = boolean, cpu = durations, cpu_mean = duration,
+    gpu = durations,
+    gpu_mean = duration, kernels = trace_kernels }),
+  gpu_busy = durations, gpu_busy_mean = duration, gpu_outside = durations,
+    gpu_outside_mean = duration,
+  gpu_unattributed = durations, gpu_unattributed_mean = duration, data_gpu = durations,
+    data_gpu_mean = duration,
+  data_kernels = trace_kernels, ranges = string_, device = integer(0), between = durations,
+    between_mean = duration,
+  run_ahead = object({ lag_mean = duration, lag_max = duration }, amount),
+    ranks = object({}, number),
 }
 
 local trace_run = object {
-  command = array(string_), program = string_, library = string_, time = number, dir = string_,
+  command = array(string_), program = string_, library = string_, time = duration, dir = string_,
   exit = object { how = string_, code = integer(0), signal = integer(1) }, interrupted = integer(1),
   sync_steps = boolean, processes = integer(0), ranks = object({}, number),
 }
 
 local entry = object {
-  index = integer(1, MAX_COUNT), params = params, status = string_, reason = string_,
+  index = integer(1, MAX_COUNT), params = params, status = status, reason = string_,
     error = string_, kind = string_,
-  mode = string_, per = number, blocked = object { gave_up = integer(0), kept = integer(0) },
-    warmup = number,
+  mode = string_, per = amount, blocked = object { gave_up = integer(0), kept = integer(0) },
+    warmup = amount,
   samples = durations, enqueue = durations,
   stats = time_stats, enqueue_stats = time_stats, shape = object({ modes_at = numbers }, scalar),
   adaptive = object({}, scalar), work = object({ dtype = string_ }, number),
@@ -211,7 +230,7 @@ local entry = object {
     kept_chunks = integer(0),
     reasons = array(string_) },
   energy = object({}, number), memory = object({}, number), wall = object({}, number),
-  time = number, loop = loop, device_index = integer(0), resumed = boolean, isolated = boolean,
+  time = duration, loop = loop, device_index = integer(0), resumed = boolean, isolated = boolean,
     trace = trace,
 }
 

@@ -298,6 +298,13 @@ local function one_expression(expr, env)
   return fn
 end
 
+-- the top level's --config-timeout (wlrun.host) stopped the filter itself: named as such, not
+-- as the script
+local function ran_past(expr)
+  core.error("timeout", ("--filter '%s' ran past --config-timeout (%.3g s) and was stopped"):format(
+    expr, core.settings.run.config_timeout), 0)
+end
+
 -- compiles --filter EXPR into a predicate over a configuration's parameters: EXPR gives true or
 -- false (a number is not false in Lua: `M % 2` keeps every M; write `M % 2 == 1`)
 function sweep.compile_filter(expr)
@@ -314,6 +321,7 @@ function sweep.compile_filter(expr)
     current = p
     local ok, v = pcall(fn)
     if not ok then
+      if type(v) == "table" and v.kind == "timeout" then ran_past(expr) end
       if type(v) == "table" then error(v, 0) end
       core.error("usage", ("--filter '%s': %s"):format(expr, tostring(v)), 0)
     end

@@ -1,7 +1,8 @@
 -- Text from data (a results file, a trace, a script's names and messages) as it may be printed
--- on a terminal or in a text file meant to be read: control characters (C0, DEL, C1) and bytes
--- that are not UTF-8 become \xHH, so that no escape sequence, carriage return or stray byte in
--- the data can reach the terminal, move the cursor or fake a line of output.
+-- on a terminal or in a text file meant to be read: control characters (C0, DEL, C1), characters
+-- that show nothing (U+FEFF, U+200B, U+202E, ...) and bytes that are not UTF-8 become \xHH, so
+-- that no escape sequence, carriage return, stray byte or hidden character in the data can reach
+-- the terminal unseen, move the cursor or fake a line of output.
 --
 --   printable.text(s [, max [, keep]]) -> text   cut to max bytes (default 120) at a character
 --                        boundary, with "..." when cut; max = false: never cut; keep: control
@@ -27,6 +28,15 @@ local BAD = "[\0-\31\127-\255]"
 local function hex(bytes) return (bytes:gsub(".",
   function(c) return ("\\x%02x"):format(c:byte()) end)) end
 
+-- characters that show nothing (a byte order mark, a zero-width space or joiner, a direction
+-- override that reorders what follows, a tag): written \xHH too, so that the text shows they
+-- are there (the same set as the messages' printer, src/host/lhost.c)
+local function invisible(cp)
+  return cp == 0xad or cp == 0x61c or cp == 0x180e or (cp >= 0x200b and cp <= 0x200f)
+    or (cp >= 0x2028 and cp <= 0x202e) or (cp >= 0x2060 and cp <= 0x206f) or cp == 0xfeff
+    or (cp >= 0xfff9 and cp <= 0xfffb) or (cp >= 0xe0000 and cp <= 0xe007f)
+end
+
 local function escape(s, keep)
   local out, i, n = {}, 1, #s
   while i <= n do
@@ -39,7 +49,8 @@ local function escape(s, keep)
       local len = b >= 0x80 and utf8.len(s, i, i) == 1 and utf8.offset(s, 2, i) - i or 1
       local c = s:sub(i, i + len - 1)
       local cp = len > 1 and utf8.codepoint(c) or b
-      out[#out + 1] = (cp < 0x20 or (cp >= 0x7f and cp < 0xa0) or len == 1) and hex(c) or c
+      out[#out + 1] = (cp < 0x20 or (cp >= 0x7f and cp < 0xa0) or len == 1 or invisible(cp))
+        and hex(c) or c
       i = i + len
     end
   end

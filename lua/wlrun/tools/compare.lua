@@ -60,6 +60,20 @@ local spec = {
 local out_formats = { json = "json", md = "markdown", txt = "table" }
 
 -- the options of the statistics and the matching, checked: {noise, fail_above, alpha, ...}
+-- the names of --match or --ignore: at least one, each once
+local function param_names(tool, option, value)
+  local list, count, twice = cli.names(value), {}, {}
+  if #list == 0 then cli.fail("usage", tool, ("%s: expected parameter names, like M,N,K"):format(
+    option)) end
+  for _, n in ipairs(list) do
+    count[n] = (count[n] or 0) + 1
+    if count[n] == 2 then twice[#twice + 1] = "'" .. printable.text(n, 60) .. "'" end
+  end
+  if #twice > 0 then cli.fail("usage", tool, ("%s names %s more than once"):format(option,
+    table.concat(twice, ", "))) end
+  return list
+end
+
 local function options(tool, o, pos)
   local opts = { base_path = pos[1], new_path = pos[2] }
   local function pct_opt(name, key, min)
@@ -96,12 +110,8 @@ local function options(tool, o, pos)
   end
   if o.match and o.ignore then cli.fail("usage", tool,
     "--match and --ignore cannot be used together") end
-  if o.match then
-    opts.match = cli.names(o.match)
-    if #opts.match == 0 then cli.fail("usage", tool,
-      "--match: expected parameter names, like M,N,K") end
-  end
-  if o.ignore then opts.ignore = cli.names(o.ignore) end
+  if o.match then opts.match = param_names(tool, "--match", o.match) end
+  if o.ignore then opts.ignore = param_names(tool, "--ignore", o.ignore) end
   return opts
 end
 
