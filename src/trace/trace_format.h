@@ -37,7 +37,9 @@
  *   T   tid name-sid             a thread's name (nvtxNameOsThread); tid is the kernel's thread id
  *   R   rid tid parent name-sid domain-sid start end payload
  *                                a push/pop range, closed. parent: the rid of the range it was
- *                                pushed inside on that thread (any domain), 0 at the top.
+ *                                pushed inside on that thread (any domain), 0 at the top;
+ *                                the parent's parent where the parent was popped first (a
+ *                                pop of another domain's range under it).
  *                                domain-sid 0 is the default domain. payload: an integer
  *                                payload given with the range, or - (none)
  *   A   rid tid name-sid domain-sid start end payload

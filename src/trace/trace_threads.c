@@ -114,12 +114,14 @@ static int same_domain_below(const struct thread *t, int top, const struct wt_st
 }
 
 /* R for the range at i of t, ended at end, taken off the stack (payload: a new payload, or NULL);
- * the range's level among its domain's */
+ * the range's level among its domain's. A range above it (another domain's, still open: NVTX's
+ * stacks are per domain) becomes its parent's, so that no range outlives its parent. */
 static int pop_record(struct thread *t, int i, const struct wt_payload *payload, uint64_t end) {
   struct open_range o = t->stack[i];
   if (payload) o.payload = *payload;
   memmove(&t->stack[i], &t->stack[i + 1], (size_t)(t->depth - i - 1) * sizeof o);
   t->depth--;
+  if (i < t->depth && t->stack[i].parent == o.rid) t->stack[i].parent = o.parent;
   atomic_store_explicit(&last_innermost, t->depth ? t->stack[t->depth - 1].rid : 0,
                         memory_order_relaxed);
   if (wt_ready()) {
@@ -144,11 +146,8 @@ static int pop_record(struct thread *t, int i, const struct wt_payload *payload,
  * inside it since, still open, become its parent's */
 static void end_later(struct thread *t, uint64_t end) {
   if (!t->later || t->later_at >= t->depth) return;
-  int i = t->later_at;
-  uint64_t rid = t->stack[i].rid, parent = t->stack[i].parent;
   t->later = 0;
-  pop_record(t, i, NULL, end);
-  if (i < t->depth && t->stack[i].parent == rid) t->stack[i].parent = parent;
+  pop_record(t, t->later_at, NULL, end);
 }
 
 /* whether a push or pop of domain (a pop of the range at i) ends the range left open: one of
@@ -275,25 +274,28 @@ int wt_pop_with(struct wt_string *domain, const struct wt_payload *payload) {
   return level;
 }
 
+/* The innermost range of domain is left open, as ended now; other domains' ranges above it (a
+ * program's own range around the optimizer step) are inside it already and stay there */
 int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload) {
   struct thread *t = self;
   if (!t || wt_finished() || !wt_recording() || t->overflow || !t->depth)
     return wt_pop_with(domain, payload);
-  struct open_range *top = &t->stack[t->depth - 1];
-  if (top->domain != domain || top->sync) return wt_pop_with(domain, payload);
   if (t->later) { /* two in a row: the first ends at the second's time */
     wt_lock();
     end_later(t, wt_now());
     wt_unlock_soon(wt_now());
     return wt_pop_later(domain, payload);
   }
+  int i = t->depth - 1;
+  while (i >= 0 && t->stack[i].domain != domain) i--;
+  if (i < 0 || t->stack[i].sync) return wt_pop_with(domain, payload);
   uint64_t now = wt_now();
   wt_lock();
-  if (payload) top->payload = *payload;
+  if (payload) t->stack[i].payload = *payload;
   t->later = now;
-  t->later_at = t->depth - 1;
+  t->later_at = i;
   wt_unlock_soon(now);
-  return same_domain_below(t, t->depth - 1, domain);
+  return same_domain_below(t, i, domain);
 }
 
 void wt_name_thread(uint32_t tid, struct wt_string *name) {

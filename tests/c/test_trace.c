@@ -89,6 +89,44 @@ static unsigned long long range_time(const char *text, unsigned long long rid, i
   return which ? end : start;
 }
 
+/* the parent of the R record of a range (-1: none) */
+static long long range_parent(const char *text, unsigned long long rid) {
+  char key[48];
+  snprintf(key, sizeof key, "\nR\t%llu\t", rid);
+  const char *p = strstr(text, key);
+  unsigned long long id, tid, parent;
+  if (!p || sscanf(p + 1, "R\t%llu\t%llu\t%llu", &id, &tid, &parent) != 3) return -1;
+  return (long long)parent;
+}
+
+/* a pop of a range under another domain's: the range above it becomes its parent's */
+static void pop_under(void) {
+  struct wt_string *app = wt_intern_cstr("app");
+  wt_push(NULL, wt_intern_cstr("outer"), none()); /* rid 1 */
+  wt_push(app, wt_intern_cstr("inner"), none());  /* rid 2 */
+  wt_pop(NULL);                                   /* outer, under inner */
+  wt_push(app, wt_intern_cstr("leaf"), none());   /* rid 3 */
+  wt_pop(app);
+  wt_pop(app);
+}
+
+/* the hook's step popped "later" from under a program's range around the optimizer step: the
+ * step stays open over that range's end and the program's "log" after it, to the hook's next
+ * push */
+static void later_under_own(void) {
+  struct wt_string *hook = wt_intern_cstr("wlrun.auto");
+  wt_push(hook, wt_intern_cstr("train_step"), none()); /* rid 1 */
+  wt_push(NULL, wt_intern_cstr("opt"), none());        /* rid 2 */
+  wt_push(hook, wt_intern_cstr("optimizer"), none());  /* rid 3 */
+  wt_pop(hook);
+  wt_pop_later(hook, NULL);
+  wt_pop(NULL);                                 /* opt */
+  wt_push(NULL, wt_intern_cstr("log"), none()); /* rid 4 */
+  wt_pop(NULL);
+  wt_push(hook, wt_intern_cstr("data"), none()); /* rid 5: ends the step */
+  wt_pop(hook);
+}
+
 static void no_range(void) {
   wt_note_launch(1); /* nothing open anywhere: C with rid 0, its time all the same */
   wt_push(NULL, wt_intern_cstr("late"), none());
@@ -302,6 +340,16 @@ int main(void) {
   /* every C before X */
   const char *x = strstr(t, "\nX\texit\n");
   CHECK(x && !strstr(x, "\nC\t"));
+
+  t = traced(pop_under);
+  CHECK(range_parent(t, 2) == 0); /* outer's, which ended before it */
+  CHECK(range_parent(t, 3) == 2);
+
+  t = traced(later_under_own);
+  CHECK(range_parent(t, 2) == 1 && range_parent(t, 4) == 1 && range_parent(t, 5) == 0);
+  CHECK(range_time(t, 1, 1) >= range_time(t, 2, 1)); /* the step holds opt and log */
+  CHECK(range_time(t, 1, 1) >= range_time(t, 4, 1));
+  CHECK(range_time(t, 1, 1) <= range_time(t, 5, 0));
 
   test_activity();
   test_write_error();

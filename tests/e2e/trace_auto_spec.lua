@@ -229,6 +229,19 @@ describe("wlrun trace's Python hook", function()
     assert.is_true(most(c.loop.data) < 0.015, ("data up to %.4f s"):format(most(c.loop.data)))
   end)
 
+  auto_it("leaves a range of the program's own after the last step out of it (a checkpoint)",
+    function()
+    if not push_lib then return pending("WLRUN_TRACE_NVTX_PUSH not set (ctest sets it)") end
+    -- the loop stops one batch short, then a "checkpoint" of 60 ms: the last step ends at its
+    -- optimizer's end, and nothing after it is one of its phases
+    local r, c = shapes("--epochs 1 --steps 8 --batch 16 --checkpoint-ms 60")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(7, c.trace.steps)
+    assert.equal("auto", c.trace.ranges)
+    assert.is_nil(names(c):find("checkpoint", 1, true), names(c))
+    assert.is_nil(codes(c):find("phase-overlap", 1, true), codes(c))
+  end)
+
   auto_it("works with DataLoader worker processes", function()
     local r, c = trace("--steps 12 --workers 2")
     assert.equal(0, r.code, r.stderr)

@@ -117,6 +117,21 @@ describe("trace reader", function()
     assert.equal(1, p.unknown_corr)
   end)
 
+  it("gives a range that outlives its parent to the nearest ancestor that holds its end",
+    function()
+    -- a step (2) ended before ranges pushed in it: the hook's step ended at the optimizer's end
+    -- where the process ended, holding a log (3) and a checkpoint (4, never closed)
+    local p = read.parse(file("S\t1\tx", "R\t1\t7\t0\t1\t0\t0\t100\t-",
+      "R\t2\t7\t1\t1\t0\t10\t50\t-", "R\t5\t7\t2\t1\t0\t20\t30\t-",
+      "R\t3\t7\t2\t1\t0\t55\t60\t-", "R\t6\t7\t3\t1\t0\t56\t58\t-",
+      "O\t4\t7\t2\t1\t0\t70\t-"))
+    assert.equal(p.by_rid[1], p.by_rid[2].parent)
+    assert.equal(p.by_rid[2], p.by_rid[5].parent) -- inside it: kept
+    assert.equal(p.by_rid[1], p.by_rid[3].parent)
+    assert.equal(p.by_rid[3], p.by_rid[6].parent)
+    assert.is_nil(p.by_rid[4].parent) -- open: no closed range holds it
+  end)
+
   describe("refuses, naming the file and the line,", function()
     it("a file that is not a trace, or of another version", function()
       refused("hello\n", "42.wltrace:1: not a wlrun trace file")

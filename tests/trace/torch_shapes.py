@@ -10,6 +10,8 @@ must read them (docs/trace.md, "No annotation needed"); tests/e2e/trace_auto_spe
     --eval-train       the model trained in eval mode (model.eval(), grad enabled)
     --log-ms T         the program's own NVTX ranges, none of them a step: "epoch" around each
                        epoch, "load" around each fetch and "log" (T ms) after each optimizer step
+    --checkpoint-ms T  the last epoch stops one batch short (a loop of so many steps: the loader is
+                       not exhausted), then a "checkpoint" range of the program's own (T ms)
 
     python3 torch_shapes.py --epochs 3 --steps 6 --batch 16 [--validate] ...
 """
@@ -81,6 +83,7 @@ def main():
     ap.add_argument("--producer", action="store_true")
     ap.add_argument("--log-ms", type=float, default=0.0)
     ap.add_argument("--eval-train", action="store_true")
+    ap.add_argument("--checkpoint-ms", type=float, default=0.0)
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -91,12 +94,14 @@ def main():
     loader = DataLoader(dataset(a.steps * a.batch), batch_size=a.batch)
     noise = DataLoader(torch.randn(a.steps * a.batch, 8), batch_size=a.batch)
     val = DataLoader(dataset(4 * 2 * a.batch), batch_size=2 * a.batch)
-    push, pop = own_ranges() if a.log_ms else (lambda name: None, lambda: None)
-    for _ in range(a.epochs):
+    own = own_ranges() if a.log_ms or a.checkpoint_ms else None
+    push, pop = own or (lambda name: None, lambda: None)
+    for e in range(a.epochs):
         model.eval() if a.eval_train else model.train()
-        push("epoch")
+        if a.log_ms:
+            push("epoch")
         epoch = batches(a, loader, noise)
-        for x, y in loaded(epoch, push, pop) if a.log_ms else epoch:
+        for i, (x, y) in enumerate(loaded(epoch, push, pop) if a.log_ms else epoch):
             opt.zero_grad(set_to_none=True)
             loss = loss_fn(model(x), y)
             if a.teacher:
@@ -109,7 +114,10 @@ def main():
                 push("log")
                 time.sleep(a.log_ms / 1e3)
                 pop()
-        pop()
+            if a.checkpoint_ms and e == a.epochs - 1 and i == a.steps - 2:
+                break
+        if a.log_ms:
+            pop()
         if a.epoch_ms:
             time.sleep(a.epoch_ms / 1e3)
         if a.validate or a.grad_eval:
@@ -118,6 +126,10 @@ def main():
                 for x, y in val:
                     loss_fn(model(x), y).item()
                     time.sleep(a.val_ms / 1e3)
+    if a.checkpoint_ms:
+        push("checkpoint")
+        time.sleep(a.checkpoint_ms / 1e3)
+        pop()
     return 0
 
 

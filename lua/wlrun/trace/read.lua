@@ -17,7 +17,8 @@
 --   gpu = {work...}, cupti = {state,
 --   reason} | nil, dropped = {[what] = count}, errors = {text...}, errors_more = n,
 --   exit = reason | nil (no X: killed), truncated = bool, orphans = n, unknown_corr = n}
--- A range: {rid, tid, parent = range | nil, name, domain, start, stop (nil: still open),
+-- A range: {rid, tid, parent = range | nil (the nearest one that ends no earlier), name, domain,
+--   start, stop (nil: still open),
 --   payload = integer (a float beyond int64) | nil, async = bool (start/end), open = bool, depth}
 -- A GPU work record: {corr, kind, device, stream, start, stop, bytes, name}; times in ns.
 local core = require "wlrun.core"
@@ -374,6 +375,14 @@ function Parser:finish()
         end
       end
     end
+  end
+  -- a range that outlives its parent (the parent ended first: wlrun's hook's step, ended at the
+  -- optimizer's end where the process ends, holds the ranges closed after that) is the nearest
+  -- ancestor's that holds its end
+  for _, r in ipairs(p.ranges) do
+    local up = r.parent
+    while up and up.stop and (not r.stop or r.stop > up.stop) do up = up.parent end
+    r.parent = up
   end
   for corr, rid in pairs(p.corr) do
     if not p.by_rid[rid] then -- the range was never written (lost with a killed process)
