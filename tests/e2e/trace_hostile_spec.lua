@@ -72,6 +72,14 @@ describe("the trace library, in a hostile program", function()
     assert.matches("44 ranges pushed inside 256 open ones", lost)
   end)
 
+  real("says, where no step is found, how many ranges went unrecorded past the depth bound",
+    function()
+    local r = trace("--warmup 1 --step nosuch", "deep 300")
+    assert.equal(2, r.code, r.stderr)
+    assert.matches("no closed range named 'nosuch'.*; 44 ranges were not recorded, pushed inside "
+      .. "256 open ones on their thread", r.stderr)
+  end)
+
   real("cuts a name of 2 MB to 64 KiB: the trace stays readable", function()
     local r = trace("--warmup 1 --format json", "longname 2000000")
     assert.equal(0, r.code, r.stderr)

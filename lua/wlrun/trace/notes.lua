@@ -59,10 +59,15 @@ function notes.no_steps(trace, o)
       .. "optimizer: wlrun's hook then finds the steps)"):format(
       where, read.printable(o.step, 60))
   end
+  local deep = 0 -- pushes past the depth the library records, with their pops
+  for _, p in ipairs(trace.processes) do deep = deep + (p.dropped.depth or 0) end
   return (
     "no closed range named '%s' in the %s traced; the ranges seen (%d in all), by count: %s; "
-    .. "name the step's range with --step NAME"):format(
-    read.printable(o.step, 60), where, n, (by_count(counts, 20)))
+    .. "name the step's range with --step NAME%s"):format(
+    read.printable(o.step, 60), where, n, (by_count(counts, 20)),
+    deep > 0 and ("; %d ranges were not recorded, pushed inside %d open ones on their thread "
+      .. "(the library's bound): a step range among them is not seen"):format(deep,
+      read.LIMITS.depth) or "")
 end
 
 -- why a process's report holds CPU times only
