@@ -3,7 +3,8 @@
  * that a program's own steps and the Python hook's are not added). Then, as at an exit, every
  * thread's launches and every range still open are written (O), and nothing more is recorded
  * but the GPU work launched before (K records up to the last correlation noted), what was lost
- * (D) and the exit (X): a long run's trace stays bounded, and the program runs on untraced. */
+ * (D) and the exit (X): a long run's trace stays bounded, and the program runs on with its ranges
+ * and launches no longer recorded. */
 #include "trace_internal.h"
 #include "trace_format.h"
 
