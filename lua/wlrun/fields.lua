@@ -7,17 +7,19 @@ local fields = {}
 
 -- known: a set {name = true or anything}; what: "wl.loop" / "wl.bench: option"; level: as
 -- for error (0: the message alone, for callers that name the place themselves)
+-- Of several unknown names, the first in sorted order is named: the same on every run.
 function fields.check(t, known, what, level, noun)
+  local unknown = {}
   for k in pairs(t) do
-    if type(k) ~= "string" or known[k] == nil then
-      local names = {}
-      for name in pairs(known) do names[#names + 1] = name end
-      table.sort(names)
-      core.error("script", ("%s: unknown %s '%s' (%ss: %s)"):format(what, noun or "field",
-        tostring(k),
-        noun or "field", table.concat(names, ", ")), level == 0 and 0 or level + 1)
-    end
+    if type(k) ~= "string" or known[k] == nil then unknown[#unknown + 1] = tostring(k) end
   end
+  if #unknown == 0 then return end
+  table.sort(unknown)
+  local names = {}
+  for name in pairs(known) do names[#names + 1] = name end
+  table.sort(names)
+  core.error("script", ("%s: unknown %s '%s' (%ss: %s)"):format(what, noun or "field", unknown[1],
+    noun or "field", table.concat(names, ", ")), level == 0 and 0 or level + 1)
 end
 
 return fields

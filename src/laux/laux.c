@@ -110,8 +110,12 @@ int wl_closed_error(lua_State *L, int arg, const char *fn, const char *cls, cons
                   method ? arg - 1 : arg, verb);
 }
 
+/* Of several unknown fields, the first in the order of their names is said: the same on every
+ * run (lua_next's order follows string hashes, which Lua seeds at random). */
 void wl_check_fields(lua_State *L, int arg, const char *fn, const char *const *known,
                      bool positional) {
+  arg = lua_absindex(L, arg);
+  int first = 0; /* the stack slot of the first unknown field's name, 0: none yet */
   lua_pushnil(L);
   while (lua_next(L, arg)) {
     lua_pop(L, 1);
@@ -120,6 +124,17 @@ void wl_check_fields(lua_State *L, int arg, const char *fn, const char *const *k
     bool ok = false;
     for (const char *const *p = known; k && *p; p++) ok = ok || strcmp(*p, k) == 0;
     if (ok) continue;
+    luaL_tolstring(L, -1, NULL);
+    if (!first) {
+      lua_insert(L, -2); /* below the key, which lua_next needs on top */
+      first = lua_gettop(L) - 1;
+    } else if (strcmp(lua_tostring(L, -1), lua_tostring(L, first)) < 0) {
+      lua_replace(L, first);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+  if (first) {
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     for (const char *const *p = known; *p; p++) {
@@ -127,13 +142,12 @@ void wl_check_fields(lua_State *L, int arg, const char *fn, const char *const *k
       luaL_addstring(&b, *p);
     }
     luaL_pushresult(&b);
-    const char *names = lua_tostring(L, -1), *key = luaL_tolstring(L, -2, NULL);
-    wl_raise(L, WL_EXIT_SCRIPT, "%s: unknown field '%s' (fields: %s)", fn, key, names);
+    wl_raise(L, WL_EXIT_SCRIPT, "%s: unknown field '%s' (fields: %s)", fn, lua_tostring(L, first),
+             lua_tostring(L, -1));
   }
   /* From here the fields are read from a plain copy of the table's own fields: a metatable's
    * __index cannot answer one field differently each time it is read (a size checked against
    * one tensor, then another tensor bound). */
-  arg = lua_absindex(L, arg);
   lua_newtable(L);
   lua_pushnil(L);
   while (lua_next(L, arg)) {

@@ -43,6 +43,12 @@ local cases = {
   { "scenario with an unknown field",
     "local wl = require 'wlrun'\nlocal s = wl.scenario { name = 'x', run = print, colour = 1 "
     .. "}\nreturn s", "", 1, "unknown field 'colour'" },
+  { "scenario with several unknown fields: the first by name, on every run",
+    "local wl = require 'wlrun'\nlocal s = wl.scenario { name = 'x', run = print, zeta = 1, "
+    .. "colour = 2, mu = 3, beta = 4 }\nreturn s", "", 1, "unknown field 'beta'" },
+  { "a tensor with several unknown fields: the first by name, on every run",
+    "local wl = require 'wlrun'\nlocal t = wl.tensor { { 4 }, zeta = 1, alpha = 2, mid = 3 }", "",
+    1, "wl%.tensor: unknown field 'alpha'" },
   { "scenario with a bad timing option",
     "local wl = require 'wlrun'\nlocal s = wl.scenario { name = 'x', run = print, timing = { "
     .. "iter = 3 } }\nreturn s", "", 1, "timing: unknown option 'iter'" },

@@ -165,6 +165,13 @@ describe("the strict loader", function()
       .. "against %(configurations%[1%]%.trace%.gpu_busy is missing%)")
   end)
 
+  it("names the same refused field on every run, of several: the first in the keys' order",
+    function()
+    local text = results.encode(doc_with({ { index = 1, params = { n = 1 }, status = "ok",
+      samples = { 1.0 } } }, { device = { name = 3, arch = 4, sm_count = "x" } }), true)
+    refuses(text, "'f%.json' is malformed: device%.arch is a number, not a string")
+  end)
+
   it("reads a comparison only where asked to", function()
     local cmp = '{"schema":"wlrun-compare","version":1,"configurations":[]}'
     refuses(cmp, "not a wlrun%-results document")

@@ -78,22 +78,45 @@ local function array(of)
   end
 end
 
+-- the first error of v's fields (a key that is no string, or a field its shape refuses), the keys
+-- taken in the order given (nil: in pairs' order)
+local function field_error(v, path, fields, others, keys)
+  local function at(k, x)
+    if type(k) ~= "string" then return path .. " is an array, not an object" end
+    local shape = fields[k] or others
+    return shape and shape(x, path .. "." .. k)
+  end
+  if keys then
+    for _, k in ipairs(keys) do
+      local e = at(k, v[k])
+      if e then return e end
+    end
+    return nil
+  end
+  for k, x in pairs(v) do
+    local e = at(k, x)
+    if e then return e end
+  end
+end
+
 -- fields: the known keys and their shapes; others: the shape of every other key (nil: any);
--- required: the keys that must be there (what a printer reads without a fallback)
+-- required: the keys that must be there (what a printer reads without a fallback). Of several
+-- fields refused, the first in the keys' order is named, the same on every run (pairs' order is
+-- not: Lua seeds its string hashes at random)
 local function object(fields, others, required)
   return function(v, path)
     if type(v) ~= "table" then return ("%s is a %s, not an object"):format(path, type(v)) end
     for _, k in ipairs(required or {}) do
       if v[k] == nil then return ("%s has no %s"):format(path, k) end
     end
-    for k, x in pairs(v) do
-      if type(k) ~= "string" then return path .. " is an array, not an object" end
-      local shape = fields[k] or others
-      if shape then
-        local e = shape(x, path .. "." .. k)
-        if e then return e end
-      end
-    end
+    if not field_error(v, path, fields, others) then return nil end
+    local keys = {}
+    for k in pairs(v) do keys[#keys + 1] = k end
+    table.sort(keys, function(a, b)
+      if type(a) == type(b) and (type(a) == "string" or type(a) == "number") then return a < b end
+      return type(a) < type(b)
+    end)
+    return field_error(v, path, fields, others, keys)
   end
 end
 
