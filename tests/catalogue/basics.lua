@@ -46,6 +46,9 @@ local cases = {
   { "scenario with several unknown fields: the first by name, on every run",
     "local wl = require 'wlrun'\nlocal s = wl.scenario { name = 'x', run = print, zeta = 1, "
     .. "colour = 2, mu = 3, beta = 4 }\nreturn s", "", 1, "unknown field 'beta'" },
+  { "wl.zip of axes of different lengths: named in the same order on every run",
+    "local wl = require 'wlrun'\nlocal z = wl.zip { N = { 1, 2, 3 }, M = { 1, 2 }, K = { 1, 2 } }",
+    "", 1, "wl%.zip: axes must have the same number of values %(N has 3, K 2%)" },
   { "a tensor with several unknown fields: the first by name, on every run",
     "local wl = require 'wlrun'\nlocal t = wl.tensor { { 4 }, zeta = 1, alpha = 2, mid = 3 }", "",
     1, "wl%.tensor: unknown field 'alpha'" },

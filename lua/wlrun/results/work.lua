@@ -8,6 +8,7 @@
 --   work.record(entry, w, device, where)
 --   work.shape(v, path) -> nil or "what is wrong"
 local core = require "wlrun.core"
+local fields = require "wlrun.fields"
 local peaks = require "wlrun.measure.peaks"
 
 local M = {}
@@ -54,7 +55,8 @@ local function check_metrics(ms, where)
       type(ms)))
   end
   local n = 0
-  for k, m in pairs(ms) do
+  for _, k in ipairs(fields.sorted_keys(ms)) do
+    local m = ms[k]
     n = n + 1
     local bad = bad_name(k)
     if bad then fail(where, "work(p).metrics: " .. bad) end
@@ -62,7 +64,7 @@ local function check_metrics(ms, where)
     if type(m) ~= "table" then
       fail(where, ("%s must be a table {value =, unit =, rate =}, got a %s"):format(at,
       type(m))) end
-    for f in pairs(m) do
+    for _, f in ipairs(fields.sorted_keys(m)) do
       if not METRIC_FIELDS[f] then
         fail(where, ("%s has an unknown field '%s' (fields: value, unit, rate)"):format(at,
           tostring(f)))

@@ -5,6 +5,7 @@
 --   configuration.run(sc, cfg, ctx) -> entry [, interruption]
 --     ctx: {device =, compile_only =, sink =, timing =}
 local core = require "wlrun.core"
+local fields = require "wlrun.fields"
 local bench = require "wlrun.measure.bench"
 local loop = require "wlrun.measure.loop"
 local results = require "wlrun.results"
@@ -92,7 +93,8 @@ local function baseline_of(sc, p)
       .. type(over), 0)
   end
   local params = results.copy(p)
-  for k, v in pairs(over) do
+  for _, k in ipairs(fields.sorted_keys(over)) do
+    local v = over[k]
     if p[k] == nil then
       core.error("script",
         ("baseline(p) returned '%s', which is not a parameter of the scenario"):format(tostring(k)),

@@ -101,7 +101,7 @@ local function declare_at(spec, where)
   end
   if spec.timing then bench.check_options(spec.timing, at .. ": wl.scenario: timing", 0) end
   if spec.order then
-    for k in pairs(spec.order) do
+    for _, k in ipairs(fields.sorted_keys(spec.order)) do
       if math.type(k) ~= "integer" or k < 1 or k > #spec.order then
         fail(at, ("'order' is a list of parameter names; it has the field '%s'"):format(
           tostring(k)))

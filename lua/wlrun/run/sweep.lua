@@ -3,6 +3,7 @@
 -- deterministic: axes in the scenario's `order`, else sorted by name (a zipped group sorts by
 -- its first name); the last axis varies fastest.
 local core = require "wlrun.core"
+local fields = require "wlrun.fields"
 local printable = require "wlrun.text.printable"
 local results = require "wlrun.results"
 
@@ -14,7 +15,8 @@ local zip_mt = { __name = "wlrun.zip" }
 function sweep.zip(axes)
   if type(axes) ~= "table" then core.error("script", "wl.zip expects a table of axes", 2) end
   local n, first
-  for name, values in pairs(axes) do
+  for _, name in ipairs(fields.sorted_keys(axes)) do
+    local values = axes[name]
     if type(name) ~= "string" or type(values) ~= "table" or #values == 0 then
       core.error("script", "wl.zip: each axis is NAME = {values...}", 2)
     end
@@ -144,12 +146,13 @@ local function read_groups(params, where_defined)
       table.concat(names, "', '")), "script")
     groups[#groups + 1] = g
   end
-  for k, v in pairs(params) do
+  for _, k in ipairs(fields.sorted_keys(params)) do
+    local v = params[k]
     if type(k) == "string" then
       if type(v) == "table" and getmetatable(v) == nil then
         if #v == 0 then core.error("script", ("%s: parameter '%s' has no values"):format(
           where_defined, k), 0) end
-        for i in pairs(v) do
+        for _, i in ipairs(fields.sorted_keys(v)) do
           if math.type(i) ~= "integer" or i < 1 or i > #v then
             core.error("script",
               ("%s: parameter '%s' is a list of values; it has the field '%s'"):format(
