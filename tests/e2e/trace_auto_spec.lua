@@ -135,6 +135,13 @@ describe("wlrun trace's Python hook", function()
     assert.matches("global forward pre%-hooks: 1\n", r.stdout) -- waiting for a next forward
   end)
 
+  auto_it("finds the steps of a model whose parameters() gives a list", function()
+    local r, c = trace("--steps 10 --list-params")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(10, c.trace.steps)
+    assert.is_nil(r.stderr:find("ranges are off", 1, true), r.stderr)
+  end)
+
   auto_it("counts every batch of a step with gradient accumulation", function()
     local r, c = trace("--steps 10 --accumulate 3 --batch 8")
     assert.equal(0, r.code, r.stderr)

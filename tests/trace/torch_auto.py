@@ -18,6 +18,13 @@ import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
 
+class ListParams(nn.Sequential):
+    """A model whose parameters() gives a list, as some libraries' modules do."""
+
+    def parameters(self, recurse=True):
+        return list(super().parameters(recurse))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=12)
@@ -32,11 +39,13 @@ def main():
     ap.add_argument("--after-ms", type=float, default=0.0)  # work after each optimizer step (logging)
     ap.add_argument("--tail-ms", type=float, default=0.0)  # work after the loop (a checkpoint saved)
     ap.add_argument("--hooks", action="store_true")  # print the global module hooks at the end
+    ap.add_argument("--list-params", action="store_true")  # a model whose parameters() is a list
     a = ap.parse_args()
 
     torch.manual_seed(0)
     dev = torch.device(a.device)
-    models = [nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4)).to(dev) for _ in range(a.optimizers)]
+    kind = ListParams if a.list_params else nn.Sequential
+    models = [kind(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4)).to(dev) for _ in range(a.optimizers)]
     opts = [torch.optim.SGD(m.parameters(), lr=0.01) for m in models]
     loss_fn = nn.CrossEntropyLoss()
     n = a.steps * a.accumulate * a.optimizers * a.batch

@@ -309,11 +309,12 @@ def _install(torch, loop, report):
     # loss, decides nothing); the global hook is there only while no phase is open
     forward, evaluate = guarded(loop.forward), guarded(loop.evaluate)
 
-    def forward_pre(module, args):
+    @guarded
+    def forward_pre(module, args):  # a module's own parameters() may give a list, not an iterator
         if loop.phase is None and not compiling():
-            if not grad_enabled() or not module.training:
+            if not grad_enabled() or not getattr(module, "training", True):
                 evaluate(grad_enabled())
-            elif next(module.parameters(), None) is not None:
+            elif next(iter(module.parameters()), None) is not None:
                 forward()
 
     modules = importlib.import_module("torch.nn.modules.module")
