@@ -26,10 +26,11 @@ end
 -- Of several unknown names, the first in sorted order is named: the same on every run.
 function fields.check(t, known, what, level, noun)
   local unknown = {}
-  for _, k in ipairs(fields.sorted_keys(t)) do
+  for k in pairs(t) do
     if type(k) ~= "string" or known[k] == nil then unknown[#unknown + 1] = tostring(k) end
   end
   if #unknown == 0 then return end
+  table.sort(unknown)
   local names = {}
   for name in pairs(known) do names[#names + 1] = name end
   table.sort(names)

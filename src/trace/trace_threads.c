@@ -150,6 +150,13 @@ static void end_later(struct thread *t, uint64_t end) {
   pop_record(t, t->later_at, NULL, end);
 }
 
+/* the index of the innermost range of domain on t's stack, -1 where there is none */
+static int innermost(const struct thread *t, const struct wt_string *domain) {
+  int i = t->depth - 1;
+  while (i >= 0 && t->stack[i].domain != domain) i--;
+  return i;
+}
+
 /* whether a push or pop of domain (a pop of the range at i) ends the range left open: one of
  * its domain, or a range around it that closes */
 static bool ends_later(const struct thread *t, const struct wt_string *domain, int i) {
@@ -251,14 +258,12 @@ int wt_pop(struct wt_string *domain) { return wt_pop_with(domain, NULL); }
 int wt_pop_with(struct wt_string *domain, const struct wt_payload *payload) {
   struct thread *t = self;
   if (!t || wt_finished() || !wt_recording()) return -1;
-  int i = t->depth - 1;
-  while (i >= 0 && t->stack[i].domain != domain) i--;
+  int i = innermost(t, domain);
   if (ends_later(t, domain, i < 0 ? t->depth : i)) {
     wt_lock();
     end_later(t, wt_now());
     wt_unlock_soon(wt_now());
-    i = t->depth - 1;
-    while (i >= 0 && t->stack[i].domain != domain) i--;
+    i = innermost(t, domain);
   }
   if (t->overflow) {
     t->overflow--;
@@ -286,8 +291,7 @@ int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload) {
     wt_unlock_soon(wt_now());
     return wt_pop_later(domain, payload);
   }
-  int i = t->depth - 1;
-  while (i >= 0 && t->stack[i].domain != domain) i--;
+  int i = innermost(t, domain);
   if (i < 0 || t->stack[i].sync) return wt_pop_with(domain, payload);
   uint64_t now = wt_now();
   wt_lock();

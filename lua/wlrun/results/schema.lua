@@ -7,6 +7,7 @@
 local core = require "wlrun.core"
 local json = require "wlrun.json"
 local printable = require "wlrun.text.printable"
+local names = require "wlrun.fields" -- field names (as "names": "fields" is a shape's here)
 local work = require "wlrun.results.work"
 
 local schema = {}
@@ -110,13 +111,7 @@ local function object(fields, others, required)
       if v[k] == nil then return ("%s has no %s"):format(path, k) end
     end
     if not field_error(v, path, fields, others) then return nil end
-    local keys = {}
-    for k in pairs(v) do keys[#keys + 1] = k end
-    table.sort(keys, function(a, b)
-      if type(a) == type(b) and (type(a) == "string" or type(a) == "number") then return a < b end
-      return type(a) < type(b)
-    end)
-    return field_error(v, path, fields, others, keys)
+    return field_error(v, path, fields, others, names.sorted_keys(v))
   end
 end
 
