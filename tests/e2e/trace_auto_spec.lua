@@ -122,6 +122,19 @@ describe("wlrun trace's Python hook", function()
     end
   end)
 
+  auto_it(
+    "ends the data at the batch in hand: a wait between it and the forward (a sync) is no data",
+    function()
+    local r, c = trace("--steps 8 --gap-ms 40")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("auto", c.trace.ranges)
+    for i, d in ipairs(c.loop.data) do
+      assert.is_true(d < 0.02, ("data %d: %.4f s"):format(i, d)) -- the fetch of 16 rows alone
+    end
+    -- the wait is between the data and the step, in the period: throughput counts it
+    assert.is_true(c.loop.throughput < 16 / 0.040, tostring(c.loop.throughput))
+  end)
+
   auto_it("stops after --steps of the hook's steps, the program running on untraced", function()
     local r, c = trace("--steps 40 --hooks", { trace = "--steps 12" })
     assert.equal(0, r.code, r.stderr)

@@ -263,6 +263,84 @@ describe("trace report with wlrun's Python hook", function()
     assert_near(0.00099999, e.trace.phases[1].gpu_mean, "my_fwd's GPU time", 1e-6)
   end)
 
+  it("ends the hook's data at the batch in hand: the fetch's end or its copy, not a sync after",
+    function()
+    -- the hook's data range [0, 2] holds the fetch (its payload: ended at 0.5), the copy launched
+    -- at 0.8 (GPU [0.9, 1.0]) and a synchronisation until 2; the step [2, 9]. Without a copy,
+    -- the data ends with the fetch.
+    local function lines_of(copy)
+      local lines = { "S\t1\ttrain_step", "S\t2\tdata", "S\t6\tk", "S\t9\twlrun.auto", "G\ton" }
+      for i = 1, 5 do
+        local b, id = 10 * MS * (i - 1), 100 + 10 * i
+        lines[#lines + 1] = ("R\t%d\t7\t0\t2\t9\t%d\t%d\t%d"):format(id, b, b + 2 * MS,
+          b + MS // 2)
+        lines[#lines + 1] = ("R\t%d\t7\t0\t1\t9\t%d\t%d\t32"):format(id + 1, b + 2 * MS,
+          b + 9 * MS)
+        if copy then
+          lines[#lines + 1] = ("C\t%d\t%d\t%d"):format(id, id, b + 8 * MS // 10)
+          lines[#lines + 1] = ("K\t%d\tmemcpy\t0\t7\t%d\t%d\t4096\t6"):format(id, b + 9 * MS // 10,
+            b + MS)
+        end
+        lines[#lines + 1] = ("C\t%d\t%d\t%d"):format(id + 1, id + 1, b + 2 * MS + 1)
+        lines[#lines + 1] = ("K\t%d\tkernel\t0\t7\t%d\t%d\t0\t6"):format(id + 1, b + 2 * MS + 10,
+          b + 8 * MS)
+      end
+      lines[#lines + 1] = "X\texit"
+      return lines
+    end
+    local e = entry_of({ warmup = 1 }, lines_of(true))
+    assert.equal("auto", e.trace.ranges)
+    assert_near(0.001, e.loop.data[1], "data with the copy")
+    assert_near(0.001, e.loop.data_stats.mean, "data mean with the copy")
+    e = entry_of({ warmup = 1 }, lines_of(false))
+    assert_near(0.0005, e.loop.data_stats.mean, "data mean without a copy")
+  end)
+
+  it("gives the work launched in the hook's ranges to the program's range open at its launch",
+    function()
+    -- the program's train_step [0.5, 9.5] holds forward [0.6, 3], backward [3.1, 7] and
+    -- optimizer [7.1, 9]; the hook's step opens inside the program's forward and outlives it
+    -- (the library re-parents it to train_step), its forward [1, 3.2] and backward [3.2, 7.05]
+    -- straddle the program's. Work launched in the hook's forward at 1.1 is the forward's, at
+    -- 3.15 the backward's; in the hook's backward at 4, the backward's.
+    local lines = { "S\t1\ttrain_step", "S\t3\tforward", "S\t4\tbackward", "S\t5\toptimizer",
+      "S\t6\tk", "S\t9\twlrun.auto", "G\ton" }
+    local function at(b, x) return b + math.floor(x * MS + 0.5) end
+    for i = 1, 5 do
+      local b, id = 10 * MS * (i - 1), 100 + 10 * i
+      local function R(rid, parent, sid, dom, t0, t1, payload)
+        lines[#lines + 1] = ("R\t%d\t7\t%d\t%d\t%d\t%d\t%d\t%s"):format(rid, parent, sid, dom,
+          at(b, t0), at(b, t1), payload or "-")
+      end
+      local function K(corr, rid, call, g0, g1)
+        lines[#lines + 1] = ("C\t%d\t%d\t%d"):format(corr, rid, at(b, call))
+        lines[#lines + 1] = ("K\t%d\tkernel\t0\t7\t%d\t%d\t0\t6"):format(corr, at(b, g0), at(b, g1))
+      end
+      R(id + 1, 0, 1, 0, 0.5, 9.5, 32)        -- the program's train_step
+      R(id + 2, id + 1, 3, 0, 0.6, 3)         -- its forward
+      R(id + 3, id + 1, 1, 9, 1, 9.5)         -- the hook's step
+      R(id + 4, id + 3, 3, 9, 1, 3.2)         -- the hook's forward
+      R(id + 5, id + 4, 4, 0, 3.1, 7)         -- the program's backward, in the hook's forward
+      R(id + 6, id + 3, 4, 9, 3.2, 7.05)      -- the hook's backward
+      R(id + 7, id + 3, 5, 0, 7.1, 9)         -- the program's optimizer
+      K(id + 1, id + 4, 1.1, 1.2, 2.9)
+      K(id + 2, id + 4, 3.15, 3.2, 4)
+      K(id + 3, id + 6, 4, 4, 6.5)
+      K(id + 4, id + 7, 7.2, 7.2, 8.5)
+    end
+    lines[#lines + 1] = "X\texit"
+    local e = entry_of({ warmup = 1 }, lines)
+    assert.equal("program", e.trace.ranges)
+    assert.equal(4, #e.samples)
+    local got, by = {}, {}
+    for _, ph in ipairs(e.trace.phases) do got[#got + 1], by[ph.name] = ph.name, ph end
+    assert.same({ "forward", "backward", "optimizer" }, got)
+    assert_near(0.0017, by.forward.gpu_mean, "forward's GPU time", 1e-6)
+    assert_near(0.0033, by.backward.gpu_mean, "backward's GPU time", 1e-6)
+    assert_near(0.0013, by.optimizer.gpu_mean, "optimizer's GPU time", 1e-6)
+    assert_near(0.0063, e.trace.gpu_busy_mean, "GPU busy", 1e-6)
+  end)
+
   it("never takes the hook's steps with auto = false (--step given)", function()
     local ok, err = pcall(entry_of, { warmup = 1, auto = false }, auto_lines())
     assert.is_false(ok)

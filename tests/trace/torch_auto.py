@@ -38,6 +38,7 @@ def main():
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--after-ms", type=float, default=0.0)  # work after each optimizer step (logging)
     ap.add_argument("--tail-ms", type=float, default=0.0)  # work after the loop (a checkpoint saved)
+    ap.add_argument("--gap-ms", type=float, default=0.0)  # between the batch in hand and the forward (a sync)
     ap.add_argument("--hooks", action="store_true")  # print the global module hooks at the end
     ap.add_argument("--list-params", action="store_true")  # a model whose parameters() is a list
     a = ap.parse_args()
@@ -77,6 +78,8 @@ def main():
                 for _ in range(a.accumulate):
                     x, y = batch()
                     x, y = x.to(dev), y.to(dev)
+                    if a.gap_ms:
+                        time.sleep(a.gap_ms / 1e3)
                     loss_fn(model(x), y).backward()
                 opt.step()
         if a.ranges:

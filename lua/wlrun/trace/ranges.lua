@@ -38,7 +38,10 @@ end
 
 -- The process without the hook's ranges, as if it had never pushed them, but those for which
 -- keep(r) is true: the ranges kept keep their nesting among themselves (a parent is the nearest
--- ancestor kept), and GPU work launched in a range left out belongs to the kept range around it.
+-- ancestor kept), and GPU work launched in a range left out belongs to the innermost range kept
+-- that was open on that thread when the work was launched. Its time decides, not the parents: the
+-- hook's step opens inside the program's forward and outlives it, so the forward is no ancestor of
+-- the hook's ranges, yet their work launched before it closed is the forward's.
 function ranges.without_auto(p, keep)
   local q = {}
   for k, v in pairs(p) do q[k] = v end
@@ -56,13 +59,50 @@ function ranges.without_auto(p, keep)
     return r and copy[r]
   end
   for r, c in pairs(copy) do c.parent = nearest(r.parent) end
+  local open_at = ranges.innermost_finder(kept)
   q.ranges, q.by_rid, q.corr = kept, {}, {}
   for _, c in ipairs(kept) do q.by_rid[c.rid] = c end
   for corr, rid in pairs(p.corr) do
-    local r = nearest(p.by_rid[rid])
-    if r then q.corr[corr] = r.rid end
+    local r = p.by_rid[rid]
+    local t = p.launched[corr]
+    local c = copy[r] or (t and open_at(r.tid, t)) or nearest(r.parent)
+    if c then q.corr[corr] = c.rid end
   end
   return q
+end
+
+-- open_at(tid, t): the innermost push/pop range of list open on thread tid at time t, or nil.
+-- The ranges of a thread nest (a parent holds its children), so the one open at t is the latest
+-- to start by t or one of its ancestors.
+function ranges.innermost_finder(list)
+  local by_tid = {}
+  for _, r in ipairs(list) do
+    if not r.async then
+      local l = by_tid[r.tid] or {}
+      by_tid[r.tid] = l
+      l[#l + 1] = r
+    end
+  end
+  for _, l in pairs(by_tid) do
+    table.sort(l, function(a, b)
+      if a.start ~= b.start then return a.start < b.start end
+      return a.rid < b.rid
+    end)
+  end
+  return function(tid, t)
+    local l = by_tid[tid]
+    if not l then return nil end
+    local lo, hi = 1, #l + 1 -- the first range starting after t
+    while lo < hi do
+      local mid = (lo + hi) // 2
+      if l[mid].start > t then hi = mid else lo = mid + 1 end
+    end
+    local at = l[lo - 1]
+    while at and at.tid == tid and not (at.start <= t and (not at.stop or t < at.stop)) do
+      at = at.parent
+    end
+    return at and at.tid == tid and at or nil
+  end
 end
 
 -- the nearest step at or above each range (its parent chain), memoised

@@ -154,10 +154,11 @@ end
 -- ---- one process, in phases ----
 
 -- GPU work by the range its launch names: the step it belongs to (through the range's parent
--- chain) or the outermost data range around it; the end of each data range's own work
+-- chain) or the outermost data range around it; for each data range, the end of its own work
+-- (stop) and the time of its last launch (call)
 local function classify_work(p, o, step_of)
   local of = {} -- w -> {range, step} | {range, data} | {}
-  local data_end = {}
+  local data = { stop = {}, call = {} }
   for _, w in ipairs(p.gpu) do
     local r = p.by_rid[p.corr[w.corr] or -1]
     local s = r and step_of(r)
@@ -166,12 +167,14 @@ local function classify_work(p, o, step_of)
       local d = r and ranges.outermost(r, o.data)
       if d then
         c.data = d
-        if not data_end[d] or w.stop > data_end[d] then data_end[d] = w.stop end
+        if not data.stop[d] or w.stop > data.stop[d] then data.stop[d] = w.stop end
+        local at = p.launched[w.corr]
+        if at and (not data.call[d] or at > data.call[d]) then data.call[d] = at end
       end
     end
     of[w] = c
   end
-  return of, data_end
+  return of, data
 end
 
 -- when each piece of GPU work was launched: the C record's time (version 2), else the start of the
@@ -212,10 +215,23 @@ local function iteration_windows(p, steps, gpu)
   return windows.of(steps, F, gpu)
 end
 
+-- The CPU end of a data range: its pop; for the hook's, which stay open until the training work
+-- begins, the batch in hand: the later of the fetch's end (its payload, src/trace/python) and
+-- the range's last launch (the batch's copy), as the template's data ends before its sync.
+local function data_stop(r, data)
+  local fetched = r.payload
+  if not (ranges.is_auto(r) and math.type(fetched) == "integer" and fetched >= r.start
+    and fetched <= r.stop) then
+    return r.stop
+  end
+  local call = data.call[r]
+  return call and call > fetched and math.min(call, r.stop) or fetched
+end
+
 -- 2. data: the part of each gap between windows (from the previous window's end to this one's
 -- start) that the outermost data ranges cover, each with its own GPU work (the batch's copy);
 -- the whole gap without data ranges. Data ranges of the step's thread when it has any.
-local function data_times(p, steps, win, data_end, o, t, notes)
+local function data_times(p, steps, win, data, o, t, notes)
   local tid = steps[1].tid
   local list, on_thread = {}, false
   for _, r in ipairs(p.ranges) do
@@ -244,7 +260,8 @@ local function data_times(p, steps, win, data_end, o, t, notes)
   local intervals = {}
   for _, r in ipairs(list) do
     if not on_thread or r.tid == tid then
-      intervals[#intervals + 1] = { r.start, math.max(r.stop, data_end[r] or r.stop) }
+      local stop = data_stop(r, data)
+      intervals[#intervals + 1] = { r.start, math.max(stop, data.stop[r] or stop) }
       data_iter[r] = window_of(pm, r.start)
     end
   end
@@ -449,9 +466,9 @@ local function process_entry(p, steps, k, n, o, mode)
   local iter_of, is_step = {}, {}
   for i, s in ipairs(steps) do iter_of[s], is_step[s] = i, true end
   local step_of = ranges.step_finder(is_step)
-  local of, data_end = classify_work(p, o, step_of)
+  local of, data_work = classify_work(p, o, step_of)
   local win = iteration_windows(p, steps, gpu)
-  local data, data_iter = data_times(p, steps, win, data_end, o, t, notes)
+  local data, data_iter = data_times(p, steps, win, data_work, o, t, notes)
   local phases, top, phase = phase_times(p, steps, iter_of, step_of)
   local g = gpu_times(p, steps, win, of, iter_of, data_iter, phase)
   local rec, m = measured_iterations(steps, W, win, data, phases, top, g, gpu)

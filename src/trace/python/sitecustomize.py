@@ -8,7 +8,9 @@ wlrun_trace_auto_* functions: src/trace/trace_auto.c), on the thread that trains
 
   data        from a DataLoader iterator's __next__ until the training work on the batch begins
               (its copy to the GPU included), or until __next__ returns on another thread or
-              raises (the loader exhausted)
+              raises (the loader exhausted); its payload is the time __next__ returned
+              (CLOCK_MONOTONIC ns, the library's clock): the report ends the fetch at the later of
+              that and the range's last launch (the copy), not at a synchronisation after it
   train_step  from the first forward, backward or optimizer step after the previous step's end to
               the loop's next range after the optimizer step that closes the iteration (the next
               batch's fetch, the next forward; the last step: that optimizer step's end): what the
@@ -67,7 +69,9 @@ class _Loop:
 
     def __init__(self, lib):
         import threading
+        import time
 
+        self.now = time.monotonic_ns  # the trace library's clock (CLOCK_MONOTONIC)
         self._push, self._pop = lib.wlrun_trace_auto_push, lib.wlrun_trace_auto_pop
         self._pop_later = lib.wlrun_trace_auto_pop_later
         self._recording = lib.wlrun_trace_auto_recording
@@ -147,11 +151,13 @@ class _Loop:
             return
         p = self.pending()
         p[loader] = p.get(loader, 0) + n
+        self.local.fetched_at = self.now()
 
     def data_close(self):
         if "data" in self.stack():
             self.pop_to("data")
-            self.pop()
+            self.pop(getattr(self.local, "fetched_at", 0))
+        self.local.fetched_at = 0
 
     # ---- the step and its phases ----
     def evaluate(self, grad):
