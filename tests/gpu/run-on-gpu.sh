@@ -70,7 +70,9 @@ prepare_steps() {
 # or exact (auto's samples against raw C graphs, adaptive stopping's chunks, nvcc beside NVRTC,
 # the kernel panel where panel/ is carried, and with WLRUN_AB_OLD the sweep against that wlrun)
 # or speed (the harness's own time: kernels compiled ahead, the accounts of a sweep and of tiny
-# configurations, a bigger sweep's bound on several GPUs)
+# configurations, a bigger sweep's bound on several GPUs) or filter (the specs of WLRUN_GPU_SPECS
+# whose names match WLRUN_GPU_FILTER, Lua patterns
+# separated by |)
 part=${1:-all}
 export WLRUN_CACHE_DIR=/tmp/wlrun-gpu-cache
 step version "$bin" --version
@@ -111,6 +113,13 @@ elif [ "$part" = ratios ]; then
   [ -n "${WLRUN_AB_OLD:-}" ] && step ab-sweep tests/bench/ab_sweep.sh "$WLRUN_AB_OLD" "$bin" scenarios/gemm_sweep.lua "$out/ab"
   prepare_steps
   step busted-bench "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua tests/gpu/device_spec.lua tests/gpu/deep_measure_spec.lua tests/gpu/cublas_spec.lua
+elif [ "$part" = filter ]; then # a rerun of chosen GPU specs: WLRUN_GPU_SPECS (files), WLRUN_GPU_FILTER
+  export WLRUN_TRACE_NVTX_PUSH=$root/build-static/libtrace_nvtx_push.so WLRUN_PYTHON=${WLRUN_PYTHON:-python3}
+  filters=()
+  IFS='|' read -ra pats <<<"${WLRUN_GPU_FILTER:-.}" # patterns separated by |: a spec matching any
+  for pat in "${pats[@]}"; do filters+=(--filter "$pat"); done
+  # shellcheck disable=SC2086 # the files are words
+  step busted-filter "$bin" "$bundle/run.lua" -- -o utfTerminal "${filters[@]}" ${WLRUN_GPU_SPECS:-tests/gpu}
 elif [ "$part" = loops ]; then # wlrun trace against the programs' own timing, by loop shape
   step busted-trace-loops "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/trace_loops_spec.lua
 elif [ "$part" = trace ]; then # wlrun trace on PyTorch: loop shapes, the hook, MFU, ranks; its cost
@@ -147,7 +156,7 @@ elif [ "$part" != rest ]; then
     step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"
   done
 fi
-if [ "$part" != specs ] && [ "$part" != costs ] && [ "$part" != ratios ] && [ "$part" != prepare ] && [ "$part" != trace ] && [ "$part" != loops ] && [ "$part" != exact ] && [ "$part" != tracecost ] && [ "$part" != speed ]; then
+if [ "$part" != specs ] && [ "$part" != costs ] && [ "$part" != ratios ] && [ "$part" != prepare ] && [ "$part" != trace ] && [ "$part" != loops ] && [ "$part" != exact ] && [ "$part" != tracecost ] && [ "$part" != speed ] && [ "$part" != filter ]; then
 step bench-launch "$bin" tests/bench/launch_overhead.lua -- "$root/build-static/launch_raw"
 step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_raw"
 step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"
