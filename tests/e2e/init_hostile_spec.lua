@@ -98,14 +98,28 @@ describe("wlrun init, in a hostile directory", function()
     local dir = h.tmpdir()
     -- bench/ and .github/workflows/ are writable, DIR is not: the scenario, the CI script and the
     -- workflows can be made, wlrun.ini not
-    sh(("mkdir -p %s %s && chmod 777 %s %s && chmod 755 %s"):format(q(dir .. "/bench"),
+    -- (.github's mode given too: mkdir -p makes it by the umask, which may leave nobody out)
+    sh(("mkdir -p %s %s && chmod 777 %s %s && chmod 755 %s %s"):format(q(dir .. "/bench"),
       q(dir .. "/.github/workflows"),
-      q(dir .. "/bench"), q(dir .. "/.github/workflows"), q(dir)))
+      q(dir .. "/bench"), q(dir .. "/.github/workflows"), q(dir .. "/.github"), q(dir)))
     local r = h.run("init .", { cwd = dir, prefix = NOBODY })
     assert.equal(9, r.code, r.stderr)
     assert.truthy(r.stderr:find("cannot write ./wlrun.ini: Permission denied: nothing written", 1,
       true), r.stderr)
     assert.equal("", r.stdout)
     assert.equal(".github(d) .github/workflows(d) bench(d)", tree(dir))
+  end)
+
+  as_nobody("names the permission a directory on the way lacks (one it cannot enter is no file)",
+    function()
+    local dir = h.tmpdir()
+    sh(("mkdir -p %s && chmod 700 %s && chmod 777 %s"):format(q(dir .. "/.github/workflows"),
+      q(dir .. "/.github"), q(dir)))
+    local r = h.run("init .", { cwd = dir, prefix = NOBODY })
+    assert.equal(9, r.code, r.stderr)
+    assert.truthy(r.stderr:find("'./.github/workflows': Permission denied: nothing written", 1,
+      true), r.stderr)
+    assert.is_nil(r.stderr:find("not a directory", 1, true), r.stderr)
+    assert.equal(".github(d) .github/workflows(d)", tree(dir))
   end)
 end)

@@ -163,7 +163,6 @@ describe("cmake --install", function()
           "the man page lacks this line of --help: " .. line)
       end
     end
-    local helps = { ["wlrun --help"] = main.stdout }
     local tools = tools_of(main.stdout)
     assert.truthy(#tools >= 9, table.concat(tools, " "))
     for _, tool in ipairs(tools) do
@@ -171,7 +170,6 @@ describe("cmake --install", function()
         "no subsection for " .. tool)
       local r = h.run(tool .. " --help")
       assert.equal(0, r.code, r.stderr)
-      helps["wlrun " .. tool .. " --help"] = r.stdout
       if r.stdout ~= main.stdout then
         for line in r.stdout:gmatch("[^\n]+") do
           line = line:gsub("^Usage: ", "")
@@ -180,8 +178,23 @@ describe("cmake --install", function()
         end
       end
     end
+  end)
 
-    -- every option that any --help prints, as man shows the page
+  -- groff renders the page as man shows it: where it is missing (a minimal system; CI installs
+  -- groff-base), this case is skipped by name
+  local with_groff = have("groff") and it or function(name) pending(name .. " -- skipped: no "
+    .. "groff to render the page (apt-get install groff-base)") end
+  with_groff("shows every option of every --help as man renders the page, which roff, man and "
+    .. "lexgrog read without a word", function()
+    local page = installed() .. "/share/man/man1/wlrun.1.gz"
+    local main = h.run("--help")
+    assert.equal(0, main.code)
+    local helps = { ["wlrun --help"] = main.stdout }
+    for _, tool in ipairs(tools_of(main.stdout)) do
+      local r = h.run(tool .. " --help")
+      assert.equal(0, r.code, r.stderr)
+      helps["wlrun " .. tool .. " --help"] = r.stdout
+    end
     local shown = man_rendered(page)
     local count = 0
     for what, help in pairs(helps) do
@@ -203,11 +216,9 @@ describe("cmake --install", function()
     end
 
     -- roff, man and lexgrog read it without a word
-    if have("groff") then
-      local code, out = sh("gzip -dc " .. q(page) .. " | groff -man -Tutf8 -ww -z")
-      assert.equal(0, code, out)
-      assert.equal("", out)
-    end
+    local roff_code, roff_out = sh("gzip -dc " .. q(page) .. " | groff -man -Tutf8 -ww -z")
+    assert.equal(0, roff_code, roff_out)
+    assert.equal("", roff_out)
     if have("man") then
       local code, out = sh("MANWIDTH=80 man --warnings -E UTF-8 -l " .. q(page)
         .. " 2>&1 >/dev/null")

@@ -80,8 +80,11 @@ function cli.make_dirs(tool, path)
       tostring(err))) end
     at = at .. "/"
   end
-  if not process.list_dir(path) then cli.fail("io", tool,
-    ("'%s' is not a directory"):format(path)) end
+  local kind, err = process.file_type(path, true)
+  if kind ~= "directory" then
+    cli.fail("io", tool, kind and ("'%s' is not a directory"):format(path)
+      or ("cannot reach the directory '%s': %s"):format(path, tostring(err)))
+  end
 end
 
 -- "5", "5%", "5 %" -> 0.05; nil for anything else: the rule of every percentage (settings.c)

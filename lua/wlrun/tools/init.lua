@@ -48,7 +48,9 @@ local KINDS = { file = "a file", directory = "a directory", link = "a symbolic l
   fifo = "a FIFO",
   socket = "a socket", other = "a special file" }
 
-local function is_dir(path) return process.list_dir(path) ~= nil end
+-- a directory, or a link to one (what mkdir -p goes through); whether it can be read or entered is
+-- the writes' to say (a directory we cannot list is still no file in the way)
+local function is_dir(path) return process.file_type(path, true) == "directory" end
 
 local function refuse(kind, msg) cli.fail(kind, TOOL, msg .. ": nothing written") end
 
