@@ -152,7 +152,8 @@ elif [ "$part" = prepare ]; then # the sweep's account, and the prepare steps al
   prepare_steps
   step busted-cublas "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/cublas_spec.lua
 elif [ "$part" != rest ]; then
-  for suite in gpu spec e2e; do
+  # WLRUN_GPU_SUITES: the suites of this call (the three take more than one call's 10 minutes)
+  for suite in ${WLRUN_GPU_SUITES:-gpu spec e2e}; do
     step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"
   done
 fi
