@@ -134,7 +134,7 @@ void wt_steps_fork_child(void);
 /* ---- the device (trace_sync.c, trace_cupti.c) ---- */
 
 void wt_sync_init(void); /* reads WLRUN_TRACE_SYNC */
-int wt_sync_wanted(const struct wt_string *name);
+int wt_sync_wanted(const struct wt_string *domain, const struct wt_string *name);
 void wt_sync_device(void); /* cuCtxSynchronize where CUDA is loaded; never under a lock */
 void wt_sync_fork_child(void);
 

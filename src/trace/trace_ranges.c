@@ -35,7 +35,7 @@ uint64_t wt_start(struct wt_string *domain, struct wt_string *name, struct wt_pa
   r->name = name;
   r->domain = domain;
   r->payload = payload;
-  r->sync = wt_sync_wanted(name);
+  r->sync = wt_sync_wanted(domain, name);
   if (r->sync) wt_sync_device();
   wt_lock();
   if (nopen >= MAX_OPEN) {

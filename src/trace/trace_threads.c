@@ -219,7 +219,7 @@ int wt_push(struct wt_string *domain, struct wt_string *name, struct wt_payload 
   if (wt_finished() || !wt_recording()) return -1;
   struct thread *t = self_state();
   if (!t) return -1;
-  int sync = wt_sync_wanted(name);
+  int sync = wt_sync_wanted(domain, name);
   if (sync) wt_sync_device();
   int level = -1;
   uint64_t now = 0;

@@ -541,6 +541,27 @@ describe("the trace library on the GPU", function()
     end
   end)
 
+  cuda_it("synchronises the hook's steps only where the program has none of its own", function()
+    local r, files = run(CUDA_PROGRAM, { "hooked" }, { WLRUN_TRACE_SYNC = "train_step" })
+    assert.equal(0, r.code, r.stderr)
+    local all = ranges(only_file(files), "R")
+    local forwards = by_name(all, "forward")
+    local program, hook = {}, {}
+    for _, step in ipairs(by_name(all, "train_step")) do
+      local list = step.domain == "wlrun.auto" and hook or program
+      list[#list + 1] = step
+    end
+    assert.equal(3, #program)
+    assert.equal(3, #hook)
+    for i, step in ipairs(program) do
+      assert.is_true(step.stop - step.start >= 9 * MS, "the step waited for its 9 ms of kernels")
+      -- the hook's step, pushed after the forward's 4 ms of kernels, did not wait for them
+      assert.is_true(hook[i].start - forwards[i].start < 2 * MS,
+        ("hook's step %d began %.3f ms into the forward"):format(i,
+          (hook[i].start - forwards[i].start) / MS))
+    end
+  end)
+
   cuda_it("leaves CUDA alone in a forked child: its own file, no G, a clean exit", function()
     local r, files = run(CUDA_PROGRAM, { "fork" })
     assert.equal(0, r.code, r.stderr)

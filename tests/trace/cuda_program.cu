@@ -9,6 +9,8 @@
 //           1 ms) launched from a thread with no range while main waits inside "threaded"; then
 //           graph: a graph of one kernel (graph_spin 1 ms) launched inside "graph"
 //   nosync  the steps without the synchronisation at their end (for WLRUN_TRACE_SYNC=train_step)
+//   hooked  nosync, with a train_step of the domain "wlrun.auto" pushed in each forward after its
+//           kernels, as wlrun's Python hook opens its step inside a program's own forward
 //   fork    CUDA initialised, then a child that pushes a range and exits (no CUDA in it)
 #include <nvtx3/nvToolsExt.h>
 
@@ -58,7 +60,19 @@ static void *launch_from_thread(void *arg) {
   return NULL;
 }
 
-static int steps(bool sync) {
+static void hook_push(const char *name) { // a range of the Python hook's domain
+  static nvtxDomainHandle_t hook = nvtxDomainCreateA("wlrun.auto");
+  nvtxEventAttributes_t a = {};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = name;
+  nvtxDomainRangePushEx(hook, &a);
+}
+
+static void hook_pop() { nvtxDomainRangePop(nvtxDomainCreateA("wlrun.auto")); }
+
+static int steps(bool sync, bool hooked) {
   const size_t copy_bytes = 8 << 20, set_bytes = 1 << 20;
   void *host, *dev;
   cudaStream_t s;
@@ -76,6 +90,7 @@ static int steps(bool sync) {
     forward_spin<<<1, 1, 0, s>>>(2 * MS);
     forward_spin<<<1, 1, 0, s>>>(2 * MS);
     CHECK(cudaGetLastError());
+    if (hooked) hook_push("train_step");
     nvtxRangePop();
     nvtxRangePushA("backward");
     backward_spin<<<1, 1, 0, s>>>(4 * MS);
@@ -87,6 +102,7 @@ static int steps(bool sync) {
     CHECK(cudaGetLastError());
     nvtxRangePop();
     if (sync) CHECK(cudaStreamSynchronize(s));
+    if (hooked) hook_pop();
     nvtxRangePop();
   }
   CHECK(cudaStreamSynchronize(s));
@@ -134,8 +150,9 @@ static int forked() {
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
-  if (strcmp(mode, "steps") == 0) return steps(true);
-  if (strcmp(mode, "nosync") == 0) return steps(false);
+  if (strcmp(mode, "steps") == 0) return steps(true, false);
+  if (strcmp(mode, "nosync") == 0) return steps(false, false);
+  if (strcmp(mode, "hooked") == 0) return steps(false, true);
   if (strcmp(mode, "fork") == 0) return forked();
   fprintf(stderr, "usage: %s steps|nosync|fork\n", argv[0]);
   return 2;
