@@ -135,6 +135,17 @@ describe("wlrun trace's Python hook", function()
     assert.is_true(c.loop.throughput < 16 / 0.040, tostring(c.loop.throughput))
   end)
 
+  auto_it("ends an iteration at a GradScaler's step that skipped the optimizer's (overflow)",
+    function()
+    local r, c = trace("--steps 12 --scaler 3")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("auto", c.trace.ranges)
+    assert.equal(12, c.trace.steps) -- every 3rd optimizer step skipped: still 12 iterations
+    assert.equal(16, c.loop.batch_size) -- one batch each, none merged into the next
+    assert.equal("forward backward optimizer", names(c))
+    assert.is_nil(r.stderr:find("are off", 1, true), r.stderr) -- the hook stayed on
+  end)
+
   auto_it("stops after --steps of the hook's steps, the program running on untraced", function()
     local r, c = trace("--steps 40 --hooks", { trace = "--steps 12" })
     assert.equal(0, r.code, r.stderr)

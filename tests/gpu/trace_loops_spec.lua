@@ -122,6 +122,14 @@ describe("wlrun trace against the program's own timing, by loop shape", function
   end)
   case("after, no ranges", "--shape after --no-ranges",
     function(c) assert.equal("auto", c.trace.ranges) end)
+  -- float16 with a GradScaler that skips optimizer steps all along: each skipped step still ends
+  -- its iteration (the hook wraps the scaler's step)
+  case("none fp16, no ranges", "--shape none --amp fp16 --no-ranges", function(c, prog)
+    assert.equal("auto", c.trace.ranges)
+    assert.is_true(prog.skipped > 0, "the scaler skipped no step")
+    assert.equal(STEPS, c.trace.steps, ("%d steps skipped"):format(prog.skipped))
+    assert.equal(BATCH, c.loop.batch_size)
+  end)
 
   torch_it("the table", function()
     print(

@@ -6,6 +6,8 @@
     --accumulate K     K micro-batches of forward and backward per optimizer step
     --ranges           the program pushes its own train_step range (the hook's steps are left out)
     --no-loader        batches made in the loop, no DataLoader (no batch size for the hook)
+    --scaler N         a GradScaler's step, which skips every Nth optimizer step (as float16
+                       training's overflowed gradients make it skip)
 
     python3 torch_auto.py --steps 12 --batch 16 [--device cuda] [--closure] ...
 """
@@ -16,6 +18,21 @@ import time
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
+
+
+class SkippingScaler(torch.cuda.amp.GradScaler):
+    """A GradScaler (disabled: the CPU has none) that skips every nth optimizer step, as a real one
+    skips the step whose gradients overflowed."""
+
+    def __init__(self, n):
+        super().__init__(enabled=False)
+        self.n, self.calls = n, 0
+
+    def step(self, optimizer, *args, **kwargs):
+        self.calls += 1
+        if self.calls % self.n == 0:
+            return None
+        return super().step(optimizer, *args, **kwargs)
 
 
 class ListParams(nn.Sequential):
@@ -41,6 +58,7 @@ def main():
     ap.add_argument("--gap-ms", type=float, default=0.0)  # between the batch in hand and the forward (a sync)
     ap.add_argument("--hooks", action="store_true")  # print the global module hooks at the end
     ap.add_argument("--list-params", action="store_true")  # a model whose parameters() is a list
+    ap.add_argument("--scaler", type=int, default=0)  # a GradScaler skipping every Nth step
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -48,6 +66,7 @@ def main():
     kind = ListParams if a.list_params else nn.Sequential
     models = [kind(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4)).to(dev) for _ in range(a.optimizers)]
     opts = [torch.optim.SGD(m.parameters(), lr=0.01) for m in models]
+    scaler = SkippingScaler(a.scaler) if a.scaler else None
     loss_fn = nn.CrossEntropyLoss()
     n = a.steps * a.accumulate * a.optimizers * a.batch
     data = TensorDataset(torch.randn(n, 32), torch.randint(0, 4, (n,)))
@@ -81,7 +100,11 @@ def main():
                     if a.gap_ms:
                         time.sleep(a.gap_ms / 1e3)
                     loss_fn(model(x), y).backward()
-                opt.step()
+                if scaler:
+                    scaler.step(opt)
+                    scaler.update()
+                else:
+                    opt.step()
         if a.ranges:
             range_pop()
         if a.after_ms:

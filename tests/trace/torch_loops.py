@@ -14,8 +14,12 @@ changes between the shapes (--shape):
           steady-state throughput (one synchronisation at the end of the warmup, one at the end)
   item10  like none, with loss.item() every 10th step, outside the step range
 
-    python3 torch_loops.py --shape none --steps 80 --warmup 10 --out prog.json [--amp bf16]
+    python3 torch_loops.py --shape none --steps 80 --warmup 10 --out prog.json [--amp bf16|fp16]
         [--delay-ms 2] [--no-ranges] [--device cpu]
+
+--amp fp16 trains under float16 autocast with a GradScaler whose scale grows after every step
+(growth_interval 1), so that it overflows and skips optimizer steps all along the run, as float16
+training does at its start; the number of steps skipped is in --out's "skipped".
 
 --out writes {shape, batch, warmup, steps, iter, data (s, every step; template shapes),
 marks ({in_hand, t0, t1} of every step, time.perf_counter()'s CLOCK_MONOTONIC seconds, the clock of
@@ -65,7 +69,7 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--delay-ms", type=float, default=0.0)
-    ap.add_argument("--amp", choices=["bf16"], default=None)
+    ap.add_argument("--amp", choices=["bf16", "fp16"], default=None)
     ap.add_argument("--no-ranges", action="store_true")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--out")
@@ -85,20 +89,27 @@ def main():
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     template = a.shape in ("after", "inside")
 
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(a.amp)
+    scaler = torch.amp.GradScaler("cuda", init_scale=2.0**16, growth_interval=1) if a.amp == "fp16" else None
+
     def step(x, y):
         push("forward")
-        if a.amp:
-            with torch.autocast("cuda", dtype=torch.bfloat16):
+        if dtype:
+            with torch.autocast("cuda", dtype=dtype):
                 loss = loss_fn(model(x), y)
         else:
             loss = loss_fn(model(x), y)
         pop()
         push("backward")
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        (scaler.scale(loss) if scaler else loss).backward()
         pop()
         push("optimizer")
-        opt.step()
+        if scaler:
+            scaler.step(opt)
+            scaler.update()
+        else:
+            opt.step()
         pop()
         return loss
 
@@ -140,8 +151,9 @@ def main():
         period = sum(iters[a.warmup:]) / measured + sum(datas[a.warmup:]) / measured
     else:
         period = (t_end - t_start) / measured
+    taken = opt.state[next(iter(model.parameters()))].get("step", 0)  # the optimizer steps not skipped
     out = {"shape": a.shape, "batch": a.batch, "warmup": a.warmup, "steps": a.steps, "iter": iters, "data": datas, "marks": marks,
-           "period": period, "samples_per_s": a.batch / period}
+           "period": period, "samples_per_s": a.batch / period, "skipped": a.steps - int(taken)}
     if a.out:
         with open(a.out, "w") as f:
             json.dump(out, f)

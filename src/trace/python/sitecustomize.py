@@ -21,7 +21,8 @@ wlrun_trace_auto_* functions: src/trace/trace_auto.c), on the thread that trains
               mode: other calls evaluate) until backward or the optimizer begins
   backward    torch.autograd.backward (loss.backward(), a GradScaler's scaled loss)
   optimizer   the optimizer's step (torch's global step hooks; a closure's forward and backward,
-              as Lightning passes them, stay outside it)
+              as Lightning passes them, stay outside it), or a GradScaler's step around it, which
+              ends the iteration also where it skips the optimizer's (overflowed gradients)
 
 With several optimizers stepping in one iteration (a GAN), the first iteration teaches the order
 and later steps end at the last optimizer of that order. Any other sitecustomize on the path is
@@ -86,6 +87,8 @@ class _Loop:
         self.ahead = 0  # the samples of the last batch fetched on another thread
         self.order, self.learned = [], False  # the optimizers of one iteration
         self.depth = 0  # optimizer steps running inside one another (a subclass's super().step())
+        self.scaling = 0  # GradScaler steps running inside one another
+        self.stepped = 0  # the optimizer steps ended so far
         self.told = False  # whether the eval-mode training was said
         # told True when no phase is open (a forward would begin one), False when one opens:
         # _install hooks module calls only then, so that the model's own calls run on torch's
@@ -227,7 +230,26 @@ class _Loop:
             self.end_phase()
 
     def optimizer_begin(self):
+        if self.scaling and self.phase == "optimizer":  # opened by the GradScaler's step around it
+            return True
         return self.phase_begin("optimizer")
+
+    def scaler_begin(self):
+        """A GradScaler's step (mixed precision) begins: the optimizer phase opens with it, its
+        unscaling and its check of the gradients included. Returns the optimizer steps ended so
+        far, or None inside another scaler's step."""
+        self.scaling += 1
+        if self.scaling > 1:
+            return None
+        self.optimizer_begin()
+        return self.stepped
+
+    def scaler_end(self, optimizer, stepped):
+        """A GradScaler's step ends: where it skipped the optimizer's (the gradients overflowed,
+        as in the first steps of float16 training), the iteration ends here all the same."""
+        self.scaling -= 1
+        if stepped is not None and self.stepped == stepped:
+            self.optimizer_end(optimizer)
 
     def ends_iteration(self, optimizer):
         key = id(optimizer)
@@ -240,6 +262,7 @@ class _Loop:
         return key == self.order[-1]
 
     def optimizer_end(self, optimizer):
+        self.stepped += 1
         if self.phase == "optimizer":
             self.end_phase()
         if self.step and self.thread == self.ident() and self.ends_iteration(optimizer):
@@ -434,6 +457,59 @@ def _install(torch, loop, report):
                 report.off(e)
 
         torch.optim.Optimizer.__init__ = __init__
+
+    _install_scalers(torch, loop, report, guarded)
+
+
+def _install_scalers(torch, loop, report, guarded):
+    """GradScaler's step, which skips the optimizer's step where the gradients overflowed: each
+    class that defines one (subclasses too: FSDP's, a program's own) is wrapped at its first
+    instance, so that a skipped step still ends its iteration."""
+    import functools
+
+    scaler_begin, scaler_end = guarded(loop.scaler_begin), guarded(loop.scaler_end)
+
+    def wrap(cls):
+        impl = cls.__dict__.get("step")
+        if impl is None or getattr(impl, "_wlrun_auto", False):
+            return
+
+        @functools.wraps(impl)
+        def step(self, optimizer, *args, **kwargs):
+            stepped = scaler_begin()
+            try:
+                return impl(self, optimizer, *args, **kwargs)
+            finally:
+                scaler_end(optimizer, stepped)
+
+        step._wlrun_auto = True
+        cls.step = step
+
+    bases = []
+    for path in ("amp", "cuda.amp"):
+        at = torch
+        for part in path.split("."):
+            at = getattr(at, part, None)
+        cls = getattr(at, "GradScaler", None)
+        if isinstance(cls, type) and cls not in bases:
+            bases.append(cls)
+    for base in bases:
+        init_impl = base.__dict__.get("__init__")
+        if init_impl is None or getattr(init_impl, "_wlrun_auto", False):
+            continue
+
+        def __init__(self, *args, _impl=init_impl, **kwargs):
+            _impl(self, *args, **kwargs)
+            try:
+                for cls in type(self).__mro__:
+                    if any(issubclass(cls, b) for b in bases):
+                        wrap(cls)
+            except Exception as e:  # noqa: BLE001
+                report.off(e)
+
+        functools.update_wrapper(__init__, init_impl)
+        __init__._wlrun_auto = True
+        base.__init__ = __init__
 
 
 class _Report:
