@@ -129,7 +129,7 @@ describe("wlrun trace's Python hook", function()
     assert.equal(0, r.code, r.stderr)
     assert.equal("auto", c.trace.ranges)
     for i, d in ipairs(c.loop.data) do -- the fetch alone, well under the 40 ms wait
-      assert.is_true(d < 0.03, ("data %d: %.4f s"):format(i, d)) -- the fetch alone
+      assert.is_true(d < 0.03, ("data %d: %.4f s"):format(i, d))
     end
     -- the wait is between the data and the step, in the period: throughput counts it
     assert.is_true(c.loop.throughput < 16 / 0.040, tostring(c.loop.throughput))
