@@ -135,6 +135,19 @@ describe("wlrun trace's Python hook", function()
     assert.is_true(c.loop.throughput < 16 / 0.040, tostring(c.loop.throughput))
   end)
 
+  auto_it("begins a step at optimizer.zero_grad() with the batch in hand (the loop's first line)",
+    function()
+    local r, c = trace("--steps 8 --gap-ms 40 --zero-first")
+    assert.equal(0, r.code, r.stderr)
+    for i, s in ipairs(c.samples) do -- the wait after zero_grad is the step's
+      assert.is_true(s >= 0.040, ("step %d: %.4f s"):format(i, s))
+    end
+    for i, d in ipairs(c.loop.data) do
+      assert.is_true(d < 0.03, ("data %d: %.4f s"):format(i, d))
+    end
+    assert.equal(16, c.loop.batch_size)
+  end)
+
   auto_it("ends an iteration at a GradScaler's step that skipped the optimizer's (overflow)",
     function()
     local r, c = trace("--steps 12 --scaler 3")
@@ -197,11 +210,17 @@ describe("wlrun trace's Python hook", function()
 
   auto_it("says once that a model trained in eval mode has its forward left out of the steps",
     function()
-    local r, c = shapes("--epochs 2 --steps 6 --batch 16 --eval-train")
+    -- zero_grad() after the optimizer: the step begins at backward
+    local r, c = shapes("--epochs 2 --steps 6 --batch 16 --eval-train --zero-last")
     assert.equal(0, r.code, r.stderr)
     assert.equal(12, c.trace.steps)
     local _, n = r.stderr:gsub("trains a model in eval mode %(model%.eval%(%), grad enabled%)", "")
     assert.equal(1, n, r.stderr)
+    -- zero_grad() as the loop's first line: the step begins there, the forward is in it
+    r, c = shapes("--epochs 2 --steps 6 --batch 16 --eval-train")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(12, c.trace.steps)
+    assert.is_nil(r.stderr:find("eval mode", 1, true), r.stderr)
   end)
 
   auto_it("counts the samples of a step's batch, whoever fetches it and however many loaders",

@@ -8,6 +8,8 @@
     --no-loader        batches made in the loop, no DataLoader (no batch size for the hook)
     --scaler N         a GradScaler's step, which skips every Nth optimizer step (as float16
                        training's overflowed gradients make it skip)
+    --zero-first       optimizer.zero_grad() after the batch is in hand, before the --gap-ms wait
+                       and the forward (the loop's first line), not before the fetch
 
     python3 torch_auto.py --steps 12 --batch 16 [--device cuda] [--closure] ...
 """
@@ -59,6 +61,7 @@ def main():
     ap.add_argument("--hooks", action="store_true")  # print the global module hooks at the end
     ap.add_argument("--list-params", action="store_true")  # a model whose parameters() is a list
     ap.add_argument("--scaler", type=int, default=0)  # a GradScaler skipping every Nth step
+    ap.add_argument("--zero-first", action="store_true")  # zero_grad() with the batch in hand
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -82,7 +85,8 @@ def main():
         if a.ranges:
             range_push("train_step")
         for model, opt in zip(models, opts):
-            opt.zero_grad()
+            if not a.zero_first:
+                opt.zero_grad()
             if a.closure:
                 x, y = batch()
                 x, y = x.to(dev), y.to(dev)
@@ -94,9 +98,11 @@ def main():
 
                 opt.step(closure)
             else:
-                for _ in range(a.accumulate):
+                for k in range(a.accumulate):
                     x, y = batch()
                     x, y = x.to(dev), y.to(dev)
+                    if a.zero_first and k == 0:
+                        opt.zero_grad()
                     if a.gap_ms:
                         time.sleep(a.gap_ms / 1e3)
                     loss_fn(model(x), y).backward()

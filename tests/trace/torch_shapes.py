@@ -8,6 +8,7 @@ must read them (docs/trace.md, "No annotation needed"); tests/e2e/trace_auto_spe
     --teacher          a teacher's forward under torch.no_grad() before the student's (distillation)
     --producer         a thread fetches the batches into a queue, the main thread trains on them
     --eval-train       the model trained in eval mode (model.eval(), grad enabled)
+    --zero-last        optimizer.zero_grad() after the optimizer's step, not as the loop's first line
     --log-ms T         the program's own NVTX ranges, none of them a step: "epoch" around each
                        epoch, "load" around each fetch and "log" (T ms) after each optimizer step
     --checkpoint-ms T  the last epoch stops one batch short (a loop of so many steps: the loader is
@@ -84,6 +85,7 @@ def main():
     ap.add_argument("--log-ms", type=float, default=0.0)
     ap.add_argument("--eval-train", action="store_true")
     ap.add_argument("--checkpoint-ms", type=float, default=0.0)
+    ap.add_argument("--zero-last", action="store_true")
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -102,7 +104,8 @@ def main():
             push("epoch")
         epoch = batches(a, loader, noise)
         for i, (x, y) in enumerate(loaded(epoch, push, pop) if a.log_ms else epoch):
-            opt.zero_grad(set_to_none=True)
+            if not a.zero_last:
+                opt.zero_grad(set_to_none=True)
             loss = loss_fn(model(x), y)
             if a.teacher:
                 with torch.no_grad():
@@ -110,6 +113,8 @@ def main():
                 loss = loss + (model(x).log_softmax(1) * soft).sum(1).mean()
             loss.backward()
             opt.step()
+            if a.zero_last:
+                opt.zero_grad(set_to_none=True)
             if a.log_ms:
                 push("log")
                 time.sleep(a.log_ms / 1e3)

@@ -11,7 +11,8 @@ wlrun_trace_auto_* functions: src/trace/trace_auto.c), on the thread that trains
               raises (the loader exhausted); its payload is the time __next__ returned
               (CLOCK_MONOTONIC ns, the library's clock): the report ends the fetch at the later of
               that and the range's last launch (the copy), not at a synchronisation after it
-  train_step  from the first forward, backward or optimizer step after the previous step's end to
+  train_step  from the first forward, backward or optimizer step after the previous step's end (or
+              an optimizer's zero_grad() with a batch in hand, as a loop's first line) to
               the loop's next range after the optimizer step that closes the iteration (the next
               batch's fetch, the next forward; the last step: that optimizer step's end): what the
               loop does after the optimizer (waiting for the GPU, logging) is the step's; its
@@ -193,6 +194,12 @@ class _Loop:
                 self.pop()
             self.phase = None
             self.waiting(True)
+
+    def zero_grad(self):
+        """optimizer.zero_grad() with a batch in hand on the thread that trains: the training work
+        on the batch begins there (the template's t0 comes before it, as the loop's first line)."""
+        if not self.step and self.pending() and self.ours():
+            self.begin()
 
     def forward(self):
         if not self.ours():
@@ -381,6 +388,17 @@ def _install(torch, loop, report):
                 backward_end()
 
     torch.autograd.backward = backward
+
+    # zero_grad: where a loop calls it with the batch in hand, its step begins there
+    zero_grad = guarded(loop.zero_grad)
+    zero_grad_impl = torch.optim.Optimizer.zero_grad
+
+    @functools.wraps(zero_grad_impl)
+    def optimizer_zero_grad(self, *args, **kwargs):
+        zero_grad()
+        return zero_grad_impl(self, *args, **kwargs)
+
+    torch.optim.Optimizer.zero_grad = optimizer_zero_grad
 
     # the optimizers
     optimizer_begin, end_phase = guarded(loop.optimizer_begin), guarded(loop.end_phase)
