@@ -8,8 +8,9 @@
     --no-loader        batches made in the loop, no DataLoader (no batch size for the hook)
     --scaler N         a GradScaler's step, which skips every Nth optimizer step (as float16
                        training's overflowed gradients make it skip)
-    --zero-first       optimizer.zero_grad() after the batch is in hand, before the --gap-ms wait
-                       and the forward (the loop's first line), not before the fetch
+    --zero-first [W]   W.zero_grad() (W: optimizer, the default, or model) after the batch is in
+                       hand, before the --gap-ms wait and the forward (the loop's first line), not
+                       before the fetch
 
     python3 torch_auto.py --steps 12 --batch 16 [--device cuda] [--closure] ...
 """
@@ -61,7 +62,7 @@ def main():
     ap.add_argument("--hooks", action="store_true")  # print the global module hooks at the end
     ap.add_argument("--list-params", action="store_true")  # a model whose parameters() is a list
     ap.add_argument("--scaler", type=int, default=0)  # a GradScaler skipping every Nth step
-    ap.add_argument("--zero-first", action="store_true")  # zero_grad() with the batch in hand
+    ap.add_argument("--zero-first", nargs="?", const="optimizer", choices=["optimizer", "model"])
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -102,7 +103,7 @@ def main():
                     x, y = batch()
                     x, y = x.to(dev), y.to(dev)
                     if a.zero_first and k == 0:
-                        opt.zero_grad()
+                        (model if a.zero_first == "model" else opt).zero_grad()
                     if a.gap_ms:
                         time.sleep(a.gap_ms / 1e3)
                     loss_fn(model(x), y).backward()

@@ -12,7 +12,7 @@ wlrun_trace_auto_* functions: src/trace/trace_auto.c), on the thread that trains
               (CLOCK_MONOTONIC ns, the library's clock): the report ends the fetch at the later of
               that and the range's last launch (the copy), not at a synchronisation after it
   train_step  from the first forward, backward or optimizer step after the previous step's end (or
-              an optimizer's zero_grad() with a batch in hand, as a loop's first line) to
+              a zero_grad() with a batch in hand, as a loop's first line) to
               the loop's next range after the optimizer step that closes the iteration (the next
               batch's fetch, the next forward; the last step: that optimizer step's end): what the
               loop does after the optimizer (waiting for the GPU, logging) is the step's; its
@@ -196,8 +196,9 @@ class _Loop:
             self.waiting(True)
 
     def zero_grad(self):
-        """optimizer.zero_grad() with a batch in hand on the thread that trains: the training work
-        on the batch begins there (the template's t0 comes before it, as the loop's first line)."""
+        """zero_grad() (an optimizer's or a model's) with a batch in hand on the thread that
+        trains: the training work on the batch begins there (the template's t0 comes before it, as
+        the loop's first line)."""
         if not self.step and self.pending() and self.ours():
             self.begin()
 
@@ -389,16 +390,22 @@ def _install(torch, loop, report):
 
     torch.autograd.backward = backward
 
-    # zero_grad: where a loop calls it with the batch in hand, its step begins there
+    # zero_grad, an optimizer's or a model's: where a loop calls it with the batch in hand, its
+    # step begins there
     zero_grad = guarded(loop.zero_grad)
-    zero_grad_impl = torch.optim.Optimizer.zero_grad
 
-    @functools.wraps(zero_grad_impl)
-    def optimizer_zero_grad(self, *args, **kwargs):
-        zero_grad()
-        return zero_grad_impl(self, *args, **kwargs)
+    def wrap_zero_grad(cls):
+        impl = cls.zero_grad
 
-    torch.optim.Optimizer.zero_grad = optimizer_zero_grad
+        @functools.wraps(impl)
+        def with_step(self, *args, **kwargs):
+            zero_grad()
+            return impl(self, *args, **kwargs)
+
+        cls.zero_grad = with_step
+
+    wrap_zero_grad(torch.optim.Optimizer)
+    wrap_zero_grad(torch.nn.Module)
 
     # the optimizers
     optimizer_begin, end_phase = guarded(loop.optimizer_begin), guarded(loop.end_phase)
