@@ -399,7 +399,8 @@ def _install(torch, loop, report):
 
         @functools.wraps(impl)
         def with_step(self, *args, **kwargs):
-            zero_grad()
+            if not compiling():  # torch.compile tracing a training step: nothing of the hook's
+                zero_grad()
             return impl(self, *args, **kwargs)
 
         cls.zero_grad = with_step
