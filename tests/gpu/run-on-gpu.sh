@@ -71,8 +71,7 @@ prepare_steps() {
 # the kernel panel where panel/ is carried, and with WLRUN_AB_OLD the sweep against that wlrun)
 # or speed (the harness's own time: kernels compiled ahead, the accounts of a sweep and of tiny
 # configurations, a bigger sweep's bound on several GPUs) or filter (the specs of WLRUN_GPU_SPECS
-# whose names match WLRUN_GPU_FILTER, Lua patterns
-# separated by |)
+# whose names match one of WLRUN_GPU_FILTER's Lua patterns, separated by |)
 part=${1:-all}
 export WLRUN_CACHE_DIR=/tmp/wlrun-gpu-cache
 step version "$bin" --version
@@ -114,7 +113,7 @@ elif [ "$part" = ratios ]; then
   prepare_steps
   step busted-bench "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua tests/gpu/device_spec.lua tests/gpu/deep_measure_spec.lua tests/gpu/cublas_spec.lua
 elif [ "$part" = filter ]; then # a rerun of chosen GPU specs: WLRUN_GPU_SPECS (files), WLRUN_GPU_FILTER
-  export WLRUN_TRACE_NVTX_PUSH=$root/build-static/libtrace_nvtx_push.so WLRUN_PYTHON=${WLRUN_PYTHON:-python3}
+  export WLRUN_PYTHON=${WLRUN_PYTHON:-python3} # WLRUN_TRACE_NVTX_PUSH is set above
   filters=()
   IFS='|' read -ra pats <<<"${WLRUN_GPU_FILTER:-.}" # patterns separated by |: a spec matching any
   for pat in "${pats[@]}"; do filters+=(--filter "$pat"); done
