@@ -150,6 +150,34 @@ describe("wlrun trace's Python hook", function()
     end
   end)
 
+  auto_it("begins the step at the batch in hand where the forward calls no module (functional)",
+    function()
+    -- the forward (30 ms) is functional ops on the weights: the hook sees the step begin at
+    -- backward, with the time the batch was in hand; torch.autograd.grad is a backward too
+    for _, shape in ipairs { "", "--grad" } do
+      local r, c = trace("--steps 8 --functional 30 " .. shape)
+      assert.equal(0, r.code, r.stderr)
+      assert.equal(8, c.trace.steps, shape)
+      for i, s in ipairs(c.samples) do
+        assert.is_true(s >= 0.030 and s < 0.3, ("%s: step %d: %.4f s"):format(shape, i, s))
+      end
+      for i, d in ipairs(c.loop.data) do
+        assert.is_true(d < 0.025, ("%s: data %d: %.4f s"):format(shape, i, d))
+      end
+      assert.equal("forward backward optimizer", names(c), shape)
+      for _, ph in ipairs(c.loop.phases) do
+        if ph.name == "forward" then assert.is_true(ph.mean >= 0.030, shape) end
+      end
+      assert.equal(16, c.loop.batch_size)
+    end
+  end)
+
+  auto_it("says why it finds no step in a loop that updates the weights itself", function()
+    local r = trace("--steps 8 --manual")
+    assert.equal(2, r.code, r.stderr)
+    assert.matches("wlrun's hook saw 8 backward passes and no optimizer step", r.stderr, 1, true)
+  end)
+
   auto_it("ends an iteration at a GradScaler's step that skipped the optimizer's (overflow)",
     function()
     local r, c = trace("--steps 12 --scaler 3")
@@ -210,19 +238,26 @@ describe("wlrun trace's Python hook", function()
     end
   end)
 
-  auto_it("says once that a model trained in eval mode has its forward left out of the steps",
+  auto_it("keeps the forward of a model trained in eval mode in the step, or says it cannot",
     function()
-    -- zero_grad() after the optimizer: the step begins at backward
+    -- zero_grad() after the optimizer: the step's first training work the hook sees is backward;
+    -- it begins at the batch in hand all the same, the forward in it
     local r, c = shapes("--epochs 2 --steps 6 --batch 16 --eval-train --zero-last")
     assert.equal(0, r.code, r.stderr)
     assert.equal(12, c.trace.steps)
-    local _, n = r.stderr:gsub("trains a model in eval mode %(model%.eval%(%), grad enabled%)", "")
-    assert.equal(1, n, r.stderr)
+    assert.is_nil(r.stderr:find("eval mode", 1, true), r.stderr)
+    assert.equal("forward backward optimizer", names(c))
     -- zero_grad() as the loop's first line: the step begins there, the forward is in it
     r, c = shapes("--epochs 2 --steps 6 --batch 16 --eval-train")
     assert.equal(0, r.code, r.stderr)
     assert.equal(12, c.trace.steps)
     assert.is_nil(r.stderr:find("eval mode", 1, true), r.stderr)
+    -- the batches fetched by another thread: no batch in hand to begin at, which it says once
+    r, c = shapes("--epochs 2 --steps 6 --batch 16 --eval-train --zero-last --producer")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(12, c.trace.steps)
+    local _, n = r.stderr:gsub("trains a model in eval mode %(model%.eval%(%), grad enabled%)", "")
+    assert.equal(1, n, r.stderr)
   end)
 
   auto_it("counts the samples of a step's batch, whoever fetches it and however many loaders",

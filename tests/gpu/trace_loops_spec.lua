@@ -122,6 +122,17 @@ describe("wlrun trace against the program's own timing, by loop shape", function
   end)
   case("after, no ranges", "--shape after --no-ranges",
     function(c) assert.equal("auto", c.trace.ranges) end)
+  -- a functional forward (no module called): the hook sees each step begin at backward, and the
+  -- report begins it at the batch in hand
+  for _, shape in ipairs { "after", "none" } do
+    case(shape .. ", functional, no ranges", "--shape " .. shape .. " --functional --no-ranges",
+      function(c)
+        assert.equal("auto", c.trace.ranges)
+        local names = {}
+        for _, ph in ipairs(c.trace.phases) do names[ph.name] = ph end
+        assert.is_true(names.forward and names.forward.gpu_mean > 0, "the forward's GPU work")
+      end)
+  end
   -- float16 with a GradScaler that skips optimizer steps all along: each skipped step still ends
   -- its iteration (the hook wraps the scaler's step)
   case("none fp16, no ranges", "--shape none --amp fp16 --no-ranges", function(c, prog)

@@ -11,6 +11,10 @@
     --zero-first [W]   W.zero_grad() (W: optimizer, the default, or model) after the batch is in
                        hand, before the --gap-ms wait and the forward (the loop's first line), not
                        before the fetch
+    --functional MS    the forward calls no module with parameters (functional ops on the model's
+                       weights), and sleeps MS ms first
+    --grad             the gradients taken by torch.autograd.grad and set by the loop, no backward()
+    --manual           no optimizer: the loop updates the weights itself (p -= lr * p.grad)
 
     python3 torch_auto.py --steps 12 --batch 16 [--device cuda] [--closure] ...
 """
@@ -63,6 +67,9 @@ def main():
     ap.add_argument("--list-params", action="store_true")  # a model whose parameters() is a list
     ap.add_argument("--scaler", type=int, default=0)  # a GradScaler skipping every Nth step
     ap.add_argument("--zero-first", nargs="?", const="optimizer", choices=["optimizer", "model"])
+    ap.add_argument("--functional", type=float, default=None)
+    ap.add_argument("--grad", action="store_true")
+    ap.add_argument("--manual", action="store_true")
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -76,6 +83,21 @@ def main():
     data = TensorDataset(torch.randn(n, 32), torch.randint(0, 4, (n,)))
     loader = DataLoader(data, batch_size=a.batch, num_workers=a.workers)
     batches = iter(loader)
+
+    def forward(model, x):
+        if a.functional is None:
+            return model(x)
+        time.sleep(a.functional / 1e3)
+        first, last = model[0], model[2]  # indexing calls no module
+        h = torch.relu(nn.functional.linear(x, first.weight, first.bias))
+        return nn.functional.linear(h, last.weight, last.bias)
+
+    def backward(model, loss):
+        if not a.grad:
+            return loss.backward()
+        params = list(model.parameters())
+        for p, g in zip(params, torch.autograd.grad(loss, params)):
+            p.grad = g if p.grad is None else p.grad + g
 
     def batch():
         if a.no_loader:
@@ -106,10 +128,14 @@ def main():
                         (model if a.zero_first == "model" else opt).zero_grad()
                     if a.gap_ms:
                         time.sleep(a.gap_ms / 1e3)
-                    loss_fn(model(x), y).backward()
+                    backward(model, loss_fn(forward(model, x), y))
                 if scaler:
                     scaler.step(opt)
                     scaler.update()
+                elif a.manual:
+                    with torch.no_grad():
+                        for p in model.parameters():
+                            p -= 0.01 * p.grad
                 else:
                     opt.step()
         if a.ranges:

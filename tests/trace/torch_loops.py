@@ -17,6 +17,10 @@ changes between the shapes (--shape):
     python3 torch_loops.py --shape none --steps 80 --warmup 10 --out prog.json [--amp bf16|fp16]
         [--delay-ms 2] [--no-ranges] [--device cpu]
 
+--functional runs the model's forward as functional ops on its weights (F.conv2d, F.batch_norm, ...:
+no module with parameters called) and calls optimizer.zero_grad() after the optimizer's step, not
+before backward: the shape whose forward wlrun's hook cannot see.
+
 --amp fp16 trains under float16 autocast with a GradScaler whose scale grows after every step
 (growth_interval 1), so that it overflows and skips optimizer steps all along the run, as float16
 training does at its start; the number of steps skipped is in --out's "skipped".
@@ -32,6 +36,7 @@ import time
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset
 
 
@@ -61,6 +66,24 @@ def net(classes):
     return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c_in, classes))
 
 
+def functional(model, x):
+    """model's forward without calling a module: its layers' ops on their weights."""
+    for m in model:  # iterating a Sequential calls none of its modules
+        if isinstance(m, nn.Conv2d):
+            x = F.conv2d(x, m.weight, m.bias, m.stride, m.padding)
+        elif isinstance(m, nn.BatchNorm2d):
+            x = F.batch_norm(x, m.running_mean, m.running_var, m.weight, m.bias, True, m.momentum, m.eps)
+        elif isinstance(m, nn.ReLU):
+            x = F.relu(x, inplace=True)
+        elif isinstance(m, nn.AdaptiveAvgPool2d):
+            x = F.adaptive_avg_pool2d(x, 1)
+        elif isinstance(m, nn.Flatten):
+            x = x.flatten(1)
+        else:
+            x = F.linear(x, m.weight, m.bias)
+    return x
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shape", choices=["after", "inside", "none", "item10"], default="after")
@@ -71,6 +94,7 @@ def main():
     ap.add_argument("--delay-ms", type=float, default=0.0)
     ap.add_argument("--amp", choices=["bf16", "fp16"], default=None)
     ap.add_argument("--no-ranges", action="store_true")
+    ap.add_argument("--functional", action="store_true")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--out")
     a = ap.parse_args()
@@ -92,16 +116,19 @@ def main():
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(a.amp)
     scaler = torch.amp.GradScaler("cuda", init_scale=2.0**16, growth_interval=1) if a.amp == "fp16" else None
 
+    forward = (lambda x: functional(model, x)) if a.functional else model
+
     def step(x, y):
         push("forward")
         if dtype:
             with torch.autocast("cuda", dtype=dtype):
-                loss = loss_fn(model(x), y)
+                loss = loss_fn(forward(x), y)
         else:
-            loss = loss_fn(model(x), y)
+            loss = loss_fn(forward(x), y)
         pop()
         push("backward")
-        opt.zero_grad(set_to_none=True)
+        if not a.functional:
+            opt.zero_grad(set_to_none=True)
         (scaler.scale(loss) if scaler else loss).backward()
         pop()
         push("optimizer")
@@ -110,6 +137,8 @@ def main():
             scaler.update()
         else:
             opt.step()
+        if a.functional:
+            opt.zero_grad(set_to_none=True)
         pop()
         return loss
 

@@ -61,10 +61,15 @@ function notes.no_steps(trace, o)
   end
   local deep = 0 -- pushes past the depth the library records, with their pops
   for _, p in ipairs(trace.processes) do deep = deep + (p.dropped.depth or 0) end
+  local backward = counts["backward [wlrun's hook]"]
   return (
     "no closed range named '%s' in the %s traced; the ranges seen (%d in all), by count: %s; "
-    .. "name the step's range with --step NAME%s"):format(
+    .. "name the step's range with --step NAME%s%s"):format(
     read.printable(o.step, 60), where, n, (by_count(counts, 20)),
+    backward and not counts["optimizer [wlrun's hook]"] and ("; wlrun's hook saw %d backward "
+      .. "pass%s and no optimizer step: its steps end at a torch.optim optimizer's step (or a "
+      .. "GradScaler's), and a loop that updates the weights itself has none, so push a range "
+      .. "around each step (docs/trace.md)"):format(backward, backward == 1 and "" or "es") or "",
     deep > 0 and ("; %d ranges were not recorded, pushed inside %d open ones on their thread "
       .. "(the library's bound): a step range among them is not seen"):format(deep,
       read.LIMITS.depth) or "")

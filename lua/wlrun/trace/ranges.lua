@@ -36,6 +36,30 @@ function ranges.steps(p, name, auto)
   return list
 end
 
+-- A copy of the process to rewrite: its ranges those for which keep(r) is true, copied, each
+-- parent the nearest ancestor kept; copy: range -> its copy; nearest(r): the copy at or above r
+local function view(p, keep)
+  local q = {}
+  for k, v in pairs(p) do q[k] = v end
+  local kept, copy = {}, {}
+  for _, r in ipairs(p.ranges) do
+    if keep(r) then
+      local c = {}
+      for k, v in pairs(r) do c[k] = v end
+      copy[r] = c
+      kept[#kept + 1] = c
+    end
+  end
+  local function nearest(r)
+    while r and not copy[r] do r = r.parent end
+    return r and copy[r]
+  end
+  for r, c in pairs(copy) do c.parent = nearest(r.parent) end
+  q.ranges, q.by_rid, q.corr = kept, {}, {}
+  for _, c in ipairs(kept) do q.by_rid[c.rid] = c end
+  return q, copy, nearest
+end
+
 -- The process without the hook's ranges, as if it had never pushed them, but those for which
 -- keep(r) is true: the ranges kept keep their nesting among themselves (a parent is the nearest
 -- ancestor kept), and GPU work launched in a range left out belongs to the innermost range kept
@@ -43,30 +67,94 @@ end
 -- hook's step opens inside the program's forward and outlives it, so the forward is no ancestor of
 -- the hook's ranges, yet their work launched before it closed is the forward's.
 function ranges.without_auto(p, keep)
-  local q = {}
-  for k, v in pairs(p) do q[k] = v end
-  local kept, copy = {}, {}
-  for _, r in ipairs(p.ranges) do
-    if not ranges.is_auto(r) or keep(r) then
-      local c = {}
-      for k, v in pairs(r) do c[k] = v end
-      copy[r] = c
-      kept[#kept + 1] = c
-    end
-  end
-  local function nearest(r) -- the nearest range of the program's at or above r
-    while r and not copy[r] do r = r.parent end
-    return r and copy[r]
-  end
-  for r, c in pairs(copy) do c.parent = nearest(r.parent) end
-  local open_at = ranges.innermost_finder(kept)
-  q.ranges, q.by_rid, q.corr = kept, {}, {}
-  for _, c in ipairs(kept) do q.by_rid[c.rid] = c end
+  local q, copy, nearest = view(p, function(r) return not ranges.is_auto(r) or keep(r) end)
+  local open_at = ranges.innermost_finder(q.ranges)
   for corr, rid in pairs(p.corr) do
     local r = p.by_rid[rid]
     local t = p.launched[corr]
     local c = copy[r] or (t and open_at(r.tid, t)) or nearest(r.parent)
     if c then q.corr[corr] = c.rid end
+  end
+  return q
+end
+
+-- the "forward" of no length that the hook puts first in a step that began late (at backward or
+-- the optimizer: the forward called no module the hook sees), its payload the time the batch was
+-- in hand (src/trace/python/sitecustomize.py, _Loop.begin)
+local function late_marker(r)
+  local s = r.parent
+  return ranges.is_auto(r) and r.name == "forward" and not r.open and s and ranges.is_auto(s)
+    and s.name == "train_step" and math.type(r.payload) == "integer" and r.payload > 0
+    and r.payload <= s.start
+end
+
+-- the calls that can start GPU work in time order: by the rid of the range they were made in,
+-- and those made in no range (loose)
+local function launches_of(p)
+  local by, loose = {}, {}
+  for corr, t in pairs(p.launched or {}) do
+    local rid = p.corr[corr]
+    local l = rid and (by[rid] or {}) or loose
+    if rid then by[rid] = l end
+    l[#l + 1] = { corr = corr, t = t }
+  end
+  local function order(a, b) return a.t < b.t or (a.t == b.t and a.corr < b.corr) end
+  for _, l in pairs(by) do table.sort(l, order) end
+  table.sort(loose, order)
+  return by, loose
+end
+
+-- the batch in hand of a data range d whose batch was in hand at t: t, or just after the copies
+-- to the GPU (memcpy, memset) launched in d from t on before its first kernel (x.to(dev)), so
+-- that the step's window begins when they have finished, as the template's synchronisation
+-- before its t0 makes it
+local function in_hand(d, t, launched, kind)
+  local at = t
+  for _, l in ipairs(launched[d.rid] or {}) do
+    if l.t >= t then
+      local k = kind[l.corr]
+      if k == "kernel" or not k then break end
+      at = math.max(at, l.t + 1)
+    end
+  end
+  return math.min(at, d.stop)
+end
+
+-- The steps of the hook's that began late begin at their batch in hand instead: the end of the
+-- data range that fetched it (in_hand), where the marker (late_marker) now begins, the forward
+-- from there to the step's old start. The work done in that time on the step's thread is the
+-- forward's: the program's ranges opened in it, and the GPU work launched in it, in the data
+-- range or in no range. The process unchanged where no step began late.
+function ranges.late_forwards(p)
+  local markers, data = {}, {}
+  for _, r in ipairs(p.ranges) do
+    if late_marker(r) then markers[#markers + 1] = r end
+    if ranges.is_auto(r) and r.name == "data" and not r.open and math.type(r.payload) == "integer"
+      then data[r.tid .. ":" .. r.payload] = r end
+  end
+  if #markers == 0 then return p end
+  local q, copy = view(p, function() return true end)
+  for corr, rid in pairs(p.corr) do q.corr[corr] = rid end
+  local kind = {}
+  for _, w in ipairs(p.gpu) do kind[w.corr] = kind[w.corr] == "kernel" and "kernel" or w.kind end
+  local launched, loose = launches_of(p)
+  for _, m in ipairs(markers) do
+    local s, d = m.parent, data[m.tid .. ":" .. m.payload]
+    if d and d.stop <= s.start then
+      local from = in_hand(d, m.payload, launched, kind)
+      local cm, cd, cs = copy[m], copy[d], copy[s]
+      cd.stop, cm.start, cs.start = from, from, from
+      for _, c in ipairs(q.ranges) do -- opened after the batch in hand: the forward's
+        if c.tid == m.tid and c.start >= from and c.start < s.start and c ~= cm and c ~= cs
+          and (c.parent == cd or c.parent == cd.parent) then c.parent = cm end
+      end
+      for _, l in ipairs(launched[d.rid] or {}) do
+        if l.t >= from then q.corr[l.corr] = m.rid end
+      end
+      for _, l in ipairs(loose) do
+        if l.t >= from and l.t < s.start then q.corr[l.corr] = m.rid end
+      end
+    end
   end
   return q
 end

@@ -508,8 +508,9 @@ local function steps_of(p, o)
     return p, ranges.steps(p, o.step, false), "program"
   end
   if o.auto then
-    steps = ranges.steps(p, o.step, true)
-    if #steps > 0 then return p, steps, "auto" end
+    local q = ranges.late_forwards(p)
+    steps = ranges.steps(q, o.step, true)
+    if #steps > 0 then return q, steps, "auto" end
   end
   return p, steps, "program"
 end

@@ -155,7 +155,7 @@ class _Loop:
             return
         p = self.pending()
         p[loader] = p.get(loader, 0) + n
-        self.local.fetched_at = self.now()
+        self.local.fetched_at = self.local.in_hand_at = self.now()
 
     def data_close(self):
         if "data" in self.stack():
@@ -172,20 +172,31 @@ class _Loop:
         if grad and not self.step:
             self.local.eval_grad = True  # in eval mode with grad: a backward would say it trained
 
-    def begin(self):
+    def begin(self, late=False):
         """Training work begins on this thread: closes its data range, takes the batches in hand
-        into the step, opens the step if none."""
+        into the step, opens the step if none. late: it begins at backward or the optimizer, so
+        the forward on the batch in hand ran unseen (it called no module with parameters in
+        training mode: a functional model, one trained in eval mode); the step's first range is
+        then a "forward" of no length whose payload is the time the batch was in hand, where the
+        report begins the step (docs/trace.md, "No annotation needed")."""
         self.data_close()
         p = self.pending()
+        in_hand = getattr(self.local, "in_hand_at", 0) if p else 0
         for loader, n in p.items():
             self.fetched[loader] = self.fetched.get(loader, 0) + n
             self.evaluating.discard(loader)
             self.here = True
         p.clear()
         self.local.evaluated = False
+        self.local.in_hand_at = 0
+        self.local.marked = False
         if not self.step:
             self.push("train_step")
             self.step, self.thread = True, self.ident()
+            if late and in_hand:
+                self.push("forward", in_hand)
+                self.pop()
+                self.local.marked = True
 
     def end_phase(self):
         if self.phase is not None:
@@ -215,7 +226,7 @@ class _Loop:
         """A phase that ends the one open (backward, the optimizer); False on another thread."""
         if not self.ours():
             return False
-        self.begin()
+        self.begin(late=True)
         self.end_phase()
         self.push(name)
         self.phase = name
@@ -223,15 +234,17 @@ class _Loop:
         return True
 
     def backward_begin(self):
-        if not self.step and getattr(self.local, "eval_grad", False) and not self.told:
-            self.told = True
+        eval_grad = not self.step and getattr(self.local, "eval_grad", False)
+        self.local.eval_grad = False
+        mine = self.phase_begin("backward")
+        if eval_grad and mine and not getattr(self.local, "marked", False) and not self.told:
+            self.told = True  # no batch in hand from a DataLoader: nowhere to begin the step
             sys.stderr.write(
                 "wlrun trace: process %d trains a model in eval mode (model.eval(), grad enabled): "
                 "the hook takes its forward for evaluation, so the steps begin at backward and "
                 "leave the forward out; call model.train() before training, or give the loop "
                 "ranges of its own\n" % os.getpid())
-        self.local.eval_grad = False
-        return self.phase_begin("backward")
+        return mine
 
     def backward_end(self):
         if self.phase == "backward":
@@ -375,20 +388,24 @@ def _install(torch, loop, report):
 
     loop.finished = finished
 
-    # backward
-    backward_impl = torch.autograd.backward
+    # backward: torch.autograd.backward (loss.backward()) and torch.autograd.grad (gradients
+    # taken and set by the loop itself, a gradient penalty inside the forward)
     backward_begin, backward_end = guarded(loop.backward_begin), guarded(loop.backward_end)
 
-    @functools.wraps(backward_impl)
-    def backward(*args, **kwargs):
-        mine = backward_begin()
-        try:
-            return backward_impl(*args, **kwargs)
-        finally:
-            if mine:
-                backward_end()
+    def as_backward(impl):
+        @functools.wraps(impl)
+        def run(*args, **kwargs):
+            mine = backward_begin()
+            try:
+                return impl(*args, **kwargs)
+            finally:
+                if mine:
+                    backward_end()
 
-    torch.autograd.backward = backward
+        return run
+
+    torch.autograd.backward = as_backward(torch.autograd.backward)
+    torch.autograd.grad = as_backward(torch.autograd.grad)
 
     # zero_grad, an optimizer's or a model's: where a loop calls it with the batch in hand, its
     # step begins there
