@@ -172,8 +172,19 @@ describe("wlrun trace's Python hook", function()
     end
   end)
 
-  auto_it("says why it finds no step in a loop that updates the weights itself", function()
-    local r = trace("--steps 8 --manual")
+  auto_it("ends each step at backward where the program has no optimizer (it updates the weights)",
+    function()
+    local r, c = trace("--steps 12 --manual --after-ms 20")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("auto", c.trace.ranges)
+    assert.equal(12, c.trace.steps)
+    assert.equal(16, c.loop.batch_size)
+    assert.equal("forward backward", names(c))
+    for i, s in ipairs(c.samples) do -- the update and the 20 ms after it are the step's
+      assert.is_true((i == #c.samples or s >= 0.020) and s < 0.3, ("step %d: %.4f s"):format(i, s))
+    end
+    -- an optimizer made but never stepped: its steps would end there, so none is found
+    r = trace("--steps 8 --manual made")
     assert.equal(2, r.code, r.stderr)
     assert.matches("wlrun's hook saw 8 backward passes and no optimizer step", r.stderr, 1, true)
   end)

@@ -14,7 +14,8 @@
     --functional MS    the forward calls no module with parameters (functional ops on the model's
                        weights), and sleeps MS ms first
     --grad             the gradients taken by torch.autograd.grad and set by the loop, no backward()
-    --manual           no optimizer: the loop updates the weights itself (p -= lr * p.grad)
+    --manual [made]    the loop updates the weights itself (p -= lr * p.grad): no optimizer at all,
+                       or (made) one made and never stepped
 
     python3 torch_auto.py --steps 12 --batch 16 [--device cuda] [--closure] ...
 """
@@ -69,14 +70,15 @@ def main():
     ap.add_argument("--zero-first", nargs="?", const="optimizer", choices=["optimizer", "model"])
     ap.add_argument("--functional", type=float, default=None)
     ap.add_argument("--grad", action="store_true")
-    ap.add_argument("--manual", action="store_true")
+    ap.add_argument("--manual", nargs="?", const="none", choices=["none", "made"])
     a = ap.parse_args()
 
     torch.manual_seed(0)
     dev = torch.device(a.device)
     kind = ListParams if a.list_params else nn.Sequential
     models = [kind(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4)).to(dev) for _ in range(a.optimizers)]
-    opts = [torch.optim.SGD(m.parameters(), lr=0.01) for m in models]
+    # with no optimizer the model stands for it where the loop calls zero_grad()
+    opts = [torch.optim.SGD(m.parameters(), lr=0.01) if a.manual != "none" else m for m in models]
     scaler = SkippingScaler(a.scaler) if a.scaler else None
     loss_fn = nn.CrossEntropyLoss()
     n = a.steps * a.accumulate * a.optimizers * a.batch

@@ -67,8 +67,9 @@ function notes.no_steps(trace, o)
     .. "name the step's range with --step NAME%s%s"):format(
     read.printable(o.step, 60), where, n, (by_count(counts, 20)),
     backward and not counts["optimizer [wlrun's hook]"] and ("; wlrun's hook saw %d backward "
-      .. "pass%s and no optimizer step: its steps end at a torch.optim optimizer's step (or a "
-      .. "GradScaler's), and a loop that updates the weights itself has none, so push a range "
+      .. "pass%s and no optimizer step: where a program has made a torch.optim optimizer, its "
+      .. "steps end at the optimizer's step (a backward ends one only where there is none), and "
+      .. "this one's was never stepped (the loop updates the weights itself?), so push a range "
       .. "around each step (docs/trace.md)"):format(backward, backward == 1 and "" or "es") or "",
     deep > 0 and ("; %d ranges were not recorded, pushed inside %d open ones on their thread "
       .. "(the library's bound): a step range among them is not seen"):format(deep,

@@ -90,6 +90,7 @@ class _Loop:
         self.depth = 0  # optimizer steps running inside one another (a subclass's super().step())
         self.scaling = 0  # GradScaler steps running inside one another
         self.stepped = 0  # the optimizer steps ended so far
+        self.optimizers = 0  # the torch.optim optimizers made: with none, a backward ends a step
         self.told = False  # whether the eval-mode training was said
         # told True when no phase is open (a forward would begin one), False when one opens:
         # _install hooks module calls only then, so that the model's own calls run on torch's
@@ -249,6 +250,8 @@ class _Loop:
     def backward_end(self):
         if self.phase == "backward":
             self.end_phase()
+            if not self.optimizers and self.step and self.thread == self.ident():
+                self.end_iteration()  # no optimizer (the loop updates the weights itself)
 
     def optimizer_begin(self):
         if self.scaling and self.phase == "optimizer":  # opened by the GradScaler's step around it
@@ -287,16 +290,19 @@ class _Loop:
         if self.phase == "optimizer":
             self.end_phase()
         if self.step and self.thread == self.ident() and self.ends_iteration(optimizer):
-            s = self.stack()
-            if "train_step" in s:
-                # the step ends at the thread's next range of the hook's (the next batch's fetch,
-                # the next forward): what the loop does after the optimizer (waiting for the GPU,
-                # logging, in ranges of its own or not) is the step's, as the template's closing
-                # synchronisation makes it
-                self.pop_to("train_step")
-                s.pop()
-                self._pop_later(self.samples())
-            self.step, self.fetched = False, {}
+            self.end_iteration()
+
+    def end_iteration(self):
+        s = self.stack()
+        if "train_step" in s:
+            # the step ends at the thread's next range of the hook's (the next batch's fetch, the
+            # next forward): what the loop does after the optimizer (waiting for the GPU, logging,
+            # in ranges of its own or not) is the step's, as the template's closing
+            # synchronisation makes it
+            self.pop_to("train_step")
+            s.pop()
+            self._pop_later(self.samples())
+        self.step, self.fetched = False, {}
 
     def samples(self):
         """The step's: of the loader that gave it the most (loaders zipped give a batch each), or
@@ -467,39 +473,44 @@ def _install(torch, loop, report):
             loop.optimizer_end(optimizer)
 
     optim = importlib.import_module("torch.optim.optimizer")
-    if hasattr(optim, "register_optimizer_step_pre_hook"):
+    hooks = hasattr(optim, "register_optimizer_step_pre_hook")
+    if hooks:
         optim.register_optimizer_step_pre_hook(pre)
         optim.register_optimizer_step_post_hook(post)
-    else:  # torch before 2.0: each optimizer class's step, wrapped at its first instance
-        init_impl = torch.optim.Optimizer.__init__
 
-        def wrap_step(cls):
-            step_impl = cls.step
-            if getattr(step_impl, "_wlrun_auto", False):
-                return
+    # every optimizer made is counted (a loop with none ends its steps at backward); before torch
+    # 2.0 each optimizer class's step is wrapped at its first instance
+    init_impl = torch.optim.Optimizer.__init__
 
-            @functools.wraps(step_impl)
-            def step(self, *args, **kwargs):
-                changed = pre(self, args, kwargs)
-                if changed is not None:
-                    args, kwargs = changed
-                try:
-                    return step_impl(self, *args, **kwargs)
-                finally:
-                    post(self, args, kwargs)
+    def wrap_step(cls):
+        step_impl = cls.step
+        if getattr(step_impl, "_wlrun_auto", False):
+            return
 
-            step._wlrun_auto = True
-            cls.step = step
+        @functools.wraps(step_impl)
+        def step(self, *args, **kwargs):
+            changed = pre(self, args, kwargs)
+            if changed is not None:
+                args, kwargs = changed
+            try:
+                return step_impl(self, *args, **kwargs)
+            finally:
+                post(self, args, kwargs)
 
-        @functools.wraps(init_impl)
-        def __init__(self, *args, **kwargs):
-            init_impl(self, *args, **kwargs)
+        step._wlrun_auto = True
+        cls.step = step
+
+    @functools.wraps(init_impl)
+    def __init__(self, *args, **kwargs):
+        init_impl(self, *args, **kwargs)
+        loop.optimizers += 1
+        if not hooks:
             try:
                 wrap_step(type(self))
             except Exception as e:  # noqa: BLE001
                 report.off(e)
 
-        torch.optim.Optimizer.__init__ = __init__
+    torch.optim.Optimizer.__init__ = __init__
 
     _install_scalers(torch, loop, report, guarded)
 
