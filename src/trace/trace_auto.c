@@ -24,6 +24,7 @@ EXPORT int wlrun_trace_auto_push(const char *name, int64_t payload);
 EXPORT int wlrun_trace_auto_pop(int64_t payload);
 EXPORT int wlrun_trace_auto_pop_later(int64_t payload);
 EXPORT int wlrun_trace_auto_recording(void);
+EXPORT int wlrun_trace_auto_end_later(void);
 
 /* 1 when this process is traced (WLRUN_TRACE_DIR names a directory the file could be made in) */
 int wlrun_trace_auto_enabled(void) { return wt_init() && auto_domain() != NULL; }
@@ -61,3 +62,7 @@ int wlrun_trace_auto_pop_later(int64_t payload) {
   struct wt_payload p = payload_of(payload);
   return wt_pop_later(auto_domain(), payload > 0 ? &p : NULL);
 }
+
+/* ends now the range wlrun_trace_auto_pop_later left open on this thread: 1, or 0 where there is
+ * none (wt_end_later) */
+int wlrun_trace_auto_end_later(void) { return wlrun_trace_auto_enabled() ? wt_end_later() : -1; }

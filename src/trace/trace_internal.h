@@ -102,6 +102,8 @@ int wt_pop_with(struct wt_string *domain, const struct wt_payload *payload);
  * nest inside it); where the thread or the process ends first, it ends at the time of this call.
  * A range timed with a synchronisation (WLRUN_TRACE_SYNC), or not on top, is popped at once. */
 int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload);
+/* the range wt_pop_later left open on this thread ended now: 1 where there was one, else 0 */
+int wt_end_later(void);
 uint64_t wt_start(struct wt_string *domain, struct wt_string *name, struct wt_payload payload);
 void wt_end_range(uint64_t rid);
 void wt_name_thread(uint32_t tid, struct wt_string *name);

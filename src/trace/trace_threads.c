@@ -302,6 +302,18 @@ int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload) {
   return same_domain_below(t, i, domain);
 }
 
+/* The range wt_pop_later left open on this thread, if any, ended now (the loop's next work is none
+ * of the hook's ranges: a fetch from a loader that only evaluation uses); 1 when there was one */
+int wt_end_later(void) {
+  struct thread *t = self;
+  if (!t || !t->later || wt_finished() || !wt_recording()) return 0;
+  uint64_t now = wt_now();
+  wt_lock();
+  end_later(t, now);
+  wt_unlock_soon(now);
+  return 1;
+}
+
 void wt_name_thread(uint32_t tid, struct wt_string *name) {
   if (!name) return;
   wt_lock();

@@ -189,6 +189,28 @@ describe("wlrun trace's Python hook", function()
     assert.matches("wlrun's hook saw 8 backward passes and no optimizer step", r.stderr, 1, true)
   end)
 
+  auto_it("ends an iteration at the next batch where its last optimizer skipped (a WGAN's)",
+    function()
+    -- the critic steps every iteration, the generator every 2nd, on one batch: the first two
+    -- optimizer steps are steps of their own (the order learnt), then one step an iteration; the
+    -- last (its generator skipped, no batch after it) stays open
+    local r, c = trace("--steps 12 --optimizers 2 --every 2")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(12, c.trace.steps)
+    assert.equal(16, c.loop.batch_size)
+    assert.is_nil(table.concat(c.notes or {}, "\n"):find("differ", 1, true))
+  end)
+
+  auto_it("keeps a backward inside a backward in the phase (reentrant checkpointing)", function()
+    -- two checkpointed blocks of 20 ms: 40 ms of forward, their recompute (40 ms) in backward
+    local r, c = trace("--steps 8 --recompute 20")
+    assert.equal(0, r.code, r.stderr)
+    local by = {}
+    for _, ph in ipairs(c.loop.phases) do by[ph.name] = ph.mean end
+    assert.is_true(by.forward >= 0.040 and by.forward < 0.055, tostring(by.forward))
+    assert.is_true(by.backward >= 0.040, tostring(by.backward))
+  end)
+
   auto_it("ends an iteration at a GradScaler's step that skipped the optimizer's (overflow)",
     function()
     local r, c = trace("--steps 12 --scaler 3")
@@ -269,6 +291,45 @@ describe("wlrun trace's Python hook", function()
     assert.equal(12, c.trace.steps)
     local _, n = r.stderr:gsub("trains a model in eval mode %(model%.eval%(%), grad enabled%)", "")
     assert.equal(1, n, r.stderr)
+  end)
+
+  auto_it("keeps evaluation on the batch in hand before training in the step (a frozen backbone)",
+    function()
+    for _, how in ipairs { "eval", "nograd" } do -- 20 ms a call; zero_grad() after the optimizer
+      local r, c = shapes("--epochs 2 --steps 6 --batch 16 --zero-last --frozen " .. how)
+      assert.equal(0, r.code, r.stderr)
+      assert.equal(12, c.trace.steps, how)
+      for i, s in ipairs(c.samples) do
+        assert.is_true(s >= 0.020, ("%s: step %d: %.4f s"):format(how, i, s))
+      end
+      assert.is_true(most(c.loop.data) < 0.015, ("%s: data up to %.4f s"):format(how,
+        most(c.loop.data)))
+    end
+  end)
+
+  auto_it("leaves a validation every N steps out of the step before it", function()
+    -- 4 batches of 10 ms after every 2nd step
+    local r, c = shapes("--epochs 2 --steps 6 --batch 16 --val-every 2 --val-ms 10")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(12, c.trace.steps)
+    assert.is_true(most(c.samples) < 0.03, ("a step of %.4f s"):format(most(c.samples)))
+    assert.is_true(most(c.loop.data) < 0.03, ("data up to %.4f s"):format(most(c.loop.data)))
+  end)
+
+  auto_it("reads the batch size of a dataclass, and counts an iterator's start as data",
+    function()
+    local r, c = shapes("--epochs 2 --steps 6 --batch 16 --dataclass")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(16, c.loop.batch_size)
+    assert.equal("loader", c.trace.batch_source)
+    -- the sampler takes 60 ms as each epoch's iterator starts: the data of the epoch's first step
+    r, c = shapes("--epochs 3 --steps 6 --batch 16 --start-ms 60")
+    assert.equal(0, r.code, r.stderr)
+    local slow = 0
+    for _, d in ipairs(c.loop.data) do
+      if d >= 0.060 then slow = slow + 1 end
+    end
+    assert.equal(2, slow) -- the 2nd and 3rd epochs' (the 1st is in the warmup)
   end)
 
   auto_it("counts the samples of a step's batch, whoever fetches it and however many loaders",

@@ -263,6 +263,34 @@ describe("trace report", function()
         "R\t2\t7\t0\t1\t0\t20\t30\t64")
       assert.equal(48, e.loop.batch_size)
       assert.matches("payloads differ %(32 to 64%)", e.notes[2])
+      assert.is_true(near(e.loop.throughput, 96 / 30e-9), tostring(e.loop.throughput))
+    end)
+
+    -- steps of 10 ns every 20 ns with the given payloads ("-": none)
+    local function paid(payloads)
+      local lines = { "S\t1\ts" }
+      for i, p in ipairs(payloads) do
+        lines[#lines + 1] = ("R\t%d\t7\t0\t1\t0\t%d\t%d\t%s"):format(i, 20 * (i - 1),
+          20 * (i - 1) + 10, p)
+      end
+      return entry_of({ warmup = 0, step = "s" }, table.unpack(lines))
+    end
+
+    it("counts the batches fetched where steps between them fetched none (fetched ahead)",
+      function()
+      -- a batch trained on for two optimizer steps, and one fetched a step ahead
+      local e = paid { 16, "-", 16, "-", 32, 16, "-", 16, "-" }
+      assert.equal(11, e.loop.batch_size) -- 96 samples over 9 steps
+      assert.is_true(near(e.loop.throughput, 96 / 170e-9), tostring(e.loop.throughput))
+      assert.matches("4 of the 9 steps measured fetched no batch of their own", e.notes[2])
+    end)
+
+    it("counts the others' mean batch for a long run of steps that fetched none (a cache)",
+      function()
+      local e = paid { 32, 32, 32, "-", "-", "-", "-", "-" }
+      assert.equal(32, e.loop.batch_size)
+      assert.is_true(near(e.loop.throughput, 256 / 150e-9), tostring(e.loop.throughput))
+      assert.matches("5 of the 8 steps measured fetched no batch through a DataLoader", e.notes[2])
     end)
 
     it("names the library's errors, lost records and open ranges", function()

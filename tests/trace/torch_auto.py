@@ -3,6 +3,10 @@
 
     --closure          optimizer.step(closure) with forward and backward in the closure (Lightning)
     --optimizers 2     two optimizers stepping in each iteration (a GAN's)
+    --every N          the optimizers share one batch an iteration, and the last of them steps every
+                       Nth iteration only (a WGAN's critic every iteration, its generator every Nth)
+    --recompute MS     reentrant activation checkpointing of the model's two blocks, each sleeping MS
+                       ms a call: their forwards run again inside backward
     --accumulate K     K micro-batches of forward and backward per optimizer step
     --ranges           the program pushes its own train_step range (the hook's steps are left out)
     --no-loader        batches made in the loop, no DataLoader (no batch size for the hook)
@@ -71,6 +75,8 @@ def main():
     ap.add_argument("--functional", type=float, default=None)
     ap.add_argument("--grad", action="store_true")
     ap.add_argument("--manual", nargs="?", const="none", choices=["none", "made"])
+    ap.add_argument("--every", type=int, default=1)
+    ap.add_argument("--recompute", type=float, default=None)
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -87,6 +93,19 @@ def main():
     batches = iter(loader)
 
     def forward(model, x):
+        if a.recompute is not None:
+            from torch.utils.checkpoint import checkpoint
+
+            def first(h):
+                time.sleep(a.recompute / 1e3)
+                return model[0](h)
+
+            def rest(h):
+                time.sleep(a.recompute / 1e3)
+                return model[2](model[1](h))
+
+            h = checkpoint(first, x.requires_grad_(), use_reentrant=True)
+            return checkpoint(rest, h, use_reentrant=True)
         if a.functional is None:
             return model(x)
         time.sleep(a.functional / 1e3)
@@ -106,10 +125,20 @@ def main():
             return torch.randn(a.batch, 32), torch.randint(0, 4, (a.batch,))
         return next(batches)
 
-    for _ in range(a.steps):
+    if a.every > 1:  # one batch an iteration for all the optimizers
+        fetch, shared = batch, [None]
+
+        def batch():
+            return shared[0]
+
+    for i in range(a.steps):
         if a.ranges:
             range_push("train_step")
-        for model, opt in zip(models, opts):
+        if a.every > 1:
+            shared[0] = fetch()
+        for j, (model, opt) in enumerate(zip(models, opts)):
+            if j > 0 and j == len(models) - 1 and i % a.every:
+                continue
             if not a.zero_first:
                 opt.zero_grad()
             if a.closure:

@@ -13,11 +13,17 @@ must read them (docs/trace.md, "No annotation needed"); tests/e2e/trace_auto_spe
                        epoch, "load" around each fetch and "log" (T ms) after each optimizer step
     --checkpoint-ms T  the last epoch stops one batch short (a loop of so many steps: the loader is
                        not exhausted), then a "checkpoint" range of the program's own (T ms)
+    --frozen W         a frozen backbone (20 ms a call) before the trained model, W: eval (in eval
+                       mode, grad enabled) or nograd (under torch.no_grad())
+    --val-every N      the validation loop (--val-ms a batch, under no_grad) every N steps
+    --dataclass        the batches are a dataclass holding the tensors
+    --start-ms T       the loader's sampler takes T ms to start each epoch (a shuffle of many indices)
 
     python3 torch_shapes.py --epochs 3 --steps 6 --batch 16 [--validate] ...
 """
 import argparse
 import ctypes
+import dataclasses
 import os
 import queue
 import threading
@@ -26,6 +32,44 @@ import time
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
+
+
+@dataclasses.dataclass
+class Batch:
+    x: torch.Tensor
+    y: torch.Tensor
+
+
+def as_dataclass(items):
+    x, y = torch.utils.data.default_collate(items)
+    return Batch(x, y)
+
+
+class SlowStart(torch.utils.data.Sampler):
+    """The indices in order, after ms of work as each epoch's iterator starts."""
+
+    def __init__(self, n, ms):
+        self.n, self.ms = n, ms
+
+    def __len__(self):
+        return self.n
+
+    def __iter__(self):
+        time.sleep(self.ms / 1e3)
+        return iter(range(self.n))
+
+
+class Backbone(nn.Module):
+    """A frozen feature extractor of 20 ms a call."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(32, 32)
+        self.lin.requires_grad_(False)
+
+    def forward(self, x):
+        time.sleep(0.02)
+        return self.lin(x)
 
 
 def dataset(n, width=32):
@@ -70,6 +114,16 @@ def loaded(fetch, push, pop):
         yield b
 
 
+def validate(a, model, val, loss_fn):
+    """The validation loop: under no_grad (--grad-eval: in eval mode only), --val-ms a batch."""
+    model.eval()
+    with torch.no_grad() if not a.grad_eval else torch.enable_grad():
+        for x, y in val:
+            loss_fn(model(x), y).item()
+            time.sleep(a.val_ms / 1e3)
+    model.eval() if a.eval_train else model.train()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--epochs", type=int, default=3)
@@ -86,6 +140,10 @@ def main():
     ap.add_argument("--eval-train", action="store_true")
     ap.add_argument("--checkpoint-ms", type=float, default=0.0)
     ap.add_argument("--zero-last", action="store_true")
+    ap.add_argument("--frozen", choices=["eval", "nograd"])
+    ap.add_argument("--val-every", type=int, default=0)
+    ap.add_argument("--dataclass", action="store_true")
+    ap.add_argument("--start-ms", type=float, default=0.0)
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -93,7 +151,10 @@ def main():
     teacher = nn.Sequential(nn.Linear(32, 4))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     loss_fn = nn.CrossEntropyLoss()
-    loader = DataLoader(dataset(a.steps * a.batch), batch_size=a.batch)
+    data = dataset(a.steps * a.batch)
+    loader = DataLoader(data, batch_size=a.batch, collate_fn=as_dataclass if a.dataclass else None,
+                        sampler=SlowStart(len(data), a.start_ms) if a.start_ms else None)
+    backbone = Backbone().eval() if a.frozen == "eval" else Backbone()
     noise = DataLoader(torch.randn(a.steps * a.batch, 8), batch_size=a.batch)
     val = DataLoader(dataset(4 * 2 * a.batch), batch_size=2 * a.batch)
     own = own_ranges() if a.log_ms or a.checkpoint_ms else None
@@ -103,9 +164,13 @@ def main():
         if a.log_ms:
             push("epoch")
         epoch = batches(a, loader, noise)
-        for i, (x, y) in enumerate(loaded(epoch, push, pop) if a.log_ms else epoch):
+        for i, b in enumerate(loaded(epoch, push, pop) if a.log_ms else epoch):
+            x, y = (b.x, b.y) if a.dataclass else b
             if not a.zero_last:
                 opt.zero_grad(set_to_none=True)
+            if a.frozen:
+                with torch.no_grad() if a.frozen == "nograd" else torch.enable_grad():
+                    x = backbone(x)
             loss = loss_fn(model(x), y)
             if a.teacher:
                 with torch.no_grad():
@@ -121,16 +186,14 @@ def main():
                 pop()
             if a.checkpoint_ms and e == a.epochs - 1 and i == a.steps - 2:
                 break
+            if a.val_every and (i + 1) % a.val_every == 0:
+                validate(a, model, val, loss_fn)
         if a.log_ms:
             pop()
         if a.epoch_ms:
             time.sleep(a.epoch_ms / 1e3)
         if a.validate or a.grad_eval:
-            model.eval()
-            with torch.no_grad() if a.validate else torch.enable_grad():
-                for x, y in val:
-                    loss_fn(model(x), y).item()
-                    time.sleep(a.val_ms / 1e3)
+            validate(a, model, val, loss_fn)
     if a.checkpoint_ms:
         push("checkpoint")
         time.sleep(a.checkpoint_ms / 1e3)

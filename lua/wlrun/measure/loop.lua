@@ -71,6 +71,7 @@ local function summary_of(xs) return #xs > 0 and core.stats.summary(xs) or nil e
 -- rec = {batch_size, iter = {s...}, data = {s...}, phases = {{name=, time=, top=}...} per
 -- iteration} for the measured iterations; optional: total_time (the iterations' whole period, s:
 -- wlrun trace's, which may hold time that is neither data nor step; default iter + data),
+-- samples (the iterations' samples, where they are not batch_size each: wlrun trace's payloads),
 -- overlap = {work, busy, tolerance} (the step's GPU work per iteration, its busy time: the
 -- phases overlap when work > busy * (1 + tolerance)). Returns the summary with its warnings.
 function loop.summarize(rec)
@@ -86,7 +87,7 @@ function loop.summarize(rec)
     iter = summary_of(rec.iter), data = summary_of(rec.data),
     total_time = total,
     -- samples/s from the steady-state total time, not a mean of per-iteration rates
-    throughput = n > 0 and total > 0 and rec.batch_size * n / total or 0,
+    throughput = n > 0 and total > 0 and (rec.samples or rec.batch_size * n) / total or 0,
     data_ratio = total_iter > 0 and total_data / total_iter or 0,
     phases = {}, warnings = {},
   }

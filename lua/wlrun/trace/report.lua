@@ -127,7 +127,43 @@ local function cupti_of(p)
   return { state = p.cupti.state, reason = p.cupti.reason and name_of(p.cupti.reason) or nil }
 end
 
--- the batch size: the option, else the step ranges' payload, else 1; and where it came from
+-- the longest run of steps without a payload inside the list (between two with one) and at its
+-- ends (before the first, after the last)
+local function payload_gaps(measured)
+  local inner, edge, run, seen = 0, 0, 0, false
+  for _, s in ipairs(measured) do
+    if math.type(s.payload) == "integer" and s.payload >= 1 then
+      if seen then inner = math.max(inner, run) else edge = run end
+      run, seen = 0, true
+    else
+      run = run + 1
+    end
+  end
+  return inner, math.max(edge, run)
+end
+
+-- the samples of the measured steps where only some carry a payload: those that fetched no batch
+-- of their own, between ones that did (a batch fetched a step ahead, or trained on for several
+-- optimizer steps), add none; a long run of them at an end (batches from a cache,
+-- itertools.cycle) counts the others' mean batch each
+local function some_payloads(measured, total, n, notes)
+  local inner, edge = payload_gaps(measured)
+  local missing = #measured - n
+  if edge <= inner + 1 then
+    notes[#notes + 1] = ("%d of the %d steps measured fetched no batch of their own (a batch "
+      .. "fetched a step ahead, or trained on for several optimizer steps): samples/s counts the "
+      .. "batches fetched, %d samples"):format(missing, #measured, total)
+    return math.max(1, math.floor(total / #measured + 0.5)), total
+  end
+  local bs = total / n
+  notes[#notes + 1] = ("%d of the %d steps measured fetched no batch through a DataLoader (the "
+    .. "batches of a cache, itertools.cycle): each counts the others' mean batch, %.4g samples "
+    .. "(give --batch-size N)"):format(missing, #measured, bs)
+  return math.max(1, math.floor(bs + 0.5)), total + missing * bs
+end
+
+-- the batch size: the option, else the step ranges' payload, else 1; where it came from; and the
+-- samples of the measured steps when they are not the batch size times the steps
 local function batch_of(o, measured, notes)
   if o.batch_size then return o.batch_size, "option" end
   local lo, hi, total, n = math.huge, -math.huge, 0, 0
@@ -140,14 +176,16 @@ local function batch_of(o, measured, notes)
     if lo == hi then return lo, "payload" end
     local bs = math.max(1, math.floor(total / n + 0.5))
     notes[#notes + 1] = (
-      "the step ranges' payloads differ (%d to %d): the batch size is their mean, %d"):format(lo,
-      hi, bs)
-    return bs, "payload"
+      "the step ranges' payloads differ (%d to %d): the batch size is their mean, %d; samples/s "
+      .. "counts them all, %d samples"):format(lo, hi, bs, total)
+    return bs, "payload", total
   end
-  notes[#notes + 1] = n > 0
-    and "some step ranges carry no payload: batch size 1 (give --batch-size N)"
-    or "batch size 1 (no --batch-size and no integer payload on the step ranges): throughput is "
-      .. "steps per second"
+  if n > 0 then
+    local bs, samples = some_payloads(measured, total, n, notes)
+    return bs, "payload", samples
+  end
+  notes[#notes + 1] = "batch size 1 (no --batch-size and no integer payload on the step ranges): "
+    .. "throughput is steps per second"
   return 1, "default"
 end
 
@@ -477,9 +515,9 @@ local function process_entry(p, steps, k, n, o, mode)
     rec.overlap = { work = mean(m.work), busy = t.gpu_busy_mean, tolerance = report.OVERLAP }
   end
   t.device = busiest_device(p)
-  local bs, source = batch_of(o, m.steps, notes)
+  local bs, source, samples = batch_of(o, m.steps, notes)
   if source == "payload" and mode == "auto" then source = "loader" end
-  rec.batch_size, t.batch_source = bs, source
+  rec.batch_size, rec.samples, t.batch_source = bs, samples, source
 
   local s = loop.record(entry, rec, W)
   if gpu then

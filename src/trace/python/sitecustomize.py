@@ -50,15 +50,26 @@ def _chain():
 
 
 def _batch_size(batch, depth=0):
-    """The first dimension of the first tensor in a batch (a tensor, a sequence or a mapping)."""
+    """The first dimension of the first tensor in a batch (a tensor, or one in a sequence, a mapping,
+    a dataclass or an object's attributes)."""
+    import dataclasses
     from collections.abc import Mapping
 
     import torch
 
     if isinstance(batch, torch.Tensor):
         return int(batch.shape[0]) if batch.dim() > 0 else 0
-    if depth < 3:  # a Hugging Face BatchEncoding is a Mapping, not a dict
-        items = batch.values() if isinstance(batch, Mapping) else batch if isinstance(batch, (list, tuple)) else ()
+    if depth < 3:
+        if isinstance(batch, Mapping):  # a Hugging Face BatchEncoding is a Mapping, not a dict
+            items = batch.values()
+        elif isinstance(batch, (list, tuple)):
+            items = batch
+        elif isinstance(batch, type) or isinstance(batch, (str, bytes)):
+            items = ()
+        elif dataclasses.is_dataclass(batch):
+            items = (getattr(batch, f.name, None) for f in dataclasses.fields(batch))
+        else:
+            items = getattr(batch, "__dict__", {}).values()
         for x in items:
             n = _batch_size(x, depth + 1)
             if n:
@@ -76,17 +87,21 @@ class _Loop:
         self.now = time.monotonic_ns  # the trace library's clock (CLOCK_MONOTONIC)
         self._push, self._pop = lib.wlrun_trace_auto_push, lib.wlrun_trace_auto_pop
         self._pop_later = lib.wlrun_trace_auto_pop_later
+        self._end_later = lib.wlrun_trace_auto_end_later
         self._recording = lib.wlrun_trace_auto_recording
         self.local = threading.local()  # .stack: the names of the hook's ranges open on the thread
         self.ident = threading.get_ident
         self.thread = None  # the thread of the step open, or of the last one
         self.step = False
+        self.optimized = False  # whether an optimizer stepped in the step open without ending it
         self.phase = None  # "forward", "backward" or "optimizer", open in the step
         self.fetched = {}  # loader -> the samples of its batches the step open trains on
         self.evaluating = set()  # the loaders whose batches went to evaluation: no data ranges
         self.here = False  # whether the thread that trains fetches its batches itself
         self.ahead = 0  # the samples of the last batch fetched on another thread
         self.order, self.learned = [], False  # the optimizers of one iteration
+        self.fetches = 0  # the batches fetched on the training thread since the last optimizer step
+        self.fetch_each = False  # whether the loop fetches a batch for each of its optimizers
         self.depth = 0  # optimizer steps running inside one another (a subclass's super().step())
         self.scaling = 0  # GradScaler steps running inside one another
         self.stepped = 0  # the optimizer steps ended so far
@@ -113,6 +128,7 @@ class _Loop:
         return p
 
     def push(self, name, payload=0):
+        self.local.later = False  # any push or pop of the hook's ends a step left open
         if self._push(name, payload) >= 0:
             self.stack().append(name)
         elif not self._recording():
@@ -122,6 +138,7 @@ class _Loop:
         s = self.stack()
         if s:
             s.pop()
+            self.local.later = False
             self._pop(payload)
 
     def pop_to(self, name):
@@ -136,6 +153,10 @@ class _Loop:
 
     # ---- data ----
     def data_begin(self, loader):
+        if self.step and self.optimized and not self.fetch_each and self.thread == self.ident():
+            # the next batch after an optimizer step that did not end the iteration (its last
+            # optimizer skipped this time: a WGAN's generator every nth step)
+            self.end_iteration()
         self.data_close()
         p = self.pending()
         if self.local.evaluated:  # the batches in hand were evaluated, not trained on
@@ -144,6 +165,9 @@ class _Loop:
             self.local.evaluated = False
         if loader not in self.evaluating:
             self.push("data")
+        elif getattr(self.local, "later", False):  # another loader's batch: the step is over
+            self.local.later = False
+            self._end_later()
 
     def data_end(self, loader, batch):
         if batch is None:  # the loader is exhausted (or failed): what follows is not loading
@@ -156,6 +180,7 @@ class _Loop:
             return
         p = self.pending()
         p[loader] = p.get(loader, 0) + n
+        self.fetches += 1
         self.local.fetched_at = self.local.in_hand_at = self.now()
 
     def data_close(self):
@@ -183,6 +208,7 @@ class _Loop:
         self.data_close()
         p = self.pending()
         in_hand = getattr(self.local, "in_hand_at", 0) if p else 0
+        late = late or self.local.evaluated  # evaluation on the batch in hand first (a teacher)
         for loader, n in p.items():
             self.fetched[loader] = self.fetched.get(loader, 0) + n
             self.evaluating.discard(loader)
@@ -191,13 +217,14 @@ class _Loop:
         self.local.evaluated = False
         self.local.in_hand_at = 0
         self.local.marked = False
-        if not self.step:
-            self.push("train_step")
-            self.step, self.thread = True, self.ident()
-            if late and in_hand:
-                self.push("forward", in_hand)
-                self.pop()
-                self.local.marked = True
+        if self.step:
+            return
+        self.step, self.thread, self.optimized = True, self.ident(), False
+        self.push("train_step")
+        if late and in_hand:
+            self.push("forward", in_hand)
+            self.pop()
+            self.local.marked = True
 
     def end_phase(self):
         if self.phase is not None:
@@ -235,6 +262,8 @@ class _Loop:
         return True
 
     def backward_begin(self):
+        if self.phase == "backward":  # inside a backward (reentrant checkpointing's): the same phase
+            return False
         eval_grad = not self.step and getattr(self.local, "eval_grad", False)
         self.local.eval_grad = False
         mine = self.phase_begin("backward")
@@ -277,10 +306,12 @@ class _Loop:
 
     def ends_iteration(self, optimizer):
         key = id(optimizer)
+        fetched, self.fetches = self.fetches, 0
         if not self.learned:
             if key in self.order:
                 self.learned = True
             else:
+                self.fetch_each = self.fetch_each or bool(self.order and fetched)
                 self.order.append(key)
                 return True
         return key == self.order[-1]
@@ -289,8 +320,11 @@ class _Loop:
         self.stepped += 1
         if self.phase == "optimizer":
             self.end_phase()
-        if self.step and self.thread == self.ident() and self.ends_iteration(optimizer):
-            self.end_iteration()
+        if self.step and self.thread == self.ident():
+            if self.ends_iteration(optimizer):
+                self.end_iteration()
+            else:
+                self.optimized = True
 
     def end_iteration(self):
         s = self.stack()
@@ -302,6 +336,7 @@ class _Loop:
             self.pop_to("train_step")
             s.pop()
             self._pop_later(self.samples())
+            self.local.later = True
         self.step, self.fetched = False, {}
 
     def samples(self):
@@ -343,7 +378,12 @@ def _install(torch, loop, report):
 
     @functools.wraps(iter_init)
     def __init__(self, loader, *args, **kwargs):
-        iter_init(self, loader, *args, **kwargs)
+        data_begin(id(loader))  # the iterator's start (a loader's workers start here) is data too
+        try:
+            iter_init(self, loader, *args, **kwargs)
+        except BaseException:
+            data_end(id(loader), None)
+            raise
         self._wlrun_loader = id(loader)  # a loader's iterators, one per epoch, are one loader
 
     @functools.wraps(next_impl)
@@ -629,6 +669,7 @@ def _start():
             lib.wlrun_trace_auto_pop_later.argtypes = (ctypes.c_int64,)
             lib.wlrun_trace_auto_enabled.argtypes = ()
             lib.wlrun_trace_auto_recording.argtypes = ()
+            lib.wlrun_trace_auto_end_later.argtypes = ()
             if not lib.wlrun_trace_auto_enabled():
                 return  # not traced (WLRUN_TRACE_DIR missing): nothing to record
             loop = _Loop(_Encoded(lib))
@@ -647,6 +688,7 @@ class _Encoded:
         self.push_raw, self.wlrun_trace_auto_pop = lib.wlrun_trace_auto_push, lib.wlrun_trace_auto_pop
         self.wlrun_trace_auto_pop_later = lib.wlrun_trace_auto_pop_later
         self.wlrun_trace_auto_recording = lib.wlrun_trace_auto_recording
+        self.wlrun_trace_auto_end_later = lib.wlrun_trace_auto_end_later
 
     def wlrun_trace_auto_push(self, name, payload):
         b = self.names.get(name)
