@@ -347,46 +347,55 @@ describe("trace report with wlrun's Python hook", function()
     assert_near(0.0063, e.trace.gpu_busy_mean, "GPU busy", 1e-6)
   end)
 
-  it("begins a step that began late (a functional forward) at its batch in hand", function()
+  it("begins a step that began late (a forward the hook did not see) at its batch in hand",
+    function()
     -- the hook's data range [0, 4]: the batch in hand at 0.5 (its payload), its copy launched at
     -- 0.8 (GPU [0.9, 1.2]), then the forward's kernel, which called no module, launched at 1.5
     -- (GPU [1.6, 3.5]); the step opens at backward, 4, with a forward of no length whose payload
-    -- is 0.5; backward [4, 7] (GPU [4.2, 6.5]), optimizer [7, 9] (GPU [7.2, 8.5])
-    local lines = { "S\t1\ttrain_step", "S\t2\tdata", "S\t3\tforward", "S\t4\tbackward",
-      "S\t5\toptimizer", "S\t6\tk", "S\t9\twlrun.auto", "G\ton" }
-    local function at(b, x) return b + math.floor(x * MS + 0.5) end
-    for i = 1, 5 do
-      local b, id = 10 * MS * (i - 1), 100 + 10 * i
-      local function R(rid, parent, sid, t0, t1, payload)
-        lines[#lines + 1] = ("R\t%d\t7\t%d\t%d\t9\t%d\t%d\t%s"):format(rid, parent, sid,
-          at(b, t0), at(b, t1), payload or "-")
+    -- is 0.5; backward [4, 7] (GPU [4.2, 6.5]), optimizer [7, 9] (GPU [7.2, 8.5]). Evaluated:
+    -- the forward was taken for evaluation (a frozen backbone under no_grad), which closed the
+    -- data at 1.4, and its kernel was launched in no range.
+    local function lines_of(evaluated)
+      local lines = { "S\t1\ttrain_step", "S\t2\tdata", "S\t3\tforward", "S\t4\tbackward",
+        "S\t5\toptimizer", "S\t6\tk", "S\t9\twlrun.auto", "G\ton" }
+      local function at(b, x) return b + math.floor(x * MS + 0.5) end
+      for i = 1, 5 do
+        local b, id = 10 * MS * (i - 1), 100 + 10 * i
+        local function R(rid, parent, sid, t0, t1, payload)
+          lines[#lines + 1] = ("R\t%d\t7\t%d\t%d\t9\t%d\t%d\t%s"):format(rid, parent, sid,
+            at(b, t0), at(b, t1), payload or "-")
+        end
+        local function K(corr, rid, kind, call, g0, g1)
+          lines[#lines + 1] = ("C\t%d\t%d\t%d"):format(corr, rid, at(b, call))
+          lines[#lines + 1] = ("K\t%d\t%s\t0\t7\t%d\t%d\t0\t6"):format(corr, kind,
+            at(b, g0), at(b, g1))
+        end
+        R(id, 0, 2, 0, evaluated and 1.4 or 4, at(b, 0.5)) -- data
+        R(id + 1, 0, 1, 4, 9, 32)              -- the step
+        R(id + 2, id + 1, 3, 4, 4, at(b, 0.5)) -- the marker
+        R(id + 3, id + 1, 4, 4, 7)             -- backward
+        R(id + 4, id + 1, 5, 7, 9)             -- optimizer
+        K(id, id, "memcpy", 0.8, 0.9, 1.2)
+        K(id + 1, evaluated and 0 or id, "kernel", 1.5, 1.6, 3.5)
+        K(id + 2, id + 3, "kernel", 4.1, 4.2, 6.5)
+        K(id + 3, id + 4, "kernel", 7.2, 7.2, 8.5)
       end
-      local function K(corr, rid, kind, call, g0, g1)
-        lines[#lines + 1] = ("C\t%d\t%d\t%d"):format(corr, rid, at(b, call))
-        lines[#lines + 1] = ("K\t%d\t%s\t0\t7\t%d\t%d\t0\t6"):format(corr, kind, at(b, g0),
-          at(b, g1))
-      end
-      R(id, 0, 2, 0, 4, at(b, 0.5))          -- data
-      R(id + 1, 0, 1, 4, 9, 32)              -- the step
-      R(id + 2, id + 1, 3, 4, 4, at(b, 0.5)) -- the marker
-      R(id + 3, id + 1, 4, 4, 7)             -- backward
-      R(id + 4, id + 1, 5, 7, 9)             -- optimizer
-      K(id, id, "memcpy", 0.8, 0.9, 1.2)
-      K(id + 1, id, "kernel", 1.5, 1.6, 3.5)
-      K(id + 2, id + 3, "kernel", 4.1, 4.2, 6.5)
-      K(id + 3, id + 4, "kernel", 7.2, 7.2, 8.5)
+      lines[#lines + 1] = "X\texit"
+      return lines
     end
-    lines[#lines + 1] = "X\texit"
-    local e = entry_of({ warmup = 1 }, lines)
-    assert.equal("auto", e.trace.ranges)
-    assert.equal(4, #e.samples)
-    -- the window from the copy's end (the template's sync before t0) to the step's end
-    assert_near(0.0078, e.samples[1], "iter", 1e-6)
-    assert_near(0.0012, e.loop.data_stats.mean, "data: the fetch and the copy", 1e-6)
-    local by = three_phases(e)
-    assert_near(0.0019, by.forward.gpu_mean, "forward's GPU time", 1e-6)
-    assert_near(0.0032, by.forward.cpu_mean, "forward's CPU time", 1e-5)
-    assert_near(0.0055, e.trace.gpu_busy_mean, "GPU busy", 1e-6)
+    for _, evaluated in ipairs { false, true } do
+      local what = evaluated and "evaluated" or "unseen"
+      local e = entry_of({ warmup = 1 }, lines_of(evaluated))
+      assert.equal("auto", e.trace.ranges)
+      assert.equal(4, #e.samples)
+      -- the window from the copy's end (the template's sync before t0) to the step's end
+      assert_near(0.0078, e.samples[1], what .. ": iter", 1e-6)
+      assert_near(0.0012, e.loop.data_stats.mean, what .. ": data: the fetch and the copy", 1e-6)
+      local by = three_phases(e)
+      assert_near(0.0019, by.forward.gpu_mean, what .. ": forward's GPU time", 1e-6)
+      assert_near(0.0032, by.forward.cpu_mean, what .. ": forward's CPU time", 1e-5)
+      assert_near(0.0055, e.trace.gpu_busy_mean, what .. ": GPU busy", 1e-6)
+    end
   end)
 
   it("never takes the hook's steps with auto = false (--step given)", function()
