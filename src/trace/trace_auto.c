@@ -21,10 +21,11 @@ static struct wt_string *auto_domain(void) {
 
 EXPORT int wlrun_trace_auto_enabled(void);
 EXPORT int wlrun_trace_auto_push(const char *name, int64_t payload);
+EXPORT int wlrun_trace_auto_push_at(const char *name, int64_t payload, int64_t at);
 EXPORT int wlrun_trace_auto_pop(int64_t payload);
+EXPORT int wlrun_trace_auto_pop_at(int64_t payload, int64_t at);
 EXPORT int wlrun_trace_auto_pop_later(int64_t payload);
 EXPORT int wlrun_trace_auto_recording(void);
-EXPORT int wlrun_trace_auto_end_later(void);
 
 /* 1 when this process is traced (WLRUN_TRACE_DIR names a directory the file could be made in) */
 int wlrun_trace_auto_enabled(void) { return wt_init() && auto_domain() != NULL; }
@@ -40,18 +41,27 @@ static struct wt_payload payload_of(int64_t n) {
 /* payload: an integer payload (a step's batch size), 0 for none; returns the range's level, -1
  * when nothing was recorded */
 int wlrun_trace_auto_push(const char *name, int64_t payload) {
+  return wlrun_trace_auto_push_at(name, payload, 0);
+}
+
+/* the same, the range begun at `at` (CLOCK_MONOTONIC ns, > 0: the time the hook's wrapper was
+ * entered, before the hook's own work; wt_push_at bounds it) */
+int wlrun_trace_auto_push_at(const char *name, int64_t payload, int64_t at) {
   if (!wlrun_trace_auto_enabled() || !name) return -1;
   struct wt_string *s = wt_intern_cstr(name);
   if (!s) return -1;
-  return wt_push(auto_domain(), s, payload_of(payload));
+  return wt_push_at(auto_domain(), s, payload_of(payload), at > 0 ? (uint64_t)at : 0);
 }
 
 /* pops the innermost of the hook's ranges on this thread; payload > 0 replaces its payload (the
  * samples of a step are known when it ends) */
-int wlrun_trace_auto_pop(int64_t payload) {
+int wlrun_trace_auto_pop(int64_t payload) { return wlrun_trace_auto_pop_at(payload, 0); }
+
+/* the same, the range ended at `at` (as wlrun_trace_auto_push_at) */
+int wlrun_trace_auto_pop_at(int64_t payload, int64_t at) {
   if (!wlrun_trace_auto_enabled()) return -1;
   struct wt_payload p = payload_of(payload);
-  return wt_pop_with(auto_domain(), payload > 0 ? &p : NULL);
+  return wt_pop_at(auto_domain(), payload > 0 ? &p : NULL, at > 0 ? (uint64_t)at : 0);
 }
 
 /* the same, the range ended at the thread's next push or pop of the hook's (the loop's next work;
@@ -62,7 +72,3 @@ int wlrun_trace_auto_pop_later(int64_t payload) {
   struct wt_payload p = payload_of(payload);
   return wt_pop_later(auto_domain(), payload > 0 ? &p : NULL);
 }
-
-/* ends now the range wlrun_trace_auto_pop_later left open on this thread: 1, or 0 where there is
- * none (wt_end_later) */
-int wlrun_trace_auto_end_later(void) { return wlrun_trace_auto_enabled() ? wt_end_later() : -1; }

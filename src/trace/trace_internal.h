@@ -97,13 +97,17 @@ int wt_push(struct wt_string *domain, struct wt_string *name, struct wt_payload 
 int wt_pop(struct wt_string *domain);
 /* the same, the range's payload replaced by *payload (a step's batch size, known at its end) */
 int wt_pop_with(struct wt_string *domain, const struct wt_payload *payload);
+/* the same, timed at `at` (CLOCK_MONOTONIC ns; 0: now) where that is earlier than now and no
+ * earlier than the thread's last end and the start of the range on top of its stack (wlrun's
+ * Python hook: the time its wrapper was entered, before its own work) */
+int wt_push_at(struct wt_string *domain, struct wt_string *name, struct wt_payload payload,
+               uint64_t at);
+int wt_pop_at(struct wt_string *domain, const struct wt_payload *payload, uint64_t at);
 /* the same, for the thread's top range, its end left to the thread's next push or pop in its
  * domain, or a pop of a range around it (ended then: ranges of other domains opened meanwhile
  * nest inside it); where the thread or the process ends first, it ends at the time of this call.
  * A range timed with a synchronisation (WLRUN_TRACE_SYNC), or not on top, is popped at once. */
 int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload);
-/* the range wt_pop_later left open on this thread ended now: 1 where there was one, else 0 */
-int wt_end_later(void);
 uint64_t wt_start(struct wt_string *domain, struct wt_string *name, struct wt_payload payload);
 void wt_end_range(uint64_t rid);
 void wt_name_thread(uint32_t tid, struct wt_string *name);

@@ -49,6 +49,8 @@ struct thread {
    * first, it is ended then. */
   uint64_t later;
   int later_at;
+  uint64_t last_end; /* the latest end of a range popped on the thread: no start is backdated
+                        before it (wt_push_at) */
   struct launch launch[LAUNCHES];
   char text[LAUNCHES * LAUNCH_LINE]; /* the owner's flush formats here */
   struct thread *prev, *next;
@@ -121,6 +123,7 @@ static int pop_record(struct thread *t, int i, const struct wt_payload *payload,
   if (payload) o.payload = *payload;
   memmove(&t->stack[i], &t->stack[i + 1], (size_t)(t->depth - i - 1) * sizeof o);
   t->depth--;
+  if (end > t->last_end) t->last_end = end;
   if (i < t->depth && t->stack[i].parent == o.rid) t->stack[i].parent = o.parent;
   atomic_store_explicit(&last_innermost, t->depth ? t->stack[t->depth - 1].rid : 0,
                         memory_order_relaxed);
@@ -215,16 +218,31 @@ static struct thread *self_state(void) {
 
 /* ---- push and pop ---- */
 
+/* at, where not 0 and earlier than now, no earlier than the thread's last end and than the range
+ * at the top of its stack began: when a range timed with it began or ended */
+static uint64_t backdated(const struct thread *t, uint64_t at, uint64_t now) {
+  if (!at || at >= now) return now;
+  uint64_t lower = t->last_end;
+  if (t->depth && t->stack[t->depth - 1].start > lower) lower = t->stack[t->depth - 1].start;
+  if (t->later > lower) lower = t->later;
+  return at > lower ? at : lower;
+}
+
 int wt_push(struct wt_string *domain, struct wt_string *name, struct wt_payload payload) {
+  return wt_push_at(domain, name, payload, 0);
+}
+
+int wt_push_at(struct wt_string *domain, struct wt_string *name, struct wt_payload payload,
+               uint64_t at) {
   if (wt_finished() || !wt_recording()) return -1;
   struct thread *t = self_state();
   if (!t) return -1;
   int sync = wt_sync_wanted(domain, name);
-  if (sync) wt_sync_device();
+  if (sync) wt_sync_device(), at = 0; /* a synchronised start is timed after the synchronisation */
   int level = -1;
   uint64_t now = 0;
   wt_lock();
-  if (ends_later(t, domain, t->depth)) end_later(t, wt_now());
+  if (ends_later(t, domain, t->depth)) end_later(t, backdated(t, at, wt_now()));
   if (t->depth == t->cap && t->depth < MAX_DEPTH) {
     int cap = t->cap ? 2 * t->cap : 16;
     struct open_range *s = realloc(t->stack, (size_t)cap * sizeof *s);
@@ -245,7 +263,7 @@ int wt_push(struct wt_string *domain, struct wt_string *name, struct wt_payload 
     o->domain = domain;
     o->payload = payload;
     o->sync = sync;
-    o->start = now = wt_now();
+    o->start = now = backdated(t, at, wt_now());
     t->depth++;
     atomic_store_explicit(&last_innermost, o->rid, memory_order_relaxed);
   }
@@ -253,15 +271,19 @@ int wt_push(struct wt_string *domain, struct wt_string *name, struct wt_payload 
   return level;
 }
 
-int wt_pop(struct wt_string *domain) { return wt_pop_with(domain, NULL); }
+int wt_pop(struct wt_string *domain) { return wt_pop_at(domain, NULL, 0); }
 
 int wt_pop_with(struct wt_string *domain, const struct wt_payload *payload) {
+  return wt_pop_at(domain, payload, 0);
+}
+
+int wt_pop_at(struct wt_string *domain, const struct wt_payload *payload, uint64_t at) {
   struct thread *t = self;
   if (!t || wt_finished() || !wt_recording()) return -1;
   int i = innermost(t, domain);
   if (ends_later(t, domain, i < 0 ? t->depth : i)) {
     wt_lock();
-    end_later(t, wt_now());
+    end_later(t, backdated(t, at, wt_now()));
     wt_unlock_soon(wt_now());
     i = innermost(t, domain);
   }
@@ -270,8 +292,9 @@ int wt_pop_with(struct wt_string *domain, const struct wt_payload *payload) {
     return -1;
   }
   if (i < 0) return -1; /* a pop with nothing pushed in that domain: ignored */
-  if (t->stack[i].sync) wt_sync_device();
-  uint64_t end = wt_now();
+  if (t->stack[i].sync) wt_sync_device(), at = 0;
+  uint64_t end = backdated(t, at, wt_now());
+  if (end < t->stack[i].start) end = t->stack[i].start;
   wt_lock();
   int level = pop_record(t, i, payload, end);
   if (t->depth) wt_unlock_soon(end);
@@ -300,18 +323,6 @@ int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload) {
   t->later_at = i;
   wt_unlock_soon(now);
   return same_domain_below(t, i, domain);
-}
-
-/* The range wt_pop_later left open on this thread, if any, ended now (the loop's next work is none
- * of the hook's ranges: a fetch from a loader that only evaluation uses); 1 when there was one */
-int wt_end_later(void) {
-  struct thread *t = self;
-  if (!t || !t->later || wt_finished() || !wt_recording()) return 0;
-  uint64_t now = wt_now();
-  wt_lock();
-  end_later(t, now);
-  wt_unlock_soon(now);
-  return 1;
 }
 
 void wt_name_thread(uint32_t tid, struct wt_string *name) {

@@ -341,6 +341,20 @@ describe("the trace library", function()
     assert.is_true(utf8.len(raw) ~= nil, "the file is valid UTF-8")
   end)
 
+  lib_it("times the Python hook's ranges at the time it gives, never before the thread's last",
+    function()
+    local t, r = traced({ "backdate", LIB })
+    local at = math.tointeger(r.stdout:match("(%d+)"))
+    local rs = ranges(t, "R")
+    local data, step, fwd = by_name(rs, "data")[1], by_name(rs, "train_step")[1],
+      by_name(rs, "forward")[1]
+    assert.equal(at, data.stop) -- popped 2 ms later, timed at T
+    assert.equal(at, step.start)
+    assert.equal("32", step.payload)
+    assert.equal(at, fwd.start) -- asked for 1 ns: no earlier than its parent's start
+    assert.is_true(fwd.stop >= at + MS)
+  end)
+
   lib_it("writes the ranges left open at exit, and those of a thread that ended, as O", function()
     local t = traced({ "open" })
     local os_ = ranges(t, "O")

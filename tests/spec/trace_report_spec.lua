@@ -291,6 +291,15 @@ describe("trace report", function()
       assert.equal(32, e.loop.batch_size)
       assert.is_true(near(e.loop.throughput, 256 / 150e-9), tostring(e.loop.throughput))
       assert.matches("5 of the 8 steps measured fetched no batch through a DataLoader", e.notes[2])
+      -- none measured (warmup 3): the earlier steps' mean batch
+      local lines = { "S\t1\ts" }
+      for i, p in ipairs { 32, 32, 32, "-", "-", "-", "-", "-" } do
+        lines[#lines + 1] = ("R\t%d\t7\t0\t1\t0\t%d\t%d\t%s"):format(i, 20 * (i - 1),
+          20 * (i - 1) + 10, p)
+      end
+      e = entry_of({ warmup = 3, step = "s" }, table.unpack(lines))
+      assert.equal(32, e.loop.batch_size)
+      assert.matches("none of the 5 steps measured fetched a batch", e.notes[2])
     end)
 
     it("names the library's errors, lost records and open ranges", function()

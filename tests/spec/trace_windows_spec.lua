@@ -355,10 +355,12 @@ describe("trace report with wlrun's Python hook", function()
     -- is 0.5; backward [4, 7] (GPU [4.2, 6.5]), optimizer [7, 9] (GPU [7.2, 8.5]). Evaluated:
     -- the forward was taken for evaluation (a frozen backbone under no_grad), which closed the
     -- data at 1.4, and its kernel was launched in no range.
-    local function lines_of(evaluated)
+    local function lines_of(evaluated, epoch)
       local lines = { "S\t1\ttrain_step", "S\t2\tdata", "S\t3\tforward", "S\t4\tbackward",
-        "S\t5\toptimizer", "S\t6\tk", "S\t9\twlrun.auto", "G\ton" }
+        "S\t5\toptimizer", "S\t6\tk", "S\t8\tepoch", "S\t9\twlrun.auto", "G\ton" }
       local function at(b, x) return b + math.floor(x * MS + 0.5) end
+      local top = epoch and 1 or 0
+      if epoch then lines[#lines + 1] = ("R\t1\t7\t0\t8\t0\t%d\t%d\t-"):format(0, 60 * MS) end
       for i = 1, 5 do
         local b, id = 10 * MS * (i - 1), 100 + 10 * i
         local function R(rid, parent, sid, t0, t1, payload)
@@ -370,32 +372,59 @@ describe("trace report with wlrun's Python hook", function()
           lines[#lines + 1] = ("K\t%d\t%s\t0\t7\t%d\t%d\t0\t6"):format(corr, kind,
             at(b, g0), at(b, g1))
         end
-        R(id, 0, 2, 0, evaluated and 1.4 or 4, at(b, 0.5)) -- data
-        R(id + 1, 0, 1, 4, 9, 32)              -- the step
+        R(id, top, 2, 0.1, evaluated and 1.4 or 4, at(b, 0.5)) -- data
+        R(id + 1, top, 1, 4, 9, 32)            -- the step
         R(id + 2, id + 1, 3, 4, 4, at(b, 0.5)) -- the marker
         R(id + 3, id + 1, 4, 4, 7)             -- backward
         R(id + 4, id + 1, 5, 7, 9)             -- optimizer
         K(id, id, "memcpy", 0.8, 0.9, 1.2)
-        K(id + 1, evaluated and 0 or id, "kernel", 1.5, 1.6, 3.5)
+        K(id + 1, evaluated and top or id, "kernel", 1.5, 1.6, 3.5)
         K(id + 2, id + 3, "kernel", 4.1, 4.2, 6.5)
         K(id + 3, id + 4, "kernel", 7.2, 7.2, 8.5)
       end
       lines[#lines + 1] = "X\texit"
       return lines
     end
-    for _, evaluated in ipairs { false, true } do
-      local what = evaluated and "evaluated" or "unseen"
-      local e = entry_of({ warmup = 1 }, lines_of(evaluated))
+    -- epoch: all inside a program's range "epoch", in which the evaluated forward's kernel is
+    -- launched (the innermost range open then)
+    for _, case in ipairs { { false }, { true }, { true, true } } do
+      local evaluated, epoch = case[1], case[2]
+      local what = (evaluated and "evaluated" or "unseen") .. (epoch and " in an epoch" or "")
+      local e = entry_of({ warmup = 1 }, lines_of(evaluated, epoch))
       assert.equal("auto", e.trace.ranges)
       assert.equal(4, #e.samples)
       -- the window from the copy's end (the template's sync before t0) to the step's end
       assert_near(0.0078, e.samples[1], what .. ": iter", 1e-6)
-      assert_near(0.0012, e.loop.data_stats.mean, what .. ": data: the fetch and the copy", 1e-6)
+      assert_near(0.0011, e.loop.data_stats.mean, what .. ": data: the fetch and the copy", 1e-6)
       local by = three_phases(e)
       assert_near(0.0019, by.forward.gpu_mean, what .. ": forward's GPU time", 1e-6)
       assert_near(0.0032, by.forward.cpu_mean, what .. ": forward's CPU time", 1e-5)
       assert_near(0.0055, e.trace.gpu_busy_mean, what .. ": GPU busy", 1e-6)
     end
+  end)
+
+  it("moves no range that holds the late step under its forward (no parent loop)", function()
+    -- a program's "iter" range opened after the batch in hand, around the step, in every other
+    -- iteration: it stays the step's parent
+    local lines = { "S\t1\ttrain_step", "S\t2\tdata", "S\t3\tforward", "S\t4\titer",
+      "S\t9\twlrun.auto" }
+    for i = 1, 4 do
+      local b, id = 10 * MS * i, 100 + 10 * i
+      local own = i % 2 == 0
+      lines[#lines + 1] = ("R\t%d\t7\t0\t2\t9\t%d\t%d\t%d"):format(id, b, b + MS, b + MS // 2)
+      if own then
+        lines[#lines + 1] = ("R\t%d\t7\t0\t4\t0\t%d\t%d\t-"):format(id + 3, b + MS * 6 // 10,
+          b + 9 * MS)
+      end
+      lines[#lines + 1] = ("R\t%d\t7\t%d\t1\t9\t%d\t%d\t16"):format(id + 1, own and id + 3 or 0,
+        b + 4 * MS, b + 9 * MS)
+      lines[#lines + 1] = ("R\t%d\t7\t%d\t3\t9\t%d\t%d\t%d"):format(id + 2, id + 1, b + 4 * MS,
+        b + 4 * MS, b + MS // 2)
+    end
+    lines[#lines + 1] = "X\texit"
+    local e = entry_of({ warmup = 0 }, lines)
+    assert.equal(4, e.trace.steps)
+    for i, x in ipairs(e.samples) do assert_near(0.0085, x, ("iteration %d"):format(i), 1e-6) end
   end)
 
   it("never takes the hook's steps with auto = false (--step given)", function()

@@ -16,6 +16,9 @@
  *   kill       a range closed, one open, then SIGKILL
  *   gpu_init   calls the library's InitializeInjection as the CUDA driver would, then one range
  *   loop N     N push/pop pairs at the top of the stack, N inside a range; prints the mean ns
+ *   backdate L the Python hook's entry points of the trace library L (dlopen): "data" pushed, a
+ *              time T taken 2 ms later, "data" popped and "train_step" pushed at T 2 ms after
+ *              that, "forward" pushed at 1 ns (before everything: bounded), all popped; prints T
  * Hostile programs (tests/spec/trace_hostile_spec.lua): the library must leave them unharmed.
  *   closefds F closes every descriptor above 2, opens its own file F (the lowest number, maybe the
  *              trace file's), writes "user\n" in it between ranges; exits 1 if F holds more
@@ -478,6 +481,34 @@ static int many(long n) {
   return 0;
 }
 
+static int64_t monotonic_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static int backdate(const char *path) {
+  void *lib = dlopen(path, RTLD_NOW);
+  if (!lib) return 2;
+  int (*push_at)(const char *, int64_t, int64_t) =
+      (int (*)(const char *, int64_t, int64_t))dlsym(lib, "wlrun_trace_auto_push_at");
+  int (*pop_at)(int64_t, int64_t) =
+      (int (*)(int64_t, int64_t))dlsym(lib, "wlrun_trace_auto_pop_at");
+  if (!push_at || !pop_at) return 3;
+  push_at("data", 0, 0);
+  sleep_ms(2);
+  int64_t t = monotonic_ns();
+  sleep_ms(2);
+  pop_at(0, t);
+  push_at("train_step", 32, t);
+  push_at("forward", 0, 1);
+  sleep_ms(1);
+  pop_at(0, 0);
+  pop_at(0, 0);
+  printf("%lld\n", (long long)t);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
   if (strcmp(mode, "steps") == 0) return steps();
@@ -492,6 +523,7 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "kill") == 0) return killed();
   if (strcmp(mode, "gpu_init") == 0) return gpu_init();
   if (strcmp(mode, "loop") == 0 && argc > 2) return loop(strtol(argv[2], NULL, 10));
+  if (strcmp(mode, "backdate") == 0 && argc > 2) return backdate(argv[2]);
   if (strcmp(mode, "closefds") == 0 && argc > 2) return closefds(argv[2]);
   if (strcmp(mode, "dup2") == 0 && argc > 2) return dup2_over(argv[2]);
   if (strcmp(mode, "sigexit") == 0) return sigexit();

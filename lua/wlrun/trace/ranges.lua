@@ -8,6 +8,11 @@ ranges.AUTO_DOMAIN = "wlrun.auto" -- src/trace/trace_format.h: WL_TRACE_AUTO_DOM
 
 function ranges.is_auto(r) return r.domain == ranges.AUTO_DOMAIN end
 
+-- the payload of the hook's data range whose batch only evaluation used (its fetch is no data)
+ranges.EVALUATED = 1 -- src/trace/python/sitecustomize.py: EVALUATED
+
+function ranges.evaluated(r) return r.payload == ranges.EVALUATED and ranges.is_auto(r) end
+
 -- whether a closed range named `name` holds r (its parent chain)
 local function inside_closed(r, name)
   local at = r.parent
@@ -78,14 +83,15 @@ function ranges.without_auto(p, keep)
   return q
 end
 
--- the "forward" of no length that the hook puts first in a step that began late (at backward or
--- the optimizer: the forward called no module the hook sees), its payload the time the batch was
--- in hand (src/trace/python/sitecustomize.py, _Loop.begin)
+-- the "forward" of no length that the hook puts in a step where its training work on a batch
+-- began late (at backward or the optimizer: the forward called no module the hook sees; or after
+-- evaluation on the batch in hand: a frozen backbone), its payload the time the batch was in hand
+-- (src/trace/python/sitecustomize.py, _Loop.begin)
 local function late_marker(r)
   local s = r.parent
   return ranges.is_auto(r) and r.name == "forward" and not r.open and s and ranges.is_auto(s)
-    and s.name == "train_step" and math.type(r.payload) == "integer" and r.payload > 0
-    and r.payload <= s.start
+    and s.name == "train_step" and math.type(r.payload) == "integer"
+    and r.payload > ranges.EVALUATED and r.payload <= r.start
 end
 
 -- the calls that can start GPU work in time order: by the rid of the range they were made in,
@@ -120,11 +126,55 @@ local function in_hand(d, t, launched, kind)
   return math.min(at, d.stop)
 end
 
--- The steps of the hook's that began late begin at their batch in hand instead: the end of the
--- data range that fetched it (in_hand), where the marker (late_marker) now begins, the forward
--- from there to the step's old start. The work done in that time on the step's thread is the
--- forward's: the program's ranges opened in it, and the GPU work launched in it, in the data
--- range or in no range. The process unchanged where no step began late.
+-- the index of the first element of list (sorted by key) whose key is t or more (#list + 1: none)
+local function first_at(list, t, key)
+  local lo, hi = 1, #list + 1
+  while lo < hi do
+    local mid = (lo + hi) // 2
+    if list[mid][key] < t then lo = mid + 1 else hi = mid end
+  end
+  return lo
+end
+
+-- the push/pop ranges of list by thread, in start order
+local function by_thread(list)
+  local by = {}
+  for _, r in ipairs(list) do
+    if not r.async then
+      local l = by[r.tid] or {}
+      by[r.tid] = l
+      l[#l + 1] = r
+    end
+  end
+  for _, l in pairs(by) do
+    table.sort(l, function(a, b)
+      if a.start ~= b.start then return a.start < b.start end
+      return a.rid < b.rid
+    end)
+  end
+  return by
+end
+
+-- the rids of d and of the ranges around d and around the step s: where the work done between the
+-- batch in hand and the marker was recorded (a program's "epoch" around them all)
+local function around(d, s)
+  local set = { [d.rid] = true }
+  for _, r in ipairs { d.parent, s.parent } do
+    while r do
+      set[r.rid] = true
+      r = r.parent
+    end
+  end
+  return set
+end
+
+-- The hook's training work that began late on a batch begins at the batch in hand instead: the
+-- end of the data range that fetched it (in_hand), where the marker (late_marker) now begins, the
+-- forward from there to the marker's old start; the step too, where that is earlier than its
+-- start. The work done in that span on the step's thread is the forward's: the ranges opened and
+-- closed in it (the program's, under d or the ranges around it), and the GPU work launched in it
+-- in d, in a range around d or the step, or in no range. The process unchanged where no work
+-- began late.
 function ranges.late_forwards(p)
   local markers, data = {}, {}
   for _, r in ipairs(p.ranges) do
@@ -138,22 +188,30 @@ function ranges.late_forwards(p)
   local kind = {}
   for _, w in ipairs(p.gpu) do kind[w.corr] = kind[w.corr] == "kernel" and "kernel" or w.kind end
   local launched, loose = launches_of(p)
+  local threads = by_thread(q.ranges)
+  local function claim(list, from, to, rid) -- the launches of list made in [from, to)
+    for i = first_at(list, from, "t"), #list do
+      if list[i].t >= to then break end
+      q.corr[list[i].corr] = rid
+    end
+  end
   for _, m in ipairs(markers) do
     local s, d = m.parent, data[m.tid .. ":" .. m.payload]
-    if d and d.stop <= s.start then
+    if d and d.stop <= m.start then
       local from = in_hand(d, m.payload, launched, kind)
       local cm, cd, cs = copy[m], copy[d], copy[s]
-      cd.stop, cm.start, cs.start = from, from, from
-      for _, c in ipairs(q.ranges) do -- opened after the batch in hand: the forward's
-        if c.tid == m.tid and c.start >= from and c.start < s.start and c ~= cm and c ~= cs
-          and (c.parent == cd or c.parent == cd.parent) then c.parent = cm end
+      local set = around(d, s)
+      cd.stop, cm.start = from, from
+      if from < cs.start then cs.start = from end
+      local l = threads[m.tid]
+      for i = first_at(l, from, "start"), #l do
+        local c = l[i]
+        if c.start >= m.start then break end
+        if c ~= cm and c ~= cs and c.stop and c.stop <= m.start
+          and (not c.parent or set[c.parent.rid]) then c.parent = cm end
       end
-      for _, l in ipairs(launched[d.rid] or {}) do
-        if l.t >= from then q.corr[l.corr] = m.rid end
-      end
-      for _, l in ipairs(loose) do
-        if l.t >= from and l.t < s.start then q.corr[l.corr] = m.rid end
-      end
+      for rid in pairs(set) do claim(launched[rid] or {}, from, m.start, m.rid) end
+      claim(loose, from, m.start, m.rid)
     end
   end
   return q
@@ -163,20 +221,7 @@ end
 -- The ranges of a thread nest (a parent holds its children), so the one open at t is the latest
 -- to start by t or one of its ancestors.
 function ranges.innermost_finder(list)
-  local by_tid = {}
-  for _, r in ipairs(list) do
-    if not r.async then
-      local l = by_tid[r.tid] or {}
-      by_tid[r.tid] = l
-      l[#l + 1] = r
-    end
-  end
-  for _, l in pairs(by_tid) do
-    table.sort(l, function(a, b)
-      if a.start ~= b.start then return a.start < b.start end
-      return a.rid < b.rid
-    end)
-  end
+  local by_tid = by_thread(list)
   return function(tid, t)
     local l = by_tid[tid]
     if not l then return nil end

@@ -21,8 +21,10 @@ function ranks.summary(entries)
   end
   if #ok < 2 then return nil end
   local batch, slowest, slowest_period, slowest_iter, steps = 0, nil, -1, 0, math.huge
+  local samples = 0 -- per step, each process's exact mean (its batches may differ)
   for _, e in ipairs(ok) do
     batch = batch + e.loop.batch_size
+    samples = samples + e.loop.throughput * e.loop.total_time / #e.samples
     local period = e.loop.total_time / #e.samples
     if period > slowest_period then slowest, slowest_period, slowest_iter = e.index, period,
       mean(e.samples) end
@@ -37,7 +39,7 @@ function ranks.summary(entries)
   local spread_max = 0
   for _, x in ipairs(spread) do spread_max = math.max(spread_max, x) end
   return { processes = #ok, steps = steps, batch = batch,
-    samples_per_s = slowest_period > 0 and batch / slowest_period or 0,
+    samples_per_s = slowest_period > 0 and samples / slowest_period or 0,
     slowest = slowest, slowest_iter = slowest_iter, spread_mean = mean(spread),
       spread_max = spread_max }
 end

@@ -162,9 +162,27 @@ local function some_payloads(measured, total, n, notes)
   return math.max(1, math.floor(bs + 0.5)), total + missing * bs
 end
 
+-- where none of the measured steps carries a payload but earlier ones did (batches from a cache
+-- filled in the warmup): their mean batch for each, and the samples; nil where none did
+local function earlier_payloads(steps, measured, notes)
+  local total, n = 0, 0
+  for _, s in ipairs(steps) do
+    if math.type(s.payload) == "integer" and s.payload >= 1 then
+      total, n = total + s.payload, n + 1
+    end
+  end
+  if n == 0 then return nil end
+  local bs = total / n
+  notes[#notes + 1] = ("none of the %d steps measured fetched a batch through a DataLoader (the "
+    .. "batches of a cache filled before them, itertools.cycle): each counts the mean batch of "
+    .. "the %d steps before that did, %.4g samples (give --batch-size N)"):format(#measured, n, bs)
+  return math.max(1, math.floor(bs + 0.5)), bs * #measured
+end
+
 -- the batch size: the option, else the step ranges' payload, else 1; where it came from; and the
--- samples of the measured steps when they are not the batch size times the steps
-local function batch_of(o, measured, notes)
+-- samples of the measured steps when they are not the batch size times the steps (steps: all of
+-- them, the warmup's too)
+local function batch_of(o, measured, notes, steps)
   if o.batch_size then return o.batch_size, "option" end
   local lo, hi, total, n = math.huge, -math.huge, 0, 0
   for _, s in ipairs(measured) do
@@ -184,6 +202,8 @@ local function batch_of(o, measured, notes)
     local bs, samples = some_payloads(measured, total, n, notes)
     return bs, "payload", samples
   end
+  local bs, samples = earlier_payloads(steps, measured, notes)
+  if bs then return bs, "payload", samples end
   notes[#notes + 1] = "batch size 1 (no --batch-size and no integer payload on the step ranges): "
     .. "throughput is steps per second"
   return 1, "default"
@@ -273,7 +293,8 @@ local function data_times(p, steps, win, data, o, t, notes)
   local tid = steps[1].tid
   local list, on_thread = {}, false
   for _, r in ipairs(p.ranges) do
-    if not r.open and r.name == o.data and ranges.outermost(r, o.data) == r then
+    if not r.open and r.name == o.data and ranges.outermost(r, o.data) == r
+      and not ranges.evaluated(r) then
       list[#list + 1] = r
       on_thread = on_thread or r.tid == tid
     end
@@ -515,7 +536,7 @@ local function process_entry(p, steps, k, n, o, mode)
     rec.overlap = { work = mean(m.work), busy = t.gpu_busy_mean, tolerance = report.OVERLAP }
   end
   t.device = busiest_device(p)
-  local bs, source, samples = batch_of(o, m.steps, notes)
+  local bs, source, samples = batch_of(o, m.steps, notes, steps)
   if source == "payload" and mode == "auto" then source = "loader" end
   rec.batch_size, rec.samples, t.batch_source = bs, samples, source
 

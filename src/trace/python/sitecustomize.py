@@ -6,11 +6,12 @@ PYTHONPATH and names its trace library in WLRUN_TRACE_AUTO, so that Python runs 
 Then it opens ranges in the NVTX domain "wlrun.auto" through the trace library (ctypes, its
 wlrun_trace_auto_* functions: src/trace/trace_auto.c), on the thread that trains:
 
-  data        from a DataLoader iterator's __next__ until the training work on the batch begins
-              (its copy to the GPU included), or until __next__ returns on another thread or
-              raises (the loader exhausted); its payload is the time __next__ returned
-              (CLOCK_MONOTONIC ns, the library's clock): the report ends the fetch at the later of
-              that and the range's last launch (the copy), not at a synchronisation after it
+  data        from a DataLoader iterator's start or __next__ until the training work on the batch
+              begins (its copy to the GPU included), or until __next__ returns on another thread
+              or raises (the loader exhausted), or, for a batch that only evaluation used, the
+              next fetch; its payload is the time __next__ returned (CLOCK_MONOTONIC ns, the
+              library's clock): the report ends the fetch at the later of that and the range's
+              copies to the GPU, not at a synchronisation after it; or EVALUATED (1): no data
   train_step  from the first forward, backward or optimizer step after the previous step's end (or
               a zero_grad() with a batch in hand, as a loop's first line) to
               the loop's next range after the optimizer step that closes the iteration (the next
@@ -19,14 +20,18 @@ wlrun_trace_auto_* functions: src/trace/trace_auto.c), on the thread that trains
               payload is the number of samples of the batches it trained on (of the loader that
               gave the most)
   forward     from the step's first call of a module with parameters (grad enabled, in training
-              mode: other calls evaluate) until backward or the optimizer begins
-  backward    torch.autograd.backward (loss.backward(), a GradScaler's scaled loss)
+              mode: other calls evaluate) until backward or the optimizer begins; where the step
+              began at backward or the optimizer, or after evaluation on the batch in hand, one of
+              no length whose payload is the time the batch was in hand, where the report begins
+              the forward
+  backward    torch.autograd.backward (loss.backward(), a GradScaler's scaled loss) and
+              torch.autograd.grad; where the process made no optimizer, it ends the iteration
   optimizer   the optimizer's step (torch's global step hooks; a closure's forward and backward,
               as Lightning passes them, stay outside it), or a GradScaler's step around it, which
               ends the iteration also where it skips the optimizer's (overflowed gradients)
 
 With several optimizers stepping in one iteration (a GAN), the first iteration teaches the order
-and later steps end at the last optimizer of that order. Any other sitecustomize on the path is
+and later steps end at the last optimizer of that order, or at the next batch where it skipped. Any other sitecustomize on the path is
 run after this one, as if this one were not there; the hook never stops the program: a failure
 of its own turns it off with one line on standard error.
 """
@@ -49,9 +54,12 @@ def _chain():
     spec.loader.exec_module(module)
 
 
+EVALUATED = 1  # a data range's payload: its batch went to evaluation only (lua/wlrun/trace/ranges.lua)
+
+
 def _batch_size(batch, depth=0):
-    """The first dimension of the first tensor in a batch (a tensor, or one in a sequence, a mapping,
-    a dataclass or an object's attributes)."""
+    """The first dimension of the first tensor in a batch (a tensor, or one in a sequence, a mapping
+    or a dataclass; not an object's other attributes, whose first tensor may not be batch-major)."""
     import dataclasses
     from collections.abc import Mapping
 
@@ -64,12 +72,10 @@ def _batch_size(batch, depth=0):
             items = batch.values()
         elif isinstance(batch, (list, tuple)):
             items = batch
-        elif isinstance(batch, type) or isinstance(batch, (str, bytes)):
-            items = ()
-        elif dataclasses.is_dataclass(batch):
+        elif dataclasses.is_dataclass(batch) and not isinstance(batch, type):
             items = (getattr(batch, f.name, None) for f in dataclasses.fields(batch))
         else:
-            items = getattr(batch, "__dict__", {}).values()
+            items = ()
         for x in items:
             n = _batch_size(x, depth + 1)
             if n:
@@ -85,9 +91,8 @@ class _Loop:
         import time
 
         self.now = time.monotonic_ns  # the trace library's clock (CLOCK_MONOTONIC)
-        self._push, self._pop = lib.wlrun_trace_auto_push, lib.wlrun_trace_auto_pop
+        self._push, self._pop = lib.wlrun_trace_auto_push_at, lib.wlrun_trace_auto_pop_at
         self._pop_later = lib.wlrun_trace_auto_pop_later
-        self._end_later = lib.wlrun_trace_auto_end_later
         self._recording = lib.wlrun_trace_auto_recording
         self.local = threading.local()  # .stack: the names of the hook's ranges open on the thread
         self.ident = threading.get_ident
@@ -96,7 +101,7 @@ class _Loop:
         self.optimized = False  # whether an optimizer stepped in the step open without ending it
         self.phase = None  # "forward", "backward" or "optimizer", open in the step
         self.fetched = {}  # loader -> the samples of its batches the step open trains on
-        self.evaluating = set()  # the loaders whose batches went to evaluation: no data ranges
+        self.evaluating = set()  # the loaders whose batches went to evaluation: their end is no data
         self.here = False  # whether the thread that trains fetches its batches itself
         self.ahead = 0  # the samples of the last batch fetched on another thread
         self.order, self.learned = [], False  # the optimizers of one iteration
@@ -127,19 +132,18 @@ class _Loop:
             self.local.evaluated = False  # whether evaluation (and no training) used them
         return p
 
-    def push(self, name, payload=0):
-        self.local.later = False  # any push or pop of the hook's ends a step left open
-        if self._push(name, payload) >= 0:
+    def push(self, name, payload=0, at=0):
+        """at: the time the range began, where not now (the library bounds it)."""
+        if self._push(name, payload, at) >= 0:
             self.stack().append(name)
         elif not self._recording():
             self.finished()
 
-    def pop(self, payload=0):
+    def pop(self, payload=0, at=0):
         s = self.stack()
         if s:
             s.pop()
-            self.local.later = False
-            self._pop(payload)
+            self._pop(payload, at)
 
     def pop_to(self, name):
         """Pops the hook's ranges down to (and without) the innermost one named name."""
@@ -153,25 +157,24 @@ class _Loop:
 
     # ---- data ----
     def data_begin(self, loader):
+        self.local.eval_grad = False  # an evaluation in eval mode before: not this batch's
         if self.step and self.optimized and not self.fetch_each and self.thread == self.ident():
             # the next batch after an optimizer step that did not end the iteration (its last
             # optimizer skipped this time: a WGAN's generator every nth step)
             self.end_iteration()
-        self.data_close()
         p = self.pending()
         if self.local.evaluated:  # the batches in hand were evaluated, not trained on
+            self.data_close(EVALUATED)
             self.evaluating.update(p)
             p.clear()
             self.local.evaluated = False
-        if loader not in self.evaluating:
-            self.push("data")
-        elif getattr(self.local, "later", False):  # another loader's batch: the step is over
-            self.local.later = False
-            self._end_later()
+        else:
+            self.data_close()
+        self.push("data")
 
     def data_end(self, loader, batch):
         if batch is None:  # the loader is exhausted (or failed): what follows is not loading
-            self.data_close()
+            self.data_close(EVALUATED if loader in self.evaluating else None)
             return
         n = _batch_size(batch)
         if self.thread is not None and self.thread != self.ident():
@@ -183,29 +186,35 @@ class _Loop:
         self.fetches += 1
         self.local.fetched_at = self.local.in_hand_at = self.now()
 
-    def data_close(self):
+    def data_close(self, payload=None, at=0):
+        """Closes the thread's data range (at: when, where not now); its payload the time the
+        batch was in hand, or EVALUATED: the fetch of a batch that only evaluation used, which is
+        no data."""
         if "data" in self.stack():
             self.pop_to("data")
-            self.pop(getattr(self.local, "fetched_at", 0))
+            self.pop(getattr(self.local, "fetched_at", 0) if payload is None else payload, at)
         self.local.fetched_at = 0
 
     # ---- the step and its phases ----
     def evaluate(self, grad):
-        """A module call that does not train (grad disabled, or the model in eval mode)."""
-        self.data_close()
+        """A module call that does not train (grad disabled, or the model in eval mode): the data
+        range of the batch in hand stays open until it is known whether training uses the batch
+        too (begin) or only evaluation did (the next fetch, data_begin)."""
         if self.pending():
             self.local.evaluated = True
         if grad and not self.step:
             self.local.eval_grad = True  # in eval mode with grad: a backward would say it trained
 
-    def begin(self, late=False):
-        """Training work begins on this thread: closes its data range, takes the batches in hand
-        into the step, opens the step if none. late: it begins at backward or the optimizer, so
-        the forward on the batch in hand ran unseen (it called no module with parameters in
-        training mode: a functional model, one trained in eval mode); the step's first range is
-        then a "forward" of no length whose payload is the time the batch was in hand, where the
-        report begins the step (docs/trace.md, "No annotation needed")."""
-        self.data_close()
+    def begin(self, late=False, at=0):
+        """Training work begins on this thread, at `at` (the time the hook's wrapper was entered:
+        the hook's own work after it is the step's, as the template's t0 before the loop's call
+        makes it): closes its data range, takes the batches in hand into the step, opens the step
+        if none. late: it begins at backward or the optimizer, so the forward on the batch in hand
+        ran unseen (it called no module with parameters in training mode: a functional model, one
+        trained in eval mode); a "forward" of no length whose payload is the time the batch was in
+        hand follows, where the report begins the work (docs/trace.md, "No annotation
+        needed")."""
+        self.data_close(at=at)
         p = self.pending()
         in_hand = getattr(self.local, "in_hand_at", 0) if p else 0
         late = late or self.local.evaluated  # evaluation on the batch in hand first (a teacher)
@@ -217,11 +226,10 @@ class _Loop:
         self.local.evaluated = False
         self.local.in_hand_at = 0
         self.local.marked = False
-        if self.step:
-            return
-        self.step, self.thread, self.optimized = True, self.ident(), False
-        self.push("train_step")
-        if late and in_hand:
+        if not self.step:
+            self.step, self.thread, self.optimized = True, self.ident(), False
+            self.push("train_step", at=at)
+        if late and in_hand:  # also a later micro-batch's (gradient accumulation)
             self.push("forward", in_hand)
             self.pop()
             self.local.marked = True
@@ -234,39 +242,39 @@ class _Loop:
             self.phase = None
             self.waiting(True)
 
-    def zero_grad(self):
+    def zero_grad(self, at=0):
         """zero_grad() (an optimizer's or a model's) with a batch in hand on the thread that
         trains: the training work on the batch begins there (the template's t0 comes before it, as
         the loop's first line)."""
         if not self.step and self.pending() and self.ours():
-            self.begin()
+            self.begin(at=at)
 
-    def forward(self):
+    def forward(self, at=0):
         if not self.ours():
             return
-        self.begin()
+        self.begin(at=at)
         if self.phase is None:
-            self.push("forward")
+            self.push("forward", at=at)
             self.phase = "forward"
             self.waiting(False)
 
-    def phase_begin(self, name):
+    def phase_begin(self, name, at=0):
         """A phase that ends the one open (backward, the optimizer); False on another thread."""
         if not self.ours():
             return False
-        self.begin(late=True)
+        self.begin(late=True, at=at)
         self.end_phase()
-        self.push(name)
+        self.push(name, at=at)
         self.phase = name
         self.waiting(False)
         return True
 
-    def backward_begin(self):
+    def backward_begin(self, at=0):
         if self.phase == "backward":  # inside a backward (reentrant checkpointing's): the same phase
             return False
         eval_grad = not self.step and getattr(self.local, "eval_grad", False)
         self.local.eval_grad = False
-        mine = self.phase_begin("backward")
+        mine = self.phase_begin("backward", at)
         if eval_grad and mine and not getattr(self.local, "marked", False) and not self.told:
             self.told = True  # no batch in hand from a DataLoader: nowhere to begin the step
             sys.stderr.write(
@@ -282,10 +290,10 @@ class _Loop:
             if not self.optimizers and self.step and self.thread == self.ident():
                 self.end_iteration()  # no optimizer (the loop updates the weights itself)
 
-    def optimizer_begin(self):
+    def optimizer_begin(self, at=0):
         if self.scaling and self.phase == "optimizer":  # opened by the GradScaler's step around it
             return True
-        return self.phase_begin("optimizer")
+        return self.phase_begin("optimizer", at)
 
     def scaler_begin(self):
         """A GradScaler's step (mixed precision) begins: the optimizer phase opens with it, its
@@ -294,7 +302,7 @@ class _Loop:
         self.scaling += 1
         if self.scaling > 1:
             return None
-        self.optimizer_begin()
+        self.optimizer_begin(self.now())
         return self.stepped
 
     def scaler_end(self, optimizer, stepped):
@@ -305,15 +313,22 @@ class _Loop:
             self.optimizer_end(optimizer)
 
     def ends_iteration(self, optimizer):
+        """Whether this optimizer's step ends the iteration: while the order of a loop's optimizers
+        is learnt (until the first comes again after another), each step does; then the last's."""
         key = id(optimizer)
         fetched, self.fetches = self.fetches, 0
         if not self.learned:
-            if key in self.order:
-                self.learned = True
+            if key in self.order and len(self.order) > 1:
+                self.learned = True  # the batches fetched since are the next iteration's
             else:
-                self.fetch_each = self.fetch_each or bool(self.order and fetched)
-                self.order.append(key)
+                if key not in self.order:
+                    # a batch fetched between two optimizers' steps (a GAN's discriminator on one
+                    # batch, its generator on the next): a fetch does not end the iteration
+                    self.fetch_each = self.fetch_each or bool(self.order and fetched)
+                    self.order.append(key)
                 return True
+        if key not in self.order:  # one that had not stepped yet: the iteration's last from now on
+            self.order.append(key)
         return key == self.order[-1]
 
     def optimizer_end(self, optimizer):
@@ -336,7 +351,6 @@ class _Loop:
             self.pop_to("train_step")
             s.pop()
             self._pop_later(self.samples())
-            self.local.later = True
         self.step, self.fetched = False, {}
 
     def samples(self):
@@ -353,6 +367,7 @@ def _install(torch, loop, report):
 
     compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
     grad_enabled = torch.is_grad_enabled
+    now = loop.now
 
     def guarded(fn):
         """The hook's own bookkeeping: a failure turns the hook off, never the program."""
@@ -407,11 +422,12 @@ def _install(torch, loop, report):
 
     @guarded
     def forward_pre(module, args):  # a module's own parameters() may give a list, not an iterator
+        at = now()
         if loop.phase is None and not compiling():
             if not grad_enabled() or not getattr(module, "training", True):
                 evaluate(grad_enabled())
             elif next(iter(module.parameters()), None) is not None:
-                forward()
+                forward(at)
 
     modules = importlib.import_module("torch.nn.modules.module")
     handle = [modules.register_module_forward_pre_hook(forward_pre)]
@@ -441,7 +457,7 @@ def _install(torch, loop, report):
     def as_backward(impl):
         @functools.wraps(impl)
         def run(*args, **kwargs):
-            mine = backward_begin()
+            mine = backward_begin(now())
             try:
                 return impl(*args, **kwargs)
             finally:
@@ -463,7 +479,7 @@ def _install(torch, loop, report):
         @functools.wraps(impl)
         def with_step(self, *args, **kwargs):
             if not compiling():  # torch.compile tracing a training step: nothing of the hook's
-                zero_grad()
+                zero_grad(now())
             return impl(self, *args, **kwargs)
 
         cls.zero_grad = with_step
@@ -476,6 +492,7 @@ def _install(torch, loop, report):
 
     @guarded
     def pre(optimizer, args, kwargs):
+        entered = now()
         loop.depth += 1
         if loop.depth > 1:
             return None
@@ -485,11 +502,11 @@ def _install(torch, loop, report):
         if closure is None and len(args) > first and callable(args[first]):
             closure, at = args[first], "args"
         if closure is None:
-            loop.optimizer_begin()
+            loop.optimizer_begin(entered)
             return None
         if not loop.ours():
             return None
-        loop.begin()  # the optimizer's own work begins after the closure's forward and backward
+        loop.begin(at=entered)  # the optimizer's own work begins after the closure's forward and backward
 
         @functools.wraps(closure)
         def wrapped(*a, **k):  # the closure's forward and backward are phases of their own
@@ -664,12 +681,11 @@ def _start():
             import ctypes
 
             lib = ctypes.CDLL(path)
-            lib.wlrun_trace_auto_push.argtypes = (ctypes.c_char_p, ctypes.c_int64)
-            lib.wlrun_trace_auto_pop.argtypes = (ctypes.c_int64,)
+            lib.wlrun_trace_auto_push_at.argtypes = (ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64)
+            lib.wlrun_trace_auto_pop_at.argtypes = (ctypes.c_int64, ctypes.c_int64)
             lib.wlrun_trace_auto_pop_later.argtypes = (ctypes.c_int64,)
             lib.wlrun_trace_auto_enabled.argtypes = ()
             lib.wlrun_trace_auto_recording.argtypes = ()
-            lib.wlrun_trace_auto_end_later.argtypes = ()
             if not lib.wlrun_trace_auto_enabled():
                 return  # not traced (WLRUN_TRACE_DIR missing): nothing to record
             loop = _Loop(_Encoded(lib))
@@ -685,16 +701,15 @@ class _Encoded:
 
     def __init__(self, lib):
         self.names = {}
-        self.push_raw, self.wlrun_trace_auto_pop = lib.wlrun_trace_auto_push, lib.wlrun_trace_auto_pop
+        self.push_raw, self.wlrun_trace_auto_pop_at = lib.wlrun_trace_auto_push_at, lib.wlrun_trace_auto_pop_at
         self.wlrun_trace_auto_pop_later = lib.wlrun_trace_auto_pop_later
         self.wlrun_trace_auto_recording = lib.wlrun_trace_auto_recording
-        self.wlrun_trace_auto_end_later = lib.wlrun_trace_auto_end_later
 
-    def wlrun_trace_auto_push(self, name, payload):
+    def wlrun_trace_auto_push_at(self, name, payload, at):
         b = self.names.get(name)
         if b is None:
             b = self.names[name] = name.encode()
-        return self.push_raw(b, payload)
+        return self.push_raw(b, payload, at)
 
 
 try:
