@@ -403,6 +403,42 @@ describe("trace report with wlrun's Python hook", function()
     end
   end)
 
+  it("gives a later micro-batch's evaluation before its training to the forward", function()
+    -- gradient accumulation: the step [1, 20] holds forward [1, 3], backward [3, 6], the second
+    -- micro-batch's data [7, 9.5] (in hand at 7.5, then a frozen backbone under no_grad, its
+    -- kernel launched at 8), a marker at 9.5 (payload 7.5), forward [9.5, 12], backward [12, 15],
+    -- optimizer [15, 19]
+    local lines = { "S\t1\ttrain_step", "S\t2\tdata", "S\t3\tforward", "S\t4\tbackward",
+      "S\t5\toptimizer", "S\t6\tk", "S\t9\twlrun.auto", "G\ton" }
+    local function at(b, x) return b + math.floor(x * MS + 0.5) end
+    for i = 1, 4 do
+      local b, id = 25 * MS * (i - 1), 100 + 20 * i
+      local function R(rid, parent, sid, t0, t1, payload)
+        lines[#lines + 1] = ("R\t%d\t7\t%d\t%d\t9\t%d\t%d\t%s"):format(rid, parent, sid,
+          at(b, t0), at(b, t1), payload or "-")
+      end
+      R(id, 0, 2, 0, 1, at(b, 0.5))
+      R(id + 1, 0, 1, 1, 20, 32)
+      R(id + 2, id + 1, 3, 1, 3)
+      R(id + 3, id + 1, 4, 3, 6)
+      R(id + 4, id + 1, 2, 7, 9.5, at(b, 7.5))
+      R(id + 5, id + 1, 3, 9.5, 9.5, at(b, 7.5))
+      R(id + 6, id + 1, 3, 9.5, 12)
+      R(id + 7, id + 1, 4, 12, 15)
+      R(id + 8, id + 1, 5, 15, 19)
+      lines[#lines + 1] = ("C\t%d\t%d\t%d"):format(id, id + 4, at(b, 8))
+      lines[#lines + 1] = ("K\t%d\tkernel\t0\t7\t%d\t%d\t0\t6"):format(id, at(b, 8.1), at(b, 9))
+    end
+    lines[#lines + 1] = "X\texit"
+    local e = entry_of({ warmup = 1 }, lines)
+    assert.equal("auto", e.trace.ranges)
+    local by = {}
+    for _, ph in ipairs(e.trace.phases) do by[ph.name] = ph end
+    assert_near(0.0065, by.forward.cpu_mean, "forward: both micro-batches and the backbone", 1e-6)
+    assert_near(0.0009, by.forward.gpu_mean, "forward's GPU time: the backbone's", 1e-6)
+    assert_near(0.0005, by.data.cpu_mean, "the second micro-batch's fetch", 1e-6)
+  end)
+
   it("moves no range that holds the late step under its forward (no parent loop)", function()
     -- a program's "iter" range opened after the batch in hand, around the step, in every other
     -- iteration: it stays the step's parent

@@ -16,6 +16,7 @@ must read them (docs/trace.md, "No annotation needed"); tests/e2e/trace_auto_spe
     --frozen W         a frozen backbone (20 ms a call) before the trained model, W: eval (in eval
                        mode, grad enabled) or nograd (under torch.no_grad())
     --val-every N      the validation loop (--val-ms a batch, under no_grad) every N steps
+    --val-same         the validation iterates the training DataLoader object (its first 4 batches)
     --dataclass        the batches are a dataclass holding the tensors
     --start-ms T       the loader's sampler takes T ms to start each epoch (a shuffle of many indices)
 
@@ -118,9 +119,12 @@ def validate(a, model, val, loss_fn):
     """The validation loop: under no_grad (--grad-eval: in eval mode only), --val-ms a batch."""
     model.eval()
     with torch.no_grad() if not a.grad_eval else torch.enable_grad():
-        for x, y in val:
+        for k, b in enumerate(val):
+            x, y = (b.x, b.y) if isinstance(b, Batch) else b
             loss_fn(model(x), y).item()
             time.sleep(a.val_ms / 1e3)
+            if k == 3:
+                break
     model.eval() if a.eval_train else model.train()
 
 
@@ -142,6 +146,7 @@ def main():
     ap.add_argument("--zero-last", action="store_true")
     ap.add_argument("--frozen", choices=["eval", "nograd"])
     ap.add_argument("--val-every", type=int, default=0)
+    ap.add_argument("--val-same", action="store_true")
     ap.add_argument("--dataclass", action="store_true")
     ap.add_argument("--start-ms", type=float, default=0.0)
     a = ap.parse_args()
@@ -187,7 +192,7 @@ def main():
             if a.checkpoint_ms and e == a.epochs - 1 and i == a.steps - 2:
                 break
             if a.val_every and (i + 1) % a.val_every == 0:
-                validate(a, model, val, loss_fn)
+                validate(a, model, loader if a.val_same else val, loss_fn)
         if a.log_ms:
             pop()
         if a.epoch_ms:

@@ -156,7 +156,16 @@ class _Loop:
         return not self.step or self.thread == self.ident()
 
     # ---- data ----
+    def data_start(self, loader):
+        """A loader's iterator starts (its workers, its sampler): the data range it opens goes on
+        through the first batch's fetch, and ends as that batch's does."""
+        self.data_begin(loader)
+        self.local.started = loader
+
     def data_begin(self, loader):
+        started, self.local.started = getattr(self.local, "started", None), None
+        if started == loader and "data" in self.stack() and not self.pending():
+            return
         self.local.eval_grad = False  # an evaluation in eval mode before: not this batch's
         if self.step and self.optimized and not self.fetch_each and self.thread == self.ident():
             # the next batch after an optimizer step that did not end the iteration (its last
@@ -389,11 +398,12 @@ def _install(torch, loop, report):
 
     base = dataloader._BaseDataLoaderIter
     iter_init, next_impl = base.__init__, base.__next__
-    data_begin, data_end = guarded(loop.data_begin), guarded(loop.data_end)
+    data_start, data_begin = guarded(loop.data_start), guarded(loop.data_begin)
+    data_end = guarded(loop.data_end)
 
     @functools.wraps(iter_init)
     def __init__(self, loader, *args, **kwargs):
-        data_begin(id(loader))  # the iterator's start (a loader's workers start here) is data too
+        data_start(id(loader))  # the iterator's start (a loader's workers start here) is data too
         try:
             iter_init(self, loader, *args, **kwargs)
         except BaseException:
