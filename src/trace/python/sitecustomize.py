@@ -31,9 +31,9 @@ wlrun_trace_auto_* functions: src/trace/trace_auto.c), on the thread that trains
               ends the iteration also where it skips the optimizer's (overflowed gradients)
 
 With several optimizers stepping in one iteration (a GAN), the first iteration teaches the order
-and later steps end at the last optimizer of that order, or at the next batch where it skipped. Any other sitecustomize on the path is
-run after this one, as if this one were not there; the hook never stops the program: a failure
-of its own turns it off with one line on standard error.
+and later steps end at the last optimizer of that order, or at the next batch where it skipped.
+Any other sitecustomize on the path is run after this one, as if this one were not there; the hook
+never stops the program: a failure of its own turns it off with one line on standard error.
 """
 import os
 import sys
@@ -516,7 +516,7 @@ def _install(torch, loop, report):
             return None
         if not loop.ours():
             return None
-        loop.begin(at=entered)  # the optimizer's own work begins after the closure's forward and backward
+        loop.begin(at=entered)  # the optimizer's work begins after the closure's forward and backward
 
         @functools.wraps(closure)
         def wrapped(*a, **k):  # the closure's forward and backward are phases of their own
@@ -711,7 +711,8 @@ class _Encoded:
 
     def __init__(self, lib):
         self.names = {}
-        self.push_raw, self.wlrun_trace_auto_pop_at = lib.wlrun_trace_auto_push_at, lib.wlrun_trace_auto_pop_at
+        self.push_raw = lib.wlrun_trace_auto_push_at
+        self.wlrun_trace_auto_pop_at = lib.wlrun_trace_auto_pop_at
         self.wlrun_trace_auto_pop_later = lib.wlrun_trace_auto_pop_later
         self.wlrun_trace_auto_recording = lib.wlrun_trace_auto_recording
 
