@@ -352,7 +352,8 @@ describe("trace report with wlrun's Python hook", function()
     -- the hook's data range [0, 4]: the batch in hand at 0.5 (its payload), its copy launched at
     -- 0.8 (GPU [0.9, 1.2]), then the forward's kernel, which called no module, launched at 1.5
     -- (GPU [1.6, 3.5]); the step opens at backward, 4, with a forward of no length whose payload
-    -- is 0.5; backward [4, 7] (GPU [4.2, 6.5]), optimizer [7, 9] (GPU [7.2, 8.5]). Evaluated:
+    -- is 0.5; backward [4, 7] (GPU [4.2, 6.5]), optimizer [7, 9] (GPU [7.2, 8.5]); a call at
+    -- 0.6 that started no GPU work (an event recorded) is neither copy nor kernel. Evaluated:
     -- the forward was taken for evaluation (a frozen backbone under no_grad), which closed the
     -- data at 1.4, and its kernel was launched in no range.
     local function lines_of(evaluated, epoch)
@@ -377,6 +378,7 @@ describe("trace report with wlrun's Python hook", function()
         R(id + 2, id + 1, 3, 4, 4, at(b, 0.5)) -- the marker
         R(id + 3, id + 1, 4, 4, 7)             -- backward
         R(id + 4, id + 1, 5, 7, 9)             -- optimizer
+        lines[#lines + 1] = ("C\t%d\t%d\t%d"):format(id + 9, id, at(b, 0.6)) -- an event's: no work
         K(id, id, "memcpy", 0.8, 0.9, 1.2)
         K(id + 1, evaluated and top or id, "kernel", 1.5, 1.6, 3.5)
         K(id + 2, id + 3, "kernel", 4.1, 4.2, 6.5)

@@ -113,14 +113,14 @@ end
 -- the batch in hand of a data range d whose batch was in hand at t: t, or just after the copies
 -- to the GPU (memcpy, memset) launched in d from t on before its first kernel (x.to(dev)), so
 -- that the step's window begins when they have finished, as the template's synchronisation
--- before its t0 makes it
+-- before its t0 makes it (calls with no GPU work recorded, an event's, are neither)
 local function in_hand(d, t, launched, kind)
   local at = t
   for _, l in ipairs(launched[d.rid] or {}) do
     if l.t >= t then
       local k = kind[l.corr]
-      if k == "kernel" or not k then break end
-      at = math.max(at, l.t + 1)
+      if k == "kernel" then break end
+      if k then at = math.max(at, l.t + 1) end
     end
   end
   return math.min(at, d.stop)
@@ -201,10 +201,11 @@ function ranges.late_forwards(p)
       local from = in_hand(d, m.payload, launched, kind)
       local cm, cd, cs = copy[m], copy[d], copy[s]
       local set = around(d, s)
+      local l = threads[m.tid]
+      local first = first_at(l, from, "start") -- before the starts below move
       cd.stop, cm.start = from, from
       if from < cs.start then cs.start = from end
-      local l = threads[m.tid]
-      for i = first_at(l, from, "start"), #l do
+      for i = first, #l do
         local c = l[i]
         if c.start >= m.start then break end
         if c ~= cm and c ~= cs and c.stop and c.stop <= m.start
