@@ -63,6 +63,22 @@ local function three_phases(e)
   return by
 end
 
+-- appenders to lines for one iteration whose times are in ms from b (ns): R(rid, parent, sid, t0,
+-- t1, payload), a range of wlrun's hook (domain sid 9); K(corr, rid, kind, call, g0, g1), a call
+-- in range rid and its GPU work; at(x), the time x
+local function hook_lines(lines, b)
+  local function at(x) return b + math.floor(x * MS + 0.5) end
+  local function R(rid, parent, sid, t0, t1, payload)
+    lines[#lines + 1] = ("R\t%d\t7\t%d\t%d\t9\t%d\t%d\t%s"):format(rid, parent, sid, at(t0),
+      at(t1), payload or "-")
+  end
+  local function K(corr, rid, kind, call, g0, g1)
+    lines[#lines + 1] = ("C\t%d\t%d\t%d"):format(corr, rid, at(call))
+    lines[#lines + 1] = ("K\t%d\t%s\t0\t7\t%d\t%d\t0\t6"):format(corr, kind, at(g0), at(g1))
+  end
+  return R, K, at
+end
+
 local function phase(e, name)
   for _, ph in ipairs(e.loop.phases) do
     if ph.name == name then return ph end
@@ -359,26 +375,17 @@ describe("trace report with wlrun's Python hook", function()
     local function lines_of(evaluated, epoch)
       local lines = { "S\t1\ttrain_step", "S\t2\tdata", "S\t3\tforward", "S\t4\tbackward",
         "S\t5\toptimizer", "S\t6\tk", "S\t8\tepoch", "S\t9\twlrun.auto", "G\ton" }
-      local function at(b, x) return b + math.floor(x * MS + 0.5) end
       local top = epoch and 1 or 0
       if epoch then lines[#lines + 1] = ("R\t1\t7\t0\t8\t0\t%d\t%d\t-"):format(0, 60 * MS) end
       for i = 1, 5 do
-        local b, id = 10 * MS * (i - 1), 100 + 10 * i
-        local function R(rid, parent, sid, t0, t1, payload)
-          lines[#lines + 1] = ("R\t%d\t7\t%d\t%d\t9\t%d\t%d\t%s"):format(rid, parent, sid,
-            at(b, t0), at(b, t1), payload or "-")
-        end
-        local function K(corr, rid, kind, call, g0, g1)
-          lines[#lines + 1] = ("C\t%d\t%d\t%d"):format(corr, rid, at(b, call))
-          lines[#lines + 1] = ("K\t%d\t%s\t0\t7\t%d\t%d\t0\t6"):format(corr, kind,
-            at(b, g0), at(b, g1))
-        end
-        R(id, top, 2, 0.1, evaluated and 1.4 or 4, at(b, 0.5)) -- data
+        local id = 100 + 10 * i
+        local R, K, at = hook_lines(lines, 10 * MS * (i - 1))
+        R(id, top, 2, 0.1, evaluated and 1.4 or 4, at(0.5)) -- data
         R(id + 1, top, 1, 4, 9, 32)            -- the step
-        R(id + 2, id + 1, 3, 4, 4, at(b, 0.5)) -- the marker
+        R(id + 2, id + 1, 3, 4, 4, at(0.5)) -- the marker
         R(id + 3, id + 1, 4, 4, 7)             -- backward
         R(id + 4, id + 1, 5, 7, 9)             -- optimizer
-        lines[#lines + 1] = ("C\t%d\t%d\t%d"):format(id + 9, id, at(b, 0.6)) -- an event's: no work
+        lines[#lines + 1] = ("C\t%d\t%d\t%d"):format(id + 9, id, at(0.6)) -- an event's: no work
         K(id, id, "memcpy", 0.8, 0.9, 1.2)
         K(id + 1, evaluated and top or id, "kernel", 1.5, 1.6, 3.5)
         K(id + 2, id + 3, "kernel", 4.1, 4.2, 6.5)
@@ -412,24 +419,19 @@ describe("trace report with wlrun's Python hook", function()
     -- optimizer [15, 19]
     local lines = { "S\t1\ttrain_step", "S\t2\tdata", "S\t3\tforward", "S\t4\tbackward",
       "S\t5\toptimizer", "S\t6\tk", "S\t9\twlrun.auto", "G\ton" }
-    local function at(b, x) return b + math.floor(x * MS + 0.5) end
     for i = 1, 4 do
-      local b, id = 25 * MS * (i - 1), 100 + 20 * i
-      local function R(rid, parent, sid, t0, t1, payload)
-        lines[#lines + 1] = ("R\t%d\t7\t%d\t%d\t9\t%d\t%d\t%s"):format(rid, parent, sid,
-          at(b, t0), at(b, t1), payload or "-")
-      end
-      R(id, 0, 2, 0, 1, at(b, 0.5))
+      local id = 100 + 20 * i
+      local R, K, at = hook_lines(lines, 25 * MS * (i - 1))
+      R(id, 0, 2, 0, 1, at(0.5))
       R(id + 1, 0, 1, 1, 20, 32)
       R(id + 2, id + 1, 3, 1, 3)
       R(id + 3, id + 1, 4, 3, 6)
-      R(id + 4, id + 1, 2, 7, 9.5, at(b, 7.5))
-      R(id + 5, id + 1, 3, 9.5, 9.5, at(b, 7.5))
+      R(id + 4, id + 1, 2, 7, 9.5, at(7.5))
+      R(id + 5, id + 1, 3, 9.5, 9.5, at(7.5))
       R(id + 6, id + 1, 3, 9.5, 12)
       R(id + 7, id + 1, 4, 12, 15)
       R(id + 8, id + 1, 5, 15, 19)
-      lines[#lines + 1] = ("C\t%d\t%d\t%d"):format(id, id + 4, at(b, 8))
-      lines[#lines + 1] = ("K\t%d\tkernel\t0\t7\t%d\t%d\t0\t6"):format(id, at(b, 8.1), at(b, 9))
+      K(id, id + 4, "kernel", 8, 8.1, 9)
     end
     lines[#lines + 1] = "X\texit"
     local e = entry_of({ warmup = 1 }, lines)

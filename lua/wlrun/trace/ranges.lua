@@ -226,12 +226,7 @@ function ranges.innermost_finder(list)
   return function(tid, t)
     local l = by_tid[tid]
     if not l then return nil end
-    local lo, hi = 1, #l + 1 -- the first range starting after t
-    while lo < hi do
-      local mid = (lo + hi) // 2
-      if l[mid].start > t then hi = mid else lo = mid + 1 end
-    end
-    local at = l[lo - 1]
+    local at = l[first_at(l, t + 1, "start") - 1] -- the last to start by t (times: whole ns)
     while at and at.tid == tid and not (at.start <= t and (not at.stop or t < at.stop)) do
       at = at.parent
     end
