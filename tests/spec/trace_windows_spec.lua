@@ -443,6 +443,23 @@ describe("trace report with wlrun's Python hook", function()
     assert_near(0.0005, by.data.cpu_mean, "the second micro-batch's fetch", 1e-6)
   end)
 
+  it("leaves a late step as it is where its data range does not hold the payload's time",
+    function()
+    -- a hostile or broken file: the data range [2, 3] says its batch was in hand at 1
+    local lines = { "S\t1\ttrain_step", "S\t2\tdata", "S\t3\tforward", "S\t9\twlrun.auto" }
+    for i = 1, 4 do
+      local id = 100 + 10 * i
+      local R, _, at = hook_lines(lines, 10 * MS * (i - 1))
+      R(id, 0, 2, 2, 3, at(1))
+      R(id + 1, 0, 1, 4, 9, 32)
+      R(id + 2, id + 1, 3, 4, 4, at(1))
+    end
+    lines[#lines + 1] = "X\texit"
+    local e = entry_of({ warmup = 0 }, lines)
+    for i, x in ipairs(e.samples) do assert_near(0.005, x, ("iteration %d"):format(i), 1e-6) end
+    for i, d in ipairs(e.loop.data) do assert.is_true(d >= 0, ("data %d: %s"):format(i, d)) end
+  end)
+
   it("moves no range that holds the late step under its forward (no parent loop)", function()
     -- a program's "iter" range opened after the batch in hand, around the step, in every other
     -- iteration: it stays the step's parent

@@ -180,7 +180,7 @@ function ranges.late_forwards(p)
   for _, r in ipairs(p.ranges) do
     if late_marker(r) then markers[#markers + 1] = r end
     if ranges.is_auto(r) and r.name == "data" and not r.open and math.type(r.payload) == "integer"
-      then data[r.tid .. ":" .. r.payload] = r end
+      and r.payload >= r.start and r.payload <= r.stop then data[r.tid .. ":" .. r.payload] = r end
   end
   if #markers == 0 then return p end
   local q, copy = view(p, function() return true end)
