@@ -133,6 +133,12 @@ describe("wlrun trace against the program's own timing, by loop shape", function
         assert.is_true(names.forward and names.forward.gpu_mean > 0, "the forward's GPU work")
       end)
   end
+  -- evaluation on the batch in hand before the training work (a frozen backbone in eval mode or
+  -- under no_grad) is the step's; a validation pass every 5 steps is neither data nor step
+  case("after, frozen eval, no ranges", "--shape after --frozen eval --no-ranges")
+  case("none, frozen no_grad, no ranges", "--shape none --frozen nograd --no-ranges")
+  case("after, validation, no ranges", "--shape after --val-every 5 --no-ranges")
+  case("none, validation, no ranges", "--shape none --val-every 5 --no-ranges")
   -- float16 with a GradScaler that skips optimizer steps all along: each skipped step still ends
   -- its iteration (the hook wraps the scaler's step)
   case("none fp16, no ranges", "--shape none --amp fp16 --no-ranges", function(c, prog)

@@ -21,6 +21,14 @@ changes between the shapes (--shape):
 no module with parameters called) and calls optimizer.zero_grad() after the optimizer's step, not
 before backward: the shape whose forward wlrun's hook cannot see.
 
+--frozen eval|nograd puts a frozen feature extractor (conv3x3 3->32, BatchNorm, ReLU, conv3x3 32->3) before the
+trained net, run on the batch in hand in eval mode (grad enabled, its weights frozen) or under torch.no_grad(): the
+step's work that wlrun's hook sees as evaluation first.
+
+--val-every N runs a validation pass (4 batches of its own loader, no workers, under torch.no_grad() in eval mode)
+after every Nth step, synchronised before and after; the template leaves its time out of the next step's data, as
+wlrun leaves evaluation out of the data; the steady-state throughput holds it, as wlrun's does (time between steps).
+
 --amp fp16 trains under float16 autocast with a GradScaler whose scale grows after every step
 (growth_interval 1), so that it overflows and skips optimizer steps all along the run, as float16
 training does at its start; the number of steps skipped is in --out's "skipped".
@@ -95,6 +103,8 @@ def main():
     ap.add_argument("--amp", choices=["bf16", "fp16"], default=None)
     ap.add_argument("--no-ranges", action="store_true")
     ap.add_argument("--functional", action="store_true")
+    ap.add_argument("--frozen", choices=["eval", "nograd"])
+    ap.add_argument("--val-every", type=int, default=0)
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--out")
     a = ap.parse_args()
@@ -117,6 +127,30 @@ def main():
     scaler = torch.amp.GradScaler("cuda", init_scale=2.0**16, growth_interval=1) if a.amp == "fp16" else None
 
     forward = (lambda x: functional(model, x)) if a.functional else model
+    if a.frozen:
+        backbone = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(inplace=True),
+                                 nn.Conv2d(32, 3, 3, padding=1)).to(dev).requires_grad_(False)
+        if a.frozen == "eval":
+            backbone.eval()
+        trained = forward
+
+        def forward(x):
+            with torch.no_grad() if a.frozen == "nograd" else torch.enable_grad():
+                x = backbone(x)
+            return trained(x)
+    val = DataLoader(Images(4 * a.batch, 100, 0), batch_size=a.batch, num_workers=0, pin_memory=cuda) if a.val_every else None
+
+    def validate():
+        """4 batches under no_grad in eval mode, synchronised at both ends; returns its seconds"""
+        sync()
+        v0 = time.perf_counter()
+        model.eval()
+        with torch.no_grad():
+            for vx, vy in val:
+                loss_fn(forward(vx.to(dev, non_blocking=True)), vy.to(dev, non_blocking=True))
+        model.train()
+        sync()
+        return time.perf_counter() - v0
 
     def step(x, y):
         push("forward")
@@ -173,6 +207,8 @@ def main():
         if i == a.warmup:
             sync()
             t_start = time.perf_counter()
+        if a.val_every and i % a.val_every == 0 and i < a.steps:
+            prev_end += validate()
     sync()
     t_end = time.perf_counter()
     measured = a.steps - a.warmup
