@@ -168,7 +168,14 @@ describe("trace iterations bounded by their GPU work", function()
     local e = entry_of({ warmup = 1 }, loop_lines(6, inside))
     for j = 1, 5 do assert_near(0.0061, e.samples[j], "iter " .. j) end
     assert_near(0, e.trace.run_ahead.lag_mean, "lag")
-    assert.is_nil(e.notes)
+    -- the 0.9 ms from the range's end to the next data range is neither data nor step: samples/s
+    -- counts it, and the one note says how much, with samples/s over iter and data alone
+    assert_near(0.0009, e.trace.between_mean, "between")
+    assert_near(64 / 0.008, e.loop.throughput, "samples/s")
+    assert.equal(1, #e.notes)
+    assert.matches("^900 us a step %(mean; at most 900 us, 11%% of the measured period%) lies "
+      .. "between one step's end and the next one's data.*samples/s %(8000%.0%) counts it.*"
+      .. "over the iterations and their data alone it is 9014%.1$", e.notes[1])
   end)
 
   it("work launched outside every range still bounds the windows (C with rid 0)", function()

@@ -12,6 +12,8 @@ local notes = {}
 notes.UNATTRIBUTED_SHARE = 0.05
 -- windows outlast their ranges by more than this share of iter: a note says how far
 notes.RUN_AHEAD = 0.02
+-- time between the steps that is neither data nor step, above this share of the period: a note
+notes.BETWEEN = 0.05
 
 -- "forward (120), backward (120)": the names of a count table, most frequent first
 local function by_count(counts, max)
@@ -146,6 +148,24 @@ function notes.run_ahead(t, iter_mean, list)
         r.steps_max == 1 and "" or "s"),
       r.steps_mean)
   end
+end
+
+-- time in the steps' period that is neither data nor step (evaluation between the steps,
+-- logging, a checkpoint): samples/s counts it, as a steady-state throughput does; a note when it
+-- is more than BETWEEN of the period, with the throughput of the iterations and data alone
+function notes.between(t, s, list)
+  local n, total = s.iters, s.total_time
+  if n == 0 or total <= 0 or t.between_mean <= notes.BETWEEN * total / n then return end
+  local most = 0
+  for _, b in ipairs(t.between) do most = math.max(most, b) end
+  local busy = total - t.between_mean * n
+  list[#list + 1] = (
+    "%s a step (mean; at most %s, %.0f%% of the measured period) lies between one step's end "
+    .. "and the next one's data, neither data nor step (evaluation between the steps, logging, "
+    .. "a checkpoint, waiting): samples/s (%.1f) counts it, as the loop's steady-state throughput; "
+    .. "over the iterations and their data alone it is %.1f"):format(
+    units.time(t.between_mean), units.time(most), 100 * t.between_mean * n / total,
+    s.throughput, busy > 0 and s.throughput * total / busy or 0)
 end
 
 -- the warnings and notes of a measured process (t: its trace fields)

@@ -545,6 +545,7 @@ local function process_entry(p, steps, k, n, o, mode)
     t.run_ahead = run_ahead(steps, win, W)
     notes_of.run_ahead(t, s.iter.mean, notes)
   end
+  notes_of.between(t, s, notes)
   for _, x in ipairs(entry.warnings) do warnings[#warnings + 1] = x end
   notes_of.measured(p, t, cupti, o, warnings, notes)
   entry.warnings = warnings
