@@ -222,6 +222,19 @@ describe("wlrun trace's Python hook", function()
     assert.is_nil(r.stderr:find("are off", 1, true), r.stderr) -- the hook stayed on
   end)
 
+  auto_it("goes on after an optimizer step that raised (a loop skipping a batch on OOM)", function()
+    -- steps 4, 8 and 12 raise: the first two's work goes on into the next step (it ends at the
+    -- next optimizer step), the last's never ends; torch 2's step hooks run no post hook there,
+    -- and the hook counts the steps running again
+    local r, c = trace("--steps 12 --raise-every 4")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("auto", c.trace.ranges)
+    assert.equal(9, c.trace.steps)
+    -- the next batch's fetch lies inside the step that goes on
+    assert.equal("forward backward optimizer data", names(c))
+    assert.is_nil(r.stderr:find("are off", 1, true), r.stderr)
+  end)
+
   auto_it("stops after --steps of the hook's steps, the program running on untraced", function()
     local r, c = trace("--steps 40 --hooks", { trace = "--steps 12" })
     assert.equal(0, r.code, r.stderr)

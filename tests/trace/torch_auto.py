@@ -20,6 +20,8 @@
     --grad             the gradients taken by torch.autograd.grad and set by the loop, no backward()
     --manual [made]    the loop updates the weights itself (p -= lr * p.grad): no optimizer at all,
                        or (made) one made and never stepped
+    --raise-every N    the optimizer's step raises every Nth call (out of memory), and the loop
+                       goes on with the next batch, as a loop that skips a batch on OOM does
 
     python3 torch_auto.py --steps 12 --batch 16 [--device cuda] [--closure] ...
 """
@@ -54,6 +56,20 @@ class ListParams(nn.Sequential):
         return list(super().parameters(recurse))
 
 
+class RaisingSGD(torch.optim.SGD):
+    """SGD whose step raises every Nth call, as a step that runs out of memory does."""
+
+    def __init__(self, params, lr, every):
+        super().__init__(params, lr=lr)
+        self.every, self.calls = every, 0
+
+    def step(self, closure=None):
+        self.calls += 1
+        if self.calls % self.every == 0:
+            raise RuntimeError("CUDA out of memory (RaisingSGD)")
+        return super().step(closure)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=12)
@@ -77,6 +93,7 @@ def main():
     ap.add_argument("--manual", nargs="?", const="none", choices=["none", "made"])
     ap.add_argument("--every", type=int, default=1)
     ap.add_argument("--recompute", type=float, default=None)
+    ap.add_argument("--raise-every", type=int, default=0)
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -84,7 +101,9 @@ def main():
     kind = ListParams if a.list_params else nn.Sequential
     models = [kind(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4)).to(dev) for _ in range(a.optimizers)]
     # with no optimizer the model stands for it where the loop calls zero_grad()
-    opts = [torch.optim.SGD(m.parameters(), lr=0.01) if a.manual != "none" else m for m in models]
+    sgd = RaisingSGD if a.raise_every else torch.optim.SGD
+    opts = [sgd(m.parameters(), lr=0.01, every=a.raise_every) if a.raise_every else sgd(m.parameters(), lr=0.01)
+            if a.manual != "none" else m for m in models]
     scaler = SkippingScaler(a.scaler) if a.scaler else None
     loss_fn = nn.CrossEntropyLoss()
     n = a.steps * a.accumulate * a.optimizers * a.batch
@@ -168,7 +187,11 @@ def main():
                         for p in model.parameters():
                             p -= 0.01 * p.grad
                 else:
-                    opt.step()
+                    try:
+                        opt.step()
+                    except RuntimeError as e:  # RaisingSGD's: the batch is skipped
+                        assert "out of memory" in str(e)
+                        opt.zero_grad()
         if a.ranges:
             range_pop()
         if a.after_ms:

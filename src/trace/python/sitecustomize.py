@@ -505,7 +505,10 @@ def _install(torch, loop, report):
         entered = now()
         loop.depth += 1
         if loop.depth > 1:
-            return None
+            if hooks:  # a step that raised (out of memory) ran no post hook of torch's: count
+                loop.depth = _steps_running(sys._getframe(1))
+            if loop.depth > 1:
+                return None
         closure = kwargs.get("closure") if kwargs else None
         at = "kwargs" if closure is not None else None
         first = 1 if args and args[0] is optimizer else 0  # torch's hooks get step's args with self first
@@ -539,6 +542,10 @@ def _install(torch, loop, report):
         if loop.depth == 0:
             loop.optimizer_end(optimizer)
 
+    @guarded
+    def unwound():
+        loop.depth -= 1
+
     optim = importlib.import_module("torch.optim.optimizer")
     hooks = hasattr(optim, "register_optimizer_step_pre_hook")
     if hooks:
@@ -560,9 +567,12 @@ def _install(torch, loop, report):
             if changed is not None:
                 args, kwargs = changed
             try:
-                return step_impl(self, *args, **kwargs)
-            finally:
-                post(self, args, kwargs)
+                out = step_impl(self, *args, **kwargs)
+            except BaseException:
+                unwound()  # no step ended, as with torch 2's hooks, which run no post hook then
+                raise
+            post(self, args, kwargs)
+            return out
 
         step._wlrun_auto = True
         cls.step = step
@@ -580,6 +590,19 @@ def _install(torch, loop, report):
     torch.optim.Optimizer.__init__ = __init__
 
     _install_scalers(torch, loop, report, guarded)
+
+
+def _steps_running(frame):
+    """The optimizer steps running on this thread, from frame (within the hook's pre hook): the
+    frames of the function that called the hook, torch's wrapper of every optimizer's step, up
+    the stack (a subclass's step calling its base's is two)."""
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    code, n = frame.f_code if frame is not None else None, 0
+    while frame is not None:
+        n += frame.f_code is code
+        frame = frame.f_back
+    return max(n, 1)
 
 
 def _install_scalers(torch, loop, report, guarded):
