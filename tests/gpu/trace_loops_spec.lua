@@ -37,7 +37,8 @@ local function traced(args)
     WARMUP, args:find("no%-ranges") and "" or ("--batch-size %d"):format(BATCH),
       h.quote(dir .. "/trace.json"),
     h.quote(python), h.quote(PROGRAM), STEPS, WARMUP, BATCH,
-    h.quote(dir .. "/prog.json"), args), { prefix = "timeout 90" })
+    h.quote(dir .. "/prog.json"), args),
+    { prefix = args:find("compile", 1, true) and "timeout 300" or "timeout 90" }) -- Inductor's first compile
   assert.equal(0, r.code, r.stdout .. r.stderr)
   local doc = require("wlrun.results").decode(h.read(dir .. "/trace.json"), "trace.json")
   assert.equal(1, #doc.configurations, r.stdout)
@@ -139,6 +140,17 @@ describe("wlrun trace against the program's own timing, by loop shape", function
   case("none, frozen no_grad, no ranges", "--shape none --frozen nograd --no-ranges")
   case("after, validation, no ranges", "--shape after --val-every 5 --no-ranges")
   case("none, validation, no ranges", "--shape none --val-every 5 --no-ranges")
+  -- torch.compile, and its CUDA graphs (reduce-overhead): the hook's module hooks, taken away and
+  -- put back around each phase, make dynamo compile nothing again after the warmup
+  case("none, compiled, no ranges", "--shape none --compile default --no-ranges", function(c, prog)
+    assert.equal("auto", c.trace.ranges)
+    assert.equal(0, prog.recompiles, "dynamo compiled again after the warmup")
+  end)
+  case("none, CUDA graphs, no ranges", "--shape none --compile reduce-overhead --no-ranges",
+    function(c, prog)
+      assert.equal("auto", c.trace.ranges)
+      assert.equal(0, prog.recompiles, "dynamo compiled again after the warmup")
+    end)
   -- float16 with a GradScaler that skips optimizer steps all along: each skipped step still ends
   -- its iteration (the hook wraps the scaler's step)
   case("none fp16, no ranges", "--shape none --amp fp16 --no-ranges", function(c, prog)

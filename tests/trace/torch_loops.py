@@ -29,6 +29,9 @@ step's work that wlrun's hook sees as evaluation first.
 after every Nth step, synchronised before and after; the template leaves its time out of the next step's data, as
 wlrun leaves evaluation out of the data; the steady-state throughput holds it, as wlrun's does (time between steps).
 
+--compile MODE trains the model compiled by torch.compile (MODE default, or reduce-overhead: CUDA graphs); --out's
+"recompiles" counts dynamo's recompilations after the warmup (the hook must cause none).
+
 --amp fp16 trains under float16 autocast with a GradScaler whose scale grows after every step
 (growth_interval 1), so that it overflows and skips optimizer steps all along the run, as float16
 training does at its start; the number of steps skipped is in --out's "skipped".
@@ -92,6 +95,15 @@ def functional(model, x):
     return x
 
 
+def _recompiles():
+    """dynamo's compilations so far (torch._dynamo's counters), or 0 where it has none"""
+    try:
+        from torch._dynamo.utils import counters
+        return counters["stats"].get("unique_graphs", 0) + sum(counters["recompiles"].values())
+    except Exception:  # noqa: BLE001 - a torch without dynamo
+        return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shape", choices=["after", "inside", "none", "item10"], default="after")
@@ -105,6 +117,7 @@ def main():
     ap.add_argument("--functional", action="store_true")
     ap.add_argument("--frozen", choices=["eval", "nograd"])
     ap.add_argument("--val-every", type=int, default=0)
+    ap.add_argument("--compile", choices=["default", "reduce-overhead"])
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--out")
     a = ap.parse_args()
@@ -127,6 +140,8 @@ def main():
     scaler = torch.amp.GradScaler("cuda", init_scale=2.0**16, growth_interval=1) if a.amp == "fp16" else None
 
     forward = (lambda x: functional(model, x)) if a.functional else model
+    if a.compile:
+        forward = torch.compile(model, mode=a.compile)
     if a.frozen:
         backbone = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(inplace=True),
                                  nn.Conv2d(32, 3, 3, padding=1)).to(dev).requires_grad_(False)
@@ -207,6 +222,7 @@ def main():
         if i == a.warmup:
             sync()
             t_start = time.perf_counter()
+            compiles = _recompiles()
         if a.val_every and i % a.val_every == 0 and i < a.steps:
             prev_end += validate()
     sync()
@@ -218,7 +234,8 @@ def main():
         period = (t_end - t_start) / measured
     taken = opt.state[next(iter(model.parameters()))].get("step", 0)  # the optimizer steps not skipped
     out = {"shape": a.shape, "batch": a.batch, "warmup": a.warmup, "steps": a.steps, "iter": iters, "data": datas, "marks": marks,
-           "period": period, "samples_per_s": a.batch / period, "skipped": a.steps - int(taken)}
+           "period": period, "samples_per_s": a.batch / period, "skipped": a.steps - int(taken),
+           "recompiles": _recompiles() - compiles if a.compile else 0}
     if a.out:
         with open(a.out, "w") as f:
             json.dump(out, f)
