@@ -38,7 +38,8 @@ local function traced(args)
       h.quote(dir .. "/trace.json"),
     h.quote(python), h.quote(PROGRAM), STEPS, WARMUP, BATCH,
     h.quote(dir .. "/prog.json"), args),
-    { prefix = args:find("compile", 1, true) and "timeout 300" or "timeout 90" }) -- Inductor's first compile
+    -- torch.compile's first compile takes minutes
+    { prefix = args:find("compile", 1, true) and "timeout 300" or "timeout 90" })
   assert.equal(0, r.code, r.stdout .. r.stderr)
   local doc = require("wlrun.results").decode(h.read(dir .. "/trace.json"), "trace.json")
   assert.equal(1, #doc.configurations, r.stdout)
