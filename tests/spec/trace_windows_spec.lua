@@ -292,6 +292,33 @@ describe("trace report with wlrun's Python hook", function()
     for _, ph in ipairs(e.trace.phases) do names[#names + 1] = ph.name end
     assert.same({ "my_fwd" }, names) -- the hook's forward gone, its work is my_fwd's
     assert_near(0.00099999, e.trace.phases[1].gpu_mean, "my_fwd's GPU time", 1e-6)
+    -- the program's steps carry no payload: the samples are the loader's batches the hook saw
+    assert.equal(32, e.loop.batch_size)
+    assert.equal("loader", e.trace.batch_source)
+    assert.matches("the step ranges carry no payload: the samples are the batches the "
+      .. "DataLoader gave", table.concat(e.notes, "\n"))
+  end)
+
+  it("counts the loader's batches in the program's own steps only where they overlap", function()
+    -- my_step around steps 2 to 5 only: the hook's first step overlaps none of them; a second
+    -- hook step of 16 inside the third own step adds to it; --batch-size still decides
+    local l = auto_lines()
+    table.insert(l, 1, "S\t11\tmy_step")
+    for i = 2, 5 do
+      local b = 10 * MS * (i - 1)
+      table.insert(l, #l, ("R\t%d\t7\t0\t11\t0\t%d\t%d\t-"):format(500 + i, b + MS - 1,
+        b + 9 * MS + 1))
+    end
+    table.insert(l, #l, ("R\t600\t7\t0\t1\t9\t%d\t%d\t16"):format(20 * MS + 5 * MS,
+      20 * MS + 6 * MS))
+    local e = entry_of({ warmup = 1, step = "my_step" }, l)
+    assert.equal("program", e.trace.ranges)
+    assert.equal(3, #e.samples)
+    assert.equal("loader", e.trace.batch_source)
+    assert.equal(32 * 3 + 16, math.floor(e.loop.throughput * e.loop.total_time + 0.5))
+    e = entry_of({ warmup = 1, step = "my_step", batch_size = 8 }, l)
+    assert.equal(8, e.loop.batch_size)
+    assert.equal("option", e.trace.batch_source)
   end)
 
   it("ends the hook's data at the batch in hand: the fetch's end or its copy, not a sync after",

@@ -83,6 +83,35 @@ function ranges.without_auto(p, keep)
   return q
 end
 
+-- The samples of each of the program's own steps (ranges in start order, as ranges.steps gives
+-- them) that the hook's steps tell: a hook step's payload, the batches its DataLoaders gave it,
+-- goes to the own step its range overlaps the most (none where it overlaps none: a step the
+-- program did not mark). Returns step -> samples, or nil where the hook has no such step.
+function ranges.hook_batches(p, steps)
+  local hook = {}
+  for _, r in ipairs(p.ranges) do
+    if ranges.is_auto(r) and r.name == "train_step" and not r.open
+      and math.type(r.payload) == "integer" and r.payload >= 1 then
+      hook[#hook + 1] = r
+    end
+  end
+  if #hook == 0 then return nil end
+  table.sort(hook, function(a, b) return a.start < b.start end)
+  local got, j = {}, 1
+  for _, h in ipairs(hook) do
+    while j <= #steps and steps[j].stop < h.start do j = j + 1 end
+    local best, most = nil, 0
+    for k = j, #steps do
+      local s = steps[k]
+      if s.start > h.stop then break end
+      local overlap = math.min(s.stop, h.stop) - math.max(s.start, h.start)
+      if overlap > most then best, most = s, overlap end
+    end
+    if best then got[best] = (got[best] or 0) + h.payload end
+  end
+  return got
+end
+
 -- the "forward" of no length that the hook puts in a step where its training work on a batch
 -- began late (at backward or the optimizer: the forward called no module the hook sees; or after
 -- evaluation on the batch in hand: a frozen backbone), its payload the time the batch was in hand

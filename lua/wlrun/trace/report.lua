@@ -179,11 +179,33 @@ local function earlier_payloads(steps, measured, notes)
   return math.max(1, math.floor(bs + 0.5)), bs * #measured
 end
 
--- the batch size: the option, else the step ranges' payload, else 1; where it came from; and the
--- samples of the measured steps when they are not the batch size times the steps (steps: all of
--- them, the warmup's too)
-local function batch_of(o, measured, notes, steps)
+local function any_payload(list)
+  for _, s in ipairs(list) do
+    if math.type(s.payload) == "integer" and s.payload >= 1 then return true end
+  end
+  return false
+end
+
+-- the steps as their samples from the hook's batches (fetched: step -> samples) tell them
+local function as_fetched(list, fetched)
+  local out = {}
+  for i, s in ipairs(list) do out[i] = { payload = fetched[s] } end
+  return out
+end
+
+-- the batch size: the option, else the step ranges' payload, else (the program's own ranges with
+-- none) the batches the hook saw its DataLoaders give in each step, else 1; where it came from;
+-- and the samples of the measured steps when they are not the batch size times the steps (steps:
+-- all of them, the warmup's too)
+local function batch_of(o, measured, notes, steps, fetched)
   if o.batch_size then return o.batch_size, "option" end
+  if fetched and not any_payload(steps) and any_payload(as_fetched(measured, fetched)) then
+    notes[#notes + 1] = "the step ranges carry no payload: the samples are the batches the "
+      .. "DataLoader gave in each step (wlrun's hook; --batch-size N to set it)"
+    local bs, _, samples = batch_of(o, as_fetched(measured, fetched), notes,
+      as_fetched(steps, fetched))
+    return bs, "loader", samples
+  end
   local lo, hi, total, n = math.huge, -math.huge, 0, 0
   for _, s in ipairs(measured) do
     if math.type(s.payload) == "integer" and s.payload >= 1 then
@@ -492,7 +514,7 @@ local function run_ahead(steps, win, W)
 end
 
 -- the report of one process: its entry (k: its index, of n processes with steps)
-local function process_entry(p, steps, k, n, o, mode)
+local function process_entry(p, steps, k, n, o, mode, fetched)
   local entry = { index = k, params = n > 1 and { process = k } or {} }
   local notes, warnings = {}, {}
   local cupti = cupti_of(p)
@@ -536,7 +558,7 @@ local function process_entry(p, steps, k, n, o, mode)
     rec.overlap = { work = mean(m.work), busy = t.gpu_busy_mean, tolerance = report.OVERLAP }
   end
   t.device = busiest_device(p)
-  local bs, source, samples = batch_of(o, m.steps, notes, steps)
+  local bs, source, samples = batch_of(o, m.steps, notes, steps, fetched)
   if source == "payload" and mode == "auto" then source = "loader" end
   rec.batch_size, rec.samples, t.batch_source = bs, samples, source
 
@@ -564,8 +586,9 @@ local function steps_of(p, o)
     end
     if not auto then return p, steps, "program" end
     -- the hook's data ranges stay where the program has none of its own
-    p = ranges.without_auto(p, function(r) return not own_data and r.name == o.data end)
-    return p, ranges.steps(p, o.step, false), "program"
+    local q = ranges.without_auto(p, function(r) return not own_data and r.name == o.data end)
+    steps = ranges.steps(q, o.step, false)
+    return q, steps, "program", ranges.hook_batches(p, steps)
   end
   if o.auto then
     local q = ranges.late_forwards(p)
@@ -581,13 +604,17 @@ function report.entries(trace, opts)
   for k, v in pairs(opts or {}) do o[k] = v end
   local with = {}
   for _, p in ipairs(trace.processes) do
-    local view, steps, mode = steps_of(p, o)
-    if #steps > 0 then with[#with + 1] = { p = view, steps = steps, mode = mode } end
+    local view, steps, mode, fetched = steps_of(p, o)
+    if #steps > 0 then
+      with[#with + 1] = { p = view, steps = steps, mode = mode, fetched = fetched }
+    end
   end
   if #with == 0 then core.error("usage", notes_of.no_steps(trace, o), 0) end
   local entries = {}
   printed = {}
-  for k, x in ipairs(with) do entries[k] = process_entry(x.p, x.steps, k, #with, o, x.mode) end
+  for k, x in ipairs(with) do
+    entries[k] = process_entry(x.p, x.steps, k, #with, o, x.mode, x.fetched)
+  end
   printed = {}
   return entries
 end
