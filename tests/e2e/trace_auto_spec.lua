@@ -122,17 +122,17 @@ describe("wlrun trace's Python hook", function()
     end
   end)
 
+  -- (where the process has CUDA, the data ends at the batch in hand, before a sync: the GPU's
+  -- tests/gpu/trace_loops_spec.lua "after, no ranges", the template's sync before its t0)
   auto_it(
-    "ends the data at the batch in hand: a wait between it and the forward (a sync) is no data",
+    "ends the data at the training work in a process without CUDA: the batch's conversion is data",
     function()
     local r, c = trace("--steps 8 --gap-ms 40")
     assert.equal(0, r.code, r.stderr)
     assert.equal("auto", c.trace.ranges)
-    for i, d in ipairs(c.loop.data) do -- the fetch alone, well under the 40 ms wait
-      assert.is_true(d < 0.03, ("data %d: %.4f s"):format(i, d))
+    for i, d in ipairs(c.loop.data) do -- the fetch and the 40 ms between it and the forward
+      assert.is_true(d >= 0.040 and d < 0.3, ("data %d: %.4f s"):format(i, d))
     end
-    -- the wait is between the data and the step, in the period: throughput counts it
-    assert.is_true(c.loop.throughput < 16 / 0.040, tostring(c.loop.throughput))
   end)
 
   auto_it("begins a step at zero_grad() with the batch in hand (the loop's first line)",

@@ -83,7 +83,7 @@ def main():
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--after-ms", type=float, default=0.0)  # work after each optimizer step (logging)
     ap.add_argument("--tail-ms", type=float, default=0.0)  # work after the loop (a checkpoint saved)
-    ap.add_argument("--gap-ms", type=float, default=0.0)  # between the batch in hand and the forward (a sync)
+    ap.add_argument("--gap-ms", type=float, default=0.0)  # between the batch in hand and the forward
     ap.add_argument("--hooks", action="store_true")  # print the global module hooks at the end
     ap.add_argument("--list-params", action="store_true")  # a model whose parameters() is a list
     ap.add_argument("--scaler", type=int, default=0)  # a GradScaler skipping every Nth step

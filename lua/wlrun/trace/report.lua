@@ -297,10 +297,12 @@ end
 
 -- The CPU end of a data range: its pop; for the hook's, which stay open until the training work
 -- begins, the batch in hand: the later of the fetch's end (its payload, src/trace/python) and
--- the range's last launch (the batch's copy), as the template's data ends before its sync.
-local function data_stop(r, data)
+-- the range's last launch (the batch's copy), as the template's data ends before its sync. In a
+-- process without CUDA (no sync to wait in), the hook's ends where the training work begins: the
+-- batch's conversion on the CPU (x.float() / 255, a flip) is data, as the template's is.
+local function data_stop(r, data, cuda)
   local fetched = r.payload
-  if not (ranges.is_auto(r) and math.type(fetched) == "integer" and fetched >= r.start
+  if not (cuda and ranges.is_auto(r) and math.type(fetched) == "integer" and fetched >= r.start
     and fetched <= r.stop) then
     return r.stop
   end
@@ -341,7 +343,7 @@ local function data_times(p, steps, win, data, o, t, notes)
   local intervals = {}
   for _, r in ipairs(list) do
     if not on_thread or r.tid == tid then
-      local stop = data_stop(r, data)
+      local stop = data_stop(r, data, p.cupti ~= nil)
       intervals[#intervals + 1] = { r.start, math.max(stop, data.stop[r] or stop) }
       data_iter[r] = window_of(pm, r.start)
     end
