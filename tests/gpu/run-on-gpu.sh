@@ -27,7 +27,7 @@ step() { # step NAME COMMAND...: runs, logs to $out/NAME.log, records the exit c
   local t0=$(date +%s.%N)
   echo "=== $name: $*" >"$out/$name.log"
   if [ -n "${WLRUN_GPU_STEP_TIMEOUT:-}" ]; then # each step ends within it, so the summary is written
-    timeout "$WLRUN_GPU_STEP_TIMEOUT" "$@" >>"$out/$name.log" 2>&1
+    timeout -k 15 "$WLRUN_GPU_STEP_TIMEOUT" "$@" >>"$out/$name.log" 2>&1
   else
     "$@" >>"$out/$name.log" 2>&1
   fi
@@ -78,7 +78,7 @@ step version "$bin" --version
 step nvidia-smi nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
 step info "$bin" info
 if [ "$part" = costs ]; then
-  step busted-gpu "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu
+  step busted-gpu "$bin" "$bundle/run.lua" -- -o gtest tests/gpu
   step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua -- scenarios/gemm_sweep.lua "$out/config_overhead.json"
   step bench-harness-costs env WLRUN_BIN="$bin" "$bin" tests/bench/harness_costs.lua -- "$root/build-static/nvml_raw" "$root/build-static/cublas_raw"
   step bench-tiny-sweep env WLRUN_BIN="$bin" "$bin" tests/bench/tiny_sweep.lua
@@ -111,24 +111,24 @@ elif [ "$part" = ratios ]; then
   # a change to the measurement against the build before it (WLRUN_AB_OLD: that build's wlrun)
   [ -n "${WLRUN_AB_OLD:-}" ] && step ab-sweep tests/bench/ab_sweep.sh "$WLRUN_AB_OLD" "$bin" scenarios/gemm_sweep.lua "$out/ab"
   prepare_steps
-  step busted-bench "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua tests/gpu/device_spec.lua tests/gpu/deep_measure_spec.lua tests/gpu/cublas_spec.lua
+  step busted-bench "$bin" "$bundle/run.lua" -- -o gtest tests/gpu/bench_spec.lua tests/gpu/gemm_spec.lua tests/gpu/device_spec.lua tests/gpu/deep_measure_spec.lua tests/gpu/cublas_spec.lua
 elif [ "$part" = filter ]; then # a rerun of chosen GPU specs: WLRUN_GPU_SPECS (files), WLRUN_GPU_FILTER
   export WLRUN_PYTHON=${WLRUN_PYTHON:-python3} # WLRUN_TRACE_NVTX_PUSH is set above
   filters=()
   IFS='|' read -ra pats <<<"${WLRUN_GPU_FILTER:-.}" # patterns separated by |: a spec matching any
   for pat in "${pats[@]}"; do filters+=(--filter "$pat"); done
   # shellcheck disable=SC2086 # the files are words
-  step busted-filter "$bin" "$bundle/run.lua" -- -o utfTerminal "${filters[@]}" ${WLRUN_GPU_SPECS:-tests/gpu}
+  step busted-filter "$bin" "$bundle/run.lua" -- -o gtest "${filters[@]}" ${WLRUN_GPU_SPECS:-tests/gpu}
 elif [ "$part" = loops ]; then # wlrun trace against the programs' own timing, by loop shape
-  step busted-trace-loops "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/trace_loops_spec.lua
+  step busted-trace-loops "$bin" "$bundle/run.lua" -- -o gtest tests/gpu/trace_loops_spec.lua
 elif [ "$part" = trace ]; then # wlrun trace on PyTorch: loop shapes, the hook, MFU, ranks; its cost
   export WLRUN_TRACE_NVTX_PUSH=$root/build-static/libtrace_nvtx_push.so WLRUN_PYTHON=${WLRUN_PYTHON:-python3}
-  step busted-trace-torch "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/trace_loops_spec.lua tests/gpu/trace_torch_spec.lua
-  step busted-trace-lib "$bin" "$bundle/run.lua" -- -o utfTerminal tests/spec/trace_library_spec.lua tests/e2e/trace_auto_spec.lua
+  step busted-trace-torch "$bin" "$bundle/run.lua" -- -o gtest tests/gpu/trace_loops_spec.lua tests/gpu/trace_torch_spec.lua
+  step busted-trace-lib "$bin" "$bundle/run.lua" -- -o gtest tests/spec/trace_library_spec.lua tests/e2e/trace_auto_spec.lua
   step bench-trace "$bin" tests/bench/trace_overhead.lua
 elif [ "$part" = exact ]; then # auto's samples against raw C graphs, adaptive stopping, nvcc beside NVRTC
   step toolkit bash -c 'command -v nvcc && nvcc --version | tail -1 && g++ --version | head -1'
-  step busted-exact "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/bench_spec.lua tests/gpu/deep_measure_spec.lua tests/gpu/cupti_spec.lua tests/gpu/modules_spec.lua
+  step busted-exact "$bin" "$bundle/run.lua" -- -o gtest tests/gpu/bench_spec.lua tests/gpu/deep_measure_spec.lua tests/gpu/cupti_spec.lua tests/gpu/modules_spec.lua
   step bench-auto-exact "$bin" tests/bench/auto_exact.lua -- "$root/build-static/evidence_raw"
   step bench-nvrtc-nvcc "$bin" tests/bench/nvrtc_vs_nvcc.lua -- "$root/build-static/modules"
   [ -f panel/panel.lua ] && step panel "$bin" panel/panel.lua # docs/kernels.md: public kernels, NVRTC and nvcc
@@ -140,7 +140,7 @@ elif [ "$part" = tracecost ]; then # wlrun trace's cost on the launch-bound 2 ms
   step bench-trace-launch env WLRUN_BIN="$bin" "$bin" tests/bench/trace_launch_cost.lua -- python3
 elif [ "$part" = speed ]; then # the harness's own time (issue 39): a cold kernel cache, a sweep's
   # account, tiny configurations, a bigger sweep's bound on several GPUs
-  step busted-ahead "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/compile_ahead_spec.lua tests/e2e/compile_ahead_spec.lua
+  step busted-ahead "$bin" "$bundle/run.lua" -- -o gtest tests/gpu/compile_ahead_spec.lua tests/e2e/compile_ahead_spec.lua
   step bench-cold-cache env WLRUN_BIN="$bin" "$bin" tests/bench/cold_cache.lua -- scenarios/gemm_sweep.lua 3
   step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua -- scenarios/gemm_sweep.lua "$out/config_overhead.json"
   step bench-config-tiny env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua -- tests/bench/tiny_cold.lua "$out/config_tiny.json"
@@ -149,11 +149,11 @@ elif [ "$part" = speed ]; then # the harness's own time (issue 39): a cold kerne
 elif [ "$part" = prepare ]; then # the sweep's account, and the prepare steps alone
   step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua -- scenarios/gemm_sweep.lua "$out/config_overhead.json"
   prepare_steps
-  step busted-cublas "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/cublas_spec.lua
+  step busted-cublas "$bin" "$bundle/run.lua" -- -o gtest tests/gpu/cublas_spec.lua
 elif [ "$part" != rest ]; then
   # WLRUN_GPU_SUITES: the suites of this call (the three take more than one call's 10 minutes)
   for suite in ${WLRUN_GPU_SUITES:-gpu spec e2e}; do
-    step "busted-$suite" "$bin" "$bundle/run.lua" -- -o utfTerminal "tests/$suite"
+    step "busted-$suite" "$bin" "$bundle/run.lua" -- -o gtest "tests/$suite"
   done
 fi
 if [ "$part" != specs ] && [ "$part" != costs ] && [ "$part" != ratios ] && [ "$part" != prepare ] && [ "$part" != trace ] && [ "$part" != loops ] && [ "$part" != exact ] && [ "$part" != tracecost ] && [ "$part" != speed ] && [ "$part" != filter ]; then
@@ -179,8 +179,8 @@ step compare "$bin" compare "$out/naive.json" "$out/tiled.json" --ignore variant
 # compute-sanitizer's memcheck over the specs of wlrun's own kernels and a small sweep
 if command -v compute-sanitizer >/dev/null; then
   sanitizer_env_step
-  step memcheck-specs compute-sanitizer --tool memcheck --error-exitcode 1 "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/cuda_spec.lua
-  step memcheck-misuse compute-sanitizer --tool memcheck --error-exitcode 1 "$bin" "$bundle/run.lua" -- -o utfTerminal tests/gpu/misuse_spec.lua
+  step memcheck-specs compute-sanitizer --tool memcheck --error-exitcode 1 "$bin" "$bundle/run.lua" -- -o gtest tests/gpu/cuda_spec.lua
+  step memcheck-misuse compute-sanitizer --tool memcheck --error-exitcode 1 "$bin" "$bundle/run.lua" -- -o gtest tests/gpu/misuse_spec.lua
   step memcheck-sweep compute-sanitizer --tool memcheck --error-exitcode 1 "$bin" scenarios/gemm_sweep.lua --filter 'M == 1024 and K == 1024' --max-time 1s --quiet
 fi
 fi

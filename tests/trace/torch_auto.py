@@ -218,6 +218,10 @@ def _nvtx():
 
 range_push = range_pop = None
 if __name__ == "__main__":
+    import faulthandler
+
+    # a run that hangs (the spec stops it at 180 s) says where, every thread's stack on stderr
+    faulthandler.dump_traceback_later(150, exit=True)
     if "--ranges" in sys.argv:
         range_push, range_pop = _nvtx()
     sys.exit(main())

@@ -207,4 +207,8 @@ def main():
 
 
 if __name__ == "__main__":
+    import faulthandler
+
+    # a run that hangs (the spec stops it at 180 s) says where, every thread's stack on stderr
+    faulthandler.dump_traceback_later(150, exit=True)
     raise SystemExit(main())
