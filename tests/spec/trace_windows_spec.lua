@@ -173,8 +173,8 @@ describe("trace iterations bounded by their GPU work", function()
     assert_near(0.0009, e.trace.between_mean, "between")
     assert_near(64 / 0.008, e.loop.throughput, "samples/s")
     assert.equal(1, #e.notes)
-    assert.matches("^900 us a step %(mean; at most 900 us, 11%% of the measured period%) lies "
-      .. "between one step's end and the next one's data.*samples/s %(8000%.0%) counts it.*"
+    assert.matches("^900 us a step %(mean; at most 900 us; 11%% of the measured period in all%) "
+      .. "lies between one step's end and the next one's data.*samples/s %(8000%.0%) counts it.*"
       .. "over the iterations and their data alone it is 9014%.1$", e.notes[1])
   end)
 
@@ -319,6 +319,21 @@ describe("trace report with wlrun's Python hook", function()
     e = entry_of({ warmup = 1, step = "my_step", batch_size = 8 }, l)
     assert.equal(8, e.loop.batch_size)
     assert.equal("option", e.trace.batch_source)
+  end)
+
+  it("counts a hook step left open (--steps stopped the recording) as the others' mean batch",
+    function()
+    -- the program's last step closed, the hook's last step still open when the recording stopped
+    local l = auto_lines("11")
+    table.insert(l, 1, "S\t11\tmy_step")
+    for i = #l, 1, -1 do
+      if l[i]:match("^R\t151\t") then l[i] = l[i]:gsub("^R(\t151\t.-\t%d+)\t%d+\t32$", "O%1\t-") end
+    end
+    local e = entry_of({ warmup = 1, step = "my_step" }, l)
+    assert.equal(4, #e.samples)
+    assert.equal(32, e.loop.batch_size)
+    assert.equal(4 * 32, math.floor(e.loop.throughput * e.loop.total_time + 0.5))
+    assert.is_nil(table.concat(e.notes, "\n"):find("fetched no batch", 1, true))
   end)
 
   it("ends the hook's data at the batch in hand: the fetch's end or its copy, not a sync after",

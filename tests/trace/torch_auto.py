@@ -101,9 +101,14 @@ def main():
     kind = ListParams if a.list_params else nn.Sequential
     models = [kind(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4)).to(dev) for _ in range(a.optimizers)]
     # with no optimizer the model stands for it where the loop calls zero_grad()
-    sgd = RaisingSGD if a.raise_every else torch.optim.SGD
-    opts = [sgd(m.parameters(), lr=0.01, every=a.raise_every) if a.raise_every else sgd(m.parameters(), lr=0.01)
-            if a.manual != "none" else m for m in models]
+    def optimizer(m):
+        if a.manual == "none":
+            return m
+        if a.raise_every:
+            return RaisingSGD(m.parameters(), lr=0.01, every=a.raise_every)
+        return torch.optim.SGD(m.parameters(), lr=0.01)
+
+    opts = [optimizer(m) for m in models]
     scaler = SkippingScaler(a.scaler) if a.scaler else None
     loss_fn = nn.CrossEntropyLoss()
     n = a.steps * a.accumulate * a.optimizers * a.batch

@@ -194,7 +194,7 @@ def main():
     iters, datas, marks = [], [], []
     it = iter(loader)
     prev_end = time.perf_counter()
-    t_start = None
+    t_start, compiles = None, 0
     for i in range(1, a.steps + 1):
         push("data")
         x, y = next(it)

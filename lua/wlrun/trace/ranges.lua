@@ -85,29 +85,36 @@ end
 
 -- The samples of each of the program's own steps (ranges in start order, as ranges.steps gives
 -- them) that the hook's steps tell: a hook step's payload, the batches its DataLoaders gave it,
--- goes to the own step its range overlaps the most (none where it overlaps none: a step the
--- program did not mark). Returns step -> samples, or nil where the hook has no such step.
+-- goes to the own step it overlaps the most, on its thread where the program has steps there
+-- (none where it overlaps none: a step the program did not mark); a hook step left open (the
+-- recording stopped at --steps before the next fetch ended it) counts the others' mean batch.
+-- Returns step -> samples, or nil where the hook has no such step.
 function ranges.hook_batches(p, steps)
-  local hook = {}
+  local hook, total, n, tids = {}, 0, 0, {}
+  for _, s in ipairs(steps) do tids[s.tid] = true end
   for _, r in ipairs(p.ranges) do
-    if ranges.is_auto(r) and r.name == "train_step" and not r.open
-      and math.type(r.payload) == "integer" and r.payload >= 1 then
-      hook[#hook + 1] = r
+    if ranges.is_auto(r) and r.name == "train_step" then
+      if r.open then
+        hook[#hook + 1] = r
+      elseif math.type(r.payload) == "integer" and r.payload >= 1 then
+        hook[#hook + 1], total, n = r, total + r.payload, n + 1
+      end
     end
   end
-  if #hook == 0 then return nil end
+  if n == 0 then return nil end
   table.sort(hook, function(a, b) return a.start < b.start end)
-  local got, j = {}, 1
+  local got, j, mean = {}, 1, math.max(1, math.floor(total / n + 0.5))
   for _, h in ipairs(hook) do
+    local stop = h.stop or math.huge
     while j <= #steps and steps[j].stop < h.start do j = j + 1 end
     local best, most = nil, 0
     for k = j, #steps do
       local s = steps[k]
-      if s.start > h.stop then break end
-      local overlap = math.min(s.stop, h.stop) - math.max(s.start, h.start)
-      if overlap > most then best, most = s, overlap end
+      if s.start > stop then break end
+      local overlap = math.min(s.stop, stop) - math.max(s.start, h.start)
+      if overlap > most and (s.tid == h.tid or not tids[h.tid]) then best, most = s, overlap end
     end
-    if best then got[best] = (got[best] or 0) + h.payload end
+    if best then got[best] = (got[best] or 0) + (h.open and mean or h.payload) end
   end
   return got
 end

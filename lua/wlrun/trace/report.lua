@@ -197,13 +197,13 @@ end
 -- none) the batches the hook saw its DataLoaders give in each step, else 1; where it came from;
 -- and the samples of the measured steps when they are not the batch size times the steps (steps:
 -- all of them, the warmup's too)
-local function batch_of(o, measured, notes, steps, fetched)
+local function batch_of(o, measured, notes, steps, fetched, what)
   if o.batch_size then return o.batch_size, "option" end
-  if fetched and not any_payload(steps) and any_payload(as_fetched(measured, fetched)) then
+  if fetched and not any_payload(steps) and any_payload(as_fetched(steps, fetched)) then
     notes[#notes + 1] = "the step ranges carry no payload: the samples are the batches the "
       .. "DataLoader gave in each step (wlrun's hook; --batch-size N to set it)"
     local bs, _, samples = batch_of(o, as_fetched(measured, fetched), notes,
-      as_fetched(steps, fetched))
+      as_fetched(steps, fetched), nil, "the steps' batches")
     return bs, "loader", samples
   end
   local lo, hi, total, n = math.huge, -math.huge, 0, 0
@@ -216,8 +216,8 @@ local function batch_of(o, measured, notes, steps, fetched)
     if lo == hi then return lo, "payload" end
     local bs = math.max(1, math.floor(total / n + 0.5))
     notes[#notes + 1] = (
-      "the step ranges' payloads differ (%d to %d): the batch size is their mean, %d; samples/s "
-      .. "counts them all, %d samples"):format(lo, hi, bs, total)
+      "%s differ (%d to %d): the batch size is their mean, %d; samples/s counts them all, %d "
+      .. "samples"):format(what or "the step ranges' payloads", lo, hi, bs, total)
     return bs, "payload", total
   end
   if n > 0 then
@@ -298,11 +298,12 @@ end
 -- The CPU end of a data range: its pop; for the hook's, which stay open until the training work
 -- begins, the batch in hand: the later of the fetch's end (its payload, src/trace/python) and
 -- the range's last launch (the batch's copy), as the template's data ends before its sync. In a
--- process without CUDA (no sync to wait in), the hook's ends where the training work begins: the
--- batch's conversion on the CPU (x.float() / 255, a flip) is data, as the template's is.
-local function data_stop(r, data, cuda)
+-- process that ran no GPU work (no CUDA, or CUPTI on and no work seen: no sync to wait in), the
+-- hook's ends where the training work begins: the batch's conversion on the CPU (x.float() / 255,
+-- a flip) is data, as the template's is.
+local function data_stop(r, data, gpu_work)
   local fetched = r.payload
-  if not (cuda and ranges.is_auto(r) and math.type(fetched) == "integer" and fetched >= r.start
+  if not (gpu_work and ranges.is_auto(r) and math.type(fetched) == "integer" and fetched >= r.start
     and fetched <= r.stop) then
     return r.stop
   end
@@ -315,6 +316,7 @@ end
 -- the whole gap without data ranges. Data ranges of the step's thread when it has any.
 local function data_times(p, steps, win, data, o, t, notes)
   local tid = steps[1].tid
+  local cpu_loop = not p.cupti or p.cupti.state == "on" and #p.gpu == 0
   local list, on_thread = {}, false
   for _, r in ipairs(p.ranges) do
     if not r.open and r.name == o.data and ranges.outermost(r, o.data) == r
@@ -343,7 +345,7 @@ local function data_times(p, steps, win, data, o, t, notes)
   local intervals = {}
   for _, r in ipairs(list) do
     if not on_thread or r.tid == tid then
-      local stop = data_stop(r, data, p.cupti ~= nil)
+      local stop = data_stop(r, data, not cpu_loop)
       intervals[#intervals + 1] = { r.start, math.max(stop, data.stop[r] or stop) }
       data_iter[r] = window_of(pm, r.start)
     end

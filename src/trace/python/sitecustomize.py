@@ -107,7 +107,9 @@ class _Loop:
         self.order, self.learned = [], False  # the optimizers of one iteration
         self.fetches = 0  # the batches fetched on the training thread since the last optimizer step
         self.fetch_each = False  # whether the loop fetches a batch for each of its optimizers
-        self.depth = 0  # optimizer steps running inside one another (a subclass's super().step())
+        # torch's wrapper of every optimizer step (torch 2's step hooks run in it): its frames on a
+        # thread's stack are the steps running there (local.depth: those the hook counts)
+        self.step_code = None
         self.scaling = 0  # GradScaler steps running inside one another
         self.stepped = 0  # the optimizer steps ended so far
         self.optimizers = 0  # the torch.optim optimizers made: with none, a backward ends a step
@@ -162,7 +164,17 @@ class _Loop:
         self.data_begin(loader)
         self.local.started = loader
 
+    def unwound(self, depth=0):
+        """An optimizer step raised (out of memory, and the loop goes on): no step ended, and where
+        none is left running its phase closes, so that the next forward is seen."""
+        self.local.depth = depth
+        if depth == 0 and self.phase == "optimizer" and not self.scaling:
+            self.end_phase()
+
     def data_begin(self, loader):
+        if self.phase == "optimizer" and self.step_code is not None and not self.scaling:
+            if not _frames_of(self.step_code, sys._getframe(1)):  # torch 2 ran no post hook
+                self.unwound()
         started, self.local.started = getattr(self.local, "started", None), None
         if started == loader and "data" in self.stack() and not self.pending():
             return
@@ -503,12 +515,18 @@ def _install(torch, loop, report):
     @guarded
     def pre(optimizer, args, kwargs):
         entered = now()
-        loop.depth += 1
-        if loop.depth > 1:
-            if hooks:  # a step that raised (out of memory) ran no post hook of torch's: count
-                loop.depth = _steps_running(sys._getframe(1))
-            if loop.depth > 1:
-                return None
+        depth = getattr(loop.local, "depth", 0)
+        if hooks:
+            caller = _outside(sys._getframe(1))  # torch's wrapper of the step
+            loop.step_code = caller.f_code if caller is not None else None
+            if depth > 0:  # a step that raised ran no post hook of torch's: those still running
+                running = _frames_of(loop.step_code, caller) - 1
+                if running < depth:
+                    loop.unwound(running)
+                    depth = running
+        loop.local.depth = depth + 1
+        if depth > 0:
+            return None
         closure = kwargs.get("closure") if kwargs else None
         at = "kwargs" if closure is not None else None
         first = 1 if args and args[0] is optimizer else 0  # torch's hooks get step's args with self first
@@ -538,13 +556,13 @@ def _install(torch, loop, report):
 
     @guarded
     def post(optimizer, args, kwargs):
-        loop.depth -= 1
-        if loop.depth == 0:
+        loop.local.depth = max(0, getattr(loop.local, "depth", 0) - 1)
+        if loop.local.depth == 0:
             loop.optimizer_end(optimizer)
 
     @guarded
     def unwound():
-        loop.depth -= 1
+        loop.unwound(max(0, getattr(loop.local, "depth", 0) - 1))
 
     optim = importlib.import_module("torch.optim.optimizer")
     hooks = hasattr(optim, "register_optimizer_step_pre_hook")
@@ -592,17 +610,21 @@ def _install(torch, loop, report):
     _install_scalers(torch, loop, report, guarded)
 
 
-def _steps_running(frame):
-    """The optimizer steps running on this thread, from frame (within the hook's pre hook): the
-    frames of the function that called the hook, torch's wrapper of every optimizer's step, up
-    the stack (a subclass's step calling its base's is two)."""
+def _outside(frame):
+    """The first frame from frame up that is not the hook's own."""
     while frame is not None and frame.f_code.co_filename == __file__:
         frame = frame.f_back
-    code, n = frame.f_code if frame is not None else None, 0
+    return frame
+
+
+def _frames_of(code, frame):
+    """The frames running code from frame up the stack (torch's wrapper of every optimizer step: a
+    subclass's step calling its base's is two)."""
+    n = 0
     while frame is not None:
         n += frame.f_code is code
         frame = frame.f_back
-    return max(n, 1)
+    return n
 
 
 def _install_scalers(torch, loop, report, guarded):
