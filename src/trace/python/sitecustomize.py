@@ -173,8 +173,9 @@ class _Loop:
 
     def data_begin(self, loader):
         if self.phase == "optimizer" and self.step_code is not None and not self.scaling:
-            if not _frames_of(self.step_code, sys._getframe(1)):  # torch 2 ran no post hook
-                self.unwound()
+            # on the thread that trains (not a prefetching one while it steps): the step raised
+            if self.thread == self.ident() and not _frames_of(self.step_code, sys._getframe(1)):
+                self.unwound()  # and torch 2 ran no post hook
         started, self.local.started = getattr(self.local, "started", None), None
         if started == loader and "data" in self.stack() and not self.pending():
             return
