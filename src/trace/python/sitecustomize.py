@@ -518,10 +518,11 @@ def _install(torch, loop, report):
         entered = now()
         depth = getattr(loop.local, "depth", 0)
         if hooks:
-            caller = _outside(sys._getframe(1))  # torch's wrapper of the step
-            loop.step_code = caller.f_code if caller is not None else None
+            if loop.step_code is None:  # torch's wrapper of every step, the caller's caller
+                caller = _outside(sys._getframe(1))
+                loop.step_code = caller.f_code if caller is not None else None
             if depth > 0:  # a step that raised ran no post hook of torch's: those still running
-                running = _frames_of(loop.step_code, caller) - 1
+                running = _frames_of(loop.step_code, sys._getframe(1)) - 1
                 if running < depth:
                     loop.unwound(running)
                     depth = running
