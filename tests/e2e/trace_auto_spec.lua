@@ -70,6 +70,15 @@ local function names(c)
   return table.concat(list, " ")
 end
 
+-- the measured steps whose data holds a 60 ms start of the loader's sampler
+local function slow_starts(c)
+  local n = 0
+  for _, d in ipairs(c.loop.data) do
+    if d >= 0.060 then n = n + 1 end
+  end
+  return n
+end
+
 local function codes(c)
   local list = {}
   for _, w in ipairs(c.warnings or {}) do list[#list + 1] = w.code end
@@ -358,11 +367,18 @@ describe("wlrun trace's Python hook", function()
     -- the sampler takes 60 ms as each epoch's iterator starts: the data of the epoch's first step
     r, c = shapes("--epochs 3 --steps 6 --batch 16 --start-ms 60")
     assert.equal(0, r.code, r.stderr)
-    local slow = 0
-    for _, d in ipairs(c.loop.data) do
-      if d >= 0.060 then slow = slow + 1 end
-    end
-    assert.equal(2, slow) -- the 2nd and 3rd epochs' (the 1st is in the warmup)
+    assert.equal(2, slow_starts(c)) -- the 2nd and 3rd epochs' (the 1st is in the warmup)
+  end)
+
+  auto_it("counts a reset iterator's start as data (persistent workers), and the samples of a "
+    .. "batch with no tensor to count as the sampler gave them", function()
+    -- the loader's worker is kept between epochs: each epoch resets its iterator, whose sampler
+    -- takes 60 ms; the batches are an object of the program's own
+    local r, c = shapes("--epochs 3 --steps 6 --batch 16 --start-ms 60 --persistent --object")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(2, slow_starts(c)) -- the 2nd and 3rd epochs' (the 1st is in the warmup)
+    assert.equal(16, c.loop.batch_size)
+    assert.equal("loader", c.trace.batch_source)
   end)
 
   auto_it("counts the samples of a step's batch, whoever fetches it and however many loaders",

@@ -212,6 +212,27 @@ describe("trace iterations bounded by their GPU work", function()
     assert.is_true(e.loop.outside.mean >= 0)
   end)
 
+  it("no phase-overlap where kernels overlap inside a phase on one stream (dependent launch)",
+    function()
+    -- each step's fwd gets a second kernel [2.1, 3.1] inside its first [1.1, 4], and bwd one that
+    -- starts 0.05 ms before fwd's ends ([3.95, 4.5]): as a kernel launched with programmatic
+    -- dependent launch starts before the one before it ends
+    local extra = {}
+    for i = 1, 4 do
+      local t, id = sync_after(i), 100 + 10 * i
+      extra[#extra + 1] = ("C\t%d\t%d\t%d"):format(id + 7, id + 2, ms(t.s0) + 2)
+      extra[#extra + 1] = ("K\t%d\tkernel\t0\t7\t%d\t%d\t0\t5"):format(id + 7, ms(t.k0 + 1),
+        ms(t.k0 + 2))
+      extra[#extra + 1] = ("C\t%d\t%d\t%d"):format(id + 8, id + 3, ms(t.f1) + 2)
+      extra[#extra + 1] = ("K\t%d\tkernel\t0\t7\t%d\t%d\t0\t5"):format(id + 8, ms(t.k1 - 0.05),
+        ms(t.k1 + 0.5))
+    end
+    local e = entry_of({ warmup = 1 }, loop_lines(4, sync_after, extra))
+    assert_near(0.0029, phase(e, "fwd").mean, "fwd: the union of its kernels, [1.1, 4]")
+    assert_near(0.00305, phase(e, "bwd").mean, "bwd: the union of its kernels, [3.95, 7]")
+    assert.equal("", codes(e))
+  end)
+
   it("CPU times only: says an iteration is its range's CPU time", function()
     local lines = loop_lines(4, sync_after)
     lines[6] = "G\toff\tWLRUN_TRACE_GPU=0"

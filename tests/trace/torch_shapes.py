@@ -19,6 +19,10 @@ must read them (docs/trace.md, "No annotation needed"); tests/e2e/trace_auto_spe
     --val-same         the validation iterates the training DataLoader object (its first 4 batches)
     --dataclass        the batches are a dataclass holding the tensors
     --start-ms T       the loader's sampler takes T ms to start each epoch (a shuffle of many indices)
+    --persistent       the loader has a worker process kept from one epoch to the next (its
+                       iterator reset for each epoch, not made anew)
+    --object           the batches are an object of the program's own (not a dataclass) holding the
+                       tensors: nothing in it to count the samples by
 
     python3 torch_shapes.py --epochs 3 --steps 6 --batch 16 [--validate] ...
 """
@@ -44,6 +48,17 @@ class Batch:
 def as_dataclass(items):
     x, y = torch.utils.data.default_collate(items)
     return Batch(x, y)
+
+
+class Held:
+    """A batch as an object of the program's own, such as a graph library's batch."""
+
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+
+def as_object(items):
+    return Held(*torch.utils.data.default_collate(items))
 
 
 class SlowStart(torch.utils.data.Sampler):
@@ -120,7 +135,7 @@ def validate(a, model, val, loss_fn):
     model.eval()
     with torch.no_grad() if not a.grad_eval else torch.enable_grad():
         for k, b in enumerate(val):
-            x, y = (b.x, b.y) if isinstance(b, Batch) else b
+            x, y = (b.x, b.y) if isinstance(b, (Batch, Held)) else b
             loss_fn(model(x), y).item()
             time.sleep(a.val_ms / 1e3)
             if k == 3:
@@ -149,6 +164,8 @@ def main():
     ap.add_argument("--val-same", action="store_true")
     ap.add_argument("--dataclass", action="store_true")
     ap.add_argument("--start-ms", type=float, default=0.0)
+    ap.add_argument("--persistent", action="store_true")
+    ap.add_argument("--object", action="store_true")
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -157,8 +174,10 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     loss_fn = nn.CrossEntropyLoss()
     data = dataset(a.steps * a.batch)
-    loader = DataLoader(data, batch_size=a.batch, collate_fn=as_dataclass if a.dataclass else None,
-                        sampler=SlowStart(len(data), a.start_ms) if a.start_ms else None)
+    collate = as_dataclass if a.dataclass else as_object if a.object else None
+    loader = DataLoader(data, batch_size=a.batch, collate_fn=collate,
+                        sampler=SlowStart(len(data), a.start_ms) if a.start_ms else None,
+                        num_workers=1 if a.persistent else 0, persistent_workers=a.persistent)
     backbone = Backbone().eval() if a.frozen == "eval" else Backbone()
     noise = DataLoader(torch.randn(a.steps * a.batch, 8), batch_size=a.batch)
     val = DataLoader(dataset(4 * 2 * a.batch), batch_size=2 * a.batch)
@@ -170,7 +189,7 @@ def main():
             push("epoch")
         epoch = batches(a, loader, noise)
         for i, b in enumerate(loaded(epoch, push, pop) if a.log_ms else epoch):
-            x, y = (b.x, b.y) if a.dataclass else b
+            x, y = (b.x, b.y) if a.dataclass or a.object else b
             if not a.zero_last:
                 opt.zero_grad(set_to_none=True)
             if a.frozen:

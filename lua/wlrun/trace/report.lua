@@ -17,8 +17,8 @@
 -- without data ranges; throughput counts the whole period. Phases are the push/pop ranges
 -- nested in a step on its thread (each name counted at its outermost occurrence), top phases its
 -- direct children. GPU work belongs to the range its launch's correlation names (C records) and
--- to that range's ancestors: a phase's GPU time is the sum of its work's durations, the step's
--- GPU busy time the union of its subtree's work intervals, "outside" the step's work in no phase.
+-- to that range's ancestors: a phase's GPU time is the union of its work's intervals, as is the
+-- step's GPU busy time of its subtree's, "outside" the step's work in no phase.
 local core = require "wlrun.core"
 local loop = require "wlrun.measure.loop"
 local read = require "wlrun.trace.read"
@@ -381,33 +381,42 @@ local function phase_times(p, steps, iter_of, step_of)
   return phases, top, phase
 end
 
--- 4. GPU times per iteration: busy (union), the sum of the step's work, in no phase, launched
--- outside the step (ran in its window), the data's; each phase's, through phase(i, name, first)
+-- 4. GPU times per iteration: busy (union), the step's work (its top phases' and what ran in no
+-- phase, each a union), in no phase, launched outside the step (ran in its window), the data's;
+-- each phase's, through phase(i, name, first): the union of its work's intervals, so that
+-- kernels overlapping one another inside a phase (several streams, or one kernel starting
+-- before the one before it ends: programmatic dependent launch) count once
 local function gpu_times(p, steps, win, of, iter_of, data_iter, phase)
   local g = { busy = {}, work = {}, outside = {}, data = {}, unattributed = {}, kernels = {} }
+  local outside, tops, touched = {}, {}, {}
   for i = 1, #steps do
     g.busy[i], g.work[i], g.outside[i], g.data[i], g.unattributed[i], g.kernels[i] = {}, 0.0, 0.0,
       0.0, 0.0, {}
+    outside[i], tops[i] = {}, {}
   end
   for _, w in ipairs(p.gpu) do
     local c, dur = of[w], w.stop - w.start
     if c.step then
       local i, r, s = iter_of[c.step], c.range, c.step
-      g.busy[i][#g.busy[i] + 1] = { w.start, w.stop }
-      g.work[i] = g.work[i] + dur
+      local iv = { w.start, w.stop }
+      g.busy[i][#g.busy[i] + 1] = iv
       if r == s then
-        g.outside[i] = g.outside[i] + dur
+        outside[i][#outside[i] + 1] = iv
       else
-        local seen, at = {}, r
+        local seen, at, under = {}, r, r
         while at ~= s do
           if not seen[at.name] then
             seen[at.name] = true
             local ph = phase(i, at.name, at.start)
-            ph.gpu = ph.gpu + dur
+            if not ph.iv then ph.iv, touched[#touched + 1] = {}, ph end
+            ph.iv[#ph.iv + 1] = iv
             tally(g.kernels[i], at.name, w)
           end
-          at = at.parent
+          under, at = at, at.parent
         end
+        local top = tops[i][under.name] or {}
+        tops[i][under.name] = top
+        top[#top + 1] = iv
       end
     else
       local i = c.data and data_iter[c.data]
@@ -419,6 +428,12 @@ local function gpu_times(p, steps, win, of, iter_of, data_iter, phase)
         if i then g.unattributed[i] = g.unattributed[i] + dur end
       end
     end
+  end
+  for _, ph in ipairs(touched) do ph.gpu, ph.iv = union_length(ph.iv), nil end
+  for i = 1, #steps do
+    g.outside[i] = union_length(outside[i])
+    g.work[i] = g.outside[i]
+    for _, list in pairs(tops[i]) do g.work[i] = g.work[i] + union_length(list) end
   end
   return g
 end

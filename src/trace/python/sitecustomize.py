@@ -6,8 +6,8 @@ PYTHONPATH and names its trace library in WLRUN_TRACE_AUTO, so that Python runs 
 Then it opens ranges in the NVTX domain "wlrun.auto" through the trace library (ctypes, its
 wlrun_trace_auto_* functions: src/trace/trace_auto.c), on the thread that trains:
 
-  data        from a DataLoader iterator's start or __next__ until the training work on the batch
-              begins (its copy to the GPU included), or until __next__ returns on another thread
+  data        from a DataLoader iterator's start (or reset) or __next__ until the training work on
+              the batch begins (its copy to the GPU included), or until __next__ returns on another thread
               or raises (the loader exhausted), or, for a batch that only evaluation used, the
               next fetch; its payload is the time __next__ returned (CLOCK_MONOTONIC ns, the
               library's clock): the report ends the fetch at the later of that and the range's
@@ -194,11 +194,13 @@ class _Loop:
             self.data_close()
         self.push("data")
 
-    def data_end(self, loader, batch):
+    def data_end(self, loader, batch, indexed=0):
+        """indexed: the samples the loader's sampler gave for the batch, where known (a batch with
+        no tensor to count: a custom collate's object, a graph batch)."""
         if batch is None:  # the loader is exhausted (or failed): what follows is not loading
             self.data_close(EVALUATED if loader in self.evaluating else None)
             return
-        n = _batch_size(batch)
+        n = _batch_size(batch) or indexed
         if self.thread is not None and self.thread != self.ident():
             self.ahead = n
             self.data_close()  # fetched on a thread that does not train: the fetch alone
@@ -413,6 +415,7 @@ def _install(torch, loop, report):
     iter_init, next_impl = base.__init__, base.__next__
     data_start, data_begin = guarded(loop.data_start), guarded(loop.data_begin)
     data_end = guarded(loop.data_end)
+    taken, forget = _install_indices(dataloader, guarded)
 
     @functools.wraps(iter_init)
     def __init__(self, loader, *args, **kwargs):
@@ -431,12 +434,35 @@ def _install(torch, loop, report):
         try:
             batch = next_impl(self)
         except BaseException:
+            taken(self)
             data_end(loader, None)
             raise
-        data_end(loader, batch)
+        data_end(loader, batch, taken(self) or 0)
         return batch
 
     base.__init__, base.__next__ = __init__, __next__
+
+    # a loader with persistent workers resets its iterator for each epoch after the first (its
+    # workers' restart, the sampler's): data, as a new iterator's start
+    def wrap_reset(cls):
+        impl = cls.__dict__["_reset"]
+
+        @functools.wraps(impl)
+        def _reset(self, loader, *args, **kwargs):
+            if not (args[0] if args else kwargs.get("first_iter", False)):  # not __init__'s
+                data_start(id(loader))
+                forget(self)
+            try:
+                return impl(self, loader, *args, **kwargs)
+            except BaseException:
+                data_end(id(loader), None)
+                raise
+
+        cls._reset = _reset
+
+    for cls in (base, *base.__subclasses__()):
+        if "_reset" in cls.__dict__:
+            wrap_reset(cls)
 
     # forward: the first call of a module with parameters in a step, grad enabled and the module
     # in training mode (grad disabled or in eval mode, it evaluates; a module without parameters, a
@@ -454,6 +480,12 @@ def _install(torch, loop, report):
 
     modules = importlib.import_module("torch.nn.modules.module")
     handle = [modules.register_module_forward_pre_hook(forward_pre)]
+    # torch.compile(module) warns that global module hooks fire once more, for the compiled
+    # wrapper: here they are the hook's own, and a call inside an open phase does nothing
+    import warnings
+
+    warnings.filterwarnings(
+        "ignore", message=r"Using `torch\.compile\(module\)` when there are global hooks")
 
     @guarded
     def waiting(now):
@@ -610,6 +642,44 @@ def _install(torch, loop, report):
     torch.optim.Optimizer.__init__ = __init__
 
     _install_scalers(torch, loop, report, guarded)
+
+
+def _install_indices(dataloader, guarded):
+    """The samples of each batch as the loader's sampler gave their indices (in order: a worker's
+    batches come back in the order they were asked for), for batches with no tensor to count.
+    Returns taken(iterator) -> the samples of the oldest batch asked for, or None, and
+    forget(iterator) (an iterator reset)."""
+    import collections
+    import functools
+
+    base = dataloader._BaseDataLoaderIter
+    impl = base.__dict__.get("_next_index")
+
+    @guarded
+    def indexed(it, index):
+        sizes = it.__dict__.get("_wlrun_sizes")
+        if sizes is None:
+            sizes = it._wlrun_sizes = collections.deque()
+        sizes.append(len(index) if isinstance(index, (list, tuple)) else 0)
+
+    @guarded
+    def taken(it):
+        sizes = it.__dict__.get("_wlrun_sizes")
+        return sizes.popleft() if sizes else None
+
+    @guarded
+    def forget(it):
+        it.__dict__.pop("_wlrun_sizes", None)
+
+    if impl is not None:
+        @functools.wraps(impl)
+        def _next_index(self):
+            index = impl(self)
+            indexed(self, index)
+            return index
+
+        base._next_index = _next_index
+    return taken, forget
 
 
 def _outside(frame):
