@@ -25,6 +25,7 @@ EXPORT int wlrun_trace_auto_push_at(const char *name, int64_t payload, int64_t a
 EXPORT int wlrun_trace_auto_pop(int64_t payload);
 EXPORT int wlrun_trace_auto_pop_at(int64_t payload, int64_t at);
 EXPORT int wlrun_trace_auto_pop_later(int64_t payload);
+EXPORT int wlrun_trace_auto_end_later(int64_t at);
 EXPORT int wlrun_trace_auto_recording(void);
 
 /* 1 when this process is traced (WLRUN_TRACE_DIR names a directory the file could be made in) */
@@ -71,4 +72,11 @@ int wlrun_trace_auto_pop_later(int64_t payload) {
   if (!wlrun_trace_auto_enabled()) return -1;
   struct wt_payload p = payload_of(payload);
   return wt_pop_later(auto_domain(), payload > 0 ? &p : NULL);
+}
+
+/* the range wlrun_trace_auto_pop_later left open, ended at `at` (as wlrun_trace_auto_push_at; 0:
+ * now) where the loop's next work is no range of the hook's; -1 where none is left open */
+int wlrun_trace_auto_end_later(int64_t at) {
+  if (!wlrun_trace_auto_enabled()) return -1;
+  return wt_end_later(at > 0 ? (uint64_t)at : 0);
 }

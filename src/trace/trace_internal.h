@@ -108,6 +108,7 @@ int wt_pop_at(struct wt_string *domain, const struct wt_payload *payload, uint64
  * nest inside it); where the thread or the process ends first, it ends at the time of this call.
  * A range timed with a synchronisation (WLRUN_TRACE_SYNC), or not on top, is popped at once. */
 int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload);
+int wt_end_later(uint64_t at);
 uint64_t wt_start(struct wt_string *domain, struct wt_string *name, struct wt_payload payload);
 void wt_end_range(uint64_t rid);
 void wt_name_thread(uint32_t tid, struct wt_string *name);

@@ -325,6 +325,19 @@ int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload) {
   return same_domain_below(t, i, domain);
 }
 
+/* The range wt_pop_later left open on this thread, ended at `at` (0: now, else bounded as a
+ * push's): where the loop's next work is none of the hook's ranges (a checkpoint saved) */
+int wt_end_later(uint64_t at) {
+  struct thread *t = self;
+  if (!t || !t->later || wt_finished() || !wt_recording()) return -1;
+  wt_lock();
+  uint64_t end = backdated(t, at, wt_now());
+  end_later(t, end);
+  if (t->depth) wt_unlock_soon(end);
+  else wt_unlock(); /* the thread's outermost range: written at once */
+  return 0;
+}
+
 void wt_name_thread(uint32_t tid, struct wt_string *name) {
   if (!name) return;
   wt_lock();

@@ -370,6 +370,16 @@ describe("wlrun trace's Python hook", function()
     assert.equal(2, slow_starts(c)) -- the 2nd and 3rd epochs' (the 1st is in the warmup)
   end)
 
+  auto_it("ends a step at a checkpoint saved after its optimizer step: the save is between the "
+    .. "steps", function()
+    local r, c = shapes("--epochs 2 --steps 6 --batch 16 --save-every 3 --save-ms 30")
+    assert.equal(0, r.code, r.stderr)
+    for j, s in ipairs(c.samples) do
+      assert.is_true(s < 0.025, ("step %d: %.1f ms, the 30 ms save in it"):format(j, s * 1e3))
+    end
+    assert.is_true(c.trace.between_mean > 0.005, "the saves lie between the steps")
+  end)
+
   auto_it("counts a reset iterator's start as data (persistent workers), and the samples of a "
     .. "batch with no tensor to count as the sampler gave them", function()
     -- the loader's worker is kept between epochs: each epoch resets its iterator, whose sampler

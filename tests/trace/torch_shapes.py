@@ -21,6 +21,8 @@ must read them (docs/trace.md, "No annotation needed"); tests/e2e/trace_auto_spe
     --start-ms T       the loader's sampler takes T ms to start each epoch (a shuffle of many indices)
     --persistent       the loader has a worker process kept from one epoch to the next (its
                        iterator reset for each epoch, not made anew)
+    --save-every N     a checkpoint saved (torch.save, then --save-ms of writing) after every N-th
+                       optimizer step
     --object           the batches are an object of the program's own (not a dataclass) holding the
                        tensors: nothing in it to count the samples by
 
@@ -29,6 +31,7 @@ must read them (docs/trace.md, "No annotation needed"); tests/e2e/trace_auto_spe
 import argparse
 import ctypes
 import dataclasses
+import io
 import os
 import queue
 import threading
@@ -166,6 +169,8 @@ def main():
     ap.add_argument("--start-ms", type=float, default=0.0)
     ap.add_argument("--persistent", action="store_true")
     ap.add_argument("--object", action="store_true")
+    ap.add_argument("--save-every", type=int, default=0)
+    ap.add_argument("--save-ms", type=float, default=30.0)
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -204,6 +209,9 @@ def main():
             opt.step()
             if a.zero_last:
                 opt.zero_grad(set_to_none=True)
+            if a.save_every and (i + 1) % a.save_every == 0:
+                torch.save(model.state_dict(), io.BytesIO())
+                time.sleep(a.save_ms / 1e3)
             if a.log_ms:
                 push("log")
                 time.sleep(a.log_ms / 1e3)

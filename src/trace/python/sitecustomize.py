@@ -15,8 +15,9 @@ wlrun_trace_auto_* functions: src/trace/trace_auto.c), on the thread that trains
   train_step  from the first forward, backward or optimizer step after the previous step's end (or
               a zero_grad() with a batch in hand, as a loop's first line) to
               the loop's next range after the optimizer step that closes the iteration (the next
-              batch's fetch, the next forward; the last step: that optimizer step's end): what the
-              loop does after the optimizer (waiting for the GPU, logging) is the step's; its
+              batch's fetch, the next forward; the last step: that optimizer step's end), or a
+              checkpoint saved or an optimizer made before it: what else the loop does after the
+              optimizer (waiting for the GPU, logging) is the step's; its
               payload is the number of samples of the batches it trained on (of the loader that
               gave the most)
   forward     from the step's first call of a module with parameters (grad enabled, in training
@@ -93,6 +94,7 @@ class _Loop:
         self.now = time.monotonic_ns  # the trace library's clock (CLOCK_MONOTONIC)
         self._push, self._pop = lib.wlrun_trace_auto_push_at, lib.wlrun_trace_auto_pop_at
         self._pop_later = lib.wlrun_trace_auto_pop_later
+        self._end_later = lib.wlrun_trace_auto_end_later
         self._recording = lib.wlrun_trace_auto_recording
         self.local = threading.local()  # .stack: the names of the hook's ranges open on the thread
         self.ident = threading.get_ident
@@ -377,6 +379,13 @@ class _Loop:
             self._pop_later(self.samples())
         self.step, self.fetched = False, {}
 
+    def outside_work(self, at):
+        """Work that is no training step's (a checkpoint saved, a new optimizer made) on the thread
+        that trains, after the optimizer step that ended the iteration: the step ends there, not
+        at the loop's next fetch."""
+        if not self.step:
+            self._end_later(at)
+
     def samples(self):
         """The step's: of the loader that gave it the most (loaders zipped give a batch each), or
         where another thread fetches the batches, the last one's."""
@@ -629,8 +638,11 @@ def _install(torch, loop, report):
         step._wlrun_auto = True
         cls.step = step
 
+    outside_work = guarded(loop.outside_work)
+
     @functools.wraps(init_impl)
     def __init__(self, *args, **kwargs):
+        outside_work(now())  # a new optimizer after the steps (a second training phase)
         init_impl(self, *args, **kwargs)
         loop.optimizers += 1
         if not hooks:
@@ -640,6 +652,16 @@ def _install(torch, loop, report):
                 report.off(e)
 
     torch.optim.Optimizer.__init__ = __init__
+
+    # a checkpoint saved after a step (every N steps, or between two loops) is no step's time
+    save_impl = torch.serialization.save
+
+    @functools.wraps(save_impl)
+    def save(*args, **kwargs):
+        outside_work(now())
+        return save_impl(*args, **kwargs)
+
+    torch.save = torch.serialization.save = save
 
     _install_scalers(torch, loop, report, guarded)
 
@@ -811,6 +833,7 @@ def _start():
             lib.wlrun_trace_auto_push_at.argtypes = (ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64)
             lib.wlrun_trace_auto_pop_at.argtypes = (ctypes.c_int64, ctypes.c_int64)
             lib.wlrun_trace_auto_pop_later.argtypes = (ctypes.c_int64,)
+            lib.wlrun_trace_auto_end_later.argtypes = (ctypes.c_int64,)
             lib.wlrun_trace_auto_enabled.argtypes = ()
             lib.wlrun_trace_auto_recording.argtypes = ()
             if not lib.wlrun_trace_auto_enabled():
@@ -831,6 +854,7 @@ class _Encoded:
         self.push_raw = lib.wlrun_trace_auto_push_at
         self.wlrun_trace_auto_pop_at = lib.wlrun_trace_auto_pop_at
         self.wlrun_trace_auto_pop_later = lib.wlrun_trace_auto_pop_later
+        self.wlrun_trace_auto_end_later = lib.wlrun_trace_auto_end_later
         self.wlrun_trace_auto_recording = lib.wlrun_trace_auto_recording
 
     def wlrun_trace_auto_push_at(self, name, payload, at):
