@@ -49,6 +49,10 @@ struct thread {
    * first, it is ended then. */
   uint64_t later;
   int later_at;
+  /* not 0: where the range left open ends, if a next push or pop ends it (wt_end_later: the loop
+   * went on to work of no range, a checkpoint); where the thread or the process ends first, it
+   * still ends at `later` (after the last step, that work is not the step's) */
+  uint64_t later_end;
   uint64_t last_end; /* the latest end of a range popped on the thread: no start is backdated
                         before it (wt_push_at) */
   struct launch launch[LAUNCHES];
@@ -149,7 +153,8 @@ static int pop_record(struct thread *t, int i, const struct wt_payload *payload,
  * inside it since, still open, become its parent's */
 static void end_later(struct thread *t, uint64_t end) {
   if (!t->later || t->later_at >= t->depth) return;
-  t->later = 0;
+  if (t->later_end && t->later_end < end) end = t->later_end;
+  t->later = t->later_end = 0;
   pop_record(t, t->later_at, NULL, end);
 }
 
@@ -325,16 +330,15 @@ int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload) {
   return same_domain_below(t, i, domain);
 }
 
-/* The range wt_pop_later left open on this thread, ended at `at` (0: now, else bounded as a
- * push's): where the loop's next work is none of the hook's ranges (a checkpoint saved) */
+/* The range wt_pop_later left open on this thread ends at `at` (0: now, else bounded as a push's)
+ * where the thread's next push or pop ends it: the loop's next work is none of the hook's ranges
+ * (a checkpoint saved). The first such time holds. */
 int wt_end_later(uint64_t at) {
   struct thread *t = self;
   if (!t || !t->later || wt_finished() || !wt_recording()) return -1;
   wt_lock();
-  uint64_t end = backdated(t, at, wt_now());
-  end_later(t, end);
-  if (t->depth) wt_unlock_soon(end);
-  else wt_unlock(); /* the thread's outermost range: written at once */
+  if (t->later && !t->later_end) t->later_end = backdated(t, at, wt_now());
+  wt_unlock_soon(wt_now());
   return 0;
 }
 
@@ -419,6 +423,6 @@ void wt_threads_fork_child(void) {
   self->overflow = 0;
   self->nlaunch = 0;
   self->last_correlation = self->last_rid = 0;
-  self->later = 0;
+  self->later = self->later_end = 0;
   pthread_mutex_init(&self->launch_lock, NULL);
 }

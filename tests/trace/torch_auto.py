@@ -26,6 +26,7 @@
     python3 torch_auto.py --steps 12 --batch 16 [--device cuda] [--closure] ...
 """
 import argparse
+import io
 import sys
 import time
 
@@ -82,7 +83,7 @@ def main():
     ap.add_argument("--no-loader", action="store_true")
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--after-ms", type=float, default=0.0)  # work after each optimizer step (logging)
-    ap.add_argument("--tail-ms", type=float, default=0.0)  # work after the loop (a checkpoint saved)
+    ap.add_argument("--tail-ms", type=float, default=0.0)  # work after the loop, then a checkpoint
     ap.add_argument("--gap-ms", type=float, default=0.0)  # between the batch in hand and the forward
     ap.add_argument("--hooks", action="store_true")  # print the global module hooks at the end
     ap.add_argument("--list-params", action="store_true")  # a model whose parameters() is a list
@@ -203,6 +204,7 @@ def main():
             time.sleep(a.after_ms / 1e3)
     if a.tail_ms:
         time.sleep(a.tail_ms / 1e3)
+        torch.save(models[0].state_dict(), io.BytesIO())  # the checkpoint, after the tail's work
     if a.hooks:
         from torch.nn.modules import module
         print("global forward pre-hooks: %d" % len(module._global_forward_pre_hooks))
