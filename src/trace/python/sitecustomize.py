@@ -160,10 +160,10 @@ class _Loop:
         return not self.step or self.thread == self.ident()
 
     # ---- data ----
-    def data_start(self, loader):
+    def data_start(self, loader, at=0):
         """A loader's iterator starts (its workers, its sampler): the data range it opens goes on
         through the first batch's fetch, and ends as that batch's does."""
-        self.data_begin(loader)
+        self.data_begin(loader, at)
         self.local.started = loader
 
     def unwound(self, depth=0):
@@ -173,7 +173,9 @@ class _Loop:
         if depth == 0 and self.phase == "optimizer" and not self.scaling:
             self.end_phase()
 
-    def data_begin(self, loader):
+    def data_begin(self, loader, at=0):
+        """A fetch begins, at `at` (its wrapper's entry: the hook's own work after it is the
+        fetch's, not the step's before it)."""
         if self.phase == "optimizer" and self.step_code is not None and not self.scaling:
             # on the thread that trains (not a prefetching one while it steps): the step raised
             if self.thread == self.ident() and not _frames_of(self.step_code, sys._getframe(1)):
@@ -194,7 +196,7 @@ class _Loop:
             self.local.evaluated = False
         else:
             self.data_close()
-        self.push("data")
+        self.push("data", at=at)
 
     def data_end(self, loader, batch, indexed=0):
         """indexed: the samples the loader's sampler gave for the batch, where known (a batch with
@@ -428,7 +430,7 @@ def _install(torch, loop, report):
 
     @functools.wraps(iter_init)
     def __init__(self, loader, *args, **kwargs):
-        data_start(id(loader))  # the iterator's start (a loader's workers start here) is data too
+        data_start(id(loader), now())  # the iterator's start (a loader's workers start here) is data
         try:
             iter_init(self, loader, *args, **kwargs)
         except BaseException:
@@ -439,7 +441,7 @@ def _install(torch, loop, report):
     @functools.wraps(next_impl)
     def __next__(self):
         loader = getattr(self, "_wlrun_loader", id(self))
-        data_begin(loader)
+        data_begin(loader, now())
         try:
             batch = next_impl(self)
         except BaseException:
@@ -459,7 +461,7 @@ def _install(torch, loop, report):
         @functools.wraps(impl)
         def _reset(self, loader, *args, **kwargs):
             if not (args[0] if args else kwargs.get("first_iter", False)):  # not __init__'s
-                data_start(id(loader))
+                data_start(id(loader), now())
                 forget(self)
             try:
                 return impl(self, loader, *args, **kwargs)
