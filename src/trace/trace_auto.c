@@ -74,8 +74,10 @@ int wlrun_trace_auto_pop_later(int64_t payload) {
   return wt_pop_later(auto_domain(), payload > 0 ? &p : NULL);
 }
 
-/* the range wlrun_trace_auto_pop_later left open, ended at `at` (as wlrun_trace_auto_push_at; 0:
- * now) where the loop's next work is no range of the hook's; -1 where none is left open */
+/* the range wlrun_trace_auto_pop_later left open ends at `at` (as wlrun_trace_auto_push_at; 0:
+ * now) if a range of the hook's follows on the thread: the loop's next work is none of them (a
+ * checkpoint saved); where the thread or the process ends first, it ends where it was left open.
+ * -1 where none is left open */
 int wlrun_trace_auto_end_later(int64_t at) {
   if (!wlrun_trace_auto_enabled()) return -1;
   return wt_end_later(at > 0 ? (uint64_t)at : 0);

@@ -7,11 +7,12 @@ Then it opens ranges in the NVTX domain "wlrun.auto" through the trace library (
 wlrun_trace_auto_* functions: src/trace/trace_auto.c), on the thread that trains:
 
   data        from a DataLoader iterator's start (or reset) or __next__ until the training work on
-              the batch begins (its copy to the GPU included), or until __next__ returns on another thread
-              or raises (the loader exhausted), or, for a batch that only evaluation used, the
-              next fetch; its payload is the time __next__ returned (CLOCK_MONOTONIC ns, the
-              library's clock): the report ends the fetch at the later of that and the range's
-              copies to the GPU, not at a synchronisation after it; or EVALUATED (1): no data
+              the batch begins (its copy to the GPU included), or until __next__ returns on
+              another thread or raises (the loader exhausted), or, for a batch that only
+              evaluation used, the next fetch; its payload is the time __next__ returned
+              (CLOCK_MONOTONIC ns, the library's clock): the report ends the fetch at the later of
+              that and the range's copies to the GPU, not at a synchronisation after it; or
+              EVALUATED (1): no data
   train_step  from the first forward, backward or optimizer step after the previous step's end (or
               a zero_grad() with a batch in hand, as a loop's first line) to
               the loop's next range after the optimizer step that closes the iteration (the next
@@ -430,7 +431,8 @@ def _install(torch, loop, report):
 
     @functools.wraps(iter_init)
     def __init__(self, loader, *args, **kwargs):
-        data_start(id(loader), now())  # the iterator's start (a loader's workers start here) is data
+        # the iterator's start (a loader's workers start here) is data too
+        data_start(id(loader), now())
         try:
             iter_init(self, loader, *args, **kwargs)
         except BaseException:
