@@ -381,18 +381,17 @@ local function phase_times(p, steps, iter_of, step_of)
   return phases, top, phase
 end
 
--- 4. GPU times per iteration: busy (union), the step's work (its top phases' and what ran in no
--- phase, each a union), in no phase, launched outside the step (ran in its window), the data's;
--- each phase's, through phase(i, name, first): the union of its work's intervals, so that
+-- 4. GPU times per iteration: busy (union), in no phase (a union), launched outside the step (ran
+-- in its window), the data's; each phase's, through phase(i, name, first): the union of its work's
+-- intervals, so that
 -- kernels overlapping one another inside a phase (several streams, or one kernel starting
 -- before the one before it ends: programmatic dependent launch) count once
 local function gpu_times(p, steps, win, of, iter_of, data_iter, phase)
-  local g = { busy = {}, work = {}, outside = {}, data = {}, unattributed = {}, kernels = {} }
-  local outside, tops, touched = {}, {}, {}
+  local g = { busy = {}, outside = {}, data = {}, unattributed = {}, kernels = {} }
+  local outside, touched = {}, {}
   for i = 1, #steps do
-    g.busy[i], g.work[i], g.outside[i], g.data[i], g.unattributed[i], g.kernels[i] = {}, 0.0, 0.0,
-      0.0, 0.0, {}
-    outside[i], tops[i] = {}, {}
+    g.busy[i], g.outside[i], g.data[i], g.unattributed[i], g.kernels[i] = {}, 0.0, 0.0, 0.0, {}
+    outside[i] = {}
   end
   for _, w in ipairs(p.gpu) do
     local c, dur = of[w], w.stop - w.start
@@ -403,7 +402,7 @@ local function gpu_times(p, steps, win, of, iter_of, data_iter, phase)
       if r == s then
         outside[i][#outside[i] + 1] = iv
       else
-        local seen, at, under = {}, r, r
+        local seen, at = {}, r
         while at ~= s do
           if not seen[at.name] then
             seen[at.name] = true
@@ -412,11 +411,8 @@ local function gpu_times(p, steps, win, of, iter_of, data_iter, phase)
             ph.iv[#ph.iv + 1] = iv
             tally(g.kernels[i], at.name, w)
           end
-          under, at = at, at.parent
+          at = at.parent
         end
-        local top = tops[i][under.name] or {}
-        tops[i][under.name] = top
-        top[#top + 1] = iv
       end
     else
       local i = c.data and data_iter[c.data]
@@ -430,11 +426,7 @@ local function gpu_times(p, steps, win, of, iter_of, data_iter, phase)
     end
   end
   for _, ph in ipairs(touched) do ph.gpu, ph.iv = union_length(ph.iv), nil end
-  for i = 1, #steps do
-    g.outside[i] = union_length(outside[i])
-    g.work[i] = g.outside[i]
-    for _, list in pairs(tops[i]) do g.work[i] = g.work[i] + union_length(list) end
-  end
+  for i = 1, #steps do g.outside[i] = union_length(outside[i]) end
   return g
 end
 
@@ -459,10 +451,12 @@ local function measured_iterations(steps, W, win, data, phases, top, g, gpu)
       if a.ph.first ~= b.ph.first then return a.ph.first < b.ph.first end
       return a.name < b.name
     end)
-    local list = {}
+    -- the step's work as the breakdown adds it: its top phases' GPU times and its work in no phase
+    local list, work = {}, g.outside[i]
     for _, x in ipairs(order) do
       list[#list + 1] = { name = name_of(x.name), time = seconds(gpu and x.ph.gpu or x.ph.cpu),
         top = top[x.name] or false }
+      if top[x.name] then work = work + x.ph.gpu end
       if not seen_name[x.name] then
         seen_name[x.name] = true
         m.names[#m.names + 1] = x.name
@@ -473,7 +467,7 @@ local function measured_iterations(steps, W, win, data, phases, top, g, gpu)
     end
     rec.phases[j] = list
     m.busy[j] = seconds(union_length(g.busy[i]))
-    m.work[j] = seconds(g.work[i])
+    m.work[j] = seconds(work)
     m.outside[j] = seconds(g.outside[i])
     m.data_gpu[j] = seconds(g.data[i])
     m.unattributed[j] = seconds(g.unattributed[i])
