@@ -382,10 +382,9 @@ local function phase_times(p, steps, iter_of, step_of)
 end
 
 -- 4. GPU times per iteration: busy (union), in no phase (a union), launched outside the step (ran
--- in its window), the data's; each phase's, through phase(i, name, first): the union of its work's
--- intervals, so that
--- kernels overlapping one another inside a phase (several streams, or one kernel starting
--- before the one before it ends: programmatic dependent launch) count once
+-- in its window), the data's; each phase's, through phase(i, name, first): the union of its
+-- work's intervals, so that kernels overlapping one another inside a phase (several streams, or
+-- one kernel starting before the one before it ends: programmatic dependent launch) count once
 local function gpu_times(p, steps, win, of, iter_of, data_iter, phase)
   local g = { busy = {}, outside = {}, data = {}, unattributed = {}, kernels = {} }
   local outside, touched = {}, {}
