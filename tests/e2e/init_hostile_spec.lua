@@ -8,11 +8,12 @@ local q = h.quote
 
 local function sh(cmd) assert(os.execute(cmd), cmd) end
 
--- the names under dir, sorted, with their kinds: "README.md(d) bench(d) bench/axpy.lua(f)"
+-- the names under dir, sorted bytewise (not by the locale), with their kinds:
+-- "README.md(d) bench(d) bench/axpy.lua(f)"
 local function tree(dir)
   local p = io.popen(
-    ("cd %s && find . -mindepth 1 -printf '%%P(%%y) ' | tr ' ' '\\n' | sort | tr '\\n' ' '"):format(
-    q(dir)))
+    ("cd %s && find . -mindepth 1 -printf '%%P(%%y) ' | tr ' ' '\\n' | LC_ALL=C sort"
+      .. " | tr '\\n' ' '"):format(q(dir)))
   local out = p:read("a")
   p:close()
   return (out:gsub("^%s+", ""):gsub("%s+$", ""))
