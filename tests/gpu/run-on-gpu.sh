@@ -71,8 +71,18 @@ prepare_steps() {
 # the kernel panel where panel/ is carried, and with WLRUN_AB_OLD the sweep against that wlrun)
 # or speed (the harness's own time: kernels compiled ahead, the accounts of a sweep and of tiny
 # configurations, a bigger sweep's bound on several GPUs) or filter (the specs of WLRUN_GPU_SPECS
-# whose names match one of WLRUN_GPU_FILTER's Lua patterns, separated by |)
+# whose names match one of WLRUN_GPU_FILTER's Lua patterns, separated by |). The suites in calls
+# that each end within the device machine's 10 minutes: gpu (the GPU suite but the loop shapes,
+# and bench-launch), suites (spec and e2e but the Python hook's spec), hook (that spec and the
+# trace library's), loops-own and loops-hook (the loop shapes in two halves; loops: all of them)
 part=${1:-all}
+case $part in
+  all | specs | rest | costs | ratios | filter | gpu | suites | hook | loops | loops-own | loops-hook) ;;
+  trace | exact | tracecost | speed | prepare) ;;
+  *) echo "run-on-gpu.sh: no part named '$part' (see the comment above)" >&2; exit 2 ;;
+esac
+# specs_but DIR NAME: the spec files of DIR but NAME, as words (their names have no spaces)
+specs_but() { for f in "$1"/*_spec.lua; do [ "${f##*/}" = "$2" ] || echo "$f"; done; }
 export WLRUN_CACHE_DIR=/tmp/wlrun-gpu-cache
 step version "$bin" --version
 step nvidia-smi nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
@@ -119,8 +129,32 @@ elif [ "$part" = filter ]; then # a rerun of chosen GPU specs: WLRUN_GPU_SPECS (
   for pat in "${pats[@]}"; do filters+=(--filter "$pat"); done
   # shellcheck disable=SC2086 # the files are words
   step busted-filter "$bin" "$bundle/run.lua" -- -o gtest "${filters[@]}" ${WLRUN_GPU_SPECS:-tests/gpu}
-elif [ "$part" = loops ]; then # wlrun trace against the programs' own timing, by loop shape
-  step busted-trace-loops "$bin" "$bundle/run.lua" -- -o gtest tests/gpu/trace_loops_spec.lua
+elif [ "$part" = gpu ]; then # the GPU suite but its loop shapes (about 5 minutes), and bench-launch
+  export WLRUN_PYTHON=${WLRUN_PYTHON:-python3}
+  mapfile -t files < <(specs_but tests/gpu trace_loops_spec.lua)
+  step busted-gpu "$bin" "$bundle/run.lua" -- -o gtest "${files[@]}"
+  step bench-launch "$bin" tests/bench/launch_overhead.lua -- "$root/build-static/launch_raw"
+elif [ "$part" = suites ]; then # the spec and e2e suites but the Python hook's spec (about 5 minutes)
+  export WLRUN_PYTHON=${WLRUN_PYTHON:-python3}
+  mapfile -t files < <(specs_but tests/e2e trace_auto_spec.lua)
+  step busted-suites "$bin" "$bundle/run.lua" -- -o gtest tests/spec "${files[@]}"
+elif [ "$part" = hook ]; then # the Python hook's spec and the trace library's (about 8 minutes)
+  export WLRUN_PYTHON=${WLRUN_PYTHON:-python3}
+  step busted-hook "$bin" "$bundle/run.lua" -- -o gtest tests/e2e/trace_auto_spec.lua \
+    tests/spec/trace_library_spec.lua
+elif [ "$part" = loops ] || [ "$part" = loops-own ] || [ "$part" = loops-hook ]; then
+  # wlrun trace against the programs' own timing, by loop shape: all (about 10 minutes), or in
+  # two calls: the shapes with the program's own ranges and the compiled ones (loops-own), then
+  # the other shapes of the hook (loops-hook)
+  export WLRUN_PYTHON=${WLRUN_PYTHON:-python3}
+  which=()
+  if [ "$part" = loops-own ]; then
+    for pat in '%] after$' '%] inside$' '%] none$' '%] item10$' 'none bf16$' 'slow loader$' \
+      compiled 'CUDA graphs' 'the table'; do which+=(--filter "$pat"); done
+  elif [ "$part" = loops-hook ]; then
+    which=(--filter 'no ranges' --filter 'the table' --filter-out compiled --filter-out 'CUDA graphs')
+  fi
+  step busted-trace-loops "$bin" "$bundle/run.lua" -- -o gtest "${which[@]}" tests/gpu/trace_loops_spec.lua
 elif [ "$part" = trace ]; then # wlrun trace on PyTorch: loop shapes, the hook, MFU, ranks; its cost
   export WLRUN_TRACE_NVTX_PUSH=$root/build-static/libtrace_nvtx_push.so WLRUN_PYTHON=${WLRUN_PYTHON:-python3}
   step busted-trace-torch "$bin" "$bundle/run.lua" -- -o gtest tests/gpu/trace_loops_spec.lua tests/gpu/trace_torch_spec.lua
@@ -150,13 +184,13 @@ elif [ "$part" = prepare ]; then # the sweep's account, and the prepare steps al
   step bench-config-overhead env WLRUN_BIN="$bin" "$bin" tests/bench/config_overhead.lua -- scenarios/gemm_sweep.lua "$out/config_overhead.json"
   prepare_steps
   step busted-cublas "$bin" "$bundle/run.lua" -- -o gtest tests/gpu/cublas_spec.lua
-elif [ "$part" != rest ]; then
+elif [ "$part" = all ] || [ "$part" = specs ]; then
   # WLRUN_GPU_SUITES: the suites of this call (the three take more than one call's 10 minutes)
   for suite in ${WLRUN_GPU_SUITES:-gpu spec e2e}; do
     step "busted-$suite" "$bin" "$bundle/run.lua" -- -o gtest "tests/$suite"
   done
 fi
-if [ "$part" != specs ] && [ "$part" != costs ] && [ "$part" != ratios ] && [ "$part" != prepare ] && [ "$part" != trace ] && [ "$part" != loops ] && [ "$part" != exact ] && [ "$part" != tracecost ] && [ "$part" != speed ] && [ "$part" != filter ]; then
+if [ "$part" = all ] || [ "$part" = rest ]; then
 step bench-launch "$bin" tests/bench/launch_overhead.lua -- "$root/build-static/launch_raw"
 step bench-modes "$bin" tests/bench/modes.lua -- "$root/build-static/evidence_raw"
 step bench-cold-l2 "$bin" tests/bench/cold_l2.lua -- "$root/build-static/evidence_raw"
