@@ -6,9 +6,11 @@
 -- steps the methodology's manual way (synchronise, perf_counter) and the ratio of the medians
 -- against the untraced run is the overhead. The targets of issue 34: at most 5 % on a
 -- launch-bound step of about 2 ms, at most 1 % for a step of 9 ms or more.
---   wlrun tests/bench/trace_overhead.lua [python3 [HIDDEN]]   (from the repository root; HIDDEN:
---   only the model of that width, 1024 for the launch-bound 2 ms step)
+--   wlrun tests/bench/trace_overhead.lua [python3 [HIDDEN [VARIANTS]]]   (from the repository
+--   root; HIDDEN: only the model of that width, 1024 for the launch-bound 2 ms step; or "conv":
+--   the conv net of tests/trace/torch_loops.py instead, its template shape, iter as it times it)
 local python = arg[1] or os.getenv("WLRUN_PYTHON") or "python3"
+local conv = arg[2] == "conv"
 local only = tonumber(arg[2] or "")
 local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
 local STEPS, SKIP = 60, 10
@@ -22,6 +24,9 @@ local sizes = {
   { hidden = 4096, batch = 256, layers = 4 },
   { hidden = 8192, batch = 256, layers = 4 },
 }
+-- the conv net of the loop shapes' spec (tests/gpu/trace_loops_spec.lua), whose untraced template
+-- read 15-75 % faster than the traced one on an H100 (2026-12-05, docs/trace.md)
+if conv then sizes = { { conv = true, batch = 64, label = "conv b64 after" } } end
 -- what each variant is: traced by wlrun or not, CUPTI on, wlrun's Python hook on, the script's own
 -- ranges; the table's columns are the first four, and arg[3] (a comma list) chooses others to
 -- find where the cost is: "untraced+ranges" (the script's NVTX calls with no tool),
@@ -50,22 +55,32 @@ local function median(xs)
   return n % 2 == 1 and xs[(n + 1) // 2] or (xs[n // 2] + xs[n // 2 + 1]) / 2
 end
 
-local function run(size, variant)
-  local template = os.tmpname()
-  local script = (
+-- the command that runs size's script, writing its step times into file; its flag for no ranges
+local function script_of(size, file)
+  if size.conv then
+    return ("%s tests/trace/torch_loops.py --shape after --steps %d --warmup %d --batch %d "
+      .. "--out %s"):format(q(python), STEPS, SKIP, size.batch, q(file)), " --no-ranges"
+  end
+  return (
     "%s tests/trace/torch_train.py --steps %d --hidden %d --batch %d --layers %d --workers 4 "
     .. "--template %s"):format(
-    q(python), STEPS, size.hidden, size.batch, size.layers, q(template))
+    q(python), STEPS, size.hidden, size.batch, size.layers, q(file)), " --no-nvtx"
+end
+
+local function run(size, variant)
+  local template = os.tmpname()
+  local script, no_ranges = script_of(size, template)
   local how = HOW[variant]
   local cmd = how.traced and ("%s%s trace --quiet --batch-size %d%s -- %s%s"):format(how.gpu and ""
     or "WLRUN_TRACE_GPU=0 ",
     q(bin), size.batch, how.hook and "" or " --no-auto-ranges", script,
-      how.ranges and "" or " --no-nvtx")
-    or (script .. (how.ranges and "" or " --no-nvtx"))
+      how.ranges and "" or no_ranges)
+    or (script .. (how.ranges and "" or no_ranges))
   local ok = os.execute(cmd .. " >/dev/null 2>&1")
   assert(ok, "failed: " .. cmd)
   local f = assert(io.open(template))
-  local times = require("wlrun.json").decode(f:read("a")).step_times
+  local doc = require("wlrun.json").decode(f:read("a"))
+  local times = size.conv and doc.iter or doc.step_times
   f:close()
   os.remove(template)
   local kept = {}
@@ -84,6 +99,7 @@ print(table.concat(head, " "))
 local missed = {}
 for _, s in ipairs(sizes) do
   if only and s.hidden ~= only then goto next_size end
+  local label = s.label or ("h%d b%d x%d"):format(s.hidden, s.batch, s.layers)
   local runs, t = {}, {}
   for _, v in ipairs(VARIANTS) do runs[v] = {} end
   for round = 1, ROUNDS do
@@ -94,7 +110,7 @@ for _, s in ipairs(sizes) do
   end
   for _, v in ipairs(VARIANTS) do t[v] = median(runs[v]) end
   local base = t[VARIANTS[1]]
-  local row = { ("%-22s"):format(("h%d b%d x%d"):format(s.hidden, s.batch, s.layers)) }
+  local row = { ("%-22s"):format(label) }
   for _, v in ipairs(VARIANTS) do row[#row + 1] = ("%12.3f ms"):format(t[v] * 1e3) end
   for i = 2, #VARIANTS do row[#row + 1] = ("%+14.2f%%"):format(
     100 * (t[VARIANTS[i]] / base - 1)) end
@@ -103,7 +119,7 @@ for _, s in ipairs(sizes) do
   local full, auto = t.full / t.untraced - 1, t.auto / t.untraced - 1
   local limit = t.untraced >= 0.009 and 0.01 or t.untraced <= 0.0025 and 0.05 or nil
   if limit and math.max(full, auto) > limit then
-    missed[#missed + 1] = ("h%d b%d (%.0f %%)"):format(s.hidden, s.batch, 100 * limit)
+    missed[#missed + 1] = ("%s (%.0f %%)"):format(label, 100 * limit)
   end
   ::next_size::
 end

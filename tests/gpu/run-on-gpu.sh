@@ -172,6 +172,9 @@ elif [ "$part" = tracecost ]; then # wlrun trace's cost on the launch-bound 2 ms
   step bench-trace env WLRUN_TRACE_ROUNDS="${WLRUN_TRACE_ROUNDS:-5}" "$bin" tests/bench/trace_overhead.lua -- python3 1024 \
     "${WLRUN_TRACE_VARIANTS:-untraced,nvtx,full,auto}"
   step bench-trace-launch env WLRUN_BIN="$bin" "$bin" tests/bench/trace_launch_cost.lua -- python3
+  # the conv net of the loop shapes' spec, the template shape, by variant (where its cost goes)
+  step bench-trace-conv env WLRUN_TRACE_ROUNDS="${WLRUN_TRACE_ROUNDS:-5}" "$bin" tests/bench/trace_overhead.lua -- \
+    python3 conv "${WLRUN_TRACE_CONV_VARIANTS:-untraced,nvtx,nvtx-nohook,full,full-nohook,auto}"
 elif [ "$part" = speed ]; then # the harness's own time (issue 39): a cold kernel cache, a sweep's
   # account, tiny configurations, a bigger sweep's bound on several GPUs
   step busted-ahead "$bin" "$bundle/run.lua" -- -o gtest tests/gpu/compile_ahead_spec.lua tests/e2e/compile_ahead_spec.lua
