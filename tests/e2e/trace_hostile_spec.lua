@@ -28,26 +28,27 @@ local function codes(c)
 end
 
 describe("the trace library, in a hostile program", function()
+  -- the library writes its file through a mapping, which outlives the descriptor: the trace goes
+  -- on, and the descriptor, now the program's, is left alone (never cut at the end)
   real("leaves the program's own file alone when it closes every descriptor and opens its own",
     function()
     local file = h.tmpdir() .. "/user"
-    local r = trace("--warmup 0 --step before_close --format json", "closefds " .. q(file))
+    local r = trace("--warmup 0 --step after_close --format json", "closefds " .. q(file))
     -- exit 1: the program found more than its own line in its file
     assert.equal(0, r.code, r.stderr)
     assert.equal("user\n", h.read(file))
-    assert.matches(
-      "the program closed the trace file's descriptor, or put another file in its place; the "
-      .. "trace of process %d+ stops here", r.stderr)
-    assert.equal(1, #config(r).samples)
+    assert.is_nil(r.stderr:find("stops here", 1, true), r.stderr)
+    assert.equal(100, #config(r).samples)
   end)
 
   real("leaves the program's own file alone when it dup2s it over the trace file's descriptor",
     function()
     local file = h.tmpdir() .. "/user"
-    local r = trace("--warmup 0 --step before_dup2 --format json", "dup2 " .. q(file))
+    local r = trace("--warmup 0 --step after_dup2 --format json", "dup2 " .. q(file))
     assert.equal(0, r.code, r.stderr)
     assert.equal("user\n", h.read(file))
-    assert.matches("the trace of process %d+ stops here", r.stderr)
+    assert.is_nil(r.stderr:find("stops here", 1, true), r.stderr)
+    assert.equal(100, #config(r).samples)
   end)
 
   real("lets exit() from a signal handler that interrupted a range end the program (10 runs)",

@@ -172,6 +172,8 @@ elif [ "$part" = tracecost ]; then # wlrun trace's cost on the launch-bound 2 ms
   step bench-trace env WLRUN_TRACE_ROUNDS="${WLRUN_TRACE_ROUNDS:-5}" "$bin" tests/bench/trace_overhead.lua -- python3 1024 \
     "${WLRUN_TRACE_VARIANTS:-untraced,nvtx,full,auto}"
   step bench-trace-launch env WLRUN_BIN="$bin" "$bin" tests/bench/trace_launch_cost.lua -- python3
+  # the hook's and the library's cost of one step, on the CPU (no GPU work: the machine's CPU)
+  step bench-trace-step env WLRUN_BIN="$bin" "$bin" tests/bench/trace_step_cost.lua -- python3
   # the conv net of the loop shapes' spec, the template shape, by variant (where its cost goes)
   step bench-trace-conv env WLRUN_TRACE_ROUNDS="${WLRUN_TRACE_ROUNDS:-5}" "$bin" tests/bench/trace_overhead.lua -- \
     python3 conv "${WLRUN_TRACE_CONV_VARIANTS:-untraced,nvtx,nvtx-nohook,full,full-nohook,auto}"

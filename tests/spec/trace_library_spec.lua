@@ -35,7 +35,8 @@ local MS = 1000000
 -- strings = {sid = text}, complete = whether it ends in a newline, path =}. Checks the first
 -- line, the field count of every record and that every string is defined before it is named.
 local function read_trace(path)
-  local text = h.read(path)
+  -- the room reserved after the text stays as NUL bytes where the process was killed
+  local text = h.read(path):gsub("%z+$", "")
   local t = { path = path, records = {}, strings = {}, complete = text:sub(-1) == "\n" }
   local n = 0
   for line in text:gmatch("([^\n]*)\n") do
@@ -449,6 +450,49 @@ describe("the trace library", function()
       local listing = p:read("a")
       p:close()
       assert.equal("err\nout\n", listing)
+    end)
+
+    -- the file is written through a shared mapping of it, reserved ahead (trace_output.c)
+    local NO_ROOM = os.getenv("WLRUN_NO_ROOM_LIB")
+    local sanitized = os.getenv("WLRUN_TEST_SANITIZED") == "1" -- ASan's runtime must come first
+    local function room_it(name, fn)
+      if NO_ROOM and NO_ROOM ~= "" and not sanitized then lib_it(name, fn)
+      else pending(name .. " -- skipped: " .. (sanitized and "a sanitized build (LD_PRELOAD)"
+        or "WLRUN_NO_ROOM_LIB not set (ctest sets it)")) end
+    end
+
+    lib_it("cuts its file to the text at the end: no room reserved is left in it", function()
+      local t = traced({ "loop", "20000" })
+      local text = h.read(t.path)
+      assert.is_nil(text:find("\0", 1, true))
+      assert.equal("\n", text:sub(-1))
+      assert.equal(40001, #ranges(t, "R"))
+    end)
+
+    room_it("says once that the disk is full, keeps what it wrote, and the program runs on",
+      function()
+      local r, files = run(PROGRAM, { "loop", "20000" },
+        { LD_PRELOAD = NO_ROOM, WLRUN_NO_ROOM = "full" })
+      assert.equal(0, r.code, r.stderr)
+      assert.matches("^wlrun trace: [^\n]+%.wltrace: cannot reserve room in the file: No space "
+        .. "left on device; the trace of process %d+ stops here\n$", r.stderr)
+      local t = only_file(files)
+      local text = h.read(t.path)
+      assert.is_nil(text:find("\0", 1, true)) -- cut to what it wrote
+      local n = #ranges(t, "R")
+      assert.is_true(n > 10000 and n < 40001, tostring(n))
+      assert.is_nil(text:find("\nX", 1, true))
+    end)
+
+    room_it("writes with write(2) where the file system refuses a shared mapping", function()
+      local r, files = run(PROGRAM, { "loop", "20000" },
+        { LD_PRELOAD = NO_ROOM, WLRUN_NO_ROOM = "nomap" })
+      assert.equal(0, r.code, r.stderr)
+      assert.equal("", r.stderr)
+      local t = only_file(files)
+      assert.is_nil(h.read(t.path):find("\0", 1, true))
+      assert.equal(40001, #ranges(t, "R"))
+      assert.equal("X", t.records[#t.records][1])
     end)
 
     lib_it("says once on stderr that it cannot create the file, and the program runs on", function()

@@ -72,6 +72,20 @@ describe("trace reader", function()
     assert.equal(0, #q.ranges)
   end)
 
+  it("drops the NUL bytes that end a killed process's file (room reserved, never used)", function()
+    local text = file("S\t1\tx", "R\t1\t7\t0\t1\t0\t10\t20\t-")
+    local p = read.parse(text .. ("\0"):rep(4096), "42.wltrace")
+    assert.is_false(p.truncated)
+    assert.is_nil(p.exit)
+    assert.equal(20, p.by_rid[1].stop)
+    -- cut inside a line, then NUL bytes: the line is dropped, the process marked
+    local q = read.parse(text .. "R\t2\t7" .. ("\0"):rep(10), "42.wltrace")
+    assert.is_true(q.truncated)
+    assert.is_nil(q.by_rid[2])
+    -- a NUL byte with text after it is the file's own: refused
+    refused(text .. "\0" .. "R\t2\t7\t0\t1\t0\t30\t40\t-\n", "42.wltrace:")
+  end)
+
   it("reads start/end ranges and open ones of both kinds", function()
     local p = read.parse(file("S\t1\tx", "A\t1\t7\t1\t0\t10\t20\t-5", "O\t2\t7\t-\t1\t0\t30\t-",
       "O\t3\t7\t0\t1\t0\t40\t9"))

@@ -7,9 +7,11 @@
 --
 -- A malformed file is an error of kind io (exit 9, "a file could not be read") naming the file
 -- and the line: "123.wltrace:7: R: 8 fields, expected 9". A last line without its newline is the
--- end of a file cut short (the process was killed while writing): it is dropped and the process
--- marked truncated, not refused. Sizes are bounded (read.LIMITS): a hostile file is refused
--- before it can eat the memory, and ranges nest at most LIMITS.depth deep, with no cycle.
+-- end of a file cut short (the process was killed while writing): it is dropped and the
+-- process marked truncated, not refused; NUL bytes that end a file are room the library
+-- reserved and never used (a killed process), and are dropped. Sizes are bounded (read.LIMITS):
+-- a hostile file is refused before it can eat the memory, and ranges nest at most LIMITS.depth
+-- deep, with no cycle.
 --
 -- A process: {file, pid, ppid, command, threads = {[tid] = name}, ranges = {range...},
 --   by_rid = {[rid] = range}, corr = {[correlation] = rid}, launched = {[correlation] = time of the
@@ -401,6 +403,10 @@ end
 
 local function parse_with(text, name, budget)
   local ps = new_parser(name, budget)
+  -- the room the library reserved after its text, left as NUL bytes where the process was killed
+  -- (src/trace/trace_output.c); a NUL byte with text after it is the file's, and refused
+  local zero = text:find("\0", 1, true)
+  if zero and not text:find("[^\0]", zero) then text = text:sub(1, zero - 1) end
   local whole = #text
   -- a last line without its newline: the file was cut short
   if whole > 0 and text:byte(whole) ~= 10 then
