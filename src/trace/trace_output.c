@@ -9,17 +9,21 @@
  * with no system call on the program's thread. (A system call costs far more than its own few
  * microseconds: on a virtual machine with page-table isolation, one write and one fstat a step
  * made a launch-bound PyTorch step 40 us longer, the program's own code running slower after
- * them.) The mapping is a window of the file, reserved ahead with posix_fallocate, so that a
- * full disk is an error told here and never a SIGBUS in the program; the pages stay in the file
- * when the process is killed. The file's length is cut to its text at the end; a process killed
- * before leaves the reserved rest as NUL bytes, which the reader drops (lua/wlrun/trace/read.lua).
- * Where a file system refuses the mapping, the records are written with write(2).
+ * them.) The mapping is a window of the file (64 KiB first, then twice the last, up to 1 MiB),
+ * reserved ahead with posix_fallocate, so that a full disk is an error told here rather than a
+ * fault in the program where the file system allocates its blocks then; the pages stay in the
+ * file when the process is killed. The file's length is cut to its text at the end; a process
+ * that ends without its exit handler (killed, _exit) leaves the reserved rest as NUL bytes, which
+ * the reader drops (lua/wlrun/trace/read.lua). Where a file system refuses the mapping, or the
+ * file may not grow so far (RLIMIT_FSIZE, past which the kernel sends SIGXFSZ), the records are
+ * written with write(2).
  *
  * The descriptor is the program's to close or reuse: programs close every descriptor above 2,
  * or dup2 a file of theirs over any number. So the file is moved to a high number (a closed one
  * is not handed out again soon), and fstat says whether it is still the trace file before each
- * use of the descriptor (a write; a window reserved, the length cut): when it is not, the trace
- * stops there and the descriptor, now the program's, is left alone. */
+ * use of the descriptor. Where it is not, the descriptor, now the program's, is left alone: a
+ * window is reserved, or the length cut, through the file opened anew by its name; a write
+ * stops the trace there. */
 #include "trace_internal.h"
 #include "trace_format.h"
 
@@ -32,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -39,7 +44,8 @@
 
 enum state { OUT_NONE, OUT_OPEN, OUT_FAILED, OUT_DONE };
 enum { HIGH_FD = 768 }; /* the trace file's descriptor, at or above (below 1024, a common limit) */
-enum { WINDOW = 1 << 20 }; /* the part of the file mapped at a time, and reserved ahead */
+/* the part of the file mapped at a time, and reserved ahead: the first, and the most */
+enum { FIRST_WINDOW = 64 << 10, WINDOW = 1 << 20 };
 
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static char dir[PATH_MAX];
@@ -103,55 +109,108 @@ static void give_up(const char *why) {
 static const char *const REPLACED =
     "the program closed the trace file's descriptor, or put another file in its place";
 
+/* fd is the trace file again, or -1: where the program closed it or put its own file in its
+ * place, the file is opened anew by its name (the old number is the program's now) */
+static int reopened(void) {
+  if (still_ours()) return 1;
+  int f = open(path, O_RDWR | O_CLOEXEC);
+  struct stat st;
+  if (f >= 0 && fstat(f, &st) == 0 && st.st_dev == file_dev && st.st_ino == file_ino) {
+    int high = fcntl(f, F_DUPFD_CLOEXEC, HIGH_FD);
+    if (high >= 0) {
+      close(f);
+      f = high;
+    }
+    fd = f;
+    return 1;
+  }
+  if (f >= 0) close(f);
+  fd = -1;
+  return 0;
+}
+
+/* whether the file may grow to size: RLIMIT_FSIZE, past which the kernel sends SIGXFSZ (which
+ * kills by default) for a reservation as for a write */
+static int may_grow_to(off_t size) {
+  struct rlimit l;
+  return getrlimit(RLIMIT_FSIZE, &l) != 0 || l.rlim_cur == RLIM_INFINITY ||
+         (rlim_t)size <= l.rlim_cur;
+}
+
+enum window { WINDOW_OK, WINDOW_NONE, WINDOW_FAILED };
+
 /* Maps a window of the file that holds the next n bytes after the text, the room reserved
- * first; 0 where it cannot (why in why, errno's text). */
-static int map_window(size_t n, const char **why) {
-  if (map && written + (off_t)n <= map_at + (off_t)map_len) return 1;
+ * first. WINDOW_NONE: no mapping (the file system refuses it, or the file may not grow that
+ * far), write(2) instead; WINDOW_FAILED: the trace stops (why: the reason). Windows grow from
+ * FIRST_WINDOW to WINDOW, so that a short process leaves little room unused where it ends
+ * without its exit handler (_exit, a signal) and the file is not cut. */
+static enum window map_window(size_t n, const char **why) {
+  if (map && written + (off_t)n <= map_at + (off_t)map_len) return WINDOW_OK;
   off_t page = (off_t)sysconf(_SC_PAGESIZE);
   off_t at = written / page * page;
+  off_t want = map_len ? (off_t)map_len * 2 : FIRST_WINDOW;
   off_t size = written + (off_t)n - at;
-  size = size <= WINDOW ? WINDOW : (size + page - 1) / page * page;
+  size = (size + page - 1) / page * page;
+  if (size < (want < WINDOW ? want : WINDOW)) size = want < WINDOW ? want : WINDOW;
   if (at + size > reserved) {
-    if (!still_ours()) {
+    if (!may_grow_to(at + size)) return WINDOW_NONE;
+    if (!reopened()) {
       *why = REPLACED;
-      return 0;
+      return WINDOW_FAILED;
     }
-    int e = posix_fallocate(fd, reserved, at + size - reserved);
+    int e;
+    while ((e = posix_fallocate(fd, reserved, at + size - reserved)) == EINTR) continue;
     if (e != 0) {
       *why = strerror(e);
-      return 0;
+      return WINDOW_FAILED;
     }
     reserved = at + size;
   }
   unmap();
   void *m = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, at);
-  if (m == MAP_FAILED) {
-    *why = strerror(errno);
-    return 0;
-  }
+  if (m == MAP_FAILED) return WINDOW_NONE;
   map = m, map_at = at, map_len = (size_t)size;
-  return 1;
+  return WINDOW_OK;
 }
 
-/* Puts the buffer into the mapped file; a failure is told once, and ends this process's trace. */
+/* From the mapping to write(2), the text so far kept: the room reserved after it cut, the
+ * descriptor's offset at its end. 0 where the descriptor is no longer the file's. */
+static int to_writes(void) {
+  unmap();
+  mapped = 0;
+  if (!reopened()) return 0;
+  if (ftruncate(fd, written) == 0) reserved = written;
+  return lseek(fd, written, SEEK_SET) == written;
+}
+
+/* Puts the buffer into the mapped file, or from there on with write(2) (drain); a failure is
+ * told once, and ends this process's trace. */
 static void put_mapped(void) {
   const char *why = NULL;
-  if (!map_window(len, &why)) {
+  switch (map_window(len, &why)) {
+  case WINDOW_OK:
+    memcpy(map + (written - map_at), buf, len);
+    written += (off_t)len;
+    len = 0;
+    return;
+  case WINDOW_NONE:
+    if (!to_writes()) give_up(REPLACED);
+    return; /* drain writes what is in the buffer */
+  case WINDOW_FAILED: {
     char text[160];
     snprintf(text, sizeof text, "cannot reserve room in the file: %s", why);
     give_up(why == REPLACED ? why : text);
     return;
   }
-  memcpy(map + (written - map_at), buf, len);
-  written += (off_t)len;
+  }
 }
 
 /* Puts the buffer into the file; a failure is told once, and ends this process's trace. */
 static void drain(void) {
   size_t done = 0;
   last_write = wt_now();
-  if (state == OUT_OPEN && len && mapped) {
-    put_mapped();
+  if (state == OUT_OPEN && len && mapped) put_mapped();
+  if (state != OUT_OPEN || !len || mapped) {
     len = 0;
     return;
   }
@@ -291,9 +350,20 @@ static int open_file(void) {
   generation++;
   len = 0;
   written = reserved = 0;
-  const char *why = NULL; /* no mapping here (a file system without them): write(2) instead */
-  mapped = map_window(1, &why);
-  if (!mapped && reserved && ftruncate(fd, 0) == 0) reserved = 0; /* else NUL bytes at its end */
+  const char *why = NULL;
+  mapped = 1;
+  switch (map_window(1, &why)) {
+  case WINDOW_OK: break;
+  case WINDOW_NONE: /* a file system without shared mappings, a small RLIMIT_FSIZE: write(2) */
+    mapped = 0;
+    unmap();
+    if (ftruncate(fd, 0) == 0) reserved = 0; /* a reservation made before the mapping failed */
+    break;
+  case WINDOW_FAILED: /* no room at all: write(2) fails as it would have */
+    mapped = 0;
+    if (ftruncate(fd, 0) == 0) reserved = 0;
+    break;
+  }
   append(WL_TRACE_MAGIC, strlen(WL_TRACE_MAGIC));
   wt_u64(WL_TRACE_VERSION);
   wt_u64((uint64_t)pid);
@@ -363,11 +433,10 @@ void wt_finish(void) {
     wt_end();
     drain();
     unmap();
-    if (state == OUT_OPEN && still_ours()) {
-      /* the room reserved after the text; where that fails, NUL bytes the reader drops */
-      if (mapped) (void)!ftruncate(fd, written);
-      close(fd);
-    }
+    /* the room reserved after the text (the file opened anew where the program closed it);
+     * where that fails, NUL bytes the reader drops */
+    if (state == OUT_OPEN && mapped && reopened()) (void)!ftruncate(fd, written);
+    if (state == OUT_OPEN && still_ours()) close(fd);
     fd = -1;
   }
   state = OUT_DONE;

@@ -288,6 +288,48 @@ static void full_disk(void) {
   }
 }
 
+/* the program closes every descriptor (the trace file's among them) and goes on: the library
+ * writes through its mapping, and opens the file anew by its name when it needs more room */
+static void closed_descriptor(void) {
+  wt_push(NULL, wt_intern_cstr("before"), none());
+  wt_pop(NULL);
+  for (int fd = 3; fd < 1024; fd++) close(fd);
+  for (int i = 0; i < 15000; i++) {
+    wt_push(NULL, wt_intern_cstr("after"), none());
+    wt_pop(NULL);
+  }
+}
+
+static void test_closed_descriptor(void) {
+  char *t = traced(closed_descriptor);
+  CHECK(t && lines_with(t, "R\t") == 15001 && lines_with(t, "X\texit") == 1);
+  CHECK(t && strlen(t) > (256u << 10)); /* past the first windows */
+}
+
+/* a file-size limit below the first room the library reserves (ulimit -f 32), SIGXFSZ at its
+ * default (the process killed): the library writes with write(2) instead of reserving room, and
+ * the process ends as it would untraced */
+static void test_small_file_limit(void) {
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    struct rlimit small = {32 << 10, 32 << 10};
+    if (setrlimit(RLIMIT_FSIZE, &small) != 0 || setenv("WLRUN_TRACE_DIR", dir, 1) != 0 ||
+        !wt_init())
+      _exit(9);
+    for (int i = 0; i < 10; i++) {
+      wt_push(NULL, wt_intern_cstr("step"), none());
+      wt_pop(NULL);
+    }
+    exit(0);
+  }
+  int status = -1;
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+        WEXITSTATUS(status) == 0);
+  char *t = trace_of(pid);
+  CHECK(t && lines_with(t, "R\t") == 10 && lines_with(t, "X\texit") == 1);
+}
+
 static void test_write_error(void) {
   char *t = traced(full_disk);
   CHECK(t && lines_with(t, "R\t") < 20000 && lines_with(t, "X\t") == 0);
@@ -353,6 +395,8 @@ int main(void) {
 
   test_activity();
   test_write_error();
+  test_small_file_limit();
+  test_closed_descriptor();
   rmdir(dir);
   return check_report("test_trace");
 }

@@ -401,12 +401,21 @@ local function budget_of(limits)
     errors = l.errors }
 end
 
+-- text less the room the library reserved after it, left as NUL bytes where the process ended
+-- without its exit handler (src/trace/trace_output.c); a NUL byte with text after it is the
+-- file's, and refused by the parser
+local function without_room(text)
+  local zero = text:find("\0", 1, true)
+  if zero and not text:find("[^\0]", zero) then return text:sub(1, zero - 1) end
+  return text
+end
+
+-- the most room the library reserves after its text (trace_output.c's WINDOW)
+local ROOM = 1024 * 1024
+
 local function parse_with(text, name, budget)
   local ps = new_parser(name, budget)
-  -- the room the library reserved after its text, left as NUL bytes where the process was killed
-  -- (src/trace/trace_output.c); a NUL byte with text after it is the file's, and refused
-  local zero = text:find("\0", 1, true)
-  if zero and not text:find("[^\0]", zero) then text = text:sub(1, zero - 1) end
+  text = without_room(text)
   local whole = #text
   -- a last line without its newline: the file was cut short
   if whole > 0 and text:byte(whole) ~= 10 then
@@ -427,6 +436,12 @@ function read.parse(text, name, limits) return parse_with(text, name or "trace",
 
 local CHUNK = 1024 * 1024
 
+local function too_much(name, max)
+  core.error("io",
+    ("%s: the trace files hold more than %d MiB: trace fewer steps (the report needs "
+    .. "--warmup and a few dozen more)"):format(name, max // (1024 * 1024)), 0)
+end
+
 -- the text of a file, refused past `left` bytes (a file that grows, or one like /dev/zero)
 local function read_bounded(path, name, left, max)
   local f, err = io.open(path, "rb")
@@ -445,10 +460,7 @@ local function read_bounded(path, name, left, max)
     size = size + #s
     if size > left then
       f:close()
-      core.error("io",
-        ("%s: the trace files hold more than %d MiB: trace fewer steps (the report needs "
-        .. "--warmup and a few dozen more)"):format(
-        name, max // (1024 * 1024)), 0)
+      too_much(name, max)
     end
     parts[#parts + 1] = s
   end
@@ -494,8 +506,11 @@ function read.dir(path, limits)
         kind and ("a " .. (kind == "link" and "symbolic link" or kind))
           or ("cannot read it: " .. tostring(kerr))), 0)
     end
-    local text, size = read_bounded(path .. "/" .. n, n, left, l.bytes)
-    left = left - size
+    -- the room reserved after the text is not counted (a process that ended without its exit
+    -- handler: a DataLoader's worker, os._exit)
+    local text = without_room(read_bounded(path .. "/" .. n, n, left + ROOM, l.bytes))
+    if #text > left then too_much(n, l.bytes) end
+    left = left - #text
     local p = parse_with(text, n, budget)
     p.pid = p.pid or tonumber(n:match("^(%d+)%.")) -- an empty file: the pid of its name
     trace.processes[#trace.processes + 1] = p
