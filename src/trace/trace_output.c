@@ -214,7 +214,9 @@ static void drain(void) {
     len = 0;
     return;
   }
-  if (state == OUT_OPEN && len && !still_ours()) give_up(REPLACED);
+  if (!still_ours()) give_up(REPLACED);
+  else if (!may_grow_to(written + (off_t)len)) /* SIGXFSZ would kill the program */
+    give_up("the file would pass the process's file-size limit (RLIMIT_FSIZE, ulimit -f)");
   while (state == OUT_OPEN && done < len) {
     ssize_t n = write(fd, buf + done, len - done);
     if (n < 0 && errno == EINTR) continue;
@@ -225,6 +227,7 @@ static void drain(void) {
       break;
     }
     done += (size_t)n;
+    written += n;
   }
   len = 0;
 }
