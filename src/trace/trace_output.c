@@ -148,10 +148,10 @@ static enum window map_window(size_t n, const char **why) {
   if (map && written + (off_t)n <= map_at + (off_t)map_len) return WINDOW_OK;
   off_t page = (off_t)sysconf(_SC_PAGESIZE);
   off_t at = written / page * page;
-  off_t want = map_len ? (off_t)map_len * 2 : FIRST_WINDOW;
-  off_t size = written + (off_t)n - at;
-  size = (size + page - 1) / page * page;
-  if (size < (want < WINDOW ? want : WINDOW)) size = want < WINDOW ? want : WINDOW;
+  off_t least = map_len ? (off_t)map_len * 2 : FIRST_WINDOW;
+  if (least > WINDOW) least = WINDOW;
+  off_t size = (written + (off_t)n - at + page - 1) / page * page;
+  if (size < least) size = least;
   if (at + size > reserved) {
     if (!may_grow_to(at + size)) return WINDOW_NONE;
     if (!reopened()) {
@@ -183,19 +183,18 @@ static int to_writes(void) {
   return lseek(fd, written, SEEK_SET) == written;
 }
 
-/* Puts the buffer into the mapped file, or from there on with write(2) (drain); a failure is
- * told once, and ends this process's trace. */
+/* Puts the buffer into the mapped file, or leaves it to write(2) (put_written) from there on;
+ * a failure is told once, and ends this process's trace. */
 static void put_mapped(void) {
   const char *why = NULL;
   switch (map_window(len, &why)) {
   case WINDOW_OK:
     memcpy(map + (written - map_at), buf, len);
     written += (off_t)len;
-    len = 0;
     return;
   case WINDOW_NONE:
     if (!to_writes()) give_up(REPLACED);
-    return; /* drain writes what is in the buffer */
+    return;
   case WINDOW_FAILED: {
     char text[160];
     snprintf(text, sizeof text, "cannot reserve room in the file: %s", why);
@@ -205,30 +204,36 @@ static void put_mapped(void) {
   }
 }
 
-/* Puts the buffer into the file; a failure is told once, and ends this process's trace. */
-static void drain(void) {
-  size_t done = 0;
-  last_write = wt_now();
-  if (state == OUT_OPEN && len && mapped) put_mapped();
-  if (state != OUT_OPEN || !len || mapped) {
-    len = 0;
+/* Writes the buffer with write(2); a failure is told once, and ends this process's trace. */
+static void put_written(void) {
+  if (!still_ours()) {
+    give_up(REPLACED);
     return;
   }
-  if (!still_ours()) give_up(REPLACED);
-  else if (!may_grow_to(written + (off_t)len)) /* SIGXFSZ would kill the program */
+  if (!may_grow_to(written + (off_t)len)) { /* SIGXFSZ would kill the program */
     give_up("the file would pass the process's file-size limit (RLIMIT_FSIZE, ulimit -f)");
-  while (state == OUT_OPEN && done < len) {
+    return;
+  }
+  size_t done = 0;
+  while (done < len) {
     ssize_t n = write(fd, buf + done, len - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       char why[128];
       snprintf(why, sizeof why, "write failed: %s", n < 0 ? strerror(errno) : "nothing written");
       give_up(why);
-      break;
+      return;
     }
     done += (size_t)n;
     written += n;
   }
+}
+
+/* Puts the buffer into the file: through the mapping, or with write(2) where there is none. */
+static void drain(void) {
+  last_write = wt_now();
+  if (state == OUT_OPEN && len && mapped) put_mapped();
+  if (state == OUT_OPEN && len && !mapped) put_written();
   len = 0;
 }
 
@@ -353,20 +358,11 @@ static int open_file(void) {
   generation++;
   len = 0;
   written = reserved = 0;
+  /* no window (a file system without shared mappings, a small RLIMIT_FSIZE, no room at all):
+   * write(2), after the room a reservation made before the mapping failed */
   const char *why = NULL;
-  mapped = 1;
-  switch (map_window(1, &why)) {
-  case WINDOW_OK: break;
-  case WINDOW_NONE: /* a file system without shared mappings, a small RLIMIT_FSIZE: write(2) */
-    mapped = 0;
-    unmap();
-    if (ftruncate(fd, 0) == 0) reserved = 0; /* a reservation made before the mapping failed */
-    break;
-  case WINDOW_FAILED: /* no room at all: write(2) fails as it would have */
-    mapped = 0;
-    if (ftruncate(fd, 0) == 0) reserved = 0;
-    break;
-  }
+  mapped = map_window(1, &why) == WINDOW_OK;
+  if (!mapped && ftruncate(fd, 0) == 0) reserved = 0;
   append(WL_TRACE_MAGIC, strlen(WL_TRACE_MAGIC));
   wt_u64(WL_TRACE_VERSION);
   wt_u64((uint64_t)pid);
