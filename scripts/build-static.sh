@@ -8,7 +8,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WLRUN_BUILD_DIR=$root/build "$root/scripts/bootstrap.sh" # installs the packages
 out=$root/build-static
 cmake -S "$root" -B "$out" -DWLRUN_STATIC=ON -DWLRUN_WERROR="${WLRUN_WERROR:-OFF}" >/dev/null
-cmake --build "$out" -j "$(nproc)" --target wlrun wlrun_man launch_raw evidence_raw nvml_raw flush_size_raw pipeline_raw exit_raw cublas_raw nvtx_recorder nvtx_second wlrun_modules wlrun_userlib exit_mark exit_mark_kept wlrun_trace trace_nvtx_program trace_cuda_program trace_nvtx_push >"$out/build.log" 2>&1 || { cat "$out/build.log" >&2; exit 1; }
+cmake --build "$out" -j "$(nproc)" --target wlrun wlrun_man launch_raw evidence_raw nvml_raw flush_size_raw pipeline_raw exit_raw cublas_raw nvtx_recorder nvtx_second wlrun_modules wlrun_userlib exit_mark exit_mark_kept no_hardlinks no_room wlrun_trace trace_nvtx_program trace_cuda_program trace_nvtx_push >"$out/build.log" 2>&1 || { cat "$out/build.log" >&2; exit 1; }
 bundle=${WLRUN_BUSTED_BUNDLE:-$root/../shared/tools/busted-bundle.sh}
 "$bundle" "$out/busted" >/dev/null
 echo "built $out/wlrun ($(du -h "$out/wlrun" | cut -f1)); busted packed in $out/busted"

@@ -96,7 +96,7 @@ local head = { ("%-22s"):format("model") }
 for _, v in ipairs(VARIANTS) do head[#head + 1] = ("%15s"):format(v) end
 for i = 2, #VARIANTS do head[#head + 1] = ("%15s"):format(VARIANTS[i]) end
 print(table.concat(head, " "))
-local missed = {}
+local missed, judged = {}, 0
 for _, s in ipairs(sizes) do
   if only and s.hidden ~= only then goto next_size end
   local label = s.label or ("h%d b%d x%d"):format(s.hidden, s.batch, s.layers)
@@ -118,11 +118,13 @@ for _, s in ipairs(sizes) do
   if not t.untraced or not t.full or not t.auto then goto next_size end
   local full, auto = t.full / t.untraced - 1, t.auto / t.untraced - 1
   local limit = t.untraced >= 0.009 and 0.01 or t.untraced <= 0.0025 and 0.05 or nil
+  judged = judged + (limit and 1 or 0)
   if limit and math.max(full, auto) > limit then
     missed[#missed + 1] = ("%s (%.0f %%)"):format(label, 100 * limit)
   end
   ::next_size::
 end
-print(("\ntargets: at most 5 %% at about 2 ms, at most 1 %% from 9 ms: %s"):format(#missed == 0
-  and "met"
-  or ("MISSED (" .. table.concat(missed, ", ") .. ")")))
+-- a step between 2.5 and 9 ms (the conv net's) has no target of its own: no verdict on it
+local verdict = #missed > 0 and ("MISSED (" .. table.concat(missed, ", ") .. ")")
+  or judged > 0 and "met" or "no row is a step of about 2 ms or of 9 ms and more: none applies"
+print(("\ntargets: at most 5 %% at about 2 ms, at most 1 %% from 9 ms: %s"):format(verdict))

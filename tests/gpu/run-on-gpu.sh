@@ -15,6 +15,9 @@ export WLRUN_BIN=$bin WLRUN_SOURCE_DIR=$root WLRUN_NVTX_RECORDER=$root/build-sta
 export WLRUN_USERLIB=$root/build-static/libwlrun_userlib.so # docs/libraries.md: the library the specs load
 # the process's end (tests/e2e/process_end_spec.lua): libraries whose destructors leave a mark
 export WLRUN_EXIT_MARK_LIB=$root/build-static/libexit_mark.so WLRUN_EXIT_MARK_KEPT_LIB=$root/build-static/libexit_mark_kept.so
+# file systems that refuse hard links, or fill up and refuse shared mappings (LD_PRELOAD fixtures:
+# tests/e2e/output_files_spec.lua, tests/spec/trace_library_spec.lua)
+export WLRUN_NO_HARDLINKS_LIB=$root/build-static/libno_hardlinks.so WLRUN_NO_ROOM_LIB=$root/build-static/libno_room.so
 # wlrun trace: the injection library and the programs its specs run under it
 export WLRUN_TRACE_LIB=$root/build-static/libwlrun_trace.so WLRUN_TRACE_PROGRAM=$root/build-static/trace_nvtx_program
 export WLRUN_TRACE_CUDA_PROGRAM=$root/build-static/trace_cuda_program WLRUN_TRACE_NVTX_PUSH=$root/build-static/libtrace_nvtx_push.so
