@@ -133,6 +133,24 @@ describe("trace iterations bounded by their GPU work", function()
     assert.equal(0, e.trace.run_ahead.steps_max)
     assert.matches("ends 4 ms after its 'train_step' range closes",
       table.concat(e.notes or {}, "\n"))
+    assert.is_nil(table.concat(e.notes or {}, "\n"):find("the GPU is busy", 1, true))
+  end)
+
+  it("a launch-bound step (the GPU idle most of it): a note, with the phases' CPU times", function()
+    -- data 0.2 ms, then 2 ms of launches (fwd 1 ms, bwd 1 ms) whose GPU work takes 0.4 ms in all
+    -- and is done before the range closes
+    local function launch_bound(i)
+      local b = 2.2 * (i - 1)
+      return { d0 = b, d1 = b + 0.2, c0 = b + 0.05, c1 = b + 0.1, s0 = b + 0.2, f1 = b + 1.2,
+        s1 = b + 2.2, k0 = b + 0.5, k1 = b + 0.7, k2 = b + 1.4 }
+    end
+    local e = entry_of({ warmup = 1 }, loop_lines(6, launch_bound))
+    for j = 1, 5 do assert_near(0.002, e.samples[j], "iter " .. j, 1e-6) end
+    assert_near(0.0009, e.trace.gpu_busy_mean, "busy", 1e-6)
+    local notes = table.concat(e.notes or {}, "\n")
+    assert.matches("the GPU is busy 900 us of an iteration's 2 ms %(45%%; mean%)", notes)
+    assert.matches("the top phases' CPU times: fwd 1 ms, bwd 1 ms", notes)
+    assert.equal("", codes(e)) -- a note, not a warning
   end)
 
   it("no sync at all: the loop runs ahead, each iteration is one period of the GPU", function()

@@ -1,7 +1,8 @@
 -- What wlrun trace's report says beside its numbers (docs/trace.md): the error when no process
 -- has steps, the warnings about a process (open ranges, lost records, the library's errors, no
 -- normal exit, CPU times only, work outside every range) and the notes (the hook's steps, how
--- far the loop runs ahead of the GPU). Pure: parsed processes and report fields in, text out.
+-- far the loop runs ahead of the GPU, a GPU idle most of the step). Pure: parsed processes and
+-- report fields in, text out.
 local units = require "wlrun.text.units"
 local read = require "wlrun.trace.read"
 local ranges = require "wlrun.trace.ranges"
@@ -14,6 +15,9 @@ notes.UNATTRIBUTED_SHARE = 0.05
 notes.RUN_AHEAD = 0.02
 -- time between the steps that is neither data nor step, above this share of the period: a note
 notes.BETWEEN = 0.05
+-- the GPU busy less than this share of an iteration, the loop not running ahead: a note that the
+-- step is bound by its CPU side
+notes.GPU_IDLE = 0.5
 
 -- "forward (120), backward (120)": the names of a count table, most frequent first
 local function by_count(counts, max)
@@ -148,6 +152,28 @@ function notes.run_ahead(t, iter_mean, list)
         r.steps_max == 1 and "" or "s"),
       r.steps_mean)
   end
+end
+
+-- a step whose GPU is idle most of its iteration (a launch-bound PyTorch step: the Python and the
+-- launches take longer than the kernels) reads as mostly "(outside)" in a breakdown of GPU times:
+-- a note says so, with the top phases' CPU times, where the time goes
+function notes.gpu_idle(t, iter_mean, list)
+  if iter_mean <= 0 or t.gpu_busy_mean >= notes.GPU_IDLE * iter_mean
+    or t.run_ahead.lag_mean > notes.RUN_AHEAD * iter_mean then
+    return
+  end
+  local cpu = {}
+  for _, ph in ipairs(t.phases) do
+    if ph.top then cpu[#cpu + 1] = read.printable(ph.name, 60) .. " " .. units.time(ph.cpu_mean) end
+  end
+  list[#list + 1] = (
+    "the GPU is busy %s of an iteration's %s (%.0f%%; mean): the step waits on its CPU side "
+    .. "(launching its work, Python, host work between the GPU's) more than on its kernels, and "
+    .. "(outside) is mostly the GPU idle%s; faster kernels would not shorten it, fewer launches "
+    .. "would (torch.compile, CUDA graphs, a larger batch), and tracing adds the most to such a "
+    .. "step (CUPTI's 3-4 us a launch; docs/trace.md)"):format(
+    units.time(t.gpu_busy_mean), units.time(iter_mean), 100 * t.gpu_busy_mean / iter_mean,
+    #cpu > 0 and ("; the top phases' CPU times: " .. table.concat(cpu, ", ")) or "")
 end
 
 -- time in the steps' period that is neither data nor step (evaluation between the steps,

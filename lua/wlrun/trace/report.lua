@@ -578,6 +578,7 @@ local function process_entry(p, steps, k, n, o, mode, fetched)
   if gpu then
     t.run_ahead = run_ahead(steps, win, W)
     notes_of.run_ahead(t, s.iter.mean, notes)
+    notes_of.gpu_idle(t, s.iter.mean, notes)
   end
   notes_of.between(t, s, notes)
   for _, x in ipairs(entry.warnings) do warnings[#warnings + 1] = x end
