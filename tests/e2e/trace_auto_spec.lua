@@ -370,6 +370,27 @@ describe("wlrun trace's Python hook", function()
     assert.equal(2, slow_starts(c)) -- the 2nd and 3rd epochs' (the 1st is in the warmup)
   end)
 
+  auto_it("counts a batch's samples as the sampler gave them, whatever the collate's first "
+    .. "tensor; a module called in the collate is the fetch's", function()
+    -- a tuple of per-sample images (the first tensor is one sample's) and a sequence-first
+    -- tensor (4, 16, 8): the first dimension of neither is the batch of 16
+    for _, shape in ipairs { "tuples", "seq-first" } do
+      local r, c = shapes("--epochs 2 --steps 6 --batch 16 --collate " .. shape)
+      assert.equal(0, r.code, r.stderr)
+      assert.equal(16, c.loop.batch_size, shape)
+      assert.equal(10, #c.samples, shape)
+    end
+    -- a frozen encoder of 20 ms, with parameters, in training mode, called by the collate
+    local r, c = shapes("--epochs 2 --steps 6 --batch 16 --collate encoded")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(10, #c.samples)
+    for j, d in ipairs(c.loop.data) do
+      assert.is_true(d >= 0.018, ("step %d: data %.1f ms, not the encoder's 20"):format(j, d * 1e3))
+      assert.is_true(c.samples[j] < 0.015, ("step %d: iter %.1f ms, the encoder in it"):format(j,
+        c.samples[j] * 1e3))
+    end
+  end)
+
   auto_it("ends a step at a checkpoint saved after its optimizer step: the save is between the "
     .. "steps", function()
     local r, c = shapes("--epochs 2 --steps 6 --batch 16 --save-every 3 --save-ms 30")

@@ -91,6 +91,42 @@ class Backbone(nn.Module):
         return self.lin(x)
 
 
+def as_tuples(items):
+    """A detection-style collate (torchvision's references): a tuple of the samples' inputs and one
+    of their labels, so that the batch's first tensor is one sample's."""
+    return tuple(zip(*items))
+
+
+def seq_first(items):
+    """Each sample's 32 features as 4 steps of 8, stacked sequence-first (4, batch, 8), as
+    nn.LSTM's default layout wants: the first tensor's first dimension is not the batch's."""
+    x, y = torch.utils.data.default_collate(items)
+    return x.view(-1, 4, 8).transpose(0, 1), y
+
+
+class Encoded:
+    """A collate that runs a frozen encoder with parameters on the batch (left in training mode,
+    grad enabled): the encoder's 20 ms is the fetch's, not the step's."""
+
+    def __init__(self):
+        self.encoder = Backbone()
+
+    def __call__(self, items):
+        x, y = torch.utils.data.default_collate(items)
+        return self.encoder(x), y
+
+
+def as_batch(a, b):
+    """x and y of a batch as the shape's collate made it."""
+    if a.dataclass or a.object:
+        return b.x, b.y
+    if a.collate == "tuples":
+        return torch.stack(b[0]), torch.stack(b[1])
+    if a.collate == "seq-first":
+        return b[0].transpose(0, 1).reshape(-1, 32), b[1]
+    return b
+
+
 def dataset(n, width=32):
     return TensorDataset(torch.randn(n, width), torch.randint(0, 4, (n,)))
 
@@ -166,6 +202,7 @@ def main():
     ap.add_argument("--val-every", type=int, default=0)
     ap.add_argument("--val-same", action="store_true")
     ap.add_argument("--dataclass", action="store_true")
+    ap.add_argument("--collate", choices=["tuples", "seq-first", "encoded"])
     ap.add_argument("--start-ms", type=float, default=0.0)
     ap.add_argument("--persistent", action="store_true")
     ap.add_argument("--object", action="store_true")
@@ -180,6 +217,7 @@ def main():
     loss_fn = nn.CrossEntropyLoss()
     data = dataset(a.steps * a.batch)
     collate = as_dataclass if a.dataclass else as_object if a.object else None
+    collate = {"tuples": as_tuples, "seq-first": seq_first, "encoded": Encoded()}.get(a.collate, collate)
     loader = DataLoader(data, batch_size=a.batch, collate_fn=collate,
                         sampler=SlowStart(len(data), a.start_ms) if a.start_ms else None,
                         num_workers=1 if a.persistent else 0, persistent_workers=a.persistent)
@@ -194,7 +232,7 @@ def main():
             push("epoch")
         epoch = batches(a, loader, noise)
         for i, b in enumerate(loaded(epoch, push, pop) if a.log_ms else epoch):
-            x, y = (b.x, b.y) if a.dataclass or a.object else b
+            x, y = as_batch(a, b)
             if not a.zero_last:
                 opt.zero_grad(set_to_none=True)
             if a.frozen:

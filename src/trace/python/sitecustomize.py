@@ -200,12 +200,14 @@ class _Loop:
         self.push("data", at=at)
 
     def data_end(self, loader, batch, indexed=0):
-        """indexed: the samples the loader's sampler gave for the batch, where known (a batch with
-        no tensor to count: a custom collate's object, a graph batch)."""
+        """indexed: the samples the loader's sampler gave for the batch, where known (a map-style
+        dataset's, batched by the loader), which count before any tensor's first dimension: a
+        collate's tuple of images, a list of sequences or a sequence-first tensor has none that
+        is the batch's."""
         if batch is None:  # the loader is exhausted (or failed): what follows is not loading
             self.data_close(EVALUATED if loader in self.evaluating else None)
             return
-        n = _batch_size(batch) or indexed
+        n = indexed or _batch_size(batch)
         if self.thread is not None and self.thread != self.ident():
             self.ahead = n
             self.data_close()  # fetched on a thread that does not train: the fetch alone
@@ -440,16 +442,22 @@ def _install(torch, loop, report):
             raise
         self._wlrun_loader = id(loader)  # a loader's iterators, one per epoch, are one loader
 
+    local = loop.local
+
     @functools.wraps(next_impl)
     def __next__(self):
         loader = getattr(self, "_wlrun_loader", id(self))
         data_begin(loader, now())
+        # a module called inside the fetch (an encoder in the collate) is the fetch's work
+        local.fetching = getattr(local, "fetching", 0) + 1
         try:
             batch = next_impl(self)
         except BaseException:
+            local.fetching -= 1
             taken(self)
             data_end(loader, None)
             raise
+        local.fetching -= 1
         data_end(loader, batch, taken(self) or 0)
         return batch
 
@@ -485,7 +493,7 @@ def _install(torch, loop, report):
     @guarded
     def forward_pre(module, args):  # a module's own parameters() may give a list, not an iterator
         at = now()
-        if loop.phase is None and not compiling():
+        if loop.phase is None and not compiling() and not getattr(local, "fetching", 0):
             if not grad_enabled() or not getattr(module, "training", True):
                 evaluate(grad_enabled())
             elif next(iter(module.parameters()), None) is not None:
@@ -672,7 +680,7 @@ def _install(torch, loop, report):
 
 def _install_indices(dataloader, guarded):
     """The samples of each batch as the loader's sampler gave their indices (in order: a worker's
-    batches come back in the order they were asked for), for batches with no tensor to count.
+    batches come back in the order they were asked for), of a map-style dataset.
     Returns taken(iterator) -> the samples of the oldest batch asked for, or None, and
     forget(iterator) (an iterator reset)."""
     import collections
@@ -681,12 +689,16 @@ def _install_indices(dataloader, guarded):
     base = dataloader._BaseDataLoaderIter
     impl = base.__dict__.get("_next_index")
 
+    mapped = getattr(getattr(dataloader, "_DatasetKind", None), "Map", 0)
+
     @guarded
     def indexed(it, index):
         sizes = it.__dict__.get("_wlrun_sizes")
         if sizes is None:
             sizes = it._wlrun_sizes = collections.deque()
-        sizes.append(len(index) if isinstance(index, (list, tuple)) else 0)
+        # an IterableDataset's sampler gives placeholders, whatever its iterator yields
+        counted = isinstance(index, (list, tuple)) and getattr(it, "_dataset_kind", mapped) == mapped
+        sizes.append(len(index) if counted else 0)
 
     @guarded
     def taken(it):
