@@ -380,6 +380,12 @@ describe("wlrun trace's Python hook", function()
       assert.equal(16, c.loop.batch_size, shape)
       assert.equal(10, #c.samples, shape)
     end
+    -- every batch fetched before the loop (`list(loader)`) and replayed each epoch: the first
+    -- step's payload holds them all, the steps measured none; each counts one fetch's batch
+    local r0, c0 = shapes("--epochs 2 --steps 6 --batch 16 --cached")
+    assert.equal(0, r0.code, r0.stderr)
+    assert.equal(16, c0.loop.batch_size)
+    assert.matches("the 6 batches fetched before them", table.concat(c0.notes or {}, "\n"))
     -- a frozen encoder of 20 ms, with parameters, in training mode, called by the collate
     local r, c = shapes("--epochs 2 --steps 6 --batch 16 --collate encoded")
     assert.equal(0, r.code, r.stderr)

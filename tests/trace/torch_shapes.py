@@ -203,6 +203,7 @@ def main():
     ap.add_argument("--val-same", action="store_true")
     ap.add_argument("--dataclass", action="store_true")
     ap.add_argument("--collate", choices=["tuples", "seq-first", "encoded"])
+    ap.add_argument("--cached", action="store_true")  # every batch fetched before the loop
     ap.add_argument("--start-ms", type=float, default=0.0)
     ap.add_argument("--persistent", action="store_true")
     ap.add_argument("--object", action="store_true")
@@ -226,11 +227,12 @@ def main():
     val = DataLoader(dataset(4 * 2 * a.batch), batch_size=2 * a.batch)
     own = own_ranges() if a.log_ms or a.checkpoint_ms else None
     push, pop = own or (lambda name: None, lambda: None)
+    cache = list(loader) if a.cached else None
     for e in range(a.epochs):
         model.eval() if a.eval_train else model.train()
         if a.log_ms:
             push("epoch")
-        epoch = batches(a, loader, noise)
+        epoch = cache if a.cached else batches(a, loader, noise)
         for i, b in enumerate(loaded(epoch, push, pop) if a.log_ms else epoch):
             x, y = as_batch(a, b)
             if not a.zero_last:

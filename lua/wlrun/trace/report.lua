@@ -163,8 +163,11 @@ local function some_payloads(measured, total, n, notes)
 end
 
 -- where none of the measured steps carries a payload but earlier ones did (batches from a cache
--- filled in the warmup): their mean batch for each, and the samples; nil where none did
-local function earlier_payloads(steps, measured, notes)
+-- filled in the warmup): the mean batch of the fetches before them for each (fetches: the data
+-- ranges before them; where they are more than the steps that carry a payload, the cache was
+-- filled by several fetches a step, `list(loader)` before the first), and the samples; nil where
+-- none did
+local function earlier_payloads(steps, measured, notes, fetches)
   local total, n = 0, 0
   for _, s in ipairs(steps) do
     if math.type(s.payload) == "integer" and s.payload >= 1 then
@@ -172,11 +175,30 @@ local function earlier_payloads(steps, measured, notes)
     end
   end
   if n == 0 then return nil end
-  local bs = total / n
+  local per, what = n, ("the %d steps before that did"):format(n)
+  if fetches and fetches > n then
+    per, what = fetches, ("the %d batches fetched before them (in %d step%s)"):format(fetches, n,
+      n == 1 and "" or "s")
+  end
+  local bs = total / per
   notes[#notes + 1] = ("none of the %d steps measured fetched a batch through a DataLoader (the "
     .. "batches of a cache filled before them, itertools.cycle): each counts the mean batch of "
-    .. "the %d steps before that did, %.4g samples (give --batch-size N)"):format(#measured, n, bs)
+    .. "%s, %.4g samples (give --batch-size N)"):format(#measured, what, bs)
   return math.max(1, math.floor(bs + 0.5)), bs * #measured
+end
+
+-- the batches wlrun's hook saw fetched on thread tid before time t0: its data ranges that closed
+-- by then with a batch in hand (their payload its time; not a batch only evaluation used, nor a
+-- loader's end, whose payload is 0)
+local function fetches_before(p, o, tid, t0)
+  local n = 0
+  for _, r in ipairs(p.ranges) do
+    if r.name == o.data and r.tid == tid and ranges.is_auto(r) and r.stop and r.stop <= t0
+      and math.type(r.payload) == "integer" and r.payload > ranges.EVALUATED then
+      n = n + 1
+    end
+  end
+  return n
 end
 
 local function any_payload(list)
@@ -196,14 +218,14 @@ end
 -- the batch size: the option, else the step ranges' payload, else (the program's own ranges with
 -- none) the batches the hook saw its DataLoaders give in each step, else 1; where it came from;
 -- and the samples of the measured steps when they are not the batch size times the steps (steps:
--- all of them, the warmup's too)
-local function batch_of(o, measured, notes, steps, fetched, what)
+-- all of them, the warmup's too; fetches: the batches fetched before the measured steps)
+local function batch_of(o, measured, notes, steps, fetched, fetches, what)
   if o.batch_size then return o.batch_size, "option" end
   if fetched and not any_payload(steps) and any_payload(as_fetched(steps, fetched)) then
     notes[#notes + 1] = "the step ranges carry no payload: the samples are the batches the "
       .. "DataLoader gave in each step (wlrun's hook; --batch-size N to set it)"
     local bs, _, samples = batch_of(o, as_fetched(measured, fetched), notes,
-      as_fetched(steps, fetched), nil, "the steps' batches")
+      as_fetched(steps, fetched), nil, fetches, "the steps' batches")
     return bs, "loader", samples
   end
   local lo, hi, total, n = math.huge, -math.huge, 0, 0
@@ -224,7 +246,7 @@ local function batch_of(o, measured, notes, steps, fetched, what)
     local bs, samples = some_payloads(measured, total, n, notes)
     return bs, "payload", samples
   end
-  local bs, samples = earlier_payloads(steps, measured, notes)
+  local bs, samples = earlier_payloads(steps, measured, notes, fetches)
   if bs then return bs, "payload", samples end
   notes[#notes + 1] = "batch size 1 (no --batch-size and no integer payload on the step ranges): "
     .. "throughput is steps per second"
@@ -570,7 +592,8 @@ local function process_entry(p, steps, k, n, o, mode, fetched)
     rec.overlap = { work = mean(m.work), busy = t.gpu_busy_mean, tolerance = report.OVERLAP }
   end
   t.device = busiest_device(p)
-  local bs, source, samples = batch_of(o, m.steps, notes, steps, fetched)
+  local bs, source, samples = batch_of(o, m.steps, notes, steps, fetched,
+    fetches_before(p, o, tid, steps[W + 1].start))
   if source == "payload" and mode == "auto" then source = "loader" end
   rec.batch_size, rec.samples, t.batch_source = bs, samples, source
 
