@@ -116,6 +116,17 @@ class Encoded:
         return self.encoder(x), y
 
 
+class Slow:
+    """A collate of ms more a batch: a loader slower than the step."""
+
+    def __init__(self, collate, ms):
+        self.collate, self.ms = collate, ms
+
+    def __call__(self, items):
+        time.sleep(self.ms / 1e3)
+        return self.collate(items)
+
+
 def as_batch(a, b):
     """x and y of a batch as the shape's collate made it."""
     if a.dataclass or a.object:
@@ -204,6 +215,7 @@ def main():
     ap.add_argument("--dataclass", action="store_true")
     ap.add_argument("--collate", choices=["tuples", "seq-first", "encoded"])
     ap.add_argument("--cached", action="store_true")  # every batch fetched before the loop
+    ap.add_argument("--fetch-ms", type=float, default=0.0)  # a slow collate, per batch
     ap.add_argument("--start-ms", type=float, default=0.0)
     ap.add_argument("--persistent", action="store_true")
     ap.add_argument("--object", action="store_true")
@@ -219,6 +231,8 @@ def main():
     data = dataset(a.steps * a.batch)
     collate = as_dataclass if a.dataclass else as_object if a.object else None
     collate = {"tuples": as_tuples, "seq-first": seq_first, "encoded": Encoded()}.get(a.collate, collate)
+    if a.fetch_ms:
+        collate = Slow(collate or torch.utils.data.default_collate, a.fetch_ms)
     loader = DataLoader(data, batch_size=a.batch, collate_fn=collate,
                         sampler=SlowStart(len(data), a.start_ms) if a.start_ms else None,
                         num_workers=1 if a.persistent else 0, persistent_workers=a.persistent)

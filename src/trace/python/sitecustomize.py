@@ -57,6 +57,8 @@ def _chain():
 
 
 EVALUATED = 1  # a data range's payload: its batch went to evaluation only (lua/wlrun/trace/ranges.lua)
+HANDED = 64  # the batches fetched on other threads whose hand-over is looked for
+HANDOVER = "queue"  # the loader key of batches handed over through a queue
 
 
 def _batch_size(batch, depth=0):
@@ -107,6 +109,9 @@ class _Loop:
         self.evaluating = set()  # the loaders whose batches went to evaluation: their end is no data
         self.here = False  # whether the thread that trains fetches its batches itself
         self.ahead = 0  # the samples of the last batch fetched on another thread
+        # the batches fetched on another thread and not yet taken (their ids, oldest first): a
+        # queue's get that hands one to the thread that trains is that thread's fetch
+        self.handed = {}
         self.order, self.learned = [], False  # the optimizers of one iteration
         self.fetches = 0  # the batches fetched on the training thread since the last optimizer step
         self.fetch_each = False  # whether the loop fetches a batch for each of its optimizers
@@ -211,9 +216,22 @@ class _Loop:
         if self.thread is not None and self.thread != self.ident():
             self.ahead = n
             self.data_close()  # fetched on a thread that does not train: the fetch alone
+            self.handed[id(batch)] = True
+            while len(self.handed) > HANDED:  # batches taken some other way
+                del self.handed[next(iter(self.handed))]
             return
         p = self.pending()
         p[loader] = p.get(loader, 0) + n
+        self.fetches += 1
+        self.local.fetched_at = self.local.in_hand_at = self.now()
+
+    def received(self, item, at):
+        """A queue's get, entered at `at`, returned item: where item is a batch another thread
+        fetched and this is the thread that trains, the wait for it is this thread's fetch (the
+        template's data: from the previous step's end to the batch in hand)."""
+        if self.handed.pop(id(item), None) is None or self.thread != self.ident():
+            return
+        self.data_begin(HANDOVER, at)
         self.fetches += 1
         self.local.fetched_at = self.local.in_hand_at = self.now()
 
@@ -462,6 +480,23 @@ def _install(torch, loop, report):
         return batch
 
     base.__init__, base.__next__ = __init__, __next__
+
+    # a batch fetched on another thread and handed over through a queue (a prefetching thread): the
+    # training thread's wait in get() is its fetch; a get with nothing handed over costs a check
+    import queue
+
+    get_impl, received = queue.Queue.get, guarded(loop.received)
+
+    @functools.wraps(get_impl)
+    def get(self, *args, **kwargs):
+        if not loop.handed:
+            return get_impl(self, *args, **kwargs)
+        entered = now()
+        item = get_impl(self, *args, **kwargs)
+        received(item, entered)
+        return item
+
+    queue.Queue.get = get
 
     # a loader with persistent workers resets its iterator for each epoch after the first (its
     # workers' restart, the sampler's): data, as a new iterator's start
