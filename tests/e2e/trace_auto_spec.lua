@@ -405,7 +405,8 @@ describe("wlrun trace's Python hook", function()
     assert.equal(0, r.code, r.stderr)
     assert.equal(16, c.loop.batch_size)
     for j, d in ipairs(c.loop.data) do
-      assert.is_true(d >= 0.012, ("step %d: data %.1f ms, not the wait in get()"):format(j, d * 1e3))
+      assert.is_true(d >= 0.012, ("step %d: data %.1f ms, not the wait in get()"):format(j,
+        d * 1e3))
       assert.is_true(c.samples[j] < 0.012, ("step %d: iter %.1f ms, the wait in it"):format(j,
         c.samples[j] * 1e3))
     end
