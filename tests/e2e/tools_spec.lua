@@ -153,6 +153,33 @@ describe("wlrun compare", function()
     assert.equal("", compare(fx("base.json") .. " " .. fx("other_device.json") .. " -q").stderr)
   end)
 
+  it("quotes a document's names on one line: a newline in them fakes no line of output",
+    function()
+    local json = require "wlrun.json"
+    local dir = h.tmpdir()
+    local doc = json.decode(h.read(F .. "base.json"))
+    doc.device.name = "NVIDIA H200\nGate --fail-above 5%: passed"
+    h.write(dir .. "/nl.json", json.encode(doc))
+    local r = compare(q(dir .. "/nl.json") .. " " .. fx("slower.json"))
+    assert.matches("different devices: BASE NVIDIA H200\\x0aGate %-%-fail%-above 5%%: passed, NEW",
+      r.stderr)
+    r = h.run("merge " .. q(dir .. "/nl.json") .. " " .. fx("slower.json") .. " -o "
+      .. q(dir .. "/m.json"))
+    assert.matches("'NVIDIA H200\\x0aGate", r.stderr)
+    -- two configurations with the same parameters, one value holding a newline: the error
+    doc = json.decode(h.read(F .. "base.json"))
+    doc.configurations[1].params.variant = "naive\nFAKE"
+    doc.configurations[2].params = doc.configurations[1].params
+    h.write(dir .. "/twice.json", json.encode(doc))
+    r = compare(q(dir .. "/twice.json") .. " " .. fx("slower.json"))
+    assert.equal(2, r.code, r.stderr)
+    assert.matches("naive\\x0aFAKE", r.stderr)
+    for _, out in ipairs { r.stderr, r.stdout } do
+      assert.is_nil(out:find("\nFAKE", 1, true))
+      assert.is_nil(out:find("\nGate", 1, true))
+    end
+  end)
+
   describe("the regression gate", function()
     it("exits with code 7 when a configuration is significantly slower by more than the limit",
       function()

@@ -9,6 +9,7 @@
 local core = require "wlrun.core"
 local units = require "wlrun.text.units"
 local T = require "wlrun.report.table"
+local printable = require "wlrun.text.printable"
 local columns = require "wlrun.report.columns"
 local json_out = require "wlrun.report.json"
 local results = require "wlrun.results"
@@ -21,7 +22,9 @@ local document = {}
 local finite = units.finite
 
 -- an error of `wlrun compare` (the tool's name before the message)
-local function fail(kind, tool, msg) core.error(kind, ("%s: %s"):format(tool, msg), 0) end
+-- one line: what it quotes from a document cannot fake another (tools/cli.lua)
+local function fail(kind, tool, msg) core.error(kind, ("%s: %s"):format(tool,
+  printable.whole(msg)), 0) end
 
 ---------------------------------------------------------------------------------------------
 -- matching

@@ -11,7 +11,7 @@ local sweep = require "wlrun.run.sweep"
 
 local M = {}
 
-local function fail(msg) core.error("usage", "history: " .. msg, 0) end
+local function fail(msg) core.error("usage", "history: " .. printable.whole(msg), 0) end
 
 -- {name, values = {text...}} of "-p NAME=V1,V2"
 local function parse_param(text)

@@ -15,7 +15,7 @@ local store = {}
 
 store.TIMEOUT = 60 -- seconds a writer waits for another one
 
-local function fail(kind, msg) core.error(kind, "history: " .. msg, 0) end
+local function fail(kind, msg) core.error(kind, "history: " .. printable.whole(msg), 0) end
 
 local function dir_of(path) return path:match("^(.*)/[^/]*$") or "." end
 

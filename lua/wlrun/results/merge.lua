@@ -5,13 +5,16 @@
 -- documents say how large the sweep is).
 local core = require "wlrun.core"
 local T = require "wlrun.report.table"
+local printable = require "wlrun.text.printable"
 local results = require "wlrun.results"
 
 local M = {}
 
 local TOOL = "merge"
 
-local util = { fail = function(kind, _, msg) core.error(kind, TOOL .. ": " .. msg, 0) end }
+-- one line: what it quotes from a document cannot fake another (tools/cli.lua)
+local util = { fail = function(kind, _, msg) core.error(kind, TOOL .. ": " .. printable.whole(msg),
+  0) end }
 local function params_key(p) return results.key(p) end
 
 -- Settings that say how or where a shard ran, not what it measured: they may differ between

@@ -13,10 +13,14 @@ local foreign = require "wlrun.results.foreign"
 
 local cli = {}
 
-function cli.fail(kind, tool, msg) core.error(kind, ("%s: %s"):format(tool, msg), 0) end
+-- A tool's errors and warnings are one line each: what they quote from a document (a device's
+-- name, a parameter's value) is printable.whole, so that no newline in the data fakes a line of
+-- output (a gate's verdict)
+function cli.fail(kind, tool, msg) core.error(kind, ("%s: %s"):format(tool, printable.whole(msg)),
+  0) end
 
 function cli.warn(tool, msg)
-  io.stderr:write(("wlrun %s: warning: %s\n"):format(tool, printable.lines(msg)))
+  io.stderr:write(("wlrun %s: warning: %s\n"):format(tool, printable.whole(msg)))
 end
 
 -- Options: spec[name] = { value = true (takes a value), multi = true (repeatable), key = field };
