@@ -71,7 +71,9 @@ schema.VERSION = #MIGRATIONS
 -- the statements of migration v (for the tests, which build a database of an older version)
 function schema.migration(v) return MIGRATIONS[v] end
 
-local function fail(label, msg) core.error("io", ("%s: %s"):format(label, printable.whole(msg)), 0) end
+local function fail(label, msg)
+  core.error("io", ("%s: %s"):format(label, printable.whole(msg)), 0)
+end
 
 local function pragma(db, name) return db:rows("PRAGMA " .. name)[1][name] end
 
