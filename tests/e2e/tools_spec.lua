@@ -180,6 +180,27 @@ describe("wlrun compare", function()
     end
   end)
 
+  it("never writes an output over a file it reads: exit 9, the file as it was", function()
+    local dir = h.tmpdir()
+    local base = h.read(F .. "base.json")
+    h.write(dir .. "/b.json", base)
+    os.execute(("ln -s b.json %s"):format(q(dir .. "/link.json")))
+    for _, cmd in ipairs {
+      "compare b.json " .. fx("slower.json") .. " -o b.json",
+      "compare link.json " .. fx("slower.json") .. " -o ./b.json",
+      "export link.json -o b.json",
+    } do
+      local r = h.run(cmd, { cwd = dir })
+      assert.equal(9, r.code, cmd .. ": " .. r.stderr)
+      assert.matches("cannot write '[^']*b%.json': it is '[^']+', which this command reads",
+        r.stderr)
+      assert.equal(base, h.read(dir .. "/b.json"), cmd)
+    end
+    -- merge's output may be one of its shards: it holds them whole
+    local r = h.run("merge b.json " .. fx("slower.json") .. " -o b.json -q", { cwd = dir })
+    assert.equal(0, r.code, r.stderr)
+  end)
+
   describe("the regression gate", function()
     it("exits with code 7 when a configuration is significantly slower by more than the limit",
       function()

@@ -13,6 +13,9 @@ local foreign = require "wlrun.results.foreign"
 
 local cli = {}
 
+-- the files this command reads (cli.input): an output that is one of them is refused
+local inputs = {}
+
 -- A tool's errors and warnings are one line each: what they quote from a document (a device's
 -- name, a parameter's value) is printable.whole, so that no newline in the data fakes a line of
 -- output (a gate's verdict)
@@ -104,9 +107,16 @@ function cli.names(s)
   return list
 end
 
+-- path is a file this command reads (a results document, a history database): no output of
+-- it may replace that file (cli.write_all), where the results it holds would be lost
+function cli.input(path)
+  if path ~= "-" then inputs[#inputs + 1] = path end
+  return path
+end
+
 -- the text of a file, or of standard input for "-"
 function cli.read_file(tool, path)
-  return (stdio.read(path, function(kind, msg) cli.fail(kind, tool, msg) end))
+  return (stdio.read(cli.input(path), function(kind, msg) cli.fail(kind, tool, msg) end))
 end
 
 -- A results document (or, with accept = {["wlrun-compare"] = 1}, one of those too), through
@@ -114,17 +124,24 @@ end
 -- as the results document it stands for (wlrun.results.foreign). Unreadable: kind io (9); not
 -- JSON, or none of these: kind usage (2).
 function cli.load(tool, path, accept)
-  return foreign.load(path, { prefix = tool .. ": ", accept = accept })
+  return foreign.load(cli.input(path), { prefix = tool .. ": ", accept = accept })
 end
 
 -- Writes each {path, text} of list whole
 -- (wlrun.text.files: a new file, renamed over it), or to standard output for "-". Every file is
 -- held by its lock (wlrun.text.output_lock) from before the first is written until the last is:
--- an output a live run or another tool is writing is refused, and nothing is written. Errors are
--- kind io.
-function cli.write_all(tool, list)
+-- an output a live run or another tool is writing is refused, and nothing is written, as is one
+-- that is a file the command reads (unless replace_input: merge's output may be one of its
+-- shards, which it holds whole). Errors are kind io.
+function cli.write_all(tool, list, replace_input)
   local paths = {}
   for _, f in ipairs(list) do
+    for _, input in ipairs(replace_input and {} or inputs) do
+      if f[1] ~= "-" and output_lock.same_file(f[1], input) then
+        cli.fail("io", tool, ("cannot write '%s': it is '%s', which this command reads; its "
+          .. "results would be lost (give another -o)"):format(f[1], input))
+      end
+    end
     if f[1] ~= "-" then
       local ok, err = text_files.check(f[1]) -- a path that cannot be written, before its lock
       if not ok then cli.fail("io", tool, ("cannot write '%s': %s"):format(f[1], err)) end

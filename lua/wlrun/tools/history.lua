@@ -227,6 +227,7 @@ local function add(o, files)
   end
   if #runs == 0 then return nil end
   local path, source = store.locate(o.db)
+  cli.input(path)
   local db <close> = store.open_writer(path, source)
   local done = {}
   store.transaction(db, function() -- all the files or none
@@ -411,6 +412,7 @@ end
 
 local function accept(o)
   local path, source = store.locate(o.db)
+  cli.input(path)
   if source == "default" and not process.file_type(path) then
     fail("io", ("no history database at '%s' (wlrun history add RESULTS.json makes it)"):format(
       printable(path)))
@@ -496,7 +498,7 @@ function M.main(args)
     fail("usage", ("%s takes no file: '%s' (the database is given with --db)"):format(cmd,
     pos[1])) end
   o.keep, o.finish = selection.selector(o.param, o.filter) -- its errors before the file's
-  local path = store.locate(o.db)
+  local path = cli.input(store.locate(o.db))
   local db <close> = store.open_reader(path)
   local doc = cmd == "show" and show(db, path, o) or analyse(db, path, o, opts, cmd)
   write_doc(doc, opts)

@@ -132,7 +132,7 @@ function M.main(args)
 
   local texts = {}
   for i, f in ipairs(files) do texts[i] = { f[1], report.render(doc, f[2]) } end
-  cli.write_all(TOOL, texts)
+  cli.write_all(TOOL, texts, true)
   if (o.format or #files == 0) and not to_stdout then -- -o - is standard output's alone
     stdio.write(report.render(doc, o.format or "table"))
     io.stdout:flush()
