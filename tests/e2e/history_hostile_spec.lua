@@ -197,6 +197,27 @@ db:exec("UPDATE runs SET scenario = NULL")
     end
   end)
 
+  it("never passes a gate on samples or summaries changed by hand: exit 9, naming the run",
+    function()
+    local base = regressed(h.tmpdir())
+    for _, case in ipairs {
+      { "samples = '[]'", "0 samples where the row counts 30" },
+      { "samples = '[-1, -2, -3]'", "samples that are not a JSON array of times of 0 to a year" },
+      { "samples = '[1e308, 1e308, 1e308]'", "samples that are not a JSON array of times" },
+      { "median = -1", "a median that is not a time of 0 to a year: %-1" },
+      { "n = 0", "a sample count that is not a positive integer: 0" },
+    } do
+      local d = h.tmpdir()
+      os.execute(("cp %s %s"):format(q(base .. "/h.db"), q(d .. "/h.db")))
+      h.write(d .. "/spoil.lua", ('require("wlrun.sqlite").open("h.db"):exec("UPDATE results SET %s")')
+        :format(case[1]))
+      assert.equal(0, h.run("spoil.lua", { cwd = d }).code)
+      local r = history("trend --db h.db --fail-on 5", d)
+      assert.equal(9, r.code, case[1] .. ": " .. r.stdout .. r.stderr)
+      assert.matches("run %d+ %(%{[^)]*%}%): " .. case[2], r.stderr)
+    end
+  end)
+
   it("never calls a database that a first add is making another program's (show racing add)",
     function()
     local dir = h.tmpdir()

@@ -177,10 +177,12 @@ describe("the series", function()
       "history: database '" .. path .. "': run 1: parameters that are not a JSON object of values",
       query.rows, db)
     db:run("UPDATE results SET params = ?1, median = ?2", '{"n":1}', "text")
-    fails("io", "run 1: a median that is not a finite number", query.rows, db)
+    fails("io", 'run 1 ({"n":1}): a median that is not a time of 0 to a year: text', query.rows,
+      db)
     db:run("UPDATE results SET median = 1.0, samples = ?1", "[1,null]")
     local row = query.rows(db)[1]
-    fails("io", "run 1: samples that are not a JSON array of numbers", query.samples, db, row)
+    fails("io", 'run 1 ({"n":1}): samples that are not a JSON array of times of 0 to a year',
+      query.samples, db, row)
     db:close()
   end)
 end)

@@ -28,6 +28,10 @@ local function finite(v) return type(v) == "number" and v == v and v > -math.hug
 
 local function corrupt(db, msg) core.error("io", ("%s: %s"):format(tostring(db), msg), 0) end
 
+-- a time as the results loader takes one (wlrun.results.load): not negative, at most a year
+local YEAR = 366 * 86400
+local function a_time(v) return finite(v) and v >= 0 and v <= YEAR end
+
 -- the parameters of a row: a JSON object of numbers, strings and booleans (a file someone
 -- else wrote is checked like any input)
 local function decode_params(db, row)
@@ -50,8 +54,13 @@ function query.rows(db, sel)
   local out = {}
   for _, row in ipairs(db:rows(SELECT, sel.scenario, sel.device)) do
     for _, k in ipairs(STATS) do
-      if not finite(row[k]) then corrupt(db, ("run %s: a %s that is not a finite number"):format(
-        row.run, k)) end
+      if not a_time(row[k]) then corrupt(db, ("run %s (%s): a %s that is not a time of 0 to a "
+        .. "year: %s"):format(row.run, printable.text(tostring(row.params), 60), k,
+        printable.text(tostring(row[k]), 40))) end
+    end
+    if math.type(row.n) ~= "integer" or row.n < 1 then
+      corrupt(db, ("run %s (%s): a sample count that is not a positive integer: %s"):format(
+        row.run, printable.text(tostring(row.params), 60), printable.text(tostring(row.n), 40)))
     end
     if type(row.commit_sha) ~= "string" or type(row.time) ~= "string" then
       corrupt(db, ("run %s: no commit or time"):format(row.run))
@@ -175,16 +184,22 @@ function query.accepted(db, series, points)
   end
 end
 
--- the samples of a row, checked: finite numbers
+-- the samples of a row, checked as the results loader checks them: a JSON array of as many
+-- times (0 to a year) as the row's count
 function query.samples(db, row)
   local r = db:rows("SELECT samples FROM results WHERE run = ?1 AND params = ?2", row.run,
     row.params)[1]
   local xs = r and json.decode(r.samples or "", { array_nulls = false })
   local ok = type(xs) == "table" and not json.is_object(xs)
   for k, v in pairs(ok and xs or {}) do ok = ok and math.type(k) == "integer" and k >= 1
-    and k <= #xs and finite(v) end
-  if not ok then corrupt(db, ("run %s: samples that are not a JSON array of numbers"):format(
-    row.run)) end
+    and k <= #xs and a_time(v) end
+  local where = ("run %s (%s)"):format(row.run, printable.text(tostring(row.params), 60))
+  if not ok then corrupt(db, where .. ": samples that are not a JSON array of times of 0 to a "
+    .. "year") end
+  if #xs ~= row.n then
+    corrupt(db, ("%s: %d samples where the row counts %s"):format(where, #xs,
+      printable.text(tostring(row.n), 40)))
+  end
   return xs
 end
 
