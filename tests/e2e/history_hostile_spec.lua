@@ -209,8 +209,8 @@ db:exec("UPDATE runs SET scenario = NULL")
     } do
       local d = h.tmpdir()
       os.execute(("cp %s %s"):format(q(base .. "/h.db"), q(d .. "/h.db")))
-      h.write(d .. "/spoil.lua", ('require("wlrun.sqlite").open("h.db"):exec("UPDATE results SET %s")')
-        :format(case[1]))
+      h.write(d .. "/spoil.lua",
+        ('require("wlrun.sqlite").open("h.db"):exec("UPDATE results SET %s")'):format(case[1]))
       assert.equal(0, h.run("spoil.lua", { cwd = d }).code)
       local r = history("trend --db h.db --fail-on 5", d)
       assert.equal(9, r.code, case[1] .. ": " .. r.stdout .. r.stderr)
