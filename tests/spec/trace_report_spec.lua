@@ -43,6 +43,23 @@ local function fails(fn, text)
 end
 
 describe("trace report", function()
+  it("refuses step ranges of one thread that overlap, neither inside the other (exit 9)",
+    function()
+    -- the first step ends after the next one begins: no push/pop trace holds that, and its
+    -- iterations would have no length
+    local ok, err = pcall(entry_of, { warmup = 0 }, "S\t1\ttrain_step",
+      "R\t1\t7\t0\t1\t0\t1000\t30000\t32", "R\t2\t7\t0\t1\t0\t2000\t3000\t32",
+      "R\t3\t7\t0\t1\t0\t31000\t32000\t32", "X\texit")
+    assert.is_false(ok)
+    assert.equal("io", err.kind)
+    assert.matches("7%.wltrace: step ranges 1 and 2 %('train_step', thread 7%) overlap "
+      .. "%(1000%.%.30000 and 2000%.%.3000%), neither inside the other", err.message)
+    -- the same steps one after another are read
+    local e = entry_of({ warmup = 0 }, "S\t1\ttrain_step", "R\t1\t7\t0\t1\t0\t1000\t2000\t32",
+      "R\t2\t7\t0\t1\t0\t2000\t3000\t32", "R\t3\t7\t0\t1\t0\t3000\t4000\t32", "X\texit")
+    assert.equal(3, e.trace.steps)
+  end)
+
   it("makes a loop configuration of a process's steps, with GPU time per phase by correlation",
     function()
     local es = entries_of("basic", { warmup = 1 })

@@ -2,6 +2,9 @@
 -- are the steps, the nesting of phases in a step, and whose ranges count — the program's own,
 -- or those of wlrun's Python start-up hook (the domain "wlrun.auto") where the program has no
 -- step range of its own. Pure: a parsed process (wlrun.trace.read) in, lists and lookups out.
+local core = require "wlrun.core"
+local printable = require "wlrun.text.printable"
+
 local ranges = {}
 
 ranges.AUTO_DOMAIN = "wlrun.auto" -- src/trace/trace_format.h: WL_TRACE_AUTO_DOMAIN
@@ -23,6 +26,26 @@ local function inside_closed(r, name)
   return false
 end
 
+-- Two push/pop step ranges of one thread, neither inside the other, follow one another: one
+-- stack a thread (and a domain) gives no other shape. A file where a step ends after the next one
+-- begins was written by something else, and would make iterations of no length: refused, as a
+-- malformed trace is (kind io).
+local function no_overlap(p, list)
+  local last = {}
+  for _, r in ipairs(list) do
+    if not r.async then
+      local prev = last[r.tid]
+      if prev and prev.stop > r.start then
+        core.error("io", ("%s: step ranges %d and %d ('%s', thread %d) overlap (%d..%d and "
+          .. "%d..%d), neither inside the other: a push/pop trace cannot hold them"):format(
+          p.file or ("process " .. tostring(p.pid)), prev.rid, r.rid, printable.text(r.name, 60),
+          r.tid, prev.start, prev.stop, r.start, r.stop), 0)
+      end
+      last[r.tid] = r
+    end
+  end
+end
+
 -- the closed step ranges of a process, in start order: the outermost ones (a step range inside a
 -- closed one is one of its phases, not an iteration of its own); auto: those of wlrun's hook
 -- (true), the program's own (false)
@@ -38,6 +61,7 @@ function ranges.steps(p, name, auto)
     if a.start ~= b.start then return a.start < b.start end
     return a.rid < b.rid
   end)
+  no_overlap(p, list)
   return list
 end
 
