@@ -226,6 +226,12 @@ list[#list + 1] = { name = "a sweep of 2^64 configurations (a count that wraps t
   code = 1,
     stderr
     = "script%.lua:%d+: 1%.845e%+19 configurations in the space of its parameters; at most 1e7" }
+list[#list + 1] = { name = "a sweep that -p makes too big: the options are at fault (exit 2)",
+  script = axes(10, 2), args = "--dry-run -p A1=1:1000 -p A2=1:100000",
+  code = 2,
+    stderr
+    = "script%.lua:%d+: 1e%+08 configurations in the space of its parameters with %-p A1, %-p A2; "
+    .. "at most 1e7" }
 -- options and wlrun.ini keys whose messages must say what is wrong whole
 list[#list + 1] = { name = "-p: a value of 300 bytes", script = "print('ran')",
   args = "-p v=" .. ("a"):rep(300) .. " --dry-run",

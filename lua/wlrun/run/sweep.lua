@@ -351,6 +351,8 @@ local function copy(p) return results.copy(p) end
 function sweep.expand(scenario, overrides, filter)
   local where_defined = scenario.defined_at or scenario.name
   local groups, known = read_groups(scenario.params or {}, where_defined)
+  local own = 1.0 -- the script's own space, before -p
+  for _, g in ipairs(groups) do own = own * #g.values end
   apply_overrides(groups, known, overrides)
   order_groups(groups, scenario.order, where_defined, known)
   local axes = {}
@@ -363,9 +365,15 @@ function sweep.expand(scenario, overrides, filter)
   local space = 1.0
   for _, g in ipairs(groups) do space = space * #g.values end
   if space > sweep.MAX_SPACE then
-    core.error("script",
-      ("%s: %.4g configurations in the space of its parameters; at most %s"):format(where_defined,
-      space, short(sweep.MAX_SPACE)), 0)
+    -- where the -p values made it so, the command line is at fault, not the script
+    local given = {}
+    for _, o in ipairs(own <= sweep.MAX_SPACE and overrides or {}) do
+      given[#given + 1] = "-p " .. o.name
+    end
+    core.error(#given > 0 and "usage" or "script",
+      ("%s: %.4g configurations in the space of its parameters%s; at most %s"):format(where_defined,
+      space, #given > 0 and (" with " .. table.concat(given, ", ")) or "",
+      short(sweep.MAX_SPACE)), 0)
   end
   local total = math.tointeger(space)
   for _ = 1, total do
