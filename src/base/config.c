@@ -144,7 +144,7 @@ static bool check_text(struct reader *r, const unsigned char *p, size_t n) {
   for (size_t i = 0; i < n; col++) {
     unsigned cp = p[i];
     size_t len = utf8_char(p + i, n - i, &cp);
-    bool at_end = i + len == n || (i + len + 1 == n && p[n - 1] == '\n');
+    bool crlf = i + len + 1 == n && p[n - 1] == '\n'; /* a CR only before the line's LF */
     if (len == 0) {
       bool utf16 = r->line == 1 && i == 0 && n >= 2 &&
                    ((p[0] == 0xFF && p[1] == 0xFE) || (p[0] == 0xFE && p[1] == 0xFF));
@@ -152,11 +152,9 @@ static bool check_text(struct reader *r, const unsigned char *p, size_t n) {
            col, utf16 ? " (this file is UTF-16)" : "");
     } else if (cp == '\n' && i + 1 == n) {
       return true;
-    } else if (cp == '\r' && !at_end) {
-      fail(r, r->line,
-           "a carriage return (CR) inside the line, at column %zu: lines end with LF "
-           "or CR LF",
-           col);
+    } else if (cp == '\r' && !crlf) {
+      fail(r, r->line, "a carriage return (CR) %s, at column %zu: lines end with LF or CR LF",
+           i + len == n ? "that ends the file" : "inside the line", col);
     } else if (cp == 0) {
       fail(r, r->line, "a NUL byte at column %zu: wlrun.ini is text, not binary data", col);
     } else if ((cp < 0x20 && cp != '\t' && cp != '\r') || (cp >= 0x7F && cp <= 0x9F)) {

@@ -105,6 +105,9 @@ local cases = {
   { name = "ini: a CR alone does not end a line", code = 3,
     ini = "[run]\rwarmup = 3\riters = 7\r", stderr
       = "wlrun.ini:1: a carriage return %(CR%) inside the line, at column 6" },
+  { name = "ini: a CR alone at the end of the file", code = 3,
+    ini = "[run]\niters = 7\r", stderr
+      = "wlrun.ini:2: a carriage return %(CR%) that ends the file, at column 10" },
   { name = "ini: a byte order mark inside the file", code = 3,
     ini = "[run]\n\xEF\xBB\xBFiters = 7\n", stderr
       = "wlrun.ini:2: a byte order mark %(U%+FEFF%) at column 1" },
