@@ -404,6 +404,12 @@ return wl.scenario { name = "td", params = { n = { 1, 2 } },
     script = sweep("run = function() os.exit(true) end"),
     stderr = "os%.exit%(true%) during configuration 1 %(n=1%): the run stops here",
     check = doc_is(false, { "failed" }) },
+  { name = "os.exit with a code that is no integer: the script's line, as Lua's own says it",
+    code = 1, script = "local x = 1\nos.exit(\"x\")\n",
+    stderr = "script%.lua:2: bad argument #1 to 'exit' %(number expected, got string%)" },
+  { name = "os.exit(1.5): the script's line", code = 1, script = "os.exit(1.5)\n",
+    stderr = "script%.lua:1: bad argument #1 to 'exit' %(number has no integer "
+      .. "representation%)" },
   { name = "os.exit with a code of its own keeps it", code = 7, args = CO .. " -o r.json",
     script = sweep(
       "setup = function(p) if p.n == 2 then os.exit(7) end return {} end, run = function() end"),

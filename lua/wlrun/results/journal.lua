@@ -67,6 +67,14 @@ function journal.hook_exit()
   local exit = os.exit
   -- a standard library function, replaced on purpose
   os.exit = function(code, close) -- luacheck: ignore
+    -- checked as Lua's own os.exit checks it, the error at the script's line
+    if code ~= nil and type(code) ~= "boolean" then
+      local n = (type(code) == "number" or type(code) == "string") and tonumber(code)
+      if not n or not math.tointeger(n) then
+        error(("bad argument #1 to 'exit' (%s)"):format(n and "number has no integer "
+          .. "representation" or ("number expected, got " .. type(code))), 2)
+      end
+    end
     local call = ("os.exit(%s)"):format(code == nil and "" or tostring(code))
     if journal.in_configuration then
       local at = debug.getinfo(2, "Sl")
