@@ -237,14 +237,12 @@ end
 local function column_names(base, new, opts)
   local names, seen = {}, {}
   for _, doc in ipairs { base, new } do
+    local used = {} -- the names some configuration is matched on, each looked up once
+    for _, c in ipairs(doc.configurations) do
+      for _, k in ipairs(match_names(c, opts)) do used[k] = true end
+    end
     for _, n in ipairs(param_names(doc)) do
-      local used = false
-      for _, c in ipairs(doc.configurations) do
-        for _, k in ipairs(match_names(c, opts)) do
-          if k == n then used = true end
-        end
-      end
-      if used and not seen[n] then seen[n], names[#names + 1] = true, n end
+      if used[n] and not seen[n] then seen[n], names[#names + 1] = true, n end
     end
   end
   return names
