@@ -25,6 +25,42 @@ static bool push(struct wl_param_override *p, const char *text, size_t len, size
   return true;
 }
 
+/* An integer range (LO, HI and the step integers; the checks of expand_range passed): expanded in
+ * int64, exactly, where a double would round past 2^53. Returns 0 when the parts are not all
+ * integers, 1 when it expanded, -1 on error. */
+static int expand_int_range(struct wl_param_override *p, const char *item, char **parts, int n,
+                            bool mul, size_t *cap, char *err, size_t errlen) {
+  long long lo, hi, step = mul ? 2 : 1;
+  const char *st = n == 3 ? parts[2] + (parts[2][0] == '*' || parts[2][0] == '+') : "1";
+  if (!wl_parse_int(parts[0], &lo) || !wl_parse_int(parts[1], &hi) || !wl_parse_int(st, &step))
+    return 0;
+  unsigned long long count = 0;
+  if (mul) {
+    for (long long v = lo;; v *= step) {
+      count++;
+      if (v > hi / step) break; /* the next would pass hi (or overflow) */
+    }
+  } else {
+    count = ((unsigned long long)hi - (unsigned long long)lo) / (unsigned long long)step + 1;
+  }
+  if (count > WL_PARAM_MAX_VALUES) {
+    snprintf(err, errlen, "range '%s' has %llu values (at most %d)", item, count,
+             WL_PARAM_MAX_VALUES);
+    return -1;
+  }
+  long long v = lo;
+  for (unsigned long long i = 0; i < count; i++) {
+    char num[32];
+    int len = snprintf(num, sizeof num, "%lld", v);
+    if (!push(p, num, (size_t)len, cap)) {
+      snprintf(err, errlen, "too many values (at most %d)", WL_PARAM_MAX_VALUES);
+      return -1;
+    }
+    if (i + 1 < count) v = mul ? v * step : v + step; /* within [lo, hi]: no overflow */
+  }
+  return 1;
+}
+
 /* "LO:HI" or "LO:HI:STEP" with numeric LO and HI; returns 0 when item is not a range,
  * 1 when it expanded, -1 on error (message in err). */
 static int expand_range(struct wl_param_override *p, const char *item, size_t *cap, char *err,
@@ -62,6 +98,8 @@ static int expand_range(struct wl_param_override *p, const char *item, size_t *c
              hi < lo ? "the end is below the start" : "a multiplicative range must start above 0");
     return -1;
   }
+  int exact = expand_int_range(p, item, parts, n, mul, cap, err, errlen);
+  if (exact) return exact;
   /* count first so that a huge range is refused before anything is allocated */
   double count =
       mul ? floor(log(hi / lo) / log(step) + 1e-9) + 1 : floor((hi - lo) / step + 1e-9) + 1;

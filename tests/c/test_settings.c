@@ -379,6 +379,20 @@ static void test_params(void) {
   CHECK(wl_param_parse("x=0:1:0.25", &p, err, sizeof err) && p.nvalues == 5);
   CHECK_STR(p.values[1], "0.25");
   wl_param_free(&p);
+  /* integer ranges in int64, exactly, up to its largest value */
+  CHECK(wl_param_parse("n=9223372036854775806:9223372036854775807", &p, err, sizeof err) &&
+        p.nvalues == 2);
+  CHECK_STR(p.values[1], "9223372036854775807");
+  wl_param_free(&p);
+  CHECK(wl_param_parse("n=1:9223372036854775807:*2", &p, err, sizeof err) && p.nvalues == 63);
+  CHECK_STR(p.values[62], "4611686018427387904");
+  wl_param_free(&p);
+  CHECK(wl_param_parse("n=9007199254740993:9007199254740997:2", &p, err, sizeof err) &&
+        p.nvalues == 3);
+  CHECK_STR(p.values[1], "9007199254740995"); /* a double would read 9007199254740996 */
+  wl_param_free(&p);
+  CHECK(!wl_param_parse("n=0:9223372036854775807", &p, err, sizeof err));
+  CHECK_CONTAINS(err, "has 9223372036854775808 values (at most");
   CHECK(wl_param_parse("variant=naive,tiled", &p, err, sizeof err) && p.nvalues == 2);
   CHECK_STR(p.values[1], "tiled");
   wl_param_free(&p);
