@@ -121,6 +121,13 @@ describe("wlrun reads Google Benchmark JSON", function()
     assert.same({ "name", "n", "threads" }, doc.scenario.axes)
     doc = converted(fx("gbench_test2_run.json"))
     assert.same({ name = "Prefix", arg1 = "BM_Zero", arg2 = 3 }, doc.configurations[5].params)
+    -- a name given twice keeps every value: the later ones as NAME_2, ...
+    path = gbench_file(dir .. "/twice.json", { { name = "BM_x/n:1/n:2", times = { 1 } },
+      { name = "BM_x/name:foo", times = { 1 } }, { name = "BM_x/5/arg1:7", times = { 1 } } }, "ms")
+    doc = converted(q(path))
+    assert.same({ name = "BM_x", n = 1, n_2 = 2 }, doc.configurations[1].params)
+    assert.same({ name = "BM_x", name_2 = "foo" }, doc.configurations[2].params)
+    assert.same({ name = "BM_x", arg1 = 5, arg1_2 = 7 }, doc.configurations[3].params)
   end)
 
   it("gives verdicts with repetitions and gates on them (exit 7)", function()
@@ -180,6 +187,19 @@ describe("wlrun reads Google Benchmark JSON", function()
     local r = h.run("history add --db " .. q(dir .. "/h.db") .. " " .. q(path))
     assert.equal(2, r.code, r.stderr)
     assert.matches("malformed Google Benchmark JSON.*time_unit", r.stderr)
+    -- a time that is not a number of 0 or more, and an empty name: malformed, never read otherwise
+    for _, c in ipairs {
+      { '{"name": "BM_a", "real_time": "5000", "cpu_time": 10}',
+        "%(BM_a%) has real_time \"5000\"" },
+      { '{"name": "BM_a", "real_time": -5}', "%(BM_a%) has real_time %-5" },
+      { '{"name": "BM_a", "real_time": 1, "cpu_time": -1}', "%(BM_a%) has cpu_time %-1" },
+      { '{"name": "", "real_time": 1}', " has no name" },
+    } do
+      h.write(path, '{"context": {}, "benchmarks": [' .. c[1] .. ']}')
+      r = h.run("compare " .. q(path) .. " " .. q(path))
+      assert.equal(2, r.code, c[1] .. ": " .. r.stderr)
+      assert.matches("malformed Google Benchmark JSON: benchmarks%[1%].*" .. c[2], r.stderr)
+    end
   end)
 end)
 

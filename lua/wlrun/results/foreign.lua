@@ -78,20 +78,29 @@ local NOT_PARAMS = { repeats = true } -- how often it ran, not what ran
 
 -- "BM_x/1024/8" -> {name = "BM_x", arg1 = 1024, arg2 = 8}; "BM_x/n:1024" -> {name = "BM_x", n =
 -- 1024}
+-- A name given twice ("BM_x/n:1/n:2", "BM_x/name:foo", "BM_x/5/arg1:7") keeps every value: the
+-- later ones as NAME_2, NAME_3, ... (the first free), so that no part of the name is lost and two
+-- benchmarks that differ in it stay two configurations.
 function foreign.gbench_params(full)
   local params, n, order = {}, 0, {}
+  local function put(k, v)
+    local key, i = k, 1
+    while params[key] ~= nil do
+      i = i + 1
+      key = ("%s_%d"):format(k, i)
+    end
+    params[key], order[#order + 1] = v, key
+  end
   for part in (full .. "/"):gmatch("([^/]*)/") do
     if params.name == nil then
       params.name = part
     else
       local k, v = part:match("^([%a_][%w_]*):(.*)$")
       if k then
-        if not NOT_PARAMS[k] and params[k] == nil then
-          params[k], order[#order + 1] = value_of(v), k
-        end
+        if not NOT_PARAMS[k] then put(k, value_of(v)) end
       else
         n = n + 1
-        params["arg" .. n], order[#order + 1] = value_of(part), "arg" .. n
+        put("arg" .. n, value_of(part))
       end
     end
   end
@@ -113,9 +122,18 @@ local function gbench(doc, name, opts)
   out.source.library_version = ctx.library_version or ctx.libbenchmark_version
   local by, order = {}, {}
   for i, b in ipairs(doc.benchmarks) do
-    if type(b) ~= "table" or type(b.name) ~= "string" then
+    if type(b) ~= "table" or type(b.name) ~= "string" or b.name == "" then
       fail(opts, ("'%s' is malformed Google Benchmark JSON: benchmarks[%d] has no name"):format(
         name, i))
+    end
+    -- a time that is there is a number of 0 or more: never replaced by the other one unsaid
+    for _, field in ipairs { "real_time", "cpu_time" } do
+      local v = b[field]
+      if v ~= nil and not (finite(v) and v >= 0) then
+        fail(opts, ("'%s' is malformed Google Benchmark JSON: benchmarks[%d] (%s) has %s %s (a "
+          .. "number of 0 or more)"):format(name, i, printable.text(b.name, 60), field,
+          printable.text(json.encode(v), 30)))
+      end
     end
     local aggregate = b.run_type == "aggregate"
     -- a family's complexity fit
