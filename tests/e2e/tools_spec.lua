@@ -181,8 +181,8 @@ describe("wlrun compare", function()
   end)
 
   it("matches a configuration of thousands of parameters (no quadratic work per name)", function()
-    -- 3000 parameters took most of a minute when each name looked through every configuration's sorted
-    -- names; the bound is 100 times what it takes
+    -- 3000 parameters took most of a minute when each name looked through every configuration's
+    -- sorted names; the bound is 100 times what it takes
     local json = require "wlrun.json"
     local dir = h.tmpdir()
     local doc = json.decode(h.read(F .. "base.json"))
