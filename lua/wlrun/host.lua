@@ -66,6 +66,12 @@ end
 local function run_script(cli)
   local args = cli.script_args
   _G.arg = table.move(args, 1, #args, 1, { [0] = cli.script })
+  -- a device (/dev/zero: endless bytes) is no script; a FIFO is (`wlrun <(gen.sh)`)
+  local kind = process.file_type(cli.script, true)
+  if kind == "other" or kind == "socket" then
+    core.error("io", ("cannot read %s: a device or socket, not a file: give the scenario's "
+      .. "script"):format(cli.script), 0)
+  end
   local chunk, err = loadfile(cli.script, "t")
   if not chunk then -- "cannot open/read FILE": the file (exit 9); else its syntax (exit 1)
     if err:find("binary chunk", 1, true) then -- Lua's message names no file

@@ -21,6 +21,8 @@ local cases = {
   { "error with a non-string value", "error({})", "", 1, "error object is a table value" },
   { "missing script", nil, "no/such/script.lua", 9, "cannot open no/such/script.lua" },
   { "script is a directory", nil, "/tmp", 9, "cannot" },
+  { "script is a device (endless bytes)", nil, "/dev/zero", 9,
+    "^wlrun: cannot read /dev/zero: a device or socket, not a file" },
   -- luac5.4's output of `print(1)`: the header's signature, version 5.4 and format 0 are enough
   { "a precompiled chunk given as the script names it", "\27Lua\84\0\25\147\13\10\26\10", "",
     1, "^wlrun: .*script%.lua: attempt to load a binary chunk %(mode is 't'%): wlrun runs Lua" },
