@@ -3,6 +3,7 @@
 #include "settings.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,14 +35,27 @@ static int expand_int_range(struct wl_param_override *p, const char *item, char 
   const char *st = n == 3 ? parts[2] + (parts[2][0] == '*' || parts[2][0] == '+') : "1";
   if (!wl_parse_int(parts[0], &lo) || !wl_parse_int(parts[1], &hi) || !wl_parse_int(st, &step))
     return 0;
+  if (hi < lo) { /* the check in doubles cannot tell ends that round to one double */
+    snprintf(err, errlen, "range '%s': the end is below the start", item);
+    return -1;
+  }
   unsigned long long count = 0;
   if (mul) {
     for (long long v = lo;; v *= step) {
       count++;
       if (v > hi / step) break; /* the next would pass hi (or overflow) */
     }
-  } else {
-    count = ((unsigned long long)hi - (unsigned long long)lo) / (unsigned long long)step + 1;
+  } else { /* the steps after lo fit in 64 bits unsigned; the values, one more, may not */
+    unsigned long long steps =
+        ((unsigned long long)hi - (unsigned long long)lo) / (unsigned long long)step;
+    if (steps >= WL_PARAM_MAX_VALUES) {
+      char values[32] = "18446744073709551616"; /* 2^64: every int64 */
+      if (steps < ULLONG_MAX) snprintf(values, sizeof values, "%llu", steps + 1);
+      snprintf(err, errlen, "range '%s' has %s values (at most %d)", item, values,
+               WL_PARAM_MAX_VALUES);
+      return -1;
+    }
+    count = steps + 1;
   }
   if (count > WL_PARAM_MAX_VALUES) {
     snprintf(err, errlen, "range '%s' has %llu values (at most %d)", item, count,

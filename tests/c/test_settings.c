@@ -393,6 +393,17 @@ static void test_params(void) {
   wl_param_free(&p);
   CHECK(!wl_param_parse("n=0:9223372036854775807", &p, err, sizeof err));
   CHECK_CONTAINS(err, "has 9223372036854775808 values (at most");
+  CHECK(!wl_param_parse("n=-9223372036854775808:9223372036854775807", &p, err, sizeof err));
+  CHECK_CONTAINS(err, "has 18446744073709551616 values (at most");
+  /* ends that round to one double: the end below the start is still seen */
+  CHECK(!wl_param_parse("n=9007199254740993:9007199254740992", &p, err, sizeof err));
+  CHECK_CONTAINS(err, "the end is below the start");
+  CHECK(!wl_param_parse("n=9007199254740993:9007199254740992:*2", &p, err, sizeof err));
+  CHECK_CONTAINS(err, "the end is below the start");
+  CHECK(wl_param_parse("n=1:100000", &p, err, sizeof err) && p.nvalues == 100000);
+  wl_param_free(&p);
+  CHECK(!wl_param_parse("n=0:100000", &p, err, sizeof err));
+  CHECK_CONTAINS(err, "has 100001 values (at most 100000)");
   CHECK(wl_param_parse("variant=naive,tiled", &p, err, sizeof err) && p.nvalues == 2);
   CHECK_STR(p.values[1], "tiled");
   wl_param_free(&p);

@@ -52,12 +52,17 @@ describe("trace report", function()
       "R\t3\t7\t0\t1\t0\t31000\t32000\t32", "X\texit")
     assert.is_false(ok)
     assert.equal("io", err.kind)
-    assert.matches("7%.wltrace: step ranges 1 and 2 %('train_step', thread 7%) overlap "
-      .. "%(1000%.%.30000 and 2000%.%.3000%), neither inside the other", err.message)
+    assert.matches("7%.wltrace: step ranges 1 and 2 %('train_step', thread 7, one domain%) "
+      .. "overlap %(1000%.%.30000 and 2000%.%.3000%), neither inside the other", err.message)
     -- the same steps one after another are read
     local e = entry_of({ warmup = 0 }, "S\t1\ttrain_step", "R\t1\t7\t0\t1\t0\t1000\t2000\t32",
       "R\t2\t7\t0\t1\t0\t2000\t3000\t32", "R\t3\t7\t0\t1\t0\t3000\t4000\t32", "X\texit")
     assert.equal(3, e.trace.steps)
+    -- two domains' steps may cross (a pop ends its own domain's innermost range): read
+    e = entry_of({ warmup = 0 }, "S\t1\ttrain_step", "S\t2\tmylib",
+      "R\t1\t7\t0\t1\t2\t1000\t2500\t32", "R\t2\t7\t0\t1\t0\t2000\t3000\t32",
+      "R\t3\t7\t0\t1\t2\t4000\t5500\t32", "R\t4\t7\t0\t1\t0\t5000\t6000\t32", "X\texit")
+    assert.equal("ok", e.status)
   end)
 
   it("makes a loop configuration of a process's steps, with GPU time per phase by correlation",

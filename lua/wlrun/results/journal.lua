@@ -56,7 +56,7 @@ journal.in_run = nil
 
 local function exit_code(code)
   if code == nil or code == true or code == 0 then return 1 end
-  local n = type(code) == "number" and math.tointeger(code)
+  local n = (type(code) == "number" or type(code) == "string") and math.tointeger(tonumber(code))
   return n and n > 0 and n < 256 and n or 1
 end
 

@@ -26,22 +26,24 @@ local function inside_closed(r, name)
   return false
 end
 
--- Two push/pop step ranges of one thread, neither inside the other, follow one another: one
--- stack a thread (and a domain) gives no other shape. A file where a step ends after the next one
--- begins was written by something else, and would make iterations of no length: refused, as a
--- malformed trace is (kind io).
+-- Two push/pop step ranges of one thread and one domain, neither inside the other, follow one
+-- another: a pop ends its own domain's innermost range, so only ranges of two domains can cross
+-- (the library moves the other's up to its parent). A file where a step ends after the next one
+-- of its domain begins was written by something else, and would make iterations of no length:
+-- refused, as a malformed trace is (kind io).
 local function no_overlap(p, list)
   local last = {}
   for _, r in ipairs(list) do
     if not r.async then
-      local prev = last[r.tid]
+      local key = r.tid .. "\0" .. tostring(r.domain)
+      local prev = last[key]
       if prev and prev.stop > r.start then
-        core.error("io", ("%s: step ranges %d and %d ('%s', thread %d) overlap (%d..%d and "
-          .. "%d..%d), neither inside the other: a push/pop trace cannot hold them"):format(
+        core.error("io", ("%s: step ranges %d and %d ('%s', thread %d, one domain) overlap "
+          .. "(%d..%d and %d..%d), neither inside the other: push and pop cannot make that"):format(
           p.file or ("process " .. tostring(p.pid)), prev.rid, r.rid, printable.text(r.name, 60),
           r.tid, prev.start, prev.stop, r.start, r.stop), 0)
       end
-      last[r.tid] = r
+      last[key] = r
     end
   end
 end
