@@ -128,6 +128,12 @@ describe("wlrun reads Google Benchmark JSON", function()
     assert.same({ name = "BM_x", n = 1, n_2 = 2 }, doc.configurations[1].params)
     assert.same({ name = "BM_x", name_2 = "foo" }, doc.configurations[2].params)
     assert.same({ name = "BM_x", arg1 = 5, arg1_2 = 7 }, doc.configurations[3].params)
+    -- two names that split into the same parameters keep their whole names: two configurations
+    path = gbench_file(dir .. "/same.json", { { name = "BM_x/5/arg1:7", times = { 1 } },
+      { name = "BM_x/arg1:5/7", times = { 2 } } }, "ms")
+    doc = converted(q(path))
+    assert.same({ name = "BM_x/5/arg1:7" }, doc.configurations[1].params)
+    assert.same({ name = "BM_x/arg1:5/7" }, doc.configurations[2].params)
   end)
 
   it("gives verdicts with repetitions and gates on them (exit 7)", function()

@@ -380,6 +380,10 @@ describe("wlrun trace's Python hook", function()
       assert.equal(16, c.loop.batch_size, shape)
       assert.equal(10, #c.samples, shape)
     end
+    -- a collate that drops two samples of each batch: 14, no part of the batch being 16 long
+    local rd, cd = shapes("--epochs 2 --steps 6 --batch 16 --collate dropping")
+    assert.equal(0, rd.code, rd.stderr)
+    assert.equal(14, cd.loop.batch_size)
     -- every batch fetched before the loop (`list(loader)`) and replayed each epoch: the first
     -- step's payload holds them all, the steps measured none; each counts one fetch's batch
     local r0, c0 = shapes("--epochs 2 --steps 6 --batch 16 --cached")

@@ -104,6 +104,12 @@ def seq_first(items):
     return x.view(-1, 4, 8).transpose(0, 1), y
 
 
+def dropping(items):
+    """A collate that drops the last two samples of each batch (as one that filters out samples it
+    cannot read does): the batch is smaller than the sampler's count."""
+    return torch.utils.data.default_collate(items[:-2])
+
+
 class Encoded:
     """A collate that runs a frozen encoder with parameters on the batch (left in training mode,
     grad enabled): the encoder's 20 ms is the fetch's, not the step's."""
@@ -213,7 +219,7 @@ def main():
     ap.add_argument("--val-every", type=int, default=0)
     ap.add_argument("--val-same", action="store_true")
     ap.add_argument("--dataclass", action="store_true")
-    ap.add_argument("--collate", choices=["tuples", "seq-first", "encoded"])
+    ap.add_argument("--collate", choices=["tuples", "seq-first", "encoded", "dropping"])
     ap.add_argument("--cached", action="store_true")  # every batch fetched before the loop
     ap.add_argument("--fetch-ms", type=float, default=0.0)  # a slow collate, per batch
     ap.add_argument("--start-ms", type=float, default=0.0)
@@ -230,7 +236,8 @@ def main():
     loss_fn = nn.CrossEntropyLoss()
     data = dataset(a.steps * a.batch)
     collate = as_dataclass if a.dataclass else as_object if a.object else None
-    collate = {"tuples": as_tuples, "seq-first": seq_first, "encoded": Encoded()}.get(a.collate, collate)
+    collate = {"tuples": as_tuples, "seq-first": seq_first, "encoded": Encoded(),
+               "dropping": dropping}.get(a.collate, collate)
     if a.fetch_ms:
         collate = Slow(collate or torch.utils.data.default_collate, a.fetch_ms)
     loader = DataLoader(data, batch_size=a.batch, collate_fn=collate,

@@ -12,6 +12,7 @@ local printable = require "wlrun.text.printable"
 local process = require "wlrun.process"
 local loader = require "wlrun.results.load"
 local schema = require "wlrun.results.schema"
+local results = require "wlrun.results"
 
 local foreign = {}
 
@@ -169,8 +170,17 @@ local function gbench(doc, name, opts)
     end
     ::next::
   end
-  for _, g in ipairs(order) do
+  -- two names that split into the same parameters ("BM_x/5/arg1:7" and "BM_x/arg1:5/7") keep
+  -- their whole names instead, so that they stay two configurations
+  local split, seen = {}, {}
+  for i, g in ipairs(order) do
     local params, param_order = foreign.gbench_params(g.name)
+    local key = results.key(params)
+    split[i], seen[key] = { params, param_order, key }, (seen[key] or 0) + 1
+  end
+  for i, g in ipairs(order) do
+    local params, param_order, key = table.unpack(split[i])
+    if seen[key] > 1 then params, param_order = { name = g.name }, { "name" } end
     local e = entry(#out.configurations + 1, params)
     e.order = param_order
     if g.error then

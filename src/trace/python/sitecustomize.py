@@ -61,30 +61,65 @@ HANDED = 64  # the batches fetched on other threads whose hand-over is looked fo
 HANDOVER = "queue"  # the loader key of batches handed over through a queue
 
 
-def _batch_size(batch, depth=0):
-    """The first dimension of the first tensor in a batch (a tensor, or one in a sequence, a mapping
-    or a dataclass; not an object's other attributes, whose first tensor may not be batch-major)."""
+def _parts(batch, depth):
+    """The parts of a batch to look into: a sequence's, a mapping's values, a dataclass's fields
+    (not an object's other attributes), the first 16 of them; none below depth 3."""
     import dataclasses
+    import itertools
     from collections.abc import Mapping
 
+    if depth >= 3:
+        return ()
+    if isinstance(batch, Mapping):  # a Hugging Face BatchEncoding is a Mapping, not a dict
+        items = batch.values()
+    elif isinstance(batch, (list, tuple)):
+        items = batch
+    elif dataclasses.is_dataclass(batch) and not isinstance(batch, type):
+        items = (getattr(batch, f.name, None) for f in dataclasses.fields(batch))
+    else:
+        return ()
+    return itertools.islice(items, 16)
+
+
+def _first_tensor(batch, depth=0):
+    """The first tensor with a first dimension in a batch, or None."""
     import torch
 
     if isinstance(batch, torch.Tensor):
-        return int(batch.shape[0]) if batch.dim() > 0 else 0
-    if depth < 3:
-        if isinstance(batch, Mapping):  # a Hugging Face BatchEncoding is a Mapping, not a dict
-            items = batch.values()
-        elif isinstance(batch, (list, tuple)):
-            items = batch
-        elif dataclasses.is_dataclass(batch) and not isinstance(batch, type):
-            items = (getattr(batch, f.name, None) for f in dataclasses.fields(batch))
-        else:
-            items = ()
-        for x in items:
-            n = _batch_size(x, depth + 1)
-            if n:
-                return n
-    return 0
+        return batch if batch.dim() > 0 else None
+    for x in _parts(batch, depth):
+        t = _first_tensor(x, depth + 1)
+        if t is not None:
+            return t
+    return None
+
+
+def _holds(batch, n, depth=0):
+    """Whether some part of a batch is n long: a tensor's first dimension, a sequence's length."""
+    import torch
+
+    if isinstance(batch, torch.Tensor):
+        return batch.dim() > 0 and int(batch.shape[0]) == n
+    if isinstance(batch, (list, tuple)) and len(batch) == n:
+        return True
+    return any(_holds(x, n, depth + 1) for x in _parts(batch, depth))
+
+
+def _samples(batch, indexed):
+    """The samples of a batch: the count its sampler gave where some part of the batch is that
+    long (a tuple of per-sample images, a list of sequences, a sequence-first batch's labels);
+    else the first tensor's first dimension (a collate that dropped samples, a dataset that gives
+    whole batches); else the count (an object of the program's own, a graph batch)."""
+    if indexed and _holds(batch, indexed):
+        return indexed
+    return _batch_size(batch) or indexed
+
+
+def _batch_size(batch):
+    """The first dimension of the first tensor in a batch (a tensor, or one in a sequence, a mapping
+    or a dataclass; not an object's other attributes, whose first tensor may not be batch-major)."""
+    first = _first_tensor(batch)
+    return int(first.shape[0]) if first is not None else 0
 
 
 class _Loop:
@@ -109,9 +144,11 @@ class _Loop:
         self.evaluating = set()  # the loaders whose batches went to evaluation: their end is no data
         self.here = False  # whether the thread that trains fetches its batches itself
         self.ahead = 0  # the samples of the last batch fetched on another thread
-        # the batches fetched on another thread and not yet taken (their ids, oldest first): a
-        # queue's get that hands one to the thread that trains is that thread's fetch
+        # the batches fetched on another thread and not yet taken (id -> a weak reference to the
+        # batch's first tensor, oldest first, under handed_lock): a queue's get that hands one to
+        # the thread that trains is that thread's fetch
         self.handed = {}
+        self.handed_lock = threading.Lock()
         self.order, self.learned = [], False  # the optimizers of one iteration
         self.fetches = 0  # the batches fetched on the training thread since the last optimizer step
         self.fetch_each = False  # whether the loop fetches a batch for each of its optimizers
@@ -206,19 +243,22 @@ class _Loop:
 
     def data_end(self, loader, batch, indexed=0):
         """indexed: the samples the loader's sampler gave for the batch, where known (a map-style
-        dataset's, batched by the loader), which count before any tensor's first dimension: a
-        collate's tuple of images, a list of sequences or a sequence-first tensor has none that
-        is the batch's."""
+        dataset's, batched by the loader): _samples weighs them against the batch's parts."""
         if batch is None:  # the loader is exhausted (or failed): what follows is not loading
             self.data_close(EVALUATED if loader in self.evaluating else None)
             return
-        n = indexed or _batch_size(batch)
+        n = _samples(batch, indexed)
         if self.thread is not None and self.thread != self.ident():
             self.ahead = n
             self.data_close()  # fetched on a thread that does not train: the fetch alone
-            self.handed[id(batch)] = True
-            while len(self.handed) > HANDED:  # batches taken some other way
-                del self.handed[next(iter(self.handed))]
+            first = _first_tensor(batch)
+            if first is not None:
+                import weakref
+
+                with self.handed_lock:
+                    self.handed[id(batch)] = weakref.ref(first)
+                    while len(self.handed) > HANDED:  # batches taken some other way
+                        del self.handed[next(iter(self.handed))]
             return
         p = self.pending()
         p[loader] = p.get(loader, 0) + n
@@ -229,7 +269,12 @@ class _Loop:
         """A queue's get, entered at `at`, returned item: where item is a batch another thread
         fetched and this is the thread that trains, the wait for it is this thread's fetch (the
         template's data: from the previous step's end to the batch in hand)."""
-        if self.handed.pop(id(item), None) is None or self.thread != self.ident():
+        if self.thread != self.ident():
+            return
+        with self.handed_lock:
+            ref = self.handed.pop(id(item), None)
+        # the same object (an id alone may be a freed batch's, given to another object since)
+        if ref is None or ref() is None or _first_tensor(item) is not ref():
             return
         self.data_begin(HANDOVER, at)
         self.fetches += 1
@@ -731,8 +776,10 @@ def _install_indices(dataloader, guarded):
         sizes = it.__dict__.get("_wlrun_sizes")
         if sizes is None:
             sizes = it._wlrun_sizes = collections.deque()
-        # an IterableDataset's sampler gives placeholders, whatever its iterator yields
-        counted = isinstance(index, (list, tuple)) and getattr(it, "_dataset_kind", mapped) == mapped
+        # an IterableDataset's sampler gives placeholders, whatever its iterator yields; without
+        # the loader's batching (batch_size=None) an index is whatever the sampler makes
+        counted = (isinstance(index, (list, tuple)) and getattr(it, "_dataset_kind", mapped) == mapped
+                   and getattr(it, "_auto_collation", True))
         sizes.append(len(index) if counted else 0)
 
     @guarded
