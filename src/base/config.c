@@ -345,6 +345,12 @@ static bool null_device(const struct stat *st) {
  * waiting for a writer, then refused, like anything else that is not a regular file. */
 static bool read_file(const char *path, char **text, size_t *size, char *err, size_t errlen) {
   struct stat st;
+  if (strcmp(path, "-") == 0) { /* the tools' name of standard input, which this is not read from */
+    snprintf(err, errlen,
+             "-: the configuration is not read from standard input: give a file (./- for a file "
+             "named -)");
+    return false;
+  }
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;

@@ -33,6 +33,10 @@ return {
   { name = "trace: a directory as the command", args = "trace -- ./sub", env = LIB, code = 2,
     files = { ["sub/x"] = "" },
       stderr = "^wlrun: trace: cannot run '%./sub': not an executable file" },
+  { name = "trace: the program removes the trace directory: said so, not that it is kept",
+    args = "trace -- sh -c " .. h.quote('rm -rf "$WLRUN_TRACE_DIR"'), env = LIB, code = 9,
+    stderr = "trace: the trace directory %S+ is gone %(removed while the program ran%): no "
+      .. "trace file is left" },
   { name = "trace: a negative warmup", args = "trace --warmup -1 -- true", env = LIB, code = 2,
     stderr = "^wlrun: trace: %-%-warmup: expected a whole number >= 0, got '%-1'" },
   { name = "trace: --batch-size given twice", args = "trace --batch-size 1 --batch-size 2 -- true",

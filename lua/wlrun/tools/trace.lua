@@ -413,7 +413,10 @@ local function raw_files(o, sink, dir, problem, unwritten)
       o.trace_dir and "in" or "kept in", dir)
   elseif not o.trace_dir then
     if problem and type(problem) == "table" and problem.kind == "io" then
-      sink:warning(("trace: the trace files are kept in %s"):format(dir))
+      sink:warning(process.file_type(dir, true) == "directory"
+        and ("trace: the trace files are kept in %s"):format(dir)
+        or ("trace: the trace directory %s is gone (removed while the program ran): no trace "
+          .. "file is left"):format(dir))
     else
       local done, err = process.remove_tree(dir)
       if not done then sink:warning(("trace: cannot remove %s: %s"):format(dir, tostring(err))) end
