@@ -11,6 +11,7 @@
 local core = require "wlrun.core"
 local json = require "wlrun.json"
 local printable = require "wlrun.text.printable"
+local schema = require "wlrun.results.schema"
 local stats = require "wlrun.compare.stats"
 
 local query = {}
@@ -29,8 +30,7 @@ local function finite(v) return type(v) == "number" and v == v and v > -math.hug
 local function corrupt(db, msg) core.error("io", ("%s: %s"):format(tostring(db), msg), 0) end
 
 -- a time as the results loader takes one (wlrun.results.load): not negative, at most a year
-local YEAR = 366 * 86400
-local function a_time(v) return finite(v) and v >= 0 and v <= YEAR end
+local a_time = schema.is_duration
 
 -- the parameters of a row: a JSON object of numbers, strings and booleans (a file someone
 -- else wrote is checked like any input)

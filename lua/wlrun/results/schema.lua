@@ -132,6 +132,8 @@ local function duration(v, path)
   end
 end
 local durations = array(duration)
+-- whether v is a time measured as the loader takes one (a history's rows are checked by it too)
+function schema.is_duration(v) return duration(v, "") == nil end
 local time_stats = object({ n = duration, mean = duration, std = duration, median = duration,
   min = duration,
   max = duration, p10 = duration, p25 = duration, p75 = duration, p90 = duration, p99 = duration,
