@@ -276,6 +276,25 @@ describe("wlrun trace's Python hook", function()
     assert.equal(24, c.loop.batch_size)
   end)
 
+
+  auto_it("counts the model's input where no DataLoader gives the batches (data made in the loop)",
+    function()
+    -- each step's samples: the first dimension of the first tensor given to its first forward;
+    -- each micro-batch's added; a second model's forward after the first optimizer's step not
+    for _, case in ipairs { { "", 16 }, { "--accumulate 3", 48 }, { "--optimizers 2", 16 },
+      { "--closure", 16 } } do
+      local r, c = trace("--steps 10 --batch 16 --no-loader " .. case[1])
+      assert.equal(0, r.code, r.stderr)
+      assert.equal(case[2], c.loop.batch_size, case[1])
+      assert.equal("input", c.trace.batch_source, case[1])
+      assert.matches("no DataLoader gave a batch", table.concat(c.notes or {}, "\n"), 1, true)
+    end
+    -- the program's own step ranges, with no payload: the same count, through the hook's steps
+    local r, c = trace("--steps 10 --batch 16 --no-loader --ranges")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(16, c.loop.batch_size)
+    assert.equal("input", c.trace.batch_source)
+  end)
   auto_it("ends the data loading when the loader is exhausted: the epoch's end is not data",
     function()
     local r, c = shapes("--epochs 3 --steps 6 --epoch-ms 60")

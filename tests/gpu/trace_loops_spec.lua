@@ -161,6 +161,16 @@ describe("wlrun trace against the program's own timing, by loop shape", function
     assert.equal(BATCH, c.loop.batch_size)
   end)
 
+  -- no DataLoader: each batch made on the GPU in the loop (a synthetic benchmark); the hook's
+  -- batch size is the model's input
+  for _, shape in ipairs { "after", "none" } do
+    case(shape .. ", GPU data, no ranges", "--shape " .. shape .. " --gpu-data --no-ranges",
+      function(c)
+        assert.equal("input", c.trace.batch_source)
+        assert.equal(BATCH, c.loop.batch_size)
+      end)
+  end
+
   torch_it("the table", function()
     print(
       "\n\n    shape                 wlrun iter  data      samples/s  program    ratio    "

@@ -36,6 +36,9 @@ wlrun leaves evaluation out of the data; the steady-state throughput holds it, a
 (growth_interval 1), so that it overflows and skips optimizer steps all along the run, as float16
 training does at its start; the number of steps skipped is in --out's "skipped".
 
+--gpu-data makes each step's batch on the GPU in the loop (torch.randn, torch.randint), no DataLoader: a synthetic
+benchmark's loop, whose batch size wlrun's hook takes from the model's input.
+
 --out writes {shape, batch, warmup, steps, iter, data (s, every step; template shapes),
 marks ({in_hand, t0, t1} of every step, time.perf_counter()'s CLOCK_MONOTONIC seconds, the clock of
 wlrun's trace files; template shapes), samples_per_s and period (over the measured steps W+1..N)}.
@@ -118,6 +121,7 @@ def main():
     ap.add_argument("--frozen", choices=["eval", "nograd"])
     ap.add_argument("--val-every", type=int, default=0)
     ap.add_argument("--compile", choices=["default", "reduce-overhead"])
+    ap.add_argument("--gpu-data", action="store_true")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--out")
     a = ap.parse_args()
@@ -197,8 +201,11 @@ def main():
     t_start, compiles = None, 0
     for i in range(1, a.steps + 1):
         push("data")
-        x, y = next(it)
-        x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
+        if a.gpu_data:
+            x, y = torch.randn(a.batch, 3, 64, 64, device=dev), torch.randint(100, (a.batch,), device=dev)
+        else:
+            x, y = next(it)
+            x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
         pop()
         in_hand = time.perf_counter()
         if template:

@@ -16,6 +16,21 @@ ranges.EVALUATED = 1 -- src/trace/python/sitecustomize.py: EVALUATED
 
 function ranges.evaluated(r) return r.payload == ranges.EVALUATED and ranges.is_auto(r) end
 
+-- added to the payload of the hook's step whose samples are its model's input, no DataLoader
+-- having given a batch in the process (src/trace/python/sitecustomize.py: FORWARD_SAMPLES)
+ranges.FORWARD_SAMPLES = 1 << 40
+
+-- The hook's steps whose samples are their model's input: payload FORWARD_SAMPLES + n becomes n,
+-- and input true. In place; a second call changes nothing.
+function ranges.input_samples(p)
+  for _, r in ipairs(p.ranges) do
+    if ranges.is_auto(r) and r.name == "train_step" and math.type(r.payload) == "integer"
+      and r.payload > ranges.FORWARD_SAMPLES then
+      r.payload, r.input = r.payload - ranges.FORWARD_SAMPLES, true
+    end
+  end
+end
+
 -- whether a closed range named `name` holds r (its parent chain)
 local function inside_closed(r, name)
   local at = r.parent
@@ -114,9 +129,10 @@ end
 -- goes to the own step it overlaps the most, on its thread where the program has steps there
 -- (none where it overlaps none: a step the program did not mark); a hook step left open (the
 -- recording stopped at --steps before the next fetch ended it) counts the others' mean batch.
--- Returns step -> samples, or nil where the hook has no such step.
+-- Returns step -> samples, or nil where the hook has no such step, and whether every hook step
+-- counted its model's input (no DataLoader gave a batch: ranges.input_samples).
 function ranges.hook_batches(p, steps)
-  local hook, total, n, tids = {}, 0, 0, {}
+  local hook, total, n, tids, input = {}, 0, 0, {}, true
   for _, s in ipairs(steps) do tids[s.tid] = true end
   for _, r in ipairs(p.ranges) do
     if ranges.is_auto(r) and r.name == "train_step" then
@@ -124,6 +140,7 @@ function ranges.hook_batches(p, steps)
         hook[#hook + 1] = r
       elseif math.type(r.payload) == "integer" and r.payload >= 1 then
         hook[#hook + 1], total, n = r, total + r.payload, n + 1
+        input = input and r.input == true
       end
     end
   end
@@ -142,7 +159,7 @@ function ranges.hook_batches(p, steps)
     end
     if best then got[best] = (got[best] or 0) + (h.open and mean or h.payload) end
   end
-  return got
+  return got, input
 end
 
 -- the "forward" of no length that the hook puts in a step where its training work on a batch

@@ -218,12 +218,14 @@ end
 -- the batch size: the option, else the step ranges' payload, else (the program's own ranges with
 -- none) the batches the hook saw its DataLoaders give in each step, else 1; where it came from;
 -- and the samples of the measured steps when they are not the batch size times the steps (steps:
--- all of them, the warmup's too; fetches: the batches fetched before the measured steps)
-local function batch_of(o, measured, notes, steps, fetched, fetches, what)
+-- all of them, the warmup's too; fetches: the batches fetched before the measured steps; input:
+-- the hook's counts are its model's input, no DataLoader having given a batch)
+local function batch_of(o, measured, notes, steps, fetched, fetches, what, input)
   if o.batch_size then return o.batch_size, "option" end
   if fetched and not any_payload(steps) and any_payload(as_fetched(steps, fetched)) then
-    notes[#notes + 1] = "the step ranges carry no payload: the samples are the batches the "
-      .. "DataLoader gave in each step (wlrun's hook; --batch-size N to set it)"
+    notes[#notes + 1] = ("the step ranges carry no payload: the samples are the batches %s in "
+      .. "each step (wlrun's hook; --batch-size N to set it)"):format(input
+      and "given to the model" or "the DataLoader gave")
     local bs, _, samples = batch_of(o, as_fetched(measured, fetched), notes,
       as_fetched(steps, fetched), nil, fetches, "the steps' batches")
     return bs, "loader", samples
@@ -547,8 +549,20 @@ local function run_ahead(steps, win, W)
     steps_mean = mean(ra.ahead), steps_max = ahead_max }
 end
 
--- the report of one process: its entry (k: its index, of n processes with steps)
-local function process_entry(p, steps, k, n, o, mode, fetched)
+-- whether the samples of the measured steps are their model's input (the hook saw no DataLoader
+-- give a batch): the hook's own steps each say so; the program's steps, through hook_batches
+-- (input: what it said)
+local function input_samples(measured, mode, input)
+  if mode ~= "auto" then return input == true end
+  for _, s in ipairs(measured) do
+    if not s.input then return false end
+  end
+  return #measured > 0
+end
+
+-- the report of one process: its entry (k: its index, of n processes with steps; fetched, input:
+-- ranges.hook_batches's, where the program's own steps hold the hook's)
+local function process_entry(p, steps, k, n, o, mode, fetched, input)
   local entry = { index = k, params = n > 1 and { process = k } or {} }
   local notes, warnings = {}, {}
   local cupti = cupti_of(p)
@@ -593,8 +607,14 @@ local function process_entry(p, steps, k, n, o, mode, fetched)
   end
   t.device = busiest_device(p)
   local bs, source, samples = batch_of(o, m.steps, notes, steps, fetched,
-    fetches_before(p, o, tid, steps[W + 1].start))
+    fetches_before(p, o, tid, steps[W + 1].start), nil, input)
   if source == "payload" and mode == "auto" then source = "loader" end
+  if source == "loader" and input_samples(m.steps, mode, input) then
+    source = "input"
+    notes[#notes + 1] = "no DataLoader gave a batch: a step's samples are the first dimension of "
+      .. "the first tensor its model's forward was given (each micro-batch's added; --batch-size N "
+      .. "to set it)"
+  end
   rec.batch_size, rec.samples, t.batch_source = bs, samples, source
 
   local s = loop.record(entry, rec, W)
@@ -640,16 +660,17 @@ function report.entries(trace, opts)
   for k, v in pairs(opts or {}) do o[k] = v end
   local with = {}
   for _, p in ipairs(trace.processes) do
-    local view, steps, mode, fetched = steps_of(p, o)
+    ranges.input_samples(p)
+    local view, steps, mode, fetched, input = steps_of(p, o)
     if #steps > 0 then
-      with[#with + 1] = { p = view, steps = steps, mode = mode, fetched = fetched }
+      with[#with + 1] = { p = view, steps = steps, mode = mode, fetched = fetched, input = input }
     end
   end
   if #with == 0 then core.error("usage", notes_of.no_steps(trace, o), 0) end
   local entries = {}
   printed = {}
   for k, x in ipairs(with) do
-    entries[k] = process_entry(x.p, x.steps, k, #with, o, x.mode, x.fetched)
+    entries[k] = process_entry(x.p, x.steps, k, #with, o, x.mode, x.fetched, x.input)
   end
   printed = {}
   return entries

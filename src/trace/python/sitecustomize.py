@@ -59,6 +59,9 @@ def _chain():
 EVALUATED = 1  # a data range's payload: its batch went to evaluation only (lua/wlrun/trace/ranges.lua)
 HANDED = 64  # the batches fetched on other threads whose hand-over is looked for
 HANDOVER = "queue"  # the loader key of batches handed over through a queue
+# added to a step's payload where its samples are its model's input, no DataLoader having given a
+# batch to train on in the process (lua/wlrun/trace/ranges.lua: FORWARD_SAMPLES)
+FORWARD_SAMPLES = 1 << 40
 
 
 def _parts(batch, depth):
@@ -141,6 +144,11 @@ class _Loop:
         self.optimized = False  # whether an optimizer stepped in the step open without ending it
         self.phase = None  # "forward", "backward" or "optimizer", open in the step
         self.fetched = {}  # loader -> the samples of its batches the step open trains on
+        # the first dimension of the first tensor given to each forward of the step open before
+        # any optimizer stepped in it (gradient accumulation's micro-batches added; a GAN's second
+        # model's forward, after the first optimizer's step, not): its samples where no
+        # DataLoader gives batches (data made in the loop, a GPU-resident dataset)
+        self.inputs = 0
         self.evaluating = set()  # the loaders whose batches went to evaluation: their end is no data
         self.here = False  # whether the thread that trains fetches its batches itself
         self.ahead = 0  # the samples of the last batch fetched on another thread
@@ -343,11 +351,14 @@ class _Loop:
         if not self.step and self.pending() and self.ours():
             self.begin(at=at)
 
-    def forward(self, at=0):
+    def forward(self, at=0, args=()):
+        """A module with parameters called in training mode, given args, at `at`."""
         if not self.ours():
             return
         self.begin(at=at)
         if self.phase is None:
+            if not self.optimized and not self.here and not self.ahead:
+                self.inputs += _batch_size(args)
             self.push("forward", at=at)
             self.phase = "forward"
             self.waiting(False)
@@ -445,7 +456,7 @@ class _Loop:
             self.pop_to("train_step")
             s.pop()
             self._pop_later(self.samples())
-        self.step, self.fetched = False, {}
+        self.step, self.fetched, self.inputs = False, {}, 0
 
     def outside_work(self, at):
         """Work that is no training step's (a checkpoint saved, a new optimizer made) on the thread
@@ -456,8 +467,11 @@ class _Loop:
 
     def samples(self):
         """The step's: of the loader that gave it the most (loaders zipped give a batch each), or
-        where another thread fetches the batches, the last one's."""
+        where another thread fetches the batches, the last one's; where no DataLoader gave a batch
+        to train on in the process, its model's input, marked FORWARD_SAMPLES."""
         n = max(self.fetched.values(), default=0)
+        if not n and not self.here and not self.ahead and self.inputs:
+            return FORWARD_SAMPLES + self.inputs
         return n or (0 if self.here else self.ahead)
 
 
@@ -577,7 +591,7 @@ def _install(torch, loop, report):
             if not grad_enabled() or not getattr(module, "training", True):
                 evaluate(grad_enabled())
             elif next(iter(module.parameters()), None) is not None:
-                forward(at)
+                forward(at, args)
 
     modules = importlib.import_module("torch.nn.modules.module")
     handle = [modules.register_module_forward_pre_hook(forward_pre)]
