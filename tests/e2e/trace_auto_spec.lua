@@ -287,14 +287,48 @@ describe("wlrun trace's Python hook", function()
       assert.equal(0, r.code, r.stderr)
       assert.equal(case[2], c.loop.batch_size, case[1])
       assert.equal("input", c.trace.batch_source, case[1])
-      assert.matches("no DataLoader gave a batch", table.concat(c.notes or {}, "\n"), 1, true)
+      assert.matches("fetched no batch through a DataLoader", table.concat(c.notes or {}, "\n"),
+        1, true)
     end
     -- the program's own step ranges, with no payload: the same count, through the hook's steps
     local r, c = trace("--steps 10 --batch 16 --no-loader --ranges")
     assert.equal(0, r.code, r.stderr)
     assert.equal(16, c.loop.batch_size)
     assert.equal("input", c.trace.batch_source)
+    -- a PackedSequence's batch (not its 3-9 steps a sequence), a list of per-sample tensors, a
+    -- sequence-first LSTM as the model (the second dimension), the dataset read once through a
+    -- DataLoader before the loop and sliced (not the loader's batch of 64)
+    for _, args in ipairs { "--no-loader --input packed", "--no-loader --input list",
+      "--no-loader --input seqfirst", "--preload" } do
+      local ri, ci = trace("--steps 10 --batch 16 " .. args)
+      assert.equal(0, ri.code, ri.stderr)
+      assert.equal(16, ci.loop.batch_size, args)
+      assert.equal("input", ci.trace.batch_source, args)
+    end
+    -- a model holding a sequence-first LSTM: its input's first dimension (5), which the hook says
+    -- may be the sequence's length; a model given its batch by keyword: nothing to count, said
+    local ri, ci = trace("--steps 10 --batch 16 --no-loader --input inside")
+    assert.equal(0, ri.code, ri.stderr)
+    assert.equal(5, ci.loop.batch_size)
+    assert.matches("holds a sequence-first LSTM (batch_first=False)", ri.stderr, 1, true)
+    local rk, ck = trace("--steps 10 --batch 16 --no-loader --input keywords")
+    assert.equal(0, rk.code, rk.stderr)
+    assert.equal("default", ck.trace.batch_source)
+    assert.matches("given no tensor by position", rk.stderr, 1, true)
   end)
+  auto_it("leaves a loader's workers shut down by a break out of the loop out of the step",
+    function()
+    -- each epoch breaks after 4 steps; the iterator dropped joins its 2 worker processes (tens of
+    -- ms): between the steps, as the template's step has ended before it
+    local r, c = shapes("--epochs 3 --steps 6 --batch 16 --workers 2 --break-at 4")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(12, c.trace.steps)
+    for _, j in ipairs { 2, 6 } do -- steps 4 and 8, the warmup's 2 left out
+      assert.is_true(c.samples[j] < most(c.trace.between), ("step %d: iter %.1f ms, between at "
+        .. "most %.1f ms"):format(j + 2, c.samples[j] * 1e3, most(c.trace.between) * 1e3))
+    end
+  end)
+
   auto_it("ends the data loading when the loader is exhausted: the epoch's end is not data",
     function()
     local r, c = shapes("--epochs 3 --steps 6 --epoch-ms 60")
@@ -335,7 +369,8 @@ describe("wlrun trace's Python hook", function()
     r, c = shapes("--epochs 2 --steps 6 --batch 16 --eval-train --zero-last --producer")
     assert.equal(0, r.code, r.stderr)
     assert.equal(12, c.trace.steps)
-    local _, n = r.stderr:gsub("trains a model in eval mode %(model%.eval%(%), grad enabled%)", "")
+    local _, n = r.stderr:gsub(
+      "process %d+: trains a model in eval mode %(model%.eval%(%), grad enabled%)", "")
     assert.equal(1, n, r.stderr)
   end)
 
@@ -404,11 +439,11 @@ describe("wlrun trace's Python hook", function()
     assert.equal(0, rd.code, rd.stderr)
     assert.equal(14, cd.loop.batch_size)
     -- every batch fetched before the loop (`list(loader)`) and replayed each epoch: the first
-    -- step's payload holds them all, the steps measured none; each counts one fetch's batch
+    -- step's payload holds them all, the steps measured none; each counts its model's input
     local r0, c0 = shapes("--epochs 2 --steps 6 --batch 16 --cached")
     assert.equal(0, r0.code, r0.stderr)
     assert.equal(16, c0.loop.batch_size)
-    assert.matches("the 6 batches fetched before them", table.concat(c0.notes or {}, "\n"))
+    assert.equal("input", c0.trace.batch_source)
     -- a frozen encoder of 20 ms, with parameters, in training mode, called by the collate
     local r, c = shapes("--epochs 2 --steps 6 --batch 16 --collate encoded")
     assert.equal(0, r.code, r.stderr)

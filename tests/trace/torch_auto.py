@@ -9,7 +9,14 @@
                        ms a call: their forwards run again inside backward
     --accumulate K     K micro-batches of forward and backward per optimizer step
     --ranges           the program pushes its own train_step range (the hook's steps are left out)
-    --no-loader        batches made in the loop, no DataLoader (no batch size for the hook)
+    --no-loader        batches made in the loop, no DataLoader (the hook counts the model's input)
+    --input KIND       with --no-loader, the model's input: packed (a PackedSequence of sequences
+                       of 3 to 9 steps into an LSTM), list (a list of per-sample tensors), seqfirst
+                       (the model is a sequence-first nn.LSTM, input (5, batch, 32)), inside (a
+                       model holding that LSTM: the hook counts 5 and says why on stderr), keywords
+                       (model(x=x): nothing to count by position)
+    --preload          every batch fetched through the DataLoader (of 4 times the batch) before the
+                       loop, which slices them (the hook counts the model's input)
     --scaler N         a GradScaler's step, which skips every Nth optimizer step (as float16
                        training's overflowed gradients make it skip)
     --zero-first [W]   W.zero_grad() (W: optimizer, the default, or model) after the batch is in
@@ -71,6 +78,42 @@ class RaisingSGD(torch.optim.SGD):
         return super().step(closure)
 
 
+class Inputs(nn.Module):
+    """A model given its batch as --input says (x: the loop's (batch, 32) tensor)."""
+
+    def __init__(self, kind):
+        super().__init__()
+        self.kind = kind
+        self.rnn = nn.LSTM(32, 32) if kind in ("packed", "seqfirst", "inside") else None
+        self.net = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4))
+
+    def call(self, x):
+        if self.kind == "packed":
+            from torch.nn.utils.rnn import pack_sequence
+
+            seqs = [x[i].expand(3 + i % 7, 32) for i in range(x.shape[0])]
+            return self(pack_sequence(seqs, enforce_sorted=False))
+        if self.kind == "list":
+            return self(list(x))
+        if self.kind == "seqfirst":
+            out, _ = self.rnn(x.expand(5, -1, -1))  # the LSTM is the module the hook sees first
+            return self.net(out[-1])
+        if self.kind == "inside":
+            return self(x.expand(5, -1, -1))
+        return self(x=x)
+
+    def forward(self, x):
+        if self.kind == "packed":
+            _, (h, _) = self.rnn(x)
+            return self.net(h[-1])
+        if self.kind == "list":
+            return self.net(torch.stack(x))
+        if self.kind == "inside":
+            out, _ = self.rnn(x)
+            return self.net(out[-1])
+        return self.net(x)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=12)
@@ -81,6 +124,8 @@ def main():
     ap.add_argument("--accumulate", type=int, default=1)
     ap.add_argument("--ranges", action="store_true")
     ap.add_argument("--no-loader", action="store_true")
+    ap.add_argument("--input", choices=["packed", "list", "seqfirst", "inside", "keywords"])
+    ap.add_argument("--preload", action="store_true")
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--after-ms", type=float, default=0.0)  # work after each optimizer step (logging)
     ap.add_argument("--tail-ms", type=float, default=0.0)  # work after the loop, then a checkpoint
@@ -101,6 +146,8 @@ def main():
     dev = torch.device(a.device)
     kind = ListParams if a.list_params else nn.Sequential
     models = [kind(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4)).to(dev) for _ in range(a.optimizers)]
+    if a.input:
+        models = [Inputs(a.input).to(dev) for _ in range(a.optimizers)]
     # with no optimizer the model stands for it where the loop calls zero_grad()
     def optimizer(m):
         if a.manual == "none":
@@ -131,6 +178,8 @@ def main():
 
             h = checkpoint(first, x.requires_grad_(), use_reentrant=True)
             return checkpoint(rest, h, use_reentrant=True)
+        if a.input:
+            return model.call(x)
         if a.functional is None:
             return model(x)
         time.sleep(a.functional / 1e3)
@@ -145,7 +194,14 @@ def main():
         for p, g in zip(params, torch.autograd.grad(loss, params)):
             p.grad = g if p.grad is None else p.grad + g
 
+    if a.preload:  # the dataset read once through the loader, then sliced
+        xs, ys = zip(*DataLoader(data, batch_size=4 * a.batch))
+        held, at = (torch.cat(xs), torch.cat(ys)), [0]
+
     def batch():
+        if a.preload:
+            i, at[0] = at[0], at[0] + a.batch
+            return held[0][i:i + a.batch], held[1][i:i + a.batch]
         if a.no_loader:
             return torch.randn(a.batch, 32), torch.randint(0, 4, (a.batch,))
         return next(batches)

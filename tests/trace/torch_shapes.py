@@ -23,6 +23,8 @@ must read them (docs/trace.md, "No annotation needed"); tests/e2e/trace_auto_spe
                        iterator reset for each epoch, not made anew)
     --save-every N     a checkpoint saved (torch.save, then --save-ms of writing) after every N-th
                        optimizer step
+    --break-at N       each epoch's loop breaks out after N steps (--workers W worker processes:
+                       the iterator dropped shuts them down)
     --object           the batches are an object of the program's own (not a dataclass) holding the
                        tensors: nothing in it to count the samples by
 
@@ -225,6 +227,8 @@ def main():
     ap.add_argument("--start-ms", type=float, default=0.0)
     ap.add_argument("--persistent", action="store_true")
     ap.add_argument("--object", action="store_true")
+    ap.add_argument("--break-at", type=int, default=0)
+    ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--save-every", type=int, default=0)
     ap.add_argument("--save-ms", type=float, default=30.0)
     a = ap.parse_args()
@@ -242,7 +246,7 @@ def main():
         collate = Slow(collate or torch.utils.data.default_collate, a.fetch_ms)
     loader = DataLoader(data, batch_size=a.batch, collate_fn=collate,
                         sampler=SlowStart(len(data), a.start_ms) if a.start_ms else None,
-                        num_workers=1 if a.persistent else 0, persistent_workers=a.persistent)
+                        num_workers=1 if a.persistent else a.workers, persistent_workers=a.persistent)
     backbone = Backbone().eval() if a.frozen == "eval" else Backbone()
     noise = DataLoader(torch.randn(a.steps * a.batch, 8), batch_size=a.batch)
     val = DataLoader(dataset(4 * 2 * a.batch), batch_size=2 * a.batch)
@@ -278,6 +282,8 @@ def main():
                 time.sleep(a.log_ms / 1e3)
                 pop()
             if a.checkpoint_ms and e == a.epochs - 1 and i == a.steps - 2:
+                break
+            if a.break_at and i + 1 == a.break_at:
                 break
             if a.val_every and (i + 1) % a.val_every == 0:
                 validate(a, model, loader if a.val_same else val, loss_fn)

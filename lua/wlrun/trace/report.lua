@@ -611,9 +611,9 @@ local function process_entry(p, steps, k, n, o, mode, fetched, input)
   if source == "payload" and mode == "auto" then source = "loader" end
   if source == "loader" and input_samples(m.steps, mode, input) then
     source = "input"
-    notes[#notes + 1] = "no DataLoader gave a batch: a step's samples are the first dimension of "
-      .. "the first tensor its model's forward was given (each micro-batch's added; --batch-size N "
-      .. "to set it)"
+    notes[#notes + 1] = "the steps measured fetched no batch through a DataLoader: a step's "
+      .. "samples are its model's input as wlrun's hook saw it (the batch dimension of the first "
+      .. "tensor the forward was given, each micro-batch's added; --batch-size N to set it)"
   end
   rec.batch_size, rec.samples, t.batch_source = bs, samples, source
 

@@ -125,6 +125,48 @@ def _batch_size(batch):
     return int(first.shape[0]) if first is not None else 0
 
 
+SEQUENCE_FIRST = ("RNNBase", "MultiheadAttention", "Transformer", "TransformerEncoderLayer",
+                  "TransformerDecoderLayer")  # torch.nn's modules with batch_first=False by default
+
+
+def _sequence_first(module):
+    """Whether module is one of torch.nn's sequence-first modules (batch_first=False)."""
+    import torch.nn as nn
+
+    kinds = tuple(getattr(nn, k) for k in SEQUENCE_FIRST if hasattr(nn, k))
+    return isinstance(module, kinds) and getattr(module, "batch_first", True) is False
+
+
+def _input_samples(module, args):
+    """The samples of a model's positional input: a PackedSequence's batch (not its tokens); a list
+    of tensors' length (per-sample images, as detection models take them); a tensor's batch
+    dimension (the second where module itself is sequence-first); else the first tensor's first
+    dimension in args. 0: no tensor among them (the model takes its tensors by keyword)."""
+    import torch
+
+    packed = torch.nn.utils.rnn.PackedSequence
+    for x in args[:4]:
+        if isinstance(x, packed):
+            return int(x.batch_sizes[0]) if x.batch_sizes.numel() else 0
+        if isinstance(x, list) and x and all(isinstance(t, torch.Tensor) for t in x):
+            return len(x)
+        if isinstance(x, torch.Tensor) and x.dim() > 0:
+            return int(x.shape[1] if x.dim() >= 3 and _sequence_first(module) else x.shape[0])
+    return _batch_size(args)
+
+
+def _holds_sequence_first(module, seen):
+    """The name of a sequence-first module inside module (its own input's first dimension may be
+    the sequence's length), or None; seen: module ids already looked into."""
+    if id(module) in seen:
+        return None
+    seen.add(id(module))
+    for m in module.modules():
+        if _sequence_first(m):
+            return type(m).__name__
+    return None
+
+
 class _Loop:
     """Where the training loop stands, and the hook's ranges open on each thread."""
 
@@ -144,11 +186,15 @@ class _Loop:
         self.optimized = False  # whether an optimizer stepped in the step open without ending it
         self.phase = None  # "forward", "backward" or "optimizer", open in the step
         self.fetched = {}  # loader -> the samples of its batches the step open trains on
-        # the first dimension of the first tensor given to each forward of the step open before
-        # any optimizer stepped in it (gradient accumulation's micro-batches added; a GAN's second
-        # model's forward, after the first optimizer's step, not): its samples where no
-        # DataLoader gives batches (data made in the loop, a GPU-resident dataset)
+        # the samples of the input given to each forward of the step open before any optimizer
+        # stepped in it (gradient accumulation's micro-batches added; a GAN's second model's
+        # forward, after the first optimizer's step, not): its samples where it fetched no batch
+        # through a DataLoader (data made in the loop, a dataset held in memory and sliced)
         self.inputs = 0
+        self.forwards = 0  # those forwards
+        self.doubt = None  # a sequence-first module inside a model whose input was counted
+        self.looked = set()  # the models looked into for one
+        self.said = set()  # what the hook told on stderr
         self.evaluating = set()  # the loaders whose batches went to evaluation: their end is no data
         self.here = False  # whether the thread that trains fetches its batches itself
         self.ahead = 0  # the samples of the last batch fetched on another thread
@@ -166,7 +212,6 @@ class _Loop:
         self.scaling = 0  # GradScaler steps running inside one another
         self.stepped = 0  # the optimizer steps ended so far
         self.optimizers = 0  # the torch.optim optimizers made: with none, a backward ends a step
-        self.told = False  # whether the eval-mode training was said
         # told True when no phase is open (a forward would begin one), False when one opens:
         # _install hooks module calls only then, so that the model's own calls run on torch's
         # fast path (a global module hook sends every module call through the slow one)
@@ -351,14 +396,17 @@ class _Loop:
         if not self.step and self.pending() and self.ours():
             self.begin(at=at)
 
-    def forward(self, at=0, args=()):
+    def forward(self, at=0, module=None, args=()):
         """A module with parameters called in training mode, given args, at `at`."""
         if not self.ours():
             return
         self.begin(at=at)
         if self.phase is None:
-            if not self.optimized and not self.here and not self.ahead:
-                self.inputs += _batch_size(args)
+            if not self.optimized:
+                self.inputs += _input_samples(module, args)
+                self.forwards += 1
+                if module is not None and self.doubt is None:
+                    self.doubt = _holds_sequence_first(module, self.looked)
             self.push("forward", at=at)
             self.phase = "forward"
             self.waiting(False)
@@ -380,13 +428,12 @@ class _Loop:
         eval_grad = not self.step and getattr(self.local, "eval_grad", False)
         self.local.eval_grad = False
         mine = self.phase_begin("backward", at)
-        if eval_grad and mine and not getattr(self.local, "marked", False) and not self.told:
-            self.told = True  # no batch in hand from a DataLoader: nowhere to begin the step
-            sys.stderr.write(
-                "wlrun trace: process %d trains a model in eval mode (model.eval(), grad enabled): "
-                "the hook takes its forward for evaluation, so the steps begin at backward and "
-                "leave the forward out; call model.train() before training, or give the loop "
-                "ranges of its own\n" % os.getpid())
+        if eval_grad and mine and not getattr(self.local, "marked", False):
+            # no batch in hand from a DataLoader: nowhere to begin the step
+            self.tell("eval", "trains a model in eval mode (model.eval(), grad enabled): the hook "
+                      "takes its forward for evaluation, so the steps begin at backward and leave "
+                      "the forward out; call model.train() before training, or give the loop "
+                      "ranges of its own")
         return mine
 
     def backward_end(self):
@@ -456,7 +503,7 @@ class _Loop:
             self.pop_to("train_step")
             s.pop()
             self._pop_later(self.samples())
-        self.step, self.fetched, self.inputs = False, {}, 0
+        self.step, self.fetched, self.inputs, self.forwards = False, {}, 0, 0
 
     def outside_work(self, at):
         """Work that is no training step's (a checkpoint saved, a new optimizer made) on the thread
@@ -467,12 +514,28 @@ class _Loop:
 
     def samples(self):
         """The step's: of the loader that gave it the most (loaders zipped give a batch each), or
-        where another thread fetches the batches, the last one's; where no DataLoader gave a batch
-        to train on in the process, its model's input, marked FORWARD_SAMPLES."""
+        where another thread fetches the batches, the last one's; where it fetched none, its
+        model's input, marked FORWARD_SAMPLES."""
         n = max(self.fetched.values(), default=0)
-        if not n and not self.here and not self.ahead and self.inputs:
+        if n or (not self.here and self.ahead):
+            return n or self.ahead
+        if self.inputs:
+            if self.doubt:
+                self.tell("doubt", "its model holds a sequence-first %s (batch_first=False): a "
+                          "step's samples are its input's first dimension, which may be the "
+                          "sequence's length; give --batch-size N" % self.doubt)
             return FORWARD_SAMPLES + self.inputs
-        return n or (0 if self.here else self.ahead)
+        if self.forwards:
+            self.tell("keywords", "its model's forward is given no tensor by position (the "
+                      "batch by keyword, model(input_ids=...)) and no DataLoader gives the "
+                      "batches: the hook cannot count a step's samples; give --batch-size N")
+        return 0
+
+    def tell(self, key, text):
+        """Says text on stderr, once a process."""
+        if key not in self.said:
+            self.said.add(key)
+            sys.stderr.write("wlrun trace: process %d: %s\n" % (os.getpid(), text))
 
 
 def _install(torch, loop, report):
@@ -579,6 +642,13 @@ def _install(torch, loop, report):
         if "_reset" in cls.__dict__:
             wrap_reset(cls)
 
+    # a loader's workers shut down (an iterator dropped by a `break` out of the loop, or one run
+    # out): no step's work, as the template's step has ended before it
+    outside_work = guarded(loop.outside_work)
+    for cls in base.__subclasses__():
+        if "_shutdown_workers" in cls.__dict__:
+            _wrap_shutdown(cls, outside_work, now)
+
     # forward: the first call of a module with parameters in a step, grad enabled and the module
     # in training mode (grad disabled or in eval mode, it evaluates; a module without parameters, a
     # loss, decides nothing); the global hook is there only while no phase is open
@@ -591,7 +661,7 @@ def _install(torch, loop, report):
             if not grad_enabled() or not getattr(module, "training", True):
                 evaluate(grad_enabled())
             elif next(iter(module.parameters()), None) is not None:
-                forward(at, args)
+                forward(at, module, args)
 
     modules = importlib.import_module("torch.nn.modules.module")
     handle = [modules.register_module_forward_pre_hook(forward_pre)]
@@ -744,8 +814,6 @@ def _install(torch, loop, report):
         step._wlrun_auto = True
         cls.step = step
 
-    outside_work = guarded(loop.outside_work)
-
     @functools.wraps(init_impl)
     def __init__(self, *args, **kwargs):
         outside_work(now())  # a new optimizer after the steps (a second training phase)
@@ -770,6 +838,22 @@ def _install(torch, loop, report):
     torch.save = torch.serialization.save = save
 
     _install_scalers(torch, loop, report, guarded)
+
+
+def _wrap_shutdown(cls, outside_work, now):
+    """cls's _shutdown_workers ends the step left open (loop.outside_work) where it has work to
+    do, on the thread that trains."""
+    import functools
+
+    impl = cls.__dict__["_shutdown_workers"]
+
+    @functools.wraps(impl)
+    def _shutdown_workers(self, *args, **kwargs):
+        if not getattr(self, "_shutdown", True):
+            outside_work(now())
+        return impl(self, *args, **kwargs)
+
+    cls._shutdown_workers = _shutdown_workers
 
 
 def _install_indices(dataloader, guarded):
