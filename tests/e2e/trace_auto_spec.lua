@@ -289,7 +289,14 @@ describe("wlrun trace's Python hook", function()
       assert.equal("input", c.trace.batch_source, case[1])
       assert.matches("fetched no batch through a DataLoader", table.concat(c.notes or {}, "\n"),
         1, true)
+      assert.equal("none", c.trace.data_source, case[1]) -- no loading: the steps follow one another
     end
+    -- a validation loader of its own every 3 steps (20 ms): between the steps, not data
+    local rv, cv = trace("--steps 10 --batch 16 --no-loader --val-every 3")
+    assert.equal(0, rv.code, rv.stderr)
+    assert.equal("none", cv.trace.data_source)
+    assert.is_true(most(cv.trace.between) >= 0.015, "between " .. most(cv.trace.between))
+    assert.is_nil(codes(cv):find("data-bottleneck", 1, true), codes(cv))
     -- the program's own step ranges, with no payload: the same count, through the hook's steps
     local r, c = trace("--steps 10 --batch 16 --no-loader --ranges")
     assert.equal(0, r.code, r.stderr)

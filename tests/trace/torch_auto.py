@@ -15,6 +15,8 @@
                        (the model is a sequence-first nn.LSTM, input (5, batch, 32)), inside (a
                        model holding that LSTM: the hook counts 5 and says why on stderr), keywords
                        (model(x=x): nothing to count by position)
+    --val-every N      after every Nth step, 4 batches of a validation DataLoader of its own under
+                       torch.no_grad(), 5 ms each
     --preload          every batch fetched through the DataLoader (of 4 times the batch) before the
                        loop, which slices them (the hook counts the model's input)
     --scaler N         a GradScaler's step, which skips every Nth optimizer step (as float16
@@ -126,6 +128,7 @@ def main():
     ap.add_argument("--no-loader", action="store_true")
     ap.add_argument("--input", choices=["packed", "list", "seqfirst", "inside", "keywords"])
     ap.add_argument("--preload", action="store_true")
+    ap.add_argument("--val-every", type=int, default=0)
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--after-ms", type=float, default=0.0)  # work after each optimizer step (logging)
     ap.add_argument("--tail-ms", type=float, default=0.0)  # work after the loop, then a checkpoint
@@ -162,7 +165,7 @@ def main():
     n = a.steps * a.accumulate * a.optimizers * a.batch
     data = TensorDataset(torch.randn(n, 32), torch.randint(0, 4, (n,)))
     loader = DataLoader(data, batch_size=a.batch, num_workers=a.workers)
-    batches = iter(loader)
+    batches = None if a.no_loader or a.preload else iter(loader)
 
     def forward(model, x):
         if a.recompute is not None:
@@ -256,6 +259,12 @@ def main():
                         opt.zero_grad()
         if a.ranges:
             range_pop()
+        if a.val_every and (i + 1) % a.val_every == 0:
+            with torch.no_grad():
+                for vx, _ in DataLoader(TensorDataset(torch.randn(4 * a.batch, 32),
+                                                      torch.zeros(4 * a.batch)), batch_size=a.batch):
+                    models[0](vx.to(dev)) if not a.input else None
+                    time.sleep(0.005)
         if a.after_ms:
             time.sleep(a.after_ms / 1e3)
     if a.tail_ms:

@@ -337,8 +337,9 @@ end
 
 -- 2. data: the part of each gap between windows (from the previous window's end to this one's
 -- start) that the outermost data ranges cover, each with its own GPU work (the batch's copy);
--- the whole gap without data ranges. Data ranges of the step's thread when it has any.
-local function data_times(p, steps, win, data, o, t, notes)
+-- the whole gap without data ranges (none of it with the hook's steps, mode "auto"). Data ranges
+-- of the step's thread when it has any.
+local function data_times(p, steps, win, data, o, t, notes, mode)
   local tid = steps[1].tid
   local cpu_loop = not p.cupti or p.cupti.state == "on" and #p.gpu == 0
   local list, on_thread = {}, false
@@ -354,6 +355,16 @@ local function data_times(p, steps, win, data, o, t, notes)
   -- a data range -> the iteration whose CPU window (previous step's end, this one's end] it starts
   -- in
   local data_iter = {}
+  if #list == 0 and mode == "auto" then
+    -- the hook's steps follow one another where no batch is fetched: a gap is work it ended a
+    -- step at (evaluation, a checkpoint), none of it loading
+    t.data_source = "none"
+    notes[#notes + 1] = "no batch was fetched through a DataLoader for training: the data time is "
+      .. "0 (a batch made in the loop is in its step; what lies between the steps is neither)"
+    local time = {}
+    for i = 1, #steps do time[i] = 0.0 end
+    return time, data_iter
+  end
   if #list == 0 then
     t.data_source = "gap"
     notes[#notes + 1] = (
@@ -597,7 +608,7 @@ local function process_entry(p, steps, k, n, o, mode, fetched, input)
   local step_of = ranges.step_finder(is_step)
   local of, data_work = classify_work(p, o, step_of)
   local win = iteration_windows(p, steps, gpu)
-  local data, data_iter = data_times(p, steps, win, data_work, o, t, notes)
+  local data, data_iter = data_times(p, steps, win, data_work, o, t, notes, mode)
   local phases, top, phase = phase_times(p, steps, iter_of, step_of)
   local g = gpu_times(p, steps, win, of, iter_of, data_iter, phase)
   local rec, m = measured_iterations(steps, W, win, data, phases, top, g, gpu)
