@@ -196,7 +196,7 @@ def main():
         return loss
 
     iters, datas, marks = [], [], []
-    it = iter(loader)
+    it = None if a.gpu_data else iter(loader)
     prev_end = time.perf_counter()
     t_start, compiles = None, 0
     for i in range(1, a.steps + 1):
