@@ -281,8 +281,9 @@ describe("wlrun trace's Python hook", function()
     function()
     -- each step's samples: the first dimension of the first tensor given to its first forward;
     -- each micro-batch's added; a second model's forward after the first optimizer's step not
+    -- SAM's two passes on one batch, and a GAN-like second model, count once
     for _, case in ipairs { { "", 16 }, { "--accumulate 3", 48 }, { "--optimizers 2", 16 },
-      { "--closure", 16 } } do
+      { "--closure", 16 }, { "--passes 2", 16 } } do
       local r, c = trace("--steps 10 --batch 16 --no-loader " .. case[1])
       assert.equal(0, r.code, r.stderr)
       assert.equal(case[2], c.loop.batch_size, case[1])
@@ -298,10 +299,18 @@ describe("wlrun trace's Python hook", function()
     assert.is_true(most(cv.trace.between) >= 0.015, "between " .. most(cv.trace.between))
     assert.is_nil(codes(cv):find("data-bottleneck", 1, true), codes(cv))
     -- the program's own step ranges, with no payload: the same count, through the hook's steps
-    local r, c = trace("--steps 10 --batch 16 --no-loader --ranges")
-    assert.equal(0, r.code, r.stderr)
-    assert.equal(16, c.loop.batch_size)
-    assert.equal("input", c.trace.batch_source)
+    if push_lib then
+      local r, c = trace("--steps 10 --batch 16 --no-loader --ranges")
+      assert.equal(0, r.code, r.stderr)
+      assert.equal(16, c.loop.batch_size)
+      assert.equal("input", c.trace.batch_source)
+    end
+    -- a loader's batch of 16 trained in two optimizer steps: the step that fetched it counts
+    -- it, the other none (8 a step), not the other's input
+    local rs, cs = trace("--steps 10 --batch 16 --split 2")
+    assert.equal(0, rs.code, rs.stderr)
+    assert.equal("loader", cs.trace.batch_source)
+    assert.equal(8, cs.loop.batch_size)
     -- a PackedSequence's batch (not its 3-9 steps a sequence), a list of per-sample tensors, a
     -- sequence-first LSTM as the model (the second dimension), the dataset read once through a
     -- DataLoader before the loop and sliced (not the loader's batch of 64)
@@ -312,11 +321,12 @@ describe("wlrun trace's Python hook", function()
       assert.equal(16, ci.loop.batch_size, args)
       assert.equal("input", ci.trace.batch_source, args)
     end
-    -- a model holding a sequence-first LSTM: its input's first dimension (5), which the hook says
-    -- may be the sequence's length; a model given its batch by keyword: nothing to count, said
+    -- a model holding a sequence-first LSTM: its input's first dimension may be the sequence's
+    -- length (5), so nothing is counted, and the hook says why; a model given its batch by
+    -- keyword: nothing to count, said
     local ri, ci = trace("--steps 10 --batch 16 --no-loader --input inside")
     assert.equal(0, ri.code, ri.stderr)
-    assert.equal(5, ci.loop.batch_size)
+    assert.equal("default", ci.trace.batch_source)
     assert.matches("holds a sequence-first LSTM (batch_first=False)", ri.stderr, 1, true)
     local rk, ck = trace("--steps 10 --batch 16 --no-loader --input keywords")
     assert.equal(0, rk.code, rk.stderr)

@@ -15,6 +15,10 @@
                        (the model is a sequence-first nn.LSTM, input (5, batch, 32)), inside (a
                        model holding that LSTM: the hook counts 5 and says why on stderr), keywords
                        (model(x=x): nothing to count by position)
+    --passes N         N forward and backward passes on the same batch before the optimizer's
+                       step (as sharpness-aware minimisation makes two)
+    --split N          each batch trained in N optimizer steps, on 1/N of it each (the steps after
+                       a batch's first fetch none)
     --val-every N      after every Nth step, 4 batches of a validation DataLoader of its own under
                        torch.no_grad(), 5 ms each
     --preload          every batch fetched through the DataLoader (of 4 times the batch) before the
@@ -129,6 +133,8 @@ def main():
     ap.add_argument("--input", choices=["packed", "list", "seqfirst", "inside", "keywords"])
     ap.add_argument("--preload", action="store_true")
     ap.add_argument("--val-every", type=int, default=0)
+    ap.add_argument("--passes", type=int, default=1)
+    ap.add_argument("--split", type=int, default=1)
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--after-ms", type=float, default=0.0)  # work after each optimizer step (logging)
     ap.add_argument("--tail-ms", type=float, default=0.0)  # work after the loop, then a checkpoint
@@ -201,7 +207,14 @@ def main():
         xs, ys = zip(*DataLoader(data, batch_size=4 * a.batch))
         held, at = (torch.cat(xs), torch.cat(ys)), [0]
 
+    parts = []
+
     def batch():
+        if a.split > 1:  # the parts of a batch fetched once
+            if not parts:
+                x, y = next(batches)
+                parts.extend(zip(x.chunk(a.split), y.chunk(a.split)))
+            return parts.pop(0)
         if a.preload:
             i, at[0] = at[0], at[0] + a.batch
             return held[0][i:i + a.batch], held[1][i:i + a.batch]
@@ -243,7 +256,8 @@ def main():
                         (model if a.zero_first == "model" else opt).zero_grad()
                     if a.gap_ms:
                         time.sleep(a.gap_ms / 1e3)
-                    backward(model, loss_fn(forward(model, x), y))
+                    for _ in range(a.passes):
+                        backward(model, loss_fn(forward(model, x), y))
                 if scaler:
                     scaler.step(opt)
                     scaler.update()

@@ -20,13 +20,31 @@ function ranges.evaluated(r) return r.payload == ranges.EVALUATED and ranges.is_
 -- having given a batch in the process (src/trace/python/sitecustomize.py: FORWARD_SAMPLES)
 ranges.FORWARD_SAMPLES = 1 << 40
 
--- The hook's steps whose samples are their model's input: payload FORWARD_SAMPLES + n becomes n,
--- and input true. In place; a second call changes nothing.
-function ranges.input_samples(p)
+-- The hook's steps whose samples are their model's input (payload FORWARD_SAMPLES + n): where
+-- every closed step of the hook's after the first `skip` (the warmup) that carries samples is one
+-- (a batch made in the loop, a dataset read once and sliced), payload n and input true; else (a
+-- loader's batch trained on in several optimizer steps, truncated BPTT) no payload, so that the
+-- steps that fetched a batch count it (docs/trace.md, Iterations). In place; a second call changes
+-- nothing.
+function ranges.input_samples(p, skip)
+  local list = {}
   for _, r in ipairs(p.ranges) do
-    if ranges.is_auto(r) and r.name == "train_step" and math.type(r.payload) == "integer"
-      and r.payload > ranges.FORWARD_SAMPLES then
-      r.payload, r.input = r.payload - ranges.FORWARD_SAMPLES, true
+    if ranges.is_auto(r) and r.name == "train_step" and not r.open then list[#list + 1] = r end
+  end
+  table.sort(list, function(a, b) return a.start < b.start end)
+  local function input(r)
+    return math.type(r.payload) == "integer" and r.payload > ranges.FORWARD_SAMPLES
+  end
+  local all, any = true, false
+  for i = skip + 1, #list do
+    local r = list[i]
+    if input(r) then any = true
+    elseif math.type(r.payload) == "integer" and r.payload >= 1 then all = false end
+  end
+  for _, r in ipairs(list) do
+    if input(r) then
+      if all and any then r.payload, r.input = r.payload - ranges.FORWARD_SAMPLES, true
+      else r.payload = nil end
     end
   end
 end

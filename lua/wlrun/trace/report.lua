@@ -335,6 +335,18 @@ local function data_stop(r, data, gpu_work)
   return call and call > fetched and math.min(call, r.stop) or fetched
 end
 
+-- whether wlrun's hook saw a batch fetched through a DataLoader for training: a data range of its
+-- own that ended with the batch in hand (its payload the time; EVALUATED: only evaluation used it)
+local function trained_fetch(p)
+  for _, r in ipairs(p.ranges) do
+    if ranges.is_auto(r) and r.name == "data" and math.type(r.payload) == "integer"
+      and r.payload > ranges.EVALUATED then
+      return true
+    end
+  end
+  return false
+end
+
 -- 2. data: the part of each gap between windows (from the previous window's end to this one's
 -- start) that the outermost data ranges cover, each with its own GPU work (the batch's copy);
 -- the whole gap without data ranges (none of it with the hook's steps, mode "auto"). Data ranges
@@ -355,12 +367,13 @@ local function data_times(p, steps, win, data, o, t, notes, mode)
   -- a data range -> the iteration whose CPU window (previous step's end, this one's end] it starts
   -- in
   local data_iter = {}
-  if #list == 0 and mode == "auto" then
+  if #list == 0 and mode == "auto" and not trained_fetch(p) then
     -- the hook's steps follow one another where no batch is fetched: a gap is work it ended a
     -- step at (evaluation, a checkpoint), none of it loading
     t.data_source = "none"
     notes[#notes + 1] = "no batch was fetched through a DataLoader for training: the data time is "
-      .. "0 (a batch made in the loop is in its step; what lies between the steps is neither)"
+      .. "0 (a batch made in the loop is in the step before it, which ends at the next forward; "
+      .. "what lies between the steps is neither)"
     local time = {}
     for i = 1, #steps do time[i] = 0.0 end
     return time, data_iter
@@ -623,8 +636,9 @@ local function process_entry(p, steps, k, n, o, mode, fetched, input)
   if source == "loader" and input_samples(m.steps, mode, input) then
     source = "input"
     notes[#notes + 1] = "the steps measured fetched no batch through a DataLoader: a step's "
-      .. "samples are its model's input as wlrun's hook saw it (the batch dimension of the first "
-      .. "tensor the forward was given, each micro-batch's added; --batch-size N to set it)"
+      .. "samples are its model's input as wlrun's hook saw it (the batch of each input given to "
+      .. "its model's forward by position; docs/trace.md, \"No annotation needed\"; --batch-size N "
+      .. "to set it)"
   end
   rec.batch_size, rec.samples, t.batch_source = bs, samples, source
 
@@ -671,7 +685,7 @@ function report.entries(trace, opts)
   for k, v in pairs(opts or {}) do o[k] = v end
   local with = {}
   for _, p in ipairs(trace.processes) do
-    ranges.input_samples(p)
+    ranges.input_samples(p, o.warmup)
     local view, steps, mode, fetched, input = steps_of(p, o)
     if #steps > 0 then
       with[#with + 1] = { p = view, steps = steps, mode = mode, fetched = fetched, input = input }

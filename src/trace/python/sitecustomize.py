@@ -127,44 +127,80 @@ def _batch_size(batch):
 
 SEQUENCE_FIRST = ("RNNBase", "MultiheadAttention", "Transformer", "TransformerEncoderLayer",
                   "TransformerDecoderLayer")  # torch.nn's modules with batch_first=False by default
+WRAPPERS = ("DataParallel", "DistributedDataParallel", "FullyShardedDataParallel", "OptimizedModule")
+
+
+def _say(text):
+    """One line on stderr, where the program left one to write to."""
+    try:
+        sys.stderr.write(text + "\n")
+    except Exception:  # noqa: BLE001 - stderr closed or None: the hook says nothing
+        pass
+
+
+def _unwrapped(module):
+    """The model inside torch's wrappers (DDP, FSDP, DataParallel, torch.compile's)."""
+    for _ in range(4):
+        if type(module).__name__ not in WRAPPERS:
+            break
+        inner = getattr(module, "module", None) or getattr(module, "_orig_mod", None) or getattr(
+            module, "_fsdp_wrapped_module", None)
+        if inner is None:
+            break
+        module = inner
+    return module
 
 
 def _sequence_first(module):
-    """Whether module is one of torch.nn's sequence-first modules (batch_first=False)."""
+    """Whether module is one of torch.nn's sequence-first modules (batch_first=False; a
+    Transformer layer's in its attention where it keeps none of its own)."""
     import torch.nn as nn
 
     kinds = tuple(getattr(nn, k) for k in SEQUENCE_FIRST if hasattr(nn, k))
-    return isinstance(module, kinds) and getattr(module, "batch_first", True) is False
+    if not isinstance(module, kinds):
+        return False
+    first = getattr(module, "batch_first", None)
+    if first is None:
+        first = getattr(getattr(module, "self_attn", None), "batch_first", True)
+    return first is False
 
 
-def _input_samples(module, args):
-    """The samples of a model's positional input: a PackedSequence's batch (not its tokens); a list
-    of tensors' length (per-sample images, as detection models take them); a tensor's batch
-    dimension (the second where module itself is sequence-first); else the first tensor's first
-    dimension in args. 0: no tensor among them (the model takes its tensors by keyword)."""
+def _holds_sequence_first(module, looked):
+    """The name of a sequence-first module inside module, or None; looked: module id -> the answer
+    (a model is looked into once)."""
+    key = id(module)
+    if key not in looked:
+        looked[key] = next((type(m).__name__ for m in module.modules() if _sequence_first(m)), None)
+    return looked[key]
+
+
+def _input_samples(module, args, looked):
+    """The samples of a model's positional input, and the sequence-first module it holds where that
+    count may be a sequence's length instead (else None): a PackedSequence's batch (not its
+    tokens); a list of tensors' length (per-sample images, as detection models take them); a
+    tensor's batch dimension (the second where the model itself is sequence-first, 1 for its
+    unbatched input); else the first tensor's first dimension in args. 0: no tensor among them
+    (the model takes its tensors by keyword)."""
     import torch
 
+    top = _unwrapped(module)
     packed = torch.nn.utils.rnn.PackedSequence
     for x in args[:4]:
         if isinstance(x, packed):
-            return int(x.batch_sizes[0]) if x.batch_sizes.numel() else 0
-        if isinstance(x, list) and x and all(isinstance(t, torch.Tensor) for t in x):
-            return len(x)
-        if isinstance(x, torch.Tensor) and x.dim() > 0:
-            return int(x.shape[1] if x.dim() >= 3 and _sequence_first(module) else x.shape[0])
-    return _batch_size(args)
+            return (int(x.batch_sizes[0]) if x.batch_sizes.numel() else 0), None
+        if isinstance(x, list) and x and all(isinstance(t, torch.Tensor) for t in x[:64]):
+            return len(x), None
+        if isinstance(x, torch.Tensor) and not getattr(x, "is_nested", False) and x.dim() > 0:
+            if _sequence_first(top):
+                return (int(x.shape[1]) if x.dim() >= 3 else 1), None
+            return int(x.shape[0]), _holds_sequence_first(top, looked)
+    n = _batch_size(args)
+    return n, (_holds_sequence_first(top, looked) if n else None)
 
 
-def _holds_sequence_first(module, seen):
-    """The name of a sequence-first module inside module (its own input's first dimension may be
-    the sequence's length), or None; seen: module ids already looked into."""
-    if id(module) in seen:
-        return None
-    seen.add(id(module))
-    for m in module.modules():
-        if _sequence_first(m):
-            return type(m).__name__
-    return None
+def _input_key(args):
+    """What identifies a forward's input: its first argument (the same input again is one)."""
+    return id(args[0]) if args else None
 
 
 class _Loop:
@@ -186,14 +222,16 @@ class _Loop:
         self.optimized = False  # whether an optimizer stepped in the step open without ending it
         self.phase = None  # "forward", "backward" or "optimizer", open in the step
         self.fetched = {}  # loader -> the samples of its batches the step open trains on
-        # the samples of the input given to each forward of the step open before any optimizer
-        # stepped in it (gradient accumulation's micro-batches added; a GAN's second model's
-        # forward, after the first optimizer's step, not): its samples where it fetched no batch
-        # through a DataLoader (data made in the loop, a dataset held in memory and sliced)
+        # where the step open fetched no batch through a DataLoader (data made in the loop, a
+        # dataset held in memory and sliced): the samples of the inputs given to its first model's
+        # forwards before any optimizer stepped in it, each input once (gradient accumulation's
+        # micro-batches added; a GAN's other model, SAM's second pass and LBFGS's closure calls not)
         self.inputs = 0
-        self.forwards = 0  # those forwards
-        self.doubt = None  # a sequence-first module inside a model whose input was counted
-        self.looked = set()  # the models looked into for one
+        self.forwards = 0  # the forwards counted
+        self.model = None  # the id of the model counted
+        self.keys = set()  # the inputs counted
+        self.doubt = None  # a sequence-first module in the model: the count may be a sequence's
+        self.looked = {}  # model id -> the sequence-first module it holds, or None
         self.said = set()  # what the hook told on stderr
         self.evaluating = set()  # the loaders whose batches went to evaluation: their end is no data
         self.here = False  # whether the thread that trains fetches its batches itself
@@ -402,14 +440,27 @@ class _Loop:
             return
         self.begin(at=at)
         if self.phase is None:
-            if not self.optimized:
-                self.inputs += _input_samples(module, args)
-                self.forwards += 1
-                if module is not None and self.doubt is None:
-                    self.doubt = _holds_sequence_first(module, self.looked)
+            if not self.optimized and not self.fetched and module is not None:
+                self.count_input(module, args)
             self.push("forward", at=at)
             self.phase = "forward"
             self.waiting(False)
+
+    def count_input(self, module, args):
+        """A forward of the step's model on an input not counted yet adds its samples."""
+        if self.model is None:
+            self.model = id(module)
+        key = _input_key(args)
+        if self.model != id(module) or key in self.keys:
+            return
+        self.keys.add(key)
+        self.forwards += 1
+        try:
+            n, doubt = _input_samples(module, args, self.looked)
+        except Exception:  # noqa: BLE001 - a tensor with no sizes (nested): nothing counted
+            n, doubt = 0, None
+        self.inputs += n
+        self.doubt = self.doubt or doubt
 
     def phase_begin(self, name, at=0):
         """A phase that ends the one open (backward, the optimizer); False on another thread."""
@@ -504,6 +555,7 @@ class _Loop:
             s.pop()
             self._pop_later(self.samples())
         self.step, self.fetched, self.inputs, self.forwards = False, {}, 0, 0
+        self.model, self.keys, self.doubt = None, set(), None
 
     def outside_work(self, at):
         """Work that is no training step's (a checkpoint saved, a new optimizer made) on the thread
@@ -515,17 +567,22 @@ class _Loop:
     def samples(self):
         """The step's: of the loader that gave it the most (loaders zipped give a batch each), or
         where another thread fetches the batches, the last one's; where it fetched none, its
-        model's input, marked FORWARD_SAMPLES."""
+        model's input, marked FORWARD_SAMPLES (the report takes it where every step measured has
+        one), or nothing where a sequence-first module in the model may make it a sequence's
+        length."""
         n = max(self.fetched.values(), default=0)
         if n or (not self.here and self.ahead):
             return n or self.ahead
+        fed = self.here or self.ahead  # a DataLoader gave the batches of earlier steps
+        if self.doubt:
+            if not fed:
+                self.tell("doubt", "its model holds a sequence-first %s (batch_first=False): its "
+                          "input's first dimension may be the sequence's length, so the hook "
+                          "counts no samples; give --batch-size N" % self.doubt)
+            return 0
         if self.inputs:
-            if self.doubt:
-                self.tell("doubt", "its model holds a sequence-first %s (batch_first=False): a "
-                          "step's samples are its input's first dimension, which may be the "
-                          "sequence's length; give --batch-size N" % self.doubt)
             return FORWARD_SAMPLES + self.inputs
-        if self.forwards:
+        if self.forwards and not fed:
             self.tell("keywords", "its model's forward is given no tensor by position (the "
                       "batch by keyword, model(input_ids=...)) and no DataLoader gives the "
                       "batches: the hook cannot count a step's samples; give --batch-size N")
@@ -535,7 +592,7 @@ class _Loop:
         """Says text on stderr, once a process."""
         if key not in self.said:
             self.said.add(key)
-            sys.stderr.write("wlrun trace: process %d: %s\n" % (os.getpid(), text))
+            _say("wlrun trace: process %d: %s" % (os.getpid(), text))
 
 
 def _install(torch, loop, report):
@@ -976,8 +1033,8 @@ class _Report:
     def off(self, error):
         if self.on:
             self.on = False
-            sys.stderr.write("wlrun trace: the automatic PyTorch ranges are off in process %d: %s: %s\n"
-                             % (os.getpid(), type(error).__name__, error))
+            _say("wlrun trace: the automatic PyTorch ranges are off in process %d: %s: %s"
+                 % (os.getpid(), type(error).__name__, error))
 
 
 def _when_torch_imported(then):
