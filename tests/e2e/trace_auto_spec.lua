@@ -474,14 +474,16 @@ describe("wlrun trace's Python hook", function()
 
   auto_it("counts the training thread's wait for a batch another thread fetched (a queue's get) "
     .. "as data", function()
-    -- a prefetching thread fetches batches of 25 ms (a slow collate) into a queue.Queue; the
-    -- training thread's step takes a few ms, so it waits about 20 ms a step in get()
+    -- a prefetching thread fetches batches of 25 ms (a slow collate) into a queue.Queue of 4; the
+    -- training thread's step takes a few ms, so it waits about 20 ms a step in get() once the
+    -- batches queued while the first steps were slower (a GPU's start) are gone: in the second
+    -- epoch (its own thread, from an empty queue: steps 9-16, measured 7-14) at the latest
     local r, c = shapes("--epochs 2 --steps 8 --batch 16 --producer --fetch-ms 25")
     assert.equal(0, r.code, r.stderr)
     assert.equal(16, c.loop.batch_size)
     for j, d in ipairs(c.loop.data) do
-      assert.is_true(d >= 0.012, ("step %d: data %.1f ms, not the wait in get()"):format(j,
-        d * 1e3))
+      assert.is_true(j < 7 or d >= 0.012, ("step %d: data %.1f ms, not the wait in get()"):format(
+        j, d * 1e3))
       assert.is_true(c.samples[j] < 0.012, ("step %d: iter %.1f ms, the wait in it"):format(j,
         c.samples[j] * 1e3))
     end

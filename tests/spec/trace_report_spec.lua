@@ -307,6 +307,15 @@ describe("trace report", function()
       assert.matches("4 of the 9 steps measured fetched no batch of their own", e.notes[2])
     end)
 
+    it("counts the others' mean batch for the last step of a loader read one batch ahead",
+      function()
+      -- Lightning's and Accelerate's loaders: the first step fetched two batches, the last none
+      local e = paid { 16, 16, 16, 16, "-" }
+      assert.equal(16, e.loop.batch_size)
+      assert.is_true(near(e.loop.throughput, 80 / 90e-9), tostring(e.loop.throughput))
+      assert.matches("1 of the 5 steps measured fetched no batch through a DataLoader", e.notes[2])
+    end)
+
     it("counts the others' mean batch for a long run of steps that fetched none (a cache)",
       function()
       local e = paid { 32, 32, 32, "-", "-", "-", "-", "-" }

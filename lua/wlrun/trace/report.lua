@@ -143,22 +143,24 @@ local function payload_gaps(measured)
 end
 
 -- the samples of the measured steps where only some carry a payload: those that fetched no batch
--- of their own, between ones that did (a batch fetched a step ahead, or trained on for several
--- optimizer steps), add none; a long run of them at an end (batches from a cache,
--- itertools.cycle) counts the others' mean batch each
+-- of their own, between ones that did (a batch trained on for several optimizer steps), add none;
+-- a run of them at an end longer than any between (a loader read one batch ahead, as Lightning's
+-- and Accelerate's are, leaves the last step none; batches from a cache, itertools.cycle) counts
+-- the others' mean batch each
 local function some_payloads(measured, total, n, notes)
   local inner, edge = payload_gaps(measured)
   local missing = #measured - n
-  if edge <= inner + 1 then
+  if edge <= inner then
     notes[#notes + 1] = ("%d of the %d steps measured fetched no batch of their own (a batch "
       .. "fetched a step ahead, or trained on for several optimizer steps): samples/s counts the "
       .. "batches fetched, %d samples"):format(missing, #measured, total)
     return math.max(1, math.floor(total / #measured + 0.5)), total
   end
   local bs = total / n
-  notes[#notes + 1] = ("%d of the %d steps measured fetched no batch through a DataLoader (the "
-    .. "batches of a cache, itertools.cycle): each counts the others' mean batch, %.4g samples "
-    .. "(give --batch-size N)"):format(missing, #measured, bs)
+  notes[#notes + 1] = ("%d of the %d steps measured fetched no batch through a DataLoader (at "
+    .. "an end: the last batch fetched a step ahead, the batches of a cache, itertools.cycle): "
+    .. "each counts the others' mean batch, %.4g samples (give --batch-size N)"):format(missing,
+    #measured, bs)
   return math.max(1, math.floor(bs + 0.5)), total + missing * bs
 end
 

@@ -240,6 +240,7 @@ class _Loop:
         # batch's first tensor, oldest first, under handed_lock): a queue's get that hands one to
         # the thread that trains is that thread's fetch
         self.handed = {}
+        self.handing = False  # whether a batch was ever fetched on another thread
         self.handed_lock = threading.Lock()
         self.order, self.learned = [], False  # the optimizers of one iteration
         self.fetches = 0  # the batches fetched on the training thread since the last optimizer step
@@ -296,7 +297,11 @@ class _Loop:
     # ---- data ----
     def data_start(self, loader, at=0):
         """A loader's iterator starts (its workers, its sampler): the data range it opens goes on
-        through the first batch's fetch, and ends as that batch's does."""
+        through the first batch's fetch, and ends as that batch's does. A batch its last iterator
+        gave that no work used (the loop broke out on it: `if i >= n: break` at the top) is
+        dropped: no step trained on it."""
+        if not getattr(self.local, "evaluated", False):
+            self.pending().pop(loader, None)
         self.data_begin(loader, at)
         self.local.started = loader
 
@@ -347,6 +352,7 @@ class _Loop:
                 import weakref
 
                 with self.handed_lock:
+                    self.handing = True
                     self.handed[id(batch)] = weakref.ref(first)
                     while len(self.handed) > HANDED:  # batches taken some other way
                         del self.handed[next(iter(self.handed))]
@@ -661,14 +667,17 @@ def _install(torch, loop, report):
     base.__init__, base.__next__ = __init__, __next__
 
     # a batch fetched on another thread and handed over through a queue (a prefetching thread): the
-    # training thread's wait in get() is its fetch; a get with nothing handed over costs a check
+    # training thread's wait in get() is its fetch; a get costs a check until a batch is fetched on
+    # another thread
     import queue
 
     get_impl, received = queue.Queue.get, guarded(loop.received)
 
     @functools.wraps(get_impl)
     def get(self, *args, **kwargs):
-        if not loop.handed:
+        # not whether a batch waits to be taken now: the get that waits for the next one finds
+        # none (the fetching thread is slower, as a data-bound loop's is)
+        if not loop.handing:
             return get_impl(self, *args, **kwargs)
         entered = now()
         item = get_impl(self, *args, **kwargs)
