@@ -274,6 +274,11 @@ describe("wlrun trace's Python hook", function()
     assert.equal(0, r.code, r.stderr)
     assert.equal(10, c.trace.steps)
     assert.equal(24, c.loop.batch_size)
+    -- each batch from an iterator of its own (next(iter(loader))): a new iterator drops no batch
+    -- its loader's last one gave
+    local rf, cf = trace("--steps 10 --accumulate 2 --batch 8 --fresh-iter")
+    assert.equal(0, rf.code, rf.stderr)
+    assert.equal(16, cf.loop.batch_size)
   end)
 
 

@@ -19,6 +19,7 @@
                        step (as sharpness-aware minimisation makes two)
     --split N          each batch trained in N optimizer steps, on 1/N of it each (the steps after
                        a batch's first fetch none)
+    --fresh-iter       each batch from an iterator of its own (next(iter(loader)))
     --val-every N      after every Nth step, 4 batches of a validation DataLoader of its own under
                        torch.no_grad(), 5 ms each
     --preload          every batch fetched through the DataLoader (of 4 times the batch) before the
@@ -134,6 +135,7 @@ def main():
     ap.add_argument("--preload", action="store_true")
     ap.add_argument("--val-every", type=int, default=0)
     ap.add_argument("--passes", type=int, default=1)
+    ap.add_argument("--fresh-iter", action="store_true")
     ap.add_argument("--split", type=int, default=1)
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--after-ms", type=float, default=0.0)  # work after each optimizer step (logging)
@@ -171,7 +173,7 @@ def main():
     n = a.steps * a.accumulate * a.optimizers * a.batch
     data = TensorDataset(torch.randn(n, 32), torch.randint(0, 4, (n,)))
     loader = DataLoader(data, batch_size=a.batch, num_workers=a.workers)
-    batches = None if a.no_loader or a.preload else iter(loader)
+    batches = None if a.no_loader or a.preload or a.fresh_iter else iter(loader)
 
     def forward(model, x):
         if a.recompute is not None:
@@ -220,6 +222,8 @@ def main():
             return held[0][i:i + a.batch], held[1][i:i + a.batch]
         if a.no_loader:
             return torch.randn(a.batch, 32), torch.randint(0, 4, (a.batch,))
+        if a.fresh_iter:
+            return next(iter(loader))
         return next(batches)
 
     if a.every > 1:  # one batch an iteration for all the optimizers

@@ -23,9 +23,9 @@ ranges.FORWARD_SAMPLES = 1 << 40
 -- The hook's steps whose samples are their model's input (payload FORWARD_SAMPLES + n): where
 -- every closed step of the hook's after the first `skip` (the warmup) that carries samples is one
 -- (a batch made in the loop, a dataset read once and sliced), payload n and input true; else (a
--- loader's batch trained on in several optimizer steps, truncated BPTT) no payload, so that the
--- steps that fetched a batch count it (docs/trace.md, Iterations). In place; a second call changes
--- nothing.
+-- loader's batch trained on in several optimizer steps, truncated BPTT) no payload and forwarded
+-- true, so that the steps that fetched a batch count it (docs/trace.md, Iterations). In place;
+-- a second call changes nothing.
 function ranges.input_samples(p, skip)
   local list = {}
   for _, r in ipairs(p.ranges) do
@@ -44,7 +44,7 @@ function ranges.input_samples(p, skip)
   for _, r in ipairs(list) do
     if input(r) then
       if all and any then r.payload, r.input = r.payload - ranges.FORWARD_SAMPLES, true
-      else r.payload = nil end
+      else r.payload, r.forwarded = nil, true end -- it trained, on no batch of its own
     end
   end
 end

@@ -142,15 +142,32 @@ local function payload_gaps(measured)
   return inner, math.max(edge, run)
 end
 
+-- whether the steps without a payload at the ends of the list each ran a forward (wlrun's hook
+-- saw one: ranges.input_samples's forwarded), rather than an optimizer step alone (the one after
+-- a gradient-accumulation loop that applies what is left)
+local function edges_forwarded(measured)
+  local function paid(s) return math.type(s.payload) == "integer" and s.payload >= 1 end
+  local first, last = 1, #measured
+  while first <= last and not paid(measured[first]) do
+    if not measured[first].forwarded then return false end
+    first = first + 1
+  end
+  while last >= first and not paid(measured[last]) do
+    if not measured[last].forwarded then return false end
+    last = last - 1
+  end
+  return true
+end
+
 -- the samples of the measured steps where only some carry a payload: those that fetched no batch
 -- of their own, between ones that did (a batch trained on for several optimizer steps), add none;
--- a run of them at an end longer than any between (a loader read one batch ahead, as Lightning's
--- and Accelerate's are, leaves the last step none; batches from a cache, itertools.cycle) counts
--- the others' mean batch each
+-- a run of them at an end longer than any between by two, or by one where each of them ran a
+-- forward (a loader read one batch ahead, as Lightning's and Accelerate's are, leaves the last
+-- step none; batches from a cache, itertools.cycle), counts the others' mean batch each
 local function some_payloads(measured, total, n, notes)
   local inner, edge = payload_gaps(measured)
   local missing = #measured - n
-  if edge <= inner then
+  if edge <= inner or (edge == inner + 1 and not edges_forwarded(measured)) then
     notes[#notes + 1] = ("%d of the %d steps measured fetched no batch of their own (a batch "
       .. "fetched a step ahead, or trained on for several optimizer steps): samples/s counts the "
       .. "batches fetched, %d samples"):format(missing, #measured, total)

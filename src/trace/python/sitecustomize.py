@@ -222,6 +222,7 @@ class _Loop:
         self.optimized = False  # whether an optimizer stepped in the step open without ending it
         self.phase = None  # "forward", "backward" or "optimizer", open in the step
         self.fetched = {}  # loader -> the samples of its batches the step open trains on
+        self.iterators = {}  # loader -> (batches its last iterator gave, whether it ran out)
         # where the step open fetched no batch through a DataLoader (data made in the loop, a
         # dataset held in memory and sliced): the samples of the inputs given to its first model's
         # forwards before any optimizer stepped in it, each input once (gradient accumulation's
@@ -297,11 +298,14 @@ class _Loop:
     # ---- data ----
     def data_start(self, loader, at=0):
         """A loader's iterator starts (its workers, its sampler): the data range it opens goes on
-        through the first batch's fetch, and ends as that batch's does. A batch its last iterator
-        gave that no work used (the loop broke out on it: `if i >= n: break` at the top) is
-        dropped: no step trained on it."""
-        if not getattr(self.local, "evaluated", False):
+        through the first batch's fetch, and ends as that batch's does. A batch that no work used
+        from its last iterator, which gave several and did not run out, is dropped: the loop broke
+        out on it (`if i >= n: break` at the top of an epoch), and no step trained on it (an
+        iterator made for one batch, `next(iter(loader))`, did not)."""
+        given, ended = self.iterators.get(loader, (0, True))
+        if given > 1 and not ended and not getattr(self.local, "evaluated", False):
             self.pending().pop(loader, None)
+        self.iterators[loader] = (0, False)
         self.data_begin(loader, at)
         self.local.started = loader
 
@@ -335,14 +339,20 @@ class _Loop:
             self.local.evaluated = False
         else:
             self.data_close()
+            # a batch of an evaluation's loader that no work used (its loop broke out on it)
+            for key in [k for k in p if k in self.evaluating and k != loader]:
+                del p[key]
         self.push("data", at=at)
 
     def data_end(self, loader, batch, indexed=0):
         """indexed: the samples the loader's sampler gave for the batch, where known (a map-style
         dataset's, batched by the loader): _samples weighs them against the batch's parts."""
+        given, _ = self.iterators.get(loader, (0, False))
         if batch is None:  # the loader is exhausted (or failed): what follows is not loading
+            self.iterators[loader] = (given, True)
             self.data_close(EVALUATED if loader in self.evaluating else None)
             return
+        self.iterators[loader] = (given + 1, False)
         n = _samples(batch, indexed)
         if self.thread is not None and self.thread != self.ident():
             self.ahead = n
