@@ -59,8 +59,8 @@ def _chain():
 EVALUATED = 1  # a data range's payload: its batch went to evaluation only (lua/wlrun/trace/ranges.lua)
 HANDED = 64  # the batches fetched on other threads whose hand-over is looked for
 HANDOVER = "queue"  # the loader key of batches handed over through a queue
-# added to a step's payload where its samples are its model's input, no DataLoader having given a
-# batch to train on in the process (lua/wlrun/trace/ranges.lua: FORWARD_SAMPLES)
+# added to a step's payload where its samples are its model's input, the step having fetched no
+# batch through a DataLoader (lua/wlrun/trace/ranges.lua: FORWARD_SAMPLES)
 FORWARD_SAMPLES = 1 << 40
 
 
@@ -198,9 +198,19 @@ def _input_samples(module, args, looked):
     return n, (_holds_sequence_first(top, looked) if n else None)
 
 
-def _input_key(args):
-    """What identifies a forward's input: its first argument (the same input again is one)."""
-    return id(args[0]) if args else None
+def _is_counted(keys, x):
+    """Whether input x is among keys (weak references, or ids of what takes none): an id alone may
+    be a freed input's, given to the next micro-batch's."""
+    import weakref
+
+    for k in keys:
+        if (k() is x) if isinstance(k, weakref.ref) else k == id(x):
+            return True
+    try:
+        keys.append(weakref.ref(x))
+    except TypeError:  # a list, a tuple: its id
+        keys.append(id(x))
+    return False
 
 
 class _Loop:
@@ -230,7 +240,7 @@ class _Loop:
         self.inputs = 0
         self.forwards = 0  # the forwards counted
         self.model = None  # the id of the model counted
-        self.keys = set()  # the inputs counted
+        self.keys = []  # the inputs counted (_is_counted)
         self.doubt = None  # a sequence-first module in the model: the count may be a sequence's
         self.looked = {}  # model id -> the sequence-first module it holds, or None
         self.said = set()  # what the hook told on stderr
@@ -466,10 +476,8 @@ class _Loop:
         """A forward of the step's model on an input not counted yet adds its samples."""
         if self.model is None:
             self.model = id(module)
-        key = _input_key(args)
-        if self.model != id(module) or key in self.keys:
+        if self.model != id(module) or _is_counted(self.keys, args[0] if args else None):
             return
-        self.keys.add(key)
         self.forwards += 1
         try:
             n, doubt = _input_samples(module, args, self.looked)
@@ -571,7 +579,7 @@ class _Loop:
             s.pop()
             self._pop_later(self.samples())
         self.step, self.fetched, self.inputs, self.forwards = False, {}, 0, 0
-        self.model, self.keys, self.doubt = None, set(), None
+        self.model, self.keys, self.doubt = None, [], None
 
     def outside_work(self, at):
         """Work that is no training step's (a checkpoint saved, a new optimizer made) on the thread
