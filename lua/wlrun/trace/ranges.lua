@@ -16,8 +16,8 @@ ranges.EVALUATED = 1 -- src/trace/python/sitecustomize.py: EVALUATED
 
 function ranges.evaluated(r) return r.payload == ranges.EVALUATED and ranges.is_auto(r) end
 
--- added to the payload of the hook's step whose samples are its model's input, no DataLoader
--- having given a batch in the process (src/trace/python/sitecustomize.py: FORWARD_SAMPLES)
+-- added to the payload of the hook's step whose samples are its model's input, the step having
+-- fetched no batch through a DataLoader (src/trace/python/sitecustomize.py: FORWARD_SAMPLES)
 ranges.FORWARD_SAMPLES = 1 << 40
 
 -- The hook's steps whose samples are their model's input (payload FORWARD_SAMPLES + n): where
@@ -148,7 +148,7 @@ end
 -- (none where it overlaps none: a step the program did not mark); a hook step left open (the
 -- recording stopped at --steps before the next fetch ended it) counts the others' mean batch.
 -- Returns step -> samples, or nil where the hook has no such step, and whether every hook step
--- counted its model's input (no DataLoader gave a batch: ranges.input_samples).
+-- counted its model's input (none fetched a batch through a DataLoader: ranges.input_samples).
 function ranges.hook_batches(p, steps)
   local hook, total, n, tids, input = {}, 0, 0, {}, true
   for _, s in ipairs(steps) do tids[s.tid] = true end

@@ -238,7 +238,7 @@ end
 -- none) the batches the hook saw its DataLoaders give in each step, else 1; where it came from;
 -- and the samples of the measured steps when they are not the batch size times the steps (steps:
 -- all of them, the warmup's too; fetches: the batches fetched before the measured steps; input:
--- the hook's counts are its model's input, no DataLoader having given a batch)
+-- the hook's counts are its model's input, its steps having fetched no batch)
 local function batch_of(o, measured, notes, steps, fetched, fetches, what, input)
   if o.batch_size then return o.batch_size, "option" end
   if fetched and not any_payload(steps) and any_payload(as_fetched(steps, fetched)) then
@@ -592,9 +592,9 @@ local function run_ahead(steps, win, W)
     steps_mean = mean(ra.ahead), steps_max = ahead_max }
 end
 
--- whether the samples of the measured steps are their model's input (the hook saw no DataLoader
--- give a batch): the hook's own steps each say so; the program's steps, through hook_batches
--- (input: what it said)
+-- whether the samples of the measured steps are their model's input (they fetched no batch
+-- through a DataLoader): the hook's own steps each say so; the program's steps, through
+-- hook_batches (input: what it said)
 local function input_samples(measured, mode, input)
   if mode ~= "auto" then return input == true end
   for _, s in ipairs(measured) do
