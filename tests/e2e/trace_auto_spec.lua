@@ -338,6 +338,7 @@ describe("wlrun trace's Python hook", function()
     assert.equal("default", ck.trace.batch_source)
     assert.matches("given no tensor by position", rk.stderr, 1, true)
   end)
+
   auto_it("leaves a loader's workers shut down by a break out of the loop out of the step",
     function()
     -- each epoch breaks after 4 steps; the iterator dropped joins its 2 worker processes (tens of

@@ -595,7 +595,7 @@ end
 -- whether the samples of the measured steps are their model's input (they fetched no batch
 -- through a DataLoader): the hook's own steps each say so; the program's steps, through
 -- hook_batches (input: what it said)
-local function input_samples(measured, mode, input)
+local function counted_inputs(measured, mode, input)
   if mode ~= "auto" then return input == true end
   for _, s in ipairs(measured) do
     if not s.input then return false end
@@ -652,7 +652,7 @@ local function process_entry(p, steps, k, n, o, mode, fetched, input)
   local bs, source, samples = batch_of(o, m.steps, notes, steps, fetched,
     fetches_before(p, o, tid, steps[W + 1].start), nil, input)
   if source == "payload" and mode == "auto" then source = "loader" end
-  if source == "loader" and input_samples(m.steps, mode, input) then
+  if source == "loader" and counted_inputs(m.steps, mode, input) then
     source = "input"
     notes[#notes + 1] = "the steps measured fetched no batch through a DataLoader: a step's "
       .. "samples are its model's input as wlrun's hook saw it (the batch of each input given to "

@@ -151,13 +151,18 @@ def _unwrapped(module):
     return module
 
 
+_sequence_kinds = None  # the classes of SEQUENCE_FIRST this torch has, found once
+
+
 def _sequence_first(module):
     """Whether module is one of torch.nn's sequence-first modules (batch_first=False; a
     Transformer layer's in its attention where it keeps none of its own)."""
-    import torch.nn as nn
+    global _sequence_kinds
+    if _sequence_kinds is None:
+        import torch.nn as nn
 
-    kinds = tuple(getattr(nn, k) for k in SEQUENCE_FIRST if hasattr(nn, k))
-    if not isinstance(module, kinds):
+        _sequence_kinds = tuple(getattr(nn, k) for k in SEQUENCE_FIRST if hasattr(nn, k))
+    if not isinstance(module, _sequence_kinds):
         return False
     first = getattr(module, "batch_first", None)
     if first is None:
