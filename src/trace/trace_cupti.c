@@ -5,6 +5,10 @@
  *     delivered in 8 MiB buffers and written as K records when CUPTI hands a buffer back;
  *   - callbacks on entry to the runtime and driver calls that start GPU work (launches, copies,
  *     sets, graph launches), which note (correlation id, innermost range) as C records.
+ * And, where CUPTI gives CUDA events' device times, step marks (trace_marks.c): event records
+ * are noted as C records and their device times written as K records of kind "event", the streams
+ * of launches are kept for the marks, and activity with the launch callbacks is turned on and off
+ * for a sample of the steps (trace_steps.c), each change a P record.
  * Every CUPTI call's result is checked; a failure is an E record, or G off with the reason, and
  * the program runs on untouched. */
 #include <cupti.h>
@@ -30,6 +34,8 @@ enum state { CUPTI_NONE, CUPTI_ACTIVE, CUPTI_OFF, CUPTI_INHERITED };
 #define API(name) __typeof__(cupti##name) *name
 static struct {
   API(ActivityEnable);
+  API(ActivityDisable);
+  API(ActivityEnableCudaEventDeviceTimestamps); /* optional: without it, no step marks */
   API(ActivityRegisterCallbacks);
   API(ActivityRegisterTimestampCallback); /* optional: without it, K times are shifted by an offset
                                            */
@@ -174,6 +180,15 @@ static struct wt_string *set_name(void) {
   return s;
 }
 
+static struct wt_string *event_name(void) {
+  static struct wt_string *known;
+  wt_mutex_lock(&names_lock);
+  if (!known) known = defined(wt_intern_cstr("event"));
+  struct wt_string *s = known;
+  wt_mutex_unlock(&names_lock);
+  return s;
+}
+
 /* ---- activity buffers ---- */
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
@@ -220,6 +235,13 @@ size_t wt_activity_line(char *out, size_t room, const void *record) {
     start = m->start, end = m->end, bytes = m->bytes, name = set_name();
     break;
   }
+  case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
+    const CUpti_ActivityCudaEvent2 *e = (const void *)rec;
+    if (!e->deviceTimestamp) return 0; /* an event recorded without timing */
+    kind = "event", correlation = e->correlationId, device = e->deviceId, stream = e->streamId;
+    start = end = e->deviceTimestamp, name = event_name();
+    break;
+  }
   default: return 0;
   }
   if (!name) return 0;                          /* counted as lost by the interning */
@@ -261,15 +283,97 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
   free(buffer);
 }
 
-/* ---- callbacks: the calls that start GPU work ---- */
+/* ---- callbacks: the calls that start GPU work, record events, destroy streams ---- */
+
+/* what a call is to the library, by domain (0 runtime, 1 driver) and callback id */
+enum call_kind {
+  CALL_NONE,
+  CALL_LAUNCH,
+  CALL_EVENT,
+  CALL_STREAM_GONE,
+  CALL_CONTEXT_GONE,
+  CALL_CAPTURE_BEGIN,
+  CALL_CAPTURE_END
+};
+static uint8_t call_kinds[2][MAX_CBID];
+static CUpti_SubscriberHandle subscriber;
+
+/* the stream a launch, copy or set went to, where the call is one whose parameters are known to
+ * name it; 0 where not (the per-thread default stream of a _ptsz call is the calling thread's:
+ * no other thread can record on it) */
+static int stream_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *params,
+                     void **stream) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    switch (cbid) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+      *stream = ((const cudaLaunchKernel_v7000_params *)params)->stream;
+      return 1;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060: {
+      const cudaLaunchConfig_t *c = ((const cudaLaunchKernelExC_v11060_params *)params)->config;
+      if (!c) return 0;
+      *stream = c->stream;
+      return 1;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
+      *stream = ((const cudaMemcpyAsync_v3020_params *)params)->stream;
+      return 1;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020:
+      *stream = ((const cudaMemsetAsync_v3020_params *)params)->stream;
+      return 1;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
+      *stream = ((const cudaGraphLaunch_v10000_params *)params)->stream;
+      return 1;
+    default: return 0;
+    }
+  }
+  switch (cbid) {
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    *stream = ((const cuLaunchKernel_params *)params)->hStream;
+    return 1;
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
+    const CUlaunchConfig *c = ((const cuLaunchKernelEx_params *)params)->config;
+    if (!c) return 0;
+    *stream = c->hStream;
+    return 1;
+  }
+  case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+    *stream = ((const cuGraphLaunch_params *)params)->hStream;
+    return 1;
+  default: return 0;
+  }
+}
 
 static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                 const void *data) {
-  (void)userdata, (void)cbid;
+  (void)userdata;
   const CUpti_CallbackData *call = data;
-  if ((domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) &&
-      call->callbackSite == CUPTI_API_ENTER)
-    wt_note_launch(call->correlationId);
+  if ((domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) ||
+      cbid >= MAX_CBID || call->callbackSite != CUPTI_API_ENTER)
+    return;
+  void *stream = NULL;
+  switch (call_kinds[domain == CUPTI_CB_DOMAIN_DRIVER_API][cbid]) {
+  case CALL_LAUNCH:
+    wt_note_launch(call->correlationId, 0);
+    if (call->functionParams && stream_of(domain, cbid, call->functionParams, &stream))
+      wt_marks_stream_used(call->context, stream);
+    break;
+  case CALL_EVENT: wt_note_launch(call->correlationId, wt_marking()); break;
+  case CALL_STREAM_GONE:
+    if (!call->functionParams) break;
+    stream = domain == CUPTI_CB_DOMAIN_DRIVER_API
+                 ? (void *)((const cuStreamDestroy_v2_params *)call->functionParams)->hStream
+                 : (void *)((const cudaStreamDestroy_v5050_params *)call->functionParams)->stream;
+    wt_marks_stream_gone(stream);
+    break;
+  case CALL_CONTEXT_GONE:
+    wt_marks_context_gone(cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2 && call->functionParams
+                              ? ((const cuCtxDestroy_v2_params *)call->functionParams)->ctx
+                              : NULL);
+    break;
+  case CALL_CAPTURE_BEGIN: wt_marks_capturing(1); break;
+  case CALL_CAPTURE_END: wt_marks_capturing(-1); break;
+  default: break;
+  }
 }
 
 /* Launches (Ex, cooperative, _ptsz forms), copies, sets and graph launches; not host functions. */
@@ -284,33 +388,120 @@ static int starts_gpu_work(CUpti_CallbackDomain domain, const char *name) {
   return 0;
 }
 
-static void enable_callbacks(CUpti_SubscriberHandle sub) {
+static int has_prefix(const char *name, const char *prefix) {
+  return strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
+/* what the library does on a call of that name: every launch; with step marks, event records
+ * (the marks' and the program's own: each is where the work before it ended), the destruction
+ * of streams and contexts (whose streams the marks must forget) and graph captures (no mark
+ * while one is made: it would join the graph, or break the capture) */
+static enum call_kind kind_of_call(CUpti_CallbackDomain domain, const char *name) {
+  int rt = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (starts_gpu_work(domain, name)) return CALL_LAUNCH;
+  if (has_prefix(name, rt ? "cudaEventRecord" : "cuEventRecord")) return CALL_EVENT;
+  if (has_prefix(name, rt ? "cudaStreamBeginCapture" : "cuStreamBeginCapture"))
+    return CALL_CAPTURE_BEGIN;
+  if (has_prefix(name, rt ? "cudaStreamEndCapture" : "cuStreamEndCapture")) return CALL_CAPTURE_END;
+  if (rt) {
+    if (has_prefix(name, "cudaStreamDestroy")) return CALL_STREAM_GONE;
+    return has_prefix(name, "cudaDeviceReset") ? CALL_CONTEXT_GONE : CALL_NONE;
+  }
+  if (has_prefix(name, "cuStreamDestroy")) return CALL_STREAM_GONE;
+  return has_prefix(name, "cuCtxDestroy") || has_prefix(name, "cuDevicePrimaryCtxRelease") ||
+                 has_prefix(name, "cuDevicePrimaryCtxReset")
+             ? CALL_CONTEXT_GONE
+             : CALL_NONE;
+}
+
+/* the callbacks of calls of kind `which` (CALL_NONE: every kind but launches) on or off; the count
+ * that failed, the first failure's result in *first */
+static int switch_callbacks(int on, enum call_kind which, CUptiResult *first) {
+  int failed = 0;
+  for (int d = 0; d < 2; d++) {
+    CUpti_CallbackDomain domain = d ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+    for (uint32_t cbid = 1; cbid < MAX_CBID; cbid++) {
+      uint8_t k = call_kinds[d][cbid];
+      if (k == CALL_NONE || (which == CALL_NONE ? k == CALL_LAUNCH : k != which)) continue;
+      CUptiResult r = cupti.EnableCallback(on, subscriber, domain, cbid);
+      if (r != CUPTI_SUCCESS && !failed++) *first = r;
+    }
+  }
+  return failed;
+}
+
+static void enable_callbacks(int marks) {
   static const CUpti_CallbackDomain domains[] = {CUPTI_CB_DOMAIN_RUNTIME_API,
                                                  CUPTI_CB_DOMAIN_DRIVER_API};
-  int enabled = 0, failed = 0;
-  CUptiResult first = CUPTI_SUCCESS;
+  int launches = 0;
   for (size_t d = 0; d < 2; d++) {
     for (uint32_t cbid = 1; cbid < MAX_CBID; cbid++) {
       const char *name = NULL;
       if (cupti.GetCallbackName(domains[d], cbid, &name) != CUPTI_SUCCESS || !name)
         continue; /* no such id */
-      if (!starts_gpu_work(domains[d], name)) continue;
-      CUptiResult r = cupti.EnableCallback(1, sub, domains[d], cbid);
-      if (r == CUPTI_SUCCESS) enabled++;
-      else if (!failed++) first = r;
+      enum call_kind k = kind_of_call(domains[d], name);
+      if (k == CALL_LAUNCH || marks) call_kinds[d][cbid] = (uint8_t)k;
+      launches += k == CALL_LAUNCH;
     }
   }
+  CUptiResult first = CUPTI_SUCCESS;
+  int failed = switch_callbacks(1, CALL_LAUNCH, &first);
   if (failed) {
     char what[128];
-    snprintf(what, sizeof what, "cuptiEnableCallback failed for %d of %d calls", failed,
-             failed + enabled);
+    snprintf(what, sizeof what, "cuptiEnableCallback failed for %d of %d calls", failed, launches);
     error_record(what, first, "GPU work they start is not attributed to ranges");
   }
-  if (!enabled && !failed)
+  if (marks && switch_callbacks(1, CALL_NONE, &first))
+    error_record("cuptiEnableCallback (event records, streams destroyed)", first,
+                 "no step marks: GPU activity on every step");
+  if (!launches)
     wt_record_text(
         'E', NULL,
         "cuptiGetCallbackName named no launch, copy or set: GPU work is not attributed to ranges");
 }
+
+/* ---- GPU activity on a sample of the steps ---- */
+
+static const CUpti_ActivityKind work_kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
+
+/* activity of kernels, copies and sets and the launch callbacks on or off; the number of CUPTI
+ * calls that failed */
+static int switch_activity(int on) {
+  CUptiResult first = CUPTI_SUCCESS;
+  int failed = switch_callbacks(on, CALL_LAUNCH, &first);
+  for (size_t i = 0; i < sizeof work_kinds / sizeof work_kinds[0]; i++) {
+    CUptiResult r = on ? cupti.ActivityEnable(work_kinds[i]) : cupti.ActivityDisable(work_kinds[i]);
+    if (r != CUPTI_SUCCESS && !failed++) first = r;
+  }
+  if (failed)
+    error_record(on ? "turning GPU activity on" : "turning GPU activity off", first,
+                 "some steps' GPU work may be missing or recorded");
+  return failed;
+}
+
+static void sampled_activity(int on, uint64_t at) {
+  switch_activity(on);
+  wt_lock();
+  if (wt_ready()) {
+    wt_line('P');
+    wt_u64(at);
+    wt_text(on ? "on" : "off");
+    wt_end();
+  }
+  wt_unlock();
+}
+
+/* the steps traced are done: CUPTI off for the rest of the process (the work launched before
+ * still gives its records) */
+static void sampling_stop(void) {
+  CUptiResult first = CUPTI_SUCCESS;
+  switch_activity(0);
+  switch_callbacks(0, CALL_NONE, &first);
+  cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_CUDA_EVENT);
+}
+
+static struct wt_sampling sampling = {sampled_activity, sampling_stop, 0};
 
 /* ---- start ---- */
 
@@ -366,6 +557,8 @@ static int load(char *reason, size_t room) {
   } while (0)
   FIND(GetResultString, 1);
   FIND(ActivityEnable, 1);
+  FIND(ActivityDisable, 1);
+  FIND(ActivityEnableCudaEventDeviceTimestamps, 0);
   FIND(ActivityRegisterCallbacks, 1);
   FIND(ActivityGetNextRecord, 1);
   FIND(ActivityGetNumDroppedRecords, 1);
@@ -402,6 +595,21 @@ static void choose_clock(void) {
                r, "K times are CUPTI's clock less an offset measured once");
 }
 
+/* CUDA events' device times (step marks); 0 where CUPTI cannot give them (an E record says why) */
+static int event_times(void) {
+  if (!cupti.ActivityEnableCudaEventDeviceTimestamps) {
+    wt_record_text('E', NULL,
+                   "no cuptiActivityEnableCudaEventDeviceTimestamps in CUPTI: no step marks, GPU "
+                   "activity on every step");
+    return 0;
+  }
+  CUptiResult r = cupti.ActivityEnableCudaEventDeviceTimestamps(1);
+  if (r == CUPTI_SUCCESS) r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_CUDA_EVENT);
+  if (r == CUPTI_SUCCESS) return 1;
+  error_record("cuptiActivityEnable(CUDA_EVENT)", r, "no step marks: GPU activity on every step");
+  return 0;
+}
+
 /* Sets CUPTI up; on failure (GPU timing off), why in reason. */
 static int start(char *reason, size_t room) {
   choose_clock();
@@ -420,10 +628,11 @@ static int start(char *reason, size_t room) {
     error_record("cuptiActivityEnable(MEMCPY)", r, "copies are not timed");
   if ((r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET)) != CUPTI_SUCCESS)
     error_record("cuptiActivityEnable(MEMSET)", r, "sets are not timed");
-  CUpti_SubscriberHandle sub;
-  if ((r = cupti.Subscribe(&sub, api_called, NULL)) != CUPTI_SUCCESS)
+  sampling.marks = event_times();
+  if ((r = cupti.Subscribe(&subscriber, api_called, NULL)) != CUPTI_SUCCESS) {
     error_record("cuptiSubscribe", r, "GPU work is not attributed to ranges");
-  else enable_callbacks(sub);
+    sampling.marks = 0;
+  } else enable_callbacks(sampling.marks);
   return 1;
 }
 
@@ -483,5 +692,6 @@ int InitializeInjection(void) {
   wt_record_text('G', "on", reason);
   atomic_store(&state, CUPTI_ACTIVE);
   wt_use_activity(&hooks);
+  if (subscriber) wt_use_sampling(&sampling);
   return 1;
 }

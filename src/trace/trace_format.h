@@ -11,6 +11,12 @@
  *                       already, as PyTorch does, else libcupti.so.13, then libcupti.so, then
  *                       the toolkit's libcupti.so.13: the build's, /usr/local/cuda's)
  *   WLRUN_TRACE_GPU     "0": no CUPTI at all (CPU times only)
+ *   WLRUN_TRACE_STEP    the steps' range name: marks at their starts and ends (below, K event),
+ *                       and GPU activity on a sample of them
+ *   WLRUN_TRACE_GPU_EVERY  N: GPU activity (K records of kernels, copies and sets) and the launch
+ *                       callbacks (C records of launches) on one step in N only, from the fourth
+ *                       step on; 1: on every step; unset or 0: chosen from the launches' cost
+ *                       (src/trace/trace_steps.c). P records say when it changes.
  *   WLRUN_TRACE_STEPS   N, with WLRUN_TRACE_STEP a range name: after the N-th range of that name
  *                       closes in one NVTX domain (each domain counts its own), the process's
  *                       launches and the ranges still open are written (O) as at an exit, and
@@ -64,7 +70,15 @@
  *   K   correlation kind device stream start end bytes name-sid
  *                                GPU work from CUPTI activity: kind kernel, memcpy or memset;
  *                                bytes 0 for kernels; name-sid: the kernel's (demangled) name or
- *                                the copy's direction ("memcpy HtoD")
+ *                                the copy's direction ("memcpy HtoD"). Kind event (version 3): a
+ *                                CUDA event recorded (a step mark of the library's, or the
+ *                                program's own), start = end = its device time: the GPU work
+ *                                launched on that stream before it had ended then; its C record
+ *                                (the cuEventRecord call's) is timed a nanosecond before the step
+ *                                boundary it marks
+ *   P   time state               version 3: GPU activity (K of kernels, copies and sets) and the
+ *                                launch callbacks (C of launches) turned "on" or "off" at time,
+ *                                at a step's start (WLRUN_TRACE_GPU_EVERY); on before the first P
  *   G   state text               GPU timing in this process: "on" (CUPTI activity enabled) or
  *                                "off" with the reason, e.g. "off	libcupti.so.13: cannot open"
  *   D   what count               records lost: "cupti" (CUPTI dropped activity records),
@@ -79,12 +93,12 @@
  * holds at most WL_TRACE_MAX_STRING bytes (a longer name is cut at a character boundary).
  * Times are nanoseconds of CLOCK_MONOTONIC, for CPU records and (through CUPTI's timestamp
  * callback) for K records alike. Record letters and field counts never change within a version
- * (readers take 1 and 2); a reader refuses a line it does not know, naming the file and the line.
+ * (readers take 1 to 3); a reader refuses a line it does not know, naming the file and the line.
  */
 #ifndef WL_TRACE_FORMAT_H
 #define WL_TRACE_FORMAT_H
 
-#define WL_TRACE_VERSION 2
+#define WL_TRACE_VERSION 3
 #define WL_TRACE_MAGIC "wltrace"
 #define WL_TRACE_SUFFIX ".wltrace"
 #define WL_TRACE_MAX_DEPTH 256 /* lua/wlrun/trace/read.lua's LIMITS.depth */
@@ -97,6 +111,7 @@
 #define WL_TRACE_ENV_GPU "WLRUN_TRACE_GPU"
 #define WL_TRACE_ENV_STEPS "WLRUN_TRACE_STEPS"
 #define WL_TRACE_ENV_STEP "WLRUN_TRACE_STEP"
+#define WL_TRACE_ENV_GPU_EVERY "WLRUN_TRACE_GPU_EVERY"
 
 /* The domain of the ranges that wlrun's Python start-up hook pushes (src/trace/trace_auto.c) */
 #define WL_TRACE_AUTO_DOMAIN "wlrun.auto"

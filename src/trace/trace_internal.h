@@ -113,8 +113,9 @@ uint64_t wt_start(struct wt_string *domain, struct wt_string *name, struct wt_pa
 void wt_end_range(uint64_t rid);
 void wt_name_thread(uint32_t tid, struct wt_string *name);
 
-/* A CUDA call that can start GPU work, made on the calling thread: its C record. */
-void wt_note_launch(uint64_t correlation);
+/* A CUDA call that can start GPU work, made on the calling thread: its C record, timed `at` (0:
+ * now; a step mark's, the step boundary it stands for). */
+void wt_note_launch(uint64_t correlation, uint64_t at);
 
 uint64_t wt_next_rid(void);   /* under the lock */
 uint64_t wt_depth_lost(void); /* pushes not recorded: the thread's ranges were nested too deep */
@@ -132,11 +133,40 @@ void wt_ranges_fork_child(void);
 void wt_steps_init(void (*done)(void));
 int wt_recording(void); /* 0 once the steps traced are done: no more ranges or launches */
 void wt_launch_noted(uint64_t correlation);
-/* under the trace lock: a range closed (its R or A written); the N-th step of its domain stops
- * the recording, writing every thread's launches and open ranges as at an exit */
-void wt_step_closed(const struct wt_string *name, const struct wt_string *domain);
+/* under the trace lock: a range opened at `at`; a range closed at `end` (its R or A written),
+ * the N-th step of its domain stopping the recording, writing every thread's launches and open
+ * ranges as at an exit. A step's start or end waits on the thread for wt_step_marks. */
+void wt_step_opened(const struct wt_string *name, const struct wt_string *domain, uint64_t at);
+void wt_step_closed(const struct wt_string *name, const struct wt_string *domain, uint64_t end);
+/* outside every lock, after a push or pop: the marks of a step's start or end on this thread, and
+ * GPU activity turned on or off for the next step (WLRUN_TRACE_GPU_EVERY) */
+void wt_step_marks(void);
+/* What the GPU's activity (trace_cupti.c) gives the steps once CUPTI is on: activity (and the
+ * launch callbacks) on or off from `at`, its P record written; stop: everything off, for the rest
+ * of the process (the steps traced are done); marks: step marks can be made (CUPTI gives events'
+ * device times). */
+struct wt_sampling {
+  void (*activity)(int on, uint64_t at);
+  void (*stop)(void);
+  int marks;
+};
+void wt_use_sampling(const struct wt_sampling *s);
 int wt_work_recorded(uint64_t correlation); /* GPU work launched while recording */
 void wt_steps_fork_child(void);
+
+/* ---- step marks (trace_marks.c): CUDA events at the steps' boundaries ---- */
+
+/* a launch's stream (a CUstream of the CUcontext ctx) */
+void wt_marks_stream_used(void *ctx, void *stream);
+void wt_marks_stream_gone(void *stream); /* destroyed */
+void wt_marks_context_gone(void *ctx);   /* destroyed (NULL: any), its streams with it */
+void wt_marks_capturing(int change);     /* a graph capture begun (1) or ended (-1) */
+int wt_marks_ready(void); /* streams known, no call failed, no graph being captured */
+/* outside every lock: an event recorded on each stream known, its C record timed a nanosecond
+ * before `at` (0: now); the count recorded */
+int wt_marks_record(uint64_t at);
+uint64_t wt_marking(void); /* on the thread recording marks, the time they stand for; else 0 */
+void wt_marks_fork_child(void);
 
 /* ---- the device (trace_sync.c, trace_cupti.c) ---- */
 

@@ -50,7 +50,9 @@ uint64_t wt_start(struct wt_string *domain, struct wt_string *name, struct wt_pa
   *p = r;
   nopen++;
   r->start = wt_now();
+  wt_step_opened(name, domain, r->start);
   wt_unlock_soon(r->start); /* a start writes nothing: what waits, waits on */
+  wt_step_marks();
   return r->rid;
 }
 
@@ -81,10 +83,11 @@ void wt_end_range(uint64_t rid) {
       wt_u64(end);
       wt_payload_field(r->payload);
       wt_end();
-      wt_step_closed(r->name, r->domain);
+      wt_step_closed(r->name, r->domain, end);
     }
   }
   wt_unlock();
+  wt_step_marks();
   free(r);
 }
 

@@ -1,19 +1,37 @@
-/* WLRUN_TRACE_STEPS (wlrun trace --steps N): the trace stops after the N-th range named
- * WLRUN_TRACE_STEP closes in one domain (push/pop or start/end; each domain counts its own, so
- * that a program's own steps and the Python hook's are not added). Then, as at an exit, every
- * thread's launches and every range still open are written (O), and nothing more is recorded
- * but the GPU work launched before (K records up to the last correlation noted), what was lost
- * (D) and the exit (X): a long run's trace stays bounded, and the program runs on with its ranges
- * and launches no longer recorded. */
+/* The steps: ranges named WLRUN_TRACE_STEP, each NVTX domain counting its own (a program's own
+ * steps and the Python hook's are not added).
+ *
+ * WLRUN_TRACE_STEPS (wlrun trace --steps N): the trace stops after the N-th step closes in one
+ * domain. Then, as at an exit, every thread's launches and every range still open are written
+ * (O), and nothing more is recorded but the GPU work launched before (K records up to the last
+ * correlation noted), what was lost (D) and the exit (X): a long run's trace stays bounded, and
+ * the program runs on with its ranges and launches no longer recorded and CUPTI's activity and
+ * callbacks off.
+ *
+ * GPU activity on a sample of the steps (WLRUN_TRACE_GPU_EVERY, wlrun trace --gpu-every): CUPTI
+ * records each kernel, copy and set at a cost of a few microseconds a launch, which a
+ * launch-bound step of 2 ms (50 launches) pays as 7-10 %. So activity and the launch callbacks
+ * are on for every N-th step only (P records say when), and at each step's start and end a
+ * mark (trace_marks.c) gives the end of the GPU work launched before it on every step. N=1:
+ * every step, as before; unset or 0 ("auto"): every step whose recorded launches would cost it
+ * at most 1 %, else one step in ceil(cost / 1 %), at most one in 32, chosen again at each step
+ * recorded. The first FULL_FIRST steps are all recorded, and every step is where no mark can be
+ * made (no CUPTI event timestamps, no stream known). The steps counted are the program's own where
+ * it has any (the report's steps then), else the Python hook's. */
 #include "trace_internal.h"
 #include "trace_format.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 
-enum { DOMAINS = 8 };
+enum { DOMAINS = 8, FULL_FIRST = 3, MAX_EVERY = 32 };
+/* what recording a launch's activity and callback costs (trace_launch_cost.lua: 3-4 us on the
+ * H200's and H100's machines), and the share of a step it may take */
+#define LAUNCH_COST_NS 3000.0
+#define COST_TARGET 0.01
 
 static long limit;               /* 0: every step */
+static long every;               /* 0: auto */
 static void (*write_open)(void); /* the process's: every thread's launches and open ranges */
 static struct wt_string *step_name;
 static struct {
@@ -22,20 +40,52 @@ static struct {
 } counts[DOMAINS]; /* under the trace lock */
 static atomic_int stopped;
 static atomic_uint_fast64_t last_noted, stop_correlation;
+static atomic_uint_fast64_t launches; /* launch callbacks seen */
+
+/* the sampling's state: changed by the thread at a boundary of the first domain's steps, outside
+ * the trace lock (sampling_lock) */
+static const struct wt_sampling *sampling;
+static pthread_mutex_t sampling_lock = PTHREAD_MUTEX_INITIALIZER;
+static const struct wt_string *driver; /* the domain whose steps are counted (NULL: default) */
+static int have_driver;
+static struct wt_string *hook_domain; /* WL_TRACE_AUTO_DOMAIN */
+static long opened, last_full = -1, chosen_every = 1;
+static int activity_on = 1, finished;
+static uint64_t opened_at, launches_at_open;
+
+/* a boundary of a step on this thread, waiting for the trace lock to be released */
+static __thread struct {
+  int open, close;
+  uint64_t at;
+  const struct wt_string *domain;
+} pending;
+
+static long number(const char *name) {
+  const char *n = getenv(name);
+  char *end = NULL;
+  long v = n ? strtol(n, &end, 10) : 0;
+  return n && end != n && !*end && v > 0 ? v : 0;
+}
 
 void wt_steps_init(void (*done)(void)) {
   write_open = done;
-  const char *n = getenv(WL_TRACE_ENV_STEPS), *name = getenv(WL_TRACE_ENV_STEP);
-  char *end = NULL;
-  long v = n ? strtol(n, &end, 10) : 0;
-  if (!n || end == n || *end || v <= 0 || !name || !*name) return;
-  step_name = wt_intern_cstr(name);
-  if (step_name) limit = v;
+  const char *name = getenv(WL_TRACE_ENV_STEP);
+  if (!name || !*name || !(step_name = wt_intern_cstr(name))) return;
+  limit = number(WL_TRACE_ENV_STEPS);
+  every = number(WL_TRACE_ENV_GPU_EVERY);
+  hook_domain = wt_intern_cstr(WL_TRACE_AUTO_DOMAIN);
+}
+
+void wt_use_sampling(const struct wt_sampling *s) {
+  wt_mutex_lock(&sampling_lock);
+  sampling = s;
+  wt_mutex_unlock(&sampling_lock);
 }
 
 int wt_recording(void) { return !atomic_load_explicit(&stopped, memory_order_relaxed); }
 
 void wt_launch_noted(uint64_t correlation) {
+  atomic_fetch_add_explicit(&launches, 1, memory_order_relaxed);
   uint64_t seen = atomic_load_explicit(&last_noted, memory_order_relaxed);
   while (correlation > seen &&
          !atomic_compare_exchange_weak_explicit(&last_noted, &seen, correlation,
@@ -58,8 +108,18 @@ static long *count_of(const struct wt_string *domain) {
   return NULL;
 }
 
-void wt_step_closed(const struct wt_string *name, const struct wt_string *domain) {
-  if (!limit || name != step_name || !wt_recording()) return;
+void wt_step_opened(const struct wt_string *name, const struct wt_string *domain, uint64_t at) {
+  if (name != step_name || !step_name || !wt_recording()) return;
+  if (!pending.open && !pending.close) pending.at = at;
+  pending.open = 1, pending.domain = domain;
+}
+
+void wt_step_closed(const struct wt_string *name, const struct wt_string *domain, uint64_t end) {
+  if (name != step_name || !step_name || !wt_recording()) return;
+  if (!pending.open && !pending.close) pending.at = end;
+  pending.close = 1;
+  if (!pending.open) pending.domain = domain;
+  if (!limit) return;
   long *n = count_of(domain);
   if (!n || ++*n < limit) return;
   atomic_store(&stop_correlation, atomic_load(&last_noted));
@@ -67,9 +127,68 @@ void wt_step_closed(const struct wt_string *name, const struct wt_string *domain
   write_open();
 }
 
+/* one step in how many recorded, from the step recorded last: its launches' cost against its
+ * length */
+static long choose_every(uint64_t length, uint64_t noted) {
+  if (every) return every;
+  if (!length) return chosen_every;
+  double cost = (double)noted * LAUNCH_COST_NS / (double)length;
+  if (cost <= COST_TARGET) return 1;
+  long n = (long)(cost / COST_TARGET) + 1;
+  return n > MAX_EVERY ? MAX_EVERY : n;
+}
+
+static void set_activity(int on, uint64_t at) {
+  if (on == activity_on) return;
+  activity_on = on;
+  sampling->activity(on, at);
+}
+
+/* under sampling_lock: a boundary of the driver's steps at `at` */
+static void sample(int open, int close, uint64_t at) {
+  if (close && activity_on && opened_at && at > opened_at)
+    chosen_every = choose_every(at - opened_at, atomic_load(&launches) - launches_at_open);
+  if (!open) return;
+  long k = opened++;
+  int full =
+      k < FULL_FIRST || chosen_every <= 1 || k - last_full >= chosen_every || !wt_marks_ready();
+  if (full) last_full = k;
+  set_activity(full, at);
+  opened_at = at;
+  launches_at_open = atomic_load(&launches);
+}
+
+void wt_step_marks(void) {
+  if (!pending.open && !pending.close) return;
+  int open = pending.open, close = pending.close;
+  uint64_t at = pending.at;
+  const struct wt_string *domain = pending.domain;
+  pending.open = pending.close = 0;
+  wt_mutex_lock(&sampling_lock);
+  if (sampling && !finished) { /* (a forked child's is NULL) */
+    if (!wt_recording()) {     /* the steps traced are done: nothing more is recorded */
+      finished = 1;
+      sampling->stop();
+    } else {
+      if (open && (!have_driver || (driver == hook_domain && domain != hook_domain))) {
+        driver = domain, have_driver = 1; /* the program's steps, once it has some, count from
+                                             their first */
+        opened = 0, last_full = -1, opened_at = 0;
+      }
+      if (sampling->marks) wt_marks_record(at);
+      if (domain == driver && (every != 1 || !activity_on)) sample(open, close, at);
+    }
+  }
+  wt_mutex_unlock(&sampling_lock);
+}
+
 void wt_steps_fork_child(void) {
   for (int i = 0; i < DOMAINS; i++) counts[i].domain = NULL, counts[i].closed = 0;
   atomic_store(&stopped, 0);
   atomic_store(&last_noted, 0);
   atomic_store(&stop_correlation, 0);
+  pthread_mutex_init(&sampling_lock, NULL);
+  sampling = NULL; /* a forked child does nothing CUDA-related */
+  have_driver = 0, opened = 0, last_full = -1, chosen_every = 1, activity_on = 1, finished = 0;
+  pending.open = pending.close = 0;
 }

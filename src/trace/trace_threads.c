@@ -144,7 +144,7 @@ static int pop_record(struct thread *t, int i, const struct wt_payload *payload,
     wt_u64(end);
     wt_payload_field(o.payload);
     wt_end();
-    wt_step_closed(o.name, o.domain);
+    wt_step_closed(o.name, o.domain, end);
   }
   return same_domain_below(t, i, o.domain);
 }
@@ -271,8 +271,10 @@ int wt_push_at(struct wt_string *domain, struct wt_string *name, struct wt_paylo
     o->start = now = backdated(t, at, wt_now());
     t->depth++;
     atomic_store_explicit(&last_innermost, o->rid, memory_order_relaxed);
+    wt_step_opened(name, domain, now);
   }
   wt_unlock_soon(now ? now : wt_now()); /* a push writes nothing: what waits, waits on */
+  wt_step_marks();
   return level;
 }
 
@@ -290,6 +292,7 @@ int wt_pop_at(struct wt_string *domain, const struct wt_payload *payload, uint64
     wt_lock();
     end_later(t, backdated(t, at, wt_now()));
     wt_unlock_soon(wt_now());
+    wt_step_marks();
     i = innermost(t, domain);
   }
   if (t->overflow) {
@@ -304,6 +307,7 @@ int wt_pop_at(struct wt_string *domain, const struct wt_payload *payload, uint64
   int level = pop_record(t, i, payload, end);
   if (t->depth) wt_unlock_soon(end);
   else wt_unlock(); /* the thread's outermost range: written at once */
+  wt_step_marks();
   return level;
 }
 
@@ -317,6 +321,7 @@ int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload) {
     wt_lock();
     end_later(t, wt_now());
     wt_unlock_soon(wt_now());
+    wt_step_marks();
     return wt_pop_later(domain, payload);
   }
   int i = innermost(t, domain);
@@ -372,10 +377,10 @@ static void flush_launches(struct thread *t) {
 
 /* Every launch is noted with its time, in a range or not: the report bounds an iteration by the
  * end of the GPU work launched before its range closed, wherever that work was launched. */
-void wt_note_launch(uint64_t correlation) {
+void wt_note_launch(uint64_t correlation, uint64_t at) {
   if (wt_finished() || !wt_recording()) return;
   wt_launch_noted(correlation);
-  uint64_t now = wt_now();
+  uint64_t now = at ? at : wt_now();
   struct thread *t = self;
   uint64_t rid = t && t->depth ? t->stack[t->depth - 1].rid : 0;
   if (!rid) rid = atomic_load_explicit(&last_innermost, memory_order_relaxed);

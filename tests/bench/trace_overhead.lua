@@ -30,7 +30,8 @@ if conv then sizes = { { conv = true, batch = 64, label = "conv b64 after" } } e
 -- what each variant is: traced by wlrun or not, CUPTI on, wlrun's Python hook on, the script's own
 -- ranges; the table's columns are the first four, and arg[3] (a comma list) chooses others to
 -- find where the cost is: "untraced+ranges" (the script's NVTX calls with no tool),
--- "nvtx-nohook", "full-nohook"
+-- "nvtx-nohook", "full-nohook", "full-every1" and "auto-every1" (--gpu-every 1: every step's
+-- GPU work recorded)
 local HOW = {
   untraced = { traced = false, ranges = false },
   ["untraced+ranges"] = { traced = false, ranges = true },
@@ -39,6 +40,9 @@ local HOW = {
   full = { traced = true, gpu = true, hook = true, ranges = true },
   ["full-nohook"] = { traced = true, gpu = true, hook = false, ranges = true },
   auto = { traced = true, gpu = true, hook = true, ranges = false },
+  -- GPU activity on every step (--gpu-every 1), as before activity on a sample of the steps
+  ["full-every1"] = { traced = true, gpu = true, hook = true, ranges = true, every = 1 },
+  ["auto-every1"] = { traced = true, gpu = true, hook = true, ranges = false, every = 1 },
 }
 local VARIANTS = { "untraced", "nvtx", "full", "auto" }
 if arg[3] then
@@ -71,9 +75,10 @@ local function run(size, variant)
   local template = os.tmpname()
   local script, no_ranges = script_of(size, template)
   local how = HOW[variant]
-  local cmd = how.traced and ("%s%s trace --quiet --batch-size %d%s -- %s%s"):format(how.gpu and ""
-    or "WLRUN_TRACE_GPU=0 ",
-    q(bin), size.batch, how.hook and "" or " --no-auto-ranges", script,
+  local cmd = how.traced and ("%s%s trace --quiet --batch-size %d%s%s -- %s%s"):format(how.gpu
+    and "" or "WLRUN_TRACE_GPU=0 ",
+    q(bin), size.batch, how.hook and "" or " --no-auto-ranges",
+    how.every and (" --gpu-every %d"):format(how.every) or "", script,
       how.ranges and "" or no_ranges)
     or (script .. (how.ranges and "" or no_ranges))
   local ok = os.execute(cmd .. " >/dev/null 2>&1")

@@ -128,7 +128,7 @@ static void later_under_own(void) {
 }
 
 static void no_range(void) {
-  wt_note_launch(1); /* nothing open anywhere: C with rid 0, its time all the same */
+  wt_note_launch(1, 0); /* nothing open anywhere: C with rid 0, its time all the same */
   wt_push(NULL, wt_intern_cstr("late"), none());
   wt_pop(NULL);
 }
@@ -136,26 +136,26 @@ static void no_range(void) {
 static void many(void) {
   wt_push(NULL, wt_intern_cstr("step"), none()); /* rid 1 */
   for (uint64_t c = 1; c <= 1000; c++) {
-    wt_note_launch(c);
-    wt_note_launch(c); /* the driver's call inside the runtime's: once */
+    wt_note_launch(c, 0);
+    wt_note_launch(c, 0); /* the driver's call inside the runtime's: once */
   }
   wt_push(NULL, wt_intern_cstr("inner"), none()); /* rid 2 */
-  wt_note_launch(2000);
+  wt_note_launch(2000, 0);
   wt_pop(NULL);
-  wt_note_launch(2001); /* step again */
+  wt_note_launch(2001, 0); /* step again */
   wt_pop(NULL);
 }
 
 static void *launches_on_own_range(void *arg) {
   (void)arg;
   wt_push(NULL, wt_intern_cstr("worker"), none());
-  for (uint64_t c = 5000; c < 5010; c++) wt_note_launch(c);
+  for (uint64_t c = 5000; c < 5010; c++) wt_note_launch(c, 0);
   return NULL; /* ends with its range open and its launches buffered */
 }
 
 static void *launches_without_range(void *arg) {
   (void)arg;
-  wt_note_launch(7000); /* autograd's thread: the main thread's innermost range */
+  wt_note_launch(7000, 0); /* autograd's thread: the main thread's innermost range */
   return NULL;
 }
 
@@ -166,7 +166,7 @@ static void threads(void) {
     _exit(8);
   if (pthread_create(&t, NULL, launches_on_own_range, NULL) != 0 || pthread_join(t, NULL) != 0)
     _exit(8);
-  wt_note_launch(8000);
+  wt_note_launch(8000, 0);
   /* exits with backward open and 8000 buffered */
 }
 
@@ -346,6 +346,53 @@ static void test_write_error(void) {
   CHECK(strchr(text, '\n') == text + strlen(text) - 1); /* once */
 }
 
+/* ---- GPU activity on a sample of the steps (src/trace/trace_steps.c) ---- */
+
+static long step_now; /* the step being opened, as the sampling sees it */
+static char changes[512];
+
+static void fake_activity(int on, uint64_t at) {
+  (void)at;
+  size_t n = strlen(changes);
+  snprintf(changes + n, sizeof changes - n, "%s%s@%ld", n ? " " : "", on ? "on" : "off", step_now);
+}
+static void fake_stop(void) {}
+
+/* steps of `launches` launches each under a fake activity: the changes it was told, as an E */
+static void sampled_steps(int steps, int launches) {
+  static struct wt_sampling fake = {fake_activity, fake_stop, 1};
+  wt_use_sampling(&fake);
+  wt_marks_stream_used((void *)0x1, NULL); /* a stream known: marks can be made */
+  struct wt_string *step = wt_intern_cstr("train_step");
+  for (step_now = 0; step_now < steps; step_now++) {
+    wt_push(NULL, step, none());
+    for (int i = 0; i < launches; i++) wt_note_launch((uint64_t)(step_now * 1000 + i + 1), 0);
+    wt_pop(NULL);
+  }
+  wt_record_text('E', NULL, changes[0] ? changes : "none");
+}
+
+static void every_fourth(void) { sampled_steps(12, 2); }
+static void chosen(void) { sampled_steps(40, 100); }
+
+static void test_sampling(void) {
+  setenv("WLRUN_TRACE_STEP", "train_step", 1);
+  setenv("WLRUN_TRACE_GPU_EVERY", "4", 1);
+  char *t = traced(every_fourth);
+  /* the first three steps recorded, then one in four: steps 6 and 10 */
+  CHECK_CONTAINS(t, "\nE\toff@3 on@6 off@7 on@10 off@11\n");
+  unsetenv("WLRUN_TRACE_GPU_EVERY");
+  /* auto: 100 launches of a few microseconds' steps cost far more than 1 %: one step in many */
+  t = traced(chosen);
+  CHECK_CONTAINS(t, "\nE\toff@3");
+  CHECK(lines_with(t, "E\toff@3 on@") == 0 || !strstr(t, "on@4 ")); /* not the next step */
+  setenv("WLRUN_TRACE_GPU_EVERY", "1", 1);
+  t = traced(every_fourth);
+  CHECK_CONTAINS(t, "\nE\tnone\n"); /* every step recorded: never turned off */
+  unsetenv("WLRUN_TRACE_GPU_EVERY");
+  unsetenv("WLRUN_TRACE_STEP");
+}
+
 int main(void) {
   if (!mkdtemp(dir)) {
     perror("mkdtemp");
@@ -393,6 +440,7 @@ int main(void) {
   CHECK(range_time(t, 1, 1) <= range_time(t, 5, 0));
 
   test_activity();
+  test_sampling();
   test_write_error();
   test_small_file_limit();
   test_closed_descriptor();

@@ -28,7 +28,8 @@ local PROGRAM = built("WLRUN_TRACE_PROGRAM", "trace_nvtx_program")
 local CUDA_PROGRAM = built("WLRUN_TRACE_CUDA_PROGRAM", "trace_cuda_program")
 
 -- the fields of each record, after the letter (trace_format.h)
-local FIELDS = { S = 2, T = 2, R = 8, A = 7, O = 7, C = 3, K = 8, G = 2, D = 2, E = 1, X = 1 }
+local FIELDS = { S = 2, T = 2, R = 8, A = 7, O = 7, C = 3, K = 8, G = 2, D = 2, E = 1, X = 1,
+  P = 2 }
 local MS = 1000000
 
 -- Reads one .wltrace file: {pid =, ppid =, command =, records = {{letter, field...}...},
@@ -45,7 +46,7 @@ local function read_trace(path)
     for part in (line .. "\t"):gmatch("([^\t]*)\t") do f[#f + 1] = part end
     if n == 1 then
       assert.equal("wltrace", f[1], path)
-      assert.equal("2", f[2], path)
+      assert.equal("3", f[2], path)
       t.pid, t.ppid, t.command = tonumber(f[3]), tonumber(f[4]), record.unescape(f[5] or "")
     else
       local letter = f[1]

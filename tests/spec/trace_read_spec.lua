@@ -149,9 +149,19 @@ describe("trace reader", function()
   describe("refuses, naming the file and the line,", function()
     it("a file that is not a trace, or of another version", function()
       refused("hello\n", "42.wltrace:1: not a wlrun trace file")
-      refused("wltrace\t3\t1\t1\tx\n",
-        "42.wltrace:1: trace format version 3; this wlrun reads versions 1 and 2")
+      refused("wltrace\t4\t1\t1\tx\n",
+        "42.wltrace:1: trace format version 4; this wlrun reads versions 1 to 3")
       refused("wltrace\t1\t1\t1\n", "42.wltrace:1: the header has 4 fields, expected 5")
+    end)
+
+    it("version 3's records in an older file, and a P out of order or of no known state",
+      function()
+      refused(file("P\t10\toff"), "42.wltrace:2: P: a record of version 3 in a file of version 1")
+      refused(file("S\t1\tevent", "K\t1\tevent\t0\t7\t5\t5\t0\t1"),
+        "42.wltrace:3: K: an unknown kind of GPU work 'event' (kernel, memcpy, memset)")
+      local v3 = "wltrace\t3\t1\t1\tx\n"
+      refused(v3 .. "P\t10\tmaybe\n", "42.wltrace:2: P: state 'maybe', expected on or off")
+      refused(v3 .. "P\t10\toff\nP\t5\ton\n", "42.wltrace:3: P: time 5 before the last P's (10)")
     end)
 
     it("an unknown record and a wrong number of fields", function()

@@ -73,7 +73,9 @@ local function summary_of(xs) return #xs > 0 and core.stats.summary(xs) or nil e
 -- wlrun trace's, which may hold time that is neither data nor step; default iter + data),
 -- samples (the iterations' samples, where they are not batch_size each: wlrun trace's payloads),
 -- overlap = {work, busy, tolerance} (the step's GPU work per iteration, its busy time: the
--- phases overlap when work > busy * (1 + tolerance)). Returns the summary with its warnings.
+-- phases overlap when work > busy * (1 + tolerance)), phase_iters (the iterations rec.phases
+-- holds, where not every one: wlrun trace's steps whose GPU work was recorded). Returns the
+-- summary with its warnings.
 function loop.summarize(rec)
   local n = #rec.iter
   local total_iter, total_data = 0, 0
@@ -109,7 +111,7 @@ function loop.summarize(rec)
   for _, name in ipairs(order) do
     local agg = by_name[name]
     local st = core.stats.summary(agg.times)
-    local mean_per_iter = st.mean * #agg.times / math.max(n, 1)
+    local mean_per_iter = st.mean * #agg.times / math.max(rec.phase_iters or n, 1)
     s.phases[#s.phases + 1] = { name = name, mean = mean_per_iter, median = st.median,
       share = s.iter and s.iter.mean > 0 and mean_per_iter / s.iter.mean or 0, top = agg.top }
     if agg.top then top_total = top_total + mean_per_iter end

@@ -154,6 +154,23 @@ function notes.run_ahead(t, iter_mean, list)
   end
 end
 
+-- GPU activity recorded on a sample of the measured steps (t.gpu_steps: their indices among the
+-- n measured; docs/trace.md, "What tracing costs")
+function notes.sampled(t, n, list)
+  local timed = t.gpu_steps
+  if not timed then return end
+  if #timed == 0 then
+    list[#list + 1] = ("no measured step had its GPU work recorded (GPU activity was on for one "
+      .. "step in several, --gpu-every): the phases are CPU times; lower --warmup, run more "
+      .. "steps, or --gpu-every 1"):format()
+    return
+  end
+  list[#list + 1] = ("GPU work recorded on %d of the %d steps measured (one in %s; --gpu-every "
+    .. "1 for every step): the phases' GPU times and kernels are theirs; every iteration is "
+    .. "bounded by marks of its GPU work's end"):format(#timed, n,
+    ("%.0f"):format(n / #timed))
+end
+
 -- a step whose GPU is idle most of its iteration (a launch-bound PyTorch step: the Python and the
 -- launches take longer than the kernels) reads as mostly "(outside)" in a breakdown of GPU times:
 -- a note says so, with the top phases' CPU times, where the time goes

@@ -16,7 +16,10 @@
 -- A process: {file, pid, ppid, command, threads = {[tid] = name}, ranges = {range...},
 --   by_rid = {[rid] = range}, corr = {[correlation] = rid}, launched = {[correlation] = time of the
 --   call (ns; version 2: every call that can start GPU work, in a range or not)}, version,
---   gpu = {work...}, cupti = {state,
+--   gpu = {work...}, marks = {work...} (version 3: events' device times, start = stop, kind
+--   "event": each the end of the GPU work launched before it on its stream),
+--   samples = {{at, on}...} (version 3: P records, GPU activity turned on or off, in time
+--   order), cupti = {state,
 --   reason} | nil, dropped = {[what] = count}, errors = {text...}, errors_more = n,
 --   exit = reason | nil (no X: killed), truncated = bool, orphans = n, unknown_corr = n}
 -- A range: {rid, tid, parent = range | nil (the nearest one that ends no earlier), name, domain,
@@ -39,6 +42,8 @@ read.LIMITS = {
 }
 
 read.KINDS = { kernel = true, memcpy = true, memset = true }
+-- a K record's kind that is a mark, not work (version 3)
+local MARK = "event"
 
 -- the limits in force: read.LIMITS with the given ones over them
 local function limits_of(given)
@@ -62,6 +67,7 @@ local function new_parser(name, budget)
   return setmetatable({
     name = name, budget = budget, lineno = 0, strings = {},
     p = { file = name, threads = {}, ranges = {}, by_rid = {}, corr = {}, launched = {}, gpu = {},
+      marks = {}, samples = {},
       dropped = {}, errors = {},
           errors_more = 0, truncated = false, orphans = 0, unknown_corr = 0 },
   }, Parser)
@@ -131,8 +137,8 @@ function Parser:string_ref(s, what)
 end
 
 -- G: 2 or 3; C: 3 in version 1
-local FIELDS = { S = 3, T = 3, R = 9, A = 8, O = 8, C = 4, K = 9, D = 3, E = 2, X = 2 }
-read.VERSIONS = { [1] = true, [2] = true }
+local FIELDS = { S = 3, T = 3, R = 9, A = 8, O = 8, C = 4, K = 9, D = 3, E = 2, X = 2, P = 3 }
+read.VERSIONS = { [1] = true, [2] = true, [3] = true }
 
 function Parser:range(f, letter)
   local p = self.p
@@ -191,7 +197,9 @@ function Parser:fast(line)
   local p, c = self.p, line:byte(1)
   if c == 75 then -- K
     local corr, kind, device, stream, start, stop, bytes, sid = line:match(K_LINE)
-    if not corr or not read.KINDS[kind] then return false end
+    if not corr or not (read.KINDS[kind] or kind == MARK and self.version >= 3) then
+      return false
+    end
     local w = { corr = num(corr), kind = kind, device = num(device), stream = num(stream),
       start = num(start),
       stop = num(stop), bytes = num(bytes), name = self.strings[num(sid) or 0] }
@@ -199,7 +207,8 @@ function Parser:fast(line)
       or w.stop < w.start then
       return false
     end
-    p.gpu[#p.gpu + 1] = w
+    local list = kind == MARK and p.marks or p.gpu
+    list[#list + 1] = w
     return true
   elseif c == 67 then -- C
     local corr, rid, time
@@ -238,9 +247,10 @@ end
 function Parser:gpu_work(f)
   local p = self.p
   local kind = f[3]
-  if not read.KINDS[kind] then
-    self:fail(("K: an unknown kind of GPU work '%s' (kernel, memcpy, memset)"):format(
-      read.printable(kind, 20)))
+  local mark = kind == MARK and self.version >= 3
+  if not (read.KINDS[kind] or mark) then
+    self:fail(("K: an unknown kind of GPU work '%s' (kernel, memcpy, memset%s)"):format(
+      read.printable(kind, 20), self.version >= 3 and ", event" or ""))
   end
   local w = { corr = self:int(f[2], "correlation"), kind = kind,
     device = self:int(f[4], "device"),
@@ -249,7 +259,8 @@ function Parser:gpu_work(f)
     bytes = self:int(f[8], "bytes"), name = self:string_ref(f[9], "name") or "" }
   if w.stop < w.start then self:fail(("K: GPU work ends (%d) before it starts (%d)"):format(
     w.stop, w.start)) end
-  p.gpu[#p.gpu + 1] = w
+  local list = mark and p.marks or p.gpu
+  list[#list + 1] = w
 end
 
 function Parser:line(line)
@@ -276,7 +287,7 @@ function Parser:line(line)
     if #f ~= 5 then self:fail(("the header has %d fields, expected 5"):format(#f)) end
     local version = self:int(f[2], "version")
     if not read.VERSIONS[version] then self:fail(
-      ("trace format version %d; this wlrun reads versions 1 and 2"):format(version)) end
+      ("trace format version %d; this wlrun reads versions 1 to 3"):format(version)) end
     self.version, p.version = version, version
     p.pid, p.ppid, p.command = self:int(f[3], "pid"), self:int(f[4], "ppid"), self:text(f[5])
     return
@@ -287,6 +298,8 @@ function Parser:line(line)
     if #f ~= 2 and #f ~= 3 then self:fail(("G: %d fields, expected 2 or 3"):format(#f)) end
   elseif not want then
     self:fail(("an unknown record '%s'"):format(read.printable(letter, 20)))
+  elseif letter == "P" and self.version < 3 then
+    self:fail(("P: a record of version 3 in a file of version %d"):format(self.version))
   elseif letter == "C" and self.version == 1 then
     if #f ~= 3 then self:fail(("C: %d fields, expected 3 (version 1)"):format(#f)) end
   elseif #f ~= want then
@@ -326,6 +339,14 @@ function Parser:line(line)
     end
   elseif letter == "X" then
     p.exit = self:text(f[2])
+  elseif letter == "P" then
+    if f[3] ~= "on" and f[3] ~= "off" then self:fail(
+      ("P: state '%s', expected on or off"):format(read.printable(f[3], 20))) end
+    local at = self:int(f[2], "time")
+    local last = p.samples[#p.samples]
+    if last and at < last.at then self:fail(("P: time %d before the last P's (%d)"):format(at,
+      last.at)) end
+    p.samples[#p.samples + 1] = { at = at, on = f[3] == "on" }
   end
 end
 

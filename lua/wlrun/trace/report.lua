@@ -324,7 +324,8 @@ local function busiest_device(p)
   return best
 end
 
--- 1. the iterations' windows (wlrun.trace.windows)
+-- 1. the iterations' windows (wlrun.trace.windows), bounded by the GPU work and by the marks
+-- (events: where the work launched before each ended, on steps whose work was not recorded too)
 local function iteration_windows(p, steps, gpu)
   local F = {}
   if gpu then
@@ -333,9 +334,26 @@ local function iteration_windows(p, steps, gpu)
       times[#times + 1] = s.start
       times[#times + 1] = s.stop
     end
-    F = windows.frontier(p.gpu, launch_time(p), times)
+    local work = p.gpu
+    if #p.marks > 0 then
+      work = table.move(p.gpu, 1, #p.gpu, 1, {})
+      table.move(p.marks, 1, #p.marks, #work + 1, work)
+    end
+    F = windows.frontier(work, launch_time(p), times)
   end
   return windows.of(steps, F, gpu)
+end
+
+-- which steps had their GPU work recorded: GPU activity on from each one's start to its end (P
+-- records: on before the first; every step where there are none)
+local function recorded_steps(p, steps)
+  local out, k, on = {}, 1, true
+  local P = p.samples
+  for i, s in ipairs(steps) do
+    while P[k] and P[k].at <= s.start do on, k = P[k].on, k + 1 end
+    out[i] = on and not (P[k] and P[k].at < s.stop)
+  end
+  return out
 end
 
 -- The CPU end of a data range: its pop; for the hook's, which stay open until the training work
@@ -496,11 +514,12 @@ local function gpu_times(p, steps, win, of, iter_of, data_iter, phase)
   return g
 end
 
--- 5. the measured iterations: the loop's record (rec) and the trace's per-iteration lists
-local function measured_iterations(steps, W, win, data, phases, top, g, gpu)
+-- 5. the measured iterations: the loop's record (rec) and the trace's per-iteration lists; the GPU
+-- times of those whose work was recorded (recorded[i]) only, their indices in m.timed
+local function measured_iterations(steps, W, win, data, phases, top, g, gpu, recorded)
   local rec = { iter = {}, data = {}, phases = {}, total_time = 0.0 }
   local m = { steps = {}, between = {}, busy = {}, work = {}, outside = {}, data_gpu = {},
-    unattributed = {},
+    unattributed = {}, timed = {},
     names = {}, cpu_of = {}, gpu_of = {}, tallies = {} }
   local seen_name = {}
   for i = W + 1, #steps do
@@ -511,6 +530,8 @@ local function measured_iterations(steps, W, win, data, phases, top, g, gpu)
     rec.iter[j], rec.data[j] = seconds(iter), seconds(data[i])
     rec.total_time = rec.total_time + seconds(period)
     m.between[j] = seconds(math.max(0, period - iter - data[i]))
+    if gpu and not recorded[i] then goto next end
+    m.timed[#m.timed + 1] = j
     local order = {}
     for name, ph in pairs(phases[i].by) do order[#order + 1] = { name = name, ph = ph } end
     table.sort(order, function(a, b)
@@ -531,7 +552,7 @@ local function measured_iterations(steps, W, win, data, phases, top, g, gpu)
       m.cpu_of[x.name][j] = seconds(x.ph.cpu)
       m.gpu_of[x.name][j] = seconds(x.ph.gpu)
     end
-    rec.phases[j] = list
+    rec.phases[#rec.phases + 1] = list
     m.busy[j] = seconds(union_length(g.busy[i]))
     m.work[j] = seconds(work)
     m.outside[j] = seconds(g.outside[i])
@@ -546,18 +567,23 @@ local function measured_iterations(steps, W, win, data, phases, top, g, gpu)
         a.count, a.time = a.count + e.count, a.time + e.time
       end
     end
+    ::next::
   end
+  rec.phase_iters = #m.timed
   return rec, m
 end
 
--- 6. the trace's fields of the document from the measured iterations
+-- xs at the indices js, 0 where xs has none (a phase absent from an iteration took no time in it)
+local function filled_of(xs, js)
+  local out = {}
+  for k, j in ipairs(js) do out[k] = xs[j] or 0 end
+  return out
+end
+
+-- 6. the trace's fields of the document from the measured iterations: the phases' and the GPU's
+-- lists over those whose work was recorded
 local function trace_fields(t, m, top, gpu, o)
-  local nm = #m.steps
-  local function filled(xs) -- a phase absent from an iteration took no time in it
-    local out = {}
-    for j = 1, nm do out[j] = xs[j] or 0 end
-    return out
-  end
+  local function filled(xs) return filled_of(xs, m.timed) end
   t.phases = {}
   for _, name in ipairs(m.names) do
     local ph = { name = name_of(name), top = top[name] or false, cpu = filled(m.cpu_of[name]) }
@@ -571,11 +597,14 @@ local function trace_fields(t, m, top, gpu, o)
   end
   t.between, t.between_mean = m.between, mean(m.between)
   if gpu then
-    t.gpu_busy, t.gpu_busy_mean = m.busy, mean(m.busy)
-    t.gpu_outside, t.gpu_outside_mean = m.outside, mean(m.outside)
-    t.gpu_unattributed, t.gpu_unattributed_mean = m.unattributed, mean(m.unattributed)
+    if #m.timed < #m.steps then t.gpu_steps = m.timed end
+    local busy, outside, unattributed = filled(m.busy), filled(m.outside), filled(m.unattributed)
+    t.gpu_busy, t.gpu_busy_mean = busy, mean(busy)
+    t.gpu_outside, t.gpu_outside_mean = outside, mean(outside)
+    t.gpu_unattributed, t.gpu_unattributed_mean = unattributed, mean(unattributed)
     if t.data_source == "ranges" then
-      t.data_gpu, t.data_gpu_mean = m.data_gpu, mean(m.data_gpu)
+      local data_gpu = filled(m.data_gpu)
+      t.data_gpu, t.data_gpu_mean = data_gpu, mean(data_gpu)
       if o.kernels then t.data_kernels = top_kernels(m.tallies["\0data"], o.top_kernels) end
     end
   end
@@ -643,11 +672,20 @@ local function process_entry(p, steps, k, n, o, mode, fetched, input)
   local data, data_iter = data_times(p, steps, win, data_work, o, t, notes, mode)
   local phases, top, phase = phase_times(p, steps, iter_of, step_of)
   local g = gpu_times(p, steps, win, of, iter_of, data_iter, phase)
-  local rec, m = measured_iterations(steps, W, win, data, phases, top, g, gpu)
-  trace_fields(t, m, top, gpu, o)
-  if gpu then
-    rec.overlap = { work = mean(m.work), busy = t.gpu_busy_mean, tolerance = report.OVERLAP }
+  local recorded = recorded_steps(p, steps)
+  local rec, m = measured_iterations(steps, W, win, data, phases, top, g, gpu, recorded)
+  local gpu_phases = gpu
+  if gpu and #m.timed == 0 then -- no measured step recorded (a short run sampled): CPU phases
+    gpu_phases = false
+    rec, m = measured_iterations(steps, W, win, data, phases, top, g, false, recorded)
+    t.gpu_steps = {}
   end
+  trace_fields(t, m, top, gpu_phases, o)
+  if gpu_phases then
+    rec.overlap = { work = mean(filled_of(m.work, m.timed)), busy = t.gpu_busy_mean,
+      tolerance = report.OVERLAP }
+  end
+  if gpu then notes_of.sampled(t, #m.steps, notes) end
   t.device = busiest_device(p)
   local bs, source, samples = batch_of(o, m.steps, notes, steps, fetched,
     fetches_before(p, o, tid, steps[W + 1].start), nil, input)
@@ -665,7 +703,7 @@ local function process_entry(p, steps, k, n, o, mode, fetched, input)
   if gpu then
     t.run_ahead = run_ahead(steps, win, W)
     notes_of.run_ahead(t, s.iter.mean, notes)
-    notes_of.gpu_idle(t, s.iter.mean, notes)
+    if gpu_phases then notes_of.gpu_idle(t, s.iter.mean, notes) end
   end
   notes_of.between(t, s, notes)
   for _, x in ipairs(entry.warnings) do warnings[#warnings + 1] = x end

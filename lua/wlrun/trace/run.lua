@@ -107,7 +107,9 @@ function traced.environment(o, dir, lib, warn)
       ("trace: %s was '%s': replaced by wlrun's trace library"):format(v, old)) end
   end
   if o.sync_steps then env.WLRUN_TRACE_SYNC = o.step end
-  if o.steps and o.steps > 0 then env.WLRUN_TRACE_STEPS, env.WLRUN_TRACE_STEP = o.steps, o.step end
+  env.WLRUN_TRACE_STEP = o.step
+  if o.steps and o.steps > 0 then env.WLRUN_TRACE_STEPS = o.steps end
+  if o.gpu_every and o.gpu_every > 0 then env.WLRUN_TRACE_GPU_EVERY = o.gpu_every end
   for k, v in pairs(o.env or {}) do env[k] = v end
   -- PYTHONPATH's separator: it cannot name it
   if o.auto_ranges ~= false and dir:find(":", 1, true) then
