@@ -52,6 +52,7 @@ static struct {
 #undef API
 
 static atomic_int state = CUPTI_NONE;
+static int mark_memsets;  /* marks are memsets (WLRUN_TRACE_MARKS=memset): MEMSET kept on */
 static char library[256]; /* the CUPTI loaded */
 static int64_t
     clock_offset; /* CUPTI's clock minus CLOCK_MONOTONIC, without the timestamp callback */
@@ -233,6 +234,8 @@ size_t wt_activity_line(char *out, size_t room, const void *record) {
     const CUpti_ActivityMemset4 *m = (const void *)rec;
     kind = "memset", correlation = m->correlationId, device = m->deviceId, stream = m->streamId;
     start = m->start, end = m->end, bytes = m->bytes, name = set_name();
+    if (mark_memsets && bytes == WL_TRACE_MARK_BYTES) /* a mark: where the work before it ended */
+      kind = "event", start = m->end, bytes = 0, name = event_name();
     break;
   }
   case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
@@ -284,6 +287,10 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 }
 
 /* ---- callbacks: the calls that start GPU work, record events, destroy streams ---- */
+
+static void sampled_activity(int on, uint64_t at);
+static void sampling_stop(void);
+static struct wt_sampling sampling = {sampled_activity, sampling_stop, 0};
 
 /* what a call is to the library, by domain (0 runtime, 1 driver) and callback id */
 enum call_kind {
@@ -353,8 +360,11 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
   void *stream = NULL;
   switch (call_kinds[domain == CUPTI_CB_DOMAIN_DRIVER_API][cbid]) {
   case CALL_LAUNCH:
-    wt_note_launch(call->correlationId, 0);
-    if (call->functionParams && stream_of(domain, cbid, call->functionParams, &stream))
+    wt_note_launch(call->correlationId, wt_marking()); /* a mark's memset: at its boundary */
+    /* a runtime call's launch is the driver's call inside it too: each counted once */
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API) wt_launch_counted();
+    if (sampling.marks && call->functionParams &&
+        stream_of(domain, cbid, call->functionParams, &stream))
       wt_marks_stream_used(call->context, stream);
     break;
   case CALL_EVENT: wt_note_launch(call->correlationId, wt_marking()); break;
@@ -430,7 +440,8 @@ static int switch_callbacks(int on, enum call_kind which, CUptiResult *first) {
   return failed;
 }
 
-static void enable_callbacks(int marks) {
+/* the callbacks on; 0 where those the marks need could not be had (no marks then) */
+static int enable_callbacks(int marks) {
   static const CUpti_CallbackDomain domains[] = {CUPTI_CB_DOMAIN_RUNTIME_API,
                                                  CUPTI_CB_DOMAIN_DRIVER_API};
   int launches = 0;
@@ -451,26 +462,32 @@ static void enable_callbacks(int marks) {
     snprintf(what, sizeof what, "cuptiEnableCallback failed for %d of %d calls", failed, launches);
     error_record(what, first, "GPU work they start is not attributed to ranges");
   }
-  if (marks && switch_callbacks(1, CALL_NONE, &first))
-    error_record("cuptiEnableCallback (event records, streams destroyed)", first,
-                 "no step marks: GPU activity on every step");
   if (!launches)
     wt_record_text(
         'E', NULL,
         "cuptiGetCallbackName named no launch, copy or set: GPU work is not attributed to ranges");
+  if (marks && (failed || switch_callbacks(1, CALL_NONE, &first))) {
+    error_record("cuptiEnableCallback (launches, event records, streams destroyed, captures)",
+                 first, "no step marks: GPU activity on every step");
+    switch_callbacks(0, CALL_NONE, &first);
+    return 0;
+  }
+  return marks;
 }
 
 /* ---- GPU activity on a sample of the steps ---- */
 
 static const CUpti_ActivityKind work_kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
+/* the kinds turned off on the steps not recorded: all but MEMSET where the marks are memsets */
+static size_t sampled_kinds(void) { return mark_memsets ? 2 : 3; }
 
 /* activity of kernels, copies and sets and the launch callbacks on or off; the number of CUPTI
  * calls that failed */
 static int switch_activity(int on) {
   CUptiResult first = CUPTI_SUCCESS;
   int failed = switch_callbacks(on, CALL_LAUNCH, &first);
-  for (size_t i = 0; i < sizeof work_kinds / sizeof work_kinds[0]; i++) {
+  for (size_t i = 0; i < sampled_kinds(); i++) {
     CUptiResult r = on ? cupti.ActivityEnable(work_kinds[i]) : cupti.ActivityDisable(work_kinds[i]);
     if (r != CUPTI_SUCCESS && !failed++) first = r;
   }
@@ -480,7 +497,11 @@ static int switch_activity(int on) {
   return failed;
 }
 
+/* under the sampling lock (trace_steps.c), whose order the P records keep */
 static void sampled_activity(int on, uint64_t at) {
+  static uint64_t last;
+  if (at < last) at = last; /* a step of another thread's, timed before the last change */
+  last = at;
   switch_activity(on);
   wt_lock();
   if (wt_ready()) {
@@ -498,10 +519,9 @@ static void sampling_stop(void) {
   CUptiResult first = CUPTI_SUCCESS;
   switch_activity(0);
   switch_callbacks(0, CALL_NONE, &first);
-  cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_CUDA_EVENT);
+  cupti.ActivityDisable(mark_memsets ? CUPTI_ACTIVITY_KIND_MEMSET : CUPTI_ACTIVITY_KIND_CUDA_EVENT);
 }
 
-static struct wt_sampling sampling = {sampled_activity, sampling_stop, 0};
 
 /* ---- start ---- */
 
@@ -595,8 +615,15 @@ static void choose_clock(void) {
                r, "K times are CUPTI's clock less an offset measured once");
 }
 
-/* CUDA events' device times (step marks); 0 where CUPTI cannot give them (an E record says why) */
+/* CUDA events' device times (step marks); 0 where CUPTI cannot give them (an E record says why).
+ * WLRUN_TRACE_MARKS=memset: marks are memsets of 13 bytes instead, timed by MEMSET activity. */
 static int event_times(void) {
+  const char *how = getenv("WLRUN_TRACE_MARKS");
+  if (how && strcmp(how, "memset") == 0) {
+    mark_memsets = 1;
+    wt_marks_by_memset();
+    return 1;
+  }
   if (!cupti.ActivityEnableCudaEventDeviceTimestamps) {
     wt_record_text('E', NULL,
                    "no cuptiActivityEnableCudaEventDeviceTimestamps in CUPTI: no step marks, GPU "
@@ -632,7 +659,7 @@ static int start(char *reason, size_t room) {
   if ((r = cupti.Subscribe(&subscriber, api_called, NULL)) != CUPTI_SUCCESS) {
     error_record("cuptiSubscribe", r, "GPU work is not attributed to ranges");
     sampling.marks = 0;
-  } else enable_callbacks(sampling.marks);
+  } else sampling.marks = enable_callbacks(sampling.marks);
   return 1;
 }
 

@@ -5,7 +5,11 @@
  * Locks: the trace lock (trace_output.c) guards the file, the thread registry, every thread's
  * stack of open ranges, the start/end ranges and the counters; the string table has its own lock,
  * never taken while the trace lock is held; a thread's launch buffer has its own, taken after the
- * trace lock when both are needed. Nothing is called into CUDA or CUPTI while a lock is held. */
+ * trace lock when both are needed. Nothing is called into CUDA or CUPTI while a lock is held, but
+ * under the sampling lock (trace_steps.c: CUPTI's activity and callbacks turned on and off, the
+ * marks made) and the marks' lock (trace_marks.c: events recorded), each taken with no other
+ * lock held; CUPTI's callback on an event record takes the thread's launch buffer and the trace
+ * lock under them, never the other way round. */
 #ifndef WL_TRACE_INTERNAL_H
 #define WL_TRACE_INTERNAL_H
 
@@ -133,10 +137,14 @@ void wt_ranges_fork_child(void);
 void wt_steps_init(void (*done)(void));
 int wt_recording(void); /* 0 once the steps traced are done: no more ranges or launches */
 void wt_launch_noted(uint64_t correlation);
+void wt_launch_counted(void); /* a launch's callback (the cost of recording a step) */
 /* under the trace lock: a range opened at `at`; a range closed at `end` (its R or A written),
  * the N-th step of its domain stopping the recording, writing every thread's launches and open
  * ranges as at an exit. A step's start or end waits on the thread for wt_step_marks. */
 void wt_step_opened(const struct wt_string *name, const struct wt_string *domain, uint64_t at);
+/* under the trace lock: a range left open (wt_pop_later) is to end at `end` (wt_end_later): a
+ * step's marks are made now, not when it is closed */
+void wt_step_ending(const struct wt_string *name, const struct wt_string *domain, uint64_t end);
 void wt_step_closed(const struct wt_string *name, const struct wt_string *domain, uint64_t end);
 /* outside every lock, after a push or pop: the marks of a step's start or end on this thread, and
  * GPU activity turned on or off for the next step (WLRUN_TRACE_GPU_EVERY) */
@@ -166,6 +174,9 @@ int wt_marks_ready(void); /* streams known, no call failed, no graph being captu
  * before `at` (0: now); the count recorded */
 int wt_marks_record(uint64_t at);
 uint64_t wt_marking(void); /* on the thread recording marks, the time they stand for; else 0 */
+/* marks made as memsets of WL_TRACE_MARK_BYTES (MEMSET activity, kept on) instead of events */
+void wt_marks_by_memset(void);
+#define WL_TRACE_MARK_BYTES 13 /* a size no program is likely to set: its K record is a mark's */
 void wt_marks_fork_child(void);
 
 /* ---- the device (trace_sync.c, trace_cupti.c) ---- */

@@ -11,12 +11,16 @@
  * GPU activity on a sample of the steps (WLRUN_TRACE_GPU_EVERY, wlrun trace --gpu-every): CUPTI
  * records each kernel, copy and set at a cost of a few microseconds a launch, which a
  * launch-bound step of 2 ms (50 launches) pays as 7-10 %. So activity and the launch callbacks
- * are on for every N-th step only (P records say when), and at each step's start and end a
- * mark (trace_marks.c) gives the end of the GPU work launched before it on every step. N=1:
- * every step, as before; unset or 0 ("auto"): every step whose recorded launches would cost it
- * at most 1 %, else one step in ceil(cost / 1 %), at most one in 32, chosen again at each step
- * recorded. The first FULL_FIRST steps are all recorded, and every step is where no mark can be
- * made (no CUPTI event timestamps, no stream known). The steps counted are the program's own where
+ * are on for every N-th step only (P records say when: at the close of the step before, so that
+ * a step's data loading is recorded with it), and at each step's start and end a mark
+ * (trace_marks.c) gives the end of the GPU work launched before it on every step. N=1: every
+ * step, as before; unset or 0 ("auto"): every step whose recorded launches would cost it at most
+ * 1 %, else one step in ceil(cost / 1 %), at most one in 32, chosen again at each step recorded
+ * (its launches against the time from the close before). The first FULL_FIRST steps are all
+ * recorded, so is the last one --steps traces, and every step is where no mark can be made (no
+ * CUPTI event timestamps, no stream known, a graph being captured). A step whose end the Python
+ * hook sets before the loop's next work (wt_end_later: a checkpoint) is marked then, before that
+ * work is launched. The steps counted are the program's own where
  * it has any (the report's steps then), else the Python hook's. */
 #include "trace_internal.h"
 #include "trace_format.h"
@@ -42,21 +46,22 @@ static atomic_int stopped;
 static atomic_uint_fast64_t last_noted, stop_correlation;
 static atomic_uint_fast64_t launches; /* launch callbacks seen */
 
-/* the sampling's state: changed by the thread at a boundary of the first domain's steps, outside
- * the trace lock (sampling_lock) */
+/* the sampling's state: changed by the thread at a close of the driver's steps, outside the trace
+ * lock (sampling_lock) */
 static const struct wt_sampling *sampling;
 static pthread_mutex_t sampling_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct wt_string *driver; /* the domain whose steps are counted (NULL: default) */
 static int have_driver;
 static struct wt_string *hook_domain; /* WL_TRACE_AUTO_DOMAIN */
-static long opened, last_full = -1, chosen_every = 1;
+static long closed, last_full, chosen_every = 1;
 static int activity_on = 1, finished;
-static uint64_t opened_at, launches_at_open;
+static uint64_t closed_at, launches_at_close;
 
-/* a boundary of a step on this thread, waiting for the trace lock to be released */
+/* a boundary of a step on this thread, waiting for the trace lock to be released; premarked: the
+ * end of a step whose marks were made when its end was set (wt_step_ending) */
 static __thread struct {
   int open, close;
-  uint64_t at;
+  uint64_t at, premarked;
   const struct wt_string *domain;
 } pending;
 
@@ -84,8 +89,9 @@ void wt_use_sampling(const struct wt_sampling *s) {
 
 int wt_recording(void) { return !atomic_load_explicit(&stopped, memory_order_relaxed); }
 
+void wt_launch_counted(void) { atomic_fetch_add_explicit(&launches, 1, memory_order_relaxed); }
+
 void wt_launch_noted(uint64_t correlation) {
-  atomic_fetch_add_explicit(&launches, 1, memory_order_relaxed);
   uint64_t seen = atomic_load_explicit(&last_noted, memory_order_relaxed);
   while (correlation > seen &&
          !atomic_compare_exchange_weak_explicit(&last_noted, &seen, correlation,
@@ -114,11 +120,22 @@ void wt_step_opened(const struct wt_string *name, const struct wt_string *domain
   pending.open = 1, pending.domain = domain;
 }
 
-void wt_step_closed(const struct wt_string *name, const struct wt_string *domain, uint64_t end) {
-  if (name != step_name || !step_name || !wt_recording()) return;
+static void pend_close(const struct wt_string *domain, uint64_t end) {
   if (!pending.open && !pending.close) pending.at = end;
   pending.close = 1;
   if (!pending.open) pending.domain = domain;
+}
+
+void wt_step_ending(const struct wt_string *name, const struct wt_string *domain, uint64_t end) {
+  if (name != step_name || !step_name || !wt_recording()) return;
+  pend_close(domain, end);
+  pending.premarked = end;
+}
+
+void wt_step_closed(const struct wt_string *name, const struct wt_string *domain, uint64_t end) {
+  if (name != step_name || !step_name || !wt_recording()) return;
+  if (end != pending.premarked || !end) pend_close(domain, end);
+  pending.premarked = 0;
   if (!limit) return;
   long *n = count_of(domain);
   if (!n || ++*n < limit) return;
@@ -144,18 +161,19 @@ static void set_activity(int on, uint64_t at) {
   sampling->activity(on, at);
 }
 
-/* under sampling_lock: a boundary of the driver's steps at `at` */
-static void sample(int open, int close, uint64_t at) {
-  if (close && activity_on && opened_at && at > opened_at)
-    chosen_every = choose_every(at - opened_at, atomic_load(&launches) - launches_at_open);
-  if (!open) return;
-  long k = opened++;
-  int full =
-      k < FULL_FIRST || chosen_every <= 1 || k - last_full >= chosen_every || !wt_marks_ready();
+/* under sampling_lock: a step of the driver's closed at `at`: whether the next one (its data
+ * before it too) is recorded. The step just closed, recorded, gives the cost of recording. */
+static void sample(uint64_t at) {
+  if (activity_on && closed_at && at > closed_at)
+    chosen_every = choose_every(at - closed_at, atomic_load(&launches) - launches_at_close);
+  long k = ++closed; /* the next step's index, from 0 */
+  int full = !sampling->marks || !wt_marks_ready() || k < FULL_FIRST || chosen_every <= 1 ||
+             k - last_full >= chosen_every ||
+             (limit && k >= limit - 1); /* the last step traced: no mark can end it */
   if (full) last_full = k;
   set_activity(full, at);
-  opened_at = at;
-  launches_at_open = atomic_load(&launches);
+  closed_at = at;
+  launches_at_close = atomic_load(&launches);
 }
 
 void wt_step_marks(void) {
@@ -171,12 +189,13 @@ void wt_step_marks(void) {
       sampling->stop();
     } else {
       if (open && (!have_driver || (driver == hook_domain && domain != hook_domain))) {
-        driver = domain, have_driver = 1; /* the program's steps, once it has some, count from
-                                             their first */
-        opened = 0, last_full = -1, opened_at = 0;
+        /* the program's steps, once it has some, count from their first */
+        driver = domain, have_driver = 1;
+        closed = 0, last_full = 0, closed_at = 0;
+        set_activity(1, at);
       }
       if (sampling->marks) wt_marks_record(at);
-      if (domain == driver && (every != 1 || !activity_on)) sample(open, close, at);
+      if (close && have_driver && domain == driver && (every != 1 || !activity_on)) sample(at);
     }
   }
   wt_mutex_unlock(&sampling_lock);
@@ -189,6 +208,7 @@ void wt_steps_fork_child(void) {
   atomic_store(&stop_correlation, 0);
   pthread_mutex_init(&sampling_lock, NULL);
   sampling = NULL; /* a forked child does nothing CUDA-related */
-  have_driver = 0, opened = 0, last_full = -1, chosen_every = 1, activity_on = 1, finished = 0;
-  pending.open = pending.close = 0;
+  have_driver = 0, closed = 0, last_full = 0, chosen_every = 1, activity_on = 1, finished = 0;
+  closed_at = launches_at_close = 0;
+  pending.open = pending.close = 0, pending.premarked = 0;
 }

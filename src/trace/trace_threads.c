@@ -342,8 +342,13 @@ int wt_end_later(uint64_t at) {
   struct thread *t = self;
   if (!t || !t->later || wt_finished() || !wt_recording()) return -1;
   wt_lock();
-  if (t->later && !t->later_end) t->later_end = backdated(t, at, wt_now());
+  if (t->later && !t->later_end) {
+    t->later_end = backdated(t, at, wt_now());
+    if (t->later_at < t->depth)
+      wt_step_ending(t->stack[t->later_at].name, t->stack[t->later_at].domain, t->later_end);
+  }
   wt_unlock_soon(wt_now());
+  wt_step_marks();
   return 0;
 }
 

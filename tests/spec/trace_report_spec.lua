@@ -377,17 +377,18 @@ describe("a traced run's results document", function()
 
   it("bounds every step by the marks' events where GPU activity was on for a sample of them",
     function()
-    -- version 3: step 2 ran with GPU activity off (P), its work known only by the mark at its end
-    -- (an event, K kind event, its C record a nanosecond before the boundary)
+    -- version 3: step 2 ran with GPU activity off (P at the end of the step before), its work
+    -- known only by the mark at its end (an event, K kind event, its C record a nanosecond before
+    -- the boundary)
     local text = table.concat({ "wltrace\t3\t7\t1\tprog", "G\ton", "S\t1\ttrain_step",
       "S\t2\tforward", "S\t3\tk", "S\t4\tevent",
       "R\t2\t7\t1\t2\t0\t11000\t15000\t-", "R\t1\t7\t0\t1\t0\t10000\t20000\t-",
       "C\t1\t2\t12000", "K\t1\tkernel\t0\t7\t13000\t25000\t0\t3",
       "C\t2\t0\t19999", "K\t2\tevent\t0\t7\t25100\t25100\t0\t4",
-      "P\t30000\toff",
+      "P\t20000\toff",
       "R\t4\t7\t3\t2\t0\t31000\t35000\t-", "R\t3\t7\t0\t1\t0\t30000\t40000\t-",
       "C\t3\t0\t39999", "K\t3\tevent\t0\t7\t47000\t47000\t0\t4",
-      "P\t50000\ton",
+      "P\t40000\ton",
       "R\t6\t7\t5\t2\t0\t51000\t55000\t-", "R\t5\t7\t0\t1\t0\t50000\t60000\t-",
       "C\t4\t6\t52000", "K\t4\tkernel\t0\t7\t53000\t58000\t0\t3",
       "C\t5\t0\t59999", "K\t5\tevent\t0\t7\t58100\t58100\t0\t4", "X\texit" }, "\n")
@@ -395,7 +396,7 @@ describe("a traced run's results document", function()
     local p = read.parse(text, "7.wltrace")
     assert.equal(2, #p.gpu)
     assert.equal(3, #p.marks)
-    assert.same({ { at = 30000, on = false }, { at = 50000, on = true } }, p.samples)
+    assert.same({ { at = 20000, on = false }, { at = 40000, on = true } }, p.samples)
     local e = report.entries({ processes = { p } }, { warmup = 0 })[1]
     assert.equal("ok", e.status)
     -- every step's iteration ends with its GPU work: step 2's at its mark
@@ -406,6 +407,8 @@ describe("a traced run's results document", function()
     local f = phase(e, "forward")
     assert.equal(2, #f.gpu)
     assert.is_true(near(f.gpu[1], 12000e-9) and near(f.gpu[2], 5000e-9))
+    assert.equal(3, #f.cpu) -- the CPU times of every step measured
+    assert.is_true(near(f.cpu[2], 4000e-9))
     assert.is_true(near(e.loop.phases[1].mean, 8500e-9))
     assert.equal(2, #e.trace.gpu_busy)
     local said = table.concat(e.notes or {}, "\n")

@@ -344,13 +344,16 @@ local function iteration_windows(p, steps, gpu)
   return windows.of(steps, F, gpu)
 end
 
--- which steps had their GPU work recorded: GPU activity on from each one's start to its end (P
--- records: on before the first; every step where there are none)
+-- which steps had their GPU work recorded: GPU activity on from the end of the step before (its
+-- start for the first: the library turns it on or off as a step closes, for the next one and the
+-- data loading before it) to its end (P records: on before the first; every step where there are
+-- none)
 local function recorded_steps(p, steps)
   local out, k, on = {}, 1, true
   local P = p.samples
   for i, s in ipairs(steps) do
-    while P[k] and P[k].at <= s.start do on, k = P[k].on, k + 1 end
+    local from = i > 1 and math.min(steps[i - 1].stop, s.start) or s.start
+    while P[k] and P[k].at <= from do on, k = P[k].on, k + 1 end
     out[i] = on and not (P[k] and P[k].at < s.stop)
   end
   return out
@@ -515,7 +518,8 @@ local function gpu_times(p, steps, win, of, iter_of, data_iter, phase)
 end
 
 -- 5. the measured iterations: the loop's record (rec) and the trace's per-iteration lists; the GPU
--- times of those whose work was recorded (recorded[i]) only, their indices in m.timed
+-- times (and the loop's phases) of those whose work was recorded (recorded[i]) only, their
+-- indices in m.timed; the phases' CPU times of every one
 local function measured_iterations(steps, W, win, data, phases, top, g, gpu, recorded)
   local rec = { iter = {}, data = {}, phases = {}, total_time = 0.0 }
   local m = { steps = {}, between = {}, busy = {}, work = {}, outside = {}, data_gpu = {},
@@ -530,8 +534,8 @@ local function measured_iterations(steps, W, win, data, phases, top, g, gpu, rec
     rec.iter[j], rec.data[j] = seconds(iter), seconds(data[i])
     rec.total_time = rec.total_time + seconds(period)
     m.between[j] = seconds(math.max(0, period - iter - data[i]))
-    if gpu and not recorded[i] then goto next end
-    m.timed[#m.timed + 1] = j
+    local timed = not gpu or recorded[i]
+    if timed then m.timed[#m.timed + 1] = j end
     local order = {}
     for name, ph in pairs(phases[i].by) do order[#order + 1] = { name = name, ph = ph } end
     table.sort(order, function(a, b)
@@ -550,8 +554,9 @@ local function measured_iterations(steps, W, win, data, phases, top, g, gpu, rec
         m.cpu_of[x.name], m.gpu_of[x.name] = {}, {}
       end
       m.cpu_of[x.name][j] = seconds(x.ph.cpu)
-      m.gpu_of[x.name][j] = seconds(x.ph.gpu)
+      if timed then m.gpu_of[x.name][j] = seconds(x.ph.gpu) end
     end
+    if not timed then goto next end
     rec.phases[#rec.phases + 1] = list
     m.busy[j] = seconds(union_length(g.busy[i]))
     m.work[j] = seconds(work)
@@ -585,8 +590,11 @@ end
 local function trace_fields(t, m, top, gpu, o)
   local function filled(xs) return filled_of(xs, m.timed) end
   t.phases = {}
+  local every = {}
+  for j = 1, #m.steps do every[j] = j end
   for _, name in ipairs(m.names) do
-    local ph = { name = name_of(name), top = top[name] or false, cpu = filled(m.cpu_of[name]) }
+    local ph = { name = name_of(name), top = top[name] or false,
+      cpu = filled_of(m.cpu_of[name], every) }
     ph.cpu_mean = mean(ph.cpu)
     if gpu then
       ph.gpu = filled(m.gpu_of[name])
