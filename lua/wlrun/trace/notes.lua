@@ -156,9 +156,16 @@ end
 
 -- GPU activity recorded on a sample of the measured steps (t.gpu_steps: their indices among the
 -- n measured; docs/trace.md, "What tracing costs")
-function notes.sampled(t, n, list)
+function notes.sampled(t, n, list, marked)
   local timed = t.gpu_steps
   if not timed then return end
+  if not marked then
+    list[#list + 1] = ("GPU work recorded on %d of the %d steps measured (--gpu-every), and no "
+      .. "usable mark of where the others' GPU work ended (none came from CUPTI, or on another "
+      .. "clock): those steps' iterations end with their ranges, which can be before their GPU "
+      .. "work; --gpu-every 1 records every step"):format(#timed, n)
+    return
+  end
   if #timed == 0 then
     list[#list + 1] = ("no measured step had its GPU work recorded (GPU activity was on for one "
       .. "step in several, --gpu-every): the phases are CPU times; lower --warmup, run more "

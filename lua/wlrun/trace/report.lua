@@ -334,14 +334,26 @@ local function iteration_windows(p, steps, gpu)
       times[#times + 1] = s.start
       times[#times + 1] = s.stop
     end
-    local work = p.gpu
-    if #p.marks > 0 then
+    local work, marks = p.gpu, report.usable_marks(p)
+    if marks then
       work = table.move(p.gpu, 1, #p.gpu, 1, {})
-      table.move(p.marks, 1, #p.marks, #work + 1, work)
+      table.move(marks, 1, #marks, #work + 1, work)
     end
     F = windows.frontier(work, launch_time(p), times)
   end
   return windows.of(steps, F, gpu)
+end
+
+-- the marks, where they are on the launches' clock: none before its call (a millisecond's slack)
+-- nor ten minutes after it; nil where there are none, or one is not (a CUPTI whose events' device
+-- times are another clock's)
+function report.usable_marks(p)
+  if #p.marks == 0 then return nil end
+  for _, w in ipairs(p.marks) do
+    local at = p.launched[w.corr]
+    if at and (w.stop < at - 1000000 or w.stop > at + 600 * 1000000000) then return nil end
+  end
+  return p.marks
 end
 
 -- which steps had their GPU work recorded: GPU activity on from the end of the step before (its
@@ -693,7 +705,7 @@ local function process_entry(p, steps, k, n, o, mode, fetched, input)
     rec.overlap = { work = mean(filled_of(m.work, m.timed)), busy = t.gpu_busy_mean,
       tolerance = report.OVERLAP }
   end
-  if gpu then notes_of.sampled(t, #m.steps, notes) end
+  if gpu then notes_of.sampled(t, #m.steps, notes, report.usable_marks(p) ~= nil) end
   t.device = busiest_device(p)
   local bs, source, samples = batch_of(o, m.steps, notes, steps, fetched,
     fetches_before(p, o, tid, steps[W + 1].start), nil, input)
