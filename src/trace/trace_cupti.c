@@ -295,7 +295,8 @@ static struct wt_sampling sampling = {sampled_activity, sampling_stop, 0};
 /* what a call is to the library, by domain (0 runtime, 1 driver) and callback id */
 enum call_kind {
   CALL_NONE,
-  CALL_LAUNCH,
+  CALL_LAUNCH, /* kernels and graphs: their callbacks on for the steps recorded only */
+  CALL_COPY,   /* copies and sets: always on (a batch's copy ends its data loading) */
   CALL_EVENT,
   CALL_STREAM_GONE,
   CALL_CONTEXT_GONE,
@@ -360,6 +361,7 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
   void *stream = NULL;
   switch (call_kinds[domain == CUPTI_CB_DOMAIN_DRIVER_API][cbid]) {
   case CALL_LAUNCH:
+  case CALL_COPY:
     wt_note_launch(call->correlationId, wt_marking()); /* a mark's memset: at its boundary */
     /* a runtime call's launch is the driver's call inside it too: each counted once */
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API) wt_launch_counted();
@@ -386,16 +388,18 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
   }
 }
 
-/* Launches (Ex, cooperative, _ptsz forms), copies, sets and graph launches; not host functions. */
-static int starts_gpu_work(CUpti_CallbackDomain domain, const char *name) {
+/* Launches (Ex, cooperative, _ptsz forms) and graph launches: CALL_LAUNCH; copies and sets:
+ * CALL_COPY; not host functions. */
+static enum call_kind starts_gpu_work(CUpti_CallbackDomain domain, const char *name) {
   static const char *const runtime[] = {"cudaLaunch", "cudaGraphLaunch", "cudaMemcpy",
                                         "cudaMemset"};
   static const char *const driver[] = {"cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset"};
   const char *const *prefixes = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime : driver;
-  if (strstr(name, "HostFunc")) return 0;
+  if (strstr(name, "HostFunc")) return CALL_NONE;
   for (size_t i = 0; i < 4; i++)
-    if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) return 1;
-  return 0;
+    if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+      return i < 2 ? CALL_LAUNCH : CALL_COPY;
+  return CALL_NONE;
 }
 
 static int has_prefix(const char *name, const char *prefix) {
@@ -408,7 +412,8 @@ static int has_prefix(const char *name, const char *prefix) {
  * while one is made: it would join the graph, or break the capture) */
 static enum call_kind kind_of_call(CUpti_CallbackDomain domain, const char *name) {
   int rt = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
-  if (starts_gpu_work(domain, name)) return CALL_LAUNCH;
+  enum call_kind work = starts_gpu_work(domain, name);
+  if (work != CALL_NONE) return work;
   if (has_prefix(name, rt ? "cudaEventRecord" : "cuEventRecord")) return CALL_EVENT;
   if (has_prefix(name, rt ? "cudaStreamBeginCapture" : "cuStreamBeginCapture"))
     return CALL_CAPTURE_BEGIN;
@@ -424,15 +429,16 @@ static enum call_kind kind_of_call(CUpti_CallbackDomain domain, const char *name
              : CALL_NONE;
 }
 
-/* the callbacks of calls of kind `which` (CALL_NONE: every kind but launches) on or off; the count
- * that failed, the first failure's result in *first */
+/* the callbacks of calls of kind `which` (CALL_NONE: every kind but launches, copies and sets) on
+ * or off; the count that failed, the first failure's result in *first */
 static int switch_callbacks(int on, enum call_kind which, CUptiResult *first) {
   int failed = 0;
   for (int d = 0; d < 2; d++) {
     CUpti_CallbackDomain domain = d ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
     for (uint32_t cbid = 1; cbid < MAX_CBID; cbid++) {
       uint8_t k = call_kinds[d][cbid];
-      if (k == CALL_NONE || (which == CALL_NONE ? k == CALL_LAUNCH : k != which)) continue;
+      int work = k == CALL_LAUNCH || k == CALL_COPY;
+      if (k == CALL_NONE || (which == CALL_NONE ? work : k != which)) continue;
       CUptiResult r = cupti.EnableCallback(on, subscriber, domain, cbid);
       if (r != CUPTI_SUCCESS && !failed++) *first = r;
     }
@@ -451,12 +457,13 @@ static int enable_callbacks(int marks) {
       if (cupti.GetCallbackName(domains[d], cbid, &name) != CUPTI_SUCCESS || !name)
         continue; /* no such id */
       enum call_kind k = kind_of_call(domains[d], name);
-      if (k == CALL_LAUNCH || marks) call_kinds[d][cbid] = (uint8_t)k;
-      launches += k == CALL_LAUNCH;
+      int work = k == CALL_LAUNCH || k == CALL_COPY;
+      if (work || marks) call_kinds[d][cbid] = (uint8_t)k;
+      launches += work;
     }
   }
   CUptiResult first = CUPTI_SUCCESS;
-  int failed = switch_callbacks(1, CALL_LAUNCH, &first);
+  int failed = switch_callbacks(1, CALL_LAUNCH, &first) + switch_callbacks(1, CALL_COPY, &first);
   if (failed) {
     char what[128];
     snprintf(what, sizeof what, "cuptiEnableCallback failed for %d of %d calls", failed, launches);
@@ -477,20 +484,14 @@ static int enable_callbacks(int marks) {
 
 /* ---- GPU activity on a sample of the steps ---- */
 
-static const CUpti_ActivityKind work_kinds[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
-/* the kinds turned off on the steps not recorded: all but MEMSET where the marks are memsets */
-static size_t sampled_kinds(void) { return mark_memsets ? 2 : 3; }
-
-/* activity of kernels, copies and sets and the launch callbacks on or off; the number of CUPTI
- * calls that failed */
+/* kernels' activity and the callbacks of kernel and graph launches on or off (copies and sets
+ * stay recorded: few, and the data loading's end); the number of CUPTI calls that failed */
 static int switch_activity(int on) {
   CUptiResult first = CUPTI_SUCCESS;
   int failed = switch_callbacks(on, CALL_LAUNCH, &first);
-  for (size_t i = 0; i < sampled_kinds(); i++) {
-    CUptiResult r = on ? cupti.ActivityEnable(work_kinds[i]) : cupti.ActivityDisable(work_kinds[i]);
-    if (r != CUPTI_SUCCESS && !failed++) first = r;
-  }
+  CUptiResult r = on ? cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+                     : cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (r != CUPTI_SUCCESS && !failed++) first = r;
   if (failed)
     error_record(on ? "turning GPU activity on" : "turning GPU activity off", first,
                  "some steps' GPU work may be missing or recorded");
@@ -518,8 +519,11 @@ static void sampled_activity(int on, uint64_t at) {
 static void sampling_stop(void) {
   CUptiResult first = CUPTI_SUCCESS;
   switch_activity(0);
+  switch_callbacks(0, CALL_COPY, &first);
   switch_callbacks(0, CALL_NONE, &first);
-  cupti.ActivityDisable(mark_memsets ? CUPTI_ACTIVITY_KIND_MEMSET : CUPTI_ACTIVITY_KIND_CUDA_EVENT);
+  cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+  cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+  cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_CUDA_EVENT);
 }
 
 

@@ -13,10 +13,14 @@
  *   WLRUN_TRACE_GPU     "0": no CUPTI at all (CPU times only)
  *   WLRUN_TRACE_STEP    the steps' range name: marks at their starts and ends (below, K event),
  *                       and GPU activity on a sample of them
- *   WLRUN_TRACE_GPU_EVERY  N: GPU activity (K records of kernels, copies and sets) and the launch
- *                       callbacks (C records of launches) on one step in N only, from the fourth
- *                       step on; 1: on every step; unset or 0: chosen from the launches' cost
- *                       (src/trace/trace_steps.c). P records say when it changes.
+ *   WLRUN_TRACE_GPU_EVERY  N: kernels' activity (K records of kernels) and the kernel launches'
+ *                       callbacks (their C records) on one step in N only, from the fourth step
+ *                       on (copies and sets on every step); 1 or unset: on every step; "auto":
+ *                       N chosen from the launches' cost (src/trace/trace_steps.c). P records say
+ *                       when it changes.
+ *   WLRUN_TRACE_MARKS   "memset": the step marks are memsets of 13 bytes on a scratch buffer
+ *                       of the library's (timed by MEMSET activity, which then stays on), not
+ *                       CUDA events (timed by CUPTI's events' device times)
  *   WLRUN_TRACE_STEPS   N, with WLRUN_TRACE_STEP a range name: after the N-th range of that name
  *                       closes in one NVTX domain (each domain counts its own), the process's
  *                       launches and the ranges still open are written (O) as at an exit, and
@@ -76,9 +80,9 @@
  *                                launched on that stream before it had ended then; its C record
  *                                (the cuEventRecord call's) is timed a nanosecond before the step
  *                                boundary it marks
- *   P   time state               version 3: GPU activity (K of kernels, copies and sets) and the
- *                                launch callbacks (C of launches) turned "on" or "off" at time,
- *                                at a step's start (WLRUN_TRACE_GPU_EVERY); on before the first P
+ *   P   time state               version 3: kernels' activity (their K) and the kernel launches'
+ *                                callbacks (their C) turned "on" or "off" at time, as a step closes
+ *                                (for the next one: WLRUN_TRACE_GPU_EVERY); on before the first P
  *   G   state text               GPU timing in this process: "on" (CUPTI activity enabled) or
  *                                "off" with the reason, e.g. "off	libcupti.so.13: cannot open"
  *   D   what count               records lost: "cupti" (CUPTI dropped activity records),

@@ -9,24 +9,26 @@
  * callbacks off.
  *
  * GPU activity on a sample of the steps (WLRUN_TRACE_GPU_EVERY, wlrun trace --gpu-every): CUPTI
- * records each kernel, copy and set at a cost of a few microseconds a launch, which a
- * launch-bound step of 2 ms (50 launches) pays as 7-10 %. So activity and the launch callbacks
- * are on for every N-th step only (P records say when: at the close of the step before, so that
- * a step's data loading is recorded with it), and at each step's start and end a mark
- * (trace_marks.c) gives the end of the GPU work launched before it on every step. N=1: every
- * step, as before; unset or 0 ("auto"): every step whose recorded launches would cost it at most
- * 1 %, else one step in ceil(cost / 1 %), at most one in 32, chosen again at each step recorded
- * (its launches against the time from the close before). The first FULL_FIRST steps are all
- * recorded, so is the last one --steps traces, and every step is where no mark can be made (no
- * CUPTI event timestamps, no stream known, a graph being captured). A step whose end the Python
- * hook sets before the loop's next work (wt_end_later: a checkpoint) is marked then, before that
- * work is launched. The steps counted are the program's own where
- * it has any (the report's steps then), else the Python hook's. */
+ * records each kernel at a cost of a few microseconds a launch, which a launch-bound step of 2 ms
+ * (50 launches) pays as 7-10 %. So kernels' activity and the kernel launches' callbacks can be on
+ * for every N-th step only (copies and sets stay recorded: P records say when it changes, as the
+ * step before closes, so that a step's data loading is recorded with it), and at each step's
+ * start and end a mark (trace_marks.c) gives the end of the GPU work launched before it on every
+ * step. N=1 (also unset, the default): every step. "auto": every step whose recorded launches
+ * would cost it at most 1 %, else one step in ceil(cost / 1 %), at most one in 32, chosen again at
+ * each step recorded (its launches against the time from the close before). The first FULL_FIRST
+ * steps are all recorded, so is the last one --steps traces, and every step is where no mark can
+ * be made (no CUPTI event timestamps, no stream known, a graph being captured). A step whose end
+ * the Python hook sets before the loop's next work (wt_end_later: a checkpoint) is marked then,
+ * before that work is launched. The steps counted are the program's own where it has any (the
+ * report's steps then), else the Python hook's.
+ */
 #include "trace_internal.h"
 #include "trace_format.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { DOMAINS = 8, FULL_FIRST = 3, MAX_EVERY = 32 };
 /* what recording a launch's activity and callback costs (trace_launch_cost.lua: 3-4 us on the
@@ -77,7 +79,9 @@ void wt_steps_init(void (*done)(void)) {
   const char *name = getenv(WL_TRACE_ENV_STEP);
   if (!name || !*name || !(step_name = wt_intern_cstr(name))) return;
   limit = number(WL_TRACE_ENV_STEPS);
-  every = number(WL_TRACE_ENV_GPU_EVERY);
+  const char *e = getenv(WL_TRACE_ENV_GPU_EVERY);
+  every = e && strcmp(e, "auto") == 0 ? 0 : number(WL_TRACE_ENV_GPU_EVERY);
+  if (!every && !(e && strcmp(e, "auto") == 0)) every = 1; /* unset or not a number: every step */
   hook_domain = wt_intern_cstr(WL_TRACE_AUTO_DOMAIN);
 }
 

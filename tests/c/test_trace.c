@@ -385,14 +385,17 @@ static void test_sampling(void) {
   /* the first three steps recorded, then one in four: steps 6 and 10 (each turned on or off
    * when the step before closes) */
   CHECK_CONTAINS(t, "\nE\toff@2 on@5 off@6 on@9 off@10\n");
-  unsetenv("WLRUN_TRACE_GPU_EVERY");
   /* auto: 100 launches of a few microseconds' steps cost far more than 1 %: one step in many */
+  setenv("WLRUN_TRACE_GPU_EVERY", "auto", 1);
   t = traced(chosen);
   CHECK_CONTAINS(t, "\nE\toff@2");
   CHECK(!strstr(t, "on@3 ") && !strstr(t, "on@4 ")); /* not the next steps */
+  unsetenv("WLRUN_TRACE_GPU_EVERY"); /* the default: every step recorded, never turned off */
+  t = traced(chosen);
+  CHECK_CONTAINS(t, "\nE\tnone\n");
   setenv("WLRUN_TRACE_GPU_EVERY", "1", 1);
   t = traced(every_fourth);
-  CHECK_CONTAINS(t, "\nE\tnone\n"); /* every step recorded: never turned off */
+  CHECK_CONTAINS(t, "\nE\tnone\n");
   unsetenv("WLRUN_TRACE_GPU_EVERY");
   unsetenv("WLRUN_TRACE_STEP");
 }
