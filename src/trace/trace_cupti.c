@@ -659,7 +659,7 @@ static int start(char *reason, size_t room) {
     error_record("cuptiActivityEnable(MEMCPY)", r, "copies are not timed");
   if ((r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET)) != CUPTI_SUCCESS)
     error_record("cuptiActivityEnable(MEMSET)", r, "sets are not timed");
-  sampling.marks = event_times();
+  sampling.marks = wt_steps_sampled() && event_times(); /* every step recorded: no marks needed */
   if ((r = cupti.Subscribe(&subscriber, api_called, NULL)) != CUPTI_SUCCESS) {
     error_record("cuptiSubscribe", r, "GPU work is not attributed to ranges");
     sampling.marks = 0;

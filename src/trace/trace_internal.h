@@ -159,6 +159,8 @@ struct wt_sampling {
   int marks;
 };
 void wt_use_sampling(const struct wt_sampling *s);
+/* 1 where some steps may go unrecorded (WLRUN_TRACE_GPU_EVERY not 1): marks are wanted */
+int wt_steps_sampled(void);
 int wt_work_recorded(uint64_t correlation); /* GPU work launched while recording */
 void wt_steps_fork_child(void);
 

@@ -85,6 +85,8 @@ void wt_steps_init(void (*done)(void)) {
   hook_domain = wt_intern_cstr(WL_TRACE_AUTO_DOMAIN);
 }
 
+int wt_steps_sampled(void) { return step_name && every != 1; }
+
 void wt_use_sampling(const struct wt_sampling *s) {
   wt_mutex_lock(&sampling_lock);
   sampling = s;
