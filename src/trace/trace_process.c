@@ -35,7 +35,7 @@ static void at_exit(void) {
   if (wt_is_open()) {
     if (wt_recording()) { /* else written when the steps traced were done */
       wt_threads_at_exit();
-      wt_ranges_at_exit();
+      if (wt_recording()) wt_ranges_at_exit(); /* (else the last step's end wrote them) */
     }
     if (activity) losses("cupti", activity->dropped());
     losses("memory", wt_lost_count());

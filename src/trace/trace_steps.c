@@ -62,7 +62,7 @@ static uint64_t closed_at, launches_at_close;
 /* a boundary of a step on this thread, waiting for the trace lock to be released; premarked: the
  * end of a step whose marks were made when its end was set (wt_step_ending) */
 static __thread struct {
-  int open, close;
+  int open, close, stop; /* stop: the steps traced are done (CUPTI to be turned off) */
   uint64_t at, premarked;
   const struct wt_string *domain;
 } pending;
@@ -147,6 +147,7 @@ void wt_step_closed(const struct wt_string *name, const struct wt_string *domain
   if (!n || ++*n < limit) return;
   atomic_store(&stop_correlation, atomic_load(&last_noted));
   atomic_store(&stopped, 1); /* first: the ranges ended below count no more steps */
+  pending.stop = 1;
   write_open();
 }
 
@@ -183,7 +184,8 @@ static void sample(uint64_t at) {
 }
 
 void wt_step_marks(void) {
-  if (!pending.open && !pending.close) return;
+  if (!pending.open && !pending.close && !pending.stop) return;
+  pending.stop = 0;
   int open = pending.open, close = pending.close;
   uint64_t at = pending.at;
   const struct wt_string *domain = pending.domain;
@@ -216,5 +218,5 @@ void wt_steps_fork_child(void) {
   sampling = NULL; /* a forked child does nothing CUDA-related */
   have_driver = 0, closed = 0, last_full = 0, chosen_every = 1, activity_on = 1, finished = 0;
   closed_at = launches_at_close = 0;
-  pending.open = pending.close = 0, pending.premarked = 0;
+  pending.open = pending.close = pending.stop = 0, pending.premarked = 0;
 }

@@ -405,9 +405,16 @@ void wt_note_launch(uint64_t correlation, uint64_t at) {
 
 /* ---- exit and fork ---- */
 
+/* Under the lock: every thread's range left open ended, then every thread's launches and open
+ * ranges written, once. Ending a left-open step can be the last step traced (WLRUN_TRACE_STEPS),
+ * whose stop writes them all from inside the first loop: they are not written again. */
+static int open_written;
+
 void wt_threads_at_exit(void) {
+  for (struct thread *t = threads; t; t = t->next) end_later(t, t->later);
+  if (open_written) return;
+  open_written = 1;
   for (struct thread *t = threads; t; t = t->next) {
-    end_later(t, t->later);
     launch_records(t);
     open_records(t);
   }
@@ -416,6 +423,7 @@ void wt_threads_at_exit(void) {
 /* The child of fork: the other threads are gone, and this one's ranges and launches are the
  * parent's to write. */
 void wt_threads_fork_child(void) {
+  open_written = 0;
   for (struct thread *t = threads, *next; t; t = next) {
     next = t->next;
     if (t == self) continue;

@@ -378,6 +378,29 @@ static void sampled_steps(int steps, int launches) {
 static void every_fourth(void) { sampled_steps(12, 2); }
 static void chosen(void) { sampled_steps(40, 100); }
 
+/* the last step traced (WLRUN_TRACE_STEPS=2) left open by a pop_later until the exit, inside a
+ * range still open: its end at exit stops the trace, which writes what is open once */
+static void last_step_at_exit(void) {
+  struct wt_string *step = wt_intern_cstr("train_step");
+  wt_push(NULL, wt_intern_cstr("epoch"), none()); /* rid 1, open at exit */
+  for (int i = 0; i < 2; i++) {
+    wt_push(NULL, step, none());
+    wt_note_launch((uint64_t)(100 + i), 0);
+    wt_pop_later(NULL, NULL);
+  }
+}
+
+static void test_last_step_at_exit(void) {
+  setenv("WLRUN_TRACE_STEP", "train_step", 1);
+  setenv("WLRUN_TRACE_STEPS", "2", 1);
+  char *t = traced(last_step_at_exit);
+  CHECK(lines_with(t, "O\t1\t") == 1); /* the epoch's O, once */
+  CHECK(lines_with(t, "C\t101\t") == 1);
+  CHECK(lines_with(t, "R\t3\t") == 1); /* the second step, ended at exit */
+  unsetenv("WLRUN_TRACE_STEPS");
+  unsetenv("WLRUN_TRACE_STEP");
+}
+
 static void test_sampling(void) {
   setenv("WLRUN_TRACE_STEP", "train_step", 1);
   setenv("WLRUN_TRACE_GPU_EVERY", "4", 1);
@@ -448,6 +471,7 @@ int main(void) {
 
   test_activity();
   test_sampling();
+  test_last_step_at_exit();
   test_write_error();
   test_small_file_limit();
   test_closed_descriptor();
