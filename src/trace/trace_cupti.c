@@ -309,10 +309,34 @@ static CUpti_SubscriberHandle subscriber;
 /* the stream a launch, copy or set went to, where the call is one whose parameters are known to
  * name it; 0 where not (the per-thread default stream of a _ptsz call is the calling thread's:
  * no other thread can record on it) */
+#define PER_THREAD ((void *)0x2) /* CU_STREAM_PER_THREAD */
+
+/* a _ptsz call's stream: its own, or the calling thread's per-thread default stream for NULL */
+static void *ptsz(void *stream) { return stream ? stream : PER_THREAD; }
+
 static int stream_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *params,
                      void **stream) {
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     switch (cbid) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+      *stream = ptsz(((const cudaLaunchKernel_ptsz_v7000_params *)params)->stream);
+      return 1;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
+      const cudaLaunchConfig_t *c =
+          ((const cudaLaunchKernelExC_ptsz_v11060_params *)params)->config;
+      if (!c) return 0;
+      *stream = ptsz(c->stream);
+      return 1;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000:
+      *stream = ptsz(((const cudaMemcpyAsync_ptsz_v7000_params *)params)->stream);
+      return 1;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000:
+      *stream = ptsz(((const cudaMemsetAsync_ptsz_v7000_params *)params)->stream);
+      return 1;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
+      *stream = ptsz(((const cudaGraphLaunch_ptsz_v10000_params *)params)->stream);
+      return 1;
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
       *stream = ((const cudaLaunchKernel_v7000_params *)params)->stream;
       return 1;
@@ -351,6 +375,22 @@ static int stream_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const v
   }
 }
 
+/* With marks: the stream a launch, copy or set went to. A runtime call's stream that is not read
+ * (cooperative launches, the asynchronous copies of arrays and symbols) leaves the marks
+ * unusable; a synchronous copy or set is the legacy stream's. The driver's calls inside the
+ * runtime's fire callbacks too: theirs are read where known and otherwise passed over. */
+static void note_stream(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                        const CUpti_CallbackData *call) {
+  void *stream = NULL;
+  if (call->functionParams && stream_of(domain, cbid, call->functionParams, &stream))
+    wt_marks_stream_used(call->context, stream);
+  else if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
+  else if (call_kinds[0][cbid] == CALL_COPY && call->functionName &&
+           !strstr(call->functionName, "Async"))
+    wt_marks_stream_used(call->context, NULL);
+  else wt_marks_unreadable(call->functionName ? call->functionName : "a launch");
+}
+
 static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                 const void *data) {
   (void)userdata;
@@ -365,9 +405,7 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
     wt_note_launch(call->correlationId, wt_marking()); /* a mark's memset: at its boundary */
     /* a runtime call's launch is the driver's call inside it too: each counted once */
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API) wt_launch_counted();
-    if (sampling.marks && call->functionParams &&
-        stream_of(domain, cbid, call->functionParams, &stream))
-      wt_marks_stream_used(call->context, stream);
+    if (sampling.marks) note_stream(domain, cbid, call);
     break;
   case CALL_EVENT: wt_note_launch(call->correlationId, wt_marking()); break;
   case CALL_STREAM_GONE:

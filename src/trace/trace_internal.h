@@ -168,9 +168,10 @@ void wt_steps_fork_child(void);
 
 /* a launch's stream (a CUstream of the CUcontext ctx) */
 void wt_marks_stream_used(void *ctx, void *stream);
-void wt_marks_stream_gone(void *stream); /* destroyed */
-void wt_marks_context_gone(void *ctx);   /* destroyed (NULL: any), its streams with it */
-void wt_marks_capturing(int change);     /* a graph capture begun (1) or ended (-1) */
+void wt_marks_unreadable(const char *call); /* a launch on a stream not known: no more marks */
+void wt_marks_stream_gone(void *stream);    /* destroyed */
+void wt_marks_context_gone(void *ctx);      /* destroyed (NULL: any), its streams with it */
+void wt_marks_capturing(int change);        /* a graph capture begun (1) or ended (-1) */
 int wt_marks_ready(void); /* streams known, no call failed, no graph being captured */
 /* outside every lock: an event recorded on each stream known, its C record timed a nanosecond
  * before `at` (0: now); the count recorded */

@@ -81,6 +81,16 @@ static void unusable(const char *why) {
     wt_record_text('E', NULL, why); /* once: GPU activity on every step from now on */
 }
 
+void wt_marks_unreadable(const char *call) {
+  if (!atomic_load_explicit(&usable, memory_order_relaxed)) return;
+  char text[256];
+  snprintf(text, sizeof text,
+           "%.100s: a launch whose stream wlrun does not read: no step marks; GPU activity on "
+           "every step",
+           call);
+  unusable(text);
+}
+
 void wt_marks_stream_used(void *ctx, void *stream) {
   if (!ctx || !atomic_load_explicit(&usable, memory_order_relaxed)) return;
   if (stream == PER_THREAD_STREAM) {
