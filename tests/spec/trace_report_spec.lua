@@ -417,7 +417,7 @@ describe("a traced run's results document", function()
 
   it("says so where the steps not recorded have no usable mark, and ignores marks of another clock",
     function()
-    local function entry(mark_time)
+    local function entry(mark_time, warmup)
       local text = table.concat({ "wltrace\t3\t7\t1\tprog", "G\ton", "S\t1\ttrain_step",
         "S\t3\tk", "S\t4\tevent",
         "R\t1\t7\t0\t1\t0\t10000\t20000\t-", "C\t1\t1\t12000",
@@ -426,7 +426,8 @@ describe("a traced run's results document", function()
         mark_time and "C\t3\t0\t39999" or "C\t3\t1\t12000",
         mark_time and ("K\t3\tevent\t0\t7\t%d\t%d\t0\t4"):format(mark_time, mark_time)
           or "K\t3\tkernel\t0\t7\t13000\t14000\t0\t3", "X\texit" }, "\n") .. "\n"
-      return report.entries({ processes = { read.parse(text, "7.wltrace") } }, { warmup = 0 })[1]
+      return report.entries({ processes = { read.parse(text, "7.wltrace") } },
+        { warmup = warmup or 0 })[1]
     end
     for _, e in ipairs { entry(nil), entry(700000039999) } do -- none; one 700 s after its call
       assert.equal("ok", e.status)
@@ -436,6 +437,12 @@ describe("a traced run's results document", function()
     end
     local e = entry(47000)
     assert.is_true(near(e.samples[2], 17000e-9))
+    -- the one step measured was not recorded: CPU phases, and a note
+    e = entry(47000, 1)
+    assert.equal("ok", e.status)
+    assert.is_nil(e.trace.gpu_steps)
+    local said = table.concat(e.notes or {}, "\n")
+    assert.truthy(said:find("no measured step had its GPU work recorded", 1, true), said)
   end)
 
   it("loads through the strict loader, compares and exports like a loop's", function()

@@ -284,7 +284,7 @@ function M.details(entries, kernels)
         read.printable(pr.command or "?", 60), t.steps, t.step, n,
           t.timing == "gpu" and "GPU times from CUPTI"
         or ("CPU times only (no GPU / CUPTI: %s)"):format(notes.cpu_reason(t.cupti)))
-      if t.timing == "gpu" then
+      if t.timing == "gpu" and t.gpu_busy_mean then -- (none where no measured step was recorded)
         local phases = 0
         for _, ph in ipairs(t.phases) do
           if ph.top then phases = phases + ph.gpu_mean end
@@ -298,7 +298,7 @@ function M.details(entries, kernels)
           units.time(t.gpu_unattributed_mean), t.data_gpu_mean
             and ("; data %s"):format(units.time(t.data_gpu_mean)) or "")
       end
-      if kernels and t.timing == "gpu" then
+      if kernels and t.timing == "gpu" and t.gpu_busy_mean then
         local rows = {}
         local groups = {}
         for _, ph in ipairs(t.phases or {}) do groups[#groups + 1] = { ph.name, ph.kernels } end

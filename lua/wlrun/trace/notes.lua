@@ -154,10 +154,10 @@ function notes.run_ahead(t, iter_mean, list)
   end
 end
 
--- GPU activity recorded on a sample of the measured steps (t.gpu_steps: their indices among the
--- n measured; docs/trace.md, "What tracing costs")
-function notes.sampled(t, n, list, marked)
-  local timed = t.gpu_steps
+-- GPU activity recorded on a sample of the measured steps (timed: their indices among the n
+-- measured, trace.gpu_steps; {} for none; nil: every one; docs/trace.md, "Steps with their GPU
+-- work recorded"); marked: the report had usable marks
+function notes.sampled(timed, n, list, marked)
   if not timed then return end
   if not marked then
     list[#list + 1] = ("GPU work recorded on %d of the %d steps measured (--gpu-every), and no "
@@ -232,7 +232,8 @@ function notes.measured(p, t, cupti, o, warnings, list)
       notes.cpu_reason(cupti), how),
         "run where CUPTI loads (a GPU, libcupti.so.13: WLRUN_TRACE_CUPTI) for GPU times and "
         .. "iterations bounded by their GPU work")
-  elseif t.gpu_busy_mean > 0 and t.gpu_unattributed_mean > notes.UNATTRIBUTED_SHARE
+  elseif t.gpu_busy_mean and t.gpu_busy_mean > 0 -- (no GPU lists: no measured step recorded)
+    and t.gpu_unattributed_mean > notes.UNATTRIBUTED_SHARE
     * t.gpu_busy_mean then
     warning(warnings, "gpu-unattributed", "GPU work outside every range",
       ("%.0f%% of the GPU work that ran during the steps was launched while no range of the "

@@ -698,14 +698,16 @@ local function process_entry(p, steps, k, n, o, mode, fetched, input)
   if gpu and #m.timed == 0 then -- no measured step recorded (a short run sampled): CPU phases
     gpu_phases = false
     rec, m = measured_iterations(steps, W, win, data, phases, top, g, false, recorded)
-    t.gpu_steps = {}
   end
   trace_fields(t, m, top, gpu_phases, o)
   if gpu_phases then
     rec.overlap = { work = mean(filled_of(m.work, m.timed)), busy = t.gpu_busy_mean,
       tolerance = report.OVERLAP }
   end
-  if gpu then notes_of.sampled(t, #m.steps, notes, report.usable_marks(p) ~= nil) end
+  if gpu then
+    notes_of.sampled(gpu_phases and t.gpu_steps or not gpu_phases and {} or nil, #m.steps, notes,
+      report.usable_marks(p) ~= nil)
+  end
   t.device = busiest_device(p)
   local bs, source, samples = batch_of(o, m.steps, notes, steps, fetched,
     fetches_before(p, o, tid, steps[W + 1].start), nil, input)
