@@ -263,6 +263,18 @@ function Parser:gpu_work(f)
   list[#list + 1] = w
 end
 
+-- a P record: GPU activity turned on or off (version 3), in time order
+function Parser:sample(f)
+  local p = self.p
+  if f[3] ~= "on" and f[3] ~= "off" then self:fail(
+    ("P: state '%s', expected on or off"):format(read.printable(f[3], 20))) end
+  local at = self:int(f[2], "time")
+  local last = p.samples[#p.samples]
+  if last and at < last.at then self:fail(("P: time %d before the last P's (%d)"):format(at,
+    last.at)) end
+  p.samples[#p.samples + 1] = { at = at, on = f[3] == "on" }
+end
+
 function Parser:line(line)
   self.lineno = self.lineno + 1
   if #line > self.budget.line then self:fail(("a line of %d bytes (at most %d)"):format(#line,
@@ -340,13 +352,7 @@ function Parser:line(line)
   elseif letter == "X" then
     p.exit = self:text(f[2])
   elseif letter == "P" then
-    if f[3] ~= "on" and f[3] ~= "off" then self:fail(
-      ("P: state '%s', expected on or off"):format(read.printable(f[3], 20))) end
-    local at = self:int(f[2], "time")
-    local last = p.samples[#p.samples]
-    if last and at < last.at then self:fail(("P: time %d before the last P's (%d)"):format(at,
-      last.at)) end
-    p.samples[#p.samples + 1] = { at = at, on = f[3] == "on" }
+    self:sample(f)
   end
 end
 
