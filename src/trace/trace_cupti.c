@@ -306,58 +306,55 @@ enum call_kind {
 static uint8_t call_kinds[2][MAX_CBID];
 static CUpti_SubscriberHandle subscriber;
 
-/* the stream a launch, copy or set went to, where the call is one whose parameters are known to
- * name it; 0 where not (the per-thread default stream of a _ptsz call is the calling thread's:
- * no other thread can record on it) */
-#define PER_THREAD ((void *)0x2) /* CU_STREAM_PER_THREAD */
+#define PER_THREAD ((void *)0x2) /* CU_STREAM_PER_THREAD: no other thread can record on it */
 
-/* a _ptsz call's stream: its own, or the calling thread's per-thread default stream for NULL */
-static void *ptsz(void *stream) { return stream ? stream : PER_THREAD; }
+/* The stream a launch, copy or set went to, where the call is one whose parameters are known to
+ * name it; 0 where not. A runtime _ptsz form has its plain form's parameters, and NULL there is
+ * the calling thread's per-thread default stream. */
+static int runtime_stream(CUpti_CallbackId cbid, const void *params, void **stream) {
+  int per_thread = 0;
+  const cudaLaunchConfig_t *c;
+  switch (cbid) {
+  case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+    per_thread = 1;
+    __attribute__((fallthrough));
+  case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+    *stream = ((const cudaLaunchKernel_v7000_params *)params)->stream;
+    break;
+  case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+    per_thread = 1;
+    __attribute__((fallthrough));
+  case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+    if (!(c = ((const cudaLaunchKernelExC_v11060_params *)params)->config)) return 0;
+    *stream = c->stream;
+    break;
+  case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000:
+    per_thread = 1;
+    __attribute__((fallthrough));
+  case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
+    *stream = ((const cudaMemcpyAsync_v3020_params *)params)->stream;
+    break;
+  case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000:
+    per_thread = 1;
+    __attribute__((fallthrough));
+  case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020:
+    *stream = ((const cudaMemsetAsync_v3020_params *)params)->stream;
+    break;
+  case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
+    per_thread = 1;
+    __attribute__((fallthrough));
+  case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
+    *stream = ((const cudaGraphLaunch_v10000_params *)params)->stream;
+    break;
+  default: return 0;
+  }
+  if (per_thread && !*stream) *stream = PER_THREAD;
+  return 1;
+}
 
 static int stream_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *params,
                      void **stream) {
-  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-    switch (cbid) {
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
-      *stream = ptsz(((const cudaLaunchKernel_ptsz_v7000_params *)params)->stream);
-      return 1;
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
-      const cudaLaunchConfig_t *c =
-          ((const cudaLaunchKernelExC_ptsz_v11060_params *)params)->config;
-      if (!c) return 0;
-      *stream = ptsz(c->stream);
-      return 1;
-    }
-    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000:
-      *stream = ptsz(((const cudaMemcpyAsync_ptsz_v7000_params *)params)->stream);
-      return 1;
-    case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000:
-      *stream = ptsz(((const cudaMemsetAsync_ptsz_v7000_params *)params)->stream);
-      return 1;
-    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
-      *stream = ptsz(((const cudaGraphLaunch_ptsz_v10000_params *)params)->stream);
-      return 1;
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
-      *stream = ((const cudaLaunchKernel_v7000_params *)params)->stream;
-      return 1;
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060: {
-      const cudaLaunchConfig_t *c = ((const cudaLaunchKernelExC_v11060_params *)params)->config;
-      if (!c) return 0;
-      *stream = c->stream;
-      return 1;
-    }
-    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
-      *stream = ((const cudaMemcpyAsync_v3020_params *)params)->stream;
-      return 1;
-    case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020:
-      *stream = ((const cudaMemsetAsync_v3020_params *)params)->stream;
-      return 1;
-    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
-      *stream = ((const cudaGraphLaunch_v10000_params *)params)->stream;
-      return 1;
-    default: return 0;
-    }
-  }
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) return runtime_stream(cbid, params, stream);
   switch (cbid) {
   case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
     *stream = ((const cuLaunchKernel_params *)params)->hStream;

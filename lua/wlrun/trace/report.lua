@@ -325,8 +325,9 @@ local function busiest_device(p)
 end
 
 -- 1. the iterations' windows (wlrun.trace.windows), bounded by the GPU work and by the marks
--- (events: where the work launched before each ended, on steps whose work was not recorded too)
-local function iteration_windows(p, steps, gpu)
+-- (events: where the work launched before each ended, on steps whose work was not recorded too;
+-- marks: report.usable_marks)
+local function iteration_windows(p, steps, gpu, marks)
   local F = {}
   if gpu then
     local times = {}
@@ -334,7 +335,7 @@ local function iteration_windows(p, steps, gpu)
       times[#times + 1] = s.start
       times[#times + 1] = s.stop
     end
-    local work, marks = p.gpu, report.usable_marks(p)
+    local work = p.gpu
     if marks then
       work = table.move(p.gpu, 1, #p.gpu, 1, {})
       table.move(marks, 1, #marks, #work + 1, work)
@@ -688,7 +689,8 @@ local function process_entry(p, steps, k, n, o, mode, fetched, input)
   for i, s in ipairs(steps) do iter_of[s], is_step[s] = i, true end
   local step_of = ranges.step_finder(is_step)
   local of, data_work = classify_work(p, o, step_of)
-  local win = iteration_windows(p, steps, gpu)
+  local marks = report.usable_marks(p)
+  local win = iteration_windows(p, steps, gpu, marks)
   local data, data_iter = data_times(p, steps, win, data_work, o, t, notes, mode)
   local phases, top, phase = phase_times(p, steps, iter_of, step_of)
   local g = gpu_times(p, steps, win, of, iter_of, data_iter, phase)
@@ -706,7 +708,7 @@ local function process_entry(p, steps, k, n, o, mode, fetched, input)
   end
   if gpu then
     notes_of.sampled(gpu_phases and t.gpu_steps or not gpu_phases and {} or nil, #m.steps, notes,
-      report.usable_marks(p) ~= nil)
+      marks ~= nil)
   end
   t.device = busiest_device(p)
   local bs, source, samples = batch_of(o, m.steps, notes, steps, fetched,
