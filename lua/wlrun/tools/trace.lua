@@ -137,7 +137,7 @@ function M.options(args)
     warmup_given = o.warmup ~= nil,
     steps = o.steps and whole(o.steps, "--steps", 0) or trace_report.DEFAULTS.steps,
     gpu_every = o.gpu_every == "auto" and "auto" or o.gpu_every and whole(o.gpu_every,
-      "--gpu-every", 1) or nil,
+      "--gpu-every (auto, or N)", 1) or nil,
     -- wlrun's Python hook: put into the program unless --no-auto-ranges; its steps taken when the
     -- program has none of its own, unless --step names the step's range
     auto_ranges = not o.no_auto_ranges, auto = not o.no_auto_ranges and o.step == nil,
