@@ -706,10 +706,8 @@ local function process_entry(p, steps, k, n, o, mode, fetched, input)
     rec.overlap = { work = mean(filled_of(m.work, m.timed)), busy = t.gpu_busy_mean,
       tolerance = report.OVERLAP }
   end
-  if gpu then
-    notes_of.sampled(gpu_phases and t.gpu_steps or not gpu_phases and {} or nil, #m.steps, notes,
-      marks ~= nil)
-  end
+  if gpu then notes_of.sampled(gpu_phases and t.gpu_steps or not gpu_phases and {} or nil,
+    #m.steps, notes, marks ~= nil) end
   t.device = busiest_device(p)
   local bs, source, samples = batch_of(o, m.steps, notes, steps, fetched,
     fetches_before(p, o, tid, steps[W + 1].start), nil, input)
