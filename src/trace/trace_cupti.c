@@ -52,7 +52,7 @@ static struct {
 #undef API
 
 static atomic_int state = CUPTI_NONE;
-static int mark_memsets;  /* marks are memsets (WLRUN_TRACE_MARKS=memset): MEMSET kept on */
+static int mark_memsets;  /* marks are memsets (the default; WLRUN_TRACE_MARKS=event: events) */
 static char library[256]; /* the CUPTI loaded */
 static int64_t
     clock_offset; /* CUPTI's clock minus CLOCK_MONOTONIC, without the timestamp callback */
@@ -654,11 +654,14 @@ static void choose_clock(void) {
                r, "K times are CUPTI's clock less an offset measured once");
 }
 
-/* CUDA events' device times (step marks); 0 where CUPTI cannot give them (an E record says why).
- * WLRUN_TRACE_MARKS=memset: marks are memsets of 13 bytes instead, timed by MEMSET activity. */
+/* How the step marks are timed; 0 where they cannot be (an E record says why). By default they
+ * are memsets of 13 bytes, timed by the MEMSET activity that is on anyway: CUDA_EVENT activity
+ * with device timestamps costs the program about 1.3 us on every launch, recorded step or not
+ * (docs/trace.md, "What tracing costs a launch"). WLRUN_TRACE_MARKS=event: CUDA events, timed by
+ * CUPTI's CUDA_EVENT activity. */
 static int event_times(void) {
   const char *how = getenv("WLRUN_TRACE_MARKS");
-  if (how && strcmp(how, "memset") == 0) {
+  if (!how || strcmp(how, "event") != 0) {
     mark_memsets = 1;
     wt_marks_by_memset();
     return 1;

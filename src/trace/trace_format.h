@@ -18,9 +18,9 @@
  *                       on (copies and sets on every step); 1 or unset: on every step; "auto":
  *                       N chosen from the launches' cost (src/trace/trace_steps.c). P records say
  *                       when it changes.
- *   WLRUN_TRACE_MARKS   "memset": the step marks are memsets of 13 bytes on a scratch buffer
- *                       of the library's (timed by MEMSET activity, which then stays on), not
- *                       CUDA events (timed by CUPTI's events' device times)
+ *   WLRUN_TRACE_MARKS   "event": the step marks are CUDA events (timed by CUPTI's events'
+ *                       device times), not memsets of 13 bytes on a scratch buffer of the
+ *                       library's (timed by MEMSET activity), the default
  *   WLRUN_TRACE_STEPS   N, with WLRUN_TRACE_STEP a range name: after the N-th range of that name
  *                       closes in one NVTX domain (each domain counts its own), the process's
  *                       launches and the ranges still open are written (O) as at an exit, and

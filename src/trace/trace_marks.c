@@ -1,5 +1,6 @@
-/* Step marks: a CUDA event recorded at a step's start and end on each stream the program's launches
- * used, whose device time CUPTI gives (K records of kind "event"). The report bounds an
+/* Step marks: a memset of WL_TRACE_MARK_BYTES on a scratch buffer (or, WLRUN_TRACE_MARKS=event, a
+ * CUDA event) recorded at a step's start and end on each stream the program's launches used, whose
+ * device time CUPTI gives (K records of kind "event"). The report bounds an
  * iteration by the GPU work launched before its range closed; on a step whose kernels CUPTI did
  * not record (GPU activity on a sample of the steps, trace_steps.c), a mark is where that work
  * ended: an event on a stream completes when everything launched on it before has.
@@ -47,7 +48,7 @@ struct stream {
   void *ctx, *stream, *event; /* event: NULL until the first mark */
   unsigned long long scratch; /* with memset marks: WL_TRACE_MARK_BYTES of device memory */
 };
-static int memsets; /* marks are memsets (WLRUN_TRACE_MARKS=memset), not events */
+static int memsets; /* marks are memsets (the default), not events (WLRUN_TRACE_MARKS=event) */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct stream streams[MAX_STREAMS]; /* under lock */

@@ -4,7 +4,12 @@ Launches N tiny kernels (x.add_(1) on one float: the GPU finishes each long befo
 launched, so the loop's time is the launches' CPU time) and N NVTX push/pop pairs, R rounds of
 each, and prints one JSON line: the median per launch and per pair over the rounds, in us.
 
-    python3 launch_cost.py [N] [R]
+With "steps" first, the launches are made inside STEPS ranges named train_step, K a range, each
+followed by a synchronisation, and the line holds the median per launch over the steps from the
+ninth on (past the three steps wlrun trace always records, docs/trace.md, --gpu-every).
+
+    python3 launch_cost.py [N [R]]
+    python3 launch_cost.py steps [STEPS [K]]
 """
 import json
 import statistics
@@ -14,14 +19,38 @@ import time
 import torch
 
 
-def main():
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 7
+def _setup():
+    """A one-float tensor on the GPU after 1000 launches, and torch's NVTX push and pop."""
     x = torch.zeros(1, device="cuda")
-    push, pop = torch.cuda.nvtx.range_push, torch.cuda.nvtx.range_pop
     for _ in range(1000):
         x.add_(1)
     torch.cuda.synchronize()
+    return x, torch.cuda.nvtx.range_push, torch.cuda.nvtx.range_pop
+
+
+def in_steps(args):
+    steps = int(args[0]) if args else 60
+    k = int(args[1]) if len(args) > 1 else 400
+    x, push, pop = _setup()
+    per = []
+    for _ in range(steps):
+        push("train_step")
+        t = time.perf_counter()
+        for _ in range(k):
+            x.add_(1)
+        per.append((time.perf_counter() - t) / k * 1e6)
+        pop()
+        torch.cuda.synchronize()
+    print(json.dumps({"launch_us": statistics.median(per[8:]), "steps": steps, "k": k}))
+    return 0
+
+
+def main():
+    if sys.argv[1:2] == ["steps"]:
+        return in_steps(sys.argv[2:])
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 7
+    x, push, pop = _setup()
     launch, pair = [], []
     for _ in range(rounds):
         t = time.perf_counter()

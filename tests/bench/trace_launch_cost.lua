@@ -6,6 +6,10 @@
 -- to the next, a launch's cost is known here to a few ns.
 --   wlrun tests/bench/trace_launch_cost.lua [python3 [NAME=LIB...]]
 -- NAME=LIB: also run `wlrun trace` with WLRUN_TRACE_LIB=LIB (a trace library built another way).
+-- A second table: a launch inside a step's range (launch_cost.py steps), in a step whose GPU
+-- work is recorded (--gpu-every 1) and in one that is not (--gpu-every 1000: the steps after the
+-- third), with the step marks as memsets (the default) and as CUDA events
+-- (WLRUN_TRACE_MARKS=event).
 local python = arg[1] or os.getenv("WLRUN_PYTHON") or "python3"
 local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
 local ROUNDS = tonumber(os.getenv("WLRUN_TRACE_ROUNDS") or "") or 3
@@ -31,7 +35,9 @@ end
 local function run(cmd)
   local p = assert(io.popen(cmd .. " 2>/dev/null"))
   local out = p:read("a")
-  p:close() -- wlrun trace exits 2 here (no train_step range: the script has none), its report aside
+  -- wlrun trace exits 2 on launch_cost.py (no train_step range: the script has none), its report
+  -- aside; with its steps it reports
+  p:close()
   local line = out:match("(%b{})%s*$")
   assert(line, "failed: " .. cmd .. "\n" .. out)
   return json.decode(line)
@@ -62,4 +68,30 @@ local base_l, base_p = median(launch.untraced), median(pair.untraced)
 for _, v in ipairs(variants) do
   local l, p = median(launch[v.name]), median(pair[v.name])
   print(("%-16s %12.3f %+12.3f %12.3f %+12.3f"):format(v.name, l, l - base_l, p, p - base_p))
+end
+
+local in_steps = script .. " steps"
+local traced = ("%s trace --quiet --no-auto-ranges"):format(q(bin))
+local step_variants = {
+  { name = "untraced", cmd = in_steps },
+  { name = "recorded", cmd = ("%s --gpu-every 1 -- %s"):format(traced, in_steps) },
+  { name = "not recorded", cmd = ("%s --gpu-every 1000 -- %s"):format(traced, in_steps) },
+  { name = "not rec., events", cmd = ("WLRUN_TRACE_MARKS=event %s --gpu-every 1000 -- %s"):format(
+    traced, in_steps) },
+}
+local in_step = {}
+for _, v in ipairs(step_variants) do in_step[v.name] = {} end
+for round = 1, ROUNDS do
+  for k = 1, #step_variants do
+    local v = step_variants[(k + round - 2) % #step_variants + 1]
+    table.insert(in_step[v.name], run(v.cmd).launch_us)
+  end
+end
+print(("\na launch inside a step's range (--gpu-every), %d processes of each, interleaved"):format(
+  ROUNDS))
+print(("%-16s %12s %12s"):format("variant", "launch (us)", "added"))
+local base_s = median(in_step.untraced)
+for _, v in ipairs(step_variants) do
+  local l = median(in_step[v.name])
+  print(("%-16s %12.3f %+12.3f"):format(v.name, l, l - base_s))
 end

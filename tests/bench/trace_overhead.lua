@@ -13,7 +13,8 @@ local python = arg[1] or os.getenv("WLRUN_PYTHON") or "python3"
 local conv = arg[2] == "conv"
 local only = tonumber(arg[2] or "")
 local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
-local STEPS, SKIP = 60, 10
+local STEPS = tonumber(os.getenv("WLRUN_TRACE_STEPS") or "") or 60
+local SKIP = 10
 -- each variant runs ROUNDS times, the variants in a rotated order each round, and the median of
 -- its runs' medians is taken: at 2-3 ms a step moves by several per cent from one process to the
 -- next, more than what is measured
@@ -31,7 +32,9 @@ if conv then sizes = { { conv = true, batch = 64, label = "conv b64 after" } } e
 -- ranges; the table's columns are the first four, and arg[3] (a comma list) chooses others to
 -- find where the cost is: "untraced+ranges" (the script's NVTX calls with no tool),
 -- "nvtx-nohook", "full-nohook", "full-every1" and "auto-every1" (--gpu-every 1: every step's
--- GPU work recorded)
+-- GPU work recorded), "hook" (the hook's ranges, no CUPTI), "auto-sampled" (--gpu-every auto) and
+-- "auto-rare" (--gpu-every 1000: the kernels of the first three steps and the last recorded, the
+-- cost of a step not recorded)
 local HOW = {
   untraced = { traced = false, ranges = false },
   ["untraced+ranges"] = { traced = false, ranges = true },
@@ -43,6 +46,9 @@ local HOW = {
   -- GPU activity on every step (--gpu-every 1), as before activity on a sample of the steps
   ["full-every1"] = { traced = true, gpu = true, hook = true, ranges = true, every = 1 },
   ["auto-every1"] = { traced = true, gpu = true, hook = true, ranges = false, every = 1 },
+  hook = { traced = true, gpu = false, hook = true, ranges = false },
+  ["auto-sampled"] = { traced = true, gpu = true, hook = true, ranges = false, every = "auto" },
+  ["auto-rare"] = { traced = true, gpu = true, hook = true, ranges = false, every = 1000 },
 }
 local VARIANTS = { "untraced", "nvtx", "full", "auto" }
 if arg[3] then
@@ -78,7 +84,7 @@ local function run(size, variant)
   local cmd = how.traced and ("%s%s trace --quiet --batch-size %d%s%s -- %s%s"):format(how.gpu
     and "" or "WLRUN_TRACE_GPU=0 ",
     q(bin), size.batch, how.hook and "" or " --no-auto-ranges",
-    how.every and (" --gpu-every %d"):format(how.every) or "", script,
+    how.every and (" --gpu-every %s"):format(how.every) or "", script,
       how.ranges and "" or no_ranges)
     or (script .. (how.ranges and "" or no_ranges))
   local ok = os.execute(cmd .. " >/dev/null 2>&1")
@@ -113,7 +119,12 @@ for _, s in ipairs(sizes) do
       runs[v][#runs[v] + 1] = run(s, v)
     end
   end
-  for _, v in ipairs(VARIANTS) do t[v] = median(runs[v]) end
+  for _, v in ipairs(VARIANTS) do
+    local each = {}
+    for i, x in ipairs(runs[v]) do each[i] = ("%.3f"):format(x * 1e3) end
+    print(("  %-14s runs (ms): %s"):format(v, table.concat(each, " ")))
+    t[v] = median(runs[v])
+  end
   local base = t[VARIANTS[1]]
   local row = { ("%-22s"):format(label) }
   for _, v in ipairs(VARIANTS) do row[#row + 1] = ("%12.3f ms"):format(t[v] * 1e3) end

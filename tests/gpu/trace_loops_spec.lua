@@ -46,6 +46,9 @@ local function traced(args)
   local c = doc.configurations[1]
   assert.equal("ok", c.status, c.error)
   assert.equal("gpu", c.trace.timing, c.trace.cupti.reason)
+  for _, w in ipairs(c.warnings or {}) do -- the library's errors, in the log: the table has codes
+    if w.code == "trace-errors" then print(("\n    %s: %s"):format(args, w.message)) end
+  end
   return c, require("wlrun.json").decode(h.read(dir .. "/prog.json"))
 end
 

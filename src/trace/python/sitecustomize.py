@@ -274,18 +274,20 @@ class _Loop:
         self.finished = lambda: None  # the steps traced are done (--steps): the hook stops
 
     def stack(self):
-        s = getattr(self.local, "stack", None)
-        if s is None:
+        try:
+            return self.local.stack
+        except AttributeError:
             s = self.local.stack = []
-        return s
+            return s
 
     def pending(self):
         """loader -> the samples of the batches the thread fetched that no work used yet."""
-        p = getattr(self.local, "pending", None)
-        if p is None:
+        try:
+            return self.local.pending
+        except AttributeError:
             p = self.local.pending = {}
             self.local.evaluated = False  # whether evaluation (and no training) used them
-        return p
+            return p
 
     def push(self, name, payload=0, at=0):
         """at: the time the range began, where not now (the library bounds it)."""
@@ -450,13 +452,15 @@ class _Loop:
             self.pop()
             self.local.marked = True
 
-    def end_phase(self):
+    def end_phase(self, next_phase=False):
+        """next_phase: another phase opens at once (no forward can come between)."""
         if self.phase is not None:
             if self.phase in self.stack():
                 self.pop_to(self.phase)
                 self.pop()
             self.phase = None
-            self.waiting(True)
+            if not next_phase:
+                self.waiting(True)
 
     def zero_grad(self, at=0):
         """zero_grad() (an optimizer's or a model's) with a batch in hand on the thread that
@@ -496,10 +500,12 @@ class _Loop:
         if not self.ours():
             return False
         self.begin(late=True, at=at)
-        self.end_phase()
+        had = self.phase is not None
+        self.end_phase(next_phase=True)
         self.push(name, at=at)
         self.phase = name
-        self.waiting(False)
+        if not had:
+            self.waiting(False)
         return True
 
     def backward_begin(self, at=0):
@@ -754,6 +760,12 @@ def _install(torch, loop, report):
 
     modules = importlib.import_module("torch.nn.modules.module")
     handle = [modules.register_module_forward_pre_hook(forward_pre)]
+    # the hook is put in and taken out of torch's dict of global hooks under its handle's id several
+    # times a step: a new handle each time costs a few microseconds, which a launch-bound step feels
+    global_pre = getattr(handle[0], "hooks_dict_ref", lambda: None)()
+    key = getattr(handle[0], "id", None)
+    if not isinstance(global_pre, dict) or key not in global_pre:
+        global_pre = None
     # torch.compile(module) warns that global module hooks fire once more, for the compiled
     # wrapper: here they are the hook's own, and a call inside an open phase does nothing
     import warnings
@@ -763,7 +775,12 @@ def _install(torch, loop, report):
 
     @guarded
     def waiting(now):
-        if now and handle[0] is None:
+        if global_pre is not None:
+            if now:
+                global_pre[key] = forward_pre
+            else:
+                global_pre.pop(key, None)
+        elif now and handle[0] is None:
             handle[0] = modules.register_module_forward_pre_hook(forward_pre)
         elif not now and handle[0] is not None:
             h, handle[0] = handle[0], None
@@ -774,7 +791,9 @@ def _install(torch, loop, report):
     def finished():  # nothing more is recorded: the model's calls back on torch's fast path
         report.on = False
         h, handle[0] = handle[0], None
-        if h is not None:
+        if global_pre is not None:
+            global_pre.pop(key, None)
+        elif h is not None:
             h.remove()
 
     loop.finished = finished
