@@ -208,19 +208,26 @@ local function launches_of(p)
 end
 
 -- the batch in hand of a data range d whose batch was in hand at t: t, or just after the copies
--- to the GPU (memcpy, memset) launched in d from t on before its first kernel (x.to(dev)), so
--- that the step's window begins when they have finished, as the template's synchronisation
--- before its t0 makes it (calls with no GPU work recorded, an event's, are neither)
+-- to the GPU from the host launched in d from t on before any other GPU work (x.to(dev)), so that
+-- the step's window begins when they have finished, as the template's synchronisation before its
+-- t0 makes it. A kernel, a set or another copy is the forward's: on a step whose kernels were not
+-- recorded (--gpu-every) a set or copy inside the forward is all that is seen of it. Calls with
+-- no GPU work recorded (an event's, a mark's, a kernel's not recorded) are passed over.
 local function in_hand(d, t, launched, kind)
   local at = t
   for _, l in ipairs(launched[d.rid] or {}) do
     if l.t >= t then
       local k = kind[l.corr]
-      if k == "kernel" then break end
+      if k == "forward" then break end
       if k then at = math.max(at, l.t + 1) end
     end
   end
   return math.min(at, d.stop)
+end
+
+-- a copy from the host to the GPU (a copy whose direction is not known too), as a batch's is
+local function arrives(w)
+  return w.kind == "memcpy" and not w.name:find("^memcpy [DAP]") and w.name ~= "memcpy HtoH"
 end
 
 -- the index of the first element of list (sorted by key) whose key is t or more (#list + 1: none)
@@ -283,7 +290,9 @@ function ranges.late_forwards(p)
   local q, copy = view(p, function() return true end)
   for corr, rid in pairs(p.corr) do q.corr[corr] = rid end
   local kind = {}
-  for _, w in ipairs(p.gpu) do kind[w.corr] = kind[w.corr] == "kernel" and "kernel" or w.kind end
+  for _, w in ipairs(p.gpu) do
+    kind[w.corr] = (kind[w.corr] == "forward" or not arrives(w)) and "forward" or "copy"
+  end
   local launched, loose = launches_of(p)
   local threads = by_thread(q.ranges)
   local function claim(list, from, to, rid) -- the launches of list made in [from, to)
