@@ -218,6 +218,27 @@ def _is_counted(keys, x):
     return False
 
 
+def _thread_state():
+    """A threading.local whose fields every thread starts with (no lookup with a default, a few
+    times a step, on a launch-bound loop's path)."""
+    import threading
+
+    class State(threading.local):
+        def __init__(self):
+            self.stack = []  # the names of the hook's ranges open on the thread
+            self.pending = {}  # loader -> the samples of the batches fetched that no work used yet
+            self.evaluated = False  # whether evaluation (and no training) used them
+            self.started = None  # the loader whose iterator the thread started last
+            self.fetched_at = 0  # the time the last batch fetched was in hand
+            self.in_hand_at = 0  # the same, until training work on it begins
+            self.eval_grad = False  # an evaluation in eval mode with grad since the last fetch
+            self.marked = False  # a late forward marked in the step open
+            self.fetching = 0  # DataLoader fetches running (a module called in one is the fetch's)
+            self.depth = 0  # the optimizer steps running that the hook counts
+
+    return State()
+
+
 class _Loop:
     """Where the training loop stands, and the hook's ranges open on each thread."""
 
@@ -230,7 +251,7 @@ class _Loop:
         self._pop_later = lib.wlrun_trace_auto_pop_later
         self._end_later = lib.wlrun_trace_auto_end_later
         self._recording = lib.wlrun_trace_auto_recording
-        self.local = threading.local()  # .stack: the names of the hook's ranges open on the thread
+        self.local = _thread_state()
         self.ident = threading.get_ident
         self.thread = None  # the thread of the step open, or of the last one
         self.step = False
@@ -273,38 +294,22 @@ class _Loop:
         self.waiting = lambda waiting: None
         self.finished = lambda: None  # the steps traced are done (--steps): the hook stops
 
-    def stack(self):
-        try:
-            return self.local.stack
-        except AttributeError:
-            s = self.local.stack = []
-            return s
-
-    def pending(self):
-        """loader -> the samples of the batches the thread fetched that no work used yet."""
-        try:
-            return self.local.pending
-        except AttributeError:
-            p = self.local.pending = {}
-            self.local.evaluated = False  # whether evaluation (and no training) used them
-            return p
-
     def push(self, name, payload=0, at=0):
         """at: the time the range began, where not now (the library bounds it)."""
         if self._push(name, payload, at) >= 0:
-            self.stack().append(name)
+            self.local.stack.append(name)
         elif not self._recording():
             self.finished()
 
     def pop(self, payload=0, at=0):
-        s = self.stack()
+        s = self.local.stack
         if s:
             s.pop()
             self._pop(payload, at)
 
     def pop_to(self, name):
         """Pops the hook's ranges down to (and without) the innermost one named name."""
-        s = self.stack()
+        s = self.local.stack
         while s and s[-1] != name and name in s:
             self.pop()
 
@@ -320,8 +325,8 @@ class _Loop:
         out on it (`if i >= n: break` at the top of an epoch), and no step trained on it (an
         iterator made for one batch, `next(iter(loader))`, did not)."""
         given, ended = self.iterators.get(loader, (0, True))
-        if given > 1 and not ended and not getattr(self.local, "evaluated", False):
-            self.pending().pop(loader, None)
+        if given > 1 and not ended and not self.local.evaluated:
+            self.local.pending.pop(loader, None)
         self.iterators[loader] = (0, False)
         self.data_begin(loader, at)
         self.local.started = loader
@@ -340,15 +345,15 @@ class _Loop:
             # on the thread that trains (not a prefetching one while it steps): the step raised
             if self.thread == self.ident() and not _frames_of(self.step_code, sys._getframe(1)):
                 self.unwound()  # and torch 2 ran no post hook
-        started, self.local.started = getattr(self.local, "started", None), None
-        if started == loader and "data" in self.stack() and not self.pending():
+        started, self.local.started = self.local.started, None
+        if started == loader and "data" in self.local.stack and not self.local.pending:
             return
         self.local.eval_grad = False  # an evaluation in eval mode before: not this batch's
         if self.step and self.optimized and not self.fetch_each and self.thread == self.ident():
             # the next batch after an optimizer step that did not end the iteration (its last
             # optimizer skipped this time: a WGAN's generator every nth step)
             self.end_iteration()
-        p = self.pending()
+        p = self.local.pending
         if self.local.evaluated:  # the batches in hand were evaluated, not trained on
             self.data_close(EVALUATED)
             self.evaluating.update(p)
@@ -384,7 +389,7 @@ class _Loop:
                     while len(self.handed) > HANDED:  # batches taken some other way
                         del self.handed[next(iter(self.handed))]
             return
-        p = self.pending()
+        p = self.local.pending
         p[loader] = p.get(loader, 0) + n
         self.fetches += 1
         self.local.fetched_at = self.local.in_hand_at = self.now()
@@ -408,9 +413,9 @@ class _Loop:
         """Closes the thread's data range (at: when, where not now); its payload the time the
         batch was in hand, or EVALUATED: the fetch of a batch that only evaluation used, which is
         no data."""
-        if "data" in self.stack():
+        if "data" in self.local.stack:
             self.pop_to("data")
-            self.pop(getattr(self.local, "fetched_at", 0) if payload is None else payload, at)
+            self.pop(self.local.fetched_at if payload is None else payload, at)
         self.local.fetched_at = 0
 
     # ---- the step and its phases ----
@@ -418,7 +423,7 @@ class _Loop:
         """A module call that does not train (grad disabled, or the model in eval mode): the data
         range of the batch in hand stays open until it is known whether training uses the batch
         too (begin) or only evaluation did (the next fetch, data_begin)."""
-        if self.pending():
+        if self.local.pending:
             self.local.evaluated = True
         if grad and not self.step:
             self.local.eval_grad = True  # in eval mode with grad: a backward would say it trained
@@ -433,8 +438,8 @@ class _Loop:
         hand follows, where the report begins the work (docs/trace.md, "No annotation
         needed")."""
         self.data_close(at=at)
-        p = self.pending()
-        in_hand = getattr(self.local, "in_hand_at", 0) if p else 0
+        p = self.local.pending
+        in_hand = self.local.in_hand_at if p else 0
         late = late or self.local.evaluated  # evaluation on the batch in hand first (a teacher)
         for loader, n in p.items():
             self.fetched[loader] = self.fetched.get(loader, 0) + n
@@ -455,7 +460,7 @@ class _Loop:
     def end_phase(self, next_phase=False):
         """next_phase: another phase opens at once (no forward can come between)."""
         if self.phase is not None:
-            if self.phase in self.stack():
+            if self.phase in self.local.stack:
                 self.pop_to(self.phase)
                 self.pop()
             self.phase = None
@@ -466,7 +471,7 @@ class _Loop:
         """zero_grad() (an optimizer's or a model's) with a batch in hand on the thread that
         trains: the training work on the batch begins there (the template's t0 comes before it, as
         the loop's first line)."""
-        if not self.step and self.pending() and self.ours():
+        if not self.step and self.local.pending and self.ours():
             self.begin(at=at)
 
     def forward(self, at=0, module=None, args=()):
@@ -511,10 +516,10 @@ class _Loop:
     def backward_begin(self, at=0):
         if self.phase == "backward":  # inside a backward (reentrant checkpointing's): the same phase
             return False
-        eval_grad = not self.step and getattr(self.local, "eval_grad", False)
+        eval_grad = not self.step and self.local.eval_grad
         self.local.eval_grad = False
         mine = self.phase_begin("backward", at)
-        if eval_grad and mine and not getattr(self.local, "marked", False):
+        if eval_grad and mine and not self.local.marked:
             # no batch in hand from a DataLoader: nowhere to begin the step
             self.tell("eval", "trains a model in eval mode (model.eval(), grad enabled): the hook "
                       "takes its forward for evaluation, so the steps begin at backward and leave "
@@ -580,7 +585,7 @@ class _Loop:
                 self.optimized = True
 
     def end_iteration(self):
-        s = self.stack()
+        s = self.local.stack
         if "train_step" in s:
             # the step ends at the thread's next range of the hook's (the next batch's fetch, the
             # next forward): what the loop does after the optimizer (waiting for the GPU, logging,
@@ -681,7 +686,7 @@ def _install(torch, loop, report):
         loader = getattr(self, "_wlrun_loader", id(self))
         data_begin(loader, now())
         # a module called inside the fetch (an encoder in the collate) is the fetch's work
-        local.fetching = getattr(local, "fetching", 0) + 1
+        local.fetching = local.fetching + 1
         try:
             batch = next_impl(self)
         except BaseException:
@@ -747,16 +752,14 @@ def _install(torch, loop, report):
     # forward: the first call of a module with parameters in a step, grad enabled and the module
     # in training mode (grad disabled or in eval mode, it evaluates; a module without parameters, a
     # loss, decides nothing); the global hook is there only while no phase is open
-    forward, evaluate = guarded(loop.forward), guarded(loop.evaluate)
-
     @guarded
     def forward_pre(module, args):  # a module's own parameters() may give a list, not an iterator
         at = now()
-        if loop.phase is None and not compiling() and not getattr(local, "fetching", 0):
+        if loop.phase is None and not compiling() and not local.fetching:
             if not grad_enabled() or not getattr(module, "training", True):
-                evaluate(grad_enabled())
+                loop.evaluate(grad_enabled())
             elif next(iter(module.parameters()), None) is not None:
-                forward(at, module, args)
+                loop.forward(at, module, args)
 
     modules = importlib.import_module("torch.nn.modules.module")
     handle = [modules.register_module_forward_pre_hook(forward_pre)]
@@ -841,7 +844,7 @@ def _install(torch, loop, report):
     @guarded
     def pre(optimizer, args, kwargs):
         entered = now()
-        depth = getattr(loop.local, "depth", 0)
+        depth = loop.local.depth
         if hooks:
             if loop.step_code is None:  # torch's wrapper of every step, the caller's caller
                 caller = _outside(sys._getframe(1))
@@ -883,13 +886,13 @@ def _install(torch, loop, report):
 
     @guarded
     def post(optimizer, args, kwargs):
-        loop.local.depth = max(0, getattr(loop.local, "depth", 0) - 1)
+        loop.local.depth = max(0, loop.local.depth - 1)
         if loop.local.depth == 0:
             loop.optimizer_end(optimizer)
 
     @guarded
     def unwound():
-        loop.unwound(max(0, getattr(loop.local, "depth", 0) - 1))
+        loop.unwound(max(0, loop.local.depth - 1))
 
     optim = importlib.import_module("torch.optim.optimizer")
     hooks = hasattr(optim, "register_optimizer_step_pre_hook")
