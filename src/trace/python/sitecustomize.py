@@ -437,6 +437,12 @@ class _Loop:
         trained in eval mode); a "forward" of no length whose payload is the time the batch was in
         hand follows, where the report begins the work (docs/trace.md, "No annotation
         needed")."""
+        local = self.local
+        if self.step and not local.pending and "data" not in local.stack:
+            # the step's later phases on the same batch (the usual case): nothing in hand
+            local.fetched_at = local.in_hand_at = 0
+            local.evaluated = local.marked = False
+            return
         self.data_close(at=at)
         p = self.local.pending
         in_hand = self.local.in_hand_at if p else 0
@@ -776,8 +782,7 @@ def _install(torch, loop, report):
     warnings.filterwarnings(
         "ignore", message=r"Using `torch\.compile\(module\)` when there are global hooks")
 
-    @guarded
-    def waiting(now):
+    def waiting(now):  # called by the loop's methods, inside a guarded call
         if global_pre is not None:
             if now:
                 global_pre[key] = forward_pre
