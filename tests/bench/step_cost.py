@@ -8,6 +8,12 @@ the trace stopped recording (the hook then does nothing), in the same process. P
 line: {"traced_us", "after_us"}. Untraced, both medians are of an untraced loop.
 
     python3 step_cost.py [TRACED [AFTER]]
+    python3 step_cost.py count [TRACED]
+
+With "count": no timing; the calls the hook makes in steps 200 to 1199 are counted instead
+(sys.setprofile: calls of Python functions of the hook's file, sitecustomize.py, and of C
+functions from them; a deterministic measure of its work that the CPU's noise does not move),
+printed as {"hook_python_calls", "hook_c_calls"} a step. Run it under wlrun trace --steps TRACED.
 """
 import json
 import statistics
@@ -19,7 +25,40 @@ import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
 
+def _counter():
+    """A profile function counting the hook's calls, and the counts."""
+    counts = {"py": 0, "c": 0}
+
+    def profile(frame, event, arg):
+        if event in ("call", "c_call") and frame.f_code.co_filename.endswith("sitecustomize.py"):
+            counts["py" if event == "call" else "c"] += 1
+
+    return profile, counts
+
+
+def count(traced):
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model = nn.Linear(8, 8)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    n = min(traced, 1200)
+    loader = DataLoader(TensorDataset(torch.randn(8 * n, 8), torch.randn(8 * n, 8)), batch_size=8)
+    profile, counts = _counter()
+    for i, (x, y) in enumerate(loader):
+        if i == 200:
+            sys.setprofile(profile)
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+    sys.setprofile(None)
+    steps = max(1, n - 200)
+    print(json.dumps({"hook_python_calls": counts["py"] / steps, "hook_c_calls": counts["c"] / steps}))
+
+
 def main():
+    if sys.argv[1:2] == ["count"]:
+        return count(int(sys.argv[2]) if len(sys.argv) > 2 else 1200)
     traced = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     after = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
     torch.manual_seed(0)

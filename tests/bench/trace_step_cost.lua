@@ -3,7 +3,8 @@
 -- one-layer model, about 100 us a step). Each run traces the first TRACED steps (--steps) and the
 -- program times every step; the cost is the median traced step less the median step after the
 -- trace stopped recording, in the same process (so that the noise between processes cancels).
--- ROUNDS processes of each variant, interleaved; the median of each column is printed.
+-- ROUNDS processes of each variant, interleaved; the median of each column is printed. Then the
+-- hook's calls a step, counted (step_cost.py count).
 --   wlrun tests/bench/trace_step_cost.lua [python3 [NAME=LIB...]]
 -- NAME=LIB: also with WLRUN_TRACE_LIB=LIB (a trace library built another way, to compare).
 local python = arg[1] or os.getenv("WLRUN_PYTHON") or "python3"
@@ -50,6 +51,10 @@ for round = 1, ROUNDS do
     c.added[#c.added + 1] = r.traced_us - r.after_us
   end
 end
+-- the hook's calls a step, counted (the same in every run: a measure of its work that the CPU's
+-- noise does not move)
+local counted = run(("%s trace --quiet --steps %d -o %s -- %s tests/bench/step_cost.py count %d")
+  :format(q(bin), TRACED + 200, q(out .. ".json"), q(python), TRACED + 200))
 os.remove(out)
 os.remove(out .. ".json")
 print(("wlrun trace: the CPU cost of one step of a PyTorch loop with no range (the hook's), %d "
@@ -60,3 +65,6 @@ for _, v in ipairs(variants) do
   print(("%-16s %12.1f %12.1f %+12.1f"):format(v.name, median(c.traced), median(c.after),
     median(c.added)))
 end
+print(("\nthe hook's calls a step (steps 200 to %d, counted): %.1f of its Python functions, %.1f "
+  .. "C functions from them"):format(TRACED + 199, counted.hook_python_calls,
+  counted.hook_c_calls))
