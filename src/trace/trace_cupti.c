@@ -5,10 +5,11 @@
  *     delivered in 8 MiB buffers and written as K records when CUPTI hands a buffer back;
  *   - callbacks on entry to the runtime and driver calls that start GPU work (launches, copies,
  *     sets, graph launches), which note (correlation id, innermost range) as C records.
- * And, where CUPTI gives CUDA events' device times, step marks (trace_marks.c): event records
- * are noted as C records and their device times written as K records of kind "event", the streams
- * of launches are kept for the marks, and activity with the launch callbacks is turned on and off
- * for a sample of the steps (trace_steps.c), each change a P record.
+ * And, where some steps go unrecorded (WLRUN_TRACE_GPU_EVERY), step marks (trace_marks.c): the
+ * marks' memsets (or CUDA events, WLRUN_TRACE_MARKS=event) are noted as C records and their device
+ * times written as K records of kind "event", the streams of launches are kept for the marks, and
+ * activity with the launch callbacks is turned on and off for a sample of the steps
+ * (trace_steps.c), each change a P record.
  * Every CUPTI call's result is checked; a failure is an E record, or G off with the reason, and
  * the program runs on untouched. */
 #include <cupti.h>
@@ -400,8 +401,9 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
   case CALL_LAUNCH:
   case CALL_COPY:
     wt_note_launch(call->correlationId, wt_marking()); /* a mark's memset: at its boundary */
-    /* a runtime call's launch is the driver's call inside it too: each counted once */
-    if (domain == CUPTI_CB_DOMAIN_DRIVER_API) wt_launch_counted();
+    /* a runtime call's launch is the driver's call inside it too: each counted once; a mark's
+     * memset is the library's, not the program's */
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && !wt_marking()) wt_launch_counted();
     if (sampling.marks) note_stream(domain, cbid, call);
     break;
   case CALL_EVENT: wt_note_launch(call->correlationId, wt_marking()); break;
@@ -655,13 +657,13 @@ static void choose_clock(void) {
 }
 
 /* How the step marks are timed; 0 where they cannot be (an E record says why). By default they
- * are memsets of 13 bytes, timed by the MEMSET activity that is on anyway: CUDA_EVENT activity
- * with device timestamps costs the program about 1.3 us on every launch, recorded step or not
- * (docs/trace.md, "What tracing costs a launch"). WLRUN_TRACE_MARKS=event: CUDA events, timed by
- * CUPTI's CUDA_EVENT activity. */
-static int event_times(void) {
+ * are memsets of 13 bytes, timed by the MEMSET activity that is on anyway (sets: whether it is):
+ * CUDA_EVENT activity with device timestamps costs the program about 1 us on every launch,
+ * recorded step or not (docs/trace.md, "What tracing costs a launch"). WLRUN_TRACE_MARKS=event,
+ * or no MEMSET activity: CUDA events, timed by CUPTI's CUDA_EVENT activity. */
+static int mark_times(int sets) {
   const char *how = getenv("WLRUN_TRACE_MARKS");
-  if (!how || strcmp(how, "event") != 0) {
+  if (sets && (!how || strcmp(how, "event") != 0)) {
     mark_memsets = 1;
     wt_marks_by_memset();
     return 1;
@@ -695,9 +697,9 @@ static int start(char *reason, size_t room) {
   }
   if ((r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY)) != CUPTI_SUCCESS)
     error_record("cuptiActivityEnable(MEMCPY)", r, "copies are not timed");
-  if ((r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET)) != CUPTI_SUCCESS)
-    error_record("cuptiActivityEnable(MEMSET)", r, "sets are not timed");
-  sampling.marks = wt_steps_sampled() && event_times(); /* every step recorded: no marks needed */
+  int sets = (r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET)) == CUPTI_SUCCESS;
+  if (!sets) error_record("cuptiActivityEnable(MEMSET)", r, "sets are not timed");
+  sampling.marks = wt_steps_sampled() && mark_times(sets); /* every step recorded: no marks */
   if ((r = cupti.Subscribe(&subscriber, api_called, NULL)) != CUPTI_SUCCESS) {
     error_record("cuptiSubscribe", r, "GPU work is not attributed to ranges");
     sampling.marks = 0;

@@ -75,11 +75,12 @@
  *                                GPU work from CUPTI activity: kind kernel, memcpy or memset;
  *                                bytes 0 for kernels; name-sid: the kernel's (demangled) name or
  *                                the copy's direction ("memcpy HtoD"). Kind event (version 3): a
- *                                CUDA event recorded (a step mark of the library's, or the
- *                                program's own), start = end = its device time: the GPU work
+ *                                step mark of the library's (a memset of 13 bytes, its end; or a
+ *                                CUDA event, WLRUN_TRACE_MARKS=event, the program's own events
+ *                                then too), start = end = its device time: the GPU work
  *                                launched on that stream before it had ended then; its C record
- *                                (the cuEventRecord call's) is timed a nanosecond before the step
- *                                boundary it marks
+ *                                (the memset's or cuEventRecord call's) is timed a nanosecond
+ *                                before the step boundary it marks
  *   P   time state               version 3: kernels' activity (their K) and the kernel launches'
  *                                callbacks (their C) turned "on" or "off" at time, as a step closes
  *                                (for the next one: WLRUN_TRACE_GPU_EVERY); on before the first P

@@ -7,8 +7,8 @@
  * never taken while the trace lock is held; a thread's launch buffer has its own, taken after the
  * trace lock when both are needed. Nothing is called into CUDA or CUPTI while a lock is held, but
  * under the sampling lock (trace_steps.c: CUPTI's activity and callbacks turned on and off, the
- * marks made) and the marks' lock (trace_marks.c: events recorded), each taken with no other
- * lock held; CUPTI's callback on an event record takes the thread's launch buffer and the trace
+ * marks made) and the marks' lock (trace_marks.c: marks recorded), each taken with no other
+ * lock held; CUPTI's callback on a mark's call takes the thread's launch buffer and the trace
  * lock under them, never the other way round. */
 #ifndef WL_TRACE_INTERNAL_H
 #define WL_TRACE_INTERNAL_H
@@ -151,8 +151,8 @@ void wt_step_closed(const struct wt_string *name, const struct wt_string *domain
 void wt_step_marks(void);
 /* What the GPU's activity (trace_cupti.c) gives the steps once CUPTI is on: activity (and the
  * launch callbacks) on or off from `at`, its P record written; stop: everything off, for the rest
- * of the process (the steps traced are done); marks: step marks can be made (CUPTI gives events'
- * device times). */
+ * of the process (the steps traced are done); marks: step marks can be made (CUPTI times the
+ * marks' memsets or events). */
 struct wt_sampling {
   void (*activity)(int on, uint64_t at);
   void (*stop)(void);
@@ -164,7 +164,7 @@ int wt_steps_sampled(void);
 int wt_work_recorded(uint64_t correlation); /* GPU work launched while recording */
 void wt_steps_fork_child(void);
 
-/* ---- step marks (trace_marks.c): CUDA events at the steps' boundaries ---- */
+/* ---- step marks (trace_marks.c): memsets (or CUDA events) at the steps' boundaries ---- */
 
 /* a launch's stream (a CUstream of the CUcontext ctx) */
 void wt_marks_stream_used(void *ctx, void *stream);
@@ -173,11 +173,11 @@ void wt_marks_stream_gone(void *stream);    /* destroyed */
 void wt_marks_context_gone(void *ctx);      /* destroyed (NULL: any), its streams with it */
 void wt_marks_capturing(int change);        /* a graph capture begun (1) or ended (-1) */
 int wt_marks_ready(void); /* streams known, no call failed, no graph being captured */
-/* outside every lock: an event recorded on each stream known, its C record timed a nanosecond
+/* outside every lock: a mark recorded on each stream known, its C record timed a nanosecond
  * before `at` (0: now); the count recorded */
 int wt_marks_record(uint64_t at);
 uint64_t wt_marking(void); /* on the thread recording marks, the time they stand for; else 0 */
-/* marks made as memsets of WL_TRACE_MARK_BYTES (MEMSET activity, kept on) instead of events */
+/* marks made as memsets of WL_TRACE_MARK_BYTES (MEMSET activity) instead of events: the default */
 void wt_marks_by_memset(void);
 #define WL_TRACE_MARK_BYTES 13 /* a size no program is likely to set: its K record is a mark's */
 void wt_marks_fork_child(void);

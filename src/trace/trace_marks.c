@@ -3,20 +3,21 @@
  * device time CUPTI gives (K records of kind "event"). The report bounds an
  * iteration by the GPU work launched before its range closed; on a step whose kernels CUPTI did
  * not record (GPU activity on a sample of the steps, trace_steps.c), a mark is where that work
- * ended: an event on a stream completes when everything launched on it before has.
+ * ended: a set (or an event) on a stream runs when everything launched on it before has ended.
  *
  * The streams are those of launches seen while the launch callbacks were on (trace_cupti.c), each
- * forgotten when it or its context is destroyed; one event each, made in its context. CUDA is not
+ * forgotten when it or its context is destroyed; one event (or scratch buffer) each, made in its
+ * context. CUDA is not
  * loaded for this: the driver's functions come from the libcuda.so.1 the program has loaded.
  * Marks cannot be made (wt_marks_ready() is 0, and every step is recorded) before a stream is
  * known, once the set of streams is known to be incomplete (more than MAX_STREAMS; a launch on the
  * per-thread default stream, which no other thread can record on), after a driver call failed,
- * and while a graph is being captured (the event would join the graph, or a record on the legacy
+ * and while a graph is being captured (the mark would join the graph, or one on the legacy
  * stream would break the capture).
  *
- * The marks' lock is held while events are recorded: a stream's destruction and a capture's
+ * The marks' lock is held while marks are recorded: a stream's destruction and a capture's
  * start, seen by CUPTI's callbacks at the calls' entry, wait for a mark being recorded. Nothing but
- * the calling thread's launch buffer and the trace lock (through CUPTI's callback on the record)
+ * the calling thread's launch buffer and the trace lock (through CUPTI's callback on the mark)
  * is taken under it. */
 #include "trace_internal.h"
 

@@ -18,7 +18,7 @@
  * would cost it at most 1 %, else one step in ceil(cost / 1 %), at most one in 32, chosen again at
  * each step recorded (its launches against the time from the close before). The first FULL_FIRST
  * steps are all recorded, so is the last one --steps traces, and every step is where no mark can
- * be made (no CUPTI event timestamps, no stream known, a graph being captured). A step whose end
+ * be made (CUPTI cannot time the marks, no stream known, a graph being captured). A step whose end
  * the Python hook sets before the loop's next work (wt_end_later: a checkpoint) is marked then,
  * before that work is launched. The steps counted are the program's own where it has any (the
  * report's steps then), else the Python hook's.

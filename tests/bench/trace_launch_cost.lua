@@ -35,10 +35,10 @@ end
 local function run(cmd)
   local p = assert(io.popen(cmd .. " 2>/dev/null"))
   local out = p:read("a")
-  -- wlrun trace exits 2 on launch_cost.py (no train_step range: the script has none), its report
-  -- aside; with its steps it reports
+  -- wlrun trace exits 2 on launch_cost.py (no train_step range: the script has none); with its
+  -- steps it prints its report after the program's line
   p:close()
-  local line = out:match("(%b{})%s*$")
+  local line = out:match('({"launch_us"[^\n]*})')
   assert(line, "failed: " .. cmd .. "\n" .. out)
   return json.decode(line)
 end
