@@ -248,6 +248,7 @@ class _Loop:
 
         self.now = time.monotonic_ns  # the trace library's clock (CLOCK_MONOTONIC)
         self._push, self._pop = lib.wlrun_trace_auto_push_at, lib.wlrun_trace_auto_pop_at
+        self._names = {}  # a range's name -> the bytes the library takes, encoded once
         self._pop_later = lib.wlrun_trace_auto_pop_later
         self._end_later = lib.wlrun_trace_auto_end_later
         self._recording = lib.wlrun_trace_auto_recording
@@ -296,7 +297,10 @@ class _Loop:
 
     def push(self, name, payload=0, at=0):
         """at: the time the range began, where not now (the library bounds it)."""
-        if self._push(name, payload, at) >= 0:
+        b = self._names.get(name)
+        if b is None:
+            b = self._names[name] = name.encode()
+        if self._push(b, payload, at) >= 0:
             self.local.stack.append(name)
         elif not self._recording():
             self.finished()
@@ -1150,30 +1154,12 @@ def _start():
             lib.wlrun_trace_auto_recording.argtypes = ()
             if not lib.wlrun_trace_auto_enabled():
                 return  # not traced (WLRUN_TRACE_DIR missing): nothing to record
-            loop = _Loop(_Encoded(lib))
+            loop = _Loop(lib)
             _install(torch, loop, report)
         except Exception as e:  # noqa: BLE001
             report.off(e)
 
     _when_torch_imported(with_torch)
-
-
-class _Encoded:
-    """The library's functions with names as str, encoded once each."""
-
-    def __init__(self, lib):
-        self.names = {}
-        self.push_raw = lib.wlrun_trace_auto_push_at
-        self.wlrun_trace_auto_pop_at = lib.wlrun_trace_auto_pop_at
-        self.wlrun_trace_auto_pop_later = lib.wlrun_trace_auto_pop_later
-        self.wlrun_trace_auto_end_later = lib.wlrun_trace_auto_end_later
-        self.wlrun_trace_auto_recording = lib.wlrun_trace_auto_recording
-
-    def wlrun_trace_auto_push_at(self, name, payload, at):
-        b = self.names.get(name)
-        if b is None:
-            b = self.names[name] = name.encode()
-        return self.push_raw(b, payload, at)
 
 
 try:
