@@ -53,7 +53,6 @@ static struct {
 #undef API
 
 static atomic_int state = CUPTI_NONE;
-static int mark_memsets;  /* marks are memsets (the default; WLRUN_TRACE_MARKS=event: events) */
 static char library[256]; /* the CUPTI loaded */
 static int64_t
     clock_offset; /* CUPTI's clock minus CLOCK_MONOTONIC, without the timestamp callback */
@@ -235,7 +234,8 @@ size_t wt_activity_line(char *out, size_t room, const void *record) {
     const CUpti_ActivityMemset4 *m = (const void *)rec;
     kind = "memset", correlation = m->correlationId, device = m->deviceId, stream = m->streamId;
     start = m->start, end = m->end, bytes = m->bytes, name = set_name();
-    if (mark_memsets && bytes == WL_TRACE_MARK_BYTES) /* a mark: where the work before it ended */
+    /* a mark: where the work launched before it ended */
+    if (bytes == WL_TRACE_MARK_BYTES && wt_marks_are_memsets())
       kind = "event", start = m->end, bytes = 0, name = event_name();
     break;
   }
@@ -307,8 +307,6 @@ enum call_kind {
 static uint8_t call_kinds[2][MAX_CBID];
 static CUpti_SubscriberHandle subscriber;
 
-#define PER_THREAD ((void *)0x2) /* CU_STREAM_PER_THREAD: no other thread can record on it */
-
 /* The stream a launch, copy or set went to, where the call is one whose parameters are known to
  * name it; 0 where not. A runtime _ptsz form has its plain form's parameters, and NULL there is
  * the calling thread's per-thread default stream. */
@@ -349,7 +347,7 @@ static int runtime_stream(CUpti_CallbackId cbid, const void *params, void **stre
     break;
   default: return 0;
   }
-  if (per_thread && !*stream) *stream = PER_THREAD;
+  if (per_thread && !*stream) *stream = WL_PER_THREAD_STREAM;
   return 1;
 }
 
@@ -664,7 +662,6 @@ static void choose_clock(void) {
 static int mark_times(int sets) {
   const char *how = getenv("WLRUN_TRACE_MARKS");
   if (sets && (!how || strcmp(how, "event") != 0)) {
-    mark_memsets = 1;
     wt_marks_by_memset();
     return 1;
   }

@@ -177,8 +177,13 @@ int wt_marks_ready(void); /* streams known, no call failed, no graph being captu
  * before `at` (0: now); the count recorded */
 int wt_marks_record(uint64_t at);
 uint64_t wt_marking(void); /* on the thread recording marks, the time they stand for; else 0 */
-/* marks made as memsets of WL_TRACE_MARK_BYTES (MEMSET activity) instead of events: the default */
+/* marks made as memsets of WL_TRACE_MARK_BYTES (MEMSET activity) instead of events: the default;
+ * whether they are (a set of that size is then a mark's) */
 void wt_marks_by_memset(void);
+int wt_marks_are_memsets(void);
+/* CU_STREAM_PER_THREAD, cudaStreamPerThread (also a runtime _ptsz call's NULL stream): no other
+ * thread can record on it */
+#define WL_PER_THREAD_STREAM ((void *)0x2)
 #define WL_TRACE_MARK_BYTES 13 /* a size no program is likely to set: its K record is a mark's */
 void wt_marks_fork_child(void);
 

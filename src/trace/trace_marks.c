@@ -27,7 +27,6 @@
 #include <stdio.h>
 
 enum { MAX_STREAMS = 64 };
-#define PER_THREAD_STREAM ((void *)0x2) /* CU_STREAM_PER_THREAD, cudaStreamPerThread */
 
 typedef int (*mem_alloc_fn)(unsigned long long *ptr, size_t bytes);
 typedef int (*memset_fn)(unsigned long long ptr, unsigned char value, size_t n, void *stream);
@@ -95,7 +94,7 @@ void wt_marks_unreadable(const char *call) {
 
 void wt_marks_stream_used(void *ctx, void *stream) {
   if (!ctx || !atomic_load_explicit(&usable, memory_order_relaxed)) return;
-  if (stream == PER_THREAD_STREAM) {
+  if (stream == WL_PER_THREAD_STREAM) {
     unusable("a launch on the per-thread default stream: no step marks (no other thread can mark "
              "it); GPU activity on every step");
     return;
@@ -155,6 +154,8 @@ int wt_marks_ready(void) {
 uint64_t wt_marking(void) { return marking; }
 
 void wt_marks_by_memset(void) { memsets = 1; }
+
+int wt_marks_are_memsets(void) { return memsets; }
 
 static void failed(const char *what, int r) {
   char text[192];
