@@ -29,6 +29,13 @@ function helper.lcg(seed)
   end
 end
 
+-- the mean of xs[from..] (0 where there is none): a program's own step times past its warmup
+function helper.mean_from(xs, from)
+  local t, n = 0, 0
+  for i = from, #xs do t, n = t + xs[i], n + 1 end
+  return n > 0 and t / n or 0
+end
+
 function helper.write(path, text)
   local f = assert(io.open(path, "wb"))
   f:write(text)

@@ -57,7 +57,14 @@ static char library[256]; /* the CUPTI loaded */
 static int64_t
     clock_offset; /* CUPTI's clock minus CLOCK_MONOTONIC, without the timestamp callback */
 static atomic_uint_fast64_t dropped; /* activity records CUPTI dropped */
-static atomic_uint_fast64_t untimed; /* activity records without valid times, left out */
+/* activity records without valid times, left out, by what they were */
+enum { UNTIMED_KERNEL, UNTIMED_COPY, UNTIMED_SET, UNTIMED_MARK, UNTIMED_KINDS };
+static const char *const untimed_names[UNTIMED_KINDS] = {"kernels", "copies", "sets", "step marks"};
+static atomic_uint_fast64_t untimed[UNTIMED_KINDS];
+/* kernels' activity was off for some steps: CUPTI then gives the program's sets no times (seen on
+ * H100s: one set a step not recorded, every set timed where every step is), which is no error
+ * (the sets of the steps not recorded are left out, as their kernels are) */
+static atomic_int activity_was_off;
 static atomic_int buffer_failed, parse_failed;
 
 static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -216,6 +223,7 @@ size_t wt_activity_line(char *out, size_t room, const void *record) {
   uint32_t device, stream;
   const char *kind;
   struct wt_string *name;
+  int what = UNTIMED_KERNEL;
   switch (rec->kind) {
   case CUPTI_ACTIVITY_KIND_KERNEL:
   case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
@@ -228,22 +236,27 @@ size_t wt_activity_line(char *out, size_t room, const void *record) {
     const CUpti_ActivityMemcpy6 *m = (const void *)rec;
     kind = "memcpy", correlation = m->correlationId, device = m->deviceId, stream = m->streamId;
     start = m->start, end = m->end, bytes = m->bytes, name = copy_name(m->copyKind);
+    what = UNTIMED_COPY;
+    if (bytes == WL_TRACE_MARK_BYTES && m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD &&
+        wt_marks_kind() == WT_MARK_COPY)
+      kind = "event", start = m->end, bytes = 0, name = event_name(), what = UNTIMED_MARK;
     break;
   }
   case CUPTI_ACTIVITY_KIND_MEMSET: {
     const CUpti_ActivityMemset4 *m = (const void *)rec;
     kind = "memset", correlation = m->correlationId, device = m->deviceId, stream = m->streamId;
     start = m->start, end = m->end, bytes = m->bytes, name = set_name();
+    what = UNTIMED_SET;
     /* a mark: where the work launched before it ended */
-    if (bytes == WL_TRACE_MARK_BYTES && wt_marks_are_memsets())
-      kind = "event", start = m->end, bytes = 0, name = event_name();
+    if (bytes == WL_TRACE_MARK_BYTES && wt_marks_kind() == WT_MARK_SET)
+      kind = "event", start = m->end, bytes = 0, name = event_name(), what = UNTIMED_MARK;
     break;
   }
   case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
     const CUpti_ActivityCudaEvent2 *e = (const void *)rec;
     if (!e->deviceTimestamp) return 0; /* an event recorded without timing */
     kind = "event", correlation = e->correlationId, device = e->deviceId, stream = e->streamId;
-    start = end = e->deviceTimestamp, name = event_name();
+    start = end = e->deviceTimestamp, name = event_name(), what = UNTIMED_MARK;
     break;
   }
   default: return 0;
@@ -251,7 +264,7 @@ size_t wt_activity_line(char *out, size_t room, const void *record) {
   if (!name) return 0;                          /* counted as lost by the interning */
   if (!wt_work_recorded(correlation)) return 0; /* launched after the steps traced */
   if (start == 0 || end < start) {
-    atomic_fetch_add(&untimed, 1);
+    atomic_fetch_add(&untimed[what], 1);
     return 0;
   }
   start -= (uint64_t)clock_offset, end -= (uint64_t)clock_offset;
@@ -539,6 +552,7 @@ static void sampled_activity(int on, uint64_t at) {
   if (at < last) at = last; /* a step of another thread's, timed before the last change */
   last = at;
   switch_activity(on);
+  if (!on) atomic_store(&activity_was_off, 1);
   wt_lock();
   if (wt_ready()) {
     wt_line('P');
@@ -657,12 +671,18 @@ static void choose_clock(void) {
 /* How the step marks are timed; 0 where they cannot be (an E record says why). By default they
  * are memsets of 13 bytes, timed by the MEMSET activity that is on anyway (sets: whether it is):
  * CUDA_EVENT activity with device timestamps costs the program about 1 us on every launch,
- * recorded step or not (docs/trace.md, "What tracing costs a launch"). WLRUN_TRACE_MARKS=event,
- * or no MEMSET activity: CUDA events, timed by CUPTI's CUDA_EVENT activity. */
-static int mark_times(int sets) {
+ * recorded step or not (docs/trace.md, "What tracing costs a launch"). WLRUN_TRACE_MARKS=copy
+ * (with MEMCPY activity, copies: whether it is on): copies of 13 bytes from pinned host memory.
+ * WLRUN_TRACE_MARKS=event, or no MEMSET activity: CUDA events, timed by CUPTI's CUDA_EVENT
+ * activity. */
+static int mark_times(int copies, int sets) {
   const char *how = getenv("WLRUN_TRACE_MARKS");
+  if (copies && how && strcmp(how, "copy") == 0) {
+    wt_marks_made_as(WT_MARK_COPY);
+    return 1;
+  }
   if (sets && (!how || strcmp(how, "event") != 0)) {
-    wt_marks_by_memset();
+    wt_marks_made_as(WT_MARK_SET);
     return 1;
   }
   if (!cupti.ActivityEnableCudaEventDeviceTimestamps) {
@@ -692,11 +712,12 @@ static int start(char *reason, size_t room) {
              (int)r);
     return 0;
   }
-  if ((r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY)) != CUPTI_SUCCESS)
-    error_record("cuptiActivityEnable(MEMCPY)", r, "copies are not timed");
+  int copies = (r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY)) == CUPTI_SUCCESS;
+  if (!copies) error_record("cuptiActivityEnable(MEMCPY)", r, "copies are not timed");
   int sets = (r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET)) == CUPTI_SUCCESS;
   if (!sets) error_record("cuptiActivityEnable(MEMSET)", r, "sets are not timed");
-  sampling.marks = wt_steps_sampled() && mark_times(sets); /* every step recorded: no marks */
+  /* every step recorded: no marks */
+  sampling.marks = wt_steps_sampled() && mark_times(copies, sets);
   if ((r = cupti.Subscribe(&subscriber, api_called, NULL)) != CUPTI_SUCCESS) {
     error_record("cuptiSubscribe", r, "GPU work is not attributed to ranges");
     sampling.marks = 0;
@@ -706,18 +727,33 @@ static int start(char *reason, size_t room) {
 
 /* ---- exit and fork ---- */
 
+/* an E record of the activity records left out without valid times, by what they were (not the
+ * program's sets where kernels' activity was off for some steps: activity_was_off) */
+static void record_untimed(void) {
+  char text[256], parts[160] = "";
+  uint64_t total = 0;
+  size_t used = 0;
+  for (int k = 0; k < UNTIMED_KINDS; k++) {
+    uint64_t n = atomic_load(&untimed[k]);
+    if (!n || (k == UNTIMED_SET && atomic_load(&activity_was_off))) continue;
+    total += n;
+    int w = snprintf(parts + used, sizeof parts - used, "%s%llu %s", used ? ", " : "",
+                     (unsigned long long)n, untimed_names[k]);
+    if (w > 0 && (size_t)w < sizeof parts - used) used += (size_t)w;
+  }
+  if (total) {
+    snprintf(text, sizeof text, "%llu activity records without valid times were left out (%s)",
+             (unsigned long long)total, parts);
+    wt_record_text('E', NULL, text);
+  }
+}
+
 static void cupti_at_exit(void) {
   if (atomic_load(&state) != CUPTI_ACTIVE) return;
   CUptiResult r = cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (r != CUPTI_SUCCESS)
     error_record("cuptiActivityFlushAll", r, "the last GPU activity may be missing");
-  uint64_t n = atomic_load(&untimed);
-  if (n) {
-    char text[128];
-    snprintf(text, sizeof text, "%llu activity records without valid times were left out",
-             (unsigned long long)n);
-    wt_record_text('E', NULL, text);
-  }
+  record_untimed();
 }
 
 static uint64_t cupti_dropped(void) { return atomic_load(&dropped); }
@@ -730,7 +766,8 @@ static void cupti_fork_child(void) {
   for (int i = 0; i < nspare; i++) free(spare[i]);
   nspare = 0;
   atomic_store(&dropped, 0);
-  atomic_store(&untimed, 0);
+  for (int k = 0; k < UNTIMED_KINDS; k++) atomic_store(&untimed[k], 0);
+  atomic_store(&activity_was_off, 0);
 }
 
 static const struct wt_activity_hooks hooks = {cupti_at_exit, cupti_dropped, cupti_fork_child};

@@ -20,7 +20,8 @@
  *                       when it changes.
  *   WLRUN_TRACE_MARKS   "event": the step marks are CUDA events (timed by CUPTI's events'
  *                       device times), not memsets of 13 bytes on a scratch buffer of the
- *                       library's (timed by MEMSET activity), the default
+ *                       library's (timed by MEMSET activity), the default; "copy": copies of
+ *                       13 bytes from pinned host memory to that buffer (MEMCPY activity)
  *   WLRUN_TRACE_STEPS   N, with WLRUN_TRACE_STEP a range name: after the N-th range of that name
  *                       closes in one NVTX domain (each domain counts its own), the process's
  *                       launches and the ranges still open are written (O) as at an exit, and
@@ -75,12 +76,13 @@
  *                                GPU work from CUPTI activity: kind kernel, memcpy or memset;
  *                                bytes 0 for kernels; name-sid: the kernel's (demangled) name or
  *                                the copy's direction ("memcpy HtoD"). Kind event (version 3): a
- *                                step mark of the library's (a memset of 13 bytes, its end; or a
- *                                CUDA event, WLRUN_TRACE_MARKS=event, the program's own events
- *                                then too), start = end = its device time: the GPU work
+ *                                step mark of the library's (a memset of 13 bytes, its end; a
+ *                                copy of 13 bytes to the GPU, WLRUN_TRACE_MARKS=copy, its end;
+ *                                or a CUDA event, WLRUN_TRACE_MARKS=event, the program's own
+ *                                events then too), start = end = its device time: the GPU work
  *                                launched on that stream before it had ended then; its C record
- *                                (the memset's or cuEventRecord call's) is timed a nanosecond
- *                                before the step boundary it marks
+ *                                (the memset's, copy's or cuEventRecord call's) is timed a
+ *                                nanosecond before the step boundary it marks
  *   P   time state               version 3: kernels' activity (their K) and the kernel launches'
  *                                callbacks (their C) turned "on" or "off" at time, as a step closes
  *                                (for the next one: WLRUN_TRACE_GPU_EVERY); on before the first P

@@ -177,10 +177,12 @@ int wt_marks_ready(void); /* streams known, no call failed, no graph being captu
  * before `at` (0: now); the count recorded */
 int wt_marks_record(uint64_t at);
 uint64_t wt_marking(void); /* on the thread recording marks, the time they stand for; else 0 */
-/* marks made as memsets of WL_TRACE_MARK_BYTES (MEMSET activity) instead of events: the default;
- * whether they are (a set of that size is then a mark's) */
-void wt_marks_by_memset(void);
-int wt_marks_are_memsets(void);
+/* what a mark is: a CUDA event (CUDA_EVENT activity), a memset of WL_TRACE_MARK_BYTES (MEMSET
+ * activity) or a copy of that size from pinned host memory (MEMCPY activity); a set or copy of
+ * that size is then a mark's */
+enum wt_mark_kind { WT_MARK_EVENT, WT_MARK_SET, WT_MARK_COPY };
+void wt_marks_made_as(enum wt_mark_kind kind);
+enum wt_mark_kind wt_marks_kind(void);
 /* CU_STREAM_PER_THREAD, cudaStreamPerThread (also a runtime _ptsz call's NULL stream): no other
  * thread can record on it */
 #define WL_PER_THREAD_STREAM ((void *)0x2)

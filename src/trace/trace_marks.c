@@ -1,9 +1,10 @@
-/* Step marks: a memset of WL_TRACE_MARK_BYTES on a scratch buffer (or, WLRUN_TRACE_MARKS=event, a
- * CUDA event) recorded at a step's start and end on each stream the program's launches used, whose
- * device time CUPTI gives (K records of kind "event"). The report bounds an
- * iteration by the GPU work launched before its range closed; on a step whose kernels CUPTI did
- * not record (GPU activity on a sample of the steps, trace_steps.c), a mark is where that work
- * ended: a set (or an event) on a stream runs when everything launched on it before has ended.
+/* Step marks: a memset of WL_TRACE_MARK_BYTES on a scratch buffer (WLRUN_TRACE_MARKS=copy: a copy
+ * of that size to it from pinned host memory; =event: a CUDA event) recorded at a step's start and
+ * end on each stream the program's launches used, whose device time CUPTI gives (K records of
+ * kind "event"). The report bounds an iteration by the GPU work launched before its range closed;
+ * on a step whose kernels CUPTI did not record (GPU activity on a sample of the steps,
+ * trace_steps.c), a mark is where that work ended: a set (a copy, an event) on a stream runs when
+ * everything launched on it before has ended.
  *
  * The streams are those of launches seen while the launch callbacks were on (trace_cupti.c), each
  * forgotten when it or its context is destroyed; one event (or scratch buffer) each, made in its
@@ -30,6 +31,8 @@ enum { MAX_STREAMS = 64 };
 
 typedef int (*mem_alloc_fn)(unsigned long long *ptr, size_t bytes);
 typedef int (*memset_fn)(unsigned long long ptr, unsigned char value, size_t n, void *stream);
+typedef int (*host_alloc_fn)(void **ptr, size_t bytes);
+typedef int (*copy_fn)(unsigned long long dst, const void *src, size_t n, void *stream);
 typedef int (*event_create_fn)(void **event, unsigned flags);
 typedef int (*event_record_fn)(void *event, void *stream);
 typedef int (*ctx_push_fn)(void *ctx);
@@ -38,6 +41,8 @@ typedef int (*ctx_pop_fn)(void **ctx);
 static struct {
   mem_alloc_fn mem_alloc;
   memset_fn memset;
+  host_alloc_fn host_alloc;
+  copy_fn copy;
   event_create_fn event_create;
   event_record_fn event_record;
   ctx_push_fn ctx_push;
@@ -46,9 +51,10 @@ static struct {
 
 struct stream {
   void *ctx, *stream, *event; /* event: NULL until the first mark */
-  unsigned long long scratch; /* with memset marks: WL_TRACE_MARK_BYTES of device memory */
+  unsigned long long scratch; /* with set or copy marks: WL_TRACE_MARK_BYTES of device memory */
+  void *pinned;               /* with copy marks: WL_TRACE_MARK_BYTES of pinned host memory */
 };
-static int memsets; /* marks are memsets (the default), not events (WLRUN_TRACE_MARKS=event) */
+static enum wt_mark_kind made_as = WT_MARK_EVENT;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct stream streams[MAX_STREAMS]; /* under lock */
@@ -66,12 +72,15 @@ static int find_driver(void) {
   if (!cuda) return 0;
   cu.mem_alloc = (mem_alloc_fn)dlsym(cuda, "cuMemAlloc_v2");
   cu.memset = (memset_fn)dlsym(cuda, "cuMemsetD8Async");
+  cu.host_alloc = (host_alloc_fn)dlsym(cuda, "cuMemAllocHost_v2");
+  cu.copy = (copy_fn)dlsym(cuda, "cuMemcpyHtoDAsync_v2");
   cu.event_create = (event_create_fn)dlsym(cuda, "cuEventCreate");
   cu.ctx_push = (ctx_push_fn)dlsym(cuda, "cuCtxPushCurrent_v2");
   cu.ctx_pop = (ctx_pop_fn)dlsym(cuda, "cuCtxPopCurrent_v2");
   event_record_fn record = (event_record_fn)dlsym(cuda, "cuEventRecord");
   dlclose(cuda); /* the program's own reference keeps it loaded */
-  if (!cu.event_create || !cu.ctx_push || !cu.ctx_pop || !record || !cu.mem_alloc || !cu.memset)
+  if (!cu.event_create || !cu.ctx_push || !cu.ctx_pop || !record || !cu.mem_alloc || !cu.memset ||
+      !cu.host_alloc || !cu.copy)
     return 0;
   cu.event_record = record;
   return 1;
@@ -105,7 +114,8 @@ void wt_marks_stream_used(void *ctx, void *stream) {
   if (i == nstreams) {
     if (nstreams < MAX_STREAMS) {
       streams[nstreams].ctx = ctx, streams[nstreams].stream = stream,
-      streams[nstreams].event = NULL;
+      streams[nstreams].event = NULL, streams[nstreams].scratch = 0,
+      streams[nstreams].pinned = NULL;
       nstreams++;
       atomic_store(&known, 1);
     } else {
@@ -153,9 +163,9 @@ int wt_marks_ready(void) {
 
 uint64_t wt_marking(void) { return marking; }
 
-void wt_marks_by_memset(void) { memsets = 1; }
+void wt_marks_made_as(enum wt_mark_kind kind) { made_as = kind; }
 
-int wt_marks_are_memsets(void) { return memsets; }
+enum wt_mark_kind wt_marks_kind(void) { return made_as; }
 
 static void failed(const char *what, int r) {
   char text[192];
@@ -168,14 +178,28 @@ static void failed(const char *what, int r) {
 /* under lock, ctx current: one stream's mark; 0 when a call failed */
 static int mark(struct stream *s) {
   int r;
-  if (memsets) {
+  if (made_as != WT_MARK_EVENT) {
     if (!s->scratch && (r = cu.mem_alloc(&s->scratch, WL_TRACE_MARK_BYTES)) != 0) {
       s->scratch = 0;
       failed("cuMemAlloc", r);
       return 0;
     }
+  }
+  if (made_as == WT_MARK_SET) {
     if ((r = cu.memset(s->scratch, 0, WL_TRACE_MARK_BYTES, s->stream)) != 0) {
       failed("cuMemsetD8Async", r);
+      return 0;
+    }
+    return 1;
+  }
+  if (made_as == WT_MARK_COPY) {
+    if (!s->pinned && (r = cu.host_alloc(&s->pinned, WL_TRACE_MARK_BYTES)) != 0) {
+      s->pinned = NULL;
+      failed("cuMemAllocHost", r);
+      return 0;
+    }
+    if ((r = cu.copy(s->scratch, s->pinned, WL_TRACE_MARK_BYTES, s->stream)) != 0) {
+      failed("cuMemcpyHtoDAsync", r);
       return 0;
     }
     return 1;

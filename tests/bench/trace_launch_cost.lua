@@ -8,8 +8,8 @@
 -- NAME=LIB: also run `wlrun trace` with WLRUN_TRACE_LIB=LIB (a trace library built another way).
 -- A second table: a launch inside a step's range (launch_cost.py steps), in a step whose GPU
 -- work is recorded (--gpu-every 1) and in one that is not (--gpu-every 1000: the steps after the
--- third), with the step marks as memsets (the default) and as CUDA events
--- (WLRUN_TRACE_MARKS=event).
+-- third), with the step marks as memsets (the default), as CUDA events (WLRUN_TRACE_MARKS=event)
+-- and as copies from pinned host memory (WLRUN_TRACE_MARKS=copy).
 local python = arg[1] or os.getenv("WLRUN_PYTHON") or "python3"
 local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
 local ROUNDS = tonumber(os.getenv("WLRUN_TRACE_ROUNDS") or "") or 3
@@ -77,6 +77,8 @@ local step_variants = {
   { name = "recorded", cmd = ("%s --gpu-every 1 -- %s"):format(traced, in_steps) },
   { name = "not recorded", cmd = ("%s --gpu-every 1000 -- %s"):format(traced, in_steps) },
   { name = "not rec., events", cmd = ("WLRUN_TRACE_MARKS=event %s --gpu-every 1000 -- %s"):format(
+    traced, in_steps) },
+  { name = "not rec., copies", cmd = ("WLRUN_TRACE_MARKS=copy %s --gpu-every 1000 -- %s"):format(
     traced, in_steps) },
 }
 local in_step = {}

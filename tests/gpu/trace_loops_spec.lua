@@ -8,16 +8,11 @@
 -- (docs/trace.md, "Measured on the H200"). Pending by name where PyTorch with CUDA is missing.
 local h = require "helper"
 
-local python, torch_it = h.python, h.torch_it
+local python, torch_it, mean_from = h.python, h.torch_it, h.mean_from
 
 local STEPS, WARMUP, BATCH = 60, 10, 64
 local PROGRAM = h.source_dir .. "/tests/trace/torch_loops.py"
 
-local function mean_from(xs, from)
-  local t, n = 0, 0
-  for i = from, #xs do t, n = t + xs[i], n + 1 end
-  return n > 0 and t / n or 0
-end
 
 local function codes(c)
   local t = {}
