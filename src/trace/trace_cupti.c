@@ -6,10 +6,10 @@
  *   - callbacks on entry to the runtime and driver calls that start GPU work (launches, copies,
  *     sets, graph launches), which note (correlation id, innermost range) as C records.
  * And, where some steps go unrecorded (WLRUN_TRACE_GPU_EVERY), step marks (trace_marks.c): the
- * marks' memsets (or CUDA events, WLRUN_TRACE_MARKS=event) are noted as C records and their device
- * times written as K records of kind "event", the streams of launches are kept for the marks, and
- * activity with the launch callbacks is turned on and off for a sample of the steps
- * (trace_steps.c), each change a P record.
+ * marks' memsets (or copies, WLRUN_TRACE_MARKS=copy; or CUDA events, =event) are noted as C records
+ * and their device times written as K records of kind "event", the streams of launches are kept
+ * for the marks, and activity with the launch callbacks is turned on and off for a sample of the
+ * steps (trace_steps.c), each change a P record.
  * Every CUPTI call's result is checked; a failure is an E record, or G off with the reason, and
  * the program runs on untouched. */
 #include <cupti.h>
@@ -238,7 +238,8 @@ size_t wt_activity_line(char *out, size_t room, const void *record) {
     start = m->start, end = m->end, bytes = m->bytes, name = copy_name(m->copyKind);
     what = UNTIMED_COPY;
     if (bytes == WL_TRACE_MARK_BYTES && m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD &&
-        wt_marks_kind() == WT_MARK_COPY)
+        m->srcKind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED &&
+        m->dstKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE && wt_marks_kind() == WT_MARK_COPY)
       kind = "event", start = m->end, bytes = 0, name = event_name(), what = UNTIMED_MARK;
     break;
   }
@@ -568,6 +569,7 @@ static void sampled_activity(int on, uint64_t at) {
 static void sampling_stop(void) {
   CUptiResult first = CUPTI_SUCCESS;
   switch_activity(0);
+  atomic_store(&activity_was_off, 1);
   switch_callbacks(0, CALL_COPY, &first);
   switch_callbacks(0, CALL_NONE, &first);
   cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
@@ -677,11 +679,18 @@ static void choose_clock(void) {
  * activity. */
 static int mark_times(int copies, int sets) {
   const char *how = getenv("WLRUN_TRACE_MARKS");
-  if (copies && how && strcmp(how, "copy") == 0) {
+  int event = how && strcmp(how, "event") == 0, copy = how && strcmp(how, "copy") == 0;
+  if (how && *how && !event && !copy && strcmp(how, "set") != 0)
+    wt_record_text('E', NULL, "WLRUN_TRACE_MARKS is not set, copy or event: the marks are sets");
+  if (copy && copies) {
     wt_marks_made_as(WT_MARK_COPY);
     return 1;
   }
-  if (sets && (!how || strcmp(how, "event") != 0)) {
+  if (copy)
+    wt_record_text('E', NULL,
+                   "WLRUN_TRACE_MARKS=copy needs CUPTI's activity of copies, which is off: the "
+                   "marks are sets");
+  if (sets && !event) {
     wt_marks_made_as(WT_MARK_SET);
     return 1;
   }
@@ -722,6 +731,7 @@ static int start(char *reason, size_t room) {
     error_record("cuptiSubscribe", r, "GPU work is not attributed to ranges");
     sampling.marks = 0;
   } else sampling.marks = enable_callbacks(sampling.marks);
+  if (!sampling.marks) wt_marks_made_as(WT_MARK_EVENT); /* no set or copy is then a mark */
   return 1;
 }
 
@@ -794,6 +804,11 @@ int InitializeInjection(void) {
   if (cupti.GetVersion && cupti.GetVersion(&version) == CUPTI_SUCCESS)
     snprintf(reason, sizeof reason, "%s (CUPTI API %u)", library, version);
   else snprintf(reason, sizeof reason, "%s", library);
+  if (sampling.marks) {
+    static const char *const kinds[] = {"CUDA events", "sets", "copies"};
+    size_t used = strlen(reason);
+    snprintf(reason + used, sizeof reason - used, "; step marks: %s", kinds[wt_marks_kind()]);
+  }
   wt_record_text('G', "on", reason);
   atomic_store(&state, CUPTI_ACTIVE);
   wt_use_activity(&hooks);

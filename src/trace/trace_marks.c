@@ -7,8 +7,9 @@
  * everything launched on it before has ended.
  *
  * The streams are those of launches seen while the launch callbacks were on (trace_cupti.c), each
- * forgotten when it or its context is destroyed; one event (or scratch buffer) each, made in its
- * context. CUDA is not
+ * forgotten when it or its context is destroyed; one event (or scratch buffer, and for copies a
+ * pinned host buffer) each, made in its context and kept when the stream is destroyed (a context's
+ * go with it). CUDA is not
  * loaded for this: the driver's functions come from the libcuda.so.1 the program has loaded.
  * Marks cannot be made (wt_marks_ready() is 0, and every step is recorded) before a stream is
  * known, once the set of streams is known to be incomplete (more than MAX_STREAMS; a launch on the

@@ -269,6 +269,54 @@ static void test_activity(void) {
   CHECK(sid_of(t, "extern_c_kernel") > 0); /* not mangled: kept */
 }
 
+/* the step marks' records: a set of 13 bytes is a mark where marks are sets, a copy of 13 bytes
+ * from pinned host memory to the GPU where they are copies (not one from pageable memory), and
+ * nothing else is */
+static CUpti_ActivityMemcpy6 small_copy(uint32_t correlation, uint8_t src_kind) {
+  CUpti_ActivityMemcpy6 c;
+  memset(&c, 0, sizeof c);
+  c.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  c.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+  c.srcKind = src_kind, c.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  c.bytes = WL_TRACE_MARK_BYTES;
+  c.correlationId = correlation, c.start = 1000 + correlation, c.end = 2000 + correlation;
+  return c;
+}
+
+static void marks_of(enum wt_mark_kind kind) {
+  wt_marks_made_as(kind);
+  CUpti_ActivityMemcpy6 pinned = small_copy(60, CUPTI_ACTIVITY_MEMORY_KIND_PINNED),
+                        pageable = small_copy(61, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE);
+  CUpti_ActivityMemset4 set;
+  memset(&set, 0, sizeof set);
+  set.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  set.bytes = WL_TRACE_MARK_BYTES;
+  set.correlationId = 62, set.start = 3000, set.end = 3100;
+  char lines[2048];
+  size_t n = wt_activity_line(lines, sizeof lines, &pinned);
+  n += wt_activity_line(lines + n, sizeof lines - n, &pageable);
+  n += wt_activity_line(lines + n, sizeof lines - n, &set);
+  wt_write_lines(lines, n);
+}
+
+static void copy_marks(void) { marks_of(WT_MARK_COPY); }
+static void set_marks(void) { marks_of(WT_MARK_SET); }
+static void event_marks(void) { marks_of(WT_MARK_EVENT); }
+
+static void test_mark_records(void) {
+  char *t = traced(copy_marks);
+  CHECK_CONTAINS(t, "\nK\t60\tevent\t0\t0\t2060\t2060\t0\t"); /* at the copy's end */
+  CHECK_CONTAINS(t, "\nK\t61\tmemcpy\t");
+  CHECK_CONTAINS(t, "\nK\t62\tmemset\t");
+  t = traced(set_marks);
+  CHECK_CONTAINS(t, "\nK\t60\tmemcpy\t");
+  CHECK_CONTAINS(t, "\nK\t62\tevent\t0\t0\t3100\t3100\t0\t");
+  t = traced(event_marks);
+  CHECK_CONTAINS(t, "\nK\t60\tmemcpy\t");
+  CHECK_CONTAINS(t, "\nK\t62\tmemset\t");
+  CHECK(!strstr(t, "\tevent\t"));
+}
+
 /* The file's descriptor made to fail (as a full disk does), standard error kept in dir/stderr. */
 /* a file that may not grow past 256 KiB (RLIMIT_FSIZE, SIGXFSZ at its default: a write past it
  * would kill the process), and the ranges need more: the library stops its trace before. Putting
@@ -470,6 +518,7 @@ int main(void) {
   CHECK(range_time(t, 1, 1) <= range_time(t, 5, 0));
 
   test_activity();
+  test_mark_records();
   test_sampling();
   test_last_step_at_exit();
   test_write_error();

@@ -2,9 +2,11 @@
 -- activity on a sample of the steps (--gpu-every auto), each kind of mark (WLRUN_TRACE_MARKS: a
 -- set of 13 bytes, the default; a CUDA event; a copy of 13 bytes from pinned host memory) comes
 -- timed from CUPTI on the steps not recorded, the library reports no error (the program's own
--- sets, which CUPTI leaves without times on those steps, are not one), and the iterations agree
--- with the template's in the same run (tests/trace/torch_loops.py, the sync just after the step,
--- no ranges: wlrun's hook). Pending by name where PyTorch with CUDA is missing.
+-- sets, which CUPTI leaves without times on those steps, are not one) and says which marks it
+-- made, and the iterations agree with the template's in the same run (tests/trace/torch_loops.py
+-- with its own ranges, the sync just after the step's range: on a step not recorded only a mark
+-- says where its GPU work ended, after its range closed). Pending by name where PyTorch with CUDA
+-- is missing.
 local h = require "helper"
 
 local python, torch_it, mean_from = h.python, h.torch_it, h.mean_from
@@ -22,20 +24,23 @@ local function kinds_in(dir)
   return count
 end
 
+local MADE = { set = "sets", event = "CUDA events", copy = "copies" }
+
 describe("wlrun trace's step marks on the steps not recorded", function()
   for _, kind in ipairs { "set", "event", "copy" } do
     torch_it(kind .. " marks come timed and bound the iterations", function()
       local dir = h.tmpdir()
       local r = h.run(
-        ("trace --gpu-every auto --warmup %d --quiet --trace-dir %s -o %s -- %s %s --shape after "
-        .. "--no-ranges --steps %d --warmup %d --batch %d --out %s"):format(
-        WARMUP, h.quote(dir .. "/t"), h.quote(dir .. "/trace.json"), h.quote(python),
+        ("trace --gpu-every auto --warmup %d --batch-size %d --quiet --trace-dir %s -o %s -- %s %s "
+        .. "--shape after --steps %d --warmup %d --batch %d --out %s"):format(
+        WARMUP, BATCH, h.quote(dir .. "/t"), h.quote(dir .. "/trace.json"), h.quote(python),
         h.quote(h.source_dir .. "/tests/trace/torch_loops.py"), STEPS, WARMUP, BATCH,
         h.quote(dir .. "/prog.json")),
         { env = "WLRUN_TRACE_MARKS=" .. kind, prefix = "timeout 120" })
       assert.equal(0, r.code, r.stdout .. r.stderr)
       local c = require("wlrun.results").decode(h.read(dir .. "/trace.json"), "trace.json")
         .configurations[1]
+      assert.matches("step marks: " .. MADE[kind], c.trace.cupti.reason, 1, true)
       for _, w in ipairs(c.warnings or {}) do
         assert.is_true(w.code ~= "trace-errors" and w.code ~= "records-lost", w.message)
       end
