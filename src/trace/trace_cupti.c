@@ -65,6 +65,7 @@ static atomic_uint_fast64_t untimed[UNTIMED_KINDS];
  * H100s: one set a step not recorded, every set timed where every step is), which is no error
  * (the sets of the steps not recorded are left out, as their kernels are) */
 static atomic_int activity_was_off;
+static int sets_recorded; /* MEMSET activity could be enabled (start) */
 static atomic_int buffer_failed, parse_failed;
 
 static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -533,14 +534,21 @@ static int enable_callbacks(int marks) {
 
 /* ---- GPU activity on a sample of the steps ---- */
 
-/* kernels' activity and the callbacks of kernel and graph launches on or off (copies and sets
- * stay recorded: few, and the data loading's end); the number of CUPTI calls that failed */
+/* kernels' activity and the callbacks of kernel and graph launches on or off (copies stay
+ * recorded: few, and the data loading's end; so do sets, but where the marks are copies: CUPTI
+ * gives the program's sets no times on the steps not recorded anyway, and its sets' activity costs
+ * every launch); the number of CUPTI calls that failed */
 static int switch_activity(int on) {
   CUptiResult first = CUPTI_SUCCESS;
   int failed = switch_callbacks(on, CALL_LAUNCH, &first);
   CUptiResult r = on ? cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
                      : cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (r != CUPTI_SUCCESS && !failed++) first = r;
+  if (sets_recorded && wt_marks_kind() == WT_MARK_COPY) {
+    r = on ? cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET)
+           : cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+    if (r != CUPTI_SUCCESS && !failed++) first = r;
+  }
   if (failed)
     error_record(on ? "turning GPU activity on" : "turning GPU activity off", first,
                  "some steps' GPU work may be missing or recorded");
@@ -723,7 +731,8 @@ static int start(char *reason, size_t room) {
   }
   int copies = (r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY)) == CUPTI_SUCCESS;
   if (!copies) error_record("cuptiActivityEnable(MEMCPY)", r, "copies are not timed");
-  int sets = (r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET)) == CUPTI_SUCCESS;
+  int sets = sets_recorded =
+      (r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET)) == CUPTI_SUCCESS;
   if (!sets) error_record("cuptiActivityEnable(MEMSET)", r, "sets are not timed");
   /* every step recorded: no marks */
   sampling.marks = wt_steps_sampled() && mark_times(copies, sets);
