@@ -34,7 +34,8 @@ if conv then sizes = { { conv = true, batch = 64, label = "conv b64 after" } } e
 -- "nvtx-nohook", "full-nohook", "full-every1" and "auto-every1" (--gpu-every 1: every step's
 -- GPU work recorded), "hook" (the hook's ranges, no CUPTI), "auto-sampled" (--gpu-every auto) and
 -- "auto-rare" (--gpu-every 1000: the kernels of the first three steps and the last recorded, the
--- cost of a step not recorded)
+-- cost of a step not recorded), "auto-copies" (--gpu-every auto, the step marks as copies:
+-- WLRUN_TRACE_MARKS=copy, the sets' activity off with the kernels')
 local HOW = {
   untraced = { traced = false, ranges = false },
   ["untraced+ranges"] = { traced = false, ranges = true },
@@ -49,6 +50,8 @@ local HOW = {
   hook = { traced = true, gpu = false, hook = true, ranges = false },
   ["auto-sampled"] = { traced = true, gpu = true, hook = true, ranges = false, every = "auto" },
   ["auto-rare"] = { traced = true, gpu = true, hook = true, ranges = false, every = 1000 },
+  ["auto-copies"] = { traced = true, gpu = true, hook = true, ranges = false, every = "auto",
+    env = "WLRUN_TRACE_MARKS=copy " },
 }
 local VARIANTS = { "untraced", "nvtx", "full", "auto" }
 if arg[3] then
@@ -81,8 +84,8 @@ local function run(size, variant)
   local template = os.tmpname()
   local script, no_ranges = script_of(size, template)
   local how = HOW[variant]
-  local cmd = how.traced and ("%s%s trace --quiet --batch-size %d%s%s -- %s%s"):format(how.gpu
-    and "" or "WLRUN_TRACE_GPU=0 ",
+  local cmd = how.traced and ("%s%s%s trace --quiet --batch-size %d%s%s -- %s%s"):format(how.env
+    or "", how.gpu and "" or "WLRUN_TRACE_GPU=0 ",
     q(bin), size.batch, how.hook and "" or " --no-auto-ranges",
     how.every and (" --gpu-every %s"):format(how.every) or "", script,
       how.ranges and "" or no_ranges)
