@@ -66,6 +66,8 @@ static atomic_uint_fast64_t untimed[UNTIMED_KINDS];
  * (the sets of the steps not recorded are left out, as their kernels are) */
 static atomic_int activity_was_off;
 static int sets_recorded; /* MEMSET activity could be enabled (start) */
+/* under the sampling lock: kernels' and sets' activity on now */
+static int kernels_on = 1, sets_on;
 static atomic_int buffer_failed, parse_failed;
 
 static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -544,10 +546,12 @@ static int switch_activity(int on) {
   CUptiResult r = on ? cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
                      : cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (r != CUPTI_SUCCESS && !failed++) first = r;
+  kernels_on = on;
   if (sets_recorded && wt_marks_kind() == WT_MARK_COPY) {
     r = on ? cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET)
            : cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
     if (r != CUPTI_SUCCESS && !failed++) first = r;
+    sets_on = on;
   }
   if (failed)
     error_record(on ? "turning GPU activity on" : "turning GPU activity off", first,
@@ -576,12 +580,12 @@ static void sampled_activity(int on, uint64_t at) {
  * still gives its records) */
 static void sampling_stop(void) {
   CUptiResult first = CUPTI_SUCCESS;
-  switch_activity(0);
-  atomic_store(&activity_was_off, 1);
+  if (kernels_on) switch_activity(0);
+  if (wt_steps_sampled()) atomic_store(&activity_was_off, 1);
   switch_callbacks(0, CALL_COPY, &first);
   switch_callbacks(0, CALL_NONE, &first);
   cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
-  cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+  if (sets_on) cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
   cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_CUDA_EVENT);
 }
 
@@ -685,23 +689,7 @@ static void choose_clock(void) {
  * (with MEMCPY activity, copies: whether it is on): copies of 13 bytes from pinned host memory.
  * WLRUN_TRACE_MARKS=event, or no MEMSET activity: CUDA events, timed by CUPTI's CUDA_EVENT
  * activity. */
-static int mark_times(int copies, int sets) {
-  const char *how = getenv("WLRUN_TRACE_MARKS");
-  int event = how && strcmp(how, "event") == 0, copy = how && strcmp(how, "copy") == 0;
-  if (how && *how && !event && !copy && strcmp(how, "set") != 0)
-    wt_record_text('E', NULL, "WLRUN_TRACE_MARKS is not set, copy or event: the marks are sets");
-  if (copy && copies) {
-    wt_marks_made_as(WT_MARK_COPY);
-    return 1;
-  }
-  if (copy)
-    wt_record_text('E', NULL,
-                   "WLRUN_TRACE_MARKS=copy needs CUPTI's activity of copies, which is off: the "
-                   "marks are sets");
-  if (sets && !event) {
-    wt_marks_made_as(WT_MARK_SET);
-    return 1;
-  }
+static int event_marks(void) {
   if (!cupti.ActivityEnableCudaEventDeviceTimestamps) {
     wt_record_text('E', NULL,
                    "no cuptiActivityEnableCudaEventDeviceTimestamps in CUPTI: no step marks, GPU "
@@ -713,6 +701,29 @@ static int mark_times(int copies, int sets) {
   if (r == CUPTI_SUCCESS) return 1;
   error_record("cuptiActivityEnable(CUDA_EVENT)", r, "no step marks: GPU activity on every step");
   return 0;
+}
+
+/* what the marks are, by enum wt_mark_kind */
+static const char *const mark_names[] = {"CUDA events", "sets", "copies"};
+
+static int mark_times(int copies, int sets) {
+  const char *how = getenv("WLRUN_TRACE_MARKS");
+  int event = how && strcmp(how, "event") == 0, copy = how && strcmp(how, "copy") == 0;
+  int set = how && strcmp(how, "set") == 0, marks = 1;
+  if (copy && copies) wt_marks_made_as(WT_MARK_COPY);
+  else if (sets && !event) wt_marks_made_as(WT_MARK_SET);
+  else marks = event_marks();
+  if (how && *how && !event && !(copy && copies) && !(set && sets)) {
+    char text[200];
+    snprintf(text, sizeof text, "WLRUN_TRACE_MARKS=%.40s not heeded (%s): the step marks are %s",
+             how,
+             copy  ? "CUPTI does not record copies"
+             : set ? "CUPTI does not record sets"
+                   : "not set, copy or event",
+             marks ? mark_names[wt_marks_kind()] : "none (GPU activity on every step)");
+    wt_record_text('E', NULL, text);
+  }
+  return marks;
 }
 
 /* Sets CUPTI up; on failure (GPU timing off), why in reason. */
@@ -731,7 +742,7 @@ static int start(char *reason, size_t room) {
   }
   int copies = (r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY)) == CUPTI_SUCCESS;
   if (!copies) error_record("cuptiActivityEnable(MEMCPY)", r, "copies are not timed");
-  int sets = sets_recorded =
+  int sets = sets_recorded = sets_on =
       (r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET)) == CUPTI_SUCCESS;
   if (!sets) error_record("cuptiActivityEnable(MEMSET)", r, "sets are not timed");
   /* every step recorded: no marks */
@@ -810,14 +821,12 @@ int InitializeInjection(void) {
     return 1;
   }
   uint32_t version = 0;
+  char marks[40] = ""; /* first: the report keeps a reason's first 200 bytes */
+  if (sampling.marks)
+    snprintf(marks, sizeof marks, "step marks: %s; ", mark_names[wt_marks_kind()]);
   if (cupti.GetVersion && cupti.GetVersion(&version) == CUPTI_SUCCESS)
-    snprintf(reason, sizeof reason, "%s (CUPTI API %u)", library, version);
-  else snprintf(reason, sizeof reason, "%s", library);
-  if (sampling.marks) {
-    static const char *const kinds[] = {"CUDA events", "sets", "copies"};
-    size_t used = strlen(reason);
-    snprintf(reason + used, sizeof reason - used, "; step marks: %s", kinds[wt_marks_kind()]);
-  }
+    snprintf(reason, sizeof reason, "%s%s (CUPTI API %u)", marks, library, version);
+  else snprintf(reason, sizeof reason, "%s%s", marks, library);
   wt_record_text('G', "on", reason);
   atomic_store(&state, CUPTI_ACTIVE);
   wt_use_activity(&hooks);

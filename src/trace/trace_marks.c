@@ -55,7 +55,8 @@ struct stream {
   unsigned long long scratch; /* with set or copy marks: WL_TRACE_MARK_BYTES of device memory */
   void *pinned;               /* with copy marks: WL_TRACE_MARK_BYTES of pinned host memory */
 };
-static enum wt_mark_kind made_as = WT_MARK_EVENT;
+/* read by CUPTI's buffer thread (trace_cupti.c): set once, at CUPTI's start */
+static atomic_int made_as = WT_MARK_EVENT;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct stream streams[MAX_STREAMS]; /* under lock */
@@ -164,9 +165,11 @@ int wt_marks_ready(void) {
 
 uint64_t wt_marking(void) { return marking; }
 
-void wt_marks_made_as(enum wt_mark_kind kind) { made_as = kind; }
+void wt_marks_made_as(enum wt_mark_kind kind) { atomic_store(&made_as, (int)kind); }
 
-enum wt_mark_kind wt_marks_kind(void) { return made_as; }
+enum wt_mark_kind wt_marks_kind(void) {
+  return (enum wt_mark_kind)atomic_load_explicit(&made_as, memory_order_relaxed);
+}
 
 static void failed(const char *what, int r) {
   char text[192];
@@ -179,21 +182,22 @@ static void failed(const char *what, int r) {
 /* under lock, ctx current: one stream's mark; 0 when a call failed */
 static int mark(struct stream *s) {
   int r;
-  if (made_as != WT_MARK_EVENT) {
+  enum wt_mark_kind kind = wt_marks_kind();
+  if (kind != WT_MARK_EVENT) {
     if (!s->scratch && (r = cu.mem_alloc(&s->scratch, WL_TRACE_MARK_BYTES)) != 0) {
       s->scratch = 0;
       failed("cuMemAlloc", r);
       return 0;
     }
   }
-  if (made_as == WT_MARK_SET) {
+  if (kind == WT_MARK_SET) {
     if ((r = cu.memset(s->scratch, 0, WL_TRACE_MARK_BYTES, s->stream)) != 0) {
       failed("cuMemsetD8Async", r);
       return 0;
     }
     return 1;
   }
-  if (made_as == WT_MARK_COPY) {
+  if (kind == WT_MARK_COPY) {
     if (!s->pinned && (r = cu.host_alloc(&s->pinned, WL_TRACE_MARK_BYTES)) != 0) {
       s->pinned = NULL;
       failed("cuMemAllocHost", r);
