@@ -77,11 +77,14 @@ prepare_steps() {
 # whose names match one of WLRUN_GPU_FILTER's Lua patterns, separated by |). The suites in calls
 # that each end within the device machine's 10 minutes: gpu (the GPU suite but the loop shapes,
 # and bench-launch), suites (spec and e2e but the Python hook's spec), hook (that spec and the
-# trace library's), loops-own and loops-hook (the loop shapes in two halves; loops: all of them)
+# trace library's), loops-own and loops-hook (the loop shapes in two halves; loops: all of them).
+# sampling: GPU activity on a sample of the steps (--gpu-every auto): the step marks of each kind,
+# a launch's cost recorded and not, the 2 ms MLP's cost by variant (about 6 minutes); its loop
+# shapes: WLRUN_TRACE_GPU_EVERY=auto with loops-own and loops-hook
 part=${1:-all}
 case $part in
   all | specs | rest | costs | ratios | filter | gpu | suites | hook | loops | loops-own | loops-hook) ;;
-  trace | exact | tracecost | speed | prepare) ;;
+  trace | exact | tracecost | sampling | speed | prepare) ;;
   *) echo "run-on-gpu.sh: no part named '$part' (see the comment above)" >&2; exit 2 ;;
 esac
 # specs_but DIR NAME: the spec files of DIR but NAME, as words (their names have no spaces)
@@ -180,6 +183,14 @@ elif [ "$part" = tracecost ]; then # wlrun trace's cost on the launch-bound 2 ms
   # the conv net of the loop shapes' spec, the template shape, by variant (where its cost goes)
   step bench-trace-conv env WLRUN_TRACE_ROUNDS="${WLRUN_TRACE_ROUNDS:-5}" "$bin" tests/bench/trace_overhead.lua -- \
     python3 conv "${WLRUN_TRACE_CONV_VARIANTS:-untraced,nvtx,nvtx-nohook,full,full-nohook,auto}"
+elif [ "$part" = sampling ]; then
+  export WLRUN_PYTHON=${WLRUN_PYTHON:-python3}
+  step busted-trace-marks "$bin" "$bundle/run.lua" -- -o gtest tests/gpu/trace_marks_spec.lua
+  step bench-trace-launch env WLRUN_BIN="$bin" WLRUN_TRACE_ROUNDS="${WLRUN_TRACE_ROUNDS:-5}" \
+    "$bin" tests/bench/trace_launch_cost.lua -- python3
+  step bench-trace env WLRUN_TRACE_ROUNDS="${WLRUN_TRACE_ROUNDS:-4}" WLRUN_TRACE_STEPS=120 \
+    "$bin" tests/bench/trace_overhead.lua -- python3 1024 \
+    "${WLRUN_TRACE_VARIANTS:-untraced,hook,auto-sampled,auto-copies,auto-every1}"
 elif [ "$part" = speed ]; then # the harness's own time (issue 39): a cold kernel cache, a sweep's
   # account, tiny configurations, a bigger sweep's bound on several GPUs
   step busted-ahead "$bin" "$bundle/run.lua" -- -o gtest tests/gpu/compile_ahead_spec.lua tests/e2e/compile_ahead_spec.lua
