@@ -220,6 +220,16 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
   }
 }
 
+size_t wt_mark_line(char *out, size_t room, uint64_t correlation, uint32_t device, uint32_t stream,
+                    uint64_t t) {
+  struct wt_string *name = event_name();
+  if (!name) return 0;
+  int n = snprintf(out, room, "K\t%llu\tevent\t%u\t%u\t%llu\t%llu\t0\t%u\n",
+                   (unsigned long long)correlation, device, stream, (unsigned long long)t,
+                   (unsigned long long)t, name->sid);
+  return n > 0 && (size_t)n < room ? (size_t)n : 0;
+}
+
 size_t wt_activity_line(char *out, size_t room, const void *record) {
   const CUpti_Activity *rec = record;
   uint64_t correlation, start, end, bytes = 0;
@@ -272,6 +282,8 @@ size_t wt_activity_line(char *out, size_t room, const void *record) {
     return 0;
   }
   start -= (uint64_t)clock_offset, end -= (uint64_t)clock_offset;
+  if (what == UNTIMED_MARK && rec->kind != CUPTI_ACTIVITY_KIND_CUDA_EVENT && wt_quiet_wanted())
+    wt_quiet_anchor_timed(correlation, end, device, stream);
   int n = snprintf(out, room, "K\t%llu\t%s\t%u\t%u\t%llu\t%llu\t%llu\t%u\n",
                    (unsigned long long)correlation, kind, device, stream, (unsigned long long)start,
                    (unsigned long long)end, (unsigned long long)bytes, name->sid);
@@ -408,6 +420,14 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
                                 const void *data) {
   (void)userdata;
   const CUpti_CallbackData *call = data;
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) { /* quiet steps: streams and contexts destroyed */
+    const CUpti_ResourceData *res = data;
+    if (cbid == CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING)
+      wt_marks_stream_gone(res->resourceHandle.stream);
+    else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+      wt_marks_context_gone(res->context);
+    return;
+  }
   if ((domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) ||
       cbid >= MAX_CBID || call->callbackSite != CUPTI_API_ENTER)
     return;
@@ -416,6 +436,7 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
   case CALL_LAUNCH:
   case CALL_COPY:
     wt_note_launch(call->correlationId, wt_marking()); /* a mark's memset: at its boundary */
+    if (wt_marking()) wt_marks_correlation(call->correlationId);
     /* a runtime call's launch is the driver's call inside it too: each counted once; a mark's
      * memset is the library's, not the program's */
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && !wt_marking()) wt_launch_counted();
@@ -547,11 +568,23 @@ static int switch_activity(int on) {
                      : cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (r != CUPTI_SUCCESS && !failed++) first = r;
   kernels_on = on;
-  if (sets_recorded && wt_marks_kind() == WT_MARK_COPY) {
+  int quiet = wt_quiet_wanted();
+  if (sets_recorded && (wt_marks_kind() == WT_MARK_COPY || quiet)) {
     r = on ? cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET)
            : cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
     if (r != CUPTI_SUCCESS && !failed++) first = r;
     sets_on = on;
+  }
+  if (quiet) { /* nothing recorded, nothing called back: the copies and the other calls too */
+    r = on ? cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY)
+           : cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+    if (r != CUPTI_SUCCESS && !failed++) first = r;
+    failed += switch_callbacks(on, CALL_COPY, &first) + switch_callbacks(on, CALL_NONE, &first);
+    wt_quiet_steps(!on);
+    /* the records of the steps recorded before, complete by now, handed back: their marks' times
+     * are the anchors' that the quiet marks since wait for (CUPTI keeps a buffer until it is full
+     * otherwise) */
+    if (on && (r = cupti.ActivityFlushAll(0)) != CUPTI_SUCCESS && !failed++) first = r;
   }
   if (failed)
     error_record(on ? "turning GPU activity on" : "turning GPU activity off", first,
@@ -726,6 +759,31 @@ static int mark_times(int copies, int sets) {
   return marks;
 }
 
+/* WLRUN_TRACE_QUIET=1: quiet steps (trace_quiet.c), where marks are sets or copies; the ends of
+ * streams and contexts then come from the resource callbacks, which cost the program's calls
+ * nothing */
+static void quiet_steps(void) {
+  const char *q = getenv("WLRUN_TRACE_QUIET");
+  if (!q || strcmp(q, "1") != 0) return;
+  if (!sampling.marks || wt_marks_kind() == WT_MARK_EVENT) {
+    wt_record_text('E', NULL,
+                   "WLRUN_TRACE_QUIET=1 needs step marks made as sets or copies: no quiet steps");
+    return;
+  }
+  CUptiResult r = cupti.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                       CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING);
+  if (r == CUPTI_SUCCESS)
+    r = cupti.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                             CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  if (r != CUPTI_SUCCESS) {
+    error_record("cuptiEnableCallback (streams and contexts destroyed)", r, "no quiet steps");
+    return;
+  }
+  if (!wt_quiet_start())
+    wt_record_text('E', NULL,
+                   "the driver lacks an event function that quiet steps need: no quiet steps");
+}
+
 /* Sets CUPTI up; on failure (GPU timing off), why in reason. */
 static int start(char *reason, size_t room) {
   choose_clock();
@@ -752,20 +810,23 @@ static int start(char *reason, size_t room) {
     sampling.marks = 0;
   } else sampling.marks = enable_callbacks(sampling.marks);
   if (!sampling.marks) wt_marks_made_as(WT_MARK_EVENT); /* no set or copy is then a mark */
+  if (wt_steps_sampled()) quiet_steps();
   return 1;
 }
 
 /* ---- exit and fork ---- */
 
 /* an E record of the activity records left out without valid times, by what they were (not the
- * program's sets where kernels' activity was off for some steps: activity_was_off) */
+ * program's sets where kernels' activity was off for some steps: activity_was_off; nor, with quiet
+ * steps, its copies, whose activity was off too) */
 static void record_untimed(void) {
   char text[256], parts[160] = "";
   uint64_t total = 0;
   size_t used = 0;
   for (int k = 0; k < UNTIMED_KINDS; k++) {
     uint64_t n = atomic_load(&untimed[k]);
-    if (!n || (k == UNTIMED_SET && atomic_load(&activity_was_off))) continue;
+    int off = atomic_load(&activity_was_off); /* and with quiet steps, the copies' too */
+    if (!n || (off && (k == UNTIMED_SET || (k == UNTIMED_COPY && wt_quiet_wanted())))) continue;
     total += n;
     int w = snprintf(parts + used, sizeof parts - used, "%s%llu %s", used ? ", " : "",
                      (unsigned long long)n, untimed_names[k]);
@@ -783,6 +844,7 @@ static void cupti_at_exit(void) {
   CUptiResult r = cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (r != CUPTI_SUCCESS)
     error_record("cuptiActivityFlushAll", r, "the last GPU activity may be missing");
+  wt_marks_flush(); /* after the flush: every anchor's time has come */
   record_untimed();
 }
 
@@ -821,9 +883,10 @@ int InitializeInjection(void) {
     return 1;
   }
   uint32_t version = 0;
-  char marks[40] = ""; /* first: the report keeps a reason's first 200 bytes */
+  char marks[48] = ""; /* first: the report keeps a reason's first 200 bytes */
   if (sampling.marks)
-    snprintf(marks, sizeof marks, "step marks: %s; ", mark_names[wt_marks_kind()]);
+    snprintf(marks, sizeof marks, "step marks: %s%s; ", mark_names[wt_marks_kind()],
+             wt_quiet_wanted() ? ", quiet steps" : "");
   if (cupti.GetVersion && cupti.GetVersion(&version) == CUPTI_SUCCESS)
     snprintf(reason, sizeof reason, "%s%s (CUPTI API %u)", marks, library, version);
   else snprintf(reason, sizeof reason, "%s%s", marks, library);

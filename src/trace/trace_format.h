@@ -22,6 +22,8 @@
  *                       device times), not memsets of 13 bytes on a scratch buffer of the
  *                       library's (timed by MEMSET activity), the default; "copy": copies of
  *                       13 bytes from pinned host memory to that buffer (MEMCPY activity)
+ *   WLRUN_TRACE_QUIET   "1": no CUPTI activity and no API callback on the steps not recorded
+ *                       (with sets or copies as marks; trace_quiet.c)
  *   WLRUN_TRACE_STEPS   N, with WLRUN_TRACE_STEP a range name: after the N-th range of that name
  *                       closes in one NVTX domain (each domain counts its own), the process's
  *                       launches and the ranges still open are written (O) as at an exit, and
@@ -82,7 +84,10 @@
  *                                events then too), start = end = its device time: the GPU work
  *                                launched on that stream before it had ended then; its C record
  *                                (the memset's, copy's or cuEventRecord call's) is timed a
- *                                nanosecond before the step boundary it marks
+ *                                nanosecond before the step boundary it marks. A quiet step's
+ *                                mark (WLRUN_TRACE_QUIET=1) is the library's own: its C record
+ *                                and K record have a correlation above 2^32 (CUPTI's are 32-bit),
+ *                                its time its CUDA event's elapsed time after an anchor's mark
  *   P   time state               version 3: kernels' activity (their K) and the kernel launches'
  *                                callbacks (their C) turned "on" or "off" at time, as a step closes
  *                                (for the next one: WLRUN_TRACE_GPU_EVERY); on before the first P

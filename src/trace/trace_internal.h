@@ -188,6 +188,30 @@ enum wt_mark_kind wt_marks_kind(void);
 #define WL_PER_THREAD_STREAM ((void *)0x2)
 #define WL_TRACE_MARK_BYTES 13 /* a size no program is likely to set: its K record is a mark's */
 void wt_marks_fork_child(void);
+void *wt_driver_fn(const char *name); /* from the libcuda.so.1 the program has loaded, or NULL */
+/* from the launch callback on the marking thread: the correlation of the mark just made */
+void wt_marks_correlation(uint64_t correlation);
+void wt_marks_flush(void); /* at exit, after CUPTI's last buffers: quiet marks written or lost */
+
+/* ---- quiet steps (trace_quiet.c): no CUPTI on the steps not recorded, marks timed from anchors;
+ * all but wt_quiet_start, wt_quiet_wanted, wt_quiet_steps, wt_quiet_now and
+ * wt_quiet_anchor_timed under the marks' lock ---- */
+int wt_quiet_start(void);    /* quiet steps wanted (the driver has what they need): 1 */
+int wt_quiet_wanted(void);   /* quiet steps on for the process */
+void wt_quiet_steps(int on); /* the steps from now are quiet (1) or recorded (0) */
+int wt_quiet_now(void);
+int wt_quiet_capturing(void *stream); /* its context current */
+void wt_quiet_anchor(void *ctx, void *stream, uint64_t correlation);
+/* on CUPTI's buffer thread: the time (on the ranges' clock) of the mark of that correlation */
+void wt_quiet_anchor_timed(uint64_t correlation, uint64_t time, uint32_t device, uint32_t stream);
+int wt_quiet_mark(void *ctx, void *stream, uint64_t at);
+void wt_quiet_poll(int (*push)(void *ctx), void (*pop)(void), int finished);
+uint64_t wt_quiet_lost(void);
+void wt_quiet_context_gone(void *ctx);
+void wt_quiet_fork_child(void);
+/* trace_cupti.c: a mark's K record (kind "event") at time t */
+size_t wt_mark_line(char *out, size_t room, uint64_t correlation, uint32_t device, uint32_t stream,
+                    uint64_t t);
 
 /* ---- the device (trace_sync.c, trace_cupti.c) ---- */
 

@@ -66,21 +66,27 @@ static int capturing;             /* under lock: graph captures begun and not en
 static atomic_int usable = 1;     /* 0 once a call failed, or the stream set is incomplete */
 static atomic_int known;          /* streams known */
 static __thread uint64_t marking; /* while this thread records marks: the time they stand for */
+static __thread uint64_t marked;  /* the correlation of the mark this thread made last */
+
+void *wt_driver_fn(const char *name) {
+  void *cuda = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY);
+  if (!cuda) return NULL;
+  void *fn = dlsym(cuda, name);
+  dlclose(cuda); /* the program's own reference keeps it loaded */
+  return fn;
+}
 
 /* the driver's functions, from the libcuda.so.1 the program has loaded; 0 where one is missing */
 static int find_driver(void) {
   if (cu.event_record) return 1;
-  void *cuda = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY);
-  if (!cuda) return 0;
-  cu.mem_alloc = (mem_alloc_fn)dlsym(cuda, "cuMemAlloc_v2");
-  cu.memset = (memset_fn)dlsym(cuda, "cuMemsetD8Async");
-  cu.host_alloc = (host_alloc_fn)dlsym(cuda, "cuMemAllocHost_v2");
-  cu.copy = (copy_fn)dlsym(cuda, "cuMemcpyHtoDAsync_v2");
-  cu.event_create = (event_create_fn)dlsym(cuda, "cuEventCreate");
-  cu.ctx_push = (ctx_push_fn)dlsym(cuda, "cuCtxPushCurrent_v2");
-  cu.ctx_pop = (ctx_pop_fn)dlsym(cuda, "cuCtxPopCurrent_v2");
-  event_record_fn record = (event_record_fn)dlsym(cuda, "cuEventRecord");
-  dlclose(cuda); /* the program's own reference keeps it loaded */
+  cu.mem_alloc = (mem_alloc_fn)wt_driver_fn("cuMemAlloc_v2");
+  cu.memset = (memset_fn)wt_driver_fn("cuMemsetD8Async");
+  cu.host_alloc = (host_alloc_fn)wt_driver_fn("cuMemAllocHost_v2");
+  cu.copy = (copy_fn)wt_driver_fn("cuMemcpyHtoDAsync_v2");
+  cu.event_create = (event_create_fn)wt_driver_fn("cuEventCreate");
+  cu.ctx_push = (ctx_push_fn)wt_driver_fn("cuCtxPushCurrent_v2");
+  cu.ctx_pop = (ctx_pop_fn)wt_driver_fn("cuCtxPopCurrent_v2");
+  event_record_fn record = (event_record_fn)wt_driver_fn("cuEventRecord");
   if (!cu.event_create || !cu.ctx_push || !cu.ctx_pop || !record || !cu.mem_alloc || !cu.memset ||
       !cu.host_alloc || !cu.copy)
     return 0;
@@ -147,7 +153,12 @@ void wt_marks_stream_gone(void *stream) {
   if (stream) forget(NULL, stream, 0); /* the legacy stream (NULL) is never destroyed */
 }
 
-void wt_marks_context_gone(void *ctx) { forget(ctx, NULL, 1); }
+void wt_marks_context_gone(void *ctx) {
+  forget(ctx, NULL, 1);
+  wt_mutex_lock(&lock);
+  wt_quiet_context_gone(ctx);
+  wt_mutex_unlock(&lock);
+}
 
 void wt_marks_capturing(int change) {
   wt_mutex_lock(&lock);
@@ -158,12 +169,16 @@ void wt_marks_capturing(int change) {
 
 int wt_marks_ready(void) {
   wt_mutex_lock(&lock);
-  int ready = atomic_load(&usable) && atomic_load(&known) && !capturing;
+  /* with quiet steps the captures' callbacks are off on them: the streams are asked instead, at
+   * each boundary (wt_marks_record) */
+  int ready = atomic_load(&usable) && atomic_load(&known) && (!capturing || wt_quiet_wanted());
   wt_mutex_unlock(&lock);
   return ready;
 }
 
 uint64_t wt_marking(void) { return marking; }
+
+void wt_marks_correlation(uint64_t correlation) { marked = correlation; }
 
 void wt_marks_made_as(enum wt_mark_kind kind) { atomic_store(&made_as, (int)kind); }
 
@@ -190,11 +205,13 @@ static int mark(struct stream *s) {
       return 0;
     }
   }
+  marked = 0;
   if (kind == WT_MARK_SET) {
     if ((r = cu.memset(s->scratch, 0, WL_TRACE_MARK_BYTES, s->stream)) != 0) {
       failed("cuMemsetD8Async", r);
       return 0;
     }
+    if (wt_quiet_wanted()) wt_quiet_anchor(s->ctx, s->stream, marked);
     return 1;
   }
   if (kind == WT_MARK_COPY) {
@@ -207,6 +224,7 @@ static int mark(struct stream *s) {
       failed("cuMemcpyHtoDAsync", r);
       return 0;
     }
+    if (wt_quiet_wanted()) wt_quiet_anchor(s->ctx, s->stream, marked);
     return 1;
   }
   if (!s->event && (r = cu.event_create(&s->event, 0)) != 0) { /* CU_EVENT_DEFAULT: timed */
@@ -221,31 +239,73 @@ static int mark(struct stream *s) {
   return 1;
 }
 
+static int push(void *ctx) {
+  int r = cu.ctx_push(ctx);
+  if (r != 0) failed("cuCtxPushCurrent", r);
+  return r == 0;
+}
+
+static void pop(void) {
+  void *popped = NULL;
+  int r = cu.ctx_pop(&popped);
+  if (r != 0) failed("cuCtxPopCurrent", r);
+}
+
+/* for the quiet marks' events: a context that cannot be made current leaves them not timed */
+static int try_push(void *ctx) { return cu.ctx_push(ctx) == 0; }
+
+/* under lock, with quiet steps: whether a known stream is being captured (a capture begun on a
+ * quiet step, whose callbacks are off, is seen so); no mark is made then */
+static int any_capturing(void) {
+  for (int i = 0; i < nstreams; i++) {
+    if (!push(streams[i].ctx)) return 1;
+    int c = wt_quiet_capturing(streams[i].stream);
+    pop();
+    if (c) return 1;
+  }
+  return 0;
+}
+
 int wt_marks_record(uint64_t at) {
   if (!atomic_load(&usable) || !atomic_load(&known) || !find_driver()) return 0;
-  int recorded = 0;
+  int recorded = 0, quiet = wt_quiet_wanted();
   wt_mutex_lock(&lock);
+  if (quiet) wt_quiet_poll(try_push, pop, 0);
   /* a nanosecond before the boundary: the report counts the work launched before a step's start
    * or end (and nothing was launched on this thread since) */
   marking = at ? at - 1 : wt_now();
-  for (int i = 0; i < nstreams && !capturing && atomic_load(&usable); i++) {
-    void *popped = NULL;
-    int r = cu.ctx_push(streams[i].ctx);
-    if (r != 0) {
-      failed("cuCtxPushCurrent", r);
-      break;
-    }
-    recorded += mark(&streams[i]);
-    if ((r = cu.ctx_pop(&popped)) != 0) failed("cuCtxPopCurrent", r);
+  int skip = quiet ? any_capturing() : capturing;
+  for (int i = 0; i < nstreams && !skip && atomic_load(&usable); i++) {
+    if (!push(streams[i].ctx)) break;
+    recorded += wt_quiet_now() ? wt_quiet_mark(streams[i].ctx, streams[i].stream, marking)
+                               : mark(&streams[i]);
+    pop();
   }
   marking = 0;
   wt_mutex_unlock(&lock);
   return recorded;
 }
 
+void wt_marks_flush(void) {
+  if (!wt_quiet_wanted() || !find_driver()) return;
+  wt_mutex_lock(&lock);
+  wt_quiet_poll(try_push, pop, 1);
+  wt_mutex_unlock(&lock);
+  uint64_t lost = wt_quiet_lost();
+  if (lost) {
+    char text[160];
+    snprintf(text, sizeof text,
+             "%llu marks of quiet steps could not be made or timed: those steps may end with "
+             "their ranges",
+             (unsigned long long)lost);
+    wt_record_text('E', NULL, text);
+  }
+}
+
 /* A forked child does nothing CUDA-related: its parent's streams are not its own. */
 void wt_marks_fork_child(void) {
   pthread_mutex_init(&lock, NULL);
+  wt_quiet_fork_child();
   nstreams = capturing = 0;
   atomic_store(&known, 0);
   atomic_store(&usable, 0);

@@ -384,7 +384,8 @@ static void flush_launches(struct thread *t) {
  * end of the GPU work launched before its range closed, wherever that work was launched. */
 void wt_note_launch(uint64_t correlation, uint64_t at) {
   if (wt_finished() || !wt_recording()) return;
-  wt_launch_noted(correlation);
+  /* CUPTI's ids are 32-bit; a quiet mark's (trace_quiet.c) are above them and launch nothing */
+  if (correlation <= UINT32_MAX) wt_launch_noted(correlation);
   uint64_t now = at ? at : wt_now();
   struct thread *t = self;
   uint64_t rid = t && t->depth ? t->stack[t->depth - 1].rid : 0;

@@ -9,7 +9,8 @@
 -- A second table: a launch inside a step's range (launch_cost.py steps), in a step whose GPU
 -- work is recorded (--gpu-every 1) and in one that is not (--gpu-every 1000: the steps after the
 -- third), with the step marks as memsets (the default), as CUDA events (WLRUN_TRACE_MARKS=event)
--- and as copies from pinned host memory (WLRUN_TRACE_MARKS=copy).
+-- and as copies from pinned host memory (WLRUN_TRACE_MARKS=copy), and with quiet steps
+-- (WLRUN_TRACE_QUIET=1: no CUPTI activity or callback on the steps not recorded).
 local python = arg[1] or os.getenv("WLRUN_PYTHON") or "python3"
 local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
 local ROUNDS = tonumber(os.getenv("WLRUN_TRACE_ROUNDS") or "") or 3
@@ -79,6 +80,8 @@ local step_variants = {
   { name = "not rec., events", cmd = ("WLRUN_TRACE_MARKS=event %s --gpu-every 1000 -- %s"):format(
     traced, in_steps) },
   { name = "not rec., copies", cmd = ("WLRUN_TRACE_MARKS=copy %s --gpu-every 1000 -- %s"):format(
+    traced, in_steps) },
+  { name = "not rec., quiet", cmd = ("WLRUN_TRACE_QUIET=1 %s --gpu-every 1000 -- %s"):format(
     traced, in_steps) },
 }
 local in_step = {}

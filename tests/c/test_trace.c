@@ -317,6 +317,49 @@ static void test_mark_records(void) {
   CHECK(!strstr(t, "\tevent\t"));
 }
 
+/* Quiet steps (src/trace/trace_quiet.c) on tests/fixtures/fake_driver: a recorded step's set
+ * mark and its anchor, whose time CUPTI gives; two quiet marks, written once their events have run
+ * (the first at the next boundary, the second at exit), each its elapsed time after the anchor's
+ * set; none while a stream is being captured. */
+static void quiet_marks(void) {
+  void *lib = dlopen(FAKE_DRIVER, RTLD_NOW | RTLD_GLOBAL);
+  if (!lib) _exit(8);
+  void (*hook)(void (*)(uint64_t)) = (void (*)(void (*)(uint64_t)))dlsym(lib, "fake_driver_hook");
+  void (*run)(uint64_t, int) = (void (*)(uint64_t, int))dlsym(lib, "fake_driver_run");
+  uint64_t (*device_clock)(void) = (uint64_t(*)(void))dlsym(lib, "fake_driver_clock");
+  if (!hook || !run || !device_clock) _exit(8);
+  hook(wt_marks_correlation);
+  wt_marks_made_as(WT_MARK_SET);
+  if (!wt_quiet_start()) _exit(8);
+  wt_marks_stream_used((void *)0x1, (void *)0x7);
+  run(UINT64_MAX, 0);
+  wt_marks_record(1000);                   /* recorded: the set (correlation 100), its anchor */
+  uint64_t anchor = device_clock();        /* the anchor's event, right after the set */
+  wt_quiet_anchor_timed(100, 50000, 0, 7); /* CUPTI's record of the set: it ended at 50000 */
+  wt_quiet_steps(1);
+  run(anchor + 1000, 0); /* the first quiet mark's event will have run, not the second's */
+  wt_marks_record(2000); /* quiet: an event, 1 us of device time after the anchor */
+  wt_marks_record(3000); /* the first written; a second quiet mark */
+  run(0, 1);             /* nothing runs; a stream is captured */
+  wt_marks_record(4000); /* no mark */
+  run(UINT64_MAX, 0);
+  wt_marks_flush(); /* at exit: the second written */
+}
+
+static void test_quiet_marks(void) {
+  char *t = traced(quiet_marks);
+  long event = sid_of(t, "event");
+  char line[160];
+  unsigned long long first = 1ull << 40;
+  CHECK(launch_time(t, first) == 1999 && launch_time(t, first + 1) == 2999);
+  CHECK(launch_time(t, first + 2) == 0); /* none while captured */
+  snprintf(line, sizeof line, "\nK\t%llu\tevent\t0\t7\t51000\t51000\t0\t%ld\n", first, event);
+  CHECK_CONTAINS(t, line);
+  snprintf(line, sizeof line, "\nK\t%llu\tevent\t0\t7\t52000\t52000\t0\t%ld\n", first + 1, event);
+  CHECK_CONTAINS(t, line);
+  CHECK(!strstr(t, "could not be made or timed"));
+}
+
 /* The file's descriptor made to fail (as a full disk does), standard error kept in dir/stderr. */
 /* a file that may not grow past 256 KiB (RLIMIT_FSIZE, SIGXFSZ at its default: a write past it
  * would kill the process), and the ranges need more: the library stops its trace before. Putting
@@ -519,6 +562,7 @@ int main(void) {
 
   test_activity();
   test_mark_records();
+  test_quiet_marks();
   test_sampling();
   test_last_step_at_exit();
   test_write_error();

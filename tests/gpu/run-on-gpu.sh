@@ -190,7 +190,7 @@ elif [ "$part" = sampling ]; then
     "$bin" tests/bench/trace_launch_cost.lua -- python3
   step bench-trace env WLRUN_TRACE_ROUNDS="${WLRUN_TRACE_ROUNDS:-4}" WLRUN_TRACE_STEPS=120 \
     "$bin" tests/bench/trace_overhead.lua -- python3 1024 \
-    "${WLRUN_TRACE_VARIANTS:-untraced,hook,auto-sampled,auto-copies,auto-every1}"
+    "${WLRUN_TRACE_VARIANTS:-untraced,hook,auto-sampled,auto-copies,auto-quiet,auto-every1}"
 elif [ "$part" = speed ]; then # the harness's own time (issue 39): a cold kernel cache, a sweep's
   # account, tiny configurations, a bigger sweep's bound on several GPUs
   step busted-ahead "$bin" "$bundle/run.lua" -- -o gtest tests/gpu/compile_ahead_spec.lua tests/e2e/compile_ahead_spec.lua

@@ -5,8 +5,10 @@
 -- sets, which CUPTI leaves without times on those steps, are not one) and says which marks it
 -- made, and the iterations agree with the template's in the same run (tests/trace/torch_loops.py
 -- with its own ranges, the sync just after the step's range: on a step not recorded only a mark
--- says where its GPU work ended, after its range closed). Pending by name where PyTorch with CUDA
--- is missing.
+-- says where its GPU work ended, after its range closed). With quiet steps (WLRUN_TRACE_QUIET=1:
+-- no CUPTI at all on those steps) the sets' and copies' marks are CUDA events there, timed from
+-- an anchor behind a recorded step's mark, and the same holds. Pending by name where PyTorch with
+-- CUDA is missing.
 local h = require "helper"
 
 local python, torch_it, mean_from = h.python, h.torch_it, h.mean_from
@@ -24,10 +26,12 @@ local function kinds_in(dir)
   return count
 end
 
-local MADE = { set = "sets", event = "CUDA events", copy = "copies" }
+local MADE = { set = "sets", event = "CUDA events", copy = "copies",
+  ["set, quiet"] = "sets, quiet steps", ["copy, quiet"] = "copies, quiet steps" }
 
 describe("wlrun trace's step marks on the steps not recorded", function()
-  for _, kind in ipairs { "set", "event", "copy" } do
+  -- "quiet": WLRUN_TRACE_QUIET=1, no CUPTI at all on those steps, the marks timed from anchors
+  for _, kind in ipairs { "set", "event", "copy", "set, quiet", "copy, quiet" } do
     torch_it(kind .. " marks come timed and bound the iterations", function()
       local dir = h.tmpdir()
       local r = h.run(
@@ -36,7 +40,8 @@ describe("wlrun trace's step marks on the steps not recorded", function()
         WARMUP, BATCH, h.quote(dir .. "/t"), h.quote(dir .. "/trace.json"), h.quote(python),
         h.quote(h.source_dir .. "/tests/trace/torch_loops.py"), STEPS, WARMUP, BATCH,
         h.quote(dir .. "/prog.json")),
-        { env = "WLRUN_TRACE_MARKS=" .. kind, prefix = "timeout 120" })
+        { env = ("WLRUN_TRACE_MARKS=%s WLRUN_TRACE_QUIET=%d"):format(kind:match("^%a+"),
+          kind:find("quiet") and 1 or 0), prefix = "timeout 120" })
       assert.equal(0, r.code, r.stdout .. r.stderr)
       local c = require("wlrun.results").decode(h.read(dir .. "/trace.json"), "trace.json")
         .configurations[1]
