@@ -19,6 +19,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +66,7 @@ static atomic_uint_fast64_t untimed[UNTIMED_KINDS];
  * H100s: one set a step not recorded, every set timed where every step is), which is no error
  * (the sets of the steps not recorded are left out, as their kernels are) */
 static atomic_int activity_was_off;
-static int sets_recorded; /* MEMSET activity could be enabled (start) */
+static int sets_recorded, copies_recorded; /* MEMSET, MEMCPY activity could be enabled (start) */
 /* under the sampling lock: kernels' and sets' activity on now */
 static int kernels_on = 1, sets_on;
 static atomic_int buffer_failed, parse_failed;
@@ -277,13 +278,15 @@ size_t wt_activity_line(char *out, size_t room, const void *record) {
   }
   if (!name) return 0;                          /* counted as lost by the interning */
   if (!wt_work_recorded(correlation)) return 0; /* launched after the steps traced */
+  int anchor = what == UNTIMED_MARK && rec->kind != CUPTI_ACTIVITY_KIND_CUDA_EVENT &&
+               wt_quiet_wanted(); /* perhaps a quiet step's anchor's mark */
   if (start == 0 || end < start) {
     atomic_fetch_add(&untimed[what], 1);
+    if (anchor) wt_quiet_anchor_timed(correlation, 0, device, stream, 0);
     return 0;
   }
   start -= (uint64_t)clock_offset, end -= (uint64_t)clock_offset;
-  if (what == UNTIMED_MARK && rec->kind != CUPTI_ACTIVITY_KIND_CUDA_EVENT && wt_quiet_wanted())
-    wt_quiet_anchor_timed(correlation, end, device, stream);
+  if (anchor) wt_quiet_anchor_timed(correlation, end, device, stream, 1);
   int n = snprintf(out, room, "K\t%llu\t%s\t%u\t%u\t%llu\t%llu\t%llu\t%u\n",
                    (unsigned long long)correlation, kind, device, stream, (unsigned long long)start,
                    (unsigned long long)end, (unsigned long long)bytes, name->sid);
@@ -423,9 +426,9 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) { /* quiet steps: streams and contexts destroyed */
     const CUpti_ResourceData *res = data;
     if (cbid == CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING)
-      wt_marks_stream_gone(res->resourceHandle.stream);
+      wt_marks_gone_later(res->context, res->resourceHandle.stream, 0);
     else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
-      wt_marks_context_gone(res->context);
+      wt_marks_gone_later(res->context, NULL, 1);
     return;
   }
   if ((domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) ||
@@ -576,15 +579,13 @@ static int switch_activity(int on) {
     sets_on = on;
   }
   if (quiet) { /* nothing recorded, nothing called back: the copies and the other calls too */
-    r = on ? cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY)
-           : cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
-    if (r != CUPTI_SUCCESS && !failed++) first = r;
+    if (copies_recorded) {
+      r = on ? cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY)
+             : cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+      if (r != CUPTI_SUCCESS && !failed++) first = r;
+    }
     failed += switch_callbacks(on, CALL_COPY, &first) + switch_callbacks(on, CALL_NONE, &first);
     wt_quiet_steps(!on);
-    /* the records of the steps recorded before, complete by now, handed back: their marks' times
-     * are the anchors' that the quiet marks since wait for (CUPTI keeps a buffer until it is full
-     * otherwise) */
-    if (on && (r = cupti.ActivityFlushAll(0)) != CUPTI_SUCCESS && !failed++) first = r;
   }
   if (failed)
     error_record(on ? "turning GPU activity on" : "turning GPU activity off", first,
@@ -759,6 +760,52 @@ static int mark_times(int copies, int sets) {
   return marks;
 }
 
+/* With quiet steps, a thread of the library's hands CUPTI's completed buffers back when asked (a
+ * quiet mark waits for its anchor's time, which CUPTI keeps until a buffer is full otherwise):
+ * cuptiActivityFlushAll on the program's thread would charge its steps; no signal of the
+ * program's goes to that thread. */
+static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t flush_cond = PTHREAD_COND_INITIALIZER;
+static int flush_wanted, flusher_on; /* under flush_lock */
+static atomic_int flush_failed;
+
+static void *flusher(void *arg) {
+  (void)arg;
+  for (;;) {
+    wt_mutex_lock(&flush_lock);
+    while (!flush_wanted) pthread_cond_wait(&flush_cond, &flush_lock);
+    flush_wanted = 0;
+    wt_mutex_unlock(&flush_lock);
+    CUptiResult r = cupti.ActivityFlushAll(0);
+    if (r != CUPTI_SUCCESS && !atomic_exchange(&flush_failed, 1))
+      error_record("cuptiActivityFlushAll", r, "quiet marks wait for the exit to be timed");
+  }
+  return NULL;
+}
+
+static int start_flusher(void) {
+  sigset_t all, old;
+  pthread_t t;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread starts with every signal blocked */
+  int ok = pthread_create(&t, NULL, flusher, NULL) == 0;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (ok) pthread_detach(t);
+  wt_mutex_lock(&flush_lock);
+  flusher_on = ok;
+  wt_mutex_unlock(&flush_lock);
+  return ok;
+}
+
+void wt_cupti_flush_soon(void) {
+  wt_mutex_lock(&flush_lock);
+  if (flusher_on) {
+    flush_wanted = 1;
+    pthread_cond_signal(&flush_cond);
+  }
+  wt_mutex_unlock(&flush_lock);
+}
+
 /* WLRUN_TRACE_QUIET=1: quiet steps (trace_quiet.c), where marks are sets or copies; the ends of
  * streams and contexts then come from the resource callbacks, which cost the program's calls
  * nothing */
@@ -782,6 +829,10 @@ static void quiet_steps(void) {
   if (!wt_quiet_start())
     wt_record_text('E', NULL,
                    "the driver lacks an event function that quiet steps need: no quiet steps");
+  else if (!start_flusher())
+    wt_record_text('E', NULL,
+                   "no thread to hand CUPTI's buffers back: quiet marks wait for the exit to be "
+                   "timed");
 }
 
 /* Sets CUPTI up; on failure (GPU timing off), why in reason. */
@@ -798,7 +849,8 @@ static int start(char *reason, size_t room) {
              (int)r);
     return 0;
   }
-  int copies = (r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY)) == CUPTI_SUCCESS;
+  int copies = copies_recorded =
+      (r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY)) == CUPTI_SUCCESS;
   if (!copies) error_record("cuptiActivityEnable(MEMCPY)", r, "copies are not timed");
   int sets = sets_recorded = sets_on =
       (r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET)) == CUPTI_SUCCESS;
@@ -860,6 +912,9 @@ static void cupti_fork_child(void) {
   atomic_store(&dropped, 0);
   for (int k = 0; k < UNTIMED_KINDS; k++) atomic_store(&untimed[k], 0);
   atomic_store(&activity_was_off, 0);
+  pthread_mutex_init(&flush_lock, NULL);
+  pthread_cond_init(&flush_cond, NULL);
+  flush_wanted = flusher_on = 0; /* the thread is the parent's */
 }
 
 static const struct wt_activity_hooks hooks = {cupti_at_exit, cupti_dropped, cupti_fork_child};

@@ -87,7 +87,8 @@
  *                                nanosecond before the step boundary it marks. A quiet step's
  *                                mark (WLRUN_TRACE_QUIET=1) is the library's own: its C record
  *                                and K record have a correlation above 2^32 (CUPTI's are 32-bit),
- *                                its time its CUDA event's elapsed time after an anchor's mark
+ *                                its time its CUDA event's elapsed time after an anchor's mark,
+ *                                its device and stream the anchor's mark's
  *   P   time state               version 3: kernels' activity (their K) and the kernel launches'
  *                                callbacks (their C) turned "on" or "off" at time, as a step closes
  *                                (for the next one: WLRUN_TRACE_GPU_EVERY); on before the first P

@@ -192,6 +192,10 @@ void *wt_driver_fn(const char *name); /* from the libcuda.so.1 the program has l
 /* from the launch callback on the marking thread: the correlation of the mark just made */
 void wt_marks_correlation(uint64_t correlation);
 void wt_marks_flush(void); /* at exit, after CUPTI's last buffers: quiet marks written or lost */
+/* from CUPTI's resource callbacks, inside the driver's call: a stream (all 0) or every stream of
+ * ctx (all 1) destroyed, forgotten at the next boundary's marks */
+void wt_marks_gone_later(void *ctx, void *stream, int all);
+void wt_cupti_flush_soon(void); /* trace_cupti.c: CUPTI's completed buffers handed back soon */
 
 /* ---- quiet steps (trace_quiet.c): no CUPTI on the steps not recorded, marks timed from anchors;
  * all but wt_quiet_start, wt_quiet_wanted, wt_quiet_steps, wt_quiet_now and
@@ -202,8 +206,10 @@ void wt_quiet_steps(int on); /* the steps from now are quiet (1) or recorded (0)
 int wt_quiet_now(void);
 int wt_quiet_capturing(void *stream); /* its context current */
 void wt_quiet_anchor(void *ctx, void *stream, uint64_t correlation);
-/* on CUPTI's buffer thread: the time (on the ranges' clock) of the mark of that correlation */
-void wt_quiet_anchor_timed(uint64_t correlation, uint64_t time, uint32_t device, uint32_t stream);
+/* on CUPTI's buffer thread: the time (on the ranges' clock) of the mark of that correlation, or
+ * (timed 0) that CUPTI gave it none */
+void wt_quiet_anchor_timed(uint64_t correlation, uint64_t time, uint32_t device, uint32_t stream,
+                           int timed);
 int wt_quiet_mark(void *ctx, void *stream, uint64_t at);
 void wt_quiet_poll(int (*push)(void *ctx), void (*pop)(void), int finished);
 uint64_t wt_quiet_lost(void);

@@ -38,6 +38,7 @@ typedef int (*event_create_fn)(void **event, unsigned flags);
 typedef int (*event_record_fn)(void *event, void *stream);
 typedef int (*ctx_push_fn)(void *ctx);
 typedef int (*ctx_pop_fn)(void **ctx);
+typedef int (*capture_mode_fn)(int *mode);
 
 static struct {
   mem_alloc_fn mem_alloc;
@@ -48,6 +49,7 @@ static struct {
   event_record_fn event_record;
   ctx_push_fn ctx_push;
   ctx_pop_fn ctx_pop;
+  capture_mode_fn capture_mode; /* cuThreadExchangeStreamCaptureMode (quiet steps) */
 } cu;
 
 struct stream {
@@ -86,6 +88,7 @@ static int find_driver(void) {
   cu.event_create = (event_create_fn)wt_driver_fn("cuEventCreate");
   cu.ctx_push = (ctx_push_fn)wt_driver_fn("cuCtxPushCurrent_v2");
   cu.ctx_pop = (ctx_pop_fn)wt_driver_fn("cuCtxPopCurrent_v2");
+  cu.capture_mode = (capture_mode_fn)wt_driver_fn("cuThreadExchangeStreamCaptureMode");
   event_record_fn record = (event_record_fn)wt_driver_fn("cuEventRecord");
   if (!cu.event_create || !cu.ctx_push || !cu.ctx_pop || !record || !cu.mem_alloc || !cu.memset ||
       !cu.host_alloc || !cu.copy)
@@ -137,8 +140,7 @@ void wt_marks_stream_used(void *ctx, void *stream) {
 
 /* stream destroyed (ctx NULL: any context's), or every stream of ctx (stream NULL, all set; ctx
  * NULL: of every context). A stream's event goes with its context. */
-static void forget(void *ctx, void *stream, int all) {
-  wt_mutex_lock(&lock);
+static void forget_locked(void *ctx, void *stream, int all) {
   int kept = 0;
   for (int i = 0; i < nstreams; i++) {
     int gone = all ? (!ctx || streams[i].ctx == ctx) : streams[i].stream == stream;
@@ -146,19 +148,55 @@ static void forget(void *ctx, void *stream, int all) {
   }
   nstreams = kept;
   if (!nstreams) atomic_store(&known, 0);
+  if (all) wt_quiet_context_gone(ctx);
+}
+
+static void forget(void *ctx, void *stream, int all) {
+  wt_mutex_lock(&lock);
+  forget_locked(ctx, stream, all);
   wt_mutex_unlock(&lock);
+}
+
+/* Streams and contexts destroyed, as CUPTI's resource callbacks (quiet steps) tell them: from
+ * inside the driver's call, which must not wait for the marks' lock (a marking thread holds it
+ * across driver calls), so they wait here for the next boundary's marks (drain_gone). */
+enum { MAX_GONE = 64 };
+static pthread_mutex_t gone_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  void *ctx, *stream;
+  int all;
+} gone[MAX_GONE]; /* under gone_lock */
+static atomic_int ngone, gone_overflow;
+
+void wt_marks_gone_later(void *ctx, void *stream, int all) {
+  if (!all && !stream) return; /* the legacy stream is never destroyed */
+  wt_mutex_lock(&gone_lock);
+  int n = atomic_load(&ngone);
+  if (n < MAX_GONE) {
+    gone[n].ctx = ctx, gone[n].stream = stream, gone[n].all = all;
+    atomic_store(&ngone, n + 1);
+  } else atomic_store(&gone_overflow, 1);
+  wt_mutex_unlock(&gone_lock);
+}
+
+/* under lock: the streams and contexts destroyed since forgotten */
+static void drain_gone(void) {
+  if (!atomic_load_explicit(&ngone, memory_order_relaxed)) return;
+  wt_mutex_lock(&gone_lock);
+  for (int i = 0; i < atomic_load(&ngone); i++)
+    forget_locked(gone[i].ctx, gone[i].stream, gone[i].all);
+  atomic_store(&ngone, 0);
+  wt_mutex_unlock(&gone_lock);
+  if (atomic_load(&gone_overflow))
+    unusable("more than 64 streams or contexts destroyed between two step boundaries: no more "
+             "step marks; GPU activity on every step");
 }
 
 void wt_marks_stream_gone(void *stream) {
   if (stream) forget(NULL, stream, 0); /* the legacy stream (NULL) is never destroyed */
 }
 
-void wt_marks_context_gone(void *ctx) {
-  forget(ctx, NULL, 1);
-  wt_mutex_lock(&lock);
-  wt_quiet_context_gone(ctx);
-  wt_mutex_unlock(&lock);
-}
+void wt_marks_context_gone(void *ctx) { forget(ctx, NULL, 1); }
 
 void wt_marks_capturing(int change) {
   wt_mutex_lock(&lock);
@@ -266,22 +304,48 @@ static int any_capturing(void) {
   return 0;
 }
 
-int wt_marks_record(uint64_t at) {
-  if (!atomic_load(&usable) || !atomic_load(&known) || !find_driver()) return 0;
-  int recorded = 0, quiet = wt_quiet_wanted();
-  wt_mutex_lock(&lock);
-  if (quiet) wt_quiet_poll(try_push, pop, 0);
-  /* a nanosecond before the boundary: the report counts the work launched before a step's start
-   * or end (and nothing was launched on this thread since) */
-  marking = at ? at - 1 : wt_now();
-  int skip = quiet ? any_capturing() : capturing;
-  for (int i = 0; i < nstreams && !skip && atomic_load(&usable); i++) {
-    if (!push(streams[i].ctx)) break;
+/* With quiet steps, this thread's driver calls are made in the relaxed capture mode: a capture
+ * in global mode on another thread, begun on a quiet step (no callback saw it), is not broken by
+ * them (returns the mode to restore, or -1) */
+static int relaxed(void) {
+  int mode = 2; /* CU_STREAM_CAPTURE_MODE_RELAXED */
+  return cu.capture_mode && cu.capture_mode(&mode) == 0 ? mode : -1;
+}
+
+static void restore(int mode) {
+  int r;
+  if (mode >= 0 && (r = cu.capture_mode(&mode)) != 0)
+    failed("cuThreadExchangeStreamCaptureMode", r);
+}
+
+static int mark_streams(int quiet) {
+  int recorded = 0;
+  for (int i = 0; i < nstreams && atomic_load(&usable); i++) {
+    if (quiet) drain_gone();
+    if (i >= nstreams || !push(streams[i].ctx)) break;
     recorded += wt_quiet_now() ? wt_quiet_mark(streams[i].ctx, streams[i].stream, marking)
                                : mark(&streams[i]);
     pop();
   }
-  marking = 0;
+  return recorded;
+}
+
+int wt_marks_record(uint64_t at) {
+  if (!atomic_load(&usable) || !atomic_load(&known) || !find_driver()) return 0;
+  int recorded = 0, quiet = wt_quiet_wanted();
+  wt_mutex_lock(&lock);
+  int mode = quiet ? relaxed() : -1;
+  if (quiet) drain_gone();
+  /* no mark, and no event asked, while a graph is captured */
+  if (!(quiet ? any_capturing() : capturing)) {
+    if (quiet) wt_quiet_poll(try_push, pop, 0);
+    /* a nanosecond before the boundary: the report counts the work launched before a step's
+     * start or end (and nothing was launched on this thread since) */
+    marking = at ? at - 1 : wt_now();
+    recorded = mark_streams(quiet);
+    marking = 0;
+  }
+  restore(mode);
   wt_mutex_unlock(&lock);
   return recorded;
 }
@@ -289,7 +353,10 @@ int wt_marks_record(uint64_t at) {
 void wt_marks_flush(void) {
   if (!wt_quiet_wanted() || !find_driver()) return;
   wt_mutex_lock(&lock);
+  int mode = relaxed();
+  drain_gone();
   wt_quiet_poll(try_push, pop, 1);
+  restore(mode);
   wt_mutex_unlock(&lock);
   uint64_t lost = wt_quiet_lost();
   if (lost) {
@@ -305,6 +372,9 @@ void wt_marks_flush(void) {
 /* A forked child does nothing CUDA-related: its parent's streams are not its own. */
 void wt_marks_fork_child(void) {
   pthread_mutex_init(&lock, NULL);
+  pthread_mutex_init(&gone_lock, NULL);
+  atomic_store(&ngone, 0);
+  atomic_store(&gone_overflow, 0);
   wt_quiet_fork_child();
   nstreams = capturing = 0;
   atomic_store(&known, 0);

@@ -10,6 +10,9 @@
  * its boundary (a correlation id of the library's own, above CUPTI's 32-bit ones) and a K record
  * of kind "event" once both times are known.
  *
+ * Where marks wait for an anchor's time, CUPTI is asked for its completed buffers on a thread of
+ * the library's (wt_cupti_flush_soon). At exit the events still running are waited for.
+ *
  * Everything here runs under the marks' lock (trace_marks.c) but wt_quiet_anchor_timed, which
  * takes only anchor_lock, never held across a driver call: CUPTI may hand a buffer back on a
  * thread that is inside a driver call. */
@@ -29,6 +32,7 @@ typedef int (*event_query_fn)(void *event);
 typedef int (*event_elapsed_fn)(float *ms, void *start, void *end);
 typedef int (*event_destroy_fn)(void *event);
 typedef int (*is_capturing_fn)(void *stream, int *status);
+typedef int (*event_sync_fn)(void *event);
 
 static struct {
   event_create_fn create;
@@ -37,6 +41,7 @@ static struct {
   event_elapsed_fn elapsed;
   event_destroy_fn destroy;
   is_capturing_fn capturing;
+  event_sync_fn sync;
 } cu;
 
 /* an anchor: its event (in ctx) and, under anchor_lock, its mark's correlation and time */
@@ -50,7 +55,7 @@ static pthread_mutex_t anchor_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
   uint64_t corr, time;
   uint32_t device, stream;
-  int timed;
+  int timed; /* 1: time known; -1: CUPTI gave its mark none (its quiet marks are lost) */
 } anchor_times[MAX_ANCHORS]; /* under anchor_lock */
 
 struct pending {
@@ -61,14 +66,14 @@ struct pending {
 };
 static struct pending pending[MAX_PENDING];
 static int npending;
-static struct {
-  void *ctx, *event;
-} spare[MAX_SPARE];
+static struct { void *ctx, *event; } spare[MAX_SPARE];
 static int nspare;
 
 static atomic_int wanted, quiet;
 static uint64_t next_corr = (uint64_t)1 << 40;
-static uint64_t lost; /* quiet marks that could not be made or timed */
+static uint64_t lost;        /* quiet marks that could not be made or timed */
+static uint64_t flush_asked; /* when CUPTI's buffers were last asked for (wt_now) */
+#define FLUSH_EVERY_NS 20000000
 
 int wt_quiet_start(void) {
   cu.create = (event_create_fn)wt_driver_fn("cuEventCreate");
@@ -78,7 +83,9 @@ int wt_quiet_start(void) {
   if (!cu.elapsed) cu.elapsed = (event_elapsed_fn)wt_driver_fn("cuEventElapsedTime");
   cu.destroy = (event_destroy_fn)wt_driver_fn("cuEventDestroy_v2");
   cu.capturing = (is_capturing_fn)wt_driver_fn("cuStreamIsCapturing");
-  int ok = cu.create && cu.record && cu.query && cu.elapsed && cu.destroy && cu.capturing;
+  cu.sync = (event_sync_fn)wt_driver_fn("cuEventSynchronize");
+  int ok =
+      cu.create && cu.record && cu.query && cu.elapsed && cu.destroy && cu.capturing && cu.sync;
   atomic_store(&wanted, ok);
   return ok;
 }
@@ -113,21 +120,28 @@ void wt_quiet_anchor(void *ctx, void *stream, uint64_t corr) {
     anchors[a].event = NULL;
     return;
   }
-  if (cu.record(anchors[a].event, stream) != 0) return;
+  wt_mutex_lock(&anchor_lock); /* before the event: the set's record may come at any time */
+  anchor_times[a].corr = corr, anchor_times[a].timed = 0;
+  wt_mutex_unlock(&anchor_lock);
+  if (cu.record(anchors[a].event, stream) != 0) {
+    wt_mutex_lock(&anchor_lock);
+    anchor_times[a].corr = 0;
+    wt_mutex_unlock(&anchor_lock);
+    if (old >= 0 && old == a) anchors[a].latest = 0; /* its event's last record is not the mark's */
+    return;
+  }
   anchors[a].ctx = ctx;
   if (old >= 0) anchors[old].latest = 0;
   anchors[a].latest = 1;
-  wt_mutex_lock(&anchor_lock);
-  anchor_times[a].corr = corr, anchor_times[a].timed = 0;
-  wt_mutex_unlock(&anchor_lock);
 }
 
-void wt_quiet_anchor_timed(uint64_t corr, uint64_t time, uint32_t device, uint32_t stream) {
+void wt_quiet_anchor_timed(uint64_t corr, uint64_t time, uint32_t device, uint32_t stream,
+                           int timed) {
   wt_mutex_lock(&anchor_lock);
   for (int i = 0; i < MAX_ANCHORS; i++) {
     if (anchor_times[i].corr == corr && !anchor_times[i].timed) {
       anchor_times[i].time = time, anchor_times[i].device = device;
-      anchor_times[i].stream = stream, anchor_times[i].timed = 1;
+      anchor_times[i].stream = stream, anchor_times[i].timed = timed ? 1 : -1;
     }
   }
   wt_mutex_unlock(&anchor_lock);
@@ -167,7 +181,8 @@ int wt_quiet_mark(void *ctx, void *stream, uint64_t at) {
   return 1;
 }
 
-/* an entry measured: its K record written where its anchor's time has come; 1 when done with */
+/* an entry measured: its K record written where its anchor's time has come (the anchor's device
+ * and CUPTI stream id: the mark's own stream is not known to CUPTI's ids); 1 when done with */
 static int write_timed(struct pending *p) {
   wt_mutex_lock(&anchor_lock);
   int timed = anchor_times[p->anchor].timed;
@@ -175,6 +190,7 @@ static int write_timed(struct pending *p) {
   uint32_t device = anchor_times[p->anchor].device, stream = anchor_times[p->anchor].stream;
   wt_mutex_unlock(&anchor_lock);
   if (!timed) return 0;
+  if (timed < 0) return lost++, 1;
   char line[160];
   size_t n = wt_mark_line(line, sizeof line, p->corr, device, stream, t);
   if (n) wt_write_lines(line, n);
@@ -184,13 +200,14 @@ static int write_timed(struct pending *p) {
 /* ctx of each entry pushed by the caller (push, pop): the entries whose events have run measured,
  * those whose anchors are timed written; finished: at exit, the rest counted as lost */
 void wt_quiet_poll(int (*push)(void *ctx), void (*pop)(void), int finished) {
-  int kept = 0;
+  int kept = 0, waiting = 0;
   for (int i = 0; i < npending; i++) {
     struct pending *p = &pending[i];
     if (p->event && push(p->ctx)) {
       float ms = 0;
-      /* the anchor may be on another stream, and not have run yet */
-      int r = cu.query(p->event);
+      /* the anchor may be on another stream, and not have run yet; at exit, both are waited for */
+      int r = finished ? cu.sync(p->event) : cu.query(p->event);
+      if (r == 0 && finished) r = cu.sync(anchors[p->anchor].event);
       if (r == 0) r = cu.elapsed(&ms, anchors[p->anchor].event, p->event);
       if (r == 0) {
         p->offset = (int64_t)((double)ms * 1e6 + (ms < 0 ? -0.5 : 0.5));
@@ -203,11 +220,17 @@ void wt_quiet_poll(int (*push)(void *ctx), void (*pop)(void), int finished) {
       pop();
     }
     int done = p->anchor < 0 || (!p->event && write_timed(p));
+    if (!done && !p->event) waiting = 1; /* for its anchor's time */
     if (finished && !done) done = 1, lost++;
     if (done) anchors[p->anchor < 0 ? -1 - p->anchor : p->anchor].refs--;
     else pending[kept++] = *p;
   }
   npending = kept;
+  uint64_t now = waiting ? wt_now() : 0;
+  if (waiting && now - flush_asked > FLUSH_EVERY_NS) {
+    flush_asked = now;
+    wt_cupti_flush_soon();
+  }
 }
 
 uint64_t wt_quiet_lost(void) { return lost; }
@@ -233,6 +256,6 @@ void wt_quiet_fork_child(void) {
   atomic_store(&wanted, 0);
   atomic_store(&quiet, 0);
   npending = nspare = 0;
-  lost = 0;
+  lost = flush_asked = 0;
   memset(anchors, 0, sizeof anchors);
 }

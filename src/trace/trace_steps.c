@@ -203,8 +203,12 @@ void wt_step_marks(void) {
         closed = 0, last_full = 0, closed_at = 0;
         set_activity(1, at);
       }
+      int samples = close && have_driver && domain == driver && (every != 1 || !activity_on);
+      /* quiet steps: switched first, so that a recorded step's marks (and the anchors behind
+       * them) are made and run while CUPTI records, and a quiet step's are events */
+      if (samples && wt_quiet_wanted()) sample(at);
       if (sampling->marks) wt_marks_record(at);
-      if (close && have_driver && domain == driver && (every != 1 || !activity_on)) sample(at);
+      if (samples && !wt_quiet_wanted()) sample(at);
     }
   }
   wt_mutex_unlock(&sampling_lock);

@@ -317,33 +317,38 @@ static void test_mark_records(void) {
   CHECK(!strstr(t, "\tevent\t"));
 }
 
-/* Quiet steps (src/trace/trace_quiet.c) on tests/fixtures/fake_driver: a recorded step's set
- * mark and its anchor, whose time CUPTI gives; two quiet marks, written once their events have run
- * (the first at the next boundary, the second at exit), each its elapsed time after the anchor's
- * set; none while a stream is being captured. */
+/* Quiet steps (src/trace/trace_quiet.c) on tests/fixtures/fake_driver, two streams: a recorded
+ * step's set marks, the anchor recorded behind each (again behind the second: no quiet mark
+ * measured from it yet), whose set's time CUPTI gives; quiet marks written once their events have
+ * run (at the next boundary, or at exit, waited for), each its elapsed time after the anchor;
+ * while a stream is captured, no mark and no event asked; the thread's capture mode put back. */
 static void quiet_marks(void) {
   void *lib = dlopen(FAKE_DRIVER, RTLD_NOW | RTLD_GLOBAL);
   if (!lib) _exit(8);
   void (*hook)(void (*)(uint64_t)) = (void (*)(void (*)(uint64_t)))dlsym(lib, "fake_driver_hook");
   void (*run)(uint64_t, int) = (void (*)(uint64_t, int))dlsym(lib, "fake_driver_run");
   uint64_t (*device_clock)(void) = (uint64_t(*)(void))dlsym(lib, "fake_driver_clock");
-  if (!hook || !run || !device_clock) _exit(8);
+  int (*queries)(void) = (int (*)(void))dlsym(lib, "fake_driver_queries");
+  int (*mode)(void) = (int (*)(void))dlsym(lib, "fake_driver_mode");
+  if (!hook || !run || !device_clock || !queries || !mode) _exit(8);
   hook(wt_marks_correlation);
   wt_marks_made_as(WT_MARK_SET);
   if (!wt_quiet_start()) _exit(8);
   wt_marks_stream_used((void *)0x1, (void *)0x7);
+  wt_marks_stream_used((void *)0x1, (void *)0x9);
   run(UINT64_MAX, 0);
-  wt_marks_record(1000);                   /* recorded: the set (correlation 100), its anchor */
-  uint64_t anchor = device_clock();        /* the anchor's event, right after the set */
-  wt_quiet_anchor_timed(100, 50000, 0, 7); /* CUPTI's record of the set: it ended at 50000 */
+  wt_marks_record(1000); /* recorded: sets 100 (stream 7) and 101 (9), the anchor behind each */
+  uint64_t anchor = device_clock();
+  wt_quiet_anchor_timed(101, 50000, 0, 9, 1); /* CUPTI's record of set 101: it ended at 50000 */
   wt_quiet_steps(1);
-  run(anchor + 1000, 0); /* the first quiet mark's event will have run, not the second's */
-  wt_marks_record(2000); /* quiet: an event, 1 us of device time after the anchor */
-  wt_marks_record(3000); /* the first written; a second quiet mark */
+  run(anchor + 2000, 0); /* the first two quiet marks' events will have run, not the next two */
+  wt_marks_record(2000); /* quiet: an event on each stream, 1 and 2 us after the anchor */
+  wt_marks_record(3000); /* those written; two more, 3 and 4 us after */
   run(0, 1);             /* nothing runs; a stream is captured */
-  wt_marks_record(4000); /* no mark */
-  run(UINT64_MAX, 0);
-  wt_marks_flush(); /* at exit: the second written */
+  wt_marks_record(4000); /* no mark, no event asked */
+  if (queries() != 0 || mode() != 0) _exit(10);
+  run(anchor + 3000, 0); /* at exit, the last one waited for */
+  wt_marks_flush();
 }
 
 static void test_quiet_marks(void) {
@@ -351,12 +356,14 @@ static void test_quiet_marks(void) {
   long event = sid_of(t, "event");
   char line[160];
   unsigned long long first = 1ull << 40;
-  CHECK(launch_time(t, first) == 1999 && launch_time(t, first + 1) == 2999);
-  CHECK(launch_time(t, first + 2) == 0); /* none while captured */
-  snprintf(line, sizeof line, "\nK\t%llu\tevent\t0\t7\t51000\t51000\t0\t%ld\n", first, event);
-  CHECK_CONTAINS(t, line);
-  snprintf(line, sizeof line, "\nK\t%llu\tevent\t0\t7\t52000\t52000\t0\t%ld\n", first + 1, event);
-  CHECK_CONTAINS(t, line);
+  CHECK(launch_time(t, first) == 1999 && launch_time(t, first + 1) == 1999);
+  CHECK(launch_time(t, first + 2) == 2999 && launch_time(t, first + 3) == 2999);
+  CHECK(launch_time(t, first + 4) == 0); /* none while captured */
+  for (unsigned long long k = 0; k < 4; k++) {
+    snprintf(line, sizeof line, "\nK\t%llu\tevent\t0\t9\t%llu\t%llu\t0\t%ld\n", first + k,
+             51000 + 1000 * k, 51000 + 1000 * k, event);
+    CHECK_CONTAINS(t, line);
+  }
   CHECK(!strstr(t, "could not be made or timed"));
 }
 
