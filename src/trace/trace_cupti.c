@@ -766,7 +766,7 @@ static int mark_times(int copies, int sets) {
  * program's goes to that thread. */
 static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t flush_cond = PTHREAD_COND_INITIALIZER;
-static int flush_wanted, flusher_on; /* under flush_lock */
+static int flush_wanted, flusher_on, flushing; /* under flush_lock */
 static atomic_int flush_failed;
 
 static void *flusher(void *arg) {
@@ -775,10 +775,16 @@ static void *flusher(void *arg) {
     wt_mutex_lock(&flush_lock);
     while (!flush_wanted) pthread_cond_wait(&flush_cond, &flush_lock);
     flush_wanted = 0;
+    flushing = flusher_on; /* none once the exit has begun */
     wt_mutex_unlock(&flush_lock);
+    if (!flushing) continue;
     CUptiResult r = cupti.ActivityFlushAll(0);
     if (r != CUPTI_SUCCESS && !atomic_exchange(&flush_failed, 1))
       error_record("cuptiActivityFlushAll", r, "quiet marks wait for the exit to be timed");
+    wt_mutex_lock(&flush_lock);
+    flushing = 0;
+    pthread_cond_broadcast(&flush_cond);
+    wt_mutex_unlock(&flush_lock);
   }
   return NULL;
 }
@@ -795,6 +801,14 @@ static int start_flusher(void) {
   flusher_on = ok;
   wt_mutex_unlock(&flush_lock);
   return ok;
+}
+
+/* at exit: no more flushes, the one under way finished */
+static void stop_flusher(void) {
+  wt_mutex_lock(&flush_lock);
+  flusher_on = 0;
+  while (flushing) pthread_cond_wait(&flush_cond, &flush_lock);
+  wt_mutex_unlock(&flush_lock);
 }
 
 void wt_cupti_flush_soon(void) {
@@ -893,6 +907,8 @@ static void record_untimed(void) {
 
 static void cupti_at_exit(void) {
   if (atomic_load(&state) != CUPTI_ACTIVE) return;
+  stop_flusher();
+  wt_marks_settle(); /* the quiet marks' events (and their anchors' sets) run, a second at most */
   CUptiResult r = cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (r != CUPTI_SUCCESS)
     error_record("cuptiActivityFlushAll", r, "the last GPU activity may be missing");
@@ -914,7 +930,7 @@ static void cupti_fork_child(void) {
   atomic_store(&activity_was_off, 0);
   pthread_mutex_init(&flush_lock, NULL);
   pthread_cond_init(&flush_cond, NULL);
-  flush_wanted = flusher_on = 0; /* the thread is the parent's */
+  flush_wanted = flusher_on = flushing = 0; /* the thread is the parent's */
 }
 
 static const struct wt_activity_hooks hooks = {cupti_at_exit, cupti_dropped, cupti_fork_child};

@@ -191,6 +191,8 @@ void wt_marks_fork_child(void);
 void *wt_driver_fn(const char *name); /* from the libcuda.so.1 the program has loaded, or NULL */
 /* from the launch callback on the marking thread: the correlation of the mark just made */
 void wt_marks_correlation(uint64_t correlation);
+void wt_marks_settle(
+    void); /* at exit, before CUPTI's last buffers: quiet marks' events waited for */
 void wt_marks_flush(void); /* at exit, after CUPTI's last buffers: quiet marks written or lost */
 /* from CUPTI's resource callbacks, inside the driver's call: a stream (all 0) or every stream of
  * ctx (all 1) destroyed, forgotten at the next boundary's marks */
@@ -213,6 +215,7 @@ void wt_quiet_anchor_timed(uint64_t correlation, uint64_t time, uint32_t device,
 int wt_quiet_mark(void *ctx, void *stream, uint64_t at);
 void wt_quiet_poll(int (*push)(void *ctx), void (*pop)(void), int finished);
 uint64_t wt_quiet_lost(void);
+int wt_quiet_running(void); /* quiet marks whose events have not run yet */
 void wt_quiet_context_gone(void *ctx);
 void wt_quiet_fork_child(void);
 /* trace_cupti.c: a mark's K record (kind "event") at time t */

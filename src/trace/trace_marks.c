@@ -27,6 +27,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <time.h>
 
 enum { MAX_STREAMS = 64 };
 
@@ -112,6 +113,8 @@ void wt_marks_unreadable(const char *call) {
   unusable(text);
 }
 
+static void drain_gone(void);
+
 void wt_marks_stream_used(void *ctx, void *stream) {
   if (!ctx || !atomic_load_explicit(&usable, memory_order_relaxed)) return;
   if (stream == WL_PER_THREAD_STREAM) {
@@ -120,6 +123,7 @@ void wt_marks_stream_used(void *ctx, void *stream) {
     return;
   }
   wt_mutex_lock(&lock);
+  drain_gone(); /* a handle destroyed before, and made again: not to be forgotten later */
   int i = 0;
   while (i < nstreams && (streams[i].ctx != ctx || streams[i].stream != stream)) i++;
   if (i == nstreams) {
@@ -179,17 +183,20 @@ void wt_marks_gone_later(void *ctx, void *stream, int all) {
   wt_mutex_unlock(&gone_lock);
 }
 
-/* under lock: the streams and contexts destroyed since forgotten */
+/* under lock: the streams and contexts destroyed since forgotten; after an overflow, every one
+ * (which were destroyed is not known), and no more marks */
 static void drain_gone(void) {
-  if (!atomic_load_explicit(&ngone, memory_order_relaxed)) return;
+  if (!atomic_load_explicit(&ngone, memory_order_relaxed) && !atomic_load(&gone_overflow)) return;
   wt_mutex_lock(&gone_lock);
   for (int i = 0; i < atomic_load(&ngone); i++)
     forget_locked(gone[i].ctx, gone[i].stream, gone[i].all);
   atomic_store(&ngone, 0);
   wt_mutex_unlock(&gone_lock);
-  if (atomic_load(&gone_overflow))
+  if (atomic_load(&gone_overflow)) {
+    forget_locked(NULL, NULL, 1);
     unusable("more than 64 streams or contexts destroyed between two step boundaries: no more "
              "step marks; GPU activity on every step");
+  }
 }
 
 void wt_marks_stream_gone(void *stream) {
@@ -321,8 +328,7 @@ static void restore(int mode) {
 static int mark_streams(int quiet) {
   int recorded = 0;
   for (int i = 0; i < nstreams && atomic_load(&usable); i++) {
-    if (quiet) drain_gone();
-    if (i >= nstreams || !push(streams[i].ctx)) break;
+    if (!push(streams[i].ctx)) break;
     recorded += wt_quiet_now() ? wt_quiet_mark(streams[i].ctx, streams[i].stream, marking)
                                : mark(&streams[i]);
     pop();
@@ -336,8 +342,8 @@ int wt_marks_record(uint64_t at) {
   wt_mutex_lock(&lock);
   int mode = quiet ? relaxed() : -1;
   if (quiet) drain_gone();
-  /* no mark, and no event asked, while a graph is captured */
-  if (!(quiet ? any_capturing() : capturing)) {
+  /* no mark, and no event asked, while a graph is captured (nor once marks are unusable) */
+  if (atomic_load(&usable) && !(quiet ? any_capturing() : capturing)) {
     if (quiet) wt_quiet_poll(try_push, pop, 0);
     /* a nanosecond before the boundary: the report counts the work launched before a step's
      * start or end (and nothing was launched on this thread since) */
@@ -348,6 +354,24 @@ int wt_marks_record(uint64_t at) {
   restore(mode);
   wt_mutex_unlock(&lock);
   return recorded;
+}
+
+/* at exit, before CUPTI's last records: the quiet marks' events that are still running waited for,
+ * a second at most (work that never ends, a peer gone, must not hold the exit) */
+void wt_marks_settle(void) {
+  if (!wt_quiet_wanted() || !find_driver()) return;
+  uint64_t until = wt_now() + 1000000000u;
+  for (;;) {
+    wt_mutex_lock(&lock);
+    int mode = relaxed(), left = 0;
+    drain_gone();
+    if (atomic_load(&usable)) wt_quiet_poll(try_push, pop, 0), left = wt_quiet_running();
+    restore(mode);
+    wt_mutex_unlock(&lock);
+    if (!left || wt_now() > until) return;
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
 }
 
 void wt_marks_flush(void) {

@@ -11,7 +11,8 @@
  * of kind "event" once both times are known.
  *
  * Where marks wait for an anchor's time, CUPTI is asked for its completed buffers on a thread of
- * the library's (wt_cupti_flush_soon). At exit the events still running are waited for.
+ * the library's (wt_cupti_flush_soon). At exit the events still running are waited for, a second
+ * at most (wt_marks_settle), before CUPTI's last buffers.
  *
  * Everything here runs under the marks' lock (trace_marks.c) but wt_quiet_anchor_timed, which
  * takes only anchor_lock, never held across a driver call: CUPTI may hand a buffer back on a
@@ -32,7 +33,6 @@ typedef int (*event_query_fn)(void *event);
 typedef int (*event_elapsed_fn)(float *ms, void *start, void *end);
 typedef int (*event_destroy_fn)(void *event);
 typedef int (*is_capturing_fn)(void *stream, int *status);
-typedef int (*event_sync_fn)(void *event);
 
 static struct {
   event_create_fn create;
@@ -41,7 +41,6 @@ static struct {
   event_elapsed_fn elapsed;
   event_destroy_fn destroy;
   is_capturing_fn capturing;
-  event_sync_fn sync;
 } cu;
 
 /* an anchor: its event (in ctx) and, under anchor_lock, its mark's correlation and time */
@@ -56,7 +55,10 @@ static struct {
   uint64_t corr, time;
   uint32_t device, stream;
   int timed; /* 1: time known; -1: CUPTI gave its mark none (its quiet marks are lost) */
-} anchor_times[MAX_ANCHORS]; /* under anchor_lock */
+} anchor_times[MAX_ANCHORS], /* under anchor_lock */
+    recent[8];               /* under anchor_lock: the last marks' times no anchor took yet (a
+                                record can come before its anchor's correlation is stored) */
+static unsigned next_recent;
 
 struct pending {
   int anchor;
@@ -83,9 +85,7 @@ int wt_quiet_start(void) {
   if (!cu.elapsed) cu.elapsed = (event_elapsed_fn)wt_driver_fn("cuEventElapsedTime");
   cu.destroy = (event_destroy_fn)wt_driver_fn("cuEventDestroy_v2");
   cu.capturing = (is_capturing_fn)wt_driver_fn("cuStreamIsCapturing");
-  cu.sync = (event_sync_fn)wt_driver_fn("cuEventSynchronize");
-  int ok =
-      cu.create && cu.record && cu.query && cu.elapsed && cu.destroy && cu.capturing && cu.sync;
+  int ok = cu.create && cu.record && cu.query && cu.elapsed && cu.destroy && cu.capturing;
   atomic_store(&wanted, ok);
   return ok;
 }
@@ -122,6 +122,8 @@ void wt_quiet_anchor(void *ctx, void *stream, uint64_t corr) {
   }
   wt_mutex_lock(&anchor_lock); /* before the event: the set's record may come at any time */
   anchor_times[a].corr = corr, anchor_times[a].timed = 0;
+  for (size_t k = 0; k < sizeof recent / sizeof recent[0]; k++)
+    if (recent[k].corr == corr) anchor_times[a] = recent[k], recent[k].corr = 0; /* come already */
   wt_mutex_unlock(&anchor_lock);
   if (cu.record(anchors[a].event, stream) != 0) {
     wt_mutex_lock(&anchor_lock);
@@ -138,11 +140,18 @@ void wt_quiet_anchor(void *ctx, void *stream, uint64_t corr) {
 void wt_quiet_anchor_timed(uint64_t corr, uint64_t time, uint32_t device, uint32_t stream,
                            int timed) {
   wt_mutex_lock(&anchor_lock);
+  int taken = 0;
   for (int i = 0; i < MAX_ANCHORS; i++) {
     if (anchor_times[i].corr == corr && !anchor_times[i].timed) {
       anchor_times[i].time = time, anchor_times[i].device = device;
       anchor_times[i].stream = stream, anchor_times[i].timed = timed ? 1 : -1;
+      taken = 1;
     }
+  }
+  if (!taken) {
+    unsigned k = next_recent++ % (sizeof recent / sizeof recent[0]);
+    recent[k].corr = corr, recent[k].time = time, recent[k].device = device;
+    recent[k].stream = stream, recent[k].timed = timed ? 1 : -1;
   }
   wt_mutex_unlock(&anchor_lock);
 }
@@ -205,9 +214,8 @@ void wt_quiet_poll(int (*push)(void *ctx), void (*pop)(void), int finished) {
     struct pending *p = &pending[i];
     if (p->event && push(p->ctx)) {
       float ms = 0;
-      /* the anchor may be on another stream, and not have run yet; at exit, both are waited for */
-      int r = finished ? cu.sync(p->event) : cu.query(p->event);
-      if (r == 0 && finished) r = cu.sync(anchors[p->anchor].event);
+      /* the anchor may be on another stream, and not have run yet */
+      int r = cu.query(p->event);
       if (r == 0) r = cu.elapsed(&ms, anchors[p->anchor].event, p->event);
       if (r == 0) {
         p->offset = (int64_t)((double)ms * 1e6 + (ms < 0 ? -0.5 : 0.5));
@@ -235,6 +243,12 @@ void wt_quiet_poll(int (*push)(void *ctx), void (*pop)(void), int finished) {
 
 uint64_t wt_quiet_lost(void) { return lost; }
 
+int wt_quiet_running(void) {
+  int n = 0;
+  for (int i = 0; i < npending; i++) n += pending[i].event != NULL;
+  return n;
+}
+
 /* ctx destroyed (NULL: every context): its anchors, events and marks not yet timed go with it */
 void wt_quiet_context_gone(void *ctx) {
   int kept = 0;
@@ -257,5 +271,7 @@ void wt_quiet_fork_child(void) {
   atomic_store(&quiet, 0);
   npending = nspare = 0;
   lost = flush_asked = 0;
+  next_recent = 0;
+  memset(recent, 0, sizeof recent);
   memset(anchors, 0, sizeof anchors);
 }
