@@ -192,15 +192,6 @@ static struct wt_string *set_name(void) {
   return s;
 }
 
-static struct wt_string *event_name(void) {
-  static struct wt_string *known;
-  wt_mutex_lock(&names_lock);
-  if (!known) known = defined(wt_intern_cstr("event"));
-  struct wt_string *s = known;
-  wt_mutex_unlock(&names_lock);
-  return s;
-}
-
 /* ---- activity buffers ---- */
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
@@ -219,16 +210,6 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
           'E', NULL,
           "cannot allocate an activity buffer of 8 MiB: CUPTI drops GPU activity records");
   }
-}
-
-size_t wt_mark_line(char *out, size_t room, uint64_t correlation, uint32_t device, uint32_t stream,
-                    uint64_t t) {
-  struct wt_string *name = event_name();
-  if (!name) return 0;
-  int n = snprintf(out, room, "K\t%llu\tevent\t%u\t%u\t%llu\t%llu\t0\t%u\n",
-                   (unsigned long long)correlation, device, stream, (unsigned long long)t,
-                   (unsigned long long)t, name->sid);
-  return n > 0 && (size_t)n < room ? (size_t)n : 0;
 }
 
 size_t wt_activity_line(char *out, size_t room, const void *record) {
@@ -254,7 +235,7 @@ size_t wt_activity_line(char *out, size_t room, const void *record) {
     if (bytes == WL_TRACE_MARK_BYTES && m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD &&
         m->srcKind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED &&
         m->dstKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE && wt_marks_kind() == WT_MARK_COPY)
-      kind = "event", start = m->end, bytes = 0, name = event_name(), what = UNTIMED_MARK;
+      kind = "event", start = m->end, bytes = 0, name = wt_mark_name(), what = UNTIMED_MARK;
     break;
   }
   case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -264,14 +245,14 @@ size_t wt_activity_line(char *out, size_t room, const void *record) {
     what = UNTIMED_SET;
     /* a mark: where the work launched before it ended */
     if (bytes == WL_TRACE_MARK_BYTES && wt_marks_kind() == WT_MARK_SET)
-      kind = "event", start = m->end, bytes = 0, name = event_name(), what = UNTIMED_MARK;
+      kind = "event", start = m->end, bytes = 0, name = wt_mark_name(), what = UNTIMED_MARK;
     break;
   }
   case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
     const CUpti_ActivityCudaEvent2 *e = (const void *)rec;
     if (!e->deviceTimestamp) return 0; /* an event recorded without timing */
     kind = "event", correlation = e->correlationId, device = e->deviceId, stream = e->streamId;
-    start = end = e->deviceTimestamp, name = event_name(), what = UNTIMED_MARK;
+    start = end = e->deviceTimestamp, name = wt_mark_name(), what = UNTIMED_MARK;
     break;
   }
   default: return 0;
@@ -811,7 +792,7 @@ static void stop_flusher(void) {
   wt_mutex_unlock(&flush_lock);
 }
 
-void wt_cupti_flush_soon(void) {
+static void flush_soon(void) {
   wt_mutex_lock(&flush_lock);
   if (flusher_on) {
     flush_wanted = 1;
@@ -840,7 +821,7 @@ static void quiet_steps(void) {
     error_record("cuptiEnableCallback (streams and contexts destroyed)", r, "no quiet steps");
     return;
   }
-  if (!wt_quiet_start())
+  if (!wt_quiet_start(flush_soon, wt_note_launch))
     wt_record_text('E', NULL,
                    "the driver lacks an event function that quiet steps need: no quiet steps");
   else if (!start_flusher())

@@ -197,12 +197,14 @@ void wt_marks_flush(void); /* at exit, after CUPTI's last buffers: quiet marks w
 /* from CUPTI's resource callbacks, inside the driver's call: a stream (all 0) or every stream of
  * ctx (all 1) destroyed, forgotten at the next boundary's marks */
 void wt_marks_gone_later(void *ctx, void *stream, int all);
-void wt_cupti_flush_soon(void); /* trace_cupti.c: CUPTI's completed buffers handed back soon */
 
 /* ---- quiet steps (trace_quiet.c): no CUPTI on the steps not recorded, marks timed from anchors;
  * all but wt_quiet_start, wt_quiet_wanted, wt_quiet_steps, wt_quiet_now and
  * wt_quiet_anchor_timed under the marks' lock ---- */
-int wt_quiet_start(void);    /* quiet steps wanted (the driver has what they need): 1 */
+/* quiet steps wanted (the driver has what they need): 1; flush: asks CUPTI for its completed
+ * buffers soon (a mark waits for its anchor's time); note: writes a mark's C record
+ * (wt_note_launch) */
+int wt_quiet_start(void (*flush)(void), void (*note)(uint64_t correlation, uint64_t at));
 int wt_quiet_wanted(void);   /* quiet steps on for the process */
 void wt_quiet_steps(int on); /* the steps from now are quiet (1) or recorded (0) */
 int wt_quiet_now(void);
@@ -218,9 +220,7 @@ uint64_t wt_quiet_lost(void);
 int wt_quiet_running(void); /* quiet marks whose events have not run yet */
 void wt_quiet_context_gone(void *ctx);
 void wt_quiet_fork_child(void);
-/* trace_cupti.c: a mark's K record (kind "event") at time t */
-size_t wt_mark_line(char *out, size_t room, uint64_t correlation, uint32_t device, uint32_t stream,
-                    uint64_t t);
+struct wt_string *wt_mark_name(void); /* "event", the marks' K records' name (its S written) */
 
 /* ---- the device (trace_sync.c, trace_cupti.c) ---- */
 

@@ -23,7 +23,6 @@
  * is taken under it. */
 #include "trace_internal.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -70,14 +69,6 @@ static atomic_int usable = 1;     /* 0 once a call failed, or the stream set is 
 static atomic_int known;          /* streams known */
 static __thread uint64_t marking; /* while this thread records marks: the time they stand for */
 static __thread uint64_t marked;  /* the correlation of the mark this thread made last */
-
-void *wt_driver_fn(const char *name) {
-  void *cuda = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY);
-  if (!cuda) return NULL;
-  void *fn = dlsym(cuda, name);
-  dlclose(cuda); /* the program's own reference keeps it loaded */
-  return fn;
-}
 
 /* the driver's functions, from the libcuda.so.1 the program has loaded; 0 where one is missing */
 static int find_driver(void) {

@@ -11,8 +11,8 @@
  * of kind "event" once both times are known.
  *
  * Where marks wait for an anchor's time, CUPTI is asked for its completed buffers on a thread of
- * the library's (wt_cupti_flush_soon). At exit the events still running are waited for, a second
- * at most (wt_marks_settle), before CUPTI's last buffers.
+ * the library's (trace_cupti.c's, given to wt_quiet_start). At exit the events still running are
+ * waited for, a second at most (wt_marks_settle), before CUPTI's last buffers.
  *
  * Everything here runs under the marks' lock (trace_marks.c) but wt_quiet_anchor_timed, which
  * takes only anchor_lock, never held across a driver call: CUPTI may hand a buffer back on a
@@ -72,12 +72,40 @@ static struct { void *ctx, *event; } spare[MAX_SPARE];
 static int nspare;
 
 static atomic_int wanted, quiet;
+static void (*flush_soon)(void); /* trace_cupti.c's: CUPTI's completed buffers handed back soon */
+static void (*note)(uint64_t correlation, uint64_t at); /* a mark's C record (wt_note_launch) */
+static pthread_mutex_t name_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t next_corr = (uint64_t)1 << 40;
 static uint64_t lost;        /* quiet marks that could not be made or timed */
 static uint64_t flush_asked; /* when CUPTI's buffers were last asked for (wt_now) */
 #define FLUSH_EVERY_NS 20000000
 
-int wt_quiet_start(void) {
+struct wt_string *wt_mark_name(void) {
+  static struct wt_string *known;
+  wt_mutex_lock(&name_lock);
+  if (!known && (known = wt_intern_cstr("event")) != NULL) {
+    wt_lock(); /* its S record, once */
+    if (wt_ready()) wt_define(known);
+    wt_unlock();
+  }
+  struct wt_string *s = known;
+  wt_mutex_unlock(&name_lock);
+  return s;
+}
+
+/* a quiet mark's K record (kind "event") at time t */
+static size_t mark_line(char *out, size_t room, uint64_t correlation, uint32_t device,
+                        uint32_t stream, uint64_t t) {
+  struct wt_string *name = wt_mark_name();
+  if (!name) return 0;
+  int n = snprintf(out, room, "K\t%llu\tevent\t%u\t%u\t%llu\t%llu\t0\t%u\n",
+                   (unsigned long long)correlation, device, stream, (unsigned long long)t,
+                   (unsigned long long)t, name->sid);
+  return n > 0 && (size_t)n < room ? (size_t)n : 0;
+}
+
+int wt_quiet_start(void (*flush)(void), void (*note_launch)(uint64_t, uint64_t)) {
+  flush_soon = flush, note = note_launch;
   cu.create = (event_create_fn)wt_driver_fn("cuEventCreate");
   cu.record = (event_record_fn)wt_driver_fn("cuEventRecord");
   cu.query = (event_query_fn)wt_driver_fn("cuEventQuery");
@@ -185,7 +213,7 @@ int wt_quiet_mark(void *ctx, void *stream, uint64_t at) {
   anchors[a].refs++;
   pending[npending].anchor = a, pending[npending].ctx = ctx, pending[npending].event = e;
   pending[npending].corr = next_corr++, pending[npending].offset = 0;
-  wt_note_launch(pending[npending].corr, at);
+  if (note) note(pending[npending].corr, at);
   npending++;
   return 1;
 }
@@ -201,7 +229,7 @@ static int write_timed(struct pending *p) {
   if (!timed) return 0;
   if (timed < 0) return lost++, 1;
   char line[160];
-  size_t n = wt_mark_line(line, sizeof line, p->corr, device, stream, t);
+  size_t n = mark_line(line, sizeof line, p->corr, device, stream, t);
   if (n) wt_write_lines(line, n);
   return 1;
 }
@@ -237,7 +265,7 @@ void wt_quiet_poll(int (*push)(void *ctx), void (*pop)(void), int finished) {
   uint64_t now = waiting ? wt_now() : 0;
   if (waiting && now - flush_asked > FLUSH_EVERY_NS) {
     flush_asked = now;
-    wt_cupti_flush_soon();
+    if (flush_soon) flush_soon();
   }
 }
 
@@ -267,6 +295,7 @@ void wt_quiet_context_gone(void *ctx) {
 
 void wt_quiet_fork_child(void) {
   pthread_mutex_init(&anchor_lock, NULL);
+  pthread_mutex_init(&name_lock, NULL);
   atomic_store(&wanted, 0);
   atomic_store(&quiet, 0);
   npending = nspare = 0;

@@ -334,7 +334,7 @@ static void quiet_marks(void) {
   if (!hook || !run || !device_clock || !queries || !mode) _exit(8);
   hook(wt_marks_correlation);
   wt_marks_made_as(WT_MARK_SET);
-  if (!wt_quiet_start()) _exit(8);
+  if (!wt_quiet_start(NULL, wt_note_launch)) _exit(8);
   wt_marks_stream_used((void *)0x1, (void *)0x7);
   wt_marks_stream_used((void *)0x1, (void *)0x9);
   run(UINT64_MAX, 0);
