@@ -870,9 +870,9 @@ static void record_untimed(void) {
   char text[256], parts[160] = "";
   uint64_t total = 0;
   size_t used = 0;
+  int off = atomic_load(&activity_was_off); /* and with quiet steps, the copies' activity too */
   for (int k = 0; k < UNTIMED_KINDS; k++) {
     uint64_t n = atomic_load(&untimed[k]);
-    int off = atomic_load(&activity_was_off); /* and with quiet steps, the copies' too */
     if (!n || (off && (k == UNTIMED_SET || (k == UNTIMED_COPY && wt_quiet_wanted())))) continue;
     total += n;
     int w = snprintf(parts + used, sizeof parts - used, "%s%llu %s", used ? ", " : "",
