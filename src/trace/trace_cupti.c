@@ -806,7 +806,13 @@ static void flush_soon(void) {
  * nothing */
 static void quiet_steps(void) {
   const char *q = getenv("WLRUN_TRACE_QUIET");
-  if (!q || strcmp(q, "1") != 0) return;
+  if (!q || !*q || strcmp(q, "0") == 0) return;
+  if (strcmp(q, "1") != 0) {
+    char text[120];
+    snprintf(text, sizeof text, "WLRUN_TRACE_QUIET=%.40s is not 0 or 1: no quiet steps", q);
+    wt_record_text('E', NULL, text);
+    return;
+  }
   if (!sampling.marks || wt_marks_kind() == WT_MARK_EVENT) {
     wt_record_text('E', NULL,
                    "WLRUN_TRACE_QUIET=1 needs step marks made as sets or copies: no quiet steps");
