@@ -542,9 +542,9 @@ static int enable_callbacks(int marks) {
 /* ---- GPU activity on a sample of the steps ---- */
 
 /* kernels' activity and the callbacks of kernel and graph launches on or off (copies stay
- * recorded: few, and the data loading's end; so do sets, but where the marks are copies: CUPTI
- * gives the program's sets no times on the steps not recorded anyway, and its sets' activity costs
- * every launch); the number of CUPTI calls that failed */
+ * recorded: few, and the data loading's end; so do sets: turning the sets' activity off turns the
+ * copies' records off with it on an H100 with CUDA 13, copy marks and the batch's copies too, so
+ * only quiet steps, which record neither, do); the number of CUPTI calls that failed */
 static int switch_activity(int on) {
   CUptiResult first = CUPTI_SUCCESS;
   int failed = switch_callbacks(on, CALL_LAUNCH, &first);
@@ -553,7 +553,7 @@ static int switch_activity(int on) {
   if (r != CUPTI_SUCCESS && !failed++) first = r;
   kernels_on = on;
   int quiet = wt_quiet_wanted();
-  if (sets_recorded && (wt_marks_kind() == WT_MARK_COPY || quiet)) {
+  if (sets_recorded && quiet) {
     r = on ? cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET)
            : cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
     if (r != CUPTI_SUCCESS && !failed++) first = r;

@@ -216,8 +216,8 @@ void wt_quiet_anchor_timed(uint64_t correlation, uint64_t time, uint32_t device,
                            int timed);
 int wt_quiet_mark(void *ctx, void *stream, uint64_t at);
 void wt_quiet_poll(int (*push)(void *ctx), void (*pop)(void), int finished);
-uint64_t wt_quiet_lost(void);
-int wt_quiet_running(void); /* quiet marks whose events have not run yet */
+uint64_t wt_quiet_lost(char *why, size_t room); /* the marks lost, why as text */
+int wt_quiet_running(void);                     /* quiet marks whose events have not run yet */
 void wt_quiet_context_gone(void *ctx);
 void wt_quiet_fork_child(void);
 struct wt_string *wt_mark_name(void); /* "event", the marks' K records' name (its S written) */

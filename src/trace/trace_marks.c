@@ -373,13 +373,14 @@ void wt_marks_flush(void) {
   wt_quiet_poll(try_push, pop, 1);
   restore(mode);
   wt_mutex_unlock(&lock);
-  uint64_t lost = wt_quiet_lost();
+  char why[160];
+  uint64_t lost = wt_quiet_lost(why, sizeof why);
   if (lost) {
-    char text[160];
+    char text[320];
     snprintf(text, sizeof text,
-             "%llu marks of quiet steps could not be made or timed: those steps may end with "
-             "their ranges",
-             (unsigned long long)lost);
+             "%llu marks of quiet steps could not be made or timed (%s): those steps may end "
+             "with their ranges",
+             (unsigned long long)lost, why);
     wt_record_text('E', NULL, text);
   }
 }

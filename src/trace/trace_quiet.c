@@ -76,7 +76,9 @@ static void (*flush_soon)(void); /* trace_cupti.c's: CUPTI's completed buffers h
 static void (*note)(uint64_t correlation, uint64_t at); /* a mark's C record (wt_note_launch) */
 static pthread_mutex_t name_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t next_corr = (uint64_t)1 << 40;
-static uint64_t lost;        /* quiet marks that could not be made or timed */
+/* quiet marks that could not be made or timed, by why */
+enum { LOST_UNMADE, LOST_FAILED, LOST_ANCHOR_UNTIMED, LOST_AT_EXIT, LOST_CONTEXT_GONE, LOST_WHYS };
+static uint64_t lost[LOST_WHYS];
 static uint64_t flush_asked; /* when CUPTI's buffers were last asked for (wt_now) */
 #define FLUSH_EVERY_NS 20000000
 
@@ -207,7 +209,7 @@ int wt_quiet_mark(void *ctx, void *stream, uint64_t at) {
   void *e = a >= 0 && npending < MAX_PENDING ? spare_event(ctx) : NULL;
   if (!e || cu.record(e, stream) != 0) {
     if (e) put_back(ctx, e);
-    lost++;
+    lost[LOST_UNMADE]++;
     return 0;
   }
   anchors[a].refs++;
@@ -227,7 +229,7 @@ static int write_timed(struct pending *p) {
   uint32_t device = anchor_times[p->anchor].device, stream = anchor_times[p->anchor].stream;
   wt_mutex_unlock(&anchor_lock);
   if (!timed) return 0;
-  if (timed < 0) return lost++, 1;
+  if (timed < 0) return lost[LOST_ANCHOR_UNTIMED]++, 1;
   char line[160];
   size_t n = mark_line(line, sizeof line, p->corr, device, stream, t);
   if (n) wt_write_lines(line, n);
@@ -251,13 +253,13 @@ void wt_quiet_poll(int (*push)(void *ctx), void (*pop)(void), int finished) {
         p->event = NULL;
       } else if (r != CUDA_ERROR_NOT_READY) { /* failed: not timed */
         put_back(p->ctx, p->event), p->event = NULL, p->anchor = -1 - p->anchor;
-        lost++;
+        lost[LOST_FAILED]++;
       }
       pop();
     }
     int done = p->anchor < 0 || (!p->event && write_timed(p));
     if (!done && !p->event) waiting = 1; /* for its anchor's time */
-    if (finished && !done) done = 1, lost++;
+    if (finished && !done) done = 1, lost[LOST_AT_EXIT]++;
     if (done) anchors[p->anchor < 0 ? -1 - p->anchor : p->anchor].refs--;
     else pending[kept++] = *p;
   }
@@ -269,7 +271,23 @@ void wt_quiet_poll(int (*push)(void *ctx), void (*pop)(void), int finished) {
   }
 }
 
-uint64_t wt_quiet_lost(void) { return lost; }
+/* the quiet marks lost, and why, as text; 0 where none was */
+uint64_t wt_quiet_lost(char *why, size_t room) {
+  static const char *const whys[LOST_WHYS] = {
+      "not made (no anchor, no event)", "their events failed", "their anchor's mark untimed",
+      "still waiting at the exit", "their context destroyed"};
+  uint64_t total = 0;
+  size_t n = 0;
+  if (room) why[0] = '\0';
+  for (int i = 0; i < LOST_WHYS; i++) {
+    total += lost[i];
+    int k = lost[i] && n < room ? snprintf(why + n, room - n, "%s%llu %s", n ? ", " : "",
+                                           (unsigned long long)lost[i], whys[i])
+                                : 0;
+    if (k > 0) n += (size_t)k < room - n ? (size_t)k : room - n - 1;
+  }
+  return total;
+}
 
 int wt_quiet_running(void) {
   int n = 0;
@@ -281,7 +299,7 @@ int wt_quiet_running(void) {
 void wt_quiet_context_gone(void *ctx) {
   int kept = 0;
   for (int i = 0; i < npending; i++) {
-    if (!ctx || pending[i].ctx == ctx) lost++;
+    if (!ctx || pending[i].ctx == ctx) lost[LOST_CONTEXT_GONE]++;
     else pending[kept++] = pending[i];
   }
   npending = kept;
@@ -299,7 +317,8 @@ void wt_quiet_fork_child(void) {
   atomic_store(&wanted, 0);
   atomic_store(&quiet, 0);
   npending = nspare = 0;
-  lost = flush_asked = 0;
+  memset(lost, 0, sizeof lost);
+  flush_asked = 0;
   next_recent = 0;
   memset(recent, 0, sizeof recent);
   memset(anchors, 0, sizeof anchors);

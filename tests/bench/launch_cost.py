@@ -6,7 +6,9 @@ each, and prints one JSON line: the median per launch and per pair over the roun
 
 With "steps" first, the launches are made inside STEPS ranges named train_step, K a range, each
 followed by a synchronisation, and the line holds the median per launch over the steps from the
-ninth on (past the three steps wlrun trace always records, docs/trace.md, --gpu-every).
+ninth on (past the three steps wlrun trace always records, docs/trace.md, --gpu-every), with the
+median time of a step's push and pop together (its boundaries: where wlrun trace marks the steps)
+and of the synchronisation after it.
 
     python3 launch_cost.py [N [R]]
     python3 launch_cost.py steps [STEPS [K]]
@@ -32,16 +34,23 @@ def in_steps(args):
     steps = int(args[0]) if args else 60
     k = int(args[1]) if len(args) > 1 else 400
     x, push, pop = _setup()
-    per = []
+    per, bounds, syncs = [], [], []
     for _ in range(steps):
+        t0 = time.perf_counter()
         push("train_step")
-        t = time.perf_counter()
+        t1 = time.perf_counter()
         for _ in range(k):
             x.add_(1)
-        per.append((time.perf_counter() - t) / k * 1e6)
+        t2 = time.perf_counter()
         pop()
+        t3 = time.perf_counter()
         torch.cuda.synchronize()
-    print(json.dumps({"launch_us": statistics.median(per[8:]), "steps": steps, "k": k}))
+        t4 = time.perf_counter()
+        per.append((t2 - t1) / k * 1e6)
+        bounds.append((t1 - t0 + t3 - t2) * 1e6)
+        syncs.append((t4 - t3) * 1e6)
+    print(json.dumps({"launch_us": statistics.median(per[8:]), "boundary_us": statistics.median(bounds[8:]),
+                      "sync_us": statistics.median(syncs[8:]), "steps": steps, "k": k}))
     return 0
 
 

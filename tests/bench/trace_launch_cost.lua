@@ -84,19 +84,25 @@ local step_variants = {
   { name = "not rec., quiet", cmd = ("WLRUN_TRACE_QUIET=1 %s --gpu-every 1000 -- %s"):format(
     traced, in_steps) },
 }
-local in_step = {}
-for _, v in ipairs(step_variants) do in_step[v.name] = {} end
+local in_step, bound, sync = {}, {}, {}
+for _, v in ipairs(step_variants) do in_step[v.name], bound[v.name], sync[v.name] = {}, {}, {} end
 for round = 1, ROUNDS do
   for k = 1, #step_variants do
     local v = step_variants[(k + round - 2) % #step_variants + 1]
-    table.insert(in_step[v.name], run(v.cmd).launch_us)
+    local r = run(v.cmd)
+    table.insert(in_step[v.name], r.launch_us)
+    table.insert(bound[v.name], r.boundary_us)
+    table.insert(sync[v.name], r.sync_us)
   end
 end
-print(("\na launch inside a step's range (--gpu-every), %d processes of each, interleaved"):format(
-  ROUNDS))
-print(("%-16s %12s %12s"):format("variant", "launch (us)", "added"))
-local base_s = median(in_step.untraced)
+print(("\na launch inside a step's range (--gpu-every), and a step's push and pop together (its "
+  .. "boundaries, where the steps are marked) and the synchronisation after it; %d processes of "
+  .. "each, interleaved"):format(ROUNDS))
+print(("%-16s %12s %12s %14s %12s %12s"):format("variant", "launch (us)", "added",
+  "boundary (us)", "added", "sync (us)"))
+local base_s, base_b = median(in_step.untraced), median(bound.untraced)
 for _, v in ipairs(step_variants) do
-  local l = median(in_step[v.name])
-  print(("%-16s %12.3f %+12.3f"):format(v.name, l, l - base_s))
+  local l, b = median(in_step[v.name]), median(bound[v.name])
+  print(("%-16s %12.3f %+12.3f %14.3f %+12.3f %12.3f"):format(v.name, l, l - base_s, b,
+    b - base_b, median(sync[v.name])))
 end

@@ -38,7 +38,7 @@ if conv then sizes = { { conv = true, batch = 64, label = "conv b64 after" } } e
 -- GPU work recorded), "hook" (the hook's ranges, no CUPTI), "auto-sampled" (--gpu-every auto) and
 -- "auto-rare" (--gpu-every 1000: the kernels of the first three steps and the last recorded, the
 -- cost of a step not recorded), "auto-copies" (--gpu-every auto, the step marks as copies:
--- WLRUN_TRACE_MARKS=copy, the sets' activity off with the kernels'), "auto-quiet" (--gpu-every
+-- WLRUN_TRACE_MARKS=copy), "auto-quiet" (--gpu-every
 -- auto, WLRUN_TRACE_QUIET=1: no CUPTI activity or callback on the steps not recorded)
 local HOW = {
   untraced = { traced = false, ranges = false },
@@ -103,9 +103,14 @@ local function run(size, variant)
   local times = size.conv and doc.iter or doc.step_times
   f:close()
   os.remove(template)
-  local kept = {}
-  for i = SKIP + 1, #times do kept[#kept + 1] = times[i] end
-  return median(kept)
+  local function kept_median(xs)
+    local kept = {}
+    for i = SKIP + 1, #xs do kept[#kept + 1] = xs[i] end
+    return median(kept)
+  end
+  -- the main thread's CPU time of a step (the MLP's): what the tracing adds to the program's own
+  -- thread, against what it adds to the step's wall time
+  return kept_median(times), doc.cpu_times and kept_median(doc.cpu_times)
 end
 
 print(
@@ -120,18 +125,21 @@ local missed, judged, noisy = {}, 0, {}
 for _, s in ipairs(sizes) do
   if only and s.hidden ~= only then goto next_size end
   local label = s.label or ("h%d b%d x%d"):format(s.hidden, s.batch, s.layers)
-  local runs, t = {}, {}
-  for _, v in ipairs(VARIANTS) do runs[v] = {} end
+  local runs, cpus, t = {}, {}, {}
+  for _, v in ipairs(VARIANTS) do runs[v], cpus[v] = {}, {} end
   for round = 1, ROUNDS do
     for k = 1, #VARIANTS do
       local v = VARIANTS[(k + round - 2) % #VARIANTS + 1]
-      runs[v][#runs[v] + 1] = run(s, v)
+      local wall, cpu = run(s, v)
+      runs[v][#runs[v] + 1], cpus[v][#cpus[v] + 1] = wall, cpu
     end
   end
   for _, v in ipairs(VARIANTS) do
-    local each = {}
+    local each, cpu = {}, {}
     for i, x in ipairs(runs[v]) do each[i] = ("%.3f"):format(x * 1e3) end
-    print(("  %-14s runs (ms): %s"):format(v, table.concat(each, " ")))
+    for i, x in ipairs(cpus[v]) do cpu[i] = ("%.3f"):format(x * 1e3) end
+    print(("  %-14s runs (ms): %s%s"):format(v, table.concat(each, " "),
+      #cpu > 0 and ("  main thread's CPU (ms): " .. table.concat(cpu, " ")) or ""))
     t[v] = median(table.move(runs[v], 1, #runs[v], 1, {})) -- runs[v] kept in round order
   end
   local base = t[VARIANTS[1]]
