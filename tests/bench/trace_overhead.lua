@@ -18,6 +18,9 @@ local only = tonumber(arg[2] or "")
 local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
 local STEPS = tonumber(os.getenv("WLRUN_TRACE_STEPS") or "") or 60
 local SKIP = 10
+-- the MLP's DataLoader workers (WLRUN_TRACE_WORKERS, 4 by default; 0: batches made on the main
+-- thread, between the steps timed, and no pin-memory thread running beside the step)
+local WORKERS = tonumber(os.getenv("WLRUN_TRACE_WORKERS") or "") or 4
 -- each variant runs ROUNDS times, the variants in a rotated order each round, and the median of
 -- its runs' medians is taken: at 2-3 ms a step moves by several per cent from one process to the
 -- next, more than what is measured
@@ -39,7 +42,8 @@ if conv then sizes = { { conv = true, batch = 64, label = "conv b64 after" } } e
 -- "auto-rare" (--gpu-every 1000: the kernels of the first three steps and the last recorded, the
 -- cost of a step not recorded), "auto-copies" (--gpu-every auto, the step marks as copies:
 -- WLRUN_TRACE_MARKS=copy), "auto-quiet" (--gpu-every
--- auto, WLRUN_TRACE_QUIET=1: no CUPTI activity or callback on the steps not recorded)
+-- auto, WLRUN_TRACE_QUIET=1: no CUPTI activity or callback on the steps not recorded),
+-- "auto-rare-quiet" (--gpu-every 1000 with quiet steps: what a quiet step costs)
 local HOW = {
   untraced = { traced = false, ranges = false },
   ["untraced+ranges"] = { traced = false, ranges = true },
@@ -57,6 +61,8 @@ local HOW = {
   ["auto-copies"] = { traced = true, gpu = true, hook = true, ranges = false, every = "auto",
     env = "WLRUN_TRACE_MARKS=copy " },
   ["auto-quiet"] = { traced = true, gpu = true, hook = true, ranges = false, every = "auto",
+    env = "WLRUN_TRACE_QUIET=1 " },
+  ["auto-rare-quiet"] = { traced = true, gpu = true, hook = true, ranges = false, every = 1000,
     env = "WLRUN_TRACE_QUIET=1 " },
 }
 local VARIANTS = { "untraced", "nvtx", "full", "auto" }
@@ -81,9 +87,9 @@ local function script_of(size, file)
       .. "--out %s"):format(q(python), STEPS, SKIP, size.batch, q(file)), " --no-ranges"
   end
   return (
-    "%s tests/trace/torch_train.py --steps %d --hidden %d --batch %d --layers %d --workers 4 "
+    "%s tests/trace/torch_train.py --steps %d --hidden %d --batch %d --layers %d --workers %d "
     .. "--template %s"):format(
-    q(python), STEPS, size.hidden, size.batch, size.layers, q(file)), " --no-nvtx"
+    q(python), STEPS, size.hidden, size.batch, size.layers, WORKERS, q(file)), " --no-nvtx"
 end
 
 local function run(size, variant)
@@ -110,8 +116,12 @@ local function run(size, variant)
   end
   -- the main thread's CPU time of a step (the MLP's): what the tracing adds to the program's own
   -- thread, against what it adds to the step's wall time
-  return kept_median(times), doc.cpu_times and kept_median(doc.cpu_times)
+  local parts = {}
+  for name, xs in pairs(doc.parts or {}) do parts[name] = kept_median(xs) end
+  return kept_median(times), doc.cpu_times and kept_median(doc.cpu_times), parts
 end
+
+local PARTS = { "forward", "backward", "optimizer", "wait" }
 
 print(
   ("wlrun trace overhead on %s: %d steps, the median of the last %d, manual step timing; %d "
@@ -125,14 +135,27 @@ local missed, judged, noisy = {}, 0, {}
 for _, s in ipairs(sizes) do
   if only and s.hidden ~= only then goto next_size end
   local label = s.label or ("h%d b%d x%d"):format(s.hidden, s.batch, s.layers)
-  local runs, cpus, t = {}, {}, {}
-  for _, v in ipairs(VARIANTS) do runs[v], cpus[v] = {}, {} end
+  local runs, cpus, parts, t = {}, {}, {}, {}
+  for _, v in ipairs(VARIANTS) do runs[v], cpus[v], parts[v] = {}, {}, {} end
   for round = 1, ROUNDS do
     for k = 1, #VARIANTS do
       local v = VARIANTS[(k + round - 2) % #VARIANTS + 1]
-      local wall, cpu = run(s, v)
+      local wall, cpu, part = run(s, v)
       runs[v][#runs[v] + 1], cpus[v][#cpus[v] + 1] = wall, cpu
+      for name, x in pairs(part) do
+        parts[v][name] = parts[v][name] or {}
+        table.insert(parts[v][name], x)
+      end
     end
+  end
+  -- where a step's time goes (the MLP's parts, each the median of the runs' medians)
+  for _, v in ipairs(VARIANTS) do
+    local each = {}
+    for _, name in ipairs(PARTS) do
+      local xs = parts[v][name]
+      if xs then each[#each + 1] = ("%s %.3f"):format(name, median(xs) * 1e3) end
+    end
+    if #each > 0 then print(("  %-14s parts (ms): %s"):format(v, table.concat(each, ", "))) end
   end
   for _, v in ipairs(VARIANTS) do
     local each, cpu = {}, {}

@@ -67,6 +67,9 @@ def main():
     push = (lambda name: None) if a.no_nvtx else torch.cuda.nvtx.range_push
     pop = (lambda: None) if a.no_nvtx else torch.cuda.nvtx.range_pop
     times, cpu = [], []  # each step's wall time and its main thread's CPU time
+    # each step's wall time by part: until the forward's launches are made, the backward's (made on
+    # PyTorch's autograd thread while this one waits), the optimizer's, then the wait for the GPU
+    parts = {"forward": [], "backward": [], "optimizer": [], "wait": []}
     it = iter(loader)
     for _ in range(a.steps):
         push("data")
@@ -79,21 +82,27 @@ def main():
         push("forward")
         loss = loss_fn(model(x), y)
         pop()
+        t1 = time.perf_counter()
         push("backward")
         opt.zero_grad(set_to_none=True)
         loss.backward()
         pop()
+        t2 = time.perf_counter()
         push("optimizer")
         opt.step()
         pop()
+        t3 = time.perf_counter()
         loss.item()  # the step ends when its GPU work has
         pop()
         torch.cuda.synchronize()
-        times.append(time.perf_counter() - t0)
+        t4 = time.perf_counter()
+        times.append(t4 - t0)
         cpu.append(time.thread_time() - c0)
+        for name, t in (("forward", t1 - t0), ("backward", t2 - t1), ("optimizer", t3 - t2), ("wait", t4 - t3)):
+            parts[name].append(t)
     if a.template:
         with open(a.template, "w") as f:
-            json.dump({"step_times": times, "cpu_times": cpu, "batch": a.batch}, f)
+            json.dump({"step_times": times, "cpu_times": cpu, "parts": parts, "batch": a.batch}, f)
     sys.exit(a.exit_code)
 
 
