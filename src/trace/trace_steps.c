@@ -11,18 +11,18 @@
  * GPU activity on a sample of the steps (WLRUN_TRACE_GPU_EVERY, wlrun trace --gpu-every): CUPTI
  * records each kernel at a cost of a few microseconds a launch, which a launch-bound step of 2 ms
  * (50 launches) pays as 7-10 %. So kernels' activity and the kernel launches' callbacks can be on
- * for every N-th step only (copies and sets stay recorded, sets not with copy marks: P records
- * say when it changes, as the step before closes, so that a step's data loading is recorded with
- * it), and at each step's
- * start and end a mark (trace_marks.c) gives the end of the GPU work launched before it on every
- * step. N=1 (also unset, the default): every step. "auto": every step whose recorded launches
- * would cost it at most 1 %, else one step in ceil(cost / 1 %), at most one in 32, chosen again at
- * each step recorded (its launches against the time from the close before). The first FULL_FIRST
- * steps are all recorded, so is the last one --steps traces, and every step is where no mark can
- * be made (CUPTI cannot time the marks, no stream known, a graph being captured). A step whose end
- * the Python hook sets before the loop's next work (wt_end_later: a checkpoint) is marked then,
- * before that work is launched. The steps counted are the program's own where it has any (the
- * report's steps then), else the Python hook's.
+ * for every N-th step only (copies and sets stay recorded, neither with quiet steps,
+ * WLRUN_TRACE_QUIET=1: P records say when it changes, as the step before closes, so that a step's
+ * data loading is recorded with it), and at each step's start and end a mark (trace_marks.c) gives
+ * the end of the GPU work launched before it on every step. N=1 (also unset, the default): every
+ * step. "auto": every step whose recorded launches would cost it at most 1 %, else one step in
+ * ceil(cost / 1 %), at most one in 32, chosen again at each step recorded (its launches against
+ * the time from the close before). The first FULL_FIRST steps are all recorded, so is the last one
+ * --steps traces, and every step is where no mark can be made (CUPTI cannot time the marks, no
+ * stream known, a graph being captured). A step whose end the Python hook sets before the loop's
+ * next work (wt_end_later: a checkpoint) is marked then, before that work is launched. The steps
+ * counted are the program's own where it has any (the report's steps then), else the Python
+ * hook's.
  */
 #include "trace_internal.h"
 #include "trace_format.h"

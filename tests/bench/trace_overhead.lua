@@ -29,6 +29,8 @@ local WORKERS = tonumber(os.getenv("WLRUN_TRACE_WORKERS") or "") or 4
 -- compared with those after, in the same process, which the noise between processes does not move
 -- (the steps after still have CUPTI loaded and the hook's wrappers, idle: a floor, not untraced)
 local AFTER = tonumber(os.getenv("WLRUN_TRACE_AFTER") or "") or STEPS
+assert(AFTER == 0 or AFTER > SKIP,
+  ("WLRUN_TRACE_AFTER: 0, or more than the %d steps skipped"):format(SKIP))
 -- each variant runs ROUNDS times, the variants in a rotated order each round, and the median of
 -- its runs' medians is taken: at 2-3 ms a step moves by several per cent from one process to the
 -- next, more than what is measured
@@ -104,7 +106,7 @@ local function run(size, variant)
   local template = os.tmpname()
   local script, no_ranges = script_of(size, template)
   local how = HOW[variant]
-  local after = not size.conv and AFTER > 0
+  local after = not size.conv and AFTER > SKIP
   local cmd = how.traced and ("%s%s%s trace --quiet --batch-size %d%s%s%s -- %s%s"):format(how.env
     or "", how.gpu and "" or "WLRUN_TRACE_GPU=0 ",
     q(bin), size.batch, how.hook and "" or " --no-auto-ranges",
