@@ -79,7 +79,7 @@ prepare_steps() {
 # and bench-launch), suites (spec and e2e but the Python hook's spec), hook (that spec and the
 # trace library's), loops-own and loops-hook (the loop shapes in two halves; loops: all of them).
 # sampling: GPU activity on a sample of the steps (--gpu-every auto): the step marks of each kind,
-# a launch's cost recorded and not, the 2 ms MLP's cost by variant (about 6 minutes); its loop
+# a launch's cost recorded and not, the 2 ms MLP's cost by variant (about 7 minutes); its loop
 # shapes: WLRUN_TRACE_GPU_EVERY=auto with loops-own and loops-hook
 part=${1:-all}
 case $part in
@@ -190,7 +190,7 @@ elif [ "$part" = sampling ]; then
     "$bin" tests/bench/trace_launch_cost.lua -- python3
   step bench-trace env WLRUN_TRACE_ROUNDS="${WLRUN_TRACE_ROUNDS:-4}" WLRUN_TRACE_STEPS=120 \
     "$bin" tests/bench/trace_overhead.lua -- python3 1024 \
-    "${WLRUN_TRACE_VARIANTS:-untraced,hook,auto-sampled,auto-copies,auto-quiet,auto-every1}"
+    "${WLRUN_TRACE_VARIANTS:-untraced,hook,auto-sampled,auto-quiet,auto-every1}"
 elif [ "$part" = speed ]; then # the harness's own time (issue 39): a cold kernel cache, a sweep's
   # account, tiny configurations, a bigger sweep's bound on several GPUs
   step busted-ahead "$bin" "$bundle/run.lua" -- -o gtest tests/gpu/compile_ahead_spec.lua tests/e2e/compile_ahead_spec.lua
