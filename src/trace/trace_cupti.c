@@ -541,6 +541,12 @@ static int enable_callbacks(int marks) {
 
 /* ---- GPU activity on a sample of the steps ---- */
 
+/* one kind of activity on or off; a failure counted in *failed, the first kept in *first */
+static void switch_kind(CUpti_ActivityKind kind, int on, int *failed, CUptiResult *first) {
+  CUptiResult r = on ? cupti.ActivityEnable(kind) : cupti.ActivityDisable(kind);
+  if (r != CUPTI_SUCCESS && !(*failed)++) *first = r;
+}
+
 /* kernels' activity and the callbacks of kernel and graph launches on or off (copies stay
  * recorded: few, and the data loading's end; so do sets: turning the sets' activity off turns the
  * copies' records off with it on an H100 with CUDA 13, copy marks and the batch's copies too, so
@@ -548,23 +554,11 @@ static int enable_callbacks(int marks) {
 static int switch_activity(int on) {
   CUptiResult first = CUPTI_SUCCESS;
   int failed = switch_callbacks(on, CALL_LAUNCH, &first);
-  CUptiResult r = on ? cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
-                     : cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  if (r != CUPTI_SUCCESS && !failed++) first = r;
+  switch_kind(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, on, &failed, &first);
   kernels_on = on;
-  int quiet = wt_quiet_wanted();
-  if (sets_recorded && quiet) {
-    r = on ? cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET)
-           : cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
-    if (r != CUPTI_SUCCESS && !failed++) first = r;
-    sets_on = on;
-  }
-  if (quiet) { /* nothing recorded, nothing called back: the copies and the other calls too */
-    if (copies_recorded) {
-      r = on ? cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY)
-             : cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
-      if (r != CUPTI_SUCCESS && !failed++) first = r;
-    }
+  if (wt_quiet_wanted()) { /* nothing recorded, nothing called back: sets, copies, other calls */
+    if (sets_recorded) switch_kind(CUPTI_ACTIVITY_KIND_MEMSET, on, &failed, &first), sets_on = on;
+    if (copies_recorded) switch_kind(CUPTI_ACTIVITY_KIND_MEMCPY, on, &failed, &first);
     failed += switch_callbacks(on, CALL_COPY, &first) + switch_callbacks(on, CALL_NONE, &first);
     wt_quiet_steps(!on);
   }

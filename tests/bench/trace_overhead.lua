@@ -126,8 +126,8 @@ local function run(size, variant)
     for i = (from or 0) + SKIP + 1, math.min(to or STEPS, #xs) do kept[#kept + 1] = xs[i] end
     return median(kept)
   end
-  -- the main thread's CPU time of a step (the MLP's): what the tracing adds to the program's own
-  -- thread, against what it adds to the step's wall time
+  -- the step's parts and its main thread's CPU time (the MLP's): where the tracing's cost goes,
+  -- and what it adds to the program's own thread against what it adds to the step's wall time
   local parts = {}
   for name, xs in pairs(doc.parts or {}) do parts[name] = kept_median(xs) end
   return kept_median(times), doc.cpu_times and kept_median(doc.cpu_times), parts,
@@ -135,6 +135,12 @@ local function run(size, variant)
 end
 
 local PARTS = { "forward", "backward", "optimizer", "wait" }
+
+-- variant v's ratios r (sorted here): their median, and "v +m % [min..max]"
+local function summarised(v, r)
+  local m = median(r)
+  return m, ("%s %+.2f %% [%+.1f..%+.1f]"):format(v, 100 * m, 100 * r[1], 100 * r[#r])
+end
 
 local function device_name()
   local ok, device = pcall(require("wlrun").device)
@@ -201,9 +207,7 @@ for _, s in ipairs(sizes) do
       if v ~= "untraced" then
         local r = {}
         for i, x in ipairs(runs[v]) do r[i] = x / u[i] - 1 end
-        paired[v] = median(r)
-        each[#each + 1] = ("%s %+.2f %% [%+.1f..%+.1f]"):format(v, 100 * paired[v], 100 * r[1],
-          100 * r[#r])
+        paired[v], each[#each + 1] = summarised(v, r)
       end
     end
     print(("  paired with the untraced run of each round (median [min..max]): %s; the untraced "
@@ -213,10 +217,9 @@ for _, s in ipairs(sizes) do
   -- two halves, the drift within a process)
   local same, worst_same = {}, nil
   for _, v in ipairs(VARIANTS) do
-    local r = inproc[v]
-    if #r > 0 then
-      local m = median(r)
-      same[#same + 1] = ("%s %+.2f %% [%+.1f..%+.1f]"):format(v, 100 * m, 100 * r[1], 100 * r[#r])
+    if #inproc[v] > 0 then
+      local m
+      m, same[#same + 1] = summarised(v, inproc[v])
       if HOW[v].traced then worst_same = math.max(worst_same or -math.huge, m) end
     end
   end

@@ -14,48 +14,25 @@ local h = require "helper"
 local python, torch_it, mean_from = h.python, h.torch_it, h.mean_from
 local STEPS, WARMUP, BATCH = 60, 10, 64
 
--- the K records of each kind in the trace files of dir
-local function kinds_in(dir)
-  local count = {}
-  local p = assert(io.popen("cat " .. h.quote(dir) .. "/*.wltrace"))
-  for line in p:lines() do
-    local kind = line:match("^K\t%d+\t([%w]+)\t")
-    if kind then count[kind] = (count[kind] or 0) + 1 end
-  end
-  p:close()
-  return count
-end
-
--- the step ranges (train_step, the program's and the hook's) in the trace files of dir whose end
--- no mark bounds: a mark is made a nanosecond before each boundary (its C record's time), on every
--- step, recorded or not
-local function ends_unmarked(dir)
-  local sid, marked, ends = nil, {}, {}
-  local p = assert(io.popen("cat " .. h.quote(dir) .. "/*.wltrace"))
-  local launched, marks = {}, {}
-  for line in p:lines() do
-    local f = {}
-    for x in line:gmatch("[^\t]+") do f[#f + 1] = x end
-    if f[1] == "S" and f[3] == "train_step" then sid = f[2]
-    elseif f[1] == "C" then launched[f[2]] = f[4]
-    elseif f[1] == "K" and f[3] == "event" then marks[#marks + 1] = f[2]
-    elseif f[1] == "R" then ends[#ends + 1] = { f[5], f[8] } end
-  end
-  p:close()
-  for _, corr in ipairs(marks) do
-    local t = launched[corr]
-    if t then marked[t] = true end
-  end
-  local missing = 0
-  local n = 0
-  for _, e in ipairs(ends) do
-    local at = e[1] == sid and math.tointeger(tonumber(e[2]))
-    if at then
-      n = n + 1
-      if not marked[tostring(at - 1)] then missing = missing + 1 end
+-- the marks in the trace files of dir (K records of kind "event"), and the step ranges
+-- (train_step, the program's and the hook's) whose end no mark bounds: a mark is made a
+-- nanosecond before each boundary (its C record's time), on every step, recorded or not
+local function marks_in(dir)
+  local marks, missing, steps = 0, 0, 0
+  for _, p in ipairs(require("wlrun.trace.read").dir(dir).processes) do
+    marks = marks + #p.marks
+    local marked = {}
+    for _, m in ipairs(p.marks) do
+      if p.launched[m.corr] then marked[p.launched[m.corr]] = true end
+    end
+    for _, r in ipairs(p.ranges) do
+      if r.name == "train_step" and r.stop then
+        steps = steps + 1
+        if not marked[r.stop - 1] then missing = missing + 1 end
+      end
     end
   end
-  return missing, n
+  return marks, missing, steps
 end
 
 local MADE = { set = "sets", event = "CUDA events", copy = "copies",
@@ -83,18 +60,17 @@ describe("wlrun trace's step marks on the steps not recorded", function()
       end
       assert.is_true(c.trace.gpu_steps and #c.trace.gpu_steps < STEPS - WARMUP,
         "every step was recorded")
-      local n = kinds_in(dir .. "/t")
+      local marks, missing, steps = marks_in(dir .. "/t")
       -- a mark at each step's boundary at least (and the program's own events where they are
       -- marks: PyTorch records one after each copy from pinned memory)
-      assert.is_true((n.event or 0) >= STEPS, ("%d marks"):format(n.event or 0))
+      assert.is_true(marks >= STEPS, ("%d marks"):format(marks))
       -- every step's end marked (not only the recorded steps'): the last one's may go with the exit
-      local missing, steps = ends_unmarked(dir .. "/t")
       assert.is_true(steps >= STEPS and missing <= 2,
         ("%d of %d steps' ends without a mark"):format(missing, steps))
       local prog = require("wlrun.json").decode(h.read(dir .. "/prog.json"))
       local iter, p_iter = c.stats.mean, mean_from(prog.iter, WARMUP + 1)
       print(("\n    %s marks: %d, iter %.3f ms (template %.3f, %+.2f%%), data %.3f ms (template "
-        .. "%.3f)"):format(kind, n.event, iter * 1e3, p_iter * 1e3, 100 * (iter / p_iter - 1),
+        .. "%.3f)"):format(kind, marks, iter * 1e3, p_iter * 1e3, 100 * (iter / p_iter - 1),
         c.loop.data_stats.mean * 1e3, mean_from(prog.data, WARMUP + 1) * 1e3))
       assert.is_true(math.abs(iter / p_iter - 1) <= 0.02, "iter")
     end)
