@@ -19,22 +19,33 @@ local python = arg[1] or os.getenv("WLRUN_PYTHON") or "python3"
 local conv = arg[2] == "conv"
 local only = tonumber(arg[2] or "")
 local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
-local STEPS = tonumber(os.getenv("WLRUN_TRACE_STEPS") or "") or 60
+-- a count from the environment: unset, the default; else a whole number of at least `least`
+local function count_env(name, default, least)
+  local v = os.getenv(name)
+  if v == nil or v == "" then return default end
+  local n = math.tointeger(tonumber(v))
+  if not n or n < least then
+    error(("%s=%s: expected a whole number of at least %d"):format(name, v, least), 0)
+  end
+  return n
+end
+local STEPS = count_env("WLRUN_TRACE_STEPS", 60, 11)
 local SKIP = 10
 -- the MLP's DataLoader workers (WLRUN_TRACE_WORKERS, 4 by default; 0: batches made on the main
 -- thread, between the steps timed, and no pin-memory thread running beside the step)
-local WORKERS = tonumber(os.getenv("WLRUN_TRACE_WORKERS") or "") or 4
+local WORKERS = count_env("WLRUN_TRACE_WORKERS", 4, 0)
 -- the MLP's steps run on after the STEPS traced (WLRUN_TRACE_AFTER, STEPS by default; 0: none):
 -- a traced run stops recording there (--steps, the hook stops too), and its traced steps are also
 -- compared with those after, in the same process, which the noise between processes does not move
 -- (the steps after still have CUPTI loaded and the hook's wrappers, idle: a floor, not untraced)
-local AFTER = tonumber(os.getenv("WLRUN_TRACE_AFTER") or "") or STEPS
-assert(AFTER == 0 or AFTER > SKIP,
-  ("WLRUN_TRACE_AFTER: 0, or more than the %d steps skipped"):format(SKIP))
+local AFTER = count_env("WLRUN_TRACE_AFTER", STEPS, 0)
+if AFTER > 0 and AFTER <= SKIP then
+  error(("WLRUN_TRACE_AFTER=%d: 0, or more than the %d steps skipped"):format(AFTER, SKIP), 0)
+end
 -- each variant runs ROUNDS times, the variants in a rotated order each round, and the median of
 -- its runs' medians is taken: at 2-3 ms a step moves by several per cent from one process to the
 -- next, more than what is measured
-local ROUNDS = tonumber(os.getenv("WLRUN_TRACE_ROUNDS") or "") or 2
+local ROUNDS = count_env("WLRUN_TRACE_ROUNDS", 2, 1)
 
 local sizes = {
   { hidden = 1024, batch = 256, layers = 4 },
