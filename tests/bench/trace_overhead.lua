@@ -29,8 +29,9 @@ local function count_env(name, default, least)
   end
   return n
 end
-local STEPS = count_env("WLRUN_TRACE_STEPS", 60, 11)
-local SKIP = 10
+-- the first SKIP steps of each run (and of the steps after, below) are left out: warming up
+local SKIP = count_env("WLRUN_TRACE_SKIP", 10, 0)
+local STEPS = count_env("WLRUN_TRACE_STEPS", 60, SKIP + 1)
 -- the MLP's DataLoader workers (WLRUN_TRACE_WORKERS, 4 by default; 0: batches made on the main
 -- thread, between the steps timed, and no pin-memory thread running beside the step)
 local WORKERS = count_env("WLRUN_TRACE_WORKERS", 4, 0)
@@ -41,6 +42,13 @@ local WORKERS = count_env("WLRUN_TRACE_WORKERS", 4, 0)
 local AFTER = count_env("WLRUN_TRACE_AFTER", STEPS, 0)
 if AFTER > 0 and AFTER <= SKIP then
   error(("WLRUN_TRACE_AFTER=%d: 0, or more than the %d steps skipped"):format(AFTER, SKIP), 0)
+end
+-- WLRUN_TRACE_CPUS (a taskset CPU list, "4-11"): every run on those CPUs only (its threads, its
+-- DataLoader's workers), so that where the scheduler puts them moves the runs less
+local CPUS = os.getenv("WLRUN_TRACE_CPUS")
+if CPUS == "" then CPUS = nil end
+if CPUS and not CPUS:match("^%d[%d,%-]*$") then
+  error(("WLRUN_TRACE_CPUS=%s: expected a CPU list such as 4-11 or 2,4,6"):format(CPUS), 0)
 end
 -- each variant runs ROUNDS times, the variants in a rotated order each round, and the median of
 -- its runs' medians is taken: at 2-3 ms a step moves by several per cent from one process to the
@@ -125,6 +133,7 @@ local function run(size, variant)
     how.every and (" --gpu-every %s"):format(how.every) or "", script,
       how.ranges and "" or no_ranges)
     or (script .. (how.ranges and "" or no_ranges))
+  if CPUS then cmd = ("taskset -c %s env %s"):format(CPUS, cmd) end
   local ok = os.execute(cmd .. " >/dev/null 2>&1")
   assert(ok, "failed: " .. cmd)
   local f = assert(io.open(template))
@@ -160,8 +169,8 @@ end
 
 print(
   ("wlrun trace overhead on %s: %d steps, the median of the last %d, manual step timing; %d "
-  .. "runs of each, interleaved"):format(
-  device_name(), STEPS, STEPS - SKIP, ROUNDS))
+  .. "runs of each, interleaved%s"):format(
+  device_name(), STEPS, STEPS - SKIP, ROUNDS, CPUS and (", on CPUs " .. CPUS) or ""))
 local head = { ("%-22s"):format("model") }
 for _, v in ipairs(VARIANTS) do head[#head + 1] = ("%15s"):format(v) end
 for i = 2, #VARIANTS do head[#head + 1] = ("%15s"):format(VARIANTS[i]) end
@@ -177,7 +186,7 @@ for _, s in ipairs(sizes) do
       local v = VARIANTS[(k + round - 2) % #VARIANTS + 1]
       local wall, cpu, part, after = run(s, v)
       runs[v][#runs[v] + 1], cpus[v][#cpus[v] + 1] = wall, cpu
-      if after then table.insert(inproc[v], wall / after - 1) end
+      if after then inproc[v][round] = wall / after end
       for name, x in pairs(part) do
         parts[v][name] = parts[v][name] or {}
         table.insert(parts[v][name], x)
@@ -225,18 +234,30 @@ for _, s in ipairs(sizes) do
       .. "runs spread %.1f %%"):format(table.concat(each, ", "), 100 * noise))
   end
   -- each run's steps traced against its steps after the trace stopped (the untraced runs: their
-  -- two halves, the drift within a process)
-  local same, worst_same = {}, nil
+  -- two halves, the drift within a process: warming up, the GPU's clocks); then each traced run's
+  -- ratio against the untraced run's of its round, which takes that drift out
+  local same, drifted, worst_same = {}, {}, nil
   for _, v in ipairs(VARIANTS) do
-    if #inproc[v] > 0 then
+    local r, d = {}, {}
+    for round = 1, ROUNDS do
+      local x, u = inproc[v][round], inproc.untraced and inproc.untraced[round]
+      if x then r[#r + 1] = x - 1 end
+      if x and u and HOW[v].traced then d[#d + 1] = x / u - 1 end
+    end
+    if #r > 0 then same[#same + 1] = select(2, summarised(v, r)) end
+    if #d > 0 then
       local m
-      m, same[#same + 1] = summarised(v, inproc[v])
-      if HOW[v].traced then worst_same = math.max(worst_same or -math.huge, m) end
+      m, drifted[#drifted + 1] = summarised(v, d)
+      worst_same = math.max(worst_same or -math.huge, m)
     end
   end
   if #same > 0 then
     print(("  in the same process, the %d steps traced against the %d after the trace stopped "
       .. "(median [min..max]): %s"):format(STEPS - SKIP, AFTER - SKIP, table.concat(same, ", ")))
+  end
+  if #drifted > 0 then
+    print(("  the same, each against the untraced run's drift of its round: %s")
+      :format(table.concat(drifted, ", ")))
   end
   -- judged: every traced variant of the row, paired with the untraced runs (the targets are for
   -- tracing as a user runs it: full and auto by default, or the variants asked for)
@@ -266,8 +287,8 @@ local verdict = #missed > 0 and ("MISSED (" .. table.concat(missed, ", ") .. ")"
   or judged > 0 and "met" or "no row is a step of about 2 ms or of 9 ms and more: none applies"
 print(("\ntargets: at most 5 %% at about 2 ms, at most 1 %% from 9 ms: %s"):format(verdict))
 if #in_process > 0 then
-  print(("in the same process (traced steps against those after the trace stopped): %s"):format(
-    table.concat(in_process, ", ")))
+  print(("in the same process (traced steps against those after the trace stopped, less the "
+    .. "untraced runs' drift): %s"):format(table.concat(in_process, ", ")))
 end
 if #noisy > 0 then
   print(("too noisy to judge: %s; run again on a quieter machine or with more rounds"):format(
