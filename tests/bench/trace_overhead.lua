@@ -179,14 +179,16 @@ local missed, judged, noisy, in_process = {}, 0, {}, {}
 for _, s in ipairs(sizes) do
   if only and s.hidden ~= only then goto next_size end
   local label = s.label or ("h%d b%d x%d"):format(s.hidden, s.batch, s.layers)
-  local runs, cpus, parts, inproc, t = {}, {}, {}, {}, {}
-  for _, v in ipairs(VARIANTS) do runs[v], cpus[v], parts[v], inproc[v] = {}, {}, {}, {} end
+  local runs, cpus, parts, inproc, afters, t = {}, {}, {}, {}, {}, {}
+  for _, v in ipairs(VARIANTS) do
+    runs[v], cpus[v], parts[v], inproc[v], afters[v] = {}, {}, {}, {}, {}
+  end
   for round = 1, ROUNDS do
     for k = 1, #VARIANTS do
       local v = VARIANTS[(k + round - 2) % #VARIANTS + 1]
       local wall, cpu, part, after = run(s, v)
       runs[v][#runs[v] + 1], cpus[v][#cpus[v] + 1] = wall, cpu
-      if after then inproc[v][round] = wall / after end
+      if after then inproc[v][round], afters[v][round] = wall / after, after end
       for name, x in pairs(part) do
         parts[v][name] = parts[v][name] or {}
         table.insert(parts[v][name], x)
@@ -258,6 +260,22 @@ for _, s in ipairs(sizes) do
   if #drifted > 0 then
     print(("  the same, each against the untraced run's drift of its round: %s")
       :format(table.concat(drifted, ", ")))
+  end
+  -- the steps after the trace stopped against the untraced run's of the same round: what a traced
+  -- process still pays with nothing recorded (the hook's wrappers idle, the library and CUPTI
+  -- loaded), which the in-process comparison cannot see
+  local idle = {}
+  for _, v in ipairs(VARIANTS) do
+    local r = {}
+    for round = 1, ROUNDS do
+      local x, u = afters[v][round], afters.untraced and afters.untraced[round]
+      if x and u and HOW[v].traced then r[#r + 1] = x / u - 1 end
+    end
+    if #r > 0 then idle[#idle + 1] = select(2, summarised(v, r)) end
+  end
+  if #idle > 0 then
+    print(("  the steps after the trace stopped, against the untraced run's after of its round "
+      .. "(what a traced process pays with nothing recorded): %s"):format(table.concat(idle, ", ")))
   end
   -- judged: every traced variant of the row, paired with the untraced runs (the targets are for
   -- tracing as a user runs it: full and auto by default, or the variants asked for)
