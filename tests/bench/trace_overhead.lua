@@ -31,7 +31,11 @@ local function count_env(name, default, least)
 end
 -- the first SKIP steps of each run (and of the steps after, below) are left out: warming up
 local SKIP = count_env("WLRUN_TRACE_SKIP", 10, 0)
-local STEPS = count_env("WLRUN_TRACE_STEPS", 60, SKIP + 1)
+local STEPS = count_env("WLRUN_TRACE_STEPS", 60, 1)
+if STEPS <= SKIP then
+  error(("WLRUN_TRACE_SKIP=%d: not fewer than the %d steps traced (WLRUN_TRACE_STEPS)")
+    :format(SKIP, STEPS), 0)
+end
 -- the MLP's DataLoader workers (WLRUN_TRACE_WORKERS, 4 by default; 0: batches made on the main
 -- thread, between the steps timed, and no pin-memory thread running beside the step)
 local WORKERS = count_env("WLRUN_TRACE_WORKERS", 4, 0)
@@ -41,13 +45,24 @@ local WORKERS = count_env("WLRUN_TRACE_WORKERS", 4, 0)
 -- (the steps after still have CUPTI loaded and the hook's wrappers, idle: a floor, not untraced)
 local AFTER = count_env("WLRUN_TRACE_AFTER", STEPS, 0)
 if AFTER > 0 and AFTER <= SKIP then
-  error(("WLRUN_TRACE_AFTER=%d: 0, or more than the %d steps skipped"):format(AFTER, SKIP), 0)
+  error(("WLRUN_TRACE_AFTER=%d%s: 0, or more than the %d steps skipped (WLRUN_TRACE_SKIP)")
+    :format(AFTER, os.getenv("WLRUN_TRACE_AFTER") and "" or " (as many as the steps traced)",
+      SKIP), 0)
 end
 -- WLRUN_TRACE_CPUS (a taskset CPU list, "4-11"): every run on those CPUs only (its threads, its
 -- DataLoader's workers), so that where the scheduler puts them moves the runs less
 local CPUS = os.getenv("WLRUN_TRACE_CPUS")
 if CPUS == "" then CPUS = nil end
-if CPUS and not CPUS:match("^%d[%d,%-]*$") then
+-- taskset's list: CPUs, ranges and ranges with a stride, separated by commas ("2-9", "0,4-7:2")
+local function cpu_list(text)
+  for item in (text .. ","):gmatch("([^,]*),") do
+    if not (item:match("^%d+$") or item:match("^%d+%-%d+$") or item:match("^%d+%-%d+:%d+$")) then
+      return false
+    end
+  end
+  return true
+end
+if CPUS and not cpu_list(CPUS) then
   error(("WLRUN_TRACE_CPUS=%s: expected a CPU list such as 4-11 or 2,4,6"):format(CPUS), 0)
 end
 -- each variant runs ROUNDS times, the variants in a rotated order each round, and the median of
@@ -97,8 +112,12 @@ local HOW = {
 local VARIANTS = { "untraced", "nvtx", "full", "auto" }
 if arg[3] then
   VARIANTS = {}
-  for v in arg[3]:gmatch("[^,]+") do VARIANTS[#VARIANTS + 1] = assert(HOW[v] and v,
-    "no variant " .. v) end
+  local seen = {}
+  for v in arg[3]:gmatch("[^,]+") do
+    if not HOW[v] then error("no variant " .. v, 0) end
+    if seen[v] then error("variant " .. v .. " named twice", 0) end
+    seen[v], VARIANTS[#VARIANTS + 1] = true, v
+  end
 end
 
 local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
@@ -135,7 +154,8 @@ local function run(size, variant)
     or (script .. (how.ranges and "" or no_ranges))
   if CPUS then cmd = ("taskset -c %s env %s"):format(CPUS, cmd) end
   local ok = os.execute(cmd .. " >/dev/null 2>&1")
-  assert(ok, "failed: " .. cmd)
+  assert(ok, "failed (run it alone to see why; with WLRUN_TRACE_CPUS, taskset may refuse the "
+    .. "list): " .. cmd)
   local f = assert(io.open(template))
   local doc = require("wlrun.json").decode(f:read("a"))
   local times = size.conv and doc.iter or doc.step_times
