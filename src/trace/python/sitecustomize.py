@@ -417,8 +417,10 @@ class _Loop:
         """Closes the thread's data range (at: when, where not now); its payload the time the
         batch was in hand, or EVALUATED: the fetch of a batch that only evaluation used, which is
         no data."""
-        if "data" in self.local.stack:
-            self.pop_to("data")
+        s = self.local.stack
+        if "data" in s:
+            if s[-1] != "data":  # (a call less where nothing is above it, as is usual)
+                self.pop_to("data")
             self.pop(self.local.fetched_at if payload is None else payload, at)
         self.local.fetched_at = 0
 
@@ -470,8 +472,10 @@ class _Loop:
     def end_phase(self, next_phase=False):
         """next_phase: another phase opens at once (no forward can come between)."""
         if self.phase is not None:
-            if self.phase in self.local.stack:
-                self.pop_to(self.phase)
+            s = self.local.stack
+            if self.phase in s:
+                if s[-1] != self.phase:
+                    self.pop_to(self.phase)
                 self.pop()
             self.phase = None
             if not next_phase:
@@ -481,12 +485,12 @@ class _Loop:
         """zero_grad() (an optimizer's or a model's) with a batch in hand on the thread that
         trains: the training work on the batch begins there (the template's t0 comes before it, as
         the loop's first line)."""
-        if not self.step and self.local.pending and self.ours():
+        if not self.step and self.local.pending:  # (no step open: the thread's own)
             self.begin(at=at)
 
     def forward(self, at=0, module=None, args=()):
         """A module with parameters called in training mode, given args, at `at`."""
-        if not self.ours():
+        if self.step and self.thread != self.ident():  # not self.ours(), a call less a step
             return
         self.begin(at=at)
         if self.phase is None:
@@ -512,7 +516,7 @@ class _Loop:
 
     def phase_begin(self, name, at=0):
         """A phase that ends the one open (backward, the optimizer); False on another thread."""
-        if not self.ours():
+        if self.step and self.thread != self.ident():  # not self.ours(), a call less a step
             return False
         self.begin(late=True, at=at)
         had = self.phase is not None
@@ -601,7 +605,8 @@ class _Loop:
             # next forward): what the loop does after the optimizer (waiting for the GPU, logging,
             # in ranges of its own or not) is the step's, as the template's closing
             # synchronisation makes it
-            self.pop_to("train_step")
+            if s[-1] != "train_step":
+                self.pop_to("train_step")
             s.pop()
             self._pop_later(self.samples())
         self.step, self.fetched, self.inputs, self.forwards = False, {}, 0, 0
