@@ -189,7 +189,8 @@ elif [ "$part" = sampling ]; then
   step bench-trace-launch env WLRUN_BIN="$bin" WLRUN_TRACE_ROUNDS="${WLRUN_TRACE_ROUNDS:-3}" \
     "$bin" tests/bench/trace_launch_cost.lua -- python3
   # 300 steps traced and 300 after (50 of each left out), every process on CPUs 2-9
-  # (WLRUN_TRACE_CPUS= for none): the untraced runs spread 2.4 % so on an H100, 6.9 % without
+  # (WLRUN_TRACE_CPUS= for none; one H100 call so: the untraced runs spread 2.4 %, against 6.9 %
+  # in an earlier call unpinned with shorter runs, which is no comparison yet)
   step bench-trace env WLRUN_TRACE_ROUNDS="${WLRUN_TRACE_ROUNDS:-3}" WLRUN_TRACE_STEPS=300 \
     WLRUN_TRACE_AFTER=300 WLRUN_TRACE_SKIP=50 WLRUN_TRACE_CPUS="${WLRUN_TRACE_CPUS-2-9}" \
     "$bin" tests/bench/trace_overhead.lua -- python3 1024 \

@@ -419,7 +419,7 @@ class _Loop:
         no data."""
         s = self.local.stack
         if "data" in s:
-            if s[-1] != "data":  # (a call less where nothing is above it, as is usual)
+            if s[-1] != "data":  # pop_to only where a range is above it (a call less a step)
                 self.pop_to("data")
             self.pop(self.local.fetched_at if payload is None else payload, at)
         self.local.fetched_at = 0
@@ -485,12 +485,12 @@ class _Loop:
         """zero_grad() (an optimizer's or a model's) with a batch in hand on the thread that
         trains: the training work on the batch begins there (the template's t0 comes before it, as
         the loop's first line)."""
-        if not self.step and self.local.pending:  # (no step open: the thread's own)
+        if not self.step and self.local.pending:  # no step open: ours() holds
             self.begin(at=at)
 
     def forward(self, at=0, module=None, args=()):
         """A module with parameters called in training mode, given args, at `at`."""
-        if self.step and self.thread != self.ident():  # not self.ours(), a call less a step
+        if self.step and self.thread != self.ident():  # not ours(), inline: a call less a step
             return
         self.begin(at=at)
         if self.phase is None:
@@ -516,7 +516,7 @@ class _Loop:
 
     def phase_begin(self, name, at=0):
         """A phase that ends the one open (backward, the optimizer); False on another thread."""
-        if self.step and self.thread != self.ident():  # not self.ours(), a call less a step
+        if self.step and self.thread != self.ident():  # not ours(), inline
             return False
         self.begin(late=True, at=at)
         had = self.phase is not None
