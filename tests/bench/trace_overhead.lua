@@ -182,6 +182,16 @@ local function summarised(v, r)
   return m, ("%s %+.2f %% [%+.1f..%+.1f]"):format(v, 100 * m, 100 * r[1], 100 * r[#r])
 end
 
+-- v's value in each round (t[v][round]) against the untraced run's of the same round, as ratios
+local function against_untraced(t, v)
+  local r = {}
+  for round = 1, ROUNDS do
+    local x, u = t[v][round], t.untraced and t.untraced[round]
+    if x and u then r[#r + 1] = x / u - 1 end
+  end
+  return r
+end
+
 local function device_name()
   local ok, device = pcall(require("wlrun").device)
   return ok and device.name or "no GPU here"
@@ -247,9 +257,7 @@ for _, s in ipairs(sizes) do
     local each = {}
     for _, v in ipairs(VARIANTS) do
       if v ~= "untraced" then
-        local r = {}
-        for i, x in ipairs(runs[v]) do r[i] = x / u[i] - 1 end
-        paired[v], each[#each + 1] = summarised(v, r)
+        paired[v], each[#each + 1] = summarised(v, against_untraced(runs, v))
       end
     end
     print(("  paired with the untraced run of each round (median [min..max]): %s; the untraced "
@@ -260,11 +268,9 @@ for _, s in ipairs(sizes) do
   -- ratio against the untraced run's of its round, which takes that drift out
   local same, drifted, worst_same = {}, {}, nil
   for _, v in ipairs(VARIANTS) do
-    local r, d = {}, {}
+    local r, d = {}, HOW[v].traced and against_untraced(inproc, v) or {}
     for round = 1, ROUNDS do
-      local x, u = inproc[v][round], inproc.untraced and inproc.untraced[round]
-      if x then r[#r + 1] = x - 1 end
-      if x and u and HOW[v].traced then d[#d + 1] = x / u - 1 end
+      if inproc[v][round] then r[#r + 1] = inproc[v][round] - 1 end
     end
     if #r > 0 then same[#same + 1] = select(2, summarised(v, r)) end
     if #d > 0 then
@@ -286,11 +292,7 @@ for _, s in ipairs(sizes) do
   -- loaded), which the in-process comparison cannot see
   local idle = {}
   for _, v in ipairs(VARIANTS) do
-    local r = {}
-    for round = 1, ROUNDS do
-      local x, u = afters[v][round], afters.untraced and afters.untraced[round]
-      if x and u and HOW[v].traced then r[#r + 1] = x / u - 1 end
-    end
+    local r = HOW[v].traced and against_untraced(afters, v) or {}
     if #r > 0 then idle[#idle + 1] = select(2, summarised(v, r)) end
   end
   if #idle > 0 then
