@@ -17,11 +17,13 @@
 #include <fcntl.h>
 #include <lauxlib.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -318,6 +320,31 @@ static void push_ended(lua_State *L, pid_t pid, int status) {
   set_how(L, status);
 }
 
+/* a descriptor that becomes readable when child pid ends (Linux's pidfd), or -1 where the kernel
+ * has none: the wait below then naps 2 ms at a time */
+static int child_fd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+/* sleeps until the child behind *fd ends, a signal comes or s seconds pass: a traced program's
+ * steps are timed while wlrun waits, and a wake-up every 2 ms would share their CPUs */
+static void nap_for_child(int *fd, double s) {
+  if (*fd >= 0) {
+    struct pollfd p = {.fd = *fd, .events = POLLIN};
+    int ms = s > 0 ? (int)(s * 1000) + 1 : 1;
+    if (poll(&p, 1, ms) >= 0 || errno == EINTR) return;
+    close(*fd);
+    *fd = -1;
+  }
+  struct timespec nap = {0, 2000000}; /* 2 ms */
+  nanosleep(&nap, NULL);
+}
+
 /* core.spawn(argv, {timeout = s, stdin, stdout, stderr = path, cwd = dir, env, forward_signals})
  * -> {how = "exit"|"signal"|"timeout", code = n, signal = n, time = s, interrupted = n}: runs a
  * child process (no shell), waits at most timeout seconds (0: no limit), then kills it (SIGTERM,
@@ -338,6 +365,7 @@ static int l_spawn(lua_State *L) {
   double t0 = monotonic();
   struct forwarding fw = {.on = false};
   pid_t pid = forward ? start_forwarding(L, &fw) : start_child(L);
+  int fd = child_fd(pid);
   int status = 0;
   bool timed_out = false;
   double killed_at = 0;
@@ -347,9 +375,10 @@ static int l_spawn(lua_State *L) {
     if (r < 0 && errno != EINTR) {
       int e = errno;
       forwarding_end(&fw);
+      if (fd >= 0) close(fd);
       return wl_raise(L, WL_EXIT_SCRIPT, "waiting for a child process: %s", strerror(e));
     }
-    double now = monotonic();
+    double now = monotonic(), until = now + 0.1;
     if (timeout > 0 && !timed_out && now - t0 > timeout) {
       timed_out = true;
       killed_at = now;
@@ -357,10 +386,12 @@ static int l_spawn(lua_State *L) {
     } else if (timed_out && now - killed_at > 1.0) {
       kill(pid, SIGKILL);
     }
-    struct timespec nap = {0, 2000000}; /* 2 ms */
-    nanosleep(&nap, NULL);
+    if (timeout > 0 && !timed_out && t0 + timeout < until) until = t0 + timeout;
+    if (timed_out && killed_at + 1.0 < until) until = killed_at + 1.0;
+    nap_for_child(&fd, until - now);
   }
   forwarding_end(&fw);
+  if (fd >= 0) close(fd);
   lua_createtable(L, 0, 5);
   if (forward && forwarded) {
     lua_pushinteger(L, forwarded);

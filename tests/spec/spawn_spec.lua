@@ -36,6 +36,18 @@ assert(r.code == 0)
     os.execute("rm -rf " .. dir)
   end)
 
+  it("waits for a child without waking every few milliseconds (a traced program's CPUs)", function()
+    -- the waits that wake the process: a poll every 2 ms would make about 500 in a second
+    local function wakes()
+      local status = assert(io.open("/proc/self/status")):read("a")
+      return tonumber(status:match("voluntary_ctxt_switches:%s*(%d+)"))
+    end
+    local before = wakes()
+    local r = process.spawn({ "sleep", "1" })
+    assert.equal(0, r.code)
+    assert.is_true(wakes() - before < 50, ("%d wake-ups"):format(wakes() - before))
+  end)
+
   it("reports a child killed by a signal", function()
     local r = process.spawn({ "sh", "-c", "kill -SEGV $$" })
     assert.equal("signal", r.how)
