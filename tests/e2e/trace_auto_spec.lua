@@ -282,6 +282,37 @@ describe("wlrun trace's Python hook", function()
   end)
 
 
+  auto_it("ends a step at its optimizer's step where the loop makes its batches, the making data",
+    function()
+    -- the template's data: from the step's end to the batch in hand; 5 ms to make each batch
+    local r, c = trace("--steps 12 --batch 16 --no-loader --make-ms 5")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("ranges", c.trace.data_source)
+    assert.is_true(math.abs(c.loop.data_stats.mean - 0.005) < 0.002, c.loop.data_stats.mean)
+    assert.is_true(c.stats.mean < 0.004, "iter " .. c.stats.mean)
+    -- after a validation loader ran out, the next batch's making is data too
+    local rv, cv = trace("--steps 12 --batch 16 --no-loader --make-ms 5 --val-every 3")
+    assert.equal(0, rv.code, rv.stderr)
+    assert.is_true(math.abs(cv.loop.data_stats.mean - 0.005) < 0.002, cv.loop.data_stats.mean)
+    assert.is_true(most(cv.trace.between) >= 0.015, "between " .. most(cv.trace.between))
+    -- a frozen module evaluating each batch first (4 ms): the step's work, not data
+    local rt, ct = trace("--steps 12 --batch 16 --no-loader --make-ms 2 --teacher 4")
+    assert.equal(0, rt.code, rt.stderr)
+    assert.is_true(math.abs(ct.loop.data_stats.mean - 0.002) < 0.0015, ct.loop.data_stats.mean)
+    assert.is_true(ct.stats.mean >= 0.004, "iter " .. ct.stats.mean)
+    -- a forward the hook does not see (functional): the step begins at the step before's end, as
+    -- the batch's making and its forward cannot be told apart; no phase named data in it
+    local rf, cf = trace("--steps 12 --batch 16 --no-loader --make-ms 2 --functional 3")
+    assert.equal(0, rf.code, rf.stderr)
+    assert.equal(0, cf.loop.data_stats.mean)
+    assert.is_true(cf.stats.mean >= 0.005, "iter " .. cf.stats.mean)
+    for _, ph in ipairs(cf.loop.phases) do assert.is_true(ph.name ~= "data", ph.name) end
+    -- no optimizer (the loop updates the weights after the backward that ends the step): no data
+    local rm, cm = trace("--steps 12 --batch 16 --no-loader --make-ms 2 --manual")
+    assert.equal(0, rm.code, rm.stderr)
+    assert.equal(0, cm.loop.data_stats.mean)
+  end)
+
   auto_it("counts the model's input where no DataLoader gives the batches (data made in the loop)",
     function()
     -- each step's samples: the first dimension of the first tensor given to its first forward;
@@ -295,12 +326,13 @@ describe("wlrun trace's Python hook", function()
       assert.equal("input", c.trace.batch_source, case[1])
       assert.matches("fetched no batch through a DataLoader", table.concat(c.notes or {}, "\n"),
         1, true)
-      assert.equal("none", c.trace.data_source, case[1]) -- no loading: the steps follow one another
+      -- the making of each batch, from the optimizer's step to the next forward, is data
+      assert.equal("ranges", c.trace.data_source, case[1])
     end
     -- a validation loader of its own every 3 steps (20 ms): between the steps, not data
     local rv, cv = trace("--steps 10 --batch 16 --no-loader --val-every 3")
     assert.equal(0, rv.code, rv.stderr)
-    assert.equal("none", cv.trace.data_source)
+    assert.equal("ranges", cv.trace.data_source)
     assert.is_true(most(cv.trace.between) >= 0.015, "between " .. most(cv.trace.between))
     assert.is_nil(codes(cv):find("data-bottleneck", 1, true), codes(cv))
     -- the program's own step ranges, with no payload: the same count, through the hook's steps

@@ -10,6 +10,9 @@
     --accumulate K     K micro-batches of forward and backward per optimizer step
     --ranges           the program pushes its own train_step range (the hook's steps are left out)
     --no-loader        batches made in the loop, no DataLoader (the hook counts the model's input)
+    --make-ms MS       with --no-loader, each batch takes MS ms more to make (a slow generator)
+    --teacher MS       a frozen module of its own (eval mode, torch.no_grad()) takes each batch first
+                       and sleeps MS ms, as a frozen backbone or a distillation's teacher does
     --input KIND       with --no-loader, the model's input: packed (a PackedSequence of sequences
                        of 3 to 9 steps into an LSTM), list (a list of per-sample tensors), seqfirst
                        (the model is a sequence-first nn.LSTM, input (5, batch, 32)), inside (a
@@ -47,6 +50,18 @@ import time
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
+
+
+class Teacher(nn.Module):
+    """A frozen module that takes ms milliseconds a call."""
+
+    def __init__(self, ms):
+        super().__init__()
+        self.ms, self.layer = ms, nn.Linear(32, 32)
+
+    def forward(self, x):
+        time.sleep(self.ms / 1e3)
+        return self.layer(x)
 
 
 class SkippingScaler(torch.cuda.amp.GradScaler):
@@ -131,6 +146,8 @@ def main():
     ap.add_argument("--accumulate", type=int, default=1)
     ap.add_argument("--ranges", action="store_true")
     ap.add_argument("--no-loader", action="store_true")
+    ap.add_argument("--make-ms", type=float, default=0.0)
+    ap.add_argument("--teacher", type=float, default=None)
     ap.add_argument("--input", choices=["packed", "list", "seqfirst", "inside", "keywords"])
     ap.add_argument("--preload", action="store_true")
     ap.add_argument("--val-every", type=int, default=0)
@@ -168,6 +185,7 @@ def main():
         return torch.optim.SGD(m.parameters(), lr=0.01)
 
     opts = [optimizer(m) for m in models]
+    teacher = Teacher(a.teacher or 0).to(dev).eval()
     scaler = SkippingScaler(a.scaler) if a.scaler else None
     loss_fn = nn.CrossEntropyLoss()
     n = a.steps * a.accumulate * a.optimizers * a.batch
@@ -191,6 +209,9 @@ def main():
             return checkpoint(rest, h, use_reentrant=True)
         if a.input:
             return model.call(x)
+        if a.teacher is not None:
+            with torch.no_grad():
+                x = teacher(x)
         if a.functional is None:
             return model(x)
         time.sleep(a.functional / 1e3)
@@ -221,6 +242,8 @@ def main():
             i, at[0] = at[0], at[0] + a.batch
             return held[0][i:i + a.batch], held[1][i:i + a.batch]
         if a.no_loader:
+            if a.make_ms:
+                time.sleep(a.make_ms / 1e3)
             return torch.randn(a.batch, 32), torch.randint(0, 4, (a.batch,))
         if a.fresh_iter:
             return next(iter(loader))

@@ -314,7 +314,7 @@ function ranges.late_forwards(p)
       for i = first, #l do
         local c = l[i]
         if c.start >= m.start then break end
-        if c ~= cm and c ~= cs and c.stop and c.stop <= m.start
+        if c ~= cm and c ~= cs and c ~= cd and c.stop and c.stop <= m.start
           and (not c.parent or set[c.parent.rid]) then c.parent = cm end
       end
       for rid in pairs(set) do claim(launched[rid] or {}, from, m.start, m.rid) end

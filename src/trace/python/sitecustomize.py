@@ -12,11 +12,14 @@ wlrun_trace_auto_* functions: src/trace/trace_auto.c), on the thread that trains
               evaluation used, the next fetch; its payload is the time __next__ returned
               (CLOCK_MONOTONIC ns, the library's clock): the report ends the fetch at the later of
               that and the range's copies to the GPU, not at a synchronisation after it; or
-              EVALUATED (1): no data
+              EVALUATED (1): no data. Where no DataLoader gives the batches (made in the loop) and
+              an optimizer steps: from the optimizer step that ended the iteration to the next
+              step's training work, the making of the next batch (payload: that time)
   train_step  from the first forward, backward or optimizer step after the previous step's end (or
               a zero_grad() with a batch in hand, as a loop's first line) to
               the loop's next range after the optimizer step that closes the iteration (the next
-              batch's fetch, the next forward; the last step: that optimizer step's end), or a
+              batch's fetch, the next forward; the last step, and a loop that makes its batches:
+              that optimizer step's end), or a
               checkpoint saved or an optimizer made before it: what else the loop does after the
               optimizer (waiting for the GPU, logging) is the step's; its
               payload is the number of samples of the batches it trained on (of the loader that
@@ -235,6 +238,11 @@ def _thread_state():
             self.marked = False  # a late forward marked in the step open
             self.fetching = 0  # DataLoader fetches running (a module called in one is the fetch's)
             self.depth = 0  # the optimizer steps running that the hook counts
+            # the data range open is the loop making its next batch (no DataLoader): opened at the
+            # optimizer step that ended the iteration (made_from, its start), closed where the
+            # training work on the batch begins; made_eval: when a frozen module evaluated it first
+            self.making = False
+            self.made_from = self.made_eval = 0
 
     return State()
 
@@ -267,6 +275,7 @@ class _Loop:
         self.inputs = 0
         self.forwards = 0  # the forwards counted
         self.model = None  # the id of the model counted
+        self.trained = None  # the model counted in the last step (evaluating it again validates)
         self.keys = []  # the inputs counted (_is_counted)
         self.doubt = None  # a sequence-first module in the model: the count may be a sequence's
         self.looked = {}  # model id -> the sequence-first module it holds, or None
@@ -376,7 +385,10 @@ class _Loop:
         given, _ = self.iterators.get(loader, (0, False))
         if batch is None:  # the loader is exhausted (or failed): what follows is not loading
             self.iterators[loader] = (given, True)
-            self.data_close(EVALUATED if loader in self.evaluating else None)
+            evaluated = loader in self.evaluating
+            self.data_close(EVALUATED if evaluated else None)
+            if evaluated and not self.step and self.makes_batches():
+                self.making_begins()  # an evaluation's loader ran out: the next batch is made
             return
         self.iterators[loader] = (given + 1, False)
         n = _samples(batch, indexed)
@@ -417,20 +429,32 @@ class _Loop:
         """Closes the thread's data range (at: when, where not now); its payload the time the
         batch was in hand, or EVALUATED: the fetch of a batch that only evaluation used, which is
         no data."""
-        s = self.local.stack
+        s, local = self.local.stack, self.local
+        if payload is None:  # a batch the loop was making that no training used is no data
+            payload = EVALUATED if local.making else local.fetched_at
         if "data" in s:
             if s[-1] != "data":  # pop_to only where a range is above it (a call less a step)
                 self.pop_to("data")
-            self.pop(self.local.fetched_at if payload is None else payload, at)
-        self.local.fetched_at = 0
+            self.pop(payload, at)
+        local.fetched_at = 0
+        local.making = False
 
     # ---- the step and its phases ----
-    def evaluate(self, grad):
+    def evaluate(self, grad, module=None):
         """A module call that does not train (grad disabled, or the model in eval mode): the data
         range of the batch in hand stays open until it is known whether training uses the batch
-        too (begin) or only evaluation did (the next fetch, data_begin)."""
-        if self.local.pending:
-            self.local.evaluated = True
+        too (begin) or only evaluation did (the next fetch, data_begin). A batch the loop is making
+        (no DataLoader): the model trained in the last step evaluated again validates (neither
+        data nor step), another module (a frozen backbone, a teacher) evaluates the batch first,
+        where the step's work begins."""
+        local = self.local
+        if local.pending:
+            local.evaluated = True
+        elif local.making and not local.made_eval:
+            if module is not None and id(module) == self.trained:
+                self.data_close(EVALUATED)
+            else:
+                local.made_eval = self.now()
         if grad and not self.step:
             self.local.eval_grad = True  # in eval mode with grad: a backward would say it trained
 
@@ -449,10 +473,17 @@ class _Loop:
             local.fetched_at = local.in_hand_at = 0
             local.evaluated = local.marked = False
             return
-        self.data_close(at=at)
+        made = 0
+        if local.making:  # the batch the loop made is in hand: evaluated first by another module,
+            # or, where the step begins at backward (its forward unseen), from the range's start
+            made = local.made_eval or (local.made_from if late else 0)
+            self.data_close(made or at or self.now(), at=at)
+            local.made_eval = 0
+        else:
+            self.data_close(at=at)
         p = self.local.pending
-        in_hand = self.local.in_hand_at if p else 0
-        late = late or self.local.evaluated  # evaluation on the batch in hand first (a teacher)
+        in_hand = self.local.in_hand_at if p else made
+        late = late or self.local.evaluated or bool(made)  # evaluation first (a teacher)
         for loader, n in p.items():
             self.fetched[loader] = self.fetched.get(loader, 0) + n
             self.evaluating.discard(loader)
@@ -608,16 +639,40 @@ class _Loop:
             if s[-1] != "train_step":
                 self.pop_to("train_step")
             s.pop()
-            self._pop_later(self.samples())
+            # no DataLoader gives the batches (made on the GPU in the loop, sliced from a tensor):
+            # the step ends here and what the loop does until the next one is the making of its
+            # batch, the template's data (a loop with no optimizer updates its weights after the
+            # backward that ended the step: no data, the step goes on)
+            if self.makes_batches():
+                self._pop(self.samples(), 0)
+                self.making_begins()
+            else:
+                self._pop_later(self.samples())
+        self.trained = self.model
         self.step, self.fetched, self.inputs, self.forwards = False, {}, 0, 0
         self.model, self.keys, self.doubt = None, [], None
+
+    def makes_batches(self):
+        """Whether the loop makes its batches itself (no DataLoader gives them, and an optimizer
+        updates the weights), on the thread that trains."""
+        return (self.optimizers and not (self.here or self.ahead or self.handing)
+                and self.thread == self.ident())
+
+    def making_begins(self):
+        """The data range of the batch the loop makes next opens (no step open)."""
+        at = self.now()
+        self.push("data", at=at)
+        local = self.local
+        local.making, local.made_from, local.made_eval = True, at, 0
 
     def outside_work(self, at):
         """Work that is no training step's (a checkpoint saved, a new optimizer made) on the thread
         that trains, after the optimizer step that ended the iteration: the step ends there, not
-        at the loop's next fetch."""
+        at the loop's next fetch (nor is it the making of the next batch)."""
         if not self.step:
             self._end_later(at)
+            if self.local.making:
+                self.data_close(EVALUATED, at)
 
     def samples(self):
         """The step's: of the loader that gave it the most (loaders zipped give a batch each), or
@@ -772,7 +827,7 @@ def _install(torch, loop, report):
         at = now()
         if loop.phase is None and not compiling() and not local.fetching:
             if not grad_enabled() or not getattr(module, "training", True):
-                loop.evaluate(grad_enabled())
+                loop.evaluate(grad_enabled(), module)
             elif next(iter(module.parameters()), None) is not None:
                 loop.forward(at, module, args)
 
