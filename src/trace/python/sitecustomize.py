@@ -643,7 +643,7 @@ class _Loop:
             # the step ends here and what the loop does until the next one is the making of its
             # batch, the template's data (a loop with no optimizer updates its weights after the
             # backward that ended the step: no data, the step goes on)
-            if self.makes_batches():
+            if not (self.here or self.ahead) and self.makes_batches():  # (a call less when fed)
                 self._pop(self.samples(), 0)
                 self.making_begins()
             else:
