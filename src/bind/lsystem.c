@@ -351,7 +351,8 @@ static void nap_for_child(int *fd, double s) {
  * and SIGKILL a second later). Ctrl-C in the parent reaches the child too (same process group);
  * the parent waits for it. With forward_signals, SIGINT and SIGTERM sent to the parent while it
  * waits are passed on to the child instead of stopping the parent, which goes on waiting;
- * `interrupted` is the first such signal. */
+ * `interrupted` is the first such signal; `waited`: "pidfd" (the child's end polled) or "naps"
+ * (2 ms at a time, where the kernel gives no pidfd). */
 static int l_spawn(lua_State *L) {
   double timeout = 0;
   bool forward = false;
@@ -367,7 +368,7 @@ static int l_spawn(lua_State *L) {
   pid_t pid = forward ? start_forwarding(L, &fw) : start_child(L);
   int fd = child_fd(pid);
   int status = 0;
-  bool timed_out = false;
+  bool timed_out = false, killed = false;
   double killed_at = 0;
   for (;;) {
     pid_t r = waitpid(pid, &status, WNOHANG);
@@ -383,16 +384,20 @@ static int l_spawn(lua_State *L) {
       timed_out = true;
       killed_at = now;
       kill(pid, SIGTERM);
-    } else if (timed_out && now - killed_at > 1.0) {
+    } else if (timed_out && !killed && now - killed_at > 1.0) {
       kill(pid, SIGKILL);
+      killed = true;
     }
     if (timeout > 0 && !timed_out && t0 + timeout < until) until = t0 + timeout;
-    if (timed_out && killed_at + 1.0 < until) until = killed_at + 1.0;
+    if (timed_out && !killed && killed_at + 1.0 < until) until = killed_at + 1.0;
     nap_for_child(&fd, until - now);
   }
   forwarding_end(&fw);
+  bool polled = fd >= 0;
   if (fd >= 0) close(fd);
-  lua_createtable(L, 0, 5);
+  lua_createtable(L, 0, 6);
+  lua_pushstring(L, polled ? "pidfd" : "naps");
+  lua_setfield(L, -2, "waited");
   if (forward && forwarded) {
     lua_pushinteger(L, forwarded);
     lua_setfield(L, -2, "interrupted");

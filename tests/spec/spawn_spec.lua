@@ -44,8 +44,14 @@ assert(r.code == 0)
     end
     local before = wakes()
     local r = process.spawn({ "sleep", "1" })
+    local woke = wakes() - before
     assert.equal(0, r.code)
-    assert.is_true(wakes() - before < 50, ("%d wake-ups"):format(wakes() - before))
+    if r.waited == "naps" then -- no pidfd here (an old kernel, a seccomp filter): 2 ms naps
+      print("\n  spawn: this kernel gives no pidfd: the wait naps 2 ms at a time")
+      return
+    end
+    assert.equal("pidfd", r.waited)
+    assert.is_true(woke < 50, ("%d wake-ups"):format(woke))
   end)
 
   it("reports a child killed by a signal", function()
