@@ -27,12 +27,19 @@ EXPORT int wlrun_trace_auto_pop_at(int64_t payload, int64_t at);
 EXPORT int wlrun_trace_auto_pop_later(int64_t payload);
 EXPORT int wlrun_trace_auto_end_later(int64_t at);
 EXPORT int wlrun_trace_auto_recording(void);
+EXPORT int wlrun_trace_auto_above(void);
 
 /* 1 when this process is traced (WLRUN_TRACE_DIR names a directory the file could be made in) */
 int wlrun_trace_auto_enabled(void) { return wt_init() && auto_domain() != NULL; }
 
 /* 0 once the steps traced are done (WLRUN_TRACE_STEPS): the hook can stop */
 int wlrun_trace_auto_recording(void) { return wt_recording(); }
+
+/* the ranges open on the calling thread above the hook's innermost (the program's own), or -1
+ * where the hook has none open there */
+int wlrun_trace_auto_above(void) {
+  return wlrun_trace_auto_enabled() ? wt_ranges_above(auto_domain()) : -1;
+}
 
 static struct wt_payload payload_of(int64_t n) {
   struct wt_payload p = {n > 0 ? 1 : 0, n > 0 ? (uint64_t)n : 0};

@@ -113,6 +113,7 @@ int wt_pop_at(struct wt_string *domain, const struct wt_payload *payload, uint64
  * A range timed with a synchronisation (WLRUN_TRACE_SYNC), or not on top, is popped at once. */
 int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload);
 int wt_end_later(uint64_t at);
+int wt_ranges_above(const struct wt_string *domain);
 uint64_t wt_start(struct wt_string *domain, struct wt_string *name, struct wt_payload payload);
 void wt_end_range(uint64_t rid);
 void wt_name_thread(uint32_t tid, struct wt_string *name);

@@ -335,6 +335,15 @@ int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload) {
   return same_domain_below(t, i, domain);
 }
 
+/* the ranges open on this thread above its innermost range of domain (other domains': a program's
+ * own range around the optimizer step), or -1 where it has none of domain */
+int wt_ranges_above(const struct wt_string *domain) {
+  const struct thread *t = self;
+  if (!t) return -1;
+  int i = innermost(t, domain);
+  return i < 0 ? -1 : t->depth - 1 - i + (int)t->overflow;
+}
+
 /* The range wt_pop_later left open on this thread ends at `at` (0: now, else bounded as a push's)
  * where the thread's next push or pop ends it: the loop's next work is none of the hook's ranges
  * (a checkpoint saved). The first such time holds. */

@@ -290,11 +290,17 @@ describe("wlrun trace's Python hook", function()
     assert.equal("ranges", c.trace.data_source)
     assert.is_true(math.abs(c.loop.data_stats.mean - 0.005) < 0.002, c.loop.data_stats.mean)
     assert.is_true(c.stats.mean < 0.004, "iter " .. c.stats.mean)
-    -- after a validation loader ran out, the next batch's making is data too
+    -- after a validation loader ran out, the next batch's making is data too: every step's
     local rv, cv = trace("--steps 12 --batch 16 --no-loader --make-ms 5 --val-every 3")
     assert.equal(0, rv.code, rv.stderr)
-    assert.is_true(math.abs(cv.loop.data_stats.mean - 0.005) < 0.002, cv.loop.data_stats.mean)
+    for j, d in ipairs(cv.loop.data) do assert.is_true(d >= 0.004, ("data %d: %g"):format(j, d)) end
     assert.is_true(most(cv.trace.between) >= 0.015, "between " .. most(cv.trace.between))
+    -- a validation on held batches (the model in eval mode, no DataLoader): neither data nor step
+    local rh, ch = trace("--steps 12 --batch 16 --no-loader --make-ms 2 --val-held 3")
+    assert.equal(0, rh.code, rh.stderr)
+    assert.is_true(most(ch.trace.between) >= 0.015, "between " .. most(ch.trace.between))
+    for j, d in ipairs(ch.loop.data) do assert.is_true(d < 0.01, ("data %d: %g"):format(j, d)) end
+    assert.is_true(ch.stats.mean < 0.004, "iter " .. ch.stats.mean)
     -- a frozen module evaluating each batch first (4 ms): the step's work, not data
     local rt, ct = trace("--steps 12 --batch 16 --no-loader --make-ms 2 --teacher 4")
     assert.equal(0, rt.code, rt.stderr)
@@ -307,6 +313,15 @@ describe("wlrun trace's Python hook", function()
     assert.equal(0, cf.loop.data_stats.mean)
     assert.is_true(cf.stats.mean >= 0.005, "iter " .. cf.stats.mean)
     for _, ph in ipairs(cf.loop.phases) do assert.is_true(ph.name ~= "data", ph.name) end
+    -- a range of the program's own around the optimizer step, 3 ms of work in it: the step's
+    if push_lib then
+      local ro, co = trace("--steps 12 --batch 16 --no-loader --make-ms 2 --opt-range 3")
+      assert.equal(0, ro.code, ro.stderr)
+      assert.is_true(co.stats.mean >= 0.003, "iter " .. co.stats.mean)
+      local names = {}
+      for _, ph in ipairs(co.loop.phases) do names[ph.name] = true end
+      assert.is_true(names.opt and names.forward, "phases")
+    end
     -- no optimizer (the loop updates the weights after the backward that ends the step): no data
     local rm, cm = trace("--steps 12 --batch 16 --no-loader --make-ms 2 --manual")
     assert.equal(0, rm.code, rm.stderr)

@@ -11,6 +11,10 @@
     --ranges           the program pushes its own train_step range (the hook's steps are left out)
     --no-loader        batches made in the loop, no DataLoader (the hook counts the model's input)
     --make-ms MS       with --no-loader, each batch takes MS ms more to make (a slow generator)
+    --val-held N       after every Nth step, the model (in eval mode, torch.no_grad()) evaluates 4 held
+                       batches of its own, 5 ms each: a validation with no DataLoader
+    --opt-range MS     a range of the program's own ("opt") around each optimizer step and MS ms of
+                       work after it, inside the range (C NVTX where there is no CUDA, as --ranges)
     --teacher MS       a frozen module of its own (eval mode, torch.no_grad()) takes each batch first
                        and sleeps MS ms, as a frozen backbone or a distillation's teacher does
     --input KIND       with --no-loader, the model's input: packed (a PackedSequence of sequences
@@ -148,6 +152,8 @@ def main():
     ap.add_argument("--no-loader", action="store_true")
     ap.add_argument("--make-ms", type=float, default=0.0)
     ap.add_argument("--teacher", type=float, default=None)
+    ap.add_argument("--val-held", type=int, default=0)
+    ap.add_argument("--opt-range", type=float, default=None)
     ap.add_argument("--input", choices=["packed", "list", "seqfirst", "inside", "keywords"])
     ap.add_argument("--preload", action="store_true")
     ap.add_argument("--val-every", type=int, default=0)
@@ -292,6 +298,11 @@ def main():
                     with torch.no_grad():
                         for p in model.parameters():
                             p -= 0.01 * p.grad
+                elif a.opt_range is not None:
+                    range_push("opt")
+                    opt.step()
+                    time.sleep(a.opt_range / 1e3)
+                    range_pop()
                 else:
                     try:
                         opt.step()
@@ -306,6 +317,13 @@ def main():
                                                       torch.zeros(4 * a.batch)), batch_size=a.batch):
                     models[0](vx.to(dev)) if not a.input else None
                     time.sleep(0.005)
+        if a.val_held and (i + 1) % a.val_held == 0:
+            models[0].eval()
+            with torch.no_grad():
+                for _ in range(4):
+                    models[0](torch.randn(a.batch, 32, device=dev))
+                    time.sleep(0.005)
+            models[0].train()
         if a.after_ms:
             time.sleep(a.after_ms / 1e3)
     if a.tail_ms:
@@ -335,6 +353,6 @@ if __name__ == "__main__":
 
     # a run that hangs (the spec stops it at 180 s) says where, every thread's stack on stderr
     faulthandler.dump_traceback_later(150, exit=True)
-    if "--ranges" in sys.argv:
+    if "--ranges" in sys.argv or "--opt-range" in sys.argv:
         range_push, range_pop = _nvtx()
     sys.exit(main())

@@ -424,9 +424,9 @@ local function data_times(p, steps, win, data, o, t, notes, mode)
     -- the hook's steps follow one another where no batch is fetched: a gap is work it ended a
     -- step at (evaluation, a checkpoint), none of it loading
     t.data_source = "none"
-    notes[#notes + 1] = "no batch was fetched through a DataLoader for training: the data time is "
-      .. "0 (a batch made in the loop is in the step before it, which ends at the next forward; "
-      .. "what lies between the steps is neither)"
+    notes[#notes + 1] = "no batch was fetched through a DataLoader for training and wlrun's hook "
+      .. "timed the making of none between two steps: the data time is 0 (what lies between "
+      .. "the steps, an evaluation or a checkpoint, is neither)"
     local time = {}
     for i = 1, #steps do time[i] = 0.0 end
     return time, data_iter

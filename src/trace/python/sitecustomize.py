@@ -243,6 +243,10 @@ def _thread_state():
             # training work on the batch begins; made_eval: when a frozen module evaluated it first
             self.making = False
             self.made_from = self.made_eval = 0
+            # whether a module with parameters evaluated during this making, and the one before:
+            # evaluation in every making is a frozen module's work on the batch (a teacher, a
+            # backbone), once in a while a validation
+            self.eval_seen = self.eval_last = False
 
     return State()
 
@@ -260,6 +264,7 @@ class _Loop:
         self._pop_later = lib.wlrun_trace_auto_pop_later
         self._end_later = lib.wlrun_trace_auto_end_later
         self._recording = lib.wlrun_trace_auto_recording
+        self._above = lib.wlrun_trace_auto_above
         self.local = _thread_state()
         self.ident = threading.get_ident
         self.thread = None  # the thread of the step open, or of the last one
@@ -275,7 +280,7 @@ class _Loop:
         self.inputs = 0
         self.forwards = 0  # the forwards counted
         self.model = None  # the id of the model counted
-        self.trained = None  # the model counted in the last step (evaluating it again validates)
+        self.makes = False  # whether the last step ended with the making of the next batch
         self.keys = []  # the inputs counted (_is_counted)
         self.doubt = None  # a sequence-first module in the model: the count may be a sequence's
         self.looked = {}  # model id -> the sequence-first module it holds, or None
@@ -387,7 +392,7 @@ class _Loop:
             self.iterators[loader] = (given, True)
             evaluated = loader in self.evaluating
             self.data_close(EVALUATED if evaluated else None)
-            if evaluated and not self.step and self.makes_batches():
+            if evaluated and not self.step and self.makes and self.thread == self.ident():
                 self.making_begins()  # an evaluation's loader ran out: the next batch is made
             return
         self.iterators[loader] = (given + 1, False)
@@ -444,17 +449,19 @@ class _Loop:
         """A module call that does not train (grad disabled, or the model in eval mode): the data
         range of the batch in hand stays open until it is known whether training uses the batch
         too (begin) or only evaluation did (the next fetch, data_begin). A batch the loop is making
-        (no DataLoader): the model trained in the last step evaluated again validates (neither
-        data nor step), another module (a frozen backbone, a teacher) evaluates the batch first,
-        where the step's work begins."""
+        (no DataLoader): a module with parameters evaluated in the making before too is a frozen
+        module's work on the batch (a backbone, a teacher), where the step begins; else it
+        validates, neither data nor step."""
         local = self.local
         if local.pending:
             local.evaluated = True
-        elif local.making and not local.made_eval:
-            if module is not None and id(module) == self.trained:
-                self.data_close(EVALUATED)
-            else:
+        elif local.making and not local.made_eval and module is not None and next(
+                iter(module.parameters()), None) is not None:  # not a parameterless augmentation
+            local.eval_seen = True
+            if local.eval_last:
                 local.made_eval = self.now()
+            else:
+                self.data_close(EVALUATED)
         if grad and not self.step:
             self.local.eval_grad = True  # in eval mode with grad: a backward would say it trained
 
@@ -643,19 +650,23 @@ class _Loop:
             # the step ends here and what the loop does until the next one is the making of its
             # batch, the template's data (a loop with no optimizer updates its weights after the
             # backward that ended the step: no data, the step goes on)
-            if not (self.here or self.ahead) and self.makes_batches():  # (a call less when fed)
+            # (a program's own range open around the optimizer step keeps the step going on
+            # until the loop's next range, as with a DataLoader)
+            self.makes = not self.fetched and self.makes_batches() and self._above() == 0
+            if self.makes:
                 self._pop(self.samples(), 0)
                 self.making_begins()
             else:
                 self._pop_later(self.samples())
-        self.trained = self.model
         self.step, self.fetched, self.inputs, self.forwards = False, {}, 0, 0
         self.model, self.keys, self.doubt = None, [], None
 
     def makes_batches(self):
-        """Whether the loop makes its batches itself (no DataLoader gives them, and an optimizer
-        updates the weights), on the thread that trains."""
-        return (self.optimizers and not (self.here or self.ahead or self.handing)
+        """Whether the loop makes its batches itself, its step having fetched none (made on the
+        GPU, sliced from a tensor, a dataset read through a DataLoader before the loop), where an
+        optimizer updates the weights and no other thread fetches batches, on the thread that
+        trains."""
+        return (self.optimizers and not (self.ahead or self.handing)
                 and self.thread == self.ident())
 
     def making_begins(self):
@@ -664,6 +675,7 @@ class _Loop:
         self.push("data", at=at)
         local = self.local
         local.making, local.made_from, local.made_eval = True, at, 0
+        local.eval_last, local.eval_seen = local.eval_seen, False
 
     def outside_work(self, at):
         """Work that is no training step's (a checkpoint saved, a new optimizer made) on the thread
@@ -1212,6 +1224,7 @@ def _start():
             lib.wlrun_trace_auto_end_later.argtypes = (ctypes.c_int64,)
             lib.wlrun_trace_auto_enabled.argtypes = ()
             lib.wlrun_trace_auto_recording.argtypes = ()
+            lib.wlrun_trace_auto_above.argtypes = ()
             if not lib.wlrun_trace_auto_enabled():
                 return  # not traced (WLRUN_TRACE_DIR missing): nothing to record
             loop = _Loop(lib)
