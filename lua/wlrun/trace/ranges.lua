@@ -20,6 +20,21 @@ function ranges.evaluated(r) return r.payload == ranges.EVALUATED and ranges.is_
 -- fetched no batch through a DataLoader (src/trace/python/sitecustomize.py: FORWARD_SAMPLES)
 ranges.FORWARD_SAMPLES = 1 << 40
 
+-- added to the payload of the hook's data range of a batch the loop made itself, no DataLoader
+-- giving it (src/trace/python/sitecustomize.py: MADE); the rest is the time it was in hand
+ranges.MADE = 1 << 61
+
+-- The hook's ranges of a batch the loop made: payload the time it was in hand, made true. In
+-- place; a second call changes nothing.
+function ranges.made_batches(p)
+  for _, r in ipairs(p.ranges) do
+    if ranges.is_auto(r) and r.name == "data" and math.type(r.payload) == "integer"
+      and r.payload >= ranges.MADE then
+      r.payload, r.made = r.payload - ranges.MADE, true
+    end
+  end
+end
+
 -- The hook's steps whose samples are their model's input (payload FORWARD_SAMPLES + n): where
 -- every closed step of the hook's after the first `skip` (the warmup) that carries samples is one
 -- (a batch made in the loop, a dataset read once and sliced), payload n and input true; else (a

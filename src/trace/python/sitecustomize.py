@@ -65,6 +65,9 @@ HANDOVER = "queue"  # the loader key of batches handed over through a queue
 # added to a step's payload where its samples are its model's input, the step having fetched no
 # batch through a DataLoader (lua/wlrun/trace/ranges.lua: FORWARD_SAMPLES)
 FORWARD_SAMPLES = 1 << 40
+# added to the payload of the data range of a batch the loop made itself (no DataLoader), the time
+# it was in hand (lua/wlrun/trace/ranges.lua: MADE)
+MADE = 1 << 61
 
 
 def _parts(batch, depth):
@@ -484,7 +487,7 @@ class _Loop:
         if local.making:  # the batch the loop made is in hand: evaluated first by another module,
             # or, where the step begins at backward (its forward unseen), from the range's start
             made = local.made_eval or (local.made_from if late else 0)
-            self.data_close(made or at or self.now(), at=at)
+            self.data_close(MADE + (made or at or self.now()), at=at)
             local.made_eval = 0
         else:
             self.data_close(at=at)
