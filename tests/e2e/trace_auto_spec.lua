@@ -306,6 +306,11 @@ describe("wlrun trace's Python hook", function()
     assert.equal(0, rt.code, rt.stderr)
     assert.is_true(math.abs(ct.loop.data_stats.mean - 0.002) < 0.0015, ct.loop.data_stats.mean)
     assert.is_true(ct.stats.mean >= 0.004, "iter " .. ct.stats.mean)
+    -- and a validation of the model trained, every third step, beside that teacher: between
+    local rtv, ctv = trace("--steps 12 --batch 16 --no-loader --make-ms 2 --teacher 4 --val-held 3")
+    assert.equal(0, rtv.code, rtv.stderr)
+    assert.is_true(most(ctv.trace.between) >= 0.015, "between " .. most(ctv.trace.between))
+    assert.is_true(ctv.stats.mean < 0.012, "iter " .. ctv.stats.mean)
     -- a forward the hook does not see (functional): the step begins at the step before's end, as
     -- the batch's making and its forward cannot be told apart; no phase named data in it
     local rf, cf = trace("--steps 12 --batch 16 --no-loader --make-ms 2 --functional 3")
@@ -359,10 +364,12 @@ describe("wlrun trace's Python hook", function()
     end
     -- a loader's batch of 16 trained in two optimizer steps: the step that fetched it counts
     -- it, the other none (8 a step), not the other's input
-    local rs, cs = trace("--steps 10 --batch 16 --split 2")
+    local rs, cs = trace("--steps 10 --batch 16 --split 2 --after-ms 2")
     assert.equal(0, rs.code, rs.stderr)
     assert.equal("loader", cs.trace.batch_source)
     assert.equal(8, cs.loop.batch_size)
+    -- the loop's work after each optimizer step (2 ms) is no batch it made: the steps' own
+    assert.is_true(cs.loop.data_stats.mean < 0.001, "data " .. cs.loop.data_stats.mean)
     -- a PackedSequence's batch (not its 3-9 steps a sequence), a list of per-sample tensors, a
     -- sequence-first LSTM as the model (the second dimension), the dataset read once through a
     -- DataLoader before the loop and sliced (not the loader's batch of 64)

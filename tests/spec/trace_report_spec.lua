@@ -415,23 +415,23 @@ describe("a traced run's results document", function()
     assert.truthy(said:find("GPU work recorded on 2 of the 3 steps measured", 1, true), said)
   end)
 
-  it("ends a step followed by a batch the loop made at the making's first launch", function()
+  it("times a batch the loop made from the step before's end to the batch in hand", function()
     -- the hook's steps (domain wlrun.auto) with no DataLoader: the data range of the batch the
-    -- loop made (payload MADE + the time it was in hand) opens as the step before closes; its
-    -- first launch (2500) is where the making begins, the step's window goes on until there
-    local made = tostring((1 << 61) + 3000)
+    -- loop made opens as the step before closes, its payload MADE + the time the batch was in
+    -- hand (2800, before the range's end: the flag taken off, the data ends there)
+    local made = tostring((1 << 61) + 2800)
     local text = table.concat({ "wltrace\t3\t7\t1\tprog", "G\ton", "S\t1\ttrain_step",
       "S\t2\tdata", "S\t3\tk", "S\t9\twlrun.auto",
-      "R\t1\t7\t0\t1\t9\t1000\t2000\t16", "C\t2\t1\t1500", "K\t2\tkernel\t0\t7\t1600\t1900\t0\t3",
+      "R\t1\t7\t0\t1\t9\t1000\t2000\t16", "C\t2\t1\t1500",
+      "K\t2\tkernel\t0\t7\t1600\t1900\t0\t3",
       "R\t2\t7\t0\t2\t9\t2100\t3000\t" .. made, "C\t1\t2\t2500",
       "K\t1\tkernel\t0\t7\t2600\t2700\t0\t3",
       "R\t3\t7\t0\t1\t9\t3000\t4000\t16", "X\texit" }, "\n") .. "\n"
     local e = report.entries({ processes = { read.parse(text, "7.wltrace") } }, { warmup = 0 })[1]
     assert.equal("ok", e.status)
     assert.equal("ranges", e.trace.data_source)
-    assert.is_true(near(e.samples[1], 1500e-9), tostring(e.samples[1]))
-    assert.is_true(near(e.samples[2], 1000e-9), tostring(e.samples[2]))
-    assert.is_true(near(e.loop.data[2], 500e-9), tostring(e.loop.data[2]))
+    assert.is_true(near(e.samples[1], 1000e-9), tostring(e.samples[1]))
+    assert.is_true(near(e.loop.data[2], 700e-9), tostring(e.loop.data[2]))
     assert.equal(16, e.loop.batch_size)
   end)
 

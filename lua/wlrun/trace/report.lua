@@ -327,12 +327,7 @@ end
 -- 1. the iterations' windows (wlrun.trace.windows), bounded by the GPU work and by the marks
 -- (events: where the work launched before each ended, on steps whose work was not recorded too;
 -- marks: report.usable_marks)
-local function iteration_windows(p, steps, gpu, marks, ends)
-  if next(ends) then -- steps followed by a batch the loop made: they end where its making begins
-    local bounds = {}
-    for i, s in ipairs(steps) do bounds[i] = { start = s.start, stop = ends[i] or s.stop } end
-    steps = bounds
-  end
+local function iteration_windows(p, steps, gpu, marks)
   local F = {}
   if gpu then
     local times = {}
@@ -360,32 +355,6 @@ function report.usable_marks(p)
     if at and (w.stop < at - 1000000 or w.stop > at + 600 * 1000000000) then return nil end
   end
   return p.marks
-end
-
--- The first launch in each range of a batch the loop made (ranges.made_batches): its making
--- begins there, and what the loop did between the step before and it (the optimizer's return, a
--- synchronisation, logging) is that step's, as the template's synchronisation after the step
--- makes it. Returns range -> that time, and step index -> the end its window takes.
-local function made_starts(p, steps)
-  local made, begun, ends = {}, {}, {}
-  for _, r in ipairs(p.ranges) do
-    if r.made and not r.open then made[r.rid] = r end
-  end
-  if not next(made) or not p.launched then return begun, ends end
-  for corr, rid in pairs(p.corr) do
-    local r, t = made[rid], p.launched[corr]
-    if r and t and t >= r.start and t <= r.stop and (not begun[r] or t < begun[r]) then
-      begun[r] = t
-    end
-  end
-  local pm = {}
-  for i, s in ipairs(steps) do pm[i] = math.max(pm[i - 1] or s.stop, s.stop) end
-  for r, t in pairs(begun) do
-    local i = (window_of(pm, r.start) or #steps + 1) - 1 -- the step before the range
-    local s = steps[i]
-    if s and s.tid == r.tid and s.stop <= r.start then ends[i] = math.max(s.stop, t) end
-  end
-  return begun, ends
 end
 
 -- which steps had their GPU work recorded: GPU activity on from the end of the step before (its
@@ -435,7 +404,7 @@ end
 -- start) that the outermost data ranges cover, each with its own GPU work (the batch's copy);
 -- the whole gap without data ranges (none of it with the hook's steps, mode "auto"). Data ranges
 -- of the step's thread when it has any.
-local function data_times(p, steps, win, data, o, t, notes, mode, begun)
+local function data_times(p, steps, win, data, o, t, notes, mode)
   local tid = steps[1].tid
   local cpu_loop = not p.cupti or p.cupti.state == "on" and #p.gpu == 0
   local list, on_thread = {}, false
@@ -478,7 +447,7 @@ local function data_times(p, steps, win, data, o, t, notes, mode, begun)
   for _, r in ipairs(list) do
     if not on_thread or r.tid == tid then
       local stop = data_stop(r, data, not cpu_loop)
-      intervals[#intervals + 1] = { begun[r] or r.start, math.max(stop, data.stop[r] or stop) }
+      intervals[#intervals + 1] = { r.start, math.max(stop, data.stop[r] or stop) }
       data_iter[r] = window_of(pm, r.start)
     end
   end
@@ -721,9 +690,8 @@ local function process_entry(p, steps, k, n, o, mode, fetched, input)
   local step_of = ranges.step_finder(is_step)
   local of, data_work = classify_work(p, o, step_of)
   local marks = report.usable_marks(p)
-  local begun, ends = made_starts(p, steps)
-  local win = iteration_windows(p, steps, gpu, marks, ends)
-  local data, data_iter = data_times(p, steps, win, data_work, o, t, notes, mode, begun)
+  local win = iteration_windows(p, steps, gpu, marks)
+  local data, data_iter = data_times(p, steps, win, data_work, o, t, notes, mode)
   local phases, top, phase = phase_times(p, steps, iter_of, step_of)
   local g = gpu_times(p, steps, win, of, iter_of, data_iter, phase)
   local recorded = recorded_steps(p, steps)
@@ -778,7 +746,11 @@ local function steps_of(p, o)
     end
     if not auto then return p, steps, "program" end
     -- the hook's data ranges stay where the program has none of its own
-    local q = ranges.without_auto(p, function(r) return not own_data and r.name == o.data end)
+    -- (not a batch the loop made: its range, from the hook's optimizer end, crosses the program's
+    -- own step)
+    local q = ranges.without_auto(p, function(r)
+      return not own_data and r.name == o.data and not r.made
+    end)
     steps = ranges.steps(q, o.step, false)
     return q, steps, "program", ranges.hook_batches(p, steps)
   end

@@ -284,6 +284,7 @@ class _Loop:
         self.forwards = 0  # the forwards counted
         self.model = None  # the id of the model counted
         self.makes = False  # whether the last step ended with the making of the next batch
+        self.trained = None  # the id of the model (unwrapped) a step trained: evaluated, it validates
         self.keys = []  # the inputs counted (_is_counted)
         self.doubt = None  # a sequence-first module in the model: the count may be a sequence's
         self.looked = {}  # model id -> the sequence-first module it holds, or None
@@ -461,7 +462,7 @@ class _Loop:
         elif local.making and not local.made_eval and module is not None and next(
                 iter(module.parameters()), None) is not None:  # not a parameterless augmentation
             local.eval_seen = True
-            if local.eval_last:
+            if local.eval_last and id(_unwrapped(module)) != self.trained:
                 local.made_eval = self.now()
             else:
                 self.data_close(EVALUATED)
@@ -544,7 +545,7 @@ class _Loop:
     def count_input(self, module, args):
         """A forward of the step's model on an input not counted yet adds its samples."""
         if self.model is None:
-            self.model = id(module)
+            self.model, self.trained = id(module), id(_unwrapped(module))
         if self.model != id(module) or _is_counted(self.keys, args[0] if args else None):
             return
         self.forwards += 1
@@ -665,11 +666,10 @@ class _Loop:
         self.model, self.keys, self.doubt = None, [], None
 
     def makes_batches(self):
-        """Whether the loop makes its batches itself, its step having fetched none (made on the
-        GPU, sliced from a tensor, a dataset read through a DataLoader before the loop), where an
-        optimizer updates the weights and no other thread fetches batches, on the thread that
-        trains."""
-        return (self.optimizers and not (self.ahead or self.handing)
+        """Whether the loop makes its batches itself (made on the GPU, sliced from a tensor held
+        in memory): no DataLoader gave a batch a step trained on, here or on another thread, and an
+        optimizer updates the weights; on the thread that trains."""
+        return (self.optimizers and not (self.here or self.ahead or self.handing)
                 and self.thread == self.ident())
 
     def making_begins(self):
