@@ -14,7 +14,7 @@ wlrun_trace_auto_* functions: src/trace/trace_auto.c), on the thread that trains
               that and the range's copies to the GPU, not at a synchronisation after it; or
               EVALUATED (1): no data. Where no DataLoader gives the batches (made in the loop) and
               an optimizer steps: from the optimizer step that ended the iteration to the next
-              step's training work, the making of the next batch (payload: that time)
+              step's training work, the making of the next batch (payload: MADE + that time)
   train_step  from the first forward, backward or optimizer step after the previous step's end (or
               a zero_grad() with a batch in hand, as a loop's first line) to
               the loop's next range after the optimizer step that closes the iteration (the next
@@ -453,9 +453,9 @@ class _Loop:
         """A module call that does not train (grad disabled, or the model in eval mode): the data
         range of the batch in hand stays open until it is known whether training uses the batch
         too (begin) or only evaluation did (the next fetch, data_begin). A batch the loop is making
-        (no DataLoader): a module with parameters evaluated in the making before too is a frozen
-        module's work on the batch (a backbone, a teacher), where the step begins; else it
-        validates, neither data nor step."""
+        (no DataLoader): a module with parameters, not the model the steps train, evaluated in the
+        making before too is a frozen module's work on the batch (a backbone, a teacher), where
+        the step begins; else it validates, neither data nor step."""
         local = self.local
         if local.pending:
             local.evaluated = True
