@@ -288,7 +288,9 @@ describe("wlrun trace's Python hook", function()
     local r, c = trace("--steps 12 --batch 16 --no-loader --make-ms 5")
     assert.equal(0, r.code, r.stderr)
     assert.equal("ranges", c.trace.data_source)
-    assert.is_true(math.abs(c.loop.data_stats.mean - 0.005) < 0.002, c.loop.data_stats.mean)
+    -- (bounds with room for a loaded machine's late wake-ups: a step's data is its sleep or more)
+    local dm = c.loop.data_stats.mean
+    assert.is_true(dm >= 0.0045 and dm < 0.009, dm)
     assert.is_true(c.stats.mean < 0.004, "iter " .. c.stats.mean)
     -- after a validation loader ran out, the next batch's making is data too: every step's
     local rv, cv = trace("--steps 12 --batch 16 --no-loader --make-ms 5 --val-every 3")
@@ -299,12 +301,13 @@ describe("wlrun trace's Python hook", function()
     local rh, ch = trace("--steps 12 --batch 16 --no-loader --make-ms 2 --val-held 3")
     assert.equal(0, rh.code, rh.stderr)
     assert.is_true(most(ch.trace.between) >= 0.015, "between " .. most(ch.trace.between))
-    for j, d in ipairs(ch.loop.data) do assert.is_true(d < 0.01, ("data %d: %g"):format(j, d)) end
+    for j, d in ipairs(ch.loop.data) do assert.is_true(d < 0.015, ("data %d: %g"):format(j, d)) end
     assert.is_true(ch.stats.mean < 0.004, "iter " .. ch.stats.mean)
     -- a frozen module evaluating each batch first (4 ms): the step's work, not data
     local rt, ct = trace("--steps 12 --batch 16 --no-loader --make-ms 2 --teacher 4")
     assert.equal(0, rt.code, rt.stderr)
-    assert.is_true(math.abs(ct.loop.data_stats.mean - 0.002) < 0.0015, ct.loop.data_stats.mean)
+    local tm = ct.loop.data_stats.mean -- the teacher's 4 ms in the data would make it 6 or more
+    assert.is_true(tm >= 0.0018 and tm < 0.0045, tm)
     assert.is_true(ct.stats.mean >= 0.004, "iter " .. ct.stats.mean)
     -- and a validation of the model trained, every third step, beside that teacher: between
     local rtv, ctv = trace("--steps 12 --batch 16 --no-loader --make-ms 2 --teacher 4 --val-held 3")
