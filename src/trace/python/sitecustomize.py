@@ -449,7 +449,7 @@ class _Loop:
         local.making = False
 
     # ---- the step and its phases ----
-    def evaluate(self, grad, module=None):
+    def evaluate(self, grad, module):
         """A module call that does not train (grad disabled, or the model in eval mode): the data
         range of the batch in hand stays open until it is known whether training uses the batch
         too (begin) or only evaluation did (the next fetch, data_begin). A batch the loop is making
@@ -459,7 +459,7 @@ class _Loop:
         local = self.local
         if local.pending:
             local.evaluated = True
-        elif local.making and not local.made_eval and module is not None and next(
+        elif local.making and not local.made_eval and next(
                 iter(module.parameters()), None) is not None:  # not a parameterless augmentation
             local.eval_seen = True
             if local.eval_last and id(_unwrapped(module)) != self.trained:
