@@ -69,6 +69,7 @@ static atomic_int activity_was_off;
 static int sets_recorded, copies_recorded; /* MEMSET, MEMCPY activity could be enabled (start) */
 /* under the sampling lock: kernels' and sets' activity on now */
 static int kernels_on = 1, sets_on;
+static atomic_int launches_seen = 1; /* the kernel launches' callbacks on (read on any thread) */
 static atomic_int buffer_failed, parse_failed;
 
 static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -311,7 +312,8 @@ enum call_kind {
   CALL_NONE,
   CALL_LAUNCH, /* kernels and graphs: their callbacks on for the steps recorded only */
   CALL_COPY,   /* copies and sets: always on (a batch's copy ends its data loading) */
-  CALL_EVENT,
+  CALL_SYNC,   /* synchronisations (device, stream, event): always on, entry and return */
+  CALL_EVENT,  /* from here on, the marks' kinds */
   CALL_STREAM_GONE,
   CALL_CONTEXT_GONE,
   CALL_CAPTURE_BEGIN,
@@ -413,14 +415,21 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
     return;
   }
   if ((domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) ||
-      cbid >= MAX_CBID || call->callbackSite != CUPTI_API_ENTER)
+      cbid >= MAX_CBID)
     return;
+  uint8_t kind = call_kinds[domain == CUPTI_CB_DOMAIN_DRIVER_API][cbid];
+  if (kind == CALL_SYNC) {
+    wt_waits_sync_called(call->callbackSite == CUPTI_API_ENTER);
+    return;
+  }
+  if (call->callbackSite != CUPTI_API_ENTER) return;
   void *stream = NULL;
-  switch (call_kinds[domain == CUPTI_CB_DOMAIN_DRIVER_API][cbid]) {
+  switch (kind) {
   case CALL_LAUNCH:
   case CALL_COPY:
     wt_note_launch(call->correlationId, wt_marking()); /* a mark's memset: at its boundary */
     if (wt_marking()) wt_marks_correlation(call->correlationId);
+    else wt_waits_work_started();
     /* a runtime call's launch is the driver's call inside it too: each counted once; a mark's
      * memset is the library's, not the program's */
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && !wt_marking()) wt_launch_counted();
@@ -471,6 +480,12 @@ static enum call_kind kind_of_call(CUpti_CallbackDomain domain, const char *name
   int rt = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
   enum call_kind work = starts_gpu_work(domain, name);
   if (work != CALL_NONE) return work;
+  static const char *const waits[2][4] = {
+      {"cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize", NULL},
+      {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+       "cudaThreadSynchronize"}};
+  for (size_t i = 0; i < 4 && waits[rt][i]; i++)
+    if (has_prefix(name, waits[rt][i])) return CALL_SYNC;
   if (has_prefix(name, rt ? "cudaEventRecord" : "cuEventRecord")) return CALL_EVENT;
   if (has_prefix(name, rt ? "cudaStreamBeginCapture" : "cuStreamBeginCapture"))
     return CALL_CAPTURE_BEGIN;
@@ -486,16 +501,15 @@ static enum call_kind kind_of_call(CUpti_CallbackDomain domain, const char *name
              : CALL_NONE;
 }
 
-/* the callbacks of calls of kind `which` (CALL_NONE: every kind but launches, copies and sets) on
- * or off; the count that failed, the first failure's result in *first */
+/* the callbacks of calls of kind `which` (CALL_NONE: the marks' kinds, CALL_EVENT on) on or off;
+ * the count that failed, the first failure's result in *first */
 static int switch_callbacks(int on, enum call_kind which, CUptiResult *first) {
   int failed = 0;
   for (int d = 0; d < 2; d++) {
     CUpti_CallbackDomain domain = d ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
     for (uint32_t cbid = 1; cbid < MAX_CBID; cbid++) {
       uint8_t k = call_kinds[d][cbid];
-      int work = k == CALL_LAUNCH || k == CALL_COPY;
-      if (k == CALL_NONE || (which == CALL_NONE ? work : k != which)) continue;
+      if (k == CALL_NONE || (which == CALL_NONE ? k < CALL_EVENT : k != which)) continue;
       CUptiResult r = cupti.EnableCallback(on, subscriber, domain, cbid);
       if (r != CUPTI_SUCCESS && !failed++) *first = r;
     }
@@ -515,12 +529,16 @@ static int enable_callbacks(int marks) {
         continue; /* no such id */
       enum call_kind k = kind_of_call(domains[d], name);
       int work = k == CALL_LAUNCH || k == CALL_COPY;
-      if (work || marks) call_kinds[d][cbid] = (uint8_t)k;
+      if (work || k == CALL_SYNC || marks) call_kinds[d][cbid] = (uint8_t)k;
       launches += work;
     }
   }
   CUptiResult first = CUPTI_SUCCESS;
   int failed = switch_callbacks(1, CALL_LAUNCH, &first) + switch_callbacks(1, CALL_COPY, &first);
+  CUptiResult waits = CUPTI_SUCCESS;
+  if (switch_callbacks(1, CALL_SYNC, &waits))
+    error_record("cuptiEnableCallback (synchronisations)", waits,
+                 "a step ends before the loop's synchronisation after it");
   if (failed) {
     char what[128];
     snprintf(what, sizeof what, "cuptiEnableCallback failed for %d of %d calls", failed, launches);
@@ -553,7 +571,9 @@ static void switch_kind(CUpti_ActivityKind kind, int on, int *failed, CUptiResul
  * only quiet steps, which record neither, do); the number of CUPTI calls that failed */
 static int switch_activity(int on) {
   CUptiResult first = CUPTI_SUCCESS;
+  if (!on) atomic_store(&launches_seen, 0); /* before the callbacks stop, after they start */
   int failed = switch_callbacks(on, CALL_LAUNCH, &first);
+  if (on) atomic_store(&launches_seen, 1);
   switch_kind(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, on, &failed, &first);
   kernels_on = on;
   if (wt_quiet_wanted()) { /* nothing recorded, nothing called back: sets, copies, other calls */
@@ -567,6 +587,8 @@ static int switch_activity(int on) {
                  "some steps' GPU work may be missing or recorded");
   return failed;
 }
+
+int wt_launches_seen(void) { return atomic_load(&launches_seen); }
 
 /* under the sampling lock (trace_steps.c), whose order the P records keep */
 static void sampled_activity(int on, uint64_t at) {
@@ -592,6 +614,7 @@ static void sampling_stop(void) {
   if (kernels_on) switch_activity(0);
   if (wt_steps_sampled()) atomic_store(&activity_was_off, 1);
   switch_callbacks(0, CALL_COPY, &first);
+  switch_callbacks(0, CALL_SYNC, &first);
   switch_callbacks(0, CALL_NONE, &first);
   cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
   if (sets_on) cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);

@@ -92,6 +92,14 @@
  *   P   time state               version 3: kernels' activity (their K) and the kernel launches'
  *                                callbacks (their C) turned "on" or "off" at time, as a step closes
  *                                (for the next one: WLRUN_TRACE_GPU_EVERY); on before the first P
+ *   W   tid enter return         version 4: the loop's synchronisation after a step: the first
+ *                                call that thread made to synchronise the device, a stream or an
+ *                                event (cudaDeviceSynchronize, cuStreamSynchronize, ...) after a
+ *                                step's range closed on it, where it started no GPU work (no
+ *                                launch, copy or set) in between and the kernel launches'
+ *                                callbacks were on throughout (trace_waits.c); entered at enter,
+ *                                returned at return (the outermost call). None for wlrun's own
+ *                                (WLRUN_TRACE_SYNC); the report ends the step at its return
  *   G   state text               GPU timing in this process: "on" (CUPTI activity enabled) or
  *                                "off" with the reason, e.g. "off	libcupti.so.13: cannot open"
  *   D   what count               records lost: "cupti" (CUPTI dropped activity records),
@@ -106,12 +114,12 @@
  * holds at most WL_TRACE_MAX_STRING bytes (a longer name is cut at a character boundary).
  * Times are nanoseconds of CLOCK_MONOTONIC, for CPU records and (through CUPTI's timestamp
  * callback) for K records alike. Record letters and field counts never change within a version
- * (readers take 1 to 3); a reader refuses a line it does not know, naming the file and the line.
+ * (readers take 1 to 4); a reader refuses a line it does not know, naming the file and the line.
  */
 #ifndef WL_TRACE_FORMAT_H
 #define WL_TRACE_FORMAT_H
 
-#define WL_TRACE_VERSION 3
+#define WL_TRACE_VERSION 4
 #define WL_TRACE_MAGIC "wltrace"
 #define WL_TRACE_SUFFIX ".wltrace"
 #define WL_TRACE_MAX_DEPTH 256 /* lua/wlrun/trace/read.lua's LIMITS.depth */

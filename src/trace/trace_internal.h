@@ -162,7 +162,8 @@ struct wt_sampling {
 void wt_use_sampling(const struct wt_sampling *s);
 /* 1 where some steps may go unrecorded (WLRUN_TRACE_GPU_EVERY not 1): marks are wanted */
 int wt_steps_sampled(void);
-int wt_work_recorded(uint64_t correlation); /* GPU work launched while recording */
+int wt_is_step(const struct wt_string *name); /* a range of that name is a step */
+int wt_work_recorded(uint64_t correlation);   /* GPU work launched while recording */
 void wt_steps_fork_child(void);
 
 /* ---- step marks (trace_marks.c): memsets (or CUDA events) at the steps' boundaries ---- */
@@ -229,6 +230,17 @@ void wt_sync_init(void); /* reads WLRUN_TRACE_SYNC */
 int wt_sync_wanted(const struct wt_string *domain, const struct wt_string *name);
 void wt_sync_device(void); /* cuCtxSynchronize where CUDA is loaded; never under a lock */
 void wt_sync_fork_child(void);
+int wt_sync_own(void); /* the calling thread is in wt_sync_device's synchronisation */
+/* kernel launches' callbacks on now (off on the steps not recorded: WLRUN_TRACE_GPU_EVERY) */
+int wt_launches_seen(void);
+
+/* ---- the loop's synchronisation after a step (trace_waits.c): W records ---- */
+
+/* a range popped on the calling thread (a step's arms the next synchronisation) */
+void wt_waits_step_closed(const struct wt_string *name);
+void wt_waits_work_started(void);        /* a launch, copy or set of the program's */
+void wt_waits_sync_called(int entering); /* a synchronising call entered (1) or returned (0) */
+void wt_waits_fork_child(void);
 
 /* One CUPTI activity record (kernel, memcpy, memset) as a K line at out, its name's S line written
  * first; 0 for another kind or a record without valid times. */

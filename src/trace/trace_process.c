@@ -75,6 +75,7 @@ static void fork_child(void) {
   wt_threads_fork_child();
   wt_ranges_fork_child();
   wt_sync_fork_child();
+  wt_waits_fork_child();
   wt_steps_fork_child();
   wt_marks_fork_child();
   if (activity) activity->fork_child();

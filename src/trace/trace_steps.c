@@ -88,6 +88,8 @@ void wt_steps_init(void (*done)(void)) {
 
 int wt_steps_sampled(void) { return step_name && every != 1; }
 
+int wt_is_step(const struct wt_string *name) { return step_name && name == step_name; }
+
 void wt_use_sampling(const struct wt_sampling *s) {
   wt_mutex_lock(&sampling_lock);
   sampling = s;

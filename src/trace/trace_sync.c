@@ -22,6 +22,9 @@ static atomic_int program_steps;      /* a range of that name outside the hook's
 static int enabled = 1;
 static _Atomic(ctx_synchronize_fn) synchronize;
 static atomic_int reported;
+static __thread int own; /* this thread is in fn(): the library's synchronisation */
+
+int wt_sync_own(void) { return own; }
 
 void wt_sync_init(void) {
   const char *name = getenv(WL_TRACE_ENV_SYNC);
@@ -53,7 +56,9 @@ void wt_sync_device(void) {
     if (!fn) return;
     atomic_store(&synchronize, fn);
   }
+  own = 1;
   int r = fn();
+  own = 0;
   /* no context on this thread yet, or CUDA not initialised: nothing to wait for */
   if (r == 0 || r == CUDA_ERROR_NOT_INITIALIZED || r == CUDA_ERROR_INVALID_CONTEXT) return;
   if (atomic_exchange(&reported, 1)) return;

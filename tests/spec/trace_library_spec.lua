@@ -46,7 +46,7 @@ local function read_trace(path)
     for part in (line .. "\t"):gmatch("([^\t]*)\t") do f[#f + 1] = part end
     if n == 1 then
       assert.equal("wltrace", f[1], path)
-      assert.equal("3", f[2], path)
+      assert.equal("4", f[2], path)
       t.pid, t.ppid, t.command = tonumber(f[3]), tonumber(f[4]), record.unescape(f[5] or "")
     else
       local letter = f[1]
@@ -618,6 +618,33 @@ describe("the trace library on the GPU", function()
       assert.is_true(hook[i].start - forwards[i].start < 2 * MS,
         ("hook's step %d began %.3f ms into the forward"):format(i,
           (hook[i].start - forwards[i].start) / MS))
+    end
+  end)
+
+  cuda_it("records the loop's first synchronisation after a step where no GPU work came before it",
+    function()
+    -- with and without wlrun's own synchronisation before each step (--sync-steps), which is
+    -- not the loop's
+    for _, sync in ipairs { "", "train_step" } do
+      local r, files = run(CUDA_PROGRAM, { "waits" },
+        { WLRUN_TRACE_STEP = "train_step", WLRUN_TRACE_SYNC = sync })
+      assert.equal(0, r.code, r.stderr)
+      local t = only_file(files)
+      local steps, ks = by_name(ranges(t, "R"), "train_step"), ranges(t, "K")
+      assert.equal(5, #steps)
+      local waits = ranges(t, "W")
+      -- after the first step (the device, twice: the first) and the second (an event recorded,
+      -- its stream); none after nothing, a copy or a kernel
+      assert.equal(2, #waits, sync)
+      for i, w in ipairs(waits) do
+        local tid, enter, back = math.tointeger(w[1]), math.tointeger(w[2]), math.tointeger(w[3])
+        assert.equal(steps[i].tid, tid)
+        assert.is_true(enter >= steps[i].stop and enter < steps[i + 1].start, "wait " .. i)
+        assert.is_true(back >= enter)
+        -- it waited for the step's kernel, which ends after the step's range does
+        local spin = by_name(ks, "forward_spin(unsigned long)")[i]
+        assert.is_true(spin.stop > steps[i].stop and back >= spin.stop, "wait " .. i)
+      end
     end
   end)
 

@@ -149,8 +149,8 @@ describe("trace reader", function()
   describe("refuses, naming the file and the line,", function()
     it("a file that is not a trace, or of another version", function()
       refused("hello\n", "42.wltrace:1: not a wlrun trace file")
-      refused("wltrace\t4\t1\t1\tx\n",
-        "42.wltrace:1: trace format version 4; this wlrun reads versions 1 to 3")
+      refused("wltrace\t5\t1\t1\tx\n",
+        "42.wltrace:1: trace format version 5; this wlrun reads versions 1 to 4")
       refused("wltrace\t1\t1\t1\n", "42.wltrace:1: the header has 4 fields, expected 5")
     end)
 
@@ -162,6 +162,18 @@ describe("trace reader", function()
       local v3 = "wltrace\t3\t1\t1\tx\n"
       refused(v3 .. "P\t10\tmaybe\n", "42.wltrace:2: P: state 'maybe', expected on or off")
       refused(v3 .. "P\t10\toff\nP\t5\ton\n", "42.wltrace:3: P: time 5 before the last P's (10)")
+    end)
+
+    it("version 4's waits: not in an older file, none that returns before it is entered", function()
+      refused("wltrace\t3\t1\t1\tx\nW\t7\t10\t20\n",
+        "42.wltrace:2: W: a record of version 4 in a file of version 3")
+      local v4 = "wltrace\t4\t1\t1\tx\n"
+      refused(v4 .. "W\t7\t20\t10\n",
+        "42.wltrace:2: W: the call returns (10) before it is entered (20)")
+      refused(v4 .. "W\t7\t20\n", "42.wltrace:2: W: 3 fields, expected 4")
+      refused(v4 .. "W\t7\tx\t20\n", "42.wltrace:2: enter")
+      local p = read.parse(v4 .. "W\t7\t10\t20\n", "42.wltrace")
+      assert.same({ { tid = 7, start = 10, stop = 20 } }, p.waits)
     end)
 
     it("an unknown record and a wrong number of fields", function()

@@ -12,6 +12,9 @@
 //   hooked  nosync, with a train_step of the domain "wlrun.auto" pushed in each forward after its
 //           kernels, as wlrun's Python hook opens its step inside a program's own forward
 //   fork    CUDA initialised, then a child that pushes a range and exits (no CUDA in it)
+//   waits   5 steps (train_step > forward_spin 2 ms), each followed by: the device synchronised
+//           twice; an event recorded and its stream synchronised; nothing; a copy and its stream
+//           synchronised; a kernel and the device synchronised (W records after the first two)
 #include <nvtx3/nvToolsExt.h>
 
 #include <cuda_runtime.h>
@@ -131,6 +134,42 @@ static int steps(bool sync, bool hooked) {
   return 0;
 }
 
+static int waits() {
+  void *host, *dev;
+  cudaStream_t s;
+  cudaEvent_t ev;
+  CHECK(cudaStreamCreate(&s));
+  CHECK(cudaEventCreate(&ev));
+  CHECK(cudaMallocHost(&host, 4096));
+  CHECK(cudaMalloc(&dev, 4096));
+  for (int i = 0; i < 5; i++) {
+    nvtxRangePushA("train_step");
+    forward_spin<<<1, 1, 0, s>>>(2 * MS);
+    CHECK(cudaGetLastError());
+    nvtxRangePop();
+    if (i == 0) {
+      CHECK(cudaDeviceSynchronize());
+      CHECK(cudaDeviceSynchronize());
+    } else if (i == 1) {
+      CHECK(cudaEventRecord(ev, s));
+      CHECK(cudaStreamSynchronize(s));
+    } else if (i == 3) {
+      CHECK(cudaMemcpyAsync(dev, host, 4096, cudaMemcpyHostToDevice, s));
+      CHECK(cudaStreamSynchronize(s));
+    } else if (i == 4) {
+      forward_spin<<<1, 1, 0, s>>>(1 * MS);
+      CHECK(cudaGetLastError());
+      CHECK(cudaDeviceSynchronize());
+    }
+  }
+  CHECK(cudaStreamSynchronize(s));
+  CHECK(cudaFree(dev));
+  CHECK(cudaFreeHost(host));
+  CHECK(cudaEventDestroy(ev));
+  CHECK(cudaStreamDestroy(s));
+  return 0;
+}
+
 static int forked() {
   CHECK(cudaFree(0));
   nvtxRangePushA("parent");
@@ -154,6 +193,7 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "nosync") == 0) return steps(false, false);
   if (strcmp(mode, "hooked") == 0) return steps(false, true);
   if (strcmp(mode, "fork") == 0) return forked();
-  fprintf(stderr, "usage: %s steps|nosync|fork\n", argv[0]);
+  if (strcmp(mode, "waits") == 0) return waits();
+  fprintf(stderr, "usage: %s steps|nosync|hooked|fork|waits\n", argv[0]);
   return 2;
 }

@@ -1,7 +1,8 @@
 -- What wlrun trace's report says beside its numbers (docs/trace.md): the error when no process
 -- has steps, the warnings about a process (open ranges, lost records, the library's errors, no
 -- normal exit, CPU times only, work outside every range) and the notes (the hook's steps, how
--- far the loop runs ahead of the GPU, a GPU idle most of the step). Pure: parsed processes and
+-- far the loop runs ahead of the GPU, the steps its own synchronisation ends, a GPU idle most of
+-- the step). Pure: parsed processes and
 -- report fields in, text out.
 local units = require "wlrun.text.units"
 local read = require "wlrun.trace.read"
@@ -152,6 +153,21 @@ function notes.run_ahead(t, iter_mean, list)
         r.steps_max == 1 and "" or "s"),
       r.steps_mean)
   end
+end
+
+-- the measured steps (from W + 1 of n) that end where the loop's own synchronisation after them
+-- returned (waited[i]: report's loop_waits): trace.waited_steps, and a note
+function notes.waited(t, waited, W, n, list)
+  local count = 0
+  for i = W + 1, n do
+    if waited[i] then count = count + 1 end
+  end
+  if count == 0 then return end
+  t.waited_steps = count
+  list[#list + 1] = ("%d of the %d steps measured end where the loop's own synchronisation after "
+    .. "them returned (its first call after the step to synchronise the device, a stream or an "
+    .. "event, with no GPU work started before it), as the template's step ends after its "
+    .. "torch.cuda.synchronize()"):format(count, n - W)
 end
 
 -- GPU activity recorded on a sample of the measured steps (timed: their indices among the n

@@ -19,7 +19,8 @@
 --   gpu = {work...}, marks = {work...} (version 3: events' device times, start = stop, kind
 --   "event": each the end of the GPU work launched before it on its stream),
 --   samples = {{at, on}...} (version 3: P records, GPU activity turned on or off, in time
---   order), cupti = {state,
+--   order), waits = {{tid, enter, stop}...} (version 4: W records, the loop's synchronisation
+--   after a step), cupti = {state,
 --   reason} | nil, dropped = {[what] = count}, errors = {text...}, errors_more = n,
 --   exit = reason | nil (no X: killed), truncated = bool, orphans = n, unknown_corr = n}
 -- A range: {rid, tid, parent = range | nil (the nearest one that ends no earlier), name, domain,
@@ -67,7 +68,7 @@ local function new_parser(name, budget)
   return setmetatable({
     name = name, budget = budget, lineno = 0, strings = {},
     p = { file = name, threads = {}, ranges = {}, by_rid = {}, corr = {}, launched = {}, gpu = {},
-      marks = {}, samples = {},
+      marks = {}, samples = {}, waits = {},
       dropped = {}, errors = {},
           errors_more = 0, truncated = false, orphans = 0, unknown_corr = 0 },
   }, Parser)
@@ -137,8 +138,11 @@ function Parser:string_ref(s, what)
 end
 
 -- G: 2 or 3; C: 3 in version 1
-local FIELDS = { S = 3, T = 3, R = 9, A = 8, O = 8, C = 4, K = 9, D = 3, E = 2, X = 2, P = 3 }
-read.VERSIONS = { [1] = true, [2] = true, [3] = true }
+local FIELDS = { S = 3, T = 3, R = 9, A = 8, O = 8, C = 4, K = 9, D = 3, E = 2, X = 2, P = 3,
+  W = 4 }
+read.VERSIONS = { [1] = true, [2] = true, [3] = true, [4] = true }
+-- the first version with each record that older ones lack
+local SINCE = { P = 3, W = 4 }
 
 function Parser:range(f, letter)
   local p = self.p
@@ -275,6 +279,16 @@ function Parser:sample(f)
   p.samples[#p.samples + 1] = { at = at, on = f[3] == "on" }
 end
 
+-- a W record: the loop's synchronisation after a step (version 4)
+function Parser:wait(f)
+  local w = { tid = self:int(f[2], "tid"), start = self:int(f[3], "enter"),
+    stop = self:int(f[4], "return") }
+  if w.stop < w.start then self:fail(("W: the call returns (%d) before it is entered (%d)"):format(
+    w.stop, w.start)) end
+  local waits = self.p.waits
+  waits[#waits + 1] = w
+end
+
 function Parser:line(line)
   self.lineno = self.lineno + 1
   if #line > self.budget.line then self:fail(("a line of %d bytes (at most %d)"):format(#line,
@@ -299,7 +313,7 @@ function Parser:line(line)
     if #f ~= 5 then self:fail(("the header has %d fields, expected 5"):format(#f)) end
     local version = self:int(f[2], "version")
     if not read.VERSIONS[version] then self:fail(
-      ("trace format version %d; this wlrun reads versions 1 to 3"):format(version)) end
+      ("trace format version %d; this wlrun reads versions 1 to 4"):format(version)) end
     self.version, p.version = version, version
     p.pid, p.ppid, p.command = self:int(f[3], "pid"), self:int(f[4], "ppid"), self:text(f[5])
     return
@@ -310,8 +324,9 @@ function Parser:line(line)
     if #f ~= 2 and #f ~= 3 then self:fail(("G: %d fields, expected 2 or 3"):format(#f)) end
   elseif not want then
     self:fail(("an unknown record '%s'"):format(read.printable(letter, 20)))
-  elseif letter == "P" and self.version < 3 then
-    self:fail(("P: a record of version 3 in a file of version %d"):format(self.version))
+  elseif SINCE[letter] and self.version < SINCE[letter] then
+    self:fail(("%s: a record of version %d in a file of version %d"):format(letter, SINCE[letter],
+      self.version))
   elseif letter == "C" and self.version == 1 then
     if #f ~= 3 then self:fail(("C: %d fields, expected 3 (version 1)"):format(#f)) end
   elseif #f ~= want then
@@ -353,6 +368,8 @@ function Parser:line(line)
     p.exit = self:text(f[2])
   elseif letter == "P" then
     self:sample(f)
+  elseif letter == "W" then
+    self:wait(f)
   end
 end
 

@@ -327,7 +327,7 @@ end
 -- 1. the iterations' windows (wlrun.trace.windows), bounded by the GPU work and by the marks
 -- (events: where the work launched before each ended, on steps whose work was not recorded too;
 -- marks: report.usable_marks)
-local function iteration_windows(p, steps, gpu, marks)
+local function iteration_windows(p, steps, gpu, marks, waited)
   local F = {}
   if gpu then
     local times = {}
@@ -342,7 +342,22 @@ local function iteration_windows(p, steps, gpu, marks)
     end
     F = windows.frontier(work, launch_time(p), times)
   end
-  return windows.of(steps, F, gpu)
+  return windows.of(steps, F, gpu, waited)
+end
+
+-- the loop's synchronisation after each step (wlrun.trace.windows.waited): where it came before
+-- any range opened on the step's thread after the step, but the batch the loop makes next (the
+-- hook's, opened as the step closed) -> {[i] = its return}
+local function loop_waits(p, steps)
+  if not p.waits or #p.waits == 0 then return {} end
+  local opened = {}
+  for _, s in ipairs(steps) do opened[s.tid] = opened[s.tid] or {} end
+  for _, r in ipairs(p.ranges) do
+    local list = opened[r.tid]
+    if list and not r.made then list[#list + 1] = r.start end
+  end
+  for _, list in pairs(opened) do table.sort(list) end
+  return windows.waited(steps, p.waits, opened)
 end
 
 -- the marks, where they are on the launches' clock: none before its call (a millisecond's slack)
@@ -690,7 +705,9 @@ local function process_entry(p, steps, k, n, o, mode, fetched, input)
   local step_of = ranges.step_finder(is_step)
   local of, data_work = classify_work(p, o, step_of)
   local marks = report.usable_marks(p)
-  local win = iteration_windows(p, steps, gpu, marks)
+  local waited = loop_waits(p, steps)
+  local win = iteration_windows(p, steps, gpu, marks, waited)
+  notes_of.waited(t, waited, W, #steps, notes)
   local data, data_iter = data_times(p, steps, win, data_work, o, t, notes, mode)
   local phases, top, phase = phase_times(p, steps, iter_of, step_of)
   local g = gpu_times(p, steps, win, of, iter_of, data_iter, phase)

@@ -5,13 +5,23 @@
 --   windows.frontier(work, launched_at, times) -> F
 --     F[t] for each t of times: the latest end of the GPU work launched before t (nil: none).
 --     work: {start, stop, corr} records; launched_at(w): the time w was launched, or nil
---   windows.of(steps, F, gpu) -> {start = {}, stop = {}, own_end = {}}
+--   windows.waited(steps, waits, opened) -> {[i] = t}
+--     the loop's synchronisation after step i (W records, src/trace/trace_waits.c): the return
+--     of the first wait on the step's thread entered after its range closed, where that came
+--     before the next step began and before any range opened on the thread since the close.
+--     steps: {start, stop, tid} in start order; waits: {tid, start (entered), stop (returned)};
+--     opened[tid]: the sorted starts of that thread's ranges that may lie between a step and its
+--     wait (the batch the loop makes next, opened as the step closes) left out
+--   windows.of(steps, F, gpu, waited) -> {start = {}, stop = {}, work_end = {}}
 --     steps: {start, stop} in start order. start[i] = max(s_i, F(s_i), stop[i-1]): the step
 --     begins when its range opens and the work launched before it has finished; stop[i] =
---     max(e_i, F(e_i), start[i]): it ends when its range has closed and the work launched
---     before that has finished. Without GPU times (gpu false) the windows are the ranges.
+--     max(e_i, F(e_i), waited[i], start[i]): it ends when its range has closed, the work
+--     launched before that has finished and the loop's synchronisation after it has returned.
+--     Without GPU times (gpu false) the windows are the ranges (and the waits). work_end[i]:
+--     max(e_i, F(e_i)), the end without the wait
 --   windows.run_ahead(steps, win, from) -> {lag = {s...}, ahead = {n...}} for i >= from: how
---     long each step's window outlasts its range, and how many later steps had started on the
+--     long each step's GPU work outlasts its range (work_end, not the loop's wait: a wait's
+--     return after the GPU's end is the CPU's), and how many later steps had started on the
 --     CPU by then
 --   windows.clip(intervals, lo, hi) -> total length of the union of {a, b} within [lo_i, hi_i]
 --     for each i: {total...}; intervals need not be sorted or disjoint, the [lo, hi] must be
@@ -49,8 +59,40 @@ function windows.frontier(work, launched_at, times)
   return F
 end
 
-function windows.of(steps, F, gpu)
-  local win = { start = {}, stop = {} }
+-- the first wait of a thread's (sorted by entry) entered at or after t
+local function first_wait(list, t)
+  local lo, hi = 1, #list + 1
+  while lo < hi do
+    local mid = (lo + hi) // 2
+    if list[mid].start >= t then hi = mid else lo = mid + 1 end
+  end
+  return list[lo]
+end
+
+function windows.waited(steps, waits, opened)
+  local of = {}
+  for _, w in ipairs(waits) do
+    local list = of[w.tid]
+    if not list then list = {}; of[w.tid] = list end
+    list[#list + 1] = w
+  end
+  for _, list in pairs(of) do table.sort(list, function(x, y) return x.start < y.start end) end
+  local out = {}
+  for i, s in ipairs(steps) do
+    local w = of[s.tid] and first_wait(of[s.tid], s.stop)
+    local after = steps[i + 1] and steps[i + 1].start
+    if w and not (after and w.start >= after) then
+      local starts = opened[s.tid] or {}
+      -- the first range opened at or after the step's close
+      local k = first_above(starts, s.stop - 1)
+      if not starts[k] or starts[k] > w.start then out[i] = w.stop end
+    end
+  end
+  return out
+end
+
+function windows.of(steps, F, gpu, waited)
+  local win = { start = {}, stop = {}, work_end = {} }
   local prev
   for i, s in ipairs(steps) do
     local a, b = s.start, s.stop
@@ -58,6 +100,8 @@ function windows.of(steps, F, gpu)
       a = math.max(a, F[s.start] or a)
       b = math.max(b, F[s.stop] or b)
     end
+    win.work_end[i] = b
+    if waited and waited[i] and waited[i] > b then b = waited[i] end
     if prev and a < prev then a = prev end
     if b < a then b = a end
     win.start[i], win.stop[i] = a, b
@@ -71,9 +115,10 @@ function windows.run_ahead(steps, win, from)
   local starts = {}
   for i, s in ipairs(steps) do starts[i] = s.start end
   for i = from, #steps do
-    lag[#lag + 1] = math.max(0, win.stop[i] - steps[i].stop)
+    local done = math.min(win.stop[i], win.work_end and win.work_end[i] or win.stop[i])
+    lag[#lag + 1] = math.max(0, done - steps[i].stop)
     -- later steps whose range had opened before this one's work was done
-    ahead[#ahead + 1] = math.max(0, first_above(starts, win.stop[i]) - 1 - i)
+    ahead[#ahead + 1] = math.max(0, first_above(starts, done) - 1 - i)
   end
   return { lag = lag, ahead = ahead }
 end
