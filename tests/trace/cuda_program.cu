@@ -12,9 +12,10 @@
 //   hooked  nosync, with a train_step of the domain "wlrun.auto" pushed in each forward after its
 //           kernels, as wlrun's Python hook opens its step inside a program's own forward
 //   fork    CUDA initialised, then a child that pushes a range and exits (no CUDA in it)
-//   waits   5 steps (train_step > forward_spin 2 ms), each followed by: the device synchronised
-//           twice; an event recorded and its stream synchronised; nothing; a copy and its stream
-//           synchronised; a kernel and the device synchronised (W records after the first two)
+//   waits   a kernel loaded, then 5 steps (train_step > forward_spin 2 ms), each followed by:
+//           the device synchronised twice; an event recorded and its stream synchronised;
+//           nothing; a copy and its stream synchronised; a kernel and the device synchronised
+//           (W records after the first two)
 #include <nvtx3/nvToolsExt.h>
 
 #include <cuda_runtime.h>
@@ -142,6 +143,9 @@ static int waits() {
   CHECK(cudaEventCreate(&ev));
   CHECK(cudaMallocHost(&host, 4096));
   CHECK(cudaMalloc(&dev, 4096));
+  forward_spin<<<1, 1, 0, s>>>(0); // loaded before the steps: each step's kernel outlasts its range
+  CHECK(cudaGetLastError());
+  CHECK(cudaStreamSynchronize(s));
   for (int i = 0; i < 5; i++) {
     nvtxRangePushA("train_step");
     forward_spin<<<1, 1, 0, s>>>(2 * MS);
