@@ -69,7 +69,6 @@ static atomic_int activity_was_off;
 static int sets_recorded, copies_recorded; /* MEMSET, MEMCPY activity could be enabled (start) */
 /* under the sampling lock: kernels' and sets' activity on now */
 static int kernels_on = 1, sets_on;
-static atomic_int launches_seen = 1; /* the kernel launches' callbacks on (read on any thread) */
 static atomic_int buffer_failed, parse_failed;
 
 static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -312,7 +311,8 @@ enum call_kind {
   CALL_NONE,
   CALL_LAUNCH, /* kernels and graphs: their callbacks on for the steps recorded only */
   CALL_COPY,   /* copies and sets: always on (a batch's copy ends its data loading) */
-  CALL_SYNC,   /* synchronisations (device, stream, event): always on, entry and return */
+  CALL_SYNC,   /* synchronisations (device, stream, event), entry and return: where no step is
+                  sampled (trace_waits.c) */
   CALL_EVENT,  /* from here on, the marks' kinds */
   CALL_STREAM_GONE,
   CALL_CONTEXT_GONE,
@@ -402,6 +402,34 @@ static void note_stream(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   else wt_marks_unreadable(call->functionName ? call->functionName : "a launch");
 }
 
+/* a synchronisation of the device (context) or of a default stream: NULL, the legacy one, the
+ * per-thread one (NULL in a _ptsz form); not an event's nor another stream's */
+static int of_default(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *params) {
+  void *stream;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020 ||
+        cbid == CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020)
+      return 1;
+    if (!params) return 0;
+    if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020)
+      stream = ((const cudaStreamSynchronize_v3020_params *)params)->stream;
+    else if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000)
+      stream = ((const cudaStreamSynchronize_ptsz_v7000_params *)params)->stream;
+    else return 0;
+  } else {
+    if (cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize ||
+        cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2)
+      return 1;
+    if (!params) return 0;
+    if (cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize)
+      stream = ((const cuStreamSynchronize_params *)params)->hStream;
+    else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz)
+      stream = ((const cuStreamSynchronize_ptsz_params *)params)->hStream;
+    else return 0;
+  }
+  return !stream || stream == (void *)0x1 || stream == WL_PER_THREAD_STREAM;
+}
+
 static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                 const void *data) {
   (void)userdata;
@@ -419,7 +447,8 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
     return;
   uint8_t kind = call_kinds[domain == CUPTI_CB_DOMAIN_DRIVER_API][cbid];
   if (kind == CALL_SYNC) {
-    wt_waits_sync_called(call->callbackSite == CUPTI_API_ENTER);
+    wt_waits_sync_called(call->callbackSite == CUPTI_API_ENTER,
+                         of_default(domain, cbid, call->functionParams));
     return;
   }
   if (call->callbackSite != CUPTI_API_ENTER) return;
@@ -535,10 +564,13 @@ static int enable_callbacks(int marks) {
   }
   CUptiResult first = CUPTI_SUCCESS;
   int failed = switch_callbacks(1, CALL_LAUNCH, &first) + switch_callbacks(1, CALL_COPY, &first);
+  /* the loop's waits after its steps: only where every launch is called back, every step */
   CUptiResult waits = CUPTI_SUCCESS;
-  if (switch_callbacks(1, CALL_SYNC, &waits))
+  if (launches && !failed && !wt_steps_sampled() && switch_callbacks(1, CALL_SYNC, &waits)) {
     error_record("cuptiEnableCallback (synchronisations)", waits,
                  "a step ends before the loop's synchronisation after it");
+    switch_callbacks(0, CALL_SYNC, &waits);
+  }
   if (failed) {
     char what[128];
     snprintf(what, sizeof what, "cuptiEnableCallback failed for %d of %d calls", failed, launches);
@@ -571,9 +603,7 @@ static void switch_kind(CUpti_ActivityKind kind, int on, int *failed, CUptiResul
  * only quiet steps, which record neither, do); the number of CUPTI calls that failed */
 static int switch_activity(int on) {
   CUptiResult first = CUPTI_SUCCESS;
-  if (!on) atomic_store(&launches_seen, 0); /* before the callbacks stop, after they start */
   int failed = switch_callbacks(on, CALL_LAUNCH, &first);
-  if (on) atomic_store(&launches_seen, 1);
   switch_kind(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, on, &failed, &first);
   kernels_on = on;
   if (wt_quiet_wanted()) { /* nothing recorded, nothing called back: sets, copies, other calls */
@@ -587,8 +617,6 @@ static int switch_activity(int on) {
                  "some steps' GPU work may be missing or recorded");
   return failed;
 }
-
-int wt_launches_seen(void) { return atomic_load(&launches_seen); }
 
 /* under the sampling lock (trace_steps.c), whose order the P records keep */
 static void sampled_activity(int on, uint64_t at) {

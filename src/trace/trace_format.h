@@ -92,14 +92,17 @@
  *   P   time state               version 3: kernels' activity (their K) and the kernel launches'
  *                                callbacks (their C) turned "on" or "off" at time, as a step closes
  *                                (for the next one: WLRUN_TRACE_GPU_EVERY); on before the first P
- *   W   tid enter return         version 4: the loop's synchronisation after a step: the first
- *                                call that thread made to synchronise the device, a stream or an
- *                                event (cudaDeviceSynchronize, cuStreamSynchronize, ...) after a
- *                                step's range closed on it, where it started no GPU work (no
- *                                launch, copy or set) in between and the kernel launches'
- *                                callbacks were on throughout (trace_waits.c); entered at enter,
- *                                returned at return (the outermost call). None for wlrun's own
- *                                (WLRUN_TRACE_SYNC); the report ends the step at its return
+ *   W   tid rid enter return     version 4: the loop's synchronisation after a step: the first
+ *                                synchronising call that thread made after the push/pop range
+ *                                rid, a step (WLRUN_TRACE_STEP), closed on it, where that call
+ *                                is of the device or of a default stream (cudaDeviceSynchronize,
+ *                                cuStreamSynchronize of NULL, the legacy or the per-thread
+ *                                stream; not an event's or another stream's) and the thread
+ *                                started no GPU work (no launch, copy or set) in between
+ *                                (trace_waits.c); entered at enter, returned at return (the
+ *                                outermost call). Written only where every launch is called back
+ *                                (WLRUN_TRACE_GPU_EVERY 1 or unset); none for wlrun's own
+ *                                (WLRUN_TRACE_SYNC) nor after the steps traced are done
  *   G   state text               GPU timing in this process: "on" (CUPTI activity enabled) or
  *                                "off" with the reason, e.g. "off	libcupti.so.13: cannot open"
  *   D   what count               records lost: "cupti" (CUPTI dropped activity records),

@@ -231,15 +231,15 @@ int wt_sync_wanted(const struct wt_string *domain, const struct wt_string *name)
 void wt_sync_device(void); /* cuCtxSynchronize where CUDA is loaded; never under a lock */
 void wt_sync_fork_child(void);
 int wt_sync_own(void); /* the calling thread is in wt_sync_device's synchronisation */
-/* kernel launches' callbacks on now (off on the steps not recorded: WLRUN_TRACE_GPU_EVERY) */
-int wt_launches_seen(void);
 
 /* ---- the loop's synchronisation after a step (trace_waits.c): W records ---- */
 
 /* a range popped on the calling thread (a step's arms the next synchronisation) */
-void wt_waits_step_closed(const struct wt_string *name);
-void wt_waits_work_started(void);        /* a launch, copy or set of the program's */
-void wt_waits_sync_called(int entering); /* a synchronising call entered (1) or returned (0) */
+void wt_waits_step_closed(const struct wt_string *name, uint64_t rid);
+void wt_waits_work_started(void); /* a launch, copy or set of the program's */
+/* a synchronising call entered (1) or returned (0); of_default: of the device or of a default
+ * stream */
+void wt_waits_sync_called(int entering, int of_default);
 void wt_waits_fork_child(void);
 
 /* One CUPTI activity record (kernel, memcpy, memset) as a K line at out, its name's S line written

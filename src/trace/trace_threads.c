@@ -146,7 +146,7 @@ static int pop_record(struct thread *t, int i, const struct wt_payload *payload,
     wt_end();
     wt_step_closed(o.name, o.domain, end);
   }
-  if (t == self) wt_waits_step_closed(o.name);
+  if (t == self) wt_waits_step_closed(o.name, o.rid);
   return same_domain_below(t, i, o.domain);
 }
 

@@ -29,7 +29,7 @@ local CUDA_PROGRAM = built("WLRUN_TRACE_CUDA_PROGRAM", "trace_cuda_program")
 
 -- the fields of each record, after the letter (trace_format.h)
 local FIELDS = { S = 2, T = 2, R = 8, A = 7, O = 7, C = 3, K = 8, G = 2, D = 2, E = 1, X = 1,
-  P = 2, W = 3 }
+  P = 2, W = 4 }
 local MS = 1000000
 
 -- Reads one .wltrace file: {pid =, ppid =, command =, records = {{letter, field...}...},
@@ -97,7 +97,7 @@ local function ranges(t, letter)
           start = num(f[6]),
               stop = num(f[7]), bytes = num(f[8]), name = t.strings[f[9]] }
       else
-        r = { f[2], f[3], f[4] }
+        r = { f[2], f[3], f[4], f[5] }
       end
       out[#out + 1] = r
     end
@@ -631,14 +631,17 @@ describe("the trace library on the GPU", function()
       assert.equal(0, r.code, r.stderr)
       local t = only_file(files)
       local steps, ks = by_name(ranges(t, "R"), "train_step"), ranges(t, "K")
-      assert.equal(5, #steps)
+      assert.equal(7, #steps)
       local waits = ranges(t, "W")
       -- after the first step (the device, twice: the first) and the second (an event recorded,
-      -- its stream); none after nothing, a copy or a kernel
+      -- the default stream); none after nothing, a copy, a kernel, or where another stream's or an
+      -- event's synchronisation came first
       assert.equal(2, #waits, sync)
       for i, w in ipairs(waits) do
-        local tid, enter, back = math.tointeger(w[1]), math.tointeger(w[2]), math.tointeger(w[3])
+        local tid, rid = math.tointeger(w[1]), math.tointeger(w[2])
+        local enter, back = math.tointeger(w[3]), math.tointeger(w[4])
         assert.equal(steps[i].tid, tid)
+        assert.equal(steps[i].rid, rid)
         assert.is_true(enter >= steps[i].stop and enter < steps[i + 1].start, "wait " .. i)
         assert.is_true(back >= enter)
         -- it waited for the step's kernel, which ends after the step's range does (but where

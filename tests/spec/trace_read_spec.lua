@@ -165,15 +165,16 @@ describe("trace reader", function()
     end)
 
     it("version 4's waits: not in an older file, none that returns before it is entered", function()
-      refused("wltrace\t3\t1\t1\tx\nW\t7\t10\t20\n",
+      refused("wltrace\t3\t1\t1\tx\nW\t7\t1\t10\t20\n",
         "42.wltrace:2: W: a record of version 4 in a file of version 3")
       local v4 = "wltrace\t4\t1\t1\tx\n"
-      refused(v4 .. "W\t7\t20\t10\n",
+      refused(v4 .. "W\t7\t1\t20\t10\n",
         "42.wltrace:2: W: the call returns (10) before it is entered (20)")
-      refused(v4 .. "W\t7\t20\n", "42.wltrace:2: W: 3 fields, expected 4")
-      refused(v4 .. "W\t7\tx\t20\n", "42.wltrace:2: enter")
-      local p = read.parse(v4 .. "W\t7\t10\t20\n", "42.wltrace")
-      assert.same({ { tid = 7, start = 10, stop = 20 } }, p.waits)
+      refused(v4 .. "W\t7\t20\t30\n", "42.wltrace:2: W: 4 fields, expected 5")
+      refused(v4 .. "W\t7\t1\tx\t20\n", "42.wltrace:2: enter")
+      refused(v4 .. "W\t7\t-1\t10\t20\n", "42.wltrace:2: rid")
+      local p = read.parse(v4 .. "W\t7\t1\t10\t20\n", "42.wltrace")
+      assert.same({ { tid = 7, rid = 1, start = 10, stop = 20 } }, p.waits)
     end)
 
     it("an unknown record and a wrong number of fields", function()

@@ -440,6 +440,8 @@ describe("a traced run's results document", function()
     -- with no GPU work started in between (src/trace/trace_waits.c); the template's step ends where
     -- its torch.cuda.synchronize() after the step returns, and so does the iteration
     local made = tostring((1 << 61) + 2800)
+    -- wait: {entered, returned, the step's rid (default 1)}; between: a range of the program's
+    -- opens at 2020 (hook: a DataLoader's fetch, of the hook's, in the program's own steps)
     local function entry(wait, between, domain, gpu_end)
       local text = table.concat({ "wltrace\t4\t7\t1\tprog", "G\ton", "S\t1\ttrain_step",
         "S\t2\tdata", "S\t3\tk", "S\t4\tlog", "S\t9\twlrun.auto",
@@ -447,11 +449,12 @@ describe("a traced run's results document", function()
         ("K\t2\tkernel\t0\t7\t1600\t%d\t0\t3"):format(gpu_end or 1900),
         domain == 9 and "R\t2\t7\t0\t2\t9\t2000\t3000\t" .. made
           or "R\t2\t7\t0\t2\t0\t2100\t2800\t-",
-        between and "R\t4\t7\t0\t4\t0\t2020\t2030\t-" or "S\t5\tunused",
+        between == "hook" and "R\t4\t7\t0\t2\t9\t2020\t2030\t-"
+          or between and "R\t4\t7\t0\t4\t0\t2020\t2030\t-" or "S\t5\tunused",
         "C\t1\t2\t2500", "K\t1\tkernel\t0\t7\t2600\t2700\t0\t3",
         ("R\t3\t7\t0\t1\t%d\t3000\t4000\t16"):format(domain),
-        wait and ("W\t7\t%d\t%d"):format(wait[1], wait[2]) or "S\t6\tunused", "X\texit" }, "\n")
-        .. "\n"
+        wait and ("W\t7\t%d\t%d\t%d"):format(wait[3] or 1, wait[1], wait[2]) or "S\t6\tunused",
+        "X\texit" }, "\n") .. "\n"
       return report.entries({ processes = { read.parse(text, "7.wltrace") } }, { warmup = 0 })[1]
     end
     for _, domain in ipairs { 9, 0 } do -- the hook's steps and a batch it made; the program's own
@@ -467,16 +470,26 @@ describe("a traced run's results document", function()
       local said = table.concat(e.notes or {}, "\n")
       assert.truthy(said:find("1 of the 2 steps measured end where the loop's own "
         .. "synchronisation after them returned", 1, true), said)
-      -- no wait, a range opened before it, or one entered after the next step began: the range
-      for _, x in ipairs { entry(nil, false, domain), entry({ 2050, 2150 }, true, domain),
-        entry({ 3500, 3600 }, false, domain) } do
-        assert.is_true(near(x.samples[1], 1000e-9), tostring(x.samples[1]))
+      -- no wait; a range opened before it (the program's, or in the program's steps the hook's
+      -- fetch); one entered after the next step began; another step's (the hook's step in the
+      -- program's); one entered later than a tenth of the step after it, the GPU idle by then
+      for k, x in ipairs { entry(nil, false, domain), entry({ 2050, 2150 }, true, domain),
+        entry({ 2050, 2150 }, domain == 0 and "hook" or true, domain),
+        entry({ 3500, 3600 }, false, domain), entry({ 2050, 2150, 5 }, false, domain),
+        entry({ 2300, 2400 }, false, domain) } do
+        assert.is_true(near(x.samples[1], 1000e-9), k .. ": " .. tostring(x.samples[1]))
         assert.is_nil(x.trace.waited_steps)
       end
     end
-    -- the step's GPU work ends later than the wait returns (a stream the wait did not wait for)
-    local e = entry({ 2010, 2020 }, false, 0, 2090)
+    -- entered that late while the step's GPU work still ran: it waited for the step (the hook's
+    -- steps: no range of the program's opens before it)
+    local e = entry({ 2300, 2400 }, false, 9, 2350)
+    assert.is_true(near(e.samples[1], 1400e-9), tostring(e.samples[1]))
     assert.equal(1, e.trace.waited_steps)
+    -- a wait that returns before the step's GPU work ends (a stream it did not wait for) ends no
+    -- step
+    e = entry({ 2010, 2020 }, false, 0, 2090)
+    assert.is_nil(e.trace.waited_steps)
     assert.is_true(near(e.samples[1], 1090e-9), tostring(e.samples[1]))
     assert.is_true(near(e.trace.run_ahead.lag_mean, 45e-9), tostring(e.trace.run_ahead.lag_mean))
   end)

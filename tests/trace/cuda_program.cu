@@ -12,10 +12,11 @@
 //   hooked  nosync, with a train_step of the domain "wlrun.auto" pushed in each forward after its
 //           kernels, as wlrun's Python hook opens its step inside a program's own forward
 //   fork    CUDA initialised, then a child that pushes a range and exits (no CUDA in it)
-//   waits   a kernel loaded, then 5 steps (train_step > forward_spin 2 ms), each followed by:
-//           the device synchronised twice; an event recorded and its stream synchronised;
-//           nothing; a copy and its stream synchronised; a kernel and the device synchronised
-//           (W records after the first two)
+//   waits   a kernel loaded, then 7 steps (train_step > forward_spin 2 ms on the legacy default
+//           stream), each followed by: the device synchronised twice; an event recorded and the
+//           default stream synchronised (W records after these two); nothing; a copy and the
+//           stream synchronised; a kernel and the device synchronised; another stream
+//           synchronised, then the device; an event synchronised, then the device
 #include <nvtx3/nvToolsExt.h>
 
 #include <cuda_runtime.h>
@@ -137,40 +138,55 @@ static int steps(bool sync, bool hooked) {
 
 static int waits() {
   void *host, *dev;
-  cudaStream_t s;
+  cudaStream_t other;
   cudaEvent_t ev;
-  CHECK(cudaStreamCreate(&s));
+  CHECK(cudaStreamCreate(&other));
   CHECK(cudaEventCreate(&ev));
   CHECK(cudaMallocHost(&host, 4096));
   CHECK(cudaMalloc(&dev, 4096));
-  forward_spin<<<1, 1, 0, s>>>(0); // loaded before the steps: each step's kernel outlasts its range
+  forward_spin<<<1, 1>>>(0); // loaded before the steps: each step's kernel outlasts its range
   CHECK(cudaGetLastError());
-  CHECK(cudaStreamSynchronize(s));
-  for (int i = 0; i < 5; i++) {
+  CHECK(cudaDeviceSynchronize());
+  for (int i = 0; i < 7; i++) {
     nvtxRangePushA("train_step");
-    forward_spin<<<1, 1, 0, s>>>(2 * MS);
+    forward_spin<<<1, 1>>>(2 * MS); // the legacy default stream
     CHECK(cudaGetLastError());
     nvtxRangePop();
-    if (i == 0) {
+    switch (i) {
+    case 0:
       CHECK(cudaDeviceSynchronize());
       CHECK(cudaDeviceSynchronize());
-    } else if (i == 1) {
-      CHECK(cudaEventRecord(ev, s));
-      CHECK(cudaStreamSynchronize(s));
-    } else if (i == 3) {
-      CHECK(cudaMemcpyAsync(dev, host, 4096, cudaMemcpyHostToDevice, s));
-      CHECK(cudaStreamSynchronize(s));
-    } else if (i == 4) {
-      forward_spin<<<1, 1, 0, s>>>(1 * MS);
+      break;
+    case 1:
+      CHECK(cudaEventRecord(ev, 0));
+      CHECK(cudaStreamSynchronize(0));
+      break;
+    case 3:
+      CHECK(cudaMemcpyAsync(dev, host, 4096, cudaMemcpyHostToDevice, 0));
+      CHECK(cudaStreamSynchronize(0));
+      break;
+    case 4:
+      forward_spin<<<1, 1>>>(1 * MS);
       CHECK(cudaGetLastError());
       CHECK(cudaDeviceSynchronize());
+      break;
+    case 5:
+      CHECK(cudaStreamSynchronize(other));
+      CHECK(cudaDeviceSynchronize());
+      break;
+    case 6:
+      CHECK(cudaEventRecord(ev, 0));
+      CHECK(cudaEventSynchronize(ev));
+      CHECK(cudaDeviceSynchronize());
+      break;
+    default: break;
     }
   }
-  CHECK(cudaStreamSynchronize(s));
+  CHECK(cudaDeviceSynchronize());
   CHECK(cudaFree(dev));
   CHECK(cudaFreeHost(host));
   CHECK(cudaEventDestroy(ev));
-  CHECK(cudaStreamDestroy(s));
+  CHECK(cudaStreamDestroy(other));
   return 0;
 }
 

@@ -156,7 +156,7 @@ function notes.run_ahead(t, iter_mean, list)
 end
 
 -- the measured steps (from W + 1 of n) that end where the loop's own synchronisation after them
--- returned (waited[i]: report's loop_waits): trace.waited_steps, and a note
+-- returned (waited[i]: wlrun.trace.windows.of's): trace.waited_steps, and a note
 function notes.waited(t, waited, W, n, list)
   local count = 0
   for i = W + 1, n do
@@ -165,8 +165,8 @@ function notes.waited(t, waited, W, n, list)
   if count == 0 then return end
   t.waited_steps = count
   list[#list + 1] = ("%d of the %d steps measured end where the loop's own synchronisation after "
-    .. "them returned (its first call after the step to synchronise the device, a stream or an "
-    .. "event, with no GPU work started before it), as the template's step ends after its "
+    .. "them returned (its first call after the step to synchronise the device or a default "
+    .. "stream, with no GPU work started before it), as the template's step ends after its "
     .. "torch.cuda.synchronize()"):format(count, n - W)
 end
 

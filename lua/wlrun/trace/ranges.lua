@@ -120,6 +120,7 @@ end
 local function view(p, keep)
   local q = {}
   for k, v in pairs(p) do q[k] = v end
+  q.unfiltered = p.unfiltered or p -- the process as read (wlrun.trace.report's loop waits)
   local kept, copy = {}, {}
   for _, r in ipairs(p.ranges) do
     if keep(r) then

@@ -19,8 +19,8 @@
 --   gpu = {work...}, marks = {work...} (version 3: events' device times, start = stop, kind
 --   "event": each the end of the GPU work launched before it on its stream),
 --   samples = {{at, on}...} (version 3: P records, GPU activity turned on or off, in time
---   order), waits = {{tid, enter, stop}...} (version 4: W records, the loop's synchronisation
---   after a step), cupti = {state,
+--   order), waits = {{tid, rid, start, stop}...} (version 4: W records, the loop's
+--   synchronisation after step rid, entered at start, returned at stop), cupti = {state,
 --   reason} | nil, dropped = {[what] = count}, errors = {text...}, errors_more = n,
 --   exit = reason | nil (no X: killed), truncated = bool, orphans = n, unknown_corr = n}
 -- A range: {rid, tid, parent = range | nil (the nearest one that ends no earlier), name, domain,
@@ -139,7 +139,7 @@ end
 
 -- G: 2 or 3; C: 3 in version 1
 local FIELDS = { S = 3, T = 3, R = 9, A = 8, O = 8, C = 4, K = 9, D = 3, E = 2, X = 2, P = 3,
-  W = 4 }
+  W = 5 }
 read.VERSIONS = { [1] = true, [2] = true, [3] = true, [4] = true }
 -- the first version with each record that older ones lack
 local SINCE = { P = 3, W = 4 }
@@ -281,8 +281,8 @@ end
 
 -- a W record: the loop's synchronisation after a step (version 4)
 function Parser:wait(f)
-  local w = { tid = self:int(f[2], "tid"), start = self:int(f[3], "enter"),
-    stop = self:int(f[4], "return") }
+  local w = { tid = self:int(f[2], "tid"), rid = self:int(f[3], "rid"),
+    start = self:int(f[4], "enter"), stop = self:int(f[5], "return") }
   if w.stop < w.start then self:fail(("W: the call returns (%d) before it is entered (%d)"):format(
     w.stop, w.start)) end
   local waits = self.p.waits

@@ -346,13 +346,14 @@ local function iteration_windows(p, steps, gpu, marks, waited)
 end
 
 -- the loop's synchronisation after each step (wlrun.trace.windows.waited): where it came before
--- any range opened on the step's thread after the step, but the batch the loop makes next (the
--- hook's, opened as the step closed) -> {[i] = its return}
+-- any range opened on the step's thread after the step (the process's, the hook's that a view
+-- leaves out included: a DataLoader's fetch), but the batch the loop makes next (the hook's,
+-- opened as the step closed) -> {[i] = wait}
 local function loop_waits(p, steps)
   if not p.waits or #p.waits == 0 then return {} end
   local opened = {}
   for _, s in ipairs(steps) do opened[s.tid] = opened[s.tid] or {} end
-  for _, r in ipairs(p.ranges) do
+  for _, r in ipairs((p.unfiltered or p).ranges) do
     local list = opened[r.tid]
     if list and not r.made then list[#list + 1] = r.start end
   end
@@ -707,7 +708,7 @@ local function process_entry(p, steps, k, n, o, mode, fetched, input)
   local marks = report.usable_marks(p)
   local waited = loop_waits(p, steps)
   local win = iteration_windows(p, steps, gpu, marks, waited)
-  notes_of.waited(t, waited, W, #steps, notes)
+  notes_of.waited(t, win.waited, W, #steps, notes)
   local data, data_iter = data_times(p, steps, win, data_work, o, t, notes, mode)
   local phases, top, phase = phase_times(p, steps, iter_of, step_of)
   local g = gpu_times(p, steps, win, of, iter_of, data_iter, phase)

@@ -5,18 +5,21 @@
 --   windows.frontier(work, launched_at, times) -> F
 --     F[t] for each t of times: the latest end of the GPU work launched before t (nil: none).
 --     work: {start, stop, corr} records; launched_at(w): the time w was launched, or nil
---   windows.waited(steps, waits, opened) -> {[i] = t}
---     the loop's synchronisation after step i (W records, src/trace/trace_waits.c): the return
---     of the first wait on the step's thread entered after its range closed, where that came
---     before the next step began and before any range opened on the thread since the close.
---     steps: {start, stop, tid} in start order; waits: {tid, start (entered), stop (returned)};
---     opened[tid]: the sorted starts of that thread's ranges that may lie between a step and its
---     wait (the batch the loop makes next, opened as the step closes) left out
---   windows.of(steps, F, gpu, waited) -> {start = {}, stop = {}, work_end = {}}
+--   windows.waited(steps, waits, opened) -> {[i] = wait}
+--     the loop's synchronisation after step i (W records, src/trace/trace_waits.c): its wait,
+--     where that was entered before the next step began and before any range opened on the
+--     step's thread since the step's close. steps: {rid, start, stop, tid} in start order; waits:
+--     {tid, rid (the step's), start (entered), stop (returned)}; opened[tid]: the sorted starts of
+--     that thread's ranges, the batch the loop makes next (opened as the step closes) left out
+--   windows.of(steps, F, gpu, waited) -> {start = {}, stop = {}, work_end = {}, waited = {}}
 --     steps: {start, stop} in start order. start[i] = max(s_i, F(s_i), stop[i-1]): the step
 --     begins when its range opens and the work launched before it has finished; stop[i] =
---     max(e_i, F(e_i), waited[i], start[i]): it ends when its range has closed, the work
---     launched before that has finished and the loop's synchronisation after it has returned.
+--     max(e_i, F(e_i), start[i]): it ends when its range has closed and the work launched before
+--     that has finished — or, later, when the loop's synchronisation after it (waited[i]) returned,
+--     where that was entered before the step's GPU work ended (it waited for the step), or within
+--     windows.WAIT_SHARE of the step's length after its close (the loop's tail after the step, as
+--     the template's step holds it; a longer while is the loop's other work, the next batch's
+--     loading, which a wait after it must not make the step's). waited[i] true where it did.
 --     Without GPU times (gpu false) the windows are the ranges (and the waits). work_end[i]:
 --     max(e_i, F(e_i)), the end without the wait
 --   windows.run_ahead(steps, win, from) -> {lag = {s...}, ahead = {n...}} for i >= from: how
@@ -27,6 +30,10 @@
 --     for each i: {total...}; intervals need not be sorted or disjoint, the [lo, hi] must be
 --     sorted and disjoint
 local windows = {}
+
+-- the longest while after a step's close, as a share of the step's window, that the loop's
+-- synchronisation after it may come and still end the step (where the GPU was idle by then)
+windows.WAIT_SHARE = 0.1
 
 -- the index of the first element of sorted xs above t (#xs + 1 when none)
 local function first_above(xs, t)
@@ -59,40 +66,25 @@ function windows.frontier(work, launched_at, times)
   return F
 end
 
--- the first wait of a thread's (sorted by entry) entered at or after t
-local function first_wait(list, t)
-  local lo, hi = 1, #list + 1
-  while lo < hi do
-    local mid = (lo + hi) // 2
-    if list[mid].start >= t then hi = mid else lo = mid + 1 end
-  end
-  return list[lo]
-end
-
 function windows.waited(steps, waits, opened)
   local of = {}
-  for _, w in ipairs(waits) do
-    local list = of[w.tid]
-    if not list then list = {}; of[w.tid] = list end
-    list[#list + 1] = w
-  end
-  for _, list in pairs(of) do table.sort(list, function(x, y) return x.start < y.start end) end
+  for _, w in ipairs(waits) do of[w.tid .. ":" .. w.rid] = w end
   local out = {}
   for i, s in ipairs(steps) do
-    local w = of[s.tid] and first_wait(of[s.tid], s.stop)
+    local w = of[s.tid .. ":" .. tostring(s.rid)]
     local after = steps[i + 1] and steps[i + 1].start
-    if w and not (after and w.start >= after) then
+    if w and w.start >= s.stop and not (after and w.start >= after) then
       local starts = opened[s.tid] or {}
       -- the first range opened at or after the step's close
       local k = first_above(starts, s.stop - 1)
-      if not starts[k] or starts[k] > w.start then out[i] = w.stop end
+      if not starts[k] or starts[k] > w.start then out[i] = w end
     end
   end
   return out
 end
 
 function windows.of(steps, F, gpu, waited)
-  local win = { start = {}, stop = {}, work_end = {} }
+  local win = { start = {}, stop = {}, work_end = {}, waited = {} }
   local prev
   for i, s in ipairs(steps) do
     local a, b = s.start, s.stop
@@ -101,7 +93,10 @@ function windows.of(steps, F, gpu, waited)
       b = math.max(b, F[s.stop] or b)
     end
     win.work_end[i] = b
-    if waited and waited[i] and waited[i] > b then b = waited[i] end
+    local w = waited and waited[i]
+    if w and w.stop > b and (w.start < b or w.start - s.stop <= windows.WAIT_SHARE * (b - a)) then
+      b, win.waited[i] = w.stop, true
+    end
     if prev and a < prev then a = prev end
     if b < a then b = a end
     win.start[i], win.stop[i] = a, b
