@@ -156,7 +156,7 @@ elif [ "$part" = loops ] || [ "$part" = loops-own ] || [ "$part" = loops-hook ];
   which=()
   if [ "$part" = loops-own ]; then
     for pat in '%] after$' '%] inside$' '%] none$' '%] item10$' 'none bf16$' 'slow loader$' \
-      compiled 'CUDA graphs' 'the table'; do which+=(--filter "$pat"); done
+      compiled 'CUDA graphs' 'CPU data$' 'the table'; do which+=(--filter "$pat"); done
   elif [ "$part" = loops-hook ]; then
     which=(--filter 'no ranges' --filter 'the table' --filter-out compiled --filter-out 'CUDA graphs')
   fi

@@ -2,10 +2,12 @@
 -- the methodology meets (tests/trace/torch_loops.py; issue 34): the step's synchronisation inside
 -- its range, just after it (the template), none at all, loss.item() every 10 steps; bf16
 -- autocast; a loader slow enough to trip the data-bottleneck rule; no ranges at all (wlrun's
--- Python hook). Targets: iter within 2 % of the template's, data within 5 % or 0.1 ms; where the
--- loop never synchronises, samples/s within 2 % of the program's own steady-state throughput; no
--- phase or outside time below zero, no phase-overlap on one stream. Prints a table at the end
--- (docs/trace.md, "Measured on the H200"). Pending by name where PyTorch with CUDA is missing.
+-- Python hook); batches made in the loop, on the GPU or on the CPU (a synchronisation before the
+-- copy, which is not the step's end). Targets: iter within 2 % of the template's, data within 5 %
+-- or 0.1 ms; where the loop never synchronises, samples/s within 2 % of the program's own
+-- steady-state throughput; no phase or outside time below zero, no phase-overlap on one stream.
+-- Prints a table at the end (docs/trace.md, "Measured on the H200"). Pending by name where PyTorch
+-- with CUDA is missing.
 local h = require "helper"
 
 local python, torch_it, mean_from = h.python, h.torch_it, h.mean_from
@@ -166,6 +168,19 @@ describe("wlrun trace against the program's own timing, by loop shape", function
       function(c)
         assert.equal("input", c.trace.batch_source)
         assert.equal(BATCH, c.loop.batch_size)
+      end)
+  end
+
+  -- each batch made on the CPU in the loop (2 ms), the loop's only synchronisation after the
+  -- making and before the copy, first thing in the step: no wait after the step, so the making
+  -- is data (the hook's made batch; the program's data range)
+  for _, ranged in ipairs { true, false } do
+    case("before, CPU data" .. (ranged and "" or ", no ranges"),
+      "--shape before --cpu-data 2" .. (ranged and "" or " --no-ranges"), function(c, prog)
+        local made = mean_from(prog.made, WARMUP + 1)
+        assert.is_true(c.loop.data_stats.mean >= 0.95 * made, ("data %.3f ms, the making %.3f ms")
+          :format(c.loop.data_stats.mean * 1e3, made * 1e3))
+        assert.is_nil(c.trace.waited_steps)
       end)
   end
 

@@ -13,6 +13,8 @@ changes between the shapes (--shape):
   none    no synchronisation at all: the loop runs ahead of the GPU; the program measures its
           steady-state throughput (one synchronisation at the end of the warmup, one at the end)
   item10  like none, with loss.item() every 10th step, outside the step range
+  before  like none, with torch.cuda.synchronize() before each step only (after the batch is in
+          hand), none after it
 
     python3 torch_loops.py --shape none --steps 80 --warmup 10 --out prog.json [--amp bf16|fp16]
         [--delay-ms 2] [--no-ranges] [--device cpu]
@@ -38,6 +40,11 @@ training does at its start; the number of steps skipped is in --out's "skipped".
 
 --gpu-data makes each step's batch on the GPU in the loop (torch.randn, torch.randint), no DataLoader: a synthetic
 benchmark's loop, whose batch size wlrun's hook takes from the model's input.
+
+--cpu-data MS makes each step's batch on the CPU in the loop (torch.randn, then MS ms of work), no DataLoader, and
+copies it to the GPU first thing in the train_step range: with --shape before, the loop's only synchronisation comes
+after the making and before the copy, which wlrun must not take for the step's end; --out's "made" holds each making's
+seconds.
 
 --out writes {shape, batch, warmup, steps, iter, data (s, every step; template shapes),
 marks ({in_hand, t0, t1} of every step, time.perf_counter()'s CLOCK_MONOTONIC seconds, the clock of
@@ -109,7 +116,7 @@ def _recompiles():
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--shape", choices=["after", "inside", "none", "item10"], default="after")
+    ap.add_argument("--shape", choices=["after", "inside", "none", "item10", "before"], default="after")
     ap.add_argument("--steps", type=int, default=80)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--batch", type=int, default=64)
@@ -122,6 +129,7 @@ def main():
     ap.add_argument("--val-every", type=int, default=0)
     ap.add_argument("--compile", choices=["default", "reduce-overhead"])
     ap.add_argument("--gpu-data", action="store_true")
+    ap.add_argument("--cpu-data", type=float, default=None, metavar="MS")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--out")
     a = ap.parse_args()
@@ -195,14 +203,20 @@ def main():
         pop()
         return loss
 
-    iters, datas, marks = [], [], []
-    it = None if a.gpu_data else iter(loader)
+    iters, datas, marks, made = [], [], [], []
+    it = None if a.gpu_data or a.cpu_data is not None else iter(loader)
     prev_end = time.perf_counter()
     t_start, compiles = None, 0
     for i in range(1, a.steps + 1):
         push("data")
         if a.gpu_data:
             x, y = torch.randn(a.batch, 3, 64, 64, device=dev), torch.randint(100, (a.batch,), device=dev)
+        elif a.cpu_data is not None:
+            t_make = time.perf_counter()
+            x, y = torch.randn(a.batch, 3, 64, 64), torch.randint(100, (a.batch,))
+            while time.perf_counter() - t_make < a.cpu_data / 1e3:
+                pass
+            made.append(time.perf_counter() - t_make)
         else:
             x, y = next(it)
             x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
@@ -211,7 +225,11 @@ def main():
         if template:
             sync()
             t0 = time.perf_counter()
+        elif a.shape == "before":
+            sync()
         push("train_step")
+        if a.cpu_data is not None:
+            x, y = x.to(dev), y.to(dev)
         loss = step(x, y)
         if a.shape == "inside":
             sync()
@@ -242,7 +260,7 @@ def main():
     taken = opt.state[next(iter(model.parameters()))].get("step", 0)  # the optimizer steps not skipped
     out = {"shape": a.shape, "batch": a.batch, "warmup": a.warmup, "steps": a.steps, "iter": iters, "data": datas, "marks": marks,
            "period": period, "samples_per_s": a.batch / period, "skipped": a.steps - int(taken),
-           "recompiles": _recompiles() - compiles if a.compile else 0}
+           "recompiles": _recompiles() - compiles if a.compile else 0, "made": made}
     if a.out:
         with open(a.out, "w") as f:
             json.dump(out, f)
