@@ -94,15 +94,17 @@
  *                                (for the next one: WLRUN_TRACE_GPU_EVERY); on before the first P
  *   W   tid rid enter return     version 4: the loop's synchronisation after a step: the first
  *                                synchronising call that thread made after the push/pop range
- *                                rid, a step (WLRUN_TRACE_STEP), closed on it, where that call
- *                                is of the device or of a default stream (cudaDeviceSynchronize,
- *                                cuStreamSynchronize of NULL, the legacy or the per-thread
- *                                stream; not an event's or another stream's) and the thread
- *                                started no GPU work (no launch, copy or set) in between
- *                                (trace_waits.c); entered at enter, returned at return (the
- *                                outermost call). Written only where every launch is called back
- *                                (WLRUN_TRACE_GPU_EVERY 1 or unset); none for wlrun's own
- *                                (WLRUN_TRACE_SYNC) nor after the steps traced are done
+ *                                rid, a step (WLRUN_TRACE_STEP), closed on it as the thread went
+ *                                (not a close dated earlier, wlrun_trace_auto_end_later), where
+ *                                that first call is of the device or of a default stream
+ *                                (cudaDeviceSynchronize, cuStreamSynchronize of NULL, the legacy
+ *                                or the per-thread stream; an event's or another stream's first
+ *                                means none) and the thread started no GPU work (no launch, copy
+ *                                or set) in between (trace_waits.c); entered at enter, returned
+ *                                at return (the outermost call). Written only where every launch
+ *                                is called back (WLRUN_TRACE_GPU_EVERY 1 or unset); none for
+ *                                wlrun's own (WLRUN_TRACE_SYNC) nor after the steps traced are
+ *                                done
  *   G   state text               GPU timing in this process: "on" (CUPTI activity enabled) or
  *                                "off" with the reason, e.g. "off	libcupti.so.13: cannot open"
  *   D   what count               records lost: "cupti" (CUPTI dropped activity records),

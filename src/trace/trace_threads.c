@@ -121,8 +121,11 @@ static int same_domain_below(const struct thread *t, int top, const struct wt_st
 
 /* R for the range at i of t, ended at end, taken off the stack (payload: a new payload, or NULL);
  * the range's level among its domain's. A range above it (another domain's, still open: NVTX's
- * stacks are per domain) becomes its parent's, so that no range outlives its parent. */
-static int pop_record(struct thread *t, int i, const struct wt_payload *payload, uint64_t end) {
+ * stacks are per domain) becomes its parent's, so that no range outlives its parent. now: the
+ * thread closes it as it goes (a step's close arms the loop's wait after it, trace_waits.c), not
+ * at an earlier time set for it */
+static int pop_record(struct thread *t, int i, const struct wt_payload *payload, uint64_t end,
+                      int now) {
   struct open_range o = t->stack[i];
   if (payload) o.payload = *payload;
   memmove(&t->stack[i], &t->stack[i + 1], (size_t)(t->depth - i - 1) * sizeof o);
@@ -146,7 +149,7 @@ static int pop_record(struct thread *t, int i, const struct wt_payload *payload,
     wt_end();
     wt_step_closed(o.name, o.domain, end);
   }
-  if (t == self) wt_waits_step_closed(o.name, o.rid);
+  if (t == self && now) wt_waits_step_closed(o.name, o.rid); /* (not a close dated earlier) */
   return same_domain_below(t, i, o.domain);
 }
 
@@ -154,9 +157,10 @@ static int pop_record(struct thread *t, int i, const struct wt_payload *payload,
  * inside it since, still open, become its parent's */
 static void end_later(struct thread *t, uint64_t end) {
   if (!t->later || t->later_at >= t->depth) return;
-  if (t->later_end && t->later_end < end) end = t->later_end;
+  int earlier = t->later_end && t->later_end < end; /* (ended at the loop's checkpoint) */
+  if (earlier) end = t->later_end;
   t->later = t->later_end = 0;
-  pop_record(t, t->later_at, NULL, end);
+  pop_record(t, t->later_at, NULL, end, !earlier);
 }
 
 /* the index of the innermost range of domain on t's stack, -1 where there is none */
@@ -305,7 +309,7 @@ int wt_pop_at(struct wt_string *domain, const struct wt_payload *payload, uint64
   uint64_t end = backdated(t, at, wt_now());
   if (end < t->stack[i].start) end = t->stack[i].start;
   wt_lock();
-  int level = pop_record(t, i, payload, end);
+  int level = pop_record(t, i, payload, end, 1);
   if (t->depth) wt_unlock_soon(end);
   else wt_unlock(); /* the thread's outermost range: written at once */
   wt_step_marks();

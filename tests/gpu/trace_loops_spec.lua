@@ -106,8 +106,19 @@ end
 local function no_bottleneck(c) assert.is_nil(codes(c):find("data-bottleneck", 1, true),
   codes(c)) end
 
+-- the loop's torch.cuda.synchronize() just after the step ends it (trace.waited_steps; a step or
+-- so less where the machine held the loop up past the wait's bound)
+local function waited(c)
+  local n = c.trace.waited_steps or 0
+  assert.is_true(n >= 0.9 * (STEPS - WARMUP), ("%d of %d steps ended by the loop's wait"):format(n,
+    STEPS - WARMUP))
+end
+
 describe("wlrun trace against the program's own timing, by loop shape", function()
-  case("after", "--shape after", no_bottleneck)
+  case("after", "--shape after", function(c)
+    no_bottleneck(c)
+    waited(c)
+  end)
   case("inside", "--shape inside", no_bottleneck)
   case("none", "--shape none", no_bottleneck)
   case("item10", "--shape item10", no_bottleneck)
@@ -168,15 +179,16 @@ describe("wlrun trace against the program's own timing, by loop shape", function
       function(c)
         assert.equal("input", c.trace.batch_source)
         assert.equal(BATCH, c.loop.batch_size)
+        if shape == "after" then waited(c) end
       end)
   end
 
-  -- each batch made on the CPU in the loop (2 ms), the loop's only synchronisation after the
-  -- making and before the copy, first thing in the step: no wait after the step, so the making
-  -- is data (the hook's made batch; the program's data range)
+  -- each batch made on the CPU in the loop (10 ms, longer than the GPU's work of a step), the
+  -- loop's only synchronisation after the making and before the copy, first thing in the step: no
+  -- wait after the step, so the making is data (the hook's made batch; the program's data range)
   for _, ranged in ipairs { true, false } do
     case("before, CPU data" .. (ranged and "" or ", no ranges"),
-      "--shape before --cpu-data 2" .. (ranged and "" or " --no-ranges"), function(c, prog)
+      "--shape before --cpu-data 10" .. (ranged and "" or " --no-ranges"), function(c, prog)
         local made = mean_from(prog.made, WARMUP + 1)
         assert.is_true(c.loop.data_stats.mean >= 0.95 * made, ("data %.3f ms, the making %.3f ms")
           :format(c.loop.data_stats.mean * 1e3, made * 1e3))

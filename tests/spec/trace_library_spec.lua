@@ -634,7 +634,7 @@ describe("the trace library on the GPU", function()
       assert.equal(7, #steps)
       local waits = ranges(t, "W")
       -- after the first step (the device, twice: the first) and the second (an event recorded,
-      -- the default stream); none after nothing, a copy, a kernel, or where another stream's or an
+      -- the legacy stream); none after nothing, a copy, a kernel, or where another stream's or an
       -- event's synchronisation came first
       assert.equal(2, #waits, sync)
       for i, w in ipairs(waits) do

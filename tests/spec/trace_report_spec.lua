@@ -442,12 +442,12 @@ describe("a traced run's results document", function()
     local made = tostring((1 << 61) + 2800)
     -- wait: {entered, returned, the step's rid (default 1)}; between: a range of the program's
     -- opens at 2020 (hook: a DataLoader's fetch, of the hook's, in the program's own steps)
-    local function entry(wait, between, domain, gpu_end)
+    local function entry(wait, between, domain, gpu_end, payload)
       local text = table.concat({ "wltrace\t4\t7\t1\tprog", "G\ton", "S\t1\ttrain_step",
         "S\t2\tdata", "S\t3\tk", "S\t4\tlog", "S\t9\twlrun.auto",
         ("R\t1\t7\t0\t1\t%d\t1000\t2000\t16"):format(domain), "C\t2\t1\t1500",
         ("K\t2\tkernel\t0\t7\t1600\t%d\t0\t3"):format(gpu_end or 1900),
-        domain == 9 and "R\t2\t7\t0\t2\t9\t2000\t3000\t" .. made
+        domain == 9 and "R\t2\t7\t0\t2\t9\t2000\t3000\t" .. (payload or made)
           or "R\t2\t7\t0\t2\t0\t2100\t2800\t-",
         between == "hook" and "R\t4\t7\t0\t2\t9\t2020\t2030\t-"
           or between and "R\t4\t7\t0\t4\t0\t2020\t2030\t-" or "S\t5\tunused",
@@ -486,6 +486,11 @@ describe("a traced run's results document", function()
     local e = entry({ 2300, 2400 }, false, 9, 2350)
     assert.is_true(near(e.samples[1], 1400e-9), tostring(e.samples[1]))
     assert.equal(1, e.trace.waited_steps)
+    -- the making closed as evaluated (a checkpoint or a validation after the wait): still the
+    -- making's range, no range of other work
+    e = entry({ 2050, 2150 }, false, 9, nil, tostring((1 << 61) + 1))
+    assert.equal(1, e.trace.waited_steps)
+    assert.is_true(near(e.samples[1], 1150e-9), tostring(e.samples[1]))
     -- a wait that returns before the step's GPU work ends (a stream it did not wait for) ends no
     -- step
     e = entry({ 2010, 2020 }, false, 0, 2090)

@@ -103,6 +103,33 @@ describe("trace windows", function()
       { 1, 10, 16 }, { 6, 14, 30 })
     assert.same({ 4, 4, 0 }, out) -- [1,4] + [5,6]; [10,14]; nothing
   end)
+
+  it("of: the loop's wait after a step ends it where it came soon after, or while the GPU ran",
+    function()
+    -- three steps of 100 ms, their GPU work 50 ms past each close for the second only
+    local steps = { { start = 0, stop = 100 * MS }, { start = 200 * MS, stop = 300 * MS },
+      { start = 400 * MS, stop = 500 * MS } }
+    local F = { [0] = nil, [100 * MS] = 90 * MS, [200 * MS] = 90 * MS, [300 * MS] = 350 * MS,
+      [400 * MS] = 350 * MS, [500 * MS] = 490 * MS }
+    local function stop_of(i, wait)
+      return windows.of(steps, F, true, { [i] = wait }).stop[i]
+    end
+    -- 0.5 ms after the close, the GPU idle: the loop's tail, the step's
+    assert.equal(101 * MS, stop_of(1, { start = 100.5 * MS, stop = 101 * MS }))
+    -- 5 ms after it, the GPU idle: within a tenth of the step but past WAIT_MAX, the loop's other
+    -- work (a batch made on the CPU): not the step's
+    assert.equal(100 * MS, stop_of(1, { start = 105 * MS, stop = 106 * MS }))
+    -- 20 ms after it, while the step's GPU work still ran: it waited for the step
+    assert.equal(351 * MS, stop_of(2, { start = 320 * MS, stop = 351 * MS }))
+    -- returned before the GPU's end: nothing changes, and it is not said to end the step
+    local win = windows.of(steps, F, true, { [2] = { start = 300.1 * MS, stop = 300.2 * MS } })
+    assert.equal(350 * MS, win.stop[2])
+    assert.is_nil(win.waited[2])
+    -- without GPU times, the short tail only
+    win = windows.of(steps, F, false, { [1] = { start = 100.5 * MS, stop = 101 * MS },
+      [2] = { start = 320 * MS, stop = 351 * MS } })
+    assert.same({ 101 * MS, 300 * MS, 500 * MS }, win.stop)
+  end)
 end)
 
 describe("trace iterations bounded by their GPU work", function()

@@ -12,9 +12,9 @@
 //   hooked  nosync, with a train_step of the domain "wlrun.auto" pushed in each forward after its
 //           kernels, as wlrun's Python hook opens its step inside a program's own forward
 //   fork    CUDA initialised, then a child that pushes a range and exits (no CUDA in it)
-//   waits   a kernel loaded, then 7 steps (train_step > forward_spin 2 ms on the legacy default
+//   waits   a kernel loaded, then 7 steps (train_step > forward_spin 20 ms on the legacy default
 //           stream), each followed by: the device synchronised twice; an event recorded and the
-//           default stream synchronised (W records after these two); nothing; a copy and the
+//           legacy stream synchronised (W records after these two); nothing; a copy and the
 //           stream synchronised; a kernel and the device synchronised; another stream
 //           synchronised, then the device; an event synchronised, then the device
 #include <nvtx3/nvToolsExt.h>
@@ -149,7 +149,7 @@ static int waits() {
   CHECK(cudaDeviceSynchronize());
   for (int i = 0; i < 7; i++) {
     nvtxRangePushA("train_step");
-    forward_spin<<<1, 1>>>(2 * MS); // the legacy default stream
+    forward_spin<<<1, 1>>>(20 * MS); // the legacy default stream; outlasts the range
     CHECK(cudaGetLastError());
     nvtxRangePop();
     switch (i) {
@@ -159,7 +159,7 @@ static int waits() {
       break;
     case 1:
       CHECK(cudaEventRecord(ev, 0));
-      CHECK(cudaStreamSynchronize(0));
+      CHECK(cudaStreamSynchronize(cudaStreamLegacy));
       break;
     case 3:
       CHECK(cudaMemcpyAsync(dev, host, 4096, cudaMemcpyHostToDevice, 0));

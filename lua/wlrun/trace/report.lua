@@ -348,14 +348,15 @@ end
 -- the loop's synchronisation after each step (wlrun.trace.windows.waited): where it came before
 -- any range opened on the step's thread after the step (the process's, the hook's that a view
 -- leaves out included: a DataLoader's fetch), but the batch the loop makes next (the hook's,
--- opened as the step closed) -> {[i] = wait}
+-- opened as the step closed, whatever became of it: left open at the end too) -> {[i] = wait}
 local function loop_waits(p, steps)
   if not p.waits or #p.waits == 0 then return {} end
   local opened = {}
   for _, s in ipairs(steps) do opened[s.tid] = opened[s.tid] or {} end
   for _, r in ipairs((p.unfiltered or p).ranges) do
     local list = opened[r.tid]
-    if list and not r.made then list[#list + 1] = r.start end
+    local making = r.made or r.open and ranges.is_auto(r) and r.name == "data"
+    if list and not making then list[#list + 1] = r.start end
   end
   for _, list in pairs(opened) do table.sort(list) end
   return windows.waited(steps, p.waits, opened)

@@ -17,9 +17,10 @@
 --     max(e_i, F(e_i), start[i]): it ends when its range has closed and the work launched before
 --     that has finished — or, later, when the loop's synchronisation after it (waited[i]) returned,
 --     where that was entered before the step's GPU work ended (it waited for the step), or within
---     windows.WAIT_SHARE of the step's length after its close (the loop's tail after the step, as
---     the template's step holds it; a longer while is the loop's other work, the next batch's
---     loading, which a wait after it must not make the step's). waited[i] true where it did.
+--     windows.WAIT_SHARE of the step's length and windows.WAIT_MAX after its close (the loop's
+--     tail after the step, as the template's step holds it; a longer while is the loop's other
+--     work, the next batch's loading, which a wait after it must not make the step's). waited[i]
+--     true where it did.
 --     Without GPU times (gpu false) the windows are the ranges (and the waits). work_end[i]:
 --     max(e_i, F(e_i)), the end without the wait
 --   windows.run_ahead(steps, win, from) -> {lag = {s...}, ahead = {n...}} for i >= from: how
@@ -34,6 +35,9 @@ local windows = {}
 -- the longest while after a step's close, as a share of the step's window, that the loop's
 -- synchronisation after it may come and still end the step (where the GPU was idle by then)
 windows.WAIT_SHARE = 0.1
+-- and at most this long (ns): the tail it stands for (an optimizer's return, a scheduler's step)
+-- is a fixed cost, not one that grows with the step
+windows.WAIT_MAX = 1000000
 
 -- the index of the first element of sorted xs above t (#xs + 1 when none)
 local function first_above(xs, t)
@@ -94,7 +98,9 @@ function windows.of(steps, F, gpu, waited)
     end
     win.work_end[i] = b
     local w = waited and waited[i]
-    if w and w.stop > b and (w.start < b or w.start - s.stop <= windows.WAIT_SHARE * (b - a)) then
+    local gap = w and w.start - s.stop
+    if w and w.stop > b and (w.start < b or gap <= windows.WAIT_SHARE * (b - a)
+      and gap <= windows.WAIT_MAX) then
       b, win.waited[i] = w.stop, true
     end
     if prev and a < prev then a = prev end

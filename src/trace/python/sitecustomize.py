@@ -14,7 +14,8 @@ wlrun_trace_auto_* functions: src/trace/trace_auto.c), on the thread that trains
               that and the range's copies to the GPU, not at a synchronisation after it; or
               EVALUATED (1): no data. Where no DataLoader gives the batches (made in the loop) and
               an optimizer steps: from the optimizer step that ended the iteration to the next
-              step's training work, the making of the next batch (payload: MADE + that time)
+              step's training work, the making of the next batch (payload: MADE + that time;
+              MADE + EVALUATED where no training used it)
   train_step  from the first forward, backward or optimizer step after the previous step's end (or
               a zero_grad() with a batch in hand, as a loop's first line) to
               the loop's next range after the optimizer step that closes the iteration (the next
@@ -441,6 +442,8 @@ class _Loop:
         s, local = self.local.stack, self.local
         if payload is None:  # a batch the loop was making that no training used is no data
             payload = EVALUATED if local.making else local.fetched_at
+        if local.making and payload == EVALUATED:  # still a making's (the report's loop waits)
+            payload = MADE + EVALUATED
         if "data" in s:
             if s[-1] != "data":  # pop_to only where a range is above it (a call less a step)
                 self.pop_to("data")
