@@ -357,7 +357,9 @@ describe("wlrun trace's Python hook", function()
     assert.equal(0, rv.code, rv.stderr)
     assert.equal("ranges", cv.trace.data_source)
     assert.is_true(most(cv.trace.between) >= 0.015, "between " .. most(cv.trace.between))
-    assert.is_nil(codes(cv):find("data-bottleneck", 1, true), codes(cv))
+    -- (the making of these small batches alone is near a fifth of a step's time on the CPU: the
+    -- data-bottleneck rule is no test of it)
+    assert.is_true(cv.loop.data_stats.max < 0.005, "data " .. cv.loop.data_stats.max)
     -- the program's own step ranges, with no payload: the same count, through the hook's steps
     if push_lib then
       local r, c = trace("--steps 10 --batch 16 --no-loader --ranges")
