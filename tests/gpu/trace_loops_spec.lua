@@ -185,14 +185,17 @@ describe("wlrun trace against the program's own timing, by loop shape", function
 
   -- each batch made on the CPU in the loop (10 ms, longer than the GPU's work of a step), the
   -- loop's only synchronisation after the making and before the copy, first thing in the step: no
-  -- wait after the step, so the making is data (the hook's made batch; the program's data range)
+  -- wait after the step, so the making is data (the hook's made batch; the program's data range),
+  -- less the part of it the step's GPU work outlasted its range by (data follows the windows).
+  -- The one wait: the program's synchronisation at its end, after the last step.
   for _, ranged in ipairs { true, false } do
     case("before, CPU data" .. (ranged and "" or ", no ranges"),
       "--shape before --cpu-data 10" .. (ranged and "" or " --no-ranges"), function(c, prog)
         local made = mean_from(prog.made, WARMUP + 1)
-        assert.is_true(c.loop.data_stats.mean >= 0.95 * made, ("data %.3f ms, the making %.3f ms")
-          :format(c.loop.data_stats.mean * 1e3, made * 1e3))
-        assert.is_nil(c.trace.waited_steps)
+        local data, lag = c.loop.data_stats.mean, c.trace.run_ahead.lag_mean
+        assert.is_true(data + lag >= 0.97 * made, ("data %.3f ms (the GPU's lag %.3f ms), the "
+          .. "making %.3f ms"):format(data * 1e3, lag * 1e3, made * 1e3))
+        assert.is_true((c.trace.waited_steps or 0) <= 1, tostring(c.trace.waited_steps))
       end)
   end
 
