@@ -279,6 +279,19 @@ function Parser:sample(f)
   p.samples[#p.samples + 1] = { at = at, on = f[3] == "on" }
 end
 
+-- the first line: wltrace, the version, pid, ppid, the command line
+function Parser:header(f)
+  local p = self.p
+  if f[1] ~= "wltrace" then
+    self:fail("not a wlrun trace file (it does not start with 'wltrace')") end
+  if #f ~= 5 then self:fail(("the header has %d fields, expected 5"):format(#f)) end
+  local version = self:int(f[2], "version")
+  if not read.VERSIONS[version] then self:fail(
+    ("trace format version %d; this wlrun reads versions 1 to 4"):format(version)) end
+  self.version, p.version = version, version
+  p.pid, p.ppid, p.command = self:int(f[3], "pid"), self:int(f[4], "ppid"), self:text(f[5])
+end
+
 -- a W record: the loop's synchronisation after a step (version 4)
 function Parser:wait(f)
   local w = { tid = self:int(f[2], "tid"), rid = self:int(f[3], "rid"),
@@ -307,17 +320,7 @@ function Parser:line(line)
     if #f > 10 then break end
   end
   local p = self.p
-  if self.lineno == 1 then
-    if f[1] ~= "wltrace" then
-      self:fail("not a wlrun trace file (it does not start with 'wltrace')") end
-    if #f ~= 5 then self:fail(("the header has %d fields, expected 5"):format(#f)) end
-    local version = self:int(f[2], "version")
-    if not read.VERSIONS[version] then self:fail(
-      ("trace format version %d; this wlrun reads versions 1 to 4"):format(version)) end
-    self.version, p.version = version, version
-    p.pid, p.ppid, p.command = self:int(f[3], "pid"), self:int(f[4], "ppid"), self:text(f[5])
-    return
-  end
+  if self.lineno == 1 then return self:header(f) end
   local letter = f[1]
   local want = FIELDS[letter]
   if letter == "G" then

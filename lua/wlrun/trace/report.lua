@@ -324,27 +324,6 @@ local function busiest_device(p)
   return best
 end
 
--- 1. the iterations' windows (wlrun.trace.windows), bounded by the GPU work and by the marks
--- (events: where the work launched before each ended, on steps whose work was not recorded too;
--- marks: report.usable_marks)
-local function iteration_windows(p, steps, gpu, marks, waited)
-  local F = {}
-  if gpu then
-    local times = {}
-    for _, s in ipairs(steps) do
-      times[#times + 1] = s.start
-      times[#times + 1] = s.stop
-    end
-    local work = p.gpu
-    if marks then
-      work = table.move(p.gpu, 1, #p.gpu, 1, {})
-      table.move(marks, 1, #marks, #work + 1, work)
-    end
-    F = windows.frontier(work, launch_time(p), times)
-  end
-  return windows.of(steps, F, gpu, waited)
-end
-
 -- the loop's synchronisation after each step (wlrun.trace.windows.waited): where it came before
 -- any range opened on the step's thread after the step (the process's, the hook's that a view
 -- leaves out included: a DataLoader's fetch), but the batch the loop makes next (the hook's,
@@ -360,6 +339,27 @@ local function loop_waits(p, steps)
   end
   for _, list in pairs(opened) do table.sort(list) end
   return windows.waited(steps, p.waits, opened)
+end
+
+-- 1. the iterations' windows (wlrun.trace.windows), bounded by the GPU work and by the marks
+-- (events: where the work launched before each ended, on steps whose work was not recorded too;
+-- marks: report.usable_marks), and by the loop's waits after the steps
+local function iteration_windows(p, steps, gpu, marks)
+  local F = {}
+  if gpu then
+    local times = {}
+    for _, s in ipairs(steps) do
+      times[#times + 1] = s.start
+      times[#times + 1] = s.stop
+    end
+    local work = p.gpu
+    if marks then
+      work = table.move(p.gpu, 1, #p.gpu, 1, {})
+      table.move(marks, 1, #marks, #work + 1, work)
+    end
+    F = windows.frontier(work, launch_time(p), times)
+  end
+  return windows.of(steps, F, gpu, loop_waits(p, steps))
 end
 
 -- the marks, where they are on the launches' clock: none before its call (a millisecond's slack)
@@ -707,8 +707,7 @@ local function process_entry(p, steps, k, n, o, mode, fetched, input)
   local step_of = ranges.step_finder(is_step)
   local of, data_work = classify_work(p, o, step_of)
   local marks = report.usable_marks(p)
-  local waited = loop_waits(p, steps)
-  local win = iteration_windows(p, steps, gpu, marks, waited)
+  local win = iteration_windows(p, steps, gpu, marks)
   notes_of.waited(t, win.waited, W, #steps, notes)
   local data, data_iter = data_times(p, steps, win, data_work, o, t, notes, mode)
   local phases, top, phase = phase_times(p, steps, iter_of, step_of)
