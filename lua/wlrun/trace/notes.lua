@@ -2,8 +2,7 @@
 -- has steps, the warnings about a process (open ranges, lost records, the library's errors, no
 -- normal exit, CPU times only, work outside every range) and the notes (the hook's steps, how
 -- far the loop runs ahead of the GPU, the steps its own synchronisation ends, a GPU idle most of
--- the step). Pure: parsed processes and
--- report fields in, text out.
+-- the step). Pure: parsed processes and report fields in, text out.
 local units = require "wlrun.text.units"
 local read = require "wlrun.trace.read"
 local ranges = require "wlrun.trace.ranges"

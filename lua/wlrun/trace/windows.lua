@@ -22,7 +22,7 @@
 --     work, the next batch's loading, which a wait after it must not make the step's). waited[i]
 --     true where it did.
 --     Without GPU times (gpu false) the windows are the ranges (and the waits). work_end[i]:
---     max(e_i, F(e_i)), the end without the wait
+--     the end without the wait, max(e_i, F(e_i), start[i])
 --   windows.run_ahead(steps, win, from) -> {lag = {s...}, ahead = {n...}} for i >= from: how
 --     long each step's GPU work outlasts its range (work_end, not the loop's wait: a wait's
 --     return after the GPU's end is the CPU's), and how many later steps had started on the
@@ -96,7 +96,7 @@ function windows.of(steps, F, gpu, waited)
       a = math.max(a, F[s.start] or a)
       b = math.max(b, F[s.stop] or b)
     end
-    win.work_end[i] = b
+    local work_end = b
     local w = waited and waited[i]
     local gap = w and w.start - s.stop
     if w and w.stop > b and (w.start < b or gap <= windows.WAIT_SHARE * (b - a)
@@ -105,7 +105,7 @@ function windows.of(steps, F, gpu, waited)
     end
     if prev and a < prev then a = prev end
     if b < a then b = a end
-    win.start[i], win.stop[i] = a, b
+    win.start[i], win.stop[i], win.work_end[i] = a, b, math.max(work_end, a)
     prev = b
   end
   return win
