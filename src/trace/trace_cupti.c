@@ -570,6 +570,9 @@ static int enable_callbacks(int marks) {
     error_record("cuptiEnableCallback (synchronisations)", waits,
                  "a step ends before the loop's synchronisation after it");
     switch_callbacks(0, CALL_SYNC, &waits);
+    for (int d = 0; d < 2; d++) /* any left on (a switch off that failed too) is ignored */
+      for (uint32_t cbid = 1; cbid < MAX_CBID; cbid++)
+        if (call_kinds[d][cbid] == CALL_SYNC) call_kinds[d][cbid] = CALL_NONE;
   }
   if (failed) {
     char what[128];

@@ -235,7 +235,7 @@ int wt_sync_own(void); /* the calling thread is in wt_sync_device's synchronisat
 /* ---- the loop's synchronisation after a step (trace_waits.c): W records ---- */
 
 /* a range popped on the calling thread (a step's arms the next synchronisation) */
-void wt_waits_step_closed(const struct wt_string *name, uint64_t rid);
+void wt_waits_step_closed(const struct wt_string *name, uint64_t rid, pid_t tid);
 void wt_waits_work_started(void); /* a launch, copy or set of the program's */
 /* a synchronising call entered (1) or returned (0); of_default: of the device or of a default
  * stream */

@@ -149,7 +149,8 @@ static int pop_record(struct thread *t, int i, const struct wt_payload *payload,
     wt_end();
     wt_step_closed(o.name, o.domain, end);
   }
-  if (t == self && now) wt_waits_step_closed(o.name, o.rid); /* (not a close dated earlier) */
+  if (t == self && now)
+    wt_waits_step_closed(o.name, o.rid, t->tid); /* (not a close dated earlier) */
   return same_domain_below(t, i, o.domain);
 }
 

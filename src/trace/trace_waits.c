@@ -12,12 +12,13 @@
 
 static __thread struct {
   uint64_t armed; /* the range id of a step closed on this thread, no GPU work started since */
+  pid_t tid;      /* the thread's, as its ranges give it (no system call at a wait) */
   int depth; /* synchronising calls entered and not returned (the driver's inside the runtime's) */
   uint64_t step, enter; /* the outermost call's step and entry, where it is a wait to record */
 } wait;
 
-void wt_waits_step_closed(const struct wt_string *name, uint64_t rid) {
-  if (wt_is_step(name)) wait.armed = rid;
+void wt_waits_step_closed(const struct wt_string *name, uint64_t rid, pid_t tid) {
+  if (wt_is_step(name)) wait.armed = rid, wait.tid = tid;
 }
 
 void wt_waits_work_started(void) { wait.armed = 0; }
@@ -38,7 +39,7 @@ void wt_waits_sync_called(int entering, int of_default) {
   wt_lock();
   if (wt_ready()) {
     wt_line('W');
-    wt_u64((uint64_t)wt_gettid());
+    wt_u64((uint64_t)wait.tid);
     wt_u64(step);
     wt_u64(enter);
     wt_u64(exit);

@@ -442,7 +442,7 @@ describe("a traced run's results document", function()
     local made = tostring((1 << 61) + 2800)
     -- wait: {entered, returned, the step's rid (default 1)}; between: a range of the program's
     -- opens at 2020 (hook: a DataLoader's fetch, of the hook's, in the program's own steps)
-    local function entry(wait, between, domain, gpu_end, payload)
+    local function entry(wait, between, domain, gpu_end, payload, other)
       local text = table.concat({ "wltrace\t4\t7\t1\tprog", "G\ton", "S\t1\ttrain_step",
         "S\t2\tdata", "S\t3\tk", "S\t4\tlog", "S\t9\twlrun.auto",
         ("R\t1\t7\t0\t1\t%d\t1000\t2000\t16"):format(domain), "C\t2\t1\t1500",
@@ -452,6 +452,9 @@ describe("a traced run's results document", function()
         between == "hook" and "R\t4\t7\t0\t2\t9\t2020\t2030\t-"
           or between and "R\t4\t7\t0\t4\t0\t2020\t2030\t-" or "S\t5\tunused",
         "C\t1\t2\t2500", "K\t1\tkernel\t0\t7\t2600\t2700\t0\t3",
+        -- another thread's work, launched after the step's close, that the wait waits for too
+        other and "C\t9\t0\t2030" or "S\t7\tunused",
+        other and "K\t9\tkernel\t0\t8\t2040\t2140\t0\t3" or "S\t8\tunused",
         ("R\t3\t7\t0\t1\t%d\t3000\t4000\t16"):format(domain),
         wait and ("W\t7\t%d\t%d\t%d"):format(wait[3] or 1, wait[1], wait[2]) or "S\t6\tunused",
         "X\texit" }, "\n") .. "\n"
@@ -486,6 +489,11 @@ describe("a traced run's results document", function()
     local e = entry({ 2300, 2400 }, false, 9, 2350)
     assert.is_true(near(e.samples[1], 1400e-9), tostring(e.samples[1]))
     assert.equal(1, e.trace.waited_steps)
+    -- another thread's work launched after the step and before the wait, outlasting the step's:
+    -- the wait waited for it, which is not the step's
+    e = entry({ 2050, 2150 }, false, 9, nil, nil, true)
+    assert.is_nil(e.trace.waited_steps)
+    assert.is_true(near(e.samples[1], 1000e-9), tostring(e.samples[1]))
     -- the making closed as evaluated (a checkpoint or a validation after the wait): still the
     -- making's range, no range of other work
     e = entry({ 2050, 2150 }, false, 9, nil, tostring((1 << 61) + 1))

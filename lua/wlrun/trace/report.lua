@@ -11,14 +11,15 @@
 -- Per process: its closed step ranges (push/pop or start/end; the outermost ones) in start
 -- order are the iterations, the first `warmup` skipped. Each iteration's window runs from the
 -- later of its range's start and the end of the GPU work launched before it, to the later of its
--- range's end and the end of the GPU work launched before that (wlrun.trace.windows): the
--- template's synchronisations, without them. iter = the window; data = the part of the gap
--- since the previous window that data ranges (with their own GPU work) cover, or the whole gap
--- without data ranges; throughput counts the whole period. Phases are the push/pop ranges
--- nested in a step on its thread (each name counted at its outermost occurrence), top phases its
--- direct children. GPU work belongs to the range its launch's correlation names (C records) and
--- to that range's ancestors: a phase's GPU time is the union of its work's intervals, as is the
--- step's GPU busy time of its subtree's, "outside" the step's work in no phase.
+-- range's end and the end of the GPU work launched before that, or the loop's own synchronisation
+-- after it (wlrun.trace.windows): the template's synchronisations, without them. iter = the
+-- window; data = the part of the gap since the previous window that data ranges (with their own
+-- GPU work) cover, or the whole gap without data ranges; throughput counts the whole period.
+-- Phases are the push/pop ranges nested in a step on its thread (each name counted at its
+-- outermost occurrence), top phases its direct children. GPU work belongs to the range its
+-- launch's correlation names (C records) and to that range's ancestors: a phase's GPU time is the
+-- union of its work's intervals, as is the step's GPU busy time of its subtree's, "outside" the
+-- step's work in no phase.
 local core = require "wlrun.core"
 local loop = require "wlrun.measure.loop"
 local read = require "wlrun.trace.read"
@@ -345,13 +346,16 @@ end
 -- (events: where the work launched before each ended, on steps whose work was not recorded too;
 -- marks: report.usable_marks), and by the loop's waits after the steps
 local function iteration_windows(p, steps, gpu, marks)
-  local F = {}
+  local F, waited = {}, loop_waits(p, steps)
   if gpu then
     local times = {}
     for _, s in ipairs(steps) do
       times[#times + 1] = s.start
       times[#times + 1] = s.stop
     end
+    -- F at each wait's entry too: work that another thread launched after the step and the wait
+    -- waited for keeps it from ending the step
+    for _, w in pairs(waited) do times[#times + 1] = w.start end
     local work = p.gpu
     if marks then
       work = table.move(p.gpu, 1, #p.gpu, 1, {})
@@ -359,7 +363,7 @@ local function iteration_windows(p, steps, gpu, marks)
     end
     F = windows.frontier(work, launch_time(p), times)
   end
-  return windows.of(steps, F, gpu, loop_waits(p, steps))
+  return windows.of(steps, F, gpu, waited)
 end
 
 -- the marks, where they are on the launches' clock: none before its call (a millisecond's slack)

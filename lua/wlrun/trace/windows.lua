@@ -7,10 +7,11 @@
 --     work: {start, stop, corr} records; launched_at(w): the time w was launched, or nil
 --   windows.waited(steps, waits, opened) -> {[i] = wait}
 --     the loop's synchronisation after step i (W records, src/trace/trace_waits.c): its wait,
---     where that was entered before the next step began and before any range opened on the
---     step's thread since the step's close. steps: {rid, start, stop, tid} in start order; waits:
---     {tid, rid (the step's), start (entered), stop (returned)}; opened[tid]: the sorted starts of
---     that thread's ranges, the batch the loop makes next (opened as the step closes) left out
+--     where that returned before the next step began and was entered before any range opened on
+--     the step's thread since the step's close. steps: {rid, start, stop, tid} in start order;
+--     waits: {tid, rid (the step's), start (entered), stop (returned)}; opened[tid]: the sorted
+--     starts of that thread's ranges, the batch the loop makes next (opened as the step closes)
+--     left out
 --   windows.of(steps, F, gpu, waited) -> {start = {}, stop = {}, work_end = {}, waited = {}}
 --     steps: {start, stop} in start order. start[i] = max(s_i, F(s_i), stop[i-1]): the step
 --     begins when its range opens and the work launched before it has finished; stop[i] =
@@ -19,8 +20,10 @@
 --     where that was entered before the step's GPU work ended (it waited for the step), or within
 --     windows.WAIT_SHARE of the step's length and windows.WAIT_MAX after its close (the loop's
 --     tail after the step, as the template's step holds it; a longer while is the loop's other
---     work, the next batch's loading, which a wait after it must not make the step's). waited[i]
---     true where it did.
+--     work, the next batch's loading, which a wait after it must not make the step's), and where
+--     F(wait's entry) is no later than the step's GPU end (work another thread launched after the
+--     step, which the wait waited for, is not the step's: F must hold the entries' times).
+--     waited[i] true where it did.
 --     Without GPU times (gpu false) the windows are the ranges (and the waits). work_end[i]:
 --     the end without the wait, max(e_i, F(e_i), start[i])
 --   windows.run_ahead(steps, win, from) -> {lag = {s...}, ahead = {n...}} for i >= from: how
@@ -77,7 +80,7 @@ function windows.waited(steps, waits, opened)
   for i, s in ipairs(steps) do
     local w = of[s.tid .. ":" .. tostring(s.rid)]
     local after = steps[i + 1] and steps[i + 1].start
-    if w and w.start >= s.stop and not (after and w.start >= after) then
+    if w and w.start >= s.stop and not (after and w.stop > after) then
       local starts = opened[s.tid] or {}
       -- the first range opened at or after the step's close
       local k = first_above(starts, s.stop - 1)
@@ -99,8 +102,9 @@ function windows.of(steps, F, gpu, waited)
     local work_end = b
     local w = waited and waited[i]
     local gap = w and w.start - s.stop
-    if w and w.stop > b and (w.start < b or gap <= windows.WAIT_SHARE * (b - a)
-      and gap <= windows.WAIT_MAX) then
+    -- (and nothing launched before the wait, on another thread, outlasting the step's work)
+    if w and w.stop > b and not (gpu and (F[w.start] or b) > b)
+      and (w.start < b or gap <= windows.WAIT_SHARE * (b - a) and gap <= windows.WAIT_MAX) then
       b, win.waited[i] = w.stop, true
     end
     if prev and a < prev then a = prev end
