@@ -120,7 +120,7 @@ function windows.run_ahead(steps, win, from)
   local starts = {}
   for i, s in ipairs(steps) do starts[i] = s.start end
   for i = from, #steps do
-    local done = math.min(win.stop[i], win.work_end and win.work_end[i] or win.stop[i])
+    local done = win.work_end[i] -- (never after the window's stop)
     lag[#lag + 1] = math.max(0, done - steps[i].stop)
     -- later steps whose range had opened before this one's work was done
     ahead[#ahead + 1] = math.max(0, first_above(starts, done) - 1 - i)

@@ -440,10 +440,10 @@ class _Loop:
         batch was in hand, or EVALUATED: the fetch of a batch that only evaluation used, which is
         no data."""
         s, local = self.local.stack, self.local
-        if payload is None:  # a batch the loop was making that no training used is no data
-            payload = EVALUATED if local.making else local.fetched_at
-        if local.making and payload == EVALUATED:  # still a making's (the report's loop waits)
-            payload = MADE + EVALUATED
+        if local.making and payload in (None, EVALUATED):
+            payload = MADE + EVALUATED  # a making no training used: no data, still a making's
+        elif payload is None:
+            payload = local.fetched_at
         if "data" in s:
             if s[-1] != "data":  # pop_to only where a range is above it (a call less a step)
                 self.pop_to("data")
