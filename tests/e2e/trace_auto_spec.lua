@@ -236,6 +236,23 @@ describe("wlrun trace's Python hook", function()
     assert.is_nil(r.stderr:find("are off", 1, true), r.stderr) -- the hook stayed on
   end)
 
+  auto_it("ends a step at its GradScaler's update where the loop makes its batches, the update "
+    .. "the step's", function()
+    -- the template's step holds `scaler.step(opt); scaler.update()`: 8 ms of update (a subclass's
+    -- around its base's), 5 ms to make each batch; every 3rd optimizer step skipped
+    local r, c = trace("--steps 12 --batch 16 --no-loader --make-ms 5 --scaler 3 --update-ms 8")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(12, c.trace.steps)
+    for j, s in ipairs(c.samples) do
+      assert.is_true(s >= 0.008, ("step %d: iter %.1f ms, without its update"):format(j, s * 1e3))
+    end
+    for j, d in ipairs(c.loop.data) do
+      assert.is_true(d >= 0.0045 and d < 0.008, ("step %d: data %.1f ms, the making's 5"):format(j,
+        d * 1e3))
+    end
+    assert.is_nil(r.stderr:find("are off", 1, true), r.stderr)
+  end)
+
   auto_it("goes on after an optimizer step that raised (a loop skipping a batch on OOM)", function()
     -- steps 4, 8 and 12 raise: the first two's work goes on into the next step (it ends at the
     -- next optimizer step), the last's never ends; torch 2's step hooks run no post hook there,

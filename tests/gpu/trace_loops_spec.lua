@@ -183,6 +183,17 @@ describe("wlrun trace against the program's own timing, by loop shape", function
       end)
   end
 
+  -- made on the GPU under autocast: float16 with its GradScaler, whose update() follows the
+  -- optimizer's step in the template's step; bfloat16; and loss.item() every 10th step only
+  case("after fp16, GPU data, no ranges", "--shape after --amp fp16 --gpu-data --no-ranges",
+    function(c, prog)
+      assert.is_true(prog.skipped > 0, "the scaler skipped no step")
+      waited(c)
+    end)
+  case("after bf16, GPU data, no ranges", "--shape after --amp bf16 --gpu-data --no-ranges",
+    waited)
+  case("item10, GPU data, no ranges", "--shape item10 --gpu-data --no-ranges", no_bottleneck)
+
   -- each batch made on the CPU in the loop (10 ms, longer than the GPU's work of a step), the
   -- loop's only synchronisation after the making and before the copy, first thing in the step: no
   -- wait after the step, so the making is data (the hook's made batch; the program's data range),

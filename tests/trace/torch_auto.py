@@ -33,6 +33,7 @@
                        loop, which slices them (the hook counts the model's input)
     --scaler N         a GradScaler's step, which skips every Nth optimizer step (as float16
                        training's overflowed gradients make it skip)
+    --update-ms MS     the GradScaler's update() (a subclass's, around its base's) takes MS ms more
     --zero-first [W]   W.zero_grad() (W: optimizer, the default, or model) after the batch is in
                        hand, before the --gap-ms wait and the forward (the loop's first line), not
                        before the fetch
@@ -72,15 +73,19 @@ class SkippingScaler(torch.cuda.amp.GradScaler):
     """A GradScaler (disabled: the CPU has none) that skips every nth optimizer step, as a real one
     skips the step whose gradients overflowed."""
 
-    def __init__(self, n):
+    def __init__(self, n, update_ms=0.0):
         super().__init__(enabled=False)
-        self.n, self.calls = n, 0
+        self.n, self.calls, self.update_ms = n, 0, update_ms
 
     def step(self, optimizer, *args, **kwargs):
         self.calls += 1
         if self.calls % self.n == 0:
             return None
         return super().step(optimizer, *args, **kwargs)
+
+    def update(self, new_scale=None):
+        super().update(new_scale)
+        time.sleep(self.update_ms / 1e3)
 
 
 class ListParams(nn.Sequential):
@@ -167,6 +172,7 @@ def main():
     ap.add_argument("--hooks", action="store_true")  # print the global module hooks at the end
     ap.add_argument("--list-params", action="store_true")  # a model whose parameters() is a list
     ap.add_argument("--scaler", type=int, default=0)  # a GradScaler skipping every Nth step
+    ap.add_argument("--update-ms", type=float, default=0.0)
     ap.add_argument("--zero-first", nargs="?", const="optimizer", choices=["optimizer", "model"])
     ap.add_argument("--functional", type=float, default=None)
     ap.add_argument("--grad", action="store_true")
@@ -192,7 +198,7 @@ def main():
 
     opts = [optimizer(m) for m in models]
     teacher = Teacher(a.teacher or 0).to(dev).eval()
-    scaler = SkippingScaler(a.scaler) if a.scaler else None
+    scaler = SkippingScaler(a.scaler, a.update_ms) if a.scaler else None
     loss_fn = nn.CrossEntropyLoss()
     n = a.steps * a.accumulate * a.optimizers * a.batch
     data = TensorDataset(torch.randn(n, 32), torch.randint(0, 4, (n,)))

@@ -251,6 +251,9 @@ def _thread_state():
             # evaluation in every making is a frozen module's work on the batch (a teacher, a
             # backbone), once in a while a validation
             self.eval_seen = self.eval_last = False
+            # a step that ended in a GradScaler's step, left open until the scaler's update()
+            # returns (the loop makes its batches): the update is the step's, as in the template
+            self.tail = False
 
     return State()
 
@@ -319,8 +322,11 @@ class _Loop:
         b = self._names.get(name)
         if b is None:
             b = self._names[name] = name.encode()
+        local = self.local
+        if local.tail:  # no update() came first: the library ends the step left open here
+            local.tail = False
         if self._push(b, payload, at) >= 0:
-            self.local.stack.append(name)
+            local.stack.append(name)
         elif not self._recording():
             self.finished()
 
@@ -610,9 +616,18 @@ class _Loop:
     def scaler_end(self, optimizer, stepped):
         """A GradScaler's step ends: where it skipped the optimizer's (the gradients overflowed,
         as in the first steps of float16 training), the iteration ends here all the same."""
-        self.scaling -= 1
         if stepped is not None and self.stepped == stepped:
             self.optimizer_end(optimizer)
+        self.scaling -= 1
+
+    def scaler_updated(self):
+        """A GradScaler's update() returned: where the step that ended in its step was left open
+        (the loop makes its batches), it ends now, and the making of the next batch begins."""
+        local = self.local
+        if local.tail:
+            local.tail = False
+            self._pop(0, 0)  # the library ends the range left open, its payload given then
+            self.making_begins()
 
     def ends_iteration(self, optimizer):
         """Whether this optimizer's step ends the iteration: while the order of a loop's optimizers
@@ -660,7 +675,10 @@ class _Loop:
             # (a program's own range open around the optimizer step keeps the step going on
             # until the loop's next range, as with a DataLoader)
             self.makes = not self.fetched and self.makes_batches() and self._above() == 0
-            if self.makes:
+            if self.makes and self.scaling:  # its scaler's update() follows: scaler_updated
+                self._pop_later(self.samples())
+                self.local.tail = True
+            elif self.makes:
                 self._pop(self.samples(), 0)
                 self.making_begins()
             else:
@@ -1116,28 +1134,45 @@ def _frames_of(code, frame):
 
 
 def _install_scalers(torch, loop, report, guarded):
-    """GradScaler's step, which skips the optimizer's step where the gradients overflowed: each
-    class that defines one (subclasses too: FSDP's, a program's own) is wrapped at its first
-    instance, so that a skipped step still ends its iteration."""
+    """GradScaler's step, which skips the optimizer's step where the gradients overflowed, and its
+    update: each class that defines one (subclasses too: FSDP's, a program's own) is wrapped at
+    its first instance, so that a skipped step still ends its iteration, and where the loop makes
+    its batches, the step ends when the update that follows its step returns."""
     import functools
 
     scaler_begin, scaler_end = guarded(loop.scaler_begin), guarded(loop.scaler_end)
+    updated = guarded(loop.scaler_updated)
+    updating = [0]  # updates running inside one another (a subclass's calling its base's)
 
     def wrap(cls):
         impl = cls.__dict__.get("step")
-        if impl is None or getattr(impl, "_wlrun_auto", False):
-            return
+        if impl is not None and not getattr(impl, "_wlrun_auto", False):
 
-        @functools.wraps(impl)
-        def step(self, optimizer, *args, **kwargs):
-            stepped = scaler_begin()
-            try:
-                return impl(self, optimizer, *args, **kwargs)
-            finally:
-                scaler_end(optimizer, stepped)
+            @functools.wraps(impl)
+            def step(self, optimizer, *args, **kwargs):
+                stepped = scaler_begin()
+                try:
+                    return impl(self, optimizer, *args, **kwargs)
+                finally:
+                    scaler_end(optimizer, stepped)
 
-        step._wlrun_auto = True
-        cls.step = step
+            step._wlrun_auto = True
+            cls.step = step
+        update_impl = cls.__dict__.get("update")
+        if update_impl is not None and not getattr(update_impl, "_wlrun_auto", False):
+
+            @functools.wraps(update_impl)
+            def update(self, *args, **kwargs):
+                updating[0] += 1
+                try:
+                    return update_impl(self, *args, **kwargs)
+                finally:
+                    updating[0] -= 1
+                    if not updating[0]:
+                        updated()
+
+            update._wlrun_auto = True
+            cls.update = update
 
     bases = []
     for path in ("amp", "cuda.amp"):
