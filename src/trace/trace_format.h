@@ -105,6 +105,12 @@
  *                                is called back (WLRUN_TRACE_GPU_EVERY 1 or unset); none for
  *                                wlrun's own (WLRUN_TRACE_SYNC) nor after the steps traced are
  *                                done
+ *   B   tid rid enter return     version 5: the loop's synchronisation before a step: the last
+ *                                synchronising call that thread returned from before the
+ *                                push/pop range rid, a step, opened on it, where that call was
+ *                                of the device or of a default stream and the thread started no
+ *                                GPU work in between (written as the range opens, before its R);
+ *                                written where W records are. The same call may be a W's too
  *   G   state text               GPU timing in this process: "on" (CUPTI activity enabled) or
  *                                "off" with the reason, e.g. "off	libcupti.so.13: cannot open"
  *   D   what count               records lost: "cupti" (CUPTI dropped activity records),
@@ -119,12 +125,12 @@
  * holds at most WL_TRACE_MAX_STRING bytes (a longer name is cut at a character boundary).
  * Times are nanoseconds of CLOCK_MONOTONIC, for CPU records and (through CUPTI's timestamp
  * callback) for K records alike. Record letters and field counts never change within a version
- * (readers take 1 to 4); a reader refuses a line it does not know, naming the file and the line.
+ * (readers take 1 to 5); a reader refuses a line it does not know, naming the file and the line.
  */
 #ifndef WL_TRACE_FORMAT_H
 #define WL_TRACE_FORMAT_H
 
-#define WL_TRACE_VERSION 4
+#define WL_TRACE_VERSION 5
 #define WL_TRACE_MAGIC "wltrace"
 #define WL_TRACE_SUFFIX ".wltrace"
 #define WL_TRACE_MAX_DEPTH 256 /* lua/wlrun/trace/read.lua's LIMITS.depth */

@@ -232,10 +232,13 @@ void wt_sync_device(void); /* cuCtxSynchronize where CUDA is loaded; never under
 void wt_sync_fork_child(void);
 int wt_sync_own(void); /* the calling thread is in wt_sync_device's synchronisation */
 
-/* ---- the loop's synchronisation after a step (trace_waits.c): W records ---- */
+/* ---- the loop's synchronisations after and before a step (trace_waits.c): W, B records ---- */
 
 /* a range popped on the calling thread (a step's arms the next synchronisation) */
 void wt_waits_step_closed(const struct wt_string *name, uint64_t rid, pid_t tid);
+/* a range pushed on the calling thread, the trace lock held (a step's writes the last
+ * synchronisation before it) */
+void wt_waits_step_opened(const struct wt_string *name, uint64_t rid, pid_t tid);
 void wt_waits_work_started(void); /* a launch, copy or set of the program's */
 /* a synchronising call entered (1) or returned (0); of_default: of the device or of a default
  * stream */

@@ -278,6 +278,7 @@ int wt_push_at(struct wt_string *domain, struct wt_string *name, struct wt_paylo
     t->depth++;
     atomic_store_explicit(&last_innermost, o->rid, memory_order_relaxed);
     wt_step_opened(name, domain, now);
+    wt_waits_step_opened(name, o->rid, t->tid);
   }
   wt_unlock_soon(now ? now : wt_now()); /* a push writes nothing: what waits, waits on */
   wt_step_marks();

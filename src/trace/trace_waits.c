@@ -1,13 +1,16 @@
-/* The loop's own synchronisation right after a step (docs/trace.md, "Iterations"): the
- * methodology's template ends a step where its torch.cuda.synchronize() after the step returns,
- * and so may the report where the first synchronising call a thread makes after a step's range
- * closed on it is of the device or of a default stream, and follows no GPU work started on that
- * thread since the close. Each such wait is a W record: the thread, the step's range id, and when
- * its outermost call (the runtime's, around the driver's) was entered and returned. Any other
- * synchronisation first (an event's, another stream's: a prefetcher waiting for the next batch)
- * means there is none. Only where every launch is called back (no sampled steps, callbacks on):
- * trace_cupti.c says so. The library's own synchronisations (--sync-steps) are not the loop's,
- * nor is any after the steps traced are done. */
+/* The loop's own synchronisations right after a step and right before one (docs/trace.md,
+ * "Iterations"): the methodology's template ends a step where its torch.cuda.synchronize() after
+ * the step returns, and begins one where its synchronisation before the step returns, and so may
+ * the report. After: the first synchronising call a thread makes after a step's range closed on
+ * it, where that call is of the device or of a default stream and follows no GPU work started on
+ * that thread since the close: a W record. Before: the last synchronising call a thread returned
+ * from before a step's range opened on it, where that call is of the device or of a default
+ * stream and no GPU work was started on that thread since it returned: a B record. Each names the
+ * thread, the step's range id, and when the outermost call (the runtime's, around the driver's)
+ * was entered and returned. Any other synchronisation (an event's, another stream's: a prefetcher
+ * waiting for the next batch) means there is none. Only where every launch is called back (no
+ * sampled steps, callbacks on): trace_cupti.c says so. The library's own synchronisations
+ * (--sync-steps) are not the loop's, nor is any after the steps traced are done. */
 #include "trace_internal.h"
 
 static __thread struct {
@@ -15,38 +18,58 @@ static __thread struct {
   pid_t tid;      /* the thread's, as its ranges give it (no system call at a wait) */
   int depth; /* synchronising calls entered and not returned (the driver's inside the runtime's) */
   uint64_t step, enter; /* the outermost call's step and entry, where it is a wait to record */
+  int of_default;       /* the outermost call's: of the device or of a default stream */
+  uint64_t entered;     /* the outermost call's entry */
+  /* the last such call returned on this thread, no GPU work started since: entered, returned */
+  uint64_t before_enter, before_exit;
 } wait;
 
 void wt_waits_step_closed(const struct wt_string *name, uint64_t rid, pid_t tid) {
   if (wt_is_step(name)) wait.armed = rid, wait.tid = tid;
 }
 
-void wt_waits_work_started(void) { wait.armed = 0; }
+void wt_waits_work_started(void) { wait.armed = 0, wait.before_exit = 0; }
+
+/* a W or B record (the trace lock held) */
+static void wait_record(char letter, pid_t tid, uint64_t rid, uint64_t enter, uint64_t exit) {
+  if (!wt_ready()) return;
+  wt_line(letter);
+  wt_u64((uint64_t)tid);
+  wt_u64(rid);
+  wt_u64(enter);
+  wt_u64(exit);
+  wt_end();
+}
 
 void wt_waits_sync_called(int entering, int of_default) {
   if (entering) {
     if (wait.depth++) return;
-    int counts = wait.armed && of_default && !wt_sync_own();
+    wait.entered = wt_now();
+    wait.of_default = of_default && !wt_sync_own();
+    int counts = wait.armed && wait.of_default;
     wait.step = counts ? wait.armed : 0;
-    wait.enter = counts ? wt_now() : 0;
+    wait.enter = counts ? wait.entered : 0;
     wait.armed = 0; /* only the first synchronisation after a step is the step's */
     return;
   }
-  if (!wait.depth || --wait.depth || !wait.enter) return; /* (entered before callbacks were on) */
+  if (!wait.depth || --wait.depth || !wait.entered) return; /* (entered before callbacks were on) */
   uint64_t step = wait.step, enter = wait.enter, exit = wt_now();
-  wait.enter = wait.step = 0;
-  if (wt_finished() || !wt_recording()) return;
+  /* any other synchronisation last before a step means none before it */
+  wait.before_enter = wait.entered, wait.before_exit = wait.of_default ? exit : 0;
+  wait.enter = wait.step = wait.entered = 0;
+  if (!enter || wt_finished() || !wt_recording()) return;
   wt_lock();
-  if (wt_ready()) {
-    wt_line('W');
-    wt_u64((uint64_t)wait.tid);
-    wt_u64(step);
-    wt_u64(enter);
-    wt_u64(exit);
-    wt_end();
-  }
+  wait_record('W', wait.tid, step, enter, exit);
   wt_unlock_soon(exit);
 }
 
+void wt_waits_step_opened(const struct wt_string *name, uint64_t rid, pid_t tid) {
+  if (!wt_is_step(name)) return;
+  if (wait.before_exit) wait_record('B', tid, rid, wait.before_enter, wait.before_exit);
+  wait.before_exit = 0;
+}
+
 /* A forked child starts with no step closed: its parent's are not its own. */
-void wt_waits_fork_child(void) { wait.armed = wait.step = wait.enter = 0, wait.depth = 0; }
+void wt_waits_fork_child(void) {
+  wait.armed = wait.step = wait.enter = wait.entered = wait.before_exit = 0, wait.depth = 0;
+}

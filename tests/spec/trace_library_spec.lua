@@ -29,7 +29,7 @@ local CUDA_PROGRAM = built("WLRUN_TRACE_CUDA_PROGRAM", "trace_cuda_program")
 
 -- the fields of each record, after the letter (trace_format.h)
 local FIELDS = { S = 2, T = 2, R = 8, A = 7, O = 7, C = 3, K = 8, G = 2, D = 2, E = 1, X = 1,
-  P = 2, W = 4 }
+  P = 2, W = 4, B = 4 }
 local MS = 1000000
 
 -- Reads one .wltrace file: {pid =, ppid =, command =, records = {{letter, field...}...},
@@ -46,7 +46,7 @@ local function read_trace(path)
     for part in (line .. "\t"):gmatch("([^\t]*)\t") do f[#f + 1] = part end
     if n == 1 then
       assert.equal("wltrace", f[1], path)
-      assert.equal("4", f[2], path)
+      assert.equal("5", f[2], path)
       t.pid, t.ppid, t.command = tonumber(f[3]), tonumber(f[4]), record.unescape(f[5] or "")
     else
       local letter = f[1]
@@ -651,6 +651,19 @@ describe("the trace library on the GPU", function()
           .. "it; %s"):format(i, spin.stop - steps[i].stop, back - spin.stop, sync)
         assert.is_true(back >= spin.stop, says)
         assert.is_true(sync ~= "" or spin.stop > steps[i].stop, says)
+      end
+      -- the last synchronisation before each step with no GPU work after it (a copy or a kernel
+      -- before it, as a batch's copy is): before every step but the fourth (the third's kernel
+      -- since); none where wlrun synchronised last, before each step
+      local befores = ranges(t, "B")
+      local want = sync == "" and { 1, 2, 3, 5, 6, 7 } or {}
+      assert.equal(#want, #befores, sync)
+      for k, b in ipairs(befores) do
+        local s, enter, back = steps[want[k]], math.tointeger(b[3]), math.tointeger(b[4])
+        assert.equal(s.tid, math.tointeger(b[1]))
+        assert.equal(s.rid, math.tointeger(b[2]))
+        assert.is_true(back >= enter and back <= s.start, "before step " .. want[k])
+        assert.is_true(want[k] == 1 or enter >= steps[want[k] - 1].stop, "before step " .. want[k])
       end
     end
   end)

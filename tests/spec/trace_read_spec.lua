@@ -149,8 +149,8 @@ describe("trace reader", function()
   describe("refuses, naming the file and the line,", function()
     it("a file that is not a trace, or of another version", function()
       refused("hello\n", "42.wltrace:1: not a wlrun trace file")
-      refused("wltrace\t5\t1\t1\tx\n",
-        "42.wltrace:1: trace format version 5; this wlrun reads versions 1 to 4")
+      refused("wltrace\t6\t1\t1\tx\n",
+        "42.wltrace:1: trace format version 6; this wlrun reads versions 1 to 5")
       refused("wltrace\t1\t1\t1\n", "42.wltrace:1: the header has 4 fields, expected 5")
     end)
 
@@ -175,6 +175,20 @@ describe("trace reader", function()
       refused(v4 .. "W\t7\t-1\t10\t20\n", "42.wltrace:2: rid")
       local p = read.parse(v4 .. "W\t7\t1\t10\t20\n", "42.wltrace")
       assert.same({ { tid = 7, rid = 1, start = 10, stop = 20 } }, p.waits)
+    end)
+
+    it("version 5's waits before a step: not in an older file, none that returns before it is "
+      .. "entered", function()
+      refused("wltrace\t4\t1\t1\tx\nB\t7\t1\t10\t20\n",
+        "42.wltrace:2: B: a record of version 5 in a file of version 4")
+      local v5 = "wltrace\t5\t1\t1\tx\n"
+      refused(v5 .. "B\t7\t1\t20\t10\n",
+        "42.wltrace:2: B: the call returns (10) before it is entered (20)")
+      refused(v5 .. "B\t7\t20\t30\n", "42.wltrace:2: B: 4 fields, expected 5")
+      refused(v5 .. "B\t7\t1\t10\tx\n", "42.wltrace:2: return")
+      local p = read.parse(v5 .. "W\t7\t1\t10\t20\nB\t7\t2\t10\t20\n", "42.wltrace")
+      assert.same({ { tid = 7, rid = 1, start = 10, stop = 20 } }, p.waits)
+      assert.same({ { tid = 7, rid = 2, start = 10, stop = 20 } }, p.befores)
     end)
 
     it("an unknown record and a wrong number of fields", function()

@@ -507,6 +507,50 @@ describe("a traced run's results document", function()
     assert.is_true(near(e.trace.run_ahead.lag_mean, 45e-9), tostring(e.trace.run_ahead.lag_mean))
   end)
 
+  it("begins a step where the loop's own synchronisation before it returned", function()
+    -- version 5: B records, the last synchronisation on the step's thread before its range opened
+    -- with no GPU work started after it; the template's t0 follows its torch.cuda.synchronize()
+    -- before the step, its batch in hand before it: the step's window begins at its return (what
+    -- the loop does before the step's first range, an autocast's entry, is the step's), the data
+    -- ends at its entry
+    local made = tostring((1 << 61) + 3000) -- the hook's made batch, in hand at the step's start
+    -- wait: {entered, returned, the step's rid (default 3)}; between: a range of the program's
+    -- opened at 2960
+    local function entry(wait, domain, between)
+      local text = table.concat({ "wltrace\t5\t7\t1\tprog", "G\ton", "S\t1\ttrain_step",
+        "S\t2\tdata", "S\t3\tk", "S\t4\tlog", "S\t9\twlrun.auto",
+        ("R\t1\t7\t0\t1\t%d\t1000\t2000\t16"):format(domain), "C\t2\t1\t1500",
+        "K\t2\tkernel\t0\t7\t1600\t1900\t0\t3",
+        domain == 9 and "R\t2\t7\t0\t2\t9\t2000\t3000\t" .. made
+          or "R\t2\t7\t0\t2\t0\t2100\t2900\t-",
+        between and "R\t4\t7\t0\t4\t0\t2960\t2970\t-" or "S\t5\tunused",
+        wait and ("B\t7\t%d\t%d\t%d"):format(wait[3] or 3, wait[1], wait[2]) or "S\t6\tunused",
+        ("R\t3\t7\t0\t1\t%d\t3000\t4000\t16"):format(domain), "C\t1\t3\t3500",
+        "K\t1\tkernel\t0\t7\t3600\t3700\t0\t3", "X\texit" }, "\n") .. "\n"
+      return report.entries({ processes = { read.parse(text, "7.wltrace") } }, { warmup = 0 })[1]
+    end
+    for _, domain in ipairs { 9, 0 } do -- the hook's steps and a batch it made; the program's own
+      local e = entry({ 2850, 2950 }, domain)
+      assert.equal("ok", e.status)
+      assert.is_true(near(e.samples[2], 1050e-9), tostring(e.samples[2]))
+      -- the data: from the step before's end to the wait's entry (the made range, or the
+      -- program's data range, whose end is before it)
+      local want = domain == 9 and 850e-9 or 750e-9
+      assert.is_true(near(e.loop.data[2], want), tostring(e.loop.data[2]))
+      assert.equal(1, e.trace.began_steps)
+      local said = table.concat(e.notes or {}, "\n")
+      assert.truthy(said:find("1 of the 2 steps measured begin where the loop's own "
+        .. "synchronisation before them returned", 1, true), said)
+      -- no wait; one that returned longer before the step than a tenth of it; another step's; one
+      -- with a range of the program's opened after it returned
+      for k, x in ipairs { entry(nil, domain), entry({ 2700, 2800 }, domain),
+        entry({ 2850, 2950, 1 }, domain), entry({ 2850, 2950 }, domain, true) } do
+        assert.is_true(near(x.samples[2], 1000e-9), k .. ": " .. tostring(x.samples[2]))
+        assert.is_nil(x.trace.began_steps)
+      end
+    end
+  end)
+
   it("says so where the steps not recorded have no usable mark, and ignores marks of another clock",
     function()
     local function entry(mark_time, warmup)

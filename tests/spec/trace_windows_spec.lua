@@ -130,6 +130,47 @@ describe("trace windows", function()
       [2] = { start = 320 * MS, stop = 351 * MS } })
     assert.same({ 101 * MS, 300 * MS, 500 * MS }, win.stop)
   end)
+
+  it("of: the loop's wait before a step begins it where it returned soon before, its data ending "
+    .. "at its entry", function()
+    -- two steps of 100 ms, the second's range opening at 200 ms; the GPU idle from 150 ms
+    local steps = { { start = 0, stop = 100 * MS }, { start = 200 * MS, stop = 300 * MS } }
+    local F = { [100 * MS] = 150 * MS, [200 * MS] = 150 * MS, [300 * MS] = 290 * MS }
+    local function of(wait) return windows.of(steps, F, true, nil, { [2] = wait }) end
+    -- returned 0.2 ms before the range opened (an autocast's entry between): the step's
+    local win = of({ start = 199 * MS, stop = 199.8 * MS })
+    assert.equal(199.8 * MS, win.start[2])
+    assert.is_true(win.began[2])
+    assert.equal(199 * MS, win.data_end[2])
+    assert.equal(win.start[1], win.data_end[1]) -- no wait before the first: its window's start
+    -- 5 ms before it: past WAIT_MAX, the loop's other work; nothing changes
+    win = of({ start = 194 * MS, stop = 195 * MS })
+    assert.equal(200 * MS, win.start[2])
+    assert.is_nil(win.began[2])
+    assert.equal(200 * MS, win.data_end[2])
+    -- entered before the previous window's end (the wait after the step before, the same call):
+    -- not this step's
+    win = windows.of(steps, { [100 * MS] = 199.9 * MS, [200 * MS] = 199.9 * MS,
+      [300 * MS] = 290 * MS }, true, nil, { [2] = { start = 199 * MS, stop = 199.8 * MS } })
+    assert.equal(200 * MS, win.start[2])
+    -- the GPU work launched before the range ended after the wait returned (another thread's):
+    -- the step begins when it ends
+    win = windows.of(steps, { [100 * MS] = 150 * MS, [200 * MS] = 199.9 * MS,
+      [300 * MS] = 290 * MS }, true, nil, { [2] = { start = 150 * MS, stop = 199.8 * MS } })
+    assert.equal(199.9 * MS, win.start[2])
+    assert.equal(150 * MS, win.data_end[2])
+  end)
+
+  it("before: a wait returned before the step's range opened, no range opened between", function()
+    local steps = { { tid = 7, rid = 1, start = 0, stop = 100 }, { tid = 7, rid = 5, start = 200,
+      stop = 300 } }
+    local befores = { { tid = 7, rid = 5, start = 180, stop = 190 },
+      { tid = 7, rid = 1, start = -10, stop = 5 }, { tid = 8, rid = 5, start = 10, stop = 20 } }
+    -- rid 1's returned after its range opened; tid 8's is another thread's
+    assert.same({ [2] = befores[1] }, windows.before(steps, befores, { [7] = { 0, 150, 200 } }))
+    -- a range opened on the thread after it returned (a fetch): none
+    assert.same({}, windows.before(steps, befores, { [7] = { 0, 195, 200 } }))
+  end)
 end)
 
 describe("trace iterations bounded by their GPU work", function()

@@ -16,7 +16,9 @@
 //           stream), each followed by: the device synchronised twice; an event recorded and the
 //           legacy stream synchronised (W records after these two); nothing; a copy and the
 //           stream synchronised; a kernel and the device synchronised; another stream
-//           synchronised, then the device; an event synchronised, then the device
+//           synchronised, then the device; an event synchronised, then the device (B records
+//           before every step but the fourth, which follows the third's kernel with no
+//           synchronisation between)
 #include <nvtx3/nvToolsExt.h>
 
 #include <cuda_runtime.h>

@@ -221,7 +221,7 @@ local trace = object {
     between_mean = duration,
   run_ahead = object({ lag_mean = duration, lag_max = duration }, amount),
     ranks = object({}, number),
-  gpu_steps = array(integer(1)), waited_steps = integer(1),
+  gpu_steps = array(integer(1)), waited_steps = integer(1), began_steps = integer(1),
 }
 
 local trace_run = object {

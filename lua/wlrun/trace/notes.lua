@@ -155,18 +155,28 @@ function notes.run_ahead(t, iter_mean, list)
 end
 
 -- the measured steps (from W + 1 of n) that end where the loop's own synchronisation after them
--- returned (waited[i]: wlrun.trace.windows.of's): trace.waited_steps, and a note
-function notes.waited(t, waited, W, n, list)
-  local count = 0
+-- returned, and that begin where the one before them returned (win.waited[i], win.began[i]:
+-- wlrun.trace.windows.of's): trace.waited_steps, trace.began_steps, and a note of each
+function notes.waited(t, win, W, n, list)
+  local count, began = 0, 0
   for i = W + 1, n do
-    if waited[i] then count = count + 1 end
+    if win.waited[i] then count = count + 1 end
+    if win.began[i] then began = began + 1 end
   end
-  if count == 0 then return end
-  t.waited_steps = count
-  list[#list + 1] = ("%d of the %d steps measured end where the loop's own synchronisation after "
-    .. "them returned (its first call after the step to synchronise the device or a default "
-    .. "stream, with no GPU work started before it), as the template's step ends after its "
-    .. "torch.cuda.synchronize()"):format(count, n - W)
+  t.waited_steps, t.began_steps = count > 0 and count or nil, began > 0 and began or nil
+  local said = {
+    { count, "end where the loop's own synchronisation after them returned (its first call after "
+      .. "the step to synchronise the device or a default stream, with no GPU work started "
+      .. "before it), as the template's step ends after its torch.cuda.synchronize()" },
+    { began, "begin where the loop's own synchronisation before them returned (its last call "
+      .. "before the step to synchronise the device or a default stream, with no GPU work "
+      .. "started after it), and their data ends where it was entered, as the template's t0 "
+      .. "follows its torch.cuda.synchronize()" } }
+  for _, s in ipairs(said) do
+    if s[1] > 0 then
+      list[#list + 1] = ("%d of the %d steps measured %s"):format(s[1], n - W, s[2])
+    end
+  end
 end
 
 -- GPU activity recorded on a sample of the measured steps (timed: their indices among the n

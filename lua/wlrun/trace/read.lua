@@ -20,8 +20,9 @@
 --   "event": each the end of the GPU work launched before it on its stream),
 --   samples = {{at, on}...} (version 3: P records, GPU activity turned on or off, in time
 --   order), waits = {{tid, rid, start, stop}...} (version 4: W records, the loop's
---   synchronisation after step rid, entered at start, returned at stop), cupti = {state,
---   reason} | nil, dropped = {[what] = count}, errors = {text...}, errors_more = n,
+--   synchronisation after step rid, entered at start, returned at stop), befores = {{tid, rid,
+--   start, stop}...} (version 5: B records, the loop's synchronisation before step rid),
+--   cupti = {state, reason} | nil, dropped = {[what] = count}, errors = {text...}, errors_more = n,
 --   exit = reason | nil (no X: killed), truncated = bool, orphans = n, unknown_corr = n}
 -- A range: {rid, tid, parent = range | nil (the nearest one that ends no earlier), name, domain,
 --   start, stop (nil: still open),
@@ -68,7 +69,7 @@ local function new_parser(name, budget)
   return setmetatable({
     name = name, budget = budget, lineno = 0, strings = {},
     p = { file = name, threads = {}, ranges = {}, by_rid = {}, corr = {}, launched = {}, gpu = {},
-      marks = {}, samples = {}, waits = {},
+      marks = {}, samples = {}, waits = {}, befores = {},
       dropped = {}, errors = {},
           errors_more = 0, truncated = false, orphans = 0, unknown_corr = 0 },
   }, Parser)
@@ -139,10 +140,10 @@ end
 
 -- G: 2 or 3; C: 3 in version 1
 local FIELDS = { S = 3, T = 3, R = 9, A = 8, O = 8, C = 4, K = 9, D = 3, E = 2, X = 2, P = 3,
-  W = 5 }
-read.VERSIONS = { [1] = true, [2] = true, [3] = true, [4] = true }
+  W = 5, B = 5 }
+read.VERSIONS = { [1] = true, [2] = true, [3] = true, [4] = true, [5] = true }
 -- the first version with each record that older ones lack
-local SINCE = { P = 3, W = 4 }
+local SINCE = { P = 3, W = 4, B = 5 }
 
 function Parser:range(f, letter)
   local p = self.p
@@ -287,19 +288,19 @@ function Parser:header(f)
   if #f ~= 5 then self:fail(("the header has %d fields, expected 5"):format(#f)) end
   local version = self:int(f[2], "version")
   if not read.VERSIONS[version] then self:fail(
-    ("trace format version %d; this wlrun reads versions 1 to 4"):format(version)) end
+    ("trace format version %d; this wlrun reads versions 1 to 5"):format(version)) end
   self.version, p.version = version, version
   p.pid, p.ppid, p.command = self:int(f[3], "pid"), self:int(f[4], "ppid"), self:text(f[5])
 end
 
--- a W record: the loop's synchronisation after a step (version 4)
+-- a W or B record: the loop's synchronisation after a step (version 4) or before one (5)
 function Parser:wait(f)
   local w = { tid = self:int(f[2], "tid"), rid = self:int(f[3], "rid"),
     start = self:int(f[4], "enter"), stop = self:int(f[5], "return") }
-  if w.stop < w.start then self:fail(("W: the call returns (%d) before it is entered (%d)"):format(
-    w.stop, w.start)) end
-  local waits = self.p.waits
-  waits[#waits + 1] = w
+  if w.stop < w.start then self:fail(("%s: the call returns (%d) before it is entered (%d)"):format(
+    f[1], w.stop, w.start)) end
+  local list = f[1] == "W" and self.p.waits or self.p.befores
+  list[#list + 1] = w
 end
 
 function Parser:line(line)
@@ -371,7 +372,7 @@ function Parser:line(line)
     p.exit = self:text(f[2])
   elseif letter == "P" then
     self:sample(f)
-  elseif letter == "W" then
+  elseif letter == "W" or letter == "B" then
     self:wait(f)
   end
 end

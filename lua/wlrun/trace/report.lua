@@ -328,9 +328,11 @@ end
 -- the loop's synchronisation after each step (wlrun.trace.windows.waited): where it came before
 -- any range opened on the step's thread after the step (the process's, the hook's that a view
 -- leaves out included: a DataLoader's fetch), but the batch the loop makes next (the hook's,
--- opened as the step closed, whatever became of it: left open at the end too) -> {[i] = wait}
+-- opened as the step closed, whatever became of it: left open at the end too) -> {[i] = wait};
+-- and before each (wlrun.trace.windows.before), where none opened between it and the step
 local function loop_waits(p, steps)
-  if not p.waits or #p.waits == 0 then return {} end
+  local befores = p.befores or {}
+  if (not p.waits or #p.waits == 0) and #befores == 0 then return {}, {} end
   local opened = {}
   for _, s in ipairs(steps) do opened[s.tid] = opened[s.tid] or {} end
   for _, r in ipairs((p.unfiltered or p).ranges) do
@@ -339,14 +341,15 @@ local function loop_waits(p, steps)
     if list and not making then list[#list + 1] = r.start end
   end
   for _, list in pairs(opened) do table.sort(list) end
-  return windows.waited(steps, p.waits, opened)
+  return windows.waited(steps, p.waits or {}, opened), windows.before(steps, befores, opened)
 end
 
 -- 1. the iterations' windows (wlrun.trace.windows), bounded by the GPU work and by the marks
 -- (events: where the work launched before each ended, on steps whose work was not recorded too;
--- marks: report.usable_marks), and by the loop's waits after the steps
+-- marks: report.usable_marks), and by the loop's waits after and before the steps
 local function iteration_windows(p, steps, gpu, marks)
-  local F, waited = {}, loop_waits(p, steps)
+  local F = {}
+  local waited, before = loop_waits(p, steps)
   if gpu then
     local times = {}
     for _, s in ipairs(steps) do
@@ -363,7 +366,7 @@ local function iteration_windows(p, steps, gpu, marks)
     end
     F = windows.frontier(work, launch_time(p), times)
   end
-  return windows.of(steps, F, gpu, waited)
+  return windows.of(steps, F, gpu, waited, before)
 end
 
 -- the marks, where they are on the launches' clock: none before its call (a millisecond's slack)
@@ -437,7 +440,7 @@ local function data_times(p, steps, win, data, o, t, notes, mode)
     end
   end
   local lo, hi = {}, {}
-  for i = 1, #steps do lo[i], hi[i] = win.stop[i - 1] or -math.huge, win.start[i] end
+  for i = 1, #steps do lo[i], hi[i] = win.stop[i - 1] or -math.huge, win.data_end[i] end
   -- a data range -> the iteration whose CPU window (previous step's end, this one's end] it starts
   -- in
   local data_iter = {}
@@ -712,7 +715,7 @@ local function process_entry(p, steps, k, n, o, mode, fetched, input)
   local of, data_work = classify_work(p, o, step_of)
   local marks = report.usable_marks(p)
   local win = iteration_windows(p, steps, gpu, marks)
-  notes_of.waited(t, win.waited, W, #steps, notes)
+  notes_of.waited(t, win, W, #steps, notes)
   local data, data_iter = data_times(p, steps, win, data_work, o, t, notes, mode)
   local phases, top, phase = phase_times(p, steps, iter_of, step_of)
   local g = gpu_times(p, steps, win, of, iter_of, data_iter, phase)

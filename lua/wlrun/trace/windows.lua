@@ -12,9 +12,21 @@
 --     waits: {tid, rid (the step's), start (entered), stop (returned)}; opened[tid]: the sorted
 --     starts of that thread's ranges, the batch the loop makes next (opened as the step closes)
 --     left out
---   windows.of(steps, F, gpu, waited) -> {start = {}, stop = {}, work_end = {}, waited = {}}
+--   windows.before(steps, befores, opened) -> {[i] = wait}
+--     the loop's synchronisation before step i (B records): its wait, where that returned no
+--     later than the step's range opened and no range opened on the step's thread in between
+--     (opened as for windows.waited)
+--   windows.of(steps, F, gpu, waited, before) -> {start = {}, stop = {}, work_end = {},
+--       waited = {}, began = {}, data_end = {}}
 --     steps: {start, stop} in start order. start[i] = max(s_i, F(s_i), stop[i-1]): the step
---     begins when its range opens and the work launched before it has finished; stop[i] =
+--     begins when its range opens and the work launched before it has finished — or, earlier,
+--     when the loop's synchronisation before it (before[i]) returned, where that was entered
+--     after the previous window's end and returned within windows.WAIT_SHARE of the step's
+--     length and windows.WAIT_MAX before that (what the loop does between its synchronisation
+--     and the step's first call that a range sees, an autocast's entry, is the step's, as the
+--     template's t0 after its synchronisation makes it); began[i] true where it did, and
+--     data_end[i], the bound of the data before the step, the wait's entry (else start[i]: the
+--     template's batch is in hand before its synchronisation). stop[i] =
 --     max(e_i, F(e_i), start[i]): it ends when its range has closed and the work launched before
 --     that has finished — or, later, when the loop's synchronisation after it (waited[i]) returned,
 --     where that was entered before the step's GPU work ended (it waited for the step), or within
@@ -73,25 +85,47 @@ function windows.frontier(work, launched_at, times)
   return F
 end
 
-function windows.waited(steps, waits, opened)
+-- {[i] = wait} for the steps that keep(i, s, wait, the starts of the ranges opened on the step's
+-- thread) takes, each step's wait the one naming its thread and range id
+local function of_steps(steps, waits, opened, keep)
   local of = {}
   for _, w in ipairs(waits) do of[w.tid .. ":" .. w.rid] = w end
   local out = {}
   for i, s in ipairs(steps) do
     local w = of[s.tid .. ":" .. tostring(s.rid)]
-    local after = steps[i + 1] and steps[i + 1].start
-    if w and w.start >= s.stop and not (after and w.stop > after) then
-      local starts = opened[s.tid] or {}
-      -- the first range opened at or after the step's close
-      local k = first_above(starts, s.stop - 1)
-      if not starts[k] or starts[k] > w.start then out[i] = w end
-    end
+    if w and keep(i, s, w, opened[s.tid] or {}) then out[i] = w end
   end
   return out
 end
 
-function windows.of(steps, F, gpu, waited)
-  local win = { start = {}, stop = {}, work_end = {}, waited = {} }
+function windows.waited(steps, waits, opened)
+  return of_steps(steps, waits, opened, function(i, s, w, starts)
+    local after = steps[i + 1] and steps[i + 1].start
+    if w.start < s.stop or after and w.stop > after then return false end
+    local k = first_above(starts, s.stop - 1) -- the first range opened at or after the close
+    return not starts[k] or starts[k] > w.start
+  end)
+end
+
+function windows.before(steps, befores, opened)
+  return of_steps(steps, befores, opened, function(_, s, w, starts)
+    if w.stop > s.start then return false end
+    local k = first_above(starts, w.stop - 1) -- the first range opened at or after its return
+    return not starts[k] or starts[k] >= s.start
+  end)
+end
+
+-- the start of step i's window from the loop's synchronisation before it (windows.of), or nil
+local function began_at(s, a, b, F, gpu, v, prev)
+  if not v or prev and v.start < prev then return nil end
+  local at = math.max(v.stop, gpu and F[s.start] or v.stop)
+  local gap = a - at
+  if gap > 0 and gap <= windows.WAIT_SHARE * (b - a) and gap <= windows.WAIT_MAX then return at end
+  return nil
+end
+
+function windows.of(steps, F, gpu, waited, before)
+  local win = { start = {}, stop = {}, work_end = {}, waited = {}, began = {}, data_end = {} }
   local prev
   for i, s in ipairs(steps) do
     local a, b = s.start, s.stop
@@ -99,6 +133,10 @@ function windows.of(steps, F, gpu, waited)
       a = math.max(a, F[s.start] or a)
       b = math.max(b, F[s.stop] or b)
     end
+    local v = before and before[i]
+    local early = began_at(s, a, b, F, gpu, v, prev)
+    local data_end
+    if early then a, data_end, win.began[i] = early, v.start, true end
     local work_end = b
     local w = waited and waited[i]
     local gap = w and w.start - s.stop
@@ -110,6 +148,7 @@ function windows.of(steps, F, gpu, waited)
     if prev and a < prev then a = prev end
     if b < a then b = a end
     win.start[i], win.stop[i], win.work_end[i] = a, b, math.max(work_end, a)
+    win.data_end[i] = data_end or a
     prev = b
   end
   return win
