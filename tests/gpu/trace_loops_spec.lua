@@ -7,13 +7,16 @@
 -- or 0.1 ms; where the loop never synchronises, samples/s within 2 % of the program's own
 -- steady-state throughput; no phase or outside time below zero, no phase-overlap on one stream.
 -- Prints a table at the end (docs/trace.md, "Measured on the H200"). Pending by name where PyTorch
--- with CUDA is missing.
+-- with CUDA is missing. The "probe" cases run loops of other shapes (tests/trace/torch_probe.py: a
+-- transformer LM on batches made on the GPU, gradient accumulation, a GradScaler with clipping and
+-- a scheduler, a training log, a side-stream prefetcher), which open no range of their own.
 local h = require "helper"
 
 local python, torch_it, mean_from = h.python, h.torch_it, h.mean_from
 
 local STEPS, WARMUP, BATCH = 60, 10, 64
 local PROGRAM = h.source_dir .. "/tests/trace/torch_loops.py"
+local PROBE = h.source_dir .. "/tests/trace/torch_probe.py" -- no ranges of its own: wlrun's hook
 
 
 local function codes(c)
@@ -24,16 +27,19 @@ end
 
 local rows = {}
 
--- traces torch_loops.py with args; returns wlrun's configuration and the program's own numbers
-local function traced(args)
+-- traces program (default torch_loops.py) with args and --batch batch (default BATCH); returns
+-- wlrun's configuration and the program's own numbers
+local function traced(args, program, batch)
+  program, batch = program or PROGRAM, batch or BATCH
   local dir = h.tmpdir()
   -- the program's own ranges carry no payload: the batch size is given
+  local ranged = program == PROGRAM and not args:find("no%-ranges")
   local r = h.run(
     ("trace --warmup %d --quiet %s -o %s -- %s %s --steps %d --warmup %d --batch %d "
     .. "--out %s %s"):format(
-    WARMUP, args:find("no%-ranges") and "" or ("--batch-size %d"):format(BATCH),
+    WARMUP, ranged and ("--batch-size %d"):format(batch) or "",
       h.quote(dir .. "/trace.json"),
-    h.quote(python), h.quote(PROGRAM), STEPS, WARMUP, BATCH,
+    h.quote(python), h.quote(program), STEPS, WARMUP, batch,
     h.quote(dir .. "/prog.json"), args),
     -- torch.compile's first compile takes minutes
     { prefix = args:find("compile", 1, true) and "timeout 300" or "timeout 90" })
@@ -50,11 +56,12 @@ local function traced(args)
 end
 
 -- the program's own numbers, run untraced
-local function untraced(args)
+local function untraced(args, program, batch)
   local dir = h.tmpdir()
   local ok = os.execute(
     ("timeout 90 %s %s --steps %d --warmup %d --batch %d --out %s %s >/dev/null 2>&1"):format(
-    h.quote(python), h.quote(PROGRAM), STEPS, WARMUP, BATCH, h.quote(dir .. "/prog.json"), args))
+    h.quote(python), h.quote(program or PROGRAM), STEPS, WARMUP, batch or BATCH,
+      h.quote(dir .. "/prog.json"), args))
   assert.is_true(ok == true or ok == 0, "the untraced run failed")
   return require("wlrun.json").decode(h.read(dir .. "/prog.json"))
 end
@@ -66,9 +73,10 @@ local function honest(c)
   assert.is_nil(codes(c):find("phase-overlap", 1, true), codes(c))
 end
 
-local function case(name, args, want)
+-- program and batch: as traced's (default torch_loops.py, BATCH)
+local function case(name, args, want, program, batch)
   torch_it(name, function()
-    local c, prog = traced(args)
+    local c, prog = traced(args, program, batch)
     honest(c)
     local row = { name = name, iter = c.stats.mean, data = c.loop.data_stats.mean,
       sps = c.loop.throughput,
@@ -81,7 +89,7 @@ local function case(name, args, want)
       row.p_iter, row.p_data = mean_from(prog.iter, WARMUP + 1), mean_from(prog.data, WARMUP + 1)
       -- and the template of the same program run untraced (what tracing adds to the program's own
       -- synchronisations is in the traced template, not in the program as it runs untraced)
-      local plain = untraced(args)
+      local plain = untraced(args, program, batch)
       row.u_iter = mean_from(plain.iter, WARMUP + 1)
       print(
         ("\n    %s: iter %.3f ms (template %.3f, %+.2f%%; untraced %.3f, %+.2f%%), data %.3f ms "
@@ -114,12 +122,69 @@ local function waited(c)
     STEPS - WARMUP))
 end
 
+-- the loop's torch.cuda.synchronize() before the step (after the batch is in hand) begins it
+-- (trace.began_steps: the template's t0 follows it), a step or so less as for waited
+local function began(c)
+  local n = c.trace.began_steps or 0
+  assert.is_true(n >= 0.9 * (STEPS - WARMUP), ("%d of %d steps begun at the loop's wait"):format(n,
+    STEPS - WARMUP))
+end
+
+-- the probe's loops (torch_probe.py), no range of the program's own: every optimizer step a
+-- step of the hook's, and the template's iter and data, or the steady-state throughput, matched
+local function probes()
+  local function probe(shape, want, batch)
+    case("probe " .. shape .. ", no ranges", "--shape " .. shape, function(c, prog)
+      assert.equal("auto", c.trace.ranges)
+      assert.equal(STEPS, c.trace.steps)
+      if want then want(c, prog) end
+    end, PROBE, batch)
+  end
+  -- a transformer LM (batch_first) on token batches made on the GPU (batch 32) under bf16
+  -- autocast, zero_grad first, clip_grad_norm_ and a cosine scheduler's step after AdamW's: the
+  -- loop's synchronisation after the scheduler ends the step; the batch is the model's input
+  probe("lm-made", function(c)
+    assert.equal("input", c.trace.batch_source)
+    assert.equal(32, c.loop.batch_size)
+    waited(c)
+    began(c)
+  end, 32)
+  -- gradient accumulation, 4 micro-batches from a DataLoader per optimizer step: the data holds
+  -- the fetch before the step only (the other three are the step's, as in the template), the
+  -- samples all four (samples/s is not compared: the template's shape)
+  probe("accum", function(c)
+    assert.equal("loader", c.trace.batch_source)
+    assert.equal(4 * BATCH, c.loop.batch_size)
+    began(c)
+  end)
+  -- float16 under a GradScaler of the default growth: scale, unscale_, clip_grad_norm_, the
+  -- scaler's step and update, a StepLR's step; a step the scaler skips still ends its iteration
+  probe("scaler-loader", function(c)
+    assert.equal(BATCH, c.loop.batch_size)
+    began(c)
+  end)
+  -- no synchronisation but loss.item() and a line on stderr every 20 steps: samples/s against
+  -- the program's steady-state throughput
+  probe("log-every", function(c)
+    no_bottleneck(c)
+    assert.equal(BATCH, c.loop.batch_size)
+  end)
+  -- the classic prefetcher: each batch copied to the GPU on a side stream a step ahead (the
+  -- step's stream waits on it; record_stream), the next fetch made as the batch is handed over;
+  -- the last step fetches none and counts the others' mean batch
+  probe("stream-prefetch", function(c) assert.equal(BATCH, c.loop.batch_size) end)
+end
+
 describe("wlrun trace against the program's own timing, by loop shape", function()
   case("after", "--shape after", function(c)
     no_bottleneck(c)
     waited(c)
+    began(c)
   end)
-  case("inside", "--shape inside", no_bottleneck)
+  case("inside", "--shape inside", function(c)
+    no_bottleneck(c)
+    began(c)
+  end)
   case("none", "--shape none", no_bottleneck)
   case("item10", "--shape item10", no_bottleneck)
   case("none bf16", "--shape none --amp bf16", no_bottleneck)
@@ -133,8 +198,10 @@ describe("wlrun trace against the program's own timing, by loop shape", function
     for _, ph in ipairs(c.trace.phases) do names[ph.name] = true end
     assert.is_true(names.forward and names.backward and names.optimizer)
   end)
-  case("after, no ranges", "--shape after --no-ranges",
-    function(c) assert.equal("auto", c.trace.ranges) end)
+  case("after, no ranges", "--shape after --no-ranges", function(c)
+    assert.equal("auto", c.trace.ranges)
+    began(c)
+  end)
   -- a functional forward (no module called): the hook sees each step begin at backward, and the
   -- report begins it at the batch in hand
   for _, shape in ipairs { "after", "none" } do
@@ -179,7 +246,10 @@ describe("wlrun trace against the program's own timing, by loop shape", function
       function(c)
         assert.equal("input", c.trace.batch_source)
         assert.equal(BATCH, c.loop.batch_size)
-        if shape == "after" then waited(c) end
+        if shape == "after" then
+          waited(c)
+          began(c)
+        end
       end)
   end
 
@@ -189,9 +259,13 @@ describe("wlrun trace against the program's own timing, by loop shape", function
     function(c, prog)
       assert.is_true(prog.skipped > 0, "the scaler skipped no step")
       waited(c)
+      began(c)
     end)
   case("after bf16, GPU data, no ranges", "--shape after --amp bf16 --gpu-data --no-ranges",
-    waited)
+    function(c)
+      waited(c)
+      began(c)
+    end)
   case("item10, GPU data, no ranges", "--shape item10 --gpu-data --no-ranges", no_bottleneck)
 
   -- each batch made on the CPU in the loop (10 ms, longer than the GPU's work of a step), the
@@ -209,6 +283,8 @@ describe("wlrun trace against the program's own timing, by loop shape", function
         assert.is_true((c.trace.waited_steps or 0) <= 1, tostring(c.trace.waited_steps))
       end)
   end
+
+  probes()
 
   torch_it("the table", function()
     print(

@@ -1,0 +1,264 @@
+"""PyTorch training loops shaped unlike torch_loops.py's, timing themselves the same way, for checking
+`wlrun trace` against the program's own numbers in the same run (tests/gpu/trace_loops_spec.lua,
+the "probe" cases). The program opens no NVTX range at all: wlrun's Python hook
+(src/trace/python/sitecustomize.py) must find the steps itself.
+
+Shapes (--shape):
+
+  lm-made          a small transformer language model (embedding of 8000 tokens, 4 encoder layers of
+                   d_model 256 and 4 heads, batch_first, a linear head to the vocabulary) trained on
+                   token batches made on the GPU in the loop (torch.randint; batch 32, 128 tokens)
+                   under bfloat16 autocast, the body in the common order: zero_grad(set_to_none) first,
+                   the forward, backward, clip_grad_norm_, AdamW's step, a cosine LR scheduler's step;
+                   the template (below)
+  accum            torch_loops.py's conv net fed by a DataLoader (2 workers, pinned memory, persistent
+                   workers), gradient accumulation over 4 micro-batches of --batch per optimizer step;
+                   the template's step is one optimizer step: its synchronisation before the first
+                   micro-batch's forward, after that micro-batch is in hand; data = from the previous
+                   step's end to the first micro-batch in hand; the other 3 fetches are inside the
+                   step; samples per step 4 x --batch
+  scaler-loader    the conv net from a DataLoader, float16 autocast with a GradScaler of the default
+                   growth (scale(loss).backward(), unscale_, clip_grad_norm_, step, update), a StepLR
+                   scheduler's step; the template
+  log-every        the conv net from a DataLoader, no synchronisation but loss.item() and a line on
+                   standard error every 20 steps, as a training log: the loop's steady-state throughput
+                   (one synchronisation at the end of the warmup, one at the end)
+  stream-prefetch  the conv net fed by the classic data prefetcher: each batch from a DataLoader copied
+                   to the GPU on a side CUDA stream while the step before runs, the step's stream
+                   waiting on the side stream and the batch recorded on it before use; the template, its
+                   in_hand when the prefetcher hands the batch to the step (which issues the next
+                   batch's fetch and copy first, as the prefetcher does)
+
+The template (torch_loops.py's "after"): torch.cuda.synchronize() then t0 = time.perf_counter()
+before the step, torch.cuda.synchronize() then t1 just after it; iter = t1 - t0, data = from the
+previous step's t1 to the batch in hand (taken right after it is, after its .to(dev) where there is
+one).
+
+    python3 torch_probe.py --shape lm-made --steps 80 --warmup 10 --out prog.json [--batch N]
+        [--device cpu]
+
+--batch defaults to 32 for lm-made, 64 otherwise. On the CPU (--device cpu, a check of the program
+itself) there is no autocast, no GradScaler and no side stream: each shape runs in float32.
+
+--out writes torch_loops.py's fields: {shape, batch (a micro-batch's for accum), warmup, steps, iter,
+data (s, every step; template shapes), marks ({in_hand, t0, t1} of every step, time.perf_counter()'s
+CLOCK_MONOTONIC seconds; template shapes), period and samples_per_s (over the measured steps W+1..N;
+accum's samples are 4 x batch a step), skipped (optimizer steps a GradScaler skipped), recompiles (0)
+and made ([])}.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_loops import Images, net  # noqa: E402 - beside this file
+
+SHAPES = ("lm-made", "accum", "scaler-loader", "log-every", "stream-prefetch")
+TEMPLATE = ("lm-made", "accum", "scaler-loader", "stream-prefetch")
+ACCUM = 4  # accum's micro-batches per optimizer step
+LOG_EVERY = 20
+VOCAB, SEQ, D_MODEL, HEADS, LAYERS = 8000, 128, 256, 4, 4
+
+
+class LM(nn.Module):
+    """A small transformer language model: token and position embeddings, a causal
+    nn.TransformerEncoder (batch_first), a linear head to the vocabulary."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, D_MODEL)
+        self.pos = nn.Parameter(torch.zeros(SEQ, D_MODEL))
+        layer = nn.TransformerEncoderLayer(D_MODEL, HEADS, 4 * D_MODEL, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, LAYERS, enable_nested_tensor=False)
+        self.head = nn.Linear(D_MODEL, VOCAB)
+        causal = torch.triu(torch.full((SEQ, SEQ), float("-inf")), diagonal=1)
+        self.register_buffer("causal", causal, persistent=False)
+
+    def forward(self, tokens):
+        n = tokens.shape[1]
+        h = self.embed(tokens) + self.pos[:n]
+        return self.head(self.encoder(h, mask=self.causal[:n, :n]))
+
+
+class Prefetcher:
+    """The classic data prefetcher: the next batch's copy to the GPU issued on a side stream as the
+    current one is handed over, so that it overlaps the step; next() makes the current stream wait
+    for the side stream and records the batch on it. None once the loader is exhausted."""
+
+    def __init__(self, loader, dev):
+        self.it, self.dev = iter(loader), dev
+        self.side = torch.cuda.Stream() if dev.type == "cuda" else None
+        self.batch = None
+        self.preload()
+
+    def preload(self):
+        try:
+            x, y = next(self.it)
+        except StopIteration:
+            self.batch = None
+            return
+        if self.side is None:
+            self.batch = x.to(self.dev), y.to(self.dev)
+            return
+        with torch.cuda.stream(self.side):
+            self.batch = x.to(self.dev, non_blocking=True), y.to(self.dev, non_blocking=True)
+
+    def next(self):
+        if self.side is not None:
+            current = torch.cuda.current_stream()
+            current.wait_stream(self.side)
+            if self.batch is not None:
+                for t in self.batch:
+                    t.record_stream(current)
+        batch = self.batch
+        self.preload()
+        return batch
+
+
+def _grad_scaler(cuda):
+    """A GradScaler of the default growth on CUDA (torch.amp's, or torch.cuda.amp's before torch 2.3
+    has it), None elsewhere."""
+    if not cuda:
+        return None
+    if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
+        return torch.amp.GradScaler("cuda")
+    return torch.cuda.amp.GradScaler()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shape", choices=SHAPES, default="lm-made")
+    ap.add_argument("--steps", type=int, default=80)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--batch", type=int, default=None)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    if a.batch is None:
+        a.batch = 32 if a.shape == "lm-made" else 64
+
+    dev = torch.device(a.device)
+    cuda = dev.type == "cuda"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    template = a.shape in TEMPLATE
+    torch.manual_seed(0)
+
+    lm = a.shape == "lm-made"
+    model = (LM() if lm else net(100)).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4 if lm else 1e-3)
+    loss_fn = nn.CrossEntropyLoss()
+    sched = None
+    if lm:
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=a.steps)
+    elif a.shape == "scaler-loader":
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=20, gamma=0.5)
+    scaler = _grad_scaler(cuda) if a.shape == "scaler-loader" else None
+    dtype = {"lm-made": torch.bfloat16, "scaler-loader": torch.float16}.get(a.shape) if cuda else None
+    per_step = ACCUM if a.shape == "accum" else 1  # batches a step trains on
+
+    it = prefetcher = None
+    if not lm:
+        loader = DataLoader(Images(a.steps * per_step * a.batch, 100, 0), batch_size=a.batch,
+                            num_workers=a.workers, pin_memory=cuda, persistent_workers=a.workers > 0,
+                            drop_last=True)
+        if a.shape == "stream-prefetch":
+            prefetcher = Prefetcher(loader, dev)
+        else:
+            it = iter(loader)
+
+    def fetch():
+        """the step's next batch, in hand on the device"""
+        if lm:
+            tokens = torch.randint(VOCAB, (a.batch, SEQ + 1), device=dev)
+            return tokens[:, :-1], tokens[:, 1:]
+        if prefetcher is not None:
+            return prefetcher.next()
+        x, y = next(it)
+        return x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
+
+    def loss_of(x, y):
+        if dtype:
+            with torch.autocast("cuda", dtype=dtype):
+                out = model(x)
+        else:
+            out = model(x)
+        if lm:
+            return loss_fn(out.float().reshape(-1, VOCAB), y.reshape(-1))
+        return loss_fn(out.float(), y)
+
+    def step(x, y):
+        opt.zero_grad(set_to_none=True)
+        if a.shape == "accum":  # the first micro-batch is in hand; the others are fetched here
+            for k in range(ACCUM):
+                if k:
+                    x, y = fetch()
+                loss = loss_of(x, y) / ACCUM
+                loss.backward()
+            opt.step()
+            return loss
+        loss = loss_of(x, y)
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            scaler.unscale_(opt)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            if lm or a.shape == "scaler-loader":
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+        if sched is not None:
+            sched.step()
+        return loss
+
+    iters, datas, marks = [], [], []
+    prev_end = time.perf_counter()
+    t_start = None
+    for i in range(1, a.steps + 1):
+        x, y = fetch()
+        in_hand = time.perf_counter()
+        if template:
+            sync()
+            t0 = time.perf_counter()
+        loss = step(x, y)
+        if template:
+            sync()
+            t1 = time.perf_counter()
+            iters.append(t1 - t0)
+            datas.append(in_hand - prev_end)
+            marks.append([in_hand, t0, t1])
+            prev_end = t1
+        elif a.shape == "log-every" and i % LOG_EVERY == 0:
+            print("step %d: loss %.4f" % (i, loss.item()), file=sys.stderr, flush=True)
+        if i == a.warmup:
+            sync()
+            t_start = time.perf_counter()
+    sync()
+    t_end = time.perf_counter()
+    measured = a.steps - a.warmup
+    if template:
+        period = sum(iters[a.warmup:]) / measured + sum(datas[a.warmup:]) / measured
+    else:
+        period = (t_end - t_start) / measured
+    taken = opt.state[next(iter(model.parameters()))].get("step", 0)  # the optimizer steps not skipped
+    taken = int(taken.item() if torch.is_tensor(taken) else taken)
+    out = {"shape": a.shape, "batch": a.batch, "warmup": a.warmup, "steps": a.steps, "iter": iters,
+           "data": datas, "marks": marks, "period": period,
+           "samples_per_s": per_step * a.batch / period, "skipped": a.steps - taken,
+           "recompiles": 0, "made": []}
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(out, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
