@@ -26,6 +26,8 @@ EXPORT int wlrun_trace_auto_pop(int64_t payload);
 EXPORT int wlrun_trace_auto_pop_at(int64_t payload, int64_t at);
 EXPORT int wlrun_trace_auto_pop_later(int64_t payload);
 EXPORT int wlrun_trace_auto_end_later(int64_t at);
+EXPORT int wlrun_trace_auto_left_open(void);
+EXPORT int wlrun_trace_auto_end_left_open(void);
 EXPORT int wlrun_trace_auto_recording(void);
 EXPORT int wlrun_trace_auto_above(void);
 
@@ -88,4 +90,14 @@ int wlrun_trace_auto_pop_later(int64_t payload) {
 int wlrun_trace_auto_end_later(int64_t at) {
   if (!wlrun_trace_auto_enabled()) return -1;
   return wt_end_later(at > 0 ? (uint64_t)at : 0);
+}
+
+/* 1 where wlrun_trace_auto_pop_later left a range open on this thread that is still open (it
+ * pops at once where it cannot: a range wlrun synchronises, --sync-steps), else 0 */
+int wlrun_trace_auto_left_open(void) { return wlrun_trace_auto_enabled() && wt_left_open(); }
+
+/* the range wlrun_trace_auto_pop_later left open ends now (a GradScaler's update after the
+ * optimizer step that ended the step, where the loop makes its batches); -1 where none is open */
+int wlrun_trace_auto_end_left_open(void) {
+  return wlrun_trace_auto_enabled() ? wt_end_left_open() : -1;
 }

@@ -402,14 +402,15 @@ static void note_stream(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   else wt_marks_unreadable(call->functionName ? call->functionName : "a launch");
 }
 
-/* a synchronisation of the device (context) or of a default stream: NULL, the legacy one, the
- * per-thread one (NULL in a _ptsz form); not an event's nor another stream's */
+/* WT_SYNC_DEVICE for a synchronisation of the device (context), WT_SYNC_STREAM for one of a
+ * default stream (NULL, the legacy one, the per-thread one: NULL in a _ptsz form), 0 for an
+ * event's or another stream's */
 static int of_default(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *params) {
   void *stream;
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020 ||
         cbid == CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020)
-      return 1;
+      return WT_SYNC_DEVICE;
     if (!params) return 0;
     if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020)
       stream = ((const cudaStreamSynchronize_v3020_params *)params)->stream;
@@ -419,7 +420,7 @@ static int of_default(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
   } else {
     if (cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize ||
         cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2)
-      return 1;
+      return WT_SYNC_DEVICE;
     if (!params) return 0;
     if (cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize)
       stream = ((const cuStreamSynchronize_params *)params)->hStream;
@@ -427,7 +428,7 @@ static int of_default(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
       stream = ((const cuStreamSynchronize_ptsz_params *)params)->hStream;
     else return 0;
   }
-  return !stream || stream == (void *)0x1 || stream == WL_PER_THREAD_STREAM;
+  return !stream || stream == (void *)0x1 || stream == WL_PER_THREAD_STREAM ? WT_SYNC_STREAM : 0;
 }
 
 static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,

@@ -113,6 +113,8 @@ int wt_pop_at(struct wt_string *domain, const struct wt_payload *payload, uint64
  * A range timed with a synchronisation (WLRUN_TRACE_SYNC), or not on top, is popped at once. */
 int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload);
 int wt_end_later(uint64_t at);
+int wt_left_open(void);
+int wt_end_left_open(void);
 int wt_ranges_above(const struct wt_string *domain);
 uint64_t wt_start(struct wt_string *domain, struct wt_string *name, struct wt_payload payload);
 void wt_end_range(uint64_t rid);
@@ -240,9 +242,10 @@ void wt_waits_step_closed(const struct wt_string *name, uint64_t rid, pid_t tid)
  * synchronisation before it) */
 void wt_waits_step_opened(const struct wt_string *name, uint64_t rid, pid_t tid);
 void wt_waits_work_started(void); /* a launch, copy or set of the program's */
-/* a synchronising call entered (1) or returned (0); of_default: of the device or of a default
- * stream */
-void wt_waits_sync_called(int entering, int of_default);
+enum { WT_SYNC_STREAM = 1, WT_SYNC_DEVICE = 2 };
+/* a synchronising call entered (1) or returned (0); of: WT_SYNC_DEVICE (the device's),
+ * WT_SYNC_STREAM (a default stream's) or 0 (an event's, another stream's) */
+void wt_waits_sync_called(int entering, int of);
 void wt_waits_fork_child(void);
 
 /* One CUPTI activity record (kernel, memcpy, memset) as a K line at out, its name's S line written

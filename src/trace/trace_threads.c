@@ -342,6 +342,21 @@ int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload) {
   return same_domain_below(t, i, domain);
 }
 
+/* whether a range wt_pop_later left open on this thread is still open */
+int wt_left_open(void) { return self && self->later && self->later_at < self->depth; }
+
+/* The range wt_pop_later left open on this thread ends now, its close the thread's own (the loop's
+ * synchronisation after it is the step's), or where wt_end_later said; -1 where none is open */
+int wt_end_left_open(void) {
+  struct thread *t = self;
+  if (!wt_left_open() || wt_finished() || !wt_recording()) return -1;
+  wt_lock();
+  end_later(t, wt_now());
+  wt_unlock_soon(wt_now());
+  wt_step_marks();
+  return 0;
+}
+
 /* the ranges open on this thread above its innermost range of domain (other domains': a program's
  * own range around the optimizer step), or -1 where it has none of domain */
 int wt_ranges_above(const struct wt_string *domain) {

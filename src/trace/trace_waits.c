@@ -4,8 +4,9 @@
  * the report. After: the first synchronising call a thread makes after a step's range closed on
  * it, where that call is of the device or of a default stream and follows no GPU work started on
  * that thread since the close: a W record. Before: the last synchronising call a thread returned
- * from before a step's range opened on it, where that call is of the device or of a default
- * stream and no GPU work was started on that thread since it returned: a B record. Each names the
+ * from before a step's range opened on it, where that call is of the device and no GPU work was
+ * started on that thread since it returned: a B record (a default stream's is PyTorch's own too:
+ * a blocking copy's, .item()'s, right after their copy). Each names the
  * thread, the step's range id, and when the outermost call (the runtime's, around the driver's)
  * was entered and returned. Any other synchronisation (an event's, another stream's: a prefetcher
  * waiting for the next batch) means there is none. Only where every launch is called back (no
@@ -18,9 +19,10 @@ static __thread struct {
   pid_t tid;      /* the thread's, as its ranges give it (no system call at a wait) */
   int depth; /* synchronising calls entered and not returned (the driver's inside the runtime's) */
   uint64_t step, enter; /* the outermost call's step and entry, where it is a wait to record */
-  int of_default;       /* the outermost call's: of the device or of a default stream */
+  int of;               /* the outermost call's: WT_SYNC_DEVICE, WT_SYNC_STREAM or 0 */
   uint64_t entered;     /* the outermost call's entry */
-  /* the last such call returned on this thread, no GPU work started since: entered, returned */
+  /* the last synchronising call returned on this thread, where it was of the device and no GPU
+   * work started since: entered, returned (0: none) */
   uint64_t before_enter, before_exit;
 } wait;
 
@@ -41,12 +43,12 @@ static void wait_record(char letter, pid_t tid, uint64_t rid, uint64_t enter, ui
   wt_end();
 }
 
-void wt_waits_sync_called(int entering, int of_default) {
+void wt_waits_sync_called(int entering, int of) {
   if (entering) {
     if (wait.depth++) return;
     wait.entered = wt_now();
-    wait.of_default = of_default && !wt_sync_own();
-    int counts = wait.armed && wait.of_default;
+    wait.of = wt_sync_own() ? 0 : of;
+    int counts = wait.armed && wait.of;
     wait.step = counts ? wait.armed : 0;
     wait.enter = counts ? wait.entered : 0;
     wait.armed = 0; /* only the first synchronisation after a step is the step's */
@@ -55,7 +57,7 @@ void wt_waits_sync_called(int entering, int of_default) {
   if (!wait.depth || --wait.depth || !wait.entered) return; /* (entered before callbacks were on) */
   uint64_t step = wait.step, enter = wait.enter, exit = wt_now();
   /* any other synchronisation last before a step means none before it */
-  wait.before_enter = wait.entered, wait.before_exit = wait.of_default ? exit : 0;
+  wait.before_enter = wait.entered, wait.before_exit = wait.of == WT_SYNC_DEVICE ? exit : 0;
   wait.enter = wait.step = wait.entered = 0;
   if (!enter || wt_finished() || !wt_recording()) return;
   wt_lock();

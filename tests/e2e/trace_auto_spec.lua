@@ -251,6 +251,16 @@ describe("wlrun trace's Python hook", function()
         d * 1e3))
     end
     assert.is_nil(r.stderr:find("are off", 1, true), r.stderr)
+    -- where wlrun synchronises the steps (--sync-steps), a step ends at once as before: the update
+    -- is the making's, no step merged with the next
+    r, c = trace("--steps 12 --batch 16 --no-loader --make-ms 5 --scaler 3 --update-ms 8",
+      { trace = "--sync-steps" })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(12, c.trace.steps)
+    for j, d in ipairs(c.loop.data) do
+      assert.is_true(d >= 0.012, ("step %d: data %.1f ms, the update's 8 and the making's 5")
+        :format(j, d * 1e3))
+    end
   end)
 
   auto_it("goes on after an optimizer step that raised (a loop skipping a batch on OOM)", function()

@@ -534,17 +534,17 @@ describe("a traced run's results document", function()
       assert.equal("ok", e.status)
       assert.is_true(near(e.samples[2], 1050e-9), tostring(e.samples[2]))
       -- the data: from the step before's end to the wait's entry (the made range, or the
-      -- program's data range, whose end is before it)
+      -- program's data range, which it cuts: the batch is in hand before it)
       local want = domain == 9 and 850e-9 or 750e-9
       assert.is_true(near(e.loop.data[2], want), tostring(e.loop.data[2]))
       assert.equal(1, e.trace.began_steps)
       local said = table.concat(e.notes or {}, "\n")
       assert.truthy(said:find("1 of the 2 steps measured begin where the loop's own "
         .. "synchronisation before them returned", 1, true), said)
-      -- no wait; one that returned longer before the step than a tenth of it; another step's; one
-      -- with a range of the program's opened after it returned
+      -- no wait; one that returned longer before the step than a tenth of it; one naming no step
+      -- (another range's id); one with a range of the program's opened after it returned
       for k, x in ipairs { entry(nil, domain), entry({ 2700, 2800 }, domain),
-        entry({ 2850, 2950, 1 }, domain), entry({ 2850, 2950 }, domain, true) } do
+        entry({ 2850, 2950, 2 }, domain), entry({ 2850, 2950 }, domain, true) } do
         assert.is_true(near(x.samples[2], 1000e-9), k .. ": " .. tostring(x.samples[2]))
         assert.is_nil(x.trace.began_steps)
       end

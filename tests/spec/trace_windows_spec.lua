@@ -260,7 +260,7 @@ describe("trace iterations bounded by their GPU work", function()
     assert_near(64 / 0.008, e.loop.throughput, "samples/s")
     assert.equal(1, #e.notes)
     assert.matches("^900 us a step %(mean; at most 900 us; 11%% of the measured period in all%) "
-      .. "lies between one step's end and the next one's data.*samples/s %(8000%.0%) counts it.*"
+      .. "lies outside the steps and their data.*samples/s %(8000%.0%) counts it.*"
       .. "over the iterations and their data alone it is 9014%.1$", e.notes[1])
   end)
 

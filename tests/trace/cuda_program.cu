@@ -12,13 +12,13 @@
 //   hooked  nosync, with a train_step of the domain "wlrun.auto" pushed in each forward after its
 //           kernels, as wlrun's Python hook opens its step inside a program's own forward
 //   fork    CUDA initialised, then a child that pushes a range and exits (no CUDA in it)
-//   waits   a kernel loaded, then 7 steps (train_step > forward_spin 20 ms on the legacy default
-//           stream), each followed by: the device synchronised twice; an event recorded and the
-//           legacy stream synchronised (W records after these two); nothing; a copy and the
-//           stream synchronised; a kernel and the device synchronised; another stream
-//           synchronised, then the device; an event synchronised, then the device (B records
-//           before every step but the fourth, which follows the third's kernel with no
-//           synchronisation between)
+//   waits   a kernel loaded and the device synchronised, then 8 steps (train_step > forward_spin
+//           20 ms on the legacy default stream), each followed by: the device synchronised twice;
+//           an event recorded and the legacy stream synchronised; nothing; a copy and the stream
+//           synchronised; a kernel and the device synchronised; another stream synchronised,
+//           then the device; the device synchronised, then an event; an event synchronised,
+//           then the device. W records after the 1st, 2nd and 7th steps; B records (the device's
+//           last, no GPU work after it) before the 1st, 2nd, 6th and 7th
 #include <nvtx3/nvToolsExt.h>
 
 #include <cuda_runtime.h>
@@ -149,7 +149,7 @@ static int waits() {
   forward_spin<<<1, 1>>>(0); // loaded before the steps: each step's kernel outlasts its range
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
-  for (int i = 0; i < 7; i++) {
+  for (int i = 0; i < 8; i++) {
     nvtxRangePushA("train_step");
     forward_spin<<<1, 1>>>(20 * MS); // the legacy default stream; outlasts the range
     CHECK(cudaGetLastError());
@@ -177,6 +177,11 @@ static int waits() {
       CHECK(cudaDeviceSynchronize());
       break;
     case 6:
+      CHECK(cudaDeviceSynchronize());
+      CHECK(cudaEventRecord(ev, 0));
+      CHECK(cudaEventSynchronize(ev));
+      break;
+    case 7:
       CHECK(cudaEventRecord(ev, 0));
       CHECK(cudaEventSynchronize(ev));
       CHECK(cudaDeviceSynchronize());

@@ -235,10 +235,11 @@ function notes.between(t, s, list)
   for _, b in ipairs(t.between) do most = math.max(most, b) end
   local busy = total - t.between_mean * n
   list[#list + 1] = (
-    "%s a step (mean; at most %s; %.0f%% of the measured period in all) lies between one step's "
-    .. "end and the next one's data, neither data nor step (evaluation between the steps, logging, "
-    .. "a checkpoint, waiting): samples/s (%.1f) counts it, as the loop's steady-state throughput; "
-    .. "over the iterations and their data alone it is %.1f"):format(
+    "%s a step (mean; at most %s; %.0f%% of the measured period in all) lies outside the steps "
+    .. "and their data, neither data nor step (evaluation between the steps, logging, a "
+    .. "checkpoint, waiting: the loop's synchronisation before a step too): samples/s (%.1f) "
+    .. "counts it, as the loop's steady-state throughput; over the iterations and their data "
+    .. "alone it is %.1f"):format(
     units.time(t.between_mean), units.time(most), 100 * t.between_mean * n / total,
     s.throughput, busy > 0 and s.throughput * total / busy or 0)
 end

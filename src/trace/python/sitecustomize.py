@@ -251,9 +251,11 @@ def _thread_state():
             # evaluation in every making is a frozen module's work on the batch (a teacher, a
             # backbone), once in a while a validation
             self.eval_seen = self.eval_last = False
-            # a step that ended in a GradScaler's step, left open until the scaler's update()
-            # returns (the loop makes its batches): the update is the step's, as in the template
-            self.tail = False
+            # a step that ended in a GradScaler's step, left open until that scaler's update()
+            # returns (the loop makes its batches): the update is the step's, as in the template;
+            # the scaler's id, 0 for none. scaler: the one whose step runs on the thread; updating:
+            # its updates running inside one another (a subclass's calling its base's)
+            self.tail = self.scaler = self.updating = 0
 
     return State()
 
@@ -269,6 +271,8 @@ class _Loop:
         self._push, self._pop = lib.wlrun_trace_auto_push_at, lib.wlrun_trace_auto_pop_at
         self._names = {}  # a range's name -> the bytes the library takes, encoded once
         self._pop_later = lib.wlrun_trace_auto_pop_later
+        self._left_open = lib.wlrun_trace_auto_left_open
+        self._end_left_open = lib.wlrun_trace_auto_end_left_open
         self._end_later = lib.wlrun_trace_auto_end_later
         self._recording = lib.wlrun_trace_auto_recording
         self._above = lib.wlrun_trace_auto_above
@@ -324,7 +328,7 @@ class _Loop:
             b = self._names[name] = name.encode()
         local = self.local
         if local.tail:  # no update() came first: the library ends the step left open here
-            local.tail = False
+            local.tail = 0
         if self._push(b, payload, at) >= 0:
             local.stack.append(name)
         elif not self._recording():
@@ -603,30 +607,34 @@ class _Loop:
             return True
         return self.phase_begin("optimizer", at)
 
-    def scaler_begin(self):
-        """A GradScaler's step (mixed precision) begins: the optimizer phase opens with it, its
-        unscaling and its check of the gradients included. Returns the optimizer steps ended so
-        far, or None inside another scaler's step."""
+    def scaler_begin(self, scaler=0):
+        """A GradScaler's step (mixed precision) begins (scaler: its id): the optimizer phase opens
+        with it, its unscaling and its check of the gradients included. Returns the optimizer steps
+        ended so far, or None inside another scaler's step."""
         self.scaling += 1
         if self.scaling > 1:
             return None
+        self.local.scaler = scaler
         self.optimizer_begin(self.now())
         return self.stepped
 
     def scaler_end(self, optimizer, stepped):
         """A GradScaler's step ends: where it skipped the optimizer's (the gradients overflowed,
         as in the first steps of float16 training), the iteration ends here all the same."""
-        if stepped is not None and self.stepped == stepped:
-            self.optimizer_end(optimizer)
-        self.scaling -= 1
+        try:
+            if stepped is not None and self.stepped == stepped:
+                self.optimizer_end(optimizer)
+        finally:
+            self.scaling -= 1
 
-    def scaler_updated(self):
-        """A GradScaler's update() returned: where the step that ended in its step was left open
-        (the loop makes its batches), it ends now, and the making of the next batch begins."""
+    def scaler_updated(self, scaler):
+        """A GradScaler's update() returned (scaler: its id): where the step that ended in its step
+        was left open (the loop makes its batches), it ends now, and the making of the next batch
+        begins."""
         local = self.local
-        if local.tail:
-            local.tail = False
-            self._pop(0, 0)  # the library ends the range left open, its payload given then
+        if local.tail and local.tail == scaler:
+            local.tail = 0
+            self._end_left_open()
             self.making_begins()
 
     def ends_iteration(self, optimizer):
@@ -677,7 +685,10 @@ class _Loop:
             self.makes = not self.fetched and self.makes_batches() and self._above() == 0
             if self.makes and self.scaling:  # its scaler's update() follows: scaler_updated
                 self._pop_later(self.samples())
-                self.local.tail = True
+                if self._left_open():  # (else ended at once: a step wlrun synchronises)
+                    self.local.tail = self.local.scaler
+                else:
+                    self.making_begins()
             elif self.makes:
                 self._pop(self.samples(), 0)
                 self.making_begins()
@@ -1139,18 +1150,21 @@ def _install_scalers(torch, loop, report, guarded):
     its first instance, so that a skipped step still ends its iteration, and where the loop makes
     its batches, the step ends when the update that follows its step returns."""
     import functools
+    import types
 
     scaler_begin, scaler_end = guarded(loop.scaler_begin), guarded(loop.scaler_end)
-    updated = guarded(loop.scaler_updated)
-    updating = [0]  # updates running inside one another (a subclass's calling its base's)
+    updated, local = guarded(loop.scaler_updated), loop.local
+
+    def plain(impl):  # a function of the class's own (not a static or class method), not ours
+        return isinstance(impl, types.FunctionType) and not getattr(impl, "_wlrun_auto", False)
 
     def wrap(cls):
         impl = cls.__dict__.get("step")
-        if impl is not None and not getattr(impl, "_wlrun_auto", False):
+        if plain(impl):
 
             @functools.wraps(impl)
             def step(self, optimizer, *args, **kwargs):
-                stepped = scaler_begin()
+                stepped = scaler_begin(id(self))
                 try:
                     return impl(self, optimizer, *args, **kwargs)
                 finally:
@@ -1159,17 +1173,17 @@ def _install_scalers(torch, loop, report, guarded):
             step._wlrun_auto = True
             cls.step = step
         update_impl = cls.__dict__.get("update")
-        if update_impl is not None and not getattr(update_impl, "_wlrun_auto", False):
+        if plain(update_impl):
 
             @functools.wraps(update_impl)
             def update(self, *args, **kwargs):
-                updating[0] += 1
+                local.updating += 1  # (the thread's)
                 try:
                     return update_impl(self, *args, **kwargs)
                 finally:
-                    updating[0] -= 1
-                    if not updating[0]:
-                        updated()
+                    local.updating -= 1
+                    if not local.updating:
+                        updated(id(self))
 
             update._wlrun_auto = True
             cls.update = update
@@ -1263,6 +1277,8 @@ def _start():
             lib.wlrun_trace_auto_pop_at.argtypes = (ctypes.c_int64, ctypes.c_int64)
             lib.wlrun_trace_auto_pop_later.argtypes = (ctypes.c_int64,)
             lib.wlrun_trace_auto_end_later.argtypes = (ctypes.c_int64,)
+            lib.wlrun_trace_auto_left_open.argtypes = ()
+            lib.wlrun_trace_auto_end_left_open.argtypes = ()
             lib.wlrun_trace_auto_enabled.argtypes = ()
             lib.wlrun_trace_auto_recording.argtypes = ()
             lib.wlrun_trace_auto_above.argtypes = ()
