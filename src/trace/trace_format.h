@@ -108,9 +108,10 @@
  *   B   tid rid enter return     version 5: the loop's synchronisation before a step: the last
  *                                synchronising call that thread returned from before the
  *                                push/pop range rid, a step, opened on it, where that call was
- *                                of the device or of a default stream and the thread started no
- *                                GPU work in between (written as the range opens, before its R);
- *                                written where W records are. The same call may be a W's too
+ *                                of the device (cudaDeviceSynchronize, cuCtxSynchronize; a
+ *                                stream's or an event's last means none) and the thread started
+ *                                no GPU work in between (written as the range opens, before its
+ *                                R); written where W records are. The same call may be a W's too
  *   G   state text               GPU timing in this process: "on" (CUPTI activity enabled) or
  *                                "off" with the reason, e.g. "off	libcupti.so.13: cannot open"
  *   D   what count               records lost: "cupti" (CUPTI dropped activity records),

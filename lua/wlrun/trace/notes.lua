@@ -169,9 +169,9 @@ function notes.waited(t, win, W, n, list)
       .. "the step to synchronise the device or a default stream, with no GPU work started "
       .. "before it), as the template's step ends after its torch.cuda.synchronize()" },
     { began, "begin where the loop's own synchronisation before them returned (its last call "
-      .. "before the step to synchronise the device or a default stream, with no GPU work "
-      .. "started after it), and their data ends where it was entered, as the template's t0 "
-      .. "follows its torch.cuda.synchronize()" } }
+      .. "before the step to synchronise, of the device, with no GPU work started after it), and "
+      .. "their data ends where it was entered, as the template's t0 follows its "
+      .. "torch.cuda.synchronize()" } }
   for _, s in ipairs(said) do
     if s[1] > 0 then
       list[#list + 1] = ("%d of the %d steps measured %s"):format(s[1], n - W, s[2])

@@ -718,6 +718,7 @@ class _Loop:
         at the loop's next fetch (nor is it the making of the next batch)."""
         if not self.step:
             self._end_later(at)
+            self.local.tail = 0  # a step held for its scaler's update: it ends here all the same
             if self.local.making:
                 self.data_close(EVALUATED, at)
 
