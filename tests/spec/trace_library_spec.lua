@@ -632,6 +632,13 @@ describe("the trace library on the GPU", function()
       local t = only_file(files)
       local steps, ks = by_name(ranges(t, "R"), "train_step"), ranges(t, "K")
       assert.equal(8, #steps)
+      -- each step's kernel: the one whose launch (C) names the step's range
+      local rid_of, spin_of = {}, {}
+      for _, c in ipairs(ranges(t, "C")) do rid_of[tonumber(c[1])] = tonumber(c[2]) end
+      for _, k in ipairs(by_name(ks, "forward_spin(unsigned long)")) do
+        local rid = rid_of[k.correlation]
+        if rid then spin_of[rid] = k end
+      end
       local waits = ranges(t, "W")
       -- after the 1st step (the device, twice: the first), the 2nd (an event recorded, the legacy
       -- stream) and the 7th (the device, then an event); none after nothing, a copy, a kernel, or
@@ -648,8 +655,7 @@ describe("the trace library on the GPU", function()
         assert.is_true(back >= enter)
         -- it waited for the step's kernel, which ends after the step's range does (but where
         -- wlrun synchronised the step's end)
-        -- (the first loaded; the 5th step's followed by one of 1 ms)
-        local spin = by_name(ks, "forward_spin(unsigned long)")[i + (i > 5 and 2 or 1)]
+        local spin = spin_of[steps[i].rid]
         local says = ("wait %d: the kernel ends %d ns after the step, the wait returns %d ns after "
           .. "it; %s"):format(i, spin.stop - steps[i].stop, back - spin.stop, sync)
         assert.is_true(back >= spin.stop, says)
