@@ -114,6 +114,26 @@ def _recompiles():
         return 0
 
 
+def write_out(a, opt, model, timed, span, samples=None, recompiles=0, made=()):
+    """--out's fields (the module's docstring): timed = (iters, datas, marks) of the template's
+    steps (empty lists otherwise), span = (t_start, t_end) of the measured steps; samples: a step's
+    (a.batch by default)."""
+    iters, datas, marks = timed
+    measured = a.steps - a.warmup
+    if iters:
+        period = sum(iters[a.warmup:]) / measured + sum(datas[a.warmup:]) / measured
+    else:
+        period = (span[1] - span[0]) / measured
+    taken = opt.state[next(iter(model.parameters()))].get("step", 0)  # the optimizer steps not skipped
+    out = {"shape": a.shape, "batch": a.batch, "warmup": a.warmup, "steps": a.steps, "iter": iters,
+           "data": datas, "marks": marks, "period": period,
+           "samples_per_s": (samples or a.batch) / period, "skipped": a.steps - int(taken),
+           "recompiles": recompiles, "made": list(made)}
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(out, f)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shape", choices=["after", "inside", "none", "item10", "before"], default="after")
@@ -251,19 +271,8 @@ def main():
         if a.val_every and i % a.val_every == 0 and i < a.steps:
             prev_end += validate()
     sync()
-    t_end = time.perf_counter()
-    measured = a.steps - a.warmup
-    if template:
-        period = sum(iters[a.warmup:]) / measured + sum(datas[a.warmup:]) / measured
-    else:
-        period = (t_end - t_start) / measured
-    taken = opt.state[next(iter(model.parameters()))].get("step", 0)  # the optimizer steps not skipped
-    out = {"shape": a.shape, "batch": a.batch, "warmup": a.warmup, "steps": a.steps, "iter": iters, "data": datas, "marks": marks,
-           "period": period, "samples_per_s": a.batch / period, "skipped": a.steps - int(taken),
-           "recompiles": _recompiles() - compiles if a.compile else 0, "made": made}
-    if a.out:
-        with open(a.out, "w") as f:
-            json.dump(out, f)
+    write_out(a, opt, model, (iters, datas, marks), (t_start, time.perf_counter()),
+              recompiles=_recompiles() - compiles if a.compile else 0, made=made)
     return 0
 
 

@@ -47,7 +47,6 @@ accum's samples are 4 x batch a step), skipped (optimizer steps a GradScaler ski
 and made ([])}.
 """
 import argparse
-import json
 import os
 import sys
 import time
@@ -57,7 +56,7 @@ import torch.nn as nn
 from torch.utils.data import DataLoader
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_loops import Images, net  # noqa: E402 - beside this file
+from torch_loops import Images, net, write_out  # noqa: E402 - beside this file
 
 SHAPES = ("lm-made", "accum", "scaler-loader", "log-every", "stream-prefetch")
 TEMPLATE = ("lm-made", "accum", "scaler-loader", "stream-prefetch")
@@ -242,21 +241,8 @@ def main():
             sync()
             t_start = time.perf_counter()
     sync()
-    t_end = time.perf_counter()
-    measured = a.steps - a.warmup
-    if template:
-        period = sum(iters[a.warmup:]) / measured + sum(datas[a.warmup:]) / measured
-    else:
-        period = (t_end - t_start) / measured
-    taken = opt.state[next(iter(model.parameters()))].get("step", 0)  # the optimizer steps not skipped
-    taken = int(taken.item() if torch.is_tensor(taken) else taken)
-    out = {"shape": a.shape, "batch": a.batch, "warmup": a.warmup, "steps": a.steps, "iter": iters,
-           "data": datas, "marks": marks, "period": period,
-           "samples_per_s": per_step * a.batch / period, "skipped": a.steps - taken,
-           "recompiles": 0, "made": []}
-    if a.out:
-        with open(a.out, "w") as f:
-            json.dump(out, f)
+    write_out(a, opt, model, (iters, datas, marks), (t_start, time.perf_counter()),
+              samples=per_step * a.batch)
     return 0
 
 
