@@ -405,7 +405,7 @@ static void note_stream(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 /* WT_SYNC_DEVICE for a synchronisation of the device (context), WT_SYNC_STREAM for one of a
  * default stream (NULL, the legacy one, the per-thread one: NULL in a _ptsz form), 0 for an
  * event's or another stream's */
-static int of_default(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *params) {
+static int sync_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *params) {
   void *stream;
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020 ||
@@ -449,7 +449,7 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
   uint8_t kind = call_kinds[domain == CUPTI_CB_DOMAIN_DRIVER_API][cbid];
   if (kind == CALL_SYNC) {
     wt_waits_sync_called(call->callbackSite == CUPTI_API_ENTER,
-                         of_default(domain, cbid, call->functionParams));
+                         sync_of(domain, cbid, call->functionParams));
     return;
   }
   if (call->callbackSite != CUPTI_API_ENTER) return;

@@ -164,6 +164,14 @@ static void end_later(struct thread *t, uint64_t end) {
   pop_record(t, t->later_at, NULL, end, !earlier);
 }
 
+/* the range left open on t (the calling thread's) ends now */
+static void end_later_now(struct thread *t) {
+  wt_lock();
+  end_later(t, wt_now());
+  wt_unlock_soon(wt_now());
+  wt_step_marks();
+}
+
 /* the index of the innermost range of domain on t's stack, -1 where there is none */
 static int innermost(const struct thread *t, const struct wt_string *domain) {
   int i = t->depth - 1;
@@ -325,10 +333,7 @@ int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload) {
   if (!t || wt_finished() || !wt_recording() || t->overflow || !t->depth)
     return wt_pop_with(domain, payload);
   if (t->later) { /* two in a row: the first ends at the second's time */
-    wt_lock();
-    end_later(t, wt_now());
-    wt_unlock_soon(wt_now());
-    wt_step_marks();
+    end_later_now(t);
     return wt_pop_later(domain, payload);
   }
   int i = innermost(t, domain);
@@ -348,12 +353,8 @@ int wt_left_open(void) { return self && self->later && self->later_at < self->de
 /* The range wt_pop_later left open on this thread ends now, its close the thread's own (the loop's
  * synchronisation after it is the step's), or where wt_end_later said; -1 where none is open */
 int wt_end_left_open(void) {
-  struct thread *t = self;
   if (!wt_left_open() || wt_finished() || !wt_recording()) return -1;
-  wt_lock();
-  end_later(t, wt_now());
-  wt_unlock_soon(wt_now());
-  wt_step_marks();
+  end_later_now(self);
   return 0;
 }
 
