@@ -173,6 +173,14 @@ local function probes()
   -- step's stream waits on it; record_stream), the next fetch made as the batch is handed over;
   -- the last step fetches none and counts the others' mean batch
   probe("stream-prefetch", function(c) assert.equal(BATCH, c.loop.batch_size) end)
+  -- a Trainer-style loop: dicts of padded token sequences of random length from a DataLoader,
+  -- the model called by keyword (model(**batch)["loss"]) under bf16 autocast, clip, AdamW, a
+  -- scheduler and zero_grad after the step: the samples are the loader's batch (32)
+  probe("hf-dict", function(c)
+    assert.equal("loader", c.trace.batch_source)
+    assert.equal(32, c.loop.batch_size)
+    began(c)
+  end, 32)
 end
 
 describe("wlrun trace against the program's own timing, by loop shape", function()

@@ -28,6 +28,13 @@ Shapes (--shape):
                    waiting on the side stream and the batch recorded on it before use; the template, its
                    in_hand when the prefetcher hands the batch to the step (which issues the next
                    batch's fetch and copy first, as the prefetcher does)
+  hf-dict          a Trainer-style loop (a class whose training_step and optimizer_step the loop calls,
+                   as Hugging Face's Trainer does): token sequences of random length (64 to 128) from a
+                   DataLoader (2 workers, pinned memory) whose collate pads each batch to its longest
+                   and gives a dict (input_ids, attention_mask, labels); the model takes them by
+                   keyword and returns a dict holding its loss (model(**batch)["loss"]); bfloat16
+                   autocast, clip_grad_norm_, AdamW's step, a linear LR scheduler's step, then
+                   zero_grad(set_to_none) after the step, as the Trainer orders them; the template
 
 The template (torch_loops.py's "after"): torch.cuda.synchronize() then t0 = time.perf_counter()
 before the step, torch.cuda.synchronize() then t1 just after it; iter = t1 - t0, data = from the
@@ -53,13 +60,13 @@ import time
 
 import torch
 import torch.nn as nn
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, Dataset
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_loops import Images, net, write_out  # noqa: E402 - beside this file
 
-SHAPES = ("lm-made", "accum", "scaler-loader", "log-every", "stream-prefetch")
-TEMPLATE = ("lm-made", "accum", "scaler-loader", "stream-prefetch")
+SHAPES = ("lm-made", "accum", "scaler-loader", "log-every", "stream-prefetch", "hf-dict")
+TEMPLATE = ("lm-made", "accum", "scaler-loader", "stream-prefetch", "hf-dict")
 ACCUM = 4  # accum's micro-batches per optimizer step
 LOG_EVERY = 20
 VOCAB, SEQ, D_MODEL, HEADS, LAYERS = 8000, 128, 256, 4, 4
@@ -83,6 +90,72 @@ class LM(nn.Module):
         n = tokens.shape[1]
         h = self.embed(tokens) + self.pos[:n]
         return self.head(self.encoder(h, mask=self.causal[:n, :n]))
+
+
+class HFLike(LM):
+    """LM as a Hugging Face model is called: input_ids, attention_mask and labels by keyword, a dict
+    holding the loss and the logits back (padding masked out of the attention and the loss)."""
+
+    def forward(self, input_ids=None, attention_mask=None, labels=None):
+        n = input_ids.shape[1]
+        h = self.embed(input_ids) + self.pos[:n]
+        pad = attention_mask == 0
+        logits = self.head(self.encoder(h, mask=self.causal[:n, :n], src_key_padding_mask=pad))
+        loss = nn.functional.cross_entropy(logits.float().reshape(-1, VOCAB), labels.reshape(-1),
+                                           ignore_index=-100)
+        return {"loss": loss, "logits": logits}
+
+
+class Sequences(Dataset):
+    """n token sequences of random length (64 to SEQ + 1), seeded by index."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        length = int(torch.randint(64, SEQ + 2, (1,), generator=g))
+        return torch.randint(VOCAB, (length,), generator=g)
+
+
+def pad_collate(items):
+    """A batch of sequences padded to its longest: input_ids, attention_mask and labels (the next
+    token, -100 at the padding and the end)."""
+    n = max(len(t) for t in items) - 1
+    ids = torch.zeros(len(items), n, dtype=torch.long)
+    mask = torch.zeros(len(items), n, dtype=torch.long)
+    labels = torch.full((len(items), n), -100, dtype=torch.long)
+    for k, t in enumerate(items):
+        m = len(t) - 1
+        ids[k, :m], mask[k, :m], labels[k, :m] = t[:-1], 1, t[1:]
+    return {"input_ids": ids, "attention_mask": mask, "labels": labels}
+
+
+class Trainer:
+    """The parts of a Trainer's loop that a step runs: training_step (the forward by keyword, the
+    backward) and optimizer_step (clip, step, the scheduler, zero_grad after)."""
+
+    def __init__(self, model, opt, sched, dtype):
+        self.model, self.opt, self.sched, self.dtype = model, opt, sched, dtype
+
+    def training_step(self, inputs):
+        self.model.train()
+        if self.dtype:
+            with torch.autocast("cuda", dtype=self.dtype):
+                loss = self.model(**inputs)["loss"]
+        else:
+            loss = self.model(**inputs)["loss"]
+        loss.backward()
+        return loss.detach()
+
+    def optimizer_step(self):
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.opt.step()
+        self.sched.step()
+        self.model.zero_grad(set_to_none=True)
 
 
 class Prefetcher:
@@ -141,7 +214,7 @@ def main():
     ap.add_argument("--out")
     a = ap.parse_args()
     if a.batch is None:
-        a.batch = 32 if a.shape == "lm-made" else 64
+        a.batch = 32 if a.shape in ("lm-made", "hf-dict") else 64
 
     dev = torch.device(a.device)
     cuda = dev.type == "cuda"
@@ -149,21 +222,28 @@ def main():
     template = a.shape in TEMPLATE
     torch.manual_seed(0)
 
-    lm = a.shape == "lm-made"
-    model = (LM() if lm else net(100)).to(dev)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-4 if lm else 1e-3)
+    lm, hf = a.shape == "lm-made", a.shape == "hf-dict"
+    model = (HFLike() if hf else LM() if lm else net(100)).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4 if lm or hf else 1e-3)
     loss_fn = nn.CrossEntropyLoss()
     sched = None
     if lm:
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=a.steps)
     elif a.shape == "scaler-loader":
         sched = torch.optim.lr_scheduler.StepLR(opt, step_size=20, gamma=0.5)
+    elif hf:
+        sched = torch.optim.lr_scheduler.LinearLR(opt, 1.0, 0.1, total_iters=a.steps)
     scaler = _grad_scaler(cuda) if a.shape == "scaler-loader" else None
-    dtype = {"lm-made": torch.bfloat16, "scaler-loader": torch.float16}.get(a.shape) if cuda else None
+    dtype = {"lm-made": torch.bfloat16, "scaler-loader": torch.float16,
+             "hf-dict": torch.bfloat16}.get(a.shape) if cuda else None
+    trainer = Trainer(model, opt, sched, dtype) if hf else None
     per_step = ACCUM if a.shape == "accum" else 1  # batches a step trains on
 
     it = prefetcher = None
-    if not lm:
+    if hf:
+        it = iter(DataLoader(Sequences(a.steps * a.batch), batch_size=a.batch, collate_fn=pad_collate,
+                             num_workers=a.workers, pin_memory=cuda, drop_last=True))
+    elif not lm:
         loader = DataLoader(Images(a.steps * per_step * a.batch, 100, 0), batch_size=a.batch,
                             num_workers=a.workers, pin_memory=cuda, persistent_workers=a.workers > 0,
                             drop_last=True)
@@ -179,6 +259,8 @@ def main():
             return tokens[:, :-1], tokens[:, 1:]
         if prefetcher is not None:
             return prefetcher.next()
+        if hf:
+            return {k: v.to(dev, non_blocking=True) for k, v in next(it).items()}, None
         x, y = next(it)
         return x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
 
@@ -193,6 +275,10 @@ def main():
         return loss_fn(out.float(), y)
 
     def step(x, y):
+        if trainer is not None:  # x: the batch's dict
+            loss = trainer.training_step(x)
+            trainer.optimizer_step()
+            return loss
         opt.zero_grad(set_to_none=True)
         if a.shape == "accum":  # the first micro-batch is in hand; the others are fetched here
             for k in range(ACCUM):
