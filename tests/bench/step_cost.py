@@ -10,10 +10,13 @@ line: {"traced_us", "after_us"}. Untraced, both medians are of an untraced loop.
     python3 step_cost.py [TRACED [AFTER]]
     python3 step_cost.py count [TRACED]
 
-With "count": no timing; the calls the hook makes in steps 200 to 1199 are counted instead
+With "count": no timing; the calls the hook makes in steps 200 to TRACED - 1 are counted instead
 (sys.setprofile: calls of Python functions of the hook's file, sitecustomize.py, and of C
 functions from them; a deterministic measure of its work that the CPU's noise does not move),
-printed as {"hook_python_calls", "hook_c_calls"} a step. Run it under wlrun trace --steps TRACED.
+printed as {"hook_python_calls", "hook_c_calls"} a step, and every call the process makes in
+those steps (torch's too: what the hook sets off in it, a module's parameters() walked) less
+every call in as many steps after the trace stopped, as "calls_added" a step. Run it under wlrun
+trace --steps TRACED.
 """
 import json
 import statistics
@@ -26,12 +29,15 @@ from torch.utils.data import DataLoader, TensorDataset
 
 
 def _counter():
-    """A profile function counting the hook's calls, and the counts."""
-    counts = {"py": 0, "c": 0}
+    """A profile function counting calls, and the counts: the hook's ("py", "c") and all of them
+    ("all")."""
+    counts = {"py": 0, "c": 0, "all": 0}
 
     def profile(frame, event, arg):
-        if event in ("call", "c_call") and frame.f_code.co_filename.endswith("sitecustomize.py"):
-            counts["py" if event == "call" else "c"] += 1
+        if event in ("call", "c_call"):
+            counts["all"] += 1
+            if frame.f_code.co_filename.endswith("sitecustomize.py"):
+                counts["py" if event == "call" else "c"] += 1
 
     return profile, counts
 
@@ -41,19 +47,24 @@ def count(traced):
     torch.set_num_threads(1)
     model = nn.Linear(8, 8)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-    n = min(traced, 1200)
+    steps = max(1, traced - 200)
+    after = traced + 50  # the first step counted after the trace stopped
+    n = after + steps
     loader = DataLoader(TensorDataset(torch.randn(8 * n, 8), torch.randn(8 * n, 8)), batch_size=8)
     profile, counts = _counter()
+    later, later_counts = _counter()
     for i, (x, y) in enumerate(loader):
-        if i == 200:
-            sys.setprofile(profile)
+        if i in (200, after):
+            sys.setprofile(profile if i == 200 else later)
+        elif i == traced:
+            sys.setprofile(None)
         opt.zero_grad()
         loss = ((model(x) - y) ** 2).mean()
         loss.backward()
         opt.step()
     sys.setprofile(None)
-    steps = max(1, n - 200)
-    print(json.dumps({"hook_python_calls": counts["py"] / steps, "hook_c_calls": counts["c"] / steps}))
+    print(json.dumps({"hook_python_calls": counts["py"] / steps, "hook_c_calls": counts["c"] / steps,
+                      "calls_added": (counts["all"] - later_counts["all"]) / steps}))
 
 
 def main():

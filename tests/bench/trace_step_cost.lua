@@ -66,5 +66,6 @@ for _, v in ipairs(variants) do
     median(c.added)))
 end
 print(("\nthe hook's calls a step (steps 200 to %d, counted): %.1f of its Python functions, %.1f "
-  .. "C functions from them"):format(TRACED + 199, counted.hook_python_calls,
-  counted.hook_c_calls))
+  .. "C functions from them; %.1f calls added in all (torch's it sets off too), against as many "
+  .. "steps after the trace stopped"):format(TRACED + 199, counted.hook_python_calls,
+  counted.hook_c_calls, counted.calls_added or 0))

@@ -120,9 +120,40 @@ def _samples(batch, indexed):
     long (a tuple of per-sample images, a list of sequences, a sequence-first batch's labels);
     else the first tensor's first dimension (a collate that dropped samples, a dataset that gives
     whole batches); else the count (an object of the program's own, a graph batch)."""
+    if indexed and type(batch) in (list, tuple) and batch:
+        # the usual (inputs, labels): the first part's first dimension, looked at without a call
+        first = batch[0]
+        if isinstance(first, _Tensor[0]) and first.dim() > 0 and first.shape[0] == indexed:
+            return indexed
     if indexed and _holds(batch, indexed):
         return indexed
     return _batch_size(batch) or indexed
+
+
+_Tensor = [()]  # torch.Tensor once torch is imported (isinstance of () is always False)
+
+# id(module) -> a weak reference to a module seen with parameters (an id alone may be a freed
+# module's): the model's first call in each step is looked up, not walked through its children
+_with_parameters = {}
+
+
+def _has_parameters(module):
+    """Whether a module has parameters, its own or its children's (a module's own parameters()
+    may give a list, not an iterator)."""
+    ref = _with_parameters.get(id(module))
+    if ref is not None and ref() is module:
+        return True
+    if next(iter(module.parameters()), None) is None:
+        return False
+    import weakref
+
+    if len(_with_parameters) >= 1024:  # modules made and freed again and again
+        _with_parameters.clear()
+    try:
+        _with_parameters[id(module)] = weakref.ref(module)
+    except TypeError:  # a module that takes no weak reference: looked at each time
+        pass
+    return True
 
 
 def _batch_size(batch):
@@ -395,8 +426,9 @@ class _Loop:
         else:
             self.data_close()
             # a batch of an evaluation's loader that no work used (its loop broke out on it)
-            for key in [k for k in p if k in self.evaluating and k != loader]:
-                del p[key]
+            if p and self.evaluating:
+                for key in [k for k in p if k in self.evaluating and k != loader]:
+                    del p[key]
         self.push("data", at=at)
 
     def data_end(self, loader, batch, indexed=0):
@@ -472,8 +504,8 @@ class _Loop:
         local = self.local
         if local.pending:
             local.evaluated = True
-        elif local.making and not local.made_eval and next(
-                iter(module.parameters()), None) is not None:  # not a parameterless augmentation
+        elif local.making and not local.made_eval and _has_parameters(module):
+            # (not a parameterless augmentation)
             local.eval_seen = True
             if local.eval_last and id(_unwrapped(module)) != self.trained:
                 local.made_eval = self.now()
@@ -758,6 +790,8 @@ def _install(torch, loop, report):
     import functools
     import importlib
 
+    _Tensor[0] = torch.Tensor
+
     compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
     grad_enabled = torch.is_grad_enabled
     now = loop.now
@@ -871,12 +905,12 @@ def _install(torch, loop, report):
     # in training mode (grad disabled or in eval mode, it evaluates; a module without parameters, a
     # loss, decides nothing); the global hook is there only while no phase is open
     @guarded
-    def forward_pre(module, args):  # a module's own parameters() may give a list, not an iterator
+    def forward_pre(module, args):
         at = now()
         if loop.phase is None and not compiling() and not local.fetching:
             if not grad_enabled() or not getattr(module, "training", True):
                 loop.evaluate(grad_enabled(), module)
-            elif next(iter(module.parameters()), None) is not None:
+            elif _has_parameters(module):
                 loop.forward(at, module, args)
 
     modules = importlib.import_module("torch.nn.modules.module")
