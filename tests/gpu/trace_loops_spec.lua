@@ -9,7 +9,8 @@
 -- Prints a table at the end (docs/trace.md, "Measured on the H200"). Pending by name where PyTorch
 -- with CUDA is missing. The "probe" cases run loops of other shapes (tests/trace/torch_probe.py: a
 -- transformer LM on batches made on the GPU, gradient accumulation, a GradScaler with clipping and
--- a scheduler, a training log, a side-stream prefetcher), which open no range of their own.
+-- a scheduler, a training log, a side-stream prefetcher, a Trainer-style loop on dicts of padded
+-- sequences), which open no range of their own.
 local h = require "helper"
 
 local python, torch_it, mean_from = h.python, h.torch_it, h.mean_from
