@@ -47,16 +47,17 @@ def count(traced):
     torch.set_num_threads(1)
     model = nn.Linear(8, 8)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-    steps = max(1, traced - 200)
+    assert traced > 200, "count TRACED: more than 200 steps traced"
+    steps = traced - 200
     after = traced + 50  # the first step counted after the trace stopped
-    n = after + steps
+    n = after + steps + 1  # each half counts its steps' bodies and the fetches after them
     loader = DataLoader(TensorDataset(torch.randn(8 * n, 8), torch.randn(8 * n, 8)), batch_size=8)
     profile, counts = _counter()
     later, later_counts = _counter()
     for i, (x, y) in enumerate(loader):
         if i in (200, after):
             sys.setprofile(profile if i == 200 else later)
-        elif i == traced:
+        elif i in (traced, after + steps):
             sys.setprofile(None)
         opt.zero_grad()
         loss = ((model(x) - y) ** 2).mean()

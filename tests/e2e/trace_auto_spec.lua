@@ -246,8 +246,9 @@ describe("wlrun trace's Python hook", function()
     for j, s in ipairs(c.samples) do
       assert.is_true(s >= 0.008, ("step %d: iter %.1f ms, without its update"):format(j, s * 1e3))
     end
+    -- (below the making's 5 and the update's 8 together, with room for a loaded machine)
     for j, d in ipairs(c.loop.data) do
-      assert.is_true(d >= 0.0045 and d < 0.008, ("step %d: data %.1f ms, the making's 5"):format(j,
+      assert.is_true(d >= 0.0045 and d < 0.012, ("step %d: data %.1f ms, the making's 5"):format(j,
         d * 1e3))
     end
     assert.is_nil(r.stderr:find("are off", 1, true), r.stderr)

@@ -29,7 +29,7 @@ Shapes (--shape):
                    in_hand when the prefetcher hands the batch to the step (which issues the next
                    batch's fetch and copy first, as the prefetcher does)
   hf-dict          a Trainer-style loop (a class whose training_step and optimizer_step the loop calls,
-                   as Hugging Face's Trainer does): token sequences of random length (64 to 128) from a
+                   as Hugging Face's Trainer does): token sequences of random length (64 to 129) from a
                    DataLoader (2 workers, pinned memory) whose collate pads each batch to its longest
                    and gives a dict (input_ids, attention_mask, labels); the model takes them by
                    keyword and returns a dict holding its loss (model(**batch)["loss"]); bfloat16
@@ -44,7 +44,7 @@ one).
     python3 torch_probe.py --shape lm-made --steps 80 --warmup 10 --out prog.json [--batch N]
         [--device cpu]
 
---batch defaults to 32 for lm-made, 64 otherwise. On the CPU (--device cpu, a check of the program
+--batch defaults to 32 for lm-made and hf-dict, 64 otherwise. On the CPU (--device cpu, a check of the program
 itself) there is no autocast, no GradScaler and no side stream: each shape runs in float32.
 
 --out writes torch_loops.py's fields: {shape, batch (a micro-batch's for accum), warmup, steps, iter,

@@ -121,9 +121,11 @@ def _samples(batch, indexed):
     else the first tensor's first dimension (a collate that dropped samples, a dataset that gives
     whole batches); else the count (an object of the program's own, a graph batch)."""
     if indexed and type(batch) in (list, tuple) and batch:
-        # the usual (inputs, labels): the first part's first dimension, looked at without a call
+        # the usual (inputs, labels): the first part's first dimension, looked at without a Python
+        # call (_holds' order: the length first)
         first = batch[0]
-        if isinstance(first, _Tensor[0]) and first.dim() > 0 and first.shape[0] == indexed:
+        if len(batch) == indexed or (isinstance(first, _Tensor[0]) and first.dim() > 0
+                                     and first.shape[0] == indexed):
             return indexed
     if indexed and _holds(batch, indexed):
         return indexed
@@ -139,7 +141,9 @@ _with_parameters = {}
 
 def _has_parameters(module):
     """Whether a module has parameters, its own or its children's (a module's own parameters()
-    may give a list, not an iterator)."""
+    may give a list, not an iterator). A module once seen with parameters counts as having them
+    while it lives (one whose parameters are all set to None later, or quantized in place, still
+    does): nothing cheaper than the walk tells that it lost them."""
     ref = _with_parameters.get(id(module))
     if ref is not None and ref() is module:
         return True
