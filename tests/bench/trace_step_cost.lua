@@ -6,7 +6,10 @@
 -- ROUNDS processes of each variant, interleaved; the median of each column is printed. Then the
 -- hook's calls a step, counted (step_cost.py count).
 --   wlrun tests/bench/trace_step_cost.lua [python3 [NAME=LIB...]]
--- NAME=LIB: also with WLRUN_TRACE_LIB=LIB (a trace library built another way, to compare).
+-- NAME=LIB: also with WLRUN_TRACE_LIB=LIB (a trace library built another way, to compare);
+-- NAME=bin:WLRUN: also with another wlrun binary (its embedded hook, and the trace library beside
+-- it: an older build's wlrun and libwlrun_trace.so copied into one folder), interleaved with this
+-- one's, so that two builds are compared on the same machine.
 local python = arg[1] or os.getenv("WLRUN_PYTHON") or "python3"
 local bin = os.getenv("WLRUN_BIN") or "build-static/wlrun"
 local ROUNDS = tonumber(os.getenv("WLRUN_TRACE_ROUNDS") or "") or 7
@@ -18,15 +21,17 @@ local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
 local script = ("%s tests/bench/step_cost.py %d"):format(q(python), TRACED)
 local out = os.tmpname()
-local function traced(lib)
+local function traced(lib, other)
   return ("%s%s trace --quiet --steps %d -o %s -- %s"):format(
-    lib and ("WLRUN_TRACE_LIB=%s "):format(q(lib)) or "", q(bin), TRACED, q(out .. ".json"), script)
+    lib and ("WLRUN_TRACE_LIB=%s "):format(q(lib)) or "", q(other or bin), TRACED,
+    q(out .. ".json"), script)
 end
 local variants = { { name = "untraced", cmd = script }, { name = "traced", cmd = traced() } }
 for i = 2, #arg do
   local name, lib = arg[i]:match("^([^=]+)=(.+)$")
-  assert(name, "expected NAME=LIB, got " .. arg[i])
-  variants[#variants + 1] = { name = name, cmd = traced(lib) }
+  assert(name, "expected NAME=LIB or NAME=bin:WLRUN, got " .. arg[i])
+  local other = lib:match("^bin:(.+)$")
+  variants[#variants + 1] = { name = name, cmd = other and traced(nil, other) or traced(lib) }
 end
 
 local function run(cmd)
