@@ -67,8 +67,11 @@ static atomic_uint_fast64_t untimed[UNTIMED_KINDS];
  * (the sets of the steps not recorded are left out, as their kernels are) */
 static atomic_int activity_was_off;
 static int sets_recorded, copies_recorded; /* MEMSET, MEMCPY activity could be enabled (start) */
-/* under the sampling lock: kernels' and sets' activity on now */
-static int kernels_on = 1, sets_on;
+/* under the sampling lock: sets' activity on now; kernels' activity on now (the launches'
+ * callbacks read it: on a step not recorded they only tell the loop's waits that work started) */
+static int sets_on;
+static atomic_int kernels_on = 1;
+static int launch_callbacks; /* every launch and copy called back (enable_callbacks) */
 static atomic_int buffer_failed, parse_failed;
 
 static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -453,6 +456,12 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
     return;
   }
   if (call->callbackSite != CUPTI_API_ENTER) return;
+  if (kind == CALL_LAUNCH && !atomic_load_explicit(&kernels_on, memory_order_relaxed)) {
+    /* a step not recorded (without quiet steps): no C record, no count; the loop's waits after
+     * and before the steps need to know that GPU work started */
+    if (!wt_marking()) wt_waits_work_started();
+    return;
+  }
   void *stream = NULL;
   switch (kind) {
   case CALL_LAUNCH:
@@ -547,6 +556,19 @@ static int switch_callbacks(int on, enum call_kind which, CUptiResult *first) {
   return failed;
 }
 
+/* The loop's waits after and before its steps (trace_waits.c): the synchronisations' callbacks,
+ * where every launch is called back, on every step (recorded or not, where steps are not quiet) */
+static void waits_on(void) {
+  CUptiResult waits = CUPTI_SUCCESS;
+  if (!switch_callbacks(1, CALL_SYNC, &waits)) return;
+  error_record("cuptiEnableCallback (synchronisations)", waits,
+               "a step ends before the loop's synchronisation after it");
+  switch_callbacks(0, CALL_SYNC, &waits);
+  for (int d = 0; d < 2; d++) /* any left on (a switch off that failed too) is ignored */
+    for (uint32_t cbid = 1; cbid < MAX_CBID; cbid++)
+      if (call_kinds[d][cbid] == CALL_SYNC) call_kinds[d][cbid] = CALL_NONE;
+}
+
 /* the callbacks on; 0 where those the marks need could not be had (no marks then) */
 static int enable_callbacks(int marks) {
   static const CUpti_CallbackDomain domains[] = {CUPTI_CB_DOMAIN_RUNTIME_API,
@@ -565,16 +587,10 @@ static int enable_callbacks(int marks) {
   }
   CUptiResult first = CUPTI_SUCCESS;
   int failed = switch_callbacks(1, CALL_LAUNCH, &first) + switch_callbacks(1, CALL_COPY, &first);
-  /* the loop's waits after its steps: only where every launch is called back, every step */
-  CUptiResult waits = CUPTI_SUCCESS;
-  if (launches && !failed && !wt_steps_sampled() && switch_callbacks(1, CALL_SYNC, &waits)) {
-    error_record("cuptiEnableCallback (synchronisations)", waits,
-                 "a step ends before the loop's synchronisation after it");
-    switch_callbacks(0, CALL_SYNC, &waits);
-    for (int d = 0; d < 2; d++) /* any left on (a switch off that failed too) is ignored */
-      for (uint32_t cbid = 1; cbid < MAX_CBID; cbid++)
-        if (call_kinds[d][cbid] == CALL_SYNC) call_kinds[d][cbid] = CALL_NONE;
-  }
+  launch_callbacks = launches && !failed;
+  /* the loop's waits after its steps: where every step is recorded (else start() decides, once
+   * it is known whether steps are quiet) */
+  if (launch_callbacks && !wt_steps_sampled()) waits_on();
   if (failed) {
     char what[128];
     snprintf(what, sizeof what, "cuptiEnableCallback failed for %d of %d calls", failed, launches);
@@ -601,15 +617,16 @@ static void switch_kind(CUpti_ActivityKind kind, int on, int *failed, CUptiResul
   if (r != CUPTI_SUCCESS && !(*failed)++) *first = r;
 }
 
-/* kernels' activity and the callbacks of kernel and graph launches on or off (copies stay
- * recorded: few, and the data loading's end; so do sets: turning the sets' activity off turns the
- * copies' records off with it on an H100 with CUDA 13, copy marks and the batch's copies too, so
- * only quiet steps, which record neither, do); the number of CUPTI calls that failed */
+/* kernels' activity on or off, and with quiet steps the callbacks of kernel and graph launches
+ * (without, they stay on and only tell the loop's waits that work started: api_called); copies
+ * stay recorded: few, and the data loading's end; so do sets: turning the sets' activity off turns
+ * the copies' records off with it on an H100 with CUDA 13, copy marks and the batch's copies too,
+ * so only quiet steps, which record neither, do; the number of CUPTI calls that failed */
 static int switch_activity(int on) {
   CUptiResult first = CUPTI_SUCCESS;
-  int failed = switch_callbacks(on, CALL_LAUNCH, &first);
+  int failed = wt_quiet_wanted() ? switch_callbacks(on, CALL_LAUNCH, &first) : 0;
   switch_kind(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, on, &failed, &first);
-  kernels_on = on;
+  atomic_store(&kernels_on, on);
   if (wt_quiet_wanted()) { /* nothing recorded, nothing called back: sets, copies, other calls */
     if (sets_recorded) switch_kind(CUPTI_ACTIVITY_KIND_MEMSET, on, &failed, &first), sets_on = on;
     if (copies_recorded) switch_kind(CUPTI_ACTIVITY_KIND_MEMCPY, on, &failed, &first);
@@ -643,8 +660,9 @@ static void sampled_activity(int on, uint64_t at) {
  * still gives its records) */
 static void sampling_stop(void) {
   CUptiResult first = CUPTI_SUCCESS;
-  if (kernels_on) switch_activity(0);
+  if (atomic_load(&kernels_on)) switch_activity(0);
   if (wt_steps_sampled()) atomic_store(&activity_was_off, 1);
+  switch_callbacks(0, CALL_LAUNCH, &first);
   switch_callbacks(0, CALL_COPY, &first);
   switch_callbacks(0, CALL_SYNC, &first);
   switch_callbacks(0, CALL_NONE, &first);
@@ -913,6 +931,7 @@ static int start(char *reason, size_t room) {
   } else sampling.marks = enable_callbacks(sampling.marks);
   if (!sampling.marks) wt_marks_made_as(WT_MARK_EVENT); /* no set or copy is then a mark */
   if (wt_steps_sampled()) quiet_steps();
+  if (wt_steps_sampled() && launch_callbacks && !wt_quiet_wanted()) waits_on();
   return 1;
 }
 

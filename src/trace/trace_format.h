@@ -80,6 +80,10 @@
  *                                the copy's direction ("memcpy HtoD"). Kind event (version 3): a
  *                                step mark of the library's (a memset of 13 bytes, its end; a
  *                                copy of 13 bytes to the GPU, WLRUN_TRACE_MARKS=copy, its end;
+ *                                an idle mark, where the stream had nothing left to run when
+ *                                the library asked (cuStreamQuery; not with quiet steps): the
+ *                                library's own, its correlation from 2^41, its time the
+ *                                boundary's, its stream 0 (CUPTI's id for it is not known);
  *                                or a CUDA event, WLRUN_TRACE_MARKS=event, the program's own
  *                                events then too), start = end = its device time: the GPU work
  *                                launched on that stream before it had ended then; its C record
@@ -101,8 +105,10 @@
  *                                or the per-thread stream; an event's or another stream's first
  *                                means none) and the thread started no GPU work (no launch, copy
  *                                or set) in between (trace_waits.c); entered at enter, returned
- *                                at return (the outermost call). Written only where every launch
- *                                is called back (WLRUN_TRACE_GPU_EVERY 1 or unset); none for
+ *                                at return (the outermost call). Written where every launch
+ *                                is called back: every step recorded, or a sample of them
+ *                                without quiet steps (the launches of a step not recorded are
+ *                                called back then, and write no C record); none for
  *                                wlrun's own (WLRUN_TRACE_SYNC) nor after the steps traced are
  *                                done
  *   B   tid rid enter return     version 5: the loop's synchronisation before a step: the last

@@ -39,6 +39,8 @@ typedef int (*event_record_fn)(void *event, void *stream);
 typedef int (*ctx_push_fn)(void *ctx);
 typedef int (*ctx_pop_fn)(void **ctx);
 typedef int (*capture_mode_fn)(int *mode);
+typedef int (*stream_query_fn)(void *stream);
+typedef int (*ctx_get_device_fn)(int *device);
 
 static struct {
   mem_alloc_fn mem_alloc;
@@ -50,6 +52,8 @@ static struct {
   ctx_push_fn ctx_push;
   ctx_pop_fn ctx_pop;
   capture_mode_fn capture_mode; /* cuThreadExchangeStreamCaptureMode (quiet steps) */
+  stream_query_fn stream_query; /* cuStreamQuery: a stream with nothing left to run (idle marks) */
+  ctx_get_device_fn ctx_get_device;
 } cu;
 
 struct stream {
@@ -81,6 +85,8 @@ static int find_driver(void) {
   cu.ctx_push = (ctx_push_fn)wt_driver_fn("cuCtxPushCurrent_v2");
   cu.ctx_pop = (ctx_pop_fn)wt_driver_fn("cuCtxPopCurrent_v2");
   cu.capture_mode = (capture_mode_fn)wt_driver_fn("cuThreadExchangeStreamCaptureMode");
+  cu.stream_query = (stream_query_fn)wt_driver_fn("cuStreamQuery");
+  cu.ctx_get_device = (ctx_get_device_fn)wt_driver_fn("cuCtxGetDevice");
   event_record_fn record = (event_record_fn)wt_driver_fn("cuEventRecord");
   if (!cu.event_create || !cu.ctx_push || !cu.ctx_pop || !record || !cu.mem_alloc || !cu.memset ||
       !cu.host_alloc || !cu.copy)
@@ -230,10 +236,40 @@ static void failed(const char *what, int r) {
   unusable(text);
 }
 
+/* the library's own marks' correlations: above CUPTI's 32-bit ids and the quiet marks' (from
+ * 2^40, trace_quiet.c) */
+static atomic_uint_least64_t idle_corr = (uint64_t)1 << 41;
+
+/* under lock, ctx current, not with quiet steps: where the stream has nothing left to run, an idle
+ * mark at the boundary instead of a set, copy or event. On a stream gone idle (the loop waited for
+ * the GPU before the boundary) those end only after the library's own work at the boundary and the
+ * launch's latency, 15-70 us after it on an H100, which would make the step before that much
+ * longer and the data after it that much shorter; what they mark had ended before the library
+ * asked. 1 where one was written (its C record at the boundary, a K record of kind event at the
+ * same time: the stream's work had ended by then, to within the library's own work before the
+ * question); 0 where the stream is busy or cannot be asked (the mark is made on the GPU) */
+static int idle_mark(const struct stream *s) {
+  int device = 0;
+  if (!cu.stream_query || !cu.ctx_get_device || wt_quiet_wanted() ||
+      cu.stream_query(s->stream) != 0 || cu.ctx_get_device(&device) != 0 || device < 0)
+    return 0;
+  struct wt_string *name = wt_mark_name();
+  if (!name) return 0;
+  uint64_t corr = atomic_fetch_add(&idle_corr, 1);
+  wt_note_launch(corr, marking);
+  char line[160];
+  int n = snprintf(line, sizeof line, "K\t%llu\tevent\t%d\t0\t%llu\t%llu\t0\t%u\n",
+                   (unsigned long long)corr, device, (unsigned long long)marking,
+                   (unsigned long long)marking, name->sid);
+  if (n > 0 && (size_t)n < sizeof line) wt_write_lines(line, (size_t)n);
+  return 1;
+}
+
 /* under lock, ctx current: one stream's mark; 0 when a call failed */
 static int mark(struct stream *s) {
   int r;
   enum wt_mark_kind kind = wt_marks_kind();
+  if (idle_mark(s)) return 1;
   if (kind != WT_MARK_EVENT) {
     if (!s->scratch && (r = cu.mem_alloc(&s->scratch, WL_TRACE_MARK_BYTES)) != 0) {
       s->scratch = 0;

@@ -9,9 +9,10 @@
  * a blocking copy's, .item()'s, right after their copy). Each names the
  * thread, the step's range id, and when the outermost call (the runtime's, around the driver's)
  * was entered and returned. Any other synchronisation (an event's, another stream's: a prefetcher
- * waiting for the next batch) means there is none. Only where every launch is called back (no
- * sampled steps, callbacks on): trace_cupti.c says so. The library's own synchronisations
- * (--sync-steps) are not the loop's, nor is any after the steps traced are done. */
+ * waiting for the next batch) means there is none. Only where every launch is called back (every
+ * step recorded, or a sample without quiet steps): trace_cupti.c says so. The library's own
+ * synchronisations (--sync-steps) are not the loop's, nor is any after the steps traced are
+ * done. */
 #include "trace_internal.h"
 
 static __thread struct {

@@ -374,6 +374,43 @@ static void test_quiet_marks(void) {
       t, "\nE\t1 marks of quiet steps could not be made or timed (1 still waiting at the exit)");
 }
 
+/* Idle marks (src/trace/trace_marks.c) on tests/fixtures/fake_driver: at a boundary where the
+ * stream has nothing left to run, the library writes its own mark at the boundary (C and K
+ * records, a correlation from 2^41, the context's device, no set made); where it is busy, a set
+ * as before. */
+static int sets_made;
+static void set_made(uint64_t correlation) {
+  sets_made++;
+  wt_marks_correlation(correlation);
+}
+
+static void idle_marks(void) {
+  void *lib = dlopen(FAKE_DRIVER, RTLD_NOW | RTLD_GLOBAL);
+  if (!lib) _exit(8);
+  void (*hook)(void (*)(uint64_t)) = (void (*)(void (*)(uint64_t)))dlsym(lib, "fake_driver_hook");
+  void (*idle)(int) = (void (*)(int))dlsym(lib, "fake_driver_idle");
+  if (!hook || !idle) _exit(8);
+  hook(set_made);
+  wt_marks_made_as(WT_MARK_SET);
+  wt_marks_stream_used((void *)0x1, (void *)0x7);
+  idle(1);
+  if (wt_marks_record(1000) != 1 || sets_made != 0) _exit(9); /* idle: the library's own mark */
+  idle(0);
+  if (wt_marks_record(2000) != 1 || sets_made != 1) _exit(10); /* busy: a set (CUPTI times it) */
+}
+
+static void test_idle_marks(void) {
+  char *t = traced(idle_marks);
+  unsigned long long own = 1ull << 41;
+  char line[160];
+  CHECK(launch_time(t, own) == 999);
+  snprintf(line, sizeof line, "\nK\t%llu\tevent\t2\t0\t999\t999\t0\t%ld\n", own,
+           sid_of(t, "event"));
+  CHECK_CONTAINS(t, line);
+  CHECK(launch_time(t, own + 1) == 0); /* one idle mark only */
+  CHECK(lines_with(t, "K\t") == 1);
+}
+
 /* The file's descriptor made to fail (as a full disk does), standard error kept in dir/stderr. */
 /* a file that may not grow past 256 KiB (RLIMIT_FSIZE, SIGXFSZ at its default: a write past it
  * would kill the process), and the ranges need more: the library stops its trace before. Putting
@@ -577,6 +614,7 @@ int main(void) {
   test_activity();
   test_mark_records();
   test_quiet_marks();
+  test_idle_marks();
   test_sampling();
   test_last_step_at_exit();
   test_write_error();

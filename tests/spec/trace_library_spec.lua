@@ -681,6 +681,42 @@ describe("the trace library on the GPU", function()
     end
   end)
 
+  cuda_it("records the loop's synchronisations on steps not recorded too, and idle streams' marks",
+    function()
+    -- GPU activity on a sample of the steps (the first three, then one in 4), no quiet steps: the
+    -- launches of the steps not recorded are still called back, so the W and B records are those
+    -- of every step recorded (above); and a boundary that finds its stream idle (the loop waited
+    -- for the device before it) is marked by the library itself, at the boundary
+    local r, files = run(CUDA_PROGRAM, { "waits" },
+      { WLRUN_TRACE_STEP = "train_step", WLRUN_TRACE_GPU_EVERY = "4" })
+    assert.equal(0, r.code, r.stderr)
+    local t = only_file(files)
+    local steps = by_name(ranges(t, "R"), "train_step")
+    assert.equal(8, #steps)
+    local off = 0
+    for _, p in ipairs(ranges(t, "P")) do if p[2] == "off" then off = off + 1 end end
+    assert.is_true(off > 0, "no step went unrecorded")
+    local function of(letter, want)
+      local got = {}
+      for _, w in ipairs(ranges(t, letter)) do
+        for i, s in ipairs(steps) do
+          if s.rid == math.tointeger(w[2]) then got[#got + 1] = i end
+        end
+      end
+      assert.same(want, got, letter)
+    end
+    of("W", { 1, 2, 7 })
+    of("B", { 1, 2, 6, 7 })
+    local idle = 0
+    for _, k in ipairs(ranges(t, "K")) do
+      if k.kind == "event" and k.correlation >= 2 ^ 41 then
+        idle = idle + 1
+        assert.equal(k.start, k.stop)
+      end
+    end
+    assert.is_true(idle > 0, "no idle mark")
+  end)
+
   cuda_it("leaves CUDA alone in a forked child: its own file, no G, a clean exit", function()
     local r, files = run(CUDA_PROGRAM, { "fork" })
     assert.equal(0, r.code, r.stderr)
