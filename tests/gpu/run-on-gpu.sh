@@ -79,6 +79,7 @@ prepare_steps() {
 # and bench-launch), suites (spec and e2e but the Python hook's spec), hook (that spec and the
 # trace library's), loops-own and loops-hook (the loop shapes in two halves; loops: all of them).
 # sampling: GPU activity on a sample of the steps (--gpu-every auto): the step marks of each kind,
+# the library's W and B records and idle marks on steps not recorded,
 # a launch's cost recorded and not, the 2 ms MLP's cost by variant (about 7 minutes); its loop
 # shapes: WLRUN_TRACE_GPU_EVERY=auto with loops-own and loops-hook
 part=${1:-all}
@@ -186,6 +187,9 @@ elif [ "$part" = tracecost ]; then # wlrun trace's cost on the launch-bound 2 ms
 elif [ "$part" = sampling ]; then
   export WLRUN_PYTHON=${WLRUN_PYTHON:-python3}
   step busted-trace-marks "$bin" "$bundle/run.lua" -- -o gtest tests/gpu/trace_marks_spec.lua
+  # the loop's W and B records and idle marks on steps not recorded (the library's GPU cases)
+  step busted-trace-lib "$bin" "$bundle/run.lua" -- -o gtest --filter "synchronisation" \
+    tests/spec/trace_library_spec.lua
   step bench-trace-launch env WLRUN_BIN="$bin" WLRUN_TRACE_ROUNDS="${WLRUN_TRACE_ROUNDS:-3}" \
     "$bin" tests/bench/trace_launch_cost.lua -- python3
   # 300 steps traced and 300 after (50 of each left out), every process on CPUs 2-9
