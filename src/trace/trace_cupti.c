@@ -7,9 +7,11 @@
  *     sets, graph launches), which note (correlation id, innermost range) as C records.
  * And, where some steps go unrecorded (WLRUN_TRACE_GPU_EVERY), step marks (trace_marks.c): the
  * marks' memsets (or copies, WLRUN_TRACE_MARKS=copy; or CUDA events, =event) are noted as C records
- * and their device times written as K records of kind "event", the streams of launches are kept
- * for the marks, and activity with the launch callbacks is turned on and off for a sample of the
- * steps (trace_steps.c), each change a P record.
+ * and their device times written as K records of kind "event" (a stream found idle is marked by
+ * trace_marks.c itself), the streams of launches are kept for the marks, and kernels' activity is
+ * turned on and off for a sample of the steps (trace_steps.c), each change a P record; the launch
+ * callbacks with it only with quiet steps (without, on a step not recorded they write nothing and
+ * only tell the loop's waits that work started).
  * Every CUPTI call's result is checked; a failure is an E record, or G off with the reason, and
  * the program runs on untouched. */
 #include <cupti.h>
@@ -312,10 +314,11 @@ static struct wt_sampling sampling = {sampled_activity, sampling_stop, 0};
 /* what a call is to the library, by domain (0 runtime, 1 driver) and callback id */
 enum call_kind {
   CALL_NONE,
-  CALL_LAUNCH, /* kernels and graphs: their callbacks on for the steps recorded only */
+  CALL_LAUNCH, /* kernels and graphs: their callbacks on for every step (with quiet steps, for the
+                  steps recorded only); C records on the steps recorded */
   CALL_COPY,   /* copies and sets: always on (a batch's copy ends its data loading) */
-  CALL_SYNC,   /* synchronisations (device, stream, event), entry and return: where no step is
-                  sampled (trace_waits.c) */
+  CALL_SYNC,   /* synchronisations (device, stream, event), entry and return: where every launch
+                  is called back, no quiet steps (trace_waits.c) */
   CALL_EVENT,  /* from here on, the marks' kinds */
   CALL_STREAM_GONE,
   CALL_CONTEXT_GONE,
@@ -458,8 +461,10 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
   if (call->callbackSite != CUPTI_API_ENTER) return;
   if (kind == CALL_LAUNCH && !atomic_load_explicit(&kernels_on, memory_order_relaxed)) {
     /* a step not recorded (without quiet steps): no C record, no count; the loop's waits after
-     * and before the steps need to know that GPU work started */
-    if (!wt_marking()) wt_waits_work_started();
+     * and before the steps, and the idle marks, need to know that GPU work started, and the
+     * marks the stream */
+    if (!wt_marking()) wt_waits_work_started(), wt_waits_kernel_started();
+    if (sampling.marks) note_stream(domain, cbid, call);
     return;
   }
   void *stream = NULL;
@@ -469,6 +474,7 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
     wt_note_launch(call->correlationId, wt_marking()); /* a mark's memset: at its boundary */
     if (wt_marking()) wt_marks_correlation(call->correlationId);
     else wt_waits_work_started();
+    if (kind == CALL_LAUNCH && !wt_marking()) wt_waits_kernel_started();
     /* a runtime call's launch is the driver's call inside it too: each counted once; a mark's
      * memset is the library's, not the program's */
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && !wt_marking()) wt_launch_counted();
@@ -624,9 +630,13 @@ static void switch_kind(CUpti_ActivityKind kind, int on, int *failed, CUptiResul
  * so only quiet steps, which record neither, do; the number of CUPTI calls that failed */
 static int switch_activity(int on) {
   CUptiResult first = CUPTI_SUCCESS;
-  int failed = wt_quiet_wanted() ? switch_callbacks(on, CALL_LAUNCH, &first) : 0;
+  /* on: the launches' C records before their activity (a C without its K is harmless, a K
+   * without its C is work of no range); off: the other way round */
+  if (on) atomic_store(&kernels_on, 1);
+  int failed =
+      wt_quiet_wanted() || !wt_steps_sampled() ? switch_callbacks(on, CALL_LAUNCH, &first) : 0;
   switch_kind(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, on, &failed, &first);
-  atomic_store(&kernels_on, on);
+  if (!on) atomic_store(&kernels_on, 0);
   if (wt_quiet_wanted()) { /* nothing recorded, nothing called back: sets, copies, other calls */
     if (sets_recorded) switch_kind(CUPTI_ACTIVITY_KIND_MEMSET, on, &failed, &first), sets_on = on;
     if (copies_recorded) switch_kind(CUPTI_ACTIVITY_KIND_MEMCPY, on, &failed, &first);
@@ -662,7 +672,10 @@ static void sampling_stop(void) {
   CUptiResult first = CUPTI_SUCCESS;
   if (atomic_load(&kernels_on)) switch_activity(0);
   if (wt_steps_sampled()) atomic_store(&activity_was_off, 1);
-  switch_callbacks(0, CALL_LAUNCH, &first);
+  /* sampled without quiet steps, the launches' callbacks were on whatever the kernels' activity */
+  if (wt_steps_sampled() && !wt_quiet_wanted() && switch_callbacks(0, CALL_LAUNCH, &first))
+    error_record("turning GPU activity off", first,
+                 "some steps' GPU work may be missing or recorded");
   switch_callbacks(0, CALL_COPY, &first);
   switch_callbacks(0, CALL_SYNC, &first);
   switch_callbacks(0, CALL_NONE, &first);
@@ -932,6 +945,7 @@ static int start(char *reason, size_t room) {
   if (!sampling.marks) wt_marks_made_as(WT_MARK_EVENT); /* no set or copy is then a mark */
   if (wt_steps_sampled()) quiet_steps();
   if (wt_steps_sampled() && launch_callbacks && !wt_quiet_wanted()) waits_on();
+  if (sampling.marks && !wt_quiet_wanted()) wt_marks_idle_with(wt_note_launch, wt_waits_synced);
   return 1;
 }
 

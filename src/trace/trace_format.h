@@ -81,9 +81,13 @@
  *                                step mark of the library's (a memset of 13 bytes, its end; a
  *                                copy of 13 bytes to the GPU, WLRUN_TRACE_MARKS=copy, its end;
  *                                an idle mark, where the stream had nothing left to run when
- *                                the library asked (cuStreamQuery; not with quiet steps): the
- *                                library's own, its correlation from 2^41, its time the
- *                                boundary's, its stream 0 (CUPTI's id for it is not known);
+ *                                the library asked (cuStreamQuery; the legacy stream only where
+ *                                every known one had not; not with quiet steps): the library's
+ *                                own, its correlation from 2^41, its stream 0 (CUPTI's id for it
+ *                                is not known), its time its C record's (a nanosecond before
+ *                                the boundary) where the thread's last synchronisation of the
+ *                                device returned before the boundary and it launched no kernel
+ *                                since, else the time the library asked (an upper bound);
  *                                or a CUDA event, WLRUN_TRACE_MARKS=event, the program's own
  *                                events then too), start = end = its device time: the GPU work
  *                                launched on that stream before it had ended then; its C record

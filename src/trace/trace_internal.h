@@ -152,10 +152,10 @@ void wt_step_closed(const struct wt_string *name, const struct wt_string *domain
 /* outside every lock, after a push or pop: the marks of a step's start or end on this thread, and
  * GPU activity turned on or off for the next step (WLRUN_TRACE_GPU_EVERY) */
 void wt_step_marks(void);
-/* What the GPU's activity (trace_cupti.c) gives the steps once CUPTI is on: activity (and the
- * launch callbacks) on or off from `at`, its P record written; stop: everything off, for the rest
- * of the process (the steps traced are done); marks: step marks can be made (CUPTI times the
- * marks' memsets or events). */
+/* What the GPU's activity (trace_cupti.c) gives the steps once CUPTI is on: kernels' activity (and
+ * with quiet steps the launch callbacks) on or off from `at`, its P record written; stop:
+ * everything off, for the rest of the process (the steps traced are done); marks: step marks can be
+ * made (CUPTI times the marks' memsets or events). */
 struct wt_sampling {
   void (*activity)(int on, uint64_t at);
   void (*stop)(void);
@@ -186,6 +186,9 @@ uint64_t wt_marking(void); /* on the thread recording marks, the time they stand
  * that size is then a mark's */
 enum wt_mark_kind { WT_MARK_EVENT, WT_MARK_SET, WT_MARK_COPY };
 void wt_marks_made_as(enum wt_mark_kind kind);
+/* idle marks on (none until then): a stream found idle at a boundary is marked by the library
+ * itself, its C record through note (wt_note_launch), its time from synced (wt_waits_synced) */
+void wt_marks_idle_with(void (*note)(uint64_t correlation, uint64_t at), uint64_t (*synced)(void));
 enum wt_mark_kind wt_marks_kind(void);
 /* CU_STREAM_PER_THREAD, cudaStreamPerThread (also a runtime _ptsz call's NULL stream): no other
  * thread can record on it */
@@ -241,7 +244,11 @@ void wt_waits_step_closed(const struct wt_string *name, uint64_t rid, pid_t tid)
 /* a range pushed on the calling thread, the trace lock held (a step's writes the last
  * synchronisation before it) */
 void wt_waits_step_opened(const struct wt_string *name, uint64_t rid, pid_t tid);
-void wt_waits_work_started(void); /* a launch, copy or set of the program's */
+void wt_waits_work_started(void);   /* a launch, copy or set of the program's */
+void wt_waits_kernel_started(void); /* a kernel's or graph's launch of the program's */
+/* the return of the calling thread's last synchronisation of the device, where it launched no
+ * kernel or graph since; 0: none */
+uint64_t wt_waits_synced(void);
 enum { WT_SYNC_STREAM = 1, WT_SYNC_DEVICE = 2 };
 /* a synchronising call entered (1) or returned (0); of: WT_SYNC_DEVICE (the device's),
  * WT_SYNC_STREAM (a default stream's) or 0 (an event's, another stream's) */

@@ -19,8 +19,8 @@
  *
  * The marks' lock is held while marks are recorded: a stream's destruction and a capture's
  * start, seen by CUPTI's callbacks at the calls' entry, wait for a mark being recorded. Nothing but
- * the calling thread's launch buffer and the trace lock (through CUPTI's callback on the mark)
- * is taken under it. */
+ * the calling thread's launch buffer, the marks' name's lock (wt_mark_name) and the trace lock
+ * (through CUPTI's callback on the mark, and an idle mark's K record) is taken under it. */
 #include "trace_internal.h"
 
 #include <pthread.h>
@@ -236,40 +236,10 @@ static void failed(const char *what, int r) {
   unusable(text);
 }
 
-/* the library's own marks' correlations: above CUPTI's 32-bit ids and the quiet marks' (from
- * 2^40, trace_quiet.c) */
-static atomic_uint_least64_t idle_corr = (uint64_t)1 << 41;
-
-/* under lock, ctx current, not with quiet steps: where the stream has nothing left to run, an idle
- * mark at the boundary instead of a set, copy or event. On a stream gone idle (the loop waited for
- * the GPU before the boundary) those end only after the library's own work at the boundary and the
- * launch's latency, 15-70 us after it on an H100, which would make the step before that much
- * longer and the data after it that much shorter; what they mark had ended before the library
- * asked. 1 where one was written (its C record at the boundary, a K record of kind event at the
- * same time: the stream's work had ended by then, to within the library's own work before the
- * question); 0 where the stream is busy or cannot be asked (the mark is made on the GPU) */
-static int idle_mark(const struct stream *s) {
-  int device = 0;
-  if (!cu.stream_query || !cu.ctx_get_device || wt_quiet_wanted() ||
-      cu.stream_query(s->stream) != 0 || cu.ctx_get_device(&device) != 0 || device < 0)
-    return 0;
-  struct wt_string *name = wt_mark_name();
-  if (!name) return 0;
-  uint64_t corr = atomic_fetch_add(&idle_corr, 1);
-  wt_note_launch(corr, marking);
-  char line[160];
-  int n = snprintf(line, sizeof line, "K\t%llu\tevent\t%d\t0\t%llu\t%llu\t0\t%u\n",
-                   (unsigned long long)corr, device, (unsigned long long)marking,
-                   (unsigned long long)marking, name->sid);
-  if (n > 0 && (size_t)n < sizeof line) wt_write_lines(line, (size_t)n);
-  return 1;
-}
-
 /* under lock, ctx current: one stream's mark; 0 when a call failed */
 static int mark(struct stream *s) {
   int r;
   enum wt_mark_kind kind = wt_marks_kind();
-  if (idle_mark(s)) return 1;
   if (kind != WT_MARK_EVENT) {
     if (!s->scratch && (r = cu.mem_alloc(&s->scratch, WL_TRACE_MARK_BYTES)) != 0) {
       s->scratch = 0;
@@ -352,12 +322,67 @@ static void restore(int mode) {
     failed("cuThreadExchangeStreamCaptureMode", r);
 }
 
+/* the library's own marks' correlations: above CUPTI's 32-bit ids and the quiet marks' (from
+ * 2^40, trace_quiet.c) */
+static atomic_uint_least64_t idle_corr = (uint64_t)1 << 41;
+/* set once, before any step (NULL: no idle marks) */
+static void (*idle_note)(uint64_t correlation, uint64_t at);
+static uint64_t (*idle_synced)(void);
+
+void wt_marks_idle_with(void (*note)(uint64_t, uint64_t), uint64_t (*synced)(void)) {
+  idle_note = note, idle_synced = synced;
+}
+
+/* under lock, ctx current: an idle mark at time t (its C record at the boundary, a K record of
+ * kind event at t, stream 0: CUPTI's id for the stream is not known here); 0 where the context's
+ * device cannot be had (a set is made instead) */
+static int idle_mark(uint64_t t) {
+  int device = 0;
+  struct wt_string *name = wt_mark_name();
+  if (!name || cu.ctx_get_device(&device) != 0 || device < 0) return 0;
+  uint64_t corr = atomic_fetch_add(&idle_corr, 1);
+  idle_note(corr, marking);
+  char line[160];
+  int n = snprintf(line, sizeof line, "K\t%llu\tevent\t%d\t0\t%llu\t%llu\t0\t%u\n",
+                   (unsigned long long)corr, device, (unsigned long long)t, (unsigned long long)t,
+                   name->sid);
+  if (n > 0 && (size_t)n < sizeof line) wt_write_lines(line, (size_t)n);
+  return 1;
+}
+
+/* Under lock, not with quiet steps: which known streams have nothing left to run (idle[i]), all
+ * asked (cuStreamQuery) before any mark is made; the legacy stream only where every known stream
+ * is idle too (a set on it would wait for theirs). Where one is, a set there would end only after
+ * the library's own work at the boundary and the launch's latency (32-72 us after it on an H100,
+ * the loop having waited for the GPU before each boundary: docs/trace.md), which the report would
+ * take for the step's GPU end; so the library marks it itself instead. Returns the idle marks'
+ * time: the boundary where the calling thread's last synchronisation of the device returned
+ * before it and the thread launched no kernel since (the work before had ended by then; copies
+ * and sets, recorded on every step, have their own times), else the time the streams were asked
+ * (an upper bound); 0 where none can be asked. */
+static uint64_t ask_idle(int idle[]) {
+  if (!idle_note || !idle_synced || !cu.stream_query || !cu.ctx_get_device || wt_quiet_wanted())
+    return 0;
+  int all = 1;
+  for (int i = 0; i < nstreams; i++) {
+    if (!push(streams[i].ctx)) return 0;
+    idle[i] = cu.stream_query(streams[i].stream) == 0;
+    pop();
+    all = all && idle[i];
+  }
+  for (int i = 0; i < nstreams; i++)
+    if (!streams[i].stream && !all) idle[i] = 0;
+  uint64_t synced = idle_synced();
+  return synced && synced <= marking + 1 ? marking : wt_now();
+}
+
 static int mark_streams(int quiet) {
-  int recorded = 0;
+  int recorded = 0, idle[MAX_STREAMS] = {0};
+  uint64_t t = quiet ? 0 : ask_idle(idle);
   for (int i = 0; i < nstreams && atomic_load(&usable); i++) {
     if (!push(streams[i].ctx)) break;
-    recorded += wt_quiet_now() ? wt_quiet_mark(streams[i].ctx, streams[i].stream, marking)
-                               : mark(&streams[i]);
+    if (wt_quiet_now()) recorded += wt_quiet_mark(streams[i].ctx, streams[i].stream, marking);
+    else recorded += (t && idle[i] && idle_mark(t)) || mark(&streams[i]);
     pop();
   }
   return recorded;

@@ -10,8 +10,10 @@
  *
  * GPU activity on a sample of the steps (WLRUN_TRACE_GPU_EVERY, wlrun trace --gpu-every): CUPTI
  * records each kernel at a cost of a few microseconds a launch, which a launch-bound step of 2 ms
- * (50 launches) pays as 7-10 %. So kernels' activity and the kernel launches' callbacks can be on
- * for every N-th step only (copies and sets stay recorded, neither with quiet steps,
+ * (50 launches) pays as 7-10 %. So kernels' activity can be on for every N-th step only (and with
+ * quiet steps the kernel launches' callbacks: without, they stay on, writing nothing on a step
+ * not recorded but that work started, for the loop's waits; copies and sets stay recorded, neither
+ * with quiet steps,
  * WLRUN_TRACE_QUIET=1: P records say when it changes, as the step before closes, so that a step's
  * data loading is recorded with it), and at each step's start and end a mark (trace_marks.c) gives
  * the end of the GPU work launched before it on every step. N=1 (also unset, the default): every

@@ -25,6 +25,10 @@ static __thread struct {
   /* the last synchronising call returned on this thread, where it was of the device and no GPU
    * work started since: entered, returned (0: none) */
   uint64_t before_enter, before_exit;
+  /* the return of this thread's last synchronisation of the device, where it launched no kernel
+   * or graph since (its copies and sets are recorded on every step): a stream found idle at a
+   * boundary after it is marked at the boundary (trace_marks.c); 0: none */
+  uint64_t synced;
 } wait;
 
 void wt_waits_step_closed(const struct wt_string *name, uint64_t rid, pid_t tid) {
@@ -59,6 +63,7 @@ void wt_waits_sync_called(int entering, int of) {
   uint64_t step = wait.step, enter = wait.enter, exit = wt_now();
   /* any other synchronisation last before a step means none before it */
   wait.before_enter = wait.entered, wait.before_exit = wait.of == WT_SYNC_DEVICE ? exit : 0;
+  if (wait.of == WT_SYNC_DEVICE) wait.synced = exit;
   wait.enter = wait.step = wait.entered = 0;
   if (!enter || wt_finished() || !wt_recording()) return;
   wt_lock();
@@ -72,7 +77,12 @@ void wt_waits_step_opened(const struct wt_string *name, uint64_t rid, pid_t tid)
   wait.before_exit = 0;
 }
 
+void wt_waits_kernel_started(void) { wait.synced = 0; }
+
+uint64_t wt_waits_synced(void) { return wait.synced; }
+
 /* A forked child starts with no step closed: its parent's are not its own. */
 void wt_waits_fork_child(void) {
   wait.armed = wait.step = wait.enter = wait.entered = wait.before_exit = 0, wait.depth = 0;
+  wait.synced = 0;
 }

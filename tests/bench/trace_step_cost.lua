@@ -21,9 +21,12 @@ local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
 local script = ("%s tests/bench/step_cost.py %d"):format(q(python), TRACED)
 local out = os.tmpname()
+-- (another build's wlrun with the library beside it, not one WLRUN_TRACE_LIB names: run-on-gpu.sh
+-- exports it)
 local function traced(lib, other)
-  return ("%s%s trace --quiet --steps %d -o %s -- %s"):format(
-    lib and ("WLRUN_TRACE_LIB=%s "):format(q(lib)) or "", q(other or bin), TRACED,
+  local env = lib and ("WLRUN_TRACE_LIB=%s "):format(q(lib)) or other and "env -u WLRUN_TRACE_LIB "
+    or ""
+  return ("%s%s trace --quiet --steps %d -o %s -- %s"):format(env, q(other or bin), TRACED,
     q(out .. ".json"), script)
 end
 local variants = { { name = "untraced", cmd = script }, { name = "traced", cmd = traced() } }

@@ -374,10 +374,12 @@ static void test_quiet_marks(void) {
       t, "\nE\t1 marks of quiet steps could not be made or timed (1 still waiting at the exit)");
 }
 
-/* Idle marks (src/trace/trace_marks.c) on tests/fixtures/fake_driver: at a boundary where the
- * stream has nothing left to run, the library writes its own mark at the boundary (C and K
- * records, a correlation from 2^41, the context's device, no set made); where it is busy, a set
- * as before. */
+/* Idle marks (src/trace/trace_marks.c) on tests/fixtures/fake_driver, a stream and the legacy
+ * one: at a boundary where they have nothing left to run, the library writes its own marks (C and
+ * K records, correlations from 2^41, the context's device, no set made), at the time it asked
+ * them; at the boundary where the thread's last synchronisation of the device returned before it
+ * and no kernel was launched since; the legacy stream idle only where every known one is; a set
+ * where a stream is busy. */
 static int sets_made;
 static void set_made(uint64_t correlation) {
   sets_made++;
@@ -389,26 +391,49 @@ static void idle_marks(void) {
   if (!lib) _exit(8);
   void (*hook)(void (*)(uint64_t)) = (void (*)(void (*)(uint64_t)))dlsym(lib, "fake_driver_hook");
   void (*idle)(int) = (void (*)(int))dlsym(lib, "fake_driver_idle");
-  if (!hook || !idle) _exit(8);
+  void (*busy)(void *) = (void (*)(void *))dlsym(lib, "fake_driver_busy");
+  if (!hook || !idle || !busy) _exit(8);
   hook(set_made);
   wt_marks_made_as(WT_MARK_SET);
+  wt_marks_idle_with(wt_note_launch, wt_waits_synced);
   wt_marks_stream_used((void *)0x1, (void *)0x7);
+  wt_marks_stream_used((void *)0x1, NULL);
   idle(1);
-  if (wt_marks_record(1000) != 1 || sets_made != 0) _exit(9); /* idle: the library's own mark */
+  /* no synchronisation yet: at the time asked */
+  if (wt_marks_record(1000) != 2 || sets_made != 0) _exit(9);
+  wt_waits_sync_called(1, WT_SYNC_DEVICE);
+  wt_waits_sync_called(0, WT_SYNC_DEVICE);
+  if (wt_marks_record(wt_now() + 1000) != 2 || sets_made != 0) _exit(10); /* at the boundary */
+  wt_waits_kernel_started();
+  uint64_t later_at = wt_now() + 1000000000u; /* a second ahead: the time asked comes before it */
+  if (wt_marks_record(later_at) != 2 || sets_made != 0) _exit(11);
+  busy((void *)0x7); /* and so the legacy stream is not taken for idle either */
+  if (wt_marks_record(later_at + 1000) != 2 || sets_made != 2) _exit(12);
   idle(0);
-  if (wt_marks_record(2000) != 1 || sets_made != 1) _exit(10); /* busy: a set (CUPTI times it) */
+  if (wt_marks_record(later_at + 2000) != 2 || sets_made != 4) _exit(13);
+}
+
+/* the K record's time of the idle mark with correlation corr, or 0 */
+static unsigned long long idle_time(const char *t, unsigned long long corr) {
+  char key[64];
+  snprintf(key, sizeof key, "\nK\t%llu\tevent\t2\t0\t", corr);
+  const char *at = strstr(t, key);
+  return at ? strtoull(at + strlen(key), NULL, 10) : 0;
 }
 
 static void test_idle_marks(void) {
   char *t = traced(idle_marks);
   unsigned long long own = 1ull << 41;
-  char line[160];
-  CHECK(launch_time(t, own) == 999);
-  snprintf(line, sizeof line, "\nK\t%llu\tevent\t2\t0\t999\t999\t0\t%ld\n", own,
-           sid_of(t, "event"));
-  CHECK_CONTAINS(t, line);
-  CHECK(launch_time(t, own + 1) == 0); /* one idle mark only */
-  CHECK(lines_with(t, "K\t") == 1);
+  CHECK(lines_with(t, "K\t") == 6); /* three boundaries of two idle marks */
+  for (unsigned long long k = 0; k < 2; k++) {
+    CHECK(launch_time(t, own + k) == 999);
+    CHECK(idle_time(t, own + k) > 999); /* when asked */
+    unsigned long long at = launch_time(t, own + 2 + k);
+    CHECK(at > 999 && idle_time(t, own + 2 + k) == at); /* at the boundary */
+    at = launch_time(t, own + 4 + k);
+    CHECK(at > 999 && idle_time(t, own + 4 + k) < at); /* when asked, after a kernel */
+  }
+  CHECK(launch_time(t, own + 6) == 0); /* none where a stream was busy */
 }
 
 /* The file's descriptor made to fail (as a full disk does), standard error kept in dir/stderr. */

@@ -683,19 +683,25 @@ describe("the trace library on the GPU", function()
 
   cuda_it("records the loop's synchronisations on steps not recorded too, and idle streams' marks",
     function()
-    -- GPU activity on a sample of the steps (the first three, then one in 4), no quiet steps: the
-    -- launches of the steps not recorded are still called back, so the W and B records are those
-    -- of every step recorded (above); and a boundary that finds its stream idle (the loop waited
-    -- for the device before it) is marked by the library itself, at the boundary
+    -- GPU activity on a sample of the steps (the first three, then one in 8: steps 4 to 8 not
+    -- recorded), no quiet steps: the launches of the steps not recorded are still called back, so
+    -- the W and B records are those of every step recorded (above); and a boundary that finds
+    -- its stream idle is marked by the library itself, never before the work it marks ended
     local r, files = run(CUDA_PROGRAM, { "waits" },
-      { WLRUN_TRACE_STEP = "train_step", WLRUN_TRACE_GPU_EVERY = "4" })
+      { WLRUN_TRACE_STEP = "train_step", WLRUN_TRACE_GPU_EVERY = "8" })
     assert.equal(0, r.code, r.stderr)
     local t = only_file(files)
     local steps = by_name(ranges(t, "R"), "train_step")
     assert.equal(8, #steps)
-    local off = 0
-    for _, p in ipairs(ranges(t, "P")) do if p[2] == "off" then off = off + 1 end end
-    assert.is_true(off > 0, "no step went unrecorded")
+    local es = {}
+    for _, e in ipairs(ranges(t, "E")) do es[#es + 1] = table.concat(e, " ") end
+    assert.equal(0, #es, table.concat(es, "\n"))
+    -- kernels' activity off from the close of the 3rd step, for the rest
+    local ps = ranges(t, "P")
+    assert.equal(1, #ps)
+    assert.equal("off", ps[1][2])
+    local off = math.tointeger(ps[1][1])
+    assert.is_true(off >= steps[3].stop and off <= steps[4].start)
     local function of(letter, want)
       local got = {}
       for _, w in ipairs(ranges(t, letter)) do
@@ -707,11 +713,20 @@ describe("the trace library on the GPU", function()
     end
     of("W", { 1, 2, 7 })
     of("B", { 1, 2, 6, 7 })
-    local idle = 0
+    local launched = {}
+    for _, c in ipairs(ranges(t, "C")) do launched[tonumber(c[1])] = tonumber(c[3]) end
+    local kernels, idle = by_name(ranges(t, "K"), "forward_spin(unsigned long)"), 0
     for _, k in ipairs(ranges(t, "K")) do
       if k.kind == "event" and k.correlation >= 2 ^ 41 then
         idle = idle + 1
-        assert.equal(k.start, k.stop)
+        local at = launched[k.correlation]
+        assert.is_true(at and k.start == k.stop and k.stop >= at, "idle mark " .. k.correlation)
+        for _, w in ipairs(kernels) do
+          local l = launched[w.correlation]
+          assert.is_true(not l or l > at or w.stop <= k.stop,
+            ("idle mark at %d before the end of a kernel launched before it (%d)"):format(k.stop,
+              w.stop))
+        end
       end
     end
     assert.is_true(idle > 0, "no idle mark")
