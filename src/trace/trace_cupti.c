@@ -455,7 +455,7 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
   uint8_t kind = call_kinds[domain == CUPTI_CB_DOMAIN_DRIVER_API][cbid];
   if (kind == CALL_SYNC) {
     wt_waits_sync_called(call->callbackSite == CUPTI_API_ENTER,
-                         sync_of(domain, cbid, call->functionParams));
+                         sync_of(domain, cbid, call->functionParams), call->context);
     return;
   }
   if (call->callbackSite != CUPTI_API_ENTER) return;
@@ -463,7 +463,7 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
     /* a step not recorded (without quiet steps): no C record, no count; the loop's waits after
      * and before the steps, and the idle marks, need to know that GPU work started, and the
      * marks the stream */
-    if (!wt_marking()) wt_waits_work_started(), wt_waits_kernel_started();
+    if (!wt_marking()) wt_waits_work_started(), wt_waits_untimed_started();
     if (sampling.marks) note_stream(domain, cbid, call);
     return;
   }
@@ -474,7 +474,10 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
     wt_note_launch(call->correlationId, wt_marking()); /* a mark's memset: at its boundary */
     if (wt_marking()) wt_marks_correlation(call->correlationId);
     else wt_waits_work_started();
-    if (kind == CALL_LAUNCH && !wt_marking()) wt_waits_kernel_started();
+    /* (a set of a step not recorded gets no time from CUPTI; a copy does) */
+    if (!wt_marking() &&
+        (kind == CALL_LAUNCH || (call->functionName && strstr(call->functionName, "emset"))))
+      wt_waits_untimed_started();
     /* a runtime call's launch is the driver's call inside it too: each counted once; a mark's
      * memset is the library's, not the program's */
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && !wt_marking()) wt_launch_counted();

@@ -86,8 +86,9 @@
  *                                own, its correlation from 2^41, its stream 0 (CUPTI's id for it
  *                                is not known), its time its C record's (a nanosecond before
  *                                the boundary) where the thread's last synchronisation of the
- *                                device returned before the boundary and it launched no kernel
- *                                since, else the time the library asked (an upper bound);
+ *                                stream's device returned before the boundary and no kernel,
+ *                                graph or set was launched since on any thread, else the time
+ *                                the library asked (an upper bound);
  *                                or a CUDA event, WLRUN_TRACE_MARKS=event, the program's own
  *                                events then too), start = end = its device time: the GPU work
  *                                launched on that stream before it had ended then; its C record
@@ -98,8 +99,8 @@
  *                                its time its CUDA event's elapsed time after an anchor's mark,
  *                                its device and stream the anchor's mark's
  *   P   time state               version 3: kernels' activity (their K) and the kernel launches'
- *                                callbacks (their C) turned "on" or "off" at time, as a step closes
- *                                (for the next one: WLRUN_TRACE_GPU_EVERY); on before the first P
+ *                                C records turned "on" or "off" at time, as a step closes (for
+ *                                the next one: WLRUN_TRACE_GPU_EVERY); on before the first P
  *   W   tid rid enter return     version 4: the loop's synchronisation after a step: the first
  *                                synchronising call that thread made after the push/pop range
  *                                rid, a step (WLRUN_TRACE_STEP), closed on it as the thread went

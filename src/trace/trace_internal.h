@@ -188,7 +188,8 @@ enum wt_mark_kind { WT_MARK_EVENT, WT_MARK_SET, WT_MARK_COPY };
 void wt_marks_made_as(enum wt_mark_kind kind);
 /* idle marks on (none until then): a stream found idle at a boundary is marked by the library
  * itself, its C record through note (wt_note_launch), its time from synced (wt_waits_synced) */
-void wt_marks_idle_with(void (*note)(uint64_t correlation, uint64_t at), uint64_t (*synced)(void));
+void wt_marks_idle_with(void (*note)(uint64_t correlation, uint64_t at),
+                        uint64_t (*synced)(void *ctx));
 enum wt_mark_kind wt_marks_kind(void);
 /* CU_STREAM_PER_THREAD, cudaStreamPerThread (also a runtime _ptsz call's NULL stream): no other
  * thread can record on it */
@@ -244,15 +245,17 @@ void wt_waits_step_closed(const struct wt_string *name, uint64_t rid, pid_t tid)
 /* a range pushed on the calling thread, the trace lock held (a step's writes the last
  * synchronisation before it) */
 void wt_waits_step_opened(const struct wt_string *name, uint64_t rid, pid_t tid);
-void wt_waits_work_started(void);   /* a launch, copy or set of the program's */
-void wt_waits_kernel_started(void); /* a kernel's or graph's launch of the program's */
-/* the return of the calling thread's last synchronisation of the device, where it launched no
- * kernel or graph since; 0: none */
-uint64_t wt_waits_synced(void);
+void wt_waits_work_started(void); /* a launch, copy or set of the program's */
+/* a launch of the program's whose end a step not recorded does not time: a kernel's, a graph's,
+ * a set's (not a copy's), on any thread */
+void wt_waits_untimed_started(void);
+/* the return of the calling thread's last synchronisation of the device, where that was ctx's
+ * and no untimed launch came since it was entered, on any thread; 0: none */
+uint64_t wt_waits_synced(void *ctx);
 enum { WT_SYNC_STREAM = 1, WT_SYNC_DEVICE = 2 };
 /* a synchronising call entered (1) or returned (0); of: WT_SYNC_DEVICE (the device's),
  * WT_SYNC_STREAM (a default stream's) or 0 (an event's, another stream's) */
-void wt_waits_sync_called(int entering, int of);
+void wt_waits_sync_called(int entering, int of, void *ctx);
 void wt_waits_fork_child(void);
 
 /* One CUPTI activity record (kernel, memcpy, memset) as a K line at out, its name's S line written

@@ -327,9 +327,9 @@ static void restore(int mode) {
 static atomic_uint_least64_t idle_corr = (uint64_t)1 << 41;
 /* set once, before any step (NULL: no idle marks) */
 static void (*idle_note)(uint64_t correlation, uint64_t at);
-static uint64_t (*idle_synced)(void);
+static uint64_t (*idle_synced)(void *ctx);
 
-void wt_marks_idle_with(void (*note)(uint64_t, uint64_t), uint64_t (*synced)(void)) {
+void wt_marks_idle_with(void (*note)(uint64_t, uint64_t), uint64_t (*synced)(void *)) {
   idle_note = note, idle_synced = synced;
 }
 
@@ -350,39 +350,42 @@ static int idle_mark(uint64_t t) {
   return 1;
 }
 
-/* Under lock, not with quiet steps: which known streams have nothing left to run (idle[i]), all
- * asked (cuStreamQuery) before any mark is made; the legacy stream only where every known stream
- * is idle too (a set on it would wait for theirs). Where one is, a set there would end only after
- * the library's own work at the boundary and the launch's latency (32-72 us after it on an H100,
- * the loop having waited for the GPU before each boundary: docs/trace.md), which the report would
- * take for the step's GPU end; so the library marks it itself instead. Returns the idle marks'
- * time: the boundary where the calling thread's last synchronisation of the device returned
- * before it and the thread launched no kernel since (the work before had ended by then; copies
- * and sets, recorded on every step, have their own times), else the time the streams were asked
- * (an upper bound); 0 where none can be asked. */
-static uint64_t ask_idle(int idle[]) {
+/* Under lock, not with quiet steps: each known stream that has nothing left to run gets its idle
+ * mark's time in when[i] (else 0), all asked (cuStreamQuery) before any mark is made; the legacy
+ * stream only where every known stream is idle too (a set on it would wait for theirs). Where one
+ * is, a set there would end only after the library's own work at the boundary and the launch's
+ * latency (32-72 us after it on an H100, the loop having waited for the GPU before each boundary:
+ * docs/trace.md), which the report would take for the step's GPU end; so the library marks it
+ * itself instead. The time: the boundary where the calling thread's last synchronisation of the
+ * stream's device (context) returned before it and no kernel, graph or set was launched since, on
+ * any thread (the work before had ended by then; copies, recorded on every step, keep their own
+ * times), else the time the streams were asked (an upper bound). */
+static void ask_idle(uint64_t when[]) {
   if (!idle_note || !idle_synced || !cu.stream_query || !cu.ctx_get_device || wt_quiet_wanted())
-    return 0;
-  int all = 1;
+    return;
+  int idle[MAX_STREAMS] = {0}, all = 1;
   for (int i = 0; i < nstreams; i++) {
-    if (!push(streams[i].ctx)) return 0;
+    if (!push(streams[i].ctx)) return;
     idle[i] = cu.stream_query(streams[i].stream) == 0;
     pop();
     all = all && idle[i];
   }
-  for (int i = 0; i < nstreams; i++)
-    if (!streams[i].stream && !all) idle[i] = 0;
-  uint64_t synced = idle_synced();
-  return synced && synced <= marking + 1 ? marking : wt_now();
+  uint64_t asked = wt_now();
+  for (int i = 0; i < nstreams; i++) {
+    if (!idle[i] || (!streams[i].stream && !all)) continue;
+    uint64_t synced = idle_synced(streams[i].ctx);
+    when[i] = synced && synced <= marking + 1 ? marking : asked;
+  }
 }
 
 static int mark_streams(int quiet) {
-  int recorded = 0, idle[MAX_STREAMS] = {0};
-  uint64_t t = quiet ? 0 : ask_idle(idle);
+  int recorded = 0;
+  uint64_t when[MAX_STREAMS] = {0};
+  if (!quiet) ask_idle(when);
   for (int i = 0; i < nstreams && atomic_load(&usable); i++) {
     if (!push(streams[i].ctx)) break;
     if (wt_quiet_now()) recorded += wt_quiet_mark(streams[i].ctx, streams[i].stream, marking);
-    else recorded += (t && idle[i] && idle_mark(t)) || mark(&streams[i]);
+    else recorded += (when[i] && idle_mark(when[i])) || mark(&streams[i]);
     pop();
   }
   return recorded;

@@ -15,6 +15,8 @@
  * done. */
 #include "trace_internal.h"
 
+#include <stdatomic.h>
+
 static __thread struct {
   uint64_t armed; /* the range id of a step closed on this thread, no GPU work started since */
   pid_t tid;      /* the thread's, as its ranges give it (no system call at a wait) */
@@ -25,11 +27,17 @@ static __thread struct {
   /* the last synchronising call returned on this thread, where it was of the device and no GPU
    * work started since: entered, returned (0: none) */
   uint64_t before_enter, before_exit;
-  /* the return of this thread's last synchronisation of the device, where it launched no kernel
-   * or graph since (its copies and sets are recorded on every step): a stream found idle at a
-   * boundary after it is marked at the boundary (trace_marks.c); 0: none */
-  uint64_t synced;
+  void *ctx; /* the outermost call's context */
+  /* the return of this thread's last synchronisation of the device (its context), and the count of
+   * untimed launches when it was entered: a stream of that context found idle at a boundary after
+   * it, with no untimed launch since on any thread, is marked at the boundary (trace_marks.c) */
+  uint64_t synced, synced_untimed;
+  void *synced_ctx;
 } wait;
+
+/* the program's launches whose ends a step not recorded does not time (kernels, graphs, sets: not
+ * its copies), on every thread */
+static atomic_uint_fast64_t untimed;
 
 void wt_waits_step_closed(const struct wt_string *name, uint64_t rid, pid_t tid) {
   if (wt_is_step(name)) wait.armed = rid, wait.tid = tid;
@@ -48,9 +56,11 @@ static void wait_record(char letter, pid_t tid, uint64_t rid, uint64_t enter, ui
   wt_end();
 }
 
-void wt_waits_sync_called(int entering, int of) {
+void wt_waits_sync_called(int entering, int of, void *ctx) {
   if (entering) {
     if (wait.depth++) return;
+    wait.ctx = ctx;
+    wait.synced_untimed = atomic_load_explicit(&untimed, memory_order_relaxed);
     wait.entered = wt_now();
     wait.of = wt_sync_own() ? 0 : of;
     int counts = wait.armed && wait.of;
@@ -63,7 +73,7 @@ void wt_waits_sync_called(int entering, int of) {
   uint64_t step = wait.step, enter = wait.enter, exit = wt_now();
   /* any other synchronisation last before a step means none before it */
   wait.before_enter = wait.entered, wait.before_exit = wait.of == WT_SYNC_DEVICE ? exit : 0;
-  if (wait.of == WT_SYNC_DEVICE) wait.synced = exit;
+  if (wait.of == WT_SYNC_DEVICE) wait.synced = exit, wait.synced_ctx = wait.ctx;
   wait.enter = wait.step = wait.entered = 0;
   if (!enter || wt_finished() || !wt_recording()) return;
   wt_lock();
@@ -77,12 +87,17 @@ void wt_waits_step_opened(const struct wt_string *name, uint64_t rid, pid_t tid)
   wait.before_exit = 0;
 }
 
-void wt_waits_kernel_started(void) { wait.synced = 0; }
+void wt_waits_untimed_started(void) {
+  atomic_fetch_add_explicit(&untimed, 1, memory_order_relaxed);
+}
 
-uint64_t wt_waits_synced(void) { return wait.synced; }
+uint64_t wt_waits_synced(void *ctx) {
+  int since = atomic_load_explicit(&untimed, memory_order_relaxed) != wait.synced_untimed;
+  return wait.synced && wait.synced_ctx == ctx && !since ? wait.synced : 0;
+}
 
 /* A forked child starts with no step closed: its parent's are not its own. */
 void wt_waits_fork_child(void) {
   wait.armed = wait.step = wait.enter = wait.entered = wait.before_exit = 0, wait.depth = 0;
-  wait.synced = 0;
+  wait.synced = 0, wait.synced_ctx = NULL;
 }

@@ -374,16 +374,28 @@ static void test_quiet_marks(void) {
       t, "\nE\t1 marks of quiet steps could not be made or timed (1 still waiting at the exit)");
 }
 
-/* Idle marks (src/trace/trace_marks.c) on tests/fixtures/fake_driver, a stream and the legacy
- * one: at a boundary where they have nothing left to run, the library writes its own marks (C and
- * K records, correlations from 2^41, the context's device, no set made), at the time it asked
- * them; at the boundary where the thread's last synchronisation of the device returned before it
- * and no kernel was launched since; the legacy stream idle only where every known one is; a set
- * where a stream is busy. */
+/* Idle marks (src/trace/trace_marks.c) on tests/fixtures/fake_driver: streams 7 and the legacy
+ * one in context 1, stream 9 in context 3. At a boundary where they have nothing left to run, the
+ * library writes its own marks (C and K records, correlations from 2^41, the context's device, no
+ * set made): at the boundary for the streams of the context whose device the thread last
+ * synchronised before it (a stream's synchronisation since changes nothing), where no kernel,
+ * graph or set was launched since on any thread; else at the time it asked them; the legacy
+ * stream idle only where every known one is; a set where a stream is busy. */
 static int sets_made;
 static void set_made(uint64_t correlation) {
   sets_made++;
   wt_marks_correlation(correlation);
+}
+
+static void *launch_elsewhere(void *unused) {
+  (void)unused;
+  wt_waits_untimed_started();
+  return NULL;
+}
+
+static void device_synchronised(void) {
+  wt_waits_sync_called(1, WT_SYNC_DEVICE, (void *)0x1);
+  wt_waits_sync_called(0, WT_SYNC_DEVICE, (void *)0x1);
 }
 
 static void idle_marks(void) {
@@ -398,19 +410,25 @@ static void idle_marks(void) {
   wt_marks_idle_with(wt_note_launch, wt_waits_synced);
   wt_marks_stream_used((void *)0x1, (void *)0x7);
   wt_marks_stream_used((void *)0x1, NULL);
+  wt_marks_stream_used((void *)0x3, (void *)0x9);
   idle(1);
   /* no synchronisation yet: at the time asked */
-  if (wt_marks_record(1000) != 2 || sets_made != 0) _exit(9);
-  wt_waits_sync_called(1, WT_SYNC_DEVICE);
-  wt_waits_sync_called(0, WT_SYNC_DEVICE);
-  if (wt_marks_record(wt_now() + 1000) != 2 || sets_made != 0) _exit(10); /* at the boundary */
-  wt_waits_kernel_started();
-  uint64_t later_at = wt_now() + 1000000000u; /* a second ahead: the time asked comes before it */
-  if (wt_marks_record(later_at) != 2 || sets_made != 0) _exit(11);
+  if (wt_marks_record(1000) != 3 || sets_made != 0) _exit(9);
+  /* a second ahead: a time asked comes before the boundary */
+  device_synchronised();
+  if (wt_marks_record(wt_now() + 1000000000u) != 3 || sets_made != 0) _exit(10);
+  pthread_t other;
+  if (pthread_create(&other, NULL, launch_elsewhere, NULL) != 0 || pthread_join(other, NULL) != 0)
+    _exit(11);
+  if (wt_marks_record(wt_now() + 1000000000u) != 3 || sets_made != 0) _exit(12);
+  device_synchronised();
+  wt_waits_sync_called(1, WT_SYNC_STREAM, (void *)0x1);
+  wt_waits_sync_called(0, WT_SYNC_STREAM, (void *)0x1);
+  if (wt_marks_record(wt_now() + 1000000000u) != 3 || sets_made != 0) _exit(13);
   busy((void *)0x7); /* and so the legacy stream is not taken for idle either */
-  if (wt_marks_record(later_at + 1000) != 2 || sets_made != 2) _exit(12);
+  if (wt_marks_record(wt_now() + 1000000000u) != 3 || sets_made != 2) _exit(14);
   idle(0);
-  if (wt_marks_record(later_at + 2000) != 2 || sets_made != 4) _exit(13);
+  if (wt_marks_record(wt_now() + 1000000000u) != 3 || sets_made != 5) _exit(15);
 }
 
 /* the K record's time of the idle mark with correlation corr, or 0 */
@@ -424,16 +442,19 @@ static unsigned long long idle_time(const char *t, unsigned long long corr) {
 static void test_idle_marks(void) {
   char *t = traced(idle_marks);
   unsigned long long own = 1ull << 41;
-  CHECK(lines_with(t, "K\t") == 6); /* three boundaries of two idle marks */
-  for (unsigned long long k = 0; k < 2; k++) {
-    CHECK(launch_time(t, own + k) == 999);
-    CHECK(idle_time(t, own + k) > 999); /* when asked */
-    unsigned long long at = launch_time(t, own + 2 + k);
-    CHECK(at > 999 && idle_time(t, own + 2 + k) == at); /* at the boundary */
-    at = launch_time(t, own + 4 + k);
-    CHECK(at > 999 && idle_time(t, own + 4 + k) < at); /* when asked, after a kernel */
+  CHECK(lines_with(t, "K\t") == 13);
+  for (unsigned long long k = 0; k < 3; k++) /* before any synchronisation: when asked */
+    CHECK(launch_time(t, own + k) == 999 && idle_time(t, own + k) > 999);
+  /* at the boundary (the context synchronised), or when asked: B, A */
+  const char *want = "BBA"
+                     "AAA"
+                     "BBA"
+                     "A";
+  for (unsigned long long k = 3; k < 13; k++) {
+    unsigned long long at = launch_time(t, own + k), when = idle_time(t, own + k);
+    CHECK(at > 999 && when > 0 && (want[k - 3] == 'B' ? when == at : when < at));
   }
-  CHECK(launch_time(t, own + 6) == 0); /* none where a stream was busy */
+  CHECK(launch_time(t, own + 13) == 0); /* none where every stream was busy */
 }
 
 /* The file's descriptor made to fail (as a full disk does), standard error kept in dir/stderr. */
