@@ -459,28 +459,25 @@ static void CUPTIAPI api_called(void *userdata, CUpti_CallbackDomain domain, CUp
     return;
   }
   if (call->callbackSite != CUPTI_API_ENTER) return;
-  if (kind == CALL_LAUNCH && !atomic_load_explicit(&kernels_on, memory_order_relaxed)) {
-    /* a step not recorded (without quiet steps): no C record, no count; the loop's waits after
-     * and before the steps, and the idle marks, need to know that GPU work started, and the
-     * marks the stream */
-    if (!wt_marking()) wt_waits_work_started(), wt_waits_untimed_started();
-    if (sampling.marks) note_stream(domain, cbid, call);
-    return;
-  }
   void *stream = NULL;
+  int noted;
   switch (kind) {
   case CALL_LAUNCH:
   case CALL_COPY:
-    wt_note_launch(call->correlationId, wt_marking()); /* a mark's memset: at its boundary */
+    /* a kernel launch of a step not recorded (sampled, no quiet steps): no C record, no count;
+     * the loop's waits, the idle marks and the marks' streams still hear of it */
+    noted = kind == CALL_COPY || atomic_load_explicit(&kernels_on, memory_order_relaxed);
+    if (noted)
+      wt_note_launch(call->correlationId, wt_marking()); /* a mark's set: at its boundary */
     if (wt_marking()) wt_marks_correlation(call->correlationId);
     else wt_waits_work_started();
-    /* (a set of a step not recorded gets no time from CUPTI; a copy does) */
-    if (!wt_marking() &&
+    /* for the idle marks (a set of a step not recorded gets no time from CUPTI; a copy does) */
+    if (sampling.marks && !wt_marking() &&
         (kind == CALL_LAUNCH || (call->functionName && strstr(call->functionName, "emset"))))
       wt_waits_untimed_started();
     /* a runtime call's launch is the driver's call inside it too: each counted once; a mark's
      * memset is the library's, not the program's */
-    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && !wt_marking()) wt_launch_counted();
+    if (noted && domain == CUPTI_CB_DOMAIN_DRIVER_API && !wt_marking()) wt_launch_counted();
     if (sampling.marks) note_stream(domain, cbid, call);
     break;
   case CALL_EVENT: wt_note_launch(call->correlationId, wt_marking()); break;

@@ -229,6 +229,9 @@ int wt_quiet_running(void);                     /* quiet marks whose events have
 void wt_quiet_context_gone(void *ctx);
 void wt_quiet_fork_child(void);
 struct wt_string *wt_mark_name(void); /* "event", the marks' K records' name (its S written) */
+/* a mark of the library's own: its K record (kind event) at time t; 0 where it could not be
+ * written */
+int wt_mark_write(uint64_t correlation, uint32_t device, uint32_t stream, uint64_t t);
 
 /* ---- the device (trace_sync.c, trace_cupti.c) ---- */
 

@@ -335,19 +335,13 @@ void wt_marks_idle_with(void (*note)(uint64_t, uint64_t), uint64_t (*synced)(voi
 
 /* under lock, ctx current: an idle mark at time t (its C record at the boundary, a K record of
  * kind event at t, stream 0: CUPTI's id for the stream is not known here); 0 where the context's
- * device cannot be had (a set is made instead) */
+ * device cannot be had, or the record not written (a set is made instead) */
 static int idle_mark(uint64_t t) {
   int device = 0;
-  struct wt_string *name = wt_mark_name();
-  if (!name || cu.ctx_get_device(&device) != 0 || device < 0) return 0;
+  if (!wt_mark_name() || cu.ctx_get_device(&device) != 0 || device < 0) return 0;
   uint64_t corr = atomic_fetch_add(&idle_corr, 1);
   idle_note(corr, marking);
-  char line[160];
-  int n = snprintf(line, sizeof line, "K\t%llu\tevent\t%d\t0\t%llu\t%llu\t0\t%u\n",
-                   (unsigned long long)corr, device, (unsigned long long)t, (unsigned long long)t,
-                   name->sid);
-  if (n > 0 && (size_t)n < sizeof line) wt_write_lines(line, (size_t)n);
-  return 1;
+  return wt_mark_write(corr, (uint32_t)device, 0, t);
 }
 
 /* Under lock, not with quiet steps: each known stream that has nothing left to run gets its idle
@@ -361,8 +355,7 @@ static int idle_mark(uint64_t t) {
  * any thread (the work before had ended by then; copies, recorded on every step, keep their own
  * times), else the time the streams were asked (an upper bound). */
 static void ask_idle(uint64_t when[]) {
-  if (!idle_note || !idle_synced || !cu.stream_query || !cu.ctx_get_device || wt_quiet_wanted())
-    return;
+  if (!idle_note || !cu.stream_query || !cu.ctx_get_device || wt_quiet_wanted()) return;
   int idle[MAX_STREAMS] = {0}, all = 1;
   for (int i = 0; i < nstreams; i++) {
     if (!push(streams[i].ctx)) return;

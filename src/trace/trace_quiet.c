@@ -95,15 +95,16 @@ struct wt_string *wt_mark_name(void) {
   return s;
 }
 
-/* a quiet mark's K record (kind "event") at time t */
-static size_t mark_line(char *out, size_t room, uint64_t correlation, uint32_t device,
-                        uint32_t stream, uint64_t t) {
+int wt_mark_write(uint64_t correlation, uint32_t device, uint32_t stream, uint64_t t) {
   struct wt_string *name = wt_mark_name();
   if (!name) return 0;
-  int n = snprintf(out, room, "K\t%llu\tevent\t%u\t%u\t%llu\t%llu\t0\t%u\n",
+  char line[160];
+  int n = snprintf(line, sizeof line, "K\t%llu\tevent\t%u\t%u\t%llu\t%llu\t0\t%u\n",
                    (unsigned long long)correlation, device, stream, (unsigned long long)t,
                    (unsigned long long)t, name->sid);
-  return n > 0 && (size_t)n < room ? (size_t)n : 0;
+  if (n <= 0 || (size_t)n >= sizeof line) return 0;
+  wt_write_lines(line, (size_t)n);
+  return 1;
 }
 
 int wt_quiet_start(void (*flush)(void), void (*note_launch)(uint64_t, uint64_t)) {
@@ -230,9 +231,7 @@ static int write_timed(struct pending *p) {
   wt_mutex_unlock(&anchor_lock);
   if (!timed) return 0;
   if (timed < 0) return lost[LOST_ANCHOR_UNTIMED]++, 1;
-  char line[160];
-  size_t n = mark_line(line, sizeof line, p->corr, device, stream, t);
-  if (n) wt_write_lines(line, n);
+  wt_mark_write(p->corr, device, stream, t);
   return 1;
 }
 

@@ -27,7 +27,6 @@ static __thread struct {
   /* the last synchronising call returned on this thread, where it was of the device and no GPU
    * work started since: entered, returned (0: none) */
   uint64_t before_enter, before_exit;
-  void *ctx; /* the outermost call's context */
   /* the return of this thread's last synchronisation of the device (its context), and the count of
    * untimed launches when it was entered: a stream of that context found idle at a boundary after
    * it, with no untimed launch since on any thread, is marked at the boundary (trace_marks.c) */
@@ -59,7 +58,6 @@ static void wait_record(char letter, pid_t tid, uint64_t rid, uint64_t enter, ui
 void wt_waits_sync_called(int entering, int of, void *ctx) {
   if (entering) {
     if (wait.depth++) return;
-    wait.ctx = ctx;
     wait.synced_untimed = atomic_load_explicit(&untimed, memory_order_relaxed);
     wait.entered = wt_now();
     wait.of = wt_sync_own() ? 0 : of;
@@ -73,7 +71,7 @@ void wt_waits_sync_called(int entering, int of, void *ctx) {
   uint64_t step = wait.step, enter = wait.enter, exit = wt_now();
   /* any other synchronisation last before a step means none before it */
   wait.before_enter = wait.entered, wait.before_exit = wait.of == WT_SYNC_DEVICE ? exit : 0;
-  if (wait.of == WT_SYNC_DEVICE) wait.synced = exit, wait.synced_ctx = wait.ctx;
+  if (wait.of == WT_SYNC_DEVICE) wait.synced = exit, wait.synced_ctx = ctx; /* (the outermost's) */
   wait.enter = wait.step = wait.entered = 0;
   if (!enter || wt_finished() || !wt_recording()) return;
   wt_lock();
