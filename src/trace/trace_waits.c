@@ -32,6 +32,7 @@ static __thread struct {
    * it, with no untimed launch since on any thread, is marked at the boundary (trace_marks.c) */
   uint64_t synced, synced_untimed;
   void *synced_ctx;
+  uint64_t entered_untimed; /* the count when the outermost call was entered */
 } wait;
 
 /* the program's launches whose ends a step not recorded does not time (kernels, graphs, sets: not
@@ -58,7 +59,7 @@ static void wait_record(char letter, pid_t tid, uint64_t rid, uint64_t enter, ui
 void wt_waits_sync_called(int entering, int of, void *ctx) {
   if (entering) {
     if (wait.depth++) return;
-    wait.synced_untimed = atomic_load_explicit(&untimed, memory_order_relaxed);
+    wait.entered_untimed = atomic_load_explicit(&untimed, memory_order_relaxed);
     wait.entered = wt_now();
     wait.of = wt_sync_own() ? 0 : of;
     int counts = wait.armed && wait.of;
@@ -71,7 +72,8 @@ void wt_waits_sync_called(int entering, int of, void *ctx) {
   uint64_t step = wait.step, enter = wait.enter, exit = wt_now();
   /* any other synchronisation last before a step means none before it */
   wait.before_enter = wait.entered, wait.before_exit = wait.of == WT_SYNC_DEVICE ? exit : 0;
-  if (wait.of == WT_SYNC_DEVICE) wait.synced = exit, wait.synced_ctx = ctx; /* (the outermost's) */
+  if (wait.of == WT_SYNC_DEVICE) /* (the outermost call's context and count) */
+    wait.synced = exit, wait.synced_ctx = ctx, wait.synced_untimed = wait.entered_untimed;
   wait.enter = wait.step = wait.entered = 0;
   if (!enter || wt_finished() || !wt_recording()) return;
   wt_lock();
