@@ -159,5 +159,7 @@
 
 /* The domain of the ranges that wlrun's Python start-up hook pushes (src/trace/trace_auto.c) */
 #define WL_TRACE_AUTO_DOMAIN "wlrun.auto"
+/* and the name of its ranges around the loading of a batch (src/trace/python/sitecustomize.py) */
+#define WL_TRACE_AUTO_DATA "data"
 
 #endif

@@ -165,7 +165,9 @@ void wt_use_sampling(const struct wt_sampling *s);
 /* 1 where some steps may go unrecorded (WLRUN_TRACE_GPU_EVERY not 1): marks are wanted */
 int wt_steps_sampled(void);
 int wt_is_step(const struct wt_string *name); /* a range of that name is a step */
-int wt_work_recorded(uint64_t correlation);   /* GPU work launched while recording */
+/* a range of that domain and name is the Python hook's data loading */
+int wt_is_hook_data(const struct wt_string *domain, const struct wt_string *name);
+int wt_work_recorded(uint64_t correlation); /* GPU work launched while recording */
 void wt_steps_fork_child(void);
 
 /* ---- step marks (trace_marks.c): memsets (or CUDA events) at the steps' boundaries ---- */
@@ -249,6 +251,12 @@ void wt_waits_step_closed(const struct wt_string *name, uint64_t rid, pid_t tid)
  * synchronisation before it) */
 void wt_waits_step_opened(const struct wt_string *name, uint64_t rid, pid_t tid);
 void wt_waits_work_started(void); /* a launch, copy or set of the program's */
+/* a range left open on the calling thread (wt_pop_later: a step's is ended by the loop's
+ * synchronisation after it) */
+void wt_waits_step_left_open(const struct wt_string *name);
+/* as the range left open on the calling thread ends: the return of the loop's synchronisation
+ * after it, where that ends it (0: none); forgotten then */
+uint64_t wt_waits_tail_taken(void);
 /* a launch of the program's whose end a step not recorded does not time: a kernel's, a graph's,
  * a set's (not a copy's), on any thread */
 void wt_waits_untimed_started(void);

@@ -57,7 +57,7 @@ static const struct wt_sampling *sampling;
 static pthread_mutex_t sampling_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct wt_string *driver; /* the domain whose steps are counted (NULL: default) */
 static int have_driver;
-static struct wt_string *hook_domain; /* WL_TRACE_AUTO_DOMAIN */
+static struct wt_string *hook_domain, *hook_data; /* WL_TRACE_AUTO_DOMAIN, WL_TRACE_AUTO_DATA */
 static long closed, last_full, chosen_every = 1;
 static int activity_on = 1, finished;
 static uint64_t closed_at, launches_at_close;
@@ -86,11 +86,16 @@ void wt_steps_init(void (*done)(void)) {
   every = e && strcmp(e, "auto") == 0 ? 0 : number(WL_TRACE_ENV_GPU_EVERY);
   if (!every && !(e && strcmp(e, "auto") == 0)) every = 1; /* unset or not a number: every step */
   hook_domain = wt_intern_cstr(WL_TRACE_AUTO_DOMAIN);
+  hook_data = wt_intern_cstr(WL_TRACE_AUTO_DATA);
 }
 
 int wt_steps_sampled(void) { return step_name && every != 1; }
 
 int wt_is_step(const struct wt_string *name) { return step_name && name == step_name; }
+
+int wt_is_hook_data(const struct wt_string *domain, const struct wt_string *name) {
+  return hook_data && domain == hook_domain && name == hook_data;
+}
 
 void wt_use_sampling(const struct wt_sampling *s) {
   wt_mutex_lock(&sampling_lock);

@@ -55,6 +55,9 @@ struct thread {
   uint64_t later_end;
   uint64_t last_end; /* the latest end of a range popped on the thread: no start is backdated
                         before it (wt_push_at) */
+  /* not 0: the range left open ended where the loop's synchronisation after it returned; the
+   * hook's data range pushed next begins there (the template's data runs from its t1) */
+  uint64_t synced_end;
   struct launch launch[LAUNCHES];
   char text[LAUNCHES * LAUNCH_LINE]; /* the owner's flush formats here */
   struct thread *prev, *next;
@@ -154,12 +157,18 @@ static int pop_record(struct thread *t, int i, const struct wt_payload *payload,
   return same_domain_below(t, i, o.domain);
 }
 
-/* The range wt_pop_later left open on t, ended at end (the trace lock held); the ranges opened
- * inside it since, still open, become its parent's */
+/* The range wt_pop_later left open on t, ended at end (the trace lock held), or earlier: where
+ * the loop's checkpoint came (wt_end_later) or its synchronisation after the step returned
+ * (trace_waits.c), the first of them; the ranges opened inside it since, still open, become its
+ * parent's */
 static void end_later(struct thread *t, uint64_t end) {
   if (!t->later || t->later_at >= t->depth) return;
-  int earlier = t->later_end && t->later_end < end; /* (ended at the loop's checkpoint) */
-  if (earlier) end = t->later_end;
+  uint64_t synced = t == self ? wt_waits_tail_taken() : 0, first = t->later_end;
+  if (synced < t->later || first) synced = 0; /* (wt_end_later took it first) */
+  if (synced) first = synced;
+  int earlier = first && first < end;
+  if (earlier) end = first;
+  t->synced_end = earlier && synced ? synced : 0;
   t->later = t->later_end = 0;
   pop_record(t, t->later_at, NULL, end, !earlier);
 }
@@ -262,6 +271,8 @@ int wt_push_at(struct wt_string *domain, struct wt_string *name, struct wt_paylo
   uint64_t now = 0;
   wt_lock();
   if (ends_later(t, domain, t->depth)) end_later(t, backdated(t, at, wt_now()));
+  if (t->synced_end && wt_is_hook_data(domain, name)) at = t->synced_end;
+  t->synced_end = 0;
   if (t->depth == t->cap && t->depth < MAX_DEPTH) {
     int cap = t->cap ? 2 * t->cap : 16;
     struct open_range *s = realloc(t->stack, (size_t)cap * sizeof *s);
@@ -343,6 +354,7 @@ int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload) {
   if (payload) t->stack[i].payload = *payload;
   t->later = now;
   t->later_at = i;
+  wt_waits_step_left_open(t->stack[i].name);
   wt_unlock_soon(now);
   return same_domain_below(t, i, domain);
 }
@@ -375,7 +387,8 @@ int wt_end_later(uint64_t at) {
   if (!t || !t->later || wt_finished() || !wt_recording()) return -1;
   wt_lock();
   if (t->later && !t->later_end) {
-    t->later_end = backdated(t, at, wt_now());
+    uint64_t synced = wt_waits_tail_taken(); /* the loop's synchronisation came first */
+    t->later_end = synced >= t->later ? synced : backdated(t, at, wt_now());
     if (t->later_at < t->depth)
       wt_step_ending(t->stack[t->later_at].name, t->stack[t->later_at].domain, t->later_end);
   }

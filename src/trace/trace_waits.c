@@ -12,7 +12,12 @@
  * waiting for the next batch) means there is none. Only where every launch is called back (every
  * step recorded, or a sample without quiet steps): trace_cupti.c says so. The library's own
  * synchronisations (--sync-steps) are not the loop's, nor is any after the steps traced are
- * done. */
+ * done.
+ *
+ * A step the Python hook left open after its optimizer's step (wt_pop_later: it ends at the
+ * loop's next range of the hook's) ends instead where the loop's first synchronisation after that
+ * step returns, of the device or of a default stream, where no GPU work was started on the thread
+ * before it nor after it until the step's end: the template's t1 (trace_threads.c takes it). */
 #include "trace_internal.h"
 
 #include <stdatomic.h>
@@ -33,6 +38,10 @@ static __thread struct {
   uint64_t synced, synced_untimed;
   void *synced_ctx;
   uint64_t entered_untimed; /* the count when the outermost call was entered */
+  /* a step left open on this thread, no GPU work started and no synchronisation entered since;
+   * the outermost call entered so; the return of that call where no GPU work started since */
+  int tail, tail_call;
+  uint64_t tail_synced;
 } wait;
 
 /* the program's launches whose ends a step not recorded does not time (kernels, graphs, sets: not
@@ -43,7 +52,20 @@ void wt_waits_step_closed(const struct wt_string *name, uint64_t rid, pid_t tid)
   if (wt_is_step(name)) wait.armed = rid, wait.tid = tid;
 }
 
-void wt_waits_work_started(void) { wait.armed = 0, wait.before_exit = 0; }
+void wt_waits_step_left_open(const struct wt_string *name) {
+  if (wt_is_step(name)) wait.tail = 1, wait.tail_synced = 0;
+}
+
+uint64_t wt_waits_tail_taken(void) {
+  uint64_t synced = wait.tail_synced;
+  wait.tail = 0, wait.tail_synced = 0;
+  return synced;
+}
+
+void wt_waits_work_started(void) {
+  wait.armed = 0, wait.before_exit = 0;
+  wait.tail = 0, wait.tail_synced = 0;
+}
 
 /* a W or B record (the trace lock held) */
 static void wait_record(char letter, pid_t tid, uint64_t rid, uint64_t enter, uint64_t exit) {
@@ -66,6 +88,8 @@ void wt_waits_sync_called(int entering, int of, void *ctx) {
     wait.step = counts ? wait.armed : 0;
     wait.enter = counts ? wait.entered : 0;
     wait.armed = 0; /* only the first synchronisation after a step is the step's */
+    wait.tail_call = wait.tail && wait.of;
+    wait.tail = 0;
     return;
   }
   if (!wait.depth || --wait.depth || !wait.entered) return; /* (entered before callbacks were on) */
@@ -74,6 +98,7 @@ void wt_waits_sync_called(int entering, int of, void *ctx) {
   wait.before_enter = wait.entered, wait.before_exit = wait.of == WT_SYNC_DEVICE ? exit : 0;
   if (wait.of == WT_SYNC_DEVICE) /* (the outermost call's context and count) */
     wait.synced = exit, wait.synced_ctx = ctx, wait.synced_untimed = wait.entered_untimed;
+  if (wait.tail_call) wait.tail_synced = exit, wait.tail_call = 0;
   wait.enter = wait.step = wait.entered = 0;
   if (!enter || wt_finished() || !wt_recording()) return;
   wt_lock();
@@ -100,4 +125,5 @@ uint64_t wt_waits_synced(void *ctx) {
 void wt_waits_fork_child(void) {
   wait.armed = wait.step = wait.enter = wait.entered = wait.before_exit = 0, wait.depth = 0;
   wait.synced = 0, wait.synced_ctx = NULL;
+  wait.tail = wait.tail_call = 0, wait.tail_synced = 0;
 }

@@ -10,6 +10,7 @@
 #include <cupti.h>
 
 #include "check.h"
+#include "trace_format.h"
 #include "trace_internal.h"
 
 #include <dlfcn.h>
@@ -465,6 +466,65 @@ static void test_idle_marks(void) {
   CHECK(launch_time(t, own + 16) == 0); /* none where every stream was busy */
 }
 
+/* The hook's step left open after its optimizer's step, then the loop's synchronisation, its
+ * own range "log" and the hook's next data range: how tail_mode shapes what comes between */
+enum {
+  TAIL_PLAIN,
+  TAIL_NO_LOG,
+  TAIL_WORK_BEFORE,
+  TAIL_WORK_AFTER,
+  TAIL_CHECKPOINT,
+  TAIL_OTHER_SYNC
+};
+static int tail_mode;
+
+static void tail_sync(void) {
+  struct wt_string *hook = wt_intern_cstr(WL_TRACE_AUTO_DOMAIN);
+  wt_push(hook, wt_intern_cstr("train_step"), none()); /* rid 1 */
+  wt_pop_later(hook, NULL);
+  if (tail_mode == TAIL_WORK_BEFORE) wt_waits_work_started();
+  int of = tail_mode == TAIL_OTHER_SYNC ? 0 : WT_SYNC_DEVICE;
+  wt_waits_sync_called(1, of, (void *)0x1);
+  usleep(2000);
+  wt_waits_sync_called(0, of, (void *)0x1);
+  usleep(2000);
+  if (tail_mode == TAIL_WORK_AFTER) wt_waits_work_started();
+  if (tail_mode == TAIL_CHECKPOINT) wt_end_later(0);
+  if (tail_mode != TAIL_NO_LOG) {
+    wt_push(NULL, wt_intern_cstr("log"), none()); /* rid 2 */
+    wt_pop(NULL);
+  }
+  usleep(2000);
+  wt_push(hook, wt_intern_cstr(WL_TRACE_AUTO_DATA), none()); /* rid 3 (2): ends the step */
+  wt_pop(hook);
+}
+
+static void test_tail_sync(void) {
+  setenv("WLRUN_TRACE_STEP", "train_step", 1);
+  for (tail_mode = TAIL_PLAIN; tail_mode <= TAIL_OTHER_SYNC; tail_mode++) {
+    char *t = traced(tail_sync);
+    int logged = tail_mode != TAIL_NO_LOG;
+    unsigned long long step_end = range_time(t, 1, 1),
+                       data_start = range_time(t, logged ? 3 : 2, 0);
+    unsigned long long log_start = range_time(t, 2, 0), log_end = range_time(t, 2, 1);
+    int synced =
+        tail_mode == TAIL_PLAIN || tail_mode == TAIL_NO_LOG || tail_mode == TAIL_CHECKPOINT;
+    CHECK(step_end > range_time(t, 1, 0) && log_end >= log_start);
+    if (!logged) { /* the step ends where the synchronisation returned, the data begins there */
+      CHECK(data_start == step_end && step_end + 2000000 < range_time(t, 2, 1));
+      continue;
+    }
+    /* the step ends where the synchronisation returned (the log after it is not the step's), else
+     * at the hook's next range */
+    CHECK(synced ? step_end < log_start : step_end > log_end);
+    /* the data loading after it begins there, or where the program's range after it ended; but
+     * after a checkpoint (the loop's other work) where it is pushed */
+    CHECK(tail_mode == TAIL_PLAIN ? data_start == log_end : data_start > log_end + 1000000);
+    CHECK(lines_with(t, "W\t") == 0); /* (no range had closed before the synchronisation) */
+  }
+  unsetenv("WLRUN_TRACE_STEP");
+}
+
 /* The file's descriptor made to fail (as a full disk does), standard error kept in dir/stderr. */
 /* a file that may not grow past 256 KiB (RLIMIT_FSIZE, SIGXFSZ at its default: a write past it
  * would kill the process), and the ranges need more: the library stops its trace before. Putting
@@ -669,6 +729,7 @@ int main(void) {
   test_mark_records();
   test_quiet_marks();
   test_idle_marks();
+  test_tail_sync();
   test_sampling();
   test_last_step_at_exit();
   test_write_error();
