@@ -64,6 +64,19 @@ local function most(list)
   return m
 end
 
+-- A bound on the time of each step on the CPU holds for all of list but one at most (from index
+-- from): on a busy machine the scheduler, or the GIL handed between threads, may hold any one step
+-- up by 10-15 ms (seen on an H100 machine's CPU, with every step recorded and with sampling alike),
+-- while what these cases guard against moves every step. Returns whether it holds, and the steps
+-- over it as what (a format of the index and the time in ms) says.
+local function all_but_one(list, ok, what, from)
+  local bad = {}
+  for j = from or 1, #list do
+    if not ok(list[j]) then bad[#bad + 1] = what:format(j, list[j] * 1e3) end
+  end
+  return #bad <= 1, table.concat(bad, "; ")
+end
+
 local function names(c)
   local list = {}
   for _, ph in ipairs(c.trace.phases) do list[#list + 1] = ph.name end
@@ -128,8 +141,11 @@ describe("wlrun trace's Python hook", function()
     assert.equal(0, r.code, r.stderr)
     assert.equal(8, c.trace.steps)
     for i, s in ipairs(c.samples) do -- the last step ends at its optimizer's end
-      assert.is_true((i == #c.samples or s >= 0.030) and s < 0.3, ("step %d: %.4f s"):format(i, s))
+      assert.is_true(i == #c.samples or s >= 0.030, ("step %d: %.4f s"):format(i, s))
     end
+    assert.is_true(all_but_one(c.samples, function(s) return s < 0.3 end, "step %d: %.1f ms"))
+    -- (the last step on its own: the 400 ms after the loop would be in it alone)
+    assert.is_true(c.samples[#c.samples] < 0.3, "last step " .. c.samples[#c.samples])
   end)
 
   -- (a process with GPU work, or where CUPTI could not tell, ends it at the batch in hand
@@ -144,8 +160,12 @@ describe("wlrun trace's Python hook", function()
     local state = c.trace.cupti.state -- "none" (no CUDA) or "on" (no GPU work seen) here
     local blind = state ~= "none" and state ~= "on"
     for i, d in ipairs(c.loop.data) do -- the fetch and the 40 ms after it
-      assert.is_true(d < 0.3 and (blind and d < 0.030 or not blind and d >= 0.040),
-        ("data %d: %.4f s (CUPTI %s)"):format(i, d, state))
+      assert.is_true(d < 0.3 and (blind or d >= 0.040), ("data %d: %.4f s (CUPTI %s)"):format(i, d,
+        state))
+    end
+    if blind then
+      assert.is_true(all_but_one(c.loop.data, function(d) return d < 0.030 end,
+        "data %d: %.1f ms (CUPTI " .. state .. ")"))
     end
   end)
 
@@ -157,9 +177,8 @@ describe("wlrun trace's Python hook", function()
       for i, s in ipairs(c.samples) do -- the wait after zero_grad is the step's
         assert.is_true(s >= 0.040, ("%s: step %d: %.4f s"):format(whose, i, s))
       end
-      for i, d in ipairs(c.loop.data) do
-        assert.is_true(d < 0.03, ("%s: data %d: %.4f s"):format(whose, i, d))
-      end
+      assert.is_true(all_but_one(c.loop.data, function(d) return d < 0.03 end,
+        whose .. ": data %d: %.1f ms"))
       assert.equal(16, c.loop.batch_size)
     end
   end)
@@ -173,11 +192,12 @@ describe("wlrun trace's Python hook", function()
       assert.equal(0, r.code, r.stderr)
       assert.equal(8, c.trace.steps, shape)
       for i, s in ipairs(c.samples) do
-        assert.is_true(s >= 0.030 and s < 0.3, ("%s: step %d: %.4f s"):format(shape, i, s))
+        assert.is_true(s >= 0.030, ("%s: step %d: %.4f s"):format(shape, i, s))
       end
-      for i, d in ipairs(c.loop.data) do
-        assert.is_true(d < 0.025, ("%s: data %d: %.4f s"):format(shape, i, d))
-      end
+      assert.is_true(all_but_one(c.samples, function(s) return s < 0.3 end,
+        shape .. ": step %d: %.1f ms"))
+      assert.is_true(all_but_one(c.loop.data, function(d) return d < 0.025 end,
+        shape .. ": data %d: %.1f ms"))
       assert.equal("forward backward optimizer", names(c), shape)
       for _, ph in ipairs(c.loop.phases) do
         if ph.name == "forward" then assert.is_true(ph.mean >= 0.030, shape) end
@@ -195,8 +215,9 @@ describe("wlrun trace's Python hook", function()
     assert.equal(16, c.loop.batch_size)
     assert.equal("forward backward", names(c))
     for i, s in ipairs(c.samples) do -- the update and the 20 ms after it are the step's
-      assert.is_true((i == #c.samples or s >= 0.020) and s < 0.3, ("step %d: %.4f s"):format(i, s))
+      assert.is_true(i == #c.samples or s >= 0.020, ("step %d: %.4f s"):format(i, s))
     end
+    assert.is_true(all_but_one(c.samples, function(s) return s < 0.3 end, "step %d: %.1f ms"))
     -- an optimizer made but never stepped: its steps would end there, so none is found
     r = trace("--steps 8 --manual made")
     assert.equal(2, r.code, r.stderr)
@@ -220,9 +241,10 @@ describe("wlrun trace's Python hook", function()
     local r, c = trace("--steps 8 --recompute 20")
     assert.equal(0, r.code, r.stderr)
     local by = {}
-    for _, ph in ipairs(c.loop.phases) do by[ph.name] = ph.mean end
-    assert.is_true(by.forward >= 0.040 and by.forward < 0.055, tostring(by.forward))
-    assert.is_true(by.backward >= 0.040, tostring(by.backward))
+    for _, ph in ipairs(c.loop.phases) do by[ph.name] = ph end
+    assert.is_true(by.forward.mean >= 0.040, tostring(by.forward.mean))
+    assert.is_true(by.forward.median < 0.055, tostring(by.forward.median))
+    assert.is_true(by.backward.mean >= 0.040, tostring(by.backward.mean))
   end)
 
   auto_it("ends an iteration at a GradScaler's step that skipped the optimizer's (overflow)",
@@ -248,9 +270,10 @@ describe("wlrun trace's Python hook", function()
     end
     -- (below the making's 5 and the update's 8 together, with room for a loaded machine)
     for j, d in ipairs(c.loop.data) do
-      assert.is_true(d >= 0.0045 and d < 0.012, ("step %d: data %.1f ms, the making's 5"):format(j,
-        d * 1e3))
+      assert.is_true(d >= 0.0045, ("step %d: data %.1f ms, the making's 5"):format(j, d * 1e3))
     end
+    assert.is_true(all_but_one(c.loop.data, function(d) return d < 0.012 end,
+      "step %d: data %.1f ms, the making's 5 and the update's 8"))
     assert.is_nil(r.stderr:find("are off", 1, true), r.stderr)
     -- where wlrun synchronises the steps (--sync-steps), a step ends at once as before: the update
     -- is the making's, no step merged with the next
@@ -317,9 +340,9 @@ describe("wlrun trace's Python hook", function()
     assert.equal(0, r.code, r.stderr)
     assert.equal("ranges", c.trace.data_source)
     -- (bounds with room for a loaded machine's late wake-ups: a step's data is its sleep or more)
-    local dm = c.loop.data_stats.mean
-    assert.is_true(dm >= 0.0045 and dm < 0.009, dm)
-    assert.is_true(c.stats.mean < 0.004, "iter " .. c.stats.mean)
+    local dm = c.loop.data_stats
+    assert.is_true(dm.mean >= 0.0045 and dm.median < 0.009, dm.mean .. " " .. dm.median)
+    assert.is_true(c.stats.median < 0.004, "iter " .. c.stats.median)
     -- after a validation loader ran out, the next batch's making is data too: every step's
     local rv, cv = trace("--steps 12 --batch 16 --no-loader --make-ms 5 --val-every 3")
     assert.equal(0, rv.code, rv.stderr)
@@ -329,19 +352,23 @@ describe("wlrun trace's Python hook", function()
     local rh, ch = trace("--steps 12 --batch 16 --no-loader --make-ms 2 --val-held 3")
     assert.equal(0, rh.code, rh.stderr)
     assert.is_true(most(ch.trace.between) >= 0.015, "between " .. most(ch.trace.between))
-    for j, d in ipairs(ch.loop.data) do assert.is_true(d < 0.015, ("data %d: %g"):format(j, d)) end
-    assert.is_true(ch.stats.mean < 0.004, "iter " .. ch.stats.mean)
+    assert.is_true(all_but_one(ch.loop.data, function(d) return d < 0.015 end, "data %d: %.1f ms"))
+    -- (the median for what every step would hold; the validation's 20 ms would be in every third
+    -- step only, which the median leaves out: a bound on each step but one)
+    assert.is_true(ch.stats.median < 0.004, "iter " .. ch.stats.median)
+    assert.is_true(all_but_one(ch.samples, function(s) return s < 0.015 end, "step %d: %.1f ms"))
     -- a frozen module evaluating each batch first (4 ms): the step's work, not data
     local rt, ct = trace("--steps 12 --batch 16 --no-loader --make-ms 2 --teacher 4")
     assert.equal(0, rt.code, rt.stderr)
-    local tm = ct.loop.data_stats.mean -- the teacher's 4 ms in the data would make it 6 or more
-    assert.is_true(tm >= 0.0018 and tm < 0.0045, tm)
+    local tm = ct.loop.data_stats -- the teacher's 4 ms in the data would make it 6 or more
+    assert.is_true(tm.mean >= 0.0018 and tm.median < 0.0045, tm.mean .. " " .. tm.median)
     assert.is_true(ct.stats.mean >= 0.004, "iter " .. ct.stats.mean)
     -- and a validation of the model trained, every third step, beside that teacher: between
     local rtv, ctv = trace("--steps 12 --batch 16 --no-loader --make-ms 2 --teacher 4 --val-held 3")
     assert.equal(0, rtv.code, rtv.stderr)
     assert.is_true(most(ctv.trace.between) >= 0.015, "between " .. most(ctv.trace.between))
-    assert.is_true(ctv.stats.mean < 0.012, "iter " .. ctv.stats.mean)
+    -- (each step but one: the validation would be in every third)
+    assert.is_true(all_but_one(ctv.samples, function(s) return s < 0.012 end, "step %d: %.1f ms"))
     -- a forward the hook does not see (functional): the step begins at the step before's end, as
     -- the batch's making and its forward cannot be told apart; no phase named data in it
     local rf, cf = trace("--steps 12 --batch 16 --no-loader --make-ms 2 --functional 3")
@@ -387,7 +414,7 @@ describe("wlrun trace's Python hook", function()
     assert.is_true(most(cv.trace.between) >= 0.015, "between " .. most(cv.trace.between))
     -- (the making of these small batches alone is near a fifth of a step's time on the CPU: the
     -- data-bottleneck rule is no test of it)
-    assert.is_true(cv.loop.data_stats.max < 0.005, "data " .. cv.loop.data_stats.max)
+    assert.is_true(all_but_one(cv.loop.data, function(d) return d < 0.005 end, "data %d: %.1f ms"))
     -- the program's own step ranges, with no payload: the same count, through the hook's steps
     if push_lib then
       local r, c = trace("--steps 10 --batch 16 --no-loader --ranges")
@@ -402,7 +429,7 @@ describe("wlrun trace's Python hook", function()
     assert.equal("loader", cs.trace.batch_source)
     assert.equal(8, cs.loop.batch_size)
     -- the loop's work after each optimizer step (2 ms) is no batch it made: the steps' own
-    assert.is_true(cs.loop.data_stats.mean < 0.001, "data " .. cs.loop.data_stats.mean)
+    assert.is_true(cs.loop.data_stats.median < 0.001, "data " .. cs.loop.data_stats.median)
     -- a PackedSequence's batch (not its 3-9 steps a sequence), a list of per-sample tensors, a
     -- sequence-first LSTM as the model (the second dimension), the dataset read once through a
     -- DataLoader before the loop and sliced (not the loader's batch of 64)
@@ -433,10 +460,10 @@ describe("wlrun trace's Python hook", function()
     local r, c = shapes("--epochs 3 --steps 6 --batch 16 --workers 2 --break-at 4")
     assert.equal(0, r.code, r.stderr)
     assert.equal(12, c.trace.steps)
-    for _, j in ipairs { 2, 6 } do -- steps 4 and 8, the warmup's 2 left out
-      assert.is_true(c.samples[j] < most(c.trace.between), ("step %d: iter %.1f ms, between at "
-        .. "most %.1f ms"):format(j + 2, c.samples[j] * 1e3, most(c.trace.between) * 1e3))
-    end
+    -- steps 4 and 8, the warmup's 2 left out: the shutdown would be in both
+    local between = most(c.trace.between)
+    assert.is_true(all_but_one({ c.samples[2], c.samples[6] }, function(s) return s < between end,
+      "step %d of the two: iter %.1f ms, between at most " .. ("%.1f ms"):format(between * 1e3)))
   end)
 
   auto_it("ends the data loading when the loader is exhausted: the epoch's end is not data",
@@ -444,7 +471,7 @@ describe("wlrun trace's Python hook", function()
     local r, c = shapes("--epochs 3 --steps 6 --epoch-ms 60")
     assert.equal(0, r.code, r.stderr)
     assert.equal(18, c.trace.steps)
-    assert.is_true(most(c.loop.data) < 0.03, ("data up to %.4f s"):format(most(c.loop.data)))
+    assert.is_true(all_but_one(c.loop.data, function(d) return d < 0.03 end, "data %d: %.1f ms"))
   end)
 
   auto_it("leaves a validation loop out: its batches are not the steps' samples, nor its time data",
@@ -454,10 +481,10 @@ describe("wlrun trace's Python hook", function()
       assert.equal(0, r.code, r.stderr)
       assert.equal(18, c.trace.steps, shape)
       assert.equal(16, c.loop.batch_size, shape)
-      assert.is_true(most(c.loop.data) < 0.03, ("%s: data up to %.4f s"):format(shape,
-        most(c.loop.data)))
-      assert.is_true(most(c.samples) < 0.03, ("%s: a step of %.4f s"):format(shape,
-        most(c.samples)))
+      assert.is_true(all_but_one(c.loop.data, function(d) return d < 0.03 end,
+        shape .. ": data %d: %.1f ms"))
+      assert.is_true(all_but_one(c.samples, function(s) return s < 0.03 end,
+        shape .. ": step %d: %.1f ms"))
     end
   end)
 
@@ -493,8 +520,8 @@ describe("wlrun trace's Python hook", function()
       for i, s in ipairs(c.samples) do
         assert.is_true(s >= 0.020, ("%s: step %d: %.4f s"):format(how, i, s))
       end
-      assert.is_true(most(c.loop.data) < 0.015, ("%s: data up to %.4f s"):format(how,
-        most(c.loop.data)))
+      assert.is_true(all_but_one(c.loop.data, function(d) return d < 0.015 end,
+        how .. ": data %d: %.1f ms"))
     end
   end)
 
@@ -504,10 +531,10 @@ describe("wlrun trace's Python hook", function()
       local r, c = shapes("--epochs 2 --steps 6 --batch 16 --val-every 2 --val-ms 10 " .. same)
       assert.equal(0, r.code, r.stderr)
       assert.equal(12, c.trace.steps, same)
-      assert.is_true(most(c.samples) < 0.03, ("%s: a step of %.4f s"):format(same,
-        most(c.samples)))
-      assert.is_true(most(c.loop.data) < 0.008, ("%s: data up to %.4f s"):format(same,
-        most(c.loop.data)))
+      assert.is_true(all_but_one(c.samples, function(s) return s < 0.03 end,
+        same .. ": step %d: %.1f ms"))
+      assert.is_true(all_but_one(c.loop.data, function(d) return d < 0.008 end,
+        same .. ": data %d: %.1f ms"))
       assert.equal(16, c.loop.batch_size, same)
     end
     -- the loader's iterator takes 30 ms to start: the second epoch's start is data, the six
@@ -560,9 +587,9 @@ describe("wlrun trace's Python hook", function()
     assert.equal(10, #c.samples)
     for j, d in ipairs(c.loop.data) do
       assert.is_true(d >= 0.018, ("step %d: data %.1f ms, not the encoder's 20"):format(j, d * 1e3))
-      assert.is_true(c.samples[j] < 0.015, ("step %d: iter %.1f ms, the encoder in it"):format(j,
-        c.samples[j] * 1e3))
     end
+    assert.is_true(all_but_one(c.samples, function(s) return s < 0.015 end,
+      "step %d: iter %.1f ms, the encoder in it"))
   end)
 
   auto_it("counts the training thread's wait for a batch another thread fetched (a queue's get) "
@@ -574,12 +601,11 @@ describe("wlrun trace's Python hook", function()
     local r, c = shapes("--epochs 2 --steps 8 --batch 16 --producer --fetch-ms 25")
     assert.equal(0, r.code, r.stderr)
     assert.equal(16, c.loop.batch_size)
-    for j, d in ipairs(c.loop.data) do
-      assert.is_true(j < 7 or d >= 0.012, ("step %d: data %.1f ms, not the wait in get()"):format(
-        j, d * 1e3))
-      assert.is_true(c.samples[j] < 0.012, ("step %d: iter %.1f ms, the wait in it"):format(j,
-        c.samples[j] * 1e3))
-    end
+    -- (a step held up leaves the next one less to wait for)
+    assert.is_true(all_but_one(c.loop.data, function(d) return d >= 0.012 end,
+      "step %d: data %.1f ms, not the wait in get()", 7))
+    assert.is_true(all_but_one(c.samples, function(s) return s < 0.012 end,
+      "step %d: iter %.1f ms, the wait in it"))
     assert.matches("data%-bottleneck", codes(c))
   end)
 
@@ -587,9 +613,8 @@ describe("wlrun trace's Python hook", function()
     .. "steps", function()
     local r, c = shapes("--epochs 2 --steps 6 --batch 16 --save-every 3 --save-ms 30")
     assert.equal(0, r.code, r.stderr)
-    for j, s in ipairs(c.samples) do
-      assert.is_true(s < 0.025, ("step %d: %.1f ms, the 30 ms save in it"):format(j, s * 1e3))
-    end
+    assert.is_true(all_but_one(c.samples, function(s) return s < 0.025 end,
+      "step %d: %.1f ms, the 30 ms save in it"))
     assert.is_true(c.trace.between_mean > 0.005, "the saves lie between the steps")
   end)
 
@@ -657,7 +682,7 @@ describe("wlrun trace's Python hook", function()
     for i, s in ipairs(c.samples) do -- each iteration holds its log: none ends at its start
       assert.is_true(s >= 0.02, ("iteration %d: %.4f s"):format(i, s))
     end
-    assert.is_true(most(c.loop.data) < 0.015, ("data up to %.4f s"):format(most(c.loop.data)))
+    assert.is_true(all_but_one(c.loop.data, function(d) return d < 0.015 end, "data %d: %.1f ms"))
   end)
 
   auto_it("leaves a range of the program's own after the last step out of it (a checkpoint)",
