@@ -31,6 +31,15 @@ end
 
 -- wlrun's standard output read by head -c 1, which exits after a byte: a pipe without a reader
 local CLOSED_STDOUT = [[sh -c '("$@"; echo $? > code) | head -c 1 >/dev/null; exit $(cat code)' sh]]
+-- the same read by READER, then the file `closed` made once the pipe has no reader left (its
+-- subshell's end of it closed first), for a scenario to wait on (WAIT_CLOSED) instead of a while
+-- that a loaded machine may outlast
+local function closed_after(reader)
+  return ([[sh -c '("$@"; echo $? > code) | (%s; exec 0<&-; : >closed); exit $(cat code)' sh]])
+    :format(reader)
+end
+local WAIT_CLOSED =
+  "local t = 0 while not io.open('closed') and t < 600 do wl.sleep(0.1) t = t + 1 end"
 
 -- a scenario over n = 1..4 around BODY (fields of wl.scenario)
 local function sweep(body)
@@ -205,10 +214,10 @@ local cases = {
     check = doc_is(true, { "compiled", "compiled", "compiled", "compiled" }) },
   ---- a closed pipe ends a run as a stop signal does, exit 9 (the signals: above) ----
   { name = "a closed standard output (| head -c 1) stops the sweep at the next write, exit 9",
-    code = 9, prefix = CLOSED_STDOUT, args = CO .. " -o r.json -o r.csv",
+    code = 9, prefix = closed_after("head -c 1 >/dev/null"), args = CO .. " -o r.json -o r.csv",
     script = sweep(
       "setup = function(p) print(('x'):rep(10)) io.stdout:flush() "
-      .. "if p.n == 1 then wl.sleep(0.5) end "
+      .. "if p.n == 1 then " .. WAIT_CLOSED .. " end "
       .. "return {} end, run = function() end"),
     stderr = "^wlrun: interrupted %(cannot write to standard output: Broken pipe%) during "
       .. "configuration 2 of 4; 1 finished configurations are in r%.json\n$",
@@ -222,9 +231,9 @@ local cases = {
       assert.equal(3, rows) -- the header and both entries
     end) },
   { name = "a standard output closed when only the report is left: the write's error, exit 9",
-    code = 9, prefix = [[sh -c '("$@"; echo $? > code) | true; exit $(cat code)' sh]],
-    args = CO .. " -o r.json",
-    script = sweep("setup = function() wl.sleep(0.2) return {} end, run = function() end"),
+    code = 9, prefix = closed_after("true"), args = CO .. " -o r.json",
+    script = sweep("setup = function(p) if p.n == 1 then " .. WAIT_CLOSED .. " end return {} end, "
+      .. "run = function() end"),
     stderr = "^wlrun: cannot write to standard output: Broken pipe\n$",
     check = doc_is(true, { "compiled", "compiled", "compiled", "compiled" }) },
   { name = "a closed standard output stops a plain script at its next write, exit 9",

@@ -169,8 +169,12 @@ wl.kernel(bad)
 
   it("ends its processes at once when the run is stopped, and leaves nothing behind", function()
     local tmp = h.tmpdir()
-    local r = run(twelve("wl.sleep(30)"), h.tmpdir(), { env = "TMPDIR=" .. h.quote(tmp),
-      prefix = "timeout --preserve-status -s TERM 1" })
+    -- SIGTERM once the script has listed its kernels (not after a fixed while, which a loaded
+    -- machine's start may outlast), at most a minute on
+    local term = [[sh -c '"$@" & t=$!; i=0; while [ ! -e ready ] && kill -0 $t 2>/dev/null && ]]
+      .. [[[ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; kill -TERM $t; wait $t' sh]]
+    local r = run(twelve("io.open('ready', 'w'):close() wl.sleep(30)"), h.tmpdir(),
+      { env = "TMPDIR=" .. h.quote(tmp), prefix = term })
     assert.equal(143, r.code, r.stderr)
     assert.matches("interrupted (SIGTERM) at ", r.stderr, 1, true)
     assert.equal("", leftovers(tmp))

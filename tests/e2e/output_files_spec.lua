@@ -345,15 +345,22 @@ describe("directories wlrun makes", function()
 end)
 
 describe("one writer per output", function()
-  -- a scenario that runs with no GPU (--compile-only) and holds its outputs for HOLD seconds
-  -- (and, with MARK, writes there when it held them: CLOCK_MONOTONIC ns at its setup's start and
-  -- end)
+  -- a scenario that runs with no GPU (--compile-only) and holds its outputs for HOLD seconds, or
+  -- until the file RELEASE exists (at most a minute: a test's checks while it holds them take
+  -- what a loaded machine makes them take) (and, with MARK, writes there when it held them:
+  -- CLOCK_MONOTONIC ns at its setup's start and end)
   local SCRIPT = [[
 local wl = require "wlrun"
 return wl.scenario { name = "lock", params = { n = { 1 } },
   setup = function()
     local t0 = wl.clock_ns()
     wl.sleep(tonumber(os.getenv("HOLD") or "0"))
+    local release = os.getenv("RELEASE")
+    while release and wl.clock_ns() - t0 < 60e9 do
+      local f = io.open(release)
+      if f then f:close() break end
+      wl.sleep(0.02)
+    end
     local mark = os.getenv("MARK")
     if mark then
       local f = assert(io.open(mark, "w"))
@@ -364,14 +371,17 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
   run = function() return { metrics = { x = 1 } } end }
 ]]
   local RUN = "--compile-only --arch sm_90 -o r.json"
+  -- a file outside the run's directory whose making lets a holding run end
+  local function release_file() return h.tmpdir() .. "/release" end
 
   it("refuses a second run aiming at an output that a live run writes, exit 9, naming both",
     function()
     local dir = h.tmpdir()
     local script = h.write(dir .. "/s.lua", SCRIPT)
     local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
-    assert(os.execute(("cd %s && (HOLD=3 %s %s %s >a.out 2>&1; echo $? >a.code) &"):format(q(dir),
-      q(bin), q(script), RUN)))
+    local release = release_file()
+    assert(os.execute(("cd %s && (RELEASE=%s %s %s %s >a.out 2>&1; echo $? >a.code) &"):format(
+      q(dir), q(release), q(bin), q(script), RUN)))
     for _ = 1, 1500 do -- until the first run holds its journal
       if io.open(dir .. "/r.json.journal") then break end
       os.execute("sleep 0.02")
@@ -382,6 +392,7 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
       "wlrun: 'r.json' is being written by another run: its lock 'r.json.lock' is held by "
       .. "a live process; wait for that run to end, or give another -o\n",
       r.stderr)
+    h.write(release, "")
     for _ = 1, 3000 do
       if io.open(dir .. "/a.code") then break end
       os.execute("sleep 0.02")
@@ -395,14 +406,19 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
   local HELD = "is being written by another run: its lock '%s' is held by a live process; wait "
     .. "for that run to end, or give another -o\n"
 
-  -- starts a run of script in dir with the outputs args that holds them for hold seconds (its
-  -- process id in the file pid), and waits until it holds them (its journal, made after its locks)
-  local function holder(dir, script, args, hold, journal)
-    assert(os.execute(("cd %s && (HOLD=%d %s %s --compile-only --arch sm_90 %s >a.out 2>&1 & "
-      .. "echo $! >pid; wait $!; echo $? >a.code) &"):format(q(dir), hold, q(BIN), q(script),
-      args)))
+  -- starts a run of script in dir with the outputs args that holds them until the file it
+  -- returns is made (its process id in the file pid), and waits until it holds them (its journal,
+  -- made after its locks) and pid is written
+  local function holder(dir, script, args, journal)
+    local release = release_file()
+    assert(os.execute(("cd %s && (RELEASE=%s %s %s --compile-only --arch sm_90 %s >a.out 2>&1 & "
+      .. "echo $! >pid; wait $!; echo $? >a.code) &"):format(q(dir), q(release), q(BIN),
+      q(script), args)))
     for _ = 1, 1500 do
-      if io.open(dir .. "/" .. journal) then return end
+      local pid = io.open(dir .. "/pid")
+      local written = pid and (pid:read("a") or ""):match("%d+")
+      if pid then pid:close() end
+      if written and io.open(dir .. "/" .. journal) then return release end
       os.execute("sleep 0.02")
     end
     error("the first run did not start: " .. h.read(dir .. "/a.out"))
@@ -420,12 +436,13 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
     local dir = h.tmpdir()
     local script = h.write(dir .. "/s.lua", SCRIPT)
     h.write(dir .. "/b.json", "old b\n")
-    holder(dir, script, "-o a.json -o r.json", 3, "a.json.journal")
+    local release = holder(dir, script, "-o a.json -o r.json", "a.json.journal")
     local r = h.run(q(script) .. " --compile-only --arch sm_90 -o b.json -o r.json", { cwd = dir })
     assert.equal(9, r.code, r.stderr)
     assert.equal("wlrun: 'r.json' " .. HELD:format("r.json.lock"), r.stderr)
     assert.equal("old b\n", h.read(dir .. "/b.json")) -- every output as it was
     assert.equal("a.json.journal a.json.lock a.out b.json pid r.json.lock s.lua", names(dir))
+    h.write(release, "")
     assert.equal("0", ended(dir), h.read(dir .. "/a.out"))
     assert.is_true(require("wlrun.results.load").load(dir .. "/r.json").complete)
     assert.equal("old b\n", h.read(dir .. "/b.json"))
@@ -437,7 +454,7 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
     local dir = h.tmpdir()
     local script = h.write(dir .. "/s.lua", SCRIPT)
     assert(os.execute("mkdir " .. q(dir .. "/sub") .. " && ln -s r.json " .. q(dir .. "/l.json")))
-    holder(dir, script, "-o a.csv -o r.json", 3, "a.csv.journal")
+    local release = holder(dir, script, "-o a.csv -o r.json", "a.csv.journal")
     for _, case in ipairs {
       { "-o r.json", "r.json", "r.json.lock" },
       { "-o x.md -o ./r.json -o y.csv", "./r.json", "./r.json.lock" },
@@ -450,6 +467,7 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
       assert.equal(("wlrun: '%s' "):format(case[2]) .. HELD:format(case[3]), r.stderr)
     end
     assert.equal("a.csv.journal a.csv.lock a.out l.json pid r.json.lock s.lua sub", names(dir))
+    h.write(release, "")
     assert.equal("0", ended(dir), h.read(dir .. "/a.out"))
     assert.equal("a.code a.csv a.out l.json pid r.json s.lua sub", names(dir))
   end)
@@ -457,7 +475,7 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
   it("is not refused by the lock of a run killed outright (SIGKILL): it is taken over", function()
     local dir = h.tmpdir()
     local script = h.write(dir .. "/s.lua", SCRIPT)
-    holder(dir, script, "-o a.json -o r.json", 60, "a.json.journal")
+    holder(dir, script, "-o a.json -o r.json", "a.json.journal") -- (never released: killed)
     assert(os.execute("kill -KILL $(cat " .. q(dir .. "/pid") .. ")"))
     assert.equal("137", ended(dir))
     -- what it leaves: its journal (what it measured) and its locks, which nothing holds
@@ -495,7 +513,7 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
     local r = h.run(q(script) .. " --compile-only --arch sm_90 -o in.json", { cwd = dir })
     assert.equal(0, r.code, r.stderr)
     h.write(dir .. "/b.csv", "old b\n")
-    holder(dir, script, "-o a.json -o r.csv -o r.csv.md", 3, "a.json.journal")
+    local release = holder(dir, script, "-o a.json -o r.csv -o r.csv.md", "a.json.journal")
     for _, case in ipairs {
       { "export in.json --format csv -o r.csv", "export" },
       { "merge in.json -o b.csv -o r.csv", "merge" },
@@ -507,6 +525,7 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
         .. HELD:format((case[3] or "r.csv") .. ".lock"), r.stderr, case[1])
     end
     assert.equal("old b\n", h.read(dir .. "/b.csv")) -- nothing written, the first -o neither
+    h.write(release, "")
     assert.equal("0", ended(dir), h.read(dir .. "/a.out"))
     r = h.run("merge in.json -o b.csv -o r.csv", { cwd = dir })
     assert.equal(0, r.code, r.stderr)
@@ -531,8 +550,9 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
     assert.is_true(require("wlrun.results.load").load(dir .. "/r.json").complete)
     assert.equal("r.json s.lua", names(dir))
     local bin = h.bin:sub(1, 1) == "/" and h.bin or (h.source_dir .. "/" .. h.bin)
-    assert(os.execute(("cd %s && (%s HOLD=3 %s %s %s >a.out 2>&1; echo $? >a.code) &"):format(
-      q(dir), env, q(bin), q(script), RUN)))
+    local release = release_file()
+    assert(os.execute(("cd %s && (%s RELEASE=%s %s %s %s >a.out 2>&1; echo $? >a.code) &"):format(
+      q(dir), env, q(release), q(bin), q(script), RUN)))
     for _ = 1, 1500 do -- until the first run holds its journal
       if io.open(dir .. "/r.json.journal") then break end
       os.execute("sleep 0.02")
@@ -540,6 +560,7 @@ return wl.scenario { name = "lock", params = { n = { 1 } },
     r = h.run(q(script) .. " " .. RUN, { cwd = dir, env = env })
     assert.equal(9, r.code, r.stderr)
     assert.matches("is being written by another run", r.stderr)
+    h.write(release, "")
     for _ = 1, 3000 do
       if io.open(dir .. "/a.code") then break end
       os.execute("sleep 0.02")

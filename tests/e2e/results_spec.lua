@@ -56,7 +56,9 @@ describe("a run's results document", function()
     assert.is_true(w.configurations >= 4 * 0.05, "four setups of 50 ms: " .. w.configurations)
     assert.is_true(w.journal < w.configurations)
     local parts = w.start + w.plan + w.document + w.configurations
-    assert.is_true(parts <= w.total + 1e-6 and w.total - parts < 0.05,
+    -- (what lies between the parts is a few statements, which a loaded machine may hold up for
+    -- tens of milliseconds; a part left out, the configurations' 0.2 s, would still show)
+    assert.is_true(parts <= w.total + 1e-6 and w.total - parts < 0.15,
       ("parts %g, total %g"):format(parts, w.total))
     -- the process's start is read in clock ticks, rounded down: up to one tick (10 ms) early
     assert.is_true(w.total < elapsed + 0.011, ("total %g, the process %g"):format(w.total, elapsed))

@@ -102,13 +102,18 @@ assert(r.code == 0)
   end)
 
   it("waits for one child by its pid, leaving the others to wait_any", function()
-    local slow = process.spawn_async({ "sh", "-c", "sleep 0.3; exit 4" })
+    local gate = os.tmpname() -- the slow child ends once it is gone (not after a fixed while)
+    os.remove(gate)
+    local slow = process.spawn_async({ "sh", "-c",
+      "while [ ! -e \"$0\" ]; do sleep 0.01; done; exit 4", gate })
     local fast = process.spawn_async({ "sh", "-c", "exit 5" })
     local w = process.wait_pid(fast, 5)
     assert.same({ pid = fast, how = "exit", code = 5 }, w)
     -- not ended within the limit: nil alone, still a child
     assert.same({}, { process.wait_pid(slow, 0.01) })
+    io.open(gate, "w"):close()
     assert.same({ pid = slow, how = "exit", code = 4 }, process.wait_pid(slow))
+    os.remove(gate)
     assert.same({ nil, "no such child" }, { process.wait_pid(slow, 0.01) }) -- collected: gone
     assert.same({ nil, "no such child" }, { process.wait_pid(1, 0.01) }) -- no child of this process
     assert.has_error(function() process.wait_pid(0) end)

@@ -213,7 +213,9 @@ describe("the trace library", function()
       assert.is_true(data[i].stop <= step.start, "data comes before its step")
       if i > 1 then assert.is_true(steps[i - 1].stop <= data[i].start) end
       local d = data[i].stop - data[i].start
-      assert.is_true(d >= 4 * MS and d < 4 * MS + 50 * MS, "data took " .. d)
+      -- (at least its sleep; a ceiling far above the scheduler's delays, which a loaded machine
+      -- makes tens of milliseconds: the nesting above and below says what is inside what)
+      assert.is_true(d >= 4 * MS and d < 1000 * MS, "data took " .. d)
       local prev = step.start
       for _, phase in ipairs { "forward", "backward", "optimizer" } do
         local p = by_name(rs, phase)[i]
@@ -222,8 +224,7 @@ describe("the trace library", function()
           phase .. " inside its step, after the one before")
         prev = p.stop
         d = p.stop - p.start
-        assert.is_true(d >= want[phase] * MS and d < (want[phase] + 50) * MS,
-          phase .. " took " .. d)
+        assert.is_true(d >= want[phase] * MS and d < 1000 * MS, phase .. " took " .. d)
       end
     end
   end)
