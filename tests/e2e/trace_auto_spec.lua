@@ -357,6 +357,10 @@ describe("wlrun trace's Python hook", function()
     -- step only, which the median leaves out: a bound on each step but one)
     assert.is_true(ch.stats.median < 0.004, "iter " .. ch.stats.median)
     assert.is_true(all_but_one(ch.samples, function(s) return s < 0.015 end, "step %d: %.1f ms"))
+    -- the making of the batch after a validation is data too: from the model's train() after it
+    for j, d in ipairs(ch.loop.data) do
+      assert.is_true(d >= 0.0018, ("step %d: data %.1f ms, not the making's 2"):format(j, d * 1e3))
+    end
     -- a frozen module evaluating each batch first (4 ms): the step's work, not data
     local rt, ct = trace("--steps 12 --batch 16 --no-loader --make-ms 2 --teacher 4")
     assert.equal(0, rt.code, rt.stderr)
@@ -369,6 +373,12 @@ describe("wlrun trace's Python hook", function()
     assert.is_true(most(ctv.trace.between) >= 0.015, "between " .. most(ctv.trace.between))
     -- (each step but one: the validation would be in every third)
     assert.is_true(all_but_one(ctv.samples, function(s) return s < 0.012 end, "step %d: %.1f ms"))
+    -- the teacher's work on the batch after a validation is that step's, the making its data
+    for j, s in ipairs(ctv.samples) do
+      assert.is_true(s >= 0.004, ("step %d: iter %.1f ms, not the teacher's 4"):format(j, s * 1e3))
+      assert.is_true(ctv.loop.data[j] >= 0.0018, ("step %d: data %.1f ms, not the making's 2")
+        :format(j, ctv.loop.data[j] * 1e3))
+    end
     -- a forward the hook does not see (functional): the step begins at the step before's end, as
     -- the batch's making and its forward cannot be told apart; no phase named data in it
     local rf, cf = trace("--steps 12 --batch 16 --no-loader --make-ms 2 --functional 3")

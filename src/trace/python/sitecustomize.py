@@ -180,6 +180,16 @@ def _say(text):
         pass
 
 
+def _module_ids(module):
+    """The ids of a module, its wrappers' insides and every module inside it."""
+    ids = {id(module), id(_unwrapped(module))}
+    try:
+        ids.update(id(m) for m in module.modules())
+    except Exception:  # noqa: BLE001 - a module of no usual shape: itself alone
+        pass
+    return ids
+
+
 def _unwrapped(module):
     """The model inside torch's wrappers (DDP, FSDP, DataParallel, torch.compile's)."""
     for _ in range(4):
@@ -286,6 +296,14 @@ def _thread_state():
             # evaluation in every making is a frozen module's work on the batch (a teacher, a
             # backbone), once in a while a validation
             self.eval_seen = self.eval_last = False
+            # a validation on batches held (the trained model evaluated in the making, no loader
+            # to run out) ended that making: the next making begins where it last returned from a
+            # module call (validated, watched while validating), at the training work or at the
+            # frozen module that evaluates each batch first
+            self.validating = False
+            self.validated = 0
+            self.validated_modules = set()  # the ids of the model validated and of its modules
+            self.back = False  # the model validated was put back in training mode (its end)
             # a step that ended in a GradScaler's step, left open until that scaler's update()
             # returns (the loop makes its batches): the update is the step's, as in the template;
             # the scaler's id, 0 for none. scaler: the one whose step runs on the thread; updating:
@@ -354,6 +372,7 @@ class _Loop:
         # _install hooks module calls only then, so that the model's own calls run on torch's
         # fast path (a global module hook sends every module call through the slow one)
         self.waiting = lambda waiting: None
+        self.watching = lambda on: None  # module calls' returns timed (validated) or not
         self.finished = lambda: None  # the steps traced are done (--steps): the hook stops
 
     def push(self, name, payload=0, at=0):
@@ -506,6 +525,9 @@ class _Loop:
         making before too is a frozen module's work on the batch (a backbone, a teacher), where
         the step begins; else it validates, neither data nor step."""
         local = self.local
+        if (local.validating and local.eval_last and id(module) not in local.validated_modules
+                and _has_parameters(module)):
+            self.validation_over()  # the frozen module on the next batch, made since
         if local.pending:
             local.evaluated = True
         elif local.making and not local.made_eval and _has_parameters(module):
@@ -515,6 +537,10 @@ class _Loop:
                 local.made_eval = self.now()
             else:
                 self.data_close(EVALUATED)
+                if self.thread == self.ident():  # a validation: the making's end is unknown yet
+                    local.validating, local.validated = True, self.now()
+                    local.validated_modules = _module_ids(module)
+                    self.watching(True)
         if grad and not self.step:
             self.local.eval_grad = True  # in eval mode with grad: a backward would say it trained
 
@@ -534,6 +560,8 @@ class _Loop:
             local.evaluated = local.marked = False
             return
         made = 0
+        if local.validating:
+            self.validation_over()
         if local.making:  # the batch the loop made is in hand: evaluated first by another module,
             # or, where the step begins at backward (its forward unseen), from the range's start
             made = local.made_eval or (local.made_from if late else 0)
@@ -740,13 +768,34 @@ class _Loop:
         return (self.optimizers and not (self.here or self.ahead or self.handing)
                 and self.thread == self.ident())
 
-    def making_begins(self):
-        """The data range of the batch the loop makes next opens (no step open)."""
-        at = self.now()
-        self.push("data", at=at)
+    def validation_over(self):
+        """The validation that ended a making is over: the making of the next batch began where it
+        last returned from a module call."""
         local = self.local
+        local.validating, local.validated_modules, local.back = False, set(), False
+        self.watching(False)
+        self.making_begins(local.validated, after_validation=True)
+
+    def back_to_training(self, module):
+        """module.train() returned: where it is the model a validation evaluated, the validation
+        ends here (what follows is the making of the next batch)."""
+        local = self.local
+        if local.validating and id(module) in local.validated_modules:
+            local.validated, local.back = self.now(), True
+
+    def making_begins(self, at=0, after_validation=False):
+        """The data range of the batch the loop makes next opens (no step open), at `at` (0:
+        now); after_validation: the making a validation ended goes on (its evaluation seen, and
+        the one before's, still tell a frozen module's work on each batch)."""
+        local = self.local
+        if local.validating:  # (an evaluation's loader ran out first)
+            local.validating = False
+            self.watching(False)
+        at = at or self.now()
+        self.push("data", at=at)
         local.making, local.made_from, local.made_eval = True, at, 0
-        local.eval_last, local.eval_seen = local.eval_seen, False
+        if not after_validation:
+            local.eval_last, local.eval_seen = local.eval_seen, False
 
     def outside_work(self, at):
         """Work that is no training step's (a checkpoint saved, a new optimizer made) on the thread
@@ -946,8 +995,40 @@ def _install(torch, loop, report):
 
     loop.waiting = waiting
 
+    # while a validation on held batches runs (no loader tells its end): when it last returned
+    # from a module call, or where its model was put back in training mode (model.train()), where
+    # the making of the next batch begins
+    @guarded
+    def forward_post(module, args, output):
+        if local.validating and not local.back:
+            local.validated = now()
+
+    back_to_training = guarded(loop.back_to_training)
+    train_impl = modules.Module.train
+
+    @functools.wraps(train_impl)
+    def train(self, mode=True):
+        out = train_impl(self, mode)
+        if mode and local.validating:
+            back_to_training(self)
+        return out
+
+    modules.Module.train = train
+
+    returns = [None]
+
+    def watching(on):  # called by the loop's methods, inside a guarded call
+        if on and returns[0] is None and hasattr(modules, "register_module_forward_hook"):
+            returns[0] = modules.register_module_forward_hook(forward_post)
+        elif not on and returns[0] is not None:
+            h, returns[0] = returns[0], None
+            h.remove()
+
+    loop.watching = watching
+
     def finished():  # nothing more is recorded: the model's calls back on torch's fast path
         report.on = False
+        watching(False)
         h, handle[0] = handle[0], None
         if global_pre is not None:
             global_pre.pop(key, None)
