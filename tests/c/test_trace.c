@@ -632,7 +632,10 @@ static void sampled_steps(int steps, int launches) {
 }
 
 static void every_fourth(void) { sampled_steps(12, 2); }
-static void chosen(void) { sampled_steps(40, 100); }
+/* 1000 launches a step of a few hundred microseconds: auto would record every step only where a
+ * step lasted 0.3 s (the machine held the process up that long); with 100, a 30 ms stall on a
+ * loaded machine did so once */
+static void chosen(void) { sampled_steps(12, 1000); }
 
 /* the last step traced (WLRUN_TRACE_STEPS=2) left open by a pop_later until the exit, inside a
  * range still open: its end at exit stops the trace, which writes what is open once */
@@ -664,7 +667,7 @@ static void test_sampling(void) {
   /* the first three steps recorded, then one in four: steps 6 and 10 (each turned on or off
    * when the step before closes) */
   CHECK_CONTAINS(t, "\nE\toff@2 on@5 off@6 on@9 off@10\n");
-  /* auto: 100 launches of a few microseconds' steps cost far more than 1 %: one step in many */
+  /* auto: 1000 launches of a short step cost far more than 1 %: one step in many */
   setenv("WLRUN_TRACE_GPU_EVERY", "auto", 1);
   t = traced(chosen);
   CHECK_CONTAINS(t, "\nE\toff@2");
