@@ -297,9 +297,10 @@ def _thread_state():
             # backbone), once in a while a validation
             self.eval_seen = self.eval_last = False
             # a validation on batches held (the trained model evaluated in the making, no loader
-            # to run out) ended that making: the next making begins where it last returned from a
-            # module call (validated, watched while validating), at the training work or at the
-            # frozen module that evaluates each batch first
+            # to run out) ended that making: the next making begins where its model is put back in
+            # training mode, else where it last returned from a module call (validated, watched
+            # while validating), once the training work or the frozen module that evaluates each
+            # batch first begins
             self.validating = False
             self.validated = 0
             self.validated_modules = set()  # the ids of the model validated and of its modules
@@ -769,8 +770,8 @@ class _Loop:
                 and self.thread == self.ident())
 
     def validation_over(self):
-        """The validation that ended a making is over: the making of the next batch began where it
-        last returned from a module call."""
+        """The validation that ended a making is over: the making of the next batch began where its
+        model was put back in training mode, else where it last returned from a module call."""
         local = self.local
         local.validating, local.validated_modules, local.back = False, set(), False
         self.watching(False)
