@@ -255,8 +255,11 @@ void wt_waits_work_started(void); /* a launch, copy or set of the program's */
  * synchronisation after it) */
 void wt_waits_step_left_open(const struct wt_string *name);
 /* as the range left open on the calling thread ends: the return of the loop's synchronisation
- * after it, where that ends it (0: none); forgotten then */
-uint64_t wt_waits_tail_taken(void);
+ * after it, where that ends it (0: none), and its entry in *entered (where not NULL); forgotten
+ * then */
+uint64_t wt_waits_tail_taken(uint64_t *entered);
+/* that synchronisation's W record, for the step rid of thread tid (the trace lock held) */
+void wt_waits_tail_record(pid_t tid, uint64_t rid, uint64_t entered, uint64_t returned);
 /* a launch of the program's whose end a step not recorded does not time: a kernel's, a graph's,
  * a set's (not a copy's), on any thread */
 void wt_waits_untimed_started(void);

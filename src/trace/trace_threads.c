@@ -163,12 +163,14 @@ static int pop_record(struct thread *t, int i, const struct wt_payload *payload,
  * parent's */
 static void end_later(struct thread *t, uint64_t end) {
   if (!t->later || t->later_at >= t->depth) return;
-  uint64_t synced = t == self ? wt_waits_tail_taken() : 0, first = t->later_end;
+  uint64_t entered = 0, synced = t == self ? wt_waits_tail_taken(&entered) : 0;
+  uint64_t first = t->later_end;
   if (synced < t->later || first) synced = 0; /* (wt_end_later took it first) */
   if (synced) first = synced;
   int earlier = first && first < end;
   if (earlier) end = first;
   t->synced_end = earlier && synced ? synced : 0;
+  if (t->synced_end) wt_waits_tail_record(t->tid, t->stack[t->later_at].rid, entered, synced);
   t->later = t->later_end = 0;
   pop_record(t, t->later_at, NULL, end, !earlier);
 }
@@ -387,7 +389,7 @@ int wt_end_later(uint64_t at) {
   if (!t || !t->later || wt_finished() || !wt_recording()) return -1;
   wt_lock();
   if (t->later && !t->later_end) {
-    uint64_t synced = wt_waits_tail_taken(); /* the loop's synchronisation came first */
+    uint64_t synced = wt_waits_tail_taken(NULL); /* the loop's synchronisation came first */
     t->later_end = synced >= t->later ? synced : backdated(t, at, wt_now());
     if (t->later_at < t->depth)
       wt_step_ending(t->stack[t->later_at].name, t->stack[t->later_at].domain, t->later_end);

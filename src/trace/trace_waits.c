@@ -17,7 +17,8 @@
  * A step the Python hook left open after its optimizer's step (wt_pop_later: it ends at the
  * loop's next range of the hook's) ends instead where the loop's first synchronisation after that
  * step returns, of the device or of a default stream, where no GPU work was started on the thread
- * before it nor after it until the step's end: the template's t1 (trace_threads.c takes it). */
+ * before it nor after it until the step's end: the template's t1 (trace_threads.c takes it), and
+ * that call is the step's W record (its return the range's end), written as the range ends. */
 #include "trace_internal.h"
 
 #include <stdatomic.h>
@@ -41,7 +42,7 @@ static __thread struct {
   /* a step left open on this thread, no GPU work started and no synchronisation entered since;
    * the outermost call entered so; the return of that call where no GPU work started since */
   int tail, tail_call;
-  uint64_t tail_synced;
+  uint64_t tail_entered, tail_synced;
 } wait;
 
 /* the program's launches whose ends a step not recorded does not time (kernels, graphs, sets: not
@@ -56,8 +57,9 @@ void wt_waits_step_left_open(const struct wt_string *name) {
   if (wt_is_step(name)) wait.tail = 1, wait.tail_synced = 0;
 }
 
-uint64_t wt_waits_tail_taken(void) {
+uint64_t wt_waits_tail_taken(uint64_t *entered) {
   uint64_t synced = wait.tail_synced;
+  if (entered) *entered = wait.tail_entered;
   wait.tail = 0, wait.tail_synced = 0;
   return synced;
 }
@@ -98,12 +100,16 @@ void wt_waits_sync_called(int entering, int of, void *ctx) {
   wait.before_enter = wait.entered, wait.before_exit = wait.of == WT_SYNC_DEVICE ? exit : 0;
   if (wait.of == WT_SYNC_DEVICE) /* (the outermost call's context and count) */
     wait.synced = exit, wait.synced_ctx = ctx, wait.synced_untimed = wait.entered_untimed;
-  if (wait.tail_call) wait.tail_synced = exit, wait.tail_call = 0;
+  if (wait.tail_call) wait.tail_entered = wait.entered, wait.tail_synced = exit, wait.tail_call = 0;
   wait.enter = wait.step = wait.entered = 0;
   if (!enter || wt_finished() || !wt_recording()) return;
   wt_lock();
   wait_record('W', wait.tid, step, enter, exit);
   wt_unlock_soon(exit);
+}
+
+void wt_waits_tail_record(pid_t tid, uint64_t rid, uint64_t entered, uint64_t returned) {
+  if (entered && !wt_finished() && wt_recording()) wait_record('W', tid, rid, entered, returned);
 }
 
 void wt_waits_step_opened(const struct wt_string *name, uint64_t rid, pid_t tid) {

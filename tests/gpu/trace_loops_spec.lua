@@ -173,7 +173,10 @@ local function probes()
   -- the classic prefetcher: each batch copied to the GPU on a side stream a step ahead (the
   -- step's stream waits on it; record_stream), the next fetch made as the batch is handed over;
   -- the last step fetches none and counts the others' mean batch
-  probe("stream-prefetch", function(c) assert.equal(BATCH, c.loop.batch_size) end)
+  probe("stream-prefetch", function(c)
+    assert.equal(BATCH, c.loop.batch_size)
+    waited(c) -- (before the prefetcher's next(): its wait_stream and record_stream are data)
+  end)
   -- a Trainer-style loop: dicts of padded token sequences of random length from a DataLoader,
   -- the model called by keyword (model(**batch)["loss"]) under bf16 autocast, clip, AdamW, a
   -- scheduler and zero_grad after the step: the samples are the loader's batch (32)
@@ -209,6 +212,7 @@ describe("wlrun trace against the program's own timing, by loop shape", function
   end)
   case("after, no ranges", "--shape after --no-ranges", function(c)
     assert.equal("auto", c.trace.ranges)
+    waited(c) -- (the hook's step ended by the library at the loop's wait after it)
     began(c)
   end)
   -- a functional forward (no module called): the hook sees each step begin at backward, and the

@@ -499,6 +499,14 @@ describe("a traced run's results document", function()
     e = entry({ 2050, 2150 }, false, 9, nil, tostring((1 << 61) + 1))
     assert.equal(1, e.trace.waited_steps)
     assert.is_true(near(e.samples[1], 1150e-9), tostring(e.samples[1]))
+    -- the hook's step whose range the library ended at the wait's return (entered inside it):
+    -- the step's end as its range's, said to be the wait's
+    e = entry({ 1950, 2000 }, false, 9)
+    assert.equal(1, e.trace.waited_steps)
+    assert.is_true(near(e.samples[1], 1000e-9), tostring(e.samples[1]))
+    -- and not where the step's GPU work outlasted it
+    e = entry({ 1950, 2000 }, false, 9, 2050)
+    assert.is_nil(e.trace.waited_steps)
     -- a wait that returns before the step's GPU work ends (a stream it did not wait for) ends no
     -- step
     e = entry({ 2010, 2020 }, false, 0, 2090)

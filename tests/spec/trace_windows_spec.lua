@@ -131,6 +131,31 @@ describe("trace windows", function()
     assert.same({ 101 * MS, 300 * MS, 500 * MS }, win.stop)
   end)
 
+  it("waited and of: a hook's step whose range the library ended at the loop's wait", function()
+    -- the range ends at the wait's return (entered at 95 ms, inside it); the data range after it
+    -- begins there
+    local steps = { { rid = 1, tid = 7, start = 0, stop = 100 * MS },
+      { rid = 3, tid = 7, start = 200 * MS, stop = 300 * MS } }
+    local wait = { tid = 7, rid = 1, start = 95 * MS, stop = 100 * MS }
+    local waited = windows.waited(steps, { wait }, { [7] = { 100 * MS, 200 * MS } })
+    assert.equal(wait, waited[1])
+    -- a wait entered inside a range that did not end at its return is none
+    local early = { tid = 7, rid = 1, start = 95 * MS, stop = 99 * MS }
+    assert.same({}, windows.waited(steps, { early }, { [7] = { 100 * MS, 200 * MS } }))
+    -- the GPU idle by its return: the step's end is the wait's, and it is said so
+    local F = { [0] = nil, [100 * MS] = 98 * MS, [200 * MS] = 98 * MS, [300 * MS] = 290 * MS }
+    local win = windows.of(steps, F, true, waited)
+    assert.equal(100 * MS, win.stop[1])
+    assert.is_true(win.waited[1])
+    -- work launched before it outlasting it (another stream's): the GPU's end, not the wait's
+    F[100 * MS] = 120 * MS
+    win = windows.of(steps, F, true, waited)
+    assert.equal(120 * MS, win.stop[1])
+    assert.is_nil(win.waited[1])
+    -- without GPU times
+    assert.is_true(windows.of(steps, F, false, waited).waited[1])
+  end)
+
   it("of: the loop's wait before a step begins it where it returned soon before, its data ending "
     .. "at its entry", function()
     -- two steps of 100 ms, the second's range opening at 200 ms; the GPU idle from 150 ms

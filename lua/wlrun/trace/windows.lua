@@ -8,7 +8,9 @@
 --   windows.waited(steps, waits, opened) -> {[i] = wait}
 --     the loop's synchronisation after step i (W records, src/trace/trace_waits.c): its wait,
 --     where that returned before the next step began and was entered before any range opened on
---     the step's thread since the step's close. steps: {rid, start, stop, tid} in start order;
+--     the step's thread since the step's close — or, for a step of the Python hook's left open
+--     after its optimizer's step, where the library ended its range at that wait's return.
+--     steps: {rid, start, stop, tid} in start order;
 --     waits: {tid, rid (the step's), start (entered), stop (returned)}; opened[tid]: the sorted
 --     starts of that thread's ranges, the batch the loop makes next (opened as the step closes)
 --     left out
@@ -35,7 +37,8 @@
 --     work, the next batch's loading, which a wait after it must not make the step's), and where
 --     F(wait's entry) is no later than the step's GPU end (work another thread launched after the
 --     step, which the wait waited for, is not the step's: F must hold the entries' times).
---     waited[i] true where it did.
+--     waited[i] true where it did, or where the step's range ended at its wait's return (the
+--     hook's) and no GPU work outlasted that.
 --     Without GPU times (gpu false) the windows are the ranges (and the waits). work_end[i]:
 --     the end without the wait, max(e_i, F(e_i), start[i])
 --   windows.run_ahead(steps, win, from) -> {lag = {s...}, ahead = {n...}} for i >= from: how
@@ -101,7 +104,7 @@ end
 function windows.waited(steps, waits, opened)
   return of_steps(steps, waits, opened, function(i, s, w, starts)
     local after = steps[i + 1] and steps[i + 1].start
-    if w.start < s.stop or after and w.stop > after then return false end
+    if (w.start < s.stop and w.stop ~= s.stop) or after and w.stop > after then return false end
     local k = first_above(starts, s.stop - 1) -- the first range opened at or after the close
     return not starts[k] or starts[k] > w.start
   end)
@@ -144,6 +147,8 @@ function windows.of(steps, F, gpu, waited, before)
     if w and w.stop > b and not (gpu and (F[w.start] or b) > b)
       and (w.start < b or gap <= windows.WAIT_SHARE * (b - a) and gap <= windows.WAIT_MAX) then
       b, win.waited[i] = w.stop, true
+    elseif w and w.stop == s.stop and b == s.stop then
+      win.waited[i] = true -- (the range ended at its return: the hook's step)
     end
     if prev and a < prev then a = prev end
     if b < a then b = a end
