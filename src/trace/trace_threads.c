@@ -165,7 +165,7 @@ static void end_later(struct thread *t, uint64_t end) {
   if (!t->later || t->later_at >= t->depth) return;
   uint64_t entered = 0, synced = t == self ? wt_waits_tail_taken(&entered) : 0;
   uint64_t first = t->later_end;
-  if (synced < t->later || first) synced = 0; /* (wt_end_later took it first) */
+  if (first) synced = 0; /* (a checkpoint came first: wt_end_later took it) */
   if (synced) first = synced;
   int earlier = first && first < end;
   if (earlier) end = first;
@@ -390,7 +390,7 @@ int wt_end_later(uint64_t at) {
   wt_lock();
   if (t->later && !t->later_end) {
     uint64_t synced = wt_waits_tail_taken(NULL); /* the loop's synchronisation came first */
-    t->later_end = synced >= t->later ? synced : backdated(t, at, wt_now());
+    t->later_end = synced ? synced : backdated(t, at, wt_now());
     if (t->later_at < t->depth)
       wt_step_ending(t->stack[t->later_at].name, t->stack[t->later_at].domain, t->later_end);
   }
