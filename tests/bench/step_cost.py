@@ -15,8 +15,10 @@ With "count": no timing; the calls the hook makes in steps 200 to TRACED - 1 are
 functions from them; a deterministic measure of its work that the CPU's noise does not move),
 printed as {"hook_python_calls", "hook_c_calls"} a step, and every call the process makes in
 those steps (torch's too: what the hook sets off in it, a module's parameters() walked) less
-every call in as many steps after the trace stopped, as "calls_added" a step. Run it under wlrun
-trace --steps TRACED.
+every call in as many steps after the trace stopped, as "calls_added" a step; then, in as many
+steps again, the bytecode instructions the hook's Python functions run a step (sys.settrace's
+opcode events), as "hook_opcodes": the measure of its Python work that counts what happens
+inside its functions too. Run it under wlrun trace --steps TRACED + (TRACED - 200).
 """
 import json
 import statistics
@@ -42,6 +44,24 @@ def _counter():
     return profile, counts
 
 
+def _opcodes():
+    """A trace function counting the bytecode instructions run in the hook's file, and the count."""
+    counts = {"ops": 0}
+
+    def opcode(frame, event, arg):
+        if event == "opcode":
+            counts["ops"] += 1
+        return opcode
+
+    def call(frame, event, arg):
+        if frame.f_code.co_filename.endswith("sitecustomize.py"):
+            frame.f_trace_opcodes = True
+            return opcode
+        return None
+
+    return call, counts
+
+
 def count(traced):
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -49,23 +69,29 @@ def count(traced):
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     assert traced > 200, "count TRACED: more than 200 steps traced"
     steps = traced - 200
-    after = traced + 50  # the first step counted after the trace stopped
+    after = traced + steps + 50  # the first step counted after the trace stopped
     n = after + steps + 1  # each half counts its steps' bodies and the fetches after them
     loader = DataLoader(TensorDataset(torch.randn(8 * n, 8), torch.randn(8 * n, 8)), batch_size=8)
     profile, counts = _counter()
     later, later_counts = _counter()
+    tracer, ops = _opcodes()
     for i, (x, y) in enumerate(loader):
         if i in (200, after):
             sys.setprofile(profile if i == 200 else later)
         elif i in (traced, after + steps):
             sys.setprofile(None)
+        if i == traced:  # the opcodes in the next steps traced (the trace function's own cost
+            sys.settrace(tracer)  # apart: it runs outside the hook's frames)
+        elif i == traced + steps:
+            sys.settrace(None)
         opt.zero_grad()
         loss = ((model(x) - y) ** 2).mean()
         loss.backward()
         opt.step()
     sys.setprofile(None)
     print(json.dumps({"hook_python_calls": counts["py"] / steps, "hook_c_calls": counts["c"] / steps,
-                      "calls_added": (counts["all"] - later_counts["all"]) / steps}))
+                      "calls_added": (counts["all"] - later_counts["all"]) / steps,
+                      "hook_opcodes": ops["ops"] / steps}))
 
 
 def main():

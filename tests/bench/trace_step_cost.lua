@@ -61,8 +61,10 @@ for round = 1, ROUNDS do
 end
 -- the hook's calls a step, counted (the same in every run: a measure of its work that the CPU's
 -- noise does not move)
+-- (the calls in steps 200 to TRACED + 199, the opcodes in as many steps after them: --steps covers
+-- both)
 local counted = run(("%s trace --quiet --steps %d -o %s -- %s tests/bench/step_cost.py count %d")
-  :format(q(bin), TRACED + 200, q(out .. ".json"), q(python), TRACED + 200))
+  :format(q(bin), 2 * TRACED + 200, q(out .. ".json"), q(python), TRACED + 200))
 os.remove(out)
 os.remove(out .. ".json")
 print(("wlrun trace: the CPU cost of one step of a PyTorch loop with no range (the hook's), %d "
@@ -75,5 +77,6 @@ for _, v in ipairs(variants) do
 end
 print(("\nthe hook's calls a step (steps 200 to %d, counted): %.1f of its Python functions, %.1f "
   .. "C functions from them; %.1f calls added in all (torch's it sets off too), against as many "
-  .. "steps after the trace stopped"):format(TRACED + 199, counted.hook_python_calls,
-  counted.hook_c_calls, counted.calls_added or 0))
+  .. "steps after the trace stopped; %.1f bytecode instructions run in its Python functions")
+  :format(TRACED + 199, counted.hook_python_calls, counted.hook_c_calls, counted.calls_added or 0,
+    counted.hook_opcodes or 0))

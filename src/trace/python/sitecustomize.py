@@ -505,7 +505,8 @@ class _Loop:
         """Closes the thread's data range (at: when, where not now); its payload the time the
         batch was in hand, or EVALUATED: the fetch of a batch that only evaluation used, which is
         no data."""
-        s, local = self.local.stack, self.local
+        local = self.local
+        s = local.stack
         if local.making and payload in (None, EVALUATED):
             payload = MADE + EVALUATED  # a making no training used: no data, still a making's
         elif payload is None:
@@ -570,33 +571,35 @@ class _Loop:
             local.made_eval = 0
         else:
             self.data_close(at=at)
-        p = self.local.pending
-        in_hand = self.local.in_hand_at if p else made
-        late = late or self.local.evaluated or bool(made)  # evaluation first (a teacher)
+        p = local.pending
+        in_hand = local.in_hand_at if p else made
+        late = late or local.evaluated or bool(made)  # evaluation first (a teacher)
+        fetched = self.fetched
         for loader, n in p.items():
-            self.fetched[loader] = self.fetched.get(loader, 0) + n
+            fetched[loader] = fetched.get(loader, 0) + n
             self.evaluating.discard(loader)
             self.here = True
         p.clear()
-        self.local.evaluated = False
-        self.local.in_hand_at = 0
-        self.local.marked = False
+        local.evaluated = local.marked = False
+        local.in_hand_at = 0
         if not self.step:
             self.step, self.thread, self.optimized = True, self.ident(), False
             self.push("train_step", at=at)
         if late and in_hand:  # also a later micro-batch's (gradient accumulation)
             self.push("forward", in_hand)
             self.pop()
-            self.local.marked = True
+            local.marked = True
 
     def end_phase(self, next_phase=False):
         """next_phase: another phase opens at once (no forward can come between)."""
-        if self.phase is not None:
+        phase = self.phase
+        if phase is not None:
             s = self.local.stack
-            if self.phase in s:
-                if s[-1] != self.phase:
-                    self.pop_to(self.phase)
-                self.pop()
+            if phase in s:
+                if s[-1] != phase:
+                    self.pop_to(phase)
+                s.pop()  # self.pop(), inline: a call less a phase
+                self._pop(0, 0)
             self.phase = None
             if not next_phase:
                 self.waiting(True)
@@ -638,9 +641,9 @@ class _Loop:
         """A phase that ends the one open (backward, the optimizer); False on another thread."""
         if self.step and self.thread != self.ident():  # not ours(), inline
             return False
-        self.begin(late=True, at=at)
+        self.begin(True, at)
         had = self.phase is not None
-        self.end_phase(next_phase=True)
+        self.end_phase(True)
         self.push(name, at=at)
         self.phase = name
         if not had:
@@ -854,11 +857,11 @@ def _install(torch, loop, report):
         """The hook's own bookkeeping: a failure turns the hook off, never the program."""
 
         @functools.wraps(fn)
-        def run(*args, **kwargs):
+        def run(*args):  # (every caller gives positional arguments only)
             if not report.on:
                 return None
             try:
-                return fn(*args, **kwargs)
+                return fn(*args)
             except Exception as e:  # noqa: BLE001 - any failure of the hook's own
                 report.off(e)
                 return None
@@ -1222,11 +1225,12 @@ def _install_indices(dataloader, guarded):
         sizes = it.__dict__.get("_wlrun_sizes")
         if sizes is None:
             sizes = it._wlrun_sizes = collections.deque()
-        # an IterableDataset's sampler gives placeholders, whatever its iterator yields; without
-        # the loader's batching (batch_size=None) an index is whatever the sampler makes
-        counted = (isinstance(index, (list, tuple)) and getattr(it, "_dataset_kind", mapped) == mapped
-                   and getattr(it, "_auto_collation", True))
-        sizes.append(len(index) if counted else 0)
+            # an IterableDataset's sampler gives placeholders, whatever its iterator yields;
+            # without the loader's batching (batch_size=None) an index is whatever the sampler
+            # makes: the iterator's, asked once
+            it._wlrun_counted = (getattr(it, "_dataset_kind", mapped) == mapped
+                                 and bool(getattr(it, "_auto_collation", True)))
+        sizes.append(len(index) if it._wlrun_counted and isinstance(index, (list, tuple)) else 0)
 
     @guarded
     def taken(it):
@@ -1236,6 +1240,7 @@ def _install_indices(dataloader, guarded):
     @guarded
     def forget(it):
         it.__dict__.pop("_wlrun_sizes", None)
+        it.__dict__.pop("_wlrun_counted", None)
 
     if impl is not None:
         @functools.wraps(impl)
