@@ -306,11 +306,16 @@ describe("wlrun trace's Python hook", function()
     assert.equal(12, c.trace.steps)
     assert.equal("auto", c.trace.ranges)
     assert.matches("the first 12 steps were traced", table.concat(c.notes, "\n"))
-    -- the hook stopped too: no global module hook left (the model on torch's fast path)
+    -- the hook stopped too: no global module hook left (the model on torch's fast path), and
+    -- torch's and Python's functions their own again (the program runs on as it does untraced)
     assert.matches("global forward pre%-hooks: 0\n", r.stdout)
+    assert.matches("the hook's wrappers: none\n", r.stdout)
     r = trace("--steps 40 --hooks", { trace = "--steps 0" })
     assert.equal(0, r.code, r.stderr)
     assert.matches("global forward pre%-hooks: 1\n", r.stdout) -- waiting for a next forward
+    assert.matches("the hook's wrappers: DataLoader%.__init__ DataLoader%.__next__ "
+      .. "DataLoader%._next_index Queue%.get Module%.train Module%.zero_grad Optimizer%.zero_grad "
+      .. "Optimizer%.__init__ ", r.stdout)
   end)
 
   auto_it("finds the steps of a model whose parameters() gives a list", function()

@@ -338,7 +338,33 @@ def main():
     if a.hooks:
         from torch.nn.modules import module
         print("global forward pre-hooks: %d" % len(module._global_forward_pre_hooks))
+        print("the hook's wrappers: %s" % (" ".join(_hooked()) or "none"))
     return 0
+
+
+def _hooked():
+    """The functions of torch's and Python's that wlrun's hook stands in for now (a function
+    of its file, sitecustomize.py), and its global optimizer step hooks, by name."""
+    import queue
+    from torch.utils.data import dataloader
+
+    def hooks(f):
+        return getattr(getattr(f, "__code__", None), "co_filename", "").endswith("sitecustomize.py")
+
+    base = dataloader._BaseDataLoaderIter
+    places = {"DataLoader.__init__": base.__init__, "DataLoader.__next__": base.__next__,
+              "DataLoader._next_index": base._next_index, "Queue.get": queue.Queue.get,
+              "Module.train": nn.Module.train, "Module.zero_grad": nn.Module.zero_grad,
+              "Optimizer.zero_grad": torch.optim.Optimizer.zero_grad,
+              "Optimizer.__init__": torch.optim.Optimizer.__init__,
+              "SGD.step": torch.optim.SGD.step, "autograd.backward": torch.autograd.backward,
+              "autograd.grad": torch.autograd.grad, "save": torch.save}
+    names = [name for name, f in places.items() if hooks(f)]
+    optim = __import__("torch.optim.optimizer", fromlist=["_"])
+    for kind in ("pre", "post"):
+        if any(hooks(f) for f in getattr(optim, "_global_optimizer_%s_hooks" % kind, {}).values()):
+            names.append("optimizer %s-hooks" % kind)
+    return names
 
 
 def _nvtx():

@@ -842,6 +842,37 @@ class _Loop:
             _say("wlrun trace: process %d: %s" % (os.getpid(), text))
 
 
+# what puts back each change the hook made to torch's and Python's functions (and its global hooks
+# out), in the order made: the hook's one close path (_restore)
+_undo = []
+_ABSENT = object()
+
+
+def _patch(owner, name, wrapper):
+    """Puts wrapper in a class's or a module's name, recorded for _restore."""
+    old = owner.__dict__.get(name, _ABSENT)  # its own (a class may inherit what it wraps)
+    setattr(owner, name, wrapper)
+
+    def undo():  # where the hook's is still in place (a library that wrapped it since keeps its own)
+        if owner.__dict__.get(name) is wrapper:
+            if old is _ABSENT:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, old)
+
+    _undo.append(undo)
+
+
+def _restore():
+    """The hook stops for good (the steps traced done, or a failure of its own): torch's and
+    Python's functions are theirs again, so that the program runs on as it does untraced."""
+    while _undo:
+        try:
+            _undo.pop()()
+        except Exception:  # noqa: BLE001 - what cannot be put back keeps the hook's, which is off
+            pass
+
+
 def _install(torch, loop, report):
     """Hooks torch's DataLoader, module calls, autograd and optimizers into loop."""
     import functools
@@ -907,7 +938,8 @@ def _install(torch, loop, report):
         data_end(loader, batch, taken(self) or 0)
         return batch
 
-    base.__init__, base.__next__ = __init__, __next__
+    _patch(base, "__init__", __init__)
+    _patch(base, "__next__", __next__)
 
     # a batch fetched on another thread and handed over through a queue (a prefetching thread): the
     # training thread's wait in get() is its fetch; a get costs a check until a batch is fetched on
@@ -927,7 +959,7 @@ def _install(torch, loop, report):
         received(item, entered)
         return item
 
-    queue.Queue.get = get
+    _patch(queue.Queue, "get", get)
 
     # a loader with persistent workers resets its iterator for each epoch after the first (its
     # workers' restart, the sampler's): data, as a new iterator's start
@@ -945,7 +977,7 @@ def _install(torch, loop, report):
                 data_end(id(loader), None)
                 raise
 
-        cls._reset = _reset
+        _patch(cls, "_reset", _reset)
 
     for cls in (base, *base.__subclasses__()):
         if "_reset" in cls.__dict__:
@@ -986,6 +1018,8 @@ def _install(torch, loop, report):
         "ignore", message=r"Using `torch\.compile\(module\)` when there are global hooks")
 
     def waiting(now):  # called by the loop's methods, inside a guarded call
+        if now and not report.on:  # the hook stopped inside the call: its global hook stays out
+            return
         if global_pre is not None:
             if now:
                 global_pre[key] = forward_pre
@@ -1017,7 +1051,7 @@ def _install(torch, loop, report):
             back_to_training(self)
         return out
 
-    modules.Module.train = train
+    _patch(modules.Module, "train", train)
 
     returns = [None]
 
@@ -1030,14 +1064,19 @@ def _install(torch, loop, report):
 
     loop.watching = watching
 
-    def finished():  # nothing more is recorded: the model's calls back on torch's fast path
-        report.on = False
+    def unhook():  # the global hooks out: the model's calls back on torch's fast path
         watching(False)
         h, handle[0] = handle[0], None
         if global_pre is not None:
             global_pre.pop(key, None)
         elif h is not None:
             h.remove()
+
+    _undo.append(unhook)
+
+    def finished():  # nothing more is recorded
+        report.on = False
+        _restore()
 
     loop.finished = finished
 
@@ -1057,8 +1096,8 @@ def _install(torch, loop, report):
 
         return run
 
-    torch.autograd.backward = as_backward(torch.autograd.backward)
-    torch.autograd.grad = as_backward(torch.autograd.grad)
+    _patch(torch.autograd, "backward", as_backward(torch.autograd.backward))
+    _patch(torch.autograd, "grad", as_backward(torch.autograd.grad))
 
     # zero_grad, an optimizer's or a model's: where a loop calls it with the batch in hand, its
     # step begins there
@@ -1073,7 +1112,7 @@ def _install(torch, loop, report):
                 zero_grad(now())
             return impl(self, *args, **kwargs)
 
-        cls.zero_grad = with_step
+        _patch(cls, "zero_grad", with_step)
 
     wrap_zero_grad(torch.optim.Optimizer)
     wrap_zero_grad(torch.nn.Module)
@@ -1137,8 +1176,8 @@ def _install(torch, loop, report):
     optim = importlib.import_module("torch.optim.optimizer")
     hooks = hasattr(optim, "register_optimizer_step_pre_hook")
     if hooks:
-        optim.register_optimizer_step_pre_hook(pre)
-        optim.register_optimizer_step_post_hook(post)
+        _undo.append(optim.register_optimizer_step_pre_hook(pre).remove)
+        _undo.append(optim.register_optimizer_step_post_hook(post).remove)
 
     # every optimizer made is counted (a loop with none ends its steps at backward); before torch
     # 2.0 each optimizer class's step is wrapped at its first instance
@@ -1163,7 +1202,7 @@ def _install(torch, loop, report):
             return out
 
         step._wlrun_auto = True
-        cls.step = step
+        _patch(cls, "step", step)
 
     @functools.wraps(init_impl)
     def __init__(self, *args, **kwargs):
@@ -1176,7 +1215,7 @@ def _install(torch, loop, report):
             except Exception as e:  # noqa: BLE001
                 report.off(e)
 
-    torch.optim.Optimizer.__init__ = __init__
+    _patch(torch.optim.Optimizer, "__init__", __init__)
 
     # a checkpoint saved after a step (every N steps, or between two loops) is no step's time
     save_impl = torch.serialization.save
@@ -1186,7 +1225,8 @@ def _install(torch, loop, report):
         outside_work(now())
         return save_impl(*args, **kwargs)
 
-    torch.save = torch.serialization.save = save
+    _patch(torch, "save", save)
+    _patch(torch.serialization, "save", save)
 
     _install_scalers(torch, loop, report, guarded)
 
@@ -1204,7 +1244,7 @@ def _wrap_shutdown(cls, outside_work, now):
             outside_work(now())
         return impl(self, *args, **kwargs)
 
-    cls._shutdown_workers = _shutdown_workers
+    _patch(cls, "_shutdown_workers", _shutdown_workers)
 
 
 def _install_indices(dataloader, guarded):
@@ -1249,7 +1289,7 @@ def _install_indices(dataloader, guarded):
             indexed(self, index)
             return index
 
-        base._next_index = _next_index
+        _patch(base, "_next_index", _next_index)
     return taken, forget
 
 
@@ -1297,7 +1337,7 @@ def _install_scalers(torch, loop, report, guarded):
                     scaler_end(optimizer, stepped)
 
             step._wlrun_auto = True
-            cls.step = step
+            _patch(cls, "step", step)
         update_impl = cls.__dict__.get("update")
         if plain(update_impl):
 
@@ -1312,7 +1352,7 @@ def _install_scalers(torch, loop, report, guarded):
                         updated(id(self))
 
             update._wlrun_auto = True
-            cls.update = update
+            _patch(cls, "update", update)
 
     bases = []
     for path in ("amp", "cuda.amp"):
@@ -1338,7 +1378,7 @@ def _install_scalers(torch, loop, report, guarded):
 
         functools.update_wrapper(__init__, init_impl)
         __init__._wlrun_auto = True
-        base.__init__ = __init__
+        _patch(base, "__init__", __init__)
 
 
 class _Report:
@@ -1349,6 +1389,7 @@ class _Report:
     def off(self, error):
         if self.on:
             self.on = False
+            _restore()
             _say("wlrun trace: the automatic PyTorch ranges are off in process %d: %s: %s"
                  % (os.getpid(), type(error).__name__, error))
 
