@@ -334,8 +334,9 @@ void wt_marks_idle_with(void (*note)(uint64_t, uint64_t), uint64_t (*synced)(voi
 }
 
 /* under lock, ctx current: an idle mark at time t (its C record at the boundary, a K record of
- * kind event at t, stream 0: CUPTI's id for the stream is not known here); 0 where the context's
- * device cannot be had, or the record not written (a set is made instead) */
+ * kind event at t, which may come before the boundary; stream 0: CUPTI's id for the stream is not
+ * known here); 0 where the context's device cannot be had, or the record not written (a set is
+ * made instead) */
 static int idle_mark(uint64_t t) {
   int device = 0;
   if (!wt_mark_name() || cu.ctx_get_device(&device) != 0 || device < 0) return 0;
@@ -350,10 +351,12 @@ static int idle_mark(uint64_t t) {
  * is, a set there would end only after the library's own work at the boundary and the launch's
  * latency (32-72 us after it on an H100, the loop having waited for the GPU before each boundary:
  * docs/trace.md), which the report would take for the step's GPU end; so the library marks it
- * itself instead. The time: the boundary where the calling thread's last synchronisation of the
- * stream's device (context) returned before it and no kernel, graph or set was launched since, on
- * any thread (the work before had ended by then; copies, recorded on every step, keep their own
- * times), else the time the streams were asked (an upper bound). */
+ * itself instead. The time: the return of the calling thread's last synchronisation of the
+ * stream's device (context), where that came before the boundary and no kernel, graph or set was
+ * launched since, on any thread (the work before had ended by then; copies, recorded on every
+ * step, keep their own times); else the time the streams were asked (an upper bound). Not the
+ * boundary: a step the loop's synchronisation before it begins (its B record) begins at that
+ * return, which a mark at the boundary, after it, would move to the boundary. */
 static void ask_idle(uint64_t when[]) {
   if (!idle_note || !cu.stream_query || !cu.ctx_get_device || wt_quiet_wanted()) return;
   int idle[MAX_STREAMS] = {0}, all = 1;
@@ -367,7 +370,7 @@ static void ask_idle(uint64_t when[]) {
   for (int i = 0; i < nstreams; i++) {
     if (!idle[i] || (!streams[i].stream && !all)) continue;
     uint64_t synced = idle_synced(streams[i].ctx);
-    when[i] = synced && synced <= marking + 1 ? marking : asked;
+    when[i] = synced && synced <= marking + 1 ? synced : asked;
   }
 }
 

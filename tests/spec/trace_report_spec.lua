@@ -559,6 +559,39 @@ describe("a traced run's results document", function()
     end
   end)
 
+  it("begins a step not recorded at the synchronisation before it, where its idle mark is that",
+    function()
+    -- the library's idle mark at a step's start (correlation from 2^41, stream 0) where the loop
+    -- synchronised the device before the boundary and launched nothing since: its time is the
+    -- synchronisation's return, before the boundary (its C record); the step's end a set
+    local idle = tostring(report.IDLE_MARKS)
+    local function entry(wait, idle_at, start, stop)
+      local text = table.concat({ "wltrace\t5\t7\t1\tprog", "G\ton", "S\t1\ttrain_step",
+        "S\t3\tk", "S\t4\tevent",
+        "R\t1\t7\t0\t1\t0\t1000\t2000\t-", "C\t1\t1\t1500",
+        "K\t1\tkernel\t0\t7\t1600\t1900\t0\t3", "P\t2000\toff",
+        ("B\t7\t3\t%d\t%d"):format(wait[1], wait[2]),
+        ("R\t3\t7\t0\t1\t0\t%d\t%d\t-"):format(start, stop),
+        ("C\t%s\t0\t%d"):format(idle, start - 1),
+        ("K\t%s\tevent\t0\t0\t%d\t%d\t0\t4"):format(idle, idle_at, idle_at),
+        ("C\t5\t0\t%d"):format(stop - 1),
+        ("K\t5\tevent\t0\t7\t%d\t%d\t0\t4"):format(stop + 50, stop + 50), "X\texit" }, "\n")
+        .. "\n"
+      return report.entries({ processes = { read.parse(text, "7.wltrace") } }, { warmup = 0 })[1]
+    end
+    local e = entry({ 2850, 2950 }, 2950, 3000, 4000)
+    assert.equal("ok", e.status)
+    assert.equal(1, e.trace.began_steps)
+    assert.is_true(near(e.samples[2], 1100e-9), tostring(e.samples[2])) -- 2950 to 4050
+    -- an idle mark 3 ms before its boundary (the loop synchronised, then loaded its batch) is on
+    -- the launches' clock all the same: the marks stay usable, the set ends the step
+    e = entry({ 2500, 2600 }, 2600, 3000000, 4000000)
+    assert.is_nil(e.trace.began_steps) -- (returned too long before the step)
+    assert.is_true(near(e.samples[2], 1000050e-9), tostring(e.samples[2]))
+    local said = table.concat(e.notes or {}, "\n")
+    assert.is_nil(said:find("no usable mark", 1, true), said)
+  end)
+
   it("says so where the steps not recorded have no usable mark, and ignores marks of another clock",
     function()
     local function entry(mark_time, warmup)

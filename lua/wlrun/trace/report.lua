@@ -369,13 +369,19 @@ local function iteration_windows(p, steps, gpu, marks)
   return windows.of(steps, F, gpu, waited, before)
 end
 
+-- the correlations of the library's idle marks (src/trace/trace_marks.c) begin here: their time is
+-- the library's clock read (a synchronisation's return before the boundary, or the time it asked
+-- the streams), never a device's
+report.IDLE_MARKS = 1 << 41
+
 -- the marks, where they are on the launches' clock: none before its call (a millisecond's slack)
 -- nor ten minutes after it; nil where there are none, or one is not (a CUPTI whose events' device
--- times are another clock's)
+-- times are another clock's). An idle mark is on that clock by its making, and may come long
+-- before its boundary (the loop synchronised, then loaded its next batch).
 function report.usable_marks(p)
   if #p.marks == 0 then return nil end
   for _, w in ipairs(p.marks) do
-    local at = p.launched[w.corr]
+    local at = w.corr < report.IDLE_MARKS and p.launched[w.corr]
     if at and (w.stop < at - 1000000 or w.stop > at + 600 * 1000000000) then return nil end
   end
   return p.marks
