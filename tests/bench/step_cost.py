@@ -17,8 +17,9 @@ printed as {"hook_python_calls", "hook_c_calls"} a step, and every call the proc
 those steps (torch's too: what the hook sets off in it, a module's parameters() walked) less
 every call in as many steps after the trace stopped, as "calls_added" a step; then, in as many
 steps again, the bytecode instructions the hook's Python functions run a step (sys.settrace's
-opcode events), as "hook_opcodes": the measure of its Python work that counts what happens
-inside its functions too. Run it under wlrun trace --steps TRACED + (TRACED - 200).
+opcode events, or sys.monitoring's instruction events), as "hook_opcodes": the measure of its
+Python work that counts what happens inside its functions too. Run it under wlrun trace --steps
+TRACED + (TRACED - 200).
 """
 import json
 import statistics
@@ -45,8 +46,32 @@ def _counter():
 
 
 def _opcodes():
-    """A trace function counting the bytecode instructions run in the hook's file, and the count."""
+    """Counting the bytecode instructions run in the hook's file: (start, stop, counts). Python
+    3.12's sys.settrace gives no opcode events (f_trace_opcodes set in a call event is not heeded
+    there): sys.monitoring's instruction events where it has them (3.12 and later), else
+    sys.settrace's opcode events."""
     counts = {"ops": 0}
+    mon = getattr(sys, "monitoring", None)
+    if mon is not None:
+        tool = mon.PROFILER_ID
+
+        def instruction(code, offset):
+            if code.co_filename.endswith("sitecustomize.py"):
+                counts["ops"] += 1
+                return None
+            return mon.DISABLE  # another file's instruction: not asked again
+
+        def start():
+            mon.use_tool_id(tool, "step_cost")
+            mon.register_callback(tool, mon.events.INSTRUCTION, instruction)
+            mon.set_events(tool, mon.events.INSTRUCTION)
+
+        def stop():
+            mon.set_events(tool, 0)
+            mon.register_callback(tool, mon.events.INSTRUCTION, None)
+            mon.free_tool_id(tool)
+
+        return start, stop, counts
 
     def opcode(frame, event, arg):
         if event == "opcode":
@@ -59,7 +84,7 @@ def _opcodes():
             return opcode
         return None
 
-    return call, counts
+    return (lambda: sys.settrace(call)), (lambda: sys.settrace(None)), counts
 
 
 def count(traced):
@@ -74,22 +99,23 @@ def count(traced):
     loader = DataLoader(TensorDataset(torch.randn(8 * n, 8), torch.randn(8 * n, 8)), batch_size=8)
     profile, counts = _counter()
     later, later_counts = _counter()
-    tracer, ops = _opcodes()
+    start_ops, stop_ops, ops = _opcodes()
     for i, (x, y) in enumerate(loader):
         if i in (200, after):
             sys.setprofile(profile if i == 200 else later)
         elif i in (traced, after + steps):
             sys.setprofile(None)
-        if i == traced:  # the opcodes in the next steps traced (the trace function's own cost
-            sys.settrace(tracer)  # apart: it runs outside the hook's frames)
+        if i == traced:  # the opcodes in the next steps traced (the counting's own cost apart: it
+            start_ops()  # runs outside the hook's frames)
         elif i == traced + steps:
-            sys.settrace(None)
+            stop_ops()
         opt.zero_grad()
         loss = ((model(x) - y) ** 2).mean()
         loss.backward()
         opt.step()
     sys.setprofile(None)
-    print(json.dumps({"hook_python_calls": counts["py"] / steps, "hook_c_calls": counts["c"] / steps,
+    print(json.dumps({"hook_python_calls": counts["py"] / steps,
+                      "hook_c_calls": counts["c"] / steps,
                       "calls_added": (counts["all"] - later_counts["all"]) / steps,
                       "hook_opcodes": ops["ops"] / steps}))
 
