@@ -1209,7 +1209,7 @@ def _install(torch, loop, report):
         outside_work(now())  # a new optimizer after the steps (a second training phase)
         init_impl(self, *args, **kwargs)
         loop.optimizers += 1
-        if not hooks:
+        if not hooks and report.on:  # (not once the hook stopped: a wrapper held from before)
             try:
                 wrap_step(type(self))
             except Exception as e:  # noqa: BLE001
@@ -1369,6 +1369,8 @@ def _install_scalers(torch, loop, report, guarded):
 
         def __init__(self, *args, _impl=init_impl, **kwargs):
             _impl(self, *args, **kwargs)
+            if not report.on:  # (a wrapper held from before the hook stopped)
+                return
             try:
                 for cls in type(self).__mro__:
                     if any(issubclass(cls, b) for b in bases):
