@@ -77,6 +77,18 @@ describe("wlrun trace", function()
     assert.equal(0, x.code, x.stderr)
   end)
 
+  it("records a sample of the steps' kernels by default: --gpu-every, else the environment's",
+    function()
+    local path = program('echo "every: $WLRUN_TRACE_GPU_EVERY"')
+    for _, c in ipairs { { "", "", "auto" }, { "--gpu-every 1", "", "1" },
+      { "", "WLRUN_TRACE_GPU_EVERY=7", "7" }, { "", "WLRUN_TRACE_GPU_EVERY=", "auto" },
+      { "--gpu-every auto", "WLRUN_TRACE_GPU_EVERY=1", "auto" } } do
+      local r = trace(c[1] .. " --warmup 0 -- " .. q(path), BASIC, { env = c[2] })
+      assert.equal(0, r.code, r.stderr)
+      assert.truthy(r.stdout:find("every: " .. c[3] .. "\n", 1, true), c[1] .. c[2] .. r.stdout)
+    end
+  end)
+
   it("keeps standard output for the report alone with --format json", function()
     local prog = program()
     local r = trace("--warmup 1 --format json -q -- " .. q(prog), BASIC)
@@ -210,11 +222,19 @@ describe("wlrun trace", function()
           .. "got 'soon'" },
         { "--bogus -- true", "unknown option '%-%-bogus'" },
         { "--step '' -- true", "%-%-step: a range name expected" },
+        { "--gpu-every 0 -- true",
+          "%-%-gpu%-every %(auto, or N%): expected a whole number >= 1, got '0'" },
+        { "--gpu-every some -- true",
+          "%-%-gpu%-every %(auto, or N%): expected a whole number >= 1, got 'some'" },
       } do
         local r = trace(c[1])
         assert.equal(2, r.code, c[1] .. ": " .. r.stderr)
         assert.matches("^wlrun: trace: " .. c[2], r.stderr, nil, false, c[1])
       end
+      local r = trace("-- true", nil, { env = "WLRUN_TRACE_GPU_EVERY=1.5" })
+      assert.equal(2, r.code, r.stderr)
+      assert.matches("^wlrun: trace: WLRUN_TRACE_GPU_EVERY %(auto, or N%): expected a whole "
+        .. "number >= 1, got '1%.5'", r.stderr)
     end)
 
     it("a CMD that is not found, not executable, or a directory (exit 2)", function()

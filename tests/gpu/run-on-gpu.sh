@@ -80,8 +80,8 @@ prepare_steps() {
 # trace library's), loops-own and loops-hook (the loop shapes in two halves; loops: all of them).
 # sampling: GPU activity on a sample of the steps (--gpu-every auto): the step marks of each kind,
 # the library's W and B records and idle marks on steps not recorded,
-# a launch's cost recorded and not, the 2 ms MLP's cost by variant (about 7 minutes); its loop
-# shapes: WLRUN_TRACE_GPU_EVERY=auto with loops-own and loops-hook
+# a launch's cost recorded and not, the 2 ms MLP's cost by variant (about 7 minutes). wlrun trace
+# samples by default; WLRUN_TRACE_GPU_EVERY=1 runs any part's traces with every step recorded
 part=${1:-all}
 case $part in
   all | specs | rest | costs | ratios | filter | gpu | suites | hook | loops | loops-own | loops-hook) ;;

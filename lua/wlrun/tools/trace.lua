@@ -52,9 +52,9 @@ CUPTI works (CPU times otherwise). The report is a results document of loop conf
     --steps N            trace the first N steps of each process (default 1000; 0: every
                          step): nothing is recorded after them, so a long run's trace stays
                          small
-    --gpu-every N        record the kernels of one step in N (default 1: every step; auto:
-                         one in as many as keep the recording's cost of a launch-bound step
-                         near 1 %); every step's iteration is still bounded by its GPU work
+    --gpu-every N        record the kernels of one step in N (default auto: one in as many
+                         as keep the recording's cost of a launch-bound step near 1 %; 1:
+                         every step); every step's iteration is still bounded by its GPU work
     --sync-steps         synchronise the device before the start and the end of each step
                          (not needed: an iteration ends with its GPU work anyway; this
                          changes the program, as the methodology's template does)
@@ -118,6 +118,16 @@ local function whole(v, name, min)
   return n
 end
 
+-- --gpu-every's value (given: value), else WLRUN_TRACE_GPU_EVERY's, else "auto": N or "auto"
+local function gpu_every(value)
+  local name = "--gpu-every (auto, or N)"
+  if not value then
+    value, name = os.getenv("WLRUN_TRACE_GPU_EVERY"), "WLRUN_TRACE_GPU_EVERY (auto, or N)"
+    if not value or value == "" then return "auto" end
+  end
+  return value == "auto" and "auto" or whole(value, name, 1)
+end
+
 -- the options, checked
 function M.options(args)
   local o, pos = cli.parse_args(TOOL, args, spec)
@@ -136,8 +146,7 @@ function M.options(args)
     format = o.format or "table", trace_dir = o.trace_dir, name = o.name, help = o.help,
     warmup_given = o.warmup ~= nil,
     steps = o.steps and whole(o.steps, "--steps", 0) or trace_report.DEFAULTS.steps,
-    gpu_every = o.gpu_every == "auto" and "auto" or o.gpu_every and whole(o.gpu_every,
-      "--gpu-every (auto, or N)", 1) or nil,
+    gpu_every = gpu_every(o.gpu_every),
     -- wlrun's Python hook: put into the program unless --no-auto-ranges; its steps taken when the
     -- program has none of its own, unless --step names the step's range
     auto_ranges = not o.no_auto_ranges, auto = not o.no_auto_ranges and o.step == nil,

@@ -109,7 +109,7 @@ function traced.environment(o, dir, lib, warn)
   if o.sync_steps then env.WLRUN_TRACE_SYNC = o.step end
   env.WLRUN_TRACE_STEP = o.step
   if o.steps and o.steps > 0 then env.WLRUN_TRACE_STEPS = o.steps end
-  if o.gpu_every then env.WLRUN_TRACE_GPU_EVERY = o.gpu_every end -- N or "auto" (default 1)
+  env.WLRUN_TRACE_GPU_EVERY = o.gpu_every or "auto" -- N or "auto"
   for k, v in pairs(o.env or {}) do env[k] = v end
   -- PYTHONPATH's separator: it cannot name it
   if o.auto_ranges ~= false and dir:find(":", 1, true) then
