@@ -30,6 +30,7 @@ EXPORT int wlrun_trace_auto_left_open(void);
 EXPORT int wlrun_trace_auto_end_left_open(void);
 EXPORT int wlrun_trace_auto_recording(void);
 EXPORT int wlrun_trace_auto_above(void);
+EXPORT int wlrun_trace_auto_resumed(void);
 
 /* 1 when this process is traced (WLRUN_TRACE_DIR names a directory the file could be made in) */
 int wlrun_trace_auto_enabled(void) { return wt_init() && auto_domain() != NULL; }
@@ -100,4 +101,13 @@ int wlrun_trace_auto_left_open(void) { return wlrun_trace_auto_enabled() && wt_l
  * optimizer step that ended the step, where the loop makes its batches); -1 where none is open */
 int wlrun_trace_auto_end_left_open(void) {
   return wlrun_trace_auto_enabled() ? wt_end_left_open() : -1;
+}
+
+/* the program's torch.cuda.synchronize() returned to its Python caller (the hook's wrapper, once
+ * the interpreter's lock is back): the loop's synchronisation before or after a step returned
+ * here, not where the driver's call did (trace_waits.c) */
+int wlrun_trace_auto_resumed(void) {
+  if (!wlrun_trace_auto_enabled()) return -1;
+  wt_waits_resumed();
+  return 0;
 }

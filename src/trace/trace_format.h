@@ -122,7 +122,14 @@
  *                                of the device (cudaDeviceSynchronize, cuCtxSynchronize; a
  *                                stream's or an event's last means none) and the thread started
  *                                no GPU work in between (written as the range opens, before its
- *                                R); written where W records are. The same call may be a W's too
+ *                                R); written where W records are. The same call may be a W's too.
+ *                                Where that call was the program's torch.cuda.synchronize(),
+ *                                return is where the Python hook's wrapper resumed after it
+ *                                (version 6: its caller's time, the interpreter's lock taken back)
+ *   Y   tid was now              version 6: the W record of thread tid that returned at was is
+ *                                the program's torch.cuda.synchronize(), whose Python caller
+ *                                resumed at now (the hook's wrapper, the interpreter's lock taken
+ *                                back: trace_waits.c); the reader takes now as the W's return
  *   G   state text               GPU timing in this process: "on" (CUPTI activity enabled) or
  *                                "off" with the reason, e.g. "off	libcupti.so.13: cannot open"
  *   D   what count               records lost: "cupti" (CUPTI dropped activity records),
@@ -137,12 +144,12 @@
  * holds at most WL_TRACE_MAX_STRING bytes (a longer name is cut at a character boundary).
  * Times are nanoseconds of CLOCK_MONOTONIC, for CPU records and (through CUPTI's timestamp
  * callback) for K records alike. Record letters and field counts never change within a version
- * (readers take 1 to 5); a reader refuses a line it does not know, naming the file and the line.
+ * (readers take 1 to 6); a reader refuses a line it does not know, naming the file and the line.
  */
 #ifndef WL_TRACE_FORMAT_H
 #define WL_TRACE_FORMAT_H
 
-#define WL_TRACE_VERSION 5
+#define WL_TRACE_VERSION 6
 #define WL_TRACE_MAGIC "wltrace"
 #define WL_TRACE_SUFFIX ".wltrace"
 #define WL_TRACE_MAX_DEPTH 256 /* lua/wlrun/trace/read.lua's LIMITS.depth */

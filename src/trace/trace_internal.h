@@ -270,6 +270,10 @@ enum { WT_SYNC_STREAM = 1, WT_SYNC_DEVICE = 2 };
 /* a synchronising call entered (1) or returned (0); of: WT_SYNC_DEVICE (the device's),
  * WT_SYNC_STREAM (a default stream's) or 0 (an event's, another stream's) */
 void wt_waits_sync_called(int entering, int of, void *ctx);
+/* the calling thread's caller of its last synchronisation of the device resumed now (the Python
+ * hook, after torch.cuda.synchronize() returned to it): that call's B record and tail end move
+ * here, its W record gets a Y record; nothing where anything started or was entered since */
+void wt_waits_resumed(void);
 void wt_waits_fork_child(void);
 
 /* One CUPTI activity record (kernel, memcpy, memset) as a K line at out, its name's S line written

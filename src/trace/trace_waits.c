@@ -18,7 +18,13 @@
  * loop's next range of the hook's) ends instead where the loop's first synchronisation after that
  * step returns, of the device or of a default stream, where no GPU work was started on the thread
  * before it nor after it until the step's end: the template's t1 (trace_threads.c takes it), and
- * that call is the step's W record (its return the range's end), written as the range ends. */
+ * that call is the step's W record (its return the range's end), written as the range ends.
+ *
+ * Where the call was the program's torch.cuda.synchronize(), the Python hook says when its caller
+ * resumed (wt_waits_resumed), after the interpreter's lock was taken back: another thread (a
+ * DataLoader's pin-memory thread) may hold it for a millisecond. The template's t0 and t1 come
+ * after that, so the B record's return and a tail's end are moved there, and an own step's W,
+ * already written, gets a Y record naming the new return. */
 #include "trace_internal.h"
 
 #include <stdatomic.h>
@@ -43,6 +49,9 @@ static __thread struct {
    * the outermost call entered so; the return of that call where no GPU work started since */
   int tail, tail_call;
   uint64_t tail_entered, tail_synced;
+  /* the return of the synchronisation of the device this thread made last, where nothing started
+   * or was entered since (0: none), and of its W record where it wrote one */
+  uint64_t returned, returned_w;
 } wait;
 
 /* the program's launches whose ends a step not recorded does not time (kernels, graphs, sets: not
@@ -67,6 +76,7 @@ uint64_t wt_waits_tail_taken(uint64_t *entered) {
 void wt_waits_work_started(void) {
   wait.armed = 0, wait.before_exit = 0;
   wait.tail = 0, wait.tail_synced = 0;
+  wait.returned = 0;
 }
 
 /* a W or B record (the trace lock held) */
@@ -83,6 +93,7 @@ static void wait_record(char letter, pid_t tid, uint64_t rid, uint64_t enter, ui
 void wt_waits_sync_called(int entering, int of, void *ctx) {
   if (entering) {
     if (wait.depth++) return;
+    wait.returned = 0;
     wait.entered_untimed = atomic_load_explicit(&untimed, memory_order_relaxed);
     wait.entered = wt_now();
     wait.of = wt_sync_own() ? 0 : of;
@@ -102,10 +113,30 @@ void wt_waits_sync_called(int entering, int of, void *ctx) {
     wait.synced = exit, wait.synced_ctx = ctx, wait.synced_untimed = wait.entered_untimed;
   if (wait.tail_call) wait.tail_entered = wait.entered, wait.tail_synced = exit, wait.tail_call = 0;
   wait.enter = wait.step = wait.entered = 0;
+  wait.returned = wait.of == WT_SYNC_DEVICE ? exit : 0, wait.returned_w = 0;
   if (!enter || wt_finished() || !wt_recording()) return;
   wt_lock();
   wait_record('W', wait.tid, step, enter, exit);
   wt_unlock_soon(exit);
+  wait.returned_w = exit;
+}
+
+void wt_waits_resumed(void) {
+  uint64_t was = wait.returned, now = wt_now();
+  wait.returned = 0;
+  if (!was || wait.depth || now <= was) return;
+  if (wait.before_exit == was) wait.before_exit = now;
+  if (wait.tail_synced == was) wait.tail_synced = now;
+  if (wait.returned_w != was || wt_finished() || !wt_recording()) return;
+  wt_lock();
+  if (wt_ready()) {
+    wt_line('Y');
+    wt_u64((uint64_t)wait.tid);
+    wt_u64(was);
+    wt_u64(now);
+    wt_end();
+  }
+  wt_unlock_soon(now);
 }
 
 void wt_waits_tail_record(pid_t tid, uint64_t rid, uint64_t entered, uint64_t returned) {
@@ -132,4 +163,5 @@ void wt_waits_fork_child(void) {
   wait.armed = wait.step = wait.enter = wait.entered = wait.before_exit = 0, wait.depth = 0;
   wait.synced = 0, wait.synced_ctx = NULL;
   wait.tail = wait.tail_call = 0, wait.tail_synced = 0;
+  wait.returned = wait.returned_w = 0;
 }

@@ -540,6 +540,70 @@ static void test_tail_sync(void) {
   unsetenv("WLRUN_TRACE_STEP");
 }
 
+/* The program's torch.cuda.synchronize() returning to its Python caller later than the driver's
+ * call did (the interpreter's lock held by another thread): wt_waits_resumed moves the loop's
+ * synchronisation's return there. Own steps: step 1, the synchronisation after it (W, and a Y
+ * naming its new return), then step 2 (its B the same call's, returning there); a stream's
+ * synchronisation after step 2 and a resumption (nothing moved: not the device's); step 3 with
+ * work started between the synchronisation and the resumption (nothing moved). Then the hook's
+ * step left open (rid 4): its end moves with the resumption. */
+static void resumed_syncs(void) {
+  struct wt_string *step = wt_intern_cstr("train_step");
+  wt_push(NULL, step, none()); /* rid 1 */
+  wt_pop(NULL);
+  device_synchronised();
+  usleep(2000);
+  wt_waits_resumed();
+  wt_waits_resumed();          /* once only */
+  wt_push(NULL, step, none()); /* rid 2: B */
+  wt_pop(NULL);
+  wt_waits_sync_called(1, WT_SYNC_STREAM, (void *)0x1);
+  wt_waits_sync_called(0, WT_SYNC_STREAM, (void *)0x1);
+  usleep(2000);
+  wt_waits_resumed();
+  wt_push(NULL, step, none()); /* rid 3 */
+  wt_pop(NULL);
+  device_synchronised();
+  wt_waits_work_started();
+  usleep(2000);
+  wt_waits_resumed();
+  struct wt_string *hook = wt_intern_cstr(WL_TRACE_AUTO_DOMAIN);
+  wt_push(hook, step, none()); /* rid 4 */
+  wt_pop_later(hook, NULL);
+  device_synchronised();
+  usleep(2000);
+  wt_waits_resumed();
+  usleep(2000);
+  wt_push(hook, wt_intern_cstr(WL_TRACE_AUTO_DATA), none()); /* rid 5: ends the step */
+  wt_pop(hook);
+}
+
+static void test_resumed_syncs(void) {
+  setenv("WLRUN_TRACE_STEP", "train_step", 1);
+  char *t = traced(resumed_syncs);
+  unsigned long long tid, rid, entered, returned, ytid, was, now, btid, brid, benter, breturn;
+  const char *w = strstr(t, "\nW\t"), *y = strstr(t, "\nY\t"), *b = strstr(t, "\nB\t");
+  CHECK(lines_with(t, "Y\t") == 1 && lines_with(t, "B\t") == 1);
+  CHECK(w && sscanf(w + 1, "W\t%llu\t%llu\t%llu\t%llu", &tid, &rid, &entered, &returned) == 4);
+  CHECK(y && sscanf(y + 1, "Y\t%llu\t%llu\t%llu", &ytid, &was, &now) == 3);
+  CHECK(b && sscanf(b + 1, "B\t%llu\t%llu\t%llu\t%llu", &btid, &brid, &benter, &breturn) == 4);
+  /* step 1's W returned at `was`; its caller resumed 2 ms later, where step 2's B returns */
+  CHECK(rid == 1 && ytid == tid && was == returned && now >= returned + 2000000);
+  CHECK(brid == 2 && benter == entered && breturn == now && breturn < range_time(t, 2, 0));
+  /* the hook's step ends where its synchronisation's caller resumed (the data after it begins
+   * there), and its W returns there */
+  unsigned long long end = range_time(t, 4, 1);
+  CHECK(end >= range_time(t, 4, 0) + 2000000 && end == range_time(t, 5, 0));
+  CHECK(range_time(t, 5, 1) >= end + 2000000);
+  char key[64];
+  snprintf(key, sizeof key, "\nW\t%llu\t4\t", tid);
+  const char *tail = strstr(t, key);
+  CHECK(tail &&
+        sscanf(tail + 1, "W\t%llu\t%llu\t%llu\t%llu", &tid, &rid, &entered, &returned) == 4 &&
+        returned == end);
+  unsetenv("WLRUN_TRACE_STEP");
+}
+
 /* The file's descriptor made to fail (as a full disk does), standard error kept in dir/stderr. */
 /* a file that may not grow past 256 KiB (RLIMIT_FSIZE, SIGXFSZ at its default: a write past it
  * would kill the process), and the ranges need more: the library stops its trace before. Putting
@@ -748,6 +812,7 @@ int main(void) {
   test_quiet_marks();
   test_idle_marks();
   test_tail_sync();
+  test_resumed_syncs();
   test_sampling();
   test_last_step_at_exit();
   test_write_error();

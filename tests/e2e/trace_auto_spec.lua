@@ -316,6 +316,8 @@ describe("wlrun trace's Python hook", function()
     assert.matches("the hook's wrappers: DataLoader%.__init__ DataLoader%.__next__ "
       .. "DataLoader%._next_index Queue%.get Module%.train Module%.zero_grad Optimizer%.zero_grad "
       .. "Optimizer%.__init__ ", r.stdout)
+    -- (the loop's synchronisation: where its caller resumes, docs/trace.md "Iterations")
+    assert.matches("the hook's wrappers: [^\n]* cuda%.synchronize", r.stdout)
   end)
 
   auto_it("finds the steps of a model whose parameters() gives a list", function()

@@ -131,6 +131,19 @@ local function began(c)
     STEPS - WARMUP))
 end
 
+-- each measured step's iter within 0.1 ms of the template's (the same step of the program's),
+-- but for a tenth of them
+local function step_by_step(c, prog)
+  local off, worst = 0, 0
+  for i, x in ipairs(c.samples) do
+    local d = math.abs(x - prog.iter[WARMUP + i])
+    if d > 1e-4 then off = off + 1 end
+    worst = math.max(worst, d)
+  end
+  assert.is_true(off <= 0.1 * #c.samples, ("%d of %d steps more than 0.1 ms from the template's "
+    .. "(the farthest %.3f ms)"):format(off, #c.samples, worst * 1e3))
+end
+
 -- the probe's loops (torch_probe.py), no range of the program's own: every optimizer step a
 -- step of the hook's, and the template's iter and data, or the steady-state throughput, matched
 local function probes()
@@ -214,6 +227,20 @@ describe("wlrun trace against the program's own timing, by loop shape", function
     assert.equal("auto", c.trace.ranges)
     waited(c) -- (the hook's step ended by the library at the loop's wait after it)
     began(c)
+  end)
+  -- a thread of the program's own that holds the interpreter's lock a millisecond at a time: the
+  -- loop resumes after its synchronisations up to that much after the driver's calls returned,
+  -- where the template takes t0 and t1 (and where wlrun's hook tells the library, wrapping
+  -- torch.cuda.synchronize); with the program's ranges and with the hook's, step by step
+  case("after, busy thread", "--shape after --busy-thread", function(c, prog)
+    began(c)
+    step_by_step(c, prog)
+  end)
+  case("after, busy thread, no ranges", "--shape after --busy-thread --no-ranges", function(c, prog)
+    assert.equal("auto", c.trace.ranges)
+    waited(c)
+    began(c)
+    step_by_step(c, prog)
   end)
   -- a functional forward (no module called): the hook sees each step begin at backward, and the
   -- report begins it at the batch in hand

@@ -46,7 +46,7 @@ local function read_trace(path)
     for part in (line .. "\t"):gmatch("([^\t]*)\t") do f[#f + 1] = part end
     if n == 1 then
       assert.equal("wltrace", f[1], path)
-      assert.equal("5", f[2], path)
+      assert.equal("6", f[2], path)
       t.pid, t.ppid, t.command = tonumber(f[3]), tonumber(f[4]), record.unescape(f[5] or "")
     else
       local letter = f[1]

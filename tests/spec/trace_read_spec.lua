@@ -149,8 +149,8 @@ describe("trace reader", function()
   describe("refuses, naming the file and the line,", function()
     it("a file that is not a trace, or of another version", function()
       refused("hello\n", "42.wltrace:1: not a wlrun trace file")
-      refused("wltrace\t6\t1\t1\tx\n",
-        "42.wltrace:1: trace format version 6; this wlrun reads versions 1 to 5")
+      refused("wltrace\t7\t1\t1\tx\n",
+        "42.wltrace:1: trace format version 7; this wlrun reads versions 1 to 6")
       refused("wltrace\t1\t1\t1\n", "42.wltrace:1: the header has 4 fields, expected 5")
     end)
 
@@ -189,6 +189,23 @@ describe("trace reader", function()
       local p = read.parse(v5 .. "W\t7\t1\t10\t20\nB\t7\t2\t10\t20\n", "42.wltrace")
       assert.same({ { tid = 7, rid = 1, start = 10, stop = 20 } }, p.waits)
       assert.same({ { tid = 7, rid = 2, start = 10, stop = 20 } }, p.befores)
+    end)
+
+    it("version 6's resumptions: not in an older file, none before its call returned; each moves "
+      .. "its thread's W that returned then", function()
+      refused("wltrace\t5\t1\t1\tx\nY\t7\t20\t30\n",
+        "42.wltrace:2: Y: a record of version 6 in a file of version 5")
+      local v6 = "wltrace\t6\t1\t1\tx\n"
+      refused(v6 .. "Y\t7\t30\t20\n",
+        "42.wltrace:2: Y: resumed (20) before the call returned (30)")
+      refused(v6 .. "Y\t7\t30\n", "42.wltrace:2: Y: 3 fields, expected 4")
+      refused(v6 .. "Y\t7\t30\tsoon\n", "42.wltrace:2: now")
+      -- thread 7's W returning at 20 moves to 25; thread 8's, and a Y naming no W, move nothing
+      local p = read.parse(v6 .. "W\t7\t1\t10\t20\nW\t8\t2\t10\t20\nY\t7\t20\t25\n"
+        .. "Y\t7\t40\t45\nB\t7\t3\t10\t20\n", "42.wltrace")
+      assert.same({ { tid = 7, rid = 1, start = 10, stop = 25 },
+        { tid = 8, rid = 2, start = 10, stop = 20 } }, p.waits)
+      assert.same({ { tid = 7, rid = 3, start = 10, stop = 20 } }, p.befores)
     end)
 
     it("an unknown record and a wrong number of fields", function()

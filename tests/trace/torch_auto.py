@@ -358,7 +358,8 @@ def _hooked():
               "Optimizer.zero_grad": torch.optim.Optimizer.zero_grad,
               "Optimizer.__init__": torch.optim.Optimizer.__init__,
               "SGD.step": torch.optim.SGD.step, "autograd.backward": torch.autograd.backward,
-              "autograd.grad": torch.autograd.grad, "save": torch.save}
+              "autograd.grad": torch.autograd.grad, "save": torch.save,
+              "cuda.synchronize": torch.cuda.synchronize}
     names = [name for name, f in places.items() if hooks(f)]
     optim = __import__("torch.optim.optimizer", fromlist=["_"])
     for kind in ("pre", "post"):

@@ -46,6 +46,11 @@ copies it to the GPU first thing in the train_step range: with --shape before, t
 after the making and before the copy, which wlrun must not take for the step's end; --out's "made" holds each making's
 seconds.
 
+--busy-thread starts a thread of the program's own that works in Python 0.5 ms at a time, with 2 ms pauses between (a
+logger's, a metrics exporter's), holding the interpreter's lock while it works: a call that releases the lock (a
+synchronisation, a copy) returns to the loop only once the thread pauses or the interpreter switches threads, up to half a
+millisecond after the call itself returned; the template's t0 and t1 come after that.
+
 --out writes {shape, batch, warmup, steps, iter, data (s, every step; template shapes),
 marks ({in_hand, t0, t1} of every step, time.perf_counter()'s CLOCK_MONOTONIC seconds, the clock of
 wlrun's trace files; template shapes), samples_per_s and period (over the measured steps W+1..N)}.
@@ -134,6 +139,20 @@ def write_out(a, opt, model, timed, span, samples=None, recompiles=0, made=()):
             json.dump(out, f)
 
 
+def start_busy_thread():
+    """--busy-thread: 0.5 ms of Python work (the interpreter's lock held), then a 2 ms pause, for ever"""
+    import threading
+
+    def run():
+        while True:
+            t = time.perf_counter()
+            while time.perf_counter() - t < 5e-4:
+                pass
+            time.sleep(2e-3)
+
+    threading.Thread(target=run, daemon=True, name="busy").start()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shape", choices=["after", "inside", "none", "item10", "before"], default="after")
@@ -150,9 +169,12 @@ def main():
     ap.add_argument("--compile", choices=["default", "reduce-overhead"])
     ap.add_argument("--gpu-data", action="store_true")
     ap.add_argument("--cpu-data", type=float, default=None, metavar="MS")
+    ap.add_argument("--busy-thread", action="store_true")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--out")
     a = ap.parse_args()
+    if a.busy_thread:
+        start_busy_thread()
 
     dev = torch.device(a.device)
     cuda = dev.type == "cuda"

@@ -21,7 +21,8 @@
 --   samples = {{at, on}...} (version 3: P records, GPU activity turned on or off, in time
 --   order), waits = {{tid, rid, start, stop}...} (version 4: W records, the loop's
 --   synchronisation after step rid, entered at start, returned at stop), befores = {{tid, rid,
---   start, stop}...} (version 5: B records, the loop's synchronisation before step rid),
+--   start, stop}...} (version 5: B records, the loop's synchronisation before step rid; version
+--   6: a W's stop moved by its Y record, where its caller resumed),
 --   cupti = {state, reason} | nil, dropped = {[what] = count}, errors = {text...}, errors_more = n,
 --   exit = reason | nil (no X: killed), truncated = bool, orphans = n, unknown_corr = n}
 -- A range: {rid, tid, parent = range | nil (the nearest one that ends no earlier), name, domain,
@@ -140,10 +141,10 @@ end
 
 -- G: 2 or 3; C: 3 in version 1
 local FIELDS = { S = 3, T = 3, R = 9, A = 8, O = 8, C = 4, K = 9, D = 3, E = 2, X = 2, P = 3,
-  W = 5, B = 5 }
-read.VERSIONS = { [1] = true, [2] = true, [3] = true, [4] = true, [5] = true }
+  W = 5, B = 5, Y = 4 }
+read.VERSIONS = { [1] = true, [2] = true, [3] = true, [4] = true, [5] = true, [6] = true }
 -- the first version with each record that older ones lack
-local SINCE = { P = 3, W = 4, B = 5 }
+local SINCE = { P = 3, W = 4, B = 5, Y = 6 }
 
 function Parser:range(f, letter)
   local p = self.p
@@ -288,7 +289,7 @@ function Parser:header(f)
   if #f ~= 5 then self:fail(("the header has %d fields, expected 5"):format(#f)) end
   local version = self:int(f[2], "version")
   if not read.VERSIONS[version] then self:fail(
-    ("trace format version %d; this wlrun reads versions 1 to 5"):format(version)) end
+    ("trace format version %d; this wlrun reads versions 1 to 6"):format(version)) end
   self.version, p.version = version, version
   p.pid, p.ppid, p.command = self:int(f[3], "pid"), self:int(f[4], "ppid"), self:text(f[5])
 end
@@ -301,6 +302,23 @@ function Parser:wait(f)
     f[1], w.stop, w.start)) end
   local list = f[1] == "W" and self.p.waits or self.p.befores
   list[#list + 1] = w
+end
+
+-- a Y record (version 6): thread tid's W that returned at `was` was the program's
+-- torch.cuda.synchronize(), whose Python caller resumed at `now`: the W returns there (the last
+-- such W of the thread; none: nothing to move)
+function Parser:resumed(f)
+  local tid, was, now = self:int(f[2], "tid"), self:int(f[3], "was"), self:int(f[4], "now")
+  if now < was then self:fail(("Y: resumed (%d) before the call returned (%d)"):format(now,
+    was)) end
+  local waits = self.p.waits
+  for i = #waits, 1, -1 do
+    local w = waits[i]
+    if w.tid == tid and w.stop == was then
+      w.stop = now
+      return
+    end
+  end
 end
 
 function Parser:line(line)
@@ -374,6 +392,8 @@ function Parser:line(line)
     self:sample(f)
   elseif letter == "W" or letter == "B" then
     self:wait(f)
+  elseif letter == "Y" then
+    self:resumed(f)
   end
 end
 

@@ -472,12 +472,20 @@ local function data_times(p, steps, win, data, o, t, notes, mode)
     return time, data_iter
   end
   t.data_source, t.data_threads = "ranges", on_thread and "step" or "all"
-  local pm = {}
-  for i, s in ipairs(steps) do pm[i] = math.max(pm[i - 1] or s.stop, s.stop) end
+  local pm, starts = {}, {}
+  for i, s in ipairs(steps) do pm[i], starts[i] = math.max(pm[i - 1] or s.stop, s.stop), s.start end
   local intervals = {}
   for _, r in ipairs(list) do
     if not on_thread or r.tid == tid then
       local stop = data_stop(r, data, not cpu_loop)
+      -- a hook's range still open where the loop's synchronisation before the next step was
+      -- entered (win.began: the step begins at its return): the batch was in hand there, as the
+      -- template's is before its synchronisation; what the loop did after the fetch is the data's,
+      -- a pause after the batch's copy (the interpreter's lock held by another thread) too
+      local k = window_of(starts, r.start)
+      if k and win.began[k] and ranges.is_auto(r) and r.stop > win.data_end[k] then
+        stop = r.stop
+      end
       intervals[#intervals + 1] = { r.start, math.max(stop, data.stop[r] or stop) }
       data_iter[r] = window_of(pm, r.start)
     end

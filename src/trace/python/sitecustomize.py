@@ -330,6 +330,7 @@ class _Loop:
         self._end_later = lib.wlrun_trace_auto_end_later
         self._recording = lib.wlrun_trace_auto_recording
         self._above = lib.wlrun_trace_auto_above
+        self.resumed = lib.wlrun_trace_auto_resumed
         self.local = _thread_state()
         self.ident = threading.get_ident
         self.thread = None  # the thread of the step open, or of the last one
@@ -1227,8 +1228,35 @@ def _install(torch, loop, report):
 
     _patch(torch, "save", save)
     _patch(torch.serialization, "save", save)
+    _wrap_synchronize(torch, loop, report)
 
     _install_scalers(torch, loop, report, guarded)
+
+
+def _wrap_synchronize(torch, loop, report):
+    """The loop's torch.cuda.synchronize() (torch.accelerator's too): the library hears where its
+    caller resumes, once the interpreter's lock is back (another thread, a DataLoader's pin-memory
+    thread, may hold it for a millisecond after the driver's call returned): the template's t0 and
+    t1 are taken there, and so the loop's synchronisation before or after a step returns there."""
+    import functools
+
+    resumed = loop.resumed
+    for owner in (getattr(torch, "cuda", None), getattr(torch, "accelerator", None)):
+        impl = getattr(owner, "synchronize", None)
+        if impl is None:
+            continue
+
+        def wrap(impl):
+            @functools.wraps(impl)
+            def synchronize(*args, **kwargs):
+                out = impl(*args, **kwargs)
+                if report.on:
+                    resumed()
+                return out
+
+            return synchronize
+
+        _patch(owner, "synchronize", wrap(impl))
 
 
 def _wrap_shutdown(cls, outside_work, now):
@@ -1451,6 +1479,7 @@ def _start():
             lib.wlrun_trace_auto_enabled.argtypes = ()
             lib.wlrun_trace_auto_recording.argtypes = ()
             lib.wlrun_trace_auto_above.argtypes = ()
+            lib.wlrun_trace_auto_resumed.argtypes = ()
             if not lib.wlrun_trace_auto_enabled():
                 return  # not traced (WLRUN_TRACE_DIR missing): nothing to record
             loop = _Loop(lib)
