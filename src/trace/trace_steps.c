@@ -47,6 +47,10 @@ static struct {
   const struct wt_string *domain;
   long closed;
 } counts[DOMAINS]; /* under the trace lock */
+/* a step range of the program's own has opened (under the trace lock): the hook's steps, which
+ * nest in the program's and close just before them, count no more (the program's are the report's
+ * steps, and the last of them is recorded whole) */
+static int own_steps;
 static atomic_int stopped;
 static atomic_uint_fast64_t last_noted, stop_correlation;
 static atomic_uint_fast64_t launches; /* launch callbacks seen */
@@ -132,6 +136,7 @@ static long *count_of(const struct wt_string *domain) {
 
 void wt_step_opened(const struct wt_string *name, const struct wt_string *domain, uint64_t at) {
   if (name != step_name || !step_name || !wt_recording()) return;
+  if (domain != hook_domain) own_steps = 1;
   if (!pending.open && !pending.close) pending.at = at;
   pending.open = 1, pending.domain = domain;
 }
@@ -152,7 +157,7 @@ void wt_step_closed(const struct wt_string *name, const struct wt_string *domain
   if (name != step_name || !step_name || !wt_recording()) return;
   if (end != pending.premarked || !end) pend_close(domain, end);
   pending.premarked = 0;
-  if (!limit) return;
+  if (!limit || (domain == hook_domain && own_steps)) return;
   long *n = count_of(domain);
   if (!n || ++*n < limit) return;
   atomic_store(&stop_correlation, atomic_load(&last_noted));
@@ -225,6 +230,7 @@ void wt_step_marks(void) {
 
 void wt_steps_fork_child(void) {
   for (int i = 0; i < DOMAINS; i++) counts[i].domain = NULL, counts[i].closed = 0;
+  own_steps = 0;
   atomic_store(&stopped, 0);
   atomic_store(&last_noted, 0);
   atomic_store(&stop_correlation, 0);

@@ -273,6 +273,11 @@ int wt_push_at(struct wt_string *domain, struct wt_string *name, struct wt_paylo
   uint64_t now = 0;
   wt_lock();
   if (ends_later(t, domain, t->depth)) end_later(t, backdated(t, at, wt_now()));
+  if (!wt_recording()) { /* that was the last step traced */
+    wt_unlock();
+    wt_step_marks();
+    return -1;
+  }
   if (t->synced_end && wt_is_hook_data(domain, name)) at = t->synced_end;
   t->synced_end = 0;
   if (t->depth == t->cap && t->depth < MAX_DEPTH) {
@@ -321,6 +326,8 @@ int wt_pop_at(struct wt_string *domain, const struct wt_payload *payload, uint64
     end_later(t, backdated(t, at, wt_now()));
     wt_unlock_soon(wt_now());
     wt_step_marks();
+    /* that was the last step traced: what was open is written as open, this range among them */
+    if (!wt_recording()) return -1;
     i = innermost(t, domain);
   }
   if (t->overflow) {

@@ -739,6 +739,45 @@ static void test_last_step_at_exit(void) {
   unsetenv("WLRUN_TRACE_STEP");
 }
 
+/* WLRUN_TRACE_STEPS=2: the program's own step ranges, each holding one of the hook's left open by
+ * a pop_later and ended by the program's pop; or the hook's alone (own 0). With the program's, its
+ * steps count, not the hook's, which close first: its second step is recorded whole (R), and
+ * nothing after it. With the hook's steps alone, the second stops the trace as it closes inside
+ * the program's other range, written once, as open (O); the push after it writes nothing (no B) */
+static int own_step_ranges;
+static void last_step_inside_own(void) {
+  struct wt_string *step = wt_intern_cstr("train_step");
+  struct wt_string *hook = wt_intern_cstr(WL_TRACE_AUTO_DOMAIN);
+  struct wt_string *outer = own_step_ranges ? step : wt_intern_cstr("epoch");
+  for (int i = 0; i < 3; i++) {
+    wt_push(NULL, outer, none()); /* rids 1, 3, 5 */
+    wt_push(hook, step, none());  /* rids 2, 4, 6 */
+    wt_pop_later(hook, NULL);
+    device_synchronised();
+    wt_pop(NULL); /* ends the hook's first */
+    device_synchronised();
+  }
+}
+
+static void test_last_step_inside_own(void) {
+  setenv("WLRUN_TRACE_STEP", "train_step", 1);
+  setenv("WLRUN_TRACE_STEPS", "2", 1);
+  own_step_ranges = 1;
+  char *t = traced(last_step_inside_own);
+  CHECK(lines_with(t, "R\t") == 4 && lines_with(t, "R\t3\t") == 1 && lines_with(t, "O\t") == 0);
+  unsigned long long tid = 0, rid = 0;
+  const char *b = strstr(t, "\nB\t");
+  CHECK(lines_with(t, "B\t") == 1 && b && sscanf(b + 1, "B\t%llu\t%llu", &tid, &rid) == 2 &&
+        rid == 3); /* the second step's: none after the last */
+  own_step_ranges = 0;
+  t = traced(last_step_inside_own);
+  CHECK(lines_with(t, "O\t3\t") == 1 && lines_with(t, "R\t3\t") == 0);
+  CHECK(lines_with(t, "R\t4\t") == 1 && lines_with(t, "R\t") == 3);
+  CHECK(lines_with(t, "B\t") == 1); /* the second step's: none after the last */
+  unsetenv("WLRUN_TRACE_STEPS");
+  unsetenv("WLRUN_TRACE_STEP");
+}
+
 static void test_sampling(void) {
   setenv("WLRUN_TRACE_STEP", "train_step", 1);
   setenv("WLRUN_TRACE_GPU_EVERY", "4", 1);
@@ -815,6 +854,7 @@ int main(void) {
   test_resumed_syncs();
   test_sampling();
   test_last_step_at_exit();
+  test_last_step_inside_own();
   test_write_error();
   test_small_file_limit();
   test_closed_descriptor();

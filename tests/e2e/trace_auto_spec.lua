@@ -684,6 +684,13 @@ describe("wlrun trace's Python hook", function()
     assert.equal(12, c.trace.steps)
     assert.equal("ranges", c.trace.data_source) -- the hook's, as the program has none
     assert.is_nil(names(c):find("forward", 1, true)) -- the hook's phases left out
+    -- --steps counts the program's steps, not the hook's inside them, which close just before:
+    -- the last traced is recorded whole, and no range is left open but by the stop
+    r, c = trace("--steps 20 --ranges", { trace = "--steps 12" })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(12, c.trace.steps)
+    assert.matches("the first 12 steps were traced", table.concat(c.notes, "\n"))
+    for _, w in ipairs(c.warnings or {}) do assert.not_equal("open-ranges", w.code, w.message) end
   end)
 
   auto_it("keeps the program's own ranges after the optimizer in the hook's step (a 'log')",
