@@ -1,8 +1,9 @@
 -- Benchmark (not a test): what `wlrun trace` costs a PyTorch training loop
 -- (tests/trace/torch_train.py), by step length. For each model size the same script runs
 -- untraced (no ranges, no wlrun), traced with NVTX only (WLRUN_TRACE_GPU=0: ranges, no CUPTI),
--- traced in full (ranges, CUPTI kernel/memcpy/memset activity, every launch noted) and traced
--- in full without ranges of its own (wlrun's Python hook makes them: "auto"); each run times its
+-- traced in full (ranges, CUPTI kernel/memcpy/memset activity, wlrun trace's default
+-- --gpu-every: auto since 2026-12-07, a sample of the steps' kernels) and traced in full without
+-- ranges of its own (wlrun's Python hook makes them: "auto"); each run times its
 -- steps the methodology's manual way (synchronise, perf_counter). The row gives the ratio of the
 -- variants' medians against the untraced run's; the overhead judged is the median, over the
 -- rounds, of each run against the untraced run of its round (run beside it), and where the
