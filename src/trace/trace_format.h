@@ -25,8 +25,9 @@
  *   WLRUN_TRACE_QUIET   "1": no CUPTI activity and no API callback on the steps not recorded
  *                       (with sets or copies as marks; trace_quiet.c)
  *   WLRUN_TRACE_STEPS   N, with WLRUN_TRACE_STEP a range name: after the N-th range of that name
- *                       closes in one NVTX domain (each domain counts its own; the Python
- *                       hook's not once a range of that name opened in another), the process's
+ *                       closes in one NVTX domain (each domain counts its own; where the
+ *                       Python hook's N-th closes inside the program's own range of that name,
+ *                       as the program's range closes, or as the hook's next closes), the process's
  *                       launches and the ranges still open are written (O) as at an exit, and
  *                       nothing more is recorded but the GPU work launched before, D and X
  *                       (wlrun trace --steps)

@@ -47,10 +47,11 @@ static struct {
   const struct wt_string *domain;
   long closed;
 } counts[DOMAINS]; /* under the trace lock */
-/* a step range of the program's own has opened (under the trace lock): the hook's steps, which
- * nest in the program's and close just before them, count no more (the program's are the report's
- * steps, and the last of them is recorded whole) */
-static int own_steps;
+/* the program's own step ranges open now, and whether the hook's last step traced closed inside
+ * one (under the trace lock): the hook's steps nest in the program's and close just before them,
+ * so the trace stops as that range of the program's closes, recorded whole (the report's steps
+ * are the program's), or as the hook's next step closes where it never does */
+static int own_open, stop_deferred;
 static atomic_int stopped;
 static atomic_uint_fast64_t last_noted, stop_correlation;
 static atomic_uint_fast64_t launches; /* launch callbacks seen */
@@ -136,7 +137,7 @@ static long *count_of(const struct wt_string *domain) {
 
 void wt_step_opened(const struct wt_string *name, const struct wt_string *domain, uint64_t at) {
   if (name != step_name || !step_name || !wt_recording()) return;
-  if (domain != hook_domain) own_steps = 1;
+  if (domain != hook_domain) own_open++;
   if (!pending.open && !pending.close) pending.at = at;
   pending.open = 1, pending.domain = domain;
 }
@@ -157,9 +158,17 @@ void wt_step_closed(const struct wt_string *name, const struct wt_string *domain
   if (name != step_name || !step_name || !wt_recording()) return;
   if (end != pending.premarked || !end) pend_close(domain, end);
   pending.premarked = 0;
-  if (!limit || (domain == hook_domain && own_steps)) return;
+  int own = domain != hook_domain;
+  if (own && own_open > 0) own_open--;
+  if (!limit) return;
   long *n = count_of(domain);
-  if (!n || ++*n < limit) return;
+  if (!n) return;
+  ++*n;
+  if (own ? *n < limit && !stop_deferred : *n < limit) return;
+  if (!own && *n == limit && own_open > 0) {
+    stop_deferred = 1;
+    return;
+  }
   atomic_store(&stop_correlation, atomic_load(&last_noted));
   atomic_store(&stopped, 1); /* first: the ranges ended below count no more steps */
   pending.stop = 1;
@@ -230,7 +239,7 @@ void wt_step_marks(void) {
 
 void wt_steps_fork_child(void) {
   for (int i = 0; i < DOMAINS; i++) counts[i].domain = NULL, counts[i].closed = 0;
-  own_steps = 0;
+  own_open = stop_deferred = 0;
   atomic_store(&stopped, 0);
   atomic_store(&last_noted, 0);
   atomic_store(&stop_correlation, 0);

@@ -339,6 +339,10 @@ int wt_pop_at(struct wt_string *domain, const struct wt_payload *payload, uint64
   uint64_t end = backdated(t, at, wt_now());
   if (end < t->stack[i].start) end = t->stack[i].start;
   wt_lock();
+  if (!wt_recording()) { /* another thread's last step traced closed meanwhile: written as open */
+    wt_unlock();
+    return -1;
+  }
   int level = pop_record(t, i, payload, end, 1);
   if (t->depth) wt_unlock_soon(end);
   else wt_unlock(); /* the thread's outermost range: written at once */

@@ -739,22 +739,26 @@ static void test_last_step_at_exit(void) {
   unsetenv("WLRUN_TRACE_STEP");
 }
 
-/* WLRUN_TRACE_STEPS=2: the program's own step ranges, each holding one of the hook's left open by
- * a pop_later and ended by the program's pop; or the hook's alone (own 0). With the program's, its
- * steps count, not the hook's, which close first: its second step is recorded whole (R), and
- * nothing after it. With the hook's steps alone, the second stops the trace as it closes inside
- * the program's other range, written once, as open (O); the push after it writes nothing (no B) */
-static int own_step_ranges;
+/* WLRUN_TRACE_STEPS=2, the hook's steps left open by a pop_later and ended by the program's pop of
+ * the range around each: the program's own step ranges (OWN_STEPS), its "epoch" ranges (OWN_NONE),
+ * or one step range of the program's around them all, never closed (OWN_ENCLOSING). With the
+ * program's steps, its second step stops the trace, recorded whole (R), and nothing after it
+ * (the hook's second, closing inside it, defers the stop to it). Without, the hook's second stops
+ * it as it closes inside the program's other range, written once, as open (O), and the push after
+ * it writes nothing (no B). Around them all, the hook's third stops it (its second deferred). */
+enum { OWN_STEPS, OWN_NONE, OWN_ENCLOSING };
+static int own_mode;
 static void last_step_inside_own(void) {
   struct wt_string *step = wt_intern_cstr("train_step");
   struct wt_string *hook = wt_intern_cstr(WL_TRACE_AUTO_DOMAIN);
-  struct wt_string *outer = own_step_ranges ? step : wt_intern_cstr("epoch");
-  for (int i = 0; i < 3; i++) {
-    wt_push(NULL, outer, none()); /* rids 1, 3, 5 */
-    wt_push(hook, step, none());  /* rids 2, 4, 6 */
+  struct wt_string *outer = own_mode == OWN_STEPS ? step : wt_intern_cstr("epoch");
+  if (own_mode == OWN_ENCLOSING) wt_push(NULL, step, none()); /* rid 1, never closed */
+  for (int i = 0; i < 4; i++) {
+    if (own_mode != OWN_ENCLOSING) wt_push(NULL, outer, none()); /* rids 1, 3, 5, 7 */
+    wt_push(hook, step, none());                                 /* rids 2, 4, 6, 8 */
     wt_pop_later(hook, NULL);
     device_synchronised();
-    wt_pop(NULL); /* ends the hook's first */
+    if (own_mode != OWN_ENCLOSING) wt_pop(NULL); /* ends the hook's first */
     device_synchronised();
   }
 }
@@ -762,18 +766,21 @@ static void last_step_inside_own(void) {
 static void test_last_step_inside_own(void) {
   setenv("WLRUN_TRACE_STEP", "train_step", 1);
   setenv("WLRUN_TRACE_STEPS", "2", 1);
-  own_step_ranges = 1;
+  own_mode = OWN_STEPS;
   char *t = traced(last_step_inside_own);
   CHECK(lines_with(t, "R\t") == 4 && lines_with(t, "R\t3\t") == 1 && lines_with(t, "O\t") == 0);
   unsigned long long tid = 0, rid = 0;
   const char *b = strstr(t, "\nB\t");
   CHECK(lines_with(t, "B\t") == 1 && b && sscanf(b + 1, "B\t%llu\t%llu", &tid, &rid) == 2 &&
         rid == 3); /* the second step's: none after the last */
-  own_step_ranges = 0;
+  own_mode = OWN_NONE;
   t = traced(last_step_inside_own);
   CHECK(lines_with(t, "O\t3\t") == 1 && lines_with(t, "R\t3\t") == 0);
   CHECK(lines_with(t, "R\t4\t") == 1 && lines_with(t, "R\t") == 3);
   CHECK(lines_with(t, "B\t") == 1); /* the second step's: none after the last */
+  own_mode = OWN_ENCLOSING; /* the hook's steps end at their next push: rids 2, 3, 4 recorded */
+  t = traced(last_step_inside_own);
+  CHECK(lines_with(t, "O\t1\t") == 1 && lines_with(t, "R\t") == 3 && lines_with(t, "R\t4\t") == 1);
   unsetenv("WLRUN_TRACE_STEPS");
   unsetenv("WLRUN_TRACE_STEP");
 }

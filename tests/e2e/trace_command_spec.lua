@@ -83,6 +83,25 @@ describe("wl.command", function()
     assert.equal(2, r.code)
   end)
 
+  real("records the kernels of the steps that WLRUN_TRACE_GPU_EVERY names, and refuses a bad one",
+    function()
+    local script = [[
+local wl = require "wlrun"
+local says = 'echo "every: $WLRUN_TRACE_GPU_EVERY" >&2; exec "$0" steps'
+return wl.command { name = "every", warmup = 0,
+  command = function() return { "sh", "-c", says, os.getenv("WLRUN_TRACE_PROGRAM") } end }
+]]
+    for _, c in ipairs { { "", "auto" }, { "WLRUN_TRACE_GPU_EVERY=1", "1" } } do
+      local r = h.run_script(script, "", { env = env() .. " " .. c[1] })
+      assert.equal(0, r.code, r.stderr)
+      assert.truthy((r.stdout .. r.stderr):find("every: " .. c[2] .. "\n", 1, true), r.stderr)
+    end
+    local r = h.run_script(script, "", { env = env() .. " WLRUN_TRACE_GPU_EVERY=often" })
+    assert.is_not.equal(0, r.code)
+    assert.truthy((r.stdout .. r.stderr):find("WLRUN_TRACE_GPU_EVERY (auto, or N): expected a "
+      .. "whole number >= 1, got 'often'", 1, true), r.stdout .. r.stderr)
+  end)
+
   it("refuses a bad declaration (with the script's line) or a bad command(p)", function()
     local cases = {
       { "wl.command { name = 'x' }", "'command' must be a function" },

@@ -118,16 +118,6 @@ local function whole(v, name, min)
   return n
 end
 
--- --gpu-every's value (given: value), else WLRUN_TRACE_GPU_EVERY's, else "auto": N or "auto"
-local function gpu_every(value)
-  local name = "--gpu-every (auto, or N)"
-  if not value then
-    value, name = os.getenv("WLRUN_TRACE_GPU_EVERY"), "WLRUN_TRACE_GPU_EVERY (auto, or N)"
-    if not value or value == "" then return "auto" end
-  end
-  return value == "auto" and "auto" or whole(value, name, 1)
-end
-
 -- the options, checked
 function M.options(args)
   local o, pos = cli.parse_args(TOOL, args, spec)
@@ -146,7 +136,7 @@ function M.options(args)
     format = o.format or "table", trace_dir = o.trace_dir, name = o.name, help = o.help,
     warmup_given = o.warmup ~= nil,
     steps = o.steps and whole(o.steps, "--steps", 0) or trace_report.DEFAULTS.steps,
-    gpu_every = gpu_every(o.gpu_every),
+    gpu_every = traced.gpu_every(o.gpu_every),
     -- wlrun's Python hook: put into the program unless --no-auto-ranges; its steps taken when the
     -- program has none of its own, unless --step names the step's range
     auto_ranges = not o.no_auto_ranges, auto = not o.no_auto_ranges and o.step == nil,
@@ -247,6 +237,7 @@ function M.document(o, cmd, program, run, entries)
   local settings = { run = { warmup = o.warmup },
     trace = { step = o.step, data = o.data, batch_size = o.batch_size,
     sync_steps = o.sync_steps, kernels = o.kernels, auto_ranges = o.auto_ranges ~= false,
+    steps = o.steps, gpu_every = o.gpu_every,
     flops_per_sample = o.flops_per_sample, dtype = o.flops_per_sample and o.dtype or nil } }
   local ok, nvrtc = pcall(core.nvrtc_version)
   local doc = {

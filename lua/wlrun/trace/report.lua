@@ -366,8 +366,7 @@ local function iteration_windows(p, steps, gpu, marks)
     end
     F = windows.frontier(work, launch_time(p), times)
   end
-  local function hook(i) return ranges.is_auto(steps[i]) end
-  return windows.of(steps, F, gpu, waited, before, hook)
+  return windows.of(steps, F, gpu, waited, before)
 end
 
 -- the correlations of the library's idle marks (src/trace/trace_marks.c) begin here: their time is

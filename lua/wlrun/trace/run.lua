@@ -83,6 +83,21 @@ function traced.add_mfu(entries, flops, dtype)
 end
 
 -- the directory of wlrun's Python start-up hook in the trace directory
+-- one step's kernels recorded in how many: value (wlrun trace's --gpu-every) where given, else
+-- WLRUN_TRACE_GPU_EVERY's (wl.command's too), else "auto"; N or "auto", checked
+function traced.gpu_every(value)
+  local name = "--gpu-every (auto, or N)"
+  if not value then
+    value, name = os.getenv("WLRUN_TRACE_GPU_EVERY"), "WLRUN_TRACE_GPU_EVERY (auto, or N)"
+    if not value or value == "" then return "auto" end
+  end
+  local n = tostring(value):match("^%d+$") and math.tointeger(tonumber(value))
+  if value == "auto" then return "auto" end
+  if not n or n < 1 then fail("usage", ("%s: expected a whole number >= 1, got '%s'"):format(
+    name, value)) end
+  return n
+end
+
 local function hook_dir(dir) return dir .. "/python" end
 
 -- writes the hook (src/trace/python/sitecustomize.py, embedded in wlrun) into the trace directory
@@ -109,7 +124,7 @@ function traced.environment(o, dir, lib, warn)
   if o.sync_steps then env.WLRUN_TRACE_SYNC = o.step end
   env.WLRUN_TRACE_STEP = o.step
   if o.steps and o.steps > 0 then env.WLRUN_TRACE_STEPS = o.steps end
-  env.WLRUN_TRACE_GPU_EVERY = o.gpu_every or "auto" -- N or "auto"
+  env.WLRUN_TRACE_GPU_EVERY = o.gpu_every or traced.gpu_every()
   for k, v in pairs(o.env or {}) do env[k] = v end
   -- PYTHONPATH's separator: it cannot name it
   if o.auto_ranges ~= false and dir:find(":", 1, true) then

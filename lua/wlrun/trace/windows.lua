@@ -18,7 +18,7 @@
 --     the loop's synchronisation before step i (B records): its wait, where that returned no
 --     later than the step's range opened and no range opened on the step's thread in between
 --     (opened as for windows.waited)
---   windows.of(steps, F, gpu, waited, before, hook) -> {start = {}, stop = {}, work_end = {},
+--   windows.of(steps, F, gpu, waited, before) -> {start = {}, stop = {}, work_end = {},
 --       waited = {}, began = {}, data_end = {}}
 --     steps: {start, stop} in start order. start[i] = max(s_i, F(s_i), stop[i-1]): the step
 --     begins when its range opens and the work launched before it has finished — or, earlier,
@@ -26,10 +26,7 @@
 --     after the previous window's end and returned within windows.WAIT_SHARE of the step's
 --     length and windows.WAIT_MAX before that (what the loop does between its synchronisation
 --     and the step's first call that a range sees, an autocast's entry, is the step's, as the
---     template's t0 after its synchronisation makes it; where hook(i), the Python hook's step,
---     however long before: the hook's data loading opens a range or launches a copy, which a
---     synchronisation before the step cannot precede, so what comes between, a pause of the
---     collector's too, is the step's); began[i] true where it did, and
+--     template's t0 after its synchronisation makes it); began[i] true where it did, and
 --     data_end[i], the bound of the data before the step, the wait's entry (else start[i]: the
 --     template's batch is in hand before its synchronisation). stop[i] =
 --     max(e_i, F(e_i), start[i]): it ends when its range has closed and the work launched before
@@ -122,16 +119,15 @@ function windows.before(steps, befores, opened)
 end
 
 -- the start of step i's window from the loop's synchronisation before it (windows.of), or nil
-local function began_at(s, a, b, F, gpu, v, prev, unbounded)
+local function began_at(s, a, b, F, gpu, v, prev)
   if not v or prev and v.start < prev then return nil end
   local at = math.max(v.stop, gpu and F[s.start] or v.stop)
   local gap = a - at
-  if gap > 0 and (unbounded or gap <= windows.WAIT_SHARE * (b - a) and gap <= windows.WAIT_MAX)
-  then return at end
+  if gap > 0 and gap <= windows.WAIT_SHARE * (b - a) and gap <= windows.WAIT_MAX then return at end
   return nil
 end
 
-function windows.of(steps, F, gpu, waited, before, hook)
+function windows.of(steps, F, gpu, waited, before)
   local win = { start = {}, stop = {}, work_end = {}, waited = {}, began = {}, data_end = {} }
   local prev
   for i, s in ipairs(steps) do
@@ -141,7 +137,7 @@ function windows.of(steps, F, gpu, waited, before, hook)
       b = math.max(b, F[s.stop] or b)
     end
     local v = before and before[i]
-    local early = began_at(s, a, b, F, gpu, v, prev, hook and hook(i))
+    local early = began_at(s, a, b, F, gpu, v, prev)
     local data_end
     if early then a, data_end, win.began[i] = early, v.start, true end
     local work_end = b

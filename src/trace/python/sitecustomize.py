@@ -317,7 +317,7 @@ def _thread_state():
 class _Loop:
     """Where the training loop stands, and the hook's ranges open on each thread."""
 
-    def __init__(self, lib):
+    def __init__(self, lib, held):
         import threading
         import time
 
@@ -330,7 +330,9 @@ class _Loop:
         self._end_later = lib.wlrun_trace_auto_end_later
         self._recording = lib.wlrun_trace_auto_recording
         self._above = lib.wlrun_trace_auto_above
-        self.resumed = lib.wlrun_trace_auto_resumed
+        # (a call that keeps the interpreter's lock: one that gave it up would take it back after
+        # the time it tells, and hand it to another thread once more)
+        self.resumed = held.wlrun_trace_auto_resumed
         self.local = _thread_state()
         self.ident = threading.get_ident
         self.thread = None  # the thread of the step open, or of the last one
@@ -1479,10 +1481,11 @@ def _start():
             lib.wlrun_trace_auto_enabled.argtypes = ()
             lib.wlrun_trace_auto_recording.argtypes = ()
             lib.wlrun_trace_auto_above.argtypes = ()
-            lib.wlrun_trace_auto_resumed.argtypes = ()
+            held = ctypes.PyDLL(path)  # the same library, its calls keeping the interpreter's lock
+            held.wlrun_trace_auto_resumed.argtypes = ()
             if not lib.wlrun_trace_auto_enabled():
                 return  # not traced (WLRUN_TRACE_DIR missing): nothing to record
-            loop = _Loop(lib)
+            loop = _Loop(lib, held)
             _install(torch, loop, report)
         except Exception as e:  # noqa: BLE001
             report.off(e)
