@@ -82,7 +82,6 @@ function traced.add_mfu(entries, flops, dtype)
   end
 end
 
--- the directory of wlrun's Python start-up hook in the trace directory
 -- one step's kernels recorded in how many: value (wlrun trace's --gpu-every) where given, else
 -- WLRUN_TRACE_GPU_EVERY's (wl.command's too), else "auto"; N or "auto", checked
 function traced.gpu_every(value)
@@ -98,6 +97,7 @@ function traced.gpu_every(value)
   return n
 end
 
+-- the directory of wlrun's Python start-up hook in the trace directory
 local function hook_dir(dir) return dir .. "/python" end
 
 -- writes the hook (src/trace/python/sitecustomize.py, embedded in wlrun) into the trace directory
