@@ -4,9 +4,10 @@
 -- autocast; a loader slow enough to trip the data-bottleneck rule; no ranges at all (wlrun's
 -- Python hook); batches made in the loop, on the GPU or on the CPU (a synchronisation before the
 -- copy, which is not the step's end); a thread of the program's holding the interpreter's lock
--- (the loop resumes after its synchronisations later than the driver's calls return). Targets: iter within 2 % of the template's, data within 5 %
--- or 0.1 ms; where the loop never synchronises, samples/s within 2 % of the program's own
--- steady-state throughput; no phase or outside time below zero, no phase-overlap on one stream.
+-- (the loop resumes after its synchronisations later than the driver's calls return). Targets:
+-- iter within 2 % of the template's, data within 5 % or 0.1 ms; where the loop never
+-- synchronises, samples/s within 2 % of the program's own steady-state throughput; no phase or
+-- outside time below zero, no phase-overlap on one stream.
 -- Prints a table at the end (docs/trace.md, "Measured on the H200"). Pending by name where PyTorch
 -- with CUDA is missing. The "probe" cases run loops of other shapes (tests/trace/torch_probe.py: a
 -- transformer LM on batches made on the GPU, gradient accumulation, a GradScaler with clipping and
