@@ -164,7 +164,7 @@ void wt_step_closed(const struct wt_string *name, const struct wt_string *domain
   long *n = count_of(domain);
   if (!n) return;
   ++*n;
-  if (own ? *n < limit && !stop_deferred : *n < limit) return;
+  if (*n < limit && !(own && stop_deferred)) return;
   if (!own && *n == limit && own_open > 0) {
     stop_deferred = 1;
     return;

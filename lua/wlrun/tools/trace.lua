@@ -111,12 +111,7 @@ function M.split(args)
   return args, {}
 end
 
-local function whole(v, name, min)
-  local n = tostring(v):match("^%d+$") and math.tointeger(tonumber(v))
-  if not n or n < min then fail("usage", ("%s: expected a whole number >= %d, got '%s'"):format(
-    name, min, v)) end
-  return n
-end
+local whole = traced.whole
 
 -- the options, checked
 function M.options(args)

@@ -7,13 +7,15 @@
 local core = require "wlrun.core"
 local process = require "wlrun.process"
 local files = require "wlrun.text.files"
+local printable = require "wlrun.text.printable"
 local loop = require "wlrun.measure.loop"
 local read = require "wlrun.trace.read"
 local report = require "wlrun.trace.report"
 
 local traced = {}
 
-local function fail(kind, msg) core.error(kind, "trace: " .. msg, 0) end
+-- (as wlrun.tools.cli's fail: no control byte of a path or a value reaches the terminal)
+local function fail(kind, msg) core.error(kind, "trace: " .. printable.whole(msg), 0) end
 
 local function dirname(path) return path:match("^(.*)/[^/]*$") or "." end
 
@@ -82,6 +84,14 @@ function traced.add_mfu(entries, flops, dtype)
   end
 end
 
+-- v (an option's or a variable's text, called name) as a whole number >= min, else a usage error
+function traced.whole(v, name, min)
+  local n = tostring(v):match("^%d+$") and math.tointeger(tonumber(v))
+  if not n or n < min then fail("usage", ("%s: expected a whole number >= %d, got '%s'"):format(
+    name, min, v)) end
+  return n
+end
+
 -- one step's kernels recorded in how many: value (wlrun trace's --gpu-every) where given, else
 -- WLRUN_TRACE_GPU_EVERY's (wl.command's too), else "auto"; N or "auto", checked
 function traced.gpu_every(value)
@@ -90,11 +100,7 @@ function traced.gpu_every(value)
     value, name = os.getenv("WLRUN_TRACE_GPU_EVERY"), "WLRUN_TRACE_GPU_EVERY (auto, or N)"
     if not value or value == "" then return "auto" end
   end
-  local n = tostring(value):match("^%d+$") and math.tointeger(tonumber(value))
-  if value == "auto" then return "auto" end
-  if not n or n < 1 then fail("usage", ("%s: expected a whole number >= 1, got '%s'"):format(
-    name, value)) end
-  return n
+  return value == "auto" and "auto" or traced.whole(value, name, 1)
 end
 
 -- the directory of wlrun's Python start-up hook in the trace directory
