@@ -171,6 +171,8 @@ elif [ "$part" = exact ]; then # auto's samples against raw C graphs, adaptive s
   step toolkit bash -c 'command -v nvcc && nvcc --version | tail -1 && g++ --version | head -1'
   step busted-exact "$bin" "$bundle/run.lua" -- -o gtest tests/gpu/bench_spec.lua tests/gpu/deep_measure_spec.lua tests/gpu/cupti_spec.lua tests/gpu/modules_spec.lua
   step bench-auto-exact "$bin" tests/bench/auto_exact.lua -- "$root/build-static/evidence_raw"
+  # what is left of auto's gap on short kernels: CUPTI's record against a graph's period per launch
+  step bench-cupti-record "$bin" tests/bench/cupti_record.lua -- "$root/build-static/evidence_raw"
   step bench-nvrtc-nvcc "$bin" tests/bench/nvrtc_vs_nvcc.lua -- "$root/build-static/modules"
   [ -f panel/panel.lua ] && step panel "$bin" panel/panel.lua # docs/kernels.md: public kernels, NVRTC and nvcc
   [ -n "${WLRUN_AB_OLD:-}" ] && step ab-sweep tests/bench/ab_sweep.sh "$WLRUN_AB_OLD" "$bin" scenarios/gemm_sweep.lua "$out/ab"
