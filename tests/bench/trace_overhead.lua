@@ -267,7 +267,7 @@ for _, s in ipairs(sizes) do
   -- each run's steps traced against its steps after the trace stopped (the untraced runs: their
   -- two halves, the drift within a process: warming up, the GPU's clocks); then each traced run's
   -- ratio against the untraced run's of its round, which takes that drift out
-  local same, drifted, worst_same = {}, {}, nil
+  local same, drifted, worst_same, worst_same_v = {}, {}, nil, nil
   for _, v in ipairs(VARIANTS) do
     local r, d = {}, HOW[v].traced and against_untraced(inproc, v) or {}
     for round = 1, ROUNDS do
@@ -277,7 +277,7 @@ for _, s in ipairs(sizes) do
     if #d > 0 then
       local m
       m, drifted[#drifted + 1] = summarised(v, d)
-      worst_same = math.max(worst_same or -math.huge, m)
+      if not worst_same or m > worst_same then worst_same, worst_same_v = m, v end
     end
   end
   if #same > 0 then
@@ -302,24 +302,28 @@ for _, s in ipairs(sizes) do
   end
   -- judged: every traced variant of the row, paired with the untraced runs (the targets are for
   -- tracing as a user runs it: full and auto by default, or the variants asked for)
-  local worst
+  -- (the verdict names the variant that decided it: the default, auto, or one asked for)
+  local worst, worst_v
   for _, v in ipairs(VARIANTS) do
-    if HOW[v].traced and paired[v] then worst = math.max(worst or -math.huge, paired[v]) end
+    if HOW[v].traced and paired[v] and (not worst or paired[v] > worst) then
+      worst, worst_v = paired[v], v
+    end
   end
   local limit = t.untraced and (t.untraced >= 0.009 and 0.01 or t.untraced <= 0.0025 and 0.05)
     or nil
   if not worst or not limit then goto next_size end
   judged = judged + 1
   if worst > limit then
-    missed[#missed + 1] = ("%s (%.0f %%: %+.1f %%)"):format(label, 100 * limit, 100 * worst)
+    missed[#missed + 1] = ("%s (%.0f %%: %s %+.1f %%)"):format(label, 100 * limit, worst_v,
+      100 * worst)
   end
   if noise > limit then
     noisy[#noisy + 1] = ("%s: the untraced runs spread %.1f %%, more than the %.0f %% judged")
       :format(label, 100 * noise, 100 * limit)
   end
   if worst_same then
-    in_process[#in_process + 1] = ("%s %s (%.0f %%: %+.1f %%)"):format(label,
-      worst_same > limit and "MISSED" or "met", 100 * limit, 100 * worst_same)
+    in_process[#in_process + 1] = ("%s %s (%.0f %%: %s %+.1f %%)"):format(label,
+      worst_same > limit and "MISSED" or "met", 100 * limit, worst_same_v, 100 * worst_same)
   end
   ::next_size::
 end
