@@ -164,6 +164,9 @@ struct wt_sampling {
 void wt_use_sampling(const struct wt_sampling *s);
 /* 1 where some steps may go unrecorded (WLRUN_TRACE_GPU_EVERY not 1): marks are wanted */
 int wt_steps_sampled(void);
+/* --gpu-every auto's choice: one step in how many recorded, where a recorded step of `length` ns
+ * launched `noted` kernels and the steps recorded may cost `of_step` of a step (0.01: 1 %) */
+long wt_auto_every(double of_step, uint64_t length, uint64_t noted);
 int wt_is_step(const struct wt_string *name); /* a range of that name is a step */
 /* a range of that domain and name is the Python hook's data loading */
 int wt_is_hook_data(const struct wt_string *domain, const struct wt_string *name);

@@ -17,27 +17,31 @@
  * WLRUN_TRACE_QUIET=1: P records say when it changes, as the step before closes, so that a step's
  * data loading is recorded with it), and at each step's start and end a mark (trace_marks.c) gives
  * the end of the GPU work launched before it on every step. N=1 (also unset, the default): every
- * step. "auto": every step whose recorded launches would cost it at most 1 %, else one step in
- * ceil(cost / 1 %), at most one in 32, chosen again at each step recorded (its launches against
- * the time from the close before). The first FULL_FIRST steps are all recorded, so is the last one
- * --steps traces, and every step is where no mark can be made (CUPTI cannot time the marks, no
- * stream known, a graph being captured). A step whose end the Python hook sets before the loop's
- * next work (wt_end_later: a checkpoint) is marked then, before that work is launched. The steps
- * counted are the program's own where it has any (the report's steps then), else the Python
- * hook's.
+ * step. "auto": every step whose recorded launches would cost it at most 1 %
+ * (WLRUN_TRACE_GPU_SHARE, in per cent), else one step in ceil(cost / 1 %), at most one in 32,
+ * chosen again at each step recorded (its launches against the time from the close before). The
+ * first FULL_FIRST steps are all recorded, so is the last one --steps traces, and every step is
+ * where no mark can be made (CUPTI cannot time the marks, no stream known, a graph being captured).
+ * A step whose end the Python hook sets before the loop's next work (wt_end_later: a checkpoint) is
+ * marked then, before that work is launched. The steps counted are the program's own where it has
+ * any (the report's steps then), else the Python hook's.
  */
 #include "trace_internal.h"
 #include "trace_format.h"
 
+#include <math.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { DOMAINS = 8, FULL_FIRST = 3, MAX_EVERY = 32 };
 /* what recording a launch's activity and callback costs (trace_launch_cost.lua: 3-4 us on the
- * H200's and H100's machines), and the share of a step it may take */
+ * H200's and H100's machines), and the share of a step it may take by default */
 #define LAUNCH_COST_NS 3000.0
 #define COST_TARGET 0.01
+
+static double share = COST_TARGET; /* WLRUN_TRACE_GPU_SHARE / 100 */
 
 static long limit;               /* 0: every step */
 static long every;               /* 0: auto */
@@ -82,6 +86,25 @@ static long number(const char *name) {
   return n && end != n && !*end && v > 0 ? v : 0;
 }
 
+/* WLRUN_TRACE_GPU_SHARE: the share of a step, in per cent, that --gpu-every auto lets the steps
+ * it records cost (more than 0, at most 100); another value is an error the report shows */
+static void share_from_env(void) {
+  const char *v = getenv("WLRUN_TRACE_GPU_SHARE");
+  if (!v || !*v) return;
+  char *end = NULL;
+  double p = strtod(v, &end);
+  if (end != v && !*end && isfinite(p) && p > 0 && p <= 100) {
+    share = p / 100;
+    return;
+  }
+  char text[160];
+  snprintf(text, sizeof text,
+           "WLRUN_TRACE_GPU_SHARE=%.40s is not a per cent above 0 and at most 100: --gpu-every "
+           "auto keeps 1 %%",
+           v);
+  wt_record_text('E', NULL, text);
+}
+
 void wt_steps_init(void (*done)(void)) {
   write_open = done;
   const char *name = getenv(WL_TRACE_ENV_STEP);
@@ -90,6 +113,7 @@ void wt_steps_init(void (*done)(void)) {
   const char *e = getenv(WL_TRACE_ENV_GPU_EVERY);
   every = e && strcmp(e, "auto") == 0 ? 0 : number(WL_TRACE_ENV_GPU_EVERY);
   if (!every && !(e && strcmp(e, "auto") == 0)) every = 1; /* unset or not a number: every step */
+  share_from_env();
   hook_domain = wt_intern_cstr(WL_TRACE_AUTO_DOMAIN);
   hook_data = wt_intern_cstr(WL_TRACE_AUTO_DATA);
 }
@@ -175,15 +199,21 @@ void wt_step_closed(const struct wt_string *name, const struct wt_string *domain
   write_open();
 }
 
+long wt_auto_every(double of_step, uint64_t length, uint64_t noted) {
+  if (!noted) return 1;
+  if (!length) return MAX_EVERY;
+  double cost = (double)noted * LAUNCH_COST_NS / (double)length;
+  if (cost <= of_step) return 1;
+  double q = cost / of_step;
+  return q >= MAX_EVERY ? MAX_EVERY : (long)q + 1;
+}
+
 /* one step in how many recorded, from the step recorded last: its launches' cost against its
  * length */
 static long choose_every(uint64_t length, uint64_t noted) {
   if (every) return every;
   if (!length) return chosen_every;
-  double cost = (double)noted * LAUNCH_COST_NS / (double)length;
-  if (cost <= COST_TARGET) return 1;
-  long n = (long)(cost / COST_TARGET) + 1;
-  return n > MAX_EVERY ? MAX_EVERY : n;
+  return wt_auto_every(share, length, noted);
 }
 
 static void set_activity(int on, uint64_t at) {

@@ -88,7 +88,9 @@ if conv then sizes = { { conv = true, batch = 64, label = "conv b64 after" } } e
 -- cost of a step not recorded), "auto-copies" (--gpu-every auto, the step marks as copies:
 -- WLRUN_TRACE_MARKS=copy), "auto-quiet" (--gpu-every
 -- auto, WLRUN_TRACE_QUIET=1: no CUPTI activity or callback on the steps not recorded),
--- "auto-rare-quiet" (--gpu-every 1000 with quiet steps: what a quiet step costs)
+-- "auto-rare-quiet" (--gpu-every 1000 with quiet steps: what a quiet step costs),
+-- "auto-share-0.5" and "auto-share-0.25" (--gpu-every auto, its recorded steps taking at most
+-- 0.5 or 0.25 % of a step instead of 1 %: WLRUN_TRACE_GPU_SHARE)
 local HOW = {
   untraced = { traced = false, ranges = false },
   ["untraced+ranges"] = { traced = false, ranges = true },
@@ -109,6 +111,10 @@ local HOW = {
     env = "WLRUN_TRACE_QUIET=1 " },
   ["auto-rare-quiet"] = { traced = true, gpu = true, hook = true, ranges = false, every = 1000,
     env = "WLRUN_TRACE_QUIET=1 " },
+  ["auto-share-0.5"] = { traced = true, gpu = true, hook = true, ranges = false, every = "auto",
+    env = "WLRUN_TRACE_GPU_SHARE=0.5 " },
+  ["auto-share-0.25"] = { traced = true, gpu = true, hook = true, ranges = false, every = "auto",
+    env = "WLRUN_TRACE_GPU_SHARE=0.25 " },
 }
 local VARIANTS = { "untraced", "nvtx", "full", "auto" }
 if arg[3] then

@@ -694,7 +694,7 @@ static void fake_activity(int on, uint64_t at) {
 static void fake_stop(void) {}
 
 /* steps of `launches` launches each under a fake activity: the changes it was told, as an E */
-static void sampled_steps(int steps, int launches) {
+static void sampled_steps_paced(int steps, int launches, long step_ns) {
   static struct wt_sampling fake = {fake_activity, fake_stop, 1};
   wt_use_sampling(&fake);
   wt_marks_stream_used((void *)0x1, NULL); /* a stream known: marks can be made */
@@ -705,16 +705,23 @@ static void sampled_steps(int steps, int launches) {
       wt_note_launch((uint64_t)(step_now * 1000 + i + 1), 0);
       wt_launch_counted();
     }
+    struct timespec d = {0, step_ns};
+    if (step_ns) nanosleep(&d, NULL);
     wt_pop(NULL);
   }
   wt_record_text('E', NULL, changes[0] ? changes : "none");
 }
+
+static void sampled_steps(int steps, int launches) { sampled_steps_paced(steps, launches, 0); }
 
 static void every_fourth(void) { sampled_steps(12, 2); }
 /* 1000 launches a step of a few hundred microseconds: auto would record every step only where a
  * step lasted 0.3 s (the machine held the process up that long); with 100, a 30 ms stall on a
  * loaded machine did so once */
 static void chosen(void) { sampled_steps(12, 1000); }
+/* 200 launches in a step of at least 1 ms: recorded, they cost it at most 60 %, at least 1 % unless
+ * the step lasts 60 ms */
+static void paced(void) { sampled_steps_paced(12, 200, 1000000); }
 
 /* the last step traced (WLRUN_TRACE_STEPS=2) left open by a pop_later until the exit, inside a
  * range still open: its end at exit stops the trace, which writes what is open once */
@@ -807,6 +814,46 @@ static void test_sampling(void) {
   unsetenv("WLRUN_TRACE_STEP");
 }
 
+/* --gpu-every auto's choice, and the share of a step its recorded steps may cost
+ * (WLRUN_TRACE_GPU_SHARE, in per cent) */
+static void test_auto_share(void) {
+  /* a 2 ms step of 50 launches costs 7.5 % recorded (3 us a launch): one in 8 at 1 %, one in 31
+   * at 0.25 %; 5 launches (0.75 %) every step at 1 % */
+  CHECK(wt_auto_every(0.01, 2000000, 50) == 8);
+  CHECK(wt_auto_every(0.0025, 2000000, 50) == 31);
+  CHECK(wt_auto_every(0.01, 2000000, 5) == 1);
+  CHECK(wt_auto_every(1.0, 300000, 1000) == 11);
+  CHECK(wt_auto_every(0.01, 1000000, 1000) == 32); /* at most one in 32 */
+  CHECK(wt_auto_every(0.01, 0, 10) == 32 && wt_auto_every(0.01, 0, 0) == 1);
+  setenv("WLRUN_TRACE_STEP", "train_step", 1);
+  setenv("WLRUN_TRACE_GPU_EVERY", "auto", 1);
+  const char *bad[] = {"abc", "0", "-1", "100.5", "1%", "nan", "inf"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    setenv("WLRUN_TRACE_GPU_SHARE", bad[i], 1);
+    char *t = traced(chosen);
+    char want[96];
+    snprintf(want, sizeof want, "\nE\tWLRUN_TRACE_GPU_SHARE=%s is not a per cent above 0", bad[i]);
+    CHECK_CONTAINS(t, want);
+    CHECK_CONTAINS(t, "\nE\toff@2"); /* sampled all the same, at 1 % */
+  }
+  const char *good[] = {"100", "0.25", "1e-3"};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    setenv("WLRUN_TRACE_GPU_SHARE", good[i], 1);
+    char *t = traced(chosen);
+    CHECK(!strstr(t, "WLRUN_TRACE_GPU_SHARE"));
+    if (i > 0) CHECK_CONTAINS(t, "\nE\toff@2"); /* (at 100 %, a step held up 3 ms records all) */
+  }
+  /* the share taken: at 100 % every step of at least 1 ms with 200 launches is recorded, at the
+   * default 1 % one in many */
+  setenv("WLRUN_TRACE_GPU_SHARE", "100", 1);
+  CHECK_CONTAINS(traced(paced), "\nE\tnone\n");
+  unsetenv("WLRUN_TRACE_GPU_SHARE");
+  CHECK_CONTAINS(traced(paced), "\nE\toff@2");
+  unsetenv("WLRUN_TRACE_GPU_SHARE");
+  unsetenv("WLRUN_TRACE_GPU_EVERY");
+  unsetenv("WLRUN_TRACE_STEP");
+}
+
 int main(void) {
   if (!mkdtemp(dir)) {
     perror("mkdtemp");
@@ -860,6 +907,7 @@ int main(void) {
   test_tail_sync();
   test_resumed_syncs();
   test_sampling();
+  test_auto_share();
   test_last_step_at_exit();
   test_last_step_inside_own();
   test_write_error();

@@ -421,6 +421,20 @@ i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done]])
     local function run(args, mode) return trace(args .. " -- " .. q(nvtx) .. " " .. mode, nil,
       { lib = lib }) end
 
+    real("shows a WLRUN_TRACE_GPU_SHARE that is no per cent as the library's error", function()
+      for _, v in ipairs { "abc", "0", "150" } do
+        local r = trace("--warmup 1 -- " .. q(nvtx) .. " steps", nil,
+          { lib = lib, env = "WLRUN_TRACE_GPU_SHARE=" .. v })
+        assert.equal(0, r.code, r.stderr)
+        assert.matches("trace%-errors: in process %d+: WLRUN_TRACE_GPU_SHARE=" .. v
+          .. " is not a per cent above 0 and at most 100: %-%-gpu%-every auto keeps 1 %%", r.stdout)
+      end
+      local r = trace("--warmup 1 -- " .. q(nvtx) .. " steps", nil,
+        { lib = lib, env = "WLRUN_TRACE_GPU_SHARE=0.25" })
+      assert.equal(0, r.code, r.stderr)
+      assert.falsy(r.stdout:find("WLRUN_TRACE_GPU_SHARE", 1, true), r.stdout)
+    end)
+
     real(
       "reports its steps: data 4 ms, forward 6, backward 12, optimizer 3, batch 32 from "
       .. "the payload", function()
