@@ -181,6 +181,9 @@ elif [ "$part" = tracecost ]; then # wlrun trace's cost on the launch-bound 2 ms
   step bench-trace env WLRUN_TRACE_ROUNDS="${WLRUN_TRACE_ROUNDS:-5}" "$bin" tests/bench/trace_overhead.lua -- python3 1024 \
     "${WLRUN_TRACE_VARIANTS:-untraced,nvtx,full,auto}"
   step bench-trace-launch env WLRUN_BIN="$bin" "$bin" tests/bench/trace_launch_cost.lua -- python3
+  # the 10 ms step, auto's recorded steps taking 1 % (the default) or 0.25 % of a step
+  step bench-trace-share env WLRUN_TRACE_ROUNDS="${WLRUN_TRACE_ROUNDS:-5}" WLRUN_TRACE_CPUS=2-9 \
+    "$bin" tests/bench/trace_overhead.lua -- python3 8192 untraced,auto,auto-share-0.25
   # the hook's and the library's cost of one step, on the CPU (no GPU work: the machine's CPU)
   step bench-trace-step env WLRUN_BIN="$bin" "$bin" tests/bench/trace_step_cost.lua -- python3
   # the conv net of the loop shapes' spec, the template shape, by variant (where its cost goes)
