@@ -12,6 +12,7 @@
 -- same at every length, they are a fixed cost per kernel, not a share of the kernel's work.
 --   wlrun tests/bench/cupti_record.lua -- PATH/TO/evidence_raw
 local wl = require "wlrun"
+local core = require "wlrun.core"
 
 local raw = arg[1] or "build/evidence_raw"
 local ROUNDS = 3
@@ -22,11 +23,7 @@ local kernels = {
   cycles = wl.kernel { wl.source "kernels/spin.cu", name = "spin_cycles" },
 }
 
-local function middle(v)
-  local c = table.move(v, 1, #v, 1, {})
-  table.sort(c)
-  return c[(#c + 1) // 2]
-end
+local function middle(v) return core.stats.summary(v).median end
 
 local function raw_graph(ns)
   local p = assert(io.popen(("%s spin %d graph 100 100"):format(raw, ns)))
