@@ -28,6 +28,7 @@ EXPORT int wlrun_trace_auto_pop_later(int64_t payload);
 EXPORT int wlrun_trace_auto_end_later(int64_t at);
 EXPORT int wlrun_trace_auto_left_open(void);
 EXPORT int wlrun_trace_auto_end_left_open(void);
+EXPORT int wlrun_trace_auto_left_open_to(int64_t at);
 EXPORT int wlrun_trace_auto_recording(void);
 EXPORT int wlrun_trace_auto_above(void);
 EXPORT int wlrun_trace_auto_resumed(void);
@@ -101,6 +102,14 @@ int wlrun_trace_auto_left_open(void) { return wlrun_trace_auto_enabled() && wt_l
  * optimizer step that ended the step, where the loop makes its batches); -1 where none is open */
 int wlrun_trace_auto_end_left_open(void) {
   return wlrun_trace_auto_enabled() ? wt_end_left_open() : -1;
+}
+
+/* the range wlrun_trace_auto_pop_later left open ends no earlier than `at` (CLOCK_MONOTONIC ns;
+ * 0: now) where the thread or the process ends before the hook's next range: the step's tail seen
+ * so far (a made batch's step kept open through the calls after its optimizer's step); -1 where
+ * none is open */
+int wlrun_trace_auto_left_open_to(int64_t at) {
+  return wlrun_trace_auto_enabled() ? wt_left_open_to(at > 0 ? (uint64_t)at : 0) : -1;
 }
 
 /* the program's torch.cuda.synchronize() returned to its Python caller (the hook's wrapper, once

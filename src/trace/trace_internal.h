@@ -115,6 +115,7 @@ int wt_pop_later(struct wt_string *domain, const struct wt_payload *payload);
 int wt_end_later(uint64_t at);
 int wt_left_open(void);
 int wt_end_left_open(void);
+int wt_left_open_to(uint64_t at);
 int wt_ranges_above(const struct wt_string *domain);
 uint64_t wt_start(struct wt_string *domain, struct wt_string *name, struct wt_payload payload);
 void wt_end_range(uint64_t rid);

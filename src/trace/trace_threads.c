@@ -53,6 +53,9 @@ struct thread {
    * went on to work of no range, a checkpoint); where the thread or the process ends first, it
    * still ends at `later` (after the last step, that work is not the step's) */
   uint64_t later_end;
+  /* not 0: where the range left open ends if the thread or the process ends first, where later
+   * than `later` (wt_left_open_to: the step's tail seen so far) */
+  uint64_t later_tail;
   uint64_t last_end; /* the latest end of a range popped on the thread: no start is backdated
                         before it (wt_push_at) */
   /* not 0: the range left open ended where the loop's synchronisation after it returned; the
@@ -171,8 +174,13 @@ static void end_later(struct thread *t, uint64_t end) {
   if (earlier) end = first;
   t->synced_end = earlier && synced ? synced : 0;
   if (t->synced_end) wt_waits_tail_record(t->tid, t->stack[t->later_at].rid, entered, synced);
-  t->later = t->later_end = 0;
+  t->later = t->later_end = t->later_tail = 0;
   pop_record(t, t->later_at, NULL, end, !earlier);
+}
+
+/* where the range left open on t ends if the thread or the process ends first */
+static uint64_t last_of_later(const struct thread *t) {
+  return t->later_tail > t->later ? t->later_tail : t->later;
 }
 
 /* the range left open on t (the calling thread's) ends now */
@@ -209,7 +217,7 @@ static void unlink_thread(struct thread *t) {
 static void thread_ended(void *p) {
   struct thread *t = p;
   wt_lock();
-  end_later(t, t->later);
+  end_later(t, last_of_later(t));
   if (wt_ready() && wt_recording()) { /* else written when the steps traced were done */
     launch_records(t);
     open_records(t);
@@ -383,6 +391,20 @@ int wt_end_left_open(void) {
   return 0;
 }
 
+/* The range wt_pop_later left open on this thread ends no earlier than `at` (0: now) where the
+ * thread or the process ends before a push or pop ends it: the step's tail seen so far (its
+ * GradScaler's update, its scheduler's step), which the next push would have kept in it */
+int wt_left_open_to(uint64_t at) {
+  struct thread *t = self;
+  if (!wt_left_open() || wt_finished() || !wt_recording()) return -1;
+  uint64_t now = wt_now();
+  if (!at || at > now) at = now;
+  wt_lock();
+  if (t->later && at > t->later_tail) t->later_tail = at;
+  wt_unlock_soon(now);
+  return 0;
+}
+
 /* the ranges open on this thread above its innermost range of domain (other domains': a program's
  * own range around the optimizer step), or -1 where it has none of domain */
 int wt_ranges_above(const struct wt_string *domain) {
@@ -470,7 +492,7 @@ void wt_note_launch(uint64_t correlation, uint64_t at) {
 static int open_written;
 
 void wt_threads_at_exit(void) {
-  for (struct thread *t = threads; t; t = t->next) end_later(t, t->later);
+  for (struct thread *t = threads; t; t = t->next) end_later(t, last_of_later(t));
   if (open_written) return;
   open_written = 1;
   for (struct thread *t = threads; t; t = t->next) {
@@ -500,6 +522,6 @@ void wt_threads_fork_child(void) {
   self->overflow = 0;
   self->nlaunch = 0;
   self->last_correlation = self->last_rid = 0;
-  self->later = self->later_end = 0;
+  self->later = self->later_end = self->later_tail = 0;
   pthread_mutex_init(&self->launch_lock, NULL);
 }

@@ -540,6 +540,48 @@ static void test_tail_sync(void) {
   unsetenv("WLRUN_TRACE_STEP");
 }
 
+/* The hook's step left open after its optimizer's step, its tail's calls seen (wt_left_open_to,
+ * the last 4 ms after it was left open; an earlier time after it changes nothing), a range of the
+ * program's after them (rid 2), then the thread's end before any push of the hook's: the step
+ * (rid 1) ends at the tail's last call, before that range, not where it was left open nor at the
+ * thread's end; the step of a second thread told nothing (rid 3) ends where it was left open. The
+ * main thread has none left open to tell. */
+static void *tail_then_end(void *told) {
+  struct wt_string *hook = wt_intern_cstr(WL_TRACE_AUTO_DOMAIN);
+  wt_push(hook, wt_intern_cstr("train_step"), none());
+  wt_pop_later(hook, NULL);
+  usleep(2000);
+  if (told) {
+    wt_left_open_to(0);
+    usleep(2000);
+    uint64_t at = wt_now();
+    wt_left_open_to(at);
+    wt_left_open_to(at - 1000000);
+    usleep(1000);
+    wt_push(NULL, wt_intern_cstr("log"), none());
+    wt_pop(NULL);
+  }
+  usleep(2000);
+  return NULL;
+}
+
+static void tail_told_then_end(void) {
+  if (wt_left_open_to(0) != -1) _exit(8);
+  for (int told = 1; told >= 0; told--) {
+    pthread_t th;
+    if (pthread_create(&th, NULL, tail_then_end, told ? (void *)1 : NULL) != 0) _exit(7);
+    pthread_join(th, NULL);
+  }
+}
+
+static void test_left_open_to(void) {
+  char *t = traced(tail_told_then_end);
+  unsigned long long start = range_time(t, 1, 0), end = range_time(t, 1, 1);
+  CHECK(start && end >= start + 4000000 && end < range_time(t, 2, 0));
+  start = range_time(t, 3, 0), end = range_time(t, 3, 1);
+  CHECK(start && end >= start && end < start + 1000000);
+}
+
 /* The program's torch.cuda.synchronize() returning to its Python caller later than the driver's
  * call did (the interpreter's lock held by another thread): wt_waits_resumed moves the loop's
  * synchronisation's return there. Own steps: step 1, the synchronisation after it (W, and a Y
@@ -905,6 +947,7 @@ int main(void) {
   test_quiet_marks();
   test_idle_marks();
   test_tail_sync();
+  test_left_open_to();
   test_resumed_syncs();
   test_sampling();
   test_auto_share();

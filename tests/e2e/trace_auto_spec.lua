@@ -408,6 +408,34 @@ describe("wlrun trace's Python hook", function()
     assert.equal(0, cm.loop.data_stats.mean)
   end)
 
+  auto_it("keeps the calls after a made batch's optimizer step in its step, the making data",
+    function()
+    -- the template's step ends after the loop's last work on it (t1 after the scheduler's step,
+    -- the averaged model's update, zero_grad()); its data is the next batch's making (5 ms): the
+    -- hook learns the calls between the optimizer's step and the making, and keeps the step open
+    -- through them (3 ms each, where timed)
+    for _, kind in ipairs { "sched", "ema", "zero" } do
+      local r, c = trace("--steps 12 --batch 16 --no-loader --make-ms 5 --step-tail " .. kind
+        .. " --step-tail-ms 3")
+      assert.equal(0, r.code, r.stderr)
+      assert.equal(12, c.trace.steps)
+      if kind ~= "zero" then
+        assert.is_true(all_but_one(c.samples, function(x) return x >= 0.003 end,
+          kind .. ": step %d: iter %.1f ms, without its tail's 3"))
+      end
+      assert.is_true(all_but_one(c.loop.data, function(d) return d >= 0.0045 and d < 0.0075 end,
+        kind .. ": step %d: data %.1f ms, not the making's 5"))
+    end
+    -- zero_grad() as the step's first line, after the batch is made (3 ms before the forward):
+    -- the step begins there, so the 3 ms are its and not the making's
+    local r, c = trace("--steps 12 --batch 16 --no-loader --make-ms 5 --zero-first --gap-ms 3")
+    assert.equal(0, r.code, r.stderr)
+    assert.is_true(all_but_one(c.samples, function(x) return x >= 0.003 end,
+      "step %d: iter %.1f ms, without the 3 after its zero_grad()"))
+    assert.is_true(all_but_one(c.loop.data, function(d) return d >= 0.0045 and d < 0.0075 end,
+      "step %d: data %.1f ms, not the making's 5"))
+  end)
+
   auto_it("counts the model's input where no DataLoader gives the batches (data made in the loop)",
     function()
     -- each step's samples: the first dimension of the first tensor given to its first forward;

@@ -158,13 +158,18 @@ local function probes()
   end
   -- a transformer LM (batch_first) on token batches made on the GPU (batch 32) under bf16
   -- autocast, zero_grad first, clip_grad_norm_ and a cosine scheduler's step after AdamW's: the
-  -- loop's synchronisation after the scheduler ends the step; the batch is the model's input
-  probe("lm-made", function(c)
-    assert.equal("input", c.trace.batch_source)
-    assert.equal(32, c.loop.batch_size)
-    waited(c)
-    began(c)
-  end, 32)
+  -- loop's synchronisation after the scheduler ends the step; the batch is the model's input.
+  -- lm-made-ema: the step's tail after the scheduler's step, torch's EMA of the weights and
+  -- zero_grad(set_to_none) (the hook keeps the step open through them, as learnt, so the EMA's
+  -- GPU work is the step's and the making of the next batch the data)
+  for _, shape in ipairs { "lm-made", "lm-made-ema" } do
+    probe(shape, function(c)
+      assert.equal("input", c.trace.batch_source)
+      assert.equal(32, c.loop.batch_size)
+      waited(c)
+      began(c)
+    end, 32)
+  end
   -- gradient accumulation, 4 micro-batches from a DataLoader per optimizer step: the data holds
   -- the fetch before the step only (the other three are the step's, as in the template), the
   -- samples all four (samples/s is not compared: the template's shape)

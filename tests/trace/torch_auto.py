@@ -44,6 +44,10 @@
                        or (made) one made and never stepped
     --raise-every N    the optimizer's step raises every Nth call (out of memory), and the loop
                        goes on with the next batch, as a loop that skips a batch on OOM does
+    --step-tail KIND   after each optimizer's step, the step's tail: sched (a LambdaLR's step),
+                       ema (an AveragedModel's update_parameters), or zero (zero_grad() there, not
+                       first in the iteration); with --step-tail-ms MS, the scheduler's step or
+                       the update takes MS ms more
 
     python3 torch_auto.py --steps 12 --batch 16 [--device cuda] [--closure] ...
 """
@@ -180,6 +184,8 @@ def main():
     ap.add_argument("--every", type=int, default=1)
     ap.add_argument("--recompute", type=float, default=None)
     ap.add_argument("--raise-every", type=int, default=0)
+    ap.add_argument("--step-tail", choices=["sched", "ema", "zero"])
+    ap.add_argument("--step-tail-ms", type=float, default=0.0)
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -197,6 +203,31 @@ def main():
         return torch.optim.SGD(m.parameters(), lr=0.01)
 
     opts = [optimizer(m) for m in models]
+
+    def slow(x):  # the tail's work
+        time.sleep(a.step_tail_ms / 1e3)
+        return x
+
+    tails = []
+    if a.step_tail == "sched":
+        lr = torch.optim.lr_scheduler.LambdaLR
+        tails = [lr(o, lambda s: slow(1.0)).step for o in opts]
+    elif a.step_tail == "ema":
+        from torch.optim.swa_utils import AveragedModel
+
+        def ema(m):
+            n, calls = len(list(m.parameters())), [0]
+
+            def avg_fn(e, p, k):  # (MS ms an update: at its first parameter)
+                calls[0] += 1
+                return slow(e) if calls[0] % n == 1 else e
+
+            avg = AveragedModel(m, avg_fn=avg_fn)
+            return lambda: avg.update_parameters(m)
+
+        tails = [ema(m) for m in models]
+    elif a.step_tail == "zero":
+        tails = [o.zero_grad for o in opts]
     teacher = Teacher(a.teacher or 0).to(dev).eval()
     scaler = SkippingScaler(a.scaler, a.update_ms) if a.scaler else None
     loss_fn = nn.CrossEntropyLoss()
@@ -275,7 +306,7 @@ def main():
         for j, (model, opt) in enumerate(zip(models, opts)):
             if j > 0 and j == len(models) - 1 and i % a.every:
                 continue
-            if not a.zero_first:
+            if not a.zero_first and a.step_tail != "zero":
                 opt.zero_grad()
             if a.closure:
                 x, y = batch()
@@ -315,6 +346,8 @@ def main():
                     except RuntimeError as e:  # RaisingSGD's: the batch is skipped
                         assert "out of memory" in str(e)
                         opt.zero_grad()
+            if tails:
+                tails[j]()
         if a.ranges:
             range_pop()
         if a.val_every and (i + 1) % a.val_every == 0:

@@ -11,6 +11,10 @@ Shapes (--shape):
                    under bfloat16 autocast, the body in the common order: zero_grad(set_to_none) first,
                    the forward, backward, clip_grad_norm_, AdamW's step, a cosine LR scheduler's step;
                    the template (below)
+  lm-made-ema      lm-made with the step's tail after the scheduler's step: an exponential moving
+                   average of the weights (torch.optim.swa_utils.AveragedModel, torch's EMA of
+                   every parameter at once where it has one), then zero_grad(set_to_none) there,
+                   not first: the template's step ends after them, the next batch made after that
   accum            torch_loops.py's conv net fed by a DataLoader (2 workers, pinned memory, persistent
                    workers), gradient accumulation over 4 micro-batches of --batch per optimizer step;
                    the template's step is one optimizer step: its synchronisation before the first
@@ -65,8 +69,8 @@ from torch.utils.data import DataLoader, Dataset
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_loops import Images, net, write_out  # noqa: E402 - beside this file
 
-SHAPES = ("lm-made", "accum", "scaler-loader", "log-every", "stream-prefetch", "hf-dict")
-TEMPLATE = ("lm-made", "accum", "scaler-loader", "stream-prefetch", "hf-dict")
+SHAPES = ("lm-made", "lm-made-ema", "accum", "scaler-loader", "log-every", "stream-prefetch", "hf-dict")
+TEMPLATE = ("lm-made", "lm-made-ema", "accum", "scaler-loader", "stream-prefetch", "hf-dict")
 ACCUM = 4  # accum's micro-batches per optimizer step
 LOG_EVERY = 20
 VOCAB, SEQ, D_MODEL, HEADS, LAYERS = 8000, 128, 256, 4, 4
@@ -203,6 +207,17 @@ def _grad_scaler(cuda):
     return torch.cuda.amp.GradScaler()
 
 
+def _ema(model):
+    """An exponential moving average of model's weights (decay 0.999): torch's, of every
+    parameter at once, where it has one (torch 2.2 and later)."""
+    from torch.optim import swa_utils
+
+    multi = getattr(swa_utils, "get_ema_multi_avg_fn", None)
+    if multi is not None:
+        return swa_utils.AveragedModel(model, multi_avg_fn=multi(0.999))
+    return swa_utils.AveragedModel(model, avg_fn=lambda e, p, n: 0.999 * e + 0.001 * p)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shape", choices=SHAPES, default="lm-made")
@@ -214,7 +229,7 @@ def main():
     ap.add_argument("--out")
     a = ap.parse_args()
     if a.batch is None:
-        a.batch = 32 if a.shape in ("lm-made", "hf-dict") else 64
+        a.batch = 32 if a.shape in ("lm-made", "lm-made-ema", "hf-dict") else 64
 
     dev = torch.device(a.device)
     cuda = dev.type == "cuda"
@@ -222,7 +237,7 @@ def main():
     template = a.shape in TEMPLATE
     torch.manual_seed(0)
 
-    lm, hf = a.shape == "lm-made", a.shape == "hf-dict"
+    lm, hf = a.shape in ("lm-made", "lm-made-ema"), a.shape == "hf-dict"
     model = (HFLike() if hf else LM() if lm else net(100)).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4 if lm or hf else 1e-3)
     loss_fn = nn.CrossEntropyLoss()
@@ -234,8 +249,9 @@ def main():
     elif hf:
         sched = torch.optim.lr_scheduler.LinearLR(opt, 1.0, 0.1, total_iters=a.steps)
     scaler = _grad_scaler(cuda) if a.shape == "scaler-loader" else None
-    dtype = {"lm-made": torch.bfloat16, "scaler-loader": torch.float16,
+    dtype = {"lm-made": torch.bfloat16, "lm-made-ema": torch.bfloat16, "scaler-loader": torch.float16,
              "hf-dict": torch.bfloat16}.get(a.shape) if cuda else None
+    ema = _ema(model) if a.shape == "lm-made-ema" else None
     trainer = Trainer(model, opt, sched, dtype) if hf else None
     per_step = ACCUM if a.shape == "accum" else 1  # batches a step trains on
 
@@ -279,7 +295,8 @@ def main():
             loss = trainer.training_step(x)
             trainer.optimizer_step()
             return loss
-        opt.zero_grad(set_to_none=True)
+        if ema is None:
+            opt.zero_grad(set_to_none=True)
         if a.shape == "accum":  # the first micro-batch is in hand; the others are fetched here
             for k in range(ACCUM):
                 if k:
@@ -302,6 +319,9 @@ def main():
             opt.step()
         if sched is not None:
             sched.step()
+        if ema is not None:  # the step's tail
+            ema.update_parameters(model)
+            opt.zero_grad(set_to_none=True)
         return loss
 
     iters, datas, marks = [], [], []

@@ -62,6 +62,7 @@ def _chain():
 
 EVALUATED = 1  # a data range's payload: its batch went to evaluation only (lua/wlrun/trace/ranges.lua)
 HANDED = 64  # the batches fetched on other threads whose hand-over is looked for
+CALLS = 16  # the calls noted between a made batch's steps (_Loop.step_call)
 HANDOVER = "queue"  # the loader key of batches handed over through a queue
 # added to a step's payload where its samples are its model's input, the step having fetched no
 # batch through a DataLoader (lua/wlrun/trace/ranges.lua: FORWARD_SAMPLES)
@@ -292,6 +293,14 @@ def _thread_state():
             # training work on the batch begins; made_eval: when a frozen module evaluated it first
             self.making = False
             self.made_from = self.made_eval = 0
+            # a loop that makes its batches: the calls the hook sees between the optimizer step
+            # that ended the iteration (step_end) and the next step's training work, each (start,
+            # end): zero_grad(), an LR scheduler's step, an averaged model's update. Those before
+            # the longest gap between them (the making, unseen) were the step's tail, those after
+            # it the next step's first lines (made_split); tail_left: the tail's calls still to
+            # come, as learnt from the step before, while the step is left open through them
+            self.step_end, self.calls, self.tail_left = 0, [], 0
+            self.noting = False  # inside a noted call (a scheduler's step in another's)
             # whether a module with parameters evaluated during this making, and the one before:
             # evaluation in every making is a frozen module's work on the batch (a teacher, a
             # backbone), once in a while a validation
@@ -327,6 +336,7 @@ class _Loop:
         self._pop_later = lib.wlrun_trace_auto_pop_later
         self._left_open = lib.wlrun_trace_auto_left_open
         self._end_left_open = lib.wlrun_trace_auto_end_left_open
+        self._left_open_to = lib.wlrun_trace_auto_left_open_to
         self._end_later = lib.wlrun_trace_auto_end_later
         self._recording = lib.wlrun_trace_auto_recording
         self._above = lib.wlrun_trace_auto_above
@@ -349,6 +359,7 @@ class _Loop:
         self.forwards = 0  # the forwards counted
         self.model = None  # the id of the model counted
         self.makes = False  # whether the last step ended with the making of the next batch
+        self.tail_learnt = 0  # the calls after the optimizer step a made batch's step ends with
         self.trained = None  # the id of the model (unwrapped) a step trained: evaluated, it validates
         self.keys = []  # the inputs counted (_is_counted)
         self.doubt = None  # a sequence-first module in the model: the count may be a sequence's
@@ -387,6 +398,7 @@ class _Loop:
         local = self.local
         if local.tail:  # no update() came first: the library ends the step left open here
             local.tail = 0
+        local.tail_left = 0  # (the same: a step left open through its tail)
         if self._push(b, payload, at) >= 0:
             local.stack.append(name)
         elif not self._recording():
@@ -439,6 +451,8 @@ class _Loop:
         started, self.local.started = self.local.started, None
         if started == loader and "data" in self.local.stack and not self.local.pending:
             return
+        if self.local.step_end:  # a fetch after a made batch's step: no tail's calls to weigh
+            self.local.step_end, self.local.calls = 0, []
         self.local.eval_grad = False  # an evaluation in eval mode before: not this batch's
         if self.step and self.optimized and not self.fetch_each and self.thread == self.ident():
             # the next batch after an optimizer step that did not end the iteration (its last
@@ -530,6 +544,8 @@ class _Loop:
         making before too is a frozen module's work on the batch (a backbone, a teacher), where
         the step begins; else it validates, neither data nor step."""
         local = self.local
+        if local.tail_left and _has_parameters(module):  # not the tail learnt: it ended before
+            self.tail_cut()
         if (local.validating and local.eval_last and id(module) not in local.validated_modules
                 and _has_parameters(module)):
             self.validation_over()  # the frozen module on the next batch, made since
@@ -567,6 +583,8 @@ class _Loop:
         made = 0
         if local.validating:
             self.validation_over()
+        if local.step_end:
+            at = self.made_split(at or self.now())
         if local.making:  # the batch the loop made is in hand: evaluated first by another module,
             # or, where the step begins at backward (its forward unseen), from the range's start
             made = local.made_eval or (local.made_from if late else 0)
@@ -613,6 +631,54 @@ class _Loop:
         the loop's first line)."""
         if not self.step and self.local.pending:  # no step open: ours() holds
             self.begin(at=at)
+
+    def step_call(self, at):
+        """A call the hook sees between a made batch's steps (zero_grad(), an LR scheduler's
+        step, an averaged model's update), entered at `at`, returned: noted, and where it is the
+        last of the tail learnt, the step left open through the tail ends here and the making of
+        the next batch begins."""
+        local = self.local
+        if not local.step_end or self.step or self.thread != self.ident():
+            return
+        end = self.now()
+        if len(local.calls) < CALLS:
+            local.calls.append((at, end))
+        if local.tail_left:
+            local.tail_left -= 1
+            if not local.tail_left:  # its data range ends the step left open (the library)
+                self.making_begins(end, tail=True)
+            else:
+                self._left_open_to(end)  # (where the program ends first: the last step's)
+
+    def tail_cut(self):
+        """Other work than the tail learnt follows the step left open through its tail (an
+        evaluation: a validation on held batches): the step ends after the last call seen, and
+        the making of the next batch begins there."""
+        local = self.local
+        local.tail_left = 0
+        self.making_begins(local.calls[-1][1] if local.calls else local.step_end)
+
+    def made_split(self, at):
+        """Training work on a made batch begins at `at`: the calls seen since the last step's
+        optimizer step are split at the longest gap between them (the making: the loop's work the
+        hook does not see), those before it the last step's tail, as many to be waited for after
+        the next optimizer step (tail_learnt), those after it this step's first lines, where the
+        step begins (returned). Where the step was left open for a tail longer than this one, the
+        making ran in it: it ends before that gap, and the making begins there."""
+        local = self.local
+        calls, points = local.calls, [local.step_end]
+        for start, end in calls:
+            points += (start, end)
+        points.append(at)
+        gaps = [points[2 * i + 1] - points[2 * i] for i in range(len(calls) + 1)]
+        split = gaps.index(max(gaps))  # the calls before the making
+        self.tail_learnt = split
+        if local.tail_left:  # the tail was shorter this time
+            local.tail_left = 0
+            self._end_later(points[2 * split])
+            self.making_begins(points[2 * split], tail=True)
+        local.step_end, local.calls = 0, []
+        return calls[split][0] if split < len(calls) else at
 
     def forward(self, at=0, module=None, args=()):
         """A module with parameters called in training mode, given args, at `at`."""
@@ -705,8 +771,7 @@ class _Loop:
         local = self.local
         if local.tail and local.tail == scaler:
             local.tail = 0
-            self._end_left_open()
-            self.making_begins()
+            self.tail_begins(scaler=True)
 
     def ends_iteration(self, optimizer):
         """Whether this optimizer's step ends the iteration: while the order of a loop's optimizers
@@ -761,12 +826,32 @@ class _Loop:
                 else:
                     self.making_begins()
             elif self.makes:
-                self._pop(self.samples(), 0)
-                self.making_begins()
+                self.tail_begins()
             else:
                 self._pop_later(self.samples())
         self.step, self.fetched, self.inputs, self.forwards = False, {}, 0, 0
         self.model, self.keys, self.doubt = None, [], None
+
+    def tail_begins(self, scaler=False):
+        """The step of a loop that makes its batches ended with its optimizer's step (scaler:
+        its GradScaler's update, the step left open until then): the calls the hook sees until the
+        next step's work are noted (made_split), and the step stays open through as many as the
+        step before had in its tail (its data range after them); else it ends now and the making
+        of the next batch begins."""
+        local = self.local
+        local.step_end, local.calls = self.now(), []
+        if not scaler and self.tail_learnt:
+            self._pop_later(self.samples())
+        elif not scaler:
+            self._pop(self.samples(), 0)
+        if self.tail_learnt and self._left_open():  # (not a step wlrun synchronises)
+            local.tail_left = self.tail_learnt
+            if scaler:  # the update is the step's, whatever follows
+                self._left_open_to(local.step_end)
+            return
+        if scaler:
+            self._end_left_open()
+        self.making_begins(tail=True)
 
     def makes_batches(self):
         """Whether the loop makes its batches itself (made on the GPU, sliced from a tensor held
@@ -790,11 +875,15 @@ class _Loop:
         if local.validating and id(module) in local.validated_modules:
             local.validated, local.back = self.now(), True
 
-    def making_begins(self, at=0, after_validation=False):
+    def making_begins(self, at=0, after_validation=False, tail=False):
         """The data range of the batch the loop makes next opens (no step open), at `at` (0:
         now); after_validation: the making a validation ended goes on (its evaluation seen, and
-        the one before's, still tell a frozen module's work on each batch)."""
+        the one before's, still tell a frozen module's work on each batch); tail: right after the
+        step's tail (tail_begins), whose calls made_split weighs, else after other work of the
+        loop's (a validation), where the calls seen since the step are no tail's."""
         local = self.local
+        if not tail:
+            local.step_end, local.calls = 0, []
         if local.validating:  # (an evaluation's loader ran out first)
             local.validating = False
             self.watching(False)
@@ -811,6 +900,7 @@ class _Loop:
         if not self.step:
             self._end_later(at)
             self.local.tail = 0  # a step held for its scaler's update: it ends here all the same
+            self.local.tail_left = self.local.step_end = 0  # or through its tail
             if self.local.making:
                 self.data_close(EVALUATED, at)
 
@@ -1104,21 +1194,27 @@ def _install(torch, loop, report):
 
     # zero_grad, an optimizer's or a model's: where a loop calls it with the batch in hand, its
     # step begins there
-    zero_grad = guarded(loop.zero_grad)
+    zero_grad, step_call = guarded(loop.zero_grad), guarded(loop.step_call)
 
     def wrap_zero_grad(cls):
         impl = cls.zero_grad
 
         @functools.wraps(impl)
         def with_step(self, *args, **kwargs):
-            if not compiling():  # torch.compile tracing a training step: nothing of the hook's
-                zero_grad(now())
-            return impl(self, *args, **kwargs)
+            if compiling():  # torch.compile tracing a training step: nothing of the hook's
+                return impl(self, *args, **kwargs)
+            at = now()
+            zero_grad(at)
+            out = impl(self, *args, **kwargs)
+            if local.step_end:
+                step_call(at)
+            return out
 
         _patch(cls, "zero_grad", with_step)
 
     wrap_zero_grad(torch.optim.Optimizer)
     wrap_zero_grad(torch.nn.Module)
+    _install_step_calls(torch, loop, now, step_call)
 
     # the optimizers
     optimizer_begin, end_phase = guarded(loop.optimizer_begin), guarded(loop.end_phase)
@@ -1233,6 +1329,49 @@ def _install(torch, loop, report):
     _wrap_synchronize(torch, loop, report)
 
     _install_scalers(torch, loop, report, guarded)
+
+
+def _install_step_calls(torch, loop, now, step_call):
+    """The calls a loop that makes its batches may end its step with after the optimizer's step
+    (or begin it with): an LR scheduler's step and an averaged model's (EMA, SWA) update, noted
+    by step_call (zero_grad() is _install's). A scheduler's step inside another's (a subclass
+    calling its base's, a chained scheduler's) is one call."""
+    import functools
+
+    local = loop.local
+
+    def wrap(cls, name):
+        impl = cls.__dict__[name]
+
+        @functools.wraps(impl)
+        def noted(self, *args, **kwargs):
+            if not local.step_end or local.noting:
+                return impl(self, *args, **kwargs)
+            at, local.noting = now(), True
+            try:
+                out = impl(self, *args, **kwargs)
+            finally:
+                local.noting = False
+            step_call(at)
+            return out
+
+        _patch(cls, name, noted)
+
+    sched = getattr(torch.optim, "lr_scheduler", None)
+    bases = [getattr(sched, n, None) for n in ("LRScheduler", "_LRScheduler", "ReduceLROnPlateau")]
+    seen, todo = set(), [c for c in bases if isinstance(c, type)]
+    while todo:  # the schedulers torch has, each class that has a step of its own
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        todo.extend(cls.__subclasses__())
+        if "step" in cls.__dict__ and callable(cls.__dict__["step"]):
+            wrap(cls, "step")
+    swa = getattr(torch.optim, "swa_utils", None)
+    averaged = getattr(swa, "AveragedModel", None)
+    if isinstance(averaged, type) and "update_parameters" in averaged.__dict__:
+        wrap(averaged, "update_parameters")
 
 
 def _wrap_synchronize(torch, loop, report):
@@ -1478,6 +1617,7 @@ def _start():
             lib.wlrun_trace_auto_end_later.argtypes = (ctypes.c_int64,)
             lib.wlrun_trace_auto_left_open.argtypes = ()
             lib.wlrun_trace_auto_end_left_open.argtypes = ()
+            lib.wlrun_trace_auto_left_open_to.argtypes = (ctypes.c_int64,)
             lib.wlrun_trace_auto_enabled.argtypes = ()
             lib.wlrun_trace_auto_recording.argtypes = ()
             lib.wlrun_trace_auto_above.argtypes = ()
