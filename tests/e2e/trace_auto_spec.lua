@@ -427,13 +427,32 @@ describe("wlrun trace's Python hook", function()
         kind .. ": step %d: data %.1f ms, not the making's 5"))
     end
     -- zero_grad() as the step's first line, after the batch is made (3 ms before the forward):
-    -- the step begins there, so the 3 ms are its and not the making's
-    local r, c = trace("--steps 12 --batch 16 --no-loader --make-ms 5 --zero-first --gap-ms 3")
+    -- the step begins there, so the 3 ms are its and not the making's; then with a frozen
+    -- module's 5 ms on the batch after it (a teacher, longer than the making's 3), which is no
+    -- part of the making either
+    local cases = { { "--make-ms 5 --gap-ms 3", 3, 5 }, { "--make-ms 3 --teacher 5", 5, 3 } }
+    for _, case in ipairs(cases) do
+      local args, work, making = case[1], case[2] / 1e3, case[3] / 1e3
+      local r, c = trace("--steps 12 --batch 16 --no-loader --zero-first " .. args)
+      assert.equal(0, r.code, r.stderr)
+      assert.is_true(all_but_one(c.samples, function(x) return x >= work end,
+        args .. ": step %d: iter %.1f ms, without the work after its zero_grad()"))
+      assert.is_true(all_but_one(c.loop.data, function(d)
+        return d >= 0.9 * making and d < making + 0.0025
+      end, args .. ": step %d: data %.1f ms, not the making's"))
+    end
+    -- a tail on every other step only (an EMA every 2 steps), zero_grad() first: the steps with
+    -- it hold its 3 ms, the others do not hold the making (whose next call is none of the tail's)
+    local r, c = trace("--steps 12 --batch 16 --no-loader --make-ms 5 --zero-first --step-tail ema "
+      .. "--step-tail-ms 3 --step-tail-every 2")
     assert.equal(0, r.code, r.stderr)
-    assert.is_true(all_but_one(c.samples, function(x) return x >= 0.003 end,
-      "step %d: iter %.1f ms, without the 3 after its zero_grad()"))
-    assert.is_true(all_but_one(c.loop.data, function(d) return d >= 0.0045 and d < 0.0075 end,
-      "step %d: data %.1f ms, not the making's 5"))
+    local with = 0
+    for _, x in ipairs(c.samples) do
+      if x >= 0.003 then with = with + 1 end
+    end
+    assert.is_true(with >= 4 and with <= 6, with .. " steps of 10 with the EMA's 3 ms")
+    assert.is_true(all_but_one(c.loop.data, function(d) return d >= 0.0045 end,
+      "every other tail: step %d: data %.1f ms, not the making's 5"))
   end)
 
   auto_it("counts the model's input where no DataLoader gives the batches (data made in the loop)",

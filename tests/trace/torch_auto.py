@@ -47,7 +47,8 @@
     --step-tail KIND   after each optimizer's step, the step's tail: sched (a LambdaLR's step),
                        ema (an AveragedModel's update_parameters), or zero (zero_grad() there, not
                        first in the iteration); with --step-tail-ms MS, the scheduler's step or
-                       the update takes MS ms more
+                       the update takes MS ms more; with --step-tail-every N, the tail only after
+                       every Nth step (an EMA every N steps)
 
     python3 torch_auto.py --steps 12 --batch 16 [--device cuda] [--closure] ...
 """
@@ -186,6 +187,7 @@ def main():
     ap.add_argument("--raise-every", type=int, default=0)
     ap.add_argument("--step-tail", choices=["sched", "ema", "zero"])
     ap.add_argument("--step-tail-ms", type=float, default=0.0)
+    ap.add_argument("--step-tail-every", type=int, default=1)
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -346,7 +348,7 @@ def main():
                     except RuntimeError as e:  # RaisingSGD's: the batch is skipped
                         assert "out of memory" in str(e)
                         opt.zero_grad()
-            if tails:
+            if tails and i % a.step_tail_every == 0:
                 tails[j]()
         if a.ranges:
             range_pop()

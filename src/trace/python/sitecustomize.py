@@ -63,6 +63,7 @@ def _chain():
 EVALUATED = 1  # a data range's payload: its batch went to evaluation only (lua/wlrun/trace/ranges.lua)
 HANDED = 64  # the batches fetched on other threads whose hand-over is looked for
 CALLS = 16  # the calls noted between a made batch's steps (_Loop.step_call)
+TAILS = 8  # the made batches' steps whose tails a step is left open through (_Loop.tails)
 HANDOVER = "queue"  # the loader key of batches handed over through a queue
 # added to a step's payload where its samples are its model's input, the step having fetched no
 # batch through a DataLoader (lua/wlrun/trace/ranges.lua: FORWARD_SAMPLES)
@@ -295,11 +296,12 @@ def _thread_state():
             self.made_from = self.made_eval = 0
             # a loop that makes its batches: the calls the hook sees between the optimizer step
             # that ended the iteration (step_end) and the next step's training work, each (start,
-            # end): zero_grad(), an LR scheduler's step, an averaged model's update. Those before
-            # the longest gap between them (the making, unseen) were the step's tail, those after
-            # it the next step's first lines (made_split); tail_left: the tail's calls still to
-            # come, as learnt from the step before, while the step is left open through them
-            self.step_end, self.calls, self.tail_left = 0, [], 0
+            # end, the id of the object called): zero_grad(), an LR scheduler's step, an averaged
+            # model's update. Those before the longest gap between them (the making, unseen) were
+            # the step's tail, those after it the next step's first lines (made_split); tail_open:
+            # the step is left open through its tail, as learnt from the steps before (_Loop.tails)
+            self.step_end, self.calls, self.tail_open = 0, [], False
+            self.tail_seen = 0  # the calls the step was left open through
             self.noting = False  # inside a noted call (a scheduler's step in another's)
             # whether a module with parameters evaluated during this making, and the one before:
             # evaluation in every making is a frozen module's work on the batch (a teacher, a
@@ -327,6 +329,7 @@ class _Loop:
     """Where the training loop stands, and the hook's ranges open on each thread."""
 
     def __init__(self, lib, held):
+        import collections
         import threading
         import time
 
@@ -359,7 +362,11 @@ class _Loop:
         self.forwards = 0  # the forwards counted
         self.model = None  # the id of the model counted
         self.makes = False  # whether the last step ended with the making of the next batch
-        self.tail_learnt = 0  # the calls after the optimizer step a made batch's step ends with
+        # the tails of a made batch's last steps (made_split), each the objects called in order
+        # after its optimizer step: a step is left open through the calls of any of them, until the
+        # last call of the longest (tail_begins)
+        self.tails = collections.deque(maxlen=TAILS)
+        self.tail_keys, self.tail_last = set(), None
         self.trained = None  # the id of the model (unwrapped) a step trained: evaluated, it validates
         self.keys = []  # the inputs counted (_is_counted)
         self.doubt = None  # a sequence-first module in the model: the count may be a sequence's
@@ -398,7 +405,7 @@ class _Loop:
         local = self.local
         if local.tail:  # no update() came first: the library ends the step left open here
             local.tail = 0
-        local.tail_left = 0  # (the same: a step left open through its tail)
+        local.tail_open = False  # (the same: a step left open through its tail)
         if self._push(b, payload, at) >= 0:
             local.stack.append(name)
         elif not self._recording():
@@ -544,7 +551,7 @@ class _Loop:
         making before too is a frozen module's work on the batch (a backbone, a teacher), where
         the step begins; else it validates, neither data nor step."""
         local = self.local
-        if local.tail_left and _has_parameters(module):  # not the tail learnt: it ended before
+        if local.tail_open and _has_parameters(module):  # not the tail learnt: it ended before
             self.tail_cut()
         if (local.validating and local.eval_last and id(module) not in local.validated_modules
                 and _has_parameters(module)):
@@ -584,7 +591,8 @@ class _Loop:
         if local.validating:
             self.validation_over()
         if local.step_end:
-            at = self.made_split(at or self.now())
+            at = at or self.now()
+            at = self.made_split(local.made_eval or at, at)
         if local.making:  # the batch the loop made is in hand: evaluated first by another module,
             # or, where the step begins at backward (its forward unseen), from the range's start
             made = local.made_eval or (local.made_from if late else 0)
@@ -632,49 +640,62 @@ class _Loop:
         if not self.step and self.local.pending:  # no step open: ours() holds
             self.begin(at=at)
 
-    def step_call(self, at):
+    def step_call(self, at, key):
         """A call the hook sees between a made batch's steps (zero_grad(), an LR scheduler's
-        step, an averaged model's update), entered at `at`, returned: noted, and where it is the
-        last of the tail learnt, the step left open through the tail ends here and the making of
-        the next batch begins."""
+        step, an averaged model's update; key: the id of the object called), entered at `at`,
+        returned: noted. Where the step is left open through its tail and the call is one of the
+        tails learnt: where it is the longest's last, the step ends here and the making of the
+        next batch begins; where it is none of theirs, the tail was over before it (tail_cut)."""
         local = self.local
         if not local.step_end or self.step or self.thread != self.ident():
             return
         end = self.now()
+        if local.tail_open and key not in self.tail_keys:
+            self.tail_cut(keep=True)
         if len(local.calls) < CALLS:
-            local.calls.append((at, end))
-        if local.tail_left:
-            local.tail_left -= 1
-            if not local.tail_left:  # its data range ends the step left open (the library)
+            local.calls.append((at, end, key))
+        if local.tail_open:
+            local.tail_seen += 1
+            if key == self.tail_last:  # its data range ends the step left open (the library)
+                local.tail_open = False
                 self.making_begins(end, tail=True)
             else:
                 self._left_open_to(end)  # (where the program ends first: the last step's)
 
-    def tail_cut(self):
-        """Other work than the tail learnt follows the step left open through its tail (an
-        evaluation: a validation on held batches): the step ends after the last call seen, and
-        the making of the next batch begins there."""
+    def tail_cut(self, keep=False):
+        """The step left open through its tail ends after the last call seen, and the making
+        of the next batch begins there: other work than the tail learnt came (keep: another call,
+        noted with those before it; else other work of the loop's, an evaluation: a validation on
+        held batches)."""
         local = self.local
-        local.tail_left = 0
-        self.making_begins(local.calls[-1][1] if local.calls else local.step_end)
+        local.tail_open = False
+        self.making_begins(local.calls[-1][1] if local.calls else local.step_end, tail=keep)
 
-    def made_split(self, at):
-        """Training work on a made batch begins at `at`: the calls seen since the last step's
-        optimizer step are split at the longest gap between them (the making: the loop's work the
-        hook does not see), those before it the last step's tail, as many to be waited for after
-        the next optimizer step (tail_learnt), those after it this step's first lines, where the
-        step begins (returned). Where the step was left open for a tail longer than this one, the
-        making ran in it: it ends before that gap, and the making begins there."""
+    def made_split(self, first, at):
+        """Training work on a made batch begins at `at`, its batch in hand at `first` (a frozen
+        module's first call on it, where one came before, else `at`): the calls seen since the
+        last step's optimizer step before `first` are split at the longest gap between them (the
+        making: the loop's work the hook does not see), those before it the last step's tail, to
+        be waited for after the next optimizer step (_Loop.tail), those after it this step's first
+        lines, where the step begins (returned; else `at`). Where the step was left open through
+        a longer tail than this one, the making ran in it: it ends before that gap, and the making
+        begins there. The tails of the last steps give the calls the next step is left open
+        through, and its last."""
         local = self.local
-        calls, points = local.calls, [local.step_end]
-        for start, end in calls:
+        calls, points = [c for c in local.calls if c[0] < first], [local.step_end]
+        for start, end, _ in calls:
             points += (start, end)
-        points.append(at)
+        points.append(first)
         gaps = [points[2 * i + 1] - points[2 * i] for i in range(len(calls) + 1)]
         split = gaps.index(max(gaps))  # the calls before the making
-        self.tail_learnt = split
-        if local.tail_left:  # the tail was shorter this time
-            local.tail_left = 0
+        if split < local.tail_seen:  # a call after the making ended the step: a tail learnt
+            self.tails.clear()  # from a step that the machine held up in its tail, forgotten
+        self.tails.append(tuple(key for _, _, key in calls[:split]))
+        longest = max(self.tails, key=len)
+        self.tail_keys = {key for tail in self.tails for key in tail}
+        self.tail_last = longest[-1] if longest else None
+        if local.tail_open:  # the tail was shorter this time
+            local.tail_open = False
             self._end_later(points[2 * split])
             self.making_begins(points[2 * split], tail=True)
         local.step_end, local.calls = 0, []
@@ -839,13 +860,13 @@ class _Loop:
         step before had in its tail (its data range after them); else it ends now and the making
         of the next batch begins."""
         local = self.local
-        local.step_end, local.calls = self.now(), []
-        if not scaler and self.tail_learnt:
+        local.step_end, local.calls, local.tail_seen = self.now(), [], 0
+        if not scaler and self.tail_keys:
             self._pop_later(self.samples())
         elif not scaler:
             self._pop(self.samples(), 0)
-        if self.tail_learnt and self._left_open():  # (not a step wlrun synchronises)
-            local.tail_left = self.tail_learnt
+        if self.tail_keys and self._left_open():  # (not a step wlrun synchronises)
+            local.tail_open = True
             if scaler:  # the update is the step's, whatever follows
                 self._left_open_to(local.step_end)
             return
@@ -900,7 +921,7 @@ class _Loop:
         if not self.step:
             self._end_later(at)
             self.local.tail = 0  # a step held for its scaler's update: it ends here all the same
-            self.local.tail_left = self.local.step_end = 0  # or through its tail
+            self.local.tail_open, self.local.step_end = False, 0  # or through its tail
             if self.local.making:
                 self.data_close(EVALUATED, at)
 
@@ -1207,7 +1228,7 @@ def _install(torch, loop, report):
             zero_grad(at)
             out = impl(self, *args, **kwargs)
             if local.step_end:
-                step_call(at)
+                step_call(at, id(self))
             return out
 
         _patch(cls, "zero_grad", with_step)
@@ -1352,7 +1373,7 @@ def _install_step_calls(torch, loop, now, step_call):
                 out = impl(self, *args, **kwargs)
             finally:
                 local.noting = False
-            step_call(at)
+            step_call(at, id(self))
             return out
 
         _patch(cls, name, noted)
