@@ -13,14 +13,16 @@ wlrun_trace_auto_* functions: src/trace/trace_auto.c), on the thread that trains
               (CLOCK_MONOTONIC ns, the library's clock): the report ends the fetch at the later of
               that and the range's copies to the GPU, not at a synchronisation after it; or
               EVALUATED (1): no data. Where no DataLoader gives the batches (made in the loop) and
-              an optimizer steps: from the optimizer step that ended the iteration to the next
-              step's training work, the making of the next batch (payload: MADE + that time;
-              MADE + EVALUATED where no training used it)
+              an optimizer steps: from the optimizer step that ended the iteration (and the
+              step's tail after it: _Loop.made_split) to the next step's training work, the
+              making of the next batch (payload: MADE + that time; MADE + EVALUATED where no
+              training used it)
   train_step  from the first forward, backward or optimizer step after the previous step's end (or
-              a zero_grad() with a batch in hand, as a loop's first line) to
+              a zero_grad() with a batch in hand, as a loop's first line; or, where the loop makes
+              its batches, the first call after the making that the hook sees) to
               the loop's next range after the optimizer step that closes the iteration (the next
-              batch's fetch, the next forward; the last step, and a loop that makes its batches:
-              that optimizer step's end), or a
+              batch's fetch, the next forward; the last step: that optimizer step's end; a loop
+              that makes its batches: the end of the step's tail after it), or a
               checkpoint saved or an optimizer made before it: what else the loop does after the
               optimizer (waiting for the GPU, logging) is the step's; its
               payload is the number of samples of the batches it trained on (of the loader that
@@ -296,12 +298,14 @@ def _thread_state():
             self.made_from = self.made_eval = 0
             # a loop that makes its batches: the calls the hook sees between the optimizer step
             # that ended the iteration (step_end) and the next step's training work, each (start,
-            # end, the id of the object called): zero_grad(), an LR scheduler's step, an averaged
-            # model's update. Those before the longest gap between them (the making, unseen) were
-            # the step's tail, those after it the next step's first lines (made_split); tail_open:
-            # the step is left open through its tail, as learnt from the steps before (_Loop.tails)
+            # end, the class of the object called): zero_grad(), an LR scheduler's step, an
+            # averaged model's update. Those before the longest gap between them (the making,
+            # unseen) were the step's tail, those after it the next step's first lines
+            # (made_split); tail_open: the step is left open through its tail, as learnt from the
+            # steps before (_Loop.tails); tail_seen: the calls it was left open through, and
+            # tail_done: the calls of the tail where it ended at the tail's last
             self.step_end, self.calls, self.tail_open = 0, [], False
-            self.tail_seen = 0  # the calls the step was left open through
+            self.tail_seen = self.tail_done = 0
             self.noting = False  # inside a noted call (a scheduler's step in another's)
             # whether a module with parameters evaluated during this making, and the one before:
             # evaluation in every making is a frozen module's work on the batch (a teacher, a
@@ -362,11 +366,11 @@ class _Loop:
         self.forwards = 0  # the forwards counted
         self.model = None  # the id of the model counted
         self.makes = False  # whether the last step ended with the making of the next batch
-        # the tails of a made batch's last steps (made_split), each the objects called in order
-        # after its optimizer step: a step is left open through the calls of any of them, until the
-        # last call of the longest (tail_begins)
+        # the tails of a made batch's last steps (made_split), each the classes of the objects
+        # called in order after its optimizer step: a step is left open through the calls of
+        # those seen twice or more, until the last call of the longest (tail_begins, step_call)
         self.tails = collections.deque(maxlen=TAILS)
-        self.tail_keys, self.tail_last = set(), None
+        self.tail_keys, self.tail_last, self.tail_count = set(), None, 0
         self.trained = None  # the id of the model (unwrapped) a step trained: evaluated, it validates
         self.keys = []  # the inputs counted (_is_counted)
         self.doubt = None  # a sequence-first module in the model: the count may be a sequence's
@@ -642,10 +646,11 @@ class _Loop:
 
     def step_call(self, at, key):
         """A call the hook sees between a made batch's steps (zero_grad(), an LR scheduler's
-        step, an averaged model's update; key: the id of the object called), entered at `at`,
-        returned: noted. Where the step is left open through its tail and the call is one of the
-        tails learnt: where it is the longest's last, the step ends here and the making of the
-        next batch begins; where it is none of theirs, the tail was over before it (tail_cut)."""
+        step, an averaged model's update; key: the class of the object called, the same for one
+        made anew each step), entered at `at`, returned: noted. Where the step is left open
+        through its tail and the call is one of the tails learnt: where it is the longest's last
+        call (as often as that tail makes it), the step ends here and the making of the next batch
+        begins; where it is none of theirs, the tail was over before it (tail_cut)."""
         local = self.local
         if not local.step_end or self.step or self.thread != self.ident():
             return
@@ -656,8 +661,10 @@ class _Loop:
             local.calls.append((at, end, key))
         if local.tail_open:
             local.tail_seen += 1
-            if key == self.tail_last:  # its data range ends the step left open (the library)
-                local.tail_open = False
+            last = key == self.tail_last and sum(
+                1 for c in local.calls if c[2] == key) >= self.tail_count
+            if last:  # its data range ends the step left open (the library)
+                local.tail_open, local.tail_done = False, local.tail_seen
                 self.making_begins(end, tail=True)
             else:
                 self._left_open_to(end)  # (where the program ends first: the last step's)
@@ -676,7 +683,7 @@ class _Loop:
         module's first call on it, where one came before, else `at`): the calls seen since the
         last step's optimizer step before `first` are split at the longest gap between them (the
         making: the loop's work the hook does not see), those before it the last step's tail, to
-        be waited for after the next optimizer step (_Loop.tail), those after it this step's first
+        be waited for after the next optimizer step (_Loop.tails), those after it this step's first
         lines, where the step begins (returned; else `at`). Where the step was left open through
         a longer tail than this one, the making ran in it: it ends before that gap, and the making
         begins there. The tails of the last steps give the calls the next step is left open
@@ -688,18 +695,31 @@ class _Loop:
         points.append(first)
         gaps = [points[2 * i + 1] - points[2 * i] for i in range(len(calls) + 1)]
         split = gaps.index(max(gaps))  # the calls before the making
-        if split < local.tail_seen:  # a call after the making ended the step: a tail learnt
-            self.tails.clear()  # from a step that the machine held up in its tail, forgotten
-        self.tails.append(tuple(key for _, _, key in calls[:split]))
-        longest = max(self.tails, key=len)
-        self.tail_keys = {key for tail in self.tails for key in tail}
-        self.tail_last = longest[-1] if longest else None
+        self.learn_tail(tuple(key for _, _, key in calls[:split]))
         if local.tail_open:  # the tail was shorter this time
             local.tail_open = False
             self._end_later(points[2 * split])
             self.making_begins(points[2 * split], tail=True)
-        local.step_end, local.calls = 0, []
-        return calls[split][0] if split < len(calls) else at
+        # (the calls of a tail that ended at its last are no first lines: work the hook does not
+        # see inside the tail, a log line between two of its calls, may be its longest gap)
+        first_line = max(split, local.tail_done)
+        local.step_end, local.calls, local.tail_done = 0, [], 0
+        return calls[first_line][0] if first_line < len(calls) else at
+
+    def learn_tail(self, tail):
+        """The tail of the step that ended last, as split: the tails seen twice or more among the
+        last steps' (not one that the machine held up, whose split went wrong) are the calls the
+        next step is left open through, until the last call of the longest, as often as it has
+        it."""
+        self.tails.append(tail)
+        kept = []  # (the most recent first: the longest of them, where several are as long)
+        for t in reversed(self.tails):
+            if t not in kept and self.tails.count(t) >= 2:
+                kept.append(t)
+        longest = max(kept, key=len, default=())
+        self.tail_keys = {key for t in kept for key in t}
+        self.tail_last = longest[-1] if longest else None
+        self.tail_count = longest.count(self.tail_last) if longest else 0
 
     def forward(self, at=0, module=None, args=()):
         """A module with parameters called in training mode, given args, at `at`."""
@@ -834,9 +854,10 @@ class _Loop:
                 self.pop_to("train_step")
             s.pop()
             # no DataLoader gives the batches (made on the GPU in the loop, sliced from a tensor):
-            # the step ends here and what the loop does until the next one is the making of its
-            # batch, the template's data (a loop with no optimizer updates its weights after the
-            # backward that ended the step: no data, the step goes on)
+            # the step ends here, or after its tail (tail_begins), and what the loop does until
+            # the next one is the making of its batch, the template's data (a loop with no
+            # optimizer updates its weights after the backward that ended the step: no data, the
+            # step goes on)
             # (a program's own range open around the optimizer step keeps the step going on
             # until the loop's next range, as with a DataLoader)
             self.makes = not self.fetched and self.makes_batches() and self._above() == 0
@@ -856,11 +877,11 @@ class _Loop:
     def tail_begins(self, scaler=False):
         """The step of a loop that makes its batches ended with its optimizer's step (scaler:
         its GradScaler's update, the step left open until then): the calls the hook sees until the
-        next step's work are noted (made_split), and the step stays open through as many as the
-        step before had in its tail (its data range after them); else it ends now and the making
-        of the next batch begins."""
+        next step's work are noted (made_split), and where the last steps had a tail, the step
+        stays open through it (step_call; its data range after it); else it ends now and the
+        making of the next batch begins."""
         local = self.local
-        local.step_end, local.calls, local.tail_seen = self.now(), [], 0
+        local.step_end, local.calls, local.tail_seen, local.tail_done = self.now(), [], 0, 0
         if not scaler and self.tail_keys:
             self._pop_later(self.samples())
         elif not scaler:
@@ -1228,7 +1249,7 @@ def _install(torch, loop, report):
             zero_grad(at)
             out = impl(self, *args, **kwargs)
             if local.step_end:
-                step_call(at, id(self))
+                step_call(at, type(self))
             return out
 
         _patch(cls, "zero_grad", with_step)
@@ -1373,7 +1394,7 @@ def _install_step_calls(torch, loop, now, step_call):
                 out = impl(self, *args, **kwargs)
             finally:
                 local.noting = False
-            step_call(at, id(self))
+            step_call(at, type(self))
             return out
 
         _patch(cls, name, noted)
