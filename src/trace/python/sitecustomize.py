@@ -302,10 +302,9 @@ def _thread_state():
             # averaged model's update. Those before the longest gap between them (the making,
             # unseen) were the step's tail, those after it the next step's first lines
             # (made_split); tail_open: the step is left open through its tail, as learnt from the
-            # steps before (_Loop.tails); tail_seen: the calls it was left open through, and
-            # tail_done: the calls of the tail where it ended at the tail's last
-            self.step_end, self.calls, self.tail_open = 0, [], False
-            self.tail_seen = self.tail_done = 0
+            # steps before (_Loop.tails); tail_done: the calls of the tail where it ended at the
+            # tail's last
+            self.step_end, self.calls, self.tail_open, self.tail_done = 0, [], False, 0
             self.noting = False  # inside a noted call (a scheduler's step in another's)
             # whether a module with parameters evaluated during this making, and the one before:
             # evaluation in every making is a frozen module's work on the batch (a teacher, a
@@ -409,7 +408,6 @@ class _Loop:
         local = self.local
         if local.tail:  # no update() came first: the library ends the step left open here
             local.tail = 0
-        local.tail_open = False  # (the same: a step left open through its tail)
         if self._push(b, payload, at) >= 0:
             local.stack.append(name)
         elif not self._recording():
@@ -463,7 +461,7 @@ class _Loop:
         if started == loader and "data" in self.local.stack and not self.local.pending:
             return
         if self.local.step_end:  # a fetch after a made batch's step: no tail's calls to weigh
-            self.local.step_end, self.local.calls = 0, []
+            self.local.step_end, self.local.calls, self.local.tail_open = 0, [], False
         self.local.eval_grad = False  # an evaluation in eval mode before: not this batch's
         if self.step and self.optimized and not self.fetch_each and self.thread == self.ident():
             # the next batch after an optimizer step that did not end the iteration (its last
@@ -660,11 +658,10 @@ class _Loop:
         if len(local.calls) < CALLS:
             local.calls.append((at, end, key))
         if local.tail_open:
-            local.tail_seen += 1
             last = key == self.tail_last and sum(
                 1 for c in local.calls if c[2] == key) >= self.tail_count
             if last:  # its data range ends the step left open (the library)
-                local.tail_open, local.tail_done = False, local.tail_seen
+                local.tail_open, local.tail_done = False, len(local.calls)  # (all the tail's)
                 self.making_begins(end, tail=True)
             else:
                 self._left_open_to(end)  # (where the program ends first: the last step's)
@@ -881,7 +878,7 @@ class _Loop:
         stays open through it (step_call; its data range after it); else it ends now and the
         making of the next batch begins."""
         local = self.local
-        local.step_end, local.calls, local.tail_seen, local.tail_done = self.now(), [], 0, 0
+        local.step_end, local.calls, local.tail_done = self.now(), [], 0
         if not scaler and self.tail_keys:
             self._pop_later(self.samples())
         elif not scaler:
@@ -925,7 +922,7 @@ class _Loop:
         loop's (a validation), where the calls seen since the step are no tail's."""
         local = self.local
         if not tail:
-            local.step_end, local.calls = 0, []
+            local.step_end, local.calls, local.tail_open = 0, [], False
         if local.validating:  # (an evaluation's loader ran out first)
             local.validating = False
             self.watching(False)
